@@ -1,0 +1,106 @@
+package io.cqflux.core;
+
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * Queue sizes and options of one connection; validated on construction.
+ *
+ * @param sendQueueSize send queue depth: the most operations in flight (credits)
+ * @param receiveQueueSize receive queue depth: the most receives posted at once
+ * @param completionQueueSize main completion queue size; at least {@code sendQueueSize}
+ *     (plus {@code receiveQueueSize} when receives share it) so that the CQ cannot overrun
+ * @param receiveCompletionQueueSize size of a separate receive CQ, or 0 to share the main CQ
+ * @param timeout connection set-up timeout
+ * @param sharedCompletionChannel whether both CQs signal one fd (librpma ≥ 1.0 only)
+ * @param writeCompletion when a write completes (libfabric; librpma is always {@link CompletionLevel#DELIVERY})
+ */
+public record ConnectionConfig(int sendQueueSize, int receiveQueueSize, int completionQueueSize,
+                               int receiveCompletionQueueSize, Duration timeout, boolean sharedCompletionChannel,
+                               CompletionLevel writeCompletion) {
+
+    /** Largest queue size accepted; verbs devices rarely allow more. */
+    public static final int MAX_QUEUE_SIZE = 1 << 16;
+
+    /** The defaults: 128 sends, 128 receives, a 256-entry main CQ, a 128-entry receive CQ, 5 s timeout. */
+    public static final ConnectionConfig DEFAULT =
+            new ConnectionConfig(128, 128, 256, 128, Duration.ofSeconds(5), false, CompletionLevel.DELIVERY);
+
+    /** Validates the sizes and their relation. */
+    public ConnectionConfig {
+        checkSize("sendQueueSize", sendQueueSize, 1);
+        checkSize("receiveQueueSize", receiveQueueSize, 0);
+        checkSize("completionQueueSize", completionQueueSize, 1);
+        checkSize("receiveCompletionQueueSize", receiveCompletionQueueSize, 0);
+        Objects.requireNonNull(timeout, "timeout");
+        Objects.requireNonNull(writeCompletion, "writeCompletion");
+        if (timeout.isNegative() || timeout.isZero() || timeout.toMillis() > Integer.MAX_VALUE) {
+            throw new IllegalArgumentException("timeout " + timeout + " must be > 0 and at most " + Integer.MAX_VALUE + " ms");
+        }
+        int needed = sendQueueSize + (receiveCompletionQueueSize == 0 ? receiveQueueSize : 0);
+        if (completionQueueSize < needed) {
+            throw new IllegalArgumentException("completionQueueSize " + completionQueueSize
+                    + " is below the " + needed + " entries the queues it serves can produce"
+                    + " (sendQueueSize " + sendQueueSize
+                    + (receiveCompletionQueueSize == 0 ? " + receiveQueueSize " + receiveQueueSize : "")
+                    + "): the CQ could overrun");
+        }
+        if (receiveCompletionQueueSize != 0 && receiveCompletionQueueSize < receiveQueueSize) {
+            throw new IllegalArgumentException("receiveCompletionQueueSize " + receiveCompletionQueueSize
+                    + " is below receiveQueueSize " + receiveQueueSize + ": the receive CQ could overrun");
+        }
+    }
+
+    private static void checkSize(String name, int v, int min) {
+        if (v < min || v > MAX_QUEUE_SIZE) {
+            throw new IllegalArgumentException(name + " " + v + " is outside [" + min + ", " + MAX_QUEUE_SIZE + "]");
+        }
+    }
+
+    /**
+     * @param sq the send queue depth
+     * @return a copy with that send queue depth and a main CQ large enough for it
+     */
+    public ConnectionConfig withSendQueueSize(int sq) {
+        int cq = Math.max(completionQueueSize, sq + (receiveCompletionQueueSize == 0 ? receiveQueueSize : 0));
+        return new ConnectionConfig(sq, receiveQueueSize, cq, receiveCompletionQueueSize, timeout,
+                sharedCompletionChannel, writeCompletion);
+    }
+
+    /**
+     * @param rq the receive queue depth
+     * @return a copy with that receive queue depth and CQs large enough for it
+     */
+    public ConnectionConfig withReceiveQueueSize(int rq) {
+        int rcq = receiveCompletionQueueSize == 0 ? 0 : Math.max(receiveCompletionQueueSize, rq);
+        int cq = Math.max(completionQueueSize, sendQueueSize + (rcq == 0 ? rq : 0));
+        return new ConnectionConfig(sendQueueSize, rq, cq, rcq, timeout, sharedCompletionChannel, writeCompletion);
+    }
+
+    /**
+     * @param shared whether both CQs share one completion channel
+     * @return a copy with that setting
+     */
+    public ConnectionConfig withSharedCompletionChannel(boolean shared) {
+        return new ConnectionConfig(sendQueueSize, receiveQueueSize, completionQueueSize, receiveCompletionQueueSize,
+                timeout, shared, writeCompletion);
+    }
+
+    /**
+     * @param level the write completion level
+     * @return a copy with that level
+     */
+    public ConnectionConfig withWriteCompletion(CompletionLevel level) {
+        return new ConnectionConfig(sendQueueSize, receiveQueueSize, completionQueueSize, receiveCompletionQueueSize,
+                timeout, sharedCompletionChannel, level);
+    }
+
+    /**
+     * @param t the connection set-up timeout
+     * @return a copy with that timeout
+     */
+    public ConnectionConfig withTimeout(Duration t) {
+        return new ConnectionConfig(sendQueueSize, receiveQueueSize, completionQueueSize, receiveCompletionQueueSize,
+                t, sharedCompletionChannel, writeCompletion);
+    }
+}

@@ -1,0 +1,42 @@
+package io.cqflux.core.spi;
+
+import java.lang.foreign.MemorySegment;
+
+/**
+ * A native completion queue as the event loop drives it. Confined to the loop thread that
+ * registered it, except {@link #close()} which the owner calls after unregistering.
+ *
+ * <p>The loop's cycle: on readiness of {@link #fd()} it calls {@link #acknowledge()}, then
+ * {@link #poll} until fewer than {@code max} entries come back; before sleeping it calls
+ * {@link #prepareToSleep()}. A busy-polling loop calls {@link #poll} without waiting for the fd.
+ */
+public interface CompletionQueue extends Pollable, AutoCloseable {
+
+    /** Bytes per entry the loop must provide in its scratch batch, for every transport. */
+    int MAX_ENTRY_BYTES = 64;
+
+    /**
+     * Acknowledges the notification that made the fd readable and re-arms the queue so that the
+     * next completion signals again (librpma: {@code rpma_cq_wait(3)}; an empty or spurious
+     * notification is normal and not an error). A no-op where the fd needs no acknowledgement.
+     */
+    void acknowledge();
+
+    /**
+     * Reads up to {@code max} completions into {@code scratch} and hands each to {@code sink},
+     * in queue order.
+     *
+     * @param scratch loop-owned native memory of at least {@code max * MAX_ENTRY_BYTES} bytes,
+     *     allocated once per loop
+     * @param max the batch size
+     * @param sink receives each completion
+     * @return how many completions were delivered; 0 when the queue was empty
+     * @throws io.cqflux.core.CqfluxException when the queue itself failed (overrun, device
+     *     error): fatal for the queue
+     */
+    int poll(MemorySegment scratch, int max, CompletionSink sink);
+
+    /** Destroys the queue if its owner owns it; idempotent. */
+    @Override
+    void close();
+}

@@ -1,0 +1,165 @@
+package io.cqflux.core.spi;
+
+import io.cqflux.core.ConnectionConfig;
+import io.cqflux.core.FlushType;
+import java.util.List;
+
+/**
+ * One connection (a reliable queue pair) and the operations that can be posted on it.
+ *
+ * <p><b>Threading.</b> Confined to the event loop that registered its queues and event channel:
+ * every method except {@link #description()} is called on that thread.
+ *
+ * <p><b>Posting.</b> Each operation checks its arguments (ranges against region sizes, access
+ * rights, alignment, capabilities) and throws {@link IllegalArgumentException},
+ * {@link IllegalStateException} or {@link io.cqflux.core.UnsupportedCapabilityException}
+ * before anything is posted. It returns {@code true} once posted; {@code false} when the
+ * transport's queue is momentarily full (libfabric {@code -FI_EAGAIN}): nothing was posted and
+ * the caller retries after the next drain. A native failure throws
+ * {@link io.cqflux.core.NativeCallException}. {@code context} comes back as the completion's
+ * {@link io.cqflux.core.Completion#context()}. An unsignaled operation produces a completion
+ * only on error.
+ *
+ * <p><b>Lifetime.</b> {@link #disconnect()} starts an orderly close (a {@code CLOSED} event
+ * follows); {@link #close()} frees the native objects and is idempotent. Buffers of operations
+ * still in flight must stay alive until their completions (or the queue's destruction).
+ */
+public interface Connection extends AutoCloseable {
+
+    /** {@return a human-readable description: transport, local and peer address; thread-safe} */
+    String description();
+
+    /** {@return the configuration it was created with} */
+    ConnectionConfig config();
+
+    /** {@return its event channel} */
+    EventChannel events();
+
+    /**
+     * {@return the private data the peer sent: on the client, the server's accept data; on the
+     * server, the client's request data; a copy, possibly empty; valid once established}
+     */
+    byte[] peerPrivateData();
+
+    /**
+     * {@return the completion queues to register: the main CQ and, if separate, the receive CQ;
+     * in shared-channel mode a single queue that serves both}
+     */
+    List<CompletionQueue> completionQueues();
+
+    /**
+     * Reads from the peer.
+     *
+     * @param dst local destination ({@code READ_DST})
+     * @param dstOffset offset in {@code dst}
+     * @param src remote source ({@code READ_SRC})
+     * @param srcOffset offset in {@code src}
+     * @param length bytes, at least 1
+     * @param context the completion's context
+     * @param signaled whether success is reported too
+     * @return whether it was posted
+     */
+    boolean read(LocalRegion dst, long dstOffset, RemoteRegion src, long srcOffset, long length,
+                 long context, boolean signaled);
+
+    /**
+     * Writes to the peer.
+     *
+     * @param dst remote destination ({@code WRITE_DST})
+     * @param dstOffset offset in {@code dst}
+     * @param src local source ({@code WRITE_SRC})
+     * @param srcOffset offset in {@code src}
+     * @param length bytes, at least 1
+     * @param context the completion's context
+     * @param signaled whether success is reported too
+     * @return whether it was posted
+     */
+    boolean write(RemoteRegion dst, long dstOffset, LocalRegion src, long srcOffset, long length,
+                  long context, boolean signaled);
+
+    /**
+     * Writes to the peer and consumes one of its posted receives, which completes with
+     * {@code immediate}.
+     *
+     * @param dst remote destination
+     * @param dstOffset offset in {@code dst}
+     * @param src local source
+     * @param srcOffset offset in {@code src}
+     * @param length bytes, at least 1
+     * @param immediate 32-bit value, host byte order
+     * @param context the completion's context
+     * @param signaled whether success is reported too
+     * @return whether it was posted
+     */
+    boolean writeWithImmediate(RemoteRegion dst, long dstOffset, LocalRegion src, long srcOffset, long length,
+                               int immediate, long context, boolean signaled);
+
+    /**
+     * Writes 8 bytes atomically.
+     *
+     * @param dst remote destination
+     * @param dstOffset offset in {@code dst}, a multiple of 8
+     * @param value the 8 bytes, host byte order
+     * @param context the completion's context
+     * @param signaled whether success is reported too
+     * @return whether it was posted
+     */
+    boolean atomicWrite(RemoteRegion dst, long dstOffset, long value, long context, boolean signaled);
+
+    /**
+     * Makes earlier writes to a range of the peer's region visible or persistent.
+     *
+     * @param dst remote region
+     * @param dstOffset offset in {@code dst}
+     * @param length bytes
+     * @param type the flush type; must be one of {@code dst.flushTypes()}
+     * @param context the completion's context
+     * @param signaled whether success is reported too
+     * @return whether it was posted
+     */
+    boolean flush(RemoteRegion dst, long dstOffset, long length, FlushType type, long context, boolean signaled);
+
+    /**
+     * Sends a message into one of the peer's posted receives.
+     *
+     * @param src local source ({@code SEND})
+     * @param offset offset in {@code src}
+     * @param length bytes (0 allowed)
+     * @param context the completion's context
+     * @param signaled whether success is reported too
+     * @return whether it was posted
+     */
+    boolean send(LocalRegion src, long offset, long length, long context, boolean signaled);
+
+    /**
+     * Sends a message with 32-bit immediate data.
+     *
+     * @param src local source
+     * @param offset offset in {@code src}
+     * @param length bytes (0 allowed)
+     * @param immediate 32-bit value, host byte order
+     * @param context the completion's context
+     * @param signaled whether success is reported too
+     * @return whether it was posted
+     */
+    boolean sendWithImmediate(LocalRegion src, long offset, long length, int immediate, long context,
+                              boolean signaled);
+
+    /**
+     * Posts a receive buffer.
+     *
+     * @param dst local destination ({@code RECV})
+     * @param offset offset in {@code dst}
+     * @param length bytes (0 allowed: for write-with-immediate notifications)
+     * @param context the completion's context
+     * @return whether it was posted
+     */
+    boolean receive(LocalRegion dst, long offset, long length, long context);
+
+    /** Starts an orderly disconnect; the event channel reports {@code CLOSED}. Idempotent. */
+    void disconnect();
+
+    /** Frees the connection's native objects (disconnecting first if needed); idempotent. */
+    @Override
+    void close();
+}

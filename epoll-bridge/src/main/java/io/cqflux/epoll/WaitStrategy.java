@@ -1,0 +1,63 @@
+package io.cqflux.epoll;
+
+/**
+ * How an event loop waits for completions.
+ *
+ * <ul>
+ *   <li>{@link #BLOCKING}: arm and sleep in {@code epoll_wait} as soon as there is nothing to do;
+ *       lowest CPU, highest latency.</li>
+ *   <li>{@link #BUSY_POLL}: never sleep; poll every queue continuously (one core per loop).</li>
+ *   <li>{@link #adaptive(int)}: poll for a budget of empty rounds, then arm and sleep.</li>
+ * </ul>
+ */
+public sealed interface WaitStrategy {
+
+    /** Sleep in epoll whenever idle. */
+    WaitStrategy BLOCKING = new Blocking();
+
+    /** Never sleep. */
+    WaitStrategy BUSY_POLL = new BusyPoll();
+
+    /**
+     * @param spins empty polling rounds before sleeping, at least 1
+     * @return the adaptive strategy
+     */
+    static WaitStrategy adaptive(int spins) {
+        return new Adaptive(spins);
+    }
+
+    /** Sleep whenever idle. */
+    record Blocking() implements WaitStrategy {
+        @Override
+        public String toString() {
+            return "BLOCKING";
+        }
+    }
+
+    /** Never sleep. */
+    record BusyPoll() implements WaitStrategy {
+        @Override
+        public String toString() {
+            return "BUSY_POLL";
+        }
+    }
+
+    /**
+     * Poll, then sleep.
+     *
+     * @param spins empty rounds before sleeping
+     */
+    record Adaptive(int spins) implements WaitStrategy {
+        /** Validates the budget. */
+        public Adaptive {
+            if (spins < 1) {
+                throw new IllegalArgumentException("adaptive spin budget " + spins + " must be at least 1");
+            }
+        }
+
+        @Override
+        public String toString() {
+            return "ADAPTIVE(" + spins + ")";
+        }
+    }
+}

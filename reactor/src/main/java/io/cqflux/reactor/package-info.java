@@ -1,0 +1,2 @@
+/** The reactive API of cqflux. */
+package io.cqflux.reactor;
