@@ -1,0 +1,48 @@
+package io.cqflux.core;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+
+class ConnectionConfigTest {
+
+    @Test
+    void completionQueueSmallerThanItsQueues_isRejectedNamingBothValues() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () ->
+                new ConnectionConfig(64, 64, 100, 0, Duration.ofSeconds(1), false, CompletionLevel.DELIVERY));
+        assertTrue(e.getMessage().contains("completionQueueSize 100") && e.getMessage().contains("128")
+                && e.getMessage().contains("overrun"), e.getMessage());
+    }
+
+    @Test
+    void separateReceiveQueue_needsOnlySendQueueOnMainCq() {
+        ConnectionConfig c = new ConnectionConfig(64, 64, 64, 64, Duration.ofSeconds(1), false, CompletionLevel.DELIVERY);
+        assertEquals(64, c.completionQueueSize());
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () ->
+                new ConnectionConfig(64, 64, 64, 32, Duration.ofSeconds(1), false, CompletionLevel.DELIVERY));
+        assertTrue(e.getMessage().contains("receiveCompletionQueueSize 32"), e.getMessage());
+    }
+
+    @Test
+    void sizesOutsideBounds_areRejectedNamingTheBound() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () ->
+                ConnectionConfig.DEFAULT.withSendQueueSize(0));
+        assertTrue(e.getMessage().contains("sendQueueSize 0") && e.getMessage().contains("[1, 65536]"), e.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> ConnectionConfig.DEFAULT.withSendQueueSize(1 << 17));
+        assertThrows(IllegalArgumentException.class, () -> ConnectionConfig.DEFAULT.withTimeout(Duration.ZERO));
+    }
+
+    @Test
+    void withers_growTheCompletionQueueToStaySafe() {
+        ConnectionConfig c = ConnectionConfig.DEFAULT.withSendQueueSize(1024);
+        assertEquals(1024, c.sendQueueSize());
+        assertTrue(c.completionQueueSize() >= 1024);
+        ConnectionConfig r = ConnectionConfig.DEFAULT.withReceiveQueueSize(512);
+        assertTrue(r.receiveCompletionQueueSize() >= 512);
+        assertEquals(CompletionLevel.TRANSMIT, c.withWriteCompletion(CompletionLevel.TRANSMIT).writeCompletion());
+        assertTrue(c.withSharedCompletionChannel(true).sharedCompletionChannel());
+    }
+}

@@ -1,0 +1,90 @@
+package io.cqflux.core;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+
+import io.cqflux.core.spi.NativeErrors;
+import io.cqflux.core.testing.CProbe;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/** The model's numeric values checked against the installed C headers (a C program compiled now). */
+class NativeConstantsTest {
+
+    @Test
+    void completionStatus_codesMatchIbvWcStatus() {
+        StringBuilder src = new StringBuilder("#include <stdio.h>\n#include <infiniband/verbs.h>\nint main(void){\n");
+        for (CompletionStatus s : CompletionStatus.values()) {
+            src.append("printf(\"").append(s.name()).append(" %d\\n\", (int)IBV_WC_").append(s.name()).append(");\n");
+        }
+        src.append("printf(\"COUNT %d\\n\", (int)(IBV_WC_TM_RNDV_INCOMPLETE + 1));\nreturn 0;}\n");
+        Map<String, Long> v = CProbe.run("ibv_wc_status", src.toString());
+        for (CompletionStatus s : CompletionStatus.values()) {
+            assertEquals(v.get(s.name()).intValue(), s.code(), s.name());
+            assertEquals(s, CompletionStatus.of(s.code()));
+        }
+        assertEquals(24, CompletionStatus.values().length);
+        assertEquals(v.get("COUNT").intValue(), CompletionStatus.values().length);
+        assertEquals(CompletionStatus.GENERAL_ERR, CompletionStatus.of(999));
+    }
+
+    @Test
+    void fabricErrno_valuesMatchFiErrnoH() {
+        StringBuilder src = new StringBuilder("#include <stdio.h>\n#include <rdma/fi_errno.h>\nint main(void){\n");
+        for (FabricErrno e : FabricErrno.values()) {
+            src.append("printf(\"").append(e.name()).append(" %d\\n\", (int)FI_").append(e.name()).append(");\n");
+        }
+        src.append("return 0;}\n");
+        Map<String, Long> v = CProbe.run("fi_errno", src.toString());
+        for (FabricErrno e : FabricErrno.values()) {
+            assertEquals(v.get(e.name()).intValue(), e.code(), e.name());
+        }
+        assertEquals(FabricErrno.EAGAIN, FabricErrno.of(-11));
+        assertEquals(FabricErrno.EAVAIL, FabricErrno.of(259));
+    }
+
+    @Test
+    void rpmaErrorCodes_matchLibrpmaH() {
+        String src = """
+                #include <stdio.h>
+                #include <librpma.h>
+                int main(void){
+                printf("RPMA_E_UNKNOWN %d\\n", RPMA_E_UNKNOWN);
+                printf("RPMA_E_NOSUPP %d\\n", RPMA_E_NOSUPP);
+                printf("RPMA_E_PROVIDER %d\\n", RPMA_E_PROVIDER);
+                printf("RPMA_E_NOMEM %d\\n", RPMA_E_NOMEM);
+                printf("RPMA_E_INVAL %d\\n", RPMA_E_INVAL);
+                printf("RPMA_E_NO_COMPLETION %d\\n", RPMA_E_NO_COMPLETION);
+                printf("RPMA_E_NO_EVENT %d\\n", RPMA_E_NO_EVENT);
+                printf("RPMA_E_AGAIN %d\\n", RPMA_E_AGAIN);
+                printf("RPMA_E_SHARED_CHANNEL %d\\n", RPMA_E_SHARED_CHANNEL);
+                printf("RPMA_E_NOT_SHARED_CHNL %d\\n", RPMA_E_NOT_SHARED_CHNL);
+                printf("READ_SRC %d\\n", RPMA_MR_USAGE_READ_SRC);
+                printf("READ_DST %d\\n", RPMA_MR_USAGE_READ_DST);
+                printf("WRITE_SRC %d\\n", RPMA_MR_USAGE_WRITE_SRC);
+                printf("WRITE_DST %d\\n", RPMA_MR_USAGE_WRITE_DST);
+                printf("FLUSH_TYPE_VISIBILITY %d\\n", RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY);
+                printf("FLUSH_TYPE_PERSISTENT %d\\n", RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT);
+                printf("SEND %d\\n", RPMA_MR_USAGE_SEND);
+                printf("RECV %d\\n", RPMA_MR_USAGE_RECV);
+                printf("ALIGN %d\\n", RPMA_ATOMIC_WRITE_ALIGNMENT);
+                return 0;}
+                """;
+        Map<String, Long> v = CProbe.run("rpma_codes", src);
+        assertEquals(v.get("RPMA_E_UNKNOWN").intValue(), NativeErrors.RPMA_E_UNKNOWN);
+        assertEquals(v.get("RPMA_E_NOSUPP").intValue(), NativeErrors.RPMA_E_NOSUPP);
+        assertEquals(v.get("RPMA_E_PROVIDER").intValue(), NativeErrors.RPMA_E_PROVIDER);
+        assertEquals(v.get("RPMA_E_NOMEM").intValue(), NativeErrors.RPMA_E_NOMEM);
+        assertEquals(v.get("RPMA_E_INVAL").intValue(), NativeErrors.RPMA_E_INVAL);
+        assertEquals(v.get("RPMA_E_NO_COMPLETION").intValue(), NativeErrors.RPMA_E_NO_COMPLETION);
+        assertEquals(v.get("RPMA_E_NO_EVENT").intValue(), NativeErrors.RPMA_E_NO_EVENT);
+        assertEquals(v.get("RPMA_E_AGAIN").intValue(), NativeErrors.RPMA_E_AGAIN);
+        assertEquals(v.get("RPMA_E_SHARED_CHANNEL").intValue(), NativeErrors.RPMA_E_SHARED_CHANNEL);
+        assertEquals(v.get("RPMA_E_NOT_SHARED_CHNL").intValue(), NativeErrors.RPMA_E_NOT_SHARED_CHNL);
+        for (RegionAccess a : RegionAccess.values()) {
+            assertNotNull(v.get(a.name()), a.name());
+            assertEquals(v.get(a.name()).intValue(), a.bit(), a.name());
+        }
+        assertEquals(v.get("ALIGN").intValue(), io.cqflux.core.spi.Checks.ATOMIC_WRITE_ALIGNMENT);
+    }
+}
