@@ -37,6 +37,7 @@ final class EventfdTestCompletionQueue implements CompletionQueue {
     final AtomicInteger acknowledged = new AtomicInteger();
     final AtomicLong polls = new AtomicLong();
     private volatile boolean sleepAllowed = true;
+    private volatile RuntimeException pollFailure;
     private boolean closed;
 
     EventfdTestCompletionQueue(String name) {
@@ -74,6 +75,11 @@ final class EventfdTestCompletionQueue implements CompletionQueue {
         Libc.signalEventfd(Libc.threadErrno(), fd);
     }
 
+    /** Makes every later {@link #poll} throw {@code e}, like a queue that failed (overrun, device error). */
+    void failPolls(RuntimeException e) {
+        pollFailure = e;
+    }
+
     /** Makes {@link #prepareToSleep()} answer {@code allowed} (the fi_trywait(3) rule). */
     void sleepAllowed(boolean allowed) {
         sleepAllowed = allowed;
@@ -98,6 +104,10 @@ final class EventfdTestCompletionQueue implements CompletionQueue {
     @Override
     public int poll(MemorySegment scratch, int max, CompletionSink sink) {
         polls.incrementAndGet();
+        RuntimeException failure = pollFailure;
+        if (failure != null) {
+            throw failure;
+        }
         if (scratch.byteSize() < (long) max * MAX_ENTRY_BYTES) {
             throw new IllegalArgumentException("scratch of " + scratch.byteSize() + " bytes is smaller than "
                     + max + " * " + MAX_ENTRY_BYTES);
