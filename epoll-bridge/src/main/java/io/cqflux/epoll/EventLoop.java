@@ -667,7 +667,9 @@ public final class EventLoop implements AutoCloseable {
     private int runTasks() {
         int n = 0;
         Runnable r;
-        while (n < MAX_TASKS_PER_ROUND && (r = taskQueue.poll()) != null) {
+        // The state is re-read per task: a task may be long, and a shutdown requested meanwhile
+        // decides what happens to the rest (graceful: run with a deadline; forced: dropped).
+        while (n < MAX_TASKS_PER_ROUND && (int) STATE.getVolatile(this) == RUNNING && (r = taskQueue.poll()) != null) {
             n++;
             safeRun(r);
         }
