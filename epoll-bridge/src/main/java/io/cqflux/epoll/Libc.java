@@ -19,6 +19,7 @@ import java.lang.invoke.VarHandle;
  * failure through {@link NativeErrors#errno}. "Again" and "interrupted" are return values, not
  * exceptions. Stateless; the errno capture segment is the caller's (one per thread, allocated once).
  */
+@SuppressWarnings("restricted") // the downcalls below are the module's one use of native access
 final class Libc {
 
     /** The capture-state layout holding {@code errno}. */

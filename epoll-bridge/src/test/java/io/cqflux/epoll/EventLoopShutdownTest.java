@@ -166,8 +166,8 @@ class EventLoopShutdownTest {
 
     @Test
     void registrationClose_fromAnotherThread_returnsOnceTheLoopLetGo_andSkipsTheHook() {
-        try (EventLoop loop = EventLoop.start(LoopConfig.of("reg-close"));
-                EventfdTestCompletionQueue q = new EventfdTestCompletionQueue("reg-close")) {
+        EventLoop loop = EventLoop.start(LoopConfig.of("reg-close"));
+        try (EventfdTestCompletionQueue q = new EventfdTestCompletionQueue("reg-close")) {
             AtomicInteger hook = new AtomicInteger();
             AtomicInteger delivered = new AtomicInteger();
             Registration r = loop.register(q, c -> delivered.incrementAndGet(), hook::incrementAndGet);
@@ -183,6 +183,8 @@ class EventLoopShutdownTest {
             assertEquals(1, delivered.get());
             loop.close();
             assertEquals(0, hook.get(), "no shutdown hook for a source its owner removed");
+        } finally {
+            loop.close();
         }
     }
 
