@@ -706,6 +706,7 @@ public final class EventLoop implements AutoCloseable {
                 if ((int) STATE.getVolatile(this) == FORCED || System.nanoTime() - deadline > 0) {
                     drop(r);
                     forced = true;
+                    LOG.log(System.Logger.Level.WARNING, "event loop {0}: graceful shutdown forced (timeout or shutdownNow)", name);
                     break;
                 }
                 safeRun(r);
@@ -731,15 +732,20 @@ public final class EventLoop implements AutoCloseable {
     }
 
     private void dropRemainingTasks() {
+        long before = droppedTasks;
         Runnable r;
         while ((r = taskQueue.pollClosed()) != null) {
             drop(r);
+        }
+        if (droppedTasks != before) {
+            LOG.log(System.Logger.Level.WARNING, "event loop {0} shut down: dropped {1} queued task(s)", name,
+                    droppedTasks - before);
         }
     }
 
     private void drop(Runnable r) {
         DROPPED.setOpaque(this, droppedTasks + 1);
-        LOG.log(System.Logger.Level.WARNING, "event loop {0} shut down: dropped task {1}", name, r);
+        LOG.log(System.Logger.Level.DEBUG, "event loop {0} shut down: dropped task {1}", name, r);
         if (r instanceof AddTask a) {
             a.source.phase = LoopSource.REMOVED;
             a.source.removed.complete(null);
