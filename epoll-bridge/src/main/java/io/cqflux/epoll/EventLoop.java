@@ -672,9 +672,7 @@ public final class EventLoop implements AutoCloseable {
         while (n < MAX_TASKS_PER_ROUND && (int) STATE.getVolatile(this) == RUNNING && (r = taskQueue.poll()) != null) {
             n++;
             safeRun(r);
-        }
-        if (n > 0) {
-            TASKS.setOpaque(this, tasks + n);
+            TASKS.setOpaque(this, tasks + 1);
         }
         return n;
     }
