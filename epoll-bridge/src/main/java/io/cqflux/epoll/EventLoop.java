@@ -467,12 +467,17 @@ public final class EventLoop implements AutoCloseable {
         } catch (Throwable t) {
             LOG.log(System.Logger.Level.ERROR, "event loop " + name + ": cleanup after the fatal error failed", t);
         } finally {
-            closeNative();
-            STATE.setVolatile(this, TERMINATED);
-            if (fatal != null) {
-                termination.completeExceptionally(fatal);
-            } else {
-                termination.complete(null);
+            try {
+                closeNative();
+            } catch (Throwable t) {
+                LOG.log(System.Logger.Level.ERROR, "event loop " + name + ": releasing its native resources failed", t);
+            } finally {
+                STATE.setVolatile(this, TERMINATED);
+                if (fatal != null) {
+                    termination.completeExceptionally(fatal);
+                } else {
+                    termination.complete(null);
+                }
             }
         }
     }
@@ -490,13 +495,20 @@ public final class EventLoop implements AutoCloseable {
                     }
                 }
                 if (work == 0) {
-                    idle++;
+                    if (spinBudget != Integer.MAX_VALUE) {
+                        idle++; // BUSY_POLL never counts, so it never reaches the sleep branch
+                    }
                     Thread.onSpinWait();
                 } else {
                     idle = 0;
                 }
-            } else if (work == 0 && sleep() > 0) {
-                idle = 0;
+            } else {
+                if (work == 0) {
+                    work = sleep();
+                }
+                if (work > 0) {
+                    idle = 0; // activity: an adaptive loop goes back to spinning
+                }
             }
         }
     }
