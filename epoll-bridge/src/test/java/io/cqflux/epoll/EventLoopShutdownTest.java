@@ -189,6 +189,31 @@ class EventLoopShutdownTest {
     }
 
     @Test
+    void closedLoops_leaveNoFileDescriptorsBehind() throws Exception {
+        // warm-up: class initialisation may open files (the JDK's own jars, logging) once
+        EventLoop.start(LoopConfig.of("fd-warmup")).close();
+        long before = openFds();
+        for (int i = 0; i < 50; i++) {
+            EventLoop loop = EventLoop.start(new LoopConfig("fd-" + i, i % 2 == 0 ? WaitStrategy.BLOCKING
+                    : WaitStrategy.adaptive(10), 16, null));
+            try (EventfdTestSource s = new EventfdTestSource()) {
+                loop.register(s, () -> { });
+                Await.roundTrip(loop);
+                loop.close();
+            }
+        }
+        long after = openFds();
+        // each loop owns an epoll fd and an eventfd, the test source one more: a leak shows as +150
+        assertTrue(after <= before + 5, "open fds grew from " + before + " to " + after + " over 50 loops");
+    }
+
+    private static long openFds() throws java.io.IOException {
+        try (var files = java.nio.file.Files.list(java.nio.file.Path.of("/proc/self/fd"))) {
+            return files.count();
+        }
+    }
+
+    @Test
     void defaultThread_isANamedDaemon() {
         try (EventLoop loop = EventLoop.start(LoopConfig.of("named-loop"))) {
             CompletableFuture<Thread> t = new CompletableFuture<>();
