@@ -245,7 +245,7 @@ final class Libc {
     private static MemorySegment one() {
         MemorySegment s = Arena.global().allocate(ValueLayout.JAVA_LONG);
         s.set(ValueLayout.JAVA_LONG, 0, 1L);
-        return s; // never written again; not asReadOnly(): downcalls take writable segments only
+        return s.asReadOnly(); // a downcall accepts a read-only segment; write(2) only reads it
     }
 
     private static void requireFd(int fd, String what) {
