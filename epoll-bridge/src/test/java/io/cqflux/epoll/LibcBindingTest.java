@@ -1,11 +1,14 @@
 package io.cqflux.epoll;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import io.cqflux.core.testing.CProbe;
 import io.cqflux.epoll.ffm.epoll_data;
 import io.cqflux.epoll.ffm.epoll_event;
 import io.cqflux.epoll.ffm.libc_h;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
 import java.util.Map;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -60,6 +63,19 @@ class LibcBindingTest {
         assertEquals(c.get("sizeof_ssize_t"), libc_h.C_LONG.byteSize());
         assertEquals(Libc.EVENT_SIZE, epoll_event.sizeof());
         assertEquals(1L, Libc.EVENT_DATA.byteAlignment());
+    }
+
+    @Test
+    void packedData_defeatsTheUnionsAlignedAccessor_soTheLoopReadsItUnaligned() {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment array = epoll_event.allocateArray(2, a); // 8-aligned base: data[0] at 4 mod 8
+            // jextract's union accessor assumes 8-byte alignment: misaligned for every other entry
+            assertThrows(IllegalArgumentException.class, () -> epoll_data.u64(epoll_event.data(array)));
+            array.set(Libc.EVENT_DATA, Libc.EVENT_DATA_OFFSET, 0x0102_0304_0506_0708L);
+            array.set(Libc.EVENT_DATA, Libc.EVENT_SIZE + Libc.EVENT_DATA_OFFSET, -3L);
+            assertEquals(0x0102_0304_0506_0708L, array.get(Libc.EVENT_DATA, Libc.EVENT_DATA_OFFSET));
+            assertEquals(-3L, epoll_data.u64(epoll_event.data(epoll_event.asSlice(array, 1))));
+        }
     }
 
     @Test
