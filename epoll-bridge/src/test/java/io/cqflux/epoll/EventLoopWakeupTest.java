@@ -63,6 +63,36 @@ class EventLoopWakeupTest {
     }
 
     @Test
+    void registrationAndShutdown_inTheSleepWindow_fromAnotherThread_wakeTheLoop() {
+        EventLoop loop = EventLoop.start(LoopConfig.of("race-window-register"));
+        try (EventfdTestCompletionQueue q = new EventfdTestCompletionQueue("window")) {
+            q.add(42); // readable before registration: only a served hand-over delivers it
+            ConcurrentLinkedQueue<Long> got = new ConcurrentLinkedQueue<>();
+            AtomicInteger step = new AtomicInteger();
+            loop.beforeSleep = () -> {
+                int n = step.incrementAndGet();
+                Runnable r = n == 1 ? () -> loop.register(q, c -> got.add(c.context()))
+                        : n == 3 ? () -> loop.shutdownGracefully(java.time.Duration.ofSeconds(10)) : null;
+                if (r != null) {
+                    Thread other = Thread.ofPlatform().start(r);
+                    try {
+                        other.join(Await.TIMEOUT.toMillis());
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                }
+            };
+            loop.execute(() -> { });
+            Await.until(() -> got.contains(42L), "the completion of a queue registered inside the sleep window");
+            Await.until(() -> step.get() >= 2, "the loop going back to sleep");
+            q.add(43); // wakes the loop once more; its next sleep (step 3) requests the shutdown in the window
+            Await.done(loop.terminationFuture(), "termination requested inside the sleep window");
+        } finally {
+            loop.close();
+        }
+    }
+
+    @Test
     void registration_fromAnotherThread_racingWithSleep_isServed() {
         try (EventLoop loop = EventLoop.start(LoopConfig.of("race-register"))) {
             for (int i = 0; i < 1000; i++) {
