@@ -145,7 +145,7 @@ final class RpmaLog {
             Level jul = levelOf(level);
             if (LOGGER.isLoggable(jul)) {
                 LOGGER.logp(jul, str(file) + ":" + line, str(function),
-                        "librpma: " + str(format) + " [format arguments not available: variadic upcall]");
+                        "librpma: " + str(format).strip() + " [format arguments not available: variadic upcall]");
             }
         } catch (Throwable t) {
             try {
