@@ -43,9 +43,9 @@ if [ "$1" != stage2 ]; then
     export PATH=/bin
     $bb --install -s /bin
     log "stage 1: $(cat /proc/uptime)"
-    for m in $(cat /modules/order); do
+    while read -r m; do
         insmod "/modules/$m" || fail "insmod $m"
-    done
+    done </modules/order
     mkdir -p /lower /rw /newroot
     # cache=loose: the host root does not change under a run (the host writes only the xfer share).
     mount -t 9p -o trans=virtio,version=9p2000.L,msize=524288,ro,cache=loose hostroot /lower \
@@ -58,6 +58,7 @@ if [ "$1" != stage2 ]; then
     cp /bin/busybox /newroot/.cqflux/busybox
     cp /init /newroot/.cqflux/init
     for d in proc sys dev; do mount --move "/$d" "/newroot/$d" || fail "moving /$d"; done
+    # shellcheck disable=SC2093  # (reached only when switch_root fails)
     exec switch_root /newroot /.cqflux/busybox sh /.cqflux/init stage2
     fail "switch_root"
 fi
@@ -74,6 +75,7 @@ $bb mkdir -p /run/cqflux
 # No cache option on the writable share: every write reaches the host at once.
 $bb mount -t 9p -o trans=virtio,version=9p2000.L,msize=524288 xfer /run/cqflux || fail "mounting the xfer share"
 [ -f /run/cqflux/vm.conf ] || fail "no vm.conf in the xfer share"
+# shellcheck source=/dev/null
 . /run/cqflux/vm.conf
 $bb hostname cqflux-vm
 

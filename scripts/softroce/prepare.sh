@@ -24,23 +24,25 @@ t0=$(date +%s.%N)
 # Modules the guest loads, roots only: modprobe resolves their dependencies in load order.
 # crc32_generic is not a dependency anyone declares, yet without it `rdma link add` fails with
 # "rdma_rxe: failed to add eth0" (rxe computes the ICRC with crc32 through the crypto API).
-modules="virtio_pci 9pnet_virtio 9p overlay virtio_net rdma_rxe rdma_ucm crc32_generic"
+modules=(virtio_pci 9pnet_virtio 9p overlay virtio_net rdma_rxe rdma_ucm crc32_generic)
 
 # ---------------------------------------------------------------------------- host packages
-packages="qemu-system-x86 busybox-static cpio kmod iproute2 rdma-core ibverbs-providers librpma0 librdmacm1 libibverbs1 ibverbs-utils rdmacm-utils"
-missing=""
-for p in $packages; do
-    dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$' || missing="$missing $p"
+# ibverbs-utils and rdmacm-utils only for diagnosis in the guest (ibv_devices, rping).
+packages=(qemu-system-x86 busybox-static cpio kmod iproute2 rdma-core ibverbs-providers librpma0 librdmacm1
+    libibverbs1 ibverbs-utils rdmacm-utils)
+missing=()
+for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$' || missing+=("$p")
 done
 apt_updated=0
-if [ -n "$missing" ]; then
+if [ ${#missing[@]} -gt 0 ]; then
     if [ "$(id -u)" != 0 ]; then
-        die "missing host packages; run as root: apt-get update && apt-get install -y --no-install-recommends$missing"
+        die "missing host packages; run as root: apt-get update && apt-get install -y --no-install-recommends ${missing[*]}"
     fi
-    say "installing$missing"
+    say "installing ${missing[*]}"
     apt-get update -q >&2
     apt_updated=1
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $missing >&2
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >&2
 fi
 for tool in qemu-system-x86_64 busybox cpio depmod modprobe dpkg-deb flock; do
     command -v "$tool" >/dev/null 2>&1 || [ -x "/sbin/$tool" ] || [ -x "/usr/sbin/$tool" ] \
@@ -72,7 +74,9 @@ if [ -z "$kver" ] && [ "$apt_updated" = 0 ] && [ "$(id -u)" = 0 ]; then
 fi
 if [ -z "$kver" ]; then
     # Offline but prepared before: use the newest kernel already in the cache.
-    kver=$(ls -1d "$cache"/kernel-*/ 2>/dev/null | sed 's|.*/kernel-\(.*\)/$|\1|' | sort -V | tail -n1 || true)
+    kver=$(for d in "$cache"/kernel-*/.kernel-ok; do
+               if [ -e "$d" ]; then basename "$(dirname "$d")"; fi
+           done | sed 's/^kernel-//' | sort -V | tail -n1)
     [ -n "$kver" ] || die "cannot find the kernel package (apt-cache depends linux-image-amd64 gave nothing)"
     say "apt gave no kernel version; using cached $kver"
 fi
@@ -107,7 +111,7 @@ fi
 
 # ---------------------------------------------------------------------------- initramfs
 # Rebuilt when any of its inputs change: this script, the guest init, the busybox binary.
-inputs_hash=$( { cat "${BASH_SOURCE[0]}" "$here/guest-init.sh"; sha256sum "$busybox_bin"; echo "$modules $kver"; } \
+inputs_hash=$( { cat "${BASH_SOURCE[0]}" "$here/guest-init.sh"; sha256sum "$busybox_bin"; echo "${modules[*]} $kver"; } \
     | sha256sum | cut -c1-16)
 if [ ! -f "$kdir/initramfs.cpio.gz" ] || [ "$(cat "$kdir/initramfs.hash" 2>/dev/null)" != "$inputs_hash" ]; then
     say "building the initramfs"
@@ -132,8 +136,8 @@ if [ ! -f "$kdir/initramfs.cpio.gz" ] || [ "$(cat "$kdir/initramfs.hash" 2>/dev/
         esac
         echo "${base%%.ko*}.ko" >>"$tmp/root/modules/order"
         n=$((n + 1))
-    done < <(modprobe -a -d "$kdir/root" -S "$kver" --show-depends $modules)
-    [ "$n" -gt 0 ] || die "modprobe found no modules for: $modules"
+    done < <(modprobe -a -d "$kdir/root" -S "$kver" --show-depends "${modules[@]}")
+    [ "$n" -gt 0 ] || die "modprobe found no modules for: ${modules[*]}"
     cp "$here/guest-init.sh" "$tmp/root/init"
     chmod 755 "$tmp/root/init"
     (cd "$tmp/root" && find . -print0 | cpio --null -o -H newc --quiet) | gzip -1 >"$tmp/initramfs.cpio.gz"

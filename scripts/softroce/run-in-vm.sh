@@ -88,6 +88,7 @@ mkdir "$xfer"
 
 qpid=
 catpid=
+# shellcheck disable=SC2317  # (invoked by the EXIT trap)
 cleanup() {
     [ -z "$qpid" ] || kill -9 "$qpid" 2>/dev/null || true
     [ -z "$catpid" ] || kill "$catpid" 2>/dev/null || true
@@ -105,7 +106,7 @@ boot_once() {
     mkfifo "$fifo"
     # The command's output: ttyS1 -> fifo -> our stdout (and the log file).
     if [ -n "$log_file" ]; then
-        cat "$fifo" | tee -a "$log_file" &
+        tee -a "$log_file" <"$fifo" &
     else
         cat "$fifo" &
     fi
@@ -160,7 +161,7 @@ boot_once() {
     wait "$catpid" 2>/dev/null || true
     catpid=
     if [ -z "$outcome" ]; then
-        if [ -e "$xfer/rc" ]; then outcome=done
+        if [ -e "$xfer/rc" ]; then outcome="done"
         elif [ "$ready" = 1 ] || [ -e "$xfer/ready" ]; then outcome=died
         else outcome=boot
         fi
