@@ -61,7 +61,7 @@ final class RpmaConnection implements Connection {
     private volatile MemorySegment conn;
     private byte[] peerPrivateData;
     private boolean disconnectRequested;
-    private boolean terminal;
+    private ConnectionEvent lastEvent;
     private boolean directWriteToPmem;
 
     private RpmaConnection(RpmaTransport transport, MemorySegment conn, ConnectionConfig config, String description,
@@ -340,12 +340,16 @@ final class RpmaConnection implements Connection {
 
     /**
      * Starts the disconnect ({@code rpma_conn_disconnect(3)}); {@code CLOSED} follows on the
-     * event channel. A no-op after a terminal event or a previous call.
+     * event channel. After the peer's disconnect ({@code CLOSED} received) it completes the
+     * handshake instead: rdma_cm answers the peer's disconnect request only when this side calls
+     * {@code rdma_disconnect}, and until then the peer waits for its own {@code CLOSED} (or a CM
+     * timeout). A no-op after a previous call, or after {@code LOST}/{@code REJECTED}/
+     * {@code UNREACHABLE} (nothing to tear down).
      */
     @Override
     public void disconnect() {
         MemorySegment c = conn;
-        if (c == null || disconnectRequested || terminal) {
+        if (c == null || disconnectRequested || !canDisconnect()) {
             return;
         }
         disconnectRequested = true;
@@ -364,7 +368,7 @@ final class RpmaConnection implements Connection {
         if (c == null) {
             return;
         }
-        if (!disconnectRequested && !terminal) {
+        if (!disconnectRequested && canDisconnect()) {
             disconnectRequested = true;
             int rc = librpma_h.rpma_conn_disconnect(c);
             if (rc != 0) {
@@ -385,6 +389,10 @@ final class RpmaConnection implements Connection {
         } finally {
             arena.close();
         }
+    }
+
+    private boolean canDisconnect() {
+        return lastEvent == ConnectionEvent.ESTABLISHED || lastEvent == ConnectionEvent.CLOSED;
     }
 
     @Override
@@ -421,8 +429,8 @@ final class RpmaConnection implements Connection {
             if (event == ConnectionEvent.ESTABLISHED && !server) {
                 peerPrivateData = readPrivateData(c);
             }
-            if (event != null && event.isTerminal()) {
-                terminal = true;
+            if (event != null) {
+                lastEvent = event;
             }
             return event;
         }

@@ -81,6 +81,14 @@ final class RpmaTransport implements Transport {
                 throw unavailable(host, RpmaNative.rc(r), RpmaNative.errno(r));
             }
             MemorySegment ctx = ctxOut.get(ValueLayout.ADDRESS, 0);
+            if (ctx.equals(MemorySegment.NULL)) {
+                // Seen over Soft-RoCE with 127.0.0.1: rpma_utils_get_ibv_context returns 0 but
+                // leaves a NULL context (rdma_cm binds loopback to no device; rxe does not attach
+                // to lo), which every later call would reject with RPMA_E_INVAL.
+                throw new TransportUnavailableException("rpma", "address " + host + " is not on an RDMA interface"
+                        + " (rpma_utils_get_ibv_context found no device for it; RDMA devices here: " + rdmaDevices()
+                        + "; see `rdma link show` for the interfaces they serve)", null);
+            }
             MemorySegment odp = a.allocate(ValueLayout.JAVA_INT);
             RpmaNative.check(librpma_h.rpma_utils_ibv_context_is_odp_capable(ctx, odp),
                     "rpma_utils_ibv_context_is_odp_capable", host);

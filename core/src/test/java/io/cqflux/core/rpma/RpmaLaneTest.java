@@ -100,8 +100,10 @@ class RpmaLaneTest {
         ConnectionRequest req = awaitRequest(listener);
         assertArrayEquals(new byte[] {1, 2, 3}, req.privateData());
         Connection server = keep(req.accept(serverRegion.descriptor()));
-        assertEquals(ConnectionEvent.ESTABLISHED, awaitEvent(server));
+        // the client first: librdmacm sends the RTU only while the active side reads its
+        // ESTABLISHED event (rpma_conn_next_event), so the server's ESTABLISHED waits for that
         assertEquals(ConnectionEvent.ESTABLISHED, awaitEvent(client));
+        assertEquals(ConnectionEvent.ESTABLISHED, awaitEvent(server));
         RemoteRegion remote = keep(transport.remoteRegion(client.peerPrivateData()));
         return new Pair(client, server, serverRegion, remote, clientRegion);
     }
@@ -291,8 +293,9 @@ class RpmaLaneTest {
         Pair p = connect();
         p.client().disconnect();
         p.client().disconnect();
-        assertEquals(ConnectionEvent.CLOSED, awaitEvent(p.client()));
         assertEquals(ConnectionEvent.CLOSED, awaitEvent(p.server()));
+        p.server().disconnect(); // answers the client's disconnect request
+        assertEquals(ConnectionEvent.CLOSED, awaitEvent(p.client()));
         p.client().close();
         p.client().close();
         assertThrows(ResourceClosedException.class,
