@@ -9,12 +9,15 @@
 #   --mem MIB           guest memory (default 2048)
 #   --smp N             guest CPUs (default 2)
 #   --log FILE          also append CMD's output to FILE
+#   --out DIR           files CMD writes under $CQFLUX_VM_OUT in the guest are copied to DIR on
+#                       the host afterwards (the guest's root is a throw-away overlay)
 #   --keep              keep the run folder (kernel console log, xfer share) and print its path
 #   --no-prepare        do not run prepare.sh first (it is idempotent and takes ~1 s when warm)
 #
 # In the guest CMD runs as root with the host's root file system (read-only 9p + tmpfs overlay:
 # writes succeed but vanish at power-off), cwd = the host's cwd, PATH, JAVA_HOME, HOME and every
-# CQFLUX_* variable passed through, and CQFLUX_RPMA_ADDRESS=10.0.2.15 (eth0, with rxe0 on it).
+# CQFLUX_* variable passed through, CQFLUX_RPMA_ADDRESS=10.0.2.15 (eth0, with rxe0 on it) and
+# CQFLUX_VM_OUT (a writable folder on the host, see --out).
 # CMD's stdout and stderr arrive on this script's stdout, streamed through the guest's ttyS1.
 # The lane's own messages go to stderr. Exit codes: CMD's; 124 timeout; 125 lane failure.
 set -euo pipefail
@@ -27,6 +30,7 @@ boot_timeout=90
 mem=2048
 smp=2
 log_file=
+out_dir=
 keep=0
 prepare=1
 
@@ -41,6 +45,7 @@ while [ $# -gt 0 ]; do
         --mem) posint "$1" "${2:-}"; mem=$2; shift 2 ;;
         --smp) posint "$1" "${2:-}"; smp=$2; shift 2 ;;
         --log) log_file=${2:?--log needs a file}; shift 2 ;;
+        --out) out_dir=${2:?--out needs a folder}; shift 2 ;;
         --keep) keep=1; shift ;;
         --no-prepare) prepare=0; shift ;;
         --) shift; break ;;
@@ -68,7 +73,7 @@ q() { printf "'%s'" "$(printf '%s' "$1" | sed "s/'/'\\\\''/g")"; }
 
 run=$(mktemp -d "${TMPDIR:-/tmp}/cqflux-vm.XXXXXX")
 xfer=$run/xfer
-mkdir "$xfer"
+mkdir "$xfer" "$xfer/out"
 {
     printf 'KVER=%s\nKDIR=%s\n' "$(q "$KVER")" "$(q "$KDIR")"
 } >"$xfer/vm.conf"
@@ -77,9 +82,10 @@ mkdir "$xfer"
     [ -z "${JAVA_HOME:-}" ] || echo "export JAVA_HOME=$(q "$JAVA_HOME")"
     echo "export HOME=$(q "${HOME:-/root}")"
     while IFS='=' read -r name _; do
-        case $name in CQFLUX_RPMA_ADDRESS) ;; CQFLUX_*) echo "export $name=$(q "${!name}")" ;; esac
+        case $name in CQFLUX_RPMA_ADDRESS | CQFLUX_VM_OUT) ;; CQFLUX_*) echo "export $name=$(q "${!name}")" ;; esac
     done < <(env | grep -E '^CQFLUX_[A-Za-z0-9_]*=' || true)
     echo "export CQFLUX_RPMA_ADDRESS=10.0.2.15"
+    echo "export CQFLUX_VM_OUT=/run/cqflux/out"
     echo "cd $(q "$PWD") || exit 125"
     printf '%s' "exec"
     for a in "$@"; do printf ' %s' "$(q "$a")"; done
@@ -116,7 +122,7 @@ boot_once() {
     # 9p "hostroot" read-only: the guest's userland is the host's (JDK, librpma, rdma-core).
     # romfile= : no iPXE option ROM to load for a NIC nobody boots from.
     qemu-system-x86_64 \
-        -accel tcg -cpu max -smp "$smp" -m "$mem" \
+        -accel tcg -cpu "${CQFLUX_VM_CPU:-max}" -smp "$smp" -m "$mem" \
         -nodefaults -no-user-config -display none -vga none -monitor none -no-reboot \
         -kernel "$KDIR/vmlinux" -initrd "$KDIR/initramfs.cpio.gz" \
         -append "console=ttyS0 quiet loglevel=4 panic=-1 rdinit=/init mitigations=off random.trust_cpu=on" \
@@ -207,5 +213,9 @@ while :; do
     esac
 done
 
+if [ -n "$out_dir" ] && [ "$outcome" = "done" ]; then
+    mkdir -p "$out_dir"
+    cp -R "$xfer/out/." "$out_dir/"
+fi
 say "exit code $rc; wall time $(elapsed) s (kernel $KVER, boot attempts: $attempt)"
 exit "$rc"
