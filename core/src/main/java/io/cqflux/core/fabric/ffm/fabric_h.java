@@ -469,6 +469,26 @@ public class fabric_h extends fabric_h$shared {
         return FI_SOCKADDR_IN;
     }
 
+    private static final int FI_THREAD_SAFE = (int)1L;
+    /**
+     * {@snippet lang=c :
+     * FI_THREAD_SAFE = 1
+     * }
+     */
+    public static int FI_THREAD_SAFE() {
+        return FI_THREAD_SAFE;
+    }
+
+    private static final int FI_ENODATA = (int)61L;
+    /**
+     * {@snippet lang=c :
+     * FI_ENODATA = 61
+     * }
+     */
+    public static int FI_ENODATA() {
+        return FI_ENODATA;
+    }
+
     private static final int FI_TYPE_INFO = (int)0L;
     /**
      * {@snippet lang=c :
