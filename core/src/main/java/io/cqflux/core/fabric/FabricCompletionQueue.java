@@ -135,7 +135,12 @@ final class FabricCompletionQueue implements CompletionQueue {
                 }
                 delivered += (int) n;
             } else if (n == -FI_EAVAIL()) {
-                // fi_cq(3): an error entry is waiting; fi_cq_readerr takes exactly one.
+                // fi_cq(3): an error entry is waiting; fi_cq_readerr takes exactly one. err_data_size
+                // is an INPUT too (API >= 1.5): non-zero means "copy into my err_data buffer". The
+                // previous call left the provider's own pointer and size there, so reusing the entry
+                // unchanged would make the provider write into its (possibly freed) buffer: reset both.
+                fi_cq_err_entry.err_data(errEntry, MemorySegment.NULL);
+                fi_cq_err_entry.err_data_size(errEntry, 0L);
                 long r = fi_ops_cq.readerr.invoke(readerrFp, cq, errEntry, 0L);
                 if (r == -FI_EAGAIN()) {
                     break;
