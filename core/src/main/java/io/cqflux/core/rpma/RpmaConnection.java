@@ -135,6 +135,16 @@ final class RpmaConnection implements Connection {
         return c;
     }
 
+    /** {@return the connection for posting}: open, and no terminal event seen (else nothing would complete but flush errors) */
+    private MemorySegment live() {
+        MemorySegment c = conn();
+        ConnectionEvent e = lastEvent;
+        if (e != null && e.isTerminal()) {
+            throw new IllegalStateException("connection " + description + " is " + e + ": nothing can be posted");
+        }
+        return c;
+    }
+
     boolean isClosed() {
         return conn == null;
     }
@@ -210,7 +220,7 @@ final class RpmaConnection implements Connection {
     @Override
     public boolean read(LocalRegion dst, long dstOffset, RemoteRegion src, long srcOffset, long length,
                         long context, boolean signaled) {
-        MemorySegment c = conn();
+        MemorySegment c = live();
         Checks.local("read local destination", dst, RegionAccess.READ_DST);
         Checks.remote("read source", src, RegionAccess.READ_SRC);
         Checks.range("read local destination", dstOffset, length, dst.size(), 1);
@@ -223,7 +233,7 @@ final class RpmaConnection implements Connection {
     @Override
     public boolean write(RemoteRegion dst, long dstOffset, LocalRegion src, long srcOffset, long length,
                          long context, boolean signaled) {
-        MemorySegment c = conn();
+        MemorySegment c = live();
         checkWrite(dst, dstOffset, src, srcOffset, length);
         return posted(librpma_h.rpma_write(c, remote(dst).mr(), dstOffset, local(src).mr(), srcOffset, length,
                 flags(signaled), MemorySegment.ofAddress(context)), "rpma_write", context);
@@ -240,7 +250,7 @@ final class RpmaConnection implements Connection {
     @Override
     public boolean writeWithImmediate(RemoteRegion dst, long dstOffset, LocalRegion src, long srcOffset, long length,
                                       int immediate, long context, boolean signaled) {
-        MemorySegment c = conn();
+        MemorySegment c = live();
         checkWrite(dst, dstOffset, src, srcOffset, length);
         if (signaled) {
             kinds.put(context, Opcode.WRITE_WITH_IMMEDIATE);
@@ -259,7 +269,7 @@ final class RpmaConnection implements Connection {
      */
     @Override
     public boolean atomicWrite(RemoteRegion dst, long dstOffset, long value, long context, boolean signaled) {
-        MemorySegment c = conn();
+        MemorySegment c = live();
         Checks.remote("atomic write destination", dst, RegionAccess.WRITE_DST);
         Checks.atomicWrite(dstOffset, dst.size());
         atomicSource.set(ValueLayout.JAVA_LONG, 0, value);
@@ -281,7 +291,7 @@ final class RpmaConnection implements Connection {
     @Override
     public boolean flush(RemoteRegion dst, long dstOffset, long length, FlushType type, long context,
                          boolean signaled) {
-        MemorySegment c = conn();
+        MemorySegment c = live();
         if (dst == null) {
             throw new IllegalArgumentException("flush remote region is null");
         }
@@ -301,7 +311,7 @@ final class RpmaConnection implements Connection {
 
     @Override
     public boolean send(LocalRegion src, long offset, long length, long context, boolean signaled) {
-        MemorySegment c = conn();
+        MemorySegment c = live();
         Checks.local("send source", src, RegionAccess.SEND);
         Checks.range("send source", offset, length, src.size(), 0);
         Checks.maxLength(length, MAX_MESSAGE);
@@ -313,7 +323,7 @@ final class RpmaConnection implements Connection {
     @Override
     public boolean sendWithImmediate(LocalRegion src, long offset, long length, int immediate, long context,
                                      boolean signaled) {
-        MemorySegment c = conn();
+        MemorySegment c = live();
         Checks.local("send source", src, RegionAccess.SEND);
         Checks.range("send source", offset, length, src.size(), 0);
         Checks.maxLength(length, MAX_MESSAGE);
@@ -327,7 +337,7 @@ final class RpmaConnection implements Connection {
 
     @Override
     public boolean receive(LocalRegion dst, long offset, long length, long context) {
-        MemorySegment c = conn();
+        MemorySegment c = live();
         Checks.local("receive destination", dst, RegionAccess.RECV);
         Checks.range("receive destination", offset, length, dst.size(), 0);
         Checks.maxLength(length, MAX_MESSAGE);
@@ -431,6 +441,17 @@ final class RpmaConnection implements Connection {
             }
             if (event != null) {
                 lastEvent = event;
+            }
+            if (event == ConnectionEvent.CLOSED && !disconnectRequested) {
+                // the peer disconnected: answer now (rpma_conn_disconnect(3) "may be called after
+                // receiving the RPMA_CONN_CLOSED event"). librdmacm then moves the QP to the error
+                // state, which flushes the posted receives, and sends the peer the reply it waits
+                // for; without it the peer's CLOSED would wait for a CM timeout.
+                disconnectRequested = true;
+                int d = librpma_h.rpma_conn_disconnect(c);
+                if (d != 0) {
+                    LOG.fine(() -> description + ": answering the peer's disconnect: " + RpmaNative.errText(d));
+                }
             }
             return event;
         }
