@@ -36,7 +36,10 @@ import java.util.logging.Logger;
  * failed"); a full send queue therefore cannot be told apart from, say, a QP in the error state.
  * The operations thus throw {@link io.cqflux.core.NativeCallException} rather than returning
  * {@code false}: the reactive layer's credits (one per send-queue slot) keep the queue from
- * filling in the first place.
+ * filling in the first place. (Measured over Soft-RoCE, kernel 6.1: 10,000 signaled 8-byte writes
+ * posted back to back on a 4-entry send queue, without draining, were all accepted — rxe runs
+ * the requester inside {@code ibv_post_send} — so a full queue cannot even be provoked there;
+ * the limit is the device's business, the credits are ours.)
  */
 final class RpmaConnection implements Connection {
 

@@ -313,4 +313,26 @@ class RpmaLaneTest {
         assertThrows(ResourceClosedException.class,
                 () -> p.client().write(p.remote(), 0, p.clientRegion(), 0, 8, 1, true));
     }
+
+    @Test
+    void persistentFlush_needsThePeersConfiguration_thenCompletesAsFlush() throws Exception {
+        Pair p = connect(ConnectionConfig.DEFAULT, EnumSet.of(RegionAccess.WRITE_DST, RegionAccess.READ_SRC,
+                RegionAccess.FLUSH_TYPE_PERSISTENT));
+        assertEquals(Set.of(FlushType.PERSISTENT), p.remote().flushTypes());
+        IllegalStateException e = assertThrows(IllegalStateException.class,
+                () -> p.client().flush(p.remote(), 0, 8, FlushType.PERSISTENT, 61, true));
+        assertTrue(e.getMessage().contains("direct write"), e.getMessage());
+        byte[] serverCfg = Rpma.peerConfigDescriptor(true);
+        assertThrows(IllegalArgumentException.class,
+                () -> Rpma.applyPeerConfig(p.client(), java.util.Arrays.copyOf(serverCfg, serverCfg.length + 1)));
+        Rpma.applyPeerConfig(p.client(), serverCfg);
+        p.clientRegion().segment().set(ValueLayout.JAVA_LONG, 0, 0x600DF00DL);
+        assertTrue(p.client().write(p.remote(), 16, p.clientRegion(), 0, 8, 62, false));
+        assertTrue(p.client().flush(p.remote(), 16, 8, FlushType.PERSISTENT, 63, true));
+        CompletionRecord f = complete(p.client(), 0, 1).get(0);
+        assertEquals(63L, f.context());
+        assertTrue(f.isSuccess(), f.toString());
+        assertEquals(Opcode.FLUSH, f.opcode());
+        assertEquals(0x600DF00DL, p.serverRegion().segment().get(ValueLayout.JAVA_LONG, 16));
+    }
 }
