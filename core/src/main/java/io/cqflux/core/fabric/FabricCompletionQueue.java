@@ -238,10 +238,13 @@ final class FabricCompletionQueue implements CompletionQueue {
 
         private Opcode opcodeOf(long flags) {
             boolean data = (flags & FI_REMOTE_CQ_DATA()) != 0;
+            // tcp (1.17) reports a remote write with CQ data at the target with flags
+            // FI_REMOTE_WRITE|FI_REMOTE_CQ_DATA (0x22000): no FI_RMA, no FI_RECV, op_context NULL
+            // and len 0 -- it does not consume a posted receive (fi_cq(3), FI_RX_CQ_DATA mode off).
+            if ((flags & FI_REMOTE_WRITE()) != 0) {
+                return Opcode.RECEIVE_WRITE_WITH_IMMEDIATE;
+            }
             if ((flags & FI_RMA()) != 0) {
-                if ((flags & FI_REMOTE_WRITE()) != 0) {
-                    return Opcode.RECEIVE_WRITE_WITH_IMMEDIATE;
-                }
                 if ((flags & FI_READ()) != 0) {
                     return Opcode.READ;
                 }
