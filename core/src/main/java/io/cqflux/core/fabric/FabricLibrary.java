@@ -48,6 +48,11 @@ final class FabricLibrary {
      * @return an empty string when usable; otherwise what is wrong and what to install
      */
     static String probe(String library) {
+        // Loading libfabric runs libpsm2's constructor, which replaces the JVM's SIGSEGV handler.
+        return SignalGuard.preserve(() -> probeUnguarded(library));
+    }
+
+    private static String probeUnguarded(String library) {
         try {
             // Arena.global(): never dlclose libfabric. Loading it with a short-lived arena and
             // closing that arena unloads libfabric and the libraries it pulled in (rdma-core,

@@ -194,8 +194,10 @@ final class FabricTransport implements Transport {
                 fi_domain_attr.name(dattr, domainName);
             }
             MemorySegment out = tmp.allocate(C_POINTER);
-            int rc = fi_getinfo(FabricLibrary.apiVersion(), node == null ? MemorySegment.NULL : tmp.allocateFrom(node),
-                    service == null ? MemorySegment.NULL : tmp.allocateFrom(service), flags, hints, out);
+            MemorySegment nodeStr = node == null ? MemorySegment.NULL : tmp.allocateFrom(node);
+            MemorySegment serviceStr = service == null ? MemorySegment.NULL : tmp.allocateFrom(service);
+            int rc = SignalGuard.preserve(() -> fi_getinfo(FabricLibrary.apiVersion(), nodeStr, serviceStr, flags, hints,
+                    out));
             if (rc == -FI_ENODATA()) {
                 return MemorySegment.NULL;
             }
@@ -214,8 +216,9 @@ final class FabricTransport implements Transport {
         Set<String> names = new LinkedHashSet<>();
         try (Arena tmp = Arena.ofConfined()) {
             MemorySegment out = tmp.allocate(C_POINTER);
-            int rc = fi_getinfo(FabricLibrary.apiVersion(), MemorySegment.NULL, MemorySegment.NULL, 0,
-                    MemorySegment.NULL, out);
+            // Without hints every provider initialises, psm2 included (see SignalGuard).
+            int rc = SignalGuard.preserve(() -> fi_getinfo(FabricLibrary.apiVersion(), MemorySegment.NULL,
+                    MemorySegment.NULL, 0, MemorySegment.NULL, out));
             if (rc != 0) {
                 return names;
             }
@@ -246,6 +249,10 @@ final class FabricTransport implements Transport {
 
     String provider() {
         return provider;
+    }
+
+    long caps() {
+        return caps;
     }
 
     long maxMessageSize() {
