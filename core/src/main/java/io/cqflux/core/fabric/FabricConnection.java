@@ -82,6 +82,7 @@ final class FabricConnection implements Connection {
     private byte[] peerData;
     private ConnectionEvent pendingTerminal;
     private boolean sawError;
+    private boolean refusedAtConnect;
     private boolean disconnected;
     private boolean closed;
 
@@ -185,6 +186,7 @@ final class FabricConnection implements Connection {
                         param, (long) data.length);
                 if (rc == -FabricErrno.ECONNREFUSED.code()) {
                     c.pendingTerminal = ConnectionEvent.REJECTED;
+                    c.refusedAtConnect = true;
                 } else if (rc < 0) {
                     c.close();
                     throw FabricLibrary.failure("fi_connect", rc, desc);
@@ -210,6 +212,16 @@ final class FabricConnection implements Connection {
             }
         }
         return c;
+    }
+
+    /** {@return whether fi_connect itself failed with ECONNREFUSED (REJECTED reported without the EQ)} */
+    boolean refusedAtConnect() {
+        return refusedAtConnect;
+    }
+
+    /** {@return the err of the last EQ error entry, for diagnostics and tests} */
+    int lastEqError() {
+        return eq.lastError();
     }
 
     PostedOps posted() {

@@ -44,9 +44,8 @@ import java.util.concurrent.atomic.AtomicLong;
 final class FabricTransport implements Transport {
 
     /**
-     * The largest private data we pass, whatever the provider allows: {@code fi_cm(3)} guarantees
-     * that a provider offering FI_EP_MSG supports at least 56 bytes... tcp reports 256 through
-     * {@code FI_OPT_CM_DATA_SIZE}; we ask the provider and clamp to this bound.
+     * The largest private data we pass whatever the provider allows (it sizes the EQ entry
+     * buffer): we ask the provider ({@code FI_OPT_CM_DATA_SIZE}, 256 on tcp) and clamp to this.
      */
     static final int PRIVATE_DATA_BOUND = 256;
 
@@ -132,7 +131,34 @@ final class FabricTransport implements Transport {
             ft.add(FlushType.PERSISTENT);
         }
         this.providerFlushTypes = Collections.unmodifiableSet(ft);
-        this.maxPrivateData = PRIVATE_DATA_BOUND;
+        this.maxPrivateData = (int) Math.min(PRIVATE_DATA_BOUND, queryCmDataSize());
+    }
+
+    /**
+     * The provider's private-data limit: {@code fi_getopt(FI_OPT_ENDPOINT, FI_OPT_CM_DATA_SIZE)}
+     * on a passive endpoint opened (and closed again, never listening) from our info; tcp says
+     * 256. Falls back to 56, the smallest limit fi_cm(3) lets a provider have, if it cannot tell.
+     */
+    private long queryCmDataSize() {
+        try (Arena tmp = Arena.ofConfined()) {
+            MemorySegment out = tmp.allocate(C_POINTER);
+            int rc = fi_ops_fabric.passive_ep.invoke(passiveEpFp, fabric, info, out, MemorySegment.NULL);
+            if (rc != 0) {
+                return 56;
+            }
+            MemorySegment pep = out.get(C_POINTER, 0);
+            try {
+                MemorySegment v = tmp.allocate(ValueLayout.JAVA_LONG);
+                MemorySegment l = tmp.allocate(ValueLayout.JAVA_LONG);
+                l.set(ValueLayout.JAVA_LONG, 0, 8);
+                int g = io.cqflux.core.fabric.ffm.fi_ops_ep.getopt.invoke(
+                        io.cqflux.core.fabric.ffm.fi_ops_ep.getopt(io.cqflux.core.fabric.ffm.fid_pep.ops(pep)), pep,
+                        FI_OPT_ENDPOINT(), FI_OPT_CM_DATA_SIZE(), v, l);
+                return g == 0 ? v.get(ValueLayout.JAVA_LONG, 0) : 56;
+            } finally {
+                FabricLibrary.close(pep);
+            }
+        }
     }
 
     static FabricTransport open(String provider, InetAddress localAddress) {

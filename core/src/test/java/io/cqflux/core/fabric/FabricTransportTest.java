@@ -145,4 +145,90 @@ class FabricTransportTest extends TransportFixture {
         assertTrue(await(p.clientSide(), 3).isSuccess());
         assertEquals(5, target.segment().get(ValueLayout.JAVA_LONG, 8));
     }
+
+    @Test
+    void connectToClosedPort_isRefusedThroughTheEventQueue() throws Exception {
+        int port;
+        try (java.net.ServerSocket ss = new java.net.ServerSocket(0, 1, LOOPBACK)) {
+            port = ss.getLocalPort();
+        }
+        FabricConnection c = (FabricConnection) closeLater(client.connect(new InetSocketAddress(LOOPBACK, port),
+                config(), bytes("x")));
+        // fi_connect itself succeeds (tcp connects asynchronously); the refusal is an EQ error entry
+        boolean synchronous = c.refusedAtConnect();
+        io.cqflux.core.spi.TransportPump.Side s = pump.add("client", c);
+        pump.until("REJECTED", DEADLINE, () -> !s.events.isEmpty());
+        System.out.println("FACT tcp connect to closed port: refused by fi_connect itself=" + synchronous
+                + " event=" + s.events + " eq err=" + c.lastEqError());
+        assertFalse(synchronous);
+        assertEquals(java.util.List.of(ConnectionEvent.REJECTED), s.events);
+    }
+
+    @Test
+    void rejectedRequest_reportsRejectedToTheClient() {
+        io.cqflux.core.spi.Listener l = closeLater(server.listen(listenAddress(), config()));
+        java.util.Deque<io.cqflux.core.spi.ConnectionRequest> reqs = pump.add(l);
+        io.cqflux.core.spi.Connection c = closeLater(client.connect(l.address(), config(), bytes("let me in")));
+        io.cqflux.core.spi.TransportPump.Side s = pump.add("client", c);
+        pump.until("a request", DEADLINE, () -> !reqs.isEmpty());
+        io.cqflux.core.spi.ConnectionRequest r = reqs.poll();
+        assertEquals("let me in", new String(r.privateData(), java.nio.charset.StandardCharsets.UTF_8));
+        r.reject();
+        assertThrows(IllegalStateException.class, r::reject, "once only");
+        pump.until("REJECTED", DEADLINE, () -> !s.events.isEmpty());
+        assertEquals(java.util.List.of(ConnectionEvent.REJECTED), s.events);
+    }
+
+    /** Prints rough loopback latencies (no timed assertion: the machine is shared and noisy). */
+    @Test
+    void latency_ofSignaledOperations_isReported() {
+        LocalRegion target = region(server, 4096, RegionAccess.WRITE_DST, RegionAccess.READ_SRC,
+                RegionAccess.FLUSH_TYPE_PERSISTENT);
+        Pair p = connect(new byte[0], target.descriptor());
+        RemoteRegion remote = closeLater(client.remoteRegion(p.acceptData()));
+        LocalRegion buf = region(client, 4096, RegionAccess.WRITE_SRC, RegionAccess.READ_DST);
+        int n = 1500;
+        StringBuilder out = new StringBuilder("FACT test-pump latency (poll(2) when idle, shared noisy host) (8 B, avg over " + n + "):");
+        for (String kind : new String[] {"write", "read", "flush"}) {
+            long t0 = System.nanoTime();
+            for (int i = 0; i < n; i++) {
+                long ctx = 10_000 + i;
+                switch (kind) {
+                    case "write" -> post(kind, () -> p.client().write(remote, 0, buf, 0, 8, ctx, true));
+                    case "read" -> post(kind, () -> p.client().read(buf, 0, remote, 0, 8, ctx, true));
+                    default -> post(kind, () -> p.client().flush(remote, 0, 8, FlushType.PERSISTENT, ctx, true));
+                }
+                CompletionRecord c = await(p.clientSide(), ctx);
+                assertTrue(c.isSuccess(), c::toString);
+            }
+            out.append(String.format(" %s %.1f us", kind, (System.nanoTime() - t0) / 1e3 / n));
+        }
+        System.out.println(out);
+    }
+
+    @Test
+    void peerClose_failsSignaledWriteAndReceives_nothingStaysPending() {
+        LocalRegion target = region(server, 1 << 20, RegionAccess.WRITE_DST);
+        Pair p = connect(new byte[0], target.descriptor());
+        RemoteRegion remote = closeLater(client.remoteRegion(p.acceptData()));
+        LocalRegion buf = region(client, 1 << 20, RegionAccess.WRITE_SRC, RegionAccess.RECV);
+        post("receive", () -> p.client().receive(buf, 0, 64, 1));
+        post("receive", () -> p.client().receive(buf, 64, 64, 2));
+        pump.remove(p.serverSide());
+        p.server().close();
+        // posted after the peer is gone but before this side noticed
+        boolean posted = p.client().write(remote, 0, buf, 0, 1 << 20, 3, true);
+        pump.until("all three failed and a terminal event", DEADLINE,
+                () -> p.clientSide().completions.size() >= (posted ? 3 : 2)
+                        && p.clientSide().events.stream().anyMatch(ConnectionEvent::isTerminal));
+        StringBuilder b = new StringBuilder("FACT tcp after peer close:");
+        for (CompletionRecord c : p.clientSide().completions) {
+            assertFalse(c.isSuccess(), c::toString);
+            b.append(' ').append(c.context()).append('=').append(c.status()).append('/').append(c.fabricErrno())
+                    .append(c.errorText().startsWith(FabricCompletionQueue.SYNTHESIZED) ? "(synthesized)" : "(native)");
+        }
+        System.out.println(b + " events=" + p.clientSide().events);
+        FabricConnection fc = (FabricConnection) p.client();
+        assertEquals(0, fc.posted().pending(true) + fc.posted().pending(false), "nothing stays pending");
+    }
 }
