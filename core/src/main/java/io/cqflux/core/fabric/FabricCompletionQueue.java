@@ -27,6 +27,7 @@ import java.lang.foreign.ValueLayout;
  * once; entries are read in place through one flyweight; the error entry and the strerror
  * buffer are preallocated. Loop-confined; {@link #close()} is called by the connection.
  */
+@SuppressWarnings("restricted") // FFM: this package is the native-access boundary of the fabric transport
 final class FabricCompletionQueue implements CompletionQueue {
 
     static final String SYNTHESIZED = "connection ended before the provider completed this operation"
@@ -223,7 +224,11 @@ final class FabricCompletionQueue implements CompletionQueue {
             if (synthesized && posted == null) {
                 return false;
             }
-            owner.sawError();
+            if (!receive && posted != Opcode.RECEIVE) {
+                // Only a failed send-side operation makes a following FI_SHUTDOWN a LOST
+                // connection; receives are flushed (ECANCELED) by every disconnect, orderly or not.
+                owner.sawError();
+            }
             int err = fi_cq_err_entry.err(e);
             status = NativeErrors.statusOfFabricError(err);
             opcode = posted;

@@ -48,6 +48,7 @@ import java.util.List;
  * Lifetime: {@link #close()} closes the endpoint, then the CQs, then the EQ ({@code fi_endpoint(3)}:
  * an endpoint must be closed before the objects bound to it); idempotent.
  */
+@SuppressWarnings("restricted") // FFM: this package is the native-access boundary of the fabric transport
 final class FabricConnection implements Connection {
 
     private enum State { CONNECTING, ESTABLISHED, ENDED }

@@ -15,6 +15,7 @@ import java.lang.foreign.SymbolLookup;
  * the fid ops table ({@code fi_endpoint(3)}: both are {@code static inline} over
  * {@code fid->ops}).
  */
+@SuppressWarnings("restricted") // FFM: this package is the native-access boundary of the fabric transport
 final class FabricLibrary {
 
     static final String LIBRARY = "libfabric.so.1";

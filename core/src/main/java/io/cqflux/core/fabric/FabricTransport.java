@@ -41,6 +41,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * Thread-safe for registration, parsing and opening endpoints (the domain is opened with
  * {@code FI_THREAD_SAFE}); close it after its connections, listeners and regions.
  */
+@SuppressWarnings("restricted") // FFM: this package is the native-access boundary of the fabric transport
 final class FabricTransport implements Transport {
 
     /**
@@ -210,7 +211,7 @@ final class FabricTransport implements Transport {
             fi_info.caps(hints, FI_MSG() | FI_RMA());
             fi_info.mode(hints, 0);
             fi_ep_attr.type(fi_info.ep_attr(hints), FI_EP_MSG());
-            fi_domain_attr.mr_mode(dattr, (int) (FI_MR_LOCAL() | FI_MR_VIRT_ADDR() | FI_MR_ALLOCATED() | FI_MR_PROV_KEY()));
+            fi_domain_attr.mr_mode(dattr, FI_MR_LOCAL() | FI_MR_VIRT_ADDR() | FI_MR_ALLOCATED() | FI_MR_PROV_KEY());
             fi_domain_attr.threading(dattr, FI_THREAD_SAFE());
             fi_fabric_attr.prov_name(fattr, tmp.allocateFrom(provider));
             if (fabricName != null) {

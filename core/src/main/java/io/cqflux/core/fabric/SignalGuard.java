@@ -18,6 +18,7 @@ import java.util.function.Supplier;
  * force before are put back afterwards ({@code sigaction(2)}). This is the in-process
  * equivalent of running with the JDK's {@code libjsig}.
  */
+@SuppressWarnings("restricted") // FFM: this package is the native-access boundary of the fabric transport
 final class SignalGuard {
 
     private static final int[] SIGNALS = {signal_h.SIGSEGV(), signal_h.SIGBUS(), signal_h.SIGILL(),

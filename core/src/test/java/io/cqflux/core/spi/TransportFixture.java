@@ -38,17 +38,9 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Test fixture shared by {@link TransportContract} and transport-specific tests: a server and a
- * client transport per test, regions, a connected pair, and the {@link TransportPump}.
- * Transport-specific hooks live here too so that both kinds of tests see the same fixture.
- *
- * <p>The transport contract every native transport passes, against real completions: the fabric
- * transport on 127.0.0.1 with the tcp provider in the normal test run, the rpma transport in
- * the Soft-RoCE lane. Subclasses provide the transports and the address; behaviour that differs
- * between transports for a documented native reason is a protected hook.
- *
- * <p>Each test opens a server and a client transport, connects them through a listener, and
- * pumps every completion queue and event channel of both sides in the test thread
- * ({@link TransportPump}).
+ * client transport per test, native memory and regions, a connected pair, the
+ * {@link TransportPump}, and the transport-specific hooks of the contract. Resources registered
+ * with {@link #closeLater} are closed after each test, last first, then both transports.
  */
 public abstract class TransportFixture {
 
