@@ -134,16 +134,38 @@ class FabricTransportTest extends TransportFixture {
     }
 
     @Test
-    void transmitCompletion_writeStillArrives() {
+    void transmitCompletion_writeCompletesLocallyAndStillArrives() {
         LocalRegion target = region(server, 4096, RegionAccess.WRITE_DST);
-        Pair p = connect(new byte[0], target.descriptor());
+        Pair p = connect(new byte[0], target.descriptor(),
+                config().withWriteCompletion(io.cqflux.core.CompletionLevel.TRANSMIT));
         RemoteRegion remote = closeLater(client.remoteRegion(p.acceptData()));
-        assertEquals(io.cqflux.core.CompletionLevel.DELIVERY, p.client().config().writeCompletion());
+        assertEquals(io.cqflux.core.CompletionLevel.TRANSMIT, p.client().config().writeCompletion());
         LocalRegion src = region(client, 4096, RegionAccess.WRITE_SRC);
         src.segment().set(ValueLayout.JAVA_LONG, 8, 5);
         post("write", () -> p.client().write(remote, 8, src, 8, 8, 3, true));
         assertTrue(await(p.clientSide(), 3).isSuccess());
-        assertEquals(5, target.segment().get(ValueLayout.JAVA_LONG, 8));
+        pump.until("the data at the target", DEADLINE, () -> target.segment().get(ValueLayout.JAVA_LONG, 8) == 5);
+    }
+
+    @Test
+    void fullSendQueue_postReturnsFalse_andAcceptsAgainAfterADrain() {
+        LocalRegion target = region(server, 4096, RegionAccess.WRITE_DST);
+        io.cqflux.core.ConnectionConfig small = new io.cqflux.core.ConnectionConfig(2, 2, 8, 0,
+                java.time.Duration.ofSeconds(5), false, io.cqflux.core.CompletionLevel.DELIVERY);
+        Pair p = connect(new byte[0], target.descriptor(), small);
+        RemoteRegion remote = closeLater(client.remoteRegion(p.acceptData()));
+        LocalRegion src = region(client, 4096, RegionAccess.WRITE_SRC);
+        int accepted = 0;
+        while (accepted < 10_000 && p.client().write(remote, 0, src, 0, 8, accepted, true)) {
+            accepted++;
+        }
+        // the transport bounds signaled sends by sendQueueSize (tcp itself would accept them all)
+        assertEquals(2, accepted);
+        int n = accepted;
+        pump.until("the accepted writes", DEADLINE, () -> p.clientSide().completions.size() == n);
+        p.clientSide().completions.clear();
+        post("write after the drain", () -> p.client().write(remote, 0, src, 0, 8, 99, true));
+        assertTrue(await(p.clientSide(), 99).isSuccess());
     }
 
     @Test
