@@ -189,13 +189,21 @@ public final class TransportPump implements AutoCloseable {
                 n++;
             }
         }
+        int rc;
         try {
-            int rc = (int) POLL.invokeExact(pollfds, (long) n, millis);
-            if (rc < 0) {
-                fail("poll(2) failed");
-            }
+            rc = (int) POLL.invokeExact(pollfds, (long) n, millis);
         } catch (Throwable t) {
             throw new AssertionError(t);
+        }
+        if (rc < 0) {
+            fail("poll(2) failed");
+        }
+        // As the loop does: a readable CQ fd is acknowledged (librpma: rpma_cq_wait re-arms the
+        // CQ) before it is drained; only when readable, since the acknowledgement may block.
+        for (int i = 0; i < n; i++) {
+            if ((pollfds.get(ValueLayout.JAVA_SHORT, i * 8L + 6) & 1) != 0 && all.get(i) instanceof CompletionQueue q) {
+                q.acknowledge();
+            }
         }
     }
 
