@@ -110,6 +110,10 @@ public final class TransportPump implements AutoCloseable {
         int n = 0;
         for (Side s : sides) {
             for (CompletionQueue q : s.connection.completionQueues()) {
+                // the loop's cycle: acknowledge (rpma: consume the notification and re-arm the CQ,
+                // rpma_cq_wait(3); a no-op on fabric), then drain. Without it an rpma CQ fd stays
+                // readable after its first notification and the pump's poll(2) never sleeps.
+                q.acknowledge();
                 int got;
                 do {
                     got = q.poll(scratch, BATCH, c -> s.completions.add(c.snapshot()));
@@ -189,21 +193,13 @@ public final class TransportPump implements AutoCloseable {
                 n++;
             }
         }
-        int rc;
         try {
-            rc = (int) POLL.invokeExact(pollfds, (long) n, millis);
+            int rc = (int) POLL.invokeExact(pollfds, (long) n, millis);
+            if (rc < 0) {
+                fail("poll(2) failed");
+            }
         } catch (Throwable t) {
             throw new AssertionError(t);
-        }
-        if (rc < 0) {
-            fail("poll(2) failed");
-        }
-        // As the loop does: a readable CQ fd is acknowledged (librpma: rpma_cq_wait re-arms the
-        // CQ) before it is drained; only when readable, since the acknowledgement may block.
-        for (int i = 0; i < n; i++) {
-            if ((pollfds.get(ValueLayout.JAVA_SHORT, i * 8L + 6) & 1) != 0 && all.get(i) instanceof CompletionQueue q) {
-                q.acknowledge();
-            }
         }
     }
 
