@@ -63,7 +63,7 @@ final class SignalGuard {
         }
     }
 
-    /** {@return how many handlers were put back so far (libpsm2 replaced them)} */
+    /** {@return how many handlers were put back so far (a library had replaced them)} */
     static int restoredCount() {
         return restored;
     }
