@@ -330,4 +330,16 @@ class FabricTransportTest extends TransportFixture {
         assertEquals(0, sink.failures);
         assertTrue(bytes / rounds < 16, bytes + " bytes allocated over " + rounds + " write+poll cycles");
     }
+
+    @Test
+    void afterTheEnd_eventChannelIsQuietAndLetsTheLoopSleep() {
+        Pair p = connect(new byte[0], new byte[0]);
+        p.client().disconnect(); // CLOSED reported locally; the peer's FI_SHUTDOWN may follow later
+        pump.until("CLOSED on both ends", DEADLINE, () -> p.clientSide().events.contains(ConnectionEvent.CLOSED)
+                && p.serverSide().events.contains(ConnectionEvent.CLOSED));
+        pump.until("both event channels ready to sleep", DEADLINE,
+                () -> p.client().events().prepareToSleep() && p.server().events().prepareToSleep());
+        assertEquals(null, p.client().events().nextEvent());
+        assertEquals(java.util.List.of(ConnectionEvent.ESTABLISHED, ConnectionEvent.CLOSED), p.clientSide().events);
+    }
 }
