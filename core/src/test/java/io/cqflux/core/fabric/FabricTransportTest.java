@@ -209,7 +209,7 @@ class FabricTransportTest extends TransportFixture {
         Pair p = connect(new byte[0], target.descriptor());
         RemoteRegion remote = closeLater(client.remoteRegion(p.acceptData()));
         LocalRegion buf = region(client, 4096, RegionAccess.WRITE_SRC, RegionAccess.READ_DST);
-        int n = 1500;
+        int n = 500;
         StringBuilder out = new StringBuilder("FACT test-pump latency (poll(2) when idle, shared noisy host) (8 B, avg over " + n + "):");
         for (String kind : new String[] {"write", "read", "flush"}) {
             long t0 = System.nanoTime();
@@ -299,7 +299,7 @@ class FabricTransportTest extends TransportFixture {
         } catch (ReflectiveOperationException e) {
             throw new AssertionError("thread allocation counter unavailable", e);
         }
-        int rounds = 3000;
+        int rounds = 2000;
         long bytes = 0;
         for (int phase = 0; phase < 2; phase++) { // phase 0 warms up (JIT), phase 1 measures
             long before = allocated.getAsLong();
