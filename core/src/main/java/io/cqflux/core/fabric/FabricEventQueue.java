@@ -17,6 +17,7 @@ import java.lang.foreign.ValueLayout;
  * and the fabric's trywait resolved once, and one preallocated entry buffer large enough for a
  * CM entry with the provider's largest private data. Confined to one thread after construction.
  */
+@SuppressWarnings("restricted") // FFM: this package is the native-access boundary of the fabric transport
 final class FabricEventQueue implements AutoCloseable {
 
     /** {@link #read()} result: nothing pending. */

@@ -26,6 +26,7 @@ import java.util.logging.Logger;
  * queue. Loop-confined after construction; {@link #close()} is idempotent and leaves accepted
  * connections alive.
  */
+@SuppressWarnings("restricted") // FFM: this package is the native-access boundary of the fabric transport
 final class FabricListener implements Listener {
 
     private static final Logger LOG = Logger.getLogger(FabricListener.class.getName());
@@ -189,6 +190,10 @@ final class FabricListener implements Listener {
             try {
                 return FabricConnection.accept(transport, info, data, config,
                         privateData == null ? new byte[0] : privateData);
+            } catch (RuntimeException e) {
+                // do not leave the client waiting for an answer until its timeout
+                fi_ops_cm.reject.invoke(rejectFp, pep, fi_info.handle(info), MemorySegment.NULL, 0L);
+                throw e;
             } finally {
                 fi_freeinfo(info);
             }
