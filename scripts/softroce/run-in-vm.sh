@@ -12,7 +12,6 @@
 #   --out DIR           files CMD writes under $CQFLUX_VM_OUT in the guest are copied to DIR on
 #                       the host afterwards (the guest's root is a throw-away overlay)
 #   --keep              keep the run folder (kernel console log, xfer share) and print its path
-#   --no-prepare        do not run prepare.sh first (it is idempotent and takes ~1 s when warm)
 #
 # In the guest CMD runs as root with the host's root file system (read-only 9p + tmpfs overlay:
 # writes succeed but vanish at power-off), cwd = the host's cwd, PATH, JAVA_HOME, HOME and every
@@ -23,7 +22,6 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-cache=${CQFLUX_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/cqflux}/softroce
 
 timeout=900
 boot_timeout=90
@@ -32,7 +30,6 @@ smp=2
 log_file=
 out_dir=
 keep=0
-prepare=1
 
 say() { printf 'softroce: %s\n' "$*" >&2; }
 usage() { sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//' >&2; exit 2; }
@@ -47,7 +44,6 @@ while [ $# -gt 0 ]; do
         --log) log_file=${2:?--log needs a file}; shift 2 ;;
         --out) out_dir=${2:?--out needs a folder}; shift 2 ;;
         --keep) keep=1; shift ;;
-        --no-prepare) prepare=0; shift ;;
         --) shift; break ;;
         -h | --help) usage ;;
         *) say "unknown option '$1' (the command comes after --)"; usage ;;
@@ -58,13 +54,13 @@ done
 start=$(date +%s.%N)
 elapsed() { awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b-a}'; }
 
-if [ "$prepare" = 1 ]; then
-    "$here/prepare.sh" --quiet || { say "prepare.sh failed"; exit 125; }
-fi
-[ -f "$cache/current" ] || { say "nothing prepared in $cache: run $here/prepare.sh"; exit 125; }
-KVER=$(sed -n 's/^KVER=//p' "$cache/current")
-KDIR=$(sed -n 's/^KDIR=//p' "$cache/current")
-for f in "$KDIR/vmlinux" "$KDIR/initramfs.cpio.gz"; do
+# prepare.sh --quick: a few file tests when prepared, otherwise the whole set-up; it names the
+# kernel and this checkout's own initramfs.
+conf=$("$here/prepare.sh" --quiet --quick --print) || { say "prepare.sh failed (run it alone to see why)"; exit 125; }
+KVER=$(printf '%s\n' "$conf" | sed -n 's/^KVER=//p')
+KDIR=$(printf '%s\n' "$conf" | sed -n 's/^KDIR=//p')
+INITRAMFS=$(printf '%s\n' "$conf" | sed -n 's/^INITRAMFS=//p')
+for f in "$KDIR/vmlinux" "$INITRAMFS"; do
     [ -f "$f" ] || { say "missing $f: run $here/prepare.sh"; exit 125; }
 done
 
@@ -124,7 +120,7 @@ boot_once() {
     qemu-system-x86_64 \
         -accel tcg -cpu "${CQFLUX_VM_CPU:-max}" -smp "$smp" -m "$mem" \
         -nodefaults -no-user-config -display none -vga none -monitor none -no-reboot \
-        -kernel "$KDIR/vmlinux" -initrd "$KDIR/initramfs.cpio.gz" \
+        -kernel "$KDIR/vmlinux" -initrd "$INITRAMFS" \
         -append "console=ttyS0 quiet loglevel=4 panic=-1 rdinit=/init mitigations=off random.trust_cpu=on" \
         -chardev "file,id=con,path=$console" -serial chardev:con \
         -chardev "file,id=out,path=$fifo" -serial chardev:out \
