@@ -104,7 +104,7 @@ trap 'exit 130' INT TERM
 boot_once() {
     local attempt=$1 fifo=$run/out.$1 console=$run/console.$1.log
     shift
-    rm -f "$xfer/ready" "$xfer/rc" "$xfer/diag"
+    rm -f "$xfer/ready" "$xfer/rc" "$xfer/diag" "$xfer/end"
     mkfifo "$fifo"
     # The command's output: ttyS1 -> fifo -> our stdout (and the log file).
     if [ -n "$log_file" ]; then
@@ -121,7 +121,7 @@ boot_once() {
         -accel tcg -cpu "${CQFLUX_VM_CPU:-max}" -smp "$smp" -m "$mem" \
         -nodefaults -no-user-config -display none -vga none -monitor none -no-reboot \
         -kernel "$KDIR/vmlinux" -initrd "$INITRAMFS" \
-        -append "console=ttyS0 quiet loglevel=4 panic=-1 rdinit=/init mitigations=off random.trust_cpu=on" \
+        -append "console=ttyS0 quiet loglevel=4 panic=-1 rdinit=/init mitigations=off random.trust_cpu=on ${CQFLUX_VM_APPEND:-}" \
         -chardev "file,id=con,path=$console" -serial chardev:con \
         -chardev "file,id=out,path=$fifo" -serial chardev:out \
         -virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap" \
@@ -213,5 +213,10 @@ if [ -n "$out_dir" ] && [ "$outcome" = "done" ]; then
     mkdir -p "$out_dir"
     cp -R "$xfer/out/." "$out_dir/"
 fi
-say "exit code $rc; wall time $(elapsed) s (kernel $KVER, boot attempts: $attempt)"
+split=
+if [ -s "$xfer/ready" ] && [ -s "$xfer/end" ]; then
+    split=$(awk -v r="$(cat "$xfer/ready")" -v e="$(cat "$xfer/end")" \
+        'BEGIN{printf "guest: boot to ready %.1f s, command %.1f s; ", r, e-r}')
+fi
+say "exit code $rc; wall time $(elapsed) s (${split}kernel $KVER, boot attempts: $attempt)"
 exit "$rc"
