@@ -92,8 +92,9 @@ qpid=
 catpid=
 # shellcheck disable=SC2317  # (invoked by the EXIT trap)
 cleanup() {
-    [ -z "$qpid" ] || kill -9 "$qpid" 2>/dev/null || true
-    [ -z "$catpid" ] || kill "$catpid" 2>/dev/null || true
+    set +e
+    if [ -n "$qpid" ]; then kill -9 "$qpid" 2>/dev/null; wait "$qpid" 2>/dev/null; fi
+    if [ -n "$catpid" ]; then kill "$catpid" 2>/dev/null; wait "$catpid" 2>/dev/null; fi
     if [ "$keep" = 1 ]; then say "kept the run folder $run"; else rm -rf "$run"; fi
 }
 trap cleanup EXIT
