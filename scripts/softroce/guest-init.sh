@@ -1,4 +1,5 @@
 #!/bin/busybox sh
+# shellcheck shell=dash
 # The Soft-RoCE lane's guest init (becomes /init of the initramfs built by prepare.sh).
 #
 # Stage 1 (pid 1 in the initramfs): load the modules, put a tmpfs overlay over the host root
@@ -111,6 +112,7 @@ $bb cut -d' ' -f1 /proc/uptime >/run/cqflux/ready.tmp && $bb mv /run/cqflux/read
 /bin/sh /run/cqflux/cmd </dev/null >/dev/ttyS1 2>&1
 rc=$?
 log "command exited with $rc: $($bb cat /proc/uptime)"
+$bb cut -d' ' -f1 /proc/uptime >/run/cqflux/end
 echo "$rc" >/run/cqflux/rc.tmp && $bb mv /run/cqflux/rc.tmp /run/cqflux/rc
 $bb umount /run/cqflux
 halt_now

@@ -7,24 +7,62 @@
 # keyed by kernel version; the initramfs is rebuilt only when this script, the guest init or the
 # module set changes. A warm run only checks and prints the prepared paths.
 #
-# Usage: prepare.sh [--quiet]
+# Usage: prepare.sh [--quiet] [--quick] [--print]
+#   --quick  if something is prepared and its inputs are unchanged, stop there: no package or
+#            kernel-version check (run-in-vm.sh uses it; a plain run also follows kernel updates)
+#   --print  print what to boot on stdout: KVER=, KDIR=, INITRAMFS= lines
+#
+# Checkouts of different versions share the cache: the kernel is shared, and each version of
+# this script and guest-init.sh gets its own initramfs (named by the hash of its inputs), so
+# they never overwrite one another's.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 cache_root=${CQFLUX_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/cqflux}
 cache=$cache_root/softroce
 quiet=0
-[ "${1:-}" = --quiet ] && quiet=1
+quick=0
+print=0
+for a in "$@"; do
+    case $a in
+        --quiet) quiet=1 ;;
+        --quick) quick=1 ;;
+        --print) print=1 ;;
+        *) printf 'usage: prepare.sh [--quiet] [--quick] [--print]\n' >&2; exit 2 ;;
+    esac
+done
 
 say() { [ "$quiet" = 1 ] || printf 'softroce/prepare: %s\n' "$*" >&2; }
 die() { printf 'softroce/prepare: ERROR: %s\n' "$*" >&2; exit 1; }
 
 t0=$(date +%s.%N)
+busybox_bin=/bin/busybox
+
+# What the initramfs is made of: this script, the guest init, the busybox binary, the kernel.
+inputs_hash() {
+    { cat "${BASH_SOURCE[0]}" "$here/guest-init.sh"; sha256sum "$busybox_bin"; echo "${modules[*]} $1"; } \
+        | sha256sum | cut -c1-16
+}
 
 # Modules the guest loads, roots only: modprobe resolves their dependencies in load order.
 # crc32_generic is not a dependency anyone declares, yet without it `rdma link add` fails with
 # "rdma_rxe: failed to add eth0" (rxe computes the ICRC with crc32 through the crypto API).
 modules=(virtio_pci 9pnet_virtio 9p overlay virtio_net rdma_rxe rdma_ucm crc32_generic)
+
+print_conf() {
+    [ "$print" = 0 ] || printf 'KVER=%s\nKDIR=%s\nINITRAMFS=%s\n' "$kver" "$kdir" "$initramfs"
+}
+
+if [ "$quick" = 1 ] && [ -f "$cache/current" ]; then
+    kver=$(sed -n 's/^KVER=//p' "$cache/current")
+    kdir=$cache/kernel-$kver
+    initramfs=$kdir/initramfs-$(inputs_hash "$kver").cpio.gz
+    if [ -f "$kdir/.kernel-ok" ] && [ -f "$initramfs" ]; then
+        say "ready (quick check): kernel $kver, $initramfs"
+        print_conf
+        exit 0
+    fi
+fi
 
 # ---------------------------------------------------------------------------- host packages
 # ibverbs-utils and rdmacm-utils only for diagnosis in the guest (ibv_devices, rping).
@@ -51,7 +89,6 @@ done
 PATH=$PATH:/sbin:/usr/sbin
 # busybox-static installs the static binary as /bin/busybox (the dynamic "busybox" package would too,
 # but the initramfs has no libc: insist on the static one).
-busybox_bin=/bin/busybox
 dpkg-query -S "$busybox_bin" 2>/dev/null | grep -q '^busybox-static:' || die "$busybox_bin is not from busybox-static"
 
 mkdir -p "$cache"
@@ -110,10 +147,9 @@ if [ ! -f "$kdir/.kernel-ok" ]; then
 fi
 
 # ---------------------------------------------------------------------------- initramfs
-# Rebuilt when any of its inputs change: this script, the guest init, the busybox binary.
-inputs_hash=$( { cat "${BASH_SOURCE[0]}" "$here/guest-init.sh"; sha256sum "$busybox_bin"; echo "${modules[*]} $kver"; } \
-    | sha256sum | cut -c1-16)
-if [ ! -f "$kdir/initramfs.cpio.gz" ] || [ "$(cat "$kdir/initramfs.hash" 2>/dev/null)" != "$inputs_hash" ]; then
+# One per version of its inputs.
+initramfs=$kdir/initramfs-$(inputs_hash "$kver").cpio.gz
+if [ ! -f "$initramfs" ]; then
     say "building the initramfs"
     tmp=$(mktemp -d "$cache/.initramfs.XXXXXX")
     trap 'rm -rf "$tmp"' EXIT
@@ -141,15 +177,19 @@ if [ ! -f "$kdir/initramfs.cpio.gz" ] || [ "$(cat "$kdir/initramfs.hash" 2>/dev/
     cp "$here/guest-init.sh" "$tmp/root/init"
     chmod 755 "$tmp/root/init"
     (cd "$tmp/root" && find . -print0 | cpio --null -o -H newc --quiet) | gzip -1 >"$tmp/initramfs.cpio.gz"
-    mv "$tmp/initramfs.cpio.gz" "$kdir/initramfs.cpio.gz"
-    echo "$inputs_hash" >"$kdir/initramfs.hash"
+    mv "$tmp/initramfs.cpio.gz" "$initramfs"
+    # Those of versions nobody prepared for a week go (a checkout that still needs one rebuilds it).
+    find "$kdir" -maxdepth 1 -name 'initramfs-*.cpio.gz' -mtime +7 -delete
     rm -rf "$tmp"
     trap - EXIT
     say "initramfs: $n modules"
 fi
 
-# Tells run-in-vm.sh what to boot.
-printf 'KVER=%s\nKDIR=%s\n' "$kver" "$kdir" >"$cache/current.tmp" && mv "$cache/current.tmp" "$cache/current"
+# The kernel to boot (shared by all checkouts; the initramfs is found from the hash).
+# (KDIR too: run-in-vm.sh of the first lane commit reads it.)
+printf 'KVER=%s\nKDIR=%s\n' "$kver" "$kdir" >"$cache/current.tmp.$$" && mv "$cache/current.tmp.$$" "$cache/current"
+touch "$initramfs"
 
 t1=$(date +%s.%N)
-say "ready: kernel $kver in $kdir ($(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.1f", b-a}') s)"
+print_conf
+say "ready: kernel $kver, $initramfs ($(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.1f", b-a}') s)"

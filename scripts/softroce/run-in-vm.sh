@@ -12,7 +12,6 @@
 #   --out DIR           files CMD writes under $CQFLUX_VM_OUT in the guest are copied to DIR on
 #                       the host afterwards (the guest's root is a throw-away overlay)
 #   --keep              keep the run folder (kernel console log, xfer share) and print its path
-#   --no-prepare        do not run prepare.sh first (it is idempotent and takes ~1 s when warm)
 #
 # In the guest CMD runs as root with the host's root file system (read-only 9p + tmpfs overlay:
 # writes succeed but vanish at power-off), cwd = the host's cwd, PATH, JAVA_HOME, HOME and every
@@ -23,7 +22,6 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-cache=${CQFLUX_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/cqflux}/softroce
 
 timeout=900
 boot_timeout=90
@@ -32,7 +30,6 @@ smp=2
 log_file=
 out_dir=
 keep=0
-prepare=1
 
 say() { printf 'softroce: %s\n' "$*" >&2; }
 usage() { sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//' >&2; exit 2; }
@@ -47,7 +44,6 @@ while [ $# -gt 0 ]; do
         --log) log_file=${2:?--log needs a file}; shift 2 ;;
         --out) out_dir=${2:?--out needs a folder}; shift 2 ;;
         --keep) keep=1; shift ;;
-        --no-prepare) prepare=0; shift ;;
         --) shift; break ;;
         -h | --help) usage ;;
         *) say "unknown option '$1' (the command comes after --)"; usage ;;
@@ -58,13 +54,13 @@ done
 start=$(date +%s.%N)
 elapsed() { awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b-a}'; }
 
-if [ "$prepare" = 1 ]; then
-    "$here/prepare.sh" --quiet || { say "prepare.sh failed"; exit 125; }
-fi
-[ -f "$cache/current" ] || { say "nothing prepared in $cache: run $here/prepare.sh"; exit 125; }
-KVER=$(sed -n 's/^KVER=//p' "$cache/current")
-KDIR=$(sed -n 's/^KDIR=//p' "$cache/current")
-for f in "$KDIR/vmlinux" "$KDIR/initramfs.cpio.gz"; do
+# prepare.sh --quick: a few file tests when prepared, otherwise the whole set-up; it names the
+# kernel and this checkout's own initramfs.
+conf=$("$here/prepare.sh" --quiet --quick --print) || { say "prepare.sh failed (run it alone to see why)"; exit 125; }
+KVER=$(printf '%s\n' "$conf" | sed -n 's/^KVER=//p')
+KDIR=$(printf '%s\n' "$conf" | sed -n 's/^KDIR=//p')
+INITRAMFS=$(printf '%s\n' "$conf" | sed -n 's/^INITRAMFS=//p')
+for f in "$KDIR/vmlinux" "$INITRAMFS"; do
     [ -f "$f" ] || { say "missing $f: run $here/prepare.sh"; exit 125; }
 done
 
@@ -96,8 +92,9 @@ qpid=
 catpid=
 # shellcheck disable=SC2317  # (invoked by the EXIT trap)
 cleanup() {
-    [ -z "$qpid" ] || kill -9 "$qpid" 2>/dev/null || true
-    [ -z "$catpid" ] || kill "$catpid" 2>/dev/null || true
+    set +e
+    if [ -n "$qpid" ]; then kill -9 "$qpid" 2>/dev/null; wait "$qpid" 2>/dev/null; fi
+    if [ -n "$catpid" ]; then kill "$catpid" 2>/dev/null; wait "$catpid" 2>/dev/null; fi
     if [ "$keep" = 1 ]; then say "kept the run folder $run"; else rm -rf "$run"; fi
 }
 trap cleanup EXIT
@@ -108,7 +105,7 @@ trap 'exit 130' INT TERM
 boot_once() {
     local attempt=$1 fifo=$run/out.$1 console=$run/console.$1.log
     shift
-    rm -f "$xfer/ready" "$xfer/rc" "$xfer/diag"
+    rm -f "$xfer/ready" "$xfer/rc" "$xfer/diag" "$xfer/end"
     mkfifo "$fifo"
     # The command's output: ttyS1 -> fifo -> our stdout (and the log file).
     if [ -n "$log_file" ]; then
@@ -124,8 +121,8 @@ boot_once() {
     qemu-system-x86_64 \
         -accel tcg -cpu "${CQFLUX_VM_CPU:-max}" -smp "$smp" -m "$mem" \
         -nodefaults -no-user-config -display none -vga none -monitor none -no-reboot \
-        -kernel "$KDIR/vmlinux" -initrd "$KDIR/initramfs.cpio.gz" \
-        -append "console=ttyS0 quiet loglevel=4 panic=-1 rdinit=/init mitigations=off random.trust_cpu=on" \
+        -kernel "$KDIR/vmlinux" -initrd "$INITRAMFS" \
+        -append "console=ttyS0 quiet loglevel=4 panic=-1 rdinit=/init mitigations=off random.trust_cpu=on ${CQFLUX_VM_APPEND:-}" \
         -chardev "file,id=con,path=$console" -serial chardev:con \
         -chardev "file,id=out,path=$fifo" -serial chardev:out \
         -virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap" \
@@ -217,5 +214,10 @@ if [ -n "$out_dir" ] && [ "$outcome" = "done" ]; then
     mkdir -p "$out_dir"
     cp -R "$xfer/out/." "$out_dir/"
 fi
-say "exit code $rc; wall time $(elapsed) s (kernel $KVER, boot attempts: $attempt)"
+split=
+if [ -s "$xfer/ready" ] && [ -s "$xfer/end" ]; then
+    split=$(awk -v r="$(cat "$xfer/ready")" -v e="$(cat "$xfer/end")" \
+        'BEGIN{printf "guest: boot to ready %.1f s, command %.1f s; ", r, e-r}')
+fi
+say "exit code $rc; wall time $(elapsed) s (${split}kernel $KVER, boot attempts: $attempt)"
 exit "$rc"
