@@ -101,10 +101,14 @@ final class ConnectionCore {
         this.onEstablished = established;
         this.onFailed = failed;
         try {
+            // The hook: the loop let go of a source on its own (shutdown, fatal error, a queue that
+            // failed): nothing would complete what is pending any more, so fail it all now.
+            Runnable lost = () -> dispose(new ResourceClosedException("connection " + description
+                    + ": its event loop " + loop.name() + " stopped serving it"));
             for (CompletionQueue cq : conn.completionQueues()) {
-                registrations.add(loop.register(cq, this::onCompletion));
+                registrations.add(loop.register(cq, this::onCompletion, lost));
             }
-            registrations.add(loop.register(conn.events(), this::onEvents));
+            registrations.add(loop.register(conn.events(), this::onEvents, lost));
         } catch (RuntimeException e) {
             dispose(e);
             return;

@@ -46,7 +46,7 @@ public final class RdmaServer implements AutoCloseable {
 
     /** Loop thread: starts watching the listener. */
     void start() {
-        registration = loop.register(listener, this::onReadable);
+        registration = loop.register(listener, this::onReadable, this::closeAsync);
         onReadable();
     }
 
