@@ -12,6 +12,7 @@ import io.cqflux.core.ConnectionEvent;
 import io.cqflux.core.ConnectionException;
 import io.cqflux.core.FlushType;
 import io.cqflux.core.Opcode;
+import io.cqflux.core.OperationFailedException;
 import io.cqflux.core.QueueFullException;
 import io.cqflux.core.RegionAccess;
 import io.cqflux.core.ResourceClosedException;
@@ -369,6 +370,31 @@ abstract class ReactiveContract {
     }
 
     @Test
+    void cancelRacingCompletion_fromAnotherThread_repeated_signalsAtMostOnce_andLeaksNoSlot() throws Exception {
+        int rounds = 1000;
+        AtomicIntegerArray signals = new AtomicIntegerArray(rounds);
+        CountDownLatch cancelled = new CountDownLatch(rounds);
+        for (int i = 0; i < rounds; i++) {
+            int id = i;
+            Disposable d = conn.durableWrite(remote(), 8L * (i % 64), local, 0, 8)
+                    .subscribe(null, e -> signals.incrementAndGet(id), () -> signals.incrementAndGet(id));
+            // Cancel from another thread while the loop may be completing it right now.
+            Schedulers.parallel().schedule(() -> {
+                d.dispose();
+                cancelled.countDown();
+            });
+        }
+        assertTrue(awaitLatch(cancelled));
+        // Queue order: once this completes, every earlier operation has completed or been dropped.
+        StepVerifier.create(conn.read(local, 0, remote(), 0, 8)).expectComplete().verify(T);
+        for (int i = 0; i < rounds; i++) {
+            assertTrue(signals.get(i) <= 1, "operation " + i + " signalled " + signals.get(i) + " times");
+        }
+        assertEquals(0, conn.inFlight(), "every slot retired after cancellation");
+        assertTrue(conn.maxInFlight() <= conn.sendCredits());
+    }
+
+    @Test
     void throwingSubscriber_neverKillsTheLoop_errorGoesToOnErrorDropped() {
         AtomicReference<Throwable> dropped = new AtomicReference<>();
         Hooks.onErrorDropped(dropped::set);
@@ -424,6 +450,32 @@ abstract class ReactiveContract {
         StepVerifier.create(r.onClose()).expectComplete().verify(T);
         assertEquals(0, r.inFlight());
         StepVerifier.create(conn.write(remote(), 0, r, 0, 8)).expectError(ResourceClosedException.class).verify(T);
+    }
+
+    @Test
+    void errorCompletion_failsItsOwnMono_withStatusPostedOpcodeAndConnection() {
+        // The server deregisters the region the client still addresses: the next access uses a
+        // dead key. rpma reports REM_ACCESS_ERR for that operation; fabric/tcp drops the
+        // connection and flushes what was in flight (ECANCELED, WR_FLUSH_ERR). Either way the
+        // operation fails with an OperationFailedException naming what was posted, or - when
+        // the loss event wins the race - with a ConnectionException.
+        serverRegion.close();
+        StepVerifier.create(serverRegion.onClose()).expectComplete().verify(T);
+        StepVerifier.create(conn.durableWrite(remote(), 0, local, 0, 64)
+                        .then(conn.write(remote(), 0, local, 0, 64)))
+                .expectErrorSatisfies(e -> {
+                    if (e instanceof OperationFailedException f) {
+                        assertTrue(f.opcode() == Opcode.WRITE || f.opcode() == Opcode.FLUSH, f.toString());
+                        assertFalse(f.status() == io.cqflux.core.CompletionStatus.SUCCESS);
+                        assertEquals(conn.description(), f.connection());
+                        assertTrue(f.getMessage().contains(f.status().name()), f.getMessage());
+                    } else {
+                        assertInstanceOf(ConnectionException.class, e);
+                    }
+                }).verify(T);
+        // Nothing stays pending afterwards: the connection's further operations fail at once.
+        StepVerifier.create(conn.events().filter(ConnectionEvent::isTerminal).take(1)).expectNextCount(1)
+                .expectComplete().verify(T);
     }
 
     @Test
