@@ -15,6 +15,7 @@ import java.lang.foreign.SymbolLookup;
  * the fid ops table ({@code fi_endpoint(3)}: both are {@code static inline} over
  * {@code fid->ops}).
  */
+@SuppressWarnings("restricted") // FFM: this package is the native-access boundary of the fabric transport
 final class FabricLibrary {
 
     static final String LIBRARY = "libfabric.so.1";
@@ -48,9 +49,17 @@ final class FabricLibrary {
      * @return an empty string when usable; otherwise what is wrong and what to install
      */
     static String probe(String library) {
-        keepJvmSignalHandlers();
-        try (Arena probe = Arena.ofConfined()) {
-            SymbolLookup lookup = SymbolLookup.libraryLookup(library, probe);
+        // Loading libfabric runs libpsm2's constructor, which replaces the JVM's SIGSEGV handler.
+        return SignalGuard.preserve(() -> probeUnguarded(library));
+    }
+
+    private static String probeUnguarded(String library) {
+        try {
+            // Arena.global(): never dlclose libfabric. Loading it with a short-lived arena and
+            // closing that arena unloads libfabric and the libraries it pulled in (rdma-core,
+            // provider dependencies) while they have registered atexit/thread-key destructors:
+            // the JVM then died with SIGSEGV at a later thread exit or at shutdown.
+            SymbolLookup lookup = SymbolLookup.libraryLookup(library, Arena.global());
             if (lookup.find("fi_getinfo").isEmpty() || lookup.find("fi_version").isEmpty()) {
                 return library + " has no fi_getinfo/fi_version: not a libfabric; install it with " + INSTALL_HINT;
             }
@@ -69,29 +78,6 @@ final class FabricLibrary {
             return "";
         } catch (Throwable t) {
             return LIBRARY + " failed to initialise (" + t + "); reinstall it with " + INSTALL_HINT;
-        }
-    }
-
-    /**
-     * Debian's libfabric.so.1 links libinfinipath.so.4 (psm provider), whose load-time constructor
-     * installs its own SIGSEGV backtrace handler unless {@code IPATH_NO_BACKTRACE} is set. That
-     * replaces HotSpot's handler, which the JVM needs for safepoint polls and implicit null checks:
-     * the JVM then dies ("terminated with signal 11 at PC=...") at the first such trap, typically
-     * under load. So set the variable ({@code setenv(3)}, keeping a user's own value) before the
-     * first dlopen of libfabric. Added by the reactor work (it crashed every reactive test run).
-     */
-    private static void keepJvmSignalHandlers() {
-        try (Arena a = Arena.ofConfined()) {
-            java.lang.foreign.Linker linker = java.lang.foreign.Linker.nativeLinker();
-            java.lang.invoke.MethodHandle setenv = linker.downcallHandle(
-                    linker.defaultLookup().find("setenv").orElseThrow(),
-                    java.lang.foreign.FunctionDescriptor.of(java.lang.foreign.ValueLayout.JAVA_INT,
-                            java.lang.foreign.ValueLayout.ADDRESS, java.lang.foreign.ValueLayout.ADDRESS,
-                            java.lang.foreign.ValueLayout.JAVA_INT));
-            int rc = (int) setenv.invokeExact(a.allocateFrom("IPATH_NO_BACKTRACE"), a.allocateFrom("1"), 0);
-            assert rc == 0;
-        } catch (Throwable t) {
-            // Best effort: without it only the psm provider's handler problem remains.
         }
     }
 
