@@ -158,8 +158,15 @@ public final class Quickstart {
                  Cqflux client = Cqflux.builder().transport(o.transport).localAddress(local).waitStrategy(o.wait).build()) {
                 MemorySegment mapped = ch.map(FileChannel.MapMode.READ_WRITE, 0, total, arena);
                 mapped.fill((byte) 0);
-                Region exposed = server.register(mapped, RegionAccess.WRITE_DST, RegionAccess.READ_SRC,
-                        RegionAccess.FLUSH_TYPE_PERSISTENT, RegionAccess.FLUSH_TYPE_VISIBILITY);
+                // fabric/tcp commits writes on the target (FI_COMMIT_COMPLETE): PERSISTENT. On
+                // rpma a PERSISTENT flush needs persistent memory (and librpma's peer configuration
+                // exchange, rpma_flush(3)); a mapped file on a disk or tmpfs is not pmem, so the
+                // strongest honest flush there is VISIBILITY.
+                Region exposed = server.transportName().startsWith("rpma")
+                        ? server.register(mapped, RegionAccess.WRITE_DST, RegionAccess.READ_SRC,
+                                RegionAccess.FLUSH_TYPE_VISIBILITY)
+                        : server.register(mapped, RegionAccess.WRITE_DST, RegionAccess.READ_SRC,
+                                RegionAccess.FLUSH_TYPE_PERSISTENT, RegionAccess.FLUSH_TYPE_VISIBILITY);
                 RdmaServer srv = server.bind(new InetSocketAddress(local, 0), exposed).block(PHASE_TIMEOUT);
                 srv.connections().subscribe();
                 out.printf("cqflux quickstart: transport %s, %d records x %d B (%s) into %s%n", client.transportName(),
