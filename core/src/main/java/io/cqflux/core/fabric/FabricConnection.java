@@ -526,12 +526,30 @@ final class FabricConnection implements Connection {
             if (closed) {
                 return true;
             }
+            if (state == State.ENDED) {
+                drainAfterEnd();
+            }
             return pendingTerminal == null && eq.trywait();
+        }
+
+        /**
+         * After the terminal event the EQ may still receive entries (the peer's FI_SHUTDOWN after
+         * our own CLOSED): read and drop them, or fi_trywait would keep saying "not empty" and
+         * the loop would spin.
+         */
+        private void drainAfterEnd() {
+            while (eq.read() != FabricEventQueue.NONE) {
+                // dropped: the connection already reported its end
+            }
         }
 
         @Override
         public ConnectionEvent nextEvent() {
-            if (closed || state == State.ENDED) {
+            if (closed) {
+                return null;
+            }
+            if (state == State.ENDED) {
+                drainAfterEnd();
                 return null;
             }
             while (true) {
