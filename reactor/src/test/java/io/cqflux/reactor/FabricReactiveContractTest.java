@@ -1,12 +1,12 @@
 package io.cqflux.reactor;
 
-import io.cqflux.core.RegionAccess;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.cqflux.core.ConnectionEvent;
 import io.cqflux.core.ConnectionException;
+import io.cqflux.core.RegionAccess;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.time.Duration;

@@ -292,7 +292,7 @@ abstract class ReactiveContract {
                     .then(Mono.fromCallable(() -> c))
                     .flatMapMany(x -> Flux.range(0, 10).flatMap(i -> c.write(r, 8L * i, src, 0, 8)
                             .thenReturn("ok").onErrorResume(QueueFullException.class,
-                                    e -> Mono.just("full:" + ((QueueFullException) e).limit())), 10));
+                                    e -> Mono.just("full:" + e.limit())), 10));
             List<String> got = outcomes.collectList().block(T);
             assertNotNull(got);
             assertEquals(10, got.size());
