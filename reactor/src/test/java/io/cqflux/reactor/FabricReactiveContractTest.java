@@ -8,12 +8,12 @@ import io.cqflux.core.ConnectionEvent;
 import io.cqflux.core.ConnectionException;
 import io.cqflux.core.RegionAccess;
 import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Mono;
 import reactor.test.StepVerifier;
-import java.net.InetSocketAddress;
 
 /** The reactive contract on libfabric's tcp provider over loopback. */
 class FabricReactiveContractTest extends ReactiveContract {
