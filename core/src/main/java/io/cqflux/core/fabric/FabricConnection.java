@@ -345,11 +345,11 @@ final class FabricConnection implements Connection {
     }
 
     /**
-     * Flush: make earlier writes to the peer's region visible (or persistent). libfabric has no
-     * flush operation; durability is a completion level ({@code fi_cq(3)}: FI_COMMIT_COMPLETE).
-     * We post a zero-length RMA write into the range that completes at FI_COMMIT_COMPLETE for
-     * PERSISTENT and FI_DELIVERY_COMPLETE for VISIBILITY, fenced ({@code fi_rma(3)} FI_FENCE)
-     * where the provider advertises the FI_FENCE capability.
+     * Flush: make earlier writes to the peer's region visible. libfabric has no flush operation;
+     * we post a zero-length RMA write into the range that completes at FI_DELIVERY_COMPLETE,
+     * fenced ({@code fi_rma(3)} FI_FENCE) where the provider advertises the FI_FENCE capability.
+     * PERSISTENT is refused before posting: regions of this transport never offer it (see below
+     * and FabricTransport's capabilities).
      *
      * <p>What tcp (libfabric 1.17) does with it: it does not advertise FI_FENCE and its
      * writemsg ignores the flag, but one endpoint is one TCP stream whose messages the target
@@ -357,20 +357,18 @@ final class FabricConnection implements Connection {
      * proves every earlier write has been placed: VISIBILITY holds. For FI_COMMIT_COMPLETE the
      * target calls its pmem commit over the operation's OWN rma_iov ranges before acking, so a
      * zero-length commit orders but does not flush earlier writes out of the target CPU's
-     * caches: on real persistent memory, PERSISTENT is only as strong as the provider's commit
-     * of those earlier writes (they would have to be posted with FI_COMMIT_COMPLETE themselves).
+     * caches. A PERSISTENT flush would therefore promise what tcp cannot give; it is not offered
+     * (the writes themselves would have to be posted with FI_COMMIT_COMPLETE).
      */
     @Override
     public boolean flush(RemoteRegion dst, long dstOffset, long length, FlushType type, long context, boolean signaled) {
         Checks.flushType(type, dst == null ? java.util.Set.of() : dst.flushTypes());
         Checks.range("flush remote", dstOffset, length, dst.size(), 0);
-        capability(type == FlushType.PERSISTENT ? Capability.FLUSH_PERSISTENT : Capability.FLUSH_VISIBILITY,
-                "the provider does not advertise FI_RMA_PMEM");
+        capability(Capability.FLUSH_VISIBILITY, "the provider has no RMA");
         RegionDescriptor.Remote r = remote(dst);
         requireEstablished();
-        long level = type == FlushType.PERSISTENT ? FI_COMMIT_COMPLETE() : FI_DELIVERY_COMPLETE();
         return rmaRaw(false, 0, MemorySegment.NULL, r.base() + dstOffset, 0, r.key(), 0,
-                level | fence | (signaled ? FI_COMPLETION() : 0), context, Opcode.FLUSH, signaled);
+                FI_DELIVERY_COMPLETE() | fence | (signaled ? FI_COMPLETION() : 0), context, Opcode.FLUSH, signaled);
     }
 
     @Override

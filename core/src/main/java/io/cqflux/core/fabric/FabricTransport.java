@@ -104,12 +104,13 @@ final class FabricTransport implements Transport {
         EnumSet<Capability> c = EnumSet.noneOf(Capability.class);
         if ((caps & FI_RMA()) != 0) {
             c.add(Capability.RMA);
-            // Flush is a commit-complete RMA (see FabricConnection#flush): always visibility,
-            // persistence only where the provider commits to persistent memory (FI_RMA_PMEM).
+            // Flush is a zero-length delivery-complete RMA (see FabricConnection#flush): it proves
+            // visibility. FLUSH_PERSISTENT is never offered, although tcp advertises FI_RMA_PMEM:
+            // its FI_COMMIT_COMPLETE commits only the byte ranges of the operation that carries the
+            // flag (fi_cq(3) "completion levels"; measured on 1.17), so a flush cannot make
+            // EARLIER writes persistent. Durable writes on pmem would need the writes themselves
+            // posted at FI_COMMIT_COMPLETE.
             c.add(Capability.FLUSH_VISIBILITY);
-            if ((caps & FI_RMA_PMEM()) != 0) {
-                c.add(Capability.FLUSH_PERSISTENT);
-            }
         }
         if ((caps & FI_MSG()) != 0) {
             c.add(Capability.MESSAGES);
@@ -127,11 +128,7 @@ final class FabricTransport implements Transport {
         // ATOMIC_WRITE: not offered. tcp has no FI_ATOMIC at all, and this transport does not
         // bind fi_ops_atomic for providers that do.
         this.capabilities = Collections.unmodifiableSet(c);
-        EnumSet<FlushType> ft = EnumSet.of(FlushType.VISIBILITY);
-        if (c.contains(Capability.FLUSH_PERSISTENT)) {
-            ft.add(FlushType.PERSISTENT);
-        }
-        this.providerFlushTypes = Collections.unmodifiableSet(ft);
+        this.providerFlushTypes = Collections.unmodifiableSet(EnumSet.of(FlushType.VISIBILITY));
         this.maxPrivateData = (int) Math.min(PRIVATE_DATA_BOUND, queryCmDataSize());
     }
 

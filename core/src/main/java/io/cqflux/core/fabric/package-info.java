@@ -22,7 +22,8 @@
  *   <li>{@code FI_TRANSMIT_COMPLETE} is treated like {@code FI_DELIVERY_COMPLETE} (target ack);
  *       without a completion flag a write completes once queued on the socket.</li>
  *   <li>{@code FI_FENCE} is not advertised and ignored by writemsg; the in-order stream gives
- *       the ordering. {@code FI_COMMIT_COMPLETE} commits only the op's own bytes.</li>
+ *       the ordering. {@code FI_COMMIT_COMPLETE} commits only the op's own bytes, so a flush
+ *       cannot make earlier writes persistent: this transport offers VISIBILITY flushes only.</li>
  *   <li>A remote write with CQ data completes at the target with flags
  *       {@code FI_REMOTE_WRITE|FI_REMOTE_CQ_DATA}, {@code op_context} NULL, len 0: it does not
  *       consume a posted receive.</li>

@@ -40,12 +40,13 @@ class FabricTransportTest extends TransportFixture {
     }
 
     @Test
-    void tcp_capabilities_haveNoAtomicWriteButPersistentFlush() {
+    void tcp_capabilities_haveNoAtomicWriteAndNoPersistentFlush() {
         assertEquals("fabric/tcp", client.name());
         assertFalse(client.capabilities().contains(Capability.ATOMIC_WRITE));
-        // tcp advertises FI_RMA_PMEM and cq_data_size 8
+        // tcp has cq_data_size 8; it advertises FI_RMA_PMEM, but its commit covers only the
+        // committing operation's own bytes, so no flush can make earlier writes persistent.
         assertEquals(EnumSet.of(Capability.RMA, Capability.MESSAGES, Capability.WRITE_WITH_IMMEDIATE,
-                Capability.SEND_WITH_IMMEDIATE, Capability.FLUSH_VISIBILITY, Capability.FLUSH_PERSISTENT),
+                Capability.SEND_WITH_IMMEDIATE, Capability.FLUSH_VISIBILITY),
                 client.capabilities());
         assertEquals(FabricTransport.PRIVATE_DATA_BOUND, client.maxConnectPrivateData());
     }
@@ -118,15 +119,20 @@ class FabricTransportTest extends TransportFixture {
     }
 
     @Test
-    void persistentFlush_commitCompleteWithFence_isAcceptedByTcp() {
+    void persistentFlush_isRefusedBeforePosting_visibilityFlushCoversEarlierWrite() {
         LocalRegion target = region(server, 4096, RegionAccess.WRITE_DST, RegionAccess.FLUSH_TYPE_PERSISTENT);
         Pair p = connect(new byte[0], target.descriptor());
         RemoteRegion remote = closeLater(client.remoteRegion(p.acceptData()));
-        assertEquals(EnumSet.of(FlushType.PERSISTENT, FlushType.VISIBILITY), remote.flushTypes());
+        // Registered "persistent", but tcp cannot make earlier writes persistent: visibility only.
+        assertEquals(EnumSet.of(FlushType.VISIBILITY), remote.flushTypes());
+        IllegalArgumentException refused = assertThrows(IllegalArgumentException.class,
+                () -> p.client().flush(remote, 0, 8, FlushType.PERSISTENT, 3, true));
+        assertTrue(refused.getMessage().contains("PERSISTENT") && refused.getMessage().contains("[VISIBILITY]"),
+                refused.getMessage());
         LocalRegion src = region(client, 4096, RegionAccess.WRITE_SRC);
         src.segment().set(ValueLayout.JAVA_LONG, 0, 77);
         post("write", () -> p.client().write(remote, 0, src, 0, 8, 1, false));
-        post("flush", () -> p.client().flush(remote, 0, 8, FlushType.PERSISTENT, 2, true));
+        post("flush", () -> p.client().flush(remote, 0, 8, FlushType.VISIBILITY, 2, true));
         CompletionRecord f = await(p.clientSide(), 2);
         assertTrue(f.isSuccess(), f::toString);
         assertEquals(Opcode.FLUSH, f.opcode());
@@ -205,7 +211,7 @@ class FabricTransportTest extends TransportFixture {
     @Test
     void latency_ofSignaledOperations_isReported() {
         LocalRegion target = region(server, 4096, RegionAccess.WRITE_DST, RegionAccess.READ_SRC,
-                RegionAccess.FLUSH_TYPE_PERSISTENT);
+                RegionAccess.FLUSH_TYPE_VISIBILITY);
         Pair p = connect(new byte[0], target.descriptor());
         RemoteRegion remote = closeLater(client.remoteRegion(p.acceptData()));
         LocalRegion buf = region(client, 4096, RegionAccess.WRITE_SRC, RegionAccess.READ_DST);
@@ -218,7 +224,7 @@ class FabricTransportTest extends TransportFixture {
                 switch (kind) {
                     case "write" -> post(kind, () -> p.client().write(remote, 0, buf, 0, 8, ctx, true));
                     case "read" -> post(kind, () -> p.client().read(buf, 0, remote, 0, 8, ctx, true));
-                    default -> post(kind, () -> p.client().flush(remote, 0, 8, FlushType.PERSISTENT, ctx, true));
+                    default -> post(kind, () -> p.client().flush(remote, 0, 8, FlushType.VISIBILITY, ctx, true));
                 }
                 CompletionRecord c = await(p.clientSide(), ctx);
                 assertTrue(c.isSuccess(), c::toString);
