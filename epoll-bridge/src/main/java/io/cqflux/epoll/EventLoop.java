@@ -1,17 +1,229 @@
 package io.cqflux.epoll;
 
+import io.cqflux.core.ResourceClosedException;
 import io.cqflux.core.spi.CompletionQueue;
 import io.cqflux.core.spi.CompletionSink;
+import io.cqflux.core.spi.NativeErrors;
 import io.cqflux.core.spi.Pollable;
+import io.cqflux.epoll.ffm.epoll_event;
+import io.cqflux.epoll.ffm.libc_h;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.time.Duration;
+import java.util.Arrays;
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+/*
+ * Design.
+ *
+ * Ownership. One platform thread per loop owns everything native: the epoll fd, the wake-up
+ * eventfd, the epoll_event array, the batch scratch (batchSize * CompletionQueue.MAX_ENTRY_BYTES
+ * bytes), the errno capture segment, and the registration table. All are allocated once, in the
+ * constructor, and freed by the loop thread itself as the very last thing it does. Sources are
+ * polled only on this thread; other threads hand work over through the MPSC TaskQueue.
+ *
+ * The sleep/wake protocol (wakeState). Producers enqueue, then read wakeState; only if it is
+ * SLEEPING do they CAS it to WOKEN and write the eventfd, so a burst of submissions against a
+ * sleeping loop pays for one write(2) and a running loop costs them one volatile read. Before it
+ * blocks, the loop stores SLEEPING, then re-reads the queue tail (and the lifecycle state); after
+ * epoll_wait returns it stores AWAKE. Both sides do "store, then load" on volatiles, so (Dekker)
+ * at least one side sees the other: either the loop sees the task and does not sleep, or the
+ * producer sees SLEEPING and writes the eventfd, which is in the epoll set. A producer that read
+ * SLEEPING just before the loop woke for another reason leaves a stale count in the eventfd: the
+ * next sleep returns at once and counts an empty wake-up, nothing worse. Shutdown requests use the
+ * same path. Writers count themselves in `wakers` so that the loop never closes the eventfd under a
+ * write in flight (the fd number could already belong to someone else).
+ *
+ * Completion queues. Level-triggered EPOLLIN, the registration id in epoll_event.data. On
+ * readiness the loop calls acknowledge() first, then poll() until a batch comes back short. For
+ * librpma, acknowledge() is rpma_cq_wait(3): it consumes the channel event and re-arms the CQ
+ * (ibv_req_notify_cq) before the drain, so a completion that lands during or after the drain
+ * signals the fd again; one that landed before the re-arm is found by the drain. Arm-then-drain
+ * therefore never loses a completion (drain-then-arm would: a completion between the last empty
+ * poll and the arm would sit unsignalled). The price is the occasional empty wake-up, which
+ * rpma_cq_wait(3) documents as normal. libfabric's wait fd has no such re-arm step: data can be
+ * buffered in the provider without the fd being readable, so fi_trywait(3) must be called right
+ * before blocking; it fails with -FI_EAGAIN when the queue has to be read first. That is
+ * Pollable.prepareToSleep(), called on every source before every sleep; any "no" turns the sleep
+ * into another polling round. Busy rounds poll queues directly without acknowledging them (their
+ * fds may stay readable; epoll is then only consulted for the other sources).
+ *
+ * Failure. A handler (sink entry, onReadable, task, hook) that throws is logged and the loop goes
+ * on. A queue whose poll()/acknowledge() throws is unregistered and its owner told through the
+ * shutdown hook. Only a fatal Error (VirtualMachineError, LinkageError) ends the loop: it then
+ * drops its tasks, unregisters every source with its hook, frees its native memory and completes
+ * terminationFuture exceptionally.
+ */
 
 /**
- * STUB of the event loop API: implemented by the event loop work. Signatures are the contract.
+ * One event-loop thread: it sleeps in {@code epoll_wait} on registered completion queues and other
+ * pollable sources (connection event channels, listeners), drains completion queues in batches
+ * into their sinks, and runs tasks handed over from other threads.
+ *
+ * <p>Thread safety and lifetime: all methods may be called from any thread. The loop owns a native
+ * epoll instance, an eventfd and preallocated native memory; they are released by the loop thread
+ * when it ends, after a {@linkplain #shutdownGracefully graceful} or {@linkplain #shutdownNow
+ * forced} shutdown or {@link #close()}. Registered sources are not closed by the loop: their owners
+ * learn through the optional {@code onShutdown} hook that the loop let go of them.
  */
 public final class EventLoop implements AutoCloseable {
 
-    private EventLoop() {
+    static final System.Logger LOG = System.getLogger(EventLoop.class.getName());
+
+    /** Ready entries taken per {@code epoll_wait}. */
+    static final int MAX_EVENTS = 64;
+    /** Tasks run per loop round before the queues get their turn again. */
+    static final int MAX_TASKS_PER_ROUND = 1024;
+    /** How long {@link #close()} lets queued work finish before it forces. */
+    static final Duration CLOSE_TIMEOUT = Duration.ofSeconds(10);
+
+    private static final long WAKE_ID = 0;
+
+    private static final int RUNNING = 0;
+    private static final int SHUTTING_DOWN = 1;
+    private static final int FORCED = 2;
+    private static final int TERMINATED = 3;
+
+    private static final int AWAKE = 0;
+    private static final int SLEEPING = 1;
+    private static final int WOKEN = 2;
+    private static final int DEAD = 3;
+
+    private static final VarHandle STATE;
+    private static final VarHandle WAKE_STATE;
+    private static final VarHandle WAKERS;
+    private static final VarHandle WAKEUPS;
+    private static final VarHandle EMPTY_WAKEUPS;
+    private static final VarHandle BATCHES;
+    private static final VarHandle COMPLETIONS;
+    private static final VarHandle LARGEST_BATCH;
+    private static final VarHandle TASKS;
+    private static final VarHandle DROPPED;
+
+    static {
+        try {
+            MethodHandles.Lookup l = MethodHandles.lookup();
+            STATE = l.findVarHandle(EventLoop.class, "state", int.class);
+            WAKE_STATE = l.findVarHandle(EventLoop.class, "wakeState", int.class);
+            WAKERS = l.findVarHandle(EventLoop.class, "wakers", int.class);
+            WAKEUPS = l.findVarHandle(EventLoop.class, "wakeups", long.class);
+            EMPTY_WAKEUPS = l.findVarHandle(EventLoop.class, "emptyWakeups", long.class);
+            BATCHES = l.findVarHandle(EventLoop.class, "batches", long.class);
+            COMPLETIONS = l.findVarHandle(EventLoop.class, "completions", long.class);
+            LARGEST_BATCH = l.findVarHandle(EventLoop.class, "largestBatch", int.class);
+            TASKS = l.findVarHandle(EventLoop.class, "tasks", long.class);
+            DROPPED = l.findVarHandle(EventLoop.class, "droppedTasks", long.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    private static final LoopSource[] NO_SOURCES = new LoopSource[0];
+
+    private final String name;
+    private final int batchSize;
+    /** Empty busy rounds before sleeping: 0 blocking, {@code Integer.MAX_VALUE} never. */
+    private final int spinBudget;
+    private final Thread thread;
+    private final TaskQueue taskQueue = new TaskQueue();
+    private final CompletableFuture<Void> termination = new CompletableFuture<>();
+    private final Object lifecycleLock = new Object();
+
+    // Native resources, owned by the loop thread once it runs.
+    private final int epfd;
+    private final int wakeFd;
+    private final Arena arena;
+    private final MemorySegment events;
+    private final MemorySegment scratch;
+    private final MemorySegment ctlEvent;
+    private final MemorySegment wakeBuf;
+    private final MemorySegment errno;
+
+    // Lifecycle (any thread).
+    @SuppressWarnings("unused")
+    private volatile int state = RUNNING;
+    @SuppressWarnings("unused")
+    private volatile int wakeState = AWAKE;
+    @SuppressWarnings("unused")
+    private volatile int wakers;
+    private long gracefulDeadline;
+
+    // Registration table (loop thread only). Slot 0 is the wake-up eventfd.
+    private LoopSource[] slots = new LoopSource[16];
+    private int[] generations = new int[16];
+    private int[] freeSlots = new int[16];
+    private int freeCount;
+    private int nextSlot = 1;
+    /** Copy-on-write arrays so that a handler may unregister while the loop iterates them. */
+    private LoopSource[] queues = NO_SOURCES;
+    private LoopSource[] others = NO_SOURCES;
+    private boolean sourcesClosed;
+
+    /** Test hook: runs on the loop thread right before it blocks in epoll_wait. */
+    volatile Runnable beforeSleep;
+
+    // Counters: written by the loop thread only (plain read, opaque write), read anywhere (opaque).
+    private long wakeups;
+    private long emptyWakeups;
+    private long batches;
+    private long completions;
+    private int largestBatch;
+    private long tasks;
+    private long droppedTasks;
+
+    private EventLoop(LoopConfig config) {
+        this.name = config.name();
+        this.batchSize = config.batchSize();
+        this.spinBudget = switch (config.waitStrategy()) {
+            case WaitStrategy.Blocking b -> 0;
+            case WaitStrategy.BusyPoll b -> Integer.MAX_VALUE;
+            case WaitStrategy.Adaptive a -> a.spins();
+        };
+        MemorySegment capture = Libc.threadErrno();
+        Arena a = Arena.ofShared();
+        int ep = -1;
+        int wfd = -1;
+        try {
+            ep = Libc.epollCreate(capture);
+            wfd = Libc.eventfd(capture);
+            events = epoll_event.allocateArray(MAX_EVENTS, a);
+            scratch = a.allocate((long) batchSize * CompletionQueue.MAX_ENTRY_BYTES, 64);
+            ctlEvent = epoll_event.allocate(a);
+            wakeBuf = a.allocate(Long.BYTES, Long.BYTES);
+            errno = a.allocate(Libc.CAPTURE_LAYOUT);
+            epoll_event.events(ctlEvent, libc_h.EPOLLIN());
+            ctlEvent.set(Libc.EVENT_DATA, Libc.EVENT_DATA_OFFSET, WAKE_ID);
+            int e = Libc.epollCtl(capture, ep, libc_h.EPOLL_CTL_ADD(), wfd, ctlEvent);
+            if (e != 0) {
+                throw NativeErrors.errno("epoll_ctl", e, "EPOLL_CTL_ADD of the wake-up eventfd " + wfd);
+            }
+            ThreadFactory factory = config.threadFactory() != null ? config.threadFactory()
+                    : r -> Thread.ofPlatform().name(name).daemon(true).unstarted(r);
+            Thread t = factory.newThread(this::run);
+            if (t == null) {
+                throw new IllegalStateException("thread factory of loop " + name + " returned null");
+            }
+            this.thread = t;
+        } catch (RuntimeException | Error e) {
+            if (wfd >= 0) {
+                Libc.close(capture, wfd);
+            }
+            if (ep >= 0) {
+                Libc.close(capture, ep);
+            }
+            a.close();
+            throw e;
+        }
+        this.epfd = ep;
+        this.wakeFd = wfd;
+        this.arena = a;
     }
 
     /**
@@ -19,84 +231,765 @@ public final class EventLoop implements AutoCloseable {
      *
      * @param config the configuration
      * @return the running loop
+     * @throws io.cqflux.core.NativeCallException when the epoll instance or the eventfd cannot be
+     *     created
      */
     public static EventLoop start(LoopConfig config) {
-        throw new UnsupportedOperationException("stub");
+        Objects.requireNonNull(config, "config");
+        EventLoop loop = new EventLoop(config);
+        try {
+            loop.thread.start();
+        } catch (RuntimeException | Error e) {
+            loop.closeNative();
+            throw e;
+        }
+        return loop;
     }
 
     /** {@return the loop's name} */
     public String name() {
-        throw new UnsupportedOperationException("stub");
+        return name;
     }
 
     /** {@return whether the caller is this loop's thread} */
     public boolean inLoop() {
-        throw new UnsupportedOperationException("stub");
+        return Thread.currentThread() == thread;
     }
 
     /**
-     * Runs a task on the loop thread (after already queued tasks).
+     * Runs a task on the loop thread after the tasks already queued. Also from the loop thread
+     * itself, where it defers the task to a later round (run it inline when {@link #inLoop()}
+     * if that is what you want).
      *
      * @param task the task; if it throws, the loop logs and goes on
      * @throws io.cqflux.core.ResourceClosedException after shutdown started
      */
     public void execute(Runnable task) {
-        throw new UnsupportedOperationException("stub");
+        Objects.requireNonNull(task, "task");
+        if ((int) STATE.getVolatile(this) != RUNNING || !taskQueue.offer(task)) {
+            throw new ResourceClosedException("event loop " + name + " is shut down: task rejected");
+        }
+        wakeup();
     }
 
     /**
      * Registers a completion queue; on readiness the loop acknowledges it and drains it in
-     * batches into {@code sink}. Loop thread only.
+     * batches into {@code sink}. On the loop thread it takes effect at once; from any other thread
+     * it is handed over through the task queue and takes effect before any task submitted after it.
      *
      * @param cq the queue
      * @param sink receives each completion; an exception it throws is logged, the batch goes on
      * @return the registration
+     * @throws io.cqflux.core.ResourceClosedException after shutdown started
+     * @throws io.cqflux.core.NativeCallException on the loop thread, when epoll refuses the fd
      */
     public Registration register(CompletionQueue cq, CompletionSink sink) {
-        throw new UnsupportedOperationException("stub");
+        return register(cq, sink, null);
+    }
+
+    /**
+     * Registers a completion queue, with a hook that tells its owner when the loop let go of it
+     * without being asked: shutdown, a fatal loop error, a queue that failed ({@code poll} or
+     * {@code acknowledge} threw), or a registration handed over from another thread that epoll
+     * refused. The hook runs on the loop thread, at most once, never after
+     * {@link Registration#close()}.
+     *
+     * @param cq the queue
+     * @param sink receives each completion; an exception it throws is logged, the batch goes on
+     * @param onShutdown the hook, or {@code null}
+     * @return the registration
+     * @throws io.cqflux.core.ResourceClosedException after shutdown started
+     * @throws io.cqflux.core.NativeCallException on the loop thread, when epoll refuses the fd
+     */
+    public Registration register(CompletionQueue cq, CompletionSink sink, Runnable onShutdown) {
+        Objects.requireNonNull(cq, "cq");
+        Objects.requireNonNull(sink, "sink");
+        return register(new LoopSource(this, cq, sink, onShutdown));
     }
 
     /**
      * Registers any pollable source (event channel, listener); {@code onReadable} runs on the
-     * loop thread when its fd is readable. Loop thread only.
+     * loop thread when its fd is readable. Same threading as
+     * {@link #register(CompletionQueue, CompletionSink)}.
      *
      * @param source the source
      * @param onReadable the handler
      * @return the registration
+     * @throws io.cqflux.core.ResourceClosedException after shutdown started
      */
     public Registration register(Pollable source, Runnable onReadable) {
-        throw new UnsupportedOperationException("stub");
+        return register(source, onReadable, null);
     }
 
-    /** {@return a snapshot of the counters; any thread} */
+    /**
+     * Registers any pollable source with a shutdown hook (see
+     * {@link #register(CompletionQueue, CompletionSink, Runnable)}).
+     *
+     * @param source the source; a {@link CompletionQueue} registered this way is treated as a
+     *     plain source: {@code onReadable} runs and nothing is drained
+     * @param onReadable the handler
+     * @param onShutdown the hook, or {@code null}
+     * @return the registration
+     * @throws io.cqflux.core.ResourceClosedException after shutdown started
+     */
+    public Registration register(Pollable source, Runnable onReadable, Runnable onShutdown) {
+        Objects.requireNonNull(source, "source");
+        Objects.requireNonNull(onReadable, "onReadable");
+        return register(new LoopSource(this, source, onReadable, onShutdown));
+    }
+
+    private Registration register(LoopSource s) {
+        if (inLoop()) {
+            add(s);
+        } else {
+            execute(new AddTask(s));
+        }
+        return s;
+    }
+
+    /** {@return a snapshot of the counters; any thread (each counter is exact, the set is not atomic)} */
     public LoopStats stats() {
-        throw new UnsupportedOperationException("stub");
+        return new LoopStats((long) WAKEUPS.getOpaque(this), (long) EMPTY_WAKEUPS.getOpaque(this),
+                (long) BATCHES.getOpaque(this), (long) COMPLETIONS.getOpaque(this),
+                (int) LARGEST_BATCH.getOpaque(this), (long) TASKS.getOpaque(this), (long) DROPPED.getOpaque(this));
     }
 
     /**
      * Graceful shutdown: stop taking tasks, run those queued, drain the queues, unregister every
-     * source, free native memory, end the thread.
+     * source (running its shutdown hook), free native memory, end the thread. Idempotent: a second
+     * call returns the same future and keeps the first deadline.
      *
      * @param timeout how long to let queued work finish before forcing
-     * @return completes when the thread ended
+     * @return completes when the thread ended (exceptionally if it ended on a fatal error)
      */
     public CompletableFuture<Void> shutdownGracefully(Duration timeout) {
-        throw new UnsupportedOperationException("stub");
+        Objects.requireNonNull(timeout, "timeout");
+        if (timeout.isNegative()) {
+            throw new IllegalArgumentException("timeout " + timeout + " is negative");
+        }
+        synchronized (lifecycleLock) {
+            if ((int) STATE.getVolatile(this) == RUNNING) {
+                long nanos = timeout.compareTo(Duration.ofDays(365)) > 0 ? TimeUnit.DAYS.toNanos(365) : timeout.toNanos();
+                gracefulDeadline = System.nanoTime() + nanos;
+                STATE.setVolatile(this, SHUTTING_DOWN);
+            }
+        }
+        wakeup();
+        return termination;
     }
 
-    /** Forced shutdown: queued tasks are dropped (logged), the thread ends as soon as possible. */
+    /** Forced shutdown: queued tasks are dropped (logged, counted), the thread ends as soon as possible. */
     public void shutdownNow() {
-        throw new UnsupportedOperationException("stub");
+        synchronized (lifecycleLock) {
+            if ((int) STATE.getVolatile(this) < FORCED) {
+                STATE.setVolatile(this, FORCED);
+            }
+        }
+        wakeup();
     }
 
     /** {@return completes when the loop thread has ended and its native memory is freed} */
     public CompletableFuture<Void> terminationFuture() {
-        throw new UnsupportedOperationException("stub");
+        return termination;
     }
 
-    /** Graceful shutdown and wait for it; idempotent. */
+    /**
+     * Graceful shutdown and wait for it; idempotent. Queued work gets 10 s, then the shutdown is
+     * forced. On the loop thread itself (a task or handler closing its own loop) it only begins the
+     * shutdown and returns, so it cannot deadlock.
+     */
     @Override
     public void close() {
-        throw new UnsupportedOperationException("stub");
+        shutdownGracefully(CLOSE_TIMEOUT);
+        if (inLoop()) {
+            return;
+        }
+        if (!await(CLOSE_TIMEOUT.plusSeconds(5))) {
+            LOG.log(System.Logger.Level.WARNING, "event loop {0} did not finish its graceful shutdown in time; forcing", name);
+            shutdownNow();
+            if (!await(Duration.ofSeconds(10))) {
+                LOG.log(System.Logger.Level.ERROR, "event loop {0} did not terminate; a handler is blocking its thread", name);
+            }
+        }
+    }
+
+    private boolean await(Duration d) {
+        try {
+            termination.get(d.toNanos(), TimeUnit.NANOSECONDS);
+            return true;
+        } catch (ExecutionException e) {
+            return true; // ended on a fatal error, already logged by the loop
+        } catch (TimeoutException e) {
+            return false;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return true;
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "EventLoop[" + name + "]";
+    }
+
+    // ---------------------------------------------------------------- wake-up
+
+    /** Makes a sleeping loop return from epoll_wait; a no-op (one volatile read) when it runs. */
+    private void wakeup() {
+        if ((int) WAKE_STATE.getVolatile(this) != SLEEPING) {
+            return;
+        }
+        WAKERS.getAndAdd(this, 1);
+        try {
+            if (WAKE_STATE.compareAndSet(this, SLEEPING, WOKEN)) {
+                Libc.signalEventfd(inLoop() ? errno : Libc.threadErrno(), wakeFd);
+            }
+        } finally {
+            WAKERS.getAndAdd(this, -1);
+        }
+    }
+
+    // ---------------------------------------------------------------- the loop
+
+    private void run() {
+        Throwable fatal = null;
+        try {
+            loop();
+            shutdownSequence();
+        } catch (Throwable t) {
+            fatal = t;
+            LOG.log(System.Logger.Level.ERROR, "event loop " + name + " ends on a fatal error; failing everything it owns", t);
+        }
+        try {
+            if (fatal != null) {
+                failEverything();
+            }
+        } catch (Throwable t) {
+            LOG.log(System.Logger.Level.ERROR, "event loop " + name + ": cleanup after the fatal error failed", t);
+        } finally {
+            closeNative();
+            STATE.setVolatile(this, TERMINATED);
+            if (fatal != null) {
+                termination.completeExceptionally(fatal);
+            } else {
+                termination.complete(null);
+            }
+        }
+    }
+
+    private void loop() {
+        int idle = 0;
+        while ((int) STATE.getVolatile(this) == RUNNING) {
+            int work = runTasks();
+            if (idle < spinBudget) {
+                work += pollQueues();
+                if (others.length > 0) {
+                    int n = Libc.epollWait(errno, epfd, events, MAX_EVENTS, 0);
+                    if (n > 0) {
+                        work += dispatch(n, true);
+                    }
+                }
+                if (work == 0) {
+                    idle++;
+                    Thread.onSpinWait();
+                } else {
+                    idle = 0;
+                }
+            } else if (work == 0 && sleep() > 0) {
+                idle = 0;
+            }
+        }
+    }
+
+    /**
+     * One sleep: announce it, re-check for tasks, ask every source ({@code fi_trywait(3)}), block,
+     * dispatch.
+     *
+     * @return the work found
+     */
+    private int sleep() {
+        WAKE_STATE.setVolatile(this, SLEEPING);
+        if (!taskQueue.isEmpty() || (int) STATE.getVolatile(this) != RUNNING) {
+            WAKE_STATE.setVolatile(this, AWAKE);
+            return 1;
+        }
+        int work = prepareToSleep();
+        if (work > 0) {
+            WAKE_STATE.setVolatile(this, AWAKE);
+            return work;
+        }
+        Runnable hook = beforeSleep;
+        if (hook != null) {
+            hook.run();
+        }
+        int n = Libc.epollWait(errno, epfd, events, MAX_EVENTS, -1);
+        WAKE_STATE.setVolatile(this, AWAKE);
+        if (n <= 0) {
+            return 0; // EINTR
+        }
+        WAKEUPS.setOpaque(this, wakeups + 1);
+        work = dispatch(n, false);
+        if (work == 0) {
+            EMPTY_WAKEUPS.setOpaque(this, emptyWakeups + 1);
+        }
+        return work;
+    }
+
+    /**
+     * Calls {@link Pollable#prepareToSleep()} on every source; a source that says "not yet" is
+     * polled (queue) or handled (other source) right away.
+     *
+     * @return 0 when the loop may sleep, else the work done
+     */
+    private int prepareToSleep() {
+        int work = 0;
+        for (LoopSource s : queues) {
+            if (s.isActive() && !askToSleep(s)) {
+                work += 1 + drain(s);
+            }
+        }
+        for (LoopSource s : others) {
+            if (s.isActive() && !askToSleep(s)) {
+                handleReadable(s);
+                work++;
+            }
+        }
+        return work;
+    }
+
+    private boolean askToSleep(LoopSource s) {
+        try {
+            return s.pollable.prepareToSleep();
+        } catch (Throwable t) {
+            rethrowIfFatal(t);
+            fail(s, "prepareToSleep", t);
+            return true;
+        }
+    }
+
+    /**
+     * Handles ready entries of the epoll array.
+     *
+     * @param n entries
+     * @param busy a busy round: queues were polled already, do not acknowledge them
+     * @return the work found
+     */
+    private int dispatch(int n, boolean busy) {
+        int work = 0;
+        for (int i = 0; i < n; i++) {
+            long id = events.get(Libc.EVENT_DATA, i * Libc.EVENT_SIZE + Libc.EVENT_DATA_OFFSET);
+            if (id == WAKE_ID) {
+                Libc.readEventfd(errno, wakeFd, wakeBuf);
+                if (!taskQueue.isEmpty()) {
+                    work++;
+                }
+                continue;
+            }
+            LoopSource s = lookup(id);
+            if (s == null) {
+                continue; // unregistered by a handler earlier in this batch
+            }
+            if (s.cq != null) {
+                if (!busy && acknowledge(s)) {
+                    work += drain(s);
+                }
+            } else {
+                handleReadable(s);
+                work++;
+            }
+        }
+        return work;
+    }
+
+    private boolean acknowledge(LoopSource s) {
+        try {
+            s.cq.acknowledge();
+            return true;
+        } catch (Throwable t) {
+            rethrowIfFatal(t);
+            fail(s, "acknowledge", t);
+            return false;
+        }
+    }
+
+    /** Busy round: every queue polled directly, no acknowledge. */
+    private int pollQueues() {
+        int work = 0;
+        for (LoopSource s : queues) {
+            if (s.isActive()) {
+                work += drain(s);
+            }
+        }
+        return work;
+    }
+
+    /**
+     * Polls a queue until a batch comes back short.
+     *
+     * @return completions delivered
+     */
+    private int drain(LoopSource s) {
+        int total = 0;
+        int n;
+        do {
+            try {
+                n = s.cq.poll(scratch, batchSize, s.sink);
+            } catch (Throwable t) {
+                rethrowIfFatal(t);
+                fail(s, "poll", t);
+                return total;
+            }
+            if (n < 0 || n > batchSize) {
+                fail(s, "poll", new IllegalStateException("poll returned " + n + ", outside [0, " + batchSize + "]"));
+                return total;
+            }
+            if (n > 0) {
+                BATCHES.setOpaque(this, batches + 1);
+                COMPLETIONS.setOpaque(this, completions + n);
+                if (n > largestBatch) {
+                    LARGEST_BATCH.setOpaque(this, n);
+                }
+                total += n;
+            }
+        } while (n == batchSize && s.isActive());
+        return total;
+    }
+
+    private void handleReadable(LoopSource s) {
+        try {
+            s.onReadable.run();
+        } catch (Throwable t) {
+            rethrowIfFatal(t);
+            LOG.log(System.Logger.Level.WARNING, "readiness handler of " + s + " threw; the loop goes on", t);
+        }
+    }
+
+    private int runTasks() {
+        int n = 0;
+        Runnable r;
+        while (n < MAX_TASKS_PER_ROUND && (r = taskQueue.poll()) != null) {
+            n++;
+            safeRun(r);
+        }
+        if (n > 0) {
+            TASKS.setOpaque(this, tasks + n);
+        }
+        return n;
+    }
+
+    private void safeRun(Runnable r) {
+        try {
+            r.run();
+        } catch (Throwable t) {
+            rethrowIfFatal(t);
+            LOG.log(System.Logger.Level.WARNING, "task " + r + " on event loop " + name + " threw; the loop goes on", t);
+        }
+    }
+
+    /** A queue or source that failed itself is dropped and its owner told. */
+    private void fail(LoopSource s, String call, Throwable t) {
+        LOG.log(System.Logger.Level.ERROR, call + " of " + s + " failed; it is unregistered from event loop " + name, t);
+        unregister(s, true);
+    }
+
+    // ---------------------------------------------------------------- shutdown
+
+    private void shutdownSequence() {
+        taskQueue.close();
+        boolean forced = (int) STATE.getVolatile(this) == FORCED;
+        if (!forced) {
+            long deadline = gracefulDeadline;
+            Runnable r;
+            while ((r = taskQueue.pollClosed()) != null) {
+                if ((int) STATE.getVolatile(this) == FORCED || System.nanoTime() - deadline > 0) {
+                    drop(r);
+                    forced = true;
+                    break;
+                }
+                safeRun(r);
+                TASKS.setOpaque(this, tasks + 1);
+            }
+            if (!forced) {
+                // The last drain: completions that are already in the queues reach their sinks.
+                for (LoopSource s : queues) {
+                    if (s.isActive()) {
+                        drain(s);
+                    }
+                }
+            }
+        }
+        dropRemainingTasks();
+        closeSources();
+    }
+
+    private void failEverything() {
+        taskQueue.close();
+        dropRemainingTasks();
+        closeSources();
+    }
+
+    private void dropRemainingTasks() {
+        Runnable r;
+        while ((r = taskQueue.pollClosed()) != null) {
+            drop(r);
+        }
+    }
+
+    private void drop(Runnable r) {
+        DROPPED.setOpaque(this, droppedTasks + 1);
+        LOG.log(System.Logger.Level.WARNING, "event loop {0} shut down: dropped task {1}", name, r);
+        if (r instanceof AddTask a) {
+            a.source.phase = LoopSource.REMOVED;
+            a.source.removed.complete(null);
+            runHook(a.source);
+        }
+    }
+
+    /** Unregisters every source and runs its hook; no registration is accepted afterwards. */
+    private void closeSources() {
+        sourcesClosed = true;
+        for (int i = 1; i < nextSlot; i++) {
+            LoopSource s = slots[i];
+            if (s != null) {
+                try {
+                    unregister(s, true);
+                } catch (Throwable t) {
+                    rethrowIfFatal(t);
+                    LOG.log(System.Logger.Level.WARNING, "unregistering " + s + " failed", t);
+                }
+            }
+        }
+    }
+
+    private void closeNative() {
+        // No waker may be between its CAS and its write(2) when the eventfd is closed: the number
+        // could be reused by another open() at once.
+        WAKE_STATE.setVolatile(this, DEAD);
+        while ((int) WAKERS.getVolatile(this) != 0) {
+            Thread.onSpinWait();
+        }
+        int e = Libc.close(errno, epfd);
+        if (e != 0) {
+            LOG.log(System.Logger.Level.WARNING, "close of epoll fd {0} failed: {1}", epfd, NativeErrors.errnoName(e));
+        }
+        e = Libc.close(errno, wakeFd);
+        if (e != 0) {
+            LOG.log(System.Logger.Level.WARNING, "close of eventfd {0} failed: {1}", wakeFd, NativeErrors.errnoName(e));
+        }
+        arena.close();
+    }
+
+    // ---------------------------------------------------------------- registrations (loop thread)
+
+    /** Adds a source to epoll; loop thread. */
+    private void add(LoopSource s) {
+        if (sourcesClosed || (int) STATE.getVolatile(this) >= TERMINATED) {
+            throw new ResourceClosedException("event loop " + name + " is shut down: " + s + " not registered");
+        }
+        if (s.phase != LoopSource.PENDING) {
+            return; // closed before the hand-over ran
+        }
+        int fd = s.pollable.fd();
+        if (fd < 0) {
+            throw new IllegalArgumentException("source " + s.pollable + " has fd " + fd + " (must be >= 0)");
+        }
+        int slot = freeCount > 0 ? freeSlots[--freeCount] : nextSlot++;
+        if (slot >= slots.length) {
+            slots = Arrays.copyOf(slots, slots.length * 2);
+            generations = Arrays.copyOf(generations, generations.length * 2);
+        }
+        int gen = ++generations[slot];
+        long id = ((long) gen << 32) | slot;
+        epoll_event.events(ctlEvent, libc_h.EPOLLIN());
+        ctlEvent.set(Libc.EVENT_DATA, Libc.EVENT_DATA_OFFSET, id);
+        int e = Libc.epollCtl(errno, epfd, libc_h.EPOLL_CTL_ADD(), fd, ctlEvent);
+        if (e != 0) {
+            freeSlot(slot);
+            throw NativeErrors.errno("epoll_ctl", e, "EPOLL_CTL_ADD of fd " + fd + " (" + s.pollable + ")");
+        }
+        s.id = id;
+        slots[slot] = s;
+        s.phase = LoopSource.ACTIVE;
+        if (s.cq != null) {
+            queues = append(queues, s);
+        } else {
+            others = append(others, s);
+        }
+    }
+
+    private LoopSource lookup(long id) {
+        int slot = (int) id;
+        if (slot <= 0 || slot >= nextSlot) {
+            return null;
+        }
+        LoopSource s = slots[slot];
+        return s != null && s.id == id ? s : null;
+    }
+
+    /**
+     * Removes a source; loop thread; idempotent.
+     *
+     * @param runHook whether to run the owner's hook (not when the owner asked)
+     */
+    void unregister(LoopSource s, boolean runHook) {
+        if (s.phase == LoopSource.PENDING) {
+            s.phase = LoopSource.REMOVED;
+            s.removed.complete(null);
+            return;
+        }
+        if (s.phase != LoopSource.ACTIVE) {
+            return;
+        }
+        s.phase = LoopSource.REMOVED;
+        int slot = (int) s.id;
+        slots[slot] = null;
+        freeSlot(slot);
+        if (s.cq != null) {
+            queues = remove(queues, s);
+        } else {
+            others = remove(others, s);
+        }
+        int fd = -1;
+        try {
+            fd = s.pollable.fd();
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.DEBUG, "fd of " + s.pollable + " unavailable at unregistration", e);
+        }
+        if (fd >= 0) {
+            int e = Libc.epollCtl(errno, epfd, libc_h.EPOLL_CTL_DEL(), fd, ctlEvent);
+            if (e != 0) {
+                // EBADF/ENOENT: the owner closed the fd first; epoll(7) drops a file description
+                // from every set when its last fd is closed, so there is nothing left to remove.
+                LOG.log(System.Logger.Level.DEBUG, "EPOLL_CTL_DEL of fd {0}: {1}", fd, NativeErrors.errnoName(e));
+            }
+        }
+        s.removed.complete(null);
+        if (runHook) {
+            runHook(s);
+        }
+    }
+
+    private void runHook(LoopSource s) {
+        if (s.onShutdown == null || s.closeRequested) {
+            return;
+        }
+        try {
+            s.onShutdown.run();
+        } catch (Throwable t) {
+            rethrowIfFatal(t);
+            LOG.log(System.Logger.Level.WARNING, "shutdown hook of " + s + " threw", t);
+        }
+    }
+
+    /** Registration.close() from another thread: hand over and wait until the loop let go. */
+    void removeFromOtherThread(LoopSource s) {
+        try {
+            execute(new RemoveTask(s));
+        } catch (ResourceClosedException e) {
+            // Shutdown has begun: the loop removes every source itself before it ends.
+        }
+        boolean interrupted = false;
+        while (true) {
+            try {
+                s.removed.get();
+                break;
+            } catch (InterruptedException e) {
+                interrupted = true;
+            } catch (ExecutionException e) {
+                break;
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private void freeSlot(int slot) {
+        if (freeCount == freeSlots.length) {
+            freeSlots = Arrays.copyOf(freeSlots, freeSlots.length * 2);
+        }
+        freeSlots[freeCount++] = slot;
+    }
+
+    private static LoopSource[] append(LoopSource[] a, LoopSource s) {
+        LoopSource[] b = Arrays.copyOf(a, a.length + 1);
+        b[a.length] = s;
+        return b;
+    }
+
+    private static LoopSource[] remove(LoopSource[] a, LoopSource s) {
+        for (int i = 0; i < a.length; i++) {
+            if (a[i] == s) {
+                if (a.length == 1) {
+                    return NO_SOURCES;
+                }
+                LoopSource[] b = new LoopSource[a.length - 1];
+                System.arraycopy(a, 0, b, 0, i);
+                System.arraycopy(a, i + 1, b, i, a.length - i - 1);
+                return b;
+            }
+        }
+        return a;
+    }
+
+    /**
+     * Rethrows what must end the loop: a {@link VirtualMachineError} (out of memory, stack
+     * overflow, internal error) or a {@link LinkageError}; anything else a handler throws is
+     * logged and survived.
+     *
+     * @param t the throwable
+     */
+    static void rethrowIfFatal(Throwable t) {
+        if (t instanceof VirtualMachineError v) {
+            throw v;
+        }
+        if (t instanceof LinkageError l) {
+            throw l;
+        }
+    }
+
+    /** Hand-over of a registration from another thread. */
+    private final class AddTask implements Runnable {
+        final LoopSource source;
+
+        AddTask(LoopSource source) {
+            this.source = source;
+        }
+
+        @Override
+        public void run() {
+            try {
+                add(source);
+            } catch (RuntimeException e) {
+                LOG.log(System.Logger.Level.ERROR, "registering " + source + " on event loop " + name + " failed", e);
+                source.phase = LoopSource.REMOVED;
+                source.removed.complete(null);
+                runHook(source);
+            }
+        }
+
+        @Override
+        public String toString() {
+            return "register " + source;
+        }
+    }
+
+    /** Hand-over of an unregistration from another thread. */
+    private final class RemoveTask implements Runnable {
+        final LoopSource source;
+
+        RemoveTask(LoopSource source) {
+            this.source = source;
+        }
+
+        @Override
+        public void run() {
+            unregister(source, false);
+        }
+
+        @Override
+        public String toString() {
+            return "unregister " + source;
+        }
     }
 }

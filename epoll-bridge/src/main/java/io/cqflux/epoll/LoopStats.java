@@ -1,14 +1,32 @@
 package io.cqflux.epoll;
 
 /**
- * A snapshot of an event loop's counters.
+ * A snapshot of an event loop's counters. Each counter is exact; the snapshot as a whole is not
+ * atomic (the loop keeps counting while it is read).
  *
- * @param wakeups returns from {@code epoll_wait} with at least one ready fd
+ * @param wakeups returns from a sleeping {@code epoll_wait} with at least one ready fd (the
+ *     non-blocking {@code epoll_wait} of busy rounds does not count)
  * @param emptyWakeups wake-ups after which no completion, event or task was found (spurious)
  * @param batches native drain calls that returned at least one completion
  * @param completions completions delivered
  * @param largestBatch most completions returned by one drain call
  * @param tasks tasks run from the task queue
+ * @param droppedTasks queued tasks dropped by a forced shutdown (or a graceful one past its timeout)
  */
-public record LoopStats(long wakeups, long emptyWakeups, long batches, long completions, int largestBatch, long tasks) {
+public record LoopStats(long wakeups, long emptyWakeups, long batches, long completions, int largestBatch, long tasks,
+        long droppedTasks) {
+
+    /**
+     * The counters without {@code droppedTasks} (0).
+     *
+     * @param wakeups wake-ups
+     * @param emptyWakeups empty wake-ups
+     * @param batches batches
+     * @param completions completions
+     * @param largestBatch largest batch
+     * @param tasks tasks run
+     */
+    public LoopStats(long wakeups, long emptyWakeups, long batches, long completions, int largestBatch, long tasks) {
+        this(wakeups, emptyWakeups, batches, completions, largestBatch, tasks, 0);
+    }
 }

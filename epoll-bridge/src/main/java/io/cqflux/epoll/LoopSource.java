@@ -1,0 +1,116 @@
+package io.cqflux.epoll;
+
+import io.cqflux.core.Completion;
+import io.cqflux.core.spi.CompletionQueue;
+import io.cqflux.core.spi.CompletionSink;
+import io.cqflux.core.spi.Pollable;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * One registered source: the pollable, its handler, the owner's shutdown hook and the registration
+ * state. The loop thread owns {@link #id} and the transitions to {@link #ACTIVE}/{@link #REMOVED};
+ * {@link #close()} may come from any thread. Thread-safe.
+ */
+final class LoopSource implements Registration {
+
+    static final int PENDING = 0;
+    static final int ACTIVE = 1;
+    static final int REMOVED = 2;
+
+    final EventLoop loop;
+    final Pollable pollable;
+    /** The queue when {@link #pollable} is a completion queue, else {@code null}. */
+    final CompletionQueue cq;
+    /** Exception-guarded sink for a queue, else {@code null}. */
+    final CompletionSink sink;
+    /** The readiness handler of a non-queue source, else {@code null}. */
+    final Runnable onReadable;
+    /** Runs when the loop drops the source without the owner asking; may be {@code null}. */
+    final Runnable onShutdown;
+    /** Completes once the loop will never touch the source again. */
+    final CompletableFuture<Void> removed = new CompletableFuture<>();
+
+    /** Slot index in the low 32 bits, slot generation in the high 32; loop thread only. */
+    long id;
+    volatile int phase = PENDING;
+    /** The owner asked for removal: its shutdown hook no longer runs. */
+    volatile boolean closeRequested;
+
+    LoopSource(EventLoop loop, CompletionQueue cq, CompletionSink sink, Runnable onShutdown) {
+        this.loop = loop;
+        this.pollable = cq;
+        this.cq = cq;
+        this.sink = new GuardedSink(this, sink);
+        this.onReadable = null;
+        this.onShutdown = onShutdown;
+    }
+
+    LoopSource(EventLoop loop, Pollable source, Runnable onReadable, Runnable onShutdown) {
+        this.loop = loop;
+        this.pollable = source;
+        this.cq = null;
+        this.sink = null;
+        this.onReadable = onReadable;
+        this.onShutdown = onShutdown;
+    }
+
+    /**
+     * Unregisters. On the loop thread it takes effect at once (also from within a handler: an
+     * event of this source still pending in the current batch is skipped). From another thread it
+     * is handed over through the task queue and this call waits until the loop has let go of the
+     * source, so that the owner may close it right after; it returns at once when the loop is
+     * already shut down (the shutdown removed every source).
+     */
+    @Override
+    public void close() {
+        closeRequested = true;
+        if (removed.isDone()) {
+            return;
+        }
+        if (loop.inLoop()) {
+            loop.unregister(this, false);
+            return;
+        }
+        loop.removeFromOtherThread(this);
+    }
+
+    boolean isActive() {
+        return phase == ACTIVE;
+    }
+
+    @Override
+    public String toString() {
+        return (cq != null ? "completion queue " : "source ") + pollable + " (fd " + safeFd() + ")";
+    }
+
+    private String safeFd() {
+        try {
+            return Integer.toString(pollable.fd());
+        } catch (RuntimeException e) {
+            return "?";
+        }
+    }
+
+    /** Calls the owner's sink per entry; an exception it throws is logged and the batch goes on. */
+    private record GuardedSink(LoopSource source, CompletionSink delegate) implements CompletionSink {
+        @Override
+        public void onCompletion(Completion completion) {
+            try {
+                delegate.onCompletion(completion);
+            } catch (Throwable t) {
+                EventLoop.rethrowIfFatal(t);
+                EventLoop.LOG.log(System.Logger.Level.WARNING, () -> "sink of " + source
+                        + " threw on the completion with context 0x" + Long.toHexString(safeContext(completion))
+                        + "; the batch goes on", t);
+            }
+        }
+
+        private static long safeContext(Completion c) {
+            try {
+                return c.context();
+            } catch (RuntimeException e) {
+                return -1;
+            }
+        }
+    }
+}
