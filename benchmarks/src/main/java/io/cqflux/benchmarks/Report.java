@@ -86,7 +86,9 @@ final class Report {
             case "ops/us" -> 1 / score;
             default -> Double.NaN;
         };
-        return new Figure(fmt(score) + " ± " + fmt(p.getScoreError()) + " " + unit, us);
+        double error = p.getScoreError();
+        String shown = Double.isNaN(error) ? fmt(score) + " " + unit : fmt(score) + " ± " + fmt(error) + " " + unit;
+        return new Figure(shown, us);
     }
 
     private Figure c(String name) {
