@@ -1,7 +1,509 @@
 package io.cqflux.reactor;
 
-/** STUB: the entry point, implemented by the reactive API work. */
-public final class Cqflux {
-    private Cqflux() {
+import io.cqflux.core.ConnectionConfig;
+import io.cqflux.core.ConnectionEvent;
+import io.cqflux.core.ConnectionException;
+import io.cqflux.core.RegionAccess;
+import io.cqflux.core.ResourceClosedException;
+import io.cqflux.core.fabric.Fabric;
+import io.cqflux.core.rpma.Rpma;
+import io.cqflux.core.spi.Connection;
+import io.cqflux.core.spi.Listener;
+import io.cqflux.core.spi.LocalRegion;
+import io.cqflux.core.spi.Transport;
+import io.cqflux.epoll.EventLoop;
+import io.cqflux.epoll.LoopConfig;
+import io.cqflux.epoll.LoopStats;
+import io.cqflux.epoll.WaitStrategy;
+import java.lang.foreign.MemorySegment;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.core.scheduler.NonBlocking;
+
+/**
+ * The entry point: one per application. It owns a native transport, a group of event-loop
+ * threads, and every region, server and connection created through it.
+ *
+ * <pre>{@code
+ * try (Cqflux cq = Cqflux.builder().transport(TransportChoice.AUTO).build()) {
+ *     Region buf = cq.register(segment, RegionAccess.WRITE_SRC, RegionAccess.READ_DST);
+ *     RdmaConnection c = cq.connect(new InetSocketAddress("10.0.0.2", 7471)).block();
+ *     c.durableWrite(c.remoteRegion(0), 0, buf, 0, 4096).block();
+ * }
+ * }</pre>
+ *
+ * <p><b>Lifetime.</b> {@link #close()} (or {@link #disposeLater()}) stops the servers, closes every
+ * connection — failing whatever is pending on them — shuts the loops down, deregisters the regions
+ * and frees the transport. Idempotent.
+ *
+ * <p><b>Thread safety.</b> Thread-safe. {@link #close()} blocks until everything is freed unless it
+ * is called on an event-loop thread, where it only starts the shutdown.
+ */
+public final class Cqflux implements AutoCloseable {
+    private static final Logger LOG = Logger.getLogger(Cqflux.class.getName());
+
+    private final Transport transport;
+    private final EventLoop[] loops;
+    private final ConnectionConfig config;
+    private final int pendingLimit;
+    private final int receiveBufferSize;
+    private final AtomicInteger nextLoop = new AtomicInteger();
+    private final Set<ConnectionCore> connections = ConcurrentHashMap.newKeySet();
+    private final Set<RdmaServer> servers = ConcurrentHashMap.newKeySet();
+    private final Set<Region> regions = ConcurrentHashMap.newKeySet();
+    private final AtomicBoolean closing = new AtomicBoolean();
+    private final CompletableFuture<Void> terminated = new CompletableFuture<>();
+
+    private Cqflux(Builder b, Transport transport, EventLoop[] loops) {
+        this.transport = transport;
+        this.loops = loops;
+        this.config = b.config;
+        this.pendingLimit = b.pendingLimit;
+        this.receiveBufferSize = b.receiveBufferSize;
+    }
+
+    /** {@return a builder with the defaults: AUTO transport on the loopback address, one blocking loop} */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** {@return the transport in use, e.g. {@code rpma} or {@code fabric/tcp}} */
+    public String transportName() {
+        return transport.name();
+    }
+
+    /** {@return the connection configuration in use} */
+    public ConnectionConfig connectionConfig() {
+        return config;
+    }
+
+    /** {@return a snapshot of each event loop's counters} */
+    public List<LoopStats> loopStats() {
+        List<LoopStats> out = new ArrayList<>();
+        for (EventLoop l : loops) {
+            out.add(l.stats());
+        }
+        return out;
+    }
+
+    /**
+     * Registers memory for RDMA.
+     *
+     * @param memory native memory that stays alive until the region is closed and deregistered
+     * @param access what it may be used for (at least one)
+     * @return the region; close it when done (closing this instance closes it too)
+     * @throws IllegalArgumentException when {@code access} is empty or the memory is not native
+     * @throws ResourceClosedException when this instance is closed
+     */
+    public Region register(MemorySegment memory, RegionAccess... access) {
+        Objects.requireNonNull(memory, "memory");
+        if (access.length == 0) {
+            throw new IllegalArgumentException("access is empty: name at least one RegionAccess");
+        }
+        if (!memory.isNative()) {
+            throw new IllegalArgumentException("memory " + memory + " is on the Java heap; RDMA needs native memory"
+                    + " (Arena.allocate or FileChannel.map)");
+        }
+        checkOpen();
+        LocalRegion r = transport.register(memory, EnumSet.copyOf(Arrays.asList(access)));
+        Region region = new Region(r);
+        regions.add(region);
+        region.onClose().subscribe(null, null, () -> regions.remove(region));
+        return region;
+    }
+
+    /**
+     * Starts listening and exposes regions to every peer that connects.
+     *
+     * @param address local address; port 0 picks a free port ({@link RdmaServer#address()})
+     * @param exposed regions whose descriptors travel to each client in the accept's private data,
+     *     bounded by the transport's limit (checked: an {@link IllegalArgumentException} names it)
+     * @return a cold Mono of the listening server
+     */
+    public Mono<RdmaServer> bind(InetSocketAddress address, Region... exposed) {
+        Objects.requireNonNull(address, "address");
+        List<Region> regionList = List.of(exposed);
+        return Mono.create(sink -> {
+            try {
+                checkOpen();
+                List<byte[]> descriptors = new ArrayList<>();
+                for (Region r : regionList) {
+                    if (!r.isOpen()) {
+                        throw new ResourceClosedException("exposed " + r + " is closed");
+                    }
+                    descriptors.add(r.nativeRegion().descriptor());
+                }
+                byte[] data = RegionList.encode(descriptors, transport.maxAcceptPrivateData());
+                EventLoop loop = loops[0];
+                Runnable task = () -> {
+                    Listener listener;
+                    try {
+                        listener = transport.listen(address, config);
+                    } catch (RuntimeException e) {
+                        sink.error(e);
+                        return;
+                    }
+                    RdmaServer server = new RdmaServer(this, loop, listener, data, config);
+                    servers.add(server);
+                    try {
+                        server.start();
+                    } catch (RuntimeException e) {
+                        server.close();
+                        sink.error(e);
+                        return;
+                    }
+                    sink.success(server);
+                };
+                if (loop.inLoop()) {
+                    task.run();
+                } else {
+                    loop.execute(task);
+                }
+            } catch (RuntimeException e) {
+                sink.error(e);
+            }
+        });
+    }
+
+    /**
+     * Listens and streams the incoming connections; cancelling the Flux stops listening.
+     *
+     * @param address local address and port
+     * @param exposed regions exposed to every peer
+     * @return a cold Flux of established connections
+     */
+    public Flux<RdmaConnection> listen(InetSocketAddress address, Region... exposed) {
+        return bind(address, exposed).flatMapMany(s -> s.connections().doFinally(sig -> s.close()));
+    }
+
+    /**
+     * Connects to a server. The connection knows the regions the server exposed
+     * ({@link RdmaConnection#remoteRegions()}). The configured connection timeout applies, on
+     * Reactor's parallel scheduler (virtual time works).
+     *
+     * @param address the server
+     * @return a cold Mono of the established connection; fails with a {@link ConnectionException}
+     *     ({@code REJECTED}, {@code UNREACHABLE}) when it cannot be established
+     */
+    public Mono<RdmaConnection> connect(InetSocketAddress address) {
+        Objects.requireNonNull(address, "address");
+        Mono<RdmaConnection> m = Mono.create(sink -> {
+            AtomicReference<ConnectionCore> ref = new AtomicReference<>();
+            AtomicBoolean handedOver = new AtomicBoolean();
+            EventLoop loop;
+            try {
+                checkOpen();
+                loop = nextLoop();
+            } catch (RuntimeException e) {
+                sink.error(e);
+                return;
+            }
+            sink.onCancel(() -> {
+                if (handedOver.compareAndSet(false, true)) {
+                    ConnectionCore c = ref.get();
+                    if (c != null) {
+                        c.closeAsync();
+                    }
+                }
+            });
+            Runnable task = () -> {
+                if (handedOver.get()) {
+                    return;
+                }
+                Connection spi;
+                try {
+                    spi = transport.connect(address, config, new byte[0]);
+                } catch (RuntimeException e) {
+                    sink.error(e);
+                    return;
+                }
+                ConnectionCore core = adopt(loop, spi, config);
+                ref.set(core);
+                if (handedOver.get()) {
+                    core.dispose(new ResourceClosedException("connect to " + address + " cancelled"));
+                    return;
+                }
+                core.start(c -> {
+                    if (handedOver.compareAndSet(false, true)) {
+                        sink.success(c);
+                    }
+                }, sink::error);
+            };
+            try {
+                if (loop.inLoop()) {
+                    task.run();
+                } else {
+                    loop.execute(task);
+                }
+            } catch (RuntimeException e) {
+                sink.error(new ResourceClosedException("cqflux is closed: cannot connect to " + address));
+            }
+        });
+        Duration t = config.timeout();
+        return m.timeout(t, Mono.defer(() -> Mono.error(new ConnectionException(ConnectionEvent.UNREACHABLE,
+                "connect to " + address + " timed out after " + t.toMillis() + " ms"))));
+    }
+
+    /** {@return a cold Mono that closes this instance and completes when everything is freed} */
+    public Mono<Void> disposeLater() {
+        return Mono.defer(() -> Mono.fromFuture(closeAsync(), true));
+    }
+
+    /** {@return whether {@link #close()} has not been called} */
+    public boolean isOpen() {
+        return !closing.get();
+    }
+
+    /**
+     * Closes everything; idempotent. Blocks until done (at most about 30 s) unless called on an
+     * event-loop thread, where it only starts the shutdown.
+     */
+    @Override
+    public void close() {
+        CompletableFuture<Void> f = closeAsync();
+        if (Thread.currentThread() instanceof NonBlocking) {
+            return;
+        }
+        try {
+            f.get(30, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (Exception e) {
+            LOG.log(Level.WARNING, "cqflux close did not finish cleanly", e);
+        }
+    }
+
+    CompletableFuture<Void> closeAsync() {
+        if (!closing.compareAndSet(false, true)) {
+            return terminated;
+        }
+        List<CompletableFuture<Void>> parts = new ArrayList<>();
+        for (RdmaServer s : List.copyOf(servers)) {
+            parts.add(s.closeAsync());
+        }
+        for (ConnectionCore c : List.copyOf(connections)) {
+            parts.add(c.closeAsync());
+        }
+        CompletableFuture.allOf(parts.toArray(CompletableFuture[]::new))
+                .orTimeout(10, TimeUnit.SECONDS)
+                .handle((v, e) -> {
+                    if (e != null) {
+                        LOG.log(Level.WARNING, "connections did not close in time", e);
+                    }
+                    List<CompletableFuture<Void>> ends = new ArrayList<>();
+                    for (EventLoop l : loops) {
+                        ends.add(l.shutdownGracefully(Duration.ofSeconds(5)));
+                    }
+                    return CompletableFuture.allOf(ends.toArray(CompletableFuture[]::new));
+                })
+                .thenCompose(f -> f.orTimeout(15, TimeUnit.SECONDS))
+                .whenComplete((v, e) -> {
+                    if (e != null) {
+                        LOG.log(Level.WARNING, "event loops did not stop in time", e);
+                    }
+                    for (ConnectionCore c : List.copyOf(connections)) {
+                        c.dispose(new ResourceClosedException("cqflux closed"));
+                    }
+                    for (Region r : List.copyOf(regions)) {
+                        r.close();
+                    }
+                    try {
+                        transport.close();
+                    } finally {
+                        terminated.complete(null);
+                    }
+                });
+        return terminated;
+    }
+
+    private void checkOpen() {
+        if (closing.get()) {
+            throw new ResourceClosedException("this Cqflux instance is closed");
+        }
+    }
+
+    EventLoop nextLoop() {
+        return loops[Math.floorMod(nextLoop.getAndIncrement(), loops.length)];
+    }
+
+    ConnectionCore adopt(EventLoop loop, Connection spi, ConnectionConfig cfg) {
+        ConnectionCore core = new ConnectionCore(this, loop, transport, spi, cfg, pendingLimit, receiveBufferSize);
+        connections.add(core);
+        return core;
+    }
+
+    void forget(ConnectionCore core) {
+        connections.remove(core);
+    }
+
+    void forget(RdmaServer server) {
+        servers.remove(server);
+    }
+
+    /** {@return the number of open connections (diagnostics, tests)} */
+    int openConnections() {
+        return connections.size();
+    }
+
+    /** Configures and builds a {@link Cqflux}. Not thread-safe. */
+    public static final class Builder {
+        private TransportChoice choice = TransportChoice.AUTO;
+        private String provider = Fabric.DEFAULT_PROVIDER;
+        private InetAddress localAddress = InetAddress.getLoopbackAddress();
+        private WaitStrategy waitStrategy = WaitStrategy.BLOCKING;
+        private int batchSize = 32;
+        private int loopCount = 1;
+        private int pendingLimit = 4096;
+        private int receiveBufferSize = 4096;
+        private ConnectionConfig config = ConnectionConfig.DEFAULT;
+
+        private Builder() {
+        }
+
+        /** @param c which transport @return this */
+        public Builder transport(TransportChoice c) {
+            this.choice = Objects.requireNonNull(c, "transport");
+            return this;
+        }
+
+        /** @param p the libfabric provider for {@link TransportChoice#FABRIC} / AUTO fallback @return this */
+        public Builder fabricProvider(String p) {
+            this.provider = Objects.requireNonNull(p, "provider");
+            return this;
+        }
+
+        /** @param a the local interface address the transport binds to @return this */
+        public Builder localAddress(InetAddress a) {
+            this.localAddress = Objects.requireNonNull(a, "localAddress");
+            return this;
+        }
+
+        /** @param w how the event loops wait @return this */
+        public Builder waitStrategy(WaitStrategy w) {
+            this.waitStrategy = Objects.requireNonNull(w, "waitStrategy");
+            return this;
+        }
+
+        /**
+         * @param n completions read per native call, 1..{@value LoopConfig#MAX_BATCH}
+         * @return this
+         */
+        public Builder batchSize(int n) {
+            if (n < 1 || n > LoopConfig.MAX_BATCH) {
+                throw new IllegalArgumentException("batchSize " + n + " is outside [1, " + LoopConfig.MAX_BATCH + "]");
+            }
+            this.batchSize = n;
+            return this;
+        }
+
+        /**
+         * @param n event-loop threads, 1..64; connections are spread over them round-robin
+         * @return this
+         */
+        public Builder loops(int n) {
+            if (n < 1 || n > 64) {
+                throw new IllegalArgumentException("loops " + n + " is outside [1, 64]");
+            }
+            this.loopCount = n;
+            return this;
+        }
+
+        /**
+         * @param n operations that may wait for a send-queue credit per connection, 0..1,048,576;
+         *     beyond it an operation fails with {@link io.cqflux.core.QueueFullException}
+         * @return this
+         */
+        public Builder pendingLimit(int n) {
+            if (n < 0 || n > 1 << 20) {
+                throw new IllegalArgumentException("pendingLimit " + n + " is outside [0, " + (1 << 20) + "]");
+            }
+            this.pendingLimit = n;
+            return this;
+        }
+
+        /**
+         * @param n bytes per receive buffer, 1..16 MiB
+         * @return this
+         */
+        public Builder receiveBufferSize(int n) {
+            if (n < 1 || n > 1 << 24) {
+                throw new IllegalArgumentException("receiveBufferSize " + n + " is outside [1, " + (1 << 24) + "]");
+            }
+            this.receiveBufferSize = n;
+            return this;
+        }
+
+        /**
+         * @param c queue sizes and timeouts of every connection; the send queue needs at least 2
+         *     entries (a durable write holds two)
+         * @return this
+         */
+        public Builder connectionConfig(ConnectionConfig c) {
+            Objects.requireNonNull(c, "connectionConfig");
+            if (c.sendQueueSize() < 2) {
+                throw new IllegalArgumentException("sendQueueSize " + c.sendQueueSize()
+                        + " is below 2: a durable write holds two send-queue slots");
+            }
+            this.config = c;
+            return this;
+        }
+
+        /**
+         * Opens the transport and starts the loops.
+         *
+         * @return the instance
+         * @throws io.cqflux.core.TransportUnavailableException when the chosen transport cannot be opened
+         */
+        public Cqflux build() {
+            Transport t = openTransport();
+            EventLoop[] ls = new EventLoop[loopCount];
+            try {
+                LoopThreadFactory tf = new LoopThreadFactory("cqflux-loop");
+                for (int i = 0; i < loopCount; i++) {
+                    ls[i] = EventLoop.start(new LoopConfig("cqflux-loop-" + i, waitStrategy, batchSize, tf));
+                }
+            } catch (RuntimeException e) {
+                for (EventLoop l : ls) {
+                    if (l != null) {
+                        l.close();
+                    }
+                }
+                t.close();
+                throw e;
+            }
+            return new Cqflux(this, t, ls);
+        }
+
+        private Transport openTransport() {
+            return switch (choice) {
+                case RPMA -> Rpma.open(localAddress);
+                case FABRIC -> Fabric.open(provider, localAddress);
+                case AUTO -> {
+                    try {
+                        yield Rpma.open(localAddress);
+                    } catch (RuntimeException e) {
+                        LOG.log(Level.FINE, "rpma unusable here, falling back to fabric", e);
+                        yield Fabric.open(provider, localAddress);
+                    }
+                }
+            };
+        }
     }
 }

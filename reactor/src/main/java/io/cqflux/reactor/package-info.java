@@ -1,2 +1,13 @@
-/** The reactive API of cqflux. */
+/**
+ * The reactive API of cqflux: RDMA operations as cold {@link reactor.core.publisher.Mono}s,
+ * completions and received messages as {@link reactor.core.publisher.Flux}es.
+ *
+ * <p>Start with {@link io.cqflux.reactor.Cqflux#builder()}; register memory as a
+ * {@link io.cqflux.reactor.Region}; {@link io.cqflux.reactor.Cqflux#bind bind} a server that
+ * exposes regions or {@link io.cqflux.reactor.Cqflux#connect connect} to one; then post
+ * operations on the {@link io.cqflux.reactor.RdmaConnection}. Signals arrive on the connection's
+ * event-loop thread (a {@link reactor.core.scheduler.NonBlocking} thread): use
+ * {@code publishOn} before heavy or blocking work. Operations never overrun the native queues:
+ * they take send-queue credits and otherwise wait in a bounded queue.
+ */
 package io.cqflux.reactor;

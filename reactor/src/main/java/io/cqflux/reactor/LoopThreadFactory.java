@@ -1,0 +1,33 @@
+package io.cqflux.reactor;
+
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.atomic.AtomicInteger;
+import reactor.core.scheduler.NonBlocking;
+
+/**
+ * Creates the event-loop threads as {@link NonBlocking} threads, so that Reactor's blocking
+ * operators ({@code block()}, {@code blockFirst()}, ...) called on a loop thread fail fast instead
+ * of deadlocking the loop that would have to complete them.
+ */
+final class LoopThreadFactory implements ThreadFactory {
+    private final String prefix;
+    private final AtomicInteger counter = new AtomicInteger();
+
+    LoopThreadFactory(String prefix) {
+        this.prefix = prefix;
+    }
+
+    @Override
+    public Thread newThread(Runnable r) {
+        Thread t = new LoopThread(r, prefix + "-" + counter.getAndIncrement());
+        t.setDaemon(true);
+        return t;
+    }
+
+    /** A loop thread: marked non-blocking for Reactor. */
+    static final class LoopThread extends Thread implements NonBlocking {
+        LoopThread(Runnable r, String name) {
+            super(r, name);
+        }
+    }
+}

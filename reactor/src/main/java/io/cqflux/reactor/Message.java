@@ -1,0 +1,15 @@
+package io.cqflux.reactor;
+
+import io.cqflux.core.Opcode;
+
+/**
+ * An immutable copy of a received message or write-with-immediate notification.
+ *
+ * @param opcode {@link Opcode#RECEIVE} or {@link Opcode#RECEIVE_WRITE_WITH_IMMEDIATE}
+ * @param data the bytes received (empty for a write-with-immediate notification)
+ * @param hasImmediate whether {@code immediate} is meaningful
+ * @param immediate the immediate data in host byte order, or 0
+ * @param length bytes received, or for a notification bytes written
+ */
+public record Message(Opcode opcode, byte[] data, boolean hasImmediate, int immediate, long length) {
+}

@@ -1,0 +1,57 @@
+package io.cqflux.reactor;
+
+import io.cqflux.core.FlushType;
+import io.cqflux.core.RegionAccess;
+import io.cqflux.core.spi.RemoteRegion;
+import java.util.Set;
+
+/**
+ * A region the peer exposed on a connection ({@link RdmaConnection#remoteRegions()}). Valid for
+ * the connection's lifetime; its native copy is freed when the connection closes. Thread-safe.
+ */
+public final class PeerRegion {
+    private final RemoteRegion native_;
+    private final int index;
+
+    PeerRegion(RemoteRegion nativeRegion, int index) {
+        this.native_ = nativeRegion;
+        this.index = index;
+    }
+
+    /** {@return its position in the list the peer exposed} */
+    public int index() {
+        return index;
+    }
+
+    /** {@return the size in bytes} */
+    public long size() {
+        return native_.size();
+    }
+
+    /** {@return the flush types the peer's memory supports} */
+    public Set<FlushType> flushTypes() {
+        return native_.flushTypes();
+    }
+
+    /** {@return the accesses the peer granted} */
+    public Set<RegionAccess> access() {
+        return native_.access();
+    }
+
+    /**
+     * {@return the strongest flush type the region supports: {@link FlushType#PERSISTENT} when
+     * it can, else {@link FlushType#VISIBILITY}}
+     */
+    public FlushType strongestFlush() {
+        return flushTypes().contains(FlushType.PERSISTENT) ? FlushType.PERSISTENT : FlushType.VISIBILITY;
+    }
+
+    RemoteRegion nativeRegion() {
+        return native_;
+    }
+
+    @Override
+    public String toString() {
+        return "PeerRegion[#" + index + ", " + size() + " bytes, " + access() + ", flush " + flushTypes() + "]";
+    }
+}

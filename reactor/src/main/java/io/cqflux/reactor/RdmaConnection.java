@@ -1,0 +1,305 @@
+package io.cqflux.reactor;
+
+import io.cqflux.core.CompletionRecord;
+import io.cqflux.core.ConnectionEvent;
+import io.cqflux.core.FlushType;
+import java.util.List;
+import java.util.Objects;
+import java.util.function.Function;
+import org.reactivestreams.Publisher;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.FluxSink;
+import reactor.core.publisher.Mono;
+
+/**
+ * An established RDMA connection: one cold {@link Mono} per operation, a {@link Flux} of received
+ * messages, the connection's events and a hot {@link Flux} of its completions.
+ *
+ * <p><b>Operations are cold.</b> Nothing is posted before subscription; each subscription posts
+ * again. Arguments are checked at subscription, before posting: a bad offset, length, access or
+ * flush type is signalled as the Mono's {@link IllegalArgumentException} naming the value and the
+ * bound. An operation takes a send-queue credit; without one it waits in a bounded queue
+ * ({@link Cqflux.Builder#pendingLimit}); when that is full the operation fails with
+ * {@link io.cqflux.core.QueueFullException}. No thread ever blocks.
+ *
+ * <p><b>Signals and threads.</b> Operations complete on the connection's event-loop thread, a
+ * {@link reactor.core.scheduler.NonBlocking} thread: {@code block()} there fails fast. Move heavy
+ * work off it with {@code publishOn(Schedulers.boundedElastic())}. A failed completion fails its
+ * own Mono with {@link io.cqflux.core.OperationFailedException}; losing the connection fails every
+ * pending operation with {@link io.cqflux.core.ConnectionException}; closing it fails them with
+ * {@link io.cqflux.core.ResourceClosedException}. Timeouts are Reactor's: {@code .timeout(...)}
+ * (virtual time works).
+ *
+ * <p><b>Cancellation</b> detaches the subscriber only: the NIC may still use the buffers, so the
+ * operation keeps its credit and its regions until its completion arrives; its late outcome is
+ * dropped ({@code Operators.onErrorDropped}).
+ *
+ * <p><b>Lifetime and thread safety.</b> Thread-safe. {@link #close()} is idempotent, does not
+ * block, and frees the native connection on its loop; {@link #onClose()} tells when that is done.
+ */
+public final class RdmaConnection implements AutoCloseable {
+    private final ConnectionCore core;
+
+    RdmaConnection(ConnectionCore core) {
+        this.core = core;
+    }
+
+    /** {@return transport, local and peer address} */
+    public String description() {
+        return core.description;
+    }
+
+    /** {@return the regions the peer exposed, in its order (empty on the server side of a plain client)} */
+    public List<PeerRegion> remoteRegions() {
+        return core.peerRegions();
+    }
+
+    /**
+     * {@return the peer's region at {@code index}}
+     *
+     * @param index position in {@link #remoteRegions()}
+     * @throws IllegalArgumentException when there is no such region
+     */
+    public PeerRegion remoteRegion(int index) {
+        List<PeerRegion> r = core.peerRegions();
+        if (index < 0 || index >= r.size()) {
+            throw new IllegalArgumentException("remote region index " + index + " is outside [0, " + r.size()
+                    + ") on " + description());
+        }
+        return r.get(index);
+    }
+
+    /** {@return the most operations that can be in flight at once (send-queue credits)} */
+    public int sendCredits() {
+        return core.creditLimit;
+    }
+
+    /** {@return whether the connection is still usable} */
+    public boolean isOpen() {
+        return core.isOpen();
+    }
+
+    /**
+     * Reads from the peer's memory.
+     *
+     * @param dst local destination ({@code READ_DST})
+     * @param dstOffset offset in {@code dst}
+     * @param src the peer's region ({@code READ_SRC})
+     * @param srcOffset offset in {@code src}
+     * @param length bytes, at least 1
+     * @return a cold Mono completing when the data is in {@code dst}
+     */
+    public Mono<Void> read(Region dst, long dstOffset, PeerRegion src, long srcOffset, long length) {
+        return new OpMono(core, OpKind.READ, src, srcOffset, dst, dstOffset, length, 0, null);
+    }
+
+    /**
+     * Writes to the peer's memory. It completes when the peer has the data (delivery); durability
+     * needs {@link #durableWrite} or a {@link #flush}.
+     *
+     * @param dst the peer's region ({@code WRITE_DST})
+     * @param dstOffset offset in {@code dst}
+     * @param src local source ({@code WRITE_SRC})
+     * @param srcOffset offset in {@code src}
+     * @param length bytes, at least 1
+     * @return a cold Mono
+     */
+    public Mono<Void> write(PeerRegion dst, long dstOffset, Region src, long srcOffset, long length) {
+        return new OpMono(core, OpKind.WRITE, dst, dstOffset, src, srcOffset, length, 0, null);
+    }
+
+    /**
+     * Writes durably: the write is posted unsignaled and followed by a signaled flush of the same
+     * range of the strongest type the peer's region supports ({@link PeerRegion#strongestFlush()});
+     * the Mono completes when the flush did, and an error of either fails it.
+     *
+     * @param dst the peer's region
+     * @param dstOffset offset in {@code dst}
+     * @param src local source
+     * @param srcOffset offset in {@code src}
+     * @param length bytes, at least 1
+     * @return a cold Mono
+     */
+    public Mono<Void> durableWrite(PeerRegion dst, long dstOffset, Region src, long srcOffset, long length) {
+        return durableWrite(dst, dstOffset, src, srcOffset, length, dst == null ? null : dst.strongestFlush());
+    }
+
+    /**
+     * Writes and flushes with an explicit flush type.
+     *
+     * @param dst the peer's region
+     * @param dstOffset offset in {@code dst}
+     * @param src local source
+     * @param srcOffset offset in {@code src}
+     * @param length bytes, at least 1
+     * @param type the flush type; one of {@code dst.flushTypes()}
+     * @return a cold Mono
+     */
+    public Mono<Void> durableWrite(PeerRegion dst, long dstOffset, Region src, long srcOffset, long length,
+                                   FlushType type) {
+        return new OpMono(core, OpKind.DURABLE_WRITE, dst, dstOffset, src, srcOffset, length, 0, type);
+    }
+
+    /**
+     * Makes earlier writes to a range of the peer's region visible or persistent.
+     *
+     * @param dst the peer's region
+     * @param dstOffset offset
+     * @param length bytes
+     * @param type {@link FlushType#PERSISTENT} or {@link FlushType#VISIBILITY}; one the region supports
+     * @return a cold Mono
+     */
+    public Mono<Void> flush(PeerRegion dst, long dstOffset, long length, FlushType type) {
+        return new OpMono(core, OpKind.FLUSH, dst, dstOffset, null, 0, length, 0, type);
+    }
+
+    /**
+     * Writes 8 bytes atomically.
+     *
+     * @param dst the peer's region
+     * @param dstOffset offset, a multiple of 8
+     * @param value the value, host byte order
+     * @return a cold Mono; fails with {@link io.cqflux.core.UnsupportedCapabilityException} on a
+     *     transport without atomics (fabric/tcp)
+     */
+    public Mono<Void> atomicWrite(PeerRegion dst, long dstOffset, long value) {
+        return new OpMono(core, OpKind.ATOMIC_WRITE, dst, dstOffset, null, 0, 8, value, null);
+    }
+
+    /**
+     * Writes and consumes one of the peer's posted receives, which reports {@code immediate}.
+     *
+     * @param dst the peer's region
+     * @param dstOffset offset in {@code dst}
+     * @param src local source
+     * @param srcOffset offset in {@code src}
+     * @param length bytes, at least 1
+     * @param immediate 32-bit value, host byte order
+     * @return a cold Mono
+     */
+    public Mono<Void> writeWithImmediate(PeerRegion dst, long dstOffset, Region src, long srcOffset, long length,
+                                         int immediate) {
+        return new OpMono(core, OpKind.WRITE_WITH_IMMEDIATE, dst, dstOffset, src, srcOffset, length,
+                immediate & 0xFFFF_FFFFL, null);
+    }
+
+    /**
+     * Sends a message into one of the peer's posted receives.
+     *
+     * @param src local source ({@code SEND})
+     * @param offset offset in {@code src}
+     * @param length bytes (0 allowed)
+     * @return a cold Mono
+     */
+    public Mono<Void> send(Region src, long offset, long length) {
+        return new OpMono(core, OpKind.SEND, null, 0, src, offset, length, 0, null);
+    }
+
+    /**
+     * Sends a message with 32-bit immediate data.
+     *
+     * @param src local source
+     * @param offset offset in {@code src}
+     * @param length bytes (0 allowed)
+     * @param immediate 32-bit value, host byte order
+     * @return a cold Mono
+     */
+    public Mono<Void> sendWithImmediate(Region src, long offset, long length, int immediate) {
+        return new OpMono(core, OpKind.SEND_WITH_IMMEDIATE, null, 0, src, offset, length,
+                immediate & 0xFFFF_FFFFL, null);
+    }
+
+    /**
+     * Streams writes with demand tied to the send queue: at most {@link #sendCredits()} requests
+     * are taken from {@code requests} ahead of their completions, so nothing is buffered without
+     * bound. Results come in request order; the first failure fails the stream.
+     *
+     * @param requests the writes
+     * @return the results
+     */
+    public Flux<WriteResult> writeAll(Publisher<WriteRequest> requests) {
+        Objects.requireNonNull(requests, "requests");
+        int concurrency = Math.max(1, core.creditLimit / 2);
+        return Flux.from(requests).index()
+                .flatMapSequential(t -> {
+                    WriteRequest r = t.getT2();
+                    Mono<Void> op = r.durable()
+                            ? durableWrite(r.remote(), r.remoteOffset(), r.local(), r.localOffset(), r.length())
+                            : write(r.remote(), r.remoteOffset(), r.local(), r.localOffset(), r.length());
+                    return op.thenReturn(new WriteResult(r, t.getT1()));
+                }, concurrency, 1);
+    }
+
+    /**
+     * Receives messages (and write-with-immediate notifications) as immutable copies. See
+     * {@link #receive(Function)}.
+     *
+     * @return the messages
+     */
+    public Flux<Message> receive() {
+        return receive(InboundMessage::copy);
+    }
+
+    /**
+     * Receives messages, decoding each in place. Demand posts receive buffers: {@code request(n)}
+     * posts up to {@code n} (at most the receive queue depth) from a registered pool, so a slow
+     * subscriber makes the peer's sends wait. The {@link InboundMessage} is valid only during the
+     * {@code decoder} call; its buffer is reposted right after. One subscriber at a time; it
+     * completes when the connection closes in order and fails when it is lost.
+     *
+     * @param decoder turns a message into a value (must not keep the message)
+     * @param <T> the value type
+     * @return the decoded messages, emitted on the loop thread
+     */
+    public <T> Flux<T> receive(Function<? super InboundMessage, ? extends T> decoder) {
+        Objects.requireNonNull(decoder, "decoder");
+        return Flux.<T>create(sink -> {
+            core.runOnLoop(() -> core.receiver.attach(sink, decoder));
+            sink.onRequest(n -> core.runOnLoop(() -> core.receiver.request(sink, n)));
+            sink.onDispose(() -> core.runOnLoop(() -> core.receiver.detach(sink)));
+        }, FluxSink.OverflowStrategy.ERROR);
+    }
+
+    /** {@return the connection's events (ESTABLISHED, then CLOSED or LOST), replayed to late subscribers} */
+    public Flux<ConnectionEvent> events() {
+        return core.events();
+    }
+
+    /**
+     * {@return a hot Flux of snapshots of every completion of this connection's queues, for
+     * monitoring; it costs nothing while nobody subscribes (no snapshot is taken then)}
+     */
+    public Flux<CompletionRecord> completions() {
+        return core.completions();
+    }
+
+    /** {@return a Mono that completes once the native connection is freed} */
+    public Mono<Void> onClose() {
+        return Mono.fromFuture(core.closed, true);
+    }
+
+    /** {@return a cold Mono that closes the connection and completes when it is freed} */
+    public Mono<Void> disposeLater() {
+        return Mono.defer(() -> Mono.fromFuture(core.closeAsync(), true));
+    }
+
+    /** Closes the connection, failing pending operations with ResourceClosedException; idempotent, non-blocking. */
+    @Override
+    public void close() {
+        core.closeAsync();
+    }
+
+    /** {@return most send-queue slots ever in use at once (diagnostics, tests)} */
+    int maxInFlight() {
+        return core.maxInFlight();
+    }
+
+    ConnectionCore core() {
+        return core;
+    }
+
+    @Override
+    public String toString() {
+        return "RdmaConnection[" + description() + "]";
+    }
+}

@@ -1,0 +1,123 @@
+package io.cqflux.reactor;
+
+import io.cqflux.core.RegionAccess;
+import io.cqflux.core.ResourceClosedException;
+import io.cqflux.core.spi.LocalRegion;
+import java.lang.foreign.MemorySegment;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicLong;
+import reactor.core.publisher.Mono;
+import reactor.core.publisher.Sinks;
+
+/**
+ * Local memory registered for RDMA with {@link Cqflux#register}. Operations name it as their
+ * local source or destination; {@link Cqflux#bind server} exposes it to peers.
+ *
+ * <p><b>Lifetime.</b> {@link #close()} refuses new operations at once and deregisters the memory
+ * when the last operation that uses it has completed (the NIC may still be reading or writing it
+ * until then); {@link #onClose()} tells when that happened. The caller keeps the
+ * {@link #segment() memory} alive until then.
+ *
+ * <p><b>Thread safety.</b> Thread-safe; {@code close()} is idempotent and never blocks.
+ */
+public final class Region implements AutoCloseable {
+    private static final long CLOSED = 1L << 62;
+
+    private final LocalRegion native_;
+    /** In-flight operation count, plus {@link #CLOSED} once closed. */
+    private final AtomicLong state = new AtomicLong();
+    private final Sinks.Empty<Void> closed = Sinks.empty();
+
+    Region(LocalRegion nativeRegion) {
+        this.native_ = nativeRegion;
+    }
+
+    /** {@return the registered memory} */
+    public MemorySegment segment() {
+        return native_.segment();
+    }
+
+    /** {@return the size in bytes} */
+    public long size() {
+        return native_.size();
+    }
+
+    /** {@return what the region may be used for} */
+    public Set<RegionAccess> access() {
+        return native_.access();
+    }
+
+    /** {@return whether {@link #close()} has not been called} */
+    public boolean isOpen() {
+        return (state.get() & CLOSED) == 0;
+    }
+
+    /** {@return the number of operations using it right now (for diagnostics)} */
+    public long inFlight() {
+        return state.get() & ~CLOSED;
+    }
+
+    /** {@return a Mono that completes once the region is deregistered} */
+    public Mono<Void> onClose() {
+        return closed.asMono();
+    }
+
+    LocalRegion nativeRegion() {
+        return native_;
+    }
+
+    /**
+     * Marks one more operation as using the region.
+     *
+     * @param what the operand's role, for the message
+     * @throws ResourceClosedException when the region is closed
+     */
+    void acquire(String what) {
+        for (;;) {
+            long s = state.get();
+            if ((s & CLOSED) != 0) {
+                throw new ResourceClosedException(what + " region is closed");
+            }
+            if (state.compareAndSet(s, s + 1)) {
+                return;
+            }
+        }
+    }
+
+    /** Ends one operation's use; the last one after {@link #close()} deregisters. */
+    void release() {
+        long s = state.decrementAndGet();
+        if (s == CLOSED) {
+            deregister();
+        }
+    }
+
+    /**
+     * Refuses new operations and deregisters as soon as no operation uses the region; idempotent.
+     */
+    @Override
+    public void close() {
+        for (;;) {
+            long s = state.get();
+            if ((s & CLOSED) != 0) {
+                return;
+            }
+            if (state.compareAndSet(s, s | CLOSED)) {
+                if (s == 0) {
+                    deregister();
+                }
+                return;
+            }
+        }
+    }
+
+    private void deregister() {
+        native_.close();
+        closed.tryEmitEmpty();
+    }
+
+    @Override
+    public String toString() {
+        return "Region[" + size() + " bytes, " + access() + (isOpen() ? "" : ", closed") + "]";
+    }
+}

@@ -1,0 +1,22 @@
+package io.cqflux.reactor;
+
+import java.util.Objects;
+
+/**
+ * One write of a bulk {@link RdmaConnection#writeAll} stream.
+ *
+ * @param remote the peer's region
+ * @param remoteOffset offset in it
+ * @param local the local source
+ * @param localOffset offset in it
+ * @param length bytes, at least 1
+ * @param durable whether to flush after the write ({@link RdmaConnection#durableWrite})
+ */
+public record WriteRequest(PeerRegion remote, long remoteOffset, Region local, long localOffset, long length,
+                           boolean durable) {
+    /** Rejects null regions. */
+    public WriteRequest {
+        Objects.requireNonNull(remote, "remote");
+        Objects.requireNonNull(local, "local");
+    }
+}

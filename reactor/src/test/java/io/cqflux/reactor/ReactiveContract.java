@@ -1,0 +1,499 @@
+package io.cqflux.reactor;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.cqflux.core.CompletionRecord;
+import io.cqflux.core.ConnectionConfig;
+import io.cqflux.core.ConnectionEvent;
+import io.cqflux.core.ConnectionException;
+import io.cqflux.core.FlushType;
+import io.cqflux.core.Opcode;
+import io.cqflux.core.QueueFullException;
+import io.cqflux.core.RegionAccess;
+import io.cqflux.core.ResourceClosedException;
+import io.cqflux.core.UnsupportedCapabilityException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicIntegerArray;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import reactor.core.Disposable;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Hooks;
+import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
+import reactor.test.StepVerifier;
+import reactor.util.context.Context;
+
+/**
+ * The reactive contract every transport must pass: each operation and failure path, through
+ * StepVerifier, over a real connection. Subclasses pick the transport and the address.
+ */
+abstract class ReactiveContract {
+    static final Duration T = Duration.ofSeconds(15);
+    static final int SIZE = 64 * 1024;
+
+    Cqflux server;
+    Cqflux client;
+    Arena arena;
+    MemorySegment serverMem;
+    Region serverRegion;
+    RdmaServer srv;
+    RdmaConnection conn;
+    RdmaConnection serverConn;
+    MemorySegment localMem;
+    Region local;
+
+    /** {@return a builder for the transport under test (address, transport choice)} */
+    abstract Cqflux.Builder builder();
+
+    /** {@return where the server listens; port 0 where the transport reports the bound port} */
+    abstract InetSocketAddress listenAddress();
+
+    /** {@return whether the transport has 8-byte atomic writes (fabric/tcp does not)} */
+    abstract boolean atomicWriteSupported();
+
+    @BeforeEach
+    void setUp() {
+        arena = Arena.ofShared();
+        server = builder().build();
+        client = builder().build();
+        serverMem = arena.allocate(SIZE, 64);
+        serverRegion = server.register(serverMem, RegionAccess.WRITE_DST, RegionAccess.READ_SRC,
+                RegionAccess.FLUSH_TYPE_PERSISTENT, RegionAccess.FLUSH_TYPE_VISIBILITY, RegionAccess.SEND,
+                RegionAccess.RECV, RegionAccess.WRITE_SRC, RegionAccess.READ_DST);
+        srv = server.bind(listenAddress(), serverRegion).block(T);
+        conn = client.connect(srv.address()).block(T);
+        serverConn = srv.connections().blockFirst(T);
+        localMem = arena.allocate(SIZE, 64);
+        local = client.register(localMem, RegionAccess.WRITE_SRC, RegionAccess.READ_DST, RegionAccess.SEND);
+    }
+
+    @AfterEach
+    void tearDown() {
+        if (client != null) {
+            client.close();
+        }
+        if (server != null) {
+            server.close();
+        }
+        arena.close();
+    }
+
+    PeerRegion remote() {
+        return conn.remoteRegion(0);
+    }
+
+    static void fillRandom(MemorySegment s, long seed) {
+        Random r = new Random(seed);
+        for (long i = 0; i < s.byteSize(); i++) {
+            s.set(ValueLayout.JAVA_BYTE, i, (byte) r.nextInt());
+        }
+    }
+
+    // ------------------------------------------------------------------ data path
+
+    @Test
+    void connect_exposesServerRegions_andReportsEstablished() {
+        assertEquals(1, conn.remoteRegions().size());
+        assertEquals(SIZE, remote().size());
+        assertTrue(remote().access().contains(RegionAccess.WRITE_DST));
+        StepVerifier.create(conn.events().take(1)).expectNext(ConnectionEvent.ESTABLISHED).expectComplete()
+                .verify(T);
+    }
+
+    @Test
+    void write_thenRead_roundTripsEveryByte() {
+        fillRandom(localMem.asSlice(0, 4096), 1);
+        StepVerifier.create(conn.write(remote(), 8192, local, 0, 4096)).expectComplete().verify(T);
+        assertEquals(-1, serverMem.asSlice(8192, 4096).mismatch(localMem.asSlice(0, 4096)));
+        localMem.asSlice(4096, 4096).fill((byte) 0);
+        StepVerifier.create(conn.read(local, 4096, remote(), 8192, 4096)).expectComplete().verify(T);
+        assertEquals(-1, localMem.asSlice(4096, 4096).mismatch(localMem.asSlice(0, 4096)));
+    }
+
+    @Test
+    void durableWrite_completesAfterFlush_withDataInServerMemory() {
+        fillRandom(localMem.asSlice(0, 1000), 2);
+        StepVerifier.create(conn.durableWrite(remote(), 100, local, 0, 1000)).expectComplete().verify(T);
+        assertEquals(-1, serverMem.asSlice(100, 1000).mismatch(localMem.asSlice(0, 1000)));
+    }
+
+    @Test
+    void flush_ofEverySupportedType_completes() {
+        for (FlushType t : remote().flushTypes()) {
+            StepVerifier.create(conn.flush(remote(), 0, 4096, t)).expectComplete().verify(T);
+        }
+        assertFalse(remote().flushTypes().isEmpty());
+    }
+
+    @Test
+    void operations_areCold_nothingPostedBeforeSubscription_andEachSubscriptionPostsAgain() {
+        AtomicInteger seen = new AtomicInteger();
+        Disposable monitor = conn.completions().subscribe(c -> seen.incrementAndGet());
+        fillRandom(localMem.asSlice(0, 64), 3);
+        Mono<Void> w = conn.write(remote(), 0, local, 0, 64);
+        // A signaled operation after it proves the queue drained what came before.
+        StepVerifier.create(conn.read(local, 1024, remote(), 4096, 8)).expectComplete().verify(T);
+        assertEquals(1, seen.get(), "only the read was posted");
+        assertEquals(0, serverMem.get(ValueLayout.JAVA_LONG, 0));
+        StepVerifier.create(w.then(w)).expectComplete().verify(T);
+        assertEquals(3, seen.get(), "two subscriptions posted twice");
+        assertEquals(-1, serverMem.asSlice(0, 64).mismatch(localMem.asSlice(0, 64)));
+        monitor.dispose();
+    }
+
+    @Test
+    void completions_hotFlux_reportsSnapshots_andCostsNothingWithoutSubscribers() {
+        assertEquals(0, conn.core().monitors.get());
+        List<CompletionRecord> got = new ArrayList<>();
+        StepVerifier.create(conn.completions().take(2).doOnNext(got::add))
+                .then(() -> conn.write(remote(), 0, local, 0, 8).then(conn.read(local, 8, remote(), 0, 8)).subscribe())
+                .expectNextCount(2).expectComplete().verify(T);
+        assertEquals(Opcode.WRITE, got.get(0).opcode());
+        assertEquals(Opcode.READ, got.get(1).opcode());
+        assertEquals(0, conn.core().monitors.get(), "monitor flag cleared after cancel");
+    }
+
+    // ------------------------------------------------------------------ checks before posting
+
+    @Test
+    void write_outOfRange_failsAsSignalNamingTheBound_withoutThrowingAtAssembly() {
+        Mono<Void> m = conn.write(remote(), SIZE - 10, local, 0, 100);
+        StepVerifier.create(m).expectErrorSatisfies(e -> {
+            assertInstanceOf(IllegalArgumentException.class, e);
+            assertTrue(e.getMessage().contains(String.valueOf(SIZE)), e.getMessage());
+        }).verify(T);
+        StepVerifier.create(conn.read(local, -1, remote(), 0, 8)).expectError(IllegalArgumentException.class).verify(T);
+        StepVerifier.create(conn.write(remote(), 0, local, 0, 0)).expectError(IllegalArgumentException.class).verify(T);
+    }
+
+    @Test
+    void localRegion_withoutNeededAccess_isRefusedBeforePosting() {
+        Region readOnly = client.register(arena.allocate(64), RegionAccess.READ_DST);
+        StepVerifier.create(conn.write(remote(), 0, readOnly, 0, 8))
+                .expectErrorSatisfies(e -> assertTrue(e.getMessage().contains("WRITE_SRC"), e.getMessage()))
+                .verify(T);
+        StepVerifier.create(conn.send(readOnly, 0, 8)).expectError(IllegalArgumentException.class).verify(T);
+    }
+
+    @Test
+    void atomicWrite_misaligned_isRefused_andUnsupportedTransportSaysSo() {
+        StepVerifier.create(conn.atomicWrite(remote(), 4, 1L))
+                .expectErrorSatisfies(e -> assertTrue(e.getMessage().contains("multiple of 8"), e.getMessage()))
+                .verify(T);
+        if (atomicWriteSupported()) {
+            StepVerifier.create(conn.atomicWrite(remote(), 16, 0x0102030405060708L)).expectComplete().verify(T);
+            assertEquals(0x0102030405060708L, serverMem.get(ValueLayout.JAVA_LONG, 16));
+        } else {
+            StepVerifier.create(conn.atomicWrite(remote(), 16, 1L))
+                    .expectError(UnsupportedCapabilityException.class).verify(T);
+        }
+    }
+
+    @Test
+    void flush_nullType_andRegionFromAnotherConnection_areRefused() {
+        StepVerifier.create(conn.flush(remote(), 0, 8, null)).expectError(IllegalArgumentException.class).verify(T);
+        RdmaConnection other = client.connect(srv.address()).block(T);
+        StepVerifier.create(conn.write(other.remoteRegion(0), 0, local, 0, 8))
+                .expectErrorSatisfies(e -> assertTrue(e.getMessage().contains("not a region of the peer"), e.getMessage()))
+                .verify(T);
+    }
+
+    // ------------------------------------------------------------------ two-sided
+
+    @Test
+    void send_arrivesInPostedReceive_withExactBytes() {
+        fillRandom(localMem.asSlice(0, 300), 4);
+        byte[] expected = localMem.asSlice(0, 300).toArray(ValueLayout.JAVA_BYTE);
+        StepVerifier.create(serverConn.receive().take(1))
+                .then(() -> conn.send(local, 0, 300).subscribe())
+                .assertNext(m -> {
+                    assertEquals(Opcode.RECEIVE, m.opcode());
+                    assertEquals(300, m.length());
+                    assertTrue(java.util.Arrays.equals(expected, m.data()));
+                    assertFalse(m.hasImmediate());
+                }).expectComplete().verify(T);
+    }
+
+    @Test
+    void sendWithImmediate_andWriteWithImmediate_deliverTheValueInHostOrder() {
+        fillRandom(localMem.asSlice(0, 64), 5);
+        StepVerifier.create(serverConn.receive(msg -> msg.immediate() + ":" + msg.opcode()).take(2))
+                .then(() -> conn.sendWithImmediate(local, 0, 16, 0xCAFEBABE)
+                        .then(conn.writeWithImmediate(remote(), 512, local, 0, 64, 0x01020304)).subscribe())
+                .expectNext(0xCAFEBABE + ":" + Opcode.RECEIVE)
+                .expectNext(0x01020304 + ":" + Opcode.RECEIVE_WRITE_WITH_IMMEDIATE)
+                .expectComplete().verify(T);
+        assertEquals(-1, serverMem.asSlice(512, 64).mismatch(localMem.asSlice(0, 64)));
+    }
+
+    @Test
+    void receive_demandPostsBuffers_soMessagesNeverExceedRequests() {
+        StepVerifier.create(serverConn.receive(InboundMessage::length), 0)
+                .expectSubscription()
+                .then(() -> conn.send(local, 0, 1).then(conn.send(local, 0, 2)).subscribe())
+                .expectNoEvent(Duration.ofMillis(50))
+                .thenRequest(1).expectNext(1L)
+                .thenRequest(1).expectNext(2L)
+                .thenCancel().verify(T);
+    }
+
+    // ------------------------------------------------------------------ backpressure and credits
+
+    @Test
+    void pendingQueueFull_failsTheOverflowingOperation_namingTheLimit() {
+        try (Cqflux small = builder().connectionConfig(ConnectionConfig.DEFAULT.withSendQueueSize(2)).pendingLimit(1)
+                .build()) {
+            Region src = small.register(arena.allocate(64, 64), RegionAccess.WRITE_SRC);
+            RdmaConnection c = small.connect(srv.address()).block(T);
+            PeerRegion r = c.remoteRegion(0);
+            // Subscribe all ten inside one loop callback, so no completion can free a credit between them.
+            Flux<String> outcomes = c.read(src, 0, r, 0, 0).onErrorResume(e -> Mono.empty())
+                    .then(Mono.fromCallable(() -> c))
+                    .flatMapMany(x -> Flux.range(0, 10).flatMap(i -> c.write(r, 8L * i, src, 0, 8)
+                            .thenReturn("ok").onErrorResume(QueueFullException.class,
+                                    e -> Mono.just("full:" + ((QueueFullException) e).limit())), 10));
+            List<String> got = outcomes.collectList().block(T);
+            assertNotNull(got);
+            assertEquals(10, got.size());
+            assertEquals(3, got.stream().filter("ok"::equals).count(), got.toString());
+            assertEquals(7, got.stream().filter("full:1"::equals).count(), got.toString());
+        }
+    }
+
+    @Test
+    void manySubscribers_farBeyondQueueDepth_eachCompleteExactlyOnce_neverOverrunningTheQueue() throws Exception {
+        try (Cqflux small = builder().connectionConfig(ConnectionConfig.DEFAULT.withSendQueueSize(8))
+                .pendingLimit(100_000).build()) {
+            Region src = small.register(arena.allocate(4096, 64), RegionAccess.WRITE_SRC);
+            RdmaConnection c = small.connect(srv.address()).block(T);
+            PeerRegion r = c.remoteRegion(0);
+            int threads = 8;
+            int each = 500;
+            AtomicIntegerArray signals = new AtomicIntegerArray(threads * each);
+            CountDownLatch done = new CountDownLatch(threads * each);
+            List<Thread> ts = new ArrayList<>();
+            for (int t = 0; t < threads; t++) {
+                int base = t * each;
+                ts.add(Thread.ofPlatform().start(() -> {
+                    for (int i = 0; i < each; i++) {
+                        int id = base + i;
+                        Mono<Void> op = (id % 3 == 0) ? c.durableWrite(r, 8L * (id % 512), src, 0, 8)
+                                : c.write(r, 8L * (id % 512), src, 0, 8);
+                        op.subscribe(null, e -> {
+                            signals.addAndGet(id, 1000);
+                            done.countDown();
+                        }, () -> {
+                            signals.incrementAndGet(id);
+                            done.countDown();
+                        });
+                    }
+                }));
+            }
+            for (Thread t : ts) {
+                t.join(T.toMillis());
+            }
+            assertTrue(done.await(60, TimeUnit.SECONDS), "every Mono terminated");
+            for (int i = 0; i < signals.length(); i++) {
+                assertEquals(1, signals.get(i), "operation " + i + " signals");
+            }
+            assertTrue(c.maxInFlight() <= c.sendCredits(), "in flight " + c.maxInFlight() + " > " + c.sendCredits());
+            assertEquals(c.sendCredits(), c.maxInFlight(), "the queue was actually filled");
+        }
+    }
+
+    @Test
+    void writeAll_streamsInOrder_withDemandBoundedByCredits() {
+        int n = 2000;
+        List<Long> seq = Flux.range(0, n)
+                .map(i -> new WriteRequest(remote(), 8L * (i % 1024), local, 0, 8, i % 10 == 0))
+                .as(conn::writeAll)
+                .map(WriteResult::sequence)
+                .collectList().block(T);
+        assertNotNull(seq);
+        assertEquals(n, seq.size());
+        for (int i = 0; i < n; i++) {
+            assertEquals(i, seq.get(i));
+        }
+        assertTrue(conn.maxInFlight() <= conn.sendCredits());
+    }
+
+    // ------------------------------------------------------------------ races, cancellation, callbacks
+
+    @Test
+    void subscribeCancelComplete_race_repeated_keepsEveryCreditAndSlot() {
+        AtomicReference<Throwable> dropped = new AtomicReference<>();
+        Hooks.onErrorDropped(dropped::set);
+        try {
+            for (int i = 0; i < 1000; i++) {
+                Disposable d = conn.write(remote(), 8L * (i % 100), local, 0, 8).subscribeOn(Schedulers.parallel())
+                        .subscribe();
+                if ((i & 1) == 0) {
+                    d.dispose();
+                }
+            }
+            // Everything posted before this operation completed before it (queue order), and its
+            // completion means the earlier slots were all retired again.
+            for (int k = 0; k < conn.sendCredits() + 5; k++) {
+                StepVerifier.create(conn.read(local, 0, remote(), 0, 8)).expectComplete().verify(T);
+            }
+            StepVerifier.create(Flux.range(0, conn.sendCredits() * 2)
+                    .flatMap(k -> conn.write(remote(), 0, local, 0, 8), conn.sendCredits() * 2)).expectComplete().verify(T);
+            assertEquals(null, dropped.get(), "successful late completions are dropped quietly");
+        } finally {
+            Hooks.resetOnErrorDropped();
+        }
+    }
+
+    @Test
+    void throwingSubscriber_neverKillsTheLoop_errorGoesToOnErrorDropped() {
+        AtomicReference<Throwable> dropped = new AtomicReference<>();
+        Hooks.onErrorDropped(dropped::set);
+        try {
+            CountDownLatch thrown = new CountDownLatch(1);
+            conn.write(remote(), 0, local, 0, 8).subscribe(null, null, () -> {
+                thrown.countDown();
+                throw new IllegalStateException("user bug");
+            });
+            assertTrue(awaitLatch(thrown));
+            StepVerifier.create(conn.write(remote(), 0, local, 0, 8)).expectComplete().verify(T);
+        } finally {
+            Hooks.resetOnErrorDropped();
+        }
+    }
+
+    @Test
+    void block_onTheLoopThread_failsFast() {
+        StepVerifier.create(conn.write(remote(), 0, local, 0, 8).then(Mono.fromCallable(() -> Mono.just(1).delayElement(
+                        Duration.ofMillis(10)).block())))
+                .expectErrorSatisfies(e -> assertTrue(e.getMessage().contains("not supported in thread"), e.getMessage()))
+                .verify(T);
+    }
+
+    @Test
+    void reactorContext_isVisibleDownstreamOfAnOperation() {
+        StepVerifier.create(conn.write(remote(), 0, local, 0, 8)
+                        .then(Mono.deferContextual(ctx -> Mono.just(ctx.<String>get("request-id"))))
+                        .contextWrite(Context.of("request-id", "r-42")))
+                .expectNext("r-42").expectComplete().verify(T);
+    }
+
+    @Test
+    void timeout_usesReactorSchedulers_soVirtualTimeWorks() {
+        StepVerifier.withVirtualTime(() -> serverConn.receive().next().timeout(Duration.ofHours(1)))
+                .expectSubscription()
+                .thenAwait(Duration.ofHours(1))
+                .expectError(TimeoutException.class)
+                .verify(T);
+    }
+
+    // ------------------------------------------------------------------ lifecycle and failures
+
+    @Test
+    void regionClose_withOperationInFlight_deregistersOnlyAfterItCompletes_andRefusesNewOnes() {
+        Region r = client.register(arena.allocate(4096, 64), RegionAccess.WRITE_SRC);
+        List<Mono<Void>> ops = new ArrayList<>();
+        for (int i = 0; i < 50; i++) {
+            ops.add(conn.durableWrite(remote(), 0, r, 0, 4096));
+        }
+        StepVerifier.create(Flux.merge(ops).then(Mono.fromRunnable(() -> { })).and(Mono.fromRunnable(r::close)))
+                .expectComplete().verify(T);
+        StepVerifier.create(r.onClose()).expectComplete().verify(T);
+        assertEquals(0, r.inFlight());
+        StepVerifier.create(conn.write(remote(), 0, r, 0, 8)).expectError(ResourceClosedException.class).verify(T);
+    }
+
+    @Test
+    void peerClosing_failsPendingAndLaterOperations_withConnectionException() {
+        List<Mono<String>> outcomes = new ArrayList<>();
+        for (int i = 0; i < 200; i++) {
+            outcomes.add(conn.durableWrite(remote(), 0, local, 0, 4096).thenReturn("ok")
+                    .onErrorResume(e -> Mono.just(e.getClass().getSimpleName())));
+        }
+        Flux<String> all = Flux.merge(outcomes);
+        serverConn.close();
+        List<String> got = all.collectList().block(T);
+        assertNotNull(got);
+        assertEquals(200, got.size(), "every Mono terminated");
+        StepVerifier.create(conn.events().filter(ConnectionEvent::isTerminal).take(1))
+                .assertNext(e -> assertTrue(e == ConnectionEvent.CLOSED || e == ConnectionEvent.LOST, e.toString()))
+                .expectComplete().verify(T);
+        StepVerifier.create(conn.write(remote(), 0, local, 0, 8)).expectError(ConnectionException.class).verify(T);
+        assertFalse(conn.isOpen());
+    }
+
+    @Test
+    void closingConnectionUnderLoad_terminatesEveryMono() {
+        AtomicInteger terminated = new AtomicInteger();
+        CountDownLatch all = new CountDownLatch(2000);
+        for (int i = 0; i < 2000; i++) {
+            conn.write(remote(), 0, local, 0, 64).subscribe(null, e -> {
+                terminated.incrementAndGet();
+                all.countDown();
+            }, () -> {
+                terminated.incrementAndGet();
+                all.countDown();
+            });
+        }
+        conn.close();
+        assertTrue(awaitLatch(all), "terminated " + terminated.get() + " of 2000");
+        StepVerifier.create(conn.onClose()).expectComplete().verify(T);
+        StepVerifier.create(conn.write(remote(), 0, local, 0, 8)).expectError(ResourceClosedException.class).verify(T);
+    }
+
+    @Test
+    void closingTheEntryPoint_terminatesEverythingPending() {
+        CountDownLatch all = new CountDownLatch(1000);
+        for (int i = 0; i < 1000; i++) {
+            conn.durableWrite(remote(), 0, local, 0, 64).subscribe(null, e -> all.countDown(), all::countDown);
+        }
+        Mono<Message> pendingReceive = conn.receive().next();
+        StepVerifier.create(pendingReceive).then(client::close)
+                .expectError().verify(T);
+        assertTrue(awaitLatch(all));
+        assertFalse(client.isOpen());
+        StepVerifier.create(client.connect(srv.address())).expectError(ResourceClosedException.class).verify(T);
+    }
+
+    @Test
+    void connect_toPortWithoutListener_failsWithConnectionException() {
+        InetSocketAddress nobody = new InetSocketAddress(srv.address().getAddress(), freePort());
+        StepVerifier.create(client.connect(nobody))
+                .expectErrorSatisfies(e -> assertInstanceOf(ConnectionException.class, e))
+                .verify(T);
+    }
+
+    static int freePort() {
+        try (java.net.ServerSocket s = new java.net.ServerSocket(0)) {
+            return s.getLocalPort();
+        } catch (java.io.IOException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    static boolean awaitLatch(CountDownLatch l) {
+        try {
+            return l.await(T.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+    }
+}
