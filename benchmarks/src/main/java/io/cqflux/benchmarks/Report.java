@@ -158,6 +158,9 @@ final class Report {
                 row("reactor", "write() Mono " + size + " B latency, " + s,
                         java("ReactorBenchmarks.writeLatency[size=" + size + ",strategy=" + s + "]"),
                         "SPI write latency", spi);
+                row("reactor", "write().block() from a caller thread " + size + " B, " + s,
+                        java("ReactorBenchmarks.writeBlockLatency[size=" + size + ",strategy=" + s + "]"),
+                        "SPI write latency", spi);
                 row("reactor", "durableWrite() " + size + " B latency, " + s,
                         java("ReactorBenchmarks.durableWriteLatency[size=" + size + ",strategy=" + s + "]"),
                         "SPI write latency", spi);
