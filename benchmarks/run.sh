@@ -45,7 +45,7 @@ done
 "$BENCH/target/c/fabric_rma_bench" ${C_QUICK[@]+"${C_QUICK[@]}"} | tee "$OUT/c-fabric.txt"
 
 echo "== JMH"
-"$JAVA" --enable-native-access=ALL-UNNAMED -cp "$BENCH/target/classes:$BENCH/target/lib/*" \
+"$JAVA" -cp "$BENCH/target/classes:$BENCH/target/lib/*" \
   io.cqflux.benchmarks.BenchMain --out "$OUT" --latest "$BENCH/results/latest.md" \
   --c "$OUT/c-eventfd.txt" --c "$OUT/c-fabric.txt" \
   ${QUICK[@]+"${QUICK[@]}"} ${JMH_ARGS[@]+"${JMH_ARGS[@]}"} 2>&1 | tee "$OUT/jmh-output.txt"

@@ -82,6 +82,9 @@ public final class BenchMain {
             // A smoke run: one short warm-up, two short measurements; numbers are indicative only.
             b.warmupIterations(1).warmupTime(TimeValue.seconds(1))
                     .measurementIterations(2).measurementTime(TimeValue.seconds(1));
+            if (!cli.getParameter("size").hasValue()) {
+                b.param("size", "8"); // 4 KiB only in full runs: keeps the smoke run near two minutes
+            }
         }
         return new Runner(b.build()).run();
     }
