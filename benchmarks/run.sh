@@ -29,6 +29,14 @@ JAVA="$JAVA_HOME/bin/java"
 command -v gcc >/dev/null || { echo "run.sh: gcc is missing (apt-get install gcc)" >&2; exit 1; }
 [ -r /usr/include/rdma/fabric.h ] || { echo "run.sh: libfabric headers are missing (apt-get install libfabric-dev)" >&2; exit 1; }
 
+# Loading libfabric.so.1 (Debian 12, libfabric 1.17) also loads libinfinipath.so.4 (a DT_NEEDED of
+# the psm provider build), whose ELF constructor replaces the process's SIGSEGV, SIGBUS, SIGILL,
+# SIGABRT, SIGINT and SIGTERM handlers with its own backtrace printer unless IPATH_NO_BACKTRACE is
+# set. HotSpot uses SIGSEGV itself (safepoint polls, implicit null checks), so the next such trap
+# kills the JVM with "java:PID terminated with signal 11 at PC=... Backtrace:" -- seen here every
+# time in the BUSY_POLL fabric benchmarks. The JMH forks inherit this environment.
+export IPATH_NO_BACKTRACE=1
+
 STAMP=$(date -u +%Y-%m-%dT%H%M%SZ)
 OUT="$BENCH/results/$STAMP"
 mkdir -p "$OUT" "$BENCH/target/c"
