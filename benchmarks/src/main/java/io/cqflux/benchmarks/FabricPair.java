@@ -45,7 +45,9 @@ final class FabricPair implements AutoCloseable {
 
     /** Bytes registered on each side: room for a window of 4 KiB operations. */
     static final long REGION_BYTES = 1 << 20;
-    private static final Duration TIMEOUT = Duration.ofSeconds(10);
+    /** Bound of every wait: set-up, tear-down, one invocation (generous: busy-polling threads on
+     *  an overloaded 2-core machine can starve for whole scheduler slices). */
+    private static final Duration TIMEOUT = Duration.ofSeconds(60);
 
     final EventLoop serverLoop;
     final EventLoop clientLoop;
@@ -209,8 +211,8 @@ final class FabricPair implements AutoCloseable {
             }
             return null;
         }));
-        quietly(() -> clientLoop.shutdownGracefully(TIMEOUT).get(20, TimeUnit.SECONDS));
-        quietly(() -> serverLoop.shutdownGracefully(TIMEOUT).get(20, TimeUnit.SECONDS));
+        quietly(() -> clientLoop.shutdownGracefully(TIMEOUT).get(TIMEOUT.toSeconds() + 10, TimeUnit.SECONDS));
+        quietly(() -> serverLoop.shutdownGracefully(TIMEOUT).get(TIMEOUT.toSeconds() + 10, TimeUnit.SECONDS));
         for (AutoCloseable a : new AutoCloseable[] {clientRegion, serverRegion, clientTransport, serverTransport}) {
             if (a != null) {
                 quietly(() -> {

@@ -89,8 +89,10 @@ public class LoopBenchmarks {
         long before = (long) Wakeup.DONE.getAcquire(s);
         s.loop.execute(s.task);
         long now;
+        long spins = 0;
         while ((now = (long) Wakeup.DONE.getAcquire(s)) == before) {
             Thread.onSpinWait();
+            spins = bounded(spins, "the execute()d task");
         }
         return now;
     }
@@ -167,9 +169,34 @@ public class LoopBenchmarks {
         long target = (long) Drain.DELIVERED.getAcquire(s) + Drain.BURST;
         s.queue.produce(Drain.BURST);
         long now;
+        long spins = 0;
         while ((now = (long) Drain.DELIVERED.getAcquire(s)) < target) {
             Thread.onSpinWait();
+            spins = bounded(spins, "the burst's completions");
         }
         return now;
+    }
+
+    /** Most time a spin wait may take before the benchmark fails (a dead loop must not hang JMH). */
+    private static final long SPIN_LIMIT_NANOS = TimeUnit.SECONDS.toNanos(60);
+
+    /**
+     * Counts a spin. After 2^20 spins (far beyond any normal wait) it starts watching the clock:
+     * the value returned is then the negated start time (minus one), and every further call
+     * fails once {@link #SPIN_LIMIT_NANOS} have passed. The fast path is one add and one test.
+     *
+     * @param spins the count so far, or the negated start time
+     * @param what what is awaited, for the message
+     * @return the new count, or the negated start time
+     */
+    private static long bounded(long spins, String what) {
+        if (spins >= 0) {
+            return (spins + 1 & 0xF_FFFF) == 0 ? -System.nanoTime() - 1 : spins + 1;
+        }
+        long start = -spins - 1;
+        if (System.nanoTime() - start > SPIN_LIMIT_NANOS) {
+            throw new IllegalStateException(what + " did not arrive within 60 s: is the event loop alive?");
+        }
+        return spins;
     }
 }

@@ -5,8 +5,13 @@ import io.cqflux.epoll.WaitStrategy;
 /** Maps the {@code @Param} names the benchmarks use to wait strategies. */
 final class Strategies {
 
-    /** Spin budget of the ADAPTIVE parameter: empty rounds before the loop sleeps. */
-    static final int ADAPTIVE_SPINS = 1000;
+    /**
+     * Spin budget of the ADAPTIVE parameter: empty rounds before the loop sleeps. A round with a
+     * fabric CQ costs a few microseconds ({@code fi_cq_read} drives the tcp provider's progress,
+     * a non-blocking poll of its sockets), so 100 rounds spin for a few hundred microseconds:
+     * longer than one operation's round trip, short enough to let an idle loop sleep.
+     */
+    static final int ADAPTIVE_SPINS = 100;
 
     private Strategies() {
     }
