@@ -467,12 +467,17 @@ public final class EventLoop implements AutoCloseable {
         } catch (Throwable t) {
             LOG.log(System.Logger.Level.ERROR, "event loop " + name + ": cleanup after the fatal error failed", t);
         } finally {
-            closeNative();
-            STATE.setVolatile(this, TERMINATED);
-            if (fatal != null) {
-                termination.completeExceptionally(fatal);
-            } else {
-                termination.complete(null);
+            try {
+                closeNative();
+            } catch (Throwable t) {
+                LOG.log(System.Logger.Level.ERROR, "event loop " + name + ": releasing its native resources failed", t);
+            } finally {
+                STATE.setVolatile(this, TERMINATED);
+                if (fatal != null) {
+                    termination.completeExceptionally(fatal);
+                } else {
+                    termination.complete(null);
+                }
             }
         }
     }
@@ -490,13 +495,20 @@ public final class EventLoop implements AutoCloseable {
                     }
                 }
                 if (work == 0) {
-                    idle++;
+                    if (spinBudget != Integer.MAX_VALUE) {
+                        idle++; // BUSY_POLL never counts, so it never reaches the sleep branch
+                    }
                     Thread.onSpinWait();
                 } else {
                     idle = 0;
                 }
-            } else if (work == 0 && sleep() > 0) {
-                idle = 0;
+            } else {
+                if (work == 0) {
+                    work = sleep();
+                }
+                if (work > 0) {
+                    idle = 0; // activity: an adaptive loop goes back to spinning
+                }
             }
         }
     }
@@ -667,12 +679,12 @@ public final class EventLoop implements AutoCloseable {
     private int runTasks() {
         int n = 0;
         Runnable r;
-        while (n < MAX_TASKS_PER_ROUND && (r = taskQueue.poll()) != null) {
+        // The state is re-read per task: a task may be long, and a shutdown requested meanwhile
+        // decides what happens to the rest (graceful: run with a deadline; forced: dropped).
+        while (n < MAX_TASKS_PER_ROUND && (int) STATE.getVolatile(this) == RUNNING && (r = taskQueue.poll()) != null) {
             n++;
             safeRun(r);
-        }
-        if (n > 0) {
-            TASKS.setOpaque(this, tasks + n);
+            TASKS.setOpaque(this, tasks + 1);
         }
         return n;
     }
@@ -704,6 +716,7 @@ public final class EventLoop implements AutoCloseable {
                 if ((int) STATE.getVolatile(this) == FORCED || System.nanoTime() - deadline > 0) {
                     drop(r);
                     forced = true;
+                    LOG.log(System.Logger.Level.WARNING, "event loop {0}: graceful shutdown forced (timeout or shutdownNow)", name);
                     break;
                 }
                 safeRun(r);
@@ -729,15 +742,20 @@ public final class EventLoop implements AutoCloseable {
     }
 
     private void dropRemainingTasks() {
+        long before = droppedTasks;
         Runnable r;
         while ((r = taskQueue.pollClosed()) != null) {
             drop(r);
+        }
+        if (droppedTasks != before) {
+            LOG.log(System.Logger.Level.WARNING, "event loop {0} shut down: dropped {1} queued task(s)", name,
+                    droppedTasks - before);
         }
     }
 
     private void drop(Runnable r) {
         DROPPED.setOpaque(this, droppedTasks + 1);
-        LOG.log(System.Logger.Level.WARNING, "event loop {0} shut down: dropped task {1}", name, r);
+        LOG.log(System.Logger.Level.DEBUG, "event loop {0} shut down: dropped task {1}", name, r);
         if (r instanceof AddTask a) {
             a.source.phase = LoopSource.REMOVED;
             a.source.removed.complete(null);

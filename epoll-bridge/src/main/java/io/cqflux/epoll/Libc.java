@@ -19,6 +19,7 @@ import java.lang.invoke.VarHandle;
  * failure through {@link NativeErrors#errno}. "Again" and "interrupted" are return values, not
  * exceptions. Stateless; the errno capture segment is the caller's (one per thread, allocated once).
  */
+@SuppressWarnings("restricted") // the downcalls below are the module's one use of native access
 final class Libc {
 
     /** The capture-state layout holding {@code errno}. */
@@ -244,7 +245,7 @@ final class Libc {
     private static MemorySegment one() {
         MemorySegment s = Arena.global().allocate(ValueLayout.JAVA_LONG);
         s.set(ValueLayout.JAVA_LONG, 0, 1L);
-        return s; // never written again; not asReadOnly(): downcalls take writable segments only
+        return s.asReadOnly(); // a downcall accepts a read-only segment; write(2) only reads it
     }
 
     private static void requireFd(int fd, String what) {

@@ -27,8 +27,10 @@ public record LoopConfig(String name, WaitStrategy waitStrategy, int batchSize, 
     }
 
     /**
+     * The defaults: blocking, batch 32, the default thread factory.
+     *
      * @param name thread name
-     * @return blocking, batch 32, default thread factory
+     * @return the configuration
      */
     public static LoopConfig of(String name) {
         return new LoopConfig(name, WaitStrategy.BLOCKING, 32, null);

@@ -19,6 +19,8 @@ public sealed interface WaitStrategy {
     WaitStrategy BUSY_POLL = new BusyPoll();
 
     /**
+     * Busy-polls for up to {@code spins} consecutive empty rounds, then sleeps until woken.
+     *
      * @param spins empty polling rounds before sleeping, at least 1
      * @return the adaptive strategy
      */

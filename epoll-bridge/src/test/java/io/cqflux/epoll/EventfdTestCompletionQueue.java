@@ -1,0 +1,171 @@
+package io.cqflux.epoll;
+
+import io.cqflux.core.Completion;
+import io.cqflux.core.CompletionStatus;
+import io.cqflux.core.Opcode;
+import io.cqflux.core.spi.CompletionQueue;
+import io.cqflux.core.spi.CompletionSink;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * TEST-ONLY completion source: a completion queue backed by its own eventfd and a concurrent queue
+ * of synthetic completions. Producers on any thread {@link #add} completions and signal the
+ * eventfd, like a NIC writing a CQE and raising the completion channel. {@link #acknowledge()}
+ * resets the eventfd (non-blocking read); {@link #poll} copies up to {@code max} entries into the
+ * loop's scratch segment ({@code wr_id} u64 @0, status u32 @8, opcode u32 @12, 16 bytes each) and
+ * hands the sink a flyweight that reads them back from there, as the real transports do.
+ */
+final class EventfdTestCompletionQueue implements CompletionQueue {
+
+    static final int ENTRY_BYTES = 16;
+
+    private record Entry(long context, CompletionStatus status) {
+    }
+
+    private final String name;
+    private final int fd;
+    private final Arena arena = Arena.ofShared();
+    private final MemorySegment readBuf = arena.allocate(Long.BYTES, Long.BYTES);
+    private final MemorySegment loopErrno = arena.allocate(Libc.CAPTURE_LAYOUT);
+    private final ConcurrentLinkedQueue<Entry> pending = new ConcurrentLinkedQueue<>();
+    private final ScratchView view = new ScratchView();
+    final AtomicInteger acknowledged = new AtomicInteger();
+    final AtomicLong polls = new AtomicLong();
+    private volatile boolean sleepAllowed = true;
+    private volatile RuntimeException pollFailure;
+    private boolean closed;
+
+    EventfdTestCompletionQueue(String name) {
+        this.name = name;
+        this.fd = Libc.eventfd(Libc.threadErrno());
+    }
+
+    /** Adds one successful completion and signals. Any thread. */
+    void add(long context) {
+        pending.add(new Entry(context, CompletionStatus.SUCCESS));
+        signal();
+    }
+
+    /** Adds one completion with the given status and signals. Any thread. */
+    void add(long context, CompletionStatus status) {
+        pending.add(new Entry(context, status));
+        signal();
+    }
+
+    /** Adds {@code count} successful completions {@code first, first+1, ...} and signals once. */
+    void addRange(long first, int count) {
+        for (int i = 0; i < count; i++) {
+            pending.add(new Entry(first + i, CompletionStatus.SUCCESS));
+        }
+        signal();
+    }
+
+    /** Adds a completion without signalling: only a loop that polls without waiting finds it. */
+    void addSilently(long context) {
+        pending.add(new Entry(context, CompletionStatus.SUCCESS));
+    }
+
+    /** Signals the eventfd without adding a completion: a spurious notification. */
+    void signal() {
+        Libc.signalEventfd(Libc.threadErrno(), fd);
+    }
+
+    /** Makes every later {@link #poll} throw {@code e}, like a queue that failed (overrun, device error). */
+    void failPolls(RuntimeException e) {
+        pollFailure = e;
+    }
+
+    /** Makes {@link #prepareToSleep()} answer {@code allowed} (the fi_trywait(3) rule). */
+    void sleepAllowed(boolean allowed) {
+        sleepAllowed = allowed;
+    }
+
+    @Override
+    public int fd() {
+        return fd;
+    }
+
+    @Override
+    public boolean prepareToSleep() {
+        return sleepAllowed;
+    }
+
+    @Override
+    public void acknowledge() {
+        acknowledged.incrementAndGet();
+        Libc.readEventfd(loopErrno, fd, readBuf);
+    }
+
+    @Override
+    public int poll(MemorySegment scratch, int max, CompletionSink sink) {
+        polls.incrementAndGet();
+        RuntimeException failure = pollFailure;
+        if (failure != null) {
+            throw failure;
+        }
+        if (scratch.byteSize() < (long) max * MAX_ENTRY_BYTES) {
+            throw new IllegalArgumentException("scratch of " + scratch.byteSize() + " bytes is smaller than "
+                    + max + " * " + MAX_ENTRY_BYTES);
+        }
+        int n = 0;
+        Entry e;
+        while (n < max && (e = pending.poll()) != null) {
+            long off = (long) n * ENTRY_BYTES;
+            scratch.set(ValueLayout.JAVA_LONG, off, e.context());
+            scratch.set(ValueLayout.JAVA_INT, off + 8, e.status().ordinal());
+            scratch.set(ValueLayout.JAVA_INT, off + 12, Opcode.WRITE.ordinal());
+            n++;
+        }
+        for (int i = 0; i < n; i++) {
+            view.at(scratch, (long) i * ENTRY_BYTES);
+            sink.onCompletion(view);
+        }
+        return n;
+    }
+
+    @Override
+    public synchronized void close() {
+        if (!closed) {
+            closed = true;
+            Libc.close(Libc.threadErrno(), fd);
+            arena.close();
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "EventfdTestCompletionQueue[" + name + "]";
+    }
+
+    /** The flyweight: reads the entry in place from the scratch segment. */
+    private static final class ScratchView extends Completion {
+        private static final CompletionStatus[] STATUSES = CompletionStatus.values();
+        private static final Opcode[] OPCODES = Opcode.values();
+        private MemorySegment segment;
+        private long offset;
+
+        void at(MemorySegment segment, long offset) {
+            this.segment = segment;
+            this.offset = offset;
+        }
+
+        @Override public long context() { return segment.get(ValueLayout.JAVA_LONG, offset); }
+        @Override public CompletionStatus status() { return STATUSES[segment.get(ValueLayout.JAVA_INT, offset + 8)]; }
+        @Override public int vendorError() { return 0; }
+        @Override public int queuePair() { return 0; }
+        @Override public int fabricErrno() { return 0; }
+        @Override public int providerErrno() { return 0; }
+        @Override public long overflowLength() { return 0; }
+        @Override public String errorText() { return ""; }
+        @Override protected Opcode rawOpcode() { return OPCODES[segment.get(ValueLayout.JAVA_INT, offset + 12)]; }
+        @Override protected long rawByteLength() { return 0; }
+        @Override protected long rawFlags() { return 0; }
+        @Override protected boolean rawHasImmediate() { return false; }
+        @Override protected int rawImmediate() { return 0; }
+    }
+}

@@ -1,0 +1,55 @@
+package io.cqflux.epoll;
+
+import io.cqflux.core.spi.Pollable;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+
+/**
+ * TEST-ONLY non-queue source (stands in for an event channel or a listener): an eventfd that any
+ * thread may {@link #signal()}, and {@link #consume()} for the readiness handler (loop thread).
+ */
+final class EventfdTestSource implements Pollable, AutoCloseable {
+
+    private final int fd;
+    private final Arena arena = Arena.ofShared();
+    private final MemorySegment readBuf = arena.allocate(Long.BYTES, Long.BYTES);
+    private final MemorySegment loopErrno = arena.allocate(Libc.CAPTURE_LAYOUT);
+    private volatile boolean sleepAllowed = true;
+    private boolean closed;
+
+    EventfdTestSource() {
+        this.fd = Libc.eventfd(Libc.threadErrno());
+    }
+
+    void signal() {
+        Libc.signalEventfd(Libc.threadErrno(), fd);
+    }
+
+    /** {@return the counter, reset to 0; loop thread} */
+    long consume() {
+        return Libc.readEventfd(loopErrno, fd, readBuf);
+    }
+
+    void sleepAllowed(boolean allowed) {
+        sleepAllowed = allowed;
+    }
+
+    @Override
+    public int fd() {
+        return fd;
+    }
+
+    @Override
+    public boolean prepareToSleep() {
+        return sleepAllowed;
+    }
+
+    @Override
+    public synchronized void close() {
+        if (!closed) {
+            closed = true;
+            Libc.close(Libc.threadErrno(), fd);
+            arena.close();
+        }
+    }
+}
