@@ -27,6 +27,7 @@ import java.lang.foreign.ValueLayout;
  * once; entries are read in place through one flyweight; the error entry and the strerror
  * buffer are preallocated. Loop-confined; {@link #close()} is called by the connection.
  */
+@SuppressWarnings("restricted") // FFM: this package is the native-access boundary of the fabric transport
 final class FabricCompletionQueue implements CompletionQueue {
 
     static final String SYNTHESIZED = "connection ended before the provider completed this operation"
@@ -135,7 +136,12 @@ final class FabricCompletionQueue implements CompletionQueue {
                 }
                 delivered += (int) n;
             } else if (n == -FI_EAVAIL()) {
-                // fi_cq(3): an error entry is waiting; fi_cq_readerr takes exactly one.
+                // fi_cq(3): an error entry is waiting; fi_cq_readerr takes exactly one. err_data_size
+                // is an INPUT too (API >= 1.5): non-zero means "copy into my err_data buffer". The
+                // previous call left the provider's own pointer and size there, so reusing the entry
+                // unchanged would make the provider write into its (possibly freed) buffer: reset both.
+                fi_cq_err_entry.err_data(errEntry, MemorySegment.NULL);
+                fi_cq_err_entry.err_data_size(errEntry, 0L);
                 long r = fi_ops_cq.readerr.invoke(readerrFp, cq, errEntry, 0L);
                 if (r == -FI_EAGAIN()) {
                     break;
@@ -218,7 +224,11 @@ final class FabricCompletionQueue implements CompletionQueue {
             if (synthesized && posted == null) {
                 return false;
             }
-            owner.sawError();
+            if (!receive && posted != Opcode.RECEIVE) {
+                // Only a failed send-side operation makes a following FI_SHUTDOWN a LOST
+                // connection; receives are flushed (ECANCELED) by every disconnect, orderly or not.
+                owner.sawError();
+            }
             int err = fi_cq_err_entry.err(e);
             status = NativeErrors.statusOfFabricError(err);
             opcode = posted;
@@ -233,10 +243,13 @@ final class FabricCompletionQueue implements CompletionQueue {
 
         private Opcode opcodeOf(long flags) {
             boolean data = (flags & FI_REMOTE_CQ_DATA()) != 0;
+            // tcp (1.17) reports a remote write with CQ data at the target with flags
+            // FI_REMOTE_WRITE|FI_REMOTE_CQ_DATA (0x22000): no FI_RMA, no FI_RECV, op_context NULL
+            // and len 0 -- it does not consume a posted receive (fi_cq(3), FI_RX_CQ_DATA mode off).
+            if ((flags & FI_REMOTE_WRITE()) != 0) {
+                return Opcode.RECEIVE_WRITE_WITH_IMMEDIATE;
+            }
             if ((flags & FI_RMA()) != 0) {
-                if ((flags & FI_REMOTE_WRITE()) != 0) {
-                    return Opcode.RECEIVE_WRITE_WITH_IMMEDIATE;
-                }
                 if ((flags & FI_READ()) != 0) {
                     return Opcode.READ;
                 }

@@ -48,6 +48,7 @@ import java.util.List;
  * Lifetime: {@link #close()} closes the endpoint, then the CQs, then the EQ ({@code fi_endpoint(3)}:
  * an endpoint must be closed before the objects bound to it); idempotent.
  */
+@SuppressWarnings("restricted") // FFM: this package is the native-access boundary of the fabric transport
 final class FabricConnection implements Connection {
 
     private enum State { CONNECTING, ESTABLISHED, ENDED }
@@ -77,10 +78,12 @@ final class FabricConnection implements Connection {
     private final MemorySegment msgRma;
     private final MemorySegment msg;
     private final long writeLevel;
+    private final long fence;
     private State state = State.CONNECTING;
     private byte[] peerData;
     private ConnectionEvent pendingTerminal;
     private boolean sawError;
+    private boolean refusedAtConnect;
     private boolean disconnected;
     private boolean closed;
 
@@ -91,8 +94,13 @@ final class FabricConnection implements Connection {
         this.client = client;
         this.description = description;
         this.posted = new PostedOps(config.sendQueueSize() + config.receiveQueueSize());
-        this.writeLevel = config.writeCompletion() == CompletionLevel.TRANSMIT ? FI_TRANSMIT_COMPLETE()
-                : FI_DELIVERY_COMPLETE();
+        // TRANSMIT: no completion-level flag, i.e. the provider's default (fi_cq(3)). Passing
+        // FI_TRANSMIT_COMPLETE would not help on tcp 1.17: it treats FI_TRANSMIT_COMPLETE like
+        // FI_DELIVERY_COMPLETE (both ask the target for an ack), while without a flag a write
+        // completes once the data is queued on the socket.
+        this.writeLevel = config.writeCompletion() == CompletionLevel.TRANSMIT ? 0 : FI_DELIVERY_COMPLETE();
+        // FI_FENCE is a secondary capability (fi_getinfo(3)); only pass it where advertised.
+        this.fence = (transport.caps() & FI_FENCE()) != 0 ? FI_FENCE() : 0;
         FabricEventQueue e = null;
         FabricCompletionQueue c = null;
         FabricCompletionQueue r = null;
@@ -179,6 +187,7 @@ final class FabricConnection implements Connection {
                         param, (long) data.length);
                 if (rc == -FabricErrno.ECONNREFUSED.code()) {
                     c.pendingTerminal = ConnectionEvent.REJECTED;
+                    c.refusedAtConnect = true;
                 } else if (rc < 0) {
                     c.close();
                     throw FabricLibrary.failure("fi_connect", rc, desc);
@@ -204,6 +213,16 @@ final class FabricConnection implements Connection {
             }
         }
         return c;
+    }
+
+    /** {@return whether fi_connect itself failed with ECONNREFUSED (REJECTED reported without the EQ)} */
+    boolean refusedAtConnect() {
+        return refusedAtConnect;
+    }
+
+    /** {@return the err of the last EQ error entry, for diagnostics and tests} */
+    int lastEqError() {
+        return eq.lastError();
     }
 
     PostedOps posted() {
@@ -328,12 +347,18 @@ final class FabricConnection implements Connection {
     /**
      * Flush: make earlier writes to the peer's region visible (or persistent). libfabric has no
      * flush operation; durability is a completion level ({@code fi_cq(3)}: FI_COMMIT_COMPLETE).
-     * We post a zero-length RMA write into the range, fenced so that it is processed after every
-     * earlier operation on the endpoint ({@code fi_rma(3)} FI_FENCE), completing at
-     * FI_COMMIT_COMPLETE for PERSISTENT and FI_DELIVERY_COMPLETE for VISIBILITY: once it
-     * completes, everything written before it has reached the target (tcp processes one
-     * endpoint's stream in order and advertises FI_ORDER_RMA_WAW). See the report for what tcp
-     * does with each flag.
+     * We post a zero-length RMA write into the range that completes at FI_COMMIT_COMPLETE for
+     * PERSISTENT and FI_DELIVERY_COMPLETE for VISIBILITY, fenced ({@code fi_rma(3)} FI_FENCE)
+     * where the provider advertises the FI_FENCE capability.
+     *
+     * <p>What tcp (libfabric 1.17) does with it: it does not advertise FI_FENCE and its
+     * writemsg ignores the flag, but one endpoint is one TCP stream whose messages the target
+     * processes in order (msg_order has FI_ORDER_RMA_WAW/WAW), so the flush's acknowledgement
+     * proves every earlier write has been placed: VISIBILITY holds. For FI_COMMIT_COMPLETE the
+     * target calls its pmem commit over the operation's OWN rma_iov ranges before acking, so a
+     * zero-length commit orders but does not flush earlier writes out of the target CPU's
+     * caches: on real persistent memory, PERSISTENT is only as strong as the provider's commit
+     * of those earlier writes (they would have to be posted with FI_COMMIT_COMPLETE themselves).
      */
     @Override
     public boolean flush(RemoteRegion dst, long dstOffset, long length, FlushType type, long context, boolean signaled) {
@@ -345,7 +370,7 @@ final class FabricConnection implements Connection {
         requireEstablished();
         long level = type == FlushType.PERSISTENT ? FI_COMMIT_COMPLETE() : FI_DELIVERY_COMPLETE();
         return rmaRaw(false, 0, MemorySegment.NULL, r.base() + dstOffset, 0, r.key(), 0,
-                level | FI_FENCE() | (signaled ? FI_COMPLETION() : 0), context, Opcode.FLUSH, signaled);
+                level | fence | (signaled ? FI_COMPLETION() : 0), context, Opcode.FLUSH, signaled);
     }
 
     @Override

@@ -17,6 +17,7 @@ import java.lang.foreign.ValueLayout;
  * and the fabric's trywait resolved once, and one preallocated entry buffer large enough for a
  * CM entry with the provider's largest private data. Confined to one thread after construction.
  */
+@SuppressWarnings("restricted") // FFM: this package is the native-access boundary of the fabric transport
 final class FabricEventQueue implements AutoCloseable {
 
     /** {@link #read()} result: nothing pending. */
@@ -112,6 +113,10 @@ final class FabricEventQueue implements AutoCloseable {
             return NONE;
         }
         if (rc == -FI_EAVAIL()) {
+            // fi_eq(3): err_data_size is an input (0 = let the provider point at its own buffer);
+            // reset what the previous call returned, see FabricCompletionQueue#poll.
+            fi_eq_err_entry.err_data(errEntry, MemorySegment.NULL);
+            fi_eq_err_entry.err_data_size(errEntry, 0L);
             long r = fi_ops_eq.readerr.invoke(readerrFp, eq, errEntry, 0L);
             if (r == -FI_EAGAIN()) {
                 return NONE;

@@ -15,6 +15,7 @@ import java.lang.foreign.SymbolLookup;
  * the fid ops table ({@code fi_endpoint(3)}: both are {@code static inline} over
  * {@code fid->ops}).
  */
+@SuppressWarnings("restricted") // FFM: this package is the native-access boundary of the fabric transport
 final class FabricLibrary {
 
     static final String LIBRARY = "libfabric.so.1";
@@ -48,8 +49,17 @@ final class FabricLibrary {
      * @return an empty string when usable; otherwise what is wrong and what to install
      */
     static String probe(String library) {
-        try (Arena probe = Arena.ofConfined()) {
-            SymbolLookup lookup = SymbolLookup.libraryLookup(library, probe);
+        // Loading libfabric runs libpsm2's constructor, which replaces the JVM's SIGSEGV handler.
+        return SignalGuard.preserve(() -> probeUnguarded(library));
+    }
+
+    private static String probeUnguarded(String library) {
+        try {
+            // Arena.global(): never dlclose libfabric. Loading it with a short-lived arena and
+            // closing that arena unloads libfabric and the libraries it pulled in (rdma-core,
+            // provider dependencies) while they have registered atexit/thread-key destructors:
+            // the JVM then died with SIGSEGV at a later thread exit or at shutdown.
+            SymbolLookup lookup = SymbolLookup.libraryLookup(library, Arena.global());
             if (lookup.find("fi_getinfo").isEmpty() || lookup.find("fi_version").isEmpty()) {
                 return library + " has no fi_getinfo/fi_version: not a libfabric; install it with " + INSTALL_HINT;
             }

@@ -26,6 +26,7 @@ import java.util.logging.Logger;
  * queue. Loop-confined after construction; {@link #close()} is idempotent and leaves accepted
  * connections alive.
  */
+@SuppressWarnings("restricted") // FFM: this package is the native-access boundary of the fabric transport
 final class FabricListener implements Listener {
 
     private static final Logger LOG = Logger.getLogger(FabricListener.class.getName());

@@ -41,12 +41,12 @@ import java.util.concurrent.atomic.AtomicLong;
  * Thread-safe for registration, parsing and opening endpoints (the domain is opened with
  * {@code FI_THREAD_SAFE}); close it after its connections, listeners and regions.
  */
+@SuppressWarnings("restricted") // FFM: this package is the native-access boundary of the fabric transport
 final class FabricTransport implements Transport {
 
     /**
-     * The largest private data we pass, whatever the provider allows: {@code fi_cm(3)} guarantees
-     * that a provider offering FI_EP_MSG supports at least 56 bytes... tcp reports 256 through
-     * {@code FI_OPT_CM_DATA_SIZE}; we ask the provider and clamp to this bound.
+     * The largest private data we pass whatever the provider allows (it sizes the EQ entry
+     * buffer): we ask the provider ({@code FI_OPT_CM_DATA_SIZE}, 256 on tcp) and clamp to this.
      */
     static final int PRIVATE_DATA_BOUND = 256;
 
@@ -132,7 +132,34 @@ final class FabricTransport implements Transport {
             ft.add(FlushType.PERSISTENT);
         }
         this.providerFlushTypes = Collections.unmodifiableSet(ft);
-        this.maxPrivateData = PRIVATE_DATA_BOUND;
+        this.maxPrivateData = (int) Math.min(PRIVATE_DATA_BOUND, queryCmDataSize());
+    }
+
+    /**
+     * The provider's private-data limit: {@code fi_getopt(FI_OPT_ENDPOINT, FI_OPT_CM_DATA_SIZE)}
+     * on a passive endpoint opened (and closed again, never listening) from our info; tcp says
+     * 256. Falls back to 56, the smallest limit fi_cm(3) lets a provider have, if it cannot tell.
+     */
+    private long queryCmDataSize() {
+        try (Arena tmp = Arena.ofConfined()) {
+            MemorySegment out = tmp.allocate(C_POINTER);
+            int rc = fi_ops_fabric.passive_ep.invoke(passiveEpFp, fabric, info, out, MemorySegment.NULL);
+            if (rc != 0) {
+                return 56;
+            }
+            MemorySegment pep = out.get(C_POINTER, 0);
+            try {
+                MemorySegment v = tmp.allocate(ValueLayout.JAVA_LONG);
+                MemorySegment l = tmp.allocate(ValueLayout.JAVA_LONG);
+                l.set(ValueLayout.JAVA_LONG, 0, 8);
+                int g = io.cqflux.core.fabric.ffm.fi_ops_ep.getopt.invoke(
+                        io.cqflux.core.fabric.ffm.fi_ops_ep.getopt(io.cqflux.core.fabric.ffm.fid_pep.ops(pep)), pep,
+                        FI_OPT_ENDPOINT(), FI_OPT_CM_DATA_SIZE(), v, l);
+                return g == 0 ? v.get(ValueLayout.JAVA_LONG, 0) : 56;
+            } finally {
+                FabricLibrary.close(pep);
+            }
+        }
     }
 
     static FabricTransport open(String provider, InetAddress localAddress) {
@@ -184,7 +211,7 @@ final class FabricTransport implements Transport {
             fi_info.caps(hints, FI_MSG() | FI_RMA());
             fi_info.mode(hints, 0);
             fi_ep_attr.type(fi_info.ep_attr(hints), FI_EP_MSG());
-            fi_domain_attr.mr_mode(dattr, (int) (FI_MR_LOCAL() | FI_MR_VIRT_ADDR() | FI_MR_ALLOCATED() | FI_MR_PROV_KEY()));
+            fi_domain_attr.mr_mode(dattr, FI_MR_LOCAL() | FI_MR_VIRT_ADDR() | FI_MR_ALLOCATED() | FI_MR_PROV_KEY());
             fi_domain_attr.threading(dattr, FI_THREAD_SAFE());
             fi_fabric_attr.prov_name(fattr, tmp.allocateFrom(provider));
             if (fabricName != null) {
@@ -194,8 +221,10 @@ final class FabricTransport implements Transport {
                 fi_domain_attr.name(dattr, domainName);
             }
             MemorySegment out = tmp.allocate(C_POINTER);
-            int rc = fi_getinfo(FabricLibrary.apiVersion(), node == null ? MemorySegment.NULL : tmp.allocateFrom(node),
-                    service == null ? MemorySegment.NULL : tmp.allocateFrom(service), flags, hints, out);
+            MemorySegment nodeStr = node == null ? MemorySegment.NULL : tmp.allocateFrom(node);
+            MemorySegment serviceStr = service == null ? MemorySegment.NULL : tmp.allocateFrom(service);
+            int rc = SignalGuard.preserve(() -> fi_getinfo(FabricLibrary.apiVersion(), nodeStr, serviceStr, flags, hints,
+                    out));
             if (rc == -FI_ENODATA()) {
                 return MemorySegment.NULL;
             }
@@ -214,8 +243,9 @@ final class FabricTransport implements Transport {
         Set<String> names = new LinkedHashSet<>();
         try (Arena tmp = Arena.ofConfined()) {
             MemorySegment out = tmp.allocate(C_POINTER);
-            int rc = fi_getinfo(FabricLibrary.apiVersion(), MemorySegment.NULL, MemorySegment.NULL, 0,
-                    MemorySegment.NULL, out);
+            // Without hints every provider initialises, psm2 included (see SignalGuard).
+            int rc = SignalGuard.preserve(() -> fi_getinfo(FabricLibrary.apiVersion(), MemorySegment.NULL,
+                    MemorySegment.NULL, 0, MemorySegment.NULL, out));
             if (rc != 0) {
                 return names;
             }
@@ -246,6 +276,10 @@ final class FabricTransport implements Transport {
 
     String provider() {
         return provider;
+    }
+
+    long caps() {
+        return caps;
     }
 
     long maxMessageSize() {
