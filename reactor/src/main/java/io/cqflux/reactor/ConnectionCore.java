@@ -415,6 +415,12 @@ final class ConnectionCore {
             receiver.onCompletion(c);
             return;
         }
+        if (c.isSuccess() && c.opcode().isReceive()) {
+            // A write-with-immediate notification that consumed no posted receive: libfabric's
+            // tcp provider reports FI_REMOTE_CQ_DATA of fi_writedata this way, with context 0.
+            receiver.onNotification(c);
+            return;
+        }
         Object o = table.lookup(ctx);
         if (!(o instanceof Op op)) {
             staleCompletions++;

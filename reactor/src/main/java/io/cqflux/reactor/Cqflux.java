@@ -203,8 +203,36 @@ public final class Cqflux implements AutoCloseable {
      *     ({@code REJECTED}, {@code UNREACHABLE}) when it cannot be established
      */
     public Mono<RdmaConnection> connect(InetSocketAddress address) {
+        return connect(address, new Region[0]);
+    }
+
+    /**
+     * Connects to a server and exposes regions to it: their descriptors travel in the connection
+     * request's private data (bounded by the transport's limit, checked), so the server's
+     * {@link RdmaConnection#remoteRegions()} lists them and it can write to this side too.
+     *
+     * @param address the server
+     * @param exposed regions the server may access
+     * @return a cold Mono of the established connection
+     */
+    public Mono<RdmaConnection> connect(InetSocketAddress address, Region... exposed) {
         Objects.requireNonNull(address, "address");
+        List<Region> regionList = List.of(exposed);
         Mono<RdmaConnection> m = Mono.create(sink -> {
+            byte[] requestData;
+            try {
+                List<byte[]> descriptors = new ArrayList<>();
+                for (Region r : regionList) {
+                    if (!r.isOpen()) {
+                        throw new ResourceClosedException("exposed " + r + " is closed");
+                    }
+                    descriptors.add(r.nativeRegion().descriptor());
+                }
+                requestData = RegionList.encode(descriptors, transport.maxConnectPrivateData());
+            } catch (RuntimeException e) {
+                sink.error(e);
+                return;
+            }
             AtomicReference<ConnectionCore> ref = new AtomicReference<>();
             AtomicBoolean handedOver = new AtomicBoolean();
             EventLoop loop;
@@ -229,7 +257,7 @@ public final class Cqflux implements AutoCloseable {
                 }
                 Connection spi;
                 try {
-                    spi = transport.connect(address, config, new byte[0]);
+                    spi = transport.connect(address, config, requestData);
                 } catch (RuntimeException e) {
                     sink.error(e);
                     return;

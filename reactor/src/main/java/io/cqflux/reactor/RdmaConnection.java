@@ -247,6 +247,10 @@ public final class RdmaConnection implements AutoCloseable {
      * {@code decoder} call; its buffer is reposted right after. One subscriber at a time; it
      * completes when the connection closes in order and fails when it is lost.
      *
+     * <p>A peer's write-with-immediate normally consumes a posted receive; on libfabric's tcp
+     * provider it does not (the notification arrives without one), so such notifications are
+     * delivered even without demand, buffered until requested.
+     *
      * @param decoder turns a message into a value (must not keep the message)
      * @param <T> the value type
      * @return the decoded messages, emitted on the loop thread
@@ -257,7 +261,7 @@ public final class RdmaConnection implements AutoCloseable {
             core.runOnLoop(() -> core.receiver.attach(sink, decoder));
             sink.onRequest(n -> core.runOnLoop(() -> core.receiver.request(sink, n)));
             sink.onDispose(() -> core.runOnLoop(() -> core.receiver.detach(sink)));
-        }, FluxSink.OverflowStrategy.ERROR);
+        }, FluxSink.OverflowStrategy.BUFFER);
     }
 
     /** {@return the connection's events (ESTABLISHED, then CLOSED or LOST), replayed to late subscribers} */

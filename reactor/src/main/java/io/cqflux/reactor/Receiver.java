@@ -197,6 +197,38 @@ final class Receiver {
         }
     }
 
+    /**
+     * A notification that consumed no receive buffer (see {@link ConnectionCore#onCompletion}):
+     * it cannot be held back by demand, so the sink buffers it when the subscriber has none.
+     * Loop thread.
+     */
+    void onNotification(Completion c) {
+        FluxSink<Object> s = sink;
+        if (s == null) {
+            dropped++;
+            return;
+        }
+        if (demand > 0 && demand != Long.MAX_VALUE) {
+            demand--;
+        }
+        boolean imm = c.hasImmediate();
+        view.set(MemorySegment.NULL, c.byteLength(), c.opcode(), imm, imm ? c.immediate() : 0);
+        Object value;
+        try {
+            value = decoder.apply(view);
+        } catch (Throwable t) {
+            Exceptions.throwIfJvmFatal(t);
+            sink = null;
+            s.error(t);
+            return;
+        } finally {
+            view.invalidate();
+        }
+        if (value != null) {
+            s.next(value);
+        }
+    }
+
     /** Ends the subscriber when the connection ends. Loop thread. */
     void terminate(Throwable cause) {
         FluxSink<Object> s = sink;

@@ -24,6 +24,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -80,7 +81,10 @@ abstract class ReactiveContract {
                 RegionAccess.RECV, RegionAccess.WRITE_SRC, RegionAccess.READ_DST);
         srv = server.bind(listenAddress(), serverRegion).block(T);
         conn = client.connect(srv.address()).block(T);
-        serverConn = srv.connections().blockFirst(T);
+        // Keep subscribed: connections made later by tests must not be refused by the server.
+        CompletableFuture<RdmaConnection> first = new CompletableFuture<>();
+        srv.connections().subscribe(first::complete);
+        serverConn = first.orTimeout(T.toMillis(), TimeUnit.MILLISECONDS).join();
         localMem = arena.allocate(SIZE, 64);
         local = client.register(localMem, RegionAccess.WRITE_SRC, RegionAccess.READ_DST, RegionAccess.SEND);
     }
@@ -261,11 +265,11 @@ abstract class ReactiveContract {
     void pendingQueueFull_failsTheOverflowingOperation_namingTheLimit() {
         try (Cqflux small = builder().connectionConfig(ConnectionConfig.DEFAULT.withSendQueueSize(2)).pendingLimit(1)
                 .build()) {
-            Region src = small.register(arena.allocate(64, 64), RegionAccess.WRITE_SRC);
+            Region src = small.register(arena.allocate(64, 64), RegionAccess.WRITE_SRC, RegionAccess.READ_DST);
             RdmaConnection c = small.connect(srv.address()).block(T);
             PeerRegion r = c.remoteRegion(0);
             // Subscribe all ten inside one loop callback, so no completion can free a credit between them.
-            Flux<String> outcomes = c.read(src, 0, r, 0, 0).onErrorResume(e -> Mono.empty())
+            Flux<String> outcomes = c.read(src, 0, r, 0, 8)
                     .then(Mono.fromCallable(() -> c))
                     .flatMapMany(x -> Flux.range(0, 10).flatMap(i -> c.write(r, 8L * i, src, 0, 8)
                             .thenReturn("ok").onErrorResume(QueueFullException.class,
@@ -288,6 +292,7 @@ abstract class ReactiveContract {
             int threads = 8;
             int each = 500;
             AtomicIntegerArray signals = new AtomicIntegerArray(threads * each);
+            AtomicReference<Throwable> firstError = new AtomicReference<>();
             CountDownLatch done = new CountDownLatch(threads * each);
             List<Thread> ts = new ArrayList<>();
             for (int t = 0; t < threads; t++) {
@@ -298,6 +303,7 @@ abstract class ReactiveContract {
                         Mono<Void> op = (id % 3 == 0) ? c.durableWrite(r, 8L * (id % 512), src, 0, 8)
                                 : c.write(r, 8L * (id % 512), src, 0, 8);
                         op.subscribe(null, e -> {
+                            firstError.compareAndSet(null, e);
                             signals.addAndGet(id, 1000);
                             done.countDown();
                         }, () -> {
@@ -312,7 +318,7 @@ abstract class ReactiveContract {
             }
             assertTrue(done.await(60, TimeUnit.SECONDS), "every Mono terminated");
             for (int i = 0; i < signals.length(); i++) {
-                assertEquals(1, signals.get(i), "operation " + i + " signals");
+                assertEquals(1, signals.get(i), "operation " + i + " signals; first error " + firstError.get());
             }
             assertTrue(c.maxInFlight() <= c.sendCredits(), "in flight " + c.maxInFlight() + " > " + c.sendCredits());
             assertEquals(c.sendCredits(), c.maxInFlight(), "the queue was actually filled");

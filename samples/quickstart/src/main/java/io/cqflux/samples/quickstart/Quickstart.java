@@ -193,7 +193,9 @@ public final class Quickstart {
                                             lat.record(i, System.nanoTime() - start);
                                             done.incrementAndGet();
                                         })
-                                        .doFinally(s -> slots.add(slot));
+                                        // Before the signal travels on: flatMap asks for the next record then.
+                                        .doOnTerminate(() -> slots.add(slot))
+                                        .doOnCancel(() -> slots.add(slot));
                             }), o.concurrency, 1)
                             .then()
                             .block(PHASE_TIMEOUT);
@@ -259,7 +261,8 @@ public final class Quickstart {
                                         good.addAndGet(verify(buf, first, n));
                                         done.addAndGet(n);
                                     })
-                                    .doFinally(s -> slots.add(slot));
+                                    .doOnTerminate(() -> slots.add(slot))
+                                    .doOnCancel(() -> slots.add(slot));
                         }), parallel, 1)
                         .then()
                         .block(PHASE_TIMEOUT);

@@ -1,0 +1,68 @@
+package io.cqflux.samples.quickstart;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import org.junit.jupiter.api.Test;
+
+class QuickstartTest {
+
+    record Run(int status, String out, String err) {
+    }
+
+    static Run run(String... args) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        int status = Quickstart.run(args, new PrintStream(out, true, StandardCharsets.UTF_8),
+                new PrintStream(err, true, StandardCharsets.UTF_8));
+        return new Run(status, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+    }
+
+    @Test
+    void smallRun_overFabric_verifiesEveryByte_andExitsZero() {
+        Run r = run("--transport", "fabric", "--count", "600", "--size", "1000", "--concurrency", "8", "--quiet");
+        assertEquals(0, r.status(), r.out() + r.err());
+        assertTrue(r.out().contains("verified 600/600 records via RDMA read, 600/600 in the server's mapped file: OK"),
+                r.out());
+        assertTrue(r.out().contains("p99.9"), r.out());
+    }
+
+    @Test
+    void corruptedServerFile_isDetected_andExitsOne() {
+        Options o = Options.parse(new String[] {"--transport", "fabric", "--count", "64", "--size", "256", "--quiet"});
+        o.injectCorruption = true;
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        int status = Quickstart.run(o, new PrintStream(out, true, StandardCharsets.UTF_8),
+                new PrintStream(err, true, StandardCharsets.UTF_8));
+        assertEquals(1, status, out.toString(StandardCharsets.UTF_8));
+        assertTrue(err.toString(StandardCharsets.UTF_8).contains("record 32 differs"), err.toString(StandardCharsets.UTF_8));
+    }
+
+    @Test
+    void invalidOption_printsUsage_andExitsTwo() {
+        Run r = run("--count", "zero");
+        assertEquals(2, r.status());
+        assertTrue(r.err().contains("--count zero is not a number"), r.err());
+        assertTrue(r.err().contains("Usage: quickstart"), r.err());
+        assertEquals(2, run("--wait", "sometimes").status());
+        assertEquals(2, run("--bogus").status());
+    }
+
+    @Test
+    void help_printsUsage_andExitsZero() {
+        Run r = run("--help");
+        assertEquals(0, r.status());
+        assertTrue(r.out().contains("--concurrency"), r.out());
+    }
+
+    @Test
+    void recordPattern_differsBetweenRecords_andIsDeterministic() {
+        assertEquals(Quickstart.word(5, 3), Quickstart.word(5, 3));
+        assertTrue(Quickstart.word(5, 3) != Quickstart.word(6, 3));
+        assertTrue(Quickstart.word(5, 3) != Quickstart.word(5, 4));
+    }
+}
