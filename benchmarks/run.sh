@@ -34,7 +34,9 @@ command -v gcc >/dev/null || { echo "run.sh: gcc is missing (apt-get install gcc
 # SIGABRT, SIGINT and SIGTERM handlers with its own backtrace printer unless IPATH_NO_BACKTRACE is
 # set. HotSpot uses SIGSEGV itself (safepoint polls, implicit null checks), so the next such trap
 # kills the JVM with "java:PID terminated with signal 11 at PC=... Backtrace:" -- seen here every
-# time in the BUSY_POLL fabric benchmarks. The JMH forks inherit this environment.
+# time in the BUSY_POLL fabric benchmarks before the transport guarded against it. The fabric
+# transport now restores the JVM's handlers itself; this stays as a second guard (harmless), and
+# the JMH forks inherit it.
 export IPATH_NO_BACKTRACE=1
 
 STAMP=$(date -u +%Y-%m-%dT%H%M%SZ)
