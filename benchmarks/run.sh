@@ -2,7 +2,9 @@
 # cqflux benchmarks: builds the benchmarks module, compiles and runs the C baselines, runs JMH,
 # prints one table of ratios (Java/C, reactor/SPI, per wait strategy) and writes
 #   benchmarks/results/<UTC date-time>/   jmh.json, c-*.txt, summary.md, jmh-output.txt
-#   benchmarks/results/latest.md          the summary of this run (quoted by docs/performance.md)
+#   benchmarks/results/latest.md          the summary of this run (quoted by docs/performance.md);
+#                                         a --quick run writes results/latest-quick.md instead, so a
+#                                         smoke run never replaces the figures of a full one
 #
 # Usage: benchmarks/run.sh [--quick] [jmh options...]
 #   --quick        smoke run (~2 min): 1 short warm-up, 2 short measurements, fewer C iterations
@@ -15,10 +17,11 @@ BENCH="$ROOT/benchmarks"
 
 QUICK=()
 C_QUICK=()
+LATEST=latest.md
 JMH_ARGS=()
 for a in "$@"; do
   case "$a" in
-    --quick) QUICK=(--quick); C_QUICK=(-q) ;;
+    --quick) QUICK=(--quick); C_QUICK=(-q); LATEST=latest-quick.md ;;
     -h|--help) sed -n '2,12s/^# \{0,1\}//p' "$0"; exit 0 ;;
     *) JMH_ARGS+=("$a") ;;
   esac
@@ -56,9 +59,9 @@ done
 
 echo "== JMH"
 "$JAVA" -cp "$BENCH/target/classes:$BENCH/target/lib/*" \
-  io.cqflux.benchmarks.BenchMain --out "$OUT" --latest "$BENCH/results/latest.md" \
+  io.cqflux.benchmarks.BenchMain --out "$OUT" --latest "$BENCH/results/$LATEST" \
   --c "$OUT/c-eventfd.txt" --c "$OUT/c-fabric.txt" \
   ${QUICK[@]+"${QUICK[@]}"} ${JMH_ARGS[@]+"${JMH_ARGS[@]}"} 2>&1 | tee "$OUT/jmh-output.txt"
 status=${PIPESTATUS[0]}
-echo "== results: $OUT (summary: benchmarks/results/latest.md)"
+echo "== results: $OUT (summary: benchmarks/results/$LATEST)"
 exit "$status"

@@ -212,7 +212,8 @@ final class Report {
                 .append("; raw results in `").append(dir.getFileName()).append("/` (JMH JSON, C output).\n");
         b.append("Machine: ").append(Runtime.getRuntime().availableProcessors()).append(" CPUs, JDK ")
                 .append(Runtime.version()).append(", ").append(System.getProperty("os.name")).append(' ')
-                .append(System.getProperty("os.version")).append(".\n\n");
+                .append(System.getProperty("os.version")).append(", load average at the end ")
+                .append(loadAverage()).append(" (busy-poll figures are meaningless under load).\n\n");
         b.append("Ratio = Java time per operation / baseline time per operation (for throughput:"
                 + " baseline ops/s / Java ops/s), so above 1 means slower than the baseline by that factor."
                 + " C latency baselines are means (JMH reports means); the last column divides by the C"
@@ -234,6 +235,15 @@ final class Report {
                     .append(e.getValue().unit()).append(" |\n");
         }
         return b.toString();
+    }
+
+    private static String loadAverage() {
+        try {
+            String[] f = java.nio.file.Files.readString(Path.of("/proc/loadavg")).trim().split("\\s+");
+            return f[0] + " / " + f[1] + " / " + f[2] + " (1 / 5 / 15 min)";
+        } catch (java.io.IOException | RuntimeException e) {
+            return "unknown";
+        }
     }
 
     private static String fmt(double v) {
