@@ -107,6 +107,21 @@ def split_params(s):
     return [p.strip() for p in out if p.strip() and p.strip() != "void"]
 
 
+JAVA_KEYWORDS = {"abstract", "boolean", "byte", "char", "class", "default", "double", "final", "float",
+                 "int", "long", "native", "new", "package", "private", "protected", "public", "return",
+                 "short", "static", "super", "switch", "this", "throw", "throws", "void", "volatile"}
+
+
+def param_name(p, i):
+    """The C parameter name as jextract uses it; x<i> when the prototype names none."""
+    toks = p.replace("*", " ").split()
+    if len(toks) >= 2 and toks[-1] not in ("int", "char", "void", "size_t", "ssize_t") and \
+            toks[-2] not in ("struct", "enum"):
+        n = toks[-1]
+        return n + "$" if n in JAVA_KEYWORDS else n
+    return "x%d" % i
+
+
 def param_type(p):
     p = " ".join(p.split())
     if "*" in p:
@@ -128,8 +143,10 @@ def parse_fields(body):
         if fm:
             ret = fm.group(1).strip()
             rk = None if ret == "void" else ("ptr" if "*" in ret else ctype_kind(ret))
+            plist = split_params(fm.group(3))
             fields.append({"name": fm.group(2), "kind": "fptr", "ret": rk, "cret": ret,
-                           "params": [param_type(p) for p in split_params(fm.group(3))],
+                           "params": [param_type(p) for p in plist],
+                           "pnames": [param_name(p, i) for i, p in enumerate(plist)],
                            "cdecl": d})
             continue
         am = re.match(r"(.+?)\s*(\**)\s*(\w+)\s*\[\s*\]$", d)
@@ -190,8 +207,9 @@ import static java.lang.foreign.MemoryLayout.PathElement.*;
 
 def fptr_class(f, indent="    "):
     ps = f["params"]
-    args = ", ".join(f"{JTYPE[k]} _x{i}" for i, k in enumerate(ps))
-    names = ", ".join(f"_x{i}" for i in range(len(ps)))
+    pn = f["pnames"]
+    args = ", ".join(f"{JTYPE[k]} {pn[i]}" for i, k in enumerate(ps))
+    names = ", ".join(pn)
     ret = "void" if f["ret"] is None else JTYPE[f["ret"]]
     if f["ret"] is None:
         desc = "FunctionDescriptor.ofVoid(\n" + ",\n".join(f"{indent}        {HDR}.{LAYOUT[k]}" for k in ps) + "\n" + indent + "    )"

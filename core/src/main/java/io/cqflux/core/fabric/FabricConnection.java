@@ -422,6 +422,9 @@ final class FabricConnection implements Connection {
 
     private boolean rmaRaw(boolean read, long localAddress, MemorySegment localDesc, long remoteAddress, long len,
                            long key, long data, long flags, long context, Opcode op, boolean track) {
+        if (track && posted.sendsInFlight() >= config.sendQueueSize()) {
+            return false; // see sendQueueFull()
+        }
         iov.set(ValueLayout.JAVA_LONG, iovec.iov_base$offset(), localAddress);
         iovec.iov_len(iov, len);
         desc.set(C_POINTER, 0, localDesc);
@@ -438,6 +441,15 @@ final class FabricConnection implements Connection {
 
     private boolean message(MemorySegment fp, String call, FabricLocalRegion l, long off, long len, long data,
                             long flags, long context, Opcode op, boolean track, boolean receive) {
+        // tcp (1.17) never returns -FI_EAGAIN for a full queue: it ignores tx_attr/rx_attr size
+        // (10000 writes were accepted on an endpoint opened with size 2) and would let the CQ
+        // overrun. We bound what we can see -- signaled sends and receives -- by the configured
+        // queue sizes and report "full" like -FI_EAGAIN; unsignaled posts are bounded by the
+        // caller's credits.
+        if (track && (receive ? posted.receivesInFlight() >= Math.max(1, config.receiveQueueSize())
+                : posted.sendsInFlight() >= config.sendQueueSize())) {
+            return false;
+        }
         iov.set(ValueLayout.JAVA_LONG, iovec.iov_base$offset(), l.segment().address() + off);
         iovec.iov_len(iov, len);
         desc.set(C_POINTER, 0, l.desc());
@@ -514,12 +526,30 @@ final class FabricConnection implements Connection {
             if (closed) {
                 return true;
             }
+            if (state == State.ENDED) {
+                drainAfterEnd();
+            }
             return pendingTerminal == null && eq.trywait();
+        }
+
+        /**
+         * After the terminal event the EQ may still receive entries (the peer's FI_SHUTDOWN after
+         * our own CLOSED): read and drop them, or fi_trywait would keep saying "not empty" and
+         * the loop would spin.
+         */
+        private void drainAfterEnd() {
+            while (eq.read() != FabricEventQueue.NONE) {
+                // dropped: the connection already reported its end
+            }
         }
 
         @Override
         public ConnectionEvent nextEvent() {
-            if (closed || state == State.ENDED) {
+            if (closed) {
+                return null;
+            }
+            if (state == State.ENDED) {
+                drainAfterEnd();
                 return null;
             }
             while (true) {

@@ -190,6 +190,10 @@ final class FabricListener implements Listener {
             try {
                 return FabricConnection.accept(transport, info, data, config,
                         privateData == null ? new byte[0] : privateData);
+            } catch (RuntimeException e) {
+                // do not leave the client waiting for an answer until its timeout
+                fi_ops_cm.reject.invoke(rejectFp, pep, fi_info.handle(info), MemorySegment.NULL, 0L);
+                throw e;
             } finally {
                 fi_freeinfo(info);
             }

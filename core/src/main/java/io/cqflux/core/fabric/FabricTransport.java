@@ -243,7 +243,7 @@ final class FabricTransport implements Transport {
         Set<String> names = new LinkedHashSet<>();
         try (Arena tmp = Arena.ofConfined()) {
             MemorySegment out = tmp.allocate(C_POINTER);
-            // Without hints every provider initialises, psm2 included (see SignalGuard).
+            // Without hints every provider initialises, the psm ones included (see SignalGuard).
             int rc = SignalGuard.preserve(() -> fi_getinfo(FabricLibrary.apiVersion(), MemorySegment.NULL,
                     MemorySegment.NULL, 0, MemorySegment.NULL, out));
             if (rc != 0) {

@@ -23,6 +23,7 @@ final class PostedOps {
     private int mask;
     private int size;
     private int rxSize;
+    private int receives;
 
     PostedOps(int expected) {
         int cap = Integer.highestOneBit(Math.max(16, expected * 2 - 1)) << 1;
@@ -57,6 +58,19 @@ final class PostedOps {
         if (receive) {
             rxSize++;
         }
+        if (opcode.isReceive()) {
+            receives++;
+        }
+    }
+
+    /** {@return how many recorded operations are sends (anything but a receive)} */
+    int sendsInFlight() {
+        return size - receives;
+    }
+
+    /** {@return how many recorded operations are receives} */
+    int receivesInFlight() {
+        return receives;
     }
 
     /**
@@ -107,6 +121,9 @@ final class PostedOps {
         if ((ops[slot] & RX) != 0) {
             rxSize--;
         }
+        if (OPCODES[(ops[slot] & 0x3f) - 1].isReceive()) {
+            receives--;
+        }
         size--;
         int i = slot;
         int j = slot;
@@ -134,6 +151,7 @@ final class PostedOps {
         mask = keys.length - 1;
         size = 0;
         rxSize = 0;
+        receives = 0;
         for (int i = 0; i < oldOps.length; i++) {
             if (oldOps[i] != EMPTY) {
                 add(oldKeys[i], OPCODES[(oldOps[i] & 0x3f) - 1], (oldOps[i] & RX) != 0);

@@ -8,15 +8,18 @@ import java.util.function.Supplier;
 /**
  * Keeps the JVM's handlers of the synchronous signals across calls into libfabric.
  *
- * <p>Why: Debian's libfabric links libpsm2 (and libpsm_infinipath) for its psm2 provider, and
- * libpsm2 installs its own SIGSEGV/SIGBUS/SIGILL/SIGFPE/SIGABRT handlers (they write
- * {@code <exe>.<host>-<pid>,<host>.btr} backtrace files; {@code HFI_BACKTRACE}) when it is loaded
- * and initialised. The JVM uses SIGSEGV itself (safepoint polls, implicit null checks, stack
- * banging), so with libpsm2's handler in place the JVM died with "terminated with signal 11" at
- * the next such trap -- at a random later moment, typically at exit. Loading the library and
- * the provider-initialising calls ({@code fi_getinfo}) are therefore wrapped: the handlers in
- * force before are put back afterwards ({@code sigaction(2)}). This is the in-process
- * equivalent of running with the JDK's {@code libjsig}.
+ * <p>Why: Debian's libfabric links the psm libraries (libpsm_infinipath.so.1, libpsm2.so.2),
+ * whose load-time constructors install their own SIGSEGV/SIGBUS/SIGILL/SIGFPE handlers (they
+ * write {@code <exe>.<host>-<pid>,<host>.btr} backtrace files). The JVM uses SIGSEGV itself
+ * (safepoint polls, implicit null checks, stack banging), so with such a handler in place the
+ * JVM died with "terminated with signal 11" at the next trap -- at a random later moment,
+ * typically at exit. Measured here: loading libfabric replaced 4 handlers; with
+ * {@code IPATH_NO_BACKTRACE=1} set first (see {@code FabricLibrary#keepJvmSignalHandlers}) it
+ * replaced none, so libinfinipath was the one. This guard stays as the general safety net: the
+ * load and the provider-initialising calls ({@code fi_getinfo}) run inside {@link #preserve},
+ * which puts back any handler that changed ({@code sigaction(2)}) -- the in-process equivalent
+ * of running with the JDK's {@code libjsig}. (A trap in another thread during the call itself
+ * would still meet the foreign handler; the window is the dlopen.)
  */
 @SuppressWarnings("restricted") // FFM: this package is the native-access boundary of the fabric transport
 final class SignalGuard {
@@ -60,7 +63,7 @@ final class SignalGuard {
         }
     }
 
-    /** {@return how many handlers were put back so far (libpsm2 replaced them)} */
+    /** {@return how many handlers were put back so far (a library had replaced them)} */
     static int restoredCount() {
         return restored;
     }

@@ -134,16 +134,38 @@ class FabricTransportTest extends TransportFixture {
     }
 
     @Test
-    void transmitCompletion_writeStillArrives() {
+    void transmitCompletion_writeCompletesLocallyAndStillArrives() {
         LocalRegion target = region(server, 4096, RegionAccess.WRITE_DST);
-        Pair p = connect(new byte[0], target.descriptor());
+        Pair p = connect(new byte[0], target.descriptor(),
+                config().withWriteCompletion(io.cqflux.core.CompletionLevel.TRANSMIT));
         RemoteRegion remote = closeLater(client.remoteRegion(p.acceptData()));
-        assertEquals(io.cqflux.core.CompletionLevel.DELIVERY, p.client().config().writeCompletion());
+        assertEquals(io.cqflux.core.CompletionLevel.TRANSMIT, p.client().config().writeCompletion());
         LocalRegion src = region(client, 4096, RegionAccess.WRITE_SRC);
         src.segment().set(ValueLayout.JAVA_LONG, 8, 5);
         post("write", () -> p.client().write(remote, 8, src, 8, 8, 3, true));
         assertTrue(await(p.clientSide(), 3).isSuccess());
-        assertEquals(5, target.segment().get(ValueLayout.JAVA_LONG, 8));
+        pump.until("the data at the target", DEADLINE, () -> target.segment().get(ValueLayout.JAVA_LONG, 8) == 5);
+    }
+
+    @Test
+    void fullSendQueue_postReturnsFalse_andAcceptsAgainAfterADrain() {
+        LocalRegion target = region(server, 4096, RegionAccess.WRITE_DST);
+        io.cqflux.core.ConnectionConfig small = new io.cqflux.core.ConnectionConfig(2, 2, 8, 0,
+                java.time.Duration.ofSeconds(5), false, io.cqflux.core.CompletionLevel.DELIVERY);
+        Pair p = connect(new byte[0], target.descriptor(), small);
+        RemoteRegion remote = closeLater(client.remoteRegion(p.acceptData()));
+        LocalRegion src = region(client, 4096, RegionAccess.WRITE_SRC);
+        int accepted = 0;
+        while (accepted < 10_000 && p.client().write(remote, 0, src, 0, 8, accepted, true)) {
+            accepted++;
+        }
+        // the transport bounds signaled sends by sendQueueSize (tcp itself would accept them all)
+        assertEquals(2, accepted);
+        int n = accepted;
+        pump.until("the accepted writes", DEADLINE, () -> p.clientSide().completions.size() == n);
+        p.clientSide().completions.clear();
+        post("write after the drain", () -> p.client().write(remote, 0, src, 0, 8, 99, true));
+        assertTrue(await(p.clientSide(), 99).isSuccess());
     }
 
     @Test
@@ -187,7 +209,7 @@ class FabricTransportTest extends TransportFixture {
         Pair p = connect(new byte[0], target.descriptor());
         RemoteRegion remote = closeLater(client.remoteRegion(p.acceptData()));
         LocalRegion buf = region(client, 4096, RegionAccess.WRITE_SRC, RegionAccess.READ_DST);
-        int n = 1500;
+        int n = 500;
         StringBuilder out = new StringBuilder("FACT test-pump latency (poll(2) when idle, shared noisy host) (8 B, avg over " + n + "):");
         for (String kind : new String[] {"write", "read", "flush"}) {
             long t0 = System.nanoTime();
@@ -230,5 +252,94 @@ class FabricTransportTest extends TransportFixture {
         System.out.println(b + " events=" + p.clientSide().events);
         FabricConnection fc = (FabricConnection) p.client();
         assertEquals(0, fc.posted().pending(true) + fc.posted().pending(false), "nothing stays pending");
+    }
+
+    /** Counts completions without keeping them: the sink itself allocates nothing. */
+    private static final class CountingSink implements io.cqflux.core.spi.CompletionSink {
+        long count;
+        long failures;
+
+        @Override
+        public void onCompletion(io.cqflux.core.Completion c) {
+            count++;
+            if (!c.isSuccess()) {
+                failures++;
+            }
+        }
+    }
+
+    @Test
+    void postAndPoll_allocateNothingPerOperation() {
+        LocalRegion target = region(server, 4096, RegionAccess.WRITE_DST);
+        Pair p = connect(new byte[0], target.descriptor());
+        RemoteRegion remote = closeLater(client.remoteRegion(p.acceptData()));
+        LocalRegion src = region(client, 4096, RegionAccess.WRITE_SRC);
+        pump.remove(p.clientSide());
+        pump.remove(p.serverSide());
+        java.lang.foreign.MemorySegment scratch = arena.allocate(16L * 64, 64);
+        io.cqflux.core.spi.CompletionQueue ccq = p.client().completionQueues().get(0);
+        java.util.List<io.cqflux.core.spi.CompletionQueue> scq = p.server().completionQueues();
+        CountingSink sink = new CountingSink();
+        CountingSink serverSink = new CountingSink();
+        // com.sun.management.ThreadMXBean#getThreadAllocatedBytes, reflectively: core's module
+        // does not read java.management (tests run on the class path, where this works)
+        java.util.function.LongSupplier allocated;
+        try {
+            Object mx = Class.forName("java.lang.management.ManagementFactory").getMethod("getThreadMXBean").invoke(null);
+            java.lang.reflect.Method m = Class.forName("com.sun.management.ThreadMXBean")
+                    .getMethod("getThreadAllocatedBytes", long.class);
+            long tid = Thread.currentThread().threadId();
+            allocated = () -> {
+                try {
+                    return (Long) m.invoke(mx, tid);
+                } catch (ReflectiveOperationException e) {
+                    throw new AssertionError(e);
+                }
+            };
+        } catch (ReflectiveOperationException e) {
+            throw new AssertionError("thread allocation counter unavailable", e);
+        }
+        int rounds = 2000;
+        long bytes = 0;
+        for (int phase = 0; phase < 2; phase++) { // phase 0 warms up (JIT), phase 1 measures
+            long before = allocated.getAsLong();
+            long t0 = System.nanoTime();
+            long deadline = System.nanoTime() + DEADLINE.toNanos();
+            for (int i = 0; i < rounds; i++) {
+                long want = sink.count + 1;
+                while (!p.client().write(remote, 0, src, 0, 8, i, true)) {
+                    ccq.poll(scratch, 16, sink);
+                }
+                while (sink.count < want) {
+                    ccq.poll(scratch, 16, sink);
+                    for (int k = 0; k < scq.size(); k++) {
+                        scq.get(k).poll(scratch, 16, serverSink);
+                    }
+                    if (System.nanoTime() > deadline) {
+                        throw new AssertionError("timed out at write " + i);
+                    }
+                }
+            }
+            bytes = allocated.getAsLong() - before;
+            if (phase == 1) {
+                System.out.printf("FACT busy-polled signaled 8 B DELIVERY write, post to completion: %.1f us avg%n",
+                        (System.nanoTime() - t0) / 1e3 / rounds);
+            }
+        }
+        System.out.println("FACT allocation per write+poll cycle after warm-up: " + (double) bytes / rounds + " bytes");
+        assertEquals(0, sink.failures);
+        assertTrue(bytes / rounds < 16, bytes + " bytes allocated over " + rounds + " write+poll cycles");
+    }
+
+    @Test
+    void afterTheEnd_eventChannelIsQuietAndLetsTheLoopSleep() {
+        Pair p = connect(new byte[0], new byte[0]);
+        p.client().disconnect(); // CLOSED reported locally; the peer's FI_SHUTDOWN may follow later
+        pump.until("CLOSED on both ends", DEADLINE, () -> p.clientSide().events.contains(ConnectionEvent.CLOSED)
+                && p.serverSide().events.contains(ConnectionEvent.CLOSED));
+        pump.until("both event channels ready to sleep", DEADLINE,
+                () -> p.client().events().prepareToSleep() && p.server().events().prepareToSleep());
+        assertEquals(null, p.client().events().nextEvent());
+        assertEquals(java.util.List.of(ConnectionEvent.ESTABLISHED, ConnectionEvent.CLOSED), p.clientSide().events);
     }
 }

@@ -8,7 +8,7 @@ import io.cqflux.core.spi.Transport;
 import java.net.InetAddress;
 import org.junit.jupiter.api.Test;
 
-/** libfabric's libpsm2 must not keep its signal handlers in the JVM. */
+/** The psm libraries libfabric links must not keep their signal handlers in the JVM. */
 class SignalGuardTest {
 
     @Test
@@ -16,7 +16,7 @@ class SignalGuardTest {
         long segv = SignalGuard.handler(signal_h.SIGSEGV());
         long bus = SignalGuard.handler(signal_h.SIGBUS());
         assertTrue(Fabric.isAvailable(), Fabric.unavailabilityCause());
-        FabricTransport.providers(); // initialises every provider, psm2 included
+        FabricTransport.providers(); // initialises every provider, the psm ones included
         try (Transport t = Fabric.open(InetAddress.getLoopbackAddress())) {
             assertEquals("fabric/tcp", t.name());
         }

@@ -170,11 +170,23 @@ public abstract class TransportFixture {
      * @return the pair
      */
     protected Pair connect(byte[] requestData, byte[] acceptData) {
-        Listener l = closeLater(server.listen(listenAddress(), config()));
+        return connect(requestData, acceptData, config());
+    }
+
+    /**
+     * Connects with a given configuration on both ends.
+     *
+     * @param requestData the client's private data
+     * @param acceptData the server's private data
+     * @param cfg the configuration
+     * @return the pair
+     */
+    protected Pair connect(byte[] requestData, byte[] acceptData, ConnectionConfig cfg) {
+        Listener l = closeLater(server.listen(listenAddress(), cfg));
         Deque<ConnectionRequest> reqs = pump.add(l);
         InetSocketAddress target = l.address();
         assertNotEquals(0, target.getPort(), "listener must report the port it is bound to");
-        Connection c = closeLater(client.connect(target, config(), requestData));
+        Connection c = closeLater(client.connect(target, cfg, requestData));
         TransportPump.Side cs = pump.add("client", c);
         pump.until("a connection request", DEADLINE, () -> !reqs.isEmpty());
         ConnectionRequest r = reqs.poll();

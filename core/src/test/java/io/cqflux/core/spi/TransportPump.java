@@ -110,6 +110,10 @@ public final class TransportPump implements AutoCloseable {
         int n = 0;
         for (Side s : sides) {
             for (CompletionQueue q : s.connection.completionQueues()) {
+                // the loop's cycle: acknowledge (rpma: consume the notification and re-arm the CQ,
+                // rpma_cq_wait(3); a no-op on fabric), then drain. Without it an rpma CQ fd stays
+                // readable after its first notification and the pump's poll(2) never sleeps.
+                q.acknowledge();
                 int got;
                 do {
                     got = q.poll(scratch, BATCH, c -> s.completions.add(c.snapshot()));

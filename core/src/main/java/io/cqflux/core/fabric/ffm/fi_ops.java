@@ -103,7 +103,7 @@ public class fi_ops {
          * The function pointer signature, expressed as a functional interface
          */
         public interface Function {
-            int apply(MemorySegment _x0);
+            int apply(MemorySegment fid);
         }
 
         private static final FunctionDescriptor $DESC = FunctionDescriptor.of(
@@ -133,9 +133,9 @@ public class fi_ops {
         /**
          * Invoke the upcall stub {@code funcPtr}, with given parameters
          */
-        public static int invoke(MemorySegment funcPtr, MemorySegment _x0) {
+        public static int invoke(MemorySegment funcPtr, MemorySegment fid) {
             try {
-                return (int) DOWN$MH.invokeExact(funcPtr, _x0);
+                return (int) DOWN$MH.invokeExact(funcPtr, fid);
             } catch (Throwable ex$) {
                 throw new AssertionError("should not reach here", ex$);
             }
@@ -197,7 +197,7 @@ public class fi_ops {
          * The function pointer signature, expressed as a functional interface
          */
         public interface Function {
-            int apply(MemorySegment _x0, MemorySegment _x1, long _x2);
+            int apply(MemorySegment fid, MemorySegment bfid, long flags);
         }
 
         private static final FunctionDescriptor $DESC = FunctionDescriptor.of(
@@ -229,9 +229,9 @@ public class fi_ops {
         /**
          * Invoke the upcall stub {@code funcPtr}, with given parameters
          */
-        public static int invoke(MemorySegment funcPtr, MemorySegment _x0, MemorySegment _x1, long _x2) {
+        public static int invoke(MemorySegment funcPtr, MemorySegment fid, MemorySegment bfid, long flags) {
             try {
-                return (int) DOWN$MH.invokeExact(funcPtr, _x0, _x1, _x2);
+                return (int) DOWN$MH.invokeExact(funcPtr, fid, bfid, flags);
             } catch (Throwable ex$) {
                 throw new AssertionError("should not reach here", ex$);
             }
@@ -293,7 +293,7 @@ public class fi_ops {
          * The function pointer signature, expressed as a functional interface
          */
         public interface Function {
-            int apply(MemorySegment _x0, int _x1, MemorySegment _x2);
+            int apply(MemorySegment fid, int command, MemorySegment arg);
         }
 
         private static final FunctionDescriptor $DESC = FunctionDescriptor.of(
@@ -325,9 +325,9 @@ public class fi_ops {
         /**
          * Invoke the upcall stub {@code funcPtr}, with given parameters
          */
-        public static int invoke(MemorySegment funcPtr, MemorySegment _x0, int _x1, MemorySegment _x2) {
+        public static int invoke(MemorySegment funcPtr, MemorySegment fid, int command, MemorySegment arg) {
             try {
-                return (int) DOWN$MH.invokeExact(funcPtr, _x0, _x1, _x2);
+                return (int) DOWN$MH.invokeExact(funcPtr, fid, command, arg);
             } catch (Throwable ex$) {
                 throw new AssertionError("should not reach here", ex$);
             }
@@ -389,7 +389,7 @@ public class fi_ops {
          * The function pointer signature, expressed as a functional interface
          */
         public interface Function {
-            int apply(MemorySegment _x0, MemorySegment _x1, long _x2, MemorySegment _x3, MemorySegment _x4);
+            int apply(MemorySegment fid, MemorySegment name, long flags, MemorySegment ops, MemorySegment context);
         }
 
         private static final FunctionDescriptor $DESC = FunctionDescriptor.of(
@@ -423,9 +423,9 @@ public class fi_ops {
         /**
          * Invoke the upcall stub {@code funcPtr}, with given parameters
          */
-        public static int invoke(MemorySegment funcPtr, MemorySegment _x0, MemorySegment _x1, long _x2, MemorySegment _x3, MemorySegment _x4) {
+        public static int invoke(MemorySegment funcPtr, MemorySegment fid, MemorySegment name, long flags, MemorySegment ops, MemorySegment context) {
             try {
-                return (int) DOWN$MH.invokeExact(funcPtr, _x0, _x1, _x2, _x3, _x4);
+                return (int) DOWN$MH.invokeExact(funcPtr, fid, name, flags, ops, context);
             } catch (Throwable ex$) {
                 throw new AssertionError("should not reach here", ex$);
             }
@@ -487,7 +487,7 @@ public class fi_ops {
          * The function pointer signature, expressed as a functional interface
          */
         public interface Function {
-            int apply(MemorySegment _x0, MemorySegment _x1, long _x2);
+            int apply(MemorySegment fid, MemorySegment buf, long len);
         }
 
         private static final FunctionDescriptor $DESC = FunctionDescriptor.of(
@@ -519,9 +519,9 @@ public class fi_ops {
         /**
          * Invoke the upcall stub {@code funcPtr}, with given parameters
          */
-        public static int invoke(MemorySegment funcPtr, MemorySegment _x0, MemorySegment _x1, long _x2) {
+        public static int invoke(MemorySegment funcPtr, MemorySegment fid, MemorySegment buf, long len) {
             try {
-                return (int) DOWN$MH.invokeExact(funcPtr, _x0, _x1, _x2);
+                return (int) DOWN$MH.invokeExact(funcPtr, fid, buf, len);
             } catch (Throwable ex$) {
                 throw new AssertionError("should not reach here", ex$);
             }
@@ -583,7 +583,7 @@ public class fi_ops {
          * The function pointer signature, expressed as a functional interface
          */
         public interface Function {
-            int apply(MemorySegment _x0, MemorySegment _x1, long _x2, MemorySegment _x3, MemorySegment _x4);
+            int apply(MemorySegment fid, MemorySegment name, long flags, MemorySegment ops, MemorySegment context);
         }
 
         private static final FunctionDescriptor $DESC = FunctionDescriptor.of(
@@ -617,9 +617,9 @@ public class fi_ops {
         /**
          * Invoke the upcall stub {@code funcPtr}, with given parameters
          */
-        public static int invoke(MemorySegment funcPtr, MemorySegment _x0, MemorySegment _x1, long _x2, MemorySegment _x3, MemorySegment _x4) {
+        public static int invoke(MemorySegment funcPtr, MemorySegment fid, MemorySegment name, long flags, MemorySegment ops, MemorySegment context) {
             try {
-                return (int) DOWN$MH.invokeExact(funcPtr, _x0, _x1, _x2, _x3, _x4);
+                return (int) DOWN$MH.invokeExact(funcPtr, fid, name, flags, ops, context);
             } catch (Throwable ex$) {
                 throw new AssertionError("should not reach here", ex$);
             }

@@ -109,7 +109,7 @@ public class fi_ops_cm {
          * The function pointer signature, expressed as a functional interface
          */
         public interface Function {
-            int apply(MemorySegment _x0, MemorySegment _x1, long _x2);
+            int apply(MemorySegment fid, MemorySegment addr, long addrlen);
         }
 
         private static final FunctionDescriptor $DESC = FunctionDescriptor.of(
@@ -141,9 +141,9 @@ public class fi_ops_cm {
         /**
          * Invoke the upcall stub {@code funcPtr}, with given parameters
          */
-        public static int invoke(MemorySegment funcPtr, MemorySegment _x0, MemorySegment _x1, long _x2) {
+        public static int invoke(MemorySegment funcPtr, MemorySegment fid, MemorySegment addr, long addrlen) {
             try {
-                return (int) DOWN$MH.invokeExact(funcPtr, _x0, _x1, _x2);
+                return (int) DOWN$MH.invokeExact(funcPtr, fid, addr, addrlen);
             } catch (Throwable ex$) {
                 throw new AssertionError("should not reach here", ex$);
             }
@@ -205,7 +205,7 @@ public class fi_ops_cm {
          * The function pointer signature, expressed as a functional interface
          */
         public interface Function {
-            int apply(MemorySegment _x0, MemorySegment _x1, MemorySegment _x2);
+            int apply(MemorySegment fid, MemorySegment addr, MemorySegment addrlen);
         }
 
         private static final FunctionDescriptor $DESC = FunctionDescriptor.of(
@@ -237,9 +237,9 @@ public class fi_ops_cm {
         /**
          * Invoke the upcall stub {@code funcPtr}, with given parameters
          */
-        public static int invoke(MemorySegment funcPtr, MemorySegment _x0, MemorySegment _x1, MemorySegment _x2) {
+        public static int invoke(MemorySegment funcPtr, MemorySegment fid, MemorySegment addr, MemorySegment addrlen) {
             try {
-                return (int) DOWN$MH.invokeExact(funcPtr, _x0, _x1, _x2);
+                return (int) DOWN$MH.invokeExact(funcPtr, fid, addr, addrlen);
             } catch (Throwable ex$) {
                 throw new AssertionError("should not reach here", ex$);
             }
@@ -301,7 +301,7 @@ public class fi_ops_cm {
          * The function pointer signature, expressed as a functional interface
          */
         public interface Function {
-            int apply(MemorySegment _x0, MemorySegment _x1, MemorySegment _x2);
+            int apply(MemorySegment ep, MemorySegment addr, MemorySegment addrlen);
         }
 
         private static final FunctionDescriptor $DESC = FunctionDescriptor.of(
@@ -333,9 +333,9 @@ public class fi_ops_cm {
         /**
          * Invoke the upcall stub {@code funcPtr}, with given parameters
          */
-        public static int invoke(MemorySegment funcPtr, MemorySegment _x0, MemorySegment _x1, MemorySegment _x2) {
+        public static int invoke(MemorySegment funcPtr, MemorySegment ep, MemorySegment addr, MemorySegment addrlen) {
             try {
-                return (int) DOWN$MH.invokeExact(funcPtr, _x0, _x1, _x2);
+                return (int) DOWN$MH.invokeExact(funcPtr, ep, addr, addrlen);
             } catch (Throwable ex$) {
                 throw new AssertionError("should not reach here", ex$);
             }
@@ -397,7 +397,7 @@ public class fi_ops_cm {
          * The function pointer signature, expressed as a functional interface
          */
         public interface Function {
-            int apply(MemorySegment _x0, MemorySegment _x1, MemorySegment _x2, long _x3);
+            int apply(MemorySegment ep, MemorySegment addr, MemorySegment param, long paramlen);
         }
 
         private static final FunctionDescriptor $DESC = FunctionDescriptor.of(
@@ -430,9 +430,9 @@ public class fi_ops_cm {
         /**
          * Invoke the upcall stub {@code funcPtr}, with given parameters
          */
-        public static int invoke(MemorySegment funcPtr, MemorySegment _x0, MemorySegment _x1, MemorySegment _x2, long _x3) {
+        public static int invoke(MemorySegment funcPtr, MemorySegment ep, MemorySegment addr, MemorySegment param, long paramlen) {
             try {
-                return (int) DOWN$MH.invokeExact(funcPtr, _x0, _x1, _x2, _x3);
+                return (int) DOWN$MH.invokeExact(funcPtr, ep, addr, param, paramlen);
             } catch (Throwable ex$) {
                 throw new AssertionError("should not reach here", ex$);
             }
@@ -494,7 +494,7 @@ public class fi_ops_cm {
          * The function pointer signature, expressed as a functional interface
          */
         public interface Function {
-            int apply(MemorySegment _x0);
+            int apply(MemorySegment pep);
         }
 
         private static final FunctionDescriptor $DESC = FunctionDescriptor.of(
@@ -524,9 +524,9 @@ public class fi_ops_cm {
         /**
          * Invoke the upcall stub {@code funcPtr}, with given parameters
          */
-        public static int invoke(MemorySegment funcPtr, MemorySegment _x0) {
+        public static int invoke(MemorySegment funcPtr, MemorySegment pep) {
             try {
-                return (int) DOWN$MH.invokeExact(funcPtr, _x0);
+                return (int) DOWN$MH.invokeExact(funcPtr, pep);
             } catch (Throwable ex$) {
                 throw new AssertionError("should not reach here", ex$);
             }
@@ -588,7 +588,7 @@ public class fi_ops_cm {
          * The function pointer signature, expressed as a functional interface
          */
         public interface Function {
-            int apply(MemorySegment _x0, MemorySegment _x1, long _x2);
+            int apply(MemorySegment ep, MemorySegment param, long paramlen);
         }
 
         private static final FunctionDescriptor $DESC = FunctionDescriptor.of(
@@ -620,9 +620,9 @@ public class fi_ops_cm {
         /**
          * Invoke the upcall stub {@code funcPtr}, with given parameters
          */
-        public static int invoke(MemorySegment funcPtr, MemorySegment _x0, MemorySegment _x1, long _x2) {
+        public static int invoke(MemorySegment funcPtr, MemorySegment ep, MemorySegment param, long paramlen) {
             try {
-                return (int) DOWN$MH.invokeExact(funcPtr, _x0, _x1, _x2);
+                return (int) DOWN$MH.invokeExact(funcPtr, ep, param, paramlen);
             } catch (Throwable ex$) {
                 throw new AssertionError("should not reach here", ex$);
             }
@@ -684,7 +684,7 @@ public class fi_ops_cm {
          * The function pointer signature, expressed as a functional interface
          */
         public interface Function {
-            int apply(MemorySegment _x0, MemorySegment _x1, MemorySegment _x2, long _x3);
+            int apply(MemorySegment pep, MemorySegment handle, MemorySegment param, long paramlen);
         }
 
         private static final FunctionDescriptor $DESC = FunctionDescriptor.of(
@@ -717,9 +717,9 @@ public class fi_ops_cm {
         /**
          * Invoke the upcall stub {@code funcPtr}, with given parameters
          */
-        public static int invoke(MemorySegment funcPtr, MemorySegment _x0, MemorySegment _x1, MemorySegment _x2, long _x3) {
+        public static int invoke(MemorySegment funcPtr, MemorySegment pep, MemorySegment handle, MemorySegment param, long paramlen) {
             try {
-                return (int) DOWN$MH.invokeExact(funcPtr, _x0, _x1, _x2, _x3);
+                return (int) DOWN$MH.invokeExact(funcPtr, pep, handle, param, paramlen);
             } catch (Throwable ex$) {
                 throw new AssertionError("should not reach here", ex$);
             }
@@ -781,7 +781,7 @@ public class fi_ops_cm {
          * The function pointer signature, expressed as a functional interface
          */
         public interface Function {
-            int apply(MemorySegment _x0, long _x1);
+            int apply(MemorySegment ep, long flags);
         }
 
         private static final FunctionDescriptor $DESC = FunctionDescriptor.of(
@@ -812,9 +812,9 @@ public class fi_ops_cm {
         /**
          * Invoke the upcall stub {@code funcPtr}, with given parameters
          */
-        public static int invoke(MemorySegment funcPtr, MemorySegment _x0, long _x1) {
+        public static int invoke(MemorySegment funcPtr, MemorySegment ep, long flags) {
             try {
-                return (int) DOWN$MH.invokeExact(funcPtr, _x0, _x1);
+                return (int) DOWN$MH.invokeExact(funcPtr, ep, flags);
             } catch (Throwable ex$) {
                 throw new AssertionError("should not reach here", ex$);
             }
@@ -876,7 +876,7 @@ public class fi_ops_cm {
          * The function pointer signature, expressed as a functional interface
          */
         public interface Function {
-            int apply(MemorySegment _x0, MemorySegment _x1, long _x2, MemorySegment _x3, MemorySegment _x4);
+            int apply(MemorySegment ep, MemorySegment addr, long flags, MemorySegment mc, MemorySegment context);
         }
 
         private static final FunctionDescriptor $DESC = FunctionDescriptor.of(
@@ -910,9 +910,9 @@ public class fi_ops_cm {
         /**
          * Invoke the upcall stub {@code funcPtr}, with given parameters
          */
-        public static int invoke(MemorySegment funcPtr, MemorySegment _x0, MemorySegment _x1, long _x2, MemorySegment _x3, MemorySegment _x4) {
+        public static int invoke(MemorySegment funcPtr, MemorySegment ep, MemorySegment addr, long flags, MemorySegment mc, MemorySegment context) {
             try {
-                return (int) DOWN$MH.invokeExact(funcPtr, _x0, _x1, _x2, _x3, _x4);
+                return (int) DOWN$MH.invokeExact(funcPtr, ep, addr, flags, mc, context);
             } catch (Throwable ex$) {
                 throw new AssertionError("should not reach here", ex$);
             }

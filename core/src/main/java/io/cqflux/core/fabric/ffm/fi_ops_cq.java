@@ -105,7 +105,7 @@ public class fi_ops_cq {
          * The function pointer signature, expressed as a functional interface
          */
         public interface Function {
-            long apply(MemorySegment _x0, MemorySegment _x1, long _x2);
+            long apply(MemorySegment cq, MemorySegment buf, long count);
         }
 
         private static final FunctionDescriptor $DESC = FunctionDescriptor.of(
@@ -137,9 +137,9 @@ public class fi_ops_cq {
         /**
          * Invoke the upcall stub {@code funcPtr}, with given parameters
          */
-        public static long invoke(MemorySegment funcPtr, MemorySegment _x0, MemorySegment _x1, long _x2) {
+        public static long invoke(MemorySegment funcPtr, MemorySegment cq, MemorySegment buf, long count) {
             try {
-                return (long) DOWN$MH.invokeExact(funcPtr, _x0, _x1, _x2);
+                return (long) DOWN$MH.invokeExact(funcPtr, cq, buf, count);
             } catch (Throwable ex$) {
                 throw new AssertionError("should not reach here", ex$);
             }
@@ -201,7 +201,7 @@ public class fi_ops_cq {
          * The function pointer signature, expressed as a functional interface
          */
         public interface Function {
-            long apply(MemorySegment _x0, MemorySegment _x1, long _x2, MemorySegment _x3);
+            long apply(MemorySegment cq, MemorySegment buf, long count, MemorySegment src_addr);
         }
 
         private static final FunctionDescriptor $DESC = FunctionDescriptor.of(
@@ -234,9 +234,9 @@ public class fi_ops_cq {
         /**
          * Invoke the upcall stub {@code funcPtr}, with given parameters
          */
-        public static long invoke(MemorySegment funcPtr, MemorySegment _x0, MemorySegment _x1, long _x2, MemorySegment _x3) {
+        public static long invoke(MemorySegment funcPtr, MemorySegment cq, MemorySegment buf, long count, MemorySegment src_addr) {
             try {
-                return (long) DOWN$MH.invokeExact(funcPtr, _x0, _x1, _x2, _x3);
+                return (long) DOWN$MH.invokeExact(funcPtr, cq, buf, count, src_addr);
             } catch (Throwable ex$) {
                 throw new AssertionError("should not reach here", ex$);
             }
@@ -298,7 +298,7 @@ public class fi_ops_cq {
          * The function pointer signature, expressed as a functional interface
          */
         public interface Function {
-            long apply(MemorySegment _x0, MemorySegment _x1, long _x2);
+            long apply(MemorySegment cq, MemorySegment buf, long flags);
         }
 
         private static final FunctionDescriptor $DESC = FunctionDescriptor.of(
@@ -330,9 +330,9 @@ public class fi_ops_cq {
         /**
          * Invoke the upcall stub {@code funcPtr}, with given parameters
          */
-        public static long invoke(MemorySegment funcPtr, MemorySegment _x0, MemorySegment _x1, long _x2) {
+        public static long invoke(MemorySegment funcPtr, MemorySegment cq, MemorySegment buf, long flags) {
             try {
-                return (long) DOWN$MH.invokeExact(funcPtr, _x0, _x1, _x2);
+                return (long) DOWN$MH.invokeExact(funcPtr, cq, buf, flags);
             } catch (Throwable ex$) {
                 throw new AssertionError("should not reach here", ex$);
             }
@@ -394,7 +394,7 @@ public class fi_ops_cq {
          * The function pointer signature, expressed as a functional interface
          */
         public interface Function {
-            long apply(MemorySegment _x0, MemorySegment _x1, long _x2, MemorySegment _x3, int _x4);
+            long apply(MemorySegment cq, MemorySegment buf, long count, MemorySegment cond, int timeout);
         }
 
         private static final FunctionDescriptor $DESC = FunctionDescriptor.of(
@@ -428,9 +428,9 @@ public class fi_ops_cq {
         /**
          * Invoke the upcall stub {@code funcPtr}, with given parameters
          */
-        public static long invoke(MemorySegment funcPtr, MemorySegment _x0, MemorySegment _x1, long _x2, MemorySegment _x3, int _x4) {
+        public static long invoke(MemorySegment funcPtr, MemorySegment cq, MemorySegment buf, long count, MemorySegment cond, int timeout) {
             try {
-                return (long) DOWN$MH.invokeExact(funcPtr, _x0, _x1, _x2, _x3, _x4);
+                return (long) DOWN$MH.invokeExact(funcPtr, cq, buf, count, cond, timeout);
             } catch (Throwable ex$) {
                 throw new AssertionError("should not reach here", ex$);
             }
@@ -492,7 +492,7 @@ public class fi_ops_cq {
          * The function pointer signature, expressed as a functional interface
          */
         public interface Function {
-            long apply(MemorySegment _x0, MemorySegment _x1, long _x2, MemorySegment _x3, MemorySegment _x4, int _x5);
+            long apply(MemorySegment cq, MemorySegment buf, long count, MemorySegment src_addr, MemorySegment cond, int timeout);
         }
 
         private static final FunctionDescriptor $DESC = FunctionDescriptor.of(
@@ -527,9 +527,9 @@ public class fi_ops_cq {
         /**
          * Invoke the upcall stub {@code funcPtr}, with given parameters
          */
-        public static long invoke(MemorySegment funcPtr, MemorySegment _x0, MemorySegment _x1, long _x2, MemorySegment _x3, MemorySegment _x4, int _x5) {
+        public static long invoke(MemorySegment funcPtr, MemorySegment cq, MemorySegment buf, long count, MemorySegment src_addr, MemorySegment cond, int timeout) {
             try {
-                return (long) DOWN$MH.invokeExact(funcPtr, _x0, _x1, _x2, _x3, _x4, _x5);
+                return (long) DOWN$MH.invokeExact(funcPtr, cq, buf, count, src_addr, cond, timeout);
             } catch (Throwable ex$) {
                 throw new AssertionError("should not reach here", ex$);
             }
@@ -591,7 +591,7 @@ public class fi_ops_cq {
          * The function pointer signature, expressed as a functional interface
          */
         public interface Function {
-            int apply(MemorySegment _x0);
+            int apply(MemorySegment cq);
         }
 
         private static final FunctionDescriptor $DESC = FunctionDescriptor.of(
@@ -621,9 +621,9 @@ public class fi_ops_cq {
         /**
          * Invoke the upcall stub {@code funcPtr}, with given parameters
          */
-        public static int invoke(MemorySegment funcPtr, MemorySegment _x0) {
+        public static int invoke(MemorySegment funcPtr, MemorySegment cq) {
             try {
-                return (int) DOWN$MH.invokeExact(funcPtr, _x0);
+                return (int) DOWN$MH.invokeExact(funcPtr, cq);
             } catch (Throwable ex$) {
                 throw new AssertionError("should not reach here", ex$);
             }
@@ -685,7 +685,7 @@ public class fi_ops_cq {
          * The function pointer signature, expressed as a functional interface
          */
         public interface Function {
-            MemorySegment apply(MemorySegment _x0, int _x1, MemorySegment _x2, MemorySegment _x3, long _x4);
+            MemorySegment apply(MemorySegment cq, int prov_errno, MemorySegment err_data, MemorySegment buf, long len);
         }
 
         private static final FunctionDescriptor $DESC = FunctionDescriptor.of(
@@ -719,9 +719,9 @@ public class fi_ops_cq {
         /**
          * Invoke the upcall stub {@code funcPtr}, with given parameters
          */
-        public static MemorySegment invoke(MemorySegment funcPtr, MemorySegment _x0, int _x1, MemorySegment _x2, MemorySegment _x3, long _x4) {
+        public static MemorySegment invoke(MemorySegment funcPtr, MemorySegment cq, int prov_errno, MemorySegment err_data, MemorySegment buf, long len) {
             try {
-                return (MemorySegment) DOWN$MH.invokeExact(funcPtr, _x0, _x1, _x2, _x3, _x4);
+                return (MemorySegment) DOWN$MH.invokeExact(funcPtr, cq, prov_errno, err_data, buf, len);
             } catch (Throwable ex$) {
                 throw new AssertionError("should not reach here", ex$);
             }

@@ -113,7 +113,7 @@ public class fi_ops_domain {
          * The function pointer signature, expressed as a functional interface
          */
         public interface Function {
-            int apply(MemorySegment _x0, MemorySegment _x1, MemorySegment _x2, MemorySegment _x3);
+            int apply(MemorySegment domain, MemorySegment attr, MemorySegment av, MemorySegment context);
         }
 
         private static final FunctionDescriptor $DESC = FunctionDescriptor.of(
@@ -146,9 +146,9 @@ public class fi_ops_domain {
         /**
          * Invoke the upcall stub {@code funcPtr}, with given parameters
          */
-        public static int invoke(MemorySegment funcPtr, MemorySegment _x0, MemorySegment _x1, MemorySegment _x2, MemorySegment _x3) {
+        public static int invoke(MemorySegment funcPtr, MemorySegment domain, MemorySegment attr, MemorySegment av, MemorySegment context) {
             try {
-                return (int) DOWN$MH.invokeExact(funcPtr, _x0, _x1, _x2, _x3);
+                return (int) DOWN$MH.invokeExact(funcPtr, domain, attr, av, context);
             } catch (Throwable ex$) {
                 throw new AssertionError("should not reach here", ex$);
             }
@@ -210,7 +210,7 @@ public class fi_ops_domain {
          * The function pointer signature, expressed as a functional interface
          */
         public interface Function {
-            int apply(MemorySegment _x0, MemorySegment _x1, MemorySegment _x2, MemorySegment _x3);
+            int apply(MemorySegment domain, MemorySegment attr, MemorySegment cq, MemorySegment context);
         }
 
         private static final FunctionDescriptor $DESC = FunctionDescriptor.of(
@@ -243,9 +243,9 @@ public class fi_ops_domain {
         /**
          * Invoke the upcall stub {@code funcPtr}, with given parameters
          */
-        public static int invoke(MemorySegment funcPtr, MemorySegment _x0, MemorySegment _x1, MemorySegment _x2, MemorySegment _x3) {
+        public static int invoke(MemorySegment funcPtr, MemorySegment domain, MemorySegment attr, MemorySegment cq, MemorySegment context) {
             try {
-                return (int) DOWN$MH.invokeExact(funcPtr, _x0, _x1, _x2, _x3);
+                return (int) DOWN$MH.invokeExact(funcPtr, domain, attr, cq, context);
             } catch (Throwable ex$) {
                 throw new AssertionError("should not reach here", ex$);
             }
@@ -307,7 +307,7 @@ public class fi_ops_domain {
          * The function pointer signature, expressed as a functional interface
          */
         public interface Function {
-            int apply(MemorySegment _x0, MemorySegment _x1, MemorySegment _x2, MemorySegment _x3);
+            int apply(MemorySegment domain, MemorySegment info, MemorySegment ep, MemorySegment context);
         }
 
         private static final FunctionDescriptor $DESC = FunctionDescriptor.of(
@@ -340,9 +340,9 @@ public class fi_ops_domain {
         /**
          * Invoke the upcall stub {@code funcPtr}, with given parameters
          */
-        public static int invoke(MemorySegment funcPtr, MemorySegment _x0, MemorySegment _x1, MemorySegment _x2, MemorySegment _x3) {
+        public static int invoke(MemorySegment funcPtr, MemorySegment domain, MemorySegment info, MemorySegment ep, MemorySegment context) {
             try {
-                return (int) DOWN$MH.invokeExact(funcPtr, _x0, _x1, _x2, _x3);
+                return (int) DOWN$MH.invokeExact(funcPtr, domain, info, ep, context);
             } catch (Throwable ex$) {
                 throw new AssertionError("should not reach here", ex$);
             }
@@ -404,7 +404,7 @@ public class fi_ops_domain {
          * The function pointer signature, expressed as a functional interface
          */
         public interface Function {
-            int apply(MemorySegment _x0, MemorySegment _x1, MemorySegment _x2, MemorySegment _x3);
+            int apply(MemorySegment domain, MemorySegment info, MemorySegment sep, MemorySegment context);
         }
 
         private static final FunctionDescriptor $DESC = FunctionDescriptor.of(
@@ -437,9 +437,9 @@ public class fi_ops_domain {
         /**
          * Invoke the upcall stub {@code funcPtr}, with given parameters
          */
-        public static int invoke(MemorySegment funcPtr, MemorySegment _x0, MemorySegment _x1, MemorySegment _x2, MemorySegment _x3) {
+        public static int invoke(MemorySegment funcPtr, MemorySegment domain, MemorySegment info, MemorySegment sep, MemorySegment context) {
             try {
-                return (int) DOWN$MH.invokeExact(funcPtr, _x0, _x1, _x2, _x3);
+                return (int) DOWN$MH.invokeExact(funcPtr, domain, info, sep, context);
             } catch (Throwable ex$) {
                 throw new AssertionError("should not reach here", ex$);
             }
@@ -501,7 +501,7 @@ public class fi_ops_domain {
          * The function pointer signature, expressed as a functional interface
          */
         public interface Function {
-            int apply(MemorySegment _x0, MemorySegment _x1, MemorySegment _x2, MemorySegment _x3);
+            int apply(MemorySegment domain, MemorySegment attr, MemorySegment cntr, MemorySegment context);
         }
 
         private static final FunctionDescriptor $DESC = FunctionDescriptor.of(
@@ -534,9 +534,9 @@ public class fi_ops_domain {
         /**
          * Invoke the upcall stub {@code funcPtr}, with given parameters
          */
-        public static int invoke(MemorySegment funcPtr, MemorySegment _x0, MemorySegment _x1, MemorySegment _x2, MemorySegment _x3) {
+        public static int invoke(MemorySegment funcPtr, MemorySegment domain, MemorySegment attr, MemorySegment cntr, MemorySegment context) {
             try {
-                return (int) DOWN$MH.invokeExact(funcPtr, _x0, _x1, _x2, _x3);
+                return (int) DOWN$MH.invokeExact(funcPtr, domain, attr, cntr, context);
             } catch (Throwable ex$) {
                 throw new AssertionError("should not reach here", ex$);
             }
@@ -598,7 +598,7 @@ public class fi_ops_domain {
          * The function pointer signature, expressed as a functional interface
          */
         public interface Function {
-            int apply(MemorySegment _x0, MemorySegment _x1, MemorySegment _x2);
+            int apply(MemorySegment domain, MemorySegment attr, MemorySegment pollset);
         }
 
         private static final FunctionDescriptor $DESC = FunctionDescriptor.of(
@@ -630,9 +630,9 @@ public class fi_ops_domain {
         /**
          * Invoke the upcall stub {@code funcPtr}, with given parameters
          */
-        public static int invoke(MemorySegment funcPtr, MemorySegment _x0, MemorySegment _x1, MemorySegment _x2) {
+        public static int invoke(MemorySegment funcPtr, MemorySegment domain, MemorySegment attr, MemorySegment pollset) {
             try {
-                return (int) DOWN$MH.invokeExact(funcPtr, _x0, _x1, _x2);
+                return (int) DOWN$MH.invokeExact(funcPtr, domain, attr, pollset);
             } catch (Throwable ex$) {
                 throw new AssertionError("should not reach here", ex$);
             }
@@ -694,7 +694,7 @@ public class fi_ops_domain {
          * The function pointer signature, expressed as a functional interface
          */
         public interface Function {
-            int apply(MemorySegment _x0, MemorySegment _x1, MemorySegment _x2, MemorySegment _x3);
+            int apply(MemorySegment domain, MemorySegment attr, MemorySegment stx, MemorySegment context);
         }
 
         private static final FunctionDescriptor $DESC = FunctionDescriptor.of(
@@ -727,9 +727,9 @@ public class fi_ops_domain {
         /**
          * Invoke the upcall stub {@code funcPtr}, with given parameters
          */
-        public static int invoke(MemorySegment funcPtr, MemorySegment _x0, MemorySegment _x1, MemorySegment _x2, MemorySegment _x3) {
+        public static int invoke(MemorySegment funcPtr, MemorySegment domain, MemorySegment attr, MemorySegment stx, MemorySegment context) {
             try {
-                return (int) DOWN$MH.invokeExact(funcPtr, _x0, _x1, _x2, _x3);
+                return (int) DOWN$MH.invokeExact(funcPtr, domain, attr, stx, context);
             } catch (Throwable ex$) {
                 throw new AssertionError("should not reach here", ex$);
             }
@@ -791,7 +791,7 @@ public class fi_ops_domain {
          * The function pointer signature, expressed as a functional interface
          */
         public interface Function {
-            int apply(MemorySegment _x0, MemorySegment _x1, MemorySegment _x2, MemorySegment _x3);
+            int apply(MemorySegment domain, MemorySegment attr, MemorySegment rx_ep, MemorySegment context);
         }
 
         private static final FunctionDescriptor $DESC = FunctionDescriptor.of(
@@ -824,9 +824,9 @@ public class fi_ops_domain {
         /**
          * Invoke the upcall stub {@code funcPtr}, with given parameters
          */
-        public static int invoke(MemorySegment funcPtr, MemorySegment _x0, MemorySegment _x1, MemorySegment _x2, MemorySegment _x3) {
+        public static int invoke(MemorySegment funcPtr, MemorySegment domain, MemorySegment attr, MemorySegment rx_ep, MemorySegment context) {
             try {
-                return (int) DOWN$MH.invokeExact(funcPtr, _x0, _x1, _x2, _x3);
+                return (int) DOWN$MH.invokeExact(funcPtr, domain, attr, rx_ep, context);
             } catch (Throwable ex$) {
                 throw new AssertionError("should not reach here", ex$);
             }
@@ -888,7 +888,7 @@ public class fi_ops_domain {
          * The function pointer signature, expressed as a functional interface
          */
         public interface Function {
-            int apply(MemorySegment _x0, int _x1, int _x2, MemorySegment _x3, long _x4);
+            int apply(MemorySegment domain, int datatype, int op, MemorySegment attr, long flags);
         }
 
         private static final FunctionDescriptor $DESC = FunctionDescriptor.of(
@@ -922,9 +922,9 @@ public class fi_ops_domain {
         /**
          * Invoke the upcall stub {@code funcPtr}, with given parameters
          */
-        public static int invoke(MemorySegment funcPtr, MemorySegment _x0, int _x1, int _x2, MemorySegment _x3, long _x4) {
+        public static int invoke(MemorySegment funcPtr, MemorySegment domain, int datatype, int op, MemorySegment attr, long flags) {
             try {
-                return (int) DOWN$MH.invokeExact(funcPtr, _x0, _x1, _x2, _x3, _x4);
+                return (int) DOWN$MH.invokeExact(funcPtr, domain, datatype, op, attr, flags);
             } catch (Throwable ex$) {
                 throw new AssertionError("should not reach here", ex$);
             }
@@ -986,7 +986,7 @@ public class fi_ops_domain {
          * The function pointer signature, expressed as a functional interface
          */
         public interface Function {
-            int apply(MemorySegment _x0, int _x1, MemorySegment _x2, long _x3);
+            int apply(MemorySegment domain, int coll, MemorySegment attr, long flags);
         }
 
         private static final FunctionDescriptor $DESC = FunctionDescriptor.of(
@@ -1019,9 +1019,9 @@ public class fi_ops_domain {
         /**
          * Invoke the upcall stub {@code funcPtr}, with given parameters
          */
-        public static int invoke(MemorySegment funcPtr, MemorySegment _x0, int _x1, MemorySegment _x2, long _x3) {
+        public static int invoke(MemorySegment funcPtr, MemorySegment domain, int coll, MemorySegment attr, long flags) {
             try {
-                return (int) DOWN$MH.invokeExact(funcPtr, _x0, _x1, _x2, _x3);
+                return (int) DOWN$MH.invokeExact(funcPtr, domain, coll, attr, flags);
             } catch (Throwable ex$) {
                 throw new AssertionError("should not reach here", ex$);
             }
@@ -1083,7 +1083,7 @@ public class fi_ops_domain {
          * The function pointer signature, expressed as a functional interface
          */
         public interface Function {
-            int apply(MemorySegment _x0, MemorySegment _x1, MemorySegment _x2, long _x3, MemorySegment _x4);
+            int apply(MemorySegment domain, MemorySegment info, MemorySegment ep, long flags, MemorySegment context);
         }
 
         private static final FunctionDescriptor $DESC = FunctionDescriptor.of(
@@ -1117,9 +1117,9 @@ public class fi_ops_domain {
         /**
          * Invoke the upcall stub {@code funcPtr}, with given parameters
          */
-        public static int invoke(MemorySegment funcPtr, MemorySegment _x0, MemorySegment _x1, MemorySegment _x2, long _x3, MemorySegment _x4) {
+        public static int invoke(MemorySegment funcPtr, MemorySegment domain, MemorySegment info, MemorySegment ep, long flags, MemorySegment context) {
             try {
-                return (int) DOWN$MH.invokeExact(funcPtr, _x0, _x1, _x2, _x3, _x4);
+                return (int) DOWN$MH.invokeExact(funcPtr, domain, info, ep, flags, context);
             } catch (Throwable ex$) {
                 throw new AssertionError("should not reach here", ex$);
             }

@@ -105,7 +105,7 @@ public class fi_ops_ep {
          * The function pointer signature, expressed as a functional interface
          */
         public interface Function {
-            long apply(MemorySegment _x0, MemorySegment _x1);
+            long apply(MemorySegment fid, MemorySegment context);
         }
 
         private static final FunctionDescriptor $DESC = FunctionDescriptor.of(
@@ -136,9 +136,9 @@ public class fi_ops_ep {
         /**
          * Invoke the upcall stub {@code funcPtr}, with given parameters
          */
-        public static long invoke(MemorySegment funcPtr, MemorySegment _x0, MemorySegment _x1) {
+        public static long invoke(MemorySegment funcPtr, MemorySegment fid, MemorySegment context) {
             try {
-                return (long) DOWN$MH.invokeExact(funcPtr, _x0, _x1);
+                return (long) DOWN$MH.invokeExact(funcPtr, fid, context);
             } catch (Throwable ex$) {
                 throw new AssertionError("should not reach here", ex$);
             }
@@ -200,7 +200,7 @@ public class fi_ops_ep {
          * The function pointer signature, expressed as a functional interface
          */
         public interface Function {
-            int apply(MemorySegment _x0, int _x1, int _x2, MemorySegment _x3, MemorySegment _x4);
+            int apply(MemorySegment fid, int level, int optname, MemorySegment optval, MemorySegment optlen);
         }
 
         private static final FunctionDescriptor $DESC = FunctionDescriptor.of(
@@ -234,9 +234,9 @@ public class fi_ops_ep {
         /**
          * Invoke the upcall stub {@code funcPtr}, with given parameters
          */
-        public static int invoke(MemorySegment funcPtr, MemorySegment _x0, int _x1, int _x2, MemorySegment _x3, MemorySegment _x4) {
+        public static int invoke(MemorySegment funcPtr, MemorySegment fid, int level, int optname, MemorySegment optval, MemorySegment optlen) {
             try {
-                return (int) DOWN$MH.invokeExact(funcPtr, _x0, _x1, _x2, _x3, _x4);
+                return (int) DOWN$MH.invokeExact(funcPtr, fid, level, optname, optval, optlen);
             } catch (Throwable ex$) {
                 throw new AssertionError("should not reach here", ex$);
             }
@@ -298,7 +298,7 @@ public class fi_ops_ep {
          * The function pointer signature, expressed as a functional interface
          */
         public interface Function {
-            int apply(MemorySegment _x0, int _x1, int _x2, MemorySegment _x3, long _x4);
+            int apply(MemorySegment fid, int level, int optname, MemorySegment optval, long optlen);
         }
 
         private static final FunctionDescriptor $DESC = FunctionDescriptor.of(
@@ -332,9 +332,9 @@ public class fi_ops_ep {
         /**
          * Invoke the upcall stub {@code funcPtr}, with given parameters
          */
-        public static int invoke(MemorySegment funcPtr, MemorySegment _x0, int _x1, int _x2, MemorySegment _x3, long _x4) {
+        public static int invoke(MemorySegment funcPtr, MemorySegment fid, int level, int optname, MemorySegment optval, long optlen) {
             try {
-                return (int) DOWN$MH.invokeExact(funcPtr, _x0, _x1, _x2, _x3, _x4);
+                return (int) DOWN$MH.invokeExact(funcPtr, fid, level, optname, optval, optlen);
             } catch (Throwable ex$) {
                 throw new AssertionError("should not reach here", ex$);
             }
@@ -396,7 +396,7 @@ public class fi_ops_ep {
          * The function pointer signature, expressed as a functional interface
          */
         public interface Function {
-            int apply(MemorySegment _x0, int _x1, MemorySegment _x2, MemorySegment _x3, MemorySegment _x4);
+            int apply(MemorySegment sep, int index, MemorySegment attr, MemorySegment tx_ep, MemorySegment context);
         }
 
         private static final FunctionDescriptor $DESC = FunctionDescriptor.of(
@@ -430,9 +430,9 @@ public class fi_ops_ep {
         /**
          * Invoke the upcall stub {@code funcPtr}, with given parameters
          */
-        public static int invoke(MemorySegment funcPtr, MemorySegment _x0, int _x1, MemorySegment _x2, MemorySegment _x3, MemorySegment _x4) {
+        public static int invoke(MemorySegment funcPtr, MemorySegment sep, int index, MemorySegment attr, MemorySegment tx_ep, MemorySegment context) {
             try {
-                return (int) DOWN$MH.invokeExact(funcPtr, _x0, _x1, _x2, _x3, _x4);
+                return (int) DOWN$MH.invokeExact(funcPtr, sep, index, attr, tx_ep, context);
             } catch (Throwable ex$) {
                 throw new AssertionError("should not reach here", ex$);
             }
@@ -494,7 +494,7 @@ public class fi_ops_ep {
          * The function pointer signature, expressed as a functional interface
          */
         public interface Function {
-            int apply(MemorySegment _x0, int _x1, MemorySegment _x2, MemorySegment _x3, MemorySegment _x4);
+            int apply(MemorySegment sep, int index, MemorySegment attr, MemorySegment rx_ep, MemorySegment context);
         }
 
         private static final FunctionDescriptor $DESC = FunctionDescriptor.of(
@@ -528,9 +528,9 @@ public class fi_ops_ep {
         /**
          * Invoke the upcall stub {@code funcPtr}, with given parameters
          */
-        public static int invoke(MemorySegment funcPtr, MemorySegment _x0, int _x1, MemorySegment _x2, MemorySegment _x3, MemorySegment _x4) {
+        public static int invoke(MemorySegment funcPtr, MemorySegment sep, int index, MemorySegment attr, MemorySegment rx_ep, MemorySegment context) {
             try {
-                return (int) DOWN$MH.invokeExact(funcPtr, _x0, _x1, _x2, _x3, _x4);
+                return (int) DOWN$MH.invokeExact(funcPtr, sep, index, attr, rx_ep, context);
             } catch (Throwable ex$) {
                 throw new AssertionError("should not reach here", ex$);
             }
@@ -592,7 +592,7 @@ public class fi_ops_ep {
          * The function pointer signature, expressed as a functional interface
          */
         public interface Function {
-            long apply(MemorySegment _x0);
+            long apply(MemorySegment ep);
         }
 
         private static final FunctionDescriptor $DESC = FunctionDescriptor.of(
@@ -622,9 +622,9 @@ public class fi_ops_ep {
         /**
          * Invoke the upcall stub {@code funcPtr}, with given parameters
          */
-        public static long invoke(MemorySegment funcPtr, MemorySegment _x0) {
+        public static long invoke(MemorySegment funcPtr, MemorySegment ep) {
             try {
-                return (long) DOWN$MH.invokeExact(funcPtr, _x0);
+                return (long) DOWN$MH.invokeExact(funcPtr, ep);
             } catch (Throwable ex$) {
                 throw new AssertionError("should not reach here", ex$);
             }
@@ -686,7 +686,7 @@ public class fi_ops_ep {
          * The function pointer signature, expressed as a functional interface
          */
         public interface Function {
-            long apply(MemorySegment _x0);
+            long apply(MemorySegment ep);
         }
 
         private static final FunctionDescriptor $DESC = FunctionDescriptor.of(
@@ -716,9 +716,9 @@ public class fi_ops_ep {
         /**
          * Invoke the upcall stub {@code funcPtr}, with given parameters
          */
-        public static long invoke(MemorySegment funcPtr, MemorySegment _x0) {
+        public static long invoke(MemorySegment funcPtr, MemorySegment ep) {
             try {
-                return (long) DOWN$MH.invokeExact(funcPtr, _x0);
+                return (long) DOWN$MH.invokeExact(funcPtr, ep);
             } catch (Throwable ex$) {
                 throw new AssertionError("should not reach here", ex$);
             }

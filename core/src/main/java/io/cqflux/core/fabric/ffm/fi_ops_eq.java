@@ -101,7 +101,7 @@ public class fi_ops_eq {
          * The function pointer signature, expressed as a functional interface
          */
         public interface Function {
-            long apply(MemorySegment _x0, MemorySegment _x1, MemorySegment _x2, long _x3, long _x4);
+            long apply(MemorySegment eq, MemorySegment event, MemorySegment buf, long len, long flags);
         }
 
         private static final FunctionDescriptor $DESC = FunctionDescriptor.of(
@@ -135,9 +135,9 @@ public class fi_ops_eq {
         /**
          * Invoke the upcall stub {@code funcPtr}, with given parameters
          */
-        public static long invoke(MemorySegment funcPtr, MemorySegment _x0, MemorySegment _x1, MemorySegment _x2, long _x3, long _x4) {
+        public static long invoke(MemorySegment funcPtr, MemorySegment eq, MemorySegment event, MemorySegment buf, long len, long flags) {
             try {
-                return (long) DOWN$MH.invokeExact(funcPtr, _x0, _x1, _x2, _x3, _x4);
+                return (long) DOWN$MH.invokeExact(funcPtr, eq, event, buf, len, flags);
             } catch (Throwable ex$) {
                 throw new AssertionError("should not reach here", ex$);
             }
@@ -199,7 +199,7 @@ public class fi_ops_eq {
          * The function pointer signature, expressed as a functional interface
          */
         public interface Function {
-            long apply(MemorySegment _x0, MemorySegment _x1, long _x2);
+            long apply(MemorySegment eq, MemorySegment buf, long flags);
         }
 
         private static final FunctionDescriptor $DESC = FunctionDescriptor.of(
@@ -231,9 +231,9 @@ public class fi_ops_eq {
         /**
          * Invoke the upcall stub {@code funcPtr}, with given parameters
          */
-        public static long invoke(MemorySegment funcPtr, MemorySegment _x0, MemorySegment _x1, long _x2) {
+        public static long invoke(MemorySegment funcPtr, MemorySegment eq, MemorySegment buf, long flags) {
             try {
-                return (long) DOWN$MH.invokeExact(funcPtr, _x0, _x1, _x2);
+                return (long) DOWN$MH.invokeExact(funcPtr, eq, buf, flags);
             } catch (Throwable ex$) {
                 throw new AssertionError("should not reach here", ex$);
             }
@@ -295,7 +295,7 @@ public class fi_ops_eq {
          * The function pointer signature, expressed as a functional interface
          */
         public interface Function {
-            long apply(MemorySegment _x0, int _x1, MemorySegment _x2, long _x3, long _x4);
+            long apply(MemorySegment eq, int event, MemorySegment buf, long len, long flags);
         }
 
         private static final FunctionDescriptor $DESC = FunctionDescriptor.of(
@@ -329,9 +329,9 @@ public class fi_ops_eq {
         /**
          * Invoke the upcall stub {@code funcPtr}, with given parameters
          */
-        public static long invoke(MemorySegment funcPtr, MemorySegment _x0, int _x1, MemorySegment _x2, long _x3, long _x4) {
+        public static long invoke(MemorySegment funcPtr, MemorySegment eq, int event, MemorySegment buf, long len, long flags) {
             try {
-                return (long) DOWN$MH.invokeExact(funcPtr, _x0, _x1, _x2, _x3, _x4);
+                return (long) DOWN$MH.invokeExact(funcPtr, eq, event, buf, len, flags);
             } catch (Throwable ex$) {
                 throw new AssertionError("should not reach here", ex$);
             }
@@ -393,7 +393,7 @@ public class fi_ops_eq {
          * The function pointer signature, expressed as a functional interface
          */
         public interface Function {
-            long apply(MemorySegment _x0, MemorySegment _x1, MemorySegment _x2, long _x3, int _x4, long _x5);
+            long apply(MemorySegment eq, MemorySegment event, MemorySegment buf, long len, int timeout, long flags);
         }
 
         private static final FunctionDescriptor $DESC = FunctionDescriptor.of(
@@ -428,9 +428,9 @@ public class fi_ops_eq {
         /**
          * Invoke the upcall stub {@code funcPtr}, with given parameters
          */
-        public static long invoke(MemorySegment funcPtr, MemorySegment _x0, MemorySegment _x1, MemorySegment _x2, long _x3, int _x4, long _x5) {
+        public static long invoke(MemorySegment funcPtr, MemorySegment eq, MemorySegment event, MemorySegment buf, long len, int timeout, long flags) {
             try {
-                return (long) DOWN$MH.invokeExact(funcPtr, _x0, _x1, _x2, _x3, _x4, _x5);
+                return (long) DOWN$MH.invokeExact(funcPtr, eq, event, buf, len, timeout, flags);
             } catch (Throwable ex$) {
                 throw new AssertionError("should not reach here", ex$);
             }
@@ -492,7 +492,7 @@ public class fi_ops_eq {
          * The function pointer signature, expressed as a functional interface
          */
         public interface Function {
-            MemorySegment apply(MemorySegment _x0, int _x1, MemorySegment _x2, MemorySegment _x3, long _x4);
+            MemorySegment apply(MemorySegment eq, int prov_errno, MemorySegment err_data, MemorySegment buf, long len);
         }
 
         private static final FunctionDescriptor $DESC = FunctionDescriptor.of(
@@ -526,9 +526,9 @@ public class fi_ops_eq {
         /**
          * Invoke the upcall stub {@code funcPtr}, with given parameters
          */
-        public static MemorySegment invoke(MemorySegment funcPtr, MemorySegment _x0, int _x1, MemorySegment _x2, MemorySegment _x3, long _x4) {
+        public static MemorySegment invoke(MemorySegment funcPtr, MemorySegment eq, int prov_errno, MemorySegment err_data, MemorySegment buf, long len) {
             try {
-                return (MemorySegment) DOWN$MH.invokeExact(funcPtr, _x0, _x1, _x2, _x3, _x4);
+                return (MemorySegment) DOWN$MH.invokeExact(funcPtr, eq, prov_errno, err_data, buf, len);
             } catch (Throwable ex$) {
                 throw new AssertionError("should not reach here", ex$);
             }

@@ -103,7 +103,7 @@ public class fi_ops_fabric {
          * The function pointer signature, expressed as a functional interface
          */
         public interface Function {
-            int apply(MemorySegment _x0, MemorySegment _x1, MemorySegment _x2, MemorySegment _x3);
+            int apply(MemorySegment fabric, MemorySegment info, MemorySegment dom, MemorySegment context);
         }
 
         private static final FunctionDescriptor $DESC = FunctionDescriptor.of(
@@ -136,9 +136,9 @@ public class fi_ops_fabric {
         /**
          * Invoke the upcall stub {@code funcPtr}, with given parameters
          */
-        public static int invoke(MemorySegment funcPtr, MemorySegment _x0, MemorySegment _x1, MemorySegment _x2, MemorySegment _x3) {
+        public static int invoke(MemorySegment funcPtr, MemorySegment fabric, MemorySegment info, MemorySegment dom, MemorySegment context) {
             try {
-                return (int) DOWN$MH.invokeExact(funcPtr, _x0, _x1, _x2, _x3);
+                return (int) DOWN$MH.invokeExact(funcPtr, fabric, info, dom, context);
             } catch (Throwable ex$) {
                 throw new AssertionError("should not reach here", ex$);
             }
@@ -200,7 +200,7 @@ public class fi_ops_fabric {
          * The function pointer signature, expressed as a functional interface
          */
         public interface Function {
-            int apply(MemorySegment _x0, MemorySegment _x1, MemorySegment _x2, MemorySegment _x3);
+            int apply(MemorySegment fabric, MemorySegment info, MemorySegment pep, MemorySegment context);
         }
 
         private static final FunctionDescriptor $DESC = FunctionDescriptor.of(
@@ -233,9 +233,9 @@ public class fi_ops_fabric {
         /**
          * Invoke the upcall stub {@code funcPtr}, with given parameters
          */
-        public static int invoke(MemorySegment funcPtr, MemorySegment _x0, MemorySegment _x1, MemorySegment _x2, MemorySegment _x3) {
+        public static int invoke(MemorySegment funcPtr, MemorySegment fabric, MemorySegment info, MemorySegment pep, MemorySegment context) {
             try {
-                return (int) DOWN$MH.invokeExact(funcPtr, _x0, _x1, _x2, _x3);
+                return (int) DOWN$MH.invokeExact(funcPtr, fabric, info, pep, context);
             } catch (Throwable ex$) {
                 throw new AssertionError("should not reach here", ex$);
             }
@@ -297,7 +297,7 @@ public class fi_ops_fabric {
          * The function pointer signature, expressed as a functional interface
          */
         public interface Function {
-            int apply(MemorySegment _x0, MemorySegment _x1, MemorySegment _x2, MemorySegment _x3);
+            int apply(MemorySegment fabric, MemorySegment attr, MemorySegment eq, MemorySegment context);
         }
 
         private static final FunctionDescriptor $DESC = FunctionDescriptor.of(
@@ -330,9 +330,9 @@ public class fi_ops_fabric {
         /**
          * Invoke the upcall stub {@code funcPtr}, with given parameters
          */
-        public static int invoke(MemorySegment funcPtr, MemorySegment _x0, MemorySegment _x1, MemorySegment _x2, MemorySegment _x3) {
+        public static int invoke(MemorySegment funcPtr, MemorySegment fabric, MemorySegment attr, MemorySegment eq, MemorySegment context) {
             try {
-                return (int) DOWN$MH.invokeExact(funcPtr, _x0, _x1, _x2, _x3);
+                return (int) DOWN$MH.invokeExact(funcPtr, fabric, attr, eq, context);
             } catch (Throwable ex$) {
                 throw new AssertionError("should not reach here", ex$);
             }
@@ -394,7 +394,7 @@ public class fi_ops_fabric {
          * The function pointer signature, expressed as a functional interface
          */
         public interface Function {
-            int apply(MemorySegment _x0, MemorySegment _x1, MemorySegment _x2);
+            int apply(MemorySegment fabric, MemorySegment attr, MemorySegment waitset);
         }
 
         private static final FunctionDescriptor $DESC = FunctionDescriptor.of(
@@ -426,9 +426,9 @@ public class fi_ops_fabric {
         /**
          * Invoke the upcall stub {@code funcPtr}, with given parameters
          */
-        public static int invoke(MemorySegment funcPtr, MemorySegment _x0, MemorySegment _x1, MemorySegment _x2) {
+        public static int invoke(MemorySegment funcPtr, MemorySegment fabric, MemorySegment attr, MemorySegment waitset) {
             try {
-                return (int) DOWN$MH.invokeExact(funcPtr, _x0, _x1, _x2);
+                return (int) DOWN$MH.invokeExact(funcPtr, fabric, attr, waitset);
             } catch (Throwable ex$) {
                 throw new AssertionError("should not reach here", ex$);
             }
@@ -490,7 +490,7 @@ public class fi_ops_fabric {
          * The function pointer signature, expressed as a functional interface
          */
         public interface Function {
-            int apply(MemorySegment _x0, MemorySegment _x1, int _x2);
+            int apply(MemorySegment fabric, MemorySegment fids, int count);
         }
 
         private static final FunctionDescriptor $DESC = FunctionDescriptor.of(
@@ -522,9 +522,9 @@ public class fi_ops_fabric {
         /**
          * Invoke the upcall stub {@code funcPtr}, with given parameters
          */
-        public static int invoke(MemorySegment funcPtr, MemorySegment _x0, MemorySegment _x1, int _x2) {
+        public static int invoke(MemorySegment funcPtr, MemorySegment fabric, MemorySegment fids, int count) {
             try {
-                return (int) DOWN$MH.invokeExact(funcPtr, _x0, _x1, _x2);
+                return (int) DOWN$MH.invokeExact(funcPtr, fabric, fids, count);
             } catch (Throwable ex$) {
                 throw new AssertionError("should not reach here", ex$);
             }
@@ -586,7 +586,7 @@ public class fi_ops_fabric {
          * The function pointer signature, expressed as a functional interface
          */
         public interface Function {
-            int apply(MemorySegment _x0, MemorySegment _x1, MemorySegment _x2, long _x3, MemorySegment _x4);
+            int apply(MemorySegment fabric, MemorySegment info, MemorySegment dom, long flags, MemorySegment context);
         }
 
         private static final FunctionDescriptor $DESC = FunctionDescriptor.of(
@@ -620,9 +620,9 @@ public class fi_ops_fabric {
         /**
          * Invoke the upcall stub {@code funcPtr}, with given parameters
          */
-        public static int invoke(MemorySegment funcPtr, MemorySegment _x0, MemorySegment _x1, MemorySegment _x2, long _x3, MemorySegment _x4) {
+        public static int invoke(MemorySegment funcPtr, MemorySegment fabric, MemorySegment info, MemorySegment dom, long flags, MemorySegment context) {
             try {
-                return (int) DOWN$MH.invokeExact(funcPtr, _x0, _x1, _x2, _x3, _x4);
+                return (int) DOWN$MH.invokeExact(funcPtr, fabric, info, dom, flags, context);
             } catch (Throwable ex$) {
                 throw new AssertionError("should not reach here", ex$);
             }

@@ -97,7 +97,7 @@ public class fi_ops_mr {
          * The function pointer signature, expressed as a functional interface
          */
         public interface Function {
-            int apply(MemorySegment _x0, MemorySegment _x1, long _x2, long _x3, long _x4, long _x5, long _x6, MemorySegment _x7, MemorySegment _x8);
+            int apply(MemorySegment fid, MemorySegment buf, long len, long access, long offset, long requested_key, long flags, MemorySegment mr, MemorySegment context);
         }
 
         private static final FunctionDescriptor $DESC = FunctionDescriptor.of(
@@ -135,9 +135,9 @@ public class fi_ops_mr {
         /**
          * Invoke the upcall stub {@code funcPtr}, with given parameters
          */
-        public static int invoke(MemorySegment funcPtr, MemorySegment _x0, MemorySegment _x1, long _x2, long _x3, long _x4, long _x5, long _x6, MemorySegment _x7, MemorySegment _x8) {
+        public static int invoke(MemorySegment funcPtr, MemorySegment fid, MemorySegment buf, long len, long access, long offset, long requested_key, long flags, MemorySegment mr, MemorySegment context) {
             try {
-                return (int) DOWN$MH.invokeExact(funcPtr, _x0, _x1, _x2, _x3, _x4, _x5, _x6, _x7, _x8);
+                return (int) DOWN$MH.invokeExact(funcPtr, fid, buf, len, access, offset, requested_key, flags, mr, context);
             } catch (Throwable ex$) {
                 throw new AssertionError("should not reach here", ex$);
             }
@@ -199,7 +199,7 @@ public class fi_ops_mr {
          * The function pointer signature, expressed as a functional interface
          */
         public interface Function {
-            int apply(MemorySegment _x0, MemorySegment _x1, long _x2, long _x3, long _x4, long _x5, long _x6, MemorySegment _x7, MemorySegment _x8);
+            int apply(MemorySegment fid, MemorySegment iov, long count, long access, long offset, long requested_key, long flags, MemorySegment mr, MemorySegment context);
         }
 
         private static final FunctionDescriptor $DESC = FunctionDescriptor.of(
@@ -237,9 +237,9 @@ public class fi_ops_mr {
         /**
          * Invoke the upcall stub {@code funcPtr}, with given parameters
          */
-        public static int invoke(MemorySegment funcPtr, MemorySegment _x0, MemorySegment _x1, long _x2, long _x3, long _x4, long _x5, long _x6, MemorySegment _x7, MemorySegment _x8) {
+        public static int invoke(MemorySegment funcPtr, MemorySegment fid, MemorySegment iov, long count, long access, long offset, long requested_key, long flags, MemorySegment mr, MemorySegment context) {
             try {
-                return (int) DOWN$MH.invokeExact(funcPtr, _x0, _x1, _x2, _x3, _x4, _x5, _x6, _x7, _x8);
+                return (int) DOWN$MH.invokeExact(funcPtr, fid, iov, count, access, offset, requested_key, flags, mr, context);
             } catch (Throwable ex$) {
                 throw new AssertionError("should not reach here", ex$);
             }
@@ -301,7 +301,7 @@ public class fi_ops_mr {
          * The function pointer signature, expressed as a functional interface
          */
         public interface Function {
-            int apply(MemorySegment _x0, MemorySegment _x1, long _x2, MemorySegment _x3);
+            int apply(MemorySegment fid, MemorySegment attr, long flags, MemorySegment mr);
         }
 
         private static final FunctionDescriptor $DESC = FunctionDescriptor.of(
@@ -334,9 +334,9 @@ public class fi_ops_mr {
         /**
          * Invoke the upcall stub {@code funcPtr}, with given parameters
          */
-        public static int invoke(MemorySegment funcPtr, MemorySegment _x0, MemorySegment _x1, long _x2, MemorySegment _x3) {
+        public static int invoke(MemorySegment funcPtr, MemorySegment fid, MemorySegment attr, long flags, MemorySegment mr) {
             try {
-                return (int) DOWN$MH.invokeExact(funcPtr, _x0, _x1, _x2, _x3);
+                return (int) DOWN$MH.invokeExact(funcPtr, fid, attr, flags, mr);
             } catch (Throwable ex$) {
                 throw new AssertionError("should not reach here", ex$);
             }

@@ -109,7 +109,7 @@ public class fi_ops_msg {
          * The function pointer signature, expressed as a functional interface
          */
         public interface Function {
-            long apply(MemorySegment _x0, MemorySegment _x1, long _x2, MemorySegment _x3, long _x4, MemorySegment _x5);
+            long apply(MemorySegment ep, MemorySegment buf, long len, MemorySegment desc, long src_addr, MemorySegment context);
         }
 
         private static final FunctionDescriptor $DESC = FunctionDescriptor.of(
@@ -144,9 +144,9 @@ public class fi_ops_msg {
         /**
          * Invoke the upcall stub {@code funcPtr}, with given parameters
          */
-        public static long invoke(MemorySegment funcPtr, MemorySegment _x0, MemorySegment _x1, long _x2, MemorySegment _x3, long _x4, MemorySegment _x5) {
+        public static long invoke(MemorySegment funcPtr, MemorySegment ep, MemorySegment buf, long len, MemorySegment desc, long src_addr, MemorySegment context) {
             try {
-                return (long) DOWN$MH.invokeExact(funcPtr, _x0, _x1, _x2, _x3, _x4, _x5);
+                return (long) DOWN$MH.invokeExact(funcPtr, ep, buf, len, desc, src_addr, context);
             } catch (Throwable ex$) {
                 throw new AssertionError("should not reach here", ex$);
             }
@@ -208,7 +208,7 @@ public class fi_ops_msg {
          * The function pointer signature, expressed as a functional interface
          */
         public interface Function {
-            long apply(MemorySegment _x0, MemorySegment _x1, MemorySegment _x2, long _x3, long _x4, MemorySegment _x5);
+            long apply(MemorySegment ep, MemorySegment iov, MemorySegment desc, long count, long src_addr, MemorySegment context);
         }
 
         private static final FunctionDescriptor $DESC = FunctionDescriptor.of(
@@ -243,9 +243,9 @@ public class fi_ops_msg {
         /**
          * Invoke the upcall stub {@code funcPtr}, with given parameters
          */
-        public static long invoke(MemorySegment funcPtr, MemorySegment _x0, MemorySegment _x1, MemorySegment _x2, long _x3, long _x4, MemorySegment _x5) {
+        public static long invoke(MemorySegment funcPtr, MemorySegment ep, MemorySegment iov, MemorySegment desc, long count, long src_addr, MemorySegment context) {
             try {
-                return (long) DOWN$MH.invokeExact(funcPtr, _x0, _x1, _x2, _x3, _x4, _x5);
+                return (long) DOWN$MH.invokeExact(funcPtr, ep, iov, desc, count, src_addr, context);
             } catch (Throwable ex$) {
                 throw new AssertionError("should not reach here", ex$);
             }
@@ -307,7 +307,7 @@ public class fi_ops_msg {
          * The function pointer signature, expressed as a functional interface
          */
         public interface Function {
-            long apply(MemorySegment _x0, MemorySegment _x1, long _x2);
+            long apply(MemorySegment ep, MemorySegment msg, long flags);
         }
 
         private static final FunctionDescriptor $DESC = FunctionDescriptor.of(
@@ -339,9 +339,9 @@ public class fi_ops_msg {
         /**
          * Invoke the upcall stub {@code funcPtr}, with given parameters
          */
-        public static long invoke(MemorySegment funcPtr, MemorySegment _x0, MemorySegment _x1, long _x2) {
+        public static long invoke(MemorySegment funcPtr, MemorySegment ep, MemorySegment msg, long flags) {
             try {
-                return (long) DOWN$MH.invokeExact(funcPtr, _x0, _x1, _x2);
+                return (long) DOWN$MH.invokeExact(funcPtr, ep, msg, flags);
             } catch (Throwable ex$) {
                 throw new AssertionError("should not reach here", ex$);
             }
@@ -403,7 +403,7 @@ public class fi_ops_msg {
          * The function pointer signature, expressed as a functional interface
          */
         public interface Function {
-            long apply(MemorySegment _x0, MemorySegment _x1, long _x2, MemorySegment _x3, long _x4, MemorySegment _x5);
+            long apply(MemorySegment ep, MemorySegment buf, long len, MemorySegment desc, long dest_addr, MemorySegment context);
         }
 
         private static final FunctionDescriptor $DESC = FunctionDescriptor.of(
@@ -438,9 +438,9 @@ public class fi_ops_msg {
         /**
          * Invoke the upcall stub {@code funcPtr}, with given parameters
          */
-        public static long invoke(MemorySegment funcPtr, MemorySegment _x0, MemorySegment _x1, long _x2, MemorySegment _x3, long _x4, MemorySegment _x5) {
+        public static long invoke(MemorySegment funcPtr, MemorySegment ep, MemorySegment buf, long len, MemorySegment desc, long dest_addr, MemorySegment context) {
             try {
-                return (long) DOWN$MH.invokeExact(funcPtr, _x0, _x1, _x2, _x3, _x4, _x5);
+                return (long) DOWN$MH.invokeExact(funcPtr, ep, buf, len, desc, dest_addr, context);
             } catch (Throwable ex$) {
                 throw new AssertionError("should not reach here", ex$);
             }
@@ -502,7 +502,7 @@ public class fi_ops_msg {
          * The function pointer signature, expressed as a functional interface
          */
         public interface Function {
-            long apply(MemorySegment _x0, MemorySegment _x1, MemorySegment _x2, long _x3, long _x4, MemorySegment _x5);
+            long apply(MemorySegment ep, MemorySegment iov, MemorySegment desc, long count, long dest_addr, MemorySegment context);
         }
 
         private static final FunctionDescriptor $DESC = FunctionDescriptor.of(
@@ -537,9 +537,9 @@ public class fi_ops_msg {
         /**
          * Invoke the upcall stub {@code funcPtr}, with given parameters
          */
-        public static long invoke(MemorySegment funcPtr, MemorySegment _x0, MemorySegment _x1, MemorySegment _x2, long _x3, long _x4, MemorySegment _x5) {
+        public static long invoke(MemorySegment funcPtr, MemorySegment ep, MemorySegment iov, MemorySegment desc, long count, long dest_addr, MemorySegment context) {
             try {
-                return (long) DOWN$MH.invokeExact(funcPtr, _x0, _x1, _x2, _x3, _x4, _x5);
+                return (long) DOWN$MH.invokeExact(funcPtr, ep, iov, desc, count, dest_addr, context);
             } catch (Throwable ex$) {
                 throw new AssertionError("should not reach here", ex$);
             }
@@ -601,7 +601,7 @@ public class fi_ops_msg {
          * The function pointer signature, expressed as a functional interface
          */
         public interface Function {
-            long apply(MemorySegment _x0, MemorySegment _x1, long _x2);
+            long apply(MemorySegment ep, MemorySegment msg, long flags);
         }
 
         private static final FunctionDescriptor $DESC = FunctionDescriptor.of(
@@ -633,9 +633,9 @@ public class fi_ops_msg {
         /**
          * Invoke the upcall stub {@code funcPtr}, with given parameters
          */
-        public static long invoke(MemorySegment funcPtr, MemorySegment _x0, MemorySegment _x1, long _x2) {
+        public static long invoke(MemorySegment funcPtr, MemorySegment ep, MemorySegment msg, long flags) {
             try {
-                return (long) DOWN$MH.invokeExact(funcPtr, _x0, _x1, _x2);
+                return (long) DOWN$MH.invokeExact(funcPtr, ep, msg, flags);
             } catch (Throwable ex$) {
                 throw new AssertionError("should not reach here", ex$);
             }
@@ -697,7 +697,7 @@ public class fi_ops_msg {
          * The function pointer signature, expressed as a functional interface
          */
         public interface Function {
-            long apply(MemorySegment _x0, MemorySegment _x1, long _x2, long _x3);
+            long apply(MemorySegment ep, MemorySegment buf, long len, long dest_addr);
         }
 
         private static final FunctionDescriptor $DESC = FunctionDescriptor.of(
@@ -730,9 +730,9 @@ public class fi_ops_msg {
         /**
          * Invoke the upcall stub {@code funcPtr}, with given parameters
          */
-        public static long invoke(MemorySegment funcPtr, MemorySegment _x0, MemorySegment _x1, long _x2, long _x3) {
+        public static long invoke(MemorySegment funcPtr, MemorySegment ep, MemorySegment buf, long len, long dest_addr) {
             try {
-                return (long) DOWN$MH.invokeExact(funcPtr, _x0, _x1, _x2, _x3);
+                return (long) DOWN$MH.invokeExact(funcPtr, ep, buf, len, dest_addr);
             } catch (Throwable ex$) {
                 throw new AssertionError("should not reach here", ex$);
             }
@@ -794,7 +794,7 @@ public class fi_ops_msg {
          * The function pointer signature, expressed as a functional interface
          */
         public interface Function {
-            long apply(MemorySegment _x0, MemorySegment _x1, long _x2, MemorySegment _x3, long _x4, long _x5, MemorySegment _x6);
+            long apply(MemorySegment ep, MemorySegment buf, long len, MemorySegment desc, long data, long dest_addr, MemorySegment context);
         }
 
         private static final FunctionDescriptor $DESC = FunctionDescriptor.of(
@@ -830,9 +830,9 @@ public class fi_ops_msg {
         /**
          * Invoke the upcall stub {@code funcPtr}, with given parameters
          */
-        public static long invoke(MemorySegment funcPtr, MemorySegment _x0, MemorySegment _x1, long _x2, MemorySegment _x3, long _x4, long _x5, MemorySegment _x6) {
+        public static long invoke(MemorySegment funcPtr, MemorySegment ep, MemorySegment buf, long len, MemorySegment desc, long data, long dest_addr, MemorySegment context) {
             try {
-                return (long) DOWN$MH.invokeExact(funcPtr, _x0, _x1, _x2, _x3, _x4, _x5, _x6);
+                return (long) DOWN$MH.invokeExact(funcPtr, ep, buf, len, desc, data, dest_addr, context);
             } catch (Throwable ex$) {
                 throw new AssertionError("should not reach here", ex$);
             }
@@ -894,7 +894,7 @@ public class fi_ops_msg {
          * The function pointer signature, expressed as a functional interface
          */
         public interface Function {
-            long apply(MemorySegment _x0, MemorySegment _x1, long _x2, long _x3, long _x4);
+            long apply(MemorySegment ep, MemorySegment buf, long len, long data, long dest_addr);
         }
 
         private static final FunctionDescriptor $DESC = FunctionDescriptor.of(
@@ -928,9 +928,9 @@ public class fi_ops_msg {
         /**
          * Invoke the upcall stub {@code funcPtr}, with given parameters
          */
-        public static long invoke(MemorySegment funcPtr, MemorySegment _x0, MemorySegment _x1, long _x2, long _x3, long _x4) {
+        public static long invoke(MemorySegment funcPtr, MemorySegment ep, MemorySegment buf, long len, long data, long dest_addr) {
             try {
-                return (long) DOWN$MH.invokeExact(funcPtr, _x0, _x1, _x2, _x3, _x4);
+                return (long) DOWN$MH.invokeExact(funcPtr, ep, buf, len, data, dest_addr);
             } catch (Throwable ex$) {
                 throw new AssertionError("should not reach here", ex$);
             }

@@ -109,7 +109,7 @@ public class fi_ops_rma {
          * The function pointer signature, expressed as a functional interface
          */
         public interface Function {
-            long apply(MemorySegment _x0, MemorySegment _x1, long _x2, MemorySegment _x3, long _x4, long _x5, long _x6, MemorySegment _x7);
+            long apply(MemorySegment ep, MemorySegment buf, long len, MemorySegment desc, long src_addr, long addr, long key, MemorySegment context);
         }
 
         private static final FunctionDescriptor $DESC = FunctionDescriptor.of(
@@ -146,9 +146,9 @@ public class fi_ops_rma {
         /**
          * Invoke the upcall stub {@code funcPtr}, with given parameters
          */
-        public static long invoke(MemorySegment funcPtr, MemorySegment _x0, MemorySegment _x1, long _x2, MemorySegment _x3, long _x4, long _x5, long _x6, MemorySegment _x7) {
+        public static long invoke(MemorySegment funcPtr, MemorySegment ep, MemorySegment buf, long len, MemorySegment desc, long src_addr, long addr, long key, MemorySegment context) {
             try {
-                return (long) DOWN$MH.invokeExact(funcPtr, _x0, _x1, _x2, _x3, _x4, _x5, _x6, _x7);
+                return (long) DOWN$MH.invokeExact(funcPtr, ep, buf, len, desc, src_addr, addr, key, context);
             } catch (Throwable ex$) {
                 throw new AssertionError("should not reach here", ex$);
             }
@@ -210,7 +210,7 @@ public class fi_ops_rma {
          * The function pointer signature, expressed as a functional interface
          */
         public interface Function {
-            long apply(MemorySegment _x0, MemorySegment _x1, MemorySegment _x2, long _x3, long _x4, long _x5, long _x6, MemorySegment _x7);
+            long apply(MemorySegment ep, MemorySegment iov, MemorySegment desc, long count, long src_addr, long addr, long key, MemorySegment context);
         }
 
         private static final FunctionDescriptor $DESC = FunctionDescriptor.of(
@@ -247,9 +247,9 @@ public class fi_ops_rma {
         /**
          * Invoke the upcall stub {@code funcPtr}, with given parameters
          */
-        public static long invoke(MemorySegment funcPtr, MemorySegment _x0, MemorySegment _x1, MemorySegment _x2, long _x3, long _x4, long _x5, long _x6, MemorySegment _x7) {
+        public static long invoke(MemorySegment funcPtr, MemorySegment ep, MemorySegment iov, MemorySegment desc, long count, long src_addr, long addr, long key, MemorySegment context) {
             try {
-                return (long) DOWN$MH.invokeExact(funcPtr, _x0, _x1, _x2, _x3, _x4, _x5, _x6, _x7);
+                return (long) DOWN$MH.invokeExact(funcPtr, ep, iov, desc, count, src_addr, addr, key, context);
             } catch (Throwable ex$) {
                 throw new AssertionError("should not reach here", ex$);
             }
@@ -311,7 +311,7 @@ public class fi_ops_rma {
          * The function pointer signature, expressed as a functional interface
          */
         public interface Function {
-            long apply(MemorySegment _x0, MemorySegment _x1, long _x2);
+            long apply(MemorySegment ep, MemorySegment msg, long flags);
         }
 
         private static final FunctionDescriptor $DESC = FunctionDescriptor.of(
@@ -343,9 +343,9 @@ public class fi_ops_rma {
         /**
          * Invoke the upcall stub {@code funcPtr}, with given parameters
          */
-        public static long invoke(MemorySegment funcPtr, MemorySegment _x0, MemorySegment _x1, long _x2) {
+        public static long invoke(MemorySegment funcPtr, MemorySegment ep, MemorySegment msg, long flags) {
             try {
-                return (long) DOWN$MH.invokeExact(funcPtr, _x0, _x1, _x2);
+                return (long) DOWN$MH.invokeExact(funcPtr, ep, msg, flags);
             } catch (Throwable ex$) {
                 throw new AssertionError("should not reach here", ex$);
             }
@@ -407,7 +407,7 @@ public class fi_ops_rma {
          * The function pointer signature, expressed as a functional interface
          */
         public interface Function {
-            long apply(MemorySegment _x0, MemorySegment _x1, long _x2, MemorySegment _x3, long _x4, long _x5, long _x6, MemorySegment _x7);
+            long apply(MemorySegment ep, MemorySegment buf, long len, MemorySegment desc, long dest_addr, long addr, long key, MemorySegment context);
         }
 
         private static final FunctionDescriptor $DESC = FunctionDescriptor.of(
@@ -444,9 +444,9 @@ public class fi_ops_rma {
         /**
          * Invoke the upcall stub {@code funcPtr}, with given parameters
          */
-        public static long invoke(MemorySegment funcPtr, MemorySegment _x0, MemorySegment _x1, long _x2, MemorySegment _x3, long _x4, long _x5, long _x6, MemorySegment _x7) {
+        public static long invoke(MemorySegment funcPtr, MemorySegment ep, MemorySegment buf, long len, MemorySegment desc, long dest_addr, long addr, long key, MemorySegment context) {
             try {
-                return (long) DOWN$MH.invokeExact(funcPtr, _x0, _x1, _x2, _x3, _x4, _x5, _x6, _x7);
+                return (long) DOWN$MH.invokeExact(funcPtr, ep, buf, len, desc, dest_addr, addr, key, context);
             } catch (Throwable ex$) {
                 throw new AssertionError("should not reach here", ex$);
             }
@@ -508,7 +508,7 @@ public class fi_ops_rma {
          * The function pointer signature, expressed as a functional interface
          */
         public interface Function {
-            long apply(MemorySegment _x0, MemorySegment _x1, MemorySegment _x2, long _x3, long _x4, long _x5, long _x6, MemorySegment _x7);
+            long apply(MemorySegment ep, MemorySegment iov, MemorySegment desc, long count, long dest_addr, long addr, long key, MemorySegment context);
         }
 
         private static final FunctionDescriptor $DESC = FunctionDescriptor.of(
@@ -545,9 +545,9 @@ public class fi_ops_rma {
         /**
          * Invoke the upcall stub {@code funcPtr}, with given parameters
          */
-        public static long invoke(MemorySegment funcPtr, MemorySegment _x0, MemorySegment _x1, MemorySegment _x2, long _x3, long _x4, long _x5, long _x6, MemorySegment _x7) {
+        public static long invoke(MemorySegment funcPtr, MemorySegment ep, MemorySegment iov, MemorySegment desc, long count, long dest_addr, long addr, long key, MemorySegment context) {
             try {
-                return (long) DOWN$MH.invokeExact(funcPtr, _x0, _x1, _x2, _x3, _x4, _x5, _x6, _x7);
+                return (long) DOWN$MH.invokeExact(funcPtr, ep, iov, desc, count, dest_addr, addr, key, context);
             } catch (Throwable ex$) {
                 throw new AssertionError("should not reach here", ex$);
             }
@@ -609,7 +609,7 @@ public class fi_ops_rma {
          * The function pointer signature, expressed as a functional interface
          */
         public interface Function {
-            long apply(MemorySegment _x0, MemorySegment _x1, long _x2);
+            long apply(MemorySegment ep, MemorySegment msg, long flags);
         }
 
         private static final FunctionDescriptor $DESC = FunctionDescriptor.of(
@@ -641,9 +641,9 @@ public class fi_ops_rma {
         /**
          * Invoke the upcall stub {@code funcPtr}, with given parameters
          */
-        public static long invoke(MemorySegment funcPtr, MemorySegment _x0, MemorySegment _x1, long _x2) {
+        public static long invoke(MemorySegment funcPtr, MemorySegment ep, MemorySegment msg, long flags) {
             try {
-                return (long) DOWN$MH.invokeExact(funcPtr, _x0, _x1, _x2);
+                return (long) DOWN$MH.invokeExact(funcPtr, ep, msg, flags);
             } catch (Throwable ex$) {
                 throw new AssertionError("should not reach here", ex$);
             }
@@ -705,7 +705,7 @@ public class fi_ops_rma {
          * The function pointer signature, expressed as a functional interface
          */
         public interface Function {
-            long apply(MemorySegment _x0, MemorySegment _x1, long _x2, long _x3, long _x4, long _x5);
+            long apply(MemorySegment ep, MemorySegment buf, long len, long dest_addr, long addr, long key);
         }
 
         private static final FunctionDescriptor $DESC = FunctionDescriptor.of(
@@ -740,9 +740,9 @@ public class fi_ops_rma {
         /**
          * Invoke the upcall stub {@code funcPtr}, with given parameters
          */
-        public static long invoke(MemorySegment funcPtr, MemorySegment _x0, MemorySegment _x1, long _x2, long _x3, long _x4, long _x5) {
+        public static long invoke(MemorySegment funcPtr, MemorySegment ep, MemorySegment buf, long len, long dest_addr, long addr, long key) {
             try {
-                return (long) DOWN$MH.invokeExact(funcPtr, _x0, _x1, _x2, _x3, _x4, _x5);
+                return (long) DOWN$MH.invokeExact(funcPtr, ep, buf, len, dest_addr, addr, key);
             } catch (Throwable ex$) {
                 throw new AssertionError("should not reach here", ex$);
             }
@@ -804,7 +804,7 @@ public class fi_ops_rma {
          * The function pointer signature, expressed as a functional interface
          */
         public interface Function {
-            long apply(MemorySegment _x0, MemorySegment _x1, long _x2, MemorySegment _x3, long _x4, long _x5, long _x6, long _x7, MemorySegment _x8);
+            long apply(MemorySegment ep, MemorySegment buf, long len, MemorySegment desc, long data, long dest_addr, long addr, long key, MemorySegment context);
         }
 
         private static final FunctionDescriptor $DESC = FunctionDescriptor.of(
@@ -842,9 +842,9 @@ public class fi_ops_rma {
         /**
          * Invoke the upcall stub {@code funcPtr}, with given parameters
          */
-        public static long invoke(MemorySegment funcPtr, MemorySegment _x0, MemorySegment _x1, long _x2, MemorySegment _x3, long _x4, long _x5, long _x6, long _x7, MemorySegment _x8) {
+        public static long invoke(MemorySegment funcPtr, MemorySegment ep, MemorySegment buf, long len, MemorySegment desc, long data, long dest_addr, long addr, long key, MemorySegment context) {
             try {
-                return (long) DOWN$MH.invokeExact(funcPtr, _x0, _x1, _x2, _x3, _x4, _x5, _x6, _x7, _x8);
+                return (long) DOWN$MH.invokeExact(funcPtr, ep, buf, len, desc, data, dest_addr, addr, key, context);
             } catch (Throwable ex$) {
                 throw new AssertionError("should not reach here", ex$);
             }
@@ -906,7 +906,7 @@ public class fi_ops_rma {
          * The function pointer signature, expressed as a functional interface
          */
         public interface Function {
-            long apply(MemorySegment _x0, MemorySegment _x1, long _x2, long _x3, long _x4, long _x5, long _x6);
+            long apply(MemorySegment ep, MemorySegment buf, long len, long data, long dest_addr, long addr, long key);
         }
 
         private static final FunctionDescriptor $DESC = FunctionDescriptor.of(
@@ -942,9 +942,9 @@ public class fi_ops_rma {
         /**
          * Invoke the upcall stub {@code funcPtr}, with given parameters
          */
-        public static long invoke(MemorySegment funcPtr, MemorySegment _x0, MemorySegment _x1, long _x2, long _x3, long _x4, long _x5, long _x6) {
+        public static long invoke(MemorySegment funcPtr, MemorySegment ep, MemorySegment buf, long len, long data, long dest_addr, long addr, long key) {
             try {
-                return (long) DOWN$MH.invokeExact(funcPtr, _x0, _x1, _x2, _x3, _x4, _x5, _x6);
+                return (long) DOWN$MH.invokeExact(funcPtr, ep, buf, len, data, dest_addr, addr, key);
             } catch (Throwable ex$) {
                 throw new AssertionError("should not reach here", ex$);
             }

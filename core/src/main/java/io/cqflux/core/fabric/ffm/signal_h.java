@@ -8,7 +8,7 @@ import java.lang.foreign.*;
 
 /**
  * {@code sigaction(2)} from libc, used to keep the JVM's signal handlers when libfabric's
- * dependencies (libpsm2) install their own at load time.
+ * dependencies (the psm libraries) install their own at load time.
  */
 public class signal_h {
 
