@@ -57,6 +57,8 @@ final class ConnectionCore {
     private volatile List<PeerRegion> peerRegions = List.of();
     private int credits;
     private volatile int maxInFlight;
+    /** Operations holding a pending-table slot; a volatile mirror for diagnostics and tests. */
+    private volatile int inFlightOps;
     private volatile long staleCompletions;
     private boolean retryScheduled;
     private volatile State state = State.CONNECTING;
@@ -215,6 +217,7 @@ final class ConnectionCore {
             ((Op) o).releaseRegions();
             table.release(ctx);
         });
+        inFlightOps = 0;
         receiver.freePool();
         for (PeerRegion p : peerRegions) {
             safely(() -> p.nativeRegion().close());
@@ -311,6 +314,7 @@ final class ConnectionCore {
         int k = op.spec.kind.credits;
         long ctx = table.acquire(op);
         op.context = ctx;
+        inFlightOps = table.used();
         credits -= k;
         int inFlight = creditLimit - credits;
         if (inFlight > maxInFlight) {
@@ -321,6 +325,7 @@ final class ConnectionCore {
             ok = op.spec.postFirst(conn, ctx);
         } catch (RuntimeException e) {
             table.release(ctx);
+            inFlightOps = table.used();
             credits += k;
             op.fail(e);
             op.releaseRegions();
@@ -328,6 +333,7 @@ final class ConnectionCore {
         }
         if (!ok) {
             table.release(ctx);
+            inFlightOps = table.used();
             credits += k;
             op.context = -1;
             waiting.addFirst(op);
@@ -437,6 +443,7 @@ final class ConnectionCore {
                 : new OperationFailedException(c.snapshot(), op.spec.kind.opcode, description);
         // Retire first: a subscriber that posts again from its callback finds the credit free.
         table.release(ctx);
+        inFlightOps = table.used();
         credits += op.spec.kind.credits;
         op.releaseRegions();
         if (error == null) {
@@ -465,6 +472,10 @@ final class ConnectionCore {
 
     boolean isOpen() {
         return state != State.CLOSED;
+    }
+
+    int inFlightOps() {
+        return inFlightOps;
     }
 
     int maxInFlight() {

@@ -524,11 +524,18 @@ public final class Cqflux implements AutoCloseable {
                 case RPMA -> Rpma.open(localAddress);
                 case FABRIC -> Fabric.open(provider, localAddress);
                 case AUTO -> {
+                    // A failing probe is the expected outcome on hosts without RDMA: keep
+                    // librpma's own error log lines (rpma_log_set_function(3)) out of the way.
+                    Logger librpma = Logger.getLogger("io.cqflux.core.rpma.librpma");
+                    Level before = librpma.getLevel();
+                    librpma.setLevel(Level.OFF);
                     try {
                         yield Rpma.open(localAddress);
                     } catch (RuntimeException e) {
                         LOG.log(Level.FINE, "rpma unusable here, falling back to fabric", e);
                         yield Fabric.open(provider, localAddress);
+                    } finally {
+                        librpma.setLevel(before);
                     }
                 }
             };

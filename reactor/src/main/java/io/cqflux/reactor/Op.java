@@ -98,6 +98,7 @@ final class Op implements Subscription, Scannable {
 
     @Override
     @Nullable
+    @SuppressWarnings("rawtypes") // Scannable declares it with the raw Attr
     public Object scanUnsafe(Attr key) {
         if (key == Attr.CANCELLED) {
             return cancelled;

@@ -298,6 +298,11 @@ public final class RdmaConnection implements AutoCloseable {
         return core.maxInFlight();
     }
 
+    /** {@return operations holding a pending slot right now (diagnostics, tests)} */
+    int inFlight() {
+        return core.inFlightOps();
+    }
+
     ConnectionCore core() {
         return core;
     }

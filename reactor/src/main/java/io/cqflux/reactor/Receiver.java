@@ -15,6 +15,7 @@ import java.util.function.Function;
 import reactor.core.Exceptions;
 import reactor.core.publisher.FluxSink;
 import reactor.core.publisher.Operators;
+import reactor.util.context.Context;
 
 /**
  * The receive side of one connection: a pool of registered buffers, posted as receives only for
@@ -187,7 +188,7 @@ final class Receiver {
                 view.invalidate();
             }
             if (value == null) {
-                Operators.onNextDropped(c.snapshot(), s.currentContext());
+                Operators.onNextDropped(c.snapshot(), Context.of(s.contextView()));
             } else {
                 s.next(value);
             }

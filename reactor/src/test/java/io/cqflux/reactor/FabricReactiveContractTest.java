@@ -1,7 +1,19 @@
 package io.cqflux.reactor;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.cqflux.core.ConnectionEvent;
+import io.cqflux.core.ConnectionException;
+import io.cqflux.core.RegionAccess;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Mono;
+import reactor.test.StepVerifier;
 
 /** The reactive contract on libfabric's tcp provider over loopback. */
 class FabricReactiveContractTest extends ReactiveContract {
@@ -16,9 +28,40 @@ class FabricReactiveContractTest extends ReactiveContract {
         return new InetSocketAddress(InetAddress.getLoopbackAddress(), 0);
     }
 
+    /** tcp advertises FI_RMA_PMEM and commits on the target (FI_COMMIT_COMPLETE). */
+    @Override
+    RegionAccess[] serverFlushAccess() {
+        return new RegionAccess[] {RegionAccess.FLUSH_TYPE_PERSISTENT, RegionAccess.FLUSH_TYPE_VISIBILITY};
+    }
+
     /** tcp has no FI_ATOMIC (native-facts: provider capabilities). */
     @Override
     boolean atomicWriteSupported() {
         return false;
+    }
+
+    /**
+     * A peer that accepts the TCP connection but never answers libfabric's handshake: only the
+     * connect timeout ends the attempt, on Reactor's scheduler, so virtual time drives it.
+     */
+    @Test
+    void connect_toPeerThatNeverAnswers_timesOutInVirtualTime_andLeavesNoConnection() throws Exception {
+        try (ServerSocket silent = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
+            InetSocketAddress a = new InetSocketAddress(InetAddress.getLoopbackAddress(), silent.getLocalPort());
+            int before = client.openConnections();
+            StepVerifier.withVirtualTime(() -> client.connect(a))
+                    .expectSubscription()
+                    .thenAwait(client.connectionConfig().timeout())
+                    .expectErrorSatisfies(e -> {
+                        assertInstanceOf(ConnectionException.class, e);
+                        assertEquals(ConnectionEvent.UNREACHABLE, ((ConnectionException) e).event());
+                        assertTrue(e.getMessage().contains("timed out"), e.getMessage());
+                    })
+                    .verify(T);
+            // The half-open attempt is closed on its loop after the cancel.
+            StepVerifier.create(Mono.fromCallable(client::openConnections).filter(n -> n == before)
+                            .repeatWhenEmpty(200, f -> f.delayElements(Duration.ofMillis(20))))
+                    .expectNext(before).expectComplete().verify(T);
+        }
     }
 }

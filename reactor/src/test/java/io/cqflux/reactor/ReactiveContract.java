@@ -12,6 +12,7 @@ import io.cqflux.core.ConnectionEvent;
 import io.cqflux.core.ConnectionException;
 import io.cqflux.core.FlushType;
 import io.cqflux.core.Opcode;
+import io.cqflux.core.OperationFailedException;
 import io.cqflux.core.QueueFullException;
 import io.cqflux.core.RegionAccess;
 import io.cqflux.core.ResourceClosedException;
@@ -70,15 +71,33 @@ abstract class ReactiveContract {
     /** {@return whether the transport has 8-byte atomic writes (fabric/tcp does not)} */
     abstract boolean atomicWriteSupported();
 
+    /**
+     * {@return the flush accesses the server's region is registered with: what the memory behind
+     * it really offers on this transport}
+     */
+    abstract RegionAccess[] serverFlushAccess();
+
+    /**
+     * Scales an iteration count to the transport's speed (Soft-RoCE under TCG emulation is some
+     * hundred times slower than tcp on loopback).
+     *
+     * @param n the count on fabric
+     * @return the count here
+     */
+    int rounds(int n) {
+        return n;
+    }
+
     @BeforeEach
     void setUp() {
         arena = Arena.ofShared();
         server = builder().build();
         client = builder().build();
         serverMem = arena.allocate(SIZE, 64);
-        serverRegion = server.register(serverMem, RegionAccess.WRITE_DST, RegionAccess.READ_SRC,
-                RegionAccess.FLUSH_TYPE_PERSISTENT, RegionAccess.FLUSH_TYPE_VISIBILITY, RegionAccess.SEND,
-                RegionAccess.RECV, RegionAccess.WRITE_SRC, RegionAccess.READ_DST);
+        java.util.EnumSet<RegionAccess> access = java.util.EnumSet.of(RegionAccess.WRITE_DST, RegionAccess.READ_SRC,
+                RegionAccess.SEND, RegionAccess.RECV, RegionAccess.WRITE_SRC, RegionAccess.READ_DST);
+        access.addAll(List.of(serverFlushAccess()));
+        serverRegion = server.register(serverMem, access.toArray(RegionAccess[]::new));
         srv = server.bind(listenAddress(), serverRegion).block(T);
         conn = client.connect(srv.address()).block(T);
         // Keep subscribed: connections made later by tests must not be refused by the server.
@@ -273,7 +292,7 @@ abstract class ReactiveContract {
                     .then(Mono.fromCallable(() -> c))
                     .flatMapMany(x -> Flux.range(0, 10).flatMap(i -> c.write(r, 8L * i, src, 0, 8)
                             .thenReturn("ok").onErrorResume(QueueFullException.class,
-                                    e -> Mono.just("full:" + ((QueueFullException) e).limit())), 10));
+                                    e -> Mono.just("full:" + e.limit())), 10));
             List<String> got = outcomes.collectList().block(T);
             assertNotNull(got);
             assertEquals(10, got.size());
@@ -290,7 +309,7 @@ abstract class ReactiveContract {
             RdmaConnection c = small.connect(srv.address()).block(T);
             PeerRegion r = c.remoteRegion(0);
             int threads = 8;
-            int each = 500;
+            int each = rounds(500);
             AtomicIntegerArray signals = new AtomicIntegerArray(threads * each);
             AtomicReference<Throwable> firstError = new AtomicReference<>();
             CountDownLatch done = new CountDownLatch(threads * each);
@@ -327,7 +346,7 @@ abstract class ReactiveContract {
 
     @Test
     void writeAll_streamsInOrder_withDemandBoundedByCredits() {
-        int n = 2000;
+        int n = rounds(2000);
         List<Long> seq = Flux.range(0, n)
                 .map(i -> new WriteRequest(remote(), 8L * (i % 1024), local, 0, 8, i % 10 == 0))
                 .as(conn::writeAll)
@@ -348,7 +367,7 @@ abstract class ReactiveContract {
         AtomicReference<Throwable> dropped = new AtomicReference<>();
         Hooks.onErrorDropped(dropped::set);
         try {
-            for (int i = 0; i < 1000; i++) {
+            for (int i = 0; i < rounds(1000); i++) {
                 Disposable d = conn.write(remote(), 8L * (i % 100), local, 0, 8).subscribeOn(Schedulers.parallel())
                         .subscribe();
                 if ((i & 1) == 0) {
@@ -366,6 +385,31 @@ abstract class ReactiveContract {
         } finally {
             Hooks.resetOnErrorDropped();
         }
+    }
+
+    @Test
+    void cancelRacingCompletion_fromAnotherThread_repeated_signalsAtMostOnce_andLeaksNoSlot() throws Exception {
+        int rounds = rounds(1000);
+        AtomicIntegerArray signals = new AtomicIntegerArray(rounds);
+        CountDownLatch cancelled = new CountDownLatch(rounds);
+        for (int i = 0; i < rounds; i++) {
+            int id = i;
+            Disposable d = conn.durableWrite(remote(), 8L * (i % 64), local, 0, 8)
+                    .subscribe(null, e -> signals.incrementAndGet(id), () -> signals.incrementAndGet(id));
+            // Cancel from another thread while the loop may be completing it right now.
+            Schedulers.parallel().schedule(() -> {
+                d.dispose();
+                cancelled.countDown();
+            });
+        }
+        assertTrue(awaitLatch(cancelled));
+        // Queue order: once this completes, every earlier operation has completed or been dropped.
+        StepVerifier.create(conn.read(local, 0, remote(), 0, 8)).expectComplete().verify(T);
+        for (int i = 0; i < rounds; i++) {
+            assertTrue(signals.get(i) <= 1, "operation " + i + " signalled " + signals.get(i) + " times");
+        }
+        assertEquals(0, conn.inFlight(), "every slot retired after cancellation");
+        assertTrue(conn.maxInFlight() <= conn.sendCredits());
     }
 
     @Test
@@ -424,6 +468,36 @@ abstract class ReactiveContract {
         StepVerifier.create(r.onClose()).expectComplete().verify(T);
         assertEquals(0, r.inFlight());
         StepVerifier.create(conn.write(remote(), 0, r, 0, 8)).expectError(ResourceClosedException.class).verify(T);
+    }
+
+    @Test
+    void errorCompletion_failsItsOwnMono_withStatusPostedOpcodeAndConnection() {
+        // The server deregisters the region the client still addresses: the next access uses a
+        // dead key. rpma reports REM_ACCESS_ERR for that operation; fabric/tcp drops the
+        // connection and flushes what was in flight (ECANCELED, WR_FLUSH_ERR). Either way the
+        // operation fails with an OperationFailedException naming what was posted, or - when
+        // the loss event wins the race - with a ConnectionException.
+        serverRegion.close();
+        StepVerifier.create(serverRegion.onClose()).expectComplete().verify(T);
+        StepVerifier.create(conn.durableWrite(remote(), 0, local, 0, 64)
+                        .then(conn.write(remote(), 0, local, 0, 64)))
+                .expectErrorSatisfies(e -> {
+                    if (e instanceof OperationFailedException f) {
+                        assertTrue(f.opcode() == Opcode.WRITE || f.opcode() == Opcode.FLUSH, f.toString());
+                        assertFalse(f.status() == io.cqflux.core.CompletionStatus.SUCCESS);
+                        assertEquals(conn.description(), f.connection());
+                        assertTrue(f.getMessage().contains(f.status().name()), f.getMessage());
+                    } else {
+                        assertInstanceOf(ConnectionException.class, e);
+                    }
+                }).verify(T);
+        // Nothing stays pending afterwards: the queue pair is in the error state (rpma: the
+        // connection manager may report nothing; later work requests are flushed) or the
+        // connection is gone (fabric/tcp): either way a further operation fails, it never hangs.
+        StepVerifier.create(conn.write(remote(), 0, local, 0, 8))
+                .expectErrorSatisfies(e -> assertTrue(e instanceof OperationFailedException
+                        || e instanceof ConnectionException || e instanceof ResourceClosedException, e.toString()))
+                .verify(T);
     }
 
     @Test

@@ -1,5 +1,6 @@
 package io.cqflux.reactor;
 
+import io.cqflux.core.RegionAccess;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
@@ -31,9 +32,26 @@ class RpmaReactiveContractTest extends ReactiveContract {
         return Cqflux.builder().transport(TransportChoice.RPMA).localAddress(address());
     }
 
+    /** librpma binds exactly the port given and cannot report a chosen one ({@code rpma_ep_listen(3)}). */
     @Override
     InetSocketAddress listenAddress() {
-        return new InetSocketAddress(address(), 0);
+        return new InetSocketAddress(address(), freePort());
+    }
+
+    /**
+     * The lane's memory is DRAM: no persistence domain. (PERSISTENT would also need librpma's
+     * peer configuration exchange, rpma_conn_apply_remote_peer_cfg(3), which the reactive layer
+     * does not carry yet.)
+     */
+    @Override
+    RegionAccess[] serverFlushAccess() {
+        return new RegionAccess[] {RegionAccess.FLUSH_TYPE_VISIBILITY};
+    }
+
+    /** Soft-RoCE under TCG: a fifth of the fabric iterations. */
+    @Override
+    int rounds(int n) {
+        return Math.max(100, n / 5);
     }
 
     /** librpma has rpma_atomic_write (0.13+). */

@@ -107,29 +107,6 @@ final class FabricLibrary {
         }
     }
 
-    /**
-     * Debian's libfabric.so.1 links libinfinipath.so.4 (psm provider), whose load-time constructor
-     * installs its own SIGSEGV backtrace handler unless {@code IPATH_NO_BACKTRACE} is set. That
-     * replaces HotSpot's handler, which the JVM needs for safepoint polls and implicit null checks:
-     * the JVM then dies ("terminated with signal 11 at PC=...") at the first such trap, typically
-     * under load. So set the variable ({@code setenv(3)}, keeping a user's own value) before the
-     * first dlopen of libfabric. Added by the reactor work (it crashed every reactive test run).
-     */
-    private static void keepJvmSignalHandlers() {
-        try (Arena a = Arena.ofConfined()) {
-            java.lang.foreign.Linker linker = java.lang.foreign.Linker.nativeLinker();
-            java.lang.invoke.MethodHandle setenv = linker.downcallHandle(
-                    linker.defaultLookup().find("setenv").orElseThrow(),
-                    java.lang.foreign.FunctionDescriptor.of(java.lang.foreign.ValueLayout.JAVA_INT,
-                            java.lang.foreign.ValueLayout.ADDRESS, java.lang.foreign.ValueLayout.ADDRESS,
-                            java.lang.foreign.ValueLayout.JAVA_INT));
-            int rc = (int) setenv.invokeExact(a.allocateFrom("IPATH_NO_BACKTRACE"), a.allocateFrom("1"), 0);
-            assert rc == 0;
-        } catch (Throwable t) {
-            // Best effort: without it only the psm provider's handler problem remains.
-        }
-    }
-
     /** {@return an empty string when libfabric is usable, otherwise why not} */
     static String cause() {
         return CAUSE;

@@ -21,6 +21,7 @@ final class Options {
               --transport T      auto | fabric | rpma (default auto: rpma when an RDMA device is
                                  usable, else libfabric tcp on loopback)
               --address HOST     address to listen on and connect to (default 127.0.0.1)
+              --port N           port to listen on (default: a free one; librpma cannot pick one)
               --file PATH        the server's file (default: a new file in a temp directory, deleted
                                  afterwards)
               --quiet            no progress lines
@@ -36,6 +37,7 @@ final class Options {
     String waitName = "blocking";
     TransportChoice transport = TransportChoice.AUTO;
     String address = "127.0.0.1";
+    int port;
     Path file;
     boolean quiet;
     boolean help;
@@ -71,6 +73,7 @@ final class Options {
                     };
                 }
                 case "--address" -> o.address = value(args, ++i, a);
+                case "--port" -> o.port = intArg(args, ++i, a, 1, 65535);
                 case "--file" -> o.file = Path.of(value(args, ++i, a));
                 default -> throw new IllegalArgumentException("unknown option " + a);
             }

@@ -158,9 +158,17 @@ public final class Quickstart {
                  Cqflux client = Cqflux.builder().transport(o.transport).localAddress(local).waitStrategy(o.wait).build()) {
                 MemorySegment mapped = ch.map(FileChannel.MapMode.READ_WRITE, 0, total, arena);
                 mapped.fill((byte) 0);
-                Region exposed = server.register(mapped, RegionAccess.WRITE_DST, RegionAccess.READ_SRC,
-                        RegionAccess.FLUSH_TYPE_PERSISTENT, RegionAccess.FLUSH_TYPE_VISIBILITY);
-                RdmaServer srv = server.bind(new InetSocketAddress(local, 0), exposed).block(PHASE_TIMEOUT);
+                // fabric/tcp commits writes on the target (FI_COMMIT_COMPLETE): PERSISTENT. On
+                // rpma a PERSISTENT flush needs persistent memory (and librpma's peer configuration
+                // exchange, rpma_flush(3)); a mapped file on a disk or tmpfs is not pmem, so the
+                // strongest honest flush there is VISIBILITY.
+                Region exposed = server.transportName().startsWith("rpma")
+                        ? server.register(mapped, RegionAccess.WRITE_DST, RegionAccess.READ_SRC,
+                                RegionAccess.FLUSH_TYPE_VISIBILITY)
+                        : server.register(mapped, RegionAccess.WRITE_DST, RegionAccess.READ_SRC,
+                                RegionAccess.FLUSH_TYPE_PERSISTENT, RegionAccess.FLUSH_TYPE_VISIBILITY);
+                RdmaServer srv = server.bind(new InetSocketAddress(local, o.port != 0 ? o.port : freePort(local)), exposed)
+                        .block(PHASE_TIMEOUT);
                 srv.connections().subscribe();
                 out.printf("cqflux quickstart: transport %s, %d records x %d B (%s) into %s%n", client.transportName(),
                         o.count, o.size, mib(total), file);
@@ -308,6 +316,13 @@ public final class Quickstart {
                 double s = (System.nanoTime() - start) / 1e9;
                 out.printf("    ... %s %d/%d (%.0f%%), %.0f ops/s%n", what, d, of, 100.0 * d / of, d / s);
             });
+        }
+
+        /** librpma binds exactly the port it is given (rpma_ep_listen(3)): ask the OS for a free one. */
+        private static int freePort(InetAddress local) throws IOException {
+            try (java.net.ServerSocket s = new java.net.ServerSocket(0, 1, local)) {
+                return s.getLocalPort();
+            }
         }
 
         private static String mib(long bytes) {

@@ -1,0 +1,270 @@
+package io.cqflux.core.rpma;
+
+import io.cqflux.core.NativeCallException;
+import io.cqflux.core.rpma.ffm.librpma_h;
+import io.cqflux.core.spi.NativeErrors;
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemoryLayout;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.StructLayout;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.VarHandle;
+import java.nio.charset.StandardCharsets;
+
+/**
+ * The hand-written layer above the bindings: library availability, errno capture for the calls
+ * whose {@code RPMA_E_PROVIDER} needs the reason, the error mapping through
+ * {@link NativeErrors}, and the two libc calls the transport needs ({@code fcntl}, {@code poll}).
+ */
+final class RpmaNative {
+
+    /** The smallest API this transport needs: {@code rpma_atomic_write} appeared in librpma 0.13 and the old name went in 0.14. */
+    static final String REQUIRED_SYMBOL = "rpma_atomic_write";
+
+    /** librpma ≥ 1.0: the shared completion channel ({@code rpma_conn_get_compl_fd(3)}, {@code rpma_conn_wait(3)}). */
+    static final String[] SHARED_CHANNEL_SYMBOLS = {
+        "rpma_conn_get_compl_fd", "rpma_conn_wait", "rpma_conn_cfg_set_compl_channel"};
+
+    private static final String CAUSE = computeCause();
+
+    private static final Linker LINKER = Linker.nativeLinker();
+    private static final StructLayout CAPTURE = Linker.Option.captureStateLayout();
+    private static final VarHandle ERRNO = CAPTURE.varHandle(MemoryLayout.PathElement.groupElement("errno"));
+    private static final Linker.Option CAPTURE_ERRNO = Linker.Option.captureCallState("errno");
+
+    private static final int F_GETFL = 3;
+    private static final int F_SETFL = 4;
+    private static final int O_NONBLOCK = 0x800;
+    private static final short POLLIN = 1;
+
+    private RpmaNative() {
+    }
+
+    private static String computeCause() {
+        try {
+            String loaded = librpma_h.loadedLibrary();
+            if (loaded == null) {
+                return "librpma is not installed (could not load " + String.join(" or ", librpma_h.LIBRARY_NAMES)
+                        + ": " + librpma_h.loadFailure() + "); install the package librpma0"
+                        + " (apt-get install librpma0), or use the fabric transport";
+            }
+            if (!librpma_h.isPresent(REQUIRED_SYMBOL) || !librpma_h.isPresent("rpma_cq_get_wc")) {
+                return loaded + " is older than the librpma 0.14 API this transport needs (no "
+                        + REQUIRED_SYMBOL + "); install librpma0 >= 0.14 (apt-get install librpma0)";
+            }
+            return "";
+        } catch (Throwable t) { // never let a class-init failure escape availability checks
+            return "librpma could not be initialised: " + t;
+        }
+    }
+
+    /** {@return an empty string when librpma is usable, otherwise what to install} */
+    static String unavailabilityCause() {
+        return CAUSE;
+    }
+
+    /** {@return whether the shared completion channel symbols exist (librpma ≥ 1.0)} */
+    static boolean hasSharedChannel() {
+        for (String s : SHARED_CHANNEL_SYMBOLS) {
+            if (!librpma_h.isPresent(s)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** {@return {@code rpma_err_2str(rc)}} */
+    static String errText(int rc) {
+        try {
+            MemorySegment s = librpma_h.rpma_err_2str(rc);
+            return s.equals(MemorySegment.NULL) ? "" : s.reinterpret(256).getString(0, StandardCharsets.UTF_8);
+        } catch (RuntimeException e) {
+            return "";
+        }
+    }
+
+    /** {@return {@code rpma_utils_conn_event_2str(event)}} */
+    static String eventText(int event) {
+        MemorySegment s = librpma_h.rpma_utils_conn_event_2str(event);
+        return s.equals(MemorySegment.NULL) ? "" : s.reinterpret(256).getString(0, StandardCharsets.UTF_8);
+    }
+
+    /**
+     * Throws the mapped exception unless {@code rc} is 0.
+     *
+     * @param rc the librpma return code
+     * @param call the function
+     * @param detail context for the message
+     */
+    static void check(int rc, String call, String detail) {
+        if (rc != 0) {
+            throw failure(rc, call, 0, detail);
+        }
+    }
+
+    static NativeCallException failure(int rc, String call, int errno, String detail) {
+        return NativeErrors.rpma(call, rc, errText(rc), errno, detail);
+    }
+
+    /**
+     * A librpma function called with errno captured right after it returns
+     * ({@code Linker.Option.captureCallState}): {@code RPMA_E_PROVIDER} leaves the provider's
+     * reason in errno for the calls that go through librdmacm/libibverbs setup paths.
+     */
+    static final class ErrnoCall {
+        private final String name;
+        private final MethodHandle handle;
+
+        ErrnoCall(String name, MemorySegment address, FunctionDescriptor descriptor) {
+            this.name = name;
+            this.handle = LINKER.downcallHandle(address, descriptor, CAPTURE_ERRNO);
+        }
+
+        /**
+         * @param arena where the capture segment lives
+         * @param args the C arguments
+         * @return the return code in the low 32 bits, the captured errno in the high 32 bits
+         */
+        long call(Arena arena, Object... args) {
+            MemorySegment state = arena.allocate(CAPTURE);
+            Object[] all = new Object[args.length + 1];
+            all[0] = state;
+            System.arraycopy(args, 0, all, 1, args.length);
+            try {
+                int rc = (int) handle.invokeWithArguments(all);
+                int errno = (int) ERRNO.get(state, 0L);
+                return ((long) errno << 32) | (rc & 0xffffffffL);
+            } catch (RuntimeException | Error e) {
+                throw e;
+            } catch (Throwable t) {
+                throw new AssertionError(name, t);
+            }
+        }
+
+        String name() {
+            return name;
+        }
+    }
+
+    static int rc(long packed) {
+        return (int) packed;
+    }
+
+    static int errno(long packed) {
+        return (int) (packed >>> 32);
+    }
+
+    private static final class Libc {
+        static final MethodHandle FCNTL = LINKER.downcallHandle(
+                LINKER.defaultLookup().find("fcntl").orElseThrow(),
+                FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.JAVA_INT),
+                Linker.Option.firstVariadicArg(2), CAPTURE_ERRNO);
+        static final MethodHandle POLL = LINKER.downcallHandle(
+                LINKER.defaultLookup().find("poll").orElseThrow(),
+                FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT));
+    }
+
+    /**
+     * Puts an fd into non-blocking mode ({@code rpma_cq_get_fd(3)}: "The default mode of the file
+     * descriptor is blocking but it can be changed to non-blocking mode using fcntl(2)"), so that
+     * {@code rpma_cq_wait} returns {@code RPMA_E_NO_COMPLETION} instead of blocking the loop.
+     */
+    static void setNonBlocking(int fd, Arena arena) {
+        MemorySegment state = arena.allocate(CAPTURE);
+        try {
+            int flags = (int) Libc.FCNTL.invokeExact(state, fd, F_GETFL, 0);
+            if (flags < 0) {
+                throw NativeErrors.errno("fcntl(F_GETFL)", (int) ERRNO.get(state, 0L), "fd " + fd);
+            }
+            int rc = (int) Libc.FCNTL.invokeExact(state, fd, F_SETFL, flags | O_NONBLOCK);
+            if (rc < 0) {
+                throw NativeErrors.errno("fcntl(F_SETFL, O_NONBLOCK)", (int) ERRNO.get(state, 0L), "fd " + fd);
+            }
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new AssertionError("fcntl", t);
+        }
+    }
+
+    /**
+     * Whether an fd is readable now: {@code poll(2)} with a zero timeout on a caller-owned
+     * 8-byte {@code struct pollfd}.
+     *
+     * <p>Why: librpma's {@code rpma_conn_next_event} and {@code rpma_ep_next_conn_req} report
+     * "no event" ({@code RPMA_E_NO_EVENT}) only when {@code rdma_get_cm_event} fails with
+     * {@code ENODATA}; on a non-blocking CM channel an empty read fails with {@code EAGAIN}, which
+     * librpma turns into {@code RPMA_E_PROVIDER} plus an ERROR log line. So the CM fds stay
+     * blocking and are read only when poll says they are readable.
+     */
+    static boolean readable(int fd, MemorySegment pollfd) {
+        pollfd.set(ValueLayout.JAVA_INT, 0, fd);
+        pollfd.set(ValueLayout.JAVA_SHORT, 4, POLLIN);
+        pollfd.set(ValueLayout.JAVA_SHORT, 6, (short) 0);
+        try {
+            int n = (int) Libc.POLL.invokeExact(pollfd, 1L, 0);
+            return n > 0 && (pollfd.get(ValueLayout.JAVA_SHORT, 6) & POLLIN) != 0;
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new AssertionError("poll", t);
+        }
+    }
+
+    private static final class StatusTexts {
+        static final String[] TEXTS = load();
+
+        private static String[] load() {
+            io.cqflux.core.CompletionStatus[] all = io.cqflux.core.CompletionStatus.values();
+            String[] t = new String[all.length];
+            MethodHandle str = null;
+            try {
+                // libibverbs is loaded already (librpma links it); ibv_wc_status_str(3) gives the
+                // library's own text. Read once into Java strings: no allocation per completion.
+                MemorySegment fn = java.lang.foreign.SymbolLookup.libraryLookup("libibverbs.so.1", Arena.global())
+                        .find("ibv_wc_status_str").orElse(null);
+                if (fn != null) {
+                    str = LINKER.downcallHandle(fn, FunctionDescriptor.of(ValueLayout.ADDRESS, ValueLayout.JAVA_INT));
+                }
+            } catch (RuntimeException e) {
+                str = null;
+            }
+            for (int i = 0; i < all.length; i++) {
+                String text = all[i].name();
+                if (str != null) {
+                    try {
+                        MemorySegment s = (MemorySegment) str.invokeExact(i);
+                        if (!s.equals(MemorySegment.NULL)) {
+                            text = s.reinterpret(256).getString(0, StandardCharsets.UTF_8);
+                        }
+                    } catch (Throwable e) {
+                        text = all[i].name();
+                    }
+                }
+                t[i] = text;
+            }
+            return t;
+        }
+    }
+
+    /** {@return libibverbs' text for a completion status ({@code ibv_wc_status_str(3)}), cached} */
+    static String statusText(io.cqflux.core.CompletionStatus status) {
+        return StatusTexts.TEXTS[status.ordinal()];
+    }
+
+    /** {@return a NUL-terminated copy of {@code s} in {@code arena}} */
+    static MemorySegment cString(Arena arena, String s) {
+        return arena.allocateFrom(s, StandardCharsets.UTF_8);
+    }
+
+    /** {@return a copy of {@code len} bytes at {@code ptr}, or an empty array for NULL/0} */
+    static byte[] copyBytes(MemorySegment ptr, int len) {
+        if (ptr.equals(MemorySegment.NULL) || len <= 0) {
+            return new byte[0];
+        }
+        return ptr.reinterpret(len).toArray(ValueLayout.JAVA_BYTE);
+    }
+}

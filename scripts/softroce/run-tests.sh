@@ -1,0 +1,146 @@
+#!/usr/bin/env bash
+# The rpma test tier: runs every JUnit test tagged "rpma" (and not "host-only") from the core and
+# reactor test classes inside the Soft-RoCE VM, with the JUnit Platform console launcher.
+#
+# Usage: run-tests.sh [--build] [--timeout SEC] [--keep] [-- EXTRA CONSOLE LAUNCHER ARGS...]
+#   --build        run `mvnw test-compile` first even if the classes exist (otherwise only when
+#                  core/target/test-classes is missing)
+#   --timeout SEC  hard limit for the VM run (default 900)
+#   --keep         keep the VM run folder (kernel console log)
+#   after --       passed to the console launcher, e.g. -- --select-class=io.cqflux.core.rpma.SoftRoceLaneTest
+#                  (a --select-* replaces the class-path scan)
+#
+# Expects the host build to have compiled main and test classes (./mvnw ... verify or
+# test-compile) with the JDK 25 that JAVA_HOME points at (or one found under /usr/lib/jvm).
+# JUnit XML reports: target/softroce-reports/ in the repository. Exit code: the launcher's
+# (0 all passed, 1 failures, 2 no tests found); 124/125 from run-in-vm.sh for timeout/lane failure.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+cache=${CQFLUX_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/cqflux}/softroce
+
+build=0
+vm_args=()
+while [ $# -gt 0 ]; do
+    case $1 in
+        --build) build=1; shift ;;
+        --timeout) vm_args+=(--timeout "${2:?--timeout needs seconds}"); shift 2 ;;
+        --keep) vm_args+=(--keep); shift ;;
+        --) shift; break ;;
+        -h | --help) sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//' >&2; exit 2 ;;
+        *) printf 'softroce/tests: unknown option %s\n' "$1" >&2; exit 2 ;;
+    esac
+done
+extra=("$@")
+
+say() { printf 'softroce/tests: %s\n' "$*" >&2; }
+die() { printf 'softroce/tests: ERROR: %s\n' "$*" >&2; exit 125; }
+start=$(date +%s.%N)
+elapsed() { awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b-a}'; }
+
+# ---------------------------------------------------------------------------- JDK 25
+java_major() { "$1/bin/java" -XshowSettings:properties -version 2>&1 | sed -n 's/^ *java.specification.version = //p'; }
+if [ -z "${JAVA_HOME:-}" ] || [ ! -x "$JAVA_HOME/bin/java" ] || [ "$(java_major "$JAVA_HOME")" -lt 25 ] 2>/dev/null; then
+    found=
+    for j in /usr/lib/jvm/*; do
+        if [ -x "$j/bin/javac" ] && [ "$(java_major "$j")" -ge 25 ] 2>/dev/null; then found=$j; fi
+    done
+    [ -n "$found" ] || die "no JDK 25 (JAVA_HOME=${JAVA_HOME:-unset}); install temurin-25-jdk or openjdk-25-jdk"
+    export JAVA_HOME=$found
+fi
+say "JDK $JAVA_HOME"
+
+cd "$repo"
+mvn() { ./mvnw -B -q "$@"; }
+
+# ---------------------------------------------------------------------------- classes
+if [ "$build" = 1 ] || [ ! -d core/target/classes ] || [ ! -d core/target/test-classes ]; then
+    say "compiling (mvnw test-compile)"
+    mvn -DskipTests test-compile
+fi
+
+# ---------------------------------------------------------------------------- class path
+# Third-party jars of the core, epoll-bridge and reactor test class paths, from Maven, cached by the
+# poms' content (the paths point into ~/.m2, not into this checkout). The project's own modules are
+# added as their target/ folders below: nothing is installed into ~/.m2. JUnit's own jars are
+# left out: the console launcher brings them, and two Jupiter engines on one class path abort the
+# launcher.
+poms_hash=$(cat pom.xml ./*/pom.xml ./*/*/pom.xml 2>/dev/null | sha256sum | cut -c1-16)
+cp_file=$cache/classpath-$poms_hash.txt
+cp_ok=0
+if [ -s "$cp_file" ]; then
+    cp_ok=1
+    while IFS= read -r jar; do [ -f "$jar" ] || cp_ok=0; done <"$cp_file"
+fi
+if [ "$cp_ok" = 0 ]; then
+    say "resolving the test class path (mvnw dependency:build-classpath)"
+    mkdir -p "$cache"
+    mvn -pl core,epoll-bridge,reactor dependency:build-classpath -Dmdep.includeScope=test \
+        -Dmdep.outputFile=target/softroce.classpath \
+        -DexcludeGroupIds=io.cqflux,org.junit.jupiter,org.junit.platform,org.opentest4j,org.apiguardian
+    for m in core epoll-bridge reactor; do
+        [ ! -s "$m/target/softroce.classpath" ] || { tr ':' '\n' <"$m/target/softroce.classpath"; echo; }
+    done | awk 'NF && !seen[$0]++' >"$cp_file.tmp"
+    mv "$cp_file.tmp" "$cp_file"
+fi
+cp=
+scan=
+for m in core epoll-bridge reactor; do
+    for d in "$repo/$m/target/classes" "$repo/$m/target/test-classes"; do
+        [ -d "$d" ] && cp=$cp${cp:+:}$d
+    done
+done
+while IFS= read -r jar; do cp=$cp:$jar; done <"$cp_file"
+for m in core reactor; do
+    [ -d "$repo/$m/target/test-classes" ] && scan=$scan${scan:+:}$repo/$m/target/test-classes
+done
+
+# ---------------------------------------------------------------------------- console launcher
+# Jupiter 5.x.y runs on Platform 1.x.y; from JUnit 6 on both carry the same version.
+junit=$(sed -n 's:.*<junit.version>\(.*\)</junit.version>.*:\1:p' pom.xml | head -n1)
+[ -n "$junit" ] || die "no <junit.version> in pom.xml"
+case $junit in 5.*) platform=1.${junit#5.} ;; *) platform=$junit ;; esac
+console_jar=$cache/junit/junit-platform-console-standalone-$platform.jar
+if [ ! -s "$console_jar" ]; then
+    say "fetching junit-platform-console-standalone $platform"
+    mvn -N dependency:copy -Dartifact="org.junit.platform:junit-platform-console-standalone:$platform" \
+        -DoutputDirectory="$cache/junit"
+    [ -s "$console_jar" ] || die "dependency:copy did not produce $console_jar"
+fi
+
+# ---------------------------------------------------------------------------- run in the VM
+# Same JVM flags as Surefire's (the pom's cqflux.test.argLine), plus C1 only: under TCG every
+# C2 compilation is expensive and these runs are short (measured: ~20% less CPU for the lane).
+argline=$(sed -n 's:.*<cqflux.test.argLine>\(.*\)</cqflux.test.argLine>.*:\1:p' pom.xml | head -n1)
+[ -n "$argline" ] || argline="--enable-native-access=ALL-UNNAMED"
+reports=$repo/target/softroce-reports
+rm -rf "$reports"
+selection=(--scan-class-path "$scan")
+colors=()
+[ -t 1 ] || colors=(--disable-ansi-colors)
+for a in "${extra[@]}"; do case $a in --select*) selection=() ;; esac; done
+
+say "prepared in $(elapsed) s; booting the VM"
+# shellcheck disable=SC2086  # argline is a list of JVM flags
+"$here/run-in-vm.sh" "${vm_args[@]}" --out "$reports" -- \
+    "$JAVA_HOME/bin/java" $argline -XX:TieredStopAtLevel=1 \
+    "-Djava.util.logging.config.file=$repo/.mvn/test-logging.properties" \
+    -jar "$console_jar" execute \
+    --disable-banner --details=tree --fail-if-no-tests "${colors[@]}" \
+    --exclude-engine=junit-vintage --exclude-engine=junit-platform-suite \
+    --class-path "$cp" "${selection[@]}" \
+    --include-tag rpma --exclude-tag host-only \
+    --reports-dir /run/cqflux/out \
+    "${extra[@]}" && rc=0 || rc=$?
+
+# Belt and braces for "zero tests is a failure": the XML report must count at least one test.
+if [ "$rc" = 0 ]; then
+    tests=$(sed -n 's/.*<testsuite [^>]*tests="\([0-9]*\)".*/\1/p' "$reports"/TEST-junit-jupiter.xml 2>/dev/null | head -n1)
+    if [ -z "$tests" ] || [ "$tests" = 0 ]; then
+        say "FAILED: no rpma test ran (report: ${tests:-none})"
+        rc=2
+    fi
+fi
+say "rpma tier: exit code $rc; lane wall time $(elapsed) s (reports in $reports)"
+exit "$rc"
