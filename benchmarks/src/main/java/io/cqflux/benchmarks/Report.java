@@ -1,0 +1,257 @@
+package io.cqflux.benchmarks;
+
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.TreeMap;
+import org.openjdk.jmh.infra.BenchmarkParams;
+import org.openjdk.jmh.results.Result;
+import org.openjdk.jmh.results.RunResult;
+
+/**
+ * The ratio table: each Java figure next to the baseline it is shaped after (a C program, or the
+ * layer below it), as "time per operation" so that a ratio above 1 always means "slower than the
+ * baseline by that factor". Rows whose inputs are missing (a benchmark excluded, a transport not
+ * available) are left out, and the raw figures are listed in full below.
+ */
+final class Report {
+
+    /** A figure from either side, normalised to microseconds per operation. */
+    private record Figure(String shown, double microsPerOp) {
+    }
+
+    /**
+     * One row of the table.
+     *
+     * @param median the C median beside a C mean baseline, or {@code null}: on a loaded machine a
+     *     few preempted operations dominate a mean, so the ratio to the median is shown too
+     */
+    private record Row(String section, String what, Figure java, String baselineName, Figure baseline,
+                       Figure median) {
+        double ratio() {
+            return java.microsPerOp() / baseline.microsPerOp();
+        }
+
+        String medianRatio() {
+            return median == null ? "" : String.format(Locale.ROOT, "%.2f", java.microsPerOp() / median.microsPerOp());
+        }
+    }
+
+    private final Map<String, RunResult> jmh = new TreeMap<>();
+    private final CBaselines c;
+    private final boolean quick;
+    private final List<Row> rows = new ArrayList<>();
+
+    private Report(Collection<RunResult> results, CBaselines c, boolean quick) {
+        for (RunResult r : results) {
+            jmh.put(key(r.getParams()), r);
+        }
+        this.c = c;
+        this.quick = quick;
+    }
+
+    /**
+     * @param results JMH's results
+     * @param c the C figures
+     * @param quick whether this was a {@code --quick} run
+     * @return the report with its rows computed
+     */
+    static Report of(Collection<RunResult> results, CBaselines c, boolean quick) {
+        Report r = new Report(results, c, quick);
+        r.build();
+        return r;
+    }
+
+    private static String key(BenchmarkParams p) {
+        String name = p.getBenchmark();
+        StringBuilder b = new StringBuilder(name.substring(name.lastIndexOf('.', name.lastIndexOf('.') - 1) + 1));
+        List<String> keys = new ArrayList<>(p.getParamsKeys());
+        keys.sort(null);
+        String sep = "[";
+        for (String k : keys) {
+            b.append(sep).append(k).append('=').append(p.getParam(k));
+            sep = ",";
+        }
+        return keys.isEmpty() ? b.toString() : b.append(']').toString();
+    }
+
+    private Figure java(String key) {
+        RunResult r = jmh.get(key);
+        if (r == null) {
+            return null;
+        }
+        Result<?> p = r.getPrimaryResult();
+        double score = p.getScore();
+        String unit = p.getScoreUnit();
+        double us = switch (unit) {
+            case "us/op" -> score;
+            case "ns/op" -> score / 1e3;
+            case "ms/op" -> score * 1e3;
+            case "ops/s" -> 1e6 / score;
+            case "ops/ms" -> 1e3 / score;
+            case "ops/us" -> 1 / score;
+            default -> Double.NaN;
+        };
+        double error = p.getScoreError();
+        String shown = Double.isNaN(error) ? fmt(score) + " " + unit : fmt(score) + " ± " + fmt(error) + " " + unit;
+        return new Figure(shown, us);
+    }
+
+    private Figure c(String name) {
+        CBaselines.Figure f = c.get(name);
+        if (f == null) {
+            return null;
+        }
+        double us = switch (f.unit()) {
+            case "us" -> f.value();
+            case "ops/s" -> 1e6 / f.value();
+            default -> Double.NaN;
+        };
+        return new Figure(fmt(f.value()) + " " + f.unit(), us);
+    }
+
+    private void row(String section, String what, Figure java, String baselineName, Figure baseline) {
+        if (java != null && baseline != null) {
+            Figure median = null;
+            if (baselineName.startsWith("C ") && baselineName.endsWith(".mean")) {
+                median = c(baselineName.substring(2, baselineName.length() - ".mean".length()) + ".p50");
+            }
+            rows.add(new Row(section, what, java, baselineName, baseline, median));
+        }
+    }
+
+    private static final String[] STRATEGIES = {"BLOCKING", "BUSY_POLL", "ADAPTIVE"};
+
+    /** The C mode a wait strategy is shaped like: BLOCKING sleeps in epoll, the others poll. */
+    private static String cMode(String strategy) {
+        return strategy.equals("BLOCKING") ? "epoll" : "busy";
+    }
+
+    private void build() {
+        // 1. Event loop wake-up against the bare eventfd + epoll path.
+        for (String s : STRATEGIES) {
+            row("loop", "execute() round trip, " + s, java("LoopBenchmarks.executeRoundTrip[strategy=" + s + "]"),
+                    "C eventfd.spin.rtt.mean", c("eventfd.spin.rtt.mean"));
+        }
+        // 2. Batch-size effect: each batch against batch 1 (same strategy).
+        for (String s : new String[] {"BLOCKING", "BUSY_POLL"}) {
+            Figure one = java("LoopBenchmarks.drainBurst[batch=1,strategy=" + s + "]");
+            for (String batch : new String[] {"16", "64"}) {
+                row("loop", "drain, batch " + batch + ", " + s,
+                        java("LoopBenchmarks.drainBurst[batch=" + batch + ",strategy=" + s + "]"),
+                        "Java drain, batch 1", one);
+            }
+        }
+        // 3. Fabric transport through the SPI and the loop, against the C program on libfabric.
+        for (String op : new String[] {"write", "read"}) {
+            for (String size : new String[] {"8", "4096"}) {
+                for (String s : STRATEGIES) {
+                    String cName = "fabric." + op + "." + size + "." + cMode(s) + ".lat.mean";
+                    row("fabric SPI", op + " " + size + " B latency, " + s,
+                            java("FabricSpiBenchmarks." + op + "Latency[size=" + size + ",strategy=" + s + "]"),
+                            "C " + cName, c(cName));
+                }
+            }
+        }
+        for (String size : new String[] {"8", "4096"}) {
+            for (String s : STRATEGIES) {
+                String cName = "fabric.write." + size + "." + cMode(s) + ".tput.w32";
+                row("fabric SPI", "write " + size + " B throughput, 32 in flight, " + s,
+                        java("FabricSpiBenchmarks.writeThroughput[size=" + size + ",strategy=" + s + "]"),
+                        "C " + cName, c(cName));
+            }
+        }
+        // 4. The reactive API against the raw SPI path of the same shape.
+        for (String size : new String[] {"8", "4096"}) {
+            for (String s : STRATEGIES) {
+                Figure spi = java("FabricSpiBenchmarks.writeLatency[size=" + size + ",strategy=" + s + "]");
+                row("reactor", "write() Mono " + size + " B latency, " + s,
+                        java("ReactorBenchmarks.writeLatency[size=" + size + ",strategy=" + s + "]"),
+                        "SPI write latency", spi);
+                row("reactor", "write().block() from a caller thread " + size + " B, " + s,
+                        java("ReactorBenchmarks.writeBlockLatency[size=" + size + ",strategy=" + s + "]"),
+                        "SPI write latency", spi);
+                row("reactor", "durableWrite() " + size + " B latency, " + s,
+                        java("ReactorBenchmarks.durableWriteLatency[size=" + size + ",strategy=" + s + "]"),
+                        "SPI write latency", spi);
+                row("reactor", "writeAll() " + size + " B throughput, " + s,
+                        java("ReactorBenchmarks.writeAllThroughput[size=" + size + ",strategy=" + s + "]"),
+                        "SPI write throughput",
+                        java("FabricSpiBenchmarks.writeThroughput[size=" + size + ",strategy=" + s + "]"));
+            }
+        }
+    }
+
+    /** {@return the ratio table as fixed-width text for the terminal} */
+    String table() {
+        StringBuilder b = new StringBuilder();
+        b.append(String.format(Locale.ROOT, "%-12s %-56s %-26s %-48s %7s %s%n",
+                "layer", "Java", "value", "baseline", "ratio", "vs C p50"));
+        for (Row r : rows) {
+            b.append(String.format(Locale.ROOT, "%-12s %-56s %-26s %-48s %7.2f %s%n", r.section(), r.what(),
+                    r.java().shown(), r.baselineName() + " " + r.baseline().shown(), r.ratio(), r.medianRatio()));
+        }
+        if (rows.isEmpty()) {
+            b.append("(no ratio: a side of every comparison is missing; see the raw figures)\n");
+        }
+        return b.toString();
+    }
+
+    /**
+     * @param dir where the raw results of this run are
+     * @return the summary in markdown
+     */
+    String markdown(Path dir) {
+        StringBuilder b = new StringBuilder();
+        b.append("# cqflux benchmark summary\n\n");
+        b.append("Run ").append(Instant.now()).append(quick ? " (`--quick`: smoke settings, indicative only)" : "")
+                .append("; raw results in `").append(dir.getFileName()).append("/` (JMH JSON, C output).\n");
+        b.append("Machine: ").append(Runtime.getRuntime().availableProcessors()).append(" CPUs, JDK ")
+                .append(Runtime.version()).append(", ").append(System.getProperty("os.name")).append(' ')
+                .append(System.getProperty("os.version")).append(", load average at the end ")
+                .append(loadAverage()).append(" (busy-poll figures are meaningless under load).\n\n");
+        b.append("Ratio = Java time per operation / baseline time per operation (for throughput:"
+                + " baseline ops/s / Java ops/s), so above 1 means slower than the baseline by that factor."
+                + " C latency baselines are means (JMH reports means); the last column divides by the C"
+                + " median instead, which a few preempted operations cannot inflate. C p99 values are in"
+                + " the raw output.\n\n");
+        b.append("| layer | Java | value | baseline | baseline value | ratio | ratio vs C p50 |\n"
+                + "|---|---|---|---|---|---|---|\n");
+        for (Row r : rows) {
+            b.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | %.2f | %s |%n", r.section(), r.what(),
+                    r.java().shown(), r.baselineName(), r.baseline().shown(), r.ratio(), r.medianRatio()));
+        }
+        b.append("\n## All JMH results\n\n| benchmark | score |\n|---|---|\n");
+        for (Map.Entry<String, RunResult> e : jmh.entrySet()) {
+            b.append("| ").append(e.getKey()).append(" | ").append(java(e.getKey()).shown()).append(" |\n");
+        }
+        b.append("\n## All C results\n\n| figure | value |\n|---|---|\n");
+        for (Map.Entry<String, CBaselines.Figure> e : c.values().entrySet()) {
+            b.append("| ").append(e.getKey()).append(" | ").append(fmt(e.getValue().value())).append(' ')
+                    .append(e.getValue().unit()).append(" |\n");
+        }
+        return b.toString();
+    }
+
+    private static String loadAverage() {
+        try {
+            String[] f = java.nio.file.Files.readString(Path.of("/proc/loadavg")).trim().split("\\s+");
+            return f[0] + " / " + f[1] + " / " + f[2] + " (1 / 5 / 15 min)";
+        } catch (java.io.IOException | RuntimeException e) {
+            return "unknown";
+        }
+    }
+
+    private static String fmt(double v) {
+        if (Double.isNaN(v)) {
+            return "NaN";
+        }
+        double a = Math.abs(v);
+        return a >= 1000 ? String.format(Locale.ROOT, "%.0f", v)
+                : a >= 10 ? String.format(Locale.ROOT, "%.1f", v) : String.format(Locale.ROOT, "%.2f", v);
+    }
+}
