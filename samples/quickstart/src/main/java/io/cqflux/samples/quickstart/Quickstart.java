@@ -309,7 +309,8 @@ public final class Quickstart {
                 return () -> { };
             }
             long start = System.nanoTime();
-            return Flux.interval(Duration.ofSeconds(1)).subscribe(t -> {
+            // A quarter second: the default run takes about a second on loopback.
+            return Flux.interval(Duration.ofMillis(250)).subscribe(t -> {
                 long d = done.get();
                 double s = (System.nanoTime() - start) / 1e9;
                 out.printf("    ... %s %d/%d (%.0f%%), %.0f ops/s%n", what, d, of, 100.0 * d / of, d / s);
