@@ -79,7 +79,7 @@ public final class EventLoop implements AutoCloseable {
 
     /** Ready entries taken per {@code epoll_wait}. */
     static final int MAX_EVENTS = 64;
-    /** Tasks run per loop round before the queues get their turn again. */
+    /** Tasks run per loop round before the ready fds get their turn again (every strategy). */
     static final int MAX_TASKS_PER_ROUND = 1024;
     /** How long {@link #close()} lets queued work finish before it forces. */
     static final Duration CLOSE_TIMEOUT = Duration.ofSeconds(10);
@@ -505,6 +505,14 @@ public final class EventLoop implements AutoCloseable {
             } else {
                 if (work == 0) {
                     work = sleep();
+                } else {
+                    // Tasks ran: still service the fds that are ready, without blocking. Otherwise
+                    // a stream of tasks (a producer that never pauses, a task that re-queues itself
+                    // to retry a post) would keep the loop from ever reading its queues.
+                    int n = Libc.epollWait(errno, epfd, events, MAX_EVENTS, 0);
+                    if (n > 0) {
+                        work += dispatch(n, false);
+                    }
                 }
                 if (work > 0) {
                     idle = 0; // activity: an adaptive loop goes back to spinning

@@ -538,6 +538,29 @@ abstract class ReactiveContract {
         StepVerifier.create(conn.write(remote(), 0, local, 0, 8)).expectError(ResourceClosedException.class).verify(T);
     }
 
+    /**
+     * Closing from a completion callback runs inside the transport's drain of that very CQ: the
+     * drain must stop touching the freed queue (it crashed the JVM in fi_cq_read before).
+     */
+    @Test
+    void closingConnection_fromInsideACompletionCallback_terminatesEverythingWithoutCrashing() {
+        int n = 200;
+        CountDownLatch all = new CountDownLatch(n);
+        AtomicInteger succeeded = new AtomicInteger();
+        for (int i = 0; i < n; i++) {
+            conn.write(remote(), 0, local, 0, 64)
+                    .doOnSuccess(v -> conn.close())
+                    .subscribe(null, e -> all.countDown(), () -> {
+                        succeeded.incrementAndGet();
+                        all.countDown();
+                    });
+        }
+        assertTrue(awaitLatch(all), "terminated " + (n - all.getCount()) + " of " + n);
+        assertTrue(succeeded.get() >= 1, "the first completion closes the connection");
+        StepVerifier.create(conn.onClose()).expectComplete().verify(T);
+        StepVerifier.create(conn.write(remote(), 0, local, 0, 8)).expectError(ResourceClosedException.class).verify(T);
+    }
+
     @Test
     void closingTheEntryPoint_terminatesEverythingPending() {
         CountDownLatch all = new CountDownLatch(1000);

@@ -133,6 +133,11 @@ final class FabricCompletionQueue implements CompletionQueue {
                 for (int i = 0; i < n; i++) {
                     view.entry(scratch, i * fi_cq_data_entry.sizeof());
                     sink.onCompletion(view);
+                    // A sink may close the connection, and with it this CQ (fi_close): no native
+                    // call may follow. The entries still in scratch belong to a dead connection.
+                    if (closed) {
+                        return delivered + i + 1;
+                    }
                 }
                 delivered += (int) n;
             } else if (n == -FI_EAVAIL()) {
@@ -150,6 +155,9 @@ final class FabricCompletionQueue implements CompletionQueue {
                 if (view.error(errEntry)) {
                     sink.onCompletion(view);
                     delivered++;
+                    if (closed) {
+                        return delivered;
+                    }
                 }
             } else if (n == -FI_EAGAIN()) {
                 break;

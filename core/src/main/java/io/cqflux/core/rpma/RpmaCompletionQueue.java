@@ -113,7 +113,9 @@ final class RpmaCompletionQueue implements CompletionQueue {
             return 0;
         }
         int got = drain(cq, scratch, 0, max, sink);
-        if (shared && got < max && !rcq.equals(MemorySegment.NULL)) {
+        // A sink may have closed the connection (rpma_conn_delete destroys both CQs): no native
+        // call on them may follow.
+        if (shared && got < max && !rcq.equals(MemorySegment.NULL) && !isDetached()) {
             got += drain(rcq, scratch, got, max - got, sink);
         }
         return got;
@@ -131,6 +133,9 @@ final class RpmaCompletionQueue implements CompletionQueue {
             view.at(batch, i, null);
             Opcode posted = kinds != null ? kinds.take(view.context()) : null;
             sink.onCompletion(view.at(batch, i, posted));
+            if (isDetached()) {
+                return i + 1;
+            }
         }
         return n;
     }

@@ -194,6 +194,9 @@ final class RpmaConnection implements Connection {
 
     // ---- operations
 
+    /** Bytes librpma's emulated flush reads at the flush offset ({@code RAW_SIZE} in its flush code). */
+    static final int FLUSH_READ_BYTES = 8;
+
     private static RpmaLocalRegion local(LocalRegion r) {
         if (r instanceof RpmaLocalRegion l) {
             return l;
@@ -255,11 +258,15 @@ final class RpmaConnection implements Connection {
                                       int immediate, long context, boolean signaled) {
         MemorySegment c = live();
         checkWrite(dst, dstOffset, src, srcOffset, length);
+        // Resolve both MRs (they throw when closed or foreign) before recording the op kind, so
+        // a refused post never leaves an OpKinds entry behind.
+        MemorySegment rmr = remote(dst).mr();
+        MemorySegment lmr = local(src).mr();
         if (signaled) {
             kinds.put(context, Opcode.WRITE_WITH_IMMEDIATE);
         }
         // librpma converts imm to network order itself (htonl in rpma_mr_write): pass host order
-        return posted(librpma_h.rpma_write_with_imm(c, remote(dst).mr(), dstOffset, local(src).mr(), srcOffset,
+        return posted(librpma_h.rpma_write_with_imm(c, rmr, dstOffset, lmr, srcOffset,
                 length, flags(signaled), immediate, MemorySegment.ofAddress(context)), "rpma_write_with_imm", context);
     }
 
@@ -275,11 +282,12 @@ final class RpmaConnection implements Connection {
         MemorySegment c = live();
         Checks.remote("atomic write destination", dst, RegionAccess.WRITE_DST);
         Checks.atomicWrite(dstOffset, dst.size());
+        MemorySegment rmr = remote(dst).mr();
         atomicSource.set(ValueLayout.JAVA_LONG, 0, value);
         if (signaled) {
             kinds.put(context, Opcode.ATOMIC_WRITE);
         }
-        return posted(librpma_h.rpma_atomic_write(c, remote(dst).mr(), dstOffset, atomicSource, flags(signaled),
+        return posted(librpma_h.rpma_atomic_write(c, rmr, dstOffset, atomicSource, flags(signaled),
                 MemorySegment.ofAddress(context)), "rpma_atomic_write", context);
     }
 
@@ -300,15 +308,21 @@ final class RpmaConnection implements Connection {
         }
         Checks.flushType(type, dst.flushTypes());
         Checks.range("flush remote range", dstOffset, length, dst.size(), 0);
+        // librpma's emulated flush (no native flush on the NIC) reads RAW_SIZE = 8 bytes at
+        // dst_offset whatever the length: a flush whose offset is within 8 bytes of the region's
+        // end would read past it, fail with REM_ACCESS_ERR and take the QP into the error state.
+        Checks.range("flush remote range (librpma reads " + FLUSH_READ_BYTES + " bytes at the offset)", dstOffset,
+                Math.max(length, FLUSH_READ_BYTES), dst.size(), 0);
         if (type == FlushType.PERSISTENT && !directWriteToPmem) {
             throw new IllegalStateException("flush type PERSISTENT needs the peer's configuration with direct write"
                     + " to persistent memory applied to " + description + " (RpmaPeerConfig / Rpma.applyPeerConfig)");
         }
         int t = type == FlushType.PERSISTENT ? librpma_h.RPMA_FLUSH_TYPE_PERSISTENT() : librpma_h.RPMA_FLUSH_TYPE_VISIBILITY();
+        MemorySegment rmr = remote(dst).mr();
         if (signaled) {
             kinds.put(context, Opcode.FLUSH);
         }
-        return posted(librpma_h.rpma_flush(c, remote(dst).mr(), dstOffset, length, t, flags(signaled),
+        return posted(librpma_h.rpma_flush(c, rmr, dstOffset, length, t, flags(signaled),
                 MemorySegment.ofAddress(context)), "rpma_flush", context);
     }
 

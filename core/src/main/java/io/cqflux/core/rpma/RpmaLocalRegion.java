@@ -58,9 +58,17 @@ final class RpmaLocalRegion implements LocalRegion {
         }
     }
 
-    /** {@return the {@code struct rpma_mr_local *}; the caller checked {@link #isOpen()}} */
+    /**
+     * {@return the {@code struct rpma_mr_local *}}
+     *
+     * @throws io.cqflux.core.ResourceClosedException when deregistered (never a NULL to native)
+     */
     MemorySegment mr() {
-        return mr;
+        MemorySegment m = mr;
+        if (m == null) {
+            throw new io.cqflux.core.ResourceClosedException("local region is closed");
+        }
+        return m;
     }
 
     RpmaTransport transport() {

@@ -67,6 +67,12 @@ public final class Checks {
         if (!region.isOpen()) {
             throw new ResourceClosedException(what + " region is closed");
         }
+        // The registration does not keep the memory alive: a closed arena would leave the NIC
+        // (or the provider) reading and writing freed memory.
+        if (!region.segment().scope().isAlive()) {
+            throw new ResourceClosedException(what + " region's memory was freed (its arena is closed)"
+                    + " while still registered: close the region before its arena");
+        }
         if (!region.access().contains(needed)) {
             throw new IllegalArgumentException(what + " region lacks access " + needed + " (it has " + region.access() + ")");
         }
