@@ -26,6 +26,10 @@ for a in "$@"; do
     *) JMH_ARGS+=("$a") ;;
   esac
 done
+# A filtered run must not replace the full-run summary that docs/performance.md quotes.
+if [ ${#JMH_ARGS[@]} -gt 0 ] && [ "$LATEST" = latest.md ]; then
+  LATEST=latest-filtered.md
+fi
 
 : "${JAVA_HOME:?set JAVA_HOME to a JDK >= 25 (./cqflux bench does)}"
 JAVA="$JAVA_HOME/bin/java"

@@ -8,6 +8,7 @@
 # Usage (repository root): scripts/jextract/libfabric.sh [path/to/jextract]
 set -eu
 JEXTRACT=${1:-jextract}
+command -v "$JEXTRACT" >/dev/null 2>&1 || { echo "jextract not found: $JEXTRACT (https://jdk.java.net/jextract/)" >&2; exit 2; }
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 SYMS="$ROOT/scripts/jextract/libfabric-symbols.txt"
 OUT="$ROOT/core/src/main/java"
@@ -32,6 +33,7 @@ while read -r kind name; do
     *) ;;
   esac
 done < "$SYMS"
-rm -rf "$OUT/io/cqflux/core/fabric/ffm"/*_h*.java
+# Only the header classes jextract writes; signal_h.java (SignalGuard's sigaction) is kept by hand.
+rm -f "$OUT/io/cqflux/core/fabric/ffm"/fabric_h*.java
 "$JEXTRACT" --target-package io.cqflux.core.fabric.ffm --header-class-name fabric_h \
   --library :libfabric.so.1 --output "$OUT" "$@" "$HDR"

@@ -67,7 +67,7 @@ fi
 # ---------------------------------------------------------------------------- host packages
 # ibverbs-utils and rdmacm-utils only for diagnosis in the guest (ibv_devices, rping).
 packages=(qemu-system-x86 busybox-static cpio kmod iproute2 rdma-core ibverbs-providers librpma0 librdmacm1
-    libibverbs1 ibverbs-utils rdmacm-utils)
+    libibverbs1 ibverbs-utils rdmacm-utils xz-utils)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$' || missing+=("$p")
@@ -82,7 +82,7 @@ if [ ${#missing[@]} -gt 0 ]; then
     apt_updated=1
     DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >&2
 fi
-for tool in qemu-system-x86_64 busybox cpio depmod modprobe dpkg-deb flock; do
+for tool in qemu-system-x86_64 busybox cpio depmod modprobe dpkg-deb flock xz; do
     command -v "$tool" >/dev/null 2>&1 || [ -x "/sbin/$tool" ] || [ -x "/usr/sbin/$tool" ] \
         || die "tool $tool not found after package installation"
 done

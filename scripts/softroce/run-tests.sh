@@ -40,15 +40,9 @@ start=$(date +%s.%N)
 elapsed() { awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b-a}'; }
 
 # ---------------------------------------------------------------------------- JDK 25
-java_major() { "$1/bin/java" -XshowSettings:properties -version 2>&1 | sed -n 's/^ *java.specification.version = //p'; }
-if [ -z "${JAVA_HOME:-}" ] || [ ! -x "$JAVA_HOME/bin/java" ] || [ "$(java_major "$JAVA_HOME")" -lt 25 ] 2>/dev/null; then
-    found=
-    for j in /usr/lib/jvm/*; do
-        if [ -x "$j/bin/javac" ] && [ "$(java_major "$j")" -ge 25 ] 2>/dev/null; then found=$j; fi
-    done
-    [ -n "$found" ] || die "no JDK 25 (JAVA_HOME=${JAVA_HOME:-unset}); install temurin-25-jdk or openjdk-25-jdk"
-    export JAVA_HOME=$found
-fi
+# The project's one JDK search (also used by ./mvnw and ./cqflux): exits with what to install.
+# shellcheck source=../../.mvn/find-jdk.sh
+. "$repo/.mvn/find-jdk.sh"
 say "JDK $JAVA_HOME"
 
 cd "$repo"
@@ -76,7 +70,10 @@ fi
 if [ "$cp_ok" = 0 ]; then
     say "resolving the test class path (mvnw dependency:build-classpath)"
     mkdir -p "$cache"
-    mvn -pl core,epoll-bridge,reactor dependency:build-classpath -Dmdep.includeScope=test \
+    # test-compile first: with a lifecycle phase in the same run, Maven resolves the sibling
+    # modules to their target/ folders; a goal-only run looks for them in ~/.m2, where nothing of
+    # this project is installed on a fresh machine.
+    mvn -DskipTests -pl core,epoll-bridge,reactor test-compile dependency:build-classpath -Dmdep.includeScope=test \
         -Dmdep.outputFile=target/softroce.classpath \
         -DexcludeGroupIds=io.cqflux,org.junit.jupiter,org.junit.platform,org.opentest4j,org.apiguardian
     for m in core epoll-bridge reactor; do

@@ -57,7 +57,8 @@ import java.util.concurrent.TimeoutException;
  *
  * Failure. A handler (sink entry, onReadable, task, hook) that throws is logged and the loop goes
  * on. A queue whose poll()/acknowledge() throws is unregistered and its owner told through the
- * shutdown hook. Only a fatal Error (VirtualMachineError, LinkageError) ends the loop: it then
+ * shutdown hook. Only a fatal Error (VirtualMachineError, LinkageError), or a failure of the
+ * loop's own epoll_wait / eventfd (other than EINTR), ends the loop: it then
  * drops its tasks, unregisters every source with its hook, frees its native memory and completes
  * terminationFuture exceptionally.
  */

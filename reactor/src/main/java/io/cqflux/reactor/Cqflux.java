@@ -54,7 +54,8 @@ import reactor.core.scheduler.NonBlocking;
  * and frees the transport. Idempotent.
  *
  * <p><b>Thread safety.</b> Thread-safe. {@link #close()} blocks until everything is freed unless it
- * is called on an event-loop thread, where it only starts the shutdown.
+ * is called on a Reactor {@code NonBlocking} thread (an event-loop thread, or one of Reactor's
+ * parallel schedulers), where it only starts the shutdown.
  */
 public final class Cqflux implements AutoCloseable {
     private static final Logger LOG = Logger.getLogger(Cqflux.class.getName());

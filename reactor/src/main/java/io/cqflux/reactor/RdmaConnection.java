@@ -245,7 +245,9 @@ public final class RdmaConnection implements AutoCloseable {
      * posts up to {@code n} (at most the receive queue depth) from a registered pool, so a slow
      * subscriber makes the peer's sends wait. The {@link InboundMessage} is valid only during the
      * {@code decoder} call; its buffer is reposted right after. One subscriber at a time; it
-     * completes when the connection closes in order and fails when it is lost.
+     * completes when the peer closes the connection in order, fails with a
+     * {@link io.cqflux.core.ConnectionException} when it is lost, and with a
+     * {@link io.cqflux.core.ResourceClosedException} when this side closes it.
      *
      * <p>A peer's write-with-immediate normally consumes a posted receive; on libfabric's tcp
      * provider it does not (the notification arrives without one), so such notifications are

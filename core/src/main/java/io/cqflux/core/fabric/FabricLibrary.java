@@ -20,7 +20,7 @@ final class FabricLibrary {
 
     static final String LIBRARY = "libfabric.so.1";
     static final String INSTALL_HINT = "apt-get install libfabric1";
-    /** The oldest API this transport accepts: 1.11 has {@code FI_COMMIT_COMPLETE} on tcp and {@code max_err_data}. */
+    /** The oldest API this transport accepts (the floor): 1.11, with {@code max_err_data} in the CQ/EQ attributes. */
     static final int MIN_API = (1 << 16) | 11;
 
     private static final String CAUSE = probe(LIBRARY);

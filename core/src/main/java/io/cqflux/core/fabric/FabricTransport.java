@@ -330,7 +330,7 @@ final class FabricTransport implements Transport {
                 case READ_DST -> FI_READ();
                 case WRITE_SRC -> FI_WRITE();
                 case WRITE_DST -> FI_REMOTE_WRITE();
-                // A flush is a zero-length commit-complete write into the region (FabricConnection).
+                // A flush is a zero-length delivery-complete write into the region (FabricConnection).
                 case FLUSH_TYPE_VISIBILITY, FLUSH_TYPE_PERSISTENT -> FI_REMOTE_WRITE() | FI_REMOTE_READ();
                 case SEND -> FI_SEND();
                 case RECV -> FI_RECV();
