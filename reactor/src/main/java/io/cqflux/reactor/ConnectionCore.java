@@ -202,7 +202,11 @@ final class ConnectionCore {
         Op op;
         while ((op = waiting.poll()) != null) {
             op.fail(cause);
-            op.releaseRegions();
+            // A durable write waiting for its flush has its write on the wire: its regions stay
+            // held until the native close below (it also holds a table slot, released there).
+            if (op.stage == Op.NEW) {
+                op.releaseRegions();
+            }
         }
         table.forEach((ctx, o) -> ((Op) o).fail(cause));
         receiver.terminate(cause);
@@ -272,8 +276,9 @@ final class ConnectionCore {
         try {
             loop.execute(task);
         } catch (RuntimeException e) {
-            // The loop is gone: nothing else runs on it any more, so this thread may finish the job.
-            task.run();
+            // The loop is shutting down: it may still run its last round and its hooks (which
+            // dispose every connection), so never run beside it; finish once its thread ended.
+            loop.terminationFuture().whenComplete((v, t) -> task.run());
         }
     }
 
@@ -353,10 +358,12 @@ final class ConnectionCore {
         try {
             ok = op.spec.postSecond(conn, op.context);
         } catch (RuntimeException e) {
-            // The unsignaled first part is in flight and holds its slot until the connection
-            // closes; the subscriber learns now.
+            // The unsignaled first part is in flight and nothing signaled will ever retire it:
+            // its slot and credits could only come back when the connection closes, so close it
+            // now (the subscriber, and everything else pending, learns why).
             op.stage = Op.POSTED;
-            op.fail(e);
+            dispose(new ConnectionException(ConnectionEvent.LOST, "connection " + description
+                    + ": posting the second half of a " + op.spec.kind + " failed; the connection is closed", e));
             return true;
         }
         if (!ok) {

@@ -69,7 +69,9 @@ public final class RdmaServer implements AutoCloseable {
             try {
                 req = listener.nextRequest();
             } catch (RuntimeException e) {
-                LOG.log(Level.WARNING, "listener on " + address + " failed", e);
+                // Its fd stays readable (level-triggered): keeping it registered would spin.
+                LOG.log(Level.WARNING, "listener on " + address + " failed; the server closes", e);
+                closeAsync();
                 return;
             }
             if (req == null) {
@@ -137,7 +139,8 @@ public final class RdmaServer implements AutoCloseable {
             try {
                 loop.execute(task);
             } catch (RuntimeException e) {
-                task.run();
+                // Shutting down: never run beside the loop's last round; finish once it ended.
+                loop.terminationFuture().whenComplete((v, t) -> task.run());
             }
         }
         return closed;
