@@ -112,9 +112,16 @@ final class RpmaConnection implements Connection {
     static RpmaConnection create(RpmaTransport t, MemorySegment conn, ConnectionConfig config, String description,
                                  boolean server, byte[] requestPrivateData) {
         try {
+            t.retain(); // the connection keeps the peer's protection domain in use until deleted
+        } catch (RuntimeException e) {
+            deleteQuietly(conn);
+            throw e;
+        }
+        try {
             return new RpmaConnection(t, conn, config, description, server, requestPrivateData);
         } catch (RuntimeException | Error e) {
             deleteQuietly(conn);
+            t.release();
             throw e;
         }
     }
@@ -415,6 +422,7 @@ final class RpmaConnection implements Connection {
             }
         } finally {
             arena.close();
+            transport.release();
         }
     }
 

@@ -53,13 +53,14 @@ final class RpmaListener implements Listener {
         if (address.isUnresolved()) {
             throw new IllegalArgumentException("address " + address + " is unresolved");
         }
+        MemorySegment peer = t.retain();
         Arena arena = Arena.ofShared();
         MemorySegment cfg = MemorySegment.NULL;
         try {
             cfg = RpmaTransport.newConnCfg(config, arena);
             MemorySegment epOut = arena.allocate(ValueLayout.ADDRESS);
             String host = address.getAddress().getHostAddress();
-            long r = RpmaTransport.Calls.EP_LISTEN.call(arena, t.peer(), RpmaNative.cString(arena, host),
+            long r = RpmaTransport.Calls.EP_LISTEN.call(arena, peer, RpmaNative.cString(arena, host),
                     RpmaNative.cString(arena, Integer.toString(address.getPort())), epOut);
             if (RpmaNative.rc(r) != 0) {
                 throw RpmaNative.failure(RpmaNative.rc(r), "rpma_ep_listen", RpmaNative.errno(r), host + ":" + address.getPort());
@@ -76,6 +77,7 @@ final class RpmaListener implements Listener {
         } catch (RuntimeException | Error e) {
             RpmaTransport.deleteConnCfg(cfg, arena);
             arena.close();
+            t.release();
             throw e;
         }
     }
@@ -136,6 +138,7 @@ final class RpmaListener implements Listener {
         } finally {
             RpmaTransport.deleteConnCfg(cfg, arena);
             arena.close();
+            transport.release();
         }
     }
 

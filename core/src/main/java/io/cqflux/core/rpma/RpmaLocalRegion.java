@@ -31,9 +31,11 @@ final class RpmaLocalRegion implements LocalRegion {
 
     /** Registers {@code memory} and reads its descriptor; deregisters again if that fails. */
     static RpmaLocalRegion register(RpmaTransport t, MemorySegment memory, Set<RegionAccess> access) {
+        MemorySegment peer = t.retain();
+        boolean registered = false;
         try (Arena a = Arena.ofConfined()) {
             MemorySegment mrPtr = a.allocate(ValueLayout.ADDRESS);
-            long r = RpmaTransport.MR_REG.call(a, t.peer(), memory, memory.byteSize(), RegionAccess.bits(access), mrPtr);
+            long r = RpmaTransport.MR_REG.call(a, peer, memory, memory.byteSize(), RegionAccess.bits(access), mrPtr);
             if (RpmaNative.rc(r) != 0) {
                 throw RpmaNative.failure(RpmaNative.rc(r), "rpma_mr_reg", RpmaNative.errno(r),
                         memory.byteSize() + " bytes, usage " + access);
@@ -49,11 +51,17 @@ final class RpmaLocalRegion implements LocalRegion {
                 MemorySegment desc = a.allocate(n);
                 RpmaNative.check(librpma_h.rpma_mr_get_descriptor(mr, desc), "rpma_mr_get_descriptor", "");
                 byte[] d = RegionDescriptor.encode(access, desc.toArray(ValueLayout.JAVA_BYTE));
-                return new RpmaLocalRegion(t, memory, access, mr, d);
+                RpmaLocalRegion region = new RpmaLocalRegion(t, memory, access, mr, d);
+                registered = true;
+                return region;
             } catch (RuntimeException e) {
                 mrPtr.set(ValueLayout.ADDRESS, 0, mr);
                 librpma_h.rpma_mr_dereg(mrPtr);
                 throw e;
+            }
+        } finally {
+            if (!registered) {
+                t.release();
             }
         }
     }
@@ -106,6 +114,8 @@ final class RpmaLocalRegion implements LocalRegion {
             MemorySegment p = a.allocate(ValueLayout.ADDRESS);
             p.set(ValueLayout.ADDRESS, 0, m);
             RpmaNative.check(librpma_h.rpma_mr_dereg(p), "rpma_mr_dereg", memory.byteSize() + " bytes");
+        } finally {
+            transport.release();
         }
     }
 

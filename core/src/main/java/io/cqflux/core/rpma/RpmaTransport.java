@@ -63,6 +63,10 @@ final class RpmaTransport implements Transport {
     private final Set<Capability> capabilities;
     private final int nativeDescriptorSize;
     private volatile MemorySegment peer;
+    /** Open listeners, regions and connections: they keep using the peer (guarded by this). */
+    private int children;
+    /** close() was called; the peer goes when the last child does (guarded by this). */
+    private boolean closeRequested;
 
     private RpmaTransport(InetAddress address, MemorySegment peer, Set<Capability> capabilities, int nativeDescriptorSize) {
         this.address = address;
@@ -181,10 +185,31 @@ final class RpmaTransport implements Transport {
 
     MemorySegment peer() {
         MemorySegment p = peer;
-        if (p == null) {
+        if (p == null || closeRequested) {
             throw new ResourceClosedException("rpma transport on " + address.getHostAddress() + " is closed");
         }
         return p;
+    }
+
+    /**
+     * Pins the peer for a child (listener, region, connection) being created: rpma_peer_delete(3)
+     * frees the peer even when its protection domain is still in use, and a listener's
+     * rpma_ep_next_conn_req would then build queue pairs from freed memory. Pair with
+     * {@link #release()} when the child closes (or its construction fails).
+     *
+     * @return the peer
+     */
+    synchronized MemorySegment retain() {
+        MemorySegment p = peer();
+        children++;
+        return p;
+    }
+
+    /** A child closed; the last one completes a close() that was asked for meanwhile. */
+    synchronized void release() {
+        if (--children == 0 && closeRequested) {
+            deletePeer();
+        }
     }
 
     int nativeDescriptorSize() {
@@ -334,8 +359,23 @@ final class RpmaTransport implements Transport {
         librpma_h.rpma_conn_cfg_delete(p);
     }
 
+    /**
+     * Closes the transport. With listeners, regions or connections still open, the peer is freed
+     * when the last of them closes (freeing it earlier would leave them on freed memory); new ones
+     * are refused from now on. Idempotent.
+     */
     @Override
     public synchronized void close() {
+        if (closeRequested) {
+            return;
+        }
+        closeRequested = true;
+        if (children == 0) {
+            deletePeer();
+        }
+    }
+
+    private void deletePeer() {
         MemorySegment p = peer;
         if (p == null) {
             return;

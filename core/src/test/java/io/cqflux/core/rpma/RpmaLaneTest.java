@@ -304,6 +304,27 @@ class RpmaLaneTest {
         assertEquals(null, p.client().events().nextEvent());
     }
 
+    /**
+     * rpma_peer_delete(3) frees the peer even while its protection domain is in use; closing the
+     * transport under an open listener and region must defer that until they are closed, refuse
+     * new children meanwhile, and never crash.
+     */
+    @Test
+    void transportClose_withOpenListenerAndRegion_defersThePeerUntilTheyClose() throws Exception {
+        Transport own = Rpma.open(address);
+        Listener listener = own.listen(LaneSupport.freePort(address), ConnectionConfig.DEFAULT);
+        LocalRegion region = own.register(arena.allocate(4096, 64), CLIENT_ACCESS);
+        own.close();
+        own.close();
+        assertThrows(ResourceClosedException.class, () -> own.register(arena.allocate(64, 64), CLIENT_ACCESS));
+        assertEquals(null, listener.nextRequest());
+        assertTrue(region.isOpen());
+        region.close();
+        listener.close(); // the last child: the peer is deleted now
+        listener.close();
+        assertFalse(region.isOpen());
+    }
+
     @Test
     void region_closeIsIdempotent_andClosedRegionIsRefused() throws Exception {
         Pair p = connect();
