@@ -17,8 +17,9 @@ import java.util.List;
  * transport's queue is momentarily full (libfabric {@code -FI_EAGAIN}): nothing was posted and
  * the caller retries after the next drain. A native failure throws
  * {@link io.cqflux.core.NativeCallException}. {@code context} comes back as the completion's
- * {@link io.cqflux.core.Completion#context()}. An unsignaled operation produces a completion
- * only on error.
+ * {@link io.cqflux.core.Completion#context()}; do not use 0, which transports use for completions
+ * that belong to no posted operation (libfabric tcp reports a peer's write-with-immediate with a
+ * NULL {@code op_context}). An unsignaled operation produces a completion only on error.
  *
  * <p><b>Lifetime.</b> {@link #disconnect()} starts an orderly close (a {@code CLOSED} event
  * follows); {@link #close()} frees the native objects and is idempotent. Buffers of operations
