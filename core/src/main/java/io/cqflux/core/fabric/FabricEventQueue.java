@@ -22,7 +22,7 @@ final class FabricEventQueue implements AutoCloseable {
 
     /** {@link #read()} result: nothing pending. */
     static final int NONE = -1;
-    /** {@link #read()} result: an error entry is in {@link #errorEntry()}. */
+    /** {@link #read()} result: an error entry was read (its error via {@link #lastError()}). */
     static final int ERROR = -2;
 
     private final FabricTransport transport;
@@ -142,11 +142,6 @@ final class FabricEventQueue implements AutoCloseable {
         }
         return entry.asSlice(fi_eq_cm_entry.data$offset(), Math.min(n, entry.byteSize() - fi_eq_cm_entry.sizeof()))
                 .toArray(ValueLayout.JAVA_BYTE);
-    }
-
-    /** {@return the last error entry} */
-    MemorySegment errorEntry() {
-        return errEntry;
     }
 
     /** {@return the positive error of the last error entry} */

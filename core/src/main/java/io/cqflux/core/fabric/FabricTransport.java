@@ -200,7 +200,7 @@ final class FabricTransport implements Transport {
                                  String node, String service, long flags) {
         MemorySegment hints = fi_dupinfo(MemorySegment.NULL); // fi_allocinfo() is static inline: this
         if (hints.equals(MemorySegment.NULL)) {
-            throw FabricLibrary.failure("fi_allocinfo", -12, "");
+            throw FabricLibrary.failure("fi_allocinfo", -io.cqflux.core.FabricErrno.ENOMEM.code(), "");
         }
         MemorySegment fattr = fi_info.fabric_attr(hints);
         MemorySegment dattr = fi_info.domain_attr(hints);

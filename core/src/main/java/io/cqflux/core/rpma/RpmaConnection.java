@@ -195,10 +195,6 @@ final class RpmaConnection implements Connection {
         directWriteToPmem = RpmaPeerConfig.apply(conn(), descriptor);
     }
 
-    boolean directWriteToPmem() {
-        return directWriteToPmem;
-    }
-
     // ---- operations
 
     /** Bytes librpma's emulated flush reads at the flush offset ({@code RAW_SIZE} in its flush code). */

@@ -86,12 +86,6 @@ final class RpmaNative {
         }
     }
 
-    /** {@return {@code rpma_utils_conn_event_2str(event)}} */
-    static String eventText(int event) {
-        MemorySegment s = librpma_h.rpma_utils_conn_event_2str(event);
-        return s.equals(MemorySegment.NULL) ? "" : s.reinterpret(256).getString(0, StandardCharsets.UTF_8);
-    }
-
     /**
      * Throws the mapped exception unless {@code rc} is 0.
      *
