@@ -7,7 +7,6 @@ import io.cqflux.core.ResourceClosedException;
 import io.cqflux.core.fabric.ffm.fi_eq_cm_entry;
 import io.cqflux.core.fabric.ffm.fi_info;
 import io.cqflux.core.fabric.ffm.fi_ops_cm;
-import io.cqflux.core.fabric.ffm.fi_ops_ep;
 import io.cqflux.core.fabric.ffm.fi_ops_fabric;
 import io.cqflux.core.fabric.ffm.fid_pep;
 import io.cqflux.core.spi.ConnectionRequest;
@@ -110,14 +109,7 @@ final class FabricListener implements Listener {
 
     /** {@return the largest private data the provider carries, fi_getopt FI_OPT_CM_DATA_SIZE} */
     long cmDataSize() {
-        try (Arena tmp = Arena.ofConfined()) {
-            MemorySegment v = tmp.allocate(ValueLayout.JAVA_LONG);
-            MemorySegment l = tmp.allocate(ValueLayout.JAVA_LONG);
-            l.set(ValueLayout.JAVA_LONG, 0, 8);
-            int rc = fi_ops_ep.getopt.invoke(fi_ops_ep.getopt(fid_pep.ops(pep)), pep, FI_OPT_ENDPOINT(),
-                    FI_OPT_CM_DATA_SIZE(), v, l);
-            return rc == 0 ? v.get(ValueLayout.JAVA_LONG, 0) : rc;
-        }
+        return FabricTransport.cmDataSize(pep);
     }
 
     @Override

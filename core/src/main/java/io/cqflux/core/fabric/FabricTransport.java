@@ -146,16 +146,29 @@ final class FabricTransport implements Transport {
             }
             MemorySegment pep = out.get(C_POINTER, 0);
             try {
-                MemorySegment v = tmp.allocate(ValueLayout.JAVA_LONG);
-                MemorySegment l = tmp.allocate(ValueLayout.JAVA_LONG);
-                l.set(ValueLayout.JAVA_LONG, 0, 8);
-                int g = io.cqflux.core.fabric.ffm.fi_ops_ep.getopt.invoke(
-                        io.cqflux.core.fabric.ffm.fi_ops_ep.getopt(io.cqflux.core.fabric.ffm.fid_pep.ops(pep)), pep,
-                        FI_OPT_ENDPOINT(), FI_OPT_CM_DATA_SIZE(), v, l);
-                return g == 0 ? v.get(ValueLayout.JAVA_LONG, 0) : 56;
+                long size = cmDataSize(pep);
+                return size >= 0 ? size : 56;
             } finally {
                 FabricLibrary.close(pep);
             }
+        }
+    }
+
+    /**
+     * {@code fi_getopt(pep, FI_OPT_ENDPOINT, FI_OPT_CM_DATA_SIZE)}.
+     *
+     * @param pep a passive endpoint
+     * @return the provider's private-data limit, or the negative return code when it cannot tell
+     */
+    static long cmDataSize(MemorySegment pep) {
+        try (Arena tmp = Arena.ofConfined()) {
+            MemorySegment v = tmp.allocate(ValueLayout.JAVA_LONG);
+            MemorySegment l = tmp.allocate(ValueLayout.JAVA_LONG);
+            l.set(ValueLayout.JAVA_LONG, 0, 8);
+            int rc = io.cqflux.core.fabric.ffm.fi_ops_ep.getopt.invoke(
+                    io.cqflux.core.fabric.ffm.fi_ops_ep.getopt(io.cqflux.core.fabric.ffm.fid_pep.ops(pep)), pep,
+                    FI_OPT_ENDPOINT(), FI_OPT_CM_DATA_SIZE(), v, l);
+            return rc == 0 ? v.get(ValueLayout.JAVA_LONG, 0) : rc;
         }
     }
 
