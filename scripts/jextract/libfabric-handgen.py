@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes io.cqflux.core.fabric.ffm in the shape jextract (JDK 22+) generates, without jextract.
+"""Writes io.cqflux.transport.fabric.ffm in the shape jextract (JDK 22+) generates, without jextract.
 
 jextract cannot be installed on this project's build machines (see libfabric.sh, which is the
 real regeneration path where jextract exists). This script reads the same symbol list, takes the
@@ -18,8 +18,8 @@ import sys
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-PKG = "io.cqflux.core.fabric.ffm"
-OUT = os.path.join(ROOT, "core/src/main/java/io/cqflux/core/fabric/ffm")
+PKG = "io.cqflux.transport.fabric.ffm"
+OUT = os.path.join(ROOT, "core/fabric/src/main/java/io/cqflux/transport/fabric/ffm")
 HDR = "fabric_h"
 INCLUDES = ["rdma/fabric.h", "rdma/fi_domain.h", "rdma/fi_endpoint.h", "rdma/fi_cm.h",
             "rdma/fi_eq.h", "rdma/fi_rma.h", "rdma/fi_errno.h", "sys/uio.h", "stddef.h", "stdio.h"]

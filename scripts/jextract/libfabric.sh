@@ -1,5 +1,5 @@
 #!/bin/sh
-# Regenerates io.cqflux.core.fabric.ffm with jextract (JDK 22+ jextract) from an explicit
+# Regenerates io.cqflux.transport.fabric.ffm with jextract (JDK 22+ jextract) from an explicit
 # symbol list. jextract cannot be installed on this project's build machines; there the
 # classes are kept in exactly this shape by scripts/jextract/libfabric-handgen.py, which reads
 # the same symbol list and checks every offset with gcc. FabricBindingLayoutTest verifies the
@@ -11,7 +11,7 @@ JEXTRACT=${1:-jextract}
 command -v "$JEXTRACT" >/dev/null 2>&1 || { echo "jextract not found: $JEXTRACT (https://jdk.java.net/jextract/)" >&2; exit 2; }
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 SYMS="$ROOT/scripts/jextract/libfabric-symbols.txt"
-OUT="$ROOT/core/src/main/java"
+OUT="$ROOT/core/fabric/src/main/java"
 HDR=$(mktemp --suffix=.h)
 trap 'rm -f "$HDR"' EXIT
 cat > "$HDR" <<'H'
@@ -34,6 +34,6 @@ while read -r kind name; do
   esac
 done < "$SYMS"
 # Only the header classes jextract writes; signal_h.java (SignalGuard's sigaction) is kept by hand.
-rm -f "$OUT/io/cqflux/core/fabric/ffm"/fabric_h*.java
-"$JEXTRACT" --target-package io.cqflux.core.fabric.ffm --header-class-name fabric_h \
+rm -f "$OUT/io/cqflux/transport/fabric/ffm"/fabric_h*.java
+"$JEXTRACT" --target-package io.cqflux.transport.fabric.ffm --header-class-name fabric_h \
   --library :libfabric.so.1 --output "$OUT" "$@" "$HDR"

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Regenerates the librpma FFM bindings (package io.cqflux.core.rpma.ffm) with jextract (JDK 22+).
+# Regenerates the librpma FFM bindings (package io.cqflux.transport.rpma.ffm) with jextract (JDK 22+).
 # jextract cannot be installed on the project's build machines (not in Debian, not on Maven
 # Central), so the checked-in sources are kept in exactly this shape by hand; run this where
 # jextract is available and diff. Afterwards re-apply the one documented deviation in
@@ -8,15 +8,15 @@
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-out=${1:-"$root/core/src/main/java"}
+out=${1:-"$root/core/rpma/src/main/java"}
 hdr=${LIBRPMA_HEADER:-/usr/include/librpma.h}
 command -v jextract >/dev/null 2>&1 || { echo "jextract not found on PATH (https://jdk.java.net/jextract/)" >&2; exit 2; }
 # shellcheck disable=SC2046 # the symbol file holds one option pair per line
 jextract --output "$out" \
-    --target-package io.cqflux.core.rpma.ffm \
+    --target-package io.cqflux.transport.rpma.ffm \
     --header-class-name librpma_h \
     --library :librpma.so.0 \
     $(grep -v '^#' "$here/librpma.symbols") \
     -I /usr/include \
     "$hdr"
-echo "regenerated into $out/io/cqflux/core/rpma/ffm"
+echo "regenerated into $out/io/cqflux/transport/rpma/ffm"

@@ -7,7 +7,7 @@
 #                  core/target/test-classes is missing)
 #   --timeout SEC  hard limit for the VM run (default 900)
 #   --keep         keep the VM run folder (kernel console log)
-#   after --       passed to the console launcher, e.g. -- --select-class=io.cqflux.core.rpma.SoftRoceLaneTest
+#   after --       passed to the console launcher, e.g. -- --select-class=io.cqflux.transport.rpma.SoftRoceLaneTest
 #                  (a --select-* replaces the class-path scan)
 #
 # Expects the host build to have compiled main and test classes (./mvnw ... verify or
@@ -49,7 +49,7 @@ cd "$repo"
 mvn() { ./mvnw -B -q "$@"; }
 
 # ---------------------------------------------------------------------------- classes
-if [ "$build" = 1 ] || [ ! -d core/target/classes ] || [ ! -d core/target/test-classes ]; then
+if [ "$build" = 1 ] || [ ! -d core/rpma/target/classes ] || [ ! -d core/rpma/target/test-classes ]; then
     say "compiling (mvnw test-compile)"
     mvn -DskipTests test-compile
 fi
@@ -73,23 +73,23 @@ if [ "$cp_ok" = 0 ]; then
     # test-compile first: with a lifecycle phase in the same run, Maven resolves the sibling
     # modules to their target/ folders; a goal-only run looks for them in ~/.m2, where nothing of
     # this project is installed on a fresh machine.
-    mvn -DskipTests -pl core,epoll-bridge,reactor test-compile dependency:build-classpath -Dmdep.includeScope=test \
+    mvn -DskipTests -pl core,core/rpma,core/fabric,epoll-bridge,reactor test-compile dependency:build-classpath -Dmdep.includeScope=test \
         -Dmdep.outputFile=target/softroce.classpath \
         -DexcludeGroupIds=io.cqflux,org.junit.jupiter,org.junit.platform,org.opentest4j,org.apiguardian
-    for m in core epoll-bridge reactor; do
+    for m in core core/rpma core/fabric epoll-bridge reactor; do
         [ ! -s "$m/target/softroce.classpath" ] || { tr ':' '\n' <"$m/target/softroce.classpath"; echo; }
     done | awk 'NF && !seen[$0]++' >"$cp_file.tmp"
     mv "$cp_file.tmp" "$cp_file"
 fi
 cp=
 scan=
-for m in core epoll-bridge reactor; do
+for m in core core/rpma core/fabric epoll-bridge reactor; do
     for d in "$repo/$m/target/classes" "$repo/$m/target/test-classes"; do
         [ -d "$d" ] && cp=$cp${cp:+:}$d
     done
 done
 while IFS= read -r jar; do cp=$cp:$jar; done <"$cp_file"
-for m in core reactor; do
+for m in core core/rpma core/fabric reactor; do
     [ -d "$repo/$m/target/test-classes" ] && scan=$scan${scan:+:}$repo/$m/target/test-classes
 done
 

@@ -1,13 +1,15 @@
 /**
- * cqflux core: the transport-neutral model, the transport SPI, and the native transports over
- * the FFM API (librpma and libfabric). The {@code ffm} binding packages and the transport
- * implementations are not exported.
+ * cqflux core: pure Java, no native access. The transport-neutral model ({@code io.cqflux.core}),
+ * the transport SPI with its {@link io.cqflux.core.spi.TransportProvider} found through
+ * {@link java.util.ServiceLoader} ({@code io.cqflux.core.spi}), and internals shared by the
+ * project's own modules only ({@code io.cqflux.core.internal}: the one argument check per
+ * operation, the errno names and the native-error exception builder).
  */
 module io.cqflux.core {
-    requires java.logging;
-
     exports io.cqflux.core;
     exports io.cqflux.core.spi;
-    exports io.cqflux.core.rpma;
-    exports io.cqflux.core.fabric;
+    exports io.cqflux.core.internal to
+            io.cqflux.transport.rpma, io.cqflux.transport.fabric, io.cqflux.epoll, io.cqflux.reactor;
+
+    uses io.cqflux.core.spi.TransportProvider;
 }

@@ -4,7 +4,7 @@ import io.cqflux.core.Completion;
 import io.cqflux.core.ConnectionConfig;
 import io.cqflux.core.ConnectionEvent;
 import io.cqflux.core.RegionAccess;
-import io.cqflux.core.fabric.Fabric;
+import io.cqflux.transport.fabric.Fabric;
 import io.cqflux.core.spi.CompletionQueue;
 import io.cqflux.core.spi.CompletionSink;
 import io.cqflux.core.spi.Connection;

@@ -71,12 +71,14 @@ class DocsTest {
             return true;
         } catch (ClassNotFoundException e) {
             String dir = name.replace('.', '/');
-            for (String module : new String[] {"core", "epoll-bridge", "reactor", "samples/quickstart"}) {
-                if (Files.isDirectory(ROOT.resolve(module).resolve("src/main/java").resolve(dir))) {
-                    return true;
-                }
+            // Every module's sources: a directory with src/main/java, at any depth (core/rpma, samples/…).
+            try (Stream<Path> s = Files.walk(ROOT, 6)) {
+                return s.filter(p -> p.endsWith(Path.of("src", "main", "java")))
+                        .filter(p -> !p.toString().contains("/target/"))
+                        .anyMatch(p -> Files.exists(p.resolve(dir)) || Files.exists(p.resolve(dir + ".java")));
+            } catch (IOException io) {
+                throw new java.io.UncheckedIOException(io);
             }
-            return false;
         }
     }
 }

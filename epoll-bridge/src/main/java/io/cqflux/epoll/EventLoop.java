@@ -3,7 +3,7 @@ package io.cqflux.epoll;
 import io.cqflux.core.ResourceClosedException;
 import io.cqflux.core.spi.CompletionQueue;
 import io.cqflux.core.spi.CompletionSink;
-import io.cqflux.core.spi.NativeErrors;
+import io.cqflux.core.internal.NativeErrors;
 import io.cqflux.core.spi.Pollable;
 import io.cqflux.epoll.ffm.epoll_event;
 import io.cqflux.epoll.ffm.libc_h;

@@ -20,8 +20,9 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
-import java.util.logging.Level;
-import java.util.logging.Logger;
+
+import reactor.util.Logger;
+import reactor.util.Loggers;
 import reactor.core.Exceptions;
 import reactor.core.publisher.Sinks;
 
@@ -38,7 +39,7 @@ import reactor.core.publisher.Sinks;
  * receives cannot use, so neither the SQ nor the CQ can overrun.
  */
 final class ConnectionCore {
-    private static final Logger LOG = Logger.getLogger(ConnectionCore.class.getName());
+    private static final Logger LOG = Loggers.getLogger(ConnectionCore.class);
 
     enum State { CONNECTING, ESTABLISHED, CLOSED }
 
@@ -420,7 +421,7 @@ final class ConnectionCore {
                 completions.tryEmitNext(c.snapshot());
             } catch (Throwable t) {
                 Exceptions.throwIfJvmFatal(t);
-                LOG.log(Level.WARNING, "completion monitor threw", t);
+                LOG.warn("completion monitor threw", t);
             }
         }
         long ctx = c.context();
@@ -498,7 +499,7 @@ final class ConnectionCore {
             r.run();
         } catch (Throwable t) {
             Exceptions.throwIfJvmFatal(t);
-            LOG.log(Level.WARNING, "ignored failure while closing", t);
+            LOG.warn("ignored failure while closing", t);
         }
     }
 }

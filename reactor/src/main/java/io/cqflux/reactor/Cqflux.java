@@ -5,12 +5,12 @@ import io.cqflux.core.ConnectionEvent;
 import io.cqflux.core.ConnectionException;
 import io.cqflux.core.RegionAccess;
 import io.cqflux.core.ResourceClosedException;
-import io.cqflux.core.fabric.Fabric;
-import io.cqflux.core.rpma.Rpma;
 import io.cqflux.core.spi.Connection;
 import io.cqflux.core.spi.Listener;
 import io.cqflux.core.spi.LocalRegion;
+import io.cqflux.core.internal.Transports;
 import io.cqflux.core.spi.Transport;
+import io.cqflux.core.spi.TransportOptions;
 import io.cqflux.epoll.EventLoop;
 import io.cqflux.epoll.LoopConfig;
 import io.cqflux.epoll.LoopStats;
@@ -22,7 +22,10 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.EnumSet;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Locale;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -31,11 +34,11 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.logging.Level;
-import java.util.logging.Logger;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.NonBlocking;
+import reactor.util.Logger;
+import reactor.util.Loggers;
 
 /**
  * The entry point: one per application. It owns a native transport, a group of event-loop
@@ -58,7 +61,7 @@ import reactor.core.scheduler.NonBlocking;
  * parallel schedulers), where it only starts the shutdown.
  */
 public final class Cqflux implements AutoCloseable {
-    private static final Logger LOG = Logger.getLogger(Cqflux.class.getName());
+    private static final Logger LOG = Loggers.getLogger(Cqflux.class);
 
     private final Transport transport;
     private final EventLoop[] loops;
@@ -315,7 +318,7 @@ public final class Cqflux implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } catch (Exception e) {
-            LOG.log(Level.WARNING, "cqflux close did not finish cleanly", e);
+            LOG.warn("cqflux close did not finish cleanly", e);
         }
     }
 
@@ -334,7 +337,7 @@ public final class Cqflux implements AutoCloseable {
                 .orTimeout(10, TimeUnit.SECONDS)
                 .handle((v, e) -> {
                     if (e != null) {
-                        LOG.log(Level.WARNING, "connections did not close in time", e);
+                        LOG.warn("connections did not close in time", e);
                     }
                     List<CompletableFuture<Void>> ends = new ArrayList<>();
                     for (EventLoop l : loops) {
@@ -345,7 +348,7 @@ public final class Cqflux implements AutoCloseable {
                 .thenCompose(f -> f.orTimeout(15, TimeUnit.SECONDS))
                 .whenComplete((v, e) -> {
                     if (e != null) {
-                        LOG.log(Level.WARNING, "event loops did not stop in time", e);
+                        LOG.warn("event loops did not stop in time", e);
                     }
                     for (ConnectionCore c : List.copyOf(connections)) {
                         c.dispose(new ResourceClosedException("cqflux closed"));
@@ -393,8 +396,9 @@ public final class Cqflux implements AutoCloseable {
 
     /** Configures and builds a {@link Cqflux}. Not thread-safe. */
     public static final class Builder {
-        private TransportChoice choice = TransportChoice.AUTO;
-        private String provider = Fabric.DEFAULT_PROVIDER;
+        private String transportName = Transports.AUTO;
+        private final Map<String, String> transportProperties = new HashMap<>();
+        private boolean directWriteToPmem;
         private InetAddress localAddress = InetAddress.getLoopbackAddress();
         private WaitStrategy waitStrategy = WaitStrategy.BLOCKING;
         private int batchSize = 32;
@@ -408,13 +412,55 @@ public final class Cqflux implements AutoCloseable {
 
         /** @param c which transport @return this */
         public Builder transport(TransportChoice c) {
-            this.choice = Objects.requireNonNull(c, "transport");
+            this.transportName = Objects.requireNonNull(c, "transport").name().toLowerCase(Locale.ROOT);
             return this;
         }
 
-        /** @param p the libfabric provider for {@link TransportChoice#FABRIC} / AUTO fallback @return this */
+        /**
+         * Chooses a transport by its provider's name ({@code rpma}, {@code fabric}, or
+         * {@code auto}: the available provider of the highest priority). Providers are found
+         * with {@link java.util.ServiceLoader}: put {@code cqflux-transport-rpma} and/or
+         * {@code cqflux-transport-fabric} on the class path or module path.
+         *
+         * @param name the provider's name
+         * @return this
+         */
+        public Builder transport(String name) {
+            this.transportName = Objects.requireNonNull(name, "transport").toLowerCase(Locale.ROOT);
+            return this;
+        }
+
+        /** @param p the libfabric provider for the fabric transport ({@code tcp} by default) @return this */
         public Builder fabricProvider(String p) {
-            this.provider = Objects.requireNonNull(p, "provider");
+            return transportProperty(TransportOptions.FABRIC_PROVIDER, Objects.requireNonNull(p, "provider"));
+        }
+
+        /**
+         * Sets a transport-specific option ({@link TransportOptions#properties()}).
+         *
+         * @param name the option, e.g. {@code fabric.provider}
+         * @param value its value
+         * @return this
+         */
+        public Builder transportProperty(String name, String value) {
+            transportProperties.put(Objects.requireNonNull(name, "name"), Objects.requireNonNull(value, "value"));
+            return this;
+        }
+
+        /**
+         * Declares that this side's registered memory is persistent and takes RDMA writes directly
+         * (no volatile cache in between), so that peers may make their writes to it persistent
+         * ({@link io.cqflux.core.FlushType#PERSISTENT}). Off by default. The transport tells
+         * peers at connection time (rpma: its peer configuration,
+         * {@code rpma_peer_cfg_set_direct_write_to_pmem(3)}); regions registered with
+         * {@link RegionAccess#FLUSH_TYPE_PERSISTENT} need it, and a transport that cannot deliver
+         * persistence refuses them.
+         *
+         * @param enabled the declaration; the library trusts it
+         * @return this
+         */
+        public Builder directWriteToPersistentMemory(boolean enabled) {
+            this.directWriteToPmem = enabled;
             return this;
         }
 
@@ -521,25 +567,14 @@ public final class Cqflux implements AutoCloseable {
         }
 
         private Transport openTransport() {
-            return switch (choice) {
-                case RPMA -> Rpma.open(localAddress);
-                case FABRIC -> Fabric.open(provider, localAddress);
-                case AUTO -> {
-                    // A failing probe is the expected outcome on hosts without RDMA: keep
-                    // librpma's own error log lines (rpma_log_set_function(3)) out of the way.
-                    Logger librpma = Logger.getLogger("io.cqflux.core.rpma.librpma");
-                    Level before = librpma.getLevel();
-                    librpma.setLevel(Level.OFF);
-                    try {
-                        yield Rpma.open(localAddress);
-                    } catch (RuntimeException e) {
-                        LOG.log(Level.FINE, "rpma unusable here, falling back to fabric", e);
-                        yield Fabric.open(provider, localAddress);
-                    } finally {
-                        librpma.setLevel(before);
-                    }
-                }
-            };
+            Transports.Opened o = Transports.open(transportName,
+                    new TransportOptions(localAddress, directWriteToPmem, transportProperties));
+            if (!o.skipped().isEmpty()) {
+                LOG.info("transport " + o.transport().name() + " chosen; skipped: " + String.join("; ", o.skipped()));
+            } else {
+                LOG.info("transport " + o.transport().name() + " chosen");
+            }
+            return o.transport();
         }
     }
 }

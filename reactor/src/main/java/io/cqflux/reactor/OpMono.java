@@ -1,9 +1,11 @@
 package io.cqflux.reactor;
 
 import io.cqflux.core.FlushType;
-import io.cqflux.core.RegionAccess;
-import io.cqflux.core.spi.Checks;
+import io.cqflux.core.internal.Checks;
 import io.cqflux.core.spi.Connection;
+import io.cqflux.core.spi.LocalRegion;
+import io.cqflux.core.spi.RemoteRegion;
+import io.cqflux.core.spi.Transport;
 import reactor.core.CoreSubscriber;
 import reactor.core.publisher.Mono;
 
@@ -68,51 +70,36 @@ final class OpMono extends Mono<Void> {
         };
     }
 
-    /** Checks everything that can be checked before posting; throws what the Mono signals. */
+    /**
+     * Checks everything that can be checked before posting, with the same check the transport
+     * runs before its native call ({@link Checks}); throws what the Mono signals.
+     */
     private void validate() {
         core.checkOpen();
         if (remote != null) {
             core.checkOwns(remote);
         }
+        Transport t = core.transport;
         switch (kind) {
-            case READ -> {
-                checkLocal(RegionAccess.READ_DST);
-                Checks.remote("read source", remote.nativeRegion(), RegionAccess.READ_SRC);
-                Checks.range("read local destination", localOffset, length, local.size(), 1);
-                Checks.range("read remote source", remoteOffset, length, remote.size(), 1);
-            }
-            case WRITE, WRITE_WITH_IMMEDIATE, DURABLE_WRITE -> {
-                checkLocal(RegionAccess.WRITE_SRC);
-                Checks.remote("write destination", remote.nativeRegion(), RegionAccess.WRITE_DST);
-                Checks.range("write local source", localOffset, length, local.size(), 1);
-                Checks.range("write remote destination", remoteOffset, length, remote.size(), 1);
-                if (kind == OpKind.DURABLE_WRITE) {
-                    Checks.flushType(flushType, remote.flushTypes());
-                }
-            }
-            case ATOMIC_WRITE -> {
-                Checks.remote("atomic write destination", remote.nativeRegion(), RegionAccess.WRITE_DST);
-                Checks.atomicWrite(remoteOffset, remote.size());
-            }
-            case FLUSH -> {
-                Checks.flushType(flushType, remote.flushTypes());
-                Checks.range("flush remote range", remoteOffset, length, remote.size(), 0);
-            }
-            case SEND, SEND_WITH_IMMEDIATE -> {
-                checkLocal(RegionAccess.SEND);
-                Checks.range("send source", localOffset, length, local.size(), 0);
-            }
+            case READ -> Checks.read(t, nativeLocal(), localOffset, nativeRemote(), remoteOffset, length);
+            case WRITE -> Checks.write(t, nativeRemote(), remoteOffset, nativeLocal(), localOffset, length);
+            case WRITE_WITH_IMMEDIATE ->
+                    Checks.writeWithImmediate(t, nativeRemote(), remoteOffset, nativeLocal(), localOffset, length);
+            case DURABLE_WRITE ->
+                    Checks.durableWrite(t, nativeRemote(), remoteOffset, nativeLocal(), localOffset, length, flushType);
+            case ATOMIC_WRITE -> Checks.atomicWrite(t, nativeRemote(), remoteOffset);
+            case FLUSH -> Checks.flush(t, nativeRemote(), remoteOffset, length, flushType);
+            case SEND -> Checks.send(t, nativeLocal(), localOffset, length, false);
+            case SEND_WITH_IMMEDIATE -> Checks.send(t, nativeLocal(), localOffset, length, true);
         }
     }
 
-    private void checkLocal(RegionAccess needed) {
-        if (local == null) {
-            throw new IllegalArgumentException(localRole() + " region is null");
-        }
-        if (!local.access().contains(needed)) {
-            throw new IllegalArgumentException(localRole() + " region lacks access " + needed + " (it has "
-                    + local.access() + ")");
-        }
+    private LocalRegion nativeLocal() {
+        return local == null ? null : local.nativeRegion();
+    }
+
+    private RemoteRegion nativeRemote() {
+        return remote == null ? null : remote.nativeRegion();
     }
 
     /**

@@ -8,8 +8,9 @@ import io.cqflux.epoll.EventLoop;
 import io.cqflux.epoll.Registration;
 import java.net.InetSocketAddress;
 import java.util.concurrent.CompletableFuture;
-import java.util.logging.Level;
-import java.util.logging.Logger;
+
+import reactor.util.Logger;
+import reactor.util.Loggers;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
@@ -22,7 +23,7 @@ import reactor.core.publisher.Sinks;
  * non-blocking); connections already accepted live on. Closing the {@link Cqflux} closes it too.
  */
 public final class RdmaServer implements AutoCloseable {
-    private static final Logger LOG = Logger.getLogger(RdmaServer.class.getName());
+    private static final Logger LOG = Loggers.getLogger(RdmaServer.class);
 
     private final Cqflux owner;
     private final EventLoop loop;
@@ -70,7 +71,7 @@ public final class RdmaServer implements AutoCloseable {
                 req = listener.nextRequest();
             } catch (RuntimeException e) {
                 // Its fd stays readable (level-triggered): keeping it registered would spin.
-                LOG.log(Level.WARNING, "listener on " + address + " failed; the server closes", e);
+                LOG.warn("listener on " + address + " failed; the server closes", e);
                 closeAsync();
                 return;
             }
@@ -81,13 +82,13 @@ public final class RdmaServer implements AutoCloseable {
             try {
                 spi = req.accept(acceptData);
             } catch (RuntimeException e) {
-                LOG.log(Level.WARNING, "accepting a connection on " + address + " failed", e);
+                LOG.warn("accepting a connection on " + address + " failed", e);
                 continue;
             }
             EventLoop target = owner.nextLoop();
             ConnectionCore core = owner.adopt(target, spi, config);
             Runnable start = () -> core.start(this::emit,
-                    e -> LOG.log(Level.FINE, "incoming connection on " + address + " failed", e));
+                    e -> LOG.debug("incoming connection on " + address + " failed", e));
             if (target == loop) {
                 start.run();
             } else {

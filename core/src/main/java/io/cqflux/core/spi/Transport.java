@@ -26,6 +26,9 @@ public interface Transport extends AutoCloseable {
     /** {@return what this transport can do} */
     Set<Capability> capabilities();
 
+    /** {@return the most bytes one operation may move (a message, a read or a write)} */
+    long maxMessageSize();
+
     /** {@return the most private-data bytes a connection request may carry} */
     int maxConnectPrivateData();
 

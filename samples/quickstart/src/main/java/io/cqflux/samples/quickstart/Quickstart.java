@@ -31,7 +31,7 @@ import reactor.core.scheduler.Schedulers;
  * reads everything back and verifies every byte — through RDMA reads and directly in the server's
  * mapped file — then prints throughput and latency percentiles.
  *
- * <p>Run: {@code java --enable-native-access=io.cqflux.core,io.cqflux.epoll -p
+ * <p>Run: {@code java --enable-native-access=io.cqflux.transport.rpma,io.cqflux.transport.fabric,io.cqflux.epoll -p
  * samples/quickstart/target/lib:samples/quickstart/target/classes -m
  * io.cqflux.samples.quickstart/io.cqflux.samples.quickstart.Quickstart --help}
  */

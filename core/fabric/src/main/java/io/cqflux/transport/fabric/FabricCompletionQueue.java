@@ -1,0 +1,340 @@
+package io.cqflux.transport.fabric;
+
+import static io.cqflux.transport.fabric.ffm.fabric_h.*;
+
+import io.cqflux.core.Completion;
+import io.cqflux.core.CompletionRecord;
+import io.cqflux.core.CompletionStatus;
+import io.cqflux.core.Opcode;
+import io.cqflux.transport.fabric.ffm.fi_cq_attr;
+import io.cqflux.transport.fabric.ffm.fi_cq_data_entry;
+import io.cqflux.transport.fabric.ffm.fi_cq_err_entry;
+import io.cqflux.transport.fabric.ffm.fi_ops_cq;
+import io.cqflux.transport.fabric.ffm.fi_ops_domain;
+import io.cqflux.transport.fabric.ffm.fi_ops_fabric;
+import io.cqflux.transport.fabric.ffm.fid_cq;
+import io.cqflux.core.spi.CompletionQueue;
+import io.cqflux.core.spi.CompletionSink;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+
+/**
+ * A connection's completion queue ({@code fi_cq(3)}, {@code FI_CQ_FORMAT_DATA},
+ * {@code FI_WAIT_FD}). Its read, readerr and strerror ops and the fabric's trywait are resolved
+ * once; entries are read in place through one flyweight; the error entry and the strerror
+ * buffer are preallocated. Loop-confined; {@link #close()} is called by the connection.
+ */
+@SuppressWarnings("restricted") // FFM: this package is the native-access boundary of the fabric transport
+final class FabricCompletionQueue implements CompletionQueue {
+
+    static final String SYNTHESIZED = "connection ended before the provider completed this operation"
+            + " (completion synthesized by cqflux)";
+
+    private final FabricTransport transport;
+    private final FabricConnection owner;
+    private final boolean receive;
+    private final Arena arena = Arena.ofShared();
+    private final MemorySegment cq;
+    private final MemorySegment readFp;
+    private final MemorySegment readerrFp;
+    private final MemorySegment strerrorFp;
+    private final MemorySegment errEntry;
+    private final MemorySegment errText;
+    private final MemorySegment trywaitFids;
+    private final int fd;
+    private final View view = new View();
+    private final Opcode[] opOut = new Opcode[1];
+    private boolean synthesized;
+    private boolean closed;
+
+    FabricCompletionQueue(FabricTransport transport, FabricConnection owner, int size, boolean receive) {
+        this.transport = transport;
+        this.owner = owner;
+        this.receive = receive;
+        try {
+            MemorySegment attr = fi_cq_attr.allocate(arena);
+            fi_cq_attr.size(attr, size);
+            fi_cq_attr.format(attr, FI_CQ_FORMAT_DATA());
+            fi_cq_attr.wait_obj(attr, FI_WAIT_FD());
+            MemorySegment out = arena.allocate(C_POINTER);
+            FabricLibrary.check("fi_cq_open", fi_ops_domain.cq_open.invoke(transport.cqOpenFp, transport.domain(), attr,
+                    out, MemorySegment.NULL), "size " + size);
+            this.cq = out.get(C_POINTER, 0);
+        } catch (RuntimeException e) {
+            arena.close();
+            throw e;
+        }
+        try {
+            MemorySegment ops = fid_cq.ops(cq);
+            this.readFp = fi_ops_cq.read(ops);
+            this.readerrFp = fi_ops_cq.readerr(ops);
+            this.strerrorFp = fi_ops_cq.strerror(ops);
+            this.errEntry = fi_cq_err_entry.allocate(arena);
+            this.errText = arena.allocate(256);
+            this.trywaitFids = arena.allocate(C_POINTER);
+            trywaitFids.set(C_POINTER, 0, cq);
+            MemorySegment fdOut = arena.allocate(ValueLayout.JAVA_INT);
+            FabricLibrary.check("fi_control(FI_GETWAIT)", FabricLibrary.control(cq, FI_GETWAIT(), fdOut),
+                    "completion queue");
+            this.fd = fdOut.get(ValueLayout.JAVA_INT, 0);
+        } catch (RuntimeException e) {
+            FabricLibrary.close(cq);
+            arena.close();
+            throw e;
+        }
+    }
+
+    MemorySegment cq() {
+        return cq;
+    }
+
+    @Override
+    public int fd() {
+        return fd;
+    }
+
+    @Override
+    public void acknowledge() {
+        // fi_cq(3) with FI_WAIT_FD needs no acknowledgement: fi_trywait before sleeping is the rule.
+    }
+
+    @Override
+    public boolean prepareToSleep() {
+        if (closed) {
+            return true;
+        }
+        if (owner.isTerminal() && owner.posted().pending(receive) > 0) {
+            return false; // synthesized completions to hand out; the fd will not signal them
+        }
+        int rc = fi_ops_fabric.trywait.invoke(transport.trywaitFp, transport.fabric(), trywaitFids, 1);
+        return FabricLibrary.result("fi_trywait", rc, "completion queue") != FabricLibrary.AGAIN;
+    }
+
+    @Override
+    public int poll(MemorySegment scratch, int max, CompletionSink sink) {
+        if (closed || max <= 0) {
+            return 0;
+        }
+        if (scratch.byteSize() < max * fi_cq_data_entry.sizeof()) {
+            throw new IllegalArgumentException("scratch of " + scratch.byteSize() + " bytes is below " + max + " entries of "
+                    + fi_cq_data_entry.sizeof() + " bytes");
+        }
+        int delivered = 0;
+        while (delivered < max) {
+            long n = fi_ops_cq.read.invoke(readFp, cq, scratch, (long) (max - delivered));
+            if (n > 0) {
+                for (int i = 0; i < n; i++) {
+                    view.entry(scratch, i * fi_cq_data_entry.sizeof());
+                    sink.onCompletion(view);
+                    // A sink may close the connection, and with it this CQ (fi_close): no native
+                    // call may follow. The entries still in scratch belong to a dead connection.
+                    if (closed) {
+                        return delivered + i + 1;
+                    }
+                }
+                delivered += (int) n;
+            } else if (n == -FI_EAVAIL()) {
+                // fi_cq(3): an error entry is waiting; fi_cq_readerr takes exactly one. err_data_size
+                // is an INPUT too (API >= 1.5): non-zero means "copy into my err_data buffer". The
+                // previous call left the provider's own pointer and size there, so reusing the entry
+                // unchanged would make the provider write into its (possibly freed) buffer: reset both.
+                fi_cq_err_entry.err_data(errEntry, MemorySegment.NULL);
+                fi_cq_err_entry.err_data_size(errEntry, 0L);
+                long r = fi_ops_cq.readerr.invoke(readerrFp, cq, errEntry, 0L);
+                if (r == -FI_EAGAIN()) {
+                    break;
+                }
+                FabricLibrary.check("fi_cq_readerr", r, "completion queue");
+                if (view.error(errEntry)) {
+                    sink.onCompletion(view);
+                    delivered++;
+                    if (closed) {
+                        return delivered;
+                    }
+                }
+            } else if (n == -FI_EAGAIN()) {
+                break;
+            } else {
+                throw FabricLibrary.failure("fi_cq_read", n, owner.description());
+            }
+        }
+        if (delivered == 0 && owner.isTerminal()) {
+            delivered = synthesize(max, sink);
+        }
+        return delivered;
+    }
+
+    /**
+     * Fails what the provider left pending after the connection ended (fi_cm(3) does not promise
+     * that every posted operation is flushed with an error), so that nothing stays pending.
+     */
+    private int synthesize(int max, CompletionSink sink) {
+        int n = 0;
+        PostedOps posted = owner.posted();
+        while (n < max && posted.pending(receive) > 0) {
+            synthesized = true;
+            long ctx = posted.takeAny(receive, opOut);
+            CompletionRecord r = CompletionRecord.builder(ctx, CompletionStatus.WR_FLUSH_ERR)
+                    .fabricError(FabricErrno.ECANCELED.code(), 0, 0, SYNTHESIZED + ": " + opOut[0]).build();
+            sink.onCompletion(r);
+            n++;
+        }
+        return n;
+    }
+
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        FabricLibrary.close(cq);
+        arena.close();
+    }
+
+    /** The flyweight over one native entry (a fi_cq_data_entry of the batch, or the error entry). */
+    private final class View extends Completion {
+        private MemorySegment seg;
+        private long off;
+        private boolean isError;
+        private Opcode opcode;
+        private CompletionStatus status;
+        private String text;
+
+        void entry(MemorySegment s, long offset) {
+            seg = s;
+            off = offset;
+            isError = false;
+            status = CompletionStatus.SUCCESS;
+            text = "";
+            long flags = seg.get(ValueLayout.JAVA_LONG, off + fi_cq_data_entry.flags$offset());
+            Opcode fromFlags = opcodeOf(flags);
+            Opcode posted = owner.posted().take(context(), receive);
+            // A receive is described by its flags (a remote write with data may consume it);
+            // on the send side what we posted wins: a flush travels as a write.
+            opcode = receive || posted == null ? fromFlags : posted;
+        }
+
+        /** @return false when the entry must be dropped (already failed by synthesis) */
+        boolean error(MemorySegment e) {
+            seg = e;
+            off = 0;
+            isError = true;
+            long ctx = context();
+            Opcode posted = owner.posted().take(ctx, receive);
+            if (synthesized && posted == null) {
+                return false;
+            }
+            if (!receive && posted != Opcode.RECEIVE) {
+                // Only a failed send-side operation makes a following FI_SHUTDOWN a LOST
+                // connection; receives are flushed (ECANCELED) by every disconnect, orderly or not.
+                owner.sawError();
+            }
+            int err = fi_cq_err_entry.err(e);
+            status = FabricErrno.statusOf(err);
+            opcode = posted;
+            MemorySegment p = fi_ops_cq.strerror.invoke(strerrorFp, cq, fi_cq_err_entry.prov_errno(e),
+                    fi_cq_err_entry.err_data(e), errText, errText.byteSize());
+            text = FabricLibrary.string(p.equals(MemorySegment.NULL) ? errText : p);
+            if (text.isEmpty()) {
+                text = FabricLibrary.strerror(err);
+            }
+            return true;
+        }
+
+        private Opcode opcodeOf(long flags) {
+            boolean data = (flags & FI_REMOTE_CQ_DATA()) != 0;
+            // tcp (1.17) reports a remote write with CQ data at the target with flags
+            // FI_REMOTE_WRITE|FI_REMOTE_CQ_DATA (0x22000): no FI_RMA, no FI_RECV, op_context NULL
+            // and len 0 -- it does not consume a posted receive (fi_cq(3), FI_RX_CQ_DATA mode off).
+            if ((flags & FI_REMOTE_WRITE()) != 0) {
+                return Opcode.RECEIVE_WRITE_WITH_IMMEDIATE;
+            }
+            if ((flags & FI_RMA()) != 0) {
+                if ((flags & FI_READ()) != 0) {
+                    return Opcode.READ;
+                }
+                return data ? Opcode.WRITE_WITH_IMMEDIATE : Opcode.WRITE;
+            }
+            if ((flags & FI_RECV()) != 0) {
+                return data && (flags & FI_REMOTE_WRITE()) != 0 ? Opcode.RECEIVE_WRITE_WITH_IMMEDIATE : Opcode.RECEIVE;
+            }
+            if ((flags & FI_SEND()) != 0) {
+                return data ? Opcode.SEND_WITH_IMMEDIATE : Opcode.SEND;
+            }
+            return receive ? (data ? Opcode.RECEIVE_WRITE_WITH_IMMEDIATE : Opcode.RECEIVE) : Opcode.WRITE;
+        }
+
+        @Override
+        public long context() {
+            return seg.get(ValueLayout.JAVA_LONG, off + fi_cq_data_entry.op_context$offset());
+        }
+
+        @Override
+        public CompletionStatus status() {
+            return status;
+        }
+
+        @Override
+        public int vendorError() {
+            return isError ? fi_cq_err_entry.prov_errno(seg) : 0;
+        }
+
+        @Override
+        public int queuePair() {
+            return 0;
+        }
+
+        @Override
+        public int fabricErrno() {
+            return isError ? fi_cq_err_entry.err(seg) : 0;
+        }
+
+        @Override
+        public int providerErrno() {
+            return isError ? fi_cq_err_entry.prov_errno(seg) : 0;
+        }
+
+        @Override
+        public long overflowLength() {
+            return isError ? fi_cq_err_entry.olen(seg) : 0;
+        }
+
+        @Override
+        public String errorText() {
+            return text;
+        }
+
+        @Override
+        protected Opcode rawOpcode() {
+            return opcode;
+        }
+
+        @Override
+        protected long rawByteLength() {
+            return seg.get(ValueLayout.JAVA_LONG, off + fi_cq_data_entry.len$offset());
+        }
+
+        @Override
+        protected long rawFlags() {
+            return seg.get(ValueLayout.JAVA_LONG, off + fi_cq_data_entry.flags$offset());
+        }
+
+        @Override
+        protected boolean rawHasImmediate() {
+            return (rawFlags() & FI_REMOTE_CQ_DATA()) != 0;
+        }
+
+        @Override
+        protected int rawImmediate() {
+            // fi_cq(3): data is a host-order uint64_t; the immediate is its low 32 bits.
+            return (int) seg.get(ValueLayout.JAVA_LONG, off + fi_cq_data_entry.data$offset());
+        }
+
+        @Override
+        protected long rawBufferAddress() {
+            return seg.get(ValueLayout.JAVA_LONG, off + fi_cq_data_entry.buf$offset());
+        }
+    }
+}

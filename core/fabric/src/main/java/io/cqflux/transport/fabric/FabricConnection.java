@@ -1,0 +1,570 @@
+package io.cqflux.transport.fabric;
+
+import static io.cqflux.transport.fabric.ffm.fabric_h.*;
+
+import io.cqflux.core.Capability;
+import io.cqflux.core.CompletionLevel;
+import io.cqflux.core.ConnectionConfig;
+import io.cqflux.core.ConnectionEvent;
+import io.cqflux.core.FlushType;
+import io.cqflux.core.Opcode;
+import io.cqflux.core.RegionAccess;
+import io.cqflux.core.ResourceClosedException;
+import io.cqflux.transport.fabric.ffm.fi_info;
+import io.cqflux.transport.fabric.ffm.fi_msg;
+import io.cqflux.transport.fabric.ffm.fi_msg_rma;
+import io.cqflux.transport.fabric.ffm.fi_ops_cm;
+import io.cqflux.transport.fabric.ffm.fi_ops_domain;
+import io.cqflux.transport.fabric.ffm.fi_ops_msg;
+import io.cqflux.transport.fabric.ffm.fi_ops_rma;
+import io.cqflux.transport.fabric.ffm.fi_rma_iov;
+import io.cqflux.transport.fabric.ffm.fi_rx_attr;
+import io.cqflux.transport.fabric.ffm.fi_tx_attr;
+import io.cqflux.transport.fabric.ffm.fid_ep;
+import io.cqflux.transport.fabric.ffm.iovec;
+import io.cqflux.core.internal.Checks;
+import io.cqflux.core.spi.CompletionQueue;
+import io.cqflux.core.spi.Connection;
+import io.cqflux.core.spi.EventChannel;
+import io.cqflux.core.spi.LocalRegion;
+import io.cqflux.core.spi.RemoteRegion;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.net.InetSocketAddress;
+import java.util.List;
+
+/**
+ * A connected {@code FI_EP_MSG} endpoint with its own event queue and completion queue(s).
+ *
+ * <p>Every post goes through the {@code *msg} ops ({@code fi_writemsg}, {@code fi_readmsg},
+ * {@code fi_sendmsg}, {@code fi_recvmsg}) so that the flags are per operation: the CQ is bound
+ * with {@code FI_SELECTIVE_COMPLETION} ({@code fi_endpoint(3)}), so only posts carrying
+ * {@code FI_COMPLETION} produce a success entry. The message structs, the iovec, the rma_iov and
+ * the descriptor array are allocated once per connection and refilled per post.
+ *
+ * <p>Threading: loop-confined (see {@link Connection}); {@link #description()} is thread-safe.
+ * Lifetime: {@link #close()} closes the endpoint, then the CQs, then the EQ ({@code fi_endpoint(3)}:
+ * an endpoint must be closed before the objects bound to it); idempotent.
+ */
+@SuppressWarnings("restricted") // FFM: this package is the native-access boundary of the fabric transport
+final class FabricConnection implements Connection {
+
+    private enum State { CONNECTING, ESTABLISHED, ENDED }
+
+    private final FabricTransport transport;
+    private final ConnectionConfig config;
+    private final String description;
+    private final boolean client;
+    private final Arena arena = Arena.ofShared();
+    private final FabricEventQueue eq;
+    private final FabricCompletionQueue cq;
+    private final FabricCompletionQueue rcq;
+    private final List<CompletionQueue> queues;
+    private final MemorySegment ep;
+    private final PostedOps posted;
+    private final Events events = new Events();
+    // fid ops resolved once per endpoint
+    private final MemorySegment writemsgFp;
+    private final MemorySegment readmsgFp;
+    private final MemorySegment sendmsgFp;
+    private final MemorySegment recvmsgFp;
+    private final MemorySegment shutdownFp;
+    // per-connection scratch for posting
+    private final MemorySegment iov;
+    private final MemorySegment desc;
+    private final MemorySegment rmaIov;
+    private final MemorySegment msgRma;
+    private final MemorySegment msg;
+    private final long writeLevel;
+    private final long fence;
+    private State state = State.CONNECTING;
+    private byte[] peerData;
+    private ConnectionEvent pendingTerminal;
+    private boolean sawError;
+    private boolean refusedAtConnect;
+    private boolean disconnected;
+    private boolean closed;
+
+    private FabricConnection(FabricTransport transport, ConnectionConfig config, MemorySegment info, boolean client,
+                             String description) {
+        this.transport = transport;
+        this.config = config;
+        this.client = client;
+        this.description = description;
+        this.posted = new PostedOps(config.sendQueueSize() + config.receiveQueueSize());
+        // TRANSMIT: no completion-level flag, i.e. the provider's default (fi_cq(3)). Passing
+        // FI_TRANSMIT_COMPLETE would not help on tcp 1.17: it treats FI_TRANSMIT_COMPLETE like
+        // FI_DELIVERY_COMPLETE (both ask the target for an ack), while without a flag a write
+        // completes once the data is queued on the socket.
+        this.writeLevel = config.writeCompletion() == CompletionLevel.TRANSMIT ? 0 : FI_DELIVERY_COMPLETE();
+        // FI_FENCE is a secondary capability (fi_getinfo(3)); only pass it where advertised.
+        this.fence = (transport.caps() & FI_FENCE()) != 0 ? FI_FENCE() : 0;
+        FabricEventQueue e = null;
+        FabricCompletionQueue c = null;
+        FabricCompletionQueue r = null;
+        MemorySegment endpoint = MemorySegment.NULL;
+        try {
+            e = new FabricEventQueue(transport);
+            c = new FabricCompletionQueue(transport, this, config.completionQueueSize(), false);
+            if (config.receiveCompletionQueueSize() > 0) {
+                r = new FabricCompletionQueue(transport, this, config.receiveCompletionQueueSize(), true);
+            }
+            fi_tx_attr.size(fi_info.tx_attr(info), config.sendQueueSize());
+            fi_rx_attr.size(fi_info.rx_attr(info), Math.max(1, config.receiveQueueSize()));
+            MemorySegment out = arena.allocate(C_POINTER);
+            FabricLibrary.check("fi_endpoint", fi_ops_domain.endpoint.invoke(transport.endpointFp, transport.domain(),
+                    info, out, MemorySegment.NULL), description);
+            endpoint = out.get(C_POINTER, 0);
+            FabricLibrary.check("fi_ep_bind(eq)", FabricLibrary.bind(endpoint, e.eq(), 0), description);
+            long txFlags = FI_TRANSMIT() | FI_SELECTIVE_COMPLETION() | (r == null ? FI_RECV() : 0);
+            FabricLibrary.check("fi_ep_bind(cq)", FabricLibrary.bind(endpoint, c.cq(), txFlags), description);
+            if (r != null) {
+                FabricLibrary.check("fi_ep_bind(rcq)", FabricLibrary.bind(endpoint, r.cq(), FI_RECV()), description);
+            }
+            FabricLibrary.check("fi_enable", FabricLibrary.control(endpoint, FI_ENABLE(), MemorySegment.NULL),
+                    description);
+        } catch (RuntimeException ex) {
+            if (!endpoint.equals(MemorySegment.NULL)) {
+                FabricLibrary.close(endpoint);
+            }
+            if (r != null) {
+                r.close();
+            }
+            if (c != null) {
+                c.close();
+            }
+            if (e != null) {
+                e.close();
+            }
+            arena.close();
+            throw ex;
+        }
+        this.eq = e;
+        this.cq = c;
+        this.rcq = r;
+        this.queues = r == null ? List.of(c) : List.of(c, r);
+        this.ep = endpoint;
+        this.writemsgFp = fi_ops_rma.writemsg(fid_ep.rma(ep));
+        this.readmsgFp = fi_ops_rma.readmsg(fid_ep.rma(ep));
+        this.sendmsgFp = fi_ops_msg.sendmsg(fid_ep.msg(ep));
+        this.recvmsgFp = fi_ops_msg.recvmsg(fid_ep.msg(ep));
+        this.shutdownFp = fi_ops_cm.shutdown(fid_ep.cm(ep));
+        this.iov = iovec.allocate(arena);
+        this.desc = arena.allocate(C_POINTER);
+        this.rmaIov = fi_rma_iov.allocate(arena);
+        this.msgRma = fi_msg_rma.allocate(arena);
+        fi_msg_rma.msg_iov(msgRma, iov);
+        fi_msg_rma.desc(msgRma, desc);
+        fi_msg_rma.iov_count(msgRma, 1);
+        fi_msg_rma.addr(msgRma, 0);
+        fi_msg_rma.rma_iov(msgRma, rmaIov);
+        fi_msg_rma.rma_iov_count(msgRma, 1);
+        this.msg = fi_msg.allocate(arena);
+        fi_msg.msg_iov(msg, iov);
+        fi_msg.desc(msg, desc);
+        fi_msg.iov_count(msg, 1);
+        fi_msg.addr(msg, 0);
+    }
+
+    static FabricConnection connect(FabricTransport transport, InetSocketAddress address, ConnectionConfig config,
+                                    byte[] data) {
+        String host = address.getAddress() == null ? address.getHostString() : address.getAddress().getHostAddress();
+        String desc = transport.name() + " client to " + host + ":" + address.getPort();
+        try (Arena tmp = Arena.ofConfined()) {
+            MemorySegment info = FabricTransport.getinfo(tmp, transport.provider(), transport.fabricName(),
+                    transport.domainName(), host, Integer.toString(address.getPort()), 0);
+            if (info.equals(MemorySegment.NULL)) {
+                throw new IllegalArgumentException(transport.name() + " cannot reach " + address
+                        + " from domain " + FabricLibrary.string(transport.domainName()));
+            }
+            FabricConnection c;
+            try {
+                c = new FabricConnection(transport, config, info, true, desc);
+                MemorySegment param = data.length == 0 ? MemorySegment.NULL : tmp.allocateFrom(ValueLayout.JAVA_BYTE, data);
+                int rc = fi_ops_cm.connect.invoke(fi_ops_cm.connect(fid_ep.cm(c.ep)), c.ep, fi_info.dest_addr(info),
+                        param, (long) data.length);
+                if (rc == -FabricErrno.ECONNREFUSED.code()) {
+                    c.pendingTerminal = ConnectionEvent.REJECTED;
+                    c.refusedAtConnect = true;
+                } else if (rc < 0) {
+                    c.close();
+                    throw FabricLibrary.failure("fi_connect", rc, desc);
+                }
+            } finally {
+                fi_freeinfo(info);
+            }
+            return c;
+        }
+    }
+
+    static FabricConnection accept(FabricTransport transport, MemorySegment info, byte[] requestData,
+                                   ConnectionConfig config, byte[] data) {
+        String desc = transport.name() + " server connection";
+        FabricConnection c = new FabricConnection(transport, config, info, false, desc);
+        c.peerData = requestData.clone();
+        try (Arena tmp = Arena.ofConfined()) {
+            MemorySegment param = data.length == 0 ? MemorySegment.NULL : tmp.allocateFrom(ValueLayout.JAVA_BYTE, data);
+            int rc = fi_ops_cm.accept.invoke(fi_ops_cm.accept(fid_ep.cm(c.ep)), c.ep, param, (long) data.length);
+            if (rc < 0) {
+                c.close();
+                throw FabricLibrary.failure("fi_accept", rc, desc);
+            }
+        }
+        return c;
+    }
+
+    /** {@return whether fi_connect itself failed with ECONNREFUSED (REJECTED reported without the EQ)} */
+    boolean refusedAtConnect() {
+        return refusedAtConnect;
+    }
+
+    /** {@return the err of the last EQ error entry, for diagnostics and tests} */
+    int lastEqError() {
+        return eq.lastError();
+    }
+
+    PostedOps posted() {
+        return posted;
+    }
+
+    boolean isTerminal() {
+        return state == State.ENDED;
+    }
+
+    void sawError() {
+        sawError = true;
+    }
+
+    @Override
+    public String description() {
+        return description;
+    }
+
+    @Override
+    public ConnectionConfig config() {
+        return config;
+    }
+
+    @Override
+    public EventChannel events() {
+        return events;
+    }
+
+    @Override
+    public byte[] peerPrivateData() {
+        return peerData == null ? new byte[0] : peerData.clone();
+    }
+
+    @Override
+    public List<CompletionQueue> completionQueues() {
+        return queues;
+    }
+
+    // ---- posting ---------------------------------------------------------------------------
+
+    private void requireEstablished() {
+        if (closed) {
+            throw new ResourceClosedException(description + " is closed");
+        }
+        if (state != State.ESTABLISHED) {
+            throw new IllegalStateException(description + " is " + (state == State.CONNECTING
+                    ? "not established yet" : "no longer connected") + ": cannot post");
+        }
+    }
+
+    private FabricLocalRegion local(LocalRegion r) {
+        if (r instanceof FabricLocalRegion f && f.transport() == transport) {
+            return f;
+        }
+        throw new IllegalArgumentException("local region " + r + " was not registered with " + transport.name()
+                + " transport " + transport);
+    }
+
+    private static RegionDescriptor.Remote remote(RemoteRegion r) {
+        if (r instanceof RegionDescriptor.Remote f) {
+            return f;
+        }
+        throw new IllegalArgumentException("remote region " + r + " was not parsed by the fabric transport");
+    }
+
+    @Override
+    public boolean read(LocalRegion dst, long dstOffset, RemoteRegion src, long srcOffset, long length, long context,
+                        boolean signaled) {
+        Checks.read(transport, dst, dstOffset, src, srcOffset, length);
+        FabricLocalRegion l = local(dst);
+        RegionDescriptor.Remote r = remote(src);
+        requireEstablished();
+        return rma(true, l, dstOffset, r, srcOffset, length, 0, signaled ? FI_COMPLETION() : 0, context,
+                Opcode.READ, signaled);
+    }
+
+    @Override
+    public boolean write(RemoteRegion dst, long dstOffset, LocalRegion src, long srcOffset, long length, long context,
+                         boolean signaled) {
+        Checks.write(transport, dst, dstOffset, src, srcOffset, length);
+        requireEstablished();
+        return rma(false, local(src), srcOffset, remote(dst), dstOffset, length, 0,
+                writeLevel | (signaled ? FI_COMPLETION() : 0), context, Opcode.WRITE, signaled);
+    }
+
+    @Override
+    public boolean writeWithImmediate(RemoteRegion dst, long dstOffset, LocalRegion src, long srcOffset, long length,
+                                      int immediate, long context, boolean signaled) {
+        Checks.writeWithImmediate(transport, dst, dstOffset, src, srcOffset, length);
+        requireEstablished();
+        // fi_rma(3) fi_writedata == fi_writemsg with FI_REMOTE_CQ_DATA; data is host order.
+        return rma(false, local(src), srcOffset, remote(dst), dstOffset, length, Integer.toUnsignedLong(immediate),
+                writeLevel | FI_REMOTE_CQ_DATA() | (signaled ? FI_COMPLETION() : 0), context,
+                Opcode.WRITE_WITH_IMMEDIATE, signaled);
+    }
+
+    @Override
+    public boolean atomicWrite(RemoteRegion dst, long dstOffset, long value, long context, boolean signaled) {
+        // Refused up front: tcp has no FI_ATOMIC and this transport does not bind fi_atomic.
+        Checks.atomicWrite(transport, dst, dstOffset);
+        throw new AssertionError("unreachable: ATOMIC_WRITE is never advertised");
+    }
+
+    /**
+     * Flush: make earlier writes to the peer's region visible. libfabric has no flush operation;
+     * we post a zero-length RMA write into the range that completes at FI_DELIVERY_COMPLETE,
+     * fenced ({@code fi_rma(3)} FI_FENCE) where the provider advertises the FI_FENCE capability.
+     * PERSISTENT is refused before posting: regions of this transport never offer it (see below
+     * and FabricTransport's capabilities).
+     *
+     * <p>What tcp (libfabric 1.17) does with it: it does not advertise FI_FENCE and its
+     * writemsg ignores the flag, but one endpoint is one TCP stream whose messages the target
+     * processes in order (msg_order has FI_ORDER_RMA_WAW/WAW), so the flush's acknowledgement
+     * proves every earlier write has been placed: VISIBILITY holds. For FI_COMMIT_COMPLETE the
+     * target calls its pmem commit over the operation's OWN rma_iov ranges before acking, so a
+     * zero-length commit orders but does not flush earlier writes out of the target CPU's
+     * caches. A PERSISTENT flush would therefore promise what tcp cannot give; it is not offered
+     * (the writes themselves would have to be posted with FI_COMMIT_COMPLETE).
+     */
+    @Override
+    public boolean flush(RemoteRegion dst, long dstOffset, long length, FlushType type, long context, boolean signaled) {
+        Checks.flush(transport, dst, dstOffset, length, type);
+        RegionDescriptor.Remote r = remote(dst);
+        requireEstablished();
+        return rmaRaw(false, 0, MemorySegment.NULL, r.base() + dstOffset, 0, r.key(), 0,
+                FI_DELIVERY_COMPLETE() | fence | (signaled ? FI_COMPLETION() : 0), context, Opcode.FLUSH, signaled);
+    }
+
+    @Override
+    public boolean send(LocalRegion src, long offset, long length, long context, boolean signaled) {
+        Checks.send(transport, src, offset, length, false);
+        FabricLocalRegion l = local(src);
+        requireEstablished();
+        return message(sendmsgFp, "fi_sendmsg", l, offset, length, 0, (signaled ? FI_COMPLETION() : 0) | writeLevel,
+                context, Opcode.SEND, signaled, false);
+    }
+
+    @Override
+    public boolean sendWithImmediate(LocalRegion src, long offset, long length, int immediate, long context,
+                                     boolean signaled) {
+        Checks.send(transport, src, offset, length, true);
+        FabricLocalRegion l = local(src);
+        requireEstablished();
+        return message(sendmsgFp, "fi_sendmsg", l, offset, length, Integer.toUnsignedLong(immediate),
+                FI_REMOTE_CQ_DATA() | (signaled ? FI_COMPLETION() : 0) | writeLevel, context,
+                Opcode.SEND_WITH_IMMEDIATE, signaled, false);
+    }
+
+    @Override
+    public boolean receive(LocalRegion dst, long offset, long length, long context) {
+        Checks.receive(transport, dst, offset, length);
+        FabricLocalRegion l = local(dst);
+        if (closed) {
+            throw new ResourceClosedException(description + " is closed");
+        }
+        if (state == State.ENDED) {
+            throw new IllegalStateException(description + " is no longer connected: cannot post a receive");
+        }
+        // Receives may be posted once the endpoint is enabled, before the connection is up.
+        return message(recvmsgFp, "fi_recvmsg", l, offset, length, 0, FI_COMPLETION(), context, Opcode.RECEIVE, true,
+                true);
+    }
+
+    private boolean rma(boolean read, FabricLocalRegion l, long lOff, RegionDescriptor.Remote r, long rOff, long len,
+                        long data, long flags, long context, Opcode op, boolean track) {
+        return rmaRaw(read, l.segment().address() + lOff, l.desc(), r.base() + rOff, len, r.key(), data, flags,
+                context, op, track);
+    }
+
+    private boolean rmaRaw(boolean read, long localAddress, MemorySegment localDesc, long remoteAddress, long len,
+                           long key, long data, long flags, long context, Opcode op, boolean track) {
+        if (track && posted.sendsInFlight() >= config.sendQueueSize()) {
+            return false; // see sendQueueFull()
+        }
+        iov.set(ValueLayout.JAVA_LONG, iovec.iov_base$offset(), localAddress);
+        iovec.iov_len(iov, len);
+        desc.set(C_POINTER, 0, localDesc);
+        fi_rma_iov.addr(rmaIov, remoteAddress);
+        fi_rma_iov.len(rmaIov, len);
+        fi_rma_iov.key(rmaIov, key);
+        fi_msg_rma.iov_count(msgRma, len == 0 ? 0 : 1);
+        msgRma.set(ValueLayout.JAVA_LONG, fi_msg_rma.context$offset(), context);
+        fi_msg_rma.data(msgRma, data);
+        long rc = read ? fi_ops_rma.readmsg.invoke(readmsgFp, ep, msgRma, flags)
+                : fi_ops_rma.writemsg.invoke(writemsgFp, ep, msgRma, flags);
+        return posted(rc, read ? "fi_readmsg" : "fi_writemsg", context, op, track, false);
+    }
+
+    private boolean message(MemorySegment fp, String call, FabricLocalRegion l, long off, long len, long data,
+                            long flags, long context, Opcode op, boolean track, boolean receive) {
+        // tcp (1.17) never returns -FI_EAGAIN for a full queue: it ignores tx_attr/rx_attr size
+        // (10000 writes were accepted on an endpoint opened with size 2) and would let the CQ
+        // overrun. We bound what we can see -- signaled sends and receives -- by the configured
+        // queue sizes and report "full" like -FI_EAGAIN; unsignaled posts are bounded by the
+        // caller's credits.
+        if (track && (receive ? posted.receivesInFlight() >= Math.max(1, config.receiveQueueSize())
+                : posted.sendsInFlight() >= config.sendQueueSize())) {
+            return false;
+        }
+        iov.set(ValueLayout.JAVA_LONG, iovec.iov_base$offset(), l.segment().address() + off);
+        iovec.iov_len(iov, len);
+        desc.set(C_POINTER, 0, l.desc());
+        msg.set(ValueLayout.JAVA_LONG, fi_msg.context$offset(), context);
+        fi_msg.data(msg, data);
+        long rc = receive ? fi_ops_msg.recvmsg.invoke(fp, ep, msg, flags) : fi_ops_msg.sendmsg.invoke(fp, ep, msg, flags);
+        return posted(rc, call, context, op, track, receive);
+    }
+
+    private boolean posted(long rc, String call, long context, Opcode op, boolean track, boolean receive) {
+        if (rc == FabricLibrary.AGAIN) {
+            return false;
+        }
+        if (rc < 0) { // the detail is built only on failure: posting allocates nothing
+            throw FabricLibrary.failure(call, rc, description + ", " + op + " context 0x" + Long.toHexString(context));
+        }
+        if (track) {
+            posted.add(context, op, receive && rcq != null);
+        }
+        return true;
+    }
+
+    // ---- lifecycle -------------------------------------------------------------------------
+
+    @Override
+    public void disconnect() {
+        if (closed || disconnected) {
+            return;
+        }
+        disconnected = true;
+        if (state == State.ESTABLISHED) {
+            fi_ops_cm.shutdown.invoke(shutdownFp, ep, 0L);
+        }
+        // fi_cm(3): FI_SHUTDOWN is reported to the peer; the side that calls fi_shutdown gets no
+        // event of its own on tcp, so we report CLOSED ourselves.
+        if (state != State.ENDED && pendingTerminal == null) {
+            pendingTerminal = ConnectionEvent.CLOSED;
+        }
+    }
+
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        if (state == State.ESTABLISHED && !disconnected) {
+            fi_ops_cm.shutdown.invoke(shutdownFp, ep, 0L);
+        }
+        closed = true;
+        state = State.ENDED;
+        FabricLibrary.close(ep);
+        cq.close();
+        if (rcq != null) {
+            rcq.close();
+        }
+        eq.close();
+        arena.close();
+    }
+
+    @Override
+    public String toString() {
+        return description;
+    }
+
+    /** The connection's EQ as the loop sees it. */
+    private final class Events implements EventChannel {
+        @Override
+        public int fd() {
+            return eq.fd();
+        }
+
+        @Override
+        public boolean prepareToSleep() {
+            if (closed) {
+                return true;
+            }
+            if (state == State.ENDED) {
+                drainAfterEnd();
+            }
+            return pendingTerminal == null && eq.trywait();
+        }
+
+        /**
+         * After the terminal event the EQ may still receive entries (the peer's FI_SHUTDOWN after
+         * our own CLOSED): read and drop them, or fi_trywait would keep saying "not empty" and
+         * the loop would spin.
+         */
+        private void drainAfterEnd() {
+            while (eq.read() != FabricEventQueue.NONE) {
+                // dropped: the connection already reported its end
+            }
+        }
+
+        @Override
+        public ConnectionEvent nextEvent() {
+            if (closed) {
+                return null;
+            }
+            if (state == State.ENDED) {
+                drainAfterEnd();
+                return null;
+            }
+            while (true) {
+                int ev = eq.read();
+                if (ev == FabricEventQueue.NONE) {
+                    break;
+                }
+                if (ev == FI_CONNECTED()) {
+                    if (state == State.CONNECTING) {
+                        state = State.ESTABLISHED;
+                        if (client) {
+                            peerData = eq.cmData(); // the server's accept data
+                        }
+                        return ConnectionEvent.ESTABLISHED;
+                    }
+                } else if (ev == FI_SHUTDOWN()) {
+                    // tcp reports an orderly fi_shutdown by the peer and a dropped socket alike;
+                    // error completions before it (e.g. the target dropped us for a bad key)
+                    // mean the connection was lost.
+                    return end(sawError ? ConnectionEvent.LOST : ConnectionEvent.CLOSED);
+                } else if (ev == FabricEventQueue.ERROR) {
+                    int err = eq.lastError();
+                    if (state == State.CONNECTING) {
+                        // fi_cm(3): a refused connect is an EQ error entry; tcp gives ECONNREFUSED
+                        // for a port with no listener as well as for fi_reject.
+                        return end(err == FabricErrno.ECONNREFUSED.code() ? ConnectionEvent.REJECTED
+                                : ConnectionEvent.UNREACHABLE);
+                    }
+                    return end(ConnectionEvent.LOST);
+                }
+            }
+            if (pendingTerminal != null) {
+                ConnectionEvent e = pendingTerminal;
+                pendingTerminal = null;
+                return end(e);
+            }
+            return null;
+        }
+
+        private ConnectionEvent end(ConnectionEvent e) {
+            state = State.ENDED;
+            pendingTerminal = null;
+            return e;
+        }
+    }
+}

@@ -1,0 +1,152 @@
+package io.cqflux.transport.fabric;
+
+import static io.cqflux.transport.fabric.ffm.fabric_h.*;
+
+import io.cqflux.transport.fabric.ffm.fi_eq_attr;
+import io.cqflux.transport.fabric.ffm.fi_eq_cm_entry;
+import io.cqflux.transport.fabric.ffm.fi_eq_err_entry;
+import io.cqflux.transport.fabric.ffm.fi_ops_eq;
+import io.cqflux.transport.fabric.ffm.fi_ops_fabric;
+import io.cqflux.transport.fabric.ffm.fid_eq;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+
+/**
+ * One event queue ({@code fi_eq(3)}) opened with {@code FI_WAIT_FD}, with its read/readerr ops
+ * and the fabric's trywait resolved once, and one preallocated entry buffer large enough for a
+ * CM entry with the provider's largest private data. Confined to one thread after construction.
+ */
+@SuppressWarnings("restricted") // FFM: this package is the native-access boundary of the fabric transport
+final class FabricEventQueue implements AutoCloseable {
+
+    /** {@link #read()} result: nothing pending. */
+    static final int NONE = -1;
+    /** {@link #read()} result: an error entry was read (its error via {@link #lastError()}). */
+    static final int ERROR = -2;
+
+    private final FabricTransport transport;
+    private final Arena arena = Arena.ofShared();
+    private final MemorySegment eq;
+    private final MemorySegment readFp;
+    private final MemorySegment readerrFp;
+    private final MemorySegment eventOut;
+    private final MemorySegment entry;
+    private final MemorySegment errEntry;
+    private final MemorySegment trywaitFids;
+    private final int fd;
+    private long lastLength;
+    private boolean closed;
+
+    FabricEventQueue(FabricTransport transport) {
+        this.transport = transport;
+        try {
+            MemorySegment attr = fi_eq_attr.allocate(arena);
+            fi_eq_attr.size(attr, 16);
+            fi_eq_attr.wait_obj(attr, FI_WAIT_FD());
+            MemorySegment out = arena.allocate(C_POINTER);
+            FabricLibrary.check("fi_eq_open",
+                    fi_ops_fabric.eq_open.invoke(transport.eqOpenFp, transport.fabric(), attr, out, MemorySegment.NULL),
+                    transport.name());
+            this.eq = out.get(C_POINTER, 0);
+        } catch (RuntimeException e) {
+            arena.close();
+            throw e;
+        }
+        try {
+            MemorySegment ops = fid_eq.ops(eq);
+            this.readFp = fi_ops_eq.read(ops);
+            this.readerrFp = fi_ops_eq.readerr(ops);
+            this.eventOut = arena.allocate(ValueLayout.JAVA_INT);
+            this.entry = arena.allocate(fi_eq_cm_entry.sizeof() + FabricTransport.PRIVATE_DATA_BOUND + 64, 8);
+            this.errEntry = fi_eq_err_entry.allocate(arena);
+            this.trywaitFids = arena.allocate(C_POINTER);
+            trywaitFids.set(C_POINTER, 0, eq);
+            // fi_control(3) FI_GETWAIT: the fd behind FI_WAIT_FD.
+            MemorySegment fdOut = arena.allocate(ValueLayout.JAVA_INT);
+            FabricLibrary.check("fi_control(FI_GETWAIT)", FabricLibrary.control(eq, FI_GETWAIT(), fdOut), "event queue");
+            this.fd = fdOut.get(ValueLayout.JAVA_INT, 0);
+        } catch (RuntimeException e) {
+            FabricLibrary.close(eq);
+            arena.close();
+            throw e;
+        }
+    }
+
+    MemorySegment eq() {
+        return eq;
+    }
+
+    int fd() {
+        return fd;
+    }
+
+    /**
+     * {@code fi_trywait(fabric, &eq, 1)}: whether it is safe to block on the fd.
+     *
+     * @return false when events are pending ({@code -FI_EAGAIN})
+     */
+    boolean trywait() {
+        if (closed) {
+            return true;
+        }
+        int rc = fi_ops_fabric.trywait.invoke(transport.trywaitFp, transport.fabric(), trywaitFids, 1);
+        return FabricLibrary.result("fi_trywait", rc, "event queue") != FabricLibrary.AGAIN;
+    }
+
+    /**
+     * Reads one event without blocking ({@code fi_eq_read(3)}, flags 0).
+     *
+     * @return the event ({@code FI_CONNREQ}, {@code FI_CONNECTED}, {@code FI_SHUTDOWN}, ...),
+     *     {@link #NONE} or {@link #ERROR}
+     */
+    int read() {
+        if (closed) {
+            return NONE;
+        }
+        long rc = fi_ops_eq.read.invoke(readFp, eq, eventOut, entry, entry.byteSize(), 0L);
+        if (rc == -FI_EAVAIL()) {
+            // fi_eq(3): err_data_size is an input (0 = let the provider point at its own buffer);
+            // reset what the previous call returned, see FabricCompletionQueue#poll.
+            fi_eq_err_entry.err_data(errEntry, MemorySegment.NULL);
+            fi_eq_err_entry.err_data_size(errEntry, 0L);
+            long r = fi_ops_eq.readerr.invoke(readerrFp, eq, errEntry, 0L);
+            return FabricLibrary.result("fi_eq_readerr", r, "event queue") == FabricLibrary.AGAIN ? NONE : ERROR;
+        }
+        if (FabricLibrary.result("fi_eq_read", rc, "event queue") == FabricLibrary.AGAIN) {
+            return NONE;
+        }
+        lastLength = rc;
+        return eventOut.get(ValueLayout.JAVA_INT, 0);
+    }
+
+    /** {@return the entry buffer of the last event (a fi_eq_cm_entry for CM events)} */
+    MemorySegment entry() {
+        return entry;
+    }
+
+    /** {@return the private data of the last CM event, a copy} */
+    byte[] cmData() {
+        long n = lastLength - fi_eq_cm_entry.sizeof();
+        if (n <= 0) {
+            return new byte[0];
+        }
+        return entry.asSlice(fi_eq_cm_entry.data$offset(), Math.min(n, entry.byteSize() - fi_eq_cm_entry.sizeof()))
+                .toArray(ValueLayout.JAVA_BYTE);
+    }
+
+    /** {@return the positive error of the last error entry} */
+    int lastError() {
+        return fi_eq_err_entry.err(errEntry);
+    }
+
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        FabricLibrary.close(eq);
+        arena.close();
+    }
+}

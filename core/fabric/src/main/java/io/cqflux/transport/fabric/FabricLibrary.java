@@ -1,0 +1,220 @@
+package io.cqflux.transport.fabric;
+
+import io.cqflux.core.NativeCallException;
+import io.cqflux.transport.fabric.ffm.fabric_h;
+import io.cqflux.transport.fabric.ffm.fi_ops;
+import io.cqflux.transport.fabric.ffm.fid;
+import io.cqflux.core.internal.NativeErrors;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.SymbolLookup;
+
+/**
+ * Loads libfabric once and holds what every fabric object needs: the availability verdict, the
+ * API version to request, error texts, and the generic {@code fi_close}/{@code fi_control} over
+ * the fid ops table ({@code fi_endpoint(3)}: both are {@code static inline} over
+ * {@code fid->ops}).
+ */
+@SuppressWarnings("restricted") // FFM: this package is the native-access boundary of the fabric transport
+final class FabricLibrary {
+
+    static final String LIBRARY = "libfabric.so.1";
+    static final String INSTALL_HINT = "apt-get install libfabric1";
+    /** The oldest API this transport accepts (the floor): 1.11, with {@code max_err_data} in the CQ/EQ attributes. */
+    static final int MIN_API = (1 << 16) | 11;
+
+    private static final String CAUSE = probe(LIBRARY);
+    private static final int API;
+
+    static {
+        int api = 0;
+        if (CAUSE.isEmpty()) {
+            // Ask for the newer of what the library and our headers know; fi_getinfo(3) refuses a
+            // version newer than the library with -FI_ENOSYS.
+            int lib = fabric_h.fi_version();
+            int hdr = fabric_h.FI_VERSION(fabric_h.FI_MAJOR_VERSION(), fabric_h.FI_MINOR_VERSION());
+            api = Math.min(lib, hdr);
+        }
+        API = api;
+    }
+
+    private FabricLibrary() {
+    }
+
+    /**
+     * Checks whether a libfabric library can be loaded and is new enough, without touching the
+     * binding classes when it cannot (their static initialisers would fail).
+     *
+     * @param library the file name to load
+     * @return an empty string when usable; otherwise what is wrong and what to install
+     */
+    static String probe(String library) {
+        keepJvmSignalHandlers();
+        // Loading libfabric runs the psm libraries' constructors (see SignalGuard).
+        return SignalGuard.preserve(() -> probeUnguarded(library));
+    }
+
+    /**
+     * Debian's libfabric.so.1 links libinfinipath.so.4 (psm provider), whose load-time constructor
+     * installs its own SIGSEGV backtrace handler unless {@code IPATH_NO_BACKTRACE} is set. That
+     * replaces HotSpot's handler, which the JVM needs for safepoint polls and implicit null checks:
+     * the JVM then dies ("terminated with signal 11 at PC=...") at the first such trap, typically
+     * under load. So set the variable ({@code setenv(3)}, keeping a user's own value) before the
+     * first dlopen of libfabric. Added by the reactor work (it crashed every reactive test run).
+     * The fabric work found the same crash independently; {@link SignalGuard} additionally puts
+     * back whatever handler any library still replaces.
+     */
+    private static void keepJvmSignalHandlers() {
+        try (Arena a = Arena.ofConfined()) {
+            java.lang.foreign.Linker linker = java.lang.foreign.Linker.nativeLinker();
+            java.lang.invoke.MethodHandle setenv = linker.downcallHandle(
+                    linker.defaultLookup().find("setenv").orElseThrow(),
+                    java.lang.foreign.FunctionDescriptor.of(java.lang.foreign.ValueLayout.JAVA_INT,
+                            java.lang.foreign.ValueLayout.ADDRESS, java.lang.foreign.ValueLayout.ADDRESS,
+                            java.lang.foreign.ValueLayout.JAVA_INT));
+            int rc = (int) setenv.invokeExact(a.allocateFrom("IPATH_NO_BACKTRACE"), a.allocateFrom("1"), 0);
+            assert rc == 0;
+        } catch (Throwable t) {
+            // Best effort: without it only the psm provider's handler problem remains.
+        }
+    }
+
+    private static String probeUnguarded(String library) {
+        try {
+            // Arena.global(): never dlclose libfabric. Loading it with a short-lived arena and
+            // closing that arena unloads libfabric and the libraries it pulled in (rdma-core,
+            // provider dependencies) while they have registered atexit/thread-key destructors:
+            // the JVM then died with SIGSEGV at a later thread exit or at shutdown.
+            SymbolLookup lookup = SymbolLookup.libraryLookup(library, Arena.global());
+            if (lookup.find("fi_getinfo").isEmpty() || lookup.find("fi_version").isEmpty()) {
+                return library + " has no fi_getinfo/fi_version: not a libfabric; install it with " + INSTALL_HINT;
+            }
+        } catch (IllegalArgumentException | IllegalCallerException e) {
+            return library + " cannot be loaded (" + e.getMessage() + "); install it with " + INSTALL_HINT;
+        }
+        if (!LIBRARY.equals(library)) {
+            return "";
+        }
+        try {
+            int v = fabric_h.fi_version();
+            if (Integer.compareUnsigned(v, MIN_API) < 0) {
+                return "libfabric " + (v >>> 16) + "." + (v & 0xffff) + " is older than the required 1.11;"
+                        + " upgrade it (" + INSTALL_HINT + " from a newer release)";
+            }
+            return "";
+        } catch (Throwable t) {
+            return LIBRARY + " failed to initialise (" + t + "); reinstall it with " + INSTALL_HINT;
+        }
+    }
+
+    /** {@return an empty string when libfabric is usable, otherwise why not} */
+    static String cause() {
+        return CAUSE;
+    }
+
+    /** {@return the API version passed to fi_getinfo} */
+    static int apiVersion() {
+        return API;
+    }
+
+    /**
+     * @param rc a negative libfabric return code
+     * @return {@code fi_strerror(-rc)}
+     */
+    static String strerror(long rc) {
+        MemorySegment s = fabric_h.fi_strerror((int) Math.abs(rc));
+        return s.equals(MemorySegment.NULL) ? "" : s.reinterpret(4096).getString(0);
+    }
+
+    /**
+     * Throws for a negative return code, "again" included: use {@link #result} where "again" is
+     * an ordinary outcome.
+     *
+     * @param call the native function
+     * @param rc its return code
+     * @param detail extra context
+     * @return {@code rc} when not negative
+     */
+    static long check(String call, long rc, String detail) {
+        if (rc < 0) {
+            throw failure(call, rc, detail);
+        }
+        return rc;
+    }
+
+    /**
+     * @param call the native function
+     * @param rc its negative return code
+     * @param detail extra context
+     * @return the exception to throw
+     */
+    static NativeCallException failure(String call, long rc, String detail) {
+        return NativeErrors.failure(call, rc, FabricErrno.nameOf(rc), strerror(rc), detail);
+    }
+
+    /** What {@link #result} returns for {@code -FI_EAGAIN}: "no result now, try again". */
+    static final long AGAIN = -FabricErrno.EAGAIN.code();
+
+    /**
+     * The chokepoint for libfabric's "again": {@code -FI_EAGAIN} is an ordinary outcome
+     * ({@code fi_cq_read(3)}: queue empty; {@code fi_eq_read(3)}: no event; {@code fi_msg(3)},
+     * {@code fi_rma(3)}: transmit queue momentarily full; {@code fi_trywait(3)}: read first),
+     * every other negative code is the exception.
+     *
+     * @param call the native function
+     * @param rc its return code
+     * @param detail extra context
+     * @return {@code rc} when not negative, or {@link #AGAIN}
+     */
+    static long result(String call, long rc, String detail) {
+        if (rc >= 0 || rc == AGAIN) {
+            return rc;
+        }
+        throw failure(call, rc, detail);
+    }
+
+    /**
+     * {@code fi_close(fid)}: {@code fid->ops->close(fid)}.
+     *
+     * @param f a fid (any fid_* object starts with {@code struct fid})
+     * @return the return code
+     */
+    static int close(MemorySegment f) {
+        MemorySegment ops = fid.ops(f);
+        return fi_ops.close.invoke(fi_ops.close(ops), f);
+    }
+
+    /**
+     * {@code fi_control(fid, command, arg)}: {@code fid->ops->control}.
+     *
+     * @param f the fid
+     * @param command e.g. {@code FI_GETWAIT}
+     * @param arg the argument
+     * @return the return code
+     */
+    static int control(MemorySegment f, int command, MemorySegment arg) {
+        return fi_ops.control.invoke(fi_ops.control(fid.ops(f)), f, command, arg);
+    }
+
+    /**
+     * {@code fi_ep_bind}/{@code fi_pep_bind}: {@code fid->ops->bind(fid, bfid, flags)}.
+     *
+     * @param f the endpoint fid
+     * @param bound the fid to bind (EQ, CQ)
+     * @param flags bind flags
+     * @return the return code
+     */
+    static int bind(MemorySegment f, MemorySegment bound, long flags) {
+        return fi_ops.bind.invoke(fi_ops.bind(fid.ops(f)), f, bound, flags);
+    }
+
+    /**
+     * Reads a C string that the library owns.
+     *
+     * @param p the pointer
+     * @return the string, or an empty one for NULL
+     */
+    static String string(MemorySegment p) {
+        return p.equals(MemorySegment.NULL) ? "" : p.reinterpret(65536).getString(0);
+    }
+}

@@ -1,0 +1,415 @@
+package io.cqflux.transport.fabric;
+
+import static io.cqflux.transport.fabric.ffm.fabric_h.*;
+
+import io.cqflux.core.Capability;
+import io.cqflux.core.ConnectionConfig;
+import io.cqflux.core.FlushType;
+import io.cqflux.core.RegionAccess;
+import io.cqflux.core.ResourceClosedException;
+import io.cqflux.core.TransportUnavailableException;
+import io.cqflux.transport.fabric.ffm.fi_domain_attr;
+import io.cqflux.transport.fabric.ffm.fi_ep_attr;
+import io.cqflux.transport.fabric.ffm.fi_fabric_attr;
+import io.cqflux.transport.fabric.ffm.fi_info;
+import io.cqflux.transport.fabric.ffm.fi_ops_domain;
+import io.cqflux.transport.fabric.ffm.fi_ops_fabric;
+import io.cqflux.transport.fabric.ffm.fi_ops_mr;
+import io.cqflux.transport.fabric.ffm.fid_domain;
+import io.cqflux.transport.fabric.ffm.fid_fabric;
+import io.cqflux.transport.fabric.ffm.fid_mr;
+import io.cqflux.core.internal.Checks;
+import io.cqflux.core.spi.Connection;
+import io.cqflux.core.spi.Listener;
+import io.cqflux.core.spi.LocalRegion;
+import io.cqflux.core.spi.RemoteRegion;
+import io.cqflux.core.spi.Transport;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.util.Collections;
+import java.util.EnumSet;
+import java.util.LinkedHashSet;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * A libfabric fabric and domain of one provider, with the fid ops it calls resolved once.
+ * Thread-safe for registration, parsing and opening endpoints (the domain is opened with
+ * {@code FI_THREAD_SAFE}); close it after its connections, listeners and regions.
+ */
+@SuppressWarnings("restricted") // FFM: this package is the native-access boundary of the fabric transport
+final class FabricTransport implements Transport {
+
+    /**
+     * The largest private data we pass whatever the provider allows (it sizes the EQ entry
+     * buffer): we ask the provider ({@code FI_OPT_CM_DATA_SIZE}, 256 on tcp) and clamp to this.
+     */
+    static final int PRIVATE_DATA_BOUND = 256;
+
+    private final Arena arena = Arena.ofShared();
+    private final String provider;
+    private final String name;
+    private final MemorySegment info;      // fi_dupinfo of the chosen entry, ours to free
+    private final MemorySegment fabric;    // struct fid_fabric *
+    private final MemorySegment domain;    // struct fid_domain *
+    private final MemorySegment fabricName;
+    private final MemorySegment domainName;
+    private final MemorySegment providerName;
+    // fid ops resolved once (fi_domain(3), fi_eq(3), fi_trywait(3), fi_mr(3)).
+    final MemorySegment eqOpenFp;
+    final MemorySegment passiveEpFp;
+    final MemorySegment trywaitFp;
+    final MemorySegment cqOpenFp;
+    final MemorySegment endpointFp;
+    private final MemorySegment mrRegFp;
+    private final long mrMode;
+    private final long caps;
+    private final long cqDataSize;
+    private final long maxMessageSize;
+    private final Set<Capability> capabilities;
+    private final Set<FlushType> providerFlushTypes;
+    private final int maxPrivateData;
+    private final AtomicLong nextKey = new AtomicLong(1);
+    private volatile boolean closed;
+
+    private FabricTransport(String provider, MemorySegment info, MemorySegment fabric, MemorySegment domain) {
+        this.provider = provider;
+        this.name = "fabric/" + provider;
+        this.info = info;
+        this.fabric = fabric;
+        this.domain = domain;
+        MemorySegment fattr = fi_info.fabric_attr(info);
+        MemorySegment dattr = fi_info.domain_attr(info);
+        this.fabricName = arena.allocateFrom(FabricLibrary.string(fi_fabric_attr.name(fattr)));
+        this.domainName = arena.allocateFrom(FabricLibrary.string(fi_domain_attr.name(dattr)));
+        this.providerName = arena.allocateFrom(provider);
+        MemorySegment fops = fid_fabric.ops(fabric);
+        this.eqOpenFp = fi_ops_fabric.eq_open(fops);
+        this.passiveEpFp = fi_ops_fabric.passive_ep(fops);
+        this.trywaitFp = fi_ops_fabric.trywait(fops);
+        MemorySegment dops = fid_domain.ops(domain);
+        this.cqOpenFp = fi_ops_domain.cq_open(dops);
+        this.endpointFp = fi_ops_domain.endpoint(dops);
+        this.mrRegFp = fi_ops_mr.reg(fid_domain.mr(domain));
+        this.mrMode = fi_domain_attr.mr_mode(dattr);
+        this.caps = fi_info.caps(info);
+        this.cqDataSize = fi_domain_attr.cq_data_size(dattr);
+        long mms = fi_ep_attr.max_msg_size(fi_info.ep_attr(info));
+        // size_t: tcp reports SIZE_MAX, which reads as -1 in a Java long.
+        this.maxMessageSize = mms < 0 ? Long.MAX_VALUE : mms;
+        EnumSet<Capability> c = EnumSet.noneOf(Capability.class);
+        if ((caps & FI_RMA()) != 0) {
+            c.add(Capability.RMA);
+            // Flush is a zero-length delivery-complete RMA (see FabricConnection#flush): it proves
+            // visibility. FLUSH_PERSISTENT is never offered, although tcp advertises FI_RMA_PMEM:
+            // its FI_COMMIT_COMPLETE commits only the byte ranges of the operation that carries the
+            // flag (fi_cq(3) "completion levels"; measured on 1.17), so a flush cannot make
+            // EARLIER writes persistent. Durable writes on pmem would need the writes themselves
+            // posted at FI_COMMIT_COMPLETE.
+            c.add(Capability.FLUSH_VISIBILITY);
+        }
+        if ((caps & FI_MSG()) != 0) {
+            c.add(Capability.MESSAGES);
+        }
+        // 1.17's tcp does not list FI_REMOTE_CQ_DATA among its caps: remote CQ data is available
+        // when the domain has cq_data_size > 0 (fi_domain(3)); we need 4 bytes for the immediate.
+        if (cqDataSize >= 4) {
+            if (c.contains(Capability.RMA)) {
+                c.add(Capability.WRITE_WITH_IMMEDIATE);
+            }
+            if (c.contains(Capability.MESSAGES)) {
+                c.add(Capability.SEND_WITH_IMMEDIATE);
+            }
+        }
+        // ATOMIC_WRITE: not offered. tcp has no FI_ATOMIC at all, and this transport does not
+        // bind fi_ops_atomic for providers that do.
+        this.capabilities = Collections.unmodifiableSet(c);
+        this.providerFlushTypes = Collections.unmodifiableSet(EnumSet.of(FlushType.VISIBILITY));
+        this.maxPrivateData = (int) Math.min(PRIVATE_DATA_BOUND, queryCmDataSize());
+    }
+
+    /**
+     * The provider's private-data limit: {@code fi_getopt(FI_OPT_ENDPOINT, FI_OPT_CM_DATA_SIZE)}
+     * on a passive endpoint opened (and closed again, never listening) from our info; tcp says
+     * 256. Falls back to 56, the smallest limit fi_cm(3) lets a provider have, if it cannot tell.
+     */
+    private long queryCmDataSize() {
+        try (Arena tmp = Arena.ofConfined()) {
+            MemorySegment out = tmp.allocate(C_POINTER);
+            int rc = fi_ops_fabric.passive_ep.invoke(passiveEpFp, fabric, info, out, MemorySegment.NULL);
+            if (rc != 0) {
+                return 56;
+            }
+            MemorySegment pep = out.get(C_POINTER, 0);
+            try {
+                long size = cmDataSize(pep);
+                return size >= 0 ? size : 56;
+            } finally {
+                FabricLibrary.close(pep);
+            }
+        }
+    }
+
+    /**
+     * {@code fi_getopt(pep, FI_OPT_ENDPOINT, FI_OPT_CM_DATA_SIZE)}.
+     *
+     * @param pep a passive endpoint
+     * @return the provider's private-data limit, or the negative return code when it cannot tell
+     */
+    static long cmDataSize(MemorySegment pep) {
+        try (Arena tmp = Arena.ofConfined()) {
+            MemorySegment v = tmp.allocate(ValueLayout.JAVA_LONG);
+            MemorySegment l = tmp.allocate(ValueLayout.JAVA_LONG);
+            l.set(ValueLayout.JAVA_LONG, 0, 8);
+            int rc = io.cqflux.transport.fabric.ffm.fi_ops_ep.getopt.invoke(
+                    io.cqflux.transport.fabric.ffm.fi_ops_ep.getopt(io.cqflux.transport.fabric.ffm.fid_pep.ops(pep)), pep,
+                    FI_OPT_ENDPOINT(), FI_OPT_CM_DATA_SIZE(), v, l);
+            return rc == 0 ? v.get(ValueLayout.JAVA_LONG, 0) : rc;
+        }
+    }
+
+    static FabricTransport open(String provider, InetAddress localAddress) {
+        MemorySegment info = MemorySegment.NULL;
+        MemorySegment fabric = MemorySegment.NULL;
+        try (Arena tmp = Arena.ofConfined()) {
+            MemorySegment list = getinfo(tmp, provider, null, null, localAddress.getHostAddress(), null, FI_SOURCE());
+            if (list.equals(MemorySegment.NULL)) {
+                throw new TransportUnavailableException("fabric", "provider '" + provider
+                        + "' offers no FI_EP_MSG endpoint with FI_MSG|FI_RMA on " + localAddress.getHostAddress()
+                        + "; providers present here: " + providers(), null);
+            }
+            info = fi_dupinfo(list);
+            fi_freeinfo(list);
+            MemorySegment pp = tmp.allocate(ValueLayout.ADDRESS);
+            FabricLibrary.check("fi_fabric", fi_fabric(fi_info.fabric_attr(info), pp, MemorySegment.NULL), provider);
+            fabric = pp.get(C_POINTER, 0);
+            MemorySegment domainFp = fi_ops_fabric.domain(fid_fabric.ops(fabric));
+            FabricLibrary.check("fi_domain", fi_ops_fabric.domain.invoke(domainFp, fabric, info, pp, MemorySegment.NULL),
+                    provider);
+            MemorySegment domain = pp.get(C_POINTER, 0);
+            return new FabricTransport(provider, info, fabric, domain);
+        } catch (RuntimeException e) {
+            if (!fabric.equals(MemorySegment.NULL)) {
+                FabricLibrary.close(fabric);
+            }
+            if (!info.equals(MemorySegment.NULL)) {
+                fi_freeinfo(info);
+            }
+            throw e;
+        }
+    }
+
+    /**
+     * {@code fi_getinfo} with our hints: FI_EP_MSG, FI_MSG|FI_RMA, mode 0 (no FI_CONTEXT),
+     * FI_THREAD_SAFE, the MR modes we handle. Returns NULL for -FI_ENODATA (nothing matches).
+     * The hints' strings point into {@code tmp}; they are detached before {@code fi_freeinfo}
+     * (which would free them).
+     */
+    static MemorySegment getinfo(Arena tmp, String provider, MemorySegment fabricName, MemorySegment domainName,
+                                 String node, String service, long flags) {
+        MemorySegment hints = fi_dupinfo(MemorySegment.NULL); // fi_allocinfo() is static inline: this
+        if (hints.equals(MemorySegment.NULL)) {
+            throw FabricLibrary.failure("fi_allocinfo", -FabricErrno.ENOMEM.code(), "");
+        }
+        MemorySegment fattr = fi_info.fabric_attr(hints);
+        MemorySegment dattr = fi_info.domain_attr(hints);
+        try {
+            fi_info.caps(hints, FI_MSG() | FI_RMA());
+            fi_info.mode(hints, 0);
+            fi_ep_attr.type(fi_info.ep_attr(hints), FI_EP_MSG());
+            fi_domain_attr.mr_mode(dattr, FI_MR_LOCAL() | FI_MR_VIRT_ADDR() | FI_MR_ALLOCATED() | FI_MR_PROV_KEY());
+            fi_domain_attr.threading(dattr, FI_THREAD_SAFE());
+            fi_fabric_attr.prov_name(fattr, tmp.allocateFrom(provider));
+            if (fabricName != null) {
+                fi_fabric_attr.name(fattr, fabricName);
+            }
+            if (domainName != null) {
+                fi_domain_attr.name(dattr, domainName);
+            }
+            MemorySegment out = tmp.allocate(C_POINTER);
+            MemorySegment nodeStr = node == null ? MemorySegment.NULL : tmp.allocateFrom(node);
+            MemorySegment serviceStr = service == null ? MemorySegment.NULL : tmp.allocateFrom(service);
+            int rc = SignalGuard.preserve(() -> fi_getinfo(FabricLibrary.apiVersion(), nodeStr, serviceStr, flags, hints,
+                    out));
+            if (rc == -FI_ENODATA()) {
+                return MemorySegment.NULL;
+            }
+            FabricLibrary.check("fi_getinfo", rc, "provider " + provider + ", node " + node + ", service " + service);
+            return out.get(C_POINTER, 0);
+        } finally {
+            fi_fabric_attr.prov_name(fattr, MemorySegment.NULL);
+            fi_fabric_attr.name(fattr, MemorySegment.NULL);
+            fi_domain_attr.name(dattr, MemorySegment.NULL);
+            fi_freeinfo(hints);
+        }
+    }
+
+    /** {@return the provider names fi_getinfo offers without hints} */
+    static Set<String> providers() {
+        Set<String> names = new LinkedHashSet<>();
+        try (Arena tmp = Arena.ofConfined()) {
+            MemorySegment out = tmp.allocate(C_POINTER);
+            // Without hints every provider initialises, the psm ones included (see SignalGuard).
+            int rc = SignalGuard.preserve(() -> fi_getinfo(FabricLibrary.apiVersion(), MemorySegment.NULL,
+                    MemorySegment.NULL, 0, MemorySegment.NULL, out));
+            if (rc != 0) {
+                return names;
+            }
+            MemorySegment head = out.get(C_POINTER, 0);
+            for (MemorySegment i = head; !i.equals(MemorySegment.NULL); i = fi_info.next(i)) {
+                names.add(FabricLibrary.string(fi_fabric_attr.prov_name(fi_info.fabric_attr(i))));
+            }
+            fi_freeinfo(head);
+        }
+        return names;
+    }
+
+    MemorySegment fabric() {
+        return fabric;
+    }
+
+    MemorySegment domain() {
+        return domain;
+    }
+
+    MemorySegment fabricName() {
+        return fabricName;
+    }
+
+    MemorySegment domainName() {
+        return domainName;
+    }
+
+    String provider() {
+        return provider;
+    }
+
+    long caps() {
+        return caps;
+    }
+
+    @Override
+    public long maxMessageSize() {
+        return maxMessageSize;
+    }
+
+    void ensureOpen() {
+        if (closed) {
+            throw new ResourceClosedException(name + " transport is closed");
+        }
+    }
+
+    @Override
+    public String name() {
+        return name;
+    }
+
+    @Override
+    public Set<Capability> capabilities() {
+        return capabilities;
+    }
+
+    @Override
+    public int maxConnectPrivateData() {
+        return maxPrivateData;
+    }
+
+    @Override
+    public int maxAcceptPrivateData() {
+        return maxPrivateData;
+    }
+
+    @Override
+    public LocalRegion register(MemorySegment memory, Set<RegionAccess> access) {
+        Objects.requireNonNull(memory, "memory");
+        Objects.requireNonNull(access, "access");
+        ensureOpen();
+        if (!memory.isNative()) {
+            throw new IllegalArgumentException("memory must be a native segment (heap segments cannot be registered)");
+        }
+        if (memory.byteSize() == 0) {
+            throw new IllegalArgumentException("memory size 0 is below 1");
+        }
+        if (access.isEmpty()) {
+            throw new IllegalArgumentException("access is empty: name at least one RegionAccess");
+        }
+        long fiAccess = 0;
+        for (RegionAccess a : access) {
+            fiAccess |= switch (a) {
+                case READ_SRC -> FI_REMOTE_READ();
+                case READ_DST -> FI_READ();
+                case WRITE_SRC -> FI_WRITE();
+                case WRITE_DST -> FI_REMOTE_WRITE();
+                // A flush is a zero-length delivery-complete write into the region (FabricConnection).
+                case FLUSH_TYPE_VISIBILITY, FLUSH_TYPE_PERSISTENT -> FI_REMOTE_WRITE() | FI_REMOTE_READ();
+                case SEND -> FI_SEND();
+                case RECV -> FI_RECV();
+            };
+        }
+        EnumSet<FlushType> flush = EnumSet.noneOf(FlushType.class);
+        if (access.contains(RegionAccess.FLUSH_TYPE_VISIBILITY) || access.contains(RegionAccess.FLUSH_TYPE_PERSISTENT)) {
+            flush.add(FlushType.VISIBILITY);
+        }
+        if (access.contains(RegionAccess.FLUSH_TYPE_PERSISTENT) && providerFlushTypes.contains(FlushType.PERSISTENT)) {
+            flush.add(FlushType.PERSISTENT);
+        }
+        long key = nextKey.getAndIncrement();
+        try (Arena tmp = Arena.ofConfined()) {
+            MemorySegment out = tmp.allocate(C_POINTER);
+            // fi_mr_reg(3): requested_key is ignored when the provider sets FI_MR_PROV_KEY.
+            long rc = fi_ops_mr.reg.invoke(mrRegFp, domain, memory, memory.byteSize(), fiAccess, 0L, key, 0L, out,
+                    MemorySegment.NULL);
+            FabricLibrary.check("fi_mr_reg", rc, memory.byteSize() + " bytes, access " + access);
+            MemorySegment mr = out.get(C_POINTER, 0);
+            long actualKey = (mrMode & FI_MR_PROV_KEY()) != 0 ? fid_mr.key(mr) : key;
+            // FI_MR_VIRT_ADDR: the peer addresses the region by virtual address; else by offset.
+            long base = (mrMode & FI_MR_VIRT_ADDR()) != 0 ? memory.address() : 0;
+            return new FabricLocalRegion(this, memory, EnumSet.copyOf(access), mr, fid_mr.mem_desc(mr), actualKey,
+                    base, flush);
+        }
+    }
+
+    @Override
+    public RemoteRegion remoteRegion(byte[] descriptor) {
+        return RegionDescriptor.parse(descriptor);
+    }
+
+    @Override
+    public Listener listen(InetSocketAddress address, ConnectionConfig config) {
+        Objects.requireNonNull(address, "address");
+        Objects.requireNonNull(config, "config");
+        ensureOpen();
+        return FabricListener.open(this, address, config);
+    }
+
+    @Override
+    public Connection connect(InetSocketAddress address, ConnectionConfig config, byte[] privateData) {
+        Objects.requireNonNull(address, "address");
+        Objects.requireNonNull(config, "config");
+        Checks.privateData(privateData, maxConnectPrivateData(), "connect");
+        ensureOpen();
+        return FabricConnection.connect(this, address, config, privateData == null ? new byte[0] : privateData);
+    }
+
+    @Override
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        // fi_domain(3): close the domain after every object opened from it, then the fabric.
+        FabricLibrary.close(domain);
+        FabricLibrary.close(fabric);
+        fi_freeinfo(info);
+        arena.close();
+    }
+
+    @Override
+    public String toString() {
+        return name + "[" + FabricLibrary.string(domainName) + "]";
+    }
+}

@@ -1,0 +1,40 @@
+/**
+ * The fabric transport: libfabric ({@code libfabric.so.1}, API ≥ 1.11) through the FFM API, with
+ * connected {@code FI_EP_MSG} endpoints; the data-path API ({@code fi_cq_read},
+ * {@code fi_writemsg}, ...) is {@code static inline} in C and is called through the fid ops
+ * tables, whose function pointers each object resolves once. Only
+ * {@link io.cqflux.transport.fabric.Fabric} is public; the bindings are in the non-exported
+ * {@code io.cqflux.transport.fabric.ffm}.
+ *
+ * <p>Facts about libfabric 1.17's {@code tcp} provider that the code depends on (each is
+ * asserted by a test in this package):
+ * <ul>
+ *   <li>Loading libfabric loads libpsm_infinipath, whose constructor replaces the JVM's SIGSEGV
+ *       handler unless {@code IPATH_NO_BACKTRACE} is set; the JVM then dies at a later
+ *       safepoint poll. See {@code SignalGuard} and {@code FabricLibrary}.</li>
+ *   <li>Never {@code dlclose} libfabric (no short-lived arena for its lookup).</li>
+ *   <li>{@code fi_cq_readerr}/{@code fi_eq_readerr}: {@code err_data_size} is an input; reset it
+ *       (and {@code err_data}) before every call when reusing the entry.</li>
+ *   <li>No progress thread in practice: reading the CQs and EQs moves the data.</li>
+ *   <li>tcp ignores {@code tx_attr.size}/{@code rx_attr.size}: posts never return
+ *       {@code -FI_EAGAIN} for a full queue; the transport bounds signaled sends and receives
+ *       by the configured queue sizes itself.</li>
+ *   <li>{@code FI_TRANSMIT_COMPLETE} is treated like {@code FI_DELIVERY_COMPLETE} (target ack);
+ *       without a completion flag a write completes once queued on the socket.</li>
+ *   <li>{@code FI_FENCE} is not advertised and ignored by writemsg; the in-order stream gives
+ *       the ordering. {@code FI_COMMIT_COMPLETE} commits only the op's own bytes, so a flush
+ *       cannot make earlier writes persistent: this transport offers VISIBILITY flushes only.</li>
+ *   <li>A remote write with CQ data completes at the target with flags
+ *       {@code FI_REMOTE_WRITE|FI_REMOTE_CQ_DATA}, {@code op_context} NULL, len 0: it does not
+ *       consume a posted receive.</li>
+ *   <li>A bad key: the target drops the connection; the initiator's op fails with
+ *       {@code ECANCELED} (prov_errno 2, "No such file or directory") and the EQ reports
+ *       {@code FI_SHUTDOWN} (reported as LOST; the target side sees CLOSED).</li>
+ *   <li>Connect to a port without listener: {@code fi_connect} returns 0, the EQ gets an error
+ *       entry with {@code err} 111 ECONNREFUSED (REJECTED); {@code fi_reject} looks the same.</li>
+ *   <li>{@code FI_OPT_CM_DATA_SIZE} is 256; {@code max_msg_size} is SIZE_MAX; {@code mr_mode}
+ *       comes back 0 (offsets, requested keys); {@code cq_data_size} 8; caps include
+ *       {@code FI_RMA_PMEM}, not {@code FI_ATOMIC}, not {@code FI_REMOTE_CQ_DATA}.</li>
+ * </ul>
+ */
+package io.cqflux.transport.fabric;

@@ -1,0 +1,350 @@
+package io.cqflux.transport.fabric;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.cqflux.core.Capability;
+import io.cqflux.core.CompletionRecord;
+import io.cqflux.core.CompletionStatus;
+import io.cqflux.core.ConnectionEvent;
+import io.cqflux.core.FlushType;
+import io.cqflux.core.Opcode;
+import io.cqflux.core.RegionAccess;
+import io.cqflux.core.UnsupportedCapabilityException;
+import io.cqflux.core.spi.LocalRegion;
+import io.cqflux.core.spi.RemoteRegion;
+import io.cqflux.core.spi.Transport;
+import io.cqflux.core.testing.TransportFixture;
+import java.lang.foreign.ValueLayout;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.util.EnumSet;
+import org.junit.jupiter.api.Test;
+
+/** Fabric/tcp specifics: provider capabilities, the EAVAIL error path, what tcp does with flags. */
+class FabricTransportTest extends TransportFixture {
+
+    private static final InetAddress LOOPBACK = InetAddress.getLoopbackAddress();
+
+    @Override
+    protected Transport openTransport() {
+        return Fabric.open("tcp", LOOPBACK);
+    }
+
+    @Override
+    protected InetSocketAddress listenAddress() {
+        return new InetSocketAddress(LOOPBACK, 0);
+    }
+
+    @Test
+    void tcp_capabilities_haveNoAtomicWriteAndNoPersistentFlush() {
+        assertEquals("fabric/tcp", client.name());
+        assertFalse(client.capabilities().contains(Capability.ATOMIC_WRITE));
+        // tcp has cq_data_size 8; it advertises FI_RMA_PMEM, but its commit covers only the
+        // committing operation's own bytes, so no flush can make earlier writes persistent.
+        assertEquals(EnumSet.of(Capability.RMA, Capability.MESSAGES, Capability.WRITE_WITH_IMMEDIATE,
+                Capability.SEND_WITH_IMMEDIATE, Capability.FLUSH_VISIBILITY),
+                client.capabilities());
+        assertEquals(FabricTransport.PRIVATE_DATA_BOUND, client.maxConnectPrivateData());
+    }
+
+    @Test
+    void atomicWrite_onTcp_isRefusedUpFrontNamingProviderAndCapability() {
+        LocalRegion target = region(server, 64, RegionAccess.WRITE_DST);
+        Pair p = connect(new byte[0], target.descriptor());
+        RemoteRegion remote = closeLater(client.remoteRegion(p.acceptData()));
+        UnsupportedCapabilityException e = assertThrows(UnsupportedCapabilityException.class,
+                () -> p.client().atomicWrite(remote, 0, 42, 1, true));
+        assertEquals("fabric/tcp", e.provider());
+        assertEquals(Capability.ATOMIC_WRITE, e.capability());
+        assertTrue(e.getMessage().contains("fabric/tcp") && e.getMessage().contains("ATOMIC_WRITE"), e.getMessage());
+    }
+
+    @Test
+    void listener_cmDataSize_coversThePrivateDataBound() {
+        FabricListener l = (FabricListener) closeLater(server.listen(listenAddress(), config()));
+        long size = l.cmDataSize();
+        System.out.println("FACT tcp FI_OPT_CM_DATA_SIZE " + size);
+        assertTrue(size >= FabricTransport.PRIVATE_DATA_BOUND, "FI_OPT_CM_DATA_SIZE " + size);
+        assertTrue(l.address().getPort() > 0);
+    }
+
+    @Test
+    void badKey_errorEntryCarriesLibfabricDetails() {
+        LocalRegion target = region(server, 4096, RegionAccess.WRITE_DST);
+        Pair p = connect(new byte[0], target.descriptor());
+        RemoteRegion remote = closeLater(client.remoteRegion(p.acceptData()));
+        target.close();
+        LocalRegion src = region(client, 4096, RegionAccess.WRITE_SRC);
+        post("write", () -> p.client().write(remote, 0, src, 0, 64, 7, true));
+        CompletionRecord c = await(p.clientSide(), 7);
+        pump.until("LOST", DEADLINE, () -> p.clientSide().events.contains(ConnectionEvent.LOST));
+        System.out.println("FACT tcp bad key -> " + c + " providerErrno=" + c.providerErrno()
+                + " events=" + p.clientSide().events + " server events=" + p.serverSide().events);
+        assertFalse(c.isSuccess());
+        assertTrue(c.fabricErrno() == FabricErrno.ECANCELED.code() || c.fabricErrno() == FabricErrno.ENOTCONN.code(),
+                c::toString);
+        assertEquals(c.fabricErrno() == FabricErrno.ECANCELED.code() ? CompletionStatus.WR_FLUSH_ERR
+                : CompletionStatus.RETRY_EXC_ERR, c.status());
+        assertFalse(c.errorText().isEmpty(), "fi_cq_strerror text");
+        assertFalse(c.errorText().startsWith(FabricCompletionQueue.SYNTHESIZED), "a native error entry: " + c);
+        // after the loss nothing can be posted any more
+        assertThrows(IllegalStateException.class, () -> p.client().write(remote, 0, src, 0, 8, 8, true));
+    }
+
+    @Test
+    void writeWithImmediate_onTcp_doesNotConsumeAPostedReceive() {
+        LocalRegion target = region(server, 4096, RegionAccess.WRITE_DST, RegionAccess.RECV);
+        Pair p = connect(new byte[0], target.descriptor());
+        RemoteRegion remote = closeLater(client.remoteRegion(p.acceptData()));
+        LocalRegion src = region(client, 4096, RegionAccess.WRITE_SRC, RegionAccess.SEND);
+        post("receive", () -> p.server().receive(target, 1024, 64, 500));
+        post("write with immediate", () -> p.client().writeWithImmediate(remote, 0, src, 0, 8, 0x7f000001, 1, true));
+        await(p.clientSide(), 1);
+        pump.until("the target's completion", DEADLINE, () -> !p.serverSide().completions.isEmpty());
+        CompletionRecord t = p.serverSide().completions.remove(0);
+        System.out.println("FACT tcp writedata at target: " + t + " flags=0x" + Long.toHexString(t.flags()));
+        assertEquals(Opcode.RECEIVE_WRITE_WITH_IMMEDIATE, t.opcode());
+        assertEquals(0x7f000001, t.immediate());
+        assertEquals(FabricFacts.TCP_WRITEDATA_CONSUMES_RECEIVE ? 500L : 0L, t.context(), t::toString);
+        // the posted receive is still there: a send fills it
+        src.segment().set(ValueLayout.JAVA_INT, 0, 0x01020304);
+        post("send", () -> p.client().send(src, 0, 4, 2, true));
+        CompletionRecord r = await(p.serverSide(), 500);
+        assertEquals(Opcode.RECEIVE, r.opcode());
+        assertEquals(4, r.byteLength());
+    }
+
+    @Test
+    void persistentFlush_isRefusedBeforePosting_visibilityFlushCoversEarlierWrite() {
+        LocalRegion target = region(server, 4096, RegionAccess.WRITE_DST, RegionAccess.FLUSH_TYPE_PERSISTENT);
+        Pair p = connect(new byte[0], target.descriptor());
+        RemoteRegion remote = closeLater(client.remoteRegion(p.acceptData()));
+        // Registered "persistent", but tcp cannot make earlier writes persistent: visibility only.
+        assertEquals(EnumSet.of(FlushType.VISIBILITY), remote.flushTypes());
+        IllegalArgumentException refused = assertThrows(IllegalArgumentException.class,
+                () -> p.client().flush(remote, 0, 8, FlushType.PERSISTENT, 3, true));
+        assertTrue(refused.getMessage().contains("PERSISTENT") && refused.getMessage().contains("[VISIBILITY]"),
+                refused.getMessage());
+        LocalRegion src = region(client, 4096, RegionAccess.WRITE_SRC);
+        src.segment().set(ValueLayout.JAVA_LONG, 0, 77);
+        post("write", () -> p.client().write(remote, 0, src, 0, 8, 1, false));
+        post("flush", () -> p.client().flush(remote, 0, 8, FlushType.VISIBILITY, 2, true));
+        CompletionRecord f = await(p.clientSide(), 2);
+        assertTrue(f.isSuccess(), f::toString);
+        assertEquals(Opcode.FLUSH, f.opcode());
+        assertEquals(77, target.segment().get(ValueLayout.JAVA_LONG, 0));
+    }
+
+    @Test
+    void transmitCompletion_writeCompletesLocallyAndStillArrives() {
+        LocalRegion target = region(server, 4096, RegionAccess.WRITE_DST);
+        Pair p = connect(new byte[0], target.descriptor(),
+                config().withWriteCompletion(io.cqflux.core.CompletionLevel.TRANSMIT));
+        RemoteRegion remote = closeLater(client.remoteRegion(p.acceptData()));
+        assertEquals(io.cqflux.core.CompletionLevel.TRANSMIT, p.client().config().writeCompletion());
+        LocalRegion src = region(client, 4096, RegionAccess.WRITE_SRC);
+        src.segment().set(ValueLayout.JAVA_LONG, 8, 5);
+        post("write", () -> p.client().write(remote, 8, src, 8, 8, 3, true));
+        assertTrue(await(p.clientSide(), 3).isSuccess());
+        pump.until("the data at the target", DEADLINE, () -> target.segment().get(ValueLayout.JAVA_LONG, 8) == 5);
+    }
+
+    @Test
+    void fullSendQueue_postReturnsFalse_andAcceptsAgainAfterADrain() {
+        LocalRegion target = region(server, 4096, RegionAccess.WRITE_DST);
+        io.cqflux.core.ConnectionConfig small = new io.cqflux.core.ConnectionConfig(2, 2, 8, 0,
+                java.time.Duration.ofSeconds(5), false, io.cqflux.core.CompletionLevel.DELIVERY);
+        Pair p = connect(new byte[0], target.descriptor(), small);
+        RemoteRegion remote = closeLater(client.remoteRegion(p.acceptData()));
+        LocalRegion src = region(client, 4096, RegionAccess.WRITE_SRC);
+        int accepted = 0;
+        while (accepted < 10_000 && p.client().write(remote, 0, src, 0, 8, accepted, true)) {
+            accepted++;
+        }
+        // the transport bounds signaled sends by sendQueueSize (tcp itself would accept them all)
+        assertEquals(2, accepted);
+        int n = accepted;
+        pump.until("the accepted writes", DEADLINE, () -> p.clientSide().completions.size() == n);
+        p.clientSide().completions.clear();
+        post("write after the drain", () -> p.client().write(remote, 0, src, 0, 8, 99, true));
+        assertTrue(await(p.clientSide(), 99).isSuccess());
+    }
+
+    @Test
+    void connectToClosedPort_isRefusedThroughTheEventQueue() throws Exception {
+        int port;
+        try (java.net.ServerSocket ss = new java.net.ServerSocket(0, 1, LOOPBACK)) {
+            port = ss.getLocalPort();
+        }
+        FabricConnection c = (FabricConnection) closeLater(client.connect(new InetSocketAddress(LOOPBACK, port),
+                config(), bytes("x")));
+        // fi_connect itself succeeds (tcp connects asynchronously); the refusal is an EQ error entry
+        boolean synchronous = c.refusedAtConnect();
+        io.cqflux.core.testing.TransportPump.Side s = pump.add("client", c);
+        pump.until("REJECTED", DEADLINE, () -> !s.events.isEmpty());
+        System.out.println("FACT tcp connect to closed port: refused by fi_connect itself=" + synchronous
+                + " event=" + s.events + " eq err=" + c.lastEqError());
+        assertFalse(synchronous);
+        assertEquals(java.util.List.of(ConnectionEvent.REJECTED), s.events);
+    }
+
+    @Test
+    void rejectedRequest_reportsRejectedToTheClient() {
+        io.cqflux.core.spi.Listener l = closeLater(server.listen(listenAddress(), config()));
+        java.util.Deque<io.cqflux.core.spi.ConnectionRequest> reqs = pump.add(l);
+        io.cqflux.core.spi.Connection c = closeLater(client.connect(l.address(), config(), bytes("let me in")));
+        io.cqflux.core.testing.TransportPump.Side s = pump.add("client", c);
+        pump.until("a request", DEADLINE, () -> !reqs.isEmpty());
+        io.cqflux.core.spi.ConnectionRequest r = reqs.poll();
+        assertEquals("let me in", new String(r.privateData(), java.nio.charset.StandardCharsets.UTF_8));
+        r.reject();
+        assertThrows(IllegalStateException.class, r::reject, "once only");
+        pump.until("REJECTED", DEADLINE, () -> !s.events.isEmpty());
+        assertEquals(java.util.List.of(ConnectionEvent.REJECTED), s.events);
+    }
+
+    /** Prints rough loopback latencies (no timed assertion: the machine is shared and noisy). */
+    @Test
+    void latency_ofSignaledOperations_isReported() {
+        LocalRegion target = region(server, 4096, RegionAccess.WRITE_DST, RegionAccess.READ_SRC,
+                RegionAccess.FLUSH_TYPE_VISIBILITY);
+        Pair p = connect(new byte[0], target.descriptor());
+        RemoteRegion remote = closeLater(client.remoteRegion(p.acceptData()));
+        LocalRegion buf = region(client, 4096, RegionAccess.WRITE_SRC, RegionAccess.READ_DST);
+        int n = 500;
+        StringBuilder out = new StringBuilder("FACT test-pump latency (poll(2) when idle, shared noisy host) (8 B, avg over " + n + "):");
+        for (String kind : new String[] {"write", "read", "flush"}) {
+            long t0 = System.nanoTime();
+            for (int i = 0; i < n; i++) {
+                long ctx = 10_000 + i;
+                switch (kind) {
+                    case "write" -> post(kind, () -> p.client().write(remote, 0, buf, 0, 8, ctx, true));
+                    case "read" -> post(kind, () -> p.client().read(buf, 0, remote, 0, 8, ctx, true));
+                    default -> post(kind, () -> p.client().flush(remote, 0, 8, FlushType.VISIBILITY, ctx, true));
+                }
+                CompletionRecord c = await(p.clientSide(), ctx);
+                assertTrue(c.isSuccess(), c::toString);
+            }
+            out.append(String.format(" %s %.1f us", kind, (System.nanoTime() - t0) / 1e3 / n));
+        }
+        System.out.println(out);
+    }
+
+    @Test
+    void peerClose_failsSignaledWriteAndReceives_nothingStaysPending() {
+        LocalRegion target = region(server, 1 << 20, RegionAccess.WRITE_DST);
+        Pair p = connect(new byte[0], target.descriptor());
+        RemoteRegion remote = closeLater(client.remoteRegion(p.acceptData()));
+        LocalRegion buf = region(client, 1 << 20, RegionAccess.WRITE_SRC, RegionAccess.RECV);
+        post("receive", () -> p.client().receive(buf, 0, 64, 1));
+        post("receive", () -> p.client().receive(buf, 64, 64, 2));
+        pump.remove(p.serverSide());
+        p.server().close();
+        // posted after the peer is gone but before this side noticed
+        boolean posted = p.client().write(remote, 0, buf, 0, 1 << 20, 3, true);
+        pump.until("all three failed and a terminal event", DEADLINE,
+                () -> p.clientSide().completions.size() >= (posted ? 3 : 2)
+                        && p.clientSide().events.stream().anyMatch(ConnectionEvent::isTerminal));
+        StringBuilder b = new StringBuilder("FACT tcp after peer close:");
+        for (CompletionRecord c : p.clientSide().completions) {
+            assertFalse(c.isSuccess(), c::toString);
+            b.append(' ').append(c.context()).append('=').append(c.status()).append('/').append(c.fabricErrno())
+                    .append(c.errorText().startsWith(FabricCompletionQueue.SYNTHESIZED) ? "(synthesized)" : "(native)");
+        }
+        System.out.println(b + " events=" + p.clientSide().events);
+        FabricConnection fc = (FabricConnection) p.client();
+        assertEquals(0, fc.posted().pending(true) + fc.posted().pending(false), "nothing stays pending");
+    }
+
+    /** Counts completions without keeping them: the sink itself allocates nothing. */
+    private static final class CountingSink implements io.cqflux.core.spi.CompletionSink {
+        long count;
+        long failures;
+
+        @Override
+        public void onCompletion(io.cqflux.core.Completion c) {
+            count++;
+            if (!c.isSuccess()) {
+                failures++;
+            }
+        }
+    }
+
+    @Test
+    void postAndPoll_allocateNothingPerOperation() {
+        LocalRegion target = region(server, 4096, RegionAccess.WRITE_DST);
+        Pair p = connect(new byte[0], target.descriptor());
+        RemoteRegion remote = closeLater(client.remoteRegion(p.acceptData()));
+        LocalRegion src = region(client, 4096, RegionAccess.WRITE_SRC);
+        pump.remove(p.clientSide());
+        pump.remove(p.serverSide());
+        java.lang.foreign.MemorySegment scratch = arena.allocate(16L * 64, 64);
+        io.cqflux.core.spi.CompletionQueue ccq = p.client().completionQueues().get(0);
+        java.util.List<io.cqflux.core.spi.CompletionQueue> scq = p.server().completionQueues();
+        CountingSink sink = new CountingSink();
+        CountingSink serverSink = new CountingSink();
+        // com.sun.management.ThreadMXBean#getThreadAllocatedBytes, reflectively: core's module
+        // does not read java.management (tests run on the class path, where this works)
+        java.util.function.LongSupplier allocated;
+        try {
+            Object mx = Class.forName("java.lang.management.ManagementFactory").getMethod("getThreadMXBean").invoke(null);
+            java.lang.reflect.Method m = Class.forName("com.sun.management.ThreadMXBean")
+                    .getMethod("getThreadAllocatedBytes", long.class);
+            long tid = Thread.currentThread().threadId();
+            allocated = () -> {
+                try {
+                    return (Long) m.invoke(mx, tid);
+                } catch (ReflectiveOperationException e) {
+                    throw new AssertionError(e);
+                }
+            };
+        } catch (ReflectiveOperationException e) {
+            throw new AssertionError("thread allocation counter unavailable", e);
+        }
+        int rounds = 2000;
+        long bytes = 0;
+        for (int phase = 0; phase < 2; phase++) { // phase 0 warms up (JIT), phase 1 measures
+            long before = allocated.getAsLong();
+            long t0 = System.nanoTime();
+            long deadline = System.nanoTime() + DEADLINE.toNanos();
+            for (int i = 0; i < rounds; i++) {
+                long want = sink.count + 1;
+                while (!p.client().write(remote, 0, src, 0, 8, i, true)) {
+                    ccq.poll(scratch, 16, sink);
+                }
+                while (sink.count < want) {
+                    ccq.poll(scratch, 16, sink);
+                    for (int k = 0; k < scq.size(); k++) {
+                        scq.get(k).poll(scratch, 16, serverSink);
+                    }
+                    if (System.nanoTime() > deadline) {
+                        throw new AssertionError("timed out at write " + i);
+                    }
+                }
+            }
+            bytes = allocated.getAsLong() - before;
+            if (phase == 1) {
+                System.out.printf("FACT busy-polled signaled 8 B DELIVERY write, post to completion: %.1f us avg%n",
+                        (System.nanoTime() - t0) / 1e3 / rounds);
+            }
+        }
+        System.out.println("FACT allocation per write+poll cycle after warm-up: " + (double) bytes / rounds + " bytes");
+        assertEquals(0, sink.failures);
+        assertTrue(bytes / rounds < 16, bytes + " bytes allocated over " + rounds + " write+poll cycles");
+    }
+
+    @Test
+    void afterTheEnd_eventChannelIsQuietAndLetsTheLoopSleep() {
+        Pair p = connect(new byte[0], new byte[0]);
+        p.client().disconnect(); // CLOSED reported locally; the peer's FI_SHUTDOWN may follow later
+        pump.until("CLOSED on both ends", DEADLINE, () -> p.clientSide().events.contains(ConnectionEvent.CLOSED)
+                && p.serverSide().events.contains(ConnectionEvent.CLOSED));
+        pump.until("both event channels ready to sleep", DEADLINE,
+                () -> p.client().events().prepareToSleep() && p.server().events().prepareToSleep());
+        assertEquals(null, p.client().events().nextEvent());
+        assertEquals(java.util.List.of(ConnectionEvent.ESTABLISHED, ConnectionEvent.CLOSED), p.clientSide().events);
+    }
+}

@@ -1,0 +1,71 @@
+package io.cqflux.transport.rpma;
+
+import io.cqflux.core.ConnectionConfig;
+import io.cqflux.transport.rpma.ffm.librpma_h;
+import io.cqflux.core.internal.Checks;
+import io.cqflux.core.spi.Connection;
+import io.cqflux.core.spi.ConnectionRequest;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+
+/** An incoming request ({@code struct rpma_conn_req}); accepted or rejected once, on the loop thread. */
+final class RpmaConnectionRequest implements ConnectionRequest {
+
+    private final RpmaTransport transport;
+    private final byte[] privateData;
+    private final ConnectionConfig config;
+    private final String description;
+    private MemorySegment req;
+
+    RpmaConnectionRequest(RpmaTransport transport, MemorySegment req, byte[] privateData, ConnectionConfig config,
+                          String description) {
+        this.transport = transport;
+        this.req = req;
+        this.privateData = privateData;
+        this.config = config;
+        this.description = description;
+    }
+
+    @Override
+    public byte[] privateData() {
+        return privateData.clone();
+    }
+
+    private MemorySegment take() {
+        MemorySegment r = req;
+        if (r == null) {
+            throw new IllegalStateException("connection request " + description + " was already accepted or rejected");
+        }
+        req = null;
+        return r;
+    }
+
+    /** Accepts with {@code rpma_conn_req_connect(3)}, which consumes the request even when it fails. */
+    @Override
+    public Connection accept(byte[] privateData) {
+        Checks.privateData(privateData, transport.maxAcceptPrivateData(), "accept");
+        MemorySegment r = take();
+        MemorySegment conn = transport.connectRequest(r, PrivateData.frame(privateData), description);
+        return RpmaConnection.create(transport, conn, config, description, true, this.privateData);
+    }
+
+    /** Rejects and frees the request ({@code rpma_conn_req_delete(3)} rejects a passive-side request). */
+    @Override
+    public void reject() {
+        MemorySegment r = take();
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment p = a.allocate(ValueLayout.ADDRESS);
+            p.set(ValueLayout.ADDRESS, 0, r);
+            RpmaNative.check("rpma_conn_req_delete", librpma_h.rpma_conn_req_delete(p), description);
+        }
+    }
+
+    static void deleteQuietly(MemorySegment r) {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment p = a.allocate(ValueLayout.ADDRESS);
+            p.set(ValueLayout.ADDRESS, 0, r);
+            librpma_h.rpma_conn_req_delete(p);
+        }
+    }
+}

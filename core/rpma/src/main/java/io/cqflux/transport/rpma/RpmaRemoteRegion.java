@@ -1,0 +1,106 @@
+package io.cqflux.transport.rpma;
+
+import io.cqflux.core.FlushType;
+import io.cqflux.core.RegionAccess;
+import io.cqflux.transport.rpma.ffm.librpma_h;
+import io.cqflux.core.spi.RemoteRegion;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.EnumSet;
+import java.util.Set;
+
+/**
+ * A peer's region ({@code rpma_mr_remote_from_descriptor(3)}). Thread-safe to read;
+ * {@link #close()} frees the native copy ({@code rpma_mr_remote_delete(3)}) once.
+ */
+final class RpmaRemoteRegion implements RemoteRegion {
+
+    private final long size;
+    private final Set<FlushType> flushTypes;
+    private final Set<RegionAccess> access;
+    private volatile MemorySegment mr;
+
+    private RpmaRemoteRegion(MemorySegment mr, long size, Set<FlushType> flushTypes, Set<RegionAccess> access) {
+        this.mr = mr;
+        this.size = size;
+        this.flushTypes = flushTypes;
+        this.access = access;
+    }
+
+    static RpmaRemoteRegion parse(byte[] bytes, int expectedNativeSize) {
+        RegionDescriptor d = RegionDescriptor.parse(bytes, expectedNativeSize);
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment desc = a.allocateFrom(ValueLayout.JAVA_BYTE, d.nativeDescriptor());
+            MemorySegment p = a.allocate(ValueLayout.ADDRESS);
+            int rc = librpma_h.rpma_mr_remote_from_descriptor(desc, desc.byteSize(), p);
+            if (rc == librpma_h.RPMA_E_INVAL()) {
+                throw new IllegalArgumentException("librpma rejected the region descriptor: " + RpmaNative.errText(rc));
+            }
+            RpmaNative.check("rpma_mr_remote_from_descriptor", rc, desc.byteSize() + " bytes");
+            MemorySegment mr = p.get(ValueLayout.ADDRESS, 0);
+            try {
+                MemorySegment sz = a.allocate(ValueLayout.JAVA_LONG);
+                RpmaNative.check("rpma_mr_remote_get_size", librpma_h.rpma_mr_remote_get_size(mr, sz), "");
+                MemorySegment ft = a.allocate(ValueLayout.JAVA_INT);
+                RpmaNative.check("rpma_mr_remote_get_flush_type", librpma_h.rpma_mr_remote_get_flush_type(mr, ft), "");
+                int bits = ft.get(ValueLayout.JAVA_INT, 0);
+                Set<FlushType> types = EnumSet.noneOf(FlushType.class);
+                if ((bits & librpma_h.RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT()) != 0) {
+                    types.add(FlushType.PERSISTENT);
+                }
+                if ((bits & librpma_h.RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY()) != 0) {
+                    types.add(FlushType.VISIBILITY);
+                }
+                return new RpmaRemoteRegion(mr, sz.get(ValueLayout.JAVA_LONG, 0), Set.copyOf(types), d.access());
+            } catch (RuntimeException e) {
+                p.set(ValueLayout.ADDRESS, 0, mr);
+                librpma_h.rpma_mr_remote_delete(p);
+                throw e;
+            }
+        }
+    }
+
+    /** {@return the {@code struct rpma_mr_remote *}, or NULL when closed} */
+    MemorySegment mr() {
+        MemorySegment m = mr;
+        if (m == null) {
+            throw new io.cqflux.core.ResourceClosedException("remote region is closed");
+        }
+        return m;
+    }
+
+    @Override
+    public long size() {
+        return size;
+    }
+
+    @Override
+    public Set<FlushType> flushTypes() {
+        return flushTypes;
+    }
+
+    @Override
+    public Set<RegionAccess> access() {
+        return access;
+    }
+
+    @Override
+    public synchronized void close() {
+        MemorySegment m = mr;
+        if (m == null) {
+            return;
+        }
+        mr = null;
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment p = a.allocate(ValueLayout.ADDRESS);
+            p.set(ValueLayout.ADDRESS, 0, m);
+            RpmaNative.check("rpma_mr_remote_delete", librpma_h.rpma_mr_remote_delete(p), "");
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "rpma remote region[" + size + " bytes, " + access + ", flush " + flushTypes + "]";
+    }
+}

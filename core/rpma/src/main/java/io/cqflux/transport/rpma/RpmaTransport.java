@@ -1,0 +1,406 @@
+package io.cqflux.transport.rpma;
+
+import io.cqflux.core.Capability;
+import io.cqflux.core.ConnectionConfig;
+import io.cqflux.core.RegionAccess;
+import io.cqflux.core.ResourceClosedException;
+import io.cqflux.core.TransportUnavailableException;
+import io.cqflux.transport.rpma.ffm.librpma_h;
+import io.cqflux.transport.rpma.ffm.rpma_conn_private_data;
+import io.cqflux.core.internal.Checks;
+import io.cqflux.core.spi.Connection;
+import io.cqflux.core.spi.LocalRegion;
+import io.cqflux.core.internal.NativeErrors;
+import io.cqflux.core.spi.RemoteRegion;
+import io.cqflux.core.spi.Transport;
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Set;
+import java.util.stream.Stream;
+
+/**
+ * The rpma transport on one RDMA device: a {@code struct rpma_peer} from the device that serves a
+ * local address ({@code rpma_utils_get_ibv_context(3)}, {@code rpma_peer_new(3)}).
+ *
+ * <p>Thread-safe as {@link Transport} requires; {@link #close()} deletes the peer once
+ * ({@code rpma_peer_delete(3)}); close connections, listeners and regions first.
+ */
+final class RpmaTransport implements Transport {
+
+    /** librpma calls whose {@code RPMA_E_PROVIDER} reason is read from errno. */
+    static final class Calls {
+        static final RpmaNative.ErrnoCall GET_IBV_CONTEXT = new RpmaNative.ErrnoCall("rpma_utils_get_ibv_context",
+                librpma_h.rpma_utils_get_ibv_context$address(), librpma_h.rpma_utils_get_ibv_context$descriptor());
+        static final RpmaNative.ErrnoCall PEER_NEW = new RpmaNative.ErrnoCall("rpma_peer_new",
+                librpma_h.rpma_peer_new$address(), librpma_h.rpma_peer_new$descriptor());
+        static final RpmaNative.ErrnoCall EP_LISTEN = new RpmaNative.ErrnoCall("rpma_ep_listen",
+                librpma_h.rpma_ep_listen$address(), librpma_h.rpma_ep_listen$descriptor());
+        static final RpmaNative.ErrnoCall CONN_REQ_NEW = new RpmaNative.ErrnoCall("rpma_conn_req_new",
+                librpma_h.rpma_conn_req_new$address(), librpma_h.rpma_conn_req_new$descriptor());
+        static final RpmaNative.ErrnoCall CONN_REQ_CONNECT = new RpmaNative.ErrnoCall("rpma_conn_req_connect",
+                librpma_h.rpma_conn_req_connect$address(), librpma_h.rpma_conn_req_connect$descriptor());
+        static final RpmaNative.ErrnoCall MR_REG = new RpmaNative.ErrnoCall("rpma_mr_reg",
+                librpma_h.rpma_mr_reg$address(), librpma_h.rpma_mr_reg$descriptor());
+
+        private Calls() {
+        }
+    }
+
+    static final RpmaNative.ErrnoCall MR_REG = Calls.MR_REG;
+
+    private static final int ENODEV = 19;
+    private static final int ENOSYS = 38;
+
+    private final InetAddress address;
+    /** This side's declaration ({@code TransportOptions#directWriteToPersistentMemory}). */
+    private final boolean directWriteToPmem;
+    private final Set<Capability> capabilities;
+    private final int nativeDescriptorSize;
+    private volatile MemorySegment peer;
+    /** Open listeners, regions and connections: they keep using the peer (guarded by this). */
+    private int children;
+    /** close() was called; the peer goes when the last child does (guarded by this). */
+    private boolean closeRequested;
+
+    private RpmaTransport(InetAddress address, MemorySegment peer, Set<Capability> capabilities, int nativeDescriptorSize,
+                          boolean directWriteToPmem) {
+        this.address = address;
+        this.directWriteToPmem = directWriteToPmem;
+        this.peer = peer;
+        this.capabilities = capabilities;
+        this.nativeDescriptorSize = nativeDescriptorSize;
+    }
+
+    static RpmaTransport open(InetAddress address, boolean directWriteToPmem) {
+        RpmaLog.install();
+        String host = address.getHostAddress();
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment ctxOut = a.allocate(ValueLayout.ADDRESS);
+            MemorySegment hostString = RpmaNative.cString(a, host);
+            long r = ScopedValue.where(RpmaLog.PROBING, Boolean.TRUE).call(() -> Calls.GET_IBV_CONTEXT.call(a, hostString,
+                    librpma_h.RPMA_UTIL_IBV_CONTEXT_LOCAL(), ctxOut));
+            if (RpmaNative.rc(r) != 0) {
+                throw unavailable(host, RpmaNative.rc(r), RpmaNative.errno(r));
+            }
+            MemorySegment ctx = ctxOut.get(ValueLayout.ADDRESS, 0);
+            if (ctx.equals(MemorySegment.NULL)) {
+                // Seen over Soft-RoCE with 127.0.0.1: rpma_utils_get_ibv_context returns 0 but
+                // leaves a NULL context (rdma_cm binds loopback to no device; rxe does not attach
+                // to lo), which every later call would reject with RPMA_E_INVAL.
+                throw new TransportUnavailableException("rpma", "address " + host + " is not on an RDMA interface"
+                        + " (rpma_utils_get_ibv_context found no device for it; RDMA devices here: " + rdmaDevices()
+                        + "; see `rdma link show` for the interfaces they serve)", null);
+            }
+            MemorySegment odp = a.allocate(ValueLayout.JAVA_INT);
+            RpmaNative.check("rpma_utils_ibv_context_is_odp_capable",
+                    librpma_h.rpma_utils_ibv_context_is_odp_capable(ctx, odp), host);
+            MemorySegment peerOut = a.allocate(ValueLayout.ADDRESS);
+            long p = Calls.PEER_NEW.call(a, ctx, peerOut);
+            if (RpmaNative.rc(p) != 0) {
+                throw new TransportUnavailableException("rpma", "cannot create a peer on the RDMA device of " + host,
+                        RpmaNative.failure("rpma_peer_new", RpmaNative.rc(p), RpmaNative.errno(p), host));
+            }
+            MemorySegment peer = peerOut.get(ValueLayout.ADDRESS, 0);
+            try {
+                Set<Capability> caps = EnumSet.of(Capability.RMA, Capability.WRITE_WITH_IMMEDIATE, Capability.MESSAGES,
+                        Capability.SEND_WITH_IMMEDIATE, Capability.ATOMIC_WRITE, Capability.FLUSH_VISIBILITY,
+                        Capability.FLUSH_PERSISTENT);
+                if (odp.get(ValueLayout.JAVA_INT, 0) != 0) {
+                    caps.add(Capability.ON_DEMAND_PAGING);
+                }
+                if (RpmaNative.hasSharedChannel()) {
+                    caps.add(Capability.SHARED_COMPLETION_CHANNEL);
+                }
+                int descSize = probeDescriptorSize(peer);
+                return new RpmaTransport(address, peer, Set.copyOf(caps), descSize, directWriteToPmem);
+            } catch (RuntimeException | Error e) {
+                peerOut.set(ValueLayout.ADDRESS, 0, peer);
+                librpma_h.rpma_peer_delete(peerOut);
+                throw e;
+            }
+        }
+    }
+
+    /**
+     * Registers 8 bytes once to learn {@code rpma_mr_get_descriptor_size}: the size every
+     * descriptor from a peer running the same library has, checked before parsing.
+     */
+    private static int probeDescriptorSize(MemorySegment peer) {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment mem = a.allocate(8, 8);
+            MemorySegment mrOut = a.allocate(ValueLayout.ADDRESS);
+            long r = Calls.MR_REG.call(a, peer, mem, 8L, librpma_h.RPMA_MR_USAGE_READ_SRC(), mrOut);
+            if (RpmaNative.rc(r) != 0) {
+                throw RpmaNative.failure("rpma_mr_reg", RpmaNative.rc(r), RpmaNative.errno(r), "8-byte descriptor probe");
+            }
+            MemorySegment mr = mrOut.get(ValueLayout.ADDRESS, 0);
+            try {
+                MemorySegment size = a.allocate(ValueLayout.JAVA_LONG);
+                RpmaNative.check("rpma_mr_get_descriptor_size", librpma_h.rpma_mr_get_descriptor_size(mr, size), "");
+                return (int) size.get(ValueLayout.JAVA_LONG, 0);
+            } finally {
+                mrOut.set(ValueLayout.ADDRESS, 0, mr);
+                librpma_h.rpma_mr_dereg(mrOut);
+            }
+        }
+    }
+
+    /**
+     * The exception for a failed {@code rpma_utils_get_ibv_context}. With {@code RPMA_E_PROVIDER}
+     * and no RDMA device in {@code /sys/class/infiniband} (or errno {@code ENODEV}/{@code ENOSYS}:
+     * librdmacm finds no device, e.g. a kernel without {@code CONFIG_INFINIBAND}), it names the
+     * missing device, Soft-RoCE and the fabric transport; with devices present, the address is
+     * simply not on an RDMA interface.
+     */
+    static TransportUnavailableException unavailable(String host, int rc, int errno) {
+        List<String> devices = rdmaDevices();
+        Exception cause = RpmaNative.failure("rpma_utils_get_ibv_context", rc, errno, host);
+        if (rc == librpma_h.RPMA_E_PROVIDER() && (devices.isEmpty() || errno == ENOSYS)) {
+            return new TransportUnavailableException("rpma", "no RDMA device: the kernel exposes none"
+                    + " (/sys/class/infiniband is empty or missing; errno " + NativeErrors.errnoName(errno) + ")."
+                    + " Without RDMA hardware, create a Soft-RoCE device on a kernel with rdma_rxe"
+                    + " (modprobe rdma_rxe; rdma link add rxe0 type rxe netdev <if>), or use the fabric transport"
+                    + " (libfabric's tcp provider), which needs no RDMA device", cause);
+        }
+        if (rc == librpma_h.RPMA_E_PROVIDER() || errno == ENODEV) {
+            return new TransportUnavailableException("rpma", "address " + host + " is not on an RDMA interface"
+                    + " (RDMA devices here: " + devices + "; see `rdma link show` for the interfaces they serve)", cause);
+        }
+        return new TransportUnavailableException("rpma", "cannot find the RDMA device of " + host, cause);
+    }
+
+    static List<String> rdmaDevices() {
+        Path dir = Path.of("/sys/class/infiniband");
+        if (!Files.isDirectory(dir)) {
+            return List.of();
+        }
+        try (Stream<Path> s = Files.list(dir)) {
+            return s.map(p -> p.getFileName().toString()).sorted().toList();
+        } catch (IOException e) {
+            return List.of();
+        }
+    }
+
+    MemorySegment peer() {
+        MemorySegment p = peer;
+        if (p == null || closeRequested) {
+            throw new ResourceClosedException("rpma transport on " + address.getHostAddress() + " is closed");
+        }
+        return p;
+    }
+
+    /**
+     * Pins the peer for a child (listener, region, connection) being created: rpma_peer_delete(3)
+     * frees the peer even when its protection domain is still in use, and a listener's
+     * rpma_ep_next_conn_req would then build queue pairs from freed memory. Pair with
+     * {@link #release()} when the child closes (or its construction fails).
+     *
+     * @return the peer
+     */
+    synchronized MemorySegment retain() {
+        MemorySegment p = peer();
+        children++;
+        return p;
+    }
+
+    /** A child closed; the last one completes a close() that was asked for meanwhile. */
+    synchronized void release() {
+        if (--children == 0 && closeRequested) {
+            deletePeer();
+        }
+    }
+
+    int nativeDescriptorSize() {
+        return nativeDescriptorSize;
+    }
+
+    @Override
+    public String name() {
+        return "rpma";
+    }
+
+    @Override
+    public Set<Capability> capabilities() {
+        return capabilities;
+    }
+
+    @Override
+    public long maxMessageSize() {
+        return RpmaConnection.MAX_MESSAGE;
+    }
+
+    /** RDMA CM connect private data on IB/RoCE (56 bytes) minus the 1-byte frame ({@link PrivateData}). */
+    @Override
+    public int maxConnectPrivateData() {
+        return PrivateData.CONNECT_CAPACITY - 1;
+    }
+
+    /** RDMA CM accept private data on IB/RoCE (196 bytes) minus the 1-byte frame ({@link PrivateData}). */
+    @Override
+    public int maxAcceptPrivateData() {
+        return PrivateData.ACCEPT_CAPACITY - 1;
+    }
+
+    @Override
+    public LocalRegion register(MemorySegment memory, Set<RegionAccess> access) {
+        if (memory == null || !memory.isNative()) {
+            throw new IllegalArgumentException("memory " + memory + " is not native memory");
+        }
+        if (memory.byteSize() < 1) {
+            throw new IllegalArgumentException("memory size " + memory.byteSize() + " is below 1");
+        }
+        if (access == null || access.isEmpty()) {
+            throw new IllegalArgumentException("access " + access + " is empty");
+        }
+        peer();
+        return RpmaLocalRegion.register(this, memory, access);
+    }
+
+    @Override
+    public RemoteRegion remoteRegion(byte[] descriptor) {
+        peer();
+        return RpmaRemoteRegion.parse(descriptor, nativeDescriptorSize);
+    }
+
+    @Override
+    public io.cqflux.core.spi.Listener listen(InetSocketAddress address, ConnectionConfig config) {
+        checkConfig(config);
+        peer();
+        return RpmaListener.listen(this, address, config);
+    }
+
+    private void checkConfig(ConnectionConfig config) {
+        if (config == null) {
+            throw new IllegalArgumentException("config is null");
+        }
+        if (config.sharedCompletionChannel()) {
+            Checks.capability("rpma", capabilities, Capability.SHARED_COMPLETION_CHANNEL,
+                    "librpma >= 1.0 (rpma_conn_get_compl_fd); use separate completion queues");
+        }
+    }
+
+    /**
+     * Connects: {@code rpma_conn_req_new(3)} resolves the address and route synchronously (up to
+     * the configured timeout), then {@code rpma_conn_req_connect(3)} sends the request; the
+     * outcome arrives as an event.
+     */
+    @Override
+    public Connection connect(InetSocketAddress address, ConnectionConfig config, byte[] privateData) {
+        checkConfig(config);
+        Checks.privateData(privateData, maxConnectPrivateData(), "connect");
+        if (address.getPort() == 0 || address.isUnresolved()) {
+            throw new IllegalArgumentException("server address " + address + " needs a resolved host and a port in [1, 65535]");
+        }
+        MemorySegment p = peer();
+        String host = address.getAddress().getHostAddress();
+        String description = "rpma " + this.address.getHostAddress() + " -> " + host + ":" + address.getPort();
+        MemorySegment req;
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment cfg = newConnCfg(config, a);
+            try {
+                MemorySegment reqOut = a.allocate(ValueLayout.ADDRESS);
+                long r = Calls.CONN_REQ_NEW.call(a, p, RpmaNative.cString(a, host),
+                        RpmaNative.cString(a, Integer.toString(address.getPort())), cfg, reqOut);
+                if (RpmaNative.rc(r) != 0) {
+                    throw RpmaNative.failure("rpma_conn_req_new", RpmaNative.rc(r), RpmaNative.errno(r), description);
+                }
+                req = reqOut.get(ValueLayout.ADDRESS, 0);
+            } finally {
+                deleteConnCfg(cfg, a);
+            }
+        }
+        MemorySegment conn = connectRequest(req, PrivateData.frame(privateData), description);
+        return RpmaConnection.create(this, conn, config, description, false, null);
+    }
+
+    /** {@code rpma_conn_req_connect(3)}: consumes {@code req} whether it succeeds or not. */
+    MemorySegment connectRequest(MemorySegment req, byte[] framed, String description) {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment reqPtr = a.allocate(ValueLayout.ADDRESS);
+            reqPtr.set(ValueLayout.ADDRESS, 0, req);
+            MemorySegment pdata = rpma_conn_private_data.allocate(a);
+            rpma_conn_private_data.ptr(pdata, a.allocateFrom(ValueLayout.JAVA_BYTE, framed));
+            rpma_conn_private_data.len(pdata, (byte) framed.length);
+            MemorySegment connOut = a.allocate(ValueLayout.ADDRESS);
+            long r = Calls.CONN_REQ_CONNECT.call(a, reqPtr, pdata, connOut);
+            if (RpmaNative.rc(r) != 0) {
+                throw RpmaNative.failure("rpma_conn_req_connect", RpmaNative.rc(r), RpmaNative.errno(r), description);
+            }
+            return connOut.get(ValueLayout.ADDRESS, 0);
+        }
+    }
+
+    /** Builds an {@code rpma_conn_cfg} from a {@link ConnectionConfig}; deletes it again if a setter fails. */
+    static MemorySegment newConnCfg(ConnectionConfig c, Arena arena) {
+        MemorySegment out = arena.allocate(ValueLayout.ADDRESS);
+        RpmaNative.check("rpma_conn_cfg_new", librpma_h.rpma_conn_cfg_new(out), "");
+        MemorySegment cfg = out.get(ValueLayout.ADDRESS, 0);
+        try {
+            RpmaNative.check("rpma_conn_cfg_set_sq_size", librpma_h.rpma_conn_cfg_set_sq_size(cfg, c.sendQueueSize()), "");
+            RpmaNative.check("rpma_conn_cfg_set_rq_size", librpma_h.rpma_conn_cfg_set_rq_size(cfg, c.receiveQueueSize()), "");
+            RpmaNative.check("rpma_conn_cfg_set_cq_size", librpma_h.rpma_conn_cfg_set_cq_size(cfg, c.completionQueueSize()), "");
+            RpmaNative.check("rpma_conn_cfg_set_rcq_size",
+                    librpma_h.rpma_conn_cfg_set_rcq_size(cfg, c.receiveCompletionQueueSize()), "");
+            RpmaNative.check("rpma_conn_cfg_set_timeout",
+                    librpma_h.rpma_conn_cfg_set_timeout(cfg, (int) c.timeout().toMillis()), "");
+            if (c.sharedCompletionChannel()) {
+                RpmaNative.check("rpma_conn_cfg_set_compl_channel", librpma_h.rpma_conn_cfg_set_compl_channel(cfg, true), "");
+            }
+            return cfg;
+        } catch (RuntimeException | Error e) {
+            deleteConnCfg(cfg, arena);
+            throw e;
+        }
+    }
+
+    static void deleteConnCfg(MemorySegment cfg, Arena arena) {
+        if (cfg == null || cfg.equals(MemorySegment.NULL)) {
+            return;
+        }
+        MemorySegment p = arena.allocate(ValueLayout.ADDRESS);
+        p.set(ValueLayout.ADDRESS, 0, cfg);
+        librpma_h.rpma_conn_cfg_delete(p);
+    }
+
+    /**
+     * Closes the transport. With listeners, regions or connections still open, the peer is freed
+     * when the last of them closes (freeing it earlier would leave them on freed memory); new ones
+     * are refused from now on. Idempotent.
+     */
+    @Override
+    public synchronized void close() {
+        if (closeRequested) {
+            return;
+        }
+        closeRequested = true;
+        if (children == 0) {
+            deletePeer();
+        }
+    }
+
+    private void deletePeer() {
+        MemorySegment p = peer;
+        if (p == null) {
+            return;
+        }
+        peer = null;
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment out = a.allocate(ValueLayout.ADDRESS);
+            out.set(ValueLayout.ADDRESS, 0, p);
+            RpmaNative.check("rpma_peer_delete", librpma_h.rpma_peer_delete(out), address.getHostAddress());
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "rpma transport on " + address.getHostAddress() + " " + capabilities;
+    }
+}

@@ -1,0 +1,359 @@
+package io.cqflux.transport.rpma;
+
+import static io.cqflux.transport.rpma.LaneSupport.awaitCompletions;
+import static io.cqflux.transport.rpma.LaneSupport.awaitEvent;
+import static io.cqflux.transport.rpma.LaneSupport.awaitRequest;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.cqflux.core.Capability;
+import io.cqflux.core.CompletionRecord;
+import io.cqflux.core.CompletionStatus;
+import io.cqflux.core.ConnectionConfig;
+import io.cqflux.core.ConnectionEvent;
+import io.cqflux.core.FlushType;
+import io.cqflux.core.Opcode;
+import io.cqflux.core.RegionAccess;
+import io.cqflux.core.ResourceClosedException;
+import io.cqflux.core.TransportUnavailableException;
+import io.cqflux.core.spi.CompletionQueue;
+import io.cqflux.core.spi.Connection;
+import io.cqflux.core.spi.ConnectionRequest;
+import io.cqflux.core.spi.Listener;
+import io.cqflux.core.spi.LocalRegion;
+import io.cqflux.core.spi.RemoteRegion;
+import io.cqflux.core.spi.Transport;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Set;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+
+/**
+ * rpma-specific behaviour against real librpma over Soft-RoCE (rxe0 on the guest's eth0): runs
+ * only in the lane ({@code scripts/softroce}), client and server in this JVM on one address.
+ */
+@Tag("rpma")
+class RpmaLaneTest {
+
+    private static final Set<RegionAccess> SERVER_ACCESS = EnumSet.of(RegionAccess.WRITE_DST, RegionAccess.READ_SRC,
+            RegionAccess.FLUSH_TYPE_VISIBILITY, RegionAccess.RECV);
+    private static final Set<RegionAccess> CLIENT_ACCESS = EnumSet.of(RegionAccess.WRITE_SRC, RegionAccess.READ_DST,
+            RegionAccess.SEND, RegionAccess.RECV);
+
+    private static InetAddress address;
+    private static Transport transport;
+
+    private final Arena arena = Arena.ofShared();
+    private final MemorySegment scratch = arena.allocate(16 * 64L, 8);
+    private final List<AutoCloseable> resources = new ArrayList<>();
+
+    @BeforeAll
+    static void open() throws Exception {
+        address = LaneSupport.address();
+        transport = Rpma.open(address);
+    }
+
+    @AfterAll
+    static void closeTransport() {
+        if (transport != null) {
+            transport.close();
+        }
+    }
+
+    @AfterEach
+    void closeAll() throws Exception {
+        for (int i = resources.size() - 1; i >= 0; i--) {
+            resources.get(i).close();
+        }
+        arena.close();
+    }
+
+    private <T extends AutoCloseable> T keep(T t) {
+        resources.add(t);
+        return t;
+    }
+
+    /** A connected pair; the server's region descriptor travels in the accept private data. */
+    private record Pair(Connection client, Connection server, LocalRegion serverRegion, RemoteRegion remote,
+                        LocalRegion clientRegion) {
+    }
+
+    private Pair connect(ConnectionConfig config, Set<RegionAccess> serverAccess) throws Exception {
+        InetSocketAddress where = LaneSupport.freePort(address);
+        Listener listener = keep(transport.listen(where, config));
+        LocalRegion serverRegion = keep(transport.register(arena.allocate(4096, 64), serverAccess));
+        LocalRegion clientRegion = keep(transport.register(arena.allocate(4096, 64), CLIENT_ACCESS));
+        Connection client = keep(transport.connect(where, config, new byte[] {1, 2, 3}));
+        ConnectionRequest req = awaitRequest(listener);
+        assertArrayEquals(new byte[] {1, 2, 3}, req.privateData());
+        Connection server = keep(req.accept(serverRegion.descriptor()));
+        // the client first: librdmacm sends the RTU only while the active side reads its
+        // ESTABLISHED event (rpma_conn_next_event), so the server's ESTABLISHED waits for that
+        assertEquals(ConnectionEvent.ESTABLISHED, awaitEvent(client));
+        assertEquals(ConnectionEvent.ESTABLISHED, awaitEvent(server));
+        RemoteRegion remote = keep(transport.remoteRegion(client.peerPrivateData()));
+        return new Pair(client, server, serverRegion, remote, clientRegion);
+    }
+
+    private Pair connect() throws Exception {
+        return connect(ConnectionConfig.DEFAULT, SERVER_ACCESS);
+    }
+
+    private List<CompletionRecord> complete(Connection c, int queue, int n) {
+        return awaitCompletions(c.completionQueues().get(queue), scratch, n, null);
+    }
+
+    @Test
+    void connect_exchangesPrivateDataExactly_despiteCmPadding() throws Exception {
+        Pair p = connect();
+        assertArrayEquals(new byte[] {1, 2, 3}, p.server().peerPrivateData());
+        assertArrayEquals(p.serverRegion().descriptor(), p.client().peerPrivateData(),
+                "RDMA CM pads accept data to 196 bytes; the frame restores the exact bytes");
+        assertEquals(4096, p.remote().size());
+        assertEquals(Set.of(FlushType.VISIBILITY), p.remote().flushTypes(), "DRAM region: visibility only");
+        assertEquals(SERVER_ACCESS, p.remote().access());
+        assertEquals(2, p.client().completionQueues().size(), "main CQ + receive CQ");
+    }
+
+    @Test
+    void writeFlushRead_drainedInBatches_reportsWhatWasPosted() throws Exception {
+        Pair p = connect();
+        MemorySegment src = p.clientRegion().segment();
+        for (int i = 0; i < 64; i++) {
+            src.set(ValueLayout.JAVA_BYTE, i, (byte) (i * 3));
+        }
+        assertTrue(p.client().write(p.remote(), 128, p.clientRegion(), 0, 64, 11, true));
+        assertTrue(p.client().flush(p.remote(), 128, 64, FlushType.VISIBILITY, 12, true));
+        assertTrue(p.client().read(p.clientRegion(), 1024, p.remote(), 128, 64, 13, true));
+        List<Integer> batches = new ArrayList<>();
+        List<CompletionRecord> got = awaitCompletions(p.client().completionQueues().get(0), scratch, 3, batches);
+        assertEquals(List.of(11L, 12L, 13L), got.stream().map(CompletionRecord::context).toList(), got.toString());
+        assertEquals(List.of(Opcode.WRITE, Opcode.FLUSH, Opcode.READ), got.stream().map(CompletionRecord::opcode).toList(),
+                "the emulated flush completes as IBV_WC_RDMA_READ but is reported as FLUSH");
+        assertTrue(got.stream().allMatch(CompletionRecord::isSuccess), got.toString());
+        assertEquals(64, got.get(2).byteLength());
+        assertArrayEquals(src.asSlice(0, 64).toArray(ValueLayout.JAVA_BYTE),
+                src.asSlice(1024, 64).toArray(ValueLayout.JAVA_BYTE));
+        assertArrayEquals(src.asSlice(0, 64).toArray(ValueLayout.JAVA_BYTE),
+                p.serverRegion().segment().asSlice(128, 64).toArray(ValueLayout.JAVA_BYTE));
+        System.out.println("write/flush/read drained in batches " + batches);
+    }
+
+    @Test
+    void batchDrain_returnsSeveralCompletionsAtOnce() throws Exception {
+        Pair p = connect();
+        int n = 8;
+        for (int i = 0; i < n; i++) {
+            assertTrue(p.client().write(p.remote(), i * 8L, p.clientRegion(), 0, 8, 100 + i, true));
+        }
+        // a read after the writes completes last (RC completes in order): once its data landed
+        // and its CQ fd fired, the writes' completions are all in the CQ
+        p.clientRegion().segment().set(ValueLayout.JAVA_LONG, 2048, 0L);
+        p.serverRegion().segment().set(ValueLayout.JAVA_LONG, 4000, 0x5A5A5A5AL);
+        assertTrue(p.client().read(p.clientRegion(), 2048, p.remote(), 4000, 8, 200, true));
+        CompletionQueue cq = p.client().completionQueues().get(0);
+        long deadline = System.nanoTime() + LaneSupport.TIMEOUT.toNanos();
+        while (p.clientRegion().segment().get(ValueLayout.JAVA_LONG, 2048) != 0x5A5A5A5AL) {
+            assertTrue(System.nanoTime() < deadline, "read data never arrived");
+            Thread.onSpinWait();
+        }
+        LaneSupport.awaitReadable(cq.fd(), deadline);
+        cq.acknowledge();
+        List<CompletionRecord> first = new ArrayList<>();
+        int k = cq.poll(scratch, 16, c -> first.add(c.snapshot()));
+        assertTrue(k >= n, "one rpma_cq_get_wc batch should hold at least the " + n + " writes, got " + k + ": " + first);
+        assertEquals(100L, first.get(0).context());
+    }
+
+    @Test
+    void atomicWrite_writesEightBytesAtomically_andReadsBack() throws Exception {
+        Pair p = connect();
+        long value = 0x1122334455667788L;
+        assertTrue(p.client().atomicWrite(p.remote(), 8, value, 21, true));
+        CompletionRecord c = complete(p.client(), 0, 1).get(0);
+        assertTrue(c.isSuccess(), c.toString());
+        assertEquals(Opcode.ATOMIC_WRITE, c.opcode(), "librpma posts an inline RDMA write; reported as ATOMIC_WRITE");
+        assertEquals(value, p.serverRegion().segment().get(ValueLayout.JAVA_LONG, 8));
+        assertTrue(p.client().read(p.clientRegion(), 64, p.remote(), 8, 8, 22, true));
+        assertTrue(complete(p.client(), 0, 1).get(0).isSuccess());
+        assertEquals(value, p.clientRegion().segment().get(ValueLayout.JAVA_LONG, 64));
+    }
+
+    @Test
+    void atomicWrite_misalignedOrOutside_isRejectedBeforePosting() throws Exception {
+        Pair p = connect();
+        assertThrows(IllegalArgumentException.class, () -> p.client().atomicWrite(p.remote(), 4, 1L, 1, true));
+        assertThrows(IllegalArgumentException.class, () -> p.client().atomicWrite(p.remote(), 4096, 1L, 1, true));
+        assertThrows(IllegalArgumentException.class,
+                () -> p.client().read(p.clientRegion(), 0, p.remote(), 4090, 16, 1, true));
+        assertThrows(IllegalArgumentException.class,
+                () -> p.client().flush(p.remote(), 0, 8, FlushType.PERSISTENT, 1, true));
+    }
+
+    @Test
+    void capabilities_reportSharedChannelAndOdpAsTheDeviceSays() {
+        Set<Capability> caps = transport.capabilities();
+        assertTrue(caps.containsAll(EnumSet.of(Capability.RMA, Capability.MESSAGES, Capability.ATOMIC_WRITE,
+                Capability.FLUSH_VISIBILITY, Capability.SHARED_COMPLETION_CHANNEL)), caps.toString());
+        System.out.println("rpma on " + address + ": capabilities " + caps + ", rxe ODP "
+                + caps.contains(Capability.ON_DEMAND_PAGING));
+    }
+
+    @Test
+    void sendReceiveAndWriteWithImmediate_deliverHostOrderImmediates() throws Exception {
+        Pair p = connect();
+        assertTrue(p.server().receive(p.serverRegion(), 0, 256, 31));
+        assertTrue(p.server().receive(p.serverRegion(), 256, 0, 32));
+        MemorySegment src = p.clientRegion().segment();
+        src.set(ValueLayout.JAVA_LONG, 0, 0xABCDEFL);
+        assertTrue(p.client().sendWithImmediate(p.clientRegion(), 0, 8, 0xCAFEBABE, 33, true));
+        assertTrue(p.client().writeWithImmediate(p.remote(), 512, p.clientRegion(), 0, 8, 0x01020304, 34, true));
+        List<CompletionRecord> sent = complete(p.client(), 0, 2);
+        assertEquals(List.of(Opcode.SEND_WITH_IMMEDIATE, Opcode.WRITE_WITH_IMMEDIATE),
+                sent.stream().map(CompletionRecord::opcode).toList());
+        List<CompletionRecord> recv = complete(p.server(), 1, 2);
+        assertEquals(31L, recv.get(0).context());
+        assertEquals(Opcode.RECEIVE, recv.get(0).opcode());
+        assertEquals(8, recv.get(0).byteLength());
+        assertEquals(0xCAFEBABE, recv.get(0).immediate());
+        assertEquals(32L, recv.get(1).context());
+        assertEquals(Opcode.RECEIVE_WRITE_WITH_IMMEDIATE, recv.get(1).opcode());
+        assertEquals(0x01020304, recv.get(1).immediate());
+        assertEquals(0xABCDEFL, p.serverRegion().segment().get(ValueLayout.JAVA_LONG, 0));
+        assertEquals(0xABCDEFL, p.serverRegion().segment().get(ValueLayout.JAVA_LONG, 512));
+    }
+
+    @Test
+    void sharedCompletionChannel_oneQueueServesSendsAndReceives() throws Exception {
+        ConnectionConfig shared = ConnectionConfig.DEFAULT.withSharedCompletionChannel(true);
+        Pair p = connect(shared, SERVER_ACCESS);
+        assertEquals(1, p.client().completionQueues().size());
+        assertEquals(1, p.server().completionQueues().size());
+        assertTrue(p.server().receive(p.serverRegion(), 0, 64, 41));
+        assertTrue(p.client().send(p.clientRegion(), 0, 16, 42, true));
+        assertTrue(p.client().write(p.remote(), 64, p.clientRegion(), 0, 16, 43, true));
+        assertEquals(List.of(42L, 43L), complete(p.client(), 0, 2).stream().map(CompletionRecord::context).toList());
+        CompletionRecord r = complete(p.server(), 0, 1).get(0);
+        assertEquals(Opcode.RECEIVE, r.opcode());
+        assertEquals(16, r.byteLength());
+    }
+
+    @Test
+    void write_toRegionWithoutThatAccess_failsWithRemoteAccessError() throws Exception {
+        // the server registers READ_SRC only but (deliberately) advertises WRITE_DST in the
+        // descriptor header, so the check before posting passes and the peer's NIC refuses
+        Pair p = connect(ConnectionConfig.DEFAULT, EnumSet.of(RegionAccess.READ_SRC));
+        byte[] forged = p.serverRegion().descriptor();
+        forged[1] = (byte) (forged[1] | RegionAccess.WRITE_DST.bit());
+        RemoteRegion lying = keep(transport.remoteRegion(forged));
+        assertTrue(p.client().write(lying, 0, p.clientRegion(), 0, 8, 51, true));
+        CompletionRecord c = complete(p.client(), 0, 1).get(0);
+        assertEquals(51L, c.context());
+        assertEquals(CompletionStatus.REM_ACCESS_ERR, c.status(), c.toString());
+        assertFalse(c.errorText().isEmpty());
+        assertThrows(IllegalStateException.class, c::opcode);
+    }
+
+    @Test
+    void connect_toPortWithoutListener_isRejected() throws Exception {
+        Connection c = keep(transport.connect(LaneSupport.freePort(address), ConnectionConfig.DEFAULT, null));
+        assertEquals(ConnectionEvent.REJECTED, awaitEvent(c));
+    }
+
+    @Test
+    void listen_onPortZero_isRefusedWithTheReason() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> transport.listen(new InetSocketAddress(address, 0), ConnectionConfig.DEFAULT));
+        assertTrue(e.getMessage().contains("port 0"), e.getMessage());
+    }
+
+    @Test
+    void open_onAddressWithoutRdma_namesTheAddress() throws Exception {
+        TransportUnavailableException e = assertThrows(TransportUnavailableException.class,
+                () -> Rpma.open(InetAddress.getByName("127.0.0.1")));
+        assertTrue(e.getMessage().contains("127.0.0.1") && e.getMessage().contains("not on an RDMA interface"),
+                e.getMessage());
+    }
+
+    @Test
+    void disconnect_reportsClosedOnBothSides_andCloseIsIdempotent() throws Exception {
+        Pair p = connect();
+        p.client().disconnect();
+        p.client().disconnect();
+        assertEquals(ConnectionEvent.CLOSED, awaitEvent(p.server()));
+        p.server().disconnect(); // answers the client's disconnect request
+        assertEquals(ConnectionEvent.CLOSED, awaitEvent(p.client()));
+        p.client().close();
+        p.client().close();
+        assertThrows(ResourceClosedException.class,
+                () -> p.client().write(p.remote(), 0, p.clientRegion(), 0, 8, 1, true));
+        assertEquals(0, p.client().completionQueues().get(0).poll(scratch, 16, x -> { }));
+        assertEquals(null, p.client().events().nextEvent());
+    }
+
+    /**
+     * rpma_peer_delete(3) frees the peer even while its protection domain is in use; closing the
+     * transport under an open listener and region must defer that until they are closed, refuse
+     * new children meanwhile, and never crash.
+     */
+    @Test
+    void transportClose_withOpenListenerAndRegion_defersThePeerUntilTheyClose() throws Exception {
+        Transport own = Rpma.open(address);
+        Listener listener = own.listen(LaneSupport.freePort(address), ConnectionConfig.DEFAULT);
+        LocalRegion region = own.register(arena.allocate(4096, 64), CLIENT_ACCESS);
+        own.close();
+        own.close();
+        assertThrows(ResourceClosedException.class, () -> own.register(arena.allocate(64, 64), CLIENT_ACCESS));
+        assertEquals(null, listener.nextRequest());
+        assertTrue(region.isOpen());
+        region.close();
+        listener.close(); // the last child: the peer is deleted now
+        listener.close();
+        assertFalse(region.isOpen());
+    }
+
+    @Test
+    void region_closeIsIdempotent_andClosedRegionIsRefused() throws Exception {
+        Pair p = connect();
+        p.clientRegion().close();
+        p.clientRegion().close();
+        assertFalse(p.clientRegion().isOpen());
+        assertThrows(ResourceClosedException.class,
+                () -> p.client().write(p.remote(), 0, p.clientRegion(), 0, 8, 1, true));
+    }
+
+    @Test
+    void persistentFlush_needsThePeersConfiguration_thenCompletesAsFlush() throws Exception {
+        Pair p = connect(ConnectionConfig.DEFAULT, EnumSet.of(RegionAccess.WRITE_DST, RegionAccess.READ_SRC,
+                RegionAccess.FLUSH_TYPE_PERSISTENT));
+        assertEquals(Set.of(FlushType.PERSISTENT), p.remote().flushTypes());
+        IllegalStateException e = assertThrows(IllegalStateException.class,
+                () -> p.client().flush(p.remote(), 0, 8, FlushType.PERSISTENT, 61, true));
+        assertTrue(e.getMessage().contains("direct write"), e.getMessage());
+        byte[] serverCfg = Rpma.peerConfigDescriptor(true);
+        assertThrows(IllegalArgumentException.class,
+                () -> Rpma.applyPeerConfig(p.client(), java.util.Arrays.copyOf(serverCfg, serverCfg.length + 1)));
+        Rpma.applyPeerConfig(p.client(), serverCfg);
+        p.clientRegion().segment().set(ValueLayout.JAVA_LONG, 0, 0x600DF00DL);
+        assertTrue(p.client().write(p.remote(), 16, p.clientRegion(), 0, 8, 62, false));
+        assertTrue(p.client().flush(p.remote(), 16, 8, FlushType.PERSISTENT, 63, true));
+        CompletionRecord f = complete(p.client(), 0, 1).get(0);
+        assertEquals(63L, f.context());
+        assertTrue(f.isSuccess(), f.toString());
+        assertEquals(Opcode.FLUSH, f.opcode());
+        assertEquals(0x600DF00DL, p.serverRegion().segment().get(ValueLayout.JAVA_LONG, 16));
+    }
+}

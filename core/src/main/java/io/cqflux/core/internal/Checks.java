@@ -1,0 +1,309 @@
+package io.cqflux.core.internal;
+
+import io.cqflux.core.Capability;
+import io.cqflux.core.FlushType;
+import io.cqflux.core.RegionAccess;
+import io.cqflux.core.ResourceClosedException;
+import io.cqflux.core.UnsupportedCapabilityException;
+import io.cqflux.core.spi.LocalRegion;
+import io.cqflux.core.spi.RemoteRegion;
+import io.cqflux.core.spi.Transport;
+import java.util.Set;
+
+/**
+ * The one argument check per operation. The reactive layer runs it when an operation is
+ * subscribed (so that the Mono fails before anything is queued) and every transport runs the
+ * same method right before its native call (so that the SPI is safe on its own): one wording
+ * for one mistake, whichever layer catches it. Each failure names the value and the bound.
+ *
+ * <p>A new operation kind adds one method here. The primitives below them are public for the
+ * transports' own extra rules (librpma's 8-byte flush read, private-data limits).
+ */
+public final class Checks {
+
+    // ---------------------------------------------------------------- one check per operation
+
+    /**
+     * A read of {@code length} bytes from {@code src} into {@code dst}.
+     *
+     * @param t the transport (capabilities, message size limit)
+     * @param dst local destination, needs {@code READ_DST}
+     * @param dstOffset offset in {@code dst}
+     * @param src remote source, needs {@code READ_SRC}
+     * @param srcOffset offset in {@code src}
+     * @param length bytes, at least 1
+     */
+    public static void read(Transport t, LocalRegion dst, long dstOffset, RemoteRegion src, long srcOffset,
+                            long length) {
+        capability(t.name(), t.capabilities(), Capability.RMA, "");
+        local("read local destination", dst, RegionAccess.READ_DST);
+        remote("read remote source", src, RegionAccess.READ_SRC);
+        range("read local destination", dstOffset, length, dst.size(), 1);
+        range("read remote source", srcOffset, length, src.size(), 1);
+        maxLength(length, t.maxMessageSize());
+    }
+
+    /**
+     * A write of {@code length} bytes from {@code src} to {@code dst} (also the first half of a
+     * durable write).
+     *
+     * @param t the transport
+     * @param dst remote destination, needs {@code WRITE_DST}
+     * @param dstOffset offset in {@code dst}
+     * @param src local source, needs {@code WRITE_SRC}
+     * @param srcOffset offset in {@code src}
+     * @param length bytes, at least 1
+     */
+    public static void write(Transport t, RemoteRegion dst, long dstOffset, LocalRegion src, long srcOffset,
+                             long length) {
+        capability(t.name(), t.capabilities(), Capability.RMA, "");
+        local("write local source", src, RegionAccess.WRITE_SRC);
+        remote("write remote destination", dst, RegionAccess.WRITE_DST);
+        range("write local source", srcOffset, length, src.size(), 1);
+        range("write remote destination", dstOffset, length, dst.size(), 1);
+        maxLength(length, t.maxMessageSize());
+    }
+
+    /**
+     * A write with 32-bit immediate data: {@link #write} plus the capability.
+     *
+     * @param t the transport
+     * @param dst remote destination
+     * @param dstOffset offset in {@code dst}
+     * @param src local source
+     * @param srcOffset offset in {@code src}
+     * @param length bytes, at least 1
+     */
+    public static void writeWithImmediate(Transport t, RemoteRegion dst, long dstOffset, LocalRegion src,
+                                          long srcOffset, long length) {
+        capability(t.name(), t.capabilities(), Capability.WRITE_WITH_IMMEDIATE,
+                "the provider carries no remote completion data");
+        write(t, dst, dstOffset, src, srcOffset, length);
+    }
+
+    /**
+     * An 8-byte atomic write.
+     *
+     * @param t the transport
+     * @param dst remote destination, needs {@code WRITE_DST}
+     * @param dstOffset offset, a multiple of {@link #ATOMIC_WRITE_ALIGNMENT}
+     */
+    public static void atomicWrite(Transport t, RemoteRegion dst, long dstOffset) {
+        remote("atomic write remote destination", dst, RegionAccess.WRITE_DST);
+        atomicWrite(dstOffset, dst.size());
+        capability(t.name(), t.capabilities(), Capability.ATOMIC_WRITE,
+                "use a write followed by a flush, or the rpma transport");
+    }
+
+    /**
+     * A flush of a range of a remote region.
+     *
+     * @param t the transport
+     * @param dst remote region
+     * @param dstOffset offset in {@code dst}
+     * @param length bytes (0 allowed)
+     * @param type a flush type the region offers
+     */
+    public static void flush(Transport t, RemoteRegion dst, long dstOffset, long length, FlushType type) {
+        if (dst == null) {
+            throw new IllegalArgumentException("flush remote region is null");
+        }
+        flushType(type, dst.flushTypes());
+        capability(t.name(), t.capabilities(),
+                type == FlushType.PERSISTENT ? Capability.FLUSH_PERSISTENT : Capability.FLUSH_VISIBILITY, "");
+        range("flush remote range", dstOffset, length, dst.size(), 0);
+    }
+
+    /**
+     * A durable write: {@link #write} followed by {@link #flush} of the same range.
+     *
+     * @param t the transport
+     * @param dst remote destination
+     * @param dstOffset offset in {@code dst}
+     * @param src local source
+     * @param srcOffset offset in {@code src}
+     * @param length bytes, at least 1
+     * @param type the flush type
+     */
+    public static void durableWrite(Transport t, RemoteRegion dst, long dstOffset, LocalRegion src, long srcOffset,
+                                    long length, FlushType type) {
+        write(t, dst, dstOffset, src, srcOffset, length);
+        flush(t, dst, dstOffset, length, type);
+    }
+
+    /**
+     * A send (with or without immediate data).
+     *
+     * @param t the transport
+     * @param src local source, needs {@code SEND}
+     * @param offset offset in {@code src}
+     * @param length bytes (0 allowed)
+     * @param immediate whether it carries immediate data
+     */
+    public static void send(Transport t, LocalRegion src, long offset, long length, boolean immediate) {
+        capability(t.name(), t.capabilities(), Capability.MESSAGES, "");
+        if (immediate) {
+            capability(t.name(), t.capabilities(), Capability.SEND_WITH_IMMEDIATE,
+                    "the provider carries no remote completion data");
+        }
+        local("send source", src, RegionAccess.SEND);
+        range("send source", offset, length, src.size(), 0);
+        maxLength(length, t.maxMessageSize());
+    }
+
+    /**
+     * A posted receive buffer.
+     *
+     * @param t the transport
+     * @param dst local destination, needs {@code RECV}
+     * @param offset offset in {@code dst}
+     * @param length bytes (0 allowed: for write-with-immediate notifications)
+     */
+    public static void receive(Transport t, LocalRegion dst, long offset, long length) {
+        local("receive destination", dst, RegionAccess.RECV);
+        range("receive destination", offset, length, dst.size(), 0);
+        maxLength(length, t.maxMessageSize());
+    }
+
+    // ---------------------------------------------------------------- primitives
+
+    /** Alignment of an atomic write's target offset ({@code RPMA_ATOMIC_WRITE_ALIGNMENT}). */
+    public static final int ATOMIC_WRITE_ALIGNMENT = 8;
+
+    private Checks() {
+    }
+
+    /**
+     * Checks that {@code [offset, offset + length)} lies inside a region of {@code size} bytes.
+     *
+     * @param what which region, for the message ("local source", "remote destination")
+     * @param offset the offset
+     * @param length the length
+     * @param size the region size
+     * @param minLength smallest allowed length (0 or 1)
+     */
+    public static void range(String what, long offset, long length, long size, long minLength) {
+        if (offset < 0) {
+            throw new IllegalArgumentException(what + " offset " + offset + " is negative");
+        }
+        if (length < minLength) {
+            throw new IllegalArgumentException(what + " length " + length + " is below " + minLength);
+        }
+        if (offset > size || length > size - offset) {
+            throw new IllegalArgumentException(what + " range [" + offset + ", " + offset + " + " + length
+                    + ") exceeds the region size " + size);
+        }
+    }
+
+    /**
+     * Checks that a length fits the transport's per-operation limit.
+     *
+     * @param length the length
+     * @param max the largest length one operation may carry
+     */
+    public static void maxLength(long length, long max) {
+        if (length > max) {
+            throw new IllegalArgumentException("length " + length + " exceeds the per-operation maximum " + max);
+        }
+    }
+
+    /**
+     * Checks that a local region is open and has an access right.
+     *
+     * @param what which region, for the message
+     * @param region the region
+     * @param needed the access the operation needs
+     */
+    public static void local(String what, LocalRegion region, RegionAccess needed) {
+        if (region == null) {
+            throw new IllegalArgumentException(what + " region is null");
+        }
+        if (!region.isOpen()) {
+            throw new ResourceClosedException(what + " region is closed");
+        }
+        // The registration does not keep the memory alive: a closed arena would leave the NIC
+        // (or the provider) reading and writing freed memory.
+        if (!region.segment().scope().isAlive()) {
+            throw new ResourceClosedException(what + " region's memory was freed (its arena is closed)"
+                    + " while still registered: close the region before its arena");
+        }
+        if (!region.access().contains(needed)) {
+            throw new IllegalArgumentException(what + " region lacks access " + needed + " (it has " + region.access() + ")");
+        }
+    }
+
+    /**
+     * Checks that a remote region has an access right.
+     *
+     * @param what which region, for the message
+     * @param region the region
+     * @param needed the access the operation needs
+     */
+    public static void remote(String what, RemoteRegion region, RegionAccess needed) {
+        if (region == null) {
+            throw new IllegalArgumentException(what + " region is null");
+        }
+        if (!region.access().contains(needed)) {
+            throw new IllegalArgumentException(what + " remote region lacks access " + needed
+                    + " (the peer granted " + region.access() + ")");
+        }
+    }
+
+    /**
+     * Checks an atomic write's target offset.
+     *
+     * @param offset offset in the remote region
+     * @param size the remote region's size
+     */
+    public static void atomicWrite(long offset, long size) {
+        if (offset % ATOMIC_WRITE_ALIGNMENT != 0) {
+            throw new IllegalArgumentException("atomic write offset " + offset + " is not a multiple of "
+                    + ATOMIC_WRITE_ALIGNMENT);
+        }
+        range("atomic write remote destination", offset, ATOMIC_WRITE_ALIGNMENT, size, ATOMIC_WRITE_ALIGNMENT);
+    }
+
+    /**
+     * Checks that the remote region supports a flush type.
+     *
+     * @param type the requested type
+     * @param supported what the remote region supports
+     */
+    public static void flushType(FlushType type, Set<FlushType> supported) {
+        if (type == null) {
+            throw new IllegalArgumentException("flush type is null");
+        }
+        if (!supported.contains(type)) {
+            throw new IllegalArgumentException("flush type " + type + " is not supported by the remote region"
+                    + " (it supports " + supported + ")");
+        }
+    }
+
+    /**
+     * Checks that a transport has a capability.
+     *
+     * @param transport its name
+     * @param have what it has
+     * @param needed what the request needs
+     * @param hint what to use instead
+     */
+    public static void capability(String transport, Set<Capability> have, Capability needed, String hint) {
+        if (!have.contains(needed)) {
+            throw new UnsupportedCapabilityException(transport, needed, hint);
+        }
+    }
+
+    /**
+     * Checks private data against a bound.
+     *
+     * @param data the bytes (null means none)
+     * @param max the bound
+     * @param what "connect" or "accept"
+     */
+    public static void privateData(byte[] data, int max, String what) {
+        if (data != null && data.length > max) {
+            throw new IllegalArgumentException(what + " private data of " + data.length
+                    + " bytes exceeds the transport's maximum " + max);
+        }
+    }
+}

@@ -1,0 +1,40 @@
+package io.cqflux.core.spi;
+
+import java.net.InetAddress;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * What a {@link TransportProvider} needs to open a transport.
+ *
+ * @param localAddress the local interface the transport binds to (rpma: the RDMA device that
+ *     serves it; fabric: the source address of its endpoints)
+ * @param directWriteToPersistentMemory whether this side's registered memory is persistent and
+ *     the platform writes incoming RDMA data straight to it (no write-back cache in between).
+ *     Only then can a peer make writes to this side persistent ({@code FlushType.PERSISTENT}):
+ *     librpma sends it to the peer as its peer configuration
+ *     ({@code rpma_peer_cfg_set_direct_write_to_pmem(3)}), and librpma trusts the declaration.
+ * @param properties transport-specific options by name, e.g. {@code fabric.provider=tcp};
+ *     names a transport does not know are ignored by it
+ */
+public record TransportOptions(InetAddress localAddress, boolean directWriteToPersistentMemory,
+                               Map<String, String> properties) {
+
+    /** The libfabric provider to use ({@code tcp} by default). */
+    public static final String FABRIC_PROVIDER = "fabric.provider";
+
+    /** Validates and copies. */
+    public TransportOptions {
+        Objects.requireNonNull(localAddress, "localAddress");
+        properties = Map.copyOf(Objects.requireNonNull(properties, "properties"));
+    }
+
+    /**
+     * @param name a property name
+     * @param fallback the value when it is not set
+     * @return the property's value, or {@code fallback}
+     */
+    public String property(String name, String fallback) {
+        return properties.getOrDefault(name, fallback);
+    }
+}

@@ -1,0 +1,97 @@
+package io.cqflux.core.internal;
+
+import static org.junit.jupiter.api.Assertions.assertDoesNotThrow;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.cqflux.core.Capability;
+import io.cqflux.core.FlushType;
+import io.cqflux.core.RegionAccess;
+import io.cqflux.core.ResourceClosedException;
+import io.cqflux.core.UnsupportedCapabilityException;
+import io.cqflux.core.spi.LocalRegion;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.EnumSet;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+
+class ChecksTest {
+
+    @Test
+    void range_outsideRegion_namesValueAndBound() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> Checks.range("remote destination", 4000, 200, 4096, 1));
+        assertEquals("remote destination range [4000, 4000 + 200) exceeds the region size 4096", e.getMessage());
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> Checks.range("local source", -1, 1, 10, 1))
+                .getMessage().contains("offset -1 is negative"));
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> Checks.range("local source", 0, 0, 10, 1))
+                .getMessage().contains("length 0 is below 1"));
+        // overflow of offset + length must not wrap around into "inside"
+        assertThrows(IllegalArgumentException.class, () -> Checks.range("x", 8, Long.MAX_VALUE, 16, 1));
+        assertDoesNotThrow(() -> Checks.range("x", 0, 4096, 4096, 1));
+        assertDoesNotThrow(() -> Checks.range("x", 4096, 0, 4096, 0));
+    }
+
+    @Test
+    void atomicWrite_misalignedOrOutside_isRefused() {
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> Checks.atomicWrite(12, 64))
+                .getMessage().contains("offset 12 is not a multiple of 8"));
+        assertThrows(IllegalArgumentException.class, () -> Checks.atomicWrite(64, 64));
+        assertDoesNotThrow(() -> Checks.atomicWrite(56, 64));
+    }
+
+    @Test
+    void flushType_unsupportedByRemote_isRefused() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> Checks.flushType(FlushType.PERSISTENT, EnumSet.of(FlushType.VISIBILITY)));
+        assertTrue(e.getMessage().contains("PERSISTENT") && e.getMessage().contains("[VISIBILITY]"), e.getMessage());
+    }
+
+    @Test
+    void capability_missing_namesProviderAndCapability() {
+        UnsupportedCapabilityException e = assertThrows(UnsupportedCapabilityException.class,
+                () -> Checks.capability("fabric/tcp", EnumSet.of(Capability.RMA), Capability.ATOMIC_WRITE, "use write"));
+        assertEquals("fabric/tcp does not support ATOMIC_WRITE: use write", e.getMessage());
+        assertEquals(Capability.ATOMIC_WRITE, e.capability());
+    }
+
+    @Test
+    void localRegion_closedOrWithoutAccess_isRefused() {
+        try (Arena arena = Arena.ofConfined()) {
+            UnregisteredTestRegion r = new UnregisteredTestRegion(arena.allocate(64), EnumSet.of(RegionAccess.WRITE_SRC));
+            assertDoesNotThrow(() -> Checks.local("local source", r, RegionAccess.WRITE_SRC));
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                    () -> Checks.local("local destination", r, RegionAccess.READ_DST));
+            assertTrue(e.getMessage().contains("READ_DST") && e.getMessage().contains("[WRITE_SRC]"), e.getMessage());
+            r.open = false;
+            assertThrows(ResourceClosedException.class, () -> Checks.local("local source", r, RegionAccess.WRITE_SRC));
+        }
+    }
+
+    @Test
+    void privateData_overLimit_isRefused() {
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> Checks.privateData(new byte[57], 56, "connect"))
+                .getMessage().contains("57 bytes exceeds the transport's maximum 56"));
+        assertDoesNotThrow(() -> Checks.privateData(null, 0, "accept"));
+    }
+
+    /** A plain-memory LocalRegion for argument checks only (no transport involved). */
+    private static final class UnregisteredTestRegion implements LocalRegion {
+        private final MemorySegment segment;
+        private final Set<RegionAccess> access;
+        boolean open = true;
+
+        UnregisteredTestRegion(MemorySegment segment, Set<RegionAccess> access) {
+            this.segment = segment;
+            this.access = access;
+        }
+
+        @Override public MemorySegment segment() { return segment; }
+        @Override public Set<RegionAccess> access() { return access; }
+        @Override public byte[] descriptor() { return new byte[0]; }
+        @Override public boolean isOpen() { return open; }
+        @Override public void close() { open = false; }
+    }
+}

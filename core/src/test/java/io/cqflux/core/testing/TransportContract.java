@@ -1,0 +1,328 @@
+package io.cqflux.core.testing;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import io.cqflux.core.spi.RemoteRegion;
+import io.cqflux.core.spi.LocalRegion;
+import io.cqflux.core.spi.Connection;
+import io.cqflux.core.Capability;
+import io.cqflux.core.CompletionRecord;
+import io.cqflux.core.CompletionStatus;
+import io.cqflux.core.ConnectionConfig;
+import io.cqflux.core.ConnectionEvent;
+import io.cqflux.core.FlushType;
+import io.cqflux.core.Opcode;
+import io.cqflux.core.RegionAccess;
+import io.cqflux.core.UnsupportedCapabilityException;
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Random;
+import java.util.Set;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The transport contract every native transport passes, against real completions: the fabric
+ * transport on 127.0.0.1 with the tcp provider in the normal test run, the rpma transport in
+ * the Soft-RoCE lane. Subclasses provide the transports and the address; behaviour that differs
+ * between transports for a documented native reason is a protected hook.
+ *
+ * <p>Each test opens a server and a client transport, connects them through a listener, and
+ * pumps every completion queue and event channel of both sides in the test thread
+ * ({@link TransportPump}).
+ */
+public abstract class TransportContract extends TransportFixture {
+
+    // ---- behaviours ------------------------------------------------------------------------
+
+    @Test
+    void connect_exchangesPrivateDataBothWays() {
+        Pair p = connect(bytes("hello server"), bytes("hello client"));
+        assertArrayEquals(bytes("hello server"), p.requestData());
+        assertArrayEquals(bytes("hello client"), p.acceptData());
+        assertTrue(p.listener().address().getPort() > 0);
+    }
+
+    @Test
+    void writeThenRead_randomSizesUpTo1MiB_roundTripExactly() {
+        LocalRegion target = region(server, REGION, RegionAccess.WRITE_DST, RegionAccess.READ_SRC);
+        Pair p = connect(new byte[0], target.descriptor());
+        RemoteRegion remote = closeLater(client.remoteRegion(p.acceptData()));
+        LocalRegion src = region(client, REGION, RegionAccess.WRITE_SRC);
+        LocalRegion dst = region(client, REGION, RegionAccess.READ_DST);
+        Random rnd = new Random(42);
+        int[] sizes = {1, 7, 8, 4096, 65_537, REGION, 1 + rnd.nextInt(300_000), 1 + rnd.nextInt(REGION)};
+        long ctx = 1;
+        for (int size : sizes) {
+            long off = rnd.nextInt(REGION - size + 1);
+            byte[] data = new byte[size];
+            rnd.nextBytes(data);
+            MemorySegment.copy(data, 0, src.segment(), ValueLayout.JAVA_BYTE, off, size);
+            long w = ctx++;
+            post("write", () -> p.client().write(remote, off, src, off, size, w, true));
+            CompletionRecord wc = await(p.clientSide(), w);
+            assertTrue(wc.isSuccess(), wc::toString);
+            assertEquals(Opcode.WRITE, wc.opcode());
+            assertArrayEquals(data, target.segment().asSlice(off, size).toArray(ValueLayout.JAVA_BYTE),
+                    "server memory after a " + size + "-byte write");
+            dst.segment().fill((byte) 0);
+            long r = ctx++;
+            post("read", () -> p.client().read(dst, off, remote, off, size, r, true));
+            CompletionRecord rc = await(p.clientSide(), r);
+            assertTrue(rc.isSuccess(), rc::toString);
+            assertEquals(Opcode.READ, rc.opcode());
+            assertArrayEquals(data, dst.segment().asSlice(off, size).toArray(ValueLayout.JAVA_BYTE),
+                    "read back " + size + " bytes");
+        }
+    }
+
+    @Test
+    void flush_afterUnsignaledWrite_completesAsFlushWithDataInPlace() {
+        LocalRegion target = region(server, 4096, RegionAccess.WRITE_DST, RegionAccess.FLUSH_TYPE_VISIBILITY);
+        Pair p = connect(new byte[0], target.descriptor());
+        RemoteRegion remote = closeLater(client.remoteRegion(p.acceptData()));
+        assertTrue(remote.flushTypes().contains(FlushType.VISIBILITY), remote.flushTypes()::toString);
+        LocalRegion src = region(client, 4096, RegionAccess.WRITE_SRC);
+        src.segment().set(ValueLayout.JAVA_LONG, 64, 0x1122334455667788L);
+        post("write", () -> p.client().write(remote, 64, src, 64, 8, 10, false));
+        post("flush", () -> p.client().flush(remote, 64, 8, FlushType.VISIBILITY, 11, true));
+        CompletionRecord f = await(p.clientSide(), 11);
+        assertTrue(f.isSuccess(), f::toString);
+        assertEquals(Opcode.FLUSH, f.opcode());
+        assertEquals(0x1122334455667788L, target.segment().get(ValueLayout.JAVA_LONG, 64));
+        pump.drainFor(Duration.ofMillis(20));
+        assertTrue(p.clientSide().completions.isEmpty(), "an unsignaled write must not complete on success: "
+                + p.clientSide().completions);
+    }
+
+    @Test
+    void writeWithImmediate_deliversValueInHostOrderToTheTarget() {
+        assertTrue(client.capabilities().contains(Capability.WRITE_WITH_IMMEDIATE), client.capabilities()::toString);
+        LocalRegion target = region(server, 4096, RegionAccess.WRITE_DST, RegionAccess.RECV);
+        Pair p = connect(new byte[0], target.descriptor());
+        RemoteRegion remote = closeLater(client.remoteRegion(p.acceptData()));
+        LocalRegion src = region(client, 4096, RegionAccess.WRITE_SRC);
+        src.segment().fill((byte) 0x5a);
+        post("receive", () -> p.server().receive(target, 0, 0, 77));
+        post("write with immediate", () -> p.client().writeWithImmediate(remote, 128, src, 0, 16, 0xCAFEBABE, 20, true));
+        CompletionRecord w = await(p.clientSide(), 20);
+        assertTrue(w.isSuccess(), w::toString);
+        assertEquals(Opcode.WRITE_WITH_IMMEDIATE, w.opcode());
+        pump.until("the target's completion", DEADLINE, () -> !p.serverSide().completions.isEmpty());
+        CompletionRecord t = p.serverSide().completions.remove(0);
+        assertTrue(t.isSuccess(), t::toString);
+        assertEquals(Opcode.RECEIVE_WRITE_WITH_IMMEDIATE, t.opcode());
+        assertTrue(t.hasImmediate());
+        assertEquals(0xCAFEBABE, t.immediate());
+        if (writeWithImmediateConsumesReceive()) {
+            assertEquals(77, t.context());
+        }
+        assertEquals(0x5a, target.segment().get(ValueLayout.JAVA_BYTE, 128 + 15));
+    }
+
+    @Test
+    void sendWithImmediate_landsInPostedReceiveWithValueAndBytes() {
+        assertTrue(client.capabilities().contains(Capability.SEND_WITH_IMMEDIATE), client.capabilities()::toString);
+        Pair p = connect(new byte[0], new byte[0]);
+        LocalRegion rx = region(server, 4096, RegionAccess.RECV);
+        LocalRegion tx = region(client, 4096, RegionAccess.SEND);
+        tx.segment().asSlice(0, 5).copyFrom(MemorySegment.ofArray(bytes("ping!")));
+        post("receive", () -> p.server().receive(rx, 100, 200, 30));
+        post("send", () -> p.client().sendWithImmediate(tx, 0, 5, 0x01020304, 31, true));
+        CompletionRecord s = await(p.clientSide(), 31);
+        assertTrue(s.isSuccess(), s::toString);
+        assertEquals(Opcode.SEND_WITH_IMMEDIATE, s.opcode());
+        CompletionRecord r = await(p.serverSide(), 30);
+        assertTrue(r.isSuccess(), r::toString);
+        assertEquals(Opcode.RECEIVE, r.opcode());
+        assertEquals(5, r.byteLength());
+        assertTrue(r.hasImmediate());
+        assertEquals(0x01020304, r.immediate());
+        assertArrayEquals(bytes("ping!"), rx.segment().asSlice(100, 5).toArray(ValueLayout.JAVA_BYTE));
+    }
+
+    @Test
+    void send_landsInPostedReceive() {
+        Pair p = connect(new byte[0], new byte[0]);
+        LocalRegion rx = region(server, 4096, RegionAccess.RECV);
+        LocalRegion tx = region(client, 4096, RegionAccess.SEND);
+        byte[] msg = bytes("a two-sided message");
+        tx.segment().asSlice(8, msg.length).copyFrom(MemorySegment.ofArray(msg));
+        post("receive", () -> p.server().receive(rx, 0, 4096, 40));
+        post("send", () -> p.client().send(tx, 8, msg.length, 41, true));
+        assertEquals(Opcode.SEND, await(p.clientSide(), 41).opcode());
+        CompletionRecord r = await(p.serverSide(), 40);
+        assertEquals(Opcode.RECEIVE, r.opcode());
+        assertEquals(msg.length, r.byteLength());
+        assertFalse(r.hasImmediate());
+        assertArrayEquals(msg, rx.segment().asSlice(0, msg.length).toArray(ValueLayout.JAVA_BYTE));
+    }
+
+    @Test
+    void drain_returnsSeveralCompletionsInOnePoll() {
+        LocalRegion target = region(server, 4096, RegionAccess.WRITE_DST, RegionAccess.READ_SRC);
+        Pair p = connect(new byte[0], target.descriptor());
+        RemoteRegion remote = closeLater(client.remoteRegion(p.acceptData()));
+        LocalRegion dst = region(client, 4096, RegionAccess.READ_DST);
+        int n = 12;
+        for (int round = 0; round < 5 && p.clientSide().largestBatch < 2; round++) {
+            long base = 1000L * (round + 1);
+            for (int i = 0; i < n; i++) {
+                long c = base + i;
+                int off = i * 8;
+                post("read", () -> p.client().read(dst, off, remote, off, 8, c, true));
+            }
+            pump.until(n + " reads", DEADLINE, () -> p.clientSide().completions.size() >= n);
+            p.clientSide().completions.forEach(c -> assertTrue(c.isSuccess(), c::toString));
+            p.clientSide().completions.clear();
+        }
+        assertTrue(p.clientSide().largestBatch >= 2, "largest batch " + p.clientSide().largestBatch);
+    }
+
+    @Test
+    void writeToDeregisteredRegion_fails() {
+        LocalRegion target = region(server, 4096, RegionAccess.WRITE_DST);
+        Pair p = connect(new byte[0], target.descriptor());
+        RemoteRegion remote = closeLater(client.remoteRegion(p.acceptData()));
+        target.close();
+        LocalRegion src = region(client, 4096, RegionAccess.WRITE_SRC);
+        post("write", () -> p.client().write(remote, 0, src, 0, 64, 50, true));
+        CompletionRecord c = await(p.clientSide(), 50);
+        assertFalse(c.isSuccess(), c::toString);
+        if (badKeyEndsConnection()) {
+            pump.until("a terminal event", DEADLINE, () -> p.clientSide().events.stream().anyMatch(ConnectionEvent::isTerminal));
+        }
+        checkBadKeyOutcome(c, List.copyOf(p.clientSide().events));
+        assertThrows(IllegalStateException.class, c::opcode, "error entries have no opcode");
+    }
+
+    @Test
+    void peerClose_failsPendingReceivesAndEndsConnection() {
+        Pair p = connect(new byte[0], new byte[0]);
+        LocalRegion rx = region(client, 4096, RegionAccess.RECV);
+        for (int i = 0; i < 3; i++) {
+            int k = i;
+            post("receive", () -> p.client().receive(rx, k * 64L, 64, 60 + k));
+        }
+        pump.remove(p.serverSide());
+        p.server().close();
+        pump.until("three failed receives and a terminal event", DEADLINE,
+                () -> p.clientSide().completions.size() >= 3
+                        && p.clientSide().events.stream().anyMatch(ConnectionEvent::isTerminal));
+        List<Long> ctxs = new ArrayList<>();
+        for (CompletionRecord c : p.clientSide().completions) {
+            assertFalse(c.isSuccess(), c::toString);
+            ctxs.add(c.context());
+        }
+        assertTrue(ctxs.containsAll(List.of(60L, 61L, 62L)), ctxs::toString);
+        ConnectionEvent e = p.clientSide().events.get(p.clientSide().events.size() - 1);
+        assertTrue(e == ConnectionEvent.CLOSED || e == ConnectionEvent.LOST, e::toString);
+    }
+
+    @Test
+    void peerDisconnect_reportsClosedOnBothEnds() {
+        Pair p = connect(new byte[0], new byte[0]);
+        p.server().disconnect();
+        p.server().disconnect(); // idempotent
+        pump.until("CLOSED on both ends", DEADLINE,
+                () -> p.clientSide().events.contains(ConnectionEvent.CLOSED)
+                        && p.serverSide().events.contains(ConnectionEvent.CLOSED));
+        LocalRegion tx = region(client, 64, RegionAccess.SEND);
+        assertThrows(IllegalStateException.class, () -> p.client().send(tx, 0, 8, 1, true));
+    }
+
+    @Test
+    void connectToPortWithoutListener_reportsRejectedOrUnreachable() throws IOException {
+        int port;
+        try (ServerSocket s = new ServerSocket(0, 1, listenAddress().getAddress())) {
+            port = s.getLocalPort();
+        }
+        Connection c = closeLater(client.connect(new InetSocketAddress(listenAddress().getAddress(), port), config(),
+                new byte[0]));
+        TransportPump.Side cs = pump.add("client", c);
+        pump.until("a terminal event", DEADLINE, () -> !cs.events.isEmpty());
+        ConnectionEvent e = cs.events.get(0);
+        assertTrue(e == ConnectionEvent.REJECTED || e == ConnectionEvent.UNREACHABLE, e::toString);
+        assertEquals(expectedEventForMissingListener(), e);
+    }
+
+    /** {@return the event for a connect to a port nobody listens on (librpma over rxe: REJECTED)} */
+    protected ConnectionEvent expectedEventForMissingListener() {
+        return ConnectionEvent.REJECTED;
+    }
+
+    @Test
+    void invalidRequests_areRefusedBeforePosting() {
+        LocalRegion target = region(server, 4096, RegionAccess.WRITE_DST, RegionAccess.READ_SRC);
+        LocalRegion readOnly = region(server, 4096, RegionAccess.READ_SRC);
+        Pair p = connect(new byte[0], target.descriptor());
+        RemoteRegion remote = closeLater(client.remoteRegion(p.acceptData()));
+        RemoteRegion noWrite = closeLater(client.remoteRegion(readOnly.descriptor()));
+        LocalRegion src = region(client, 4096, RegionAccess.WRITE_SRC);
+        LocalRegion dst = region(client, 4096, RegionAccess.READ_DST);
+        Connection c = p.client();
+        // out-of-range offsets and lengths
+        assertMessage(assertThrows(IllegalArgumentException.class, () -> c.write(remote, 4090, src, 0, 8, 1, true)), "4096");
+        assertMessage(assertThrows(IllegalArgumentException.class, () -> c.write(remote, 0, src, 4095, 2, 1, true)), "4096");
+        assertThrows(IllegalArgumentException.class, () -> c.write(remote, -1, src, 0, 8, 1, true));
+        assertThrows(IllegalArgumentException.class, () -> c.write(remote, 0, src, 0, 0, 1, true));
+        assertThrows(IllegalArgumentException.class, () -> c.read(dst, 0, remote, 4000, 200, 1, true));
+        // missing access, local and remote
+        assertMessage(assertThrows(IllegalArgumentException.class, () -> c.write(noWrite, 0, src, 0, 8, 1, true)), "WRITE_DST");
+        assertMessage(assertThrows(IllegalArgumentException.class, () -> c.write(remote, 0, dst, 0, 8, 1, true)), "WRITE_SRC");
+        assertMessage(assertThrows(IllegalArgumentException.class, () -> c.read(src, 0, remote, 0, 8, 1, true)), "READ_DST");
+        // unsupported flush type: the region was registered without flush usage
+        assertThrows(IllegalArgumentException.class, () -> c.flush(remote, 0, 8, FlushType.PERSISTENT, 1, true));
+        // atomic write: misaligned (on every transport), or unsupported altogether (aligned)
+        assertMessage(assertThrows(IllegalArgumentException.class, () -> c.atomicWrite(remote, 4, 1, 1, true)), "8");
+        if (!client.capabilities().contains(Capability.ATOMIC_WRITE)) {
+            UnsupportedCapabilityException u = assertThrows(UnsupportedCapabilityException.class,
+                    () -> c.atomicWrite(remote, 16, 1, 1, true));
+            assertEquals(Capability.ATOMIC_WRITE, u.capability());
+            assertEquals(client.name(), u.provider());
+        }
+        // private data over the limit
+        assertThrows(IllegalArgumentException.class,
+                () -> client.connect(p.listener().address(), config(), new byte[client.maxConnectPrivateData() + 1]));
+        // nothing of the above was posted: the next valid operation is the only completion
+        post("write", () -> c.write(remote, 0, src, 0, 8, 99, true));
+        assertTrue(await(p.clientSide(), 99).isSuccess());
+        pump.drainFor(Duration.ofMillis(20));
+        assertEquals(List.of(), p.clientSide().completions);
+    }
+
+    @Test
+    void regionDescriptor_roundTripsSizeAccessAndFlushTypes() {
+        LocalRegion r = region(server, 8192, RegionAccess.WRITE_DST, RegionAccess.READ_SRC,
+                RegionAccess.FLUSH_TYPE_VISIBILITY);
+        RemoteRegion rr = closeLater(client.remoteRegion(r.descriptor()));
+        assertEquals(8192, rr.size());
+        assertEquals(Set.of(RegionAccess.WRITE_DST, RegionAccess.READ_SRC, RegionAccess.FLUSH_TYPE_VISIBILITY),
+                rr.access());
+        assertTrue(rr.flushTypes().contains(FlushType.VISIBILITY));
+        assertThrows(IllegalArgumentException.class, () -> client.remoteRegion(new byte[3]));
+    }
+
+    private static void assertMessage(Throwable t, String part) {
+        assertTrue(t.getMessage() != null && t.getMessage().contains(part),
+                "message \"" + t.getMessage() + "\" should name " + part);
+    }
+}
