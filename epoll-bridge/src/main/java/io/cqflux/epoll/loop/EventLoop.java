@@ -1,10 +1,12 @@
-package io.cqflux.epoll;
+package io.cqflux.epoll.loop;
 
 import io.cqflux.core.ResourceClosedException;
 import io.cqflux.core.spi.CompletionQueue;
 import io.cqflux.core.spi.CompletionSink;
 import io.cqflux.core.spi.NativeErrors;
 import io.cqflux.core.spi.Pollable;
+import io.cqflux.epoll.LoopStats;
+import io.cqflux.epoll.WaitStrategy;
 import io.cqflux.epoll.ffm.epoll_event;
 import io.cqflux.epoll.ffm.libc_h;
 import java.lang.foreign.Arena;
