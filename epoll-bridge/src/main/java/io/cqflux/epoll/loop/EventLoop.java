@@ -7,14 +7,11 @@ import io.cqflux.core.spi.NativeErrors;
 import io.cqflux.core.spi.Pollable;
 import io.cqflux.epoll.LoopStats;
 import io.cqflux.epoll.WaitStrategy;
-import io.cqflux.epoll.ffm.epoll_event;
-import io.cqflux.epoll.ffm.libc_h;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.time.Duration;
-import java.util.Arrays;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -25,23 +22,26 @@ import java.util.concurrent.TimeoutException;
 /*
  * Design.
  *
- * Ownership. One platform thread per loop owns everything native: the epoll fd, the wake-up
- * eventfd, the epoll_event array, the batch scratch (batchSize * CompletionQueue.MAX_ENTRY_BYTES
- * bytes), the errno capture segment, and the registration table. All are allocated once, in the
- * constructor, and freed by the loop thread itself as the very last thing it does. Sources are
- * polled only on this thread; other threads hand work over through the MPSC TaskQueue.
+ * The split (after Netty 4.2's IoEventLoop / IoHandler). EventLoop is the thread, the MPSC
+ * TaskQueue, the lifecycle (start, shutdownGracefully, shutdownNow, close, terminationFuture), the
+ * stats, and the run cycle below that drives the other two. EpollPoller owns the epoll fd, the
+ * wake-up eventfd, the epoll_event array and the native half of the sleep/wake protocol (its own
+ * design comment says how). SourceTable maps the ids in epoll_event.data to LoopSources (slot +
+ * generation). Neither of them is thread-safe except EpollPoller.wakeup(); both are driven from
+ * this class on the loop thread.
  *
- * The sleep/wake protocol (wakeState). Producers enqueue, then read wakeState; only if it is
- * SLEEPING do they CAS it to WOKEN and write the eventfd, so a burst of submissions against a
- * sleeping loop pays for one write(2) and a running loop costs them one volatile read. Before it
- * blocks, the loop stores SLEEPING, then re-reads the queue tail (and the lifecycle state); after
- * epoll_wait returns it stores AWAKE. Both sides do "store, then load" on volatiles, so (Dekker)
- * at least one side sees the other: either the loop sees the task and does not sleep, or the
- * producer sees SLEEPING and writes the eventfd, which is in the epoll set. A producer that read
- * SLEEPING just before the loop woke for another reason leaves a stale count in the eventfd: the
- * next sleep returns at once and counts an empty wake-up, nothing worse. Shutdown requests use the
- * same path. Writers count themselves in `wakers` so that the loop never closes the eventfd under a
- * write in flight (the fd number could already belong to someone else).
+ * Ownership. One platform thread per loop owns everything native: the poller's fds and arrays,
+ * the batch scratch (batchSize * CompletionQueue.MAX_ENTRY_BYTES bytes) and the source table. All
+ * native memory comes from one arena, allocated once, in the constructor, and freed by the loop
+ * thread itself as the very last thing it does. Sources are polled only on this thread; other
+ * threads hand work over through the MPSC TaskQueue.
+ *
+ * The sleep/wake protocol. Producers enqueue, then call EpollPoller.wakeup(), which writes the
+ * eventfd only when the loop announced a sleep (one volatile read otherwise). Before it blocks, the
+ * loop announces the sleep, then re-reads the queue tail (and the lifecycle state); both sides do
+ * "store, then load" on volatiles, so (Dekker) either the loop sees the task and does not sleep, or
+ * the producer sees the announcement and writes the eventfd, which is in the epoll set. Shutdown
+ * requests use the same path.
  *
  * Completion queues. Level-triggered EPOLLIN, the registration id in epoll_event.data. On
  * readiness the loop calls acknowledge() first, then poll() until a batch comes back short. For
@@ -80,28 +80,17 @@ public final class EventLoop implements AutoCloseable {
 
     static final System.Logger LOG = System.getLogger(EventLoop.class.getName());
 
-    /** Ready entries taken per {@code epoll_wait}. */
-    static final int MAX_EVENTS = 64;
     /** Tasks run per loop round before the ready fds get their turn again (every strategy). */
     static final int MAX_TASKS_PER_ROUND = 1024;
     /** How long {@link #close()} lets queued work finish before it forces. */
     static final Duration CLOSE_TIMEOUT = Duration.ofSeconds(10);
-
-    private static final long WAKE_ID = 0;
 
     private static final int RUNNING = 0;
     private static final int SHUTTING_DOWN = 1;
     private static final int FORCED = 2;
     private static final int TERMINATED = 3;
 
-    private static final int AWAKE = 0;
-    private static final int SLEEPING = 1;
-    private static final int WOKEN = 2;
-    private static final int DEAD = 3;
-
     private static final VarHandle STATE;
-    private static final VarHandle WAKE_STATE;
-    private static final VarHandle WAKERS;
     private static final VarHandle WAKEUPS;
     private static final VarHandle EMPTY_WAKEUPS;
     private static final VarHandle BATCHES;
@@ -114,8 +103,6 @@ public final class EventLoop implements AutoCloseable {
         try {
             MethodHandles.Lookup l = MethodHandles.lookup();
             STATE = l.findVarHandle(EventLoop.class, "state", int.class);
-            WAKE_STATE = l.findVarHandle(EventLoop.class, "wakeState", int.class);
-            WAKERS = l.findVarHandle(EventLoop.class, "wakers", int.class);
             WAKEUPS = l.findVarHandle(EventLoop.class, "wakeups", long.class);
             EMPTY_WAKEUPS = l.findVarHandle(EventLoop.class, "emptyWakeups", long.class);
             BATCHES = l.findVarHandle(EventLoop.class, "batches", long.class);
@@ -128,8 +115,6 @@ public final class EventLoop implements AutoCloseable {
         }
     }
 
-    private static final LoopSource[] NO_SOURCES = new LoopSource[0];
-
     private final String name;
     private final int batchSize;
     /** Empty busy rounds before sleeping: 0 blocking, {@code Integer.MAX_VALUE} never. */
@@ -139,34 +124,18 @@ public final class EventLoop implements AutoCloseable {
     private final CompletableFuture<Void> termination = new CompletableFuture<>();
     private final Object lifecycleLock = new Object();
 
-    // Native resources, owned by the loop thread once it runs.
-    private final int epfd;
-    private final int wakeFd;
+    // Native resources, owned by the loop thread once it runs; all memory in `arena`.
     private final Arena arena;
-    private final MemorySegment events;
+    private final EpollPoller poller;
     private final MemorySegment scratch;
-    private final MemorySegment ctlEvent;
-    private final MemorySegment wakeBuf;
-    private final MemorySegment errno;
 
     // Lifecycle (any thread).
     @SuppressWarnings("unused")
     private volatile int state = RUNNING;
-    @SuppressWarnings("unused")
-    private volatile int wakeState = AWAKE;
-    @SuppressWarnings("unused")
-    private volatile int wakers;
     private long gracefulDeadline;
 
-    // Registration table (loop thread only). Slot 0 is the wake-up eventfd.
-    private LoopSource[] slots = new LoopSource[16];
-    private int[] generations = new int[16];
-    private int[] freeSlots = new int[16];
-    private int freeCount;
-    private int nextSlot = 1;
-    /** Copy-on-write arrays so that a handler may unregister while the loop iterates them. */
-    private LoopSource[] queues = NO_SOURCES;
-    private LoopSource[] others = NO_SOURCES;
+    // Registrations (loop thread only).
+    private final SourceTable sources = new SourceTable();
     private boolean sourcesClosed;
 
     /** Test hook: runs on the loop thread right before it blocks in epoll_wait. */
@@ -189,24 +158,11 @@ public final class EventLoop implements AutoCloseable {
             case WaitStrategy.BusyPoll b -> Integer.MAX_VALUE;
             case WaitStrategy.Adaptive a -> a.spins();
         };
-        MemorySegment capture = Libc.threadErrno();
         Arena a = Arena.ofShared();
-        int ep = -1;
-        int wfd = -1;
+        EpollPoller p = null;
         try {
-            ep = Libc.epollCreate(capture);
-            wfd = Libc.eventfd(capture);
-            events = epoll_event.allocateArray(MAX_EVENTS, a);
+            p = new EpollPoller(a);
             scratch = a.allocate((long) batchSize * CompletionQueue.MAX_ENTRY_BYTES, 64);
-            ctlEvent = epoll_event.allocate(a);
-            wakeBuf = a.allocate(Long.BYTES, Long.BYTES);
-            errno = a.allocate(Libc.CAPTURE_LAYOUT);
-            epoll_event.events(ctlEvent, libc_h.EPOLLIN());
-            ctlEvent.set(Libc.EVENT_DATA, Libc.EVENT_DATA_OFFSET, WAKE_ID);
-            int e = Libc.epollCtl(capture, ep, libc_h.EPOLL_CTL_ADD(), wfd, ctlEvent);
-            if (e != 0) {
-                throw NativeErrors.errno("epoll_ctl", e, "EPOLL_CTL_ADD of the wake-up eventfd " + wfd);
-            }
             ThreadFactory factory = config.threadFactory() != null ? config.threadFactory()
                     : r -> Thread.ofPlatform().name(name).daemon(true).unstarted(r);
             Thread t = factory.newThread(this::run);
@@ -215,17 +171,13 @@ public final class EventLoop implements AutoCloseable {
             }
             this.thread = t;
         } catch (RuntimeException | Error e) {
-            if (wfd >= 0) {
-                Libc.close(capture, wfd);
-            }
-            if (ep >= 0) {
-                Libc.close(capture, ep);
+            if (p != null) {
+                p.close();
             }
             a.close();
             throw e;
         }
-        this.epfd = ep;
-        this.wakeFd = wfd;
+        this.poller = p;
         this.arena = a;
     }
 
@@ -439,17 +391,7 @@ public final class EventLoop implements AutoCloseable {
 
     /** Makes a sleeping loop return from epoll_wait; a no-op (one volatile read) when it runs. */
     private void wakeup() {
-        if ((int) WAKE_STATE.getVolatile(this) != SLEEPING) {
-            return;
-        }
-        WAKERS.getAndAdd(this, 1);
-        try {
-            if (WAKE_STATE.compareAndSet(this, SLEEPING, WOKEN)) {
-                Libc.signalEventfd(inLoop() ? errno : Libc.threadErrno(), wakeFd);
-            }
-        } finally {
-            WAKERS.getAndAdd(this, -1);
-        }
+        poller.wakeup(inLoop());
     }
 
     // ---------------------------------------------------------------- the loop
@@ -491,8 +433,8 @@ public final class EventLoop implements AutoCloseable {
             int work = runTasks();
             if (idle < spinBudget) {
                 work += pollQueues();
-                if (others.length > 0) {
-                    int n = Libc.epollWait(errno, epfd, events, MAX_EVENTS, 0);
+                if (sources.others().length > 0) {
+                    int n = poller.selectNow();
                     if (n > 0) {
                         work += dispatch(n, true);
                     }
@@ -512,7 +454,7 @@ public final class EventLoop implements AutoCloseable {
                     // Tasks ran: still service the fds that are ready, without blocking. Otherwise
                     // a stream of tasks (a producer that never pauses, a task that re-queues itself
                     // to retry a post) would keep the loop from ever reading its queues.
-                    int n = Libc.epollWait(errno, epfd, events, MAX_EVENTS, 0);
+                    int n = poller.selectNow();
                     if (n > 0) {
                         work += dispatch(n, false);
                     }
@@ -531,22 +473,21 @@ public final class EventLoop implements AutoCloseable {
      * @return the work found
      */
     private int sleep() {
-        WAKE_STATE.setVolatile(this, SLEEPING);
+        poller.announceSleep();
         if (!taskQueue.isEmpty() || (int) STATE.getVolatile(this) != RUNNING) {
-            WAKE_STATE.setVolatile(this, AWAKE);
+            poller.cancelSleep();
             return 1;
         }
         int work = prepareToSleep();
         if (work > 0) {
-            WAKE_STATE.setVolatile(this, AWAKE);
+            poller.cancelSleep();
             return work;
         }
         Runnable hook = beforeSleep;
         if (hook != null) {
             hook.run();
         }
-        int n = Libc.epollWait(errno, epfd, events, MAX_EVENTS, -1);
-        WAKE_STATE.setVolatile(this, AWAKE);
+        int n = poller.sleep();
         if (n <= 0) {
             return 0; // EINTR
         }
@@ -566,12 +507,12 @@ public final class EventLoop implements AutoCloseable {
      */
     private int prepareToSleep() {
         int work = 0;
-        for (LoopSource s : queues) {
+        for (LoopSource s : sources.queues()) {
             if (s.isActive() && !askToSleep(s)) {
                 work += 1 + drain(s);
             }
         }
-        for (LoopSource s : others) {
+        for (LoopSource s : sources.others()) {
             if (s.isActive() && !askToSleep(s)) {
                 handleReadable(s);
                 work++;
@@ -600,15 +541,15 @@ public final class EventLoop implements AutoCloseable {
     private int dispatch(int n, boolean busy) {
         int work = 0;
         for (int i = 0; i < n; i++) {
-            long id = events.get(Libc.EVENT_DATA, i * Libc.EVENT_SIZE + Libc.EVENT_DATA_OFFSET);
-            if (id == WAKE_ID) {
-                Libc.readEventfd(errno, wakeFd, wakeBuf);
+            long id = poller.readyId(i);
+            if (id == EpollPoller.WAKE_ID) {
+                poller.consumeWakeup();
                 if (!taskQueue.isEmpty()) {
                     work++;
                 }
                 continue;
             }
-            LoopSource s = lookup(id);
+            LoopSource s = sources.lookup(id);
             if (s == null) {
                 continue; // unregistered by a handler earlier in this batch
             }
@@ -638,7 +579,7 @@ public final class EventLoop implements AutoCloseable {
     /** Busy round: every queue polled directly, no acknowledge. */
     private int pollQueues() {
         int work = 0;
-        for (LoopSource s : queues) {
+        for (LoopSource s : sources.queues()) {
             if (s.isActive()) {
                 work += drain(s);
             }
@@ -735,7 +676,7 @@ public final class EventLoop implements AutoCloseable {
             }
             if (!forced) {
                 // The last drain: completions that are already in the queues reach their sinks.
-                for (LoopSource s : queues) {
+                for (LoopSource s : sources.queues()) {
                     if (s.isActive()) {
                         drain(s);
                     }
@@ -777,34 +718,18 @@ public final class EventLoop implements AutoCloseable {
     /** Unregisters every source and runs its hook; no registration is accepted afterwards. */
     private void closeSources() {
         sourcesClosed = true;
-        for (int i = 1; i < nextSlot; i++) {
-            LoopSource s = slots[i];
-            if (s != null) {
-                try {
-                    unregister(s, true);
-                } catch (Throwable t) {
-                    rethrowIfFatal(t);
-                    LOG.log(System.Logger.Level.WARNING, "unregistering " + s + " failed", t);
-                }
+        for (LoopSource s : sources.all()) {
+            try {
+                unregister(s, true);
+            } catch (Throwable t) {
+                rethrowIfFatal(t);
+                LOG.log(System.Logger.Level.WARNING, "unregistering " + s + " failed", t);
             }
         }
     }
 
     private void closeNative() {
-        // No waker may be between its CAS and its write(2) when the eventfd is closed: the number
-        // could be reused by another open() at once.
-        WAKE_STATE.setVolatile(this, DEAD);
-        while ((int) WAKERS.getVolatile(this) != 0) {
-            Thread.onSpinWait();
-        }
-        int e = Libc.close(errno, epfd);
-        if (e != 0) {
-            LOG.log(System.Logger.Level.WARNING, "close of epoll fd {0} failed: {1}", epfd, NativeErrors.errnoName(e));
-        }
-        e = Libc.close(errno, wakeFd);
-        if (e != 0) {
-            LOG.log(System.Logger.Level.WARNING, "close of eventfd {0} failed: {1}", wakeFd, NativeErrors.errnoName(e));
-        }
+        poller.close();
         arena.close();
     }
 
@@ -822,37 +747,13 @@ public final class EventLoop implements AutoCloseable {
         if (fd < 0) {
             throw new IllegalArgumentException("source " + s.pollable + " has fd " + fd + " (must be >= 0)");
         }
-        int slot = freeCount > 0 ? freeSlots[--freeCount] : nextSlot++;
-        if (slot >= slots.length) {
-            slots = Arrays.copyOf(slots, slots.length * 2);
-            generations = Arrays.copyOf(generations, generations.length * 2);
-        }
-        int gen = ++generations[slot];
-        long id = ((long) gen << 32) | slot;
-        epoll_event.events(ctlEvent, libc_h.EPOLLIN());
-        ctlEvent.set(Libc.EVENT_DATA, Libc.EVENT_DATA_OFFSET, id);
-        int e = Libc.epollCtl(errno, epfd, libc_h.EPOLL_CTL_ADD(), fd, ctlEvent);
+        long id = sources.add(s);
+        int e = poller.add(fd, id);
         if (e != 0) {
-            freeSlot(slot);
+            sources.remove(s);
             throw NativeErrors.errno("epoll_ctl", e, "EPOLL_CTL_ADD of fd " + fd + " (" + s.pollable + ")");
         }
-        s.id = id;
-        slots[slot] = s;
         s.phase = LoopSource.ACTIVE;
-        if (s.cq != null) {
-            queues = append(queues, s);
-        } else {
-            others = append(others, s);
-        }
-    }
-
-    private LoopSource lookup(long id) {
-        int slot = (int) id;
-        if (slot <= 0 || slot >= nextSlot) {
-            return null;
-        }
-        LoopSource s = slots[slot];
-        return s != null && s.id == id ? s : null;
     }
 
     /**
@@ -870,14 +771,7 @@ public final class EventLoop implements AutoCloseable {
             return;
         }
         s.phase = LoopSource.REMOVED;
-        int slot = (int) s.id;
-        slots[slot] = null;
-        freeSlot(slot);
-        if (s.cq != null) {
-            queues = remove(queues, s);
-        } else {
-            others = remove(others, s);
-        }
+        sources.remove(s);
         int fd = -1;
         try {
             fd = s.pollable.fd();
@@ -885,7 +779,7 @@ public final class EventLoop implements AutoCloseable {
             LOG.log(System.Logger.Level.DEBUG, "fd of " + s.pollable + " unavailable at unregistration", e);
         }
         if (fd >= 0) {
-            int e = Libc.epollCtl(errno, epfd, libc_h.EPOLL_CTL_DEL(), fd, ctlEvent);
+            int e = poller.delete(fd);
             if (e != 0) {
                 // EBADF/ENOENT: the owner closed the fd first; epoll(7) drops a file description
                 // from every set when its last fd is closed, so there is nothing left to remove.
@@ -931,34 +825,6 @@ public final class EventLoop implements AutoCloseable {
         if (interrupted) {
             Thread.currentThread().interrupt();
         }
-    }
-
-    private void freeSlot(int slot) {
-        if (freeCount == freeSlots.length) {
-            freeSlots = Arrays.copyOf(freeSlots, freeSlots.length * 2);
-        }
-        freeSlots[freeCount++] = slot;
-    }
-
-    private static LoopSource[] append(LoopSource[] a, LoopSource s) {
-        LoopSource[] b = Arrays.copyOf(a, a.length + 1);
-        b[a.length] = s;
-        return b;
-    }
-
-    private static LoopSource[] remove(LoopSource[] a, LoopSource s) {
-        for (int i = 0; i < a.length; i++) {
-            if (a[i] == s) {
-                if (a.length == 1) {
-                    return NO_SOURCES;
-                }
-                LoopSource[] b = new LoopSource[a.length - 1];
-                System.arraycopy(a, 0, b, 0, i);
-                System.arraycopy(a, i + 1, b, i, a.length - i - 1);
-                return b;
-            }
-        }
-        return a;
     }
 
     /**
