@@ -72,6 +72,7 @@ final class EpollPoller {
         }
     }
 
+    private final EventLoop loop;
     private final int epfd;
     private final int wakeFd;
     private final MemorySegment events;
@@ -89,10 +90,12 @@ final class EpollPoller {
      * failure nothing is left open (the segments stay in {@code arena}, which the caller closes).
      *
      * @param arena the loop's arena; the poller's segments are allocated in it, once
+     * @param loop the loop that owns the poller (whose thread may call the loop-only methods)
      * @throws io.cqflux.core.NativeCallException when {@code epoll_create1}, {@code eventfd} or
      *     {@code epoll_ctl} fails
      */
-    EpollPoller(Arena arena) {
+    EpollPoller(Arena arena, EventLoop loop) {
+        this.loop = loop;
         MemorySegment capture = Libc.threadErrno();
         int ep = -1;
         int wfd = -1;
@@ -152,11 +155,13 @@ final class EpollPoller {
      * either {@link #sleep()} or {@link #cancelSleep()}.
      */
     void announceSleep() {
+        assert loop.inEventLoop();
         WAKE_STATE.setVolatile(this, SLEEPING);
     }
 
     /** Calls off an announced sleep: work turned up in the re-check. */
     void cancelSleep() {
+        assert loop.inEventLoop();
         WAKE_STATE.setVolatile(this, AWAKE);
     }
 
@@ -170,6 +175,7 @@ final class EpollPoller {
      * @throws io.cqflux.core.NativeCallException when {@code epoll_wait} fails otherwise
      */
     int sleep() {
+        assert loop.inEventLoop();
         int n = Libc.epollWait(errno, epfd, events, MAX_EVENTS, -1);
         WAKE_STATE.setVolatile(this, AWAKE);
         return n;
@@ -183,6 +189,7 @@ final class EpollPoller {
      * @throws io.cqflux.core.NativeCallException when {@code epoll_wait} fails otherwise
      */
     int selectNow() {
+        assert loop.inEventLoop();
         return Libc.epollWait(errno, epfd, events, MAX_EVENTS, 0);
     }
 
@@ -191,6 +198,7 @@ final class EpollPoller {
      * @return its {@code epoll_event.data}: {@link #WAKE_ID} or a source id
      */
     long readyId(int i) {
+        assert loop.inEventLoop();
         return events.get(Libc.EVENT_DATA, i * Libc.EVENT_SIZE + Libc.EVENT_DATA_OFFSET);
     }
 
@@ -199,6 +207,7 @@ final class EpollPoller {
      * that the level-triggered eventfd stops being ready.
      */
     void consumeWakeup() {
+        assert loop.inEventLoop();
         Libc.readEventfd(errno, wakeFd, wakeBuf);
     }
 
@@ -212,6 +221,7 @@ final class EpollPoller {
      * @return 0, or the errno of {@code epoll_ctl(EPOLL_CTL_ADD)}
      */
     int add(int fd, long id) {
+        assert loop.inEventLoop();
         epoll_event.events(ctlEvent, libc_h.EPOLLIN());
         ctlEvent.set(Libc.EVENT_DATA, Libc.EVENT_DATA_OFFSET, id);
         return Libc.epollCtl(errno, epfd, libc_h.EPOLL_CTL_ADD(), fd, ctlEvent);
@@ -224,13 +234,15 @@ final class EpollPoller {
      * @return 0, or the errno of {@code epoll_ctl(EPOLL_CTL_DEL)}
      */
     int delete(int fd) {
+        assert loop.inEventLoop();
         return Libc.epollCtl(errno, epfd, libc_h.EPOLL_CTL_DEL(), fd, ctlEvent);
     }
 
     /**
      * Closes the epoll fd and the eventfd, once no {@link #wakeup} is between its CAS and its
-     * {@code write(2)}; later wake-ups are no-ops. Loop thread, once, as it ends; failures are
-     * logged. The memory stays until the loop closes its arena.
+     * {@code write(2)}; later wake-ups are no-ops. Once: by the loop thread as it ends, or by the
+     * thread that built the loop when it could not start (so no loop-thread assertion); failures
+     * are logged. The memory stays until the loop closes its arena.
      */
     void close() {
         // No waker may be between its CAS and its write(2) when the eventfd is closed: the number

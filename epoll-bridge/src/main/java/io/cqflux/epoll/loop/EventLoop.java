@@ -135,7 +135,7 @@ public final class EventLoop implements AutoCloseable {
     private long gracefulDeadline;
 
     // Registrations (loop thread only).
-    private final SourceTable sources = new SourceTable();
+    private final SourceTable sources = new SourceTable(this);
     private boolean sourcesClosed;
 
     /** Test hook: runs on the loop thread right before it blocks in epoll_wait. */
@@ -161,7 +161,7 @@ public final class EventLoop implements AutoCloseable {
         Arena a = Arena.ofShared();
         EpollPoller p = null;
         try {
-            p = new EpollPoller(a);
+            p = new EpollPoller(a, this);
             scratch = a.allocate((long) batchSize * CompletionQueue.MAX_ENTRY_BYTES, 64);
             ThreadFactory factory = config.threadFactory() != null ? config.threadFactory()
                     : r -> Thread.ofPlatform().name(name).daemon(true).unstarted(r);
@@ -206,14 +206,28 @@ public final class EventLoop implements AutoCloseable {
         return name;
     }
 
-    /** {@return whether the caller is this loop's thread} */
-    public boolean inLoop() {
+    /**
+     * Tells whether the caller runs on this loop's thread. The methods that must run there (the
+     * run cycle, draining, registration bookkeeping) begin with {@code assert inEventLoop();}.
+     *
+     * @return whether the caller is this loop's thread
+     */
+    public boolean inEventLoop() {
         return Thread.currentThread() == thread;
     }
 
     /**
+     * The same as {@link #inEventLoop()}, under the name the reactive module calls.
+     *
+     * @return whether the caller is this loop's thread
+     */
+    public boolean inLoop() {
+        return inEventLoop();
+    }
+
+    /**
      * Runs a task on the loop thread after the tasks already queued. Also from the loop thread
-     * itself, where it defers the task to a later round (run it inline when {@link #inLoop()}
+     * itself, where it defers the task to a later round (run it inline when {@link #inEventLoop()}
      * if that is what you want).
      *
      * @param task the task; if it throws, the loop logs and goes on
@@ -294,7 +308,7 @@ public final class EventLoop implements AutoCloseable {
     }
 
     private Registration register(LoopSource s) {
-        if (inLoop()) {
+        if (inEventLoop()) {
             add(s);
         } else {
             execute(new AddTask(s));
@@ -356,7 +370,7 @@ public final class EventLoop implements AutoCloseable {
     @Override
     public void close() {
         shutdownGracefully(CLOSE_TIMEOUT);
-        if (inLoop()) {
+        if (inEventLoop()) {
             return;
         }
         if (!await(CLOSE_TIMEOUT.plusSeconds(5))) {
@@ -391,12 +405,13 @@ public final class EventLoop implements AutoCloseable {
 
     /** Makes a sleeping loop return from epoll_wait; a no-op (one volatile read) when it runs. */
     private void wakeup() {
-        poller.wakeup(inLoop());
+        poller.wakeup(inEventLoop());
     }
 
     // ---------------------------------------------------------------- the loop
 
     private void run() {
+        assert inEventLoop();
         Throwable fatal = null;
         try {
             loop();
@@ -428,6 +443,7 @@ public final class EventLoop implements AutoCloseable {
     }
 
     private void loop() {
+        assert inEventLoop();
         int idle = 0;
         while ((int) STATE.getVolatile(this) == RUNNING) {
             int work = runTasks();
@@ -473,6 +489,7 @@ public final class EventLoop implements AutoCloseable {
      * @return the work found
      */
     private int sleep() {
+        assert inEventLoop();
         poller.announceSleep();
         if (!taskQueue.isEmpty() || (int) STATE.getVolatile(this) != RUNNING) {
             poller.cancelSleep();
@@ -506,6 +523,7 @@ public final class EventLoop implements AutoCloseable {
      * @return 0 when the loop may sleep, else the work done
      */
     private int prepareToSleep() {
+        assert inEventLoop();
         int work = 0;
         for (LoopSource s : sources.queues()) {
             if (s.isActive() && !askToSleep(s)) {
@@ -522,6 +540,7 @@ public final class EventLoop implements AutoCloseable {
     }
 
     private boolean askToSleep(LoopSource s) {
+        assert inEventLoop();
         try {
             return s.pollable.prepareToSleep();
         } catch (Throwable t) {
@@ -539,6 +558,7 @@ public final class EventLoop implements AutoCloseable {
      * @return the work found
      */
     private int dispatch(int n, boolean busy) {
+        assert inEventLoop();
         int work = 0;
         for (int i = 0; i < n; i++) {
             long id = poller.readyId(i);
@@ -566,6 +586,7 @@ public final class EventLoop implements AutoCloseable {
     }
 
     private boolean acknowledge(LoopSource s) {
+        assert inEventLoop();
         try {
             s.cq.acknowledge();
             return true;
@@ -578,6 +599,7 @@ public final class EventLoop implements AutoCloseable {
 
     /** Busy round: every queue polled directly, no acknowledge. */
     private int pollQueues() {
+        assert inEventLoop();
         int work = 0;
         for (LoopSource s : sources.queues()) {
             if (s.isActive()) {
@@ -593,6 +615,7 @@ public final class EventLoop implements AutoCloseable {
      * @return completions delivered
      */
     private int drain(LoopSource s) {
+        assert inEventLoop();
         int total = 0;
         int n;
         do {
@@ -620,6 +643,7 @@ public final class EventLoop implements AutoCloseable {
     }
 
     private void handleReadable(LoopSource s) {
+        assert inEventLoop();
         try {
             s.onReadable.run();
         } catch (Throwable t) {
@@ -629,6 +653,7 @@ public final class EventLoop implements AutoCloseable {
     }
 
     private int runTasks() {
+        assert inEventLoop();
         int n = 0;
         Runnable r;
         // The state is re-read per task: a task may be long, and a shutdown requested meanwhile
@@ -642,6 +667,7 @@ public final class EventLoop implements AutoCloseable {
     }
 
     private void safeRun(Runnable r) {
+        assert inEventLoop();
         try {
             r.run();
         } catch (Throwable t) {
@@ -652,6 +678,7 @@ public final class EventLoop implements AutoCloseable {
 
     /** A queue or source that failed itself is dropped and its owner told. */
     private void fail(LoopSource s, String call, Throwable t) {
+        assert inEventLoop();
         LOG.log(System.Logger.Level.ERROR, call + " of " + s + " failed; it is unregistered from event loop " + name, t);
         unregister(s, true);
     }
@@ -659,6 +686,7 @@ public final class EventLoop implements AutoCloseable {
     // ---------------------------------------------------------------- shutdown
 
     private void shutdownSequence() {
+        assert inEventLoop();
         taskQueue.close();
         boolean forced = (int) STATE.getVolatile(this) == FORCED;
         if (!forced) {
@@ -688,12 +716,14 @@ public final class EventLoop implements AutoCloseable {
     }
 
     private void failEverything() {
+        assert inEventLoop();
         taskQueue.close();
         dropRemainingTasks();
         closeSources();
     }
 
     private void dropRemainingTasks() {
+        assert inEventLoop();
         long before = droppedTasks;
         Runnable r;
         while ((r = taskQueue.pollClosed()) != null) {
@@ -706,6 +736,7 @@ public final class EventLoop implements AutoCloseable {
     }
 
     private void drop(Runnable r) {
+        assert inEventLoop();
         DROPPED.setOpaque(this, droppedTasks + 1);
         LOG.log(System.Logger.Level.DEBUG, "event loop {0} shut down: dropped task {1}", name, r);
         if (r instanceof AddTask a) {
@@ -717,6 +748,7 @@ public final class EventLoop implements AutoCloseable {
 
     /** Unregisters every source and runs its hook; no registration is accepted afterwards. */
     private void closeSources() {
+        assert inEventLoop();
         sourcesClosed = true;
         for (LoopSource s : sources.all()) {
             try {
@@ -737,6 +769,7 @@ public final class EventLoop implements AutoCloseable {
 
     /** Adds a source to epoll; loop thread. */
     private void add(LoopSource s) {
+        assert inEventLoop();
         if (sourcesClosed || (int) STATE.getVolatile(this) >= TERMINATED) {
             throw new ResourceClosedException("event loop " + name + " is shut down: " + s + " not registered");
         }
@@ -762,6 +795,7 @@ public final class EventLoop implements AutoCloseable {
      * @param runHook whether to run the owner's hook (not when the owner asked)
      */
     void unregister(LoopSource s, boolean runHook) {
+        assert inEventLoop();
         if (s.phase == LoopSource.PENDING) {
             s.phase = LoopSource.REMOVED;
             s.removed.complete(null);
@@ -793,6 +827,7 @@ public final class EventLoop implements AutoCloseable {
     }
 
     private void runHook(LoopSource s) {
+        assert inEventLoop();
         if (s.onShutdown == null || s.closeRequested) {
             return;
         }

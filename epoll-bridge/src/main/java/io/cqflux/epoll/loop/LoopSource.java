@@ -67,7 +67,7 @@ final class LoopSource implements Registration {
         if (removed.isDone()) {
             return;
         }
-        if (loop.inLoop()) {
+        if (loop.inEventLoop()) {
             loop.unregister(this, false);
             return;
         }

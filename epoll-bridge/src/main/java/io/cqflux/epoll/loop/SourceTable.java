@@ -30,6 +30,8 @@ final class SourceTable {
 
     private static final LoopSource[] NO_SOURCES = new LoopSource[0];
 
+    private final EventLoop loop;
+
     private LoopSource[] slots = new LoopSource[16];
     private int[] generations = new int[16];
     private int[] freeSlots = new int[16];
@@ -39,6 +41,11 @@ final class SourceTable {
     private LoopSource[] queues = NO_SOURCES;
     private LoopSource[] others = NO_SOURCES;
 
+    /** @param loop the loop that owns the table (whose thread alone may use it) */
+    SourceTable(EventLoop loop) {
+        this.loop = loop;
+    }
+
     /**
      * Takes a slot for {@code s}, stores its id in {@link LoopSource#id} and lists it.
      *
@@ -46,6 +53,7 @@ final class SourceTable {
      * @return the id to give epoll ({@code epoll_event.data}); never {@link EpollPoller#WAKE_ID}
      */
     long add(LoopSource s) {
+        assert loop.inEventLoop();
         int slot = freeCount > 0 ? freeSlots[--freeCount] : nextSlot++;
         if (slot >= slots.length) {
             slots = Arrays.copyOf(slots, slots.length * 2);
@@ -69,6 +77,7 @@ final class SourceTable {
      *     when it was removed meanwhile or the id is not a source's
      */
     LoopSource lookup(long id) {
+        assert loop.inEventLoop();
         int slot = (int) id;
         if (slot <= 0 || slot >= nextSlot) {
             return null;
@@ -83,6 +92,7 @@ final class SourceTable {
      * @param s a source that {@link #add} took in
      */
     void remove(LoopSource s) {
+        assert loop.inEventLoop();
         int slot = (int) s.id;
         if (slot <= 0 || slot >= nextSlot || slots[slot] != s) {
             return;
@@ -101,16 +111,19 @@ final class SourceTable {
 
     /** {@return the registered completion queues; a snapshot that later adds and removes leave alone} */
     LoopSource[] queues() {
+        assert loop.inEventLoop();
         return queues;
     }
 
     /** {@return the registered non-queue sources; a snapshot that later adds and removes leave alone} */
     LoopSource[] others() {
+        assert loop.inEventLoop();
         return others;
     }
 
     /** {@return every registered source, in slot order; a fresh array} */
     LoopSource[] all() {
+        assert loop.inEventLoop();
         LoopSource[] out = new LoopSource[queues.length + others.length];
         int n = 0;
         for (int i = 1; i < nextSlot; i++) {
