@@ -242,6 +242,49 @@ public final class EventLoop implements AutoCloseable {
     }
 
     /**
+     * Runs a task on the loop thread or, when the loop no longer takes tasks, once it has ended:
+     * exactly once, and never beside the loop's last round. On the loop thread the task runs
+     * inline, before this method returns. From another thread it is queued like
+     * {@link #execute(Runnable)}; when the loop refuses it because a shutdown has begun, the task
+     * runs once {@link #terminationFuture()} completes (normally or on a fatal error), on the
+     * thread that completes it (the loop thread, after it let go of every source and freed its
+     * native memory), or at once on the caller's thread when the loop has already ended. A task
+     * that was queued and is then dropped by a forced shutdown also runs after termination
+     * instead of being lost.
+     *
+     * <p>For clean-up work that must happen whatever the loop's state (closing a connection,
+     * failing what is pending on it): while the loop runs it has the loop's thread confinement,
+     * and after termination nothing can run concurrently with it on the loop's behalf.
+     *
+     * @param task the task; when it runs inline its exception reaches the caller, when it runs
+     *     later the loop logs it
+     */
+    public void executeOrAfterTermination(Runnable task) {
+        Objects.requireNonNull(task, "task");
+        if (inEventLoop()) {
+            task.run();
+            return;
+        }
+        try {
+            execute(new OrAfterTermination(task));
+        } catch (ResourceClosedException e) {
+            // Shutting down: the loop may still run its last round and its sources' hooks, so the
+            // task waits for the thread to end.
+            runAfterTermination(task);
+        }
+    }
+
+    private void runAfterTermination(Runnable task) {
+        termination.whenComplete((v, t) -> {
+            try {
+                task.run();
+            } catch (Throwable x) {
+                LOG.log(System.Logger.Level.WARNING, "task " + task + " run after event loop " + name + " ended threw", x);
+            }
+        });
+    }
+
+    /**
      * Registers a completion queue; on readiness the loop acknowledges it and drains it in
      * batches into {@code sink}. On the loop thread it takes effect at once; from any other thread
      * it is handed over through the task queue and takes effect before any task submitted after it.
@@ -743,6 +786,8 @@ public final class EventLoop implements AutoCloseable {
             a.source.phase = LoopSource.REMOVED;
             a.source.removed.complete(null);
             runHook(a.source);
+        } else if (r instanceof OrAfterTermination o) {
+            runAfterTermination(o.task);
         }
     }
 
@@ -901,6 +946,25 @@ public final class EventLoop implements AutoCloseable {
         @Override
         public String toString() {
             return "register " + source;
+        }
+    }
+
+    /** A task of {@link #executeOrAfterTermination}: when dropped, it runs after termination. */
+    private static final class OrAfterTermination implements Runnable {
+        final Runnable task;
+
+        OrAfterTermination(Runnable task) {
+            this.task = task;
+        }
+
+        @Override
+        public void run() {
+            task.run();
+        }
+
+        @Override
+        public String toString() {
+            return task.toString();
         }
     }
 
