@@ -12,6 +12,7 @@ import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.time.Duration;
+import java.util.ArrayDeque;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -44,7 +45,8 @@ import java.util.concurrent.TimeoutException;
  * requests use the same path.
  *
  * Completion queues. Level-triggered EPOLLIN, the registration id in epoll_event.data. On
- * readiness the loop calls acknowledge() first, then poll() until a batch comes back short. For
+ * readiness the loop calls acknowledge() first, then poll() until a batch comes back short or the
+ * queue has had MAX_BATCHES_PER_TURN polls in this loop turn. For
  * librpma, acknowledge() is rpma_cq_wait(3): it consumes the channel event and re-arms the CQ
  * (ibv_req_notify_cq) before the drain, so a completion that lands during or after the drain
  * signals the fd again; one that landed before the re-arm is found by the drain. Arm-then-drain
@@ -56,6 +58,15 @@ import java.util.concurrent.TimeoutException;
  * Pollable.prepareToSleep(), called on every source before every sleep; any "no" turns the sleep
  * into another polling round. Busy rounds poll queues directly without acknowledging them (their
  * fds may stay readable; epoll is then only consulted for the other sources).
+ *
+ * Fairness. One turn of the loop runs up to MAX_TASKS_PER_ROUND tasks and gives each ready queue
+ * up to MAX_BATCHES_PER_TURN polls; a queue that never comes back short (a dying connection
+ * failing every operation) would otherwise hold the thread while its neighbours wait. A queue
+ * that the budget cut off with a full last batch goes on the cut-off list, and the next turn polls
+ * it again first, without waiting for its fd: after the drain was stopped early, neither kind of
+ * fd promises to signal what is left (the rpma CQ was re-armed for new completions only, and a
+ * libfabric wait fd need not be readable for buffered data). Those polls count as work, so the
+ * loop does not sleep while a queue on the list still delivers.
  *
  * Failure. A handler (sink entry, onReadable, task, hook) that throws is logged and the loop goes
  * on. A queue whose poll()/acknowledge() throws is unregistered and its owner told through the
@@ -82,6 +93,17 @@ public final class EventLoop implements AutoCloseable {
 
     /** Tasks run per loop round before the ready fds get their turn again (every strategy). */
     static final int MAX_TASKS_PER_ROUND = 1024;
+    /**
+     * Native poll calls per completion queue per loop turn. A queue whose polls keep coming back
+     * full (a dying connection failing 500,000 operations) used to be drained to the end while
+     * every other source on the loop waited: a healthy neighbour stalled for seconds. After this
+     * many batches the queue is cut off for the turn and polled again first thing in the next one;
+     * the other ready sources and the tasks run in between. 16 is Netty's default
+     * {@code maxMessagesPerRead} for the same job: enough batches to amortise a turn's
+     * {@code epoll_wait} and acknowledge over, few enough that a neighbour waits at most 16 polls
+     * per flooding queue (at the default batch of 32: 512 completions).
+     */
+    static final int MAX_BATCHES_PER_TURN = 16;
     /** How long {@link #close()} lets queued work finish before it forces. */
     static final Duration CLOSE_TIMEOUT = Duration.ofSeconds(10);
 
@@ -137,6 +159,10 @@ public final class EventLoop implements AutoCloseable {
     // Registrations (loop thread only).
     private final SourceTable sources = new SourceTable(this);
     private boolean sourcesClosed;
+    /** Queues that the per-turn budget cut off with completions left (each once; see LoopSource.cutOff). */
+    private final ArrayDeque<LoopSource> cutOff = new ArrayDeque<>();
+    /** Loop turns so far; a queue's batch budget is per turn. */
+    private long turn;
 
     /** Test hook: runs on the loop thread right before it blocks in epoll_wait. */
     volatile Runnable beforeSleep;
@@ -489,7 +515,13 @@ public final class EventLoop implements AutoCloseable {
         assert inEventLoop();
         int idle = 0;
         while ((int) STATE.getVolatile(this) == RUNNING) {
+            turn++;
             int work = runTasks();
+            // Queues cut off by the budget last turn: their fds may not signal what is left
+            // (rpma_cq_wait(3) re-armed the CQ for new completions only; a libfabric wait fd need
+            // not be readable for buffered data, fi_trywait(3)), so they are polled here, before
+            // the loop may sleep; while one still has work, `work` keeps the loop awake.
+            work += drainCutOff();
             if (idle < spinBudget) {
                 work += pollQueues();
                 if (sources.others().length > 0) {
@@ -653,36 +685,105 @@ public final class EventLoop implements AutoCloseable {
     }
 
     /**
-     * Polls a queue until a batch comes back short.
+     * Polls the queues that {@link #MAX_BATCHES_PER_TURN} cut off in an earlier turn, each once
+     * (with this turn's budget); one that is cut off again goes back on the list.
+     *
+     * @return completions delivered
+     */
+    private int drainCutOff() {
+        assert inEventLoop();
+        int work = 0;
+        for (int i = cutOff.size(); i > 0; i--) {
+            LoopSource s = cutOff.poll();
+            s.cutOff = false;
+            if (s.isActive()) {
+                work += drain(s);
+            }
+        }
+        return work;
+    }
+
+    /**
+     * Polls a queue until a batch comes back short or the queue has had its
+     * {@link #MAX_BATCHES_PER_TURN} polls of this turn; in the latter case, while the last batch
+     * was full, the queue goes on the cut-off list so that the next turn polls it again without
+     * waiting for its fd.
      *
      * @return completions delivered
      */
     private int drain(LoopSource s) {
         assert inEventLoop();
+        if (s.turn != turn) {
+            s.turn = turn;
+            s.pollsThisTurn = 0;
+        }
         int total = 0;
         int n;
         do {
-            try {
-                n = s.cq.poll(scratch, batchSize, s.sink);
-            } catch (Throwable t) {
-                rethrowIfFatal(t);
-                fail(s, "poll", t);
-                return total;
-            }
-            if (n < 0 || n > batchSize) {
-                fail(s, "poll", new IllegalStateException("poll returned " + n + ", outside [0, " + batchSize + "]"));
-                return total;
-            }
-            if (n > 0) {
-                BATCHES.setOpaque(this, batches + 1);
-                COMPLETIONS.setOpaque(this, completions + n);
-                if (n > largestBatch) {
-                    LARGEST_BATCH.setOpaque(this, n);
+            if (s.pollsThisTurn == MAX_BATCHES_PER_TURN) {
+                if (!s.cutOff) {
+                    s.cutOff = true;
+                    cutOff.add(s);
                 }
-                total += n;
+                return total;
             }
+            s.pollsThisTurn++;
+            n = pollOnce(s);
+            if (n < 0) {
+                return total;
+            }
+            total += n;
         } while (n == batchSize && s.isActive());
         return total;
+    }
+
+    /**
+     * Polls a queue until a batch comes back short, with no budget: the graceful shutdown's last
+     * drain, after which nothing else runs on the loop.
+     *
+     * @return completions delivered
+     */
+    private int drainAll(LoopSource s) {
+        assert inEventLoop();
+        int total = 0;
+        int n;
+        do {
+            n = pollOnce(s);
+            if (n < 0) {
+                return total;
+            }
+            total += n;
+        } while (n == batchSize && s.isActive());
+        return total;
+    }
+
+    /**
+     * One native poll into the scratch batch, counted.
+     *
+     * @return the completions delivered, or -1 when the queue failed (it is unregistered)
+     */
+    private int pollOnce(LoopSource s) {
+        assert inEventLoop();
+        int n;
+        try {
+            n = s.cq.poll(scratch, batchSize, s.sink);
+        } catch (Throwable t) {
+            rethrowIfFatal(t);
+            fail(s, "poll", t);
+            return -1;
+        }
+        if (n < 0 || n > batchSize) {
+            fail(s, "poll", new IllegalStateException("poll returned " + n + ", outside [0, " + batchSize + "]"));
+            return -1;
+        }
+        if (n > 0) {
+            BATCHES.setOpaque(this, batches + 1);
+            COMPLETIONS.setOpaque(this, completions + n);
+            if (n > largestBatch) {
+                LARGEST_BATCH.setOpaque(this, n);
+            }
+        }
+        return n;
     }
 
     private void handleReadable(LoopSource s) {
@@ -747,9 +848,10 @@ public final class EventLoop implements AutoCloseable {
             }
             if (!forced) {
                 // The last drain: completions that are already in the queues reach their sinks.
+                // No budget: nothing else runs on the loop any more, so no neighbour can starve.
                 for (LoopSource s : sources.queues()) {
                     if (s.isActive()) {
-                        drain(s);
+                        drainAll(s);
                     }
                 }
             }
