@@ -41,7 +41,11 @@ final class SourceTable {
     private LoopSource[] queues = NO_SOURCES;
     private LoopSource[] others = NO_SOURCES;
 
-    /** @param loop the loop that owns the table (whose thread alone may use it) */
+    /**
+     * Creates an empty table.
+     *
+     * @param loop the loop that owns the table (whose thread alone may use it)
+     */
     SourceTable(EventLoop loop) {
         this.loop = loop;
     }
