@@ -1,8 +1,8 @@
 package io.cqflux.benchmarks;
 
-import io.cqflux.epoll.EventLoop;
-import io.cqflux.epoll.LoopConfig;
-import io.cqflux.epoll.Registration;
+import io.cqflux.epoll.loop.EventLoop;
+import io.cqflux.epoll.loop.LoopConfig;
+import io.cqflux.epoll.loop.Registration;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.time.Duration;

@@ -1,9 +1,8 @@
 /**
- * The event loop: one thread per {@link io.cqflux.epoll.EventLoop} sleeps in {@code epoll_wait} on
- * the file descriptors of completion queues and other pollable sources (connection event
- * channels, listeners), drains completion queues in batches into their sinks, and runs tasks that
- * other threads hand over. {@link io.cqflux.epoll.WaitStrategy} chooses between sleeping, busy
- * polling and an adaptive mix; {@link io.cqflux.epoll.LoopStats} counts wake-ups, batches and
- * tasks. Knows nothing of Reactor.
+ * What users of cqflux see of the event loop: {@link io.cqflux.epoll.WaitStrategy} chooses
+ * between sleeping in {@code epoll_wait}, busy polling and an adaptive mix, and
+ * {@link io.cqflux.epoll.LoopStats} counts a loop's wake-ups, batches and tasks. The loop itself
+ * lives in {@code io.cqflux.epoll.loop}, which the module exports only to the project's reactive
+ * module. Knows nothing of Reactor.
  */
 package io.cqflux.epoll;

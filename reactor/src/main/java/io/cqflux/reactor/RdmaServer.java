@@ -4,8 +4,8 @@ import io.cqflux.core.ConnectionConfig;
 import io.cqflux.core.spi.Connection;
 import io.cqflux.core.spi.ConnectionRequest;
 import io.cqflux.core.spi.Listener;
-import io.cqflux.epoll.EventLoop;
-import io.cqflux.epoll.Registration;
+import io.cqflux.epoll.loop.EventLoop;
+import io.cqflux.epoll.loop.Registration;
 import java.net.InetSocketAddress;
 import java.util.concurrent.CompletableFuture;
 

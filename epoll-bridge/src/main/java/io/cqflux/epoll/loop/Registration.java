@@ -1,4 +1,4 @@
-package io.cqflux.epoll;
+package io.cqflux.epoll.loop;
 
 /**
  * A source registered with an {@link EventLoop}. Closing it unregisters (idempotent); it does not

@@ -1,4 +1,4 @@
-package io.cqflux.epoll;
+package io.cqflux.epoll.loop;
 
 import io.cqflux.core.Completion;
 import io.cqflux.core.spi.CompletionQueue;
@@ -32,6 +32,12 @@ final class LoopSource implements Registration {
 
     /** Slot index in the low 32 bits, slot generation in the high 32; loop thread only. */
     long id;
+    /** The loop turn that {@link #pollsThisTurn} counts for; loop thread only. */
+    long turn;
+    /** Native polls of this queue in loop turn {@link #turn}, up to the loop's per-turn budget; loop thread only. */
+    int pollsThisTurn;
+    /** On the loop's cut-off list: the budget stopped its drain with a full last batch; loop thread only. */
+    boolean cutOff;
     volatile int phase = PENDING;
     /** The owner asked for removal: its shutdown hook no longer runs. */
     volatile boolean closeRequested;
@@ -67,7 +73,7 @@ final class LoopSource implements Registration {
         if (removed.isDone()) {
             return;
         }
-        if (loop.inLoop()) {
+        if (loop.inEventLoop()) {
             loop.unregister(this, false);
             return;
         }

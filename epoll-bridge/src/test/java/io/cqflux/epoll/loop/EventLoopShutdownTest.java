@@ -1,4 +1,4 @@
-package io.cqflux.epoll;
+package io.cqflux.epoll.loop;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.cqflux.core.ResourceClosedException;
+import io.cqflux.epoll.WaitStrategy;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;

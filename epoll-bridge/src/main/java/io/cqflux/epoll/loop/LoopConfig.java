@@ -1,5 +1,6 @@
-package io.cqflux.epoll;
+package io.cqflux.epoll.loop;
 
+import io.cqflux.epoll.WaitStrategy;
 import java.util.Objects;
 import java.util.concurrent.ThreadFactory;
 

@@ -1,4 +1,4 @@
-package io.cqflux.epoll;
+package io.cqflux.epoll.loop;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;

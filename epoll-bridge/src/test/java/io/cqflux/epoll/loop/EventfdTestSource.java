@@ -1,4 +1,4 @@
-package io.cqflux.epoll;
+package io.cqflux.epoll.loop;
 
 import io.cqflux.core.spi.Pollable;
 import java.lang.foreign.Arena;

@@ -1,18 +1,18 @@
-package io.cqflux.epoll;
+package io.cqflux.epoll.loop;
 
 import io.cqflux.core.ResourceClosedException;
 import io.cqflux.core.spi.CompletionQueue;
 import io.cqflux.core.spi.CompletionSink;
 import io.cqflux.core.internal.NativeErrors;
 import io.cqflux.core.spi.Pollable;
-import io.cqflux.epoll.ffm.epoll_event;
-import io.cqflux.epoll.ffm.libc_h;
+import io.cqflux.epoll.LoopStats;
+import io.cqflux.epoll.WaitStrategy;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.time.Duration;
-import java.util.Arrays;
+import java.util.ArrayDeque;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -23,26 +23,30 @@ import java.util.concurrent.TimeoutException;
 /*
  * Design.
  *
- * Ownership. One platform thread per loop owns everything native: the epoll fd, the wake-up
- * eventfd, the epoll_event array, the batch scratch (batchSize * CompletionQueue.MAX_ENTRY_BYTES
- * bytes), the errno capture segment, and the registration table. All are allocated once, in the
- * constructor, and freed by the loop thread itself as the very last thing it does. Sources are
- * polled only on this thread; other threads hand work over through the MPSC TaskQueue.
+ * The split (after Netty 4.2's IoEventLoop / IoHandler). EventLoop is the thread, the MPSC
+ * TaskQueue, the lifecycle (start, shutdownGracefully, shutdownNow, close, terminationFuture), the
+ * stats, and the run cycle below that drives the other two. EpollPoller owns the epoll fd, the
+ * wake-up eventfd, the epoll_event array and the native half of the sleep/wake protocol (its own
+ * design comment says how). SourceTable maps the ids in epoll_event.data to LoopSources (slot +
+ * generation). Neither of them is thread-safe except EpollPoller.wakeup(); both are driven from
+ * this class on the loop thread.
  *
- * The sleep/wake protocol (wakeState). Producers enqueue, then read wakeState; only if it is
- * SLEEPING do they CAS it to WOKEN and write the eventfd, so a burst of submissions against a
- * sleeping loop pays for one write(2) and a running loop costs them one volatile read. Before it
- * blocks, the loop stores SLEEPING, then re-reads the queue tail (and the lifecycle state); after
- * epoll_wait returns it stores AWAKE. Both sides do "store, then load" on volatiles, so (Dekker)
- * at least one side sees the other: either the loop sees the task and does not sleep, or the
- * producer sees SLEEPING and writes the eventfd, which is in the epoll set. A producer that read
- * SLEEPING just before the loop woke for another reason leaves a stale count in the eventfd: the
- * next sleep returns at once and counts an empty wake-up, nothing worse. Shutdown requests use the
- * same path. Writers count themselves in `wakers` so that the loop never closes the eventfd under a
- * write in flight (the fd number could already belong to someone else).
+ * Ownership. One platform thread per loop owns everything native: the poller's fds and arrays,
+ * the batch scratch (batchSize * CompletionQueue.MAX_ENTRY_BYTES bytes) and the source table. All
+ * native memory comes from one arena, allocated once, in the constructor, and freed by the loop
+ * thread itself as the very last thing it does. Sources are polled only on this thread; other
+ * threads hand work over through the MPSC TaskQueue.
+ *
+ * The sleep/wake protocol. Producers enqueue, then call EpollPoller.wakeup(), which writes the
+ * eventfd only when the loop announced a sleep (one volatile read otherwise). Before it blocks, the
+ * loop announces the sleep, then re-reads the queue tail (and the lifecycle state); both sides do
+ * "store, then load" on volatiles, so (Dekker) either the loop sees the task and does not sleep, or
+ * the producer sees the announcement and writes the eventfd, which is in the epoll set. Shutdown
+ * requests use the same path.
  *
  * Completion queues. Level-triggered EPOLLIN, the registration id in epoll_event.data. On
- * readiness the loop calls acknowledge() first, then poll() until a batch comes back short. For
+ * readiness the loop calls acknowledge() first, then poll() until a batch comes back short or the
+ * queue has had MAX_BATCHES_PER_TURN polls in this loop turn. For
  * librpma, acknowledge() is rpma_cq_wait(3): it consumes the channel event and re-arms the CQ
  * (ibv_req_notify_cq) before the drain, so a completion that lands during or after the drain
  * signals the fd again; one that landed before the re-arm is found by the drain. Arm-then-drain
@@ -54,6 +58,15 @@ import java.util.concurrent.TimeoutException;
  * Pollable.prepareToSleep(), called on every source before every sleep; any "no" turns the sleep
  * into another polling round. Busy rounds poll queues directly without acknowledging them (their
  * fds may stay readable; epoll is then only consulted for the other sources).
+ *
+ * Fairness. One turn of the loop runs up to MAX_TASKS_PER_ROUND tasks and gives each ready queue
+ * up to MAX_BATCHES_PER_TURN polls; a queue that never comes back short (a dying connection
+ * failing every operation) would otherwise hold the thread while its neighbours wait. A queue
+ * that the budget cut off with a full last batch goes on the cut-off list, and the next turn polls
+ * it again first, without waiting for its fd: after the drain was stopped early, neither kind of
+ * fd promises to signal what is left (the rpma CQ was re-armed for new completions only, and a
+ * libfabric wait fd need not be readable for buffered data). Those polls count as work, so the
+ * loop does not sleep while a queue on the list still delivers.
  *
  * Failure. A handler (sink entry, onReadable, task, hook) that throws is logged and the loop goes
  * on. A queue whose poll()/acknowledge() throws is unregistered and its owner told through the
@@ -78,28 +91,28 @@ public final class EventLoop implements AutoCloseable {
 
     static final System.Logger LOG = System.getLogger(EventLoop.class.getName());
 
-    /** Ready entries taken per {@code epoll_wait}. */
-    static final int MAX_EVENTS = 64;
     /** Tasks run per loop round before the ready fds get their turn again (every strategy). */
     static final int MAX_TASKS_PER_ROUND = 1024;
+    /**
+     * Native poll calls per completion queue per loop turn. A queue whose polls keep coming back
+     * full (a dying connection failing 500,000 operations) used to be drained to the end while
+     * every other source on the loop waited: a healthy neighbour stalled for seconds. After this
+     * many batches the queue is cut off for the turn and polled again first thing in the next one;
+     * the other ready sources and the tasks run in between. 16 is Netty's default
+     * {@code maxMessagesPerRead} for the same job: enough batches to amortise a turn's
+     * {@code epoll_wait} and acknowledge over, few enough that a neighbour waits at most 16 polls
+     * per flooding queue (at the default batch of 32: 512 completions).
+     */
+    static final int MAX_BATCHES_PER_TURN = 16;
     /** How long {@link #close()} lets queued work finish before it forces. */
     static final Duration CLOSE_TIMEOUT = Duration.ofSeconds(10);
-
-    private static final long WAKE_ID = 0;
 
     private static final int RUNNING = 0;
     private static final int SHUTTING_DOWN = 1;
     private static final int FORCED = 2;
     private static final int TERMINATED = 3;
 
-    private static final int AWAKE = 0;
-    private static final int SLEEPING = 1;
-    private static final int WOKEN = 2;
-    private static final int DEAD = 3;
-
     private static final VarHandle STATE;
-    private static final VarHandle WAKE_STATE;
-    private static final VarHandle WAKERS;
     private static final VarHandle WAKEUPS;
     private static final VarHandle EMPTY_WAKEUPS;
     private static final VarHandle BATCHES;
@@ -112,8 +125,6 @@ public final class EventLoop implements AutoCloseable {
         try {
             MethodHandles.Lookup l = MethodHandles.lookup();
             STATE = l.findVarHandle(EventLoop.class, "state", int.class);
-            WAKE_STATE = l.findVarHandle(EventLoop.class, "wakeState", int.class);
-            WAKERS = l.findVarHandle(EventLoop.class, "wakers", int.class);
             WAKEUPS = l.findVarHandle(EventLoop.class, "wakeups", long.class);
             EMPTY_WAKEUPS = l.findVarHandle(EventLoop.class, "emptyWakeups", long.class);
             BATCHES = l.findVarHandle(EventLoop.class, "batches", long.class);
@@ -126,8 +137,6 @@ public final class EventLoop implements AutoCloseable {
         }
     }
 
-    private static final LoopSource[] NO_SOURCES = new LoopSource[0];
-
     private final String name;
     private final int batchSize;
     /** Empty busy rounds before sleeping: 0 blocking, {@code Integer.MAX_VALUE} never. */
@@ -137,35 +146,23 @@ public final class EventLoop implements AutoCloseable {
     private final CompletableFuture<Void> termination = new CompletableFuture<>();
     private final Object lifecycleLock = new Object();
 
-    // Native resources, owned by the loop thread once it runs.
-    private final int epfd;
-    private final int wakeFd;
+    // Native resources, owned by the loop thread once it runs; all memory in `arena`.
     private final Arena arena;
-    private final MemorySegment events;
+    private final EpollPoller poller;
     private final MemorySegment scratch;
-    private final MemorySegment ctlEvent;
-    private final MemorySegment wakeBuf;
-    private final MemorySegment errno;
 
     // Lifecycle (any thread).
     @SuppressWarnings("unused")
     private volatile int state = RUNNING;
-    @SuppressWarnings("unused")
-    private volatile int wakeState = AWAKE;
-    @SuppressWarnings("unused")
-    private volatile int wakers;
     private long gracefulDeadline;
 
-    // Registration table (loop thread only). Slot 0 is the wake-up eventfd.
-    private LoopSource[] slots = new LoopSource[16];
-    private int[] generations = new int[16];
-    private int[] freeSlots = new int[16];
-    private int freeCount;
-    private int nextSlot = 1;
-    /** Copy-on-write arrays so that a handler may unregister while the loop iterates them. */
-    private LoopSource[] queues = NO_SOURCES;
-    private LoopSource[] others = NO_SOURCES;
+    // Registrations (loop thread only).
+    private final SourceTable sources = new SourceTable(this);
     private boolean sourcesClosed;
+    /** Queues that the per-turn budget cut off with completions left (each once; see LoopSource.cutOff). */
+    private final ArrayDeque<LoopSource> cutOff = new ArrayDeque<>();
+    /** Loop turns so far; a queue's batch budget is per turn. */
+    private long turn;
 
     /** Test hook: runs on the loop thread right before it blocks in epoll_wait. */
     volatile Runnable beforeSleep;
@@ -187,24 +184,11 @@ public final class EventLoop implements AutoCloseable {
             case WaitStrategy.BusyPoll b -> Integer.MAX_VALUE;
             case WaitStrategy.Adaptive a -> a.spins();
         };
-        MemorySegment capture = Libc.threadErrno();
         Arena a = Arena.ofShared();
-        int ep = -1;
-        int wfd = -1;
+        EpollPoller p = null;
         try {
-            ep = Libc.epollCreate(capture);
-            wfd = Libc.eventfd(capture);
-            events = epoll_event.allocateArray(MAX_EVENTS, a);
+            p = new EpollPoller(a, this);
             scratch = a.allocate((long) batchSize * CompletionQueue.MAX_ENTRY_BYTES, 64);
-            ctlEvent = epoll_event.allocate(a);
-            wakeBuf = a.allocate(Long.BYTES, Long.BYTES);
-            errno = a.allocate(Libc.CAPTURE_LAYOUT);
-            epoll_event.events(ctlEvent, libc_h.EPOLLIN());
-            ctlEvent.set(Libc.EVENT_DATA, Libc.EVENT_DATA_OFFSET, WAKE_ID);
-            int e = Libc.epollCtl(capture, ep, libc_h.EPOLL_CTL_ADD(), wfd, ctlEvent);
-            if (e != 0) {
-                throw NativeErrors.errno("epoll_ctl", e, "EPOLL_CTL_ADD of the wake-up eventfd " + wfd);
-            }
             ThreadFactory factory = config.threadFactory() != null ? config.threadFactory()
                     : r -> Thread.ofPlatform().name(name).daemon(true).unstarted(r);
             Thread t = factory.newThread(this::run);
@@ -213,17 +197,13 @@ public final class EventLoop implements AutoCloseable {
             }
             this.thread = t;
         } catch (RuntimeException | Error e) {
-            if (wfd >= 0) {
-                Libc.close(capture, wfd);
-            }
-            if (ep >= 0) {
-                Libc.close(capture, ep);
+            if (p != null) {
+                p.close();
             }
             a.close();
             throw e;
         }
-        this.epfd = ep;
-        this.wakeFd = wfd;
+        this.poller = p;
         this.arena = a;
     }
 
@@ -252,14 +232,28 @@ public final class EventLoop implements AutoCloseable {
         return name;
     }
 
-    /** {@return whether the caller is this loop's thread} */
-    public boolean inLoop() {
+    /**
+     * Tells whether the caller runs on this loop's thread. The methods that must run there (the
+     * run cycle, draining, registration bookkeeping) begin with {@code assert inEventLoop();}.
+     *
+     * @return whether the caller is this loop's thread
+     */
+    public boolean inEventLoop() {
         return Thread.currentThread() == thread;
     }
 
     /**
+     * The same as {@link #inEventLoop()}, under the name the reactive module calls.
+     *
+     * @return whether the caller is this loop's thread
+     */
+    public boolean inLoop() {
+        return inEventLoop();
+    }
+
+    /**
      * Runs a task on the loop thread after the tasks already queued. Also from the loop thread
-     * itself, where it defers the task to a later round (run it inline when {@link #inLoop()}
+     * itself, where it defers the task to a later round (run it inline when {@link #inEventLoop()}
      * if that is what you want).
      *
      * @param task the task; if it throws, the loop logs and goes on
@@ -271,6 +265,49 @@ public final class EventLoop implements AutoCloseable {
             throw new ResourceClosedException("event loop " + name + " is shut down: task rejected");
         }
         wakeup();
+    }
+
+    /**
+     * Runs a task on the loop thread or, when the loop no longer takes tasks, once it has ended:
+     * exactly once, and never beside the loop's last round. On the loop thread the task runs
+     * inline, before this method returns. From another thread it is queued like
+     * {@link #execute(Runnable)}; when the loop refuses it because a shutdown has begun, the task
+     * runs once {@link #terminationFuture()} completes (normally or on a fatal error), on the
+     * thread that completes it (the loop thread, after it let go of every source and freed its
+     * native memory), or at once on the caller's thread when the loop has already ended. A task
+     * that was queued and is then dropped by a forced shutdown also runs after termination
+     * instead of being lost.
+     *
+     * <p>For clean-up work that must happen whatever the loop's state (closing a connection,
+     * failing what is pending on it): while the loop runs it has the loop's thread confinement,
+     * and after termination nothing can run concurrently with it on the loop's behalf.
+     *
+     * @param task the task; when it runs inline its exception reaches the caller, when it runs
+     *     later the loop logs it
+     */
+    public void executeOrAfterTermination(Runnable task) {
+        Objects.requireNonNull(task, "task");
+        if (inEventLoop()) {
+            task.run();
+            return;
+        }
+        try {
+            execute(new OrAfterTermination(task));
+        } catch (ResourceClosedException e) {
+            // Shutting down: the loop may still run its last round and its sources' hooks, so the
+            // task waits for the thread to end.
+            runAfterTermination(task);
+        }
+    }
+
+    private void runAfterTermination(Runnable task) {
+        termination.whenComplete((v, t) -> {
+            try {
+                task.run();
+            } catch (Throwable x) {
+                LOG.log(System.Logger.Level.WARNING, "task " + task + " run after event loop " + name + " ended threw", x);
+            }
+        });
     }
 
     /**
@@ -340,7 +377,7 @@ public final class EventLoop implements AutoCloseable {
     }
 
     private Registration register(LoopSource s) {
-        if (inLoop()) {
+        if (inEventLoop()) {
             add(s);
         } else {
             execute(new AddTask(s));
@@ -402,7 +439,7 @@ public final class EventLoop implements AutoCloseable {
     @Override
     public void close() {
         shutdownGracefully(CLOSE_TIMEOUT);
-        if (inLoop()) {
+        if (inEventLoop()) {
             return;
         }
         if (!await(CLOSE_TIMEOUT.plusSeconds(5))) {
@@ -437,22 +474,13 @@ public final class EventLoop implements AutoCloseable {
 
     /** Makes a sleeping loop return from epoll_wait; a no-op (one volatile read) when it runs. */
     private void wakeup() {
-        if ((int) WAKE_STATE.getVolatile(this) != SLEEPING) {
-            return;
-        }
-        WAKERS.getAndAdd(this, 1);
-        try {
-            if (WAKE_STATE.compareAndSet(this, SLEEPING, WOKEN)) {
-                Libc.signalEventfd(inLoop() ? errno : Libc.threadErrno(), wakeFd);
-            }
-        } finally {
-            WAKERS.getAndAdd(this, -1);
-        }
+        poller.wakeup(inEventLoop());
     }
 
     // ---------------------------------------------------------------- the loop
 
     private void run() {
+        assert inEventLoop();
         Throwable fatal = null;
         try {
             loop();
@@ -484,13 +512,20 @@ public final class EventLoop implements AutoCloseable {
     }
 
     private void loop() {
+        assert inEventLoop();
         int idle = 0;
         while ((int) STATE.getVolatile(this) == RUNNING) {
+            turn++;
             int work = runTasks();
+            // Queues cut off by the budget last turn: their fds may not signal what is left
+            // (rpma_cq_wait(3) re-armed the CQ for new completions only; a libfabric wait fd need
+            // not be readable for buffered data, fi_trywait(3)), so they are polled here, before
+            // the loop may sleep; while one still has work, `work` keeps the loop awake.
+            work += drainCutOff();
             if (idle < spinBudget) {
                 work += pollQueues();
-                if (others.length > 0) {
-                    int n = Libc.epollWait(errno, epfd, events, MAX_EVENTS, 0);
+                if (sources.others().length > 0) {
+                    int n = poller.selectNow();
                     if (n > 0) {
                         work += dispatch(n, true);
                     }
@@ -510,7 +545,7 @@ public final class EventLoop implements AutoCloseable {
                     // Tasks ran: still service the fds that are ready, without blocking. Otherwise
                     // a stream of tasks (a producer that never pauses, a task that re-queues itself
                     // to retry a post) would keep the loop from ever reading its queues.
-                    int n = Libc.epollWait(errno, epfd, events, MAX_EVENTS, 0);
+                    int n = poller.selectNow();
                     if (n > 0) {
                         work += dispatch(n, false);
                     }
@@ -529,22 +564,22 @@ public final class EventLoop implements AutoCloseable {
      * @return the work found
      */
     private int sleep() {
-        WAKE_STATE.setVolatile(this, SLEEPING);
+        assert inEventLoop();
+        poller.announceSleep();
         if (!taskQueue.isEmpty() || (int) STATE.getVolatile(this) != RUNNING) {
-            WAKE_STATE.setVolatile(this, AWAKE);
+            poller.cancelSleep();
             return 1;
         }
         int work = prepareToSleep();
         if (work > 0) {
-            WAKE_STATE.setVolatile(this, AWAKE);
+            poller.cancelSleep();
             return work;
         }
         Runnable hook = beforeSleep;
         if (hook != null) {
             hook.run();
         }
-        int n = Libc.epollWait(errno, epfd, events, MAX_EVENTS, -1);
-        WAKE_STATE.setVolatile(this, AWAKE);
+        int n = poller.sleep();
         if (n <= 0) {
             return 0; // EINTR
         }
@@ -563,13 +598,14 @@ public final class EventLoop implements AutoCloseable {
      * @return 0 when the loop may sleep, else the work done
      */
     private int prepareToSleep() {
+        assert inEventLoop();
         int work = 0;
-        for (LoopSource s : queues) {
+        for (LoopSource s : sources.queues()) {
             if (s.isActive() && !askToSleep(s)) {
                 work += 1 + drain(s);
             }
         }
-        for (LoopSource s : others) {
+        for (LoopSource s : sources.others()) {
             if (s.isActive() && !askToSleep(s)) {
                 handleReadable(s);
                 work++;
@@ -579,6 +615,7 @@ public final class EventLoop implements AutoCloseable {
     }
 
     private boolean askToSleep(LoopSource s) {
+        assert inEventLoop();
         try {
             return s.pollable.prepareToSleep();
         } catch (Throwable t) {
@@ -596,17 +633,18 @@ public final class EventLoop implements AutoCloseable {
      * @return the work found
      */
     private int dispatch(int n, boolean busy) {
+        assert inEventLoop();
         int work = 0;
         for (int i = 0; i < n; i++) {
-            long id = events.get(Libc.EVENT_DATA, i * Libc.EVENT_SIZE + Libc.EVENT_DATA_OFFSET);
-            if (id == WAKE_ID) {
-                Libc.readEventfd(errno, wakeFd, wakeBuf);
+            long id = poller.readyId(i);
+            if (id == EpollPoller.WAKE_ID) {
+                poller.consumeWakeup();
                 if (!taskQueue.isEmpty()) {
                     work++;
                 }
                 continue;
             }
-            LoopSource s = lookup(id);
+            LoopSource s = sources.lookup(id);
             if (s == null) {
                 continue; // unregistered by a handler earlier in this batch
             }
@@ -623,6 +661,7 @@ public final class EventLoop implements AutoCloseable {
     }
 
     private boolean acknowledge(LoopSource s) {
+        assert inEventLoop();
         try {
             s.cq.acknowledge();
             return true;
@@ -635,8 +674,9 @@ public final class EventLoop implements AutoCloseable {
 
     /** Busy round: every queue polled directly, no acknowledge. */
     private int pollQueues() {
+        assert inEventLoop();
         int work = 0;
-        for (LoopSource s : queues) {
+        for (LoopSource s : sources.queues()) {
             if (s.isActive()) {
                 work += drain(s);
             }
@@ -645,38 +685,109 @@ public final class EventLoop implements AutoCloseable {
     }
 
     /**
-     * Polls a queue until a batch comes back short.
+     * Polls the queues that {@link #MAX_BATCHES_PER_TURN} cut off in an earlier turn, each once
+     * (with this turn's budget); one that is cut off again goes back on the list.
+     *
+     * @return completions delivered
+     */
+    private int drainCutOff() {
+        assert inEventLoop();
+        int work = 0;
+        for (int i = cutOff.size(); i > 0; i--) {
+            LoopSource s = cutOff.poll();
+            s.cutOff = false;
+            if (s.isActive()) {
+                work += drain(s);
+            }
+        }
+        return work;
+    }
+
+    /**
+     * Polls a queue until a batch comes back short or the queue has had its
+     * {@link #MAX_BATCHES_PER_TURN} polls of this turn; in the latter case, while the last batch
+     * was full, the queue goes on the cut-off list so that the next turn polls it again without
+     * waiting for its fd.
      *
      * @return completions delivered
      */
     private int drain(LoopSource s) {
+        assert inEventLoop();
+        if (s.turn != turn) {
+            s.turn = turn;
+            s.pollsThisTurn = 0;
+        }
         int total = 0;
         int n;
         do {
-            try {
-                n = s.cq.poll(scratch, batchSize, s.sink);
-            } catch (Throwable t) {
-                rethrowIfFatal(t);
-                fail(s, "poll", t);
-                return total;
-            }
-            if (n < 0 || n > batchSize) {
-                fail(s, "poll", new IllegalStateException("poll returned " + n + ", outside [0, " + batchSize + "]"));
-                return total;
-            }
-            if (n > 0) {
-                BATCHES.setOpaque(this, batches + 1);
-                COMPLETIONS.setOpaque(this, completions + n);
-                if (n > largestBatch) {
-                    LARGEST_BATCH.setOpaque(this, n);
+            if (s.pollsThisTurn == MAX_BATCHES_PER_TURN) {
+                if (!s.cutOff) {
+                    s.cutOff = true;
+                    cutOff.add(s);
                 }
-                total += n;
+                return total;
             }
+            s.pollsThisTurn++;
+            n = pollOnce(s);
+            if (n < 0) {
+                return total;
+            }
+            total += n;
         } while (n == batchSize && s.isActive());
         return total;
     }
 
+    /**
+     * Polls a queue until a batch comes back short, with no budget: the graceful shutdown's last
+     * drain, after which nothing else runs on the loop.
+     *
+     * @return completions delivered
+     */
+    private int drainAll(LoopSource s) {
+        assert inEventLoop();
+        int total = 0;
+        int n;
+        do {
+            n = pollOnce(s);
+            if (n < 0) {
+                return total;
+            }
+            total += n;
+        } while (n == batchSize && s.isActive());
+        return total;
+    }
+
+    /**
+     * One native poll into the scratch batch, counted.
+     *
+     * @return the completions delivered, or -1 when the queue failed (it is unregistered)
+     */
+    private int pollOnce(LoopSource s) {
+        assert inEventLoop();
+        int n;
+        try {
+            n = s.cq.poll(scratch, batchSize, s.sink);
+        } catch (Throwable t) {
+            rethrowIfFatal(t);
+            fail(s, "poll", t);
+            return -1;
+        }
+        if (n < 0 || n > batchSize) {
+            fail(s, "poll", new IllegalStateException("poll returned " + n + ", outside [0, " + batchSize + "]"));
+            return -1;
+        }
+        if (n > 0) {
+            BATCHES.setOpaque(this, batches + 1);
+            COMPLETIONS.setOpaque(this, completions + n);
+            if (n > largestBatch) {
+                LARGEST_BATCH.setOpaque(this, n);
+            }
+        }
+        return n;
+    }
+
     private void handleReadable(LoopSource s) {
+        assert inEventLoop();
         try {
             s.onReadable.run();
         } catch (Throwable t) {
@@ -686,6 +797,7 @@ public final class EventLoop implements AutoCloseable {
     }
 
     private int runTasks() {
+        assert inEventLoop();
         int n = 0;
         Runnable r;
         // The state is re-read per task: a task may be long, and a shutdown requested meanwhile
@@ -699,6 +811,7 @@ public final class EventLoop implements AutoCloseable {
     }
 
     private void safeRun(Runnable r) {
+        assert inEventLoop();
         try {
             r.run();
         } catch (Throwable t) {
@@ -709,6 +822,7 @@ public final class EventLoop implements AutoCloseable {
 
     /** A queue or source that failed itself is dropped and its owner told. */
     private void fail(LoopSource s, String call, Throwable t) {
+        assert inEventLoop();
         LOG.log(System.Logger.Level.ERROR, call + " of " + s + " failed; it is unregistered from event loop " + name, t);
         unregister(s, true);
     }
@@ -716,6 +830,7 @@ public final class EventLoop implements AutoCloseable {
     // ---------------------------------------------------------------- shutdown
 
     private void shutdownSequence() {
+        assert inEventLoop();
         taskQueue.close();
         boolean forced = (int) STATE.getVolatile(this) == FORCED;
         if (!forced) {
@@ -733,9 +848,10 @@ public final class EventLoop implements AutoCloseable {
             }
             if (!forced) {
                 // The last drain: completions that are already in the queues reach their sinks.
-                for (LoopSource s : queues) {
+                // No budget: nothing else runs on the loop any more, so no neighbour can starve.
+                for (LoopSource s : sources.queues()) {
                     if (s.isActive()) {
-                        drain(s);
+                        drainAll(s);
                     }
                 }
             }
@@ -745,12 +861,14 @@ public final class EventLoop implements AutoCloseable {
     }
 
     private void failEverything() {
+        assert inEventLoop();
         taskQueue.close();
         dropRemainingTasks();
         closeSources();
     }
 
     private void dropRemainingTasks() {
+        assert inEventLoop();
         long before = droppedTasks;
         Runnable r;
         while ((r = taskQueue.pollClosed()) != null) {
@@ -763,46 +881,34 @@ public final class EventLoop implements AutoCloseable {
     }
 
     private void drop(Runnable r) {
+        assert inEventLoop();
         DROPPED.setOpaque(this, droppedTasks + 1);
         LOG.log(System.Logger.Level.DEBUG, "event loop {0} shut down: dropped task {1}", name, r);
         if (r instanceof AddTask a) {
             a.source.phase = LoopSource.REMOVED;
             a.source.removed.complete(null);
             runHook(a.source);
+        } else if (r instanceof OrAfterTermination o) {
+            runAfterTermination(o.task);
         }
     }
 
     /** Unregisters every source and runs its hook; no registration is accepted afterwards. */
     private void closeSources() {
+        assert inEventLoop();
         sourcesClosed = true;
-        for (int i = 1; i < nextSlot; i++) {
-            LoopSource s = slots[i];
-            if (s != null) {
-                try {
-                    unregister(s, true);
-                } catch (Throwable t) {
-                    rethrowIfFatal(t);
-                    LOG.log(System.Logger.Level.WARNING, "unregistering " + s + " failed", t);
-                }
+        for (LoopSource s : sources.all()) {
+            try {
+                unregister(s, true);
+            } catch (Throwable t) {
+                rethrowIfFatal(t);
+                LOG.log(System.Logger.Level.WARNING, "unregistering " + s + " failed", t);
             }
         }
     }
 
     private void closeNative() {
-        // No waker may be between its CAS and its write(2) when the eventfd is closed: the number
-        // could be reused by another open() at once.
-        WAKE_STATE.setVolatile(this, DEAD);
-        while ((int) WAKERS.getVolatile(this) != 0) {
-            Thread.onSpinWait();
-        }
-        int e = Libc.close(errno, epfd);
-        if (e != 0) {
-            LOG.log(System.Logger.Level.WARNING, "close of epoll fd {0} failed: {1}", epfd, NativeErrors.errnoName(e));
-        }
-        e = Libc.close(errno, wakeFd);
-        if (e != 0) {
-            LOG.log(System.Logger.Level.WARNING, "close of eventfd {0} failed: {1}", wakeFd, NativeErrors.errnoName(e));
-        }
+        poller.close();
         arena.close();
     }
 
@@ -810,6 +916,7 @@ public final class EventLoop implements AutoCloseable {
 
     /** Adds a source to epoll; loop thread. */
     private void add(LoopSource s) {
+        assert inEventLoop();
         if (sourcesClosed || (int) STATE.getVolatile(this) >= TERMINATED) {
             throw new ResourceClosedException("event loop " + name + " is shut down: " + s + " not registered");
         }
@@ -820,37 +927,13 @@ public final class EventLoop implements AutoCloseable {
         if (fd < 0) {
             throw new IllegalArgumentException("source " + s.pollable + " has fd " + fd + " (must be >= 0)");
         }
-        int slot = freeCount > 0 ? freeSlots[--freeCount] : nextSlot++;
-        if (slot >= slots.length) {
-            slots = Arrays.copyOf(slots, slots.length * 2);
-            generations = Arrays.copyOf(generations, generations.length * 2);
-        }
-        int gen = ++generations[slot];
-        long id = ((long) gen << 32) | slot;
-        epoll_event.events(ctlEvent, libc_h.EPOLLIN());
-        ctlEvent.set(Libc.EVENT_DATA, Libc.EVENT_DATA_OFFSET, id);
-        int e = Libc.epollCtl(errno, epfd, libc_h.EPOLL_CTL_ADD(), fd, ctlEvent);
+        long id = sources.add(s);
+        int e = poller.add(fd, id);
         if (e != 0) {
-            freeSlot(slot);
+            sources.remove(s);
             throw NativeErrors.errno("epoll_ctl", e, "EPOLL_CTL_ADD of fd " + fd + " (" + s.pollable + ")");
         }
-        s.id = id;
-        slots[slot] = s;
         s.phase = LoopSource.ACTIVE;
-        if (s.cq != null) {
-            queues = append(queues, s);
-        } else {
-            others = append(others, s);
-        }
-    }
-
-    private LoopSource lookup(long id) {
-        int slot = (int) id;
-        if (slot <= 0 || slot >= nextSlot) {
-            return null;
-        }
-        LoopSource s = slots[slot];
-        return s != null && s.id == id ? s : null;
     }
 
     /**
@@ -859,6 +942,7 @@ public final class EventLoop implements AutoCloseable {
      * @param runHook whether to run the owner's hook (not when the owner asked)
      */
     void unregister(LoopSource s, boolean runHook) {
+        assert inEventLoop();
         if (s.phase == LoopSource.PENDING) {
             s.phase = LoopSource.REMOVED;
             s.removed.complete(null);
@@ -868,14 +952,7 @@ public final class EventLoop implements AutoCloseable {
             return;
         }
         s.phase = LoopSource.REMOVED;
-        int slot = (int) s.id;
-        slots[slot] = null;
-        freeSlot(slot);
-        if (s.cq != null) {
-            queues = remove(queues, s);
-        } else {
-            others = remove(others, s);
-        }
+        sources.remove(s);
         int fd = -1;
         try {
             fd = s.pollable.fd();
@@ -883,7 +960,7 @@ public final class EventLoop implements AutoCloseable {
             LOG.log(System.Logger.Level.DEBUG, "fd of " + s.pollable + " unavailable at unregistration", e);
         }
         if (fd >= 0) {
-            int e = Libc.epollCtl(errno, epfd, libc_h.EPOLL_CTL_DEL(), fd, ctlEvent);
+            int e = poller.delete(fd);
             if (e != 0) {
                 // EBADF/ENOENT: the owner closed the fd first; epoll(7) drops a file description
                 // from every set when its last fd is closed, so there is nothing left to remove.
@@ -897,6 +974,7 @@ public final class EventLoop implements AutoCloseable {
     }
 
     private void runHook(LoopSource s) {
+        assert inEventLoop();
         if (s.onShutdown == null || s.closeRequested) {
             return;
         }
@@ -929,34 +1007,6 @@ public final class EventLoop implements AutoCloseable {
         if (interrupted) {
             Thread.currentThread().interrupt();
         }
-    }
-
-    private void freeSlot(int slot) {
-        if (freeCount == freeSlots.length) {
-            freeSlots = Arrays.copyOf(freeSlots, freeSlots.length * 2);
-        }
-        freeSlots[freeCount++] = slot;
-    }
-
-    private static LoopSource[] append(LoopSource[] a, LoopSource s) {
-        LoopSource[] b = Arrays.copyOf(a, a.length + 1);
-        b[a.length] = s;
-        return b;
-    }
-
-    private static LoopSource[] remove(LoopSource[] a, LoopSource s) {
-        for (int i = 0; i < a.length; i++) {
-            if (a[i] == s) {
-                if (a.length == 1) {
-                    return NO_SOURCES;
-                }
-                LoopSource[] b = new LoopSource[a.length - 1];
-                System.arraycopy(a, 0, b, 0, i);
-                System.arraycopy(a, i + 1, b, i, a.length - i - 1);
-                return b;
-            }
-        }
-        return a;
     }
 
     /**
@@ -998,6 +1048,25 @@ public final class EventLoop implements AutoCloseable {
         @Override
         public String toString() {
             return "register " + source;
+        }
+    }
+
+    /** A task of {@link #executeOrAfterTermination}: when dropped, it runs after termination. */
+    private static final class OrAfterTermination implements Runnable {
+        final Runnable task;
+
+        OrAfterTermination(Runnable task) {
+            this.task = task;
+        }
+
+        @Override
+        public void run() {
+            task.run();
+        }
+
+        @Override
+        public String toString() {
+            return task.toString();
         }
     }
 

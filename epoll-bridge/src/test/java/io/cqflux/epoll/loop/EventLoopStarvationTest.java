@@ -1,7 +1,8 @@
-package io.cqflux.epoll;
+package io.cqflux.epoll.loop;
 
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.cqflux.epoll.WaitStrategy;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;

@@ -1,4 +1,4 @@
-package io.cqflux.epoll;
+package io.cqflux.epoll.loop;
 
 import io.cqflux.core.internal.NativeErrors;
 import io.cqflux.epoll.ffm.epoll_event;

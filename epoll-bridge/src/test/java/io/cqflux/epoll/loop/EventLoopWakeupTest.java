@@ -1,8 +1,10 @@
-package io.cqflux.epoll;
+package io.cqflux.epoll.loop;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.cqflux.epoll.LoopStats;
+import io.cqflux.epoll.WaitStrategy;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ThreadLocalRandom;
@@ -137,18 +139,29 @@ class EventLoopWakeupTest {
                 EventfdTestCompletionQueue q = new EventfdTestCompletionQueue("spurious")) {
             AtomicLong delivered = new AtomicLong();
             Registration r = loop.register(q, c -> delivered.incrementAndGet());
+            // The signals come from the loop thread right before it blocks, so each one is found
+            // by a sleeping epoll_wait. A signal from the test thread could land while the loop is
+            // still in the turn of the previous task, whose non-blocking epoll_wait takes it
+            // without a wake-up (the test then waited in vain; seen under load). The count is set
+            // from a loop task too: set from here, the first signal could share its epoll_wait with
+            // the wake-up of a task still being handed over.
+            AtomicInteger signalsLeft = new AtomicInteger();
+            loop.beforeSleep = () -> {
+                if (signalsLeft.getAndUpdate(v -> Math.max(0, v - 1)) > 0) {
+                    q.signal();
+                }
+            };
             Await.roundTrip(loop);
             LoopStats before = loop.stats();
-            for (int i = 1; i <= 3; i++) {
-                int n = i;
-                q.signal();
-                Await.until(() -> loop.stats().emptyWakeups() >= before.emptyWakeups() + n, "empty wake-up " + n);
-                Await.until(() -> q.acknowledged.get() >= n, "acknowledge " + n);
-            }
+            loop.execute(() -> signalsLeft.set(3));
+            Await.until(() -> loop.stats().emptyWakeups() >= before.emptyWakeups() + 3, "three empty wake-ups");
+            Await.until(() -> q.acknowledged.get() >= 3, "three acknowledges");
+            loop.beforeSleep = null;
             LoopStats after = loop.stats();
             assertEquals(0, delivered.get());
             assertEquals(0, after.completions());
-            assertEquals(before.emptyWakeups() + 3, after.emptyWakeups(), after.toString());
+            // At least: a producer's stale eventfd count (EpollPoller's design comment) may add one.
+            assertTrue(after.emptyWakeups() >= before.emptyWakeups() + 3, after.toString());
             assertEquals(3, q.acknowledged.get());
             // and the queue still works afterwards
             q.add(7);

@@ -1,4 +1,4 @@
-package io.cqflux.epoll;
+package io.cqflux.epoll.loop;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;

@@ -1,10 +1,12 @@
-package io.cqflux.epoll;
+package io.cqflux.epoll.loop;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.cqflux.core.Completion;
 import io.cqflux.core.Opcode;
+import io.cqflux.epoll.LoopStats;
+import io.cqflux.epoll.WaitStrategy;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;

@@ -1,4 +1,4 @@
-package io.cqflux.epoll;
+package io.cqflux.epoll.loop;
 
 import io.cqflux.core.Completion;
 import io.cqflux.core.CompletionStatus;
@@ -37,6 +37,9 @@ final class EventfdTestCompletionQueue implements CompletionQueue {
     final AtomicInteger acknowledged = new AtomicInteger();
     final AtomicLong polls = new AtomicLong();
     private volatile boolean sleepAllowed = true;
+    /** Full batches still to hand out before {@link #pending} is read again (a flood). */
+    private final AtomicLong floodBatches = new AtomicLong();
+    private long floodNext;
     private volatile RuntimeException pollFailure;
     private boolean closed;
 
@@ -68,6 +71,18 @@ final class EventfdTestCompletionQueue implements CompletionQueue {
     /** Adds a completion without signalling: only a loop that polls without waiting finds it. */
     void addSilently(long context) {
         pending.add(new Entry(context, CompletionStatus.SUCCESS));
+    }
+
+    /**
+     * Makes the next {@code batches} polls each return a full batch ({@code max} successful
+     * completions with contexts {@code first, first+1, ...}), like a queue of a dying connection
+     * that fails hundreds of thousands of operations, and signals once. Any thread, while no
+     * flood is under way.
+     */
+    void flood(long first, long batches) {
+        floodNext = first;
+        floodBatches.set(batches);
+        signal();
     }
 
     /** Signals the eventfd without adding a completion: a spurious notification. */
@@ -113,6 +128,15 @@ final class EventfdTestCompletionQueue implements CompletionQueue {
                     + max + " * " + MAX_ENTRY_BYTES);
         }
         int n = 0;
+        if (floodBatches.get() > 0) {
+            floodBatches.decrementAndGet();
+            for (; n < max; n++) {
+                long off = (long) n * ENTRY_BYTES;
+                scratch.set(ValueLayout.JAVA_LONG, off, floodNext++);
+                scratch.set(ValueLayout.JAVA_INT, off + 8, CompletionStatus.SUCCESS.ordinal());
+                scratch.set(ValueLayout.JAVA_INT, off + 12, Opcode.WRITE.ordinal());
+            }
+        }
         Entry e;
         while (n < max && (e = pending.poll()) != null) {
             long off = (long) n * ENTRY_BYTES;

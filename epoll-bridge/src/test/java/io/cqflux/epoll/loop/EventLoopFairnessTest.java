@@ -1,0 +1,83 @@
+package io.cqflux.epoll.loop;
+
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.cqflux.epoll.WaitStrategy;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.Stream;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * A completion queue that never comes back short (a dying connection failing hundreds of
+ * thousands of operations) gets {@link EventLoop#MAX_BATCHES_PER_TURN} polls per loop turn; its
+ * neighbours and the tasks are served in between. Counted in polls of the flooding queue, never
+ * in time.
+ */
+class EventLoopFairnessTest {
+
+    static final int BATCH = 32;
+    /** 640,000 completions: unbounded next to the per-turn budget, yet quick to deliver. */
+    static final long FLOOD_BATCHES = 20_000;
+    /** The flooding queue may use up its budget in the turn it is cut off and the next one. */
+    static final long MAX_POLLS_BEFORE_NEIGHBOUR = 2L * EventLoop.MAX_BATCHES_PER_TURN;
+
+    static Stream<WaitStrategy> strategies() {
+        return Stream.of(WaitStrategy.BLOCKING, WaitStrategy.adaptive(50), WaitStrategy.BUSY_POLL);
+    }
+
+    @ParameterizedTest
+    @MethodSource("strategies")
+    void drain_fullQueue_doesNotStarveNeighbour(WaitStrategy strategy) {
+        // Resources close in reverse: the loop first, so that it no longer touches the queues.
+        try (EventfdTestCompletionQueue flooding = new EventfdTestCompletionQueue("flooding");
+                EventfdTestCompletionQueue neighbour = new EventfdTestCompletionQueue("neighbour");
+                EventLoop loop = EventLoop.start(new LoopConfig("fair-" + strategy, strategy, BATCH, null))) {
+            AtomicLong flooded = new AtomicLong();
+            CompletableFuture<Long> floodPollsWhenNeighbourServed = new CompletableFuture<>();
+            loop.register(flooding, c -> flooded.incrementAndGet());
+            loop.register(neighbour, c -> floodPollsWhenNeighbourServed.complete(flooding.polls.get()));
+            Await.roundTrip(loop);
+            CompletableFuture<Void> release = Await.blockLoop(loop); // both become ready at once
+            long pollsBefore = flooding.polls.get();
+            flooding.flood(0, FLOOD_BATCHES);
+            neighbour.add(1);
+            release.complete(null);
+            long polls = Await.done(floodPollsWhenNeighbourServed, "the neighbour's completion") - pollsBefore;
+            assertTrue(polls <= MAX_POLLS_BEFORE_NEIGHBOUR, strategy + ": the flooding queue was polled " + polls
+                    + " times before its neighbour's one completion was delivered (at most "
+                    + MAX_POLLS_BEFORE_NEIGHBOUR + ")");
+            // Delivered in full although its eventfd was signalled once: a queue cut off by the
+            // budget is polled again before the loop sleeps.
+            Await.until(() -> flooded.get() == FLOOD_BATCHES * BATCH, strategy + ": the whole flood, "
+                    + FLOOD_BATCHES * BATCH + " completions");
+        }
+    }
+
+    @ParameterizedTest
+    @MethodSource("strategies")
+    void drain_fullQueue_doesNotStarveTasks(WaitStrategy strategy) {
+        try (EventfdTestCompletionQueue flooding = new EventfdTestCompletionQueue("flooding");
+                EventLoop loop = EventLoop.start(new LoopConfig("fair-tasks-" + strategy, strategy, BATCH, null))) {
+            AtomicLong flooded = new AtomicLong();
+            AtomicBoolean submitted = new AtomicBoolean();
+            AtomicLong pollsAtSubmit = new AtomicLong();
+            CompletableFuture<Long> pollsWhenTaskRan = new CompletableFuture<>();
+            loop.register(flooding, c -> {
+                flooded.incrementAndGet();
+                if (submitted.compareAndSet(false, true)) { // from within the drain, like a sink that posts again
+                    pollsAtSubmit.set(flooding.polls.get());
+                    loop.execute(() -> pollsWhenTaskRan.complete(flooding.polls.get()));
+                }
+            });
+            Await.roundTrip(loop);
+            flooding.flood(0, FLOOD_BATCHES);
+            long polls = Await.done(pollsWhenTaskRan, "the task submitted during the flood") - pollsAtSubmit.get();
+            assertTrue(polls <= MAX_POLLS_BEFORE_NEIGHBOUR, strategy + ": the flooding queue was polled " + polls
+                    + " times before a task submitted during its drain ran (at most " + MAX_POLLS_BEFORE_NEIGHBOUR + ")");
+            Await.until(() -> flooded.get() == FLOOD_BATCHES * BATCH, strategy + ": the whole flood");
+        }
+    }
+}
