@@ -138,12 +138,7 @@ final class SyntheticQueue implements CompletionQueue {
         }
 
         @Override
-        public int fabricErrno() {
-            return 0;
-        }
-
-        @Override
-        public int providerErrno() {
+        public int errorNumber() {
             return 0;
         }
 

@@ -13,7 +13,7 @@ package io.cqflux.core;
  * {@link CompletionStatus#SUCCESS} only the context ({@code wr_id}), the status, the queue pair
  * number and the vendor error are valid. The accessors of the other fields therefore throw
  * {@link IllegalStateException} on an error entry instead of returning whatever the memory held.
- * The error details ({@link #fabricErrno()}, {@link #providerErrno()}, {@link #errorText()},
+ * The error details ({@link #errorNumber()}, {@link #errorText()},
  * {@link #overflowLength()}) are meaningful only on error entries.
  *
  * <p>Fields a transport does not have read as {@code 0} (for example {@link #sourceQueuePair()}
@@ -165,11 +165,12 @@ public abstract class Completion {
         return rawTag();
     }
 
-    /** {@return on a libfabric error entry the positive libfabric error ({@code err}); otherwise 0} */
-    public abstract int fabricErrno();
-
-    /** {@return on a libfabric error entry the provider error ({@code prov_errno}); otherwise 0} */
-    public abstract int providerErrno();
+    /**
+     * {@return on an error entry, the errno-style number the transport gave for it (libfabric's
+     * positive {@code err}, e.g. 125 for ECANCELED); 0 where the transport reports only a status
+     * and a vendor error (verbs)}
+     */
+    public abstract int errorNumber();
 
     /** {@return on a libfabric error entry the overflow length ({@code olen}); otherwise 0} */
     public abstract long overflowLength();
@@ -258,8 +259,8 @@ public abstract class Completion {
             }
         } else {
             b.append(", vendorError=").append(vendorError());
-            if (fabricErrno() != 0) {
-                b.append(", fabricErrno=").append(fabricErrno());
+            if (errorNumber() != 0) {
+                b.append(", errorNumber=").append(errorNumber());
             }
             if (!errorText().isEmpty()) {
                 b.append(", error=\"").append(errorText()).append('"');

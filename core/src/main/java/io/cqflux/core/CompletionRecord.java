@@ -25,8 +25,7 @@ public final class CompletionRecord extends Completion {
     private final int dlidPathBits;
     private final long bufferAddress;
     private final long tag;
-    private final int fabricErrno;
-    private final int providerErrno;
+    private final int errorNumber;
     private final long overflowLength;
     private final String errorText;
 
@@ -47,15 +46,25 @@ public final class CompletionRecord extends Completion {
         this.dlidPathBits = b.dlidPathBits;
         this.bufferAddress = b.bufferAddress;
         this.tag = b.tag;
-        this.fabricErrno = b.fabricErrno;
-        this.providerErrno = b.providerErrno;
+        this.errorNumber = b.errorNumber;
         this.overflowLength = b.overflowLength;
         this.errorText = b.errorText == null ? "" : b.errorText;
     }
 
     static CompletionRecord copyOf(Completion c) {
+        return builder(c).build();
+    }
+
+    /**
+     * Starts a record as a copy of a completion (for instance to state the opcode of what was
+     * posted where the device reports another: an emulated flush completes as a read).
+     *
+     * @param c the completion, possibly a flyweight
+     * @return a builder holding every field of {@code c}
+     */
+    public static Builder builder(Completion c) {
         Builder b = builder(c.context(), c.status()).vendorError(c.vendorError()).queuePair(c.queuePair())
-                .fabricError(c.fabricErrno(), c.providerErrno(), c.overflowLength(), c.errorText());
+                .error(c.errorNumber(), c.overflowLength(), c.errorText());
         if (c.isSuccess()) {
             b.opcode(c.rawOpcode()).byteLength(c.rawByteLength()).flags(c.rawFlags())
                     .sourceQueuePair(c.rawSourceQueuePair()).pkeyIndex(c.rawPkeyIndex()).slid(c.rawSlid())
@@ -65,7 +74,7 @@ public final class CompletionRecord extends Completion {
                 b.immediate(c.rawImmediate());
             }
         }
-        return b.build();
+        return b;
     }
 
     /**
@@ -88,8 +97,7 @@ public final class CompletionRecord extends Completion {
     @Override public CompletionStatus status() { return status; }
     @Override public int vendorError() { return vendorError; }
     @Override public int queuePair() { return queuePair; }
-    @Override public int fabricErrno() { return fabricErrno; }
-    @Override public int providerErrno() { return providerErrno; }
+    @Override public int errorNumber() { return errorNumber; }
     @Override public long overflowLength() { return overflowLength; }
     @Override public String errorText() { return errorText; }
     @Override protected Opcode rawOpcode() { return opcode; }
@@ -110,14 +118,14 @@ public final class CompletionRecord extends Completion {
         return o instanceof CompletionRecord r && r.context == context && r.status == status
                 && r.vendorError == vendorError && r.queuePair == queuePair && r.opcode == opcode
                 && r.byteLength == byteLength && r.flags == flags && r.hasImmediate == hasImmediate
-                && r.immediate == immediate && r.fabricErrno == fabricErrno && r.providerErrno == providerErrno
+                && r.immediate == immediate && r.errorNumber == errorNumber
                 && r.overflowLength == overflowLength && r.errorText.equals(errorText)
                 && r.sourceQueuePair == sourceQueuePair && r.bufferAddress == bufferAddress && r.tag == tag;
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(context, status, opcode, byteLength, immediate, fabricErrno);
+        return Objects.hash(context, status, opcode, byteLength, immediate, errorNumber);
     }
 
     /** Builds a {@link CompletionRecord}. Not thread-safe. */
@@ -138,8 +146,7 @@ public final class CompletionRecord extends Completion {
         private int dlidPathBits;
         private long bufferAddress;
         private long tag;
-        private int fabricErrno;
-        private int providerErrno;
+        private int errorNumber;
         private long overflowLength;
         private String errorText = "";
 
@@ -176,17 +183,15 @@ public final class CompletionRecord extends Completion {
         public Builder tag(long v) { this.tag = v; return this; }
 
         /**
-         * Sets the error details of a libfabric error entry.
+         * Sets the error details of an error entry.
          *
-         * @param errno positive libfabric error
-         * @param providerErrno provider-specific error
+         * @param errorNumber the errno-style number ({@link Completion#errorNumber()})
          * @param overflowLength overflow length
          * @param text the library's text
          * @return this
          */
-        public Builder fabricError(int errno, int providerErrno, long overflowLength, String text) {
-            this.fabricErrno = errno;
-            this.providerErrno = providerErrno;
+        public Builder error(int errorNumber, long overflowLength, String text) {
+            this.errorNumber = errorNumber;
             this.overflowLength = overflowLength;
             this.errorText = text;
             return this;

@@ -7,7 +7,7 @@ package io.cqflux.core;
  * <p>The fabric transport maps libfabric's positive error numbers onto these names (a cancelled
  * or flushed operation is {@link #WR_FLUSH_ERR}, a lost connection {@link #RETRY_EXC_ERR}, an
  * access violation {@link #REM_ACCESS_ERR}, everything else {@link #GENERAL_ERR}); the exact
- * libfabric value stays available through {@link Completion#fabricErrno()}.
+ * libfabric value stays available through {@link Completion#errorNumber()}.
  */
 public enum CompletionStatus {
     /** The operation completed successfully. */

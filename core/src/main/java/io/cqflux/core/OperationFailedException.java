@@ -1,5 +1,7 @@
 package io.cqflux.core;
 
+import io.cqflux.core.internal.NativeErrors;
+
 /**
  * A posted operation completed with an error status. It fails exactly the operation it belongs
  * to and carries the status name, the vendor error, the kind of operation that was posted (the
@@ -21,7 +23,7 @@ public final class OperationFailedException extends CqfluxException {
     public OperationFailedException(CompletionRecord completion, Opcode opcode, String connection) {
         super(opcode + " on " + connection + " failed with " + completion.status()
                 + " (vendor error " + completion.vendorError()
-                + (completion.fabricErrno() != 0 ? ", libfabric error " + completion.fabricErrno() : "")
+                + (completion.errorNumber() != 0 ? ", " + NativeErrors.errnoName(completion.errorNumber()) : "")
                 + ")" + (completion.errorText().isEmpty() ? "" : ": " + completion.errorText()), null);
         this.completion = completion;
         this.opcode = opcode;

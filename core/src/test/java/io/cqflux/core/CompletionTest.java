@@ -21,7 +21,7 @@ class CompletionTest {
 
     private static CompletionRecord failure() {
         return CompletionRecord.builder(42, CompletionStatus.REM_ACCESS_ERR).vendorError(0x88).queuePair(17)
-                .fabricError(13, 5, 0, "Permission denied").build();
+                .error(13, 0, "Permission denied").build();
     }
 
     @Test
@@ -53,8 +53,7 @@ class CompletionTest {
         assertEquals(CompletionStatus.REM_ACCESS_ERR, c.status());
         assertEquals(0x88, c.vendorError());
         assertEquals(17, c.queuePair());
-        assertEquals(13, c.fabricErrno());
-        assertEquals(5, c.providerErrno());
+        assertEquals(13, c.errorNumber());
         assertEquals("Permission denied", c.errorText());
         List<Function<Completion, Object>> undefined = List.of(Completion::opcode, Completion::byteLength,
                 Completion::flags, Completion::hasImmediate, Completion::immediate, Completion::sourceQueuePair,
@@ -118,8 +117,7 @@ class CompletionTest {
         @Override public CompletionStatus status() { return status; }
         @Override public int vendorError() { return 0; }
         @Override public int queuePair() { return 0; }
-        @Override public int fabricErrno() { return 0; }
-        @Override public int providerErrno() { return 0; }
+        @Override public int errorNumber() { return 0; }
         @Override public long overflowLength() { return 0; }
         @Override public String errorText() { return ""; }
         @Override protected Opcode rawOpcode() { return opcode; }

@@ -2,9 +2,11 @@ package io.cqflux.reactor;
 
 import io.cqflux.core.Completion;
 import io.cqflux.core.CompletionRecord;
+import io.cqflux.core.CompletionStatus;
 import io.cqflux.core.ConnectionConfig;
 import io.cqflux.core.ConnectionEvent;
 import io.cqflux.core.ConnectionException;
+import io.cqflux.core.Opcode;
 import io.cqflux.core.OperationFailedException;
 import io.cqflux.core.QueueFullException;
 import io.cqflux.core.ResourceClosedException;
@@ -14,34 +16,63 @@ import io.cqflux.core.spi.RemoteRegion;
 import io.cqflux.core.spi.Transport;
 import io.cqflux.epoll.loop.EventLoop;
 import io.cqflux.epoll.loop.Registration;
+import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
-
+import reactor.core.Disposable;
+import reactor.core.Exceptions;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Sinks;
+import reactor.core.scheduler.Schedulers;
 import reactor.util.Logger;
 import reactor.util.Loggers;
-import reactor.core.Exceptions;
-import reactor.core.publisher.Sinks;
+
+/*
+ * Design: the life of a connection, and how it ends.
+ *
+ * One loop thread owns all of this (methods marked "any thread" hand over). Operations are
+ * described by InFlightTable's design comment (contexts, credits); this class drives them:
+ * submit -> wait for credits (bounded queue) -> post -> completion -> signal.
+ *
+ *   CONNECTING --ESTABLISHED--> ESTABLISHED --(flushed completion)--> ENDING
+ *        |                          |                                   |
+ *        +------- terminal event, error completion, local close, deadline ------> ENDED --> CLOSED
+ *
+ * The end is known from whichever comes first: the transport's terminal event (CLOSED, LOST,
+ * REJECTED, UNREACHABLE), an error completion (an error puts an RC queue pair in the error state,
+ * ibv_poll_cq(3); libfabric's tcp endpoint drops the connection), a close by this side, the
+ * operation deadline (a posted operation without a completion for `operationTimeout`: the peer
+ * stopped answering), or the loop letting go of the connection. A flushed completion
+ * (WR_FLUSH_ERR: the connection is being torn down) makes the connection ENDING: nothing more is
+ * posted, new operations wait, and the transport's event decides between CLOSED and LOST; if it
+ * does not come within the connect timeout, LOST.
+ *
+ * end() runs once: it emits the event on events(), fails every subscriber of an operation in
+ * flight with the ConnectionException at once (CLOSED for an orderly close by either side, LOST
+ * otherwise), and defers the rest to loop tasks that run after the current drain, so that no
+ * native object is ever destroyed inside its own poll: queued operations are failed a chunk per
+ * task (one dying connection with a huge backlog never stalls its neighbours), then the native
+ * connection is closed, and only then are the slots, credits and region references of operations
+ * that never completed released (the NIC may use their buffers until the queue pair is gone).
+ */
 
 /**
- * The loop-side state of one connection: pending table, credits, the bounded queue of operations
- * waiting for a credit, the receive pool, and the connection's lifecycle.
- *
- * <p><b>Threading.</b> Everything here runs on {@link #loop}'s thread, except the methods marked
- * "any thread", which hand over through {@link EventLoop#execute}.
- *
- * <p><b>Credits.</b> At most {@link #creditLimit} send-queue slots are in use, counting the
- * unsignaled first half of a durable write (it keeps its slot until the following signaled flush
- * retires it). The limit is the send-queue depth, also bounded by the part of the main CQ that
- * receives cannot use, so neither the SQ nor the CQ can overrun.
+ * The loop-side state of one connection: the in-flight table and credits, the bounded queue of
+ * operations waiting for a credit, the receive side, and the connection's lifecycle (see the
+ * design comment at the top of this file).
  */
 final class ConnectionCore {
     private static final Logger LOG = Loggers.getLogger(ConnectionCore.class);
 
-    enum State { CONNECTING, ESTABLISHED, CLOSED }
+    /** Queued operations failed per loop task after the end. */
+    static final int FAIL_CHUNK = 1024;
+
+    enum State { CONNECTING, ESTABLISHED, ENDING, ENDED, CLOSED }
 
     final Cqflux owner;
     final EventLoop loop;
@@ -50,22 +81,25 @@ final class ConnectionCore {
     final ConnectionConfig config;
     final String description;
     final RdmaConnection api;
-    private final PendingTable table;
-    final int creditLimit;
+    private final InFlightTable table;
     private final int pendingLimit;
+    private final long operationTimeoutNanos;
     private final ArrayDeque<Op> waiting = new ArrayDeque<>();
     private final List<Registration> registrations = new ArrayList<>();
     private volatile List<PeerRegion> peerRegions = List.of();
-    private int credits;
     private volatile int maxInFlight;
-    /** Operations holding a pending-table slot; a volatile mirror for diagnostics and tests. */
+    /** Slots in use (operations and posted receives); a volatile mirror for metrics and tests. */
     private volatile int inFlightOps;
     private volatile long staleCompletions;
     private boolean retryScheduled;
     private volatile State state = State.CONNECTING;
     private volatile Throwable terminal;
+    private volatile boolean closedLocally;
+    /** {@code System.nanoTime()} when the connection became ENDING. */
+    private long endingSince;
     private Consumer<RdmaConnection> onEstablished;
     private Consumer<Throwable> onFailed;
+    private Disposable deadlines;
     final Receiver receiver;
 
     private final Sinks.Many<ConnectionEvent> events = Sinks.many().replay().all();
@@ -74,7 +108,7 @@ final class ConnectionCore {
     final CompletableFuture<Void> closed = new CompletableFuture<>();
 
     ConnectionCore(Cqflux owner, EventLoop loop, Transport transport, Connection conn, ConnectionConfig config,
-                   int pendingLimit, int receiveBufferSize) {
+                   Limits limits) {
         this.owner = owner;
         this.loop = loop;
         this.transport = transport;
@@ -83,12 +117,23 @@ final class ConnectionCore {
         this.description = conn.description();
         int cqForSends = config.completionQueueSize()
                 - (config.receiveCompletionQueueSize() == 0 ? config.receiveQueueSize() : 0);
-        this.creditLimit = Math.min(config.sendQueueSize(), cqForSends);
-        this.table = new PendingTable(creditLimit);
-        this.credits = creditLimit;
-        this.pendingLimit = pendingLimit;
-        this.receiver = new Receiver(this, config.receiveQueueSize(), receiveBufferSize);
+        this.table = new InFlightTable(Math.min(config.sendQueueSize(), cqForSends), config.receiveQueueSize());
+        this.pendingLimit = limits.pendingLimit();
+        this.operationTimeoutNanos = limits.operationTimeout().toNanos();
+        this.receiver = new Receiver(this, config.receiveQueueSize(), limits.receiveBufferSize(),
+                limits.notificationBacklog());
         this.api = new RdmaConnection(this);
+    }
+
+    /**
+     * The per-connection limits a {@link Cqflux} applies.
+     *
+     * @param pendingLimit operations that may wait for a credit
+     * @param receiveBufferSize bytes per receive buffer
+     * @param notificationBacklog notifications kept for an absent receiver
+     * @param operationTimeout how long a posted operation may go without a completion
+     */
+    record Limits(int pendingLimit, int receiveBufferSize, int notificationBacklog, Duration operationTimeout) {
     }
 
     // ---------------------------------------------------------------- lifecycle
@@ -101,31 +146,37 @@ final class ConnectionCore {
      * @param failed called if the connection fails before that
      */
     void start(Consumer<RdmaConnection> established, Consumer<Throwable> failed) {
+        assert loop.inEventLoop();
         this.onEstablished = established;
         this.onFailed = failed;
         try {
             // The hook: the loop let go of a source on its own (shutdown, fatal error, a queue that
-            // failed): nothing would complete what is pending any more, so fail it all now.
-            Runnable lost = () -> dispose(new ResourceClosedException("connection " + description
-                    + ": its event loop " + loop.name() + " stopped serving it"));
+            // failed): nothing would complete what is pending any more, so end it all now.
+            Runnable lost = () -> end(new ConnectionException(ConnectionEvent.LOST, "connection " + description
+                    + ": its event loop " + loop.name() + " stopped serving it"), ConnectionEvent.LOST);
             for (CompletionQueue cq : conn.completionQueues()) {
                 registrations.add(loop.register(cq, this::onCompletion, lost));
             }
             registrations.add(loop.register(conn.events(), this::onEvents, lost));
         } catch (RuntimeException e) {
-            dispose(e);
+            end(e, null);
             return;
         }
+        long period = Math.clamp(Math.min(operationTimeoutNanos, config.timeout().toNanos()) / 4,
+                TimeUnit.MILLISECONDS.toNanos(10), TimeUnit.SECONDS.toNanos(1));
+        deadlines = Schedulers.parallel().schedulePeriodically(() -> runOnLoop(this::checkDeadlines),
+                period, period, TimeUnit.NANOSECONDS);
         onEvents();
     }
 
     private void onEvents() {
         ConnectionEvent e;
-        while (state != State.CLOSED) {
+        while (state.compareTo(State.ENDED) < 0) {
             try {
                 e = conn.events().nextEvent();
             } catch (RuntimeException ex) {
-                dispose(new ConnectionException(ConnectionEvent.LOST, description + ": event channel failed", ex));
+                end(new ConnectionException(ConnectionEvent.LOST, description + ": event channel failed", ex),
+                        ConnectionEvent.LOST);
                 return;
             }
             if (e == null) {
@@ -152,8 +203,8 @@ final class ConnectionCore {
                     peerRegions = List.copyOf(peers);
                 }
             } catch (RuntimeException ex) {
-                dispose(new ConnectionException(ConnectionEvent.LOST, description
-                        + ": the peer's region descriptors are malformed: " + ex.getMessage(), ex));
+                end(new ConnectionException(ConnectionEvent.LOST, description
+                        + ": the peer's region descriptors are malformed: " + ex.getMessage(), ex), ConnectionEvent.LOST);
                 return;
             }
             state = State.ESTABLISHED;
@@ -166,60 +217,102 @@ final class ConnectionCore {
             }
             return;
         }
-        events.tryEmitNext(e);
         String what = switch (e) {
-            case CLOSED -> "closed";
+            case CLOSED -> "closed by the peer";
             case LOST -> "lost";
             case REJECTED -> "rejected by the peer";
             case UNREACHABLE -> "peer unreachable";
             default -> e.name();
         };
-        dispose(new ConnectionException(e, "connection " + description + " " + what));
+        end(new ConnectionException(e, "connection " + description + " " + what), e);
     }
 
-    /** Closes the connection from any thread; completes {@link #closed} when done. */
+    /** Any thread: closes the connection; completes {@link #closed} once its native objects are freed. */
     CompletableFuture<Void> closeAsync() {
-        runOnLoop(() -> dispose(new ResourceClosedException("connection " + description + " closed")));
+        runOnLoop(() -> {
+            if (state.compareTo(State.ENDED) < 0) {
+                closedLocally = true;
+                end(new ConnectionException(ConnectionEvent.CLOSED, "connection " + description
+                        + " closed by this side"), ConnectionEvent.CLOSED);
+            }
+        });
         return closed;
     }
 
     /**
-     * Fails everything pending with {@code cause}, unregisters and frees the native connection,
-     * then releases what the pending operations held. Idempotent. Loop thread (or any thread once
-     * the loop is gone).
+     * Ends the connection, once: emits {@code event}, fails every subscriber of an operation in
+     * flight and of the receive side at once, and defers the rest (queued operations a chunk at a
+     * time, then the native close and the release of what operations in flight held) to loop
+     * tasks after the current drain. Loop thread, or any thread once the loop is gone.
+     *
+     * @param cause what the subscribers get
+     * @param event the event to emit on {@code events()}, or {@code null}
      */
-    void dispose(Throwable cause) {
-        if (state == State.CLOSED) {
+    void end(Throwable cause, ConnectionEvent event) {
+        if (state.compareTo(State.ENDED) >= 0) {
             return;
         }
-        state = State.CLOSED;
+        state = State.ENDED;
         terminal = cause;
+        if (deadlines != null) {
+            deadlines.dispose();
+        }
+        if (event != null) {
+            events.tryEmitNext(event);
+        }
         Consumer<Throwable> failed = onFailed;
         onFailed = null;
         onEstablished = null;
         if (failed != null) {
             safely(() -> failed.accept(cause));
         }
-        Op op;
-        while ((op = waiting.poll()) != null) {
+        table.forEach((ctx, o) -> {
+            if (o instanceof Op op) {
+                op.fail(cause);
+            }
+        });
+        receiver.terminate(closedLocally
+                ? new ResourceClosedException("connection " + description + " was closed by this side") : cause);
+        afterDrain(this::finishEnd);
+    }
+
+    /** Fails the queued operations a chunk at a time, then closes the native connection. Loop task. */
+    private void finishEnd() {
+        Throwable cause = terminal;
+        for (int i = 0; i < FAIL_CHUNK; i++) {
+            Op op = waiting.poll();
+            if (op == null) {
+                closeNative();
+                return;
+            }
             op.fail(cause);
-            // A durable write waiting for its flush has its write on the wire: its regions stay
-            // held until the native close below (it also holds a table slot, released there).
+            // A durable write waiting for its flush has its write on the wire and a slot in the
+            // table: its regions stay held until the native close.
             if (op.stage == Op.NEW) {
                 op.releaseRegions();
             }
         }
-        table.forEach((ctx, o) -> ((Op) o).fail(cause));
-        receiver.terminate(cause);
+        afterDrain(this::finishEnd);
+    }
+
+    /**
+     * Unregisters and frees the native connection, then releases what operations in flight held:
+     * after the queue pair is destroyed nothing can touch their buffers any more.
+     */
+    private void closeNative() {
+        if (state == State.CLOSED) {
+            return;
+        }
+        state = State.CLOSED;
         for (Registration r : registrations) {
             safely(r::close);
         }
         registrations.clear();
-        // After the native close nothing can touch the buffers any more (queue pair destroyed):
-        // only now are the regions of operations that never completed released.
         safely(conn::close);
         table.forEach((ctx, o) -> {
-            ((Op) o).releaseRegions();
+            if (o instanceof Op op) {
+                op.releaseRegions();
+            }
             table.release(ctx);
         });
         inFlightOps = 0;
@@ -233,17 +326,58 @@ final class ConnectionCore {
         closed.complete(null);
     }
 
+    /** Runs a task after the current drain, or after the loop ended if it takes no more tasks. */
+    private void afterDrain(Runnable task) {
+        try {
+            loop.execute(task);
+        } catch (RuntimeException shuttingDown) {
+            loop.terminationFuture().whenComplete((v, t) -> task.run());
+        }
+    }
+
+    /**
+     * The deadlines: a posted operation without a completion for {@code operationTimeout} ends
+     * the connection LOST (the peer stopped answering; fi_cq(3) and ibv_poll_cq(3) promise no
+     * completion otherwise); an ENDING connection whose terminal event does not come within the
+     * connect timeout ends LOST. Loop thread, from a periodic task.
+     */
+    private void checkDeadlines() {
+        long now = System.nanoTime();
+        if (state == State.ENDING && now - endingSince > config.timeout().toNanos()) {
+            end(new ConnectionException(ConnectionEvent.LOST, "connection " + description + " lost: its operations"
+                    + " were flushed and no end was reported within " + config.timeout().toMillis() + " ms"),
+                    ConnectionEvent.LOST);
+            return;
+        }
+        if (state != State.ESTABLISHED || table.creditsInUse() == 0) {
+            return;
+        }
+        long[] oldest = {Long.MAX_VALUE};
+        table.forEach((ctx, o) -> {
+            if (o instanceof Op op && op.stage != Op.NEW && now - op.postedAt > 0) {
+                oldest[0] = Math.min(oldest[0], op.postedAt - now);
+            }
+        });
+        if (oldest[0] != Long.MAX_VALUE && -oldest[0] > operationTimeoutNanos) {
+            end(new ConnectionException(ConnectionEvent.LOST, "connection " + description + " lost: an operation"
+                    + " posted " + TimeUnit.NANOSECONDS.toMillis(-oldest[0]) + " ms ago has no completion"
+                    + " (operationTimeout " + TimeUnit.NANOSECONDS.toMillis(operationTimeoutNanos)
+                    + " ms): the peer stopped answering"), ConnectionEvent.LOST);
+        }
+    }
+
     // ---------------------------------------------------------------- operations
 
     /** Any thread: throws if the connection can no longer take operations. */
     void checkOpen() {
         State s = state;
-        if (s == State.CLOSED) {
+        if (s.compareTo(State.ENDED) >= 0) {
             Throwable t = terminal;
-            if (t instanceof ConnectionException ce) {
-                throw new ConnectionException(ce.event(), ce.getMessage());
+            if (closedLocally || !(t instanceof ConnectionException)) {
+                throw new ResourceClosedException("connection " + description + " is closed");
             }
-            throw new ResourceClosedException("connection " + description + " is closed");
+            ConnectionException ce = (ConnectionException) t;
+            throw new ConnectionException(ce.event(), ce.getMessage());
         }
     }
 
@@ -256,7 +390,7 @@ final class ConnectionCore {
 
     /** Any thread: hands an operation to the loop. */
     void enqueue(Op op) {
-        if (loop.inLoop()) {
+        if (loop.inEventLoop()) {
             submit(op);
             return;
         }
@@ -268,36 +402,28 @@ final class ConnectionCore {
         }
     }
 
-    /** Any thread: runs a task on the loop, inline when already there. */
+    /** Any thread: runs a task on the loop, inline when already there, or after the loop ended. */
     void runOnLoop(Runnable task) {
-        if (loop.inLoop()) {
-            task.run();
-            return;
-        }
-        try {
-            loop.execute(task);
-        } catch (RuntimeException e) {
-            // The loop is shutting down: it may still run its last round and its hooks (which
-            // dispose every connection), so never run beside it; finish once its thread ended.
-            loop.terminationFuture().whenComplete((v, t) -> task.run());
-        }
+        loop.executeOrAfterTermination(task);
     }
 
     private void submit(Op op) {
-        if (state != State.ESTABLISHED) {
-            Throwable t = state == State.CLOSED ? terminal
-                    : new IllegalStateException("connection " + description + " is not established");
+        State s = state;
+        if (s == State.CONNECTING || s.compareTo(State.ENDED) >= 0) {
+            Throwable t = s == State.CONNECTING
+                    ? new IllegalStateException("connection " + description + " is not established") : terminal;
             op.fail(t);
             op.releaseRegions();
             return;
         }
-        if (waiting.isEmpty() && credits >= op.spec.kind.credits) {
+        // ESTABLISHED or ENDING: ENDING posts nothing, its operations wait for the end's verdict.
+        if (s == State.ESTABLISHED && waiting.isEmpty() && table.tryTakeCredits(op.spec.kind.credits)) {
             post(op);
         } else if (waiting.size() >= pendingLimit) {
             op.fail(new QueueFullException("connection " + description + ": " + pendingLimit
                     + " operations already wait for a send-queue credit (pendingLimit " + pendingLimit
-                    + ", send queue " + creditLimit + "); apply backpressure or raise Cqflux.Builder.pendingLimit",
-                    pendingLimit));
+                    + ", send queue " + table.creditLimit()
+                    + "); apply backpressure or raise Cqflux.Builder.pendingLimit", pendingLimit));
             op.releaseRegions();
         } else {
             waiting.add(op);
@@ -305,42 +431,40 @@ final class ConnectionCore {
     }
 
     /**
-     * Posts an operation that has credits. Loop thread.
+     * Posts an operation whose credits are taken. Loop thread.
      *
      * @return false when the transport's queue was momentarily full (the op is back at the head
-     *     of the waiting queue and a retry is scheduled)
+     *     of the waiting queue with its credits returned, and a retry is scheduled)
      */
     private boolean post(Op op) {
+        assert loop.inEventLoop();
+        int k = op.spec.kind.credits;
         if (op.cancelled) {
             // Cancelled while waiting: never posted, so nothing of it is in flight.
-            op.done = true;
+            table.returnCredits(k);
+            op.discard();
             op.releaseRegions();
             return true;
         }
-        int k = op.spec.kind.credits;
         long ctx = table.acquire(op);
         op.context = ctx;
-        inFlightOps = table.used();
-        credits -= k;
-        int inFlight = creditLimit - credits;
-        if (inFlight > maxInFlight) {
-            maxInFlight = inFlight;
-        }
+        op.postedAt = System.nanoTime();
+        noteInFlight();
         boolean ok;
         try {
             ok = op.spec.postFirst(conn, ctx);
         } catch (RuntimeException e) {
             table.release(ctx);
-            inFlightOps = table.used();
-            credits += k;
+            table.returnCredits(k);
+            noteInFlight();
             op.fail(e);
             op.releaseRegions();
             return true;
         }
         if (!ok) {
             table.release(ctx);
-            inFlightOps = table.used();
-            credits += k;
+            table.returnCredits(k);
+            noteInFlight();
             op.context = -1;
             waiting.addFirst(op);
             scheduleRetry();
@@ -360,11 +484,12 @@ final class ConnectionCore {
             ok = op.spec.postSecond(conn, op.context);
         } catch (RuntimeException e) {
             // The unsignaled first part is in flight and nothing signaled will ever retire it:
-            // its slot and credits could only come back when the connection closes, so close it
+            // its slot and credits could only come back when the connection closes, so end it
             // now (the subscriber, and everything else pending, learns why).
             op.stage = Op.POSTED;
-            dispose(new ConnectionException(ConnectionEvent.LOST, "connection " + description
-                    + ": posting the second half of a " + op.spec.kind + " failed; the connection is closed", e));
+            end(new ConnectionException(ConnectionEvent.LOST, "connection " + description
+                    + ": posting the second half of a " + op.spec.kind + " failed; the connection is closed", e),
+                    ConnectionEvent.LOST);
             return true;
         }
         if (!ok) {
@@ -374,6 +499,14 @@ final class ConnectionCore {
         }
         op.stage = Op.POSTED;
         return true;
+    }
+
+    private void noteInFlight() {
+        inFlightOps = table.used();
+        int inUse = table.creditsInUse();
+        if (inUse > maxInFlight) {
+            maxInFlight = inUse;
+        }
     }
 
     private void scheduleRetry() {
@@ -404,7 +537,7 @@ final class ConnectionCore {
                 }
                 continue;
             }
-            if (credits < op.spec.kind.credits) {
+            if (!table.tryTakeCredits(op.spec.kind.credits)) {
                 return;
             }
             waiting.poll();
@@ -414,63 +547,154 @@ final class ConnectionCore {
         }
     }
 
+    /** {@return whether receives (and operations) may be posted now} */
+    boolean canPost() {
+        return state == State.ESTABLISHED;
+    }
+
+    /** Loop thread: a context for a receive buffer (see {@link InFlightTable}). */
+    long acquireReceiveContext(Receiver.Buffer b) {
+        long ctx = table.acquire(b);
+        inFlightOps = table.used();
+        return ctx;
+    }
+
+    /** Loop thread: gives back a receive context whose post failed. */
+    void releaseReceiveContext(long ctx) {
+        table.release(ctx);
+        inFlightOps = table.used();
+    }
+
+    /**
+     * {@return null when {@code receive()} may attach; otherwise what its subscriber gets: a
+     * {@link ResourceClosedException} after a close by this side, else the connection's end}
+     */
+    Throwable receiveRefusal() {
+        if (state.compareTo(State.ENDED) < 0) {
+            return null;
+        }
+        return closedLocally ? new ResourceClosedException("connection " + description + " is closed") : terminal;
+    }
+
+    /** Loop thread: the receive side could not keep a notification; end loudly rather than drop it. */
+    void endOnReceiveOverflow(int limit) {
+        end(new ConnectionException(ConnectionEvent.LOST, "connection " + description + ": " + limit
+                + " write-with-immediate notifications arrived with nobody receiving them (the backlog limit);"
+                + " subscribe to receive() or raise Cqflux.Builder.notificationBacklog"), ConnectionEvent.LOST);
+    }
+
+    // ---------------------------------------------------------------- completions
+
     /** The completion sink: loop thread, once per entry of a drained batch. */
     void onCompletion(Completion c) {
-        if (monitors.get() != 0) {
-            try {
-                completions.tryEmitNext(c.snapshot());
-            } catch (Throwable t) {
-                Exceptions.throwIfJvmFatal(t);
-                LOG.warn("completion monitor threw", t);
-            }
-        }
         long ctx = c.context();
-        if ((ctx & PendingTable.RECEIVE_TAG) != 0) {
-            receiver.onCompletion(c);
-            return;
+        Object o = table.lookup(ctx);
+        if (monitors.get() != 0) {
+            monitor(c, o, ctx);
         }
-        if (c.isSuccess() && c.opcode().isReceive()) {
+        if (o instanceof Op op) {
+            onOperationCompletion(c, op, ctx);
+        } else if (o instanceof Receiver.Buffer b) {
+            table.release(ctx);
+            inFlightOps = table.used();
+            if (!c.isSuccess()) {
+                onError(c, Opcode.RECEIVE);
+            }
+            receiver.onCompletion(c, b);
+        } else if (c.isSuccess() && c.opcode().isReceive()) {
             // A write-with-immediate notification that consumed no posted receive: libfabric's
             // tcp provider reports FI_REMOTE_CQ_DATA of fi_writedata this way, with context 0.
             receiver.onNotification(c);
-            return;
-        }
-        Object o = table.lookup(ctx);
-        if (!(o instanceof Op op)) {
+        } else {
             staleCompletions++;
-            return;
-        }
-        if ((ctx & PendingTable.PART_BIT) != 0) {
-            // The unsignaled half reports only errors; the slot stays until the signaled half.
             if (!c.isSuccess()) {
-                op.fail(new OperationFailedException(c.snapshot(), op.spec.kind.partOpcode(), description));
+                onError(c, null);
+            }
+        }
+    }
+
+    private void onOperationCompletion(Completion c, Op op, long ctx) {
+        OpKind kind = op.spec.kind;
+        if (InFlightTable.isPart(ctx)) {
+            // The unsignaled half reports only errors; the slot stays until the signaled half.
+            if (!c.isSuccess() && c.status() != CompletionStatus.WR_FLUSH_ERR) {
+                op.fail(new OperationFailedException(c.snapshot(), kind.partOpcode(), description));
+            }
+            if (!c.isSuccess()) {
+                onError(c, kind.partOpcode());
             }
             return;
         }
-        Throwable error = c.isSuccess() ? null
-                : new OperationFailedException(c.snapshot(), op.spec.kind.opcode, description);
+        if (!c.isSuccess() && c.status() == CompletionStatus.WR_FLUSH_ERR) {
+            // Flushed because the connection is going down: the operation stays in the table
+            // (the end fails it with the verdict, CLOSED or LOST) and nothing more is posted.
+            onError(c, kind.opcode);
+            return;
+        }
         // Retire first: a subscriber that posts again from its callback finds the credit free.
         table.release(ctx);
+        table.returnCredits(kind.credits);
         inFlightOps = table.used();
-        credits += op.spec.kind.credits;
         op.releaseRegions();
-        if (error == null) {
+        if (c.isSuccess()) {
             op.complete();
+            drainWaiting();
         } else {
-            op.fail(error);
+            op.fail(new OperationFailedException(c.snapshot(), kind.opcode, description));
+            onError(c, kind.opcode);
         }
-        drainWaiting();
+    }
+
+    /**
+     * An error completion. A flushed one (the connection is being torn down) makes the connection
+     * ENDING and reads the event channel for the verdict; any other ends it LOST at once: an
+     * error completion moves an RC queue pair to the error state (ibv_poll_cq(3)), and libfabric's
+     * tcp provider drops the connection on a failed access.
+     */
+    private void onError(Completion c, Opcode opcode) {
+        if (state.compareTo(State.ENDED) >= 0) {
+            return;
+        }
+        if (c.status() == CompletionStatus.WR_FLUSH_ERR) {
+            if (state == State.ESTABLISHED) {
+                state = State.ENDING;
+                endingSince = System.nanoTime();
+            }
+            onEvents(); // the terminal event may already be waiting
+            return;
+        }
+        end(new ConnectionException(ConnectionEvent.LOST, "connection " + description + " lost: "
+                + (opcode == null ? "an operation" : "a " + opcode) + " failed with " + c.status()
+                + (c.errorText().isEmpty() ? "" : " (" + c.errorText() + ")")
+                + "; an error completion ends the connection"), ConnectionEvent.LOST);
+    }
+
+    private void monitor(Completion c, Object owner, long ctx) {
+        try {
+            Opcode posted = owner instanceof Op op
+                    ? (InFlightTable.isPart(ctx) ? op.spec.kind.partOpcode() : op.spec.kind.opcode) : null;
+            CompletionRecord r = c.snapshot();
+            if (posted != null && r.isSuccess() && r.opcode() != posted) {
+                // What was posted, not what the device reports (an emulated flush completes as a
+                // read, librpma's atomic write as a write).
+                r = CompletionRecord.builder(r).opcode(posted).build();
+            }
+            completions.tryEmitNext(r);
+        } catch (Throwable t) {
+            Exceptions.throwIfJvmFatal(t);
+            LOG.warn("completion monitor threw", t);
+        }
     }
 
     // ---------------------------------------------------------------- monitoring and accessors
 
-    reactor.core.publisher.Flux<CompletionRecord> completions() {
+    Flux<CompletionRecord> completions() {
         return completions.asFlux()
                 .doOnSubscribe(s -> monitors.incrementAndGet())
                 .doFinally(s -> monitors.decrementAndGet());
     }
 
-    reactor.core.publisher.Flux<ConnectionEvent> events() {
+    Flux<ConnectionEvent> events() {
         return events.asFlux();
     }
 
@@ -479,7 +703,11 @@ final class ConnectionCore {
     }
 
     boolean isOpen() {
-        return state != State.CLOSED;
+        return state.compareTo(State.ENDED) < 0;
+    }
+
+    int creditLimit() {
+        return table.creditLimit();
     }
 
     int inFlightOps() {

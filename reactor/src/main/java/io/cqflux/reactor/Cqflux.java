@@ -66,8 +66,7 @@ public final class Cqflux implements AutoCloseable {
     private final Transport transport;
     private final EventLoop[] loops;
     private final ConnectionConfig config;
-    private final int pendingLimit;
-    private final int receiveBufferSize;
+    private final ConnectionCore.Limits limits;
     private final AtomicInteger nextLoop = new AtomicInteger();
     private final Set<ConnectionCore> connections = ConcurrentHashMap.newKeySet();
     private final Set<RdmaServer> servers = ConcurrentHashMap.newKeySet();
@@ -79,8 +78,8 @@ public final class Cqflux implements AutoCloseable {
         this.transport = transport;
         this.loops = loops;
         this.config = b.config;
-        this.pendingLimit = b.pendingLimit;
-        this.receiveBufferSize = b.receiveBufferSize;
+        this.limits = new ConnectionCore.Limits(b.pendingLimit, b.receiveBufferSize, b.notificationBacklog,
+                b.operationTimeout);
     }
 
     /** {@return a builder with the defaults: AUTO transport on the loopback address, one blocking loop} */
@@ -143,7 +142,7 @@ public final class Cqflux implements AutoCloseable {
      */
     public Mono<RdmaServer> bind(InetSocketAddress address, Region... exposed) {
         Objects.requireNonNull(address, "address");
-        List<Region> regionList = List.of(exposed);
+        List<Region> regionList = exposedRegions(exposed);
         return Mono.create(sink -> {
             try {
                 checkOpen();
@@ -221,7 +220,7 @@ public final class Cqflux implements AutoCloseable {
      */
     public Mono<RdmaConnection> connect(InetSocketAddress address, Region... exposed) {
         Objects.requireNonNull(address, "address");
-        List<Region> regionList = List.of(exposed);
+        List<Region> regionList = exposedRegions(exposed);
         Mono<RdmaConnection> m = Mono.create(sink -> {
             byte[] requestData;
             try {
@@ -269,7 +268,7 @@ public final class Cqflux implements AutoCloseable {
                 ConnectionCore core = adopt(loop, spi, config);
                 ref.set(core);
                 if (handedOver.get()) {
-                    core.dispose(new ResourceClosedException("connect to " + address + " cancelled"));
+                    core.end(new ResourceClosedException("connect to " + address + " cancelled"), null);
                     return;
                 }
                 core.start(c -> {
@@ -289,8 +288,24 @@ public final class Cqflux implements AutoCloseable {
             }
         });
         Duration t = config.timeout();
+        // A connection that establishes just as its subscriber cancels (or the timeout fires) is
+        // discarded by Mono.create, never handed to anyone: close it rather than leak it.
         return m.timeout(t, Mono.defer(() -> Mono.error(new ConnectionException(ConnectionEvent.UNREACHABLE,
-                "connect to " + address + " timed out after " + t.toMillis() + " ms"))));
+                "connect to " + address + " timed out after " + t.toMillis() + " ms"))))
+                .doOnDiscard(RdmaConnection.class, RdmaConnection::close);
+    }
+
+    /** Copies the exposed regions, refusing a null array or element with the position named. */
+    private static List<Region> exposedRegions(Region[] exposed) {
+        if (exposed == null) {
+            throw new IllegalArgumentException("exposed regions array is null (pass none for no regions)");
+        }
+        for (int i = 0; i < exposed.length; i++) {
+            if (exposed[i] == null) {
+                throw new IllegalArgumentException("exposed region " + i + " of " + exposed.length + " is null");
+            }
+        }
+        return List.of(exposed);
     }
 
     /** {@return a cold Mono that closes this instance and completes when everything is freed} */
@@ -351,7 +366,7 @@ public final class Cqflux implements AutoCloseable {
                         LOG.warn("event loops did not stop in time", e);
                     }
                     for (ConnectionCore c : List.copyOf(connections)) {
-                        c.dispose(new ResourceClosedException("cqflux closed"));
+                        c.end(new ConnectionException(ConnectionEvent.CLOSED, "cqflux closed"), ConnectionEvent.CLOSED);
                     }
                     for (Region r : List.copyOf(regions)) {
                         r.close();
@@ -376,7 +391,7 @@ public final class Cqflux implements AutoCloseable {
     }
 
     ConnectionCore adopt(EventLoop loop, Connection spi, ConnectionConfig cfg) {
-        ConnectionCore core = new ConnectionCore(this, loop, transport, spi, cfg, pendingLimit, receiveBufferSize);
+        ConnectionCore core = new ConnectionCore(this, loop, transport, spi, cfg, limits);
         connections.add(core);
         return core;
     }
@@ -405,6 +420,8 @@ public final class Cqflux implements AutoCloseable {
         private int loopCount = 1;
         private int pendingLimit = 4096;
         private int receiveBufferSize = 4096;
+        private int notificationBacklog = 4096;
+        private Duration operationTimeout = Duration.ofSeconds(30);
         private ConnectionConfig config = ConnectionConfig.DEFAULT;
 
         private Builder() {
@@ -522,6 +539,40 @@ public final class Cqflux implements AutoCloseable {
                 throw new IllegalArgumentException("receiveBufferSize " + n + " is outside [1, " + (1 << 24) + "]");
             }
             this.receiveBufferSize = n;
+            return this;
+        }
+
+        /**
+         * How long a posted operation may go without a completion before its connection is
+         * declared {@code LOST} and every operation on it fails with a
+         * {@link ConnectionException}: the bound on waiting for a peer that stopped answering
+         * without closing (its process stopped, its link silently gone). 30 s by default.
+         *
+         * @param timeout a positive duration, at most one day
+         * @return this
+         */
+        public Builder operationTimeout(Duration timeout) {
+            Objects.requireNonNull(timeout, "operationTimeout");
+            if (timeout.isNegative() || timeout.isZero() || timeout.compareTo(Duration.ofDays(1)) > 0) {
+                throw new IllegalArgumentException("operationTimeout " + timeout + " is outside (0, PT24H]");
+            }
+            this.operationTimeout = timeout;
+            return this;
+        }
+
+        /**
+         * How many write-with-immediate notifications that consumed no receive buffer are kept
+         * per connection while nobody receives (libfabric's tcp provider delivers them so);
+         * beyond it the connection ends with an error rather than drop one. 4096 by default.
+         *
+         * @param n 1..1,048,576
+         * @return this
+         */
+        public Builder notificationBacklog(int n) {
+            if (n < 1 || n > 1 << 20) {
+                throw new IllegalArgumentException("notificationBacklog " + n + " is outside [1, " + (1 << 20) + "]");
+            }
+            this.notificationBacklog = n;
             return this;
         }
 

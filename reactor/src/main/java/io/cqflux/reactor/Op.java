@@ -1,5 +1,7 @@
 package io.cqflux.reactor;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import org.reactivestreams.Subscription;
 import reactor.core.CoreSubscriber;
 import reactor.core.Exceptions;
@@ -9,13 +11,18 @@ import reactor.util.annotation.Nullable;
 
 /**
  * One subscription to an {@link OpMono}: the pending operation. Created on the subscribing
- * thread; from the hand-over to the loop on, every field but {@link #cancelled} is confined to the
- * connection's loop thread.
+ * thread; from the hand-over to the loop on, every field but {@link #cancelled} and the terminal
+ * flag is confined to the connection's loop thread.
  *
  * <p>Cancellation only detaches the subscriber: the slot, the credits and the region references
- * stay held until the completion arrives (the NIC may still be using the buffers), and a late
- * outcome is dropped through {@link Operators#onErrorDropped}. An operation cancelled while still
- * waiting for a credit is never posted.
+ * stay held until the completion arrives or the connection's native objects are destroyed (the
+ * NIC may still use the buffers), and a late outcome is dropped through
+ * {@link Operators#onErrorDropped}. An operation cancelled while still waiting for a credit is
+ * never posted.
+ *
+ * <p>The terminal signal is sent at most once, whichever thread gets there first: the loop (a
+ * completion, the connection's end) or the subscriber's own thread (a {@code request(n <= 0)},
+ * Reactive Streams §3.9).
  */
 final class Op implements Subscription, Scannable {
     static final int NEW = 0;
@@ -23,15 +30,29 @@ final class Op implements Subscription, Scannable {
     static final int SECOND_PENDING = 1;
     static final int POSTED = 2;
 
+    private static final VarHandle TERMINATED;
+
+    static {
+        try {
+            TERMINATED = MethodHandles.lookup().findVarHandle(Op.class, "terminated", int.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
     final OpMono spec;
     final CoreSubscriber<? super Void> actual;
     volatile boolean cancelled;
-    /** Whether the subscriber got its terminal signal (or was detached): loop-confined after hand-over. */
-    boolean done;
-    /** Whether the region references were released. */
+    @SuppressWarnings("unused") // through TERMINATED
+    private volatile int terminated;
+    /** Whether the region references were released. Loop thread. */
     boolean released;
+    /** Loop thread. */
     int stage = NEW;
+    /** The in-flight table context, or -1. Loop thread. */
     long context = -1;
+    /** {@code System.nanoTime()} when posted (the operation deadline counts from here). Loop thread. */
+    long postedAt;
 
     Op(OpMono spec, CoreSubscriber<? super Void> actual) {
         this.spec = spec;
@@ -40,7 +61,13 @@ final class Op implements Subscription, Scannable {
 
     @Override
     public void request(long n) {
-        // A Mono<Void> emits no value: demand does not gate the terminal signal.
+        // A Mono<Void> emits no value: demand does not gate the terminal signal. A non-positive
+        // request is a protocol error the subscriber must hear of (Reactive Streams §3.9); the
+        // operation itself, if posted, keeps its resources until its completion.
+        if (n <= 0) {
+            cancelled = true;
+            signalError(Exceptions.nullOrNegativeRequestException(n));
+        }
     }
 
     @Override
@@ -48,12 +75,16 @@ final class Op implements Subscription, Scannable {
         cancelled = true;
     }
 
+    /** {@return whether the subscriber got (or can no longer get) its terminal signal} */
+    boolean isTerminated() {
+        return terminated != 0;
+    }
+
     /** Signals success, unless already terminated; a throwing subscriber never escapes. */
     void complete() {
-        if (done) {
+        if (!TERMINATED.compareAndSet(this, 0, 1)) {
             return;
         }
-        done = true;
         if (cancelled) {
             return;
         }
@@ -72,20 +103,34 @@ final class Op implements Subscription, Scannable {
      * @param error the failure
      */
     void fail(Throwable error) {
-        if (done) {
+        if (!TERMINATED.compareAndSet(this, 0, 1)) {
             return;
         }
-        done = true;
         if (cancelled) {
             Operators.onErrorDropped(error, actual.currentContext());
             return;
         }
+        deliverError(error);
+    }
+
+    private void signalError(Throwable error) {
+        if (TERMINATED.compareAndSet(this, 0, 1)) {
+            deliverError(error);
+        }
+    }
+
+    private void deliverError(Throwable error) {
         try {
             actual.onError(error);
         } catch (Throwable t) {
             Exceptions.throwIfJvmFatal(t);
             Operators.onErrorDropped(t, actual.currentContext());
         }
+    }
+
+    /** Marks the operation finished without a signal (cancelled before it was posted). */
+    void discard() {
+        TERMINATED.compareAndSet(this, 0, 1);
     }
 
     /** Releases the local regions' in-flight references, once. */
@@ -104,7 +149,7 @@ final class Op implements Subscription, Scannable {
             return cancelled;
         }
         if (key == Attr.TERMINATED) {
-            return done;
+            return isTerminated();
         }
         if (key == Attr.ACTUAL) {
             return actual;

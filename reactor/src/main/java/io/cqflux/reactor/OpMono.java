@@ -45,12 +45,6 @@ final class OpMono extends Mono<Void> {
         actual.onSubscribe(op);
         try {
             validate();
-        } catch (RuntimeException e) {
-            op.released = true;
-            op.fail(e);
-            return;
-        }
-        try {
             if (local != null) {
                 local.acquire(localRole());
             }
@@ -119,10 +113,10 @@ final class OpMono extends Mono<Void> {
             case FLUSH -> c.flush(remote.nativeRegion(), remoteOffset, length, flushType, ctx, true);
             case SEND -> c.send(local.nativeRegion(), localOffset, length, ctx, true);
             case SEND_WITH_IMMEDIATE -> c.sendWithImmediate(local.nativeRegion(), localOffset, length, (int) value, ctx, true);
-            // Unsignaled: it reports only an error, marked by PART_BIT so that the error fails
-            // the operation without freeing the slot the flush still uses.
+            // Unsignaled: it reports only an error, under the part context so that the error
+            // fails the operation without freeing the slot the flush still uses.
             case DURABLE_WRITE -> c.write(remote.nativeRegion(), remoteOffset, local.nativeRegion(), localOffset, length,
-                    ctx | PendingTable.PART_BIT, false);
+                    InFlightTable.part(ctx), false);
         };
     }
 

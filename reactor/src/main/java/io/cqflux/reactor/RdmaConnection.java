@@ -71,7 +71,7 @@ public final class RdmaConnection implements AutoCloseable {
 
     /** {@return the most operations that can be in flight at once (send-queue credits)} */
     public int sendCredits() {
-        return core.creditLimit;
+        return core.creditLimit();
     }
 
     /** {@return whether the connection is still usable} */
@@ -219,7 +219,7 @@ public final class RdmaConnection implements AutoCloseable {
      */
     public Flux<WriteResult> writeAll(Publisher<WriteRequest> requests) {
         Objects.requireNonNull(requests, "requests");
-        int concurrency = Math.max(1, core.creditLimit / 2);
+        int concurrency = Math.max(1, core.creditLimit() / 2);
         return Flux.from(requests).index()
                 .flatMapSequential(t -> {
                     WriteRequest r = t.getT2();

@@ -95,7 +95,7 @@ public final class RdmaServer implements AutoCloseable {
                 try {
                     target.execute(start);
                 } catch (RuntimeException e) {
-                    core.dispose(e);
+                    core.end(e, null);
                 }
             }
         }

@@ -4,12 +4,14 @@ import io.cqflux.core.Completion;
 import io.cqflux.core.CompletionStatus;
 import io.cqflux.core.ConnectionEvent;
 import io.cqflux.core.ConnectionException;
-import io.cqflux.core.Opcode;
 import io.cqflux.core.OperationFailedException;
+import io.cqflux.core.Opcode;
 import io.cqflux.core.RegionAccess;
+import io.cqflux.core.ResourceClosedException;
 import io.cqflux.core.spi.LocalRegion;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.util.ArrayDeque;
 import java.util.EnumSet;
 import java.util.function.Function;
 import reactor.core.Exceptions;
@@ -18,21 +20,54 @@ import reactor.core.publisher.Operators;
 import reactor.util.context.Context;
 
 /**
- * The receive side of one connection: a pool of registered buffers, posted as receives only for
- * the subscriber's outstanding demand (so received messages can never exceed it), each recycled
- * and reposted right after the decoder has seen its message. Loop-confined.
+ * The receive side of one connection. Loop-confined.
+ *
+ * <p><b>Nothing arrives unseen.</b> A message can only land in a posted receive buffer, and
+ * buffers are posted only for the subscriber's outstanding demand (at most the receive queue's
+ * depth). A message that lands in a buffer after its subscriber went away (cancelled,
+ * {@code next()}, a {@code take(n)} that was satisfied) is kept in that buffer, in arrival order,
+ * and handed to the next subscriber before anything else; the buffer is reposted only once its
+ * message was delivered. The backlog is therefore bounded by the receive queue's depth, costs no
+ * copy, and a re-subscribing receiver loses nothing. A peer's write-with-immediate that consumes
+ * no posted receive (libfabric's tcp provider reports {@code fi_writedata}'s remote CQ data that
+ * way, with context 0) is kept, when nobody asks for it, in a bounded queue of its own
+ * ({@link #notificationLimit}); overflowing it ends the connection with a clear error instead of
+ * dropping a notification.
  *
  * <p>The pool ({@code receiveQueueSize} buffers) is allocated and registered on the first
- * subscription, and freed when the connection closes — after the native connection, because
- * posted receives keep using it until the queue pair is destroyed.
+ * subscription and freed when the connection's native objects are gone: posted receives keep
+ * using it until the queue pair is destroyed.
  */
 final class Receiver {
+
+    /** One registered receive buffer: its slot in the pool and, while it waits in the backlog, what it holds. */
+    static final class Buffer {
+        final int index;
+        long length;
+        Opcode opcode;
+        boolean hasImmediate;
+        int immediate;
+
+        Buffer(int index) {
+            this.index = index;
+        }
+    }
+
+    /** A notification that consumed no buffer, kept until asked for. */
+    private record Notification(long length, Opcode opcode, boolean hasImmediate, int immediate) {
+    }
+
     private final ConnectionCore core;
     private final int count;
     private final int bufferSize;
+    private final int notificationLimit;
     private final InboundMessage view = new InboundMessage();
+    /** Completed receives (a {@link Buffer}) and notifications nobody has asked for yet, in arrival order. */
+    private final ArrayDeque<Object> backlog = new ArrayDeque<>();
+    private int backlogNotifications;
     private Arena arena;
     private LocalRegion pool;
+    private Buffer[] buffers;
     private int[] free;
     private int freeTop;
     private int posted;
@@ -40,19 +75,21 @@ final class Receiver {
     private FluxSink<Object> sink;
     private Function<? super InboundMessage, ?> decoder;
     private boolean retryScheduled;
-    private long dropped;
+    private boolean ended;
 
-    Receiver(ConnectionCore core, int count, int bufferSize) {
+    Receiver(ConnectionCore core, int count, int bufferSize, int notificationLimit) {
         this.core = core;
         this.count = count;
         this.bufferSize = bufferSize;
+        this.notificationLimit = notificationLimit;
     }
 
     /** Attaches the single subscriber. Loop thread. */
     @SuppressWarnings("unchecked")
     void attach(FluxSink<?> s, Function<? super InboundMessage, ?> dec) {
-        if (!core.isOpen()) {
-            s.error(new ConnectionException(ConnectionEvent.CLOSED, "connection " + core.description + " is closed"));
+        Throwable ended = core.receiveRefusal();
+        if (ended != null) {
+            endSubscriber(s, ended);
             return;
         }
         if (sink != null) {
@@ -78,8 +115,10 @@ final class Receiver {
                 s.error(e);
                 return;
             }
+            buffers = new Buffer[count];
             free = new int[count];
             for (int i = 0; i < count; i++) {
+                buffers[i] = new Buffer(i);
                 free[i] = count - 1 - i;
             }
             freeTop = count;
@@ -89,16 +128,17 @@ final class Receiver {
         demand = 0;
     }
 
-    /** Adds demand and posts receives for it. Loop thread. */
+    /** Adds demand, serves the backlog, and posts receives for the rest. Loop thread. */
     void request(FluxSink<?> s, long n) {
         if (s != sink) {
             return;
         }
         demand = demand + n < 0 ? Long.MAX_VALUE : demand + n;
+        serveBacklog();
         repost();
     }
 
-    /** Detaches the subscriber; posted buffers stay posted until they complete. Loop thread. */
+    /** Detaches the subscriber; posted buffers stay posted and keep what lands in them. Loop thread. */
     void detach(FluxSink<?> s) {
         if (s == sink) {
             sink = null;
@@ -107,22 +147,43 @@ final class Receiver {
         }
     }
 
+    /** {@return the messages and notifications kept for the next subscriber (diagnostics, tests)} */
+    int backlog() {
+        return backlog.size();
+    }
+
+    private void serveBacklog() {
+        while (sink != null && demand > 0 && !backlog.isEmpty()) {
+            Object o = backlog.poll();
+            if (o instanceof Buffer b) {
+                deliver(b.length, b.opcode, b.hasImmediate, b.immediate, b);
+                recycle(b);
+            } else {
+                backlogNotifications--;
+                Notification m = (Notification) o;
+                deliver(m.length(), m.opcode(), m.hasImmediate(), m.immediate(), null);
+            }
+        }
+    }
+
     private void repost() {
-        while (sink != null && core.isOpen() && posted < demand && freeTop > 0) {
-            int index = free[--freeTop];
+        while (sink != null && !ended && core.canPost() && posted < demand && freeTop > 0) {
+            Buffer b = buffers[free[--freeTop]];
+            long ctx = core.acquireReceiveContext(b);
             boolean ok;
             try {
-                ok = core.conn.receive(pool, (long) index * bufferSize, bufferSize,
-                        PendingTable.RECEIVE_TAG | index);
+                ok = core.conn.receive(pool, (long) b.index * bufferSize, bufferSize, ctx);
             } catch (RuntimeException e) {
-                free[freeTop++] = index;
+                core.releaseReceiveContext(ctx);
+                free[freeTop++] = b.index;
                 FluxSink<Object> s = sink;
                 sink = null;
                 s.error(e);
                 return;
             }
             if (!ok) {
-                free[freeTop++] = index;
+                core.releaseReceiveContext(ctx);
+                free[freeTop++] = b.index;
                 scheduleRetry();
                 return;
             }
@@ -145,75 +206,74 @@ final class Receiver {
         }
     }
 
-    /** A receive completed. Loop thread. */
-    void onCompletion(Completion c) {
-        long ctx = c.context();
-        int index = (int) (ctx & (PendingTable.MAX_CAPACITY - 1));
-        if (pool == null || index >= count) {
+    /**
+     * A posted receive completed (its context was already released by the owner). Loop thread.
+     *
+     * @param c the completion
+     * @param b the buffer it landed in
+     */
+    void onCompletion(Completion c, Buffer b) {
+        posted--;
+        if (!c.isSuccess()) {
+            // A flushed receive means the connection is going down: the owner ends it and the
+            // subscriber hears of that end. Any other error is this receive's own, and also ends
+            // the connection (an error completion puts the queue pair in the error state,
+            // ibv_poll_cq(3)); the buffer is not reposted either way.
+            free[freeTop++] = b.index;
+            if (c.status() != CompletionStatus.WR_FLUSH_ERR && sink != null) {
+                FluxSink<Object> s = sink;
+                sink = null;
+                s.error(new OperationFailedException(c.snapshot(), Opcode.RECEIVE, core.description));
+            }
             return;
         }
-        posted--;
-        FluxSink<Object> s = sink;
-        try {
-            if (!c.isSuccess()) {
-                if (s != null && c.status() != CompletionStatus.WR_FLUSH_ERR) {
-                    sink = null;
-                    s.error(new OperationFailedException(c.snapshot(), Opcode.RECEIVE, core.description));
-                }
-                // A flushed receive (connection going down) is reported by the connection's end.
-                return;
-            }
-            if (s == null) {
-                dropped++;
-                return;
-            }
-            demand = demand == Long.MAX_VALUE ? demand : demand - 1;
-            Opcode opcode = c.opcode();
-            boolean imm = c.hasImmediate();
-            long len = c.byteLength();
-            if (opcode == Opcode.RECEIVE && len > bufferSize) {
-                len = bufferSize;
-            }
-            view.set(pool.segment().asSlice((long) index * bufferSize, bufferSize), len, opcode, imm,
-                    imm ? c.immediate() : 0);
-            Object value;
-            try {
-                value = decoder.apply(view);
-            } catch (Throwable t) {
-                Exceptions.throwIfJvmFatal(t);
-                sink = null;
-                s.error(t);
-                return;
-            } finally {
-                view.invalidate();
-            }
-            if (value == null) {
-                Operators.onNextDropped(c.snapshot(), Context.of(s.contextView()));
-            } else {
-                s.next(value);
-            }
-        } finally {
-            free[freeTop++] = index;
-            repost();
+        Opcode opcode = c.opcode();
+        long len = c.byteLength();
+        if (opcode == Opcode.RECEIVE && len > bufferSize) {
+            len = bufferSize;
         }
+        boolean imm = c.hasImmediate();
+        int immediate = imm ? c.immediate() : 0;
+        if (sink != null && demand > 0 && backlog.isEmpty()) {
+            deliver(len, opcode, imm, immediate, b);
+            recycle(b);
+            return;
+        }
+        // Nobody asks for it now: keep it in its buffer, in order, for the next subscriber.
+        b.length = len;
+        b.opcode = opcode;
+        b.hasImmediate = imm;
+        b.immediate = immediate;
+        backlog.add(b);
     }
 
     /**
-     * A notification that consumed no receive buffer (see {@link ConnectionCore#onCompletion}):
-     * it cannot be held back by demand, so the sink buffers it when the subscriber has none.
+     * A notification that consumed no receive buffer (see {@link ConnectionCore#onCompletion}).
      * Loop thread.
+     *
+     * @param c the completion
      */
     void onNotification(Completion c) {
-        FluxSink<Object> s = sink;
-        if (s == null) {
-            dropped++;
+        boolean imm = c.hasImmediate();
+        int immediate = imm ? c.immediate() : 0;
+        if (sink != null && demand > 0 && backlog.isEmpty()) {
+            deliver(c.byteLength(), c.opcode(), imm, immediate, null);
             return;
         }
-        if (demand > 0 && demand != Long.MAX_VALUE) {
-            demand--;
+        if (backlogNotifications >= notificationLimit) {
+            core.endOnReceiveOverflow(notificationLimit);
+            return;
         }
-        boolean imm = c.hasImmediate();
-        view.set(MemorySegment.NULL, c.byteLength(), c.opcode(), imm, imm ? c.immediate() : 0);
+        backlogNotifications++;
+        backlog.add(new Notification(c.byteLength(), c.opcode(), imm, immediate));
+    }
+
+    private void deliver(long length, Opcode opcode, boolean imm, int immediate, Buffer b) {
+        FluxSink<Object> s = sink;
+        demand = demand == Long.MAX_VALUE ? demand : demand - 1;
+        MemorySegment data = b == null ? MemorySegment.NULL
+                : pool.segment().asSlice((long) b.index * bufferSize, bufferSize);
+        view.set(data, length, opcode, imm, immediate);
         Object value;
         try {
             value = decoder.apply(view);
@@ -225,18 +285,37 @@ final class Receiver {
         } finally {
             view.invalidate();
         }
-        if (value != null) {
+        if (value == null) {
+            Operators.onNextDropped(view, Context.of(s.contextView()));
+        } else {
             s.next(value);
         }
     }
 
-    /** Ends the subscriber when the connection ends. Loop thread. */
+    private void recycle(Buffer b) {
+        free[freeTop++] = b.index;
+        repost();
+    }
+
+    /**
+     * Ends the subscriber when the connection ends: what the backlog holds is delivered first, as
+     * far as demand allows. Loop thread.
+     *
+     * @param cause what the subscriber gets: a {@link ConnectionException} {@code CLOSED} by the
+     *     peer completes the stream; after a close by this side a {@link ResourceClosedException}
+     */
     void terminate(Throwable cause) {
+        serveBacklog();
+        ended = true;
         FluxSink<Object> s = sink;
         sink = null;
-        if (s == null) {
-            return;
+        if (s != null) {
+            endSubscriber(s, cause);
         }
+    }
+
+    /** An orderly close by the peer completes the stream; anything else fails it. */
+    private static void endSubscriber(FluxSink<?> s, Throwable cause) {
         if (cause instanceof ConnectionException ce && ce.event() == ConnectionEvent.CLOSED) {
             s.complete();
         } else {
@@ -246,6 +325,7 @@ final class Receiver {
 
     /** Frees the pool, after the native connection is closed. */
     void freePool() {
+        backlog.clear();
         if (pool != null) {
             pool.close();
             pool = null;
@@ -254,9 +334,5 @@ final class Receiver {
             arena.close();
             arena = null;
         }
-    }
-
-    long dropped() {
-        return dropped;
     }
 }

@@ -106,7 +106,10 @@ public abstract class TransportContract extends TransportFixture {
         post("flush", () -> p.client().flush(remote, 64, 8, FlushType.VISIBILITY, 11, true));
         CompletionRecord f = await(p.clientSide(), 11);
         assertTrue(f.isSuccess(), f::toString);
-        assertEquals(Opcode.FLUSH, f.opcode());
+        // The transport reports what the device said: a flush travels as a write (fabric) or an
+        // emulated one as a read (rpma_flush(3)); the caller owns what it posted under context 11.
+        assertTrue(f.opcode() == Opcode.FLUSH || f.opcode() == Opcode.WRITE || f.opcode() == Opcode.READ,
+                f::toString);
         assertEquals(0x1122334455667788L, target.segment().get(ValueLayout.JAVA_LONG, 64));
         pump.drainFor(Duration.ofMillis(20));
         assertTrue(p.clientSide().completions.isEmpty(), "an unsignaled write must not complete on success: "
@@ -125,7 +128,7 @@ public abstract class TransportContract extends TransportFixture {
         post("write with immediate", () -> p.client().writeWithImmediate(remote, 128, src, 0, 16, 0xCAFEBABE, 20, true));
         CompletionRecord w = await(p.clientSide(), 20);
         assertTrue(w.isSuccess(), w::toString);
-        assertEquals(Opcode.WRITE_WITH_IMMEDIATE, w.opcode());
+        assertTrue(w.opcode() == Opcode.WRITE_WITH_IMMEDIATE || w.opcode() == Opcode.WRITE, w::toString);
         pump.until("the target's completion", DEADLINE, () -> !p.serverSide().completions.isEmpty());
         CompletionRecord t = p.serverSide().completions.remove(0);
         assertTrue(t.isSuccess(), t::toString);
@@ -149,7 +152,7 @@ public abstract class TransportContract extends TransportFixture {
         post("send", () -> p.client().sendWithImmediate(tx, 0, 5, 0x01020304, 31, true));
         CompletionRecord s = await(p.clientSide(), 31);
         assertTrue(s.isSuccess(), s::toString);
-        assertEquals(Opcode.SEND_WITH_IMMEDIATE, s.opcode());
+        assertTrue(s.opcode() == Opcode.SEND_WITH_IMMEDIATE || s.opcode() == Opcode.SEND, s::toString);
         CompletionRecord r = await(p.serverSide(), 30);
         assertTrue(r.isSuccess(), r::toString);
         assertEquals(Opcode.RECEIVE, r.opcode());

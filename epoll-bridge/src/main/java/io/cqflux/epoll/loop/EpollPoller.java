@@ -1,6 +1,6 @@
 package io.cqflux.epoll.loop;
 
-import io.cqflux.core.spi.NativeErrors;
+import io.cqflux.core.internal.NativeErrors;
 import io.cqflux.epoll.ffm.epoll_event;
 import io.cqflux.epoll.ffm.libc_h;
 import java.lang.foreign.Arena;

@@ -182,8 +182,7 @@ final class EventfdTestCompletionQueue implements CompletionQueue {
         @Override public CompletionStatus status() { return STATUSES[segment.get(ValueLayout.JAVA_INT, offset + 8)]; }
         @Override public int vendorError() { return 0; }
         @Override public int queuePair() { return 0; }
-        @Override public int fabricErrno() { return 0; }
-        @Override public int providerErrno() { return 0; }
+        @Override public int errorNumber() { return 0; }
         @Override public long overflowLength() { return 0; }
         @Override public String errorText() { return ""; }
         @Override protected Opcode rawOpcode() { return OPCODES[segment.get(ValueLayout.JAVA_INT, offset + 12)]; }

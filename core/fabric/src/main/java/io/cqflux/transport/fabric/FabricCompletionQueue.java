@@ -28,9 +28,6 @@ import java.lang.foreign.ValueLayout;
 @SuppressWarnings("restricted") // FFM: this package is the native-access boundary of the fabric transport
 final class FabricCompletionQueue implements CompletionQueue {
 
-    static final String SYNTHESIZED = "connection ended before the provider completed this operation"
-            + " (completion synthesized by cqflux)";
-
     private final FabricTransport transport;
     private final FabricConnection owner;
     private final boolean receive;
@@ -44,8 +41,6 @@ final class FabricCompletionQueue implements CompletionQueue {
     private final MemorySegment trywaitFids;
     private final int fd;
     private final View view = new View();
-    private final Opcode[] opOut = new Opcode[1];
-    private boolean synthesized;
     private boolean closed;
 
     FabricCompletionQueue(FabricTransport transport, FabricConnection owner, int size, boolean receive) {
@@ -104,9 +99,6 @@ final class FabricCompletionQueue implements CompletionQueue {
         if (closed) {
             return true;
         }
-        if (owner.isTerminal() && owner.posted().pending(receive) > 0) {
-            return false; // synthesized completions to hand out; the fd will not signal them
-        }
         int rc = fi_ops_fabric.trywait.invoke(transport.trywaitFp, transport.fabric(), trywaitFids, 1);
         return FabricLibrary.result("fi_trywait", rc, "completion queue") != FabricLibrary.AGAIN;
     }
@@ -126,12 +118,9 @@ final class FabricCompletionQueue implements CompletionQueue {
             if (n > 0) {
                 for (int i = 0; i < n; i++) {
                     view.entry(scratch, i * fi_cq_data_entry.sizeof());
+                    // No sink closes this CQ inside poll: the owner defers every native close to a
+                    // loop task that runs after the drain.
                     sink.onCompletion(view);
-                    // A sink may close the connection, and with it this CQ (fi_close): no native
-                    // call may follow. The entries still in scratch belong to a dead connection.
-                    if (closed) {
-                        return delivered + i + 1;
-                    }
                 }
                 delivered += (int) n;
             } else if (n == -FI_EAVAIL()) {
@@ -146,41 +135,16 @@ final class FabricCompletionQueue implements CompletionQueue {
                     break;
                 }
                 FabricLibrary.check("fi_cq_readerr", r, "completion queue");
-                if (view.error(errEntry)) {
-                    sink.onCompletion(view);
-                    delivered++;
-                    if (closed) {
-                        return delivered;
-                    }
-                }
+                view.error(errEntry);
+                sink.onCompletion(view);
+                delivered++;
             } else if (n == -FI_EAGAIN()) {
                 break;
             } else {
                 throw FabricLibrary.failure("fi_cq_read", n, owner.description());
             }
         }
-        if (delivered == 0 && owner.isTerminal()) {
-            delivered = synthesize(max, sink);
-        }
         return delivered;
-    }
-
-    /**
-     * Fails what the provider left pending after the connection ended (fi_cm(3) does not promise
-     * that every posted operation is flushed with an error), so that nothing stays pending.
-     */
-    private int synthesize(int max, CompletionSink sink) {
-        int n = 0;
-        PostedOps posted = owner.posted();
-        while (n < max && posted.pending(receive) > 0) {
-            synthesized = true;
-            long ctx = posted.takeAny(receive, opOut);
-            CompletionRecord r = CompletionRecord.builder(ctx, CompletionStatus.WR_FLUSH_ERR)
-                    .fabricError(FabricErrno.ECANCELED.code(), 0, 0, SYNTHESIZED + ": " + opOut[0]).build();
-            sink.onCompletion(r);
-            n++;
-        }
-        return n;
     }
 
     @Override
@@ -208,39 +172,24 @@ final class FabricCompletionQueue implements CompletionQueue {
             isError = false;
             status = CompletionStatus.SUCCESS;
             text = "";
-            long flags = seg.get(ValueLayout.JAVA_LONG, off + fi_cq_data_entry.flags$offset());
-            Opcode fromFlags = opcodeOf(flags);
-            Opcode posted = owner.posted().take(context(), receive);
-            // A receive is described by its flags (a remote write with data may consume it);
-            // on the send side what we posted wins: a flush travels as a write.
-            opcode = receive || posted == null ? fromFlags : posted;
+            // What the provider reported: a flush (a zero-length write) reads as a write; the
+            // layer that posted it owns what it was.
+            opcode = opcodeOf(seg.get(ValueLayout.JAVA_LONG, off + fi_cq_data_entry.flags$offset()));
         }
 
-        /** @return false when the entry must be dropped (already failed by synthesis) */
-        boolean error(MemorySegment e) {
+        void error(MemorySegment e) {
             seg = e;
             off = 0;
             isError = true;
-            long ctx = context();
-            Opcode posted = owner.posted().take(ctx, receive);
-            if (synthesized && posted == null) {
-                return false;
-            }
-            if (!receive && posted != Opcode.RECEIVE) {
-                // Only a failed send-side operation makes a following FI_SHUTDOWN a LOST
-                // connection; receives are flushed (ECANCELED) by every disconnect, orderly or not.
-                owner.sawError();
-            }
             int err = fi_cq_err_entry.err(e);
             status = FabricErrno.statusOf(err);
-            opcode = posted;
+            opcode = null; // undefined on an error entry (fi_cq(3): flags may be 0)
             MemorySegment p = fi_ops_cq.strerror.invoke(strerrorFp, cq, fi_cq_err_entry.prov_errno(e),
                     fi_cq_err_entry.err_data(e), errText, errText.byteSize());
             text = FabricLibrary.string(p.equals(MemorySegment.NULL) ? errText : p);
             if (text.isEmpty()) {
                 text = FabricLibrary.strerror(err);
             }
-            return true;
         }
 
         private Opcode opcodeOf(long flags) {
@@ -287,13 +236,8 @@ final class FabricCompletionQueue implements CompletionQueue {
         }
 
         @Override
-        public int fabricErrno() {
+        public int errorNumber() {
             return isError ? fi_cq_err_entry.err(seg) : 0;
-        }
-
-        @Override
-        public int providerErrno() {
-            return isError ? fi_cq_err_entry.prov_errno(seg) : 0;
         }
 
         @Override

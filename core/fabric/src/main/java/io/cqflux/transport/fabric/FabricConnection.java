@@ -62,7 +62,6 @@ final class FabricConnection implements Connection {
     private final FabricCompletionQueue rcq;
     private final List<CompletionQueue> queues;
     private final MemorySegment ep;
-    private final PostedOps posted;
     private final Events events = new Events();
     // fid ops resolved once per endpoint
     private final MemorySegment writemsgFp;
@@ -81,7 +80,6 @@ final class FabricConnection implements Connection {
     private State state = State.CONNECTING;
     private byte[] peerData;
     private ConnectionEvent pendingTerminal;
-    private boolean sawError;
     private boolean refusedAtConnect;
     private boolean disconnected;
     private boolean closed;
@@ -92,7 +90,6 @@ final class FabricConnection implements Connection {
         this.config = config;
         this.client = client;
         this.description = description;
-        this.posted = new PostedOps(config.sendQueueSize() + config.receiveQueueSize());
         // TRANSMIT: no completion-level flag, i.e. the provider's default (fi_cq(3)). Passing
         // FI_TRANSMIT_COMPLETE would not help on tcp 1.17: it treats FI_TRANSMIT_COMPLETE like
         // FI_DELIVERY_COMPLETE (both ask the target for an ack), while without a flag a write
@@ -224,18 +221,6 @@ final class FabricConnection implements Connection {
         return eq.lastError();
     }
 
-    PostedOps posted() {
-        return posted;
-    }
-
-    boolean isTerminal() {
-        return state == State.ENDED;
-    }
-
-    void sawError() {
-        sawError = true;
-    }
-
     @Override
     public String description() {
         return description;
@@ -296,7 +281,7 @@ final class FabricConnection implements Connection {
         RegionDescriptor.Remote r = remote(src);
         requireEstablished();
         return rma(true, l, dstOffset, r, srcOffset, length, 0, signaled ? FI_COMPLETION() : 0, context,
-                Opcode.READ, signaled);
+                Opcode.READ);
     }
 
     @Override
@@ -305,7 +290,7 @@ final class FabricConnection implements Connection {
         Checks.write(transport, dst, dstOffset, src, srcOffset, length);
         requireEstablished();
         return rma(false, local(src), srcOffset, remote(dst), dstOffset, length, 0,
-                writeLevel | (signaled ? FI_COMPLETION() : 0), context, Opcode.WRITE, signaled);
+                writeLevel | (signaled ? FI_COMPLETION() : 0), context, Opcode.WRITE);
     }
 
     @Override
@@ -316,7 +301,7 @@ final class FabricConnection implements Connection {
         // fi_rma(3) fi_writedata == fi_writemsg with FI_REMOTE_CQ_DATA; data is host order.
         return rma(false, local(src), srcOffset, remote(dst), dstOffset, length, Integer.toUnsignedLong(immediate),
                 writeLevel | FI_REMOTE_CQ_DATA() | (signaled ? FI_COMPLETION() : 0), context,
-                Opcode.WRITE_WITH_IMMEDIATE, signaled);
+                Opcode.WRITE_WITH_IMMEDIATE);
     }
 
     @Override
@@ -348,7 +333,7 @@ final class FabricConnection implements Connection {
         RegionDescriptor.Remote r = remote(dst);
         requireEstablished();
         return rmaRaw(false, 0, MemorySegment.NULL, r.base() + dstOffset, 0, r.key(), 0,
-                FI_DELIVERY_COMPLETE() | fence | (signaled ? FI_COMPLETION() : 0), context, Opcode.FLUSH, signaled);
+                FI_DELIVERY_COMPLETE() | fence | (signaled ? FI_COMPLETION() : 0), context, Opcode.FLUSH);
     }
 
     @Override
@@ -357,7 +342,7 @@ final class FabricConnection implements Connection {
         FabricLocalRegion l = local(src);
         requireEstablished();
         return message(sendmsgFp, "fi_sendmsg", l, offset, length, 0, (signaled ? FI_COMPLETION() : 0) | writeLevel,
-                context, Opcode.SEND, signaled, false);
+                context, Opcode.SEND, false);
     }
 
     @Override
@@ -368,7 +353,7 @@ final class FabricConnection implements Connection {
         requireEstablished();
         return message(sendmsgFp, "fi_sendmsg", l, offset, length, Integer.toUnsignedLong(immediate),
                 FI_REMOTE_CQ_DATA() | (signaled ? FI_COMPLETION() : 0) | writeLevel, context,
-                Opcode.SEND_WITH_IMMEDIATE, signaled, false);
+                Opcode.SEND_WITH_IMMEDIATE, false);
     }
 
     @Override
@@ -382,21 +367,17 @@ final class FabricConnection implements Connection {
             throw new IllegalStateException(description + " is no longer connected: cannot post a receive");
         }
         // Receives may be posted once the endpoint is enabled, before the connection is up.
-        return message(recvmsgFp, "fi_recvmsg", l, offset, length, 0, FI_COMPLETION(), context, Opcode.RECEIVE, true,
-                true);
+        return message(recvmsgFp, "fi_recvmsg", l, offset, length, 0, FI_COMPLETION(), context, Opcode.RECEIVE, true);
     }
 
     private boolean rma(boolean read, FabricLocalRegion l, long lOff, RegionDescriptor.Remote r, long rOff, long len,
-                        long data, long flags, long context, Opcode op, boolean track) {
+                        long data, long flags, long context, Opcode op) {
         return rmaRaw(read, l.segment().address() + lOff, l.desc(), r.base() + rOff, len, r.key(), data, flags,
-                context, op, track);
+                context, op);
     }
 
     private boolean rmaRaw(boolean read, long localAddress, MemorySegment localDesc, long remoteAddress, long len,
-                           long key, long data, long flags, long context, Opcode op, boolean track) {
-        if (track && posted.sendsInFlight() >= config.sendQueueSize()) {
-            return false; // see sendQueueFull()
-        }
+                           long key, long data, long flags, long context, Opcode op) {
         iov.set(ValueLayout.JAVA_LONG, iovec.iov_base$offset(), localAddress);
         iovec.iov_len(iov, len);
         desc.set(C_POINTER, 0, localDesc);
@@ -408,38 +389,30 @@ final class FabricConnection implements Connection {
         fi_msg_rma.data(msgRma, data);
         long rc = read ? fi_ops_rma.readmsg.invoke(readmsgFp, ep, msgRma, flags)
                 : fi_ops_rma.writemsg.invoke(writemsgFp, ep, msgRma, flags);
-        return posted(rc, read ? "fi_readmsg" : "fi_writemsg", context, op, track, false);
+        return posted(rc, read ? "fi_readmsg" : "fi_writemsg", context, op);
     }
 
     private boolean message(MemorySegment fp, String call, FabricLocalRegion l, long off, long len, long data,
-                            long flags, long context, Opcode op, boolean track, boolean receive) {
+                            long flags, long context, Opcode op, boolean receive) {
         // tcp (1.17) never returns -FI_EAGAIN for a full queue: it ignores tx_attr/rx_attr size
         // (10000 writes were accepted on an endpoint opened with size 2) and would let the CQ
-        // overrun. We bound what we can see -- signaled sends and receives -- by the configured
-        // queue sizes and report "full" like -FI_EAGAIN; unsignaled posts are bounded by the
-        // caller's credits.
-        if (track && (receive ? posted.receivesInFlight() >= Math.max(1, config.receiveQueueSize())
-                : posted.sendsInFlight() >= config.sendQueueSize())) {
-            return false;
-        }
+        // overrun. The caller's credits bound what is in flight (Connection's "Posting" contract);
+        // the transport keeps no count of its own.
         iov.set(ValueLayout.JAVA_LONG, iovec.iov_base$offset(), l.segment().address() + off);
         iovec.iov_len(iov, len);
         desc.set(C_POINTER, 0, l.desc());
         msg.set(ValueLayout.JAVA_LONG, fi_msg.context$offset(), context);
         fi_msg.data(msg, data);
         long rc = receive ? fi_ops_msg.recvmsg.invoke(fp, ep, msg, flags) : fi_ops_msg.sendmsg.invoke(fp, ep, msg, flags);
-        return posted(rc, call, context, op, track, receive);
+        return posted(rc, call, context, op);
     }
 
-    private boolean posted(long rc, String call, long context, Opcode op, boolean track, boolean receive) {
+    private boolean posted(long rc, String call, long context, Opcode op) {
         if (rc == FabricLibrary.AGAIN) {
             return false;
         }
         if (rc < 0) { // the detail is built only on failure: posting allocates nothing
             throw FabricLibrary.failure(call, rc, description + ", " + op + " context 0x" + Long.toHexString(context));
-        }
-        if (track) {
-            posted.add(context, op, receive && rcq != null);
         }
         return true;
     }
@@ -530,6 +503,13 @@ final class FabricConnection implements Connection {
                     break;
                 }
                 if (ev == FI_CONNECTED()) {
+                    if (state == State.CONNECTING && disconnected) {
+                        // disconnect() came first: the connection completes only to end at once
+                        // (fi_cm(3): shut down the now-connected endpoint); report CLOSED.
+                        state = State.ESTABLISHED;
+                        fi_ops_cm.shutdown.invoke(shutdownFp, ep, 0L);
+                        return end(ConnectionEvent.CLOSED);
+                    }
                     if (state == State.CONNECTING) {
                         state = State.ESTABLISHED;
                         if (client) {
@@ -538,10 +518,10 @@ final class FabricConnection implements Connection {
                         return ConnectionEvent.ESTABLISHED;
                     }
                 } else if (ev == FI_SHUTDOWN()) {
-                    // tcp reports an orderly fi_shutdown by the peer and a dropped socket alike;
-                    // error completions before it (e.g. the target dropped us for a bad key)
-                    // mean the connection was lost.
-                    return end(sawError ? ConnectionEvent.LOST : ConnectionEvent.CLOSED);
+                    // tcp reports an orderly fi_shutdown by the peer and a dropped socket alike
+                    // (fi_cm(3) FI_SHUTDOWN): the transport reports what the provider said; the
+                    // owner of the operations knows whether any failed before it.
+                    return end(ConnectionEvent.CLOSED);
                 } else if (ev == FabricEventQueue.ERROR) {
                     int err = eq.lastError();
                     if (state == State.CONNECTING) {

@@ -40,13 +40,16 @@ final class RpmaCompletion extends Completion {
 
     private MemorySegment batch = MemorySegment.NULL;
     private long offset;
-    private Opcode posted;
 
-    /** Points the view at entry {@code index} of {@code batch}; {@code posted} overrides the native opcode. */
-    RpmaCompletion at(MemorySegment batch, int index, Opcode posted) {
+    /**
+     * Points the view at entry {@code index} of {@code batch}. The opcode is what the device
+     * reported: an emulated flush reads as {@link Opcode#READ} and librpma's atomic write as
+     * {@link Opcode#WRITE} ({@code rpma_flush(3)}, {@code rpma_atomic_write(3)}); the layer that
+     * posted the operation knows what it was.
+     */
+    RpmaCompletion at(MemorySegment batch, int index) {
         this.batch = batch;
         this.offset = index * SIZE;
-        this.posted = posted;
         return this;
     }
 
@@ -75,14 +78,10 @@ final class RpmaCompletion extends Completion {
     }
 
     @Override
-    public int fabricErrno() {
+    public int errorNumber() {
         return 0;
     }
 
-    @Override
-    public int providerErrno() {
-        return 0;
-    }
 
     @Override
     public long overflowLength() {
@@ -96,7 +95,7 @@ final class RpmaCompletion extends Completion {
 
     @Override
     protected Opcode rawOpcode() {
-        return posted != null ? posted : opcodeOf(nativeOpcode(), rawFlags());
+        return opcodeOf(nativeOpcode(), rawFlags());
     }
 
     /**

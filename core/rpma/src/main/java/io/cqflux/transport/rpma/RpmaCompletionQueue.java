@@ -31,11 +31,10 @@ final class RpmaCompletionQueue implements CompletionQueue {
     private final MemorySegment waitCqOut;
     private final MemorySegment waitIsRcqOut;
     private final RpmaCompletion view = new RpmaCompletion();
-    private final OpKinds kinds; // main CQ (or shared) only
     private boolean closed;
 
     private RpmaCompletionQueue(RpmaConnection connection, String name, MemorySegment cq, MemorySegment rcq,
-                                boolean shared, int fd, Arena arena, OpKinds kinds) {
+                                boolean shared, int fd, Arena arena) {
         this.connection = connection;
         this.name = name;
         this.cq = cq;
@@ -45,16 +44,15 @@ final class RpmaCompletionQueue implements CompletionQueue {
         this.gotOut = arena.allocate(ValueLayout.JAVA_INT);
         this.waitCqOut = arena.allocate(ValueLayout.ADDRESS);
         this.waitIsRcqOut = arena.allocate(ValueLayout.JAVA_BOOLEAN);
-        this.kinds = kinds;
     }
 
     /** A CQ with its own completion channel; its fd is made non-blocking ({@code rpma_cq_get_fd(3)}). */
-    static RpmaCompletionQueue single(RpmaConnection c, String name, MemorySegment cq, Arena arena, OpKinds kinds) {
+    static RpmaCompletionQueue single(RpmaConnection c, String name, MemorySegment cq, Arena arena) {
         MemorySegment fdOut = arena.allocate(ValueLayout.JAVA_INT);
         RpmaNative.check("rpma_cq_get_fd", librpma_h.rpma_cq_get_fd(cq, fdOut), name);
         int fd = fdOut.get(ValueLayout.JAVA_INT, 0);
         RpmaNative.setNonBlocking(fd, arena);
-        return new RpmaCompletionQueue(c, name, cq, MemorySegment.NULL, false, fd, arena, kinds);
+        return new RpmaCompletionQueue(c, name, cq, MemorySegment.NULL, false, fd, arena);
     }
 
     /**
@@ -63,12 +61,12 @@ final class RpmaCompletionQueue implements CompletionQueue {
      * instead of blocking.
      */
     static RpmaCompletionQueue shared(RpmaConnection c, MemorySegment conn, MemorySegment cq, MemorySegment rcq,
-                                      Arena arena, OpKinds kinds) {
+                                      Arena arena) {
         MemorySegment fdOut = arena.allocate(ValueLayout.JAVA_INT);
         RpmaNative.check("rpma_conn_get_compl_fd", librpma_h.rpma_conn_get_compl_fd(conn, fdOut), "");
         int fd = fdOut.get(ValueLayout.JAVA_INT, 0);
         RpmaNative.setNonBlocking(fd, arena);
-        return new RpmaCompletionQueue(c, "shared", cq, rcq, true, fd, arena, kinds);
+        return new RpmaCompletionQueue(c, "shared", cq, rcq, true, fd, arena);
     }
 
     @Override
@@ -111,10 +109,10 @@ final class RpmaCompletionQueue implements CompletionQueue {
         if (isDetached()) {
             return 0;
         }
+        // No sink closes the connection inside this call: the owner defers every native close to
+        // a loop task that runs after the drain (ARCHITECTURE.md, "Memory and lifetime").
         int got = drain(cq, scratch, 0, max, sink);
-        // A sink may have closed the connection (rpma_conn_delete destroys both CQs): no native
-        // call on them may follow.
-        if (shared && got < max && !rcq.equals(MemorySegment.NULL) && !isDetached()) {
+        if (shared && got < max && !rcq.equals(MemorySegment.NULL)) {
             got += drain(rcq, scratch, got, max - got, sink);
         }
         return got;
@@ -128,12 +126,7 @@ final class RpmaCompletionQueue implements CompletionQueue {
         }
         int n = gotOut.get(ValueLayout.JAVA_INT, 0);
         for (int i = 0; i < n; i++) {
-            view.at(batch, i, null);
-            Opcode posted = kinds != null ? kinds.take(view.context()) : null;
-            sink.onCompletion(view.at(batch, i, posted));
-            if (isDetached()) {
-                return i + 1;
-            }
+            sink.onCompletion(view.at(batch, i));
         }
         return n;
     }

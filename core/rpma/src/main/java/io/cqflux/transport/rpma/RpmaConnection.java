@@ -58,7 +58,6 @@ final class RpmaConnection implements Connection {
     private final int eventFd;
     private final Events events = new Events();
     private final List<CompletionQueue> queues;
-    private final OpKinds kinds;
     private final boolean server;
 
     private volatile MemorySegment conn;
@@ -75,7 +74,6 @@ final class RpmaConnection implements Connection {
         this.description = description;
         this.server = server;
         this.peerPrivateData = requestPrivateData == null ? new byte[0] : requestPrivateData;
-        this.kinds = new OpKinds(config.sendQueueSize());
         this.arena = Arena.ofShared();
         try {
             eventOut = arena.allocate(ValueLayout.JAVA_INT);
@@ -91,12 +89,12 @@ final class RpmaConnection implements Connection {
             RpmaNative.check("rpma_conn_get_rcq", librpma_h.rpma_conn_get_rcq(conn, cqOut), description);
             MemorySegment rcq = cqOut.get(ValueLayout.ADDRESS, 0);
             if (config.sharedCompletionChannel()) {
-                queues = List.of(RpmaCompletionQueue.shared(this, conn, cq, rcq, arena, kinds));
+                queues = List.of(RpmaCompletionQueue.shared(this, conn, cq, rcq, arena));
             } else if (rcq.equals(MemorySegment.NULL)) {
-                queues = List.of(RpmaCompletionQueue.single(this, "main", cq, arena, kinds));
+                queues = List.of(RpmaCompletionQueue.single(this, "main", cq, arena));
             } else {
-                queues = List.of(RpmaCompletionQueue.single(this, "main", cq, arena, kinds),
-                        RpmaCompletionQueue.single(this, "receive", rcq, arena, null));
+                queues = List.of(RpmaCompletionQueue.single(this, "main", cq, arena),
+                        RpmaCompletionQueue.single(this, "receive", rcq, arena));
             }
         } catch (RuntimeException | Error e) {
             arena.close();
@@ -222,7 +220,6 @@ final class RpmaConnection implements Connection {
         if (rc == 0) {
             return true;
         }
-        kinds.forget(context);
         throw RpmaNative.failure(call, rc, 0, description + ", context 0x" + Long.toHexString(context));
     }
 
@@ -250,13 +247,8 @@ final class RpmaConnection implements Connection {
                                       int immediate, long context, boolean signaled) {
         MemorySegment c = live();
         Checks.writeWithImmediate(transport, dst, dstOffset, src, srcOffset, length);
-        // Resolve both MRs (they throw when closed or foreign) before recording the op kind, so
-        // a refused post never leaves an OpKinds entry behind.
         MemorySegment rmr = remote(dst).mr();
         MemorySegment lmr = local(src).mr();
-        if (signaled) {
-            kinds.put(context, Opcode.WRITE_WITH_IMMEDIATE);
-        }
         // librpma converts imm to network order itself (htonl in rpma_mr_write): pass host order
         return posted(librpma_h.rpma_write_with_imm(c, rmr, dstOffset, lmr, srcOffset,
                 length, flags(signaled), immediate, MemorySegment.ofAddress(context)), "rpma_write_with_imm", context);
@@ -266,8 +258,8 @@ final class RpmaConnection implements Connection {
      * librpma posts the atomic write as an inline ({@code IBV_SEND_INLINE}), fenced RDMA write:
      * the 8 source bytes are copied into the work request by {@code ibv_post_send} itself, so one
      * per-connection 8-byte slot suffices, reused by every atomic write (no slot per in-flight
-     * operation). Its completion carries {@code IBV_WC_RDMA_WRITE}; it is reported as
-     * {@link Opcode#ATOMIC_WRITE} because the transport records what it posted.
+     * operation). Its completion carries {@code IBV_WC_RDMA_WRITE}, reported as {@link Opcode#WRITE}:
+     * the layer that posted it owns what it was.
      */
     @Override
     public boolean atomicWrite(RemoteRegion dst, long dstOffset, long value, long context, boolean signaled) {
@@ -275,9 +267,6 @@ final class RpmaConnection implements Connection {
         Checks.atomicWrite(transport, dst, dstOffset);
         MemorySegment rmr = remote(dst).mr();
         atomicSource.set(ValueLayout.JAVA_LONG, 0, value);
-        if (signaled) {
-            kinds.put(context, Opcode.ATOMIC_WRITE);
-        }
         return posted(librpma_h.rpma_atomic_write(c, rmr, dstOffset, atomicSource, flags(signaled),
                 MemorySegment.ofAddress(context)), "rpma_atomic_write", context);
     }
@@ -285,7 +274,7 @@ final class RpmaConnection implements Connection {
     /**
      * librpma emulates a flush with a read of the flushed range unless the NIC flushes natively;
      * the completion then carries {@code IBV_WC_RDMA_READ} and is reported as
-     * {@link Opcode#FLUSH}. {@link FlushType#PERSISTENT} needs both a persistent remote region and
+     * {@link Opcode#READ} (the layer that posted it owns what it was). {@link FlushType#PERSISTENT} needs both a persistent remote region and
      * the peer's configuration (direct write to pmem) applied to this connection; librpma would
      * otherwise refuse it with {@code RPMA_E_NOSUPP} ({@code rpma_flush(3)}), so it is refused
      * here first.
@@ -306,9 +295,6 @@ final class RpmaConnection implements Connection {
         }
         int t = type == FlushType.PERSISTENT ? librpma_h.RPMA_FLUSH_TYPE_PERSISTENT() : librpma_h.RPMA_FLUSH_TYPE_VISIBILITY();
         MemorySegment rmr = remote(dst).mr();
-        if (signaled) {
-            kinds.put(context, Opcode.FLUSH);
-        }
         return posted(librpma_h.rpma_flush(c, rmr, dstOffset, length, t, flags(signaled),
                 MemorySegment.ofAddress(context)), "rpma_flush", context);
     }
@@ -328,9 +314,6 @@ final class RpmaConnection implements Connection {
         MemorySegment c = live();
         Checks.send(transport, src, offset, length, true);
         MemorySegment mr = length == 0 ? MemorySegment.NULL : local(src).mr();
-        if (signaled) {
-            kinds.put(context, Opcode.SEND_WITH_IMMEDIATE);
-        }
         return posted(librpma_h.rpma_send_with_imm(c, mr, length == 0 ? 0 : offset, length, flags(signaled),
                 immediate, MemorySegment.ofAddress(context)), "rpma_send_with_imm", context);
     }

@@ -27,8 +27,8 @@
  *       ESTABLISHED waits for the client's event loop; after the peer's disconnect,
  *       {@code rpma_conn_disconnect} must be called to answer it (done on {@code CLOSED}).</li>
  *   <li>Flush completes as {@code IBV_WC_RDMA_READ}, atomic write as {@code IBV_WC_RDMA_WRITE}
- *       (inline, fenced: its 8 source bytes are copied at post time); reported as what was posted
- *       ({@code OpKinds}).</li>
+ *       (inline, fenced: its 8 source bytes are copied at post time); reported as the device says:
+ *       the reactive layer, which owns every posted context, knows what it posted.</li>
  *   <li>{@code rpma_utils_get_ibv_context} can return 0 with a NULL context (127.0.0.1 over
  *       Soft-RoCE).</li>
  * </ul>

@@ -129,7 +129,7 @@ class RpmaLaneTest {
     }
 
     @Test
-    void writeFlushRead_drainedInBatches_reportsWhatWasPosted() throws Exception {
+    void writeFlushRead_drainedInBatches_reportWhatTheDeviceSaid() throws Exception {
         Pair p = connect();
         MemorySegment src = p.clientRegion().segment();
         for (int i = 0; i < 64; i++) {
@@ -141,8 +141,9 @@ class RpmaLaneTest {
         List<Integer> batches = new ArrayList<>();
         List<CompletionRecord> got = awaitCompletions(p.client().completionQueues().get(0), scratch, 3, batches);
         assertEquals(List.of(11L, 12L, 13L), got.stream().map(CompletionRecord::context).toList(), got.toString());
-        assertEquals(List.of(Opcode.WRITE, Opcode.FLUSH, Opcode.READ), got.stream().map(CompletionRecord::opcode).toList(),
-                "the emulated flush completes as IBV_WC_RDMA_READ but is reported as FLUSH");
+        // The transport reports the device's opcodes; the owner of the contexts knows 12 was a flush.
+        assertEquals(List.of(Opcode.WRITE, Opcode.READ, Opcode.READ), got.stream().map(CompletionRecord::opcode).toList(),
+                "the emulated flush completes as IBV_WC_RDMA_READ (rpma_flush(3))");
         assertTrue(got.stream().allMatch(CompletionRecord::isSuccess), got.toString());
         assertEquals(64, got.get(2).byteLength());
         assertArrayEquals(src.asSlice(0, 64).toArray(ValueLayout.JAVA_BYTE),
@@ -185,7 +186,7 @@ class RpmaLaneTest {
         assertTrue(p.client().atomicWrite(p.remote(), 8, value, 21, true));
         CompletionRecord c = complete(p.client(), 0, 1).get(0);
         assertTrue(c.isSuccess(), c.toString());
-        assertEquals(Opcode.ATOMIC_WRITE, c.opcode(), "librpma posts an inline RDMA write; reported as ATOMIC_WRITE");
+        assertEquals(Opcode.WRITE, c.opcode(), "librpma posts an inline, fenced RDMA write (rpma_atomic_write(3))");
         assertEquals(value, p.serverRegion().segment().get(ValueLayout.JAVA_LONG, 8));
         assertTrue(p.client().read(p.clientRegion(), 64, p.remote(), 8, 8, 22, true));
         assertTrue(complete(p.client(), 0, 1).get(0).isSuccess());
@@ -222,8 +223,8 @@ class RpmaLaneTest {
         assertTrue(p.client().sendWithImmediate(p.clientRegion(), 0, 8, 0xCAFEBABE, 33, true));
         assertTrue(p.client().writeWithImmediate(p.remote(), 512, p.clientRegion(), 0, 8, 0x01020304, 34, true));
         List<CompletionRecord> sent = complete(p.client(), 0, 2);
-        assertEquals(List.of(Opcode.SEND_WITH_IMMEDIATE, Opcode.WRITE_WITH_IMMEDIATE),
-                sent.stream().map(CompletionRecord::opcode).toList());
+        assertEquals(List.of(Opcode.SEND, Opcode.WRITE), sent.stream().map(CompletionRecord::opcode).toList(),
+                "IBV_WC_SEND and IBV_WC_RDMA_WRITE: the sender's completions do not say 'with immediate'");
         List<CompletionRecord> recv = complete(p.server(), 1, 2);
         assertEquals(31L, recv.get(0).context());
         assertEquals(Opcode.RECEIVE, recv.get(0).opcode());
@@ -353,7 +354,7 @@ class RpmaLaneTest {
         CompletionRecord f = complete(p.client(), 0, 1).get(0);
         assertEquals(63L, f.context());
         assertTrue(f.isSuccess(), f.toString());
-        assertEquals(Opcode.FLUSH, f.opcode());
+        assertEquals(Opcode.READ, f.opcode(), "the emulated flush completes as a read");
         assertEquals(0x600DF00DL, p.serverRegion().segment().get(ValueLayout.JAVA_LONG, 16));
     }
 }

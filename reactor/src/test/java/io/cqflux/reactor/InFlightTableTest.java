@@ -2,6 +2,7 @@ package io.cqflux.reactor;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -11,26 +12,41 @@ import java.util.HashSet;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
 
-class PendingTableTest {
+class InFlightTableTest {
 
     @Test
     void acquire_returnsContextThatFindsOwner_withAndWithoutPartBit() {
-        PendingTable t = new PendingTable(4);
+        InFlightTable t = new InFlightTable(4, 0);
         Object a = new Object();
         long ctx = t.acquire(a);
-        assertTrue(ctx >= 0);
+        assertTrue(ctx > 0);
+        assertFalse(InFlightTable.isPart(ctx));
+        long part = InFlightTable.part(ctx);
+        assertTrue(InFlightTable.isPart(part));
         assertSame(a, t.lookup(ctx));
-        assertSame(a, t.lookup(ctx | PendingTable.PART_BIT));
+        assertSame(a, t.lookup(part));
         assertEquals(1, t.used());
     }
 
     @Test
+    void contexts_areNeverZero_soANullOpContextNeverFindsAnOwner() {
+        InFlightTable t = new InFlightTable(1, 1);
+        for (int i = 0; i < 10_000; i++) {
+            long c = t.acquire(i);
+            assertNotEquals(0, c);
+            t.release(c);
+        }
+        t.acquire("x");
+        assertNull(t.lookup(0), "libfabric tcp reports a peer's write-with-immediate with op_context 0");
+    }
+
+    @Test
     void staleContext_afterSlotReuse_missesTheNewOwner() {
-        PendingTable t = new PendingTable(1);
+        InFlightTable t = new InFlightTable(1, 0);
         long first = t.acquire("first");
         assertTrue(t.release(first));
         long second = t.acquire("second");
-        assertEquals(first & (PendingTable.MAX_CAPACITY - 1), second & (PendingTable.MAX_CAPACITY - 1),
+        assertEquals(first & (InFlightTable.MAX_CAPACITY - 1), second & (InFlightTable.MAX_CAPACITY - 1),
                 "same slot reused");
         assertNull(t.lookup(first), "late completion of the first owner must not reach the second");
         assertFalse(t.release(first), "stale release must not free the reused slot");
@@ -39,12 +55,11 @@ class PendingTableTest {
 
     @Test
     void full_refusesAcquire_andEveryReleaseFreesExactlyOneSlot() {
-        PendingTable t = new PendingTable(3);
+        InFlightTable t = new InFlightTable(2, 1);
         Set<Long> ctx = new HashSet<>();
         for (int i = 0; i < 3; i++) {
             ctx.add(t.acquire(i));
         }
-        assertFalse(t.hasFree());
         assertThrows(IllegalStateException.class, () -> t.acquire("x"));
         for (long c : ctx) {
             assertTrue(t.release(c));
@@ -53,17 +68,31 @@ class PendingTableTest {
     }
 
     @Test
-    void malformedContexts_receiveTagOrOutOfRangeIndex_areNotFound() {
-        PendingTable t = new PendingTable(2);
+    void credits_areTakenAndReturned_andNeverOvercommitted() {
+        InFlightTable t = new InFlightTable(3, 8);
+        assertEquals(3, t.creditLimit());
+        assertTrue(t.tryTakeCredits(2)); // a durable write holds two
+        assertFalse(t.tryTakeCredits(2), "one credit left");
+        assertTrue(t.tryTakeCredits(1));
+        assertEquals(3, t.creditsInUse());
+        t.returnCredits(2);
+        assertEquals(2, t.credits());
+        t.returnCredits(1);
+        assertEquals(0, t.creditsInUse());
+    }
+
+    @Test
+    void malformedContexts_negativeOrOutOfRangeIndex_areNotFound() {
+        InFlightTable t = new InFlightTable(2, 0);
         t.acquire("a");
-        assertNull(t.lookup(PendingTable.RECEIVE_TAG));
+        assertNull(t.lookup(Long.MIN_VALUE));
         assertNull(t.lookup(5));
         assertNull(t.lookup(-1));
     }
 
     @Test
     void generations_neverRepeatWithinManyReuses() {
-        PendingTable t = new PendingTable(1);
+        InFlightTable t = new InFlightTable(1, 0);
         Set<Long> seen = new HashSet<>();
         for (int i = 0; i < 100_000; i++) {
             long c = t.acquire(i);
@@ -74,7 +103,8 @@ class PendingTableTest {
 
     @Test
     void capacity_outsideBounds_isRejectedNamingTheBound() {
-        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> new PendingTable(0));
-        assertTrue(e.getMessage().contains(String.valueOf(PendingTable.MAX_CAPACITY)), e.getMessage());
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> new InFlightTable(0, 0));
+        assertTrue(e.getMessage().contains(String.valueOf(InFlightTable.MAX_CAPACITY)), e.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> new InFlightTable(InFlightTable.MAX_CAPACITY, 1));
     }
 }

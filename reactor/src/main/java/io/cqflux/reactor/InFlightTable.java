@@ -1,0 +1,231 @@
+package io.cqflux.reactor;
+
+/*
+ * Design: the one owner of what was posted on a connection.
+ *
+ * Every work request cqflux posts carries a 64-bit context (librpma's op_context, which becomes
+ * ibv_wc.wr_id; libfabric's op_context). This class assigns it, keeps the only table from it back
+ * to the posted thing, and is the only code that knows its bit layout. Transports hand the
+ * context back with what the provider reported, nothing more.
+ *
+ *   bits  0..19  slot index (capacity <= 2^20)
+ *   bit   20     PART: set on the unsignaled first half of a two-part operation (a durable
+ *                write's write). That work request completes only on error (it is posted with
+ *                "completion on error", rpma_write(3) RPMA_F_COMPLETION_ON_ERROR; libfabric
+ *                FI_SELECTIVE_COMPLETION without FI_COMPLETION), and such an error never frees
+ *                the slot: the signaled second half still owns it.
+ *   bits 21..62  the slot's generation, incremented on every acquire and never 0. A late or
+ *                stale completion for a slot that has been reused misses instead of completing
+ *                the new owner; and no context is ever 0, which libfabric's tcp provider reports
+ *                for a peer's write-with-immediate that consumed no posted receive.
+ *   bit  63      0: contexts are never negative.
+ *
+ * Sends and receives share the table: a slot's owner is an Op (send side: read, write, flush,
+ * atomic write, send, durable write) or a Receiver.Buffer (a posted receive).
+ *
+ * Credits (send side only). A connection may have at most `creditLimit` send-queue slots in
+ * use: the send queue's depth, and no more than the part of the main completion queue that
+ * receives cannot use (so that neither the SQ nor the CQ can overrun; libfabric's tcp provider
+ * ignores queue sizes and never refuses a post, so these credits are the only bound). One
+ * operation takes `OpKind.credits` credits: 1, or 2 for a durable write, whose unsignaled write
+ * keeps its SQ slot until the following signaled flush retires it in order (ibv_post_send(3):
+ * an unsignaled WR's slot is freed by the next signaled completion). Credits come back when the
+ * signaled completion arrives, or when the connection's native objects are destroyed. Receives
+ * take a slot but no credit: the receive queue's depth bounds them.
+ *
+ * Loop-confined; no allocation after construction.
+ */
+
+/**
+ * The in-flight table of one connection: context layout, slots and send credits (see the design
+ * comment at the top of this file). Loop-confined.
+ */
+final class InFlightTable {
+
+    /** Bits of the slot index. */
+    static final int INDEX_BITS = 20;
+    /** Largest capacity (send credits plus receive slots). */
+    static final int MAX_CAPACITY = 1 << INDEX_BITS;
+    private static final long PART_BIT = 1L << INDEX_BITS;
+    private static final int GEN_SHIFT = INDEX_BITS + 1;
+    private static final long GEN_MASK = (1L << (63 - GEN_SHIFT)) - 1;
+    private static final long INDEX_MASK = MAX_CAPACITY - 1;
+
+    private final Object[] owners;
+    private final long[] generations;
+    private final int[] free;
+    private int freeTop;
+    private final int creditLimit;
+    private int credits;
+
+    /**
+     * @param creditLimit send-queue credits, at least 1
+     * @param receiveSlots slots for posted receives, at least 0
+     */
+    InFlightTable(int creditLimit, int receiveSlots) {
+        long capacity = (long) creditLimit + receiveSlots;
+        if (creditLimit < 1 || receiveSlots < 0 || capacity > MAX_CAPACITY) {
+            throw new IllegalArgumentException("in-flight table of " + creditLimit + " send credits and "
+                    + receiveSlots + " receive slots is outside [1, " + MAX_CAPACITY + "] slots");
+        }
+        this.creditLimit = creditLimit;
+        this.credits = creditLimit;
+        int n = (int) capacity;
+        owners = new Object[n];
+        generations = new long[n];
+        free = new int[n];
+        for (int i = 0; i < n; i++) {
+            free[i] = n - 1 - i;
+        }
+        freeTop = n;
+    }
+
+    // ---------------------------------------------------------------- slots and contexts
+
+    /** {@return the number of slots} */
+    int capacity() {
+        return owners.length;
+    }
+
+    /** {@return the number of slots in use} */
+    int used() {
+        return owners.length - freeTop;
+    }
+
+    /**
+     * Takes a slot.
+     *
+     * @param owner the operation or receive buffer
+     * @return its context, never 0 and never negative
+     * @throws IllegalStateException when the table is full (callers hold credits or a receive
+     *     slot first, so this means a bookkeeping bug)
+     */
+    long acquire(Object owner) {
+        if (freeTop == 0) {
+            throw new IllegalStateException("in-flight table full (" + owners.length + " slots)");
+        }
+        int index = free[--freeTop];
+        long gen = (generations[index] + 1) & GEN_MASK;
+        if (gen == 0) {
+            gen = 1;
+        }
+        generations[index] = gen;
+        owners[index] = owner;
+        return (gen << GEN_SHIFT) | index;
+    }
+
+    /**
+     * Finds the owner of a context.
+     *
+     * @param context a completion's context, with or without the part bit
+     * @return the owner, or {@code null} when the context is stale, foreign, 0 or malformed
+     */
+    Object lookup(long context) {
+        if (context <= 0) {
+            return null;
+        }
+        int index = (int) (context & INDEX_MASK);
+        if (index >= owners.length) {
+            return null;
+        }
+        long gen = (context >>> GEN_SHIFT) & GEN_MASK;
+        return generations[index] == gen ? owners[index] : null;
+    }
+
+    /**
+     * @param context a context from {@link #acquire}
+     * @return the context of the unsignaled first half of the same two-part operation
+     */
+    static long part(long context) {
+        return context | PART_BIT;
+    }
+
+    /**
+     * @param context a completion's context
+     * @return whether it is the first half of a two-part operation ({@link #part})
+     */
+    static boolean isPart(long context) {
+        return (context & PART_BIT) != 0;
+    }
+
+    /**
+     * Frees the slot of a context; a stale context is ignored.
+     *
+     * @param context the context returned by {@link #acquire}
+     * @return whether a slot was freed
+     */
+    boolean release(long context) {
+        if (lookup(context) == null) {
+            return false;
+        }
+        int index = (int) (context & INDEX_MASK);
+        owners[index] = null;
+        free[freeTop++] = index;
+        return true;
+    }
+
+    /**
+     * Visits every owner in use.
+     *
+     * @param visitor receives the context and the owner
+     */
+    void forEach(Visitor visitor) {
+        for (int i = 0; i < owners.length; i++) {
+            Object o = owners[i];
+            if (o != null) {
+                visitor.visit((generations[i] << GEN_SHIFT) | i, o);
+            }
+        }
+    }
+
+    /** Receives the entries of {@link #forEach}. */
+    @FunctionalInterface
+    interface Visitor {
+        /**
+         * @param context the slot's current context
+         * @param owner its owner
+         */
+        void visit(long context, Object owner);
+    }
+
+    // ---------------------------------------------------------------- send credits
+
+    /** {@return the send-queue credits of the connection} */
+    int creditLimit() {
+        return creditLimit;
+    }
+
+    /** {@return the credits free right now} */
+    int credits() {
+        return credits;
+    }
+
+    /** {@return the credits held by operations in flight} */
+    int creditsInUse() {
+        return creditLimit - credits;
+    }
+
+    /**
+     * Takes credits if that many are free.
+     *
+     * @param n the operation's credits
+     * @return whether they were taken
+     */
+    boolean tryTakeCredits(int n) {
+        if (credits < n) {
+            return false;
+        }
+        credits -= n;
+        return true;
+    }
+
+    /**
+     * Gives credits back.
+     *
+     * @param n credits an operation held
+     */
+    void returnCredits(int n) {
+        credits += n;
+        assert credits <= creditLimit : "credits " + credits + " above the limit " + creditLimit;
+    }
+}
