@@ -141,19 +141,10 @@ final class ConnectionCore {
                 return;
             }
             try {
-                List<byte[]> descriptors = RegionList.decode(conn.peerPrivateData());
-                List<PeerRegion> peers = new ArrayList<>();
-                try {
-                    for (byte[] d : descriptors) {
-                        RemoteRegion r = transport.remoteRegion(d);
-                        peers.add(new PeerRegion(r, peers.size()));
-                    }
-                } finally {
-                    peerRegions = List.copyOf(peers);
-                }
+                peerRegions = PeerHello.accept(transport, conn);
             } catch (RuntimeException ex) {
                 dispose(new ConnectionException(ConnectionEvent.LOST, description
-                        + ": the peer's region descriptors are malformed: " + ex.getMessage(), ex));
+                        + ": the peer's hello (regions, transport handshake) is malformed: " + ex.getMessage(), ex));
                 return;
             }
             state = State.ESTABLISHED;
