@@ -87,7 +87,7 @@ public class ReactorBenchmarks {
                     .waitStrategy(Strategies.of(strategy)).connectionConfig(config).build();
             Region exposed = server.register(arena.allocate(FabricPair.REGION_BYTES, 4096),
                     RegionAccess.WRITE_DST, RegionAccess.READ_SRC,
-                    RegionAccess.FLUSH_TYPE_PERSISTENT, RegionAccess.FLUSH_TYPE_VISIBILITY);
+                    RegionAccess.FLUSH_TYPE_VISIBILITY); // fabric delivers no PERSISTENT: it would be refused
             listening = server.bind(new InetSocketAddress(lo, 0), exposed).block(TIMEOUT);
             listening.connections().subscribe();
             connection = client.connect(listening.address()).block(TIMEOUT);

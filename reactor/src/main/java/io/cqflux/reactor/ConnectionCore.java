@@ -12,7 +12,6 @@ import io.cqflux.core.QueueFullException;
 import io.cqflux.core.ResourceClosedException;
 import io.cqflux.core.spi.CompletionQueue;
 import io.cqflux.core.spi.Connection;
-import io.cqflux.core.spi.RemoteRegion;
 import io.cqflux.core.spi.Transport;
 import io.cqflux.epoll.loop.EventLoop;
 import io.cqflux.epoll.loop.Registration;
@@ -192,19 +191,11 @@ final class ConnectionCore {
                 return;
             }
             try {
-                List<byte[]> descriptors = RegionList.decode(conn.peerPrivateData());
-                List<PeerRegion> peers = new ArrayList<>();
-                try {
-                    for (byte[] d : descriptors) {
-                        RemoteRegion r = transport.remoteRegion(d);
-                        peers.add(new PeerRegion(r, peers.size()));
-                    }
-                } finally {
-                    peerRegions = List.copyOf(peers);
-                }
+                peerRegions = PeerHello.accept(transport, conn);
             } catch (RuntimeException ex) {
                 end(new ConnectionException(ConnectionEvent.LOST, description
-                        + ": the peer's region descriptors are malformed: " + ex.getMessage(), ex), ConnectionEvent.LOST);
+                        + ": the peer's hello (regions, transport handshake) is malformed: " + ex.getMessage(), ex),
+                        ConnectionEvent.LOST);
                 return;
             }
             state = State.ESTABLISHED;

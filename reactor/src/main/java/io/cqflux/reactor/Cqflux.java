@@ -153,7 +153,7 @@ public final class Cqflux implements AutoCloseable {
                     }
                     descriptors.add(r.nativeRegion().descriptor());
                 }
-                byte[] data = RegionList.encode(descriptors, transport.maxAcceptPrivateData());
+                byte[] data = PeerHello.encode(transport, descriptors, transport.maxAcceptPrivateData());
                 EventLoop loop = loops[0];
                 Runnable task = () -> {
                     Listener listener;
@@ -231,7 +231,7 @@ public final class Cqflux implements AutoCloseable {
                     }
                     descriptors.add(r.nativeRegion().descriptor());
                 }
-                requestData = RegionList.encode(descriptors, transport.maxConnectPrivateData());
+                requestData = PeerHello.encode(transport, descriptors, transport.maxConnectPrivateData());
             } catch (RuntimeException e) {
                 sink.error(e);
                 return;

@@ -39,8 +39,17 @@ public final class PeerRegion {
     }
 
     /**
-     * {@return the strongest flush type the region supports: {@link FlushType#PERSISTENT} when
-     * it can, else {@link FlushType#VISIBILITY}}
+     * The flush type that {@link RdmaConnection#durableWrite(PeerRegion, long, Region, long, long)}
+     * (without an explicit type) uses on this region, exactly: {@link FlushType#PERSISTENT} when
+     * the peer registered it with {@link RegionAccess#FLUSH_TYPE_PERSISTENT}, else
+     * {@link FlushType#VISIBILITY}. Check it before telling your own client that its data is
+     * durable: a durable write completes only once the data reached this level, and it is never
+     * silently weakened. A peer can register a persistent region only where its transport can
+     * deliver persistence (rpma with {@link Cqflux.Builder#directWriteToPersistentMemory(boolean)}
+     * declared; never fabric), and that declaration travels in the connection's handshake.
+     *
+     * @return {@link FlushType#PERSISTENT} or {@link FlushType#VISIBILITY}; with neither in
+     *     {@link #flushTypes()} (a region without flush access) a durable write fails
      */
     public FlushType strongestFlush() {
         return flushTypes().contains(FlushType.PERSISTENT) ? FlushType.PERSISTENT : FlushType.VISIBILITY;

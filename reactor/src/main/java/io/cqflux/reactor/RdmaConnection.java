@@ -110,8 +110,10 @@ public final class RdmaConnection implements AutoCloseable {
 
     /**
      * Writes durably: the write is posted unsignaled and followed by a signaled flush of the same
-     * range of the strongest type the peer's region supports ({@link PeerRegion#strongestFlush()});
-     * the Mono completes when the flush did, and an error of either fails it.
+     * range of exactly the type {@link PeerRegion#strongestFlush()} reports: PERSISTENT on a
+     * region the peer registered with {@link io.cqflux.core.RegionAccess#FLUSH_TYPE_PERSISTENT},
+     * else VISIBILITY. The Mono completes when the flush did, and an error of either fails it; a
+     * flush type the connection cannot honour fails it too (never a weaker one instead).
      *
      * @param dst the peer's region
      * @param dstOffset offset in {@code dst}
@@ -125,7 +127,14 @@ public final class RdmaConnection implements AutoCloseable {
     }
 
     /**
-     * Writes and flushes with an explicit flush type.
+     * Writes and flushes with an explicit flush type, which is never downgraded: the Mono fails,
+     * before anything is posted, with an {@link IllegalArgumentException} when the region does
+     * not offer {@code type} ({@link PeerRegion#flushTypes()}; fabric regions never offer
+     * PERSISTENT). On rpma a PERSISTENT flush also needs the peer's handshake to declare direct
+     * write to persistent memory; peers of this version always do for the regions they register
+     * as persistent, a peer that sent no handshake (an older version) does not, and the flush then
+     * fails with an {@link IllegalStateException} naming the missing declaration (its write being
+     * already posted, the connection closes).
      *
      * @param dst the peer's region
      * @param dstOffset offset in {@code dst}

@@ -159,6 +159,18 @@ abstract class ReactiveContract {
     }
 
     @Test
+    void register_persistentWithoutDeliverablePersistence_failsNamingTransportAndDeliverableTypes() {
+        // Neither side declared direct write to persistent memory (fabric never delivers it):
+        // the region is refused, never registered at VISIBILITY behind the caller's back.
+        UnsupportedCapabilityException e = org.junit.jupiter.api.Assertions.assertThrows(
+                UnsupportedCapabilityException.class, () -> client.register(arena.allocate(4096, 64),
+                        RegionAccess.WRITE_DST, RegionAccess.FLUSH_TYPE_PERSISTENT));
+        assertTrue(e.getMessage().contains(client.transportName()) && e.getMessage().contains("FLUSH_TYPE_PERSISTENT")
+                && e.getMessage().contains("[VISIBILITY]"), e.getMessage());
+        assertEquals(FlushType.VISIBILITY, remote().strongestFlush());
+    }
+
+    @Test
     void flush_ofEverySupportedType_completes() {
         for (FlushType t : remote().flushTypes()) {
             StepVerifier.create(conn.flush(remote(), 0, 4096, t)).expectComplete().verify(T);

@@ -8,6 +8,7 @@ import io.cqflux.core.UnsupportedCapabilityException;
 import io.cqflux.core.spi.LocalRegion;
 import io.cqflux.core.spi.RemoteRegion;
 import io.cqflux.core.spi.Transport;
+import java.util.EnumSet;
 import java.util.Set;
 
 /**
@@ -163,6 +164,39 @@ public final class Checks {
         local("receive destination", dst, RegionAccess.RECV);
         range("receive destination", offset, length, dst.size(), 0);
         maxLength(length, t.maxMessageSize());
+    }
+
+    /**
+     * A registration's flush accesses: each {@code FLUSH_TYPE_*} asked for must be a flush type
+     * the transport can deliver to this side's memory. A region is never registered (nor
+     * described to peers) at a weaker flush type than asked for: that would let a peer's durable
+     * write complete at visibility while the program believes it persistent.
+     *
+     * @param transport the transport's name, e.g. {@code fabric/tcp}
+     * @param access the requested accesses
+     * @param deliverable the flush types the transport can deliver to memory registered on it
+     * @param why what limits it, for the message (e.g. which declaration is missing)
+     * @throws UnsupportedCapabilityException naming the transport, the refused access and the
+     *     flush types it delivers
+     */
+    public static void registerFlushAccess(String transport, Set<RegionAccess> access, Set<FlushType> deliverable,
+                                           String why) {
+        for (FlushType type : FlushType.values()) {
+            RegionAccess a = type == FlushType.PERSISTENT ? RegionAccess.FLUSH_TYPE_PERSISTENT
+                    : RegionAccess.FLUSH_TYPE_VISIBILITY;
+            if (access.contains(a) && !deliverable.contains(type)) {
+                Capability c = type == FlushType.PERSISTENT ? Capability.FLUSH_PERSISTENT : Capability.FLUSH_VISIBILITY;
+                throw new UnsupportedCapabilityException(transport, c, "cannot deliver " + a
+                        + " to registered memory, it delivers " + ordered(deliverable)
+                        + (why == null || why.isEmpty() ? "" : "; " + why));
+            }
+        }
+    }
+
+    private static Set<FlushType> ordered(Set<FlushType> types) {
+        EnumSet<FlushType> s = EnumSet.noneOf(FlushType.class);
+        s.addAll(types);
+        return s;
     }
 
     // ---------------------------------------------------------------- primitives

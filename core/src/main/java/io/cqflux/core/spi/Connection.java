@@ -43,6 +43,29 @@ public interface Connection extends AutoCloseable {
     byte[] peerPrivateData();
 
     /**
+     * Applies the peer's connection handshake (the bytes of the peer transport's
+     * {@link Transport#handshake()}, as they arrived in its private data). Called once per
+     * connection, on the loop thread, after {@code ESTABLISHED} and before any operation is
+     * posted on it; an operation that depends on the peer's parameters (rpma: a
+     * {@link FlushType#PERSISTENT} flush) is refused until then. rpma:
+     * {@code rpma_peer_cfg_from_descriptor(3)} and {@code rpma_conn_apply_remote_peer_cfg(3)};
+     * empty bytes (a peer that sent no handshake) leave librpma's default configuration, which
+     * has no direct write to persistent memory. The default, for transports without a handshake
+     * (fabric), accepts only empty bytes.
+     *
+     * @param handshake the peer's bytes, possibly empty
+     * @throws IllegalArgumentException when the bytes are malformed (named with their length and
+     *     the expected one)
+     */
+    default void applyPeerHandshake(byte[] handshake) {
+        if (handshake == null || handshake.length != 0) {
+            throw new IllegalArgumentException("peer handshake of "
+                    + (handshake == null ? "null" : handshake.length + " bytes") + " for " + description()
+                    + ": this transport has no handshake, expected 0 bytes");
+        }
+    }
+
+    /**
      * {@return the completion queues to register: the main CQ and, if separate, the receive CQ;
      * in shared-channel mode a single queue that serves both}
      */

@@ -36,11 +36,34 @@ public interface Transport extends AutoCloseable {
     int maxAcceptPrivateData();
 
     /**
+     * This side's connection handshake: the transport's own parameters that the peer's
+     * connection needs before it posts anything, carried in the connection's private data beside
+     * the exposed regions and handed to the peer's {@link Connection#applyPeerHandshake(byte[])}.
+     * rpma: its peer configuration descriptor ({@code rpma_peer_cfg_get_descriptor(3)}) with
+     * direct write to persistent memory as {@link TransportOptions#directWriteToPersistentMemory()}
+     * declared, which the peer needs for {@link io.cqflux.core.FlushType#PERSISTENT} flushes
+     * ({@code rpma_conn_apply_remote_peer_cfg(3)}). The default, for transports without
+     * parameters of their own (fabric), is empty.
+     *
+     * <p>Thread-safe; the same bytes for every connection of this transport, at most 255.
+     *
+     * @return a copy of the bytes, possibly empty
+     */
+    default byte[] handshake() {
+        return new byte[0];
+    }
+
+    /**
      * Registers memory for RDMA.
      *
      * @param memory native memory, alive at least as long as the region
      * @param access what it may be used for (non-empty)
      * @return the region
+     * @throws io.cqflux.core.UnsupportedCapabilityException when {@code access} asks for a flush
+     *     type the transport cannot deliver to this memory (never registered at a weaker one):
+     *     {@code FLUSH_TYPE_PERSISTENT} on fabric, or on rpma without
+     *     {@link TransportOptions#directWriteToPersistentMemory()}; see
+     *     {@link io.cqflux.core.internal.Checks#registerFlushAccess}
      */
     LocalRegion register(MemorySegment memory, Set<RegionAccess> access);
 

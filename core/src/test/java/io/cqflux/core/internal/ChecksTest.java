@@ -50,6 +50,20 @@ class ChecksTest {
     }
 
     @Test
+    void registerFlushAccess_persistentWhereOnlyVisibilityIsDelivered_namesTransportAndDeliverableTypes() {
+        UnsupportedCapabilityException e = assertThrows(UnsupportedCapabilityException.class,
+                () -> Checks.registerFlushAccess("fabric/tcp", EnumSet.of(RegionAccess.WRITE_DST,
+                        RegionAccess.FLUSH_TYPE_PERSISTENT), EnumSet.of(FlushType.VISIBILITY), "tcp commits no earlier writes"));
+        assertEquals("fabric/tcp does not support FLUSH_PERSISTENT: cannot deliver FLUSH_TYPE_PERSISTENT to registered"
+                + " memory, it delivers [VISIBILITY]; tcp commits no earlier writes", e.getMessage());
+        assertEquals(Capability.FLUSH_PERSISTENT, e.capability());
+        assertDoesNotThrow(() -> Checks.registerFlushAccess("rpma", EnumSet.of(RegionAccess.FLUSH_TYPE_PERSISTENT,
+                RegionAccess.FLUSH_TYPE_VISIBILITY), EnumSet.allOf(FlushType.class), ""));
+        assertDoesNotThrow(() -> Checks.registerFlushAccess("fabric/tcp", EnumSet.of(RegionAccess.WRITE_DST,
+                RegionAccess.FLUSH_TYPE_VISIBILITY), EnumSet.of(FlushType.VISIBILITY), ""));
+    }
+
+    @Test
     void capability_missing_namesProviderAndCapability() {
         UnsupportedCapabilityException e = assertThrows(UnsupportedCapabilityException.class,
                 () -> Checks.capability("fabric/tcp", EnumSet.of(Capability.RMA), Capability.ATOMIC_WRITE, "use write"));

@@ -1,6 +1,7 @@
 package io.cqflux.core.testing;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertDoesNotThrow;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
@@ -322,6 +323,21 @@ public abstract class TransportContract extends TransportFixture {
                 rr.access());
         assertTrue(rr.flushTypes().contains(FlushType.VISIBILITY));
         assertThrows(IllegalArgumentException.class, () -> client.remoteRegion(new byte[3]));
+    }
+
+    @Test
+    void handshake_appliesToEstablishedConnectionsBothWays_andMalformedBytesAreRefused() {
+        byte[] hs = server.handshake();
+        assertTrue(hs.length <= 255, "handshake of " + hs.length + " bytes");
+        assertArrayEquals(hs, server.handshake(), "the same bytes every time");
+        Pair p = connect(new byte[0], new byte[0]);
+        assertDoesNotThrow(() -> p.client().applyPeerHandshake(server.handshake()));
+        assertDoesNotThrow(() -> p.server().applyPeerHandshake(client.handshake()));
+        // a peer that sent none (an older hello) is accepted too
+        assertDoesNotThrow(() -> p.client().applyPeerHandshake(new byte[0]));
+        assertThrows(IllegalArgumentException.class,
+                () -> p.client().applyPeerHandshake(java.util.Arrays.copyOf(hs, hs.length + 1)));
+        assertThrows(IllegalArgumentException.class, () -> p.client().applyPeerHandshake(null));
     }
 
     private static void assertMessage(Throwable t, String part) {

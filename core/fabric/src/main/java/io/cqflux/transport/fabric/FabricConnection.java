@@ -315,8 +315,9 @@ final class FabricConnection implements Connection {
      * Flush: make earlier writes to the peer's region visible. libfabric has no flush operation;
      * we post a zero-length RMA write into the range that completes at FI_DELIVERY_COMPLETE,
      * fenced ({@code fi_rma(3)} FI_FENCE) where the provider advertises the FI_FENCE capability.
-     * PERSISTENT is refused before posting: regions of this transport never offer it (see below
-     * and FabricTransport's capabilities).
+     * PERSISTENT is refused before posting: regions of this transport never offer it (registering
+     * one with FLUSH_TYPE_PERSISTENT fails with UnsupportedCapabilityException; see below and
+     * FabricTransport's capabilities).
      *
      * <p>What tcp (libfabric 1.17) does with it: it does not advertise FI_FENCE and its
      * writemsg ignores the flag, but one endpoint is one TCP stream whose messages the target

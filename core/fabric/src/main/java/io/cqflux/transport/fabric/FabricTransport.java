@@ -337,6 +337,11 @@ final class FabricTransport implements Transport {
         if (access.isEmpty()) {
             throw new IllegalArgumentException("access is empty: name at least one RegionAccess");
         }
+        // Refused, never registered at VISIBILITY: a peer's durable write to it would otherwise
+        // complete without the data being persistent (see the capabilities in the constructor).
+        Checks.registerFlushAccess(name, access, providerFlushTypes, "FI_COMMIT_COMPLETE commits only the bytes of the"
+                + " operation that carries it, so no flush can make earlier writes persistent; register with"
+                + " FLUSH_TYPE_VISIBILITY, or use the rpma transport with directWriteToPersistentMemory");
         long fiAccess = 0;
         for (RegionAccess a : access) {
             fiAccess |= switch (a) {
@@ -351,11 +356,11 @@ final class FabricTransport implements Transport {
             };
         }
         EnumSet<FlushType> flush = EnumSet.noneOf(FlushType.class);
-        if (access.contains(RegionAccess.FLUSH_TYPE_VISIBILITY) || access.contains(RegionAccess.FLUSH_TYPE_PERSISTENT)) {
+        if (access.contains(RegionAccess.FLUSH_TYPE_VISIBILITY)) {
             flush.add(FlushType.VISIBILITY);
         }
-        if (access.contains(RegionAccess.FLUSH_TYPE_PERSISTENT) && providerFlushTypes.contains(FlushType.PERSISTENT)) {
-            flush.add(FlushType.PERSISTENT);
+        if (access.contains(RegionAccess.FLUSH_TYPE_PERSISTENT)) {
+            flush.add(FlushType.PERSISTENT); // only where the provider delivers it (checked above)
         }
         long key = nextKey.getAndIncrement();
         try (Arena tmp = Arena.ofConfined()) {

@@ -121,10 +121,16 @@ class FabricTransportTest extends TransportFixture {
 
     @Test
     void persistentFlush_isRefusedBeforePosting_visibilityFlushCoversEarlierWrite() {
-        LocalRegion target = region(server, 4096, RegionAccess.WRITE_DST, RegionAccess.FLUSH_TYPE_PERSISTENT);
+        // tcp cannot make earlier writes persistent: a "persistent" region is refused outright,
+        // never registered at visibility behind the caller's back.
+        UnsupportedCapabilityException notRegistered = assertThrows(UnsupportedCapabilityException.class,
+                () -> region(server, 4096, RegionAccess.WRITE_DST, RegionAccess.FLUSH_TYPE_PERSISTENT));
+        assertTrue(notRegistered.getMessage().contains(server.name())
+                && notRegistered.getMessage().contains("FLUSH_TYPE_PERSISTENT")
+                && notRegistered.getMessage().contains("[VISIBILITY]"), notRegistered.getMessage());
+        LocalRegion target = region(server, 4096, RegionAccess.WRITE_DST, RegionAccess.FLUSH_TYPE_VISIBILITY);
         Pair p = connect(new byte[0], target.descriptor());
         RemoteRegion remote = closeLater(client.remoteRegion(p.acceptData()));
-        // Registered "persistent", but tcp cannot make earlier writes persistent: visibility only.
         assertEquals(EnumSet.of(FlushType.VISIBILITY), remote.flushTypes());
         IllegalArgumentException refused = assertThrows(IllegalArgumentException.class,
                 () -> p.client().flush(remote, 0, 8, FlushType.PERSISTENT, 3, true));

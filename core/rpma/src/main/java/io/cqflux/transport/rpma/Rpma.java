@@ -1,7 +1,6 @@
 package io.cqflux.transport.rpma;
 
 import io.cqflux.core.TransportUnavailableException;
-import io.cqflux.core.spi.Connection;
 import io.cqflux.core.spi.Transport;
 import io.cqflux.core.spi.TransportOptions;
 import java.net.InetAddress;
@@ -47,7 +46,9 @@ public final class Rpma {
      * Opens the transport with options.
      *
      * @param options the local address of an RDMA-capable interface, and whether this side's
-     *     memory takes direct writes to persistent memory (then peers may flush to it with
+     *     memory takes direct writes to persistent memory (then regions may be registered with
+     *     {@link io.cqflux.core.RegionAccess#FLUSH_TYPE_PERSISTENT}, and the transport's
+     *     {@link Transport#handshake()} tells peers so, which lets them flush to it with
      *     {@link io.cqflux.core.FlushType#PERSISTENT})
      * @return the transport
      * @throws TransportUnavailableException as {@link #open(InetAddress)}
@@ -58,37 +59,5 @@ public final class Rpma {
             throw new TransportUnavailableException("rpma", unavailabilityCause(), null);
         }
         return RpmaTransport.open(options.localAddress(), options.directWriteToPersistentMemory());
-    }
-
-    /**
-     * Builds this side's peer configuration descriptor ({@code rpma_peer_cfg_get_descriptor(3)}),
-     * to send to the peer (for instance in the accept private data).
-     *
-     * @param directWriteToPmem whether this side's memory supports direct write to persistent
-     *     memory (needed by the peer for {@link io.cqflux.core.FlushType#PERSISTENT} flushes)
-     * @return the descriptor bytes
-     * @throws TransportUnavailableException when librpma is missing
-     */
-    public static byte[] peerConfigDescriptor(boolean directWriteToPmem) {
-        if (!isAvailable()) {
-            throw new TransportUnavailableException("rpma", unavailabilityCause(), null);
-        }
-        return RpmaPeerConfig.descriptor(directWriteToPmem);
-    }
-
-    /**
-     * Applies the peer's configuration descriptor to an rpma connection
-     * ({@code rpma_conn_apply_remote_peer_cfg(3)}); call on the connection's loop thread once it
-     * is established.
-     *
-     * @param connection a connection of this transport
-     * @param descriptor bytes from the peer's {@link #peerConfigDescriptor(boolean)}
-     * @throws IllegalArgumentException when the connection is not an rpma one or the bytes are malformed
-     */
-    public static void applyPeerConfig(Connection connection, byte[] descriptor) {
-        if (!(connection instanceof RpmaConnection c)) {
-            throw new IllegalArgumentException("connection " + connection + " is not an rpma connection");
-        }
-        c.applyRemotePeerConfig(descriptor);
     }
 }

@@ -183,14 +183,25 @@ final class RpmaConnection implements Connection {
     }
 
     /**
-     * Applies the peer's configuration descriptor ({@code rpma_conn_apply_remote_peer_cfg(3)}):
-     * whether the peer supports direct write to persistent memory, which
-     * {@code rpma_flush(3)} requires for {@link FlushType#PERSISTENT}.
+     * Applies the peer's configuration descriptor ({@code rpma_peer_cfg_from_descriptor(3)},
+     * {@code rpma_conn_apply_remote_peer_cfg(3)}): whether the peer supports direct write to
+     * persistent memory, which {@code rpma_flush(3)} requires for {@link FlushType#PERSISTENT}.
+     * Empty bytes (a peer that sent no handshake) keep librpma's default: no direct write, so
+     * PERSISTENT flushes to that peer are refused.
      *
-     * @param descriptor bytes from {@link RpmaPeerConfig#descriptor(boolean)} on the peer
+     * @param handshake bytes from the peer's {@link RpmaTransport#handshake()}, or empty
+     * @throws IllegalArgumentException when they are not a descriptor of this library's size
      */
-    void applyRemotePeerConfig(byte[] descriptor) {
-        directWriteToPmem = RpmaPeerConfig.apply(conn(), descriptor);
+    @Override
+    public void applyPeerHandshake(byte[] handshake) {
+        if (handshake == null) {
+            throw new IllegalArgumentException("peer handshake of " + description + " is null");
+        }
+        if (handshake.length == 0) {
+            directWriteToPmem = false;
+            return;
+        }
+        directWriteToPmem = RpmaPeerConfig.apply(conn(), handshake);
     }
 
     // ---- operations
@@ -290,8 +301,10 @@ final class RpmaConnection implements Connection {
         Checks.range("flush remote range (librpma reads " + FLUSH_READ_BYTES + " bytes at the offset)", dstOffset,
                 Math.max(length, FLUSH_READ_BYTES), dst.size(), 0);
         if (type == FlushType.PERSISTENT && !directWriteToPmem) {
-            throw new IllegalStateException("flush type PERSISTENT needs the peer's configuration with direct write"
-                    + " to persistent memory applied to " + description + " (RpmaPeerConfig / Rpma.applyPeerConfig)");
+            throw new IllegalStateException("flush type PERSISTENT on " + description + " needs the peer's declaration"
+                    + " of direct write to persistent memory (rpma_conn_apply_remote_peer_cfg(3)), and its handshake"
+                    + " did not declare it (peer side: TransportOptions.directWriteToPersistentMemory,"
+                    + " Cqflux.Builder.directWriteToPersistentMemory(true))");
         }
         int t = type == FlushType.PERSISTENT ? librpma_h.RPMA_FLUSH_TYPE_PERSISTENT() : librpma_h.RPMA_FLUSH_TYPE_VISIBILITY();
         MemorySegment rmr = remote(dst).mr();

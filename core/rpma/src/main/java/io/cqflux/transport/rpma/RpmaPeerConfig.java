@@ -8,11 +8,10 @@ import java.lang.foreign.ValueLayout;
 /**
  * The peer configuration exchange of librpma ({@code rpma_peer_cfg_new(3)},
  * {@code rpma_peer_cfg_get_descriptor(3)}, {@code rpma_peer_cfg_from_descriptor(3)},
- * {@code rpma_conn_apply_remote_peer_cfg(3)}): a server that can write directly to persistent
- * memory tells its clients so (usually in the accept private data), and the client applies the
- * descriptor to the connection; only then does {@code rpma_flush} accept
- * {@code RPMA_FLUSH_TYPE_PERSISTENT}. Exposed publicly through {@link Rpma#peerConfigDescriptor}
- * and {@link Rpma#applyPeerConfig}.
+ * {@code rpma_conn_apply_remote_peer_cfg(3)}): a side that can write directly to persistent
+ * memory tells its peers so, and the peer applies the descriptor to its connection; only then
+ * does {@code rpma_flush} accept {@code RPMA_FLUSH_TYPE_PERSISTENT}. It is the rpma transport's
+ * connection handshake ({@link RpmaTransport#handshake()}, {@link RpmaConnection#applyPeerHandshake}).
  */
 final class RpmaPeerConfig {
 

@@ -2,6 +2,7 @@ package io.cqflux.transport.rpma;
 
 import io.cqflux.core.Capability;
 import io.cqflux.core.ConnectionConfig;
+import io.cqflux.core.FlushType;
 import io.cqflux.core.RegionAccess;
 import io.cqflux.core.ResourceClosedException;
 import io.cqflux.core.TransportUnavailableException;
@@ -64,6 +65,8 @@ final class RpmaTransport implements Transport {
     private final boolean directWriteToPmem;
     private final Set<Capability> capabilities;
     private final int nativeDescriptorSize;
+    /** This side's peer configuration descriptor: the handshake every connection carries. */
+    private final byte[] handshake;
     private volatile MemorySegment peer;
     /** Open listeners, regions and connections: they keep using the peer (guarded by this). */
     private int children;
@@ -71,9 +74,10 @@ final class RpmaTransport implements Transport {
     private boolean closeRequested;
 
     private RpmaTransport(InetAddress address, MemorySegment peer, Set<Capability> capabilities, int nativeDescriptorSize,
-                          boolean directWriteToPmem) {
+                          boolean directWriteToPmem, byte[] handshake) {
         this.address = address;
         this.directWriteToPmem = directWriteToPmem;
+        this.handshake = handshake;
         this.peer = peer;
         this.capabilities = capabilities;
         this.nativeDescriptorSize = nativeDescriptorSize;
@@ -120,7 +124,8 @@ final class RpmaTransport implements Transport {
                     caps.add(Capability.SHARED_COMPLETION_CHANNEL);
                 }
                 int descSize = probeDescriptorSize(peer);
-                return new RpmaTransport(address, peer, Set.copyOf(caps), descSize, directWriteToPmem);
+                return new RpmaTransport(address, peer, Set.copyOf(caps), descSize, directWriteToPmem,
+                        RpmaPeerConfig.descriptor(directWriteToPmem));
             } catch (RuntimeException | Error e) {
                 peerOut.set(ValueLayout.ADDRESS, 0, peer);
                 librpma_h.rpma_peer_delete(peerOut);
@@ -249,6 +254,23 @@ final class RpmaTransport implements Transport {
         return PrivateData.ACCEPT_CAPACITY - 1;
     }
 
+    /**
+     * The peer configuration descriptor ({@code rpma_peer_cfg_get_descriptor(3)}) with direct
+     * write to persistent memory as this side declared it: the peer applies it to its connection
+     * ({@link RpmaConnection#applyPeerHandshake}) so that its {@code rpma_flush} may use
+     * {@code RPMA_FLUSH_TYPE_PERSISTENT} on this side's regions.
+     */
+    @Override
+    public byte[] handshake() {
+        return handshake.clone();
+    }
+
+    /**
+     * Registers memory ({@code rpma_mr_reg(3)}). {@link RegionAccess#FLUSH_TYPE_PERSISTENT} only
+     * where this side declared direct write to persistent memory: librpma trusts the declaration
+     * (its peer configuration is all a peer's {@code rpma_flush} checks), so without it a
+     * "persistent" region would make a peer's durable write stop at the volatile cache.
+     */
     @Override
     public LocalRegion register(MemorySegment memory, Set<RegionAccess> access) {
         if (memory == null || !memory.isNative()) {
@@ -260,6 +282,10 @@ final class RpmaTransport implements Transport {
         if (access == null || access.isEmpty()) {
             throw new IllegalArgumentException("access " + access + " is empty");
         }
+        Checks.registerFlushAccess(name(), access, directWriteToPmem ? EnumSet.allOf(FlushType.class)
+                : EnumSet.of(FlushType.VISIBILITY), "PERSISTENT needs this side's declaration of direct write to"
+                + " persistent memory (TransportOptions.directWriteToPersistentMemory,"
+                + " Cqflux.Builder.directWriteToPersistentMemory(true)) for memory that is persistent");
         peer();
         return RpmaLocalRegion.register(this, memory, access);
     }

@@ -19,6 +19,7 @@ import io.cqflux.core.Opcode;
 import io.cqflux.core.RegionAccess;
 import io.cqflux.core.ResourceClosedException;
 import io.cqflux.core.TransportUnavailableException;
+import io.cqflux.core.UnsupportedCapabilityException;
 import io.cqflux.core.spi.CompletionQueue;
 import io.cqflux.core.spi.Connection;
 import io.cqflux.core.spi.ConnectionRequest;
@@ -26,6 +27,7 @@ import io.cqflux.core.spi.Listener;
 import io.cqflux.core.spi.LocalRegion;
 import io.cqflux.core.spi.RemoteRegion;
 import io.cqflux.core.spi.Transport;
+import io.cqflux.core.spi.TransportOptions;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -34,6 +36,7 @@ import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -92,9 +95,14 @@ class RpmaLaneTest {
     }
 
     private Pair connect(ConnectionConfig config, Set<RegionAccess> serverAccess) throws Exception {
+        return connect(config, serverAccess, transport);
+    }
+
+    /** A pair whose server side (listener and region) is on {@code serverSide}. */
+    private Pair connect(ConnectionConfig config, Set<RegionAccess> serverAccess, Transport serverSide) throws Exception {
         InetSocketAddress where = LaneSupport.freePort(address);
-        Listener listener = keep(transport.listen(where, config));
-        LocalRegion serverRegion = keep(transport.register(arena.allocate(4096, 64), serverAccess));
+        Listener listener = keep(serverSide.listen(where, config));
+        LocalRegion serverRegion = keep(serverSide.register(arena.allocate(4096, 64), serverAccess));
         LocalRegion clientRegion = keep(transport.register(arena.allocate(4096, 64), CLIENT_ACCESS));
         Connection client = keep(transport.connect(where, config, new byte[] {1, 2, 3}));
         ConnectionRequest req = awaitRequest(listener);
@@ -337,24 +345,40 @@ class RpmaLaneTest {
     }
 
     @Test
-    void persistentFlush_needsThePeersConfiguration_thenCompletesAsFlush() throws Exception {
-        Pair p = connect(ConnectionConfig.DEFAULT, EnumSet.of(RegionAccess.WRITE_DST, RegionAccess.READ_SRC,
-                RegionAccess.FLUSH_TYPE_PERSISTENT));
-        assertEquals(Set.of(FlushType.PERSISTENT), p.remote().flushTypes());
-        IllegalStateException e = assertThrows(IllegalStateException.class,
-                () -> p.client().flush(p.remote(), 0, 8, FlushType.PERSISTENT, 61, true));
-        assertTrue(e.getMessage().contains("direct write"), e.getMessage());
-        byte[] serverCfg = Rpma.peerConfigDescriptor(true);
-        assertThrows(IllegalArgumentException.class,
-                () -> Rpma.applyPeerConfig(p.client(), java.util.Arrays.copyOf(serverCfg, serverCfg.length + 1)));
-        Rpma.applyPeerConfig(p.client(), serverCfg);
-        p.clientRegion().segment().set(ValueLayout.JAVA_LONG, 0, 0x600DF00DL);
-        assertTrue(p.client().write(p.remote(), 16, p.clientRegion(), 0, 8, 62, false));
-        assertTrue(p.client().flush(p.remote(), 16, 8, FlushType.PERSISTENT, 63, true));
-        CompletionRecord f = complete(p.client(), 0, 1).get(0);
-        assertEquals(63L, f.context());
-        assertTrue(f.isSuccess(), f.toString());
-        assertEquals(Opcode.READ, f.opcode(), "the emulated flush completes as a read");
-        assertEquals(0x600DF00DL, p.serverRegion().segment().get(ValueLayout.JAVA_LONG, 16));
+    void persistentFlush_needsThePeersHandshake_thenCompletesAsFlush() throws Exception {
+        try (Transport pmem = Rpma.open(new TransportOptions(address, true, Map.of()))) {
+            Pair p = connect(ConnectionConfig.DEFAULT, EnumSet.of(RegionAccess.WRITE_DST, RegionAccess.READ_SRC,
+                    RegionAccess.FLUSH_TYPE_PERSISTENT), pmem);
+            assertEquals(Set.of(FlushType.PERSISTENT), p.remote().flushTypes());
+            IllegalStateException e = assertThrows(IllegalStateException.class,
+                    () -> p.client().flush(p.remote(), 0, 8, FlushType.PERSISTENT, 61, true));
+            assertTrue(e.getMessage().contains("direct write"), e.getMessage());
+            byte[] serverHandshake = pmem.handshake();
+            System.out.println("rpma peer configuration descriptor: " + serverHandshake.length + " bytes");
+            assertThrows(IllegalArgumentException.class, () -> p.client().applyPeerHandshake(
+                    java.util.Arrays.copyOf(serverHandshake, serverHandshake.length + 1)));
+            // a handshake without the declaration keeps PERSISTENT refused
+            p.client().applyPeerHandshake(transport.handshake());
+            assertThrows(IllegalStateException.class,
+                    () -> p.client().flush(p.remote(), 0, 8, FlushType.PERSISTENT, 61, true));
+            p.client().applyPeerHandshake(serverHandshake);
+            p.clientRegion().segment().set(ValueLayout.JAVA_LONG, 0, 0x600DF00DL);
+            assertTrue(p.client().write(p.remote(), 16, p.clientRegion(), 0, 8, 62, false));
+            assertTrue(p.client().flush(p.remote(), 16, 8, FlushType.PERSISTENT, 63, true));
+            CompletionRecord f = complete(p.client(), 0, 1).get(0);
+            assertEquals(63L, f.context());
+            assertTrue(f.isSuccess(), f.toString());
+            assertEquals(Opcode.READ, f.opcode(), "the emulated flush completes as a read");
+            assertEquals(0x600DF00DL, p.serverRegion().segment().get(ValueLayout.JAVA_LONG, 16));
+        } // the transport is freed when its listener, region and connection close after the test
+
+    }
+
+    @Test
+    void register_persistentWithoutDirectWriteDeclaration_isRefusedNamingWhatIsDelivered() {
+        UnsupportedCapabilityException e = assertThrows(UnsupportedCapabilityException.class,
+                () -> transport.register(scratch, EnumSet.of(RegionAccess.WRITE_DST, RegionAccess.FLUSH_TYPE_PERSISTENT)));
+        assertTrue(e.getMessage().contains("rpma") && e.getMessage().contains("[VISIBILITY]")
+                && e.getMessage().contains("directWriteToPersistentMemory"), e.getMessage());
     }
 }

@@ -158,11 +158,13 @@ public final class Quickstart {
                  Cqflux client = Cqflux.builder().transport(o.transport).localAddress(local).waitStrategy(o.wait).build()) {
                 MemorySegment mapped = ch.map(FileChannel.MapMode.READ_WRITE, 0, total, arena);
                 mapped.fill((byte) 0);
-                // A PERSISTENT flush needs persistent memory at the server (rpma_flush(3); on rpma
-                // also librpma's peer configuration exchange) and a transport that can make earlier
-                // writes persistent (fabric/tcp cannot). A mapped file on a disk or tmpfs is not
-                // pmem, so the strongest honest flush is VISIBILITY: a durable write resolves once
-                // the record is in the server's memory (its page cache, for this file).
+                // A PERSISTENT flush needs persistent memory at the server, declared with
+                // Cqflux.Builder.directWriteToPersistentMemory(true) (on rpma its handshake tells the
+                // client, rpma_flush(3)), and a transport that can make earlier writes persistent
+                // (fabric/tcp cannot: registering FLUSH_TYPE_PERSISTENT there fails). A mapped file
+                // on a disk or tmpfs is not pmem, so the strongest honest flush is VISIBILITY: a
+                // durable write resolves once the record is in the server's memory (its page cache,
+                // for this file); remote.strongestFlush() below says so.
                 Region exposed = server.register(mapped, RegionAccess.WRITE_DST, RegionAccess.READ_SRC,
                         RegionAccess.FLUSH_TYPE_VISIBILITY);
                 RdmaServer srv = server.bind(new InetSocketAddress(local, o.port != 0 ? o.port : freePort(local)), exposed)

@@ -1,0 +1,197 @@
+package io.cqflux.reactor;
+
+import io.cqflux.core.spi.Connection;
+import io.cqflux.core.spi.RemoteRegion;
+import io.cqflux.core.spi.Transport;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * What one side tells the other in the connection's private data (the client in its request,
+ * the server in its accept): the descriptors of the regions it exposes and its transport's
+ * handshake ({@link Transport#handshake()}).
+ *
+ * <pre>
+ *   'C' 'Q' version count                 4 bytes
+ *   count x (u16 big-endian length, descriptor bytes)
+ *   version 2 only: u8 length, the transport's handshake bytes
+ * </pre>
+ *
+ * <p>Version 1 (no handshake) still decodes, with an empty handshake. Nothing at all (or zero
+ * padding) means no regions and no handshake. Parsed with bounds checks: malformed bytes are an
+ * {@link IllegalArgumentException}, never a crash. Trailing bytes are ignored, because transports
+ * may pad private data ({@code rdma_get_cm_event(3)}).
+ *
+ * <p>Size: the transport's private-data limits bound it. On rpma (55 bytes in a connect, 195 in
+ * an accept) one region costs 2 + 24 bytes and the peer configuration 1 + 1, so a connect carries
+ * one exposed region with the handshake (32 bytes), an accept seven.
+ *
+ * @param regions the exposed regions' descriptors, in order
+ * @param handshake the transport's handshake bytes, possibly empty
+ */
+record PeerHello(List<byte[]> regions, byte[] handshake) {
+    private static final byte M0 = 'C';
+    private static final byte M1 = 'Q';
+    /** Regions only (before the handshake existed). */
+    static final byte V1 = 1;
+    /** Regions, then the transport's handshake. */
+    static final byte V2 = 2;
+    private static final int HEADER = 4;
+
+    /** Copies the list; the arrays are owned by the record from here on. */
+    PeerHello {
+        regions = List.copyOf(regions);
+        if (handshake == null) {
+            throw new IllegalArgumentException("handshake is null");
+        }
+    }
+
+    /**
+     * Encodes this side's hello, always as version 2; no regions and no handshake encode to
+     * nothing.
+     *
+     * @param max the transport's private-data limit for this direction
+     * @return the bytes
+     * @throws IllegalArgumentException when they do not fit {@code max} or a part is too large
+     */
+    byte[] encode(int max) {
+        if (regions.size() > 255) {
+            throw new IllegalArgumentException(regions.size() + " exposed regions exceed the maximum 255");
+        }
+        if (handshake.length > 255) {
+            throw new IllegalArgumentException("transport handshake of " + handshake.length + " bytes exceeds 255");
+        }
+        if (regions.isEmpty() && handshake.length == 0) {
+            return new byte[0];
+        }
+        int size = HEADER + 1 + handshake.length;
+        for (byte[] d : regions) {
+            if (d.length > 0xFFFF) {
+                throw new IllegalArgumentException("region descriptor of " + d.length + " bytes exceeds 65535");
+            }
+            size += 2 + d.length;
+        }
+        if (size > max) {
+            throw new IllegalArgumentException("the descriptors of " + regions.size() + " exposed regions and the "
+                    + handshake.length + "-byte transport handshake need " + size + " bytes of private data, above"
+                    + " the transport's maximum " + max + ": expose fewer regions");
+        }
+        ByteBuffer b = ByteBuffer.allocate(size);
+        b.put(M0).put(M1).put(V2).put((byte) regions.size());
+        for (byte[] d : regions) {
+            b.putShort((short) d.length).put(d);
+        }
+        b.put((byte) handshake.length).put(handshake);
+        return b.array();
+    }
+
+    /**
+     * This side's hello for a transport: the descriptors and the transport's handshake, encoded.
+     *
+     * @param t the transport
+     * @param descriptors the exposed regions' descriptors
+     * @param max the private-data limit ({@link Transport#maxConnectPrivateData()} or
+     *     {@link Transport#maxAcceptPrivateData()})
+     * @return the private data
+     */
+    static byte[] encode(Transport t, List<byte[]> descriptors, int max) {
+        return new PeerHello(descriptors, t.handshake()).encode(max);
+    }
+
+    /**
+     * Decodes a peer's hello (version 1 or 2).
+     *
+     * @param data the peer's private data; empty or all zero means no regions and no handshake
+     * @return the hello
+     * @throws IllegalArgumentException on malformed data, naming the offset and the bound
+     */
+    static PeerHello decode(byte[] data) {
+        List<byte[]> out = new ArrayList<>();
+        if (data == null || data.length == 0) {
+            return new PeerHello(out, new byte[0]);
+        }
+        if (data.length < HEADER || data[0] != M0 || data[1] != M1) {
+            // A transport may hand back zero padding when the peer sent nothing.
+            for (byte x : data) {
+                if (x != 0) {
+                    throw new IllegalArgumentException("peer private data of " + data.length
+                            + " bytes is not a cqflux hello (bad magic)");
+                }
+            }
+            return new PeerHello(out, new byte[0]);
+        }
+        byte version = data[2];
+        if (version != V1 && version != V2) {
+            throw new IllegalArgumentException("hello version " + version + " is not one of the supported "
+                    + V1 + " and " + V2);
+        }
+        int count = data[3] & 0xFF;
+        int pos = HEADER;
+        for (int i = 0; i < count; i++) {
+            if (pos + 2 > data.length) {
+                throw new IllegalArgumentException("hello truncated at region " + i + " of " + count
+                        + " (offset " + pos + " of " + data.length + ")");
+            }
+            int len = ((data[pos] & 0xFF) << 8) | (data[pos + 1] & 0xFF);
+            pos += 2;
+            if (len > data.length - pos) {
+                throw new IllegalArgumentException("region " + i + " descriptor length " + len + " exceeds the "
+                        + (data.length - pos) + " bytes left");
+            }
+            byte[] d = new byte[len];
+            System.arraycopy(data, pos, d, 0, len);
+            out.add(d);
+            pos += len;
+        }
+        if (version == V1) {
+            return new PeerHello(out, new byte[0]);
+        }
+        if (pos >= data.length) {
+            throw new IllegalArgumentException("hello truncated before the transport handshake's length (offset "
+                    + pos + " of " + data.length + ")");
+        }
+        int len = data[pos] & 0xFF;
+        pos++;
+        if (len > data.length - pos) {
+            throw new IllegalArgumentException("transport handshake length " + len + " exceeds the "
+                    + (data.length - pos) + " bytes left");
+        }
+        byte[] h = new byte[len];
+        System.arraycopy(data, pos, h, 0, len);
+        return new PeerHello(out, h);
+    }
+
+    /**
+     * Takes in the peer's hello on an established connection: decodes its private data, applies
+     * its handshake to the connection ({@link Connection#applyPeerHandshake(byte[])}, before
+     * anything is posted) and parses its regions. Loop thread.
+     *
+     * @param t the transport
+     * @param c the connection, just established
+     * @return the peer's regions, in the order it exposed them
+     * @throws IllegalArgumentException when the private data, the handshake or a descriptor is
+     *     malformed; regions parsed before the failure are closed again
+     */
+    static List<PeerRegion> accept(Transport t, Connection c) {
+        PeerHello hello = decode(c.peerPrivateData());
+        c.applyPeerHandshake(hello.handshake());
+        List<PeerRegion> peers = new ArrayList<>();
+        try {
+            for (byte[] d : hello.regions()) {
+                RemoteRegion r = t.remoteRegion(d);
+                peers.add(new PeerRegion(r, peers.size()));
+            }
+        } catch (RuntimeException e) {
+            for (PeerRegion p : peers) {
+                try {
+                    p.nativeRegion().close();
+                } catch (RuntimeException suppressed) {
+                    e.addSuppressed(suppressed);
+                }
+            }
+            throw e;
+        }
+        return List.copyOf(peers);
+    }
+}

@@ -1,0 +1,130 @@
+package io.cqflux.reactor;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.Arrays;
+import java.util.List;
+import java.util.Random;
+import org.junit.jupiter.api.Test;
+
+class PeerHelloTest {
+
+    /** librpma 1.2: rpma_mr_get_descriptor_size is 21, plus the transport's 3-byte header. */
+    private static final int RPMA_REGION_DESCRIPTOR = 24;
+    /** rpma: its frame takes 1 byte of RDMA CM's 56 (connect) and 196 (accept). */
+    private static final int RPMA_MAX_CONNECT = 55;
+    private static final int RPMA_MAX_ACCEPT = 195;
+
+    @Test
+    void encodeDecode_roundTripsDescriptorsAndHandshake_andIgnoresTrailingPadding() {
+        byte[] a = {1, 2, 3};
+        byte[] b = new byte[40];
+        new Random(1).nextBytes(b);
+        byte[] hs = {0x11, 0x22};
+        byte[] enc = new PeerHello(List.of(a, b), hs).encode(1000);
+        assertEquals(PeerHello.V2, enc[2]);
+        byte[] padded = Arrays.copyOf(enc, enc.length + 16);
+        PeerHello dec = PeerHello.decode(padded);
+        assertEquals(2, dec.regions().size());
+        assertArrayEquals(a, dec.regions().get(0));
+        assertArrayEquals(b, dec.regions().get(1));
+        assertArrayEquals(hs, dec.handshake());
+    }
+
+    @Test
+    void encodeDecode_handshakeWithoutRegions_roundTrips() {
+        byte[] enc = new PeerHello(List.of(), new byte[] {7}).encode(RPMA_MAX_CONNECT);
+        assertEquals(6, enc.length);
+        PeerHello dec = PeerHello.decode(enc);
+        assertEquals(0, dec.regions().size());
+        assertArrayEquals(new byte[] {7}, dec.handshake());
+    }
+
+    @Test
+    void decode_version1_stillDecodes_withEmptyHandshake() {
+        // 'C' 'Q' 1 count=1, u16 length 3, descriptor: what a peer of the previous version sends
+        byte[] v1 = {'C', 'Q', 1, 1, 0, 3, 9, 8, 7, 0, 0, 0};
+        PeerHello dec = PeerHello.decode(v1);
+        assertEquals(1, dec.regions().size());
+        assertArrayEquals(new byte[] {9, 8, 7}, dec.regions().get(0));
+        assertEquals(0, dec.handshake().length);
+    }
+
+    @Test
+    void rpmaLimits_oneRegionAndThePeerConfiguration_fitAConnect_sevenRegionsAnAccept() {
+        // The rpma peer configuration descriptor is 1 byte in librpma 1.2 (checked in the lane by
+        // RpmaLaneTest); allow a few bytes more for future versions.
+        byte[] peerCfg = new byte[4];
+        byte[] one = new PeerHello(List.of(new byte[RPMA_REGION_DESCRIPTOR]), peerCfg).encode(RPMA_MAX_CONNECT);
+        assertEquals(4 + 2 + RPMA_REGION_DESCRIPTOR + 1 + peerCfg.length, one.length);
+        assertTrue(one.length <= RPMA_MAX_CONNECT);
+        List<byte[]> seven = java.util.Collections.nCopies(7, new byte[RPMA_REGION_DESCRIPTOR]);
+        assertTrue(new PeerHello(seven, peerCfg).encode(RPMA_MAX_ACCEPT).length <= RPMA_MAX_ACCEPT);
+        IllegalArgumentException two = assertThrows(IllegalArgumentException.class, () -> new PeerHello(
+                List.of(new byte[RPMA_REGION_DESCRIPTOR], new byte[RPMA_REGION_DESCRIPTOR]), peerCfg)
+                .encode(RPMA_MAX_CONNECT));
+        assertTrue(two.getMessage().contains("61") && two.getMessage().contains("55"), two.getMessage());
+    }
+
+    @Test
+    void encode_aboveTransportLimit_failsNamingSizeAndLimit() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> new PeerHello(List.of(new byte[100]), new byte[0]).encode(56));
+        assertTrue(e.getMessage().contains("107") && e.getMessage().contains("56"), e.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> new PeerHello(List.of(), new byte[256]).encode(1000));
+    }
+
+    @Test
+    void decode_emptyOrZeroPadding_meansNoRegionsAndNoHandshake() {
+        assertEquals(0, PeerHello.decode(new byte[0]).regions().size());
+        assertEquals(0, PeerHello.decode(new byte[32]).regions().size());
+        assertEquals(0, PeerHello.decode(new byte[32]).handshake().length);
+        assertEquals(0, new PeerHello(List.of(), new byte[0]).encode(0).length);
+    }
+
+    @Test
+    void decode_truncatedHandshake_isRejected() {
+        byte[] enc = new PeerHello(List.of(new byte[10]), new byte[] {1, 2, 3}).encode(100);
+        IllegalArgumentException cut = assertThrows(IllegalArgumentException.class,
+                () -> PeerHello.decode(Arrays.copyOf(enc, enc.length - 1)));
+        assertTrue(cut.getMessage().contains("handshake length 3"), cut.getMessage());
+        IllegalArgumentException noLength = assertThrows(IllegalArgumentException.class,
+                () -> PeerHello.decode(Arrays.copyOf(enc, enc.length - 4)));
+        assertTrue(noLength.getMessage().contains("before the transport handshake"), noLength.getMessage());
+    }
+
+    @Test
+    void decode_truncatedOrForeignBytes_failWithIllegalArgument() {
+        byte[] enc = new PeerHello(List.of(new byte[10]), new byte[0]).encode(100);
+        byte[] cut = Arrays.copyOf(enc, enc.length - 3);
+        assertThrows(IllegalArgumentException.class, () -> PeerHello.decode(cut));
+        assertThrows(IllegalArgumentException.class, () -> PeerHello.decode(new byte[] {9, 9, 9, 9}));
+        byte[] badVersion = enc.clone();
+        badVersion[2] = 7;
+        assertThrows(IllegalArgumentException.class, () -> PeerHello.decode(badVersion));
+    }
+
+    @Test
+    void decode_randomBytes_neverThrowsAnythingButIllegalArgument() {
+        Random r = new Random(42);
+        for (int i = 0; i < 10_000; i++) {
+            byte[] d = new byte[r.nextInt(64)];
+            r.nextBytes(d);
+            if (d.length > 1 && r.nextBoolean()) {
+                d[0] = 'C';
+                d[1] = 'Q';
+                if (d.length > 2) {
+                    d[2] = (byte) (1 + r.nextInt(2));
+                }
+            }
+            try {
+                PeerHello.decode(d);
+            } catch (IllegalArgumentException expected) {
+                // fine
+            }
+        }
+    }
+}
