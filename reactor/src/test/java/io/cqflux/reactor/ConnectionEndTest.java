@@ -84,6 +84,21 @@ class ConnectionEndTest {
         assertEquals(List.of(ConnectionEvent.ESTABLISHED, ConnectionEvent.CLOSED), events);
     }
 
+    /** The peer closing its whole entry point is an orderly close too. */
+    @Test
+    void peerEntryPointClose_failsPendingAndQueuedWithConnectionClosed_withinBound() {
+        rig = new FaultRig(b -> b, b -> b.pendingLimit(1 << 20));
+        Tally t = new Tally(BACKLOG);
+        flood(rig.conn, rig.local, t, BACKLOG);
+        FaultRig.drainLoop(rig.conn);
+        rig.server.close();
+        assertTrue(t.awaitAll(BOUND), "not every operation ended within " + BOUND + " of the peer's Cqflux.close(): " + t);
+        assertNull(t.firstOtherThan("ConnectionException(CLOSED)"),
+                "the peer closing its entry point must fail pending and queued operations with"
+                        + " ConnectionException(CLOSED): " + t);
+        assertEquals(0, t.twice(), t.toString());
+    }
+
     /**
      * Nothing is posted after the end is known: only what was in flight when the peer closed
      * (at most {@link RdmaConnection#sendCredits()} work requests) can come back as a failed
