@@ -1,0 +1,165 @@
+package io.cqflux.reactor;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.cqflux.core.FlushType;
+import io.cqflux.core.ResourceClosedException;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.Supplier;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+import org.reactivestreams.Subscription;
+import reactor.core.CoreSubscriber;
+import reactor.core.publisher.Mono;
+import reactor.test.StepVerifier;
+
+/**
+ * Bad input gets a clear error naming the argument, before anything is posted; closed things stay
+ * closed; demand follows the Reactive Streams rules (§3.9).
+ */
+class BadInputTest {
+    FaultRig rig;
+
+    @BeforeEach
+    void setUp() {
+        rig = new FaultRig();
+    }
+
+    @AfterEach
+    void tearDown() {
+        rig.close();
+    }
+
+    /** {@return what {@code call} threw, or its Mono signalled} */
+    private static Throwable failureOf(Supplier<Mono<?>> call) {
+        try {
+            call.get().block(FaultRig.T);
+        } catch (Throwable t) {
+            return t;
+        }
+        throw new AssertionError("no error");
+    }
+
+    /**
+     * @param names the parameter's name and the role the javadoc gives it (e.g. "dst",
+     *     "destination"): the message must contain one of them
+     */
+    private static void assertNamesArgument(Throwable e, Class<? extends Throwable> type, String... names) {
+        assertInstanceOf(type, e, "expected " + type.getSimpleName() + " naming '" + names[0] + "', got " + e);
+        assertNotNull(e.getMessage(), "no message: " + e);
+        boolean named = false;
+        for (String n : names) {
+            named |= e.getMessage().contains(n);
+        }
+        assertTrue(named, "the message does not name the argument " + List.of(names) + ": " + e.getMessage());
+    }
+
+    /** A null exposed region: an argument error naming {@code exposed} (today: a bare NPE from List.of). */
+    @Test
+    void connect_nullExposedRegion_failsNamingTheArgument() {
+        Throwable e = failureOf(() -> rig.client.connect(rig.srv.address(), (Region) null));
+        assertTrue(e instanceof IllegalArgumentException || e instanceof NullPointerException, e.toString());
+        assertNamesArgument(e, RuntimeException.class, "exposed");
+    }
+
+    @Test
+    void bind_nullExposedRegion_failsNamingTheArgument() {
+        Throwable e = failureOf(() -> rig.server.bind(new InetSocketAddress(FaultRig.LO, 0), (Region) null));
+        assertTrue(e instanceof IllegalArgumentException || e instanceof NullPointerException, e.toString());
+        assertNamesArgument(e, RuntimeException.class, "exposed");
+    }
+
+    /** The guide promises IllegalArgumentException for bad arguments; a null peer region is one. */
+    @Test
+    void write_nullPeerRegion_signalsIllegalArgumentNamingDst() {
+        Throwable e = failureOf(() -> rig.conn.write(null, 0, rig.local, 0, 8));
+        assertNamesArgument(e, IllegalArgumentException.class, "dst", "destination");
+    }
+
+    @Test
+    void durableWrite_nullPeerRegion_signalsIllegalArgumentNamingDst() {
+        Throwable e = failureOf(() -> rig.conn.durableWrite(null, 0, rig.local, 0, 8));
+        assertNamesArgument(e, IllegalArgumentException.class, "dst", "destination");
+    }
+
+    @Test
+    void read_nullPeerRegion_signalsIllegalArgumentNamingSrc() {
+        Throwable e = failureOf(() -> rig.conn.read(rig.local, 0, null, 0, 8));
+        assertNamesArgument(e, IllegalArgumentException.class, "src", "source");
+    }
+
+    @Test
+    void flush_nullPeerRegion_signalsIllegalArgumentNamingDst() {
+        Throwable e = failureOf(() -> rig.conn.flush(null, 0, 8, FlushType.VISIBILITY));
+        assertNamesArgument(e, IllegalArgumentException.class, "dst", "remote region");
+    }
+
+    /** RdmaConnection#receive: "fails ... with a ResourceClosedException when this side closes it". */
+    @Test
+    void receive_onConnectionClosedByThisSide_signalsResourceClosed() {
+        rig.conn.disposeLater().block(FaultRig.T);
+        StepVerifier.create(rig.conn.receive())
+                .expectError(ResourceClosedException.class)
+                .verify(FaultRig.T);
+    }
+
+    /** A closed (deregistered) region must not be handed to peers that connect afterwards. */
+    @Test
+    void server_afterExposedRegionClosed_stopsHandingItOut() {
+        rig.serverRegion.close();
+        rig.serverRegion.onClose().block(FaultRig.T);
+        RdmaConnection late;
+        try {
+            late = rig.client.connect(rig.srv.address()).block(FaultRig.T);
+        } catch (RuntimeException refused) {
+            return; // refusing the connection is one way to stop handing the region out
+        }
+        assertNotNull(late);
+        assertEquals(List.of(), late.remoteRegions(),
+                "the server handed out a region that was closed (deregistered) before the peer connected");
+    }
+
+    /** Reactive Streams §3.9: request(n <= 0) must signal onError(IllegalArgumentException), once. */
+    @ParameterizedTest
+    @ValueSource(longs = {0, -1, Long.MIN_VALUE})
+    void operation_requestNonPositive_signalsIllegalArgument(long n) {
+        List<Object> signals = new CopyOnWriteArrayList<>();
+        rig.conn.write(rig.remote(), 0, rig.local, 0, 8).subscribe(new CoreSubscriber<Void>() {
+            @Override
+            public void onSubscribe(Subscription s) {
+                s.request(n);
+            }
+
+            @Override
+            public void onNext(Void v) {
+                signals.add("onNext");
+            }
+
+            @Override
+            public void onError(Throwable t) {
+                signals.add(t);
+            }
+
+            @Override
+            public void onComplete() {
+                signals.add("onComplete");
+            }
+        });
+        FaultRig.await(() -> !signals.isEmpty(), FaultRig.T);
+        FaultRig.await(() -> false, Duration.ofMillis(200)); // a second signal would show here
+        assertEquals(1, signals.size(), "expected exactly one terminal signal, got " + signals);
+        assertInstanceOf(IllegalArgumentException.class, signals.get(0),
+                "request(" + n + ") must signal IllegalArgumentException (Reactive Streams §3.9), got " + signals);
+        assertTrue(((Throwable) signals.get(0)).getMessage().contains("3.9")
+                || ((Throwable) signals.get(0)).getMessage().contains(Long.toString(n)), signals.toString());
+    }
+}
