@@ -88,8 +88,7 @@ public class ReactorBenchmarks {
             Region exposed = server.register(arena.allocate(FabricPair.REGION_BYTES, 4096),
                     RegionAccess.WRITE_DST, RegionAccess.READ_SRC,
                     RegionAccess.FLUSH_TYPE_VISIBILITY); // fabric delivers no PERSISTENT: it would be refused
-            listening = server.bind(new InetSocketAddress(lo, 0), exposed).block(TIMEOUT);
-            listening.connections().subscribe();
+            listening = server.bind(new InetSocketAddress(lo, 0), c -> c.onDispose(), exposed).block(TIMEOUT);
             connection = client.connect(listening.address()).block(TIMEOUT);
             remote = connection.remoteRegion(0);
             local = client.register(arena.allocate(FabricPair.REGION_BYTES, 4096),

@@ -34,9 +34,12 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Function;
+import org.reactivestreams.Publisher;
+import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
-import reactor.core.scheduler.NonBlocking;
+import reactor.core.scheduler.Schedulers;
 import reactor.util.Logger;
 import reactor.util.Loggers;
 
@@ -52,21 +55,29 @@ import reactor.util.Loggers;
  * }
  * }</pre>
  *
- * <p><b>Lifetime.</b> {@link #close()} (or {@link #disposeLater()}) stops the servers, closes every
- * connection — failing whatever is pending on them — shuts the loops down, deregisters the regions
- * and frees the transport. Idempotent.
+ * <p><b>Lifetime.</b> {@link #dispose()} stops the servers, closes every connection — failing
+ * whatever is pending on them — shuts the loops down, deregisters the regions and frees the
+ * transport; it is idempotent and returns at once. {@link #onDispose()} completes once all of that
+ * is done; {@link #disposeNow(Duration)} waits for it. The shutdown has a budget
+ * ({@link Builder#shutdownTimeout(Duration)}, or the one given to {@code disposeNow}): connections
+ * that have not closed by its end are failed and freed after the loops are stopped, and a loop's
+ * queued work that has not run by then is dropped. {@link #close()} (try-with-resources) is
+ * {@code disposeNow(shutdownTimeout)}, except on a {@code NonBlocking} thread, where it is
+ * {@code dispose()}.
  *
- * <p><b>Thread safety.</b> Thread-safe. {@link #close()} blocks until everything is freed unless it
- * is called on a Reactor {@code NonBlocking} thread (an event-loop thread, or one of Reactor's
- * parallel schedulers), where it only starts the shutdown.
+ * <p><b>Thread safety.</b> Thread-safe. The event-loop threads are named
+ * {@code <threadNamePrefix>-loop-<n>} ({@link Builder#threadNamePrefix(String)}).
  */
-public final class Cqflux implements AutoCloseable {
+public final class Cqflux implements Disposable, AutoCloseable {
     private static final Logger LOG = Loggers.getLogger(Cqflux.class);
 
     private final Transport transport;
     private final EventLoop[] loops;
     private final ConnectionConfig config;
     private final ConnectionCore.Limits limits;
+    private final int acceptBufferSize;
+    private final Duration shutdownTimeout;
+    private final String threadNamePrefix;
     private final AtomicInteger nextLoop = new AtomicInteger();
     private final Set<ConnectionCore> connections = ConcurrentHashMap.newKeySet();
     private final Set<RdmaServer> servers = ConcurrentHashMap.newKeySet();
@@ -74,12 +85,15 @@ public final class Cqflux implements AutoCloseable {
     private final AtomicBoolean closing = new AtomicBoolean();
     private final CompletableFuture<Void> terminated = new CompletableFuture<>();
 
-    private Cqflux(Builder b, Transport transport, EventLoop[] loops) {
+    private Cqflux(Builder b, Transport transport, EventLoop[] loops, String threadNamePrefix) {
         this.transport = transport;
         this.loops = loops;
         this.config = b.config;
         this.limits = new ConnectionCore.Limits(b.pendingLimit, b.receiveBufferSize, b.notificationBacklog,
                 b.operationTimeout);
+        this.acceptBufferSize = b.acceptBufferSize;
+        this.shutdownTimeout = b.shutdownTimeout;
+        this.threadNamePrefix = threadNamePrefix;
     }
 
     /** {@return a builder with the defaults: AUTO transport on the loopback address, one blocking loop} */
@@ -95,6 +109,11 @@ public final class Cqflux implements AutoCloseable {
     /** {@return the connection configuration in use} */
     public ConnectionConfig connectionConfig() {
         return config;
+    }
+
+    /** {@return the shutdown budget of {@link #dispose()} and {@link #close()}} */
+    public Duration shutdownTimeout() {
+        return shutdownTimeout;
     }
 
     /** {@return a snapshot of each event loop's counters} */
@@ -141,6 +160,31 @@ public final class Cqflux implements AutoCloseable {
      * @return a cold Mono of the listening server
      */
     public Mono<RdmaServer> bind(InetSocketAddress address, Region... exposed) {
+        return bind0(address, null, exposed);
+    }
+
+    /**
+     * Starts listening and hands each established connection to {@code handler}, in the manner of
+     * reactor-netty: the handler is called on the connection's event-loop thread (don't block in
+     * it) and its publisher is subscribed at once; when that publisher completes or fails the
+     * connection is disposed (a failure is logged at WARN), and when the connection ends first
+     * (peer closed, lost) the subscription is cancelled. {@code c -> c.onDispose()} keeps each
+     * connection until the peer closes it. {@link RdmaServer#connections()} is not used then.
+     *
+     * @param address local address; port 0 picks a free port ({@link RdmaServer#address()})
+     * @param handler what to do with each connection
+     * @param exposed regions exposed to every peer, as in {@link #bind(InetSocketAddress, Region...)}
+     * @return a cold Mono of the listening server
+     */
+    public Mono<RdmaServer> bind(InetSocketAddress address,
+                                 Function<? super RdmaConnection, ? extends Publisher<Void>> handler,
+                                 Region... exposed) {
+        return bind0(address, Objects.requireNonNull(handler, "handler"), exposed);
+    }
+
+    private Mono<RdmaServer> bind0(InetSocketAddress address,
+                                   Function<? super RdmaConnection, ? extends Publisher<Void>> handler,
+                                   Region... exposed) {
         Objects.requireNonNull(address, "address");
         List<Region> regionList = exposedRegions(exposed);
         return Mono.create(sink -> {
@@ -163,12 +207,12 @@ public final class Cqflux implements AutoCloseable {
                         sink.error(e);
                         return;
                     }
-                    RdmaServer server = new RdmaServer(this, loop, listener, data, config);
+                    RdmaServer server = new RdmaServer(this, loop, listener, data, config, handler, acceptBufferSize);
                     servers.add(server);
                     try {
                         server.start();
                     } catch (RuntimeException e) {
-                        server.close();
+                        server.dispose();
                         sink.error(e);
                         return;
                     }
@@ -193,7 +237,7 @@ public final class Cqflux implements AutoCloseable {
      * @return a cold Flux of established connections
      */
     public Flux<RdmaConnection> listen(InetSocketAddress address, Region... exposed) {
-        return bind(address, exposed).flatMapMany(s -> s.connections().doFinally(sig -> s.close()));
+        return bind(address, exposed).flatMapMany(s -> s.connections().doFinally(sig -> s.dispose()));
     }
 
     /**
@@ -308,39 +352,74 @@ public final class Cqflux implements AutoCloseable {
         return List.of(exposed);
     }
 
-    /** {@return a cold Mono that closes this instance and completes when everything is freed} */
-    public Mono<Void> disposeLater() {
-        return Mono.defer(() -> Mono.fromFuture(closeAsync(), true));
+    /**
+     * Starts the shutdown with the {@linkplain Builder#shutdownTimeout(Duration) configured budget}
+     * and returns at once; idempotent (a later call, or a {@link #disposeNow(Duration)}, neither
+     * restarts it nor changes its budget). New regions, servers and connections are refused from
+     * now on.
+     */
+    @Override
+    public void dispose() {
+        shutdown(shutdownTimeout);
     }
 
-    /** {@return whether {@link #close()} has not been called} */
-    public boolean isOpen() {
-        return !closing.get();
+    /** {@return whether the shutdown has started} */
+    @Override
+    public boolean isDisposed() {
+        return closing.get();
     }
 
     /**
-     * Closes everything; idempotent. Blocks until done (at most about 30 s) unless called on an
-     * event-loop thread, where it only starts the shutdown.
+     * {@return a Mono that completes once everything is released: servers and connections closed,
+     * event-loop threads ended, regions deregistered, the transport freed. It never fails; late
+     * subscribers complete at once}
+     */
+    public Mono<Void> onDispose() {
+        return Mono.fromFuture(terminated, true);
+    }
+
+    /**
+     * Shuts down with {@code timeout} as the budget (unless a shutdown already runs: it keeps its
+     * own) and blocks until everything is released.
+     *
+     * @param timeout the budget and how long to wait, at least zero
+     * @throws IllegalStateException when not everything was released within {@code timeout} (the
+     *     message names what is left), or when called on a Reactor {@code NonBlocking} thread such
+     *     as an event loop (nothing is disposed then)
+     * @throws IllegalArgumentException when {@code timeout} is negative
+     */
+    public void disposeNow(Duration timeout) {
+        Lifecycle.checkTimeout(timeout, "timeout");
+        Lifecycle.checkMayBlock(this);
+        Lifecycle.await(this, shutdown(timeout), timeout, this::unreleased);
+    }
+
+    /**
+     * For try-with-resources: {@code disposeNow(shutdownTimeout())}, so it blocks until everything
+     * is released and throws {@link IllegalStateException} naming what is left when that takes
+     * longer than the budget. On a Reactor {@code NonBlocking} thread (an event loop, a parallel
+     * scheduler) it is {@link #dispose()} instead: it starts the shutdown and returns.
      */
     @Override
     public void close() {
-        CompletableFuture<Void> f = closeAsync();
-        if (Thread.currentThread() instanceof NonBlocking) {
+        if (Schedulers.isInNonBlockingThread()) {
+            dispose();
             return;
         }
-        try {
-            f.get(30, TimeUnit.SECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        } catch (Exception e) {
-            LOG.warn("cqflux close did not finish cleanly", e);
-        }
+        disposeNow(shutdownTimeout);
     }
 
-    CompletableFuture<Void> closeAsync() {
+    /**
+     * Runs the shutdown once, within {@code budget}: servers and connections close first; at the
+     * deadline (or sooner) the loops shut down gracefully with what is left of it, and then force;
+     * after every loop thread ended, leftovers are freed and the transport last. The loops are
+     * awaited without a deadline: the transport is never freed under a loop thread still in it.
+     */
+    private CompletableFuture<Void> shutdown(Duration budget) {
         if (!closing.compareAndSet(false, true)) {
             return terminated;
         }
+        long deadline = System.nanoTime() + TimeUnit.NANOSECONDS.convert(budget);
         List<CompletableFuture<Void>> parts = new ArrayList<>();
         for (RdmaServer s : List.copyOf(servers)) {
             parts.add(s.closeAsync());
@@ -349,21 +428,23 @@ public final class Cqflux implements AutoCloseable {
             parts.add(c.closeAsync());
         }
         CompletableFuture.allOf(parts.toArray(CompletableFuture[]::new))
-                .orTimeout(10, TimeUnit.SECONDS)
+                .orTimeout(remaining(deadline), TimeUnit.NANOSECONDS)
                 .handle((v, e) -> {
                     if (e != null) {
-                        LOG.warn("connections did not close in time", e);
+                        LOG.warn(this + ": " + servers.size() + " server(s) and " + connections.size()
+                                + " connection(s) did not close within the shutdown budget " + budget
+                                + "; stopping the loops anyway", e);
                     }
                     List<CompletableFuture<Void>> ends = new ArrayList<>();
                     for (EventLoop l : loops) {
-                        ends.add(l.shutdownGracefully(Duration.ofSeconds(5)));
+                        ends.add(l.shutdownGracefully(Duration.ofNanos(remaining(deadline))));
                     }
                     return CompletableFuture.allOf(ends.toArray(CompletableFuture[]::new));
                 })
-                .thenCompose(f -> f.orTimeout(15, TimeUnit.SECONDS))
+                .thenCompose(f -> f)
                 .whenComplete((v, e) -> {
                     if (e != null) {
-                        LOG.warn("event loops did not stop in time", e);
+                        LOG.warn(this + ": an event loop ended on an error", e);
                     }
                     for (ConnectionCore c : List.copyOf(connections)) {
                         c.end(new ConnectionException(ConnectionEvent.CLOSED, "cqflux closed"), ConnectionEvent.CLOSED);
@@ -380,9 +461,36 @@ public final class Cqflux implements AutoCloseable {
         return terminated;
     }
 
+    private static long remaining(long deadline) {
+        return Math.max(0, deadline - System.nanoTime());
+    }
+
+    /** {@return what the shutdown has not released yet, for {@link #disposeNow(Duration)}'s error} */
+    private String unreleased() {
+        List<String> left = new ArrayList<>();
+        if (!servers.isEmpty()) {
+            left.add(servers.size() + " server(s) listening " + servers);
+        }
+        if (!connections.isEmpty()) {
+            left.add(connections.size() + " connection(s) open");
+        }
+        for (EventLoop l : loops) {
+            if (!l.terminationFuture().isDone()) {
+                left.add("event loop " + l.name() + " still running (a handler may block its thread)");
+            }
+        }
+        if (!regions.isEmpty()) {
+            left.add(regions.size() + " region(s) registered");
+        }
+        if (!terminated.isDone()) {
+            left.add("transport " + transport.name() + " not freed");
+        }
+        return String.join("; ", left);
+    }
+
     private void checkOpen() {
         if (closing.get()) {
-            throw new ResourceClosedException("this Cqflux instance is closed");
+            throw new ResourceClosedException(this + " is disposed");
         }
     }
 
@@ -409,8 +517,22 @@ public final class Cqflux implements AutoCloseable {
         return connections.size();
     }
 
+    @Override
+    public String toString() {
+        return "Cqflux[" + threadNamePrefix + ", " + transport.name() + "]";
+    }
+
     /** Configures and builds a {@link Cqflux}. Not thread-safe. */
     public static final class Builder {
+        /** The default of {@link #shutdownTimeout(Duration)}: 30 seconds. */
+        public static final Duration DEFAULT_SHUTDOWN_TIMEOUT = Duration.ofSeconds(30);
+        /** The default of {@link #acceptBufferSize(int)}: 64 connections. */
+        public static final int DEFAULT_ACCEPT_BUFFER_SIZE = 64;
+        /** The most {@link #acceptBufferSize(int)} allows. */
+        public static final int MAX_ACCEPT_BUFFER_SIZE = 65_536;
+        /** Numbers the instances built with the default thread-name prefix, from 1. */
+        private static final AtomicInteger INSTANCES = new AtomicInteger();
+
         private String transportName = Transports.AUTO;
         private final Map<String, String> transportProperties = new HashMap<>();
         private boolean directWriteToPmem;
@@ -423,8 +545,63 @@ public final class Cqflux implements AutoCloseable {
         private int notificationBacklog = 4096;
         private Duration operationTimeout = Duration.ofSeconds(30);
         private ConnectionConfig config = ConnectionConfig.DEFAULT;
+        private Duration shutdownTimeout = DEFAULT_SHUTDOWN_TIMEOUT;
+        private int acceptBufferSize = DEFAULT_ACCEPT_BUFFER_SIZE;
+        private String threadNamePrefix;
 
         private Builder() {
+        }
+
+        /**
+         * Sets the shutdown budget of {@link Cqflux#dispose()} and {@link Cqflux#close()}: how long
+         * connections get to close and the loops to run their queued work before the shutdown
+         * forces them, and how long {@code close()} waits. {@link Cqflux#disposeNow(Duration)}
+         * takes its own. Default {@link #DEFAULT_SHUTDOWN_TIMEOUT} (30 s).
+         *
+         * @param timeout the budget, at least zero
+         * @return this
+         * @throws IllegalArgumentException when {@code timeout} is negative
+         */
+        public Builder shutdownTimeout(Duration timeout) {
+            this.shutdownTimeout = Lifecycle.checkTimeout(timeout, "shutdownTimeout");
+            return this;
+        }
+
+        /**
+         * Sets how many accepted connections {@link RdmaServer#connections()} holds for its
+         * subscriber (before it subscribes, or beyond its demand); a connection arriving when that
+         * many wait is closed and logged at WARN. Servers bound with a handler do not buffer.
+         * Default {@link #DEFAULT_ACCEPT_BUFFER_SIZE} (64).
+         *
+         * @param n connections, 1..{@value #MAX_ACCEPT_BUFFER_SIZE}
+         * @return this
+         * @throws IllegalArgumentException when {@code n} is outside that range
+         */
+        public Builder acceptBufferSize(int n) {
+            if (n < 1 || n > MAX_ACCEPT_BUFFER_SIZE) {
+                throw new IllegalArgumentException("acceptBufferSize " + n + " is outside [1, "
+                        + MAX_ACCEPT_BUFFER_SIZE + "]");
+            }
+            this.acceptBufferSize = n;
+            return this;
+        }
+
+        /**
+         * Names the event-loop threads {@code <prefix>-loop-<n>}. By default each instance built
+         * in the JVM gets its own, {@code cqflux-1}, {@code cqflux-2}, ..., so that thread dumps
+         * tell instances apart.
+         *
+         * @param prefix the prefix, not blank
+         * @return this
+         * @throws IllegalArgumentException when {@code prefix} is blank
+         */
+        public Builder threadNamePrefix(String prefix) {
+            Objects.requireNonNull(prefix, "threadNamePrefix");
+            if (prefix.isBlank()) {
+                throw new IllegalArgumentException("threadNamePrefix \"" + prefix + "\" is blank");
+            }
+            this.threadNamePrefix = prefix;
+            return this;
         }
 
         /** @param c which transport @return this */
@@ -599,22 +776,41 @@ public final class Cqflux implements AutoCloseable {
          */
         public Cqflux build() {
             Transport t = openTransport();
+            String prefix = threadNamePrefix != null ? threadNamePrefix : "cqflux-" + INSTANCES.incrementAndGet();
             EventLoop[] ls = new EventLoop[loopCount];
             try {
-                LoopThreadFactory tf = new LoopThreadFactory("cqflux-loop");
+                // One thread per loop: the factory's counter matches the loop's index.
+                LoopThreadFactory tf = new LoopThreadFactory(prefix + "-loop");
                 for (int i = 0; i < loopCount; i++) {
-                    ls[i] = EventLoop.start(new LoopConfig("cqflux-loop-" + i, waitStrategy, batchSize, tf));
+                    ls[i] = EventLoop.start(new LoopConfig(prefix + "-loop-" + i, waitStrategy, batchSize, tf));
                 }
             } catch (RuntimeException e) {
-                for (EventLoop l : ls) {
-                    if (l != null) {
-                        l.close();
-                    }
-                }
+                stopStarted(ls);
                 t.close();
                 throw e;
             }
-            return new Cqflux(this, t, ls);
+            return new Cqflux(this, t, ls, prefix);
+        }
+
+        /**
+         * Stops the loops started before a failure and waits for them within the shutdown budget:
+         * the transport is closed right after, so no loop thread may still be running then.
+         */
+        private void stopStarted(EventLoop[] ls) {
+            List<CompletableFuture<Void>> ends = new ArrayList<>();
+            for (EventLoop l : ls) {
+                if (l != null) {
+                    ends.add(l.shutdownGracefully(shutdownTimeout));
+                }
+            }
+            try {
+                CompletableFuture.allOf(ends.toArray(CompletableFuture[]::new))
+                        .get(TimeUnit.NANOSECONDS.convert(shutdownTimeout), TimeUnit.NANOSECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            } catch (Exception e) {
+                LOG.warn("event loops started before the failure did not stop within " + shutdownTimeout, e);
+            }
         }
 
         private Transport openTransport() {

@@ -3,10 +3,12 @@ package io.cqflux.reactor;
 import io.cqflux.core.CompletionRecord;
 import io.cqflux.core.ConnectionEvent;
 import io.cqflux.core.FlushType;
+import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
 import java.util.function.Function;
 import org.reactivestreams.Publisher;
+import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.FluxSink;
 import reactor.core.publisher.Mono;
@@ -34,11 +36,15 @@ import reactor.core.publisher.Mono;
  * operation keeps its credit and its regions until its completion arrives; its late outcome is
  * dropped ({@code Operators.onErrorDropped}).
  *
- * <p><b>Lifetime and thread safety.</b> Thread-safe. {@link #close()} is idempotent, does not
- * block, and frees the native connection on its loop; {@link #onClose()} tells when that is done.
+ * <p><b>Lifetime and thread safety.</b> Thread-safe. {@link #dispose()} (or {@link #close()}, the
+ * same for try-with-resources) is idempotent, does not block, and frees the native connection on
+ * its loop; {@link #onDispose()} tells when that is done and {@link #disposeNow(Duration)} waits for
+ * it. The connection also ends on its own when the peer closes it or it is lost, and when its
+ * {@link Cqflux} is disposed.
  */
-public final class RdmaConnection implements AutoCloseable {
+public final class RdmaConnection implements Disposable, AutoCloseable {
     private final ConnectionCore core;
+    private volatile boolean disposeRequested;
 
     RdmaConnection(ConnectionCore core) {
         this.core = core;
@@ -72,11 +78,6 @@ public final class RdmaConnection implements AutoCloseable {
     /** {@return the most operations that can be in flight at once (send-queue credits)} */
     public int sendCredits() {
         return core.creditLimit();
-    }
-
-    /** {@return whether the connection is still usable} */
-    public boolean isOpen() {
-        return core.isOpen();
     }
 
     /**
@@ -288,20 +289,60 @@ public final class RdmaConnection implements AutoCloseable {
         return core.completions();
     }
 
-    /** {@return a Mono that completes once the native connection is freed} */
-    public Mono<Void> onClose() {
+    /**
+     * Closes the connection: pending and queued operations fail with
+     * {@link io.cqflux.core.ResourceClosedException}, then the native connection is freed on its
+     * loop. Idempotent, non-blocking, from any thread.
+     */
+    @Override
+    public void dispose() {
+        disposeRequested = true;
+        // TODO(owner): ConnectionCore has no "closing requested" hook; closeAsync hops to the loop.
+        core.closeAsync();
+    }
+
+    /**
+     * {@return whether the connection is unusable: {@link #dispose()} was called, or it ended
+     * (peer closed, lost, its {@link Cqflux} disposed)}
+     */
+    @Override
+    public boolean isDisposed() {
+        return disposeRequested || !core.isOpen();
+    }
+
+    /**
+     * {@return a Mono that completes once the connection is released: every pending operation
+     * terminated and the native connection freed, however it ended (this side, the peer, loss).
+     * It never fails; late subscribers complete at once}
+     */
+    public Mono<Void> onDispose() {
         return Mono.fromFuture(core.closed, true);
     }
 
-    /** {@return a cold Mono that closes the connection and completes when it is freed} */
-    public Mono<Void> disposeLater() {
-        return Mono.defer(() -> Mono.fromFuture(core.closeAsync(), true));
+    /**
+     * Disposes the connection and blocks until it is released.
+     *
+     * @param timeout how long to wait, at least zero
+     * @throws IllegalStateException when the connection was not released within {@code timeout}
+     *     (the message says what is left), or when called on a Reactor {@code NonBlocking} thread
+     *     such as an event loop (nothing is disposed then)
+     * @throws IllegalArgumentException when {@code timeout} is negative
+     */
+    public void disposeNow(Duration timeout) {
+        Lifecycle.checkTimeout(timeout, "timeout");
+        Lifecycle.checkMayBlock(this);
+        dispose();
+        Lifecycle.await(this, core.closed, timeout, () -> "the native connection is not freed yet (its loop has"
+                + " not run the close task: it is busy or blocked)");
     }
 
-    /** Closes the connection, failing pending operations with ResourceClosedException; idempotent, non-blocking. */
+    /**
+     * The same as {@link #dispose()}: starts closing and returns at once; for try-with-resources.
+     * Use {@link #disposeNow(Duration)} to wait for the release.
+     */
     @Override
     public void close() {
-        core.closeAsync();
+        dispose();
     }
 
     /** {@return most send-queue slots ever in use at once (diagnostics, tests)} */

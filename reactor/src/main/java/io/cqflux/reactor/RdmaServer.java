@@ -7,8 +7,15 @@ import io.cqflux.core.spi.Listener;
 import io.cqflux.epoll.loop.EventLoop;
 import io.cqflux.epoll.loop.Registration;
 import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.CompletableFuture;
-
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Function;
+import org.reactivestreams.Publisher;
+import reactor.core.Disposable;
+import reactor.core.Exceptions;
 import reactor.util.Logger;
 import reactor.util.Loggers;
 import reactor.core.publisher.Flux;
@@ -19,10 +26,18 @@ import reactor.core.publisher.Sinks;
  * A listening endpoint created by {@link Cqflux#bind}: accepts connections and hands each peer
  * the descriptors of the exposed regions in the accept's private data.
  *
- * <p><b>Lifetime and thread safety.</b> Thread-safe. {@link #close()} stops listening (idempotent,
- * non-blocking); connections already accepted live on. Closing the {@link Cqflux} closes it too.
+ * <p><b>Where connections go.</b> A server bound with a handler
+ * ({@link Cqflux#bind(InetSocketAddress, Function, Region...)}) hands each one to it. Otherwise
+ * {@link #connections()} streams them to one subscriber through a bounded buffer
+ * ({@link Cqflux.Builder#acceptBufferSize(int)}): a connection that arrives while the buffer is
+ * full, or after that subscriber cancelled, is closed and logged at WARN, never kept.
+ *
+ * <p><b>Lifetime and thread safety.</b> Thread-safe. {@link #dispose()} (or {@link #close()}, the
+ * same for try-with-resources) stops listening: idempotent and non-blocking; {@link #onDispose()}
+ * completes once the native listener is freed, {@link #disposeNow(Duration)} waits for it.
+ * Connections already accepted live on. Disposing the {@link Cqflux} disposes the server too.
  */
-public final class RdmaServer implements AutoCloseable {
+public final class RdmaServer implements Disposable, AutoCloseable {
     private static final Logger LOG = Loggers.getLogger(RdmaServer.class);
 
     private final Cqflux owner;
@@ -31,18 +46,27 @@ public final class RdmaServer implements AutoCloseable {
     private final byte[] acceptData;
     private final ConnectionConfig config;
     private final InetSocketAddress address;
-    private final Sinks.Many<RdmaConnection> connections = Sinks.many().unicast().onBackpressureBuffer();
+    private final Function<? super RdmaConnection, ? extends Publisher<Void>> handler;
+    private final int bufferSize;
+    private final Sinks.Many<RdmaConnection> connections;
     private final CompletableFuture<Void> closed = new CompletableFuture<>();
+    private final AtomicBoolean disposed = new AtomicBoolean();
     private Registration registration;
     private boolean closing;
 
-    RdmaServer(Cqflux owner, EventLoop loop, Listener listener, byte[] acceptData, ConnectionConfig config) {
+    RdmaServer(Cqflux owner, EventLoop loop, Listener listener, byte[] acceptData, ConnectionConfig config,
+               Function<? super RdmaConnection, ? extends Publisher<Void>> handler, int bufferSize) {
         this.owner = owner;
         this.loop = loop;
         this.listener = listener;
         this.acceptData = acceptData;
         this.config = config;
         this.address = listener.address();
+        this.handler = handler;
+        this.bufferSize = bufferSize;
+        // A bounded queue: when it is full, tryEmitNext fails (FAIL_OVERFLOW / FAIL_ZERO_SUBSCRIBER)
+        // and the newcomer is closed instead of piling up.
+        this.connections = Sinks.many().unicast().onBackpressureBuffer(new ArrayBlockingQueue<>(bufferSize));
     }
 
     /** Loop thread: starts watching the listener. */
@@ -57,11 +81,22 @@ public final class RdmaServer implements AutoCloseable {
     }
 
     /**
-     * {@return the established incoming connections; a single subscriber; connections that arrive
-     * before it subscribes are buffered. Completes when the server closes}
+     * {@return the established incoming connections, for one subscriber; completes when the server
+     * is disposed. Up to {@link Cqflux.Builder#acceptBufferSize(int)} connections wait for that
+     * subscriber or its demand; one arriving beyond that, or after the subscriber cancelled, is
+     * closed (WARN). Connections still buffered when the subscriber cancels are closed too; those
+     * buffered when the server is disposed stay claimable until the {@link Cqflux} is disposed.
+     * On a server bound with a handler, it fails with an {@link IllegalStateException}: the
+     * handler receives every connection}
      */
     public Flux<RdmaConnection> connections() {
-        return connections.asFlux();
+        if (handler != null) {
+            return Flux.error(new IllegalStateException(this + " hands every connection to the handler given to"
+                    + " Cqflux.bind; connections() has none"));
+        }
+        // The sink discards what it still buffers when its subscriber cancels: close those.
+        return connections.asFlux().doOnDiscard(RdmaConnection.class,
+                c -> refuse(c, "the connections() subscriber cancelled with it still buffered"));
     }
 
     private void onReadable() {
@@ -101,21 +136,93 @@ public final class RdmaServer implements AutoCloseable {
         }
     }
 
+    /** Loop thread of the connection: an incoming connection is established. */
     private void emit(RdmaConnection c) {
+        if (handler != null) {
+            handle(c);
+            return;
+        }
+        Sinks.EmitResult r;
         // Connections established on different loops: serialise the emissions.
         synchronized (connections) {
-            if (connections.tryEmitNext(c).isFailure()) {
-                c.close();
-            }
+            r = connections.tryEmitNext(c);
+        }
+        if (r.isFailure()) {
+            refuse(c, switch (r) {
+                case FAIL_OVERFLOW, FAIL_ZERO_SUBSCRIBER -> "connections() already buffers " + bufferSize
+                        + " unclaimed connections (Cqflux.Builder.acceptBufferSize)";
+                case FAIL_CANCELLED -> "the connections() subscriber cancelled: nobody will claim it";
+                case FAIL_TERMINATED -> "the server is disposed";
+                default -> "connections() refused it (" + r + ")";
+            });
         }
     }
 
-    /** {@return a Mono that closes the server and completes when the listener is freed} */
-    public Mono<Void> disposeLater() {
-        return Mono.defer(() -> Mono.fromFuture(closeAsync(), true));
+    /**
+     * Hands a connection to the handler and closes it once the handler's publisher terminates;
+     * cancels the handler's subscription once the connection is released (peer closed, lost).
+     */
+    private void handle(RdmaConnection c) {
+        Publisher<Void> p;
+        try {
+            p = Objects.requireNonNull(handler.apply(c), "the handler returned null");
+        } catch (Throwable t) {
+            Exceptions.throwIfJvmFatal(t);
+            LOG.warn("the handler of " + this + " threw for " + c + "; the connection is closed", t);
+            c.dispose();
+            return;
+        }
+        Disposable d = Flux.from(p).subscribe(null, e -> {
+            LOG.warn("the handler of " + this + " failed for " + c + "; the connection is closed", e);
+            c.dispose();
+        }, c::dispose);
+        c.onDispose().subscribe(null, null, d::dispose);
+    }
+
+    private void refuse(RdmaConnection c, String reason) {
+        LOG.warn("closing incoming connection " + c.description() + " on " + this + ": " + reason);
+        c.dispose();
+    }
+
+    /** Stops listening; idempotent, non-blocking, any thread. Accepted connections live on. */
+    @Override
+    public void dispose() {
+        closeAsync();
+    }
+
+    /** {@return whether {@link #dispose()} was called or the listener ended (failed, its loop shut down)} */
+    @Override
+    public boolean isDisposed() {
+        return disposed.get();
+    }
+
+    /**
+     * {@return a Mono that completes once the server is released: the native listener freed and
+     * {@link #connections()} completed. It never fails; late subscribers complete at once}
+     */
+    public Mono<Void> onDispose() {
+        return Mono.fromFuture(closed, true);
+    }
+
+    /**
+     * Disposes the server and blocks until its listener is freed.
+     *
+     * @param timeout how long to wait, at least zero
+     * @throws IllegalStateException when the listener was not freed within {@code timeout}, or when
+     *     called on a Reactor {@code NonBlocking} thread such as an event loop (nothing is disposed
+     *     then)
+     * @throws IllegalArgumentException when {@code timeout} is negative
+     */
+    public void disposeNow(Duration timeout) {
+        Lifecycle.checkTimeout(timeout, "timeout");
+        Lifecycle.checkMayBlock(this);
+        dispose();
+        Lifecycle.await(this, closed, timeout, () -> "the listener is not freed yet (its loop " + loop.name()
+                + " has not run the close task: it is busy or blocked)");
     }
 
     CompletableFuture<Void> closeAsync() {
+        disposed.set(true);
         Runnable task = () -> {
             if (closing) {
                 return;
@@ -147,10 +254,13 @@ public final class RdmaServer implements AutoCloseable {
         return closed;
     }
 
-    /** Stops listening; idempotent, non-blocking. */
+    /**
+     * The same as {@link #dispose()}: stops listening and returns at once; for try-with-resources.
+     * Use {@link #disposeNow(Duration)} to wait for the release.
+     */
     @Override
     public void close() {
-        closeAsync();
+        dispose();
     }
 
     @Override

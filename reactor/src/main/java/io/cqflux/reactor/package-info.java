@@ -9,5 +9,10 @@
  * event-loop thread (a {@link reactor.core.scheduler.NonBlocking} thread): use
  * {@code publishOn} before heavy or blocking work. Operations never overrun the native queues:
  * they take send-queue credits and otherwise wait in a bounded queue.
+ *
+ * <p>{@link io.cqflux.reactor.Cqflux}, {@link io.cqflux.reactor.RdmaServer} and
+ * {@link io.cqflux.reactor.RdmaConnection} are Reactor {@link reactor.core.Disposable}s:
+ * {@code dispose()} starts the release and returns, {@code onDispose()} completes once it is done,
+ * {@code disposeNow(Duration)} waits for it (and refuses to on a {@code NonBlocking} thread).
  */
 package io.cqflux.reactor;

@@ -106,7 +106,7 @@ class BadInputTest {
     /** RdmaConnection#receive: "fails ... with a ResourceClosedException when this side closes it". */
     @Test
     void receive_onConnectionClosedByThisSide_signalsResourceClosed() {
-        rig.conn.disposeLater().block(FaultRig.T);
+        Mono.fromRunnable(rig.conn::dispose).then(rig.conn.onDispose()).block(FaultRig.T);
         StepVerifier.create(rig.conn.receive())
                 .expectError(ResourceClosedException.class)
                 .verify(FaultRig.T);

@@ -106,9 +106,9 @@ class CancelAndLeakTest {
                         r.conn.close();
                         r.srv.close();
                     } else {
-                        r.conn.disposeLater().block(FaultRig.T);
-                        r.srv.disposeLater().block(FaultRig.T);
-                        r.client.disposeLater().block(FaultRig.T);
+                        Mono.fromRunnable(r.conn::dispose).then(r.conn.onDispose()).block(FaultRig.T);
+                        Mono.fromRunnable(r.srv::dispose).then(r.srv.onDispose()).block(FaultRig.T);
+                        Mono.fromRunnable(r.client::dispose).then(r.client.onDispose()).block(FaultRig.T);
                     }
                 }
             }
@@ -234,11 +234,11 @@ class CancelAndLeakTest {
         FaultRig.await(() -> t.terminated() > 2_000, FaultRig.T);
         switch (closer) {
             case CONNECTION_CLOSE -> rig.conn.close();
-            case CONNECTION_DISPOSE_LATER -> rig.conn.disposeLater().block(FaultRig.T);
+            case CONNECTION_DISPOSE_LATER -> Mono.fromRunnable(rig.conn::dispose).then(rig.conn.onDispose()).block(FaultRig.T);
             case PEER_CONNECTION_CLOSE -> rig.serverConn.close();
             case SERVER_CLOSE -> rig.srv.close();
             case ENTRY_POINT_CLOSE -> rig.client.close();
-            case ENTRY_POINT_DISPOSE_LATER -> rig.client.disposeLater().block(Duration.ofSeconds(30));
+            case ENTRY_POINT_DISPOSE_LATER -> Mono.fromRunnable(rig.client::dispose).then(rig.client.onDispose()).block(Duration.ofSeconds(30));
             case PEER_ENTRY_POINT_CLOSE -> rig.server.close();
         }
         FaultRig.await(() -> false, Duration.ofMillis(closer == Closer.SERVER_CLOSE ? 300 : 100));

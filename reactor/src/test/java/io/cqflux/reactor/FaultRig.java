@@ -132,8 +132,10 @@ final class FaultRig implements AutoCloseable {
 
     @Override
     public void close() {
-        CompletableFuture<Void> a = client.closeAsync();
-        CompletableFuture<Void> b = server.closeAsync();
+        client.dispose();
+        CompletableFuture<Void> a = client.onDispose().toFuture();
+        server.dispose();
+        CompletableFuture<Void> b = server.onDispose().toFuture();
         try {
             CompletableFuture.allOf(a, b).get(30, TimeUnit.SECONDS);
         } catch (Exception e) {

@@ -34,7 +34,8 @@ class OperationTimeoutTest {
             peer.destroy(); // SIGCONT, then SIGKILL
         }
         if (client != null) {
-            client.closeAsync().completeOnTimeout(null, 30, TimeUnit.SECONDS).join();
+            client.dispose();
+            client.onDispose().toFuture().completeOnTimeout(null, 30, TimeUnit.SECONDS).join();
         }
         if (arena != null) {
             arena.close();

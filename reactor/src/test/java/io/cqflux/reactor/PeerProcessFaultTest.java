@@ -43,7 +43,8 @@ class PeerProcessFaultTest {
             peer.destroy();
         }
         if (client != null) {
-            client.closeAsync().completeOnTimeout(null, 30, java.util.concurrent.TimeUnit.SECONDS).join();
+            client.dispose();
+            client.onDispose().toFuture().completeOnTimeout(null, 30, java.util.concurrent.TimeUnit.SECONDS).join();
         }
         if (arena != null) {
             arena.close();

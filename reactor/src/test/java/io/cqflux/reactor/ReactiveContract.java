@@ -520,7 +520,7 @@ abstract class ReactiveContract {
                     .onErrorResume(e -> Mono.just(e.getClass().getSimpleName())));
         }
         Flux<String> all = Flux.merge(outcomes);
-        serverConn.close();
+        serverConn.dispose();
         List<String> got = all.collectList().block(T);
         assertNotNull(got);
         assertEquals(200, got.size(), "every Mono terminated");
@@ -528,7 +528,7 @@ abstract class ReactiveContract {
                 .assertNext(e -> assertTrue(e == ConnectionEvent.CLOSED || e == ConnectionEvent.LOST, e.toString()))
                 .expectComplete().verify(T);
         StepVerifier.create(conn.write(remote(), 0, local, 0, 8)).expectError(ConnectionException.class).verify(T);
-        assertFalse(conn.isOpen());
+        assertTrue(conn.isDisposed());
     }
 
     @Test
@@ -544,9 +544,9 @@ abstract class ReactiveContract {
                 all.countDown();
             });
         }
-        conn.close();
+        conn.dispose();
         assertTrue(awaitLatch(all), "terminated " + terminated.get() + " of 2000");
-        StepVerifier.create(conn.onClose()).expectComplete().verify(T);
+        StepVerifier.create(conn.onDispose()).expectComplete().verify(T);
         StepVerifier.create(conn.write(remote(), 0, local, 0, 8)).expectError(ResourceClosedException.class).verify(T);
     }
 
@@ -561,7 +561,7 @@ abstract class ReactiveContract {
         AtomicInteger succeeded = new AtomicInteger();
         for (int i = 0; i < n; i++) {
             conn.write(remote(), 0, local, 0, 64)
-                    .doOnSuccess(v -> conn.close())
+                    .doOnSuccess(v -> conn.dispose())
                     .subscribe(null, e -> all.countDown(), () -> {
                         succeeded.incrementAndGet();
                         all.countDown();
@@ -569,7 +569,7 @@ abstract class ReactiveContract {
         }
         assertTrue(awaitLatch(all), "terminated " + (n - all.getCount()) + " of " + n);
         assertTrue(succeeded.get() >= 1, "the first completion closes the connection");
-        StepVerifier.create(conn.onClose()).expectComplete().verify(T);
+        StepVerifier.create(conn.onDispose()).expectComplete().verify(T);
         StepVerifier.create(conn.write(remote(), 0, local, 0, 8)).expectError(ResourceClosedException.class).verify(T);
     }
 
@@ -580,10 +580,10 @@ abstract class ReactiveContract {
             conn.durableWrite(remote(), 0, local, 0, 64).subscribe(null, e -> all.countDown(), all::countDown);
         }
         Mono<Message> pendingReceive = conn.receive().next();
-        StepVerifier.create(pendingReceive).then(client::close)
+        StepVerifier.create(pendingReceive).then(client::dispose)
                 .expectError().verify(T);
         assertTrue(awaitLatch(all));
-        assertFalse(client.isOpen());
+        assertTrue(client.isDisposed());
         StepVerifier.create(client.connect(srv.address())).expectError(ResourceClosedException.class).verify(T);
     }
 

@@ -167,9 +167,11 @@ public final class Quickstart {
                 // for this file); remote.strongestFlush() below says so.
                 Region exposed = server.register(mapped, RegionAccess.WRITE_DST, RegionAccess.READ_SRC,
                         RegionAccess.FLUSH_TYPE_VISIBILITY);
-                RdmaServer srv = server.bind(new InetSocketAddress(local, o.port != 0 ? o.port : freePort(local)), exposed)
+                // Each accepted connection goes to the handler; it is kept until the handler's
+                // publisher ends: onDispose() ends when the client closes it.
+                RdmaServer srv = server.bind(new InetSocketAddress(local, o.port != 0 ? o.port : freePort(local)),
+                                c -> c.onDispose(), exposed)
                         .block(PHASE_TIMEOUT);
-                srv.connections().subscribe();
                 out.printf("cqflux quickstart: transport %s, %d records x %d B (%s) into %s%n", client.transportName(),
                         o.count, o.size, mib(total), file);
                 out.printf("  concurrency %d, wait %s, server %s%n", o.concurrency, o.waitName, srv.address());
@@ -229,8 +231,8 @@ public final class Quickstart {
                 boolean ok = readVerified == o.count && fileVerified == o.count;
                 out.printf("  verified %d/%d records via RDMA read, %d/%d in the server's mapped file: %s%n",
                         readVerified, o.count, fileVerified, o.count, ok ? "OK" : "MISMATCH");
-                conn.close();
-                srv.close();
+                conn.disposeNow(PHASE_TIMEOUT);
+                srv.disposeNow(PHASE_TIMEOUT);
                 if (!ok) {
                     err.println("quickstart: FAILED: verification found mismatching records");
                     return FAILED;
