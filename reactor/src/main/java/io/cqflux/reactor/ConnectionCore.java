@@ -84,6 +84,16 @@ final class ConnectionCore {
     private final int pendingLimit;
     private final long operationTimeoutNanos;
     private final ArrayDeque<Op> waiting = new ArrayDeque<>();
+    /** Messages waiting for a credit from the peer's receiver (PeerControl), in order. */
+    private final ArrayDeque<Op> messages = new ArrayDeque<>();
+    private final PeerControl control;
+    private final boolean immediateConsumesReceive;
+    private boolean creditPollScheduled;
+    /** A close by this side wants the goodbye written before the native close. */
+    private boolean goodbyeWanted;
+    /** The goodbye write is posted and not yet completed. */
+    private boolean goodbyeInFlight;
+    private long startedAt;
     private final List<Registration> registrations = new ArrayList<>();
     private volatile List<PeerRegion> peerRegions = List.of();
     private volatile int maxInFlight;
@@ -107,7 +117,7 @@ final class ConnectionCore {
     final CompletableFuture<Void> closed = new CompletableFuture<>();
 
     ConnectionCore(Cqflux owner, EventLoop loop, Transport transport, Connection conn, ConnectionConfig config,
-                   Limits limits) {
+                   Limits limits, PeerControl control) {
         this.owner = owner;
         this.loop = loop;
         this.transport = transport;
@@ -122,7 +132,12 @@ final class ConnectionCore {
         this.receiver = new Receiver(this, config.receiveQueueSize(), limits.receiveBufferSize(),
                 limits.notificationBacklog());
         this.api = new RdmaConnection(this);
+        this.control = control;
+        this.immediateConsumesReceive = transport.writeWithImmediateConsumesReceive();
     }
+
+    /** Control writes the connection posts for itself: they take a table slot and a send credit like an operation. */
+    private enum Internal { GRANT, GOODBYE }
 
     /**
      * The per-connection limits a {@link Cqflux} applies.
@@ -148,6 +163,7 @@ final class ConnectionCore {
         assert loop.inEventLoop();
         this.onEstablished = established;
         this.onFailed = failed;
+        this.startedAt = System.nanoTime();
         try {
             // The hook: the loop let go of a source on its own (shutdown, fatal error, a queue that
             // failed): nothing would complete what is pending any more, so end it all now.
@@ -191,7 +207,7 @@ final class ConnectionCore {
                 return;
             }
             try {
-                peerRegions = PeerHello.accept(transport, conn);
+                peerRegions = PeerHello.accept(transport, conn, control);
             } catch (RuntimeException ex) {
                 end(new ConnectionException(ConnectionEvent.LOST, description
                         + ": the peer's hello (regions, transport handshake) is malformed: " + ex.getMessage(), ex),
@@ -206,6 +222,15 @@ final class ConnectionCore {
             if (cb != null) {
                 safely(() -> cb.accept(api));
             }
+            return;
+        }
+        if (e == ConnectionEvent.CLOSED && control.enabled() && !control.peerSaidGoodbye()) {
+            // The transport reports a peer process that died like an orderly close (its kernel
+            // closes the socket or the RDMA CM id): a cqflux peer that closes in order says
+            // goodbye first (PeerControl), so one that did not is lost.
+            end(new ConnectionException(ConnectionEvent.LOST, "connection " + description + " lost: the peer"
+                    + " ended it without an orderly close (its process died or stopped serving it)"),
+                    ConnectionEvent.LOST);
             return;
         }
         String what = switch (e) {
@@ -223,6 +248,9 @@ final class ConnectionCore {
         runOnLoop(() -> {
             if (state.compareTo(State.ENDED) < 0) {
                 closedLocally = true;
+                // An orderly close tells a cqflux peer so (the goodbye word), before the native
+                // close; posted after every earlier operation, it also completes after them.
+                goodbyeWanted = state == State.ESTABLISHED && control.enabled();
                 end(new ConnectionException(ConnectionEvent.CLOSED, "connection " + description
                         + " closed by this side"), ConnectionEvent.CLOSED);
             }
@@ -264,7 +292,41 @@ final class ConnectionCore {
         });
         receiver.terminate(closedLocally
                 ? new ResourceClosedException("connection " + description + " was closed by this side") : cause);
+        if (goodbyeWanted) {
+            postGoodbye();
+            // Bounded: a peer that stopped answering never completes the write.
+            long bound = Math.min(config.timeout().toMillis(), 1000);
+            Schedulers.parallel().schedule(() -> runOnLoop(() -> {
+                if (goodbyeWanted || goodbyeInFlight) {
+                    goodbyeWanted = false;
+                    goodbyeInFlight = false;
+                    afterDrain(this::finishEnd);
+                }
+            }), bound, TimeUnit.MILLISECONDS);
+        }
         afterDrain(this::finishEnd);
+    }
+
+    /** Posts the goodbye write if a send credit is free; otherwise a returning credit posts it. */
+    private void postGoodbye() {
+        if (!goodbyeWanted || goodbyeInFlight || state == State.CLOSED || !table.tryTakeCredits(1)) {
+            return;
+        }
+        long ctx = table.acquire(Internal.GOODBYE);
+        boolean ok;
+        try {
+            ok = control.postGoodbye(conn, ctx);
+        } catch (RuntimeException e) {
+            ok = false;
+        }
+        if (ok) {
+            goodbyeWanted = false;
+            goodbyeInFlight = true;
+        } else {
+            table.release(ctx);
+            table.returnCredits(1);
+            goodbyeWanted = false; // the queue refused it: close without (the peer will say LOST)
+        }
     }
 
     /** Fails the queued operations a chunk at a time, then closes the native connection. Loop task. */
@@ -273,7 +335,12 @@ final class ConnectionCore {
         for (int i = 0; i < FAIL_CHUNK; i++) {
             Op op = waiting.poll();
             if (op == null) {
-                closeNative();
+                op = messages.poll();
+            }
+            if (op == null) {
+                if (!goodbyeWanted && !goodbyeInFlight) {
+                    closeNative();
+                }
                 return;
             }
             op.fail(cause);
@@ -308,6 +375,7 @@ final class ConnectionCore {
         });
         inFlightOps = 0;
         receiver.freePool();
+        safely(control::close);
         for (PeerRegion p : peerRegions) {
             safely(() -> p.nativeRegion().close());
         }
@@ -338,6 +406,12 @@ final class ConnectionCore {
             end(new ConnectionException(ConnectionEvent.LOST, "connection " + description + " lost: its operations"
                     + " were flushed and no end was reported within " + config.timeout().toMillis() + " ms"),
                     ConnectionEvent.LOST);
+            return;
+        }
+        if (state == State.CONNECTING && now - startedAt > config.timeout().toNanos()) {
+            // A server-side connection whose client vanished mid-handshake would wait forever.
+            end(new ConnectionException(ConnectionEvent.UNREACHABLE, "connection " + description + " was not"
+                    + " established within " + config.timeout().toMillis() + " ms"), ConnectionEvent.UNREACHABLE);
             return;
         }
         if (state != State.ESTABLISHED || table.creditsInUse() == 0) {
@@ -408,16 +482,102 @@ final class ConnectionCore {
             return;
         }
         // ESTABLISHED or ENDING: ENDING posts nothing, its operations wait for the end's verdict.
-        if (s == State.ESTABLISHED && waiting.isEmpty() && table.tryTakeCredits(op.spec.kind.credits)) {
-            post(op);
-        } else if (waiting.size() >= pendingLimit) {
+        if (waiting.size() + messages.size() >= pendingLimit) {
             op.fail(new QueueFullException("connection " + description + ": " + pendingLimit
                     + " operations already wait for a send-queue credit (pendingLimit " + pendingLimit
                     + ", send queue " + table.creditLimit()
                     + "); apply backpressure or raise Cqflux.Builder.pendingLimit", pendingLimit));
             op.releaseRegions();
+        } else if (isMessage(op) && control.enabled()) {
+            // A message waits for the peer's credit in its own queue, so that it never holds up
+            // the operations behind it.
+            messages.add(op);
+            pumpMessages();
+        } else if (s == State.ESTABLISHED && waiting.isEmpty() && table.tryTakeCredits(op.spec.kind.credits)) {
+            post(op);
         } else {
             waiting.add(op);
+        }
+    }
+
+    /** {@return whether the operation consumes one of the peer's posted receives} */
+    private boolean isMessage(Op op) {
+        OpKind k = op.spec.kind;
+        return k == OpKind.SEND || k == OpKind.SEND_WITH_IMMEDIATE
+                || k == OpKind.WRITE_WITH_IMMEDIATE && immediateConsumesReceive;
+    }
+
+    /**
+     * Posts waiting messages while the peer's receiver has granted credits and a send credit is
+     * free; a starved sender re-reads its credit word in 1 ms (PeerControl). Loop thread.
+     */
+    private void pumpMessages() {
+        while (state == State.ESTABLISHED) {
+            Op op = messages.peek();
+            if (op == null) {
+                return;
+            }
+            if (op.cancelled) {
+                messages.poll();
+                op.discard();
+                op.releaseRegions();
+                continue;
+            }
+            if (!control.mayPost()) {
+                scheduleCreditPoll();
+                return;
+            }
+            if (!table.tryTakeCredits(op.spec.kind.credits)) {
+                return; // a returning credit pumps again
+            }
+            messages.poll();
+            control.consume();
+            if (!post(op)) {
+                // back at the head of `waiting` (post() did that): take it back in order
+                waiting.remove(op);
+                messages.addFirst(op);
+                control.unconsume();
+                return;
+            }
+        }
+    }
+
+    private void scheduleCreditPoll() {
+        if (creditPollScheduled) {
+            return;
+        }
+        creditPollScheduled = true;
+        Schedulers.parallel().schedule(() -> runOnLoop(() -> {
+            creditPollScheduled = false;
+            pumpMessages();
+        }), 1, TimeUnit.MILLISECONDS);
+    }
+
+    /** Loop thread: the receiver posted receives; tell a cqflux peer (its credits). */
+    void receivesPosted(int n) {
+        control.receivesPosted(n);
+        grant();
+    }
+
+    private void grant() {
+        if (state != State.ESTABLISHED || !control.grantPending() || !table.tryTakeCredits(1)) {
+            return;
+        }
+        long ctx = table.acquire(Internal.GRANT);
+        boolean ok;
+        try {
+            ok = control.postGrant(conn, ctx);
+        } catch (RuntimeException e) {
+            table.release(ctx);
+            table.returnCredits(1);
+            end(new ConnectionException(ConnectionEvent.LOST, "connection " + description
+                    + ": posting a receive credit failed", e), ConnectionEvent.LOST);
+            return;
+        }
+        if (!ok) {
+            table.release(ctx);
+            table.returnCredits(1);
+            scheduleRetry();
         }
     }
 
@@ -516,6 +676,12 @@ final class ConnectionCore {
     }
 
     private void drainWaiting() {
+        drainOperations();
+        grant();
+        pumpMessages();
+    }
+
+    private void drainOperations() {
         while (state == State.ESTABLISHED) {
             Op op = waiting.peek();
             if (op == null) {
@@ -585,6 +751,22 @@ final class ConnectionCore {
         }
         if (o instanceof Op op) {
             onOperationCompletion(c, op, ctx);
+        } else if (o instanceof Internal w) {
+            table.release(ctx);
+            table.returnCredits(1);
+            if (w == Internal.GRANT) {
+                control.grantDone();
+            } else {
+                goodbyeInFlight = false;
+                if (state == State.ENDED) {
+                    afterDrain(this::finishEnd);
+                }
+            }
+            if (!c.isSuccess()) {
+                onError(c, Opcode.WRITE);
+            }
+            drainWaiting();
+            postGoodbye();
         } else if (o instanceof Receiver.Buffer b) {
             table.release(ctx);
             inFlightOps = table.used();
@@ -630,6 +812,7 @@ final class ConnectionCore {
         if (c.isSuccess()) {
             op.complete();
             drainWaiting();
+            postGoodbye();
         } else {
             op.fail(new OperationFailedException(c.snapshot(), kind.opcode, description));
             onError(c, kind.opcode);

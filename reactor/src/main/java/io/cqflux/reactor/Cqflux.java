@@ -190,14 +190,11 @@ public final class Cqflux implements Disposable, AutoCloseable {
         return Mono.create(sink -> {
             try {
                 checkOpen();
-                List<byte[]> descriptors = new ArrayList<>();
-                for (Region r : regionList) {
-                    if (!r.isOpen()) {
-                        throw new ResourceClosedException("exposed " + r + " is closed");
-                    }
-                    descriptors.add(r.nativeRegion().descriptor());
+                // Every accept carries its own hello (its connection's control words); encode
+                // one now so that a hello that cannot fit fails the bind, not every accept.
+                try (PeerControl probe = PeerControl.register(transport)) {
+                    hello(regionList, probe, transport.maxAcceptPrivateData());
                 }
-                byte[] data = PeerHello.encode(transport, descriptors, transport.maxAcceptPrivateData());
                 EventLoop loop = loops[0];
                 Runnable task = () -> {
                     Listener listener;
@@ -207,7 +204,8 @@ public final class Cqflux implements Disposable, AutoCloseable {
                         sink.error(e);
                         return;
                     }
-                    RdmaServer server = new RdmaServer(this, loop, listener, data, config, handler, acceptBufferSize);
+                    RdmaServer server = new RdmaServer(this, loop, listener, regionList, config, handler,
+                            acceptBufferSize);
                     servers.add(server);
                     try {
                         server.start();
@@ -266,20 +264,6 @@ public final class Cqflux implements Disposable, AutoCloseable {
         Objects.requireNonNull(address, "address");
         List<Region> regionList = exposedRegions(exposed);
         Mono<RdmaConnection> m = Mono.create(sink -> {
-            byte[] requestData;
-            try {
-                List<byte[]> descriptors = new ArrayList<>();
-                for (Region r : regionList) {
-                    if (!r.isOpen()) {
-                        throw new ResourceClosedException("exposed " + r + " is closed");
-                    }
-                    descriptors.add(r.nativeRegion().descriptor());
-                }
-                requestData = PeerHello.encode(transport, descriptors, transport.maxConnectPrivateData());
-            } catch (RuntimeException e) {
-                sink.error(e);
-                return;
-            }
             AtomicReference<ConnectionCore> ref = new AtomicReference<>();
             AtomicBoolean handedOver = new AtomicBoolean();
             EventLoop loop;
@@ -302,14 +286,20 @@ public final class Cqflux implements Disposable, AutoCloseable {
                 if (handedOver.get()) {
                     return;
                 }
+                PeerControl control = null;
                 Connection spi;
                 try {
+                    control = PeerControl.register(transport);
+                    byte[] requestData = hello(regionList, control, transport.maxConnectPrivateData());
                     spi = transport.connect(address, config, requestData);
                 } catch (RuntimeException e) {
+                    if (control != null) {
+                        control.close();
+                    }
                     sink.error(e);
                     return;
                 }
-                ConnectionCore core = adopt(loop, spi, config);
+                ConnectionCore core = adopt(loop, spi, config, control);
                 ref.set(core);
                 if (handedOver.get()) {
                     core.end(new ResourceClosedException("connect to " + address + " cancelled"), null);
@@ -498,8 +488,31 @@ public final class Cqflux implements Disposable, AutoCloseable {
         return loops[Math.floorMod(nextLoop.getAndIncrement(), loops.length)];
     }
 
-    ConnectionCore adopt(EventLoop loop, Connection spi, ConnectionConfig cfg) {
-        ConnectionCore core = new ConnectionCore(this, loop, transport, spi, cfg, limits);
+    /**
+     * This side's hello: the exposed regions (each must still be open), the transport's handshake
+     * and the connection's control words.
+     *
+     * @throws ResourceClosedException when an exposed region is closed
+     * @throws IllegalArgumentException when it does not fit {@code max}
+     */
+    byte[] hello(List<Region> exposed, PeerControl control, int max) {
+        List<byte[]> descriptors = new ArrayList<>();
+        for (Region r : exposed) {
+            if (!r.isOpen()) {
+                throw new ResourceClosedException("exposed " + r + " is closed");
+            }
+            descriptors.add(r.nativeRegion().descriptor());
+        }
+        return PeerHello.encode(transport, descriptors, control, max);
+    }
+
+    /** {@return the transport (for the server's per-connection control words)} */
+    Transport transport() {
+        return transport;
+    }
+
+    ConnectionCore adopt(EventLoop loop, Connection spi, ConnectionConfig cfg, PeerControl control) {
+        ConnectionCore core = new ConnectionCore(this, loop, transport, spi, cfg, limits, control);
         connections.add(core);
         return core;
     }

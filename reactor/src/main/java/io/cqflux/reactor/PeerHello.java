@@ -9,47 +9,52 @@ import java.util.List;
 
 /**
  * What one side tells the other in the connection's private data (the client in its request,
- * the server in its accept): the descriptors of the regions it exposes and its transport's
- * handshake ({@link Transport#handshake()}).
+ * the server in its accept): the descriptors of the regions it exposes, its transport's
+ * handshake ({@link Transport#handshake()}) and its control words ({@link PeerControl}).
  *
  * <pre>
  *   'C' 'Q' version count                 4 bytes
  *   count x (u16 big-endian length, descriptor bytes)
- *   version 2 only: u8 length, the transport's handshake bytes
+ *   version 2 and 3: u8 length, the transport's handshake bytes
+ *   version 3:       u8 length, the transport's raw descriptor of the control words (0: none)
  * </pre>
  *
- * <p>Version 1 (no handshake) still decodes, with an empty handshake. Nothing at all (or zero
+ * <p>Versions 1 (no handshake) and 2 (no control words) still decode. Nothing at all (or zero
  * padding) means no regions and no handshake. Parsed with bounds checks: malformed bytes are an
  * {@link IllegalArgumentException}, never a crash. Trailing bytes are ignored, because transports
  * may pad private data ({@code rdma_get_cm_event(3)}).
  *
  * <p>Size: the transport's private-data limits bound it. On rpma (55 bytes in a connect, 195 in
  * an accept) one region costs 2 + 24 bytes and the peer configuration 1 + 1, so a connect carries
- * one exposed region with the handshake (32 bytes), an accept seven.
+ * one exposed region with the handshake (32 bytes), an accept seven. The control words' raw descriptor (rpma: 1 + 21 bytes) still fits a connect
+ * beside one exposed region (54 bytes).
  *
  * @param regions the exposed regions' descriptors, in order
  * @param handshake the transport's handshake bytes, possibly empty
+ * @param control the raw descriptor of the control words, or empty when the side has none
  */
-record PeerHello(List<byte[]> regions, byte[] handshake) {
+record PeerHello(List<byte[]> regions, byte[] handshake, byte[] control) {
     private static final byte M0 = 'C';
     private static final byte M1 = 'Q';
     /** Regions only (before the handshake existed). */
     static final byte V1 = 1;
     /** Regions, then the transport's handshake. */
     static final byte V2 = 2;
+    /** Regions, the transport's handshake, then the control words. */
+    static final byte V3 = 3;
     private static final int HEADER = 4;
 
     /** Copies the list; the arrays are owned by the record from here on. */
     PeerHello {
         regions = List.copyOf(regions);
-        if (handshake == null) {
-            throw new IllegalArgumentException("handshake is null");
+        if (handshake == null || control == null) {
+            throw new IllegalArgumentException("handshake or control descriptor is null");
         }
     }
 
     /**
-     * Encodes this side's hello, always as version 2; no regions and no handshake encode to
-     * nothing.
+     * Encodes this side's hello, always as version 3; no regions, no handshake and no control
+     * words encode to nothing.
      *
      * @param max the transport's private-data limit for this direction
      * @return the bytes
@@ -59,13 +64,14 @@ record PeerHello(List<byte[]> regions, byte[] handshake) {
         if (regions.size() > 255) {
             throw new IllegalArgumentException(regions.size() + " exposed regions exceed the maximum 255");
         }
-        if (handshake.length > 255) {
-            throw new IllegalArgumentException("transport handshake of " + handshake.length + " bytes exceeds 255");
+        if (handshake.length > 255 || control.length > 255) {
+            throw new IllegalArgumentException("transport handshake of " + handshake.length + " bytes or control"
+                    + " descriptor of " + control.length + " bytes exceeds 255");
         }
-        if (regions.isEmpty() && handshake.length == 0) {
+        if (regions.isEmpty() && handshake.length == 0 && control.length == 0) {
             return new byte[0];
         }
-        int size = HEADER + 1 + handshake.length;
+        int size = HEADER + 1 + handshake.length + 1 + control.length;
         for (byte[] d : regions) {
             if (d.length > 0xFFFF) {
                 throw new IllegalArgumentException("region descriptor of " + d.length + " bytes exceeds 65535");
@@ -73,34 +79,38 @@ record PeerHello(List<byte[]> regions, byte[] handshake) {
             size += 2 + d.length;
         }
         if (size > max) {
-            throw new IllegalArgumentException("the descriptors of " + regions.size() + " exposed regions and the "
-                    + handshake.length + "-byte transport handshake need " + size + " bytes of private data, above"
-                    + " the transport's maximum " + max + ": expose fewer regions");
+            throw new IllegalArgumentException("the descriptors of " + regions.size() + " exposed regions, the "
+                    + handshake.length + "-byte transport handshake and the " + control.length + "-byte control"
+                    + " descriptor need " + size + " bytes of private data, above the transport's maximum " + max
+                    + ": expose fewer regions");
         }
         ByteBuffer b = ByteBuffer.allocate(size);
-        b.put(M0).put(M1).put(V2).put((byte) regions.size());
+        b.put(M0).put(M1).put(V3).put((byte) regions.size());
         for (byte[] d : regions) {
             b.putShort((short) d.length).put(d);
         }
         b.put((byte) handshake.length).put(handshake);
+        b.put((byte) control.length).put(control);
         return b.array();
     }
 
     /**
-     * This side's hello for a transport: the descriptors and the transport's handshake, encoded.
+     * This side's hello for a transport: the descriptors, the transport's handshake and the
+     * control words, encoded.
      *
      * @param t the transport
      * @param descriptors the exposed regions' descriptors
+     * @param control this side's control words
      * @param max the private-data limit ({@link Transport#maxConnectPrivateData()} or
      *     {@link Transport#maxAcceptPrivateData()})
      * @return the private data
      */
-    static byte[] encode(Transport t, List<byte[]> descriptors, int max) {
-        return new PeerHello(descriptors, t.handshake()).encode(max);
+    static byte[] encode(Transport t, List<byte[]> descriptors, PeerControl control, int max) {
+        return new PeerHello(descriptors, t.handshake(), control.descriptor()).encode(max);
     }
 
     /**
-     * Decodes a peer's hello (version 1 or 2).
+     * Decodes a peer's hello (version 1, 2 or 3).
      *
      * @param data the peer's private data; empty or all zero means no regions and no handshake
      * @return the hello
@@ -109,7 +119,7 @@ record PeerHello(List<byte[]> regions, byte[] handshake) {
     static PeerHello decode(byte[] data) {
         List<byte[]> out = new ArrayList<>();
         if (data == null || data.length == 0) {
-            return new PeerHello(out, new byte[0]);
+            return new PeerHello(out, new byte[0], new byte[0]);
         }
         if (data.length < HEADER || data[0] != M0 || data[1] != M1) {
             // A transport may hand back zero padding when the peer sent nothing.
@@ -119,12 +129,12 @@ record PeerHello(List<byte[]> regions, byte[] handshake) {
                             + " bytes is not a cqflux hello (bad magic)");
                 }
             }
-            return new PeerHello(out, new byte[0]);
+            return new PeerHello(out, new byte[0], new byte[0]);
         }
         byte version = data[2];
-        if (version != V1 && version != V2) {
+        if (version != V1 && version != V2 && version != V3) {
             throw new IllegalArgumentException("hello version " + version + " is not one of the supported "
-                    + V1 + " and " + V2);
+                    + V1 + ", " + V2 + " and " + V3);
         }
         int count = data[3] & 0xFF;
         int pos = HEADER;
@@ -145,7 +155,7 @@ record PeerHello(List<byte[]> regions, byte[] handshake) {
             pos += len;
         }
         if (version == V1) {
-            return new PeerHello(out, new byte[0]);
+            return new PeerHello(out, new byte[0], new byte[0]);
         }
         if (pos >= data.length) {
             throw new IllegalArgumentException("hello truncated before the transport handshake's length (offset "
@@ -159,25 +169,45 @@ record PeerHello(List<byte[]> regions, byte[] handshake) {
         }
         byte[] h = new byte[len];
         System.arraycopy(data, pos, h, 0, len);
-        return new PeerHello(out, h);
+        pos += len;
+        if (version == V2) {
+            return new PeerHello(out, h, new byte[0]);
+        }
+        if (pos >= data.length) {
+            throw new IllegalArgumentException("hello truncated before the control descriptor's length (offset "
+                    + pos + " of " + data.length + ")");
+        }
+        int clen = data[pos] & 0xFF;
+        pos++;
+        if (clen > data.length - pos) {
+            throw new IllegalArgumentException("control descriptor length " + clen + " exceeds the "
+                    + (data.length - pos) + " bytes left");
+        }
+        byte[] c = new byte[clen];
+        System.arraycopy(data, pos, c, 0, clen);
+        return new PeerHello(out, h, c);
     }
 
     /**
      * Takes in the peer's hello on an established connection: decodes its private data, applies
      * its handshake to the connection ({@link Connection#applyPeerHandshake(byte[])}, before
-     * anything is posted) and parses its regions. Loop thread.
+     * anything is posted), links its control words and parses its regions. Loop thread.
      *
      * @param t the transport
      * @param c the connection, just established
+     * @param control this side's control words, linked to the peer's here
      * @return the peer's regions, in the order it exposed them
      * @throws IllegalArgumentException when the private data, the handshake or a descriptor is
      *     malformed; regions parsed before the failure are closed again
      */
-    static List<PeerRegion> accept(Transport t, Connection c) {
+    static List<PeerRegion> accept(Transport t, Connection c, PeerControl control) {
         PeerHello hello = decode(c.peerPrivateData());
         c.applyPeerHandshake(hello.handshake());
         List<PeerRegion> peers = new ArrayList<>();
         try {
+            if (hello.control().length > 0) {
+                control.peer(t.remoteRegion(hello.control(), PeerControl.PEER_ACCESS));
+            }
             for (byte[] d : hello.regions()) {
                 RemoteRegion r = t.remoteRegion(d);
                 peers.add(new PeerRegion(r, peers.size()));

@@ -8,6 +8,7 @@ import io.cqflux.epoll.loop.EventLoop;
 import io.cqflux.epoll.loop.Registration;
 import java.net.InetSocketAddress;
 import java.time.Duration;
+import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.CompletableFuture;
@@ -43,7 +44,7 @@ public final class RdmaServer implements Disposable, AutoCloseable {
     private final Cqflux owner;
     private final EventLoop loop;
     private final Listener listener;
-    private final byte[] acceptData;
+    private final List<Region> exposed;
     private final ConnectionConfig config;
     private final InetSocketAddress address;
     private final Function<? super RdmaConnection, ? extends Publisher<Void>> handler;
@@ -54,12 +55,12 @@ public final class RdmaServer implements Disposable, AutoCloseable {
     private Registration registration;
     private boolean closing;
 
-    RdmaServer(Cqflux owner, EventLoop loop, Listener listener, byte[] acceptData, ConnectionConfig config,
+    RdmaServer(Cqflux owner, EventLoop loop, Listener listener, List<Region> exposed, ConnectionConfig config,
                Function<? super RdmaConnection, ? extends Publisher<Void>> handler, int bufferSize) {
         this.owner = owner;
         this.loop = loop;
         this.listener = listener;
-        this.acceptData = acceptData;
+        this.exposed = exposed;
         this.config = config;
         this.address = listener.address();
         this.handler = handler;
@@ -113,15 +114,35 @@ public final class RdmaServer implements Disposable, AutoCloseable {
             if (req == null) {
                 return;
             }
+            // Each accept names the connection's own control words, and never a region that was
+            // closed since the bind: such a request is refused, not served a dead region.
+            PeerControl control = null;
+            byte[] acceptData;
+            try {
+                control = PeerControl.register(owner.transport());
+                acceptData = owner.hello(exposed, control, owner.transport().maxAcceptPrivateData());
+            } catch (RuntimeException e) {
+                if (control != null) {
+                    control.close();
+                }
+                LOG.warn("refusing a connection on " + address + ": " + e.getMessage());
+                try {
+                    req.reject();
+                } catch (RuntimeException re) {
+                    LOG.warn("rejecting a connection request on " + address + " failed", re);
+                }
+                continue;
+            }
             Connection spi;
             try {
                 spi = req.accept(acceptData);
             } catch (RuntimeException e) {
+                control.close();
                 LOG.warn("accepting a connection on " + address + " failed", e);
                 continue;
             }
             EventLoop target = owner.nextLoop();
-            ConnectionCore core = owner.adopt(target, spi, config);
+            ConnectionCore core = owner.adopt(target, spi, config, control);
             Runnable start = () -> core.start(this::emit,
                     e -> LOG.debug("incoming connection on " + address + " failed", e));
             if (target == loop) {

@@ -188,6 +188,7 @@ final class Receiver {
                 return;
             }
             posted++;
+            core.receivesPosted(1);
         }
     }
 

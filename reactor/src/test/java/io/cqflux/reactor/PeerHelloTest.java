@@ -17,6 +17,9 @@ class PeerHelloTest {
     /** rpma: its frame takes 1 byte of RDMA CM's 56 (connect) and 196 (accept). */
     private static final int RPMA_MAX_CONNECT = 55;
     private static final int RPMA_MAX_ACCEPT = 195;
+    /** librpma 1.2: the raw descriptor of the control words (rpma_mr_get_descriptor_size). */
+    private static final int RPMA_RAW_DESCRIPTOR = 21;
+    private static final byte[] NONE = new byte[0];
 
     @Test
     void encodeDecode_roundTripsDescriptorsAndHandshake_andIgnoresTrailingPadding() {
@@ -24,8 +27,8 @@ class PeerHelloTest {
         byte[] b = new byte[40];
         new Random(1).nextBytes(b);
         byte[] hs = {0x11, 0x22};
-        byte[] enc = new PeerHello(List.of(a, b), hs).encode(1000);
-        assertEquals(PeerHello.V2, enc[2]);
+        byte[] enc = new PeerHello(List.of(a, b), hs, NONE).encode(1000);
+        assertEquals(PeerHello.V3, enc[2]);
         byte[] padded = Arrays.copyOf(enc, enc.length + 16);
         PeerHello dec = PeerHello.decode(padded);
         assertEquals(2, dec.regions().size());
@@ -36,8 +39,8 @@ class PeerHelloTest {
 
     @Test
     void encodeDecode_handshakeWithoutRegions_roundTrips() {
-        byte[] enc = new PeerHello(List.of(), new byte[] {7}).encode(RPMA_MAX_CONNECT);
-        assertEquals(6, enc.length);
+        byte[] enc = new PeerHello(List.of(), new byte[] {7}, NONE).encode(RPMA_MAX_CONNECT);
+        assertEquals(7, enc.length);
         PeerHello dec = PeerHello.decode(enc);
         assertEquals(0, dec.regions().size());
         assertArrayEquals(new byte[] {7}, dec.handshake());
@@ -58,23 +61,45 @@ class PeerHelloTest {
         // The rpma peer configuration descriptor is 1 byte in librpma 1.2 (checked in the lane by
         // RpmaLaneTest); allow a few bytes more for future versions.
         byte[] peerCfg = new byte[4];
-        byte[] one = new PeerHello(List.of(new byte[RPMA_REGION_DESCRIPTOR]), peerCfg).encode(RPMA_MAX_CONNECT);
-        assertEquals(4 + 2 + RPMA_REGION_DESCRIPTOR + 1 + peerCfg.length, one.length);
+        byte[] one = new PeerHello(List.of(new byte[RPMA_REGION_DESCRIPTOR]), peerCfg, NONE).encode(RPMA_MAX_CONNECT);
+        assertEquals(4 + 2 + RPMA_REGION_DESCRIPTOR + 1 + peerCfg.length + 1, one.length);
         assertTrue(one.length <= RPMA_MAX_CONNECT);
         List<byte[]> seven = java.util.Collections.nCopies(7, new byte[RPMA_REGION_DESCRIPTOR]);
-        assertTrue(new PeerHello(seven, peerCfg).encode(RPMA_MAX_ACCEPT).length <= RPMA_MAX_ACCEPT);
+        assertTrue(new PeerHello(seven, peerCfg, NONE).encode(RPMA_MAX_ACCEPT).length <= RPMA_MAX_ACCEPT);
         IllegalArgumentException two = assertThrows(IllegalArgumentException.class, () -> new PeerHello(
-                List.of(new byte[RPMA_REGION_DESCRIPTOR], new byte[RPMA_REGION_DESCRIPTOR]), peerCfg)
+                List.of(new byte[RPMA_REGION_DESCRIPTOR], new byte[RPMA_REGION_DESCRIPTOR]), peerCfg, NONE)
                 .encode(RPMA_MAX_CONNECT));
-        assertTrue(two.getMessage().contains("61") && two.getMessage().contains("55"), two.getMessage());
+        assertTrue(two.getMessage().contains("62") && two.getMessage().contains("55"), two.getMessage());
     }
 
     @Test
     void encode_aboveTransportLimit_failsNamingSizeAndLimit() {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                () -> new PeerHello(List.of(new byte[100]), new byte[0]).encode(56));
-        assertTrue(e.getMessage().contains("107") && e.getMessage().contains("56"), e.getMessage());
-        assertThrows(IllegalArgumentException.class, () -> new PeerHello(List.of(), new byte[256]).encode(1000));
+                () -> new PeerHello(List.of(new byte[100]), new byte[0], NONE).encode(56));
+        assertTrue(e.getMessage().contains("108") && e.getMessage().contains("56"), e.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> new PeerHello(List.of(), new byte[256], NONE).encode(1000));
+    }
+
+    @Test
+    void controlWords_roundTrip_andFitAnRpmaConnectBesideOneRegionAndThePeerConfiguration() {
+        byte[] control = new byte[RPMA_RAW_DESCRIPTOR];
+        new Random(3).nextBytes(control);
+        byte[] peerCfg = new byte[1];
+        byte[] enc = new PeerHello(List.of(new byte[RPMA_REGION_DESCRIPTOR]), peerCfg, control).encode(RPMA_MAX_CONNECT);
+        assertEquals(4 + 2 + RPMA_REGION_DESCRIPTOR + 1 + 1 + 1 + RPMA_RAW_DESCRIPTOR, enc.length);
+        assertTrue(enc.length <= RPMA_MAX_CONNECT, enc.length + " bytes");
+        PeerHello dec = PeerHello.decode(Arrays.copyOf(enc, 56)); // RDMA CM pads a connect to 56
+        assertArrayEquals(control, dec.control());
+        assertArrayEquals(peerCfg, dec.handshake());
+    }
+
+    @Test
+    void decode_version2_stillDecodes_withoutControlWords() {
+        // 'C' 'Q' 2 count=0, handshake length 1: what a peer of the previous version sends
+        byte[] v2 = {'C', 'Q', 2, 0, 1, 5, 0, 0};
+        PeerHello dec = PeerHello.decode(v2);
+        assertArrayEquals(new byte[] {5}, dec.handshake());
+        assertEquals(0, dec.control().length);
     }
 
     @Test
@@ -82,23 +107,27 @@ class PeerHelloTest {
         assertEquals(0, PeerHello.decode(new byte[0]).regions().size());
         assertEquals(0, PeerHello.decode(new byte[32]).regions().size());
         assertEquals(0, PeerHello.decode(new byte[32]).handshake().length);
-        assertEquals(0, new PeerHello(List.of(), new byte[0]).encode(0).length);
+        assertEquals(0, new PeerHello(List.of(), new byte[0], NONE).encode(0).length);
     }
 
     @Test
     void decode_truncatedHandshake_isRejected() {
-        byte[] enc = new PeerHello(List.of(new byte[10]), new byte[] {1, 2, 3}).encode(100);
-        IllegalArgumentException cut = assertThrows(IllegalArgumentException.class,
+        byte[] enc = new PeerHello(List.of(new byte[10]), new byte[] {1, 2, 3}, NONE).encode(100);
+        // the encoding ends: handshake length 3, its 3 bytes, control length 0
+        IllegalArgumentException noControl = assertThrows(IllegalArgumentException.class,
                 () -> PeerHello.decode(Arrays.copyOf(enc, enc.length - 1)));
+        assertTrue(noControl.getMessage().contains("before the control descriptor"), noControl.getMessage());
+        IllegalArgumentException cut = assertThrows(IllegalArgumentException.class,
+                () -> PeerHello.decode(Arrays.copyOf(enc, enc.length - 2)));
         assertTrue(cut.getMessage().contains("handshake length 3"), cut.getMessage());
         IllegalArgumentException noLength = assertThrows(IllegalArgumentException.class,
-                () -> PeerHello.decode(Arrays.copyOf(enc, enc.length - 4)));
+                () -> PeerHello.decode(Arrays.copyOf(enc, enc.length - 5)));
         assertTrue(noLength.getMessage().contains("before the transport handshake"), noLength.getMessage());
     }
 
     @Test
     void decode_truncatedOrForeignBytes_failWithIllegalArgument() {
-        byte[] enc = new PeerHello(List.of(new byte[10]), new byte[0]).encode(100);
+        byte[] enc = new PeerHello(List.of(new byte[10]), new byte[0], NONE).encode(100);
         byte[] cut = Arrays.copyOf(enc, enc.length - 3);
         assertThrows(IllegalArgumentException.class, () -> PeerHello.decode(cut));
         assertThrows(IllegalArgumentException.class, () -> PeerHello.decode(new byte[] {9, 9, 9, 9}));
@@ -117,7 +146,7 @@ class PeerHelloTest {
                 d[0] = 'C';
                 d[1] = 'Q';
                 if (d.length > 2) {
-                    d[2] = (byte) (1 + r.nextInt(2));
+                    d[2] = (byte) (1 + r.nextInt(3));
                 }
             }
             try {

@@ -25,6 +25,14 @@ public interface LocalRegion extends AutoCloseable {
     /** {@return the bytes a peer needs to address this region ({@link Transport#remoteRegion(byte[])})} */
     byte[] descriptor();
 
+    /**
+     * {@return the transport's own descriptor of this region, as a peer not written with cqflux
+     * knows it (librpma: the bytes of {@code rpma_mr_get_descriptor(3)}; libfabric: key, base
+     * address and length as three big-endian 64-bit values). It says nothing of the access the
+     * region allows: a peer states that itself ({@link Transport#remoteRegion(byte[], Set)})}
+     */
+    byte[] rawDescriptor();
+
     /** {@return whether it is still registered} */
     boolean isOpen();
 

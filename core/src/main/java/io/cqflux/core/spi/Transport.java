@@ -29,6 +29,16 @@ public interface Transport extends AutoCloseable {
     /** {@return the most bytes one operation may move (a message, a read or a write)} */
     long maxMessageSize();
 
+    /**
+     * {@return whether a peer's write with immediate data consumes one of the receives posted on
+     * this transport's connections (verbs: always, {@code ibv_post_send(3)}
+     * IBV_WR_RDMA_WRITE_WITH_IMM; libfabric's tcp provider: never, it reports the remote CQ data
+     * without one). A receiver's flow control counts such writes as messages only where it does}
+     */
+    default boolean writeWithImmediateConsumesReceive() {
+        return true;
+    }
+
     /** {@return the most private-data bytes a connection request may carry} */
     int maxConnectPrivateData();
 
@@ -75,6 +85,19 @@ public interface Transport extends AutoCloseable {
      * @return the remote region
      */
     RemoteRegion remoteRegion(byte[] descriptor);
+
+    /**
+     * Makes a peer region from the transport's own descriptor ({@link LocalRegion#rawDescriptor()}
+     * on a cqflux peer, or what a peer not written with cqflux sends), with the access the caller
+     * states: the raw form carries none, and the library cannot ask the peer (librpma has no
+     * getter for a remote region's usage). Bounds-checked: malformed bytes throw
+     * {@link IllegalArgumentException}.
+     *
+     * @param rawDescriptor the transport's own descriptor bytes
+     * @param access what the peer granted (non-empty); an operation outside it is refused before posting
+     * @return the remote region
+     */
+    RemoteRegion remoteRegion(byte[] rawDescriptor, Set<RegionAccess> access);
 
     /**
      * Starts listening.

@@ -105,6 +105,7 @@ class ChecksTest {
         @Override public MemorySegment segment() { return segment; }
         @Override public Set<RegionAccess> access() { return access; }
         @Override public byte[] descriptor() { return new byte[0]; }
+        @Override public byte[] rawDescriptor() { return new byte[0]; }
         @Override public boolean isOpen() { return open; }
         @Override public void close() { open = false; }
     }

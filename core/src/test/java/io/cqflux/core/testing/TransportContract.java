@@ -63,6 +63,30 @@ public abstract class TransportContract extends TransportFixture {
     }
 
     @Test
+    void rawDescriptor_withStatedAccess_addressesTheRegion_andMalformedOrAccessFreeIsRefused() {
+        LocalRegion target = region(server, 4096, RegionAccess.WRITE_DST, RegionAccess.READ_SRC);
+        Pair p = connect(new byte[0], new byte[0]);
+        byte[] raw = target.rawDescriptor();
+        System.out.println("FACT " + server.name() + " raw region descriptor: " + raw.length + " bytes (cqflux's: "
+                + target.descriptor().length + ")");
+        RemoteRegion remote = closeLater(client.remoteRegion(raw, EnumSet.of(RegionAccess.WRITE_DST)));
+        assertEquals(4096, remote.size());
+        assertEquals(EnumSet.of(RegionAccess.WRITE_DST), remote.access(), "the access the caller stated");
+        LocalRegion src = region(client, 4096, RegionAccess.WRITE_SRC, RegionAccess.READ_DST);
+        src.segment().set(ValueLayout.JAVA_LONG, 0, 0x0DDBA11L);
+        post("write", () -> p.client().write(remote, 512, src, 0, 8, 1, true));
+        assertTrue(await(p.clientSide(), 1).isSuccess());
+        assertEquals(0x0DDBA11L, target.segment().get(ValueLayout.JAVA_LONG, 512));
+        // the stated access is enforced before posting: READ_SRC was not stated
+        assertMessage(assertThrows(IllegalArgumentException.class,
+                () -> p.client().read(src, 0, remote, 512, 8, 2, true)), "READ_SRC");
+        assertThrows(IllegalArgumentException.class,
+                () -> client.remoteRegion(java.util.Arrays.copyOf(raw, raw.length + 1), EnumSet.of(RegionAccess.WRITE_DST)));
+        assertThrows(IllegalArgumentException.class, () -> client.remoteRegion(raw, EnumSet.noneOf(RegionAccess.class)));
+        assertThrows(IllegalArgumentException.class, () -> client.remoteRegion(null, EnumSet.of(RegionAccess.WRITE_DST)));
+    }
+
+    @Test
     void writeThenRead_randomSizesUpTo1MiB_roundTripExactly() {
         LocalRegion target = region(server, REGION, RegionAccess.WRITE_DST, RegionAccess.READ_SRC);
         Pair p = connect(new byte[0], target.descriptor());

@@ -59,8 +59,10 @@ import java.util.concurrent.TimeoutException;
  * into another polling round. Busy rounds poll queues directly without acknowledging them (their
  * fds may stay readable; epoll is then only consulted for the other sources).
  *
- * Fairness. One turn of the loop runs up to MAX_TASKS_PER_ROUND tasks and gives each ready queue
- * up to MAX_BATCHES_PER_TURN polls; a queue that never comes back short (a dying connection
+ * Fairness. One turn of the loop runs up to MAX_TASKS_PER_ROUND tasks, for at most
+ * TASK_BUDGET_NANOS (a task that re-queues itself to continue a long job, such as failing a dying
+ * connection's backlog a chunk at a time, would otherwise fill the whole turn), and gives each
+ * ready queue up to MAX_BATCHES_PER_TURN polls; a queue that never comes back short (a dying connection
  * failing every operation) would otherwise hold the thread while its neighbours wait. A queue
  * that the budget cut off with a full last batch goes on the cut-off list, and the next turn polls
  * it again first, without waiting for its fd: after the drain was stopped early, neither kind of
@@ -93,6 +95,8 @@ public final class EventLoop implements AutoCloseable {
 
     /** Tasks run per loop round before the ready fds get their turn again (every strategy). */
     static final int MAX_TASKS_PER_ROUND = 1024;
+    /** Time one turn may spend on tasks before the ready fds get their turn; read every 16 tasks. */
+    static final long TASK_BUDGET_NANOS = 1_000_000;
     /**
      * Native poll calls per completion queue per loop turn. A queue whose polls keep coming back
      * full (a dying connection failing 500,000 operations) used to be drained to the end while
@@ -800,12 +804,16 @@ public final class EventLoop implements AutoCloseable {
         assert inEventLoop();
         int n = 0;
         Runnable r;
+        long start = System.nanoTime();
         // The state is re-read per task: a task may be long, and a shutdown requested meanwhile
         // decides what happens to the rest (graceful: run with a deadline; forced: dropped).
         while (n < MAX_TASKS_PER_ROUND && (int) STATE.getVolatile(this) == RUNNING && (r = taskQueue.poll()) != null) {
             n++;
             safeRun(r);
             TASKS.setOpaque(this, tasks + 1);
+            if ((n & 15) == 0 && System.nanoTime() - start > TASK_BUDGET_NANOS) {
+                break;
+            }
         }
         return n;
     }

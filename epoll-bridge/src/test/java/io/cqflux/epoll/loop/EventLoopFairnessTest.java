@@ -80,4 +80,45 @@ class EventLoopFairnessTest {
             Await.until(() -> flooded.get() == FLOOD_BATCHES * BATCH, strategy + ": the whole flood");
         }
     }
+
+    /**
+     * A task that re-queues itself to continue a long job (a dying connection failing its backlog
+     * a chunk at a time) gets {@link EventLoop#TASK_BUDGET_NANOS} of a turn; a queue that becomes
+     * ready meanwhile is served after a few of its steps, not after {@link EventLoop#MAX_TASKS_PER_ROUND}.
+     * Counted in steps: each step spins at least 50 µs, so a turn's budget holds at most
+     * budget / 50 µs + 16 of them, however slow the machine.
+     */
+    @ParameterizedTest
+    @MethodSource("strategies")
+    void selfRequeuingTask_doesNotStarveAQueue(WaitStrategy strategy) {
+        long stepNanos = 50_000;
+        long bound = 2 * (1_000_000 / stepNanos + 16); // the 1 ms budget, in steps, with slack
+        try (EventfdTestCompletionQueue neighbour = new EventfdTestCompletionQueue("neighbour");
+                EventLoop loop = EventLoop.start(new LoopConfig("fair-requeue-" + strategy, strategy, BATCH, null))) {
+            AtomicLong steps = new AtomicLong();
+            AtomicLong stepsAtSignal = new AtomicLong(-1);
+            CompletableFuture<Long> stepsWhenServed = new CompletableFuture<>();
+            loop.register(neighbour, c -> stepsWhenServed.complete(steps.get()));
+            Await.roundTrip(loop);
+            Runnable[] step = new Runnable[1];
+            step[0] = () -> {
+                long t0 = System.nanoTime();
+                while (System.nanoTime() - t0 < stepNanos) {
+                    Thread.onSpinWait();
+                }
+                long n = steps.incrementAndGet();
+                if (n == 100) {
+                    stepsAtSignal.set(n);
+                    neighbour.add(1);
+                }
+                if (n < 5_000 && !stepsWhenServed.isDone()) {
+                    loop.execute(step[0]);
+                }
+            };
+            loop.execute(step[0]);
+            long served = Await.done(stepsWhenServed, "the neighbour's completion");
+            assertTrue(served - stepsAtSignal.get() <= bound, strategy + ": " + (served - stepsAtSignal.get())
+                    + " steps of a self-requeuing task ran before a ready queue was served (at most " + bound + ")");
+        }
+    }
 }

@@ -121,6 +121,12 @@ enum FabricErrno {
     /** Receiver not ready, no receive buffers available. */
     ENORX(269);
 
+    /**
+     * Linux's EPIPE, which the tcp provider passes through from the socket when the peer's end is
+     * gone; fi_errno.h defines no FI_EPIPE (it is commented out there).
+     */
+    static final int EPIPE = 32;
+
     private final int code;
     private final boolean alias;
 
@@ -171,14 +177,19 @@ enum FabricErrno {
      * @return the closest {@link CompletionStatus}
      */
     static CompletionStatus statusOf(int err) {
+        if (err == EPIPE) {
+            return CompletionStatus.WR_FLUSH_ERR;
+        }
         FabricErrno e = of(err);
         if (e == null) {
             return CompletionStatus.GENERAL_ERR;
         }
         return switch (e) {
-            case ECANCELED -> CompletionStatus.WR_FLUSH_ERR;
-            case ENOTCONN, ECONNRESET, ECONNABORTED, ESHUTDOWN, ETIMEDOUT, EHOSTUNREACH, ENETUNREACH ->
-                    CompletionStatus.RETRY_EXC_ERR;
+            // The operation was cut off because the connection ended (an orderly close or a
+            // dropped socket alike, fi_cq(3)): verbs calls that a flushed work request.
+            case ECANCELED, ENOTCONN, ECONNRESET, ECONNABORTED, ESHUTDOWN -> CompletionStatus.WR_FLUSH_ERR;
+            // The peer could not be reached in time: verbs' transport retries exhausted.
+            case ETIMEDOUT, EHOSTUNREACH, ENETUNREACH -> CompletionStatus.RETRY_EXC_ERR;
             case EACCES, EPERM, ENOKEY, EKEYREJECTED, EFAULT -> CompletionStatus.REM_ACCESS_ERR;
             case ETRUNC, EMSGSIZE, ETOOSMALL -> CompletionStatus.LOC_LEN_ERR;
             case ENORX -> CompletionStatus.RNR_RETRY_EXC_ERR;

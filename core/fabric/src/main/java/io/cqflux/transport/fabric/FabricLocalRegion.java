@@ -65,6 +65,11 @@ final class FabricLocalRegion implements LocalRegion {
     }
 
     @Override
+    public byte[] rawDescriptor() {
+        return RegionDescriptor.encodeRaw(key, base, memory.byteSize());
+    }
+
+    @Override
     public boolean isOpen() {
         return open;
     }

@@ -308,6 +308,16 @@ final class FabricTransport implements Transport {
         return name;
     }
 
+    /**
+     * tcp (1.17) reports a peer's {@code fi_writedata} as remote CQ data with op_context NULL,
+     * consuming no posted receive (fi_cq(3), FI_RX_CQ_DATA not required); verbs-based providers
+     * consume one, as verbs does.
+     */
+    @Override
+    public boolean writeWithImmediateConsumesReceive() {
+        return !"tcp".equals(provider);
+    }
+
     @Override
     public Set<Capability> capabilities() {
         return capabilities;
@@ -381,6 +391,11 @@ final class FabricTransport implements Transport {
     @Override
     public RemoteRegion remoteRegion(byte[] descriptor) {
         return RegionDescriptor.parse(descriptor);
+    }
+
+    @Override
+    public RemoteRegion remoteRegion(byte[] rawDescriptor, Set<RegionAccess> access) {
+        return RegionDescriptor.parseRaw(rawDescriptor, access);
     }
 
     @Override

@@ -40,6 +40,50 @@ final class RegionDescriptor {
                 .putShort((short) RegionAccess.bits(access)).putLong(key).putLong(base).putLong(length).array();
     }
 
+    /** Bytes of the raw form: key, base, length. */
+    static final int RAW_LENGTH = 24;
+
+    /**
+     * The transport's own form, for peers not written with cqflux: key, base, length, each a
+     * big-endian 64-bit value.
+     */
+    static byte[] encodeRaw(long key, long base, long length) {
+        return ByteBuffer.allocate(RAW_LENGTH).order(ByteOrder.BIG_ENDIAN).putLong(key).putLong(base).putLong(length)
+                .array();
+    }
+
+    /**
+     * Parses the raw form with the access the caller states; such a region offers
+     * {@link FlushType#VISIBILITY} flushes (this transport's flush is a delivery-complete write,
+     * which needs nothing of the peer's registration).
+     */
+    static Remote parseRaw(byte[] d, Set<RegionAccess> access) {
+        if (d == null || d.length != RAW_LENGTH) {
+            throw new IllegalArgumentException("raw fabric region descriptor of " + (d == null ? "null" : d.length + " bytes")
+                    + ", expected exactly " + RAW_LENGTH + " (key, base, length)");
+        }
+        if (access == null || access.isEmpty()) {
+            throw new IllegalArgumentException("access of a raw region descriptor is empty: state what the peer granted");
+        }
+        ByteBuffer b = ByteBuffer.wrap(d).order(ByteOrder.BIG_ENDIAN);
+        long key = b.getLong();
+        long base = b.getLong();
+        long length = b.getLong();
+        checkRange(base, length);
+        return new Remote(key, base, length, Collections.unmodifiableSet(EnumSet.copyOf(access)),
+                Collections.unmodifiableSet(EnumSet.of(FlushType.VISIBILITY)));
+    }
+
+    private static void checkRange(long base, long length) {
+        if (length <= 0) {
+            throw new IllegalArgumentException("region descriptor length " + length + " is not positive");
+        }
+        if (Long.compareUnsigned(base + length, base) < 0) {
+            throw new IllegalArgumentException("region descriptor base 0x" + Long.toHexString(base) + " + length "
+                    + length + " overflows the 64-bit address space");
+        }
+    }
+
     static Remote parse(byte[] d) {
         if (d == null) {
             throw new IllegalArgumentException("region descriptor is null");
@@ -76,13 +120,7 @@ final class RegionDescriptor {
         long key = b.getLong();
         long base = b.getLong();
         long length = b.getLong();
-        if (length <= 0) {
-            throw new IllegalArgumentException("region descriptor length " + length + " is not positive");
-        }
-        if (Long.compareUnsigned(base + length, base) < 0) {
-            throw new IllegalArgumentException("region descriptor base 0x" + Long.toHexString(base) + " + length "
-                    + length + " overflows the 64-bit address space");
-        }
+        checkRange(base, length);
         EnumSet<RegionAccess> access = EnumSet.noneOf(RegionAccess.class);
         for (RegionAccess r : RegionAccess.values()) {
             if ((a & r.bit()) != 0) {

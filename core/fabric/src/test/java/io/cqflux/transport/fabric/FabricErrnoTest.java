@@ -48,7 +48,12 @@ class FabricErrnoTest {
     @Test
     void completionErrors_mapOntoVerbsStatusNames() {
         assertEquals(CompletionStatus.WR_FLUSH_ERR, FabricErrno.statusOf(125));
-        assertEquals(CompletionStatus.RETRY_EXC_ERR, FabricErrno.statusOf(107));
+        // cut off because the connection ended: flushed, as verbs says it
+        assertEquals(CompletionStatus.WR_FLUSH_ERR, FabricErrno.statusOf(107));
+        assertEquals(CompletionStatus.WR_FLUSH_ERR, FabricErrno.statusOf(FabricErrno.EPIPE));
+        assertEquals(CompletionStatus.WR_FLUSH_ERR, FabricErrno.statusOf(104));
+        // the peer could not be reached in time
+        assertEquals(CompletionStatus.RETRY_EXC_ERR, FabricErrno.statusOf(110));
         assertEquals(CompletionStatus.REM_ACCESS_ERR, FabricErrno.statusOf(13));
         assertEquals(CompletionStatus.LOC_LEN_ERR, FabricErrno.statusOf(265));
         assertEquals(CompletionStatus.GENERAL_ERR, FabricErrno.statusOf(256));

@@ -18,15 +18,17 @@ final class RpmaLocalRegion implements LocalRegion {
     private final MemorySegment memory;
     private final Set<RegionAccess> access;
     private final byte[] descriptor;
+    private final byte[] rawDescriptor;
     private volatile MemorySegment mr;
 
     RpmaLocalRegion(RpmaTransport transport, MemorySegment memory, Set<RegionAccess> access, MemorySegment mr,
-                    byte[] descriptor) {
+                    byte[] rawDescriptor) {
         this.transport = transport;
         this.memory = memory;
         this.access = Set.copyOf(access);
         this.mr = mr;
-        this.descriptor = descriptor;
+        this.rawDescriptor = rawDescriptor;
+        this.descriptor = RegionDescriptor.encode(this.access, rawDescriptor);
     }
 
     /** Registers {@code memory} and reads its descriptor; deregisters again if that fails. */
@@ -50,8 +52,7 @@ final class RpmaLocalRegion implements LocalRegion {
                 }
                 MemorySegment desc = a.allocate(n);
                 RpmaNative.check("rpma_mr_get_descriptor", librpma_h.rpma_mr_get_descriptor(mr, desc), "");
-                byte[] d = RegionDescriptor.encode(access, desc.toArray(ValueLayout.JAVA_BYTE));
-                RpmaLocalRegion region = new RpmaLocalRegion(t, memory, access, mr, d);
+                RpmaLocalRegion region = new RpmaLocalRegion(t, memory, access, mr, desc.toArray(ValueLayout.JAVA_BYTE));
                 registered = true;
                 return region;
             } catch (RuntimeException e) {
@@ -96,6 +97,11 @@ final class RpmaLocalRegion implements LocalRegion {
     @Override
     public byte[] descriptor() {
         return descriptor.clone();
+    }
+
+    @Override
+    public byte[] rawDescriptor() {
+        return rawDescriptor.clone();
     }
 
     @Override

@@ -30,8 +30,35 @@ final class RpmaRemoteRegion implements RemoteRegion {
 
     static RpmaRemoteRegion parse(byte[] bytes, int expectedNativeSize) {
         RegionDescriptor d = RegionDescriptor.parse(bytes, expectedNativeSize);
+        return fromNative(d.nativeDescriptor(), d.access());
+    }
+
+    /**
+     * A peer region from librpma's own descriptor, with the access the caller states.
+     *
+     * @param raw the bytes of the peer's {@code rpma_mr_get_descriptor(3)}
+     * @param access what the peer granted
+     * @param expectedNativeSize {@code rpma_mr_get_descriptor_size} of this library
+     * @return the region
+     */
+    static RpmaRemoteRegion fromRaw(byte[] raw, Set<RegionAccess> access, int expectedNativeSize) {
+        if (raw == null) {
+            throw new IllegalArgumentException("raw region descriptor is null");
+        }
+        // rpma_mr_remote_from_descriptor trusts its input: check the size first.
+        if (raw.length != expectedNativeSize) {
+            throw new IllegalArgumentException("raw librpma descriptor of " + raw.length + " bytes, expected exactly "
+                    + expectedNativeSize + " (rpma_mr_get_descriptor_size)");
+        }
+        if (access == null || access.isEmpty()) {
+            throw new IllegalArgumentException("access of a raw region descriptor is empty: state what the peer granted");
+        }
+        return fromNative(raw, Set.copyOf(access));
+    }
+
+    private static RpmaRemoteRegion fromNative(byte[] nativeDescriptor, Set<RegionAccess> access) {
         try (Arena a = Arena.ofConfined()) {
-            MemorySegment desc = a.allocateFrom(ValueLayout.JAVA_BYTE, d.nativeDescriptor());
+            MemorySegment desc = a.allocateFrom(ValueLayout.JAVA_BYTE, nativeDescriptor);
             MemorySegment p = a.allocate(ValueLayout.ADDRESS);
             int rc = librpma_h.rpma_mr_remote_from_descriptor(desc, desc.byteSize(), p);
             if (rc == librpma_h.RPMA_E_INVAL()) {
@@ -52,7 +79,7 @@ final class RpmaRemoteRegion implements RemoteRegion {
                 if ((bits & librpma_h.RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY()) != 0) {
                     types.add(FlushType.VISIBILITY);
                 }
-                return new RpmaRemoteRegion(mr, sz.get(ValueLayout.JAVA_LONG, 0), Set.copyOf(types), d.access());
+                return new RpmaRemoteRegion(mr, sz.get(ValueLayout.JAVA_LONG, 0), Set.copyOf(types), access);
             } catch (RuntimeException e) {
                 p.set(ValueLayout.ADDRESS, 0, mr);
                 librpma_h.rpma_mr_remote_delete(p);

@@ -297,6 +297,12 @@ final class RpmaTransport implements Transport {
     }
 
     @Override
+    public RemoteRegion remoteRegion(byte[] rawDescriptor, Set<RegionAccess> access) {
+        peer();
+        return RpmaRemoteRegion.fromRaw(rawDescriptor, access, nativeDescriptorSize);
+    }
+
+    @Override
     public io.cqflux.core.spi.Listener listen(InetSocketAddress address, ConnectionConfig config) {
         checkConfig(config);
         peer();

@@ -1,0 +1,213 @@
+package io.cqflux.reactor;
+
+import io.cqflux.core.RegionAccess;
+import io.cqflux.core.spi.Connection;
+import io.cqflux.core.spi.LocalRegion;
+import io.cqflux.core.spi.RemoteRegion;
+import io.cqflux.core.spi.Transport;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.VarHandle;
+import java.util.EnumSet;
+import java.util.Set;
+
+/*
+ * Design: the control words two cqflux peers keep for each other.
+ *
+ * Each side registers 32 bytes per connection and names them in its hello (PeerHello, by the
+ * transport's raw descriptor, so that they fit librpma's 56-byte connect private data beside an
+ * exposed region). The peer writes into them by RDMA write, which needs no receive buffer:
+ *
+ *   [ 0,  8)  credit word: how many receives the peer has posted in total
+ *   [ 8, 16)  staging of this side's own credit count (the source of its write)
+ *   [16, 24)  goodbye word: the peer writes GOODBYE here before an orderly close
+ *   [24, 32)  staging of this side's goodbye
+ *
+ * Message credits. A send (or a write with immediate that consumes a receive) must land in a
+ * receive buffer the peer posted. Without one, verbs makes the sender retry forever (librpma
+ * connects with rnr_retry_count 7, "infinite", rpma_conn_req_connect) and libfabric's tcp
+ * provider stalls the whole stream: the send sits at the head of the send queue, every operation
+ * behind it waits, and the operation deadline would call a merely slow receiver dead. So a
+ * sender posts a message only while the receiver's credit word, less the messages it already
+ * posted, is positive. The receiver writes its absolute count of posted receives whenever it
+ * moved, one write in flight at a time (the staging word is never rewritten under the NIC).
+ * Counts only grow, so a late write can only understate what is available. The sender is not
+ * woken by a write into its memory, so a starved sender re-reads its credit word on every
+ * completion of its connection and from a 1 ms timer while it is starved.
+ *
+ * Goodbye. Transports report an orderly disconnect and a peer process that died alike (the
+ * kernel closes its socket or its RDMA CM id for it). So before this side closes a connection in
+ * order it writes GOODBYE into the peer's goodbye word and waits (bounded) for that write to
+ * complete; completions are in order on a reliable connection, so everything posted before it has
+ * arrived too. When a connection ends, the end is CLOSED if the peer said goodbye and LOST if it
+ * did not.
+ *
+ * A peer whose hello names no control words (an older cqflux, or a peer not written with cqflux)
+ * gets raw sends and its end is judged by the transport's event alone.
+ */
+
+/**
+ * The control words of one connection (see the design comment at the top of this file).
+ * Loop-confined after construction, except {@link #close()}, which runs after the native
+ * connection is gone.
+ */
+final class PeerControl implements AutoCloseable {
+
+    private static final VarHandle WORD = ValueLayout.JAVA_LONG.varHandle();
+    /** Bytes of the control words. */
+    static final int SIZE = 32;
+    private static final long CREDIT_WORD = 0;
+    private static final long CREDIT_STAGING = 8;
+    private static final long GOODBYE_WORD = 16;
+    private static final long GOODBYE_STAGING = 24;
+    /** What an orderly close writes into the peer's goodbye word ("cqfx bye"). */
+    static final long GOODBYE = 0x6371_6678_2062_7965L;
+    /** The access a peer's control words are addressed with. */
+    static final Set<RegionAccess> PEER_ACCESS = Set.of(RegionAccess.WRITE_DST);
+
+    private final Arena arena;
+    private final LocalRegion words;
+    private RemoteRegion peer;
+    /** Messages this side posted that consume one of the peer's receives. */
+    private long used;
+    /** Receives this side posted, in total. */
+    private long posted;
+    /** The last count whose write into the peer's credit word was posted. */
+    private long granted;
+    private boolean grantInFlight;
+
+    private PeerControl(Arena arena, LocalRegion words) {
+        this.arena = arena;
+        this.words = words;
+    }
+
+    /**
+     * Registers this side's control words.
+     *
+     * @param t the transport
+     * @return the control words, not yet linked to a peer
+     */
+    static PeerControl register(Transport t) {
+        Arena a = Arena.ofShared();
+        try {
+            MemorySegment mem = a.allocate(SIZE, 8);
+            return new PeerControl(a, t.register(mem, EnumSet.of(RegionAccess.WRITE_DST, RegionAccess.WRITE_SRC)));
+        } catch (RuntimeException | Error e) {
+            a.close();
+            throw e;
+        }
+    }
+
+    /** {@return the transport's raw descriptor of this side's control words, for the hello} */
+    byte[] descriptor() {
+        return words.rawDescriptor();
+    }
+
+    /**
+     * Links the peer's control words (from its hello).
+     *
+     * @param peerWords the peer's control words, or {@code null} when the peer named none
+     */
+    void peer(RemoteRegion peerWords) {
+        this.peer = peerWords;
+    }
+
+    /** {@return the peer's control words, or {@code null} (closed with the connection)} */
+    RemoteRegion peerWords() {
+        return peer;
+    }
+
+    /** {@return whether the peer takes part (its hello named control words)} */
+    boolean enabled() {
+        return peer != null;
+    }
+
+    // ---------------------------------------------------------------- credits, the sender's side
+
+    /** {@return whether a message may be posted now (always, when the peer does not take part)} */
+    boolean mayPost() {
+        return peer == null || (long) WORD.getAcquire(words.segment(), CREDIT_WORD) - used > 0;
+    }
+
+    /** A message that consumes one of the peer's receives is being posted. */
+    void consume() {
+        used++;
+    }
+
+    /** A message counted by {@link #consume()} was not posted after all. */
+    void unconsume() {
+        used--;
+    }
+
+    // ---------------------------------------------------------------- credits, the receiver's side
+
+    /**
+     * This side posted receives.
+     *
+     * @param n how many
+     */
+    void receivesPosted(int n) {
+        posted += n;
+    }
+
+    /** {@return whether the peer should hear of receives it does not know about yet} */
+    boolean grantPending() {
+        return peer != null && !grantInFlight && posted != granted;
+    }
+
+    /**
+     * Posts the write of this side's receive count into the peer's credit word; only when
+     * {@link #grantPending()}. Loop thread.
+     *
+     * @param c the connection
+     * @param context the in-flight table context of the write
+     * @return whether it was posted (false: the transport's queue is momentarily full)
+     */
+    boolean postGrant(Connection c, long context) {
+        WORD.setRelease(words.segment(), CREDIT_STAGING, posted);
+        if (!c.write(peer, CREDIT_WORD, words, CREDIT_STAGING, 8, context, true)) {
+            return false;
+        }
+        granted = posted;
+        grantInFlight = true;
+        return true;
+    }
+
+    /** The grant write completed. */
+    void grantDone() {
+        grantInFlight = false;
+    }
+
+    // ---------------------------------------------------------------- goodbye
+
+    /**
+     * Posts the goodbye write into the peer's goodbye word. Loop thread.
+     *
+     * @param c the connection
+     * @param context the in-flight table context of the write
+     * @return whether it was posted
+     */
+    boolean postGoodbye(Connection c, long context) {
+        WORD.setRelease(words.segment(), GOODBYE_STAGING, GOODBYE);
+        return c.write(peer, GOODBYE_WORD, words, GOODBYE_STAGING, 8, context, true);
+    }
+
+    /** {@return whether the peer wrote its goodbye into this side's word} */
+    boolean peerSaidGoodbye() {
+        return (long) WORD.getAcquire(words.segment(), GOODBYE_WORD) == GOODBYE;
+    }
+
+    /** Frees the control words; after the native connection is closed (the NIC may write them until then). */
+    @Override
+    public void close() {
+        try {
+            if (peer != null) {
+                peer.close();
+            }
+            words.close();
+        } finally {
+            arena.close();
+        }
+    }
+}
