@@ -17,8 +17,6 @@ import java.lang.foreign.ValueLayout;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
-import java.util.logging.Level;
-import java.util.logging.Logger;
 
 /**
  * A passive endpoint ({@code fi_endpoint(3)} {@code fi_passive_ep}) listening with its own event
@@ -28,7 +26,7 @@ import java.util.logging.Logger;
 @SuppressWarnings("restricted") // FFM: this package is the native-access boundary of the fabric transport
 final class FabricListener implements Listener {
 
-    private static final Logger LOG = Logger.getLogger(FabricListener.class.getName());
+    private static final System.Logger LOG = System.getLogger(FabricListener.class.getName());
 
     private final FabricTransport transport;
     private final ConnectionConfig config;
@@ -142,9 +140,9 @@ final class FabricListener implements Listener {
                 return new Request(info, eq.cmData());
             }
             if (ev == FabricEventQueue.ERROR) {
-                LOG.log(Level.FINE, "listener {0}: event queue error {1}", new Object[] {bound, eq.lastError()});
+                LOG.log(System.Logger.Level.DEBUG, "listener {0}: event queue error {1}", new Object[] {bound, eq.lastError()});
             } else {
-                LOG.log(Level.FINE, "listener {0}: ignoring event {1}", new Object[] {bound, ev});
+                LOG.log(System.Logger.Level.DEBUG, "listener {0}: ignoring event {1}", new Object[] {bound, ev});
             }
         }
     }
