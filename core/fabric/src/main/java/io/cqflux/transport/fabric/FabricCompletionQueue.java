@@ -74,7 +74,7 @@ final class FabricCompletionQueue implements CompletionQueue {
                     "completion queue");
             this.fd = fdOut.get(ValueLayout.JAVA_INT, 0);
         } catch (RuntimeException e) {
-            FabricLibrary.close(cq);
+            FabricLibrary.close(cq, "cq", owner);
             arena.close();
             throw e;
         }
@@ -153,7 +153,7 @@ final class FabricCompletionQueue implements CompletionQueue {
             return;
         }
         closed = true;
-        FabricLibrary.close(cq);
+        FabricLibrary.close(cq, "cq", owner);
         arena.close();
     }
 

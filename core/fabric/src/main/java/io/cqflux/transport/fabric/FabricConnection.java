@@ -101,6 +101,7 @@ final class FabricConnection implements Connection {
         FabricCompletionQueue c = null;
         FabricCompletionQueue r = null;
         MemorySegment endpoint = MemorySegment.NULL;
+        transport.retain(); // released by close(), or below when construction fails
         try {
             e = new FabricEventQueue(transport);
             c = new FabricCompletionQueue(transport, this, config.completionQueueSize(), false);
@@ -122,8 +123,9 @@ final class FabricConnection implements Connection {
             FabricLibrary.check("fi_enable", FabricLibrary.control(endpoint, FI_ENABLE(), MemorySegment.NULL),
                     description);
         } catch (RuntimeException ex) {
+            // fi_endpoint(3): the endpoint first, then the CQs and the EQ it was bound to.
             if (!endpoint.equals(MemorySegment.NULL)) {
-                FabricLibrary.close(endpoint);
+                FabricLibrary.close(endpoint, "endpoint", description);
             }
             if (r != null) {
                 r.close();
@@ -135,6 +137,7 @@ final class FabricConnection implements Connection {
                 e.close();
             }
             arena.close();
+            transport.release();
             throw ex;
         }
         this.eq = e;
@@ -446,13 +449,19 @@ final class FabricConnection implements Connection {
         }
         closed = true;
         state = State.ENDED;
-        FabricLibrary.close(ep);
-        cq.close();
-        if (rcq != null) {
-            rcq.close();
+        // fi_endpoint(3): close the endpoint before the CQs and the EQ bound to it (they refuse
+        // with -FI_EBUSY while bound), and all of them before the domain (transport.release()).
+        try {
+            FabricLibrary.close(ep, "endpoint", description);
+            cq.close();
+            if (rcq != null) {
+                rcq.close();
+            }
+            eq.close();
+        } finally {
+            arena.close();
+            transport.release();
         }
-        eq.close();
-        arena.close();
     }
 
     @Override
