@@ -131,17 +131,14 @@ final class FabricCompletionQueue implements CompletionQueue {
                 fi_cq_err_entry.err_data(errEntry, MemorySegment.NULL);
                 fi_cq_err_entry.err_data_size(errEntry, 0L);
                 long r = fi_ops_cq.readerr.invoke(readerrFp, cq, errEntry, 0L);
-                if (r == -FI_EAGAIN()) {
+                if (FabricLibrary.result("fi_cq_readerr", r, "completion queue") == FabricLibrary.AGAIN) {
                     break;
                 }
-                FabricLibrary.check("fi_cq_readerr", r, "completion queue");
                 view.error(errEntry);
                 sink.onCompletion(view);
                 delivered++;
-            } else if (n == -FI_EAGAIN()) {
-                break;
-            } else {
-                throw FabricLibrary.failure("fi_cq_read", n, owner.description());
+            } else if (FabricLibrary.result("fi_cq_read", n, owner.description()) == FabricLibrary.AGAIN) {
+                break; // fi_cq_read(3): the queue is empty
             }
         }
         return delivered;

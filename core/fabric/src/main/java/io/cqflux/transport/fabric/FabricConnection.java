@@ -185,11 +185,17 @@ final class FabricConnection implements Connection {
                 int rc = fi_ops_cm.connect.invoke(fi_ops_cm.connect(fid_ep.cm(c.ep)), c.ep, fi_info.dest_addr(info),
                         param, (long) data.length);
                 if (rc == -FabricErrno.ECONNREFUSED.code()) {
+                    // fi_cm(3) lets fi_connect fail at once when the peer refuses: that is the
+                    // REJECTED event, not an exception (tcp reports it through the EQ instead).
                     c.pendingTerminal = ConnectionEvent.REJECTED;
                     c.refusedAtConnect = true;
-                } else if (rc < 0) {
-                    c.close();
-                    throw FabricLibrary.failure("fi_connect", rc, desc);
+                } else {
+                    try {
+                        FabricLibrary.check("fi_connect", rc, desc);
+                    } catch (RuntimeException e) {
+                        c.close();
+                        throw e;
+                    }
                 }
             } finally {
                 fi_freeinfo(info);
@@ -205,10 +211,12 @@ final class FabricConnection implements Connection {
         c.peerData = requestData.clone();
         try (Arena tmp = Arena.ofConfined()) {
             MemorySegment param = data.length == 0 ? MemorySegment.NULL : tmp.allocateFrom(ValueLayout.JAVA_BYTE, data);
-            int rc = fi_ops_cm.accept.invoke(fi_ops_cm.accept(fid_ep.cm(c.ep)), c.ep, param, (long) data.length);
-            if (rc < 0) {
+            try {
+                FabricLibrary.check("fi_accept", fi_ops_cm.accept.invoke(fi_ops_cm.accept(fid_ep.cm(c.ep)), c.ep, param,
+                        (long) data.length), desc);
+            } catch (RuntimeException e) {
                 c.close();
-                throw FabricLibrary.failure("fi_accept", rc, desc);
+                throw e;
             }
         }
         return c;

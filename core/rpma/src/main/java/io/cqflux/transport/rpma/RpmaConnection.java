@@ -126,10 +126,7 @@ final class RpmaConnection implements Connection {
         try (Arena a = Arena.ofConfined()) {
             MemorySegment p = a.allocate(ValueLayout.ADDRESS);
             p.set(ValueLayout.ADDRESS, 0, conn);
-            int rc = librpma_h.rpma_conn_delete(p);
-            if (rc != 0) {
-                LOG.log(System.Logger.Level.DEBUG, () -> "rpma_conn_delete failed: " + RpmaNative.errText(rc));
-            }
+            RpmaNative.logged(LOG, System.Logger.Level.DEBUG, "rpma_conn_delete", librpma_h.rpma_conn_delete(p), "");
         }
     }
 
@@ -372,10 +369,8 @@ final class RpmaConnection implements Connection {
         }
         if (!disconnectRequested && canDisconnect()) {
             disconnectRequested = true;
-            int rc = librpma_h.rpma_conn_disconnect(c);
-            if (rc != 0) {
-                LOG.log(System.Logger.Level.DEBUG, () -> description + ": rpma_conn_disconnect before delete: " + RpmaNative.errText(rc));
-            }
+            RpmaNative.logged(LOG, System.Logger.Level.DEBUG, "rpma_conn_disconnect", librpma_h.rpma_conn_disconnect(c),
+                    description + ", before delete");
         }
         conn = null;
         for (CompletionQueue q : queues) {
@@ -384,10 +379,8 @@ final class RpmaConnection implements Connection {
         try (Arena a = Arena.ofConfined()) {
             MemorySegment p = a.allocate(ValueLayout.ADDRESS);
             p.set(ValueLayout.ADDRESS, 0, c);
-            int rc = librpma_h.rpma_conn_delete(p);
-            if (rc != 0) {
-                LOG.log(System.Logger.Level.WARNING, description + ": " + RpmaNative.failure("rpma_conn_delete", rc, 0, "").getMessage());
-            }
+            RpmaNative.logged(LOG, System.Logger.Level.WARNING, "rpma_conn_delete", librpma_h.rpma_conn_delete(p),
+                    description);
         } finally {
             arena.close();
             transport.release();
@@ -440,10 +433,8 @@ final class RpmaConnection implements Connection {
                 // state, which flushes the posted receives, and sends the peer the reply it waits
                 // for; without it the peer's CLOSED would wait for a CM timeout.
                 disconnectRequested = true;
-                int d = librpma_h.rpma_conn_disconnect(c);
-                if (d != 0) {
-                    LOG.log(System.Logger.Level.DEBUG, () -> description + ": answering the peer's disconnect: " + RpmaNative.errText(d));
-                }
+                RpmaNative.logged(LOG, System.Logger.Level.DEBUG, "rpma_conn_disconnect", librpma_h.rpma_conn_disconnect(c),
+                        description + ", answering the peer's disconnect");
             }
             return event;
         }

@@ -79,10 +79,8 @@ final class RpmaLog {
             return;
         }
         MemorySegment stub = rpma_log_function.allocate(RpmaLog::onLog, Arena.global());
-        int rc = librpma_h.rpma_log_set_function(stub);
-        if (rc != 0) {
-            LOGGER.log(Level.WARNING, "rpma_log_set_function failed: " + RpmaNative.errText(rc)
-                    + "; librpma keeps its default log");
+        if (!RpmaNative.logged(LOGGER, Level.WARNING, "rpma_log_set_function", librpma_h.rpma_log_set_function(stub),
+                "librpma keeps its default log")) {
             return;
         }
         syncThreshold();
