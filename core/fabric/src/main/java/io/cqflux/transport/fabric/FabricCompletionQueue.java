@@ -254,7 +254,16 @@ final class FabricCompletionQueue implements CompletionQueue {
 
         @Override
         protected long rawByteLength() {
-            return seg.get(ValueLayout.JAVA_LONG, off + fi_cq_data_entry.len$offset());
+            long len = seg.get(ValueLayout.JAVA_LONG, off + fi_cq_data_entry.len$offset());
+            // fi_cq(3) of 1.17: "len ... only applies to completed receive operations". The target's
+            // entry for a peer's write with CQ data (FI_REMOTE_WRITE|FI_REMOTE_CQ_DATA) is not one:
+            // tcp 1.17 writes len 0 there unconditionally (no flag or mode changes that; later tcp
+            // releases fill in the payload size). A 0 there means "not reported", not "0 bytes", so
+            // it reads as -1, unknown (package-info); a length the provider did report is kept.
+            if (len == 0 && (rawFlags() & FI_REMOTE_WRITE()) != 0) {
+                return -1;
+            }
+            return len;
         }
 
         @Override
