@@ -6,7 +6,6 @@
  */
 module io.cqflux.transport.rpma {
     requires io.cqflux.core;
-    requires java.logging;
 
     exports io.cqflux.transport.rpma;
 

@@ -54,7 +54,11 @@ public abstract class Completion {
 
     /**
      * {@return the number of bytes transferred ({@code byte_len} / {@code len}); meaningful for
-     * receives and reads}
+     * receives and reads, and for {@link Opcode#RECEIVE_WRITE_WITH_IMMEDIATE} the bytes the peer
+     * wrote where the transport knows them, or {@code -1} where it does not: libfabric's tcp
+     * provider (1.17) does not report the length of a peer's write with immediate, so on fabric
+     * such a notification reads {@code -1} (never {@code 0}, which would claim an empty write);
+     * verbs (rpma) reports {@code byte_len}}
      *
      * @throws IllegalStateException on an error entry
      */

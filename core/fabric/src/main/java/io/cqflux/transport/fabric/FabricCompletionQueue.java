@@ -74,7 +74,7 @@ final class FabricCompletionQueue implements CompletionQueue {
                     "completion queue");
             this.fd = fdOut.get(ValueLayout.JAVA_INT, 0);
         } catch (RuntimeException e) {
-            FabricLibrary.close(cq);
+            FabricLibrary.close(cq, "cq", owner);
             arena.close();
             throw e;
         }
@@ -131,17 +131,14 @@ final class FabricCompletionQueue implements CompletionQueue {
                 fi_cq_err_entry.err_data(errEntry, MemorySegment.NULL);
                 fi_cq_err_entry.err_data_size(errEntry, 0L);
                 long r = fi_ops_cq.readerr.invoke(readerrFp, cq, errEntry, 0L);
-                if (r == -FI_EAGAIN()) {
+                if (FabricLibrary.result("fi_cq_readerr", r, "completion queue") == FabricLibrary.AGAIN) {
                     break;
                 }
-                FabricLibrary.check("fi_cq_readerr", r, "completion queue");
                 view.error(errEntry);
                 sink.onCompletion(view);
                 delivered++;
-            } else if (n == -FI_EAGAIN()) {
-                break;
-            } else {
-                throw FabricLibrary.failure("fi_cq_read", n, owner.description());
+            } else if (FabricLibrary.result("fi_cq_read", n, owner.description()) == FabricLibrary.AGAIN) {
+                break; // fi_cq_read(3): the queue is empty
             }
         }
         return delivered;
@@ -153,7 +150,7 @@ final class FabricCompletionQueue implements CompletionQueue {
             return;
         }
         closed = true;
-        FabricLibrary.close(cq);
+        FabricLibrary.close(cq, "cq", owner);
         arena.close();
     }
 
@@ -257,7 +254,16 @@ final class FabricCompletionQueue implements CompletionQueue {
 
         @Override
         protected long rawByteLength() {
-            return seg.get(ValueLayout.JAVA_LONG, off + fi_cq_data_entry.len$offset());
+            long len = seg.get(ValueLayout.JAVA_LONG, off + fi_cq_data_entry.len$offset());
+            // fi_cq(3) of 1.17: "len ... only applies to completed receive operations". The target's
+            // entry for a peer's write with CQ data (FI_REMOTE_WRITE|FI_REMOTE_CQ_DATA) is not one:
+            // tcp 1.17 writes len 0 there unconditionally (no flag or mode changes that; later tcp
+            // releases fill in the payload size). A 0 there means "not reported", not "0 bytes", so
+            // it reads as -1, unknown (package-info); a length the provider did report is kept.
+            if (len == 0 && (rawFlags() & FI_REMOTE_WRITE()) != 0) {
+                return -1;
+            }
+            return len;
         }
 
         @Override

@@ -101,6 +101,7 @@ final class FabricConnection implements Connection {
         FabricCompletionQueue c = null;
         FabricCompletionQueue r = null;
         MemorySegment endpoint = MemorySegment.NULL;
+        transport.retain(); // released by close(), or below when construction fails
         try {
             e = new FabricEventQueue(transport);
             c = new FabricCompletionQueue(transport, this, config.completionQueueSize(), false);
@@ -122,8 +123,9 @@ final class FabricConnection implements Connection {
             FabricLibrary.check("fi_enable", FabricLibrary.control(endpoint, FI_ENABLE(), MemorySegment.NULL),
                     description);
         } catch (RuntimeException ex) {
+            // fi_endpoint(3): the endpoint first, then the CQs and the EQ it was bound to.
             if (!endpoint.equals(MemorySegment.NULL)) {
-                FabricLibrary.close(endpoint);
+                FabricLibrary.close(endpoint, "endpoint", description);
             }
             if (r != null) {
                 r.close();
@@ -135,6 +137,7 @@ final class FabricConnection implements Connection {
                 e.close();
             }
             arena.close();
+            transport.release();
             throw ex;
         }
         this.eq = e;
@@ -182,11 +185,17 @@ final class FabricConnection implements Connection {
                 int rc = fi_ops_cm.connect.invoke(fi_ops_cm.connect(fid_ep.cm(c.ep)), c.ep, fi_info.dest_addr(info),
                         param, (long) data.length);
                 if (rc == -FabricErrno.ECONNREFUSED.code()) {
+                    // fi_cm(3) lets fi_connect fail at once when the peer refuses: that is the
+                    // REJECTED event, not an exception (tcp reports it through the EQ instead).
                     c.pendingTerminal = ConnectionEvent.REJECTED;
                     c.refusedAtConnect = true;
-                } else if (rc < 0) {
-                    c.close();
-                    throw FabricLibrary.failure("fi_connect", rc, desc);
+                } else {
+                    try {
+                        FabricLibrary.check("fi_connect", rc, desc);
+                    } catch (RuntimeException e) {
+                        c.close();
+                        throw e;
+                    }
                 }
             } finally {
                 fi_freeinfo(info);
@@ -202,10 +211,12 @@ final class FabricConnection implements Connection {
         c.peerData = requestData.clone();
         try (Arena tmp = Arena.ofConfined()) {
             MemorySegment param = data.length == 0 ? MemorySegment.NULL : tmp.allocateFrom(ValueLayout.JAVA_BYTE, data);
-            int rc = fi_ops_cm.accept.invoke(fi_ops_cm.accept(fid_ep.cm(c.ep)), c.ep, param, (long) data.length);
-            if (rc < 0) {
+            try {
+                FabricLibrary.check("fi_accept", fi_ops_cm.accept.invoke(fi_ops_cm.accept(fid_ep.cm(c.ep)), c.ep, param,
+                        (long) data.length), desc);
+            } catch (RuntimeException e) {
                 c.close();
-                throw FabricLibrary.failure("fi_accept", rc, desc);
+                throw e;
             }
         }
         return c;
@@ -446,13 +457,19 @@ final class FabricConnection implements Connection {
         }
         closed = true;
         state = State.ENDED;
-        FabricLibrary.close(ep);
-        cq.close();
-        if (rcq != null) {
-            rcq.close();
+        // fi_endpoint(3): close the endpoint before the CQs and the EQ bound to it (they refuse
+        // with -FI_EBUSY while bound), and all of them before the domain (transport.release()).
+        try {
+            FabricLibrary.close(ep, "endpoint", description);
+            cq.close();
+            if (rcq != null) {
+                rcq.close();
+            }
+            eq.close();
+        } finally {
+            arena.close();
+            transport.release();
         }
-        eq.close();
-        arena.close();
     }
 
     @Override

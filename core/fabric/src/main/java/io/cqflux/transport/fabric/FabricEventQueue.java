@@ -67,7 +67,7 @@ final class FabricEventQueue implements AutoCloseable {
             FabricLibrary.check("fi_control(FI_GETWAIT)", FabricLibrary.control(eq, FI_GETWAIT(), fdOut), "event queue");
             this.fd = fdOut.get(ValueLayout.JAVA_INT, 0);
         } catch (RuntimeException e) {
-            FabricLibrary.close(eq);
+            FabricLibrary.close(eq, "eq", transport);
             arena.close();
             throw e;
         }
@@ -146,7 +146,7 @@ final class FabricEventQueue implements AutoCloseable {
             return;
         }
         closed = true;
-        FabricLibrary.close(eq);
+        FabricLibrary.close(eq, "eq", transport);
         arena.close();
     }
 }

@@ -8,6 +8,7 @@ import io.cqflux.core.internal.NativeErrors;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.SymbolLookup;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Loads libfabric once and holds what every fabric object needs: the availability verdict, the
@@ -173,15 +174,42 @@ final class FabricLibrary {
         throw failure(call, rc, detail);
     }
 
+    private static final System.Logger LOG = System.getLogger(FabricLibrary.class.getName());
+    /** How many {@code fi_close} calls failed in this JVM (tests read it; see {@link #close}). */
+    private static final AtomicLong CLOSE_FAILURES = new AtomicLong();
+
     /**
-     * {@code fi_close(fid)}: {@code fid->ops->close(fid)}.
+     * {@code fi_close(fid)} ({@code fid->ops->close(fid)}), checked. A failure cannot be thrown
+     * from the {@code close()} that called it, and it is not harmless either: {@code fi_close(3)}
+     * fails with {@code -FI_EBUSY} when something is still bound to the object (an endpoint to a
+     * CQ or EQ, an MR or endpoint to its domain, a domain to its fabric), and the object then
+     * stays allocated. So it is logged at WARNING with the kind of fid and
+     * {@code fi_strerror}, and counted ({@link #closeFailures()}). The callers close in the
+     * order {@code fi_endpoint(3)} and {@code fi_domain(3)} require (endpoint before its CQs and
+     * EQ, every MR and endpoint before the domain, the domain before the fabric), so that
+     * {@code -FI_EBUSY} does not happen in normal operation.
      *
      * @param f a fid (any fid_* object starts with {@code struct fid})
-     * @return the return code
+     * @param kind what it is, for the log line: {@code "endpoint"}, {@code "cq"}, {@code "domain"}, ...
+     * @param detail which one
+     * @return whether it was closed
      */
-    static int close(MemorySegment f) {
+    static boolean close(MemorySegment f, String kind, Object detail) {
         MemorySegment ops = fid.ops(f);
-        return fi_ops.close.invoke(fi_ops.close(ops), f);
+        int rc = fi_ops.close.invoke(fi_ops.close(ops), f);
+        if (rc == 0) {
+            return true;
+        }
+        CLOSE_FAILURES.incrementAndGet();
+        LOG.log(System.Logger.Level.WARNING, () -> "fi_close(" + kind + ") of " + detail + " failed: "
+                + FabricErrno.nameOf(rc) + " " + strerror(rc)
+                + (rc == -FabricErrno.EBUSY.code() ? "; still in use by an object bound to it: it stays allocated" : ""));
+        return false;
+    }
+
+    /** {@return how many {@code fi_close} calls failed in this JVM so far} */
+    static long closeFailures() {
+        return CLOSE_FAILURES.get();
     }
 
     /**

@@ -17,18 +17,30 @@ import java.lang.foreign.ValueLayout;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
-import java.util.logging.Level;
-import java.util.logging.Logger;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
 
 /**
  * A passive endpoint ({@code fi_endpoint(3)} {@code fi_passive_ep}) listening with its own event
  * queue. Loop-confined after construction; {@link #close()} is idempotent and leaves accepted
  * connections alive.
+ *
+ * <p><b>Pending requests on close.</b> A connection request is an {@code FI_CONNREQ} event whose
+ * {@code fi_info} the application owns ({@code fi_freeinfo}) and whose {@code info->handle} holds
+ * the provider's half-open connection (on tcp, the accepted socket) until {@code fi_accept} or
+ * {@code fi_reject} ({@code fi_cm(3)}); {@code fi_reject} needs the passive endpoint. So
+ * {@link #close()} first rejects and frees every request it handed out that was neither accepted
+ * nor rejected, then every {@code FI_CONNREQ} still queued in its event queue, and only then closes
+ * the passive endpoint: the clients see {@code REJECTED} instead of waiting for their connect
+ * timeout, and no socket or {@code fi_info} leaks. A request handed out before the close can
+ * no longer be answered afterwards: it throws {@link ResourceClosedException}.
  */
 @SuppressWarnings("restricted") // FFM: this package is the native-access boundary of the fabric transport
 final class FabricListener implements Listener {
 
-    private static final Logger LOG = Logger.getLogger(FabricListener.class.getName());
+    private static final System.Logger LOG = System.getLogger(FabricListener.class.getName());
 
     private final FabricTransport transport;
     private final ConnectionConfig config;
@@ -36,6 +48,8 @@ final class FabricListener implements Listener {
     private final MemorySegment pep;
     private final MemorySegment rejectFp;
     private final InetSocketAddress bound;
+    /** Requests handed out by {@link #nextRequest()} and not yet answered (guarded by this). */
+    private final Set<Request> pending = new LinkedHashSet<>();
     private boolean closed;
 
     private FabricListener(FabricTransport transport, ConnectionConfig config, FabricEventQueue eq, MemorySegment pep,
@@ -52,6 +66,7 @@ final class FabricListener implements Listener {
         String host = address.getAddress() == null ? address.getHostString() : address.getAddress().getHostAddress();
         FabricEventQueue eq = null;
         MemorySegment pep = MemorySegment.NULL;
+        transport.retain(); // released by close(), or below when opening fails
         try (Arena tmp = Arena.ofConfined()) {
             MemorySegment info = FabricTransport.getinfo(tmp, transport.provider(), null, null, host,
                     Integer.toString(address.getPort()), FI_SOURCE());
@@ -80,12 +95,14 @@ final class FabricListener implements Listener {
             InetSocketAddress bound = sockaddr(addr, address);
             return new FabricListener(transport, config, eq, pep, bound);
         } catch (RuntimeException e) {
+            // fi_endpoint(3): the passive endpoint before the EQ it is bound to.
             if (!pep.equals(MemorySegment.NULL)) {
-                FabricLibrary.close(pep);
+                FabricLibrary.close(pep, "passive endpoint", address);
             }
             if (eq != null) {
                 eq.close();
             }
+            transport.release();
             throw e;
         }
     }
@@ -128,7 +145,7 @@ final class FabricListener implements Listener {
     }
 
     @Override
-    public ConnectionRequest nextRequest() {
+    public synchronized ConnectionRequest nextRequest() {
         if (closed) {
             throw new ResourceClosedException("listener on " + bound + " is closed");
         }
@@ -138,28 +155,87 @@ final class FabricListener implements Listener {
                 return null;
             }
             if (ev == FI_CONNREQ()) {
-                MemorySegment info = fi_eq_cm_entry.info(eq.entry());
-                return new Request(info, eq.cmData());
+                Request r = new Request(fi_eq_cm_entry.info(eq.entry()), eq.cmData());
+                pending.add(r);
+                return r;
             }
             if (ev == FabricEventQueue.ERROR) {
-                LOG.log(Level.FINE, "listener {0}: event queue error {1}", new Object[] {bound, eq.lastError()});
+                LOG.log(System.Logger.Level.DEBUG, "listener {0}: event queue error {1}", bound, eq.lastError());
             } else {
-                LOG.log(Level.FINE, "listener {0}: ignoring event {1}", new Object[] {bound, ev});
+                LOG.log(System.Logger.Level.DEBUG, "listener {0}: ignoring event {1}", bound, ev);
             }
         }
     }
 
+    /**
+     * Rejects the requests nobody answered (handed out, or still queued), then closes the passive
+     * endpoint and its event queue, in that order (see the class comment); idempotent.
+     */
     @Override
-    public void close() {
+    public synchronized void close() {
         if (closed) {
             return;
         }
         closed = true;
-        FabricLibrary.close(pep);
-        eq.close();
+        try {
+            List<Request> unanswered = new ArrayList<>(pending);
+            pending.clear();
+            for (Request r : unanswered) {
+                r.rejectOnClose();
+            }
+            drainQueuedRequests();
+        } finally {
+            try {
+                // fi_endpoint(3): the passive endpoint before the EQ it is bound to.
+                FabricLibrary.close(pep, "passive endpoint", bound);
+                eq.close();
+            } finally {
+                transport.release();
+            }
+        }
     }
 
-    /** A pending FI_CONNREQ: owns the request's fi_info until accepted or rejected. */
+    /** Rejects and frees every FI_CONNREQ still in the event queue; other events are dropped. */
+    private void drainQueuedRequests() {
+        while (true) {
+            int ev;
+            try {
+                ev = eq.read();
+            } catch (RuntimeException e) {
+                LOG.log(System.Logger.Level.WARNING, "listener " + bound + ": reading its event queue while closing failed",
+                        e);
+                return;
+            }
+            if (ev == FabricEventQueue.NONE) {
+                return;
+            }
+            if (ev == FI_CONNREQ()) {
+                rejectAndFree(fi_eq_cm_entry.info(eq.entry()));
+            }
+        }
+    }
+
+    /**
+     * {@code fi_reject(pep, info->handle, NULL, 0)} then {@code fi_freeinfo(info)}; a failing
+     * reject is logged, never thrown (it runs on close and on a failed accept).
+     */
+    private void rejectAndFree(MemorySegment info) {
+        try {
+            long rc = fi_ops_cm.reject.invoke(rejectFp, pep, fi_info.handle(info), MemorySegment.NULL, 0L);
+            FabricLibrary.check("fi_reject", rc, bound.toString());
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.WARNING, "listener " + bound + ": rejecting a connection request failed", e);
+        } finally {
+            fi_freeinfo(info);
+        }
+    }
+
+    /** {@return how many requests were handed out and not yet answered (tests)} */
+    synchronized int pendingRequests() {
+        return pending.size();
+    }
+
+    /** A pending FI_CONNREQ: owns the request's fi_info until accepted, rejected, or the listener closes. */
     private final class Request implements ConnectionRequest {
         private final MemorySegment info;
         private final byte[] data;
@@ -178,36 +254,56 @@ final class FabricListener implements Listener {
         @Override
         public io.cqflux.core.spi.Connection accept(byte[] privateData) {
             io.cqflux.core.internal.Checks.privateData(privateData, transport.maxAcceptPrivateData(), "accept");
-            once();
-            try {
-                return FabricConnection.accept(transport, info, data, config,
-                        privateData == null ? new byte[0] : privateData);
-            } catch (RuntimeException e) {
-                // do not leave the client waiting for an answer until its timeout
-                fi_ops_cm.reject.invoke(rejectFp, pep, fi_info.handle(info), MemorySegment.NULL, 0L);
-                throw e;
-            } finally {
-                fi_freeinfo(info);
+            synchronized (FabricListener.this) {
+                once();
+                boolean accepted = false;
+                try {
+                    io.cqflux.core.spi.Connection c = FabricConnection.accept(transport, info, data, config,
+                            privateData == null ? new byte[0] : privateData);
+                    accepted = true;
+                    return c;
+                } finally {
+                    if (accepted) {
+                        fi_freeinfo(info);
+                    } else {
+                        // do not leave the client waiting for an answer until its timeout
+                        rejectAndFree(info);
+                    }
+                }
             }
         }
 
         @Override
         public void reject() {
-            once();
-            try {
-                // fi_cm(3): fi_reject(pep, info->handle, param, paramlen).
-                FabricLibrary.check("fi_reject", fi_ops_cm.reject.invoke(rejectFp, pep, fi_info.handle(info),
-                        MemorySegment.NULL, 0L), bound.toString());
-            } finally {
-                fi_freeinfo(info);
+            synchronized (FabricListener.this) {
+                once();
+                try {
+                    // fi_cm(3): fi_reject(pep, info->handle, param, paramlen).
+                    FabricLibrary.check("fi_reject", fi_ops_cm.reject.invoke(rejectFp, pep, fi_info.handle(info),
+                            MemorySegment.NULL, 0L), bound.toString());
+                } finally {
+                    fi_freeinfo(info);
+                }
+            }
+        }
+
+        /** Called by close() with the listener's lock held. */
+        void rejectOnClose() {
+            if (!done) {
+                done = true;
+                rejectAndFree(info);
             }
         }
 
         private void once() {
+            if (closed) {
+                throw new ResourceClosedException("listener on " + bound + " is closed: the request was rejected");
+            }
             if (done) {
                 throw new IllegalStateException("connection request already accepted or rejected");
             }
             done = true;
+            pending.remove(this);
         }
     }
 }

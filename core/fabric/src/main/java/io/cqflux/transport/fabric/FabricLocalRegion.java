@@ -80,7 +80,11 @@ final class FabricLocalRegion implements LocalRegion {
             return;
         }
         open = false;
-        FabricLibrary.close(mr);
+        try {
+            FabricLibrary.close(mr, "mr", this);
+        } finally {
+            transport.release();
+        }
     }
 
     @Override

@@ -75,6 +75,8 @@ final class FabricTransport implements Transport {
     private final int maxPrivateData;
     private final AtomicLong nextKey = new AtomicLong(1);
     private volatile boolean closed;
+    /** Open listeners, connections and regions (guarded by this): the domain outlives them. */
+    private int children;
 
     private FabricTransport(String provider, MemorySegment info, MemorySegment fabric, MemorySegment domain) {
         this.provider = provider;
@@ -149,7 +151,7 @@ final class FabricTransport implements Transport {
                 long size = cmDataSize(pep);
                 return size >= 0 ? size : 56;
             } finally {
-                FabricLibrary.close(pep);
+                FabricLibrary.close(pep, "passive endpoint", "cm data size probe");
             }
         }
     }
@@ -194,7 +196,7 @@ final class FabricTransport implements Transport {
             return new FabricTransport(provider, info, fabric, domain);
         } catch (RuntimeException e) {
             if (!fabric.equals(MemorySegment.NULL)) {
-                FabricLibrary.close(fabric);
+                FabricLibrary.close(fabric, "fabric", provider);
             }
             if (!info.equals(MemorySegment.NULL)) {
                 fi_freeinfo(info);
@@ -303,6 +305,26 @@ final class FabricTransport implements Transport {
         }
     }
 
+    /**
+     * Pins the domain and fabric for a child being created (listener, connection, region):
+     * {@code fi_domain(3)} requires every object opened from a domain to be closed before it,
+     * otherwise {@code fi_close} fails with {@code -FI_EBUSY} and the domain leaks. Pair with
+     * {@link #release()} when the child closes (or its construction fails).
+     *
+     * @throws ResourceClosedException when the transport is closed
+     */
+    synchronized void retain() {
+        ensureOpen();
+        children++;
+    }
+
+    /** A child closed; the last one completes a {@link #close()} that was asked for meanwhile. */
+    synchronized void release() {
+        if (--children == 0 && closed) {
+            closeNative();
+        }
+    }
+
     @Override
     public String name() {
         return name;
@@ -373,6 +395,8 @@ final class FabricTransport implements Transport {
             flush.add(FlushType.PERSISTENT); // only where the provider delivers it (checked above)
         }
         long key = nextKey.getAndIncrement();
+        retain(); // released by the region's close, or below when registration fails
+        boolean registered = false;
         try (Arena tmp = Arena.ofConfined()) {
             MemorySegment out = tmp.allocate(C_POINTER);
             // fi_mr_reg(3): requested_key is ignored when the provider sets FI_MR_PROV_KEY.
@@ -383,8 +407,14 @@ final class FabricTransport implements Transport {
             long actualKey = (mrMode & FI_MR_PROV_KEY()) != 0 ? fid_mr.key(mr) : key;
             // FI_MR_VIRT_ADDR: the peer addresses the region by virtual address; else by offset.
             long base = (mrMode & FI_MR_VIRT_ADDR()) != 0 ? memory.address() : 0;
-            return new FabricLocalRegion(this, memory, EnumSet.copyOf(access), mr, fid_mr.mem_desc(mr), actualKey,
-                    base, flush);
+            FabricLocalRegion region = new FabricLocalRegion(this, memory, EnumSet.copyOf(access), mr,
+                    fid_mr.mem_desc(mr), actualKey, base, flush);
+            registered = true;
+            return region;
+        } finally {
+            if (!registered) {
+                release();
+            }
         }
     }
 
@@ -415,17 +445,30 @@ final class FabricTransport implements Transport {
         return FabricConnection.connect(this, address, config, privateData == null ? new byte[0] : privateData);
     }
 
+    /**
+     * Closes the transport: new children are refused at once; the domain and the fabric are
+     * closed when the last listener, connection and region is (at once when there are none).
+     */
     @Override
     public synchronized void close() {
         if (closed) {
             return;
         }
         closed = true;
+        if (children == 0) {
+            closeNative();
+        }
+    }
+
+    private void closeNative() {
         // fi_domain(3): close the domain after every object opened from it, then the fabric.
-        FabricLibrary.close(domain);
-        FabricLibrary.close(fabric);
-        fi_freeinfo(info);
-        arena.close();
+        try {
+            FabricLibrary.close(domain, "domain", this);
+            FabricLibrary.close(fabric, "fabric", this);
+        } finally {
+            fi_freeinfo(info);
+            arena.close();
+        }
     }
 
     @Override

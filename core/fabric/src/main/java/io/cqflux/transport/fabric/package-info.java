@@ -26,7 +26,18 @@
  *       cannot make earlier writes persistent: this transport offers VISIBILITY flushes only.</li>
  *   <li>A remote write with CQ data completes at the target with flags
  *       {@code FI_REMOTE_WRITE|FI_REMOTE_CQ_DATA}, {@code op_context} NULL, len 0: it does not
- *       consume a posted receive.</li>
+ *       consume a posted receive. The len 0 is not the write's size: fi_cq(3) of 1.17 defines
+ *       {@code len} for receives only, and the tcp provider sets it to 0 in that branch whatever
+ *       the flags or modes (later releases report the payload size). Such a completion's
+ *       {@code byteLength()} therefore reads {@code -1}, unknown, never 0; a length a provider
+ *       does report is passed on. (A zero-length write with immediate reads -1 as well.)</li>
+ *   <li>Closing: {@code fi_close} fails with {@code -FI_EBUSY} while objects are bound to the
+ *       fid; the transport closes endpoints before their CQs and EQ and keeps the domain and
+ *       fabric until the last listener, connection and region is closed. A failed
+ *       {@code fi_close} is logged at WARNING and counted, never thrown from {@code close()}.</li>
+ *   <li>A listener that closes rejects ({@code fi_reject}) and frees ({@code fi_freeinfo}) the
+ *       {@code FI_CONNREQ}s it handed out unanswered and those still in its EQ; on tcp the
+ *       handle owns the accepted socket, which would otherwise leak while the client waited.</li>
  *   <li>A bad key: the target drops the connection; the initiator's op fails with
  *       {@code ECANCELED} (prov_errno 2, "No such file or directory") and the EQ reports
  *       {@code FI_SHUTDOWN} (reported as LOST; the target side sees CLOSED).</li>

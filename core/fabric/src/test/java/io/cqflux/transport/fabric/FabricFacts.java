@@ -4,6 +4,11 @@ package io.cqflux.transport.fabric;
 final class FabricFacts {
     /** Whether a remote write with CQ data consumes a posted receive at the target on tcp. */
     static final boolean TCP_WRITEDATA_CONSUMES_RECEIVE = false;
+    /**
+     * Whether tcp reports the written length in the target's entry for a remote write with CQ
+     * data. It does not on 1.17 ({@code len} 0 unconditionally); the transport then reports -1.
+     */
+    static final boolean TCP_WRITEDATA_REPORTS_LENGTH = false;
 
     private FabricFacts() {
     }

@@ -11,7 +11,7 @@ import java.util.Objects;
  * Entry point of the rpma transport: librpma (≥ 0.14 API, {@code librpma.so.0}) over RDMA NICs,
  * Soft-RoCE or SoftiWARP, through the FFM API.
  *
- * <p>librpma's log goes to {@code java.util.logging} (logger {@code io.cqflux.transport.rpma.librpma})
+ * <p>librpma's log goes to {@link System.Logger} (logger {@code io.cqflux.transport.rpma.librpma})
  * from the first {@link #open}; its format arguments are not available there (the log callback
  * is variadic, see the logger's records).
  */

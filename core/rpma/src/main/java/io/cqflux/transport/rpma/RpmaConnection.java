@@ -18,8 +18,6 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.List;
-import java.util.logging.Level;
-import java.util.logging.Logger;
 
 /**
  * A librpma connection ({@code struct rpma_conn}) with its event channel and completion queues.
@@ -43,7 +41,7 @@ import java.util.logging.Logger;
  */
 final class RpmaConnection implements Connection {
 
-    private static final Logger LOG = Logger.getLogger(RpmaConnection.class.getName());
+    private static final System.Logger LOG = System.getLogger(RpmaConnection.class.getName());
     /** {@code ibv_sge.length} is 32-bit; RDMA devices (rxe included) cap a message at 2^31 bytes. */
     static final long MAX_MESSAGE = 1L << 31;
 
@@ -128,10 +126,7 @@ final class RpmaConnection implements Connection {
         try (Arena a = Arena.ofConfined()) {
             MemorySegment p = a.allocate(ValueLayout.ADDRESS);
             p.set(ValueLayout.ADDRESS, 0, conn);
-            int rc = librpma_h.rpma_conn_delete(p);
-            if (rc != 0) {
-                LOG.fine(() -> "rpma_conn_delete failed: " + RpmaNative.errText(rc));
-            }
+            RpmaNative.logged(LOG, System.Logger.Level.DEBUG, "rpma_conn_delete", librpma_h.rpma_conn_delete(p), "");
         }
     }
 
@@ -374,10 +369,8 @@ final class RpmaConnection implements Connection {
         }
         if (!disconnectRequested && canDisconnect()) {
             disconnectRequested = true;
-            int rc = librpma_h.rpma_conn_disconnect(c);
-            if (rc != 0) {
-                LOG.fine(() -> description + ": rpma_conn_disconnect before delete: " + RpmaNative.errText(rc));
-            }
+            RpmaNative.logged(LOG, System.Logger.Level.DEBUG, "rpma_conn_disconnect", librpma_h.rpma_conn_disconnect(c),
+                    description + ", before delete");
         }
         conn = null;
         for (CompletionQueue q : queues) {
@@ -386,10 +379,8 @@ final class RpmaConnection implements Connection {
         try (Arena a = Arena.ofConfined()) {
             MemorySegment p = a.allocate(ValueLayout.ADDRESS);
             p.set(ValueLayout.ADDRESS, 0, c);
-            int rc = librpma_h.rpma_conn_delete(p);
-            if (rc != 0) {
-                LOG.log(Level.WARNING, description + ": " + RpmaNative.failure("rpma_conn_delete", rc, 0, "").getMessage());
-            }
+            RpmaNative.logged(LOG, System.Logger.Level.WARNING, "rpma_conn_delete", librpma_h.rpma_conn_delete(p),
+                    description);
         } finally {
             arena.close();
             transport.release();
@@ -422,7 +413,7 @@ final class RpmaConnection implements Connection {
             int rc = librpma_h.rpma_conn_next_event(c, eventOut);
             if (rc == librpma_h.RPMA_E_UNKNOWN()) {
                 // an RDMA CM event librpma does not map (it acknowledged it): nothing to report
-                LOG.fine(() -> description + ": librpma skipped an unmapped RDMA CM event");
+                LOG.log(System.Logger.Level.DEBUG, () -> description + ": librpma skipped an unmapped RDMA CM event");
                 return null;
             }
             if (!RpmaNative.result("rpma_conn_next_event", rc, description)) {
@@ -442,10 +433,8 @@ final class RpmaConnection implements Connection {
                 // state, which flushes the posted receives, and sends the peer the reply it waits
                 // for; without it the peer's CLOSED would wait for a CM timeout.
                 disconnectRequested = true;
-                int d = librpma_h.rpma_conn_disconnect(c);
-                if (d != 0) {
-                    LOG.fine(() -> description + ": answering the peer's disconnect: " + RpmaNative.errText(d));
-                }
+                RpmaNative.logged(LOG, System.Logger.Level.DEBUG, "rpma_conn_disconnect", librpma_h.rpma_conn_disconnect(c),
+                        description + ", answering the peer's disconnect");
             }
             return event;
         }

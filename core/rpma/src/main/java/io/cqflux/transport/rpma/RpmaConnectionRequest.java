@@ -1,6 +1,7 @@
 package io.cqflux.transport.rpma;
 
 import io.cqflux.core.ConnectionConfig;
+import io.cqflux.core.ResourceClosedException;
 import io.cqflux.transport.rpma.ffm.librpma_h;
 import io.cqflux.core.internal.Checks;
 import io.cqflux.core.spi.Connection;
@@ -9,17 +10,26 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 
-/** An incoming request ({@code struct rpma_conn_req}); accepted or rejected once, on the loop thread. */
+/**
+ * An incoming request ({@code struct rpma_conn_req}); accepted or rejected once, on the loop
+ * thread. If its listener closes first, the listener rejects and frees it
+ * ({@code rpma_conn_req_delete(3)}) and answering it afterwards throws
+ * {@link ResourceClosedException}.
+ */
 final class RpmaConnectionRequest implements ConnectionRequest {
+
+    private static final System.Logger LOG = System.getLogger(RpmaConnectionRequest.class.getName());
 
     private final RpmaTransport transport;
     private final byte[] privateData;
     private final ConnectionConfig config;
     private final String description;
+    private final RpmaListener listener;
     private MemorySegment req;
 
-    RpmaConnectionRequest(RpmaTransport transport, MemorySegment req, byte[] privateData, ConnectionConfig config,
-                          String description) {
+    RpmaConnectionRequest(RpmaListener listener, RpmaTransport transport, MemorySegment req, byte[] privateData,
+                          ConnectionConfig config, String description) {
+        this.listener = listener;
         this.transport = transport;
         this.req = req;
         this.privateData = privateData;
@@ -33,12 +43,27 @@ final class RpmaConnectionRequest implements ConnectionRequest {
     }
 
     private MemorySegment take() {
-        MemorySegment r = req;
-        if (r == null) {
-            throw new IllegalStateException("connection request " + description + " was already accepted or rejected");
+        synchronized (listener) {
+            MemorySegment r = req;
+            if (r == null) {
+                if (listener.isClosed()) {
+                    throw new ResourceClosedException(listener + " is closed: request " + description + " was rejected");
+                }
+                throw new IllegalStateException("connection request " + description + " was already accepted or rejected");
+            }
+            req = null;
+            listener.answered(this);
+            return r;
         }
-        req = null;
-        return r;
+    }
+
+    /** The listener closes with this request unanswered: reject and free it (called with the listener's lock held). */
+    void rejectOnClose() {
+        MemorySegment r = req;
+        if (r != null) {
+            req = null;
+            deleteQuietly(r);
+        }
     }
 
     /** Accepts with {@code rpma_conn_req_connect(3)}, which consumes the request even when it fails. */
@@ -65,7 +90,8 @@ final class RpmaConnectionRequest implements ConnectionRequest {
         try (Arena a = Arena.ofConfined()) {
             MemorySegment p = a.allocate(ValueLayout.ADDRESS);
             p.set(ValueLayout.ADDRESS, 0, r);
-            librpma_h.rpma_conn_req_delete(p);
+            RpmaNative.logged(LOG, System.Logger.Level.WARNING, "rpma_conn_req_delete", librpma_h.rpma_conn_req_delete(p),
+                    "");
         }
     }
 }

@@ -9,16 +9,31 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.net.InetSocketAddress;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
 
 /**
  * A listening endpoint ({@code rpma_ep_listen(3)}). Loop-confined after creation; {@link #close()}
  * shuts it down ({@code rpma_ep_shutdown(3)}) and frees its connection configuration, once.
- * Requests already taken and connections already accepted live on.
+ * Connections already accepted live on.
+ *
+ * <p><b>Unanswered requests on close.</b> A request taken with {@code rpma_ep_next_conn_req}
+ * owns a queue pair, CQs and a CM id until {@code rpma_conn_req_connect} or
+ * {@code rpma_conn_req_delete} (which rejects it, {@code rpma_conn_req_delete(3)}). So
+ * {@link #close()} first deletes every request it handed out that nobody answered, then shuts
+ * the endpoint down. Requests still queued in the CM event channel, never read, are not ours to
+ * free: {@code rpma_ep_shutdown} destroys the listening CM id, and the kernel destroys the CM ids
+ * of its unreported connect requests with it (the RDMA CM then rejects them), so those clients
+ * see {@code REJECTED} too.
  *
  * <p>librpma binds the exact port it is given and has no call that reports a bound port, so
  * port 0 ("any") is refused: pick a free port.
  */
 final class RpmaListener implements Listener {
+
+    private static final System.Logger LOG = System.getLogger(RpmaListener.class.getName());
 
     private final RpmaTransport transport;
     private final InetSocketAddress address;
@@ -29,6 +44,8 @@ final class RpmaListener implements Listener {
     private final MemorySegment pollfd;
     private final MemorySegment pdata;
     private final int fd;
+    /** Requests handed out and not answered yet (guarded by this). */
+    private final Set<RpmaConnectionRequest> pending = new LinkedHashSet<>();
     private MemorySegment ep;
 
     private RpmaListener(RpmaTransport transport, InetSocketAddress address, ConnectionConfig config, Arena arena,
@@ -62,16 +79,18 @@ final class RpmaListener implements Listener {
             String host = address.getAddress().getHostAddress();
             long r = RpmaTransport.Calls.EP_LISTEN.call(arena, peer, RpmaNative.cString(arena, host),
                     RpmaNative.cString(arena, Integer.toString(address.getPort())), epOut);
-            if (RpmaNative.rc(r) != 0) {
+            if (RpmaNative.rc(r) != 0) { // ErrnoCall: the failure carries the errno captured with the call
                 throw RpmaNative.failure("rpma_ep_listen", RpmaNative.rc(r), RpmaNative.errno(r), host + ":" + address.getPort());
             }
             MemorySegment ep = epOut.get(ValueLayout.ADDRESS, 0);
             MemorySegment fdOut = arena.allocate(ValueLayout.JAVA_INT);
-            int rc = librpma_h.rpma_ep_get_fd(ep, fdOut);
-            if (rc != 0) {
+            try {
+                RpmaNative.check("rpma_ep_get_fd", librpma_h.rpma_ep_get_fd(ep, fdOut), host + ":" + address.getPort());
+            } catch (RuntimeException e) {
                 epOut.set(ValueLayout.ADDRESS, 0, ep);
-                librpma_h.rpma_ep_shutdown(epOut);
-                RpmaNative.check("rpma_ep_get_fd", rc, "");
+                RpmaNative.logged(LOG, System.Logger.Level.WARNING, "rpma_ep_shutdown", librpma_h.rpma_ep_shutdown(epOut),
+                        "after a failed rpma_ep_get_fd");
+                throw e;
             }
             return new RpmaListener(t, address, config, arena, cfg, ep, fdOut.get(ValueLayout.JAVA_INT, 0));
         } catch (RuntimeException | Error e) {
@@ -98,7 +117,7 @@ final class RpmaListener implements Listener {
      * (see {@link RpmaNative#readable}).
      */
     @Override
-    public ConnectionRequest nextRequest() {
+    public synchronized ConnectionRequest nextRequest() {
         MemorySegment e = ep;
         if (e == null) {
             return null;
@@ -120,7 +139,24 @@ final class RpmaListener implements Listener {
             RpmaConnectionRequest.deleteQuietly(req);
             throw ex;
         }
-        return new RpmaConnectionRequest(transport, req, data, config, "rpma " + address + " <- client");
+        RpmaConnectionRequest r = new RpmaConnectionRequest(this, transport, req, data, config,
+                "rpma " + address + " <- client");
+        pending.add(r);
+        return r;
+    }
+
+    /** A request was accepted or rejected (called with this lock held). */
+    void answered(RpmaConnectionRequest r) {
+        pending.remove(r);
+    }
+
+    synchronized boolean isClosed() {
+        return ep == null;
+    }
+
+    /** {@return how many requests were handed out and not yet answered (tests)} */
+    synchronized int pendingRequests() {
+        return pending.size();
     }
 
     @Override
@@ -131,6 +167,11 @@ final class RpmaListener implements Listener {
         }
         ep = null;
         try {
+            List<RpmaConnectionRequest> unanswered = new ArrayList<>(pending);
+            pending.clear();
+            for (RpmaConnectionRequest r : unanswered) {
+                r.rejectOnClose();
+            }
             MemorySegment p = arena.allocate(ValueLayout.ADDRESS);
             p.set(ValueLayout.ADDRESS, 0, e);
             RpmaNative.check("rpma_ep_shutdown", librpma_h.rpma_ep_shutdown(p), address.toString());

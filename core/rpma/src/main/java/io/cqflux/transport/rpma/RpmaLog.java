@@ -9,12 +9,13 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
 import java.nio.charset.StandardCharsets;
+import java.lang.System.Logger;
+import java.lang.System.Logger.Level;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.logging.Level;
-import java.util.logging.Logger;
+import java.util.function.Predicate;
 
 /**
- * Routes librpma's log into {@code java.util.logging} (logger {@code io.cqflux.transport.rpma.librpma})
+ * Routes librpma's log into {@link System.Logger} (logger {@code io.cqflux.transport.rpma.librpma})
  * through {@code rpma_log_set_function(3)} and an FFM upcall.
  *
  * <p><b>What is lost, and why it is safe.</b> {@code rpma_log_function} is variadic: a
@@ -24,7 +25,8 @@ import java.util.logging.Logger;
  * many vector registers to save, which a non-variadic callee ignores), so an upcall declared with
  * the five fixed parameters is ABI-safe — but it cannot see the format arguments. The Java record
  * therefore carries the level, the source file and line, the function name and the <i>unexpanded</i>
- * format string (e.g. {@code "rdma_getaddrinfo(%s:%s): %s"}); the actual values (addresses, errno
+ * format string (e.g. {@code "rdma_getaddrinfo(%s:%s): %s"}), all in the message text because
+ * {@code System.Logger} has no source-location parameters; the actual values (addresses, errno
  * text) are not available. The return code and captured errno of the failing call, which the
  * transport puts into its exceptions, carry that information instead. Logging every argument
  * would need librpma's default function ({@code RPMA_LOG_USE_DEFAULT_FUNCTION}: syslog and, above
@@ -37,18 +39,22 @@ import java.util.logging.Logger;
  * right after that call returns. The upcall stub lives in the global arena: librpma keeps the
  * pointer for the life of the process.
  *
- * <p>The threshold ({@code RPMA_LOG_THRESHOLD}) follows the JUL logger's level at install time;
- * {@link #syncThreshold()} re-reads it.
+ * <p>The threshold ({@code RPMA_LOG_THRESHOLD}) follows the logger at install time, found by
+ * asking {@link System.Logger#isLoggable} level by level (the facade has no "effective level"
+ * getter, and whatever backs it — java.util.logging by default, or a {@code System.LoggerFinder}
+ * such as SLF4J's — answers that question); {@link #syncThreshold()} asks again. Levels:
+ * librpma FATAL/ERROR → {@code ERROR}, WARNING → {@code WARNING}, NOTICE → {@code INFO},
+ * INFO → {@code DEBUG}, DEBUG → {@code TRACE}.
  */
 final class RpmaLog {
 
-    static final Logger LOGGER = Logger.getLogger("io.cqflux.transport.rpma.librpma");
+    static final Logger LOGGER = System.getLogger("io.cqflux.transport.rpma.librpma");
 
     private static final AtomicBoolean INSTALLED = new AtomicBoolean();
     /**
      * Bound while the transport probes for an RDMA device: a failing probe is the expected outcome
      * on hosts without one, and its exception carries the reason (return code and errno), so
-     * librpma's own ERROR lines about it are demoted to FINE. The upcall runs synchronously on the
+     * librpma's own ERROR lines about it are demoted to DEBUG. The upcall runs synchronously on the
      * calling thread, inside the librpma call, so a scoped value reaches it.
      */
     static final ScopedValue<Boolean> PROBING = ScopedValue.newInstance();
@@ -73,60 +79,51 @@ final class RpmaLog {
             return;
         }
         MemorySegment stub = rpma_log_function.allocate(RpmaLog::onLog, Arena.global());
-        int rc = librpma_h.rpma_log_set_function(stub);
-        if (rc != 0) {
-            LOGGER.warning("rpma_log_set_function failed: " + RpmaNative.errText(rc) + "; librpma keeps its default log");
+        if (!RpmaNative.logged(LOGGER, Level.WARNING, "rpma_log_set_function", librpma_h.rpma_log_set_function(stub),
+                "librpma keeps its default log")) {
             return;
         }
         syncThreshold();
     }
 
-    /** Sets {@code RPMA_LOG_THRESHOLD} from the JUL logger's effective level. */
+    /** Sets {@code RPMA_LOG_THRESHOLD} from what the logger currently lets through. */
     static void syncThreshold() {
-        librpma_h.rpma_log_set_threshold(librpma_h.RPMA_LOG_THRESHOLD(), thresholdFor(effectiveLevel()));
-    }
-
-    private static Level effectiveLevel() {
-        for (Logger l = LOGGER; l != null; l = l.getParent()) {
-            if (l.getLevel() != null) {
-                return l.getLevel();
-            }
-        }
-        return Level.INFO;
+        librpma_h.rpma_log_set_threshold(librpma_h.RPMA_LOG_THRESHOLD(), thresholdFor(LOGGER::isLoggable));
     }
 
     /**
-     * @param level a JUL level
-     * @return the librpma threshold that lets through exactly the messages JUL would publish
+     * @param loggable whether the logger publishes a level ({@link System.Logger#isLoggable})
+     * @return the librpma threshold that lets through exactly the messages the logger would
+     *     publish under {@link #levelOf}: the most verbose librpma level whose mapped level is
+     *     loggable, or {@code RPMA_LOG_DISABLED} when not even {@code ERROR} is
      */
-    static int thresholdFor(Level level) {
-        int v = level.intValue();
-        if (v == Level.OFF.intValue()) {
-            return librpma_h.RPMA_LOG_DISABLED();
-        }
-        if (v <= Level.FINER.intValue()) {
+    static int thresholdFor(Predicate<Level> loggable) {
+        if (loggable.test(Level.TRACE)) {
             return librpma_h.RPMA_LOG_LEVEL_DEBUG();
         }
-        if (v <= Level.FINE.intValue()) {
+        if (loggable.test(Level.DEBUG)) {
             return librpma_h.RPMA_LOG_LEVEL_INFO();
         }
-        if (v <= Level.INFO.intValue()) {
+        if (loggable.test(Level.INFO)) {
             return librpma_h.RPMA_LOG_LEVEL_NOTICE();
         }
-        if (v <= Level.WARNING.intValue()) {
+        if (loggable.test(Level.WARNING)) {
             return librpma_h.RPMA_LOG_LEVEL_WARNING();
         }
-        return librpma_h.RPMA_LOG_LEVEL_ERROR();
+        if (loggable.test(Level.ERROR)) {
+            return librpma_h.RPMA_LOG_LEVEL_ERROR();
+        }
+        return librpma_h.RPMA_LOG_DISABLED();
     }
 
     /**
      * @param rpmaLevel an {@code enum rpma_log_level} value
-     * @return its JUL level: FATAL/ERROR → SEVERE, WARNING → WARNING, NOTICE → INFO, INFO → FINE,
-     *     DEBUG → FINER
+     * @return its level: FATAL/ERROR → ERROR, WARNING → WARNING, NOTICE → INFO, INFO → DEBUG,
+     *     DEBUG (and anything more verbose) → TRACE
      */
     static Level levelOf(int rpmaLevel) {
         if (rpmaLevel <= librpma_h.RPMA_LOG_LEVEL_ERROR()) {
-            return Level.SEVERE;
+            return Level.ERROR;
         }
         if (rpmaLevel == librpma_h.RPMA_LOG_LEVEL_WARNING()) {
             return Level.WARNING;
@@ -135,9 +132,23 @@ final class RpmaLog {
             return Level.INFO;
         }
         if (rpmaLevel == librpma_h.RPMA_LOG_LEVEL_INFO()) {
-            return Level.FINE;
+            return Level.DEBUG;
         }
-        return Level.FINER;
+        return Level.TRACE;
+    }
+
+    /**
+     * The text of one librpma record: the unexpanded format, then where it came from.
+     *
+     * @param format the format string as librpma passed it
+     * @param function the C function that logged
+     * @param file the C source file
+     * @param line the line in it
+     * @return {@code "librpma: <format> [<function> at <file>:<line>; format arguments not available: variadic upcall]"}
+     */
+    static String message(String format, String function, String file, int line) {
+        return "librpma: " + format.strip() + " [" + function + " at " + file + ":" + line
+                + "; format arguments not available: variadic upcall]";
     }
 
     /** The upcall. Must never throw (an exception escaping an upcall kills the JVM). */
@@ -149,14 +160,13 @@ final class RpmaLog {
                 errnoPtr = ((MemorySegment) ERRNO_LOCATION.invokeExact()).reinterpret(4);
                 savedErrno = errnoPtr.get(ValueLayout.JAVA_INT, 0);
             }
-            Level jul = PROBING.isBound() ? Level.FINE : levelOf(level);
-            if (LOGGER.isLoggable(jul)) {
-                LOGGER.logp(jul, str(file) + ":" + line, str(function),
-                        "librpma: " + str(format).strip() + " [format arguments not available: variadic upcall]");
+            Level l = PROBING.isBound() ? Level.DEBUG : levelOf(level);
+            if (LOGGER.isLoggable(l)) {
+                LOGGER.log(l, message(str(format), str(function), str(file), line));
             }
         } catch (Throwable t) {
             try {
-                LOGGER.log(Level.FINE, "dropping a librpma log record", t);
+                LOGGER.log(Level.DEBUG, "dropping a librpma log record", t);
             } catch (Throwable ignored) {
                 // nothing more we can safely do inside an upcall
             }

@@ -102,6 +102,25 @@ final class RpmaNative {
     }
 
     /**
+     * The chokepoint for paths that must not throw (closing, cleaning up after another failure):
+     * a non-zero {@code rc} is mapped exactly as {@link #check} would and logged instead.
+     *
+     * @param log the logger of the caller
+     * @param level the level for a failure
+     * @param call the function
+     * @param rc the librpma return code
+     * @param detail context for the message
+     * @return whether {@code rc} was 0
+     */
+    static boolean logged(System.Logger log, System.Logger.Level level, String call, int rc, String detail) {
+        if (rc == 0) {
+            return true;
+        }
+        log.log(level, () -> failure(call, rc, 0, detail).getMessage());
+        return false;
+    }
+
+    /**
      * The chokepoint, part 2: {@code RPMA_E_NO_COMPLETION} ({@code rpma_cq_get_wc(3)},
      * {@code rpma_cq_wait(3)}), {@code RPMA_E_NO_EVENT} ({@code rpma_conn_next_event(3)},
      * {@code rpma_ep_next_conn_req(3)}) and {@code RPMA_E_AGAIN} are "no result", not errors.

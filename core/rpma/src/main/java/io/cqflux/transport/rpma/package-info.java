@@ -8,7 +8,7 @@
  * {@code RpmaListener} / {@code RpmaConnectionRequest} (endpoint and incoming requests),
  * {@code RpmaConnection} (operations, CM events), {@code RpmaCompletionQueue} (main, receive or
  * shared-channel CQ as the loop drives it) with the {@code RpmaCompletion} flyweight over
- * {@code struct ibv_wc}, {@code RpmaLog} (librpma's log into java.util.logging),
+ * {@code struct ibv_wc}, {@code RpmaLog} (librpma's log into {@code System.Logger}),
  * {@code RpmaNative} (availability, errno capture, error mapping, {@code fcntl}/{@code poll}).
  *
  * <p><b>librpma facts the code depends on</b> (each also commented where it matters):

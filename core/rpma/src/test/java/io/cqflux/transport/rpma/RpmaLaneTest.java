@@ -283,6 +283,23 @@ class RpmaLaneTest {
     }
 
     @Test
+    void listenerClosedBeforeAccepting_clientIsRefused_andAnsweringAfterwardsFails() throws Exception {
+        for (int i = 0; i < 5; i++) {
+            InetSocketAddress where = LaneSupport.freePort(address);
+            RpmaListener listener = (RpmaListener) transport.listen(where, ConnectionConfig.DEFAULT);
+            Connection client = keep(transport.connect(where, ConnectionConfig.DEFAULT, new byte[] {7}));
+            ConnectionRequest req = awaitRequest(listener);
+            assertEquals(1, listener.pendingRequests());
+            listener.close(); // with the request taken and never answered
+            assertEquals(0, listener.pendingRequests());
+            assertThrows(ResourceClosedException.class, () -> req.accept(new byte[0]));
+            assertThrows(ResourceClosedException.class, req::reject);
+            ConnectionEvent e = awaitEvent(client);
+            assertTrue(e == ConnectionEvent.REJECTED || e == ConnectionEvent.UNREACHABLE, e::toString);
+        }
+    }
+
+    @Test
     void listen_onPortZero_isRefusedWithTheReason() {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                 () -> transport.listen(new InetSocketAddress(address, 0), ConnectionConfig.DEFAULT));

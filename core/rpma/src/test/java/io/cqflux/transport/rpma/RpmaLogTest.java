@@ -6,23 +6,46 @@ import io.cqflux.transport.rpma.ffm.librpma_h;
 import io.cqflux.transport.rpma.ffm.rpma_log_function;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.util.logging.Level;
+import java.lang.System.Logger.Level;
+import java.util.Set;
 import org.junit.jupiter.api.Test;
 
 class RpmaLogTest {
 
     @Test
     void levels_mapAsDocumented() {
-        assertEquals(Level.SEVERE, RpmaLog.levelOf(librpma_h.RPMA_LOG_LEVEL_FATAL()));
-        assertEquals(Level.SEVERE, RpmaLog.levelOf(librpma_h.RPMA_LOG_LEVEL_ERROR()));
+        assertEquals(Level.ERROR, RpmaLog.levelOf(librpma_h.RPMA_LOG_LEVEL_FATAL()));
+        assertEquals(Level.ERROR, RpmaLog.levelOf(librpma_h.RPMA_LOG_LEVEL_ERROR()));
         assertEquals(Level.WARNING, RpmaLog.levelOf(librpma_h.RPMA_LOG_LEVEL_WARNING()));
         assertEquals(Level.INFO, RpmaLog.levelOf(librpma_h.RPMA_LOG_LEVEL_NOTICE()));
-        assertEquals(Level.FINE, RpmaLog.levelOf(librpma_h.RPMA_LOG_LEVEL_INFO()));
-        assertEquals(Level.FINER, RpmaLog.levelOf(librpma_h.RPMA_LOG_LEVEL_DEBUG()));
-        assertEquals(librpma_h.RPMA_LOG_DISABLED(), RpmaLog.thresholdFor(Level.OFF));
-        assertEquals(librpma_h.RPMA_LOG_LEVEL_NOTICE(), RpmaLog.thresholdFor(Level.INFO));
-        assertEquals(librpma_h.RPMA_LOG_LEVEL_DEBUG(), RpmaLog.thresholdFor(Level.ALL));
-        assertEquals(librpma_h.RPMA_LOG_LEVEL_ERROR(), RpmaLog.thresholdFor(Level.SEVERE));
+        assertEquals(Level.DEBUG, RpmaLog.levelOf(librpma_h.RPMA_LOG_LEVEL_INFO()));
+        assertEquals(Level.TRACE, RpmaLog.levelOf(librpma_h.RPMA_LOG_LEVEL_DEBUG()));
+    }
+
+    @Test
+    void threshold_followsWhatTheLoggerLetsThrough() {
+        assertEquals(librpma_h.RPMA_LOG_DISABLED(), RpmaLog.thresholdFor(l -> false));
+        assertEquals(librpma_h.RPMA_LOG_LEVEL_ERROR(), RpmaLog.thresholdFor(l -> l == Level.ERROR));
+        assertEquals(librpma_h.RPMA_LOG_LEVEL_WARNING(),
+                RpmaLog.thresholdFor(l -> l.getSeverity() >= Level.WARNING.getSeverity()));
+        assertEquals(librpma_h.RPMA_LOG_LEVEL_NOTICE(),
+                RpmaLog.thresholdFor(l -> l.getSeverity() >= Level.INFO.getSeverity()));
+        assertEquals(librpma_h.RPMA_LOG_LEVEL_INFO(),
+                RpmaLog.thresholdFor(l -> l.getSeverity() >= Level.DEBUG.getSeverity()));
+        assertEquals(librpma_h.RPMA_LOG_LEVEL_DEBUG(), RpmaLog.thresholdFor(l -> true));
+        // every librpma level at or below the threshold maps to a level the logger publishes
+        Set<Level> upToInfo = Set.of(Level.ERROR, Level.WARNING, Level.INFO);
+        int t = RpmaLog.thresholdFor(upToInfo::contains);
+        for (int rpma = librpma_h.RPMA_LOG_LEVEL_FATAL(); rpma <= librpma_h.RPMA_LOG_LEVEL_DEBUG(); rpma++) {
+            assertEquals(rpma <= t, upToInfo.contains(RpmaLog.levelOf(rpma)), "librpma level " + rpma);
+        }
+    }
+
+    @Test
+    void message_carriesFormatFunctionAndSourceLine() {
+        assertEquals("librpma: rdma_getaddrinfo(%s:%s): %s [rpma_info_new at info.c:42;"
+                        + " format arguments not available: variadic upcall]",
+                RpmaLog.message("rdma_getaddrinfo(%s:%s): %s\n", "rpma_info_new", "info.c", 42));
     }
 
     @Test
