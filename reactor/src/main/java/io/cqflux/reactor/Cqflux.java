@@ -38,6 +38,7 @@ import java.util.function.Function;
 import org.reactivestreams.Publisher;
 import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
+import reactor.core.publisher.Hooks;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
 import reactor.util.Logger;
@@ -70,6 +71,21 @@ import reactor.util.Loggers;
  */
 public final class Cqflux implements Disposable, AutoCloseable {
     private static final Logger LOG = Loggers.getLogger(Cqflux.class);
+
+    static {
+        // A connection (or server) that reaches a subscriber which cancelled at the same moment is
+        // dropped by that subscriber (LambdaMonoSubscriber and others hand it to onNextDropped,
+        // not to the discard hooks, which connect() also sets): close it rather than leak its
+        // native objects on both sides. Reactor's onNextDropped hooks are cumulative, so this
+        // adds to whatever the application installs.
+        Hooks.onNextDropped(dropped -> {
+            if (dropped instanceof RdmaConnection c) {
+                c.dispose();
+            } else if (dropped instanceof RdmaServer s) {
+                s.dispose();
+            }
+        });
+    }
 
     private final Transport transport;
     private final EventLoop[] loops;
@@ -326,7 +342,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
         // discarded by Mono.create, never handed to anyone: close it rather than leak it.
         return m.timeout(t, Mono.defer(() -> Mono.error(new ConnectionException(ConnectionEvent.UNREACHABLE,
                 "connect to " + address + " timed out after " + t.toMillis() + " ms"))))
-                .doOnDiscard(RdmaConnection.class, RdmaConnection::close);
+                .doOnDiscard(RdmaConnection.class, RdmaConnection::dispose);
     }
 
     /** Copies the exposed regions, refusing a null array or element with the position named. */
