@@ -73,7 +73,6 @@ final class ConnectionCore {
 
     enum State { CONNECTING, ESTABLISHED, ENDING, ENDED, CLOSED }
 
-    final Cqflux owner;
     final EventLoop loop;
     final Transport transport;
     final Connection conn;
@@ -97,8 +96,10 @@ final class ConnectionCore {
     private final List<Registration> registrations = new ArrayList<>();
     private volatile List<PeerRegion> peerRegions = List.of();
     private volatile int maxInFlight;
-    /** Slots in use (operations and posted receives); a volatile mirror for metrics and tests. */
+    /** Send credits in use by posted operations; a volatile mirror for metrics. */
     private volatile int inFlightOps;
+    /** Operations waiting for a credit (either queue); a volatile mirror for metrics. */
+    private volatile int waitingOps;
     private volatile long staleCompletions;
     private boolean retryScheduled;
     private volatile State state = State.CONNECTING;
@@ -116,9 +117,8 @@ final class ConnectionCore {
     final AtomicInteger monitors = new AtomicInteger();
     final CompletableFuture<Void> closed = new CompletableFuture<>();
 
-    ConnectionCore(Cqflux owner, EventLoop loop, Transport transport, Connection conn, ConnectionConfig config,
+    ConnectionCore(EventLoop loop, Transport transport, Connection conn, ConnectionConfig config,
                    Limits limits, PeerControl control) {
-        this.owner = owner;
         this.loop = loop;
         this.transport = transport;
         this.conn = conn;
@@ -338,6 +338,7 @@ final class ConnectionCore {
                 op = messages.poll();
             }
             if (op == null) {
+                noteWaiting();
                 if (!goodbyeWanted && !goodbyeInFlight) {
                     closeNative();
                 }
@@ -381,7 +382,6 @@ final class ConnectionCore {
         }
         events.tryEmitComplete();
         completions.tryEmitComplete();
-        owner.forget(this);
         closed.complete(null);
     }
 
@@ -473,6 +473,15 @@ final class ConnectionCore {
     }
 
     private void submit(Op op) {
+        enqueueOrPost(op);
+        noteWaiting();
+    }
+
+    private void noteWaiting() {
+        waitingOps = waiting.size() + messages.size();
+    }
+
+    private void enqueueOrPost(Op op) {
         State s = state;
         if (s == State.CONNECTING || s.compareTo(State.ENDED) >= 0) {
             Throwable t = s == State.CONNECTING
@@ -550,6 +559,7 @@ final class ConnectionCore {
         Schedulers.parallel().schedule(() -> runOnLoop(() -> {
             creditPollScheduled = false;
             pumpMessages();
+            noteWaiting();
         }), 1, TimeUnit.MILLISECONDS);
     }
 
@@ -653,7 +663,7 @@ final class ConnectionCore {
     }
 
     private void noteInFlight() {
-        inFlightOps = table.used();
+        inFlightOps = table.creditsInUse();
         int inUse = table.creditsInUse();
         if (inUse > maxInFlight) {
             maxInFlight = inUse;
@@ -679,6 +689,7 @@ final class ConnectionCore {
         drainOperations();
         grant();
         pumpMessages();
+        noteWaiting();
     }
 
     private void drainOperations() {
@@ -712,14 +723,14 @@ final class ConnectionCore {
     /** Loop thread: a context for a receive buffer (see {@link InFlightTable}). */
     long acquireReceiveContext(Receiver.Buffer b) {
         long ctx = table.acquire(b);
-        inFlightOps = table.used();
+        inFlightOps = table.creditsInUse();
         return ctx;
     }
 
     /** Loop thread: gives back a receive context whose post failed. */
     void releaseReceiveContext(long ctx) {
         table.release(ctx);
-        inFlightOps = table.used();
+        inFlightOps = table.creditsInUse();
     }
 
     /**
@@ -769,7 +780,7 @@ final class ConnectionCore {
             postGoodbye();
         } else if (o instanceof Receiver.Buffer b) {
             table.release(ctx);
-            inFlightOps = table.used();
+            inFlightOps = table.creditsInUse();
             if (!c.isSuccess()) {
                 onError(c, Opcode.RECEIVE);
             }
@@ -807,7 +818,7 @@ final class ConnectionCore {
         // Retire first: a subscriber that posts again from its callback finds the credit free.
         table.release(ctx);
         table.returnCredits(kind.credits);
-        inFlightOps = table.used();
+        inFlightOps = table.creditsInUse();
         op.releaseRegions();
         if (c.isSuccess()) {
             op.complete();
@@ -882,6 +893,10 @@ final class ConnectionCore {
 
     int creditLimit() {
         return table.creditLimit();
+    }
+
+    int waitingOps() {
+        return waitingOps;
     }
 
     int inFlightOps() {

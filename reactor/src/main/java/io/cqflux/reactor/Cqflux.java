@@ -528,13 +528,10 @@ public final class Cqflux implements Disposable, AutoCloseable {
     }
 
     ConnectionCore adopt(EventLoop loop, Connection spi, ConnectionConfig cfg, PeerControl control) {
-        ConnectionCore core = new ConnectionCore(this, loop, transport, spi, cfg, limits, control);
+        ConnectionCore core = new ConnectionCore(loop, transport, spi, cfg, limits, control);
         connections.add(core);
+        core.closed.whenComplete((v, t) -> connections.remove(core));
         return core;
-    }
-
-    void forget(ConnectionCore core) {
-        connections.remove(core);
     }
 
     void forget(RdmaServer server) {

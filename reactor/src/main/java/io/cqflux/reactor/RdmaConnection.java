@@ -75,9 +75,35 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
         return r.get(index);
     }
 
-    /** {@return the most operations that can be in flight at once (send-queue credits)} */
+    /**
+     * {@return the send-queue credits of the connection: the most send-queue slots operations may
+     * hold at once (a durable write holds two, every other operation one)}
+     */
     public int sendCredits() {
         return core.creditLimit();
+    }
+
+    /**
+     * {@return the send-queue credits held right now by posted operations whose completion has
+     * not arrived (cancelled ones included: the NIC may still use their buffers); for metrics,
+     * read from any thread}
+     */
+    public int inFlight() {
+        return core.inFlightOps();
+    }
+
+    /**
+     * {@return the operations waiting right now for a send-queue credit or, for a message, for a
+     * credit from the peer's receiver; bounded by {@link Cqflux.Builder#pendingLimit(int)}; for
+     * metrics, read from any thread}
+     */
+    public int waiting() {
+        return core.waitingOps();
+    }
+
+    /** {@return the most send-queue credits ever held at once on this connection} */
+    public int maxInFlight() {
+        return core.maxInFlight();
     }
 
     /**
@@ -343,16 +369,6 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
     @Override
     public void close() {
         dispose();
-    }
-
-    /** {@return most send-queue slots ever in use at once (diagnostics, tests)} */
-    int maxInFlight() {
-        return core.maxInFlight();
-    }
-
-    /** {@return operations holding a pending slot right now (diagnostics, tests)} */
-    int inFlight() {
-        return core.inFlightOps();
     }
 
     ConnectionCore core() {

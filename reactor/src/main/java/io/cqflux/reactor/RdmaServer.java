@@ -262,16 +262,9 @@ public final class RdmaServer implements Disposable, AutoCloseable {
                 closed.complete(null);
             }
         };
-        if (loop.inLoop()) {
-            task.run();
-        } else {
-            try {
-                loop.execute(task);
-            } catch (RuntimeException e) {
-                // Shutting down: never run beside the loop's last round; finish once it ended.
-                loop.terminationFuture().whenComplete((v, t) -> task.run());
-            }
-        }
+        // Inline on the loop, else handed over; when the loop is shutting down, once it ended
+        // (never beside its last round).
+        loop.executeOrAfterTermination(task);
         return closed;
     }
 
