@@ -236,7 +236,7 @@ final class ConnectionCore {
         String what = switch (e) {
             case CLOSED -> "closed by the peer";
             case LOST -> "lost";
-            case REJECTED -> "rejected by the peer";
+            case REJECTED -> "refused: nothing listens at that address, or the server rejected the request";
             case UNREACHABLE -> "peer unreachable";
             default -> e.name();
         };
@@ -278,6 +278,10 @@ final class ConnectionCore {
         }
         if (event != null) {
             events.tryEmitNext(event);
+        }
+        if (event == ConnectionEvent.LOST) {
+            // Once per connection: what a service operator needs to see without debug logging.
+            LOG.warn(cause.getMessage());
         }
         Consumer<Throwable> failed = onFailed;
         onFailed = null;
