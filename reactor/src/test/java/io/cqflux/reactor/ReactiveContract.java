@@ -524,11 +524,44 @@ abstract class ReactiveContract {
         List<String> got = all.collectList().block(T);
         assertNotNull(got);
         assertEquals(200, got.size(), "every Mono terminated");
+        assertTrue(got.stream().allMatch(g -> g.equals("ok") || g.equals("ConnectionException")), got::toString);
+        // An orderly close by the peer (it says goodbye first) is CLOSED, on both sides.
         StepVerifier.create(conn.events().filter(ConnectionEvent::isTerminal).take(1))
-                .assertNext(e -> assertTrue(e == ConnectionEvent.CLOSED || e == ConnectionEvent.LOST, e.toString()))
-                .expectComplete().verify(T);
-        StepVerifier.create(conn.write(remote(), 0, local, 0, 8)).expectError(ConnectionException.class).verify(T);
+                .expectNext(ConnectionEvent.CLOSED).expectComplete().verify(T);
+        StepVerifier.create(serverConn.events().filter(ConnectionEvent::isTerminal).take(1))
+                .expectNext(ConnectionEvent.CLOSED).expectComplete().verify(T);
+        StepVerifier.create(conn.write(remote(), 0, local, 0, 8))
+                .expectErrorSatisfies(e -> {
+                    assertInstanceOf(ConnectionException.class, e);
+                    assertEquals(ConnectionEvent.CLOSED, ((ConnectionException) e).event());
+                })
+                .verify(T);
         assertTrue(conn.isDisposed());
+    }
+
+    /**
+     * A peer that ends the connection without the orderly close (here its connection is ended
+     * abruptly, as a crashed process's kernel would: no goodbye word) is LOST, and so are the
+     * operations pending on it.
+     */
+    @Test
+    void peerEndingWithoutItsOrderlyClose_isLost_andFailsPendingWithLost() {
+        List<Mono<String>> outcomes = new ArrayList<>();
+        for (int i = 0; i < 200; i++) {
+            outcomes.add(conn.durableWrite(remote(), 0, local, 0, 4096).thenReturn("ok")
+                    .onErrorResume(e -> Mono.just(e instanceof ConnectionException ce ? ce.event().name()
+                            : e.getClass().getSimpleName())));
+        }
+        Flux<String> all = Flux.merge(outcomes);
+        ConnectionCore peer = serverConn.core();
+        peer.runOnLoop(() -> peer.end(new ConnectionException(ConnectionEvent.LOST, "test: the peer crashes"),
+                ConnectionEvent.LOST));
+        List<String> got = all.collectList().block(T);
+        assertNotNull(got);
+        assertEquals(200, got.size(), "every Mono terminated");
+        assertTrue(got.stream().allMatch(g -> g.equals("ok") || g.equals("LOST")), got::toString);
+        StepVerifier.create(conn.events().filter(ConnectionEvent::isTerminal).take(1))
+                .expectNext(ConnectionEvent.LOST).expectComplete().verify(T);
     }
 
     @Test
