@@ -5,6 +5,7 @@ import io.cqflux.transport.fabric.ffm.fabric_h;
 import io.cqflux.transport.fabric.ffm.fi_ops;
 import io.cqflux.transport.fabric.ffm.fid;
 import io.cqflux.core.internal.NativeErrors;
+import io.cqflux.core.internal.NativeLibraries;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.SymbolLookup;
@@ -91,7 +92,7 @@ final class FabricLibrary {
                 return library + " has no fi_getinfo/fi_version: not a libfabric; install it with " + INSTALL_HINT;
             }
         } catch (IllegalArgumentException | IllegalCallerException e) {
-            return library + " cannot be loaded (" + e.getMessage() + "); install it with " + INSTALL_HINT;
+            return NativeLibraries.loadFailure(java.util.List.of(library), e.getMessage(), INSTALL_HINT);
         }
         if (!LIBRARY.equals(library)) {
             return "";

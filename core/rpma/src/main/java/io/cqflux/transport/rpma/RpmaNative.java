@@ -3,6 +3,7 @@ package io.cqflux.transport.rpma;
 import io.cqflux.core.NativeCallException;
 import io.cqflux.transport.rpma.ffm.librpma_h;
 import io.cqflux.core.internal.NativeErrors;
+import io.cqflux.core.internal.NativeLibraries;
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
@@ -47,9 +48,8 @@ final class RpmaNative {
         try {
             String loaded = librpma_h.loadedLibrary();
             if (loaded == null) {
-                return "librpma is not installed (could not load " + String.join(" or ", librpma_h.LIBRARY_NAMES)
-                        + ": " + librpma_h.loadFailure() + "); install the package librpma0"
-                        + " (apt-get install librpma0), or use the fabric transport";
+                return NativeLibraries.loadFailure(librpma_h.LIBRARY_NAMES, String.valueOf(librpma_h.loadFailure()),
+                        "apt-get install librpma0 (or use the fabric transport)");
             }
             if (!librpma_h.isPresent(REQUIRED_SYMBOL) || !librpma_h.isPresent("rpma_cq_get_wc")) {
                 return loaded + " is older than the librpma 0.14 API this transport needs (no "
