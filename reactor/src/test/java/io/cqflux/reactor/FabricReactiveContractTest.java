@@ -67,4 +67,10 @@ class FabricReactiveContractTest extends ReactiveContract {
                     .expectNext(before).expectComplete().verify(T);
         }
     }
+
+    /** A server-side connection names its peer (tcp's connection request carries the sockaddr). */
+    @Test
+    void serverSideDescription_namesThePeersAddress() {
+        assertTrue(serverConn.description().contains("from 127.0.0.1:"), serverConn.description());
+    }
 }

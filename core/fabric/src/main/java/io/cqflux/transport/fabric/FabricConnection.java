@@ -206,7 +206,7 @@ final class FabricConnection implements Connection {
 
     static FabricConnection accept(FabricTransport transport, MemorySegment info, byte[] requestData,
                                    ConnectionConfig config, byte[] data) {
-        String desc = transport.name() + " server connection";
+        String desc = transport.name() + " server connection from " + peerAddress(info);
         FabricConnection c = new FabricConnection(transport, config, info, false, desc);
         c.peerData = requestData.clone();
         try (Arena tmp = Arena.ofConfined()) {
@@ -220,6 +220,38 @@ final class FabricConnection implements Connection {
             }
         }
         return c;
+    }
+
+    /**
+     * The requester's address from a connection request's {@code fi_info} ({@code fi_cm(3)}: the
+     * {@code FI_CONNREQ} info carries the peer's address in {@code dest_addr}, a
+     * {@code struct sockaddr} for the socket providers).
+     *
+     * @param info the request's info
+     * @return "host:port", or "an unknown address" when the provider gives none we can read
+     */
+    static String peerAddress(MemorySegment info) {
+        MemorySegment a = fi_info.dest_addr(info);
+        long len = fi_info.dest_addrlen(info);
+        if (a.equals(MemorySegment.NULL) || len < 8) {
+            return "an unknown address";
+        }
+        MemorySegment sa = a.reinterpret(len);
+        int family = Short.toUnsignedInt(sa.get(ValueLayout.JAVA_SHORT_UNALIGNED, 0));
+        int port = Short.toUnsignedInt(sa.get(ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(java.nio.ByteOrder.BIG_ENDIAN), 2));
+        try {
+            if (family == 2 && len >= 8) { // AF_INET: sockaddr_in
+                return java.net.InetAddress.getByAddress(sa.asSlice(4, 4).toArray(ValueLayout.JAVA_BYTE)).getHostAddress()
+                        + ":" + port;
+            }
+            if (family == 10 && len >= 24) { // AF_INET6: sockaddr_in6
+                return "[" + java.net.InetAddress.getByAddress(sa.asSlice(8, 16).toArray(ValueLayout.JAVA_BYTE))
+                        .getHostAddress() + "]:" + port;
+            }
+        } catch (java.net.UnknownHostException e) {
+            // a 4- or 16-byte address always parses
+        }
+        return "an address of family " + family;
     }
 
     /** {@return whether fi_connect itself failed with ECONNREFUSED (REJECTED reported without the EQ)} */
