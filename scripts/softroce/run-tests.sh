@@ -4,7 +4,7 @@
 #
 # Usage: run-tests.sh [--build] [--timeout SEC] [--keep] [-- EXTRA CONSOLE LAUNCHER ARGS...]
 #   --build        run `mvnw test-compile` first even if the classes exist (otherwise only when
-#                  core/target/test-classes is missing)
+#                  core/rpma/target/test-classes is missing)
 #   --timeout SEC  hard limit for the VM run (default 900)
 #   --keep         keep the VM run folder (kernel console log)
 #   after --       passed to the console launcher, e.g. -- --select-class=io.cqflux.transport.rpma.SoftRoceLaneTest

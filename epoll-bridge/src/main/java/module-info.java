@@ -14,7 +14,6 @@
 @SuppressWarnings("module")
 module io.cqflux.epoll {
     requires transitive io.cqflux.core;
-    requires java.logging;
 
     exports io.cqflux.epoll;
     exports io.cqflux.epoll.loop to io.cqflux.reactor;

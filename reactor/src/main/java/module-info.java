@@ -1,13 +1,15 @@
 /**
  * cqflux reactor: the public reactive API. One cold {@code Mono} per posted RDMA operation,
- * each completion queue a hot {@code Flux}, credits for backpressure.
+ * each completion queue a hot {@code Flux}, credits for backpressure. It compiles against no
+ * transport: transports are found at run time through
+ * {@link io.cqflux.core.spi.TransportProvider} ({@code ServiceLoader}); put
+ * {@code cqflux-transport-fabric} and/or {@code cqflux-transport-rpma} beside it.
  */
 module io.cqflux.reactor {
     requires transitive io.cqflux.core;
     requires transitive io.cqflux.epoll;
     requires transitive reactor.core;
     requires transitive org.reactivestreams;
-    requires java.logging;
 
     exports io.cqflux.reactor;
 }

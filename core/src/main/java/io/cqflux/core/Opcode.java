@@ -4,9 +4,11 @@ package io.cqflux.core;
  * The kind of operation a completion reports, transport-neutral.
  *
  * <p>The names follow librpma's former {@code enum rpma_op} (removed in librpma 0.12, see
- * {@code rpma_cq_get_wc(3)}) and the {@code ibv_wc_opcode} values it maps to. A flush that
- * librpma emulates completes with the verbs opcode of a read; the rpma transport reports it as
- * {@link #FLUSH} because it knows what it posted.
+ * {@code rpma_cq_get_wc(3)}) and the {@code ibv_wc_opcode} values it maps to. A transport reports
+ * what the device said: a flush that librpma emulates completes as {@link #READ}, librpma's atomic
+ * write as {@link #WRITE}, libfabric's flush (a zero-length write) as {@link #WRITE}; the reactive
+ * layer, which owns every posted context, reports what it posted ({@link #FLUSH},
+ * {@link #ATOMIC_WRITE}) on its completion monitor and in its errors.
  */
 public enum Opcode {
     /** One-sided read from a remote region into a local one ({@code IBV_WC_RDMA_READ}). */

@@ -86,7 +86,6 @@ final class ConnectionCore {
     /** Messages waiting for a credit from the peer's receiver (PeerControl), in order. */
     private final ArrayDeque<Op> messages = new ArrayDeque<>();
     private final PeerControl control;
-    private final boolean immediateConsumesReceive;
     private boolean creditPollScheduled;
     /** A close by this side wants the goodbye written before the native close. */
     private boolean goodbyeWanted;
@@ -133,7 +132,6 @@ final class ConnectionCore {
                 limits.notificationBacklog());
         this.api = new RdmaConnection(this);
         this.control = control;
-        this.immediateConsumesReceive = transport.writeWithImmediateConsumesReceive();
     }
 
     /** Control writes the connection posts for itself: they take a table slot and a send credit like an operation. */
@@ -501,7 +499,7 @@ final class ConnectionCore {
                     + ", send queue " + table.creditLimit()
                     + "); apply backpressure or raise Cqflux.Builder.pendingLimit", pendingLimit));
             op.releaseRegions();
-        } else if (isMessage(op) && control.enabled()) {
+        } else if (op.spec.kind.isMessage(transport) && control.enabled()) {
             // A message waits for the peer's credit in its own queue, so that it never holds up
             // the operations behind it.
             messages.add(op);
@@ -511,13 +509,6 @@ final class ConnectionCore {
         } else {
             waiting.add(op);
         }
-    }
-
-    /** {@return whether the operation consumes one of the peer's posted receives} */
-    private boolean isMessage(Op op) {
-        OpKind k = op.spec.kind;
-        return k == OpKind.SEND || k == OpKind.SEND_WITH_IMMEDIATE
-                || k == OpKind.WRITE_WITH_IMMEDIATE && immediateConsumesReceive;
     }
 
     /**

@@ -52,7 +52,10 @@ public final class InboundMessage {
         return opcode;
     }
 
-    /** {@return the bytes received (for a write-with-immediate notification: the bytes written)} */
+    /**
+     * {@return the bytes received; for a write-with-immediate notification the bytes written, or
+     * -1 where the transport does not report them (libfabric's tcp provider)}
+     */
     public long length() {
         check();
         return length;

@@ -9,7 +9,8 @@ import io.cqflux.core.Opcode;
  * @param data the bytes received (empty for a write-with-immediate notification)
  * @param hasImmediate whether {@code immediate} is meaningful
  * @param immediate the immediate data in host byte order, or 0
- * @param length bytes received, or for a notification bytes written
+ * @param length bytes received, or for a notification bytes written (-1 where the transport does
+ *     not report them: libfabric's tcp provider)
  */
 public record Message(Opcode opcode, byte[] data, boolean hasImmediate, int immediate, long length) {
 }

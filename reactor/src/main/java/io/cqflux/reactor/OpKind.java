@@ -1,39 +1,192 @@
 package io.cqflux.reactor;
 
 import io.cqflux.core.Opcode;
+import io.cqflux.core.internal.Checks;
+import io.cqflux.core.spi.Connection;
+import io.cqflux.core.spi.Transport;
 
-/** The operations the reactive layer posts, with the send-queue credits each one holds while in flight. */
+/**
+ * The operations the reactive layer posts: for each, in one place, what it is (the opcode of its
+ * signaled work request, the send-queue credits it holds while in flight, the role of its local
+ * region, whether it consumes one of the peer's posted receives), its argument check (the one
+ * {@link Checks} method every layer uses) and its post (the one SPI call). Adding a kind means a
+ * constant here, a public method on {@link RdmaConnection}, a {@link Checks} method, an SPI
+ * {@link Connection} method and its line in each transport: see docs/architecture.md.
+ */
 enum OpKind {
-    READ(Opcode.READ, 1),
-    WRITE(Opcode.WRITE, 1),
-    WRITE_WITH_IMMEDIATE(Opcode.WRITE_WITH_IMMEDIATE, 1),
-    ATOMIC_WRITE(Opcode.ATOMIC_WRITE, 1),
-    FLUSH(Opcode.FLUSH, 1),
-    SEND(Opcode.SEND, 1),
-    SEND_WITH_IMMEDIATE(Opcode.SEND_WITH_IMMEDIATE, 1),
+    READ(Opcode.READ, 1, "local destination", Receive.NO) {
+        @Override
+        void check(Transport t, OpMono o) {
+            Checks.read(t, o.nativeLocal(), o.localOffset, o.nativeRemote(), o.remoteOffset, o.length);
+        }
+
+        @Override
+        boolean post(Connection c, OpMono o, long ctx) {
+            return c.read(o.nativeLocal(), o.localOffset, o.nativeRemote(), o.remoteOffset, o.length, ctx, true);
+        }
+    },
+    WRITE(Opcode.WRITE, 1, "local source", Receive.NO) {
+        @Override
+        void check(Transport t, OpMono o) {
+            Checks.write(t, o.nativeRemote(), o.remoteOffset, o.nativeLocal(), o.localOffset, o.length);
+        }
+
+        @Override
+        boolean post(Connection c, OpMono o, long ctx) {
+            return c.write(o.nativeRemote(), o.remoteOffset, o.nativeLocal(), o.localOffset, o.length, ctx, true);
+        }
+    },
+    WRITE_WITH_IMMEDIATE(Opcode.WRITE_WITH_IMMEDIATE, 1, "local source", Receive.WHERE_THE_TRANSPORT_SAYS) {
+        @Override
+        void check(Transport t, OpMono o) {
+            Checks.writeWithImmediate(t, o.nativeRemote(), o.remoteOffset, o.nativeLocal(), o.localOffset, o.length);
+        }
+
+        @Override
+        boolean post(Connection c, OpMono o, long ctx) {
+            return c.writeWithImmediate(o.nativeRemote(), o.remoteOffset, o.nativeLocal(), o.localOffset, o.length,
+                    (int) o.value, ctx, true);
+        }
+    },
+    ATOMIC_WRITE(Opcode.ATOMIC_WRITE, 1, "local source", Receive.NO) {
+        @Override
+        void check(Transport t, OpMono o) {
+            Checks.atomicWrite(t, o.nativeRemote(), o.remoteOffset);
+        }
+
+        @Override
+        boolean post(Connection c, OpMono o, long ctx) {
+            return c.atomicWrite(o.nativeRemote(), o.remoteOffset, o.value, ctx, true);
+        }
+    },
+    FLUSH(Opcode.FLUSH, 1, "local source", Receive.NO) {
+        @Override
+        void check(Transport t, OpMono o) {
+            Checks.flush(t, o.nativeRemote(), o.remoteOffset, o.length, o.flushType);
+        }
+
+        @Override
+        boolean post(Connection c, OpMono o, long ctx) {
+            return c.flush(o.nativeRemote(), o.remoteOffset, o.length, o.flushType, ctx, true);
+        }
+    },
+    SEND(Opcode.SEND, 1, "send source", Receive.YES) {
+        @Override
+        void check(Transport t, OpMono o) {
+            Checks.send(t, o.nativeLocal(), o.localOffset, o.length, false);
+        }
+
+        @Override
+        boolean post(Connection c, OpMono o, long ctx) {
+            return c.send(o.nativeLocal(), o.localOffset, o.length, ctx, true);
+        }
+    },
+    SEND_WITH_IMMEDIATE(Opcode.SEND_WITH_IMMEDIATE, 1, "send source", Receive.YES) {
+        @Override
+        void check(Transport t, OpMono o) {
+            Checks.send(t, o.nativeLocal(), o.localOffset, o.length, true);
+        }
+
+        @Override
+        boolean post(Connection c, OpMono o, long ctx) {
+            return c.sendWithImmediate(o.nativeLocal(), o.localOffset, o.length, (int) o.value, ctx, true);
+        }
+    },
     /**
-     * A write posted unsignaled followed by a signaled flush. The unsignaled write keeps its
-     * send-queue slot until the flush's completion retires it in order (ARCHITECTURE.md, "How a
-     * completion flows" step 7), so the pair holds two credits.
+     * A write posted unsignaled followed by a signaled flush of the same range. The unsignaled
+     * write keeps its send-queue slot until the flush's completion retires it in order (an
+     * unsignaled work request's slot is freed by the next signaled completion), so the pair holds
+     * two credits; the write reports only an error, under the part context (InFlightTable), so
+     * that the error fails the operation without freeing the slot the flush still uses.
      */
-    DURABLE_WRITE(Opcode.FLUSH, 2);
+    DURABLE_WRITE(Opcode.FLUSH, 2, "local source", Receive.NO) {
+        @Override
+        void check(Transport t, OpMono o) {
+            Checks.durableWrite(t, o.nativeRemote(), o.remoteOffset, o.nativeLocal(), o.localOffset, o.length,
+                    o.flushType);
+        }
+
+        @Override
+        boolean post(Connection c, OpMono o, long ctx) {
+            return c.write(o.nativeRemote(), o.remoteOffset, o.nativeLocal(), o.localOffset, o.length,
+                    InFlightTable.part(ctx), false);
+        }
+
+        @Override
+        Opcode partOpcode() {
+            return Opcode.WRITE;
+        }
+
+        @Override
+        boolean postSecond(Connection c, OpMono o, long ctx) {
+            return c.flush(o.nativeRemote(), o.remoteOffset, o.length, o.flushType, ctx, true);
+        }
+    };
+
+    /** Whether an operation consumes one of the peer's posted receives (PeerControl's credits). */
+    enum Receive { NO, YES, WHERE_THE_TRANSPORT_SAYS }
 
     /** The opcode of the signaled (final) work request. */
     final Opcode opcode;
     /** Send-queue slots held in flight. */
     final int credits;
+    /** The local region's role, for messages about it. */
+    final String localRole;
+    private final Receive message;
 
-    OpKind(Opcode opcode, int credits) {
+    OpKind(Opcode opcode, int credits, String localRole, Receive message) {
         this.opcode = opcode;
         this.credits = credits;
+        this.localRole = localRole;
+        this.message = message;
+    }
+
+    /**
+     * Checks the operation's arguments, with the same {@link Checks} method the transport runs
+     * before its native call; throws what the Mono signals.
+     *
+     * @param t the transport
+     * @param o the operation
+     */
+    abstract void check(Transport t, OpMono o);
+
+    /**
+     * Posts the first (or only) work request. Loop thread.
+     *
+     * @param c the native connection
+     * @param o the operation
+     * @param ctx the in-flight table context
+     * @return whether it was posted (false: the transport's queue is momentarily full)
+     */
+    abstract boolean post(Connection c, OpMono o, long ctx);
+
+    /**
+     * Posts the second work request of a two-part operation. Loop thread.
+     *
+     * @param c the native connection
+     * @param o the operation
+     * @param ctx the in-flight table context
+     * @return whether it was posted
+     */
+    boolean postSecond(Connection c, OpMono o, long ctx) {
+        throw new IllegalStateException(this + " has no second part");
     }
 
     /** {@return the opcode of the unsignaled first part of a two-part operation} */
     Opcode partOpcode() {
-        return this == DURABLE_WRITE ? Opcode.WRITE : opcode;
+        return opcode;
     }
 
     boolean twoPart() {
         return credits == 2;
+    }
+
+    /**
+     * @param t the transport
+     * @return whether the operation consumes one of the peer's posted receives
+     */
+    boolean isMessage(Transport t) {
+        return message == Receive.YES
+                || message == Receive.WHERE_THE_TRANSPORT_SAYS && t.writeWithImmediateConsumesReceive();
     }
 }

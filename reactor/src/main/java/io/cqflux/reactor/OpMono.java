@@ -1,11 +1,9 @@
 package io.cqflux.reactor;
 
 import io.cqflux.core.FlushType;
-import io.cqflux.core.internal.Checks;
 import io.cqflux.core.spi.Connection;
 import io.cqflux.core.spi.LocalRegion;
 import io.cqflux.core.spi.RemoteRegion;
-import io.cqflux.core.spi.Transport;
 import reactor.core.CoreSubscriber;
 import reactor.core.publisher.Mono;
 
@@ -46,7 +44,7 @@ final class OpMono extends Mono<Void> {
         try {
             validate();
             if (local != null) {
-                local.acquire(localRole());
+                local.acquire(kind.localRole);
             }
         } catch (RuntimeException e) {
             op.released = true;
@@ -56,80 +54,34 @@ final class OpMono extends Mono<Void> {
         core.enqueue(op);
     }
 
-    private String localRole() {
-        return switch (kind) {
-            case READ -> "local destination";
-            case SEND, SEND_WITH_IMMEDIATE -> "send source";
-            default -> "local source";
-        };
-    }
-
     /**
      * Checks everything that can be checked before posting, with the same check the transport
-     * runs before its native call ({@link Checks}); throws what the Mono signals.
+     * runs before its native call ({@link OpKind#check}); throws what the Mono signals.
      */
     private void validate() {
         core.checkOpen();
         if (remote != null) {
             core.checkOwns(remote);
         }
-        Transport t = core.transport;
-        switch (kind) {
-            case READ -> Checks.read(t, nativeLocal(), localOffset, nativeRemote(), remoteOffset, length);
-            case WRITE -> Checks.write(t, nativeRemote(), remoteOffset, nativeLocal(), localOffset, length);
-            case WRITE_WITH_IMMEDIATE ->
-                    Checks.writeWithImmediate(t, nativeRemote(), remoteOffset, nativeLocal(), localOffset, length);
-            case DURABLE_WRITE ->
-                    Checks.durableWrite(t, nativeRemote(), remoteOffset, nativeLocal(), localOffset, length, flushType);
-            case ATOMIC_WRITE -> Checks.atomicWrite(t, nativeRemote(), remoteOffset);
-            case FLUSH -> Checks.flush(t, nativeRemote(), remoteOffset, length, flushType);
-            case SEND -> Checks.send(t, nativeLocal(), localOffset, length, false);
-            case SEND_WITH_IMMEDIATE -> Checks.send(t, nativeLocal(), localOffset, length, true);
-        }
+        kind.check(core.transport, this);
     }
 
-    private LocalRegion nativeLocal() {
+    LocalRegion nativeLocal() {
         return local == null ? null : local.nativeRegion();
     }
 
-    private RemoteRegion nativeRemote() {
+    RemoteRegion nativeRemote() {
         return remote == null ? null : remote.nativeRegion();
     }
 
-    /**
-     * Posts the first (or only) work request. Loop thread.
-     *
-     * @param c the native connection
-     * @param ctx the pending-table context
-     * @return whether it was posted (false: the transport's queue is momentarily full)
-     */
+    /** Posts the first (or only) work request. Loop thread. */
     boolean postFirst(Connection c, long ctx) {
-        return switch (kind) {
-            case READ -> c.read(local.nativeRegion(), localOffset, remote.nativeRegion(), remoteOffset, length, ctx, true);
-            case WRITE -> c.write(remote.nativeRegion(), remoteOffset, local.nativeRegion(), localOffset, length, ctx, true);
-            case WRITE_WITH_IMMEDIATE -> c.writeWithImmediate(remote.nativeRegion(), remoteOffset, local.nativeRegion(),
-                    localOffset, length, (int) value, ctx, true);
-            case ATOMIC_WRITE -> c.atomicWrite(remote.nativeRegion(), remoteOffset, value, ctx, true);
-            case FLUSH -> c.flush(remote.nativeRegion(), remoteOffset, length, flushType, ctx, true);
-            case SEND -> c.send(local.nativeRegion(), localOffset, length, ctx, true);
-            case SEND_WITH_IMMEDIATE -> c.sendWithImmediate(local.nativeRegion(), localOffset, length, (int) value, ctx, true);
-            // Unsignaled: it reports only an error, under the part context so that the error
-            // fails the operation without freeing the slot the flush still uses.
-            case DURABLE_WRITE -> c.write(remote.nativeRegion(), remoteOffset, local.nativeRegion(), localOffset, length,
-                    InFlightTable.part(ctx), false);
-        };
+        return kind.post(c, this, ctx);
     }
 
-    /**
-     * Posts the second work request of a two-part operation: the signaled flush whose completion
-     * resolves a durable write and retires the unsignaled write before it. Loop thread.
-     *
-     * @param c the native connection
-     * @param ctx the pending-table context
-     * @return whether it was posted
-     */
+    /** Posts the second work request of a two-part operation. Loop thread. */
     boolean postSecond(Connection c, long ctx) {
-        return c.flush(remote.nativeRegion(), remoteOffset, length, flushType, ctx, true);
+        return kind.postSecond(c, this, ctx);
     }
 
     void releaseRegions() {

@@ -25,9 +25,8 @@ import java.util.List;
  * may pad private data ({@code rdma_get_cm_event(3)}).
  *
  * <p>Size: the transport's private-data limits bound it. On rpma (55 bytes in a connect, 195 in
- * an accept) one region costs 2 + 24 bytes and the peer configuration 1 + 1, so a connect carries
- * one exposed region with the handshake (32 bytes), an accept seven. The control words' raw descriptor (rpma: 1 + 21 bytes) still fits a connect
- * beside one exposed region (54 bytes).
+ * an accept) one region costs 2 + 24 bytes, the peer configuration 1 + 1 and the control words'
+ * raw descriptor 1 + 21: a connect carries one exposed region (54 bytes), an accept six.
  *
  * @param regions the exposed regions' descriptors, in order
  * @param handshake the transport's handshake bytes, possibly empty

@@ -27,10 +27,14 @@ import reactor.core.publisher.Mono;
  * <p><b>Signals and threads.</b> Operations complete on the connection's event-loop thread, a
  * {@link reactor.core.scheduler.NonBlocking} thread: {@code block()} there fails fast. Move heavy
  * work off it with {@code publishOn(Schedulers.boundedElastic())}. A failed completion fails its
- * own Mono with {@link io.cqflux.core.OperationFailedException}; losing the connection fails every
- * pending operation with {@link io.cqflux.core.ConnectionException}; closing it fails them with
- * {@link io.cqflux.core.ResourceClosedException}. Timeouts are Reactor's: {@code .timeout(...)}
- * (virtual time works).
+ * own Mono with {@link io.cqflux.core.OperationFailedException} (and ends the connection: an error
+ * completion puts the queue pair in the error state). Every end of the connection fails every
+ * pending and queued operation with {@link io.cqflux.core.ConnectionException}: {@code CLOSED} for
+ * an orderly close by either side, {@code LOST} otherwise (a peer that ended without its orderly
+ * close, an error completion, an operation without a completion for
+ * {@link Cqflux.Builder#operationTimeout(java.time.Duration)}). An operation subscribed after a
+ * close by this side fails with {@link io.cqflux.core.ResourceClosedException}. Timeouts are
+ * Reactor's: {@code .timeout(...)} (virtual time works).
  *
  * <p><b>Cancellation</b> detaches the subscriber only: the NIC may still use the buffers, so the
  * operation keeps its credit and its regions until its completion arrives; its late outcome is
@@ -316,9 +320,10 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
     }
 
     /**
-     * Closes the connection: pending and queued operations fail with
-     * {@link io.cqflux.core.ResourceClosedException}, then the native connection is freed on its
-     * loop. Idempotent, non-blocking, from any thread.
+     * Closes the connection in order: pending and queued operations fail with a
+     * {@link io.cqflux.core.ConnectionException} {@code CLOSED}, a cqflux peer is told (it sees
+     * {@code CLOSED} too, not {@code LOST}), then the native connection is freed on its loop.
+     * Idempotent, non-blocking, from any thread.
      */
     @Override
     public void dispose() {

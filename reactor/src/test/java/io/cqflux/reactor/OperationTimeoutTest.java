@@ -12,12 +12,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * PENDING — NOT COMPILED TODAY. It is written against {@code Cqflux.Builder#operationTimeout(Duration)},
- * which the connection-core rewrite adds. To enable: move this file to
- * {@code reactor/src/test/java/io/cqflux/reactor/} (nothing else to change; it uses
- * {@link PeerProcess}, {@link FaultRig} and {@link Tally} from there).
- *
- * <p>A peer that stops answering without dying (SIGSTOP) makes pending operations fail within a
+ * A peer that stops answering without dying (SIGSTOP) makes pending operations fail within a
  * bounded, configurable time: the operation deadline / keep-alive. A stopped peer is a lost
  * connection: every pending and queued operation fails with {@code ConnectionException(LOST)}.
  */

@@ -57,15 +57,19 @@ class PeerHelloTest {
     }
 
     @Test
-    void rpmaLimits_oneRegionAndThePeerConfiguration_fitAConnect_sevenRegionsAnAccept() {
+    void rpmaLimits_oneRegionThePeerConfigurationAndControlWords_fitAConnect_sixRegionsAnAccept() {
         // The rpma peer configuration descriptor is 1 byte in librpma 1.2 (checked in the lane by
         // RpmaLaneTest); allow a few bytes more for future versions.
         byte[] peerCfg = new byte[4];
         byte[] one = new PeerHello(List.of(new byte[RPMA_REGION_DESCRIPTOR]), peerCfg, NONE).encode(RPMA_MAX_CONNECT);
         assertEquals(4 + 2 + RPMA_REGION_DESCRIPTOR + 1 + peerCfg.length + 1, one.length);
         assertTrue(one.length <= RPMA_MAX_CONNECT);
+        byte[] control = new byte[RPMA_RAW_DESCRIPTOR];
+        List<byte[]> six = java.util.Collections.nCopies(6, new byte[RPMA_REGION_DESCRIPTOR]);
+        assertTrue(new PeerHello(six, peerCfg, control).encode(RPMA_MAX_ACCEPT).length <= RPMA_MAX_ACCEPT);
         List<byte[]> seven = java.util.Collections.nCopies(7, new byte[RPMA_REGION_DESCRIPTOR]);
-        assertTrue(new PeerHello(seven, peerCfg, NONE).encode(RPMA_MAX_ACCEPT).length <= RPMA_MAX_ACCEPT);
+        assertThrows(IllegalArgumentException.class,
+                () -> new PeerHello(seven, peerCfg, control).encode(RPMA_MAX_ACCEPT));
         IllegalArgumentException two = assertThrows(IllegalArgumentException.class, () -> new PeerHello(
                 List.of(new byte[RPMA_REGION_DESCRIPTOR], new byte[RPMA_REGION_DESCRIPTOR]), peerCfg, NONE)
                 .encode(RPMA_MAX_CONNECT));
