@@ -535,13 +535,17 @@ final class ConnectionCore {
                 return; // a returning credit pumps again
             }
             messages.poll();
-            control.consume();
             if (!post(op)) {
                 // back at the head of `waiting` (post() did that): take it back in order
                 waiting.remove(op);
                 messages.addFirst(op);
-                control.unconsume();
                 return;
+            }
+            // Counted only when it really went out: post() discards an op cancelled (from another
+            // thread) since the check above, and fails one whose post threw; neither took a
+            // receive of the peer, and counting it would lose that credit for good.
+            if (op.stage != Op.NEW) {
+                control.consume();
             }
         }
     }

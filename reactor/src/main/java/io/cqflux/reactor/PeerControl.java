@@ -135,11 +135,6 @@ final class PeerControl implements AutoCloseable {
         used++;
     }
 
-    /** A message counted by {@link #consume()} was not posted after all. */
-    void unconsume() {
-        used--;
-    }
-
     // ---------------------------------------------------------------- credits, the receiver's side
 
     /**

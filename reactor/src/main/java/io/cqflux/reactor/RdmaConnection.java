@@ -10,7 +10,6 @@ import java.util.function.Function;
 import org.reactivestreams.Publisher;
 import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
-import reactor.core.publisher.FluxSink;
 import reactor.core.publisher.Mono;
 
 /**
@@ -299,11 +298,7 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
      */
     public <T> Flux<T> receive(Function<? super InboundMessage, ? extends T> decoder) {
         Objects.requireNonNull(decoder, "decoder");
-        return Flux.<T>create(sink -> {
-            core.runOnLoop(() -> core.receiver.attach(sink, decoder));
-            sink.onRequest(n -> core.runOnLoop(() -> core.receiver.request(sink, n)));
-            sink.onDispose(() -> core.runOnLoop(() -> core.receiver.detach(sink)));
-        }, FluxSink.OverflowStrategy.BUFFER);
+        return new ReceiveFlux<>(core, decoder);
     }
 
     /** {@return the connection's events (ESTABLISHED, then CLOSED or LOST), replayed to late subscribers} */

@@ -13,11 +13,8 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayDeque;
 import java.util.EnumSet;
-import java.util.function.Function;
 import reactor.core.Exceptions;
-import reactor.core.publisher.FluxSink;
 import reactor.core.publisher.Operators;
-import reactor.util.context.Context;
 
 /**
  * The receive side of one connection. Loop-confined.
@@ -72,8 +69,7 @@ final class Receiver {
     private int freeTop;
     private int posted;
     private long demand;
-    private FluxSink<Object> sink;
-    private Function<? super InboundMessage, ?> decoder;
+    private ReceiveFlux.Inbound<Object> sink;
     private boolean retryScheduled;
     private boolean ended;
 
@@ -84,9 +80,12 @@ final class Receiver {
         this.notificationLimit = notificationLimit;
     }
 
-    /** Attaches the single subscriber. Loop thread. */
+    /** Attaches the single subscriber, with the demand it asked for so far. Loop thread. */
     @SuppressWarnings("unchecked")
-    void attach(FluxSink<?> s, Function<? super InboundMessage, ?> dec) {
+    void attach(ReceiveFlux.Inbound<?> s) {
+        if (s.isCancelled()) {
+            return;
+        }
         Throwable ended = core.receiveRefusal();
         if (ended != null) {
             endSubscriber(s, ended);
@@ -123,28 +122,43 @@ final class Receiver {
             }
             freeTop = count;
         }
-        sink = (FluxSink<Object>) s;
-        decoder = dec;
+        sink = (ReceiveFlux.Inbound<Object>) s;
         demand = 0;
+        request(s);
     }
 
-    /** Adds demand, serves the backlog, and posts receives for the rest. Loop thread. */
-    void request(FluxSink<?> s, long n) {
+    /**
+     * Takes the demand the subscriber asked for, serves the backlog, and posts receives for the
+     * rest. Demand asked for before {@link #attach} stays in the subscription until then. Loop
+     * thread.
+     */
+    void request(ReceiveFlux.Inbound<?> s) {
         if (s != sink) {
             return;
         }
+        long n = s.takeRequested();
         demand = demand + n < 0 ? Long.MAX_VALUE : demand + n;
         serveBacklog();
         repost();
     }
 
     /** Detaches the subscriber; posted buffers stay posted and keep what lands in them. Loop thread. */
-    void detach(FluxSink<?> s) {
+    void detach(ReceiveFlux.Inbound<?> s) {
         if (s == sink) {
             sink = null;
-            decoder = null;
             demand = 0;
         }
+    }
+
+    /**
+     * {@return whether a subscriber takes a message now} A subscriber that cancelled from another
+     * thread is detached here, before anything more is handed to it: what arrives is kept instead.
+     */
+    private boolean wanted() {
+        if (sink != null && sink.isCancelled()) {
+            detach(sink);
+        }
+        return sink != null && demand > 0;
     }
 
     /** {@return the messages and notifications kept for the next subscriber (diagnostics, tests)} */
@@ -153,7 +167,7 @@ final class Receiver {
     }
 
     private void serveBacklog() {
-        while (sink != null && demand > 0 && !backlog.isEmpty()) {
+        while (!backlog.isEmpty() && wanted()) {
             Object o = backlog.poll();
             if (o instanceof Buffer b) {
                 deliver(b.length, b.opcode, b.hasImmediate, b.immediate, b);
@@ -176,7 +190,7 @@ final class Receiver {
             } catch (RuntimeException e) {
                 core.releaseReceiveContext(ctx);
                 free[freeTop++] = b.index;
-                FluxSink<Object> s = sink;
+                ReceiveFlux.Inbound<Object> s = sink;
                 sink = null;
                 s.error(e);
                 return;
@@ -222,7 +236,7 @@ final class Receiver {
             // ibv_poll_cq(3)); the buffer is not reposted either way.
             free[freeTop++] = b.index;
             if (c.status() != CompletionStatus.WR_FLUSH_ERR && sink != null) {
-                FluxSink<Object> s = sink;
+                ReceiveFlux.Inbound<Object> s = sink;
                 sink = null;
                 s.error(new OperationFailedException(c.snapshot(), Opcode.RECEIVE, core.description));
             }
@@ -235,7 +249,7 @@ final class Receiver {
         }
         boolean imm = c.hasImmediate();
         int immediate = imm ? c.immediate() : 0;
-        if (sink != null && demand > 0 && backlog.isEmpty()) {
+        if (backlog.isEmpty() && wanted()) {
             deliver(len, opcode, imm, immediate, b);
             recycle(b);
             return;
@@ -257,7 +271,7 @@ final class Receiver {
     void onNotification(Completion c) {
         boolean imm = c.hasImmediate();
         int immediate = imm ? c.immediate() : 0;
-        if (sink != null && demand > 0 && backlog.isEmpty()) {
+        if (backlog.isEmpty() && wanted()) {
             deliver(c.byteLength(), c.opcode(), imm, immediate, null);
             return;
         }
@@ -270,14 +284,14 @@ final class Receiver {
     }
 
     private void deliver(long length, Opcode opcode, boolean imm, int immediate, Buffer b) {
-        FluxSink<Object> s = sink;
+        ReceiveFlux.Inbound<Object> s = sink;
         demand = demand == Long.MAX_VALUE ? demand : demand - 1;
         MemorySegment data = b == null ? MemorySegment.NULL
                 : pool.segment().asSlice((long) b.index * bufferSize, bufferSize);
         view.set(data, length, opcode, imm, immediate);
         Object value;
         try {
-            value = decoder.apply(view);
+            value = s.decoder.apply(view);
         } catch (Throwable t) {
             Exceptions.throwIfJvmFatal(t);
             sink = null;
@@ -287,9 +301,19 @@ final class Receiver {
             view.invalidate();
         }
         if (value == null) {
-            Operators.onNextDropped(view, Context.of(s.contextView()));
-        } else {
+            Operators.onNextDropped(view, s.currentContext());
+            return;
+        }
+        try {
             s.next(value);
+        } catch (Throwable t) {
+            // A subscriber that throws from onNext breaks the protocol (§2.13): it is failed,
+            // and the loop goes on.
+            Exceptions.throwIfJvmFatal(t);
+            if (sink == s) {
+                sink = null;
+            }
+            s.error(Operators.onOperatorError(t, s.currentContext()));
         }
     }
 
@@ -308,7 +332,7 @@ final class Receiver {
     void terminate(Throwable cause) {
         serveBacklog();
         ended = true;
-        FluxSink<Object> s = sink;
+        ReceiveFlux.Inbound<Object> s = sink;
         sink = null;
         if (s != null) {
             endSubscriber(s, cause);
@@ -316,7 +340,7 @@ final class Receiver {
     }
 
     /** An orderly close by the peer completes the stream; anything else fails it. */
-    private static void endSubscriber(FluxSink<?> s, Throwable cause) {
+    private static void endSubscriber(ReceiveFlux.Inbound<?> s, Throwable cause) {
         if (cause instanceof ConnectionException ce && ce.event() == ConnectionEvent.CLOSED) {
             s.complete();
         } else {

@@ -43,6 +43,18 @@ class FabricReactiveContractTest extends ReactiveContract {
         return false;
     }
 
+    /** tcp reports fi_writedata's remote CQ data with no posted receive (FabricFacts.TCP_WRITEDATA_CONSUMES_RECEIVE). */
+    @Override
+    boolean notificationConsumesReceive() {
+        return false;
+    }
+
+    /** tcp 1.17 reports no length for it; the transport says -1 (FabricFacts.TCP_WRITEDATA_REPORTS_LENGTH). */
+    @Override
+    long notificationLength(long written) {
+        return -1;
+    }
+
     /**
      * A peer that accepts the TCP connection but never answers libfabric's handshake: only the
      * connect timeout ends the attempt, on Reactor's scheduler, so virtual time drives it.

@@ -92,6 +92,18 @@ class RpmaReactiveContractTest extends ReactiveContract {
         return Math.max(100, n / 5);
     }
 
+    /** A verbs RDMA write with immediate consumes a posted receive at the target (ibv_post_send(3)). */
+    @Override
+    boolean notificationConsumesReceive() {
+        return true;
+    }
+
+    /** Its work completion's byte_len is the length written (ibv_poll_cq(3)). */
+    @Override
+    long notificationLength(long written) {
+        return written;
+    }
+
     /** librpma has rpma_atomic_write (0.13+). */
     @Override
     boolean atomicWriteSupported() {

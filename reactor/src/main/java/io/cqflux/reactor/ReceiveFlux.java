@@ -1,0 +1,125 @@
+package io.cqflux.reactor;
+
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
+import org.reactivestreams.Subscription;
+import reactor.core.CoreSubscriber;
+import reactor.core.Exceptions;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Operators;
+
+/**
+ * The Flux of {@link RdmaConnection#receive(Function)}: every signal comes from the connection's
+ * loop, straight into the subscriber, with no queue in between.
+ *
+ * <p>Why not {@code Flux.create}: its sink queues a value when another thread is draining it (a
+ * {@code request(n)} from the subscriber's thread drains), so a value the receiver handed over
+ * could still sit in that queue when the subscriber cancels, and be discarded there. The receiver
+ * then believes it delivered a message nobody got. Here a message is either passed to
+ * {@code onNext} on the loop or kept in the receiver's backlog: the receiver checks for a cancel
+ * before each delivery.
+ *
+ * @param <T> the decoded value type
+ */
+final class ReceiveFlux<T> extends Flux<T> {
+    private final ConnectionCore core;
+    private final Function<? super InboundMessage, ? extends T> decoder;
+
+    ReceiveFlux(ConnectionCore core, Function<? super InboundMessage, ? extends T> decoder) {
+        this.core = core;
+        this.decoder = decoder;
+    }
+
+    @Override
+    public void subscribe(CoreSubscriber<? super T> actual) {
+        Inbound<T> s = new Inbound<>(core, actual, decoder);
+        actual.onSubscribe(s);
+        // After onSubscribe: demand it asked for there waits in the subscription until attach.
+        core.runOnLoop(() -> core.receiver.attach(s));
+    }
+
+    /**
+     * One subscription to the receive side. Demand and cancel come from any thread; every signal
+     * is sent on the loop.
+     *
+     * @param <T> the decoded value type
+     */
+    static final class Inbound<T> implements Subscription {
+        private final ConnectionCore core;
+        private final CoreSubscriber<? super T> actual;
+        final Function<? super InboundMessage, ? extends T> decoder;
+        /** Demand not yet taken by the loop. */
+        private final AtomicLong requested = new AtomicLong();
+        private volatile boolean cancelled;
+        /** A terminal signal was sent. Loop thread. */
+        private boolean done;
+
+        Inbound(ConnectionCore core, CoreSubscriber<? super T> actual,
+                Function<? super InboundMessage, ? extends T> decoder) {
+            this.core = core;
+            this.actual = actual;
+            this.decoder = decoder;
+        }
+
+        @Override
+        public void request(long n) {
+            if (n <= 0) {
+                // Reactive Streams §3.9: the subscriber hears of its protocol error.
+                cancelled = true;
+                core.runOnLoop(() -> {
+                    core.receiver.detach(this);
+                    error(Exceptions.nullOrNegativeRequestException(n));
+                });
+                return;
+            }
+            requested.accumulateAndGet(n, (a, b) -> a + b < 0 ? Long.MAX_VALUE : a + b);
+            core.runOnLoop(() -> core.receiver.request(this));
+        }
+
+        @Override
+        public void cancel() {
+            cancelled = true;
+            core.runOnLoop(() -> core.receiver.detach(this));
+        }
+
+        boolean isCancelled() {
+            return cancelled;
+        }
+
+        /** {@return the demand asked for since the last call, and forget it} Loop thread. */
+        long takeRequested() {
+            return requested.getAndSet(0);
+        }
+
+        /** Loop thread: a value for the subscriber (never after a terminal signal). */
+        void next(T value) {
+            if (done) {
+                Operators.onNextDropped(value, actual.currentContext());
+                return;
+            }
+            actual.onNext(value);
+        }
+
+        /** Loop thread. */
+        void complete() {
+            if (!done) {
+                done = true;
+                actual.onComplete();
+            }
+        }
+
+        /** Loop thread. */
+        void error(Throwable t) {
+            if (done) {
+                Operators.onErrorDropped(t, actual.currentContext());
+                return;
+            }
+            done = true;
+            actual.onError(t);
+        }
+
+        reactor.util.context.Context currentContext() {
+            return actual.currentContext();
+        }
+    }
+}
