@@ -40,7 +40,9 @@
  *       handle owns the accepted socket, which would otherwise leak while the client waited.</li>
  *   <li>A bad key: the target drops the connection; the initiator's op fails with
  *       {@code ECANCELED} (prov_errno 2, "No such file or directory") and the EQ reports
- *       {@code FI_SHUTDOWN} (reported as LOST; the target side sees CLOSED).</li>
+ *       {@code FI_SHUTDOWN}, as for an orderly close: this transport reports CLOSED on both
+ *       sides (what the provider said); the reactive layer, which saw the operation fail and no
+ *       goodbye from its peer, ends the connection LOST.</li>
  *   <li>Connect to a port without listener: {@code fi_connect} returns 0, the EQ gets an error
  *       entry with {@code err} 111 ECONNREFUSED (REJECTED); {@code fi_reject} looks the same.</li>
  *   <li>{@code FI_OPT_CM_DATA_SIZE} is 256; {@code max_msg_size} is SIZE_MAX; {@code mr_mode}
