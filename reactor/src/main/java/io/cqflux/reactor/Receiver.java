@@ -11,6 +11,7 @@ import io.cqflux.core.ResourceClosedException;
 import io.cqflux.core.spi.LocalRegion;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.util.ArrayDeque;
 import java.util.EnumSet;
 import reactor.core.Exceptions;
@@ -72,6 +73,19 @@ final class Receiver {
     private ReceiveFlux.Inbound<Object> sink;
     private boolean retryScheduled;
     private boolean ended;
+    /**
+     * What had arrived and was not yet delivered when the connection ended, copied out of the pool
+     * (which is freed with the connection): delivered before the stream's terminal signal, to the
+     * subscriber of the moment or the next one. Bounded by the receive queue's depth plus the
+     * notification backlog.
+     */
+    private final ArrayDeque<Kept> leftovers = new ArrayDeque<>();
+    /** What subscribers get once the leftovers are delivered. */
+    private Throwable endCause;
+
+    /** A message or notification kept past the end of its connection. */
+    private record Kept(long length, Opcode opcode, boolean hasImmediate, int immediate, byte[] data) {
+    }
 
     Receiver(ConnectionCore core, int count, int bufferSize, int notificationLimit) {
         this.core = core;
@@ -86,9 +100,15 @@ final class Receiver {
         if (s.isCancelled()) {
             return;
         }
-        Throwable ended = core.receiveRefusal();
-        if (ended != null) {
-            endSubscriber(s, ended);
+        Throwable refusal = core.receiveRefusal();
+        if (refusal != null) {
+            if (ended && !leftovers.isEmpty() && sink == null) {
+                sink = (ReceiveFlux.Inbound<Object>) s;
+                demand = 0;
+                request(s);
+                return;
+            }
+            endSubscriber(s, ended && endCause != null ? endCause : refusal);
             return;
         }
         if (sink != null) {
@@ -138,8 +158,25 @@ final class Receiver {
         }
         long n = s.takeRequested();
         demand = demand + n < 0 ? Long.MAX_VALUE : demand + n;
+        if (ended) {
+            serveLeftovers();
+            return;
+        }
         serveBacklog();
         repost();
+    }
+
+    private void serveLeftovers() {
+        while (!leftovers.isEmpty() && wanted()) {
+            Kept k = leftovers.poll();
+            MemorySegment data = k.data() == null ? MemorySegment.NULL : MemorySegment.ofArray(k.data());
+            deliver(k.length(), k.opcode(), k.hasImmediate(), k.immediate(), data);
+        }
+        if (leftovers.isEmpty() && sink != null) {
+            ReceiveFlux.Inbound<Object> s = sink;
+            sink = null;
+            endSubscriber(s, endCause);
+        }
     }
 
     /** Detaches the subscriber; posted buffers stay posted and keep what lands in them. Loop thread. */
@@ -170,12 +207,12 @@ final class Receiver {
         while (!backlog.isEmpty() && wanted()) {
             Object o = backlog.poll();
             if (o instanceof Buffer b) {
-                deliver(b.length, b.opcode, b.hasImmediate, b.immediate, b);
+                deliver(b.length, b.opcode, b.hasImmediate, b.immediate, slice(b));
                 recycle(b);
             } else {
                 backlogNotifications--;
                 Notification m = (Notification) o;
-                deliver(m.length(), m.opcode(), m.hasImmediate(), m.immediate(), null);
+                deliver(m.length(), m.opcode(), m.hasImmediate(), m.immediate(), MemorySegment.NULL);
             }
         }
     }
@@ -250,7 +287,7 @@ final class Receiver {
         boolean imm = c.hasImmediate();
         int immediate = imm ? c.immediate() : 0;
         if (backlog.isEmpty() && wanted()) {
-            deliver(len, opcode, imm, immediate, b);
+            deliver(len, opcode, imm, immediate, slice(b));
             recycle(b);
             return;
         }
@@ -272,7 +309,7 @@ final class Receiver {
         boolean imm = c.hasImmediate();
         int immediate = imm ? c.immediate() : 0;
         if (backlog.isEmpty() && wanted()) {
-            deliver(c.byteLength(), c.opcode(), imm, immediate, null);
+            deliver(c.byteLength(), c.opcode(), imm, immediate, MemorySegment.NULL);
             return;
         }
         if (backlogNotifications >= notificationLimit) {
@@ -283,11 +320,13 @@ final class Receiver {
         backlog.add(new Notification(c.byteLength(), c.opcode(), imm, immediate));
     }
 
-    private void deliver(long length, Opcode opcode, boolean imm, int immediate, Buffer b) {
+    private MemorySegment slice(Buffer b) {
+        return pool.segment().asSlice((long) b.index * bufferSize, bufferSize);
+    }
+
+    private void deliver(long length, Opcode opcode, boolean imm, int immediate, MemorySegment data) {
         ReceiveFlux.Inbound<Object> s = sink;
         demand = demand == Long.MAX_VALUE ? demand : demand - 1;
-        MemorySegment data = b == null ? MemorySegment.NULL
-                : pool.segment().asSlice((long) b.index * bufferSize, bufferSize);
         view.set(data, length, opcode, imm, immediate);
         Object value;
         try {
@@ -332,11 +371,24 @@ final class Receiver {
     void terminate(Throwable cause) {
         serveBacklog();
         ended = true;
-        ReceiveFlux.Inbound<Object> s = sink;
-        sink = null;
-        if (s != null) {
-            endSubscriber(s, cause);
+        endCause = cause;
+        // What nobody asked for yet outlives the pool: copy it out, in order.
+        for (Object o : backlog) {
+            if (o instanceof Buffer b) {
+                long n = b.opcode == Opcode.RECEIVE ? Math.max(0, Math.min(b.length, bufferSize)) : 0;
+                leftovers.add(new Kept(b.length, b.opcode, b.hasImmediate, b.immediate,
+                        slice(b).asSlice(0, n).toArray(ValueLayout.JAVA_BYTE)));
+            } else {
+                Notification m = (Notification) o;
+                leftovers.add(new Kept(m.length(), m.opcode(), m.hasImmediate(), m.immediate(), null));
+            }
         }
+        backlog.clear();
+        backlogNotifications = 0;
+        if (sink != null && sink.isCancelled()) {
+            detach(sink);
+        }
+        serveLeftovers();
     }
 
     /** An orderly close by the peer completes the stream; anything else fails it. */

@@ -498,6 +498,34 @@ abstract class ReactiveContract {
         assertEquals(java.util.Map.of("complete", 2), later.kinds());
     }
 
+    /**
+     * Messages that arrived while nobody was receiving are not lost when the peer then closes in
+     * order: the next subscriber gets them, then completion.
+     */
+    @Test
+    void peerClosesInOrder_messagesKeptForNobody_areDeliveredBeforeCompletion() {
+        Tally first = new Tally(1);
+        first.subscribe(0, sendNumbered(0));
+        // four receives posted (four credits); the receiver takes one and leaves
+        StepVerifier.create(serverConn.receive().map(ReactiveContract::idOf), 4)
+                .expectNext(0).thenCancel().verify(T);
+        Tally sends = new Tally(3);
+        for (int i = 1; i < 4; i++) {
+            sends.subscribe(i - 1, sendNumbered(i));
+        }
+        assertTrue(sends.awaitAll(T), sends.toString());
+        assertTrue(FaultRig.await(() -> backlogOf(serverConn) == 3, T), "backlog " + backlogOf(serverConn));
+        conn.dispose(); // the peer (this client) closes in order
+        StepVerifier.create(serverConn.events().filter(ConnectionEvent::isTerminal).take(1))
+                .expectNext(ConnectionEvent.CLOSED).expectComplete().verify(T);
+        StepVerifier.create(serverConn.receive().map(ReactiveContract::idOf), 1)
+                .expectNext(1)
+                .thenRequest(2)
+                .expectNext(2, 3)
+                .expectComplete()
+                .verify(T);
+    }
+
     /** {@return whether a peer's write-with-immediate consumes one of this side's posted receives} */
     abstract boolean notificationConsumesReceive();
 
