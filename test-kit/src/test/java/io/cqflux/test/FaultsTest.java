@@ -84,6 +84,7 @@ class FaultsTest {
         StepVerifier.withVirtualTime(() -> peer.connection().read(peer.local(), 0, peer.remote(), 0, 64)
                         .timeout(Duration.ofMinutes(5)))
                 .expectSubscription()
+                .then(() -> awaitHit(f)) // the loop took the read (and did not post it)
                 .thenAwait(Duration.ofMinutes(5))
                 .expectError(TimeoutException.class)
                 .verify(T);
@@ -94,11 +95,23 @@ class FaultsTest {
     void hang_removed_laterOperationsComplete() {
         Fault f = faults.on(Opcode.WRITE).once().hang();
         peer.connection().write(peer.remote(), 0, peer.local(), 0, 64).subscribe();
+        awaitHit(f);
         f.remove();
         StepVerifier.create(peer.connection().write(peer.remote(), 64, peer.local(), 0, 64))
                 .expectComplete()
                 .verify(T);
         assertEquals(1, f.hits());
+    }
+
+    /** Waits (bounded) until the loop has applied {@code f} once: posting is asynchronous. */
+    static void awaitHit(Fault f) {
+        long end = System.nanoTime() + T.toNanos();
+        while (f.hits() == 0) {
+            if (System.nanoTime() > end) {
+                throw new AssertionError("no operation reached " + f + " within " + T);
+            }
+            Thread.onSpinWait();
+        }
     }
 
     @Test
@@ -116,9 +129,9 @@ class FaultsTest {
     }
 
     @Test
-    void drop_send_failsWithConnectionLost_andTheConnectionReportsLost() {
-        faults.on(Opcode.SEND).drop();
-        StepVerifier.create(peer.connection().send(peer.local(), 0, 16))
+    void drop_write_failsWithConnectionLost_andTheConnectionReportsLost() {
+        faults.on(Opcode.WRITE).drop();
+        StepVerifier.create(peer.connection().write(peer.remote(), 0, peer.local(), 0, 16))
                 .expectErrorSatisfies(e -> assertEquals(ConnectionEvent.LOST,
                         assertInstanceOf(ConnectionException.class, e).event()))
                 .verify(T);

@@ -19,7 +19,7 @@ class VerifyTimeoutExtensionTest {
             ext.beforeAll(null);
             AssertionError e = assertThrows(AssertionError.class,
                     () -> StepVerifier.create(Mono.never()).expectComplete().verify());
-            assertTrue(e.getMessage().contains("timeout"), e.getMessage());
+            assertTrue(e.getMessage().contains("timed out"), e.getMessage());
         } finally {
             ext.afterAll(null);
             System.clearProperty(VerifyTimeoutExtension.PROPERTY);
