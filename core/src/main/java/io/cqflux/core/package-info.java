@@ -4,7 +4,7 @@
  * events, and the sealed exception hierarchy rooted at {@link io.cqflux.core.CqfluxException}.
  *
  * <p>Nothing here knows Reactor or the event loop; the transport SPI is in
- * {@link io.cqflux.core.spi}, the native transports in {@link io.cqflux.transport.rpma} and
- * {@link io.cqflux.transport.fabric}.
+ * {@link io.cqflux.core.spi}, the native transports in {@code io.cqflux.transport.rpma} and
+ * {@code io.cqflux.transport.fabric}.
  */
 package io.cqflux.core;

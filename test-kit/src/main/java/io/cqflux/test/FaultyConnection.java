@@ -1,0 +1,321 @@
+package io.cqflux.test;
+
+import io.cqflux.core.CompletionRecord;
+import io.cqflux.core.CompletionStatus;
+import io.cqflux.core.ConnectionConfig;
+import io.cqflux.core.ConnectionEvent;
+import io.cqflux.core.FlushType;
+import io.cqflux.core.Opcode;
+import io.cqflux.core.spi.CompletionQueue;
+import io.cqflux.core.spi.CompletionSink;
+import io.cqflux.core.spi.Connection;
+import io.cqflux.core.spi.EventChannel;
+import io.cqflux.core.spi.LocalRegion;
+import io.cqflux.core.spi.RemoteRegion;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.PriorityQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.BooleanSupplier;
+
+/*
+ * Design: how a fault reaches the reactive layer.
+ *
+ * The event loop learns of completions only by polling a completion queue, and of connection
+ * events only by reading the event channel, each when its fd is readable or when its
+ * prepareToSleep() says "not yet". Everything here runs on the connection's loop thread (the
+ * Connection contract), so no fd is needed for what this class makes up:
+ *
+ *  - an injected completion (FAIL, and the flush of a DROP) waits in `injected` and comes out of
+ *    the first wrapped queue's poll(); that queue's prepareToSleep() is false while any waits, so
+ *    the loop polls again before it sleeps. Busy-polling loops poll the queues anyway.
+ *  - a DROP also queues LOST on the event channel (prepareToSleep false while it waits). The
+ *    flushed completion makes the reactive layer read the event channel at once, which a
+ *    busy-polling loop would otherwise only do on fd readiness.
+ *  - a DELAY posts the operation and notes its context; when its completion comes out of the real
+ *    queue it is copied and held until its time. A held completion has no fd to wake the loop,
+ *    so while one waits prepareToSleep() parks the loop thread for at most 1 ms and answers
+ *    "not yet": the loop keeps turning (tasks still run) until the completion is due.
+ */
+
+/** A real connection whose posts go through the {@link Faults} rules first. Loop-confined like the connection it wraps. */
+final class FaultyConnection implements Connection {
+    private static final long PARK_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
+
+    private final Connection inner;
+    private final FaultyTransport transport;
+    private final FaultyEvents events;
+    private List<CompletionQueue> queues;
+    /** Made-up completions, delivered by the first queue. */
+    private final ArrayDeque<CompletionRecord> injected = new ArrayDeque<>();
+    /** Context of a delayed operation → when its completion is due ({@link System#nanoTime()}). */
+    private final Map<Long, Long> delayedContexts = new HashMap<>();
+    /** Completions held back, earliest due first. */
+    private final PriorityQueue<Held> held = new PriorityQueue<>();
+
+    private record Held(long due, CompletionRecord record) implements Comparable<Held> {
+        @Override
+        public int compareTo(Held o) {
+            return Long.compare(due, o.due);
+        }
+    }
+
+    FaultyConnection(Connection inner, FaultyTransport transport) {
+        this.inner = inner;
+        this.transport = transport;
+        this.events = new FaultyEvents(inner.events());
+    }
+
+    @Override
+    public String description() {
+        return "faulty " + inner.description();
+    }
+
+    @Override
+    public ConnectionConfig config() {
+        return inner.config();
+    }
+
+    @Override
+    public EventChannel events() {
+        return events;
+    }
+
+    @Override
+    public byte[] peerPrivateData() {
+        return inner.peerPrivateData();
+    }
+
+    @Override
+    public void applyPeerHandshake(byte[] handshake) {
+        inner.applyPeerHandshake(handshake);
+    }
+
+    @Override
+    public List<CompletionQueue> completionQueues() {
+        if (queues == null) {
+            List<CompletionQueue> real = inner.completionQueues();
+            List<CompletionQueue> out = new ArrayList<>(real.size());
+            for (int i = 0; i < real.size(); i++) {
+                out.add(new FaultyQueue(real.get(i), i == 0));
+            }
+            queues = List.copyOf(out);
+        }
+        return queues;
+    }
+
+    // ---------------------------------------------------------------- posting
+
+    /**
+     * Applies the first rule that selects the operation, or posts it.
+     *
+     * @param post posts it on the real connection
+     * @return what the post returns, or {@code true} for an operation the fault took over
+     */
+    private boolean post(Opcode opcode, RemoteRegion remote, long remoteOffset, long length, long context,
+                         boolean signaled, BooleanSupplier post) {
+        if (remote != null && transport.isControl(remote)) {
+            return post.getAsBoolean();
+        }
+        Fault f = transport.faults().select(new Faults.Operation(opcode, inner.description(), remoteOffset, length));
+        if (f == null) {
+            return post.getAsBoolean();
+        }
+        switch (f.action()) {
+            case FAIL -> injected.add(CompletionRecord.builder(context, f.status()).opcode(opcode)
+                    .errorText("injected by the faulty test transport: " + f).build());
+            case HANG -> {
+                // Never posted, never completed.
+            }
+            case DELAY -> {
+                boolean ok = post.getAsBoolean();
+                // An unsignaled operation reports nothing on success: nothing to hold back.
+                if (ok && signaled) {
+                    delayedContexts.put(context, System.nanoTime() + f.delay().toNanos());
+                }
+                return ok;
+            }
+            case DROP -> {
+                events.injected.add(ConnectionEvent.LOST);
+                injected.add(CompletionRecord.builder(context, CompletionStatus.WR_FLUSH_ERR).opcode(opcode)
+                        .errorText("flushed: the faulty test transport dropped the connection (" + f + ")").build());
+            }
+        }
+        return true;
+    }
+
+    @Override
+    public boolean read(LocalRegion dst, long dstOffset, RemoteRegion src, long srcOffset, long length, long context,
+                        boolean signaled) {
+        return post(Opcode.READ, src, srcOffset, length, context, signaled,
+                () -> inner.read(dst, dstOffset, src, srcOffset, length, context, signaled));
+    }
+
+    @Override
+    public boolean write(RemoteRegion dst, long dstOffset, LocalRegion src, long srcOffset, long length, long context,
+                         boolean signaled) {
+        return post(Opcode.WRITE, dst, dstOffset, length, context, signaled,
+                () -> inner.write(dst, dstOffset, src, srcOffset, length, context, signaled));
+    }
+
+    @Override
+    public boolean writeWithImmediate(RemoteRegion dst, long dstOffset, LocalRegion src, long srcOffset, long length,
+                                      int immediate, long context, boolean signaled) {
+        return post(Opcode.WRITE_WITH_IMMEDIATE, dst, dstOffset, length, context, signaled,
+                () -> inner.writeWithImmediate(dst, dstOffset, src, srcOffset, length, immediate, context, signaled));
+    }
+
+    @Override
+    public boolean atomicWrite(RemoteRegion dst, long dstOffset, long value, long context, boolean signaled) {
+        return post(Opcode.ATOMIC_WRITE, dst, dstOffset, 8, context, signaled,
+                () -> inner.atomicWrite(dst, dstOffset, value, context, signaled));
+    }
+
+    @Override
+    public boolean flush(RemoteRegion dst, long dstOffset, long length, FlushType type, long context,
+                         boolean signaled) {
+        return post(Opcode.FLUSH, dst, dstOffset, length, context, signaled,
+                () -> inner.flush(dst, dstOffset, length, type, context, signaled));
+    }
+
+    @Override
+    public boolean send(LocalRegion src, long offset, long length, long context, boolean signaled) {
+        return post(Opcode.SEND, null, -1, length, context, signaled,
+                () -> inner.send(src, offset, length, context, signaled));
+    }
+
+    @Override
+    public boolean sendWithImmediate(LocalRegion src, long offset, long length, int immediate, long context,
+                                     boolean signaled) {
+        return post(Opcode.SEND_WITH_IMMEDIATE, null, -1, length, context, signaled,
+                () -> inner.sendWithImmediate(src, offset, length, immediate, context, signaled));
+    }
+
+    @Override
+    public boolean receive(LocalRegion dst, long offset, long length, long context) {
+        return inner.receive(dst, offset, length, context);
+    }
+
+    @Override
+    public void disconnect() {
+        inner.disconnect();
+    }
+
+    @Override
+    public void close() {
+        injected.clear();
+        held.clear();
+        delayedContexts.clear();
+        events.injected.clear();
+        inner.close();
+    }
+
+    @Override
+    public String toString() {
+        return description();
+    }
+
+    // ---------------------------------------------------------------- the loop's side
+
+    /** A real completion queue that also delivers made-up and held-back completions. */
+    private final class FaultyQueue implements CompletionQueue {
+        private final CompletionQueue real;
+        private final boolean first;
+
+        FaultyQueue(CompletionQueue real, boolean first) {
+            this.real = real;
+            this.first = first;
+        }
+
+        @Override
+        public int fd() {
+            return real.fd();
+        }
+
+        @Override
+        public boolean prepareToSleep() {
+            if (first && !injected.isEmpty()) {
+                return false;
+            }
+            if (first && !held.isEmpty()) {
+                long wait = held.peek().due - System.nanoTime();
+                if (wait > 0) {
+                    LockSupport.parkNanos(Math.min(wait, PARK_NANOS));
+                }
+                return false;
+            }
+            return real.prepareToSleep();
+        }
+
+        @Override
+        public void acknowledge() {
+            real.acknowledge();
+        }
+
+        @Override
+        public int poll(MemorySegment scratch, int max, CompletionSink sink) {
+            int n = 0;
+            if (first) {
+                long now = System.nanoTime();
+                while (n < max && !held.isEmpty() && held.peek().due - now <= 0) {
+                    sink.onCompletion(held.poll().record);
+                    n++;
+                }
+                while (n < max && !injected.isEmpty()) {
+                    sink.onCompletion(injected.poll());
+                    n++;
+                }
+            }
+            if (n == max) {
+                return n;
+            }
+            if (delayedContexts.isEmpty()) {
+                return n + real.poll(scratch, max - n, sink);
+            }
+            return n + real.poll(scratch, max - n, c -> {
+                Long due = delayedContexts.remove(c.context());
+                if (due == null) {
+                    sink.onCompletion(c);
+                } else {
+                    held.add(new Held(due, c.snapshot()));
+                }
+            });
+        }
+
+        @Override
+        public void close() {
+            real.close();
+        }
+    }
+
+    /** The real event channel, plus made-up events first. */
+    private static final class FaultyEvents implements EventChannel {
+        private final EventChannel real;
+        final ArrayDeque<ConnectionEvent> injected = new ArrayDeque<>();
+
+        FaultyEvents(EventChannel real) {
+            this.real = real;
+        }
+
+        @Override
+        public int fd() {
+            return real.fd();
+        }
+
+        @Override
+        public boolean prepareToSleep() {
+            return injected.isEmpty() && real.prepareToSleep();
+        }
+
+        @Override
+        public ConnectionEvent nextEvent() {
+            ConnectionEvent e = injected.poll();
+            return e != null ? e : real.nextEvent();
+        }
+    }
+}

@@ -1,0 +1,158 @@
+package io.cqflux.test;
+
+import io.cqflux.core.Capability;
+import io.cqflux.core.ConnectionConfig;
+import io.cqflux.core.RegionAccess;
+import io.cqflux.core.spi.Connection;
+import io.cqflux.core.spi.ConnectionRequest;
+import io.cqflux.core.spi.Listener;
+import io.cqflux.core.spi.LocalRegion;
+import io.cqflux.core.spi.RemoteRegion;
+import io.cqflux.core.spi.Transport;
+import java.lang.foreign.MemorySegment;
+import java.net.InetSocketAddress;
+import java.util.Collections;
+import java.util.Set;
+import java.util.WeakHashMap;
+
+/**
+ * The {@code faulty} test double: a real transport with every connection wrapped in a
+ * {@link FaultyConnection}. Regions pass through unchanged.
+ */
+final class FaultyTransport implements Transport {
+    private final Transport inner;
+    private final Faults faults;
+    /**
+     * Peer regions made from a raw descriptor with stated access: the reactive layer makes the
+     * peer's control words (credits, goodbye) this way, and those writes are never faulted.
+     */
+    private final Set<RemoteRegion> rawRegions = Collections.synchronizedSet(
+            Collections.newSetFromMap(new WeakHashMap<>()));
+
+    FaultyTransport(Transport inner, Faults faults) {
+        this.inner = inner;
+        this.faults = faults;
+    }
+
+    Faults faults() {
+        return faults;
+    }
+
+    boolean isControl(RemoteRegion r) {
+        return rawRegions.contains(r);
+    }
+
+    @Override
+    public String name() {
+        return Faults.TRANSPORT + "(" + inner.name() + ")";
+    }
+
+    @Override
+    public Set<Capability> capabilities() {
+        return inner.capabilities();
+    }
+
+    @Override
+    public long maxMessageSize() {
+        return inner.maxMessageSize();
+    }
+
+    @Override
+    public boolean writeWithImmediateConsumesReceive() {
+        return inner.writeWithImmediateConsumesReceive();
+    }
+
+    @Override
+    public int maxConnectPrivateData() {
+        return inner.maxConnectPrivateData();
+    }
+
+    @Override
+    public int maxAcceptPrivateData() {
+        return inner.maxAcceptPrivateData();
+    }
+
+    @Override
+    public byte[] handshake() {
+        return inner.handshake();
+    }
+
+    @Override
+    public LocalRegion register(MemorySegment memory, Set<RegionAccess> access) {
+        return inner.register(memory, access);
+    }
+
+    @Override
+    public RemoteRegion remoteRegion(byte[] descriptor) {
+        return inner.remoteRegion(descriptor);
+    }
+
+    @Override
+    public RemoteRegion remoteRegion(byte[] rawDescriptor, Set<RegionAccess> access) {
+        RemoteRegion r = inner.remoteRegion(rawDescriptor, access);
+        rawRegions.add(r);
+        return r;
+    }
+
+    @Override
+    public Listener listen(InetSocketAddress address, ConnectionConfig config) {
+        Listener l = inner.listen(address, config);
+        return new Listener() {
+            @Override
+            public InetSocketAddress address() {
+                return l.address();
+            }
+
+            @Override
+            public ConnectionRequest nextRequest() {
+                ConnectionRequest r = l.nextRequest();
+                return r == null ? null : new ConnectionRequest() {
+                    @Override
+                    public byte[] privateData() {
+                        return r.privateData();
+                    }
+
+                    @Override
+                    public Connection accept(byte[] privateData) {
+                        return new FaultyConnection(r.accept(privateData), FaultyTransport.this);
+                    }
+
+                    @Override
+                    public void reject() {
+                        r.reject();
+                    }
+                };
+            }
+
+            @Override
+            public int fd() {
+                return l.fd();
+            }
+
+            @Override
+            public boolean prepareToSleep() {
+                return l.prepareToSleep();
+            }
+
+            @Override
+            public void close() {
+                l.close();
+            }
+        };
+    }
+
+    @Override
+    public Connection connect(InetSocketAddress address, ConnectionConfig config, byte[] privateData) {
+        return new FaultyConnection(inner.connect(address, config, privateData), this);
+    }
+
+    @Override
+    public void close() {
+        inner.close();
+    }
+
+    @Override
+    public String toString() {
+        return name();
+    }
+}

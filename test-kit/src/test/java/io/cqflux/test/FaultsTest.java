@@ -1,0 +1,173 @@
+package io.cqflux.test;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.cqflux.core.CompletionStatus;
+import io.cqflux.core.ConnectionEvent;
+import io.cqflux.core.ConnectionException;
+import io.cqflux.core.OperationFailedException;
+import io.cqflux.core.Opcode;
+import io.cqflux.reactor.Cqflux;
+import java.lang.foreign.ValueLayout;
+import java.time.Duration;
+import java.util.concurrent.TimeoutException;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import reactor.test.StepVerifier;
+
+@ExtendWith(VerifyTimeoutExtension.class)
+class FaultsTest {
+    static final Duration T = Duration.ofSeconds(10);
+
+    Faults faults;
+    LoopbackPeer peer;
+
+    @BeforeEach
+    void start() {
+        faults = Faults.create();
+        peer = CqfluxTest.loopback().faults(faults).start();
+    }
+
+    @AfterEach
+    void stop() {
+        peer.close();
+    }
+
+    @Test
+    void client_isOnTheFaultyTransport_wrappingFabric() {
+        assertEquals("faulty(fabric/tcp)", peer.client().transportName());
+        assertEquals("fabric/tcp", peer.server().transportName());
+    }
+
+    @Test
+    void fail_secondWrite_failsWithThatStatus_firstCompletes() {
+        Fault f = faults.on(Opcode.WRITE).nth(2).fail(CompletionStatus.REM_ACCESS_ERR);
+        StepVerifier.create(peer.connection().write(peer.remote(), 0, peer.local(), 0, 64))
+                .expectComplete()
+                .verify(T);
+        StepVerifier.create(peer.connection().write(peer.remote(), 0, peer.local(), 0, 64))
+                .expectErrorSatisfies(e -> {
+                    OperationFailedException o = assertInstanceOf(OperationFailedException.class, e);
+                    assertEquals(CompletionStatus.REM_ACCESS_ERR, o.status());
+                    assertEquals(Opcode.WRITE, o.opcode());
+                })
+                .verify(T);
+        assertEquals(1, f.hits());
+        assertEquals(2, f.seen());
+        // As a real error completion does, it ended the connection.
+        StepVerifier.create(peer.connection().write(peer.remote(), 0, peer.local(), 0, 64))
+                .expectErrorSatisfies(e -> assertEquals(ConnectionEvent.LOST,
+                        assertInstanceOf(ConnectionException.class, e).event()))
+                .verify(T);
+    }
+
+    @Test
+    void fail_matchingPredicate_selectsOnlyThoseOperations() {
+        faults.on(Opcode.READ).matching(op -> op.remoteOffset() >= 4096).fail(CompletionStatus.REM_OP_ERR);
+        StepVerifier.create(peer.connection().read(peer.local(), 0, peer.remote(), 0, 64))
+                .expectComplete()
+                .verify(T);
+        StepVerifier.create(peer.connection().read(peer.local(), 0, peer.remote(), 4096, 64))
+                .expectErrorSatisfies(e -> assertEquals(CompletionStatus.REM_OP_ERR,
+                        assertInstanceOf(OperationFailedException.class, e).status()))
+                .verify(T);
+    }
+
+    @Test
+    void hang_withVirtualTime_timeoutFires() {
+        Fault f = faults.on(Opcode.READ).hang();
+        StepVerifier.withVirtualTime(() -> peer.connection().read(peer.local(), 0, peer.remote(), 0, 64)
+                        .timeout(Duration.ofMinutes(5)))
+                .expectSubscription()
+                .then(() -> awaitHit(f)) // the loop took the read (and did not post it)
+                .thenAwait(Duration.ofMinutes(5))
+                .expectError(TimeoutException.class)
+                .verify(T);
+        assertEquals(1, f.hits());
+    }
+
+    @Test
+    void hang_removed_laterOperationsComplete() {
+        Fault f = faults.on(Opcode.WRITE).once().hang();
+        peer.connection().write(peer.remote(), 0, peer.local(), 0, 64).subscribe();
+        awaitHit(f);
+        f.remove();
+        StepVerifier.create(peer.connection().write(peer.remote(), 64, peer.local(), 0, 64))
+                .expectComplete()
+                .verify(T);
+        assertEquals(1, f.hits());
+    }
+
+    /** Waits (bounded) until the loop has applied {@code f} once: posting is asynchronous. */
+    static void awaitHit(Fault f) {
+        long end = System.nanoTime() + T.toNanos();
+        while (f.hits() == 0) {
+            if (System.nanoTime() > end) {
+                throw new AssertionError("no operation reached " + f + " within " + T);
+            }
+            Thread.onSpinWait();
+        }
+    }
+
+    @Test
+    void delay_write_completesAfterTheDelay_withTheBytesWritten() {
+        Duration delay = Duration.ofMillis(300);
+        faults.on(Opcode.WRITE).delay(delay);
+        peer.localMemory().set(ValueLayout.JAVA_LONG, 0, 42L);
+        long t0 = System.nanoTime();
+        StepVerifier.create(peer.connection().write(peer.remote(), 128, peer.local(), 0, 8))
+                .expectComplete()
+                .verify(T);
+        long elapsed = System.nanoTime() - t0;
+        assertTrue(elapsed >= delay.toNanos(), "completed after " + elapsed / 1_000_000 + " ms, before the delay");
+        assertEquals(42L, peer.memory().get(ValueLayout.JAVA_LONG, 128));
+    }
+
+    @Test
+    void drop_write_failsWithConnectionLost_andTheConnectionReportsLost() {
+        faults.on(Opcode.WRITE).drop();
+        StepVerifier.create(peer.connection().write(peer.remote(), 0, peer.local(), 0, 16))
+                .expectErrorSatisfies(e -> assertEquals(ConnectionEvent.LOST,
+                        assertInstanceOf(ConnectionException.class, e).event()))
+                .verify(T);
+        StepVerifier.create(peer.connection().events().filter(ConnectionEvent::isTerminal).next())
+                .expectNext(ConnectionEvent.LOST)
+                .expectComplete()
+                .verify(T);
+    }
+
+    @Test
+    void globalRules_applyToABuilderThatOnlyNamesTheTransport() {
+        Fault f = Faults.global().on(Opcode.WRITE).once().fail(CompletionStatus.GENERAL_ERR);
+        try (LoopbackPeer p = CqfluxTest.loopback().client(b -> b.transport(Faults.TRANSPORT)).start()) {
+            StepVerifier.create(p.connection().write(p.remote(), 0, p.local(), 0, 8))
+                    .expectError(OperationFailedException.class)
+                    .verify(T);
+        } finally {
+            Faults.global().clear();
+        }
+        assertEquals(1, f.hits());
+    }
+
+    @Test
+    void fail_success_isRejected() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> faults.on(Opcode.WRITE).fail(CompletionStatus.SUCCESS));
+        assertTrue(e.getMessage().contains("SUCCESS"), e.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> faults.on(Opcode.RECEIVE));
+        assertThrows(IllegalArgumentException.class, () -> faults.on(Opcode.WRITE).nth(0));
+    }
+
+    @Test
+    void configure_unknownWrappedTransport_failsNamingIt() {
+        Faults other = Faults.create();
+        var e = assertThrows(io.cqflux.core.TransportUnavailableException.class,
+                () -> other.configure(Cqflux.builder(), "nosuch").build());
+        assertTrue(e.getMessage().contains("nosuch"), e.getMessage());
+    }
+}

@@ -1,0 +1,61 @@
+package io.cqflux.test;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.lang.foreign.ValueLayout;
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+import reactor.test.StepVerifier;
+
+class LoopbackPeerTest {
+    static final Duration T = Duration.ofSeconds(10);
+
+    @Test
+    void oneLine_writeThenRead_roundTripsTheBytes() {
+        try (LoopbackPeer peer = CqfluxTest.loopback().regionSize(1 << 20).start()) {
+            byte[] hello = "hello, loopback".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+            peer.localMemory().asSlice(0, hello.length).copyFrom(java.lang.foreign.MemorySegment.ofArray(hello));
+            StepVerifier.create(peer.connection().write(peer.remote(), 4096, peer.local(), 0, hello.length))
+                    .expectComplete()
+                    .verify(T);
+            assertArrayEquals(hello, peer.memory().asSlice(4096, hello.length).toArray(ValueLayout.JAVA_BYTE));
+
+            peer.memory().set(ValueLayout.JAVA_LONG, 8192, 0x1234_5678_9abc_def0L);
+            CqfluxTest.verify(StepVerifier.create(peer.connection().read(peer.local(), 64, peer.remote(), 8192, 8))
+                    .expectComplete());
+            assertEquals(0x1234_5678_9abc_def0L, peer.localMemory().get(ValueLayout.JAVA_LONG, 64));
+            assertEquals(1 << 20, peer.remote().size());
+            assertFalse(peer.serverConnection().isDisposed());
+        }
+    }
+
+    @Test
+    void close_isIdempotent_andDisposesBothInstances() {
+        LoopbackPeer peer = CqfluxTest.loopback().start();
+        peer.close();
+        peer.close();
+        assertTrue(peer.client().isDisposed());
+        assertTrue(peer.server().isDisposed());
+        assertTrue(peer.connection().isDisposed());
+    }
+
+    @Test
+    void connectAnother_givesASecondEstablishedConnection() {
+        try (LoopbackPeer peer = CqfluxTest.loopback().start()) {
+            var second = peer.connectAnother();
+            CqfluxTest.verify(StepVerifier.create(second.write(second.remoteRegion(0), 0, peer.local(), 0, 64))
+                    .expectComplete());
+        }
+    }
+
+    @Test
+    void regionSize_outOfBounds_isRejectedNamingTheValue() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> CqfluxTest.loopback().regionSize(8));
+        assertTrue(e.getMessage().contains("regionSize 8"), e.getMessage());
+    }
+}
