@@ -94,6 +94,14 @@ final class ConnectionCore {
     private long startedAt;
     private final List<Registration> registrations = new ArrayList<>();
     private volatile List<PeerRegion> peerRegions = List.of();
+    /** The peer's private data as delivered, once established. */
+    private volatile byte[] peerData = new byte[0];
+    /** Opened with raw private data: no hello, no control words, no transport handshake of its own. */
+    final boolean raw;
+    /** Peer regions made from raw descriptors ({@link RdmaConnection#remoteRegion(byte[], io.cqflux.core.RegionAccess...)}); guarded by itself. */
+    private final List<PeerRegion> foreignRegions = new ArrayList<>();
+    /** Set under {@link #foreignRegions}' lock when the native connection is closed. */
+    private boolean foreignClosed;
     private volatile int maxInFlight;
     /** Send credits in use by posted operations; a volatile mirror for metrics. */
     private volatile int inFlightOps;
@@ -117,7 +125,8 @@ final class ConnectionCore {
     final CompletableFuture<Void> closed = new CompletableFuture<>();
 
     ConnectionCore(EventLoop loop, Transport transport, Connection conn, ConnectionConfig config,
-                   Limits limits, PeerControl control) {
+                   Limits limits, PeerControl control, boolean raw) {
+        this.raw = raw;
         this.loop = loop;
         this.transport = transport;
         this.conn = conn;
@@ -205,12 +214,21 @@ final class ConnectionCore {
                 return;
             }
             try {
-                peerRegions = PeerHello.accept(transport, conn, control);
+                peerData = conn.peerPrivateData();
             } catch (RuntimeException ex) {
-                end(new ConnectionException(ConnectionEvent.LOST, description
-                        + ": the peer's hello (regions, transport handshake) is malformed: " + ex.getMessage(), ex),
-                        ConnectionEvent.LOST);
+                end(new ConnectionException(ConnectionEvent.LOST, "connection " + description
+                        + ": reading the peer's private data failed", ex), ConnectionEvent.LOST);
                 return;
+            }
+            if (!raw) {
+                try {
+                    peerRegions = PeerHello.accept(transport, conn, control);
+                } catch (RuntimeException ex) {
+                    end(new ConnectionException(ConnectionEvent.LOST, "connection " + description
+                            + ": the peer's private data is not a usable cqflux hello, so the connection is closed: "
+                            + ex.getMessage(), ex), ConnectionEvent.LOST);
+                    return;
+                }
             }
             state = State.ESTABLISHED;
             events.tryEmitNext(e);
@@ -382,6 +400,15 @@ final class ConnectionCore {
         for (PeerRegion p : peerRegions) {
             safely(() -> p.nativeRegion().close());
         }
+        List<PeerRegion> foreign;
+        synchronized (foreignRegions) {
+            foreignClosed = true;
+            foreign = List.copyOf(foreignRegions);
+            foreignRegions.clear();
+        }
+        for (PeerRegion p : foreign) {
+            safely(() -> p.nativeRegion().close());
+        }
         events.tryEmitComplete();
         completions.tryEmitComplete();
         closed.complete(null);
@@ -448,9 +475,46 @@ final class ConnectionCore {
         }
     }
 
+    /**
+     * Any thread: makes a peer region from the transport's own descriptor, owned by this
+     * connection (closed with it).
+     *
+     * @throws ResourceClosedException when the connection is closed (the region is not kept)
+     */
+    PeerRegion foreignRegion(byte[] rawDescriptor, java.util.Set<io.cqflux.core.RegionAccess> access) {
+        checkOpen();
+        io.cqflux.core.spi.RemoteRegion r = transport.remoteRegion(rawDescriptor, access);
+        PeerRegion p = new PeerRegion(r, -1);
+        synchronized (foreignRegions) {
+            if (!foreignClosed) {
+                foreignRegions.add(p);
+                return p;
+            }
+        }
+        r.close();
+        throw new ResourceClosedException("connection " + description + " is closed");
+    }
+
+    /** Loop thread: applies a peer configuration descriptor ({@link Connection#applyPeerHandshake(byte[])}). */
+    void applyPeerConfiguration(byte[] descriptor) {
+        assert loop.inEventLoop();
+        checkOpen();
+        if (state == State.CONNECTING) {
+            throw new IllegalStateException("connection " + description + " is not established");
+        }
+        conn.applyPeerHandshake(descriptor);
+    }
+
     /** Any thread: checks that a peer region came from this connection. */
     void checkOwns(PeerRegion region) {
-        if (!peerRegions.contains(region)) {
+        if (peerRegions.contains(region)) {
+            return;
+        }
+        boolean foreign;
+        synchronized (foreignRegions) {
+            foreign = foreignRegions.contains(region);
+        }
+        if (!foreign) {
             throw new IllegalArgumentException(region + " is not a region of the peer of " + description);
         }
     }
@@ -880,6 +944,10 @@ final class ConnectionCore {
 
     Flux<ConnectionEvent> events() {
         return events.asFlux();
+    }
+
+    byte[] peerPrivateData() {
+        return peerData.clone();
     }
 
     List<PeerRegion> peerRegions() {

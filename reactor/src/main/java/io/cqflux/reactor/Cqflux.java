@@ -198,18 +198,56 @@ public final class Cqflux implements Disposable, AutoCloseable {
         return bind0(address, Objects.requireNonNull(handler, "handler"), exposed);
     }
 
+    /**
+     * Starts listening with options: a cqflux hello exposing regions
+     * ({@link AcceptOptions#exposing(Region...)}, the same as
+     * {@link #bind(InetSocketAddress, Region...)}), or raw private data decided per request
+     * ({@link AcceptOptions#rawPrivateData(Function)}) for clients not written with cqflux.
+     * Connections go to {@link RdmaServer#connections()}.
+     *
+     * @param address local address; port 0 picks a free port ({@link RdmaServer#address()})
+     * @param options what accepts carry
+     * @return a cold Mono of the listening server
+     */
+    public Mono<RdmaServer> bind(InetSocketAddress address, AcceptOptions options) {
+        Objects.requireNonNull(options, "options");
+        return bind0(address, null, options.acceptFunction(), options.exposed());
+    }
+
+    /**
+     * Starts listening with options and hands each established connection to {@code handler}, as
+     * {@link #bind(InetSocketAddress, Function, Region...)} does.
+     *
+     * @param address local address; port 0 picks a free port ({@link RdmaServer#address()})
+     * @param options what accepts carry
+     * @param handler what to do with each connection
+     * @return a cold Mono of the listening server
+     */
+    public Mono<RdmaServer> bind(InetSocketAddress address, AcceptOptions options,
+                                 Function<? super RdmaConnection, ? extends Publisher<Void>> handler) {
+        Objects.requireNonNull(options, "options");
+        return bind0(address, Objects.requireNonNull(handler, "handler"), options.acceptFunction(), options.exposed());
+    }
+
     private Mono<RdmaServer> bind0(InetSocketAddress address,
                                    Function<? super RdmaConnection, ? extends Publisher<Void>> handler,
                                    Region... exposed) {
+        return bind0(address, handler, null, exposedRegions(exposed));
+    }
+
+    private Mono<RdmaServer> bind0(InetSocketAddress address,
+                                   Function<? super RdmaConnection, ? extends Publisher<Void>> handler,
+                                   Function<byte[], AcceptDecision> rawAccept, List<Region> regionList) {
         Objects.requireNonNull(address, "address");
-        List<Region> regionList = exposedRegions(exposed);
         return Mono.create(sink -> {
             try {
                 checkOpen();
                 // Every accept carries its own hello (its connection's control words); encode
                 // one now so that a hello that cannot fit fails the bind, not every accept.
-                try (PeerControl probe = PeerControl.register(transport)) {
-                    hello(regionList, probe, transport.maxAcceptPrivateData());
+                if (rawAccept == null) {
+                    try (PeerControl probe = PeerControl.register(transport)) {
+                        hello(regionList, probe, transport.maxAcceptPrivateData());
+                    }
                 }
                 EventLoop loop = loops[0];
                 Runnable task = () -> {
@@ -221,7 +259,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
                         return;
                     }
                     RdmaServer server = new RdmaServer(this, loop, listener, regionList, config, handler,
-                            acceptBufferSize);
+                            rawAccept, acceptBufferSize);
                     servers.add(server);
                     try {
                         server.start();
@@ -278,7 +316,56 @@ public final class Cqflux implements Disposable, AutoCloseable {
      */
     public Mono<RdmaConnection> connect(InetSocketAddress address, Region... exposed) {
         Objects.requireNonNull(address, "address");
-        List<Region> regionList = exposedRegions(exposed);
+        return connect0(address, exposedRegions(exposed), null);
+    }
+
+    /**
+     * Connects to a server with options: a cqflux hello exposing regions
+     * ({@link ConnectOptions#exposing(Region...)}, the same as
+     * {@link #connect(InetSocketAddress, Region...)}), or raw private data for a server not
+     * written with cqflux ({@link ConnectOptions#rawPrivateData(byte[])}: sent verbatim, no
+     * hello; the server's answer is {@link RdmaConnection#peerPrivateData()}).
+     *
+     * @param address the server
+     * @param options what the request carries
+     * @return a cold Mono of the established connection; fails with a {@link ConnectionException}
+     *     when it cannot be established, and with an {@link IllegalArgumentException} when the raw
+     *     private data exceeds {@link #maxConnectPrivateData()}; a cqflux hello connection whose
+     *     server's private data is not a cqflux hello fails with a {@link ConnectionException}
+     *     ({@code LOST}) naming why
+     */
+    public Mono<RdmaConnection> connect(InetSocketAddress address, ConnectOptions options) {
+        Objects.requireNonNull(address, "address");
+        Objects.requireNonNull(options, "options");
+        return connect0(address, options.exposed(), options.raw());
+    }
+
+    /**
+     * {@return the most private-data bytes a connect may carry: raw private data is bounded by it
+     * exactly (rpma: 56, RDMA CM's limit on IB/RoCE; fabric: the provider's CM data size)}
+     */
+    public int maxConnectPrivateData() {
+        return transport.maxConnectPrivateData();
+    }
+
+    /** {@return the most private-data bytes an accept may carry (rpma: 196; fabric: the provider's CM data size)} */
+    public int maxAcceptPrivateData() {
+        return transport.maxAcceptPrivateData();
+    }
+
+    /**
+     * {@return this side's peer configuration descriptor, for a peer not written with cqflux:
+     * on rpma the bytes of {@code rpma_peer_cfg_get_descriptor(3)} with direct write to persistent
+     * memory as {@link Builder#directWriteToPersistentMemory(boolean)} declared (a librpma peer
+     * applies them with {@code rpma_peer_cfg_from_descriptor(3)} and
+     * {@code rpma_conn_apply_remote_peer_cfg(3)}, see {@link RpmaCommonData}); empty on transports
+     * without one (fabric). A copy}
+     */
+    public byte[] peerConfigurationDescriptor() {
+        return transport.handshake();
+    }
+
+    private Mono<RdmaConnection> connect0(InetSocketAddress address, List<Region> regionList, byte[] raw) {
         Mono<RdmaConnection> m = Mono.create(sink -> {
             AtomicReference<ConnectionCore> ref = new AtomicReference<>();
             AtomicBoolean handedOver = new AtomicBoolean();
@@ -305,8 +392,19 @@ public final class Cqflux implements Disposable, AutoCloseable {
                 PeerControl control = null;
                 Connection spi;
                 try {
-                    control = PeerControl.register(transport);
-                    byte[] requestData = hello(regionList, control, transport.maxConnectPrivateData());
+                    byte[] requestData;
+                    if (raw != null) {
+                        control = PeerControl.none();
+                        if (raw.length > transport.maxConnectPrivateData()) {
+                            throw new IllegalArgumentException("raw private data of " + raw.length + " bytes exceeds"
+                                    + " the transport's maximum " + transport.maxConnectPrivateData() + " for a connect ("
+                                    + transport.name() + ")");
+                        }
+                        requestData = raw;
+                    } else {
+                        control = PeerControl.register(transport);
+                        requestData = hello(regionList, control, transport.maxConnectPrivateData());
+                    }
                     spi = transport.connect(address, config, requestData);
                 } catch (RuntimeException e) {
                     if (control != null) {
@@ -315,7 +413,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
                     sink.error(e);
                     return;
                 }
-                ConnectionCore core = adopt(loop, spi, config, control);
+                ConnectionCore core = adopt(loop, spi, config, control, raw != null);
                 ref.set(core);
                 if (handedOver.get()) {
                     core.end(new ResourceClosedException("connect to " + address + " cancelled"), null);
@@ -527,8 +625,8 @@ public final class Cqflux implements Disposable, AutoCloseable {
         return transport;
     }
 
-    ConnectionCore adopt(EventLoop loop, Connection spi, ConnectionConfig cfg, PeerControl control) {
-        ConnectionCore core = new ConnectionCore(loop, transport, spi, cfg, limits, control);
+    ConnectionCore adopt(EventLoop loop, Connection spi, ConnectionConfig cfg, PeerControl control, boolean raw) {
+        ConnectionCore core = new ConnectionCore(loop, transport, spi, cfg, limits, control, raw);
         connections.add(core);
         core.closed.whenComplete((v, t) -> connections.remove(core));
         return core;

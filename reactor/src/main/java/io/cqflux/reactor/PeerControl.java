@@ -99,6 +99,15 @@ final class PeerControl implements AutoCloseable {
         }
     }
 
+    /**
+     * {@return control words that take no part: nothing registered, never linked; for a
+     * connection with raw private data (no hello), whose sends go raw and whose end the
+     * transport's event alone decides}
+     */
+    static PeerControl none() {
+        return new PeerControl(null, null);
+    }
+
     /** {@return the transport's raw descriptor of this side's control words, for the hello} */
     byte[] descriptor() {
         return words.rawDescriptor();
@@ -200,9 +209,13 @@ final class PeerControl implements AutoCloseable {
             if (peer != null) {
                 peer.close();
             }
-            words.close();
+            if (words != null) {
+                words.close();
+            }
         } finally {
-            arena.close();
+            if (arena != null) {
+                arena.close();
+            }
         }
     }
 }

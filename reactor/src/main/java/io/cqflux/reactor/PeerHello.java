@@ -19,12 +19,13 @@ import java.util.List;
  *   version 3:       u8 length, the transport's raw descriptor of the control words (0: none)
  * </pre>
  *
- * <p>Versions 1 (no handshake) and 2 (no control words) still decode. Nothing at all (or zero
- * padding) means no regions and no handshake. Parsed with bounds checks: malformed bytes are an
- * {@link IllegalArgumentException}, never a crash. Trailing bytes are ignored, because transports
- * may pad private data ({@code rdma_get_cm_event(3)}).
+ * <p>Versions 1 (no handshake) and 2 (no control words) still decode. Parsed with bounds checks,
+ * the magic first: anything that is not a hello (nothing at all, zero padding, a foreign peer's
+ * format) and malformed bytes are an {@link IllegalArgumentException}, never a crash and never
+ * "no regions". Trailing bytes are ignored, because transports pass private data verbatim and
+ * RDMA CM pads it ({@code rdma_get_cm_event(3)}).
  *
- * <p>Size: the transport's private-data limits bound it. On rpma (55 bytes in a connect, 195 in
+ * <p>Size: the transport's private-data limits bound it. On rpma (56 bytes in a connect, 196 in
  * an accept) one region costs 2 + 24 bytes, the peer configuration 1 + 1 and the control words'
  * raw descriptor 1 + 21: a connect carries one exposed region (54 bytes), an accept six.
  *
@@ -109,26 +110,35 @@ record PeerHello(List<byte[]> regions, byte[] handshake, byte[] control) {
     }
 
     /**
-     * Decodes a peer's hello (version 1, 2 or 3).
+     * Decodes a peer's hello (version 1, 2 or 3). The magic is checked before anything else is
+     * read: private data that does not start with it is not a cqflux hello and fails, whatever
+     * it holds, so that a peer not written with cqflux (librpma's {@code struct common_data}, a
+     * greeting string) or one that sent nothing is never taken for a peer that exposes nothing.
+     * One older format is recognised by its magic too: the hello behind the 1-byte length frame
+     * that the rpma transport used to add ({@code n 'C' 'Q' version ...}, {@code n} at most 55).
      *
-     * @param data the peer's private data; empty or all zero means no regions and no handshake
+     * @param data the peer's private data as the transport delivered it (possibly zero-padded)
      * @return the hello
-     * @throws IllegalArgumentException on malformed data, naming the offset and the bound
+     * @throws IllegalArgumentException on data that is not a cqflux hello or is malformed, naming
+     *     the offset and the bound
      */
     static PeerHello decode(byte[] data) {
         List<byte[]> out = new ArrayList<>();
-        if (data == null || data.length == 0) {
-            return new PeerHello(out, new byte[0], new byte[0]);
+        if (data == null || data.length == 0 || isZero(data)) {
+            throw new IllegalArgumentException("the peer sent no cqflux hello (" + (data == null ? 0 : data.length)
+                    + " bytes of private data, all zero): it is not a cqflux peer; to talk to it, connect or bind"
+                    + " with raw private data (ConnectOptions.rawPrivateData, AcceptOptions.rawPrivateData)");
+        }
+        if (data.length >= HEADER + 1 && data[0] != M0 && data[1] == M0 && data[2] == M1
+                && (data[0] & 0xFF) >= HEADER && (data[0] & 0xFF) <= data.length - 1) {
+            // The previous rpma wire format: a length byte, then the hello.
+            data = java.util.Arrays.copyOfRange(data, 1, 1 + (data[0] & 0xFF));
         }
         if (data.length < HEADER || data[0] != M0 || data[1] != M1) {
-            // A transport may hand back zero padding when the peer sent nothing.
-            for (byte x : data) {
-                if (x != 0) {
-                    throw new IllegalArgumentException("peer private data of " + data.length
-                            + " bytes is not a cqflux hello (bad magic)");
-                }
-            }
-            return new PeerHello(out, new byte[0], new byte[0]);
+            throw new IllegalArgumentException("peer private data of " + data.length + " bytes is not a cqflux hello"
+                    + " (bad magic 0x" + hex(data, 0) + hex(data, 1) + " at offset 0, expected 0x4351 \"CQ\"): it is"
+                    + " not a cqflux peer; to talk to it, connect or bind with raw private data"
+                    + " (ConnectOptions.rawPrivateData, AcceptOptions.rawPrivateData)");
         }
         byte version = data[2];
         if (version != V1 && version != V2 && version != V3) {
@@ -185,6 +195,19 @@ record PeerHello(List<byte[]> regions, byte[] handshake, byte[] control) {
         byte[] c = new byte[clen];
         System.arraycopy(data, pos, c, 0, clen);
         return new PeerHello(out, h, c);
+    }
+
+    private static boolean isZero(byte[] data) {
+        for (byte x : data) {
+            if (x != 0) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private static String hex(byte[] d, int i) {
+        return i < d.length ? String.format("%02x", d[i] & 0xFF) : "";
     }
 
     /**

@@ -6,7 +6,9 @@ import io.cqflux.core.spi.RemoteRegion;
 import java.util.Set;
 
 /**
- * A region the peer exposed on a connection ({@link RdmaConnection#remoteRegions()}). Valid for
+ * A region of the peer's memory: one it exposed on a connection
+ * ({@link RdmaConnection#remoteRegions()}), or one made from its raw descriptor
+ * ({@link RdmaConnection#remoteRegion(byte[], RegionAccess...)}). Valid for
  * the connection's lifetime; its native copy is freed when the connection closes. Thread-safe.
  */
 public final class PeerRegion {
@@ -18,7 +20,10 @@ public final class PeerRegion {
         this.index = index;
     }
 
-    /** {@return its position in the list the peer exposed} */
+    /**
+     * {@return its position in the list the peer exposed, or -1 for a region made from a raw
+     * descriptor ({@link RdmaConnection#remoteRegion(byte[], RegionAccess...)})}
+     */
     public int index() {
         return index;
     }

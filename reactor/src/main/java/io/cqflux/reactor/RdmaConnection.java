@@ -79,6 +79,74 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
     }
 
     /**
+     * {@return the private data the peer sent, exactly as the transport delivered it (a copy): on
+     * the client the server's accept data, on the server the client's request data. RDMA CM pads
+     * it with zeros (to 56 bytes in a connect, 196 in an accept, on rpma), and nothing is
+     * removed: for a connection opened with raw private data
+     * ({@link ConnectOptions#rawPrivateData(byte[])}, {@link AcceptOptions#rawPrivateData}) it is
+     * the foreign peer's format, e.g. {@link RpmaCommonData#decode(byte[])}; for a cqflux peer, its
+     * hello}
+     */
+    public byte[] peerPrivateData() {
+        return core.peerPrivateData();
+    }
+
+    /**
+     * Makes a peer region from the transport's own descriptor of it, as a peer not written with
+     * cqflux gives it out (librpma: the bytes of its {@code rpma_mr_get_descriptor(3)}, e.g.
+     * {@link RpmaCommonData#mrDescriptor()}; fabric: key, base address and length,
+     * {@link Region#rawDescriptor()} of a cqflux peer). The region belongs to this connection:
+     * every operation takes it (durable writes included, with the flush types the descriptor
+     * names), and it is freed when the connection closes. Its {@link PeerRegion#index()} is -1:
+     * it is not in {@link #remoteRegions()}.
+     *
+     * @param rawDescriptor the descriptor bytes, exactly
+     * @param access what the peer granted, at least one (the raw form carries none and librpma
+     *     cannot tell): operations outside it are refused before posting
+     * @return the peer region
+     * @throws IllegalArgumentException when the descriptor is malformed (its size and the expected
+     *     one named) or {@code access} is empty
+     * @throws io.cqflux.core.ResourceClosedException when the connection is closed
+     */
+    public PeerRegion remoteRegion(byte[] rawDescriptor, io.cqflux.core.RegionAccess... access) {
+        Objects.requireNonNull(rawDescriptor, "rawDescriptor");
+        Objects.requireNonNull(access, "access");
+        if (access.length == 0) {
+            throw new IllegalArgumentException("access is empty: state what the peer granted (RegionAccess)");
+        }
+        return core.foreignRegion(rawDescriptor.clone(), java.util.EnumSet.copyOf(java.util.Arrays.asList(access)));
+    }
+
+    /**
+     * Applies a peer configuration descriptor to this connection, as a librpma peer gives it out
+     * ({@code rpma_peer_cfg_get_descriptor(3)}, e.g. {@link RpmaCommonData#peerConfigDescriptor()}):
+     * on rpma {@code rpma_peer_cfg_from_descriptor(3)} and
+     * {@code rpma_conn_apply_remote_peer_cfg(3)}, which {@link FlushType#PERSISTENT} flushes to a
+     * peer with direct write to persistent memory need. A connection with a cqflux hello applies
+     * its peer's on its own; one opened with raw private data has librpma's default (no direct
+     * write to persistent memory, so PERSISTENT flushes are refused) until this is applied. On
+     * fabric only an empty descriptor is accepted.
+     *
+     * @param descriptor the peer's descriptor bytes, exactly
+     * @return a cold Mono that completes once applied, on the connection's event loop; it fails
+     *     with an {@link IllegalArgumentException} when the bytes are malformed and with a
+     *     {@link io.cqflux.core.ResourceClosedException} or {@link io.cqflux.core.ConnectionException}
+     *     when the connection is closed
+     */
+    public Mono<Void> applyPeerConfiguration(byte[] descriptor) {
+        Objects.requireNonNull(descriptor, "descriptor");
+        byte[] d = descriptor.clone();
+        return Mono.create(sink -> core.runOnLoop(() -> {
+            try {
+                core.applyPeerConfiguration(d);
+                sink.success();
+            } catch (RuntimeException e) {
+                sink.error(e);
+            }
+        }));
+    }
+
+    /**
      * {@return the send-queue credits of the connection: the most send-queue slots operations may
      * hold at once (a durable write holds two, every other operation one)}
      */

@@ -48,6 +48,8 @@ public final class RdmaServer implements Disposable, AutoCloseable {
     private final ConnectionConfig config;
     private final InetSocketAddress address;
     private final Function<? super RdmaConnection, ? extends Publisher<Void>> handler;
+    /** Decides on each request from its raw private data; null: a cqflux hello server. */
+    private final Function<byte[], AcceptDecision> rawAccept;
     private final int bufferSize;
     private final Sinks.Many<RdmaConnection> connections;
     private final CompletableFuture<Void> closed = new CompletableFuture<>();
@@ -56,7 +58,8 @@ public final class RdmaServer implements Disposable, AutoCloseable {
     private boolean closing;
 
     RdmaServer(Cqflux owner, EventLoop loop, Listener listener, List<Region> exposed, ConnectionConfig config,
-               Function<? super RdmaConnection, ? extends Publisher<Void>> handler, int bufferSize) {
+               Function<? super RdmaConnection, ? extends Publisher<Void>> handler,
+               Function<byte[], AcceptDecision> rawAccept, int bufferSize) {
         this.owner = owner;
         this.loop = loop;
         this.listener = listener;
@@ -64,6 +67,7 @@ public final class RdmaServer implements Disposable, AutoCloseable {
         this.config = config;
         this.address = listener.address();
         this.handler = handler;
+        this.rawAccept = rawAccept;
         this.bufferSize = bufferSize;
         // A bounded queue: when it is full, tryEmitNext fails (FAIL_OVERFLOW / FAIL_ZERO_SUBSCRIBER)
         // and the newcomer is closed instead of piling up.
@@ -114,24 +118,38 @@ public final class RdmaServer implements Disposable, AutoCloseable {
             if (req == null) {
                 return;
             }
-            // Each accept names the connection's own control words, and never a region that was
-            // closed since the bind: such a request is refused, not served a dead region.
-            PeerControl control = null;
+            PeerControl control;
             byte[] acceptData;
-            try {
-                control = PeerControl.register(owner.transport());
-                acceptData = owner.hello(exposed, control, owner.transport().maxAcceptPrivateData());
-            } catch (RuntimeException e) {
-                if (control != null) {
-                    control.close();
+            if (rawAccept != null) {
+                control = PeerControl.none();
+                acceptData = decideRaw(req);
+                if (acceptData == null) {
+                    continue;
                 }
-                LOG.warn("refusing a connection on " + address + ": " + e.getMessage());
+            } else {
+                // A request that is not a cqflux hello is refused before anything is accepted,
+                // loudly: the client's connect fails with REJECTED and the reason is logged here.
                 try {
-                    req.reject();
-                } catch (RuntimeException re) {
-                    LOG.warn("rejecting a connection request on " + address + " failed", re);
+                    PeerHello.decode(req.privateData());
+                } catch (RuntimeException e) {
+                    LOG.warn("rejecting a connection request on " + address + ": " + e.getMessage());
+                    rejectQuietly(req);
+                    continue;
                 }
-                continue;
+                // Each accept names the connection's own control words, and never a region that
+                // was closed since the bind: such a request is refused, not served a dead region.
+                control = null;
+                try {
+                    control = PeerControl.register(owner.transport());
+                    acceptData = owner.hello(exposed, control, owner.transport().maxAcceptPrivateData());
+                } catch (RuntimeException e) {
+                    if (control != null) {
+                        control.close();
+                    }
+                    LOG.warn("refusing a connection on " + address + ": " + e.getMessage());
+                    rejectQuietly(req);
+                    continue;
+                }
             }
             Connection spi;
             try {
@@ -142,9 +160,10 @@ public final class RdmaServer implements Disposable, AutoCloseable {
                 continue;
             }
             EventLoop target = owner.nextLoop();
-            ConnectionCore core = owner.adopt(target, spi, config, control);
+            ConnectionCore core = owner.adopt(target, spi, config, control, rawAccept != null);
             Runnable start = () -> core.start(this::emit,
-                    e -> LOG.debug("incoming connection on " + address + " failed", e));
+                    e -> LOG.warn("incoming connection on " + address + " failed before it was established: "
+                            + e.getMessage()));
             if (target == loop) {
                 start.run();
             } else {
@@ -154,6 +173,51 @@ public final class RdmaServer implements Disposable, AutoCloseable {
                     core.end(e, null);
                 }
             }
+        }
+    }
+
+    /**
+     * Asks the accept function about a request with raw private data.
+     *
+     * @return the accept's private data, or {@code null} when the request was rejected (and
+     *     freed): by the function, or because it threw, returned null or answered too much (WARN)
+     */
+    private byte[] decideRaw(ConnectionRequest req) {
+        AcceptDecision d;
+        try {
+            d = rawAccept.apply(req.privateData());
+        } catch (Throwable t) {
+            Exceptions.throwIfJvmFatal(t);
+            LOG.warn("the accept function of " + this + " threw; the request is rejected", t);
+            rejectQuietly(req);
+            return null;
+        }
+        if (d == null) {
+            LOG.warn("the accept function of " + this + " returned null; the request is rejected");
+            rejectQuietly(req);
+            return null;
+        }
+        if (!d.isAccept()) {
+            LOG.debug("the accept function of " + this + " rejected a request");
+            rejectQuietly(req);
+            return null;
+        }
+        byte[] data = d.data();
+        int max = owner.transport().maxAcceptPrivateData();
+        if (data.length > max) {
+            LOG.warn("the accept function of " + this + " answered " + data.length + " bytes of private data, above"
+                    + " the transport's maximum " + max + " for an accept; the request is rejected");
+            rejectQuietly(req);
+            return null;
+        }
+        return data;
+    }
+
+    private void rejectQuietly(ConnectionRequest req) {
+        try {
+            req.reject();
+        } catch (RuntimeException re) {
+            LOG.warn("rejecting a connection request on " + address + " failed", re);
         }
     }
 

@@ -15,8 +15,8 @@ class PeerHelloTest {
     /** librpma 1.2: rpma_mr_get_descriptor_size is 21, plus the transport's 3-byte header. */
     private static final int RPMA_REGION_DESCRIPTOR = 24;
     /** rpma: its frame takes 1 byte of RDMA CM's 56 (connect) and 196 (accept). */
-    private static final int RPMA_MAX_CONNECT = 55;
-    private static final int RPMA_MAX_ACCEPT = 195;
+    private static final int RPMA_MAX_CONNECT = 56;
+    private static final int RPMA_MAX_ACCEPT = 196;
     /** librpma 1.2: the raw descriptor of the control words (rpma_mr_get_descriptor_size). */
     private static final int RPMA_RAW_DESCRIPTOR = 21;
     private static final byte[] NONE = new byte[0];
@@ -73,7 +73,7 @@ class PeerHelloTest {
         IllegalArgumentException two = assertThrows(IllegalArgumentException.class, () -> new PeerHello(
                 List.of(new byte[RPMA_REGION_DESCRIPTOR], new byte[RPMA_REGION_DESCRIPTOR]), peerCfg, NONE)
                 .encode(RPMA_MAX_CONNECT));
-        assertTrue(two.getMessage().contains("62") && two.getMessage().contains("55"), two.getMessage());
+        assertTrue(two.getMessage().contains("62") && two.getMessage().contains("56"), two.getMessage());
     }
 
     @Test
@@ -107,11 +107,36 @@ class PeerHelloTest {
     }
 
     @Test
-    void decode_emptyOrZeroPadding_meansNoRegionsAndNoHandshake() {
-        assertEquals(0, PeerHello.decode(new byte[0]).regions().size());
-        assertEquals(0, PeerHello.decode(new byte[32]).regions().size());
-        assertEquals(0, PeerHello.decode(new byte[32]).handshake().length);
+    void decode_emptyOrZeroPadding_isNoHello_andFailsNamingRawPrivateData() {
+        for (byte[] d : new byte[][] {new byte[0], new byte[56], null}) {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> PeerHello.decode(d));
+            assertTrue(e.getMessage().contains("no cqflux hello") && e.getMessage().contains("rawPrivateData"),
+                    e.getMessage());
+        }
         assertEquals(0, new PeerHello(List.of(), new byte[0], NONE).encode(0).length);
+    }
+
+    @Test
+    void decode_librpmaCommonData_failsOnTheMagic_neverAsZeroRegions() {
+        // librpma's examples: data_offset 0 (u16), mr_desc_size 21, pcfg_desc_size 1, descriptors
+        byte[] common = RpmaCommonData.encode(new byte[21], new byte[] {1}, 0);
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> PeerHello.decode(Arrays.copyOf(common, 196)));
+        assertTrue(e.getMessage().contains("bad magic 0x0000") && e.getMessage().contains("offset 0"), e.getMessage());
+        // a greeting whose first byte could pass for the old length frame
+        byte[] greeting = Arrays.copyOf("\u0005Hello".getBytes(java.nio.charset.StandardCharsets.US_ASCII), 56);
+        assertThrows(IllegalArgumentException.class, () -> PeerHello.decode(greeting));
+    }
+
+    @Test
+    void decode_helloBehindThePreviousRpmaLengthFrame_stillDecodes() {
+        byte[] enc = new PeerHello(List.of(new byte[] {4, 5}), new byte[] {1}, new byte[] {2, 3}).encode(55);
+        byte[] framed = new byte[56];
+        framed[0] = (byte) enc.length;
+        System.arraycopy(enc, 0, framed, 1, enc.length);
+        PeerHello dec = PeerHello.decode(framed);
+        assertArrayEquals(new byte[] {4, 5}, dec.regions().get(0));
+        assertArrayEquals(new byte[] {2, 3}, dec.control());
     }
 
     @Test

@@ -39,7 +39,7 @@ public interface Transport extends AutoCloseable {
         return true;
     }
 
-    /** {@return the most private-data bytes a connection request may carry} */
+    /** {@return the most private-data bytes a connection request may carry: the transport's true limit} */
     int maxConnectPrivateData();
 
     /** {@return the most private-data bytes an accept may carry} */
@@ -114,7 +114,8 @@ public interface Transport extends AutoCloseable {
      *
      * @param address the server
      * @param config queue sizes and options
-     * @param privateData bytes for the server, at most {@link #maxConnectPrivateData()}
+     * @param privateData bytes for the server, sent verbatim (no framing; none when empty), at most
+     *     {@link #maxConnectPrivateData()}
      * @return the connection, not yet established
      */
     Connection connect(InetSocketAddress address, ConnectionConfig config, byte[] privateData);

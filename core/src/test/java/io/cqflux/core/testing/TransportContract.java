@@ -55,11 +55,36 @@ public abstract class TransportContract extends TransportFixture {
     // ---- behaviours ------------------------------------------------------------------------
 
     @Test
-    void connect_exchangesPrivateDataBothWays() {
+    void connect_exchangesPrivateDataBothWays_verbatim_possiblyZeroPadded() {
         Pair p = connect(bytes("hello server"), bytes("hello client"));
-        assertArrayEquals(bytes("hello server"), p.requestData());
-        assertArrayEquals(bytes("hello client"), p.acceptData());
+        // Verbatim: no framing; a transport may pad with zeros (RDMA CM, rdma_get_cm_event(3)).
+        assertVerbatim(bytes("hello server"), p.rawRequestData(), client.maxConnectPrivateData());
+        assertVerbatim(bytes("hello client"), p.rawAcceptData(), server.maxAcceptPrivateData());
         assertTrue(p.listener().address().getPort() > 0);
+    }
+
+    @Test
+    void connect_withPrivateDataOfExactlyTheLimits_arrivesWhole() {
+        byte[] req = new byte[client.maxConnectPrivateData()];
+        byte[] acc = new byte[server.maxAcceptPrivateData()];
+        for (int i = 0; i < req.length; i++) {
+            req[i] = (byte) (i + 1);
+        }
+        for (int i = 0; i < acc.length; i++) {
+            acc[i] = (byte) (255 - i);
+        }
+        Pair p = connect(req, acc);
+        assertVerbatim(req, p.rawRequestData(), req.length);
+        assertVerbatim(acc, p.rawAcceptData(), acc.length);
+    }
+
+    private static void assertVerbatim(byte[] sent, byte[] got, int max) {
+        assertTrue(got.length >= sent.length && got.length <= Math.max(max, sent.length),
+                "received " + got.length + " bytes for " + sent.length + " sent (limit " + max + ")");
+        assertArrayEquals(sent, java.util.Arrays.copyOf(got, sent.length), "the sent bytes come first, unchanged");
+        for (int i = sent.length; i < got.length; i++) {
+            assertEquals(0, got[i], "padding byte " + i + " is zero");
+        }
     }
 
     @Test

@@ -107,7 +107,17 @@ public abstract class TransportFixture {
 
     /** The two connected ends and the server's region descriptor. */
     protected record Pair(TransportPump.Side clientSide, TransportPump.Side serverSide, Listener listener,
-                          byte[] requestData, byte[] acceptData) {
+                          byte[] rawRequestData, byte[] rawAcceptData, int sentRequest, int sentAccept) {
+        /** {@return the request data as sent: the received bytes without the transport's padding} */
+        public byte[] requestData() {
+            return java.util.Arrays.copyOf(rawRequestData, Math.min(sentRequest, rawRequestData.length));
+        }
+
+        /** {@return the accept data as sent: the received bytes without the transport's padding} */
+        public byte[] acceptData() {
+            return java.util.Arrays.copyOf(rawAcceptData, Math.min(sentAccept, rawAcceptData.length));
+        }
+
         /** {@return the client connection} */
         public Connection client() {
             return clientSide.connection();
@@ -200,7 +210,8 @@ public abstract class TransportFixture {
         TransportPump.Side ss = pump.add("server", s);
         pump.until("both ends established", DEADLINE,
                 () -> cs.events.contains(ConnectionEvent.ESTABLISHED) && ss.events.contains(ConnectionEvent.ESTABLISHED));
-        return new Pair(cs, ss, l, got, c.peerPrivateData());
+        return new Pair(cs, ss, l, got, c.peerPrivateData(), requestData == null ? 0 : requestData.length,
+                acceptData == null ? 0 : acceptData.length);
     }
 
     /**

@@ -1,17 +1,17 @@
 package io.cqflux.transport.rpma;
 
-import java.util.Arrays;
-
 /**
- * Framing of connection private data: one length byte, then the bytes.
+ * The sizes of connection private data on IB/RoCE, which this transport passes verbatim.
  *
- * <p>Why: the receiver of RDMA CM private data gets the transport's whole buffer, not what the
- * peer sent ({@code rdma_get_cm_event(3)}: "the size of the private data buffer may be larger
- * than the amount of private data sent by the remote side. Any additional space in the buffer
- * will be zeroed out"; on IB/RoCE a connect carries 56 bytes and an accept 196). librpma passes
- * that buffer through unchanged, so without a length the peer would see trailing zeros. The
- * frame also keeps librpma from refusing empty data ({@code rpma_conn_req_connect(3)}:
- * {@code RPMA_E_INVAL} when {@code pdata->len == 0}).
+ * <p>Private data goes to the peer exactly as given and comes back exactly as librpma delivers
+ * it: no frame, so that a peer not written with cqflux (librpma's own examples send
+ * {@code struct common_data}) reads what it expects and we read what it sent. What arrives is
+ * the transport's whole buffer, not what the peer sent ({@code rdma_get_cm_event(3)}: "the size
+ * of the private data buffer may be larger than the amount of private data sent by the remote
+ * side. Any additional space in the buffer will be zeroed out"): formats carried over it must
+ * tell their own length and tolerate trailing zeros. Empty data is sent as no private data at all,
+ * because librpma refuses an empty buffer ({@code rpma_conn_req_connect(3)}: {@code RPMA_E_INVAL}
+ * when {@code pdata->len == 0}).
  */
 final class PrivateData {
 
@@ -21,29 +21,5 @@ final class PrivateData {
     static final int ACCEPT_CAPACITY = 196;
 
     private PrivateData() {
-    }
-
-    static byte[] frame(byte[] data) {
-        byte[] d = data == null ? new byte[0] : data;
-        byte[] f = new byte[d.length + 1];
-        f[0] = (byte) d.length;
-        System.arraycopy(d, 0, f, 1, d.length);
-        return f;
-    }
-
-    /**
-     * @param raw the bytes as received (possibly zero-padded)
-     * @return the framed payload; a buffer that is not a valid frame is returned unchanged (a
-     *     peer that does not frame)
-     */
-    static byte[] unframe(byte[] raw) {
-        if (raw.length == 0) {
-            return raw;
-        }
-        int n = raw[0] & 0xff;
-        if (n > raw.length - 1) {
-            return raw.clone();
-        }
-        return Arrays.copyOfRange(raw, 1, 1 + n);
     }
 }

@@ -103,7 +103,7 @@ final class RpmaConnection implements Connection {
     /**
      * Wraps a new {@code struct rpma_conn}; on failure deletes it (half-built state is not leaked).
      *
-     * @param requestPrivateData on the server, the client's (unframed) request data; else null
+     * @param requestPrivateData on the server, the client's request data as delivered; else null
      */
     static RpmaConnection create(RpmaTransport t, MemorySegment conn, ConnectionConfig config, String description,
                                  boolean server, byte[] requestPrivateData) {
@@ -443,7 +443,7 @@ final class RpmaConnection implements Connection {
             RpmaNative.check("rpma_conn_get_private_data", librpma_h.rpma_conn_get_private_data(c, pdataOut), description);
             byte[] raw = RpmaNative.copyBytes(rpma_conn_private_data.ptr(pdataOut),
                     Byte.toUnsignedInt(rpma_conn_private_data.len(pdataOut)));
-            return PrivateData.unframe(raw);
+            return raw; // verbatim, padded by RDMA CM (PrivateData)
         }
 
         @Override

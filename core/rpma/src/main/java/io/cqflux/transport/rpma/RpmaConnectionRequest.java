@@ -71,7 +71,7 @@ final class RpmaConnectionRequest implements ConnectionRequest {
     public Connection accept(byte[] privateData) {
         Checks.privateData(privateData, transport.maxAcceptPrivateData(), "accept");
         MemorySegment r = take();
-        MemorySegment conn = transport.connectRequest(r, PrivateData.frame(privateData), description);
+        MemorySegment conn = transport.connectRequest(r, privateData, description);
         return RpmaConnection.create(transport, conn, config, description, true, this.privateData);
     }
 

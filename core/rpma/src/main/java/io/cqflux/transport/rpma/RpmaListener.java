@@ -133,8 +133,9 @@ final class RpmaListener implements Listener {
         byte[] data;
         try {
             RpmaNative.check("rpma_conn_req_get_private_data", librpma_h.rpma_conn_req_get_private_data(req, pdata), "");
-            data = PrivateData.unframe(RpmaNative.copyBytes(rpma_conn_private_data.ptr(pdata),
-                    Byte.toUnsignedInt(rpma_conn_private_data.len(pdata))));
+            // verbatim, padded by RDMA CM (PrivateData)
+            data = RpmaNative.copyBytes(rpma_conn_private_data.ptr(pdata),
+                    Byte.toUnsignedInt(rpma_conn_private_data.len(pdata)));
         } catch (RuntimeException ex) {
             RpmaConnectionRequest.deleteQuietly(req);
             throw ex;

@@ -242,16 +242,16 @@ final class RpmaTransport implements Transport {
         return RpmaConnection.MAX_MESSAGE;
     }
 
-    /** RDMA CM connect private data on IB/RoCE (56 bytes) minus the 1-byte frame ({@link PrivateData}). */
+    /** RDMA CM connect private data on IB/RoCE: 56 bytes, passed verbatim ({@link PrivateData}). */
     @Override
     public int maxConnectPrivateData() {
-        return PrivateData.CONNECT_CAPACITY - 1;
+        return PrivateData.CONNECT_CAPACITY;
     }
 
-    /** RDMA CM accept private data on IB/RoCE (196 bytes) minus the 1-byte frame ({@link PrivateData}). */
+    /** RDMA CM accept private data on IB/RoCE: 196 bytes, passed verbatim ({@link PrivateData}). */
     @Override
     public int maxAcceptPrivateData() {
-        return PrivateData.ACCEPT_CAPACITY - 1;
+        return PrivateData.ACCEPT_CAPACITY;
     }
 
     /**
@@ -349,18 +349,25 @@ final class RpmaTransport implements Transport {
                 deleteConnCfg(cfg, a);
             }
         }
-        MemorySegment conn = connectRequest(req, PrivateData.frame(privateData), description);
+        MemorySegment conn = connectRequest(req, privateData, description);
         return RpmaConnection.create(this, conn, config, description, false, null);
     }
 
-    /** {@code rpma_conn_req_connect(3)}: consumes {@code req} whether it succeeds or not. */
-    MemorySegment connectRequest(MemorySegment req, byte[] framed, String description) {
+    /**
+     * {@code rpma_conn_req_connect(3)}: consumes {@code req} whether it succeeds or not. The
+     * private data goes verbatim; empty data goes as none (NULL), which librpma allows, where an
+     * empty buffer is {@code RPMA_E_INVAL}.
+     */
+    MemorySegment connectRequest(MemorySegment req, byte[] privateData, String description) {
         try (Arena a = Arena.ofConfined()) {
             MemorySegment reqPtr = a.allocate(ValueLayout.ADDRESS);
             reqPtr.set(ValueLayout.ADDRESS, 0, req);
-            MemorySegment pdata = rpma_conn_private_data.allocate(a);
-            rpma_conn_private_data.ptr(pdata, a.allocateFrom(ValueLayout.JAVA_BYTE, framed));
-            rpma_conn_private_data.len(pdata, (byte) framed.length);
+            MemorySegment pdata = MemorySegment.NULL;
+            if (privateData != null && privateData.length > 0) {
+                pdata = rpma_conn_private_data.allocate(a);
+                rpma_conn_private_data.ptr(pdata, a.allocateFrom(ValueLayout.JAVA_BYTE, privateData));
+                rpma_conn_private_data.len(pdata, (byte) privateData.length);
+            }
             MemorySegment connOut = a.allocate(ValueLayout.ADDRESS);
             long r = Calls.CONN_REQ_CONNECT.call(a, reqPtr, pdata, connOut);
             if (RpmaNative.rc(r) != 0) {

@@ -21,8 +21,9 @@
  *       {@code RPMA_E_PROVIDER} (errno {@code EAGAIN}) and an ERROR log line, because librpma
  *       maps only {@code ENODATA} to {@code RPMA_E_NO_EVENT}; they are read only when
  *       {@code poll(2)} says readable.</li>
- *   <li>RDMA CM pads private data (56 bytes on connect, 196 on accept over IB/RoCE), so it is
- *       framed with a length byte ({@code PrivateData}).</li>
+ *   <li>RDMA CM pads private data (56 bytes on connect, 196 on accept over IB/RoCE); it is
+ *       passed verbatim both ways, so a format carried over it tells its own length
+ *       ({@code PrivateData}); empty data is sent as none (librpma refuses an empty buffer).</li>
  *   <li>The active side's RTU is sent while it reads its ESTABLISHED event, so the passive side's
  *       ESTABLISHED waits for the client's event loop; after the peer's disconnect,
  *       {@code rpma_conn_disconnect} must be called to answer it (done on {@code CLOSED}).</li>

@@ -106,13 +106,14 @@ class RpmaLaneTest {
         LocalRegion clientRegion = keep(transport.register(arena.allocate(4096, 64), CLIENT_ACCESS));
         Connection client = keep(transport.connect(where, config, new byte[] {1, 2, 3}));
         ConnectionRequest req = awaitRequest(listener);
-        assertArrayEquals(new byte[] {1, 2, 3}, req.privateData());
+        assertArrayEquals(new byte[] {1, 2, 3}, java.util.Arrays.copyOf(req.privateData(), 3));
         Connection server = keep(req.accept(serverRegion.descriptor()));
         // the client first: librdmacm sends the RTU only while the active side reads its
         // ESTABLISHED event (rpma_conn_next_event), so the server's ESTABLISHED waits for that
         assertEquals(ConnectionEvent.ESTABLISHED, awaitEvent(client));
         assertEquals(ConnectionEvent.ESTABLISHED, awaitEvent(server));
-        RemoteRegion remote = keep(transport.remoteRegion(client.peerPrivateData()));
+        RemoteRegion remote = keep(transport.remoteRegion(java.util.Arrays.copyOf(client.peerPrivateData(),
+                serverRegion.descriptor().length)));
         return new Pair(client, server, serverRegion, remote, clientRegion);
     }
 
@@ -125,11 +126,15 @@ class RpmaLaneTest {
     }
 
     @Test
-    void connect_exchangesPrivateDataExactly_despiteCmPadding() throws Exception {
+    void connect_exchangesPrivateDataVerbatim_asRdmaCmPadsIt() throws Exception {
         Pair p = connect();
-        assertArrayEquals(new byte[] {1, 2, 3}, p.server().peerPrivateData());
-        assertArrayEquals(p.serverRegion().descriptor(), p.client().peerPrivateData(),
-                "RDMA CM pads accept data to 196 bytes; the frame restores the exact bytes");
+        byte[] request = p.server().peerPrivateData();
+        assertEquals(PrivateData.CONNECT_CAPACITY, request.length, "RDMA CM pads connect data to 56 bytes");
+        assertArrayEquals(new byte[] {1, 2, 3}, java.util.Arrays.copyOf(request, 3), "no frame: the bytes come first");
+        byte[] accept = p.client().peerPrivateData();
+        byte[] d = p.serverRegion().descriptor();
+        assertEquals(PrivateData.ACCEPT_CAPACITY, accept.length, "RDMA CM pads accept data to 196 bytes");
+        assertArrayEquals(d, java.util.Arrays.copyOf(accept, d.length));
         assertEquals(4096, p.remote().size());
         assertEquals(Set.of(FlushType.VISIBILITY), p.remote().flushTypes(), "DRAM region: visibility only");
         assertEquals(SERVER_ACCESS, p.remote().access());

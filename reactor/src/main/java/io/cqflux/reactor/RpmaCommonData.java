@@ -1,0 +1,136 @@
+package io.cqflux.reactor;
+
+import java.util.Arrays;
+
+/**
+ * The private-data format of librpma's example programs, so that cqflux can talk to a C peer
+ * built on librpma (and a C client to a cqflux server) without hand-packing bytes.
+ *
+ * <pre>{@code
+ * struct common_data {
+ *     uint16_t data_offset;    // where the data starts in the exposed region
+ *     uint8_t  mr_desc_size;   // rpma_mr_get_descriptor_size(3)
+ *     uint8_t  pcfg_desc_size; // rpma_peer_cfg_get_descriptor_size(3)
+ *     char     descriptors[];  // the region's descriptor, then the peer configuration's
+ * };
+ * }</pre>
+ *
+ * <p>{@code data_offset} is in the host's byte order on the C side; librpma runs on little-endian
+ * machines (x86-64, aarch64), so it is encoded little-endian. The region descriptor is what
+ * {@code rpma_mr_get_descriptor(3)} writes ({@link Region#rawDescriptor()} on this side, turned
+ * into a peer region with {@link RdmaConnection#remoteRegion(byte[], io.cqflux.core.RegionAccess...)}),
+ * the peer configuration's is what {@code rpma_peer_cfg_get_descriptor(3)} writes
+ * ({@link Cqflux#peerConfigurationDescriptor()} on this side, applied with
+ * {@link RdmaConnection#applyPeerConfiguration(byte[])}). Carry it with
+ * {@link ConnectOptions#rawPrivateData(byte[])} and {@link AcceptOptions#rawPrivateData}: RDMA CM
+ * pads what arrives (to 56 bytes in a connect, 196 in an accept), which {@link #decode(byte[])}
+ * ignores.
+ *
+ * <p>Immutable and thread-safe; the accessors return copies.
+ */
+public final class RpmaCommonData {
+    /** Bytes before the descriptors: {@code data_offset}, {@code mr_desc_size}, {@code pcfg_desc_size}. */
+    public static final int HEADER_SIZE = 4;
+
+    private final int dataOffset;
+    private final byte[] mrDescriptor;
+    private final byte[] peerConfigDescriptor;
+
+    private RpmaCommonData(int dataOffset, byte[] mrDescriptor, byte[] peerConfigDescriptor) {
+        this.dataOffset = dataOffset;
+        this.mrDescriptor = mrDescriptor;
+        this.peerConfigDescriptor = peerConfigDescriptor;
+    }
+
+    /**
+     * Encodes a {@code struct common_data}.
+     *
+     * @param mrDescriptor the region's descriptor ({@code rpma_mr_get_descriptor(3)}), 1..255 bytes
+     * @param peerConfigDescriptor the peer configuration's descriptor
+     *     ({@code rpma_peer_cfg_get_descriptor(3)}), 0..255 bytes
+     * @param dataOffset where the data starts in the region, 0..65535
+     * @return {@value #HEADER_SIZE} bytes plus both descriptors, exactly (no padding)
+     * @throws IllegalArgumentException when a size or the offset is outside its bound (named)
+     */
+    public static byte[] encode(byte[] mrDescriptor, byte[] peerConfigDescriptor, int dataOffset) {
+        if (mrDescriptor == null || peerConfigDescriptor == null) {
+            throw new IllegalArgumentException("mrDescriptor or peerConfigDescriptor is null");
+        }
+        if (mrDescriptor.length < 1 || mrDescriptor.length > 255) {
+            throw new IllegalArgumentException("region descriptor of " + mrDescriptor.length
+                    + " bytes is outside [1, 255] (mr_desc_size is a uint8_t)");
+        }
+        if (peerConfigDescriptor.length > 255) {
+            throw new IllegalArgumentException("peer configuration descriptor of " + peerConfigDescriptor.length
+                    + " bytes exceeds 255 (pcfg_desc_size is a uint8_t)");
+        }
+        if (dataOffset < 0 || dataOffset > 0xFFFF) {
+            throw new IllegalArgumentException("dataOffset " + dataOffset + " is outside [0, 65535] (a uint16_t)");
+        }
+        byte[] b = new byte[HEADER_SIZE + mrDescriptor.length + peerConfigDescriptor.length];
+        b[0] = (byte) dataOffset;
+        b[1] = (byte) (dataOffset >>> 8);
+        b[2] = (byte) mrDescriptor.length;
+        b[3] = (byte) peerConfigDescriptor.length;
+        System.arraycopy(mrDescriptor, 0, b, HEADER_SIZE, mrDescriptor.length);
+        System.arraycopy(peerConfigDescriptor, 0, b, HEADER_SIZE + mrDescriptor.length, peerConfigDescriptor.length);
+        return b;
+    }
+
+    /**
+     * Decodes a {@code struct common_data}, with bounds checks; bytes after the descriptors (RDMA
+     * CM's padding) are ignored.
+     *
+     * @param privateData the peer's private data as delivered ({@link RdmaConnection#peerPrivateData()},
+     *     or the request data an accept function sees)
+     * @return the parsed structure
+     * @throws IllegalArgumentException when the bytes are too short for the header or for the
+     *     sizes it declares (naming the offset and the bound), or declare an empty region descriptor
+     */
+    public static RpmaCommonData decode(byte[] privateData) {
+        if (privateData == null) {
+            throw new IllegalArgumentException("private data is null");
+        }
+        if (privateData.length < HEADER_SIZE) {
+            throw new IllegalArgumentException("common_data of " + privateData.length + " bytes is shorter than its "
+                    + HEADER_SIZE + "-byte header");
+        }
+        int offset = (privateData[0] & 0xFF) | (privateData[1] & 0xFF) << 8;
+        int mr = privateData[2] & 0xFF;
+        int pcfg = privateData[3] & 0xFF;
+        if (mr == 0) {
+            throw new IllegalArgumentException("common_data declares mr_desc_size 0 at offset 2: no region"
+                    + " descriptor (is it common_data at all?)");
+        }
+        int end = HEADER_SIZE + mr + pcfg;
+        if (end > privateData.length) {
+            throw new IllegalArgumentException("common_data declares mr_desc_size " + mr + " and pcfg_desc_size "
+                    + pcfg + ": its descriptors end at offset " + end + ", beyond the " + privateData.length
+                    + " bytes received");
+        }
+        return new RpmaCommonData(offset,
+                Arrays.copyOfRange(privateData, HEADER_SIZE, HEADER_SIZE + mr),
+                Arrays.copyOfRange(privateData, HEADER_SIZE + mr, end));
+    }
+
+    /** {@return {@code data_offset}: where the data starts in the peer's region} */
+    public int dataOffset() {
+        return dataOffset;
+    }
+
+    /** {@return the region descriptor ({@code rpma_mr_get_descriptor(3)} bytes), a copy} */
+    public byte[] mrDescriptor() {
+        return mrDescriptor.clone();
+    }
+
+    /** {@return the peer configuration descriptor ({@code rpma_peer_cfg_get_descriptor(3)} bytes), a copy} */
+    public byte[] peerConfigDescriptor() {
+        return peerConfigDescriptor.clone();
+    }
+
+    @Override
+    public String toString() {
+        return "RpmaCommonData[dataOffset " + dataOffset + ", mr descriptor " + mrDescriptor.length
+                + " bytes, peer configuration " + peerConfigDescriptor.length + " bytes]";
+    }
+}

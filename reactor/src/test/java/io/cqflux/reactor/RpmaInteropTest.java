@@ -1,0 +1,208 @@
+package io.cqflux.reactor;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.cqflux.core.FlushType;
+import io.cqflux.core.RegionAccess;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.InputStreamReader;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import reactor.test.StepVerifier;
+
+/**
+ * cqflux against a peer written with librpma alone ({@code rpma_peer.c} beside this class,
+ * compiled with gcc at test time), which speaks librpma's examples' {@code struct common_data}:
+ * a cqflux client reads and writes a C server's memory and the C server writes into the client's,
+ * and a C client does the same to a cqflux server; every byte is checked on the side that owns
+ * it, and the C side exits non-zero on any mismatch. PERSISTENT flushes cross in both directions
+ * through the peer configurations. Runs only in the Soft-RoCE lane (tag {@code rpma}).
+ */
+@Tag("rpma")
+class RpmaInteropTest {
+    static final Duration T = Duration.ofSeconds(30);
+    static final int CLIENT_OFFSET = 512;
+    static Path peerExe;
+
+    Arena arena;
+    Process peer;
+    final List<String> peerOut = Collections.synchronizedList(new ArrayList<>());
+    final CompletableFuture<Void> listening = new CompletableFuture<>();
+
+    @BeforeAll
+    static void compilePeer() throws Exception {
+        Path dir = Files.createTempDirectory("cqflux-rpma-peer");
+        Path src = dir.resolve("rpma_peer.c");
+        try (InputStream in = RpmaInteropTest.class.getResourceAsStream("rpma_peer.c")) {
+            Files.copy(in, src);
+        }
+        peerExe = dir.resolve("rpma_peer");
+        Process gcc = new ProcessBuilder("gcc", "-std=gnu11", "-Wall", "-O1", "-o", peerExe.toString(), src.toString(),
+                "-lrpma", "-libverbs").redirectErrorStream(true).start();
+        String out = new String(gcc.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertTrue(gcc.waitFor(60, TimeUnit.SECONDS), "gcc timed out");
+        assertEquals(0, gcc.exitValue(), "compiling rpma_peer.c (needs gcc and librpma-dev, libibverbs-dev):\n" + out);
+    }
+
+    @BeforeEach
+    void setUp() {
+        arena = Arena.ofShared();
+    }
+
+    @AfterEach
+    void tearDown() {
+        if (peer != null && peer.isAlive()) {
+            peer.destroyForcibly();
+        }
+        arena.close();
+    }
+
+    static byte pattern(int i, int s) {
+        return (byte) ((i * 31 + s) & 0xff);
+    }
+
+    static void fill(MemorySegment m, long offset, int n, int s) {
+        for (int i = 0; i < n; i++) {
+            m.set(ValueLayout.JAVA_BYTE, offset + i, pattern(i, s));
+        }
+    }
+
+    static void assertPattern(String what, MemorySegment m, long offset, int n, int s) {
+        for (int i = 0; i < n; i++) {
+            assertEquals(pattern(i, s), m.get(ValueLayout.JAVA_BYTE, offset + i), what + ": byte " + i);
+        }
+    }
+
+    void startPeer(String mode, InetSocketAddress where) throws IOException {
+        peer = new ProcessBuilder(peerExe.toString(), mode, where.getAddress().getHostAddress(),
+                Integer.toString(where.getPort())).redirectErrorStream(true).start();
+        Thread reader = new Thread(() -> {
+            try (BufferedReader r = new BufferedReader(new InputStreamReader(peer.getInputStream(),
+                    StandardCharsets.UTF_8))) {
+                for (String line; (line = r.readLine()) != null; ) {
+                    System.out.println("rpma_peer " + mode + "| " + line);
+                    peerOut.add(line);
+                    if (line.equals("listening")) {
+                        listening.complete(null);
+                    }
+                }
+            } catch (IOException e) {
+                listening.completeExceptionally(e);
+            }
+            listening.completeExceptionally(new AssertionError("rpma_peer ended without listening: " + peerOut));
+        }, "rpma-peer-reader");
+        reader.setDaemon(true);
+        reader.start();
+    }
+
+    String awaitPeer() throws Exception {
+        assertTrue(peer.waitFor(T.toSeconds(), TimeUnit.SECONDS), "rpma_peer did not exit: " + peerOut);
+        Thread.sleep(100); // the reader takes the last lines
+        String out = String.join("\n", peerOut);
+        assertEquals(0, peer.exitValue(), "rpma_peer failed:\n" + out);
+        return out;
+    }
+
+    @Test
+    void cqfluxClient_readsWritesAndFlushesPersistent_intoACServer_andTheServerWritesIntoTheClient()
+            throws Exception {
+        InetSocketAddress where = new InetSocketAddress(RpmaReactiveContractTest.address(),
+                ReactiveContract.freePort());
+        startPeer("server", where);
+        listening.get(T.toMillis(), TimeUnit.MILLISECONDS);
+        try (Cqflux cq = Cqflux.builder().transport(TransportChoice.RPMA)
+                .localAddress(RpmaReactiveContractTest.address()).build()) {
+            MemorySegment mem = arena.allocate(4096, 4096);
+            Region local = cq.register(mem, RegionAccess.READ_DST, RegionAccess.WRITE_SRC, RegionAccess.WRITE_DST,
+                    RegionAccess.RECV, RegionAccess.FLUSH_TYPE_VISIBILITY);
+            byte[] mine = RpmaCommonData.encode(local.rawDescriptor(), cq.peerConfigurationDescriptor(), CLIENT_OFFSET);
+            RdmaConnection c = cq.connect(where, ConnectOptions.rawPrivateData(mine)).block(T);
+            // the server writes into our memory, then sends one byte: our receive must be posted
+            StepVerifier.create(c.receive().next())
+                    .assertNext(m -> assertEquals(1, m.data().length))
+                    .expectComplete().verify(T);
+            assertPattern("pattern 3 written and flushed by the C server", mem, CLIENT_OFFSET, 64, 3);
+
+            byte[] accept = c.peerPrivateData();
+            assertEquals(196, accept.length, "RDMA CM pads accept data to 196 bytes, delivered as is");
+            RpmaCommonData theirs = RpmaCommonData.decode(accept);
+            StepVerifier.create(c.applyPeerConfiguration(theirs.peerConfigDescriptor())).expectComplete().verify(T);
+            PeerRegion remote = c.remoteRegion(theirs.mrDescriptor(), RegionAccess.READ_SRC, RegionAccess.WRITE_DST);
+            assertEquals(4096, remote.size());
+            assertEquals(FlushType.PERSISTENT, remote.strongestFlush());
+
+            StepVerifier.create(c.read(local, 0, remote, theirs.dataOffset(), 1024)).expectComplete().verify(T);
+            assertPattern("pattern 1 read from the C server", mem, 0, 1024, 1);
+            fill(mem, 2048, 1024, 2);
+            StepVerifier.create(c.durableWrite(remote, theirs.dataOffset() + 2048, local, 2048, 1024))
+                    .expectComplete().verify(T);
+            c.dispose();
+            c.onDispose().block(T);
+        }
+        String out = awaitPeer();
+        assertTrue(out.contains("server: ok pattern 2 written and flushed by the client at 2048"), out);
+        assertTrue(out.contains("server: verified"), out);
+    }
+
+    @Test
+    void cClient_readsWritesAndFlushesPersistent_intoACqfluxServer_andTheServerWritesIntoTheClient()
+            throws Exception {
+        InetSocketAddress where = new InetSocketAddress(RpmaReactiveContractTest.address(),
+                ReactiveContract.freePort());
+        try (Cqflux cq = Cqflux.builder().transport(TransportChoice.RPMA).directWriteToPersistentMemory(true)
+                .localAddress(RpmaReactiveContractTest.address()).build()) {
+            MemorySegment mem = arena.allocate(4096, 4096);
+            fill(mem, 0, 1024, 1);
+            Region region = cq.register(mem, RegionAccess.READ_SRC, RegionAccess.WRITE_DST, RegionAccess.WRITE_SRC,
+                    RegionAccess.SEND, RegionAccess.FLUSH_TYPE_PERSISTENT, RegionAccess.FLUSH_TYPE_VISIBILITY);
+            byte[] mine = RpmaCommonData.encode(region.rawDescriptor(), cq.peerConfigurationDescriptor(), 0);
+            CompletableFuture<RpmaCommonData> request = new CompletableFuture<>();
+            RdmaServer server = cq.bind(where, AcceptOptions.rawPrivateData(data -> {
+                assertEquals(56, data.length, "RDMA CM pads request data to 56 bytes, delivered as is");
+                request.complete(RpmaCommonData.decode(data));
+                return AcceptDecision.accept(mine);
+            })).block(T);
+            CompletableFuture<RdmaConnection> accepted = new CompletableFuture<>();
+            server.connections().subscribe(accepted::complete);
+            startPeer("client", where);
+
+            RdmaConnection c = accepted.get(T.toMillis(), TimeUnit.MILLISECONDS);
+            RpmaCommonData theirs = request.get();
+            assertEquals(CLIENT_OFFSET, theirs.dataOffset());
+            StepVerifier.create(c.applyPeerConfiguration(theirs.peerConfigDescriptor())).expectComplete().verify(T);
+            PeerRegion remote = c.remoteRegion(theirs.mrDescriptor(), RegionAccess.WRITE_DST);
+            assertEquals(FlushType.VISIBILITY, remote.strongestFlush(), "the C client registered VISIBILITY only");
+            fill(mem, 3072, 64, 3);
+            StepVerifier.create(c.durableWrite(remote, theirs.dataOffset(), region, 3072, 64)
+                            .then(c.send(region, 3072, 1)))
+                    .expectComplete().verify(T);
+            // the C client reads, writes and flushes, then disconnects: CLOSED ends the connection
+            c.onDispose().block(T);
+            String out = awaitPeer();
+            assertTrue(out.contains("client: ok pattern 3 written by the server at 512"), out);
+            assertTrue(out.contains("client: ok pattern 1 read from the server"), out);
+            assertTrue(out.contains("write and flush PERSISTENT completed"), out);
+            assertPattern("pattern 2 written and flushed by the C client", mem, 2048, 1024, 2);
+            assertPattern("pattern 1 untouched", mem, 0, 1024, 1);
+        }
+    }
+}
