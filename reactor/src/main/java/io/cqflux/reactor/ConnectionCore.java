@@ -329,24 +329,45 @@ final class ConnectionCore {
 
     /** Posts the goodbye write if a send credit is free; otherwise a returning credit posts it. */
     private void postGoodbye() {
-        if (!goodbyeWanted || goodbyeInFlight || state == State.CLOSED || !table.tryTakeCredits(1)) {
+        if (!goodbyeWanted || goodbyeInFlight || state == State.CLOSED) {
             return;
         }
-        long ctx = table.acquire(Internal.GOODBYE);
-        boolean ok;
+        Posted p;
         try {
-            ok = control.postGoodbye(conn, ctx);
+            p = postControl(Internal.GOODBYE, ctx -> control.postGoodbye(conn, ctx));
         } catch (RuntimeException e) {
-            ok = false;
+            p = Posted.REFUSED;
         }
-        if (ok) {
+        if (p == Posted.YES) {
             goodbyeWanted = false;
             goodbyeInFlight = true;
-        } else {
-            table.release(ctx);
-            table.returnCredits(1);
+        } else if (p == Posted.REFUSED) {
             goodbyeWanted = false; // the queue refused it: close without (the peer will say LOST)
         }
+    }
+
+    /** What became of a control write. */
+    private enum Posted { YES, NO_CREDIT, REFUSED }
+
+    /**
+     * Posts one of the connection's own control writes under a table slot and a send credit,
+     * giving both back when it is not posted (refused, or the post threw: rethrown).
+     */
+    private Posted postControl(Internal kind, java.util.function.LongPredicate post) {
+        if (!table.tryTakeCredits(1)) {
+            return Posted.NO_CREDIT;
+        }
+        long ctx = table.acquire(kind);
+        boolean ok = false;
+        try {
+            ok = post.test(ctx);
+        } finally {
+            if (!ok) {
+                table.release(ctx);
+                table.returnCredits(1);
+            }
+        }
+        return ok ? Posted.YES : Posted.REFUSED;
     }
 
     /** Fails the queued operations a chunk at a time, then closes the native connection. Loop task. */
@@ -633,24 +654,16 @@ final class ConnectionCore {
     }
 
     private void grant() {
-        if (state != State.ESTABLISHED || !control.grantPending() || !table.tryTakeCredits(1)) {
+        if (state != State.ESTABLISHED || !control.grantPending()) {
             return;
         }
-        long ctx = table.acquire(Internal.GRANT);
-        boolean ok;
         try {
-            ok = control.postGrant(conn, ctx);
+            if (postControl(Internal.GRANT, ctx -> control.postGrant(conn, ctx)) == Posted.REFUSED) {
+                scheduleRetry();
+            }
         } catch (RuntimeException e) {
-            table.release(ctx);
-            table.returnCredits(1);
             end(new ConnectionException(ConnectionEvent.LOST, "connection " + description
                     + ": posting a receive credit failed", e), ConnectionEvent.LOST);
-            return;
-        }
-        if (!ok) {
-            table.release(ctx);
-            table.returnCredits(1);
-            scheduleRetry();
         }
     }
 
