@@ -317,9 +317,10 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
     }
 
     /**
-     * Streams writes with demand tied to the send queue: at most {@link #sendCredits()} requests
-     * are taken from {@code requests} ahead of their completions, so nothing is buffered without
-     * bound. Results come in request order; the first failure fails the stream.
+     * Streams writes with demand tied to the send queue: at most {@code sendCredits() / 2}
+     * requests (at least one) are in flight at once — half the credits, because a durable write
+     * holds two — and no more are taken from {@code requests} until one completes, so nothing is
+     * buffered without bound. Results come in request order; the first failure fails the stream.
      *
      * @param requests the writes
      * @return the results
