@@ -287,8 +287,11 @@ final class ConnectionCore {
         if (state.compareTo(State.ENDED) >= 0) {
             return;
         }
+        terminal = cause; // before the volatile state: checkOpen() on another thread reads both
         state = State.ENDED;
-        terminal = cause;
+        // Scheduled before any user callback runs below: whatever a subscriber does, the native
+        // objects are freed and the queued operations failed.
+        afterDrain(this::finishEnd);
         if (deadlines != null) {
             deadlines.dispose();
         }
@@ -307,24 +310,28 @@ final class ConnectionCore {
         }
         table.forEach((ctx, o) -> {
             if (o instanceof Op op) {
-                op.fail(cause);
+                op.fail(op.ownError != null ? op.ownError : cause);
             }
         });
-        receiver.terminate(closedLocally
-                ? new ResourceClosedException("connection " + description + " was closed by this side") : cause);
+        safely(() -> receiver.terminate(closedLocally
+                ? new ResourceClosedException("connection " + description + " was closed by this side") : cause));
         if (goodbyeWanted) {
             postGoodbye();
             // Bounded: a peer that stopped answering never completes the write.
             long bound = Math.min(config.timeout().toMillis(), 1000);
-            Schedulers.parallel().schedule(() -> runOnLoop(() -> {
+            Runnable giveUp = () -> runOnLoop(() -> {
                 if (goodbyeWanted || goodbyeInFlight) {
                     goodbyeWanted = false;
                     goodbyeInFlight = false;
                     afterDrain(this::finishEnd);
                 }
-            }), bound, TimeUnit.MILLISECONDS);
+            });
+            try {
+                Schedulers.parallel().schedule(giveUp, bound, TimeUnit.MILLISECONDS);
+            } catch (RuntimeException rejected) {
+                giveUp.run(); // Reactor's schedulers are shut down: close without waiting
+            }
         }
-        afterDrain(this::finishEnd);
     }
 
     /** Posts the goodbye write if a send credit is free; otherwise a returning credit posts it. */
@@ -336,6 +343,8 @@ final class ConnectionCore {
         try {
             p = postControl(Internal.GOODBYE, ctx -> control.postGoodbye(conn, ctx));
         } catch (RuntimeException e) {
+            LOG.warn("connection " + description + ": posting the goodbye failed; the peer will report the end"
+                    + " as LOST", e);
             p = Posted.REFUSED;
         }
         if (p == Posted.YES) {
@@ -366,12 +375,33 @@ final class ConnectionCore {
                 table.release(ctx);
                 table.returnCredits(1);
             }
+            noteInFlight();
         }
         return ok ? Posted.YES : Posted.REFUSED;
     }
 
-    /** Fails the queued operations a chunk at a time, then closes the native connection. Loop task. */
-    private void finishEnd() {
+    /**
+     * After the loops ended (the entry point's shutdown): ends the connection if it has not
+     * ended, fails what is queued and frees the native objects now, without waiting for a
+     * goodbye. Any thread.
+     *
+     * @param cause what the subscribers get
+     */
+    synchronized void forceClose(Throwable cause) {
+        end(cause, ConnectionEvent.CLOSED);
+        goodbyeWanted = false;
+        goodbyeInFlight = false;
+        while (!waiting.isEmpty() || !messages.isEmpty()) {
+            finishEnd();
+        }
+        closeNative();
+    }
+
+    /**
+     * Fails the queued operations a chunk at a time, then closes the native connection. Loop
+     * task (synchronized for the one case that is not: {@link #forceClose} after the loop ended).
+     */
+    private synchronized void finishEnd() {
         Throwable cause = terminal;
         for (int i = 0; i < FAIL_CHUNK; i++) {
             Op op = waiting.poll();
@@ -399,7 +429,7 @@ final class ConnectionCore {
      * Unregisters and frees the native connection, then releases what operations in flight held:
      * after the queue pair is destroyed nothing can touch their buffers any more.
      */
-    private void closeNative() {
+    private synchronized void closeNative() {
         if (state == State.CLOSED) {
             return;
         }
@@ -408,16 +438,31 @@ final class ConnectionCore {
             safely(r::close);
         }
         registrations.clear();
-        safely(conn::close);
-        table.forEach((ctx, o) -> {
-            if (o instanceof Op op) {
-                op.releaseRegions();
-            }
-            table.release(ctx);
-        });
+        boolean nativeClosed;
+        try {
+            conn.close();
+            nativeClosed = true;
+        } catch (Throwable t) {
+            Exceptions.throwIfJvmFatal(t);
+            // The queue pair may still be alive: keep every buffer it could touch (a leak,
+            // reported) rather than free memory under the NIC.
+            nativeClosed = false;
+            LOG.warn("connection " + description + ": closing the native connection failed; its buffers are"
+                    + " kept (leaked) since the NIC may still use them", t);
+        }
+        if (nativeClosed) {
+            table.forEach((ctx, o) -> {
+                if (o instanceof Op op) {
+                    safely(op::releaseRegions);
+                }
+                table.release(ctx);
+            });
+            safely(receiver::freePool);
+            safely(control::close);
+        } else {
+            safely(receiver::finish);
+        }
         inFlightOps = 0;
-        receiver.freePool();
-        safely(control::close);
         for (PeerRegion p : peerRegions) {
             safely(() -> p.nativeRegion().close());
         }
@@ -435,13 +480,12 @@ final class ConnectionCore {
         closed.complete(null);
     }
 
-    /** Runs a task after the current drain, or after the loop ended if it takes no more tasks. */
+    /**
+     * Runs a task after the current drain; if the loop no longer takes tasks, or drops it in a
+     * forced shutdown, once the loop has ended.
+     */
     private void afterDrain(Runnable task) {
-        try {
-            loop.execute(task);
-        } catch (RuntimeException shuttingDown) {
-            loop.terminationFuture().whenComplete((v, t) -> task.run());
-        }
+        loop.executeLaterOrAfterTermination(task);
     }
 
     /**
@@ -453,9 +497,14 @@ final class ConnectionCore {
     private void checkDeadlines() {
         long now = System.nanoTime();
         if (state == State.ENDING && now - endingSince > config.timeout().toNanos()) {
-            end(new ConnectionException(ConnectionEvent.LOST, "connection " + description + " lost: its operations"
-                    + " were flushed and no end was reported within " + config.timeout().toMillis() + " ms"),
-                    ConnectionEvent.LOST);
+            if (control.enabled() && control.peerSaidGoodbye()) {
+                end(new ConnectionException(ConnectionEvent.CLOSED, "connection " + description
+                        + " closed by the peer"), ConnectionEvent.CLOSED);
+            } else {
+                end(new ConnectionException(ConnectionEvent.LOST, "connection " + description + " lost: its"
+                        + " operations were flushed and no end was reported within " + config.timeout().toMillis()
+                        + " ms"), ConnectionEvent.LOST);
+            }
             return;
         }
         if (state == State.CONNECTING && now - startedAt > config.timeout().toNanos()) {
@@ -467,15 +516,15 @@ final class ConnectionCore {
         if (state != State.ESTABLISHED || table.creditsInUse() == 0) {
             return;
         }
-        long[] oldest = {Long.MAX_VALUE};
+        long[] longest = {0};
         table.forEach((ctx, o) -> {
-            if (o instanceof Op op && op.stage != Op.NEW && now - op.postedAt > 0) {
-                oldest[0] = Math.min(oldest[0], op.postedAt - now);
+            if (o instanceof Op op && op.stage != Op.NEW) {
+                longest[0] = Math.max(longest[0], now - op.postedAt);
             }
         });
-        if (oldest[0] != Long.MAX_VALUE && -oldest[0] > operationTimeoutNanos) {
+        if (longest[0] > operationTimeoutNanos) {
             end(new ConnectionException(ConnectionEvent.LOST, "connection " + description + " lost: an operation"
-                    + " posted " + TimeUnit.NANOSECONDS.toMillis(-oldest[0]) + " ms ago has no completion"
+                    + " posted " + TimeUnit.NANOSECONDS.toMillis(longest[0]) + " ms ago has no completion"
                     + " (operationTimeout " + TimeUnit.NANOSECONDS.toMillis(operationTimeoutNanos)
                     + " ms): the peer stopped answering"), ConnectionEvent.LOST);
         }
@@ -546,12 +595,9 @@ final class ConnectionCore {
             submit(op);
             return;
         }
-        try {
-            loop.execute(() -> submit(op));
-        } catch (RuntimeException e) {
-            op.fail(new ResourceClosedException("connection " + description + ": its event loop is shut down"));
-            op.releaseRegions();
-        }
+        // A hand-over the loop refuses or drops in a forced shutdown still runs, after the loop
+        // ended: the connection is ENDED by then (the loop's hooks end it), so the op fails.
+        loop.executeLaterOrAfterTermination(() -> submit(op));
     }
 
     /** Any thread: runs a task on the loop, inline when already there, or after the loop ended. */
@@ -841,6 +887,7 @@ final class ConnectionCore {
         } else if (o instanceof Internal w) {
             table.release(ctx);
             table.returnCredits(1);
+            noteInFlight();
             if (w == Internal.GRANT) {
                 control.grantDone();
             } else {
@@ -877,11 +924,16 @@ final class ConnectionCore {
         OpKind kind = op.spec.kind;
         if (InFlightTable.isPart(ctx)) {
             // The unsignaled half reports only errors; the slot stays until the signaled half.
-            if (!c.isSuccess() && c.status() != CompletionStatus.WR_FLUSH_ERR) {
-                op.fail(new OperationFailedException(c.snapshot(), kind.partOpcode(), description));
-            }
+            // The connection ends first (LOST, before any subscriber code runs and could close it
+            // in order), and this operation fails with its own error.
             if (!c.isSuccess()) {
+                if (c.status() != CompletionStatus.WR_FLUSH_ERR) {
+                    op.ownError = new OperationFailedException(c.snapshot(), kind.partOpcode(), description);
+                }
                 onError(c, kind.partOpcode());
+                if (op.ownError != null) {
+                    op.fail(op.ownError);
+                }
             }
             return;
         }
@@ -894,15 +946,17 @@ final class ConnectionCore {
         // Retire first: a subscriber that posts again from its callback finds the credit free.
         table.release(ctx);
         table.returnCredits(kind.credits);
-        inFlightOps = table.creditsInUse();
-        op.releaseRegions();
+        noteInFlight();
+        safely(op::releaseRegions);
         if (c.isSuccess()) {
             op.complete();
             drainWaiting();
             postGoodbye();
         } else {
-            op.fail(new OperationFailedException(c.snapshot(), kind.opcode, description));
+            // The connection ends first (LOST: an error completion), then the subscriber hears of
+            // its own error: nothing it does in its callback can turn the end into an orderly one.
             onError(c, kind.opcode);
+            op.fail(new OperationFailedException(c.snapshot(), kind.opcode, description));
         }
     }
 

@@ -251,6 +251,11 @@ public final class Cqflux implements Disposable, AutoCloseable {
                 }
                 EventLoop loop = loops[0];
                 Runnable task = () -> {
+                    if (closing.get()) {
+                        // A hand-over that the loop dropped in its shutdown runs after it ended.
+                        sink.error(new ResourceClosedException("cqflux is closed: cannot bind " + address));
+                        return;
+                    }
                     Listener listener;
                     try {
                         listener = transport.listen(address, config);
@@ -270,11 +275,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
                     }
                     sink.success(server);
                 };
-                if (loop.inLoop()) {
-                    task.run();
-                } else {
-                    loop.execute(task);
-                }
+                loop.executeOrAfterTermination(task);
             } catch (RuntimeException e) {
                 sink.error(e);
             }
@@ -389,6 +390,11 @@ public final class Cqflux implements Disposable, AutoCloseable {
                 if (handedOver.get()) {
                     return;
                 }
+                if (closing.get()) {
+                    // A hand-over that the loop dropped in its shutdown runs after it ended.
+                    sink.error(new ResourceClosedException("cqflux is closed: cannot connect to " + address));
+                    return;
+                }
                 PeerControl control = null;
                 Connection spi;
                 try {
@@ -426,11 +432,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
                 }, sink::error);
             };
             try {
-                if (loop.inLoop()) {
-                    task.run();
-                } else {
-                    loop.execute(task);
-                }
+                loop.executeOrAfterTermination(task);
             } catch (RuntimeException e) {
                 sink.error(new ResourceClosedException("cqflux is closed: cannot connect to " + address));
             }
@@ -550,11 +552,21 @@ public final class Cqflux implements Disposable, AutoCloseable {
                     if (e != null) {
                         LOG.warn(this + ": an event loop ended on an error", e);
                     }
+                    // The loops have ended: whatever a connection still holds is freed here and now
+                    // (one failing close never keeps the others, or the transport, from closing).
                     for (ConnectionCore c : List.copyOf(connections)) {
-                        c.end(new ConnectionException(ConnectionEvent.CLOSED, "cqflux closed"), ConnectionEvent.CLOSED);
+                        try {
+                            c.forceClose(new ConnectionException(ConnectionEvent.CLOSED, "cqflux closed"));
+                        } catch (RuntimeException x) {
+                            LOG.warn(this + ": closing " + c.description + " failed", x);
+                        }
                     }
                     for (Region r : List.copyOf(regions)) {
-                        r.close();
+                        try {
+                            r.close();
+                        } catch (RuntimeException x) {
+                            LOG.warn(this + ": closing " + r + " failed", x);
+                        }
                     }
                     try {
                         transport.close();

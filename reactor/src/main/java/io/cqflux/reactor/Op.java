@@ -53,6 +53,11 @@ final class Op implements Subscription, Scannable {
     long context = -1;
     /** {@code System.nanoTime()} when posted (the operation deadline counts from here). Loop thread. */
     long postedAt;
+    /**
+     * This operation's own failure (its error completion), which the end of the connection that
+     * follows must not replace with the connection's. Loop thread.
+     */
+    Throwable ownError;
 
     Op(OpMono spec, CoreSubscriber<? super Void> actual) {
         this.spec = spec;

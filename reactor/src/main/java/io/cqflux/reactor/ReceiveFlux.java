@@ -104,7 +104,14 @@ final class ReceiveFlux<T> extends Flux<T> {
         void complete() {
             if (!done) {
                 done = true;
-                actual.onComplete();
+                try {
+                    actual.onComplete();
+                } catch (Throwable t) {
+                    // A subscriber that throws from onComplete breaks the protocol (§2.13); the
+                    // loop, and the connection's release, go on.
+                    reactor.core.Exceptions.throwIfJvmFatal(t);
+                    Operators.onErrorDropped(t, actual.currentContext());
+                }
             }
         }
 
@@ -115,7 +122,12 @@ final class ReceiveFlux<T> extends Flux<T> {
                 return;
             }
             done = true;
-            actual.onError(t);
+            try {
+                actual.onError(t);
+            } catch (Throwable x) {
+                reactor.core.Exceptions.throwIfJvmFatal(x);
+                Operators.onErrorDropped(x, actual.currentContext());
+            }
         }
 
         reactor.util.context.Context currentContext() {

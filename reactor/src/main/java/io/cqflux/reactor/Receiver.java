@@ -82,6 +82,8 @@ final class Receiver {
     private final ArrayDeque<Kept> leftovers = new ArrayDeque<>();
     /** What subscribers get once the leftovers are delivered. */
     private Throwable endCause;
+    /** The native connection is gone: nothing more can arrive. */
+    private boolean finished;
 
     /** A message or notification kept past the end of its connection. */
     private record Kept(long length, Opcode opcode, boolean hasImmediate, int immediate, byte[] data) {
@@ -102,7 +104,7 @@ final class Receiver {
         }
         Throwable refusal = core.receiveRefusal();
         if (refusal != null) {
-            if (ended && !leftovers.isEmpty() && sink == null) {
+            if (ended && sink == null && (!leftovers.isEmpty() || !finished)) {
                 sink = (ReceiveFlux.Inbound<Object>) s;
                 demand = 0;
                 request(s);
@@ -172,11 +174,21 @@ final class Receiver {
             MemorySegment data = k.data() == null ? MemorySegment.NULL : MemorySegment.ofArray(k.data());
             deliver(k.length(), k.opcode(), k.hasImmediate(), k.immediate(), data);
         }
-        if (leftovers.isEmpty() && sink != null) {
+        if (leftovers.isEmpty() && finished && sink != null) {
             ReceiveFlux.Inbound<Object> s = sink;
             sink = null;
             endSubscriber(s, endCause);
         }
+    }
+
+    /** Copies a message (or, with no buffer, a notification) into the leftovers. */
+    private void keep(long length, Opcode opcode, boolean imm, int immediate, Buffer b) {
+        byte[] data = null;
+        if (b != null) {
+            long n = opcode == Opcode.RECEIVE ? Math.max(0, Math.min(length, bufferSize)) : 0;
+            data = slice(b).asSlice(0, n).toArray(ValueLayout.JAVA_BYTE);
+        }
+        leftovers.add(new Kept(length, opcode, imm, immediate, data));
     }
 
     /** Detaches the subscriber; posted buffers stay posted and keep what lands in them. Loop thread. */
@@ -266,6 +278,16 @@ final class Receiver {
      */
     void onCompletion(Completion c, Buffer b) {
         posted--;
+        if (ended) {
+            // Arrived after the connection ended but before its queue pair was destroyed: kept
+            // like the backlog (the pool is alive until freePool).
+            if (c.isSuccess()) {
+                keep(c.byteLength(), c.opcode(), c.hasImmediate(), c.hasImmediate() ? c.immediate() : 0, b);
+                serveLeftovers();
+            }
+            free[freeTop++] = b.index;
+            return;
+        }
         if (!c.isSuccess()) {
             // A flushed receive means the connection is going down: the owner ends it and the
             // subscriber hears of that end. Any other error is this receive's own, and also ends
@@ -308,6 +330,11 @@ final class Receiver {
     void onNotification(Completion c) {
         boolean imm = c.hasImmediate();
         int immediate = imm ? c.immediate() : 0;
+        if (ended) {
+            keep(c.byteLength(), c.opcode(), imm, immediate, null);
+            serveLeftovers();
+            return;
+        }
         if (backlog.isEmpty() && wanted()) {
             deliver(c.byteLength(), c.opcode(), imm, immediate, MemorySegment.NULL);
             return;
@@ -340,7 +367,10 @@ final class Receiver {
             view.invalidate();
         }
         if (value == null) {
-            Operators.onNextDropped(view, s.currentContext());
+            // Reactor's convention for a mapper that returns null (Flux.map): an error, not a
+            // silently used-up unit of demand that would stall the stream and the peer's sends.
+            sink = null;
+            s.error(new NullPointerException("the receive decoder returned null"));
             return;
         }
         try {
@@ -375,12 +405,10 @@ final class Receiver {
         // What nobody asked for yet outlives the pool: copy it out, in order.
         for (Object o : backlog) {
             if (o instanceof Buffer b) {
-                long n = b.opcode == Opcode.RECEIVE ? Math.max(0, Math.min(b.length, bufferSize)) : 0;
-                leftovers.add(new Kept(b.length, b.opcode, b.hasImmediate, b.immediate,
-                        slice(b).asSlice(0, n).toArray(ValueLayout.JAVA_BYTE)));
+                keep(b.length, b.opcode, b.hasImmediate, b.immediate, b);
             } else {
                 Notification m = (Notification) o;
-                leftovers.add(new Kept(m.length(), m.opcode(), m.hasImmediate(), m.immediate(), null));
+                keep(m.length(), m.opcode(), m.hasImmediate(), m.immediate(), null);
             }
         }
         backlog.clear();
@@ -400,9 +428,19 @@ final class Receiver {
         }
     }
 
-    /** Frees the pool, after the native connection is closed. */
-    void freePool() {
+    /**
+     * Nothing can arrive any more (the native connection is gone, or is abandoned): the stream
+     * ends once its leftovers are delivered. Loop thread, or any thread once the loop is gone.
+     */
+    void finish() {
         backlog.clear();
+        finished = true;
+        serveLeftovers();
+    }
+
+    /** Frees the pool, after the native connection is closed; then {@link #finish()}. */
+    void freePool() {
+        finish();
         if (pool != null) {
             pool.close();
             pool = null;

@@ -44,8 +44,16 @@ final class FaultyTransport implements Transport {
 
     @Override
     public String name() {
-        return Faults.TRANSPORT + "(" + inner.name() + ")";
+        // Checks reads the name on every operation: build it once.
+        String n = name;
+        if (n == null) {
+            n = Faults.TRANSPORT + "(" + inner.name() + ")";
+            name = n;
+        }
+        return n;
     }
+
+    private String name;
 
     @Override
     public Set<Capability> capabilities() {

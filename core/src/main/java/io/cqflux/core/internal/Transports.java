@@ -1,5 +1,6 @@
 package io.cqflux.core.internal;
 
+import io.cqflux.core.CqfluxException;
 import io.cqflux.core.TransportUnavailableException;
 import io.cqflux.core.spi.Transport;
 import io.cqflux.core.spi.TransportOptions;
@@ -71,7 +72,7 @@ public final class Transports {
                     + " path; add cqflux-transport-fabric (any host) and/or cqflux-transport-rpma (RDMA devices)", null);
         }
         List<String> skipped = new ArrayList<>();
-        TransportUnavailableException first = null;
+        CqfluxException first = null;
         for (TransportProvider p : all) {
             String cause = p.unavailabilityCause();
             if (!cause.isEmpty()) {
@@ -80,7 +81,9 @@ public final class Transports {
             }
             try {
                 return new Opened(p.open(options), p, List.copyOf(skipped));
-            } catch (TransportUnavailableException e) {
+            } catch (CqfluxException e) {
+                // Unavailable, or a native call of the probe failed (a device without memory-lock
+                // limits, an odd driver): either way, the next provider is tried.
                 skipped.add(p.name() + ": " + e.getMessage());
                 if (first == null) {
                     first = e;

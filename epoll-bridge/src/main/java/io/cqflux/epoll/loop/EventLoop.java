@@ -304,6 +304,23 @@ public final class EventLoop implements AutoCloseable {
         }
     }
 
+    /**
+     * Runs a task in a later turn of the loop — never inline, also when called on the loop, so
+     * that it runs after the current drain — or, when the loop no longer takes tasks or drops it in
+     * a forced shutdown, once the loop thread has ended. For work that must happen exactly once
+     * whatever the loop's fate (freeing a connection's native objects).
+     *
+     * @param task the task; if it throws, the loop logs and goes on
+     */
+    public void executeLaterOrAfterTermination(Runnable task) {
+        Objects.requireNonNull(task, "task");
+        try {
+            execute(new OrAfterTermination(task));
+        } catch (ResourceClosedException e) {
+            runAfterTermination(task);
+        }
+    }
+
     private void runAfterTermination(Runnable task) {
         termination.whenComplete((v, t) -> {
             try {

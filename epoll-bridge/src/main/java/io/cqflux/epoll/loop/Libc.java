@@ -150,7 +150,8 @@ final class Libc {
         if (max < 1) {
             throw new IllegalArgumentException("maxevents " + max + " must be at least 1");
         }
-        requireSize(events, max * EVENT_SIZE, "epoll_event[" + max + "]");
+        // A constant message: this runs on every loop turn, and a built string would allocate there.
+        requireSize(events, max * EVENT_SIZE, "epoll_event array");
         int n;
         try {
             n = (int) EPOLL_WAIT.invokeExact(capture, epfd, events, max, timeoutMillis);

@@ -127,6 +127,9 @@ enum FabricErrno {
      */
     static final int EPIPE = 32;
 
+    /** values() copies its array on every call: this runs on every error completion. */
+    private static final FabricErrno[] VALUES = values();
+
     private final int code;
     private final boolean alias;
 
@@ -152,7 +155,7 @@ enum FabricErrno {
      */
     static FabricErrno of(long code) {
         long c = Math.abs(code);
-        for (FabricErrno e : values()) {
+        for (FabricErrno e : VALUES) {
             if (!e.alias && e.code == c) {
                 return e;
             }

@@ -147,7 +147,7 @@ final class FabricListener implements Listener {
     @Override
     public synchronized ConnectionRequest nextRequest() {
         if (closed) {
-            throw new ResourceClosedException("listener on " + bound + " is closed");
+            return null; // the Listener contract: nothing pending once closed (as on rpma)
         }
         while (true) {
             int ev = eq.read();

@@ -58,6 +58,8 @@ final class FabricTransport implements Transport {
     private final MemorySegment domain;    // struct fid_domain *
     private final MemorySegment fabricName;
     private final MemorySegment domainName;
+    /** The domain's name as a Java string: toString() must work after close() freed the arena. */
+    private final String domainLabel;
     private final MemorySegment providerName;
     // fid ops resolved once (fi_domain(3), fi_eq(3), fi_trywait(3), fi_mr(3)).
     final MemorySegment eqOpenFp;
@@ -87,7 +89,8 @@ final class FabricTransport implements Transport {
         MemorySegment fattr = fi_info.fabric_attr(info);
         MemorySegment dattr = fi_info.domain_attr(info);
         this.fabricName = arena.allocateFrom(FabricLibrary.string(fi_fabric_attr.name(fattr)));
-        this.domainName = arena.allocateFrom(FabricLibrary.string(fi_domain_attr.name(dattr)));
+        this.domainLabel = FabricLibrary.string(fi_domain_attr.name(dattr));
+        this.domainName = arena.allocateFrom(domainLabel);
         this.providerName = arena.allocateFrom(provider);
         MemorySegment fops = fid_fabric.ops(fabric);
         this.eqOpenFp = fi_ops_fabric.eq_open(fops);
@@ -473,6 +476,6 @@ final class FabricTransport implements Transport {
 
     @Override
     public String toString() {
-        return name + "[" + FabricLibrary.string(domainName) + "]";
+        return name + "[" + domainLabel + "]";
     }
 }

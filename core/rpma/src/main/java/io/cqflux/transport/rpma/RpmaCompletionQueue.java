@@ -31,12 +31,15 @@ final class RpmaCompletionQueue implements CompletionQueue {
     private final MemorySegment waitCqOut;
     private final MemorySegment waitIsRcqOut;
     private final RpmaCompletion view = new RpmaCompletion();
+    /** For error messages; built once, not on every poll. */
+    private final String where;
     private boolean closed;
 
     private RpmaCompletionQueue(RpmaConnection connection, String name, MemorySegment cq, MemorySegment rcq,
                                 boolean shared, int fd, Arena arena) {
         this.connection = connection;
         this.name = name;
+        this.where = connection.description() + " " + name;
         this.cq = cq;
         this.rcq = rcq;
         this.shared = shared;
@@ -91,7 +94,7 @@ final class RpmaCompletionQueue implements CompletionQueue {
             int rc = shared
                     ? librpma_h.rpma_conn_wait(conn, 0, waitCqOut, waitIsRcqOut)
                     : librpma_h.rpma_cq_wait(cq);
-            if (!RpmaNative.result(shared ? "rpma_conn_wait" : "rpma_cq_wait", rc, connection.description() + " " + name)) {
+            if (!RpmaNative.result(shared ? "rpma_conn_wait" : "rpma_cq_wait", rc, where)) {
                 return;
             }
         }
@@ -121,7 +124,7 @@ final class RpmaCompletionQueue implements CompletionQueue {
     private int drain(MemorySegment q, MemorySegment scratch, int first, int max, CompletionSink sink) {
         MemorySegment batch = first == 0 ? scratch : scratch.asSlice(first * RpmaCompletion.SIZE);
         int rc = librpma_h.rpma_cq_get_wc(q, max, batch, gotOut);
-        if (!RpmaNative.result("rpma_cq_get_wc", rc, connection.description() + " " + name)) {
+        if (!RpmaNative.result("rpma_cq_get_wc", rc, where)) {
             return 0;
         }
         int n = gotOut.get(ValueLayout.JAVA_INT, 0);

@@ -57,6 +57,7 @@ final class RpmaTransport implements Transport {
 
     static final RpmaNative.ErrnoCall MR_REG = Calls.MR_REG;
 
+    private static final System.Logger LOG = System.getLogger(RpmaTransport.class.getName());
     private static final int ENODEV = 19;
     private static final int ENOSYS = 38;
 
@@ -71,7 +72,7 @@ final class RpmaTransport implements Transport {
     /** Open listeners, regions and connections: they keep using the peer (guarded by this). */
     private int children;
     /** close() was called; the peer goes when the last child does (guarded by this). */
-    private boolean closeRequested;
+    private volatile boolean closeRequested;
 
     private RpmaTransport(InetAddress address, MemorySegment peer, Set<Capability> capabilities, int nativeDescriptorSize,
                           boolean directWriteToPmem, byte[] handshake) {
@@ -219,7 +220,9 @@ final class RpmaTransport implements Transport {
     /** A child closed; the last one completes a close() that was asked for meanwhile. */
     synchronized void release() {
         if (--children == 0 && closeRequested) {
-            deletePeer();
+            // Runs inside the last child's close(), possibly on an event loop: a failure here is
+            // logged, never thrown into that unrelated close.
+            deletePeer(false);
         }
     }
 
@@ -331,7 +334,17 @@ final class RpmaTransport implements Transport {
         if (address.getPort() == 0 || address.isUnresolved()) {
             throw new IllegalArgumentException("server address " + address + " needs a resolved host and a port in [1, 65535]");
         }
-        MemorySegment p = peer();
+        // Pinned for the whole construction: a close() from another thread in between must not
+        // delete the peer under the request's queue pair (the connection pins it itself once made).
+        MemorySegment p = retain();
+        try {
+            return connect(p, address, config, privateData);
+        } finally {
+            release();
+        }
+    }
+
+    private Connection connect(MemorySegment p, InetSocketAddress address, ConnectionConfig config, byte[] privateData) {
         String host = address.getAddress().getHostAddress();
         String description = "rpma " + this.address.getHostAddress() + " -> " + host + ":" + address.getPort();
         MemorySegment req;
@@ -421,11 +434,11 @@ final class RpmaTransport implements Transport {
         }
         closeRequested = true;
         if (children == 0) {
-            deletePeer();
+            deletePeer(true);
         }
     }
 
-    private void deletePeer() {
+    private void deletePeer(boolean throwing) {
         MemorySegment p = peer;
         if (p == null) {
             return;
@@ -434,7 +447,12 @@ final class RpmaTransport implements Transport {
         try (Arena a = Arena.ofConfined()) {
             MemorySegment out = a.allocate(ValueLayout.ADDRESS);
             out.set(ValueLayout.ADDRESS, 0, p);
-            RpmaNative.check("rpma_peer_delete", librpma_h.rpma_peer_delete(out), address.getHostAddress());
+            int rc = librpma_h.rpma_peer_delete(out);
+            if (throwing) {
+                RpmaNative.check("rpma_peer_delete", rc, address.getHostAddress());
+            } else {
+                RpmaNative.logged(LOG, System.Logger.Level.WARNING, "rpma_peer_delete", rc, address.getHostAddress());
+            }
         }
     }
 
