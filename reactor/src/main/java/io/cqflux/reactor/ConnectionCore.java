@@ -289,9 +289,17 @@ final class ConnectionCore {
         }
         terminal = cause; // before the volatile state: checkOpen() on another thread reads both
         state = State.ENDED;
-        // Scheduled before any user callback runs below: whatever a subscriber does, the native
-        // objects are freed and the queued operations failed.
-        afterDrain(this::finishEnd);
+        try {
+            failEverything(cause, event);
+        } finally {
+            // Scheduled after the subscribers were failed (a close that runs at once, after the
+            // loop ended, must not free what they still refer to) and whatever a subscriber's
+            // callback threw: the queued operations are failed and the native objects freed.
+            afterDrain(this::finishEnd);
+        }
+    }
+
+    private void failEverything(Throwable cause, ConnectionEvent event) {
         if (deadlines != null) {
             deadlines.dispose();
         }
@@ -333,6 +341,7 @@ final class ConnectionCore {
             }
         }
     }
+
 
     /** Posts the goodbye write if a send credit is free; otherwise a returning credit posts it. */
     private void postGoodbye() {
@@ -947,7 +956,12 @@ final class ConnectionCore {
         table.release(ctx);
         table.returnCredits(kind.credits);
         noteInFlight();
-        safely(op::releaseRegions);
+        try {
+            op.releaseRegions();
+        } catch (RuntimeException e) {
+            // a region's deregistration failed: its owner hears nothing better from here
+            LOG.warn("connection " + description + ": releasing an operation's region failed", e);
+        }
         if (c.isSuccess()) {
             op.complete();
             drainWaiting();
