@@ -4,10 +4,13 @@ package io.cqflux.core;
  * Work completion status, the 24 values of {@code enum ibv_wc_status} ({@code ibv_poll_cq(3)}) in
  * their numeric order, so that {@link #code()} equals the C value.
  *
- * <p>The fabric transport maps libfabric's positive error numbers onto these names (a cancelled
- * or flushed operation is {@link #WR_FLUSH_ERR}, a lost connection {@link #RETRY_EXC_ERR}, an
- * access violation {@link #REM_ACCESS_ERR}, everything else {@link #GENERAL_ERR}); the exact
- * libfabric value stays available through {@link Completion#errorNumber()}.
+ * <p>The fabric transport maps libfabric's positive error numbers onto these names: an operation
+ * cut off because its connection ended (cancelled, not connected, reset, aborted, shut down,
+ * broken pipe) is {@link #WR_FLUSH_ERR}, a peer not reached in time {@link #RETRY_EXC_ERR}, an
+ * access or key violation {@link #REM_ACCESS_ERR}, a truncation {@link #LOC_LEN_ERR}, no posted
+ * receive {@link #RNR_RETRY_EXC_ERR}, a remote I/O error {@link #REM_OP_ERR}, everything else
+ * {@link #GENERAL_ERR}; the exact libfabric value stays available through
+ * {@link Completion#errorNumber()}.
  */
 public enum CompletionStatus {
     /** The operation completed successfully. */

@@ -40,11 +40,8 @@ public final class AcceptOptions {
      * @return the options
      */
     public static AcceptOptions exposing(Region... regions) {
-        Objects.requireNonNull(regions, "regions");
-        for (Region r : regions) {
-            Objects.requireNonNull(r, "an exposed region is null");
-        }
-        return new AcceptOptions(List.of(regions), null);
+        List<Region> checked = Cqflux.exposedRegions(regions); // one check, one wording, for every entry point
+        return new AcceptOptions(checked, null);
     }
 
     /**

@@ -52,11 +52,8 @@ public final class ConnectOptions {
      * @return the options
      */
     public static ConnectOptions exposing(Region... regions) {
-        Objects.requireNonNull(regions, "regions");
-        for (Region r : regions) {
-            Objects.requireNonNull(r, "an exposed region is null");
-        }
-        return new ConnectOptions(List.of(regions), null);
+        List<Region> checked = Cqflux.exposedRegions(regions); // one check, one wording, for every entry point
+        return new ConnectOptions(checked, null);
     }
 
     /**

@@ -446,7 +446,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
     }
 
     /** Copies the exposed regions, refusing a null array or element with the position named. */
-    private static List<Region> exposedRegions(Region[] exposed) {
+    static List<Region> exposedRegions(Region[] exposed) {
         if (exposed == null) {
             throw new IllegalArgumentException("exposed regions array is null (pass none for no regions)");
         }
