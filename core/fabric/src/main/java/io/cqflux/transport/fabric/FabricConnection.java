@@ -236,23 +236,10 @@ final class FabricConnection implements Connection {
         if (a.equals(MemorySegment.NULL) || len < 8) {
             return "an unknown address";
         }
-        MemorySegment sa = a.reinterpret(len);
-        int family = Short.toUnsignedInt(sa.get(ValueLayout.JAVA_SHORT_UNALIGNED, 0));
-        int port = Short.toUnsignedInt(sa.get(ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(java.nio.ByteOrder.BIG_ENDIAN), 2));
-        try {
-            if (family == 2 && len >= 8) { // AF_INET: sockaddr_in
-                return java.net.InetAddress.getByAddress(sa.asSlice(4, 4).toArray(ValueLayout.JAVA_BYTE)).getHostAddress()
-                        + ":" + port;
-            }
-            if (family == 10 && len >= 24) { // AF_INET6: sockaddr_in6
-                return "[" + java.net.InetAddress.getByAddress(sa.asSlice(8, 16).toArray(ValueLayout.JAVA_BYTE))
-                        .getHostAddress() + "]:" + port;
-            }
-        } catch (java.net.UnknownHostException e) {
-            // a 4- or 16-byte address always parses
-        }
-        return "an address of family " + family;
+        java.net.InetSocketAddress peer = FabricListener.sockaddr(a.reinterpret(len));
+        return peer == null ? "an address of another family" : peer.getAddress().getHostAddress() + ":" + peer.getPort();
     }
+
 
     /** {@return whether fi_connect itself failed with ECONNREFUSED (REJECTED reported without the EQ)} */
     boolean refusedAtConnect() {

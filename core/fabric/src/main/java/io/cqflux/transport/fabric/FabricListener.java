@@ -107,21 +107,36 @@ final class FabricListener implements Listener {
         }
     }
 
-    /** Decodes a sockaddr_in / sockaddr_in6 (family, big-endian port, address). */
+    /** Decodes a sockaddr_in / sockaddr_in6; another family keeps {@code fallback}'s address. */
     static InetSocketAddress sockaddr(MemorySegment sa, InetSocketAddress fallback) {
-        int family = sa.get(ValueLayout.JAVA_SHORT, 0);
+        InetSocketAddress a = sockaddr(sa);
+        if (a != null) {
+            return a;
+        }
+        int port = Short.toUnsignedInt(sa.get(ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(java.nio.ByteOrder.BIG_ENDIAN), 2));
+        return new InetSocketAddress(fallback.getAddress(), port);
+    }
+
+    /**
+     * Decodes a sockaddr_in / sockaddr_in6 (family, big-endian port, address).
+     *
+     * @param sa at least 8 bytes (24 for AF_INET6)
+     * @return the address, or {@code null} for another family or a too short segment
+     */
+    static InetSocketAddress sockaddr(MemorySegment sa) {
+        int family = Short.toUnsignedInt(sa.get(ValueLayout.JAVA_SHORT_UNALIGNED, 0));
         int port = Short.toUnsignedInt(sa.get(ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(java.nio.ByteOrder.BIG_ENDIAN), 2));
         try {
-            if (family == 2) { // AF_INET
+            if (family == 2 && sa.byteSize() >= 8) { // AF_INET
                 return new InetSocketAddress(InetAddress.getByAddress(sa.asSlice(4, 4).toArray(ValueLayout.JAVA_BYTE)), port);
             }
-            if (family == 10) { // AF_INET6
+            if (family == 10 && sa.byteSize() >= 24) { // AF_INET6
                 return new InetSocketAddress(InetAddress.getByAddress(sa.asSlice(8, 16).toArray(ValueLayout.JAVA_BYTE)), port);
             }
         } catch (UnknownHostException e) {
-            // fall through
+            // a 4- or 16-byte address always parses
         }
-        return new InetSocketAddress(fallback.getAddress(), port);
+        return null;
     }
 
     /** {@return the largest private data the provider carries, fi_getopt FI_OPT_CM_DATA_SIZE} */
