@@ -1,0 +1,157 @@
+package io.cqflux.spring.boot;
+
+import io.cqflux.core.ConnectionConfig;
+import io.cqflux.epoll.WaitStrategy;
+import io.cqflux.reactor.Cqflux;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.UnknownHostException;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.context.ApplicationEventPublisher;
+import org.springframework.context.annotation.Bean;
+
+/**
+ * Auto-configures cqflux from {@code cqflux.*}: the {@link Cqflux} instance (disposed with the
+ * context), the named peers ({@link CqfluxPeers}), the lifecycle that connects them at start and
+ * drains them at stop ({@link CqfluxLifecycle}), and readiness tied to the required peers
+ * ({@link CqfluxReadiness}). Each bean backs off when the application declares its own.
+ */
+@AutoConfiguration
+@ConditionalOnClass(Cqflux.class)
+@ConditionalOnBooleanProperty(name = "cqflux.enabled", matchIfMissing = true)
+@EnableConfigurationProperties(CqfluxProperties.class)
+public class CqfluxAutoConfiguration {
+
+    /** Created by Spring. */
+    public CqfluxAutoConfiguration() {
+    }
+
+    /**
+     * The instance: transport, loops and connection settings from {@code cqflux.*}, then the
+     * customizers. Opening the transport happens here, so an unavailable one fails the start with
+     * {@link io.cqflux.core.TransportUnavailableException} (analysed by
+     * {@link CqfluxFailureAnalyzer}).
+     *
+     * @param properties the {@code cqflux.*} properties
+     * @param customizers further settings
+     * @return the instance, closed ({@link Cqflux#close()}: disposal within the shutdown budget) with the context
+     */
+    @Bean(destroyMethod = "close")
+    @ConditionalOnMissingBean
+    public Cqflux cqflux(CqfluxProperties properties, ObjectProvider<CqfluxBuilderCustomizer> customizers) {
+        Cqflux.Builder b = builder(properties);
+        customizers.orderedStream().forEach(c -> c.customize(b));
+        return b.build();
+    }
+
+    /**
+     * The builder {@code cqflux.*} describes; each setter checks its value and names the bound.
+     *
+     * @param p the properties
+     * @return the builder
+     */
+    static Cqflux.Builder builder(CqfluxProperties p) {
+        Cqflux.Builder b = Cqflux.builder()
+                .transport(p.getTransport())
+                .threadNamePrefix(p.getThreadNamePrefix())
+                .loops(p.getLoops())
+                .batchSize(p.getBatchSize())
+                .pendingLimit(p.getPendingLimit())
+                .operationTimeout(p.getOperationTimeout())
+                .shutdownTimeout(p.getShutdownTimeout())
+                .directWriteToPersistentMemory(p.isDirectWriteToPersistentMemory())
+                .waitStrategy(switch (p.getWaitStrategy()) {
+                    case BLOCKING -> WaitStrategy.BLOCKING;
+                    case BUSY_POLL -> WaitStrategy.BUSY_POLL;
+                    case ADAPTIVE -> WaitStrategy.adaptive(p.getAdaptiveSpins());
+                });
+        ConnectionConfig cc = ConnectionConfig.DEFAULT.withTimeout(p.getConnectTimeout());
+        if (p.getSendCredits() != null) {
+            cc = cc.withSendQueueSize(p.getSendCredits());
+        }
+        b.connectionConfig(cc);
+        if (p.getFabricProvider() != null) {
+            b.fabricProvider(p.getFabricProvider());
+        }
+        p.getTransportProperties().forEach(b::transportProperty);
+        if (p.getLocalAddress() != null) {
+            b.localAddress(host("cqflux.local-address", p.getLocalAddress()));
+        }
+        // BUFFER POOL: wired here once the library's pool lands.
+        return b;
+    }
+
+    /**
+     * The named peers, one client-side link each, connected by the lifecycle.
+     *
+     * @param cqflux the instance they connect through
+     * @param properties their configuration
+     * @return the peers
+     */
+    @Bean
+    @ConditionalOnMissingBean
+    public CqfluxPeers cqfluxPeers(Cqflux cqflux, CqfluxProperties properties) {
+        Map<String, CqfluxPeer> peers = new LinkedHashMap<>();
+        properties.getPeers().forEach((name, cfg) -> {
+            if (cfg.getAddress() == null || cfg.getAddress().isBlank()) {
+                throw new IllegalArgumentException("cqflux.peers." + name + ".address is not set");
+            }
+            if (cfg.getPort() < 1 || cfg.getPort() > 65535) {
+                throw new IllegalArgumentException("cqflux.peers." + name + ".port " + cfg.getPort()
+                        + " is outside [1, 65535]");
+            }
+            InetSocketAddress address = new InetSocketAddress(
+                    host("cqflux.peers." + name + ".address", cfg.getAddress()), cfg.getPort());
+            peers.put(name, new CqfluxPeer(name, address, cfg.isRequired(), link(name, cqflux, address, cfg)));
+        });
+        return new CqfluxPeers(peers);
+    }
+
+    /** The one place that chooses how a peer is reached. */
+    private static PeerLink link(String name, Cqflux cqflux, InetSocketAddress address, CqfluxProperties.Peer cfg) {
+        return new SingleConnectionLink(name, cqflux, address);
+    }
+
+    /**
+     * Connects the peers at start; drains and disposes at stop.
+     *
+     * @param cqflux the instance
+     * @param peers the peers
+     * @param properties the timeouts
+     * @return the lifecycle
+     */
+    @Bean
+    @ConditionalOnMissingBean
+    public CqfluxLifecycle cqfluxLifecycle(Cqflux cqflux, CqfluxPeers peers, CqfluxProperties properties) {
+        return new CqfluxLifecycle(cqflux, peers, properties.getConnectTimeout(), properties.getShutdownTimeout());
+    }
+
+    /**
+     * Readiness from the required peers' state.
+     *
+     * @param peers the peers
+     * @param publisher the context
+     * @return the readiness publisher
+     */
+    @Bean
+    @ConditionalOnMissingBean
+    @ConditionalOnBooleanProperty(name = "cqflux.readiness", matchIfMissing = true)
+    public CqfluxReadiness cqfluxReadiness(CqfluxPeers peers, ApplicationEventPublisher publisher) {
+        return new CqfluxReadiness(peers, publisher);
+    }
+
+    private static InetAddress host(String property, String value) {
+        try {
+            return InetAddress.getByName(value);
+        } catch (UnknownHostException e) {
+            throw new IllegalArgumentException(property + " '" + value + "' does not resolve: " + e.getMessage(), e);
+        }
+    }
+}

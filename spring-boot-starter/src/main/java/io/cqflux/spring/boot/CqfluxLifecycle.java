@@ -1,0 +1,140 @@
+package io.cqflux.spring.boot;
+
+import io.cqflux.reactor.Cqflux;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.springframework.context.SmartLifecycle;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+
+/**
+ * Connects the named peers when the application context starts, and on stop drains what is in
+ * flight before anything is closed.
+ *
+ * <p><b>Order.</b> Its {@link #PHASE} is below the web server's (Spring Boot 3.5: graceful
+ * shutdown at {@code Integer.MAX_VALUE - 1024}, the server's stop at {@code Integer.MAX_VALUE -
+ * 2048}); a lower phase starts earlier and stops later. So the peers are connecting before the
+ * server takes its first request, and on shutdown the server has stopped taking requests and
+ * finished its graceful wait ({@code server.shutdown=graceful}) before this drain begins.
+ *
+ * <p><b>Drain.</b> Stop waits, within {@code cqflux.shutdown-timeout}, until no operation is in
+ * flight or waiting for a credit on any peer (the NIC has completed everything that was posted,
+ * including operations whose subscribers cancelled), then closes the peers in order and disposes
+ * the {@link Cqflux} with what is left of the budget ({@link Cqflux#disposeNow(Duration)}):
+ * whatever is still pending then fails with a {@code ConnectionException}, never hangs.
+ *
+ * <p><b>Thread safety.</b> Called by the context's lifecycle processor; start and stop are
+ * idempotent.
+ */
+public final class CqfluxLifecycle implements SmartLifecycle {
+    /** The phase: {@code Integer.MAX_VALUE - 4096}, below the web server's start/stop and graceful shutdown. */
+    public static final int PHASE = Integer.MAX_VALUE - 4096;
+
+    private static final Log LOG = LogFactory.getLog(CqfluxLifecycle.class);
+    /** How often the drain looks at the in-flight counts: short against any shutdown budget. */
+    private static final Duration DRAIN_POLL = Duration.ofMillis(5);
+
+    private final Cqflux cqflux;
+    private final CqfluxPeers peers;
+    private final Duration startWait;
+    private final Duration shutdownTimeout;
+    private volatile boolean running;
+
+    /**
+     * @param cqflux the instance disposed at the end of the drain
+     * @param peers the peers connected at start and drained at stop
+     * @param startWait how long start waits for the first connection attempts to end (the
+     *     connect timeout); a peer still down then does not stop the start, readiness tells it
+     * @param shutdownTimeout the budget of the drain and the disposal together
+     */
+    public CqfluxLifecycle(Cqflux cqflux, CqfluxPeers peers, Duration startWait, Duration shutdownTimeout) {
+        this.cqflux = cqflux;
+        this.peers = peers;
+        this.startWait = startWait;
+        this.shutdownTimeout = shutdownTimeout;
+    }
+
+    @Override
+    public void start() {
+        if (running) {
+            return;
+        }
+        running = true;
+        List<Mono<CqfluxPeer.State>> firsts = new ArrayList<>();
+        for (CqfluxPeer p : peers.all()) {
+            p.link().start();
+            firsts.add(p.states().filter(s -> s != CqfluxPeer.State.CONNECTING).next());
+        }
+        if (firsts.isEmpty()) {
+            return;
+        }
+        // Bounded: a peer that is down does not stop the application; readiness and health say it.
+        try {
+            Flux.merge(firsts).then().timeout(startWait.plusSeconds(1)).block();
+        } catch (RuntimeException e) {
+            LOG.warn("cqflux: peers still connecting after " + startWait + ": " + peers);
+        }
+        for (CqfluxPeer p : peers.all()) {
+            if (!p.isAvailable()) {
+                LOG.warn("cqflux peer '" + p.name() + "' at " + p.address() + " is " + p.state() + " at start: "
+                        + p.details().getOrDefault("error", ""));
+            }
+        }
+    }
+
+    @Override
+    public void stop() {
+        if (!running) {
+            return;
+        }
+        running = false;
+        long deadline = System.nanoTime() + shutdownTimeout.toNanos();
+        int before = peers.inFlight();
+        while (peers.inFlight() > 0 && System.nanoTime() < deadline) {
+            try {
+                Thread.sleep(DRAIN_POLL);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                break;
+            }
+        }
+        int left = peers.inFlight();
+        if (left > 0) {
+            LOG.warn("cqflux: " + left + " operations still in flight after " + shutdownTimeout
+                    + "; closing fails them");
+        } else if (before > 0) {
+            LOG.info("cqflux: drained " + before + " in-flight operations");
+        }
+        List<Mono<Void>> closes = new ArrayList<>();
+        for (CqfluxPeer p : peers.all()) {
+            closes.add(p.link().close());
+        }
+        try {
+            Mono.when(closes).timeout(remaining(deadline)).block();
+        } catch (RuntimeException e) {
+            LOG.warn("cqflux: peers did not close within the shutdown budget: " + e);
+        }
+        try {
+            cqflux.disposeNow(remaining(deadline));
+        } catch (RuntimeException e) {
+            LOG.warn("cqflux: " + e.getMessage());
+        }
+    }
+
+    private static Duration remaining(long deadline) {
+        return Duration.ofNanos(Math.max(0, deadline - System.nanoTime()));
+    }
+
+    @Override
+    public boolean isRunning() {
+        return running;
+    }
+
+    @Override
+    public int getPhase() {
+        return PHASE;
+    }
+}

@@ -1,0 +1,122 @@
+package io.cqflux.spring.boot;
+
+import io.cqflux.reactor.RdmaConnection;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Objects;
+import java.util.function.Function;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+
+/**
+ * One named peer of the application ({@code cqflux.peers.<name>.*}): a cqflux server it connects
+ * to, looked up through {@link CqfluxPeers}. Operations go through
+ * {@link #withConnection(Function)}, which lends a connection for the work of one operation (or a
+ * chain of them) and fails with a {@link io.cqflux.core.ConnectionException} when the peer is not
+ * reachable, so that a web layer can answer {@code 503}.
+ *
+ * <p><b>Lifetime and thread safety.</b> Thread-safe. Connected when the application context
+ * starts ({@link CqfluxLifecycle}) and closed, after its operations drained, when it stops; the
+ * application never closes it itself.
+ */
+public final class CqfluxPeer {
+
+    /** What the peer's connection is doing. */
+    public enum State {
+        /** Not connected yet, or connecting again after a loss. */
+        CONNECTING,
+        /** Connected: operations go through. */
+        UP,
+        /** Not reachable: operations fail (or wait, where configured) until it comes back. */
+        DOWN,
+        /** Closed with the application. */
+        CLOSED
+    }
+
+    private final String name;
+    private final InetSocketAddress address;
+    private final boolean required;
+    private final PeerLink link;
+
+    CqfluxPeer(String name, InetSocketAddress address, boolean required, PeerLink link) {
+        this.name = Objects.requireNonNull(name, "name");
+        this.address = Objects.requireNonNull(address, "address");
+        this.required = required;
+        this.link = Objects.requireNonNull(link, "link");
+    }
+
+    /** {@return the peer's name, the key under {@code cqflux.peers}} */
+    public String name() {
+        return name;
+    }
+
+    /** {@return the peer's address} */
+    public InetSocketAddress address() {
+        return address;
+    }
+
+    /** {@return whether the application's readiness follows this peer ({@code required})} */
+    public boolean required() {
+        return required;
+    }
+
+    /**
+     * Runs work on a connection to this peer. The connection is lent for the lifetime of the
+     * returned Mono; don't keep it beyond that.
+     *
+     * @param work the operations to run, e.g. {@code c -> c.durableWrite(c.remoteRegion(0), ...)}
+     * @param <T> the work's value
+     * @return a cold Mono of the work's outcome; fails with a
+     *     {@link io.cqflux.core.ConnectionException} when the peer is not reachable
+     */
+    public <T> Mono<T> withConnection(Function<? super RdmaConnection, ? extends Mono<T>> work) {
+        Objects.requireNonNull(work, "work");
+        return link.withConnection(work);
+    }
+
+    /** {@return the current state} */
+    public State state() {
+        return link.state();
+    }
+
+    /** {@return the states from now on, the current one first; completes when the peer is closed} */
+    public Flux<State> states() {
+        return link.states();
+    }
+
+    /** {@return whether operations go through now} */
+    public boolean isAvailable() {
+        return link.state() == State.UP;
+    }
+
+    /**
+     * Waits for the peer to be {@link State#UP}, e.g. before the first request of a test.
+     *
+     * @param timeout how long to wait
+     * @return a Mono that completes once the peer is up, or fails with a
+     *     {@link java.util.concurrent.TimeoutException} after {@code timeout}
+     */
+    public Mono<Void> awaitAvailable(Duration timeout) {
+        return states().filter(s -> s == State.UP).next().then().timeout(timeout);
+    }
+
+    /** {@return operations posted to the peer and not yet completed, waiting ones included} */
+    public int inFlight() {
+        return link.inFlight();
+    }
+
+    /** {@return what the health endpoint shows of this peer: state, address, connection, credits} */
+    public Map<String, Object> details() {
+        return link.details();
+    }
+
+    PeerLink link() {
+        return link;
+    }
+
+    @Override
+    public String toString() {
+        return "CqfluxPeer[" + name + " " + address + " " + state() + "]";
+    }
+}

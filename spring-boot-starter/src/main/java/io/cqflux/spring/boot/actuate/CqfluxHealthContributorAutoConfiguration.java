@@ -1,0 +1,58 @@
+package io.cqflux.spring.boot.actuate;
+
+import io.cqflux.reactor.Cqflux;
+import io.cqflux.spring.boot.CqfluxAutoConfiguration;
+import io.cqflux.spring.boot.CqfluxPeer;
+import io.cqflux.spring.boot.CqfluxPeers;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import org.springframework.boot.actuate.autoconfigure.health.ConditionalOnEnabledHealthIndicator;
+import org.springframework.boot.actuate.health.CompositeReactiveHealthContributor;
+import org.springframework.boot.actuate.health.ReactiveHealthContributor;
+import org.springframework.boot.actuate.health.ReactiveHealthIndicator;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.context.annotation.Bean;
+
+/**
+ * The {@code cqflux} health contributor, when the application has Spring Boot's actuator:
+ * {@code cqflux.transport} (the instance) and {@code cqflux.peers.<name>} (one per peer, UP/DOWN
+ * with details). Off with {@code management.health.cqflux.enabled=false}. Add {@code cqflux} to
+ * the readiness group ({@code management.endpoint.health.group.readiness.include=readinessState,cqflux})
+ * to have a probe look at the peers directly; {@link io.cqflux.spring.boot.CqfluxReadiness} moves
+ * the readiness state itself.
+ */
+@AutoConfiguration(after = CqfluxAutoConfiguration.class)
+@ConditionalOnClass({ ReactiveHealthIndicator.class, ConditionalOnEnabledHealthIndicator.class, Cqflux.class })
+@ConditionalOnBean(Cqflux.class)
+@ConditionalOnEnabledHealthIndicator("cqflux")
+public class CqfluxHealthContributorAutoConfiguration {
+
+    /** Created by Spring. */
+    public CqfluxHealthContributorAutoConfiguration() {
+    }
+
+    /**
+     * The composite contributor named {@code cqflux}.
+     *
+     * @param cqflux the instance
+     * @param peers the peers
+     * @return the contributor
+     */
+    @Bean
+    @ConditionalOnMissingBean(name = "cqfluxHealthContributor")
+    public ReactiveHealthContributor cqfluxHealthContributor(Cqflux cqflux, CqfluxPeers peers) {
+        Map<String, ReactiveHealthContributor> all = new LinkedHashMap<>();
+        all.put("transport", new CqfluxHealthIndicator(cqflux));
+        if (!peers.all().isEmpty()) {
+            Map<String, ReactiveHealthContributor> each = new LinkedHashMap<>();
+            for (CqfluxPeer p : peers.all()) {
+                each.put(p.name(), new CqfluxPeerHealthIndicator(p));
+            }
+            all.put("peers", CompositeReactiveHealthContributor.fromMap(each));
+        }
+        return CompositeReactiveHealthContributor.fromMap(all);
+    }
+}
