@@ -2,6 +2,7 @@ package io.cqflux.spring.boot;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.springframework.boot.availability.AvailabilityChangeEvent;
@@ -11,6 +12,7 @@ import org.springframework.context.ApplicationListener;
 import org.springframework.context.SmartLifecycle;
 import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
+import reactor.core.scheduler.Schedulers;
 
 /**
  * Ties the application's readiness to its required peers: publishes
@@ -18,7 +20,7 @@ import reactor.core.publisher.Flux;
  * {@link ReadinessState#ACCEPTING_TRAFFIC} when all are up again, so that a Kubernetes readiness
  * probe ({@code /actuator/health/readiness}) takes the instance out of rotation while its storage
  * is away. When Spring Boot declares the application ready while a required peer is down, it
- * answers with {@code REFUSING_TRAFFIC} at once. Off with {@code cqflux.readiness=false}.
+ * answers with {@code REFUSING_TRAFFIC} a millisecond later (after Boot's event has been recorded). Off with {@code cqflux.readiness=false}.
  *
  * <p><b>Thread safety.</b> State changes arrive on event-loop threads; publishing an
  * availability event only records it, so that is safe there.
@@ -53,7 +55,11 @@ public final class CqfluxReadiness implements ApplicationListener<AvailabilityCh
                 synchronized (this) {
                     last = ReadinessState.REFUSING_TRAFFIC;
                 }
-                AvailabilityChangeEvent.publish(publisher, this, ReadinessState.REFUSING_TRAFFIC);
+                // Not from inside this dispatch: a nested event would reach the availability bean
+                // before the ACCEPTING_TRAFFIC being dispatched does, and be overwritten by it.
+                Schedulers.parallel().schedule(
+                        () -> AvailabilityChangeEvent.publish(publisher, this, ReadinessState.REFUSING_TRAFFIC),
+                        1, TimeUnit.MILLISECONDS);
             }
         }
     }

@@ -1,0 +1,151 @@
+package io.cqflux.spring.boot;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.cqflux.core.TransportUnavailableException;
+import io.cqflux.reactor.Cqflux;
+import io.cqflux.test.LoopbackPeer;
+import io.cqflux.test.CqfluxTest;
+import java.time.Duration;
+import java.util.NoSuchElementException;
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+class CqfluxAutoConfigurationTest {
+
+    private final ApplicationContextRunner runner = new ApplicationContextRunner()
+            .withConfiguration(AutoConfigurations.of(CqfluxAutoConfiguration.class))
+            .withPropertyValues("cqflux.transport=fabric");
+
+    @Test
+    void defaults_createCqfluxPeersLifecycleAndReadiness() {
+        runner.run(ctx -> {
+            assertThat(ctx).hasNotFailed().hasSingleBean(Cqflux.class).hasSingleBean(CqfluxPeers.class)
+                    .hasSingleBean(CqfluxLifecycle.class).hasSingleBean(CqfluxReadiness.class);
+            Cqflux cq = ctx.getBean(Cqflux.class);
+            assertThat(cq.transportName()).startsWith("fabric");
+            assertThat(cq.loopStats()).hasSize(1);
+            assertThat(cq.shutdownTimeout()).isEqualTo(Duration.ofSeconds(30));
+            assertThat(ctx.getBean(CqfluxPeers.class).all()).isEmpty();
+        });
+    }
+
+    @Test
+    void closingTheContext_disposesCqflux() {
+        Cqflux[] seen = new Cqflux[1];
+        runner.run(ctx -> seen[0] = ctx.getBean(Cqflux.class));
+        assertThat(seen[0].isDisposed()).isTrue();
+    }
+
+    @Test
+    void properties_reachTheBuilder() {
+        runner.withPropertyValues("cqflux.loops=2", "cqflux.send-credits=16", "cqflux.thread-name-prefix=svc",
+                        "cqflux.wait-strategy=adaptive", "cqflux.adaptive-spins=50", "cqflux.shutdown-timeout=3s",
+                        "cqflux.connect-timeout=2s", "cqflux.pending-limit=10", "cqflux.batch-size=8")
+                .run(ctx -> {
+                    Cqflux cq = ctx.getBean(Cqflux.class);
+                    assertThat(cq.loopStats()).hasSize(2);
+                    assertThat(cq.connectionConfig().sendQueueSize()).isEqualTo(16);
+                    assertThat(cq.connectionConfig().timeout()).isEqualTo(Duration.ofSeconds(2));
+                    assertThat(cq.shutdownTimeout()).isEqualTo(Duration.ofSeconds(3));
+                    assertThat(Thread.getAllStackTraces().keySet()).anyMatch(t -> t.getName().equals("svc-loop-1"));
+                });
+    }
+
+    @Test
+    void badValue_failsTheStartNamingTheBound() {
+        runner.withPropertyValues("cqflux.batch-size=0").run(ctx -> assertThat(ctx).hasFailed()
+                .getFailure().rootCause().hasMessageContaining("batchSize 0 is outside"));
+    }
+
+    @Test
+    void disabled_createsNothing() {
+        runner.withPropertyValues("cqflux.enabled=false")
+                .run(ctx -> assertThat(ctx).doesNotHaveBean(Cqflux.class).doesNotHaveBean(CqfluxPeers.class));
+    }
+
+    @Test
+    void readinessOff_noReadinessBean() {
+        runner.withPropertyValues("cqflux.readiness=false")
+                .run(ctx -> assertThat(ctx).hasSingleBean(Cqflux.class).doesNotHaveBean(CqfluxReadiness.class));
+    }
+
+    @Test
+    void applicationsOwnCqflux_autoConfiguredOneBacksOff() {
+        runner.withUserConfiguration(OwnCqflux.class).run(ctx -> {
+            assertThat(ctx).hasSingleBean(Cqflux.class);
+            assertThat(ctx.getBean(Cqflux.class).loopStats()).hasSize(3);
+        });
+    }
+
+    @Test
+    void customizer_runsAfterTheProperties() {
+        runner.withPropertyValues("cqflux.loops=1")
+                .withBean(CqfluxBuilderCustomizer.class, () -> b -> b.loops(2))
+                .run(ctx -> assertThat(ctx.getBean(Cqflux.class).loopStats()).hasSize(2));
+    }
+
+    @Test
+    void unknownTransport_failsWithTransportUnavailable() {
+        runner.withPropertyValues("cqflux.transport=nosuch").run(ctx -> assertThat(ctx).hasFailed()
+                .getFailure().rootCause().isInstanceOf(TransportUnavailableException.class)
+                .hasMessageContaining("no transport provider named 'nosuch'"));
+    }
+
+    @Test
+    void peerWithoutAddress_failsNamingTheProperty() {
+        runner.withPropertyValues("cqflux.peers.store.port=7000").run(ctx -> assertThat(ctx).hasFailed()
+                .getFailure().rootCause().hasMessageContaining("cqflux.peers.store.address is not set"));
+    }
+
+    @Test
+    void peerPortOutOfRange_failsNamingTheBound() {
+        runner.withPropertyValues("cqflux.peers.store.address=127.0.0.1", "cqflux.peers.store.port=70000")
+                .run(ctx -> assertThat(ctx).hasFailed().getFailure().rootCause()
+                        .hasMessageContaining("cqflux.peers.store.port 70000 is outside [1, 65535]"));
+    }
+
+    @Test
+    void peer_isConnectedAtStartAndLookedUpByName() {
+        try (LoopbackPeer server = CqfluxTest.loopback().start()) {
+            runner.withPropertyValues("cqflux.peers.store.address=127.0.0.1",
+                            "cqflux.peers.store.port=" + server.address().getPort())
+                    .run(ctx -> {
+                        CqfluxPeers peers = ctx.getBean(CqfluxPeers.class);
+                        CqfluxPeer store = peers.get("store");
+                        assertThat(store.state()).isEqualTo(CqfluxPeer.State.UP);
+                        assertThat(peers.requiredAvailable()).isTrue();
+                        assertThat(store.withConnection(c -> reactor.core.publisher.Mono.just(c.remoteRegions().size()))
+                                .block(Duration.ofSeconds(10))).isEqualTo(1);
+                        org.assertj.core.api.Assertions.assertThatThrownBy(() -> peers.get("other"))
+                                .isInstanceOf(NoSuchElementException.class).hasMessageContaining("configured: store");
+                    });
+        }
+    }
+
+    @Test
+    void peerNotListening_startsDownWithoutFailingTheStart() {
+        runner.withPropertyValues("cqflux.peers.store.address=127.0.0.1", "cqflux.peers.store.port=9",
+                        "cqflux.connect-timeout=2s")
+                .run(ctx -> {
+                    assertThat(ctx).hasNotFailed();
+                    CqfluxPeer store = ctx.getBean(CqfluxPeers.class).get("store");
+                    assertThat(store.state()).isEqualTo(CqfluxPeer.State.DOWN);
+                    assertThat(store.details()).containsKey("error");
+                    reactor.test.StepVerifier.create(store.withConnection(c -> reactor.core.publisher.Mono.just(1)))
+                            .expectError(io.cqflux.core.ConnectionException.class)
+                            .verify(Duration.ofSeconds(10));
+                });
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class OwnCqflux {
+        @Bean(destroyMethod = "close")
+        Cqflux cqflux() {
+            return Cqflux.builder().transport("fabric").loops(3).build();
+        }
+    }
+}

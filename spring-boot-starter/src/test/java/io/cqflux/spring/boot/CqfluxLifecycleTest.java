@@ -1,0 +1,82 @@
+package io.cqflux.spring.boot;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.cqflux.core.Opcode;
+import io.cqflux.core.RegionAccess;
+import io.cqflux.reactor.Cqflux;
+import io.cqflux.reactor.Region;
+import io.cqflux.test.CqfluxTest;
+import io.cqflux.test.Faults;
+import io.cqflux.test.LoopbackPeer;
+import java.lang.foreign.Arena;
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.boot.web.context.WebServerGracefulShutdownLifecycle;
+
+class CqfluxLifecycleTest {
+
+    @Test
+    void phase_stopsAfterTheWebServersGracefulShutdownAndStop() {
+        // Lower phases stop later: graceful shutdown (MAX - 1024), then the server's stop (MAX - 2048).
+        assertThat(CqfluxLifecycle.PHASE).isLessThan(WebServerGracefulShutdownLifecycle.SMART_LIFECYCLE_PHASE - 1024);
+    }
+
+    @Test
+    void stop_drainsAnInFlightDurableWriteBeforeDisposing() {
+        Faults faults = Faults.create();
+        try (LoopbackPeer server = CqfluxTest.loopback().start(); Arena arena = Arena.ofShared()) {
+            new ApplicationContextRunner()
+                    .withConfiguration(AutoConfigurations.of(CqfluxAutoConfiguration.class))
+                    .withPropertyValues("cqflux.transport=faulty", "cqflux.transport-properties[faulty.id]=" + faults.id(),
+                            "cqflux.peers.store.address=127.0.0.1", "cqflux.peers.store.port=" + server.address().getPort(),
+                            "cqflux.shutdown-timeout=10s")
+                    .run(ctx -> {
+                        Cqflux cq = ctx.getBean(Cqflux.class);
+                        CqfluxPeer store = ctx.getBean(CqfluxPeers.class).get("store");
+                        Region src = cq.register(arena.allocate(64), RegionAccess.WRITE_SRC);
+                        faults.on(Opcode.FLUSH).once().delay(Duration.ofMillis(500));
+                        AtomicReference<String> outcome = new AtomicReference<>();
+                        store.withConnection(c -> c.durableWrite(c.remoteRegion(0), 0, src, 0, 64))
+                                .subscribe(v -> { }, e -> outcome.set("failed: " + e), () -> outcome.set("completed"));
+                        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> store.inFlight() > 0);
+                        long t0 = System.nanoTime();
+                        ctx.getBean(CqfluxLifecycle.class).stop();
+                        assertThat(outcome.get()).isEqualTo("completed");
+                        assertThat(cq.isDisposed()).isTrue();
+                        assertThat(store.state()).isEqualTo(CqfluxPeer.State.CLOSED);
+                        assertThat(Duration.ofNanos(System.nanoTime() - t0)).isLessThan(Duration.ofSeconds(10));
+                    });
+        }
+    }
+
+    @Test
+    void stop_pastTheBudget_failsWhatIsLeftInsteadOfHanging() {
+        Faults faults = Faults.create();
+        try (LoopbackPeer server = CqfluxTest.loopback().start(); Arena arena = Arena.ofShared()) {
+            new ApplicationContextRunner()
+                    .withConfiguration(AutoConfigurations.of(CqfluxAutoConfiguration.class))
+                    .withPropertyValues("cqflux.transport=faulty", "cqflux.transport-properties[faulty.id]=" + faults.id(),
+                            "cqflux.peers.store.address=127.0.0.1", "cqflux.peers.store.port=" + server.address().getPort(),
+                            "cqflux.shutdown-timeout=1s")
+                    .run(ctx -> {
+                        Cqflux cq = ctx.getBean(Cqflux.class);
+                        CqfluxPeer store = ctx.getBean(CqfluxPeers.class).get("store");
+                        Region src = cq.register(arena.allocate(64), RegionAccess.WRITE_SRC);
+                        faults.on(Opcode.FLUSH).once().hang();
+                        AtomicReference<Throwable> error = new AtomicReference<>();
+                        store.withConnection(c -> c.durableWrite(c.remoteRegion(0), 0, src, 0, 64))
+                                .subscribe(v -> { }, error::set);
+                        ctx.getBean(CqfluxLifecycle.class).stop();
+                        assertThat(cq.isDisposed()).isTrue();
+                        // Failed within the budget (ConnectionException or ResourceClosedException), never left pending.
+                        reactor.core.publisher.Mono.fromCallable(error::get).repeatWhenEmpty(f -> f.delayElements(Duration.ofMillis(10)))
+                                .block(Duration.ofSeconds(10));
+                        assertThat(error.get()).isInstanceOf(io.cqflux.core.CqfluxException.class);
+                    });
+        }
+    }
+}

@@ -1,0 +1,83 @@
+package io.cqflux.spring.boot.actuate;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.cqflux.spring.boot.CqfluxAutoConfiguration;
+import io.cqflux.spring.boot.CqfluxPeer;
+import io.cqflux.spring.boot.CqfluxPeers;
+import io.cqflux.test.CqfluxTest;
+import io.cqflux.test.LoopbackPeer;
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.actuate.health.CompositeReactiveHealthContributor;
+import org.springframework.boot.actuate.health.Health;
+import org.springframework.boot.actuate.health.ReactiveHealthContributor;
+import org.springframework.boot.actuate.health.ReactiveHealthIndicator;
+import org.springframework.boot.actuate.health.Status;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+
+class CqfluxHealthContributorAutoConfigurationTest {
+
+    private final ApplicationContextRunner runner = new ApplicationContextRunner()
+            .withConfiguration(AutoConfigurations.of(CqfluxAutoConfiguration.class,
+                    CqfluxHealthContributorAutoConfiguration.class))
+            .withPropertyValues("cqflux.transport=fabric");
+
+    @Test
+    void peerUp_thenServerGone_peerIndicatorGoesDownWithDetails() {
+        LoopbackPeer server = CqfluxTest.loopback().start();
+        try {
+            runner.withPropertyValues("cqflux.peers.store.address=127.0.0.1",
+                            "cqflux.peers.store.port=" + server.address().getPort())
+                    .run(ctx -> {
+                        CompositeReactiveHealthContributor cqflux =
+                                (CompositeReactiveHealthContributor) ctx.getBean("cqfluxHealthContributor");
+                        Health transport = health(cqflux.getContributor("transport"));
+                        assertThat(transport.getStatus()).isEqualTo(Status.UP);
+                        assertThat(transport.getDetails()).containsEntry("loops", 1).containsKey("transport");
+                        ReactiveHealthContributor store =
+                                ((CompositeReactiveHealthContributor) cqflux.getContributor("peers")).getContributor("store");
+                        Health up = health(store);
+                        assertThat(up.getStatus()).isEqualTo(Status.UP);
+                        assertThat(up.getDetails()).containsEntry("state", "UP").containsKey("connection")
+                                .containsKey("sendCredits").containsEntry("required", true);
+
+                        CqfluxPeer peer = ctx.getBean(CqfluxPeers.class).get("store");
+                        server.close();
+                        peer.states().filter(s -> s == CqfluxPeer.State.DOWN).next().block(Duration.ofSeconds(10));
+                        Health down = health(store);
+                        assertThat(down.getStatus()).isEqualTo(Status.DOWN);
+                        assertThat(down.getDetails()).containsEntry("state", "DOWN").containsKey("error");
+                    });
+        } finally {
+            server.close();
+        }
+    }
+
+    @Test
+    void noPeers_onlyTheTransportIsReported() {
+        runner.run(ctx -> {
+            CompositeReactiveHealthContributor cqflux =
+                    (CompositeReactiveHealthContributor) ctx.getBean("cqfluxHealthContributor");
+            assertThat(cqflux.getContributor("transport")).isNotNull();
+            assertThat(cqflux.getContributor("peers")).isNull();
+        });
+    }
+
+    @Test
+    void disabledByManagementProperty_noContributor() {
+        runner.withPropertyValues("management.health.cqflux.enabled=false")
+                .run(ctx -> assertThat(ctx).doesNotHaveBean("cqfluxHealthContributor"));
+    }
+
+    @Test
+    void withoutCqflux_noContributor() {
+        runner.withPropertyValues("cqflux.enabled=false")
+                .run(ctx -> assertThat(ctx).hasNotFailed().doesNotHaveBean("cqfluxHealthContributor"));
+    }
+
+    private static Health health(ReactiveHealthContributor c) {
+        return ((ReactiveHealthIndicator) c).health().block(Duration.ofSeconds(10));
+    }
+}
