@@ -147,6 +147,21 @@ public class CqfluxAutoConfiguration {
         return new CqfluxReadiness(peers, publisher);
     }
 
+    /**
+     * The {@link org.springframework.core.io.buffer.DataBuffer} forms of write, durable write and
+     * read, copying through the registered buffer pool ({@code cqflux.buffer-pool.*}).
+     *
+     * @param cqflux the instance whose pool they use
+     * @param properties the pool's size
+     * @return the data-buffer operations
+     */
+    @Bean
+    @ConditionalOnMissingBean
+    public CqfluxDataBuffers cqfluxDataBuffers(Cqflux cqflux, CqfluxProperties properties) {
+        return new CqfluxDataBuffers(new SlotStaging(cqflux, properties.getBufferPool().getBuffers(),
+                properties.getBufferPool().getBufferSize()));
+    }
+
     private static InetAddress host(String property, String value) {
         try {
             return InetAddress.getByName(value);

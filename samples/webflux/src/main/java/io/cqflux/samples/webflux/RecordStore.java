@@ -1,0 +1,86 @@
+package io.cqflux.samples.webflux;
+
+import io.cqflux.spring.boot.CqfluxDataBuffers;
+import io.cqflux.spring.boot.CqfluxPeer;
+import io.cqflux.spring.boot.CqfluxPeers;
+import java.nio.ByteBuffer;
+import org.springframework.core.io.buffer.DataBuffer;
+import org.springframework.core.io.buffer.DefaultDataBufferFactory;
+import org.springframework.http.HttpStatus;
+import org.springframework.stereotype.Service;
+import org.springframework.web.server.ResponseStatusException;
+import reactor.core.publisher.Mono;
+
+/**
+ * Records in the storage peer's memory: {@link #put} is one durable RDMA write of header and
+ * payload into the record's slot, {@link #get} one RDMA read of the slot, checked before it is
+ * answered. Everything around the RDMA (connection, reconnects, registered buffers, metrics) is
+ * the starter's.
+ */
+@Service
+public class RecordStore {
+    private final CqfluxPeer store;
+    private final CqfluxDataBuffers buffers;
+    private final RecordsProperties props;
+
+    /**
+     * @param peers the configured peers; this service uses {@code store}
+     * @param buffers the DataBuffer forms of the RDMA operations
+     * @param props slot layout and timeout
+     */
+    public RecordStore(CqfluxPeers peers, CqfluxDataBuffers buffers, RecordsProperties props) {
+        this.store = peers.get("store");
+        this.buffers = buffers;
+        this.props = props;
+    }
+
+    /**
+     * Writes a record durably.
+     *
+     * @param id the record's id, 0..slots-1
+     * @param payload its bytes, at most {@code slotSize - 24}
+     * @return a Mono that completes once the peer's memory holds the record
+     */
+    public Mono<Void> put(long id, ByteBuffer payload) {
+        long offset = offset(id);
+        if (payload.remaining() > props.slotSize() - RecordFormat.HEADER) {
+            return Mono.error(new ResponseStatusException(HttpStatus.PAYLOAD_TOO_LARGE, "a record holds at most "
+                    + (props.slotSize() - RecordFormat.HEADER) + " bytes, not " + payload.remaining()));
+        }
+        ByteBuffer image = ByteBuffer.allocate(RecordFormat.HEADER + payload.remaining())
+                .put(RecordFormat.header(id, payload)).put(payload.duplicate()).flip();
+        DataBuffer data = DefaultDataBufferFactory.sharedInstance.wrap(image);
+        return store.withConnection(c -> buffers.durableWrite(c, c.remoteRegion(0), offset, data))
+                .timeout(props.timeout());
+    }
+
+    /**
+     * Reads a record and proves it: magic, id, length and CRC32C.
+     *
+     * @param id the record's id
+     * @return its payload; empty when the slot holds none; a {@code 500} when it does not verify
+     */
+    public Mono<ByteBuffer> get(long id) {
+        long offset = offset(id);
+        return store.withConnection(c -> buffers.read(c, c.remoteRegion(0), offset, props.slotSize(),
+                        DefaultDataBufferFactory.sharedInstance))
+                .timeout(props.timeout())
+                .flatMap(buf -> {
+                    ByteBuffer slot = buf.toByteBuffer(0, props.slotSize());
+                    return switch (RecordFormat.check(slot, id)) {
+                        case EMPTY -> Mono.empty();
+                        case OK -> Mono.just(RecordFormat.payload(slot));
+                        case CORRUPT -> Mono.error(new ResponseStatusException(HttpStatus.INTERNAL_SERVER_ERROR,
+                                "record " + id + " does not verify (checksum, id or length)"));
+                    };
+                });
+    }
+
+    private long offset(long id) {
+        if (id < 0 || id >= props.slots()) {
+            throw new ResponseStatusException(HttpStatus.BAD_REQUEST,
+                    "record id " + id + " is outside [0, " + props.slots() + ")");
+        }
+        return id * props.slotSize();
+    }
+}

@@ -1,0 +1,114 @@
+package io.cqflux.samples.webflux;
+
+import io.cqflux.core.ConnectionException;
+import io.cqflux.core.QueueFullException;
+import io.cqflux.core.ResourceClosedException;
+import java.net.URI;
+import java.nio.ByteBuffer;
+import java.util.Arrays;
+import java.util.concurrent.TimeoutException;
+import org.springframework.core.io.buffer.DataBufferUtils;
+import org.springframework.http.HttpStatus;
+import org.springframework.http.server.reactive.ServerHttpRequest;
+import org.springframework.http.ResponseEntity;
+import org.springframework.web.bind.annotation.ExceptionHandler;
+import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.PathVariable;
+import org.springframework.web.bind.annotation.PostMapping;
+import org.springframework.web.bind.annotation.RestController;
+import reactor.core.publisher.Mono;
+
+/**
+ * {@code POST /records/{id}}: {@code 201 Created} once the record is durable at the storage peer.
+ * {@code GET /records/{id}}: the record, read from the peer's memory by RDMA and verified.
+ * {@code /baseline/{id}}: the same HTTP exchange with no RDMA behind it, for the load script's
+ * comparison. {@code 503} while the peer is unreachable, {@code 504} past {@code records.timeout}.
+ */
+@RestController
+public class RecordsController {
+    private final RecordStore store;
+    private final byte[] baseline;
+
+    /**
+     * @param store the records
+     * @param props the slot size (the baseline answers a record's worth of bytes)
+     */
+    public RecordsController(RecordStore store, RecordsProperties props) {
+        this.store = store;
+        this.baseline = new byte[Math.min(256, props.slotSize() - RecordFormat.HEADER)];
+        Arrays.fill(baseline, (byte) 'b');
+    }
+
+    /**
+     * @param id the record's id
+     * @param request its body: the record's bytes
+     * @return {@code 201} with its location, after the durable write
+     */
+    @PostMapping("/records/{id}")
+    public Mono<ResponseEntity<Void>> put(@PathVariable("id") long id, ServerHttpRequest request) {
+        return body(request)
+                .flatMap(b -> store.put(id, b))
+                .thenReturn(ResponseEntity.created(URI.create("/records/" + id)).build());
+    }
+
+    /** The request's bytes whatever its content type, copied out of (and releasing) Netty's buffers. */
+    private static Mono<ByteBuffer> body(ServerHttpRequest request) {
+        return DataBufferUtils.join(request.getBody())
+                .map(buf -> {
+                    try {
+                        ByteBuffer copy = ByteBuffer.allocate(buf.readableByteCount());
+                        buf.toByteBuffer(buf.readPosition(), copy, 0, copy.capacity());
+                        return copy;
+                    } finally {
+                        DataBufferUtils.release(buf);
+                    }
+                })
+                .defaultIfEmpty(ByteBuffer.allocate(0));
+    }
+
+    /**
+     * @param id the record's id
+     * @return {@code 200} with its verified bytes, or {@code 404}
+     */
+    @GetMapping("/records/{id}")
+    public Mono<ResponseEntity<byte[]>> get(@PathVariable("id") long id) {
+        return store.get(id)
+                .map(p -> {
+                    byte[] out = new byte[p.remaining()];
+                    p.get(out);
+                    return ResponseEntity.ok(out);
+                })
+                .defaultIfEmpty(ResponseEntity.notFound().build());
+    }
+
+    /**
+     * @param id ignored but parsed, as for a record
+     * @param request its body, read and dropped
+     * @return {@code 201}, with no RDMA
+     */
+    @PostMapping("/baseline/{id}")
+    public Mono<ResponseEntity<Void>> putBaseline(@PathVariable("id") long id, ServerHttpRequest request) {
+        return body(request).thenReturn(ResponseEntity.created(URI.create("/baseline/" + id)).build());
+    }
+
+    /**
+     * @param id ignored but parsed, as for a record
+     * @return {@code 200} with a record's worth of bytes from the heap, no RDMA
+     */
+    @GetMapping("/baseline/{id}")
+    public Mono<byte[]> getBaseline(@PathVariable("id") long id) {
+        return Mono.just(baseline);
+    }
+
+    /** @param e the peer is away, or this side is closing @return {@code 503} */
+    @ExceptionHandler({ ConnectionException.class, ResourceClosedException.class, QueueFullException.class })
+    public ResponseEntity<String> unavailable(RuntimeException e) {
+        return ResponseEntity.status(HttpStatus.SERVICE_UNAVAILABLE).body(e.getMessage());
+    }
+
+    /** @param e no completion within {@code records.timeout} @return {@code 504} */
+    @ExceptionHandler(TimeoutException.class)
+    public ResponseEntity<String> timeout(TimeoutException e) {
+        return ResponseEntity.status(HttpStatus.GATEWAY_TIMEOUT).body(e.getMessage());
+    }
+}
