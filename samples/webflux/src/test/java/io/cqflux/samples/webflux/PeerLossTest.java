@@ -1,0 +1,59 @@
+package io.cqflux.samples.webflux;
+
+import io.cqflux.spring.boot.CqfluxPeer;
+import io.cqflux.spring.boot.CqfluxPeers;
+import java.time.Duration;
+import org.awaitility.Awaitility;
+import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.availability.ApplicationAvailability;
+import org.springframework.boot.availability.ReadinessState;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.test.annotation.DirtiesContext;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+import org.springframework.test.web.reactive.server.WebTestClient;
+
+@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
+        properties = { "cqflux.transport=fabric", "records.storage-transport=fabric", "records.slots=1024" })
+@DirtiesContext
+class PeerLossTest {
+
+    @DynamicPropertySource
+    static void storagePort(DynamicPropertyRegistry r) {
+        r.add("cqflux.peers.store.port", FreePort::next);
+    }
+
+    @Autowired
+    WebTestClient web;
+
+    @Autowired
+    StoragePeer storage;
+
+    @Autowired
+    CqfluxPeers peers;
+
+    @Autowired
+    ApplicationAvailability availability;
+
+    @Test
+    void storagePeerGone_requestsAnswer503_andReadinessRefusesTraffic() {
+        web.post().uri("/records/1").bodyValue(new byte[] { 1, 2, 3 }).exchange().expectStatus().isCreated();
+        storage.stop();
+        Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> !peers.get("store").isAvailable());
+        web.post().uri("/records/2").bodyValue(new byte[] { 4 }).exchange().expectStatus().isEqualTo(503);
+        web.get().uri("/records/1").exchange().expectStatus().isEqualTo(503);
+        Awaitility.await().atMost(Duration.ofSeconds(10))
+                .until(() -> availability.getReadinessState() == ReadinessState.REFUSING_TRAFFIC);
+        web.get().uri("/actuator/health").exchange().expectBody()
+                .jsonPath("$.components.cqflux.components.peers.components.store.status").isEqualTo("DOWN");
+        assertVerified();
+    }
+
+    private void assertVerified() {
+        StoragePeer.Verification v = storage.verify();
+        org.assertj.core.api.Assertions.assertThat(v.corrupt()).isZero();
+        org.assertj.core.api.Assertions.assertThat(v.stored()).isEqualTo(1);
+        org.assertj.core.api.Assertions.assertThat(peers.get("store").state()).isNotEqualTo(CqfluxPeer.State.UP);
+    }
+}
