@@ -307,7 +307,10 @@ public final class PeerPool implements Disposable, AutoCloseable {
             synchronized (lock) {
                 if (closed) {
                     refused = new ResourceClosedException(name + " is disposed");
-                } else if (options.whenUnavailable() == PeerPoolOptions.WhenUnavailable.FAIL_FAST) {
+                } else if (options.whenUnavailable() == PeerPoolOptions.WhenUnavailable.FAIL_FAST
+                        && (state != State.CONNECTING || lastFailure != null)) {
+                    // The pool's very first attempts, before any failed, are waited for (bounded):
+                    // an operation right after peerPool() is not "during a gap".
                     refused = new ConnectionException(ConnectionEvent.UNREACHABLE, name + ": no live connection"
                             + " (pool " + state + ", failing fast as configured)" + lastFailureText(), lastFailure);
                 } else if (waiters.size() >= options.maxPendingAcquires()) {

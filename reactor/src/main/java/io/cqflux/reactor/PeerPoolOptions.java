@@ -50,7 +50,9 @@ public final class PeerPoolOptions {
         WAIT,
         /**
          * Fail at once with a {@link io.cqflux.core.ConnectionException} ({@code UNREACHABLE})
-         * naming the address, the pool's state and the last failure.
+         * naming the address, the pool's state and the last failure. Only the pool's very first
+         * connect, before any attempt failed, is waited for (as with {@link #WAIT}): an operation
+         * right after the pool was made is not in a gap.
          */
         FAIL_FAST
     }

@@ -162,6 +162,8 @@ class PeerPoolProcessTest {
         Duration max = Duration.ofMillis(500);
         pool(p.address(), PeerPoolOptions.builder().maxAcquireTime(max)
                 .reconnectBackoff(Duration.ofMillis(50), Duration.ofMillis(200)).build());
+        // The first connect to a freshly started peer JVM may take longer than the short bound.
+        ev.await(1, e -> e.kind() == PeerPoolEvent.Kind.CONNECTED, T, "CONNECTED");
         StepVerifier.create(generation(pool)).expectNext(1L).expectComplete().verify(T);
         p.process().destroyForcibly();
         ev.await(1, e -> e.kind() == PeerPoolEvent.Kind.LOST, T, "LOST");
@@ -194,7 +196,9 @@ class PeerPoolProcessTest {
         long took = System.nanoTime() - t0;
         System.out.printf("FACT dispose with a connect hanging on a SIGSTOPped peer: disposeNow took %.1f ms%n",
                 took / 1e6);
-        assertEquals(open, client.openConnections(), "the cancelled connect's connection is released");
+        // The entry point forgets a released connection in a dependent of the same future.
+        assertTrue(FaultRig.await(() -> client.openConnections() == open, T),
+                "the cancelled connect's connection is not released: " + client.openConnections() + " open");
         assertTrue(FaultRig.await(() -> ev.completed, T), "events() did not complete: " + ev);
         assertEquals(0, ev.count(PeerPoolEvent.Kind.CONNECTED), ev.toString());
         assertTrue(took < Duration.ofSeconds(3).toNanos(), "disposeNow took " + took / 1_000_000 + " ms");
