@@ -290,6 +290,34 @@ class PeerPoolTest {
         assertThrows(ResourceClosedException.class, () -> rig.client.peerPool(rig.srv.address()));
     }
 
+    /** The example of docs/guide.md "Connections that heal", as written there but for the address. */
+    @Test
+    void guideExample_connectionsThatHeal_compilesAndRuns() {
+        Cqflux cqflux = rig.client;
+        Region staging = rig.local;
+        long slot = 3;
+        reactor.util.Logger log = reactor.util.Loggers.getLogger(PeerPoolTest.class);
+        InetSocketAddress peer = rig.srv.address();
+        // --- as in the guide
+        PeerPool pool = cqflux.peerPool(peer, PeerPoolOptions.builder()
+                .size(2)                                                     // connections to the one peer
+                .reconnectBackoff(Duration.ofMillis(100), Duration.ofSeconds(10))   // doubling, jitter 0.5
+                .whenUnavailable(PeerPoolOptions.WhenUnavailable.WAIT)       // or FAIL_FAST
+                .maxAcquireTime(Duration.ofSeconds(2))
+                .build());
+
+        // Look the regions up inside the callback: each reconnect brings the peer's regions anew.
+        Mono<Void> put = pool.withConnection(conn ->
+                conn.durableWrite(conn.remoteRegion(0), slot * 4096L, staging, 0, 4096));
+
+        pool.events().subscribe(e -> log.info("{}", e));   // CONNECTING, CONNECTED, LOST, RETRYING, CLOSED
+        PeerPool.State now = pool.state();                 // CONNECTING, CONNECTED, RECONNECTING, CLOSED
+        // --- end
+        this.pool = pool;
+        assertTrue(now == PeerPool.State.CONNECTING || now == PeerPool.State.CONNECTED, now.toString());
+        StepVerifier.create(put).expectComplete().verify(T);
+    }
+
     @Test
     void options_outOfRange_areRefusedNamingTheValue() {
         PeerPoolOptions.Builder b = PeerPoolOptions.builder();
