@@ -247,6 +247,7 @@ class PeerPoolTest {
     void dispose_duringReconnect_failsWaiters_endsEvents_andLeavesNoConnectionOrDescriptor() {
         int fds = FaultRig.openFds();
         int open = rig.client.openConnections();
+        Set<String> threads = threadNames();
         pool(deadAddress(), PeerPoolOptions.builder().size(2)
                 .reconnectBackoff(Duration.ofMillis(5), Duration.ofMillis(20)).maxAcquireTime(T).build());
         ev.await(4, e -> e.kind() == PeerPoolEvent.Kind.RETRYING, T, "retries");
@@ -264,6 +265,20 @@ class PeerPoolTest {
                 "connections left open: " + rig.client.openConnections());
         assertTrue(FaultRig.await(() -> FaultRig.openFds() <= fds, T), "fds " + fds + " -> " + FaultRig.openFds());
         StepVerifier.create(pool.acquire()).expectError(ResourceClosedException.class).verify(T);
+        Set<String> added = threadNames();
+        added.removeAll(threads);
+        added.removeIf(n -> n.startsWith("parallel-")); // Reactor's shared timers, started on first use
+        assertEquals(Set.of(), added, "threads the pool left behind");
+    }
+
+    private static Set<String> threadNames() {
+        Set<String> names = new HashSet<>();
+        for (Thread t : Thread.getAllStackTraces().keySet()) {
+            if (t.isAlive()) {
+                names.add(t.getName());
+            }
+        }
+        return names;
     }
 
     @Test
