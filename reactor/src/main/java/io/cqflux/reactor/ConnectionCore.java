@@ -1039,6 +1039,11 @@ final class ConnectionCore {
         return state.compareTo(State.ENDED) < 0;
     }
 
+    /** {@return what ended the connection (what its pending operations got), or null while it is open; any thread} */
+    Throwable endCause() {
+        return state.compareTo(State.ENDED) >= 0 ? terminal : null;
+    }
+
     int creditLimit() {
         return table.creditLimit();
     }

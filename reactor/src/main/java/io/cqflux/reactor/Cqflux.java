@@ -34,6 +34,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Consumer;
 import java.util.function.Function;
 import org.reactivestreams.Publisher;
 import reactor.core.Disposable;
@@ -421,6 +422,9 @@ public final class Cqflux implements Disposable, AutoCloseable {
                 }
                 ConnectionCore core = adopt(loop, spi, config, control, raw != null);
                 ref.set(core);
+                // A PeerPool keeps the release of every connection it starts, a cancelled one's too.
+                sink.contextView().<Consumer<CompletableFuture<Void>>>getOrEmpty(PeerPool.CONNECT_HOOK)
+                        .ifPresent(hook -> hook.accept(core.closed));
                 if (handedOver.get()) {
                     core.end(new ResourceClosedException("connect to " + address + " cancelled"), null);
                     return;
@@ -443,6 +447,36 @@ public final class Cqflux implements Disposable, AutoCloseable {
         return m.timeout(t, Mono.defer(() -> Mono.error(new ConnectionException(ConnectionEvent.UNREACHABLE,
                 "connect to " + address + " timed out after " + t.toMillis() + " ms"))))
                 .doOnDiscard(RdmaConnection.class, RdmaConnection::dispose);
+    }
+
+    /**
+     * Creates a pool of connections to one peer that heals: it connects at once, reconnects with
+     * backoff whenever a connection ends, and learns the peer's regions again on each reconnect
+     * (see {@link PeerPool}: look regions up inside {@link PeerPool#withConnection(Function)}).
+     * Disposing this instance disposes the pool.
+     *
+     * @param address the peer
+     * @param options size, connect options, backoff, what operations do while no connection is live
+     * @return the pool, already connecting
+     * @throws ResourceClosedException when this instance is disposed
+     */
+    public PeerPool peerPool(InetSocketAddress address, PeerPoolOptions options) {
+        Objects.requireNonNull(address, "address");
+        Objects.requireNonNull(options, "options");
+        checkOpen();
+        return PeerPool.start(this, address, options);
+    }
+
+    /**
+     * Creates a pool of one connection to a peer with {@link PeerPoolOptions#defaults()}; see
+     * {@link #peerPool(InetSocketAddress, PeerPoolOptions)}.
+     *
+     * @param address the peer
+     * @return the pool, already connecting
+     * @throws ResourceClosedException when this instance is disposed
+     */
+    public PeerPool peerPool(InetSocketAddress address) {
+        return peerPool(address, PeerPoolOptions.defaults());
     }
 
     /** Copies the exposed regions, refusing a null array or element with the position named. */

@@ -14,5 +14,9 @@
  * {@link io.cqflux.reactor.RdmaConnection} are Reactor {@link reactor.core.Disposable}s:
  * {@code dispose()} starts the release and returns, {@code onDispose()} completes once it is done,
  * {@code disposeNow(Duration)} waits for it (and refuses to on a {@code NonBlocking} thread).
+ *
+ * <p>A client that must survive its peer's restarts uses a {@link io.cqflux.reactor.PeerPool}
+ * ({@link io.cqflux.reactor.Cqflux#peerPool(java.net.InetSocketAddress, PeerPoolOptions)}):
+ * connections to one peer that reconnect with backoff and learn the peer's regions again.
  */
 package io.cqflux.reactor;

@@ -24,11 +24,19 @@ final class PeerProcess {
     private PeerProcess() {
     }
 
+    /**
+     * @param args none; or the port to bind and a generation: the region is then
+     *     {@link #regionSize(int)} bytes and its first 8 bytes hold the generation (native order)
+     */
     public static void main(String[] args) throws IOException {
         List<RdmaConnection> keep = new ArrayList<>();
+        int port = args.length > 0 ? Integer.parseInt(args[0]) : 0;
+        int generation = args.length > 1 ? Integer.parseInt(args[1]) : 0;
         try (Cqflux cq = FaultRig.fabric().build()) {
-            Region r = cq.register(Arena.global().allocate(FaultRig.SIZE, 64), FaultRig.ALL);
-            RdmaServer s = cq.bind(new InetSocketAddress(FaultRig.LO, 0), r).block(Duration.ofSeconds(10));
+            java.lang.foreign.MemorySegment mem = Arena.global().allocate(regionSize(generation), 64);
+            mem.set(java.lang.foreign.ValueLayout.JAVA_LONG, 0, generation);
+            Region r = cq.register(mem, FaultRig.ALL);
+            RdmaServer s = cq.bind(new InetSocketAddress(FaultRig.LO, port), r).block(Duration.ofSeconds(10));
             s.connections().subscribe(keep::add);
             System.out.println("PORT " + s.address().getPort());
             System.out.flush();
@@ -72,11 +80,30 @@ final class PeerProcess {
         }
     }
 
+    /** {@return the size of the region a peer of {@code generation} exposes: smaller by 4 KiB per generation} */
+    static long regionSize(int generation) {
+        return FaultRig.SIZE - 4096L * generation;
+    }
+
     /** Starts a peer and waits (at most 30 s) for its port. */
     static Handle start() throws IOException {
+        return start(List.of());
+    }
+
+    /**
+     * Starts a peer on {@code port} exposing a region of {@link #regionSize(int)} bytes that
+     * begins with {@code generation}, and waits (at most 30 s) for it to listen.
+     */
+    static Handle start(int port, int generation) throws IOException {
+        return start(List.of(Integer.toString(port), Integer.toString(generation)));
+    }
+
+    private static Handle start(List<String> args) throws IOException {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        ProcessBuilder pb = new ProcessBuilder(java, "--enable-native-access=ALL-UNNAMED", "-Xmx256m",
-                "-XX:+UseSerialGC", "-cp", System.getProperty("java.class.path"), PeerProcess.class.getName());
+        List<String> cmd = new ArrayList<>(List.of(java, "--enable-native-access=ALL-UNNAMED", "-Xmx256m",
+                "-XX:+UseSerialGC", "-cp", System.getProperty("java.class.path"), PeerProcess.class.getName()));
+        cmd.addAll(args);
+        ProcessBuilder pb = new ProcessBuilder(cmd);
         pb.redirectError(ProcessBuilder.Redirect.INHERIT);
         Process p = pb.start();
         Handle h = null;

@@ -13,6 +13,7 @@ import java.util.Set;
  * deregisters ({@code rpma_mr_dereg(3)}) once, when no operation uses it.
  */
 final class RpmaLocalRegion implements LocalRegion {
+    private static final System.Logger LOG = System.getLogger(RpmaLocalRegion.class.getName());
 
     private final RpmaTransport transport;
     private final MemorySegment memory;
@@ -55,9 +56,9 @@ final class RpmaLocalRegion implements LocalRegion {
                 RpmaLocalRegion region = new RpmaLocalRegion(t, memory, access, mr, desc.toArray(ValueLayout.JAVA_BYTE));
                 registered = true;
                 return region;
-            } catch (RuntimeException e) {
+            } catch (RuntimeException | Error e) {
                 mrPtr.set(ValueLayout.ADDRESS, 0, mr);
-                librpma_h.rpma_mr_dereg(mrPtr);
+                RpmaNative.logged(LOG, System.Logger.Level.WARNING, "rpma_mr_dereg", librpma_h.rpma_mr_dereg(mrPtr), memory.byteSize() + " bytes");
                 throw e;
             }
         } finally {

@@ -14,6 +14,7 @@ import java.lang.foreign.ValueLayout;
  * connection handshake ({@link RpmaTransport#handshake()}, {@link RpmaConnection#applyPeerHandshake}).
  */
 final class RpmaPeerConfig {
+    private static final System.Logger LOG = System.getLogger(RpmaPeerConfig.class.getName());
 
     private RpmaPeerConfig() {
     }
@@ -42,7 +43,7 @@ final class RpmaPeerConfig {
                 return desc.toArray(ValueLayout.JAVA_BYTE);
             } finally {
                 p.set(ValueLayout.ADDRESS, 0, cfg);
-                librpma_h.rpma_peer_cfg_delete(p);
+                RpmaNative.logged(LOG, System.Logger.Level.WARNING, "rpma_peer_cfg_delete", librpma_h.rpma_peer_cfg_delete(p), "");
             }
         }
     }
@@ -79,7 +80,7 @@ final class RpmaPeerConfig {
                 return b.get(ValueLayout.JAVA_BOOLEAN, 0);
             } finally {
                 p.set(ValueLayout.ADDRESS, 0, cfg);
-                librpma_h.rpma_peer_cfg_delete(p);
+                RpmaNative.logged(LOG, System.Logger.Level.WARNING, "rpma_peer_cfg_delete", librpma_h.rpma_peer_cfg_delete(p), "");
             }
         }
     }

@@ -15,6 +15,7 @@ import java.util.Set;
  * {@link #close()} frees the native copy ({@code rpma_mr_remote_delete(3)}) once.
  */
 final class RpmaRemoteRegion implements RemoteRegion {
+    private static final System.Logger LOG = System.getLogger(RpmaRemoteRegion.class.getName());
 
     private final long size;
     private final Set<FlushType> flushTypes;
@@ -80,9 +81,9 @@ final class RpmaRemoteRegion implements RemoteRegion {
                     types.add(FlushType.VISIBILITY);
                 }
                 return new RpmaRemoteRegion(mr, sz.get(ValueLayout.JAVA_LONG, 0), Set.copyOf(types), access);
-            } catch (RuntimeException e) {
+            } catch (RuntimeException | Error e) {
                 p.set(ValueLayout.ADDRESS, 0, mr);
-                librpma_h.rpma_mr_remote_delete(p);
+                RpmaNative.logged(LOG, System.Logger.Level.WARNING, "rpma_mr_remote_delete", librpma_h.rpma_mr_remote_delete(p), "");
                 throw e;
             }
         }

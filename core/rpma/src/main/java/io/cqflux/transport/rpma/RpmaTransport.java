@@ -129,7 +129,7 @@ final class RpmaTransport implements Transport {
                         RpmaPeerConfig.descriptor(directWriteToPmem));
             } catch (RuntimeException | Error e) {
                 peerOut.set(ValueLayout.ADDRESS, 0, peer);
-                librpma_h.rpma_peer_delete(peerOut);
+                RpmaNative.logged(LOG, System.Logger.Level.WARNING, "rpma_peer_delete", librpma_h.rpma_peer_delete(peerOut), "");
                 throw e;
             }
         }
@@ -154,7 +154,7 @@ final class RpmaTransport implements Transport {
                 return (int) size.get(ValueLayout.JAVA_LONG, 0);
             } finally {
                 mrOut.set(ValueLayout.ADDRESS, 0, mr);
-                librpma_h.rpma_mr_dereg(mrOut);
+                RpmaNative.logged(LOG, System.Logger.Level.WARNING, "rpma_mr_dereg", librpma_h.rpma_mr_dereg(mrOut), "8-byte descriptor probe");
             }
         }
     }
@@ -419,7 +419,7 @@ final class RpmaTransport implements Transport {
         }
         MemorySegment p = arena.allocate(ValueLayout.ADDRESS);
         p.set(ValueLayout.ADDRESS, 0, cfg);
-        librpma_h.rpma_conn_cfg_delete(p);
+        RpmaNative.logged(LOG, System.Logger.Level.WARNING, "rpma_conn_cfg_delete", librpma_h.rpma_conn_cfg_delete(p), "");
     }
 
     /**

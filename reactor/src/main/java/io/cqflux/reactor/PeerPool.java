@@ -1,0 +1,799 @@
+package io.cqflux.reactor;
+
+import io.cqflux.core.ConnectionEvent;
+import io.cqflux.core.ConnectionException;
+import io.cqflux.core.QueueFullException;
+import io.cqflux.core.ResourceClosedException;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.Queue;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
+import java.util.function.Function;
+import reactor.core.Disposable;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.core.publisher.MonoSink;
+import reactor.core.publisher.Sinks;
+import reactor.core.scheduler.Schedulers;
+import reactor.util.Logger;
+import reactor.util.Loggers;
+import reactor.util.context.Context;
+
+/*
+ * Design: connections that heal.
+ *
+ * The pool has `size` slots. Each slot is, at any time, in exactly one of: connecting (a connect
+ * Mono subscribed), live (an RdmaConnection), waiting to retry (a timer on Reactor's parallel
+ * scheduler), or nothing (closed). All slot fields are guarded by `lock`; nothing slow or
+ * user-supplied runs under it (connect subscriptions, disposals, waiters' signals and the event
+ * sink all run after it is released).
+ *
+ *   start --> CONNECTING --ok--> live --(its events(): CLOSED/LOST, or evicted)--> RETRYING(delay)
+ *                 ^    \--fail--> RETRYING(delay) --timer--> CONNECTING                 |
+ *                 +---------------------------------------------------------------------+
+ *
+ * A connection is shared, not leased: RDMA connections multiplex (every operation is its own
+ * Mono), so acquire() hands the same live connection to many callers, the least loaded first.
+ * Regions are re-learned on each reconnect because each new connection carries the peer's hello:
+ * callers look regions up on the connection they are given, never keep a PeerRegion across calls.
+ *
+ * Operations already posted on a connection that ends fail as they always do
+ * (ConnectionException): the pool never replays them — a write may or may not have landed.
+ *
+ * Events are queued under the lock (so their order is the order of the state changes) and handed
+ * to the sink by one drainer at a time, outside it.
+ *
+ * The pool's onDispose waits for the release of every connection it started, a cancelled
+ * connect's too: Cqflux.connect0 hands each new connection's release future to the hook found
+ * under CONNECT_HOOK in the subscriber's context.
+ */
+
+/**
+ * Connections to one peer that heal: the pool connects at once, reconnects with backoff when a
+ * connection ends, learns the peer's regions again on each reconnect, and hands live connections
+ * to operations. Made by {@link Cqflux#peerPool(InetSocketAddress, PeerPoolOptions)}; modelled on
+ * reactor-pool and r2dbc-pool (acquire, validate, evict), except that a connection is shared:
+ * RDMA connections multiplex, so many operations use one connection at once.
+ *
+ * <pre>{@code
+ * PeerPool pool = cqflux.peerPool(new InetSocketAddress("10.0.0.2", 7471), PeerPoolOptions.defaults());
+ * Mono<Void> put = pool.withConnection(conn ->
+ *         conn.durableWrite(conn.remoteRegion(0), slot * 4096, staging, 0, 4096));
+ * }</pre>
+ *
+ * <p><b>Regions.</b> Each connection carries the peer's hello, so its
+ * {@link RdmaConnection#remoteRegions()} are the peer's regions as of that connection. Look them up
+ * inside the callback ({@code conn.remoteRegion(0)}) every time: a {@link PeerRegion} of a
+ * connection that ended is useless, and a restarted peer may expose other regions (other keys,
+ * other sizes).
+ *
+ * <p><b>During a reconnect</b> (no connection live), an operation waits for one at most
+ * {@link PeerPoolOptions#maxAcquireTime()} and then fails with a
+ * {@link io.cqflux.core.ConnectionException} ({@code UNREACHABLE}) naming the address and how
+ * long it waited, or fails at once ({@link PeerPoolOptions.WhenUnavailable#FAIL_FAST}).
+ *
+ * <p><b>Nothing is retried.</b> Operations in flight on a connection that ends fail as they do
+ * without a pool ({@code ConnectionException} {@code LOST} or {@code CLOSED}): a write or a durable
+ * write may or may not have reached the peer, and replaying it is not idempotent in general, so
+ * the pool never does. Retry at the application level where you know it is safe, e.g.
+ * {@code pool.withConnection(...).retryWhen(Retry.backoff(3, Duration.ofMillis(50)))}.
+ *
+ * <p><b>State</b> is {@link #state()}; every change of a connection is on {@link #events()}.
+ * Logging (logger {@code io.cqflux.reactor.PeerPool}): a lost connection once at WARN, one line
+ * with the address and the cause (a connection that ended {@code LOST} has already said so on
+ * {@code io.cqflux.reactor.ConnectionCore}, and the pool adds nothing at WARN then), the first
+ * failed attempt of an outage at WARN (before the first connection) or INFO, a reconnect at INFO,
+ * every further attempt at DEBUG.
+ *
+ * <p><b>Lifetime and thread safety.</b> Thread-safe. {@link #dispose()} (or {@link #close()}) is
+ * idempotent and returns at once: it stops reconnecting, fails waiting operations with a
+ * {@link ResourceClosedException}, and closes the pool's connections (what is in flight on them
+ * fails {@code CLOSED}); {@link #onDispose()} completes once every connection the pool opened is
+ * released, and {@link #disposeNow(Duration)} waits for it. Disposing the {@link Cqflux} disposes
+ * the pool too.
+ */
+public final class PeerPool implements Disposable, AutoCloseable {
+    private static final Logger LOG = Loggers.getLogger(PeerPool.class);
+
+    /** How many of the most recent events {@link #events()} replays to a late subscriber. */
+    public static final int EVENT_HISTORY = 64;
+
+    /** Key in a connect's subscriber context: a {@code Consumer<CompletableFuture<Void>>} of each new connection's release. */
+    static final String CONNECT_HOOK = "io.cqflux.reactor.PeerPool.connectHook";
+
+    /** The pool as a whole. */
+    public enum State {
+        /** No connection has been established yet; the first attempts are running. */
+        CONNECTING,
+        /** At least one connection is live ({@link #liveConnections()} says how many). */
+        CONNECTED,
+        /** Every connection ended; reconnecting with backoff. */
+        RECONNECTING,
+        /** Disposed. */
+        CLOSED
+    }
+
+    private final Cqflux cq;
+    private final InetSocketAddress address;
+    private final PeerPoolOptions options;
+    private final String name;
+    private final Object lock = new Object();
+    private final Slot[] slots;
+    private final ArrayDeque<Waiter> waiters = new ArrayDeque<>();
+    private final AtomicInteger turn = new AtomicInteger();
+    private volatile State state = State.CONNECTING;
+    private boolean closed;
+    private Throwable lastFailure;
+
+    /** Release futures of the connections this pool started and that are not released yet. */
+    private final Set<CompletableFuture<Void>> releases = ConcurrentHashMap.newKeySet();
+    /** Connect subscriptions that have not terminated (or been cancelled) yet. */
+    private final AtomicInteger connectsInProgress = new AtomicInteger();
+    private final CompletableFuture<Void> terminated = new CompletableFuture<>();
+
+    private final Sinks.Many<PeerPoolEvent> events = Sinks.many().replay().limit(EVENT_HISTORY);
+    /** Events in order of the state changes; {@link #END} completes the sink. */
+    private final Queue<PeerPoolEvent> outbox = new ConcurrentLinkedQueue<>();
+    private final AtomicInteger draining = new AtomicInteger();
+    private static final PeerPoolEvent END = new PeerPoolEvent(PeerPoolEvent.Kind.CLOSED, null, -1, 0, null, null, null);
+
+    /** One connection of the pool. Guarded by {@code lock}. */
+    private static final class Slot {
+        final int index;
+        RdmaConnection conn;
+        /** A connect in progress or a retry timer. */
+        Disposable pending;
+        boolean connecting;
+        /** Attempts since the start or the last success. */
+        int attempt;
+        /** When the current outage began ({@code System.nanoTime()}), or 0 when none. */
+        long outageSince;
+        boolean outageLogged;
+        /** Why the pool itself ended the live connection (validation), or null. */
+        Throwable evictedFor;
+
+        Slot(int index) {
+            this.index = index;
+        }
+    }
+
+    /** An operation waiting for a connection. */
+    private static final class Waiter {
+        final MonoSink<RdmaConnection> sink;
+        final long since = System.nanoTime();
+        final AtomicBoolean done = new AtomicBoolean();
+        volatile Disposable timer;
+
+        Waiter(MonoSink<RdmaConnection> sink) {
+            this.sink = sink;
+        }
+
+        void succeed(RdmaConnection c) {
+            if (done.compareAndSet(false, true)) {
+                dispose();
+                sink.success(c);
+            }
+        }
+
+        void fail(Throwable t) {
+            if (done.compareAndSet(false, true)) {
+                dispose();
+                sink.error(t);
+            }
+        }
+
+        void dispose() {
+            Disposable t = timer;
+            if (t != null) {
+                t.dispose();
+            }
+        }
+    }
+
+    private PeerPool(Cqflux cq, InetSocketAddress address, PeerPoolOptions options) {
+        this.cq = cq;
+        this.address = address;
+        this.options = options;
+        this.name = "peer pool " + address.getAddress().getHostAddress() + ":" + address.getPort();
+        this.slots = new Slot[options.size()];
+        for (int i = 0; i < slots.length; i++) {
+            slots[i] = new Slot(i);
+        }
+    }
+
+    /** Creates a pool and starts connecting every slot. */
+    static PeerPool start(Cqflux cq, InetSocketAddress address, PeerPoolOptions options) {
+        PeerPool p = new PeerPool(cq, address, options);
+        for (Slot s : p.slots) {
+            p.connect(s);
+        }
+        return p;
+    }
+
+    /** {@return the peer's address} */
+    public InetSocketAddress address() {
+        return address;
+    }
+
+    /** {@return the options the pool was made with} */
+    public PeerPoolOptions options() {
+        return options;
+    }
+
+    /** {@return the pool's state now} */
+    public State state() {
+        return state;
+    }
+
+    /** {@return how many connections are live now, 0..{@link PeerPoolOptions#size()}; for metrics} */
+    public int liveConnections() {
+        synchronized (lock) {
+            int n = 0;
+            for (Slot s : slots) {
+                if (s.conn != null && !s.conn.isDisposed()) {
+                    n++;
+                }
+            }
+            return n;
+        }
+    }
+
+    /**
+     * {@return the state changes of the pool's connections, in order ({@link PeerPoolEvent}); hot,
+     * replaying the {@value #EVENT_HISTORY} most recent to a late subscriber; it completes after
+     * {@link PeerPoolEvent.Kind#CLOSED}. Signals come on the thread that made the change (an event
+     * loop, Reactor's parallel scheduler, the disposing thread): don't block in them}
+     */
+    public Flux<PeerPoolEvent> events() {
+        return events.asFlux();
+    }
+
+    /**
+     * Hands a live connection to {@code action} and returns what it returns: the way to use the
+     * pool. The connection is the live one with the fewest operations in flight and waiting (ties
+     * in turn); while none is live, the call waits for one (bounded) or fails fast, as
+     * {@link PeerPoolOptions#whenUnavailable()} says. Look the peer's regions up on the connection
+     * given ({@code conn.remoteRegion(0)}): they are re-learned on each reconnect. The connection
+     * is shared: don't dispose it (a disposed one is replaced through a reconnect).
+     *
+     * <p>Nothing is retried: an operation that fails because its connection ended fails with the
+     * connection's {@link io.cqflux.core.ConnectionException}, as without a pool (a write may or
+     * may not have landed; replaying it is the caller's decision).
+     *
+     * @param action what to do with the connection; called once per subscription, on the thread
+     *     that found the connection (often an event loop: don't block)
+     * @param <T> the result type
+     * @return a cold Mono of the action's result; it fails with a
+     *     {@link io.cqflux.core.ConnectionException} ({@code UNREACHABLE}) when no connection
+     *     became live in time (or at once with FAIL_FAST), with a
+     *     {@link io.cqflux.core.QueueFullException} when {@link PeerPoolOptions#maxPendingAcquires()}
+     *     operations wait already, with a {@link ResourceClosedException} once the pool is disposed
+     */
+    public <T> Mono<T> withConnection(Function<? super RdmaConnection, ? extends Mono<? extends T>> action) {
+        Objects.requireNonNull(action, "action");
+        return acquire().flatMap(c -> Objects.requireNonNull(action.apply(c),
+                "withConnection's action returned null instead of a Mono"));
+    }
+
+    /**
+     * Gets a live connection, as {@link #withConnection(Function)} does, for use with operators
+     * that need the connection itself ({@code flatMapMany(conn -> conn.writeAll(...))}). The
+     * connection is shared, not leased: there is nothing to release, and it must not be disposed.
+     * Look regions up on it, and get a new one for later work: this one may end at any time.
+     *
+     * @return a cold Mono of a live connection, failing as {@link #withConnection(Function)} says
+     */
+    public Mono<RdmaConnection> acquire() {
+        return Mono.create(sink -> {
+            RdmaConnection c = pick();
+            if (c != null) {
+                sink.success(c);
+                return;
+            }
+            Waiter w = new Waiter(sink);
+            Throwable refused = null;
+            synchronized (lock) {
+                if (closed) {
+                    refused = new ResourceClosedException(name + " is disposed");
+                } else if (options.whenUnavailable() == PeerPoolOptions.WhenUnavailable.FAIL_FAST
+                        && (state != State.CONNECTING || lastFailure != null)) {
+                    // The pool's very first attempts, before any failed, are waited for (bounded):
+                    // an operation right after peerPool() is not "during a gap".
+                    refused = new ConnectionException(ConnectionEvent.UNREACHABLE, name + ": no live connection"
+                            + " (pool " + state + ", failing fast as configured)" + lastFailureText(), lastFailure);
+                } else if (waiters.size() >= options.maxPendingAcquires()) {
+                    refused = new QueueFullException(name + ": " + waiters.size() + " operations wait for a connection"
+                            + " already, the limit (PeerPoolOptions.maxPendingAcquires)", options.maxPendingAcquires());
+                } else {
+                    waiters.add(w);
+                }
+            }
+            if (refused != null) {
+                sink.error(refused);
+                return;
+            }
+            sink.onCancel(() -> {
+                if (w.done.compareAndSet(false, true)) {
+                    w.dispose();
+                    synchronized (lock) {
+                        waiters.remove(w);
+                    }
+                }
+            });
+            Duration max = options.maxAcquireTime();
+            try {
+                w.timer = Schedulers.parallel().schedule(() -> expire(w), max.toNanos(), TimeUnit.NANOSECONDS);
+            } catch (RuntimeException rejected) {
+                expire(w); // Reactor's schedulers are shut down: nothing would end the wait
+            }
+            if (w.done.get()) {
+                w.dispose();
+            }
+            // A connection may have become live between pick() and joining the queue.
+            serveWaiters();
+        });
+    }
+
+    private void expire(Waiter w) {
+        synchronized (lock) {
+            if (!waiters.remove(w)) {
+                return;
+            }
+        }
+        long waited = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - w.since);
+        w.fail(new ConnectionException(ConnectionEvent.UNREACHABLE, name + ": no live connection within "
+                + options.maxAcquireTime() + " (waited " + waited + " ms; pool " + state + ")" + lastFailureText(),
+                lastFailure));
+    }
+
+    private String lastFailureText() {
+        Throwable f = lastFailure;
+        return f == null ? "" : "; last failure: " + f.getMessage();
+    }
+
+    /**
+     * {@return the live connection with the least work, or null}; evicts connections that fail
+     * the validation (outside the lock: it is the user's code).
+     */
+    private RdmaConnection pick() {
+        while (true) {
+            RdmaConnection best = null;
+            Slot bestSlot = null;
+            long bestLoad = Long.MAX_VALUE;
+            synchronized (lock) {
+                if (closed) {
+                    return null;
+                }
+                int n = slots.length;
+                int start = Math.floorMod(turn.getAndIncrement(), n);
+                for (int k = 0; k < n; k++) {
+                    Slot s = slots[(start + k) % n];
+                    RdmaConnection c = s.conn;
+                    if (c == null || c.isDisposed()) {
+                        continue;
+                    }
+                    long load = (long) c.inFlight() + c.waiting();
+                    if (load < bestLoad) {
+                        best = c;
+                        bestSlot = s;
+                        bestLoad = load;
+                    }
+                }
+            }
+            if (best == null) {
+                return null;
+            }
+            boolean valid;
+            Throwable why = null;
+            try {
+                valid = options.validation().test(best);
+            } catch (RuntimeException e) {
+                valid = false;
+                why = e;
+            }
+            if (valid) {
+                return best;
+            }
+            evict(bestSlot, best, new IllegalStateException("connection " + best.description()
+                    + " failed the pool's validation and was evicted", why));
+        }
+    }
+
+    private void evict(Slot s, RdmaConnection c, Throwable why) {
+        synchronized (lock) {
+            if (s.conn != c) {
+                return;
+            }
+            s.evictedFor = why;
+        }
+        c.dispose(); // its end (events()) comes back through onEnded
+        onEnded(s, c);
+    }
+
+    // ---------------------------------------------------------------- slots
+
+    /** Starts a connect attempt for {@code s}. */
+    private void connect(Slot s) {
+        synchronized (lock) {
+            if (closed) {
+                return;
+            }
+            s.pending = null;
+            s.connecting = true;
+            s.attempt++;
+            emit(PeerPoolEvent.Kind.CONNECTING, s, s.attempt, null, null, null);
+            connectsInProgress.incrementAndGet();
+        }
+        drainEvents();
+        Consumer<CompletableFuture<Void>> hook = this::track;
+        AtomicBoolean counted = new AtomicBoolean(true);
+        Runnable uncount = () -> {
+            if (counted.compareAndSet(true, false)) {
+                connectsInProgress.decrementAndGet();
+                checkTerminated();
+            }
+        };
+        Disposable d;
+        try {
+            d = cq.connect(address, options.connectOptions())
+                    .contextWrite(Context.of(CONNECT_HOOK, hook))
+                    .doFinally(sig -> uncount.run())
+                    .subscribe(c -> onConnected(s, c), e -> onConnectFailed(s, e));
+        } catch (RuntimeException e) {
+            uncount.run();
+            onConnectFailed(s, e);
+            return;
+        }
+        boolean cancel;
+        synchronized (lock) {
+            cancel = closed;
+            if (!cancel && s.connecting) {
+                s.pending = d;
+            }
+        }
+        if (cancel) {
+            d.dispose();
+        }
+    }
+
+    /** Keeps a connection's release future until it completes (for {@link #onDispose()}). */
+    private void track(CompletableFuture<Void> release) {
+        releases.add(release);
+        release.whenComplete((v, t) -> {
+            releases.remove(release);
+            checkTerminated();
+        });
+    }
+
+    private void onConnected(Slot s, RdmaConnection c) {
+        int attempts;
+        long outage;
+        synchronized (lock) {
+            s.connecting = false;
+            s.pending = null;
+            if (closed) {
+                attempts = -1;
+                outage = 0;
+            } else {
+                s.conn = c;
+                attempts = s.attempt;
+                outage = s.outageSince;
+                s.attempt = 0;
+                s.outageSince = 0;
+                s.outageLogged = false;
+                s.evictedFor = null;
+                state = State.CONNECTED;
+                emit(PeerPoolEvent.Kind.CONNECTED, s, attempts, null, null, c.description());
+            }
+        }
+        if (attempts < 0) {
+            c.dispose();
+            return;
+        }
+        drainEvents();
+        if (outage != 0) {
+            LOG.info(name + ": connection " + s.index + " re-established after " + attempts + " attempt(s), "
+                    + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - outage) + " ms after the loss ("
+                    + c.description() + ")");
+        } else if (LOG.isDebugEnabled()) {
+            LOG.debug(name + ": connection " + s.index + " established (" + c.description() + ")");
+        }
+        // The end of the connection, whichever way it comes: its terminal event, or its release.
+        c.events().filter(ConnectionEvent::isTerminal).next()
+                .subscribe(ev -> onEnded(s, c), e -> onEnded(s, c), () -> onEnded(s, c));
+        serveWaiters();
+    }
+
+    private void onConnectFailed(Slot s, Throwable e) {
+        boolean log;
+        boolean first;
+        synchronized (lock) {
+            s.connecting = false;
+            s.pending = null;
+            if (closed) {
+                return;
+            }
+            lastFailure = e;
+            log = !s.outageLogged;
+            s.outageLogged = true;
+            first = s.outageSince == 0;
+            if (first) {
+                s.outageSince = System.nanoTime();
+            }
+        }
+        if (cq.isDisposed()) {
+            dispose();
+            return;
+        }
+        Duration next = scheduleRetry(s, e);
+        if (next == null) {
+            return;
+        }
+        String msg = name + ": connect attempt for connection " + s.index + " failed (" + e.getMessage()
+                + "); next attempt in " + next.toMillis() + " ms";
+        if (log && state == State.CONNECTING) {
+            LOG.warn(msg + ", backing off up to " + options.reconnectBackoffMax());
+        } else if (log) {
+            LOG.info(msg + ", backing off up to " + options.reconnectBackoffMax());
+        } else if (LOG.isDebugEnabled()) {
+            LOG.debug(msg);
+        }
+    }
+
+    /** The live connection {@code c} of {@code s} ended (any thread; idempotent). */
+    private void onEnded(Slot s, RdmaConnection c) {
+        Throwable cause;
+        synchronized (lock) {
+            if (s.conn != c) {
+                return;
+            }
+            s.conn = null;
+            if (closed) {
+                return;
+            }
+            Throwable end = c.core().endCause();
+            cause = s.evictedFor != null ? s.evictedFor
+                    : end != null ? end
+                    : new ConnectionException(ConnectionEvent.LOST, "connection " + c.description() + " ended");
+            s.evictedFor = null;
+            s.outageSince = System.nanoTime();
+            s.outageLogged = false;
+            s.attempt = 0;
+            lastFailure = cause;
+            emit(PeerPoolEvent.Kind.LOST, s, 0, null, cause, c.description());
+            if (anyLive()) {
+                state = State.CONNECTED;
+            } else {
+                state = State.RECONNECTING;
+            }
+        }
+        drainEvents();
+        if (cq.isDisposed()) {
+            dispose();
+            return;
+        }
+        // One WARN line per lost connection: ConnectionCore has written it already for a LOST end.
+        boolean saidAlready = cause instanceof ConnectionException ce && ce.event() == ConnectionEvent.LOST;
+        if (!saidAlready) {
+            LOG.warn(name + ": connection " + s.index + " ended: " + cause.getMessage());
+        }
+        Duration next = scheduleRetry(s, cause);
+        if (next != null) {
+            LOG.info(name + ": reconnecting connection " + s.index + " in " + next.toMillis() + " ms");
+        }
+    }
+
+    private boolean anyLive() {
+        for (Slot x : slots) {
+            if (x.conn != null && !x.conn.isDisposed()) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Emits RETRYING and schedules the next attempt; {@return its delay, or null when closed} */
+    private Duration scheduleRetry(Slot s, Throwable cause) {
+        Duration delay;
+        synchronized (lock) {
+            if (closed) {
+                return null;
+            }
+            int next = s.attempt + 1;
+            delay = jittered(options.nominalBackoff(next));
+            emit(PeerPoolEvent.Kind.RETRYING, s, next, delay, cause, null);
+            try {
+                s.pending = Schedulers.parallel().schedule(() -> connect(s), delay.toNanos(), TimeUnit.NANOSECONDS);
+            } catch (RuntimeException rejected) {
+                // Reactor's schedulers are shut down: nothing can reconnect any more.
+                s.pending = null;
+                delay = null;
+            }
+        }
+        drainEvents();
+        if (delay == null) {
+            LOG.warn(name + ": cannot schedule a reconnect (Reactor's parallel scheduler is shut down); disposing");
+            dispose();
+        }
+        return delay;
+    }
+
+    private Duration jittered(Duration nominal) {
+        double j = options.jitter();
+        if (j == 0) {
+            return nominal;
+        }
+        double f = 1 + j * (2 * ThreadLocalRandom.current().nextDouble() - 1);
+        long d = (long) (nominal.toNanos() * f);
+        d = Math.clamp(d, options.reconnectBackoffMin().toNanos(), options.reconnectBackoffMax().toNanos());
+        return Duration.ofNanos(d);
+    }
+
+    /** Hands live connections to waiting operations, first come first served. */
+    private void serveWaiters() {
+        while (true) {
+            Waiter w;
+            synchronized (lock) {
+                w = waiters.peek();
+                if (w == null) {
+                    return;
+                }
+            }
+            RdmaConnection c = pick();
+            if (c == null) {
+                return;
+            }
+            synchronized (lock) {
+                if (!waiters.remove(w)) {
+                    continue; // expired or cancelled meanwhile
+                }
+            }
+            w.succeed(c);
+        }
+    }
+
+    // ---------------------------------------------------------------- events
+
+    /** Queues an event; call under {@code lock}, then {@link #drainEvents()} after releasing it. */
+    private void emit(PeerPoolEvent.Kind kind, Slot s, int attempt, Duration delay, Throwable cause, String conn) {
+        outbox.add(new PeerPoolEvent(kind, address, s == null ? -1 : s.index, attempt, delay, cause, conn));
+    }
+
+    /** Hands queued events to the sink, one drainer at a time (Reactor sinks need serialized calls). */
+    private void drainEvents() {
+        if (draining.getAndIncrement() != 0) {
+            return;
+        }
+        int missed = 1;
+        do {
+            PeerPoolEvent e;
+            while ((e = outbox.poll()) != null) {
+                if (e == END) {
+                    events.tryEmitComplete();
+                } else {
+                    events.tryEmitNext(e);
+                }
+            }
+            missed = draining.addAndGet(-missed);
+        } while (missed != 0);
+    }
+
+    // ---------------------------------------------------------------- lifetime
+
+    /**
+     * Stops reconnecting, fails every waiting operation with a {@link ResourceClosedException},
+     * cancels a connect in progress and closes the live connections in order (what is in flight on
+     * them fails with {@link io.cqflux.core.ConnectionException} {@code CLOSED}), emits
+     * {@link PeerPoolEvent.Kind#CLOSED} and completes {@link #events()}. Idempotent, non-blocking,
+     * from any thread.
+     */
+    @Override
+    public void dispose() {
+        List<Disposable> pendings = new ArrayList<>();
+        List<RdmaConnection> conns = new ArrayList<>();
+        List<Waiter> ws;
+        synchronized (lock) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            state = State.CLOSED;
+            for (Slot s : slots) {
+                if (s.pending != null) {
+                    pendings.add(s.pending);
+                    s.pending = null;
+                }
+                if (s.conn != null) {
+                    conns.add(s.conn);
+                    s.conn = null;
+                }
+            }
+            ws = new ArrayList<>(waiters);
+            waiters.clear();
+            emit(PeerPoolEvent.Kind.CLOSED, null, 0, null, null, null);
+            outbox.add(END);
+        }
+        for (Disposable d : pendings) {
+            d.dispose();
+        }
+        for (RdmaConnection c : conns) {
+            c.dispose();
+        }
+        ResourceClosedException gone = new ResourceClosedException(name + " was disposed while waiting for a connection");
+        for (Waiter w : ws) {
+            w.fail(gone);
+        }
+        drainEvents();
+        if (LOG.isDebugEnabled()) {
+            LOG.debug(name + ": disposed");
+        }
+        checkTerminated();
+    }
+
+    private void checkTerminated() {
+        boolean c;
+        synchronized (lock) {
+            c = closed;
+        }
+        if (c && connectsInProgress.get() == 0 && releases.isEmpty()) {
+            terminated.complete(null);
+        }
+    }
+
+    /** {@return whether {@link #dispose()} was called (or the {@link Cqflux} was disposed)} */
+    @Override
+    public boolean isDisposed() {
+        return state == State.CLOSED;
+    }
+
+    /**
+     * {@return a Mono that completes once the pool is disposed and every connection it opened is
+     * released (native objects freed); it never fails; late subscribers complete at once}
+     */
+    public Mono<Void> onDispose() {
+        return Mono.fromFuture(terminated, true);
+    }
+
+    /**
+     * Disposes the pool and blocks until every connection it opened is released.
+     *
+     * @param timeout how long to wait, at least zero
+     * @throws IllegalStateException when not released within {@code timeout} (the message says
+     *     what is left), or when called on a Reactor {@code NonBlocking} thread such as an event
+     *     loop (nothing is disposed then)
+     * @throws IllegalArgumentException when {@code timeout} is negative
+     */
+    public void disposeNow(Duration timeout) {
+        Lifecycle.checkTimeout(timeout, "timeout");
+        Lifecycle.checkMayBlock(this);
+        dispose();
+        Lifecycle.await(this, terminated, timeout, () -> releases.size() + " connection(s) not released yet, "
+                + connectsInProgress.get() + " connect(s) not ended");
+    }
+
+    /**
+     * The same as {@link #dispose()}: starts closing and returns at once; for try-with-resources.
+     * Use {@link #disposeNow(Duration)} to wait for the release.
+     */
+    @Override
+    public void close() {
+        dispose();
+    }
+
+    @Override
+    public String toString() {
+        return "PeerPool[" + address + ", " + state + "]";
+    }
+}

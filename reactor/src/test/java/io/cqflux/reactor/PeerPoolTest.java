@@ -1,0 +1,354 @@
+package io.cqflux.reactor;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.cqflux.core.ConnectionEvent;
+import io.cqflux.core.ConnectionException;
+import io.cqflux.core.QueueFullException;
+import io.cqflux.core.ResourceClosedException;
+import java.lang.foreign.ValueLayout;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Mono;
+import reactor.test.StepVerifier;
+
+/**
+ * {@link PeerPool} against an in-process server over fabric/tcp on 127.0.0.1: connections spread
+ * and healed, validation evicts, the backoff is bounded, dispose during a reconnect ends
+ * everything and leaks nothing, bad options are refused naming the value. The tests with a peer
+ * process that dies are {@link PeerPoolProcessTest}.
+ */
+class PeerPoolTest {
+    static final Duration T = FaultRig.T;
+    FaultRig rig;
+    PeerPool pool;
+    PeerPoolEvents ev;
+
+    @BeforeEach
+    void setUp() {
+        rig = new FaultRig();
+        rig.serverRegion.segment().set(ValueLayout.JAVA_LONG, 0, 42L);
+    }
+
+    @AfterEach
+    void tearDown() {
+        if (ev != null) {
+            ev.close();
+        }
+        if (pool != null) {
+            pool.disposeNow(T);
+        }
+        rig.close();
+    }
+
+    private PeerPool pool(InetSocketAddress address, PeerPoolOptions options) {
+        pool = rig.client.peerPool(address, options);
+        ev = new PeerPoolEvents(pool);
+        return pool;
+    }
+
+    /** A read of the peer region's first 8 bytes through the pool. */
+    private Mono<Long> readFirstWord(PeerPool p) {
+        return p.withConnection(conn -> conn.read(rig.local, 0, conn.remoteRegion(0), 0, 8)
+                .then(Mono.fromSupplier(() -> rig.local.segment().get(ValueLayout.JAVA_LONG, 0))));
+    }
+
+    /** An address where nothing listens: a server bound there and closed again. */
+    private InetSocketAddress deadAddress() {
+        RdmaServer s = rig.server.bind(new InetSocketAddress(FaultRig.LO, 0)).block(T);
+        InetSocketAddress a = s.address();
+        s.disposeNow(T);
+        return a;
+    }
+
+    @Test
+    void withConnection_onLivePeer_runsTheActionWithThePeersRegions() {
+        pool(rig.srv.address(), PeerPoolOptions.defaults());
+        StepVerifier.create(readFirstWord(pool)).expectNext(42L).expectComplete().verify(T);
+        assertEquals(PeerPool.State.CONNECTED, pool.state());
+        assertEquals(1, pool.liveConnections());
+        ev.assertInOrder();
+    }
+
+    @Test
+    void severalConnections_operationsSpreadOverThem_andALostOneIsReplacedWhileTheOthersCarryOn() {
+        int size = 3;
+        pool(rig.srv.address(), PeerPoolOptions.builder().size(size)
+                .reconnectBackoff(Duration.ofMillis(20), Duration.ofMillis(200)).build());
+        ev.await(size, e -> e.kind() == PeerPoolEvent.Kind.CONNECTED, T, "three connections");
+        assertTrue(FaultRig.await(() -> pool.liveConnections() == size, T), "live " + pool.liveConnections());
+        Set<RdmaConnection> used = new HashSet<>();
+        for (int i = 0; i < 3 * size; i++) {
+            used.add(pool.acquire().block(T));
+        }
+        assertEquals(size, used.size(), "idle connections are taken in turn");
+
+        // The server closes one of the pool's connections (in order): only that slot reconnects.
+        assertTrue(FaultRig.await(() -> rig.accepted.size() == size + 1, T), "accepted " + rig.accepted);
+        RdmaConnection serverSide = rig.accepted.stream().filter(a -> a != rig.serverConn).findFirst().orElseThrow();
+        serverSide.dispose();
+        ev.await(1, e -> e.kind() == PeerPoolEvent.Kind.LOST, T, "LOST");
+        PeerPoolEvent lost = ev.seen.stream().filter(e -> e.kind() == PeerPoolEvent.Kind.LOST).findFirst().get();
+        assertInstanceOf(ConnectionException.class, lost.cause());
+        assertEquals(ConnectionEvent.CLOSED, ((ConnectionException) lost.cause()).event(), lost.toString());
+        // The others carry on during the gap.
+        StepVerifier.create(readFirstWord(pool)).expectNext(42L).expectComplete().verify(T);
+        ev.await(size + 1, e -> e.kind() == PeerPoolEvent.Kind.CONNECTED, T, "the replacement");
+        assertTrue(FaultRig.await(() -> pool.liveConnections() == size, T), "live " + pool.liveConnections());
+        assertEquals(1, ev.count(PeerPoolEvent.Kind.LOST), ev.toString());
+        for (int i = 0; i < 2 * size; i++) {
+            StepVerifier.create(readFirstWord(pool)).expectNext(42L).expectComplete().verify(T);
+        }
+        assertEquals(PeerPool.State.CONNECTED, pool.state());
+        ev.assertInOrder();
+    }
+
+    @Test
+    void serverRestartedOnTheSamePort_poolReconnects_andLearnsTheNewRegions() {
+        InetSocketAddress address = rig.srv.address();
+        pool(address, PeerPoolOptions.builder().reconnectBackoff(Duration.ofMillis(20), Duration.ofMillis(200))
+                .maxAcquireTime(T).build());
+        PeerRegion before = pool.acquire().map(c -> c.remoteRegion(0)).block(T);
+        rig.srv.disposeNow(T);
+        for (RdmaConnection a : rig.accepted) {
+            a.dispose();
+        }
+        ev.await(1, e -> e.kind() == PeerPoolEvent.Kind.LOST, T, "LOST");
+        ev.await(1, e -> e.kind() == PeerPoolEvent.Kind.RETRYING && e.attempt() >= 2, T, "a failed reconnect");
+        // A different region now, same port.
+        Region other = rig.server.register(rig.arena.allocate(8192, 64), FaultRig.ALL);
+        other.segment().set(ValueLayout.JAVA_LONG, 0, 7L);
+        RdmaServer again = rig.server.bind(address, other).block(T);
+        try {
+            StepVerifier.create(readFirstWord(pool)).expectNext(7L).expectComplete().verify(T);
+            PeerRegion after = pool.acquire().map(c -> c.remoteRegion(0)).block(T);
+            assertNotSame(before, after);
+            assertEquals(8192, after.size(), "the restarted peer's region, learned from the new hello");
+            ev.assertInOrder();
+        } finally {
+            again.dispose();
+        }
+    }
+
+    @Test
+    void validationThatFails_evictsTheConnection_andTheNextOperationGetsAFreshOne() {
+        AtomicBoolean refuseNext = new AtomicBoolean();
+        pool(rig.srv.address(), PeerPoolOptions.builder().reconnectBackoff(Duration.ofMillis(10), Duration.ofMillis(50))
+                .validation(c -> !refuseNext.getAndSet(false)).maxAcquireTime(T).build());
+        RdmaConnection first = pool.acquire().block(T);
+        refuseNext.set(true);
+        RdmaConnection second = pool.acquire().block(T);
+        assertNotSame(first, second);
+        assertTrue(first.isDisposed(), "the evicted connection is disposed");
+        PeerPoolEvent lost = ev.seen.stream().filter(e -> e.kind() == PeerPoolEvent.Kind.LOST).findFirst()
+                .orElseThrow(() -> new AssertionError("no LOST: " + ev));
+        assertTrue(lost.cause().getMessage().contains("validation"), lost.toString());
+        StepVerifier.create(readFirstWord(pool)).expectNext(42L).expectComplete().verify(T);
+        ev.assertInOrder();
+    }
+
+    @Test
+    void backoff_doublesFromMinToMax_andNoFurther() {
+        pool(deadAddress(), PeerPoolOptions.builder().jitter(0)
+                .reconnectBackoff(Duration.ofMillis(10), Duration.ofMillis(80)).build());
+        ev.await(7, e -> e.kind() == PeerPoolEvent.Kind.RETRYING, T, "seven retries");
+        List<Long> delays = ev.seen.stream().filter(e -> e.kind() == PeerPoolEvent.Kind.RETRYING).limit(7)
+                .map(e -> e.delay().toMillis()).toList();
+        // The first attempt runs at once; attempt n waits min * 2^(n-1), capped at max.
+        assertEquals(List.of(20L, 40L, 80L, 80L, 80L, 80L, 80L), delays, ev.toString());
+        PeerPoolEvent r = ev.seen.stream().filter(e -> e.kind() == PeerPoolEvent.Kind.RETRYING).findFirst().get();
+        assertInstanceOf(ConnectionException.class, r.cause());
+        assertEquals(PeerPool.State.CONNECTING, pool.state());
+        ev.assertInOrder();
+    }
+
+    @Test
+    void backoff_withJitter_staysWithinItsBoundsAndTheNominalSpread() {
+        double j = 0.5;
+        pool(deadAddress(), PeerPoolOptions.builder().jitter(j)
+                .reconnectBackoff(Duration.ofMillis(10), Duration.ofMillis(40)).build());
+        ev.await(10, e -> e.kind() == PeerPoolEvent.Kind.RETRYING, T, "ten retries");
+        for (PeerPoolEvent e : ev.seen) {
+            if (e.kind() != PeerPoolEvent.Kind.RETRYING) {
+                continue;
+            }
+            long nominal = pool.options().nominalBackoff(e.attempt()).toNanos();
+            long d = e.delay().toNanos();
+            assertTrue(d >= Duration.ofMillis(10).toNanos() && d <= Duration.ofMillis(40).toNanos(), e.toString());
+            assertTrue(d >= nominal * (1 - j) - 1 && d <= nominal * (1 + j) + 1, e + " vs nominal " + nominal);
+        }
+    }
+
+    @Test
+    void nominalBackoff_neverOverflows_atHugeAttemptNumbers() {
+        PeerPoolOptions o = PeerPoolOptions.builder().reconnectBackoff(Duration.ofMillis(100), Duration.ofDays(1)).build();
+        assertEquals(Duration.ofMillis(100), o.nominalBackoff(1));
+        assertEquals(Duration.ofMillis(200), o.nominalBackoff(2));
+        assertEquals(Duration.ofDays(1), o.nominalBackoff(64));
+        assertEquals(Duration.ofDays(1), o.nominalBackoff(Integer.MAX_VALUE));
+    }
+
+    @Test
+    void failFast_withNoLiveConnection_failsAtOnce_namingTheAddress() {
+        InetSocketAddress dead = deadAddress();
+        pool(dead, PeerPoolOptions.builder().whenUnavailable(PeerPoolOptions.WhenUnavailable.FAIL_FAST).build());
+        ev.await(1, e -> e.kind() == PeerPoolEvent.Kind.RETRYING, T, "a failed attempt");
+        StepVerifier.create(readFirstWord(pool))
+                .expectErrorSatisfies(e -> {
+                    assertInstanceOf(ConnectionException.class, e);
+                    assertEquals(ConnectionEvent.UNREACHABLE, ((ConnectionException) e).event());
+                    assertTrue(e.getMessage().contains(":" + dead.getPort()), e.getMessage());
+                    assertTrue(e.getMessage().contains("failing fast"), e.getMessage());
+                })
+                .verify(T);
+    }
+
+    @Test
+    void wait_withNoLiveConnection_failsAfterMaxAcquireTime_namingAddressAndWait() {
+        InetSocketAddress dead = deadAddress();
+        pool(dead, PeerPoolOptions.builder().maxAcquireTime(Duration.ofMillis(300)).build());
+        long t0 = System.nanoTime();
+        StepVerifier.create(readFirstWord(pool))
+                .expectErrorSatisfies(e -> {
+                    assertInstanceOf(ConnectionException.class, e);
+                    assertTrue(e.getMessage().contains(":" + dead.getPort()), e.getMessage());
+                    assertTrue(e.getMessage().contains("PT0.3S") && e.getMessage().contains("waited"), e.getMessage());
+                })
+                .verify(T);
+        assertTrue(System.nanoTime() - t0 >= Duration.ofMillis(300).toNanos(), "it waited the bound");
+    }
+
+    @Test
+    void waiting_beyondMaxPendingAcquires_failsWithQueueFull_namingTheLimit() {
+        pool(deadAddress(), PeerPoolOptions.builder().maxPendingAcquires(1).maxAcquireTime(T).build());
+        StepVerifier.create(pool.acquire().then(pool.acquire()), 1)
+                .then(() -> StepVerifier.create(pool.acquire())
+                        .expectErrorSatisfies(e -> {
+                            assertInstanceOf(QueueFullException.class, e);
+                            assertEquals(1, ((QueueFullException) e).limit());
+                        })
+                        .verify(T))
+                .thenCancel()
+                .verify(T);
+    }
+
+    @Test
+    void dispose_duringReconnect_failsWaiters_endsEvents_andLeavesNoConnectionOrDescriptor() {
+        int fds = FaultRig.openFds();
+        int open = rig.client.openConnections();
+        Set<String> threads = threadNames();
+        pool(deadAddress(), PeerPoolOptions.builder().size(2)
+                .reconnectBackoff(Duration.ofMillis(5), Duration.ofMillis(20)).maxAcquireTime(T).build());
+        ev.await(4, e -> e.kind() == PeerPoolEvent.Kind.RETRYING, T, "retries");
+        Mono<Long> waiting = readFirstWord(pool);
+        StepVerifier.create(waiting)
+                .then(() -> pool.dispose())
+                .expectError(ResourceClosedException.class)
+                .verify(T);
+        pool.disposeNow(T);
+        assertTrue(FaultRig.await(() -> ev.completed, T), "events() did not complete: " + ev);
+        assertEquals(PeerPoolEvent.Kind.CLOSED, ev.seen.get(ev.seen.size() - 1).kind(), ev.toString());
+        assertEquals(PeerPool.State.CLOSED, pool.state());
+        ev.assertInOrder();
+        assertTrue(FaultRig.await(() -> rig.client.openConnections() == open, T),
+                "connections left open: " + rig.client.openConnections());
+        assertTrue(FaultRig.await(() -> FaultRig.openFds() <= fds, T), "fds " + fds + " -> " + FaultRig.openFds());
+        StepVerifier.create(pool.acquire()).expectError(ResourceClosedException.class).verify(T);
+        Set<String> added = threadNames();
+        added.removeAll(threads);
+        added.removeIf(n -> n.startsWith("parallel-")); // Reactor's shared timers, started on first use
+        assertEquals(Set.of(), added, "threads the pool left behind");
+    }
+
+    private static Set<String> threadNames() {
+        Set<String> names = new HashSet<>();
+        for (Thread t : Thread.getAllStackTraces().keySet()) {
+            if (t.isAlive()) {
+                names.add(t.getName());
+            }
+        }
+        return names;
+    }
+
+    @Test
+    void dispose_withLiveConnections_closesThem_andOnDisposeCompletesOnceReleased() {
+        pool(rig.srv.address(), PeerPoolOptions.builder().size(2).build());
+        ev.await(2, e -> e.kind() == PeerPoolEvent.Kind.CONNECTED, T, "two connections");
+        RdmaConnection c = pool.acquire().block(T);
+        pool.dispose();
+        StepVerifier.create(pool.onDispose()).expectComplete().verify(T);
+        assertTrue(c.isDisposed());
+        StepVerifier.create(c.onDispose()).expectComplete().verify(T);
+        assertEquals(0, ev.count(PeerPoolEvent.Kind.LOST), "the pool's own close is no loss: " + ev);
+        ev.assertInOrder();
+    }
+
+    @Test
+    void entryPointDisposed_disposesThePool() {
+        pool(rig.srv.address(), PeerPoolOptions.defaults());
+        ev.await(1, e -> e.kind() == PeerPoolEvent.Kind.CONNECTED, T, "CONNECTED");
+        rig.client.dispose();
+        assertTrue(FaultRig.await(() -> ev.completed, T), "events() did not complete: " + ev);
+        assertEquals(PeerPool.State.CLOSED, pool.state());
+        StepVerifier.create(pool.onDispose()).expectComplete().verify(T);
+        assertThrows(ResourceClosedException.class, () -> rig.client.peerPool(rig.srv.address()));
+    }
+
+    /** The example of docs/guide.md "Connections that heal", as written there but for the address. */
+    @Test
+    void guideExample_connectionsThatHeal_compilesAndRuns() {
+        Cqflux cqflux = rig.client;
+        Region staging = rig.local;
+        long slot = 3;
+        reactor.util.Logger log = reactor.util.Loggers.getLogger(PeerPoolTest.class);
+        InetSocketAddress peer = rig.srv.address();
+        // --- as in the guide
+        PeerPool pool = cqflux.peerPool(peer, PeerPoolOptions.builder()
+                .size(2)                                                     // connections to the one peer
+                .reconnectBackoff(Duration.ofMillis(100), Duration.ofSeconds(10))   // doubling, jitter 0.5
+                .whenUnavailable(PeerPoolOptions.WhenUnavailable.WAIT)       // or FAIL_FAST
+                .maxAcquireTime(Duration.ofSeconds(2))
+                .build());
+
+        // Look the regions up inside the callback: each reconnect brings the peer's regions anew.
+        Mono<Void> put = pool.withConnection(conn ->
+                conn.durableWrite(conn.remoteRegion(0), slot * 4096L, staging, 0, 4096));
+
+        pool.events().subscribe(e -> log.info("{}", e));   // CONNECTING, CONNECTED, LOST, RETRYING, CLOSED
+        PeerPool.State now = pool.state();                 // CONNECTING, CONNECTED, RECONNECTING, CLOSED
+        // --- end
+        this.pool = pool;
+        assertTrue(now == PeerPool.State.CONNECTING || now == PeerPool.State.CONNECTED, now.toString());
+        StepVerifier.create(put).expectComplete().verify(T);
+    }
+
+    @Test
+    void options_outOfRange_areRefusedNamingTheValue() {
+        PeerPoolOptions.Builder b = PeerPoolOptions.builder();
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> b.size(0)).getMessage().contains("size 0"));
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> b.size(PeerPoolOptions.MAX_SIZE + 1))
+                .getMessage().contains("1025"));
+        assertTrue(assertThrows(IllegalArgumentException.class,
+                () -> b.reconnectBackoff(Duration.ZERO, Duration.ofSeconds(1))).getMessage().contains("PT0S"));
+        assertTrue(assertThrows(IllegalArgumentException.class,
+                () -> b.reconnectBackoff(Duration.ofSeconds(2), Duration.ofSeconds(1))).getMessage().contains("PT1S"));
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> b.jitter(1.5)).getMessage().contains("1.5"));
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> b.jitter(Double.NaN)).getMessage().contains("NaN"));
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> b.maxAcquireTime(Duration.ZERO))
+                .getMessage().contains("maxAcquireTime PT0S"));
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> b.maxPendingAcquires(-1))
+                .getMessage().contains("-1"));
+        assertThrows(NullPointerException.class, () -> b.connectOptions(null));
+    }
+}
