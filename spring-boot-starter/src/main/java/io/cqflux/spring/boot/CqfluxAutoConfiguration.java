@@ -3,6 +3,7 @@ package io.cqflux.spring.boot;
 import io.cqflux.core.ConnectionConfig;
 import io.cqflux.epoll.WaitStrategy;
 import io.cqflux.reactor.Cqflux;
+import io.cqflux.reactor.PeerPoolOptions;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
@@ -116,7 +117,19 @@ public class CqfluxAutoConfiguration {
 
     /** The one place that chooses how a peer is reached. */
     private static PeerLink link(String name, Cqflux cqflux, InetSocketAddress address, CqfluxProperties.Peer cfg) {
-        return new SingleConnectionLink(name, cqflux, address);
+        String at = "cqflux.peers." + name;
+        PeerPoolOptions.Builder o = PeerPoolOptions.builder();
+        try {
+            o.size(cfg.getConnections()).reconnectBackoff(cfg.getMinBackoff(), cfg.getMaxBackoff());
+            if (cfg.getMaxWait().isZero()) {
+                o.whenUnavailable(PeerPoolOptions.WhenUnavailable.FAIL_FAST);
+            } else {
+                o.whenUnavailable(PeerPoolOptions.WhenUnavailable.WAIT).maxAcquireTime(cfg.getMaxWait());
+            }
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException(at + ": " + e.getMessage(), e);
+        }
+        return new PeerPoolLink(cqflux, address, o.build());
     }
 
     /**

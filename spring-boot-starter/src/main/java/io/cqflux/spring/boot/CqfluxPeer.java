@@ -11,10 +11,14 @@ import reactor.core.publisher.Mono;
 
 /**
  * One named peer of the application ({@code cqflux.peers.<name>.*}): a cqflux server it connects
- * to, looked up through {@link CqfluxPeers}. Operations go through
- * {@link #withConnection(Function)}, which lends a connection for the work of one operation (or a
- * chain of them) and fails with a {@link io.cqflux.core.ConnectionException} when the peer is not
- * reachable, so that a web layer can answer {@code 503}.
+ * to, looked up through {@link CqfluxPeers}. Behind it is the library's
+ * {@link io.cqflux.reactor.PeerPool}: {@code cqflux.peers.<name>.connections} connections that
+ * reconnect with backoff ({@code min-backoff} doubling to {@code max-backoff}) and learn the peer's
+ * regions again each time. Operations go through {@link #withConnection(Function)}, which lends a
+ * live connection for the work of one operation (or a chain of them); while none is live it waits
+ * up to {@code max-wait}, or fails at once when that is zero (the default), with a
+ * {@link io.cqflux.core.ConnectionException}, so that a web layer can answer {@code 503}. Nothing
+ * is retried: an operation in flight on a connection that ends fails.
  *
  * <p><b>Lifetime and thread safety.</b> Thread-safe. Connected when the application context
  * starts ({@link CqfluxLifecycle}) and closed, after its operations drained, when it stops; the
@@ -24,11 +28,11 @@ public final class CqfluxPeer {
 
     /** What the peer's connection is doing. */
     public enum State {
-        /** Not connected yet, or connecting again after a loss. */
+        /** Not connected yet: the first attempt runs. */
         CONNECTING,
-        /** Connected: operations go through. */
+        /** At least one connection is live: operations go through. */
         UP,
-        /** Not reachable: operations fail (or wait, where configured) until it comes back. */
+        /** Not reachable (the first attempt failed, or every connection ended): reconnecting with backoff. */
         DOWN,
         /** Closed with the application. */
         CLOSED
@@ -83,6 +87,15 @@ public final class CqfluxPeer {
     /** {@return the states from now on, the current one first; completes when the peer is closed} */
     public Flux<State> states() {
         return link.states();
+    }
+
+    /**
+     * {@return the library's events of this peer's connections (connecting, connected, lost,
+     * retrying with its delay and cause, closed), the most recent replayed first; see
+     * {@link io.cqflux.reactor.PeerPool#events()}}
+     */
+    public Flux<io.cqflux.reactor.PeerPoolEvent> events() {
+        return link.events();
     }
 
     /** {@return whether operations go through now} */

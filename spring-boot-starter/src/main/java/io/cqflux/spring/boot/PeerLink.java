@@ -21,6 +21,8 @@ interface PeerLink {
 
     Flux<CqfluxPeer.State> states();
 
+    Flux<io.cqflux.reactor.PeerPoolEvent> events();
+
     int inFlight();
 
     Map<String, Object> details();

@@ -4,7 +4,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.cqflux.test.CqfluxTest;
 import io.cqflux.test.LoopbackPeer;
+import io.cqflux.core.RegionAccess;
+import io.cqflux.reactor.Cqflux;
+import io.cqflux.reactor.Region;
+import java.lang.foreign.Arena;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.time.Duration;
+import reactor.core.publisher.Mono;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
@@ -40,6 +47,34 @@ class CqfluxReadinessTest {
         } finally {
             server.close();
         }
+    }
+
+    @Test
+    void requiredPeerBack_readinessAcceptsTrafficAgain_andOperationsGoThrough() throws Exception {
+        int port;
+        try (java.net.ServerSocket probe = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            port = probe.getLocalPort();
+        }
+        runner.withPropertyValues("cqflux.peers.store.address=127.0.0.1", "cqflux.peers.store.port=" + port,
+                        "cqflux.peers.store.min-backoff=50ms", "cqflux.peers.store.max-backoff=200ms")
+                .run(ctx -> {
+                    ApplicationAvailability availability = ctx.getBean(ApplicationAvailability.class);
+                    CqfluxPeer store = ctx.getBean(CqfluxPeers.class).get("store");
+                    AvailabilityChangeEvent.publish(ctx, ReadinessState.ACCEPTING_TRAFFIC);
+                    Awaitility.await().atMost(Duration.ofSeconds(10)).until(
+                            () -> availability.getReadinessState() == ReadinessState.REFUSING_TRAFFIC);
+                    try (Arena arena = Arena.ofShared();
+                         Cqflux server = Cqflux.builder().transport("fabric").threadNamePrefix("late-server").build()) {
+                        Region exposed = server.register(arena.allocate(4096), RegionAccess.WRITE_DST, RegionAccess.READ_SRC);
+                        server.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), c -> c.onDispose(), exposed)
+                                .block(Duration.ofSeconds(10));
+                        store.awaitAvailable(Duration.ofSeconds(10)).block(Duration.ofSeconds(15));
+                        Awaitility.await().atMost(Duration.ofSeconds(10)).until(
+                                () -> availability.getReadinessState() == ReadinessState.ACCEPTING_TRAFFIC);
+                        assertThat(store.withConnection(c -> Mono.just(c.remoteRegion(0).size()))
+                                .block(Duration.ofSeconds(10))).isEqualTo(4096L);
+                    }
+                });
     }
 
     @Test

@@ -17,7 +17,7 @@ import reactor.test.StepVerifier;
 /** A peer that stops answering: the request's own timeout, in virtual time and over HTTP. */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
         properties = { "cqflux.transport=faulty", "records.storage-transport=fabric", "records.slots=1024",
-                "records.timeout=2s" })
+                "records.timeout=2s", "cqflux.shutdown-timeout=2s" })
 class TimeoutTest {
     static final Faults FAULTS = Faults.create();
 

@@ -40,8 +40,8 @@ class CqfluxHealthContributorAutoConfigurationTest {
                                 ((CompositeReactiveHealthContributor) cqflux.getContributor("peers")).getContributor("store");
                         Health up = health(store);
                         assertThat(up.getStatus()).isEqualTo(Status.UP);
-                        assertThat(up.getDetails()).containsEntry("state", "UP").containsKey("connection")
-                                .containsKey("sendCredits").containsEntry("required", true);
+                        assertThat(up.getDetails()).containsEntry("state", "UP").containsEntry("liveConnections", 1)
+                                .containsKey("inFlight").containsEntry("required", true);
 
                         CqfluxPeer peer = ctx.getBean(CqfluxPeers.class).get("store");
                         server.close();

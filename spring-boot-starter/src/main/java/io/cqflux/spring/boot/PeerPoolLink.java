@@ -1,0 +1,146 @@
+package io.cqflux.spring.boot;
+
+import io.cqflux.reactor.Cqflux;
+import io.cqflux.reactor.PeerPool;
+import io.cqflux.reactor.PeerPoolEvent;
+import io.cqflux.reactor.PeerPoolOptions;
+import io.cqflux.reactor.RdmaConnection;
+import java.net.InetSocketAddress;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Function;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+
+/**
+ * A peer reached through the library's {@link PeerPool}: connections that heal (reconnect with
+ * backoff, regions re-learned), operations that wait (bounded) or fail fast during a gap.
+ */
+final class PeerPoolLink implements PeerLink {
+    private final Cqflux cqflux;
+    private final InetSocketAddress address;
+    private final PeerPoolOptions options;
+    private volatile PeerPool pool;
+    private volatile PeerPoolEvent last;
+    /** The connections operations were given: what the drain waits on (in flight at the NIC, cancelled ones too). */
+    private final Set<RdmaConnection> used = ConcurrentHashMap.newKeySet();
+
+    PeerPoolLink(Cqflux cqflux, InetSocketAddress address, PeerPoolOptions options) {
+        this.cqflux = cqflux;
+        this.address = address;
+        this.options = options;
+    }
+
+    @Override
+    public synchronized void start() {
+        if (pool == null) {
+            pool = cqflux.peerPool(address, options);
+            pool.events().subscribe(e -> last = e);
+        }
+    }
+
+    private PeerPool pool() {
+        PeerPool p = pool;
+        if (p == null) {
+            throw new IllegalStateException("the peer at " + address + " is not started (the application context is not running)");
+        }
+        return p;
+    }
+
+    @Override
+    public <T> Mono<T> withConnection(Function<? super RdmaConnection, ? extends Mono<T>> work) {
+        return Mono.defer(() -> pool().withConnection(c -> {
+            used.add(c);
+            return work.apply(c);
+        }));
+    }
+
+    @Override
+    public CqfluxPeer.State state() {
+        PeerPool p = pool;
+        if (p == null) {
+            return CqfluxPeer.State.CONNECTING;
+        }
+        PeerPool.State s = p.state();
+        PeerPoolEvent e = last;
+        // The pool says CONNECTING until its first connection; once an attempt failed, the peer is down.
+        if (s == PeerPool.State.CONNECTING && e != null && e.kind() == PeerPoolEvent.Kind.RETRYING) {
+            return CqfluxPeer.State.DOWN;
+        }
+        return map(s);
+    }
+
+    private static CqfluxPeer.State map(PeerPool.State s) {
+        return switch (s) {
+            case CONNECTING -> CqfluxPeer.State.CONNECTING;
+            case CONNECTED -> CqfluxPeer.State.UP;
+            case RECONNECTING -> CqfluxPeer.State.DOWN;
+            case CLOSED -> CqfluxPeer.State.CLOSED;
+        };
+    }
+
+    @Override
+    public Flux<CqfluxPeer.State> states() {
+        return Flux.defer(() -> {
+            PeerPool p = pool;
+            if (p == null) {
+                return Flux.just(CqfluxPeer.State.CONNECTING);
+            }
+            return Flux.concat(Mono.fromSupplier(this::state), p.events().map(e -> state()))
+                    .distinctUntilChanged()
+                    .takeUntil(s -> s == CqfluxPeer.State.CLOSED);
+        });
+    }
+
+    @Override
+    public Flux<PeerPoolEvent> events() {
+        return Flux.defer(() -> pool().events());
+    }
+
+    @Override
+    public int inFlight() {
+        int n = 0;
+        for (RdmaConnection c : used) {
+            if (c.isDisposed() && c.inFlight() == 0) {
+                used.remove(c);
+            } else {
+                n += c.inFlight() + c.waiting();
+            }
+        }
+        return n;
+    }
+
+    @Override
+    public Map<String, Object> details() {
+        Map<String, Object> d = new LinkedHashMap<>();
+        d.put("state", state().name());
+        d.put("address", address.getHostString() + ":" + address.getPort());
+        PeerPool p = pool;
+        if (p != null) {
+            d.put("pool", p.state().name());
+            d.put("liveConnections", p.liveConnections());
+            d.put("connections", options.size());
+        }
+        d.put("inFlight", inFlight());
+        PeerPoolEvent e = last;
+        if (e != null) {
+            d.put("lastEvent", e.kind().name());
+            if (state() != CqfluxPeer.State.UP && e.cause() != null) {
+                d.put("error", e.cause().toString());
+            }
+        }
+        return d;
+    }
+
+    @Override
+    public Mono<Void> close() {
+        PeerPool p = pool;
+        if (p == null) {
+            return Mono.empty();
+        }
+        p.dispose();
+        return p.onDispose();
+    }
+}
