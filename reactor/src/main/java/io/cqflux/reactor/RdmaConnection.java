@@ -38,7 +38,9 @@ import reactor.core.publisher.Mono;
  *
  * <p><b>Cancellation</b> detaches the subscriber only: the NIC may still use the buffers, so the
  * operation keeps its credit and its regions until its completion arrives; its late outcome is
- * dropped ({@code Operators.onErrorDropped}).
+ * dropped ({@code Operators.onErrorDropped}). The forms on {@code byte[]} and {@code ByteBuffer}
+ * stage the data through the instance's {@link BufferPool}, whose buffer is likewise released only
+ * then; for regions of your own, {@link Region#inFlight()} tells when a range may be reused.
  *
  * <p><b>Lifetime and thread safety.</b> Thread-safe. {@link #dispose()} (or {@link #close()}, the
  * same for try-with-resources) is idempotent, does not block, and frees the native connection on
