@@ -83,6 +83,11 @@ public final class Cqflux implements Disposable, AutoCloseable {
                 c.dispose();
             } else if (dropped instanceof RdmaServer s) {
                 s.dispose();
+            } else if (dropped instanceof BufferLease l) {
+                // A lease that reached a subscriber which had just cancelled (e.g. a timeout on
+                // acquire()) goes back to the pool instead of shrinking it for good; a lease
+                // already handed to an operation is not affected (release() ignores it).
+                l.release();
             }
         });
     }

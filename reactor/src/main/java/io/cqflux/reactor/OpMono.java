@@ -10,7 +10,8 @@ import reactor.core.publisher.Mono;
 /**
  * A cold operation: an immutable description of what to post. Each subscription checks the
  * arguments (errors are signalled, never thrown), takes references on the local regions, and hands
- * an {@link Op} to the connection's loop, which posts it when a credit is free.
+ * an {@link Op} to the connection's loop, which posts it when a credit is free. One that carries a
+ * {@link BufferLease} is for one subscription: the lease goes with it.
  */
 final class OpMono extends Mono<Void> {
     final ConnectionCore core;

@@ -256,6 +256,17 @@ class BufferPoolTest {
     }
 
     @Test
+    void lease_droppedByASubscriberThatCancelled_goesBackToThePool() {
+        start(1, 256, 16);
+        BufferLease lease = pool().acquire().block(T);
+        assertEquals(1, pool().leased());
+        // What Reactor's operators do with a value that reaches them after a cancel (e.g. timeout()).
+        reactor.core.publisher.Operators.onNextDropped(lease, reactor.util.context.Context.empty());
+        assertEquals(0, pool().leased());
+        assertFalse(lease.isHeld());
+    }
+
+    @Test
     void write_withNoWaitersAllowed_andAllLeased_failsWithQueueFull() {
         start(1, 256, 0);
         BufferLease held = pool().acquire().block(T);
