@@ -118,6 +118,8 @@ final class ConnectionCore {
     private Consumer<Throwable> onFailed;
     private Disposable deadlines;
     final Receiver receiver;
+    /** The owning instance's staging buffers (the byte[]/ByteBuffer forms); set by {@link Cqflux#adopt} before publication. */
+    BufferPool buffers;
 
     private final Sinks.Many<ConnectionEvent> events = Sinks.many().replay().all();
     private final Sinks.Many<CompletionRecord> completions = Sinks.many().multicast().directBestEffort();

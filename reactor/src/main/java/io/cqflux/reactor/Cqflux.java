@@ -84,6 +84,11 @@ public final class Cqflux implements Disposable, AutoCloseable {
                 c.dispose();
             } else if (dropped instanceof RdmaServer s) {
                 s.dispose();
+            } else if (dropped instanceof BufferLease l) {
+                // A lease that reached a subscriber which had just cancelled (e.g. a timeout on
+                // acquire()) goes back to the pool instead of shrinking it for good; a lease
+                // already handed to an operation is not affected (release() ignores it).
+                l.release();
             }
         });
     }
@@ -101,8 +106,10 @@ public final class Cqflux implements Disposable, AutoCloseable {
     private final Set<Region> regions = ConcurrentHashMap.newKeySet();
     private final AtomicBoolean closing = new AtomicBoolean();
     private final CompletableFuture<Void> terminated = new CompletableFuture<>();
+    private final BufferPool buffers;
 
     private Cqflux(Builder b, Transport transport, EventLoop[] loops, String threadNamePrefix) {
+        this.buffers = new BufferPool(this, b.poolBuffers, b.poolBufferSize, b.poolMaxWaiters);
         this.transport = transport;
         this.loops = loops;
         this.config = b.config;
@@ -140,6 +147,15 @@ public final class Cqflux implements Disposable, AutoCloseable {
             out.add(l.stats());
         }
         return out;
+    }
+
+    /**
+     * {@return this instance's registered staging buffers, through which the {@code byte[]} and
+     * {@code ByteBuffer} forms of {@link RdmaConnection}'s operations copy; sized by
+     * {@link Builder#bufferPool(int, int)}, registered on first use, closed with this instance}
+     */
+    public BufferPool buffers() {
+        return buffers;
     }
 
     /**
@@ -560,6 +576,9 @@ public final class Cqflux implements Disposable, AutoCloseable {
             return terminated;
         }
         long deadline = System.nanoTime() + TimeUnit.NANOSECONDS.convert(budget);
+        // Waiting and new takers fail now; the pool's region deregisters (and its memory is freed)
+        // once the operations still using its buffers are released, like any region.
+        buffers.close();
         List<CompletableFuture<Void>> parts = new ArrayList<>();
         for (RdmaServer s : List.copyOf(servers)) {
             parts.add(s.closeAsync());
@@ -673,6 +692,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
 
     ConnectionCore adopt(EventLoop loop, Connection spi, ConnectionConfig cfg, PeerControl control, boolean raw) {
         ConnectionCore core = new ConnectionCore(loop, transport, spi, cfg, limits, control, raw);
+        core.buffers = buffers;
         connections.add(core);
         core.closed.whenComplete((v, t) -> connections.remove(core));
         return core;
@@ -718,8 +738,49 @@ public final class Cqflux implements Disposable, AutoCloseable {
         private Duration shutdownTimeout = DEFAULT_SHUTDOWN_TIMEOUT;
         private int acceptBufferSize = DEFAULT_ACCEPT_BUFFER_SIZE;
         private String threadNamePrefix;
+        private int poolBuffers = BufferPool.DEFAULT_BUFFERS;
+        private int poolBufferSize = BufferPool.DEFAULT_BUFFER_SIZE;
+        private int poolMaxWaiters = BufferPool.DEFAULT_MAX_WAITERS;
 
         private Builder() {
+        }
+
+        /**
+         * Sizes the registered staging buffers ({@link Cqflux#buffers()}) through which the
+         * {@code byte[]} and {@code ByteBuffer} operation forms copy: a fixed number of buffers
+         * that never grows, each carrying at most {@code bufferSize} bytes per operation. Default
+         * {@value BufferPool#DEFAULT_BUFFERS} buffers of {@value BufferPool#DEFAULT_BUFFER_SIZE}
+         * bytes; the memory ({@code buffers} times {@code bufferSize} rounded up to 64) is
+         * allocated and registered on first use only.
+         *
+         * @param buffers the number of buffers, 1..{@value BufferPool#MAX_BUFFERS}
+         * @param bufferSize bytes per buffer, 1..{@value BufferPool#MAX_BUFFER_SIZE}; all buffers
+         *     together at most {@value BufferPool#MAX_POOL_BYTES} bytes
+         * @return this
+         * @throws IllegalArgumentException naming the value and its bound
+         */
+        public Builder bufferPool(int buffers, int bufferSize) {
+            return bufferPool(buffers, bufferSize, poolMaxWaiters);
+        }
+
+        /**
+         * Sizes the staging buffers as {@link #bufferPool(int, int)} and bounds the takers that
+         * may wait for one when all are leased (FIFO); one more fails with
+         * {@link io.cqflux.core.QueueFullException}. Default
+         * {@value BufferPool#DEFAULT_MAX_WAITERS}.
+         *
+         * @param buffers the number of buffers, 1..{@value BufferPool#MAX_BUFFERS}
+         * @param bufferSize bytes per buffer, 1..{@value BufferPool#MAX_BUFFER_SIZE}
+         * @param maxWaiters takers that may wait, 0..{@value BufferPool#MAX_WAITERS} (0: never wait)
+         * @return this
+         * @throws IllegalArgumentException naming the value and its bound
+         */
+        public Builder bufferPool(int buffers, int bufferSize, int maxWaiters) {
+            BufferPool.checkConfig(buffers, bufferSize, maxWaiters);
+            this.poolBuffers = buffers;
+            this.poolBufferSize = bufferSize;
+            this.poolMaxWaiters = maxWaiters;
+            return this;
         }
 
         /**
