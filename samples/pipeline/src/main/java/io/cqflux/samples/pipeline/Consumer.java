@@ -1,5 +1,6 @@
 package io.cqflux.samples.pipeline;
 
+import io.cqflux.core.ConnectionException;
 import io.cqflux.reactor.RdmaConnection;
 import io.cqflux.reactor.Region;
 import java.lang.foreign.MemorySegment;
@@ -66,6 +67,8 @@ final class Consumer {
         Mono<Void> consume = c.receive(in -> in.hasImmediate() ? in.immediate() & 0xFFFF_FFFFL : -1L)
                 .publishOn(scheduler, 32)
                 .doOnNext(this::onCommit)
+                // The writer closed in order: no more acknowledgements to send.
+                .doOnComplete(tails::tryEmitComplete)
                 .then();
         // One acknowledgement in flight at a time; while it is, only the latest tail is kept.
         Mono<Void> acks = tails.asFlux()
@@ -74,6 +77,8 @@ final class Consumer {
                     ackMem.set(Record.LONG, 0, t);
                     return c.send(ackSrc, 0, 8);
                 }), 1)
+                // An acknowledgement that the writer's close overtook is no failure of the consumer.
+                .onErrorResume(e -> e instanceof ConnectionException && c.isDisposed(), e -> Mono.empty())
                 .then();
         return Mono.when(consume, acks).doOnError(e -> failure.tryEmitError(e));
     }

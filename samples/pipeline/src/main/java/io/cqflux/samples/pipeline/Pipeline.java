@@ -13,6 +13,9 @@ import java.io.PrintStream;
 import java.io.UncheckedIOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.management.ManagementFactory;
+import java.lang.management.MemoryPoolMXBean;
+import java.lang.management.MemoryType;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
@@ -83,7 +86,8 @@ public final class Pipeline {
 
     /** What one run measured. */
     record Result(int status, long records, long verified, long verifiedBytes, double seconds, long maxAhead,
-                  long aheadBound, long ringWaits, int maxInFlight, int sendCredits, long peakHeap, long peakRss,
+                  long aheadBound, long ringWaits, int maxInFlight, int sendCredits, long peakHeap, long peakLive,
+                  long peakRss,
                   double sourceRecordsPerSecond, String failure) {
         double recordsPerSecond() {
             return verified / seconds;
@@ -123,7 +127,7 @@ public final class Pipeline {
     }
 
     private static Result failed(int status, String why) {
-        return new Result(status, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, why);
+        return new Result(status, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, why);
     }
 
     /** The generated source's state. */
@@ -167,6 +171,7 @@ public final class Pipeline {
         private Scheduler producerThread;
         private volatile long maxAhead;
         private volatile long peakHeap;
+        private volatile long peakLive;
         private long batches;
 
         Run(Options o, PrintStream out) {
@@ -225,6 +230,7 @@ public final class Pipeline {
                         .thenReturn(n));
 
                 long t0 = System.nanoTime();
+                samples.add(new Sample(0, 0, 0, 0, conn.inFlight(), conn.waiting(), gate.occupied(), 0, heapUsed()));
                 Disposable progress = sampler(t0, conn, consumer);
                 Long total;
                 try {
@@ -234,11 +240,11 @@ public final class Pipeline {
                     progress.dispose();
                 }
                 double seconds = (System.nanoTime() - t0) / 1e9;
-                sample(t0, conn, consumer);
+                finalSample(t0, conn, consumer);
                 long verified = consumer.tail();
                 Result r = new Result(total != null && verified == total ? OK : FAILED, total == null ? 0 : total,
                         verified, consumer.verifiedBytes(), seconds, maxAhead, aheadBound, gate.waits(),
-                        conn.maxInFlight(), conn.sendCredits(), peakHeap, peakRss(), sourceRate,
+                        conn.maxInFlight(), conn.sendCredits(), peakHeap, peakLive, peakRss(), sourceRate,
                         total == null ? "the pipeline ended without a result" : null);
                 report(r, conn);
                 conn.disposeNow(SETUP_TIMEOUT);
@@ -404,15 +410,45 @@ public final class Pipeline {
         private long lastBytes;
         private double lastSeconds;
 
+        /** The end: a last sample unless the interval had barely begun (its rates would be noise). */
+        private synchronized void finalSample(long t0, RdmaConnection conn, Consumer consumer) {
+            double now = (System.nanoTime() - t0) / 1e9;
+            if (now - lastSeconds >= o.interval.toNanos() / 4e9) {
+                sample(t0, conn, consumer);
+            }
+        }
+
+        /**
+         * {@return the heap outside the young generation's allocation area (eden): what survived a
+         * collection, so what the process retains; it would grow if the pipeline buffered records}
+         */
+        private static long liveHeap() {
+            long live = 0;
+            for (MemoryPoolMXBean pool : ManagementFactory.getMemoryPoolMXBeans()) {
+                if (pool.getType() == MemoryType.HEAP && !pool.getName().contains("Eden")) {
+                    live += pool.getUsage().getUsed();
+                }
+            }
+            return live;
+        }
+
+        private static long heapUsed() {
+            Runtime rt = Runtime.getRuntime();
+            return rt.totalMemory() - rt.freeMemory();
+        }
+
         private synchronized Sample sample(long t0, RdmaConnection conn, Consumer consumer) {
             double now = (System.nanoTime() - t0) / 1e9;
             long v = consumer.tail();
             long b = consumer.verifiedBytes();
             double dt = Math.max(1e-6, now - lastSeconds);
-            Runtime rt = Runtime.getRuntime();
-            long heap = rt.totalMemory() - rt.freeMemory();
+            long heap = heapUsed();
             if (heap > peakHeap) {
                 peakHeap = heap;
+            }
+            long live = liveHeap();
+            if (live > peakLive) {
+                peakLive = live;
             }
             Sample s = new Sample(now, v, (v - lastVerified) / dt, (b - lastBytes) / 1e6 / dt, conn.inFlight(),
                     conn.waiting(), gate.occupied(), produced.get() - gate.consumed(), heap);
@@ -433,7 +469,8 @@ public final class Pipeline {
                 out.printf("  the source was held to the link's pace: %.1fx slower than it runs alone%n",
                         r.sourceRecordsPerSecond() / r.recordsPerSecond());
             }
-            out.printf("  memory: heap used at most %d MB (sampled), peak RSS %s%n", r.peakHeap() >> 20,
+            out.printf("  memory: heap retained (outside eden) at most %d MB, heap used at most %d MB (sampled,"
+                            + " garbage included), peak RSS %s%n", r.peakLive() >> 20, r.peakHeap() >> 20,
                     r.peakRss() > 0 ? (r.peakRss() >> 20) + " MB" : "unknown");
             Files.createDirectories(o.out);
             Path csv = o.out.resolve("pipeline.csv");
