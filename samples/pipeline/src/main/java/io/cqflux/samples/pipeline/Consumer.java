@@ -41,6 +41,7 @@ final class Consumer {
     private final byte[] scratch;
     private final Sinks.Many<Long> tails = Sinks.many().unicast().onBackpressureBuffer();
     private final Sinks.Empty<Void> failure = Sinks.empty();
+    private volatile IllegalStateException firstFailure;
     private volatile long tail;
     private volatile long verifiedBytes;
     private volatile long notifications;
@@ -141,7 +142,13 @@ final class Consumer {
 
     private IllegalStateException fail(String what) {
         IllegalStateException e = new IllegalStateException("consumer: " + what);
+        firstFailure = e;
         failure.tryEmitError(e);
         return e;
+    }
+
+    /** {@return the first verification failure, or null} */
+    IllegalStateException firstFailure() {
+        return firstFailure;
     }
 }

@@ -236,6 +236,15 @@ public final class Pipeline {
                 try {
                     total = Mono.firstWithSignal(all, consumer.failure().then(Mono.empty()), acks.then(Mono.empty()))
                             .block(RUN_TIMEOUT);
+                } catch (RuntimeException e) {
+                    // A record that failed verification closes the consumer's connection, and the
+                    // writer may see that end first: report the cause, not its echo.
+                    IllegalStateException cause = consumer.firstFailure();
+                    if (cause != null && cause != e) {
+                        cause.addSuppressed(e);
+                        throw cause;
+                    }
+                    throw e;
                 } finally {
                     progress.dispose();
                 }
