@@ -76,6 +76,9 @@ final class Plot {
         g.drawString(leftName, x0 + 6, top + 14);
         g.setColor(rightColor);
         g.drawString(rightName, x0 + 6, top + 28);
+        // The bounds (send credits, ring slots), dashed: the lines must stay under them.
+        limit(g, leftFloor, lMax, x0, x1, y0, height, leftColor);
+        limit(g, rightFloor, rMax, x0, x1, y0, height, rightColor);
         line(g, samples, left, lMax, tMax, x0, x1, y0, height, leftColor);
         line(g, samples, right, rMax, tMax, x0, x1, y0, height, rightColor);
         if (xLabel) {
@@ -100,6 +103,16 @@ final class Plot {
             px = x;
             py = y;
         }
+    }
+
+    private static void limit(Graphics2D g, double bound, double max, int x0, int x1, int y0, int height, Color c) {
+        if (bound <= 0) {
+            return;
+        }
+        int y = y0 - (int) Math.round(height * bound / max);
+        g.setColor(c);
+        g.setStroke(new BasicStroke(1f, BasicStroke.CAP_BUTT, BasicStroke.JOIN_MITER, 10f, new float[] {6f, 4f}, 0f));
+        g.drawLine(x0, y, x1, y);
     }
 
     private static double max(List<Sample> samples, ToDoubleFunction<Sample> f) {
