@@ -109,6 +109,8 @@ fi
 # ---------------------------------------------------------------------------- run in the VM
 # Same JVM flags as Surefire's (the pom's cqflux.test.argLine), plus C1 only: under TCG every
 # C2 compilation is expensive and these runs are short (measured: ~20% less CPU for the lane).
+# A JVM crash report goes to the reports folder, which is copied out (the guest's working
+# directory is a throw-away overlay: an hs_err file written there vanishes at power-off).
 argline=$(sed -n 's:.*<cqflux.test.argLine>\(.*\)</cqflux.test.argLine>.*:\1:p' pom.xml | head -n1)
 [ -n "$argline" ] || argline="--enable-native-access=ALL-UNNAMED"
 reports=$repo/target/softroce-reports
@@ -121,7 +123,7 @@ for a in "${extra[@]}"; do case $a in --select*) selection=() ;; esac; done
 say "prepared in $(elapsed) s; booting the VM"
 # shellcheck disable=SC2086  # argline is a list of JVM flags
 "$here/run-in-vm.sh" "${vm_args[@]}" --out "$reports" -- \
-    "$JAVA_HOME/bin/java" $argline -XX:TieredStopAtLevel=1 \
+    "$JAVA_HOME/bin/java" $argline -XX:TieredStopAtLevel=1 -XX:ErrorFile=/run/cqflux/out/hs_err_pid%p.log \
     "-Djava.util.logging.config.file=$repo/.mvn/test-logging.properties" \
     -jar "$console_jar" execute \
     --disable-banner --details=tree --fail-if-no-tests "${colors[@]}" \
