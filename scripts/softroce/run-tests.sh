@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The rpma test tier: runs every JUnit test tagged "rpma" (and not "host-only") from the core and
-# reactor test classes inside the Soft-RoCE VM, with the JUnit Platform console launcher.
+# The rpma test tier: runs every JUnit test tagged "rpma" or "fabric-verbs" (the fabric transport on
+# libfabric's verbs provider over rxe), and not "host-only", from the core and reactor test classes
+# inside the Soft-RoCE VM, with the JUnit Platform console launcher.
 #
 # Usage: run-tests.sh [--build] [--timeout SEC] [--keep] [-- EXTRA CONSOLE LAUNCHER ARGS...]
 #   --build        run `mvnw test-compile` first even if the classes exist (otherwise only when
@@ -129,7 +130,7 @@ say "prepared in $(elapsed) s; booting the VM"
     --disable-banner --details=tree --fail-if-no-tests "${colors[@]}" \
     --exclude-engine=junit-vintage --exclude-engine=junit-platform-suite \
     --class-path "$cp" "${selection[@]}" \
-    --include-tag rpma --exclude-tag host-only \
+    --include-tag rpma --include-tag fabric-verbs --exclude-tag host-only \
     --reports-dir /run/cqflux/out \
     "${extra[@]}" && rc=0 || rc=$?
 

@@ -9,13 +9,14 @@ import org.junit.jupiter.api.Tag;
 
 /**
  * The shared transport contract on libfabric's {@code verbs} provider over Soft-RoCE (rxe): runs
- * only in the lane and only on request (tag {@code fabric-verbs}, excluded on the host and from
- * the lane's default rpma tier; {@code CQFLUX_RPMA_ADDRESS} names the rxe address):
- * {@code scripts/softroce/run-tests.sh -- --include-tag fabric-verbs --select-class=<this class>}.
+ * only in the lane (tag {@code fabric-verbs}, excluded on the host, included by
+ * {@code scripts/softroce/run-tests.sh}; {@code CQFLUX_RPMA_ADDRESS} names the rxe address).
  *
- * <p>Not yet green: in the lane (libfabric 1.17, rxe) the run dies with a SIGSEGV inside
- * libfabric.so.1 (same offset in every run) about a minute into the suite; which test, and
- * whether cqflux's bindings or the provider is at fault, is not known yet. Kept as the reproducer.
+ * <p>The defaults of the contract are verbs' behaviour, as on rpma: a bad key fails the one
+ * operation with REM_ACCESS_ERR (the provider's prov_errno is the ibv_wc_status), a write with
+ * immediate consumes a posted receive (FI_RX_CQ_DATA mode). The first lane runs crashed with
+ * SIGSEGV at libfabric.so.1+0x7da50: the zero-length flush passed a descriptor array holding
+ * NULL, which verbs dereferences even for iov_count 0 (see FabricConnection#rmaRaw).
  */
 @Tag("fabric-verbs")
 class FabricVerbsContractTest extends TransportContract {
