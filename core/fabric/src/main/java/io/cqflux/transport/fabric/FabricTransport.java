@@ -226,16 +226,28 @@ final class FabricTransport implements Transport {
      * cqflux turns it off itself; this fires only when the user's environment turned it on.
      */
     private static void refuseMrCache(String provider) {
+        String why = mrCacheRefusal(provider, FabricLibrary.nativeEnv(FabricLibrary.MR_CACHE_MONITOR));
+        if (why != null) {
+            throw new TransportUnavailableException("fabric", why, null);
+        }
+    }
+
+    /**
+     * @param provider the provider's name
+     * @param monitor the value of {@link FabricLibrary#MR_CACHE_MONITOR}, null when unset
+     * @return why the provider is refused with that MR cache setting, or null when it is not
+     */
+    static String mrCacheRefusal(String provider, String monitor) {
         if ("tcp".equals(provider)) {
-            return; // tcp registers through no cache (util MR map): access and close are exact
+            return null; // tcp registers through no cache (util MR map): access and close are exact
         }
-        String monitor = FabricLibrary.nativeEnv(FabricLibrary.MR_CACHE_MONITOR);
-        if (monitor != null && !FabricLibrary.MR_CACHE_OFF.equals(monitor)) {
-            throw new TransportUnavailableException("fabric", "provider '" + provider + "' with "
-                    + FabricLibrary.MR_CACHE_MONITOR + "=" + monitor + ": libfabric's MR cache would register every"
-                    + " region with all remote access rights and keep it registered after close; unset "
-                    + FabricLibrary.MR_CACHE_MONITOR + " or set it to " + FabricLibrary.MR_CACHE_OFF, null);
+        if (monitor == null || FabricLibrary.MR_CACHE_OFF.equals(monitor)) {
+            return null;
         }
+        return "provider '" + provider + "' with " + FabricLibrary.MR_CACHE_MONITOR + "=" + monitor
+                + ": libfabric's MR cache would register every region with all remote access rights and keep it"
+                + " registered after close; unset " + FabricLibrary.MR_CACHE_MONITOR + " or set it to "
+                + FabricLibrary.MR_CACHE_OFF;
     }
 
     /**
