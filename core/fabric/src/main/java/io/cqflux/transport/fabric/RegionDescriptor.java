@@ -32,8 +32,8 @@ import java.util.Set;
  * 16  long  length, whose top byte carries the access bits (regions are below 2^56 bytes)
  * </pre>
  * Why two: verbs' connection private data is 55 bytes in either direction ({@code
- * FI_OPT_CM_DATA_SIZE}: RDMA CM's 56-byte request minus the provider's 1-byte header; 1.17
- * applies the request's limit to fi_accept too), and a reactive hello with one region, the
+ * FI_OPT_CM_DATA_SIZE}: RDMA CM's 56-byte request minus the provider's 1-byte header; the
+ * provider reports one limit, which the transport applies to accepts too), and a reactive hello with one region, the
  * control words' raw descriptor and the framing must fit it: 4 + 1 + 1 + 20 + 2 + 24 = 52.
  * Version 1 is kept where keys are 8 bytes (tcp: 256 bytes of private data).
  * Parsing checks every field; malformed bytes are an {@link IllegalArgumentException} naming
