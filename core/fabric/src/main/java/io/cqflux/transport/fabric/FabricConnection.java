@@ -44,12 +44,12 @@ import java.util.List;
  * the descriptor array are allocated once per connection and refilled per post.
  *
  * <p>Facts about libfabric 1.17's {@code verbs} provider this class depends on (measured over
- * rxe in the Soft-RoCE lane unless marked "source"): local buffers need their {@code fi_mr_desc}
+ * rxe in the Soft-RoCE lane; FabricVerbsContractTest): local buffers need their {@code fi_mr_desc}
  * (FI_MR_LOCAL), and a zero-length post must pass {@code desc == NULL} (see {@link #rmaRaw});
  * it ignores completion-level flags (tx op_flags empty); a peer's disconnect leaves posted
  * receives pending until we shut down (see Events#peerEnded); the op context
  * {@code (uint64_t) -1} is its "no completion" marker, and a completion carrying it is dropped
- * even when it is an error (source: vrb_poll_cq), so an unsignaled operation that fails reports
+ * even when it is an error (vrb_poll_cq), against fi_cq(3), so an unsignaled operation that fails reports
  * nothing itself -- its failure shows as the queue pair's error state (later operations fail
  * WR_FLUSH_ERR). The reactive layer's contexts never have the top bit set (InFlightTable), so
  * none collides with the marker.
