@@ -118,6 +118,12 @@ final class ConnectionCore {
     private Consumer<Throwable> onFailed;
     private Disposable deadlines;
     final Receiver receiver;
+    /** The owner's listeners ({@link CqfluxListener}); set by {@link Cqflux} right after construction. */
+    Instrumentation instrumentation = Instrumentation.NONE;
+    /** Reported opened to the listeners (so that closed is reported only after opened). */
+    volatile boolean announced;
+    /** Operations refused for the pending limit; written on the loop only, read anywhere. */
+    private volatile long rejections;
 
     private final Sinks.Many<ConnectionEvent> events = Sinks.many().replay().all();
     private final Sinks.Many<CompletionRecord> completions = Sinks.many().multicast().directBestEffort();
@@ -231,6 +237,7 @@ final class ConnectionCore {
                 }
             }
             state = State.ESTABLISHED;
+            instrumentation.opened(this);
             events.tryEmitNext(e);
             Consumer<RdmaConnection> cb = onEstablished;
             onEstablished = null;
@@ -289,6 +296,7 @@ final class ConnectionCore {
         }
         terminal = cause; // before the volatile state: checkOpen() on another thread reads both
         state = State.ENDED;
+        instrumentation.closed(this);
         try {
             failEverything(cause, event);
         } finally {
@@ -634,6 +642,7 @@ final class ConnectionCore {
         }
         // ESTABLISHED or ENDING: ENDING posts nothing, its operations wait for the end's verdict.
         if (waiting.size() + messages.size() >= pendingLimit) {
+            rejections++; // NOSONAR: written by the loop thread only
             op.fail(new QueueFullException("connection " + description + ": " + pendingLimit
                     + " operations already wait for a send-queue credit (pendingLimit " + pendingLimit
                     + ", send queue " + table.creditLimit()
@@ -962,6 +971,8 @@ final class ConnectionCore {
             // a region's deregistration failed: its owner hears nothing better from here
             LOG.warn("connection " + description + ": releasing an operation's region failed", e);
         }
+        // Names the subscriber code about to run for the loop's blocked-loop report (a plain store).
+        loop.noteOperation(OperationKind.of(kind).sequenceName());
         if (c.isSuccess()) {
             op.complete();
             drainWaiting();
@@ -1053,6 +1064,10 @@ final class ConnectionCore {
 
     int maxInFlight() {
         return maxInFlight;
+    }
+
+    long rejections() {
+        return rejections;
     }
 
     long staleCompletions() {
