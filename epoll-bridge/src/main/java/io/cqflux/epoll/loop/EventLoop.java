@@ -578,7 +578,7 @@ public final class EventLoop implements AutoCloseable {
                     if (spinBudget != Integer.MAX_VALUE) {
                         idle++; // BUSY_POLL never counts, so it never reaches the sleep branch
                     }
-                    Thread.onSpinWait();
+                    SpinWait.pause();
                 } else {
                     idle = 0;
                 }

@@ -88,7 +88,7 @@ final class TaskQueue {
                 NEXT.setRelease(t, n);
                 return true;
             }
-            Thread.onSpinWait();
+            SpinWait.pause();
         }
     }
 
@@ -139,7 +139,7 @@ final class TaskQueue {
             if (r != null) {
                 return r;
             }
-            Thread.onSpinWait();
+            SpinWait.pause();
         }
     }
 }
