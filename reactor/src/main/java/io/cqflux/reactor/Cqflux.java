@@ -276,7 +276,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
                 }
                 EventLoop loop = loops[0];
                 Runnable task = () -> {
-                    loop.noteOperation("cqflux.bind"); // names the task in a blocked-loop report
+                    loop.noteSetup("cqflux.bind"); // the library's own work: not a blocked-loop WARN
                     if (closing.get()) {
                         // A hand-over that the loop dropped in its shutdown runs after it ended.
                         sink.error(new ResourceClosedException("cqflux is closed: cannot bind " + address));
@@ -413,7 +413,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
                 }
             });
             Runnable task = () -> {
-                loop.noteOperation("cqflux.connect"); // names the task in a blocked-loop report
+                loop.noteSetup("cqflux.connect"); // the library's own work: not a blocked-loop WARN
                 if (handedOver.get()) {
                     return;
                 }

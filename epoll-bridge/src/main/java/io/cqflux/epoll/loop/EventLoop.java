@@ -193,6 +193,8 @@ public final class EventLoop implements AutoCloseable {
     private long unitStart;
     /** What the reactive layer said it is running (an operation kind), or {@code null}. */
     private String unitLabel;
+    /** The unit is the library's own set-up work ({@link #noteSetup}), not subscriber code. */
+    private boolean unitIsSetup;
     /** When the last blocked-loop warning was logged, and how many were not logged since. */
     private long lastBlockedLog;
     private long blockedNotLogged;
@@ -924,6 +926,22 @@ public final class EventLoop implements AutoCloseable {
     }
 
     /**
+     * Names the library's own set-up work about to run (a connect or a bind: native calls and, the
+     * first time in a JVM, linking the native bindings, which can take a few hundred ms). A unit
+     * so marked that exceeds the threshold is logged at DEBUG and not counted in
+     * {@link LoopStats#blocked()}, which is about subscriber code and tasks: a WARN at every
+     * application start would teach users to ignore the warning. Loop thread only.
+     *
+     * @param label a constant string, e.g. {@code cqflux.connect}
+     */
+    public void noteSetup(String label) {
+        if (Thread.currentThread() == thread) {
+            unitLabel = label;
+            unitIsSetup = true;
+        }
+    }
+
+    /**
      * Ends a measured unit: one clock read; a unit over the threshold is counted and maybe logged.
      *
      * @param unit what kind of unit
@@ -936,7 +954,14 @@ public final class EventLoop implements AutoCloseable {
         unitStart = now;
         String label = unitLabel;
         unitLabel = null;
+        boolean setup = unitIsSetup;
+        unitIsSetup = false;
         if (held > blockedThresholdNanos) {
+            if (setup) {
+                LOG.log(System.Logger.Level.DEBUG, "event loop thread {0}: {1} held it for {2} ms",
+                        thread.getName(), label, TimeUnit.NANOSECONDS.toMillis(held));
+                return;
+            }
             blocked(held, unit, what, n, label);
             unitStart = System.nanoTime(); // the report itself is not the next unit's time
         }

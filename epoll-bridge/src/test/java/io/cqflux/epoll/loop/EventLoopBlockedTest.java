@@ -82,6 +82,22 @@ class EventLoopBlockedTest {
     }
 
     @Test
+    void setupWorkPastTheThreshold_isNeitherCountedNorWarned() {
+        try (EventLoop loop = EventLoop.start(config("setup-work", Duration.ofMillis(20)))) {
+            CompletableFuture<Void> done = new CompletableFuture<>();
+            loop.execute(() -> {
+                loop.noteSetup("cqflux.connect");
+                sleep(60);
+                done.complete(null);
+            });
+            Await.done(done, "the set-up task");
+            Await.roundTrip(loop);
+            assertEquals(0, loop.stats().blocked());
+            assertTrue(warnings.stream().noneMatch(r -> r.getMessage().contains("was blocked for")), warnings::toString);
+        }
+    }
+
+    @Test
     void fastTasks_areNotReported() {
         try (EventLoop loop = EventLoop.start(config("fast-tasks", Duration.ofMillis(100)))) {
             for (int i = 0; i < 1000; i++) {
