@@ -37,7 +37,7 @@ class GuideMetricsExampleTest {
 
     @Test
     void reactorMetricsExample_namesTheOperation() {
-        MeterRegistry registry = new SimpleMeterRegistry();
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
         try (LoopbackPeer peer = CqfluxTest.loopback().start()) {
             RdmaConnection conn = peer.connection();
             PeerRegion remote = peer.remote();

@@ -243,6 +243,7 @@ final class ConnectionCore {
             onEstablished = null;
             onFailed = null;
             if (cb != null) {
+                loop.noteOperation("cqflux.established"); // subscriber code: reported if it blocks
                 safely(() -> cb.accept(api));
             }
             return;

@@ -922,6 +922,7 @@ public final class EventLoop implements AutoCloseable {
     public void noteOperation(String label) {
         if (Thread.currentThread() == thread) {
             unitLabel = label;
+            unitIsSetup = false; // subscriber code runs in this unit: it is reported as such
         }
     }
 
@@ -930,7 +931,9 @@ public final class EventLoop implements AutoCloseable {
      * first time in a JVM, linking the native bindings, which can take a few hundred ms). A unit
      * so marked that exceeds the threshold is logged at DEBUG and not counted in
      * {@link LoopStats#blocked()}, which is about subscriber code and tasks: a WARN at every
-     * application start would teach users to ignore the warning. Loop thread only.
+     * application start would teach users to ignore the warning. A later
+     * {@link #noteOperation} in the same unit (subscriber code about to run) makes it an ordinary
+     * unit again. Loop thread only.
      *
      * @param label a constant string, e.g. {@code cqflux.connect}
      */
