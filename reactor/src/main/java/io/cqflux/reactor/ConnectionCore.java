@@ -185,7 +185,7 @@ final class ConnectionCore {
             for (CompletionQueue cq : conn.completionQueues()) {
                 registrations.add(loop.register(cq, this::onCompletion, lost));
             }
-            registrations.add(loop.register(conn.events(), this::onEvents, lost));
+            registrations.add(loop.register(conn.events(), this::onEventsReadable, lost));
         } catch (RuntimeException e) {
             end(e, null);
             return;
@@ -194,6 +194,16 @@ final class ConnectionCore {
                 TimeUnit.MILLISECONDS.toNanos(10), TimeUnit.SECONDS.toNanos(1));
         deadlines = Schedulers.parallel().schedulePeriodically(() -> runOnLoop(this::checkDeadlines),
                 period, period, TimeUnit.NANOSECONDS);
+        onEvents();
+    }
+
+    /**
+     * The event channel's readiness handler: the library's own work (the handshake, the hello),
+     * so a slow one is not a blocked-loop WARN; subscriber code it runs (the established
+     * callback, the end's failures) is named before it runs and reported again.
+     */
+    private void onEventsReadable() {
+        loop.noteSetup("cqflux.connectionEvent");
         onEvents();
     }
 
@@ -309,6 +319,7 @@ final class ConnectionCore {
     }
 
     private void failEverything(Throwable cause, ConnectionEvent event) {
+        loop.noteOperation("cqflux.connectionEnd"); // subscriber code (the failures) runs here
         if (deadlines != null) {
             deadlines.dispose();
         }
