@@ -107,6 +107,8 @@ public final class Cqflux implements Disposable, AutoCloseable {
     private final AtomicBoolean closing = new AtomicBoolean();
     private final CompletableFuture<Void> terminated = new CompletableFuture<>();
     private final BufferPool buffers;
+    /** The listeners ({@link #addListener(CqfluxListener)}). */
+    private final Instrumentation instrumentation = new Instrumentation();
 
     private Cqflux(Builder b, Transport transport, EventLoop[] loops, String threadNamePrefix) {
         this.buffers = new BufferPool(this, b.poolBuffers, b.poolBufferSize, b.poolMaxWaiters);
@@ -138,6 +140,29 @@ public final class Cqflux implements Disposable, AutoCloseable {
     /** {@return the shutdown budget of {@link #dispose()} and {@link #close()}} */
     public Duration shutdownTimeout() {
         return shutdownTimeout;
+    }
+
+    /**
+     * Installs a listener for metrics or tracing: it hears of every connection established from
+     * now on (and at once of those already open), every connection's end and every operation's
+     * outcome (see {@link CqfluxListener} for threads and cost). The {@code cqflux-micrometer}
+     * module's {@code CqfluxMetrics} is such a listener.
+     *
+     * @param listener the listener
+     * @return disposing it removes the listener (operations subscribed before may still report)
+     */
+    public Disposable addListener(CqfluxListener listener) {
+        Objects.requireNonNull(listener, "listener");
+        return instrumentation.add(listener, connections);
+    }
+
+    /** {@return the loops' thread names, in the order of {@link #loopStats()}} */
+    public List<String> loopNames() {
+        List<String> out = new ArrayList<>();
+        for (EventLoop l : loops) {
+            out.add(l.name());
+        }
+        return out;
     }
 
     /** {@return a snapshot of each event loop's counters} */
@@ -268,6 +293,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
                 }
                 EventLoop loop = loops[0];
                 Runnable task = () -> {
+                    loop.noteSetup("cqflux.bind"); // the library's own work: not a blocked-loop WARN
                     if (closing.get()) {
                         // A hand-over that the loop dropped in its shutdown runs after it ended.
                         sink.error(new ResourceClosedException("cqflux is closed: cannot bind " + address));
@@ -404,6 +430,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
                 }
             });
             Runnable task = () -> {
+                loop.noteSetup("cqflux.connect"); // the library's own work: not a blocked-loop WARN
                 if (handedOver.get()) {
                     return;
                 }
@@ -693,6 +720,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
     ConnectionCore adopt(EventLoop loop, Connection spi, ConnectionConfig cfg, PeerControl control, boolean raw) {
         ConnectionCore core = new ConnectionCore(loop, transport, spi, cfg, limits, control, raw);
         core.buffers = buffers;
+        core.instrumentation = instrumentation;
         connections.add(core);
         core.closed.whenComplete((v, t) -> connections.remove(core));
         return core;
@@ -741,6 +769,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
         private int poolBuffers = BufferPool.DEFAULT_BUFFERS;
         private int poolBufferSize = BufferPool.DEFAULT_BUFFER_SIZE;
         private int poolMaxWaiters = BufferPool.DEFAULT_MAX_WAITERS;
+        private Duration blockedLoopThreshold = LoopConfig.DEFAULT_BLOCKED_THRESHOLD;
 
         private Builder() {
         }
@@ -780,6 +809,26 @@ public final class Cqflux implements Disposable, AutoCloseable {
             this.poolBuffers = buffers;
             this.poolBufferSize = bufferSize;
             this.poolMaxWaiters = maxWaiters;
+            return this;
+        }
+
+        /**
+         * Sets how long subscriber code (or any task) may hold an event-loop thread before the
+         * loop reports it: a WARN log naming the thread, the duration and the operation kind (at
+         * most once per 10 s per loop), and the {@link LoopStats#blocked()} count (the
+         * {@code cqflux.loop.blocked} meter). Code that runs on the loop — a Mono's
+         * {@code onComplete}, a {@code receive()} subscriber's {@code onNext} — delays every other
+         * connection on it; move heavy work off with {@code publishOn(Schedulers.boundedElastic())}.
+         * The loop reads the clock once per task or completion batch (none when off). Default
+         * 100 ms.
+         *
+         * @param threshold at least zero, at most one hour; {@link Duration#ZERO} turns the
+         *     detection off
+         * @return this
+         * @throws IllegalArgumentException when {@code threshold} is negative or above one hour
+         */
+        public Builder blockedLoopThreshold(Duration threshold) {
+            this.blockedLoopThreshold = LoopConfig.checkBlockedThreshold(threshold);
             return this;
         }
 
@@ -1013,7 +1062,8 @@ public final class Cqflux implements Disposable, AutoCloseable {
                 // One thread per loop: the factory's counter matches the loop's index.
                 LoopThreadFactory tf = new LoopThreadFactory(prefix + "-loop");
                 for (int i = 0; i < loopCount; i++) {
-                    ls[i] = EventLoop.start(new LoopConfig(prefix + "-loop-" + i, waitStrategy, batchSize, tf));
+                    ls[i] = EventLoop.start(new LoopConfig(prefix + "-loop-" + i, waitStrategy, batchSize, tf,
+                            blockedLoopThreshold));
                 }
             } catch (RuntimeException e) {
                 stopStarted(ls);

@@ -5,15 +5,22 @@ import io.cqflux.core.spi.Connection;
 import io.cqflux.core.spi.LocalRegion;
 import io.cqflux.core.spi.RemoteRegion;
 import reactor.core.CoreSubscriber;
+import reactor.core.Scannable;
 import reactor.core.publisher.Mono;
+import reactor.util.annotation.Nullable;
 
 /**
  * A cold operation: an immutable description of what to post. Each subscription checks the
  * arguments (errors are signalled, never thrown), takes references on the local regions, and hands
  * an {@link Op} to the connection's loop, which posts it when a credit is free. One that carries a
  * {@link BufferLease} is for one subscription: the lease goes with it.
+ *
+ * <p>{@link Scannable}: its {@link Attr#NAME} is its kind's {@link OperationKind#sequenceName()}
+ * ({@code cqflux.write}, ...), which {@code tap(Micrometer.metrics(...))}, {@code checkpoint} and
+ * {@code Scannable.from(mono).name()} show; the public methods create it through
+ * {@link #assemble} ({@code Mono.onAssembly}), so Reactor's assembly hooks see it.
  */
-final class OpMono extends Mono<Void> {
+final class OpMono extends Mono<Void> implements Scannable {
     final ConnectionCore core;
     final OpKind kind;
     final PeerRegion remote;
@@ -51,6 +58,35 @@ final class OpMono extends Mono<Void> {
         this.length = length;
         this.value = value;
         this.flushType = flushType;
+    }
+
+    /**
+     * Hands a new operation Mono to Reactor's assembly hooks ({@code Hooks.onEachOperator},
+     * {@code Hooks.onOperatorDebug}, ...), as Reactor's own operators do.
+     *
+     * @param m the operation
+     * @return what the hooks made of it ({@code m} itself when none is installed)
+     */
+    static Mono<Void> assemble(OpMono m) {
+        return onAssembly(m);
+    }
+
+    @Override
+    @Nullable
+    @SuppressWarnings("rawtypes") // Scannable declares it with the raw Attr
+    public Object scanUnsafe(Attr key) {
+        if (key == Attr.NAME) {
+            return OperationKind.of(kind).sequenceName();
+        }
+        if (key == Attr.RUN_STYLE) {
+            return Attr.RunStyle.ASYNC;
+        }
+        return null;
+    }
+
+    @Override
+    public String toString() {
+        return OperationKind.of(kind).sequenceName() + "[" + core.description + "]";
     }
 
     @Override

@@ -175,6 +175,15 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
         return core.waitingOps();
     }
 
+    /**
+     * {@return the operations refused on this connection because {@link Cqflux.Builder#pendingLimit(int)}
+     * operations already waited for a credit (each failed with a
+     * {@link io.cqflux.core.QueueFullException}); for metrics, read from any thread}
+     */
+    public long rejections() {
+        return core.rejections();
+    }
+
     /** {@return the most send-queue credits ever held at once on this connection} */
     public int maxInFlight() {
         return core.maxInFlight();
@@ -191,7 +200,7 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
      * @return a cold Mono completing when the data is in {@code dst}
      */
     public Mono<Void> read(Region dst, long dstOffset, PeerRegion src, long srcOffset, long length) {
-        return new OpMono(core, OpKind.READ, src, srcOffset, dst, dstOffset, length, 0, null);
+        return OpMono.assemble(new OpMono(core, OpKind.READ, src, srcOffset, dst, dstOffset, length, 0, null));
     }
 
     /**
@@ -206,7 +215,7 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
      * @return a cold Mono
      */
     public Mono<Void> write(PeerRegion dst, long dstOffset, Region src, long srcOffset, long length) {
-        return new OpMono(core, OpKind.WRITE, dst, dstOffset, src, srcOffset, length, 0, null);
+        return OpMono.assemble(new OpMono(core, OpKind.WRITE, dst, dstOffset, src, srcOffset, length, 0, null));
     }
 
     /**
@@ -247,7 +256,7 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
      */
     public Mono<Void> durableWrite(PeerRegion dst, long dstOffset, Region src, long srcOffset, long length,
                                    FlushType type) {
-        return new OpMono(core, OpKind.DURABLE_WRITE, dst, dstOffset, src, srcOffset, length, 0, type);
+        return OpMono.assemble(new OpMono(core, OpKind.DURABLE_WRITE, dst, dstOffset, src, srcOffset, length, 0, type));
     }
 
     /**
@@ -260,7 +269,7 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
      * @return a cold Mono
      */
     public Mono<Void> flush(PeerRegion dst, long dstOffset, long length, FlushType type) {
-        return new OpMono(core, OpKind.FLUSH, dst, dstOffset, null, 0, length, 0, type);
+        return OpMono.assemble(new OpMono(core, OpKind.FLUSH, dst, dstOffset, null, 0, length, 0, type));
     }
 
     /**
@@ -273,7 +282,7 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
      *     transport without atomics (fabric/tcp)
      */
     public Mono<Void> atomicWrite(PeerRegion dst, long dstOffset, long value) {
-        return new OpMono(core, OpKind.ATOMIC_WRITE, dst, dstOffset, null, 0, 8, value, null);
+        return OpMono.assemble(new OpMono(core, OpKind.ATOMIC_WRITE, dst, dstOffset, null, 0, 8, value, null));
     }
 
     /**
@@ -289,8 +298,8 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
      */
     public Mono<Void> writeWithImmediate(PeerRegion dst, long dstOffset, Region src, long srcOffset, long length,
                                          int immediate) {
-        return new OpMono(core, OpKind.WRITE_WITH_IMMEDIATE, dst, dstOffset, src, srcOffset, length,
-                immediate & 0xFFFF_FFFFL, null);
+        return OpMono.assemble(new OpMono(core, OpKind.WRITE_WITH_IMMEDIATE, dst, dstOffset, src, srcOffset, length,
+                immediate & 0xFFFF_FFFFL, null));
     }
 
     /**
@@ -302,7 +311,7 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
      * @return a cold Mono
      */
     public Mono<Void> send(Region src, long offset, long length) {
-        return new OpMono(core, OpKind.SEND, null, 0, src, offset, length, 0, null);
+        return OpMono.assemble(new OpMono(core, OpKind.SEND, null, 0, src, offset, length, 0, null));
     }
 
     /**
@@ -315,8 +324,8 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
      * @return a cold Mono
      */
     public Mono<Void> sendWithImmediate(Region src, long offset, long length, int immediate) {
-        return new OpMono(core, OpKind.SEND_WITH_IMMEDIATE, null, 0, src, offset, length,
-                immediate & 0xFFFF_FFFFL, null);
+        return OpMono.assemble(new OpMono(core, OpKind.SEND_WITH_IMMEDIATE, null, 0, src, offset, length,
+                immediate & 0xFFFF_FFFFL, null));
     }
 
     // ---------------------------------------------------------------- data as the application holds it
@@ -508,7 +517,8 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
                 lease.release();
                 throw e;
             }
-            return new OpMono(core, kind, remote, remoteOffset, region, lease.offset(), length, 0, type, lease, null);
+            return OpMono.assemble(new OpMono(core, kind, remote, remoteOffset, region, lease.offset(), length, 0, type,
+                    lease, null));
         });
     }
 

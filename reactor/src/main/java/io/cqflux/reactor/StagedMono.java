@@ -10,6 +10,7 @@ import java.nio.ByteBuffer;
 import org.reactivestreams.Subscription;
 import reactor.core.CoreSubscriber;
 import reactor.core.Exceptions;
+import reactor.core.Scannable;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Operators;
 import reactor.util.annotation.Nullable;
@@ -24,9 +25,12 @@ import reactor.util.context.Context;
  * NIC ({@link OpMono#releaseRegions}), never on cancel. A read copies the data out of the buffer at
  * that moment, right before the lease is given back, and emits the copy.
  *
+ * <p>{@link Scannable} under the same name as the operation it stages ({@code cqflux.write},
+ * ...), and made through {@code Mono.onAssembly}, as {@link OpMono} is.
+ *
  * @param <T> {@code Void} for writes and sends, {@code byte[]} for a read
  */
-final class StagedMono<T> extends Mono<T> {
+final class StagedMono<T> extends Mono<T> implements Scannable {
     final ConnectionCore core;
     final BufferPool pool;
     final OpKind kind;
@@ -56,18 +60,31 @@ final class StagedMono<T> extends Mono<T> {
         this.readLength = readLength;
     }
 
+    @Override
+    @Nullable
+    @SuppressWarnings("rawtypes") // Scannable declares it with the raw Attr
+    public Object scanUnsafe(Attr key) {
+        if (key == Attr.NAME) {
+            return OperationKind.of(kind).sequenceName();
+        }
+        if (key == Attr.RUN_STYLE) {
+            return Attr.RunStyle.ASYNC;
+        }
+        return null;
+    }
+
     static Mono<Void> of(ConnectionCore core, BufferPool pool, OpKind kind, PeerRegion remote, long remoteOffset,
                          FlushType flushType, byte[] data) {
-        return new StagedMono<>(core, pool, kind, remote, remoteOffset, flushType, data, 0, null, 0);
+        return onAssembly(new StagedMono<>(core, pool, kind, remote, remoteOffset, flushType, data, 0, null, 0));
     }
 
     static Mono<Void> of(ConnectionCore core, BufferPool pool, OpKind kind, PeerRegion remote, long remoteOffset,
                          FlushType flushType, ByteBuffer data) {
-        return new StagedMono<>(core, pool, kind, remote, remoteOffset, flushType, null, 0, data, 0);
+        return onAssembly(new StagedMono<>(core, pool, kind, remote, remoteOffset, flushType, null, 0, data, 0));
     }
 
     static Mono<byte[]> read(ConnectionCore core, BufferPool pool, PeerRegion remote, long remoteOffset, int length) {
-        return new StagedMono<>(core, pool, OpKind.READ, remote, remoteOffset, null, null, 0, null, length);
+        return onAssembly(new StagedMono<>(core, pool, OpKind.READ, remote, remoteOffset, null, null, 0, null, length));
     }
 
     @Override
