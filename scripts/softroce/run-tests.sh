@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The rpma test tier: runs every JUnit test tagged "rpma" (and not "host-only") from the core and
-# reactor test classes inside the Soft-RoCE VM, with the JUnit Platform console launcher.
+# The rpma test tier: runs every JUnit test tagged "rpma" or "fabric-verbs" (the fabric transport on
+# libfabric's verbs provider over rxe), and not "host-only", from the core and reactor test classes
+# inside the Soft-RoCE VM, with the JUnit Platform console launcher.
 #
 # Usage: run-tests.sh [--build] [--timeout SEC] [--keep] [-- EXTRA CONSOLE LAUNCHER ARGS...]
 #   --build        run `mvnw test-compile` first even if the classes exist (otherwise only when
@@ -109,6 +110,8 @@ fi
 # ---------------------------------------------------------------------------- run in the VM
 # Same JVM flags as Surefire's (the pom's cqflux.test.argLine), plus C1 only: under TCG every
 # C2 compilation is expensive and these runs are short (measured: ~20% less CPU for the lane).
+# A JVM crash report goes to the reports folder, which is copied out (the guest's working
+# directory is a throw-away overlay: an hs_err file written there vanishes at power-off).
 argline=$(sed -n 's:.*<cqflux.test.argLine>\(.*\)</cqflux.test.argLine>.*:\1:p' pom.xml | head -n1)
 [ -n "$argline" ] || argline="--enable-native-access=ALL-UNNAMED"
 reports=$repo/target/softroce-reports
@@ -121,13 +124,13 @@ for a in "${extra[@]}"; do case $a in --select*) selection=() ;; esac; done
 say "prepared in $(elapsed) s; booting the VM"
 # shellcheck disable=SC2086  # argline is a list of JVM flags
 "$here/run-in-vm.sh" "${vm_args[@]}" --out "$reports" -- \
-    "$JAVA_HOME/bin/java" $argline -XX:TieredStopAtLevel=1 \
+    "$JAVA_HOME/bin/java" $argline -XX:TieredStopAtLevel=1 -XX:ErrorFile=/run/cqflux/out/hs_err_pid%p.log \
     "-Djava.util.logging.config.file=$repo/.mvn/test-logging.properties" \
     -jar "$console_jar" execute \
     --disable-banner --details=tree --fail-if-no-tests "${colors[@]}" \
     --exclude-engine=junit-vintage --exclude-engine=junit-platform-suite \
     --class-path "$cp" "${selection[@]}" \
-    --include-tag rpma --exclude-tag host-only \
+    --include-tag rpma --include-tag fabric-verbs --exclude-tag host-only \
     --reports-dir /run/cqflux/out \
     "${extra[@]}" && rc=0 || rc=$?
 

@@ -10,6 +10,9 @@ module io.cqflux.reactor {
     requires transitive io.cqflux.epoll;
     requires transitive reactor.core;
     requires transitive org.reactivestreams;
+    // Optional: BlockHound, when the application has it (CqfluxBlockHoundIntegration, found by
+    // its ServiceLoader on the class path).
+    requires static reactor.blockhound;
 
     exports io.cqflux.reactor;
 }

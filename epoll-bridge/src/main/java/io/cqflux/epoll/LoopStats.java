@@ -12,12 +12,33 @@ package io.cqflux.epoll;
  * @param largestBatch most completions returned by one drain call
  * @param tasks tasks run from the task queue
  * @param droppedTasks queued tasks dropped by a forced shutdown (or a graceful one past its timeout)
+ * @param blocked times a task, a completion batch (the subscriber code it ran) or a readiness
+ *     handler held the loop thread longer than the loop's blocked threshold (0 when the detection
+ *     is off)
+ * @param lagNanos the most recent sample of the loop lag: nanoseconds from a task's hand-over to
+ *     the start of its run (one task in eight is sampled; 0 before the first sample)
  */
 public record LoopStats(long wakeups, long emptyWakeups, long batches, long completions, int largestBatch, long tasks,
-        long droppedTasks) {
+        long droppedTasks, long blocked, long lagNanos) {
 
     /**
-     * The counters without {@code droppedTasks} (0).
+     * The counters without {@code blocked} and {@code lagNanos} (0).
+     *
+     * @param wakeups wake-ups
+     * @param emptyWakeups empty wake-ups
+     * @param batches batches
+     * @param completions completions
+     * @param largestBatch largest batch
+     * @param tasks tasks run
+     * @param droppedTasks tasks dropped
+     */
+    public LoopStats(long wakeups, long emptyWakeups, long batches, long completions, int largestBatch, long tasks,
+            long droppedTasks) {
+        this(wakeups, emptyWakeups, batches, completions, largestBatch, tasks, droppedTasks, 0, 0);
+    }
+
+    /**
+     * The counters without {@code droppedTasks}, {@code blocked} and {@code lagNanos} (0).
      *
      * @param wakeups wake-ups
      * @param emptyWakeups empty wake-ups
@@ -27,6 +48,6 @@ public record LoopStats(long wakeups, long emptyWakeups, long batches, long comp
      * @param tasks tasks run
      */
     public LoopStats(long wakeups, long emptyWakeups, long batches, long completions, int largestBatch, long tasks) {
-        this(wakeups, emptyWakeups, batches, completions, largestBatch, tasks, 0);
+        this(wakeups, emptyWakeups, batches, completions, largestBatch, tasks, 0, 0, 0);
     }
 }

@@ -118,6 +118,14 @@ final class ConnectionCore {
     private Consumer<Throwable> onFailed;
     private Disposable deadlines;
     final Receiver receiver;
+    /** The owning instance's staging buffers (the byte[]/ByteBuffer forms); set by {@link Cqflux#adopt} before publication. */
+    BufferPool buffers;
+    /** The owner's listeners ({@link CqfluxListener}); set by {@link Cqflux} right after construction. */
+    Instrumentation instrumentation = Instrumentation.NONE;
+    /** Reported opened to the listeners (so that closed is reported only after opened). */
+    volatile boolean announced;
+    /** Operations refused for the pending limit; written on the loop only, read anywhere. */
+    private volatile long rejections;
 
     private final Sinks.Many<ConnectionEvent> events = Sinks.many().replay().all();
     private final Sinks.Many<CompletionRecord> completions = Sinks.many().multicast().directBestEffort();
@@ -179,7 +187,7 @@ final class ConnectionCore {
             for (CompletionQueue cq : conn.completionQueues()) {
                 registrations.add(loop.register(cq, this::onCompletion, lost));
             }
-            registrations.add(loop.register(conn.events(), this::onEvents, lost));
+            registrations.add(loop.register(conn.events(), this::onEventsReadable, lost));
         } catch (RuntimeException e) {
             end(e, null);
             return;
@@ -188,6 +196,16 @@ final class ConnectionCore {
                 TimeUnit.MILLISECONDS.toNanos(10), TimeUnit.SECONDS.toNanos(1));
         deadlines = Schedulers.parallel().schedulePeriodically(() -> runOnLoop(this::checkDeadlines),
                 period, period, TimeUnit.NANOSECONDS);
+        onEvents();
+    }
+
+    /**
+     * The event channel's readiness handler: the library's own work (the handshake, the hello),
+     * so a slow one is not a blocked-loop WARN; subscriber code it runs (the established
+     * callback, the end's failures) is named before it runs and reported again.
+     */
+    private void onEventsReadable() {
+        loop.noteSetup("cqflux.connectionEvent");
         onEvents();
     }
 
@@ -231,11 +249,13 @@ final class ConnectionCore {
                 }
             }
             state = State.ESTABLISHED;
+            instrumentation.opened(this);
             events.tryEmitNext(e);
             Consumer<RdmaConnection> cb = onEstablished;
             onEstablished = null;
             onFailed = null;
             if (cb != null) {
+                loop.noteOperation("cqflux.established"); // subscriber code: reported if it blocks
                 safely(() -> cb.accept(api));
             }
             return;
@@ -289,6 +309,7 @@ final class ConnectionCore {
         }
         terminal = cause; // before the volatile state: checkOpen() on another thread reads both
         state = State.ENDED;
+        instrumentation.closed(this);
         try {
             failEverything(cause, event);
         } finally {
@@ -300,6 +321,7 @@ final class ConnectionCore {
     }
 
     private void failEverything(Throwable cause, ConnectionEvent event) {
+        loop.noteOperation("cqflux.connectionEnd"); // subscriber code (the failures) runs here
         if (deadlines != null) {
             deadlines.dispose();
         }
@@ -634,6 +656,7 @@ final class ConnectionCore {
         }
         // ESTABLISHED or ENDING: ENDING posts nothing, its operations wait for the end's verdict.
         if (waiting.size() + messages.size() >= pendingLimit) {
+            rejections++; // NOSONAR: written by the loop thread only
             op.fail(new QueueFullException("connection " + description + ": " + pendingLimit
                     + " operations already wait for a send-queue credit (pendingLimit " + pendingLimit
                     + ", send queue " + table.creditLimit()
@@ -962,6 +985,8 @@ final class ConnectionCore {
             // a region's deregistration failed: its owner hears nothing better from here
             LOG.warn("connection " + description + ": releasing an operation's region failed", e);
         }
+        // Names the subscriber code about to run for the loop's blocked-loop report (a plain store).
+        loop.noteOperation(OperationKind.of(kind).sequenceName());
         if (c.isSuccess()) {
             op.complete();
             drainWaiting();
@@ -1058,6 +1083,10 @@ final class ConnectionCore {
 
     int maxInFlight() {
         return maxInFlight;
+    }
+
+    long rejections() {
+        return rejections;
     }
 
     long staleCompletions() {

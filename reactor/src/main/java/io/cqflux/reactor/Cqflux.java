@@ -84,6 +84,11 @@ public final class Cqflux implements Disposable, AutoCloseable {
                 c.dispose();
             } else if (dropped instanceof RdmaServer s) {
                 s.dispose();
+            } else if (dropped instanceof BufferLease l) {
+                // A lease that reached a subscriber which had just cancelled (e.g. a timeout on
+                // acquire()) goes back to the pool instead of shrinking it for good; a lease
+                // already handed to an operation is not affected (release() ignores it).
+                l.release();
             }
         });
     }
@@ -101,8 +106,12 @@ public final class Cqflux implements Disposable, AutoCloseable {
     private final Set<Region> regions = ConcurrentHashMap.newKeySet();
     private final AtomicBoolean closing = new AtomicBoolean();
     private final CompletableFuture<Void> terminated = new CompletableFuture<>();
+    private final BufferPool buffers;
+    /** The listeners ({@link #addListener(CqfluxListener)}). */
+    private final Instrumentation instrumentation = new Instrumentation();
 
     private Cqflux(Builder b, Transport transport, EventLoop[] loops, String threadNamePrefix) {
+        this.buffers = new BufferPool(this, b.poolBuffers, b.poolBufferSize, b.poolMaxWaiters);
         this.transport = transport;
         this.loops = loops;
         this.config = b.config;
@@ -133,6 +142,29 @@ public final class Cqflux implements Disposable, AutoCloseable {
         return shutdownTimeout;
     }
 
+    /**
+     * Installs a listener for metrics or tracing: it hears of every connection established from
+     * now on (and at once of those already open), every connection's end and every operation's
+     * outcome (see {@link CqfluxListener} for threads and cost). The {@code cqflux-micrometer}
+     * module's {@code CqfluxMetrics} is such a listener.
+     *
+     * @param listener the listener
+     * @return disposing it removes the listener (operations subscribed before may still report)
+     */
+    public Disposable addListener(CqfluxListener listener) {
+        Objects.requireNonNull(listener, "listener");
+        return instrumentation.add(listener, connections);
+    }
+
+    /** {@return the loops' thread names, in the order of {@link #loopStats()}} */
+    public List<String> loopNames() {
+        List<String> out = new ArrayList<>();
+        for (EventLoop l : loops) {
+            out.add(l.name());
+        }
+        return out;
+    }
+
     /** {@return a snapshot of each event loop's counters} */
     public List<LoopStats> loopStats() {
         List<LoopStats> out = new ArrayList<>();
@@ -140,6 +172,15 @@ public final class Cqflux implements Disposable, AutoCloseable {
             out.add(l.stats());
         }
         return out;
+    }
+
+    /**
+     * {@return this instance's registered staging buffers, through which the {@code byte[]} and
+     * {@code ByteBuffer} forms of {@link RdmaConnection}'s operations copy; sized by
+     * {@link Builder#bufferPool(int, int)}, registered on first use, closed with this instance}
+     */
+    public BufferPool buffers() {
+        return buffers;
     }
 
     /**
@@ -252,6 +293,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
                 }
                 EventLoop loop = loops[0];
                 Runnable task = () -> {
+                    loop.noteSetup("cqflux.bind"); // the library's own work: not a blocked-loop WARN
                     if (closing.get()) {
                         // A hand-over that the loop dropped in its shutdown runs after it ended.
                         sink.error(new ResourceClosedException("cqflux is closed: cannot bind " + address));
@@ -388,6 +430,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
                 }
             });
             Runnable task = () -> {
+                loop.noteSetup("cqflux.connect"); // the library's own work: not a blocked-loop WARN
                 if (handedOver.get()) {
                     return;
                 }
@@ -560,6 +603,9 @@ public final class Cqflux implements Disposable, AutoCloseable {
             return terminated;
         }
         long deadline = System.nanoTime() + TimeUnit.NANOSECONDS.convert(budget);
+        // Waiting and new takers fail now; the pool's region deregisters (and its memory is freed)
+        // once the operations still using its buffers are released, like any region.
+        buffers.close();
         List<CompletableFuture<Void>> parts = new ArrayList<>();
         for (RdmaServer s : List.copyOf(servers)) {
             parts.add(s.closeAsync());
@@ -673,6 +719,8 @@ public final class Cqflux implements Disposable, AutoCloseable {
 
     ConnectionCore adopt(EventLoop loop, Connection spi, ConnectionConfig cfg, PeerControl control, boolean raw) {
         ConnectionCore core = new ConnectionCore(loop, transport, spi, cfg, limits, control, raw);
+        core.buffers = buffers;
+        core.instrumentation = instrumentation;
         connections.add(core);
         core.closed.whenComplete((v, t) -> connections.remove(core));
         return core;
@@ -718,8 +766,70 @@ public final class Cqflux implements Disposable, AutoCloseable {
         private Duration shutdownTimeout = DEFAULT_SHUTDOWN_TIMEOUT;
         private int acceptBufferSize = DEFAULT_ACCEPT_BUFFER_SIZE;
         private String threadNamePrefix;
+        private int poolBuffers = BufferPool.DEFAULT_BUFFERS;
+        private int poolBufferSize = BufferPool.DEFAULT_BUFFER_SIZE;
+        private int poolMaxWaiters = BufferPool.DEFAULT_MAX_WAITERS;
+        private Duration blockedLoopThreshold = LoopConfig.DEFAULT_BLOCKED_THRESHOLD;
 
         private Builder() {
+        }
+
+        /**
+         * Sizes the registered staging buffers ({@link Cqflux#buffers()}) through which the
+         * {@code byte[]} and {@code ByteBuffer} operation forms copy: a fixed number of buffers
+         * that never grows, each carrying at most {@code bufferSize} bytes per operation. Default
+         * {@value BufferPool#DEFAULT_BUFFERS} buffers of {@value BufferPool#DEFAULT_BUFFER_SIZE}
+         * bytes; the memory ({@code buffers} times {@code bufferSize} rounded up to 64) is
+         * allocated and registered on first use only.
+         *
+         * @param buffers the number of buffers, 1..{@value BufferPool#MAX_BUFFERS}
+         * @param bufferSize bytes per buffer, 1..{@value BufferPool#MAX_BUFFER_SIZE}; all buffers
+         *     together at most {@value BufferPool#MAX_POOL_BYTES} bytes
+         * @return this
+         * @throws IllegalArgumentException naming the value and its bound
+         */
+        public Builder bufferPool(int buffers, int bufferSize) {
+            return bufferPool(buffers, bufferSize, poolMaxWaiters);
+        }
+
+        /**
+         * Sizes the staging buffers as {@link #bufferPool(int, int)} and bounds the takers that
+         * may wait for one when all are leased (FIFO); one more fails with
+         * {@link io.cqflux.core.QueueFullException}. Default
+         * {@value BufferPool#DEFAULT_MAX_WAITERS}.
+         *
+         * @param buffers the number of buffers, 1..{@value BufferPool#MAX_BUFFERS}
+         * @param bufferSize bytes per buffer, 1..{@value BufferPool#MAX_BUFFER_SIZE}
+         * @param maxWaiters takers that may wait, 0..{@value BufferPool#MAX_WAITERS} (0: never wait)
+         * @return this
+         * @throws IllegalArgumentException naming the value and its bound
+         */
+        public Builder bufferPool(int buffers, int bufferSize, int maxWaiters) {
+            BufferPool.checkConfig(buffers, bufferSize, maxWaiters);
+            this.poolBuffers = buffers;
+            this.poolBufferSize = bufferSize;
+            this.poolMaxWaiters = maxWaiters;
+            return this;
+        }
+
+        /**
+         * Sets how long subscriber code (or any task) may hold an event-loop thread before the
+         * loop reports it: a WARN log naming the thread, the duration and the operation kind (at
+         * most once per 10 s per loop), and the {@link LoopStats#blocked()} count (the
+         * {@code cqflux.loop.blocked} meter). Code that runs on the loop — a Mono's
+         * {@code onComplete}, a {@code receive()} subscriber's {@code onNext} — delays every other
+         * connection on it; move heavy work off with {@code publishOn(Schedulers.boundedElastic())}.
+         * The loop reads the clock once per task or completion batch (none when off). Default
+         * 100 ms.
+         *
+         * @param threshold at least zero, at most one hour; {@link Duration#ZERO} turns the
+         *     detection off
+         * @return this
+         * @throws IllegalArgumentException when {@code threshold} is negative or above one hour
+         */
+        public Builder blockedLoopThreshold(Duration threshold) {
+            this.blockedLoopThreshold = LoopConfig.checkBlockedThreshold(threshold);
+            return this;
         }
 
         /**
@@ -952,7 +1062,8 @@ public final class Cqflux implements Disposable, AutoCloseable {
                 // One thread per loop: the factory's counter matches the loop's index.
                 LoopThreadFactory tf = new LoopThreadFactory(prefix + "-loop");
                 for (int i = 0; i < loopCount; i++) {
-                    ls[i] = EventLoop.start(new LoopConfig(prefix + "-loop-" + i, waitStrategy, batchSize, tf));
+                    ls[i] = EventLoop.start(new LoopConfig(prefix + "-loop-" + i, waitStrategy, batchSize, tf,
+                            blockedLoopThreshold));
                 }
             } catch (RuntimeException e) {
                 stopStarted(ls);

@@ -31,10 +31,12 @@ final class Op implements Subscription, Scannable {
     static final int POSTED = 2;
 
     private static final VarHandle TERMINATED;
+    private static final VarHandle REPORTED;
 
     static {
         try {
             TERMINATED = MethodHandles.lookup().findVarHandle(Op.class, "terminated", int.class);
+            REPORTED = MethodHandles.lookup().findVarHandle(Op.class, "reported", int.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -59,9 +61,40 @@ final class Op implements Subscription, Scannable {
      */
     Throwable ownError;
 
+    /**
+     * The listener when one was installed at subscription ({@link CqfluxListener}), else
+     * {@code null}: then {@link #report} is one null check, and nothing reads the clock.
+     */
+    private final CqfluxListener listener;
+    /** {@code System.nanoTime()} at subscription when {@link #listener} is set. */
+    private final long subscribedAt;
+    @SuppressWarnings("unused") // through REPORTED: the outcome is reported once (cancel races the end)
+    private volatile int reported;
+
     Op(OpMono spec, CoreSubscriber<? super Void> actual) {
         this.spec = spec;
         this.actual = actual;
+        this.listener = spec.core.instrumentation.listener;
+        this.subscribedAt = listener == null ? 0 : System.nanoTime();
+    }
+
+    /**
+     * Tells the listener, if any, how the operation ended; once. Called before the subscriber's
+     * signal, so that the time excludes what the subscriber does with it.
+     */
+    private void report(OperationOutcome outcome, Throwable error) {
+        CqfluxListener l = listener;
+        if (l == null || !REPORTED.compareAndSet(this, 0, 1)) {
+            return;
+        }
+        long nanos = System.nanoTime() - subscribedAt;
+        try {
+            l.operationFinished(spec.core.api, OperationKind.of(spec.kind), outcome, Instrumentation.errorName(error),
+                    nanos);
+        } catch (Throwable t) {
+            Exceptions.throwIfJvmFatal(t);
+            Operators.onErrorDropped(t, actual.currentContext());
+        }
     }
 
     @Override
@@ -78,6 +111,9 @@ final class Op implements Subscription, Scannable {
     @Override
     public void cancel() {
         cancelled = true;
+        if (listener != null && !isTerminated()) {
+            report(OperationOutcome.CANCELLED, null);
+        }
     }
 
     /** {@return whether the subscriber got (or can no longer get) its terminal signal} */
@@ -93,6 +129,7 @@ final class Op implements Subscription, Scannable {
         if (cancelled) {
             return;
         }
+        report(OperationOutcome.SUCCESS, null);
         try {
             actual.onComplete();
         } catch (Throwable t) {
@@ -115,11 +152,13 @@ final class Op implements Subscription, Scannable {
             Operators.onErrorDropped(error, actual.currentContext());
             return;
         }
+        report(OperationOutcome.ERROR, error);
         deliverError(error);
     }
 
     private void signalError(Throwable error) {
         if (TERMINATED.compareAndSet(this, 0, 1)) {
+            report(OperationOutcome.ERROR, error);
             deliverError(error);
         }
     }

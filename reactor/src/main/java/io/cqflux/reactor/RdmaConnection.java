@@ -3,6 +3,7 @@ package io.cqflux.reactor;
 import io.cqflux.core.CompletionRecord;
 import io.cqflux.core.ConnectionEvent;
 import io.cqflux.core.FlushType;
+import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
@@ -37,7 +38,9 @@ import reactor.core.publisher.Mono;
  *
  * <p><b>Cancellation</b> detaches the subscriber only: the NIC may still use the buffers, so the
  * operation keeps its credit and its regions until its completion arrives; its late outcome is
- * dropped ({@code Operators.onErrorDropped}).
+ * dropped ({@code Operators.onErrorDropped}). The forms on {@code byte[]} and {@code ByteBuffer}
+ * stage the data through the instance's {@link BufferPool}, whose buffer is likewise released only
+ * then; for regions of your own, {@link Region#inFlight()} tells when a range may be reused.
  *
  * <p><b>Lifetime and thread safety.</b> Thread-safe. {@link #dispose()} (or {@link #close()}, the
  * same for try-with-resources) is idempotent, does not block, and frees the native connection on
@@ -172,6 +175,15 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
         return core.waitingOps();
     }
 
+    /**
+     * {@return the operations refused on this connection because {@link Cqflux.Builder#pendingLimit(int)}
+     * operations already waited for a credit (each failed with a
+     * {@link io.cqflux.core.QueueFullException}); for metrics, read from any thread}
+     */
+    public long rejections() {
+        return core.rejections();
+    }
+
     /** {@return the most send-queue credits ever held at once on this connection} */
     public int maxInFlight() {
         return core.maxInFlight();
@@ -188,7 +200,7 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
      * @return a cold Mono completing when the data is in {@code dst}
      */
     public Mono<Void> read(Region dst, long dstOffset, PeerRegion src, long srcOffset, long length) {
-        return new OpMono(core, OpKind.READ, src, srcOffset, dst, dstOffset, length, 0, null);
+        return OpMono.assemble(new OpMono(core, OpKind.READ, src, srcOffset, dst, dstOffset, length, 0, null));
     }
 
     /**
@@ -203,7 +215,7 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
      * @return a cold Mono
      */
     public Mono<Void> write(PeerRegion dst, long dstOffset, Region src, long srcOffset, long length) {
-        return new OpMono(core, OpKind.WRITE, dst, dstOffset, src, srcOffset, length, 0, null);
+        return OpMono.assemble(new OpMono(core, OpKind.WRITE, dst, dstOffset, src, srcOffset, length, 0, null));
     }
 
     /**
@@ -244,7 +256,7 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
      */
     public Mono<Void> durableWrite(PeerRegion dst, long dstOffset, Region src, long srcOffset, long length,
                                    FlushType type) {
-        return new OpMono(core, OpKind.DURABLE_WRITE, dst, dstOffset, src, srcOffset, length, 0, type);
+        return OpMono.assemble(new OpMono(core, OpKind.DURABLE_WRITE, dst, dstOffset, src, srcOffset, length, 0, type));
     }
 
     /**
@@ -257,7 +269,7 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
      * @return a cold Mono
      */
     public Mono<Void> flush(PeerRegion dst, long dstOffset, long length, FlushType type) {
-        return new OpMono(core, OpKind.FLUSH, dst, dstOffset, null, 0, length, 0, type);
+        return OpMono.assemble(new OpMono(core, OpKind.FLUSH, dst, dstOffset, null, 0, length, 0, type));
     }
 
     /**
@@ -270,7 +282,7 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
      *     transport without atomics (fabric/tcp)
      */
     public Mono<Void> atomicWrite(PeerRegion dst, long dstOffset, long value) {
-        return new OpMono(core, OpKind.ATOMIC_WRITE, dst, dstOffset, null, 0, 8, value, null);
+        return OpMono.assemble(new OpMono(core, OpKind.ATOMIC_WRITE, dst, dstOffset, null, 0, 8, value, null));
     }
 
     /**
@@ -286,8 +298,8 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
      */
     public Mono<Void> writeWithImmediate(PeerRegion dst, long dstOffset, Region src, long srcOffset, long length,
                                          int immediate) {
-        return new OpMono(core, OpKind.WRITE_WITH_IMMEDIATE, dst, dstOffset, src, srcOffset, length,
-                immediate & 0xFFFF_FFFFL, null);
+        return OpMono.assemble(new OpMono(core, OpKind.WRITE_WITH_IMMEDIATE, dst, dstOffset, src, srcOffset, length,
+                immediate & 0xFFFF_FFFFL, null));
     }
 
     /**
@@ -299,7 +311,7 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
      * @return a cold Mono
      */
     public Mono<Void> send(Region src, long offset, long length) {
-        return new OpMono(core, OpKind.SEND, null, 0, src, offset, length, 0, null);
+        return OpMono.assemble(new OpMono(core, OpKind.SEND, null, 0, src, offset, length, 0, null));
     }
 
     /**
@@ -312,8 +324,202 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
      * @return a cold Mono
      */
     public Mono<Void> sendWithImmediate(Region src, long offset, long length, int immediate) {
-        return new OpMono(core, OpKind.SEND_WITH_IMMEDIATE, null, 0, src, offset, length,
-                immediate & 0xFFFF_FFFFL, null);
+        return OpMono.assemble(new OpMono(core, OpKind.SEND_WITH_IMMEDIATE, null, 0, src, offset, length,
+                immediate & 0xFFFF_FFFFL, null));
+    }
+
+    // ---------------------------------------------------------------- data as the application holds it
+
+    /*
+     * The forms below stage data through the instance's BufferPool (Cqflux.buffers()): on each
+     * subscription the arguments are checked (the operation's own check and the buffer size), a
+     * buffer is leased (waiting FIFO while all are leased), the data copied in, and the operation
+     * posted as its Region form would be. The buffer goes back when the operation is terminal at
+     * the NIC (OpMono.releaseRegions), never when the subscriber cancels.
+     */
+
+    /**
+     * Writes {@code data} to the peer's memory through a pooled staging buffer (see
+     * {@link BufferPool}): {@link #write(PeerRegion, long, Region, long, long)} without a region of
+     * your own. The array is copied when a buffer is leased, at or after subscription and before
+     * anything is posted: leave it unchanged until the Mono signals. Cancelling detaches the
+     * subscriber; the buffer stays leased until the write is terminal at the NIC.
+     *
+     * @param dst the peer's region ({@code WRITE_DST})
+     * @param dstOffset offset in {@code dst}
+     * @param data the bytes, 1..{@link BufferPool#bufferSize()} of them (never split: a larger
+     *     array fails with an {@link IllegalArgumentException} before anything is posted)
+     * @return a cold Mono; it fails like the Region form, with
+     *     {@link io.cqflux.core.QueueFullException} when the pool's waiters are at their limit and
+     *     with {@link io.cqflux.core.ResourceClosedException} when its {@link Cqflux} is disposed
+     * @throws NullPointerException when {@code data} is null
+     */
+    public Mono<Void> write(PeerRegion dst, long dstOffset, byte[] data) {
+        Objects.requireNonNull(data, "data");
+        return StagedMono.of(core, core.buffers, OpKind.WRITE, dst, dstOffset, null, data);
+    }
+
+    /**
+     * Writes the bytes of {@code data} between its position and limit, as
+     * {@link #write(PeerRegion, long, byte[])}: one copy into the staging buffer, from heap or
+     * direct memory alike; the buffer's position and limit are read at subscription and never
+     * moved. Leave its content unchanged until the Mono signals.
+     *
+     * @param dst the peer's region ({@code WRITE_DST})
+     * @param dstOffset offset in {@code dst}
+     * @param data the bytes, 1..{@link BufferPool#bufferSize()} remaining
+     * @return a cold Mono
+     * @throws NullPointerException when {@code data} is null
+     */
+    public Mono<Void> write(PeerRegion dst, long dstOffset, ByteBuffer data) {
+        Objects.requireNonNull(data, "data");
+        return StagedMono.of(core, core.buffers, OpKind.WRITE, dst, dstOffset, null, data);
+    }
+
+    /**
+     * Writes {@code data} durably through a pooled staging buffer, as
+     * {@link #durableWrite(PeerRegion, long, Region, long, long)}: flushed at
+     * {@link PeerRegion#strongestFlush()}; the buffer stays leased until the flush is terminal at
+     * the NIC.
+     *
+     * @param dst the peer's region
+     * @param dstOffset offset in {@code dst}
+     * @param data the bytes, 1..{@link BufferPool#bufferSize()} of them; leave them unchanged
+     *     until the Mono signals
+     * @return a cold Mono
+     * @throws NullPointerException when {@code data} is null
+     */
+    public Mono<Void> durableWrite(PeerRegion dst, long dstOffset, byte[] data) {
+        Objects.requireNonNull(data, "data");
+        return StagedMono.of(core, core.buffers, OpKind.DURABLE_WRITE, dst, dstOffset,
+                dst == null ? null : dst.strongestFlush(), data);
+    }
+
+    /**
+     * Writes the remaining bytes of {@code data} durably, as
+     * {@link #durableWrite(PeerRegion, long, byte[])}; its position is never moved.
+     *
+     * @param dst the peer's region
+     * @param dstOffset offset in {@code dst}
+     * @param data the bytes, 1..{@link BufferPool#bufferSize()} remaining
+     * @return a cold Mono
+     * @throws NullPointerException when {@code data} is null
+     */
+    public Mono<Void> durableWrite(PeerRegion dst, long dstOffset, ByteBuffer data) {
+        Objects.requireNonNull(data, "data");
+        return StagedMono.of(core, core.buffers, OpKind.DURABLE_WRITE, dst, dstOffset,
+                dst == null ? null : dst.strongestFlush(), data);
+    }
+
+    /**
+     * Sends {@code data} as one message through a pooled staging buffer, as
+     * {@link #send(Region, long, long)}.
+     *
+     * @param data the message, 0..{@link BufferPool#bufferSize()} bytes (and at most the peer's
+     *     receive buffer size); leave it unchanged until the Mono signals
+     * @return a cold Mono
+     * @throws NullPointerException when {@code data} is null
+     */
+    public Mono<Void> send(byte[] data) {
+        Objects.requireNonNull(data, "data");
+        return StagedMono.of(core, core.buffers, OpKind.SEND, null, 0, null, data);
+    }
+
+    /**
+     * Sends the remaining bytes of {@code data} as one message, as {@link #send(byte[])}; its
+     * position is never moved.
+     *
+     * @param data the message, 0..{@link BufferPool#bufferSize()} bytes remaining
+     * @return a cold Mono
+     * @throws NullPointerException when {@code data} is null
+     */
+    public Mono<Void> send(ByteBuffer data) {
+        Objects.requireNonNull(data, "data");
+        return StagedMono.of(core, core.buffers, OpKind.SEND, null, 0, null, data);
+    }
+
+    /**
+     * Reads {@code length} bytes of the peer's memory into a new array, through a pooled staging
+     * buffer: the data is copied out of the buffer once the read's completion arrived, then the
+     * buffer goes back. A cancelled read keeps its buffer until the read is terminal at the NIC.
+     *
+     * @param src the peer's region ({@code READ_SRC})
+     * @param srcOffset offset in {@code src}
+     * @param length bytes, 1..{@link BufferPool#bufferSize()}
+     * @return a cold Mono of the bytes read, emitted on the connection's event loop
+     */
+    public Mono<byte[]> read(PeerRegion src, long srcOffset, int length) {
+        return StagedMono.read(core, core.buffers, src, srcOffset, length);
+    }
+
+    /**
+     * Writes the first {@code length} bytes of a leased buffer you filled
+     * ({@link BufferPool#acquire()}), without a copy. The subscription takes the lease over: it
+     * goes back to the pool when the write is terminal at the NIC, never on cancel, and a second
+     * subscription fails with {@link IllegalStateException}.
+     *
+     * @param dst the peer's region ({@code WRITE_DST})
+     * @param dstOffset offset in {@code dst}
+     * @param src a lease of this connection's {@link Cqflux}, held (not released, not handed on)
+     * @param length bytes, 1..{@code src.size()}
+     * @return a cold Mono, for one subscription
+     * @throws NullPointerException when {@code src} is null
+     */
+    public Mono<Void> write(PeerRegion dst, long dstOffset, BufferLease src, int length) {
+        return leased(OpKind.WRITE, dst, dstOffset, src, length, null);
+    }
+
+    /**
+     * Writes the first {@code length} bytes of a leased buffer durably (flushed at
+     * {@link PeerRegion#strongestFlush()}), without a copy; the subscription takes the lease over
+     * as {@link #write(PeerRegion, long, BufferLease, int)} does.
+     *
+     * @param dst the peer's region
+     * @param dstOffset offset in {@code dst}
+     * @param src a held lease of this connection's {@link Cqflux}
+     * @param length bytes, 1..{@code src.size()}
+     * @return a cold Mono, for one subscription
+     * @throws NullPointerException when {@code src} is null
+     */
+    public Mono<Void> durableWrite(PeerRegion dst, long dstOffset, BufferLease src, int length) {
+        return leased(OpKind.DURABLE_WRITE, dst, dstOffset, src, length, dst == null ? null : dst.strongestFlush());
+    }
+
+    /**
+     * Sends the first {@code length} bytes of a leased buffer as one message, without a copy; the
+     * subscription takes the lease over as {@link #write(PeerRegion, long, BufferLease, int)} does.
+     *
+     * @param src a held lease of this connection's {@link Cqflux}
+     * @param length bytes, 0..{@code src.size()}
+     * @return a cold Mono, for one subscription
+     * @throws NullPointerException when {@code src} is null
+     */
+    public Mono<Void> send(BufferLease src, int length) {
+        return leased(OpKind.SEND, null, 0, src, length, null);
+    }
+
+    private Mono<Void> leased(OpKind kind, PeerRegion remote, long remoteOffset, BufferLease lease, int length,
+                              FlushType type) {
+        Objects.requireNonNull(lease, "lease");
+        if (lease.pool() != core.buffers) {
+            return Mono.error(new IllegalArgumentException(lease + " is from another Cqflux's pool than "
+                    + description() + "'s"));
+        }
+        return Mono.defer(() -> {
+            Region region;
+            try {
+                // The buffer, not the pool's region, bounds the length.
+                io.cqflux.core.internal.Checks.staged(kind == OpKind.SEND ? "send data" : "write data", length,
+                        kind == OpKind.SEND ? 0 : 1, lease.size());
+                region = lease.region();
+            } catch (RuntimeException e) {
+                // The subscription owns the lease whatever the outcome: nothing was posted, it goes back.
+                lease.release();
+                throw e;
+            }
+            return OpMono.assemble(new OpMono(core, kind, remote, remoteOffset, region, lease.offset(), length, 0, type,
+                    lease, null));
+        });
     }
 
     /**

@@ -105,6 +105,7 @@ public final class RdmaServer implements Disposable, AutoCloseable {
     }
 
     private void onReadable() {
+        loop.noteSetup("cqflux.accept"); // the library's own work: not a blocked-loop WARN
         while (!closing) {
             ConnectionRequest req;
             try {

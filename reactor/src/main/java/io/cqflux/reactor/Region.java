@@ -65,7 +65,12 @@ public final class Region implements AutoCloseable {
         return (state.get() & CLOSED) == 0;
     }
 
-    /** {@return the number of operations using it right now (for diagnostics)} */
+    /**
+     * {@return the number of operations using it right now: subscribed and not yet terminal at the
+     * NIC (their completion has not arrived and their connection's native objects still exist),
+     * cancelled ones included. At 0 no operation can touch the region's memory: after a cancel,
+     * that is when a range you used may be reused}
+     */
     public long inFlight() {
         return state.get() & ~CLOSED;
     }

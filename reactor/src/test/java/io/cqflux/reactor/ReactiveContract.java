@@ -996,6 +996,28 @@ abstract class ReactiveContract {
                 .verify(T);
     }
 
+    // ---------------------------------------------------------------- pooled staging buffers
+
+    @Test
+    void pooledForms_writeDurableWriteReadSend_roundTripThroughTheBufferPool() {
+        byte[] data = new byte[3000];
+        new Random(7).nextBytes(data);
+        StepVerifier.create(conn.write(remote(), 0, data)).expectComplete().verify(T);
+        StepVerifier.create(conn.durableWrite(remote(), 4096, java.nio.ByteBuffer.wrap(data))).expectComplete()
+                .verify(T);
+        assertTrue(java.util.Arrays.equals(data, serverMem.asSlice(0, 3000).toArray(ValueLayout.JAVA_BYTE)));
+        assertTrue(java.util.Arrays.equals(data, serverMem.asSlice(4096, 3000).toArray(ValueLayout.JAVA_BYTE)));
+        StepVerifier.create(conn.read(remote(), 4096, 3000))
+                .assertNext(b -> assertTrue(java.util.Arrays.equals(data, b)))
+                .expectComplete().verify(T);
+        StepVerifier.create(serverConn.receive().take(1).map(Message::data))
+                .then(() -> conn.send(java.util.Arrays.copyOf(data, 100)).subscribe())
+                .assertNext(b -> assertTrue(java.util.Arrays.equals(java.util.Arrays.copyOf(data, 100), b)))
+                .expectComplete().verify(T);
+        BufferPool pool = client.buffers();
+        assertTrue(FaultRig.await(() -> pool.leased() == 0, T), pool.toString());
+    }
+
     static int freePort() {
         try (java.net.ServerSocket s = new java.net.ServerSocket(0)) {
             return s.getLocalPort();

@@ -242,6 +242,27 @@ public final class Checks {
     }
 
     /**
+     * Checks that an operation's data fits one pooled staging buffer: the reactive layer's
+     * {@code byte[]} and {@code ByteBuffer} forms copy the data into one buffer of its pool and
+     * never split it.
+     *
+     * @param what the operation and operand, for the message ("write data")
+     * @param length the data's length
+     * @param minLength smallest allowed length (0 or 1)
+     * @param bufferSize the pool's buffer size
+     */
+    public static void staged(String what, long length, long minLength, long bufferSize) {
+        if (length < minLength) {
+            throw new IllegalArgumentException(what + " length " + length + " is below " + minLength);
+        }
+        if (length > bufferSize) {
+            throw new IllegalArgumentException(what + " length " + length + " exceeds the buffer pool's buffer size "
+                    + bufferSize + " (one operation uses one buffer; raise it with Cqflux.Builder.bufferPool, or"
+                    + " split the data)");
+        }
+    }
+
+    /**
      * Checks that a local region is open and has an access right.
      *
      * @param what which region, for the message

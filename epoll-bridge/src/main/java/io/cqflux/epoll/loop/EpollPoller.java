@@ -249,7 +249,7 @@ final class EpollPoller {
         // could be reused by another open() at once.
         WAKE_STATE.setVolatile(this, DEAD);
         while ((int) WAKERS.getVolatile(this) != 0) {
-            Thread.onSpinWait();
+            SpinWait.pause();
         }
         int e = Libc.close(errno, epfd);
         if (e != 0) {

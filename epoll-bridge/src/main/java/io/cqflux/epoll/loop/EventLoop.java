@@ -124,6 +124,8 @@ public final class EventLoop implements AutoCloseable {
     private static final VarHandle LARGEST_BATCH;
     private static final VarHandle TASKS;
     private static final VarHandle DROPPED;
+    private static final VarHandle BLOCKED;
+    private static final VarHandle LAG;
 
     static {
         try {
@@ -136,6 +138,8 @@ public final class EventLoop implements AutoCloseable {
             LARGEST_BATCH = l.findVarHandle(EventLoop.class, "largestBatch", int.class);
             TASKS = l.findVarHandle(EventLoop.class, "tasks", long.class);
             DROPPED = l.findVarHandle(EventLoop.class, "droppedTasks", long.class);
+            BLOCKED = l.findVarHandle(EventLoop.class, "blocked", long.class);
+            LAG = l.findVarHandle(EventLoop.class, "lagNanos", long.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -179,10 +183,27 @@ public final class EventLoop implements AutoCloseable {
     private int largestBatch;
     private long tasks;
     private long droppedTasks;
+    private long blocked;
+    private long lagNanos;
+
+    // Blocked-loop detection (loop thread only); see the block "blocked-loop detection" below.
+    /** {@link LoopConfig#blockedThreshold()} in nanoseconds; 0: off (a final field: one check per unit). */
+    private final long blockedThresholdNanos;
+    /** {@code System.nanoTime()} at the end of the last measured unit (or the last wake-up). */
+    private long unitStart;
+    /** What the reactive layer said it is running (an operation kind), or {@code null}. */
+    private String unitLabel;
+    /** The unit is the library's own set-up work ({@link #noteSetup}), not subscriber code. */
+    private boolean unitIsSetup;
+    /** When the last blocked-loop warning was logged, and how many were not logged since. */
+    private long lastBlockedLog;
+    private long blockedNotLogged;
+    private boolean blockedLogged;
 
     private EventLoop(LoopConfig config) {
         this.name = config.name();
         this.batchSize = config.batchSize();
+        this.blockedThresholdNanos = config.blockedThreshold().toNanos();
         this.spinBudget = switch (config.waitStrategy()) {
             case WaitStrategy.Blocking b -> 0;
             case WaitStrategy.BusyPoll b -> Integer.MAX_VALUE;
@@ -410,7 +431,8 @@ public final class EventLoop implements AutoCloseable {
     public LoopStats stats() {
         return new LoopStats((long) WAKEUPS.getOpaque(this), (long) EMPTY_WAKEUPS.getOpaque(this),
                 (long) BATCHES.getOpaque(this), (long) COMPLETIONS.getOpaque(this),
-                (int) LARGEST_BATCH.getOpaque(this), (long) TASKS.getOpaque(this), (long) DROPPED.getOpaque(this));
+                (int) LARGEST_BATCH.getOpaque(this), (long) TASKS.getOpaque(this), (long) DROPPED.getOpaque(this),
+                (long) BLOCKED.getOpaque(this), (long) LAG.getOpaque(this));
     }
 
     /**
@@ -537,6 +559,9 @@ public final class EventLoop implements AutoCloseable {
         int idle = 0;
         while ((int) STATE.getVolatile(this) == RUNNING) {
             turn++;
+            if (blockedThresholdNanos != 0) {
+                unitStart = System.nanoTime(); // one per turn: a spinning turn is not a blocked unit
+            }
             int work = runTasks();
             // Queues cut off by the budget last turn: their fds may not signal what is left
             // (rpma_cq_wait(3) re-armed the CQ for new completions only; a libfabric wait fd need
@@ -555,7 +580,7 @@ public final class EventLoop implements AutoCloseable {
                     if (spinBudget != Integer.MAX_VALUE) {
                         idle++; // BUSY_POLL never counts, so it never reaches the sleep branch
                     }
-                    Thread.onSpinWait();
+                    SpinWait.pause();
                 } else {
                     idle = 0;
                 }
@@ -601,6 +626,9 @@ public final class EventLoop implements AutoCloseable {
             hook.run();
         }
         int n = poller.sleep();
+        if (blockedThresholdNanos != 0) {
+            unitStart = System.nanoTime(); // the sleep is not a blocked unit
+        }
         if (n <= 0) {
             return 0; // EINTR
         }
@@ -803,6 +831,9 @@ public final class EventLoop implements AutoCloseable {
             if (n > largestBatch) {
                 LARGEST_BATCH.setOpaque(this, n);
             }
+            if (blockedThresholdNanos != 0) {
+                endUnit(UNIT_BATCH, s, n);
+            }
         }
         return n;
     }
@@ -815,6 +846,9 @@ public final class EventLoop implements AutoCloseable {
             rethrowIfFatal(t);
             LOG.log(System.Logger.Level.WARNING, "readiness handler of " + s + " threw; the loop goes on", t);
         }
+        if (blockedThresholdNanos != 0) {
+            endUnit(UNIT_HANDLER, s, 0);
+        }
     }
 
     private int runTasks() {
@@ -826,8 +860,18 @@ public final class EventLoop implements AutoCloseable {
         // decides what happens to the rest (graceful: run with a deadline; forced: dropped).
         while (n < MAX_TASKS_PER_ROUND && (int) STATE.getVolatile(this) == RUNNING && (r = taskQueue.poll()) != null) {
             n++;
+            long submitted = taskQueue.polledSubmittedAt;
+            if (submitted != 0) {
+                // A sampled task: its wait in the queue (the unit start is "now" when the
+                // detection is on; otherwise one extra clock read per sampled task).
+                long now = blockedThresholdNanos != 0 ? unitStart : System.nanoTime();
+                LAG.setOpaque(this, Math.max(0, now - submitted));
+            }
             safeRun(r);
             TASKS.setOpaque(this, tasks + 1);
+            if (blockedThresholdNanos != 0) {
+                endUnit(UNIT_TASK, r, 0);
+            }
             if ((n & 15) == 0 && System.nanoTime() - start > TASK_BUDGET_NANOS) {
                 break;
             }
@@ -843,6 +887,112 @@ public final class EventLoop implements AutoCloseable {
             rethrowIfFatal(t);
             LOG.log(System.Logger.Level.WARNING, "task " + r + " on event loop " + name + " threw; the loop goes on", t);
         }
+    }
+
+    // ---------------------------------------------------------------- blocked-loop detection
+
+    /*
+     * Why: subscriber code runs on this thread when a sink completes (a Mono's onComplete, a
+     * Flux's onNext); a callback that blocks for 500 ms stalls every other connection on the loop
+     * for 500 ms, and nothing else tells. What: the loop reads the clock once per unit of work
+     * that may run user code — one task, one native poll that delivered completions (the whole
+     * batch: one clock read per batch, not per completion), one readiness handler — plus once per
+     * turn and once after each sleep (so that spinning or sleeping never counts). A unit longer
+     * than the threshold is counted in LoopStats.blocked and logged at WARN at most once per
+     * BLOCKED_LOG_INTERVAL (with the number not logged since). Off (threshold 0): one final-field
+     * check per unit, no clock read. The reactive layer names what it runs with
+     * noteOperation(label): one plain store, no clock read; the warning names the last one of
+     * the unit (the culprit in a batch of one; in a larger batch, the last completed).
+     */
+
+    /** The least time between two blocked-loop warnings of one loop: 10 s. */
+    public static final Duration BLOCKED_LOG_INTERVAL = Duration.ofSeconds(10);
+
+    private static final int UNIT_TASK = 0;
+    private static final int UNIT_BATCH = 1;
+    private static final int UNIT_HANDLER = 2;
+
+    /**
+     * Names what the loop is about to run for the blocked-loop report, e.g. the kind of the
+     * operation whose subscriber is about to be signalled ({@code cqflux.read}); one plain store.
+     * Loop thread only (elsewhere it does nothing).
+     *
+     * @param label a constant string (kept, not copied), or {@code null}
+     */
+    public void noteOperation(String label) {
+        if (Thread.currentThread() == thread) {
+            unitLabel = label;
+            unitIsSetup = false; // subscriber code runs in this unit: it is reported as such
+        }
+    }
+
+    /**
+     * Names the library's own set-up work about to run (a connect or a bind: native calls and, the
+     * first time in a JVM, linking the native bindings, which can take a few hundred ms). A unit
+     * so marked that exceeds the threshold is logged at DEBUG and not counted in
+     * {@link LoopStats#blocked()}, which is about subscriber code and tasks: a WARN at every
+     * application start would teach users to ignore the warning. A later
+     * {@link #noteOperation} in the same unit (subscriber code about to run) makes it an ordinary
+     * unit again. Loop thread only.
+     *
+     * @param label a constant string, e.g. {@code cqflux.connect}
+     */
+    public void noteSetup(String label) {
+        if (Thread.currentThread() == thread) {
+            unitLabel = label;
+            unitIsSetup = true;
+        }
+    }
+
+    /**
+     * Ends a measured unit: one clock read; a unit over the threshold is counted and maybe logged.
+     *
+     * @param unit what kind of unit
+     * @param what the task, or the source
+     * @param n completions in a batch
+     */
+    private void endUnit(int unit, Object what, int n) {
+        long now = System.nanoTime();
+        long held = now - unitStart;
+        unitStart = now;
+        String label = unitLabel;
+        unitLabel = null;
+        boolean setup = unitIsSetup;
+        unitIsSetup = false;
+        if (held > blockedThresholdNanos) {
+            if (setup) {
+                LOG.log(System.Logger.Level.DEBUG, "event loop thread {0}: {1} held it for {2} ms",
+                        thread.getName(), label, TimeUnit.NANOSECONDS.toMillis(held));
+                return;
+            }
+            blocked(held, unit, what, n, label);
+            unitStart = System.nanoTime(); // the report itself is not the next unit's time
+        }
+    }
+
+    private void blocked(long heldNanos, int unit, Object what, int n, String label) {
+        BLOCKED.setOpaque(this, blocked + 1);
+        long now = System.nanoTime();
+        if (blockedLogged && now - lastBlockedLog < BLOCKED_LOG_INTERVAL.toNanos()) {
+            blockedNotLogged++;
+            return;
+        }
+        blockedLogged = true;
+        lastBlockedLog = now;
+        long notLogged = blockedNotLogged;
+        blockedNotLogged = 0;
+        String unitText = switch (unit) {
+            case UNIT_BATCH -> "a batch of " + n + " completion(s) from " + what + " (subscriber code run on the loop)";
+            case UNIT_HANDLER -> "the readiness handler of " + what;
+            default -> "the task " + what;
+        };
+        LOG.log(System.Logger.Level.WARNING, "event loop thread " + thread.getName() + " was blocked for "
+                + TimeUnit.NANOSECONDS.toMillis(heldNanos) + " ms (threshold "
+                + TimeUnit.NANOSECONDS.toMillis(blockedThresholdNanos) + " ms) by " + unitText
+                + (label != null ? "; operation: " + label : "")
+                + "; every connection on this loop waited meanwhile. Move blocking work off the loop"
+                + " (publishOn(Schedulers.boundedElastic()))"
+                + (notLogged > 0 ? " [" + notLogged + " more not logged since the last report]" : ""));
     }
 
     /** A queue or source that failed itself is dropped and its owner told. */
@@ -874,6 +1024,7 @@ public final class EventLoop implements AutoCloseable {
             if (!forced) {
                 // The last drain: completions that are already in the queues reach their sinks.
                 // No budget: nothing else runs on the loop any more, so no neighbour can starve.
+                unitStart = System.nanoTime(); // the shutdown's tasks are not the drain's time
                 for (LoopSource s : sources.queues()) {
                     if (s.isActive()) {
                         drainAll(s);

@@ -20,6 +20,8 @@ final class TaskQueue {
     private static final class Node {
         Node next;
         Runnable task;
+        /** {@code System.nanoTime()} at the offer for a sampled task, else 0 (loop lag). */
+        long submittedAt;
 
         Node(Runnable task) {
             this.task = task;
@@ -48,6 +50,17 @@ final class TaskQueue {
     private volatile Node tail;
     /** The tail as it was when closed: the consumer is done when {@link #head} reaches it. */
     private Node last;
+    /**
+     * Producers' sampling tick for the loop lag: every {@link #LAG_SAMPLE_EVERY}th offer is
+     * stamped with {@code System.nanoTime()}. A plain field on purpose: producers race on it, which
+     * only makes the sampling irregular, never wrong, and costs no atomic per offer.
+     */
+    private int lagTick;
+    /** The stamp of the node {@link #poll()} took last (0: not sampled); consumer only. */
+    long polledSubmittedAt;
+
+    /** Offers stamped for the loop-lag sample: one in this many (a power of two). */
+    static final int LAG_SAMPLE_EVERY = 8;
 
     TaskQueue() {
         Node stub = new Node(null);
@@ -63,6 +76,9 @@ final class TaskQueue {
      */
     boolean offer(Runnable task) {
         Node n = new Node(task);
+        if ((++lagTick & (LAG_SAMPLE_EVERY - 1)) == 0) {
+            n.submittedAt = System.nanoTime();
+        }
         for (;;) {
             Node t = (Node) TAIL.getVolatile(this);
             if (t == CLOSED) {
@@ -72,7 +88,7 @@ final class TaskQueue {
                 NEXT.setRelease(t, n);
                 return true;
             }
-            Thread.onSpinWait();
+            SpinWait.pause();
         }
     }
 
@@ -85,6 +101,7 @@ final class TaskQueue {
         head = next;
         Runnable r = next.task;
         next.task = null;
+        polledSubmittedAt = next.submittedAt;
         return r;
     }
 
@@ -122,7 +139,7 @@ final class TaskQueue {
             if (r != null) {
                 return r;
             }
-            Thread.onSpinWait();
+            SpinWait.pause();
         }
     }
 }

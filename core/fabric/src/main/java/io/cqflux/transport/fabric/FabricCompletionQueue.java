@@ -179,7 +179,11 @@ final class FabricCompletionQueue implements CompletionQueue {
             off = 0;
             isError = true;
             int err = fi_cq_err_entry.err(e);
-            status = FabricErrno.statusOf(err);
+            int prov = fi_cq_err_entry.prov_errno(e);
+            // verbs: prov_errno is the ibv_wc_status itself (IBV_WC_REM_ACCESS_ERR 10 arrives as
+            // err EIO): report that, as the rpma transport does; else map the errno (fi_cq(3)).
+            status = transport.providerErrnoIsVerbsStatus() && prov > 0 && prov < CompletionStatus.values().length
+                    ? CompletionStatus.of(prov) : FabricErrno.statusOf(err);
             opcode = null; // undefined on an error entry (fi_cq(3): flags may be 0)
             MemorySegment p = fi_ops_cq.strerror.invoke(strerrorFp, cq, fi_cq_err_entry.prov_errno(e),
                     fi_cq_err_entry.err_data(e), errText, errText.byteSize());

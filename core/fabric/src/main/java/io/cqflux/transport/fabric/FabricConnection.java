@@ -43,6 +43,17 @@ import java.util.List;
  * {@code FI_COMPLETION} produce a success entry. The message structs, the iovec, the rma_iov and
  * the descriptor array are allocated once per connection and refilled per post.
  *
+ * <p>Facts about libfabric 1.17's {@code verbs} provider this class depends on (measured over
+ * rxe in the Soft-RoCE lane; FabricVerbsContractTest): local buffers need their {@code fi_mr_desc}
+ * (FI_MR_LOCAL), and a zero-length post must pass {@code desc == NULL} (see {@link #rmaRaw});
+ * it ignores completion-level flags (tx op_flags empty); a peer's disconnect leaves posted
+ * receives pending until we shut down (see Events#peerEnded); the op context
+ * {@code (uint64_t) -1} is its "no completion" marker, and a completion carrying it is dropped
+ * even when it is an error (vrb_poll_cq), against fi_cq(3), so an unsignaled operation that fails reports
+ * nothing itself -- its failure shows as the queue pair's error state (later operations fail
+ * WR_FLUSH_ERR). The reactive layer's contexts never have the top bit set (InFlightTable), so
+ * none collides with the marker.
+ *
  * <p>Threading: loop-confined (see {@link Connection}); {@link #description()} is thread-safe.
  * Lifetime: {@link #close()} closes the endpoint, then the CQs, then the EQ ({@code fi_endpoint(3)}:
  * an endpoint must be closed before the objects bound to it); idempotent.
@@ -77,6 +88,13 @@ final class FabricConnection implements Connection {
     private final MemorySegment msg;
     private final long writeLevel;
     private final long fence;
+    /**
+     * Where a flush reads back instead of writing (every provider but tcp, see {@link #flush}):
+     * the 8-byte local buffer it reads into, registered READ_DST; null on tcp.
+     */
+    private final FabricLocalRegion flushSink;
+    /** Whether the endpoint must be shut down by us when the peer ends (see Events#peerEnded). */
+    private final boolean shutdownOnPeerEnd;
     private State state = State.CONNECTING;
     private byte[] peerData;
     private ConnectionEvent pendingTerminal;
@@ -97,12 +115,18 @@ final class FabricConnection implements Connection {
         this.writeLevel = config.writeCompletion() == CompletionLevel.TRANSMIT ? 0 : FI_DELIVERY_COMPLETE();
         // FI_FENCE is a secondary capability (fi_getinfo(3)); only pass it where advertised.
         this.fence = (transport.caps() & FI_FENCE()) != 0 ? FI_FENCE() : 0;
+        this.shutdownOnPeerEnd = !transport.isTcp();
         FabricEventQueue e = null;
         FabricCompletionQueue c = null;
         FabricCompletionQueue r = null;
+        FabricLocalRegion sink = null;
         MemorySegment endpoint = MemorySegment.NULL;
         transport.retain(); // released by close(), or below when construction fails
         try {
+            if (!transport.isTcp()) {
+                sink = (FabricLocalRegion) transport.register(arena.allocate(8, 8), java.util.EnumSet.of(
+                        RegionAccess.READ_DST));
+            }
             e = new FabricEventQueue(transport);
             c = new FabricCompletionQueue(transport, this, config.completionQueueSize(), false);
             if (config.receiveCompletionQueueSize() > 0) {
@@ -136,10 +160,14 @@ final class FabricConnection implements Connection {
             if (e != null) {
                 e.close();
             }
+            if (sink != null) {
+                sink.close();
+            }
             arena.close();
             transport.release();
             throw ex;
         }
+        this.flushSink = sink;
         this.eq = e;
         this.cq = c;
         this.rcq = r;
@@ -363,6 +391,19 @@ final class FabricConnection implements Connection {
         Checks.flush(transport, dst, dstOffset, length, type);
         RegionDescriptor.Remote r = remote(dst);
         requireEstablished();
+        if (flushSink != null) {
+            // verbs (and every provider but tcp): a write's completion is the responder NIC's
+            // acknowledgement, which does not prove the bytes left the NIC for memory, and the
+            // provider ignores FI_DELIVERY_COMPLETE (its tx op_flags are empty). So read back, as
+            // librpma's VISIBILITY flush does (rpma_flush(3)): on a reliable connection a read is
+            // executed after the earlier writes (msg_order FI_ORDER_RAW) and its response leaves
+            // the target only after them; a non-empty read makes the target's NIC fetch from
+            // memory behind them. The region is registered with remote read for a flush
+            // (FabricTransport#register). FI_FENCE is not needed for read-after-write.
+            long n = Math.min(8, length);
+            return rmaRaw(true, flushSink.segment().address(), flushSink.desc(), r.base() + dstOffset, n, r.key(), 0,
+                    signaled ? FI_COMPLETION() : 0, context, Opcode.FLUSH);
+        }
         return rmaRaw(false, 0, MemorySegment.NULL, r.base() + dstOffset, 0, r.key(), 0,
                 FI_DELIVERY_COMPLETE() | fence | (signaled ? FI_COMPLETION() : 0), context, Opcode.FLUSH);
     }
@@ -416,6 +457,11 @@ final class FabricConnection implements Connection {
         fi_rma_iov.len(rmaIov, len);
         fi_rma_iov.key(rmaIov, key);
         fi_msg_rma.iov_count(msgRma, len == 0 ? 0 : 1);
+        // A zero-length post (tcp's flush) passes no descriptor array at all: verbs 1.17
+        // (vrb_send_iov) reads desc[0] whenever desc is non-NULL, even for iov_count 0, and
+        // desc[0] is NULL there -- the SIGSEGV at libfabric.so.1+0x7da50 (a load from NULL+0x50,
+        // the descriptor's hmem iface). fi_rma(3): desc may be NULL when no local buffer needs one.
+        fi_msg_rma.desc(msgRma, len == 0 ? MemorySegment.NULL : desc);
         msgRma.set(ValueLayout.JAVA_LONG, fi_msg_rma.context$offset(), context);
         fi_msg_rma.data(msgRma, data);
         long rc = read ? fi_ops_rma.readmsg.invoke(readmsgFp, ep, msgRma, flags)
@@ -485,6 +531,9 @@ final class FabricConnection implements Connection {
                 rcq.close();
             }
             eq.close();
+            if (flushSink != null) {
+                flushSink.close();
+            }
         } finally {
             arena.close();
             transport.release();
@@ -558,6 +607,7 @@ final class FabricConnection implements Connection {
                     // tcp reports an orderly fi_shutdown by the peer and a dropped socket alike
                     // (fi_cm(3) FI_SHUTDOWN): the transport reports what the provider said; the
                     // owner of the operations knows whether any failed before it.
+                    peerEnded();
                     return end(ConnectionEvent.CLOSED);
                 } else if (ev == FabricEventQueue.ERROR) {
                     int err = eq.lastError();
@@ -567,6 +617,7 @@ final class FabricConnection implements Connection {
                         return end(err == FabricErrno.ECONNREFUSED.code() ? ConnectionEvent.REJECTED
                                 : ConnectionEvent.UNREACHABLE);
                     }
+                    peerEnded();
                     return end(ConnectionEvent.LOST);
                 }
             }
@@ -576,6 +627,21 @@ final class FabricConnection implements Connection {
                 return end(e);
             }
             return null;
+        }
+
+        /**
+         * The peer ended an established connection. tcp then fails our posted receives itself
+         * (ECANCELED entries). verbs does not: the DISCONNECTED event leaves our queue pair
+         * working and its receives posted until the endpoint is closed, so they would never
+         * complete. fi_shutdown (rdma_disconnect(3): moves the queue pair to the error state)
+         * flushes them as FI_ECANCELED error entries, as ibv_modify_qp(3) documents for a QP in
+         * error. Its return code is not checked: the connection is gone either way.
+         */
+        private void peerEnded() {
+            if (shutdownOnPeerEnd && state == State.ESTABLISHED && !disconnected) {
+                disconnected = true;
+                fi_ops_cm.shutdown.invoke(shutdownFp, ep, 0L);
+            }
         }
 
         private ConnectionEvent end(ConnectionEvent e) {

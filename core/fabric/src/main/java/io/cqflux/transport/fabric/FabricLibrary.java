@@ -76,8 +76,50 @@ final class FabricLibrary {
                             java.lang.foreign.ValueLayout.JAVA_INT));
             int rc = (int) setenv.invokeExact(a.allocateFrom("IPATH_NO_BACKTRACE"), a.allocateFrom("1"), 0);
             assert rc == 0;
+            // See MR_CACHE_MONITOR: read by libfabric once, at its initialisation (the first
+            // fi_getinfo), so it must be in the environment before that.
+            rc = (int) setenv.invokeExact(a.allocateFrom(MR_CACHE_MONITOR), a.allocateFrom(MR_CACHE_OFF), 0);
+            assert rc == 0;
         } catch (Throwable t) {
             // Best effort: without it only the psm provider's handler problem remains.
+        }
+    }
+
+    /**
+     * The libfabric variable that chooses the memory-registration cache's monitor
+     * ({@code fi_mr(3)} "Memory Registration Cache"; values userfaultfd, memhooks, ..., disabled).
+     * With a monitor, libfabric 1.17's verbs provider registers every region through its cache:
+     * the registration gets ALL access rights (local write, remote read, remote write, remote
+     * atomic) whatever {@code fi_mr_reg} asked for, and {@code fi_close} of the MR only drops a
+     * cache reference, so the key stays valid for the peer after the region is closed (measured
+     * over rxe: a write to a closed region completed with success). cqflux's regions promise the
+     * access they were registered with and that close revokes it, so the cache is turned off
+     * ({@code setenv} without overwriting a user's value; a provider that would use the cache is
+     * refused when it is on, see FabricTransport#open). tcp has no MR cache.
+     */
+    static final String MR_CACHE_MONITOR = "FI_MR_CACHE_MONITOR";
+
+    /** The {@link #MR_CACHE_MONITOR} value that turns libfabric's MR cache off. */
+    static final String MR_CACHE_OFF = "disabled";
+
+    /**
+     * {@code getenv(3)} of the process environment (not {@link System#getenv}, which is a copy
+     * taken at JVM start and misses what {@code setenv} added since).
+     *
+     * @param name the variable
+     * @return its value, or null when unset
+     */
+    static String nativeEnv(String name) {
+        try (Arena a = Arena.ofConfined()) {
+            java.lang.foreign.Linker linker = java.lang.foreign.Linker.nativeLinker();
+            java.lang.invoke.MethodHandle getenv = linker.downcallHandle(
+                    linker.defaultLookup().find("getenv").orElseThrow(),
+                    java.lang.foreign.FunctionDescriptor.of(java.lang.foreign.ValueLayout.ADDRESS,
+                            java.lang.foreign.ValueLayout.ADDRESS));
+            MemorySegment v = (MemorySegment) getenv.invokeExact(a.allocateFrom(name));
+            return v.equals(MemorySegment.NULL) ? null : v.reinterpret(4096).getString(0);
+        } catch (Throwable t) {
+            return System.getenv(name);
         }
     }
 

@@ -61,12 +61,12 @@ final class FabricLocalRegion implements LocalRegion {
 
     @Override
     public byte[] descriptor() {
-        return RegionDescriptor.encode(key, base, memory.byteSize(), access, flushTypes);
+        return RegionDescriptor.encode(key, base, memory.byteSize(), access, flushTypes, transport.keyBytes());
     }
 
     @Override
     public byte[] rawDescriptor() {
-        return RegionDescriptor.encodeRaw(key, base, memory.byteSize());
+        return RegionDescriptor.encodeRaw(key, base, memory.byteSize(), transport.keyBytes());
     }
 
     @Override

@@ -15,6 +15,7 @@ import io.cqflux.transport.fabric.ffm.fi_info;
 import io.cqflux.transport.fabric.ffm.fi_ops_domain;
 import io.cqflux.transport.fabric.ffm.fi_ops_fabric;
 import io.cqflux.transport.fabric.ffm.fi_ops_mr;
+import io.cqflux.transport.fabric.ffm.fi_rx_attr;
 import io.cqflux.transport.fabric.ffm.fid_domain;
 import io.cqflux.transport.fabric.ffm.fid_fabric;
 import io.cqflux.transport.fabric.ffm.fid_mr;
@@ -71,6 +72,10 @@ final class FabricTransport implements Transport {
     private final long mrMode;
     private final long caps;
     private final long cqDataSize;
+    /** fi_domain(3) mr_key_size: 8 on tcp, 4 on verbs (rkeys); chooses the descriptor form. */
+    private final long keyBytes;
+    /** fi_getinfo(3) FI_RX_CQ_DATA: remote CQ data consumes a posted receive (verbs), or not (tcp). */
+    private final boolean rxCqData;
     private final long maxMessageSize;
     private final Set<Capability> capabilities;
     private final Set<FlushType> providerFlushTypes;
@@ -103,6 +108,9 @@ final class FabricTransport implements Transport {
         this.mrMode = fi_domain_attr.mr_mode(dattr);
         this.caps = fi_info.caps(info);
         this.cqDataSize = fi_domain_attr.cq_data_size(dattr);
+        long kb = fi_domain_attr.mr_key_size(dattr);
+        this.keyBytes = kb <= 0 ? 8 : kb;
+        this.rxCqData = ((fi_info.mode(info) | fi_rx_attr.mode(fi_info.rx_attr(info))) & FI_RX_CQ_DATA()) != 0;
         long mms = fi_ep_attr.max_msg_size(fi_info.ep_attr(info));
         // size_t: tcp reports SIZE_MAX, which reads as -1 in a Java long.
         this.maxMessageSize = mms < 0 ? Long.MAX_VALUE : mms;
@@ -122,6 +130,8 @@ final class FabricTransport implements Transport {
         }
         // 1.17's tcp does not list FI_REMOTE_CQ_DATA among its caps: remote CQ data is available
         // when the domain has cq_data_size > 0 (fi_domain(3)); we need 4 bytes for the immediate.
+        // verbs reports cq_data_size 4 only when the hints accept the FI_RX_CQ_DATA mode (0
+        // otherwise; measured on 1.17 over rxe): see getinfo.
         if (cqDataSize >= 4) {
             if (c.contains(Capability.RMA)) {
                 c.add(Capability.WRITE_WITH_IMMEDIATE);
@@ -130,8 +140,9 @@ final class FabricTransport implements Transport {
                 c.add(Capability.SEND_WITH_IMMEDIATE);
             }
         }
-        // ATOMIC_WRITE: not offered. tcp has no FI_ATOMIC at all, and this transport does not
-        // bind fi_ops_atomic for providers that do.
+        // ATOMIC_WRITE: not offered. tcp has no FI_ATOMIC at all; verbs lists FI_ATOMIC when
+        // asked, but this transport does not bind fi_ops_atomic (fi_atomic(3)), so the capability
+        // check refuses atomicWrite with UnsupportedCapabilityException on every provider.
         this.capabilities = Collections.unmodifiableSet(c);
         this.providerFlushTypes = Collections.unmodifiableSet(EnumSet.of(FlushType.VISIBILITY));
         this.maxPrivateData = (int) Math.min(PRIVATE_DATA_BOUND, queryCmDataSize());
@@ -189,6 +200,7 @@ final class FabricTransport implements Transport {
             }
             info = fi_dupinfo(list);
             fi_freeinfo(list);
+            refuseMrCache(provider);
             MemorySegment pp = tmp.allocate(ValueLayout.ADDRESS);
             FabricLibrary.check("fi_fabric", fi_fabric(fi_info.fabric_attr(info), pp, MemorySegment.NULL), provider);
             fabric = pp.get(C_POINTER, 0);
@@ -209,10 +221,54 @@ final class FabricTransport implements Transport {
     }
 
     /**
-     * {@code fi_getinfo} with our hints: FI_EP_MSG, FI_MSG|FI_RMA, mode 0 (no FI_CONTEXT),
-     * FI_THREAD_SAFE, the MR modes we handle. Returns NULL for -FI_ENODATA (nothing matches).
-     * The hints' strings point into {@code tmp}; they are detached before {@code fi_freeinfo}
-     * (which would free them).
+     * Refuses a provider that would register regions through libfabric's MR cache (see
+     * {@link FabricLibrary#MR_CACHE_MONITOR}): every provider but tcp, unless the cache is off.
+     * cqflux turns it off itself; this fires only when the user's environment turned it on.
+     */
+    private static void refuseMrCache(String provider) {
+        String why = mrCacheRefusal(provider, FabricLibrary.nativeEnv(FabricLibrary.MR_CACHE_MONITOR));
+        if (why != null) {
+            throw new TransportUnavailableException("fabric", why, null);
+        }
+    }
+
+    /**
+     * @param provider the provider's name
+     * @param monitor the value of {@link FabricLibrary#MR_CACHE_MONITOR}, null when unset
+     * @return why the provider is refused with that MR cache setting, or null when it is not
+     */
+    static String mrCacheRefusal(String provider, String monitor) {
+        if ("tcp".equals(provider)) {
+            return null; // tcp registers through no cache (util MR map): access and close are exact
+        }
+        if (monitor == null || FabricLibrary.MR_CACHE_OFF.equals(monitor)) {
+            return null;
+        }
+        return "provider '" + provider + "' with " + FabricLibrary.MR_CACHE_MONITOR + "=" + monitor
+                + ": libfabric's MR cache would register every region with all remote access rights and keep it"
+                + " registered after close; unset " + FabricLibrary.MR_CACHE_MONITOR + " or set it to "
+                + FabricLibrary.MR_CACHE_OFF;
+    }
+
+    /**
+     * {@code fi_getinfo} with our hints: FI_EP_MSG, FI_MSG|FI_RMA, FI_THREAD_SAFE, the MR modes we
+     * handle, and of the mode bits only FI_RX_CQ_DATA. Returns NULL for -FI_ENODATA (nothing
+     * matches). The hints' strings point into {@code tmp}; they are detached before
+     * {@code fi_freeinfo} (which would free them).
+     *
+     * <p>Facts this depends on ({@code fi_getinfo(3)}, {@code fi_mr(3)}; checked on libfabric 1.17
+     * with {@code tcp} on loopback and {@code verbs} over rxe in the Soft-RoCE lane):
+     * <ul>
+     *   <li>mode: no FI_CONTEXT/FI_CONTEXT2, so {@code context} may be any 64-bit value (our
+     *       wr_id): neither provider asks for them on FI_EP_MSG, and one that did would not match.
+     *       FI_RX_CQ_DATA is accepted: verbs needs it (a write with immediate consumes a posted
+     *       receive, as in verbs itself) and otherwise reports {@code cq_data_size} 0, i.e. no
+     *       immediate data at all; tcp ignores the bit (its mode comes back 0).</li>
+     *   <li>mr_mode: tcp returns 0 (offsets into the region, our requested keys); verbs returns
+     *       FI_MR_LOCAL|FI_MR_VIRT_ADDR|FI_MR_ALLOCATED|FI_MR_PROV_KEY: every local buffer needs
+     *       its descriptor ({@code fi_mr_desc}), remote addresses are virtual addresses, keys are
+     *       the provider's (4 bytes). {@link #register} and FabricConnection handle both.</li>
+     * </ul>
      */
     static MemorySegment getinfo(Arena tmp, String provider, MemorySegment fabricName, MemorySegment domainName,
                                  String node, String service, long flags) {
@@ -224,7 +280,8 @@ final class FabricTransport implements Transport {
         MemorySegment dattr = fi_info.domain_attr(hints);
         try {
             fi_info.caps(hints, FI_MSG() | FI_RMA());
-            fi_info.mode(hints, 0);
+            fi_info.mode(hints, FI_RX_CQ_DATA());
+            fi_rx_attr.mode(fi_info.rx_attr(hints), FI_RX_CQ_DATA());
             fi_ep_attr.type(fi_info.ep_attr(hints), FI_EP_MSG());
             fi_domain_attr.mr_mode(dattr, FI_MR_LOCAL() | FI_MR_VIRT_ADDR() | FI_MR_ALLOCATED() | FI_MR_PROV_KEY());
             fi_domain_attr.threading(dattr, FI_THREAD_SAFE());
@@ -297,6 +354,29 @@ final class FabricTransport implements Transport {
         return caps;
     }
 
+    /**
+     * {@return whether this is libfabric's tcp provider} Where tcp and the RDMA providers differ
+     * in a way the mode and capability bits do not say (flush, what a peer's end does to posted
+     * receives), the transport checks this; see FabricConnection#flush and Events#peerEnded.
+     */
+    boolean isTcp() {
+        return "tcp".equals(provider);
+    }
+
+    /** {@return the provider's key size in bytes (fi_domain(3) mr_key_size), 8 when it says none} */
+    long keyBytes() {
+        return keyBytes;
+    }
+
+    /**
+     * {@return whether a CQ error entry's prov_errno is an {@code enum ibv_wc_status}} The verbs
+     * provider copies the work completion's status there (and maps it to a coarse errno in
+     * {@code err}, e.g. EIO for IBV_WC_REM_ACCESS_ERR, measured over rxe); tcp's is not meaningful.
+     */
+    boolean providerErrnoIsVerbsStatus() {
+        return "verbs".equals(provider);
+    }
+
     @Override
     public long maxMessageSize() {
         return maxMessageSize;
@@ -334,13 +414,13 @@ final class FabricTransport implements Transport {
     }
 
     /**
-     * tcp (1.17) reports a peer's {@code fi_writedata} as remote CQ data with op_context NULL,
-     * consuming no posted receive (fi_cq(3), FI_RX_CQ_DATA not required); verbs-based providers
-     * consume one, as verbs does.
+     * What the provider said in its mode bits ({@code fi_getinfo(3)} FI_RX_CQ_DATA): tcp (1.17)
+     * reports a peer's {@code fi_writedata} as remote CQ data with op_context NULL, consuming no
+     * posted receive; verbs requires the mode and consumes one, as verbs itself does.
      */
     @Override
     public boolean writeWithImmediateConsumesReceive() {
-        return !"tcp".equals(provider);
+        return rxCqData;
     }
 
     @Override

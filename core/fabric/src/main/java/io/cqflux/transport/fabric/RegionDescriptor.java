@@ -21,6 +21,21 @@ import java.util.Set;
  * 16  long  base: the region's virtual address under FI_MR_VIRT_ADDR, else 0 (offsets)
  * 24  long  length in bytes (&gt; 0)
  * </pre>
+ * and 24 bytes in version 2, for providers whose keys are 4 bytes ({@code mr_key_size} 4:
+ * verbs, whose keys are the 32-bit rkeys of ibv_reg_mr(3)):
+ * <pre>
+ *  0  short magic 0x4351 ("CQ")
+ *  2  byte  version (2; never 'F', the third byte of version 1's magic)
+ *  3  byte  flush types, as in version 1
+ *  4  int   key (unsigned 32 bits)
+ *  8  long  base
+ * 16  long  length, whose top byte carries the access bits (regions are below 2^56 bytes)
+ * </pre>
+ * Why two: verbs' connection private data is 55 bytes in either direction ({@code
+ * FI_OPT_CM_DATA_SIZE}: RDMA CM's 56-byte request minus the provider's 1-byte header; the
+ * provider reports one limit, which the transport applies to accepts too), and a reactive hello with one region, the
+ * control words' raw descriptor and the framing must fit it: 4 + 1 + 1 + 20 + 2 + 24 = 52.
+ * Version 1 is kept where keys are 8 bytes (tcp: 256 bytes of private data).
  * Parsing checks every field; malformed bytes are an {@link IllegalArgumentException} naming
  * what is wrong.
  */
@@ -29,25 +44,62 @@ final class RegionDescriptor {
     static final int MAGIC = 0x43514658;
     static final byte VERSION = 1;
     static final int LENGTH = 32;
+    /** Version 2's 2-byte magic ("CQ"), version and length. */
+    static final short MAGIC2 = 0x4351;
+    static final byte VERSION2 = 2;
+    static final int LENGTH2 = 24;
     private static final int ACCESS_MASK = 0xff;
 
     private RegionDescriptor() {
     }
 
     static byte[] encode(long key, long base, long length, Set<RegionAccess> access, Set<FlushType> flush) {
+        return encode(key, base, length, access, flush, 8);
+    }
+
+    /**
+     * Encodes version 2 when the provider's keys are at most 4 bytes (and the key and length fit
+     * it), version 1 otherwise.
+     *
+     * @param keyBytes the provider's {@code mr_key_size}
+     */
+    static byte[] encode(long key, long base, long length, Set<RegionAccess> access, Set<FlushType> flush,
+                         long keyBytes) {
         int f = (flush.contains(FlushType.PERSISTENT) ? 1 : 0) | (flush.contains(FlushType.VISIBILITY) ? 2 : 0);
+        if (keyBytes <= 4 && (key >>> 32) == 0 && (length >>> 56) == 0) {
+            long accessBits = RegionAccess.bits(access) & ACCESS_MASK;
+            return ByteBuffer.allocate(LENGTH2).order(ByteOrder.BIG_ENDIAN).putShort(MAGIC2).put(VERSION2)
+                    .put((byte) f).putInt((int) key).putLong(base).putLong(length | (accessBits << 56)).array();
+        }
         return ByteBuffer.allocate(LENGTH).order(ByteOrder.BIG_ENDIAN).putInt(MAGIC).put(VERSION).put((byte) f)
                 .putShort((short) RegionAccess.bits(access)).putLong(key).putLong(base).putLong(length).array();
     }
 
     /** Bytes of the raw form: key, base, length. */
     static final int RAW_LENGTH = 24;
+    /** Bytes of the raw form with a 4-byte key (providers with {@code mr_key_size} 4: verbs). */
+    static final int RAW_LENGTH_SHORT_KEY = 20;
 
     /**
      * The transport's own form, for peers not written with cqflux: key, base, length, each a
      * big-endian 64-bit value.
      */
     static byte[] encodeRaw(long key, long base, long length) {
+        return encodeRaw(key, base, length, 8);
+    }
+
+    /**
+     * The raw form: with a big-endian 32-bit key (20 bytes) when the provider's keys are at most
+     * 4 bytes ({@code mr_key_size}), else a 64-bit one (24 bytes); then base and length, 64 bits
+     * each.
+     *
+     * @param keyBytes the provider's {@code mr_key_size}
+     */
+    static byte[] encodeRaw(long key, long base, long length, long keyBytes) {
+        if (keyBytes <= 4 && (key >>> 32) == 0) {
+            return ByteBuffer.allocate(RAW_LENGTH_SHORT_KEY).order(ByteOrder.BIG_ENDIAN).putInt((int) key).putLong(base)
+                    .putLong(length).array();
+        }
         return ByteBuffer.allocate(RAW_LENGTH).order(ByteOrder.BIG_ENDIAN).putLong(key).putLong(base).putLong(length)
                 .array();
     }
@@ -58,15 +110,16 @@ final class RegionDescriptor {
      * which needs nothing of the peer's registration).
      */
     static Remote parseRaw(byte[] d, Set<RegionAccess> access) {
-        if (d == null || d.length != RAW_LENGTH) {
+        if (d == null || (d.length != RAW_LENGTH && d.length != RAW_LENGTH_SHORT_KEY)) {
             throw new IllegalArgumentException("raw fabric region descriptor of " + (d == null ? "null" : d.length + " bytes")
-                    + ", expected exactly " + RAW_LENGTH + " (key, base, length)");
+                    + ", expected exactly " + RAW_LENGTH + " (key, base, length) or " + RAW_LENGTH_SHORT_KEY
+                    + " (a 4-byte key, base, length)");
         }
         if (access == null || access.isEmpty()) {
             throw new IllegalArgumentException("access of a raw region descriptor is empty: state what the peer granted");
         }
         ByteBuffer b = ByteBuffer.wrap(d).order(ByteOrder.BIG_ENDIAN);
-        long key = b.getLong();
+        long key = d.length == RAW_LENGTH_SHORT_KEY ? Integer.toUnsignedLong(b.getInt()) : b.getLong();
         long base = b.getLong();
         long length = b.getLong();
         checkRange(base, length);
@@ -93,6 +146,9 @@ final class RegionDescriptor {
                     + LENGTH + "-byte format");
         }
         ByteBuffer b = ByteBuffer.wrap(d).order(ByteOrder.BIG_ENDIAN);
+        if (b.getShort(0) == MAGIC2 && d[2] == VERSION2) {
+            return parseV2(d);
+        }
         int magic = b.getInt();
         if (magic != MAGIC) {
             throw new IllegalArgumentException("region descriptor magic 0x" + Integer.toHexString(magic)
@@ -108,18 +164,35 @@ final class RegionDescriptor {
                     + " bytes of version " + VERSION);
         }
         int f = b.get();
+        int a = b.getShort() & 0xffff;
+        long key = b.getLong();
+        long base = b.getLong();
+        long length = b.getLong();
+        return remote(f, a, key, base, length);
+    }
+
+    private static Remote parseV2(byte[] d) {
+        if (d.length != LENGTH2) {
+            throw new IllegalArgumentException("region descriptor of " + d.length + " bytes is not the " + LENGTH2
+                    + " bytes of version " + VERSION2);
+        }
+        ByteBuffer b = ByteBuffer.wrap(d).order(ByteOrder.BIG_ENDIAN);
+        int f = b.get(3);
+        long key = Integer.toUnsignedLong(b.getInt(4));
+        long base = b.getLong(8);
+        long packed = b.getLong(16);
+        return remote(f, (int) (packed >>> 56), key, base, packed & 0x00ff_ffff_ffff_ffffL);
+    }
+
+    private static Remote remote(int f, int a, long key, long base, long length) {
         if ((f & ~3) != 0) {
             throw new IllegalArgumentException("region descriptor flush bits 0x" + Integer.toHexString(f & 0xff)
                     + " have unknown bits outside 0x3");
         }
-        int a = b.getShort() & 0xffff;
         if ((a & ~ACCESS_MASK) != 0 || a == 0) {
             throw new IllegalArgumentException("region descriptor access bits 0x" + Integer.toHexString(a)
                     + (a == 0 ? " are empty" : " have unknown bits outside 0x" + Integer.toHexString(ACCESS_MASK)));
         }
-        long key = b.getLong();
-        long base = b.getLong();
-        long length = b.getLong();
         checkRange(base, length);
         EnumSet<RegionAccess> access = EnumSet.noneOf(RegionAccess.class);
         for (RegionAccess r : RegionAccess.values()) {

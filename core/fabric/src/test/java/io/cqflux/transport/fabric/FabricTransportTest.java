@@ -51,6 +51,19 @@ class FabricTransportTest extends TransportFixture {
     }
 
     @Test
+    void mrCache_isTurnedOffBeforeLibfabricStarts_andAProviderThatWouldUseItIsRefusedWhenOn() {
+        // Set by FabricLibrary before the first fi_getinfo (this JVM's environment had none).
+        if (System.getenv(FabricLibrary.MR_CACHE_MONITOR) == null) {
+            assertEquals(FabricLibrary.MR_CACHE_OFF, FabricLibrary.nativeEnv(FabricLibrary.MR_CACHE_MONITOR));
+        }
+        assertEquals(null, FabricTransport.mrCacheRefusal("verbs", null));
+        assertEquals(null, FabricTransport.mrCacheRefusal("verbs", "disabled"));
+        assertEquals(null, FabricTransport.mrCacheRefusal("tcp", "memhooks"));
+        String why = FabricTransport.mrCacheRefusal("verbs", "memhooks");
+        assertTrue(why != null && why.contains("FI_MR_CACHE_MONITOR=memhooks") && why.contains("disabled"), why);
+    }
+
+    @Test
     void atomicWrite_onTcp_isRefusedUpFrontNamingProviderAndCapability() {
         LocalRegion target = region(server, 64, RegionAccess.WRITE_DST);
         Pair p = connect(new byte[0], target.descriptor());

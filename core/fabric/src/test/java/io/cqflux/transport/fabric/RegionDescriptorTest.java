@@ -32,6 +32,35 @@ class RegionDescriptorTest {
     }
 
     @Test
+    void shortKeyProvider_encodesVersion2Of24Bytes_andRawOf20_roundTrippingEveryField() {
+        Set<RegionAccess> access = EnumSet.of(RegionAccess.WRITE_DST, RegionAccess.READ_SRC,
+                RegionAccess.FLUSH_TYPE_VISIBILITY);
+        byte[] d = RegionDescriptor.encode(0xfedc_ba98L, 0x7f00_0000_1000L, 1L << 40, access,
+                EnumSet.of(FlushType.VISIBILITY), 4);
+        assertEquals(RegionDescriptor.LENGTH2, d.length);
+        RegionDescriptor.Remote r = RegionDescriptor.parse(d);
+        assertEquals(0xfedc_ba98L, r.key());
+        assertEquals(0x7f00_0000_1000L, r.base());
+        assertEquals(1L << 40, r.size());
+        assertEquals(access, r.access());
+        assertEquals(Set.of(FlushType.VISIBILITY), r.flushTypes());
+        byte[] raw = RegionDescriptor.encodeRaw(0xfedc_ba98L, 0x7f00_0000_1000L, 4096, 4);
+        assertEquals(RegionDescriptor.RAW_LENGTH_SHORT_KEY, raw.length);
+        RegionDescriptor.Remote rr = RegionDescriptor.parseRaw(raw, Set.of(RegionAccess.READ_SRC));
+        assertEquals(0xfedc_ba98L, rr.key());
+        assertEquals(0x7f00_0000_1000L, rr.base());
+        assertEquals(4096, rr.size());
+        // 8-byte keys (tcp) keep version 1 and the 24-byte raw form
+        assertEquals(RegionDescriptor.LENGTH, RegionDescriptor.encode(1, 0, 64, access, Set.of(), 8).length);
+        assertEquals(RegionDescriptor.RAW_LENGTH, RegionDescriptor.encodeRaw(1, 0, 64, 8).length);
+        byte[] bad = java.util.Arrays.copyOf(d, 25);
+        assertMessage(bad, "25 bytes");
+        bad = d.clone();
+        ByteBuffer.wrap(bad).putLong(16, 64); // access bits (top byte of the length) cleared
+        assertMessage(bad, "empty");
+    }
+
+    @Test
     void malformedDescriptors_areRefusedNamingTheProblem() {
         assertMessage(null, "null");
         assertMessage(new byte[2], "shorter");

@@ -1,0 +1,172 @@
+package io.cqflux.epoll.loop;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.cqflux.epoll.WaitStrategy;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.logging.Handler;
+import java.util.logging.Level;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Blocked-loop detection: a unit of work that holds the loop thread longer than the threshold is
+ * counted in LoopStats.blocked and logged at WARN (thread, duration, the operation named by
+ * noteOperation); a fast one is not; a threshold of zero turns it off. And the loop-lag sample.
+ */
+class EventLoopBlockedTest {
+
+    private final List<LogRecord> warnings = new CopyOnWriteArrayList<>();
+    private final Logger jul = Logger.getLogger(EventLoop.class.getName());
+    private final Handler handler = new Handler() {
+        @Override
+        public void publish(LogRecord r) {
+            if (r.getLevel().intValue() >= Level.WARNING.intValue()) {
+                warnings.add(r);
+            }
+        }
+
+        @Override
+        public void flush() {
+        }
+
+        @Override
+        public void close() {
+        }
+    };
+
+    @BeforeEach
+    void capture() {
+        jul.addHandler(handler);
+    }
+
+    @AfterEach
+    void release() {
+        jul.removeHandler(handler);
+    }
+
+    private static LoopConfig config(String name, Duration threshold) {
+        return new LoopConfig(name, WaitStrategy.BLOCKING, 32, null, threshold);
+    }
+
+    @Test
+    void taskBlockingPastTheThreshold_isCountedAndLoggedWithThreadAndOperation() {
+        try (EventLoop loop = EventLoop.start(config("blocked-task", Duration.ofMillis(100)))) {
+            CompletableFuture<Void> done = new CompletableFuture<>();
+            loop.execute(() -> {
+                loop.noteOperation("cqflux.test");
+                sleep(300);
+                done.complete(null);
+            });
+            Await.done(done, "the blocking task");
+            Await.until(() -> loop.stats().blocked() == 1, "the blocked unit counted");
+            Await.roundTrip(loop);
+            assertEquals(1, loop.stats().blocked());
+            List<String> messages = warnings.stream().map(LogRecord::getMessage)
+                    .filter(m -> m.contains("was blocked for")).toList();
+            assertEquals(1, messages.size(), messages.toString());
+            String m = messages.getFirst();
+            assertTrue(m.contains("blocked-task"), m);
+            assertTrue(m.contains("operation: cqflux.test"), m);
+            assertTrue(m.contains("threshold 100 ms"), m);
+        }
+    }
+
+    @Test
+    void setupWorkPastTheThreshold_isNeitherCountedNorWarned() {
+        try (EventLoop loop = EventLoop.start(config("setup-work", Duration.ofMillis(20)))) {
+            CompletableFuture<Void> done = new CompletableFuture<>();
+            loop.execute(() -> {
+                loop.noteSetup("cqflux.connect");
+                sleep(60);
+                done.complete(null);
+            });
+            Await.done(done, "the set-up task");
+            Await.roundTrip(loop);
+            assertEquals(0, loop.stats().blocked());
+            assertTrue(warnings.stream().noneMatch(r -> r.getMessage().contains("was blocked for")), warnings::toString);
+        }
+    }
+
+    @Test
+    void fastTasks_areNotReported() {
+        try (EventLoop loop = EventLoop.start(config("fast-tasks", Duration.ofMillis(100)))) {
+            for (int i = 0; i < 1000; i++) {
+                loop.execute(() -> loop.noteOperation("cqflux.fast"));
+            }
+            Await.roundTrip(loop);
+            assertEquals(0, loop.stats().blocked());
+            assertTrue(warnings.stream().noneMatch(r -> r.getMessage().contains("was blocked for")), warnings::toString);
+        }
+    }
+
+    @Test
+    void thresholdZero_turnsTheDetectionOff() {
+        try (EventLoop loop = EventLoop.start(config("detection-off", Duration.ZERO))) {
+            CompletableFuture<Void> done = new CompletableFuture<>();
+            loop.execute(() -> {
+                sleep(150);
+                done.complete(null);
+            });
+            Await.done(done, "the blocking task");
+            Await.roundTrip(loop);
+            assertEquals(0, loop.stats().blocked());
+            assertTrue(warnings.stream().noneMatch(r -> r.getMessage().contains("was blocked for")), warnings::toString);
+        }
+    }
+
+    @Test
+    void secondBlockWithinTheInterval_isCountedButNotLoggedAgain() {
+        try (EventLoop loop = EventLoop.start(config("blocked-twice", Duration.ofMillis(20)))) {
+            for (int i = 0; i < 2; i++) {
+                loop.execute(() -> sleep(60));
+            }
+            Await.until(() -> loop.stats().blocked() == 2, "both blocked units counted");
+            assertEquals(1, warnings.stream().filter(r -> r.getMessage().contains("was blocked for")).count(),
+                    warnings::toString);
+        }
+    }
+
+    @Test
+    void tasksQueuedBehindABlockedTask_giveALagSample() throws InterruptedException {
+        try (EventLoop loop = EventLoop.start(config("lag", Duration.ZERO))) {
+            assertEquals(0, loop.stats().lagNanos());
+            CountDownLatch running = new CountDownLatch(1);
+            loop.execute(() -> {
+                running.countDown();
+                sleep(50);
+            });
+            running.await();
+            // Every 8th offer is stamped: 16 tasks queued behind the sleeping task carry a stamp.
+            for (int i = 0; i < 2 * TaskQueue.LAG_SAMPLE_EVERY; i++) {
+                loop.execute(() -> { });
+            }
+            Await.roundTrip(loop);
+            assertTrue(loop.stats().lagNanos() > 0, "lag " + loop.stats().lagNanos());
+        }
+    }
+
+    @Test
+    void negativeThreshold_isRefusedWithTheBound() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> config("bad", Duration.ofMillis(-1)));
+        assertTrue(e.getMessage().contains("PT-0.001S") && e.getMessage().contains("PT1H"), e.getMessage());
+    }
+
+    private static void sleep(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

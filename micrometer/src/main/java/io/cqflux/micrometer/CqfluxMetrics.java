@@ -1,0 +1,277 @@
+package io.cqflux.micrometer;
+
+import io.cqflux.epoll.LoopStats;
+import io.cqflux.reactor.Cqflux;
+import io.cqflux.reactor.CqfluxListener;
+import io.cqflux.reactor.OperationKind;
+import io.cqflux.reactor.OperationOutcome;
+import io.cqflux.reactor.RdmaConnection;
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Meter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tag;
+import io.micrometer.core.instrument.Tags;
+import io.micrometer.core.instrument.TimeGauge;
+import io.micrometer.core.instrument.Timer;
+import io.micrometer.core.instrument.binder.MeterBinder;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.function.ToDoubleFunction;
+import reactor.core.Disposable;
+
+/**
+ * Binds the meters of one {@link Cqflux} to a Micrometer {@link MeterRegistry}:
+ *
+ * <pre>{@code
+ * Cqflux cq = Cqflux.builder().build();
+ * CqfluxMetrics metrics = new CqfluxMetrics(cq);
+ * metrics.bindTo(registry);       // Spring Boot: expose it as a MeterBinder bean
+ * ...
+ * metrics.close();                // removes the meters and the listener
+ * }</pre>
+ *
+ * <p><b>Meters.</b> The names are stable; every meter also carries the tags given to the
+ * constructor.
+ * <table>
+ * <caption>cqflux meters</caption>
+ * <tr><th>name</th><th>type</th><th>unit</th><th>tags</th><th>what</th></tr>
+ * <tr><td>{@code cqflux.loop.wakeups}</td><td>function counter</td><td>wakeups</td><td>{@code loop}</td>
+ *     <td>returns from a sleeping {@code epoll_wait} ({@link LoopStats#wakeups()})</td></tr>
+ * <tr><td>{@code cqflux.loop.batches}</td><td>function counter</td><td>batches</td><td>{@code loop}</td>
+ *     <td>native drain calls that returned completions</td></tr>
+ * <tr><td>{@code cqflux.loop.completions}</td><td>function counter</td><td>completions</td><td>{@code loop}</td>
+ *     <td>completions delivered</td></tr>
+ * <tr><td>{@code cqflux.loop.tasks}</td><td>function counter</td><td>tasks</td><td>{@code loop}</td>
+ *     <td>tasks run (hand-overs from other threads)</td></tr>
+ * <tr><td>{@code cqflux.loop.lag}</td><td>time gauge</td><td>seconds</td><td>{@code loop}</td>
+ *     <td>the latest sampled wait of a task between its hand-over and its run ({@link LoopStats#lagNanos()})</td></tr>
+ * <tr><td>{@code cqflux.loop.blocked}</td><td>function counter</td><td>events</td><td>{@code loop}</td>
+ *     <td>times subscriber code or a task held the loop longer than
+ *     {@link Cqflux.Builder#blockedLoopThreshold(java.time.Duration)}</td></tr>
+ * <tr><td>{@code cqflux.connection.credits.used}</td><td>gauge</td><td>credits</td><td>{@code transport}, {@code connection}, {@code id}</td>
+ *     <td>send-queue credits held by operations in flight ({@link RdmaConnection#inFlight()})</td></tr>
+ * <tr><td>{@code cqflux.connection.credits.max}</td><td>gauge</td><td>credits</td><td>{@code transport}, {@code connection}, {@code id}</td>
+ *     <td>the connection's send-queue credits ({@link RdmaConnection#sendCredits()}); used = max is credit starvation</td></tr>
+ * <tr><td>{@code cqflux.connection.waiting}</td><td>gauge</td><td>operations</td><td>{@code transport}, {@code connection}, {@code id}</td>
+ *     <td>operations waiting for a credit ({@link RdmaConnection#waiting()})</td></tr>
+ * <tr><td>{@code cqflux.connection.rejections}</td><td>function counter</td><td>operations</td><td>{@code transport}, {@code connection}, {@code id}</td>
+ *     <td>operations refused for the pending limit ({@link RdmaConnection#rejections()})</td></tr>
+ * <tr><td>{@code cqflux.operation}</td><td>timer</td><td>seconds</td><td>{@code transport}, {@code kind}, {@code outcome}, {@code error}</td>
+ *     <td>each operation from subscription to outcome; {@code kind} {@link OperationKind#tagValue()}
+ *     ({@code read}, {@code write}, {@code durableWrite}, ...), {@code outcome} {@code success},
+ *     {@code error} or {@code cancelled}, {@code error} {@code none}, a completion status
+ *     ({@code REM_ACCESS_ERR}) or an exception's simple class name ({@code ConnectionException})</td></tr>
+ * </table>
+ *
+ * <p>{@code loop} is the loop's thread name ({@link Cqflux#loopNames()}), {@code transport}
+ * {@link Cqflux#transportName()}, {@code connection} {@link RdmaConnection#description()}, {@code id} a number that
+ * tells apart connections with one description (two connections to one server address). The
+ * meters of a connection are removed from the registry when it ends (no meter per dead connection
+ * stays behind); the loop meters and the timers stay until {@link #close()}.
+ *
+ * <p><b>Cost.</b> The loop and connection meters read counters the library keeps anyway, when the
+ * registry asks. The operation timer makes the library read the clock twice per operation and
+ * call {@link Timer#record(long, TimeUnit)} on the loop thread; with no {@code CqfluxMetrics}
+ * bound, none of that happens.
+ *
+ * <p><b>Thread safety and lifetime.</b> Thread-safe. {@link #bindTo} may be called for several
+ * registries. {@link #close()} is idempotent; meters of a {@link Cqflux} that was disposed keep
+ * their last values until then.
+ */
+public final class CqfluxMetrics implements MeterBinder, AutoCloseable {
+    private final Cqflux cqflux;
+    private final Tags tags;
+    private final List<Binding> bindings = new CopyOnWriteArrayList<>();
+
+    /**
+     * Meters for {@code cqflux}, with no extra tags.
+     *
+     * @param cqflux the instance to measure
+     */
+    public CqfluxMetrics(Cqflux cqflux) {
+        this(cqflux, Tags.empty());
+    }
+
+    /**
+     * Meters for {@code cqflux}, each with {@code tags} as well (e.g. {@code instance=orders}).
+     *
+     * @param cqflux the instance to measure
+     * @param tags tags added to every meter
+     */
+    public CqfluxMetrics(Cqflux cqflux, Iterable<Tag> tags) {
+        this.cqflux = Objects.requireNonNull(cqflux, "cqflux");
+        this.tags = Tags.of(Objects.requireNonNull(tags, "tags"));
+    }
+
+    /**
+     * Registers the loop meters and the operation timer, and installs the listener that adds and
+     * removes the connection meters.
+     *
+     * @param registry the registry
+     */
+    @Override
+    public void bindTo(MeterRegistry registry) {
+        Objects.requireNonNull(registry, "registry");
+        Binding b = new Binding(registry);
+        bindings.add(b);
+        b.start();
+    }
+
+    /** Removes every meter this binder registered and its listeners; idempotent. */
+    @Override
+    public void close() {
+        for (Binding b : bindings) {
+            b.close();
+        }
+        bindings.clear();
+    }
+
+    /** The meters in one registry, and the listener that keeps the per-connection ones. */
+    private final class Binding implements CqfluxListener {
+        private final MeterRegistry registry;
+        private final Tags base;
+        private final List<Meter> fixed = new CopyOnWriteArrayList<>();
+        private final Map<RdmaConnection, List<Meter>> perConnection = new ConcurrentHashMap<>();
+        /** Timers by kind and outcome for error "none"; by kind and error name for errors. */
+        private final Timer[][] plain;
+        private final List<Map<String, Timer>> errors = new ArrayList<>();
+        private volatile Disposable listening;
+        private volatile boolean closed;
+        private final java.util.concurrent.atomic.AtomicLong ids = new java.util.concurrent.atomic.AtomicLong();
+
+        Binding(MeterRegistry registry) {
+            this.registry = registry;
+            this.base = tags.and("transport", cqflux.transportName());
+            OperationKind[] kinds = OperationKind.values();
+            plain = new Timer[kinds.length][OperationOutcome.values().length];
+            for (int i = 0; i < kinds.length; i++) {
+                errors.add(new ConcurrentHashMap<>());
+            }
+        }
+
+        void start() {
+            List<String> names = cqflux.loopNames();
+            for (int i = 0; i < names.size(); i++) {
+                int index = i;
+                Tags t = tags.and("loop", names.get(i));
+                loopCounter("cqflux.loop.wakeups", "wakeups", t, index, LoopStats::wakeups,
+                        "Returns from a sleeping epoll_wait");
+                loopCounter("cqflux.loop.batches", "batches", t, index, LoopStats::batches,
+                        "Native completion-queue drain calls that returned completions");
+                loopCounter("cqflux.loop.completions", "completions", t, index, LoopStats::completions,
+                        "Completions delivered");
+                loopCounter("cqflux.loop.tasks", "tasks", t, index, LoopStats::tasks,
+                        "Tasks handed to the loop and run");
+                loopCounter("cqflux.loop.blocked", "events", t, index, LoopStats::blocked,
+                        "Times subscriber code or a task held the loop longer than the blocked-loop threshold");
+                fixed.add(TimeGauge.builder("cqflux.loop.lag", cqflux, TimeUnit.NANOSECONDS,
+                                c -> stat(c, index, LoopStats::lagNanos))
+                        .tags(t).description("Latest sampled wait of a task between its hand-over and its run")
+                        .register(registry));
+            }
+            listening = cqflux.addListener(this);
+        }
+
+        private void loopCounter(String name, String unit, Tags t, int index, ToDoubleFunction<LoopStats> f,
+                                 String description) {
+            fixed.add(FunctionCounter.builder(name, cqflux, c -> stat(c, index, f))
+                    .tags(t).baseUnit(unit).description(description).register(registry));
+        }
+
+        private static double stat(Cqflux c, int index, ToDoubleFunction<LoopStats> f) {
+            List<LoopStats> s = c.loopStats();
+            return index < s.size() ? f.applyAsDouble(s.get(index)) : Double.NaN;
+        }
+
+        @Override
+        public void connectionOpened(RdmaConnection c) {
+            if (closed || perConnection.containsKey(c)) {
+                return; // announced twice (opened while the listener was added)
+            }
+            // The description need not be unique (two connections to one server address read
+            // alike), so an id numbers the connections this binding has seen.
+            Tags t = base.and("connection", c.description()).and("id", Long.toString(ids.incrementAndGet()));
+            List<Meter> ms = List.of(
+                    Gauge.builder("cqflux.connection.credits.used", c, RdmaConnection::inFlight)
+                            .tags(t).baseUnit("credits")
+                            .description("Send-queue credits held by operations in flight").register(registry),
+                    Gauge.builder("cqflux.connection.credits.max", c, RdmaConnection::sendCredits)
+                            .tags(t).baseUnit("credits")
+                            .description("The connection's send-queue credits").register(registry),
+                    Gauge.builder("cqflux.connection.waiting", c, RdmaConnection::waiting)
+                            .tags(t).baseUnit("operations")
+                            .description("Operations waiting for a send-queue credit").register(registry),
+                    FunctionCounter.builder("cqflux.connection.rejections", c, RdmaConnection::rejections)
+                            .tags(t).baseUnit("operations")
+                            .description("Operations refused because the pending limit was reached")
+                            .register(registry));
+            if (perConnection.putIfAbsent(c, ms) != null) {
+                return; // the other announcement won; same meters (the registry returns existing ones)
+            }
+            if (c.isDisposed() || closed) {
+                // Ended while being added (its close may have been reported before this), or the
+                // binder closed meanwhile: no meter stays behind.
+                connectionClosed(c);
+            }
+        }
+
+        @Override
+        public void connectionClosed(RdmaConnection c) {
+            List<Meter> ms = perConnection.remove(c);
+            if (ms != null) {
+                for (Meter m : ms) {
+                    registry.remove(m);
+                }
+            }
+        }
+
+        @Override
+        public void operationFinished(RdmaConnection c, OperationKind kind, OperationOutcome outcome, String error,
+                                      long nanos) {
+            timer(kind, outcome, error).record(nanos, TimeUnit.NANOSECONDS);
+        }
+
+        /** The timer for the tags; looked up without allocating once it exists. */
+        private Timer timer(OperationKind kind, OperationOutcome outcome, String error) {
+            if (outcome != OperationOutcome.ERROR) {
+                Timer t = plain[kind.ordinal()][outcome.ordinal()];
+                if (t == null) {
+                    t = register(kind, outcome, "none");
+                    plain[kind.ordinal()][outcome.ordinal()] = t; // a benign race: the registry returns one timer
+                }
+                return t;
+            }
+            return errors.get(kind.ordinal()).computeIfAbsent(error, e -> register(kind, outcome, e));
+        }
+
+        private Timer register(OperationKind kind, OperationOutcome outcome, String error) {
+            Timer t = Timer.builder("cqflux.operation")
+                    .tags(base).tag("kind", kind.tagValue()).tag("outcome", outcome.tagValue()).tag("error", error)
+                    .description("RDMA operations from subscription to outcome, by kind and outcome")
+                    .register(registry);
+            fixed.add(t);
+            return t;
+        }
+
+        void close() {
+            closed = true;
+            Disposable l = listening;
+            if (l != null) {
+                l.dispose();
+            }
+            for (RdmaConnection c : List.copyOf(perConnection.keySet())) {
+                connectionClosed(c);
+            }
+            for (Meter m : fixed) {
+                registry.remove(m);
+            }
+            fixed.clear();
+        }
+    }
+}

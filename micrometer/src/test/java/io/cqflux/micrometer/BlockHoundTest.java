@@ -1,0 +1,80 @@
+package io.cqflux.micrometer;
+
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.cqflux.reactor.RdmaConnection;
+import io.cqflux.test.CqfluxTest;
+import io.cqflux.test.LoopbackPeer;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import reactor.blockhound.BlockHound;
+import reactor.blockhound.BlockingOperationError;
+import reactor.test.StepVerifier;
+
+/**
+ * BlockHound on this JDK (the module's argLine has -XX:+AllowRedefinitionToAddDeleteMethods):
+ * cqflux's loop threads are recognised as non-blocking, the library's own work on them passes,
+ * and subscriber code that blocks on a loop is caught. Installed once for the test JVM (BlockHound
+ * cannot be uninstalled); the other tests of this module run under it too, which is the point.
+ */
+class BlockHoundTest {
+
+    @BeforeAll
+    static void install() {
+        BlockHound.install(); // finds CqfluxBlockHoundIntegration and Reactor's through ServiceLoader
+    }
+
+    @Test
+    void operationsAndTheirEnd_passUnderBlockHound() {
+        try (LoopbackPeer peer = CqfluxTest.loopback().start()) {
+            RdmaConnection c = peer.connection();
+            for (int i = 0; i < 10; i++) {
+                CqfluxTest.verify(StepVerifier.create(c.durableWrite(peer.remote(), 0, peer.local(), 0, 64))
+                        .expectComplete());
+                CqfluxTest.verify(StepVerifier.create(c.read(peer.local(), 0, peer.remote(), 0, 64)).expectComplete());
+            }
+            // The peer goes away: the client's loop ends the connection and logs a WARN there.
+            peer.serverConnection().dispose();
+            CqfluxTest.verify(StepVerifier.create(c.events().filter(e -> e.name().equals("CLOSED")).next())
+                    .expectNextCount(1).expectComplete());
+            CqfluxTest.verify(StepVerifier.create(c.write(peer.remote(), 0, peer.local(), 0, 64))
+                    .expectErrorSatisfies(e -> assertTrue(!(e instanceof BlockingOperationError), e.toString())));
+        }
+    }
+
+    @Test
+    void busyPollingLoops_passUnderBlockHound() {
+        try (LoopbackPeer peer = CqfluxTest.loopback()
+                .client(b -> b.waitStrategy(io.cqflux.epoll.WaitStrategy.BUSY_POLL)).start()) {
+            RdmaConnection c = peer.connection();
+            for (int i = 0; i < 10; i++) {
+                CqfluxTest.verify(StepVerifier.create(c.write(peer.remote(), 0, peer.local(), 0, 64)).expectComplete());
+            }
+            assertTrue(peer.client().loopStats().getFirst().completions() >= 10);
+        }
+    }
+
+    @Test
+    void subscriberCodeThatBlocksOnTheLoop_isCaught() {
+        try (LoopbackPeer peer = CqfluxTest.loopback().start()) {
+            RdmaConnection c = peer.connection();
+            CqfluxTest.verify(StepVerifier.create(c.write(peer.remote(), 0, peer.local(), 0, 64)
+                            .doOnSuccess(v -> sleep(10))) // on the loop thread
+                    .expectError(BlockingOperationError.class));
+        }
+    }
+
+    @Test
+    void blockingOffTheLoop_isNotCaught() {
+        sleep(1); // the test thread is an ordinary thread
+        assertTrue(!(Thread.currentThread() instanceof reactor.core.scheduler.NonBlocking));
+    }
+
+    private static void sleep(long ms) {
+        try {
+            Thread.sleep(ms);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

@@ -1,0 +1,332 @@
+package io.cqflux.reactor;
+
+import io.cqflux.core.FlushType;
+import io.cqflux.core.internal.Checks;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteBuffer;
+import org.reactivestreams.Subscription;
+import reactor.core.CoreSubscriber;
+import reactor.core.Exceptions;
+import reactor.core.Scannable;
+import reactor.core.publisher.Mono;
+import reactor.core.publisher.Operators;
+import reactor.util.annotation.Nullable;
+import reactor.util.context.Context;
+
+/**
+ * An operation on data as the application holds it ({@code byte[]}, {@code ByteBuffer}), staged
+ * through the {@link BufferPool}: each subscription checks the arguments (with the operation's own
+ * {@link OpKind#check} against the pool's region and {@link Checks#staged} against the buffer
+ * size, before waiting for a buffer), leases a buffer, copies the data in and subscribes an
+ * {@link OpMono} that owns the lease. The lease comes back when that operation is terminal at the
+ * NIC ({@link OpMono#releaseRegions}), never on cancel. A read copies the data out of the buffer at
+ * that moment, right before the lease is given back, and emits the copy.
+ *
+ * <p>{@link Scannable} under the same name as the operation it stages ({@code cqflux.write},
+ * ...), and made through {@code Mono.onAssembly}, as {@link OpMono} is.
+ *
+ * @param <T> {@code Void} for writes and sends, {@code byte[]} for a read
+ */
+final class StagedMono<T> extends Mono<T> implements Scannable {
+    final ConnectionCore core;
+    final BufferPool pool;
+    final OpKind kind;
+    final PeerRegion remote;
+    final long remoteOffset;
+    final FlushType flushType;
+    /** Source: an array (with {@link #arrayOffset}), a buffer, or nothing (a read). */
+    @Nullable
+    final byte[] array;
+    final int arrayOffset;
+    @Nullable
+    final ByteBuffer buffer;
+    /** The read's length; for the sources, taken at subscription. */
+    final int readLength;
+
+    private StagedMono(ConnectionCore core, BufferPool pool, OpKind kind, PeerRegion remote, long remoteOffset,
+                       FlushType flushType, byte[] array, int arrayOffset, ByteBuffer buffer, int readLength) {
+        this.core = core;
+        this.pool = pool;
+        this.kind = kind;
+        this.remote = remote;
+        this.remoteOffset = remoteOffset;
+        this.flushType = flushType;
+        this.array = array;
+        this.arrayOffset = arrayOffset;
+        this.buffer = buffer;
+        this.readLength = readLength;
+    }
+
+    @Override
+    @Nullable
+    @SuppressWarnings("rawtypes") // Scannable declares it with the raw Attr
+    public Object scanUnsafe(Attr key) {
+        if (key == Attr.NAME) {
+            return OperationKind.of(kind).sequenceName();
+        }
+        if (key == Attr.RUN_STYLE) {
+            return Attr.RunStyle.ASYNC;
+        }
+        return null;
+    }
+
+    static Mono<Void> of(ConnectionCore core, BufferPool pool, OpKind kind, PeerRegion remote, long remoteOffset,
+                         FlushType flushType, byte[] data) {
+        return onAssembly(new StagedMono<>(core, pool, kind, remote, remoteOffset, flushType, data, 0, null, 0));
+    }
+
+    static Mono<Void> of(ConnectionCore core, BufferPool pool, OpKind kind, PeerRegion remote, long remoteOffset,
+                         FlushType flushType, ByteBuffer data) {
+        return onAssembly(new StagedMono<>(core, pool, kind, remote, remoteOffset, flushType, null, 0, data, 0));
+    }
+
+    static Mono<byte[]> read(ConnectionCore core, BufferPool pool, PeerRegion remote, long remoteOffset, int length) {
+        return onAssembly(new StagedMono<>(core, pool, OpKind.READ, remote, remoteOffset, null, null, 0, null, length));
+    }
+
+    @Override
+    public void subscribe(CoreSubscriber<? super T> actual) {
+        Staged<T> s = new Staged<>(this, actual);
+        actual.onSubscribe(s);
+        try {
+            if (array != null) {
+                s.source = MemorySegment.ofArray(array);
+                s.length = array.length;
+            } else if (buffer != null) {
+                // The bytes between position and limit now; the buffer's position is not moved.
+                s.source = MemorySegment.ofBuffer(buffer);
+                s.length = (int) s.source.byteSize();
+            } else {
+                s.length = readLength;
+            }
+            Checks.staged(what(), s.length, kind == OpKind.SEND ? 0 : 1, pool.bufferSize());
+            // The operation's own check, against the pool's region, before waiting for a buffer.
+            new OpMono(core, kind, remote, remoteOffset, pool.region(), 0, s.length, 0, flushType).validate();
+        } catch (RuntimeException e) {
+            s.refused(e);
+            return;
+        }
+        s.start();
+    }
+
+    private String what() {
+        return switch (kind) {
+            case READ -> "read";
+            case SEND -> "send data";
+            case DURABLE_WRITE -> "durable write data";
+            default -> "write data";
+        };
+    }
+
+    /**
+     * One subscription: waits for a lease, then drives the {@link OpMono} that owns it (as its
+     * subscriber) and relays its outcome.
+     */
+    static final class Staged<T> implements Subscription, BufferPool.Taker, CoreSubscriber<Void> {
+        private static final int NEW = 0;
+        private static final int WAITING = 1;
+        private static final int RUNNING = 2;
+        private static final int CANCELLED = 3;
+        /** Demand and value: a read's value waits for a request (Reactive Streams §1.1). */
+        private static final int NO_REQUEST_NO_VALUE = 0;
+        private static final int REQUESTED = 1;
+        private static final int VALUE = 2;
+        private static final int EMITTED = 3;
+
+        private static final VarHandle STATE;
+        private static final VarHandle DEMAND;
+        private static final VarHandle DONE;
+
+        static {
+            try {
+                MethodHandles.Lookup l = MethodHandles.lookup();
+                STATE = l.findVarHandle(Staged.class, "state", int.class);
+                DEMAND = l.findVarHandle(Staged.class, "demand", int.class);
+                DONE = l.findVarHandle(Staged.class, "done", int.class);
+            } catch (ReflectiveOperationException e) {
+                throw new ExceptionInInitializerError(e);
+            }
+        }
+
+        final StagedMono<T> spec;
+        final CoreSubscriber<? super T> actual;
+        /** Set at subscription, before any hand-over. */
+        MemorySegment source;
+        int length;
+        @SuppressWarnings("unused") // through STATE
+        private volatile int state;
+        @SuppressWarnings("unused") // through DEMAND
+        private volatile int demand;
+        @SuppressWarnings("unused") // through DONE
+        private volatile int done;
+        private volatile boolean cancelled;
+        private volatile Subscription inner;
+        /** The read's data, copied out at NIC-terminal (loop thread), published by the completion. */
+        private byte[] readBack;
+
+        Staged(StagedMono<T> spec, CoreSubscriber<? super T> actual) {
+            this.spec = spec;
+            this.actual = actual;
+        }
+
+        void start() {
+            if (STATE.compareAndSet(this, NEW, WAITING)) {
+                spec.pool.request(this);
+            }
+        }
+
+        // ------------------------------------------------------------ Subscription (downstream)
+
+        @Override
+        public void request(long n) {
+            if (n <= 0) {
+                cancel();
+                terminateWithError(Exceptions.nullOrNegativeRequestException(n), true);
+                return;
+            }
+            for (;;) {
+                int d = demand;
+                if (d == VALUE) {
+                    if (DEMAND.compareAndSet(this, VALUE, EMITTED)) {
+                        emit();
+                    }
+                    return;
+                }
+                if (d != NO_REQUEST_NO_VALUE || DEMAND.compareAndSet(this, NO_REQUEST_NO_VALUE, REQUESTED)) {
+                    return;
+                }
+            }
+        }
+
+        /**
+         * Detaches the subscriber. A wait for a buffer is left; an operation already under way
+         * keeps its lease until it is terminal at the NIC.
+         */
+        @Override
+        public void cancel() {
+            cancelled = true;
+            int s = state;
+            if ((s == NEW || s == WAITING) && STATE.compareAndSet(this, s, CANCELLED)) {
+                if (s == WAITING) {
+                    spec.pool.withdraw(this);
+                }
+                return;
+            }
+            Subscription in = inner;
+            if (in != null) {
+                in.cancel();
+            }
+        }
+
+        // ------------------------------------------------------------ Taker (the pool)
+
+        @Override
+        public boolean take(BufferLease lease) {
+            if (!STATE.compareAndSet(this, WAITING, RUNNING)) {
+                return false;
+            }
+            try {
+                if (source != null) {
+                    MemorySegment.copy(source, 0, lease.segment(), 0, length);
+                }
+            } catch (RuntimeException e) {
+                // e.g. the ByteBuffer's memory was freed: nothing posted, the lease goes back
+                lease.release();
+                terminateWithError(e, false);
+                return true;
+            }
+            StagedMono<T> m = spec;
+            new OpMono(m.core, m.kind, m.remote, m.remoteOffset, lease.region(), lease.offset(), length, 0,
+                    m.flushType, lease, m.kind == OpKind.READ ? this : null).subscribe(this);
+            return true;
+        }
+
+        @Override
+        public void refused(Throwable error) {
+            terminateWithError(error, false);
+        }
+
+        /**
+         * The read's data leaves the buffer: called by {@link OpMono#releaseRegions} once the
+         * read is terminal at the NIC, right before the lease goes back (loop thread).
+         */
+        void copyOut(MemorySegment buffer) {
+            readBack = buffer.asSlice(0, length).toArray(ValueLayout.JAVA_BYTE);
+        }
+
+        // ------------------------------------------------------------ CoreSubscriber<Void> (the OpMono)
+
+        @Override
+        public void onSubscribe(Subscription s) {
+            inner = s;
+            if (cancelled) {
+                s.cancel();
+            }
+        }
+
+        @Override
+        public void onNext(Void v) {
+            // an OpMono emits no value
+        }
+
+        @Override
+        public void onError(Throwable t) {
+            terminateWithError(t, false);
+        }
+
+        @Override
+        public void onComplete() {
+            if (!DONE.compareAndSet(this, 0, 1)) {
+                return;
+            }
+            if (cancelled) {
+                return;
+            }
+            if (spec.kind != OpKind.READ) {
+                actual.onComplete();
+                return;
+            }
+            for (;;) {
+                int d = demand;
+                if (d == REQUESTED) {
+                    if (DEMAND.compareAndSet(this, REQUESTED, EMITTED)) {
+                        emit();
+                    }
+                    return;
+                }
+                if (d != NO_REQUEST_NO_VALUE || DEMAND.compareAndSet(this, NO_REQUEST_NO_VALUE, VALUE)) {
+                    return;
+                }
+            }
+        }
+
+        @Override
+        public Context currentContext() {
+            return actual.currentContext();
+        }
+
+        @SuppressWarnings("unchecked") // T is byte[] for a read
+        private void emit() {
+            if (cancelled) {
+                return;
+            }
+            actual.onNext((T) readBack);
+            actual.onComplete();
+        }
+
+        private void terminateWithError(Throwable t, boolean evenIfCancelled) {
+            if (!DONE.compareAndSet(this, 0, 1)) {
+                Operators.onErrorDropped(t, actual.currentContext());
+                return;
+            }
+            if (cancelled && !evenIfCancelled) {
+                Operators.onErrorDropped(t, actual.currentContext());
+                return;
+            }
+            actual.onError(t);
+        }
+    }
+}

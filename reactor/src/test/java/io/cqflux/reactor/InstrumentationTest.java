@@ -1,0 +1,225 @@
+package io.cqflux.reactor;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.cqflux.core.FlushType;
+import io.cqflux.core.QueueFullException;
+import io.cqflux.epoll.LoopStats;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.logging.Handler;
+import java.util.logging.Level;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
+import java.util.function.UnaryOperator;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.reactivestreams.Subscription;
+import reactor.core.Disposable;
+import reactor.core.Scannable;
+import reactor.core.publisher.BaseSubscriber;
+import reactor.core.publisher.Hooks;
+import reactor.core.publisher.Mono;
+import reactor.test.StepVerifier;
+
+/**
+ * The hooks for metrics and debugging, over fabric/tcp on loopback: operation Monos are
+ * Scannable with their kind's name and go through Mono.onAssembly; a CqfluxListener hears of
+ * connections and of each operation's outcome; per-connection rejections; a subscriber callback
+ * that blocks the loop is reported (WARN + LoopStats.blocked) and a fast one is not.
+ */
+class InstrumentationTest {
+    private static final Duration T = FaultRig.T;
+
+    private final List<LogRecord> warnings = new CopyOnWriteArrayList<>();
+    private final Logger loopLog = Logger.getLogger("io.cqflux.epoll.loop.EventLoop");
+    private final Handler handler = new Handler() {
+        @Override
+        public void publish(LogRecord r) {
+            if (r.getLevel().intValue() >= Level.WARNING.intValue() && r.getMessage().contains("was blocked for")) {
+                warnings.add(r);
+            }
+        }
+
+        @Override
+        public void flush() {
+        }
+
+        @Override
+        public void close() {
+        }
+    };
+
+    @BeforeEach
+    void capture() {
+        loopLog.addHandler(handler);
+    }
+
+    @AfterEach
+    void release() {
+        loopLog.removeHandler(handler);
+        Hooks.resetOnEachOperator("cqflux-test");
+    }
+
+    /** Records what a listener hears, as "kind/outcome/error" and "opened"/"closed". */
+    static final class Recorder implements CqfluxListener {
+        final List<String> events = new CopyOnWriteArrayList<>();
+
+        @Override
+        public void connectionOpened(RdmaConnection connection) {
+            events.add("opened " + connection.description());
+        }
+
+        @Override
+        public void connectionClosed(RdmaConnection connection) {
+            events.add("closed " + connection.description());
+        }
+
+        @Override
+        public void operationFinished(RdmaConnection connection, OperationKind kind, OperationOutcome outcome,
+                                      String error, long nanos) {
+            assertTrue(nanos >= 0, "nanos " + nanos);
+            events.add(kind.tagValue() + "/" + outcome.tagValue() + "/" + error);
+        }
+    }
+
+    @Test
+    void operationMonos_areScannableWithTheirKindsName() {
+        try (FaultRig rig = new FaultRig()) {
+            RdmaConnection c = rig.conn;
+            PeerRegion r = rig.remote();
+            assertEquals("cqflux.write", Scannable.from(c.write(r, 0, rig.local, 0, 8)).name());
+            assertEquals("cqflux.read", Scannable.from(c.read(rig.local, 0, r, 0, 8)).name());
+            assertEquals("cqflux.durableWrite", Scannable.from(c.durableWrite(r, 0, rig.local, 0, 8)).name());
+            assertEquals("cqflux.flush", Scannable.from(c.flush(r, 0, 8, FlushType.VISIBILITY)).name());
+            assertEquals("cqflux.atomicWrite", Scannable.from(c.atomicWrite(r, 0, 1)).name());
+            assertEquals("cqflux.send", Scannable.from(c.send(rig.local, 0, 8)).name());
+            assertEquals("cqflux.sendWithImmediate", Scannable.from(c.sendWithImmediate(rig.local, 0, 8, 1)).name());
+            assertEquals("cqflux.writeWithImmediate",
+                    Scannable.from(c.writeWithImmediate(r, 0, rig.local, 0, 8, 1)).name());
+            // Downstream operators find the name among their parents (what checkpoint and tap use).
+            assertEquals("cqflux.write", Scannable.from(c.write(r, 0, rig.local, 0, 8).map(v -> v)).name());
+            // The forms staged through the buffer pool carry the name of what they stage.
+            assertEquals("cqflux.write", Scannable.from(c.write(r, 0, new byte[8])).name());
+            assertEquals("cqflux.durableWrite",
+                    Scannable.from(c.durableWrite(r, 0, java.nio.ByteBuffer.allocate(8))).name());
+            assertEquals("cqflux.read", Scannable.from(c.read(r, 0, 8)).name());
+            assertEquals("cqflux.send", Scannable.from(c.send(new byte[8])).name());
+            for (OperationKind k : OperationKind.values()) {
+                assertEquals("cqflux." + k.tagValue(), k.sequenceName());
+            }
+        }
+    }
+
+    @Test
+    void onEachOperatorHook_seesTheOperationMonosAtAssembly() {
+        try (FaultRig rig = new FaultRig()) {
+            List<String> seen = new CopyOnWriteArrayList<>();
+            Hooks.onEachOperator("cqflux-test", p -> {
+                seen.add(Scannable.from(p).name());
+                return p;
+            });
+            Mono<Void> read = rig.conn.read(rig.local, 0, rig.remote(), 0, 64);
+            assertTrue(seen.contains("cqflux.read"), seen::toString);
+            StepVerifier.create(read).verifyComplete();
+        }
+    }
+
+    @Test
+    void listener_hearsOfOpenConnectionsOutcomesAndTheEnd() {
+        try (FaultRig rig = new FaultRig()) {
+            Recorder rec = new Recorder();
+            Disposable installed = rig.client.addListener(rec);
+            assertEquals(List.of("opened " + rig.conn.description()), rec.events);
+
+            StepVerifier.create(rig.conn.write(rig.remote(), 0, rig.local, 0, 64)).expectComplete().verify(T);
+            StepVerifier.create(rig.conn.read(rig.local, 0, rig.remote(), 0, SIZE_TOO_BIG))
+                    .expectError(IllegalArgumentException.class).verify(T);
+            rig.conn.durableWrite(rig.remote(), 0, rig.local, 0, 64).subscribe(new BaseSubscriber<Void>() {
+                @Override
+                protected void hookOnSubscribe(Subscription s) {
+                    s.cancel();
+                }
+            });
+            assertEquals(List.of("opened " + rig.conn.description(), "write/success/none",
+                    "read/error/IllegalArgumentException", "durableWrite/cancelled/none"), rec.events);
+
+            rig.conn.disposeNow(T);
+            assertEquals("closed " + rig.conn.description(), rec.events.getLast());
+
+            installed.dispose();
+            RdmaConnection another = rig.connectOne();
+            StepVerifier.create(another.write(another.remoteRegion(0), 0, rig.local, 0, 8)).expectComplete().verify(T);
+            assertEquals(5, rec.events.size(), rec.events::toString); // removed: nothing more
+        }
+    }
+
+    private static final long SIZE_TOO_BIG = FaultRig.SIZE + 1L;
+
+    @Test
+    void pendingLimitRefusals_areCountedPerConnectionAndReported() {
+        try (FaultRig rig = new FaultRig(UnaryOperator.identity(), b -> b.pendingLimit(0))) {
+            Recorder rec = new Recorder();
+            rig.client.addListener(rec);
+            assertEquals(0, rig.conn.rejections());
+            StepVerifier.create(rig.conn.write(rig.remote(), 0, rig.local, 0, 8))
+                    .expectErrorSatisfies(e -> assertInstanceOf(QueueFullException.class, e)).verify(T);
+            assertEquals(1, rig.conn.rejections());
+            assertEquals("write/error/QueueFullException", rec.events.getLast());
+            assertEquals(0, rig.conn.waiting());
+            assertEquals(0, rig.conn.inFlight());
+        }
+    }
+
+    @Test
+    void subscriberCallbackBlockingTheLoop_isReportedWithItsOperation() {
+        try (FaultRig rig = new FaultRig(UnaryOperator.identity(),
+                b -> b.blockedLoopThreshold(Duration.ofMillis(200)))) {
+            long before = rig.client.loopStats().getFirst().blocked();
+            rig.conn.write(rig.remote(), 0, rig.local, 0, 64)
+                    .doOnSuccess(v -> sleep(300)) // runs on the loop thread
+                    .block(T);
+            assertTrue(FaultRig.await(() -> rig.client.loopStats().getFirst().blocked() == before + 1, T),
+                    () -> "blocked " + rig.client.loopStats());
+            assertTrue(FaultRig.await(() -> !warnings.isEmpty(), T), "no blocked-loop warning");
+            String m = warnings.getFirst().getMessage();
+            assertTrue(m.contains(rig.client.loopNames().getFirst()), m);
+            assertTrue(m.contains("operation: cqflux.write"), m);
+        }
+    }
+
+    @Test
+    void fastSubscriberCallbacks_areNotReported() {
+        try (FaultRig rig = new FaultRig(UnaryOperator.identity(),
+                b -> b.blockedLoopThreshold(Duration.ofMillis(200)))) {
+            for (int i = 0; i < 100; i++) {
+                rig.conn.write(rig.remote(), 0, rig.local, 0, 64).doOnSuccess(v -> { }).block(T);
+            }
+            FaultRig.drainLoop(rig.conn);
+            LoopStats s = rig.client.loopStats().getFirst();
+            assertEquals(0, s.blocked(), s::toString);
+            assertTrue(warnings.stream().noneMatch(r -> r.getMessage().contains(rig.client.loopNames().getFirst())),
+                    warnings::toString);
+        }
+    }
+
+    @Test
+    void blockedLoopThreshold_outsideItsRange_isRefusedWithTheBound() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> Cqflux.builder().blockedLoopThreshold(Duration.ofHours(2)));
+        assertTrue(e.getMessage().contains("PT2H") && e.getMessage().contains("PT1H"), e.getMessage());
+    }
+
+    private static void sleep(long ms) {
+        try {
+            Thread.sleep(ms);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}
