@@ -1,0 +1,5 @@
+/**
+ * Micrometer support of the cqflux starter: the {@code cqflux-micrometer} meter binder of the
+ * auto-configured instance, bound to the application's registries.
+ */
+package io.cqflux.spring.boot.metrics;
