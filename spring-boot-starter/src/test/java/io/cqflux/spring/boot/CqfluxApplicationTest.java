@@ -57,7 +57,9 @@ class CqfluxApplicationTest {
             }
             assertThat(store.state()).isEqualTo(CqfluxPeer.State.CLOSED);
             assertThat(cq.isDisposed()).isTrue();
-            assertThat(Thread.getAllStackTraces().keySet()).noneMatch(t -> t.getName().startsWith("app-loop"));
+            // The loop thread signals its end, then returns from run(): it is gone a moment later.
+            org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> Thread.getAllStackTraces()
+                    .keySet().stream().noneMatch(t -> t.getName().startsWith("app-loop")));
         }
     }
 }
