@@ -85,7 +85,8 @@ public class CqfluxAutoConfiguration {
         if (p.getLocalAddress() != null) {
             b.localAddress(host("cqflux.local-address", p.getLocalAddress()));
         }
-        // BUFFER POOL: wired here once the library's pool lands.
+        CqfluxProperties.BufferPool pool = p.getBufferPool();
+        b.bufferPool(pool.getBuffers(), pool.getBufferSize(), pool.getMaxWaiters());
         return b;
     }
 
@@ -164,15 +165,12 @@ public class CqfluxAutoConfiguration {
      * The {@link org.springframework.core.io.buffer.DataBuffer} forms of write, durable write and
      * read, copying through the registered buffer pool ({@code cqflux.buffer-pool.*}).
      *
-     * @param cqflux the instance whose pool they use
-     * @param properties the pool's size
      * @return the data-buffer operations
      */
     @Bean
     @ConditionalOnMissingBean
-    public CqfluxDataBuffers cqfluxDataBuffers(Cqflux cqflux, CqfluxProperties properties) {
-        return new CqfluxDataBuffers(new SlotStaging(cqflux, properties.getBufferPool().getBuffers(),
-                properties.getBufferPool().getBufferSize()));
+    public CqfluxDataBuffers cqfluxDataBuffers() {
+        return new CqfluxDataBuffers(new PoolStaging());
     }
 
     private static InetAddress host(String property, String value) {

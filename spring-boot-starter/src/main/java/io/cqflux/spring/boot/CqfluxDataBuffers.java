@@ -19,15 +19,18 @@ import reactor.core.publisher.Mono;
  * <p><b>Copy or zero-copy.</b> RDMA moves bytes only from and to registered memory. A data buffer
  * from WebFlux (Netty's pooled buffers, or heap buffers) is not registered, so its readable bytes
  * are <b>copied</b> into a buffer of the {@link io.cqflux.reactor.Cqflux}'s registered pool
- * ({@code cqflux.buffer-pool.*}) and the operation posts from there. Only a data buffer whose
- * readable bytes are one contiguous direct {@link ByteBuffer} lying inside a region given to
- * {@link #zeroCopy(Region)} is posted in place, without a copy. Nothing else is: a direct
- * buffer elsewhere is still copied.
+ * ({@link io.cqflux.reactor.Cqflux#buffers()}, sized by {@code cqflux.buffer-pool.*}) through the
+ * {@code ByteBuffer} forms of {@link RdmaConnection}, and the operation posts from there; reads come
+ * back through the pool into a new data buffer. Only a data buffer whose readable bytes are one
+ * contiguous direct {@link ByteBuffer} lying inside a region given to {@link #zeroCopy(Region)} is
+ * posted in place, without a copy. Nothing else is: a direct buffer elsewhere is still copied.
  *
- * <p><b>Ownership and cancellation.</b> These methods never release the caller's data buffer; release
- * it as usual once the returned Mono has terminated. With the copy path the data buffer is free
- * again as soon as the copy is made; the pooled buffer returns to the pool when the operation
- * terminates at the NIC, never when a subscriber cancels (the NIC may still read it). With the
+ * <p><b>Ownership and cancellation.</b> These methods never release the caller's data buffer.
+ * The copy is made when a pooled buffer is granted, which may be after a wait (all leased), so
+ * keep the data buffer unreleased and unchanged until the returned Mono has terminated or been
+ * cancelled, then release it as usual. The pooled buffer returns to the pool when the operation
+ * terminates at the NIC, never when a subscriber cancels (the NIC may still read it): a client that
+ * goes away mid-request cannot make the pool hand out a buffer that is still being read. With the
  * zero-copy path the NIC reads the caller's memory: after a cancellation, don't reuse that part
  * of the region before {@link Region#inFlight()} is back to zero.
  *
@@ -59,8 +62,9 @@ public final class CqfluxDataBuffers {
      * @param dst the peer's region ({@code WRITE_DST})
      * @param dstOffset offset in {@code dst}
      * @param data the bytes, between 1 and the pool's buffer size of them (copy path)
-     * @return a cold Mono; fails as the connection's write does, and with an
-     *     {@link IllegalArgumentException} naming the size when the data does not fit a pooled buffer
+     * @return a cold Mono; fails as the connection's write does, with an
+     *     {@link IllegalArgumentException} naming both sizes when the data does not fit a pooled
+     *     buffer, and with a {@link io.cqflux.core.QueueFullException} when too many wait for one
      */
     public Mono<Void> write(RdmaConnection connection, PeerRegion dst, long dstOffset, DataBuffer data) {
         return post(connection, dst, dstOffset, data, false);

@@ -87,7 +87,7 @@ public class CqfluxProperties {
     /** Publish readiness (AvailabilityChangeEvent) from the state of the peers marked required. */
     private boolean readiness = true;
 
-    /** The registered buffer pool that byte[], ByteBuffer and DataBuffer operations copy through. */
+    /** The registered buffer pool (Cqflux.buffers()) that byte[], ByteBuffer and DataBuffer operations copy through. */
     private final BufferPool bufferPool = new BufferPool();
 
     /** Peers by name; each one is a client connection (or pool of them) to a cqflux server. */
@@ -105,11 +105,24 @@ public class CqfluxProperties {
 
     /** The registered buffer pool's size. */
     public static class BufferPool {
-        /** Buffers in the pool; an operation that finds none waits (bounded by pending-limit). */
-        private int buffers = 256;
+        /** Registered buffers in the pool (never grows); an operation that finds none waits for one. */
+        private int buffers = 64;
 
         /** Bytes per buffer: the largest byte[], ByteBuffer or DataBuffer one operation can carry. */
         private int bufferSize = 64 * 1024;
+
+        /** Operations that may wait for a free buffer; one more fails with QueueFullException. */
+        private int maxWaiters = 4096;
+
+        /** @return operations that may wait for a free buffer */
+        public int getMaxWaiters() {
+            return maxWaiters;
+        }
+
+        /** @param maxWaiters operations that may wait for a free buffer */
+        public void setMaxWaiters(int maxWaiters) {
+            this.maxWaiters = maxWaiters;
+        }
 
         /** @return buffers in the pool */
         public int getBuffers() {
