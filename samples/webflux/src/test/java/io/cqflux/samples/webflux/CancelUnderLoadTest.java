@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.cqflux.core.Opcode;
 import io.cqflux.spring.boot.CqfluxPeers;
 import io.cqflux.test.Faults;
+import io.micrometer.core.instrument.MeterRegistry;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Map;
@@ -47,6 +48,9 @@ class CancelUnderLoadTest {
     @Autowired
     CqfluxPeers peers;
 
+    @Autowired
+    MeterRegistry meters;
+
     @Test
     void clientsGoingAwayMidRequest_everyStoredRecordVerifiesAtThePeer() {
         // One flush in five completes 30 ms late: clients with a 5..25 ms budget leave mid-write.
@@ -71,6 +75,10 @@ class CancelUnderLoadTest {
                 .then().block(Duration.ofSeconds(120));
         FAULTS.clear();
         assertThat(cancelled.get()).as("requests abandoned by their clients").isPositive();
+        // The starter's meters saw durable writes cancelled in flight (not only requests cancelled before them).
+        double cancelledWrites = meters.find("cqflux.operation").tag("kind", "durableWrite").tag("outcome", "cancelled")
+                .timers().stream().mapToDouble(t -> t.count()).sum();
+        assertThat(cancelledWrites).as("durable writes cancelled in flight").isPositive();
         assertThat(created).isNotEmpty();
         // Everything posted reaches its end at the NIC; nothing stays in flight.
         Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> peers.inFlight() == 0);
