@@ -11,6 +11,7 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.availability.ApplicationAvailabilityAutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
@@ -24,7 +25,7 @@ import org.springframework.context.annotation.Bean;
  * drains them at stop ({@link CqfluxLifecycle}), and readiness tied to the required peers
  * ({@link CqfluxReadiness}). Each bean backs off when the application declares its own.
  */
-@AutoConfiguration
+@AutoConfiguration(after = ApplicationAvailabilityAutoConfiguration.class)
 @ConditionalOnClass(Cqflux.class)
 @ConditionalOnBooleanProperty(name = "cqflux.enabled", matchIfMissing = true)
 @EnableConfigurationProperties(CqfluxProperties.class)

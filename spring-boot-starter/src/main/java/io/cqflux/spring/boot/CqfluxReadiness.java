@@ -2,7 +2,6 @@ package io.cqflux.spring.boot;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.springframework.boot.availability.AvailabilityChangeEvent;
@@ -12,7 +11,6 @@ import org.springframework.context.ApplicationListener;
 import org.springframework.context.SmartLifecycle;
 import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
-import reactor.core.scheduler.Schedulers;
 
 /**
  * Ties the application's readiness to its required peers: publishes
@@ -20,7 +18,7 @@ import reactor.core.scheduler.Schedulers;
  * {@link ReadinessState#ACCEPTING_TRAFFIC} when all are up again, so that a Kubernetes readiness
  * probe ({@code /actuator/health/readiness}) takes the instance out of rotation while its storage
  * is away. When Spring Boot declares the application ready while a required peer is down, it
- * answers with {@code REFUSING_TRAFFIC} a millisecond later (after Boot's event has been recorded). Off with {@code cqflux.readiness=false}.
+ * answers with {@code REFUSING_TRAFFIC} at once. Off with {@code cqflux.readiness=false}.
  *
  * <p><b>Thread safety.</b> State changes arrive on event-loop threads; publishing an
  * availability event only records it, so that is safe there.
@@ -55,11 +53,12 @@ public final class CqfluxReadiness implements ApplicationListener<AvailabilityCh
                 synchronized (this) {
                     last = ReadinessState.REFUSING_TRAFFIC;
                 }
-                // Not from inside this dispatch: a nested event would reach the availability bean
-                // before the ACCEPTING_TRAFFIC being dispatched does, and be overwritten by it.
-                Schedulers.parallel().schedule(
-                        () -> AvailabilityChangeEvent.publish(publisher, this, ReadinessState.REFUSING_TRAFFIC),
-                        1, TimeUnit.MILLISECONDS);
+                // Published from inside this dispatch: the nested event must reach Boot's
+                // availability bean after the ACCEPTING_TRAFFIC being dispatched did, so this
+                // listener comes after it (CqfluxAutoConfiguration runs after
+                // ApplicationAvailabilityAutoConfiguration: its beans, listeners included, are
+                // registered and created later, and listeners without an order keep that order).
+                AvailabilityChangeEvent.publish(publisher, this, ReadinessState.REFUSING_TRAFFIC);
             }
         }
     }

@@ -24,6 +24,8 @@ final class PeerPoolLink implements PeerLink {
     private final PeerPoolOptions options;
     private volatile PeerPool pool;
     private volatile PeerPoolEvent last;
+    /** An attempt failed before any connection was made: the pool still says CONNECTING, the peer is down. */
+    private volatile boolean failedOnce;
     /** The connections operations were given: what the drain waits on (in flight at the NIC, cancelled ones too). */
     private final Set<RdmaConnection> used = ConcurrentHashMap.newKeySet();
 
@@ -37,8 +39,17 @@ final class PeerPoolLink implements PeerLink {
     public synchronized void start() {
         if (pool == null) {
             pool = cqflux.peerPool(address, options);
-            pool.events().subscribe(e -> last = e);
+            pool.events().subscribe(this::seen);
         }
+    }
+
+    /** Every event passes here first, on every path that reads the state after it. */
+    private PeerPoolEvent seen(PeerPoolEvent e) {
+        if (e.kind() == PeerPoolEvent.Kind.RETRYING) {
+            failedOnce = true;
+        }
+        last = e;
+        return e;
     }
 
     private PeerPool pool() {
@@ -64,9 +75,8 @@ final class PeerPoolLink implements PeerLink {
             return CqfluxPeer.State.CONNECTING;
         }
         PeerPool.State s = p.state();
-        PeerPoolEvent e = last;
         // The pool says CONNECTING until its first connection; once an attempt failed, the peer is down.
-        if (s == PeerPool.State.CONNECTING && e != null && e.kind() == PeerPoolEvent.Kind.RETRYING) {
+        if (s == PeerPool.State.CONNECTING && failedOnce) {
             return CqfluxPeer.State.DOWN;
         }
         return map(s);
@@ -88,7 +98,10 @@ final class PeerPoolLink implements PeerLink {
             if (p == null) {
                 return Flux.just(CqfluxPeer.State.CONNECTING);
             }
-            return Flux.concat(Mono.fromSupplier(this::state), p.events().map(e -> state()))
+            return Flux.concat(Mono.fromSupplier(this::state), p.events().map(e -> {
+                        seen(e);
+                        return state();
+                    }))
                     .distinctUntilChanged()
                     .takeUntil(s -> s == CqfluxPeer.State.CLOSED);
         });
