@@ -37,6 +37,11 @@ public final class CqfluxFailureAnalyzer extends AbstractFailureAnalyzer<Transpo
             action = "Add cqflux-transport-fabric (any Linux host, libfabric's tcp provider) and/or"
                     + " cqflux-transport-rpma (RDMA devices) to the application's dependencies; the"
                     + " cqflux-spring-boot-starter brings both unless they were excluded.";
+        } else if (cause.getMessage().contains("no RDMA device")) {
+            action = "Give this host an RDMA device serving cqflux.local-address (a NIC, or Soft-RoCE: modprobe"
+                    + " rdma_rxe; rdma link add rxe0 type rxe netdev <interface>), or set cqflux.transport=fabric"
+                    + " (libfabric over tcp, any Linux host), or cqflux.transport=auto to take rpma where a device"
+                    + " exists and fabric elsewhere.";
         } else {
             action = "Do what the message above says for " + cause.transport() + " (on Debian or Ubuntu the native"
                     + " libraries are the packages libfabric1 for fabric and librpma0 for rpma), or choose a"

@@ -42,6 +42,14 @@ class CqfluxFailureAnalyzerTest {
     }
 
     @Test
+    void noRdmaDevice_actionNamesSoftRoceAndTheFabricTransport() {
+        FailureAnalysis a = new CqfluxFailureAnalyzer(new MockEnvironment().withProperty("cqflux.transport", "rpma"))
+                .analyze(new TransportUnavailableException("rpma", "no RDMA device: the kernel exposes none", null));
+        assertThat(a.getDescription()).contains("cqflux.transport=rpma").contains("no RDMA device");
+        assertThat(a.getAction()).contains("rdma_rxe").contains("cqflux.transport=fabric").doesNotContain("librpma0");
+    }
+
+    @Test
     void otherFailures_areNotAnalysed() {
         assertThat(new CqfluxFailureAnalyzer(new MockEnvironment()).analyze(new IllegalStateException("x"))).isNull();
     }
