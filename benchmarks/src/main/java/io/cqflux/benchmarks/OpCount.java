@@ -31,7 +31,7 @@ import reactor.core.publisher.Mono;
 public final class OpCount {
 
     private static final Duration TIMEOUT = Duration.ofSeconds(60);
-    private static final int WARM_UP = 50_000;
+    private static final int WARM_UP = Integer.getInteger("opcount.warmup", 20_000);
 
     private OpCount() {
     }
