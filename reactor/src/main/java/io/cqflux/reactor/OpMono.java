@@ -89,32 +89,4 @@ final class OpMono extends Mono<Void> {
             local.release();
         }
     }
-
-    // ---------------------------------------------------------------- block() (issue 13)
-
-    /**
-     * {@link Mono#block()}'s contract, but the caller spins briefly before it parks, so that an
-     * operation completing within a few microseconds costs no futex wake-up (see
-     * {@link SpinThenParkBlock}).
-     *
-     * @return {@code null} (the Mono emits no value)
-     */
-    @Override
-    public Void block() {
-        SpinThenParkBlock.block(this, null);
-        return null;
-    }
-
-    /**
-     * {@link Mono#block(java.time.Duration)}'s contract, spinning briefly before parking (see
-     * {@link SpinThenParkBlock}).
-     *
-     * @param timeout the longest wait
-     * @return {@code null} (the Mono emits no value)
-     */
-    @Override
-    public Void block(java.time.Duration timeout) {
-        SpinThenParkBlock.block(this, java.util.Objects.requireNonNull(timeout, "timeout"));
-        return null;
-    }
 }
