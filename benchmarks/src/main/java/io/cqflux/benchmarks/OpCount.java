@@ -19,9 +19,10 @@ import reactor.core.publisher.Mono;
 /**
  * Load-independent counts per operation: runs a fixed number of reactive 8-byte writes over
  * fabric/tcp on loopback and prints the bytes allocated by every thread of the JVM per operation
- * ({@code com.sun.management.ThreadMXBean#getTotalThreadAllocatedBytes}). Run it twice under
- * {@code strace -c -f} with two counts and subtract, to get system calls per operation with the
- * set-up cancelled out ({@code benchmarks/opcount.sh} does both).
+ * ({@code com.sun.management.ThreadMXBean#getTotalThreadAllocatedBytes}). Run twice with two
+ * counts under the kernel's syscall tracepoints and subtracted, it gives system calls per
+ * operation with the set-up cancelled out ({@code benchmarks/opcount.sh} does that with
+ * {@code perf stat}; strace would slow every call and change what a time-bounded loop does).
  *
  * <p>Usage: {@code OpCount STRATEGY MODE COUNT [SIZE]}, MODE one of {@code chain} (a
  * {@code concatMap} of fresh {@code write()} Monos, the JMH {@code writeLatency} shape),
