@@ -61,6 +61,18 @@ done
 "$BENCH/target/c/eventfd_loop_bench" ${C_QUICK[@]+"${C_QUICK[@]}"} | tee "$OUT/c-eventfd.txt"
 "$BENCH/target/c/fabric_rma_bench" ${C_QUICK[@]+"${C_QUICK[@]}"} | tee "$OUT/c-fabric.txt"
 
+# JUCX beside the fabric benchmarks (issue 13): OpenUCX's Java binding on UCX's tcp transport over
+# lo, busy-polling; needs Debian's libucx0 (Maven Central's JUCX jar carries no UCX). Its figures go
+# to jucx.txt in the C baselines' format, which plot_svg.py draws beside C and cqflux.
+if [ -e /usr/lib/x86_64-linux-gnu/libucp.so.0 ] || [ -e /lib/x86_64-linux-gnu/libucp.so.0 ]; then
+  echo "== JUCX (UCX_TLS=tcp UCX_NET_DEVICES=lo)"
+  UCX_TLS=tcp UCX_NET_DEVICES=lo UCX_LOG_LEVEL=error "$JAVA" --enable-native-access=ALL-UNNAMED \
+    -cp "$BENCH/target/classes:$BENCH/target/lib/*" io.cqflux.benchmarks.JucxBench \
+    ${C_QUICK[@]+5000} | tee "$OUT/jucx.txt" || echo "run.sh: JUCX run failed; going on without it" >&2
+else
+  echo "== JUCX skipped: libucp.so.0 missing (apt-get install libucx0)"
+fi
+
 echo "== JMH"
 "$JAVA" -cp "$BENCH/target/classes:$BENCH/target/lib/*" \
   io.cqflux.benchmarks.BenchMain --out "$OUT" --latest "$BENCH/results/$LATEST" \

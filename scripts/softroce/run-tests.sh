@@ -74,23 +74,23 @@ if [ "$cp_ok" = 0 ]; then
     # test-compile first: with a lifecycle phase in the same run, Maven resolves the sibling
     # modules to their target/ folders; a goal-only run looks for them in ~/.m2, where nothing of
     # this project is installed on a fresh machine.
-    mvn -DskipTests -pl core,core/rpma,core/fabric,epoll-bridge,reactor,test-kit,samples/pipeline test-compile dependency:build-classpath -Dmdep.includeScope=test \
+    mvn -DskipTests -pl core,core/rpma,core/fabric,epoll-bridge,reactor,test-kit,samples/quickstart,samples/pipeline test-compile dependency:build-classpath -Dmdep.includeScope=test \
         -Dmdep.outputFile=target/softroce.classpath \
         -DexcludeGroupIds=io.cqflux,org.junit.jupiter,org.junit.platform,org.opentest4j,org.apiguardian
-    for m in core core/rpma core/fabric epoll-bridge reactor test-kit samples/pipeline; do
+    for m in core core/rpma core/fabric epoll-bridge reactor test-kit samples/quickstart samples/pipeline; do
         [ ! -s "$m/target/softroce.classpath" ] || { tr ':' '\n' <"$m/target/softroce.classpath"; echo; }
     done | awk 'NF && !seen[$0]++' >"$cp_file.tmp"
     mv "$cp_file.tmp" "$cp_file"
 fi
 cp=
 scan=
-for m in core core/rpma core/fabric epoll-bridge reactor test-kit samples/pipeline; do
+for m in core core/rpma core/fabric epoll-bridge reactor test-kit samples/quickstart samples/pipeline; do
     for d in "$repo/$m/target/classes" "$repo/$m/target/test-classes"; do
         [ -d "$d" ] && cp=$cp${cp:+:}$d
     done
 done
 while IFS= read -r jar; do cp=$cp:$jar; done <"$cp_file"
-for m in core core/rpma core/fabric reactor test-kit samples/pipeline; do
+for m in core core/rpma core/fabric reactor test-kit samples/quickstart samples/pipeline; do
     [ -d "$repo/$m/target/test-classes" ] && scan=$scan${scan:+:}$repo/$m/target/test-classes
 done
 

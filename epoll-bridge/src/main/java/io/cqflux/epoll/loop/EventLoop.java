@@ -59,6 +59,20 @@ import java.util.concurrent.TimeoutException;
  * into another polling round. Busy rounds poll queues directly without acknowledging them (their
  * fds may stay readable; epoll is then only consulted for the other sources).
  *
+ * Busy rounds and the other sources. A busy round (BUSY_POLL always, ADAPTIVE while it spins)
+ * polls every queue and runs the tasks straight from the TaskQueue; neither needs a system call
+ * of the loop's own. What only epoll can tell is whether a non-queue source (a connection's event
+ * channel, a listener) is readable, and asking costs an epoll_wait(2) with timeout 0. Asked every
+ * round, that call was a third of the loop's system calls per operation (issue 13: 6-8
+ * epoll_wait per 8-byte write against C's 2.4-4.5, C calling none of its own). So a busy round
+ * asks only when OTHERS_CHECK_INTERVAL_NANOS have passed since the last ask, or when a source was
+ * registered since (othersDue: a new listener or channel is asked at once). The bound: a
+ * connection event or an incoming connection request waits at most OTHERS_CHECK_INTERVAL_NANOS
+ * plus one round longer than before; nothing starves, since the time check runs every round
+ * whatever the queues deliver, and a long round (a flood of completions, a task budget) makes the
+ * next one ask at once. Completions, tasks and the sleep path are unaffected: a loop that goes to
+ * sleep asks every source in prepareToSleep() and then waits on all fds together.
+ *
  * Fairness. One turn of the loop runs up to MAX_TASKS_PER_ROUND tasks, for at most
  * TASK_BUDGET_NANOS (a task that re-queues itself to continue a long job, such as failing a dying
  * connection's backlog a chunk at a time, would otherwise fill the whole turn), and gives each
@@ -108,6 +122,14 @@ public final class EventLoop implements AutoCloseable {
      * per flooding queue (at the default batch of 32: 512 completions).
      */
     static final int MAX_BATCHES_PER_TURN = 16;
+    /**
+     * Longest time a busy round goes without asking epoll about the non-queue sources (event
+     * channels, listeners); see "Busy rounds and the other sources" in the design comment. 50 µs
+     * is a few operations' round trip on fabric/tcp and a fraction of what establishing or
+     * ending a connection takes, so the delay it adds to a connection event is invisible, while
+     * an 8-byte write loop asks once per several operations instead of several times per one.
+     */
+    static final long OTHERS_CHECK_INTERVAL_NANOS = 50_000;
     /** How long {@link #close()} lets queued work finish before it forces. */
     static final Duration CLOSE_TIMEOUT = Duration.ofSeconds(10);
 
@@ -171,6 +193,10 @@ public final class EventLoop implements AutoCloseable {
     private final ArrayDeque<LoopSource> cutOff = new ArrayDeque<>();
     /** Loop turns so far; a queue's batch budget is per turn. */
     private long turn;
+    /** When a busy round last asked epoll about the non-queue sources ({@code System.nanoTime()}). */
+    private long othersCheckedAt;
+    /** A non-queue source was registered since the last ask: the next busy round asks at once. */
+    private boolean othersDue;
 
     /** Test hook: runs on the loop thread right before it blocks in epoll_wait. */
     volatile Runnable beforeSleep;
@@ -570,7 +596,7 @@ public final class EventLoop implements AutoCloseable {
             work += drainCutOff();
             if (idle < spinBudget) {
                 work += pollQueues();
-                if (sources.others().length > 0) {
+                if (sources.others().length > 0 && othersDue()) {
                     int n = poller.selectNow();
                     if (n > 0) {
                         work += dispatch(n, true);
@@ -601,6 +627,23 @@ public final class EventLoop implements AutoCloseable {
                 }
             }
         }
+    }
+
+    /**
+     * Whether this busy round asks epoll about the non-queue sources: when a source was
+     * registered since the last ask, or {@link #OTHERS_CHECK_INTERVAL_NANOS} have passed.
+     *
+     * @return whether to call {@code epoll_wait(0)} now (the ask is then recorded as done)
+     */
+    private boolean othersDue() {
+        assert inEventLoop();
+        long now = System.nanoTime();
+        if (!othersDue && now - othersCheckedAt < OTHERS_CHECK_INTERVAL_NANOS) {
+            return false;
+        }
+        othersDue = false;
+        othersCheckedAt = now;
+        return true;
     }
 
     /**
@@ -1110,6 +1153,9 @@ public final class EventLoop implements AutoCloseable {
             throw NativeErrors.errno("epoll_ctl", e, "EPOLL_CTL_ADD of fd " + fd + " (" + s.pollable + ")");
         }
         s.phase = LoopSource.ACTIVE;
+        if (s.cq == null) {
+            othersDue = true; // a busy round asks about it at once, not after the interval
+        }
     }
 
     /**

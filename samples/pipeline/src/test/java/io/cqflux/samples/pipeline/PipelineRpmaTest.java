@@ -13,9 +13,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The pipeline over librpma: runs only in the Soft-RoCE lane (tag {@code rpma}), where
- * {@code CQFLUX_RPMA_ADDRESS} names the guest's rxe address. The lane's default scan covers the
- * library's modules; run it with
- * {@code scripts/softroce/run-tests.sh --build -- --class-path samples/pipeline/target/classes:samples/pipeline/target/test-classes --select-package=io.cqflux.samples.pipeline}.
+ * {@code CQFLUX_RPMA_ADDRESS} names the guest's rxe address. The lane's default scan includes this
+ * module; alone: {@code scripts/softroce/run-tests.sh --build -- --select-package=io.cqflux.samples.pipeline}.
  */
 @Tag("rpma")
 class PipelineRpmaTest {

@@ -20,6 +20,8 @@ final class Options {
               --wait MODE        blocking | busy | adaptive[:SPINS] (default blocking)
               --transport T      auto | fabric | rpma (default auto: rpma when an RDMA device is
                                  usable, else libfabric tcp on loopback)
+              --provider P       the libfabric provider for --transport fabric: tcp (default) or
+                                 verbs (an RDMA device, e.g. Soft-RoCE; see the guide's tcp/verbs table)
               --address HOST     address to listen on and connect to (default 127.0.0.1)
               --port N           port to listen on (default: a free one; librpma cannot pick one)
               --file PATH        the server's file (default: a new file in a temp directory, deleted
@@ -36,6 +38,8 @@ final class Options {
     WaitStrategy wait = WaitStrategy.BLOCKING;
     String waitName = "blocking";
     TransportChoice transport = TransportChoice.AUTO;
+    /** The libfabric provider; null: the transport's default (tcp). */
+    String provider;
     String address = "127.0.0.1";
     int port;
     Path file;
@@ -72,11 +76,22 @@ final class Options {
                                 + " is not one of auto, fabric, rpma");
                     };
                 }
+                case "--provider" -> {
+                    String v = value(args, ++i, a);
+                    if (!v.equals("tcp") && !v.equals("verbs")) {
+                        throw new IllegalArgumentException("--provider " + v + " is not one of tcp, verbs");
+                    }
+                    o.provider = v;
+                }
                 case "--address" -> o.address = value(args, ++i, a);
                 case "--port" -> o.port = intArg(args, ++i, a, 1, 65535);
                 case "--file" -> o.file = Path.of(value(args, ++i, a));
                 default -> throw new IllegalArgumentException("unknown option " + a);
             }
+        }
+        if (o.provider != null && o.transport != TransportChoice.FABRIC) {
+            throw new IllegalArgumentException("--provider " + o.provider + " chooses a libfabric provider: it needs"
+                    + " --transport fabric (the transport is " + o.transport.name().toLowerCase(java.util.Locale.ROOT) + ")");
         }
         if ((long) o.count * o.size > (1L << 40)) {
             throw new IllegalArgumentException("--count " + o.count + " x --size " + o.size + " exceeds 1 TiB");

@@ -149,13 +149,20 @@ public final class Quickstart {
             this.total = (long) o.count * o.size;
         }
 
+        /** One entry point's configuration, the same for the server and the client. */
+        private Cqflux.Builder builder() throws IOException {
+            Cqflux.Builder b = Cqflux.builder().transport(o.transport).localAddress(InetAddress.getByName(o.address))
+                    .waitStrategy(o.wait);
+            return o.provider == null ? b : b.fabricProvider(o.provider);
+        }
+
         int run() throws IOException {
             InetAddress local = InetAddress.getByName(o.address);
             try (Arena arena = Arena.ofShared();
                  FileChannel ch = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.READ,
                          StandardOpenOption.WRITE);
-                 Cqflux server = Cqflux.builder().transport(o.transport).localAddress(local).waitStrategy(o.wait).build();
-                 Cqflux client = Cqflux.builder().transport(o.transport).localAddress(local).waitStrategy(o.wait).build()) {
+                 Cqflux server = builder().build();
+                 Cqflux client = builder().build()) {
                 MemorySegment mapped = ch.map(FileChannel.MapMode.READ_WRITE, 0, total, arena);
                 mapped.fill((byte) 0);
                 // A PERSISTENT flush needs persistent memory at the server, declared with

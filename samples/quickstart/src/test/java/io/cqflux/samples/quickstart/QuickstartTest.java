@@ -1,6 +1,7 @@
 package io.cqflux.samples.quickstart;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.ByteArrayOutputStream;
@@ -50,6 +51,17 @@ class QuickstartTest {
         assertTrue(r.err().contains("Usage: quickstart"), r.err());
         assertEquals(2, run("--wait", "sometimes").status());
         assertEquals(2, run("--bogus").status());
+    }
+
+    @Test
+    void providerOption_isParsed_andNeedsTheFabricTransport() {
+        assertEquals("verbs", Options.parse(new String[] {"--transport", "fabric", "--provider", "verbs"}).provider);
+        IllegalArgumentException noFabric = assertThrows(IllegalArgumentException.class,
+                () -> Options.parse(new String[] {"--provider", "tcp"}));
+        assertTrue(noFabric.getMessage().contains("needs --transport fabric"), noFabric.getMessage());
+        IllegalArgumentException unknown = assertThrows(IllegalArgumentException.class,
+                () -> Options.parse(new String[] {"--transport", "fabric", "--provider", "sockets"}));
+        assertTrue(unknown.getMessage().contains("--provider sockets is not one of tcp, verbs"), unknown.getMessage());
     }
 
     @Test
