@@ -38,11 +38,12 @@ class CqfluxLifecycleTest {
                         Cqflux cq = ctx.getBean(Cqflux.class);
                         CqfluxPeer store = ctx.getBean(CqfluxPeers.class).get("store");
                         Region src = cq.register(arena.allocate(64), RegionAccess.WRITE_SRC);
-                        faults.on(Opcode.FLUSH).once().delay(Duration.ofMillis(500));
+                        faults.on(Opcode.FLUSH).once().delay(Duration.ofSeconds(2)); // wide: seen in flight before it lands
                         AtomicReference<String> outcome = new AtomicReference<>();
                         store.withConnection(c -> c.durableWrite(c.remoteRegion(0), 0, src, 0, 64))
                                 .subscribe(v -> { }, e -> outcome.set("failed: " + e), () -> outcome.set("completed"));
-                        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> store.inFlight() > 0);
+                        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(5))
+                                .until(() -> store.inFlight() > 0);
                         long t0 = System.nanoTime();
                         ctx.getBean(CqfluxLifecycle.class).stop();
                         assertThat(outcome.get()).isEqualTo("completed");
