@@ -1,6 +1,7 @@
 package io.cqflux.reactor;
 
 import io.cqflux.core.FlushType;
+import io.cqflux.core.ResourceClosedException;
 import io.cqflux.core.internal.Checks;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -228,20 +229,40 @@ final class StagedMono<T> extends Mono<T> implements Scannable {
             if (!STATE.compareAndSet(this, WAITING, RUNNING)) {
                 return false;
             }
+            // From here on the lease is this subscription's: whatever fails, the subscriber hears
+            // of it and the buffer goes back (the pool's "must not throw").
             try {
                 if (source != null) {
-                    MemorySegment.copy(source, 0, lease.segment(), 0, length);
+                    copyIn(lease);
                 }
-            } catch (RuntimeException e) {
-                // e.g. the ByteBuffer's memory was freed: nothing posted, the lease goes back
+                StagedMono<T> m = spec;
+                new OpMono(m.core, m.kind, m.remote, m.remoteOffset, lease.region(), lease.offset(), length, 0,
+                        m.flushType, lease, m.kind == OpKind.READ ? this : null).subscribe(this);
+            } catch (Throwable e) {
+                Exceptions.throwIfJvmFatal(e);
+                // Nothing posted. A no-op once the operation took the lease over: it gives the
+                // buffer back itself and signals its own failure, which comes first.
                 lease.release();
                 terminateWithError(e, false);
-                return true;
             }
-            StagedMono<T> m = spec;
-            new OpMono(m.core, m.kind, m.remote, m.remoteOffset, lease.region(), lease.offset(), length, 0,
-                    m.flushType, lease, m.kind == OpKind.READ ? this : null).subscribe(this);
             return true;
+        }
+
+        /** Copies the source into the leased buffer. */
+        private void copyIn(BufferLease lease) {
+            try {
+                MemorySegment.copy(source, 0, lease.segment(), 0, length);
+            } catch (IllegalStateException e) {
+                // The pool closed after this grant and, with no operation left on its region,
+                // freed the memory: the pool's closed error, as for a waiter the close refused.
+                // (A ByteBuffer's own freed memory fails here too, while the pool is open.)
+                if (spec.pool.isClosed()) {
+                    ResourceClosedException closed = spec.pool.closedError();
+                    closed.addSuppressed(e);
+                    throw closed;
+                }
+                throw e;
+            }
         }
 
         @Override

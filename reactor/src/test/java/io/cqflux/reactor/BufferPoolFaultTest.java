@@ -1,0 +1,132 @@
+package io.cqflux.reactor;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.cqflux.core.ResourceClosedException;
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.reactivestreams.Subscription;
+import reactor.core.CoreSubscriber;
+import reactor.test.StepVerifier;
+
+/**
+ * The staging buffer pool's forms when something ends around them, over fabric/tcp on 127.0.0.1:
+ * the pool closed (its Cqflux disposed) while a buffer is being handed to a waiting operation.
+ */
+class BufferPoolFaultTest {
+    static final Duration T = FaultRig.T;
+
+    FaultRig rig;
+
+    @AfterEach
+    void tearDown() {
+        if (rig != null) {
+            rig.close();
+        }
+    }
+
+    private void start(int buffers, int bufferSize, int maxWaiters) {
+        rig = new FaultRig(b -> b, b -> b.bufferPool(buffers, bufferSize, maxWaiters));
+    }
+
+    private BufferPool pool() {
+        return rig.client.buffers();
+    }
+
+    /** Records the subscription and the one terminal signal of a {@code Mono<Void>}. */
+    static final class Outcome implements CoreSubscriber<Void> {
+        final AtomicReference<Subscription> subscription = new AtomicReference<>();
+        final AtomicReference<Object> signal = new AtomicReference<>();
+
+        @Override
+        public void onSubscribe(Subscription s) {
+            subscription.set(s);
+            s.request(Long.MAX_VALUE);
+        }
+
+        @Override
+        public void onNext(Void v) {
+        }
+
+        @Override
+        public void onError(Throwable t) {
+            assertTrue(signal.compareAndSet(null, t), "a second terminal signal: " + t);
+        }
+
+        @Override
+        public void onComplete() {
+            assertTrue(signal.compareAndSet(null, "complete"), "a second terminal signal: complete");
+        }
+
+        boolean await(Duration max) {
+            return FaultRig.await(() -> signal.get() != null, max);
+        }
+    }
+
+    // ---------------------------------------------------------------- the pool closes mid-grant
+
+    /**
+     * The race of the pool's grant with its close, made deterministic: the grant takes the waiter
+     * out of the queue under the lock and offers it the lease outside it; the close runs in
+     * between (so it no longer sees the waiter) and the offer comes after it. Here another
+     * operation still uses the pool's region, so its memory stays registered: the data is copied,
+     * and the operation must fail with ResourceClosedException (nothing posted) and the buffer
+     * come back. Before, the offer threw on the closed pool, the grant logged it and the
+     * subscriber never heard anything.
+     */
+    @Test
+    void stagedWrite_poolClosedBetweenGrantAndOffer_failsWithResourceClosed_andTheBufferComesBack() {
+        start(1, 4096, 16);
+        BufferLease lease = pool().acquire().block(T);
+        Region poolRegion = pool().region();
+        poolRegion.acquire("another operation's"); // keeps the memory registered past the close
+        try {
+            Outcome out = grantAfterClose(lease);
+            assertInstanceOf(ResourceClosedException.class, out.signal.get());
+            assertFalse(lease.isHeld());
+            assertEquals(0, pool().leased());
+        } finally {
+            poolRegion.release();
+        }
+        StepVerifier.create(poolRegion.onClose()).expectComplete().verify(T);
+    }
+
+    /**
+     * The same race when no operation uses the pool's region any more: the close deregistered it
+     * and freed its memory, so the copy into the buffer fails; the subscriber still gets the
+     * pool's ResourceClosedException, not the memory's "already closed".
+     */
+    @Test
+    void stagedWrite_poolClosedAndFreedBetweenGrantAndOffer_failsWithResourceClosed() {
+        start(1, 4096, 16);
+        BufferLease lease = pool().acquire().block(T);
+        Outcome out = grantAfterClose(lease);
+        assertInstanceOf(ResourceClosedException.class, out.signal.get());
+        assertFalse(lease.isHeld());
+        assertEquals(0, pool().leased());
+    }
+
+    /** Queues a staged write behind {@code lease}, then runs the grant's two halves around a close. */
+    private Outcome grantAfterClose(BufferLease lease) {
+        Outcome out = new Outcome();
+        rig.conn.write(rig.remote(), 0, new byte[64]).subscribe(out);
+        assertEquals(1, pool().waiters());
+        StagedMono.Staged<?> waiter = (StagedMono.Staged<?>) out.subscription.get();
+
+        assertTrue(pool().withdraw(waiter)); // what the grant does under the lock
+        pool().close();                       // what Cqflux.dispose does first
+        try {
+            waiter.take(lease);               // the offer, after the close ("must not throw")
+        } catch (RuntimeException e) {
+            // before the fix: the grant logged this and gave the lease back, nothing more
+            lease.release();
+        }
+        assertTrue(out.await(T), "the staged write never terminated");
+        return out;
+    }
+}
