@@ -131,6 +131,8 @@ final class StagedMono<T> extends Mono<T> implements Scannable {
         private static final int WAITING = 1;
         private static final int RUNNING = 2;
         private static final int CANCELLED = 3;
+        /** Never got a lease: refused (a check, the pool) or withdrawn by the connection's end. */
+        private static final int FAILED = 4;
         /** Demand and value: a read's value waits for a request (Reactive Streams §1.1). */
         private static final int NO_REQUEST_NO_VALUE = 0;
         private static final int REQUESTED = 1;
@@ -174,8 +176,44 @@ final class StagedMono<T> extends Mono<T> implements Scannable {
         }
 
         void start() {
-            if (STATE.compareAndSet(this, NEW, WAITING)) {
-                spec.pool.request(this);
+            if (!STATE.compareAndSet(this, NEW, WAITING)) {
+                return; // cancelled already
+            }
+            // The connection knows its waiters, so that its end fails them (ConnectionCore's
+            // failEverything); one that ended since the subscription's check gets its error now.
+            if (!spec.core.addStagedWaiter(this)) {
+                RuntimeException ended;
+                try {
+                    spec.core.checkOpen();
+                    ended = new IllegalStateException("connection " + spec.core.description + " ended");
+                } catch (RuntimeException e) {
+                    ended = e;
+                }
+                refused(ended);
+                return;
+            }
+            spec.pool.request(this);
+            int s = state;
+            if (s == CANCELLED || s == FAILED) {
+                // Cancelled or withdrawn by the end while the request was on its way to the
+                // queue (their withdraw found nothing yet): leave it now, never hold a place.
+                spec.pool.withdraw(this);
+            }
+        }
+
+        /**
+         * The connection ended while this operation waits for a buffer: it leaves the pool's queue
+         * and fails with the connection's end, as the connection's queued operations do. Called
+         * by {@link ConnectionCore}'s end (loop thread); a no-op once a lease was taken (the
+         * operation then fails on the ended connection itself), after a cancel or a refusal.
+         *
+         * @param cause the connection's terminal cause
+         */
+        void connectionEnded(Throwable cause) {
+            if (STATE.compareAndSet(this, WAITING, FAILED)) {
+                spec.pool.withdraw(this);
+                spec.core.removeStagedWaiter(this);
+                terminateWithError(cause, false);
             }
         }
 
@@ -213,6 +251,7 @@ final class StagedMono<T> extends Mono<T> implements Scannable {
             if ((s == NEW || s == WAITING) && STATE.compareAndSet(this, s, CANCELLED)) {
                 if (s == WAITING) {
                     spec.pool.withdraw(this);
+                    spec.core.removeStagedWaiter(this);
                 }
                 return;
             }
@@ -229,6 +268,7 @@ final class StagedMono<T> extends Mono<T> implements Scannable {
             if (!STATE.compareAndSet(this, WAITING, RUNNING)) {
                 return false;
             }
+            spec.core.removeStagedWaiter(this);
             // From here on the lease is this subscription's: whatever fails, the subscriber hears
             // of it and the buffer goes back (the pool's "must not throw").
             try {
@@ -265,8 +305,21 @@ final class StagedMono<T> extends Mono<T> implements Scannable {
             }
         }
 
+        /** The pool refused it (full, closed), or a check did before it asked: it never gets a lease. */
         @Override
         public void refused(Throwable error) {
+            for (;;) {
+                int s = state;
+                if (s != NEW && s != WAITING) {
+                    break; // cancelled or failed already: dropped below
+                }
+                if (STATE.compareAndSet(this, s, FAILED)) {
+                    if (s == WAITING) {
+                        spec.core.removeStagedWaiter(this);
+                    }
+                    break;
+                }
+            }
             terminateWithError(error, false);
         }
 

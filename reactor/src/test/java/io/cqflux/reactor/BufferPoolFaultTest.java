@@ -5,6 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.cqflux.core.ConnectionEvent;
+import io.cqflux.core.ConnectionException;
 import io.cqflux.core.ResourceClosedException;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicReference;
@@ -128,5 +130,73 @@ class BufferPoolFaultTest {
         }
         assertTrue(out.await(T), "the staged write never terminated");
         return out;
+    }
+
+    // ---------------------------------------------------------------- the connection ends
+
+    /**
+     * Staged operations of every shape waiting for a buffer when this side closes the connection:
+     * each fails at once with the connection's end (ConnectionException CLOSED, what its queued
+     * operations get) and leaves the pool's queue, freeing its place among maxWaiters; a taker of
+     * acquire() (no connection) keeps waiting. Before, they waited until someone released a buffer.
+     */
+    @Test
+    void stagedOperations_waitingForABuffer_failWithTheConnectionsEnd_andLeaveTheQueue() {
+        start(1, 4096, 16);
+        BufferLease held = pool().acquire().block(T);
+        Outcome write = new Outcome();
+        Outcome send = new Outcome();
+        AtomicReference<Throwable> read = new AtomicReference<>();
+        AtomicReference<BufferLease> acquirer = new AtomicReference<>();
+        rig.conn.write(rig.remote(), 0, new byte[64]).subscribe(write);
+        rig.conn.send(java.nio.ByteBuffer.allocate(16)).subscribe(send);
+        rig.conn.read(rig.remote(), 0, 64).subscribe(b -> { }, read::set);
+        pool().acquire().subscribe(acquirer::set);
+        assertEquals(4, pool().waiters());
+
+        rig.conn.disposeNow(T);
+
+        assertTrue(write.await(T) && send.await(T) && FaultRig.await(() -> read.get() != null, T),
+                "staged operations still waiting for a buffer after their connection ended: " + pool());
+        for (Object o : new Object[] {write.signal.get(), send.signal.get(), read.get()}) {
+            ConnectionException e = assertInstanceOf(ConnectionException.class, o);
+            assertEquals(ConnectionEvent.CLOSED, e.event());
+        }
+        assertEquals(1, pool().waiters(), "only acquire() waits on");
+        held.release();
+        assertTrue(acquirer.get() != null && acquirer.get().isHeld());
+        acquirer.get().release();
+        assertEquals(0, pool().leased());
+    }
+
+    /** The same when the peer ends the connection: the client's waiting staged write hears of it. */
+    @Test
+    void stagedWrite_waitingForABuffer_failsWhenThePeerClosesTheConnection() {
+        start(1, 4096, 16);
+        BufferLease held = pool().acquire().block(T);
+        Outcome write = new Outcome();
+        rig.conn.write(rig.remote(), 0, new byte[64]).subscribe(write);
+        assertEquals(1, pool().waiters());
+
+        rig.serverConn.disposeNow(T);
+
+        assertTrue(write.await(T), "a staged write still waits for a buffer after the peer closed: " + pool());
+        ConnectionException e = assertInstanceOf(ConnectionException.class, write.signal.get());
+        assertEquals(ConnectionEvent.CLOSED, e.event());
+        assertEquals(0, pool().waiters());
+        held.release();
+        assertEquals(0, pool().leased());
+    }
+
+    /** A staged write subscribed after the end fails at once and never waits. */
+    @Test
+    void stagedWrite_afterTheConnectionEnded_failsWithoutWaiting() {
+        start(1, 4096, 16);
+        BufferLease held = pool().acquire().block(T);
+        rig.conn.disposeNow(T);
+        StepVerifier.create(rig.conn.write(rig.remote(), 0, new byte[64]))
+                .expectError(ResourceClosedException.class).verify(T);
+        assertEquals(0, pool().waiters());
+        held.release();
     }
 }
