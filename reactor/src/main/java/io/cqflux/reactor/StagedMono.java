@@ -142,6 +142,7 @@ final class StagedMono<T> extends Mono<T> implements Scannable {
         private static final VarHandle STATE;
         private static final VarHandle DEMAND;
         private static final VarHandle DONE;
+        private static final VarHandle REPORTED;
 
         static {
             try {
@@ -149,6 +150,7 @@ final class StagedMono<T> extends Mono<T> implements Scannable {
                 STATE = l.findVarHandle(Staged.class, "state", int.class);
                 DEMAND = l.findVarHandle(Staged.class, "demand", int.class);
                 DONE = l.findVarHandle(Staged.class, "done", int.class);
+                REPORTED = l.findVarHandle(Staged.class, "reported", int.class);
             } catch (ReflectiveOperationException e) {
                 throw new ExceptionInInitializerError(e);
             }
@@ -169,10 +171,54 @@ final class StagedMono<T> extends Mono<T> implements Scannable {
         private volatile Subscription inner;
         /** The read's data, copied out at NIC-terminal (loop thread), published by the completion. */
         private byte[] readBack;
+        /**
+         * The listener installed at subscription ({@link CqfluxListener}), else {@code null}: then
+         * nothing reads the clock, as for an {@link Op}.
+         */
+        private final CqfluxListener listener;
+        /** {@code System.nanoTime()} at subscription when {@link #listener} is set; the operation's time counts from here. */
+        final long subscribedAt;
+        /**
+         * Who reports the outcome, once: this subscription (an outcome that never reached an
+         * operation: a check, the pool, a cancel or the connection's end while waiting) or the
+         * {@link Op} it subscribes ({@link #listenerForOperation}).
+         */
+        @SuppressWarnings("unused") // through REPORTED
+        private volatile int reported;
 
         Staged(StagedMono<T> spec, CoreSubscriber<? super T> actual) {
             this.spec = spec;
             this.actual = actual;
+            this.listener = spec.core.instrumentation.listener;
+            this.subscribedAt = listener == null ? 0 : System.nanoTime();
+        }
+
+        /**
+         * {@return the listener the {@link Op} this subscription subscribes reports to (with
+         * {@link #subscribedAt}, so that the wait for a buffer counts), or {@code null} when none
+         * was installed at subscription or this subscription reported its outcome already}
+         */
+        CqfluxListener listenerForOperation() {
+            return listener != null && REPORTED.compareAndSet(this, 0, 1) ? listener : null;
+        }
+
+        /**
+         * Tells the listener, if any, of an outcome that never reached an operation; once, before
+         * the subscriber's signal (as {@link Op} does).
+         */
+        private void report(OperationOutcome outcome, @Nullable Throwable error) {
+            CqfluxListener l = listener;
+            if (l == null || !REPORTED.compareAndSet(this, 0, 1)) {
+                return;
+            }
+            long nanos = System.nanoTime() - subscribedAt;
+            try {
+                l.operationFinished(spec.core.api, OperationKind.of(spec.kind), outcome,
+                        Instrumentation.errorName(error), nanos);
+            } catch (Throwable t) {
+                Exceptions.throwIfJvmFatal(t);
+                Operators.onErrorDropped(t, actual.currentContext());
+            }
         }
 
         void start() {
@@ -213,6 +259,7 @@ final class StagedMono<T> extends Mono<T> implements Scannable {
             if (STATE.compareAndSet(this, WAITING, FAILED)) {
                 spec.pool.withdraw(this);
                 spec.core.removeStagedWaiter(this);
+                report(OperationOutcome.ERROR, cause);
                 terminateWithError(cause, false);
             }
         }
@@ -222,8 +269,13 @@ final class StagedMono<T> extends Mono<T> implements Scannable {
         @Override
         public void request(long n) {
             if (n <= 0) {
+                IllegalArgumentException e = Exceptions.nullOrNegativeRequestException(n);
+                int s = state;
+                if (s == NEW || s == WAITING) {
+                    report(OperationOutcome.ERROR, e); // an operation under way reports its own
+                }
                 cancel();
-                terminateWithError(Exceptions.nullOrNegativeRequestException(n), true);
+                terminateWithError(e, true);
                 return;
             }
             for (;;) {
@@ -253,6 +305,7 @@ final class StagedMono<T> extends Mono<T> implements Scannable {
                     spec.pool.withdraw(this);
                     spec.core.removeStagedWaiter(this);
                 }
+                report(OperationOutcome.CANCELLED, null);
                 return;
             }
             Subscription in = inner;
@@ -277,12 +330,14 @@ final class StagedMono<T> extends Mono<T> implements Scannable {
                 }
                 StagedMono<T> m = spec;
                 new OpMono(m.core, m.kind, m.remote, m.remoteOffset, lease.region(), lease.offset(), length, 0,
-                        m.flushType, lease, m.kind == OpKind.READ ? this : null).subscribe(this);
+                        m.flushType, lease, m.kind == OpKind.READ ? this : null, this).subscribe(this);
             } catch (Throwable e) {
                 Exceptions.throwIfJvmFatal(e);
                 // Nothing posted. A no-op once the operation took the lease over: it gives the
                 // buffer back itself and signals its own failure, which comes first.
                 lease.release();
+                // A no-op once the operation exists: it reports (a cancel included) itself.
+                report(cancelled ? OperationOutcome.CANCELLED : OperationOutcome.ERROR, cancelled ? null : e);
                 terminateWithError(e, false);
             }
             return true;
@@ -317,6 +372,7 @@ final class StagedMono<T> extends Mono<T> implements Scannable {
                     if (s == WAITING) {
                         spec.core.removeStagedWaiter(this);
                     }
+                    report(OperationOutcome.ERROR, error);
                     break;
                 }
             }

@@ -7,13 +7,17 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.cqflux.core.ConnectionEvent;
 import io.cqflux.core.ConnectionException;
+import io.cqflux.core.QueueFullException;
 import io.cqflux.core.ResourceClosedException;
 import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.reactivestreams.Subscription;
 import reactor.core.CoreSubscriber;
+import reactor.core.Disposable;
 import reactor.test.StepVerifier;
 
 /**
@@ -199,4 +203,87 @@ class BufferPoolFaultTest {
         assertEquals(0, pool().waiters());
         held.release();
     }
+
+    // ---------------------------------------------------------------- what a listener hears
+
+    /** Records "kind/outcome/error" of each operation a listener hears of, and its nanos. */
+    static final class Heard implements CqfluxListener {
+        final List<String> outcomes = new CopyOnWriteArrayList<>();
+        final List<Long> nanos = new CopyOnWriteArrayList<>();
+
+        @Override
+        public void operationFinished(RdmaConnection connection, OperationKind kind, OperationOutcome outcome,
+                                      String error, long ns) {
+            outcomes.add(kind.tagValue() + "/" + outcome.tagValue() + "/" + error);
+            nanos.add(ns);
+        }
+    }
+
+    /**
+     * Outcomes of staged forms that never reach the operation they stage are reported once each,
+     * as the Region forms' are: a failed size check, a full queue of waiters, a cancel while
+     * waiting, the connection's end while waiting, the pool closed under a waiter. Before, the
+     * listener heard of none of them.
+     */
+    @Test
+    void listener_hearsOfStagedOutcomesThatNeverReachAnOperation_onceEach() {
+        start(1, 4096, 1);
+        Heard heard = new Heard();
+        rig.client.addListener(heard);
+        BufferLease held = pool().acquire().block(T);
+
+        StepVerifier.create(rig.conn.write(rig.remote(), 0, new byte[4097]))
+                .expectError(IllegalArgumentException.class).verify(T);
+        Disposable waiting = rig.conn.durableWrite(rig.remote(), 0, new byte[8]).subscribe();
+        assertEquals(1, pool().waiters());
+        StepVerifier.create(rig.conn.send(new byte[8])).expectError(QueueFullException.class).verify(T);
+        waiting.dispose();
+        assertEquals(List.of("write/error/IllegalArgumentException", "send/error/QueueFullException",
+                "durableWrite/cancelled/none"), heard.outcomes);
+
+        AtomicReference<Throwable> read = new AtomicReference<>();
+        rig.conn.read(rig.remote(), 0, 8).subscribe(b -> { }, read::set);
+        assertEquals(1, pool().waiters());
+        rig.conn.disposeNow(T);
+        assertTrue(FaultRig.await(() -> read.get() != null, T));
+        assertEquals("read/error/ConnectionException", heard.outcomes.getLast());
+
+        RdmaConnection another = rig.connectOne();
+        AtomicReference<Throwable> write = new AtomicReference<>();
+        another.write(another.remoteRegion(0), 0, new byte[8]).subscribe(v -> { }, write::set);
+        assertEquals(1, pool().waiters());
+        pool().close(); // what the Cqflux's dispose does first
+        assertInstanceOf(ResourceClosedException.class, write.get());
+        assertEquals("write/error/ResourceClosedException", heard.outcomes.getLast());
+
+        held.release();
+        assertEquals(5, heard.outcomes.size(), heard.outcomes::toString);
+    }
+
+    /**
+     * A staged operation that got its buffer after a wait is reported once, by the operation it
+     * staged, with the time from its own subscription: the wait for the buffer included (as the
+     * wait for a send-queue credit is). Before, the time started when the buffer was granted.
+     */
+    @Test
+    void listener_timesAStagedOperationFromItsSubscription_theWaitForABufferIncluded() throws Exception {
+        start(1, 4096, 16);
+        Heard heard = new Heard();
+        rig.client.addListener(heard);
+        BufferLease held = pool().acquire().block(T);
+        long wait = Duration.ofMillis(300).toNanos();
+        StepVerifier.create(rig.conn.write(rig.remote(), 0, new byte[64]))
+                .then(() -> {
+                    try {
+                        Thread.sleep(Duration.ofNanos(wait));
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                    held.release();
+                })
+                .expectComplete().verify(T);
+        assertEquals(List.of("write/success/none"), heard.outcomes);
+        assertTrue(heard.nanos.getFirst() >= wait, "reported " + heard.nanos.getFirst() + " ns, waited " + wait);
+    }
+
 }
