@@ -113,6 +113,37 @@ final class StagedMono<T> extends Mono<T> implements Scannable {
         s.start();
     }
 
+    /**
+     * Tells the listener, if any, of an operation of a lease form ({@link RdmaConnection}'s
+     * {@code BufferLease} forms) refused at its subscription, before the subscriber's error: like
+     * the staged forms' refusals, it never reaches an {@link OpMono} to report it.
+     *
+     * @param core the connection
+     * @param kind what it was
+     * @param error why
+     * @param ctx the subscriber's context (for a listener that throws)
+     */
+    static void reportRefused(ConnectionCore core, OpKind kind, Throwable error, Context ctx) {
+        CqfluxListener l = core.instrumentation.listener;
+        if (l != null) {
+            report(l, core, kind, OperationOutcome.ERROR, error, 0, ctx);
+        }
+    }
+
+    /**
+     * Calls the listener as {@link Op}'s report does (same arguments, same handling of a listener
+     * that throws), for the outcomes of these forms that no operation reports.
+     */
+    private static void report(CqfluxListener l, ConnectionCore core, OpKind kind, OperationOutcome outcome,
+                               @Nullable Throwable error, long nanos, Context ctx) {
+        try {
+            l.operationFinished(core.api, OperationKind.of(kind), outcome, Instrumentation.errorName(error), nanos);
+        } catch (Throwable t) {
+            Exceptions.throwIfJvmFatal(t);
+            Operators.onErrorDropped(t, ctx);
+        }
+    }
+
     private String what() {
         return switch (kind) {
             case READ -> "read";
@@ -211,14 +242,8 @@ final class StagedMono<T> extends Mono<T> implements Scannable {
             if (l == null || !REPORTED.compareAndSet(this, 0, 1)) {
                 return;
             }
-            long nanos = System.nanoTime() - subscribedAt;
-            try {
-                l.operationFinished(spec.core.api, OperationKind.of(spec.kind), outcome,
-                        Instrumentation.errorName(error), nanos);
-            } catch (Throwable t) {
-                Exceptions.throwIfJvmFatal(t);
-                Operators.onErrorDropped(t, actual.currentContext());
-            }
+            StagedMono.report(l, spec.core, spec.kind, outcome, error, System.nanoTime() - subscribedAt,
+                    actual.currentContext());
         }
 
         void start() {

@@ -18,6 +18,7 @@ import org.junit.jupiter.api.Test;
 import org.reactivestreams.Subscription;
 import reactor.core.CoreSubscriber;
 import reactor.core.Disposable;
+import reactor.core.publisher.Mono;
 import reactor.test.StepVerifier;
 
 /**
@@ -286,4 +287,35 @@ class BufferPoolFaultTest {
         assertTrue(heard.nanos.getFirst() >= wait, "reported " + heard.nanos.getFirst() + " ns, waited " + wait);
     }
 
+    // ---------------------------------------------------------------- the lease forms
+
+    /**
+     * A lease of another Cqflux's pool handed to this connection's lease form: the subscription
+     * fails with IllegalArgumentException and, owning the lease whatever the outcome, gives it
+     * back to its pool (as a failed size check does); nothing happens before subscription. The
+     * listener hears of the failure. Before, the lease stayed leased for good.
+     */
+    @Test
+    void leaseForm_withALeaseOfAnotherPool_failsOnSubscription_andGivesTheLeaseBack() {
+        start(1, 4096, 16);
+        Heard heard = new Heard();
+        rig.client.addListener(heard);
+        BufferPool other = rig.server.buffers();
+        BufferLease foreign = other.acquire().block(T);
+        Mono<Void> write = rig.conn.write(rig.remote(), 0, foreign, 8);
+        assertTrue(foreign.isHeld(), "assembling takes nothing over");
+
+        StepVerifier.create(write).expectErrorSatisfies(e -> {
+            assertInstanceOf(IllegalArgumentException.class, e);
+            assertTrue(e.getMessage().contains("another Cqflux's pool"), e.getMessage());
+        }).verify(T);
+        assertFalse(foreign.isHeld());
+        assertEquals(0, other.leased());
+        assertEquals(List.of("write/error/IllegalArgumentException"), heard.outcomes);
+
+        BufferLease own = pool().acquire().block(T);
+        StepVerifier.create(rig.conn.send(own, own.size() + 1)).expectError(IllegalArgumentException.class).verify(T);
+        assertEquals(0, pool().leased());
+        assertEquals("send/error/IllegalArgumentException", heard.outcomes.getLast());
+    }
 }
