@@ -26,6 +26,13 @@ import reactor.util.context.Context;
  * NIC ({@link OpMono#releaseRegions}), never on cancel. A read copies the data out of the buffer at
  * that moment, right before the lease is given back, and emits the copy.
  *
+ * <p>While it waits for a buffer, the connection knows it ({@link ConnectionCore#addStagedWaiter}):
+ * the connection's end withdraws it from the pool's queue and fails it, as it fails queued
+ * operations. Outcomes that never reach an {@link OpMono} (a failed check, a refusal of the pool,
+ * a cancel or the end while waiting) are reported to the {@link CqfluxListener} from here; the
+ * {@link Op} of a granted one reports with this subscription's time, so the wait for a buffer
+ * counts. Either way once.
+ *
  * <p>{@link Scannable} under the same name as the operation it stages ({@code cqflux.write},
  * ...), and made through {@code Mono.onAssembly}, as {@link OpMono} is.
  *
