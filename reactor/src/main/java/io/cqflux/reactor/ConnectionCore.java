@@ -126,6 +126,13 @@ final class ConnectionCore {
     volatile boolean announced;
     /** Operations refused for the pending limit; written on the loop only, read anywhere. */
     private volatile long rejections;
+    /**
+     * Staged operations ({@link StagedMono}: the byte[]/ByteBuffer forms) of this connection
+     * waiting for a pooled buffer; any thread. The end withdraws and fails them
+     * ({@link #failEverything}), the one place that does.
+     */
+    private final java.util.Set<StagedMono.Staged<?>> stagedWaiters =
+            java.util.concurrent.ConcurrentHashMap.newKeySet();
 
     private final Sinks.Many<ConnectionEvent> events = Sinks.many().replay().all();
     private final Sinks.Many<CompletionRecord> completions = Sinks.many().multicast().directBestEffort();
@@ -343,6 +350,12 @@ final class ConnectionCore {
                 op.fail(op.ownError != null ? op.ownError : cause);
             }
         });
+        // Staged operations still waiting for a pooled buffer: nothing of theirs is posted yet,
+        // so they fail now, as queued operations do, and leave the pool's queue (a waiter holds
+        // one of its maxWaiters places). One that registers after this saw the state ENDED.
+        for (StagedMono.Staged<?> s : stagedWaiters) {
+            safely(() -> s.connectionEnded(cause));
+        }
         safely(() -> receiver.terminate(closedLocally
                 ? new ResourceClosedException("connection " + description + " was closed by this side") : cause));
         if (goodbyeWanted) {
@@ -618,6 +631,28 @@ final class ConnectionCore {
         if (!foreign) {
             throw new IllegalArgumentException(region + " is not a region of the peer of " + description);
         }
+    }
+
+    /**
+     * Any thread: a staged operation starts waiting for a pooled buffer; the end fails it
+     * ({@link StagedMono.Staged#connectionEnded}).
+     *
+     * @return false when the connection has ended (then it is not kept and must not wait)
+     */
+    boolean addStagedWaiter(StagedMono.Staged<?> s) {
+        stagedWaiters.add(s);
+        // Added before the state is read, while the end writes the state before it reads the
+        // set (both volatile): an operation either sees the end here or is seen by it.
+        if (state.compareTo(State.ENDED) >= 0) {
+            stagedWaiters.remove(s);
+            return false;
+        }
+        return true;
+    }
+
+    /** Any thread: a staged operation stopped waiting (leased, cancelled, refused, failed). */
+    void removeStagedWaiter(StagedMono.Staged<?> s) {
+        stagedWaiters.remove(s);
     }
 
     /** Any thread: hands an operation to the loop. */
