@@ -122,8 +122,14 @@ final class ConnectionCore {
     BufferPool buffers;
     /** The owner's listeners ({@link CqfluxListener}); set by {@link Cqflux} right after construction. */
     Instrumentation instrumentation = Instrumentation.NONE;
-    /** Reported opened to the listeners (so that closed is reported only after opened). */
+    /** Established and reported opened: a listener added later is told of it ({@link Instrumentation#add}). */
     volatile boolean announced;
+    /**
+     * Per added listener (the key is {@link Instrumentation}'s registration, compared by
+     * identity), the state of its opened/closed notices for this connection.
+     */
+    final java.util.Map<Object, java.util.concurrent.atomic.AtomicInteger> notices =
+            new java.util.concurrent.ConcurrentHashMap<>();
     /** Operations refused for the pending limit; written on the loop only, read anywhere. */
     private volatile long rejections;
 

@@ -21,6 +21,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.reactivestreams.Subscription;
 import reactor.core.Disposable;
+import reactor.core.Exceptions;
 import reactor.core.Scannable;
 import reactor.core.publisher.BaseSubscriber;
 import reactor.core.publisher.Hooks;
@@ -156,6 +157,55 @@ class InstrumentationTest {
             RdmaConnection another = rig.connectOne();
             StepVerifier.create(another.write(another.remoteRegion(0), 0, rig.local, 0, 8)).expectComplete().verify(T);
             assertEquals(5, rec.events.size(), rec.events::toString); // removed: nothing more
+        }
+    }
+
+    @Test
+    void connectionEndingWhileAListenerHearsItOpened_isReportedClosedAfterOpenedReturns() {
+        try (FaultRig rig = new FaultRig()) {
+            List<String> events = new CopyOnWriteArrayList<>();
+            rig.client.addListener(new CqfluxListener() {
+                @Override
+                public void connectionOpened(RdmaConnection connection) {
+                    // Told by addListener on this thread; the end is reported on the loop meanwhile.
+                    events.add("opened>");
+                    connection.disposeNow(T);
+                    events.add("<opened");
+                }
+
+                @Override
+                public void connectionClosed(RdmaConnection connection) {
+                    events.add("closed");
+                }
+
+                @Override
+                public void operationFinished(RdmaConnection connection, OperationKind kind,
+                                              OperationOutcome outcome, String error, long nanos) {
+                }
+            });
+            assertEquals(List.of("opened>", "<opened", "closed"), events);
+        }
+    }
+
+    @Test
+    void listenerThrowing_withAnErrorDroppedHookThatRethrows_stillCompletesTheOperation() {
+        List<Throwable> dropped = new CopyOnWriteArrayList<>();
+        Hooks.onErrorDropped(e -> {
+            dropped.add(e);
+            throw Exceptions.propagate(e); // an application hook that rethrows
+        });
+        try (FaultRig rig = new FaultRig()) {
+            rig.client.addListener(new CqfluxListener() {
+                @Override
+                public void operationFinished(RdmaConnection connection, OperationKind kind,
+                                              OperationOutcome outcome, String error, long nanos) {
+                    throw new IllegalStateException("listener failure");
+                }
+            });
+            StepVerifier.create(rig.conn.write(rig.remote(), 0, rig.local, 0, 64)).expectComplete().verify(T);
+            assertEquals(List.of(), dropped, "a listener's exception is logged, not dropped to the hook");
+        } finally {
+            Hooks.resetOnErrorDropped();
         }
     }
 
