@@ -439,6 +439,8 @@ final class ConnectionCore {
      * task (synchronized for the one case that is not: {@link #forceClose} after the loop ended).
      */
     private synchronized void finishEnd() {
+        // A task of its own: it fails queued operations (subscriber code), then closes natively.
+        loop.noteOperation("cqflux.connectionEnd");
         Throwable cause = terminal;
         for (int i = 0; i < FAIL_CHUNK; i++) {
             Op op = waiting.poll();
@@ -471,6 +473,11 @@ final class ConnectionCore {
             return;
         }
         state = State.CLOSED;
+        // The library's own teardown (deregistration, the native close, freeing regions): a slow
+        // one is not a blocked-loop WARN about subscriber code. The releases of what operations
+        // held (a pooled buffer goes to a waiter) and the completion of events() and closed run
+        // subscriber code: named as such around them.
+        loop.noteSetup("cqflux.connectionClose");
         for (Registration r : registrations) {
             safely(r::close);
         }
@@ -488,12 +495,14 @@ final class ConnectionCore {
                     + " kept (leaked) since the NIC may still use them", t);
         }
         if (nativeClosed) {
+            loop.noteOperation("cqflux.connectionEnd"); // releases grant pooled buffers: subscriber code
             table.forEach((ctx, o) -> {
                 if (o instanceof Op op) {
                     safely(op::releaseRegions);
                 }
                 table.release(ctx);
             });
+            loop.noteSetup("cqflux.connectionClose");
             safely(receiver::freePool);
             safely(control::close);
         } else {
@@ -512,6 +521,7 @@ final class ConnectionCore {
         for (PeerRegion p : foreign) {
             safely(() -> p.nativeRegion().close());
         }
+        loop.noteOperation("cqflux.connectionEnd"); // the subscribers of events() and closed
         events.tryEmitComplete();
         completions.tryEmitComplete();
         closed.complete(null);

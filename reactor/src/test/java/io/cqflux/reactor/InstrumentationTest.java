@@ -244,6 +244,27 @@ class InstrumentationTest {
     }
 
     @Test
+    void bindSubscriberBlockingTheLoop_isReportedWithTheBind() {
+        try (FaultRig rig = new FaultRig(b -> b.blockedLoopThreshold(Duration.ofMillis(200)),
+                UnaryOperator.identity())) {
+            long before = rig.server.loopStats().getFirst().blocked();
+            RdmaServer another = rig.server.bind(new java.net.InetSocketAddress(rig.srv.address().getAddress(), 0),
+                            rig.serverRegion)
+                    .doOnNext(s -> sleep(300)) // the bind's subscriber, on the loop thread
+                    .block(T);
+            try {
+                assertTrue(FaultRig.await(() -> rig.server.loopStats().getFirst().blocked() == before + 1, T),
+                        () -> "blocked " + rig.server.loopStats());
+                assertTrue(FaultRig.await(() -> !warnings.isEmpty(), T), "no blocked-loop warning");
+                String m = warnings.getFirst().getMessage();
+                assertTrue(m.contains("operation: cqflux.bind"), m);
+            } finally {
+                another.dispose();
+            }
+        }
+    }
+
+    @Test
     void fastSubscriberCallbacks_areNotReported() {
         try (FaultRig rig = new FaultRig(UnaryOperator.identity(),
                 b -> b.blockedLoopThreshold(Duration.ofMillis(200)))) {
