@@ -122,8 +122,14 @@ final class ConnectionCore {
     BufferPool buffers;
     /** The owner's listeners ({@link CqfluxListener}); set by {@link Cqflux} right after construction. */
     Instrumentation instrumentation = Instrumentation.NONE;
-    /** Reported opened to the listeners (so that closed is reported only after opened). */
+    /** Established and reported opened: a listener added later is told of it ({@link Instrumentation#add}). */
     volatile boolean announced;
+    /**
+     * Per added listener (the key is {@link Instrumentation}'s registration, compared by
+     * identity), the state of its opened/closed notices for this connection.
+     */
+    final java.util.Map<Object, java.util.concurrent.atomic.AtomicInteger> notices =
+            new java.util.concurrent.ConcurrentHashMap<>();
     /** Operations refused for the pending limit; written on the loop only, read anywhere. */
     private volatile long rejections;
     /**
@@ -446,6 +452,8 @@ final class ConnectionCore {
      * task (synchronized for the one case that is not: {@link #forceClose} after the loop ended).
      */
     private synchronized void finishEnd() {
+        // A task of its own: it fails queued operations (subscriber code), then closes natively.
+        loop.noteOperation("cqflux.connectionEnd");
         Throwable cause = terminal;
         for (int i = 0; i < FAIL_CHUNK; i++) {
             Op op = waiting.poll();
@@ -478,6 +486,11 @@ final class ConnectionCore {
             return;
         }
         state = State.CLOSED;
+        // The library's own teardown (deregistration, the native close, freeing regions): a slow
+        // one is not a blocked-loop WARN about subscriber code. The releases of what operations
+        // held (a pooled buffer goes to a waiter) and the completion of events() and closed run
+        // subscriber code: named as such around them.
+        loop.noteSetup("cqflux.connectionClose");
         for (Registration r : registrations) {
             safely(r::close);
         }
@@ -495,12 +508,14 @@ final class ConnectionCore {
                     + " kept (leaked) since the NIC may still use them", t);
         }
         if (nativeClosed) {
+            loop.noteOperation("cqflux.connectionEnd"); // releases grant pooled buffers: subscriber code
             table.forEach((ctx, o) -> {
                 if (o instanceof Op op) {
                     safely(op::releaseRegions);
                 }
                 table.release(ctx);
             });
+            loop.noteSetup("cqflux.connectionClose");
             safely(receiver::freePool);
             safely(control::close);
         } else {
@@ -519,6 +534,7 @@ final class ConnectionCore {
         for (PeerRegion p : foreign) {
             safely(() -> p.nativeRegion().close());
         }
+        loop.noteOperation("cqflux.connectionEnd"); // the subscribers of events() and closed
         events.tryEmitComplete();
         completions.tryEmitComplete();
         closed.complete(null);

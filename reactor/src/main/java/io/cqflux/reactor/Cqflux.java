@@ -296,6 +296,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
                     loop.noteSetup("cqflux.bind"); // the library's own work: not a blocked-loop WARN
                     if (closing.get()) {
                         // A hand-over that the loop dropped in its shutdown runs after it ended.
+                        loop.noteOperation("cqflux.bind"); // subscriber code: reported if it blocks
                         sink.error(new ResourceClosedException("cqflux is closed: cannot bind " + address));
                         return;
                     }
@@ -303,6 +304,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
                     try {
                         listener = transport.listen(address, config);
                     } catch (RuntimeException e) {
+                        loop.noteOperation("cqflux.bind");
                         sink.error(e);
                         return;
                     }
@@ -313,9 +315,11 @@ public final class Cqflux implements Disposable, AutoCloseable {
                         server.start();
                     } catch (RuntimeException e) {
                         server.dispose();
+                        loop.noteOperation("cqflux.bind");
                         sink.error(e);
                         return;
                     }
+                    loop.noteOperation("cqflux.bind"); // the subscriber's onNext runs here
                     sink.success(server);
                 };
                 loop.executeOrAfterTermination(task);
@@ -436,6 +440,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
                 }
                 if (closing.get()) {
                     // A hand-over that the loop dropped in its shutdown runs after it ended.
+                    loop.noteOperation("cqflux.connect"); // subscriber code: reported if it blocks
                     sink.error(new ResourceClosedException("cqflux is closed: cannot connect to " + address));
                     return;
                 }
@@ -460,6 +465,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
                     if (control != null) {
                         control.close();
                     }
+                    loop.noteOperation("cqflux.connect");
                     sink.error(e);
                     return;
                 }

@@ -107,8 +107,10 @@ final class Op implements Subscription, Scannable {
             l.operationFinished(spec.core.api, OperationKind.of(spec.kind), outcome, Instrumentation.errorName(error),
                     nanos);
         } catch (Throwable t) {
-            Exceptions.throwIfJvmFatal(t);
-            Operators.onErrorDropped(t, actual.currentContext());
+            // As for several listeners (Instrumentation's composite): logged, never thrown; not
+            // Operators.onErrorDropped, whose application hook may rethrow into the loop's poll
+            // before the subscriber had its signal.
+            Instrumentation.listenerThrew(t);
         }
     }
 
