@@ -146,8 +146,8 @@ final class StagedMono<T> extends Mono<T> implements Scannable {
         try {
             l.operationFinished(core.api, OperationKind.of(kind), outcome, Instrumentation.errorName(error), nanos);
         } catch (Throwable t) {
-            Exceptions.throwIfJvmFatal(t);
-            Operators.onErrorDropped(t, ctx);
+            // One handling for a listener that throws, Op's: logged, never thrown into the loop.
+            Instrumentation.listenerThrew(t);
         }
     }
 
