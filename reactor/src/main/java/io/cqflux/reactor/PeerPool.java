@@ -725,6 +725,7 @@ public final class PeerPool implements Disposable, AutoCloseable {
             emit(PeerPoolEvent.Kind.CLOSED, null, 0, null, null, null);
             outbox.add(END);
         }
+        cq.forget(this);
         for (Disposable d : pendings) {
             d.dispose();
         }

@@ -305,6 +305,37 @@ class PeerPoolTest {
         assertThrows(ResourceClosedException.class, () -> rig.client.peerPool(rig.srv.address()));
     }
 
+    @Test
+    void entryPointDisposed_whileTheOnlySlotWaitsOutALongBackoff_closesThePoolAtOnce_andFailsWaitersClosed() {
+        Cqflux cq = FaultRig.fabric().build();
+        try {
+            PeerPool p = cq.peerPool(deadAddress(), PeerPoolOptions.builder().jitter(0)
+                    .reconnectBackoff(Duration.ofSeconds(20), Duration.ofSeconds(20))
+                    .maxAcquireTime(Duration.ofMinutes(1)).build());
+            try (PeerPoolEvents e = new PeerPoolEvents(p)) {
+                e.await(1, x -> x.kind() == PeerPoolEvent.Kind.RETRYING, T, "the first failed attempt");
+                // The waiter is queued on subscription; then the entry point goes. Neither the
+                // 20 s retry timer nor the waiter's minute may hold the pool open.
+                StepVerifier.create(p.acquire())
+                        .then(cq::dispose)
+                        .expectErrorSatisfies(x -> {
+                            assertInstanceOf(ResourceClosedException.class, x);
+                            assertTrue(x.getMessage().contains("disposed"), x.getMessage());
+                        })
+                        .verify(T);
+                assertEquals(PeerPool.State.CLOSED, p.state());
+                assertTrue(p.isDisposed());
+                StepVerifier.create(p.onDispose()).expectComplete().verify(T);
+                assertTrue(FaultRig.await(() -> e.completed, T), "events() did not complete: " + e);
+                assertEquals(PeerPoolEvent.Kind.CLOSED, e.seen.get(e.seen.size() - 1).kind(), e.toString());
+                e.assertInOrder();
+            }
+            StepVerifier.create(cq.onDispose()).expectComplete().verify(T);
+        } finally {
+            cq.dispose();
+        }
+    }
+
     /** The example of docs/guide.md "Connections that heal", as written there but for the address. */
     @Test
     void guideExample_connectionsThatHeal_compilesAndRuns() {
