@@ -501,11 +501,13 @@ public final class Cqflux implements Disposable, AutoCloseable {
      * @param address the peer
      * @param options size, connect options, backoff, what operations do while no connection is live
      * @return the pool, already connecting
+     * @throws IllegalArgumentException when {@code address} is unresolved or has no port
      * @throws ResourceClosedException when this instance is disposed
      */
     public PeerPool peerPool(InetSocketAddress address, PeerPoolOptions options) {
         Objects.requireNonNull(address, "address");
         Objects.requireNonNull(options, "options");
+        PeerPool.checkAddress(address);
         checkOpen();
         PeerPool pool = PeerPool.start(this, address, options);
         pools.add(pool);
@@ -521,6 +523,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
      *
      * @param address the peer
      * @return the pool, already connecting
+     * @throws IllegalArgumentException when {@code address} is unresolved or has no port
      * @throws ResourceClosedException when this instance is disposed
      */
     public PeerPool peerPool(InetSocketAddress address) {

@@ -206,11 +206,35 @@ public final class PeerPool implements Disposable, AutoCloseable {
         this.cq = cq;
         this.address = address;
         this.options = options;
-        this.name = "peer pool " + address.getAddress().getHostAddress() + ":" + address.getPort();
+        this.name = "peer pool " + hostAndPort(address);
         this.slots = new Slot[options.size()];
         for (int i = 0; i < slots.length; i++) {
             slots[i] = new Slot(i);
         }
+    }
+
+    /**
+     * Refuses an address a pool cannot keep reconnecting to: unresolved (the pool would resolve
+     * nothing; rpma's connect refuses it too) or without a port.
+     *
+     * @throws IllegalArgumentException naming the address
+     */
+    static void checkAddress(InetSocketAddress address) {
+        if (address.isUnresolved() || address.getPort() == 0) {
+            throw new IllegalArgumentException("peer address " + address + " needs a resolved host and a port in"
+                    + " [1, 65535]" + (address.isUnresolved() ? " (resolve " + address.getHostString()
+                    + " first, e.g. new InetSocketAddress(host, port))" : ""));
+        }
+    }
+
+    /** {@return the address as given, with the IP where the name is not one: {@code host/ip:port}} */
+    private static String hostAndPort(InetSocketAddress a) {
+        String host = a.getHostString();
+        java.net.InetAddress ip = a.getAddress();
+        if (ip != null && !host.equals(ip.getHostAddress())) {
+            host = host + "/" + ip.getHostAddress();
+        }
+        return host + ":" + a.getPort();
     }
 
     /** Creates a pool and starts connecting every slot. */

@@ -336,6 +336,30 @@ class PeerPoolTest {
         }
     }
 
+    @Test
+    void peerPool_unresolvedAddressOrNoPort_isRefusedNamingTheAddress() {
+        int open = rig.client.openConnections();
+        InetSocketAddress unresolved = InetSocketAddress.createUnresolved("nosuchhost.invalid", 7000);
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> rig.client.peerPool(unresolved));
+        assertTrue(e.getMessage().contains("nosuchhost.invalid") && e.getMessage().contains("7000")
+                && e.getMessage().contains("resolve"), e.getMessage());
+        IllegalArgumentException p0 = assertThrows(IllegalArgumentException.class,
+                () -> rig.client.peerPool(new InetSocketAddress(FaultRig.LO, 0), PeerPoolOptions.defaults()));
+        assertTrue(p0.getMessage().contains(":0") && p0.getMessage().contains("[1, 65535]"), p0.getMessage());
+        assertEquals(open, rig.client.openConnections(), "nothing was started");
+    }
+
+    @Test
+    void poolName_isTheHostAsGiven() {
+        InetSocketAddress byName = new InetSocketAddress("localhost", deadAddress().getPort());
+        pool(byName, PeerPoolOptions.builder().whenUnavailable(PeerPoolOptions.WhenUnavailable.FAIL_FAST).build());
+        ev.await(1, e -> e.kind() == PeerPoolEvent.Kind.RETRYING, T, "a failed attempt");
+        StepVerifier.create(pool.acquire())
+                .expectErrorSatisfies(e -> assertTrue(e.getMessage().contains("peer pool localhost/")
+                        && e.getMessage().contains(":" + byName.getPort()), e.getMessage()))
+                .verify(T);
+    }
+
     /** The example of docs/guide.md "Connections that heal", as written there but for the address. */
     @Test
     void guideExample_connectionsThatHeal_compilesAndRuns() {
