@@ -44,6 +44,9 @@ import reactor.util.context.Context;
  *                 ^    \--fail--> RETRYING(delay) --timer--> CONNECTING                 |
  *                 +---------------------------------------------------------------------+
  *
+ * A live connection that has begun to end (ENDING: still open, posting nothing) is not handed
+ * out.
+ *
  * A connection is shared, not leased: RDMA connections multiplex (every operation is its own
  * Mono), so acquire() hands the same live connection to many callers, the least loaded first.
  * Regions are re-learned on each reconnect because each new connection carries the peer's hello:
@@ -266,7 +269,7 @@ public final class PeerPool implements Disposable, AutoCloseable {
         synchronized (lock) {
             int n = 0;
             for (Slot s : slots) {
-                if (s.conn != null && !s.conn.isDisposed()) {
+                if (usable(s.conn)) {
                     n++;
                 }
             }
@@ -405,7 +408,7 @@ public final class PeerPool implements Disposable, AutoCloseable {
                 for (int k = 0; k < n; k++) {
                     Slot s = slots[(start + k) % n];
                     RdmaConnection c = s.conn;
-                    if (c == null || c.isDisposed()) {
+                    if (!usable(c)) {
                         continue;
                     }
                     long load = (long) c.inFlight() + c.waiting();
@@ -619,9 +622,18 @@ public final class PeerPool implements Disposable, AutoCloseable {
         }
     }
 
+    /**
+     * {@return whether {@code c} may be handed out: established and not being closed}; a
+     * connection whose end has begun (ENDING: a flushed completion, the transport's verdict
+     * pending) is still open but takes no new operation, so it is not live for the pool.
+     */
+    private static boolean usable(RdmaConnection c) {
+        return c != null && !c.isDisposed() && c.core().canPost();
+    }
+
     private boolean anyLive() {
         for (Slot x : slots) {
-            if (x.conn != null && !x.conn.isDisposed()) {
+            if (usable(x.conn)) {
                 return true;
             }
         }
