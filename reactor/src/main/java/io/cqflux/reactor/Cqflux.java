@@ -507,13 +507,20 @@ public final class Cqflux implements Disposable, AutoCloseable {
      * @param address the peer
      * @param options size, connect options, backoff, what operations do while no connection is live
      * @return the pool, already connecting
+     * @throws IllegalArgumentException when {@code address} is unresolved or has no port
      * @throws ResourceClosedException when this instance is disposed
      */
     public PeerPool peerPool(InetSocketAddress address, PeerPoolOptions options) {
         Objects.requireNonNull(address, "address");
         Objects.requireNonNull(options, "options");
+        PeerPool.checkAddress(address);
         checkOpen();
-        return PeerPool.start(this, address, options);
+        PeerPool pool = PeerPool.start(this, address, options);
+        pools.add(pool);
+        if (closing.get()) {
+            pool.dispose(); // raced with dispose(), which may not have seen it
+        }
+        return pool;
     }
 
     /**
@@ -522,10 +529,32 @@ public final class Cqflux implements Disposable, AutoCloseable {
      *
      * @param address the peer
      * @return the pool, already connecting
+     * @throws IllegalArgumentException when {@code address} is unresolved or has no port
      * @throws ResourceClosedException when this instance is disposed
      */
     public PeerPool peerPool(InetSocketAddress address) {
         return peerPool(address, PeerPoolOptions.defaults());
+    }
+
+    // ---------------------------------------------------------------- the peer pools it made
+
+    /** The pools made by {@link #peerPool} and not disposed yet; the shutdown disposes them first. */
+    private final Set<PeerPool> pools = ConcurrentHashMap.newKeySet();
+
+    /**
+     * Disposes the pools first, before anything else closes: a pool whose slots wait out a
+     * backoff would otherwise notice only when its next attempt fails, up to the backoff's
+     * maximum later, and its waiting operations would fail UNREACHABLE instead of closed.
+     */
+    private void disposePools() {
+        for (PeerPool p : List.copyOf(pools)) {
+            p.dispose();
+        }
+    }
+
+    /** A pool was disposed: nothing left to dispose of it. */
+    void forget(PeerPool pool) {
+        pools.remove(pool);
     }
 
     /** Copies the exposed regions, refusing a null array or element with the position named. */
@@ -608,6 +637,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
         if (!closing.compareAndSet(false, true)) {
             return terminated;
         }
+        disposePools();
         long deadline = System.nanoTime() + TimeUnit.NANOSECONDS.convert(budget);
         // Waiting and new takers fail now; the pool's region deregisters (and its memory is freed)
         // once the operations still using its buffers are released, like any region.
