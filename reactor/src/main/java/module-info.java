@@ -11,8 +11,15 @@ module io.cqflux.reactor {
     requires transitive reactor.core;
     requires transitive org.reactivestreams;
     // Optional: BlockHound, when the application has it (CqfluxBlockHoundIntegration, found by
-    // its ServiceLoader on the class path).
+    // its ServiceLoader: META-INF/services on the class path, the provides below on the module path).
     requires static reactor.blockhound;
 
     exports io.cqflux.reactor;
+    // The integration, for BlockHound.install(new CqfluxBlockHoundIntegration()) and its
+    // ServiceLoader. Without BlockHound at run time the module still resolves: a provides names
+    // its service type only, and resolution does not look for it (BlockHoundModulePathTest).
+    exports io.cqflux.reactor.blockhound;
+
+    provides reactor.blockhound.integration.BlockHoundIntegration
+            with io.cqflux.reactor.blockhound.CqfluxBlockHoundIntegration;
 }

@@ -194,10 +194,21 @@ public final class CqfluxMetrics implements MeterBinder, AutoCloseable {
             if (closed || perConnection.containsKey(c)) {
                 return; // announced twice (opened while the listener was added)
             }
+            // Registered inside computeIfAbsent: of two announcements that race, only one makes
+            // meters (each would take another id, and the loser's meters would stay for ever).
+            perConnection.computeIfAbsent(c, this::registerConnection);
+            if (c.isDisposed() || closed) {
+                // Ended while being added (its close may have been reported before this), or the
+                // binder closed meanwhile: no meter stays behind.
+                connectionClosed(c);
+            }
+        }
+
+        private List<Meter> registerConnection(RdmaConnection c) {
             // The description need not be unique (two connections to one server address read
             // alike), so an id numbers the connections this binding has seen.
             Tags t = base.and("connection", c.description()).and("id", Long.toString(ids.incrementAndGet()));
-            List<Meter> ms = List.of(
+            return List.of(
                     Gauge.builder("cqflux.connection.credits.used", c, RdmaConnection::inFlight)
                             .tags(t).baseUnit("credits")
                             .description("Send-queue credits held by operations in flight").register(registry),
@@ -211,14 +222,6 @@ public final class CqfluxMetrics implements MeterBinder, AutoCloseable {
                             .tags(t).baseUnit("operations")
                             .description("Operations refused because the pending limit was reached")
                             .register(registry));
-            if (perConnection.putIfAbsent(c, ms) != null) {
-                return; // the other announcement won; same meters (the registry returns existing ones)
-            }
-            if (c.isDisposed() || closed) {
-                // Ended while being added (its close may have been reported before this), or the
-                // binder closed meanwhile: no meter stays behind.
-                connectionClosed(c);
-            }
         }
 
         @Override
@@ -234,7 +237,15 @@ public final class CqfluxMetrics implements MeterBinder, AutoCloseable {
         @Override
         public void operationFinished(RdmaConnection c, OperationKind kind, OperationOutcome outcome, String error,
                                       long nanos) {
-            timer(kind, outcome, error).record(nanos, TimeUnit.NANOSECONDS);
+            // An operation keeps the listener it saw at subscription, so it can finish after
+            // close(): it must not bring a timer back into the registry.
+            if (closed) {
+                return;
+            }
+            Timer t = timer(kind, outcome, error);
+            if (!closed) {
+                t.record(nanos, TimeUnit.NANOSECONDS);
+            }
         }
 
         /** The timer for the tags; looked up without allocating once it exists. */
@@ -256,6 +267,11 @@ public final class CqfluxMetrics implements MeterBinder, AutoCloseable {
                     .description("RDMA operations from subscription to outcome, by kind and outcome")
                     .register(registry);
             fixed.add(t);
+            if (closed) {
+                // close() ran between the check in operationFinished and here, and may have
+                // cleared fixed before the add: remove it ourselves (removing twice is harmless).
+                registry.remove(t);
+            }
             return t;
         }
 

@@ -25,12 +25,19 @@ public final class BufferLease {
     private final BufferPool pool;
     private final int slot;
     private final MemorySegment segment;
+    /**
+     * The pool's region, given by the grant (under the pool's lock, while the pool was open), so
+     * that an operation made of the lease after the pool closed still names its region and fails
+     * cleanly on its closed state ({@link Region#acquire}) instead of on the pool's.
+     */
+    private final Region region;
     private final AtomicInteger state = new AtomicInteger(HELD);
 
-    BufferLease(BufferPool pool, int slot, MemorySegment segment) {
+    BufferLease(BufferPool pool, int slot, MemorySegment segment, Region region) {
         this.pool = pool;
         this.slot = slot;
         this.segment = segment;
+        this.region = region;
     }
 
     /** {@return the buffer's memory: exactly {@link BufferPool#bufferSize()} bytes of a registered region} */
@@ -64,9 +71,9 @@ public final class BufferLease {
         return pool;
     }
 
-    /** {@return the pool's region (the operation's local region)} */
+    /** {@return the pool's region (the operation's local region); never throws, closed or not} */
     Region region() {
-        return pool.region();
+        return region;
     }
 
     /** {@return the buffer's offset in {@link #region()}} */

@@ -40,7 +40,10 @@ import reactor.util.Loggers;
  *
  * close() (Cqflux's dispose) refuses new takers, fails the waiting ones with
  * ResourceClosedException and closes the region, which deregisters once the last operation using
- * it is released (Region's rule); only then is the memory freed.
+ * it is released (Region's rule); only then is the memory freed. A taker the grant took out of the
+ * queue just before the close is still offered its lease, with the region the grant gave it under
+ * the lock: its operation then fails with ResourceClosedException on the closed region (or, the
+ * memory being freed already, on the copy), and the lease comes back.
  */
 
 /**
@@ -315,6 +318,7 @@ public final class BufferPool {
                 Taker t;
                 int slot;
                 MemorySegment m;
+                Region r;
                 synchronized (lock) {
                     if (waiting.isEmpty() || freeTop == 0 || memory == null) {
                         break;
@@ -324,8 +328,12 @@ public final class BufferPool {
                     leasedMirror = buffers - freeTop;
                     waitingMirror = waiting.size();
                     m = memory;
+                    // The region goes with the lease, taken while the pool is open: a close() that
+                    // runs before the taker is offered the lease (it no longer sees the taker) then
+                    // makes the taker's operation fail on the closed region, never on the pool.
+                    r = region;
                 }
-                BufferLease lease = new BufferLease(this, slot, m.asSlice(offsetOf(slot), bufferSize));
+                BufferLease lease = new BufferLease(this, slot, m.asSlice(offsetOf(slot), bufferSize), r);
                 boolean taken;
                 try {
                     taken = t.take(lease);
@@ -371,7 +379,7 @@ public final class BufferPool {
         }
     }
 
-    private ResourceClosedException closedError() {
+    ResourceClosedException closedError() {
         return new ResourceClosedException("buffer pool of " + owner + " is closed");
     }
 

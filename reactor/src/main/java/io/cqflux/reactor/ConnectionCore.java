@@ -122,10 +122,23 @@ final class ConnectionCore {
     BufferPool buffers;
     /** The owner's listeners ({@link CqfluxListener}); set by {@link Cqflux} right after construction. */
     Instrumentation instrumentation = Instrumentation.NONE;
-    /** Reported opened to the listeners (so that closed is reported only after opened). */
+    /** Established and reported opened: a listener added later is told of it ({@link Instrumentation#add}). */
     volatile boolean announced;
+    /**
+     * Per added listener (the key is {@link Instrumentation}'s registration, compared by
+     * identity), the state of its opened/closed notices for this connection.
+     */
+    final java.util.Map<Object, java.util.concurrent.atomic.AtomicInteger> notices =
+            new java.util.concurrent.ConcurrentHashMap<>();
     /** Operations refused for the pending limit; written on the loop only, read anywhere. */
     private volatile long rejections;
+    /**
+     * Staged operations ({@link StagedMono}: the byte[]/ByteBuffer forms) of this connection
+     * waiting for a pooled buffer; any thread. The end withdraws and fails them
+     * ({@link #failEverything}), the one place that does.
+     */
+    private final java.util.Set<StagedMono.Staged<?>> stagedWaiters =
+            java.util.concurrent.ConcurrentHashMap.newKeySet();
 
     private final Sinks.Many<ConnectionEvent> events = Sinks.many().replay().all();
     private final Sinks.Many<CompletionRecord> completions = Sinks.many().multicast().directBestEffort();
@@ -343,6 +356,12 @@ final class ConnectionCore {
                 op.fail(op.ownError != null ? op.ownError : cause);
             }
         });
+        // Staged operations still waiting for a pooled buffer: nothing of theirs is posted yet,
+        // so they fail now, as queued operations do, and leave the pool's queue (a waiter holds
+        // one of its maxWaiters places). One that registers after this saw the state ENDED.
+        for (StagedMono.Staged<?> s : stagedWaiters) {
+            safely(() -> s.connectionEnded(cause));
+        }
         safely(() -> receiver.terminate(closedLocally
                 ? new ResourceClosedException("connection " + description + " was closed by this side") : cause));
         if (goodbyeWanted) {
@@ -433,6 +452,8 @@ final class ConnectionCore {
      * task (synchronized for the one case that is not: {@link #forceClose} after the loop ended).
      */
     private synchronized void finishEnd() {
+        // A task of its own: it fails queued operations (subscriber code), then closes natively.
+        loop.noteOperation("cqflux.connectionEnd");
         Throwable cause = terminal;
         for (int i = 0; i < FAIL_CHUNK; i++) {
             Op op = waiting.poll();
@@ -465,6 +486,11 @@ final class ConnectionCore {
             return;
         }
         state = State.CLOSED;
+        // The library's own teardown (deregistration, the native close, freeing regions): a slow
+        // one is not a blocked-loop WARN about subscriber code. The releases of what operations
+        // held (a pooled buffer goes to a waiter) and the completion of events() and closed run
+        // subscriber code: named as such around them.
+        loop.noteSetup("cqflux.connectionClose");
         for (Registration r : registrations) {
             safely(r::close);
         }
@@ -482,12 +508,14 @@ final class ConnectionCore {
                     + " kept (leaked) since the NIC may still use them", t);
         }
         if (nativeClosed) {
+            loop.noteOperation("cqflux.connectionEnd"); // releases grant pooled buffers: subscriber code
             table.forEach((ctx, o) -> {
                 if (o instanceof Op op) {
                     safely(op::releaseRegions);
                 }
                 table.release(ctx);
             });
+            loop.noteSetup("cqflux.connectionClose");
             safely(receiver::freePool);
             safely(control::close);
         } else {
@@ -506,6 +534,7 @@ final class ConnectionCore {
         for (PeerRegion p : foreign) {
             safely(() -> p.nativeRegion().close());
         }
+        loop.noteOperation("cqflux.connectionEnd"); // the subscribers of events() and closed
         events.tryEmitComplete();
         completions.tryEmitComplete();
         closed.complete(null);
@@ -618,6 +647,28 @@ final class ConnectionCore {
         if (!foreign) {
             throw new IllegalArgumentException(region + " is not a region of the peer of " + description);
         }
+    }
+
+    /**
+     * Any thread: a staged operation starts waiting for a pooled buffer; the end fails it
+     * ({@link StagedMono.Staged#connectionEnded}).
+     *
+     * @return false when the connection has ended (then it is not kept and must not wait)
+     */
+    boolean addStagedWaiter(StagedMono.Staged<?> s) {
+        stagedWaiters.add(s);
+        // Added before the state is read, while the end writes the state before it reads the
+        // set (both volatile): an operation either sees the end here or is seen by it.
+        if (state.compareTo(State.ENDED) >= 0) {
+            stagedWaiters.remove(s);
+            return false;
+        }
+        return true;
+    }
+
+    /** Any thread: a staged operation stopped waiting (leased, cancelled, refused, failed). */
+    void removeStagedWaiter(StagedMono.Staged<?> s) {
+        stagedWaiters.remove(s);
     }
 
     /** Any thread: hands an operation to the loop. */

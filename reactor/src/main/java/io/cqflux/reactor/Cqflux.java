@@ -296,6 +296,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
                     loop.noteSetup("cqflux.bind"); // the library's own work: not a blocked-loop WARN
                     if (closing.get()) {
                         // A hand-over that the loop dropped in its shutdown runs after it ended.
+                        loop.noteOperation("cqflux.bind"); // subscriber code: reported if it blocks
                         sink.error(new ResourceClosedException("cqflux is closed: cannot bind " + address));
                         return;
                     }
@@ -303,6 +304,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
                     try {
                         listener = transport.listen(address, config);
                     } catch (RuntimeException e) {
+                        loop.noteOperation("cqflux.bind");
                         sink.error(e);
                         return;
                     }
@@ -313,9 +315,11 @@ public final class Cqflux implements Disposable, AutoCloseable {
                         server.start();
                     } catch (RuntimeException e) {
                         server.dispose();
+                        loop.noteOperation("cqflux.bind");
                         sink.error(e);
                         return;
                     }
+                    loop.noteOperation("cqflux.bind"); // the subscriber's onNext runs here
                     sink.success(server);
                 };
                 loop.executeOrAfterTermination(task);
@@ -436,6 +440,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
                 }
                 if (closing.get()) {
                     // A hand-over that the loop dropped in its shutdown runs after it ended.
+                    loop.noteOperation("cqflux.connect"); // subscriber code: reported if it blocks
                     sink.error(new ResourceClosedException("cqflux is closed: cannot connect to " + address));
                     return;
                 }
@@ -460,6 +465,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
                     if (control != null) {
                         control.close();
                     }
+                    loop.noteOperation("cqflux.connect");
                     sink.error(e);
                     return;
                 }
@@ -501,13 +507,20 @@ public final class Cqflux implements Disposable, AutoCloseable {
      * @param address the peer
      * @param options size, connect options, backoff, what operations do while no connection is live
      * @return the pool, already connecting
+     * @throws IllegalArgumentException when {@code address} is unresolved or has no port
      * @throws ResourceClosedException when this instance is disposed
      */
     public PeerPool peerPool(InetSocketAddress address, PeerPoolOptions options) {
         Objects.requireNonNull(address, "address");
         Objects.requireNonNull(options, "options");
+        PeerPool.checkAddress(address);
         checkOpen();
-        return PeerPool.start(this, address, options);
+        PeerPool pool = PeerPool.start(this, address, options);
+        pools.add(pool);
+        if (closing.get()) {
+            pool.dispose(); // raced with dispose(), which may not have seen it
+        }
+        return pool;
     }
 
     /**
@@ -516,10 +529,32 @@ public final class Cqflux implements Disposable, AutoCloseable {
      *
      * @param address the peer
      * @return the pool, already connecting
+     * @throws IllegalArgumentException when {@code address} is unresolved or has no port
      * @throws ResourceClosedException when this instance is disposed
      */
     public PeerPool peerPool(InetSocketAddress address) {
         return peerPool(address, PeerPoolOptions.defaults());
+    }
+
+    // ---------------------------------------------------------------- the peer pools it made
+
+    /** The pools made by {@link #peerPool} and not disposed yet; the shutdown disposes them first. */
+    private final Set<PeerPool> pools = ConcurrentHashMap.newKeySet();
+
+    /**
+     * Disposes the pools first, before anything else closes: a pool whose slots wait out a
+     * backoff would otherwise notice only when its next attempt fails, up to the backoff's
+     * maximum later, and its waiting operations would fail UNREACHABLE instead of closed.
+     */
+    private void disposePools() {
+        for (PeerPool p : List.copyOf(pools)) {
+            p.dispose();
+        }
+    }
+
+    /** A pool was disposed: nothing left to dispose of it. */
+    void forget(PeerPool pool) {
+        pools.remove(pool);
     }
 
     /** Copies the exposed regions, refusing a null array or element with the position named. */
@@ -602,6 +637,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
         if (!closing.compareAndSet(false, true)) {
             return terminated;
         }
+        disposePools();
         long deadline = System.nanoTime() + TimeUnit.NANOSECONDS.convert(budget);
         // Waiting and new takers fail now; the pool's region deregisters (and its memory is freed)
         // once the operations still using its buffers are released, like any region.

@@ -43,7 +43,8 @@ public interface CqfluxListener {
      *     {@code REM_ACCESS_ERR}), else the simple class name of the exception (e.g.
      *     {@code ConnectionException}, {@code QueueFullException}, {@code IllegalArgumentException}):
      *     a small set, fit for a tag
-     * @param nanos from the subscription to the outcome (the wait for a credit included)
+     * @param nanos from the subscription to the outcome (the wait for a credit included, and for
+     *     the {@code byte[]}/{@code ByteBuffer} forms the wait for a pooled buffer)
      */
     default void operationFinished(RdmaConnection connection, OperationKind kind, OperationOutcome outcome,
                                    String error, long nanos) {

@@ -3,6 +3,7 @@ package io.cqflux.reactor;
 import io.cqflux.core.OperationFailedException;
 import java.util.Arrays;
 import java.util.Collection;
+import java.util.concurrent.atomic.AtomicInteger;
 import reactor.core.Disposable;
 import reactor.core.Exceptions;
 import reactor.util.Logger;
@@ -20,7 +21,12 @@ final class Instrumentation {
 
     /** The installed listener (a composite for several), or {@code null}. */
     volatile CqfluxListener listener;
-    private CqfluxListener[] all = new CqfluxListener[0];
+    /**
+     * One entry per {@link #add} (the same listener added twice is two), in the order added;
+     * replaced whole under {@code this}. The connection notices go through these one by one,
+     * each with its own state per connection ({@link ConnectionCore#notices}).
+     */
+    private volatile Registration[] all = new Registration[0];
 
     /**
      * Adds a listener and tells it of the connections already established.
@@ -30,16 +36,20 @@ final class Instrumentation {
      * @return removes it again
      */
     Disposable add(CqfluxListener l, Collection<ConnectionCore> open) {
+        Registration r = new Registration(l);
         synchronized (this) {
-            all = Arrays.copyOf(all, all.length + 1);
-            all[all.length - 1] = l;
-            listener = combine(all);
+            Registration[] n = Arrays.copyOf(all, all.length + 1);
+            n[n.length - 1] = r;
+            all = n;
+            listener = combine(n);
         }
         // After the volatile write: a connection announcing itself now either sees the listener
-        // or is seen here (both sides write, then read a volatile), so none is missed.
+        // or is seen here (both sides write, then read a volatile), so none is missed; if both
+        // see it, the per-connection state lets one of them deliver. A connection that ends now
+        // either has ended before the check below (skipped) or sees the listener in closed().
         for (ConnectionCore c : open) {
             if (c.announced && !c.api.isDisposed()) {
-                safely(() -> l.connectionOpened(c.api));
+                r.opened(c);
             }
         }
         return new Disposable() {
@@ -48,7 +58,7 @@ final class Instrumentation {
             @Override
             public void dispose() {
                 disposed = true;
-                remove(l);
+                remove(r);
             }
 
             @Override
@@ -58,41 +68,110 @@ final class Instrumentation {
         };
     }
 
-    private synchronized void remove(CqfluxListener l) {
+    private synchronized void remove(Registration r) {
         for (int i = 0; i < all.length; i++) {
-            if (all[i] == l) {
-                CqfluxListener[] n = new CqfluxListener[all.length - 1];
+            if (all[i] == r) {
+                Registration[] n = new Registration[all.length - 1];
                 System.arraycopy(all, 0, n, 0, i);
                 System.arraycopy(all, i + 1, n, i, all.length - i - 1);
                 all = n;
-                listener = combine(all);
+                listener = combine(n);
                 return;
             }
         }
     }
 
-    private static CqfluxListener combine(CqfluxListener[] ls) {
-        return switch (ls.length) {
+    private static CqfluxListener combine(Registration[] rs) {
+        return switch (rs.length) {
             case 0 -> null;
-            case 1 -> ls[0];
-            default -> new Composite(ls.clone());
+            case 1 -> rs[0].listener;
+            default -> {
+                CqfluxListener[] ls = new CqfluxListener[rs.length];
+                for (int i = 0; i < rs.length; i++) {
+                    ls[i] = rs[i].listener;
+                }
+                yield new Composite(ls);
+            }
         };
     }
 
     /** Loop thread: the connection is established. */
     void opened(ConnectionCore c) {
         c.announced = true;
-        CqfluxListener l = listener;
-        if (l != null) {
-            safely(() -> l.connectionOpened(c.api));
+        for (Registration r : all) {
+            r.opened(c);
         }
     }
 
-    /** The connection ended (once). */
+    /** The connection ended (once); after its state became ENDED. */
     void closed(ConnectionCore c) {
-        CqfluxListener l = listener;
-        if (l != null && c.announced) {
-            safely(() -> l.connectionClosed(c.api));
+        for (Registration r : all) {
+            r.closed(c);
+        }
+    }
+
+    /**
+     * One added listener. Its connection notices have a state per connection, none → opening →
+     * opened → closed, changed by compare-and-set: opened is delivered once though both the loop
+     * (the connection established) and {@link #add} (the connections already open) may try, and
+     * closed only after opened returned (a close during opened is left to the opener to deliver),
+     * never for a connection it was not told opened.
+     */
+    private static final class Registration {
+        private static final int NONE = 0;
+        private static final int OPENING = 1;
+        private static final int OPENED = 2;
+        /** Closed while opened was being delivered: the opener delivers closed after it. */
+        private static final int CLOSE_PENDING = 3;
+        private static final int CLOSED = 4;
+
+        final CqfluxListener listener;
+
+        Registration(CqfluxListener listener) {
+            this.listener = listener;
+        }
+
+        private AtomicInteger state(ConnectionCore c) {
+            return c.notices.computeIfAbsent(this, k -> new AtomicInteger(NONE));
+        }
+
+        void opened(ConnectionCore c) {
+            AtomicInteger s = state(c);
+            if (!s.compareAndSet(NONE, OPENING)) {
+                return;
+            }
+            safely(() -> listener.connectionOpened(c.api));
+            if (!s.compareAndSet(OPENING, OPENED)) { // CLOSE_PENDING
+                s.set(CLOSED);
+                safely(() -> listener.connectionClosed(c.api));
+            }
+        }
+
+        void closed(ConnectionCore c) {
+            AtomicInteger s = state(c);
+            while (true) {
+                switch (s.get()) {
+                    case NONE -> {
+                        if (s.compareAndSet(NONE, CLOSED)) {
+                            return; // never told opened: nothing to tell
+                        }
+                    }
+                    case OPENING -> {
+                        if (s.compareAndSet(OPENING, CLOSE_PENDING)) {
+                            return;
+                        }
+                    }
+                    case OPENED -> {
+                        if (s.compareAndSet(OPENED, CLOSED)) {
+                            safely(() -> listener.connectionClosed(c.api));
+                            return;
+                        }
+                    }
+                    default -> {
+                        return;
+                    }
+                }
+            }
         }
     }
 
@@ -115,9 +194,19 @@ final class Instrumentation {
         try {
             r.run();
         } catch (Throwable t) {
-            Exceptions.throwIfJvmFatal(t);
-            LOG.warn("a CqfluxListener threw; ignored", t);
+            listenerThrew(t);
         }
+    }
+
+    /**
+     * What a listener's exception becomes, wherever it is called: a WARN, never thrown (it would
+     * reach the loop); JVM-fatal errors are rethrown.
+     *
+     * @param t what the listener threw
+     */
+    static void listenerThrew(Throwable t) {
+        Exceptions.throwIfJvmFatal(t);
+        LOG.warn("a CqfluxListener threw; ignored", t);
     }
 
     /** Several listeners, called in the order they were added. */
@@ -143,8 +232,7 @@ final class Instrumentation {
                 try {
                     l.operationFinished(connection, kind, outcome, error, nanos);
                 } catch (Throwable t) {
-                    Exceptions.throwIfJvmFatal(t);
-                    LOG.warn("a CqfluxListener threw; ignored", t);
+                    listenerThrew(t);
                 }
             }
         }

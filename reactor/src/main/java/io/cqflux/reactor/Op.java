@@ -79,6 +79,21 @@ final class Op implements Subscription, Scannable {
     }
 
     /**
+     * An operation staged through the buffer pool ({@link StagedMono}): the listener and the
+     * time come from the staged subscription, so that the time includes the wait for a buffer.
+     *
+     * @param listener the listener to report to, or {@code null} (none installed, or the staged
+     *     subscription reported the outcome itself)
+     * @param subscribedAt {@code System.nanoTime()} at the staged subscription
+     */
+    Op(OpMono spec, CoreSubscriber<? super Void> actual, CqfluxListener listener, long subscribedAt) {
+        this.spec = spec;
+        this.actual = actual;
+        this.listener = listener;
+        this.subscribedAt = subscribedAt;
+    }
+
+    /**
      * Tells the listener, if any, how the operation ended; once. Called before the subscriber's
      * signal, so that the time excludes what the subscriber does with it.
      */
@@ -92,8 +107,10 @@ final class Op implements Subscription, Scannable {
             l.operationFinished(spec.core.api, OperationKind.of(spec.kind), outcome, Instrumentation.errorName(error),
                     nanos);
         } catch (Throwable t) {
-            Exceptions.throwIfJvmFatal(t);
-            Operators.onErrorDropped(t, actual.currentContext());
+            // As for several listeners (Instrumentation's composite): logged, never thrown; not
+            // Operators.onErrorDropped, whose application hook may rethrow into the loop's poll
+            // before the subscriber had its signal.
+            Instrumentation.listenerThrew(t);
         }
     }
 

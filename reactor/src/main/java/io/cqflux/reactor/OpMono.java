@@ -39,6 +39,12 @@ final class OpMono extends Mono<Void> implements Scannable {
     final BufferLease lease;
     /** A staged read, whose data is copied out in {@link #releaseRegions}; or null. */
     final StagedMono.Staged<?> readBack;
+    /**
+     * The staged subscription ({@link StagedMono}) this operation runs for, or null: its
+     * subscription time, not this one's, starts the time the listener hears of (the wait for a
+     * buffer counts), and it may have reported the outcome itself.
+     */
+    final StagedMono.Staged<?> stagedBy;
 
     OpMono(ConnectionCore core, OpKind kind, PeerRegion remote, long remoteOffset, Region local, long localOffset,
            long length, long value, FlushType flushType) {
@@ -47,6 +53,13 @@ final class OpMono extends Mono<Void> implements Scannable {
 
     OpMono(ConnectionCore core, OpKind kind, PeerRegion remote, long remoteOffset, Region local, long localOffset,
            long length, long value, FlushType flushType, BufferLease lease, StagedMono.Staged<?> readBack) {
+        this(core, kind, remote, remoteOffset, local, localOffset, length, value, flushType, lease, readBack, null);
+    }
+
+    OpMono(ConnectionCore core, OpKind kind, PeerRegion remote, long remoteOffset, Region local, long localOffset,
+           long length, long value, FlushType flushType, BufferLease lease, StagedMono.Staged<?> readBack,
+           StagedMono.Staged<?> stagedBy) {
+        this.stagedBy = stagedBy;
         this.lease = lease;
         this.readBack = readBack;
         this.core = core;
@@ -91,7 +104,8 @@ final class OpMono extends Mono<Void> implements Scannable {
 
     @Override
     public void subscribe(CoreSubscriber<? super Void> actual) {
-        Op op = new Op(this, actual);
+        Op op = stagedBy == null ? new Op(this, actual)
+                : new Op(this, actual, stagedBy.listenerForOperation(), stagedBy.subscribedAt);
         actual.onSubscribe(op);
         boolean owned = false;
         try {

@@ -44,6 +44,12 @@ import reactor.util.context.Context;
  *                 ^    \--fail--> RETRYING(delay) --timer--> CONNECTING                 |
  *                 +---------------------------------------------------------------------+
  *
+ * The backoff's attempt count is reset only when a connection that stayed up
+ * options.backoffResetAfter() ends, not when one is established: a peer that accepts and drops
+ * at once (or a validation that always fails) sees the delays double up to the maximum like a
+ * peer that refuses. A live connection that has begun to end (ENDING: still open, posting
+ * nothing) is not handed out.
+ *
  * A connection is shared, not leased: RDMA connections multiplex (every operation is its own
  * Mono), so acquire() hands the same live connection to many callers, the least loaded first.
  * Regions are re-learned on each reconnect because each new connection carries the peer's hello:
@@ -91,11 +97,15 @@ import reactor.util.context.Context;
  * {@code pool.withConnection(...).retryWhen(Retry.backoff(3, Duration.ofMillis(50)))}.
  *
  * <p><b>State</b> is {@link #state()}; every change of a connection is on {@link #events()}.
- * Logging (logger {@code io.cqflux.reactor.PeerPool}): a lost connection once at WARN, one line
- * with the address and the cause (a connection that ended {@code LOST} has already said so on
+ * Logging (logger {@code io.cqflux.reactor.PeerPool}) is per outage of a connection slot: an
+ * outage begins with a loss or a failed attempt and ends once a connection has stayed up
+ * {@link PeerPoolOptions#backoffResetAfter()}. Within one, the first loss at WARN, one line with
+ * the address and the cause (a connection that ended {@code LOST} has already said so on
  * {@code io.cqflux.reactor.ConnectionCore}, and the pool adds nothing at WARN then), the first
- * failed attempt of an outage at WARN (before the first connection) or INFO, a reconnect at INFO,
- * every further attempt at DEBUG.
+ * failed attempt at WARN (before the first connection) or INFO, the first reconnect at INFO, and
+ * everything further (attempts, reconnects, losses of connections that did not stay up) at
+ * DEBUG, so a peer that accepts and drops every connection costs one WARN line, not one per
+ * connect.
  *
  * <p><b>Lifetime and thread safety.</b> Thread-safe. {@link #dispose()} (or {@link #close()}) is
  * idempotent and returns at once: it stops reconnecting, fails waiting operations with a
@@ -105,7 +115,11 @@ import reactor.util.context.Context;
  * the pool too.
  */
 public final class PeerPool implements Disposable, AutoCloseable {
-    private static final Logger LOG = Loggers.getLogger(PeerPool.class);
+    /**
+     * The pool's logger ({@code io.cqflux.reactor.PeerPool}); not final so that a test can watch
+     * what is logged at which level (Reactor's logger factory is read once, at class load).
+     */
+    static volatile Logger log = Loggers.getLogger(PeerPool.class);
 
     /** How many of the most recent events {@link #events()} replays to a late subscriber. */
     public static final int EVENT_HISTORY = 64;
@@ -156,11 +170,18 @@ public final class PeerPool implements Disposable, AutoCloseable {
         /** A connect in progress or a retry timer. */
         Disposable pending;
         boolean connecting;
-        /** Attempts since the start or the last success. */
+        /** Attempts since the start or the loss of a connection that stayed up (PeerPoolOptions.backoffResetAfter). */
         int attempt;
         /** When the current outage began ({@code System.nanoTime()}), or 0 when none. */
         long outageSince;
+        /** The outage's first failed connect attempt is logged (WARN or INFO). */
         boolean outageLogged;
+        /** The outage's first loss is logged (WARN): further ones within it go to DEBUG. */
+        boolean lossLogged;
+        /** The outage's first reconnect is logged (INFO): further ones within it go to DEBUG. */
+        boolean reconnectLogged;
+        /** When the live connection was established ({@code System.nanoTime()}). */
+        long connectedAt;
         /** Why the pool itself ended the live connection (validation), or null. */
         Throwable evictedFor;
 
@@ -206,11 +227,35 @@ public final class PeerPool implements Disposable, AutoCloseable {
         this.cq = cq;
         this.address = address;
         this.options = options;
-        this.name = "peer pool " + address.getAddress().getHostAddress() + ":" + address.getPort();
+        this.name = "peer pool " + hostAndPort(address);
         this.slots = new Slot[options.size()];
         for (int i = 0; i < slots.length; i++) {
             slots[i] = new Slot(i);
         }
+    }
+
+    /**
+     * Refuses an address a pool cannot keep reconnecting to: unresolved (the pool would resolve
+     * nothing; rpma's connect refuses it too) or without a port.
+     *
+     * @throws IllegalArgumentException naming the address
+     */
+    static void checkAddress(InetSocketAddress address) {
+        if (address.isUnresolved() || address.getPort() == 0) {
+            throw new IllegalArgumentException("peer address " + address + " needs a resolved host and a port in"
+                    + " [1, 65535]" + (address.isUnresolved() ? " (resolve " + address.getHostString()
+                    + " first, e.g. new InetSocketAddress(host, port))" : ""));
+        }
+    }
+
+    /** {@return the address as given, with the IP where the name is not one: {@code host/ip:port}} */
+    private static String hostAndPort(InetSocketAddress a) {
+        String host = a.getHostString();
+        java.net.InetAddress ip = a.getAddress();
+        if (ip != null && !host.equals(ip.getHostAddress())) {
+            host = host + "/" + ip.getHostAddress();
+        }
+        return host + ":" + a.getPort();
     }
 
     /** Creates a pool and starts connecting every slot. */
@@ -242,7 +287,7 @@ public final class PeerPool implements Disposable, AutoCloseable {
         synchronized (lock) {
             int n = 0;
             for (Slot s : slots) {
-                if (s.conn != null && !s.conn.isDisposed()) {
+                if (usable(s.conn)) {
                     n++;
                 }
             }
@@ -381,7 +426,7 @@ public final class PeerPool implements Disposable, AutoCloseable {
                 for (int k = 0; k < n; k++) {
                     Slot s = slots[(start + k) % n];
                     RdmaConnection c = s.conn;
-                    if (c == null || c.isDisposed()) {
+                    if (!usable(c)) {
                         continue;
                     }
                     long load = (long) c.inFlight() + c.waiting();
@@ -480,19 +525,26 @@ public final class PeerPool implements Disposable, AutoCloseable {
     private void onConnected(Slot s, RdmaConnection c) {
         int attempts;
         long outage;
+        boolean firstReconnect;
         synchronized (lock) {
             s.connecting = false;
             s.pending = null;
             if (closed) {
                 attempts = -1;
                 outage = 0;
+                firstReconnect = false;
             } else {
                 s.conn = c;
+                s.connectedAt = System.nanoTime();
+                // The attempts and the outage are not reset here but once this connection has
+                // proved stable (see onEnded): a peer that accepts and drops at once must not
+                // bring the backoff back to its minimum each time.
                 attempts = s.attempt;
                 outage = s.outageSince;
-                s.attempt = 0;
-                s.outageSince = 0;
-                s.outageLogged = false;
+                firstReconnect = outage != 0 && !s.reconnectLogged;
+                if (outage != 0) {
+                    s.reconnectLogged = true;
+                }
                 s.evictedFor = null;
                 state = State.CONNECTED;
                 emit(PeerPoolEvent.Kind.CONNECTED, s, attempts, null, null, c.description());
@@ -504,11 +556,16 @@ public final class PeerPool implements Disposable, AutoCloseable {
         }
         drainEvents();
         if (outage != 0) {
-            LOG.info(name + ": connection " + s.index + " re-established after " + attempts + " attempt(s), "
-                    + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - outage) + " ms after the loss ("
-                    + c.description() + ")");
-        } else if (LOG.isDebugEnabled()) {
-            LOG.debug(name + ": connection " + s.index + " established (" + c.description() + ")");
+            String msg = name + ": connection " + s.index + " re-established at attempt " + attempts + ", "
+                    + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - outage) + " ms after the outage began ("
+                    + c.description() + ")";
+            if (firstReconnect) {
+                log.info(msg);
+            } else if (log.isDebugEnabled()) {
+                log.debug(msg);
+            }
+        } else if (log.isDebugEnabled()) {
+            log.debug(name + ": connection " + s.index + " established (" + c.description() + ")");
         }
         // The end of the connection, whichever way it comes: its terminal event, or its release.
         c.events().filter(ConnectionEvent::isTerminal).next()
@@ -517,7 +574,7 @@ public final class PeerPool implements Disposable, AutoCloseable {
     }
 
     private void onConnectFailed(Slot s, Throwable e) {
-        boolean log;
+        boolean report;
         boolean first;
         synchronized (lock) {
             s.connecting = false;
@@ -526,7 +583,7 @@ public final class PeerPool implements Disposable, AutoCloseable {
                 return;
             }
             lastFailure = e;
-            log = !s.outageLogged;
+            report = !s.outageLogged;
             s.outageLogged = true;
             first = s.outageSince == 0;
             if (first) {
@@ -543,18 +600,20 @@ public final class PeerPool implements Disposable, AutoCloseable {
         }
         String msg = name + ": connect attempt for connection " + s.index + " failed (" + e.getMessage()
                 + "); next attempt in " + next.toMillis() + " ms";
-        if (log && state == State.CONNECTING) {
-            LOG.warn(msg + ", backing off up to " + options.reconnectBackoffMax());
-        } else if (log) {
-            LOG.info(msg + ", backing off up to " + options.reconnectBackoffMax());
-        } else if (LOG.isDebugEnabled()) {
-            LOG.debug(msg);
+        if (report && state == State.CONNECTING) {
+            log.warn(msg + ", backing off up to " + options.reconnectBackoffMax());
+        } else if (report) {
+            log.info(msg + ", backing off up to " + options.reconnectBackoffMax());
+        } else if (log.isDebugEnabled()) {
+            log.debug(msg);
         }
     }
 
     /** The live connection {@code c} of {@code s} ended (any thread; idempotent). */
     private void onEnded(Slot s, RdmaConnection c) {
         Throwable cause;
+        boolean firstLoss;
+        long lived;
         synchronized (lock) {
             if (s.conn != c) {
                 return;
@@ -568,9 +627,22 @@ public final class PeerPool implements Disposable, AutoCloseable {
                     : end != null ? end
                     : new ConnectionException(ConnectionEvent.LOST, "connection " + c.description() + " ended");
             s.evictedFor = null;
-            s.outageSince = System.nanoTime();
-            s.outageLogged = false;
-            s.attempt = 0;
+            long now = System.nanoTime();
+            lived = now - s.connectedAt;
+            if (lived >= options.backoffResetAfter().toNanos()) {
+                // The connection stayed up: the outage (if any) is over, this loss starts a new one
+                // and the backoff starts again from its minimum.
+                s.attempt = 0;
+                s.outageSince = 0;
+                s.outageLogged = false;
+                s.lossLogged = false;
+                s.reconnectLogged = false;
+            }
+            if (s.outageSince == 0) {
+                s.outageSince = now;
+            }
+            firstLoss = !s.lossLogged;
+            s.lossLogged = true;
             lastFailure = cause;
             emit(PeerPoolEvent.Kind.LOST, s, 0, null, cause, c.description());
             if (anyLive()) {
@@ -584,20 +656,39 @@ public final class PeerPool implements Disposable, AutoCloseable {
             dispose();
             return;
         }
-        // One WARN line per lost connection: ConnectionCore has written it already for a LOST end.
+        // One WARN line per outage: ConnectionCore has written it already for a LOST end, and
+        // the further losses of one outage (connections that did not stay up) go to DEBUG.
         boolean saidAlready = cause instanceof ConnectionException ce && ce.event() == ConnectionEvent.LOST;
-        if (!saidAlready) {
-            LOG.warn(name + ": connection " + s.index + " ended: " + cause.getMessage());
+        if (firstLoss && !saidAlready) {
+            log.warn(name + ": connection " + s.index + " ended: " + cause.getMessage());
+        } else if (!firstLoss && log.isDebugEnabled()) {
+            log.debug(name + ": connection " + s.index + " ended again after " + TimeUnit.NANOSECONDS.toMillis(lived)
+                    + " ms, before it proved stable (" + options.backoffResetAfter() + "): " + cause.getMessage());
         }
         Duration next = scheduleRetry(s, cause);
-        if (next != null) {
-            LOG.info(name + ": reconnecting connection " + s.index + " in " + next.toMillis() + " ms");
+        if (next == null) {
+            return;
         }
+        String msg = name + ": reconnecting connection " + s.index + " in " + next.toMillis() + " ms";
+        if (firstLoss) {
+            log.info(msg);
+        } else if (log.isDebugEnabled()) {
+            log.debug(msg);
+        }
+    }
+
+    /**
+     * {@return whether {@code c} may be handed out: established and not being closed}; a
+     * connection whose end has begun (ENDING: a flushed completion, the transport's verdict
+     * pending) is still open but takes no new operation, so it is not live for the pool.
+     */
+    private static boolean usable(RdmaConnection c) {
+        return c != null && !c.isDisposed() && c.core().canPost();
     }
 
     private boolean anyLive() {
         for (Slot x : slots) {
-            if (x.conn != null && !x.conn.isDisposed()) {
+            if (usable(x.conn)) {
                 return true;
             }
         }
@@ -624,7 +715,7 @@ public final class PeerPool implements Disposable, AutoCloseable {
         }
         drainEvents();
         if (delay == null) {
-            LOG.warn(name + ": cannot schedule a reconnect (Reactor's parallel scheduler is shut down); disposing");
+            log.warn(name + ": cannot schedule a reconnect (Reactor's parallel scheduler is shut down); disposing");
             dispose();
         }
         return delay;
@@ -725,6 +816,7 @@ public final class PeerPool implements Disposable, AutoCloseable {
             emit(PeerPoolEvent.Kind.CLOSED, null, 0, null, null, null);
             outbox.add(END);
         }
+        cq.forget(this);
         for (Disposable d : pendings) {
             d.dispose();
         }
@@ -736,8 +828,8 @@ public final class PeerPool implements Disposable, AutoCloseable {
             w.fail(gone);
         }
         drainEvents();
-        if (LOG.isDebugEnabled()) {
-            LOG.debug(name + ": disposed");
+        if (log.isDebugEnabled()) {
+            log.debug(name + ": disposed");
         }
         checkTerminated();
     }

@@ -9,7 +9,9 @@ import java.util.Objects;
  * it. For each connection slot the order is: {@code CONNECTING}, then {@code CONNECTED} or
  * {@code RETRYING}; after {@code RETRYING} (its delay elapsed) {@code CONNECTING} again; after
  * {@code CONNECTED}, once the connection ends, {@code LOST} and {@code RETRYING}. {@code CLOSED}
- * (for the whole pool, {@link #slot()} -1) is the last event.
+ * (for the whole pool, {@link #slot()} -1) is the last event. The attempt after a {@code LOST} is
+ * 1 when the connection stayed up {@link PeerPoolOptions#backoffResetAfter()}, and otherwise
+ * continues the count (the backoff goes on doubling).
  *
  * <p>Immutable and thread-safe.
  */
@@ -17,7 +19,7 @@ public final class PeerPoolEvent {
 
     /** What happened. */
     public enum Kind {
-        /** A connect attempt started ({@link #attempt()}: 1 for the first since the start or the last success). */
+        /** A connect attempt started ({@link #attempt()}: 1 for the first since the start or the loss of a connection that stayed up). */
         CONNECTING,
         /** The attempt succeeded: the connection is live and carries the peer's regions as of now. */
         CONNECTED,
@@ -64,8 +66,8 @@ public final class PeerPoolEvent {
     }
 
     /**
-     * {@return the connect attempt, from 1 for the first since the pool started or the slot's last
-     * success: the one starting ({@code CONNECTING}), the one that succeeded ({@code CONNECTED}),
+     * {@return the connect attempt, from 1 for the first since the pool started or the slot lost a
+     * connection that had stayed up {@link PeerPoolOptions#backoffResetAfter()}: the one starting ({@code CONNECTING}), the one that succeeded ({@code CONNECTED}),
      * the one to come ({@code RETRYING}); 0 for {@code LOST} and {@code CLOSED}}
      */
     public int attempt() {

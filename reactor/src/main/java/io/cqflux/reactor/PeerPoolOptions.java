@@ -8,7 +8,8 @@ import java.util.function.Predicate;
  * How a {@link PeerPool} connects, reconnects and hands out connections: how many connections to
  * the one peer ({@link Builder#size(int)}), what each connect sends ({@link ConnectOptions}), the
  * reconnect backoff (exponential from {@link #reconnectBackoffMin()} to
- * {@link #reconnectBackoffMax()}, with {@link #jitter()}), what an operation does while no
+ * {@link #reconnectBackoffMax()}, with {@link #jitter()}; it starts again from the minimum only
+ * after a connection stayed up {@link #backoffResetAfter()}), what an operation does while no
  * connection is live ({@link WhenUnavailable}: wait up to {@link #maxAcquireTime()}, or fail
  * fast), how many operations may wait so, and an optional validation of a connection before it is
  * handed out (one that fails it is evicted and replaced).
@@ -37,6 +38,8 @@ public final class PeerPoolOptions {
     public static final Duration DEFAULT_MAX_ACQUIRE_TIME = Duration.ofSeconds(5);
     /** The default of {@link Builder#maxPendingAcquires(int)}: 4096 waiting operations. */
     public static final int DEFAULT_MAX_PENDING_ACQUIRES = 4096;
+    /** The default of {@link Builder#backoffResetAfter(Duration)}: 5 s. */
+    public static final Duration DEFAULT_BACKOFF_RESET_AFTER = Duration.ofSeconds(5);
 
     private static final PeerPoolOptions DEFAULTS = new Builder().build();
 
@@ -66,6 +69,7 @@ public final class PeerPoolOptions {
     private final Duration maxAcquireTime;
     private final int maxPendingAcquires;
     private final Predicate<? super RdmaConnection> validation;
+    private final Duration backoffResetAfter;
 
     private PeerPoolOptions(Builder b) {
         this.size = b.size;
@@ -77,9 +81,13 @@ public final class PeerPoolOptions {
         this.maxAcquireTime = b.maxAcquireTime;
         this.maxPendingAcquires = b.maxPendingAcquires;
         this.validation = b.validation;
+        this.backoffResetAfter = b.backoffResetAfter;
     }
 
-    /** {@return the defaults: one connection, a cqflux hello exposing nothing, backoff 100 ms to 10 s with jitter 0.5, WAIT up to 5 s} */
+    /**
+     * {@return the defaults: one connection, a cqflux hello exposing nothing, backoff 100 ms to
+     * 10 s with jitter 0.5 (reset after a connection stayed up 5 s), WAIT up to 5 s}
+     */
     public static PeerPoolOptions defaults() {
         return DEFAULTS;
     }
@@ -99,7 +107,7 @@ public final class PeerPoolOptions {
         return connectOptions;
     }
 
-    /** {@return the delay before the first reconnect attempt after a loss} */
+    /** {@return the delay before the first reconnect attempt after the loss of a connection that stayed up {@link #backoffResetAfter()}} */
     public Duration reconnectBackoffMin() {
         return backoffMin;
     }
@@ -107,6 +115,15 @@ public final class PeerPoolOptions {
     /** {@return the longest delay between two reconnect attempts} */
     public Duration reconnectBackoffMax() {
         return backoffMax;
+    }
+
+    /**
+     * {@return how long a connection must stay up before the backoff starts again from
+     * {@link #reconnectBackoffMin()}; a connection that ends sooner continues the backoff where the
+     * attempts before it left it}
+     */
+    public Duration backoffResetAfter() {
+        return backoffResetAfter;
     }
 
     /** {@return the jitter factor in [0, 1]: each delay is drawn from its nominal value times 1 ± jitter} */
@@ -151,7 +168,7 @@ public final class PeerPoolOptions {
     @Override
     public String toString() {
         return "PeerPoolOptions[size " + size + ", " + connectOptions + ", backoff " + backoffMin + ".." + backoffMax
-                + " jitter " + jitter + ", " + whenUnavailable
+                + " jitter " + jitter + " reset after " + backoffResetAfter + ", " + whenUnavailable
                 + (whenUnavailable == WhenUnavailable.WAIT ? " up to " + maxAcquireTime + " (at most "
                         + maxPendingAcquires + " waiting)" : "") + "]";
     }
@@ -167,6 +184,7 @@ public final class PeerPoolOptions {
         private Duration maxAcquireTime = DEFAULT_MAX_ACQUIRE_TIME;
         private int maxPendingAcquires = DEFAULT_MAX_PENDING_ACQUIRES;
         private Predicate<? super RdmaConnection> validation = c -> true;
+        private Duration backoffResetAfter = DEFAULT_BACKOFF_RESET_AFTER;
 
         private Builder() {
         }
@@ -202,6 +220,8 @@ public final class PeerPoolOptions {
         /**
          * Sets the reconnect backoff: the first attempt after a loss waits {@code min}, each
          * further one twice as long as the one before, never more than {@code max} (before jitter).
+         * Attempts count from the pool's start or the loss of a connection that stayed up
+         * {@link #backoffResetAfter(Duration)}: one that ended sooner continues the doubling.
          *
          * @param min the first delay, positive
          * @param max the longest delay, at least {@code min} and at most one day
@@ -220,6 +240,28 @@ public final class PeerPoolOptions {
             }
             this.backoffMin = min;
             this.backoffMax = max;
+            return this;
+        }
+
+        /**
+         * Sets how long a connection must stay up before the reconnect backoff starts again from
+         * its minimum. A connection that ends sooner (a peer that accepts and then drops every
+         * connection, a validation that always fails) does not count as a success: the next
+         * delay continues to double, so such a peer sees one connect per backoff maximum instead
+         * of one per backoff minimum, and its repeated losses are logged at DEBUG after the first.
+         * {@link Duration#ZERO} resets the backoff on every established connection. Default
+         * {@link PeerPoolOptions#DEFAULT_BACKOFF_RESET_AFTER} (5 s).
+         *
+         * @param stable 0 to one day
+         * @return this
+         * @throws IllegalArgumentException when {@code stable} is negative or above one day
+         */
+        public Builder backoffResetAfter(Duration stable) {
+            Objects.requireNonNull(stable, "backoffResetAfter");
+            if (stable.isNegative() || stable.compareTo(Duration.ofDays(1)) > 0) {
+                throw new IllegalArgumentException("backoffResetAfter " + stable + " is outside [PT0S, PT24H]");
+            }
+            this.backoffResetAfter = stable;
             return this;
         }
 

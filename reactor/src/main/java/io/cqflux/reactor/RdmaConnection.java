@@ -462,7 +462,9 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
      * @param dstOffset offset in {@code dst}
      * @param src a lease of this connection's {@link Cqflux}, held (not released, not handed on)
      * @param length bytes, 1..{@code src.size()}
-     * @return a cold Mono, for one subscription
+     * @return a cold Mono, for one subscription; it fails with {@link IllegalArgumentException}
+     *     for a length outside the buffer or a lease of another {@link Cqflux}, the lease then
+     *     given back to its pool
      * @throws NullPointerException when {@code src} is null
      */
     public Mono<Void> write(PeerRegion dst, long dstOffset, BufferLease src, int length) {
@@ -501,20 +503,22 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
     private Mono<Void> leased(OpKind kind, PeerRegion remote, long remoteOffset, BufferLease lease, int length,
                               FlushType type) {
         Objects.requireNonNull(lease, "lease");
-        if (lease.pool() != core.buffers) {
-            return Mono.error(new IllegalArgumentException(lease + " is from another Cqflux's pool than "
-                    + description() + "'s"));
-        }
-        return Mono.defer(() -> {
+        return Mono.deferContextual(ctx -> {
             Region region;
             try {
+                if (lease.pool() != core.buffers) {
+                    throw new IllegalArgumentException(lease + " is from another Cqflux's pool than "
+                            + description() + "'s");
+                }
                 // The buffer, not the pool's region, bounds the length.
                 io.cqflux.core.internal.Checks.staged(kind == OpKind.SEND ? "send data" : "write data", length,
                         kind == OpKind.SEND ? 0 : 1, lease.size());
                 region = lease.region();
             } catch (RuntimeException e) {
-                // The subscription owns the lease whatever the outcome: nothing was posted, it goes back.
+                // The subscription owns the lease whatever the outcome: nothing was posted, it goes
+                // back (to its own pool, for a lease of another one).
                 lease.release();
+                StagedMono.reportRefused(core, kind, e, reactor.util.context.Context.of(ctx));
                 throw e;
             }
             return OpMono.assemble(new OpMono(core, kind, remote, remoteOffset, region, lease.offset(), length, 0, type,

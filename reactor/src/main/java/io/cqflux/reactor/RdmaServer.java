@@ -186,12 +186,15 @@ public final class RdmaServer implements Disposable, AutoCloseable {
     private byte[] decideRaw(ConnectionRequest req) {
         AcceptDecision d;
         try {
+            loop.noteOperation("cqflux.acceptDecision"); // the application's accept function
             d = rawAccept.apply(req.privateData());
         } catch (Throwable t) {
             Exceptions.throwIfJvmFatal(t);
             LOG.warn("the accept function of " + this + " threw; the request is rejected", t);
             rejectQuietly(req);
             return null;
+        } finally {
+            loop.noteSetup("cqflux.accept"); // the library's own work again
         }
         if (d == null) {
             LOG.warn("the accept function of " + this + " returned null; the request is rejected");

@@ -1,6 +1,7 @@
 package io.cqflux.reactor;
 
 import io.cqflux.core.FlushType;
+import io.cqflux.core.ResourceClosedException;
 import io.cqflux.core.internal.Checks;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -24,6 +25,13 @@ import reactor.util.context.Context;
  * {@link OpMono} that owns the lease. The lease comes back when that operation is terminal at the
  * NIC ({@link OpMono#releaseRegions}), never on cancel. A read copies the data out of the buffer at
  * that moment, right before the lease is given back, and emits the copy.
+ *
+ * <p>While it waits for a buffer, the connection knows it ({@link ConnectionCore#addStagedWaiter}):
+ * the connection's end withdraws it from the pool's queue and fails it, as it fails queued
+ * operations. Outcomes that never reach an {@link OpMono} (a failed check, a refusal of the pool,
+ * a cancel or the end while waiting) are reported to the {@link CqfluxListener} from here; the
+ * {@link Op} of a granted one reports with this subscription's time, so the wait for a buffer
+ * counts. Either way once.
  *
  * <p>{@link Scannable} under the same name as the operation it stages ({@code cqflux.write},
  * ...), and made through {@code Mono.onAssembly}, as {@link OpMono} is.
@@ -112,6 +120,37 @@ final class StagedMono<T> extends Mono<T> implements Scannable {
         s.start();
     }
 
+    /**
+     * Tells the listener, if any, of an operation of a lease form ({@link RdmaConnection}'s
+     * {@code BufferLease} forms) refused at its subscription, before the subscriber's error: like
+     * the staged forms' refusals, it never reaches an {@link OpMono} to report it.
+     *
+     * @param core the connection
+     * @param kind what it was
+     * @param error why
+     * @param ctx the subscriber's context (for a listener that throws)
+     */
+    static void reportRefused(ConnectionCore core, OpKind kind, Throwable error, Context ctx) {
+        CqfluxListener l = core.instrumentation.listener;
+        if (l != null) {
+            report(l, core, kind, OperationOutcome.ERROR, error, 0, ctx);
+        }
+    }
+
+    /**
+     * Calls the listener as {@link Op}'s report does (same arguments, same handling of a listener
+     * that throws), for the outcomes of these forms that no operation reports.
+     */
+    private static void report(CqfluxListener l, ConnectionCore core, OpKind kind, OperationOutcome outcome,
+                               @Nullable Throwable error, long nanos, Context ctx) {
+        try {
+            l.operationFinished(core.api, OperationKind.of(kind), outcome, Instrumentation.errorName(error), nanos);
+        } catch (Throwable t) {
+            // One handling for a listener that throws, Op's: logged, never thrown into the loop.
+            Instrumentation.listenerThrew(t);
+        }
+    }
+
     private String what() {
         return switch (kind) {
             case READ -> "read";
@@ -130,6 +169,8 @@ final class StagedMono<T> extends Mono<T> implements Scannable {
         private static final int WAITING = 1;
         private static final int RUNNING = 2;
         private static final int CANCELLED = 3;
+        /** Never got a lease: refused (a check, the pool) or withdrawn by the connection's end. */
+        private static final int FAILED = 4;
         /** Demand and value: a read's value waits for a request (Reactive Streams §1.1). */
         private static final int NO_REQUEST_NO_VALUE = 0;
         private static final int REQUESTED = 1;
@@ -139,6 +180,7 @@ final class StagedMono<T> extends Mono<T> implements Scannable {
         private static final VarHandle STATE;
         private static final VarHandle DEMAND;
         private static final VarHandle DONE;
+        private static final VarHandle REPORTED;
 
         static {
             try {
@@ -146,6 +188,7 @@ final class StagedMono<T> extends Mono<T> implements Scannable {
                 STATE = l.findVarHandle(Staged.class, "state", int.class);
                 DEMAND = l.findVarHandle(Staged.class, "demand", int.class);
                 DONE = l.findVarHandle(Staged.class, "done", int.class);
+                REPORTED = l.findVarHandle(Staged.class, "reported", int.class);
             } catch (ReflectiveOperationException e) {
                 throw new ExceptionInInitializerError(e);
             }
@@ -166,15 +209,90 @@ final class StagedMono<T> extends Mono<T> implements Scannable {
         private volatile Subscription inner;
         /** The read's data, copied out at NIC-terminal (loop thread), published by the completion. */
         private byte[] readBack;
+        /**
+         * The listener installed at subscription ({@link CqfluxListener}), else {@code null}: then
+         * nothing reads the clock, as for an {@link Op}.
+         */
+        private final CqfluxListener listener;
+        /** {@code System.nanoTime()} at subscription when {@link #listener} is set; the operation's time counts from here. */
+        final long subscribedAt;
+        /**
+         * Who reports the outcome, once: this subscription (an outcome that never reached an
+         * operation: a check, the pool, a cancel or the connection's end while waiting) or the
+         * {@link Op} it subscribes ({@link #listenerForOperation}).
+         */
+        @SuppressWarnings("unused") // through REPORTED
+        private volatile int reported;
 
         Staged(StagedMono<T> spec, CoreSubscriber<? super T> actual) {
             this.spec = spec;
             this.actual = actual;
+            this.listener = spec.core.instrumentation.listener;
+            this.subscribedAt = listener == null ? 0 : System.nanoTime();
+        }
+
+        /**
+         * {@return the listener the {@link Op} this subscription subscribes reports to (with
+         * {@link #subscribedAt}, so that the wait for a buffer counts), or {@code null} when none
+         * was installed at subscription or this subscription reported its outcome already}
+         */
+        CqfluxListener listenerForOperation() {
+            return listener != null && REPORTED.compareAndSet(this, 0, 1) ? listener : null;
+        }
+
+        /**
+         * Tells the listener, if any, of an outcome that never reached an operation; once, before
+         * the subscriber's signal (as {@link Op} does).
+         */
+        private void report(OperationOutcome outcome, @Nullable Throwable error) {
+            CqfluxListener l = listener;
+            if (l == null || !REPORTED.compareAndSet(this, 0, 1)) {
+                return;
+            }
+            StagedMono.report(l, spec.core, spec.kind, outcome, error, System.nanoTime() - subscribedAt,
+                    actual.currentContext());
         }
 
         void start() {
-            if (STATE.compareAndSet(this, NEW, WAITING)) {
-                spec.pool.request(this);
+            if (!STATE.compareAndSet(this, NEW, WAITING)) {
+                return; // cancelled already
+            }
+            // The connection knows its waiters, so that its end fails them (ConnectionCore's
+            // failEverything); one that ended since the subscription's check gets its error now.
+            if (!spec.core.addStagedWaiter(this)) {
+                RuntimeException ended;
+                try {
+                    spec.core.checkOpen();
+                    ended = new IllegalStateException("connection " + spec.core.description + " ended");
+                } catch (RuntimeException e) {
+                    ended = e;
+                }
+                refused(ended);
+                return;
+            }
+            spec.pool.request(this);
+            int s = state;
+            if (s == CANCELLED || s == FAILED) {
+                // Cancelled or withdrawn by the end while the request was on its way to the
+                // queue (their withdraw found nothing yet): leave it now, never hold a place.
+                spec.pool.withdraw(this);
+            }
+        }
+
+        /**
+         * The connection ended while this operation waits for a buffer: it leaves the pool's queue
+         * and fails with the connection's end, as the connection's queued operations do. Called
+         * by {@link ConnectionCore}'s end (loop thread); a no-op once a lease was taken (the
+         * operation then fails on the ended connection itself), after a cancel or a refusal.
+         *
+         * @param cause the connection's terminal cause
+         */
+        void connectionEnded(Throwable cause) {
+            if (STATE.compareAndSet(this, WAITING, FAILED)) {
+                spec.pool.withdraw(this);
+                spec.core.removeStagedWaiter(this);
+                report(OperationOutcome.ERROR, cause);
+                terminateWithError(cause, false);
             }
         }
 
@@ -183,8 +301,13 @@ final class StagedMono<T> extends Mono<T> implements Scannable {
         @Override
         public void request(long n) {
             if (n <= 0) {
+                IllegalArgumentException e = Exceptions.nullOrNegativeRequestException(n);
+                int s = state;
+                if (s == NEW || s == WAITING) {
+                    report(OperationOutcome.ERROR, e); // an operation under way reports its own
+                }
                 cancel();
-                terminateWithError(Exceptions.nullOrNegativeRequestException(n), true);
+                terminateWithError(e, true);
                 return;
             }
             for (;;) {
@@ -212,7 +335,9 @@ final class StagedMono<T> extends Mono<T> implements Scannable {
             if ((s == NEW || s == WAITING) && STATE.compareAndSet(this, s, CANCELLED)) {
                 if (s == WAITING) {
                     spec.pool.withdraw(this);
+                    spec.core.removeStagedWaiter(this);
                 }
+                report(OperationOutcome.CANCELLED, null);
                 return;
             }
             Subscription in = inner;
@@ -228,24 +353,61 @@ final class StagedMono<T> extends Mono<T> implements Scannable {
             if (!STATE.compareAndSet(this, WAITING, RUNNING)) {
                 return false;
             }
+            spec.core.removeStagedWaiter(this);
+            // From here on the lease is this subscription's: whatever fails, the subscriber hears
+            // of it and the buffer goes back (the pool's "must not throw").
             try {
                 if (source != null) {
-                    MemorySegment.copy(source, 0, lease.segment(), 0, length);
+                    copyIn(lease);
                 }
-            } catch (RuntimeException e) {
-                // e.g. the ByteBuffer's memory was freed: nothing posted, the lease goes back
+                StagedMono<T> m = spec;
+                new OpMono(m.core, m.kind, m.remote, m.remoteOffset, lease.region(), lease.offset(), length, 0,
+                        m.flushType, lease, m.kind == OpKind.READ ? this : null, this).subscribe(this);
+            } catch (Throwable e) {
+                Exceptions.throwIfJvmFatal(e);
+                // Nothing posted. A no-op once the operation took the lease over: it gives the
+                // buffer back itself and signals its own failure, which comes first.
                 lease.release();
+                // A no-op once the operation exists: it reports (a cancel included) itself.
+                report(cancelled ? OperationOutcome.CANCELLED : OperationOutcome.ERROR, cancelled ? null : e);
                 terminateWithError(e, false);
-                return true;
             }
-            StagedMono<T> m = spec;
-            new OpMono(m.core, m.kind, m.remote, m.remoteOffset, lease.region(), lease.offset(), length, 0,
-                    m.flushType, lease, m.kind == OpKind.READ ? this : null).subscribe(this);
             return true;
         }
 
+        /** Copies the source into the leased buffer. */
+        private void copyIn(BufferLease lease) {
+            try {
+                MemorySegment.copy(source, 0, lease.segment(), 0, length);
+            } catch (IllegalStateException e) {
+                // The pool closed after this grant and, with no operation left on its region,
+                // freed the memory: the pool's closed error, as for a waiter the close refused.
+                // (A ByteBuffer's own freed memory fails here too, while the pool is open.)
+                if (spec.pool.isClosed()) {
+                    ResourceClosedException closed = spec.pool.closedError();
+                    closed.addSuppressed(e);
+                    throw closed;
+                }
+                throw e;
+            }
+        }
+
+        /** The pool refused it (full, closed), or a check did before it asked: it never gets a lease. */
         @Override
         public void refused(Throwable error) {
+            for (;;) {
+                int s = state;
+                if (s != NEW && s != WAITING) {
+                    break; // cancelled or failed already: dropped below
+                }
+                if (STATE.compareAndSet(this, s, FAILED)) {
+                    if (s == WAITING) {
+                        spec.core.removeStagedWaiter(this);
+                    }
+                    report(OperationOutcome.ERROR, error);
+                    break;
+                }
+            }
             terminateWithError(error, false);
         }
 

@@ -21,6 +21,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.reactivestreams.Subscription;
 import reactor.core.Disposable;
+import reactor.core.Exceptions;
 import reactor.core.Scannable;
 import reactor.core.publisher.BaseSubscriber;
 import reactor.core.publisher.Hooks;
@@ -159,6 +160,55 @@ class InstrumentationTest {
         }
     }
 
+    @Test
+    void connectionEndingWhileAListenerHearsItOpened_isReportedClosedAfterOpenedReturns() {
+        try (FaultRig rig = new FaultRig()) {
+            List<String> events = new CopyOnWriteArrayList<>();
+            rig.client.addListener(new CqfluxListener() {
+                @Override
+                public void connectionOpened(RdmaConnection connection) {
+                    // Told by addListener on this thread; the end is reported on the loop meanwhile.
+                    events.add("opened>");
+                    connection.disposeNow(T);
+                    events.add("<opened");
+                }
+
+                @Override
+                public void connectionClosed(RdmaConnection connection) {
+                    events.add("closed");
+                }
+
+                @Override
+                public void operationFinished(RdmaConnection connection, OperationKind kind,
+                                              OperationOutcome outcome, String error, long nanos) {
+                }
+            });
+            assertEquals(List.of("opened>", "<opened", "closed"), events);
+        }
+    }
+
+    @Test
+    void listenerThrowing_withAnErrorDroppedHookThatRethrows_stillCompletesTheOperation() {
+        List<Throwable> dropped = new CopyOnWriteArrayList<>();
+        Hooks.onErrorDropped(e -> {
+            dropped.add(e);
+            throw Exceptions.propagate(e); // an application hook that rethrows
+        });
+        try (FaultRig rig = new FaultRig()) {
+            rig.client.addListener(new CqfluxListener() {
+                @Override
+                public void operationFinished(RdmaConnection connection, OperationKind kind,
+                                              OperationOutcome outcome, String error, long nanos) {
+                    throw new IllegalStateException("listener failure");
+                }
+            });
+            StepVerifier.create(rig.conn.write(rig.remote(), 0, rig.local, 0, 64)).expectComplete().verify(T);
+            assertEquals(List.of(), dropped, "a listener's exception is logged, not dropped to the hook");
+        } finally {
+            Hooks.resetOnErrorDropped();
+        }
+    }
+
     private static final long SIZE_TOO_BIG = FaultRig.SIZE + 1L;
 
     @Test
@@ -190,6 +240,27 @@ class InstrumentationTest {
             String m = warnings.getFirst().getMessage();
             assertTrue(m.contains(rig.client.loopNames().getFirst()), m);
             assertTrue(m.contains("operation: cqflux.write"), m);
+        }
+    }
+
+    @Test
+    void bindSubscriberBlockingTheLoop_isReportedWithTheBind() {
+        try (FaultRig rig = new FaultRig(b -> b.blockedLoopThreshold(Duration.ofMillis(200)),
+                UnaryOperator.identity())) {
+            long before = rig.server.loopStats().getFirst().blocked();
+            RdmaServer another = rig.server.bind(new java.net.InetSocketAddress(rig.srv.address().getAddress(), 0),
+                            rig.serverRegion)
+                    .doOnNext(s -> sleep(300)) // the bind's subscriber, on the loop thread
+                    .block(T);
+            try {
+                assertTrue(FaultRig.await(() -> rig.server.loopStats().getFirst().blocked() == before + 1, T),
+                        () -> "blocked " + rig.server.loopStats());
+                assertTrue(FaultRig.await(() -> !warnings.isEmpty(), T), "no blocked-loop warning");
+                String m = warnings.getFirst().getMessage();
+                assertTrue(m.contains("operation: cqflux.bind"), m);
+            } finally {
+                another.dispose();
+            }
         }
     }
 

@@ -37,11 +37,12 @@ final class PeerPoolEvents implements AutoCloseable {
 
     /**
      * Checks the documented order per slot: CONNECTING(a) -> CONNECTED(a) | RETRYING(a+1);
-     * CONNECTED -> LOST; LOST -> RETRYING(1); RETRYING(a) -> CONNECTING(a); CLOSED last; attempts
-     * from 1.
+     * CONNECTED(a) -> LOST; LOST -> RETRYING(1) (the connection stayed up) | RETRYING(a+1) (it did
+     * not: the backoff goes on); RETRYING(a) -> CONNECTING(a); CLOSED last; attempts from 1.
      */
     void assertInOrder() {
         Map<Integer, PeerPoolEvent> last = new HashMap<>();
+        Map<Integer, PeerPoolEvent> connected = new HashMap<>();
         boolean closed = false;
         for (PeerPoolEvent e : seen) {
             if (closed) {
@@ -52,6 +53,7 @@ final class PeerPoolEvents implements AutoCloseable {
                 continue;
             }
             PeerPoolEvent p = last.put(e.slot(), e);
+            PeerPoolEvent c = e.kind() == PeerPoolEvent.Kind.CONNECTED ? connected.put(e.slot(), e) : connected.get(e.slot());
             boolean ok = switch (e.kind()) {
                 case CONNECTING -> p == null ? e.attempt() == 1
                         : p.kind() == PeerPoolEvent.Kind.RETRYING && p.attempt() == e.attempt();
@@ -59,7 +61,8 @@ final class PeerPoolEvents implements AutoCloseable {
                         && e.connection() != null;
                 case RETRYING -> p != null && e.cause() != null && !e.delay().isNegative()
                         && (p.kind() == PeerPoolEvent.Kind.CONNECTING && e.attempt() == p.attempt() + 1
-                            || p.kind() == PeerPoolEvent.Kind.LOST && e.attempt() == 1);
+                            || p.kind() == PeerPoolEvent.Kind.LOST
+                                && (e.attempt() == 1 || c != null && e.attempt() == c.attempt() + 1));
                 case LOST -> p != null && p.kind() == PeerPoolEvent.Kind.CONNECTED && e.cause() != null;
                 case CLOSED -> true;
             };

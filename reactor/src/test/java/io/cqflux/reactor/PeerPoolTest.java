@@ -20,8 +20,11 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import reactor.core.Disposable;
 import reactor.core.publisher.Mono;
 import reactor.test.StepVerifier;
+import reactor.test.util.TestLogger;
+import reactor.util.Logger;
 
 /**
  * {@link PeerPool} against an in-process server over fabric/tcp on 127.0.0.1: connections spread
@@ -125,7 +128,8 @@ class PeerPoolTest {
             a.dispose();
         }
         ev.await(1, e -> e.kind() == PeerPoolEvent.Kind.LOST, T, "LOST");
-        ev.await(1, e -> e.kind() == PeerPoolEvent.Kind.RETRYING && e.attempt() >= 2, T, "a failed reconnect");
+        // One RETRYING after the loss, one after a refused attempt.
+        ev.await(2, e -> e.kind() == PeerPoolEvent.Kind.RETRYING, T, "a failed reconnect");
         // A different region now, same port.
         Region other = rig.server.register(rig.arena.allocate(8192, 64), FaultRig.ALL);
         other.segment().set(ValueLayout.JAVA_LONG, 0, 7L);
@@ -305,6 +309,145 @@ class PeerPoolTest {
         assertThrows(ResourceClosedException.class, () -> rig.client.peerPool(rig.srv.address()));
     }
 
+    @Test
+    void entryPointDisposed_whileTheOnlySlotWaitsOutALongBackoff_closesThePoolAtOnce_andFailsWaitersClosed() {
+        Cqflux cq = FaultRig.fabric().build();
+        try {
+            PeerPool p = cq.peerPool(deadAddress(), PeerPoolOptions.builder().jitter(0)
+                    .reconnectBackoff(Duration.ofSeconds(20), Duration.ofSeconds(20))
+                    .maxAcquireTime(Duration.ofMinutes(1)).build());
+            try (PeerPoolEvents e = new PeerPoolEvents(p)) {
+                e.await(1, x -> x.kind() == PeerPoolEvent.Kind.RETRYING, T, "the first failed attempt");
+                // The waiter is queued on subscription; then the entry point goes. Neither the
+                // 20 s retry timer nor the waiter's minute may hold the pool open.
+                StepVerifier.create(p.acquire())
+                        .then(cq::dispose)
+                        .expectErrorSatisfies(x -> {
+                            assertInstanceOf(ResourceClosedException.class, x);
+                            assertTrue(x.getMessage().contains("disposed"), x.getMessage());
+                        })
+                        .verify(T);
+                assertEquals(PeerPool.State.CLOSED, p.state());
+                assertTrue(p.isDisposed());
+                StepVerifier.create(p.onDispose()).expectComplete().verify(T);
+                assertTrue(FaultRig.await(() -> e.completed, T), "events() did not complete: " + e);
+                assertEquals(PeerPoolEvent.Kind.CLOSED, e.seen.get(e.seen.size() - 1).kind(), e.toString());
+                e.assertInOrder();
+            }
+            StepVerifier.create(cq.onDispose()).expectComplete().verify(T);
+        } finally {
+            cq.dispose();
+        }
+    }
+
+    /** Runs {@code body} with the pool's logger replaced by one that records; {@return what it recorded} */
+    private static TestLogger logged(Runnable body) {
+        Logger saved = PeerPool.log;
+        TestLogger logs = new TestLogger(false);
+        PeerPool.log = logs;
+        try {
+            body.run();
+        } finally {
+            PeerPool.log = saved;
+        }
+        return logs;
+    }
+
+    private static long warnings(TestLogger logs, InetSocketAddress about) {
+        return logs.getErrContent().lines()
+                .filter(l -> l.contains("WARN") && l.contains("peer pool ") && l.contains(":" + about.getPort()))
+                .count();
+    }
+
+    private List<Long> retryDelays(int n) {
+        return ev.seen.stream().filter(e -> e.kind() == PeerPoolEvent.Kind.RETRYING).limit(n)
+                .map(e -> e.delay().toMillis()).toList();
+    }
+
+    @Test
+    void peerThatAcceptsAndDropsEveryConnection_backoffKeepsDoubling_andOnlyTheFirstLossIsAWarning() {
+        RdmaServer dropping = rig.server.bind(new InetSocketAddress(FaultRig.LO, 0), c -> Mono.<Void>empty(),
+                rig.serverRegion).block(T);
+        try {
+            TestLogger logs = logged(() -> {
+                pool(dropping.address(), PeerPoolOptions.builder().jitter(0)
+                        .reconnectBackoff(Duration.ofMillis(20), Duration.ofMillis(160)).build());
+                ev.await(6, e -> e.kind() == PeerPoolEvent.Kind.RETRYING, T, "six retries");
+                pool.dispose();
+            });
+            // Connections were established and dropped, yet none counts as a success: the delays
+            // double as for a peer that refuses, attempt n waiting min * 2^(n-1) (the first
+            // RETRYING is for attempt 2), capped at max. Before: every delay was the minimum.
+            assertTrue(ev.count(PeerPoolEvent.Kind.LOST) >= 3, "the peer accepted and dropped: " + ev);
+            assertEquals(List.of(40L, 80L, 160L, 160L, 160L, 160L), retryDelays(6), ev.toString());
+            // One outage, one WARN line at most (none when the first end was LOST: ConnectionCore said it).
+            assertTrue(warnings(logs, dropping.address()) <= 1, logs.getErrContent());
+            assertTrue(logs.getOutContent().contains("ended again"), "later losses at DEBUG: " + logs.getOutContent());
+            ev.assertInOrder();
+        } finally {
+            dropping.disposeNow(T);
+        }
+    }
+
+    @Test
+    void connectionThatStaysUpBackoffResetAfter_resetsTheBackoffToItsMinimum() {
+        // Each connection lives 300 ms, longer than the 50 ms it takes to count as stable.
+        RdmaServer brief = rig.server.bind(new InetSocketAddress(FaultRig.LO, 0),
+                c -> Mono.delay(Duration.ofMillis(300)).then(), rig.serverRegion).block(T);
+        try {
+            pool(brief.address(), PeerPoolOptions.builder().jitter(0).backoffResetAfter(Duration.ofMillis(50))
+                    .reconnectBackoff(Duration.ofMillis(20), Duration.ofMillis(160)).build());
+            ev.await(3, e -> e.kind() == PeerPoolEvent.Kind.LOST, T, "three losses");
+            ev.await(3, e -> e.kind() == PeerPoolEvent.Kind.RETRYING, T, "three retries");
+            assertEquals(List.of(20L, 20L, 20L), retryDelays(3), ev.toString());
+            assertTrue(ev.seen.stream().filter(e -> e.kind() == PeerPoolEvent.Kind.RETRYING).limit(3)
+                    .allMatch(e -> e.attempt() == 1), ev.toString());
+            ev.assertInOrder();
+        } finally {
+            brief.disposeNow(T);
+        }
+    }
+
+    @Test
+    void validationThatAlwaysFails_backoffKeepsDoubling() {
+        pool(rig.srv.address(), PeerPoolOptions.builder().jitter(0).validation(c -> false).maxAcquireTime(T)
+                .reconnectBackoff(Duration.ofMillis(20), Duration.ofMillis(160)).build());
+        // A waiting operation tries each new connection, evicts it, and waits on.
+        Disposable waiting = pool.acquire().subscribe(c -> { }, e -> { });
+        try {
+            ev.await(5, e -> e.kind() == PeerPoolEvent.Kind.RETRYING, T, "five retries");
+        } finally {
+            waiting.dispose();
+        }
+        // Each evicted connection continues the backoff (attempt n waits min * 2^(n-1)).
+        assertEquals(List.of(40L, 80L, 160L, 160L, 160L), retryDelays(5), ev.toString());
+        ev.assertInOrder();
+    }
+
+    @Test
+    void peerPool_unresolvedAddressOrNoPort_isRefusedNamingTheAddress() {
+        int open = rig.client.openConnections();
+        InetSocketAddress unresolved = InetSocketAddress.createUnresolved("nosuchhost.invalid", 7000);
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> rig.client.peerPool(unresolved));
+        assertTrue(e.getMessage().contains("nosuchhost.invalid") && e.getMessage().contains("7000")
+                && e.getMessage().contains("resolve"), e.getMessage());
+        IllegalArgumentException p0 = assertThrows(IllegalArgumentException.class,
+                () -> rig.client.peerPool(new InetSocketAddress(FaultRig.LO, 0), PeerPoolOptions.defaults()));
+        assertTrue(p0.getMessage().contains(":0") && p0.getMessage().contains("[1, 65535]"), p0.getMessage());
+        assertEquals(open, rig.client.openConnections(), "nothing was started");
+    }
+
+    @Test
+    void poolName_isTheHostAsGiven() {
+        InetSocketAddress byName = new InetSocketAddress("localhost", deadAddress().getPort());
+        pool(byName, PeerPoolOptions.builder().whenUnavailable(PeerPoolOptions.WhenUnavailable.FAIL_FAST).build());
+        ev.await(1, e -> e.kind() == PeerPoolEvent.Kind.RETRYING, T, "a failed attempt");
+        StepVerifier.create(pool.acquire())
+                .expectErrorSatisfies(e -> assertTrue(e.getMessage().contains("peer pool localhost/")
+                        && e.getMessage().contains(":" + byName.getPort()), e.getMessage()))
+                .verify(T);
+    }
+
     /** The example of docs/guide.md "Connections that heal", as written there but for the address. */
     @Test
     void guideExample_connectionsThatHeal_compilesAndRuns() {
@@ -349,6 +492,10 @@ class PeerPoolTest {
                 .getMessage().contains("maxAcquireTime PT0S"));
         assertTrue(assertThrows(IllegalArgumentException.class, () -> b.maxPendingAcquires(-1))
                 .getMessage().contains("-1"));
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> b.backoffResetAfter(Duration.ofSeconds(-1)))
+                .getMessage().contains("backoffResetAfter PT-1S"));
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> b.backoffResetAfter(Duration.ofDays(2)))
+                .getMessage().contains("PT48H"));
         assertThrows(NullPointerException.class, () -> b.connectOptions(null));
     }
 }

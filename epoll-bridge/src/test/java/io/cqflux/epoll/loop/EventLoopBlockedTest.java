@@ -98,6 +98,62 @@ class EventLoopBlockedTest {
     }
 
     @Test
+    void slowSetupThenFastSubscriberCode_isNotReportedAsTheSubscriberBlocking() {
+        try (EventLoop loop = EventLoop.start(config("setup-then-subscriber", Duration.ofMillis(100)))) {
+            CompletableFuture<Void> done = new CompletableFuture<>();
+            loop.execute(() -> {
+                loop.noteSetup("cqflux.accept");
+                sleep(300); // the library's own work (a slow accept under load)
+                loop.noteOperation("cqflux.established"); // fast subscriber code follows
+                done.complete(null);
+            });
+            Await.done(done, "the task");
+            Await.roundTrip(loop);
+            assertEquals(0, loop.stats().blocked());
+            assertTrue(warnings.stream().noneMatch(r -> r.getMessage().contains("was blocked for")), warnings::toString);
+        }
+    }
+
+    @Test
+    void setupThenBlockingSubscriberCode_isReportedWithTheOperation() {
+        try (EventLoop loop = EventLoop.start(config("setup-then-blocking", Duration.ofMillis(100)))) {
+            CompletableFuture<Void> done = new CompletableFuture<>();
+            loop.execute(() -> {
+                loop.noteSetup("cqflux.bind");
+                loop.noteOperation("cqflux.bind");
+                sleep(300); // the subscriber's onNext blocks
+                done.complete(null);
+            });
+            Await.done(done, "the task");
+            Await.until(() -> loop.stats().blocked() == 1, "the blocked subscriber counted");
+            String m = warnings.stream().map(LogRecord::getMessage).filter(x -> x.contains("was blocked for"))
+                    .findFirst().orElseThrow();
+            assertTrue(m.contains("operation: cqflux.bind"), m);
+        }
+    }
+
+    @Test
+    void blockingSubscriberCodeThenSetup_isReportedWithTheOperation() {
+        try (EventLoop loop = EventLoop.start(config("blocking-then-setup", Duration.ofMillis(100)))) {
+            CompletableFuture<Void> done = new CompletableFuture<>();
+            loop.execute(() -> {
+                loop.noteOperation("cqflux.connectionEnd");
+                sleep(300); // a failed subscriber blocks
+                loop.noteSetup("cqflux.connectionClose"); // then the library's teardown
+                done.complete(null);
+            });
+            Await.done(done, "the task");
+            Await.until(() -> loop.stats().blocked() == 1, "the blocked subscriber counted");
+            Await.roundTrip(loop);
+            assertEquals(1, loop.stats().blocked());
+            String m = warnings.stream().map(LogRecord::getMessage).filter(x -> x.contains("was blocked for"))
+                    .findFirst().orElseThrow();
+            assertTrue(m.contains("operation: cqflux.connectionEnd"), m);
+            assertTrue(m.contains("subscriber code"), m);
+        }
+    }
+
+    @Test
     void fastTasks_areNotReported() {
         try (EventLoop loop = EventLoop.start(config("fast-tasks", Duration.ofMillis(100)))) {
             for (int i = 0; i < 1000; i++) {

@@ -14,10 +14,11 @@ import reactor.core.scheduler.NonBlocking;
  * ({@code Thread.onSpinWait}, which BlockHound counts as blocking; without this a busy-polling
  * loop would die under BlockHound and a closing loop would leak its fds).
  *
- * <p>Found by BlockHound's {@code ServiceLoader} when BlockHound is on the class path
- * ({@code BlockHound.install()}); cqflux-reactor needs no BlockHound otherwise (a
- * {@code requires static} dependency). On the module path, pass it to
- * {@code BlockHound.install(new CqfluxBlockHoundIntegration())} yourself. On JDK 13 and newer
+ * <p>Found by BlockHound's {@code ServiceLoader} ({@code BlockHound.install()}): on the class path
+ * through {@code META-INF/services}, on the module path through the module's {@code provides}
+ * (the application's module {@code requires reactor.blockhound}); or pass it yourself,
+ * {@code BlockHound.install(new CqfluxBlockHoundIntegration())}. cqflux-reactor needs no
+ * BlockHound otherwise (a {@code requires static} dependency). On JDK 13 and newer
  * BlockHound needs the JVM flag {@code -XX:+AllowRedefinitionToAddDeleteMethods}.
  */
 public final class CqfluxBlockHoundIntegration implements BlockHoundIntegration {
