@@ -88,6 +88,16 @@ final class OpMono extends Mono<Void> implements Scannable {
     @Nullable
     @SuppressWarnings("rawtypes") // Scannable declares it with the raw Attr
     public Object scanUnsafe(Attr key) {
+        return scanOperation(kind, key);
+    }
+
+    /**
+     * What an operation Mono of {@code kind} answers to {@link Scannable#scanUnsafe}: its name and
+     * run style; the one answer for this class and {@link StagedMono}.
+     */
+    @Nullable
+    @SuppressWarnings("rawtypes") // Scannable declares it with the raw Attr
+    static Object scanOperation(OpKind kind, Attr key) {
         if (key == Attr.NAME) {
             return OperationKind.of(kind).sequenceName();
         }

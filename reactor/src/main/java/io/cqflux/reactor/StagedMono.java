@@ -72,13 +72,7 @@ final class StagedMono<T> extends Mono<T> implements Scannable {
     @Nullable
     @SuppressWarnings("rawtypes") // Scannable declares it with the raw Attr
     public Object scanUnsafe(Attr key) {
-        if (key == Attr.NAME) {
-            return OperationKind.of(kind).sequenceName();
-        }
-        if (key == Attr.RUN_STYLE) {
-            return Attr.RunStyle.ASYNC;
-        }
-        return null;
+        return OpMono.scanOperation(kind, key);
     }
 
     static Mono<Void> of(ConnectionCore core, BufferPool pool, OpKind kind, PeerRegion remote, long remoteOffset,
