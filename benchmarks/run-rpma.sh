@@ -9,6 +9,7 @@
 #   benchmarks/results/<UTC date-time>-rpma/   perftest-R.txt (+ .raw), c-rpma-R.txt, cqflux-rpma-R.txt
 #                                              (+ .log), guest-clock.txt, guest-loadavg.txt,
 #                                              host-loadavg.txt, lane-output.txt, summary.md
+#                                              (hs_err_pid*.log when a JVM crashed)
 #   benchmarks/results/latest-rpma.md          the summary of this run
 #
 # Usage: benchmarks/run-rpma.sh [--rounds N] [--quick]
@@ -23,15 +24,18 @@ BENCH="$ROOT/benchmarks"
 
 rounds=3
 # Counts: the lane's JVM is slow under TCG (every instruction translated, the JIT's work too), so
-# cqflux gets a warm-up per figure as long as its measurement; the whole run stays near 10 min.
-perftest_n=2000 c_n=5000 c_w=500 java_n=3000 java_w=3000
+# cqflux gets a warm-up per figure as long as its measurement, and before the first figure of each
+# wait mode a warm-up of every operation and size (java_g each): without it the first figure
+# measured carried the JIT compiler threads' work (read 8 B p50 175 us, with it 100 us, C 62 us);
+# the whole run stays near 10 min.
+perftest_n=2000 c_n=5000 c_w=500 java_n=3000 java_w=3000 java_g=5000
 latest=latest-rpma.md
 while [ $# -gt 0 ]; do
   case "$1" in
     --rounds) rounds=${2:?--rounds needs a number}; shift 2
       case $rounds in '' | *[!0-9]* | 0) echo "run-rpma.sh: --rounds needs a positive integer, got '$rounds'" >&2; exit 2 ;; esac ;;
-    --quick) rounds=1 perftest_n=500 c_n=1000 c_w=100 java_n=1000 java_w=1000 latest=latest-rpma-quick.md; shift ;;
-    -h|--help) sed -n '2,20s/^# \{0,1\}//p' "$0"; exit 0 ;;
+    --quick) rounds=1 perftest_n=500 c_n=1000 c_w=100 java_n=1000 java_w=1000 java_g=1000 latest=latest-rpma-quick.md; shift ;;
+    -h|--help) sed -n '2,/^set -euo/{/^set -euo/d; s/^# \{0,1\}//p}' "$0"; exit 0 ;;
     *) echo "run-rpma.sh: unknown argument '$1' (--rounds N, --quick)" >&2; exit 2 ;;
   esac
 done
@@ -74,7 +78,7 @@ echo "== one boot, $rounds round(s): perftest, librpma C, cqflux (guest: tsc=rel
 set +e
 (cd "$ROOT" && CQFLUX_VM_APPEND="${CQFLUX_VM_APPEND:+$CQFLUX_VM_APPEND }tsc=reliable tsc_early_khz=$khz" \
   "$ROOT/scripts/softroce/run-in-vm.sh" --timeout 1500 --out "$OUT" --log "$OUT/lane-output.txt" -- \
-  benchmarks/rpma/guest.sh "$rounds" "$perftest_n" "$c_n" "$c_w" "$java_n" "$java_w")
+  benchmarks/rpma/guest.sh "$rounds" "$perftest_n" "$c_n" "$c_w" "$java_n" "$java_w" "$java_g")
 rc=$?
 set -e
 echo "host after $(cut -d' ' -f1-3 /proc/loadavg)" >>"$OUT/host-loadavg.txt"

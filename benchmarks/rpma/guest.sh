@@ -6,9 +6,10 @@
 #      ib_read_lat and ib_write_lat, 8 B and 4 KiB         -> perftest-R.txt (+ raw perftest-R.raw)
 #   2. the librpma C baseline benchmarks/c/rpma_lat_bench   -> c-rpma-R.txt
 #   3. cqflux's RpmaLatBench on --transport rpma (reactive API) -> cqflux-rpma-R.txt (+ .log)
-# Usage: guest.sh ROUNDS PERFTEST_N C_N C_WARMUP JAVA_N JAVA_WARMUP
+# Usage: guest.sh ROUNDS PERFTEST_N C_N C_WARMUP JAVA_N JAVA_WARMUP JAVA_GLOBAL_WARMUP
+# A JVM crash leaves its hs_err_pid*.log in the run directory (the guest's cwd is thrown away).
 set -u
-rounds=$1 pn=$2 cn=$3 cw=$4 jn=$5 jw=$6
+rounds=$1 pn=$2 cn=$3 cw=$4 jn=$5 jw=$6 jg=$7
 out=${CQFLUX_VM_OUT:?not in the lane}
 addr=${CQFLUX_RPMA_ADDRESS:?not in the lane}
 cp=benchmarks/target/classes:benchmarks/target/lib/*
@@ -56,9 +57,9 @@ while [ "$r" -le "$rounds" ]; do
   done
   echo "-- librpma C (rpma_lat_bench -n $cn -w $cw)"
   benchmarks/target/c/rpma_lat_bench -n "$cn" -w "$cw" -p $((7300 + r)) 2>"$out/c-rpma-$r.err" | tee "$out/c-rpma-$r.txt"
-  echo "-- cqflux (RpmaLatBench -n $jn -w $jw)"
-  "$JAVA_HOME/bin/java" --enable-native-access=ALL-UNNAMED -XX:+UseParallelGC -cp "$cp" \
-    io.cqflux.benchmarks.RpmaLatBench -n "$jn" -w "$jw" -p $((7320 + 2 * r)) \
+  echo "-- cqflux (RpmaLatBench -n $jn -w $jw -g $jg)"
+  "$JAVA_HOME/bin/java" --enable-native-access=ALL-UNNAMED -XX:+UseParallelGC -XX:ErrorFile="$out/hs_err_pid%p.log" \
+    -cp "$cp" io.cqflux.benchmarks.RpmaLatBench -n "$jn" -w "$jw" -g "$jg" -p $((7320 + 2 * r)) \
     2>"$out/cqflux-rpma-$r.log" | tee "$out/cqflux-rpma-$r.txt"
   echo "round $r end $(cat /proc/loadavg)" >>"$out/guest-loadavg.txt"
   r=$((r + 1))
