@@ -64,6 +64,20 @@ public final class RpmaReport {
         b.append("# rpma over Soft-RoCE: cqflux against librpma C and perftest\n\n");
         b.append("Run ").append(dir.getFileName()).append(": ").append(rounds)
                 .append(" round(s) in one boot of the Soft-RoCE lane (QEMU TCG, emulated time).\n");
+        for (String[] part : new String[][] {{"perftest", "perftest-"}, {"librpma C", "c-rpma-"}, {"cqflux", "cqflux-rpma-"}}) {
+            List<Integer> missing = new ArrayList<>();
+            for (int r = 1; r <= rounds; r++) {
+                List<CBaselines> l = part[0].equals("perftest") ? p : part[0].equals("cqflux") ? j : c;
+                if (l.get(r - 1).values().isEmpty()) {
+                    missing.add(r);
+                }
+            }
+            if (!missing.isEmpty()) {
+                b.append("- **").append(part[0]).append(" gave no figures in round(s) ").append(missing)
+                        .append("** (see ").append(part[1]).append("R.txt and any hs_err_pid*.log): its medians and the")
+                        .append(" ratios are over the other rounds.\n");
+            }
+        }
         line(b, dir.resolve("host-loadavg.txt"), "Host load average (1, 5, 15 min)");
         Path clock = dir.resolve("guest-clock.txt");
         if (Files.exists(clock)) {
