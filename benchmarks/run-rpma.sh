@@ -7,7 +7,7 @@
 # transport, the same operations). Then prints p50/p99 per operation and size with cqflux ÷ C
 # ratios and perftest beside, and writes
 #   benchmarks/results/<UTC date-time>-rpma/   perftest-R.txt (+ .raw), c-rpma-R.txt, cqflux-rpma-R.txt
-#                                              (+ .log), guest-clock.txt, guest-loadavg.txt,
+#                                              (+ .stderr.txt), guest-clock.txt, guest-loadavg.txt,
 #                                              host-loadavg.txt, lane-output.txt, summary.md
 #                                              (hs_err_pid*.log when a JVM crashed)
 #   benchmarks/results/latest-rpma.md          the summary of this run

@@ -5,7 +5,7 @@
 #   1. perftest over rxe0, client and server in the guest (rdma_cm on 10.0.2.15):
 #      ib_read_lat and ib_write_lat, 8 B and 4 KiB         -> perftest-R.txt (+ raw perftest-R.raw)
 #   2. the librpma C baseline benchmarks/c/rpma_lat_bench   -> c-rpma-R.txt
-#   3. cqflux's RpmaLatBench on --transport rpma (reactive API) -> cqflux-rpma-R.txt (+ .log)
+#   3. cqflux's RpmaLatBench on --transport rpma (reactive API) -> cqflux-rpma-R.txt (+ .stderr.txt)
 # Usage: guest.sh ROUNDS PERFTEST_N C_N C_WARMUP JAVA_N JAVA_WARMUP JAVA_GLOBAL_WARMUP
 # A JVM crash leaves its hs_err_pid*.log in the run directory (the guest's cwd is thrown away).
 set -u
@@ -60,7 +60,7 @@ while [ "$r" -le "$rounds" ]; do
   echo "-- cqflux (RpmaLatBench -n $jn -w $jw -g $jg)"
   "$JAVA_HOME/bin/java" --enable-native-access=ALL-UNNAMED -XX:+UseParallelGC -XX:ErrorFile="$out/hs_err_pid%p.log" \
     -cp "$cp" io.cqflux.benchmarks.RpmaLatBench -n "$jn" -w "$jw" -g "$jg" -p $((7320 + 2 * r)) \
-    2>"$out/cqflux-rpma-$r.log" | tee "$out/cqflux-rpma-$r.txt"
+    2>"$out/cqflux-rpma-$r.stderr.txt" | tee "$out/cqflux-rpma-$r.txt"
   echo "round $r end $(cat /proc/loadavg)" >>"$out/guest-loadavg.txt"
   r=$((r + 1))
 done
