@@ -1,0 +1,176 @@
+package io.cqflux.benchmarks;
+
+import io.cqflux.core.RegionAccess;
+import io.cqflux.epoll.WaitStrategy;
+import io.cqflux.reactor.Cqflux;
+import io.cqflux.reactor.PeerRegion;
+import io.cqflux.reactor.RdmaConnection;
+import io.cqflux.reactor.RdmaServer;
+import io.cqflux.reactor.Region;
+import io.cqflux.reactor.TransportChoice;
+import java.lang.foreign.Arena;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.UnknownHostException;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.Locale;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+
+/**
+ * cqflux's side of the rpma anchor (issue 13; {@code ./cqflux bench rpma}): the reactive API on
+ * the rpma transport, in the shape of {@code benchmarks/c/rpma_lat_bench.c}, so that each figure
+ * has a C twin posting the same work requests:
+ *
+ * <ul>
+ *   <li>{@code read}: {@link RdmaConnection#read(Region, long, PeerRegion, long, long)};</li>
+ *   <li>{@code write}: {@link RdmaConnection#write(PeerRegion, long, Region, long, long)};</li>
+ *   <li>{@code dwrite}: {@link RdmaConnection#durableWrite(PeerRegion, long, Region, long, long)}
+ *       (an unsignaled write and a signaled VISIBILITY flush: the server's region is plain
+ *       memory).</li>
+ * </ul>
+ *
+ * <p>One operation in flight: each is subscribed from the previous one's completion on the
+ * client's loop thread ({@code concatMap(..., 1)}, as {@code ReactorBenchmarks.writeLatency}).
+ * A sample is the time between two consecutive completions, which holds everything from one
+ * completion to the next: the chain's hand-over, the argument checks, the post, the wait. Wait
+ * modes: {@code busy} = the client loop {@link WaitStrategy#BUSY_POLL}, {@code epoll} =
+ * {@link WaitStrategy#BLOCKING}; the server instance is {@code BLOCKING} in both, as the C
+ * program's server sleeps: one-sided operations need nothing from its CPU, and a spinning
+ * server loop would take one of the lane's two vCPUs.
+ *
+ * <p>Prints the C baselines' format ({@code cqflux.read.8.busy.lat.p50 41.20 us}; mean, p50,
+ * p99), which {@link CBaselines} parses. Runs only where {@code CQFLUX_RPMA_ADDRESS} names an
+ * address with an RDMA device (the Soft-RoCE lane). Usage:
+ * {@code RpmaLatBench [-n iterations] [-w warmup] [-g global warm-up] [-m busy|epoll|both] [-p port]}.
+ */
+public final class RpmaLatBench {
+
+    private static final Duration TIMEOUT = Duration.ofSeconds(120);
+    private static final long REGION = 64 * 1024;
+    private static final int[] SIZES = {8, 4096};
+    private static final String[] OPS = {"read", "write", "dwrite"};
+
+    private RpmaLatBench() {
+    }
+
+    /**
+     * @param args {@code -n} measured operations per figure (default 5000), {@code -w} warm-up
+     *     operations per figure (default 3000), {@code -g} warm-up operations of every operation
+     *     and size before the first figure of each wait mode (default 0), {@code -m} wait modes,
+     *     {@code -p} base port
+     * @throws Exception when the lane or a run fails
+     */
+    public static void main(String[] args) throws Exception {
+        int iters = 5000;
+        int warmup = 3000;
+        String modes = "both";
+        int port = 7320;
+        int global = 0;
+        for (int i = 0; i < args.length; i++) {
+            switch (args[i]) {
+                case "-n" -> iters = Integer.parseInt(args[++i]);
+                case "-w" -> warmup = Integer.parseInt(args[++i]);
+                case "-m" -> modes = args[++i];
+                case "-p" -> port = Integer.parseInt(args[++i]);
+                case "-g" -> global = Integer.parseInt(args[++i]);
+                default -> throw new IllegalArgumentException("unknown argument " + args[i]
+                        + " (-n iterations, -w warmup, -g global warm-up, -m busy|epoll|both, -p port)");
+            }
+        }
+        if (iters < 100) {
+            throw new IllegalArgumentException("-n " + iters + " is below 100: no p99 from fewer operations");
+        }
+        if (!modes.equals("busy") && !modes.equals("epoll") && !modes.equals("both")) {
+            throw new IllegalArgumentException("-m " + modes + " is not one of busy, epoll, both");
+        }
+        InetAddress address = address();
+        System.out.printf(Locale.ROOT, "cqflux.info address=%s iterations=%d warmup=%d global=%d java=%s%n",
+                address.getHostAddress(), iters, warmup, global, Runtime.version());
+        if (!modes.equals("epoll")) {
+            run("busy", WaitStrategy.BUSY_POLL, address, port, iters, warmup, global);
+        }
+        if (!modes.equals("busy")) {
+            run("epoll", WaitStrategy.BLOCKING, address, port + 1, iters, warmup, global);
+        }
+    }
+
+    private static InetAddress address() throws UnknownHostException {
+        String a = System.getenv("CQFLUX_RPMA_ADDRESS");
+        if (a == null || a.isBlank()) {
+            throw new IllegalStateException("CQFLUX_RPMA_ADDRESS is not set: RpmaLatBench runs in the Soft-RoCE lane"
+                    + " (./cqflux bench rpma)");
+        }
+        return InetAddress.getByName(a);
+    }
+
+    private static void run(String mode, WaitStrategy clientWait, InetAddress address, int port, int iters,
+                            int warmup, int global) {
+        try (Arena arena = Arena.ofShared();
+             Cqflux server = Cqflux.builder().transport(TransportChoice.RPMA).localAddress(address)
+                     .waitStrategy(WaitStrategy.BLOCKING).build();
+             Cqflux client = Cqflux.builder().transport(TransportChoice.RPMA).localAddress(address)
+                     .waitStrategy(clientWait).build()) {
+            Region exposed = server.register(arena.allocate(REGION, 4096),
+                    RegionAccess.WRITE_DST, RegionAccess.READ_SRC, RegionAccess.FLUSH_TYPE_VISIBILITY);
+            RdmaServer listening = server.bind(new InetSocketAddress(address, port), c -> c.onDispose(), exposed)
+                    .block(TIMEOUT);
+            RdmaConnection connection = client.connect(listening.address()).block(TIMEOUT);
+            PeerRegion remote = connection.remoteRegion(0);
+            Region local = client.register(arena.allocate(REGION, 4096),
+                    RegionAccess.WRITE_SRC, RegionAccess.READ_DST);
+            // A warm-up of every operation before the first figure: under TCG the JIT's compiler
+            // threads are still at work after one figure's warm-up, on the same two vCPUs, and
+            // the first figure measured would carry them.
+            for (int g = 0; g < 2 && global > 0; g++) {
+                for (String op : OPS) {
+                    chain(connection, op, remote, local, SIZES[g], global);
+                }
+            }
+            for (String op : OPS) {
+                for (int size : SIZES) {
+                    chain(connection, op, remote, local, size, warmup);
+                    long[] stamps = chain(connection, op, remote, local, size, iters);
+                    print(op, size, mode, stamps);
+                }
+            }
+            connection.close();
+        }
+    }
+
+    /** Runs {@code n} operations one after the other; returns n + 1 time stamps (start, then each completion). */
+    private static long[] chain(RdmaConnection c, String op, PeerRegion remote, Region local, int size, int n) {
+        long[] stamps = new long[n + 1];
+        stamps[0] = System.nanoTime();
+        Flux.range(1, n)
+                .concatMap(i -> one(c, op, remote, local, size).doOnSuccess(v -> stamps[i] = System.nanoTime()), 1)
+                .then().block(TIMEOUT);
+        return stamps;
+    }
+
+    private static Mono<Void> one(RdmaConnection c, String op, PeerRegion remote, Region local, int size) {
+        return switch (op) {
+            case "read" -> c.read(local, 0, remote, 0, size);
+            case "write" -> c.write(remote, 0, local, 0, size);
+            case "dwrite" -> c.durableWrite(remote, 0, local, 0, size);
+            default -> throw new IllegalArgumentException(op);
+        };
+    }
+
+    private static void print(String op, int size, String mode, long[] stamps) {
+        int n = stamps.length - 1;
+        double[] us = new double[n];
+        double sum = 0;
+        for (int i = 0; i < n; i++) {
+            us[i] = (stamps[i + 1] - stamps[i]) / 1e3;
+            sum += us[i];
+        }
+        Arrays.sort(us);
+        String name = "cqflux." + op + "." + size + "." + mode + ".lat.";
+        System.out.printf(Locale.ROOT, "%smean %.2f us%n", name, sum / n);
+        System.out.printf(Locale.ROOT, "%sp50 %.2f us%n", name, us[n / 2]);
+        System.out.printf(Locale.ROOT, "%sp99 %.2f us%n", name, us[(int) (n * 0.99)]);
+        System.out.flush();
+    }
+}

@@ -1,0 +1,176 @@
+package io.cqflux.benchmarks;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * The table of {@code ./cqflux bench rpma} (benchmarks/run-rpma.sh): reads one run directory's
+ * raw results (rounds {@code 1..N} of {@code perftest-R.txt}, {@code c-rpma-R.txt},
+ * {@code cqflux-rpma-R.txt}, all in the C baselines' {@code name value unit} format, plus
+ * {@code host-loadavg.txt} and {@code guest-clock.txt}) and prints, per operation, size and wait
+ * mode, the C and cqflux p50 and p99, their ratio cqflux ÷ C, and perftest beside. With several
+ * rounds a figure is the median over the rounds and a ratio the median of the per-round ratios,
+ * with their range. Writes the same text to {@code summary.md} in the run directory and, when
+ * given, to a "latest" file.
+ *
+ * <p>Usage: {@code RpmaReport RUN_DIR [LATEST_FILE]}.
+ */
+public final class RpmaReport {
+
+    private static final String[] OPS = {"read", "write", "dwrite"};
+    private static final int[] SIZES = {8, 4096};
+    private static final String[] MODES = {"busy", "epoll"};
+
+    private RpmaReport() {
+    }
+
+    /**
+     * @param args the run directory, optionally a second file to write the summary to
+     * @throws IOException when a file cannot be read or written
+     */
+    public static void main(String[] args) throws IOException {
+        if (args.length < 1) {
+            throw new IllegalArgumentException("usage: RpmaReport RUN_DIR [LATEST_FILE]");
+        }
+        Path dir = Path.of(args[0]);
+        List<CBaselines> c = new ArrayList<>();
+        List<CBaselines> j = new ArrayList<>();
+        List<CBaselines> p = new ArrayList<>();
+        for (int r = 1; Files.exists(dir.resolve("c-rpma-" + r + ".txt")); r++) {
+            c.add(read(dir.resolve("c-rpma-" + r + ".txt")));
+            j.add(read(dir.resolve("cqflux-rpma-" + r + ".txt")));
+            p.add(read(dir.resolve("perftest-" + r + ".txt")));
+        }
+        String text = render(dir, c, j, p);
+        System.out.print(text);
+        Files.writeString(dir.resolve("summary.md"), text);
+        if (args.length > 1) {
+            Files.writeString(Path.of(args[1]), text);
+        }
+    }
+
+    private static CBaselines read(Path f) {
+        return Files.exists(f) ? CBaselines.read(List.of(f)) : new CBaselines(java.util.Map.of());
+    }
+
+    static String render(Path dir, List<CBaselines> c, List<CBaselines> j, List<CBaselines> p) throws IOException {
+        StringBuilder b = new StringBuilder();
+        int rounds = c.size();
+        b.append("# rpma over Soft-RoCE: cqflux against librpma C and perftest\n\n");
+        b.append("Run ").append(dir.getFileName()).append(": ").append(rounds)
+                .append(" round(s) in one boot of the Soft-RoCE lane (QEMU TCG, emulated time).\n");
+        for (String[] part : new String[][] {{"perftest", "perftest-"}, {"librpma C", "c-rpma-"}, {"cqflux", "cqflux-rpma-"}}) {
+            List<Integer> missing = new ArrayList<>();
+            for (int r = 1; r <= rounds; r++) {
+                List<CBaselines> l = part[0].equals("perftest") ? p : part[0].equals("cqflux") ? j : c;
+                if (l.get(r - 1).values().isEmpty()) {
+                    missing.add(r);
+                }
+            }
+            if (!missing.isEmpty()) {
+                b.append("- **").append(part[0]).append(" gave no figures in round(s) ").append(missing)
+                        .append("** (see ").append(part[1]).append("R.txt and any hs_err_pid*.log): its medians and the")
+                        .append(" ratios are over the other rounds.\n");
+            }
+        }
+        line(b, dir.resolve("host-loadavg.txt"), "Host load average (1, 5, 15 min)");
+        Path clock = dir.resolve("guest-clock.txt");
+        if (Files.exists(clock)) {
+            for (String l : Files.readAllLines(clock)) {
+                if (l.startsWith("clocksource ")) {
+                    b.append("- Guest clocksource: ").append(l.substring(12)).append('\n');
+                } else if (l.startsWith("cmdline ")) {
+                    String args = Arrays.stream(l.substring(8).split(" "))
+                            .filter(a -> a.startsWith("tsc")).reduce((x, y) -> x + " " + y).orElse("(none)");
+                    b.append("- Guest clock arguments: `").append(args).append("`\n");
+                }
+            }
+        }
+        b.append("""
+
+                p50 and p99 per operation in µs (median over the rounds); ÷ = cqflux ÷ C, the median of
+                the per-round ratios [min–max over rounds]; above 1 means cqflux is slower. One operation in
+                flight; busy = busy-polling the CQ (cqflux BUSY_POLL), epoll = sleeping on the CQ's channel
+                fd (cqflux BLOCKING). perftest: `ib_read_lat` beside read, `ib_write_lat` beside write (a
+                ping-pong: half a round trip, not a write completion), both busy-polling.
+
+                | op | size | wait | C p50 | cqflux p50 | ÷ p50 | C p99 | cqflux p99 | ÷ p99 | perftest p50 / p99 |
+                |---|---|---|---|---|---|---|---|---|---|
+                """);
+        for (String mode : MODES) {
+            for (String op : OPS) {
+                for (int size : SIZES) {
+                    String key = op + "." + size + "." + mode + ".lat.";
+                    String tool = op.equals("read") ? "ib_read_lat" : op.equals("write") ? "ib_write_lat" : null;
+                    String perf = "—";
+                    if (tool != null && mode.equals("busy")) {
+                        double pp50 = median(values(p, "perftest." + tool + "." + size + ".lat.p50"));
+                        double pp99 = median(values(p, "perftest." + tool + "." + size + ".lat.p99"));
+                        perf = fmt(pp50) + " / " + fmt(pp99);
+                    }
+                    b.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |%n",
+                            op, size == 4096 ? "4 KiB" : size + " B", mode,
+                            fmt(median(values(c, "rpma." + key + "p50"))),
+                            fmt(median(values(j, "cqflux." + key + "p50"))),
+                            ratio(c, j, "rpma." + key + "p50", "cqflux." + key + "p50"),
+                            fmt(median(values(c, "rpma." + key + "p99"))),
+                            fmt(median(values(j, "cqflux." + key + "p99"))),
+                            ratio(c, j, "rpma." + key + "p99", "cqflux." + key + "p99"),
+                            perf));
+                }
+            }
+        }
+        b.append('\n');
+        line(b, dir.resolve("guest-loadavg.txt"), "Guest load average per round");
+        return b.toString();
+    }
+
+    private static void line(StringBuilder b, Path f, String title) throws IOException {
+        if (Files.exists(f)) {
+            b.append("- ").append(title).append(":\n");
+            for (String l : Files.readAllLines(f)) {
+                b.append("  - ").append(l).append('\n');
+            }
+        }
+    }
+
+    private static double[] values(List<CBaselines> runs, String name) {
+        return runs.stream().map(r -> r.get(name)).filter(f -> f != null).mapToDouble(CBaselines.Figure::value)
+                .toArray();
+    }
+
+    private static String ratio(List<CBaselines> c, List<CBaselines> j, String cName, String jName) {
+        List<Double> rs = new ArrayList<>();
+        for (int r = 0; r < Math.min(c.size(), j.size()); r++) {
+            CBaselines.Figure cf = c.get(r).get(cName);
+            CBaselines.Figure jf = j.get(r).get(jName);
+            if (cf != null && jf != null && cf.value() > 0) {
+                rs.add(jf.value() / cf.value());
+            }
+        }
+        if (rs.isEmpty()) {
+            return "—";
+        }
+        double[] a = rs.stream().mapToDouble(Double::doubleValue).sorted().toArray();
+        String m = String.format(Locale.ROOT, "**%.2f**", median(a));
+        return a.length == 1 ? m : m + String.format(Locale.ROOT, " [%.2f–%.2f]", a[0], a[a.length - 1]);
+    }
+
+    private static double median(double[] a) {
+        if (a.length == 0) {
+            return Double.NaN;
+        }
+        double[] s = a.clone();
+        Arrays.sort(s);
+        return s.length % 2 == 1 ? s[s.length / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+    }
+
+    private static String fmt(double v) {
+        return Double.isNaN(v) ? "—" : String.format(Locale.ROOT, v >= 100 ? "%.0f" : "%.1f", v);
+    }
+}
