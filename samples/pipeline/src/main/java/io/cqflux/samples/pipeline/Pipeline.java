@@ -23,6 +23,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
 import java.util.Queue;
@@ -31,6 +32,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.core.publisher.SynchronousSink;
 import reactor.core.scheduler.Scheduler;
 import reactor.core.scheduler.Schedulers;
 
@@ -70,7 +72,6 @@ public final class Pipeline {
      */
     private static final int COMMIT_WINDOW = 16;
     private static final Duration SETUP_TIMEOUT = Duration.ofSeconds(30);
-    private static final Duration RUN_TIMEOUT = Duration.ofHours(2);
 
     private Pipeline() {
     }
@@ -229,8 +230,11 @@ public final class Pipeline {
                 Disposable progress = sampler(t0, conn, consumer);
                 Long total;
                 try {
-                    total = Mono.firstWithSignal(all, consumer.failure().then(Mono.empty()), acks.then(Mono.empty()))
-                            .block(RUN_TIMEOUT);
+                    Mono<Long> outcome = Mono.firstWithSignal(all, consumer.failure().then(Mono.empty()),
+                            acks.then(Mono.empty()), watchdog(consumer).then(Mono.empty()));
+                    // No hidden bound: a run that stops moving fails through the watchdog; a
+                    // bound on the whole run is the caller's choice (--timeout).
+                    total = o.timeout == null ? outcome.block() : outcome.block(o.timeout);
                 } catch (RuntimeException e) {
                     // A record that failed verification closes the consumer's connection, and the
                     // writer may see that end first: report the cause, not its echo.
@@ -298,6 +302,51 @@ public final class Pipeline {
                     .flatMapSequential(b -> commit(conn, remote, stagingRegion, staging, b), COMMIT_WINDOW, 1)
                     .doOnNext(b -> committed.addAndGet(b.count))
                     .then(Mono.fromCallable(committed::get));
+        }
+
+        /**
+         * The stall watchdog: fails with an error naming the stage that stopped when neither the
+         * source, the commits, the consumer nor its acknowledgements moved for the stall timeout.
+         * A lost commit notification, a consumer that stopped, or an operation that never completes
+         * would otherwise hang the run (and a test or a script running it) with no word.
+         * {@return a Mono that only ever fails}
+         */
+        private Mono<Void> watchdog(Consumer consumer) {
+            long period = Math.max(10, Math.min(1000, o.stallTimeout.toMillis() / 10));
+            long[] last = {-1, -1, -1, -1};
+            long[] since = {System.nanoTime()};
+            return Flux.interval(Duration.ofMillis(period))
+                    .handle((Long tick, SynchronousSink<Void> sink) -> {
+                        long[] now = {produced.get(), committed.get(), consumer.tail(), gate.consumed()};
+                        long t = System.nanoTime();
+                        if (!Arrays.equals(now, last)) {
+                            System.arraycopy(now, 0, last, 0, now.length);
+                            since[0] = t;
+                        } else if (t - since[0] >= o.stallTimeout.toNanos()) {
+                            sink.error(new IllegalStateException(stalled(now[0], now[1], now[2], now[3])));
+                        }
+                    })
+                    .then();
+        }
+
+        /** {@return what the watchdog says: the counts, the last sequence numbers, the stage that stopped} */
+        private String stalled(long made, long committedRecords, long verified, long acknowledged) {
+            String which;
+            if (committedRecords > verified) {
+                which = "the consumer stopped verifying: " + (committedRecords - verified)
+                        + " committed records are unverified (a lost commit notification or a stuck consumer)";
+            } else if (verified > acknowledged) {
+                which = "the consumer's acknowledgements stopped arriving (verified up to " + verified
+                        + ", acknowledged up to " + acknowledged + ")";
+            } else if (made > committedRecords) {
+                which = "writes or commits stopped completing: " + (made - committedRecords)
+                        + " records produced but not committed";
+            } else {
+                which = "the source stopped producing";
+            }
+            return String.format("pipeline stalled: no progress for %d s (--stall-timeout): %s; records produced %d,"
+                            + " written and committed %d, verified %d (last verified sequence %d), acknowledged %d",
+                    o.stallTimeout.toSeconds(), which, made, committedRecords, verified, verified - 1, acknowledged);
         }
 
         /** The records: generated, or the lines of a file; pulled one at a time either way. */

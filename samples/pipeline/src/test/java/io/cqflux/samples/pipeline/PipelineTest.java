@@ -1,6 +1,7 @@
 package io.cqflux.samples.pipeline;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.ByteArrayOutputStream;
@@ -9,6 +10,7 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -80,6 +82,19 @@ class PipelineTest {
     }
 
     @Test
+    void consumerThatStopsVerifying_failsWithinTheStallTimeout_namingWhatStalled() {
+        Options o = Options.parse(new String[] {"--transport", "fabric", "--records", "20000", "--ring-slots", "256",
+                "--batch", "16", "--stall-timeout", "2", "--quiet", "--out", dir.toString()});
+        o.consumerStopsAfter = 3000;
+        // Generous: the run must end through the watchdog (2 s of no progress), not hang.
+        Run run = assertTimeoutPreemptively(Duration.ofSeconds(60), () -> run(o));
+        assertEquals(Pipeline.FAILED, run.result().status(), run.out() + run.err());
+        assertTrue(run.err().contains("pipeline stalled: no progress for 2 s (--stall-timeout)"), run.err());
+        assertTrue(run.err().contains("the consumer stopped verifying"), run.err());
+        assertTrue(run.err().contains("last verified sequence"), run.err());
+    }
+
+    @Test
     void linesOfAFile_areReplicatedAsRecords() throws IOException {
         Path log = dir.resolve("wal.txt");
         StringBuilder b = new StringBuilder();
@@ -111,6 +126,9 @@ class PipelineTest {
         assertTrue(r.err().contains("Usage: pipeline"), r.err());
         assertEquals(Pipeline.USAGE, run("--records", "many").result().status());
         assertEquals(Pipeline.USAGE, run("--bogus").result().status());
+        Run stall = run("--stall-timeout", "0");
+        assertEquals(Pipeline.USAGE, stall.result().status());
+        assertTrue(stall.err().contains("--stall-timeout 0 is outside [1, 86400]"), stall.err());
         assertEquals(Pipeline.OK, run("--help").result().status());
     }
 }
