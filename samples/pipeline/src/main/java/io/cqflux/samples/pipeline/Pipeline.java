@@ -16,6 +16,7 @@ import java.lang.foreign.MemorySegment;
 import java.lang.management.ManagementFactory;
 import java.lang.management.MemoryPoolMXBean;
 import java.lang.management.MemoryType;
+import java.lang.management.MemoryUsage;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
@@ -70,7 +71,7 @@ public final class Pipeline {
      * window keeps them from pacing the pipeline; each holds one of the staging control area's
      * head words ({@link Consumer#CONTROL} / 8 of them) until it completes.
      */
-    private static final int COMMIT_WINDOW = 16;
+    static final int COMMIT_WINDOW = 16;
     private static final Duration SETUP_TIMEOUT = Duration.ofSeconds(30);
 
     private Pipeline() {
@@ -87,7 +88,7 @@ public final class Pipeline {
 
     /** What one run measured. */
     record Result(int status, long records, long verified, long verifiedBytes, double seconds, long maxAhead,
-                  long aheadBound, long ringWaits, int maxInFlight, int sendCredits, long peakHeap, long peakLive,
+                  long aheadBound, long ringWaits, int maxInFlight, int sendCredits, int maxWaiting, long peakHeap, long peakLive,
                   long peakRss,
                   double sourceRecordsPerSecond, String failure) {
         double recordsPerSecond() {
@@ -128,7 +129,7 @@ public final class Pipeline {
     }
 
     private static Result failed(int status, String why) {
-        return new Result(status, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, why);
+        return new Result(status, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, why);
     }
 
     /** The generated source's state. */
@@ -173,6 +174,8 @@ public final class Pipeline {
         private volatile long maxAhead;
         private volatile long peakHeap;
         private volatile long peakLive;
+        /** The most operations seen waiting for a send credit (sampled). */
+        private volatile int maxWaiting;
         private long batches;
 
         Run(Options o, PrintStream out) {
@@ -259,7 +262,7 @@ public final class Pipeline {
                 }
                 Result r = new Result(total != null && verified == total ? OK : FAILED, total == null ? 0 : total,
                         verified, consumer.verifiedBytes(), seconds, maxAhead, aheadBound, gate.waits(),
-                        conn.maxInFlight(), conn.sendCredits(), peakHeap, peakLive, peakRss(), sourceRate,
+                        conn.maxInFlight(), conn.sendCredits(), maxWaiting, peakHeap, peakLive, peakRss(), sourceRate,
                         total == null ? "the pipeline ended without a result" : null);
                 report(r, conn);
                 conn.disposeNow(SETUP_TIMEOUT);
@@ -480,14 +483,16 @@ public final class Pipeline {
         }
 
         /**
-         * {@return the heap outside the young generation's allocation area (eden): what survived a
-         * collection, so what the process retains; it would grow if the pipeline buffered records}
+         * {@return the heap in use right after the most recent collection, summed over the heap's
+         * pools (MemoryPoolMXBean.getCollectionUsage): what survived, so what the process retains;
+         * it would grow if the pipeline buffered records. 0 before the first collection}
          */
         private static long liveHeap() {
             long live = 0;
             for (MemoryPoolMXBean pool : ManagementFactory.getMemoryPoolMXBeans()) {
-                if (pool.getType() == MemoryType.HEAP && !pool.getName().contains("Eden")) {
-                    live += pool.getUsage().getUsed();
+                MemoryUsage afterGc = pool.getType() == MemoryType.HEAP ? pool.getCollectionUsage() : null;
+                if (afterGc != null) {
+                    live += afterGc.getUsed();
                 }
             }
             return live;
@@ -511,8 +516,12 @@ public final class Pipeline {
             if (live > peakLive) {
                 peakLive = live;
             }
+            int waiting = conn.waiting();
+            if (waiting > maxWaiting) {
+                maxWaiting = waiting;
+            }
             Sample s = new Sample(now, v, (v - lastVerified) / dt, (b - lastBytes) / 1e6 / dt, conn.inFlight(),
-                    conn.waiting(), gate.occupied(), produced.get() - gate.consumed(), heap);
+                    waiting, gate.occupied(), produced.get() - gate.consumed(), heap);
             lastVerified = v;
             lastBytes = b;
             lastSeconds = now;
@@ -530,7 +539,7 @@ public final class Pipeline {
                 out.printf("  the source was held to the link's pace: %.1fx slower than it runs alone%n",
                         r.sourceRecordsPerSecond() / r.recordsPerSecond());
             }
-            out.printf("  memory: heap retained (outside eden) at most %d MB, heap used at most %d MB (sampled,"
+            out.printf("  memory: heap retained after a collection at most %d MB, heap used at most %d MB (sampled,"
                             + " garbage included), peak RSS %s%n", r.peakLive() >> 20, r.peakHeap() >> 20,
                     r.peakRss() > 0 ? (r.peakRss() >> 20) + " MB" : "unknown");
             Files.createDirectories(o.out);
