@@ -14,7 +14,9 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 B="$ROOT/benchmarks"
 STRATEGY=${1:-BUSY_POLL}; MODE=${2:-chain}; LOW=${3:-2000}; HIGH=${4:-12000}
-JAVA_HOME=${JAVA_HOME:-$(ls -d /usr/lib/jvm/*25* | head -1)}
+# The JDK as ./cqflux and ./mvnw find it: JAVA_HOME if it is >= 25, else the newest one installed.
+# shellcheck source=../.mvn/find-jdk.sh
+. "$ROOT/.mvn/find-jdk.sh"
 export IPATH_NO_BACKTRACE=1
 OUT=$(mktemp -d)
 trap 'rm -rf "$OUT"' EXIT
@@ -28,13 +30,36 @@ for n in "$LOW" "$HIGH"; do
 done
 python3 - "$OUT/perf.$LOW" "$OUT/perf.$HIGH" "$LOW" "$HIGH" <<'PY'
 import sys
+# The events in the order perf stat was given them (the two epoll_wait ones differ only by their
+# filter, so the first is the loop's and the second libfabric's). Lines are matched by event name,
+# not position: an event perf cannot count prints "<not supported>" (or "<not counted>") in place
+# of its number, and its label must not move to the next event's figure.
+EVENTS = [("system calls", "raw_syscalls:sys_enter"),
+          ("epoll_wait of the loop", "syscalls:sys_enter_epoll_wait"),
+          ("epoll_wait of libfabric", "syscalls:sys_enter_epoll_wait"),
+          ("futex", "syscalls:sys_enter_futex"),
+          ("context switches", "context-switches")]
 def counts(path):
-    return [int(f[0]) for f in (l.strip().split(',') for l in open(path)) if len(f) > 3 and f[0].isdigit()]
+    found = [None] * len(EVENTS)
+    for line in open(path):
+        f = line.strip().split(',')
+        if len(f) < 3 or line.startswith('#'):
+            continue
+        value, event = f[0], f[2]
+        for i, (_, name) in enumerate(EVENTS):
+            # perf may append a modifier (context-switches:u); the first free slot of that name wins.
+            if found[i] is None and (event == name or event.startswith(name + ":")):
+                found[i] = int(value) if value.isdigit() else value
+                break
+    return found
 lo, hi = counts(sys.argv[1]), counts(sys.argv[2])
 n = int(sys.argv[4]) - int(sys.argv[3])
-names = ["system calls", "epoll_wait of the loop", "epoll_wait of libfabric", "futex", "context switches"]
 print("per operation (perf stat, difference of two runs):")
-for name, a, b in zip(names, lo, hi):
-    print(f"  {name:24} {(b - a) / n:8.2f}")
+for (label, _), a, b in zip(EVENTS, lo, hi):
+    if isinstance(a, int) and isinstance(b, int):
+        print(f"  {label:24} {(b - a) / n:8.2f}")
+    else:
+        why = next((x for x in (a, b) if isinstance(x, str)), "no line for the event")
+        print(f"  {label:24} {'n/a':>8}  (perf: {why})")
 PY
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"

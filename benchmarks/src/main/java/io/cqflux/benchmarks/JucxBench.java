@@ -25,7 +25,8 @@ import org.openucx.jucx.ucp.UcpWorkerParams;
  * get, and put+flush with 32 flushes in flight. Prints lines in the C baselines' format
  * ({@code jucx.put_flush.8.lat.mean 14.6 us}) for {@code Report} and {@code plot_svg.py}.
  *
- * <p>Run with {@code UCX_TLS=tcp UCX_NET_DEVICES=lo} (benchmarks/run-jucx.sh sets them); usage:
+ * <p>Run with {@code UCX_TLS=tcp UCX_NET_DEVICES=lo} ({@code benchmarks/run.sh} sets them when it
+ * runs this, after the C baselines, if Debian's libucx0 is installed); usage:
  * {@code JucxBench [iterations]}.
  */
 public final class JucxBench {

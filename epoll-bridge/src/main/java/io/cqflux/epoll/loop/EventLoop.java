@@ -66,12 +66,19 @@ import java.util.concurrent.TimeoutException;
  * round, that call was a third of the loop's system calls per operation (issue 13: 6-8
  * epoll_wait per 8-byte write against C's 2.4-4.5, C calling none of its own). So a busy round
  * asks only when OTHERS_CHECK_INTERVAL_NANOS have passed since the last ask, or when a source was
- * registered since (othersDue: a new listener or channel is asked at once). The bound: a
- * connection event or an incoming connection request waits at most OTHERS_CHECK_INTERVAL_NANOS
- * plus one round longer than before; nothing starves, since the time check runs every round
- * whatever the queues deliver, and a long round (a flood of completions, a task budget) makes the
- * next one ask at once. Completions, tasks and the sleep path are unaffected: a loop that goes to
- * sleep asks every source in prepareToSleep() and then waits on all fds together.
+ * registered since (othersDue: a new listener or channel is asked at once). The bound: one ask
+ * returns at most EpollPoller.MAX_EVENTS (64) ready fds, and it is over the whole epoll set, queue
+ * fds included; busy rounds never acknowledge a queue, so its fd stays readable and takes an
+ * entry in every ask. With N readable fds a connection event or an incoming connection request
+ * can therefore take ceil(N / 64) asks, each OTHERS_CHECK_INTERVAL_NANOS plus a round apart:
+ * 50 µs plus one round when the loop has fewer than 64 readable fds (the usual case: one queue
+ * or two per connection), proportionally more beyond. Nothing starves: epoll_wait(2) moves the
+ * level-triggered entries it returns to the back of its ready list, so successive asks go round
+ * all of them; the time check runs every round whatever the queues deliver; and a long round (a
+ * flood of completions, a task budget) makes the next one ask at once. (Asking about the other
+ * sources alone would need them in an epoll set of their own, nested in the loop's: not done.)
+ * Completions, tasks and the sleep path are unaffected: a loop that goes to sleep asks every
+ * source in prepareToSleep() and then waits on all fds together.
  *
  * Fairness. One turn of the loop runs up to MAX_TASKS_PER_ROUND tasks, for at most
  * TASK_BUDGET_NANOS (a task that re-queues itself to continue a long job, such as failing a dying

@@ -5,6 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.cqflux.epoll.LoopStats;
 import io.cqflux.epoll.WaitStrategy;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ThreadLocalRandom;
@@ -243,6 +245,64 @@ class EventLoopWakeupTest {
             assertTrue(loop.stats().wakeups() >= 20, loop.stats().toString());
             loop.beforeSleep = null;
             r.close();
+        }
+    }
+
+    @Test
+    void busyPoll_withMoreReadableQueuesThanOneEpollAsk_stillServicesANonQueueSource() {
+        nonQueueSource_amongManyReadableQueues_isServiced(WaitStrategy.BUSY_POLL);
+    }
+
+    @Test
+    void adaptive_withMoreReadableQueuesThanOneEpollAsk_stillServicesANonQueueSource() {
+        nonQueueSource_amongManyReadableQueues_isServiced(WaitStrategy.adaptive(50));
+    }
+
+    /**
+     * More readable queue fds than one epoll_wait(2) returns (EpollPoller.MAX_EVENTS): busy rounds
+     * never acknowledge them, so they stay readable and fill every ask; level-triggered epoll
+     * rotates its ready list, so a non-queue source registered and signalled afterwards still comes
+     * up within a few asks (see "Busy rounds and the other sources" in EventLoop). The queues refuse
+     * to sleep (fi_trywait(3) saying "not yet"), so an adaptive loop keeps to busy rounds too.
+     */
+    private static void nonQueueSource_amongManyReadableQueues_isServiced(WaitStrategy strategy) {
+        int queueCount = 2 * EpollPoller.MAX_EVENTS + 8;
+        List<EventfdTestCompletionQueue> queues = new ArrayList<>();
+        List<Registration> registrations = new ArrayList<>();
+        try (EventLoop loop = EventLoop.start(new LoopConfig("many-queues", strategy, 8, null));
+                EventfdTestSource s = new EventfdTestSource()) {
+            AtomicLong delivered = new AtomicLong();
+            for (int i = 0; i < queueCount; i++) {
+                EventfdTestCompletionQueue q = new EventfdTestCompletionQueue("q" + i);
+                queues.add(q);
+                q.sleepAllowed(false);
+                registrations.add(loop.register(q, c -> delivered.incrementAndGet()));
+                q.add(i); // readable from now on: busy rounds poll it but never read its fd
+            }
+            Await.until(() -> delivered.get() == queueCount, "the queues' completions");
+            AtomicInteger events = new AtomicInteger();
+            Registration rs = loop.register(s, () -> {
+                s.consume();
+                events.incrementAndGet();
+            });
+            Await.roundTrip(loop);
+            for (int round = 1; round <= 3; round++) {
+                int n = round;
+                s.signal();
+                Await.until(() -> events.get() == n, "non-queue event " + n + " among " + queueCount
+                        + " readable queue fds (" + strategy + ")");
+            }
+            if (strategy == WaitStrategy.BUSY_POLL) {
+                // (An adaptive loop may acknowledge a queue in a turn where tasks ran after its spin
+                // budget: it then dispatches what epoll reports as a sleeping loop would.)
+                for (EventfdTestCompletionQueue q : queues) {
+                    assertEquals(0, q.acknowledged.get(), "busy rounds only: the queue fds stayed readable");
+                }
+            }
+            rs.close();
+            registrations.forEach(Registration::close);
+        } finally {
+            queues.forEach(EventfdTestCompletionQueue::close);
         }
     }
 }

@@ -109,6 +109,9 @@ final class Consumer {
             throw fail("a message without immediate data arrived where only commit notifications go");
         }
         long t = tail;
+        if (o.consumerStopsAfter >= 0 && t >= o.consumerStopsAfter) {
+            return; // the test hook: a consumer that stopped, without a word
+        }
         // The head is within 2^32 of the tail (the ring is far smaller): widen the low 32 bits.
         long head = t + ((immediate - (t & 0xFFFF_FFFFL)) & 0xFFFF_FFFFL);
         if (head - t > o.ringSlots) {

@@ -28,6 +28,12 @@ final class Options {
               --batch N          records per batch, 1..ring-slots/2 (default 64)
               --consumer-delay-us N  the consumer sleeps N µs per batch (a slow consumer; default 0)
               --interval-ms N    progress and sample interval (default 500)
+              --stall-timeout S  fail the run (exit 1, naming what stalled) when no record was
+                                 produced, committed or verified for S seconds, 1..86400
+                                 (default 30): a lost notification or a consumer that stopped
+                                 ends the run instead of hanging it
+              --timeout S        fail the run if it takes longer than S seconds in all
+                                 (default: no limit; the stall timeout catches a hang)
               --out DIR          where pipeline.csv and pipeline.png go (default pipeline-out)
               --wait MODE        blocking | busy | adaptive[:SPINS] (default blocking)
               --transport T      auto | fabric | rpma (default fabric: libfabric tcp on loopback)
@@ -47,6 +53,9 @@ final class Options {
     int batch = 64;
     int consumerDelayMicros;
     Duration interval = Duration.ofMillis(500);
+    Duration stallTimeout = Duration.ofSeconds(30);
+    /** The whole run's bound; null: none (the stall watchdog is what ends a hung run). */
+    Duration timeout;
     Path out = Path.of("pipeline-out");
     WaitStrategy wait = WaitStrategy.BLOCKING;
     String waitName = "blocking";
@@ -57,6 +66,11 @@ final class Options {
     boolean help;
     /** Test hook: the consumer finds this record (sequence number) with a flipped payload byte; -1: none. */
     long corruptRecord = -1;
+    /**
+     * Test hook: the consumer silently stops verifying (and acknowledging) once it has verified
+     * this many records, as a consumer that hangs would; -1: never.
+     */
+    long consumerStopsAfter = -1;
 
     /** {@return the bytes of one ring slot: header and the largest payload, rounded up to 64} */
     int slotSize() {
@@ -84,6 +98,8 @@ final class Options {
                 case "--batch" -> o.batch = (int) longArg(args, ++i, a, 1, 1 << 19);
                 case "--consumer-delay-us" -> o.consumerDelayMicros = (int) longArg(args, ++i, a, 0, 1_000_000);
                 case "--interval-ms" -> o.interval = Duration.ofMillis(longArg(args, ++i, a, 10, 60_000));
+                case "--stall-timeout" -> o.stallTimeout = Duration.ofSeconds(longArg(args, ++i, a, 1, 86_400));
+                case "--timeout" -> o.timeout = Duration.ofSeconds(longArg(args, ++i, a, 1, 1L << 31));
                 case "--out" -> o.out = Path.of(value(args, ++i, a));
                 case "--wait" -> o.parseWait(value(args, ++i, a));
                 case "--transport" -> {

@@ -16,6 +16,7 @@ import java.lang.foreign.MemorySegment;
 import java.lang.management.ManagementFactory;
 import java.lang.management.MemoryPoolMXBean;
 import java.lang.management.MemoryType;
+import java.lang.management.MemoryUsage;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
@@ -23,6 +24,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
 import java.util.Queue;
@@ -31,6 +33,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.core.publisher.SynchronousSink;
 import reactor.core.scheduler.Scheduler;
 import reactor.core.scheduler.Schedulers;
 
@@ -68,9 +71,8 @@ public final class Pipeline {
      * window keeps them from pacing the pipeline; each holds one of the staging control area's
      * head words ({@link Consumer#CONTROL} / 8 of them) until it completes.
      */
-    private static final int COMMIT_WINDOW = 16;
+    static final int COMMIT_WINDOW = 16;
     private static final Duration SETUP_TIMEOUT = Duration.ofSeconds(30);
-    private static final Duration RUN_TIMEOUT = Duration.ofHours(2);
 
     private Pipeline() {
     }
@@ -86,7 +88,7 @@ public final class Pipeline {
 
     /** What one run measured. */
     record Result(int status, long records, long verified, long verifiedBytes, double seconds, long maxAhead,
-                  long aheadBound, long ringWaits, int maxInFlight, int sendCredits, long peakHeap, long peakLive,
+                  long aheadBound, long ringWaits, int maxInFlight, int sendCredits, int maxWaiting, long peakHeap, long peakLive,
                   long peakRss,
                   double sourceRecordsPerSecond, String failure) {
         double recordsPerSecond() {
@@ -127,7 +129,7 @@ public final class Pipeline {
     }
 
     private static Result failed(int status, String why) {
-        return new Result(status, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, why);
+        return new Result(status, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, why);
     }
 
     /** The generated source's state. */
@@ -172,6 +174,8 @@ public final class Pipeline {
         private volatile long maxAhead;
         private volatile long peakHeap;
         private volatile long peakLive;
+        /** The most operations seen waiting for a send credit (sampled). */
+        private volatile int maxWaiting;
         private long batches;
 
         Run(Options o, PrintStream out) {
@@ -229,8 +233,11 @@ public final class Pipeline {
                 Disposable progress = sampler(t0, conn, consumer);
                 Long total;
                 try {
-                    total = Mono.firstWithSignal(all, consumer.failure().then(Mono.empty()), acks.then(Mono.empty()))
-                            .block(RUN_TIMEOUT);
+                    Mono<Long> outcome = Mono.firstWithSignal(all, consumer.failure().then(Mono.empty()),
+                            acks.then(Mono.empty()), watchdog(consumer).then(Mono.empty()));
+                    // No hidden bound: a run that stops moving fails through the watchdog; a
+                    // bound on the whole run is the caller's choice (--timeout).
+                    total = o.timeout == null ? outcome.block() : outcome.block(o.timeout);
                 } catch (RuntimeException e) {
                     // A record that failed verification closes the consumer's connection, and the
                     // writer may see that end first: report the cause, not its echo.
@@ -255,7 +262,7 @@ public final class Pipeline {
                 }
                 Result r = new Result(total != null && verified == total ? OK : FAILED, total == null ? 0 : total,
                         verified, consumer.verifiedBytes(), seconds, maxAhead, aheadBound, gate.waits(),
-                        conn.maxInFlight(), conn.sendCredits(), peakHeap, peakLive, peakRss(), sourceRate,
+                        conn.maxInFlight(), conn.sendCredits(), maxWaiting, peakHeap, peakLive, peakRss(), sourceRate,
                         total == null ? "the pipeline ended without a result" : null);
                 report(r, conn);
                 conn.disposeNow(SETUP_TIMEOUT);
@@ -298,6 +305,51 @@ public final class Pipeline {
                     .flatMapSequential(b -> commit(conn, remote, stagingRegion, staging, b), COMMIT_WINDOW, 1)
                     .doOnNext(b -> committed.addAndGet(b.count))
                     .then(Mono.fromCallable(committed::get));
+        }
+
+        /**
+         * The stall watchdog: fails with an error naming the stage that stopped when neither the
+         * source, the commits, the consumer nor its acknowledgements moved for the stall timeout.
+         * A lost commit notification, a consumer that stopped, or an operation that never completes
+         * would otherwise hang the run (and a test or a script running it) with no word.
+         * {@return a Mono that only ever fails}
+         */
+        private Mono<Void> watchdog(Consumer consumer) {
+            long period = Math.max(10, Math.min(1000, o.stallTimeout.toMillis() / 10));
+            long[] last = {-1, -1, -1, -1};
+            long[] since = {System.nanoTime()};
+            return Flux.interval(Duration.ofMillis(period))
+                    .handle((Long tick, SynchronousSink<Void> sink) -> {
+                        long[] now = {produced.get(), committed.get(), consumer.tail(), gate.consumed()};
+                        long t = System.nanoTime();
+                        if (!Arrays.equals(now, last)) {
+                            System.arraycopy(now, 0, last, 0, now.length);
+                            since[0] = t;
+                        } else if (t - since[0] >= o.stallTimeout.toNanos()) {
+                            sink.error(new IllegalStateException(stalled(now[0], now[1], now[2], now[3])));
+                        }
+                    })
+                    .then();
+        }
+
+        /** {@return what the watchdog says: the counts, the last sequence numbers, the stage that stopped} */
+        private String stalled(long made, long committedRecords, long verified, long acknowledged) {
+            String which;
+            if (committedRecords > verified) {
+                which = "the consumer stopped verifying: " + (committedRecords - verified)
+                        + " committed records are unverified (a lost commit notification or a stuck consumer)";
+            } else if (verified > acknowledged) {
+                which = "the consumer's acknowledgements stopped arriving (verified up to " + verified
+                        + ", acknowledged up to " + acknowledged + ")";
+            } else if (made > committedRecords) {
+                which = "writes or commits stopped completing: " + (made - committedRecords)
+                        + " records produced but not committed";
+            } else {
+                which = "the source stopped producing";
+            }
+            return String.format("pipeline stalled: no progress for %d s (--stall-timeout): %s; records produced %d,"
+                            + " written and committed %d, verified %d (last verified sequence %d), acknowledged %d",
+                    o.stallTimeout.toSeconds(), which, made, committedRecords, verified, verified - 1, acknowledged);
         }
 
         /** The records: generated, or the lines of a file; pulled one at a time either way. */
@@ -431,14 +483,16 @@ public final class Pipeline {
         }
 
         /**
-         * {@return the heap outside the young generation's allocation area (eden): what survived a
-         * collection, so what the process retains; it would grow if the pipeline buffered records}
+         * {@return the heap in use right after the most recent collection, summed over the heap's
+         * pools (MemoryPoolMXBean.getCollectionUsage): what survived, so what the process retains;
+         * it would grow if the pipeline buffered records. 0 before the first collection}
          */
         private static long liveHeap() {
             long live = 0;
             for (MemoryPoolMXBean pool : ManagementFactory.getMemoryPoolMXBeans()) {
-                if (pool.getType() == MemoryType.HEAP && !pool.getName().contains("Eden")) {
-                    live += pool.getUsage().getUsed();
+                MemoryUsage afterGc = pool.getType() == MemoryType.HEAP ? pool.getCollectionUsage() : null;
+                if (afterGc != null) {
+                    live += afterGc.getUsed();
                 }
             }
             return live;
@@ -462,8 +516,12 @@ public final class Pipeline {
             if (live > peakLive) {
                 peakLive = live;
             }
+            int waiting = conn.waiting();
+            if (waiting > maxWaiting) {
+                maxWaiting = waiting;
+            }
             Sample s = new Sample(now, v, (v - lastVerified) / dt, (b - lastBytes) / 1e6 / dt, conn.inFlight(),
-                    conn.waiting(), gate.occupied(), produced.get() - gate.consumed(), heap);
+                    waiting, gate.occupied(), produced.get() - gate.consumed(), heap);
             lastVerified = v;
             lastBytes = b;
             lastSeconds = now;
@@ -481,7 +539,7 @@ public final class Pipeline {
                 out.printf("  the source was held to the link's pace: %.1fx slower than it runs alone%n",
                         r.sourceRecordsPerSecond() / r.recordsPerSecond());
             }
-            out.printf("  memory: heap retained (outside eden) at most %d MB, heap used at most %d MB (sampled,"
+            out.printf("  memory: heap retained after a collection at most %d MB, heap used at most %d MB (sampled,"
                             + " garbage included), peak RSS %s%n", r.peakLive() >> 20, r.peakHeap() >> 20,
                     r.peakRss() > 0 ? (r.peakRss() >> 20) + " MB" : "unknown");
             Files.createDirectories(o.out);

@@ -1,6 +1,7 @@
 package io.cqflux.samples.pipeline;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.ByteArrayOutputStream;
@@ -9,6 +10,7 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -53,11 +55,18 @@ class PipelineTest {
         assertTrue(r.ringWaits() > 0, run.out());
         assertTrue(r.maxAhead() <= 1024 + 3 * 32, "source ran " + r.maxAhead() + " records ahead: " + run.out());
         assertTrue(r.maxAhead() >= 1024, "the ring never filled: " + run.out());
-        // writeAll keeps at most half the credits' worth of durable writes (two credits each).
-        assertTrue(r.maxInFlight() <= r.sendCredits(), run.out());
+        // Operations outstanding on the writer's connection: writeAll's at most sendCredits/2 durable
+        // writes (one operation each, holding two credits) and at most COMMIT_WINDOW commits (each
+        // one operation at a time: write with immediate, then flush). The credits themselves cap
+        // what is posted, so what shows an unbounded stage is the queue waiting for a credit: it can
+        // never hold more than those operations (sampled at each interval).
+        assertTrue(r.maxInFlight() > 0, run.out());
+        int outstanding = Math.max(1, r.sendCredits() / 2) + Pipeline.COMMIT_WINDOW;
+        assertTrue(r.maxWaiting() <= outstanding, "operations waiting for a credit: " + r.maxWaiting()
+                + ", bound " + outstanding + ": " + run.out());
         // Memory: the records held at once are the ring's and a few batches' worth; all 200k of them
         // (about 29 MB of record bytes, some 38 MB as arrays) would have to be retained if anything
-        // buffered without bound. The retained heap (outside eden) stays far below that.
+        // buffered without bound. The heap retained after a collection stays far below that.
         assertTrue(r.peakLive() > 0 && r.peakLive() < (32L << 20), "retained heap " + r.peakLive() + ": " + run.out());
         assertTrue(r.peakHeap() > 0 && r.peakRss() > 0, run.out());
         List<String> csv = Files.readAllLines(dir.resolve("pipeline.csv"));
@@ -77,6 +86,19 @@ class PipelineTest {
         assertEquals(Pipeline.FAILED, run.result().status(), run.out());
         assertTrue(run.err().contains("record 12345: CRC32C"), run.err());
         assertTrue(run.err().contains("(corrupted)"), run.err());
+    }
+
+    @Test
+    void consumerThatStopsVerifying_failsWithinTheStallTimeout_namingWhatStalled() {
+        Options o = Options.parse(new String[] {"--transport", "fabric", "--records", "20000", "--ring-slots", "256",
+                "--batch", "16", "--stall-timeout", "2", "--quiet", "--out", dir.toString()});
+        o.consumerStopsAfter = 3000;
+        // Generous: the run must end through the watchdog (2 s of no progress), not hang.
+        Run run = assertTimeoutPreemptively(Duration.ofSeconds(60), () -> run(o));
+        assertEquals(Pipeline.FAILED, run.result().status(), run.out() + run.err());
+        assertTrue(run.err().contains("pipeline stalled: no progress for 2 s (--stall-timeout)"), run.err());
+        assertTrue(run.err().contains("the consumer stopped verifying"), run.err());
+        assertTrue(run.err().contains("last verified sequence"), run.err());
     }
 
     @Test
@@ -111,6 +133,9 @@ class PipelineTest {
         assertTrue(r.err().contains("Usage: pipeline"), r.err());
         assertEquals(Pipeline.USAGE, run("--records", "many").result().status());
         assertEquals(Pipeline.USAGE, run("--bogus").result().status());
+        Run stall = run("--stall-timeout", "0");
+        assertEquals(Pipeline.USAGE, stall.result().status());
+        assertTrue(stall.err().contains("--stall-timeout 0 is outside [1, 86400]"), stall.err());
         assertEquals(Pipeline.OK, run("--help").result().status());
     }
 }
