@@ -343,7 +343,9 @@ final class ConnectionCore {
         }
         if (event == ConnectionEvent.LOST) {
             // Once per connection: what a service operator needs to see without debug logging.
-            LOG.warn(cause.getMessage());
+            // A cause without a message (a subscriber's own exception) still names the connection.
+            String m = cause.getMessage();
+            LOG.warn(m != null && !m.isBlank() ? m : "connection " + description + " lost: " + cause);
         }
         Consumer<Throwable> failed = onFailed;
         onFailed = null;
