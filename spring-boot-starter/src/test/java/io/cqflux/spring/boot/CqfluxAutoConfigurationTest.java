@@ -127,8 +127,8 @@ class CqfluxAutoConfigurationTest {
     }
 
     @Test
-    void peerNotListening_startsDownWithoutFailingTheStart() {
-        runner.withPropertyValues("cqflux.peers.store.address=127.0.0.1", "cqflux.peers.store.port=9",
+    void peerNotListening_startsDownWithoutFailingTheStart() throws Exception {
+        runner.withPropertyValues("cqflux.peers.store.address=127.0.0.1", "cqflux.peers.store.port=" + CqfluxReadinessTest.unusedPort(),
                         "cqflux.connect-timeout=2s")
                 .run(ctx -> {
                     assertThat(ctx).hasNotFailed();
