@@ -6,6 +6,7 @@ import io.cqflux.spring.boot.CqfluxPeer;
 import io.cqflux.spring.boot.CqfluxPeers;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.actuate.autoconfigure.health.ConditionalOnEnabledHealthIndicator;
 import org.springframework.boot.actuate.health.CompositeReactiveHealthContributor;
 import org.springframework.boot.actuate.health.ReactiveHealthContributor;
@@ -38,17 +39,19 @@ public class CqfluxHealthContributorAutoConfiguration {
      * The composite contributor named {@code cqflux}.
      *
      * @param cqflux the instance
-     * @param peers the peers
+     * @param peers the peers; absent when the application brings its own {@link Cqflux} with
+     *     {@code cqflux.enabled=false}, and then only the transport is reported
      * @return the contributor
      */
     @Bean
     @ConditionalOnMissingBean(name = "cqfluxHealthContributor")
-    public ReactiveHealthContributor cqfluxHealthContributor(Cqflux cqflux, CqfluxPeers peers) {
+    public ReactiveHealthContributor cqfluxHealthContributor(Cqflux cqflux, ObjectProvider<CqfluxPeers> peers) {
         Map<String, ReactiveHealthContributor> all = new LinkedHashMap<>();
         all.put("transport", new CqfluxHealthIndicator(cqflux));
-        if (!peers.all().isEmpty()) {
+        CqfluxPeers named = peers.getIfAvailable();
+        if (named != null && !named.all().isEmpty()) {
             Map<String, ReactiveHealthContributor> each = new LinkedHashMap<>();
-            for (CqfluxPeer p : peers.all()) {
+            for (CqfluxPeer p : named.all()) {
                 each.put(p.name(), new CqfluxPeerHealthIndicator(p));
             }
             all.put("peers", CompositeReactiveHealthContributor.fromMap(each));

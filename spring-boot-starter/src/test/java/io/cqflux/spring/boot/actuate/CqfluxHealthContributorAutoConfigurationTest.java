@@ -2,6 +2,7 @@ package io.cqflux.spring.boot.actuate;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.cqflux.reactor.Cqflux;
 import io.cqflux.spring.boot.CqfluxAutoConfiguration;
 import io.cqflux.spring.boot.CqfluxPeer;
 import io.cqflux.spring.boot.CqfluxPeers;
@@ -75,6 +76,20 @@ class CqfluxHealthContributorAutoConfigurationTest {
     void withoutCqflux_noContributor() {
         runner.withPropertyValues("cqflux.enabled=false")
                 .run(ctx -> assertThat(ctx).hasNotFailed().doesNotHaveBean("cqfluxHealthContributor"));
+    }
+
+    @Test
+    void applicationsOwnCqflux_withStarterDisabled_onlyTheTransportIsReported() {
+        runner.withPropertyValues("cqflux.enabled=false")
+                .withBean(Cqflux.class, () -> Cqflux.builder().transport("fabric").threadNamePrefix("own").build(),
+                        bd -> bd.setDestroyMethodName("close"))
+                .run(ctx -> {
+                    assertThat(ctx).hasNotFailed().doesNotHaveBean(CqfluxPeers.class);
+                    CompositeReactiveHealthContributor cqflux =
+                            (CompositeReactiveHealthContributor) ctx.getBean("cqfluxHealthContributor");
+                    assertThat(health(cqflux.getContributor("transport")).getStatus()).isEqualTo(Status.UP);
+                    assertThat(cqflux.getContributor("peers")).isNull();
+                });
     }
 
     private static Health health(ReactiveHealthContributor c) {
