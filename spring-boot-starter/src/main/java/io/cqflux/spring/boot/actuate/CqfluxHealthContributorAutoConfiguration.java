@@ -19,11 +19,13 @@ import org.springframework.context.annotation.Bean;
 
 /**
  * The {@code cqflux} health contributor, when the application has Spring Boot's actuator:
- * {@code cqflux.transport} (the instance) and {@code cqflux.peers.<name>} (one per peer, UP/DOWN
- * with details). Off with {@code management.health.cqflux.enabled=false}. Add {@code cqflux} to
- * the readiness group ({@code management.endpoint.health.group.readiness.include=readinessState,cqflux})
- * to have a probe look at the peers directly; {@link io.cqflux.spring.boot.CqfluxReadiness} moves
- * the readiness state itself.
+ * {@code cqflux.transport} (the instance) and {@code cqflux.peers.<name>} (one per peer with
+ * details; a required peer is DOWN while it is not up, an optional one always UP, see
+ * {@link CqfluxPeerHealthIndicator}). Off with {@code management.health.cqflux.enabled=false}.
+ * The readiness group needs nothing added: its {@code readinessState} already follows the
+ * required peers ({@link io.cqflux.spring.boot.CqfluxReadiness} moves it); adding {@code cqflux}
+ * would only repeat that. Keep {@code cqflux} out of the liveness group: a peer being away is no
+ * reason to restart the instance.
  */
 @AutoConfiguration(after = CqfluxAutoConfiguration.class)
 @ConditionalOnClass({ ReactiveHealthIndicator.class, ConditionalOnEnabledHealthIndicator.class, Cqflux.class })

@@ -8,6 +8,8 @@ import io.cqflux.spring.boot.CqfluxPeer;
 import io.cqflux.spring.boot.CqfluxPeers;
 import io.cqflux.test.CqfluxTest;
 import io.cqflux.test.LoopbackPeer;
+import java.net.InetAddress;
+import java.net.ServerSocket;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.actuate.health.CompositeReactiveHealthContributor;
@@ -89,6 +91,35 @@ class CqfluxHealthContributorAutoConfigurationTest {
                             (CompositeReactiveHealthContributor) ctx.getBean("cqfluxHealthContributor");
                     assertThat(health(cqflux.getContributor("transport")).getStatus()).isEqualTo(Status.UP);
                     assertThat(cqflux.getContributor("peers")).isNull();
+                });
+    }
+
+    @Test
+    void optionalPeerUnavailable_reportsUpWithItsState_requiredOneDown() throws Exception {
+        int nobody;
+        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            nobody = s.getLocalPort();
+        }
+        runner.withPropertyValues("cqflux.connect-timeout=2s",
+                        "cqflux.peers.cache.address=127.0.0.1", "cqflux.peers.cache.port=" + nobody,
+                        "cqflux.peers.cache.required=false",
+                        "cqflux.peers.store.address=127.0.0.1", "cqflux.peers.store.port=" + nobody)
+                .run(ctx -> {
+                    CqfluxPeers peers = ctx.getBean(CqfluxPeers.class);
+                    for (String name : new String[] {"cache", "store"}) {
+                        peers.get(name).states().filter(s -> s == CqfluxPeer.State.DOWN).next()
+                                .block(Duration.ofSeconds(10));
+                    }
+                    CompositeReactiveHealthContributor each = (CompositeReactiveHealthContributor)
+                            ((CompositeReactiveHealthContributor) ctx.getBean("cqfluxHealthContributor"))
+                                    .getContributor("peers");
+                    Health cache = health(each.getContributor("cache"));
+                    assertThat(cache.getStatus()).isEqualTo(Status.UP);
+                    assertThat(cache.getDetails()).containsEntry("state", "DOWN").containsEntry("required", false)
+                            .containsKey("error");
+                    Health store = health(each.getContributor("store"));
+                    assertThat(store.getStatus()).isEqualTo(Status.DOWN);
+                    assertThat(store.getDetails()).containsEntry("state", "DOWN").containsEntry("required", true);
                 });
     }
 
