@@ -56,6 +56,11 @@ class CqfluxAutoConfigurationTest {
     }
 
     @Test
+    void threadNamePrefixUnset_keepsTheLibrarysNumberedDefault() {
+        runner.run(ctx -> assertThat(ctx.getBean(Cqflux.class).toString()).matches("Cqflux\\[cqflux-\\d+, .*"));
+    }
+
+    @Test
     void badValue_failsTheStartNamingTheBound() {
         runner.withPropertyValues("cqflux.batch-size=0").run(ctx -> assertThat(ctx).hasFailed()
                 .getFailure().rootCause().hasMessageContaining("batchSize 0 is outside"));
