@@ -62,7 +62,6 @@ public class CqfluxAutoConfiguration {
     static Cqflux.Builder builder(CqfluxProperties p) {
         Cqflux.Builder b = Cqflux.builder()
                 .transport(p.getTransport())
-                .threadNamePrefix(p.getThreadNamePrefix())
                 .loops(p.getLoops())
                 .batchSize(p.getBatchSize())
                 .pendingLimit(p.getPendingLimit())
@@ -79,6 +78,9 @@ public class CqfluxAutoConfiguration {
             cc = cc.withSendQueueSize(p.getSendCredits());
         }
         b.connectionConfig(cc);
+        if (p.getThreadNamePrefix() != null) {
+            b.threadNamePrefix(p.getThreadNamePrefix());
+        }
         if (p.getFabricProvider() != null) {
             b.fabricProvider(p.getFabricProvider());
         }

@@ -26,9 +26,11 @@ import reactor.core.publisher.Mono;
  * posted in place, without a copy. Nothing else is: a direct buffer elsewhere is still copied.
  *
  * <p><b>Ownership and cancellation.</b> These methods never release the caller's data buffer.
- * The copy is made when a pooled buffer is granted, which may be after a wait (all leased), so
- * keep the data buffer unreleased and unchanged until the returned Mono has terminated or been
- * cancelled, then release it as usual. The pooled buffer returns to the pool when the operation
+ * On the copy path its readable bytes are copied to the heap when the returned Mono is subscribed
+ * (a data buffer's {@code ByteBuffer} views may be used only while it iterates them), and from
+ * there into a pooled buffer once one is granted, which may be after a wait (all leased); on the
+ * zero-copy path the NIC reads them in place. So keep the data buffer unreleased and unchanged
+ * until the returned Mono has terminated or been cancelled, then release it as usual. The pooled buffer returns to the pool when the operation
  * terminates at the NIC, never when a subscriber cancels (the NIC may still read it): a client that
  * goes away mid-request cannot make the pool hand out a buffer that is still being read. With the
  * zero-copy path the NIC reads the caller's memory: after a cancellation, don't reuse that part
@@ -105,31 +107,25 @@ public final class CqfluxDataBuffers {
         Objects.requireNonNull(c, "connection");
         Objects.requireNonNull(data, "data");
         return Mono.defer(() -> {
-            ByteBuffer bb = single(data);
-            if (bb != null && bb.isDirect()) {
-                MemorySegment seg = MemorySegment.ofBuffer(bb);
-                for (Region r : zeroCopy) {
-                    long at = seg.address() - r.segment().address();
-                    if (r.isOpen() && at >= 0 && at + seg.byteSize() <= r.size()) {
-                        return durable ? c.durableWrite(dst, dstOffset, r, at, seg.byteSize())
-                                : c.write(dst, dstOffset, r, at, seg.byteSize());
+            // A data buffer's ByteBuffer views are valid only while its iterator is open
+            // (DataBuffer.readableByteBuffers()): decide on the zero-copy path inside it, and let
+            // nothing but a copy of the bytes out of it.
+            try (DataBuffer.ByteBufferIterator it = data.readableByteBuffers()) {
+                ByteBuffer first = it.hasNext() ? it.next() : null;
+                if (first != null && !it.hasNext() && first.isDirect()) {
+                    MemorySegment seg = MemorySegment.ofBuffer(first);
+                    for (Region r : zeroCopy) {
+                        long at = seg.address() - r.segment().address();
+                        if (r.isOpen() && at >= 0 && at + seg.byteSize() <= r.size()) {
+                            // Posted from the region itself, not from the view.
+                            return durable ? c.durableWrite(dst, dstOffset, r, at, seg.byteSize())
+                                    : c.write(dst, dstOffset, r, at, seg.byteSize());
+                        }
                     }
                 }
             }
-            ByteBuffer copy = bb != null ? bb : gather(data);
-            return staging.write(c, dst, dstOffset, copy, durable);
+            return staging.write(c, dst, dstOffset, gather(data), durable);
         });
-    }
-
-    /** The readable bytes as one ByteBuffer view when the data buffer holds them contiguously, else null. */
-    private static ByteBuffer single(DataBuffer data) {
-        try (DataBuffer.ByteBufferIterator it = data.readableByteBuffers()) {
-            if (!it.hasNext()) {
-                return ByteBuffer.allocate(0);
-            }
-            ByteBuffer first = it.next();
-            return it.hasNext() ? null : first;
-        }
     }
 
     private static ByteBuffer gather(DataBuffer data) {

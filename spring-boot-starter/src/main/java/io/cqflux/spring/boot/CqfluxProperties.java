@@ -81,8 +81,11 @@ public class CqfluxProperties {
      */
     private Duration shutdownTimeout = Duration.ofSeconds(30);
 
-    /** Event-loop thread name prefix: threads are named {@code <prefix>-loop-<n>}. */
-    private String threadNamePrefix = "cqflux";
+    /**
+     * Event-loop thread name prefix: threads are named {@code <prefix>-loop-<n>}. Unset, each
+     * instance gets the library's own, {@code cqflux-1}, {@code cqflux-2}, ...
+     */
+    private String threadNamePrefix;
 
     /** Publish readiness (AvailabilityChangeEvent) from the state of the peers marked required. */
     private boolean readiness = true;
@@ -392,7 +395,7 @@ public class CqfluxProperties {
         this.shutdownTimeout = shutdownTimeout;
     }
 
-    /** @return the thread name prefix */
+    /** @return the thread name prefix, or null for the library's default */
     public String getThreadNamePrefix() {
         return threadNamePrefix;
     }

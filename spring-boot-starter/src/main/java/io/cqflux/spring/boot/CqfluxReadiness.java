@@ -6,89 +6,150 @@ import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.springframework.boot.availability.AvailabilityChangeEvent;
 import org.springframework.boot.availability.ReadinessState;
+import org.springframework.context.ApplicationEvent;
 import org.springframework.context.ApplicationEventPublisher;
 import org.springframework.context.ApplicationListener;
 import org.springframework.context.SmartLifecycle;
+import org.springframework.context.event.ContextClosedEvent;
 import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
+import reactor.core.scheduler.Scheduler;
+import reactor.core.scheduler.Schedulers;
 
 /**
- * Ties the application's readiness to its required peers: publishes
- * {@link ReadinessState#REFUSING_TRAFFIC} when one of them goes down and
+ * Ties the application's readiness to its required peers: lowers it to
+ * {@link ReadinessState#REFUSING_TRAFFIC} when one of them goes down and raises it back to
  * {@link ReadinessState#ACCEPTING_TRAFFIC} when all are up again, so that a Kubernetes readiness
  * probe ({@code /actuator/health/readiness}) takes the instance out of rotation while its storage
  * is away. When Spring Boot declares the application ready while a required peer is down, it
  * answers with {@code REFUSING_TRAFFIC} at once. Off with {@code cqflux.readiness=false}.
  *
- * <p><b>Thread safety.</b> State changes arrive on event-loop threads; publishing an
- * availability event only records it, so that is safe there.
+ * <p><b>Whose readiness.</b> The readiness state is shared with Spring Boot and the application,
+ * so this bean follows every readiness event, not only its own. It only ever restores
+ * {@code ACCEPTING_TRAFFIC} that it took away itself: once anyone else publishes
+ * {@code REFUSING_TRAFFIC} (the application, or Spring Boot's reactive web context, which does so
+ * at the start of its close, before the lifecycle beans stop), a peer coming back changes nothing
+ * until someone else publishes {@code ACCEPTING_TRAFFIC} again. Before the application is declared
+ * ready it publishes nothing. From {@link ContextClosedEvent} on it stops watching the peers and
+ * never publishes again, so a peer reconnecting in the graceful-shutdown window cannot report a
+ * terminating instance ready.
+ *
+ * <p><b>Thread safety.</b> Peer state changes arrive on cqflux event-loop threads; they are
+ * handed to {@link Schedulers#boundedElastic()} before anything is published, because the
+ * application's availability listeners run on the publishing thread and must never run (or block)
+ * on an event loop. Decisions and publishing are serialised on this object's monitor.
  */
-public final class CqfluxReadiness implements ApplicationListener<AvailabilityChangeEvent<?>>, SmartLifecycle {
+public final class CqfluxReadiness implements ApplicationListener<ApplicationEvent>, SmartLifecycle {
     private static final Log LOG = LogFactory.getLog(CqfluxReadiness.class);
 
     private final CqfluxPeers peers;
     private final ApplicationEventPublisher publisher;
-    private volatile boolean ready;
-    private ReadinessState last;
+    private final Scheduler publishOn;
     private volatile Disposable watch;
+
+    // Guarded by this.
+    /** The last readiness event published by someone else was not ACCEPTING_TRAFFIC (none yet, too). */
+    private boolean othersRefusing = true;
+    /** This bean published REFUSING_TRAFFIC and nobody else has published readiness since. */
+    private boolean lowered;
+    /** The context is closing: never publish again. */
+    private boolean closed;
+    /** Peer state signals handled (published or not), for tests to wait on. */
+    private volatile long handled;
 
     /**
      * @param peers the peers whose required ones decide readiness
      * @param publisher where the availability events go (the application context)
      */
     public CqfluxReadiness(CqfluxPeers peers, ApplicationEventPublisher publisher) {
+        this(peers, publisher, Schedulers.boundedElastic());
+    }
+
+    CqfluxReadiness(CqfluxPeers peers, ApplicationEventPublisher publisher, Scheduler publishOn) {
         this.peers = peers;
         this.publisher = publisher;
+        this.publishOn = publishOn;
     }
 
     @Override
-    public void onApplicationEvent(AvailabilityChangeEvent<?> event) {
-        if (event.getState() == ReadinessState.ACCEPTING_TRAFFIC && event.getSource() != this) {
-            ready = true;
-            synchronized (this) {
-                last = ReadinessState.ACCEPTING_TRAFFIC;
-            }
-            if (!peers.requiredAvailable()) {
-                LOG.warn("cqflux: a required peer is down, readiness REFUSING_TRAFFIC: " + peers);
-                synchronized (this) {
-                    last = ReadinessState.REFUSING_TRAFFIC;
-                }
-                // Published from inside this dispatch: the nested event must reach Boot's
-                // availability bean after the ACCEPTING_TRAFFIC being dispatched did, so this
-                // listener comes after it (CqfluxAutoConfiguration runs after
-                // ApplicationAvailabilityAutoConfiguration: its beans, listeners included, are
-                // registered and created later, and listeners without an order keep that order).
-                AvailabilityChangeEvent.publish(publisher, this, ReadinessState.REFUSING_TRAFFIC);
-            }
+    public void onApplicationEvent(ApplicationEvent event) {
+        if (event instanceof ContextClosedEvent) {
+            close();
+        } else if (event instanceof AvailabilityChangeEvent<?> a && a.getState() instanceof ReadinessState state
+                && a.getSource() != this) {
+            othersChanged(state);
+        }
+    }
+
+    private synchronized void othersChanged(ReadinessState state) {
+        // Whatever this bean had lowered, the state is now someone else's.
+        lowered = false;
+        othersRefusing = state != ReadinessState.ACCEPTING_TRAFFIC;
+        if (!othersRefusing && !closed && !peers.requiredAvailable()) {
+            LOG.warn("cqflux: a required peer is down, readiness REFUSING_TRAFFIC: " + peers);
+            lowered = true;
+            // Published from inside this dispatch: the nested event must reach Boot's
+            // availability bean after the ACCEPTING_TRAFFIC being dispatched did, so this
+            // listener comes after it (CqfluxAutoConfiguration runs after
+            // ApplicationAvailabilityAutoConfiguration: its beans, listeners included, are
+            // registered and created later, and listeners without an order keep that order).
+            AvailabilityChangeEvent.publish(publisher, this, ReadinessState.REFUSING_TRAFFIC);
+        }
+    }
+
+    private synchronized void close() {
+        closed = true;
+        Disposable w = watch;
+        if (w != null) {
+            w.dispose();
         }
     }
 
     @Override
-    public void start() {
+    public synchronized void start() {
+        if (closed || watch != null) {
+            return;
+        }
         List<Flux<CqfluxPeer.State>> required = new ArrayList<>();
         for (CqfluxPeer p : peers.all()) {
             if (p.required()) {
                 required.add(p.states().skip(1));
             }
         }
-        watch = Flux.merge(required).subscribe(s -> changed());
+        watch = Flux.merge(required).publishOn(publishOn).subscribe(s -> changed());
     }
 
     private synchronized void changed() {
-        if (!ready) {
-            return;
+        try {
+            if (closed || othersRefusing) {
+                // Not ready yet, refused by someone else (never overridden), or closing.
+                return;
+            }
+            boolean available = peers.requiredAvailable();
+            if (!available && !lowered) {
+                lowered = true;
+                publish(ReadinessState.REFUSING_TRAFFIC);
+            } else if (available && lowered) {
+                lowered = false;
+                publish(ReadinessState.ACCEPTING_TRAFFIC);
+            }
+        } finally {
+            handled++;
         }
-        ReadinessState s = peers.requiredAvailable() ? ReadinessState.ACCEPTING_TRAFFIC : ReadinessState.REFUSING_TRAFFIC;
-        if (s == last) {
-            return;
-        }
-        last = s;
+    }
+
+    private void publish(ReadinessState s) {
         LOG.info("cqflux: readiness " + s + " (" + peers + ")");
         AvailabilityChangeEvent.publish(publisher, this, s);
     }
 
+    /** {@return the peer state signals handled so far} */
+    long handled() {
+        return handled;
+    }
+
     @Override
-    public void stop() {
+    public synchronized void stop() {
         Disposable w = watch;
         if (w != null) {
             w.dispose();

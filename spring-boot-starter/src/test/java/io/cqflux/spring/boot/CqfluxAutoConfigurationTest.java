@@ -56,6 +56,11 @@ class CqfluxAutoConfigurationTest {
     }
 
     @Test
+    void threadNamePrefixUnset_keepsTheLibrarysNumberedDefault() {
+        runner.run(ctx -> assertThat(ctx.getBean(Cqflux.class).toString()).matches("Cqflux\\[cqflux-\\d+, .*"));
+    }
+
+    @Test
     void badValue_failsTheStartNamingTheBound() {
         runner.withPropertyValues("cqflux.batch-size=0").run(ctx -> assertThat(ctx).hasFailed()
                 .getFailure().rootCause().hasMessageContaining("batchSize 0 is outside"));
@@ -127,8 +132,8 @@ class CqfluxAutoConfigurationTest {
     }
 
     @Test
-    void peerNotListening_startsDownWithoutFailingTheStart() {
-        runner.withPropertyValues("cqflux.peers.store.address=127.0.0.1", "cqflux.peers.store.port=9",
+    void peerNotListening_startsDownWithoutFailingTheStart() throws Exception {
+        runner.withPropertyValues("cqflux.peers.store.address=127.0.0.1", "cqflux.peers.store.port=" + CqfluxReadinessTest.unusedPort(),
                         "cqflux.connect-timeout=2s")
                 .run(ctx -> {
                     assertThat(ctx).hasNotFailed();

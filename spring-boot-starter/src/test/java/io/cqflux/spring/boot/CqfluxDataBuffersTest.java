@@ -56,6 +56,61 @@ class CqfluxDataBuffersTest {
     }
 
     @Test
+    void write_neverUsesADataBuffersByteBufferViewAfterItsIteratorClosed() {
+        try (LoopbackPeer server = CqfluxTest.loopback().start()) {
+            runner(server, Faults.create()).run(ctx -> {
+                CqfluxDataBuffers buffers = ctx.getBean(CqfluxDataBuffers.class);
+                CqfluxPeer store = ctx.getBean(CqfluxPeers.class).get("store");
+                byte[] bytes = "bytes seen only while iterated".getBytes(StandardCharsets.UTF_8);
+                DataBuffer data = viewsEndWithIteration(F.wrap(bytes));
+                StepVerifier.create(store.withConnection(c -> buffers.write(c, c.remoteRegion(0), 32, data)))
+                        .expectComplete().verify(Duration.ofSeconds(10));
+                assertThat(server.memory().asSlice(32, bytes.length).toArray(java.lang.foreign.ValueLayout.JAVA_BYTE))
+                        .isEqualTo(bytes);
+            });
+        }
+    }
+
+    /**
+     * {@code delegate}, except that closing a {@link DataBuffer#readableByteBuffers()} iterator
+     * empties the views it handed out, as an implementation that recycles them may
+     * (Spring: the views are valid only during the iteration).
+     */
+    private static DataBuffer viewsEndWithIteration(DataBuffer delegate) {
+        return (DataBuffer) java.lang.reflect.Proxy.newProxyInstance(DataBuffer.class.getClassLoader(),
+                new Class<?>[] {DataBuffer.class}, (proxy, method, args) -> {
+                    if (!method.getName().equals("readableByteBuffers")) {
+                        try {
+                            return method.invoke(delegate, args);
+                        } catch (java.lang.reflect.InvocationTargetException e) {
+                            throw e.getCause();
+                        }
+                    }
+                    DataBuffer.ByteBufferIterator it = delegate.readableByteBuffers();
+                    java.util.List<ByteBuffer> handed = new java.util.ArrayList<>();
+                    return new DataBuffer.ByteBufferIterator() {
+                        @Override
+                        public boolean hasNext() {
+                            return it.hasNext();
+                        }
+
+                        @Override
+                        public ByteBuffer next() {
+                            ByteBuffer b = it.next();
+                            handed.add(b);
+                            return b;
+                        }
+
+                        @Override
+                        public void close() {
+                            handed.forEach(b -> b.position(b.limit()));
+                            it.close();
+                        }
+                    };
+                });
+    }
+
+    @Test
     void dataBufferLargerThanAPooledBuffer_failsNamingTheSize() {
         try (LoopbackPeer server = CqfluxTest.loopback().start()) {
             runner(server, Faults.create()).run(ctx -> {

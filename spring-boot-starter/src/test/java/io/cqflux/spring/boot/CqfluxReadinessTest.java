@@ -7,7 +7,14 @@ import io.cqflux.test.LoopbackPeer;
 import io.cqflux.core.RegionAccess;
 import io.cqflux.reactor.Cqflux;
 import io.cqflux.reactor.Region;
+import java.io.IOException;
 import java.lang.foreign.Arena;
+import java.net.ServerSocket;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.springframework.context.ApplicationListener;
+import org.springframework.context.event.ContextClosedEvent;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.time.Duration;
@@ -32,7 +39,7 @@ class CqfluxReadinessTest {
     void requiredPeerLost_readinessRefusesTraffic() {
         LoopbackPeer server = CqfluxTest.loopback().start();
         try {
-            runner.withPropertyValues("cqflux.peers.store.address=127.0.0.1",
+            runner.withUserConfiguration(Recorder.class).withPropertyValues("cqflux.peers.store.address=127.0.0.1",
                             "cqflux.peers.store.port=" + server.address().getPort())
                     .run(ctx -> {
                         ApplicationAvailability availability = ctx.getBean(ApplicationAvailability.class);
@@ -43,6 +50,9 @@ class CqfluxReadinessTest {
                         store.states().filter(s -> s == CqfluxPeer.State.DOWN).next().block(Duration.ofSeconds(10));
                         Awaitility.await().atMost(Duration.ofSeconds(10)).until(
                                 () -> availability.getReadinessState() == ReadinessState.REFUSING_TRAFFIC);
+                        // Never on the event loop that reported the peer down.
+                        assertThat(ctx.getBean(Recorder.class).threads).isNotEmpty()
+                                .noneMatch(t -> t.contains("-loop-"));
                     });
         } finally {
             server.close();
@@ -78,8 +88,8 @@ class CqfluxReadinessTest {
     }
 
     @Test
-    void requiredPeerDownWhenBootDeclaresReady_readinessRefusesTraffic() {
-        runner.withPropertyValues("cqflux.peers.store.address=127.0.0.1", "cqflux.peers.store.port=9")
+    void requiredPeerDownWhenBootDeclaresReady_readinessRefusesTraffic() throws Exception {
+        runner.withPropertyValues("cqflux.peers.store.address=127.0.0.1", "cqflux.peers.store.port=" + unusedPort())
                 .run(ctx -> {
                     AvailabilityChangeEvent.publish(ctx, ReadinessState.ACCEPTING_TRAFFIC);
                     ApplicationAvailability availability = ctx.getBean(ApplicationAvailability.class);
@@ -89,14 +99,118 @@ class CqfluxReadinessTest {
     }
 
     @Test
-    void optionalPeerDown_readinessUnchanged() {
-        runner.withPropertyValues("cqflux.peers.cache.address=127.0.0.1", "cqflux.peers.cache.port=9",
+    void optionalPeerDown_readinessUnchanged() throws Exception {
+        runner.withPropertyValues("cqflux.peers.cache.address=127.0.0.1", "cqflux.peers.cache.port=" + unusedPort(),
                         "cqflux.peers.cache.required=false")
                 .run(ctx -> {
                     AvailabilityChangeEvent.publish(ctx, ReadinessState.ACCEPTING_TRAFFIC);
-                    Thread.sleep(100); // what a required peer would have changed by then
+                    // Optional peers are not watched at all; once the peer is known DOWN, its
+                    // every state change so far has happened.
+                    ctx.getBean(CqfluxPeers.class).get("cache").states()
+                            .filter(s -> s == CqfluxPeer.State.DOWN).next().block(Duration.ofSeconds(10));
                     assertThat(ctx.getBean(ApplicationAvailability.class).getReadinessState())
                             .isEqualTo(ReadinessState.ACCEPTING_TRAFFIC);
                 });
+    }
+
+    @Test
+    void refusingFromOthers_isNeverOverriddenWhenRequiredPeerComesBack() {
+        ScriptedLink link = new ScriptedLink(CqfluxPeer.State.UP);
+        scripted(link).run(ctx -> {
+            ApplicationAvailability availability = ctx.getBean(ApplicationAvailability.class);
+            CqfluxReadiness readiness = ctx.getBean(CqfluxReadiness.class);
+            AvailabilityChangeEvent.publish(ctx, ReadinessState.ACCEPTING_TRAFFIC);
+            link.set(CqfluxPeer.State.DOWN);
+            Awaitility.await().atMost(Duration.ofSeconds(10)).until(
+                    () -> availability.getReadinessState() == ReadinessState.REFUSING_TRAFFIC);
+
+            // The application refuses traffic itself while the peer is away: a peer coming back
+            // must not undo that.
+            AvailabilityChangeEvent.publish(ctx, ReadinessState.REFUSING_TRAFFIC);
+            long handled = readiness.handled();
+            link.set(CqfluxPeer.State.UP);
+            Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> readiness.handled() > handled);
+            assertThat(availability.getReadinessState()).isEqualTo(ReadinessState.REFUSING_TRAFFIC);
+
+            // Same when everything was up when the application refused.
+            AvailabilityChangeEvent.publish(ctx, ReadinessState.ACCEPTING_TRAFFIC);
+            AvailabilityChangeEvent.publish(ctx, ReadinessState.REFUSING_TRAFFIC);
+            long before = readiness.handled();
+            link.set(CqfluxPeer.State.DOWN);
+            link.set(CqfluxPeer.State.UP);
+            Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> readiness.handled() >= before + 2);
+            assertThat(availability.getReadinessState()).isEqualTo(ReadinessState.REFUSING_TRAFFIC);
+
+            // Once someone else accepts traffic again, the peer decides again.
+            AvailabilityChangeEvent.publish(ctx, ReadinessState.ACCEPTING_TRAFFIC);
+            link.set(CqfluxPeer.State.DOWN);
+            Awaitility.await().atMost(Duration.ofSeconds(10)).until(
+                    () -> availability.getReadinessState() == ReadinessState.REFUSING_TRAFFIC);
+            link.set(CqfluxPeer.State.UP);
+            Awaitility.await().atMost(Duration.ofSeconds(10)).until(
+                    () -> availability.getReadinessState() == ReadinessState.ACCEPTING_TRAFFIC);
+        });
+    }
+
+    @Test
+    void contextClosed_noPublishAfterwards_evenWhenRequiredPeerComesBack() {
+        ScriptedLink link = new ScriptedLink(CqfluxPeer.State.UP);
+        scripted(link).run(ctx -> {
+            ApplicationAvailability availability = ctx.getBean(ApplicationAvailability.class);
+            Recorder recorder = ctx.getBean(Recorder.class);
+            AvailabilityChangeEvent.publish(ctx, ReadinessState.ACCEPTING_TRAFFIC);
+            link.set(CqfluxPeer.State.DOWN);
+            Awaitility.await().atMost(Duration.ofSeconds(10)).until(
+                    () -> availability.getReadinessState() == ReadinessState.REFUSING_TRAFFIC);
+            assertThat(recorder.states).containsExactly(ReadinessState.REFUSING_TRAFFIC);
+
+            // What AbstractApplicationContext.doClose() publishes before the lifecycle beans stop:
+            // the peer reconnecting in that window (graceful shutdown) must not report ready.
+            ctx.publishEvent(new ContextClosedEvent(ctx.getSourceApplicationContext()));
+            link.set(CqfluxPeer.State.UP);
+            assertThat(ctx.getBean(CqfluxReadiness.class).isRunning()).isTrue(); // the lifecycle has not stopped it
+            assertThat(recorder.states).containsExactly(ReadinessState.REFUSING_TRAFFIC);
+            assertThat(availability.getReadinessState()).isEqualTo(ReadinessState.REFUSING_TRAFFIC);
+        });
+    }
+
+    @Test
+    void peerStateChange_publishedOffTheThreadThatReportedIt() {
+        ScriptedLink link = new ScriptedLink(CqfluxPeer.State.UP);
+        scripted(link).run(ctx -> {
+            Recorder recorder = ctx.getBean(Recorder.class);
+            AvailabilityChangeEvent.publish(ctx, ReadinessState.ACCEPTING_TRAFFIC);
+            link.set(CqfluxPeer.State.DOWN); // on this thread, as a loop reports it on its own
+            Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> !recorder.threads.isEmpty());
+            assertThat(recorder.threads.get(0)).isNotEqualTo(Thread.currentThread().getName());
+        });
+    }
+
+    /** A context whose one required peer "store" is {@code link}. */
+    private ApplicationContextRunner scripted(ScriptedLink link) {
+        return runner.withUserConfiguration(Recorder.class)
+                .withBean(CqfluxPeers.class, () -> new CqfluxPeers(Map.of("store", new CqfluxPeer("store",
+                        new InetSocketAddress(InetAddress.getLoopbackAddress(), 1), true, link))));
+    }
+
+    /** The readiness events this starter published, and the threads that published them. */
+    static final class Recorder implements ApplicationListener<AvailabilityChangeEvent<?>> {
+        final List<Object> states = new CopyOnWriteArrayList<>();
+        final List<String> threads = new CopyOnWriteArrayList<>();
+
+        @Override
+        public void onApplicationEvent(AvailabilityChangeEvent<?> event) {
+            if (event.getSource() instanceof CqfluxReadiness) {
+                states.add(event.getState());
+                threads.add(Thread.currentThread().getName());
+            }
+        }
+    }
+
+    /** A loopback port nothing listens on: bound, then released. */
+    static int unusedPort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            return s.getLocalPort();
+        }
     }
 }

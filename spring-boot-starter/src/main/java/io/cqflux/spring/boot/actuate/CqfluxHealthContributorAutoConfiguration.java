@@ -6,6 +6,7 @@ import io.cqflux.spring.boot.CqfluxPeer;
 import io.cqflux.spring.boot.CqfluxPeers;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.actuate.autoconfigure.health.ConditionalOnEnabledHealthIndicator;
 import org.springframework.boot.actuate.health.CompositeReactiveHealthContributor;
 import org.springframework.boot.actuate.health.ReactiveHealthContributor;
@@ -18,11 +19,13 @@ import org.springframework.context.annotation.Bean;
 
 /**
  * The {@code cqflux} health contributor, when the application has Spring Boot's actuator:
- * {@code cqflux.transport} (the instance) and {@code cqflux.peers.<name>} (one per peer, UP/DOWN
- * with details). Off with {@code management.health.cqflux.enabled=false}. Add {@code cqflux} to
- * the readiness group ({@code management.endpoint.health.group.readiness.include=readinessState,cqflux})
- * to have a probe look at the peers directly; {@link io.cqflux.spring.boot.CqfluxReadiness} moves
- * the readiness state itself.
+ * {@code cqflux.transport} (the instance) and {@code cqflux.peers.<name>} (one per peer with
+ * details; a required peer is DOWN while it is not up, an optional one always UP, see
+ * {@link CqfluxPeerHealthIndicator}). Off with {@code management.health.cqflux.enabled=false}.
+ * The readiness group needs nothing added: its {@code readinessState} already follows the
+ * required peers ({@link io.cqflux.spring.boot.CqfluxReadiness} moves it); adding {@code cqflux}
+ * would only repeat that. Keep {@code cqflux} out of the liveness group: a peer being away is no
+ * reason to restart the instance.
  */
 @AutoConfiguration(after = CqfluxAutoConfiguration.class)
 @ConditionalOnClass({ ReactiveHealthIndicator.class, ConditionalOnEnabledHealthIndicator.class, Cqflux.class })
@@ -38,17 +41,19 @@ public class CqfluxHealthContributorAutoConfiguration {
      * The composite contributor named {@code cqflux}.
      *
      * @param cqflux the instance
-     * @param peers the peers
+     * @param peers the peers; absent when the application brings its own {@link Cqflux} with
+     *     {@code cqflux.enabled=false}, and then only the transport is reported
      * @return the contributor
      */
     @Bean
     @ConditionalOnMissingBean(name = "cqfluxHealthContributor")
-    public ReactiveHealthContributor cqfluxHealthContributor(Cqflux cqflux, CqfluxPeers peers) {
+    public ReactiveHealthContributor cqfluxHealthContributor(Cqflux cqflux, ObjectProvider<CqfluxPeers> peers) {
         Map<String, ReactiveHealthContributor> all = new LinkedHashMap<>();
         all.put("transport", new CqfluxHealthIndicator(cqflux));
-        if (!peers.all().isEmpty()) {
+        CqfluxPeers named = peers.getIfAvailable();
+        if (named != null && !named.all().isEmpty()) {
             Map<String, ReactiveHealthContributor> each = new LinkedHashMap<>();
-            for (CqfluxPeer p : peers.all()) {
+            for (CqfluxPeer p : named.all()) {
                 each.put(p.name(), new CqfluxPeerHealthIndicator(p));
             }
             all.put("peers", CompositeReactiveHealthContributor.fromMap(each));

@@ -1,0 +1,45 @@
+package io.cqflux.spring.boot;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.StringReader;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Properties;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.context.properties.bind.Binder;
+import org.springframework.boot.context.properties.source.MapConfigurationPropertySource;
+
+/**
+ * The guide's Spring Boot {@code properties} examples are what Spring Boot reads: each block is
+ * loaded as a {@code .properties} file is ({@link Properties#load}) and bound to
+ * {@link CqfluxProperties}, then turned into a builder (which checks every value).
+ */
+class GuidePropertiesTest {
+
+    private static final Path GUIDE = Path.of(System.getProperty("user.dir")).getParent().resolve("docs/guide.md");
+    private static final Pattern BLOCK = Pattern.compile("```properties\\n(.*?)```", Pattern.DOTALL);
+
+    @Test
+    void guidePropertiesBlocks_bindAsSpringBootReadsThem() throws Exception {
+        Matcher m = BLOCK.matcher(Files.readString(GUIDE));
+        List<Properties> blocks = new ArrayList<>();
+        while (m.find()) {
+            Properties p = new Properties();
+            p.load(new StringReader(m.group(1)));
+            blocks.add(p);
+        }
+        assertThat(blocks).as("```properties blocks in " + GUIDE).isNotEmpty();
+        for (Properties p : blocks) {
+            // '#' starts a comment only at the beginning of a line: after a value it is the value.
+            assertThat(p.stringPropertyNames()).allSatisfy(k -> assertThat(p.getProperty(k)).as(k).doesNotContain("#"));
+            CqfluxProperties bound = new Binder(new MapConfigurationPropertySource(p))
+                    .bind("cqflux", CqfluxProperties.class).orElseGet(CqfluxProperties::new);
+            assertThat(CqfluxAutoConfiguration.builder(bound)).isNotNull();
+        }
+    }
+}
