@@ -160,11 +160,17 @@ class CqfluxDataBuffersTest {
                 faults.on(Opcode.FLUSH).delay(Duration.ofSeconds(3));
                 // Both pooled buffers taken by writes whose subscribers leave once they are posted.
                 for (int i = 0; i < 2; i++) {
+                    // The credits held before this write: a durable write holds its flush's credit
+                    // until the (delayed) flush completes, so the count only grows here.
+                    int creditsBefore = store.inFlight();
                     Disposable d = store.withConnection(c -> buffers.durableWrite(c, c.remoteRegion(0), 0,
                             F.wrap(new byte[8]))).subscribe();
                     int held = i + 1;
+                    // Leased is not enough: the buffer is leased before the loop posts the write, and
+                    // an operation cancelled before it is posted gives its buffer back at once. Cancel
+                    // only once the write holds send credits, i.e. is at the NIC (as CqfluxLifecycleTest).
                     Awaitility.await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(5))
-                            .until(() -> cq.buffers().leased() == held);
+                            .until(() -> cq.buffers().leased() == held && store.inFlight() > creditsBefore);
                     d.dispose();
                 }
                 assertThat(cq.buffers().leased()).isEqualTo(2); // cancelled, still at the NIC
