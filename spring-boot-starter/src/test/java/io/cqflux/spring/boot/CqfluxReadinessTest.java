@@ -13,7 +13,11 @@ import java.net.ServerSocket;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
+import org.springframework.context.ApplicationEventPublisher;
 import org.springframework.context.ApplicationListener;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import reactor.core.scheduler.Schedulers;
 import org.springframework.context.event.ContextClosedEvent;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -155,7 +159,9 @@ class CqfluxReadinessTest {
     @Test
     void contextClosed_noPublishAfterwards_evenWhenRequiredPeerComesBack() {
         ScriptedLink link = new ScriptedLink(CqfluxPeer.State.UP);
-        scripted(link).run(ctx -> {
+        // Published on the thread that sets the peer's state: the checks below come after any
+        // publish the peer coming back could cause, so they cannot pass by running before it.
+        scripted(link).withUserConfiguration(ImmediateReadiness.class).run(ctx -> {
             ApplicationAvailability availability = ctx.getBean(ApplicationAvailability.class);
             Recorder recorder = ctx.getBean(Recorder.class);
             AvailabilityChangeEvent.publish(ctx, ReadinessState.ACCEPTING_TRAFFIC);
@@ -191,6 +197,15 @@ class CqfluxReadinessTest {
         return runner.withUserConfiguration(Recorder.class)
                 .withBean(CqfluxPeers.class, () -> new CqfluxPeers(Map.of("store", new CqfluxPeer("store",
                         new InetSocketAddress(InetAddress.getLoopbackAddress(), 1), true, link))));
+    }
+
+    /** The readiness bean deciding and publishing on the thread that reports the peer's state. */
+    @Configuration(proxyBeanMethods = false)
+    static class ImmediateReadiness {
+        @Bean
+        CqfluxReadiness cqfluxReadiness(CqfluxPeers peers, ApplicationEventPublisher publisher) {
+            return new CqfluxReadiness(peers, publisher, Schedulers.immediate());
+        }
     }
 
     /** The readiness events this starter published, and the threads that published them. */
