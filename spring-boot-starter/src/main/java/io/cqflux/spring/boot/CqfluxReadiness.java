@@ -87,13 +87,13 @@ public final class CqfluxReadiness implements ApplicationListener<ApplicationEve
         othersRefusing = state != ReadinessState.ACCEPTING_TRAFFIC;
         if (!othersRefusing && !closed && !peers.requiredAvailable()) {
             LOG.warn("cqflux: a required peer is down, readiness REFUSING_TRAFFIC: " + peers);
-            lowered = true;
             // Published from inside this dispatch: the nested event must reach Boot's
             // availability bean after the ACCEPTING_TRAFFIC being dispatched did, so this
             // listener comes after it (CqfluxAutoConfiguration runs after
             // ApplicationAvailabilityAutoConfiguration: its beans, listeners included, are
             // registered and created later, and listeners without an order keep that order).
-            AvailabilityChangeEvent.publish(publisher, this, ReadinessState.REFUSING_TRAFFIC);
+            // Lowered only if it reached every listener: otherwise the next peer signal retries.
+            lowered = tryPublish(ReadinessState.REFUSING_TRAFFIC);
         }
     }
 
@@ -116,7 +116,10 @@ public final class CqfluxReadiness implements ApplicationListener<ApplicationEve
                 required.add(p.states().skip(1));
             }
         }
-        watch = Flux.merge(required).publishOn(publishOn).subscribe(s -> changed());
+        // changed() lets no listener's exception out (it would cancel this watch for good); the
+        // error consumer is the backstop for anything else, so it is at least logged as ours.
+        watch = Flux.merge(required).publishOn(publishOn).subscribe(s -> changed(),
+                e -> LOG.error("cqflux: readiness no longer follows the required peers: " + peers, e));
     }
 
     private synchronized void changed() {
@@ -126,21 +129,37 @@ public final class CqfluxReadiness implements ApplicationListener<ApplicationEve
                 return;
             }
             boolean available = peers.requiredAvailable();
+            // lowered follows what reached the listeners: a failed publish is retried on the
+            // next peer signal.
             if (!available && !lowered) {
-                lowered = true;
-                publish(ReadinessState.REFUSING_TRAFFIC);
+                LOG.info("cqflux: readiness REFUSING_TRAFFIC (" + peers + ")");
+                lowered = tryPublish(ReadinessState.REFUSING_TRAFFIC);
             } else if (available && lowered) {
-                lowered = false;
-                publish(ReadinessState.ACCEPTING_TRAFFIC);
+                LOG.info("cqflux: readiness ACCEPTING_TRAFFIC (" + peers + ")");
+                lowered = !tryPublish(ReadinessState.ACCEPTING_TRAFFIC);
             }
         } finally {
             handled++;
         }
     }
 
-    private void publish(ReadinessState s) {
-        LOG.info("cqflux: readiness " + s + " (" + peers + ")");
-        AvailabilityChangeEvent.publish(publisher, this, s);
+    /**
+     * Publishes {@code s}; Spring rethrows a listener's exception out of the publish (and skips the
+     * listeners after it), which must neither end the peer watch nor escape into someone else's
+     * publish.
+     *
+     * @param s the readiness state
+     * @return whether every listener took it
+     */
+    private boolean tryPublish(ReadinessState s) {
+        try {
+            AvailabilityChangeEvent.publish(publisher, this, s);
+            return true;
+        } catch (RuntimeException e) {
+            LOG.warn("cqflux: an availability listener failed on readiness " + s
+                    + "; retried on the next peer state change (" + peers + ")", e);
+            return false;
+        }
     }
 
     /** {@return the peer state signals handled so far} */

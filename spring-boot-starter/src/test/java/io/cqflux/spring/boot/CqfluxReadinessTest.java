@@ -181,6 +181,42 @@ class CqfluxReadinessTest {
     }
 
     @Test
+    void listenerThrowsOnce_readinessStillFollowsThePeer() {
+        ScriptedLink link = new ScriptedLink(CqfluxPeer.State.UP);
+        scripted(link).withUserConfiguration(ImmediateReadiness.class, ThrowsOnce.class).run(ctx -> {
+            ApplicationAvailability availability = ctx.getBean(ApplicationAvailability.class);
+            AvailabilityChangeEvent.publish(ctx, ReadinessState.ACCEPTING_TRAFFIC);
+            ThrowsOnce thrower = ctx.getBean(ThrowsOnce.class);
+            thrower.armed = true;
+            // Spring stops the dispatch at the throwing listener and rethrows out of publish().
+            link.set(CqfluxPeer.State.DOWN);
+            assertThat(thrower.armed).isFalse();
+
+            // The peer is still down (a retry reports it again): this time it is published.
+            link.set(CqfluxPeer.State.DOWN);
+            assertThat(availability.getReadinessState()).isEqualTo(ReadinessState.REFUSING_TRAFFIC);
+            link.set(CqfluxPeer.State.UP);
+            assertThat(availability.getReadinessState()).isEqualTo(ReadinessState.ACCEPTING_TRAFFIC);
+            link.set(CqfluxPeer.State.DOWN);
+            assertThat(availability.getReadinessState()).isEqualTo(ReadinessState.REFUSING_TRAFFIC);
+        });
+    }
+
+    /** An application listener that throws once, when armed, on the starter's REFUSING_TRAFFIC. */
+    static final class ThrowsOnce implements ApplicationListener<AvailabilityChangeEvent<?>> {
+        volatile boolean armed;
+
+        @Override
+        public void onApplicationEvent(AvailabilityChangeEvent<?> event) {
+            if (armed && event.getSource() instanceof CqfluxReadiness
+                    && event.getState() == ReadinessState.REFUSING_TRAFFIC) {
+                armed = false;
+                throw new IllegalStateException("listener failed");
+            }
+        }
+    }
+
+    @Test
     void peerStateChange_publishedOffTheThreadThatReportedIt() {
         ScriptedLink link = new ScriptedLink(CqfluxPeer.State.UP);
         scripted(link).run(ctx -> {
