@@ -37,7 +37,14 @@ import reactor.core.scheduler.Schedulers;
  * <p><b>Thread safety.</b> Peer state changes arrive on cqflux event-loop threads; they are
  * handed to {@link Schedulers#boundedElastic()} before anything is published, because the
  * application's availability listeners run on the publishing thread and must never run (or block)
- * on an event loop. Decisions and publishing are serialised on this object's monitor.
+ * on an event loop. Decisions (the flags below) are made under this object's monitor, but every
+ * event is published after releasing it: a publish runs all of the application's availability
+ * listeners, and one that takes a lock held by a thread that is itself publishing readiness (and
+ * so waiting for this bean's listener) would otherwise deadlock with it. The peer watch's
+ * publishes are serialised by its one {@code publishOn} worker; a publish re-checks
+ * {@link ContextClosedEvent} just before it goes out, so only a close that arrives during that
+ * very publish can still see it. A publish that a listener failed is undone in the flags (unless
+ * a newer decision replaced it), so the next peer signal retries it.
  */
 public final class CqfluxReadiness implements ApplicationListener<ApplicationEvent>, SmartLifecycle {
     private static final Log LOG = LogFactory.getLog(CqfluxReadiness.class);
@@ -54,6 +61,8 @@ public final class CqfluxReadiness implements ApplicationListener<ApplicationEve
     private boolean lowered;
     /** The context is closing: never publish again. */
     private boolean closed;
+    /** Counts changes of {@code lowered}, so a failed publish undoes only its own decision. */
+    private long decisions;
     /** Peer state signals handled (published or not), for tests to wait on. */
     private volatile long handled;
 
@@ -81,19 +90,36 @@ public final class CqfluxReadiness implements ApplicationListener<ApplicationEve
         }
     }
 
-    private synchronized void othersChanged(ReadinessState state) {
-        // Whatever this bean had lowered, the state is now someone else's.
-        lowered = false;
-        othersRefusing = state != ReadinessState.ACCEPTING_TRAFFIC;
-        if (!othersRefusing && !closed && !peers.requiredAvailable()) {
-            LOG.warn("cqflux: a required peer is down, readiness REFUSING_TRAFFIC: " + peers);
-            // Published from inside this dispatch: the nested event must reach Boot's
-            // availability bean after the ACCEPTING_TRAFFIC being dispatched did, so this
-            // listener comes after it (CqfluxAutoConfiguration runs after
-            // ApplicationAvailabilityAutoConfiguration: its beans, listeners included, are
-            // registered and created later, and listeners without an order keep that order).
-            // Lowered only if it reached every listener: otherwise the next peer signal retries.
-            lowered = tryPublish(ReadinessState.REFUSING_TRAFFIC);
+    private void othersChanged(ReadinessState state) {
+        long mine;
+        synchronized (this) {
+            // Whatever this bean had lowered, the state is now someone else's.
+            lowered = false;
+            decisions++; // a failed publish of this bean in progress must not undo this
+            othersRefusing = state != ReadinessState.ACCEPTING_TRAFFIC;
+            if (othersRefusing || closed || peers.requiredAvailable()) {
+                return;
+            }
+            lowered = true;
+            mine = ++decisions;
+        }
+        LOG.warn("cqflux: a required peer is down, readiness REFUSING_TRAFFIC: " + peers);
+        // Published from inside this dispatch: the nested event must reach Boot's
+        // availability bean after the ACCEPTING_TRAFFIC being dispatched did, so this
+        // listener comes after it (CqfluxAutoConfiguration runs after
+        // ApplicationAvailabilityAutoConfiguration: its beans, listeners included, are
+        // registered and created later, and listeners without an order keep that order).
+        // Outside the monitor (see the class comment); lowered only if it reached every
+        // listener, otherwise the next peer signal retries.
+        if (!tryPublish(ReadinessState.REFUSING_TRAFFIC)) {
+            undo(mine, false);
+        }
+    }
+
+    /** Restores {@code lowered} after a failed publish, unless a newer decision replaced it. */
+    private synchronized void undo(long decision, boolean wasLowered) {
+        if (decisions == decision) {
+            lowered = wasLowered;
         }
     }
 
@@ -122,21 +148,37 @@ public final class CqfluxReadiness implements ApplicationListener<ApplicationEve
                 e -> LOG.error("cqflux: readiness no longer follows the required peers: " + peers, e));
     }
 
-    private synchronized void changed() {
+    private void changed() {
         try {
-            if (closed || othersRefusing) {
-                // Not ready yet, refused by someone else (never overridden), or closing.
-                return;
+            ReadinessState next;
+            long mine;
+            synchronized (this) {
+                if (closed || othersRefusing) {
+                    // Not ready yet, refused by someone else (never overridden), or closing.
+                    return;
+                }
+                boolean available = peers.requiredAvailable();
+                if (!available && !lowered) {
+                    next = ReadinessState.REFUSING_TRAFFIC;
+                } else if (available && lowered) {
+                    next = ReadinessState.ACCEPTING_TRAFFIC;
+                } else {
+                    return;
+                }
+                lowered = next == ReadinessState.REFUSING_TRAFFIC;
+                mine = ++decisions;
             }
-            boolean available = peers.requiredAvailable();
-            // lowered follows what reached the listeners: a failed publish is retried on the
-            // next peer signal.
-            if (!available && !lowered) {
-                LOG.info("cqflux: readiness REFUSING_TRAFFIC (" + peers + ")");
-                lowered = tryPublish(ReadinessState.REFUSING_TRAFFIC);
-            } else if (available && lowered) {
-                LOG.info("cqflux: readiness ACCEPTING_TRAFFIC (" + peers + ")");
-                lowered = !tryPublish(ReadinessState.ACCEPTING_TRAFFIC);
+            LOG.info("cqflux: readiness " + next + " (" + peers + ")");
+            synchronized (this) {
+                // Closing since the decision: a terminating instance must not change readiness.
+                if (closed) {
+                    return;
+                }
+            }
+            // Outside the monitor (see the class comment); undone if a listener failed it, so
+            // the next peer signal retries.
+            if (!tryPublish(next)) {
+                undo(mine, next == ReadinessState.ACCEPTING_TRAFFIC);
             }
         } finally {
             handled++;

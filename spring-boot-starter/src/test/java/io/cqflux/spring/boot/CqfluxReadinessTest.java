@@ -13,6 +13,9 @@ import java.net.ServerSocket;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
 import org.springframework.context.ApplicationEventPublisher;
 import org.springframework.context.ApplicationListener;
 import org.springframework.context.annotation.Bean;
@@ -202,6 +205,48 @@ class CqfluxReadinessTest {
         });
     }
 
+    @Test
+    void applicationListenerTakingALockAnotherPublisherHolds_noDeadlock() {
+        ScriptedLink link = new ScriptedLink(CqfluxPeer.State.UP);
+        scripted(link).withUserConfiguration(ImmediateReadiness.class, Gate.class).run(ctx -> {
+            Gate gate = ctx.getBean(Gate.class);
+            AvailabilityChangeEvent.publish(ctx, ReadinessState.ACCEPTING_TRAFFIC);
+            CountDownLatch held = new CountDownLatch(1);
+            CountDownLatch reporterBlocked = new CountDownLatch(1);
+            // The application publishes readiness while holding the lock its listener takes.
+            Thread app = new Thread(() -> {
+                gate.lock.lock();
+                try {
+                    held.countDown();
+                    await(reporterBlocked);
+                    AvailabilityChangeEvent.publish(ctx, ReadinessState.ACCEPTING_TRAFFIC);
+                } finally {
+                    gate.lock.unlock();
+                }
+            }, "app-publisher");
+            app.start();
+            await(held);
+            // The peer goes down: the starter's publish reaches the listener, which waits for the lock.
+            Thread reporter = new Thread(() -> link.set(CqfluxPeer.State.DOWN), "peer-reporter");
+            reporter.start();
+            Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> gate.lock.hasQueuedThread(reporter));
+            reporterBlocked.countDown();
+            app.join(Duration.ofSeconds(30));
+            reporter.join(Duration.ofSeconds(30));
+            assertThat(app.isAlive()).isFalse();
+            assertThat(reporter.isAlive()).isFalse();
+            assertThat(gate.timedOut).isFalse();
+        });
+    }
+
+    private static void await(CountDownLatch latch) {
+        try {
+            assertThat(latch.await(10, TimeUnit.SECONDS)).isTrue();
+        } catch (InterruptedException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
     /** An application listener that throws once, when armed, on the starter's REFUSING_TRAFFIC. */
     static final class ThrowsOnce implements ApplicationListener<AvailabilityChangeEvent<?>> {
         volatile boolean armed;
@@ -213,6 +258,32 @@ class CqfluxReadinessTest {
                 armed = false;
                 throw new IllegalStateException("listener failed");
             }
+        }
+    }
+
+    /**
+     * An application listener that takes a lock for the starter's events; it gives up after a
+     * generous wait (and says so) instead of hanging the build when the lock is never released.
+     */
+    static final class Gate implements ApplicationListener<AvailabilityChangeEvent<?>> {
+        final ReentrantLock lock = new ReentrantLock();
+        volatile boolean timedOut;
+
+        @Override
+        public void onApplicationEvent(AvailabilityChangeEvent<?> event) {
+            if (!(event.getSource() instanceof CqfluxReadiness)) {
+                return;
+            }
+            try {
+                if (!lock.tryLock(15, TimeUnit.SECONDS)) {
+                    timedOut = true;
+                    return;
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+            lock.unlock();
         }
     }
 
