@@ -6,6 +6,8 @@ import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.springframework.boot.availability.AvailabilityChangeEvent;
 import org.springframework.boot.availability.ReadinessState;
+import org.springframework.context.ApplicationContext;
+import org.springframework.context.ApplicationContextAware;
 import org.springframework.context.ApplicationEvent;
 import org.springframework.context.ApplicationEventPublisher;
 import org.springframework.context.ApplicationListener;
@@ -34,6 +36,15 @@ import reactor.core.scheduler.Schedulers;
  * never publishes again, so a peer reconnecting in the graceful-shutdown window cannot report a
  * terminating instance ready.
  *
+ * <p><b>Whose context.</b> Spring forwards a child context's events to its parent's listeners,
+ * so this bean also hears a child closing ({@link ContextClosedEvent}) and a child declaring its
+ * own readiness (Spring Boot publishes readiness with the context as the source,
+ * {@link AvailabilityChangeEvent#publish(org.springframework.context.ApplicationContext, Object)}).
+ * Events whose context or source is a descendant of this bean's context are ignored: they are
+ * about the child, not about this application. An event with another source (the application
+ * publishing with one of its beans as the source, or this bean's own nested publish) cannot be
+ * told apart by origin and is followed as before; this bean skips only its own.
+ *
  * <p><b>Thread safety.</b> Peer state changes arrive on cqflux event-loop threads; they are
  * handed to {@link Schedulers#boundedElastic()} before anything is published, because the
  * application's availability listeners run on the publishing thread and must never run (or block)
@@ -46,13 +57,16 @@ import reactor.core.scheduler.Schedulers;
  * very publish can still see it. A publish that a listener failed is undone in the flags (unless
  * a newer decision replaced it), so the next peer signal retries it.
  */
-public final class CqfluxReadiness implements ApplicationListener<ApplicationEvent>, SmartLifecycle {
+public final class CqfluxReadiness implements ApplicationListener<ApplicationEvent>, SmartLifecycle,
+        ApplicationContextAware {
     private static final Log LOG = LogFactory.getLog(CqfluxReadiness.class);
 
     private final CqfluxPeers peers;
     private final ApplicationEventPublisher publisher;
     private final Scheduler publishOn;
     private volatile Disposable watch;
+    /** The context this bean lives in; null outside one (then every event is its own). */
+    private volatile ApplicationContext context;
 
     // Guarded by this.
     /** The last readiness event published by someone else was not ACCEPTING_TRAFFIC (none yet, too). */
@@ -80,14 +94,45 @@ public final class CqfluxReadiness implements ApplicationListener<ApplicationEve
         this.publishOn = publishOn;
     }
 
+    /**
+     * Remembers the context this bean lives in, to tell its events from a child context's.
+     *
+     * @param context this bean's context
+     */
+    @Override
+    public void setApplicationContext(ApplicationContext context) {
+        this.context = context;
+    }
+
     @Override
     public void onApplicationEvent(ApplicationEvent event) {
-        if (event instanceof ContextClosedEvent) {
-            close();
+        if (event instanceof ContextClosedEvent c) {
+            if (!fromDescendant(c.getApplicationContext())) {
+                close();
+            }
         } else if (event instanceof AvailabilityChangeEvent<?> a && a.getState() instanceof ReadinessState state
-                && a.getSource() != this) {
+                && a.getSource() != this && !fromDescendant(a.getSource())) {
             othersChanged(state);
         }
+    }
+
+    /**
+     * {@return whether {@code source} is a context below this bean's own (a child, or its child),
+     * whose events Spring forwards here}
+     *
+     * @param source an event's context or source
+     */
+    private boolean fromDescendant(Object source) {
+        ApplicationContext own = context;
+        if (own == null || !(source instanceof ApplicationContext c) || c == own) {
+            return false;
+        }
+        for (ApplicationContext p = c.getParent(); p != null; p = p.getParent()) {
+            if (p == own) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private void othersChanged(ReadinessState state) {

@@ -16,6 +16,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
+import org.springframework.context.support.GenericApplicationContext;
 import org.springframework.context.ApplicationEventPublisher;
 import org.springframework.context.ApplicationListener;
 import org.springframework.context.annotation.Bean;
@@ -202,6 +203,35 @@ class CqfluxReadinessTest {
             assertThat(availability.getReadinessState()).isEqualTo(ReadinessState.ACCEPTING_TRAFFIC);
             link.set(CqfluxPeer.State.DOWN);
             assertThat(availability.getReadinessState()).isEqualTo(ReadinessState.REFUSING_TRAFFIC);
+        });
+    }
+
+    @Test
+    void childContextClosed_readinessStillFollowsThePeer() {
+        ScriptedLink link = new ScriptedLink(CqfluxPeer.State.UP);
+        scripted(link).withUserConfiguration(ImmediateReadiness.class).run(ctx -> {
+            ApplicationAvailability availability = ctx.getBean(ApplicationAvailability.class);
+            AvailabilityChangeEvent.publish(ctx, ReadinessState.ACCEPTING_TRAFFIC);
+            // Spring forwards a child's events to the parent's listeners: its ContextClosedEvent too.
+            try (GenericApplicationContext child = new GenericApplicationContext()) {
+                child.setParent(ctx.getSourceApplicationContext());
+                child.refresh();
+            }
+            link.set(CqfluxPeer.State.DOWN);
+            assertThat(availability.getReadinessState()).isEqualTo(ReadinessState.REFUSING_TRAFFIC);
+            link.set(CqfluxPeer.State.UP);
+            assertThat(availability.getReadinessState()).isEqualTo(ReadinessState.ACCEPTING_TRAFFIC);
+
+            // A child declaring its own readiness (as Boot does, with the child as the source) is
+            // the child's, not this application's: the peer still decides here.
+            try (GenericApplicationContext child = new GenericApplicationContext()) {
+                child.setParent(ctx.getSourceApplicationContext());
+                child.refresh();
+                ctx.getBean(CqfluxReadiness.class).onApplicationEvent(
+                        new AvailabilityChangeEvent<>(child, ReadinessState.REFUSING_TRAFFIC));
+                link.set(CqfluxPeer.State.DOWN);
+                assertThat(ctx.getBean(Recorder.class).states).last().isEqualTo(ReadinessState.REFUSING_TRAFFIC);
+            }
         });
     }
 
