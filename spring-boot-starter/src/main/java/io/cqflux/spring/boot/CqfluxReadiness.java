@@ -39,7 +39,7 @@ import reactor.core.scheduler.Schedulers;
  * <p><b>Whose context.</b> Spring forwards a child context's events to its parent's listeners,
  * so this bean also hears a child closing ({@link ContextClosedEvent}) and a child declaring its
  * own readiness (Spring Boot publishes readiness with the context as the source,
- * {@link AvailabilityChangeEvent#publish(org.springframework.context.ApplicationContext, Object)}).
+ * {@code AvailabilityChangeEvent.publish(context, state)}).
  * Events whose context or source is a descendant of this bean's context are ignored: they are
  * about the child, not about this application. An event with another source (the application
  * publishing with one of its beans as the source, or this bean's own nested publish) cannot be
