@@ -961,7 +961,7 @@ public final class EventLoop implements AutoCloseable {
     private static final int UNIT_TASK = 0;
     private static final int UNIT_BATCH = 1;
     private static final int UNIT_HANDLER = 2;
-    /** Subscriber code within a unit of the library's own work (see endSubscriberPart). */
+    /** Subscriber code within a unit of the library's own work (see endPart). */
     private static final int UNIT_PART = 3;
 
     /**
@@ -974,7 +974,7 @@ public final class EventLoop implements AutoCloseable {
     public void noteOperation(String label) {
         if (Thread.currentThread() == thread) {
             if (unitIsSetup) {
-                endSetupPart(); // the set-up before it is not the subscriber code's time
+                endPart(); // the set-up before it is not the subscriber code's time
             }
             unitLabel = label;
             unitIsSetup = false; // subscriber code runs in this unit: it is reported as such
@@ -996,7 +996,7 @@ public final class EventLoop implements AutoCloseable {
     public void noteSetup(String label) {
         if (Thread.currentThread() == thread) {
             if (!unitIsSetup && unitLabel != null) {
-                endSubscriberPart(); // named subscriber code ran before it in this unit: judged alone
+                endPart(); // named subscriber code ran before it in this unit: judged alone
             }
             unitLabel = label;
             unitIsSetup = true;
@@ -1013,31 +1013,13 @@ public final class EventLoop implements AutoCloseable {
      * clock read per change, which happens only in these rare units, never in a batch.
      */
 
-    /** Ends the set-up part of the current unit: over the threshold it is logged at DEBUG. */
-    private void endSetupPart() {
-        if (blockedThresholdNanos == 0) {
-            return;
-        }
-        long now = System.nanoTime();
-        long held = now - unitStart;
-        unitStart = now;
-        if (held > blockedThresholdNanos) {
-            LOG.log(System.Logger.Level.DEBUG, "event loop thread {0}: {1} held it for {2} ms",
-                    thread.getName(), unitLabel, TimeUnit.NANOSECONDS.toMillis(held));
-        }
-    }
-
-    /** Ends the subscriber-code part of the current unit: over the threshold it is a blocked loop. */
-    private void endSubscriberPart() {
-        if (blockedThresholdNanos == 0) {
-            return;
-        }
-        long now = System.nanoTime();
-        long held = now - unitStart;
-        unitStart = now;
-        if (held > blockedThresholdNanos) {
-            blocked(held, UNIT_PART, null, 0, unitLabel);
-            unitStart = System.nanoTime(); // the report itself is not the next part's time
+    /**
+     * Ends the part of the current unit run so far (set-up or named subscriber code, as
+     * {@code unitIsSetup} says) where the kind changes, and judges it alone.
+     */
+    private void endPart() {
+        if (blockedThresholdNanos != 0) {
+            judge(UNIT_PART, null, 0, unitLabel, unitIsSetup);
         }
     }
 
@@ -1049,13 +1031,22 @@ public final class EventLoop implements AutoCloseable {
      * @param n completions in a batch
      */
     private void endUnit(int unit, Object what, int n) {
-        long now = System.nanoTime();
-        long held = now - unitStart;
-        unitStart = now;
         String label = unitLabel;
         unitLabel = null;
         boolean setup = unitIsSetup;
         unitIsSetup = false;
+        judge(unit, what, n, label, setup);
+    }
+
+    /**
+     * Reads the clock once and judges the time since {@code unitStart}: over the threshold,
+     * library set-up is logged at DEBUG, anything else is a blocked loop (counted, maybe logged);
+     * the clock restarts for what follows.
+     */
+    private void judge(int unit, Object what, int n, String label, boolean setup) {
+        long now = System.nanoTime();
+        long held = now - unitStart;
+        unitStart = now;
         if (held > blockedThresholdNanos) {
             if (setup) {
                 LOG.log(System.Logger.Level.DEBUG, "event loop thread {0}: {1} held it for {2} ms",
