@@ -258,6 +258,11 @@ final class FaultyConnection implements Connection {
         }
 
         @Override
+        public boolean pollIsCheap() {
+            return real.pollIsCheap();
+        }
+
+        @Override
         public int poll(MemorySegment scratch, int max, CompletionSink sink) {
             int n = 0;
             if (first) {

@@ -8,7 +8,8 @@ import java.lang.foreign.MemorySegment;
  *
  * <p>The loop's cycle: on readiness of {@link #fd()} it calls {@link #acknowledge()}, then
  * {@link #poll} until fewer than {@code max} entries come back; before sleeping it calls
- * {@link #prepareToSleep()}. A busy-polling loop calls {@link #poll} without waiting for the fd.
+ * {@link #prepareToSleep()} (and, for a queue whose {@link #pollIsCheap()}, polls it once more
+ * when its last drain delivered). A busy-polling loop calls {@link #poll} without waiting for the fd.
  */
 public interface CompletionQueue extends Pollable, AutoCloseable {
 
@@ -35,6 +36,22 @@ public interface CompletionQueue extends Pollable, AutoCloseable {
      *     error): fatal for the queue
      */
     int poll(MemorySegment scratch, int max, CompletionSink sink);
+
+    /**
+     * Whether {@link #poll} only reads memory the device writes: no system call, no software
+     * progress engine. A sleeping loop then polls such a queue once more before it sleeps, when
+     * its last drain delivered completions: the sinks may have posted work (a chained operation
+     * posts its successor from its predecessor's completion), and a completion that is already
+     * there is found without the sleep, the wake-up and the re-arm. A librpma CQ is such a queue
+     * ({@code rpma_cq_get_wc(3)} is {@code ibv_poll_cq(3)}, a read of the CQ ring mapped into
+     * the process; also on rxe); libfabric's tcp provider is not (its {@code fi_cq_read(3)}
+     * drives socket progress with system calls of its own).
+     *
+     * @return {@code true} when a poll is cheap enough to try before every sleep
+     */
+    default boolean pollIsCheap() {
+        return false;
+    }
 
     /** Destroys the queue if its owner owns it; idempotent. */
     @Override

@@ -56,7 +56,14 @@ import java.util.concurrent.TimeoutException;
  * buffered in the provider without the fd being readable, so fi_trywait(3) must be called right
  * before blocking; it fails with -FI_EAGAIN when the queue has to be read first. That is
  * Pollable.prepareToSleep(), called on every source before every sleep; any "no" turns the sleep
- * into another polling round. Busy rounds poll queues directly without acknowledging them (their
+ * into another polling round. A sleep also waits for one more poll of every queue whose last drain
+ * delivered, when its poll costs no system call (CompletionQueue.pollIsCheap(): librpma's
+ * ibv_poll_cq reads a ring in user space): the sinks may have posted work, and a chained
+ * operation's completion that is already in the ring is found without epoll_wait, the channel
+ * read and the re-arm. "Short batch, so empty" is true of the ring when it was read, not after
+ * the sinks ran. Only queues whose last drain delivered are asked, so an idle loop's sleep costs
+ * nothing more; libfabric's tcp queues are not cheap (fi_cq_read drives socket progress), and
+ * fi_trywait(3) already answers for them. Busy rounds poll queues directly without acknowledging them (their
  * fds may stay readable; epoll is then only consulted for the other sources).
  *
  * Busy rounds and the other sources. A busy round (BUSY_POLL always, ADAPTIVE while it spins)
@@ -661,6 +668,10 @@ public final class EventLoop implements AutoCloseable {
      */
     private int sleep() {
         assert inEventLoop();
+        int again = pollBeforeSleep();
+        if (again > 0) {
+            return again;
+        }
         poller.announceSleep();
         if (!taskQueue.isEmpty() || (int) STATE.getVolatile(this) != RUNNING) {
             poller.cancelSleep();
@@ -686,6 +697,26 @@ public final class EventLoop implements AutoCloseable {
         work = dispatch(n, false);
         if (work == 0) {
             EMPTY_WAKEUPS.setOpaque(this, emptyWakeups + 1);
+        }
+        return work;
+    }
+
+    /**
+     * Polls, once more, each queue whose last drain delivered and whose poll is cheap (see
+     * "sleep/wake" in the design comment).
+     *
+     * @return completions delivered (0: the loop may go on towards the sleep)
+     */
+    private int pollBeforeSleep() {
+        assert inEventLoop();
+        int work = 0;
+        for (LoopSource s : sources.queues()) {
+            if (s.pollBeforeSleep) {
+                s.pollBeforeSleep = false;
+                if (s.isActive()) {
+                    work += drain(s);
+                }
+            }
         }
         return work;
     }
@@ -833,6 +864,9 @@ public final class EventLoop implements AutoCloseable {
             }
             total += n;
         } while (n == batchSize && s.isActive());
+        if (total > 0 && s.cheapPoll) {
+            s.pollBeforeSleep = true;
+        }
         return total;
     }
 

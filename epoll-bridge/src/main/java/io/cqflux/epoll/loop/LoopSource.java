@@ -21,6 +21,8 @@ final class LoopSource implements Registration {
     final Pollable pollable;
     /** The queue when {@link #pollable} is a completion queue, else {@code null}. */
     final CompletionQueue cq;
+    /** {@link CompletionQueue#pollIsCheap()} of {@link #cq}, asked once; false for other sources. */
+    final boolean cheapPoll;
     /** Exception-guarded sink for a queue, else {@code null}. */
     final CompletionSink sink;
     /** The readiness handler of a non-queue source, else {@code null}. */
@@ -38,6 +40,11 @@ final class LoopSource implements Registration {
     int pollsThisTurn;
     /** On the loop's cut-off list: the budget stopped its drain with a full last batch; loop thread only. */
     boolean cutOff;
+    /**
+     * Its last drain delivered and its poll is cheap ({@link CompletionQueue#pollIsCheap()}): the
+     * loop polls it once more before it sleeps; loop thread only.
+     */
+    boolean pollBeforeSleep;
     volatile int phase = PENDING;
     /** The owner asked for removal: its shutdown hook no longer runs. */
     volatile boolean closeRequested;
@@ -46,6 +53,7 @@ final class LoopSource implements Registration {
         this.loop = loop;
         this.pollable = cq;
         this.cq = cq;
+        this.cheapPoll = cq.pollIsCheap();
         this.sink = new GuardedSink(this, sink);
         this.onReadable = null;
         this.onShutdown = onShutdown;
@@ -55,6 +63,7 @@ final class LoopSource implements Registration {
         this.loop = loop;
         this.pollable = source;
         this.cq = null;
+        this.cheapPoll = false;
         this.sink = null;
         this.onReadable = onReadable;
         this.onShutdown = onShutdown;

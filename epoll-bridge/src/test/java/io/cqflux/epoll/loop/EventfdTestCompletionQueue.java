@@ -37,6 +37,7 @@ final class EventfdTestCompletionQueue implements CompletionQueue {
     final AtomicInteger acknowledged = new AtomicInteger();
     final AtomicLong polls = new AtomicLong();
     private volatile boolean sleepAllowed = true;
+    private final boolean cheapPoll;
     /** Full batches still to hand out before {@link #pending} is read again (a flood). */
     private final AtomicLong floodBatches = new AtomicLong();
     private long floodNext;
@@ -44,8 +45,19 @@ final class EventfdTestCompletionQueue implements CompletionQueue {
     private boolean closed;
 
     EventfdTestCompletionQueue(String name) {
+        this(name, false);
+    }
+
+    /** @param cheapPoll what {@link #pollIsCheap()} answers (a ring in user space, like librpma's) */
+    EventfdTestCompletionQueue(String name, boolean cheapPoll) {
         this.name = name;
+        this.cheapPoll = cheapPoll;
         this.fd = Libc.eventfd(Libc.threadErrno());
+    }
+
+    @Override
+    public boolean pollIsCheap() {
+        return cheapPoll;
     }
 
     /** Adds one successful completion and signals. Any thread. */

@@ -89,6 +89,17 @@ final class FabricCompletionQueue implements CompletionQueue {
         return fd;
     }
 
+    /**
+     * On the verbs provider {@code fi_cq_read(3)} reads the verbs CQ ({@code ibv_poll_cq(3)}, a
+     * ring in user space), so the loop may poll once more before it sleeps; on tcp a read drives
+     * the provider's socket progress (system calls of its own), and {@code fi_trywait(3)} already
+     * tells the loop whether anything is buffered.
+     */
+    @Override
+    public boolean pollIsCheap() {
+        return "verbs".equals(transport.provider());
+    }
+
     @Override
     public void acknowledge() {
         // fi_cq(3) with FI_WAIT_FD needs no acknowledgement: fi_trywait before sleeping is the rule.
