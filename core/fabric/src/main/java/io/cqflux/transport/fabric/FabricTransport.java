@@ -191,6 +191,7 @@ final class FabricTransport implements Transport {
     static FabricTransport open(String provider, InetAddress localAddress) {
         MemorySegment info = MemorySegment.NULL;
         MemorySegment fabric = MemorySegment.NULL;
+        MemorySegment domain = MemorySegment.NULL;
         try (Arena tmp = Arena.ofConfined()) {
             MemorySegment list = getinfo(tmp, provider, null, null, localAddress.getHostAddress(), null, FI_SOURCE());
             if (list.equals(MemorySegment.NULL)) {
@@ -207,9 +208,14 @@ final class FabricTransport implements Transport {
             MemorySegment domainFp = fi_ops_fabric.domain(fid_fabric.ops(fabric));
             FabricLibrary.check("fi_domain", fi_ops_fabric.domain.invoke(domainFp, fabric, info, pp, MemorySegment.NULL),
                     provider);
-            MemorySegment domain = pp.get(C_POINTER, 0);
+            domain = pp.get(C_POINTER, 0);
             return new FabricTransport(provider, info, fabric, domain);
         } catch (RuntimeException e) {
+            // A half-built transport (the constructor failed after fi_domain) closes its domain
+            // before the fabric: fi_close(3) of a fabric with an open domain fails with -FI_EBUSY.
+            if (!domain.equals(MemorySegment.NULL)) {
+                FabricLibrary.close(domain, "domain", provider);
+            }
             if (!fabric.equals(MemorySegment.NULL)) {
                 FabricLibrary.close(fabric, "fabric", provider);
             }
