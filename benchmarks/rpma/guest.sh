@@ -6,10 +6,16 @@
 #      ib_read_lat and ib_write_lat, 8 B and 4 KiB         -> perftest-R.txt (+ raw perftest-R.raw)
 #   2. the librpma C baseline benchmarks/c/rpma_lat_bench   -> c-rpma-R.txt
 #   3. cqflux's RpmaLatBench on --transport rpma (reactive API) -> cqflux-rpma-R.txt (+ .stderr.txt)
-# Usage: guest.sh ROUNDS PERFTEST_N C_N C_WARMUP JAVA_N JAVA_WARMUP JAVA_GLOBAL_WARMUP
+#   (2 and 3 end each wait mode with the throughput of 8-byte writes, 64 in flight)
+# Usage: guest.sh ROUNDS PERFTEST_N C_N C_WARMUP JAVA_N JAVA_WARMUP JAVA_GLOBAL_WARMUP [TPUT_N]
+#   TPUT_N: 8-byte writes with 64 in flight per throughput figure, C and cqflux (0 or absent: none)
 # A JVM crash leaves its hs_err_pid*.log in the run directory (the guest's cwd is thrown away).
+# A round whose cqflux JVM crashed (a new hs_err file, or an exit status of 128 or more) is run
+# again, once: the crashed attempt's output is kept as cqflux-rpma-R.crashed*.txt and the rerun
+# is noted in reruns.txt, which RpmaReport puts in the summary. (Seen in 2 of 15 starts: SIGSEGV
+# in C1-compiled JDK code on the loop thread, results/2026-11-23T153809Z-rpma/hs_err_pid256.log.)
 set -u
-rounds=$1 pn=$2 cn=$3 cw=$4 jn=$5 jw=$6 jg=$7
+rounds=$1 pn=$2 cn=$3 cw=$4 jn=$5 jw=$6 jg=$7 tn=${8:-0}
 out=${CQFLUX_VM_OUT:?not in the lane}
 addr=${CQFLUX_RPMA_ADDRESS:?not in the lane}
 cp=benchmarks/target/classes:benchmarks/target/lib/*
@@ -44,6 +50,16 @@ perftest_one() { # round tool size port
   rm -f "$out/tmp.raw"
 }
 
+# cqflux's part of a round: round port; output to cqflux-rpma-R.txt (also shown), exit status kept.
+cqflux_round() {
+  "$JAVA_HOME/bin/java" --enable-native-access=ALL-UNNAMED -XX:+UseParallelGC -XX:ErrorFile="$out/hs_err_pid%p.log" \
+    -cp "$cp" io.cqflux.benchmarks.RpmaLatBench -n "$jn" -w "$jw" -g "$jg" -t "$tn" -p "$2" \
+    2>"$out/cqflux-rpma-$1.stderr.txt" >"$out/cqflux-rpma-$1.txt"
+  st=$?
+  cat "$out/cqflux-rpma-$1.txt"
+  return "$st"
+}
+
 r=1
 while [ "$r" -le "$rounds" ]; do
   echo "== round $r of $rounds (guest load average $(cut -d' ' -f1-3 /proc/loadavg))"
@@ -55,12 +71,27 @@ while [ "$r" -le "$rounds" ]; do
       port=$((port + 1))
     done
   done
-  echo "-- librpma C (rpma_lat_bench -n $cn -w $cw)"
-  benchmarks/target/c/rpma_lat_bench -n "$cn" -w "$cw" -p $((7300 + r)) 2>"$out/c-rpma-$r.err" | tee "$out/c-rpma-$r.txt"
-  echo "-- cqflux (RpmaLatBench -n $jn -w $jw -g $jg)"
-  "$JAVA_HOME/bin/java" --enable-native-access=ALL-UNNAMED -XX:+UseParallelGC -XX:ErrorFile="$out/hs_err_pid%p.log" \
-    -cp "$cp" io.cqflux.benchmarks.RpmaLatBench -n "$jn" -w "$jw" -g "$jg" -p $((7320 + 2 * r)) \
-    2>"$out/cqflux-rpma-$r.stderr.txt" | tee "$out/cqflux-rpma-$r.txt"
+  echo "-- librpma C (rpma_lat_bench -n $cn -w $cw -t $tn)"
+  benchmarks/target/c/rpma_lat_bench -n "$cn" -w "$cw" -t "$tn" -p $((7300 + r)) 2>"$out/c-rpma-$r.err" | tee "$out/c-rpma-$r.txt"
+  echo "-- cqflux (RpmaLatBench -n $jn -w $jw -g $jg -t $tn)"
+  crashes=$(ls "$out"/hs_err_pid*.log 2>/dev/null | wc -l)
+  cqflux_round "$r" $((7320 + 2 * r))
+  rc=$?
+  now=$(ls "$out"/hs_err_pid*.log 2>/dev/null | wc -l)
+  if [ "$now" -gt "$crashes" ] || [ "$rc" -ge 128 ]; then
+    hs=$(ls -t "$out"/hs_err_pid*.log 2>/dev/null | head -1)
+    mv "$out/cqflux-rpma-$r.txt" "$out/cqflux-rpma-$r.crashed.txt"
+    mv "$out/cqflux-rpma-$r.stderr.txt" "$out/cqflux-rpma-$r.crashed.stderr.txt"
+    echo "-- cqflux JVM crashed in round $r (exit $rc, ${hs:+$(basename "$hs")}); running the round's cqflux part again, once"
+    cqflux_round "$r" $((7360 + 2 * r))
+    rc2=$?
+    after=$(ls "$out"/hs_err_pid*.log 2>/dev/null | wc -l)
+    if [ "$after" -gt "$now" ] || [ "$rc2" -ge 128 ]; then
+      echo "round $r: the cqflux JVM crashed (exit $rc, ${hs:+$(basename "$hs")}) and crashed again on the rerun (exit $rc2): no cqflux figures for the round" >>"$out/reruns.txt"
+    else
+      echo "round $r: the cqflux JVM crashed (exit $rc, ${hs:+$(basename "$hs")}); the round's cqflux part was run again once (exit $rc2), its figures are the rerun's; the crashed attempt's output is cqflux-rpma-$r.crashed.txt" >>"$out/reruns.txt"
+    fi
+  fi
   echo "round $r end $(cat /proc/loadavg)" >>"$out/guest-loadavg.txt"
   r=$((r + 1))
 done
