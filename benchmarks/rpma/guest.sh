@@ -31,14 +31,23 @@ echo "rpma bench: guest clocksource $(cat /sys/devices/system/clocksource/clocks
 # perftest figures in the C baselines' format. A perftest result line is
 #   #bytes #iterations t_min t_max t_typical t_avg t_stdev 99% 99.9%
 # t_typical is perftest's median. ib_write_lat is a ping-pong: its figures are half a round trip.
+# Every perftest process runs under `timeout`: an ib_write_lat ping-pong once hung for more than
+# 8 minutes of a --quick run (host load 4-5) and held the whole lane until it was killed; a
+# timed-out tool is not retried, its figures are missing from the round.
 perftest_one() { # round tool size port
   r=$1 tool=$2 size=$3 port=$4 try=1
-  "$tool" -d rxe0 -R -F -p "$port" -s "$size" -n "$pn" >>"$out/perftest-$r.server.raw" 2>&1 &
+  timeout 140 "$tool" -d rxe0 -R -F -p "$port" -s "$size" -n "$pn" >>"$out/perftest-$r.server.raw" 2>&1 &
   spid=$!
   while :; do
     sleep 3
-    if "$tool" -d rxe0 -R -F -p "$port" -s "$size" -n "$pn" "$addr" >"$out/tmp.raw" 2>&1; then break; fi
+    timeout 120 "$tool" -d rxe0 -R -F -p "$port" -s "$size" -n "$pn" "$addr" >"$out/tmp.raw" 2>&1
+    prc=$?
+    if [ "$prc" -eq 0 ]; then break; fi
     cat "$out/tmp.raw" >>"$out/perftest-$r.raw"
+    if [ "$prc" -eq 124 ]; then
+      echo "perftest: $tool -s $size timed out after 120 s (no figures)" | tee -a "$out/perftest-$r.raw" >&2
+      kill "$spid" 2>/dev/null; wait "$spid"; rm -f "$out/tmp.raw"; return 1
+    fi
     try=$((try + 1))
     [ "$try" -le 3 ] || { echo "perftest: $tool -s $size failed 3 times" >&2; kill "$spid" 2>/dev/null; wait "$spid"; return 1; }
   done
