@@ -33,7 +33,7 @@ rounds=3
 # the whole run stays near 10 min.
 perftest_n=2000 c_n=5000 c_w=500 java_n=3000 java_w=3000 java_g=5000
 # Throughput (issue 13: 8-byte writes, 64 in flight, C and cqflux's writeAll): writes per figure,
-# after a tenth as many unmeasured.
+# after a tenth as many unmeasured in C and as many in cqflux (the JIT under TCG).
 tput_n=20000
 latest=latest-rpma.md
 while [ $# -gt 0 ]; do
