@@ -3,13 +3,16 @@
 # `tsc=reliable tsc_early_khz=<host TSC kHz>` on the guest kernel's command line, and runs inside
 # it, back to back, per round: perftest (ib_read_lat, ib_write_lat over rxe0, 8 B and 4 KiB), the
 # librpma C baseline (c/rpma_lat_bench.c: read, write, durable write = write + flush VISIBILITY,
-# one in flight, busy poll and epoll) and cqflux's RpmaLatBench (the reactive API on the rpma
-# transport, the same operations). Then prints p50/p99 per operation and size with cqflux ÷ C
-# ratios and perftest beside, and writes
+# one in flight, busy poll and epoll; then 8-byte writes with 64 in flight) and cqflux's
+# RpmaLatBench (the reactive API on the rpma transport, the same operations; writeAll for the 64 in
+# flight). A round whose cqflux JVM crashed is run again once (guest.sh; noted in reruns.txt and
+# the summary). Then prints p50/p99 per operation and size with cqflux ÷ C ratios and perftest
+# beside, the throughput with C ÷ cqflux, and writes
 #   benchmarks/results/<UTC date-time>-rpma/   perftest-R.txt (+ .raw), c-rpma-R.txt, cqflux-rpma-R.txt
 #                                              (+ .stderr.txt), guest-clock.txt, guest-loadavg.txt,
 #                                              host-loadavg.txt, lane-output.txt, summary.md
-#                                              (hs_err_pid*.log when a JVM crashed)
+#                                              (hs_err_pid*.log when a JVM crashed, reruns.txt and
+#                                              cqflux-rpma-R.crashed*.txt when a round was rerun)
 #   benchmarks/results/latest-rpma.md          the summary of this run
 #
 # Usage: benchmarks/run-rpma.sh [--rounds N] [--quick]
@@ -29,12 +32,15 @@ rounds=3
 # measured carried the JIT compiler threads' work (read 8 B p50 175 us, with it 100 us, C 62 us);
 # the whole run stays near 10 min.
 perftest_n=2000 c_n=5000 c_w=500 java_n=3000 java_w=3000 java_g=5000
+# Throughput (issue 13: 8-byte writes, 64 in flight, C and cqflux's writeAll): writes per figure,
+# after a tenth as many unmeasured in C and as many in cqflux (the JIT under TCG).
+tput_n=20000
 latest=latest-rpma.md
 while [ $# -gt 0 ]; do
   case "$1" in
     --rounds) rounds=${2:?--rounds needs a number}; shift 2
       case $rounds in '' | *[!0-9]* | 0) echo "run-rpma.sh: --rounds needs a positive integer, got '$rounds'" >&2; exit 2 ;; esac ;;
-    --quick) rounds=1 perftest_n=500 c_n=1000 c_w=100 java_n=1000 java_w=1000 java_g=1000 latest=latest-rpma-quick.md; shift ;;
+    --quick) rounds=1 perftest_n=500 c_n=1000 c_w=100 java_n=1000 java_w=1000 java_g=1000 tput_n=5000 latest=latest-rpma-quick.md; shift ;;
     -h|--help) sed -n '2,/^set -euo/{/^set -euo/d; s/^# \{0,1\}//p}' "$0"; exit 0 ;;
     *) echo "run-rpma.sh: unknown argument '$1' (--rounds N, --quick)" >&2; exit 2 ;;
   esac
@@ -78,7 +84,7 @@ echo "== one boot, $rounds round(s): perftest, librpma C, cqflux (guest: tsc=rel
 set +e
 (cd "$ROOT" && CQFLUX_VM_APPEND="${CQFLUX_VM_APPEND:+$CQFLUX_VM_APPEND }tsc=reliable tsc_early_khz=$khz" \
   "$ROOT/scripts/softroce/run-in-vm.sh" --timeout 1500 --out "$OUT" --log "$OUT/lane-output.txt" -- \
-  benchmarks/rpma/guest.sh "$rounds" "$perftest_n" "$c_n" "$c_w" "$java_n" "$java_w" "$java_g")
+  benchmarks/rpma/guest.sh "$rounds" "$perftest_n" "$c_n" "$c_w" "$java_n" "$java_w" "$java_g" "$tput_n")
 rc=$?
 set -e
 echo "host after $(cut -d' ' -f1-3 /proc/loadavg)" >>"$OUT/host-loadavg.txt"

@@ -12,6 +12,38 @@
  *              calling fi_trywait(3) before each sleep (-FI_EAGAIN: read the CQ again first).
  *   tput busy  a window of N ops in flight, busy-polling, ops/s.
  *   tput epoll the same with both sides sleeping in epoll whenever their CQ is empty.
+ *   tput sel   (writes only) the same window, but only one write in SIGNAL_EVERY, and the write
+ *              that fills the window or ends the run, carries FI_COMPLETION; the others are
+ *              posted with FI_DELIVERY_COMPLETE and no FI_COMPLETION, and one signaled
+ *              completion retires every write posted before it ("selective signaling").
+ *
+ * Selective signaling, and why it is sound here (issue 13; libfabric 1.17 man pages):
+ *   - The client's CQ is bound with FI_TRANSMIT | FI_SELECTIVE_COMPLETION | FI_RECV, as cqflux's
+ *     FabricConnection binds it: "data transfer operations will not generate CQ entries for
+ *     successful completions unless FI_COMPLETION is set as an operational flag for the given
+ *     operation", and "the user must determine when a request that does NOT have FI_COMPLETION
+ *     set has completed indirectly, usually based on the completion of a subsequent operation"
+ *     (fi_endpoint(3), fi_ep_bind, FI_SELECTIVE_COMPLETION). Every other figure of this program
+ *     posts with FI_COMPLETION, so the binding changes nothing for them.
+ *   - "Indirectly" needs completion ordering: tx_attr->comp_order FI_ORDER_STRICT means "Requests
+ *     complete in the order in which they are submitted to the transmit context" (fi_endpoint(3),
+ *     comp_order), on a reliable endpoint for requests to a single destination (one FI_EP_MSG
+ *     connection here). The tcp provider declares tx comp_order FI_ORDER_STRICT (and msg_order
+ *     with write-after-write); this program prints what fi_getinfo returned ("fabric.info ...
+ *     comp_order=", 0x1ff = FI_ORDER_STRICT in fabric.h) and skips the selective figures
+ *     unless it is FI_ORDER_STRICT.
+ *   - The unsignaled writes keep FI_DELIVERY_COMPLETE, so "completed" means the same for them as
+ *     for the signaled one: with strict order, the signaled write's delivery completion says
+ *     every earlier write was delivered too. (fi_cq(3) also offers FI_FENCE for providers without
+ *     strict order: "the completion of the fenced operation indicates that prior operations have
+ *     met the same completion level".)
+ *   - A failed unsignaled write still reports an error entry ("Operations that fail
+ *     asynchronously will still generate completions, even if a completion is not requested",
+ *     fi_endpoint(3); fi_cq(3) "error completions are generated for all operations"), with
+ *     op_context possibly NULL: the program dies on any error entry.
+ *   - Its context is ignored ("when FI_SELECTIVE_COMPLETION is enabled ... and an operation is
+ *     initiated without the FI_COMPLETION flag set, then the context parameter is ignored",
+ *     fi_endpoint(3) NOTES), so only signaled writes hold an fi_context2.
  *
  * Writes are posted with FI_DELIVERY_COMPLETE (fi_cq(3) completion levels): the completion
  * means the peer has the data, which is what cqflux's default CompletionLevel.DELIVERY asks for
@@ -19,6 +51,7 @@
  *
  * Output: one line per figure, "name value unit", e.g.
  *   fabric.write.8.busy.lat.mean 14.21 us
+ *   fabric.write.8.busy.tput.w64.sel16 301234 ops/s
  *
  * Usage: fabric_rma_bench [-q] [-n iterations] [-w window] [-p port]
  * Build: gcc -O2 -o fabric_rma_bench fabric_rma_bench.c -lfabric -lpthread
@@ -46,6 +79,10 @@
 
 #define REGION_SIZE (1u << 20)
 #define MAX_WINDOW 256
+/* Issue 13: the throughput goal's window, and one signaled write in SIGNAL_EVERY in the
+ * selective figures. */
+#define WIDE_WINDOW 64
+#define SIGNAL_EVERY 16
 #define SERVER_KEY 0xC0FFEEu
 #define CLIENT_KEY 0xBEEFu
 
@@ -129,7 +166,9 @@ static void open_side(struct side *s, struct fi_info *info, int is_server) {
                     NULL));
     CHECK(fi_endpoint(s->domain, info, &s->ep, NULL));
     CHECK(fi_ep_bind(s->ep, &s->eq->fid, 0));
-    CHECK(fi_ep_bind(s->ep, &s->cq->fid, FI_TRANSMIT | FI_RECV));
+    /* The client binds as cqflux's FabricConnection does (selective: only posts with
+     * FI_COMPLETION report success); the server posts nothing. */
+    CHECK(fi_ep_bind(s->ep, &s->cq->fid, FI_TRANSMIT | FI_RECV | (is_server ? 0 : FI_SELECTIVE_COMPLETION)));
     if (s->info->domain_attr->mr_mode & FI_MR_ENDPOINT) {
         CHECK(fi_mr_bind(s->mr, &s->ep->fid, 0));
         CHECK(fi_mr_enable(s->mr));
@@ -334,6 +373,77 @@ static void throughput(const char *opname, int is_read, size_t len, enum mode mo
     fflush(stdout);
 }
 
+/* A signaled write's context and how many writes (itself included) its completion retires. */
+struct sel_ctx {
+    struct fi_context2 ctx;
+    long covers;
+};
+
+static int post_write_flags(size_t len, size_t slot, void *ctx, uint64_t flags) {
+    struct iovec iov = { .iov_base = (char *) client.buf + slot * len, .iov_len = len };
+    void *desc = fi_mr_desc(client.mr);
+    struct fi_rma_iov rma = { .addr = server_addr + slot * len, .len = len, .key = server_key };
+    struct fi_msg_rma msg = { .msg_iov = &iov, .desc = &desc, .iov_count = 1, .addr = 0,
+                              .rma_iov = &rma, .rma_iov_count = 1, .context = ctx, .data = 0 };
+    ssize_t rc = fi_writemsg(client.ep, &msg, flags);
+    if (rc == -FI_EAGAIN) {
+        return 0;
+    }
+    CHECK(rc);
+    return 1;
+}
+
+/*
+ * Writes with `window` in flight, one in `every` signaled (and the one that fills the window or
+ * ends the run, so that a signaled completion is always coming); relies on FI_ORDER_STRICT (see
+ * the file comment). Prints fabric.write.<len>.<mode>.tput.w<window>.sel<every>.
+ */
+static void throughput_selective(size_t len, enum mode mode, int window, int every, int total) {
+    atomic_store(&server_mode, mode);
+    eventfd_write(server_stop_fd, 1);
+    static struct sel_ctx ctx[MAX_WINDOW];
+    struct fi_cq_data_entry comp[64];
+    int warm = total / 10;
+    double t0 = 0;
+    long posted = 0, done = 0, last_signaled = 0, target = total + warm;
+    while (done < target) {
+        while (posted - done < window && posted < target) {
+            long n = posted + 1; /* the write about to be posted, counted from 1 */
+            int signal = n - last_signaled >= every || n - done == window || n == target;
+            struct sel_ctx *c = &ctx[posted % window];
+            uint64_t flags = FI_DELIVERY_COMPLETE | (signal ? FI_COMPLETION : 0);
+            if (!post_write_flags(len, (size_t) (posted % window), signal ? &c->ctx : NULL, flags)) {
+                break; /* -FI_EAGAIN: progress below, then retry */
+            }
+            if (signal) {
+                c->covers = n - last_signaled;
+                last_signaled = n;
+            }
+            posted = n;
+        }
+        ssize_t k = fi_cq_read(client.cq, comp, 64);
+        if (k > 0) {
+            for (ssize_t i = 0; i < k; i++) {
+                done += ((struct sel_ctx *) comp[i].op_context)->covers;
+            }
+        } else if (k == -FI_EAVAIL) {
+            die_cq(client.cq, "client (selective)");
+        } else if (k != -FI_EAGAIN) {
+            CHECK(k);
+        } else if (mode == EPOLL) {
+            wait_cq(&client, -1);
+        }
+        if (t0 == 0 && done >= warm) {
+            t0 = now_us();
+            target = done + total;
+        }
+    }
+    double secs = (now_us() - t0) / 1e6;
+    printf("fabric.write.%zu.%s.tput.w%d.sel%d %.0f ops/s\n", len, mode == BUSY ? "busy" : "epoll", window, every,
+           total / secs);
+    fflush(stdout);
+}
+
 int main(int argc, char **argv) {
     int iters = 20000, window = 32, quick = 0;
     for (int i = 1; i < argc; i++) {
@@ -375,8 +485,9 @@ int main(int argc, char **argv) {
     while (atomic_load(&server_ready) < 2) {
         usleep(1000);
     }
-    printf("fabric.info provider=%s mr_mode=0x%x tx_size=%zu\n", client.info->fabric_attr->prov_name,
-           client.info->domain_attr->mr_mode, client.info->tx_attr->size);
+    printf("fabric.info provider=%s mr_mode=0x%x tx_size=%zu comp_order=0x%" PRIx64 " msg_order=0x%" PRIx64 "\n",
+           client.info->fabric_attr->prov_name, client.info->domain_attr->mr_mode, client.info->tx_attr->size,
+           (uint64_t) client.info->tx_attr->comp_order, (uint64_t) client.info->tx_attr->msg_order);
 
     int warm = iters / 10;
     static const size_t sizes[] = { 8, 4096 };
@@ -391,6 +502,19 @@ int main(int argc, char **argv) {
         throughput("write", 0, sizes[s], EPOLL, window, iters * 5);
     }
     throughput("read", 1, 4096, BUSY, window, iters * 5);
+    /* Issue 13's throughput goal is at 64 in flight: all signaled, and one signaled write in 16. */
+    for (int s = 0; s < 2; s++) {
+        throughput("write", 0, sizes[s], BUSY, WIDE_WINDOW, iters * 5);
+        throughput("write", 0, sizes[s], EPOLL, WIDE_WINDOW, iters * 5);
+    }
+    if ((client.info->tx_attr->comp_order & FI_ORDER_STRICT) == FI_ORDER_STRICT) {
+        for (int s = 0; s < 2; s++) {
+            throughput_selective(sizes[s], BUSY, WIDE_WINDOW, SIGNAL_EVERY, iters * 5);
+            throughput_selective(sizes[s], EPOLL, WIDE_WINDOW, SIGNAL_EVERY, iters * 5);
+        }
+    } else {
+        printf("fabric.info selective figures skipped: tx comp_order lacks FI_ORDER_STRICT\n");
+    }
 
     atomic_store(&server_stop, 1);
     eventfd_write(server_stop_fd, 1);

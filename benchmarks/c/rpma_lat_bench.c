@@ -28,7 +28,17 @@
  *   rpma.read.8.busy.lat.p50 31.20 us
  * with .mean, .p50 and .p99 per operation, size (8, 4096) and wait mode.
  *
- * Usage: rpma_lat_bench [-n iterations] [-w warmup] [-p port] [-m busy|epoll|both] [ADDRESS]
+ * Throughput (issue 13's goal: 8-byte writes with 64 in flight): after the latency figures of a
+ * wait mode, `-t` 8-byte writes (after a tenth as many unmeasured) with TPUT_WINDOW in flight, each
+ * rpma_write with RPMA_F_COMPLETION_ALWAYS (the work request cqflux's write() posts; its writeAll
+ * keeps sendCredits/2 = 64 in flight with the default 128 credits), write i to offset
+ * (i mod 64) * 8 on both sides as cqflux's RpmaLatBench does, completions reaped up to 64 at a time:
+ *   rpma.write.8.busy.tput.w64 41234 ops/s
+ * The client's connection has cqflux's ConnectionConfig.DEFAULT queue sizes (SQ 128, RQ 128, CQ
+ * 256, a receive CQ of 128; rpma_conn_cfg_set_*(3)), as 64 in flight needs more than librpma's
+ * default queue of 10.
+ *
+ * Usage: rpma_lat_bench [-n iterations] [-w warmup] [-t writes] [-p port] [-m busy|epoll|both] [ADDRESS]
  *   ADDRESS defaults to $CQFLUX_RPMA_ADDRESS (10.0.2.15 in the lane).
  * Build: gcc -O2 -Wall -o rpma_lat_bench rpma_lat_bench.c -lrpma -libverbs
  */
@@ -49,6 +59,8 @@
 #include <infiniband/verbs.h>
 
 #define REGION (64 * 1024)
+#define TPUT_WINDOW 64
+#define TPUT_SIZE 8
 #define DEADLINE_S 600
 
 #define CHECK(call)                                                                             \
@@ -203,7 +215,62 @@ static void latency(enum op op, size_t len, enum mode mode, int iters, int warmu
     free(samples);
 }
 
-static int client(const char *addr, const char *port, int iters, int warmup, int modes) {
+/* Sleeps until the CQ's channel fd fires, then acks and re-arms (rpma_cq_wait(3)). */
+static void wait_channel(void) {
+    struct epoll_event ev;
+    int k = epoll_wait(epfd, &ev, 1, -1);
+    if (k < 0 && errno != EINTR) {
+        perror("epoll_wait");
+        exit(2);
+    }
+    if (k == 1) {
+        int rc = rpma_cq_wait(cq);
+        if (rc != RPMA_E_NO_COMPLETION)
+            CHECK(rc);
+    }
+}
+
+/* `total` 8-byte writes with TPUT_WINDOW in flight, after total / 10 unmeasured ones; ops/s. */
+static void throughput(enum mode mode, int total) {
+    struct ibv_wc wc[64];
+    int warm = total / 10;
+    long posted = 0, done = 0, target = total + warm;
+    double t0 = 0;
+    while (done < target) {
+        while (posted - done < TPUT_WINDOW && posted < target) {
+            size_t off = (size_t) (posted % TPUT_WINDOW) * TPUT_SIZE;
+            CHECK(rpma_write(conn, rmr, off, lmr, off, TPUT_SIZE, RPMA_F_COMPLETION_ALWAYS,
+                             (void *) (uintptr_t) (posted + 1)));
+            posted++;
+        }
+        int n = 0;
+        int rc = rpma_cq_get_wc(cq, 64, wc, &n);
+        if (rc == 0) {
+            for (int i = 0; i < n; i++) {
+                if (wc[i].status != IBV_WC_SUCCESS) {
+                    fprintf(stderr, "client: write completion wr_id=%" PRIu64 " status %s\n", (uint64_t) wc[i].wr_id,
+                            ibv_wc_status_str(wc[i].status));
+                    exit(2);
+                }
+            }
+            done += n;
+        } else if (rc != RPMA_E_NO_COMPLETION) {
+            CHECK(rc);
+        } else if (mode == EPOLL) {
+            wait_channel();
+        }
+        if (t0 == 0 && done >= warm) {
+            t0 = now_us();
+            target = done + total;
+        }
+    }
+    double secs = (now_us() - t0) / 1e6;
+    printf("rpma.write.%d.%s.tput.w%d %.0f ops/s\n", TPUT_SIZE, mode == BUSY ? "busy" : "epoll", TPUT_WINDOW,
+           total / secs);
+    fflush(stdout);
+}
+
+static int client(const char *addr, const char *port, int iters, int warmup, int modes, int tput) {
     struct ibv_context *dev;
     struct rpma_peer *peer;
     struct rpma_conn_req *req;
@@ -218,7 +285,15 @@ static int client(const char *addr, const char *port, int iters, int warmup, int
         return 2;
     memset(mem, 0xa5, REGION);
     CHECK(rpma_mr_reg(peer, mem, REGION, RPMA_MR_USAGE_WRITE_SRC | RPMA_MR_USAGE_READ_DST, &lmr));
-    CHECK(rpma_conn_req_new(peer, addr, port, NULL, &req));
+    /* cqflux's ConnectionConfig.DEFAULT queue sizes (RpmaTransport sets the same four). */
+    struct rpma_conn_cfg *cfg;
+    CHECK(rpma_conn_cfg_new(&cfg));
+    CHECK(rpma_conn_cfg_set_sq_size(cfg, 128));
+    CHECK(rpma_conn_cfg_set_rq_size(cfg, 128));
+    CHECK(rpma_conn_cfg_set_cq_size(cfg, 256));
+    CHECK(rpma_conn_cfg_set_rcq_size(cfg, 128));
+    CHECK(rpma_conn_req_new(peer, addr, port, cfg, &req));
+    CHECK(rpma_conn_cfg_delete(&cfg));
     CHECK(rpma_conn_req_connect(&req, NULL, &conn));
     CHECK(rpma_conn_next_event(conn, &ev));
     if (ev != RPMA_CONN_ESTABLISHED) {
@@ -251,6 +326,8 @@ static int client(const char *addr, const char *port, int iters, int warmup, int
         for (int o = READ; o <= DWRITE; o++)
             for (int s = 0; s < 2; s++)
                 latency((enum op) o, sizes[s], (enum mode) m, iters, warmup);
+        if (tput > 0)
+            throughput((enum mode) m, tput);
     }
 
     CHECK(rpma_conn_disconnect(conn));
@@ -264,13 +341,14 @@ static int client(const char *addr, const char *port, int iters, int warmup, int
 }
 
 int main(int argc, char **argv) {
-    int iters = 5000, warmup = 500, modes = 3, opt, pipefd[2], status;
+    int iters = 5000, warmup = 500, modes = 3, tput = 0, opt, pipefd[2], status;
     const char *port = "7310";
     char c;
 
-    while ((opt = getopt(argc, argv, "n:w:p:m:")) != -1) {
+    while ((opt = getopt(argc, argv, "n:w:p:m:t:")) != -1) {
         switch (opt) {
         case 'n': iters = atoi(optarg); break;
+        case 't': tput = atoi(optarg); break;
         case 'w': warmup = atoi(optarg); break;
         case 'p': port = optarg; break;
         case 'm':
@@ -279,8 +357,8 @@ int main(int argc, char **argv) {
         default: modes = 0;
         }
     }
-    if (iters < 100 || warmup < 0 || modes == 0) {
-        fprintf(stderr, "usage: %s [-n iterations >= 100] [-w warmup >= 0] [-p port] [-m busy|epoll|both] [ADDRESS]\n",
+    if (iters < 100 || warmup < 0 || modes == 0 || tput < 0) {
+        fprintf(stderr, "usage: %s [-n iterations >= 100] [-w warmup >= 0] [-t writes >= 0] [-p port] [-m busy|epoll|both] [ADDRESS]\n",
                 argv[0]);
         return 2;
     }
@@ -308,7 +386,7 @@ int main(int argc, char **argv) {
         waitpid(pid, &status, 0);
         return 2;
     }
-    int rc = client(addr, port, iters, warmup, modes);
+    int rc = client(addr, port, iters, warmup, modes, tput);
     fflush(stdout);
     if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status)) {
         fprintf(stderr, "rpma_lat_bench: the server failed (status %d)\n", status);

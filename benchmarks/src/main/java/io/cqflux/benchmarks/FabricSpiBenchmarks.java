@@ -41,6 +41,8 @@ public class FabricSpiBenchmarks {
     static final int TOTAL = 2048;
     /** Operations in flight in the throughput benchmarks (as in the C baseline). */
     static final int WINDOW = 32;
+    /** Operations in flight in {@link #writeThroughput64}: issue 13's throughput goal, C's {@code tput.w64}. */
+    static final int WIDE_WINDOW = 64;
 
     /** A connected pair per size and strategy. */
     @State(Scope.Benchmark)
@@ -127,7 +129,7 @@ public class FabricSpiBenchmarks {
         }
 
         private boolean post() {
-            long s = slot++ % WINDOW;
+            long s = slot++ % window; // a slot per write in flight, as the C program's
             long off = s * size;
             return read
                     ? p.client.read(p.clientRegion, off, p.remote, off, size, s, true)
@@ -185,5 +187,20 @@ public class FabricSpiBenchmarks {
     @OperationsPerInvocation(TOTAL)
     public void writeThroughput(Pair s) {
         s.driver.run(false, TOTAL, WINDOW);
+    }
+
+    /**
+     * {@value #WIDE_WINDOW} writes in flight: issue 13's throughput goal (≥ 0.95 × C's
+     * {@code fabric.write.<size>.<mode>.tput.w64}); the connection's 128 send credits
+     * ({@code ConnectionConfig.DEFAULT}) leave room for them.
+     *
+     * @param s the pair
+     */
+    @Benchmark
+    @BenchmarkMode(Mode.Throughput)
+    @OutputTimeUnit(TimeUnit.SECONDS)
+    @OperationsPerInvocation(TOTAL)
+    public void writeThroughput64(Pair s) {
+        s.driver.run(false, TOTAL, WIDE_WINDOW);
     }
 }

@@ -79,7 +79,7 @@ public class ReactorBenchmarks {
         public void setUp() {
             InetAddress lo = InetAddress.getLoopbackAddress();
             // 64 credits: writeAll keeps half of them in flight (32, the C and SPI window).
-            ConnectionConfig config = ConnectionConfig.DEFAULT.withSendQueueSize(64);
+            ConnectionConfig config = ConnectionConfig.DEFAULT.withSendQueueSize(2 * window());
             arena = Arena.ofShared();
             server = Cqflux.builder().transport(TransportChoice.FABRIC).localAddress(lo)
                     .waitStrategy(Strategies.of(strategy)).connectionConfig(config).build();
@@ -91,13 +91,22 @@ public class ReactorBenchmarks {
             listening = server.bind(new InetSocketAddress(lo, 0), c -> c.onDispose(), exposed).block(TIMEOUT);
             connection = client.connect(listening.address()).block(TIMEOUT);
             remote = connection.remoteRegion(0);
+            if (Math.max(1, connection.sendCredits() / 2) != window()) {
+                throw new IllegalStateException("writeAll would keep " + connection.sendCredits() / 2
+                        + " writes in flight, not " + window() + " (send credits " + connection.sendCredits() + ")");
+            }
             local = client.register(arena.allocate(FabricPair.REGION_BYTES, 4096),
                     RegionAccess.WRITE_SRC, RegionAccess.READ_DST);
             chain = Flux.range(0, FabricSpiBenchmarks.CHAIN);
             bulk = Flux.range(0, FabricSpiBenchmarks.TOTAL).map(i -> {
-                long off = (long) (i % FabricSpiBenchmarks.WINDOW) * size;
+                long off = (long) (i % window()) * size;
                 return new WriteRequest(remote, off, local, off, size, false);
             });
+        }
+
+        /** {@return the writes {@code writeAll} keeps in flight: half the connection's send credits} */
+        int window() {
+            return FabricSpiBenchmarks.WINDOW;
         }
 
         /** Closes everything. */
@@ -166,6 +175,33 @@ public class ReactorBenchmarks {
     @OutputTimeUnit(TimeUnit.SECONDS)
     @OperationsPerInvocation(FabricSpiBenchmarks.TOTAL)
     public Long writeAllThroughput(Pair s) {
+        return s.connection.writeAll(s.bulk).map(r -> r.sequence()).last(-1L).block(TIMEOUT);
+    }
+
+    /**
+     * The pair of {@link Pair} with 128 send credits on both sides, so that {@code writeAll} keeps
+     * {@value FabricSpiBenchmarks#WIDE_WINDOW} writes in flight (issue 13's throughput goal).
+     */
+    @State(Scope.Benchmark)
+    public static class WidePair extends Pair {
+        @Override
+        int window() {
+            return FabricSpiBenchmarks.WIDE_WINDOW;
+        }
+    }
+
+    /**
+     * Bulk writes with {@value FabricSpiBenchmarks#WIDE_WINDOW} in flight, against C's
+     * {@code tput.w64} (all signaled, and one signaled write in 16).
+     *
+     * @param s the pair with 128 send credits
+     * @return the last result's sequence
+     */
+    @Benchmark
+    @BenchmarkMode(Mode.Throughput)
+    @OutputTimeUnit(TimeUnit.SECONDS)
+    @OperationsPerInvocation(FabricSpiBenchmarks.TOTAL)
+    public Long writeAllThroughput64(WidePair s) {
         return s.connection.writeAll(s.bulk).map(r -> r.sequence()).last(-1L).block(TIMEOUT);
     }
 }

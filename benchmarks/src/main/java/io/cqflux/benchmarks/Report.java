@@ -63,6 +63,7 @@ final class Report {
     static Report of(Collection<RunResult> results, CBaselines c, boolean quick) {
         Report r = new Report(results, c, quick);
         r.build();
+        r.buildIssue13();
         return r;
     }
 
@@ -182,6 +183,39 @@ final class Report {
                         java("ReactorBenchmarks.writeAllThroughput[size=" + size + ",strategy=" + s + "]"),
                         "SPI write throughput",
                         java("FabricSpiBenchmarks.writeThroughput[size=" + size + ",strategy=" + s + "]"));
+            }
+        }
+    }
+
+    /**
+     * Issue 13's goals in rows of their own (added after the rows above, which stay as they were):
+     * throughput with 64 writes in flight against C's {@code tput.w64}, both all signaled and with
+     * one signaled write in 16 ({@code tput.w64.sel16}); and {@code write().block()} against the
+     * chained {@code write()} of the same run (goal: at most 1.5).
+     */
+    private void buildIssue13() {
+        for (String size : new String[] {"8", "4096"}) {
+            for (String s : STRATEGIES) {
+                String all = "fabric.write." + size + "." + cMode(s) + ".tput.w64";
+                String sel = all + ".sel16";
+                Figure spi = java("FabricSpiBenchmarks.writeThroughput64[size=" + size + ",strategy=" + s + "]");
+                Figure reactive = java("ReactorBenchmarks.writeAllThroughput64[size=" + size + ",strategy=" + s + "]");
+                row("fabric SPI", "write " + size + " B throughput, 64 in flight, " + s, spi,
+                        "C " + all + " (all signaled)", c(all));
+                row("fabric SPI", "write " + size + " B throughput, 64 in flight, " + s, spi,
+                        "C " + sel + " (1 in 16 signaled)", c(sel));
+                row("reactor", "writeAll() " + size + " B throughput, 64 in flight, " + s, reactive,
+                        "C " + all + " (all signaled)", c(all));
+                row("reactor", "writeAll() " + size + " B throughput, 64 in flight, " + s, reactive,
+                        "C " + sel + " (1 in 16 signaled)", c(sel));
+            }
+        }
+        for (String size : new String[] {"8", "4096"}) {
+            for (String s : STRATEGIES) {
+                row("reactor", "write().block() ÷ chained write() " + size + " B, " + s + " (goal ≤ 1.5)",
+                        java("ReactorBenchmarks.writeBlockLatency[size=" + size + ",strategy=" + s + "]"),
+                        "chained write() latency",
+                        java("ReactorBenchmarks.writeLatency[size=" + size + ",strategy=" + s + "]"));
             }
         }
     }

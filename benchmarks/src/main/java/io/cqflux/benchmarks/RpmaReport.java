@@ -78,6 +78,8 @@ public final class RpmaReport {
                         .append(" ratios are over the other rounds.\n");
             }
         }
+        line(b, dir.resolve("reruns.txt"), "**Rounds rerun after a JVM crash** (hs_err_pid*.log kept in the run"
+                + " directory)");
         line(b, dir.resolve("host-loadavg.txt"), "Host load average (1, 5, 15 min)");
         Path clock = dir.resolve("guest-clock.txt");
         if (Files.exists(clock)) {
@@ -125,9 +127,38 @@ public final class RpmaReport {
                 }
             }
         }
+        throughput(b, c, j);
         b.append('\n');
         line(b, dir.resolve("guest-loadavg.txt"), "Guest load average per round");
         return b.toString();
+    }
+
+    /**
+     * Issue 13's throughput anchor: 8-byte writes with 64 in flight, librpma C (each write signaled)
+     * against cqflux's {@code writeAll} (64 in flight from 128 send credits), as C ÷ cqflux of ops/s
+     * (above 1: cqflux is slower; the goal, cqflux at least 0.95 × C, is a ratio of at most 1.05).
+     * Left out when no round has the C figures (a run without {@code -t}).
+     */
+    private static void throughput(StringBuilder b, List<CBaselines> c, List<CBaselines> j) {
+        boolean any = false;
+        for (String mode : MODES) {
+            any |= values(c, "rpma.write.8." + mode + ".tput.w64").length > 0;
+        }
+        if (!any) {
+            return;
+        }
+        b.append("\nThroughput, 8-byte writes with 64 in flight, ops/s (median over the rounds): librpma C"
+                + " posting each write signaled (`RPMA_F_COMPLETION_ALWAYS`), cqflux's `writeAll` (128 send"
+                + " credits, so 64 in flight). ÷ = C ÷ cqflux, the median of the per-round ratios [range];"
+                + " above 1 means cqflux is slower (issue 13's goal: cqflux ≥ 0.95 × C, so ÷ ≤ 1.05).\n\n"
+                + "| wait | C ops/s | cqflux ops/s | C ÷ cqflux |\n|---|---|---|---|\n");
+        for (String mode : MODES) {
+            String cName = "rpma.write.8." + mode + ".tput.w64";
+            String jName = "cqflux.write.8." + mode + ".tput.w64";
+            // ratio(x, y, xName, yName) is y ÷ x per round: here C ÷ cqflux.
+            b.append(String.format(Locale.ROOT, "| %s | %s | %s | %s |%n", mode,
+                    fmt(median(values(c, cName))), fmt(median(values(j, jName))), ratio(j, c, jName, cName)));
+        }
     }
 
     private static void line(StringBuilder b, Path f, String title) throws IOException {
