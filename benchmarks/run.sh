@@ -73,10 +73,16 @@ else
   echo "== JUCX skipped: libucp.so.0 missing (apt-get install libucx0)"
 fi
 
+# JUCX's figures are in the C baselines' format: Report divides cqflux by them (issue 13's goals).
+JUCX_C=()
+if [ -s "$OUT/jucx.txt" ]; then
+  JUCX_C=(--c "$OUT/jucx.txt")
+fi
+
 echo "== JMH"
 "$JAVA" -cp "$BENCH/target/classes:$BENCH/target/lib/*" \
   io.cqflux.benchmarks.BenchMain --out "$OUT" --latest "$BENCH/results/$LATEST" \
-  --c "$OUT/c-eventfd.txt" --c "$OUT/c-fabric.txt" \
+  --c "$OUT/c-eventfd.txt" --c "$OUT/c-fabric.txt" ${JUCX_C[@]+"${JUCX_C[@]}"} \
   ${QUICK[@]+"${QUICK[@]}"} ${JMH_ARGS[@]+"${JMH_ARGS[@]}"} 2>&1 | tee "$OUT/jmh-output.txt"
 status=${PIPESTATUS[0]}
 echo "== results: $OUT (summary: benchmarks/results/$LATEST)"

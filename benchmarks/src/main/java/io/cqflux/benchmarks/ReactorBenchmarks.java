@@ -153,6 +153,20 @@ public class ReactorBenchmarks {
     }
 
     /**
+     * Chained reads, one in flight: the reactive read against C's and JUCX's (issue 13).
+     *
+     * @param s the pair
+     */
+    @Benchmark
+    @BenchmarkMode(Mode.AverageTime)
+    @OutputTimeUnit(TimeUnit.MICROSECONDS)
+    @OperationsPerInvocation(FabricSpiBenchmarks.CHAIN)
+    public void readLatency(Pair s) {
+        s.chain.concatMap(i -> s.connection.read(s.local, 0, s.remote, 0, s.size), 1)
+                .then().block(TIMEOUT);
+    }
+
+    /**
      * One write, blocked on from the benchmark thread.
      *
      * @param s the pair

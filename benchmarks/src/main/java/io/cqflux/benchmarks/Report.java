@@ -64,6 +64,7 @@ final class Report {
         Report r = new Report(results, c, quick);
         r.build();
         r.buildIssue13();
+        r.buildGoals();
         return r;
     }
 
@@ -217,6 +218,37 @@ final class Report {
                         "chained write() latency",
                         java("ReactorBenchmarks.writeLatency[size=" + size + ",strategy=" + s + "]"));
             }
+        }
+    }
+
+    /**
+     * Issue 13's latency goals as rows: the reactive {@code write()} and {@code read()} against the
+     * C program on libfabric (goal: at most 1.10 at 8 B, 1.05 at 4 KiB), and, where the run has
+     * {@code jucx.txt}, against JUCX on UCX's tcp transport (goal: below 1). JUCX busy-polls its
+     * workers, so it stands beside BUSY_POLL only. Its throughput figure flushes after every put,
+     * so it stands beside {@code writeAll} at 32 in flight (one completion per write).
+     */
+    private void buildGoals() {
+        for (String op : new String[] {"write", "read"}) {
+            for (String size : new String[] {"8", "4096"}) {
+                for (String s : STRATEGIES) {
+                    String cName = "fabric." + op + "." + size + "." + cMode(s) + ".lat.mean";
+                    row("goal", op + "() Mono " + size + " B latency, " + s + " (goal ≤ "
+                                    + (size.equals("8") ? "1.10" : "1.05") + ")",
+                            java("ReactorBenchmarks." + op + "Latency[size=" + size + ",strategy=" + s + "]"),
+                            "C " + cName, c(cName));
+                }
+                String jucx = "jucx." + (op.equals("write") ? "put_flush" : "get") + "." + size + ".lat.mean";
+                row("goal", op + "() Mono " + size + " B latency, BUSY_POLL, against JUCX (goal < 1)",
+                        java("ReactorBenchmarks." + op + "Latency[size=" + size + ",strategy=BUSY_POLL]"),
+                        "JUCX " + jucx, c(jucx));
+            }
+        }
+        for (String size : new String[] {"8", "4096"}) {
+            String jucx = "jucx.put_flush." + size + ".tput.w32";
+            row("goal", "writeAll() " + size + " B throughput, 32 in flight, BUSY_POLL, against JUCX (goal < 1)",
+                    java("ReactorBenchmarks.writeAllThroughput[size=" + size + ",strategy=BUSY_POLL]"),
+                    "JUCX " + jucx, c(jucx));
         }
     }
 
