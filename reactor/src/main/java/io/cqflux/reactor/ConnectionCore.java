@@ -82,9 +82,9 @@ final class ConnectionCore {
     private final InFlightTable table;
     private final int pendingLimit;
     private final long operationTimeoutNanos;
-    private final ArrayDeque<Op> waiting = new ArrayDeque<>();
+    private final ArrayDeque<OpMono> waiting = new ArrayDeque<>();
     /** Messages waiting for a credit from the peer's receiver (PeerControl), in order. */
-    private final ArrayDeque<Op> messages = new ArrayDeque<>();
+    private final ArrayDeque<OpMono> messages = new ArrayDeque<>();
     private final PeerControl control;
     private boolean creditPollScheduled;
     /** A close by this side wants the goodbye written before the native close. */
@@ -354,7 +354,7 @@ final class ConnectionCore {
             safely(() -> failed.accept(cause));
         }
         table.forEach((ctx, o) -> {
-            if (o instanceof Op op) {
+            if (o instanceof OpMono op) {
                 op.fail(op.ownError != null ? op.ownError : cause);
             }
         });
@@ -458,7 +458,7 @@ final class ConnectionCore {
         loop.noteOperation("cqflux.connectionEnd");
         Throwable cause = terminal;
         for (int i = 0; i < FAIL_CHUNK; i++) {
-            Op op = waiting.poll();
+            OpMono op = waiting.poll();
             if (op == null) {
                 op = messages.poll();
             }
@@ -472,7 +472,7 @@ final class ConnectionCore {
             op.fail(cause);
             // A durable write waiting for its flush has its write on the wire and a slot in the
             // table: its regions stay held until the native close.
-            if (op.stage == Op.NEW) {
+            if (op.stage == OpMono.NEW) {
                 op.releaseRegions();
             }
         }
@@ -512,7 +512,7 @@ final class ConnectionCore {
         if (nativeClosed) {
             loop.noteOperation("cqflux.connectionEnd"); // releases grant pooled buffers: subscriber code
             table.forEach((ctx, o) -> {
-                if (o instanceof Op op) {
+                if (o instanceof OpMono op) {
                     safely(op::releaseRegions);
                 }
                 table.release(ctx);
@@ -580,7 +580,7 @@ final class ConnectionCore {
         }
         long[] longest = {0};
         table.forEach((ctx, o) -> {
-            if (o instanceof Op op && op.stage != Op.NEW) {
+            if (o instanceof OpMono op && op.stage != OpMono.NEW) {
                 longest[0] = Math.max(longest[0], now - op.postedAt);
             }
         });
@@ -674,7 +674,7 @@ final class ConnectionCore {
     }
 
     /** Any thread: hands an operation to the loop. */
-    void enqueue(Op op) {
+    void enqueue(OpMono op) {
         if (loop.inEventLoop()) {
             submit(op);
             return;
@@ -689,7 +689,7 @@ final class ConnectionCore {
         loop.executeOrAfterTermination(task);
     }
 
-    private void submit(Op op) {
+    private void submit(OpMono op) {
         enqueueOrPost(op);
         noteWaiting();
     }
@@ -698,7 +698,7 @@ final class ConnectionCore {
         waitingOps = waiting.size() + messages.size();
     }
 
-    private void enqueueOrPost(Op op) {
+    private void enqueueOrPost(OpMono op) {
         State s = state;
         if (s == State.CONNECTING || s.compareTo(State.ENDED) >= 0) {
             Throwable t = s == State.CONNECTING
@@ -715,12 +715,12 @@ final class ConnectionCore {
                     + ", send queue " + table.creditLimit()
                     + "); apply backpressure or raise Cqflux.Builder.pendingLimit", pendingLimit));
             op.releaseRegions();
-        } else if (op.spec.kind.isMessage(transport) && control.enabled()) {
+        } else if (op.kind.isMessage(transport) && control.enabled()) {
             // A message waits for the peer's credit in its own queue, so that it never holds up
             // the operations behind it.
             messages.add(op);
             pumpMessages();
-        } else if (s == State.ESTABLISHED && waiting.isEmpty() && table.tryTakeCredits(op.spec.kind.credits)) {
+        } else if (s == State.ESTABLISHED && waiting.isEmpty() && table.tryTakeCredits(op.kind.credits)) {
             post(op);
         } else {
             waiting.add(op);
@@ -733,7 +733,7 @@ final class ConnectionCore {
      */
     private void pumpMessages() {
         while (state == State.ESTABLISHED) {
-            Op op = messages.peek();
+            OpMono op = messages.peek();
             if (op == null) {
                 return;
             }
@@ -747,7 +747,7 @@ final class ConnectionCore {
                 scheduleCreditPoll();
                 return;
             }
-            if (!table.tryTakeCredits(op.spec.kind.credits)) {
+            if (!table.tryTakeCredits(op.kind.credits)) {
                 return; // a returning credit pumps again
             }
             messages.poll();
@@ -760,7 +760,7 @@ final class ConnectionCore {
             // Counted only when it really went out: post() discards an op cancelled (from another
             // thread) since the check above, and fails one whose post threw; neither took a
             // receive of the peer, and counting it would lose that credit for good.
-            if (op.stage != Op.NEW) {
+            if (op.stage != OpMono.NEW) {
                 control.consume();
             }
         }
@@ -804,9 +804,9 @@ final class ConnectionCore {
      * @return false when the transport's queue was momentarily full (the op is back at the head
      *     of the waiting queue with its credits returned, and a retry is scheduled)
      */
-    private boolean post(Op op) {
+    private boolean post(OpMono op) {
         assert loop.inEventLoop();
-        int k = op.spec.kind.credits;
+        int k = op.kind.credits;
         if (op.cancelled) {
             // Cancelled while waiting: never posted, so nothing of it is in flight.
             table.returnCredits(k);
@@ -820,7 +820,7 @@ final class ConnectionCore {
         noteInFlight();
         boolean ok;
         try {
-            ok = op.spec.postFirst(conn, ctx);
+            ok = op.postFirst(conn, ctx);
         } catch (RuntimeException e) {
             table.release(ctx);
             table.returnCredits(k);
@@ -838,25 +838,25 @@ final class ConnectionCore {
             scheduleRetry();
             return false;
         }
-        if (op.spec.kind.twoPart()) {
-            op.stage = Op.SECOND_PENDING;
+        if (op.kind.twoPart()) {
+            op.stage = OpMono.SECOND_PENDING;
             return postSecond(op);
         }
-        op.stage = Op.POSTED;
+        op.stage = OpMono.POSTED;
         return true;
     }
 
-    private boolean postSecond(Op op) {
+    private boolean postSecond(OpMono op) {
         boolean ok;
         try {
-            ok = op.spec.postSecond(conn, op.context);
+            ok = op.postSecond(conn, op.context);
         } catch (RuntimeException e) {
             // The unsignaled first part is in flight and nothing signaled will ever retire it:
             // its slot and credits could only come back when the connection closes, so end it
             // now (the subscriber, and everything else pending, learns why).
-            op.stage = Op.POSTED;
+            op.stage = OpMono.POSTED;
             end(new ConnectionException(ConnectionEvent.LOST, "connection " + description
-                    + ": posting the second half of a " + op.spec.kind + " failed; the connection is closed", e),
+                    + ": posting the second half of a " + op.kind + " failed; the connection is closed", e),
                     ConnectionEvent.LOST);
             return true;
         }
@@ -865,7 +865,7 @@ final class ConnectionCore {
             scheduleRetry();
             return false;
         }
-        op.stage = Op.POSTED;
+        op.stage = OpMono.POSTED;
         return true;
     }
 
@@ -901,18 +901,18 @@ final class ConnectionCore {
 
     private void drainOperations() {
         while (state == State.ESTABLISHED) {
-            Op op = waiting.peek();
+            OpMono op = waiting.peek();
             if (op == null) {
                 return;
             }
-            if (op.stage == Op.SECOND_PENDING) {
+            if (op.stage == OpMono.SECOND_PENDING) {
                 waiting.poll();
                 if (!postSecond(op)) {
                     return;
                 }
                 continue;
             }
-            if (!table.tryTakeCredits(op.spec.kind.credits)) {
+            if (!table.tryTakeCredits(op.kind.credits)) {
                 return;
             }
             waiting.poll();
@@ -967,7 +967,7 @@ final class ConnectionCore {
         if (monitors.get() != 0) {
             monitor(c, o, ctx);
         }
-        if (o instanceof Op op) {
+        if (o instanceof OpMono op) {
             onOperationCompletion(c, op, ctx);
         } else if (o instanceof Internal w) {
             table.release(ctx);
@@ -1005,8 +1005,8 @@ final class ConnectionCore {
         }
     }
 
-    private void onOperationCompletion(Completion c, Op op, long ctx) {
-        OpKind kind = op.spec.kind;
+    private void onOperationCompletion(Completion c, OpMono op, long ctx) {
+        OpKind kind = op.kind;
         if (InFlightTable.isPart(ctx)) {
             // The unsignaled half reports only errors; the slot stays until the signaled half.
             // The connection ends first (LOST, before any subscriber code runs and could close it
@@ -1078,8 +1078,8 @@ final class ConnectionCore {
 
     private void monitor(Completion c, Object owner, long ctx) {
         try {
-            Opcode posted = owner instanceof Op op
-                    ? (InFlightTable.isPart(ctx) ? op.spec.kind.partOpcode() : op.spec.kind.opcode) : null;
+            Opcode posted = owner instanceof OpMono op
+                    ? (InFlightTable.isPart(ctx) ? op.kind.partOpcode() : op.kind.opcode) : null;
             CompletionRecord r = c.snapshot();
             if (posted != null && r.isSuccess() && r.opcode() != posted) {
                 // What was posted, not what the device reports (an emulated flush completes as a
