@@ -140,6 +140,26 @@ final class ConnectionCore {
     private final java.util.Set<StagedMono.Staged<?>> stagedWaiters =
             java.util.concurrent.ConcurrentHashMap.newKeySet();
 
+    /*
+     * The metrics mirrors (inFlightOps, maxInFlight, waitingOps) are written by the loop with
+     * opaque stores through these handles: a volatile store per operation and completion was a
+     * full fence each time on the hot path (issue 13), for gauges that need no ordering.
+     */
+    private static final java.lang.invoke.VarHandle MIRROR_IN_FLIGHT;
+    private static final java.lang.invoke.VarHandle MIRROR_MAX_IN_FLIGHT;
+    private static final java.lang.invoke.VarHandle MIRROR_WAITING;
+
+    static {
+        try {
+            java.lang.invoke.MethodHandles.Lookup l = java.lang.invoke.MethodHandles.lookup();
+            MIRROR_IN_FLIGHT = l.findVarHandle(ConnectionCore.class, "inFlightOps", int.class);
+            MIRROR_MAX_IN_FLIGHT = l.findVarHandle(ConnectionCore.class, "maxInFlight", int.class);
+            MIRROR_WAITING = l.findVarHandle(ConnectionCore.class, "waitingOps", int.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
     private final Sinks.Many<ConnectionEvent> events = Sinks.many().replay().all();
     private final Sinks.Many<CompletionRecord> completions = Sinks.many().multicast().directBestEffort();
     final AtomicInteger monitors = new AtomicInteger();
@@ -695,7 +715,10 @@ final class ConnectionCore {
     }
 
     private void noteWaiting() {
-        waitingOps = waiting.size() + messages.size();
+        int w = waiting.size() + messages.size();
+        if (w != (int) MIRROR_WAITING.getOpaque(this)) {
+            MIRROR_WAITING.setOpaque(this, w); // a metrics mirror, as in noteInFlight
+        }
     }
 
     private void enqueueOrPost(OpMono op) {
@@ -870,10 +893,14 @@ final class ConnectionCore {
     }
 
     private void noteInFlight() {
-        inFlightOps = table.creditsInUse();
         int inUse = table.creditsInUse();
-        if (inUse > maxInFlight) {
-            maxInFlight = inUse;
+        // Metrics mirrors, read by other threads: opaque stores (no fence on the per-operation
+        // path; a reader sees the value soon, which is all a gauge needs), and only on change.
+        if (inUse != (int) MIRROR_IN_FLIGHT.getOpaque(this)) {
+            MIRROR_IN_FLIGHT.setOpaque(this, inUse);
+        }
+        if (inUse > (int) MIRROR_MAX_IN_FLIGHT.getOpaque(this)) {
+            MIRROR_MAX_IN_FLIGHT.setOpaque(this, inUse);
         }
     }
 
@@ -930,14 +957,14 @@ final class ConnectionCore {
     /** Loop thread: a context for a receive buffer (see {@link InFlightTable}). */
     long acquireReceiveContext(Receiver.Buffer b) {
         long ctx = table.acquire(b);
-        inFlightOps = table.creditsInUse();
+        noteInFlight();
         return ctx;
     }
 
     /** Loop thread: gives back a receive context whose post failed. */
     void releaseReceiveContext(long ctx) {
         table.release(ctx);
-        inFlightOps = table.creditsInUse();
+        noteInFlight();
     }
 
     /**
@@ -988,7 +1015,7 @@ final class ConnectionCore {
             postGoodbye();
         } else if (o instanceof Receiver.Buffer b) {
             table.release(ctx);
-            inFlightOps = table.creditsInUse();
+            noteInFlight();
             if (!c.isSuccess()) {
                 onError(c, Opcode.RECEIVE);
             }
