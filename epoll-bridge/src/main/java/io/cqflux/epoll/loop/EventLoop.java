@@ -964,7 +964,9 @@ public final class EventLoop implements AutoCloseable {
      * for 500 ms, and nothing else tells. What: the loop reads the clock once per unit of work
      * that may run user code — one task, one native poll that delivered completions (the whole
      * batch: one clock read per batch, not per completion), one readiness handler — plus once per
-     * turn and once after each sleep (so that spinning or sleeping never counts). A unit longer
+     * turn that follows a turn without a judged unit, and once after each sleep (so that
+     * spinning or sleeping never counts; after a judged unit only the turn's own few
+     * instructions come before the next unit, so its clock value serves). A unit longer
      * than the threshold is counted in LoopStats.blocked and logged at WARN at most once per
      * BLOCKED_LOG_INTERVAL (with the number not logged since). Off (threshold 0): one final-field
      * check per unit, no clock read. The reactive layer names what it runs with
