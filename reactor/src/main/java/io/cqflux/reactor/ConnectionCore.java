@@ -701,7 +701,8 @@ final class ConnectionCore {
         }
         // A hand-over the loop refuses or drops in a forced shutdown still runs, after the loop
         // ended: the connection is ENDED by then (the loop's hooks end it), so the op fails.
-        loop.executeLaterOrAfterTermination(() -> submit(op));
+        // The operation is its own task (OpMono.run): no capturing lambda per hand-over.
+        loop.executeLaterOrAfterTermination(op);
     }
 
     /** Any thread: runs a task on the loop, inline when already there, or after the loop ended. */
@@ -709,7 +710,8 @@ final class ConnectionCore {
         loop.executeOrAfterTermination(task);
     }
 
-    private void submit(OpMono op) {
+    /** Loop thread: queues or posts an operation handed over by {@link #enqueue}. */
+    void submit(OpMono op) {
         enqueueOrPost(op);
         noteWaiting();
     }

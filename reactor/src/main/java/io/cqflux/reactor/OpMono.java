@@ -38,6 +38,9 @@ import reactor.util.annotation.Nullable;
  * loop (a completion, the connection's end) or the subscriber's own thread (a
  * {@code request(n <= 0)}, Reactive Streams §3.9).
  *
+ * <p>{@link Runnable}: only as the loop task that hands a subscription made on another thread
+ * over to the loop ({@link #run()}).
+ *
  * <p>{@link Scannable}: its {@link Attr#NAME} is its kind's {@link OperationKind#sequenceName()}
  * ({@code cqflux.write}, ...), which {@code tap(Micrometer.metrics(...))}, {@code checkpoint} and
  * {@code Scannable.from(mono).name()} show; as a subscription it also answers
@@ -45,7 +48,7 @@ import reactor.util.annotation.Nullable;
  * create it through {@link #assemble} ({@code Mono.onAssembly}), so Reactor's assembly hooks see
  * it.
  */
-final class OpMono extends Mono<Void> implements Subscription, Scannable {
+final class OpMono extends Mono<Void> implements Subscription, Scannable, Runnable {
     static final int NEW = 0;
     /** First part of a two-part operation posted, the second still to post. */
     static final int SECOND_PENDING = 1;
@@ -260,6 +263,16 @@ final class OpMono extends Mono<Void> implements Subscription, Scannable {
             return;
         }
         core.enqueue(this);
+    }
+
+    /**
+     * The hand-over from a subscribing thread that is not the loop's
+     * ({@link ConnectionCore#enqueue}): the operation is its own loop task, so the hand-over
+     * allocates no capturing lambda. Loop thread (or after the loop ended).
+     */
+    @Override
+    public void run() {
+        core.submit(this);
     }
 
     /**
