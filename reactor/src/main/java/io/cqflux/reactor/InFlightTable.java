@@ -20,7 +20,7 @@ package io.cqflux.reactor;
  *                for a peer's write-with-immediate that consumed no posted receive.
  *   bit  63      0: contexts are never negative.
  *
- * Sends and receives share the table: a slot's owner is an Op (send side: read, write, flush,
+ * Sends and receives share the table: a slot's owner is an OpMono (send side: read, write, flush,
  * atomic write, send, durable write) or a Receiver.Buffer (a posted receive).
  *
  * Credits (send side only). A connection may have at most `creditLimit` send-queue slots in

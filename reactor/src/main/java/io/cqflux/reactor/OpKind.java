@@ -62,12 +62,12 @@ enum OpKind {
     FLUSH(Opcode.FLUSH, 1, "local source", Receive.NO) {
         @Override
         void check(Transport t, OpMono o) {
-            Checks.flush(t, o.nativeRemote(), o.remoteOffset, o.length, o.flushType);
+            Checks.flush(t, o.nativeRemote(), o.remoteOffset, o.length, o.flushType());
         }
 
         @Override
         boolean post(Connection c, OpMono o, long ctx) {
-            return c.flush(o.nativeRemote(), o.remoteOffset, o.length, o.flushType, ctx, true);
+            return c.flush(o.nativeRemote(), o.remoteOffset, o.length, o.flushType(), ctx, true);
         }
     },
     SEND(Opcode.SEND, 1, "send source", Receive.YES) {
@@ -103,7 +103,7 @@ enum OpKind {
         @Override
         void check(Transport t, OpMono o) {
             Checks.durableWrite(t, o.nativeRemote(), o.remoteOffset, o.nativeLocal(), o.localOffset, o.length,
-                    o.flushType);
+                    o.flushType());
         }
 
         @Override
@@ -119,7 +119,7 @@ enum OpKind {
 
         @Override
         boolean postSecond(Connection c, OpMono o, long ctx) {
-            return c.flush(o.nativeRemote(), o.remoteOffset, o.length, o.flushType, ctx, true);
+            return c.flush(o.nativeRemote(), o.remoteOffset, o.length, o.flushType(), ctx, true);
         }
     };
 

@@ -4,23 +4,74 @@ import io.cqflux.core.FlushType;
 import io.cqflux.core.spi.Connection;
 import io.cqflux.core.spi.LocalRegion;
 import io.cqflux.core.spi.RemoteRegion;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import org.reactivestreams.Subscription;
 import reactor.core.CoreSubscriber;
+import reactor.core.Exceptions;
 import reactor.core.Scannable;
 import reactor.core.publisher.Mono;
+import reactor.core.publisher.Operators;
 import reactor.util.annotation.Nullable;
 
 /**
- * A cold operation: an immutable description of what to post. Each subscription checks the
- * arguments (errors are signalled, never thrown), takes references on the local regions, and hands
- * an {@link Op} to the connection's loop, which posts it when a credit is free. One that carries a
- * {@link BufferLease} is for one subscription: the lease goes with it.
+ * A cold operation and, once subscribed, the pending operation itself: an {@code OpMono} is its
+ * own first subscription, so that subscribing the Mono a method returned allocates nothing
+ * between the subscription and the completion (issue 13). The first subscriber claims it
+ * atomically; a later subscription (a retry, a repeat, a second subscriber at the same time)
+ * runs on a fresh copy made by {@link #copy()}, independent of the first: each subscription posts
+ * again, as a cold Mono does.
+ *
+ * <p><b>As a Mono.</b> An immutable description of what to post. Each subscription checks the
+ * arguments (errors are signalled, never thrown), takes references on the local regions, and
+ * hands the operation to the connection's loop, which posts it when a credit is free. One that
+ * carries a {@link BufferLease} is for one subscription: the lease goes with it (the copy a second
+ * subscription gets carries the same lease, whose hand-over then fails).
+ *
+ * <p><b>As a subscription</b> (the pending operation). Claimed on the subscribing thread; from the
+ * hand-over to the loop on, every field but {@link #cancelled} and the flags is confined to the
+ * connection's loop thread. Cancellation only detaches the subscriber: the slot, the credits and
+ * the region references stay held until the completion arrives or the connection's native
+ * objects are destroyed (the NIC may still use the buffers), and a late outcome is dropped through
+ * {@link Operators#onErrorDropped}. An operation cancelled while still waiting for a credit is
+ * never posted. The terminal signal is sent at most once, whichever thread gets there first: the
+ * loop (a completion, the connection's end) or the subscriber's own thread (a
+ * {@code request(n <= 0)}, Reactive Streams §3.9).
+ *
+ * <p>{@link Runnable}: only as the loop task that hands a subscription made on another thread
+ * over to the loop ({@link #run()}).
  *
  * <p>{@link Scannable}: its {@link Attr#NAME} is its kind's {@link OperationKind#sequenceName()}
  * ({@code cqflux.write}, ...), which {@code tap(Micrometer.metrics(...))}, {@code checkpoint} and
- * {@code Scannable.from(mono).name()} show; the public methods create it through
- * {@link #assemble} ({@code Mono.onAssembly}), so Reactor's assembly hooks see it.
+ * {@code Scannable.from(mono).name()} show; as a subscription it also answers
+ * {@link Attr#CANCELLED}, {@link Attr#TERMINATED} and {@link Attr#ACTUAL}. The public methods
+ * create it through {@link #assemble} ({@code Mono.onAssembly}), so Reactor's assembly hooks see
+ * it.
  */
-final class OpMono extends Mono<Void> implements Scannable {
+final class OpMono extends Mono<Void> implements Subscription, Scannable, Runnable {
+    static final int NEW = 0;
+    /** First part of a two-part operation posted, the second still to post. */
+    static final int SECOND_PENDING = 1;
+    static final int POSTED = 2;
+
+    /** {@link #flags}: a subscriber owns this instance (the first subscription). */
+    private static final int CLAIMED = 1;
+    /** {@link #flags}: the subscriber got (or can no longer get) its terminal signal. */
+    private static final int TERMINATED = 2;
+    /** {@link #flags}: the listener heard of the outcome (cancel races the end). */
+    private static final int REPORTED = 4;
+    private static final VarHandle FLAGS;
+
+    static {
+        try {
+            FLAGS = MethodHandles.lookup().findVarHandle(OpMono.class, "flags", int.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    // ------------------------------------------------------------ what to post (immutable)
+
     final ConnectionCore core;
     final OpKind kind;
     final PeerRegion remote;
@@ -28,23 +79,61 @@ final class OpMono extends Mono<Void> implements Scannable {
     final Region local;
     final long localOffset;
     final long length;
-    /** Immediate data, or the value of an atomic write. */
+    /**
+     * Immediate data, or the value of an atomic write; for a flush or a durable write the flush
+     * type's ordinal, -1 for none ({@link #flushType()}): one field less per operation
+     * (issue 13: 120 B to 112 B an operation).
+     */
     final long value;
-    final FlushType flushType;
     /**
      * A pooled buffer this operation owns from its subscription on (its memory is {@link #local}
      * at {@link #localOffset}), given back in {@link #releaseRegions}; or null. One subscription
      * only: a second fails.
      */
     final BufferLease lease;
-    /** A staged read, whose data is copied out in {@link #releaseRegions}; or null. */
-    final StagedMono.Staged<?> readBack;
+    /**
+     * Whether this is a staged read ({@link #stagedBy} then set), whose data is copied out in
+     * {@link #releaseRegions}.
+     */
+    private final boolean readBack;
     /**
      * The staged subscription ({@link StagedMono}) this operation runs for, or null: its
      * subscription time, not this one's, starts the time the listener hears of (the wait for a
      * buffer counts), and it may have reported the outcome itself.
      */
     final StagedMono.Staged<?> stagedBy;
+
+    // ------------------------------------------------------------ the subscription
+
+    /** The subscriber; set when claimed. */
+    CoreSubscriber<? super Void> actual;
+    volatile boolean cancelled;
+    /** {@link #CLAIMED}, {@link #TERMINATED}, {@link #REPORTED}; through {@link #FLAGS}. */
+    @SuppressWarnings("unused")
+    private volatile int flags;
+    /** Whether the region references were released. Loop thread. */
+    boolean released;
+    /** {@link #NEW}, {@link #SECOND_PENDING} or {@link #POSTED}; a byte, so the object is 112 B. Loop thread. */
+    byte stage = NEW;
+    /** The in-flight table context, or -1. Loop thread. */
+    long context = -1;
+    /**
+     * {@code System.nanoTime()} of the first deadline check that saw it in flight (its deadline
+     * counts from there: at most one check period after the post), or 0 before that. Loop thread.
+     */
+    long postedAt;
+    /**
+     * This operation's own failure (its error completion), which the end of the connection that
+     * follows must not replace with the connection's. Loop thread.
+     */
+    Throwable ownError;
+    /**
+     * The listener when one was installed at subscription ({@link CqfluxListener}), else
+     * {@code null}: then {@link #report} is one null check, and nothing reads the clock.
+     */
+    private CqfluxListener listener;
+    /** {@code System.nanoTime()} at subscription when {@link #listener} is set. */
+    private long subscribedAt;
 
     OpMono(ConnectionCore core, OpKind kind, PeerRegion remote, long remoteOffset, Region local, long localOffset,
            long length, long value, FlushType flushType) {
@@ -56,12 +145,19 @@ final class OpMono extends Mono<Void> implements Scannable {
         this(core, kind, remote, remoteOffset, local, localOffset, length, value, flushType, lease, readBack, null);
     }
 
+    /**
+     * @param readBack a staged read to copy the data out to, or null; when set it is the staged
+     *     subscription the operation runs for ({@code stagedBy}, or {@code stagedBy} is null)
+     */
     OpMono(ConnectionCore core, OpKind kind, PeerRegion remote, long remoteOffset, Region local, long localOffset,
            long length, long value, FlushType flushType, BufferLease lease, StagedMono.Staged<?> readBack,
            StagedMono.Staged<?> stagedBy) {
-        this.stagedBy = stagedBy;
+        if (readBack != null && stagedBy != null && readBack != stagedBy) {
+            throw new IllegalArgumentException("a staged read copies out to the subscription it runs for");
+        }
+        this.stagedBy = stagedBy != null ? stagedBy : readBack;
+        this.readBack = readBack != null;
         this.lease = lease;
-        this.readBack = readBack;
         this.core = core;
         this.kind = kind;
         this.remote = remote;
@@ -69,8 +165,24 @@ final class OpMono extends Mono<Void> implements Scannable {
         this.local = local;
         this.localOffset = localOffset;
         this.length = length;
-        this.value = value;
-        this.flushType = flushType;
+        this.value = flushes(kind) ? (flushType == null ? -1 : flushType.ordinal()) : value;
+    }
+
+    private static final FlushType[] FLUSH_TYPES = FlushType.values();
+
+    private static boolean flushes(OpKind kind) {
+        return kind == OpKind.FLUSH || kind == OpKind.DURABLE_WRITE;
+    }
+
+    /** {@return the flush type of a flush or a durable write (null when none was given); null for other kinds} */
+    FlushType flushType() {
+        return flushes(kind) && value >= 0 ? FLUSH_TYPES[(int) value] : null;
+    }
+
+    /** {@return a fresh, unclaimed operation of the same description, for another subscription} */
+    OpMono copy() {
+        return new OpMono(core, kind, remote, remoteOffset, local, localOffset, length, value, flushType(), lease,
+                readBack ? stagedBy : null, stagedBy);
     }
 
     /**
@@ -88,6 +200,15 @@ final class OpMono extends Mono<Void> implements Scannable {
     @Nullable
     @SuppressWarnings("rawtypes") // Scannable declares it with the raw Attr
     public Object scanUnsafe(Attr key) {
+        if (key == Attr.CANCELLED) {
+            return cancelled;
+        }
+        if (key == Attr.TERMINATED) {
+            return isTerminated();
+        }
+        if (key == Attr.ACTUAL) {
+            return actual;
+        }
         return scanOperation(kind, key);
     }
 
@@ -114,9 +235,30 @@ final class OpMono extends Mono<Void> implements Scannable {
 
     @Override
     public void subscribe(CoreSubscriber<? super Void> actual) {
-        Op op = stagedBy == null ? new Op(this, actual)
-                : new Op(this, actual, stagedBy.listenerForOperation(), stagedBy.subscribedAt);
-        actual.onSubscribe(op);
+        // The first subscriber takes this instance; any other runs on a copy of its own. A plain
+        // read first: a Mono subscribed again (repeat, retry) skips the failing CAS.
+        OpMono op = (int) FLAGS.getAcquire(this) == 0 && FLAGS.compareAndSet(this, 0, CLAIMED) ? this : claimedCopy();
+        op.start(actual);
+    }
+
+    private OpMono claimedCopy() {
+        OpMono c = copy();
+        c.flags = CLAIMED; // not yet shared: a plain volatile store
+        return c;
+    }
+
+    /** The subscription, on a claimed instance: signal onSubscribe, check, hand over to the loop. */
+    private void start(CoreSubscriber<? super Void> actual) {
+        this.actual = actual;
+        if (stagedBy == null) {
+            CqfluxListener l = core.instrumentation.listener;
+            listener = l;
+            subscribedAt = l == null ? 0 : System.nanoTime();
+        } else {
+            listener = stagedBy.listenerForOperation();
+            subscribedAt = stagedBy.subscribedAt;
+        }
+        actual.onSubscribe(this);
         boolean owned = false;
         try {
             if (lease != null) {
@@ -128,15 +270,25 @@ final class OpMono extends Mono<Void> implements Scannable {
                 local.acquire(kind.localRole);
             }
         } catch (RuntimeException e) {
-            op.released = true;
+            released = true;
             if (owned) {
                 // nothing was posted: the buffer goes back now
                 lease.releaseFromOperation();
             }
-            op.fail(e);
+            fail(e);
             return;
         }
-        core.enqueue(op);
+        core.enqueue(this);
+    }
+
+    /**
+     * The hand-over from a subscribing thread that is not the loop's
+     * ({@link ConnectionCore#enqueue}): the operation is its own loop task, so the hand-over
+     * allocates no capturing lambda. Loop thread (or after the loop ended).
+     */
+    @Override
+    public void run() {
+        core.submit(this);
     }
 
     /**
@@ -169,17 +321,135 @@ final class OpMono extends Mono<Void> implements Scannable {
         return kind.postSecond(c, this, ctx);
     }
 
+    // ------------------------------------------------------------ the subscription's signals
+
+    /** Sets a flag once; {@return whether this call set it} */
+    private boolean setFlag(int flag) {
+        for (;;) {
+            int f = (int) FLAGS.getVolatile(this);
+            if ((f & flag) != 0) {
+                return false;
+            }
+            if (FLAGS.compareAndSet(this, f, f | flag)) {
+                return true;
+            }
+        }
+    }
+
     /**
-     * Releases what the operation held for the NIC, once it is terminal at the NIC (its completion
-     * arrived, or the queue pair was destroyed, or it was never posted): the one place for it
-     * ({@link Op#releaseRegions}). A staged read's data is copied out first, then the pooled
-     * buffer goes back, then the region reference (which may deregister a closed region and so
-     * free the buffer's memory).
+     * Tells the listener, if any, how the operation ended; once. Called before the subscriber's
+     * signal, so that the time excludes what the subscriber does with it.
+     */
+    private void report(OperationOutcome outcome, Throwable error) {
+        CqfluxListener l = listener;
+        if (l == null || !setFlag(REPORTED)) {
+            return;
+        }
+        long nanos = System.nanoTime() - subscribedAt;
+        try {
+            l.operationFinished(core.api, OperationKind.of(kind), outcome, Instrumentation.errorName(error), nanos);
+        } catch (Throwable t) {
+            // As for several listeners (Instrumentation's composite): logged, never thrown; not
+            // Operators.onErrorDropped, whose application hook may rethrow into the loop's poll
+            // before the subscriber had its signal.
+            Instrumentation.listenerThrew(t);
+        }
+    }
+
+    @Override
+    public void request(long n) {
+        // A Mono<Void> emits no value: demand does not gate the terminal signal. A non-positive
+        // request is a protocol error the subscriber must hear of (Reactive Streams §3.9); the
+        // operation itself, if posted, keeps its resources until its completion.
+        if (n <= 0) {
+            cancelled = true;
+            signalError(Exceptions.nullOrNegativeRequestException(n));
+        }
+    }
+
+    @Override
+    public void cancel() {
+        cancelled = true;
+        if (listener != null && !isTerminated()) {
+            report(OperationOutcome.CANCELLED, null);
+        }
+    }
+
+    /** {@return whether the subscriber got (or can no longer get) its terminal signal} */
+    boolean isTerminated() {
+        return (flags & TERMINATED) != 0;
+    }
+
+    /** Signals success, unless already terminated; a throwing subscriber never escapes. */
+    void complete() {
+        if (!setFlag(TERMINATED)) {
+            return;
+        }
+        if (cancelled) {
+            return;
+        }
+        report(OperationOutcome.SUCCESS, null);
+        try {
+            actual.onComplete();
+        } catch (Throwable t) {
+            Exceptions.throwIfJvmFatal(t);
+            Operators.onErrorDropped(t, actual.currentContext());
+        }
+    }
+
+    /**
+     * Signals an error, unless already terminated; after cancellation it goes to
+     * {@link Operators#onErrorDropped}.
+     *
+     * @param error the failure
+     */
+    void fail(Throwable error) {
+        if (!setFlag(TERMINATED)) {
+            return;
+        }
+        if (cancelled) {
+            Operators.onErrorDropped(error, actual.currentContext());
+            return;
+        }
+        report(OperationOutcome.ERROR, error);
+        deliverError(error);
+    }
+
+    private void signalError(Throwable error) {
+        if (setFlag(TERMINATED)) {
+            report(OperationOutcome.ERROR, error);
+            deliverError(error);
+        }
+    }
+
+    private void deliverError(Throwable error) {
+        try {
+            actual.onError(error);
+        } catch (Throwable t) {
+            Exceptions.throwIfJvmFatal(t);
+            Operators.onErrorDropped(t, actual.currentContext());
+        }
+    }
+
+    /** Marks the operation finished without a signal (cancelled before it was posted). */
+    void discard() {
+        setFlag(TERMINATED);
+    }
+
+    /**
+     * Releases the local regions' in-flight references, once: when the operation is terminal at
+     * the NIC (its completion arrived, or the queue pair was destroyed, or it was never posted).
+     * A staged read's data is copied out first, then the pooled buffer goes back, then the region
+     * reference (which may deregister a closed region and so free the buffer's memory).
      */
     void releaseRegions() {
+        if (released) {
+            return;
+        }
+        released = true;
         try {
-            if (readBack != null) {
-                readBack.copyOut(lease.segment());
+            if (readBack) {
+                stagedBy.copyOut(lease.segment());
             }
         } finally {
             try {

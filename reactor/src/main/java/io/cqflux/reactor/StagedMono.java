@@ -30,7 +30,7 @@ import reactor.util.context.Context;
  * the connection's end withdraws it from the pool's queue and fails it, as it fails queued
  * operations. Outcomes that never reach an {@link OpMono} (a failed check, a refusal of the pool,
  * a cancel or the end while waiting) are reported to the {@link CqfluxListener} from here; the
- * {@link Op} of a granted one reports with this subscription's time, so the wait for a buffer
+ * {@link OpMono} of a granted one reports with this subscription's time, so the wait for a buffer
  * counts. Either way once.
  *
  * <p>{@link Scannable} under the same name as the operation it stages ({@code cqflux.write},
@@ -132,7 +132,7 @@ final class StagedMono<T> extends Mono<T> implements Scannable {
     }
 
     /**
-     * Calls the listener as {@link Op}'s report does (same arguments, same handling of a listener
+     * Calls the listener as {@link OpMono}'s report does (same arguments, same handling of a listener
      * that throws), for the outcomes of these forms that no operation reports.
      */
     private static void report(CqfluxListener l, ConnectionCore core, OpKind kind, OperationOutcome outcome,
@@ -205,7 +205,7 @@ final class StagedMono<T> extends Mono<T> implements Scannable {
         private byte[] readBack;
         /**
          * The listener installed at subscription ({@link CqfluxListener}), else {@code null}: then
-         * nothing reads the clock, as for an {@link Op}.
+         * nothing reads the clock, as for an {@link OpMono}.
          */
         private final CqfluxListener listener;
         /** {@code System.nanoTime()} at subscription when {@link #listener} is set; the operation's time counts from here. */
@@ -213,7 +213,7 @@ final class StagedMono<T> extends Mono<T> implements Scannable {
         /**
          * Who reports the outcome, once: this subscription (an outcome that never reached an
          * operation: a check, the pool, a cancel or the connection's end while waiting) or the
-         * {@link Op} it subscribes ({@link #listenerForOperation}).
+         * {@link OpMono} it subscribes ({@link #listenerForOperation}).
          */
         @SuppressWarnings("unused") // through REPORTED
         private volatile int reported;
@@ -226,7 +226,7 @@ final class StagedMono<T> extends Mono<T> implements Scannable {
         }
 
         /**
-         * {@return the listener the {@link Op} this subscription subscribes reports to (with
+         * {@return the listener the {@link OpMono} this subscription subscribes reports to (with
          * {@link #subscribedAt}, so that the wait for a buffer counts), or {@code null} when none
          * was installed at subscription or this subscription reported its outcome already}
          */
@@ -236,7 +236,7 @@ final class StagedMono<T> extends Mono<T> implements Scannable {
 
         /**
          * Tells the listener, if any, of an outcome that never reached an operation; once, before
-         * the subscriber's signal (as {@link Op} does).
+         * the subscriber's signal (as {@link OpMono} does).
          */
         private void report(OperationOutcome outcome, @Nullable Throwable error) {
             CqfluxListener l = listener;

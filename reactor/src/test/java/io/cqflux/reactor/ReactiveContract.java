@@ -195,6 +195,86 @@ abstract class ReactiveContract {
         monitor.dispose();
     }
 
+    /**
+     * An operation Mono is its own first subscription (issue 13: nothing allocated from subscribe
+     * to completion); two subscriptions of one Mono at the same time must still be two operations
+     * with two subscribers, each signalled once.
+     */
+    @Test
+    void oneMono_subscribedTwiceConcurrently_runsTwoIndependentOperations() throws Exception {
+        AtomicInteger seen = new AtomicInteger();
+        Disposable monitor = conn.completions().subscribe(c -> seen.incrementAndGet());
+        int rounds = rounds(200);
+        Tally tally = new Tally(2 * rounds);
+        java.util.concurrent.ExecutorService two = java.util.concurrent.Executors.newFixedThreadPool(2);
+        try {
+            for (int r = 0; r < rounds; r++) {
+                Mono<Void> w = conn.write(remote(), 0, local, 0, 8);
+                java.util.concurrent.CyclicBarrier together = new java.util.concurrent.CyclicBarrier(2);
+                int first = 2 * r;
+                java.util.concurrent.Future<?> a = two.submit(() -> {
+                    together.await();
+                    tally.subscribe(first, w);
+                    return null;
+                });
+                java.util.concurrent.Future<?> b = two.submit(() -> {
+                    together.await();
+                    tally.subscribe(first + 1, w);
+                    return null;
+                });
+                a.get(T.toMillis(), TimeUnit.MILLISECONDS);
+                b.get(T.toMillis(), TimeUnit.MILLISECONDS);
+            }
+            assertTrue(tally.awaitAll(T), tally.toString());
+        } finally {
+            two.shutdownNow();
+        }
+        assertEquals(0, tally.twice(), tally.toString());
+        assertEquals(java.util.Map.of("complete", 2 * rounds), tally.kinds());
+        // A signaled operation after them proves the queue drained what came before.
+        StepVerifier.create(conn.read(local, 1024, remote(), 4096, 8)).expectComplete().verify(T);
+        assertEquals(2 * rounds + 1, seen.get(), "every subscription posted once");
+        monitor.dispose();
+    }
+
+    /**
+     * The first subscription of a Mono owns the Mono's own instance: cancelling it, or failing it
+     * with {@code request(0)}, must not touch a later subscription of the same Mono.
+     */
+    @Test
+    void cancelledOrFailedFirstSubscription_leavesALaterOneOfTheSameMonoUnaffected() {
+        Mono<Void> w = conn.write(remote(), 0, local, 0, 8);
+        Disposable first = w.subscribe();
+        first.dispose();
+        StepVerifier.create(w).expectComplete().verify(T);
+
+        Mono<Void> v = conn.write(remote(), 0, local, 0, 8);
+        CompletableFuture<Throwable> refused = new CompletableFuture<>();
+        v.subscribe(new reactor.core.CoreSubscriber<Void>() {
+            @Override
+            public void onSubscribe(org.reactivestreams.Subscription s) {
+                s.request(0); // a protocol error (Reactive Streams 3.9): this subscription fails
+            }
+
+            @Override
+            public void onNext(Void x) {
+            }
+
+            @Override
+            public void onError(Throwable t) {
+                refused.complete(t);
+            }
+
+            @Override
+            public void onComplete() {
+                refused.complete(null);
+            }
+        });
+        assertInstanceOf(IllegalArgumentException.class, refused.orTimeout(T.toMillis(), TimeUnit.MILLISECONDS).join());
+        StepVerifier.create(v).expectComplete().verify(T);
+        StepVerifier.create(v.then(v)).expectComplete().verify(T);
+    }
+
     @Test
     void completions_hotFlux_reportsSnapshots_andCostsNothingWithoutSubscribers() {
         assertEquals(0, conn.core().monitors.get());
