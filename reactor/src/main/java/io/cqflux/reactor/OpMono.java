@@ -117,10 +117,7 @@ final class OpMono extends Mono<Void> implements Subscription, Scannable, Runnab
     byte stage = NEW;
     /** The in-flight table context, or -1. Loop thread. */
     long context = -1;
-    /**
-     * {@code System.nanoTime()} of the first deadline check that saw it in flight (its deadline
-     * counts from there: at most one check period after the post), or 0 before that. Loop thread.
-     */
+    /** {@code System.nanoTime()} when posted (the operation deadline counts from here). Loop thread. */
     long postedAt;
     /**
      * This operation's own failure (its error completion), which the end of the connection that
