@@ -654,8 +654,9 @@ public final class EventLoop implements AutoCloseable {
     }
 
     /**
-     * Whether this busy round asks epoll about the non-queue sources: when a source was
-     * registered since the last ask, or {@link #OTHERS_CHECK_INTERVAL_NANOS} have passed.
+     * Whether this busy round (or a sleep put off by the poll before it) asks epoll about the
+     * non-queue sources: when a source was registered since the last ask, or
+     * {@link #OTHERS_CHECK_INTERVAL_NANOS} have passed.
      *
      * @return whether to call {@code epoll_wait(0)} now (the ask is then recorded as done)
      */
@@ -682,6 +683,16 @@ public final class EventLoop implements AutoCloseable {
         assert inEventLoop();
         int again = pollBeforeSleep();
         if (again > 0) {
+            // While the last look keeps finding completions (a pipeline completes continuously)
+            // the loop never reaches epoll_wait: ask epoll about every fd as often as a busy round
+            // asks about the other sources, or one busy cheap queue starves the other queues and
+            // the event channels for as long as it stays busy.
+            if (othersDue()) {
+                int n = poller.selectNow();
+                if (n > 0) {
+                    again += dispatch(n, false);
+                }
+            }
             return again;
         }
         poller.announceSleep();
