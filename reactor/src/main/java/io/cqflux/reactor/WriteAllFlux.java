@@ -361,7 +361,7 @@ final class WriteAllFlux extends Flux<WriteResult> implements Scannable {
                 return cancelled;
             }
             if (key == Attr.TERMINATED) {
-                return done;
+                return stopped && !cancelled;
             }
             if (key == Attr.ERROR) {
                 return error;
