@@ -383,6 +383,9 @@ final class OpMono extends Mono<Void> implements Subscription, Scannable, Runnab
             return;
         }
         if (cancelled) {
+            // cancel() reports only while not terminated: a cancel racing this completion may
+            // have seen TERMINATED already, so the listener hears of it here (once: REPORTED).
+            reportCancelled();
             return;
         }
         report(OperationOutcome.SUCCESS, null);
@@ -405,6 +408,7 @@ final class OpMono extends Mono<Void> implements Subscription, Scannable, Runnab
             return;
         }
         if (cancelled) {
+            reportCancelled();
             Operators.onErrorDropped(error, actual.currentContext());
             return;
         }
@@ -431,6 +435,18 @@ final class OpMono extends Mono<Void> implements Subscription, Scannable, Runnab
     /** Marks the operation finished without a signal (cancelled before it was posted). */
     void discard() {
         setFlag(TERMINATED);
+        reportCancelled();
+    }
+
+    /**
+     * Reports a cancelled subscription, once: from {@link #cancel()} while not terminated, or from
+     * the loop's terminal step when a cancel raced it (the cancel then saw TERMINATED and said
+     * nothing); without this a cancel racing the completion or the discard went unreported.
+     */
+    private void reportCancelled() {
+        if (listener != null) {
+            report(OperationOutcome.CANCELLED, null);
+        }
     }
 
     /**

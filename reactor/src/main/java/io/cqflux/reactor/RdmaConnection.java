@@ -532,20 +532,23 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
      * holds two — and no more are taken from {@code requests} until one completes, so nothing is
      * buffered without bound. Results come in request order; the first failure fails the stream.
      *
+     * <p>In detail: requests are taken from {@code requests} only as results are emitted, so a
+     * downstream that requests slowly holds at most that many completed results and upstream is
+     * never asked beyond them. Durable requests run as {@link #durableWrite(PeerRegion, long, Region,
+     * long, long)}, the others as {@link #write(PeerRegion, long, Region, long, long)}, with those
+     * methods' checks. The first failure of a write (a check, its completion, the connection's end,
+     * which fails it with a {@link io.cqflux.core.ConnectionException}) fails the stream at once and
+     * cancels {@code requests}; an error of {@code requests} fails the stream at once too, without
+     * waiting for the writes in flight. Cancelling the stream cancels {@code requests}; writes
+     * already posted keep their regions and credits until their completions arrive, as a cancelled
+     * {@code write()} does.
+     *
      * @param requests the writes
      * @return the results
      */
     public Flux<WriteResult> writeAll(Publisher<WriteRequest> requests) {
         Objects.requireNonNull(requests, "requests");
-        int concurrency = Math.max(1, core.creditLimit() / 2);
-        return Flux.from(requests).index()
-                .flatMapSequential(t -> {
-                    WriteRequest r = t.getT2();
-                    Mono<Void> op = r.durable()
-                            ? durableWrite(r.remote(), r.remoteOffset(), r.local(), r.localOffset(), r.length())
-                            : write(r.remote(), r.remoteOffset(), r.local(), r.localOffset(), r.length());
-                    return op.thenReturn(new WriteResult(r, t.getT1()));
-                }, concurrency, 1);
+        return WriteAllFlux.create(this, requests, Math.max(1, core.creditLimit() / 2));
     }
 
     /**

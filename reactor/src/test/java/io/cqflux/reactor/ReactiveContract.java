@@ -820,6 +820,234 @@ abstract class ReactiveContract {
         assertTrue(conn.maxInFlight() <= conn.sendCredits());
     }
 
+    /** {@return the writes writeAll keeps in flight on {@link #conn}} */
+    int writeAllWindow() {
+        return Math.max(1, conn.sendCredits() / 2);
+    }
+
+    /** Waits (bounded) until no operation of {@link #conn} holds a credit or {@link #local}. */
+    void awaitNothingInFlight() throws InterruptedException {
+        long deadline = System.nanoTime() + T.toNanos();
+        while ((conn.inFlight() != 0 || local.inFlight() != 0) && System.nanoTime() < deadline) {
+            Thread.sleep(5);
+        }
+        assertEquals(0, conn.inFlight(), "credits held");
+        assertEquals(0, local.inFlight(), "region references held");
+    }
+
+    @Test
+    void writeAll_mixedDurableAndPlain_emitsEachRequestInOrder_withSequenceFromZero() {
+        int n = rounds(300);
+        List<WriteRequest> requests = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            requests.add(new WriteRequest(remote(), 8L * (i % 1024), local, 8L * (i % 64), 8, i % 3 == 1));
+        }
+        List<WriteResult> results = conn.writeAll(Flux.fromIterable(requests)).collectList().block(T);
+        assertNotNull(results);
+        assertEquals(n, results.size());
+        for (int i = 0; i < n; i++) {
+            assertEquals(i, results.get(i).sequence());
+            assertTrue(requests.get(i) == results.get(i).request(), "result " + i + " carries its own request");
+        }
+    }
+
+    @Test
+    void writeAll_requestsFromAnotherThread_andDemandFromAThird_stayInOrder() {
+        int n = rounds(2000);
+        List<Long> seq = Flux.range(0, n)
+                .publishOn(Schedulers.parallel(), 7)
+                .map(i -> new WriteRequest(remote(), 8L * (i % 1024), local, 0, 8, i % 9 == 0))
+                .as(conn::writeAll)
+                .publishOn(Schedulers.boundedElastic(), 5)
+                .map(WriteResult::sequence)
+                .collectList().block(T);
+        assertNotNull(seq);
+        assertEquals(n, seq.size());
+        for (int i = 0; i < n; i++) {
+            assertEquals(i, seq.get(i));
+        }
+    }
+
+    @Test
+    void writeAll_emptyUpstream_completes() {
+        StepVerifier.create(conn.writeAll(Flux.empty())).expectComplete().verify(T);
+    }
+
+    @Test
+    void writeAll_isNamed_forMetricsAndCheckpoints() {
+        assertEquals("cqflux.writeAll", reactor.core.Scannable.from(conn.writeAll(Flux.empty())).name());
+    }
+
+    @Test
+    void writeAll_oneAtATimeDemand_completes_andAsksUpstreamNeverBeyondTheWindow() throws Exception {
+        int n = rounds(500);
+        int window = writeAllWindow();
+        AtomicLong askedOfUpstream = new AtomicLong();
+        AtomicLong consumed = new AtomicLong();
+        AtomicLong worst = new AtomicLong();
+        AtomicInteger maxCredits = new AtomicInteger();
+        Flux<WriteRequest> requests = Flux.range(0, n)
+                .map(i -> new WriteRequest(remote(), 8L * (i % 1024), local, 0, 8, i % 4 == 0))
+                .doOnRequest(r -> {
+                    long outstanding = askedOfUpstream.addAndGet(r) - consumed.get();
+                    worst.accumulateAndGet(outstanding, Math::max);
+                });
+        CompletableFuture<Long> last = new CompletableFuture<>();
+        conn.writeAll(requests).subscribe(new reactor.core.publisher.BaseSubscriber<WriteResult>() {
+            long expected;
+
+            @Override
+            protected void hookOnSubscribe(org.reactivestreams.Subscription s) {
+                s.request(1);
+            }
+
+            @Override
+            protected void hookOnNext(WriteResult r) {
+                if (r.sequence() != expected++) {
+                    last.completeExceptionally(new AssertionError("sequence " + r.sequence()));
+                }
+                consumed.incrementAndGet();
+                maxCredits.accumulateAndGet(conn.inFlight(), Math::max);
+                request(1);
+            }
+
+            @Override
+            protected void hookOnComplete() {
+                last.complete(expected);
+            }
+
+            @Override
+            protected void hookOnError(Throwable t) {
+                last.completeExceptionally(t);
+            }
+        });
+        assertEquals(n, last.get(T.toMillis(), TimeUnit.MILLISECONDS));
+        assertTrue(worst.get() <= window, "upstream asked for " + worst.get() + " beyond what was consumed, window "
+                + window);
+        // a durable write holds two credits: the window keeps within the send queue
+        assertTrue(maxCredits.get() <= conn.sendCredits(), "credits " + maxCredits.get());
+        assertTrue(conn.maxInFlight() <= conn.sendCredits());
+    }
+
+    @Test
+    void writeAll_withoutDownstreamDemand_holdsAtMostTheWindow_thenDeliversAll() throws Exception {
+        int window = writeAllWindow();
+        int n = window * 3;
+        AtomicLong askedOfUpstream = new AtomicLong();
+        AtomicInteger taken = new AtomicInteger();
+        Flux<WriteRequest> requests = Flux.range(0, n)
+                .map(i -> new WriteRequest(remote(), 8L * i, local, 0, 8, false))
+                .doOnRequest(askedOfUpstream::addAndGet)
+                .doOnNext(r -> taken.incrementAndGet());
+        StepVerifier.create(conn.writeAll(requests), 0)
+                .expectSubscription()
+                .then(() -> {
+                    // Nothing requested downstream: the window's writes run and their results wait.
+                    long deadline = System.nanoTime() + T.toNanos();
+                    while ((taken.get() < window || conn.inFlight() != 0) && System.nanoTime() < deadline) {
+                        Thread.onSpinWait();
+                    }
+                    assertEquals(window, taken.get(), "requests taken while no result was requested");
+                    assertEquals(window, askedOfUpstream.get(), "upstream asked for exactly the window");
+                    assertEquals(0, conn.inFlight(), "the window's writes completed");
+                })
+                .thenRequest(1)
+                .expectNextMatches(r -> r.sequence() == 0)
+                .then(() -> assertEquals(window + 1, askedOfUpstream.get(), "one result out, one request in"))
+                .thenRequest(Long.MAX_VALUE)
+                .expectNextCount(n - 1)
+                .expectComplete()
+                .verify(T);
+    }
+
+    @Test
+    void writeAll_outOfBoundsRequest_failsWithWritesCheckError_andCancelsUpstream() throws Exception {
+        long bad = remote().size();
+        Throwable expected = conn.write(remote(), bad, local, 0, 8).materialize().block(T).getThrowable();
+        assertNotNull(expected);
+        AtomicInteger cancelled = new AtomicInteger();
+        Flux<WriteRequest> requests = Flux.range(0, 100_000)
+                .map(i -> new WriteRequest(remote(), i == 5 ? bad : 8L * i, local, 0, 8, i % 2 == 0))
+                .doOnCancel(cancelled::incrementAndGet);
+        StepVerifier.create(conn.writeAll(requests))
+                .thenConsumeWhile(r -> r.sequence() < 5)
+                .expectErrorSatisfies(e -> {
+                    assertEquals(expected.getClass(), e.getClass());
+                    assertEquals(expected.getMessage(), e.getMessage());
+                })
+                .verify(T);
+        assertEquals(1, cancelled.get(), "upstream cancelled once");
+        awaitNothingInFlight();
+        StepVerifier.create(conn.write(remote(), 0, local, 0, 8)).expectComplete().verify(T);
+    }
+
+    @Test
+    void writeAll_cancelMidStream_cancelsUpstream_andEveryCreditAndRegionReturns() throws Exception {
+        AtomicInteger cancelled = new AtomicInteger();
+        Flux<WriteRequest> requests = Flux.range(0, Integer.MAX_VALUE)
+                .map(i -> new WriteRequest(remote(), 8L * (i % 1024), local, 0, 8, i % 5 == 0))
+                .doOnCancel(cancelled::incrementAndGet);
+        StepVerifier.create(conn.writeAll(requests))
+                .expectNextCount(rounds(100))
+                .thenCancel()
+                .verify(T);
+        assertEquals(1, cancelled.get());
+        awaitNothingInFlight();
+        StepVerifier.create(conn.write(remote(), 0, local, 0, 8)).expectComplete().verify(T);
+    }
+
+    @Test
+    void writeAll_upstreamError_failsTheStreamAtOnce_andTheWritesInFlightStillReturnTheirCredits()
+            throws Exception {
+        IllegalStateException boom = new IllegalStateException("no more requests");
+        Flux<WriteRequest> requests = Flux.range(0, 10)
+                .map(i -> new WriteRequest(remote(), 8L * i, local, 0, 8, i % 2 == 0))
+                .concatWith(Flux.error(boom));
+        StepVerifier.create(conn.writeAll(requests))
+                .thenConsumeWhile(r -> true)
+                .expectErrorMatches(e -> e == boom)
+                .verify(T);
+        awaitNothingInFlight();
+    }
+
+    @Test
+    void writeAll_peerClosesMidStream_failsWithConnectionException() {
+        AtomicInteger cancelled = new AtomicInteger();
+        Flux<WriteRequest> requests = Flux.range(0, Integer.MAX_VALUE)
+                .map(i -> new WriteRequest(remote(), 8L * (i % 1024), local, 0, 8, i % 7 == 0))
+                .doOnCancel(cancelled::incrementAndGet);
+        StepVerifier.create(conn.writeAll(requests))
+                .expectNextCount(rounds(50))
+                .then(serverConn::dispose)
+                .thenConsumeWhile(r -> true)
+                .expectError(ConnectionException.class)
+                .verify(T);
+        assertEquals(1, cancelled.get(), "upstream cancelled");
+    }
+
+    @Test
+    void writeAll_nonPositiveRequest_signalsIllegalArgumentException() {
+        CompletableFuture<Throwable> error = new CompletableFuture<>();
+        conn.writeAll(Flux.just(new WriteRequest(remote(), 0, local, 0, 8, false)))
+                .subscribe(new reactor.core.publisher.BaseSubscriber<WriteResult>() {
+                    @Override
+                    protected void hookOnSubscribe(org.reactivestreams.Subscription s) {
+                        s.request(0);
+                    }
+
+                    @Override
+                    protected void hookOnError(Throwable t) {
+                        error.complete(t);
+                    }
+
+                    @Override
+                    protected void hookOnComplete() {
+                        error.complete(null);
+                    }
+                });
+        assertInstanceOf(IllegalArgumentException.class, error.orTimeout(T.toMillis(), TimeUnit.MILLISECONDS).join());
+    }
+
     // ------------------------------------------------------------------ races, cancellation, callbacks
 
     @Test

@@ -1,0 +1,432 @@
+package io.cqflux.reactor;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.util.Objects;
+import java.util.concurrent.atomic.AtomicLongFieldUpdater;
+import org.reactivestreams.Publisher;
+import org.reactivestreams.Subscription;
+import reactor.core.CoreSubscriber;
+import reactor.core.Exceptions;
+import reactor.core.Scannable;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.core.publisher.Operators;
+import reactor.util.annotation.Nullable;
+import reactor.util.context.Context;
+
+/**
+ * {@link RdmaConnection#writeAll}: a bounded window of writes in flight, results in request order,
+ * without the per-request tuple, inner Mono chain, inner subscriber and queue a
+ * {@code index().flatMapSequential(...)} costs (issue 13).
+ *
+ * <p><b>The window.</b> A fixed ring of {@code window} slots, each its own inner subscriber. A slot
+ * is taken when a request arrives from upstream and freed when its result is emitted downstream;
+ * upstream is asked for exactly as many requests as there are free slots ({@code window} at
+ * first, then one per result emitted), so at most {@code window} writes are in flight and at most
+ * {@code window} requests or results are held, whatever the downstream demand. A request that
+ * arrives with no free slot is an upstream overflow ({@link Exceptions#failWithOverflow}).
+ *
+ * <p><b>Signals.</b> Every downstream signal is sent by one WIP drain loop (Reactor's usual
+ * pattern): completions arrive on the connection's loop thread, requests on whatever thread
+ * upstream uses, demand on the subscriber's; the drain emits the completed head slots in order
+ * while there is demand. Each write is an ordinary operation Mono ({@link OpMono}) subscribed with
+ * its slot, so it checks, posts and holds its credits and regions as a lone {@code write()} does;
+ * cancelling it only detaches the slot, the operation keeps its buffers until the NIC is done.
+ *
+ * <p><b>Failures.</b> The first failure of a write (its check, its completion, the connection's
+ * end) fails the stream at once: upstream is cancelled, the other writes in flight are detached
+ * (they still finish at the NIC; a later failure of theirs goes to
+ * {@link Operators#onErrorDropped}). An upstream error does the same, at once, without waiting for
+ * the writes in flight. A {@code request(n <= 0)} fails the stream with the
+ * {@link IllegalArgumentException} Reactive Streams §3.9 asks for.
+ */
+final class WriteAllFlux extends Flux<WriteResult> implements Scannable {
+    static final String NAME = "cqflux.writeAll";
+
+    private final RdmaConnection connection;
+    private final Flux<? extends WriteRequest> source;
+    private final int window;
+
+    private WriteAllFlux(RdmaConnection connection, Publisher<? extends WriteRequest> source, int window) {
+        this.connection = connection;
+        this.source = Flux.from(source);
+        this.window = window;
+    }
+
+    /**
+     * Builds the stream and hands it to Reactor's assembly hooks, as Reactor's own operators do.
+     *
+     * @param connection whose {@code write}/{@code durableWrite} post the requests
+     * @param requests the writes
+     * @param window writes in flight at most, at least 1
+     * @return the results
+     */
+    static Flux<WriteResult> create(RdmaConnection connection, Publisher<? extends WriteRequest> requests,
+                                    int window) {
+        if (window < 1) {
+            throw new IllegalArgumentException("writeAll window " + window + " < 1");
+        }
+        return onAssembly(new WriteAllFlux(connection, requests, window));
+    }
+
+    @Override
+    public void subscribe(CoreSubscriber<? super WriteResult> actual) {
+        source.subscribe(new Main(actual, connection, window));
+    }
+
+    @Override
+    @Nullable
+    @SuppressWarnings("rawtypes") // Scannable declares it with the raw Attr
+    public Object scanUnsafe(Attr key) {
+        if (key == Attr.NAME) {
+            return NAME;
+        }
+        if (key == Attr.PARENT) {
+            return source;
+        }
+        if (key == Attr.PREFETCH) {
+            return window;
+        }
+        if (key == Attr.RUN_STYLE) {
+            return Attr.RunStyle.ASYNC;
+        }
+        return null;
+    }
+
+    @Override
+    public String toString() {
+        return NAME + "[" + connection.description() + ", window " + window + "]";
+    }
+
+    /** The subscriber to upstream and the subscription downstream gets. */
+    static final class Main implements CoreSubscriber<WriteRequest>, Subscription, Scannable {
+        private static final VarHandle WIP;
+        private static final AtomicLongFieldUpdater<Main> REQUESTED =
+                AtomicLongFieldUpdater.newUpdater(Main.class, "requested");
+        private static final VarHandle ERROR;
+
+        static {
+            try {
+                MethodHandles.Lookup l = MethodHandles.lookup();
+                WIP = l.findVarHandle(Main.class, "wip", int.class);
+                ERROR = l.findVarHandle(Main.class, "error", Throwable.class);
+            } catch (ReflectiveOperationException e) {
+                throw new ExceptionInInitializerError(e);
+            }
+        }
+
+        final CoreSubscriber<? super WriteResult> actual;
+        private final RdmaConnection connection;
+        private final Slot[] ring;
+
+        private Subscription upstream;
+
+        /** Drain loop ownership: only the thread that moved it from 0 signals downstream. */
+        @SuppressWarnings("unused")
+        private volatile int wip;
+        /** Downstream demand not yet met; through {@link #REQUESTED} ({@link Operators#addCap}). */
+        @SuppressWarnings("unused")
+        private volatile long requested;
+        /** The first failure (a write, upstream, a bad request); set once through {@link #ERROR}. */
+        @SuppressWarnings("unused")
+        private volatile Throwable error;
+        /** Upstream completed (or failed): no more requests will arrive. */
+        private volatile boolean done;
+        /** Downstream cancelled. */
+        private volatile boolean cancelled;
+        /** The terminal signal was sent (or the stream was cancelled): start no more writes. */
+        private volatile boolean stopped;
+
+        /** Next slot a request goes to. Upstream's thread (serial, §1.3). */
+        private int tail;
+        /** Slot of the next result to emit. Drain loop only. */
+        private int head;
+        /** Results emitted so far: the next result's sequence. Drain loop only. */
+        private long emitted;
+
+        Main(CoreSubscriber<? super WriteResult> actual, RdmaConnection connection, int window) {
+            this.actual = actual;
+            this.connection = connection;
+            this.ring = new Slot[window];
+            for (int i = 0; i < window; i++) {
+                ring[i] = new Slot(this);
+            }
+        }
+
+        @Override
+        public Context currentContext() {
+            return actual.currentContext();
+        }
+
+        @Override
+        public void onSubscribe(Subscription s) {
+            if (Operators.validate(upstream, s)) {
+                upstream = s;
+                actual.onSubscribe(this);
+                // Exactly one request per free slot: the window bounds what upstream may send.
+                s.request(ring.length);
+            }
+        }
+
+        @Override
+        public void onNext(WriteRequest r) {
+            // Reactive Streams §2.13: a null element is the caller's protocol error.
+            Objects.requireNonNull(r, "onNext called with a null WriteRequest (Reactive Streams §2.13)");
+            if (done) {
+                Operators.onNextDropped(r, actual.currentContext());
+                return;
+            }
+            if (stopped) {
+                Operators.onDiscard(r, actual.currentContext());
+                return;
+            }
+            Slot slot = ring[tail];
+            if (slot.state != Slot.EMPTY) {
+                // More requests than were asked for: upstream broke §1.1.
+                upstream.cancel();
+                onError(Operators.onOperatorError(null, Exceptions.failWithOverflow(
+                        "writeAll: more requests than the " + ring.length + " asked for"), r, actual.currentContext()));
+                return;
+            }
+            tail = tail + 1 == ring.length ? 0 : tail + 1;
+            slot.request = r;
+            slot.state = Slot.PENDING;
+            Mono<Void> op;
+            try {
+                op = r.durable()
+                        ? connection.durableWrite(r.remote(), r.remoteOffset(), r.local(), r.localOffset(), r.length())
+                        : connection.write(r.remote(), r.remoteOffset(), r.local(), r.localOffset(), r.length());
+            } catch (Throwable t) {
+                innerError(Operators.onOperatorError(upstream, t, r, actual.currentContext()));
+                return;
+            }
+            // An OpMono is its own subscription: this allocates nothing more per request.
+            op.subscribe(slot);
+        }
+
+        @Override
+        public void onError(Throwable t) {
+            if (done) {
+                Operators.onErrorDropped(t, actual.currentContext());
+                return;
+            }
+            if (!ERROR.compareAndSet(this, null, t)) {
+                Operators.onErrorDropped(t, actual.currentContext());
+            }
+            done = true;
+            drain();
+        }
+
+        @Override
+        public void onComplete() {
+            if (done) {
+                return;
+            }
+            done = true;
+            drain();
+        }
+
+        /** A write failed: the first failure fails the stream. Any thread. */
+        void innerError(Throwable t) {
+            if (ERROR.compareAndSet(this, null, t)) {
+                drain();
+            } else {
+                Operators.onErrorDropped(t, actual.currentContext());
+            }
+        }
+
+        @Override
+        public void request(long n) {
+            if (n <= 0) {
+                // Reactive Streams §3.9: the subscriber hears of its own protocol error.
+                innerError(Exceptions.nullOrNegativeRequestException(n));
+                return;
+            }
+            Operators.addCap(REQUESTED, this, n);
+            drain();
+        }
+
+        @Override
+        public void cancel() {
+            if (cancelled) {
+                return;
+            }
+            cancelled = true;
+            stopped = true;
+            upstream.cancel();
+            if ((int) WIP.getAndAdd(this, 1) == 0) {
+                detachAll();
+            }
+        }
+
+        /**
+         * Detaches every write still in flight (each keeps its credits and regions until its
+         * completion) and forgets the requests held. Drain-loop owner only; the WIP count is
+         * never given back, so no drain runs again.
+         */
+        private void detachAll() {
+            for (Slot s : ring) {
+                Subscription op = s.op;
+                if (op != null) {
+                    op.cancel();
+                }
+                s.request = null;
+            }
+        }
+
+        void drain() {
+            if ((int) WIP.getAndAdd(this, 1) != 0) {
+                return;
+            }
+            int missed = 1;
+            Slot[] ring = this.ring;
+            CoreSubscriber<? super WriteResult> a = actual;
+            for (;;) {
+                long r = requested;
+                long e = 0;
+                for (;;) {
+                    if (cancelled) {
+                        detachAll();
+                        return;
+                    }
+                    Throwable ex = error;
+                    if (ex != null) {
+                        stopped = true;
+                        upstream.cancel();
+                        detachAll();
+                        a.onError(ex);
+                        return;
+                    }
+                    // done before the head's state: every request upstream sent before it
+                    // completed is then visible.
+                    boolean d = done;
+                    Slot slot = ring[head];
+                    int st = slot.state;
+                    if (st != Slot.DONE) {
+                        if (d && st == Slot.EMPTY) {
+                            stopped = true;
+                            a.onComplete();
+                            return;
+                        }
+                        break;
+                    }
+                    if (e == r) {
+                        break;
+                    }
+                    WriteResult result = new WriteResult(slot.request, emitted++);
+                    slot.request = null;
+                    slot.op = null;
+                    // Free before upstream is asked again: onNext finds the slot empty.
+                    slot.state = Slot.EMPTY;
+                    head = head + 1 == ring.length ? 0 : head + 1;
+                    e++;
+                    a.onNext(result);
+                }
+                if (e != 0) {
+                    if (r != Long.MAX_VALUE) {
+                        REQUESTED.addAndGet(this, -e);
+                    }
+                    if (!done) {
+                        upstream.request(e);
+                    }
+                }
+                missed = (int) WIP.getAndAdd(this, -missed) - missed;
+                if (missed == 0) {
+                    return;
+                }
+            }
+        }
+
+        @Override
+        @Nullable
+        @SuppressWarnings("rawtypes") // Scannable declares it with the raw Attr
+        public Object scanUnsafe(Attr key) {
+            if (key == Attr.NAME) {
+                return NAME;
+            }
+            if (key == Attr.PARENT) {
+                return upstream;
+            }
+            if (key == Attr.ACTUAL) {
+                return actual;
+            }
+            if (key == Attr.PREFETCH) {
+                return ring.length;
+            }
+            if (key == Attr.REQUESTED_FROM_DOWNSTREAM) {
+                return requested;
+            }
+            if (key == Attr.CANCELLED) {
+                return cancelled;
+            }
+            if (key == Attr.TERMINATED) {
+                return stopped && !cancelled;
+            }
+            if (key == Attr.ERROR) {
+                return error;
+            }
+            if (key == Attr.RUN_STYLE) {
+                return Attr.RunStyle.ASYNC;
+            }
+            return null;
+        }
+    }
+
+    /**
+     * One place of the window and the inner subscriber of the write it holds; reused once its
+     * result was emitted (its previous write then terminated, so no late signal can reach it).
+     */
+    static final class Slot implements CoreSubscriber<Void> {
+        static final int EMPTY = 0;
+        static final int PENDING = 1;
+        static final int DONE = 2;
+
+        private final Main parent;
+        /** The request; written by upstream's thread before the write is subscribed. */
+        WriteRequest request;
+        /** The write's subscription, for cancellation. */
+        volatile Subscription op;
+        /** {@link #EMPTY}, {@link #PENDING} or {@link #DONE}. */
+        volatile int state;
+
+        Slot(Main parent) {
+            this.parent = parent;
+        }
+
+        @Override
+        public Context currentContext() {
+            return parent.actual.currentContext();
+        }
+
+        @Override
+        public void onSubscribe(Subscription s) {
+            op = s;
+            // Written before the stopped check, read after it in detachAll: one of the two
+            // sides sees the other, so a write subscribed while the stream ends is detached.
+            if (parent.stopped) {
+                s.cancel();
+                return;
+            }
+            // A Mono<Void> needs no demand for its terminal signal; asked anyway, for any Mono an
+            // assembly hook may have wrapped the operation in (OpMono ignores it).
+            s.request(Long.MAX_VALUE);
+        }
+
+        @Override
+        public void onNext(Void v) {
+            // A Mono<Void> emits no value.
+        }
+
+        @Override
+        public void onError(Throwable t) {
+            parent.innerError(t);
+        }
+
+        @Override
+        public void onComplete() {
+            state = DONE;
+            parent.drain();
+        }
+    }
+}

@@ -1,0 +1,64 @@
+package io.cqflux.test;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.cqflux.core.CompletionStatus;
+import io.cqflux.core.ConnectionEvent;
+import io.cqflux.core.ConnectionException;
+import io.cqflux.core.OperationFailedException;
+import io.cqflux.core.Opcode;
+import io.cqflux.reactor.PeerRegion;
+import io.cqflux.reactor.RdmaConnection;
+import io.cqflux.reactor.Region;
+import io.cqflux.reactor.WriteRequest;
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Flux;
+import reactor.test.StepVerifier;
+
+/** {@code writeAll} when a write's completion fails: the stream fails with it and lets go of everything. */
+class WriteAllFaultTest {
+    static final Duration T = Duration.ofSeconds(10);
+
+    @Test
+    void writeAll_failedCompletion_failsTheStreamWithIt_cancelsUpstream_andReleasesTheRegion() throws Exception {
+        Faults faults = Faults.create();
+        try (LoopbackPeer peer = CqfluxTest.loopback().faults(faults).start()) {
+            RdmaConnection conn = peer.connection();
+            PeerRegion remote = peer.remote();
+            Region local = peer.local();
+            faults.on(Opcode.WRITE).nth(40).fail(CompletionStatus.REM_ACCESS_ERR);
+            AtomicInteger cancelled = new AtomicInteger();
+            Flux<WriteRequest> requests = Flux.range(0, Integer.MAX_VALUE)
+                    .map(i -> new WriteRequest(remote, 8L * (i % 512), local, 0, 8, i % 3 == 0))
+                    .doOnCancel(cancelled::incrementAndGet);
+
+            StepVerifier.create(conn.writeAll(requests))
+                    .thenConsumeWhile(r -> r.sequence() < 39)
+                    .expectErrorSatisfies(e -> {
+                        // The error completion ends the connection, which fails every write in
+                        // flight in its table's order: the first failure the stream sees is the
+                        // faulted write's own, or another write's ConnectionException naming it.
+                        if (e instanceof OperationFailedException failed) {
+                            assertEquals(CompletionStatus.REM_ACCESS_ERR, failed.status());
+                        } else {
+                            ConnectionException ce = assertInstanceOf(ConnectionException.class, e);
+                            assertEquals(ConnectionEvent.LOST, ce.event());
+                            assertTrue(ce.getMessage().contains("REM_ACCESS_ERR"), ce.getMessage());
+                        }
+                    })
+                    .verify(T);
+            assertEquals(1, cancelled.get(), "upstream cancelled once");
+            // The error completion ends the connection; the writes still in flight are flushed
+            // with it, and every region reference goes back.
+            long deadline = System.nanoTime() + T.toNanos();
+            while (local.inFlight() != 0 && System.nanoTime() < deadline) {
+                Thread.sleep(5);
+            }
+            assertEquals(0, local.inFlight());
+        }
+    }
+}
