@@ -105,12 +105,14 @@ final class WriteAllFlux extends Flux<WriteResult> implements Scannable {
         private static final AtomicLongFieldUpdater<Main> REQUESTED =
                 AtomicLongFieldUpdater.newUpdater(Main.class, "requested");
         private static final VarHandle ERROR;
+        private static final VarHandle UPSTREAM_CANCELLED;
 
         static {
             try {
                 MethodHandles.Lookup l = MethodHandles.lookup();
                 WIP = l.findVarHandle(Main.class, "wip", int.class);
                 ERROR = l.findVarHandle(Main.class, "error", Throwable.class);
+                UPSTREAM_CANCELLED = l.findVarHandle(Main.class, "upstreamCancelled", int.class);
             } catch (ReflectiveOperationException e) {
                 throw new ExceptionInInitializerError(e);
             }
@@ -135,6 +137,9 @@ final class WriteAllFlux extends Flux<WriteResult> implements Scannable {
         private volatile boolean done;
         /** Downstream cancelled. */
         private volatile boolean cancelled;
+        /** 1 once upstream was cancelled; through {@link #UPSTREAM_CANCELLED} ({@link #cancelUpstream}). */
+        @SuppressWarnings("unused")
+        private volatile int upstreamCancelled;
         /** The terminal signal was sent (or the stream was cancelled): start no more writes. */
         private volatile boolean stopped;
 
@@ -183,9 +188,9 @@ final class WriteAllFlux extends Flux<WriteResult> implements Scannable {
             }
             Slot slot = ring[tail];
             if (slot.state != Slot.EMPTY) {
-                // More requests than were asked for: upstream broke §1.1.
-                upstream.cancel();
-                onError(Operators.onOperatorError(null, Exceptions.failWithOverflow(
+                // More requests than were asked for: upstream broke §1.1. Our failure, not
+                // upstream's: the drain cancels upstream (once) and fails the stream.
+                innerError(Operators.onOperatorError(null, Exceptions.failWithOverflow(
                         "writeAll: more requests than the " + ring.length + " asked for"), r, actual.currentContext()));
                 return;
             }
@@ -198,7 +203,8 @@ final class WriteAllFlux extends Flux<WriteResult> implements Scannable {
                         ? connection.durableWrite(r.remote(), r.remoteOffset(), r.local(), r.localOffset(), r.length())
                         : connection.write(r.remote(), r.remoteOffset(), r.local(), r.localOffset(), r.length());
             } catch (Throwable t) {
-                innerError(Operators.onOperatorError(upstream, t, r, actual.currentContext()));
+                // null: the drain cancels upstream, once (onOperatorError would cancel it too).
+                innerError(Operators.onOperatorError(null, t, r, actual.currentContext()));
                 return;
             }
             // An OpMono is its own subscription: this allocates nothing more per request.
@@ -207,7 +213,8 @@ final class WriteAllFlux extends Flux<WriteResult> implements Scannable {
 
         @Override
         public void onError(Throwable t) {
-            if (done) {
+            // After a cancel no drain runs again: drop it rather than lose it.
+            if (done || cancelled) {
                 Operators.onErrorDropped(t, actual.currentContext());
                 return;
             }
@@ -254,9 +261,19 @@ final class WriteAllFlux extends Flux<WriteResult> implements Scannable {
             }
             cancelled = true;
             stopped = true;
-            upstream.cancel();
+            cancelUpstream();
             if ((int) WIP.getAndAdd(this, 1) == 0) {
                 detachAll();
+            }
+        }
+
+        /**
+         * Cancels upstream once, whoever gets here first: a downstream cancel racing the drain's
+         * failure path, or a failed check after the hook's own cancel.
+         */
+        private void cancelUpstream() {
+            if (UPSTREAM_CANCELLED.compareAndSet(this, 0, 1)) {
+                upstream.cancel();
             }
         }
 
@@ -293,7 +310,12 @@ final class WriteAllFlux extends Flux<WriteResult> implements Scannable {
                     Throwable ex = error;
                     if (ex != null) {
                         stopped = true;
-                        upstream.cancel();
+                        // An upstream that terminated (its error, or completed with writes in
+                        // flight) is not cancelled (§3.7 makes it a no-op, but doOnCancel and
+                        // metrics upstream would see a cancel that never happened).
+                        if (!done) {
+                            cancelUpstream();
+                        }
                         detachAll();
                         a.onError(ex);
                         return;

@@ -1,0 +1,138 @@
+package io.cqflux.test;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.cqflux.reactor.PeerRegion;
+import io.cqflux.reactor.RdmaConnection;
+import io.cqflux.reactor.Region;
+import io.cqflux.reactor.WriteRequest;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+import org.reactivestreams.Publisher;
+import org.reactivestreams.Subscription;
+import reactor.core.Exceptions;
+import reactor.core.Scannable;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Hooks;
+import reactor.test.StepVerifier;
+
+/** writeAll towards its upstream: cancelled exactly once and never after its own terminal signal; a late error is dropped, not lost. */
+class WriteAllUpstreamProtocolTest {
+    static final Duration T = Duration.ofSeconds(10);
+
+    @Test
+    void writeAll_upstreamError_doesNotCancelTheUpstreamThatFailed() {
+        try (LoopbackPeer peer = CqfluxTest.loopback().start()) {
+            RdmaConnection conn = peer.connection();
+            PeerRegion remote = peer.remote();
+            Region local = peer.local();
+            AtomicInteger cancelled = new AtomicInteger();
+            IllegalStateException boom = new IllegalStateException("boom");
+            Flux<WriteRequest> requests = Flux.range(0, 4)
+                    .map(i -> new WriteRequest(remote, 8L * i, local, 0, 8, false))
+                    .concatWith(Flux.error(boom))
+                    .doOnCancel(cancelled::incrementAndGet);
+            StepVerifier.create(conn.writeAll(requests))
+                    .thenConsumeWhile(r -> true)
+                    .expectErrorMatches(e -> e == boom)
+                    .verify(T);
+            assertEquals(0, cancelled.get(), "an upstream that failed is not cancelled");
+        }
+    }
+
+    @Test
+    void writeAll_overflowingUpstream_failsWithOverflow_andCancelsUpstreamOnce() {
+        try (LoopbackPeer peer = CqfluxTest.loopback().start()) {
+            RdmaConnection conn = peer.connection();
+            PeerRegion remote = peer.remote();
+            Region local = peer.local();
+            AtomicInteger cancelled = new AtomicInteger();
+            // Ignores demand: sends 10_000 requests on the first request(n).
+            Publisher<WriteRequest> rogue = s -> s.onSubscribe(new Subscription() {
+                boolean started;
+
+                @Override
+                public void request(long n) {
+                    if (started) {
+                        return;
+                    }
+                    started = true;
+                    for (int i = 0; i < 10_000 && cancelled.get() == 0; i++) {
+                        s.onNext(new WriteRequest(remote, 8L * (i % 512), local, 0, 8, false));
+                    }
+                }
+
+                @Override
+                public void cancel() {
+                    cancelled.incrementAndGet();
+                }
+            });
+            StepVerifier.create(conn.writeAll(rogue), 0)
+                    .expectErrorMatches(Exceptions::isOverflow)
+                    .verify(T);
+            assertEquals(1, cancelled.get(), "upstream cancelled once");
+        }
+    }
+
+    @Test
+    void writeAll_hookThrowsForTheWriteMono_failsWithIt_andCancelsUpstreamOnce() {
+        IllegalStateException boom = new IllegalStateException("hook");
+        AtomicInteger writes = new AtomicInteger();
+        Hooks.onEachOperator("review", p -> {
+            if ("cqflux.write".equals(Scannable.from(p).name()) && writes.incrementAndGet() == 5) {
+                throw boom;
+            }
+            return p;
+        });
+        try (LoopbackPeer peer = CqfluxTest.loopback().start()) {
+            RdmaConnection conn = peer.connection();
+            PeerRegion remote = peer.remote();
+            Region local = peer.local();
+            AtomicInteger cancelled = new AtomicInteger();
+            Flux<WriteRequest> requests = Flux.range(0, 100)
+                    .map(i -> new WriteRequest(remote, 8L * i, local, 0, 8, false))
+                    .doOnCancel(cancelled::incrementAndGet);
+            StepVerifier.create(conn.writeAll(requests))
+                    .thenConsumeWhile(r -> true)
+                    .expectErrorMatches(e -> e == boom)
+                    .verify(T);
+            assertEquals(1, cancelled.get(), "upstream cancelled once");
+        } finally {
+            Hooks.resetOnEachOperator("review");
+        }
+    }
+
+    @Test
+    void writeAll_errorOfUpstreamAfterCancel_isDropped_notLost() {
+        List<Throwable> dropped = new CopyOnWriteArrayList<>();
+        Hooks.onErrorDropped(dropped::add);
+        try (LoopbackPeer peer = CqfluxTest.loopback().start()) {
+            RdmaConnection conn = peer.connection();
+            org.reactivestreams.Subscriber<?>[] sub = new org.reactivestreams.Subscriber<?>[1];
+            Publisher<WriteRequest> late = s -> {
+                sub[0] = s;
+                s.onSubscribe(new Subscription() {
+                    @Override
+                    public void request(long n) {
+                    }
+
+                    @Override
+                    public void cancel() {
+                    }
+                });
+            };
+            StepVerifier.create(conn.writeAll(late), 0)
+                    .thenCancel()
+                    .verify(T);
+            IllegalStateException boom = new IllegalStateException("late");
+            sub[0].onError(boom);
+            assertTrue(dropped.contains(boom), "dropped: " + dropped);
+        } finally {
+            Hooks.resetOnErrorDropped();
+        }
+    }
+}
