@@ -543,6 +543,12 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
      * already posted keep their regions and credits until their completions arrive, as a cancelled
      * {@code write()} does.
      *
+     * <p>Threads: results are usually emitted on the connection's loop thread (a completion
+     * emits them), and the next requests are then asked of {@code requests} from there, so a
+     * synchronous upstream's operators run on the loop too: keep them short, or move the source to
+     * another scheduler ({@code subscribeOn}), and move slow downstream work off the loop with
+     * {@code publishOn}.
+     *
      * @param requests the writes
      * @return the results
      */

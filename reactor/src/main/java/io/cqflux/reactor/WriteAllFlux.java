@@ -399,7 +399,7 @@ final class WriteAllFlux extends Flux<WriteResult> implements Scannable {
      * One place of the window and the inner subscriber of the write it holds; reused once its
      * result was emitted (its previous write then terminated, so no late signal can reach it).
      */
-    static final class Slot implements CoreSubscriber<Void> {
+    static final class Slot implements CoreSubscriber<Void>, Scannable {
         static final int EMPTY = 0;
         static final int PENDING = 1;
         static final int DONE = 2;
@@ -449,6 +449,29 @@ final class WriteAllFlux extends Flux<WriteResult> implements Scannable {
         public void onComplete() {
             state = DONE;
             parent.drain();
+        }
+
+        /**
+         * An inner subscriber answers as Reactor's own do, so that a {@link Scannable} walk from a
+         * write (its {@code ACTUAL} is this slot) reaches the stream and its subscriber.
+         */
+        @Override
+        @Nullable
+        @SuppressWarnings("rawtypes") // Scannable declares it with the raw Attr
+        public Object scanUnsafe(Attr key) {
+            if (key == Attr.PARENT) {
+                return op;
+            }
+            if (key == Attr.ACTUAL) {
+                return parent;
+            }
+            if (key == Attr.TERMINATED) {
+                return state == DONE;
+            }
+            if (key == Attr.RUN_STYLE) {
+                return Attr.RunStyle.ASYNC;
+            }
+            return null;
         }
     }
 }
