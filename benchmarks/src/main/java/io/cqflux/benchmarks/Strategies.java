@@ -6,12 +6,15 @@ import io.cqflux.epoll.WaitStrategy;
 final class Strategies {
 
     /**
-     * Spin budget of the ADAPTIVE parameter: empty rounds before the loop sleeps. A round with a
-     * fabric CQ costs a few microseconds ({@code fi_cq_read} drives the tcp provider's progress,
-     * a non-blocking poll of its sockets), so 100 rounds spin for a few hundred microseconds:
-     * longer than one operation's round trip, short enough to let an idle loop sleep.
+     * Spin budget of the ADAPTIVE parameter: empty rounds before the loop sleeps; the samples'
+     * default. It must outlast one operation's round trip, or every operation pays a sleep and a
+     * wake-up and ADAPTIVE measures like BLOCKING. 100 did once (a busy round asked epoll about
+     * the other sources each time, a system call); since a busy round asks only every 50 µs
+     * (issue 13) an empty round is a few hundred nanoseconds, and 100 of them ended before an
+     * 8 µs fabric round trip (the run of 2026-11-23 18:09: ADAPTIVE write 12.3 µs against
+     * BUSY_POLL's 7.96).
      */
-    static final int ADAPTIVE_SPINS = 100;
+    static final int ADAPTIVE_SPINS = 1000;
 
     private Strategies() {
     }
