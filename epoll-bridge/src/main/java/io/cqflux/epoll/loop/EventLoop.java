@@ -62,7 +62,9 @@ import java.util.concurrent.TimeoutException;
  * operation's completion that is already in the ring is found without epoll_wait, the channel
  * read and the re-arm. "Short batch, so empty" is true of the ring when it was read, not after
  * the sinks ran. Only queues whose last drain delivered are asked, so an idle loop's sleep costs
- * nothing more; libfabric's tcp queues are not cheap (fi_cq_read drives socket progress), and
+ * nothing more; while the last look keeps finding completions it puts the sleep off, and after
+ * MAX_SLEEPS_PUT_OFF (16) such sleeps in a row, or SLEEPS_PUT_OFF_NANOS (1 ms), the loop asks epoll
+ * about every fd, so the other queues and the event channels are not starved; libfabric's tcp queues are not cheap (fi_cq_read drives socket progress), and
  * fi_trywait(3) already answers for them. Busy rounds poll queues directly without acknowledging them (their
  * fds may stay readable; epoll is then only consulted for the other sources).
  *
@@ -144,6 +146,14 @@ public final class EventLoop implements AutoCloseable {
      * an 8-byte write loop asks once per several operations instead of several times per one.
      */
     static final long OTHERS_CHECK_INTERVAL_NANOS = 50_000;
+    /**
+     * Sleeps the poll before sleeping may put off in a row before the loop asks epoll about every
+     * fd (see {@link #sleep()}): 16, as {@link #MAX_BATCHES_PER_TURN}, so a neighbour of a queue
+     * that completes continuously waits at most 16 of its operations.
+     */
+    static final int MAX_SLEEPS_PUT_OFF = 16;
+    /** Longest time the poll before sleeping may put sleeps off before the loop asks epoll. */
+    static final long SLEEPS_PUT_OFF_NANOS = 1_000_000;
     /** How long {@link #close()} lets queued work finish before it forces. */
     static final Duration CLOSE_TIMEOUT = Duration.ofSeconds(10);
 
@@ -211,6 +221,8 @@ public final class EventLoop implements AutoCloseable {
     private long othersCheckedAt;
     /** A non-queue source was registered since the last ask: the next busy round asks at once. */
     private boolean othersDue;
+    /** Sleeps put off in a row by the poll before sleeping (see {@link #sleep()}). */
+    private int sleepsPutOff;
 
     /** Test hook: runs on the loop thread right before it blocks in epoll_wait. */
     volatile Runnable beforeSleep;
@@ -661,11 +673,21 @@ public final class EventLoop implements AutoCloseable {
      * @return whether to call {@code epoll_wait(0)} now (the ask is then recorded as done)
      */
     private boolean othersDue() {
+        return othersDue(OTHERS_CHECK_INTERVAL_NANOS);
+    }
+
+    /**
+     * {@link #othersDue()} with another interval.
+     *
+     * @param interval nanoseconds since the last ask after which to ask again
+     * @return whether to call {@code epoll_wait(0)} now (the ask is then recorded as done)
+     */
+    private boolean othersDue(long interval) {
         assert inEventLoop();
         // With the blocked-loop detection on, unitStart was read in this turn (at its start or
         // after its last unit): "now" to within the turn, without another clock read per round.
         long now = blockedThresholdNanos != 0 ? unitStart : System.nanoTime();
-        if (!othersDue && now - othersCheckedAt < OTHERS_CHECK_INTERVAL_NANOS) {
+        if (!othersDue && now - othersCheckedAt < interval) {
             return false;
         }
         othersDue = false;
@@ -684,10 +706,17 @@ public final class EventLoop implements AutoCloseable {
         int again = pollBeforeSleep();
         if (again > 0) {
             // While the last look keeps finding completions (a pipeline completes continuously)
-            // the loop never reaches epoll_wait: ask epoll about every fd as often as a busy round
-            // asks about the other sources, or one busy cheap queue starves the other queues and
-            // the event channels for as long as it stays busy.
-            if (othersDue()) {
+            // the loop never reaches epoll_wait: ask epoll about every fd after
+            // MAX_SLEEPS_PUT_OFF sleeps put off in a row, or SLEEPS_PUT_OFF_NANOS, whichever
+            // comes first, or one busy cheap queue starves the other queues and the event
+            // channels for as long as it stays busy. Counted, not only timed: the ask costs
+            // epoll_wait and, for the busy queue whose fd is readable, its re-arm
+            // (rpma_cq_wait(3)); asked every 50 µs as a busy round does, an operation slower
+            // than that (rpma under the lane's emulation: 40-100 µs) paid both every time and
+            // lost what the last look saves (epoll 8 B write 1.35 -> 2.45 x C, 2026-11-23).
+            if (++sleepsPutOff >= MAX_SLEEPS_PUT_OFF || othersDue(SLEEPS_PUT_OFF_NANOS)) {
+                sleepsPutOff = 0;
+                othersDue(0); // recorded as an ask
                 int n = poller.selectNow();
                 if (n > 0) {
                     again += dispatch(n, false);
@@ -695,6 +724,7 @@ public final class EventLoop implements AutoCloseable {
             }
             return again;
         }
+        sleepsPutOff = 0;
         poller.announceSleep();
         if (!taskQueue.isEmpty() || (int) STATE.getVolatile(this) != RUNNING) {
             poller.cancelSleep();
