@@ -34,6 +34,8 @@
  * keeps sendCredits/2 = 64 in flight with the default 128 credits), write i to offset
  * (i mod 64) * 8 on both sides as cqflux's RpmaLatBench does, completions reaped up to 64 at a time:
  *   rpma.write.8.busy.tput.w64 41234 ops/s
+ * and then the same window with selective signaling (one write in 16 signaled; see throughput()):
+ *   rpma.write.8.busy.tput.w64.sel16 45678 ops/s
  * The client's connection has cqflux's ConnectionConfig.DEFAULT queue sizes (SQ 128, RQ 128, CQ
  * 256, a receive CQ of 128; rpma_conn_cfg_set_*(3)), as 64 in flight needs more than librpma's
  * default queue of 10.
@@ -230,8 +232,17 @@ static void wait_channel(void) {
     }
 }
 
-/* `total` 8-byte writes with TPUT_WINDOW in flight, after total / 10 unmeasured ones; ops/s. */
-static void throughput(enum mode mode, int total) {
+/*
+ * `total` 8-byte writes with TPUT_WINDOW in flight, after total / 10 unmeasured ones; ops/s.
+ * sel == 0: every write signaled (RPMA_F_COMPLETION_ALWAYS), as cqflux's writeAll posts them.
+ * sel > 0: selective signaling (issue 13): one write in `sel`, the write that fills the window and
+ * the last one are signaled; the others are posted with RPMA_F_COMPLETION_ON_ERROR
+ * (rpma_write(3)) and retired by the next signaled completion: an RC send queue completes in
+ * order (ibv_post_send(3): an unsignaled WR's slot is freed by the next signaled completion), so
+ * a signaled write's success means every write before it succeeded. wr_id carries the write's
+ * sequence, so `done` jumps to it.
+ */
+static void throughput(enum mode mode, int total, int sel) {
     struct ibv_wc wc[64];
     int warm = total / 10;
     long posted = 0, done = 0, target = total + warm;
@@ -239,8 +250,11 @@ static void throughput(enum mode mode, int total) {
     while (done < target) {
         while (posted - done < TPUT_WINDOW && posted < target) {
             size_t off = (size_t) (posted % TPUT_WINDOW) * TPUT_SIZE;
-            CHECK(rpma_write(conn, rmr, off, lmr, off, TPUT_SIZE, RPMA_F_COMPLETION_ALWAYS,
-                             (void *) (uintptr_t) (posted + 1)));
+            long seq = posted + 1;
+            int signaled = sel == 0 || seq % sel == 0 || seq == target || seq - done == TPUT_WINDOW;
+            CHECK(rpma_write(conn, rmr, off, lmr, off, TPUT_SIZE,
+                             signaled ? RPMA_F_COMPLETION_ALWAYS : RPMA_F_COMPLETION_ON_ERROR,
+                             (void *) (uintptr_t) seq));
             posted++;
         }
         int n = 0;
@@ -253,7 +267,11 @@ static void throughput(enum mode mode, int total) {
                     exit(2);
                 }
             }
-            done += n;
+            if (sel == 0) {
+                done += n;
+            } else if (n > 0) {
+                done = (long) wc[n - 1].wr_id; /* in order: the last one retires all before it */
+            }
         } else if (rc != RPMA_E_NO_COMPLETION) {
             CHECK(rc);
         } else if (mode == EPOLL) {
@@ -265,8 +283,12 @@ static void throughput(enum mode mode, int total) {
         }
     }
     double secs = (now_us() - t0) / 1e6;
-    printf("rpma.write.%d.%s.tput.w%d %.0f ops/s\n", TPUT_SIZE, mode == BUSY ? "busy" : "epoll", TPUT_WINDOW,
-           total / secs);
+    if (sel == 0)
+        printf("rpma.write.%d.%s.tput.w%d %.0f ops/s\n", TPUT_SIZE, mode == BUSY ? "busy" : "epoll", TPUT_WINDOW,
+               total / secs);
+    else
+        printf("rpma.write.%d.%s.tput.w%d.sel%d %.0f ops/s\n", TPUT_SIZE, mode == BUSY ? "busy" : "epoll",
+               TPUT_WINDOW, sel, total / secs);
     fflush(stdout);
 }
 
@@ -326,8 +348,10 @@ static int client(const char *addr, const char *port, int iters, int warmup, int
         for (int o = READ; o <= DWRITE; o++)
             for (int s = 0; s < 2; s++)
                 latency((enum op) o, sizes[s], (enum mode) m, iters, warmup);
-        if (tput > 0)
-            throughput((enum mode) m, tput);
+        if (tput > 0) {
+            throughput((enum mode) m, tput, 0);
+            throughput((enum mode) m, tput, 16);
+        }
     }
 
     CHECK(rpma_conn_disconnect(conn));
