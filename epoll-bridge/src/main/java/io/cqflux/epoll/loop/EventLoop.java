@@ -714,9 +714,10 @@ public final class EventLoop implements AutoCloseable {
             // (rpma_cq_wait(3)); asked every 50 µs as a busy round does, an operation slower
             // than that (rpma under the lane's emulation: 40-100 µs) paid both every time and
             // lost what the last look saves (epoll 8 B write 1.35 -> 2.45 x C, 2026-11-23).
-            if (++sleepsPutOff >= MAX_SLEEPS_PUT_OFF || othersDue(SLEEPS_PUT_OFF_NANOS)) {
+            // One call decides and records the ask: a streak of MAX_SLEEPS_PUT_OFF asks at once
+            // (interval 0), a shorter one once SLEEPS_PUT_OFF_NANOS have passed since the last.
+            if (othersDue(++sleepsPutOff >= MAX_SLEEPS_PUT_OFF ? 0 : SLEEPS_PUT_OFF_NANOS)) {
                 sleepsPutOff = 0;
-                othersDue(0); // recorded as an ask
                 int n = poller.selectNow();
                 if (n > 0) {
                     again += dispatch(n, false);
