@@ -36,6 +36,8 @@ final class EventfdTestCompletionQueue implements CompletionQueue {
     private final ScratchView view = new ScratchView();
     final AtomicInteger acknowledged = new AtomicInteger();
     final AtomicLong polls = new AtomicLong();
+    /** {@link #polls} when {@link #acknowledge()} last ran (a wake-up by this queue's fd). */
+    volatile long polledAtAcknowledge = -1;
     private volatile boolean sleepAllowed = true;
     private final boolean cheapPoll;
     /** Full batches still to hand out before {@link #pending} is read again (a flood). */
@@ -124,6 +126,7 @@ final class EventfdTestCompletionQueue implements CompletionQueue {
 
     @Override
     public void acknowledge() {
+        polledAtAcknowledge = polls.get();
         acknowledged.incrementAndGet();
         Libc.readEventfd(loopErrno, fd, readBuf);
     }
