@@ -64,6 +64,14 @@ public class ReactorBenchmarks {
         @Param({"BLOCKING", "BUSY_POLL", "ADAPTIVE"})
         public String strategy;
 
+        /**
+         * The client's {@code Cqflux.Builder.blockSpin} in microseconds, or {@code default} (the
+         * builder's choice): {@code -p blockSpin=0,default} compares the park-at-once
+         * {@code block()} with the spinning one in one run.
+         */
+        @Param({"default"})
+        public String blockSpin;
+
         Arena arena;
         Cqflux server;
         Cqflux client;
@@ -83,8 +91,12 @@ public class ReactorBenchmarks {
             arena = Arena.ofShared();
             server = Cqflux.builder().transport(TransportChoice.FABRIC).localAddress(lo)
                     .waitStrategy(Strategies.of(strategy)).connectionConfig(config).build();
-            client = Cqflux.builder().transport(TransportChoice.FABRIC).localAddress(lo)
-                    .waitStrategy(Strategies.of(strategy)).connectionConfig(config).build();
+            Cqflux.Builder cb = Cqflux.builder().transport(TransportChoice.FABRIC).localAddress(lo)
+                    .waitStrategy(Strategies.of(strategy)).connectionConfig(config);
+            if (!blockSpin.equals("default")) {
+                cb.blockSpin(Duration.ofNanos(Math.round(Double.parseDouble(blockSpin) * 1000)));
+            }
+            client = cb.build();
             Region exposed = server.register(arena.allocate(FabricPair.REGION_BYTES, 4096),
                     RegionAccess.WRITE_DST, RegionAccess.READ_SRC,
                     RegionAccess.FLUSH_TYPE_VISIBILITY); // fabric delivers no PERSISTENT: it would be refused

@@ -75,6 +75,9 @@ final class Report {
         keys.sort(null);
         String sep = "[";
         for (String k : keys) {
+            if (p.getParam(k).equals("default")) {
+                continue; // a parameter left at its default (ReactorBenchmarks.Pair.blockSpin): no part of the name
+            }
             b.append(sep).append(k).append('=').append(p.getParam(k));
             sep = ",";
         }

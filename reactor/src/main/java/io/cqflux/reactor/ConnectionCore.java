@@ -82,6 +82,8 @@ final class ConnectionCore {
     private final InFlightTable table;
     private final int pendingLimit;
     private final long operationTimeoutNanos;
+    /** How long an operation's {@code block()} spins before it parks ({@link SpinThenParkSubscriber}). */
+    final long blockSpinNanos;
     private final ArrayDeque<OpMono> waiting = new ArrayDeque<>();
     /** Messages waiting for a credit from the peer's receiver (PeerControl), in order. */
     private final ArrayDeque<OpMono> messages = new ArrayDeque<>();
@@ -178,6 +180,7 @@ final class ConnectionCore {
         this.table = new InFlightTable(Math.min(config.sendQueueSize(), cqForSends), config.receiveQueueSize());
         this.pendingLimit = limits.pendingLimit();
         this.operationTimeoutNanos = limits.operationTimeout().toNanos();
+        this.blockSpinNanos = limits.blockSpinNanos();
         this.receiver = new Receiver(this, config.receiveQueueSize(), limits.receiveBufferSize(),
                 limits.notificationBacklog());
         this.api = new RdmaConnection(this);
@@ -194,8 +197,11 @@ final class ConnectionCore {
      * @param receiveBufferSize bytes per receive buffer
      * @param notificationBacklog notifications kept for an absent receiver
      * @param operationTimeout how long a posted operation may go without a completion
+     * @param blockSpinNanos how long an operation's {@code block()} spins before it parks, 0 for
+     *     not at all ({@link Cqflux.Builder#blockSpin})
      */
-    record Limits(int pendingLimit, int receiveBufferSize, int notificationBacklog, Duration operationTimeout) {
+    record Limits(int pendingLimit, int receiveBufferSize, int notificationBacklog, Duration operationTimeout,
+                  long blockSpinNanos) {
     }
 
     // ---------------------------------------------------------------- lifecycle

@@ -116,7 +116,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
         this.loops = loops;
         this.config = b.config;
         this.limits = new ConnectionCore.Limits(b.pendingLimit, b.receiveBufferSize, b.notificationBacklog,
-                b.operationTimeout);
+                b.operationTimeout, b.blockSpinNanos());
         this.acceptBufferSize = b.acceptBufferSize;
         this.shutdownTimeout = b.shutdownTimeout;
         this.threadNamePrefix = threadNamePrefix;
@@ -784,6 +784,10 @@ public final class Cqflux implements Disposable, AutoCloseable {
         public static final int DEFAULT_ACCEPT_BUFFER_SIZE = 64;
         /** The most {@link #acceptBufferSize(int)} allows. */
         public static final int MAX_ACCEPT_BUFFER_SIZE = 65_536;
+        /** The default of {@link #blockSpin(Duration)} where a core is free: 50 µs. */
+        public static final int DEFAULT_BLOCK_SPIN_MICROS = 50;
+        /** The most {@link #blockSpin(Duration)} allows. */
+        private static final Duration MAX_BLOCK_SPIN = Duration.ofMillis(1);
         /** Numbers the instances built with the default thread-name prefix, from 1. */
         private static final AtomicInteger INSTANCES = new AtomicInteger();
 
@@ -806,8 +810,50 @@ public final class Cqflux implements Disposable, AutoCloseable {
         private int poolBufferSize = BufferPool.DEFAULT_BUFFER_SIZE;
         private int poolMaxWaiters = BufferPool.DEFAULT_MAX_WAITERS;
         private Duration blockedLoopThreshold = LoopConfig.DEFAULT_BLOCKED_THRESHOLD;
+        /** {@link #blockSpin(Duration)}; null: the default, decided in {@link #blockSpinNanos()}. */
+        private Duration blockSpin;
 
         private Builder() {
+        }
+
+        /**
+         * How long a thread blocked in an operation's {@code block()} or {@code block(Duration)}
+         * ({@code conn.write(...).block()}) spins, watching for the completion, before it parks
+         * as Reactor's {@code block()} does. A parked caller costs the loop a
+         * {@code LockSupport.unpark} (a futex system call) and itself a scheduler wake-up, which
+         * on a virtual machine is several microseconds, comparable to a whole operation; a
+         * spinning caller finds the completion without either. Everything else is Reactor's
+         * {@code block()}: the refusal on a {@code NonBlocking} thread, the exceptions, the
+         * cancel on timeout or interrupt. Only the operation's own Mono spins: a Mono built on it
+         * ({@code write(...).then(...)}, {@code tap(...)}) blocks as Reactor's does.
+         *
+         * <p>Spinning helps only where the caller has a core to itself. By default, therefore,
+         * the budget is {@value #DEFAULT_BLOCK_SPIN_MICROS} µs when the machine has more
+         * processors than this instance has spinning loops ({@link WaitStrategy#BUSY_POLL} or
+         * adaptive) plus one, and zero otherwise: on two processors with two busy-polling loops
+         * a spinning caller only delays the loop that would complete it.
+         *
+         * @param spin zero to park at once, at most one millisecond
+         * @return this
+         * @throws IllegalArgumentException when {@code spin} is negative or above one millisecond
+         */
+        public Builder blockSpin(Duration spin) {
+            Objects.requireNonNull(spin, "blockSpin");
+            if (spin.isNegative() || spin.compareTo(MAX_BLOCK_SPIN) > 0) {
+                throw new IllegalArgumentException("blockSpin " + spin + " is outside [PT0S, " + MAX_BLOCK_SPIN + "]");
+            }
+            this.blockSpin = spin;
+            return this;
+        }
+
+        /** {@return the spin budget in nanoseconds: the one set, else the default (see blockSpin)} */
+        long blockSpinNanos() {
+            if (blockSpin != null) {
+                return blockSpin.toNanos();
+            }
+            int spinningLoops = waitStrategy instanceof WaitStrategy.Blocking ? 0 : loopCount;
+            return Runtime.getRuntime().availableProcessors() > spinningLoops + 1
+                    ? TimeUnit.MICROSECONDS.toNanos(DEFAULT_BLOCK_SPIN_MICROS) : 0;
         }
 
         /**

@@ -6,6 +6,8 @@ import io.cqflux.core.spi.LocalRegion;
 import io.cqflux.core.spi.RemoteRegion;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import java.time.Duration;
+import org.reactivestreams.Subscriber;
 import org.reactivestreams.Subscription;
 import reactor.core.CoreSubscriber;
 import reactor.core.Exceptions;
@@ -236,6 +238,42 @@ final class OpMono extends Mono<Void> implements Subscription, Scannable, Runnab
         // read first: a Mono subscribed again (repeat, retry) skips the failing CAS.
         OpMono op = (int) FLAGS.getAcquire(this) == 0 && FLAGS.compareAndSet(this, 0, CLAIMED) ? this : claimedCopy();
         op.start(actual);
+    }
+
+    /**
+     * Reactor's {@code block()}, but the caller spins for {@code Cqflux.Builder.blockSpin} before
+     * it parks ({@link SpinThenParkSubscriber}); with no spin budget, Reactor's own. On a
+     * {@code NonBlocking} thread it throws as Reactor's does, but before subscribing: Reactor's
+     * subscribes first, and the operation would be posted with nobody to see its outcome.
+     */
+    @Override
+    public Void block() {
+        SpinThenParkSubscriber.refuseNonBlockingThread();
+        long spin = core.blockSpinNanos;
+        if (spin == 0) {
+            return super.block();
+        }
+        SpinThenParkSubscriber w = new SpinThenParkSubscriber();
+        subscribe((Subscriber<Void>) w);
+        return w.blockingGet(spin, false, 0);
+    }
+
+    /**
+     * Reactor's {@code block(Duration)}, but the caller spins first, as {@link #block()} does.
+     *
+     * @param timeout the longest wait
+     */
+    @Override
+    public Void block(Duration timeout) {
+        SpinThenParkSubscriber.refuseNonBlockingThread();
+        long spin = core.blockSpinNanos;
+        if (spin == 0) {
+            return super.block(timeout);
+        }
+        long t = timeout.toNanos();
+        SpinThenParkSubscriber w = new SpinThenParkSubscriber();
+        subscribe((Subscriber<Void>) w);
+        return w.blockingGet(spin, true, t);
     }
 
     private OpMono claimedCopy() {

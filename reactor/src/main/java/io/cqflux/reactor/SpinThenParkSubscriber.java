@@ -1,0 +1,143 @@
+package io.cqflux.reactor;
+
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.reactivestreams.Subscription;
+import reactor.core.CoreSubscriber;
+import reactor.core.Exceptions;
+import reactor.core.scheduler.Schedulers;
+
+/**
+ * The wait behind an operation's {@code block()}: Reactor's {@code Mono.block()} contract (the
+ * same refusal on a {@code NonBlocking} thread, the same exceptions on error, timeout and
+ * interrupt, cancel on timeout and interrupt), but the caller spins for up to a budget before it
+ * parks.
+ *
+ * <p>Why (issue 13: {@code write().block()} cost 1.71 × a chained write with sleeping loops): a
+ * parked caller is woken by the loop's {@code LockSupport.unpark}, which costs the loop a futex
+ * system call and the caller a scheduler wake-up, several microseconds on a virtual machine,
+ * while the operation itself takes a few to a few tens. A caller that spins finds the completion
+ * without either. The budget bounds what a slow operation costs in CPU; after it the caller parks
+ * as Reactor's does. Spinning only helps where the caller has a core of its own: see
+ * {@code Cqflux.Builder.blockSpin} for when the instance turns it off.
+ */
+final class SpinThenParkSubscriber extends CountDownLatch implements CoreSubscriber<Void> {
+
+    private volatile Subscription s;
+    private volatile boolean cancelled;
+    /** Written before {@link #countDown()}, read after the count reached 0 (happens-before). */
+    private Throwable error;
+
+    SpinThenParkSubscriber() {
+        super(1);
+    }
+
+    @Override
+    public void onSubscribe(Subscription s) {
+        this.s = s;
+        if (!cancelled) {
+            s.request(Long.MAX_VALUE);
+        }
+    }
+
+    @Override
+    public void onNext(Void v) {
+        // an operation's Mono<Void> emits nothing
+    }
+
+    @Override
+    public void onError(Throwable t) {
+        if (getCount() != 0) {
+            error = t;
+            countDown();
+        }
+    }
+
+    @Override
+    public void onComplete() {
+        countDown();
+    }
+
+    private void dispose() {
+        cancelled = true;
+        Subscription sub = s;
+        if (sub != null) {
+            s = null;
+            sub.cancel();
+        }
+    }
+
+    /**
+     * Waits for the terminal signal: spins for up to {@code spinNanos}, then parks.
+     *
+     * @param spinNanos the spin budget, 0 for none
+     * @param timed whether {@code timeoutNanos} bounds the wait ({@code block(Duration)})
+     * @param timeoutNanos the whole wait's bound, spin included, when {@code timed}
+     * @return {@code null} (an operation completes empty)
+     * @throws IllegalStateException on a {@code NonBlocking} thread, or on timeout (the operation
+     *     is then cancelled)
+     * @throws RuntimeException the operation's error, as {@link Exceptions#propagate} wraps it
+     */
+    Void blockingGet(long spinNanos, boolean timed, long timeoutNanos) {
+        refuseNonBlockingThread();
+        if (getCount() != 0) {
+            long start = System.nanoTime();
+            long spin = timed ? Math.min(spinNanos, timeoutNanos) : spinNanos;
+            if (spin > 0) {
+                spin(start, spin);
+            }
+            if (getCount() != 0) {
+                park(timed, timed ? timeoutNanos - (System.nanoTime() - start) : 0, timeoutNanos);
+            }
+        }
+        Throwable e = error;
+        if (e != null) {
+            RuntimeException re = Exceptions.propagate(e);
+            re.addSuppressed(new Exception("#block terminated with an error"));
+            throw re;
+        }
+        return null;
+    }
+
+    private void park(boolean timed, long remaining, long timeoutNanos) {
+        try {
+            if (!timed) {
+                await();
+            } else if (!await(remaining, TimeUnit.NANOSECONDS)) {
+                dispose();
+                String m = "Timeout on blocking read for " + timeoutNanos + " " + TimeUnit.NANOSECONDS;
+                throw new IllegalStateException(m, new TimeoutException(m));
+            }
+        } catch (InterruptedException ex) {
+            dispose();
+            Thread.currentThread().interrupt();
+            RuntimeException re = Exceptions.propagate(ex);
+            re.addSuppressed(new Exception("#block has been interrupted"));
+            throw re;
+        }
+    }
+
+    /**
+     * Reactor's refusal to block a {@code NonBlocking} thread (an event loop's, a parallel
+     * scheduler's), with its message.
+     *
+     * @throws IllegalStateException on such a thread
+     */
+    static void refuseNonBlockingThread() {
+        if (Schedulers.isInNonBlockingThread()) {
+            throw new IllegalStateException("block()/blockFirst()/blockLast() are blocking, which is not supported in thread "
+                    + Thread.currentThread().getName());
+        }
+    }
+
+    /** Spins until the count reaches 0 or {@code budget} nanoseconds passed since {@code start}; the clock every 64 rounds. */
+    private void spin(long start, long budget) {
+        for (int i = 1; getCount() != 0; i++) {
+            Thread.onSpinWait();
+            if ((i & 63) == 0 && System.nanoTime() - start >= budget) {
+                return;
+            }
+        }
+    }
+}
