@@ -397,6 +397,9 @@ final class Report {
                     .append(r.start()).append(": ").append(r.loadAverage());
             sep = "; ";
         }
+        if (n == 1) {
+            b.append(". A single C run: its ranges are one value wide and say nothing about how much it varies");
+        }
         return b.append('.').toString();
     }
 
