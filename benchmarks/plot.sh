@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Plots one benchmark run: 8-byte write latency per wait strategy, C baseline against the
-# fabric SPI path and the reactive API, from the same run (results/<stamp>/jmh.json + c-fabric.txt).
+# fabric SPI path and the reactive API, from the same run (results/<stamp>/jmh.json + c-fabric.txt;
+# in runs with C repeats, the median of each figure over c-fabric.1.txt, c-fabric.2.txt, ...).
 #
 #   benchmarks/plot.sh [results/<stamp>] [out.png]     (default: the newest run, docs/img/latency.png)
 #
@@ -19,10 +20,25 @@ import json, sys, os
 run = sys.argv[1]
 jmh = json.load(open(os.path.join(run, "jmh.json")))
 c = {}
-for line in open(os.path.join(run, "c-fabric.txt")):
-    p = line.split()
-    if len(p) >= 2:
-        c[p[0]] = p[1]
+files = [os.path.join(run, "c-fabric.txt")]
+if not os.path.isfile(files[0]):
+    files = []
+    while os.path.isfile(os.path.join(run, "c-fabric.%d.txt" % (len(files) + 1))):
+        files.append(os.path.join(run, "c-fabric.%d.txt" % (len(files) + 1)))
+values = {}
+for f in files:
+    for line in open(f):
+        p = line.split()
+        if len(p) >= 2:
+            try:
+                v = float(p[1])
+            except ValueError:
+                continue  # an info line such as "fabric.info provider=tcp ..."
+            values.setdefault(p[0], []).append(v)
+for k, vs in values.items():
+    vs.sort()
+    h = len(vs) // 2
+    c[k] = "%.2f" % (vs[h] if len(vs) % 2 else (vs[h - 1] + vs[h]) / 2)
 def score(bench, size, strategy):
     for b in jmh:
         prm = b.get("params", {})

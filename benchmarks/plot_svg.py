@@ -3,7 +3,9 @@
 
 Reads one run's raw results (results/<stamp>/jmh.json, c-fabric.txt and, when present,
 jucx.txt with lines "jucx.<put_flush|get>.<size>.lat.mean <value> us") and draws grouped bars,
-one panel per wait strategy. Needs only python3 (no gnuplot, no matplotlib).
+one panel per wait strategy. Runs with C repeats (c-fabric.1.txt, c-fabric.2.txt, ...; jucx.R.txt)
+give each C and JUCX figure as its median over the repeats, as the report does.
+Needs only python3 (no gnuplot, no matplotlib).
 
     benchmarks/plot_svg.py [results/<stamp>] [out.svg]   (default: newest run, docs/img/latency-per-op.svg)
 """
@@ -33,6 +35,25 @@ def read_pairs(path):
     return out
 
 
+def read_repeats(run, stem):
+    """stem.txt (a run before C repeats), else the median over stem.1.txt, stem.2.txt, ..."""
+    single = os.path.join(run, stem + ".txt")
+    if os.path.isfile(single):
+        return read_pairs(single)
+    values = {}
+    r = 1
+    while os.path.isfile(os.path.join(run, "%s.%d.txt" % (stem, r))):
+        for k, v in read_pairs(os.path.join(run, "%s.%d.txt" % (stem, r))).items():
+            values.setdefault(k, []).append(v)
+        r += 1
+    out = {}
+    for k, vs in values.items():
+        vs.sort()
+        h = len(vs) // 2
+        out[k] = vs[h] if len(vs) % 2 else (vs[h - 1] + vs[h]) / 2
+    return out
+
+
 def jmh_score(jmh, bench, size, strategy):
     for b in jmh:
         prm = b.get("params", {})
@@ -43,8 +64,8 @@ def jmh_score(jmh, bench, size, strategy):
 
 def series(run):
     jmh = json.load(open(os.path.join(run, "jmh.json")))
-    c = read_pairs(os.path.join(run, "c-fabric.txt"))
-    jucx = read_pairs(os.path.join(run, "jucx.txt"))
+    c = read_repeats(run, "c-fabric")
+    jucx = read_repeats(run, "jucx")
     panels = []
     for strategy, mode in (("BUSY_POLL", "busy"), ("BLOCKING", "epoll")):
         groups = []

@@ -21,7 +21,17 @@ import org.openjdk.jmh.runner.options.TimeValue;
  * writes its JSON, then reads the C baselines' output and writes the ratio table
  * ({@link Report}).
  *
- * <p>Usage: {@code BenchMain --out DIR [--quick] [--c FILE]... [--latest FILE] [jmh options]}
+ * <p>Usage: {@code BenchMain --out DIR [--quick] [--c FILE]... [--c-repeats DIR]
+ * [--after-jmh COMMAND] [--latest FILE] [jmh options]}
+ * <ul>
+ *   <li>{@code --c FILE}: one C program's output, all files together one run of the C baselines;
+ *   <li>{@code --c-repeats DIR}: instead, every repeat's output in DIR ({@code c-<program>.<R>.txt},
+ *       {@code jucx.<R>.txt}, {@code loadavg.txt}; {@link CBaselines#readRepeats}), read after JMH
+ *       and after {@code --after-jmh}, so a repeat that runs then is in the report;
+ *   <li>{@code --after-jmh COMMAND}: a shell command ({@code bash -c}) run once JMH is done, before
+ *       the report: run.sh's last C repeat, so that drift during the JMH run shows in the spread.
+ *       A failing command is reported and the report is written without it.
+ * </ul>
  */
 public final class BenchMain {
 
@@ -37,12 +47,16 @@ public final class BenchMain {
         Path latest = null;
         boolean quick = false;
         List<Path> cFiles = new ArrayList<>();
+        Path cRepeats = null;
+        String afterJmh = null;
         List<String> jmhArgs = new ArrayList<>();
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--out" -> out = Path.of(value(args, ++i, "--out"));
                 case "--latest" -> latest = Path.of(value(args, ++i, "--latest"));
                 case "--c" -> cFiles.add(Path.of(value(args, ++i, "--c")));
+                case "--c-repeats" -> cRepeats = Path.of(value(args, ++i, "--c-repeats"));
+                case "--after-jmh" -> afterJmh = value(args, ++i, "--after-jmh");
                 case "--quick" -> quick = true;
                 default -> jmhArgs.add(args[i]);
             }
@@ -50,15 +64,32 @@ public final class BenchMain {
         if (out == null) {
             throw new IllegalArgumentException("--out DIR is required");
         }
+        if (cRepeats != null && !cFiles.isEmpty()) {
+            throw new IllegalArgumentException("--c and --c-repeats exclude each other");
+        }
         Files.createDirectories(out);
         Collection<RunResult> results = runJmh(jmhArgs, out.resolve("jmh.json"), quick);
-        Report report = Report.of(results, CBaselines.read(cFiles), quick);
+        if (afterJmh != null) {
+            runAfterJmh(afterJmh);
+        }
+        CBaselines c = cRepeats != null ? CBaselines.readRepeats(cRepeats) : CBaselines.read(cFiles);
+        Report report = Report.of(results, c, quick);
         String md = report.markdown(out);
         System.out.println();
         System.out.println(report.table());
         Files.writeString(out.resolve("summary.md"), md);
         if (latest != null) {
             Files.writeString(latest, md);
+        }
+    }
+
+    /** Runs the command with this process's output, so that run.sh's log has it in order. */
+    private static void runAfterJmh(String command) throws IOException, InterruptedException {
+        System.out.flush();
+        int status = new ProcessBuilder("bash", "-c", command).inheritIO().start().waitFor();
+        if (status != 0) {
+            System.err.println("BenchMain: --after-jmh command exited with " + status + " (" + command
+                    + "); the report has what it left");
         }
     }
 

@@ -3,11 +3,13 @@ package io.cqflux.benchmarks;
 import java.nio.file.Path;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collection;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.TreeSet;
 import org.openjdk.jmh.infra.BenchmarkParams;
 import org.openjdk.jmh.results.Result;
 import org.openjdk.jmh.results.RunResult;
@@ -16,12 +18,23 @@ import org.openjdk.jmh.results.RunResult;
  * The ratio table: each Java figure next to the baseline it is shaped after (a C program, or the
  * layer below it), as "time per operation" so that a ratio above 1 always means "slower than the
  * baseline by that factor". Rows whose inputs are missing (a benchmark excluded, a transport not
- * available) are left out, and the raw figures are listed in full below.
+ * available) are left out, and the raw figures are listed in full below. A C figure is the median
+ * over the run's C repeats ({@link CBaselines}), and each C row also shows the ratio's range over
+ * the repeats and their count.
  */
 final class Report {
 
-    /** A figure from either side, normalised to microseconds per operation. */
-    private record Figure(String shown, double microsPerOp) {
+    /**
+     * A figure from either side, normalised to microseconds per operation.
+     *
+     * @param microsPerOp for a C figure: from the median over the C repeats
+     * @param repeats for a C figure: each repeat's value alone, normalised the same way; for a Java
+     *     figure {@code null}
+     */
+    private record Figure(String shown, double microsPerOp, double[] repeats) {
+        Figure(String shown, double microsPerOp) {
+            this(shown, microsPerOp, null);
+        }
     }
 
     /**
@@ -39,6 +52,36 @@ final class Report {
         String medianRatio() {
             return median == null ? "" : String.format(Locale.ROOT, "%.2f", java.microsPerOp() / median.microsPerOp());
         }
+
+        /** {@return the ratio's min–max against each C repeat alone, or "" for a Java baseline} */
+        String range() {
+            return baseline.repeats() == null ? "" : Report.range(java.microsPerOp(), baseline.repeats());
+        }
+
+        /** {@return the same for the "vs C p50" column} */
+        String medianRange() {
+            return median == null || median.repeats() == null ? "" : Report.range(java.microsPerOp(), median.repeats());
+        }
+
+        /** {@return how many C repeats gave the baseline figure, or "" for a Java baseline} */
+        String repeats() {
+            return baseline.repeats() == null ? "" : Integer.toString(baseline.repeats().length);
+        }
+    }
+
+    /**
+     * @param javaMicros the Java figure, µs per operation
+     * @param baselineMicros each C repeat's figure, µs per operation; at least one
+     * @return the smallest and the largest of {@code javaMicros / baselineMicros[i]}
+     */
+    static double[] ratioRange(double javaMicros, double[] baselineMicros) {
+        double[] r = Arrays.stream(baselineMicros).map(b -> javaMicros / b).toArray();
+        return new double[] {Arrays.stream(r).min().orElseThrow(), Arrays.stream(r).max().orElseThrow()};
+    }
+
+    private static String range(double javaMicros, double[] baselineMicros) {
+        double[] r = ratioRange(javaMicros, baselineMicros);
+        return String.format(Locale.ROOT, "%.2f–%.2f", r[0], r[1]);
     }
 
     private final Map<String, RunResult> jmh = new TreeMap<>();
@@ -111,12 +154,22 @@ final class Report {
         if (f == null) {
             return null;
         }
-        double us = switch (f.unit()) {
-            case "us" -> f.value();
-            case "ops/s" -> 1e6 / f.value();
+        // The divisor is the median over the C repeats (as printed: µs, or ops/s before inverting).
+        double us = micros(f.value(), f.unit());
+        double[] each = Arrays.stream(f.values()).map(v -> micros(v, f.unit())).toArray();
+        String shown = fmt(f.value()) + " " + f.unit();
+        if (f.count() > 1) {
+            shown += " (median of " + f.count() + ": " + fmt(f.min()) + "–" + fmt(f.max()) + ")";
+        }
+        return new Figure(shown, us, each);
+    }
+
+    private static double micros(double value, String unit) {
+        return switch (unit) {
+            case "us" -> value;
+            case "ops/s" -> 1e6 / value;
             default -> Double.NaN;
         };
-        return new Figure(fmt(f.value()) + " " + f.unit(), us);
     }
 
     private void row(String section, String what, Figure java, String baselineName, Figure baseline) {
@@ -258,11 +311,12 @@ final class Report {
     /** {@return the ratio table as fixed-width text for the terminal} */
     String table() {
         StringBuilder b = new StringBuilder();
-        b.append(String.format(Locale.ROOT, "%-12s %-56s %-26s %-48s %7s %s%n",
-                "layer", "Java", "value", "baseline", "ratio", "vs C p50"));
+        b.append(String.format(Locale.ROOT, "%-12s %-56s %-26s %-48s %7s %-8s %-11s %-11s %s%n",
+                "layer", "Java", "value", "baseline", "ratio", "vs C p50", "range", "p50 range", "C repeats"));
         for (Row r : rows) {
-            b.append(String.format(Locale.ROOT, "%-12s %-56s %-26s %-48s %7.2f %s%n", r.section(), r.what(),
-                    r.java().shown(), r.baselineName() + " " + r.baseline().shown(), r.ratio(), r.medianRatio()));
+            b.append(String.format(Locale.ROOT, "%-12s %-56s %-26s %-48s %7.2f %-8s %-11s %-11s %s%n", r.section(),
+                    r.what(), r.java().shown(), r.baselineName() + " " + r.baseline().shown(), r.ratio(),
+                    r.medianRatio(), r.range(), r.medianRange(), r.repeats()));
         }
         if (rows.isEmpty()) {
             b.append("(no ratio: a side of every comparison is missing; see the raw figures)\n");
@@ -282,28 +336,74 @@ final class Report {
         b.append("Machine: ").append(Runtime.getRuntime().availableProcessors()).append(" CPUs, JDK ")
                 .append(Runtime.version()).append(", ").append(System.getProperty("os.name")).append(' ')
                 .append(System.getProperty("os.version")).append(", load average at the end ")
-                .append(loadAverage()).append(" (busy-poll figures are meaningless under load).\n\n");
+                .append(loadAverage()).append(" (busy-poll figures are meaningless under load).\n");
+        b.append(repeatsLine()).append("\n\n");
         b.append("Ratio = Java time per operation / baseline time per operation (for throughput:"
                 + " baseline ops/s / Java ops/s), so above 1 means slower than the baseline by that factor."
-                + " C latency baselines are means (JMH reports means); the last column divides by the C"
-                + " median instead, which a few preempted operations cannot inflate. C p99 values are in"
+                + " C latency baselines are means (JMH reports means); \"ratio vs C p50\" divides by the C"
+                + " p50 instead, which a few preempted operations cannot inflate. C p99 values are in"
                 + " the raw output.\n\n");
-        b.append("| layer | Java | value | baseline | baseline value | ratio | ratio vs C p50 |\n"
-                + "|---|---|---|---|---|---|---|\n");
+        b.append("Every C (and JUCX) figure is the median of that figure over the C repeats (each repeat runs"
+                + " every C program once; the mean of the middle two for an even count), for the mean and the"
+                + " p50 alike, so \"ratio\" is the Java mean ÷ the median of the C means and \"ratio vs C p50\""
+                + " the Java mean ÷ the median of the C p50s. \"range\" and \"p50 range\" are the same ratio"
+                + " against each C repeat alone (min–max), \"C repeats\" how many repeats printed the figure."
+                + " A wide range means the C figure moved between repeats: do not read the ratio closer than"
+                + " that.\n\n");
+        b.append("| layer | Java | value | baseline | baseline value | ratio | ratio vs C p50 | range | p50 range"
+                + " | C repeats |\n"
+                + "|---|---|---|---|---|---|---|---|---|---|\n");
         for (Row r : rows) {
-            b.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | %.2f | %s |%n", r.section(), r.what(),
-                    r.java().shown(), r.baselineName(), r.baseline().shown(), r.ratio(), r.medianRatio()));
+            b.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | %.2f | %s | %s | %s | %s |%n",
+                    r.section(), r.what(), r.java().shown(), r.baselineName(), r.baseline().shown(), r.ratio(),
+                    r.medianRatio(), r.range(), r.medianRange(), r.repeats()));
         }
         b.append("\n## All JMH results\n\n| benchmark | score |\n|---|---|\n");
         for (Map.Entry<String, RunResult> e : jmh.entrySet()) {
             b.append("| ").append(e.getKey()).append(" | ").append(java(e.getKey()).shown()).append(" |\n");
         }
-        b.append("\n## All C results\n\n| figure | value |\n|---|---|\n");
+        TreeSet<Integer> numbers = new TreeSet<>();
+        c.values().values().forEach(f -> numbers.addAll(f.byRepeat().keySet()));
+        b.append("\n## All C results\n\n| figure | median |");
+        numbers.forEach(n -> b.append(" repeat ").append(n).append(" |"));
+        b.append("\n|---|---|").append("---|".repeat(numbers.size())).append('\n');
         for (Map.Entry<String, CBaselines.Figure> e : c.values().entrySet()) {
-            b.append("| ").append(e.getKey()).append(" | ").append(fmt(e.getValue().value())).append(' ')
-                    .append(e.getValue().unit()).append(" |\n");
+            CBaselines.Figure f = e.getValue();
+            b.append("| ").append(e.getKey()).append(" | ").append(fmt(f.value())).append(' ')
+                    .append(f.unit()).append(" |");
+            // every repeat's own value, blank where that repeat did not print the figure
+            numbers.forEach(n -> {
+                Double v = f.byRepeat().get(n);
+                b.append(v == null ? " " : " " + fmt(v)).append(" |");
+            });
+            b.append('\n');
         }
         return b.toString();
+    }
+
+    /** {@return the header line on the C repeats: how many, when, and the load average at each start} */
+    private String repeatsLine() {
+        int n = c.repeatCount();
+        StringBuilder b = new StringBuilder("C baselines (and JUCX): ").append(n)
+                .append(n == 1 ? " repeat" : " repeats");
+        List<CBaselines.Repeat> rs = c.repeats();
+        if (rs.isEmpty()) {
+            return b.append("; no load average recorded for them.").toString();
+        }
+        long before = rs.stream().filter(r -> r.phase().equals("before-jmh")).count();
+        long after = rs.stream().filter(r -> r.phase().equals("after-jmh")).count();
+        b.append(" (").append(before).append(" before JMH, ").append(after).append(" after)")
+                .append("; load average (1 / 5 / 15 min) at each repeat's start:");
+        String sep = " ";
+        for (CBaselines.Repeat r : rs) {
+            b.append(sep).append('#').append(r.number()).append(' ').append(r.phase()).append(' ')
+                    .append(r.start()).append(": ").append(r.loadAverage());
+            sep = "; ";
+        }
+        if (n == 1) {
+            b.append(". A single C run: its ranges are one value wide and say nothing about how much it varies");
+        }
+        return b.append('.').toString();
     }
 
     private static String loadAverage() {
