@@ -19,7 +19,9 @@ public sealed interface WaitStrategy {
     WaitStrategy BUSY_POLL = new BusyPoll();
 
     /**
-     * Busy-polls for up to {@code spins} consecutive empty rounds, then sleeps until woken.
+     * Busy-polls for up to {@code spins} consecutive empty rounds, then sleeps until woken; once
+     * woken (by a task, a completion, or any readable fd, even one whose poll finds no
+     * completion: the passive side of a libfabric tcp read or write) it spins again.
      *
      * @param spins empty polling rounds before sleeping, at least 1
      * @return the adaptive strategy
