@@ -298,6 +298,10 @@ final class Report {
                 row("goal", op + "() Mono " + size + " B latency, BUSY_POLL, against JUCX (goal < 1)",
                         java("ReactorBenchmarks." + op + "Latency[size=" + size + ",strategy=BUSY_POLL]"),
                         "JUCX " + jucx, c(jucx));
+                // The floor under that goal: libfabric's tcp provider driven from C against JUCX.
+                // Above 1, cqflux (a layer over libfabric) can beat JUCX only by beating C.
+                row("floor", "C (libfabric tcp) " + op + " " + size + " B latency, busy poll, against JUCX",
+                        c("fabric." + op + "." + size + ".busy.lat.mean"), "JUCX " + jucx, c(jucx));
             }
         }
         for (String size : new String[] {"8", "4096"}) {
