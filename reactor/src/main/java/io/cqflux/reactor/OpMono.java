@@ -37,6 +37,9 @@ import reactor.util.annotation.Nullable;
  * never posted. The terminal signal is sent at most once, whichever thread gets there first: the
  * loop (a completion, the connection's end) or the subscriber's own thread (a
  * {@code request(n <= 0)}, Reactive Streams §3.9).
+ * Whoever sends it (or marks the operation finished without one) then forgets the subscriber, a
+ * plain store: a finished Mono the user keeps (to subscribe it again later) does not keep its first
+ * subscriber, and what it references, reachable.
  *
  * <p>{@link Runnable}: only as the loop task that hands a subscription made on another thread
  * over to the loop ({@link #run()}).
@@ -105,7 +108,11 @@ final class OpMono extends Mono<Void> implements Subscription, Scannable, Runnab
 
     // ------------------------------------------------------------ the subscription
 
-    /** The subscriber; set when claimed. */
+    /**
+     * The subscriber; set when claimed, cleared (a plain store) by whoever sends the terminal signal
+     * or marks the operation finished without one, so that a finished Mono the user keeps does not
+     * keep its first subscriber reachable. Only that one thread reads it after the terminal flag.
+     */
     CoreSubscriber<? super Void> actual;
     volatile boolean cancelled;
     /** {@link #CLAIMED}, {@link #TERMINATED}, {@link #REPORTED}; through {@link #FLAGS}. */
@@ -382,6 +389,8 @@ final class OpMono extends Mono<Void> implements Subscription, Scannable, Runnab
         if (!setFlag(TERMINATED)) {
             return;
         }
+        CoreSubscriber<? super Void> a = actual;
+        actual = null;
         if (cancelled) {
             // cancel() reports only while not terminated: a cancel racing this completion may
             // have seen TERMINATED already, so the listener hears of it here (once: REPORTED).
@@ -390,10 +399,10 @@ final class OpMono extends Mono<Void> implements Subscription, Scannable, Runnab
         }
         report(OperationOutcome.SUCCESS, null);
         try {
-            actual.onComplete();
+            a.onComplete();
         } catch (Throwable t) {
             Exceptions.throwIfJvmFatal(t);
-            Operators.onErrorDropped(t, actual.currentContext());
+            Operators.onErrorDropped(t, a.currentContext());
         }
     }
 
@@ -407,34 +416,40 @@ final class OpMono extends Mono<Void> implements Subscription, Scannable, Runnab
         if (!setFlag(TERMINATED)) {
             return;
         }
+        CoreSubscriber<? super Void> a = actual;
+        actual = null;
         if (cancelled) {
             reportCancelled();
-            Operators.onErrorDropped(error, actual.currentContext());
+            Operators.onErrorDropped(error, a.currentContext());
             return;
         }
         report(OperationOutcome.ERROR, error);
-        deliverError(error);
+        deliverError(a, error);
     }
 
     private void signalError(Throwable error) {
         if (setFlag(TERMINATED)) {
+            CoreSubscriber<? super Void> a = actual;
+            actual = null;
             report(OperationOutcome.ERROR, error);
-            deliverError(error);
+            deliverError(a, error);
         }
     }
 
-    private void deliverError(Throwable error) {
+    private static void deliverError(CoreSubscriber<? super Void> a, Throwable error) {
         try {
-            actual.onError(error);
+            a.onError(error);
         } catch (Throwable t) {
             Exceptions.throwIfJvmFatal(t);
-            Operators.onErrorDropped(t, actual.currentContext());
+            Operators.onErrorDropped(t, a.currentContext());
         }
     }
 
     /** Marks the operation finished without a signal (cancelled before it was posted). */
     void discard() {
-        setFlag(TERMINATED);
+        if (setFlag(TERMINATED)) {
+            actual = null;
+        }
         reportCancelled();
     }
 
