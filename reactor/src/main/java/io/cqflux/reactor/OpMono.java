@@ -395,6 +395,7 @@ final class OpMono extends Mono<Void> implements Subscription, Scannable, Runnab
             // cancel() reports only while not terminated: a cancel racing this completion may
             // have seen TERMINATED already, so the listener hears of it here (once: REPORTED).
             reportCancelled();
+            endedAfterCancel(a);
             return;
         }
         report(OperationOutcome.SUCCESS, null);
@@ -420,7 +421,11 @@ final class OpMono extends Mono<Void> implements Subscription, Scannable, Runnab
         actual = null;
         if (cancelled) {
             reportCancelled();
-            Operators.onErrorDropped(error, a.currentContext());
+            try {
+                Operators.onErrorDropped(error, a.currentContext());
+            } finally {
+                endedAfterCancel(a);
+            }
             return;
         }
         report(OperationOutcome.ERROR, error);
@@ -448,9 +453,47 @@ final class OpMono extends Mono<Void> implements Subscription, Scannable, Runnab
     /** Marks the operation finished without a signal (cancelled before it was posted). */
     void discard() {
         if (setFlag(TERMINATED)) {
+            CoreSubscriber<? super Void> a = actual;
             actual = null;
+            reportCancelled();
+            endedAfterCancel(a);
+        } else {
+            reportCancelled();
         }
-        reportCancelled();
+    }
+
+    /**
+     * A subscriber of the library's own that cancels operations it still owns the data of
+     * ({@code writeAll}'s window slots) and must hear when such an operation is over: completed,
+     * failed or never posted, so that the NIC no longer uses its buffers. An ordinary subscriber
+     * hears nothing after its cancel; this one is told, once, on the loop thread (or the thread
+     * that ended the connection).
+     */
+    interface CancelledEndListener {
+        /** The operation this subscriber cancelled is over; its regions are, or are about to be, released. */
+        void cancelledOperationEnded();
+    }
+
+    /**
+     * Tells a {@link CancelledEndListener} among the subscriber and the subscribers it wraps
+     * (an assembly hook may have put an operator of its own between the two; followed through
+     * {@link Attr#ACTUAL}, a few levels) that its cancelled operation is over. Only on the
+     * cancelled path: the hot path pays nothing for it.
+     */
+    private static void endedAfterCancel(CoreSubscriber<? super Void> a) {
+        Object s = a;
+        for (int depth = 0; depth < 8 && s != null; depth++) {
+            if (s instanceof CancelledEndListener l) {
+                try {
+                    l.cancelledOperationEnded();
+                } catch (Throwable t) {
+                    Exceptions.throwIfJvmFatal(t);
+                    Operators.onErrorDropped(t, a.currentContext());
+                }
+                return;
+            }
+            s = s instanceof Scannable sc ? sc.scanUnsafe(Attr.ACTUAL) : null;
+        }
     }
 
     /**
