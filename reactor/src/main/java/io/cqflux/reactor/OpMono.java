@@ -39,6 +39,9 @@ import reactor.util.annotation.Nullable;
  * never posted. The terminal signal is sent at most once, whichever thread gets there first: the
  * loop (a completion, the connection's end) or the subscriber's own thread (a
  * {@code request(n <= 0)}, Reactive Streams §3.9).
+ * Whoever sends it (or marks the operation finished without one) then forgets the subscriber, a
+ * plain store: a finished Mono the user keeps (to subscribe it again later) does not keep its first
+ * subscriber, and what it references, reachable.
  *
  * <p>{@link Runnable}: only as the loop task that hands a subscription made on another thread
  * over to the loop ({@link #run()}).
@@ -107,7 +110,11 @@ final class OpMono extends Mono<Void> implements Subscription, Scannable, Runnab
 
     // ------------------------------------------------------------ the subscription
 
-    /** The subscriber; set when claimed. */
+    /**
+     * The subscriber; set when claimed, cleared (a plain store) by whoever sends the terminal signal
+     * or marks the operation finished without one, so that a finished Mono the user keeps does not
+     * keep its first subscriber reachable. Only that one thread reads it after the terminal flag.
+     */
     CoreSubscriber<? super Void> actual;
     volatile boolean cancelled;
     /** {@link #CLAIMED}, {@link #TERMINATED}, {@link #REPORTED}; through {@link #FLAGS}. */
@@ -420,18 +427,21 @@ final class OpMono extends Mono<Void> implements Subscription, Scannable, Runnab
         if (!setFlag(TERMINATED)) {
             return;
         }
+        CoreSubscriber<? super Void> a = actual;
+        actual = null;
         if (cancelled) {
             // cancel() reports only while not terminated: a cancel racing this completion may
             // have seen TERMINATED already, so the listener hears of it here (once: REPORTED).
             reportCancelled();
+            endedAfterCancel(a);
             return;
         }
         report(OperationOutcome.SUCCESS, null);
         try {
-            actual.onComplete();
+            a.onComplete();
         } catch (Throwable t) {
             Exceptions.throwIfJvmFatal(t);
-            Operators.onErrorDropped(t, actual.currentContext());
+            Operators.onErrorDropped(t, a.currentContext());
         }
     }
 
@@ -445,35 +455,83 @@ final class OpMono extends Mono<Void> implements Subscription, Scannable, Runnab
         if (!setFlag(TERMINATED)) {
             return;
         }
+        CoreSubscriber<? super Void> a = actual;
+        actual = null;
         if (cancelled) {
             reportCancelled();
-            Operators.onErrorDropped(error, actual.currentContext());
+            try {
+                Operators.onErrorDropped(error, a.currentContext());
+            } finally {
+                endedAfterCancel(a);
+            }
             return;
         }
         report(OperationOutcome.ERROR, error);
-        deliverError(error);
+        deliverError(a, error);
     }
 
     private void signalError(Throwable error) {
         if (setFlag(TERMINATED)) {
+            CoreSubscriber<? super Void> a = actual;
+            actual = null;
             report(OperationOutcome.ERROR, error);
-            deliverError(error);
+            deliverError(a, error);
         }
     }
 
-    private void deliverError(Throwable error) {
+    private static void deliverError(CoreSubscriber<? super Void> a, Throwable error) {
         try {
-            actual.onError(error);
+            a.onError(error);
         } catch (Throwable t) {
             Exceptions.throwIfJvmFatal(t);
-            Operators.onErrorDropped(t, actual.currentContext());
+            Operators.onErrorDropped(t, a.currentContext());
         }
     }
 
     /** Marks the operation finished without a signal (cancelled before it was posted). */
     void discard() {
-        setFlag(TERMINATED);
-        reportCancelled();
+        if (setFlag(TERMINATED)) {
+            CoreSubscriber<? super Void> a = actual;
+            actual = null;
+            reportCancelled();
+            endedAfterCancel(a);
+        } else {
+            reportCancelled();
+        }
+    }
+
+    /**
+     * A subscriber of the library's own that cancels operations it still owns the data of
+     * ({@code writeAll}'s window slots) and must hear when such an operation is over: completed,
+     * failed or never posted, so that the NIC no longer uses its buffers. An ordinary subscriber
+     * hears nothing after its cancel; this one is told, once, on the loop thread (or the thread
+     * that ended the connection).
+     */
+    interface CancelledEndListener {
+        /** The operation this subscriber cancelled is over; its regions are, or are about to be, released. */
+        void cancelledOperationEnded();
+    }
+
+    /**
+     * Tells a {@link CancelledEndListener} among the subscriber and the subscribers it wraps
+     * (an assembly hook may have put an operator of its own between the two; followed through
+     * {@link Attr#ACTUAL}, a few levels) that its cancelled operation is over. Only on the
+     * cancelled path: the hot path pays nothing for it.
+     */
+    private static void endedAfterCancel(CoreSubscriber<? super Void> a) {
+        Object s = a;
+        for (int depth = 0; depth < 8 && s != null; depth++) {
+            if (s instanceof CancelledEndListener l) {
+                try {
+                    l.cancelledOperationEnded();
+                } catch (Throwable t) {
+                    Exceptions.throwIfJvmFatal(t);
+                    Operators.onErrorDropped(t, a.currentContext());
+                }
+                return;
+            }
+            s = s instanceof Scannable sc ? sc.scanUnsafe(Attr.ACTUAL) : null;
+        }
     }
 
     /**

@@ -541,7 +541,21 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
      * cancels {@code requests}; an error of {@code requests} fails the stream at once too, without
      * waiting for the writes in flight. Cancelling the stream cancels {@code requests}; writes
      * already posted keep their regions and credits until their completions arrive, as a cancelled
-     * {@code write()} does.
+     * {@code write()} does. A subscriber whose {@code onNext} throws (Reactive Streams §2.13 forbids
+     * it) fails the stream in the same way: {@code requests} is cancelled, the writes in flight are
+     * cancelled, and the subscriber gets {@code onError} with its own exception (passed through
+     * {@link reactor.core.publisher.Operators#onOperatorError}, so {@code Hooks.onOperatorError}
+     * applies).
+     *
+     * <p>Discards: once the stream is cancelled or failed, every request taken from
+     * {@code requests} that is not emitted as a result goes to the discard hook
+     * ({@code doOnDiscard(WriteRequest.class, ...)} downstream of this stream), exactly once, and
+     * never while its write may still be posted or in flight: at once for a result held for lack
+     * of demand, a failed write, or a write never posted; for a write in flight, when its outcome
+     * arrives (its completion, or the connection's end), the moment a {@code write()} subscriber
+     * would hear of it. Every request taken is thus either emitted or discarded,
+     * so buffers a caller wraps in requests can go back to its pool from the hook. The hook may
+     * run on the connection's loop thread: keep it short.
      *
      * <p>Threads: results are usually emitted on the connection's loop thread (a completion
      * emits them), and the next requests are then asked of {@code requests} from there, so a

@@ -35,11 +35,25 @@ import reactor.util.context.Context;
  * cancelling it only detaches the slot, the operation keeps its buffers until the NIC is done.
  *
  * <p><b>Failures.</b> The first failure of a write (its check, its completion, the connection's
- * end) fails the stream at once: upstream is cancelled, the other writes in flight are detached
- * (they still finish at the NIC; a later failure of theirs goes to
- * {@link Operators#onErrorDropped}). An upstream error does the same, at once, without waiting for
- * the writes in flight. A {@code request(n <= 0)} fails the stream with the
- * {@link IllegalArgumentException} Reactive Streams §3.9 asks for.
+ * end) fails the stream at once: upstream is cancelled, the other writes in flight are cancelled,
+ * which only detaches them (they still finish at the NIC and keep their credits and regions until
+ * then; a later failure of theirs goes to {@link Operators#onErrorDropped}). An upstream error does
+ * the same, at once, without waiting for the writes in flight. A {@code request(n <= 0)} fails the
+ * stream with the {@link IllegalArgumentException} Reactive Streams §3.9 asks for. A subscriber
+ * whose {@code onNext} throws (§2.13 forbids it) is treated as Reactor's operators treat a callback
+ * of theirs that throws: the error, through {@link Operators#onOperatorError}, fails the stream in
+ * the same way (a fatal one is rethrown after upstream and the writes were cancelled).
+ *
+ * <p><b>Discards.</b> Once the stream has ended (cancelled, or its terminal signal sent), every
+ * request taken from upstream that will not be emitted as a result goes to
+ * {@link Operators#onDiscard} (so {@code doOnDiscard(WriteRequest.class, ...)} sees it), exactly once,
+ * and never while its write may still be posted or in flight: at once for a held result
+ * (completed, not yet asked for), a failed write, a request whose write was never posted, or one
+ * that arrives after the end; for a write in flight, when the cancelled write's outcome arrives
+ * (its completion, or the connection's end: when a {@code write()} subscriber would hear of it),
+ * which {@link OpMono} tells its slot ({@link OpMono.CancelledEndListener}).
+ * So every request is either emitted or discarded. A drain after the end emits nothing, asks
+ * upstream for nothing and only discards.
  */
 final class WriteAllFlux extends Flux<WriteResult> implements Scannable {
     static final String NAME = "cqflux.writeAll";
@@ -142,6 +156,12 @@ final class WriteAllFlux extends Flux<WriteResult> implements Scannable {
         private volatile int upstreamCancelled;
         /** The terminal signal was sent (or the stream was cancelled): start no more writes. */
         private volatile boolean stopped;
+        /**
+         * The drain sent the terminal signal or handled the cancel: from then on a drain emits
+         * nothing and only hands the requests of writes that ended to {@link Operators#onDiscard}.
+         * Drain loop only.
+         */
+        private boolean finished;
 
         /** Next slot a request goes to. Upstream's thread (serial, §1.3). */
         private int tail;
@@ -203,6 +223,8 @@ final class WriteAllFlux extends Flux<WriteResult> implements Scannable {
                         ? connection.durableWrite(r.remote(), r.remoteOffset(), r.local(), r.localOffset(), r.length())
                         : connection.write(r.remote(), r.remoteOffset(), r.local(), r.localOffset(), r.length());
             } catch (Throwable t) {
+                // Taken but never posted: the drain discards the request once the stream ends.
+                slot.state = Slot.SPENT;
                 // null: the drain cancels upstream, once (onOperatorError would cancel it too).
                 innerError(Operators.onOperatorError(null, t, r, actual.currentContext()));
                 return;
@@ -234,13 +256,15 @@ final class WriteAllFlux extends Flux<WriteResult> implements Scannable {
             drain();
         }
 
-        /** A write failed: the first failure fails the stream. Any thread. */
+        /**
+         * A write failed: the first failure fails the stream, a later one is dropped. Drains either
+         * way: after the end, a drain discards the failed write's request. Any thread.
+         */
         void innerError(Throwable t) {
-            if (ERROR.compareAndSet(this, null, t)) {
-                drain();
-            } else {
+            if (!ERROR.compareAndSet(this, null, t)) {
                 Operators.onErrorDropped(t, actual.currentContext());
             }
+            drain();
         }
 
         @Override
@@ -262,9 +286,7 @@ final class WriteAllFlux extends Flux<WriteResult> implements Scannable {
             cancelled = true;
             stopped = true;
             cancelUpstream();
-            if ((int) WIP.getAndAdd(this, 1) == 0) {
-                detachAll();
-            }
+            drain();
         }
 
         /**
@@ -278,17 +300,88 @@ final class WriteAllFlux extends Flux<WriteResult> implements Scannable {
         }
 
         /**
-         * Detaches every write still in flight (each keeps its credits and regions until its
-         * completion) and forgets the requests held. Drain-loop owner only; the WIP count is
-         * never given back, so no drain runs again.
+         * The stream ends (cancelled, or its terminal signal about to go): cancels every write
+         * still pending (each keeps its credits and regions until its completion, as a cancelled
+         * {@code write()} does; one waiting for a credit is never posted) and discards the
+         * requests whose writes already ended. The cancelled writes' requests are discarded as
+         * they end ({@link Slot#cancelledOperationEnded}). Drain loop only.
          */
-        private void detachAll() {
+        private void stop() {
             for (Slot s : ring) {
-                Subscription op = s.op;
-                if (op != null) {
-                    op.cancel();
+                if (s.state == Slot.PENDING) {
+                    // Read after stopped was set: a write subscribed later cancels itself
+                    // (Slot.onSubscribe), so each pending write is cancelled by one side or both.
+                    Subscription op = s.op;
+                    if (op != null) {
+                        op.cancel();
+                    }
                 }
-                s.request = null;
+            }
+            discardEnded();
+        }
+
+        /**
+         * Hands to {@link Operators#onDiscard} the request of every slot whose write ended but
+         * whose result will never be emitted: completed and held for lack of demand, failed, or
+         * never posted. Never one still pending: its buffers may still be read by the NIC. Each
+         * request once (the slot forgets it). Drain loop only, after the end.
+         */
+        private void discardEnded() {
+            Context ctx = actual.currentContext();
+            for (Slot s : ring) {
+                int st = s.state;
+                if (st == Slot.DONE || st == Slot.SPENT) {
+                    WriteRequest r = s.request;
+                    if (r != null) {
+                        s.request = null;
+                        s.op = null;
+                        Operators.onDiscard(r, ctx);
+                    }
+                }
+            }
+        }
+
+        /**
+         * Sends the terminal signal; a subscriber that throws from it is dropped, not thrown into
+         * whoever drained (often the connection's loop), so that the drains that discard the
+         * requests of the writes still ending keep running.
+         */
+        private void terminate(CoreSubscriber<? super WriteResult> a, @Nullable Throwable ex) {
+            try {
+                if (ex == null) {
+                    a.onComplete();
+                } else {
+                    a.onError(ex);
+                }
+            } catch (Throwable t) {
+                Exceptions.throwIfJvmFatal(t);
+                Operators.onErrorDropped(t, a.currentContext());
+            }
+        }
+
+        /**
+         * The subscriber's {@code onNext} threw (Reactive Streams §2.13 forbids it; it happens):
+         * as Reactor's operators treat a callback of theirs that throws, the error goes through
+         * {@link Operators#onOperatorError} and fails the stream, which cancels upstream (once, in
+         * the drain) and the writes in flight. Drain loop only.
+         */
+        private void downstreamThrew(Throwable t, WriteResult result, Context ctx) {
+            Throwable ex;
+            try {
+                ex = Operators.onOperatorError(null, t, result, ctx);
+            } catch (Throwable fatal) {
+                // A fatal error bubbles up, as in Reactor; the stream still lets go of upstream
+                // and of its writes (no drain will run again: the WIP count is kept).
+                finished = true;
+                stopped = true;
+                if (!done) {
+                    cancelUpstream();
+                }
+                stop();
+                throw fatal;
+            }
+            if (!ERROR.compareAndSet(this, null, ex)) {
+                Operators.onErrorDropped(ex, ctx);
             }
         }
 
@@ -300,15 +393,31 @@ final class WriteAllFlux extends Flux<WriteResult> implements Scannable {
             Slot[] ring = this.ring;
             CoreSubscriber<? super WriteResult> a = actual;
             for (;;) {
+                if (finished) {
+                    // After the end: the requests of writes that ended since go to discard.
+                    discardEnded();
+                    missed = (int) WIP.getAndAdd(this, -missed) - missed;
+                    if (missed == 0) {
+                        return;
+                    }
+                    continue;
+                }
                 long r = requested;
                 long e = 0;
                 for (;;) {
                     if (cancelled) {
-                        detachAll();
-                        return;
+                        finished = true;
+                        // A failure that arrived with (or after) the cancel is dropped, not lost.
+                        Throwable ex = (Throwable) ERROR.getAndSet(this, Exceptions.TERMINATED);
+                        if (ex != null && ex != Exceptions.TERMINATED) {
+                            Operators.onErrorDropped(ex, a.currentContext());
+                        }
+                        stop();
+                        break;
                     }
                     Throwable ex = error;
                     if (ex != null) {
+                        finished = true;
                         stopped = true;
                         // An upstream that terminated (its error, or completed with writes in
                         // flight) is not cancelled (§3.7 makes it a no-op, but doOnCancel and
@@ -316,9 +425,9 @@ final class WriteAllFlux extends Flux<WriteResult> implements Scannable {
                         if (!done) {
                             cancelUpstream();
                         }
-                        detachAll();
-                        a.onError(ex);
-                        return;
+                        stop();
+                        terminate(a, ex);
+                        break;
                     }
                     // done before the head's state: every request upstream sent before it
                     // completed is then visible.
@@ -327,9 +436,9 @@ final class WriteAllFlux extends Flux<WriteResult> implements Scannable {
                     int st = slot.state;
                     if (st != Slot.DONE) {
                         if (d && st == Slot.EMPTY) {
+                            finished = true;
                             stopped = true;
-                            a.onComplete();
-                            return;
+                            terminate(a, null);
                         }
                         break;
                     }
@@ -343,9 +452,13 @@ final class WriteAllFlux extends Flux<WriteResult> implements Scannable {
                     slot.state = Slot.EMPTY;
                     head = head + 1 == ring.length ? 0 : head + 1;
                     e++;
-                    a.onNext(result);
+                    try {
+                        a.onNext(result);
+                    } catch (Throwable t) {
+                        downstreamThrew(t, result, a.currentContext());
+                    }
                 }
-                if (e != 0) {
+                if (e != 0 && !finished) {
                     if (r != Long.MAX_VALUE) {
                         REQUESTED.addAndGet(this, -e);
                     }
@@ -386,7 +499,8 @@ final class WriteAllFlux extends Flux<WriteResult> implements Scannable {
                 return stopped && !cancelled;
             }
             if (key == Attr.ERROR) {
-                return error;
+                Throwable e = error;
+                return e == Exceptions.TERMINATED ? null : e;
             }
             if (key == Attr.RUN_STYLE) {
                 return Attr.RunStyle.ASYNC;
@@ -399,17 +513,22 @@ final class WriteAllFlux extends Flux<WriteResult> implements Scannable {
      * One place of the window and the inner subscriber of the write it holds; reused once its
      * result was emitted (its previous write then terminated, so no late signal can reach it).
      */
-    static final class Slot implements CoreSubscriber<Void>, Scannable {
+    static final class Slot implements CoreSubscriber<Void>, Scannable, OpMono.CancelledEndListener {
         static final int EMPTY = 0;
         static final int PENDING = 1;
         static final int DONE = 2;
+        /**
+         * The write ended without a result to emit (it failed, was never posted, or ended after
+         * the stream cancelled it): its request goes to discard once the stream has ended.
+         */
+        static final int SPENT = 3;
 
         private final Main parent;
         /** The request; written by upstream's thread before the write is subscribed. */
         WriteRequest request;
         /** The write's subscription, for cancellation. */
         volatile Subscription op;
-        /** {@link #EMPTY}, {@link #PENDING} or {@link #DONE}. */
+        /** {@link #EMPTY}, {@link #PENDING}, {@link #DONE} or {@link #SPENT}. */
         volatile int state;
 
         Slot(Main parent) {
@@ -424,7 +543,7 @@ final class WriteAllFlux extends Flux<WriteResult> implements Scannable {
         @Override
         public void onSubscribe(Subscription s) {
             op = s;
-            // Written before the stopped check, read after it in detachAll: one of the two
+            // Written before the stopped check, read after it in stop(): one of the two
             // sides sees the other, so a write subscribed while the stream ends is detached.
             if (parent.stopped) {
                 s.cancel();
@@ -442,7 +561,20 @@ final class WriteAllFlux extends Flux<WriteResult> implements Scannable {
 
         @Override
         public void onError(Throwable t) {
+            state = SPENT;
             parent.innerError(t);
+        }
+
+        /**
+         * The write the stream cancelled at its end is over (completed, failed or never posted):
+         * its request can go to discard now that the NIC no longer reads its buffer. Loop thread.
+         */
+        @Override
+        public void cancelledOperationEnded() {
+            if (state == PENDING) {
+                state = SPENT;
+            }
+            parent.drain();
         }
 
         @Override

@@ -1,10 +1,15 @@
 package io.cqflux.reactor;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.lang.ref.WeakReference;
 
 import java.time.Duration;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -14,6 +19,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.reactivestreams.Subscription;
+import reactor.core.CoreSubscriber;
 import reactor.core.Disposable;
 import reactor.core.publisher.Mono;
 import reactor.test.StepVerifier;
@@ -143,5 +150,68 @@ class OpMonoSharedInstanceTest {
         int total = reports.values().stream().mapToInt(AtomicInteger::get).sum();
         assertEquals(5, total, "one report per subscription: " + reports);
         assertTrue(reports.get(OperationOutcome.SUCCESS).get() >= 4, reports.toString());
+    }
+
+    @Test
+    void finishedMono_keptByTheUser_noLongerReachesItsFirstSubscriber() throws Exception {
+        rig = new FaultRig();
+        // Completed, failed at its check, and cancelled before its completion.
+        Mono<Void> completed = rig.conn.write(rig.remote(), 0, rig.local, 0, 8);
+        Mono<Void> refused = rig.conn.write(rig.remote(), FaultRig.SIZE, rig.local, 0, 8);
+        Mono<Void> cancelled = rig.conn.write(rig.remote(), 64, rig.local, 64, 8);
+        WeakReference<CoreSubscriber<Void>> a = subscribeAndAwait(completed, false);
+        WeakReference<CoreSubscriber<Void>> b = subscribeAndAwait(refused, false);
+        WeakReference<CoreSubscriber<Void>> c = subscribeAndAwait(cancelled, true);
+        for (Mono<Void> m : java.util.List.of(completed, refused, cancelled)) {
+            OpMono op = assertInstanceOf(OpMono.class, m, "no assembly hook wraps it here");
+            // The cancelled one ends when the loop takes it from its task queue (never posted).
+            assertTrue(FaultRig.await(op::isTerminated, FaultRig.T), op.toString());
+            assertNull(op.actual, "a finished operation lets go of its subscriber");
+        }
+        // The field aside, nothing else of the operation keeps the subscriber: it can be collected.
+        for (int i = 0; i < 50 && (a.get() != null || b.get() != null || c.get() != null); i++) {
+            System.gc();
+            Thread.sleep(10);
+        }
+        assertNull(a.get(), "the completed operation's subscriber is collectable");
+        assertNull(b.get(), "the refused operation's subscriber is collectable");
+        assertNull(c.get(), "the cancelled operation's subscriber is collectable");
+        // The Mono still works: another subscription runs on a copy.
+        StepVerifier.create(completed).expectComplete().verify(FaultRig.T);
+    }
+
+    /**
+     * Subscribes a subscriber only a weak reference is kept of; waits for its terminal signal, or
+     * cancels it at once.
+     */
+    private static WeakReference<CoreSubscriber<Void>> subscribeAndAwait(Mono<Void> m, boolean cancel)
+            throws InterruptedException {
+        CountDownLatch done = new CountDownLatch(1);
+        CoreSubscriber<Void> s = new CoreSubscriber<>() {
+            @Override
+            public void onSubscribe(Subscription sub) {
+                if (cancel) {
+                    sub.cancel();
+                    done.countDown();
+                }
+            }
+
+            @Override
+            public void onNext(Void v) {
+            }
+
+            @Override
+            public void onError(Throwable t) {
+                done.countDown();
+            }
+
+            @Override
+            public void onComplete() {
+                done.countDown();
+            }
+        };
+        m.subscribe(s);
+        assertTrue(done.await(FaultRig.T.toSeconds(), java.util.concurrent.TimeUnit.SECONDS));
+        return new WeakReference<>(s);
     }
 }

@@ -1,0 +1,222 @@
+package io.cqflux.test;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.cqflux.core.CompletionStatus;
+import io.cqflux.core.Opcode;
+import io.cqflux.reactor.PeerRegion;
+import io.cqflux.reactor.RdmaConnection;
+import io.cqflux.reactor.Region;
+import io.cqflux.reactor.WriteRequest;
+import io.cqflux.reactor.WriteResult;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BooleanSupplier;
+import org.junit.jupiter.api.Test;
+import org.reactivestreams.Subscription;
+import reactor.core.CoreSubscriber;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Hooks;
+import reactor.core.publisher.Operators;
+import reactor.test.StepVerifier;
+import reactor.util.context.Context;
+
+/**
+ * writeAll towards its subscriber: a subscriber that throws from {@code onNext} ends the stream
+ * (no hang), and every request taken from upstream is either emitted as a result or discarded
+ * ({@code doOnDiscard}) exactly once, never while its write may still be read by the NIC.
+ */
+class WriteAllDownstreamTest {
+    static final Duration T = Duration.ofSeconds(10);
+    /** Enough for a stream that hangs to show it; far more than a loopback write takes. */
+    static final Duration HANG = Duration.ofSeconds(5);
+
+    @Test
+    void writeAll_subscriberOnNextThrows_failsTheStreamThroughOnOperatorError_cancelsUpstreamOnce_andReleasesAll()
+            throws Exception {
+        IllegalStateException boom = new IllegalStateException("subscriber bug");
+        List<Object> hookSaw = new CopyOnWriteArrayList<>();
+        Hooks.onOperatorError("writeAllDownstream", (e, data) -> {
+            hookSaw.add(data);
+            return e;
+        });
+        try (LoopbackPeer peer = CqfluxTest.loopback().start()) {
+            RdmaConnection conn = peer.connection();
+            PeerRegion remote = peer.remote();
+            Region local = peer.local();
+            AtomicInteger cancelled = new AtomicInteger();
+            Flux<WriteRequest> requests = Flux.range(0, 1000)
+                    .map(i -> new WriteRequest(remote, 8L * (i % 512), local, 0, 8, i % 4 == 0))
+                    .doOnCancel(cancelled::incrementAndGet);
+            // A raw subscriber between writeAll and the verifier, whose onNext throws on the 5th
+            // result (Reactive Streams §2.13 forbids it; BaseSubscriber or doOnNext would catch it).
+            Flux<WriteResult> throwing = conn.writeAll(requests).transform(Operators.<WriteResult, WriteResult>lift(
+                    (scannable, downstream) -> new CoreSubscriber<WriteResult>() {
+                        int seen;
+
+                        @Override
+                        public Context currentContext() {
+                            return downstream.currentContext();
+                        }
+
+                        @Override
+                        public void onSubscribe(Subscription s) {
+                            downstream.onSubscribe(s);
+                        }
+
+                        @Override
+                        public void onNext(WriteResult r) {
+                            if (++seen == 5) {
+                                throw boom;
+                            }
+                            downstream.onNext(r);
+                        }
+
+                        @Override
+                        public void onError(Throwable t) {
+                            downstream.onError(t);
+                        }
+
+                        @Override
+                        public void onComplete() {
+                            downstream.onComplete();
+                        }
+                    }));
+
+            StepVerifier.create(throwing)
+                    .expectNextCount(4)
+                    .expectErrorMatches(e -> e == boom)
+                    .verify(HANG);
+            assertEquals(1, cancelled.get(), "upstream cancelled once");
+            assertTrue(hookSaw.stream().anyMatch(d -> d instanceof WriteResult r && r.sequence() == 4),
+                    "Operators.onOperatorError saw the result onNext threw on: " + hookSaw);
+            // The writes in flight were cancelled: each gives back its credits and region
+            // reference when its completion arrives, and the connection goes on.
+            assertTrue(await(() -> conn.inFlight() == 0 && local.inFlight() == 0),
+                    "in flight " + conn.inFlight() + ", region " + local.inFlight());
+            StepVerifier.create(conn.write(remote, 0, local, 0, 8)).expectComplete().verify(T);
+        } finally {
+            Hooks.resetOnOperatorError("writeAllDownstream");
+        }
+    }
+
+    @Test
+    void writeAll_cancel_discardsHeldResultsAtOnce_andInFlightRequestsOnlyOnceTheirWritesEnded() throws Exception {
+        Faults faults = Faults.create();
+        try (LoopbackPeer peer = CqfluxTest.loopback().faults(faults).start()) {
+            RdmaConnection conn = peer.connection();
+            PeerRegion remote = peer.remote();
+            Region local = peer.local();
+            int window = Math.max(1, conn.sendCredits() / 2);
+            int emitted = 3;
+            // The writes asked for after the first window stay in flight for a while.
+            Duration held = Duration.ofSeconds(3);
+            faults.on(Opcode.WRITE).matching(o -> o.remoteOffset() >= 8L * window).delay(held);
+            List<WriteRequest> taken = new CopyOnWriteArrayList<>();
+            List<WriteRequest> discarded = new CopyOnWriteArrayList<>();
+            Flux<WriteRequest> requests = Flux.range(0, 2 * window + 16)
+                    .map(i -> new WriteRequest(remote, 8L * i, local, 0, 8, false))
+                    .doOnNext(taken::add);
+            List<WriteResult> results = new CopyOnWriteArrayList<>();
+
+            StepVerifier.create(conn.writeAll(requests).doOnNext(results::add)
+                            .doOnDiscard(WriteRequest.class, discarded::add), 0)
+                    // No demand: the first window's writes complete and their results are held.
+                    .then(() -> assertTrue(await(() -> taken.size() == window && conn.inFlight() == 0)))
+                    .thenRequest(emitted)
+                    .expectNextCount(emitted)
+                    // Three slots freed: three more requests taken, their writes posted and held in
+                    // flight (a write cancelled before the loop posted it is discarded at once).
+                    .then(() -> assertTrue(await(() -> taken.size() == window + emitted
+                            && conn.inFlight() == emitted)))
+                    .thenCancel()
+                    .verify(T);
+
+            List<WriteRequest> heldResults = taken.subList(emitted, window);
+            List<WriteRequest> inFlight = taken.subList(window, window + emitted);
+            assertEquals(offsets(heldResults), offsets(discarded),
+                    "at the cancel, exactly the held results are discarded, none of the writes in flight");
+            assertTrue(await(() -> discarded.size() == window), "discarded " + discarded.size() + " of " + window);
+            assertEquals(emitted, results.size());
+            List<WriteRequest> late = new ArrayList<>(discarded.subList(heldResults.size(), discarded.size()));
+            assertEquals(offsets(inFlight), offsets(late), "the writes in flight, once they ended");
+            assertEveryTakenRequestOnce(taken, results, discarded);
+            assertTrue(await(() -> conn.inFlight() == 0 && local.inFlight() == 0));
+        }
+    }
+
+    @Test
+    void writeAll_failure_discardsEveryTakenRequestNotEmitted_exactlyOnce() throws Exception {
+        Faults faults = Faults.create();
+        try (LoopbackPeer peer = CqfluxTest.loopback().faults(faults).start()) {
+            RdmaConnection conn = peer.connection();
+            PeerRegion remote = peer.remote();
+            Region local = peer.local();
+            int window = Math.max(1, conn.sendCredits() / 2);
+            // The second write after the first window fails (and ends the connection LOST).
+            faults.on(Opcode.WRITE).nth(window + 2).fail(CompletionStatus.REM_ACCESS_ERR);
+            List<WriteRequest> taken = new CopyOnWriteArrayList<>();
+            List<WriteRequest> discarded = new CopyOnWriteArrayList<>();
+            List<WriteResult> results = new CopyOnWriteArrayList<>();
+            Flux<WriteRequest> requests = Flux.range(0, 4 * window)
+                    .map(i -> new WriteRequest(remote, 8L * i, local, 0, 8, false))
+                    .doOnNext(taken::add);
+
+            StepVerifier.create(conn.writeAll(requests).doOnNext(results::add)
+                            .doOnDiscard(WriteRequest.class, discarded::add), 0)
+                    .then(() -> assertTrue(await(() -> taken.size() == window && conn.inFlight() == 0)))
+                    .thenRequest(3)
+                    .expectNextCount(3)
+                    .expectError()
+                    .verify(T);
+
+            assertTrue(await(() -> results.size() + discarded.size() == taken.size()),
+                    "taken " + taken.size() + ", emitted " + results.size() + ", discarded " + discarded.size());
+            assertEveryTakenRequestOnce(taken, results, discarded);
+            assertTrue(await(() -> local.inFlight() == 0), "region " + local.inFlight());
+        }
+    }
+
+    /** Every request taken from upstream was emitted or discarded, and only one of them, once. */
+    private static void assertEveryTakenRequestOnce(List<WriteRequest> taken, List<WriteResult> results,
+                                                    List<WriteRequest> discarded) {
+        List<WriteRequest> accounted = new ArrayList<>();
+        results.forEach(r -> accounted.add(r.request()));
+        accounted.addAll(discarded);
+        assertEquals(taken.size(), accounted.size(), "taken " + offsets(taken) + ", emitted or discarded "
+                + offsets(accounted));
+        for (WriteRequest r : taken) {
+            long n = accounted.stream().filter(a -> a == r).count();
+            assertEquals(1, n, r + " emitted or discarded " + n + " times");
+        }
+        results.forEach(r -> assertSame(taken.get((int) r.sequence()), r.request()));
+    }
+
+    /** {@return the requests' remote offsets (each request of a test has its own), sorted} */
+    private static java.util.SortedSet<Long> offsets(List<WriteRequest> requests) {
+        java.util.SortedSet<Long> s = new java.util.TreeSet<>();
+        requests.forEach(r -> s.add(r.remoteOffset()));
+        return s;
+    }
+
+    private static boolean await(BooleanSupplier condition) {
+        long deadline = System.nanoTime() + T.toNanos();
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() > deadline) {
+                return false;
+            }
+            try {
+                Thread.sleep(5);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return false;
+            }
+        }
+        return true;
+    }
+}
