@@ -111,9 +111,11 @@ final class OpMono extends Mono<Void> implements Subscription, Scannable, Runnab
     // ------------------------------------------------------------ the subscription
 
     /**
-     * The subscriber; set when claimed, cleared (a plain store) by whoever sends the terminal signal
-     * or marks the operation finished without one, so that a finished Mono the user keeps does not
-     * keep its first subscriber reachable. Only that one thread reads it after the terminal flag.
+     * The subscriber; set when claimed, cleared (a plain store) once the operation is finished and
+     * its regions are released, so that a finished Mono the user keeps does not keep its first
+     * subscriber reachable: by whoever sends the terminal signal (or marks the operation finished
+     * without one) when the regions are already released, else by {@link #releaseRegions()}, which
+     * then tells a {@link ReleaseListener}. Only those threads read it after the terminal flag.
      */
     CoreSubscriber<? super Void> actual;
     volatile boolean cancelled;
@@ -433,7 +435,7 @@ final class OpMono extends Mono<Void> implements Subscription, Scannable, Runnab
             // cancel() reports only while not terminated: a cancel racing this completion may
             // have seen TERMINATED already, so the listener hears of it here (once: REPORTED).
             reportCancelled();
-            endedAfterCancel(a);
+            tellReleased(a); // the completion path released the regions before this
             return;
         }
         report(OperationOutcome.SUCCESS, null);
@@ -456,18 +458,30 @@ final class OpMono extends Mono<Void> implements Subscription, Scannable, Runnab
             return;
         }
         CoreSubscriber<? super Void> a = actual;
-        actual = null;
+        // The connection's end fails an operation in flight before its queue pair is destroyed
+        // and its regions released: the subscriber is then kept, for releaseRegions to tell a
+        // ReleaseListener (the thread that fails is the one that releases: the loop's, or the
+        // subscribing thread's for a check that failed before the hand-over).
+        boolean releasedNow = released;
+        if (releasedNow) {
+            actual = null;
+        }
         if (cancelled) {
             reportCancelled();
             try {
                 Operators.onErrorDropped(error, a.currentContext());
             } finally {
-                endedAfterCancel(a);
+                if (releasedNow) {
+                    tellReleased(a);
+                }
             }
             return;
         }
         report(OperationOutcome.ERROR, error);
         deliverError(a, error);
+        if (releasedNow) {
+            tellReleased(a);
+        }
     }
 
     private void signalError(Throwable error) {
@@ -492,38 +506,47 @@ final class OpMono extends Mono<Void> implements Subscription, Scannable, Runnab
     void discard() {
         if (setFlag(TERMINATED)) {
             CoreSubscriber<? super Void> a = actual;
-            actual = null;
+            boolean releasedNow = released; // the callers release right after: then told there
+            if (releasedNow) {
+                actual = null;
+            }
             reportCancelled();
-            endedAfterCancel(a);
+            if (releasedNow) {
+                tellReleased(a);
+            }
         } else {
             reportCancelled();
         }
     }
 
     /**
-     * A subscriber of the library's own that cancels operations it still owns the data of
-     * ({@code writeAll}'s window slots) and must hear when such an operation is over: completed,
-     * failed or never posted, so that the NIC no longer uses its buffers. An ordinary subscriber
-     * hears nothing after its cancel; this one is told, once, on the loop thread (or the thread
-     * that ended the connection).
+     * A subscriber of the library's own that must know when the NIC no longer reads an
+     * operation's buffers, to hand its data back ({@code writeAll}'s window slots discard the
+     * request): told once, on the loop thread (or the thread that closes the connection after
+     * its loop ended), after the operation ended and its regions were released, for an
+     * operation it cancelled whatever the outcome, and for one it did not cancel after a failure.
+     * A success is not told: the completion path releases the regions before {@code onComplete}.
+     * A failure by the connection's end comes before the queue pair is destroyed; the telling
+     * then waits for {@link #releaseRegions()} after the native close (never, when that close
+     * failed and the buffers are kept). A subscriber that cancels with {@code request(n <= 0)}
+     * is not told.
      */
-    interface CancelledEndListener {
-        /** The operation this subscriber cancelled is over; its regions are, or are about to be, released. */
-        void cancelledOperationEnded();
+    interface ReleaseListener {
+        /** The operation is over and its regions are released: its buffers may be reused. */
+        void operationReleased();
     }
 
     /**
-     * Tells a {@link CancelledEndListener} among the subscriber and the subscribers it wraps
-     * (an assembly hook may have put an operator of its own between the two; followed through
-     * {@link Attr#ACTUAL}, a few levels) that its cancelled operation is over. Only on the
-     * cancelled path: the hot path pays nothing for it.
+     * Tells a {@link ReleaseListener} among the subscriber and the subscribers it wraps (an
+     * assembly hook may have put an operator of its own between the two; followed through
+     * {@link Attr#ACTUAL}, a few levels). Never on the success path: the hot path pays nothing.
      */
-    private static void endedAfterCancel(CoreSubscriber<? super Void> a) {
+    private static void tellReleased(CoreSubscriber<? super Void> a) {
         Object s = a;
         for (int depth = 0; depth < 8 && s != null; depth++) {
-            if (s instanceof CancelledEndListener l) {
+            if (s instanceof ReleaseListener l) {
                 try {
-                    l.cancelledOperationEnded();
+                    l.operationReleased();
                 } catch (Throwable t) {
                     Exceptions.throwIfJvmFatal(t);
                     Operators.onErrorDropped(t, a.currentContext());
@@ -556,6 +579,20 @@ final class OpMono extends Mono<Void> implements Subscription, Scannable, Runnab
             return;
         }
         released = true;
+        try {
+            releaseNow();
+        } finally {
+            // A failure that came before this release (the connection's end) kept its subscriber
+            // to be told now; on the success path the operation is not terminated yet here.
+            CoreSubscriber<? super Void> a = actual;
+            if (a != null && isTerminated()) {
+                actual = null;
+                tellReleased(a);
+            }
+        }
+    }
+
+    private void releaseNow() {
         try {
             if (readBack) {
                 stagedBy.copyOut(lease.segment());

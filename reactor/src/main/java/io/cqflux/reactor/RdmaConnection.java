@@ -550,10 +550,12 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
      * <p>Discards: once the stream is cancelled or failed, every request taken from
      * {@code requests} that is not emitted as a result goes to the discard hook
      * ({@code doOnDiscard(WriteRequest.class, ...)} downstream of this stream), exactly once, and
-     * never while its write may still be posted or in flight: at once for a result held for lack
-     * of demand, a failed write, or a write never posted; for a write in flight, when its outcome
-     * arrives (its completion, or the connection's end), the moment a {@code write()} subscriber
-     * would hear of it. Every request taken is thus either emitted or discarded,
+     * never while the NIC may still read its buffer: at once for a result held for lack of
+     * demand or a write never posted; for a write that failed or was in flight, once its local
+     * regions are released: at its completion, or, when the connection's end failed it, after
+     * the native close destroyed the queue pair (later than the stream's {@code onError}; never,
+     * if that close failed and the buffers are kept). Every request taken is thus either emitted
+     * or discarded,
      * so buffers a caller wraps in requests can go back to its pool from the hook. The hook may
      * run on the connection's loop thread: keep it short.
      *

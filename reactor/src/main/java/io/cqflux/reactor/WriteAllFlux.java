@@ -47,11 +47,13 @@ import reactor.util.context.Context;
  * <p><b>Discards.</b> Once the stream has ended (cancelled, or its terminal signal sent), every
  * request taken from upstream that will not be emitted as a result goes to
  * {@link Operators#onDiscard} (so {@code doOnDiscard(WriteRequest.class, ...)} sees it), exactly once,
- * and never while its write may still be posted or in flight: at once for a held result
- * (completed, not yet asked for), a failed write, a request whose write was never posted, or one
- * that arrives after the end; for a write in flight, when the cancelled write's outcome arrives
- * (its completion, or the connection's end: when a {@code write()} subscriber would hear of it),
- * which {@link OpMono} tells its slot ({@link OpMono.CancelledEndListener}).
+ * and never while the NIC may still read its buffer: at once for a held result (completed, not
+ * yet asked for), a request whose write was never posted, or one that arrives after the end; for
+ * a write that failed or that the end cancelled in flight, once its regions are released, which
+ * {@link OpMono} tells its slot ({@link OpMono.ReleaseListener}): at its completion, or, when the
+ * connection's end failed it, after the native close destroyed the queue pair (later than a
+ * {@code write()} subscriber hears of the end; never, if that close failed and the buffers are
+ * kept).
  * So every request is either emitted or discarded. A drain after the end emits nothing, asks
  * upstream for nothing and only discards.
  */
@@ -304,7 +306,7 @@ final class WriteAllFlux extends Flux<WriteResult> implements Scannable {
          * still pending (each keeps its credits and regions until its completion, as a cancelled
          * {@code write()} does; one waiting for a credit is never posted) and discards the
          * requests whose writes already ended. The cancelled writes' requests are discarded as
-         * they end ({@link Slot#cancelledOperationEnded}). Drain loop only.
+         * they are released ({@link Slot#operationReleased}). Drain loop only.
          */
         private void stop() {
             for (Slot s : ring) {
@@ -513,22 +515,29 @@ final class WriteAllFlux extends Flux<WriteResult> implements Scannable {
      * One place of the window and the inner subscriber of the write it holds; reused once its
      * result was emitted (its previous write then terminated, so no late signal can reach it).
      */
-    static final class Slot implements CoreSubscriber<Void>, Scannable, OpMono.CancelledEndListener {
+    static final class Slot implements CoreSubscriber<Void>, Scannable, OpMono.ReleaseListener {
         static final int EMPTY = 0;
         static final int PENDING = 1;
         static final int DONE = 2;
         /**
-         * The write ended without a result to emit (it failed, was never posted, or ended after
-         * the stream cancelled it): its request goes to discard once the stream has ended.
+         * The write ended without a result to emit and its buffers are released (it failed, was
+         * never posted, or ended after the stream cancelled it): its request goes to discard
+         * once the stream has ended.
          */
         static final int SPENT = 3;
+        /**
+         * The write failed, but its buffers may still be read by the NIC: failed by the
+         * connection's end, it is released only after the native close. Its request is
+         * discarded once {@link #operationReleased} says so.
+         */
+        static final int FAILED = 4;
 
         private final Main parent;
         /** The request; written by upstream's thread before the write is subscribed. */
         WriteRequest request;
         /** The write's subscription, for cancellation. */
         volatile Subscription op;
-        /** {@link #EMPTY}, {@link #PENDING}, {@link #DONE} or {@link #SPENT}. */
+        /** {@link #EMPTY}, {@link #PENDING}, {@link #DONE}, {@link #SPENT} or {@link #FAILED}. */
         volatile int state;
 
         Slot(Main parent) {
@@ -561,17 +570,23 @@ final class WriteAllFlux extends Flux<WriteResult> implements Scannable {
 
         @Override
         public void onError(Throwable t) {
-            state = SPENT;
+            // Before the release, or told at once after it (OpMono.ReleaseListener): the request
+            // is discarded only once operationReleased() says so.
+            if (state == PENDING) {
+                state = FAILED;
+            }
             parent.innerError(t);
         }
 
         /**
-         * The write the stream cancelled at its end is over (completed, failed or never posted):
-         * its request can go to discard now that the NIC no longer reads its buffer. Loop thread.
+         * The write failed, or the stream cancelled it and it is over (completed, failed or never
+         * posted), and its regions are released: its request can go to discard now that the NIC
+         * no longer reads its buffer. Loop thread (or the thread that closed the connection).
          */
         @Override
-        public void cancelledOperationEnded() {
-            if (state == PENDING) {
+        public void operationReleased() {
+            int st = state;
+            if (st == PENDING || st == FAILED) {
                 state = SPENT;
             }
             parent.drain();

@@ -164,9 +164,11 @@ class OpMonoSharedInstanceTest {
         WeakReference<CoreSubscriber<Void>> c = subscribeAndAwait(cancelled, true);
         for (Mono<Void> m : java.util.List.of(completed, refused, cancelled)) {
             OpMono op = assertInstanceOf(OpMono.class, m, "no assembly hook wraps it here");
-            // The cancelled one ends when the loop takes it from its task queue (never posted).
+            // The cancelled one ends when the loop takes it from its task queue (never posted),
+            // and lets go of its subscriber once its regions are released, right after: a plain
+            // store on the loop thread, so this waits for it rather than reading it once.
             assertTrue(FaultRig.await(op::isTerminated, FaultRig.T), op.toString());
-            assertNull(op.actual, "a finished operation lets go of its subscriber");
+            assertTrue(FaultRig.await(() -> op.actual == null, FaultRig.T), "a finished operation lets go of its subscriber");
         }
         // The field aside, nothing else of the operation keeps the subscriber: it can be collected.
         for (int i = 0; i < 50 && (a.get() != null || b.get() != null || c.get() != null); i++) {

@@ -182,6 +182,49 @@ class WriteAllDownstreamTest {
         }
     }
 
+    /**
+     * The connection's end fails the writes in flight at once (the stream's {@code onError}), but
+     * their queue pair, which may still read their buffers, is destroyed only afterwards: the
+     * requests go to discard only once their regions are released. Each request has a region of
+     * its own, whose in-flight count the discard hook reads (before: 1 at every discard).
+     */
+    @Test
+    void writeAll_connectionClosedWithWritesInFlight_discardsOnlyAfterTheirRegionsAreReleased() throws Exception {
+        Faults faults = Faults.create();
+        try (java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofShared();
+             LoopbackPeer peer = CqfluxTest.loopback().faults(faults).start()) {
+            RdmaConnection conn = peer.connection();
+            PeerRegion remote = peer.remote();
+            int window = Math.max(1, conn.sendCredits() / 2);
+            List<Region> regions = new ArrayList<>();
+            for (int i = 0; i < window; i++) {
+                regions.add(peer.client().register(arena.allocate(64, 64), io.cqflux.core.RegionAccess.WRITE_SRC));
+            }
+            // Every completion held back 3 s: the writes are in flight when the connection closes.
+            faults.on(Opcode.WRITE).delay(Duration.ofSeconds(3));
+            List<WriteRequest> taken = new CopyOnWriteArrayList<>();
+            List<Long> inFlightAtDiscard = new CopyOnWriteArrayList<>();
+            List<WriteRequest> discarded = new CopyOnWriteArrayList<>();
+            Flux<WriteRequest> requests = Flux.range(0, window)
+                    .map(i -> new WriteRequest(remote, 8L * i, regions.get(i), 0, 8, false))
+                    .doOnNext(taken::add);
+
+            StepVerifier.create(conn.writeAll(requests).doOnDiscard(WriteRequest.class, r -> {
+                        inFlightAtDiscard.add(r.local().inFlight());
+                        discarded.add(r);
+                    }))
+                    .then(() -> assertTrue(await(() -> conn.inFlight() == window), "in flight " + conn.inFlight()))
+                    .then(conn::close)
+                    .expectError()
+                    .verify(T);
+
+            assertTrue(await(() -> discarded.size() == window), "discarded " + discarded.size() + " of " + window);
+            assertEquals(java.util.Collections.nCopies(window, 0L), inFlightAtDiscard,
+                    "a request was discarded while its write's region was still held (the NIC may read it)");
+            assertEveryTakenRequestOnce(taken, List.of(), discarded);
+        }
+    }
+
     /** Every request taken from upstream was emitted or discarded, and only one of them, once. */
     private static void assertEveryTakenRequestOnce(List<WriteRequest> taken, List<WriteResult> results,
                                                     List<WriteRequest> discarded) {
