@@ -824,8 +824,10 @@ public final class Cqflux implements Disposable, AutoCloseable {
          * on a virtual machine is several microseconds, comparable to a whole operation; a
          * spinning caller finds the completion without either. Everything else is Reactor's
          * {@code block()}: the refusal on a {@code NonBlocking} thread, the exceptions, the
-         * cancel on timeout or interrupt. Only the operation's own Mono spins: a Mono built on it
-         * ({@code write(...).then(...)}, {@code tap(...)}) blocks as Reactor's does.
+         * cancel on timeout or interrupt. Only the Monos the operation methods return spin (the
+         * {@code byte[]}/{@code ByteBuffer} forms too): a Mono built on one
+         * ({@code write(...).then(...)}, {@code tap(...)}, an assembly hook's wrapper) blocks as
+         * Reactor's does.
          *
          * <p>Spinning helps only where the caller has a core to itself. By default, therefore,
          * the budget is {@value #DEFAULT_BLOCK_SPIN_MICROS} µs when the machine has more

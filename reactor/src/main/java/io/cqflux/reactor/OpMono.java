@@ -7,7 +7,6 @@ import io.cqflux.core.spi.RemoteRegion;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.time.Duration;
-import org.reactivestreams.Subscriber;
 import org.reactivestreams.Subscription;
 import reactor.core.CoreSubscriber;
 import reactor.core.Exceptions;
@@ -259,12 +258,7 @@ final class OpMono extends Mono<Void> implements Subscription, Scannable, Runnab
     public Void block() {
         SpinThenParkSubscriber.refuseNonBlockingThread();
         long spin = core.blockSpinNanos;
-        if (spin == 0) {
-            return super.block();
-        }
-        SpinThenParkSubscriber w = new SpinThenParkSubscriber();
-        subscribe((Subscriber<Void>) w);
-        return w.blockingGet(spin, false, 0);
+        return spin == 0 ? super.block() : SpinThenParkSubscriber.block(this, spin, false, 0);
     }
 
     /**
@@ -276,13 +270,7 @@ final class OpMono extends Mono<Void> implements Subscription, Scannable, Runnab
     public Void block(Duration timeout) {
         SpinThenParkSubscriber.refuseNonBlockingThread();
         long spin = core.blockSpinNanos;
-        if (spin == 0) {
-            return super.block(timeout);
-        }
-        long t = timeout.toNanos();
-        SpinThenParkSubscriber w = new SpinThenParkSubscriber();
-        subscribe((Subscriber<Void>) w);
-        return w.blockingGet(spin, true, t);
+        return spin == 0 ? super.block(timeout) : SpinThenParkSubscriber.block(this, spin, true, timeout.toNanos());
     }
 
     private OpMono claimedCopy() {

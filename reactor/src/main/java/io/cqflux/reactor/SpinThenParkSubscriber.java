@@ -3,9 +3,11 @@ package io.cqflux.reactor;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import org.reactivestreams.Subscriber;
 import org.reactivestreams.Subscription;
 import reactor.core.CoreSubscriber;
 import reactor.core.Exceptions;
+import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
 
 /**
@@ -22,15 +24,37 @@ import reactor.core.scheduler.Schedulers;
  * as Reactor's does. Spinning only helps where the caller has a core of its own: see
  * {@code Cqflux.Builder.blockSpin} for when the instance turns it off.
  */
-final class SpinThenParkSubscriber extends CountDownLatch implements CoreSubscriber<Void> {
+final class SpinThenParkSubscriber<T> extends CountDownLatch implements CoreSubscriber<T> {
 
     private volatile Subscription s;
     private volatile boolean cancelled;
     /** Written before {@link #countDown()}, read after the count reached 0 (happens-before). */
+    private T value;
+    /** As {@link #value}. */
     private Throwable error;
 
     SpinThenParkSubscriber() {
         super(1);
+    }
+
+    /**
+     * Subscribes a waiter to {@code mono} and blocks as Reactor's {@code block()} or
+     * {@code block(Duration)} does, with a spin first; refused on a {@code NonBlocking} thread
+     * before the subscription (Reactor's subscribes first, and an operation would be posted with
+     * nobody to see its outcome).
+     *
+     * @param mono the operation
+     * @param spinNanos the spin budget, above 0
+     * @param timed whether {@code timeoutNanos} bounds the wait
+     * @param timeoutNanos the bound, when {@code timed}
+     * @param <T> the value's type
+     * @return the value, or {@code null} when the operation completed empty
+     */
+    static <T> T block(Mono<T> mono, long spinNanos, boolean timed, long timeoutNanos) {
+        refuseNonBlockingThread();
+        SpinThenParkSubscriber<T> w = new SpinThenParkSubscriber<>();
+        mono.subscribe((Subscriber<T>) w);
+        return w.blockingGet(spinNanos, timed, timeoutNanos);
     }
 
     @Override
@@ -42,13 +66,17 @@ final class SpinThenParkSubscriber extends CountDownLatch implements CoreSubscri
     }
 
     @Override
-    public void onNext(Void v) {
-        // an operation's Mono<Void> emits nothing
+    public void onNext(T t) {
+        // As Reactor's BlockingMonoSubscriber: the first value ends the wait.
+        if (value == null) {
+            value = t;
+            countDown();
+        }
     }
 
     @Override
     public void onError(Throwable t) {
-        if (getCount() != 0) {
+        if (value == null) {
             error = t;
             countDown();
         }
@@ -74,17 +102,16 @@ final class SpinThenParkSubscriber extends CountDownLatch implements CoreSubscri
      * @param spinNanos the spin budget, 0 for none
      * @param timed whether {@code timeoutNanos} bounds the wait ({@code block(Duration)})
      * @param timeoutNanos the whole wait's bound, spin included, when {@code timed}
-     * @return {@code null} (an operation completes empty)
-     * @throws IllegalStateException on a {@code NonBlocking} thread, or on timeout (the operation
-     *     is then cancelled)
+     * @return the value, or {@code null} when the operation completed empty
+     * @throws IllegalStateException on timeout (the operation is then cancelled)
      * @throws RuntimeException the operation's error, as {@link Exceptions#propagate} wraps it
      */
-    Void blockingGet(long spinNanos, boolean timed, long timeoutNanos) {
-        refuseNonBlockingThread();
+    private T blockingGet(long spinNanos, boolean timed, long timeoutNanos) {
         if (getCount() != 0) {
             long start = System.nanoTime();
             long spin = timed ? Math.min(spinNanos, timeoutNanos) : spinNanos;
-            if (spin > 0) {
+            // An interrupted caller does not spin: the park throws at once, as Reactor's does.
+            if (spin > 0 && !Thread.currentThread().isInterrupted()) {
                 spin(start, spin);
             }
             if (getCount() != 0) {
@@ -97,7 +124,7 @@ final class SpinThenParkSubscriber extends CountDownLatch implements CoreSubscri
             re.addSuppressed(new Exception("#block terminated with an error"));
             throw re;
         }
-        return null;
+        return value;
     }
 
     private void park(boolean timed, long remaining, long timeoutNanos) {
@@ -113,7 +140,9 @@ final class SpinThenParkSubscriber extends CountDownLatch implements CoreSubscri
             dispose();
             Thread.currentThread().interrupt();
             RuntimeException re = Exceptions.propagate(ex);
-            re.addSuppressed(new Exception("#block has been interrupted"));
+            if (timed) {
+                re.addSuppressed(new Exception("#block has been interrupted")); // as Reactor's timed wait
+            }
             throw re;
         }
     }
@@ -131,11 +160,14 @@ final class SpinThenParkSubscriber extends CountDownLatch implements CoreSubscri
         }
     }
 
-    /** Spins until the count reaches 0 or {@code budget} nanoseconds passed since {@code start}; the clock every 64 rounds. */
+    /**
+     * Spins until the count reaches 0, {@code budget} nanoseconds passed since {@code start}, or
+     * the thread is interrupted; the clock and the interrupt are read every 64 rounds.
+     */
     private void spin(long start, long budget) {
         for (int i = 1; getCount() != 0; i++) {
             Thread.onSpinWait();
-            if ((i & 63) == 0 && System.nanoTime() - start >= budget) {
+            if ((i & 63) == 0 && (System.nanoTime() - start >= budget || Thread.currentThread().isInterrupted())) {
                 return;
             }
         }

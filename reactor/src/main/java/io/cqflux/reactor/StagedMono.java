@@ -89,6 +89,26 @@ final class StagedMono<T> extends Mono<T> implements Scannable {
         return onAssembly(new StagedMono<>(core, pool, OpKind.READ, remote, remoteOffset, null, null, 0, null, length));
     }
 
+    /** As {@link OpMono#block()}: a spin before the park, a refusal before the subscription. */
+    @Override
+    public T block() {
+        SpinThenParkSubscriber.refuseNonBlockingThread();
+        long spin = core.blockSpinNanos;
+        return spin == 0 ? super.block() : SpinThenParkSubscriber.block(this, spin, false, 0);
+    }
+
+    /**
+     * As {@link OpMono#block(java.time.Duration)}.
+     *
+     * @param timeout the longest wait
+     */
+    @Override
+    public T block(java.time.Duration timeout) {
+        SpinThenParkSubscriber.refuseNonBlockingThread();
+        long spin = core.blockSpinNanos;
+        return spin == 0 ? super.block(timeout) : SpinThenParkSubscriber.block(this, spin, true, timeout.toNanos());
+    }
+
     @Override
     public void subscribe(CoreSubscriber<? super T> actual) {
         Staged<T> s = new Staged<>(this, actual);

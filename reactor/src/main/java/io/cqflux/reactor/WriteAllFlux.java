@@ -42,7 +42,8 @@ import reactor.util.context.Context;
  * stream with the {@link IllegalArgumentException} Reactive Streams §3.9 asks for. A subscriber
  * whose {@code onNext} throws (§2.13 forbids it) is treated as Reactor's operators treat a callback
  * of theirs that throws: the error, through {@link Operators#onOperatorError}, fails the stream in
- * the same way (a fatal one is rethrown after upstream and the writes were cancelled).
+ * the same way (a fatal one, a {@code VirtualMachineError} say, is rethrown after upstream and the
+ * writes were cancelled; no discard runs after it).
  *
  * <p><b>Discards.</b> Once the stream has ended (cancelled, or its terminal signal sent), every
  * request taken from upstream that will not be emitted as a result goes to
@@ -214,6 +215,7 @@ final class WriteAllFlux extends Flux<WriteResult> implements Scannable {
                 // upstream's: the drain cancels upstream (once) and fails the stream.
                 innerError(Operators.onOperatorError(null, Exceptions.failWithOverflow(
                         "writeAll: more requests than the " + ring.length + " asked for"), r, actual.currentContext()));
+                Operators.onDiscard(r, actual.currentContext()); // taken, never posted, never emitted
                 return;
             }
             tail = tail + 1 == ring.length ? 0 : tail + 1;
