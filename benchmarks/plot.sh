@@ -42,6 +42,8 @@ for k, vs in values.items():
 def score(bench, size, strategy):
     for b in jmh:
         prm = b.get("params", {})
+        if prm.get("blockSpin", "default") != "default":
+            continue  # a -p blockSpin=N comparison run: the plot shows the library's default
         if b["benchmark"].endswith(bench) and prm.get("size") == size and prm.get("strategy") == strategy:
             return "%.2f" % b["primaryMetric"]["score"]
     return "NaN"

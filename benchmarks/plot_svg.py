@@ -57,6 +57,8 @@ def read_repeats(run, stem):
 def jmh_score(jmh, bench, size, strategy):
     for b in jmh:
         prm = b.get("params", {})
+        if prm.get("blockSpin", "default") != "default":
+            continue  # a -p blockSpin=N comparison run: the plot shows the library's default
         if b["benchmark"].endswith(bench) and prm.get("size") == size and prm.get("strategy") == strategy:
             return b["primaryMetric"]["score"]
     return None

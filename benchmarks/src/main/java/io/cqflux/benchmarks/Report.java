@@ -53,9 +53,26 @@ final class Report {
             return median == null ? "" : String.format(Locale.ROOT, "%.2f", java.microsPerOp() / median.microsPerOp());
         }
 
-        /** {@return the ratio's min–max against each C repeat alone, or "" for a Java baseline} */
+        /**
+         * {@return the ratio's min–max against each C repeat alone, or "" for a Java baseline;
+         * when the numerator is a C figure too (a floor row), over every pairing of its repeats
+         * with the baseline's, so that both sides' spread shows}
+         */
         String range() {
-            return baseline.repeats() == null ? "" : Report.range(java.microsPerOp(), baseline.repeats());
+            if (baseline.repeats() == null) {
+                return "";
+            }
+            if (java.repeats() == null) {
+                return Report.range(java.microsPerOp(), baseline.repeats());
+            }
+            double lo = Double.MAX_VALUE;
+            double hi = 0;
+            for (double n : java.repeats()) {
+                double[] r = ratioRange(n, baseline.repeats());
+                lo = Math.min(lo, r[0]);
+                hi = Math.max(hi, r[1]);
+            }
+            return String.format(Locale.ROOT, "%.2f–%.2f", lo, hi);
         }
 
         /** {@return the same for the "vs C p50" column} */
@@ -88,6 +105,8 @@ final class Report {
     private final CBaselines c;
     private final boolean quick;
     private final List<Row> rows = new ArrayList<>();
+    /** The JMH results some row looked up (the others are named under the table). */
+    private final java.util.Set<String> looked = new java.util.HashSet<>();
 
     private Report(Collection<RunResult> results, CBaselines c, boolean quick) {
         for (RunResult r : results) {
@@ -124,10 +143,11 @@ final class Report {
             b.append(sep).append(k).append('=').append(p.getParam(k));
             sep = ",";
         }
-        return keys.isEmpty() ? b.toString() : b.append(']').toString();
+        return sep.equals("[") ? b.toString() : b.append(']').toString(); // no parameter shown: no brackets
     }
 
     private Figure java(String key) {
+        looked.add(key);
         RunResult r = jmh.get(key);
         if (r == null) {
             return null;
@@ -361,6 +381,15 @@ final class Report {
             b.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | %.2f | %s | %s | %s | %s |%n",
                     r.section(), r.what(), r.java().shown(), r.baselineName(), r.baseline().shown(), r.ratio(),
                     r.medianRatio(), r.range(), r.medianRange(), r.repeats()));
+        }
+        List<String> unused = jmh.keySet().stream().filter(k -> !looked.contains(k)).toList();
+        if (!unused.isEmpty()) {
+            // A parameter outside the report's set (say -p blockSpin=0) renames a result, and every
+            // row that would have used it is left out: say so rather than drop them silently.
+            b.append("\nJMH results in no ratio row: ").append(String.join(", ", unused))
+                    .append(". JavaPathBenchmarks has no row (no C counterpart); any other result here carries"
+                            + " a parameter value the rows do not name (such as -p blockSpin=0), and the rows that"
+                            + " would have used it are missing.\n");
         }
         b.append("\n## All JMH results\n\n| benchmark | score |\n|---|---|\n");
         for (Map.Entry<String, RunResult> e : jmh.entrySet()) {
