@@ -80,6 +80,18 @@ class OperationBlockTest {
 
     @ParameterizedTest(name = "blockSpin {0} µs")
     @ValueSource(longs = {0, 50})
+    void block_pooledForms_writeThenReadBack_returnTheBytes(long spin) {
+        RdmaConnection c = start(spin);
+        for (int i = 0; i < 50; i++) {
+            byte[] data = {(byte) i, 1, 2, 3, 4, 5, 6, (byte) -i};
+            assertNull(c.write(peer.remote(), 16L * i, data).block());
+            byte[] back = c.read(peer.remote(), 16L * i, data.length).block(T);
+            assertEquals(Arrays.toString(data), Arrays.toString(back));
+        }
+    }
+
+    @ParameterizedTest(name = "blockSpin {0} µs")
+    @ValueSource(longs = {0, 50})
     void block_failedOperation_throwsItsErrorAsReactorsBlockDoes(long spin) {
         RdmaConnection c = start(spin);
         // Argument errors are signalled, then thrown by block(), before anything is posted.
@@ -144,6 +156,13 @@ class OperationBlockTest {
                 .block(T);
         assertInstanceOf(IllegalStateException.class, t);
         assertTrue(t.getMessage().startsWith("block()/blockFirst()/blockLast() are blocking"), t.getMessage());
+        // The pooled form too (its Mono waits for a buffer before it posts).
+        Throwable t2 = Mono.fromCallable(() -> c.write(peer.remote(), 64, new byte[] {1, 2, 3, 4, 5, 6, 7, 8}).block(T))
+                .subscribeOn(Schedulers.parallel())
+                .map(v -> (Throwable) null)
+                .onErrorResume(Mono::just)
+                .block(T);
+        assertInstanceOf(IllegalStateException.class, t2);
         // Refused before the subscription (Reactor's own block() subscribes first, and the write
         // would go out): a later write's completion (in order on the connection) finds the
         // refused one's target untouched, and the listener heard of only the later one.
