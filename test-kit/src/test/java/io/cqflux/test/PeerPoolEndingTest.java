@@ -14,7 +14,6 @@ import io.cqflux.reactor.RdmaConnection;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import reactor.core.Disposable;
@@ -47,12 +46,12 @@ class PeerPoolEndingTest {
                 faults.on(Opcode.WRITE).nth(1).fail(CompletionStatus.WR_FLUSH_ERR);
                 // The flushed write stays pending: the end fails it with the verdict.
                 Disposable write = first.write(first.remoteRegion(0), 0, peer.local(), 0, 64).subscribe(v -> { }, e -> { });
-                assertTrue(await(() -> seen.stream().anyMatch(r -> r.status() == CompletionStatus.WR_FLUSH_ERR), T),
+                assertTrue(Await.until(() -> seen.stream().anyMatch(r -> r.status() == CompletionStatus.WR_FLUSH_ERR), T),
                         "no flushed completion: " + seen);
                 // Submitted after the flushed completion was handled on the loop: it waits, as
                 // only an ENDING connection makes an operation with credits free wait.
                 Disposable read = first.read(peer.local(), 0, first.remoteRegion(0), 0, 8).subscribe(v -> { }, e -> { });
-                assertTrue(await(() -> first.waiting() == 1, T), "the read did not queue: " + first.waiting());
+                assertTrue(Await.until(() -> first.waiting() == 1, T), "the read did not queue: " + first.waiting());
                 assertFalse(first.isDisposed(), "ENDING is still open: the case under test");
 
                 StepVerifier.create(pool.acquire())
@@ -69,21 +68,5 @@ class PeerPoolEndingTest {
                 pool.disposeNow(T);
             }
         }
-    }
-
-    private static boolean await(BooleanSupplier condition, Duration max) {
-        long deadline = System.nanoTime() + max.toNanos();
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() > deadline) {
-                return false;
-            }
-            try {
-                Thread.sleep(5);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return false;
-            }
-        }
-        return true;
     }
 }

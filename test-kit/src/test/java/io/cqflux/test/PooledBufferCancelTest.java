@@ -10,7 +10,6 @@ import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.concurrent.locks.LockSupport;
-import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -56,17 +55,6 @@ class PooledBufferCancelTest {
         return b;
     }
 
-    private static boolean await(BooleanSupplier c, Duration max) {
-        long end = System.nanoTime() + max.toNanos();
-        while (!c.getAsBoolean()) {
-            if (System.nanoTime() > end) {
-                return false;
-            }
-            LockSupport.parkNanos(1_000_000);
-        }
-        return true;
-    }
-
     /** Cancels an in-flight pooled operation and checks its buffer stays leased until the delayed completion. */
     private void cancelInFlight_bufferHeldUntilCompletion(Fault f, java.util.function.Supplier<Disposable> subscribe) {
         long t0 = System.nanoTime(); // before the post, from which the delay counts
@@ -80,7 +68,7 @@ class PooledBufferCancelTest {
         LockSupport.parkNanos(DELAY.toNanos() / 2);
         assertTrue(pool().leased() == 1 || System.nanoTime() - t0 >= DELAY.toNanos(),
                 "still in flight, still leased");
-        assertTrue(await(() -> pool().leased() == 0, T), "the completion did not give the buffer back: " + pool());
+        assertTrue(Await.until(() -> pool().leased() == 0, T), "the completion did not give the buffer back: " + pool());
         long took = System.nanoTime() - t0;
         assertTrue(took >= DELAY.toNanos() * 9 / 10, "the buffer came back after " + took / 1_000_000
                 + " ms, before the completion (delay " + DELAY.toMillis() + " ms)");
@@ -130,7 +118,7 @@ class PooledBufferCancelTest {
         long t0 = System.nanoTime();
         Disposable da = peer.connection().write(peer.remote(), 0, a).subscribe();
         Disposable db = peer.connection().write(peer.remote(), 4096, b).subscribe();
-        assertTrue(await(() -> f.hits() == 2, T), "both writes posted");
+        assertTrue(Await.until(() -> f.hits() == 2, T), "both writes posted");
         da.dispose();
         db.dispose();
         assertEquals(2, pool().leased(), "both buffers stay with the cancelled writes");
@@ -140,7 +128,7 @@ class PooledBufferCancelTest {
         long took = System.nanoTime() - t0;
         assertTrue(took >= DELAY.toNanos() * 9 / 10, "the third write got a buffer after " + took / 1_000_000
                 + " ms, before a cancelled write's completion (delay " + DELAY.toMillis() + " ms)");
-        assertTrue(await(() -> pool().leased() == 0, T), pool().toString());
+        assertTrue(Await.until(() -> pool().leased() == 0, T), pool().toString());
         assertArrayEquals(a, peer.memory().asSlice(0, 4096).toArray(ValueLayout.JAVA_BYTE));
         assertArrayEquals(b, peer.memory().asSlice(4096, 4096).toArray(ValueLayout.JAVA_BYTE));
         assertArrayEquals(c, peer.memory().asSlice(8192, 4096).toArray(ValueLayout.JAVA_BYTE));

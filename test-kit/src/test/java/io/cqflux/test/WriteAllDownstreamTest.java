@@ -16,7 +16,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.Test;
 import org.reactivestreams.Subscription;
 import reactor.core.CoreSubscriber;
@@ -97,7 +96,7 @@ class WriteAllDownstreamTest {
                     "Operators.onOperatorError saw the result onNext threw on: " + hookSaw);
             // The writes in flight were cancelled: each gives back its credits and region
             // reference when its completion arrives, and the connection goes on.
-            assertTrue(await(() -> conn.inFlight() == 0 && local.inFlight() == 0),
+            assertTrue(Await.until(() -> conn.inFlight() == 0 && local.inFlight() == 0, T),
                     "in flight " + conn.inFlight() + ", region " + local.inFlight());
             StepVerifier.create(conn.write(remote, 0, local, 0, 8)).expectComplete().verify(T);
         } finally {
@@ -127,13 +126,13 @@ class WriteAllDownstreamTest {
             StepVerifier.create(conn.writeAll(requests).doOnNext(results::add)
                             .doOnDiscard(WriteRequest.class, discarded::add), 0)
                     // No demand: the first window's writes complete and their results are held.
-                    .then(() -> assertTrue(await(() -> taken.size() == window && conn.inFlight() == 0)))
+                    .then(() -> assertTrue(Await.until(() -> taken.size() == window && conn.inFlight() == 0, T)))
                     .thenRequest(emitted)
                     .expectNextCount(emitted)
                     // Three slots freed: three more requests taken, their writes posted and held in
                     // flight (a write cancelled before the loop posted it is discarded at once).
-                    .then(() -> assertTrue(await(() -> taken.size() == window + emitted
-                            && conn.inFlight() == emitted)))
+                    .then(() -> assertTrue(Await.until(() -> taken.size() == window + emitted
+                            && conn.inFlight() == emitted, T)))
                     .thenCancel()
                     .verify(T);
 
@@ -141,12 +140,12 @@ class WriteAllDownstreamTest {
             List<WriteRequest> inFlight = taken.subList(window, window + emitted);
             assertEquals(offsets(heldResults), offsets(discarded),
                     "at the cancel, exactly the held results are discarded, none of the writes in flight");
-            assertTrue(await(() -> discarded.size() == window), "discarded " + discarded.size() + " of " + window);
+            assertTrue(Await.until(() -> discarded.size() == window, T), "discarded " + discarded.size() + " of " + window);
             assertEquals(emitted, results.size());
             List<WriteRequest> late = new ArrayList<>(discarded.subList(heldResults.size(), discarded.size()));
             assertEquals(offsets(inFlight), offsets(late), "the writes in flight, once they ended");
             assertEveryTakenRequestOnce(taken, results, discarded);
-            assertTrue(await(() -> conn.inFlight() == 0 && local.inFlight() == 0));
+            assertTrue(Await.until(() -> conn.inFlight() == 0 && local.inFlight() == 0, T));
         }
     }
 
@@ -169,16 +168,16 @@ class WriteAllDownstreamTest {
 
             StepVerifier.create(conn.writeAll(requests).doOnNext(results::add)
                             .doOnDiscard(WriteRequest.class, discarded::add), 0)
-                    .then(() -> assertTrue(await(() -> taken.size() == window && conn.inFlight() == 0)))
+                    .then(() -> assertTrue(Await.until(() -> taken.size() == window && conn.inFlight() == 0, T)))
                     .thenRequest(3)
                     .expectNextCount(3)
                     .expectError()
                     .verify(T);
 
-            assertTrue(await(() -> results.size() + discarded.size() == taken.size()),
+            assertTrue(Await.until(() -> results.size() + discarded.size() == taken.size(), T),
                     "taken " + taken.size() + ", emitted " + results.size() + ", discarded " + discarded.size());
             assertEveryTakenRequestOnce(taken, results, discarded);
-            assertTrue(await(() -> local.inFlight() == 0), "region " + local.inFlight());
+            assertTrue(Await.until(() -> local.inFlight() == 0, T), "region " + local.inFlight());
         }
     }
 
@@ -213,12 +212,12 @@ class WriteAllDownstreamTest {
                         inFlightAtDiscard.add(r.local().inFlight());
                         discarded.add(r);
                     }))
-                    .then(() -> assertTrue(await(() -> conn.inFlight() == window), "in flight " + conn.inFlight()))
+                    .then(() -> assertTrue(Await.until(() -> conn.inFlight() == window, T), "in flight " + conn.inFlight()))
                     .then(conn::close)
                     .expectError()
                     .verify(T);
 
-            assertTrue(await(() -> discarded.size() == window), "discarded " + discarded.size() + " of " + window);
+            assertTrue(Await.until(() -> discarded.size() == window, T), "discarded " + discarded.size() + " of " + window);
             assertEquals(java.util.Collections.nCopies(window, 0L), inFlightAtDiscard,
                     "a request was discarded while its write's region was still held (the NIC may read it)");
             assertEveryTakenRequestOnce(taken, List.of(), discarded);
@@ -245,21 +244,5 @@ class WriteAllDownstreamTest {
         java.util.SortedSet<Long> s = new java.util.TreeSet<>();
         requests.forEach(r -> s.add(r.remoteOffset()));
         return s;
-    }
-
-    private static boolean await(BooleanSupplier condition) {
-        long deadline = System.nanoTime() + T.toNanos();
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() > deadline) {
-                return false;
-            }
-            try {
-                Thread.sleep(5);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return false;
-            }
-        }
-        return true;
     }
 }
