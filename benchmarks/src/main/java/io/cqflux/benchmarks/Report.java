@@ -149,9 +149,10 @@ final class Report {
     private Figure java(String key) {
         looked.add(key);
         RunResult r = jmh.get(key);
-        if (r == null) {
-            return null;
-        }
+        return r == null ? null : figure(r);
+    }
+
+    private static Figure figure(RunResult r) {
         Result<?> p = r.getPrimaryResult();
         double score = p.getScore();
         String unit = p.getScoreUnit();
@@ -332,6 +333,23 @@ final class Report {
         }
     }
 
+    /**
+     * {@return a line naming the JMH results no row looked up, or ""} A parameter outside the
+     * report's set (say {@code -p blockSpin=0}) renames a result, and every row that would have
+     * used it is left out: this says so rather than drop them silently. Call after the rows were
+     * built (the constructor builds them).
+     */
+    private String unusedNote() {
+        List<String> unused = jmh.keySet().stream().filter(k -> !looked.contains(k)).toList();
+        if (unused.isEmpty()) {
+            return "";
+        }
+        return "\nJMH results in no ratio row: " + String.join(", ", unused)
+                + ". JavaPathBenchmarks has no row (no C counterpart); any other result here carries"
+                + " a parameter value the rows do not name (such as -p blockSpin=0), and the rows that"
+                + " would have used it are missing.\n";
+    }
+
     /** {@return the ratio table as fixed-width text for the terminal} */
     String table() {
         StringBuilder b = new StringBuilder();
@@ -345,6 +363,7 @@ final class Report {
         if (rows.isEmpty()) {
             b.append("(no ratio: a side of every comparison is missing; see the raw figures)\n");
         }
+        b.append(unusedNote());
         return b.toString();
     }
 
@@ -371,7 +390,8 @@ final class Report {
                 + " every C program once; the mean of the middle two for an even count), for the mean and the"
                 + " p50 alike, so \"ratio\" is the Java mean ÷ the median of the C means and \"ratio vs C p50\""
                 + " the Java mean ÷ the median of the C p50s. \"range\" and \"p50 range\" are the same ratio"
-                + " against each C repeat alone (min–max), \"C repeats\" how many repeats printed the figure."
+                + " against each C repeat alone (min–max; for a floor row, C over JUCX, every C repeat against every"
+                + " JUCX repeat), \"C repeats\" how many repeats printed the baseline figure."
                 + " A wide range means the C figure moved between repeats: do not read the ratio closer than"
                 + " that.\n\n");
         b.append("| layer | Java | value | baseline | baseline value | ratio | ratio vs C p50 | range | p50 range"
@@ -382,18 +402,10 @@ final class Report {
                     r.section(), r.what(), r.java().shown(), r.baselineName(), r.baseline().shown(), r.ratio(),
                     r.medianRatio(), r.range(), r.medianRange(), r.repeats()));
         }
-        List<String> unused = jmh.keySet().stream().filter(k -> !looked.contains(k)).toList();
-        if (!unused.isEmpty()) {
-            // A parameter outside the report's set (say -p blockSpin=0) renames a result, and every
-            // row that would have used it is left out: say so rather than drop them silently.
-            b.append("\nJMH results in no ratio row: ").append(String.join(", ", unused))
-                    .append(". JavaPathBenchmarks has no row (no C counterpart); any other result here carries"
-                            + " a parameter value the rows do not name (such as -p blockSpin=0), and the rows that"
-                            + " would have used it are missing.\n");
-        }
+        b.append(unusedNote());
         b.append("\n## All JMH results\n\n| benchmark | score |\n|---|---|\n");
         for (Map.Entry<String, RunResult> e : jmh.entrySet()) {
-            b.append("| ").append(e.getKey()).append(" | ").append(java(e.getKey()).shown()).append(" |\n");
+            b.append("| ").append(e.getKey()).append(" | ").append(figure(e.getValue()).shown()).append(" |\n");
         }
         TreeSet<Integer> numbers = new TreeSet<>();
         c.values().values().forEach(f -> numbers.addAll(f.byRepeat().keySet()));

@@ -824,10 +824,12 @@ public final class Cqflux implements Disposable, AutoCloseable {
          * on a virtual machine is several microseconds, comparable to a whole operation; a
          * spinning caller finds the completion without either. Everything else is Reactor's
          * {@code block()}: the refusal on a {@code NonBlocking} thread, the exceptions, the
-         * cancel on timeout or interrupt. Only the Monos the operation methods return spin (the
-         * {@code byte[]}/{@code ByteBuffer} forms too): a Mono built on one
-         * ({@code write(...).then(...)}, {@code tap(...)}, an assembly hook's wrapper) blocks as
-         * Reactor's does.
+         * cancel on timeout or interrupt; only the thread-local context that Reactor's
+         * {@code block()} captures under {@code Hooks.enableAutomaticContextPropagation()} is not
+         * captured (nothing in an operation reads it). Only the Monos the region and the
+         * {@code byte[]}/{@code ByteBuffer} operation methods return spin: the
+         * {@link BufferLease} forms, and a Mono built on any of them ({@code write(...).then(...)},
+         * {@code tap(...)}, an assembly hook's wrapper), block as Reactor's does.
          *
          * <p>Spinning helps only where the caller has a core to itself. By default, therefore,
          * the budget is {@value #DEFAULT_BLOCK_SPIN_MICROS} µs when the machine has more

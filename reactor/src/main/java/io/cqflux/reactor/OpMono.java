@@ -38,9 +38,9 @@ import reactor.util.annotation.Nullable;
  * never posted. The terminal signal is sent at most once, whichever thread gets there first: the
  * loop (a completion, the connection's end) or the subscriber's own thread (a
  * {@code request(n <= 0)}, Reactive Streams §3.9).
- * Whoever sends it (or marks the operation finished without one) then forgets the subscriber, a
- * plain store: a finished Mono the user keeps (to subscribe it again later) does not keep its first
- * subscriber, and what it references, reachable.
+ * The subscriber is forgotten (a plain store) once the operation is finished and its regions are
+ * released, by whichever of the two steps comes last: a finished Mono the user keeps (to
+ * subscribe it again later) does not keep its first subscriber, and what it references, reachable.
  *
  * <p>{@link Runnable}: only as the loop task that hands a subscription made on another thread
  * over to the loop ({@link #run()}).
@@ -510,14 +510,16 @@ final class OpMono extends Mono<Void> implements Subscription, Scannable, Runnab
     /**
      * A subscriber of the library's own that must know when the NIC no longer reads an
      * operation's buffers, to hand its data back ({@code writeAll}'s window slots discard the
-     * request): told once, on the loop thread (or the thread that closes the connection after
-     * its loop ended), after the operation ended and its regions were released, for an
+     * request): told once, on the thread that finished or released it last (the loop's; the
+     * subscribing thread's for a check that failed before the hand-over; the one that closes the
+     * connection after its loop ended), after the operation ended and its regions were released, for an
      * operation it cancelled whatever the outcome, and for one it did not cancel after a failure.
      * A success is not told: the completion path releases the regions before {@code onComplete}.
      * A failure by the connection's end comes before the queue pair is destroyed; the telling
      * then waits for {@link #releaseRegions()} after the native close (never, when that close
-     * failed and the buffers are kept). A subscriber that cancels with {@code request(n <= 0)}
-     * is not told.
+     * failed and the buffers are kept). Found by walking {@link Attr#ACTUAL} from the subscriber:
+     * behind an assembly hook's subscriber that is not {@link Scannable}, it is not told. Not meant
+     * for a subscriber that calls {@code request(n <= 0)}.
      */
     interface ReleaseListener {
         /** The operation is over and its regions are released: its buffers may be reused. */
@@ -530,18 +532,20 @@ final class OpMono extends Mono<Void> implements Subscription, Scannable, Runnab
      * {@link Attr#ACTUAL}, a few levels). Never on the success path: the hot path pays nothing.
      */
     private static void tellReleased(CoreSubscriber<? super Void> a) {
-        Object s = a;
-        for (int depth = 0; depth < 8 && s != null; depth++) {
-            if (s instanceof ReleaseListener l) {
-                try {
+        try {
+            Object s = a;
+            for (int depth = 0; depth < 8 && s != null; depth++) {
+                if (s instanceof ReleaseListener l) {
                     l.operationReleased();
-                } catch (Throwable t) {
-                    Exceptions.throwIfJvmFatal(t);
-                    Operators.onErrorDropped(t, a.currentContext());
+                    return;
                 }
-                return;
+                s = s instanceof Scannable sc ? sc.scanUnsafe(Attr.ACTUAL) : null;
             }
-            s = s instanceof Scannable sc ? sc.scanUnsafe(Attr.ACTUAL) : null;
+        } catch (Throwable t) {
+            // A listener, or a hook's subscriber answering the walk, that throws: reported, and
+            // kept from the failure path that called this (a loop task, the native close).
+            Exceptions.throwIfJvmFatal(t);
+            Operators.onErrorDropped(t, a.currentContext());
         }
     }
 

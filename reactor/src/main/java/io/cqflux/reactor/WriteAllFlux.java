@@ -572,10 +572,13 @@ final class WriteAllFlux extends Flux<WriteResult> implements Scannable {
 
         @Override
         public void onError(Throwable t) {
-            // Before the release, or told at once after it (OpMono.ReleaseListener): the request
-            // is discarded only once operationReleased() says so.
+            // A write whose regions are already released (refused by its check, or failed by its
+            // own error completion) is spent now: read on the thread that released them, which is
+            // the one failing it. Otherwise its request waits for operationReleased(), which
+            // OpMono finds by walking Attr.ACTUAL from its subscriber: an assembly hook whose
+            // subscriber hides that walk leaves such a request undiscarded.
             if (state == PENDING) {
-                state = FAILED;
+                state = op instanceof OpMono o && o.released ? SPENT : FAILED;
             }
             parent.innerError(t);
         }

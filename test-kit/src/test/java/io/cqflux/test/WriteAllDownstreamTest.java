@@ -224,6 +224,36 @@ class WriteAllDownstreamTest {
         }
     }
 
+    /**
+     * A write refused by its own check (never posted) fails the stream; its request, and every
+     * other one taken, is discarded: the refusal releases its regions before it fails, so the
+     * discard needs no native close.
+     */
+    @Test
+    void writeAll_writeRefusedByItsCheck_discardsItsRequest() {
+        try (LoopbackPeer peer = CqfluxTest.loopback().start()) {
+            RdmaConnection conn = peer.connection();
+            PeerRegion remote = peer.remote();
+            Region local = peer.local();
+            List<WriteRequest> taken = new CopyOnWriteArrayList<>();
+            List<WriteRequest> discarded = new CopyOnWriteArrayList<>();
+            List<WriteResult> results = new CopyOnWriteArrayList<>();
+            // The fourth request reaches past the peer's region.
+            Flux<WriteRequest> requests = Flux.range(0, 8)
+                    .map(i -> new WriteRequest(remote, i == 3 ? remote.size() : 8L * i, local, 0, 8, false))
+                    .doOnNext(taken::add);
+            StepVerifier.create(conn.writeAll(requests).doOnNext(results::add)
+                            .doOnDiscard(WriteRequest.class, discarded::add))
+                    .thenConsumeWhile(r -> true) // the first three, if they complete before the refusal fails the stream
+                    .expectError(IllegalArgumentException.class)
+                    .verify(T);
+            assertTrue(Await.until(() -> results.size() + discarded.size() == taken.size(), T),
+                    "taken " + taken.size() + ", emitted " + results.size() + ", discarded " + discarded.size());
+            assertEveryTakenRequestOnce(taken, results, discarded);
+            assertTrue(!conn.isDisposed(), "a refused write does not end the connection");
+        }
+    }
+
     /** Every request taken from upstream was emitted or discarded, and only one of them, once. */
     private static void assertEveryTakenRequestOnce(List<WriteRequest> taken, List<WriteResult> results,
                                                     List<WriteRequest> discarded) {

@@ -51,6 +51,8 @@ class WriteAllUpstreamProtocolTest {
             PeerRegion remote = peer.remote();
             Region local = peer.local();
             AtomicInteger cancelled = new AtomicInteger();
+            AtomicInteger sent = new AtomicInteger();
+            AtomicInteger discarded = new AtomicInteger();
             // Ignores demand: sends 10_000 requests on the first request(n).
             Publisher<WriteRequest> rogue = s -> s.onSubscribe(new Subscription() {
                 boolean started;
@@ -62,6 +64,7 @@ class WriteAllUpstreamProtocolTest {
                     }
                     started = true;
                     for (int i = 0; i < 10_000 && cancelled.get() == 0; i++) {
+                        sent.incrementAndGet();
                         s.onNext(new WriteRequest(remote, 8L * (i % 512), local, 0, 8, false));
                     }
                 }
@@ -71,10 +74,14 @@ class WriteAllUpstreamProtocolTest {
                     cancelled.incrementAndGet();
                 }
             });
-            StepVerifier.create(conn.writeAll(rogue), 0)
+            StepVerifier.create(conn.writeAll(rogue).doOnDiscard(WriteRequest.class, r -> discarded.incrementAndGet()), 0)
                     .expectErrorMatches(Exceptions::isOverflow)
                     .verify(T);
             assertEquals(1, cancelled.get(), "upstream cancelled once");
+            // Nothing was emitted (no demand): every request sent, the one that overflowed
+            // included, is discarded once its write (if any) ended.
+            assertTrue(Await.until(() -> discarded.get() == sent.get(), T),
+                    "sent " + sent.get() + ", discarded " + discarded.get());
         }
     }
 
