@@ -39,9 +39,10 @@ final class SpinThenParkSubscriber<T> extends CountDownLatch implements CoreSubs
 
     /**
      * Subscribes a waiter to {@code mono} and blocks as Reactor's {@code block()} or
-     * {@code block(Duration)} does, with a spin first; refused on a {@code NonBlocking} thread
-     * before the subscription (Reactor's subscribes first, and an operation would be posted with
-     * nobody to see its outcome).
+     * {@code block(Duration)} does, with a spin first. The caller has already called
+     * {@link #refuseNonBlockingThread()}: before the subscription, on this path and on the one to
+     * Reactor's own {@code block()} alike (Reactor's subscribes first, and an operation would be
+     * posted with nobody to see its outcome).
      *
      * @param mono the operation
      * @param spinNanos the spin budget, above 0
@@ -51,7 +52,6 @@ final class SpinThenParkSubscriber<T> extends CountDownLatch implements CoreSubs
      * @return the value, or {@code null} when the operation completed empty
      */
     static <T> T block(Mono<T> mono, long spinNanos, boolean timed, long timeoutNanos) {
-        refuseNonBlockingThread();
         SpinThenParkSubscriber<T> w = new SpinThenParkSubscriber<>();
         mono.subscribe((Subscriber<T>) w);
         return w.blockingGet(spinNanos, timed, timeoutNanos);
