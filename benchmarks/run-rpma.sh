@@ -5,12 +5,15 @@
 # librpma C baseline (c/rpma_lat_bench.c: read, write, durable write = write + flush VISIBILITY,
 # one in flight, busy poll and epoll; then 8-byte writes with 64 in flight) and cqflux's
 # RpmaLatBench (the reactive API on the rpma transport, the same operations; writeAll for the 64 in
-# flight). A round whose cqflux JVM crashed is run again once (guest.sh; noted in reruns.txt and
+# flight), then the same RpmaLatBench over the synthetic transport (cqflux's Java path alone; also
+# run once on the host before the boot). A round whose cqflux JVM crashed is run again once (guest.sh; noted in reruns.txt and
 # the summary). Then prints p50/p99 per operation and size with cqflux ÷ C ratios and perftest
 # beside, the throughput with C ÷ cqflux, and writes
 #   benchmarks/results/<UTC date-time>-rpma/   perftest-R.txt (+ .raw), c-rpma-R.txt, cqflux-rpma-R.txt
 #                                              (+ .stderr.txt), guest-clock.txt, guest-loadavg.txt,
-#                                              host-loadavg.txt, lane-output.txt, summary.md
+#                                              host-loadavg.txt, lane-output.txt, summary.md,
+#                                              javapath-R.txt, javapath-host.txt (the Java path
+#                                              alone: RpmaLatBench -T synthetic in each round and here)
 #                                              (hs_err_pid*.log when a JVM crashed, reruns.txt and
 #                                              cqflux-rpma-R.crashed*.txt when a round was rerun)
 #   benchmarks/results/latest-rpma.md          the summary of this run
@@ -79,6 +82,13 @@ gcc -O2 -Wall -o "$BENCH/target/c/rpma_lat_bench" "$BENCH/c/rpma_lat_bench.c" -l
 echo "== Soft-RoCE lane (prepare.sh)"
 "$ROOT/scripts/softroce/prepare.sh"
 
+# The Java path alone on the host, with the counts the guest uses (RpmaLatBench -T synthetic; the
+# guest runs it too, in each round): the emulation's factor on cqflux's own code, for the report.
+echo "== cqflux's Java path alone on the host (RpmaLatBench -T synthetic)"
+"$JAVA_HOME/bin/java" --enable-native-access=ALL-UNNAMED -XX:+UseParallelGC \
+  -cp "$BENCH/target/classes:$BENCH/target/lib/*" io.cqflux.benchmarks.RpmaLatBench -T synthetic -m busy \
+  -n "$java_n" -w "$java_w" -g "$java_g" -t "$tput_n" 2>"$OUT/javapath-host.stderr.txt" | tee "$OUT/javapath-host.txt" \
+  || echo "run-rpma.sh: the host's synthetic Java-path run failed; going on without it" >&2
 echo "host before $(cut -d' ' -f1-3 /proc/loadavg)" >"$OUT/host-loadavg.txt"
 echo "== one boot, $rounds round(s): perftest, librpma C, cqflux (guest: tsc=reliable tsc_early_khz=$khz)"
 set +e

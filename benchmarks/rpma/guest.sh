@@ -7,13 +7,17 @@
 #   2. the librpma C baseline benchmarks/c/rpma_lat_bench   -> c-rpma-R.txt
 #   3. cqflux's RpmaLatBench on --transport rpma (reactive API) -> cqflux-rpma-R.txt (+ .stderr.txt)
 #   (2 and 3 end each wait mode with the throughput of 8-byte writes, 64 in flight)
+#   4. RpmaLatBench -T synthetic: the same harness and counts over the synthetic transport (no NIC,
+#      no native call per operation), busy mode         -> javapath-R.txt (+ .stderr.txt)
+#      cqflux's own Java path under the same emulation, which RpmaReport sets beside the gap 3 - 2.
 # Usage: guest.sh ROUNDS PERFTEST_N C_N C_WARMUP JAVA_N JAVA_WARMUP JAVA_GLOBAL_WARMUP [TPUT_N]
 #   TPUT_N: 8-byte writes with 64 in flight per throughput figure, C and cqflux (0 or absent: none)
 # A JVM crash leaves its hs_err_pid*.log in the run directory (the guest's cwd is thrown away).
 # A round whose cqflux JVM crashed (a new hs_err file, or an exit status of 128 or more) is run
 # again, once: the crashed attempt's output is kept as cqflux-rpma-R.crashed*.txt and the rerun
-# is noted in reruns.txt, which RpmaReport puts in the summary. (Seen in 2 of 15 starts: SIGSEGV
-# in C1-compiled JDK code on the loop thread, results/2026-11-23T153809Z-rpma/hs_err_pid256.log.)
+# is noted in reruns.txt, which RpmaReport puts in the summary. (Seen in 3 of about 20 starts:
+# SIGSEGV at the entry of a C1 method being made not entrant, an instruction decoded by TCG from a
+# half-written patch; docs/performance.md, "A JVM crash in the lane".)
 set -u
 rounds=$1 pn=$2 cn=$3 cw=$4 jn=$5 jw=$6 jg=$7 tn=${8:-0}
 out=${CQFLUX_VM_OUT:?not in the lane}
@@ -101,6 +105,14 @@ while [ "$r" -le "$rounds" ]; do
       echo "round $r: the cqflux JVM crashed (exit $rc, ${hs:+$(basename "$hs")}); the round's cqflux part was run again once (exit $rc2), its figures are the rerun's; the crashed attempt's output is cqflux-rpma-$r.crashed.txt" >>"$out/reruns.txt"
     fi
   fi
+  # The Java path alone (see the header). A failure costs only this figure of the round.
+  echo "-- cqflux's Java path alone (RpmaLatBench -T synthetic -m busy -n $jn -w $jw -g $jg -t $tn)"
+  "$JAVA_HOME/bin/java" --enable-native-access=ALL-UNNAMED -XX:+UseParallelGC -XX:ErrorFile="$out/hs_err_pid%p.log" \
+    -cp "$cp" io.cqflux.benchmarks.RpmaLatBench -T synthetic -m busy -n "$jn" -w "$jw" -g "$jg" -t "$tn" \
+    2>"$out/javapath-$r.stderr.txt" >"$out/javapath-$r.txt" \
+    || echo "rpma bench: round $r: the synthetic Java-path run failed (exit $?): no javapath figures" >&2
+  cat "$out/javapath-$r.txt"
   echo "round $r end $(cat /proc/loadavg)" >>"$out/guest-loadavg.txt"
   r=$((r + 1))
 done
+

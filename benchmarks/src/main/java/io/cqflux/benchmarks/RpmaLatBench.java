@@ -51,7 +51,15 @@ import reactor.core.publisher.Mono;
  * <p>Prints the C baselines' format ({@code cqflux.read.8.busy.lat.p50 41.20 us}; mean, p50,
  * p99), which {@link CBaselines} parses. Runs only where {@code CQFLUX_RPMA_ADDRESS} names an
  * address with an RDMA device (the Soft-RoCE lane). Usage:
- * {@code RpmaLatBench [-n iterations] [-w warmup] [-g global warm-up] [-t writes] [-m busy|epoll|both] [-p port]}.
+ * {@code RpmaLatBench [-T rpma|synthetic] [-n iterations] [-w warmup] [-g global warm-up] [-t writes]
+ * [-m busy|epoll|both] [-p port]}.
+ *
+ * <p>{@code -T synthetic}: the same harness, operations and counts over the {@code synthetic}
+ * transport ({@link SyntheticTransport}: every post completes at once, no NIC, no native call per
+ * operation) on the loopback address, busy mode only, printed as {@code javapath.<op>.<size>.busy...}.
+ * What it measures is cqflux's own Java path per operation on this machine. {@code run-rpma.sh}
+ * runs it inside the lane's guest after the rounds and on the host before the boot, so that the
+ * report can set the guest's cqflux − C gap beside the Java path's cost under the same emulation.
  */
 public final class RpmaLatBench {
 
@@ -64,6 +72,10 @@ public final class RpmaLatBench {
     private static final int TPUT_SIZE = 8;
     /** Writes per throughput run ({@code -t}); 0 skips the figure. */
     private static int tput;
+    /** {@code -T synthetic}: the Java path alone (see the class comment). */
+    private static boolean synthetic;
+    /** The figures' prefix: {@code cqflux} on rpma, {@code javapath} on the synthetic transport. */
+    private static String prefix = "cqflux";
 
     private RpmaLatBench() {
     }
@@ -89,9 +101,27 @@ public final class RpmaLatBench {
                 case "-p" -> port = Integer.parseInt(args[++i]);
                 case "-g" -> global = Integer.parseInt(args[++i]);
                 case "-t" -> tput = Integer.parseInt(args[++i]);
+                case "-T" -> {
+                    String t = args[++i];
+                    if (!t.equals("rpma") && !t.equals(SyntheticTransportProvider.NAME)) {
+                        throw new IllegalArgumentException("-T " + t + " is not one of rpma, "
+                                + SyntheticTransportProvider.NAME);
+                    }
+                    synthetic = t.equals(SyntheticTransportProvider.NAME);
+                }
                 default -> throw new IllegalArgumentException("unknown argument " + args[i]
-                        + " (-n iterations, -w warmup, -g global warm-up, -t writes, -m busy|epoll|both, -p port)");
+                        + " (-T rpma|synthetic, -n iterations, -w warmup, -g global warm-up, -t writes,"
+                        + " -m busy|epoll|both, -p port)");
             }
+        }
+        if (synthetic) {
+            // The synthetic queues' eventfds are not written for the loop's own posts (as a
+            // libfabric wait fd is not), so only the busy-polling figure is the Java path alone.
+            if (!modes.equals("busy")) {
+                throw new IllegalArgumentException("-T " + SyntheticTransportProvider.NAME + " runs -m busy only, not -m "
+                        + modes);
+            }
+            prefix = "javapath";
         }
         if (iters < 100) {
             throw new IllegalArgumentException("-n " + iters + " is below 100: no p99 from fewer operations");
@@ -102,8 +132,8 @@ public final class RpmaLatBench {
         if (!modes.equals("busy") && !modes.equals("epoll") && !modes.equals("both")) {
             throw new IllegalArgumentException("-m " + modes + " is not one of busy, epoll, both");
         }
-        InetAddress address = address();
-        System.out.printf(Locale.ROOT, "cqflux.info address=%s iterations=%d warmup=%d global=%d java=%s%n",
+        InetAddress address = synthetic ? InetAddress.getLoopbackAddress() : address();
+        System.out.printf(Locale.ROOT, prefix + ".info address=%s iterations=%d warmup=%d global=%d java=%s%n",
                 address.getHostAddress(), iters, warmup, global, Runtime.version());
         if (!modes.equals("epoll")) {
             run("busy", WaitStrategy.BUSY_POLL, address, port, iters, warmup, global);
@@ -125,10 +155,8 @@ public final class RpmaLatBench {
     private static void run(String mode, WaitStrategy clientWait, InetAddress address, int port, int iters,
                             int warmup, int global) {
         try (Arena arena = Arena.ofShared();
-             Cqflux server = Cqflux.builder().transport(TransportChoice.RPMA).localAddress(address)
-                     .waitStrategy(WaitStrategy.BLOCKING).build();
-             Cqflux client = Cqflux.builder().transport(TransportChoice.RPMA).localAddress(address)
-                     .waitStrategy(clientWait).build()) {
+             Cqflux server = builder().localAddress(address).waitStrategy(WaitStrategy.BLOCKING).build();
+             Cqflux client = builder().localAddress(address).waitStrategy(clientWait).build()) {
             Region exposed = server.register(arena.allocate(REGION, 4096),
                     RegionAccess.WRITE_DST, RegionAccess.READ_SRC, RegionAccess.FLUSH_TYPE_VISIBILITY);
             RdmaServer listening = server.bind(new InetSocketAddress(address, port), c -> c.onDispose(), exposed)
@@ -159,6 +187,11 @@ public final class RpmaLatBench {
         }
     }
 
+    private static Cqflux.Builder builder() {
+        return synthetic ? Cqflux.builder().transport(SyntheticTransportProvider.NAME)
+                : Cqflux.builder().transport(TransportChoice.RPMA);
+    }
+
     /** Runs {@code n} operations one after the other; returns n + 1 time stamps (start, then each completion). */
     private static long[] chain(RdmaConnection c, String op, PeerRegion remote, Region local, int size, int n) {
         long[] stamps = new long[n + 1];
@@ -184,7 +217,7 @@ public final class RpmaLatBench {
         long t0 = System.nanoTime();
         writeAll(c, remote, local, tput);
         double secs = (System.nanoTime() - t0) / 1e9;
-        System.out.printf(Locale.ROOT, "cqflux.write.%d.%s.tput.w%d %.0f ops/s%n", TPUT_SIZE, mode, TPUT_WINDOW,
+        System.out.printf(Locale.ROOT, prefix + ".write.%d.%s.tput.w%d %.0f ops/s%n", TPUT_SIZE, mode, TPUT_WINDOW,
                 tput / secs);
         System.out.flush();
     }
@@ -214,7 +247,7 @@ public final class RpmaLatBench {
             sum += us[i];
         }
         Arrays.sort(us);
-        String name = "cqflux." + op + "." + size + "." + mode + ".lat.";
+        String name = prefix + "." + op + "." + size + "." + mode + ".lat.";
         System.out.printf(Locale.ROOT, "%smean %.2f us%n", name, sum / n);
         System.out.printf(Locale.ROOT, "%sp50 %.2f us%n", name, us[n / 2]);
         System.out.printf(Locale.ROOT, "%sp99 %.2f us%n", name, us[(int) (n * 0.99)]);

@@ -12,7 +12,8 @@ import java.util.Locale;
  * The table of {@code ./cqflux bench rpma} (benchmarks/run-rpma.sh): reads one run directory's
  * raw results (rounds {@code 1..N} of {@code perftest-R.txt}, {@code c-rpma-R.txt},
  * {@code cqflux-rpma-R.txt}, all in the C baselines' {@code name value unit} format, plus
- * {@code host-loadavg.txt} and {@code guest-clock.txt}) and prints, per operation, size and wait
+ * {@code host-loadavg.txt} and {@code guest-clock.txt}; {@code javapath-R.txt} and
+ * {@code javapath-host.txt} when there) and prints, per operation, size and wait
  * mode, the C and cqflux p50 and p99, their ratio cqflux ÷ C, and perftest beside. With several
  * rounds a figure is the median over the rounds and a ratio the median of the per-round ratios,
  * with their range. Writes the same text to {@code summary.md} in the run directory and, when
@@ -128,6 +129,7 @@ public final class RpmaReport {
             }
         }
         throughput(b, c, j);
+        javaPath(b, dir, c, j);
         b.append('\n');
         line(b, dir.resolve("guest-loadavg.txt"), "Guest load average per round");
         return b.toString();
@@ -165,6 +167,85 @@ public final class RpmaReport {
                     fmt(median(values(c, cName))), fmt(median(values(c, sName))), fmt(median(values(j, jName))),
                     ratio(j, c, jName, cName), ratio(j, c, jName, sName)));
         }
+    }
+
+    /**
+     * Where the busy-poll gap goes: per operation and size, cqflux − C at p50 (the median of the
+     * rounds' differences, in the guest's emulated µs) beside cqflux's own Java path alone, measured
+     * by the same harness with the same counts over the synthetic transport in each round
+     * ({@code javapath-R.txt}; the median over the rounds) and on the host
+     * ({@code javapath-host.txt}). Left out when no round has those figures (a run from before
+     * they existed); a round whose synthetic run gave none is named.
+     */
+    private static void javaPath(StringBuilder b, Path dir, List<CBaselines> c, List<CBaselines> j) {
+        List<CBaselines> guest = new ArrayList<>();
+        List<Integer> failed = new ArrayList<>();
+        for (int r = 1; r <= c.size(); r++) {
+            Path f = dir.resolve("javapath-" + r + ".txt");
+            CBaselines g = read(f);
+            if (!g.values().isEmpty()) {
+                guest.add(g);
+            } else if (Files.exists(f)) {
+                failed.add(r);
+            }
+        }
+        if (!failed.isEmpty()) {
+            b.append("\n**The synthetic Java-path run gave no figures in round(s) ").append(failed)
+                    .append("** (see javapath-R.stderr.txt).\n");
+        }
+        if (guest.isEmpty()) {
+            return;
+        }
+        CBaselines host = read(dir.resolve("javapath-host.txt"));
+        b.append("""
+
+                Where the busy-poll gap goes: cqflux − C at p50 in µs (the median over the rounds of each
+                round's difference), beside cqflux's own Java path alone: the same harness (RpmaLatBench),
+                the same operations and counts, over the `synthetic` transport (every post completes at once;
+                no NIC, no native call per operation), busy-polling, at the end of each round (median over
+                the rounds), and on the host before the boot. Java path ÷ gap near 1 means the gap is cqflux's own Java code
+                running under the emulation; guest ÷ host is the emulation's factor on that code.
+
+                | op | size | gap, cqflux − C p50 | Java path p50, guest | Java path ÷ gap | Java path p50, host | guest ÷ host |
+                |---|---|---|---|---|---|---|
+                """);
+        for (String op : OPS) {
+            for (int size : SIZES) {
+                String key = op + "." + size + ".busy.lat.p50";
+                double gap = median(differences(c, j, "rpma." + key, "cqflux." + key));
+                double gv = median(values(guest, "javapath." + key));
+                CBaselines.Figure h = host.get("javapath." + key);
+                double hv = h == null ? Double.NaN : h.value();
+                b.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | %s | %s |%n", op,
+                        size == 4096 ? "4 KiB" : size + " B", fmt(gap), fmt(gv), quotient(gv, gap), fmt(hv),
+                        quotient(gv, hv)));
+            }
+        }
+        double gt = median(values(guest, "javapath.write.8.busy.tput.w64"));
+        if (!Double.isNaN(gt)) {
+            CBaselines.Figure ht = host.get("javapath.write.8.busy.tput.w64");
+            b.append(String.format(Locale.ROOT, "%n`writeAll` of 8-byte writes with 64 in flight over the synthetic"
+                    + " transport: %s ops/s in the guest (median over the rounds; cqflux's own ceiling there),"
+                    + " %s on the host.%n", fmt(gt), ht == null ? "—" : fmt(ht.value())));
+        }
+    }
+
+    /** Per round where both figures are there, {@code j(jName) - c(cName)}. */
+    private static double[] differences(List<CBaselines> c, List<CBaselines> j, String cName, String jName) {
+        List<Double> d = new ArrayList<>();
+        for (int r = 0; r < Math.min(c.size(), j.size()); r++) {
+            CBaselines.Figure cf = c.get(r).get(cName);
+            CBaselines.Figure jf = j.get(r).get(jName);
+            if (cf != null && jf != null) {
+                d.add(jf.value() - cf.value());
+            }
+        }
+        return d.stream().mapToDouble(Double::doubleValue).toArray();
+    }
+
+    /** {@code x ÷ of} to two places, or a dash when either is missing or {@code of} is not positive. */
+    private static String quotient(double x, double of) {
+        return Double.isNaN(x) || Double.isNaN(of) || of <= 0 ? "—" : String.format(Locale.ROOT, "%.2f", x / of);
     }
 
     private static void line(StringBuilder b, Path f, String title) throws IOException {
