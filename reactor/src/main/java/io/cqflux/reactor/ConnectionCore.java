@@ -847,7 +847,10 @@ final class ConnectionCore {
         }
         long ctx = table.acquire(op);
         op.context = ctx;
-        op.postedAt = System.nanoTime();
+        // The loop's unit clock, not a clock read per operation: the deadline it feeds is
+        // operationTimeout (checkDeadlines), and the unit clock is behind by at most the current
+        // unit's time so far, which only makes an operation look that much older.
+        op.postedAt = loop.unitClock();
         noteInFlight();
         boolean ok;
         try {

@@ -127,7 +127,10 @@ final class OpMono extends Mono<Void> implements Subscription, Scannable, Runnab
     byte stage = NEW;
     /** The in-flight table context, or -1. Loop thread. */
     long context = -1;
-    /** {@code System.nanoTime()} when posted (the operation deadline counts from here). Loop thread. */
+    /**
+     * When posted, by the loop's unit clock ({@code EventLoop.unitClock()}: a {@code System.nanoTime()}
+     * value at most the posting unit's time early); the operation deadline counts from here. Loop thread.
+     */
     long postedAt;
     /**
      * This operation's own failure (its error completion), which the end of the connection that

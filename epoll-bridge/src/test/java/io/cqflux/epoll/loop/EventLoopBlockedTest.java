@@ -219,6 +219,54 @@ class EventLoopBlockedTest {
         assertTrue(e.getMessage().contains("PT-0.001S") && e.getMessage().contains("PT1H"), e.getMessage());
     }
 
+    /**
+     * The unit clock (what ConnectionCore stamps an operation's posting time with): within a unit
+     * it is the unit's start, so behind the clock by the unit's time so far and never ahead; the
+     * next unit starts from a fresh reading taken after the last one ended.
+     */
+    @Test
+    void unitClock_isTheUnitsStart_behindByTheUnitsTimeSoFar_neverAhead_andFreshForTheNextUnit() {
+        try (EventLoop loop = EventLoop.start(config("unit-clock", Duration.ofSeconds(10)))) {
+            CompletableFuture<long[]> r = new CompletableFuture<>();
+            loop.execute(() -> {
+                long first = loop.unitClock();
+                sleep(30);
+                long afterSleep = System.nanoTime();
+                long again = loop.unitClock();
+                loop.execute(() -> {
+                    long next = loop.unitClock();
+                    r.complete(new long[] {first, afterSleep, again, next, System.nanoTime()});
+                });
+            });
+            long[] v = Await.done(r, "the two tasks");
+            assertEquals(v[0], v[2], "no new clock reading within one unit");
+            assertTrue(v[1] - v[2] >= Duration.ofMillis(30).toNanos(), "behind by the unit's 30 ms so far");
+            assertTrue(v[3] >= v[1], "the next unit's reading was taken after the last unit ended");
+            assertTrue(v[3] <= v[4], "never ahead of the clock");
+        }
+    }
+
+    @Test
+    void unitClock_withTheDetectionOff_readsTheClock() {
+        try (EventLoop loop = EventLoop.start(config("unit-clock-off", Duration.ZERO))) {
+            CompletableFuture<long[]> r = new CompletableFuture<>();
+            loop.execute(() -> {
+                sleep(30);
+                long before = System.nanoTime();
+                r.complete(new long[] {before, loop.unitClock()});
+            });
+            long[] v = Await.done(r, "the task");
+            assertTrue(v[1] >= v[0], "a fresh reading, not the unit's start");
+        }
+    }
+
+    @Test
+    void unitClock_offTheLoopThread_isRefused() {
+        try (EventLoop loop = EventLoop.start(config("unit-clock-thread", Duration.ofMillis(100)))) {
+            assertThrows(AssertionError.class, loop::unitClock);
+        }
+    }
+
     private static void sleep(long millis) {
         try {
             Thread.sleep(millis);
