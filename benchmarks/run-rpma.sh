@@ -85,7 +85,10 @@ echo "== Soft-RoCE lane (prepare.sh)"
 # The Java path alone on the host, with the counts the guest uses (RpmaLatBench -T synthetic; the
 # guest runs it too, in each round): the emulation's factor on cqflux's own code, for the report.
 echo "== cqflux's Java path alone on the host (RpmaLatBench -T synthetic)"
-"$JAVA_HOME/bin/java" --enable-native-access=ALL-UNNAMED -XX:+UseParallelGC \
+# The guest's JIT flags (rpma/guest.sh: C2 only unless CQFLUX_BENCH_JIT says otherwise), so that
+# guest ÷ host compares the same compiler.
+# shellcheck disable=SC2086
+"$JAVA_HOME/bin/java" --enable-native-access=ALL-UNNAMED -XX:+UseParallelGC ${CQFLUX_BENCH_JIT--XX:-TieredCompilation} \
   -cp "$BENCH/target/classes:$BENCH/target/lib/*" io.cqflux.benchmarks.RpmaLatBench -T synthetic -m busy \
   -n "$java_n" -w "$java_w" -g "$java_g" -t "$tput_n" 2>"$OUT/javapath-host.stderr.txt" | tee "$OUT/javapath-host.txt" \
   || echo "run-rpma.sh: the host's synthetic Java-path run failed; going on without it" >&2

@@ -19,6 +19,12 @@
 # SIGSEGV at the entry of a C1 method being made not entrant, an instruction decoded by TCG from a
 # half-written patch; docs/performance.md, "A JVM crash in the lane".)
 set -u
+# The guest's JVMs compile with C2 only: a tiered JVM makes each hot method not entrant twice on its
+# way to C2 (tier 3 replaced by tier 4), and each time HotSpot patches the method's entry while other
+# threads may run it, which multi-threaded TCG can decode torn (the crash above). C2-only keeps the
+# steady state the same (C2 code) with far fewer patches; the warm-ups cover the longer time in the
+# interpreter. CQFLUX_BENCH_JIT overrides it (e.g. an empty value for the JVM's default).
+JIT=${CQFLUX_BENCH_JIT--XX:-TieredCompilation}
 rounds=$1 pn=$2 cn=$3 cw=$4 jn=$5 jw=$6 jg=$7 tn=${8:-0}
 out=${CQFLUX_VM_OUT:?not in the lane}
 addr=${CQFLUX_RPMA_ADDRESS:?not in the lane}
@@ -28,6 +34,7 @@ cp=benchmarks/target/classes:benchmarks/target/lib/*
   echo "clocksource $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)"
   echo "cmdline $(cat /proc/cmdline)"
   echo "nproc $(nproc)"
+  echo "jit ${JIT:-(the JVM's default: tiered)}"
   dmesg | grep -i -E 'tsc|clocksource' || true
 } >"$out/guest-clock.txt"
 echo "rpma bench: guest clocksource $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource), $rounds round(s)"
@@ -65,7 +72,7 @@ perftest_one() { # round tool size port
 
 # cqflux's part of a round: round port; output to cqflux-rpma-R.txt (also shown), exit status kept.
 cqflux_round() {
-  "$JAVA_HOME/bin/java" --enable-native-access=ALL-UNNAMED -XX:+UseParallelGC -XX:ErrorFile="$out/hs_err_pid%p.log" \
+  "$JAVA_HOME/bin/java" --enable-native-access=ALL-UNNAMED -XX:+UseParallelGC $JIT -XX:ErrorFile="$out/hs_err_pid%p.log" \
     -cp "$cp" io.cqflux.benchmarks.RpmaLatBench -n "$jn" -w "$jw" -g "$jg" -t "$tn" -p "$2" \
     2>"$out/cqflux-rpma-$1.stderr.txt" >"$out/cqflux-rpma-$1.txt"
   st=$?
@@ -107,7 +114,7 @@ while [ "$r" -le "$rounds" ]; do
   fi
   # The Java path alone (see the header). A failure costs only this figure of the round.
   echo "-- cqflux's Java path alone (RpmaLatBench -T synthetic -m busy -n $jn -w $jw -g $jg -t $tn)"
-  "$JAVA_HOME/bin/java" --enable-native-access=ALL-UNNAMED -XX:+UseParallelGC -XX:ErrorFile="$out/hs_err_pid%p.log" \
+  "$JAVA_HOME/bin/java" --enable-native-access=ALL-UNNAMED -XX:+UseParallelGC $JIT -XX:ErrorFile="$out/hs_err_pid%p.log" \
     -cp "$cp" io.cqflux.benchmarks.RpmaLatBench -T synthetic -m busy -n "$jn" -w "$jw" -g "$jg" -t "$tn" \
     2>"$out/javapath-$r.stderr.txt" >"$out/javapath-$r.txt" \
     || echo "rpma bench: round $r: the synthetic Java-path run failed (exit $?): no javapath figures" >&2

@@ -87,6 +87,8 @@ public final class RpmaReport {
             for (String l : Files.readAllLines(clock)) {
                 if (l.startsWith("clocksource ")) {
                     b.append("- Guest clocksource: ").append(l.substring(12)).append('\n');
+                } else if (l.startsWith("jit ")) {
+                    b.append("- Guest JVMs' JIT flags: `").append(l.substring(4)).append("`\n");
                 } else if (l.startsWith("cmdline ")) {
                     String args = Arrays.stream(l.substring(8).split(" "))
                             .filter(a -> a.startsWith("tsc")).reduce((x, y) -> x + " " + y).orElse("(none)");
