@@ -29,6 +29,7 @@ import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
 import reactor.core.publisher.Flux;
+import reactor.core.scheduler.Schedulers;
 
 /**
  * The reactive API over the fabric transport, in the shapes of {@link FabricSpiBenchmarks} so
@@ -229,5 +230,23 @@ public class ReactorBenchmarks {
     @OperationsPerInvocation(FabricSpiBenchmarks.TOTAL)
     public Long writeAllThroughput64(WidePair s) {
         return s.connection.writeAll(s.bulk).map(r -> r.sequence()).last(-1L).block(TIMEOUT);
+    }
+
+    /**
+     * {@link #writeAllThroughput64} with a producer on another thread: the requests are emitted on
+     * Reactor's single scheduler ({@code subscribeOn(single, true)}: every request for more runs
+     * there), as when a service feeds {@code writeAll} from request threads or a sink. Each write
+     * then arrives off the loop, which writeAll hands over in bursts.
+     *
+     * @param s the pair with 128 send credits
+     * @return the last result's sequence
+     */
+    @Benchmark
+    @BenchmarkMode(Mode.Throughput)
+    @OutputTimeUnit(TimeUnit.SECONDS)
+    @OperationsPerInvocation(FabricSpiBenchmarks.TOTAL)
+    public Long writeAllThroughput64OffLoop(WidePair s) {
+        return s.connection.writeAll(s.bulk.subscribeOn(Schedulers.single(), true)).map(r -> r.sequence()).last(-1L)
+                .block(TIMEOUT);
     }
 }

@@ -563,7 +563,9 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
      * emits them), and the next requests are then asked of {@code requests} from there, so a
      * synchronous upstream's operators run on the loop too: keep them short, or move the source to
      * another scheduler ({@code subscribeOn}), and move slow downstream work off the loop with
-     * {@code publishOn}.
+     * {@code publishOn}. The writes are always posted from the loop thread: a request emitted on
+     * another thread waits in the window until one loop task posts every request waiting, so such
+     * a producer costs one hand-over to the loop per burst, not one per write.
      *
      * @param requests the writes
      * @return the results

@@ -27,6 +27,13 @@ import reactor.util.context.Context;
  * {@code window} requests or results are held, whatever the downstream demand. A request that
  * arrives with no free slot is an upstream overflow ({@link Exceptions#failWithOverflow}).
  *
+ * <p><b>Posting.</b> A request is posted from the connection's loop thread: at once when upstream
+ * emits it there (a synchronous source whose demand comes from the drain on the loop), otherwise
+ * it waits in its slot and one loop task posts every request waiting, in order. So a producer on
+ * another thread (a request-handling thread, a {@code Sinks.many()} fed from elsewhere) costs one
+ * hand-over to the loop per burst, not one per write as a {@code write()} subscribed on that thread
+ * does (issue 13: batch posting per loop turn).
+ *
  * <p><b>Signals.</b> Every downstream signal is sent by one WIP drain loop (Reactor's usual
  * pattern): completions arrive on the connection's loop thread, requests on whatever thread
  * upstream uses, demand on the subscriber's; the drain emits the completed head slots in order
@@ -123,6 +130,7 @@ final class WriteAllFlux extends Flux<WriteResult> implements Scannable {
                 AtomicLongFieldUpdater.newUpdater(Main.class, "requested");
         private static final VarHandle ERROR;
         private static final VarHandle UPSTREAM_CANCELLED;
+        private static final VarHandle POST_SCHEDULED;
 
         static {
             try {
@@ -130,6 +138,7 @@ final class WriteAllFlux extends Flux<WriteResult> implements Scannable {
                 WIP = l.findVarHandle(Main.class, "wip", int.class);
                 ERROR = l.findVarHandle(Main.class, "error", Throwable.class);
                 UPSTREAM_CANCELLED = l.findVarHandle(Main.class, "upstreamCancelled", int.class);
+                POST_SCHEDULED = l.findVarHandle(Main.class, "postScheduled", int.class);
             } catch (ReflectiveOperationException e) {
                 throw new ExceptionInInitializerError(e);
             }
@@ -137,7 +146,10 @@ final class WriteAllFlux extends Flux<WriteResult> implements Scannable {
 
         final CoreSubscriber<? super WriteResult> actual;
         private final RdmaConnection connection;
+        private final ConnectionCore core;
         private final Slot[] ring;
+        /** {@link #postQueued}, made once: the task that posts the waiting requests. */
+        private final Runnable postTask = this::postQueued;
 
         private Subscription upstream;
 
@@ -166,6 +178,18 @@ final class WriteAllFlux extends Flux<WriteResult> implements Scannable {
          */
         private boolean finished;
 
+        /**
+         * 1 while a {@link #postTask} is handed to the loop and has not started its scan; through
+         * {@link #POST_SCHEDULED}. Cleared before the scan: a request queued after the clear hands
+         * over a new task, one queued before it is seen by the scan.
+         */
+        @SuppressWarnings("unused")
+        private volatile int postScheduled;
+        /** Slot of the oldest request not yet posted (or of the next one). Loop thread. */
+        private int postHead;
+        /** {@link #postQueued} is on the loop's stack: a nested call leaves the scan to it. Loop thread. */
+        private boolean posting;
+
         /** Next slot a request goes to. Upstream's thread (serial, §1.3). */
         private int tail;
         /** Slot of the next result to emit. Drain loop only. */
@@ -176,6 +200,7 @@ final class WriteAllFlux extends Flux<WriteResult> implements Scannable {
         Main(CoreSubscriber<? super WriteResult> actual, RdmaConnection connection, int window) {
             this.actual = actual;
             this.connection = connection;
+            this.core = connection.core();
             this.ring = new Slot[window];
             for (int i = 0; i < window; i++) {
                 ring[i] = new Slot(this);
@@ -220,7 +245,52 @@ final class WriteAllFlux extends Flux<WriteResult> implements Scannable {
             }
             tail = tail + 1 == ring.length ? 0 : tail + 1;
             slot.request = r;
-            slot.state = Slot.PENDING;
+            slot.state = Slot.QUEUED; // publishes the request to the loop's scan
+            if (core.loop.inEventLoop()) {
+                postQueued();
+            } else if (POST_SCHEDULED.compareAndSet(this, 0, 1)) {
+                // One hand-over per burst: the task posts this request and every one queued
+                // before it runs. After the loop ended it runs on the closing thread, and the
+                // writes fail with the connection's end.
+                core.loop.executeLaterOrAfterTermination(postTask);
+            }
+        }
+
+        /**
+         * Posts the waiting requests in ring order, from {@link #postHead} to the first slot that
+         * is not {@link Slot#QUEUED}. Loop thread (or, once, after the loop ended).
+         */
+        private void postQueued() {
+            POST_SCHEDULED.setVolatile(this, 0);
+            if (posting) {
+                return; // a request emitted while a write subscribed: the scan below reaches it
+            }
+            posting = true;
+            try {
+                Slot[] ring = this.ring;
+                for (Slot slot = ring[postHead]; slot.state == Slot.QUEUED; slot = ring[postHead]) {
+                    postHead = postHead + 1 == ring.length ? 0 : postHead + 1;
+                    post(slot);
+                }
+            } finally {
+                posting = false;
+            }
+        }
+
+        /** Posts one waiting request, unless the stream ended first (then it is discarded). */
+        private void post(Slot slot) {
+            WriteRequest r = slot.request;
+            if (stopped) {
+                // Taken, never posted: spent, and the drain (after the end) discards it. stop()
+                // may have got there first.
+                if (Slot.STATE.compareAndSet(slot, Slot.QUEUED, Slot.SPENT)) {
+                    drain();
+                }
+                return;
+            }
+            if (!Slot.STATE.compareAndSet(slot, Slot.QUEUED, Slot.PENDING)) {
+                return; // stop() spent it meanwhile
+            }
             Mono<Void> op;
             try {
                 op = r.durable()
@@ -233,7 +303,8 @@ final class WriteAllFlux extends Flux<WriteResult> implements Scannable {
                 innerError(Operators.onOperatorError(null, t, r, actual.currentContext()));
                 return;
             }
-            // An OpMono is its own subscription: this allocates nothing more per request.
+            // An OpMono is its own subscription: this allocates nothing more per request. A stop()
+            // between the state change and here is seen by Slot.onSubscribe, which cancels.
             op.subscribe(slot);
         }
 
@@ -304,7 +375,8 @@ final class WriteAllFlux extends Flux<WriteResult> implements Scannable {
         }
 
         /**
-         * The stream ends (cancelled, or its terminal signal about to go): cancels every write
+         * The stream ends (cancelled, or its terminal signal about to go): spends every request
+         * still waiting to be posted, cancels every write
          * still pending (each keeps its credits and regions until its completion, as a cancelled
          * {@code write()} does; one waiting for a credit is never posted) and discards the
          * requests whose writes already ended. The cancelled writes' requests are discarded as
@@ -312,6 +384,10 @@ final class WriteAllFlux extends Flux<WriteResult> implements Scannable {
          */
         private void stop() {
             for (Slot s : ring) {
+                if (s.state == Slot.QUEUED) {
+                    // Never posted, and now never will be (post() sees stopped or loses this CAS).
+                    Slot.STATE.compareAndSet(s, Slot.QUEUED, Slot.SPENT);
+                }
                 if (s.state == Slot.PENDING) {
                     // Read after stopped was set: a write subscribed later cancels itself
                     // (Slot.onSubscribe), so each pending write is cancelled by one side or both.
@@ -518,6 +594,16 @@ final class WriteAllFlux extends Flux<WriteResult> implements Scannable {
      * result was emitted (its previous write then terminated, so no late signal can reach it).
      */
     static final class Slot implements CoreSubscriber<Void>, Scannable, OpMono.ReleaseListener {
+        static final VarHandle STATE;
+
+        static {
+            try {
+                STATE = MethodHandles.lookup().findVarHandle(Slot.class, "state", int.class);
+            } catch (ReflectiveOperationException e) {
+                throw new ExceptionInInitializerError(e);
+            }
+        }
+
         static final int EMPTY = 0;
         static final int PENDING = 1;
         static final int DONE = 2;
@@ -533,13 +619,15 @@ final class WriteAllFlux extends Flux<WriteResult> implements Scannable {
          * discarded once {@link #operationReleased} says so.
          */
         static final int FAILED = 4;
+        /** Taken from upstream, waiting for the loop to post it ({@link Main#postQueued}). */
+        static final int QUEUED = 5;
 
         private final Main parent;
         /** The request; written by upstream's thread before the write is subscribed. */
         WriteRequest request;
         /** The write's subscription, for cancellation. */
         volatile Subscription op;
-        /** {@link #EMPTY}, {@link #PENDING}, {@link #DONE}, {@link #SPENT} or {@link #FAILED}. */
+        /** {@link #EMPTY}, {@link #QUEUED}, {@link #PENDING}, {@link #DONE}, {@link #SPENT} or {@link #FAILED}. */
         volatile int state;
 
         Slot(Main parent) {
