@@ -15,9 +15,9 @@
 # A JVM crash leaves its hs_err_pid*.log in the run directory (the guest's cwd is thrown away).
 # A round whose cqflux JVM crashed (a new hs_err file, or an exit status of 128 or more) is run
 # again, once: the crashed attempt's output is kept as cqflux-rpma-R.crashed*.txt and the rerun
-# is noted in reruns.txt, which RpmaReport puts in the summary. (Seen in 3 of about 20 starts:
-# SIGSEGV at the entry of a C1 method being made not entrant, an instruction decoded by TCG from a
-# half-written patch; docs/performance.md, "A JVM crash in the lane".)
+# is noted in reruns.txt, which RpmaReport puts in the summary. (Seen in 6 of about 27 tiered
+# starts: SIGSEGV in freshly patched JIT code, proven where the report shows the instruction to be
+# one TCG decoded from a half-written entry patch; docs/performance.md, "A JVM crash in the lane".)
 set -u
 # The guest's JVMs compile with C2 only: a tiered JVM makes each hot method not entrant twice on its
 # way to C2 (tier 3 replaced by tier 4), and each time HotSpot patches the method's entry while other
@@ -122,4 +122,3 @@ while [ "$r" -le "$rounds" ]; do
   echo "round $r end $(cat /proc/loadavg)" >>"$out/guest-loadavg.txt"
   r=$((r + 1))
 done
-

@@ -58,8 +58,9 @@ import reactor.core.publisher.Mono;
  * transport ({@link SyntheticTransport}: every post completes at once, no NIC, no native call per
  * operation) on the loopback address, busy mode only, printed as {@code javapath.<op>.<size>.busy...}.
  * What it measures is cqflux's own Java path per operation on this machine. {@code run-rpma.sh}
- * runs it inside the lane's guest after the rounds and on the host before the boot, so that the
- * report can set the guest's cqflux − C gap beside the Java path's cost under the same emulation.
+ * runs it inside the lane's guest at the end of each round ({@code javapath-R.txt}) and on the host
+ * before the boot, so that the report can set the guest's cqflux − C gap beside the Java path's
+ * cost under the same emulation.
  */
 public final class RpmaLatBench {
 

@@ -193,7 +193,7 @@ public final class RpmaReport {
         }
         if (!failed.isEmpty()) {
             b.append("\n**The synthetic Java-path run gave no figures in round(s) ").append(failed)
-                    .append("** (see javapath-R.stderr.txt).\n");
+                    .append("** (see javapath-R.txt, which holds a crashed JVM's banner, and javapath-R.stderr.txt).\n");
         }
         if (guest.isEmpty()) {
             return;

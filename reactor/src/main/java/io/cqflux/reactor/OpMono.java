@@ -128,8 +128,9 @@ final class OpMono extends Mono<Void> implements Subscription, Scannable, Runnab
     /** The in-flight table context, or -1. Loop thread. */
     long context = -1;
     /**
-     * When posted, by the loop's unit clock ({@code EventLoop.unitClock()}: a {@code System.nanoTime()}
-     * value at most the posting unit's time early); the operation deadline counts from here. Loop thread.
+     * When posted ({@code System.nanoTime()}, or the loop's unit clock for an operationTimeout of a
+     * second or more: see {@code ConnectionCore.post}); the operation deadline counts from here.
+     * Loop thread.
      */
     long postedAt;
     /**

@@ -565,7 +565,9 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
      * another scheduler ({@code subscribeOn}), and move slow downstream work off the loop with
      * {@code publishOn}. The writes are always posted from the loop thread: a request emitted on
      * another thread waits in the window until one loop task posts every request waiting, so such
-     * a producer costs one hand-over to the loop per burst, not one per write.
+     * a producer costs one hand-over to the loop per burst, not one per write. Each write's checks,
+     * assembly hooks and listener callbacks therefore run on the loop thread, and its time
+     * (listener, metrics) counts from its post, not from the request's arrival.
      *
      * @param requests the writes
      * @return the results

@@ -130,7 +130,7 @@ final class WriteAllFlux extends Flux<WriteResult> implements Scannable {
                 AtomicLongFieldUpdater.newUpdater(Main.class, "requested");
         private static final VarHandle ERROR;
         private static final VarHandle UPSTREAM_CANCELLED;
-        private static final VarHandle POST_SCHEDULED;
+        private static final VarHandle POST_WIP;
 
         static {
             try {
@@ -138,7 +138,7 @@ final class WriteAllFlux extends Flux<WriteResult> implements Scannable {
                 WIP = l.findVarHandle(Main.class, "wip", int.class);
                 ERROR = l.findVarHandle(Main.class, "error", Throwable.class);
                 UPSTREAM_CANCELLED = l.findVarHandle(Main.class, "upstreamCancelled", int.class);
-                POST_SCHEDULED = l.findVarHandle(Main.class, "postScheduled", int.class);
+                POST_WIP = l.findVarHandle(Main.class, "postWip", int.class);
             } catch (ReflectiveOperationException e) {
                 throw new ExceptionInInitializerError(e);
             }
@@ -179,16 +179,17 @@ final class WriteAllFlux extends Flux<WriteResult> implements Scannable {
         private boolean finished;
 
         /**
-         * 1 while a {@link #postTask} is handed to the loop and has not started its scan; through
-         * {@link #POST_SCHEDULED}. Cleared before the scan: a request queued after the clear hands
-         * over a new task, one queued before it is seen by the scan.
+         * Ownership of the posting scan, as {@link #wip} owns the drain: the request that moves it
+         * from 0 starts a scan (inline on the loop thread, else as a {@link #postTask} handed to
+         * the loop), and the scan goes round again while requests were queued meanwhile. So
+         * exactly one scan runs at a time, on whatever thread (after the loop ended, the closing
+         * or the emitting one), and a request queued during a scan (a nested emission included)
+         * is seen by it. Through {@link #POST_WIP}.
          */
         @SuppressWarnings("unused")
-        private volatile int postScheduled;
-        /** Slot of the oldest request not yet posted (or of the next one). Loop thread. */
+        private volatile int postWip;
+        /** Slot of the oldest request not yet posted (or of the next one). Owner of {@link #postWip}. */
         private int postHead;
-        /** {@link #postQueued} is on the loop's stack: a nested call leaves the scan to it. Loop thread. */
-        private boolean posting;
 
         /** Next slot a request goes to. Upstream's thread (serial, §1.3). */
         private int tail;
@@ -245,35 +246,46 @@ final class WriteAllFlux extends Flux<WriteResult> implements Scannable {
             }
             tail = tail + 1 == ring.length ? 0 : tail + 1;
             slot.request = r;
-            slot.state = Slot.QUEUED; // publishes the request to the loop's scan
-            if (core.loop.inEventLoop()) {
-                postQueued();
-            } else if (POST_SCHEDULED.compareAndSet(this, 0, 1)) {
-                // One hand-over per burst: the task posts this request and every one queued
-                // before it runs. After the loop ended it runs on the closing thread, and the
-                // writes fail with the connection's end.
-                core.loop.executeLaterOrAfterTermination(postTask);
+            slot.state = Slot.QUEUED; // publishes the request to the posting scan
+            if (stopped) {
+                // The stream ended while this request arrived (a cancel racing this onNext):
+                // stop() may have passed this slot before it was QUEUED, and the scan stops at the
+                // first request stop() spent. Either this or stop() spends it (both read the
+                // other's volatile write after their own).
+                if (Slot.STATE.compareAndSet(slot, Slot.QUEUED, Slot.SPENT)) {
+                    drain();
+                }
+                return;
+            }
+            if ((int) POST_WIP.getAndAdd(this, 1) == 0) {
+                if (core.loop.inEventLoop()) {
+                    postQueued();
+                } else {
+                    // One hand-over per burst: the task posts this request and every one
+                    // queued until its scan ends. After the loop ended it runs on the closing
+                    // (or this) thread, and the writes fail with the connection's end.
+                    core.loop.executeLaterOrAfterTermination(postTask);
+                }
             }
         }
 
         /**
          * Posts the waiting requests in ring order, from {@link #postHead} to the first slot that
-         * is not {@link Slot#QUEUED}. Loop thread (or, once, after the loop ended).
+         * is not {@link Slot#QUEUED}, and again while requests were queued meanwhile. Runs only as
+         * the owner of {@link #postWip}: on the loop thread, or after the loop ended.
          */
         private void postQueued() {
-            POST_SCHEDULED.setVolatile(this, 0);
-            if (posting) {
-                return; // a request emitted while a write subscribed: the scan below reaches it
-            }
-            posting = true;
-            try {
-                Slot[] ring = this.ring;
+            Slot[] ring = this.ring;
+            int missed = 1;
+            for (;;) {
                 for (Slot slot = ring[postHead]; slot.state == Slot.QUEUED; slot = ring[postHead]) {
                     postHead = postHead + 1 == ring.length ? 0 : postHead + 1;
                     post(slot);
                 }
-            } finally {
-                posting = false;
+                missed = (int) POST_WIP.getAndAdd(this, -missed) - missed;
+                if (missed == 0) {
+                    return;
+                }
             }
         }
 
@@ -305,7 +317,17 @@ final class WriteAllFlux extends Flux<WriteResult> implements Scannable {
             }
             // An OpMono is its own subscription: this allocates nothing more per request. A stop()
             // between the state change and here is seen by Slot.onSubscribe, which cancels.
-            op.subscribe(slot);
+            try {
+                op.subscribe(slot);
+            } catch (Throwable t) {
+                // Only a Mono an assembly hook wrapped can throw here (§2.13 forbids it). Not
+                // subscribed, so never posted: spent now. Otherwise its outcome still comes.
+                Exceptions.throwIfJvmFatal(t);
+                if (slot.op == null) {
+                    slot.state = Slot.SPENT;
+                }
+                innerError(Operators.onOperatorError(null, t, r, actual.currentContext()));
+            }
         }
 
         @Override

@@ -13,10 +13,12 @@ import io.cqflux.reactor.WriteResult;
 import java.lang.foreign.ValueLayout;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
+import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 
 /**
@@ -82,6 +84,48 @@ class WriteAllPostingTest {
             // One post task, plus whatever periodic work (the connection's deadline check, at
             // most every 10 ms) ran meanwhile; one hand-over per write would be N or more.
             assertTrue(handOvers >= 1 && handOvers < 8, "loop tasks while posting " + N + " writes: " + handOvers);
+        }
+    }
+
+    @Test
+    void writeAll_cancelledWhileItsRequestsWaitToBePosted_postsNone_andDiscardsEachOnce() throws Exception {
+        try (LoopbackPeer peer = CqfluxTest.loopback().start()) {
+            RdmaConnection conn = peer.connection();
+            PeerRegion remote = peer.remote();
+            Region local = peer.local();
+            int n = Math.min(64, conn.sendCredits() / 2);
+            for (int i = 0; i < n; i++) {
+                local.segment().set(ValueLayout.JAVA_LONG_UNALIGNED, 8L * i, 7000L + i);
+            }
+            CountDownLatch held = new CountDownLatch(1);
+            CountDownLatch release = new CountDownLatch(1);
+            CompletableFuture<Void> holder = conn.write(remote, 8L * n, local, 0, 8)
+                    .doOnSuccess(v -> {
+                        held.countDown();
+                        await(release);
+                    }).toFuture();
+            assertTrue(held.await(T.toMillis(), TimeUnit.MILLISECONDS), "the loop is held");
+            List<WriteRequest> discarded = new CopyOnWriteArrayList<>();
+            Disposable d;
+            try {
+                // Every request is emitted here and waits for the held loop; the cancel comes first.
+                d = conn.writeAll(Flux.range(0, n).map(i -> new WriteRequest(remote, 8L * i, local, 8L * i, 8, false)))
+                        .doOnDiscard(WriteRequest.class, discarded::add)
+                        .subscribe();
+                d.dispose();
+            } finally {
+                release.countDown();
+            }
+            holder.get(T.toMillis(), TimeUnit.MILLISECONDS);
+            // The loop's post task (if it runs) finds nothing to post; a round trip through the
+            // connection shows the loop got past it.
+            conn.write(remote, 8L * (n + 1), local, 0, 8).block(T);
+            assertEquals(n, discarded.size(), "each request taken, never posted, discarded");
+            assertEquals(n, discarded.stream().distinct().count(), "each once");
+            for (int i = 0; i < n; i++) {
+                assertEquals(0L, peer.exposed().segment().get(ValueLayout.JAVA_LONG_UNALIGNED, 8L * i),
+                        "nothing of request " + i + " reached the peer");
+            }
         }
     }
 

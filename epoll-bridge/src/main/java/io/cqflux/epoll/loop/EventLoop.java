@@ -333,15 +333,17 @@ public final class EventLoop implements AutoCloseable {
     }
 
     /**
-     * "Now" to within the unit of work the loop is running (a task, a completion batch, a
-     * readiness handler), without a clock read when the blocked-loop detection is on: then the
-     * loop read the clock at the start of this turn or at the end of the last unit, and the value
-     * is at most the current unit's time so far behind {@link System#nanoTime()} (never ahead).
-     * With the detection off, it reads the clock. For deadlines measured in milliseconds or more
-     * that the loop keeps on its own thread (an operation's posting time, say), where a clock read
-     * per operation would be a tenth of the Java path's cost (issue 13). Loop thread.
+     * "Now" to within the work the loop is running, without a clock read when the blocked-loop
+     * detection is on: then it is the loop's last clock reading, taken at the start of this turn,
+     * at the end of the last measured unit (a task, a completion batch, a readiness handler) or
+     * after a sleep, so it is behind {@link System#nanoTime()} by the current unit's time so far
+     * (longer during a graceful shutdown's last tasks and a failed queue's hooks, which are not
+     * measured units) and never ahead. With the detection off, it reads the clock. For deadlines
+     * of a second or more that the loop keeps on its own thread (an operation's posting time),
+     * where a clock read per operation would be a tenth of the Java path's cost (issue 13). Loop
+     * thread.
      *
-     * @return a {@link System#nanoTime()} value, at most the current unit's time old
+     * @return a {@link System#nanoTime()} value, never ahead of the clock
      */
     public long unitClock() {
         assert inEventLoop();
