@@ -1090,8 +1090,9 @@ public final class Cqflux implements Disposable, AutoCloseable {
          * declared {@code LOST} and every operation on it fails with a
          * {@link ConnectionException}: the bound on waiting for a peer that stopped answering
          * without closing (its process stopped, its link silently gone). 30 s by default. From a
-         * second up, an operation's age counts from the start of the loop's unit of work that
-         * posted it (no clock read per operation), so a loop held by one callback for about the
+         * second up, an operation's age may count from up to the posting unit of work's time
+         * before its post (the loop's last clock reading; no clock read per operation, and exact
+         * with the blocked-loop detection off), so a loop held by one callback for about the
          * timeout may declare the connection lost early; below a second it counts from the post.
          *
          * @param timeout a positive duration, at most one day

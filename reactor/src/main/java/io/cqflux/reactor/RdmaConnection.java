@@ -563,7 +563,8 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
      * emits them), and the next requests are then asked of {@code requests} from there, so a
      * synchronous upstream's operators run on the loop too: keep them short, or move the source to
      * another scheduler ({@code subscribeOn}), and move slow downstream work off the loop with
-     * {@code publishOn}. The writes are always posted from the loop thread: a request emitted on
+     * {@code publishOn}. The writes are posted from the loop thread (once the loop has ended, from
+     * the thread that closes it or emits, and they fail with the connection's end): a request emitted on
      * another thread waits in the window until one loop task posts every request waiting, so such
      * a producer costs one hand-over to the loop per burst, not one per write. Each write's checks,
      * assembly hooks and listener callbacks therefore run on the loop thread, and its time

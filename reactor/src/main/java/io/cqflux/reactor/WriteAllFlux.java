@@ -280,7 +280,17 @@ final class WriteAllFlux extends Flux<WriteResult> implements Scannable {
             for (;;) {
                 for (Slot slot = ring[postHead]; slot.state == Slot.QUEUED; slot = ring[postHead]) {
                     postHead = postHead + 1 == ring.length ? 0 : postHead + 1;
-                    post(slot);
+                    try {
+                        post(slot);
+                    } catch (Throwable t) {
+                        // A hook that throws (onOperatorError's, onErrorDropped's) must not leave
+                        // the scan owned and the later requests waiting: the error fails the
+                        // stream (or is dropped after the first), and the scan goes on.
+                        Exceptions.throwIfJvmFatal(t);
+                        if (ERROR.compareAndSet(this, null, t)) {
+                            drain();
+                        }
+                    }
                 }
                 missed = (int) POST_WIP.getAndAdd(this, -missed) - missed;
                 if (missed == 0) {
@@ -289,12 +299,14 @@ final class WriteAllFlux extends Flux<WriteResult> implements Scannable {
             }
         }
 
-        /** Posts one waiting request, unless the stream ended first (then it is discarded). */
+        /** Posts one waiting request, unless the stream ended or failed first (then it is discarded). */
         private void post(Slot slot) {
             WriteRequest r = slot.request;
-            if (stopped) {
+            if (stopped || error != null) {
                 // Taken, never posted: spent, and the drain (after the end) discards it. stop()
-                // may have got there first.
+                // may have got there first. A failure not yet turned into the stream's end
+                // (another thread owns the drain) stops the posting too: the stream fails "at
+                // once", and later requests must not reach the peer.
                 if (Slot.STATE.compareAndSet(slot, Slot.QUEUED, Slot.SPENT)) {
                     drain();
                 }
@@ -641,7 +653,7 @@ final class WriteAllFlux extends Flux<WriteResult> implements Scannable {
          * discarded once {@link #operationReleased} says so.
          */
         static final int FAILED = 4;
-        /** Taken from upstream, waiting for the loop to post it ({@link Main#postQueued}). */
+        /** Taken from upstream, waiting for the posting scan ({@link Main#postQueued}). */
         static final int QUEUED = 5;
 
         private final Main parent;

@@ -13,6 +13,8 @@ import io.cqflux.reactor.WriteResult;
 import java.lang.foreign.ValueLayout;
 import java.time.Duration;
 import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
@@ -20,6 +22,7 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
+import reactor.core.publisher.Sinks;
 
 /**
  * Where writeAll posts from: requests that upstream emits on another thread wait in their slots
@@ -126,6 +129,84 @@ class WriteAllPostingTest {
                 assertEquals(0L, peer.exposed().segment().get(ValueLayout.JAVA_LONG_UNALIGNED, 8L * i),
                         "nothing of request " + i + " reached the peer");
             }
+        }
+    }
+
+    /**
+     * A producer thread emitting while the subscriber cancels at a random moment, many times over:
+     * every request writeAll took is either emitted as a result or discarded, exactly once, and
+     * nothing hangs (the race between a late onNext, the posting scan and stop()).
+     */
+    @Test
+    void writeAll_producerThreadRacingACancel_everyRequestTakenIsEmittedOrDiscardedExactlyOnce() throws Exception {
+        try (LoopbackPeer peer = CqfluxTest.loopback().start()) {
+            RdmaConnection conn = peer.connection();
+            PeerRegion remote = peer.remote();
+            Region local = peer.local();
+            java.util.Random random = new java.util.Random(42);
+            long takenInAll = 0;
+            for (int round = 0; round < 100; round++) {
+                Set<WriteRequest> taken = ConcurrentHashMap.newKeySet();
+                List<WriteRequest> out = new CopyOnWriteArrayList<>();
+                Sinks.Many<WriteRequest> sink = Sinks.many().unicast().onBackpressureBuffer();
+                Disposable d = conn.writeAll(sink.asFlux().doOnNext(taken::add))
+                        .doOnDiscard(WriteRequest.class, out::add)
+                        .subscribe(res -> out.add(res.request()));
+                Thread producer = Thread.ofPlatform().start(() -> {
+                    for (int i = 0; i < 200; i++) {
+                        // Distinct local offsets: WriteRequest is a record, equal by value.
+                        sink.emitNext(new WriteRequest(remote, 8L * (i % 64), local, 8L * i, 8, i % 8 == 0),
+                                Sinks.EmitFailureHandler.busyLooping(Duration.ofSeconds(1)));
+                    }
+                });
+                Thread.sleep(0, random.nextInt(500_000));
+                d.dispose();
+                producer.join(T.toMillis());
+                // The sink discards what it still held or got after the cancel (never taken); of
+                // the rest, in-flight writes are discarded at their completion: wait for the count.
+                assertTrue(Await.until(() -> ofTaken(out, taken).size() == taken.size(), T),
+                        "round " + round + ": " + taken.size() + " taken, " + ofTaken(out, taken).size()
+                                + " of them emitted or discarded");
+                List<WriteRequest> mine = ofTaken(out, taken);
+                assertEquals(mine.size(), Set.copyOf(mine).size(), "round " + round + ": each exactly once");
+                takenInAll += taken.size();
+            }
+            assertTrue(takenInAll > 0, "the cancels came after some requests were taken");
+            conn.write(remote, 0, local, 0, 8).block(T); // the connection is still fine
+        }
+    }
+
+    private static List<WriteRequest> ofTaken(List<WriteRequest> out, Set<WriteRequest> taken) {
+        return out.stream().filter(taken::contains).toList();
+    }
+
+    /**
+     * A callback that holds the loop for longer than a short operationTimeout, then posts: the
+     * write is young, and the connection must not be declared lost (a posting time taken from the
+     * start of that long unit of work would make it look older than the timeout).
+     */
+    @Test
+    void shortOperationTimeout_aWritePostedAtTheEndOfALongCallback_doesNotEndTheConnection() throws Exception {
+        try (LoopbackPeer peer = CqfluxTest.loopback().client(b -> b.operationTimeout(Duration.ofMillis(300)))
+                .start()) {
+            RdmaConnection conn = peer.connection();
+            PeerRegion remote = peer.remote();
+            Region local = peer.local();
+            CompletableFuture<Void> late = new CompletableFuture<>();
+            conn.write(remote, 0, local, 0, 8).doOnSuccess(v -> {
+                sleep(500); // holds the loop past the timeout (the blocked-loop warning is expected)
+                conn.write(remote, 8, local, 8, 8).subscribe(null, late::completeExceptionally, () -> late.complete(null));
+            }).block(T);
+            late.get(T.toMillis(), TimeUnit.MILLISECONDS);
+            conn.write(remote, 16, local, 16, 8).block(T); // still established
+        }
+    }
+
+    private static void sleep(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
     }
 
