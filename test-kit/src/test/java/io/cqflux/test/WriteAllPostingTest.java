@@ -51,24 +51,14 @@ class WriteAllPostingTest {
             // Hold the client's loop inside a completion, so that every request below is emitted
             // (on this thread) while the loop cannot run a task: a hand-over per write would queue
             // N tasks, a hand-over per burst queues one.
-            CountDownLatch held = new CountDownLatch(1);
-            CountDownLatch release = new CountDownLatch(1);
-            CompletableFuture<Void> holder = conn.write(remote, 8L * N, local, 0, 8)
-                    .doOnSuccess(v -> {
-                        held.countDown();
-                        await(release);
-                    }).toFuture();
-            assertTrue(held.await(T.toMillis(), TimeUnit.MILLISECONDS), "the loop is held");
-            long before = tasks(peer);
+            long before;
             CompletableFuture<List<WriteResult>> results;
-            try {
+            try (HeldLoop _ = new HeldLoop(conn, remote, local, 8L * N)) {
+                before = tasks(peer);
                 // Flux.range emits every request on this thread, inside subscribe (all fit the window).
                 results = conn.writeAll(Flux.range(0, N).map(i -> new WriteRequest(remote, 8L * i, local, 8L * i, 8,
                         false))).collectList().toFuture();
-            } finally {
-                release.countDown();
             }
-            holder.get(T.toMillis(), TimeUnit.MILLISECONDS);
             List<WriteResult> got = results.get(T.toMillis(), TimeUnit.MILLISECONDS);
             long handOvers = tasks(peer) - before;
 
@@ -100,26 +90,15 @@ class WriteAllPostingTest {
             for (int i = 0; i < n; i++) {
                 local.segment().set(ValueLayout.JAVA_LONG_UNALIGNED, 8L * i, 7000L + i);
             }
-            CountDownLatch held = new CountDownLatch(1);
-            CountDownLatch release = new CountDownLatch(1);
-            CompletableFuture<Void> holder = conn.write(remote, 8L * n, local, 0, 8)
-                    .doOnSuccess(v -> {
-                        held.countDown();
-                        await(release);
-                    }).toFuture();
-            assertTrue(held.await(T.toMillis(), TimeUnit.MILLISECONDS), "the loop is held");
             List<WriteRequest> discarded = new CopyOnWriteArrayList<>();
-            Disposable d;
-            try {
+            try (HeldLoop _ = new HeldLoop(conn, remote, local, 8L * n)) {
                 // Every request is emitted here and waits for the held loop; the cancel comes first.
-                d = conn.writeAll(Flux.range(0, n).map(i -> new WriteRequest(remote, 8L * i, local, 8L * i, 8, false)))
+                Disposable d = conn.writeAll(Flux.range(0, n)
+                                .map(i -> new WriteRequest(remote, 8L * i, local, 8L * i, 8, false)))
                         .doOnDiscard(WriteRequest.class, discarded::add)
                         .subscribe();
                 d.dispose();
-            } finally {
-                release.countDown();
             }
-            holder.get(T.toMillis(), TimeUnit.MILLISECONDS);
             // The loop's post task (if it runs) finds nothing to post; a round trip through the
             // connection shows the loop got past it.
             conn.write(remote, 8L * (n + 1), local, 0, 8).block(T);
@@ -207,6 +186,31 @@ class WriteAllPostingTest {
             Thread.sleep(millis);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+        }
+    }
+
+    /**
+     * Holds the client's loop inside the completion of a write (to {@code remoteOffset}) until
+     * closed; closing releases it and waits for that write's subscriber.
+     */
+    private static final class HeldLoop implements AutoCloseable {
+        private final CountDownLatch release = new CountDownLatch(1);
+        private final CompletableFuture<Void> holder;
+
+        HeldLoop(RdmaConnection conn, PeerRegion remote, Region local, long remoteOffset) throws InterruptedException {
+            CountDownLatch held = new CountDownLatch(1);
+            holder = conn.write(remote, remoteOffset, local, 0, 8)
+                    .doOnSuccess(v -> {
+                        held.countDown();
+                        await(release);
+                    }).toFuture();
+            assertTrue(held.await(T.toMillis(), TimeUnit.MILLISECONDS), "the loop is held");
+        }
+
+        @Override
+        public void close() throws Exception {
+            release.countDown();
+            holder.get(T.toMillis(), TimeUnit.MILLISECONDS);
         }
     }
 
