@@ -6,9 +6,9 @@
 # one in flight, busy poll and epoll; then 8-byte writes with 64 in flight) and cqflux's
 # RpmaLatBench (the reactive API on the rpma transport, the same operations; writeAll for the 64 in
 # flight), then the same RpmaLatBench over the synthetic transport (cqflux's Java path alone; also
-# run once on the host before the boot). A round whose cqflux JVM crashed is run again once (guest.sh; noted in reruns.txt and
-# the summary). Then prints p50/p99 per operation and size with cqflux ÷ C ratios and perftest
-# beside, the throughput with C ÷ cqflux, and writes
+# run once on the host before the boot). A round whose cqflux JVM crashed is run again once
+# (guest.sh; noted in reruns.txt and the summary). Then prints p50/p99 per operation and size
+# with cqflux ÷ C ratios and perftest beside, the throughput with C ÷ cqflux, and writes
 #   benchmarks/results/<UTC date-time>-rpma/   perftest-R.txt (+ .raw), c-rpma-R.txt, cqflux-rpma-R.txt
 #                                              (+ .stderr.txt), guest-clock.txt, guest-loadavg.txt,
 #                                              host-loadavg.txt, lane-output.txt, summary.md,

@@ -287,9 +287,14 @@ final class WriteAllFlux extends Flux<WriteResult> implements Scannable {
                         // the scan owned and the later requests waiting: the error fails the
                         // stream (or is dropped after the first), and the scan goes on.
                         Exceptions.throwIfJvmFatal(t);
-                        if (ERROR.compareAndSet(this, null, t)) {
-                            drain();
+                        if (!ERROR.compareAndSet(this, null, t)) {
+                            try {
+                                Operators.onErrorDropped(t, actual.currentContext());
+                            } catch (Throwable x) {
+                                Exceptions.throwIfJvmFatal(x);
+                            }
                         }
+                        drain();
                     }
                 }
                 missed = (int) POST_WIP.getAndAdd(this, -missed) - missed;
@@ -305,8 +310,8 @@ final class WriteAllFlux extends Flux<WriteResult> implements Scannable {
             if (stopped || error != null) {
                 // Taken, never posted: spent, and the drain (after the end) discards it. stop()
                 // may have got there first. A failure not yet turned into the stream's end
-                // (another thread owns the drain) stops the posting too: the stream fails "at
-                // once", and later requests must not reach the peer.
+                // (another thread owns the drain) stops the posting too, soon after it (a failure
+                // recorded after this check still lets this one write go out).
                 if (Slot.STATE.compareAndSet(slot, Slot.QUEUED, Slot.SPENT)) {
                     drain();
                 }
