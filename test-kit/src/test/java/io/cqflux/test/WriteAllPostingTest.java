@@ -19,7 +19,9 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import reactor.core.Disposable;
@@ -219,9 +221,14 @@ class WriteAllPostingTest {
         }
 
         @Override
-        public void close() throws Exception {
+        public void close() throws ExecutionException, TimeoutException {
             release.countDown();
-            holder.get(T.toMillis(), TimeUnit.MILLISECONDS);
+            try {
+                holder.get(T.toMillis(), TimeUnit.MILLISECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException("interrupted while the held loop was released", e);
+            }
         }
     }
 
