@@ -75,8 +75,6 @@ public final class RpmaLatBench {
     private static int tput;
     /** {@code -T synthetic}: the Java path alone (see the class comment). */
     private static boolean synthetic;
-    /** The figures' prefix: {@code cqflux} on rpma, {@code javapath} on the synthetic transport. */
-    private static String prefix = "cqflux";
 
     private RpmaLatBench() {
     }
@@ -122,7 +120,6 @@ public final class RpmaLatBench {
                 throw new IllegalArgumentException("-T " + SyntheticTransportProvider.NAME + " runs -m busy only, not -m "
                         + modes);
             }
-            prefix = "javapath";
         }
         if (iters < 100) {
             throw new IllegalArgumentException("-n " + iters + " is below 100: no p99 from fewer operations");
@@ -134,7 +131,7 @@ public final class RpmaLatBench {
             throw new IllegalArgumentException("-m " + modes + " is not one of busy, epoll, both");
         }
         InetAddress address = synthetic ? InetAddress.getLoopbackAddress() : address();
-        System.out.printf(Locale.ROOT, prefix + ".info address=%s iterations=%d warmup=%d global=%d java=%s%n",
+        System.out.printf(Locale.ROOT, prefix() + ".info address=%s iterations=%d warmup=%d global=%d java=%s%n",
                 address.getHostAddress(), iters, warmup, global, Runtime.version());
         if (!modes.equals("epoll")) {
             run("busy", WaitStrategy.BUSY_POLL, address, port, iters, warmup, global);
@@ -188,6 +185,11 @@ public final class RpmaLatBench {
         }
     }
 
+    /** {@return the figures' prefix: {@code cqflux} on rpma, {@code javapath} on the synthetic transport} */
+    private static String prefix() {
+        return synthetic ? "javapath" : "cqflux";
+    }
+
     private static Cqflux.Builder builder() {
         return synthetic ? Cqflux.builder().transport(SyntheticTransportProvider.NAME)
                 : Cqflux.builder().transport(TransportChoice.RPMA);
@@ -218,7 +220,7 @@ public final class RpmaLatBench {
         long t0 = System.nanoTime();
         writeAll(c, remote, local, tput);
         double secs = (System.nanoTime() - t0) / 1e9;
-        System.out.printf(Locale.ROOT, prefix + ".write.%d.%s.tput.w%d %.0f ops/s%n", TPUT_SIZE, mode, TPUT_WINDOW,
+        System.out.printf(Locale.ROOT, prefix() + ".write.%d.%s.tput.w%d %.0f ops/s%n", TPUT_SIZE, mode, TPUT_WINDOW,
                 tput / secs);
         System.out.flush();
     }
@@ -248,7 +250,7 @@ public final class RpmaLatBench {
             sum += us[i];
         }
         Arrays.sort(us);
-        String name = prefix + "." + op + "." + size + "." + mode + ".lat.";
+        String name = prefix() + "." + op + "." + size + "." + mode + ".lat.";
         System.out.printf(Locale.ROOT, "%smean %.2f us%n", name, sum / n);
         System.out.printf(Locale.ROOT, "%sp50 %.2f us%n", name, us[n / 2]);
         System.out.printf(Locale.ROOT, "%sp99 %.2f us%n", name, us[(int) (n * 0.99)]);

@@ -7,6 +7,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
+import java.util.function.DoubleBinaryOperator;
 
 /**
  * The table of {@code ./cqflux bench rpma} (benchmarks/run-rpma.sh): reads one run directory's
@@ -214,7 +215,7 @@ public final class RpmaReport {
         for (String op : OPS) {
             for (int size : SIZES) {
                 String key = op + "." + size + ".busy.lat.p50";
-                double gap = median(differences(c, j, "rpma." + key, "cqflux." + key));
+                double gap = median(perRound(c, j, "rpma." + key, "cqflux." + key, (cv, jv) -> jv - cv));
                 double gv = median(values(guest, "javapath." + key));
                 CBaselines.Figure h = host.get("javapath." + key);
                 double hv = h == null ? Double.NaN : h.value();
@@ -232,17 +233,24 @@ public final class RpmaReport {
         }
     }
 
-    /** Per round where both figures are there, {@code j(jName) - c(cName)}. */
-    private static double[] differences(List<CBaselines> c, List<CBaselines> j, String cName, String jName) {
-        List<Double> d = new ArrayList<>();
+    /**
+     * Per round where both figures are there, {@code f(c(cName), j(jName))}, in round order; a NaN
+     * result (a figure {@code f} cannot use) is left out.
+     */
+    private static double[] perRound(List<CBaselines> c, List<CBaselines> j, String cName, String jName,
+                                     DoubleBinaryOperator f) {
+        List<Double> out = new ArrayList<>();
         for (int r = 0; r < Math.min(c.size(), j.size()); r++) {
             CBaselines.Figure cf = c.get(r).get(cName);
             CBaselines.Figure jf = j.get(r).get(jName);
             if (cf != null && jf != null) {
-                d.add(jf.value() - cf.value());
+                double v = f.applyAsDouble(cf.value(), jf.value());
+                if (!Double.isNaN(v)) {
+                    out.add(v);
+                }
             }
         }
-        return d.stream().mapToDouble(Double::doubleValue).toArray();
+        return out.stream().mapToDouble(Double::doubleValue).toArray();
     }
 
     /** {@code x ÷ of} to two places, or a dash when either is missing or {@code of} is not positive. */
@@ -265,18 +273,11 @@ public final class RpmaReport {
     }
 
     private static String ratio(List<CBaselines> c, List<CBaselines> j, String cName, String jName) {
-        List<Double> rs = new ArrayList<>();
-        for (int r = 0; r < Math.min(c.size(), j.size()); r++) {
-            CBaselines.Figure cf = c.get(r).get(cName);
-            CBaselines.Figure jf = j.get(r).get(jName);
-            if (cf != null && jf != null && cf.value() > 0) {
-                rs.add(jf.value() / cf.value());
-            }
-        }
-        if (rs.isEmpty()) {
+        double[] a = perRound(c, j, cName, jName, (cv, jv) -> cv > 0 ? jv / cv : Double.NaN);
+        if (a.length == 0) {
             return "—";
         }
-        double[] a = rs.stream().mapToDouble(Double::doubleValue).sorted().toArray();
+        Arrays.sort(a);
         String m = String.format(Locale.ROOT, "**%.2f**", median(a));
         return a.length == 1 ? m : m + String.format(Locale.ROOT, " [%.2f–%.2f]", a[0], a[a.length - 1]);
     }
