@@ -128,6 +128,12 @@ final class ConnectionCore {
     BufferPool buffers;
     /** The owner's listeners ({@link CqfluxListener}); set by {@link Cqflux} right after construction. */
     Instrumentation instrumentation = Instrumentation.NONE;
+    /**
+     * The owner's bookkeeping for a released connection (it forgets it); set by {@link Cqflux#adopt}
+     * before publication, run just before {@link #closed} completes, so that whoever sees
+     * {@code onDispose()} complete also sees the connection forgotten.
+     */
+    Runnable onReleased = () -> { };
     /** Established and reported opened: a listener added later is told of it ({@link Instrumentation#add}). */
     volatile boolean announced;
     /**
@@ -570,6 +576,9 @@ final class ConnectionCore {
         loop.noteOperation("cqflux.connectionEnd"); // the subscribers of events() and closed
         events.tryEmitComplete();
         completions.tryEmitComplete();
+        // Before the completion, not as one of its dependents: CompletableFuture runs those in no
+        // promised order, and onDispose()'s subscriber could see it before the owner forgot it.
+        safely(onReleased);
         closed.complete(null);
     }
 

@@ -758,7 +758,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
         core.buffers = buffers;
         core.instrumentation = instrumentation;
         connections.add(core);
-        core.closed.whenComplete((v, t) -> connections.remove(core));
+        core.onReleased = () -> connections.remove(core);
         return core;
     }
 
