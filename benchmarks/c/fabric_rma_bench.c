@@ -53,7 +53,10 @@
  *   fabric.write.8.busy.lat.mean 14.21 us
  *   fabric.write.8.busy.tput.w64.sel16 301234 ops/s
  *
- * Usage: fabric_rma_bench [-q] [-n iterations] [-w window] [-p port]
+ * Usage: fabric_rma_bench [-q] [-n iterations] [-w window] [-p port] [-f figure]
+ *   -f figure  run only that figure, named as printed without "fabric." and the statistic:
+ *              write.8.busy.lat, read.4096.epoll.lat, write.8.busy.tput.w64, ...
+ *              (FabricPairedBench runs one figure at a time, alternating with cqflux's twin)
  * Build: gcc -O2 -o fabric_rma_bench fabric_rma_bench.c -lfabric -lpthread
  */
 #define _GNU_SOURCE
@@ -311,12 +314,33 @@ static int reap(enum mode mode, struct fi_cq_data_entry *comp, int max) {
     return 0;
 }
 
+/* -f: the one figure to run, or NULL for all of them; matched: whether it named one. */
+static const char *only;
+static int matched;
+
+/* Whether the figure "<op>.<len>.<busy|epoll>.<kind>" is to run (kind: "lat", "tput.w32", ...). */
+static int wanted(const char *opname, size_t len, enum mode mode, const char *kind) {
+    if (only == NULL) {
+        return 1;
+    }
+    char name[96];
+    snprintf(name, sizeof name, "%s.%zu.%s.%s", opname, len, mode == BUSY ? "busy" : "epoll", kind);
+    if (strcmp(name, only) != 0) {
+        return 0;
+    }
+    matched = 1;
+    return 1;
+}
+
 static int cmp_double(const void *a, const void *b) {
     double x = *(const double *) a, y = *(const double *) b;
     return x < y ? -1 : x > y;
 }
 
 static void latency(const char *opname, int is_read, size_t len, enum mode mode, int iters, int warmup) {
+    if (!wanted(opname, len, mode, "lat")) {
+        return;
+    }
     atomic_store(&server_mode, mode);
     eventfd_write(server_stop_fd, 1); /* nudge the server out of a sleep so it sees the mode */
     double *samples = malloc(sizeof(double) * iters);
@@ -347,6 +371,11 @@ static void latency(const char *opname, int is_read, size_t len, enum mode mode,
 }
 
 static void throughput(const char *opname, int is_read, size_t len, enum mode mode, int window, int total) {
+    char kind[32];
+    snprintf(kind, sizeof kind, "tput.w%d", window);
+    if (!wanted(opname, len, mode, kind)) {
+        return;
+    }
     atomic_store(&server_mode, mode);
     eventfd_write(server_stop_fd, 1);
     static struct fi_context2 ctx[MAX_WINDOW];
@@ -399,6 +428,11 @@ static int post_write_flags(size_t len, size_t slot, void *ctx, uint64_t flags) 
  * the file comment). Prints fabric.write.<len>.<mode>.tput.w<window>.sel<every>.
  */
 static void throughput_selective(size_t len, enum mode mode, int window, int every, int total) {
+    char kind[32];
+    snprintf(kind, sizeof kind, "tput.w%d.sel%d", window, every);
+    if (!wanted("write", len, mode, kind)) {
+        return;
+    }
     atomic_store(&server_mode, mode);
     eventfd_write(server_stop_fd, 1);
     static struct sel_ctx ctx[MAX_WINDOW];
@@ -455,8 +489,10 @@ int main(int argc, char **argv) {
             window = atoi(argv[++i]);
         } else if (!strcmp(argv[i], "-p") && i + 1 < argc) {
             port = argv[++i];
+        } else if (!strcmp(argv[i], "-f") && i + 1 < argc) {
+            only = argv[++i];
         } else {
-            fprintf(stderr, "usage: %s [-q] [-n iterations] [-w window] [-p port]\n", argv[0]);
+            fprintf(stderr, "usage: %s [-q] [-n iterations] [-w window] [-p port] [-f figure]\n", argv[0]);
             return 64;
         }
     }
@@ -519,6 +555,11 @@ int main(int argc, char **argv) {
     atomic_store(&server_stop, 1);
     eventfd_write(server_stop_fd, 1);
     pthread_join(th, NULL);
+    if (only != NULL && !matched) {
+        fprintf(stderr, "-f %s names no figure of this program (e.g. write.8.busy.lat, write.8.epoll.tput.w64)\n",
+                only);
+        return 64;
+    }
     fi_shutdown(client.ep, 0);
     fi_close(&client.ep->fid);
     fi_close(&client.mr->fid);
