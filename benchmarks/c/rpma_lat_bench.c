@@ -36,9 +36,9 @@
  *   rpma.write.8.busy.tput.w64 41234 ops/s
  * and then the same window with selective signaling (one write in 16 signaled; see throughput()):
  *   rpma.write.8.busy.tput.w64.sel16 45678 ops/s
- * The client's connection has cqflux's ConnectionConfig.DEFAULT queue sizes (SQ 128, RQ 128, CQ
- * 256, a receive CQ of 128; rpma_conn_cfg_set_*(3)), as 64 in flight needs more than librpma's
- * default queue of 10.
+ * The client's connection has cqflux's ConnectionConfig.DEFAULT queue sizes (SQ 128, RQ 128, one
+ * CQ of 256 for sends and receives, no separate receive CQ; rpma_conn_cfg_set_*(3)), as 64 in
+ * flight needs more than librpma's default queue of 10.
  *
  * Usage: rpma_lat_bench [-n iterations] [-w warmup] [-t writes] [-p port] [-m busy|epoll|both] [ADDRESS]
  *   ADDRESS defaults to $CQFLUX_RPMA_ADDRESS (10.0.2.15 in the lane).
@@ -313,7 +313,7 @@ static int client(const char *addr, const char *port, int iters, int warmup, int
     CHECK(rpma_conn_cfg_set_sq_size(cfg, 128));
     CHECK(rpma_conn_cfg_set_rq_size(cfg, 128));
     CHECK(rpma_conn_cfg_set_cq_size(cfg, 256));
-    CHECK(rpma_conn_cfg_set_rcq_size(cfg, 128));
+    CHECK(rpma_conn_cfg_set_rcq_size(cfg, 0)); /* no separate receive CQ: receives share the main one */
     CHECK(rpma_conn_req_new(peer, addr, port, cfg, &req));
     CHECK(rpma_conn_cfg_delete(&cfg));
     CHECK(rpma_conn_req_connect(&req, NULL, &conn));

@@ -67,7 +67,8 @@ import reactor.core.publisher.Mono;
  * figure ("pair 0", not reported) runs first.
  *
  * <p>Usage: {@code FabricPairedBench -c <fabric_rma_bench> [-P pairs] [-n iterations] [-w warm-up]
- * [-f figure-regex] [--out DIR]}; writes {@code DIR/paired.txt} (one line per run) and
+ * [-f figure-regex] [-r receive-CQ size] [--out DIR]}; {@code -r} sets the receive CQ of cqflux's
+ * connections (default: {@link ConnectionConfig#DEFAULT}'s); writes {@code DIR/paired.txt} (one line per run) and
  * {@code DIR/summary.md}.
  */
 public final class FabricPairedBench {
@@ -81,8 +82,12 @@ public final class FabricPairedBench {
     /** The figures, in run order. */
     static final List<String> FIGURES = figures();
 
+    /** The connection configuration of cqflux's runs ({@code -r} sets its receive CQ). */
+    private static ConnectionConfig base = ConnectionConfig.DEFAULT;
+
     private FabricPairedBench() {
     }
+
 
     private static List<String> figures() {
         List<String> f = new ArrayList<>();
@@ -136,6 +141,7 @@ public final class FabricPairedBench {
         int iters = 20_000;
         int warmup = 5_000;
         Pattern select = Pattern.compile(".*");
+        int rcq = -1;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "-c" -> cProgram = Path.of(args[++i]);
@@ -144,8 +150,10 @@ public final class FabricPairedBench {
                 case "-w" -> warmup = Integer.parseInt(args[++i]);
                 case "-f" -> select = Pattern.compile(args[++i]);
                 case "--out" -> out = Path.of(args[++i]);
+                case "-r" -> rcq = Integer.parseInt(args[++i]);
                 default -> throw new IllegalArgumentException("unknown argument " + args[i]
-                        + " (-c fabric_rma_bench, -P pairs, -n iterations, -w warm-up, -f figure-regex, --out dir)");
+                        + " (-c fabric_rma_bench, -P pairs, -n iterations, -w warm-up, -f figure-regex,"
+                        + " -r receive-CQ size, --out dir)");
             }
         }
         if (cProgram == null || !Files.isExecutable(cProgram)) {
@@ -160,6 +168,7 @@ public final class FabricPairedBench {
         if (warmup < 0) {
             throw new IllegalArgumentException("-w " + warmup + " is negative");
         }
+        base = rcq < 0 ? ConnectionConfig.DEFAULT : ConnectionConfig.DEFAULT.withReceiveCompletionQueueSize(rcq);
         Pattern figureRegex = select;
         List<String> chosen = FIGURES.stream().filter(f -> figureRegex.matcher(f).matches()).toList();
         if (chosen.isEmpty()) {
@@ -167,8 +176,9 @@ public final class FabricPairedBench {
         }
         PrintStream raw = out == null ? null : new PrintStream(Files.newOutputStream(out.resolve("paired.txt")),
                 true, StandardCharsets.UTF_8);
-        say(raw, String.format(Locale.ROOT, "# %s pairs=%d iterations=%d warmup=%d java=%s cpus=%d", Instant.now(),
-                pairs, iters, warmup, Runtime.version(), Runtime.getRuntime().availableProcessors()));
+        say(raw, String.format(Locale.ROOT, "# %s pairs=%d iterations=%d warmup=%d java=%s cpus=%d config=%s",
+                Instant.now(), pairs, iters, warmup, Runtime.version(), Runtime.getRuntime().availableProcessors(),
+                base));
         // Pair 0: the JIT's warm-up, cqflux only, not reported; at least WARM_PASS operations per
         // figure, so that a short -n does not leave the first pairs to the JIT (-n 3000: one pair's
         // mean 6.8 x C's).
@@ -274,8 +284,7 @@ public final class FabricPairedBench {
         boolean tput = w[3].equals("tput");
         InetAddress lo = InetAddress.getLoopbackAddress();
         // 128 send credits for the throughput figure: writeAll keeps half of them in flight.
-        ConnectionConfig config = tput ? ConnectionConfig.DEFAULT.withSendQueueSize(2 * TPUT_WINDOW)
-                : ConnectionConfig.DEFAULT;
+        ConnectionConfig config = tput ? base.withSendQueueSize(2 * TPUT_WINDOW) : base;
         try (Arena arena = Arena.ofShared();
              Cqflux server = Cqflux.builder().transport(TransportChoice.FABRIC).localAddress(lo)
                      .waitStrategy(strategy).connectionConfig(config).build();

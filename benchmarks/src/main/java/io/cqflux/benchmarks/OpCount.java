@@ -26,6 +26,7 @@ import reactor.core.publisher.Mono;
  *
  * <p>Usage: {@code OpCount STRATEGY MODE COUNT [SIZE]}, MODE one of {@code chain} (a
  * {@code concatMap} of fresh {@code write()} Monos, the JMH {@code writeLatency} shape),
+ * {@code readchain} (the same with {@code read()} Monos),
  * {@code reuse} (one {@code write()} Mono subscribed again per operation: what is left from
  * subscribe to completion) and {@code block} ({@code write().block()} from the main thread).
  */
@@ -87,13 +88,15 @@ public final class OpCount {
                             PeerRegion remote, Region local, int size, int count) {
         switch (mode) {
             case "chain" -> indices.concatMap(i -> connection.write(remote, 0, local, 0, size), 1).then().block(TIMEOUT);
+            case "readchain" -> indices.concatMap(i -> connection.read(local, 0, remote, 0, size), 1).then()
+                    .block(TIMEOUT);
             case "reuse" -> indices.concatMap(i -> reused, 1).then().block(TIMEOUT);
             case "block" -> {
                 for (int i = 0; i < count; i++) {
                     connection.write(remote, 0, local, 0, size).block(TIMEOUT);
                 }
             }
-            default -> throw new IllegalArgumentException("mode " + mode + " is not chain, reuse or block");
+            default -> throw new IllegalArgumentException("mode " + mode + " is not chain, readchain, reuse or block");
         }
     }
 

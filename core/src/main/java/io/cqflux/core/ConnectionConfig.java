@@ -22,9 +22,20 @@ public record ConnectionConfig(int sendQueueSize, int receiveQueueSize, int comp
     /** Largest queue size accepted; verbs devices rarely allow more. */
     public static final int MAX_QUEUE_SIZE = 1 << 16;
 
-    /** The defaults: 128 sends, 128 receives, a 256-entry main CQ, a 128-entry receive CQ, 5 s timeout. */
+    /**
+     * The defaults: 128 sends, 128 receives, one 256-entry CQ for both (no separate receive CQ),
+     * a 5 s set-up timeout, writes complete at {@link CompletionLevel#DELIVERY}.
+     *
+     * <p>Why one CQ: the loop polls every CQ of a connection on each busy round and on each wake-up,
+     * and on libfabric's tcp provider every {@code fi_cq_read(3)} drives the provider's socket
+     * progress (an {@code epoll_wait} of its own), so a second CQ doubles what a round costs. A
+     * completion that the receive CQ's read progressed then waits for the main CQ's next read.
+     * Measured with {@code ./cqflux bench paired} (issue 13; docs/performance.md): chained 8-byte
+     * and 4 KiB reads and writes over tcp were 0.5-9 % faster with one CQ. A separate receive CQ is
+     * still one {@link #withReceiveCompletionQueueSize(int)} away.
+     */
     public static final ConnectionConfig DEFAULT =
-            new ConnectionConfig(128, 128, 256, 128, Duration.ofSeconds(5), false, CompletionLevel.DELIVERY);
+            new ConnectionConfig(128, 128, 256, 0, Duration.ofSeconds(5), false, CompletionLevel.DELIVERY);
 
     /** Validates the sizes and their relation. */
     public ConnectionConfig {
@@ -75,6 +86,17 @@ public record ConnectionConfig(int sendQueueSize, int receiveQueueSize, int comp
         int rcq = receiveCompletionQueueSize == 0 ? 0 : Math.max(receiveCompletionQueueSize, rq);
         int cq = Math.max(completionQueueSize, sendQueueSize + (rcq == 0 ? rq : 0));
         return new ConnectionConfig(sendQueueSize, rq, cq, rcq, timeout, sharedCompletionChannel, writeCompletion);
+    }
+
+    /**
+     * @param rcq the size of a separate receive CQ, at least {@link #receiveQueueSize()}; or 0 for
+     *     none, in which case receives complete on the main CQ
+     * @return a copy with that receive CQ and a main CQ large enough for what it then holds
+     */
+    public ConnectionConfig withReceiveCompletionQueueSize(int rcq) {
+        int cq = Math.max(completionQueueSize, sendQueueSize + (rcq == 0 ? receiveQueueSize : 0));
+        return new ConnectionConfig(sendQueueSize, receiveQueueSize, cq, rcq, timeout, sharedCompletionChannel,
+                writeCompletion);
     }
 
     /**

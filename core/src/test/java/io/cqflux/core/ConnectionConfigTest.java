@@ -27,6 +27,22 @@ class ConnectionConfigTest {
     }
 
     @Test
+    void default_sharesOneCq_andASeparateReceiveCqIsOneWitherAway() {
+        assertEquals(0, ConnectionConfig.DEFAULT.receiveCompletionQueueSize());
+        assertEquals(256, ConnectionConfig.DEFAULT.completionQueueSize(), "128 sends + 128 receives");
+        ConnectionConfig sep = ConnectionConfig.DEFAULT.withReceiveCompletionQueueSize(128);
+        assertEquals(128, sep.receiveCompletionQueueSize());
+        assertEquals(256, sep.completionQueueSize(), "the main CQ never shrinks");
+        ConnectionConfig back = new ConnectionConfig(128, 128, 128, 128, Duration.ofSeconds(1), false,
+                CompletionLevel.DELIVERY).withReceiveCompletionQueueSize(0);
+        assertEquals(256, back.completionQueueSize(), "receives moved to the main CQ: it grows to hold them");
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> ConnectionConfig.DEFAULT.withReceiveCompletionQueueSize(64));
+        assertTrue(e.getMessage().contains("receiveCompletionQueueSize 64") && e.getMessage().contains("overrun"),
+                e.getMessage());
+    }
+
+    @Test
     void sizesOutsideBounds_areRejectedNamingTheBound() {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () ->
                 ConnectionConfig.DEFAULT.withSendQueueSize(0));
@@ -41,7 +57,10 @@ class ConnectionConfigTest {
         assertEquals(1024, c.sendQueueSize());
         assertTrue(c.completionQueueSize() >= 1024);
         ConnectionConfig r = ConnectionConfig.DEFAULT.withReceiveQueueSize(512);
-        assertTrue(r.receiveCompletionQueueSize() >= 512);
+        assertEquals(0, r.receiveCompletionQueueSize(), "the default has receives on the main CQ");
+        assertTrue(r.completionQueueSize() >= 128 + 512, "main CQ " + r.completionQueueSize());
+        ConnectionConfig sep = ConnectionConfig.DEFAULT.withReceiveCompletionQueueSize(128).withReceiveQueueSize(512);
+        assertTrue(sep.receiveCompletionQueueSize() >= 512);
         assertEquals(CompletionLevel.TRANSMIT, c.withWriteCompletion(CompletionLevel.TRANSMIT).writeCompletion());
         assertTrue(c.withSharedCompletionChannel(true).sharedCompletionChannel());
     }

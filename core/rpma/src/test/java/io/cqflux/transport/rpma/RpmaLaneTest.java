@@ -51,6 +51,12 @@ import org.junit.jupiter.api.Test;
 @Tag("rpma")
 class RpmaLaneTest {
 
+    /**
+     * These tests' connections: a main CQ and a separate receive CQ ({@code rpma_conn_cfg_set_rcq_size(3)}).
+     * The default has one CQ for both, which the contract suites cover.
+     */
+    private static final ConnectionConfig SEPARATE_RECEIVE_CQ = ConnectionConfig.DEFAULT.withReceiveCompletionQueueSize(128);
+
     private static final Set<RegionAccess> SERVER_ACCESS = EnumSet.of(RegionAccess.WRITE_DST, RegionAccess.READ_SRC,
             RegionAccess.FLUSH_TYPE_VISIBILITY, RegionAccess.RECV);
     private static final Set<RegionAccess> CLIENT_ACCESS = EnumSet.of(RegionAccess.WRITE_SRC, RegionAccess.READ_DST,
@@ -118,7 +124,7 @@ class RpmaLaneTest {
     }
 
     private Pair connect() throws Exception {
-        return connect(ConnectionConfig.DEFAULT, SERVER_ACCESS);
+        return connect(SEPARATE_RECEIVE_CQ, SERVER_ACCESS);
     }
 
     private List<CompletionRecord> complete(Connection c, int queue, int n) {
@@ -252,7 +258,7 @@ class RpmaLaneTest {
 
     @Test
     void sharedCompletionChannel_oneQueueServesSendsAndReceives() throws Exception {
-        ConnectionConfig shared = ConnectionConfig.DEFAULT.withSharedCompletionChannel(true);
+        ConnectionConfig shared = SEPARATE_RECEIVE_CQ.withSharedCompletionChannel(true);
         Pair p = connect(shared, SERVER_ACCESS);
         assertEquals(1, p.client().completionQueues().size());
         assertEquals(1, p.server().completionQueues().size());

@@ -13,6 +13,7 @@ class RpmaSharedChannelContractTest extends RpmaTransportContractTest {
 
     @Override
     protected ConnectionConfig config() {
-        return ConnectionConfig.DEFAULT.withSharedCompletionChannel(true);
+        // Two CQs (the default has one) behind the one channel.
+        return ConnectionConfig.DEFAULT.withReceiveCompletionQueueSize(128).withSharedCompletionChannel(true);
     }
 }
