@@ -6,21 +6,22 @@
 # minutes; a pair's two sides are seconds apart. Writes
 #   benchmarks/results/<UTC date-time>-paired/   paired.txt (one line per run, load average per pair),
 #                                                summary.md, output.txt
-#   benchmarks/results/latest-paired.md          the summary of this run (a filtered run: latest-paired-filtered.md)
+#   benchmarks/results/latest-paired.md          the summary of this run (with -f or -r: latest-paired-filtered.md)
 #
-# Usage: benchmarks/run-paired.sh [-P pairs] [-n iterations] [-w warm-up] [-f figure-regex]
+# Usage: benchmarks/run-paired.sh [-P pairs] [-n iterations] [-w warm-up] [-f figure-regex] [-r rcq]
 #   -P pairs        pairs per figure (default 9; at least 3)
 #   -n iterations   operations measured per latency run (default 20000; throughput: 5 x that)
 #   -f regex        only the figures it matches, e.g. 'read\.4096\..*' (names: FabricPairedBench.FIGURES)
-# About 2.5 min on 2 cores with the defaults. Needs: JAVA_HOME -> JDK >= 25, gcc, libfabric-dev.
+#   -r rcq          cqflux's connections with a receive CQ of rcq entries (0: none, the default)
+# About 4 min on 2 cores with the defaults. Needs: JAVA_HOME -> JDK >= 25, gcc, libfabric-dev.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BENCH="$ROOT/benchmarks"
-case "${1:-}" in -h|--help) sed -n '2,15s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
+case "${1:-}" in -h|--help) sed -n '2,16s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
 LATEST=latest-paired.md
 for a in "$@"; do
-  [ "$a" = -f ] && LATEST=latest-paired-filtered.md
+  case "$a" in -f|-r) LATEST=latest-paired-filtered.md ;; esac # a subset or a variant
 done
 
 : "${JAVA_HOME:?set JAVA_HOME to a JDK >= 25 (./cqflux bench does)}"

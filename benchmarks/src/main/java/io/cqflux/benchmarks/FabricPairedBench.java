@@ -137,11 +137,11 @@ public final class FabricPairedBench {
     public static void main(String[] args) throws Exception {
         Path cProgram = null;
         Path out = null;
-        int pairs = 7;
+        int pairs = 9;
         int iters = 20_000;
         int warmup = 5_000;
         Pattern select = Pattern.compile(".*");
-        int rcq = -1;
+        Integer rcq = null;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "-c" -> cProgram = Path.of(args[++i]);
@@ -168,7 +168,8 @@ public final class FabricPairedBench {
         if (warmup < 0) {
             throw new IllegalArgumentException("-w " + warmup + " is negative");
         }
-        base = rcq < 0 ? ConnectionConfig.DEFAULT : ConnectionConfig.DEFAULT.withReceiveCompletionQueueSize(rcq);
+        // A bad -r fails here, with ConnectionConfig's message naming the value and the bound.
+        base = rcq == null ? ConnectionConfig.DEFAULT : ConnectionConfig.DEFAULT.withReceiveCompletionQueueSize(rcq);
         Pattern figureRegex = select;
         List<String> chosen = FIGURES.stream().filter(f -> figureRegex.matcher(f).matches()).toList();
         if (chosen.isEmpty()) {

@@ -30,9 +30,11 @@ public record ConnectionConfig(int sendQueueSize, int receiveQueueSize, int comp
      * and on libfabric's tcp provider every {@code fi_cq_read(3)} drives the provider's socket
      * progress (an {@code epoll_wait} of its own), so a second CQ doubles what a round costs. A
      * completion that the receive CQ's read progressed then waits for the main CQ's next read.
-     * Measured with {@code ./cqflux bench paired} (issue 13; docs/performance.md): chained 8-byte
-     * and 4 KiB reads and writes over tcp were 0.5-9 % faster with one CQ. A separate receive CQ is
-     * still one {@link #withReceiveCompletionQueueSize(int)} away.
+     * Measured with {@code ./cqflux bench paired -r} (issue 13; docs/performance.md, 21 pairs per
+     * figure): with one CQ, cqflux's p50 over C's fell in 11 of 12 latency figures over tcp (8 B
+     * and 4 KiB reads and writes, three wait strategies; by 0.028 in the median figure, up to
+     * 0.061) and rose in one (0.041). A separate receive CQ is one
+     * {@link #withReceiveCompletionQueueSize(int)} away.
      */
     public static final ConnectionConfig DEFAULT =
             new ConnectionConfig(128, 128, 256, 0, Duration.ofSeconds(5), false, CompletionLevel.DELIVERY);
