@@ -9,7 +9,7 @@
 #   benchmarks/results/latest-paired.md          the summary of this run (with -f or -r: latest-paired-filtered.md)
 #
 # Usage: benchmarks/run-paired.sh [-P pairs] [-n iterations] [-w warm-up] [-f figure-regex] [-r rcq]
-#   -P pairs        pairs per figure (default 9; at least 3)
+#   -P pairs        pairs per figure (default 8; even, so that each side runs first as often)
 #   -n iterations   operations measured per latency run (default 20000; throughput: 5 x that)
 #   -f regex        only the figures it matches, e.g. 'read\.4096\..*' (names: FabricPairedBench.FIGURES)
 #   -r rcq          cqflux's connections with a receive CQ of rcq entries (0: none, the default)
@@ -38,15 +38,21 @@ echo "== build (mvnw -P bench package)"
 gcc -O2 -Wall -o "$BENCH/target/c/fabric_rma_bench" "$BENCH/c/fabric_rma_bench.c" -lfabric -lpthread
 
 echo "== pairs: $(uptime)"
+set +e # the bench's own status, not the pipeline's first failure, decides what follows
 "$JAVA_HOME/bin/java" --enable-native-access=ALL-UNNAMED -cp "$BENCH/target/classes:$BENCH/target/lib/*" \
   io.cqflux.benchmarks.FabricPairedBench -c "$BENCH/target/c/fabric_rma_bench" --out "$OUT" "$@" 2>&1 \
-  | grep -v 'transport fabric/tcp chosen' | tee "$OUT/output.txt"
+  | grep --line-buffered -v 'transport fabric/tcp chosen' | tee "$OUT/output.txt"
 status=${PIPESTATUS[0]}
+set -e
 if [ "$status" -eq 0 ]; then
   { echo "# cqflux and C in pairs (fabric/tcp)"; echo
     echo "Run $STAMP; raw results in \`$STAMP-paired/\`. $(grep -m1 '^# ' "$OUT/paired.txt" | sed 's/^# //')."
     echo "Load average at each pair's start: $(grep '^# pair' "$OUT/paired.txt" | sed 's/.*load average //' | paste -sd';' | sed 's/;/; /g')."
     echo; cat "$OUT/summary.md"; } >"$BENCH/results/$LATEST"
 fi
-echo "== results: $OUT (summary: benchmarks/results/$LATEST)"
+if [ "$status" -eq 0 ]; then
+  echo "== results: $OUT (summary: benchmarks/results/$LATEST)"
+else
+  echo "== failed (status $status); what ran is in $OUT" >&2
+fi
 exit "$status"

@@ -556,8 +556,8 @@ int main(int argc, char **argv) {
     eventfd_write(server_stop_fd, 1);
     pthread_join(th, NULL);
     if (only != NULL && !matched) {
-        fprintf(stderr, "-f %s names no figure of this program (e.g. write.8.busy.lat, write.8.epoll.tput.w64)\n",
-                only);
+        fprintf(stderr, "-f %s names no figure this run printed (e.g. write.8.busy.lat, write.8.epoll.tput.w64;"
+                " the .sel figures need FI_ORDER_STRICT)\n", only);
         return 64;
     }
     fi_shutdown(client.ep, 0);

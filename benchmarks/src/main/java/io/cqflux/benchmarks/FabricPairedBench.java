@@ -28,6 +28,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 import java.util.regex.Pattern;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
@@ -66,6 +67,9 @@ import reactor.core.publisher.Mono;
  * (the machine may have two cores). The JIT's code outlives the instances: a warm-up pass over every
  * figure ("pair 0", not reported) runs first.
  *
+ * <p>{@code FabricPairedBench --summarize FILE...} prints the summary of earlier runs' {@code paired.txt}
+ * files, pooled.
+ *
  * <p>Usage: {@code FabricPairedBench -c <fabric_rma_bench> [-P pairs] [-n iterations] [-w warm-up]
  * [-f figure-regex] [-r receive-CQ size] [--out DIR]}; {@code -r} sets the receive CQ of cqflux's
  * connections (default: {@link ConnectionConfig#DEFAULT}'s); writes {@code DIR/paired.txt} (one line per run) and
@@ -77,6 +81,8 @@ public final class FabricPairedBench {
     private static final long REGION = 1 << 20;
     /** Writes in flight in the throughput figure: issue 13's goal, C's {@code WIDE_WINDOW}. */
     static final int TPUT_WINDOW = 64;
+    /** How long a C run may take to exit once its output ended. */
+    private static final Duration C_RUN_LIMIT = Duration.ofSeconds(30);
     /** Operations per figure, at least, of the unreported warm-up pass. */
     private static final int WARM_PASS = 20_000;
     /** The figures, in run order. */
@@ -137,11 +143,15 @@ public final class FabricPairedBench {
     public static void main(String[] args) throws Exception {
         Path cProgram = null;
         Path out = null;
-        int pairs = 9;
+        int pairs = 8;
         int iters = 20_000;
         int warmup = 5_000;
         Pattern select = Pattern.compile(".*");
         Integer rcq = null;
+        if (args.length > 0 && args[0].equals("--summarize")) {
+            summarizeFiles(List.of(args).subList(1, args.length));
+            return;
+        }
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "-c" -> cProgram = Path.of(args[++i]);
@@ -159,8 +169,9 @@ public final class FabricPairedBench {
         if (cProgram == null || !Files.isExecutable(cProgram)) {
             throw new IllegalArgumentException("-c " + cProgram + ": want the compiled fabric_rma_bench");
         }
-        if (pairs < 3) {
-            throw new IllegalArgumentException("-P " + pairs + " is below 3: no spread from fewer pairs");
+        if (pairs < 2 || pairs % 2 != 0) {
+            throw new IllegalArgumentException("-P " + pairs + ": want an even count of 2 or more, so that C runs"
+                    + " first in as many pairs as cqflux does");
         }
         if (iters < 1_000) {
             throw new IllegalArgumentException("-n " + iters + " is below 1000");
@@ -242,15 +253,25 @@ public final class FabricPairedBench {
         pb.environment().put("IPATH_NO_BACKTRACE", "1");
         Process proc = pb.start();
         Map<String, Double> values = new LinkedHashMap<>();
-        try (BufferedReader r = new BufferedReader(new InputStreamReader(proc.getInputStream(), StandardCharsets.UTF_8))) {
-            for (String line = r.readLine(); line != null; line = r.readLine()) {
-                String[] w = line.trim().split("\\s+");
-                if (w.length == 3 && w[0].startsWith("fabric.") && !w[0].startsWith("fabric.info")) {
-                    values.put(w[0].substring("fabric.".length()), Double.parseDouble(w[1]));
+        try {
+            // stdout is read to its end before the wait (stderr goes to ours): no pipe fills up.
+            try (BufferedReader r = new BufferedReader(new InputStreamReader(proc.getInputStream(),
+                    StandardCharsets.UTF_8))) {
+                for (String line = r.readLine(); line != null; line = r.readLine()) {
+                    String[] w = line.trim().split("\\s+");
+                    if (w.length == 3 && w[0].startsWith("fabric.") && !w[0].startsWith("fabric.info")) {
+                        values.put(w[0].substring("fabric.".length()), Double.parseDouble(w[1]));
+                    }
                 }
             }
+            if (!proc.waitFor(C_RUN_LIMIT.toSeconds(), TimeUnit.SECONDS)) {
+                throw new IllegalStateException(program + " -f " + name + " still runs after closing its output");
+            }
+        } finally {
+            // A failure above (a line that does not parse, an interrupt) leaves no C program behind.
+            proc.destroyForcibly();
         }
-        int rc = proc.waitFor();
+        int rc = proc.exitValue();
         if (rc != 0) {
             throw new IllegalStateException(program + " -f " + name + " exited with " + rc);
         }
@@ -361,6 +382,40 @@ public final class FabricPairedBench {
     }
 
     // ---- the report ----------------------------------------------------------------------------
+
+    /**
+     * {@code --summarize FILE...}: prints the summary of the runs in one or more {@code paired.txt}
+     * files, pooled (each file's pairs renumbered after the previous file's), e.g. several runs of
+     * one configuration taken in turn with another.
+     */
+    private static void summarizeFiles(List<String> files) throws IOException {
+        if (files.isEmpty()) {
+            throw new IllegalArgumentException("--summarize wants one or more paired.txt files");
+        }
+        System.out.print(summary(pool(files.stream().map(Path::of).toList())));
+    }
+
+    /**
+     * @param files {@code paired.txt} files
+     * @return their runs, each file's pairs numbered after the previous file's highest
+     * @throws IOException when a file cannot be read
+     */
+    static List<Run> pool(List<Path> files) throws IOException {
+        List<Run> all = new ArrayList<>();
+        int offset = 0;
+        for (Path f : files) {
+            int highest = 0;
+            for (String line : Files.readAllLines(f, StandardCharsets.UTF_8)) {
+                if (line.startsWith("pair ")) {
+                    Run r = Run.parse(line);
+                    all.add(new Run(r.pair() + offset, r.side(), r.figure(), r.p50(), r.mean()));
+                    highest = Math.max(highest, r.pair());
+                }
+            }
+            offset += highest;
+        }
+        return all;
+    }
 
     /**
      * {@return issue 13's bound for a figure: at most this cqflux ÷ C for latency, at least this

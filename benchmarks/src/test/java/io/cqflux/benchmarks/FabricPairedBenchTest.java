@@ -6,8 +6,12 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.cqflux.benchmarks.FabricPairedBench.Run;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.List;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /** The paired report: ratios within pairs, their median and range, the goal per figure. */
 class FabricPairedBenchTest {
@@ -61,6 +65,28 @@ class FabricPairedBenchTest {
         List<Run> runs = List.of(new Run(1, "c", "write.8.busy.lat", 10, 10), new Run(1, "c", "write.8.busy.lat", 11, 11));
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> FabricPairedBench.summary(runs));
         assertTrue(e.getMessage().contains("pair 1 has two c runs of write.8.busy.lat"), e.getMessage());
+    }
+
+    @Test
+    void pool_numbersEachFilesPairsAfterThePreviousFiles(@TempDir Path dir) throws IOException {
+        // Two runs of the same figure, each with pairs 1 and 2: pooled, four pairs, not a clash.
+        Path a = dir.resolve("a.txt");
+        Path b = dir.resolve("b.txt");
+        Files.writeString(a, "# header\n# pair 1 at now\n" + new Run(1, "c", "write.8.busy.lat", 10, 10).line() + "\n"
+                + new Run(1, "cqflux", "write.8.busy.lat", 11, 11).line() + "\n"
+                + new Run(2, "cqflux", "write.8.busy.lat", 10.2, 10.2).line() + "\n"
+                + new Run(2, "c", "write.8.busy.lat", 10, 10).line() + "\n");
+        Files.writeString(b, new Run(1, "c", "write.8.busy.lat", 10, 10).line() + "\n"
+                + new Run(1, "cqflux", "write.8.busy.lat", 10.4, 10.4).line() + "\n"
+                + new Run(2, "c", "write.8.busy.lat", 10, 10).line() + "\n"
+                + new Run(2, "cqflux", "write.8.busy.lat", 10.6, 10.6).line() + "\n");
+
+        List<Run> runs = FabricPairedBench.pool(List.of(a, b));
+
+        assertEquals(List.of(1, 1, 2, 2, 3, 3, 4, 4), runs.stream().map(Run::pair).toList());
+        // Ratios 1.10, 1.02, 1.04, 1.06: median 1.05.
+        String text = FabricPairedBench.summary(runs);
+        assertTrue(text.contains("| write.8.busy.lat | 4 | 10.00 µs | 10.50 µs | 1.050 [1.020–1.100] "), text);
     }
 
     @Test

@@ -30,10 +30,10 @@ public record ConnectionConfig(int sendQueueSize, int receiveQueueSize, int comp
      * and on libfabric's tcp provider every {@code fi_cq_read(3)} drives the provider's socket
      * progress (an {@code epoll_wait} of its own), so a second CQ doubles what a round costs. A
      * completion that the receive CQ's read progressed then waits for the main CQ's next read.
-     * Measured with {@code ./cqflux bench paired -r} (issue 13; docs/performance.md, 21 pairs per
-     * figure): with one CQ, cqflux's p50 over C's fell in 11 of 12 latency figures over tcp (8 B
-     * and 4 KiB reads and writes, three wait strategies; by 0.028 in the median figure, up to
-     * 0.061) and rose in one (0.041). A separate receive CQ is one
+     * Measured with {@code ./cqflux bench paired -r} over tcp (issue 13; docs/performance.md):
+     * pooled over 37-44 pairs per figure, cqflux's p50 over C's for 8 B and 4 KiB reads and writes
+     * under three wait strategies was 1.005-1.056 with one CQ and 1.035-1.088 with a separate
+     * receive CQ, lower with one CQ in each of the 12 figures. A separate receive CQ is one
      * {@link #withReceiveCompletionQueueSize(int)} away.
      */
     public static final ConnectionConfig DEFAULT =
@@ -71,11 +71,26 @@ public record ConnectionConfig(int sendQueueSize, int receiveQueueSize, int comp
     }
 
     /**
+     * The main CQ's least size for these queues: the sends, plus the receives when they share it.
+     * A sum beyond {@link #MAX_QUEUE_SIZE} is refused here, naming the two queues that make it, not
+     * as a main CQ size the caller never chose.
+     */
+    private static int mainCqNeeds(int sq, int rq, int rcq) {
+        long needs = (long) sq + (rcq == 0 ? rq : 0);
+        if (rcq == 0 && needs > MAX_QUEUE_SIZE) {
+            throw new IllegalArgumentException("sendQueueSize " + sq + " + receiveQueueSize " + rq + " = " + needs
+                    + " entries on one shared CQ, above its bound " + MAX_QUEUE_SIZE
+                    + "; withReceiveCompletionQueueSize(" + rq + ") gives receives a CQ of their own");
+        }
+        return (int) needs;
+    }
+
+    /**
      * @param sq the send queue depth
      * @return a copy with that send queue depth and a main CQ large enough for it
      */
     public ConnectionConfig withSendQueueSize(int sq) {
-        int cq = Math.max(completionQueueSize, sq + (receiveCompletionQueueSize == 0 ? receiveQueueSize : 0));
+        int cq = Math.max(completionQueueSize, mainCqNeeds(sq, receiveQueueSize, receiveCompletionQueueSize));
         return new ConnectionConfig(sq, receiveQueueSize, cq, receiveCompletionQueueSize, timeout,
                 sharedCompletionChannel, writeCompletion);
     }
@@ -86,7 +101,7 @@ public record ConnectionConfig(int sendQueueSize, int receiveQueueSize, int comp
      */
     public ConnectionConfig withReceiveQueueSize(int rq) {
         int rcq = receiveCompletionQueueSize == 0 ? 0 : Math.max(receiveCompletionQueueSize, rq);
-        int cq = Math.max(completionQueueSize, sendQueueSize + (rcq == 0 ? rq : 0));
+        int cq = Math.max(completionQueueSize, mainCqNeeds(sendQueueSize, rq, rcq));
         return new ConnectionConfig(sendQueueSize, rq, cq, rcq, timeout, sharedCompletionChannel, writeCompletion);
     }
 
@@ -96,7 +111,8 @@ public record ConnectionConfig(int sendQueueSize, int receiveQueueSize, int comp
      * @return a copy with that receive CQ and a main CQ large enough for what it then holds
      */
     public ConnectionConfig withReceiveCompletionQueueSize(int rcq) {
-        int cq = Math.max(completionQueueSize, sendQueueSize + (rcq == 0 ? receiveQueueSize : 0));
+        checkSize("receiveCompletionQueueSize", rcq, 0);
+        int cq = Math.max(completionQueueSize, mainCqNeeds(sendQueueSize, receiveQueueSize, rcq));
         return new ConnectionConfig(sendQueueSize, receiveQueueSize, cq, rcq, timeout, sharedCompletionChannel,
                 writeCompletion);
     }

@@ -43,6 +43,21 @@ class ConnectionConfigTest {
     }
 
     @Test
+    void sharedCqOverItsBound_isRejectedNamingBothQueues_andASeparateReceiveCqLiftsIt() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> ConnectionConfig.DEFAULT.withSendQueueSize(65_500));
+        assertTrue(e.getMessage().contains("sendQueueSize 65500 + receiveQueueSize 128 = 65628")
+                && e.getMessage().contains("65536") && e.getMessage().contains("withReceiveCompletionQueueSize(128)"),
+                e.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> ConnectionConfig.DEFAULT.withReceiveQueueSize(65_500));
+        ConnectionConfig big = ConnectionConfig.DEFAULT.withReceiveCompletionQueueSize(128).withSendQueueSize(65_500);
+        assertEquals(65_500, big.completionQueueSize());
+        IllegalArgumentException neg = assertThrows(IllegalArgumentException.class,
+                () -> ConnectionConfig.DEFAULT.withReceiveCompletionQueueSize(-1));
+        assertTrue(neg.getMessage().contains("receiveCompletionQueueSize -1"), neg.getMessage());
+    }
+
+    @Test
     void sizesOutsideBounds_areRejectedNamingTheBound() {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () ->
                 ConnectionConfig.DEFAULT.withSendQueueSize(0));
