@@ -9,7 +9,7 @@
 #   benchmarks/results/latest-paired.md          the summary of this run (with -f or -r: latest-paired-filtered.md)
 #
 # Usage: benchmarks/run-paired.sh [-P pairs] [-n iterations] [-w warm-up] [-f figure-regex] [-r rcq]
-#   -P pairs        pairs per figure (default 8; even, so that each side runs first as often)
+#   -P pairs        pairs per figure (default 8; even and at least 4, so that each side runs first as often)
 #   -n iterations   operations measured per latency run (default 20000; throughput: 5 x that)
 #   -f regex        only the figures it matches, e.g. 'read\.4096\..*' (names: FabricPairedBench.FIGURES)
 #   -r rcq          cqflux's connections with a receive CQ of rcq entries (0: none, the default)

@@ -28,7 +28,9 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.regex.Pattern;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
@@ -81,8 +83,8 @@ public final class FabricPairedBench {
     private static final long REGION = 1 << 20;
     /** Writes in flight in the throughput figure: issue 13's goal, C's {@code WIDE_WINDOW}. */
     static final int TPUT_WINDOW = 64;
-    /** How long a C run may take to exit once its output ended. */
-    private static final Duration C_RUN_LIMIT = Duration.ofSeconds(30);
+    /** How long one C run may take (a latency figure takes a second or two, a throughput one less). */
+    private static final Duration C_RUN_LIMIT = Duration.ofSeconds(120);
     /** Operations per figure, at least, of the unreported warm-up pass. */
     private static final int WARM_PASS = 20_000;
     /** The figures, in run order. */
@@ -153,6 +155,10 @@ public final class FabricPairedBench {
             return;
         }
         for (int i = 0; i < args.length; i++) {
+            if (i + 1 == args.length) {
+                throw new IllegalArgumentException(args[i] + " wants a value (-c fabric_rma_bench, -P pairs,"
+                        + " -n iterations, -w warm-up, -f figure-regex, -r receive-CQ size, --out dir)");
+            }
             switch (args[i]) {
                 case "-c" -> cProgram = Path.of(args[++i]);
                 case "-P" -> pairs = Integer.parseInt(args[++i]);
@@ -169,9 +175,9 @@ public final class FabricPairedBench {
         if (cProgram == null || !Files.isExecutable(cProgram)) {
             throw new IllegalArgumentException("-c " + cProgram + ": want the compiled fabric_rma_bench");
         }
-        if (pairs < 2 || pairs % 2 != 0) {
-            throw new IllegalArgumentException("-P " + pairs + ": want an even count of 2 or more, so that C runs"
-                    + " first in as many pairs as cqflux does");
+        if (pairs < 4 || pairs % 2 != 0) {
+            throw new IllegalArgumentException("-P " + pairs + ": want an even count of 4 or more (a spread, and C"
+                    + " first in as many pairs as cqflux)");
         }
         if (iters < 1_000) {
             throw new IllegalArgumentException("-n " + iters + " is below 1000");
@@ -252,6 +258,15 @@ public final class FabricPairedBench {
         // See run.sh: libinfinipath's constructor would take over the C program's signal handlers.
         pb.environment().put("IPATH_NO_BACKTRACE", "1");
         Process proc = pb.start();
+        // A C run that stalls never closes its output: past the limit the watchdog kills it, which
+        // ends the read below.
+        AtomicBoolean killed = new AtomicBoolean();
+        CompletableFuture.delayedExecutor(C_RUN_LIMIT.toSeconds(), TimeUnit.SECONDS).execute(() -> {
+            if (proc.isAlive()) {
+                killed.set(true);
+                proc.destroyForcibly();
+            }
+        });
         Map<String, Double> values = new LinkedHashMap<>();
         try {
             // stdout is read to its end before the wait (stderr goes to ours): no pipe fills up.
@@ -264,8 +279,9 @@ public final class FabricPairedBench {
                     }
                 }
             }
-            if (!proc.waitFor(C_RUN_LIMIT.toSeconds(), TimeUnit.SECONDS)) {
-                throw new IllegalStateException(program + " -f " + name + " still runs after closing its output");
+            if (!proc.waitFor(C_RUN_LIMIT.toSeconds(), TimeUnit.SECONDS) || killed.get()) {
+                throw new IllegalStateException(program + " -f " + name + " ran past " + C_RUN_LIMIT.toSeconds()
+                        + " s and was killed");
             }
         } finally {
             // A failure above (a line that does not parse, an interrupt) leaves no C program behind.

@@ -76,11 +76,14 @@ public record ConnectionConfig(int sendQueueSize, int receiveQueueSize, int comp
      * as a main CQ size the caller never chose.
      */
     private static int mainCqNeeds(int sq, int rq, int rcq) {
+        // Each queue against its own bound first: the sum's advice below would not help them.
+        checkSize("sendQueueSize", sq, 1);
+        checkSize("receiveQueueSize", rq, 0);
         long needs = (long) sq + (rcq == 0 ? rq : 0);
         if (rcq == 0 && needs > MAX_QUEUE_SIZE) {
             throw new IllegalArgumentException("sendQueueSize " + sq + " + receiveQueueSize " + rq + " = " + needs
                     + " entries on one shared CQ, above its bound " + MAX_QUEUE_SIZE
-                    + "; withReceiveCompletionQueueSize(" + rq + ") gives receives a CQ of their own");
+                    + "; withReceiveCompletionQueueSize(" + rq + ") gives the receives a CQ of their own");
         }
         return (int) needs;
     }
@@ -88,6 +91,8 @@ public record ConnectionConfig(int sendQueueSize, int receiveQueueSize, int comp
     /**
      * @param sq the send queue depth
      * @return a copy with that send queue depth and a main CQ large enough for it
+     * @throws IllegalArgumentException when {@code sq} is outside [1, {@value #MAX_QUEUE_SIZE}], or the
+     *     sends and receives together exceed that on one shared CQ
      */
     public ConnectionConfig withSendQueueSize(int sq) {
         int cq = Math.max(completionQueueSize, mainCqNeeds(sq, receiveQueueSize, receiveCompletionQueueSize));
@@ -98,6 +103,8 @@ public record ConnectionConfig(int sendQueueSize, int receiveQueueSize, int comp
     /**
      * @param rq the receive queue depth
      * @return a copy with that receive queue depth and CQs large enough for it
+     * @throws IllegalArgumentException when {@code rq} is outside [0, {@value #MAX_QUEUE_SIZE}], or the
+     *     sends and receives together exceed that on one shared CQ
      */
     public ConnectionConfig withReceiveQueueSize(int rq) {
         int rcq = receiveCompletionQueueSize == 0 ? 0 : Math.max(receiveCompletionQueueSize, rq);
@@ -109,6 +116,9 @@ public record ConnectionConfig(int sendQueueSize, int receiveQueueSize, int comp
      * @param rcq the size of a separate receive CQ, at least {@link #receiveQueueSize()}; or 0 for
      *     none, in which case receives complete on the main CQ
      * @return a copy with that receive CQ and a main CQ large enough for what it then holds
+     * @throws IllegalArgumentException when {@code rcq} is outside [0, {@value #MAX_QUEUE_SIZE}] or
+     *     below {@link #receiveQueueSize()}, or (0) the sends and receives together exceed
+     *     {@value #MAX_QUEUE_SIZE} on one shared CQ
      */
     public ConnectionConfig withReceiveCompletionQueueSize(int rcq) {
         checkSize("receiveCompletionQueueSize", rcq, 0);

@@ -49,12 +49,18 @@ class ConnectionConfigTest {
         assertTrue(e.getMessage().contains("sendQueueSize 65500 + receiveQueueSize 128 = 65628")
                 && e.getMessage().contains("65536") && e.getMessage().contains("withReceiveCompletionQueueSize(128)"),
                 e.getMessage());
-        assertThrows(IllegalArgumentException.class, () -> ConnectionConfig.DEFAULT.withReceiveQueueSize(65_500));
+        IllegalArgumentException r = assertThrows(IllegalArgumentException.class,
+                () -> ConnectionConfig.DEFAULT.withReceiveQueueSize(65_500));
+        assertTrue(r.getMessage().contains("sendQueueSize 128 + receiveQueueSize 65500 = 65628"), r.getMessage());
         ConnectionConfig big = ConnectionConfig.DEFAULT.withReceiveCompletionQueueSize(128).withSendQueueSize(65_500);
         assertEquals(65_500, big.completionQueueSize());
-        IllegalArgumentException neg = assertThrows(IllegalArgumentException.class,
-                () -> ConnectionConfig.DEFAULT.withReceiveCompletionQueueSize(-1));
-        assertTrue(neg.getMessage().contains("receiveCompletionQueueSize -1"), neg.getMessage());
+        IllegalArgumentException back = assertThrows(IllegalArgumentException.class,
+                () -> big.withReceiveCompletionQueueSize(0));
+        assertTrue(back.getMessage().contains("sendQueueSize 65500 + receiveQueueSize 128"), back.getMessage());
+        // One queue over its own bound is named alone: no advice about a shared CQ that would not help.
+        IllegalArgumentException alone = assertThrows(IllegalArgumentException.class,
+                () -> ConnectionConfig.DEFAULT.withSendQueueSize(70_000));
+        assertTrue(alone.getMessage().contains("sendQueueSize 70000 is outside [1, 65536]"), alone.getMessage());
     }
 
     @Test

@@ -7,7 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.cqflux.core.CompletionRecord;
-import io.cqflux.core.ConnectionConfig;
 import io.cqflux.core.ConnectionEvent;
 import io.cqflux.core.ConnectionException;
 import io.cqflux.core.FlushType;
@@ -742,7 +741,7 @@ abstract class ReactiveContract {
 
     @Test
     void pendingQueueFull_failsTheOverflowingOperation_namingTheLimit() {
-        try (Cqflux small = builder().connectionConfig(ConnectionConfig.DEFAULT.withSendQueueSize(2)).pendingLimit(1)
+        try (Cqflux small = builder().connectionConfig(client.connectionConfig().withSendQueueSize(2)).pendingLimit(1)
                 .build()) {
             Region src = small.register(arena.allocate(64, 64), RegionAccess.WRITE_SRC, RegionAccess.READ_DST);
             RdmaConnection c = small.connect(srv.address()).block(T);
@@ -763,7 +762,7 @@ abstract class ReactiveContract {
 
     @Test
     void manySubscribers_farBeyondQueueDepth_eachCompleteExactlyOnce_neverOverrunningTheQueue() throws Exception {
-        try (Cqflux small = builder().connectionConfig(ConnectionConfig.DEFAULT.withSendQueueSize(8))
+        try (Cqflux small = builder().connectionConfig(client.connectionConfig().withSendQueueSize(8))
                 .pendingLimit(100_000).build()) {
             Region src = small.register(arena.allocate(4096, 64), RegionAccess.WRITE_SRC);
             RdmaConnection c = small.connect(srv.address()).block(T);
