@@ -57,8 +57,7 @@ import reactor.core.publisher.Mono;
  *       instances' loops {@link WaitStrategy#BUSY_POLL}, C's client and server threads busy-poll),
  *       {@code epoll} (both {@link WaitStrategy#BLOCKING}; C's threads sleep in {@code epoll_wait}),
  *       {@code adaptive} ({@link Strategies#of ADAPTIVE}, as the JMH benchmarks', against C's busy
- *       figure). Reported: p50
- *       over p50 (the goal's measure) and mean over mean.</li>
+ *       figure). Reported: p50 over p50 (the goal's measure) and mean over mean.</li>
  *   <li>{@code write.8.<mode>.tput.w64}: {@link RdmaConnection#writeAll} of 8-byte writes with 64
  *       in flight (128 send credits; checked), against C's window of 64 signaled writes; reported as
  *       cqflux's ops/s over C's.</li>
@@ -74,8 +73,8 @@ import reactor.core.publisher.Mono;
  *
  * <p>Usage: {@code FabricPairedBench -c <fabric_rma_bench> [-P pairs] [-n iterations] [-w warm-up]
  * [-f figure-regex] [-r receive-CQ size] [--out DIR]}; {@code -r} sets the receive CQ of cqflux's
- * connections (default: {@link ConnectionConfig#DEFAULT}'s); writes {@code DIR/paired.txt} (one line per run) and
- * {@code DIR/summary.md}.
+ * connections (default: {@link ConnectionConfig#DEFAULT}'s); writes {@code DIR/paired.txt} (one line
+ * per run) and {@code DIR/summary.md}.
  */
 public final class FabricPairedBench {
 
@@ -95,7 +94,6 @@ public final class FabricPairedBench {
 
     private FabricPairedBench() {
     }
-
 
     private static List<String> figures() {
         List<String> f = new ArrayList<>();
