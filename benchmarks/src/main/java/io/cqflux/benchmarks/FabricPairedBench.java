@@ -9,7 +9,6 @@ import io.cqflux.reactor.RdmaConnection;
 import io.cqflux.reactor.RdmaServer;
 import io.cqflux.reactor.Region;
 import io.cqflux.reactor.TransportChoice;
-import io.cqflux.reactor.WriteRequest;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -32,8 +31,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.regex.Pattern;
-import reactor.core.publisher.Flux;
-import reactor.core.publisher.Mono;
 
 /**
  * Issue 13's fabric goals measured in pairs ({@code ./cqflux bench paired}): each figure runs as C
@@ -343,56 +340,20 @@ public final class FabricPairedBench {
                 }
                 // C's count and warm-up: 5 × iterations measured after a tenth of that unmeasured.
                 int total = 5 * iters;
-                writeAll(connection, remote, local, size, total / 10);
+                ChainedLatency.writeAll(connection, remote, local, TPUT_WINDOW, size, total / 10, TIMEOUT);
                 long t0 = System.nanoTime();
-                writeAll(connection, remote, local, size, total);
+                ChainedLatency.writeAll(connection, remote, local, TPUT_WINDOW, size, total, TIMEOUT);
                 double ops = total / ((System.nanoTime() - t0) / 1e9);
                 result = new double[] {ops, ops};
             } else {
-                chain(connection, op, remote, local, size, warmup);
-                result = latency(chain(connection, op, remote, local, size, iters));
+                ChainedLatency.chain(connection, op, remote, local, size, warmup, TIMEOUT);
+                ChainedLatency.Stats st = ChainedLatency.stats(
+                        ChainedLatency.chain(connection, op, remote, local, size, iters, TIMEOUT));
+                result = new double[] {st.p50(), st.mean()};
             }
             connection.close();
             return result;
         }
-    }
-
-    private static void writeAll(RdmaConnection c, PeerRegion remote, Region local, int size, int n) {
-        c.writeAll(Flux.range(0, n).map(i -> {
-            long off = (long) (i % TPUT_WINDOW) * size;
-            return new WriteRequest(remote, off, local, off, size, false);
-        })).then().block(TIMEOUT);
-    }
-
-    /** Runs {@code n} operations one after the other; returns n + 1 time stamps (start, then each completion). */
-    private static long[] chain(RdmaConnection c, String op, PeerRegion remote, Region local, int size, int n) {
-        long[] stamps = new long[n + 1];
-        stamps[0] = System.nanoTime();
-        Flux.range(1, n)
-                .concatMap(i -> one(c, op, remote, local, size).doOnSuccess(v -> stamps[i] = System.nanoTime()), 1)
-                .then().block(TIMEOUT);
-        return stamps;
-    }
-
-    private static Mono<Void> one(RdmaConnection c, String op, PeerRegion remote, Region local, int size) {
-        return switch (op) {
-            case "read" -> c.read(local, 0, remote, 0, size);
-            case "write" -> c.write(remote, 0, local, 0, size);
-            default -> throw new IllegalArgumentException(op);
-        };
-    }
-
-    /** {@return {p50, mean} in µs of the intervals between consecutive stamps} */
-    static double[] latency(long[] stamps) {
-        int n = stamps.length - 1;
-        double[] us = new double[n];
-        double sum = 0;
-        for (int i = 0; i < n; i++) {
-            us[i] = (stamps[i + 1] - stamps[i]) / 1e3;
-            sum += us[i];
-        }
-        Arrays.sort(us);
-        return new double[] {us[n / 2], sum / n};
     }
 
     // ---- the report ----------------------------------------------------------------------------

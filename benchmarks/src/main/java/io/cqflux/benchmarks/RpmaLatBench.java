@@ -8,16 +8,12 @@ import io.cqflux.reactor.RdmaConnection;
 import io.cqflux.reactor.RdmaServer;
 import io.cqflux.reactor.Region;
 import io.cqflux.reactor.TransportChoice;
-import io.cqflux.reactor.WriteRequest;
 import java.lang.foreign.Arena;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
 import java.time.Duration;
-import java.util.Arrays;
 import java.util.Locale;
-import reactor.core.publisher.Flux;
-import reactor.core.publisher.Mono;
 
 /**
  * cqflux's side of the rpma anchor (issue 13; {@code ./cqflux bench rpma}): the reactive API on
@@ -168,13 +164,13 @@ public final class RpmaLatBench {
             // the first figure measured would carry them.
             for (int g = 0; g < 2 && global > 0; g++) {
                 for (String op : OPS) {
-                    chain(connection, op, remote, local, SIZES[g], global);
+                    ChainedLatency.chain(connection, op, remote, local, SIZES[g], global, TIMEOUT);
                 }
             }
             for (String op : OPS) {
                 for (int size : SIZES) {
-                    chain(connection, op, remote, local, size, warmup);
-                    long[] stamps = chain(connection, op, remote, local, size, iters);
+                    ChainedLatency.chain(connection, op, remote, local, size, warmup, TIMEOUT);
+                    long[] stamps = ChainedLatency.chain(connection, op, remote, local, size, iters, TIMEOUT);
                     print(op, size, mode, stamps);
                 }
             }
@@ -195,16 +191,6 @@ public final class RpmaLatBench {
                 : Cqflux.builder().transport(TransportChoice.RPMA);
     }
 
-    /** Runs {@code n} operations one after the other; returns n + 1 time stamps (start, then each completion). */
-    private static long[] chain(RdmaConnection c, String op, PeerRegion remote, Region local, int size, int n) {
-        long[] stamps = new long[n + 1];
-        stamps[0] = System.nanoTime();
-        Flux.range(1, n)
-                .concatMap(i -> one(c, op, remote, local, size).doOnSuccess(v -> stamps[i] = System.nanoTime()), 1)
-                .then().block(TIMEOUT);
-        return stamps;
-    }
-
     /** {@code writeAll} with {@value #TPUT_WINDOW} in flight: {@link #tput} writes after as many unmeasured. */
     private static void throughput(RdmaConnection c, PeerRegion remote, Region local, String mode) {
         int inFlight = Math.max(1, c.sendCredits() / 2);
@@ -216,44 +202,21 @@ public final class RpmaLatBench {
         // interpreted and the JIT's threads share the two vCPUs; a --quick run with a tenth
         // measured 2,143 ops/s against C's 21,866, with the loop reported "blocked for 123 ms by a
         // batch of 32 completions" meanwhile.
-        writeAll(c, remote, local, tput);
+        ChainedLatency.writeAll(c, remote, local, TPUT_WINDOW, TPUT_SIZE, tput, TIMEOUT);
         long t0 = System.nanoTime();
-        writeAll(c, remote, local, tput);
+        ChainedLatency.writeAll(c, remote, local, TPUT_WINDOW, TPUT_SIZE, tput, TIMEOUT);
         double secs = (System.nanoTime() - t0) / 1e9;
         System.out.printf(Locale.ROOT, prefix() + ".write.%d.%s.tput.w%d %.0f ops/s%n", TPUT_SIZE, mode, TPUT_WINDOW,
                 tput / secs);
         System.out.flush();
     }
 
-    private static void writeAll(RdmaConnection c, PeerRegion remote, Region local, int n) {
-        c.writeAll(Flux.range(0, n).map(i -> {
-            long off = (long) (i % TPUT_WINDOW) * TPUT_SIZE;
-            return new WriteRequest(remote, off, local, off, TPUT_SIZE, false);
-        })).then().block(TIMEOUT);
-    }
-
-    private static Mono<Void> one(RdmaConnection c, String op, PeerRegion remote, Region local, int size) {
-        return switch (op) {
-            case "read" -> c.read(local, 0, remote, 0, size);
-            case "write" -> c.write(remote, 0, local, 0, size);
-            case "dwrite" -> c.durableWrite(remote, 0, local, 0, size);
-            default -> throw new IllegalArgumentException(op);
-        };
-    }
-
     private static void print(String op, int size, String mode, long[] stamps) {
-        int n = stamps.length - 1;
-        double[] us = new double[n];
-        double sum = 0;
-        for (int i = 0; i < n; i++) {
-            us[i] = (stamps[i + 1] - stamps[i]) / 1e3;
-            sum += us[i];
-        }
-        Arrays.sort(us);
+        ChainedLatency.Stats st = ChainedLatency.stats(stamps);
         String name = prefix() + "." + op + "." + size + "." + mode + ".lat.";
-        System.out.printf(Locale.ROOT, "%smean %.2f us%n", name, sum / n);
-        System.out.printf(Locale.ROOT, "%sp50 %.2f us%n", name, us[n / 2]);
-        System.out.printf(Locale.ROOT, "%sp99 %.2f us%n", name, us[(int) (n * 0.99)]);
+        System.out.printf(Locale.ROOT, "%smean %.2f us%n", name, st.mean());
+        System.out.printf(Locale.ROOT, "%sp50 %.2f us%n", name, st.p50());
+        System.out.printf(Locale.ROOT, "%sp99 %.2f us%n", name, st.p99());
         System.out.flush();
     }
 }
