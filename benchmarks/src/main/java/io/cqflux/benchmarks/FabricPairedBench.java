@@ -69,8 +69,9 @@ import java.util.regex.Pattern;
  * files, pooled.
  *
  * <p>Usage: {@code FabricPairedBench -c <fabric_rma_bench> [-P pairs] [-n iterations] [-w warm-up]
- * [-f figure-regex] [-r receive-CQ size] [--out DIR]}; {@code -r} sets the receive CQ of cqflux's
- * connections (default: {@link ConnectionConfig#DEFAULT}'s); writes {@code DIR/paired.txt} (one line
+ * [-f figure-regex] [-r receive-CQ size] [-b loop batch] [--out DIR]}; {@code -r} sets the receive CQ
+ * of cqflux's connections (default: {@link ConnectionConfig#DEFAULT}'s), {@code -b} the loops'
+ * completion batch ({@code Cqflux.Builder.batchSize}); writes {@code DIR/paired.txt} (one line
  * per run) and {@code DIR/summary.md}.
  */
 public final class FabricPairedBench {
@@ -88,6 +89,10 @@ public final class FabricPairedBench {
 
     /** The connection configuration of cqflux's runs ({@code -r} sets its receive CQ). */
     private static ConnectionConfig base = ConnectionConfig.DEFAULT;
+    /** The loops' completion batch ({@code -b}; null: {@code Cqflux.Builder}'s default). */
+    private static Integer loopBatch;
+    private static final String OPTIONS = "-c fabric_rma_bench, -P pairs, -n iterations, -w warm-up,"
+            + " -f figure-regex, -r receive-CQ size, -b loop batch, --out dir";
 
     private FabricPairedBench() {
     }
@@ -145,14 +150,14 @@ public final class FabricPairedBench {
         int warmup = 5_000;
         Pattern select = Pattern.compile(".*");
         Integer rcq = null;
+        Integer batch = null;
         if (args.length > 0 && args[0].equals("--summarize")) {
             summarizeFiles(List.of(args).subList(1, args.length));
             return;
         }
         for (int i = 0; i < args.length; i++) {
             if (i + 1 == args.length) {
-                throw new IllegalArgumentException(args[i] + " wants a value (-c fabric_rma_bench, -P pairs,"
-                        + " -n iterations, -w warm-up, -f figure-regex, -r receive-CQ size, --out dir)");
+                throw new IllegalArgumentException(args[i] + " wants a value (" + OPTIONS + ")");
             }
             switch (args[i]) {
                 case "-c" -> cProgram = Path.of(args[++i]);
@@ -162,9 +167,8 @@ public final class FabricPairedBench {
                 case "-f" -> select = Pattern.compile(args[++i]);
                 case "--out" -> out = Path.of(args[++i]);
                 case "-r" -> rcq = Integer.parseInt(args[++i]);
-                default -> throw new IllegalArgumentException("unknown argument " + args[i]
-                        + " (-c fabric_rma_bench, -P pairs, -n iterations, -w warm-up, -f figure-regex,"
-                        + " -r receive-CQ size, --out dir)");
+                case "-b" -> batch = Integer.parseInt(args[++i]);
+                default -> throw new IllegalArgumentException("unknown argument " + args[i] + " (" + OPTIONS + ")");
             }
         }
         if (cProgram == null || !Files.isExecutable(cProgram)) {
@@ -182,6 +186,7 @@ public final class FabricPairedBench {
         }
         // A bad -r fails here, with ConnectionConfig's message naming the value and the bound.
         base = rcq == null ? ConnectionConfig.DEFAULT : ConnectionConfig.DEFAULT.withReceiveCompletionQueueSize(rcq);
+        loopBatch = batch;
         Pattern figureRegex = select;
         List<String> chosen = FIGURES.stream().filter(f -> figureRegex.matcher(f).matches()).toList();
         if (chosen.isEmpty()) {
@@ -191,7 +196,7 @@ public final class FabricPairedBench {
                 true, StandardCharsets.UTF_8);
         say(raw, String.format(Locale.ROOT, "# %s pairs=%d iterations=%d warmup=%d java=%s cpus=%d config=%s",
                 Instant.now(), pairs, iters, warmup, Runtime.version(), Runtime.getRuntime().availableProcessors(),
-                base));
+                base) + (loopBatch == null ? "" : " batch=" + loopBatch));
         // Pair 0: the JIT's warm-up, cqflux only, not reported; at least WARM_PASS operations per
         // figure, so that a short -n does not leave the first pairs to the JIT (-n 3000: one pair's
         // mean 6.8 x C's).
@@ -303,6 +308,12 @@ public final class FabricPairedBench {
 
     // ---- cqflux --------------------------------------------------------------------------------
 
+    private static Cqflux.Builder builder(WaitStrategy strategy, ConnectionConfig config) {
+        Cqflux.Builder b = Cqflux.builder().transport(TransportChoice.FABRIC)
+                .localAddress(InetAddress.getLoopbackAddress()).waitStrategy(strategy).connectionConfig(config);
+        return loopBatch == null ? b : b.batchSize(loopBatch);
+    }
+
     /** Runs cqflux's side of one figure; {@return {p50, mean} in µs, or {ops/s, ops/s}} */
     private static double[] cqflux(String figure, int iters, int warmup) {
         String[] w = figure.split("\\.");
@@ -319,10 +330,8 @@ public final class FabricPairedBench {
         // 128 send credits for the throughput figure: writeAll keeps half of them in flight.
         ConnectionConfig config = tput ? base.withSendQueueSize(2 * TPUT_WINDOW) : base;
         try (Arena arena = Arena.ofShared();
-             Cqflux server = Cqflux.builder().transport(TransportChoice.FABRIC).localAddress(lo)
-                     .waitStrategy(strategy).connectionConfig(config).build();
-             Cqflux client = Cqflux.builder().transport(TransportChoice.FABRIC).localAddress(lo)
-                     .waitStrategy(strategy).connectionConfig(config).build()) {
+             Cqflux server = builder(strategy, config).build();
+             Cqflux client = builder(strategy, config).build()) {
             Region exposed = server.register(arena.allocate(REGION, 4096),
                     RegionAccess.WRITE_DST, RegionAccess.READ_SRC, RegionAccess.FLUSH_TYPE_VISIBILITY);
             RdmaServer listening = server.bind(new InetSocketAddress(lo, 0), c -> c.onDispose(), exposed)
