@@ -6,22 +6,24 @@
 # minutes; a pair's two sides are seconds apart. Writes
 #   benchmarks/results/<UTC date-time>-paired/   paired.txt (one line per run, load average per pair),
 #                                                summary.md, output.txt
-#   benchmarks/results/latest-paired.md          the summary of this run (with -f or -r: latest-paired-filtered.md)
+#   benchmarks/results/latest-paired.md          the summary of this run (with -f, -r or -b: latest-paired-filtered.md)
 #
-# Usage: benchmarks/run-paired.sh [-P pairs] [-n iterations] [-w warm-up] [-f figure-regex] [-r rcq]
+# Usage: benchmarks/run-paired.sh [-P pairs] [-n iterations] [-w warm-up] [-f figure-regex] [-r rcq] [-b batch]
 #   -P pairs        pairs per figure (default 8; even and at least 4, so that each side runs first as often)
 #   -n iterations   operations measured per latency run (default 20000; throughput: 5 x that)
 #   -f regex        only the figures it matches, e.g. 'read\.4096\..*' (names: FabricPairedBench.FIGURES)
+#   -w warm-up      operations before each measured cqflux run (default 5000)
 #   -r rcq          cqflux's connections with a receive CQ of rcq entries (0: none, the default)
+#   -b batch        the loops' completion batch (Cqflux.Builder.batchSize; default 32)
 # About 4 min on 2 cores with the defaults. Needs: JAVA_HOME -> JDK >= 25, gcc, libfabric-dev.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BENCH="$ROOT/benchmarks"
-case "${1:-}" in -h|--help) sed -n '2,16s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
+case "${1:-}" in -h|--help) sed -n '2,18s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
 LATEST=latest-paired.md
 for a in "$@"; do
-  case "$a" in -f|-r) LATEST=latest-paired-filtered.md ;; esac # a subset or a variant
+  case "$a" in -f|-r|-b) LATEST=latest-paired-filtered.md ;; esac # a subset or a variant
 done
 
 : "${JAVA_HOME:?set JAVA_HOME to a JDK >= 25 (./cqflux bench does)}"

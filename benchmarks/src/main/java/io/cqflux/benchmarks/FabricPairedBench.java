@@ -187,6 +187,9 @@ public final class FabricPairedBench {
         // A bad -r fails here, with ConnectionConfig's message naming the value and the bound.
         base = rcq == null ? ConnectionConfig.DEFAULT : ConnectionConfig.DEFAULT.withReceiveCompletionQueueSize(rcq);
         loopBatch = batch;
+        if (batch != null) {
+            Cqflux.builder().batchSize(batch); // a bad -b fails here, with the builder's message, before any output
+        }
         Pattern figureRegex = select;
         List<String> chosen = FIGURES.stream().filter(f -> figureRegex.matcher(f).matches()).toList();
         if (chosen.isEmpty()) {
@@ -196,7 +199,7 @@ public final class FabricPairedBench {
                 true, StandardCharsets.UTF_8);
         say(raw, String.format(Locale.ROOT, "# %s pairs=%d iterations=%d warmup=%d java=%s cpus=%d config=%s",
                 Instant.now(), pairs, iters, warmup, Runtime.version(), Runtime.getRuntime().availableProcessors(),
-                base) + (loopBatch == null ? "" : " batch=" + loopBatch));
+                base) + " batch=" + (loopBatch == null ? "default" : loopBatch));
         // Pair 0: the JIT's warm-up, cqflux only, not reported; at least WARM_PASS operations per
         // figure, so that a short -n does not leave the first pairs to the JIT (-n 3000: one pair's
         // mean 6.8 x C's).

@@ -18,6 +18,14 @@ class ChainedLatencyTest {
     }
 
     @Test
+    void stats_p50OfAnEvenCount_isTheUpperMiddle() {
+        // Intervals 1, 2, 3, 4 µs: p50 is the upper of the two middle ones.
+        ChainedLatency.Stats st = ChainedLatency.stats(new long[] {0, 1_000, 3_000, 6_000, 10_000});
+        assertEquals(3.0, st.p50(), 1e-9);
+        assertEquals(2.5, st.mean(), 1e-9);
+    }
+
+    @Test
     void stats_ofOneStamp_isRefused() {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                 () -> ChainedLatency.stats(new long[] {1}));
