@@ -270,17 +270,12 @@ public final class FabricPairedBench {
                 proc.destroyForcibly();
             }
         });
-        Map<String, Double> values = new LinkedHashMap<>();
+        Map<String, CBaselines.Figure> values;
         try {
             // stdout is read to its end before the wait (stderr goes to ours): no pipe fills up.
             try (BufferedReader r = new BufferedReader(new InputStreamReader(proc.getInputStream(),
                     StandardCharsets.UTF_8))) {
-                for (String line = r.readLine(); line != null; line = r.readLine()) {
-                    String[] w = line.trim().split("\\s+");
-                    if (w.length == 3 && w[0].startsWith("fabric.") && !w[0].startsWith("fabric.info")) {
-                        values.put(w[0].substring("fabric.".length()), Double.parseDouble(w[1]));
-                    }
-                }
+                values = CBaselines.parse(r.lines().toList());
             }
             if (!proc.waitFor(C_RUN_LIMIT.toSeconds(), TimeUnit.SECONDS) || killed.get()) {
                 throw new IllegalStateException(program + " -f " + name + " ran past " + C_RUN_LIMIT.toSeconds()
@@ -295,18 +290,20 @@ public final class FabricPairedBench {
             throw new IllegalStateException(program + " -f " + name + " exited with " + rc);
         }
         if (name.contains(".tput.")) {
-            Double ops = values.get(name);
-            if (ops == null) {
-                throw new IllegalStateException(program + " -f " + name + " printed no " + name + ": " + values);
-            }
+            double ops = figure(values, program, name, "fabric." + name);
             return new double[] {ops, ops};
         }
-        Double p50 = values.get(name + ".p50");
-        Double mean = values.get(name + ".mean");
-        if (p50 == null || mean == null) {
-            throw new IllegalStateException(program + " -f " + name + " printed no p50 and mean: " + values);
+        return new double[] {figure(values, program, name, "fabric." + name + ".p50"),
+                figure(values, program, name, "fabric." + name + ".mean")};
+    }
+
+    /** {@return the value of one figure the C run printed; a missing one fails naming what it printed} */
+    private static double figure(Map<String, CBaselines.Figure> values, Path program, String name, String figure) {
+        CBaselines.Figure f = values.get(figure);
+        if (f == null) {
+            throw new IllegalStateException(program + " -f " + name + " printed no " + figure + ": " + values.keySet());
         }
-        return new double[] {p50, mean};
+        return f.value();
     }
 
     // ---- cqflux --------------------------------------------------------------------------------
@@ -466,13 +463,14 @@ public final class FabricPairedBench {
             }
             double g = goal(f);
             long within = Arrays.stream(ratioP50).filter(r -> tput ? r >= g : r <= g).count();
-            double med = median(ratioP50);
+            double med = CBaselines.median(ratioP50);
             boolean met = tput ? med >= g : med <= g;
             String unit = tput ? " ops/s" : " µs";
             String fmt = tput ? "%.0f" : "%.2f";
             sb.append(String.format(Locale.ROOT, "| %s | %d | " + fmt + "%s | " + fmt + "%s | %.3f [%.3f–%.3f] | %s | %s %.2f | %d of %d | %s |%n",
-                    f, n, median(cv), unit, median(jv), unit, med, min(ratioP50), max(ratioP50),
-                    tput ? "—" : String.format(Locale.ROOT, "%.3f [%.3f–%.3f]", median(ratioMean), min(ratioMean),
+                    f, n, CBaselines.median(cv), unit, CBaselines.median(jv), unit, med, min(ratioP50),
+                    max(ratioP50), tput ? "—" : String.format(Locale.ROOT, "%.3f [%.3f–%.3f]",
+                            CBaselines.median(ratioMean), min(ratioMean),
                             max(ratioMean)),
                     tput ? "≥" : "≤", g, within, n, met ? "yes" : "no"));
         }
@@ -483,13 +481,6 @@ public final class FabricPairedBench {
                 .append(" table gives the median of the pairs' ratios, their range, and how many pairs alone were")
                 .append(" within the goal. `adaptive` is cqflux's ADAPTIVE loop against C's busy-polling figure.\n");
         return sb.toString();
-    }
-
-    static double median(double[] v) {
-        double[] s = v.clone();
-        Arrays.sort(s);
-        int n = s.length;
-        return n % 2 == 1 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
     }
 
     private static double min(double[] v) {

@@ -282,13 +282,9 @@ public final class RpmaReport {
         return a.length == 1 ? m : m + String.format(Locale.ROOT, " [%.2f–%.2f]", a[0], a[a.length - 1]);
     }
 
+    /** {@link CBaselines#median}, or NaN (printed as a dash) when no round gave the figure. */
     private static double median(double[] a) {
-        if (a.length == 0) {
-            return Double.NaN;
-        }
-        double[] s = a.clone();
-        Arrays.sort(s);
-        return s.length % 2 == 1 ? s[s.length / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+        return a.length == 0 ? Double.NaN : CBaselines.median(a);
     }
 
     private static String fmt(double v) {
