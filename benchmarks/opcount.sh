@@ -10,7 +10,7 @@
 #     (maxevents 64, EpollPoller.MAX_EVENTS) are told apart from libfabric's (maxevents 1024).
 # Usage: benchmarks/opcount.sh [STRATEGY [MODE [LOW HIGH [SIZE]]]]   (defaults: BUSY_POLL chain 2000 12000 8)
 #   MODE: chain (fresh write() Monos in concatMap), readchain (read() Monos), reuse (one Mono
-#   resubscribed), block (write().block())
+#   resubscribed), block (write().block()), writeall (writeAll, 64 in flight)
 # Needs the benchmarks module built (./mvnw -P bench -pl benchmarks -am package -DskipTests) and perf.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)

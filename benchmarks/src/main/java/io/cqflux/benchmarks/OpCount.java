@@ -28,11 +28,15 @@ import reactor.core.publisher.Mono;
  * {@code concatMap} of fresh {@code write()} Monos, the JMH {@code writeLatency} shape),
  * {@code readchain} (the same with {@code read()} Monos),
  * {@code reuse} (one {@code write()} Mono subscribed again per operation: what is left from
- * subscribe to completion) and {@code block} ({@code write().block()} from the main thread).
+ * subscribe to completion), {@code block} ({@code write().block()} from the main thread) and
+ * {@code writeall} ({@code writeAll} with 64 in flight on a connection with the default 128 send
+ * credits, the shape of the paired bench's {@code tput.w64} figure).
  */
 public final class OpCount {
 
     private static final Duration TIMEOUT = Duration.ofSeconds(60);
+    /** {@code writeAll}'s window on the default 128 send credits (half of them, as it keeps). */
+    private static final int WRITE_ALL_WINDOW = 64;
     private static final int WARM_UP = Integer.getInteger("opcount.warmup", 20_000);
 
     private OpCount() {
@@ -47,7 +51,8 @@ public final class OpCount {
         int count = Integer.parseInt(args[2]);
         int size = args.length > 3 ? Integer.parseInt(args[3]) : 8;
         InetAddress lo = InetAddress.getLoopbackAddress();
-        ConnectionConfig config = ConnectionConfig.DEFAULT.withSendQueueSize(64);
+        ConnectionConfig config = mode.equals("writeall") ? ConnectionConfig.DEFAULT
+                : ConnectionConfig.DEFAULT.withSendQueueSize(64);
         try (Arena arena = Arena.ofShared();
              Cqflux server = Cqflux.builder().transport(TransportChoice.FABRIC).localAddress(lo)
                      .waitStrategy(Strategies.of(strategy)).connectionConfig(config).build();
@@ -96,7 +101,9 @@ public final class OpCount {
                     connection.write(remote, 0, local, 0, size).block(TIMEOUT);
                 }
             }
-            default -> throw new IllegalArgumentException("mode " + mode + " is not chain, readchain, reuse or block");
+            case "writeall" -> ChainedLatency.writeAll(connection, remote, local, WRITE_ALL_WINDOW, size, count, TIMEOUT);
+            default -> throw new IllegalArgumentException("mode " + mode
+                    + " is not chain, readchain, reuse, block or writeall");
         }
     }
 

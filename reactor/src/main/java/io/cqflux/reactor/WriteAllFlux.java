@@ -1,5 +1,6 @@
 package io.cqflux.reactor;
 
+import io.cqflux.epoll.loop.EventLoop;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.Objects;
@@ -150,6 +151,10 @@ final class WriteAllFlux extends Flux<WriteResult> implements Scannable {
         private final Slot[] ring;
         /** {@link #postQueued}, made once: the task that posts the waiting requests. */
         private final Runnable postTask = this::postQueued;
+        /** {@link #batchEnded}, made once: the drain put off to the end of a completion batch. */
+        private final Runnable batchDrain = this::batchEnded;
+        /** A drain waits for the end of the completion batch being delivered. Loop thread. */
+        private boolean drainPutOff;
 
         private Subscription upstream;
 
@@ -188,6 +193,12 @@ final class WriteAllFlux extends Flux<WriteResult> implements Scannable {
          */
         @SuppressWarnings("unused")
         private volatile int postWip;
+        /**
+         * A drain on the loop thread holds the posting scan while it asks upstream for more
+         * ({@link #requestMore}): a request emitted on this thread meanwhile is left for the scan
+         * that follows. Loop thread.
+         */
+        private boolean scanAfterRequest;
         /** Slot of the oldest request not yet posted (or of the next one). Owner of {@link #postWip}. */
         private int postHead;
 
@@ -257,8 +268,14 @@ final class WriteAllFlux extends Flux<WriteResult> implements Scannable {
                 }
                 return;
             }
+            boolean onLoop = core.loop.inEventLoop();
+            if (onLoop && scanAfterRequest) {
+                // Emitted while a drain on this thread asks upstream for more (requestMore): the
+                // scan that follows that request posts this write with the others.
+                return;
+            }
             if ((int) POST_WIP.getAndAdd(this, 1) == 0) {
-                if (core.loop.inEventLoop()) {
+                if (onLoop) {
                     postQueued();
                 } else {
                     // One hand-over per burst: the task posts this request and every one
@@ -301,6 +318,28 @@ final class WriteAllFlux extends Flux<WriteResult> implements Scannable {
                 if (missed == 0) {
                     return;
                 }
+            }
+        }
+
+        /**
+         * Asks upstream for {@code n} more requests. On the loop thread this thread takes the
+         * posting scan first, so that what a synchronous upstream emits during the request is
+         * only queued ({@link #onNext}), and one scan posts it all afterwards: no hand-over of the
+         * scan per write. Drain loop only.
+         */
+        private void requestMore(long n) {
+            if (!core.loop.inEventLoop() || (int) POST_WIP.getAndAdd(this, 1) != 0) {
+                // Off the loop, or a scan is under way on this thread (this drain runs nested in
+                // it; the increment makes it go round once more): the usual path.
+                upstream.request(n);
+                return;
+            }
+            scanAfterRequest = true;
+            try {
+                upstream.request(n);
+            } finally {
+                scanAfterRequest = false;
+                postQueued(); // owner of the scan: releases it when nothing more is queued
             }
         }
 
@@ -375,9 +414,43 @@ final class WriteAllFlux extends Flux<WriteResult> implements Scannable {
          * way: after the end, a drain discards the failed write's request. Any thread.
          */
         void innerError(Throwable t) {
+            // The results completed earlier in this batch go out first, as they would have if
+            // their drain had not been put off (writeCompleted); then the failure.
+            if (core.loop.inEventLoop() && drainPutOff) {
+                batchEnded();
+            }
             if (!ERROR.compareAndSet(this, null, t)) {
                 Operators.onErrorDropped(t, actual.currentContext());
             }
+            drain();
+        }
+
+        /**
+         * A write completed (its slot is {@link Slot#DONE}). Inside a completion batch on the loop
+         * the drain waits for the batch's end ({@link io.cqflux.epoll.loop.EventLoop#runAfterBatch}),
+         * so that the batch's results go out, and upstream is asked for as many more requests, in
+         * one drain instead of one per write; the new writes are then posted one after the other,
+         * as a C program reads a batch of completions and then posts (issue 13: with
+         * {@link #requestMore}, a third less time per write over the synthetic transport). Any
+         * other thread (the connection's end after the loop ended) drains at once.
+         */
+        void writeCompleted() {
+            EventLoop loop = core.loop;
+            if (loop.inEventLoop()) {
+                if (drainPutOff) {
+                    return;
+                }
+                if (loop.runAfterBatch(batchDrain)) {
+                    drainPutOff = true;
+                    return;
+                }
+            }
+            drain();
+        }
+
+        /** The end of the completion batch a drain was put off to ({@link #writeCompleted}). Loop thread. */
+        private void batchEnded() {
+            drainPutOff = false;
             drain();
         }
 
@@ -567,8 +640,9 @@ final class WriteAllFlux extends Flux<WriteResult> implements Scannable {
                     WriteResult result = new WriteResult(slot.request, emitted++);
                     slot.request = null;
                     slot.op = null;
-                    // Free before upstream is asked again: onNext finds the slot empty.
-                    slot.state = Slot.EMPTY;
+                    // Free before upstream is asked again: onNext finds the slot empty (a
+                    // release store: upstream's thread sees it through the request's own hand-over).
+                    Slot.STATE.setRelease(slot, Slot.EMPTY);
                     head = head + 1 == ring.length ? 0 : head + 1;
                     e++;
                     try {
@@ -582,7 +656,7 @@ final class WriteAllFlux extends Flux<WriteResult> implements Scannable {
                         REQUESTED.addAndGet(this, -e);
                     }
                     if (!done) {
-                        upstream.request(e);
+                        requestMore(e);
                     }
                 }
                 missed = (int) WIP.getAndAdd(this, -missed) - missed;
@@ -726,8 +800,10 @@ final class WriteAllFlux extends Flux<WriteResult> implements Scannable {
 
         @Override
         public void onComplete() {
-            state = DONE;
-            parent.drain();
+            // A release store: the drain that emits the result reads it (a volatile read) on this
+            // thread or after a WIP hand-over; no store-load order is needed here.
+            STATE.setRelease(this, DONE);
+            parent.writeCompleted();
         }
 
         /**

@@ -947,7 +947,15 @@ abstract class ReactiveContract {
                     // its own (internal writes) at any time, and one of those in flight made
                     // conn.inFlight() read 1 right after it had read 0 (lane, 2026-11-23).
                     long deadline = System.nanoTime() + T.toNanos();
-                    while ((taken.get() < window || local.inFlight() != 0) && System.nanoTime() < deadline) {
+                    while (taken.get() < window && System.nanoTime() < deadline) {
+                        Thread.onSpinWait();
+                    }
+                    // Taken is not yet posted: the loop posts what was emitted here in one task,
+                    // which may not have run yet (in-flight 0 then means "not posted", not
+                    // "completed"). A write of the test's own, handed to the loop after that
+                    // task, completes only after it ran.
+                    conn.write(remote(), 8L * n, local, 0, 8).block(T);
+                    while (local.inFlight() != 0 && System.nanoTime() < deadline) {
                         Thread.onSpinWait();
                     }
                     assertEquals(window, taken.get(), "requests taken while no result was requested");

@@ -100,6 +100,12 @@ import java.util.concurrent.TimeoutException;
  * Completions, tasks and the sleep path are unaffected: a loop that goes to sleep asks every
  * source in prepareToSleep() and then waits on all fds together.
  *
+ * The end of a batch. A sink is called once per completion; runAfterBatch lets it put work off
+ * to the end of the batch it is in (a writeAll stream sends its results and asks its source for
+ * more once per batch, not once per completion). pollOnce runs that work right after the poll
+ * returns, also when it failed, before the queue is polled again, so nothing put off waits for
+ * another turn; work put off outside a batch is refused and done by the caller at once.
+ *
  * Fairness. One turn of the loop runs up to MAX_TASKS_PER_ROUND tasks, for at most
  * TASK_BUDGET_NANOS (a task that re-queues itself to continue a long job, such as failing a dying
  * connection's backlog a chunk at a time, would otherwise fill the whole turn), and gives each
@@ -228,6 +234,10 @@ public final class EventLoop implements AutoCloseable {
     private final ArrayDeque<LoopSource> cutOff = new ArrayDeque<>();
     /** Loop turns so far; a queue's batch budget is per turn. */
     private long turn;
+    /** A completion batch is being delivered to its sink ({@link #runAfterBatch}). */
+    private boolean delivering;
+    /** Work that sinks put off to the end of the batch being delivered ({@link #runAfterBatch}). */
+    private final ArrayDeque<Runnable> afterBatch = new ArrayDeque<>();
     /** When a busy round last asked epoll about the non-queue sources ({@code System.nanoTime()}). */
     private long othersCheckedAt;
     /** A non-queue source was registered since the last ask: the next busy round asks at once. */
@@ -987,12 +997,21 @@ public final class EventLoop implements AutoCloseable {
     private int pollOnce(LoopSource s) {
         assert inEventLoop();
         int n;
+        boolean outer = delivering; // a poll from inside a sink: the outer batch's end runs the work
+        delivering = true;
         try {
             n = s.cq.poll(scratch, batchSize, s.sink);
         } catch (Throwable t) {
             rethrowIfFatal(t);
             fail(s, "poll", t);
             return -1;
+        } finally {
+            delivering = outer;
+            if (!outer) {
+                // Also when the poll failed, or a fatal error is on its way out: a sink that put
+                // its work off counts on it running (a stream's results would otherwise never go).
+                runAfterBatchTasks();
+            }
         }
         if (n < 0 || n > batchSize) {
             fail(s, "poll", new IllegalStateException("poll returned " + n + ", outside [0, " + batchSize + "]"));
@@ -1055,6 +1074,35 @@ public final class EventLoop implements AutoCloseable {
             }
         }
         return n;
+    }
+
+    /**
+     * Puts work off to the end of the completion batch being delivered: a sink that is called once
+     * per completion (a stream's results, each of which would otherwise ask its source for one more
+     * and post one write) does once per batch what it need not do per completion, as a C program
+     * reads a batch of completions before it posts again (issue 13: {@code writeAll}'s
+     * per-write path). The tasks run in the order given, on this thread, right after the sink
+     * had the batch's last completion (also when the poll failed), before the queue is polled
+     * again; one that throws is logged, as a task is. Loop thread.
+     *
+     * @param task the work; queued as given, so a caller queues it once per batch
+     * @return false when no batch is being delivered (not called from a sink, or called from
+     *     another put-off task): the caller then does the work itself, at once
+     */
+    public boolean runAfterBatch(Runnable task) {
+        assert inEventLoop();
+        if (!delivering) {
+            return false;
+        }
+        afterBatch.add(task);
+        return true;
+    }
+
+    private void runAfterBatchTasks() {
+        Runnable r;
+        while ((r = afterBatch.poll()) != null) {
+            safeRun(r);
+        }
     }
 
     private void safeRun(Runnable r) {

@@ -44,6 +44,7 @@ final class EventfdTestCompletionQueue implements CompletionQueue {
     private final AtomicLong floodBatches = new AtomicLong();
     private long floodNext;
     private volatile RuntimeException pollFailure;
+    private volatile RuntimeException failureAfterDelivery;
     private boolean closed;
 
     EventfdTestCompletionQueue(String name) {
@@ -102,6 +103,14 @@ final class EventfdTestCompletionQueue implements CompletionQueue {
     /** Signals the eventfd without adding a completion: a spurious notification. */
     void signal() {
         Libc.signalEventfd(Libc.threadErrno(), fd);
+    }
+
+    /**
+     * Makes the next {@link #poll} throw {@code e} after it delivered what is pending to the sink,
+     * like a queue that fails in the middle of a drain.
+     */
+    void failAfterDelivering(RuntimeException e) {
+        failureAfterDelivery = e;
     }
 
     /** Makes every later {@link #poll} throw {@code e}, like a queue that failed (overrun, device error). */
@@ -163,6 +172,11 @@ final class EventfdTestCompletionQueue implements CompletionQueue {
         for (int i = 0; i < n; i++) {
             view.at(scratch, (long) i * ENTRY_BYTES);
             sink.onCompletion(view);
+        }
+        RuntimeException late = failureAfterDelivery;
+        if (late != null) {
+            failureAfterDelivery = null;
+            throw late;
         }
         return n;
     }
