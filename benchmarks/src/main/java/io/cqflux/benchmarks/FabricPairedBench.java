@@ -195,6 +195,9 @@ public final class FabricPairedBench {
         if (chosen.isEmpty()) {
             throw new IllegalArgumentException("-f " + select + " matches none of " + FIGURES);
         }
+        if (out != null) {
+            Files.createDirectories(out);
+        }
         PrintStream raw = out == null ? null : new PrintStream(Files.newOutputStream(out.resolve("paired.txt")),
                 true, StandardCharsets.UTF_8);
         say(raw, String.format(Locale.ROOT, "# %s pairs=%d iterations=%d warmup=%d java=%s cpus=%d config=%s",
