@@ -559,8 +559,9 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
      * so buffers a caller wraps in requests can go back to its pool from the hook. The hook may
      * run on the connection's loop thread: keep it short.
      *
-     * <p>Threads: results are usually emitted on the connection's loop thread (a completion
-     * emits them), and the next requests are then asked of {@code requests} from there, so a
+     * <p>Threads: results are usually emitted on the connection's loop thread (once per batch of
+     * completions: the results the batch completed go out together, right after it), and the
+     * next requests are then asked of {@code requests} from there, as many at once, so a
      * synchronous upstream's operators run on the loop too: keep them short, or move the source to
      * another scheduler ({@code subscribeOn}), and move slow downstream work off the loop with
      * {@code publishOn}. The writes are posted from the loop thread (once the loop has ended, from

@@ -28,9 +28,10 @@ import reactor.util.context.Context;
  * {@code window} requests or results are held, whatever the downstream demand. A request that
  * arrives with no free slot is an upstream overflow ({@link Exceptions#failWithOverflow}).
  *
- * <p><b>Posting.</b> A request is posted from the connection's loop thread: at once when upstream
- * emits it there (a synchronous source whose demand comes from the drain on the loop), otherwise
- * it waits in its slot and one loop task posts every request waiting, in order. So a producer on
+ * <p><b>Posting.</b> A request is posted from the connection's loop thread: when upstream emits it
+ * there in answer to the drain's request (a synchronous source), by the one scan that follows that
+ * request, with every other request it emitted; emitted there otherwise, at once; emitted on
+ * another thread, it waits in its slot and one loop task posts every request waiting, in order. So a producer on
  * another thread (a request-handling thread, a {@code Sinks.many()} fed from elsewhere) costs one
  * hand-over to the loop per burst, not one per write as a {@code write()} subscribed on that thread
  * does (issue 13: batch posting per loop turn).
@@ -38,7 +39,10 @@ import reactor.util.context.Context;
  * <p><b>Signals.</b> Every downstream signal is sent by one WIP drain loop (Reactor's usual
  * pattern): completions arrive on the connection's loop thread, requests on whatever thread
  * upstream uses, demand on the subscriber's; the drain emits the completed head slots in order
- * while there is demand. Each write is an ordinary operation Mono ({@link OpMono}) subscribed with
+ * while there is demand. A successful completion's drain waits for the end of the completion
+ * batch it came in ({@link io.cqflux.epoll.loop.EventLoop#runAfterBatch}): one drain emits the
+ * batch's results and asks upstream for as many requests, as a C program reads a batch of
+ * completions before it posts again. Each write is an ordinary operation Mono ({@link OpMono}) subscribed with
  * its slot, so it checks, posts and holds its credits and regions as a lone {@code write()} does;
  * cancelling it only detaches the slot, the operation keeps its buffers until the NIC is done.
  *
