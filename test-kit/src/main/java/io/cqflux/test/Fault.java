@@ -42,7 +42,7 @@ public final class Fault {
         return status;
     }
 
-    /** {@return how long it holds completions back; zero unless {@link Faults.Action#DELAY}} */
+    /** {@return how long it holds completions back; zero unless {@link Faults.Action#DELAY}, or a {@link Faults.Action#FAIL} that fails later} */
     public Duration delay() {
         return delay;
     }
@@ -78,7 +78,7 @@ public final class Fault {
 
     @Override
     public synchronized String toString() {
-        return "Fault[" + action + (status != null ? " " + status : "") + (action == Faults.Action.DELAY ? " " + delay : "")
+        return "Fault[" + action + (status != null ? " " + status : "") + (!delay.isZero() ? " " + delay : "")
                 + " on " + kinds + (nth != 0 ? " #" + nth : "") + ", hits " + hits + "/" + seen + "]";
     }
 }

@@ -41,7 +41,9 @@ import java.util.function.Predicate;
  *       {@link io.cqflux.core.OperationFailedException} carrying the status, and, as a real error
  *       completion does ({@code ibv_poll_cq(3)}: the queue pair enters the error state), the
  *       connection ends LOST. {@link CompletionStatus#WR_FLUSH_ERR} is the status of a flushed
- *       operation: it ends the connection, not the operation, alone.</li>
+ *       operation: it ends the connection, not the operation, alone.
+ *       {@link Selector#fail(CompletionStatus, Duration)} makes that completion come later,
+ *       among the completions a delay holds back, in the order they fall due.</li>
  *   <li>{@link Selector#hang()}: not posted and never completed, as with a peer that stopped
  *       answering: a {@code timeout()} in the caller's code fires, or the builder's
  *       {@code operationTimeout} ends the connection LOST.</li>
@@ -211,7 +213,7 @@ public final class Faults {
 
     /** What a rule does to the operations it selects. */
     public enum Action {
-        /** Not posted; an error completion with the rule's status. */
+        /** Not posted; an error completion with the rule's status, after the rule's delay (0: at once). */
         FAIL,
         /** Not posted, never completed. */
         HANG,
@@ -277,6 +279,25 @@ public final class Faults {
             return install(Action.FAIL, status, Duration.ZERO);
         }
 
+        /**
+         * Fails the selected operations with an error completion of {@code status} that comes
+         * {@code after} their post, among the completions a {@link #delay} holds back in the
+         * order they fall due: a failure that arrives in one batch with the completions of
+         * operations posted before it.
+         *
+         * @param status an error status (not {@code SUCCESS})
+         * @param after how long, from the post, in real time; at least 0 and at most one hour
+         * @return the installed rule
+         */
+        public Fault fail(CompletionStatus status, Duration after) {
+            Objects.requireNonNull(status, "status");
+            if (status == CompletionStatus.SUCCESS) {
+                throw new IllegalArgumentException("status SUCCESS is not a failure; use delay(Duration)"
+                        + " for an operation that completes normally");
+            }
+            return install(Action.FAIL, status, checkDelay(after));
+        }
+
         /** {@return the installed rule: the selected operations are never posted and never complete} */
         public Fault hang() {
             return install(Action.HANG, null, Duration.ZERO);
@@ -289,11 +310,15 @@ public final class Faults {
          * @return the installed rule
          */
         public Fault delay(Duration delay) {
+            return install(Action.DELAY, null, checkDelay(delay));
+        }
+
+        private static Duration checkDelay(Duration delay) {
             Objects.requireNonNull(delay, "delay");
             if (delay.isNegative() || delay.compareTo(Duration.ofHours(1)) > 0) {
                 throw new IllegalArgumentException("delay " + delay + " is outside [0, PT1H]");
             }
-            return install(Action.DELAY, null, delay);
+            return delay;
         }
 
         /** {@return the installed rule: the selected operations' connection reports LOST instead of posting them} */

@@ -33,7 +33,9 @@ import java.util.function.BooleanSupplier;
  *
  *  - an injected completion (FAIL, and the flush of a DROP) waits in `injected` and comes out of
  *    the first wrapped queue's poll(); that queue's prepareToSleep() is false while any waits, so
- *    the loop polls again before it sleeps. Busy-polling loops poll the queues anyway.
+ *    the loop polls again before it sleeps. Busy-polling loops poll the queues anyway. A FAIL
+ *    with a delay is held instead, as a DELAY's completion is (below), and comes out among the
+ *    held ones in the order they fall due.
  *  - a DROP also queues LOST on the event channel (prepareToSleep false while it waits). The
  *    flushed completion makes the reactive layer read the event channel at once, which a
  *    busy-polling loop would otherwise only do on fd readiness.
@@ -127,8 +129,15 @@ final class FaultyConnection implements Connection {
             return post.getAsBoolean();
         }
         switch (f.action()) {
-            case FAIL -> injected.add(CompletionRecord.builder(context, f.status()).opcode(opcode)
-                    .errorText("injected by the faulty test transport: " + f).build());
+            case FAIL -> {
+                CompletionRecord error = CompletionRecord.builder(context, f.status()).opcode(opcode)
+                        .errorText("injected by the faulty test transport: " + f).build();
+                if (f.delay().isZero()) {
+                    injected.add(error);
+                } else {
+                    held.add(new Held(System.nanoTime() + f.delay().toNanos(), error));
+                }
+            }
             case HANG -> {
                 // Never posted, never completed.
             }

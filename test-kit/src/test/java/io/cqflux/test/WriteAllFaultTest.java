@@ -15,6 +15,7 @@ import io.cqflux.reactor.Region;
 import io.cqflux.reactor.WriteRequest;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Flux;
 import reactor.test.StepVerifier;
@@ -59,6 +60,47 @@ class WriteAllFaultTest {
                 Thread.sleep(5);
             }
             assertEquals(0, local.inFlight());
+        }
+    }
+
+    @Test
+    void writeAll_failureInOneBatchWithEarlierCompletions_emitsTheirResultsFirst() throws Exception {
+        Faults faults = Faults.create();
+        try (LoopbackPeer peer = CqfluxTest.loopback().faults(faults).start()) {
+            RdmaConnection conn = peer.connection();
+            PeerRegion remote = peer.remote();
+            Region local = peer.local();
+            // Writes 0-2 complete and are held back 300 ms; write 3 fails 300 ms after its post,
+            // after them. A write of the test's own, posted right behind them, holds the client's
+            // loop in its callback past all four times, so that they come out of one poll, in
+            // order: three successes, then the failure. The results of the three are put off to
+            // the batch's end (writeAll drains once per batch); the failure must not overtake them.
+            Duration later = Duration.ofMillis(300);
+            faults.on(Opcode.WRITE).matching(op -> op.remoteOffset() < 24).delay(later);
+            faults.on(Opcode.WRITE).matching(op -> op.remoteOffset() == 24)
+                    .fail(CompletionStatus.REM_ACCESS_ERR, later);
+            Flux<WriteRequest> requests = Flux.range(0, 4)
+                    .map(i -> new WriteRequest(remote, 8L * i, local, 0, 8, false));
+
+            StepVerifier.create(conn.writeAll(requests))
+                    .expectSubscription()
+                    .then(() -> conn.write(remote, 1024, local, 0, 8)
+                            .doOnSuccess(v -> holdTheLoop(Duration.ofMillis(700)))
+                            .subscribe())
+                    .assertNext(r -> assertEquals(0, r.sequence()))
+                    .assertNext(r -> assertEquals(1, r.sequence()))
+                    .assertNext(r -> assertEquals(2, r.sequence()))
+                    .expectErrorSatisfies(e -> assertEquals(CompletionStatus.REM_ACCESS_ERR,
+                            assertInstanceOf(OperationFailedException.class, e).status()))
+                    .verify(T);
+        }
+    }
+
+    /** Keeps the calling thread (here the connection's loop, in a subscriber's callback) busy. */
+    private static void holdTheLoop(Duration d) {
+        long end = System.nanoTime() + d.toNanos();
+        for (long left = d.toNanos(); left > 0; left = end - System.nanoTime()) {
+            LockSupport.parkNanos(left);
         }
     }
 }

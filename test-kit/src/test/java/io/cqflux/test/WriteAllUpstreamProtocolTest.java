@@ -86,6 +86,45 @@ class WriteAllUpstreamProtocolTest {
     }
 
     @Test
+    void writeAll_upstreamWhoseRequestThrows_failsWithIt_andCancelsUpstreamOnce() {
+        try (LoopbackPeer peer = CqfluxTest.loopback().start()) {
+            RdmaConnection conn = peer.connection();
+            PeerRegion remote = peer.remote();
+            Region local = peer.local();
+            AtomicInteger cancelled = new AtomicInteger();
+            AtomicInteger requests = new AtomicInteger();
+            IllegalStateException boom = new IllegalStateException("request throws");
+            // Emits what is asked for at once; its second request(n) (the first one the stream
+            // makes from a drain on the loop, once results went out) throws, which Reactive
+            // Streams §3.16 forbids: the stream fails with it instead of stalling.
+            Publisher<WriteRequest> rude = s -> s.onSubscribe(new Subscription() {
+                int next;
+
+                @Override
+                public void request(long n) {
+                    if (requests.incrementAndGet() == 2) {
+                        throw boom;
+                    }
+                    for (long i = 0; i < n && cancelled.get() == 0; i++, next++) {
+                        s.onNext(new WriteRequest(remote, 8L * (next % 512), local, 0, 8, false));
+                    }
+                }
+
+                @Override
+                public void cancel() {
+                    cancelled.incrementAndGet();
+                }
+            });
+            StepVerifier.create(conn.writeAll(rude))
+                    .thenConsumeWhile(r -> true)
+                    .expectErrorMatches(e -> e == boom)
+                    .verify(T);
+            assertEquals(1, cancelled.get(), "upstream cancelled once");
+            assertEquals(2, requests.get(), "asked again only once, the request that threw");
+        }
+    }
+
+    @Test
     void writeAll_hookThrowsForTheWriteMono_failsWithIt_andCancelsUpstreamOnce() {
         IllegalStateException boom = new IllegalStateException("hook");
         AtomicInteger writes = new AtomicInteger();

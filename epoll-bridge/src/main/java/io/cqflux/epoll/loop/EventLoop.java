@@ -103,8 +103,9 @@ import java.util.concurrent.TimeoutException;
  * The end of a batch. A sink is called once per completion; runAfterBatch lets it put work off
  * to the end of the batch it is in (a writeAll stream sends its results and asks its source for
  * more once per batch, not once per completion). pollOnce runs that work right after the poll
- * returns, also when it failed, before the queue is polled again, so nothing put off waits for
- * another turn; work put off outside a batch is refused and done by the caller at once.
+ * returns, before the queue is polled again, so nothing put off waits for another turn; when the
+ * poll threw, before the queue's failure is handled (a fatal error drops it: the loop ends). Work
+ * put off outside a batch is refused and done by the caller at once.
  *
  * Fairness. One turn of the loop runs up to MAX_TASKS_PER_ROUND tasks, for at most
  * TASK_BUDGET_NANOS (a task that re-queues itself to continue a long job, such as failing a dying
@@ -997,22 +998,25 @@ public final class EventLoop implements AutoCloseable {
     private int pollOnce(LoopSource s) {
         assert inEventLoop();
         int n;
-        boolean outer = delivering; // a poll from inside a sink: the outer batch's end runs the work
         delivering = true;
         try {
             n = s.cq.poll(scratch, batchSize, s.sink);
         } catch (Throwable t) {
+            delivering = false;
+            if (t instanceof VirtualMachineError || t instanceof LinkageError) {
+                // The loop ends (run() handles it): no subscriber code runs on the way out.
+                afterBatch.clear();
+            } else {
+                // What the sinks put off runs first, as after a good poll: a stream sends the
+                // results the batch completed before the queue's failure reaches its owner.
+                runAfterBatchTasks();
+            }
             rethrowIfFatal(t);
             fail(s, "poll", t);
             return -1;
-        } finally {
-            delivering = outer;
-            if (!outer) {
-                // Also when the poll failed, or a fatal error is on its way out: a sink that put
-                // its work off counts on it running (a stream's results would otherwise never go).
-                runAfterBatchTasks();
-            }
         }
+        delivering = false;
+        runAfterBatchTasks();
         if (n < 0 || n > batchSize) {
             fail(s, "poll", new IllegalStateException("poll returned " + n + ", outside [0, " + batchSize + "]"));
             return -1;
@@ -1082,8 +1086,9 @@ public final class EventLoop implements AutoCloseable {
      * and post one write) does once per batch what it need not do per completion, as a C program
      * reads a batch of completions before it posts again (issue 13: {@code writeAll}'s
      * per-write path). The tasks run in the order given, on this thread, right after the sink
-     * had the batch's last completion (also when the poll failed), before the queue is polled
-     * again; one that throws is logged, as a task is. Loop thread.
+     * had the batch's last completion, before the queue is polled again; when the poll threw,
+     * before the queue is unregistered and its owner told (a fatal error drops them: the loop
+     * ends). One that throws is logged, as a task is. Loop thread.
      *
      * @param task the work; queued as given, so a caller queues it once per batch
      * @return false when no batch is being delivered (not called from a sink, or called from
@@ -1099,9 +1104,18 @@ public final class EventLoop implements AutoCloseable {
     }
 
     private void runAfterBatchTasks() {
-        Runnable r;
-        while ((r = afterBatch.poll()) != null) {
-            safeRun(r);
+        assert inEventLoop();
+        if (afterBatch.isEmpty()) {
+            return;
+        }
+        try {
+            Runnable r;
+            while ((r = afterBatch.poll()) != null) {
+                safeRun(r);
+            }
+        } finally {
+            // Only a fatal error (safeRun rethrows nothing else) leaves work here: the loop ends.
+            afterBatch.clear();
         }
     }
 

@@ -92,12 +92,16 @@ class EventLoopAfterBatchTest {
     }
 
     @Test
-    void aPollThatFailsAfterDelivering_stillRunsWhatItsSinksPutOff() {
+    void aPollThatFailsAfterDelivering_stillRunsWhatItsSinksPutOff_beforeTheOwnerIsTold() {
         try (EventLoop loop = EventLoop.start(LoopConfig.of("after-batch-poll-fails"));
                 EventfdTestCompletionQueue q = new EventfdTestCompletionQueue("after-batch-poll-fails")) {
             AtomicInteger ran = new AtomicInteger();
             AtomicInteger hook = new AtomicInteger();
-            loop.register(q, c -> loop.runAfterBatch(ran::incrementAndGet), hook::incrementAndGet);
+            AtomicInteger ranWhenTold = new AtomicInteger(-1);
+            loop.register(q, c -> loop.runAfterBatch(ran::incrementAndGet), () -> {
+                ranWhenTold.set(ran.get());
+                hook.incrementAndGet();
+            });
             CompletableFuture<Void> release = Await.blockLoop(loop);
             q.addRange(0, 3);
             q.failAfterDelivering(new IllegalStateException("test: the queue fails mid-drain"));
@@ -105,6 +109,7 @@ class EventLoopAfterBatchTest {
             Await.until(() -> hook.get() == 1, "the failed queue's shutdown hook");
             Await.roundTrip(loop);
             assertEquals(3, ran.get(), "each completion's put-off work ran although the poll threw");
+            assertEquals(3, ranWhenTold.get(), "the put-off work ran before the queue's owner heard of its failure");
         }
     }
 }
