@@ -360,9 +360,21 @@ final class WriteAllFlux extends Flux<WriteResult> implements Scannable {
             try {
                 upstream.request(n);
             } catch (Throwable t) {
-                Exceptions.throwIfJvmFatal(t);
-                // null: the drain cancels upstream, once (onOperatorError would cancel it too).
-                innerError(Operators.onOperatorError(null, t, actual.currentContext()));
+                Throwable ex;
+                try {
+                    // null: the drain cancels upstream, once (onOperatorError would cancel it too).
+                    ex = Operators.onOperatorError(null, t, actual.currentContext());
+                } catch (Throwable fatal) {
+                    // A fatal error (or a hook's own) bubbles up, as in downstreamThrew; the stream
+                    // still lets go of upstream and of its writes: what upstream emitted before it
+                    // threw is spent, never posted (no drain runs again: the WIP count is kept).
+                    finished = true;
+                    stopped = true;
+                    cancelUpstream();
+                    stop();
+                    throw fatal;
+                }
+                innerError(ex);
             }
         }
 

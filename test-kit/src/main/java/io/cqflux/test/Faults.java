@@ -43,7 +43,8 @@ import java.util.function.Predicate;
  *       connection ends LOST. {@link CompletionStatus#WR_FLUSH_ERR} is the status of a flushed
  *       operation: it ends the connection, not the operation, alone.
  *       {@link Selector#fail(CompletionStatus, Duration)} makes that completion come later,
- *       among the completions a delay holds back, in the order they fall due.</li>
+ *       among the completions a delay holds back, in the order they fall due (a delayed one
+ *       joins them once the real queue has given it).</li>
  *   <li>{@link Selector#hang()}: not posted and never completed, as with a peer that stopped
  *       answering: a {@code timeout()} in the caller's code fires, or the builder's
  *       {@code operationTimeout} ends the connection LOST.</li>
@@ -281,9 +282,11 @@ public final class Faults {
 
         /**
          * Fails the selected operations with an error completion of {@code status} that comes
-         * {@code after} their post, among the completions a {@link #delay} holds back in the
-         * order they fall due: a failure that arrives in one batch with the completions of
-         * operations posted before it.
+         * {@code after} their post, among the completions a {@link #delay} holds back, in the
+         * order they fall due: a failure that can arrive in one batch with the completions of
+         * operations posted before it. A delayed operation's completion is held only once the
+         * real queue has given it, so one that the network has not completed by the failure's
+         * time comes out after the failure.
          *
          * @param status an error status (not {@code SUCCESS})
          * @param after how long, from the post, in real time; at least 0 and at most one hour
@@ -295,7 +298,7 @@ public final class Faults {
                 throw new IllegalArgumentException("status SUCCESS is not a failure; use delay(Duration)"
                         + " for an operation that completes normally");
             }
-            return install(Action.FAIL, status, checkDelay(after));
+            return install(Action.FAIL, status, checkDelay("after", after));
         }
 
         /** {@return the installed rule: the selected operations are never posted and never complete} */
@@ -310,13 +313,13 @@ public final class Faults {
          * @return the installed rule
          */
         public Fault delay(Duration delay) {
-            return install(Action.DELAY, null, checkDelay(delay));
+            return install(Action.DELAY, null, checkDelay("delay", delay));
         }
 
-        private static Duration checkDelay(Duration delay) {
-            Objects.requireNonNull(delay, "delay");
+        private static Duration checkDelay(String name, Duration delay) {
+            Objects.requireNonNull(delay, name);
             if (delay.isNegative() || delay.compareTo(Duration.ofHours(1)) > 0) {
-                throw new IllegalArgumentException("delay " + delay + " is outside [0, PT1H]");
+                throw new IllegalArgumentException(name + " " + delay + " is outside [0, PT1H]");
             }
             return delay;
         }

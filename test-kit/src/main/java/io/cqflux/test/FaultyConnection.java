@@ -35,7 +35,8 @@ import java.util.function.BooleanSupplier;
  *    the first wrapped queue's poll(); that queue's prepareToSleep() is false while any waits, so
  *    the loop polls again before it sleeps. Busy-polling loops poll the queues anyway. A FAIL
  *    with a delay is held instead, as a DELAY's completion is (below), and comes out among the
- *    held ones in the order they fall due.
+ *    held ones in the order they fall due (a DELAY's completion is held only once the real
+ *    queue gave it, so one whose real completion is late comes out after a failure due later).
  *  - a DROP also queues LOST on the event channel (prepareToSleep false while it waits). The
  *    flushed completion makes the reactive layer read the event channel at once, which a
  *    busy-polling loop would otherwise only do on fd readiness.
@@ -60,12 +61,17 @@ final class FaultyConnection implements Connection {
     /** Completions held back, earliest due first. */
     private final PriorityQueue<Held> held = new PriorityQueue<>();
 
-    private record Held(long due, CompletionRecord record) implements Comparable<Held> {
+    /** A completion held until {@code due}; {@code order} breaks ties in the order they were held. */
+    private record Held(long due, long order, CompletionRecord record) implements Comparable<Held> {
         @Override
         public int compareTo(Held o) {
-            return Long.compare(due, o.due);
+            int c = Long.compare(due, o.due);
+            return c != 0 ? c : Long.compare(order, o.order);
         }
     }
+
+    /** Held completions so far: {@link Held#order}. Loop thread. */
+    private long heldCount;
 
     FaultyConnection(Connection inner, FaultyTransport transport) {
         this.inner = inner;
@@ -135,7 +141,7 @@ final class FaultyConnection implements Connection {
                 if (f.delay().isZero()) {
                     injected.add(error);
                 } else {
-                    held.add(new Held(System.nanoTime() + f.delay().toNanos(), error));
+                    held.add(new Held(System.nanoTime() + f.delay().toNanos(), heldCount++, error));
                 }
             }
             case HANG -> {
@@ -296,7 +302,7 @@ final class FaultyConnection implements Connection {
                 if (due == null) {
                     sink.onCompletion(c);
                 } else {
-                    held.add(new Held(due, c.snapshot()));
+                    held.add(new Held(due, heldCount++, c.snapshot()));
                 }
             });
         }

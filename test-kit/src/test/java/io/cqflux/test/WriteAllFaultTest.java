@@ -71,22 +71,24 @@ class WriteAllFaultTest {
             PeerRegion remote = peer.remote();
             Region local = peer.local();
             // Writes 0-2 complete and are held back 300 ms; write 3 fails 300 ms after its post,
-            // after them. A write of the test's own, posted right behind them, holds the client's
-            // loop in its callback past all four times, so that they come out of one poll, in
-            // order: three successes, then the failure. The results of the three are put off to
-            // the batch's end (writeAll drains once per batch); the failure must not overtake them.
+            // after them. A write of the test's own, handed to the loop once the four were
+            // emitted (so posted after them: the loop's tasks run in order, and over one TCP
+            // stream it completes after them, when their completions are held already), holds the
+            // client's loop in its callback past all four times, so that they come out of one
+            // poll, in order: three successes, then the failure. The results of the three are put
+            // off to the batch's end (writeAll drains once per batch); the failure must not
+            // overtake them. (Should the batch split after all, the results come first anyway.)
             Duration later = Duration.ofMillis(300);
             faults.on(Opcode.WRITE).matching(op -> op.remoteOffset() < 24).delay(later);
             faults.on(Opcode.WRITE).matching(op -> op.remoteOffset() == 24)
                     .fail(CompletionStatus.REM_ACCESS_ERR, later);
             Flux<WriteRequest> requests = Flux.range(0, 4)
-                    .map(i -> new WriteRequest(remote, 8L * i, local, 0, 8, false));
+                    .map(i -> new WriteRequest(remote, 8L * i, local, 0, 8, false))
+                    .doOnComplete(() -> conn.write(remote, 1024, local, 0, 8)
+                            .doOnSuccess(v -> holdTheLoop(Duration.ofMillis(700)))
+                            .subscribe());
 
             StepVerifier.create(conn.writeAll(requests))
-                    .expectSubscription()
-                    .then(() -> conn.write(remote, 1024, local, 0, 8)
-                            .doOnSuccess(v -> holdTheLoop(Duration.ofMillis(700)))
-                            .subscribe())
                     .assertNext(r -> assertEquals(0, r.sequence()))
                     .assertNext(r -> assertEquals(1, r.sequence()))
                     .assertNext(r -> assertEquals(2, r.sequence()))

@@ -3,6 +3,7 @@ package io.cqflux.test;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.cqflux.core.Opcode;
 import io.cqflux.reactor.PeerRegion;
 import io.cqflux.reactor.RdmaConnection;
 import io.cqflux.reactor.Region;
@@ -87,26 +88,32 @@ class WriteAllUpstreamProtocolTest {
 
     @Test
     void writeAll_upstreamWhoseRequestThrows_failsWithIt_andCancelsUpstreamOnce() {
-        try (LoopbackPeer peer = CqfluxTest.loopback().start()) {
+        Faults faults = Faults.create();
+        // A rule that changes nothing (no delay): its count is the writes posted.
+        Fault posted = faults.on(Opcode.WRITE).delay(Duration.ZERO);
+        try (LoopbackPeer peer = CqfluxTest.loopback().faults(faults).start()) {
             RdmaConnection conn = peer.connection();
             PeerRegion remote = peer.remote();
             Region local = peer.local();
             AtomicInteger cancelled = new AtomicInteger();
             AtomicInteger requests = new AtomicInteger();
+            AtomicInteger discarded = new AtomicInteger();
             IllegalStateException boom = new IllegalStateException("request throws");
             // Emits what is asked for at once; its second request(n) (the first one the stream
-            // makes from a drain on the loop, once results went out) throws, which Reactive
-            // Streams §3.16 forbids: the stream fails with it instead of stalling.
+            // makes from a drain on the loop, once results went out) emits three requests and
+            // then throws, which Reactive Streams §3.16 forbids: the stream fails with it instead
+            // of stalling, and the three are discarded, never posted.
             Publisher<WriteRequest> rude = s -> s.onSubscribe(new Subscription() {
                 int next;
 
                 @Override
                 public void request(long n) {
-                    if (requests.incrementAndGet() == 2) {
-                        throw boom;
-                    }
-                    for (long i = 0; i < n && cancelled.get() == 0; i++, next++) {
+                    boolean second = requests.incrementAndGet() == 2;
+                    for (long i = 0; i < (second ? 3 : n) && cancelled.get() == 0; i++, next++) {
                         s.onNext(new WriteRequest(remote, 8L * (next % 512), local, 0, 8, false));
+                    }
+                    if (second) {
+                        throw boom;
                     }
                 }
 
@@ -115,12 +122,20 @@ class WriteAllUpstreamProtocolTest {
                     cancelled.incrementAndGet();
                 }
             });
-            StepVerifier.create(conn.writeAll(rude))
-                    .thenConsumeWhile(r -> true)
+            int window = conn.sendCredits() / 2;
+            AtomicInteger results = new AtomicInteger();
+            StepVerifier.create(conn.writeAll(rude).doOnDiscard(WriteRequest.class, r -> discarded.incrementAndGet()))
+                    .thenConsumeWhile(r -> results.incrementAndGet() > 0)
                     .expectErrorMatches(e -> e == boom)
                     .verify(T);
             assertEquals(1, cancelled.get(), "upstream cancelled once");
             assertEquals(2, requests.get(), "asked again only once, the request that threw");
+            // Every request taken is emitted or discarded: the first window's results went out
+            // (some, at least), the rest of the window and the three emitted with the throw are
+            // discarded once their writes, if any, ended.
+            assertTrue(Await.until(() -> results.get() + discarded.get() == window + 3, T),
+                    "results " + results.get() + " + discarded " + discarded.get() + " != " + (window + 3));
+            assertEquals(window, posted.seen(), "only the first window was posted, not the three");
         }
     }
 

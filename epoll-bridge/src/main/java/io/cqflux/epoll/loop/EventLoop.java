@@ -104,7 +104,8 @@ import java.util.concurrent.TimeoutException;
  * to the end of the batch it is in (a writeAll stream sends its results and asks its source for
  * more once per batch, not once per completion). pollOnce runs that work right after the poll
  * returns, before the queue is polled again, so nothing put off waits for another turn; when the
- * poll threw, before the queue's failure is handled (a fatal error drops it: the loop ends). Work
+ * poll failed, once the queue's owner has been told (so that the work, a stream asking for more,
+ * finds the connection ended and posts nothing new; a fatal error drops it: the loop ends). Work
  * put off outside a batch is refused and done by the caller at once.
  *
  * Fairness. One turn of the loop runs up to MAX_TASKS_PER_ROUND tasks, for at most
@@ -997,6 +998,7 @@ public final class EventLoop implements AutoCloseable {
      */
     private int pollOnce(LoopSource s) {
         assert inEventLoop();
+        assert !delivering : "a poll from inside a sink";
         int n;
         delivering = true;
         try {
@@ -1006,21 +1008,22 @@ public final class EventLoop implements AutoCloseable {
             if (t instanceof VirtualMachineError || t instanceof LinkageError) {
                 // The loop ends (run() handles it): no subscriber code runs on the way out.
                 afterBatch.clear();
-            } else {
-                // What the sinks put off runs first, as after a good poll: a stream sends the
-                // results the batch completed before the queue's failure reaches its owner.
-                runAfterBatchTasks();
+                rethrowIfFatal(t);
             }
-            rethrowIfFatal(t);
+            // The queue's owner hears of its failure first (the reactive layer ends the
+            // connection, so that the put-off work, a stream asking for more, posts nothing
+            // new on it; a stream's failure sends its completed results first on its own).
             fail(s, "poll", t);
+            runAfterBatchTasks();
             return -1;
         }
         delivering = false;
-        runAfterBatchTasks();
         if (n < 0 || n > batchSize) {
             fail(s, "poll", new IllegalStateException("poll returned " + n + ", outside [0, " + batchSize + "]"));
+            runAfterBatchTasks();
             return -1;
         }
+        runAfterBatchTasks();
         if (n > 0) {
             BATCHES.setOpaque(this, batches + 1);
             COMPLETIONS.setOpaque(this, completions + n);
@@ -1086,8 +1089,8 @@ public final class EventLoop implements AutoCloseable {
      * and post one write) does once per batch what it need not do per completion, as a C program
      * reads a batch of completions before it posts again (issue 13: {@code writeAll}'s
      * per-write path). The tasks run in the order given, on this thread, right after the sink
-     * had the batch's last completion, before the queue is polled again; when the poll threw,
-     * before the queue is unregistered and its owner told (a fatal error drops them: the loop
+     * had the batch's last completion, before the queue is polled again; when the poll failed,
+     * once the queue is unregistered and its owner told (a fatal error drops them: the loop
      * ends). One that throws is logged, as a task is. Loop thread.
      *
      * @param task the work; queued as given, so a caller queues it once per batch
