@@ -121,7 +121,7 @@ public record ConnectionConfig(int sendQueueSize, int receiveQueueSize, int comp
      *     {@value #MAX_QUEUE_SIZE} on one shared CQ
      */
     public ConnectionConfig withReceiveCompletionQueueSize(int rcq) {
-        checkSize("receiveCompletionQueueSize", rcq, 0);
+        // rcq's own bounds: the constructor's check, with the same message.
         int cq = Math.max(completionQueueSize, mainCqNeeds(sendQueueSize, receiveQueueSize, rcq));
         return new ConnectionConfig(sendQueueSize, receiveQueueSize, cq, rcq, timeout, sharedCompletionChannel,
                 writeCompletion);
