@@ -51,8 +51,6 @@ if [ "$status" -eq 0 ]; then
     echo "Run $STAMP; raw results in \`$STAMP-paired/\`. $(grep -m1 '^# ' "$OUT/paired.txt" | sed 's/^# //')."
     echo "Load average at each pair's start: $(grep '^# pair' "$OUT/paired.txt" | sed 's/.*load average //' | paste -sd';' | sed 's/;/; /g')."
     echo; cat "$OUT/summary.md"; } >"$BENCH/results/$LATEST"
-fi
-if [ "$status" -eq 0 ]; then
   echo "== results: $OUT (summary: benchmarks/results/$LATEST)"
 else
   echo "== failed (status $status); what ran is in $OUT" >&2

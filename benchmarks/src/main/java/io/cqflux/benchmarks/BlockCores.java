@@ -209,11 +209,7 @@ public final class BlockCores {
     }
 
     private static String loadAverage() {
-        try {
-            String[] f = Files.readString(Path.of("/proc/loadavg")).trim().split("\\s+");
-            return f[0] + "/" + f[1] + "/" + f[2];
-        } catch (IOException e) {
-            return "?";
-        }
+        String l = LoadAverage.read(3, "/");
+        return l == null ? "?" : l;
     }
 }

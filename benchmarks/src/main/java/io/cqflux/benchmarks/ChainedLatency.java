@@ -74,6 +74,27 @@ final class ChainedLatency {
         return new Stats(sum / n, us[n / 2], us[(int) (n * 0.99)]);
     }
 
+    /**
+     * {@code writeAll}'s throughput with {@code window} writes in flight: {@code warm} writes
+     * unmeasured, then {@code n} measured.
+     *
+     * @return writes per second
+     * @throws IllegalStateException when the connection's credits would keep another number in
+     *     flight ({@code writeAll} keeps half of them)
+     */
+    static double writeAllThroughput(RdmaConnection c, PeerRegion remote, Region local, int window, int size,
+                                     int warm, int n, Duration timeout) {
+        int inFlight = Math.max(1, c.sendCredits() / 2);
+        if (inFlight != window) {
+            throw new IllegalStateException("writeAll would keep " + inFlight + " writes in flight, not "
+                    + window + " (send credits " + c.sendCredits() + ")");
+        }
+        writeAll(c, remote, local, window, size, warm, timeout);
+        long t0 = System.nanoTime();
+        writeAll(c, remote, local, window, size, n, timeout);
+        return n / ((System.nanoTime() - t0) / 1e9);
+    }
+
     /** {@code writeAll} of {@code n} writes of {@code size} bytes, request i at offset (i mod window) × size on both sides. */
     static void writeAll(RdmaConnection c, PeerRegion remote, Region local, int window, int size, int n,
                          Duration timeout) {

@@ -241,12 +241,8 @@ public final class FabricPairedBench {
     }
 
     private static String loadAverage() {
-        try {
-            String[] w = Files.readString(Path.of("/proc/loadavg")).trim().split("\\s+");
-            return w[0] + " " + w[1] + " " + w[2];
-        } catch (IOException e) {
-            return "unknown";
-        }
+        String l = LoadAverage.read(3, " ");
+        return l == null ? "unknown" : l;
     }
 
     // ---- C -------------------------------------------------------------------------------------
@@ -345,17 +341,10 @@ public final class FabricPairedBench {
                     RegionAccess.WRITE_SRC, RegionAccess.READ_DST);
             double[] result;
             if (tput) {
-                int inFlight = Math.max(1, connection.sendCredits() / 2);
-                if (inFlight != TPUT_WINDOW) {
-                    throw new IllegalStateException("writeAll would keep " + inFlight + " writes in flight, not "
-                            + TPUT_WINDOW + " (send credits " + connection.sendCredits() + ")");
-                }
                 // C's count and warm-up: 5 × iterations measured after a tenth of that unmeasured.
                 int total = 5 * iters;
-                ChainedLatency.writeAll(connection, remote, local, TPUT_WINDOW, size, total / 10, TIMEOUT);
-                long t0 = System.nanoTime();
-                ChainedLatency.writeAll(connection, remote, local, TPUT_WINDOW, size, total, TIMEOUT);
-                double ops = total / ((System.nanoTime() - t0) / 1e9);
+                double ops = ChainedLatency.writeAllThroughput(connection, remote, local, TPUT_WINDOW, size,
+                        total / 10, total, TIMEOUT);
                 result = new double[] {ops, ops};
             } else {
                 ChainedLatency.chain(connection, op, remote, local, size, warmup, TIMEOUT);

@@ -108,10 +108,7 @@ public final class OpCount {
     }
 
     private static String loadAverage() {
-        try {
-            return java.nio.file.Files.readString(java.nio.file.Path.of("/proc/loadavg")).split(" ")[0];
-        } catch (java.io.IOException e) {
-            return "?";
-        }
+        String l = LoadAverage.read(1, "");
+        return l == null ? "?" : l;
     }
 }

@@ -452,12 +452,8 @@ final class Report {
     }
 
     private static String loadAverage() {
-        try {
-            String[] f = java.nio.file.Files.readString(Path.of("/proc/loadavg")).trim().split("\\s+");
-            return f[0] + " / " + f[1] + " / " + f[2] + " (1 / 5 / 15 min)";
-        } catch (java.io.IOException | RuntimeException e) {
-            return "unknown";
-        }
+        String l = LoadAverage.read(3, " / ");
+        return l == null ? "unknown" : l + " (1 / 5 / 15 min)";
     }
 
     private static String fmt(double v) {
