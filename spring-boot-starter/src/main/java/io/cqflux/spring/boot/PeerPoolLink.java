@@ -24,6 +24,13 @@ final class PeerPoolLink implements PeerLink {
     private final PeerPoolOptions options;
     private volatile PeerPool pool;
     private volatile PeerPoolEvent last;
+    /**
+     * The last event with a cause (a failed attempt, a lost connection), until a connection is made
+     * again: the health's {@code error} while the peer is not up. Not {@link #last}: the pool's
+     * next attempt (CONNECTING, no cause) comes right after a failure, and the error would vanish
+     * from the health for as long as each retry lasts.
+     */
+    private volatile PeerPoolEvent lastFailure;
     /** An attempt failed before any connection was made: the pool still says CONNECTING, the peer is down. */
     private volatile boolean failedOnce;
     /** The connections operations were given: what the drain waits on (in flight at the NIC, cancelled ones too). */
@@ -47,6 +54,11 @@ final class PeerPoolLink implements PeerLink {
     private PeerPoolEvent seen(PeerPoolEvent e) {
         if (e.kind() == PeerPoolEvent.Kind.RETRYING) {
             failedOnce = true;
+        }
+        if (e.cause() != null) {
+            lastFailure = e;
+        } else if (e.kind() == PeerPoolEvent.Kind.CONNECTED) {
+            lastFailure = null;
         }
         last = e;
         return e;
@@ -140,9 +152,10 @@ final class PeerPoolLink implements PeerLink {
         PeerPoolEvent e = last;
         if (e != null) {
             d.put("lastEvent", e.kind().name());
-            if (state() != CqfluxPeer.State.UP && e.cause() != null) {
-                d.put("error", e.cause().toString());
-            }
+        }
+        PeerPoolEvent f = lastFailure;
+        if (f != null && state() != CqfluxPeer.State.UP) {
+            d.put("error", f.cause().toString());
         }
         return d;
     }
