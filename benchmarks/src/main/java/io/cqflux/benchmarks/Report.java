@@ -225,6 +225,10 @@ final class Report {
                         "Java drain, batch 1", one);
             }
         }
+        // 2b. A downcall whose pointer argument is in a shared arena, against an unscoped view
+        // of the same memory (the per-operation buffers of the transports and the loop).
+        row("ffm", "downcall, shared-arena argument", java("DowncallBenchmarks.storeAndCall[scope=SHARED]"),
+                "Java downcall, unscoped argument", java("DowncallBenchmarks.storeAndCall[scope=UNSCOPED]"));
         // 3. Fabric transport through the SPI and the loop, against the C program on libfabric.
         for (String op : new String[] {"write", "read"}) {
             for (String size : new String[] {"8", "4096"}) {

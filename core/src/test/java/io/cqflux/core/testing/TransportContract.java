@@ -291,6 +291,36 @@ public abstract class TransportContract extends TransportFixture {
     }
 
     @Test
+    void closedConnection_refusesEveryPost_andItsQueuesAndEventsReportNothing() {
+        // The transports keep their posting structs and their queues' out-parameters in unscoped
+        // views of the connection's arena (FabricLibrary.unscoped, RpmaNative.unscoped: no
+        // acquire per native call). After close() these checks are all that stands between a
+        // call and freed memory: a missing one crashes the JVM here instead of throwing.
+        LocalRegion target = region(server, 4096, RegionAccess.WRITE_DST, RegionAccess.READ_SRC);
+        Pair p = connect(new byte[0], target.descriptor());
+        RemoteRegion remote = closeLater(client.remoteRegion(p.acceptData()));
+        LocalRegion local = region(client, 4096, RegionAccess.WRITE_SRC, RegionAccess.READ_DST,
+                RegionAccess.SEND, RegionAccess.RECV);
+        Connection c = p.client();
+        List<io.cqflux.core.spi.CompletionQueue> queues = c.completionQueues();
+        pump.remove(p.clientSide());
+        c.close();
+        c.close(); // idempotent
+        assertThrows(io.cqflux.core.ResourceClosedException.class, () -> c.write(remote, 0, local, 0, 64, 1, true));
+        assertThrows(io.cqflux.core.ResourceClosedException.class, () -> c.read(local, 0, remote, 0, 64, 2, true));
+        assertThrows(io.cqflux.core.ResourceClosedException.class, () -> c.send(local, 0, 64, 3, true));
+        assertThrows(io.cqflux.core.ResourceClosedException.class, () -> c.receive(local, 0, 64, 4));
+        MemorySegment scratch = arena.allocate(32L * io.cqflux.core.spi.CompletionQueue.MAX_ENTRY_BYTES, 64);
+        for (io.cqflux.core.spi.CompletionQueue q : queues) {
+            assertEquals(0, q.poll(scratch, 32, r -> fail("a completion from a closed queue: " + r)), q::toString);
+            assertTrue(q.prepareToSleep(), q::toString);
+            q.acknowledge();
+        }
+        assertTrue(c.events().prepareToSleep());
+        assertEquals(null, c.events().nextEvent());
+    }
+
+    @Test
     void peerDisconnect_reportsClosedOnBothEnds() {
         Pair p = connect(new byte[0], new byte[0]);
         p.server().disconnect();

@@ -102,10 +102,11 @@ final class EpollPoller {
         try {
             ep = Libc.epollCreate(capture);
             wfd = Libc.eventfd(capture);
-            events = epoll_event.allocateArray(MAX_EVENTS, arena);
-            ctlEvent = epoll_event.allocate(arena);
-            wakeBuf = arena.allocate(Long.BYTES, Long.BYTES);
-            errno = arena.allocate(Libc.CAPTURE_LAYOUT);
+            // Loop-thread buffers, used until close(): unscoped (Libc.unscoped).
+            events = Libc.unscoped(epoll_event.allocateArray(MAX_EVENTS, arena));
+            ctlEvent = Libc.unscoped(epoll_event.allocate(arena));
+            wakeBuf = Libc.unscoped(arena.allocate(Long.BYTES, Long.BYTES));
+            errno = Libc.unscoped(arena.allocate(Libc.CAPTURE_LAYOUT));
             epoll_event.events(ctlEvent, libc_h.EPOLLIN());
             ctlEvent.set(Libc.EVENT_DATA, Libc.EVENT_DATA_OFFSET, WAKE_ID);
             int e = Libc.epollCtl(capture, ep, libc_h.EPOLL_CTL_ADD(), wfd, ctlEvent);

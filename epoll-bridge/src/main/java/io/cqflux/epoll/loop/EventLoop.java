@@ -290,7 +290,9 @@ public final class EventLoop implements AutoCloseable {
         EpollPoller p = null;
         try {
             p = new EpollPoller(a, this);
-            scratch = a.allocate((long) batchSize * CompletionQueue.MAX_ENTRY_BYTES, 64);
+            // Read by the loop thread only, in polls that end before the arena is closed
+            // (closeNative): unscoped, so a transport's poll acquires nothing (Libc.unscoped).
+            scratch = Libc.unscoped(a.allocate((long) batchSize * CompletionQueue.MAX_ENTRY_BYTES, 64));
             ThreadFactory factory = config.threadFactory() != null ? config.threadFactory()
                     : r -> Thread.ofPlatform().name(name).daemon(true).unstarted(r);
             Thread t = factory.newThread(this::run);

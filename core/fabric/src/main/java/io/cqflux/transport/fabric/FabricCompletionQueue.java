@@ -67,7 +67,9 @@ final class FabricCompletionQueue implements CompletionQueue {
             this.strerrorFp = fi_ops_cq.strerror(ops);
             this.errEntry = fi_cq_err_entry.allocate(arena);
             this.errText = arena.allocate(256);
-            this.trywaitFids = arena.allocate(C_POINTER);
+            // Passed to fi_trywait before every sleep, on the loop thread, after the check of
+            // `closed`: unscoped (FabricLibrary.unscoped).
+            this.trywaitFids = FabricLibrary.unscoped(arena.allocate(C_POINTER));
             trywaitFids.set(C_POINTER, 0, cq);
             MemorySegment fdOut = arena.allocate(ValueLayout.JAVA_INT);
             FabricLibrary.check("fi_control(FI_GETWAIT)", FabricLibrary.control(cq, FI_GETWAIT(), fdOut),

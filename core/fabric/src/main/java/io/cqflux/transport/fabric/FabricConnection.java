@@ -178,17 +178,19 @@ final class FabricConnection implements Connection {
         this.sendmsgFp = fi_ops_msg.sendmsg(fid_ep.msg(ep));
         this.recvmsgFp = fi_ops_msg.recvmsg(fid_ep.msg(ep));
         this.shutdownFp = fi_ops_cm.shutdown(fid_ep.cm(ep));
-        this.iov = iovec.allocate(arena);
-        this.desc = arena.allocate(C_POINTER);
-        this.rmaIov = fi_rma_iov.allocate(arena);
-        this.msgRma = fi_msg_rma.allocate(arena);
+        // Posting scratch, written and passed to the provider on the loop thread only, after
+        // requireEstablished() or receive()'s own check of `closed`: unscoped (FabricLibrary.unscoped).
+        this.iov = FabricLibrary.unscoped(iovec.allocate(arena));
+        this.desc = FabricLibrary.unscoped(arena.allocate(C_POINTER));
+        this.rmaIov = FabricLibrary.unscoped(fi_rma_iov.allocate(arena));
+        this.msgRma = FabricLibrary.unscoped(fi_msg_rma.allocate(arena));
         fi_msg_rma.msg_iov(msgRma, iov);
         fi_msg_rma.desc(msgRma, desc);
         fi_msg_rma.iov_count(msgRma, 1);
         fi_msg_rma.addr(msgRma, 0);
         fi_msg_rma.rma_iov(msgRma, rmaIov);
         fi_msg_rma.rma_iov_count(msgRma, 1);
-        this.msg = fi_msg.allocate(arena);
+        this.msg = FabricLibrary.unscoped(fi_msg.allocate(arena));
         fi_msg.msg_iov(msg, iov);
         fi_msg.desc(msg, desc);
         fi_msg.iov_count(msg, 1);

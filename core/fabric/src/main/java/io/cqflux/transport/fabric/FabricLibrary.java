@@ -44,6 +44,24 @@ final class FabricLibrary {
     }
 
     /**
+     * A view of {@code s} with the global scope, for a loop-confined object's own buffers (a
+     * connection's posting structs, a CQ's trywait array). A downcall that takes a segment of a
+     * shared arena acquires and releases that arena around the call, two atomic updates (16 ns a
+     * call on the project's VM, as much as the whole call of a trivial C function; issue 13), and
+     * every access to such a segment checks the arena's state. The owner uses these buffers on
+     * its loop thread only, checks its own {@code closed} flag before each use, and closes the
+     * arena in {@code close()} on the same thread, so neither check can fail; the view skips
+     * both. It must not reach code that could use it after the arena is closed: it would touch
+     * freed memory instead of throwing.
+     *
+     * @param s a segment of the owner's arena
+     * @return the same memory, unscoped
+     */
+    static MemorySegment unscoped(MemorySegment s) {
+        return MemorySegment.ofAddress(s.address()).reinterpret(s.byteSize());
+    }
+
+    /**
      * Checks whether a libfabric library can be loaded and is new enough, without touching the
      * binding classes when it cannot (their static initialisers would fail).
      *

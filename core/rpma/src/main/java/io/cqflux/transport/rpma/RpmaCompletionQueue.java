@@ -44,9 +44,11 @@ final class RpmaCompletionQueue implements CompletionQueue {
         this.rcq = rcq;
         this.shared = shared;
         this.fd = fd;
-        this.gotOut = arena.allocate(ValueLayout.JAVA_INT);
-        this.waitCqOut = arena.allocate(ValueLayout.ADDRESS);
-        this.waitIsRcqOut = arena.allocate(ValueLayout.JAVA_BOOLEAN);
+        // Out-parameters of every poll and acknowledge, used on the loop thread after
+        // isDetached(): unscoped (RpmaNative.unscoped).
+        this.gotOut = RpmaNative.unscoped(arena.allocate(ValueLayout.JAVA_INT));
+        this.waitCqOut = RpmaNative.unscoped(arena.allocate(ValueLayout.ADDRESS));
+        this.waitIsRcqOut = RpmaNative.unscoped(arena.allocate(ValueLayout.JAVA_BOOLEAN));
     }
 
     /** A CQ with its own completion channel; its fd is made non-blocking ({@code rpma_cq_get_fd(3)}). */
