@@ -8,14 +8,15 @@
 #     does): two runs of LOW and HIGH operations after the same warm-up, subtracted and divided by
 #     HIGH-LOW, so that start-up, set-up and warm-up cancel out. The loop's own epoll_wait calls
 #     (maxevents 64, EpollPoller.MAX_EVENTS) are told apart from libfabric's (maxevents 1024).
-# Usage: benchmarks/opcount.sh [STRATEGY [MODE [LOW HIGH [SIZE]]]]   (defaults: BUSY_POLL chain 2000 12000 8)
+# Usage: benchmarks/opcount.sh [STRATEGY [MODE [LOW HIGH [SIZE [IDLE]]]]]   (defaults: BUSY_POLL chain 2000 12000 8 0)
 #   MODE: chain (fresh write() Monos in concatMap), readchain (read() Monos), reuse (one Mono
-#   resubscribed), block (write().block()), writeall (writeAll, 64 in flight)
+#   resubscribed), block (write().block()), writeall (writeAll, 64 in flight); IDLE: idle connections
+#   beside the measured one, on the same loops
 # Needs the benchmarks module built (./mvnw -P bench -pl benchmarks -am package -DskipTests) and perf.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 B="$ROOT/benchmarks"
-STRATEGY=${1:-BUSY_POLL}; MODE=${2:-chain}; LOW=${3:-2000}; HIGH=${4:-12000}; SIZE=${5:-8}
+STRATEGY=${1:-BUSY_POLL}; MODE=${2:-chain}; LOW=${3:-2000}; HIGH=${4:-12000}; SIZE=${5:-8}; IDLE=${6:-0}
 # The JDK as ./cqflux and ./mvnw find it: JAVA_HOME if it is >= 25, else the newest one installed.
 # shellcheck source=../.mvn/find-jdk.sh
 . "$ROOT/.mvn/find-jdk.sh"
@@ -28,7 +29,7 @@ for n in "$LOW" "$HIGH"; do
     -e syscalls:sys_enter_epoll_wait --filter 'maxevents == 1024' \
     -e syscalls:sys_enter_futex -e context-switches -- \
     "$JAVA_HOME/bin/java" --enable-native-access=ALL-UNNAMED -cp "$B/target/classes:$B/target/lib/*" \
-    io.cqflux.benchmarks.OpCount "$STRATEGY" "$MODE" "$n" "$SIZE" 2>/dev/null | grep '^opcount'
+    io.cqflux.benchmarks.OpCount "$STRATEGY" "$MODE" "$n" "$SIZE" "$IDLE" 2>/dev/null | grep '^opcount'
 done
 python3 - "$OUT/perf.$LOW" "$OUT/perf.$HIGH" "$LOW" "$HIGH" <<'PY'
 import sys

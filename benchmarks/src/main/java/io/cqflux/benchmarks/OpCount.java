@@ -24,13 +24,15 @@ import reactor.core.publisher.Mono;
  * operation with the set-up cancelled out ({@code benchmarks/opcount.sh} does that with
  * {@code perf stat}; strace would slow every call and change what a time-bounded loop does).
  *
- * <p>Usage: {@code OpCount STRATEGY MODE COUNT [SIZE]}, MODE one of {@code chain} (a
+ * <p>Usage: {@code OpCount STRATEGY MODE COUNT [SIZE [IDLE]]}, MODE one of {@code chain} (a
  * {@code concatMap} of fresh {@code write()} Monos, the JMH {@code writeLatency} shape),
  * {@code readchain} (the same with {@code read()} Monos),
  * {@code reuse} (one {@code write()} Mono subscribed again per operation: what is left from
  * subscribe to completion), {@code block} ({@code write().block()} from the main thread) and
  * {@code writeall} ({@code writeAll} with 64 in flight on a connection with the default 128 send
- * credits, the shape of the paired bench's {@code tput.w64} figure).
+ * credits, the shape of the paired bench's {@code tput.w64} figure). IDLE (default 0) more
+ * connections between the same two instances, on the same loops, stay idle beside the measured
+ * one: what a loop's sleeps cost per connection it serves.
  */
 public final class OpCount {
 
@@ -43,13 +45,17 @@ public final class OpCount {
     }
 
     /**
-     * @param args STRATEGY MODE COUNT [SIZE]
+     * @param args STRATEGY MODE COUNT [SIZE [IDLE]]
      */
     public static void main(String[] args) {
         String strategy = args[0];
         String mode = args[1];
         int count = Integer.parseInt(args[2]);
         int size = args.length > 3 ? Integer.parseInt(args[3]) : 8;
+        int idle = args.length > 4 ? Integer.parseInt(args[4]) : 0;
+        if (idle < 0) {
+            throw new IllegalArgumentException("IDLE " + idle + " is negative");
+        }
         InetAddress lo = InetAddress.getLoopbackAddress();
         ConnectionConfig config = mode.equals("writeall") ? ConnectionConfig.DEFAULT
                 : ConnectionConfig.DEFAULT.withSendQueueSize(64);
@@ -63,6 +69,9 @@ public final class OpCount {
             RdmaServer listening = server.bind(new InetSocketAddress(lo, 0), c -> c.onDispose(), exposed)
                     .block(TIMEOUT);
             RdmaConnection connection = client.connect(listening.address()).block(TIMEOUT);
+            for (int i = 0; i < idle; i++) {
+                client.connect(listening.address()).block(TIMEOUT); // closed with the instances
+            }
             PeerRegion remote = connection.remoteRegion(0);
             Region local = client.register(arena.allocate(FabricPair.REGION_BYTES, 4096),
                     RegionAccess.WRITE_SRC, RegionAccess.READ_DST);
@@ -82,8 +91,8 @@ public final class OpCount {
             run(mode, run, reused, connection, remote, local, size, count);
             long t1 = System.nanoTime();
             long bytes1 = mx.getTotalThreadAllocatedBytes();
-            System.out.printf("opcount strategy=%s mode=%s size=%d count=%d us/op=%.2f bytes/op=%.1f load=%s%n",
-                    strategy, mode, size, count, count == 0 ? 0.0 : (t1 - t0) / 1e3 / count,
+            System.out.printf("opcount strategy=%s mode=%s size=%d idle=%d count=%d us/op=%.2f bytes/op=%.1f load=%s%n",
+                    strategy, mode, size, idle, count, count == 0 ? 0.0 : (t1 - t0) / 1e3 / count,
                     count == 0 ? 0.0 : (double) (bytes1 - bytes0) / count, loadAverage());
             listening.close();
         }

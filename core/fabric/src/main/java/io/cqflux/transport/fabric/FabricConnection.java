@@ -468,6 +468,7 @@ final class FabricConnection implements Connection {
         fi_msg_rma.data(msgRma, data);
         long rc = read ? fi_ops_rma.readmsg.invoke(readmsgFp, ep, msgRma, flags)
                 : fi_ops_rma.writemsg.invoke(writemsgFp, ep, msgRma, flags);
+        touchedQueues();
         return posted(rc, read ? "fi_readmsg" : "fi_writemsg", context, op);
     }
 
@@ -483,7 +484,19 @@ final class FabricConnection implements Connection {
         msg.set(ValueLayout.JAVA_LONG, fi_msg.context$offset(), context);
         fi_msg.data(msg, data);
         long rc = receive ? fi_ops_msg.recvmsg.invoke(fp, ep, msg, flags) : fi_ops_msg.sendmsg.invoke(fp, ep, msg, flags);
+        touchedQueues();
         return posted(rc, call, context, op);
+    }
+
+    /**
+     * A post drives the provider's progress, which may complete operations (ours, and receives
+     * of the peer's data) in either queue: both ask fi_trywait again before the loop sleeps.
+     */
+    private void touchedQueues() {
+        cq.touched();
+        if (rcq != null) {
+            rcq.touched();
+        }
     }
 
     private boolean posted(long rc, String call, long context, Opcode op) {
@@ -498,6 +511,17 @@ final class FabricConnection implements Connection {
 
     // ---- lifecycle -------------------------------------------------------------------------
 
+    /** {@return the connection's event queue (tests)} */
+    FabricEventQueue eventQueue() {
+        return eq;
+    }
+
+    /** {@code fi_shutdown(3)}; the EQ then asks fi_trywait again before the loop sleeps on it. */
+    private void shutdown() {
+        fi_ops_cm.shutdown.invoke(shutdownFp, ep, 0L);
+        eq.touched();
+    }
+
     @Override
     public void disconnect() {
         if (closed || disconnected) {
@@ -505,7 +529,7 @@ final class FabricConnection implements Connection {
         }
         disconnected = true;
         if (state == State.ESTABLISHED) {
-            fi_ops_cm.shutdown.invoke(shutdownFp, ep, 0L);
+            shutdown();
         }
         // fi_cm(3): FI_SHUTDOWN is reported to the peer; the side that calls fi_shutdown gets no
         // event of its own on tcp, so we report CLOSED ourselves.
@@ -520,7 +544,7 @@ final class FabricConnection implements Connection {
             return;
         }
         if (state == State.ESTABLISHED && !disconnected) {
-            fi_ops_cm.shutdown.invoke(shutdownFp, ep, 0L);
+            shutdown();
         }
         closed = true;
         state = State.ENDED;
@@ -595,7 +619,7 @@ final class FabricConnection implements Connection {
                         // disconnect() came first: the connection completes only to end at once
                         // (fi_cm(3): shut down the now-connected endpoint); report CLOSED.
                         state = State.ESTABLISHED;
-                        fi_ops_cm.shutdown.invoke(shutdownFp, ep, 0L);
+                        shutdown();
                         return end(ConnectionEvent.CLOSED);
                     }
                     if (state == State.CONNECTING) {
@@ -642,7 +666,7 @@ final class FabricConnection implements Connection {
         private void peerEnded() {
             if (shutdownOnPeerEnd && state == State.ESTABLISHED && !disconnected) {
                 disconnected = true;
-                fi_ops_cm.shutdown.invoke(shutdownFp, ep, 0L);
+                shutdown();
             }
         }
 

@@ -36,6 +36,15 @@ final class FabricEventQueue implements AutoCloseable {
     private final MemorySegment trywaitFids;
     private final int fd;
     private long lastLength;
+    /**
+     * Whether the last {@code fi_trywait} said "safe to block" and the queue was not read since:
+     * then {@link #trywait} answers without the call (see FabricCompletionQueue's field of the
+     * same name: fi_trywait(3) asks for the call again after a read; every listener and
+     * connection on a loop made one, a system call on tcp, per sleep of the loop).
+     */
+    private boolean sleepOk;
+    /** fi_trywait calls made (tests: FabricTrywaitTest); loop-confined like the rest. */
+    private int trywaitCalls;
     private boolean closed;
 
     FabricEventQueue(FabricTransport transport) {
@@ -90,8 +99,26 @@ final class FabricEventQueue implements AutoCloseable {
         if (closed) {
             return true;
         }
+        if (sleepOk) {
+            return true;
+        }
+        trywaitCalls++;
         int rc = fi_ops_fabric.trywait.invoke(transport.trywaitFp, transport.fabric(), trywaitFids, 1);
-        return FabricLibrary.result("fi_trywait", rc, "event queue") != FabricLibrary.AGAIN;
+        sleepOk = FabricLibrary.result("fi_trywait", rc, "event queue") != FabricLibrary.AGAIN;
+        return sleepOk;
+    }
+
+    /**
+     * A connection-management call on the queue's endpoint (connect, accept, shutdown): the
+     * next {@link #trywait} makes the call again.
+     */
+    void touched() {
+        sleepOk = false;
+    }
+
+    /** {@return the fi_trywait calls this queue made} */
+    int trywaitCalls() {
+        return trywaitCalls;
     }
 
     /**
@@ -104,6 +131,7 @@ final class FabricEventQueue implements AutoCloseable {
         if (closed) {
             return NONE;
         }
+        sleepOk = false; // a read: fi_trywait(3) asks for the call again before blocking
         long rc = fi_ops_eq.read.invoke(readFp, eq, eventOut, entry, entry.byteSize(), 0L);
         if (rc == -FI_EAVAIL()) {
             // fi_eq(3): err_data_size is an input (0 = let the provider point at its own buffer);
