@@ -538,8 +538,9 @@ int main(int argc, char **argv) {
         throughput("write", 0, sizes[s], EPOLL, window, iters * 5);
     }
     throughput("read", 1, 4096, BUSY, window, iters * 5);
-    /* Issue 13's throughput goal is at 64 in flight: all signaled, and one signaled write in 16. */
-    for (int s = 0; s < 2; s++) {
+    /* Issue 13's throughput goal is at 64 in flight: all signaled, and one signaled write in 16.
+     * With -w 64 the loop above printed the all-signaled figures already. */
+    for (int s = 0; s < 2 && window != WIDE_WINDOW; s++) {
         throughput("write", 0, sizes[s], BUSY, WIDE_WINDOW, iters * 5);
         throughput("write", 0, sizes[s], EPOLL, WIDE_WINDOW, iters * 5);
     }

@@ -90,6 +90,22 @@ class FabricPairedBenchTest {
     }
 
     @Test
+    void pool_refusesFilesOfTwoConfigurations(@TempDir Path dir) throws IOException {
+        Path a = dir.resolve("a.txt");
+        Path b = dir.resolve("b.txt");
+        Path c = dir.resolve("c.txt");
+        String run = new Run(1, "c", "write.8.busy.lat", 10, 10).line() + "\n";
+        Files.writeString(a, "# 2026-11-26T12:00:00Z pairs=8 config=ConnectionConfig[x=1] batch=default\n" + run);
+        Files.writeString(b, "# 2026-11-26T13:00:00Z pairs=8 config=ConnectionConfig[x=1] batch=default\n" + run);
+        Files.writeString(c, "# 2026-11-26T14:00:00Z pairs=8 config=ConnectionConfig[x=1] batch=64\n" + run);
+
+        assertEquals(2, FabricPairedBench.pool(List.of(a, b)).size());
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> FabricPairedBench.pool(List.of(a, b, c)));
+        assertTrue(e.getMessage().contains("batch=64") && e.getMessage().contains("batch=default"), e.getMessage());
+    }
+
+    @Test
     void runLines_roundTrip_andEveryFigureHasACTwinName() {
         Run r = new Run(7, "cqflux", "read.4096.adaptive.lat", 11.125, 11.5);
         assertEquals(r, Run.parse(r.line()));
