@@ -376,7 +376,8 @@ public final class FabricPairedBench {
      * @return their runs, each file's pairs numbered after the previous file's highest
      * @throws IOException when a file cannot be read
      * @throws IllegalArgumentException when two files' headers name different configurations
-     *     ({@code config=... batch=...}): their pairs measured different things
+     *     ({@code config=... batch=...}), a header named none counting as one of its own: their
+     *     pairs measured different things
      */
     static List<Run> pool(List<Path> files) throws IOException {
         List<Run> all = new ArrayList<>();
@@ -385,23 +386,24 @@ public final class FabricPairedBench {
         Path configFile = null;
         for (Path f : files) {
             int highest = 0;
+            String own = "no config= header";
             for (String line : Files.readAllLines(f, StandardCharsets.UTF_8)) {
                 int at = line.startsWith("# ") ? line.indexOf(" config=") : -1;
                 if (at >= 0) {
-                    String c = line.substring(at + 1);
-                    if (config == null) {
-                        config = c;
-                        configFile = f;
-                    } else if (!config.equals(c)) {
-                        throw new IllegalArgumentException(f + " was run with " + c + ", " + configFile + " with "
-                                + config + ": pool runs of one configuration");
-                    }
+                    own = line.substring(at + 1);
                 }
                 if (line.startsWith("pair ")) {
                     Run r = Run.parse(line);
                     all.add(new Run(r.pair() + offset, r.side(), r.figure(), r.p50(), r.mean()));
                     highest = Math.max(highest, r.pair());
                 }
+            }
+            if (config == null) {
+                config = own;
+                configFile = f;
+            } else if (!config.equals(own)) {
+                throw new IllegalArgumentException(f + " was run with " + own + ", " + configFile + " with "
+                        + config + ": pool runs of one configuration");
             }
             offset += highest;
         }

@@ -103,6 +103,11 @@ class FabricPairedBenchTest {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                 () -> FabricPairedBench.pool(List.of(a, b, c)));
         assertTrue(e.getMessage().contains("batch=64") && e.getMessage().contains("batch=default"), e.getMessage());
+        Path bare = dir.resolve("bare.txt");
+        Files.writeString(bare, run);
+        IllegalArgumentException mixed = assertThrows(IllegalArgumentException.class,
+                () -> FabricPairedBench.pool(List.of(a, bare)));
+        assertTrue(mixed.getMessage().contains("no config= header"), mixed.getMessage());
     }
 
     @Test

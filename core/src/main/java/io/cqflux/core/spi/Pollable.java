@@ -12,8 +12,9 @@ public interface Pollable {
     /**
      * Called on the loop thread right before it blocks in {@code epoll_wait}. Returns
      * {@code false} when work may be pending that the fd will not signal, so the loop must poll
-     * again first. libfabric requires this ({@code fi_trywait(3)}: call it before blocking on a
-     * wait fd; {@code -FI_EAGAIN} means read the queue first); librpma does not (its CQ is
+     * again first. libfabric requires this ({@code fi_trywait(3)}: {@code FI_SUCCESS} before
+     * blocking on a wait fd; {@code -FI_EAGAIN} means read the queue first; the fabric transport
+     * may answer from its last call, see its {@code TrywaitAnswer}); librpma does not (its CQ is
      * re-armed by {@code rpma_cq_wait} before the drain).
      *
      * @return whether it is safe to sleep on {@link #fd()}

@@ -296,12 +296,14 @@ public abstract class TransportContract extends TransportFixture {
         // views of the connection's arena (FabricLibrary.unscoped, RpmaNative.unscoped: no
         // acquire per native call). After close() these checks are all that stands between a
         // call and freed memory: a missing one crashes the JVM here instead of throwing.
-        LocalRegion target = region(server, 4096, RegionAccess.WRITE_DST, RegionAccess.READ_SRC);
+        LocalRegion target = region(server, 4096, RegionAccess.WRITE_DST, RegionAccess.READ_SRC,
+                RegionAccess.FLUSH_TYPE_VISIBILITY);
         Pair p = connect(new byte[0], target.descriptor());
         RemoteRegion remote = closeLater(client.remoteRegion(p.acceptData()));
         LocalRegion local = region(client, 4096, RegionAccess.WRITE_SRC, RegionAccess.READ_DST,
                 RegionAccess.SEND, RegionAccess.RECV);
         Connection c = p.client();
+        Set<Capability> caps = client.capabilities();
         List<io.cqflux.core.spi.CompletionQueue> queues = c.completionQueues();
         pump.remove(p.clientSide());
         c.close();
@@ -310,6 +312,18 @@ public abstract class TransportContract extends TransportFixture {
         assertThrows(io.cqflux.core.ResourceClosedException.class, () -> c.read(local, 0, remote, 0, 64, 2, true));
         assertThrows(io.cqflux.core.ResourceClosedException.class, () -> c.send(local, 0, 64, 3, true));
         assertThrows(io.cqflux.core.ResourceClosedException.class, () -> c.receive(local, 0, 64, 4));
+        if (caps.contains(Capability.WRITE_WITH_IMMEDIATE)) {
+            assertThrows(io.cqflux.core.ResourceClosedException.class,
+                    () -> c.writeWithImmediate(remote, 0, local, 0, 64, 5, 5, true));
+        }
+        if (caps.contains(Capability.SEND_WITH_IMMEDIATE)) {
+            assertThrows(io.cqflux.core.ResourceClosedException.class,
+                    () -> c.sendWithImmediate(local, 0, 64, 6, 6, true));
+        }
+        if (caps.contains(Capability.FLUSH_VISIBILITY)) {
+            assertThrows(io.cqflux.core.ResourceClosedException.class,
+                    () -> c.flush(remote, 0, 64, FlushType.VISIBILITY, 7, true));
+        }
         MemorySegment scratch = arena.allocate(32L * io.cqflux.core.spi.CompletionQueue.MAX_ENTRY_BYTES, 64);
         for (io.cqflux.core.spi.CompletionQueue q : queues) {
             assertEquals(0, q.poll(scratch, 32, r -> fail("a completion from a closed queue: " + r)), q::toString);

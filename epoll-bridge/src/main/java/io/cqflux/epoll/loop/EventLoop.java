@@ -53,10 +53,12 @@ import java.util.concurrent.TimeoutException;
  * therefore never loses a completion (drain-then-arm would: a completion between the last empty
  * poll and the arm would sit unsignalled). The price is the occasional empty wake-up, which
  * rpma_cq_wait(3) documents as normal. libfabric's wait fd has no such re-arm step: data can be
- * buffered in the provider without the fd being readable, so fi_trywait(3) must be called right
- * before blocking; it fails with -FI_EAGAIN when the queue has to be read first. That is
- * Pollable.prepareToSleep(), called on every source before every sleep; any "no" turns the sleep
- * into another polling round. A sleep also waits for one more poll of every queue whose last drain
+ * buffered in the provider without the fd being readable, so fi_trywait(3) must have said
+ * FI_SUCCESS before blocking; it fails with -FI_EAGAIN when the queue has to be read first. That
+ * is Pollable.prepareToSleep(), asked of every source before every sleep; any "no" turns the
+ * sleep into another polling round. (The fabric transport answers it without the call for a
+ * queue that nothing read, posted to or shut down since its last FI_SUCCESS, within 1 ms; its
+ * TrywaitAnswer says on which providers' behaviour that rests. The loop does not know.) A sleep also waits for one more poll of every queue whose last drain
  * delivered, when its poll costs no system call (CompletionQueue.pollIsCheap(): librpma's
  * ibv_poll_cq reads a ring in user space): the sinks may have posted work, and a chained
  * operation's completion that is already in the ring is found without epoll_wait, the channel

@@ -41,28 +41,15 @@ final class FabricCompletionQueue implements CompletionQueue {
     private final MemorySegment trywaitFids;
     private final int fd;
     private final View view = new View();
-    /**
-     * Whether the last {@code fi_trywait} said "safe to block" and nothing has touched the queue
-     * since: no read ({@link #poll}) and no post on its endpoint ({@link #touched}). Then the
-     * next {@link #prepareToSleep} answers from it, without the call. fi_trywait(3): FI_SUCCESS
-     * means it is safe to block on the wait object, which is signaled for what comes after; the
-     * call is needed again after the application reads the queue ("read all queued completions
-     * and events, and call fi_trywait again before attempting to block"), which clears this.
-     * Without it, a loop that sleeps N times between two reads of this queue (it was woken by
-     * another connection's queue) made N calls, each a system call on tcp (the provider's
-     * progress, epoll_wait): a BLOCKING loop with 16 idle connections beside one busy one made 70
-     * epoll_wait calls per chained write against 7 with none, and the write's p50 rose from 13 to
-     * 32 µs (issue 13).
-     */
-    private boolean sleepOk;
-    /** fi_trywait calls made (tests: FabricTrywaitTest); loop-confined like the rest. */
-    private int trywaitCalls;
+    /** Whether the next sleep needs fi_trywait (see TrywaitAnswer). */
+    private final TrywaitAnswer trywait;
     private boolean closed;
 
     FabricCompletionQueue(FabricTransport transport, FabricConnection owner, int size, boolean receive) {
         this.transport = transport;
         this.owner = owner;
         this.receive = receive;
+        this.trywait = new TrywaitAnswer(transport.provider());
         try {
             MemorySegment attr = fi_cq_attr.allocate(arena);
             fi_cq_attr.size(attr, size);
@@ -83,8 +70,8 @@ final class FabricCompletionQueue implements CompletionQueue {
             this.strerrorFp = fi_ops_cq.strerror(ops);
             this.errEntry = fi_cq_err_entry.allocate(arena);
             this.errText = arena.allocate(256);
-            // Passed to fi_trywait before every sleep, on the loop thread, after the check of
-            // `closed`: unscoped (FabricLibrary.unscoped).
+            // Passed to fi_trywait after the check of `closed`, before close(): unscoped
+            // (FabricLibrary.unscoped).
             this.trywaitFids = FabricLibrary.unscoped(arena.allocate(C_POINTER));
             trywaitFids.set(C_POINTER, 0, cq);
             MemorySegment fdOut = arena.allocate(ValueLayout.JAVA_INT);
@@ -128,26 +115,25 @@ final class FabricCompletionQueue implements CompletionQueue {
         if (closed) {
             return true;
         }
-        if (sleepOk) {
+        if (trywait.stands()) {
             return true;
         }
-        trywaitCalls++;
         int rc = fi_ops_fabric.trywait.invoke(transport.trywaitFp, transport.fabric(), trywaitFids, 1);
-        sleepOk = FabricLibrary.result("fi_trywait", rc, "completion queue") != FabricLibrary.AGAIN;
-        return sleepOk;
+        return trywait.record(FabricLibrary.result("fi_trywait", rc, "completion queue") != FabricLibrary.AGAIN);
     }
 
     /**
-     * The endpoint posted to this queue: a post drives the provider's progress, which may put
-     * completions in the queue, so the next {@link #prepareToSleep} asks fi_trywait again.
+     * The endpoint posted or shut down: the post's progress may have matched a message waiting
+     * for a receive, or left bytes in the provider's send buffer (TrywaitAnswer), so the next
+     * {@link #prepareToSleep} calls fi_trywait again.
      */
     void touched() {
-        sleepOk = false;
+        trywait.clear();
     }
 
     /** {@return the fi_trywait calls this queue made} */
     int trywaitCalls() {
-        return trywaitCalls;
+        return trywait.calls();
     }
 
     @Override
@@ -155,7 +141,7 @@ final class FabricCompletionQueue implements CompletionQueue {
         if (closed || max <= 0) {
             return 0;
         }
-        sleepOk = false; // a read: fi_trywait(3) asks for the call again before blocking
+        trywait.clear(); // a read: fi_trywait(3) asks for the call again before blocking
         if (scratch.byteSize() < max * fi_cq_data_entry.sizeof()) {
             throw new IllegalArgumentException("scratch of " + scratch.byteSize() + " bytes is below " + max + " entries of "
                     + fi_cq_data_entry.sizeof() + " bytes");

@@ -178,8 +178,8 @@ final class FabricConnection implements Connection {
         this.sendmsgFp = fi_ops_msg.sendmsg(fid_ep.msg(ep));
         this.recvmsgFp = fi_ops_msg.recvmsg(fid_ep.msg(ep));
         this.shutdownFp = fi_ops_cm.shutdown(fid_ep.cm(ep));
-        // Posting scratch, written and passed to the provider on the loop thread only, after
-        // requireEstablished() or receive()'s own check of `closed`: unscoped (FabricLibrary.unscoped).
+        // Posting scratch, written and passed to the provider after requireEstablished() or
+        // receive()'s own check of `closed`, before close(): unscoped (FabricLibrary.unscoped).
         this.iov = FabricLibrary.unscoped(iovec.allocate(arena));
         this.desc = FabricLibrary.unscoped(arena.allocate(C_POINTER));
         this.rmaIov = FabricLibrary.unscoped(fi_rma_iov.allocate(arena));
@@ -489,8 +489,9 @@ final class FabricConnection implements Connection {
     }
 
     /**
-     * A post drives the provider's progress, which may complete operations (ours, and receives
-     * of the peer's data) in either queue: both ask fi_trywait again before the loop sleeps.
+     * A post runs the provider's progress: it may match a message that waited for a receive, or
+     * leave bytes in the provider's send buffer that only a new fi_trywait asks epoll to flush
+     * (TrywaitAnswer). Both queues call fi_trywait again before the loop sleeps.
      */
     private void touchedQueues() {
         cq.touched();
@@ -516,10 +517,14 @@ final class FabricConnection implements Connection {
         return eq;
     }
 
-    /** {@code fi_shutdown(3)}; the EQ then asks fi_trywait again before the loop sleeps on it. */
+    /**
+     * {@code fi_shutdown(3)}. It flushes what was posted into the CQs and changes the endpoint's
+     * connection state: every queue calls fi_trywait again before the loop sleeps (TrywaitAnswer).
+     */
     private void shutdown() {
         fi_ops_cm.shutdown.invoke(shutdownFp, ep, 0L);
         eq.touched();
+        touchedQueues();
     }
 
     @Override

@@ -36,19 +36,13 @@ final class FabricEventQueue implements AutoCloseable {
     private final MemorySegment trywaitFids;
     private final int fd;
     private long lastLength;
-    /**
-     * Whether the last {@code fi_trywait} said "safe to block" and the queue was not read since:
-     * then {@link #trywait} answers without the call (see FabricCompletionQueue's field of the
-     * same name: fi_trywait(3) asks for the call again after a read; every listener and
-     * connection on a loop made one, a system call on tcp, per sleep of the loop).
-     */
-    private boolean sleepOk;
-    /** fi_trywait calls made (tests: FabricTrywaitTest); loop-confined like the rest. */
-    private int trywaitCalls;
+    /** Whether the next sleep needs fi_trywait (see TrywaitAnswer). */
+    private final TrywaitAnswer trywait;
     private boolean closed;
 
     FabricEventQueue(FabricTransport transport) {
         this.transport = transport;
+        this.trywait = new TrywaitAnswer(transport.provider());
         try {
             MemorySegment attr = fi_eq_attr.allocate(arena);
             fi_eq_attr.size(attr, 16);
@@ -99,26 +93,24 @@ final class FabricEventQueue implements AutoCloseable {
         if (closed) {
             return true;
         }
-        if (sleepOk) {
+        if (trywait.stands()) {
             return true;
         }
-        trywaitCalls++;
         int rc = fi_ops_fabric.trywait.invoke(transport.trywaitFp, transport.fabric(), trywaitFids, 1);
-        sleepOk = FabricLibrary.result("fi_trywait", rc, "event queue") != FabricLibrary.AGAIN;
-        return sleepOk;
+        return trywait.record(FabricLibrary.result("fi_trywait", rc, "event queue") != FabricLibrary.AGAIN);
     }
 
     /**
-     * A connection-management call on the queue's endpoint (connect, accept, shutdown): the
-     * next {@link #trywait} makes the call again.
+     * {@code fi_shutdown} on the queue's endpoint: the next {@link #trywait} calls fi_trywait
+     * again. (Connect and accept come before the queue's first one, so nothing stands then.)
      */
     void touched() {
-        sleepOk = false;
+        trywait.clear();
     }
 
     /** {@return the fi_trywait calls this queue made} */
     int trywaitCalls() {
-        return trywaitCalls;
+        return trywait.calls();
     }
 
     /**
@@ -131,7 +123,7 @@ final class FabricEventQueue implements AutoCloseable {
         if (closed) {
             return NONE;
         }
-        sleepOk = false; // a read: fi_trywait(3) asks for the call again before blocking
+        trywait.clear(); // a read: fi_trywait(3) asks for the call again before blocking
         long rc = fi_ops_eq.read.invoke(readFp, eq, eventOut, entry, entry.byteSize(), 0L);
         if (rc == -FI_EAVAIL()) {
             // fi_eq(3): err_data_size is an input (0 = let the provider point at its own buffer);

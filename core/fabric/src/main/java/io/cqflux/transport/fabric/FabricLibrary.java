@@ -44,15 +44,15 @@ final class FabricLibrary {
     }
 
     /**
-     * A view of {@code s} with the global scope, for a loop-confined object's own buffers (a
-     * connection's posting structs, a CQ's trywait array). A downcall that takes a segment of a
-     * shared arena acquires and releases that arena around the call, two atomic updates (16 ns a
-     * call on the project's VM, as much as the whole call of a trivial C function; issue 13), and
-     * every access to such a segment checks the arena's state. The owner uses these buffers on
-     * its loop thread only, checks its own {@code closed} flag before each use, and closes the
-     * arena in {@code close()} on the same thread, so neither check can fail; the view skips
-     * both. It must not reach code that could use it after the arena is closed: it would touch
-     * freed memory instead of throwing.
+     * A view of {@code s} with the global scope, for an object's per-operation buffers (a
+     * connection's posting structs, a CQ's trywait array): a downcall then acquires and releases
+     * no arena around the call (two atomic updates, 16 ns a call; docs/performance.md, "Two costs
+     * at the native boundary"), and an access checks no arena state. The owner uses the view on
+     * one thread at a time (its loop's; after the loop ended, the thread that ends the
+     * connection, in order), only after its own {@code closed} check, and closes the arena in
+     * {@code close()}: the view must never reach code that could run after that, where it would
+     * touch freed memory instead of throwing. (The same helper exists in each native module:
+     * {@code Libc} in the loop, {@code RpmaNative}.)
      *
      * @param s a segment of the owner's arena
      * @return the same memory, unscoped

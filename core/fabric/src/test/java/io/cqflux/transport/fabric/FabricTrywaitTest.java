@@ -11,7 +11,12 @@ import io.cqflux.core.spi.LocalRegion;
 import io.cqflux.core.spi.RemoteRegion;
 import io.cqflux.core.spi.Transport;
 import io.cqflux.core.testing.TransportFixture;
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandle;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
@@ -73,6 +78,79 @@ class FabricTrywaitTest extends TransportFixture {
     }
 
     @Test
+    void afterFiSuccess_theWaitFdSignalsWhatComesNext_soACachedAnswerLosesNothing() {
+        // What the cache rests on for tcp (TrywaitAnswer): once fi_trywait said FI_SUCCESS, a
+        // completion that comes later makes the wait fd readable, with no read of the queue.
+        LocalRegion target = region(server, 4096, RegionAccess.WRITE_DST);
+        Pair p = connect(new byte[0], target.descriptor());
+        RemoteRegion remote = closeLater(client.remoteRegion(p.acceptData()));
+        LocalRegion src = region(client, 4096, RegionAccess.WRITE_SRC);
+        FabricConnection c = (FabricConnection) p.client();
+        FabricCompletionQueue cq = (FabricCompletionQueue) c.completionQueues().get(0);
+        pump.remove(p.clientSide());
+        MemorySegment scratch = arena.allocate(16L * CompletionQueue.MAX_ENTRY_BYTES, 64);
+        List<CompletionRecord> seen = new ArrayList<>();
+        settle(cq, scratch, seen);
+
+        assertTrue(c.write(remote, 0, src, 0, 8, 88, true));
+        // Delivery complete needs the server's acknowledgement, and the server has not run since.
+        assertTrue(cq.prepareToSleep(), "nothing can have completed yet");
+        assertTrue(cq.prepareToSleep(), "an untouched queue's answer stands");
+        pump.until("the client CQ's fd readable, the queue unread", DEADLINE, () -> readable(cq.fd()));
+        assertEquals(0, seen.stream().filter(r -> r.context() == 88).count(), "nothing read it yet");
+        pump.until("the write's completion", DEADLINE, () -> {
+            cq.poll(scratch, 16, r -> seen.add(r.snapshot()));
+            return seen.stream().anyMatch(r -> r.context() == 88);
+        });
+    }
+
+    @Test
+    void postingAReceive_forAMessageThatAlreadyArrived_isNotSleptOn() {
+        LocalRegion rx = region(client, 4096, RegionAccess.RECV);
+        LocalRegion tx = region(server, 4096, RegionAccess.SEND);
+        Pair p = connect(new byte[0], new byte[0]);
+        FabricConnection c = (FabricConnection) p.client();
+        FabricCompletionQueue cq = (FabricCompletionQueue) c.completionQueues().get(0);
+        pump.remove(p.clientSide());
+        MemorySegment scratch = arena.allocate(16L * CompletionQueue.MAX_ENTRY_BYTES, 64);
+        List<CompletionRecord> seen = new ArrayList<>();
+        settle(cq, scratch, seen);
+        int calls = cq.trywaitCalls();
+
+        // The send completes only once delivered into a posted receive (delivery complete): the
+        // server runs long enough to put it on the socket, and the client reads nothing yet.
+        assertTrue(p.server().send(tx, 0, 8, 90, true));
+        pump.drainFor(java.time.Duration.ofMillis(50));
+        assertTrue(c.receive(rx, 0, 64, 91));
+        // The receive matched a message the provider held: either fi_trywait says so, or the fd
+        // is readable. A cached "sleep" would have said neither.
+        boolean sleep = cq.prepareToSleep();
+        assertEquals(calls + 1, cq.trywaitCalls(), "a receive post asks fi_trywait again");
+        if (sleep) {
+            pump.until("the client CQ's fd readable", DEADLINE, () -> readable(cq.fd()));
+        }
+        pump.until("the receive's completion, and the send's", DEADLINE, () -> {
+            cq.poll(scratch, 16, r -> seen.add(r.snapshot()));
+            return seen.stream().anyMatch(r -> r.context() == 91)
+                    && p.serverSide().completions.stream().anyMatch(r -> r.context() == 90);
+        });
+    }
+
+    @Test
+    void anUntouchedQueuesAnswer_standsForAtMostTheTrustInterval() throws InterruptedException {
+        Pair p = connect(new byte[0], new byte[0]);
+        FabricConnection c = (FabricConnection) p.client();
+        FabricCompletionQueue cq = (FabricCompletionQueue) c.completionQueues().get(0);
+        pump.remove(p.clientSide());
+        MemorySegment scratch = arena.allocate(16L * CompletionQueue.MAX_ENTRY_BYTES, 64);
+        settle(cq, scratch, new ArrayList<>());
+        int calls = cq.trywaitCalls();
+        Thread.sleep(TrywaitAnswer.TRUST_NANOS / 1_000_000 + 2);
+        assertTrue(cq.prepareToSleep());
+        assertEquals(calls + 1, cq.trywaitCalls(), "an answer older than the trust interval is asked again");
+    }
+
+    @Test
     void eventQueue_asksTrywaitAgainOnlyAfterAReadOrAShutdown() {
         Pair p = connect(new byte[0], new byte[0]);
         FabricConnection c = (FabricConnection) p.client();
@@ -97,6 +175,23 @@ class FabricTrywaitTest extends TransportFixture {
         eq.trywait();
         assertEquals(calls + 2, eq.trywaitCalls(), "fi_shutdown asks fi_trywait again");
         assertFalse(c.events().prepareToSleep(), "the CLOSED that disconnect() reports keeps the loop awake");
+    }
+
+    private static final MethodHandle POLL = Linker.nativeLinker().downcallHandle(
+            Linker.nativeLinker().defaultLookup().find("poll").orElseThrow(),
+            FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT));
+
+    /** {@return whether {@code fd} is readable now: poll(2), a struct pollfd of {fd, POLLIN}, timeout 0} */
+    private static boolean readable(int fd) {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment pfd = a.allocate(8, 4);
+            pfd.set(ValueLayout.JAVA_INT, 0, fd);
+            pfd.set(ValueLayout.JAVA_SHORT, 4, (short) 1); // POLLIN
+            int n = (int) POLL.invokeExact(pfd, 1L, 0);
+            return n > 0 && (pfd.get(ValueLayout.JAVA_SHORT, 6) & 1) != 0;
+        } catch (Throwable t) {
+            throw new AssertionError(t);
+        }
     }
 
     /** Reads the client's CQ until fi_trywait says it is safe to block. */

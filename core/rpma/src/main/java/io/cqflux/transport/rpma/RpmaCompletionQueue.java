@@ -44,8 +44,8 @@ final class RpmaCompletionQueue implements CompletionQueue {
         this.rcq = rcq;
         this.shared = shared;
         this.fd = fd;
-        // Out-parameters of every poll and acknowledge, used on the loop thread after
-        // isDetached(): unscoped (RpmaNative.unscoped).
+        // Out-parameters of every poll and acknowledge, used after isDetached() says the queue
+        // and its connection are open: unscoped (RpmaNative.unscoped).
         this.gotOut = RpmaNative.unscoped(arena.allocate(ValueLayout.JAVA_INT));
         this.waitCqOut = RpmaNative.unscoped(arena.allocate(ValueLayout.ADDRESS));
         this.waitIsRcqOut = RpmaNative.unscoped(arena.allocate(ValueLayout.JAVA_BOOLEAN));

@@ -45,15 +45,9 @@ final class RpmaNative {
     }
 
     /**
-     * A view of {@code s} with the global scope, for a loop-confined object's own buffers (a
-     * CQ's out-parameters). A downcall that takes a segment of a shared arena acquires and
-     * releases that arena around the call, two atomic updates (16 ns a call on the project's VM,
-     * as much as the whole call of a trivial C function; issue 13), and every access to such a
-     * segment checks the arena's state. The owner uses these buffers on its loop thread only,
-     * checks that it is not closed before each use, and its connection closes the arena in
-     * {@code close()} after closing it, so neither check can fail; the view skips both. It must
-     * not reach code that could use it after the arena is closed: it would touch freed memory
-     * instead of throwing.
+     * A view of {@code s} with the global scope, for a CQ's out-parameters: see
+     * {@code FabricLibrary.unscoped} in the fabric transport for why and on what terms (one
+     * thread at a time, after the owner's closed check, never after the arena is closed).
      *
      * @param s a segment of the owner's arena
      * @return the same memory, unscoped
