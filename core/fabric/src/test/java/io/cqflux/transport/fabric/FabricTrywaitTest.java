@@ -49,32 +49,26 @@ class FabricTrywaitTest extends TransportFixture {
         Pair p = connect(new byte[0], target.descriptor());
         RemoteRegion remote = closeLater(client.remoteRegion(p.acceptData()));
         LocalRegion src = region(client, 4096, RegionAccess.WRITE_SRC);
-        FabricConnection c = (FabricConnection) p.client();
-        FabricCompletionQueue cq = (FabricCompletionQueue) c.completionQueues().get(0);
-        pump.remove(p.clientSide());
-        MemorySegment scratch = arena.allocate(16L * CompletionQueue.MAX_ENTRY_BYTES, 64);
-        List<CompletionRecord> seen = new ArrayList<>();
-        settle(cq, scratch, seen);
+        Client k = takeClient(p);
+        FabricCompletionQueue cq = k.cq();
 
         int calls = cq.trywaitCalls();
         assertTrue(cq.prepareToSleep());
         assertTrue(cq.prepareToSleep());
         assertEquals(calls, cq.trywaitCalls(), "an untouched queue answers from its last fi_trywait");
 
-        assertEquals(0, cq.poll(scratch, 16, r -> seen.add(r.snapshot())));
+        assertEquals(0, k.poll());
         cq.prepareToSleep();
         assertEquals(calls + 1, cq.trywaitCalls(), "a read asks fi_trywait again");
 
-        assertTrue(c.write(remote, 0, src, 0, 8, 77, true));
+        assertTrue(k.c().write(remote, 0, src, 0, 8, 77, true));
         cq.prepareToSleep();
         assertEquals(calls + 2, cq.trywaitCalls(), "a post asks fi_trywait again");
         // The write completes although prepareToSleep may have said "sleep": reading until it
         // comes (the fd would have woken a loop) finds it.
-        pump.until("the write's completion", DEADLINE, () -> {
-            cq.poll(scratch, 16, r -> seen.add(r.snapshot()));
-            return seen.stream().anyMatch(r -> r.context() == 77);
-        });
-        assertTrue(seen.stream().filter(r -> r.context() == 77).allMatch(CompletionRecord::isSuccess), seen::toString);
+        pump.until("the write's completion", DEADLINE, () -> k.poll() >= 0 && k.saw(77));
+        assertTrue(k.seen().stream().filter(r -> r.context() == 77).allMatch(CompletionRecord::isSuccess),
+                k.seen()::toString);
     }
 
     @Test
@@ -85,23 +79,16 @@ class FabricTrywaitTest extends TransportFixture {
         Pair p = connect(new byte[0], target.descriptor());
         RemoteRegion remote = closeLater(client.remoteRegion(p.acceptData()));
         LocalRegion src = region(client, 4096, RegionAccess.WRITE_SRC);
-        FabricConnection c = (FabricConnection) p.client();
-        FabricCompletionQueue cq = (FabricCompletionQueue) c.completionQueues().get(0);
-        pump.remove(p.clientSide());
-        MemorySegment scratch = arena.allocate(16L * CompletionQueue.MAX_ENTRY_BYTES, 64);
-        List<CompletionRecord> seen = new ArrayList<>();
-        settle(cq, scratch, seen);
+        Client k = takeClient(p);
+        FabricCompletionQueue cq = k.cq();
 
-        assertTrue(c.write(remote, 0, src, 0, 8, 88, true));
+        assertTrue(k.c().write(remote, 0, src, 0, 8, 88, true));
         // Delivery complete needs the server's acknowledgement, and the server has not run since.
         assertTrue(cq.prepareToSleep(), "nothing can have completed yet");
         assertTrue(cq.prepareToSleep(), "an untouched queue's answer stands");
         pump.until("the client CQ's fd readable, the queue unread", DEADLINE, () -> readable(cq.fd()));
-        assertEquals(0, seen.stream().filter(r -> r.context() == 88).count(), "nothing read it yet");
-        pump.until("the write's completion", DEADLINE, () -> {
-            cq.poll(scratch, 16, r -> seen.add(r.snapshot()));
-            return seen.stream().anyMatch(r -> r.context() == 88);
-        });
+        assertFalse(k.saw(88), "nothing read it yet");
+        pump.until("the write's completion", DEADLINE, () -> k.poll() >= 0 && k.saw(88));
     }
 
     @Test
@@ -109,19 +96,15 @@ class FabricTrywaitTest extends TransportFixture {
         LocalRegion rx = region(client, 4096, RegionAccess.RECV);
         LocalRegion tx = region(server, 4096, RegionAccess.SEND);
         Pair p = connect(new byte[0], new byte[0]);
-        FabricConnection c = (FabricConnection) p.client();
-        FabricCompletionQueue cq = (FabricCompletionQueue) c.completionQueues().get(0);
-        pump.remove(p.clientSide());
-        MemorySegment scratch = arena.allocate(16L * CompletionQueue.MAX_ENTRY_BYTES, 64);
-        List<CompletionRecord> seen = new ArrayList<>();
-        settle(cq, scratch, seen);
+        Client k = takeClient(p);
+        FabricCompletionQueue cq = k.cq();
         int calls = cq.trywaitCalls();
 
         // The send completes only once delivered into a posted receive (delivery complete): the
         // server runs long enough to put it on the socket, and the client reads nothing yet.
         assertTrue(p.server().send(tx, 0, 8, 90, true));
         pump.drainFor(java.time.Duration.ofMillis(50));
-        assertTrue(c.receive(rx, 0, 64, 91));
+        assertTrue(k.c().receive(rx, 0, 64, 91));
         // The receive matched a message the provider held: either fi_trywait says so, or the fd
         // is readable. A cached "sleep" would have said neither.
         boolean sleep = cq.prepareToSleep();
@@ -129,21 +112,13 @@ class FabricTrywaitTest extends TransportFixture {
         if (sleep) {
             pump.until("the client CQ's fd readable", DEADLINE, () -> readable(cq.fd()));
         }
-        pump.until("the receive's completion, and the send's", DEADLINE, () -> {
-            cq.poll(scratch, 16, r -> seen.add(r.snapshot()));
-            return seen.stream().anyMatch(r -> r.context() == 91)
-                    && p.serverSide().completions.stream().anyMatch(r -> r.context() == 90);
-        });
+        pump.until("the receive's completion, and the send's", DEADLINE, () -> k.poll() >= 0 && k.saw(91)
+                && p.serverSide().completions.stream().anyMatch(r -> r.context() == 90));
     }
 
     @Test
     void anUntouchedQueuesAnswer_standsForAtMostTheTrustInterval() throws InterruptedException {
-        Pair p = connect(new byte[0], new byte[0]);
-        FabricConnection c = (FabricConnection) p.client();
-        FabricCompletionQueue cq = (FabricCompletionQueue) c.completionQueues().get(0);
-        pump.remove(p.clientSide());
-        MemorySegment scratch = arena.allocate(16L * CompletionQueue.MAX_ENTRY_BYTES, 64);
-        settle(cq, scratch, new ArrayList<>());
+        FabricCompletionQueue cq = takeClient(connect(new byte[0], new byte[0])).cq();
         int calls = cq.trywaitCalls();
         Thread.sleep(TrywaitAnswer.TRUST_NANOS / 1_000_000 + 2);
         assertTrue(cq.prepareToSleep());
@@ -194,11 +169,28 @@ class FabricTrywaitTest extends TransportFixture {
         }
     }
 
-    /** Reads the client's CQ until fi_trywait says it is safe to block. */
-    private void settle(FabricCompletionQueue cq, MemorySegment scratch, List<CompletionRecord> seen) {
-        pump.until("the client's CQ is empty", DEADLINE, () -> {
-            cq.poll(scratch, 16, r -> seen.add(r.snapshot()));
-            return cq.prepareToSleep();
-        });
+    /** The client's end, which the test reads itself, and what its CQ delivered. */
+    private record Client(FabricConnection c, FabricCompletionQueue cq, MemorySegment scratch,
+                          List<CompletionRecord> seen) {
+        int poll() {
+            return cq.poll(scratch, 16, r -> seen.add(r.snapshot()));
+        }
+
+        boolean saw(long context) {
+            return seen.stream().anyMatch(r -> r.context() == context);
+        }
+    }
+
+    /**
+     * Takes the client's end off the pump and reads its CQ until fi_trywait says it is safe to
+     * block.
+     */
+    private Client takeClient(Pair p) {
+        FabricConnection c = (FabricConnection) p.client();
+        pump.remove(p.clientSide());
+        Client k = new Client(c, (FabricCompletionQueue) c.completionQueues().get(0),
+                arena.allocate(16L * CompletionQueue.MAX_ENTRY_BYTES, 64), new ArrayList<>());
+        pump.until("the client's CQ is empty", DEADLINE, () -> k.poll() >= 0 && k.cq().prepareToSleep());
+        return k;
     }
 }
