@@ -49,7 +49,7 @@ final class FabricCompletionQueue implements CompletionQueue {
         this.transport = transport;
         this.owner = owner;
         this.receive = receive;
-        this.trywait = new TrywaitAnswer(transport.provider());
+        this.trywait = TrywaitAnswer.ofCompletionQueue(transport.provider());
         try {
             MemorySegment attr = fi_cq_attr.allocate(arena);
             fi_cq_attr.size(attr, size);
@@ -118,8 +118,9 @@ final class FabricCompletionQueue implements CompletionQueue {
         if (trywait.stands()) {
             return true;
         }
+        long asked = trywait.beforeCall();
         int rc = fi_ops_fabric.trywait.invoke(transport.trywaitFp, transport.fabric(), trywaitFids, 1);
-        return trywait.record(FabricLibrary.result("fi_trywait", rc, "completion queue") != FabricLibrary.AGAIN);
+        return trywait.record(asked, FabricLibrary.result("fi_trywait", rc, "completion queue") != FabricLibrary.AGAIN);
     }
 
     /**
@@ -134,6 +135,11 @@ final class FabricCompletionQueue implements CompletionQueue {
     /** {@return the fi_trywait calls this queue made} */
     int trywaitCalls() {
         return trywait.calls();
+    }
+
+    /** {@return the queue's fi_trywait answer (tests)} */
+    TrywaitAnswer trywaitAnswer() {
+        return trywait;
     }
 
     @Override

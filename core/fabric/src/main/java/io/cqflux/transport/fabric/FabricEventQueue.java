@@ -42,7 +42,7 @@ final class FabricEventQueue implements AutoCloseable {
 
     FabricEventQueue(FabricTransport transport) {
         this.transport = transport;
-        this.trywait = new TrywaitAnswer(transport.provider());
+        this.trywait = TrywaitAnswer.ofEventQueue(transport.provider());
         try {
             MemorySegment attr = fi_eq_attr.allocate(arena);
             fi_eq_attr.size(attr, 16);
@@ -96,8 +96,9 @@ final class FabricEventQueue implements AutoCloseable {
         if (trywait.stands()) {
             return true;
         }
+        long asked = trywait.beforeCall();
         int rc = fi_ops_fabric.trywait.invoke(transport.trywaitFp, transport.fabric(), trywaitFids, 1);
-        return trywait.record(FabricLibrary.result("fi_trywait", rc, "event queue") != FabricLibrary.AGAIN);
+        return trywait.record(asked, FabricLibrary.result("fi_trywait", rc, "event queue") != FabricLibrary.AGAIN);
     }
 
     /**
@@ -111,6 +112,11 @@ final class FabricEventQueue implements AutoCloseable {
     /** {@return the fi_trywait calls this queue made} */
     int trywaitCalls() {
         return trywait.calls();
+    }
+
+    /** {@return the queue's fi_trywait answer (tests)} */
+    TrywaitAnswer trywaitAnswer() {
+        return trywait;
     }
 
     /**

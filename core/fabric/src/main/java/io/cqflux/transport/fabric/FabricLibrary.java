@@ -27,17 +27,22 @@ final class FabricLibrary {
 
     private static final String CAUSE = probe(LIBRARY);
     private static final int API;
+    /** The loaded library's own version ({@code fi_version()}), 0 when it is not usable. */
+    private static final int LIBRARY_VERSION;
 
     static {
         int api = 0;
+        int lib0 = 0;
         if (CAUSE.isEmpty()) {
             // Ask for the newer of what the library and our headers know; fi_getinfo(3) refuses a
             // version newer than the library with -FI_ENOSYS.
             int lib = fabric_h.fi_version();
             int hdr = fabric_h.FI_VERSION(fabric_h.FI_MAJOR_VERSION(), fabric_h.FI_MINOR_VERSION());
             api = Math.min(lib, hdr);
+            lib0 = lib;
         }
         API = api;
+        LIBRARY_VERSION = lib0;
     }
 
     private FabricLibrary() {
@@ -172,6 +177,11 @@ final class FabricLibrary {
     /** {@return an empty string when libfabric is usable, otherwise why not} */
     static String cause() {
         return CAUSE;
+    }
+
+    /** {@return the loaded library's own version, {@code FI_VERSION(major, minor)}; 0 when unusable} */
+    static int libraryVersion() {
+        return LIBRARY_VERSION;
     }
 
     /** {@return the API version passed to fi_getinfo} */

@@ -2,27 +2,30 @@ package io.cqflux.transport.fabric;
 
 /**
  * The last {@code fi_trywait} answer of one completion or event queue, and whether it may stand
- * for the next sleep of the loop without another call.
+ * for the loop's next sleep without another call.
  *
  * <p>fi_trywait(3) wants {@code FI_SUCCESS} "prior to blocking on a native wait object", and the
  * loop asks every source before every sleep. On tcp each call runs the provider's progress, an
  * {@code epoll_wait} of its own, so a BLOCKING loop serving one busy and 16 idle connections made
  * 60.8 of them per chained write (docs/performance.md, "Two costs at the native boundary"). An
  * answer of {@code FI_SUCCESS} now stands while the queue is not touched ({@link #clear}: read,
- * posted to, shut down) and for at most {@link #TRUST_NANOS}. The man page does not promise this
- * (blocking without a fresh {@code FI_SUCCESS} is "provider specific"): it rests on what the two
- * providers this transport is used with do (libfabric 1.17), so only they cache.
+ * posted to, shut down) and was given less than {@link #TRUST_NANOS} ago. The man page does not
+ * promise that this is safe (blocking without a fresh {@code FI_SUCCESS} is "provider specific"):
+ * it rests on what libfabric 1.17 does, read in its source, so only that version caches, and only
+ * where this was read:
  * <ul>
- *   <li>tcp: a completion or event written after the call signals the queue's wait fd, and the
- *       signal stays up until the next {@code fi_trywait} or progress clears it. But the call
- *       also asks the socket's writability of epoll when sends wait in the provider's user-space
- *       buffer ({@code tcpx_update_epoll}), and its own progress can queue more there afterwards
- *       (an acknowledgement or a read response behind a full socket buffer): nothing then wakes
- *       the loop when the socket drains. Before the cache, the next sleep's call asked again;
- *       {@link #TRUST_NANOS} keeps that, at the first sleep after it.</li>
- *   <li>verbs: after a completion the channel fd stays readable until {@code fi_trywait}
- *       consumes the event and re-arms the CQ, and a wake-up drains the queue, which clears the
- *       answer.</li>
+ *   <li>tcp (1.17's tcpx), CQs and EQs: a completion or event written after the call signals the
+ *       queue's wait fd, and the signal stays up until this queue's next {@code fi_trywait} or
+ *       read. But the call also asks epoll for the socket's writability when sends wait in the
+ *       provider's user-space buffer ({@code tcpx_update_epoll}), and its own progress can queue
+ *       more there afterwards (an acknowledgement behind a full socket buffer), which the fd then
+ *       does not announce. That could stall the sleep right after the call before the cache too,
+ *       but any wake-up's next sleep asked again; now only a sleep after a wake-up that comes
+ *       {@link #TRUST_NANOS} or more after the call does. (The bound is not a timer: a loop that
+ *       nothing wakes stays asleep either way.)</li>
+ *   <li>verbs, CQs only: after a completion the channel fd stays readable until
+ *       {@code fi_trywait} consumes the event and re-arms the CQ, and a wake-up drains the
+ *       queue, which clears the answer. Its EQs ask every time.</li>
  * </ul>
  * Loop-confined, like its queue.
  */
@@ -30,40 +33,77 @@ final class TrywaitAnswer {
 
     /** How long an untouched queue's {@code FI_SUCCESS} stands: 1 ms. */
     static final long TRUST_NANOS = 1_000_000;
+    /** The libfabric version whose providers were read for this: 1.17. */
+    private static final int READ_VERSION = (1 << 16) | 17;
 
     private final boolean cached;
+    private long trustNanos = TRUST_NANOS;
     private boolean ok;
     private long at;
     private int calls;
 
-    /** @param provider the fabric provider's name: only tcp and verbs cache (see the class comment) */
-    TrywaitAnswer(String provider) {
-        this.cached = "tcp".equals(provider) || "verbs".equals(provider);
+    private TrywaitAnswer(boolean cached) {
+        this.cached = cached;
+    }
+
+    /**
+     * @param provider the fabric provider's name
+     * @return the answer of one of its CQs
+     */
+    static TrywaitAnswer ofCompletionQueue(String provider) {
+        return new TrywaitAnswer(FabricLibrary.libraryVersion() == READ_VERSION
+                && ("tcp".equals(provider) || "verbs".equals(provider)));
+    }
+
+    /**
+     * @param provider the fabric provider's name
+     * @return the answer of one of its EQs
+     */
+    static TrywaitAnswer ofEventQueue(String provider) {
+        return new TrywaitAnswer(FabricLibrary.libraryVersion() == READ_VERSION && "tcp".equals(provider));
     }
 
     /** {@return whether the last answer stands for this sleep: FI_SUCCESS, untouched, recent} */
     boolean stands() {
-        return ok && System.nanoTime() - at < TRUST_NANOS;
+        return ok && System.nanoTime() - at < trustNanos;
+    }
+
+    /** {@return the clock reading to pass to {@link #record}, taken before the call} */
+    long beforeCall() {
+        return System.nanoTime();
     }
 
     /**
      * Records the answer of a call just made.
      *
+     * @param asked {@link #beforeCall()}, read before the call (the answer is as old as the call)
      * @param sleepOk whether it was {@code FI_SUCCESS}
      * @return {@code sleepOk}
      */
-    boolean record(boolean sleepOk) {
+    boolean record(long asked, boolean sleepOk) {
         calls++;
         ok = cached && sleepOk;
-        if (ok) {
-            at = System.nanoTime();
-        }
+        at = asked;
         return sleepOk;
     }
 
     /** The queue was read, posted to or shut down: the next sleep calls {@code fi_trywait} again. */
     void clear() {
         ok = false;
+    }
+
+    /** {@return whether this queue's answers may stand at all (provider and version)} */
+    boolean caches() {
+        return cached;
+    }
+
+    /**
+     * Tests: how long an answer stands ({@link #TRUST_NANOS} unless set).
+     *
+     * @param nanos the interval
+     */
+    void trustFor(long nanos) {
+        trustNanos = nanos;
     }
 
     /** {@return the fi_trywait calls made (tests: FabricTrywaitTest)} */
