@@ -7,7 +7,8 @@ package io.cqflux.core;
  *
  * <p><b>Flyweight.</b> On the hot path a transport hands out one instance per completion queue
  * that is re-pointed at each entry of the native batch: no object per completion. Such a view is
- * valid only during the callback that receives it; call {@link #snapshot()} to keep one.
+ * valid only during the callback that receives it (it reads the event loop's batch memory, which
+ * the next poll overwrites and the loop's end frees); call {@link #snapshot()} to keep one.
  *
  * <p><b>Error entries.</b> As {@code ibv_poll_cq(3)} says, when {@link #status()} is not
  * {@link CompletionStatus#SUCCESS} only the context ({@code wr_id}), the status, the queue pair

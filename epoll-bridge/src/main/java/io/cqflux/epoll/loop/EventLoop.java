@@ -57,18 +57,20 @@ import java.util.concurrent.TimeoutException;
  * FI_SUCCESS before blocking; it fails with -FI_EAGAIN when the queue has to be read first. That
  * is Pollable.prepareToSleep(), asked of every source before every sleep; any "no" turns the
  * sleep into another polling round. (The fabric transport answers it without the call for a
- * queue that nothing read, posted to or shut down since its last FI_SUCCESS, within 1 ms; its
- * TrywaitAnswer says on which providers' behaviour that rests. The loop does not know.) A sleep also waits for one more poll of every queue whose last drain
- * delivered, when its poll costs no system call (CompletionQueue.pollIsCheap(): librpma's
+ * queue that nothing read, posted to or shut down since its last FI_SUCCESS, given under 1 ms
+ * ago; its TrywaitAnswer says on which providers' behaviour that rests. The loop does not know.)
+ * A sleep also waits for one more poll of every queue whose last drain delivered, when its poll
+ * costs no system call (CompletionQueue.pollIsCheap(): librpma's
  * ibv_poll_cq reads a ring in user space): the sinks may have posted work, and a chained
  * operation's completion that is already in the ring is found without epoll_wait, the channel
  * read and the re-arm. "Short batch, so empty" is true of the ring when it was read, not after
  * the sinks ran. Only queues whose last drain delivered are asked, so an idle loop's sleep costs
  * nothing more; while the last look keeps finding completions it puts the sleep off, and after
  * MAX_SLEEPS_PUT_OFF (16) such sleeps in a row, or SLEEPS_PUT_OFF_NANOS (1 ms), the loop asks epoll
- * about every fd, so the other queues and the event channels are not starved; libfabric's tcp queues are not cheap (fi_cq_read drives socket progress), and
- * fi_trywait(3) already answers for them. Busy rounds poll queues directly without acknowledging them (their
- * fds may stay readable; epoll is then only consulted for the other sources).
+ * about every fd, so the other queues and the event channels are not starved; libfabric's tcp
+ * queues are not cheap (fi_cq_read drives socket progress), and fi_trywait(3) already answers
+ * for them. Busy rounds poll queues directly without acknowledging them (their fds may stay
+ * readable; epoll is then only consulted for the other sources).
  *
  * ADAPTIVE after a wake-up. An adaptive loop spins for its budget of empty rounds, sleeps, and
  * spins again once something wakes it: a task, a completion, or any readable source fd, even one
