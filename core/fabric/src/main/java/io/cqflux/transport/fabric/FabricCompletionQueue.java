@@ -120,7 +120,8 @@ final class FabricCompletionQueue implements CompletionQueue {
         }
         long asked = trywait.beforeCall();
         int rc = fi_ops_fabric.trywait.invoke(transport.trywaitFp, transport.fabric(), trywaitFids, 1);
-        return trywait.record(asked, FabricLibrary.result("fi_trywait", rc, "completion queue") != FabricLibrary.AGAIN);
+        boolean sleepOk = FabricLibrary.result("fi_trywait", rc, "completion queue") != FabricLibrary.AGAIN;
+        return trywait.record(asked, sleepOk);
     }
 
     /**

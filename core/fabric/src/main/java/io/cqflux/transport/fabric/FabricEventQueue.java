@@ -98,7 +98,8 @@ final class FabricEventQueue implements AutoCloseable {
         }
         long asked = trywait.beforeCall();
         int rc = fi_ops_fabric.trywait.invoke(transport.trywaitFp, transport.fabric(), trywaitFids, 1);
-        return trywait.record(asked, FabricLibrary.result("fi_trywait", rc, "event queue") != FabricLibrary.AGAIN);
+        boolean sleepOk = FabricLibrary.result("fi_trywait", rc, "event queue") != FabricLibrary.AGAIN;
+        return trywait.record(asked, sleepOk);
     }
 
     /**
