@@ -11,7 +11,6 @@ import io.cqflux.transport.fabric.ffm.fi_cq_data_entry;
 import io.cqflux.transport.fabric.ffm.fi_cq_err_entry;
 import io.cqflux.transport.fabric.ffm.fi_ops_cq;
 import io.cqflux.transport.fabric.ffm.fi_ops_domain;
-import io.cqflux.transport.fabric.ffm.fi_ops_fabric;
 import io.cqflux.transport.fabric.ffm.fid_cq;
 import io.cqflux.core.spi.CompletionQueue;
 import io.cqflux.core.spi.CompletionSink;
@@ -112,16 +111,7 @@ final class FabricCompletionQueue implements CompletionQueue {
 
     @Override
     public boolean prepareToSleep() {
-        if (closed) {
-            return true;
-        }
-        if (trywait.stands()) {
-            return true;
-        }
-        long asked = trywait.beforeCall();
-        int rc = fi_ops_fabric.trywait.invoke(transport.trywaitFp, transport.fabric(), trywaitFids, 1);
-        boolean sleepOk = FabricLibrary.result("fi_trywait", rc, "completion queue") != FabricLibrary.AGAIN;
-        return trywait.record(asked, sleepOk);
+        return closed || trywait.ask(transport, trywaitFids, "completion queue");
     }
 
     /**
@@ -131,11 +121,6 @@ final class FabricCompletionQueue implements CompletionQueue {
      */
     void touched() {
         trywait.clear();
-    }
-
-    /** {@return the fi_trywait calls this queue made} */
-    int trywaitCalls() {
-        return trywait.calls();
     }
 
     /** {@return the queue's fi_trywait answer (tests)} */

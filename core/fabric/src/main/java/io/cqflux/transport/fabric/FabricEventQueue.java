@@ -90,16 +90,7 @@ final class FabricEventQueue implements AutoCloseable {
      * @return false when events are pending ({@code -FI_EAGAIN})
      */
     boolean trywait() {
-        if (closed) {
-            return true;
-        }
-        if (trywait.stands()) {
-            return true;
-        }
-        long asked = trywait.beforeCall();
-        int rc = fi_ops_fabric.trywait.invoke(transport.trywaitFp, transport.fabric(), trywaitFids, 1);
-        boolean sleepOk = FabricLibrary.result("fi_trywait", rc, "event queue") != FabricLibrary.AGAIN;
-        return trywait.record(asked, sleepOk);
+        return closed || trywait.ask(transport, trywaitFids, "event queue");
     }
 
     /**
@@ -108,11 +99,6 @@ final class FabricEventQueue implements AutoCloseable {
      */
     void touched() {
         trywait.clear();
-    }
-
-    /** {@return the fi_trywait calls this queue made} */
-    int trywaitCalls() {
-        return trywait.calls();
     }
 
     /** {@return the queue's fi_trywait answer (tests)} */

@@ -1,5 +1,8 @@
 package io.cqflux.transport.fabric;
 
+import io.cqflux.transport.fabric.ffm.fi_ops_fabric;
+import java.lang.foreign.MemorySegment;
+
 /**
  * The last {@code fi_trywait} answer of one completion or event queue, and whether it may stand
  * for the loop's next sleep without another call.
@@ -63,24 +66,22 @@ final class TrywaitAnswer {
         return new TrywaitAnswer(FabricLibrary.libraryVersion() == READ_VERSION && "tcp".equals(provider));
     }
 
-    /** {@return whether the last answer stands for this sleep: FI_SUCCESS, untouched, recent} */
-    boolean stands() {
-        return ok && System.nanoTime() - at < trustNanos;
-    }
-
-    /** {@return the clock reading to pass to {@link #record}, taken before the call} */
-    long beforeCall() {
-        return System.nanoTime();
-    }
-
     /**
-     * Records the answer of a call just made.
+     * Before a sleep: the answer that stands (FI_SUCCESS, untouched, recent), or a new
+     * {@code fi_trywait(fabric, fids, 1)}, recorded as of the moment it was asked.
      *
-     * @param asked {@link #beforeCall()}, read before the call (the answer is as old as the call)
-     * @param sleepOk whether it was {@code FI_SUCCESS}
-     * @return {@code sleepOk}
+     * @param transport the queue's transport (the fabric and its trywait op)
+     * @param fids the one-element fid array naming the queue
+     * @param what the queue, for the error message of a failed call
+     * @return whether it is safe to block on the queue's fd (false: {@code -FI_EAGAIN}, read it first)
      */
-    boolean record(long asked, boolean sleepOk) {
+    boolean ask(FabricTransport transport, MemorySegment fids, String what) {
+        if (ok && System.nanoTime() - at < trustNanos) {
+            return true;
+        }
+        long asked = System.nanoTime(); // the answer is as old as the call
+        int rc = fi_ops_fabric.trywait.invoke(transport.trywaitFp, transport.fabric(), fids, 1);
+        boolean sleepOk = FabricLibrary.result("fi_trywait", rc, what) != FabricLibrary.AGAIN;
         calls++;
         ok = cached && sleepOk;
         at = asked;

@@ -54,18 +54,18 @@ class FabricTrywaitTest extends TransportFixture {
         Client k = takeClient(p);
         FabricCompletionQueue cq = k.cq();
 
-        int calls = cq.trywaitCalls();
+        int calls = cq.trywaitAnswer().calls();
         assertTrue(cq.prepareToSleep());
         assertTrue(cq.prepareToSleep());
-        assertEquals(calls, cq.trywaitCalls(), "an untouched queue answers from its last fi_trywait");
+        assertEquals(calls, cq.trywaitAnswer().calls(), "an untouched queue answers from its last fi_trywait");
 
         assertEquals(0, k.poll());
         cq.prepareToSleep();
-        assertEquals(calls + 1, cq.trywaitCalls(), "a read asks fi_trywait again");
+        assertEquals(calls + 1, cq.trywaitAnswer().calls(), "a read asks fi_trywait again");
 
         assertTrue(k.c().write(remote, 0, src, 0, 8, 77, true));
         cq.prepareToSleep();
-        assertEquals(calls + 2, cq.trywaitCalls(), "a post asks fi_trywait again");
+        assertEquals(calls + 2, cq.trywaitAnswer().calls(), "a post asks fi_trywait again");
         // The write completes although prepareToSleep may have said "sleep": reading until it
         // comes (the fd would have woken a loop) finds it.
         pump.until("the write's completion", DEADLINE, () -> k.poll() >= 0 && k.saw(77));
@@ -87,9 +87,9 @@ class FabricTrywaitTest extends TransportFixture {
         assertTrue(k.c().write(remote, 0, src, 0, 8, 88, true));
         // Delivery complete needs the server's acknowledgement, and the server has not run since.
         assertTrue(cq.prepareToSleep(), "nothing can have completed yet");
-        int calls = cq.trywaitCalls();
+        int calls = cq.trywaitAnswer().calls();
         assertTrue(cq.prepareToSleep(), "an untouched queue's answer stands");
-        assertEquals(calls, cq.trywaitCalls(), "and was not asked again");
+        assertEquals(calls, cq.trywaitAnswer().calls(), "and was not asked again");
         pump.until("the client CQ's fd readable, the queue unread", DEADLINE, () -> readable(cq.fd()));
         assertFalse(k.saw(88), "nothing read it yet");
         pump.until("the write's completion", DEADLINE, () -> k.poll() >= 0 && k.saw(88));
@@ -102,13 +102,13 @@ class FabricTrywaitTest extends TransportFixture {
         Pair p = connect(new byte[0], new byte[0]);
         Client k = takeClient(p);
         FabricCompletionQueue cq = k.cq();
-        int calls = cq.trywaitCalls();
+        int calls = cq.trywaitAnswer().calls();
         assertTrue(cq.prepareToSleep(), "an idle queue's answer stands");
-        assertEquals(calls, cq.trywaitCalls());
+        assertEquals(calls, cq.trywaitAnswer().calls());
 
         assertTrue(k.c().receive(rx, 0, 64, 91));
         assertTrue(cq.prepareToSleep(), "nothing was sent yet");
-        assertEquals(calls + 1, cq.trywaitCalls(), "a receive post asks fi_trywait again");
+        assertEquals(calls + 1, cq.trywaitAnswer().calls(), "a receive post asks fi_trywait again");
         // (A message that arrives before its receive is posted was no case for the cache in this
         // test's earlier form: while tcp held it, fi_trywait said -FI_EAGAIN, so no answer stood.)
         assertTrue(p.server().send(tx, 0, 8, 90, true));
@@ -124,10 +124,10 @@ class FabricTrywaitTest extends TransportFixture {
         cq.trywaitAnswer().trustFor(TrywaitAnswer.TRUST_NANOS);
         assertEquals(0, k.poll());
         assertTrue(cq.prepareToSleep(), "an idle queue");
-        int calls = cq.trywaitCalls();
+        int calls = cq.trywaitAnswer().calls();
         Thread.sleep(TrywaitAnswer.TRUST_NANOS / 1_000_000 + 2);
         assertTrue(cq.prepareToSleep());
-        assertEquals(calls + 1, cq.trywaitCalls(), "an answer older than the trust interval is asked again");
+        assertEquals(calls + 1, cq.trywaitAnswer().calls(), "an answer older than the trust interval is asked again");
     }
 
     @Test
@@ -144,18 +144,18 @@ class FabricTrywaitTest extends TransportFixture {
             }
             return eq.trywait();
         });
-        int calls = eq.trywaitCalls();
+        int calls = eq.trywaitAnswer().calls();
         assertTrue(eq.trywait());
         assertTrue(eq.trywait());
-        assertEquals(calls, eq.trywaitCalls(), "an untouched queue answers from its last fi_trywait");
+        assertEquals(calls, eq.trywaitAnswer().calls(), "an untouched queue answers from its last fi_trywait");
 
         assertEquals(FabricEventQueue.NONE, eq.read());
         eq.trywait();
-        assertEquals(calls + 1, eq.trywaitCalls(), "a read asks fi_trywait again");
+        assertEquals(calls + 1, eq.trywaitAnswer().calls(), "a read asks fi_trywait again");
 
         c.disconnect();
         eq.trywait();
-        assertEquals(calls + 2, eq.trywaitCalls(), "fi_shutdown asks fi_trywait again");
+        assertEquals(calls + 2, eq.trywaitAnswer().calls(), "fi_shutdown asks fi_trywait again");
         assertFalse(c.events().prepareToSleep(), "the CLOSED that disconnect() reports keeps the loop awake");
     }
 
