@@ -53,6 +53,23 @@ public interface CompletionQueue extends Pollable, AutoCloseable {
         return false;
     }
 
+    /**
+     * Whether a spinning loop may leave this queue unpolled until its {@link #fd()} turns
+     * readable: its last {@link #prepareToSleep()} said the fd will signal whatever comes, and
+     * nothing has read the queue, posted to it or shut it down since. A loop that spins over
+     * several queues whose {@link #pollIsCheap() poll is not cheap} then asks epoll once per round
+     * about all such quiet queues instead of polling each (libfabric's tcp provider: one
+     * {@code fi_cq_read(3)}, a progress call with an {@code epoll_wait} of its own, per idle
+     * connection per round). Asked on the loop thread, in every such round: it must make no
+     * native call.
+     *
+     * @return {@code true} only when skipping polls until the fd is readable loses nothing;
+     *     {@code false} (the default) keeps the queue polled in every spinning round
+     */
+    default boolean quiet() {
+        return false;
+    }
+
     /** Destroys the queue if its owner owns it; idempotent. */
     @Override
     void close();

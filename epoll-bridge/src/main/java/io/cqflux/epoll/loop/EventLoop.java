@@ -104,6 +104,25 @@ import java.util.concurrent.TimeoutException;
  * Completions, tasks and the sleep path are unaffected: a loop that goes to sleep asks every
  * source in prepareToSleep() and then waits on all fds together.
  *
+ * Busy rounds and quiet queues. Polling a queue whose poll is not cheap costs system calls
+ * (libfabric's tcp provider: fi_cq_read runs socket progress, an epoll_wait of its own), so a
+ * busy round over one busy connection and 16 idle ones made 17 of them per round (issue 13:
+ * BUSY_POLL chained 8-byte write 15.3 -> 36.2 us with the idle ones; ADAPTIVE 31.8 -> 42.9).
+ * While the loop has two or more such queues, a busy round leaves a queue unpolled when it is
+ * quiet (CompletionQueue.quiet(): its last prepareToSleep() said the fd will signal whatever
+ * comes, and nothing has touched it since; for fabric, the fi_trywait answer that a sleep would
+ * use, TrywaitAnswer), and one epoll_wait(0) over the whole set then stands for all of them: a
+ * quiet queue whose fd is readable is drained in the same round, and the ask answers for the
+ * other sources too. A queue becomes quiet when QUIET_AFTER_EMPTY_POLLS busy polls in a row
+ * found it empty and its prepareToSleep() then says yes (no: it stays polled, and is asked again
+ * after as many empty polls); a read, a post or a shutdown makes it polled again at once
+ * (fabric's touched()), and an answer older than TrywaitAnswer's trust interval (1 ms) too. The
+ * same rule as a sleep, so a quiet queue loses nothing a sleeping loop would not. With a single
+ * costly queue nothing changes: its poll costs what the ask would, and the ask would put a
+ * system call before every completion that comes after a quiet spell. A readable quiet queue
+ * beyond the 64 entries one ask returns waits for a later round (epoll_wait(2) goes round its
+ * ready list); cheap queues (librpma's, verbs') are always polled.
+ *
  * The end of a batch. A sink is called once per completion; runAfterBatch lets it put work off
  * to the end of the batch it is in (a writeAll stream sends its results and asks its source for
  * more once per batch, not once per completion). pollOnce runs that work right after the poll
@@ -175,6 +194,15 @@ public final class EventLoop implements AutoCloseable {
      * that completes continuously waits at most 16 of its operations.
      */
     static final int MAX_SLEEPS_PUT_OFF = 16;
+    /**
+     * Busy polls in a row that find a costly queue empty before a busy round asks it whether it
+     * is quiet ({@link CompletionQueue#quiet()}; the ask is a {@code fi_trywait(3)} on tcp): 16,
+     * so that a queue waiting a few microseconds for its next completion is not asked at every
+     * gap, and an idle one is asked within a few tens of microseconds.
+     */
+    static final int QUIET_AFTER_EMPTY_POLLS = 16;
+    /** Yes answers in a row after which a queue that is never quiet is no longer asked to be. */
+    static final int QUIET_MISSES = 3;
     /** Longest time the poll before sleeping may put sleeps off before the loop asks epoll. */
     static final long SLEEPS_PUT_OFF_NANOS = 1_000_000;
     /** How long {@link #close()} lets queued work finish before it forces. */
@@ -736,9 +764,19 @@ public final class EventLoop implements AutoCloseable {
         if (!othersDue && now - othersCheckedAt < interval) {
             return false;
         }
+        othersAsked(now);
+        return true;
+    }
+
+    /**
+     * Records an ask of epoll about every fd, made now.
+     *
+     * @param now {@link #unitClock()}
+     */
+    private void othersAsked(long now) {
+        assert inEventLoop();
         othersDue = false;
         othersCheckedAt = now;
-        return true;
     }
 
     /**
@@ -886,11 +924,29 @@ public final class EventLoop implements AutoCloseable {
                 continue; // unregistered by a handler earlier in this batch
             }
             if (s.cq != null) {
-                if (!busy && acknowledge(s)) {
+                if (!busy) {
+                    if (acknowledge(s)) {
+                        work += drain(s);
+                    }
+                } else if (s.skippedTurn == turn && s.isActive()) {
+                    // A quiet queue that this busy round left unpolled, and whose fd is readable.
+                    s.skippedTurn = -1;
+                    s.emptyPolls = 0;
                     work += drain(s);
                 }
             } else {
-                handleReadable(s);
+                if (busy) {
+                    // A libfabric wait fd stays readable after its events were read, until
+                    // fi_trywait(3) resets its signal (util_wait_fd_try), so a loop that never
+                    // slept found every connection's event queue readable in every ask and ran
+                    // its handler each time. Asked first, the reset hides nothing: an event that
+                    // came before it is read by the handler right after, one that comes after it
+                    // signals again. (A sleeping loop asks before every sleep anyway.)
+                    askToSleep(s);
+                }
+                if (s.isActive()) {
+                    handleReadable(s);
+                }
                 work++;
             }
         }
@@ -909,16 +965,74 @@ public final class EventLoop implements AutoCloseable {
         }
     }
 
-    /** Busy round: every queue polled directly, no acknowledge. */
+    /**
+     * Busy round: every queue polled directly, no acknowledge; while the loop has two or more
+     * queues whose poll is not cheap, the quiet ones are left to one {@code epoll_wait(0)} ("Busy
+     * rounds and quiet queues" in the design comment).
+     */
     private int pollQueues() {
         assert inEventLoop();
+        boolean skipQuiet = sources.costlyQueues() >= 2;
         int work = 0;
+        boolean skipped = false;
         for (LoopSource s : sources.queues()) {
-            if (s.isActive()) {
+            if (!s.isActive()) {
+                continue;
+            }
+            if (!skipQuiet || s.cheapPoll) {
                 work += drain(s);
+            } else if (isQuiet(s)) {
+                s.skippedTurn = turn;
+                skipped = true;
+            } else if (s.isActive()) {
+                int n = drain(s);
+                work += n;
+                if (n > 0) {
+                    s.emptyPolls = 0;
+                } else if (++s.emptyPolls >= QUIET_AFTER_EMPTY_POLLS) {
+                    s.emptyPolls = 0;
+                    askToBeQuiet(s);
+                }
+            }
+        }
+        if (skipped) {
+            // One ask about every fd stands for the polls of all the quiet queues; it answers
+            // for the other sources too.
+            othersAsked(unitClock());
+            int n = poller.selectNow();
+            if (n > 0) {
+                work += dispatch(n, true);
             }
         }
         return work;
+    }
+
+    /** {@return {@link CompletionQueue#quiet()} of a costly queue; one that throws is failed (and inactive)} */
+    private boolean isQuiet(LoopSource s) {
+        assert inEventLoop();
+        try {
+            return s.cq.quiet();
+        } catch (Throwable t) {
+            rethrowIfFatal(t);
+            fail(s, "quiet", t);
+            return false;
+        }
+    }
+
+    /**
+     * A costly queue that a busy round found empty {@link #QUIET_AFTER_EMPTY_POLLS} times in a row
+     * is asked what a sleep asks ({@link Pollable#prepareToSleep()}); a yes that stands makes it
+     * quiet. A "not yet" keeps it polled, and it is asked again after as many empty polls. A queue
+     * that said yes and still was not quiet {@link #QUIET_MISSES} times in a row (its transport
+     * keeps no answer; once could be a thread preempted past the answer's trust interval) is not
+     * asked again.
+     */
+    private void askToBeQuiet(LoopSource s) {
+        assert inEventLoop();
+        if (s.quietMisses >= QUIET_MISSES || !askToSleep(s) || !s.isActive()) {
+            return;
+        }
+        s.quietMisses = isQuiet(s) ? 0 : s.quietMisses + 1;
     }
 
     /**

@@ -45,6 +45,18 @@ final class LoopSource implements Registration {
      * loop polls it once more before it sleeps; loop thread only.
      */
     boolean pollBeforeSleep;
+    /**
+     * Busy polls in a row that found nothing, counted while the loop skips quiet queues
+     * ({@link CompletionQueue#quiet()}); loop thread only.
+     */
+    int emptyPolls;
+    /**
+     * Times in a row its prepareToSleep said yes and it was not quiet after it; at the loop's
+     * limit it is no longer asked to be; loop thread only.
+     */
+    int quietMisses;
+    /** The loop turn in which a busy round left it unpolled as quiet; loop thread only. */
+    long skippedTurn = -1;
     volatile int phase = PENDING;
     /** The owner asked for removal: its shutdown hook no longer runs. */
     volatile boolean closeRequested;

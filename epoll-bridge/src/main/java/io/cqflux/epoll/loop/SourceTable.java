@@ -40,6 +40,8 @@ final class SourceTable {
     /** Copy-on-write arrays so that a handler may unregister while the loop iterates them. */
     private LoopSource[] queues = NO_SOURCES;
     private LoopSource[] others = NO_SOURCES;
+    /** Listed queues whose poll is not cheap ({@link LoopSource#cheapPoll}). */
+    private int costlyQueues;
 
     /**
      * Creates an empty table.
@@ -69,6 +71,9 @@ final class SourceTable {
         slots[slot] = s;
         if (s.cq != null) {
             queues = append(queues, s);
+            if (!s.cheapPoll) {
+                costlyQueues++;
+            }
         } else {
             others = append(others, s);
         }
@@ -108,6 +113,9 @@ final class SourceTable {
         freeSlots[freeCount++] = slot;
         if (s.cq != null) {
             queues = remove(queues, s);
+            if (!s.cheapPoll) {
+                costlyQueues--;
+            }
         } else {
             others = remove(others, s);
         }
@@ -117,6 +125,12 @@ final class SourceTable {
     LoopSource[] queues() {
         assert loop.inEventLoop();
         return queues;
+    }
+
+    /** {@return how many registered queues have a poll that is not cheap (a system call or more)} */
+    int costlyQueues() {
+        assert loop.inEventLoop();
+        return costlyQueues;
     }
 
     /** {@return the registered non-queue sources; a snapshot that later adds and removes leave alone} */

@@ -43,6 +43,12 @@ final class EventfdTestCompletionQueue implements CompletionQueue {
     /** Full batches still to hand out before {@link #pending} is read again (a flood). */
     private final AtomicLong floodBatches = new AtomicLong();
     private long floodNext;
+    /** Answers {@link #quiet()} as the fabric transport does (see {@link #keepsQuietAnswers}). */
+    private volatile boolean keepsQuietAnswers;
+    /** A yes of {@link #prepareToSleep()} stands: no poll since (written on the loop thread, read by tests). */
+    private volatile boolean quiet;
+    /** {@link #prepareToSleep()} calls. */
+    final AtomicLong sleepAsks = new AtomicLong();
     private volatile RuntimeException pollFailure;
     private volatile RuntimeException failureAfterDelivery;
     private boolean closed;
@@ -123,6 +129,17 @@ final class EventfdTestCompletionQueue implements CompletionQueue {
         sleepAllowed = allowed;
     }
 
+    /**
+     * Makes the queue keep its sleep answers the way the fabric transport keeps fi_trywait's
+     * ({@code TrywaitAnswer}): {@link #prepareToSleep()} first resets the eventfd (fi_trywait
+     * resets its wait fd's signal), says "not yet" while completions are pending, and otherwise
+     * makes the queue {@link #quiet()} until the next {@link #poll}. A completion {@link #add}ed
+     * meanwhile signals the eventfd and leaves the answer standing, as on tcp.
+     */
+    void keepQuietAnswers() {
+        keepsQuietAnswers = true;
+    }
+
     @Override
     public int fd() {
         return fd;
@@ -130,7 +147,24 @@ final class EventfdTestCompletionQueue implements CompletionQueue {
 
     @Override
     public boolean prepareToSleep() {
-        return sleepAllowed;
+        sleepAsks.incrementAndGet();
+        if (!keepsQuietAnswers) {
+            return sleepAllowed;
+        }
+        if (quiet) {
+            return true;
+        }
+        Libc.readEventfd(loopErrno, fd, readBuf);
+        if (!sleepAllowed || !pending.isEmpty() || floodBatches.get() > 0) {
+            return false;
+        }
+        quiet = true;
+        return true;
+    }
+
+    @Override
+    public boolean quiet() {
+        return quiet;
     }
 
     @Override
@@ -143,6 +177,7 @@ final class EventfdTestCompletionQueue implements CompletionQueue {
     @Override
     public int poll(MemorySegment scratch, int max, CompletionSink sink) {
         polls.incrementAndGet();
+        quiet = false; // a read: the next sleep asks again
         RuntimeException failure = pollFailure;
         if (failure != null) {
             throw failure;

@@ -3,6 +3,7 @@ package io.cqflux.epoll.loop;
 import io.cqflux.core.spi.Pollable;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * TEST-ONLY non-queue source (stands in for an event channel or a listener): an eventfd that any
@@ -15,6 +16,10 @@ final class EventfdTestSource implements Pollable, AutoCloseable {
     private final MemorySegment readBuf = arena.allocate(Long.BYTES, Long.BYTES);
     private final MemorySegment loopErrno = arena.allocate(Libc.CAPTURE_LAYOUT);
     private volatile boolean sleepAllowed = true;
+    /** {@link #prepareToSleep()} resets the eventfd, as fi_trywait(3) resets a libfabric wait fd's signal. */
+    private volatile boolean resetOnAsk;
+    /** {@link #prepareToSleep()} calls. */
+    final AtomicLong sleepAsks = new AtomicLong();
     private boolean closed;
 
     EventfdTestSource() {
@@ -34,6 +39,15 @@ final class EventfdTestSource implements Pollable, AutoCloseable {
         sleepAllowed = allowed;
     }
 
+    /**
+     * Makes {@link #prepareToSleep()} reset the eventfd, like a libfabric event queue: its wait fd
+     * stays readable after the events were read, until fi_trywait(3) resets the signal. A handler
+     * that does not {@link #consume()} then stands for fi_eq_read.
+     */
+    void resetOnAsk() {
+        resetOnAsk = true;
+    }
+
     @Override
     public int fd() {
         return fd;
@@ -41,6 +55,10 @@ final class EventfdTestSource implements Pollable, AutoCloseable {
 
     @Override
     public boolean prepareToSleep() {
+        sleepAsks.incrementAndGet();
+        if (resetOnAsk) {
+            consume();
+        }
         return sleepAllowed;
     }
 

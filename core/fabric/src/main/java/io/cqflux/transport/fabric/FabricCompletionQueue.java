@@ -115,6 +115,17 @@ final class FabricCompletionQueue implements CompletionQueue {
     }
 
     /**
+     * The last fi_trywait said FI_SUCCESS and still stands (TrywaitAnswer): a completion, or the
+     * socket data the provider's progress would turn into one, signals {@link #fd()}, so a
+     * spinning loop may wait for the fd instead of calling fi_cq_read every round. Never true on
+     * a provider or version whose answers are not cached.
+     */
+    @Override
+    public boolean quiet() {
+        return !closed && trywait.stands();
+    }
+
+    /**
      * The endpoint posted or shut down: the post's progress may have matched a message waiting
      * for a receive, or left bytes in the provider's send buffer (TrywaitAnswer), so the next
      * {@link #prepareToSleep} calls fi_trywait again.

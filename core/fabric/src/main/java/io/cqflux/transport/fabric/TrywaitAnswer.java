@@ -76,7 +76,7 @@ final class TrywaitAnswer {
      * @return whether it is safe to block on the queue's fd (false: {@code -FI_EAGAIN}, read it first)
      */
     boolean ask(FabricTransport transport, MemorySegment fids, String what) {
-        if (ok && System.nanoTime() - at < trustNanos) {
+        if (stands()) {
             return true;
         }
         long asked = System.nanoTime(); // the answer is as old as the call
@@ -86,6 +86,15 @@ final class TrywaitAnswer {
         ok = cached && sleepOk;
         at = asked;
         return sleepOk;
+    }
+
+    /**
+     * {@return whether the last answer was {@code FI_SUCCESS}, may be cached, and still stands
+     * (untouched, given less than the trust interval ago)} No native call: a spinning loop asks
+     * it of an idle queue every round ({@code CompletionQueue.quiet()}).
+     */
+    boolean stands() {
+        return ok && System.nanoTime() - at < trustNanos;
     }
 
     /** The queue was read, posted to or shut down: the next sleep calls {@code fi_trywait} again. */
