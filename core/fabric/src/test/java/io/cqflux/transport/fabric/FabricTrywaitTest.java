@@ -131,6 +131,52 @@ class FabricTrywaitTest extends TransportFixture {
     }
 
     @Test
+    void quiet_holdsExactlyWhileTheAnswerStands_andATargetsQueueSignalsTheBytesOfAWrite() throws InterruptedException {
+        // CompletionQueue.quiet(): what a spinning loop skips polls on. It is the standing
+        // answer, no more: a read, a post, a shutdown or the answer's age ends it.
+        LocalRegion target = region(server, 4096, RegionAccess.WRITE_DST);
+        Pair p = connect(new byte[0], target.descriptor());
+        RemoteRegion remote = closeLater(client.remoteRegion(p.acceptData()));
+        LocalRegion src = region(client, 4096, RegionAccess.WRITE_SRC);
+        Client k = takeClient(p);
+        FabricCompletionQueue cq = k.cq();
+        assertTrue(cq.quiet(), "an idle queue whose fi_trywait said FI_SUCCESS");
+        assertEquals(0, k.poll());
+        assertFalse(cq.quiet(), "a read ends it");
+        assertTrue(cq.prepareToSleep());
+        assertTrue(cq.quiet());
+        assertTrue(k.c().write(remote, 0, src, 0, 8, 93, true));
+        assertFalse(cq.quiet(), "a post ends it");
+        pump.until("the write's completion", DEADLINE, () -> k.poll() >= 0 && k.saw(93));
+        pump.until("the client's CQ quiet again", DEADLINE, () -> k.poll() >= 0 && cq.prepareToSleep() && cq.quiet());
+
+        // The target of a write gets no completion, only bytes on its socket: once its queue is
+        // quiet, those bytes must make its fd readable, or a spinning loop would never poll it.
+        FabricConnection s = (FabricConnection) p.server();
+        FabricCompletionQueue scq = (FabricCompletionQueue) s.completionQueues().get(0);
+        pump.remove(p.serverSide());
+        scq.trywaitAnswer().trustFor(MINUTE);
+        MemorySegment scratch = arena.allocate(16L * CompletionQueue.MAX_ENTRY_BYTES, 64);
+        pump.until("the server's CQ quiet", DEADLINE,
+                () -> scq.poll(scratch, 16, r -> { }) >= 0 && scq.prepareToSleep() && scq.quiet());
+        assertFalse(readable(scq.fd()), "a quiet queue's fd is not readable while nothing comes");
+        assertTrue(k.c().write(remote, 8, src, 0, 8, 94, true));
+        pump.until("the target's fd readable, its queue unpolled", DEADLINE, () -> readable(scq.fd()));
+        assertTrue(scq.quiet(), "the answer still stands: the loop learns of the bytes from the fd");
+        // Polled (as the loop does for a readable quiet queue), the target acknowledges the write.
+        pump.until("the write's completion", DEADLINE,
+                () -> scq.poll(scratch, 16, r -> { }) >= 0 && k.poll() >= 0 && k.saw(94));
+
+        cq.trywaitAnswer().trustFor(TrywaitAnswer.TRUST_NANOS);
+        pump.until("the client's CQ quiet again", DEADLINE, () -> k.poll() >= 0 && cq.prepareToSleep() && cq.quiet());
+        Thread.sleep(TrywaitAnswer.TRUST_NANOS / 1_000_000 + 2);
+        assertFalse(cq.quiet(), "an answer older than the trust interval ends it");
+        assertTrue(cq.prepareToSleep());
+        k.c().disconnect();
+        assertFalse(cq.quiet(), "a shutdown ends it");
+    }
+
+    @Test
     void eventQueue_asksTrywaitAgainOnlyAfterAReadOrAShutdown() {
         Pair p = connect(new byte[0], new byte[0]);
         FabricConnection c = (FabricConnection) p.client();
