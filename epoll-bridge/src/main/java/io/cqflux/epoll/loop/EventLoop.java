@@ -84,9 +84,10 @@ import java.util.concurrent.TimeoutException;
  * activity in sleep()'s result. BLOCKING is unaffected (its budget is 0).
  *
  * Busy rounds and the other sources. A busy round (BUSY_POLL always, ADAPTIVE while it spins)
- * polls every queue and runs the tasks straight from the TaskQueue; neither needs a system call
- * of the loop's own. What only epoll can tell is whether a non-queue source (a connection's event
- * channel, a listener) is readable, and asking costs an epoll_wait(2) with timeout 0. Asked every
+ * polls the queues (all of them but the quiet ones, below) and runs the tasks straight from the
+ * TaskQueue; neither needs a system call of the loop's own. What only epoll can tell is whether a
+ * non-queue source (a connection's event channel, a listener) is readable, and asking costs an
+ * epoll_wait(2) with timeout 0. Asked every
  * round, that call was a third of the loop's system calls per operation (issue 13: 6-8
  * epoll_wait per 8-byte write against C's 2.4-4.5, C calling none of its own). So a busy round
  * asks only when OTHERS_CHECK_INTERVAL_NANOS have passed since the last ask, or when a source was
@@ -102,12 +103,17 @@ import java.util.concurrent.TimeoutException;
  * flood of completions, a task budget) makes the next one ask at once. (Asking about the other
  * sources alone would need them in an epoll set of their own, nested in the loop's: not done.)
  * Completions, tasks and the sleep path are unaffected: a loop that goes to sleep asks every
- * source in prepareToSleep() and then waits on all fds together.
+ * source in prepareToSleep() and then waits on all fds together. A source that a busy round finds
+ * readable is asked prepareToSleep() before its handler runs: a libfabric wait fd stays readable
+ * after its events were read, until fi_trywait(3) resets its signal, so a loop that never slept
+ * ran every connection's event-queue handler at every ask. The reset hides nothing: an event that
+ * came before it is read by the handler right after, one that comes later signals again.
  *
  * Busy rounds and quiet queues. Polling a queue whose poll is not cheap costs system calls
  * (libfabric's tcp provider: fi_cq_read runs socket progress, an epoll_wait of its own), so a
- * busy round over one busy connection and 16 idle ones made 17 of them per round (issue 13:
- * BUSY_POLL chained 8-byte write 15.3 -> 36.2 us with the idle ones; ADAPTIVE 31.8 -> 42.9).
+ * busy round over one busy connection and 16 idle ones made 17 of them per round (issue 13: a
+ * chained 8-byte write took 29.9 us with BUSY_POLL and 28.7 with ADAPTIVE, against 22.5 and 21.2
+ * with what follows; docs/performance.md, "Spinning loops and idle connections").
  * While the loop has two or more such queues, a busy round leaves a queue unpolled when it is
  * quiet (CompletionQueue.quiet(): its last prepareToSleep() said the fd will signal whatever
  * comes, and nothing has touched it since; for fabric, the fi_trywait answer that a sleep would
