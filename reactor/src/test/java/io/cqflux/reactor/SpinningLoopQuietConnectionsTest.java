@@ -49,8 +49,9 @@ class SpinningLoopQuietConnectionsTest {
              Cqflux a = Cqflux.builder().transport(TransportChoice.FABRIC).localAddress(lo).waitStrategy(wait).build();
              Cqflux b = Cqflux.builder().transport(TransportChoice.FABRIC).localAddress(lo).waitStrategy(wait).build()) {
             long slot = 64;
-            MemorySegment aSeg = arena.allocate(CONNECTIONS * slot * 2, 64);
-            MemorySegment bSeg = arena.allocate(CONNECTIONS * slot * 2, 64);
+            // Per connection: a slot written b -> a, one read back into b, and 8 bytes written a -> b.
+            MemorySegment aSeg = arena.allocate(CONNECTIONS * slot * 3, 64);
+            MemorySegment bSeg = arena.allocate(CONNECTIONS * slot * 3, 64);
             Region aMem = a.register(aSeg, RegionAccess.WRITE_DST, RegionAccess.READ_SRC, RegionAccess.WRITE_SRC,
                     RegionAccess.READ_DST);
             Region bMem = b.register(bSeg, RegionAccess.WRITE_DST, RegionAccess.READ_SRC, RegionAccess.WRITE_SRC,
@@ -85,12 +86,15 @@ class SpinningLoopQuietConnectionsTest {
                     assertEquals(mark, bSeg.get(ValueLayout.JAVA_LONG, off + CONNECTIONS * slot),
                             strategy + ": read back " + mark);
                 }
-                // a -> b on every accepted connection: its loop's queues sat idle through all of the above.
-                for (RdmaConnection c : aSide) {
-                    long mark = ~((long) round << 32);
-                    aSeg.set(ValueLayout.JAVA_LONG, CONNECTIONS * slot, mark);
-                    c.write(c.remoteRegion(0), CONNECTIONS * slot, aMem, CONNECTIONS * slot, 8).block(TIMEOUT);
-                    assertEquals(mark, bSeg.get(ValueLayout.JAVA_LONG, CONNECTIONS * slot), strategy + ": a -> b");
+                // a -> b on every accepted connection, each to a slot of its own: the accepting
+                // loop's queues sat idle through all of the above.
+                for (int i = 0; i < CONNECTIONS; i++) {
+                    RdmaConnection c = aSide.get(i);
+                    long mark = ~((long) round << 32 | i);
+                    long off = 2 * CONNECTIONS * slot + i * 8L;
+                    aSeg.set(ValueLayout.JAVA_LONG, off, mark);
+                    c.write(c.remoteRegion(0), off, aMem, off, 8).block(TIMEOUT);
+                    assertEquals(mark, bSeg.get(ValueLayout.JAVA_LONG, off), strategy + ": a -> b on accepted connection " + i);
                 }
             }
             // A transfer far larger than the sockets' buffers, each way, after a pause: the

@@ -60,13 +60,30 @@ public interface CompletionQueue extends Pollable, AutoCloseable {
      * several queues whose {@link #pollIsCheap() poll is not cheap} then asks epoll once per round
      * about all such quiet queues instead of polling each (libfabric's tcp provider: one
      * {@code fi_cq_read(3)}, a progress call with an {@code epoll_wait} of its own, per idle
-     * connection per round). Asked on the loop thread, in every such round: it must make no
-     * native call.
+     * connection per round), and asks each {@link #prepareToSleep()} again from time to time,
+     * which answers from its last call for as long as its transport trusts that answer. Asked on
+     * the loop thread, in every such round: it must make no native call.
+     *
+     * <p>What "loses nothing" rests on is the transport's: the fabric transport's answer rests on
+     * libfabric 1.17's providers and is trusted for 1 ms at a time (its {@code TrywaitAnswer}
+     * says why), so a spinning loop may, as a sleeping one may, notice some provider progress up
+     * to that much later.
      *
      * @return {@code true} only when skipping polls until the fd is readable loses nothing;
      *     {@code false} (the default) keeps the queue polled in every spinning round
      */
     default boolean quiet() {
+        return false;
+    }
+
+    /**
+     * Whether {@link #quiet()} can ever be true, asked once when the queue is registered. A
+     * spinning loop asks {@link #prepareToSleep()} of an idle queue only when it can: for any
+     * other queue that stays the sleeping loop's question. Default {@code false}.
+     *
+     * @return whether this queue keeps its sleep answers (fabric: libfabric 1.17's tcp provider)
+     */
+    default boolean canBeQuiet() {
         return false;
     }
 

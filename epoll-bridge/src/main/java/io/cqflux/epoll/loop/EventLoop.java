@@ -117,13 +117,16 @@ import java.util.concurrent.TimeoutException;
  * While the loop has two or more such queues, a busy round leaves a queue unpolled when it is
  * quiet (CompletionQueue.quiet(): its last prepareToSleep() said the fd will signal whatever
  * comes, and nothing has touched it since; for fabric, the fi_trywait answer that a sleep would
- * use, TrywaitAnswer), and one epoll_wait(0) over the whole set then stands for all of them: a
- * quiet queue whose fd is readable is drained in the same round, and the ask answers for the
- * other sources too. A queue becomes quiet when QUIET_AFTER_EMPTY_POLLS busy polls in a row
+ * use, TrywaitAnswer), and when two or more were left, one epoll_wait(0) over the whole set
+ * stands for all of them: a quiet queue whose fd is readable is drained in the same round, and
+ * the ask answers for the other sources too. A single quiet queue is polled after all: its
+ * poll costs what the ask would. A queue becomes quiet when QUIET_AFTER_EMPTY_POLLS busy polls in a row
  * found it empty and its prepareToSleep() then says yes (no: it stays polled, and is asked again
  * after as many empty polls); a read, a post or a shutdown makes it polled again at once
- * (fabric's touched()), and an answer older than TrywaitAnswer's trust interval (1 ms) too. The
- * same rule as a sleep, so a quiet queue loses nothing a sleeping loop would not. With a single
+ * (fabric's touched()). Every round asks each quiet queue prepareToSleep() again, which answers
+ * from its standing answer and calls fi_trywait again once that is older than TrywaitAnswer's
+ * trust interval (1 ms); a "not yet" then has the queue polled at once. The same rule as a
+ * sleep, so a quiet queue loses nothing a sleeping loop would not. With a single
  * costly queue nothing changes: its poll costs what the ask would, and the ask would put a
  * system call before every completion that comes after a quiet spell. A readable quiet queue
  * beyond the 64 entries one ask returns waits for a later round (epoll_wait(2) goes round its
@@ -201,14 +204,20 @@ public final class EventLoop implements AutoCloseable {
      */
     static final int MAX_SLEEPS_PUT_OFF = 16;
     /**
-     * Busy polls in a row that find a costly queue empty before a busy round asks it whether it
-     * is quiet ({@link CompletionQueue#quiet()}; the ask is a {@code fi_trywait(3)} on tcp): 16,
-     * so that a queue waiting a few microseconds for its next completion is not asked at every
-     * gap, and an idle one is asked within a few tens of microseconds.
+     * Busy polls in a row that find a queue that can be quiet empty before a busy round asks it
+     * {@link Pollable#prepareToSleep()} (on tcp a {@code fi_trywait(3)}), whose yes makes it
+     * {@link CompletionQueue#quiet()}: 256, a few hundred microseconds of rounds, so that a queue
+     * waiting for the completion of an operation in flight stays polled (the completion of a
+     * quiet queue waits for an {@code epoll_wait} before its poll), while an idle queue pays those
+     * polls once after its last activity.
      */
-    static final int QUIET_AFTER_EMPTY_POLLS = 16;
-    /** Yes answers in a row after which a queue that is never quiet is no longer asked to be. */
-    static final int QUIET_MISSES = 3;
+    static final int QUIET_AFTER_EMPTY_POLLS = 256;
+    /**
+     * How often a spinning round asks each quiet queue {@link Pollable#prepareToSleep()} again,
+     * which renews an answer its transport no longer trusts (fabric: after 1 ms): every 100 µs,
+     * not every round, so a round reads no clock per quiet queue.
+     */
+    static final long QUIET_RENEW_NANOS = 100_000;
     /** Longest time the poll before sleeping may put sleeps off before the loop asks epoll. */
     static final long SLEEPS_PUT_OFF_NANOS = 1_000_000;
     /** How long {@link #close()} lets queued work finish before it forces. */
@@ -272,6 +281,10 @@ public final class EventLoop implements AutoCloseable {
     private boolean sourcesClosed;
     /** Queues that the per-turn budget cut off with completions left (each once; see LoopSource.cutOff). */
     private final ArrayDeque<LoopSource> cutOff = new ArrayDeque<>();
+    /** Non-queue sources that a spinning round asks again (each once; see LoopSource.askAgain). */
+    private final ArrayDeque<LoopSource> askAgain = new ArrayDeque<>();
+    /** When a spinning round last asked the quiet queues to renew their answers ({@link #unitClock()}). */
+    private long quietRenewedAt;
     /** Loop turns so far; a queue's batch budget is per turn. */
     private long turn;
     /** A completion batch is being delivered to its sink ({@link #runAfterBatch}). */
@@ -713,6 +726,9 @@ public final class EventLoop implements AutoCloseable {
             work += drainCutOff();
             if (idle < spinBudget) {
                 work += pollQueues();
+                if (!askAgain.isEmpty()) {
+                    work += askAgain();
+                }
                 if (sources.others().length > 0 && othersDue()) {
                     int n = poller.selectNow();
                     if (n > 0) {
@@ -907,13 +923,26 @@ public final class EventLoop implements AutoCloseable {
     }
 
     /**
-     * Handles ready entries of the epoll array.
+     * Handles ready entries of the epoll array, the non-queue sources included.
      *
      * @param n entries
      * @param busy a busy round: queues were polled already, do not acknowledge them
      * @return the work found
      */
     private int dispatch(int n, boolean busy) {
+        return dispatch(n, busy, true);
+    }
+
+    /**
+     * Handles ready entries of the epoll array.
+     *
+     * @param n entries
+     * @param busy a busy round: queues were polled already (but the quiet ones it left), do not
+     *     acknowledge them
+     * @param others whether to handle the non-queue sources among them
+     * @return the work found
+     */
+    private int dispatch(int n, boolean busy, boolean others) {
         assert inEventLoop();
         int work = 0;
         for (int i = 0; i < n; i++) {
@@ -940,18 +969,20 @@ public final class EventLoop implements AutoCloseable {
                     s.emptyPolls = 0;
                     work += drain(s);
                 }
-            } else {
-                if (busy) {
-                    // A libfabric wait fd stays readable after its events were read, until
-                    // fi_trywait(3) resets its signal (util_wait_fd_try), so a loop that never
-                    // slept found every connection's event queue readable in every ask and ran
-                    // its handler each time. Asked first, the reset hides nothing: an event that
-                    // came before it is read by the handler right after, one that comes after it
-                    // signals again. (A sleeping loop asks before every sleep anyway.)
-                    askToSleep(s);
-                }
+            } else if (others) {
+                // A libfabric wait fd stays readable after its events were read, until
+                // fi_trywait(3) resets its signal (util_wait_fd_try): a loop that never sleeps
+                // would find every connection's event queue readable at every ask and run its
+                // handler each time. So a busy round asks first. An event that comes after the
+                // reset signals again; one that was there before it is the handler's to read,
+                // and when the answer was "not yet" the next round asks again (askAgain), in
+                // case the handler left some of it. (A sleeping loop asks before every sleep.)
+                boolean settled = !busy || askToSleep(s);
                 if (s.isActive()) {
                     handleReadable(s);
+                    if (!settled && s.isActive()) {
+                        queueAskAgain(s);
+                    }
                 }
                 work++;
             }
@@ -973,47 +1004,68 @@ public final class EventLoop implements AutoCloseable {
 
     /**
      * Busy round: every queue polled directly, no acknowledge; while the loop has two or more
-     * queues whose poll is not cheap, the quiet ones are left to one {@code epoll_wait(0)} ("Busy
-     * rounds and quiet queues" in the design comment).
+     * queues that can be quiet, two or more quiet ones are left to one {@code epoll_wait(0)}
+     * ("Busy rounds and quiet queues" in the design comment).
      */
     private int pollQueues() {
         assert inEventLoop();
-        boolean skipQuiet = sources.costlyQueues() >= 2;
+        boolean skipQuiet = sources.quietCapableQueues() >= 2;
+        boolean renew = false;
+        if (skipQuiet) {
+            long now = unitClock();
+            if (now - quietRenewedAt >= QUIET_RENEW_NANOS) {
+                quietRenewedAt = now;
+                renew = true;
+            }
+        }
         int work = 0;
-        boolean skipped = false;
+        int skipped = 0;
+        LoopSource lastSkipped = null;
         for (LoopSource s : sources.queues()) {
             if (!s.isActive()) {
                 continue;
             }
-            if (!skipQuiet || s.cheapPoll) {
+            if (!skipQuiet || !s.quietCapable) {
                 work += drain(s);
-            } else if (isQuiet(s)) {
+            } else if (isQuiet(s) && (!renew || askToSleep(s))) {
+                // Quiet; every QUIET_RENEW_NANOS prepareToSleep renews its answer (from the
+                // transport's last call while it trusts that, with a new call after).
                 s.skippedTurn = turn;
-                skipped = true;
+                skipped++;
+                lastSkipped = s;
             } else if (s.isActive()) {
                 int n = drain(s);
                 work += n;
                 if (n > 0) {
                     s.emptyPolls = 0;
                 } else if (++s.emptyPolls >= QUIET_AFTER_EMPTY_POLLS) {
+                    // Asked what a sleep asks: a yes that stands makes it quiet (quiet() says
+                    // so), a "not yet" keeps it polled until as many more empty polls.
                     s.emptyPolls = 0;
-                    askToBeQuiet(s);
+                    askToSleep(s);
                 }
             }
         }
-        if (skipped) {
-            // One ask about every fd stands for the polls of all the quiet queues; it answers
-            // for the other sources too.
-            othersAsked(unitClock());
+        if (skipped == 1) {
+            // A single quiet queue: its poll costs what the ask would, and finds what came
+            // without an epoll_wait before it.
+            lastSkipped.skippedTurn = -1;
+            if (lastSkipped.isActive()) {
+                work += drain(lastSkipped);
+            }
+        } else if (skipped > 1) {
+            // One ask about every fd stands for the polls of all the quiet queues; the other
+            // sources it finds ready are handled only when they are due anyway.
+            boolean others = sources.others().length > 0 && othersDue();
             int n = poller.selectNow();
             if (n > 0) {
-                work += dispatch(n, true);
+                work += dispatch(n, true, others);
             }
         }
         return work;
     }
 
-    /** {@return {@link CompletionQueue#quiet()} of a costly queue; one that throws is failed (and inactive)} */
+    /** {@return {@link CompletionQueue#quiet()} of a queue that can be quiet; one that throws is failed (and inactive)} */
     private boolean isQuiet(LoopSource s) {
         assert inEventLoop();
         try {
@@ -1026,19 +1078,32 @@ public final class EventLoop implements AutoCloseable {
     }
 
     /**
-     * A costly queue that a busy round found empty {@link #QUIET_AFTER_EMPTY_POLLS} times in a row
-     * is asked what a sleep asks ({@link Pollable#prepareToSleep()}); a yes that stands makes it
-     * quiet. A "not yet" keeps it polled, and it is asked again after as many empty polls. A queue
-     * that said yes and still was not quiet {@link #QUIET_MISSES} times in a row (its transport
-     * keeps no answer; once could be a thread preempted past the answer's trust interval) is not
-     * asked again.
+     * Asks again the sources whose handler a spinning round ran while their prepareToSleep said
+     * "not yet", and runs the handler again for each that still says so (see dispatch).
+     *
+     * @return the handlers run
      */
-    private void askToBeQuiet(LoopSource s) {
+    private int askAgain() {
         assert inEventLoop();
-        if (s.quietMisses >= QUIET_MISSES || !askToSleep(s) || !s.isActive()) {
-            return;
+        int work = 0;
+        for (int i = askAgain.size(); i > 0; i--) {
+            LoopSource s = askAgain.poll();
+            s.askAgain = false;
+            if (s.isActive() && !askToSleep(s) && s.isActive()) {
+                handleReadable(s);
+                work++;
+                queueAskAgain(s);
+            }
         }
-        s.quietMisses = isQuiet(s) ? 0 : s.quietMisses + 1;
+        return work;
+    }
+
+    private void queueAskAgain(LoopSource s) {
+        assert inEventLoop();
+        if (!s.askAgain) {
+            s.askAgain = true;
+            askAgain.add(s);
+        }
     }
 
     /**

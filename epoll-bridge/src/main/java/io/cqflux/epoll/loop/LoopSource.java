@@ -46,15 +46,17 @@ final class LoopSource implements Registration {
      */
     boolean pollBeforeSleep;
     /**
-     * Busy polls in a row that found nothing, counted while the loop skips quiet queues
-     * ({@link CompletionQueue#quiet()}); loop thread only.
+     * Busy polls in a row that found nothing, counted for a {@link #quietCapable} queue while the
+     * loop skips quiet queues ({@link CompletionQueue#quiet()}); loop thread only.
      */
     int emptyPolls;
+    /** A queue whose poll is not cheap and that {@link CompletionQueue#canBeQuiet()}, asked once. */
+    final boolean quietCapable;
     /**
-     * Times in a row its prepareToSleep said yes and it was not quiet after it; at the loop's
-     * limit it is no longer asked to be; loop thread only.
+     * A spinning round ran its handler while its prepareToSleep said "not yet": the next round
+     * asks again, and runs the handler again while the answer stays so; loop thread only.
      */
-    int quietMisses;
+    boolean askAgain;
     /** The loop turn in which a busy round left it unpolled as quiet; loop thread only. */
     long skippedTurn = -1;
     volatile int phase = PENDING;
@@ -66,6 +68,7 @@ final class LoopSource implements Registration {
         this.pollable = cq;
         this.cq = cq;
         this.cheapPoll = cq.pollIsCheap();
+        this.quietCapable = !cheapPoll && cq.canBeQuiet();
         this.sink = new GuardedSink(this, sink);
         this.onReadable = null;
         this.onShutdown = onShutdown;
@@ -76,6 +79,7 @@ final class LoopSource implements Registration {
         this.pollable = source;
         this.cq = null;
         this.cheapPoll = false;
+        this.quietCapable = false;
         this.sink = null;
         this.onReadable = onReadable;
         this.onShutdown = onShutdown;

@@ -40,8 +40,8 @@ final class SourceTable {
     /** Copy-on-write arrays so that a handler may unregister while the loop iterates them. */
     private LoopSource[] queues = NO_SOURCES;
     private LoopSource[] others = NO_SOURCES;
-    /** Listed queues whose poll is not cheap ({@link LoopSource#cheapPoll}). */
-    private int costlyQueues;
+    /** Listed queues that may be left unpolled while quiet ({@link LoopSource#quietCapable}). */
+    private int quietCapable;
 
     /**
      * Creates an empty table.
@@ -71,8 +71,8 @@ final class SourceTable {
         slots[slot] = s;
         if (s.cq != null) {
             queues = append(queues, s);
-            if (!s.cheapPoll) {
-                costlyQueues++;
+            if (s.quietCapable) {
+                quietCapable++;
             }
         } else {
             others = append(others, s);
@@ -113,8 +113,8 @@ final class SourceTable {
         freeSlots[freeCount++] = slot;
         if (s.cq != null) {
             queues = remove(queues, s);
-            if (!s.cheapPoll) {
-                costlyQueues--;
+            if (s.quietCapable) {
+                quietCapable--;
             }
         } else {
             others = remove(others, s);
@@ -127,10 +127,10 @@ final class SourceTable {
         return queues;
     }
 
-    /** {@return how many registered queues have a poll that is not cheap (a system call or more)} */
-    int costlyQueues() {
+    /** {@return how many registered queues a spinning round may leave unpolled while they are quiet} */
+    int quietCapableQueues() {
         assert loop.inEventLoop();
-        return costlyQueues;
+        return quietCapable;
     }
 
     /** {@return the registered non-queue sources; a snapshot that later adds and removes leave alone} */

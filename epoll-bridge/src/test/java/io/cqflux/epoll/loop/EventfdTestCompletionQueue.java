@@ -47,8 +47,14 @@ final class EventfdTestCompletionQueue implements CompletionQueue {
     private volatile boolean keepsQuietAnswers;
     /** A yes of {@link #prepareToSleep()} stands: no poll since (written on the loop thread, read by tests). */
     private volatile boolean quiet;
+    /** {@link #age()} calls; the standing yes answers only while it was given at the current count. */
+    private final AtomicLong ageCount = new AtomicLong();
+    /** {@link #ageCount} when the standing yes was given (loop thread). */
+    private long yesAtAge = -1;
     /** {@link #prepareToSleep()} calls. */
     final AtomicLong sleepAsks = new AtomicLong();
+    /** {@link #prepareToSleep()} calls not answered from the standing yes (fi_trywait calls, on fabric). */
+    final AtomicLong nativeAsks = new AtomicLong();
     private volatile RuntimeException pollFailure;
     private volatile RuntimeException failureAfterDelivery;
     private boolean closed;
@@ -133,11 +139,17 @@ final class EventfdTestCompletionQueue implements CompletionQueue {
      * Makes the queue keep its sleep answers the way the fabric transport keeps fi_trywait's
      * ({@code TrywaitAnswer}): {@link #prepareToSleep()} first resets the eventfd (fi_trywait
      * resets its wait fd's signal), says "not yet" while completions are pending, and otherwise
-     * makes the queue {@link #quiet()} until the next {@link #poll}. A completion {@link #add}ed
-     * meanwhile signals the eventfd and leaves the answer standing, as on tcp.
+     * makes the queue {@link #quiet()} until the next {@link #poll}, answering from that yes
+     * until it is {@link #age()}d. A completion {@link #add}ed meanwhile signals the eventfd and
+     * leaves the answer standing, as on tcp.
      */
     void keepQuietAnswers() {
         keepsQuietAnswers = true;
+    }
+
+    /** Ages the standing yes past its trust interval: the next {@link #prepareToSleep()} asks again. Any thread. */
+    void age() {
+        ageCount.incrementAndGet();
     }
 
     @Override
@@ -151,20 +163,29 @@ final class EventfdTestCompletionQueue implements CompletionQueue {
         if (!keepsQuietAnswers) {
             return sleepAllowed;
         }
-        if (quiet) {
+        long age = ageCount.get();
+        if (quiet && yesAtAge == age) {
             return true;
         }
+        nativeAsks.incrementAndGet();
         Libc.readEventfd(loopErrno, fd, readBuf);
         if (!sleepAllowed || !pending.isEmpty() || floodBatches.get() > 0) {
+            quiet = false;
             return false;
         }
         quiet = true;
+        yesAtAge = age;
         return true;
     }
 
     @Override
     public boolean quiet() {
         return quiet;
+    }
+
+    @Override
+    public boolean canBeQuiet() {
+        return keepsQuietAnswers;
     }
 
     @Override

@@ -20,6 +20,10 @@ final class EventfdTestSource implements Pollable, AutoCloseable {
     private volatile boolean resetOnAsk;
     /** {@link #prepareToSleep()} calls. */
     final AtomicLong sleepAsks = new AtomicLong();
+    /** {@link #signal()} came after the last reset by {@link #prepareToSleep()}. */
+    private volatile boolean signalled;
+    /** Events {@link #post}ed that the handler has not {@link #takeOne taken} yet. */
+    private final AtomicLong pending = new AtomicLong();
     private boolean closed;
 
     EventfdTestSource() {
@@ -27,12 +31,29 @@ final class EventfdTestSource implements Pollable, AutoCloseable {
     }
 
     void signal() {
+        signalled = true;
         Libc.signalEventfd(Libc.threadErrno(), fd);
+    }
+
+    /** {@return whether the fd was signalled since the last reset by {@link #prepareToSleep()} (with {@link #resetOnAsk()})} */
+    boolean signalled() {
+        return signalled;
     }
 
     /** {@return the counter, reset to 0; loop thread} */
     long consume() {
         return Libc.readEventfd(loopErrno, fd, readBuf);
+    }
+
+    /** Adds {@code k} events and signals once, like a libfabric EQ that got k events. Any thread. */
+    void post(int k) {
+        pending.addAndGet(k);
+        signal();
+    }
+
+    /** {@return whether an event was there to take; takes one (a handler that does not drain)} */
+    boolean takeOne() {
+        return pending.getAndUpdate(v -> v > 0 ? v - 1 : 0) > 0;
     }
 
     void sleepAllowed(boolean allowed) {
@@ -57,9 +78,10 @@ final class EventfdTestSource implements Pollable, AutoCloseable {
     public boolean prepareToSleep() {
         sleepAsks.incrementAndGet();
         if (resetOnAsk) {
+            signalled = false;
             consume();
         }
-        return sleepAllowed;
+        return sleepAllowed && pending.get() == 0;
     }
 
     @Override

@@ -115,14 +115,22 @@ final class FabricCompletionQueue implements CompletionQueue {
     }
 
     /**
-     * The last fi_trywait said FI_SUCCESS and still stands (TrywaitAnswer): a completion, or the
-     * socket data the provider's progress would turn into one, signals {@link #fd()}, so a
-     * spinning loop may wait for the fd instead of calling fi_cq_read every round. Never true on
-     * a provider or version whose answers are not cached.
+     * The last fi_trywait said FI_SUCCESS and nothing read the queue, posted to its endpoint or
+     * shut it down since (TrywaitAnswer): a completion, or the socket data the provider's
+     * progress would turn into one, signals {@link #fd()}, so a spinning loop may wait for the fd
+     * instead of calling fi_cq_read every round. The loop still asks {@link #prepareToSleep()}
+     * from time to time, which answers from that answer while it is under 1 ms old and asks
+     * fi_trywait again after. Never true on a provider or version whose answers are not cached.
      */
     @Override
     public boolean quiet() {
-        return !closed && trywait.stands();
+        return !closed && trywait.untouched();
+    }
+
+    /** On libfabric 1.17's tcp and verbs providers, whose fi_trywait answers are kept (TrywaitAnswer). */
+    @Override
+    public boolean canBeQuiet() {
+        return trywait.caches();
     }
 
     /**

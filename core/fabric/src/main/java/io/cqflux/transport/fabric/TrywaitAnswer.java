@@ -30,7 +30,9 @@ import java.lang.foreign.MemorySegment;
  *       {@code fi_trywait} consumes the event and re-arms the CQ, and a wake-up drains the
  *       queue, which clears the answer. Its EQs ask every time.</li>
  * </ul>
- * Loop-confined, like its queue.
+ * A spinning loop uses the same answer to leave an idle completion queue unpolled until its fd
+ * is readable ({@code CompletionQueue.quiet()}), and renews it through {@link #ask} as a sleep
+ * does, so the bound above holds for it too. Loop-confined, like its queue.
  */
 final class TrywaitAnswer {
 
@@ -88,13 +90,19 @@ final class TrywaitAnswer {
         return sleepOk;
     }
 
-    /**
-     * {@return whether the last answer was {@code FI_SUCCESS}, may be cached, and still stands
-     * (untouched, given less than the trust interval ago)} No native call: a spinning loop asks
-     * it of an idle queue every round ({@code CompletionQueue.quiet()}).
-     */
+    /** {@return whether the last answer was {@code FI_SUCCESS}, may be cached, and still stands (untouched, recent)} */
     boolean stands() {
         return ok && System.nanoTime() - at < trustNanos;
+    }
+
+    /**
+     * {@return whether the last answer was {@code FI_SUCCESS}, may be cached, and nothing touched
+     * the queue since, however old it is} No native call and no clock read: a spinning loop asks
+     * it of each idle queue every round ({@code CompletionQueue.quiet()}), and {@link #ask}s from
+     * time to time, which renews an answer that has aged.
+     */
+    boolean untouched() {
+        return ok;
     }
 
     /** The queue was read, posted to or shut down: the next sleep calls {@code fi_trywait} again. */
