@@ -6,12 +6,14 @@ package io.cqflux.epoll;
  * <ul>
  *   <li>{@link #BLOCKING}: arm and sleep in {@code epoll_wait} as soon as there is nothing to do;
  *       lowest CPU, highest latency.</li>
- *   <li>{@link #BUSY_POLL}: never sleep; poll every queue continuously (one core per loop). Where
- *       polling a queue costs system calls (libfabric's tcp provider) and a loop has several such
- *       queues, an idle one is watched through one {@code epoll_wait(0)} per round instead,
- *       once its {@code fi_trywait(3)} said its fd will signal what comes.</li>
+ *   <li>{@link #BUSY_POLL}: never sleep; poll every queue continuously (one core per loop).</li>
  *   <li>{@link #adaptive(int)}: poll for a budget of empty rounds, then arm and sleep.</li>
  * </ul>
+ *
+ * <p>Where polling a queue costs system calls (libfabric 1.17's tcp provider) and a loop has
+ * several such queues, a spinning round (BUSY_POLL, or adaptive while it spins) leaves the idle
+ * ones to one {@code epoll_wait(0)} per round, once their {@code fi_trywait(3)} said their fds
+ * will signal what comes.
  */
 public sealed interface WaitStrategy {
 

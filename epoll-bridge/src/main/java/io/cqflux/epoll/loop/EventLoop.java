@@ -84,53 +84,60 @@ import java.util.concurrent.TimeoutException;
  * activity in sleep()'s result. BLOCKING is unaffected (its budget is 0).
  *
  * Busy rounds and the other sources. A busy round (BUSY_POLL always, ADAPTIVE while it spins)
- * polls the queues (all of them but the quiet ones, below) and runs the tasks straight from the
+ * polls the queues (all but the quiet ones, below) and runs the tasks straight from the
  * TaskQueue; neither needs a system call of the loop's own. What only epoll can tell is whether a
  * non-queue source (a connection's event channel, a listener) is readable, and asking costs an
- * epoll_wait(2) with timeout 0. Asked every
- * round, that call was a third of the loop's system calls per operation (issue 13: 6-8
- * epoll_wait per 8-byte write against C's 2.4-4.5, C calling none of its own). So a busy round
- * asks only when OTHERS_CHECK_INTERVAL_NANOS have passed since the last ask, or when a source was
- * registered since (othersDue: a new listener or channel is asked at once). The bound: one ask
- * returns at most EpollPoller.MAX_EVENTS (64) ready fds, and it is over the whole epoll set, queue
- * fds included; busy rounds never acknowledge a queue, so its fd stays readable and takes an
- * entry in every ask. With N readable fds a connection event or an incoming connection request
- * can therefore take ceil(N / 64) asks, each OTHERS_CHECK_INTERVAL_NANOS plus a round apart:
- * 50 µs plus one round when the loop has fewer than 64 readable fds (the usual case: one queue
- * or two per connection), proportionally more beyond. Nothing starves: epoll_wait(2) moves the
- * level-triggered entries it returns to the back of its ready list, so successive asks go round
- * all of them; the time check runs every round whatever the queues deliver; and a long round (a
- * flood of completions, a task budget) makes the next one ask at once. (Asking about the other
- * sources alone would need them in an epoll set of their own, nested in the loop's: not done.)
- * Completions, tasks and the sleep path are unaffected: a loop that goes to sleep asks every
- * source in prepareToSleep() and then waits on all fds together. A source that a busy round finds
- * readable is asked prepareToSleep() before its handler runs: a libfabric wait fd stays readable
- * after its events were read, until fi_trywait(3) resets its signal, so a loop that never slept
- * ran every connection's event-queue handler at every ask. The reset hides nothing: an event that
- * came before it is read by the handler right after, one that comes later signals again.
+ * epoll_wait(2) with timeout 0. Asked every round, that call was a third of the loop's system
+ * calls per operation (issue 13: 6-8 epoll_wait per 8-byte write against C's 2.4-4.5, C calling
+ * none of its own). So a busy round asks only when OTHERS_CHECK_INTERVAL_NANOS have passed since
+ * the last ask, or when a source was registered since (othersDue: a new listener or channel is
+ * asked at once). The bound: one ask returns at most EpollPoller.MAX_EVENTS (64) ready fds, and
+ * it is over the whole epoll set, queue fds included; busy rounds never acknowledge a queue, so
+ * its fd stays readable and takes an entry in every ask. With N readable fds a connection event
+ * or an incoming connection request can therefore take ceil(N / 64) asks, each
+ * OTHERS_CHECK_INTERVAL_NANOS plus a round apart: 50 µs plus one round when the loop has fewer
+ * than 64 readable fds (the usual case: one queue or two per connection), proportionally more
+ * beyond. Nothing starves: epoll_wait(2) moves the level-triggered entries it returns to the back
+ * of its ready list, so successive asks go round all of them; the time check runs every round
+ * whatever the queues deliver; and a long round (a flood of completions, a task budget) makes the
+ * next one ask at once. (Asking about the other sources alone would need them in an epoll set of
+ * their own, nested in the loop's: not done.) Completions, tasks and the sleep path are
+ * unaffected: a loop that goes to sleep asks every source in prepareToSleep() and then waits on
+ * all fds together.
+ *
+ * A readable source in a busy round. A libfabric wait fd stays readable after its events were
+ * read, until fi_trywait(3) resets its signal (util_wait_fd_try): a loop that never sleeps would
+ * find every connection's event queue readable at every ask and run its handler each time. So a
+ * busy round asks the source prepareToSleep() first, then runs the handler. An event that comes
+ * after the reset signals again; one that was there before it is the handler's to read, and when
+ * the answer was "not yet" (something was there) the next round asks again and runs the handler
+ * again while the answer stays so (askAgain), in case the handler left some of it unread: the
+ * reset took away the readiness that would have brought the loop back.
  *
  * Busy rounds and quiet queues. Polling a queue whose poll is not cheap costs system calls
  * (libfabric's tcp provider: fi_cq_read runs socket progress, an epoll_wait of its own), so a
- * busy round over one busy connection and 16 idle ones made 17 of them per round (issue 13: a
- * chained 8-byte write took 29.9 us with BUSY_POLL and 28.7 with ADAPTIVE, against 22.5 and 21.2
- * with what follows; docs/performance.md, "Spinning loops and idle connections").
- * While the loop has two or more such queues, a busy round leaves a queue unpolled when it is
- * quiet (CompletionQueue.quiet(): its last prepareToSleep() said the fd will signal whatever
- * comes, and nothing has touched it since; for fabric, the fi_trywait answer that a sleep would
- * use, TrywaitAnswer), and when two or more were left, one epoll_wait(0) over the whole set
- * stands for all of them: a quiet queue whose fd is readable is drained in the same round, and
- * the ask answers for the other sources too. A single quiet queue is polled after all: its
- * poll costs what the ask would. A queue becomes quiet when QUIET_AFTER_EMPTY_POLLS busy polls in a row
- * found it empty and its prepareToSleep() then says yes (no: it stays polled, and is asked again
- * after as many empty polls); a read, a post or a shutdown makes it polled again at once
- * (fabric's touched()). Every round asks each quiet queue prepareToSleep() again, which answers
- * from its standing answer and calls fi_trywait again once that is older than TrywaitAnswer's
- * trust interval (1 ms); a "not yet" then has the queue polled at once. The same rule as a
- * sleep, so a quiet queue loses nothing a sleeping loop would not. With a single
- * costly queue nothing changes: its poll costs what the ask would, and the ask would put a
- * system call before every completion that comes after a quiet spell. A readable quiet queue
- * beyond the 64 entries one ask returns waits for a later round (epoll_wait(2) goes round its
- * ready list); cheap queues (librpma's, verbs') are always polled.
+ * busy round over one busy connection and 16 idle ones made 17 of them per round
+ * (docs/performance.md, "Spinning loops and idle connections", has the figures). A queue that
+ * CompletionQueue.canBeQuiet() (asked once: fabric's on libfabric 1.17 tcp, whose fi_trywait
+ * answers TrywaitAnswer keeps) may be left unpolled while it is quiet (CompletionQueue.quiet():
+ * its last prepareToSleep() said the fd will signal whatever comes, and nothing has read it,
+ * posted to it or shut it down since). The rules, while the loop has two or more such queues:
+ *   - A queue is asked prepareToSleep() after QUIET_AFTER_EMPTY_POLLS (256) busy polls in a row
+ *     found it empty: a yes makes it quiet, a "not yet" keeps it polled until as many more. 256
+ *     rounds outlast an operation in flight, whose completion would otherwise wait for an
+ *     epoll_wait before its poll; an idle queue pays them once after its last activity.
+ *   - When a round left two or more quiet queues, one epoll_wait(0) over the whole set stands for
+ *     their polls, and a quiet queue whose fd is readable is drained in the same round. The other
+ *     sources it finds ready are handled only when they are due anyway (othersDue). A single
+ *     quiet queue is polled after all: its poll costs what the ask would, without a system call
+ *     before what came (a connection with a separate receive queue, idle beside its send queue).
+ *   - Every QUIET_RENEW_NANOS (100 µs) a round asks each quiet queue prepareToSleep() again, which
+ *     answers from the transport's standing answer and calls fi_trywait again once that is older
+ *     than TrywaitAnswer's trust interval (1 ms); a "not yet" has the queue polled at once.
+ * The same rule as a sleep, so a quiet queue loses nothing a sleeping loop would not, within the
+ * same bound. A readable quiet queue beyond the 64 entries one ask returns waits for a later
+ * round (epoll_wait(2) goes round its ready list). Cheap queues (librpma's, verbs') and queues
+ * that cannot be quiet are polled every round, and are asked nothing outside the sleep path.
  *
  * The end of a batch. A sink is called once per completion; runAfterBatch lets it put work off
  * to the end of the batch it is in (a writeAll stream sends its results and asks its source for
@@ -970,13 +977,7 @@ public final class EventLoop implements AutoCloseable {
                     work += drain(s);
                 }
             } else if (others) {
-                // A libfabric wait fd stays readable after its events were read, until
-                // fi_trywait(3) resets its signal (util_wait_fd_try): a loop that never sleeps
-                // would find every connection's event queue readable at every ask and run its
-                // handler each time. So a busy round asks first. An event that comes after the
-                // reset signals again; one that was there before it is the handler's to read,
-                // and when the answer was "not yet" the next round asks again (askAgain), in
-                // case the handler left some of it. (A sleeping loop asks before every sleep.)
+                // Busy: ask first, then handle ("A readable source in a busy round" above).
                 boolean settled = !busy || askToSleep(s);
                 if (s.isActive()) {
                     handleReadable(s);
@@ -1079,7 +1080,8 @@ public final class EventLoop implements AutoCloseable {
 
     /**
      * Asks again the sources whose handler a spinning round ran while their prepareToSleep said
-     * "not yet", and runs the handler again for each that still says so (see dispatch).
+     * "not yet", and runs the handler again for each that still says so ("A readable source in a
+     * busy round" in the design comment).
      *
      * @return the handlers run
      */
