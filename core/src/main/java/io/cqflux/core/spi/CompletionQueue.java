@@ -9,7 +9,10 @@ import java.lang.foreign.MemorySegment;
  * <p>The loop's cycle: on readiness of {@link #fd()} it calls {@link #acknowledge()}, then
  * {@link #poll} until fewer than {@code max} entries come back; before sleeping it calls
  * {@link #prepareToSleep()} (and, for a queue whose {@link #pollIsCheap()}, polls it once more
- * when its last drain delivered). A busy-polling loop calls {@link #poll} without waiting for the fd.
+ * when its last drain delivered). A busy-polling loop calls {@link #poll} without waiting for the
+ * fd and never calls {@link #acknowledge()}; for a queue that {@link #canBeQuiet()} it also asks
+ * {@link #prepareToSleep()} outside the sleep path and may leave the queue unpolled while it is
+ * {@link #quiet()}, until its fd is readable.
  */
 public interface CompletionQueue extends Pollable, AutoCloseable {
 
@@ -77,11 +80,12 @@ public interface CompletionQueue extends Pollable, AutoCloseable {
     }
 
     /**
-     * Whether {@link #quiet()} can ever be true, asked once when the queue is registered. A
-     * spinning loop asks {@link #prepareToSleep()} of an idle queue only when it can: for any
-     * other queue that stays the sleeping loop's question. Default {@code false}.
+     * Whether {@link #quiet()} can ever be true, asked once, on the thread that registers the
+     * queue. A spinning loop asks {@link #prepareToSleep()} of an idle queue only when it can: for
+     * any other queue that stays the sleeping loop's question. Default {@code false}.
      *
-     * @return whether this queue keeps its sleep answers (fabric: libfabric 1.17's tcp provider)
+     * @return whether this queue keeps its sleep answers and its poll costs system calls
+     *     (fabric: libfabric 1.17's tcp provider)
      */
     default boolean canBeQuiet() {
         return false;

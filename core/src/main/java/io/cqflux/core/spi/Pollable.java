@@ -12,8 +12,9 @@ public interface Pollable {
     /**
      * Called on the loop thread right before it blocks in {@code epoll_wait}, and by a spinning
      * loop before it runs the handler of a readable source and when it asks an idle queue that
-     * {@linkplain CompletionQueue#canBeQuiet() can be quiet} whether it is: it must not block, and
-     * it may reset what makes {@link #fd()} readable (a libfabric wait fd's signal). Returns
+     * {@linkplain CompletionQueue#canBeQuiet() can be quiet} whether it is; it may reset what
+     * makes {@link #fd()} readable (a libfabric wait fd's signal), and it should not block (a
+     * spinning loop's other sources wait meanwhile). Returns
      * {@code false} when work may be pending that the fd will not signal, so the loop must poll
      * again first. libfabric requires this ({@code fi_trywait(3)}: {@code FI_SUCCESS} before
      * blocking on a wait fd; {@code -FI_EAGAIN} means read the queue first; the fabric transport

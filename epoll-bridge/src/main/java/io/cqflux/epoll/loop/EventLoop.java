@@ -115,25 +115,27 @@ import java.util.concurrent.TimeoutException;
  * reset took away the readiness that would have brought the loop back.
  *
  * Busy rounds and quiet queues. Polling a queue whose poll is not cheap costs system calls
- * (libfabric's tcp provider: fi_cq_read runs socket progress, an epoll_wait of its own), so a
- * busy round over one busy connection and 16 idle ones made 17 of them per round
+ * (libfabric's tcp provider: fi_cq_read runs socket progress, an epoll_wait of its own): a busy
+ * round that polled every queue of one busy connection and 16 idle ones would make 17 of them
  * (docs/performance.md, "Spinning loops and idle connections", has the figures). A queue that
  * CompletionQueue.canBeQuiet() (asked once: fabric's on libfabric 1.17 tcp, whose fi_trywait
  * answers TrywaitAnswer keeps) may be left unpolled while it is quiet (CompletionQueue.quiet():
  * its last prepareToSleep() said the fd will signal whatever comes, and nothing has read it,
  * posted to it or shut it down since). The rules, while the loop has two or more such queues:
- *   - A queue is asked prepareToSleep() after QUIET_AFTER_EMPTY_POLLS (256) busy polls in a row
- *     found it empty: a yes makes it quiet, a "not yet" keeps it polled until as many more. 256
- *     rounds outlast an operation in flight, whose completion would otherwise wait for an
- *     epoll_wait before its poll; an idle queue pays them once after its last activity.
+ *   - Once QUIET_AFTER_EMPTY_POLLS (256) busy polls in a row found a queue empty, it is asked
+ *     prepareToSleep() on the next quiet tick (every QUIET_TICK_NANOS, 100 µs, one tick for
+ *     all queues, so that idle queues turn quiet in the same round): a yes makes it quiet, a
+ *     "not yet" keeps it polled and asked again on the next tick. 256 rounds outlast an
+ *     operation in flight, whose completion would otherwise wait for an epoll_wait before its
+ *     poll; an idle queue pays them once after its last activity.
  *   - When a round left two or more quiet queues, one epoll_wait(0) over the whole set stands for
  *     their polls, and a quiet queue whose fd is readable is drained in the same round. The other
  *     sources it finds ready are handled only when they are due anyway (othersDue). A single
  *     quiet queue is polled after all: its poll costs what the ask would, without a system call
  *     before what came (a connection with a separate receive queue, idle beside its send queue).
- *   - Every QUIET_RENEW_NANOS (100 µs) a round asks each quiet queue prepareToSleep() again, which
- *     answers from the transport's standing answer and calls fi_trywait again once that is older
- *     than TrywaitAnswer's trust interval (1 ms); a "not yet" has the queue polled at once.
+ *   - On each tick a round asks each quiet queue prepareToSleep() again, which answers from the
+ *     transport's standing answer and calls fi_trywait again once that is older than
+ *     TrywaitAnswer's trust interval (1 ms); a "not yet" has the queue polled at once.
  * The same rule as a sleep, so a quiet queue loses nothing a sleeping loop would not, within the
  * same bound. A readable quiet queue beyond the 64 entries one ask returns waits for a later
  * round (epoll_wait(2) goes round its ready list). Cheap queues (librpma's, verbs') and queues
@@ -211,8 +213,8 @@ public final class EventLoop implements AutoCloseable {
      */
     static final int MAX_SLEEPS_PUT_OFF = 16;
     /**
-     * Busy polls in a row that find a queue that can be quiet empty before a busy round asks it
-     * {@link Pollable#prepareToSleep()} (on tcp a {@code fi_trywait(3)}), whose yes makes it
+     * Busy polls in a row that must find a queue that can be quiet empty before a busy round asks
+     * it {@link Pollable#prepareToSleep()} (on tcp a {@code fi_trywait(3)}), whose yes makes it
      * {@link CompletionQueue#quiet()}: 256, a few hundred microseconds of rounds, so that a queue
      * waiting for the completion of an operation in flight stays polled (the completion of a
      * quiet queue waits for an {@code epoll_wait} before its poll), while an idle queue pays those
@@ -220,11 +222,12 @@ public final class EventLoop implements AutoCloseable {
      */
     static final int QUIET_AFTER_EMPTY_POLLS = 256;
     /**
-     * How often a spinning round asks each quiet queue {@link Pollable#prepareToSleep()} again,
-     * which renews an answer its transport no longer trusts (fabric: after 1 ms): every 100 µs,
-     * not every round, so a round reads no clock per quiet queue.
+     * The tick on which a spinning round asks {@link Pollable#prepareToSleep()} of the queues that
+     * have been idle long enough and of the quiet ones, the latter to renew an answer their
+     * transport no longer trusts (fabric: after 1 ms): every 100 µs. One tick for all, so that
+     * idle queues turn quiet in the same round, and no clock read per queue.
      */
-    static final long QUIET_RENEW_NANOS = 100_000;
+    static final long QUIET_TICK_NANOS = 100_000;
     /** Longest time the poll before sleeping may put sleeps off before the loop asks epoll. */
     static final long SLEEPS_PUT_OFF_NANOS = 1_000_000;
     /** How long {@link #close()} lets queued work finish before it forces. */
@@ -290,8 +293,8 @@ public final class EventLoop implements AutoCloseable {
     private final ArrayDeque<LoopSource> cutOff = new ArrayDeque<>();
     /** Non-queue sources that a spinning round asks again (each once; see LoopSource.askAgain). */
     private final ArrayDeque<LoopSource> askAgain = new ArrayDeque<>();
-    /** When a spinning round last asked the quiet queues to renew their answers ({@link #unitClock()}). */
-    private long quietRenewedAt;
+    /** The last quiet tick of a spinning round ({@link #unitClock()}; see QUIET_TICK_NANOS). */
+    private long quietTickAt;
     /** Loop turns so far; a queue's batch budget is per turn. */
     private long turn;
     /** A completion batch is being delivered to its sink ({@link #runAfterBatch}). */
@@ -973,8 +976,7 @@ public final class EventLoop implements AutoCloseable {
                 } else if (s.skippedTurn == turn && s.isActive()) {
                     // A quiet queue that this busy round left unpolled, and whose fd is readable.
                     s.skippedTurn = -1;
-                    s.emptyPolls = 0;
-                    work += drain(s);
+                    work += drainCountingEmpty(s);
                 }
             } else if (others) {
                 // Busy: ask first, then handle ("A readable source in a busy round" above).
@@ -1010,14 +1012,28 @@ public final class EventLoop implements AutoCloseable {
      */
     private int pollQueues() {
         assert inEventLoop();
-        boolean skipQuiet = sources.quietCapableQueues() >= 2;
-        boolean renew = false;
-        if (skipQuiet) {
-            long now = unitClock();
-            if (now - quietRenewedAt >= QUIET_RENEW_NANOS) {
-                quietRenewedAt = now;
-                renew = true;
+        if (sources.quietCapableQueues() >= 2) {
+            return pollQueuesSkippingQuiet();
+        }
+        // The usual loop (one tcp queue, or RDMA queues): kept as small as it always was, so
+        // that the JIT compiles the busy round's hottest path as before.
+        int work = 0;
+        for (LoopSource s : sources.queues()) {
+            if (s.isActive()) {
+                work += drain(s);
             }
+        }
+        return work;
+    }
+
+    /** {@link #pollQueues()} while the loop has two or more queues that can be quiet. */
+    private int pollQueuesSkippingQuiet() {
+        assert inEventLoop();
+        boolean tick = false;
+        long now = unitClock();
+        if (now - quietTickAt >= QUIET_TICK_NANOS) {
+            quietTickAt = now;
+            tick = true;
         }
         int work = 0;
         int skipped = 0;
@@ -1026,34 +1042,36 @@ public final class EventLoop implements AutoCloseable {
             if (!s.isActive()) {
                 continue;
             }
-            if (!skipQuiet || !s.quietCapable) {
+            if (!s.quietCapable) {
                 work += drain(s);
-            } else if (isQuiet(s) && (!renew || askToSleep(s))) {
-                // Quiet; every QUIET_RENEW_NANOS prepareToSleep renews its answer (from the
-                // transport's last call while it trusts that, with a new call after).
+                continue;
+            }
+            boolean skip;
+            if (isQuiet(s)) {
+                // The tick renews its answer (prepareToSleep answers from the transport's last
+                // call while it trusts that, and calls again after); a "not yet" has it polled.
+                skip = !tick || askToSleep(s);
+            } else {
+                // Idle long enough: asked on the tick, so that idle queues turn quiet together
+                // (a round skips only when it leaves two or more).
+                skip = tick && s.emptyPolls >= QUIET_AFTER_EMPTY_POLLS && askToSleep(s) && isQuiet(s);
+            }
+            if (!s.isActive()) {
+                continue; // failed in quiet() or prepareToSleep()
+            }
+            if (skip) {
                 s.skippedTurn = turn;
                 skipped++;
                 lastSkipped = s;
-            } else if (s.isActive()) {
-                int n = drain(s);
-                work += n;
-                if (n > 0) {
-                    s.emptyPolls = 0;
-                } else if (++s.emptyPolls >= QUIET_AFTER_EMPTY_POLLS) {
-                    // Asked what a sleep asks: a yes that stands makes it quiet (quiet() says
-                    // so), a "not yet" keeps it polled until as many more empty polls.
-                    s.emptyPolls = 0;
-                    askToSleep(s);
-                }
+            } else {
+                work += drainCountingEmpty(s);
             }
         }
         if (skipped == 1) {
             // A single quiet queue: its poll costs what the ask would, and finds what came
             // without an epoll_wait before it.
             lastSkipped.skippedTurn = -1;
-            if (lastSkipped.isActive()) {
-                work += drain(lastSkipped);
-            }
+            work += drainCountingEmpty(lastSkipped);
         } else if (skipped > 1) {
             // One ask about every fd stands for the polls of all the quiet queues; the other
             // sources it finds ready are handled only when they are due anyway.
@@ -1064,6 +1082,24 @@ public final class EventLoop implements AutoCloseable {
             }
         }
         return work;
+    }
+
+    /**
+     * Drains a queue that can be quiet and counts a poll that found it empty towards
+     * {@link #QUIET_AFTER_EMPTY_POLLS}; a delivery, a cut-off (full batches) or a failure does not
+     * count.
+     *
+     * @return completions delivered
+     */
+    private int drainCountingEmpty(LoopSource s) {
+        assert inEventLoop();
+        int n = drain(s);
+        if (n > 0 || s.cutOff) {
+            s.emptyPolls = 0;
+        } else if (s.isActive() && s.emptyPolls < QUIET_AFTER_EMPTY_POLLS) {
+            s.emptyPolls++;
+        }
+        return n;
     }
 
     /** {@return {@link CompletionQueue#quiet()} of a queue that can be quiet; one that throws is failed (and inactive)} */

@@ -46,8 +46,9 @@ final class LoopSource implements Registration {
      */
     boolean pollBeforeSleep;
     /**
-     * Busy polls in a row that found nothing, counted for a {@link #quietCapable} queue while the
-     * loop skips quiet queues ({@link CompletionQueue#quiet()}); loop thread only.
+     * Busy polls in a row that found nothing, up to the loop's threshold, counted for a
+     * {@link #quietCapable} queue while the loop skips quiet queues
+     * ({@link CompletionQueue#quiet()}); loop thread only.
      */
     int emptyPolls;
     /** A queue whose poll is not cheap and that {@link CompletionQueue#canBeQuiet()}, asked once. */

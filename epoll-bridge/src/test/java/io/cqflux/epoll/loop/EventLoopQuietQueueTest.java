@@ -67,7 +67,9 @@ class EventLoopQuietQueueTest {
             }
             long asks = q.nativeAsks.get();
             for (long ctx = 1; ctx <= 50; ctx++) {
-                Await.until(qs.get(1)::quiet, "the other queue quiet: two quiet queues make the round ask epoll");
+                // Both quiet between two rounds: the round leaves both and asks epoll.
+                Await.until(() -> snapshot(loop, () -> q.quiet() && qs.get(1).quiet() ? 1 : 0)[0] == 1,
+                        "both queues quiet before completion " + ctx);
                 q.add(ctx); // signals the eventfd, as a completion signals a libfabric wait fd
                 long want = ctx;
                 Await.until(() -> seen.size() == want, "completion " + want + " of a quiet queue");
@@ -169,7 +171,7 @@ class EventLoopQuietQueueTest {
     }
 
     @Test
-    void aQueueThatSaysNotYet_staysPolled_andIsAskedAgainAfterAsManyEmptyPolls() {
+    void aQueueThatSaysNotYet_staysPolled_andIsAskedAgainOnEachTickOnly() {
         List<EventfdTestCompletionQueue> qs = quietCapable(2);
         EventfdTestCompletionQueue busy = qs.get(0);
         busy.sleepAllowed(false); // fi_trywait's -FI_EAGAIN: read the queue first
@@ -177,14 +179,102 @@ class EventLoopQuietQueueTest {
         try (EventLoop loop = EventLoop.start(new LoopConfig("quiet-notyet", WaitStrategy.BUSY_POLL, 32, null))) {
             qs.forEach(q -> loop.register(q, (Completion c) -> { }));
             loop.register(rounds, (Completion c) -> { });
+            Await.until(() -> busy.sleepAsks.get() > 0, "the idle queue asked whether it may be slept on");
+            long t0 = System.nanoTime();
             long[] before = snapshot(loop, rounds.polls::get, busy.polls::get, busy.sleepAsks::get);
             long[] after = afterRounds(loop, rounds, busy.polls::get, busy.sleepAsks::get);
-            long polls = after[1] - before[1];
+            long elapsed = System.nanoTime() - t0;
             long asks = after[2] - before[2];
-            assertEquals(after[0] - before[0], polls, "a queue that is not quiet is polled in every round");
-            long expected = polls / EventLoop.QUIET_AFTER_EMPTY_POLLS;
-            assertTrue(Math.abs(asks - expected) <= 1, asks + " asks in " + polls + " polls, expected about " + expected);
+            assertEquals(after[0] - before[0], after[1] - before[1], "a queue that is not quiet is polled in every round");
+            long ticks = elapsed / EventLoop.QUIET_TICK_NANOS + 2;
+            assertTrue(asks >= 1 && asks <= ticks, asks + " asks in " + elapsed / 1000 + " µs: at most one per tick (" + ticks + ")");
         } finally {
+            closeAll(qs, rounds);
+        }
+    }
+
+    @Test
+    void idleQueuesThatWentIdleInDifferentRounds_turnQuietTogether_andAgainAfterOneOfThemDelivered() {
+        // A busy queue registered first, then two idle ones, one by one: their empty polls start
+        // in different rounds, and a round skips only when it leaves two or more quiet queues.
+        EventfdTestCompletionQueue busy = quietCapable(1).get(0);
+        busy.sleepAllowed(false);
+        EventfdTestCompletionQueue rounds = new EventfdTestCompletionQueue("rounds", true);
+        List<EventfdTestCompletionQueue> idle = quietCapable(2);
+        try (EventLoop loop = EventLoop.start(new LoopConfig("quiet-sync", WaitStrategy.BUSY_POLL, 32, null))) {
+            loop.register(busy, (Completion c) -> { });
+            loop.register(rounds, (Completion c) -> { });
+            Await.roundTrip(loop);
+            loop.register(idle.get(0), (Completion c) -> { });
+            afterRounds(loop, rounds);
+            loop.register(idle.get(1), (Completion c) -> { });
+            for (int pass = 0; pass < 2; pass++) {
+                Await.until(() -> snapshot(loop, () -> idle.get(0).quiet() && idle.get(1).quiet() ? 1 : 0)[0] == 1,
+                        "both idle queues quiet in the same round (pass " + pass + ")");
+                long[] before = snapshot(loop, rounds.polls::get, idle.get(0).polls::get, idle.get(1).polls::get);
+                long[] after = afterRounds(loop, rounds, idle.get(0).polls::get, idle.get(1).polls::get);
+                assertEquals(before[1], after[1], idle.get(0) + " polled while quiet (pass " + pass + ")");
+                assertEquals(before[2], after[2], idle.get(1) + " polled while quiet (pass " + pass + ")");
+                if (pass == 0) {
+                    idle.get(0).add(7); // delivered through the round's epoll_wait; the pair must regroup
+                    Await.until(() -> idle.get(0).polls.get() > before[1], "the completion polled");
+                }
+            }
+        } finally {
+            closeAll(idle, busy, rounds);
+        }
+    }
+
+    @Test
+    void queuesThatCanBeQuiet_countedOutWhenClosed_leaveTheLastOnePolledAndUnasked() {
+        List<EventfdTestCompletionQueue> qs = quietCapable(3);
+        EventfdTestCompletionQueue rounds = new EventfdTestCompletionQueue("rounds", true);
+        try (EventLoop loop = EventLoop.start(new LoopConfig("quiet-count", WaitStrategy.BUSY_POLL, 32, null))) {
+            List<Registration> regs = new ArrayList<>();
+            qs.forEach(q -> regs.add(loop.register(q, (Completion c) -> { })));
+            loop.register(rounds, (Completion c) -> { });
+            for (EventfdTestCompletionQueue q : qs) {
+                Await.until(q::quiet, q + " quiet");
+            }
+            regs.get(0).close();
+            regs.get(1).close();
+            EventfdTestCompletionQueue last = qs.get(2);
+            afterRounds(loop, rounds); // the last one's answer is not renewed any more: polled, it is read
+            long asks = last.sleepAsks.get();
+            long[] before = snapshot(loop, rounds.polls::get, last.polls::get);
+            long[] after = afterRounds(loop, rounds, last.polls::get);
+            assertEquals(after[0] - before[0], after[1] - before[1], "the one queue left polled in every round");
+            assertEquals(asks, last.sleepAsks.get(), "a loop with one such queue asks it nothing");
+        } finally {
+            closeAll(qs, rounds);
+        }
+    }
+
+    @Test
+    void aSourceThatStaysReadable_besideQuietQueues_isHandledOncePerCheckOfTheOtherSources_notPerRound() {
+        List<EventfdTestCompletionQueue> qs = quietCapable(2);
+        EventfdTestSource stuck = new EventfdTestSource(); // readable for good; its ask says yes
+        EventfdTestCompletionQueue rounds = new EventfdTestCompletionQueue("rounds", true);
+        try (EventLoop loop = EventLoop.start(new LoopConfig("quiet-due", WaitStrategy.BUSY_POLL, 32, null))) {
+            AtomicLong handled = new AtomicLong();
+            qs.forEach(q -> loop.register(q, (Completion c) -> { }));
+            loop.register(rounds, (Completion c) -> { });
+            loop.register(stuck, handled::incrementAndGet);
+            for (EventfdTestCompletionQueue q : qs) {
+                Await.until(q::quiet, q + " quiet");
+            }
+            stuck.signal();
+            Await.until(() -> handled.get() > 0, "the readable source handled");
+            long t0 = System.nanoTime();
+            long[] before = snapshot(loop, rounds.polls::get, handled::get);
+            long[] after = afterRounds(loop, rounds, handled::get);
+            long elapsed = System.nanoTime() - t0;
+            long times = after[1] - before[1];
+            long checks = elapsed / EventLoop.OTHERS_CHECK_INTERVAL_NANOS + 2;
+            assertTrue(times <= checks, times + " handler runs in " + (after[0] - before[0]) + " rounds and "
+                    + elapsed / 1000 + " µs: more than one per " + EventLoop.OTHERS_CHECK_INTERVAL_NANOS / 1000 + " µs");
+        } finally {
+            stuck.close();
             closeAll(qs, rounds);
         }
     }

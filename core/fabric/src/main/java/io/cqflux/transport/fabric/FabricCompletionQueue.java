@@ -127,10 +127,14 @@ final class FabricCompletionQueue implements CompletionQueue {
         return !closed && trywait.untouched();
     }
 
-    /** On libfabric 1.17's tcp and verbs providers, whose fi_trywait answers are kept (TrywaitAnswer). */
+    /**
+     * On libfabric 1.17's tcp provider: its fi_trywait answers are kept (TrywaitAnswer) and its
+     * poll is a system call. (verbs keeps them too, but its poll is a ring read, cheaper than any
+     * ask, so a spinning loop polls it every round.)
+     */
     @Override
     public boolean canBeQuiet() {
-        return trywait.caches();
+        return trywait.caches() && !pollIsCheap();
     }
 
     /**

@@ -134,7 +134,7 @@ class FabricTrywaitTest extends TransportFixture {
     void quiet_holdsWhileNothingTouchesTheQueue_andATargetsQueueSignalsTheBytesOfAWrite() throws InterruptedException {
         // CompletionQueue.quiet(): what a spinning loop skips polls on. The last fi_trywait said
         // FI_SUCCESS and nothing touched the queue since: a read, a post or a shutdown ends it;
-        // its age does not (the loop asks prepareToSleep every round, which renews it).
+        // its age does not (a spinning loop asks prepareToSleep every 100 µs, which renews it).
         LocalRegion target = region(server, 4096, RegionAccess.WRITE_DST);
         Pair p = connect(new byte[0], target.descriptor());
         RemoteRegion remote = closeLater(client.remoteRegion(p.acceptData()));
@@ -172,7 +172,7 @@ class FabricTrywaitTest extends TransportFixture {
         cq.trywaitAnswer().trustFor(TrywaitAnswer.TRUST_NANOS);
         pump.until("the client's CQ quiet again", DEADLINE, () -> k.poll() >= 0 && cq.prepareToSleep() && cq.quiet());
         Thread.sleep(TrywaitAnswer.TRUST_NANOS / 1_000_000 + 2);
-        assertTrue(cq.quiet(), "age alone does not end it: the loop asks prepareToSleep, which renews the answer");
+        assertTrue(cq.quiet(), "age alone does not end it: the loop's next prepareToSleep renews the answer");
         int calls = cq.trywaitAnswer().calls();
         assertTrue(cq.prepareToSleep());
         assertEquals(calls + 1, cq.trywaitAnswer().calls(), "an answer older than the trust interval is asked again");
