@@ -1,12 +1,12 @@
 #!/bin/bash
-# Opcount A/B/C: base (36e95e0), variant (final code with skipping off: only the ask before a
-# readable source's handler), new (final); BUSY_POLL and ADAPTIVE chained 8-byte writes with 0, 4
-# and 16 idle connections; builds alternated within each round.
+# Final code (8f142b3) against base (36e95e0): opcount, BUSY_POLL and ADAPTIVE chained 8-byte
+# writes with 16 and 4 idle connections, alternated, four rounds; then the separate-receive-queue
+# paired latency check, three rounds.
 for r in 1 2 3 4; do
-  for idle in 16 4 0; do
+  for idle in 16 4; do
     for s in BUSY_POLL ADAPTIVE; do
-      for b in /tmp/base /tmp/variant /work/main; do
-        tag=$(case $b in /tmp/base) echo base;; /tmp/variant) echo variant;; *) echo new;; esac)
+      for b in /tmp/base /work/main; do
+        tag=$( [ $b = /tmp/base ] && echo base || echo new )
         echo "== $tag $s idle=$idle round=$r"
         $b/benchmarks/opcount.sh $s chain 4000 24000 8 $idle 2>&1
       done
