@@ -1,6 +1,6 @@
 #!/bin/bash
-# Opcount A/B/C: base (36e95e0), variant (final code with skipping off: only the ask before a
-# readable source's handler), new (final); BUSY_POLL and ADAPTIVE chained 8-byte writes with 0, 4
+# Opcount A/B/C: base (36e95e0), variant (a34129d with skipping off: only the ask before a
+# readable source's handler), a34129d (the change as it stood then); BUSY_POLL and ADAPTIVE chained 8-byte writes with 0, 4
 # and 16 idle connections; builds alternated within each round.
 for r in 1 2 3 4; do
   for idle in 16 4 0; do

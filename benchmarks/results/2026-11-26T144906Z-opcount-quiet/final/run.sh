@@ -1,7 +1,7 @@
 #!/bin/bash
 # Final code (8f142b3) against base (36e95e0): opcount, BUSY_POLL and ADAPTIVE chained 8-byte
-# writes with 16 and 4 idle connections, alternated, four rounds; then the separate-receive-queue
-# paired latency check, three rounds.
+# writes with 16 and 4 idle connections, alternated, four rounds (the separate-receive-queue
+# check is separate-rcq/run.sh).
 for r in 1 2 3 4; do
   for idle in 16 4; do
     for s in BUSY_POLL ADAPTIVE; do

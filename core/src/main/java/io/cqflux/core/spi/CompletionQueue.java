@@ -61,7 +61,8 @@ public interface CompletionQueue extends Pollable, AutoCloseable {
      * readable: its last {@link #prepareToSleep()} said the fd will signal whatever comes, and
      * nothing has read the queue, posted to it or shut it down since. A loop that spins over
      * several queues whose {@link #pollIsCheap() poll is not cheap} then asks epoll once per round
-     * about all such quiet queues instead of polling each (libfabric's tcp provider: one
+     * about all such quiet queues instead of polling each, when two or more are quiet (a single
+     * one is polled; libfabric's tcp provider: one
      * {@code fi_cq_read(3)}, a progress call with an {@code epoll_wait} of its own, per idle
      * connection per round), and asks each {@link #prepareToSleep()} again from time to time,
      * which answers from its last call for as long as its transport trusts that answer. Asked on

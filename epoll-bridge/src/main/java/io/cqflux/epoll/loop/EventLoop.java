@@ -1046,18 +1046,26 @@ public final class EventLoop implements AutoCloseable {
                 work += drain(s);
                 continue;
             }
+            boolean quiet = isQuiet(s);
+            if (!s.isActive()) {
+                continue; // failed in quiet()
+            }
             boolean skip;
-            if (isQuiet(s)) {
+            if (quiet) {
                 // The tick renews its answer (prepareToSleep answers from the transport's last
                 // call while it trusts that, and calls again after); a "not yet" has it polled.
                 skip = !tick || askToSleep(s);
             } else {
+                if (s.skippedTurn == turn - 1) {
+                    s.emptyPolls = 0; // quiet last round, touched since (a post): work in flight
+                }
                 // Idle long enough: asked on the tick, so that idle queues turn quiet together
                 // (a round skips only when it leaves two or more).
-                skip = tick && s.emptyPolls >= QUIET_AFTER_EMPTY_POLLS && askToSleep(s) && isQuiet(s);
+                skip = tick && s.emptyPolls >= QUIET_AFTER_EMPTY_POLLS && askToSleep(s) && s.isActive()
+                        && isQuiet(s);
             }
             if (!s.isActive()) {
-                continue; // failed in quiet() or prepareToSleep()
+                continue; // failed in prepareToSleep() or quiet()
             }
             if (skip) {
                 s.skippedTurn = turn;
@@ -1086,17 +1094,17 @@ public final class EventLoop implements AutoCloseable {
 
     /**
      * Drains a queue that can be quiet and counts a poll that found it empty towards
-     * {@link #QUIET_AFTER_EMPTY_POLLS}; a delivery, a cut-off (full batches) or a failure does not
-     * count.
+     * {@link #QUIET_AFTER_EMPTY_POLLS} (a delivery, in any path, restarts the count in
+     * {@link #drain}); a cut-off (full batches) or a failure does not count.
      *
      * @return completions delivered
      */
     private int drainCountingEmpty(LoopSource s) {
         assert inEventLoop();
         int n = drain(s);
-        if (n > 0 || s.cutOff) {
+        if (s.cutOff) {
             s.emptyPolls = 0;
-        } else if (s.isActive() && s.emptyPolls < QUIET_AFTER_EMPTY_POLLS) {
+        } else if (n == 0 && s.isActive() && s.emptyPolls < QUIET_AFTER_EMPTY_POLLS) {
             s.emptyPolls++;
         }
         return n;
@@ -1194,8 +1202,11 @@ public final class EventLoop implements AutoCloseable {
             }
             total += n;
         } while (n == batchSize && s.isActive());
-        if (total > 0 && s.cheapPoll) {
-            s.pollBeforeSleep = true;
+        if (total > 0) {
+            if (s.cheapPoll) {
+                s.pollBeforeSleep = true;
+            }
+            s.emptyPolls = 0; // a queue that can be quiet counts its empty polls from here
         }
         return total;
     }

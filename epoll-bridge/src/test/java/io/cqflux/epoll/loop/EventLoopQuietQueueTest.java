@@ -251,6 +251,41 @@ class EventLoopQuietQueueTest {
     }
 
     @Test
+    void aQueueWhoseQuietOrAskThrows_isFailedOnce_andNeverTouchedAgain_whileTheOthersStayQuiet() {
+        List<EventfdTestCompletionQueue> qs = quietCapable(4);
+        EventfdTestCompletionQueue rounds = new EventfdTestCompletionQueue("rounds", true);
+        try (EventLoop loop = EventLoop.start(new LoopConfig("quiet-fail", WaitStrategy.BUSY_POLL, 32, null))) {
+            AtomicLong[] hooks = {new AtomicLong(), new AtomicLong(), new AtomicLong(), new AtomicLong()};
+            for (int i = 0; i < qs.size(); i++) {
+                AtomicLong hook = hooks[i];
+                loop.register(qs.get(i), (Completion c) -> { }, hook::incrementAndGet);
+            }
+            loop.register(rounds, (Completion c) -> { });
+            Await.until(() -> snapshot(loop, () -> qs.stream().allMatch(EventfdTestCompletionQueue::quiet) ? 1 : 0)[0] == 1,
+                    "all four quiet");
+            EventfdTestCompletionQueue badQuiet = qs.get(0);
+            EventfdTestCompletionQueue badAsk = qs.get(1);
+            badQuiet.failQuiet(new IllegalStateException("test: quiet() fails"));
+            badAsk.failAsks(new IllegalStateException("test: prepareToSleep() fails")); // on the next tick
+            Await.until(() -> hooks[0].get() == 1 && hooks[1].get() == 1, "both failed queues let go of");
+            long[] before = snapshot(loop, badQuiet.polls::get, badQuiet.sleepAsks::get, badAsk.polls::get,
+                    badAsk.sleepAsks::get, qs.get(2).polls::get, qs.get(3).polls::get);
+            long[] after = afterRounds(loop, rounds, badQuiet.polls::get, badQuiet.sleepAsks::get, badAsk.polls::get,
+                    badAsk.sleepAsks::get, qs.get(2).polls::get, qs.get(3).polls::get);
+            for (int i = 0; i < 4; i++) {
+                assertEquals(before[i], after[i + 1], "a failed queue touched again (counter " + i + ")");
+            }
+            assertEquals(before[4], after[5], qs.get(2) + " polled: the two left are quiet and skipped");
+            assertEquals(before[5], after[6], qs.get(3) + " polled: the two left are quiet and skipped");
+            assertEquals(1, hooks[0].get(), "hook of the queue whose quiet() threw");
+            assertEquals(1, hooks[1].get(), "hook of the queue whose prepareToSleep() threw");
+            assertEquals(0, hooks[2].get() + hooks[3].get(), "the healthy queues' hooks");
+        } finally {
+            closeAll(qs, rounds);
+        }
+    }
+
+    @Test
     void aSourceThatStaysReadable_besideQuietQueues_isHandledOncePerCheckOfTheOtherSources_notPerRound() {
         List<EventfdTestCompletionQueue> qs = quietCapable(2);
         EventfdTestSource stuck = new EventfdTestSource(); // readable for good; its ask says yes

@@ -56,6 +56,8 @@ final class EventfdTestCompletionQueue implements CompletionQueue {
     /** {@link #prepareToSleep()} calls not answered from the standing yes (fi_trywait calls, on fabric). */
     final AtomicLong nativeAsks = new AtomicLong();
     private volatile RuntimeException pollFailure;
+    private volatile RuntimeException quietFailure;
+    private volatile RuntimeException askFailure;
     private volatile RuntimeException failureAfterDelivery;
     private boolean closed;
 
@@ -125,6 +127,16 @@ final class EventfdTestCompletionQueue implements CompletionQueue {
         failureAfterDelivery = e;
     }
 
+    /** Makes every later {@link #quiet()} throw {@code e}. */
+    void failQuiet(RuntimeException e) {
+        quietFailure = e;
+    }
+
+    /** Makes every later {@link #prepareToSleep()} throw {@code e}. */
+    void failAsks(RuntimeException e) {
+        askFailure = e;
+    }
+
     /** Makes every later {@link #poll} throw {@code e}, like a queue that failed (overrun, device error). */
     void failPolls(RuntimeException e) {
         pollFailure = e;
@@ -160,6 +172,10 @@ final class EventfdTestCompletionQueue implements CompletionQueue {
     @Override
     public boolean prepareToSleep() {
         sleepAsks.incrementAndGet();
+        RuntimeException failure = askFailure;
+        if (failure != null) {
+            throw failure;
+        }
         if (!keepsQuietAnswers) {
             return sleepAllowed;
         }
@@ -180,6 +196,10 @@ final class EventfdTestCompletionQueue implements CompletionQueue {
 
     @Override
     public boolean quiet() {
+        RuntimeException failure = quietFailure;
+        if (failure != null) {
+            throw failure;
+        }
         return quiet;
     }
 
