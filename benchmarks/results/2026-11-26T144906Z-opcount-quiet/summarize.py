@@ -1,4 +1,5 @@
 import re,collections,statistics,sys
+# Medians and ranges of opcount runs of several builds: python3 summarize.py FILE [IDLE:ROUND ...] (rounds to leave out).
 f=sys.argv[1]; skip=set(sys.argv[2:])  # e.g. "16:1" to skip round 1 of idle 16
 cur=None; d=collections.defaultdict(list); sc=collections.defaultdict(list); lf=collections.defaultdict(list)
 for line in open(f):
