@@ -796,19 +796,9 @@ public final class EventLoop implements AutoCloseable {
         if (!othersDue && now - othersCheckedAt < interval) {
             return false;
         }
-        othersAsked(now);
-        return true;
-    }
-
-    /**
-     * Records an ask of epoll about every fd, made now.
-     *
-     * @param now {@link #unitClock()}
-     */
-    private void othersAsked(long now) {
-        assert inEventLoop();
         othersDue = false;
         othersCheckedAt = now;
+        return true;
     }
 
     /**

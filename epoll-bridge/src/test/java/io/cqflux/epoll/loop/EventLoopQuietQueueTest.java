@@ -34,11 +34,8 @@ class EventLoopQuietQueueTest {
         List<EventfdTestCompletionQueue> idle = quietCapable(3);
         EventfdTestCompletionQueue rounds = new EventfdTestCompletionQueue("rounds", true);
         try (EventLoop loop = EventLoop.start(new LoopConfig("quiet-idle", WaitStrategy.BUSY_POLL, 32, null))) {
-            idle.forEach(q -> loop.register(q, (Completion c) -> { }));
-            loop.register(rounds, (Completion c) -> { });
-            for (EventfdTestCompletionQueue q : idle) {
-                Await.until(q::quiet, q + " quiet");
-            }
+            registerIdle(loop, idle, rounds);
+            awaitQuiet(loop, idle);
             long[] before = snapshot(loop, rounds.polls::get, idle.get(0).polls::get, idle.get(1).polls::get,
                     idle.get(2).polls::get);
             long[] after = afterRounds(loop, rounds, idle.get(0).polls::get, idle.get(1).polls::get,
@@ -62,14 +59,11 @@ class EventLoopQuietQueueTest {
             List<Long> seen = new CopyOnWriteArrayList<>();
             loop.register(q, (Completion c) -> seen.add(c.context()));
             loop.register(qs.get(1), (Completion c) -> { });
-            for (EventfdTestCompletionQueue x : qs) {
-                Await.until(x::quiet, x + " quiet");
-            }
+            awaitQuiet(loop, qs);
             long asks = q.nativeAsks.get();
             for (long ctx = 1; ctx <= 50; ctx++) {
                 // Both quiet between two rounds: the round leaves both and asks epoll.
-                Await.until(() -> snapshot(loop, () -> q.quiet() && qs.get(1).quiet() ? 1 : 0)[0] == 1,
-                        "both queues quiet before completion " + ctx);
+                awaitQuiet(loop, qs);
                 q.add(ctx); // signals the eventfd, as a completion signals a libfabric wait fd
                 long want = ctx;
                 Await.until(() -> seen.size() == want, "completion " + want + " of a quiet queue");
@@ -89,11 +83,8 @@ class EventLoopQuietQueueTest {
         EventfdTestCompletionQueue q = qs.get(0);
         EventfdTestCompletionQueue rounds = new EventfdTestCompletionQueue("rounds", true);
         try (EventLoop loop = EventLoop.start(new LoopConfig("quiet-aged", WaitStrategy.BUSY_POLL, 32, null))) {
-            qs.forEach(x -> loop.register(x, (Completion c) -> { }));
-            loop.register(rounds, (Completion c) -> { });
-            for (EventfdTestCompletionQueue x : qs) {
-                Await.until(x::quiet, x + " quiet");
-            }
+            registerIdle(loop, qs, rounds);
+            awaitQuiet(loop, qs);
             long polls = q.polls.get();
             long asks = q.nativeAsks.get();
             for (int i = 1; i <= 5; i++) {
@@ -122,8 +113,7 @@ class EventLoopQuietQueueTest {
         EventfdTestCompletionQueue idle = qs.get(1);
         EventfdTestCompletionQueue rounds = new EventfdTestCompletionQueue("rounds", true);
         try (EventLoop loop = EventLoop.start(new LoopConfig("quiet-single", WaitStrategy.BUSY_POLL, 32, null))) {
-            qs.forEach(q -> loop.register(q, (Completion c) -> { }));
-            loop.register(rounds, (Completion c) -> { });
+            registerIdle(loop, qs, rounds);
             Await.until(() -> idle.nativeAsks.get() > 0, "the idle queue asked whether it may be slept on");
             long[] before = snapshot(loop, rounds.polls::get, idle.polls::get);
             long[] after = afterRounds(loop, rounds, idle.polls::get);
@@ -157,8 +147,7 @@ class EventLoopQuietQueueTest {
                 new EventfdTestCompletionQueue("plain-1", false));
         EventfdTestCompletionQueue rounds = new EventfdTestCompletionQueue("rounds", true);
         try (EventLoop loop = EventLoop.start(new LoopConfig("quiet-never", WaitStrategy.BUSY_POLL, 32, null))) {
-            qs.forEach(q -> loop.register(q, (Completion c) -> { }));
-            loop.register(rounds, (Completion c) -> { });
+            registerIdle(loop, qs, rounds);
             long[] before = snapshot(loop, rounds.polls::get, qs.get(0).polls::get, qs.get(1).polls::get);
             long[] after = afterRounds(loop, rounds, qs.get(0).polls::get, qs.get(1).polls::get);
             for (int i = 0; i < qs.size(); i++) {
@@ -177,8 +166,7 @@ class EventLoopQuietQueueTest {
         busy.sleepAllowed(false); // fi_trywait's -FI_EAGAIN: read the queue first
         EventfdTestCompletionQueue rounds = new EventfdTestCompletionQueue("rounds", true);
         try (EventLoop loop = EventLoop.start(new LoopConfig("quiet-notyet", WaitStrategy.BUSY_POLL, 32, null))) {
-            qs.forEach(q -> loop.register(q, (Completion c) -> { }));
-            loop.register(rounds, (Completion c) -> { });
+            registerIdle(loop, qs, rounds);
             Await.until(() -> busy.sleepAsks.get() > 0, "the idle queue asked whether it may be slept on");
             long t0 = System.nanoTime();
             long[] before = snapshot(loop, rounds.polls::get, busy.polls::get, busy.sleepAsks::get);
@@ -209,8 +197,7 @@ class EventLoopQuietQueueTest {
             afterRounds(loop, rounds);
             loop.register(idle.get(1), (Completion c) -> { });
             for (int pass = 0; pass < 2; pass++) {
-                Await.until(() -> snapshot(loop, () -> idle.get(0).quiet() && idle.get(1).quiet() ? 1 : 0)[0] == 1,
-                        "both idle queues quiet in the same round (pass " + pass + ")");
+                awaitQuiet(loop, idle);
                 long[] before = snapshot(loop, rounds.polls::get, idle.get(0).polls::get, idle.get(1).polls::get);
                 long[] after = afterRounds(loop, rounds, idle.get(0).polls::get, idle.get(1).polls::get);
                 assertEquals(before[1], after[1], idle.get(0) + " polled while quiet (pass " + pass + ")");
@@ -233,9 +220,7 @@ class EventLoopQuietQueueTest {
             List<Registration> regs = new ArrayList<>();
             qs.forEach(q -> regs.add(loop.register(q, (Completion c) -> { })));
             loop.register(rounds, (Completion c) -> { });
-            for (EventfdTestCompletionQueue q : qs) {
-                Await.until(q::quiet, q + " quiet");
-            }
+            awaitQuiet(loop, qs);
             regs.get(0).close();
             regs.get(1).close();
             EventfdTestCompletionQueue last = qs.get(2);
@@ -261,8 +246,7 @@ class EventLoopQuietQueueTest {
                 loop.register(qs.get(i), (Completion c) -> { }, hook::incrementAndGet);
             }
             loop.register(rounds, (Completion c) -> { });
-            Await.until(() -> snapshot(loop, () -> qs.stream().allMatch(EventfdTestCompletionQueue::quiet) ? 1 : 0)[0] == 1,
-                    "all four quiet");
+            awaitQuiet(loop, qs);
             EventfdTestCompletionQueue badQuiet = qs.get(0);
             EventfdTestCompletionQueue badAsk = qs.get(1);
             badQuiet.failQuiet(new IllegalStateException("test: quiet() fails"));
@@ -292,12 +276,9 @@ class EventLoopQuietQueueTest {
         EventfdTestCompletionQueue rounds = new EventfdTestCompletionQueue("rounds", true);
         try (EventLoop loop = EventLoop.start(new LoopConfig("quiet-due", WaitStrategy.BUSY_POLL, 32, null))) {
             AtomicLong handled = new AtomicLong();
-            qs.forEach(q -> loop.register(q, (Completion c) -> { }));
-            loop.register(rounds, (Completion c) -> { });
+            registerIdle(loop, qs, rounds);
             loop.register(stuck, handled::incrementAndGet);
-            for (EventfdTestCompletionQueue q : qs) {
-                Await.until(q::quiet, q + " quiet");
-            }
+            awaitQuiet(loop, qs);
             stuck.signal();
             Await.until(() -> handled.get() > 0, "the readable source handled");
             long t0 = System.nanoTime();
@@ -331,9 +312,7 @@ class EventLoopQuietQueueTest {
                 }
                 handled.incrementAndGet();
             });
-            for (EventfdTestCompletionQueue q : qs) {
-                Await.until(q::quiet, q + " quiet");
-            }
+            awaitQuiet(loop, qs);
             for (int i = 1; i <= 3; i++) {
                 events.signal();
                 long want = i;
@@ -365,9 +344,7 @@ class EventLoopQuietQueueTest {
                     taken.incrementAndGet();
                 }
             });
-            for (EventfdTestCompletionQueue q : qs) {
-                Await.until(q::quiet, q + " quiet");
-            }
+            awaitQuiet(loop, qs);
             events.post(5);
             Await.until(() -> taken.get() == 5, "five events taken one per handler call");
         } finally {
@@ -384,6 +361,18 @@ class EventLoopQuietQueueTest {
             out.add(q);
         }
         return out;
+    }
+
+    /** Registers the queues, and last the cheap queue that counts the rounds, with sinks that ignore what comes. */
+    private static void registerIdle(EventLoop loop, List<EventfdTestCompletionQueue> qs, EventfdTestCompletionQueue rounds) {
+        qs.forEach(q -> loop.register(q, (Completion c) -> { }));
+        loop.register(rounds, (Completion c) -> { });
+    }
+
+    /** Waits until the queues are all quiet between two rounds (read in a loop task). */
+    private static void awaitQuiet(EventLoop loop, List<EventfdTestCompletionQueue> qs) {
+        Await.until(() -> snapshot(loop, () -> qs.stream().allMatch(EventfdTestCompletionQueue::quiet) ? 1 : 0)[0] == 1,
+                qs + " quiet together");
     }
 
     /** {@return the counters, read together in a loop task: between two rounds} */

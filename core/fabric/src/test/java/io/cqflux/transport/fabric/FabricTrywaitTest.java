@@ -47,11 +47,8 @@ class FabricTrywaitTest extends TransportFixture {
 
     @Test
     void completionQueue_asksTrywaitAgainOnlyAfterAReadOrAPost_andStillDeliversWhatCame() {
-        LocalRegion target = region(server, 4096, RegionAccess.WRITE_DST);
-        Pair p = connect(new byte[0], target.descriptor());
-        RemoteRegion remote = closeLater(client.remoteRegion(p.acceptData()));
-        LocalRegion src = region(client, 4096, RegionAccess.WRITE_SRC);
-        Client k = takeClient(p);
+        Writer w = writer();
+        Client k = w.k();
         FabricCompletionQueue cq = k.cq();
 
         int calls = cq.trywaitAnswer().calls();
@@ -63,7 +60,7 @@ class FabricTrywaitTest extends TransportFixture {
         cq.prepareToSleep();
         assertEquals(calls + 1, cq.trywaitAnswer().calls(), "a read asks fi_trywait again");
 
-        assertTrue(k.c().write(remote, 0, src, 0, 8, 77, true));
+        assertTrue(w.write(0, 77));
         cq.prepareToSleep();
         assertEquals(calls + 2, cq.trywaitAnswer().calls(), "a post asks fi_trywait again");
         // The write completes although prepareToSleep may have said "sleep": reading until it
@@ -77,14 +74,11 @@ class FabricTrywaitTest extends TransportFixture {
     void afterFiSuccess_theWaitFdSignalsWhatComesNext_soACachedAnswerLosesNothing() {
         // What the cache rests on for tcp (TrywaitAnswer): once fi_trywait said FI_SUCCESS, a
         // completion that comes later makes the wait fd readable, with no read of the queue.
-        LocalRegion target = region(server, 4096, RegionAccess.WRITE_DST);
-        Pair p = connect(new byte[0], target.descriptor());
-        RemoteRegion remote = closeLater(client.remoteRegion(p.acceptData()));
-        LocalRegion src = region(client, 4096, RegionAccess.WRITE_SRC);
-        Client k = takeClient(p);
+        Writer w = writer();
+        Client k = w.k();
         FabricCompletionQueue cq = k.cq();
 
-        assertTrue(k.c().write(remote, 0, src, 0, 8, 88, true));
+        assertTrue(w.write(0, 88));
         // Delivery complete needs the server's acknowledgement, and the server has not run since.
         assertTrue(cq.prepareToSleep(), "nothing can have completed yet");
         int calls = cq.trywaitAnswer().calls();
@@ -135,11 +129,8 @@ class FabricTrywaitTest extends TransportFixture {
         // CompletionQueue.quiet(): what a spinning loop skips polls on. The last fi_trywait said
         // FI_SUCCESS and nothing touched the queue since: a read, a post or a shutdown ends it;
         // its age does not (a spinning loop asks prepareToSleep every 100 µs, which renews it).
-        LocalRegion target = region(server, 4096, RegionAccess.WRITE_DST);
-        Pair p = connect(new byte[0], target.descriptor());
-        RemoteRegion remote = closeLater(client.remoteRegion(p.acceptData()));
-        LocalRegion src = region(client, 4096, RegionAccess.WRITE_SRC);
-        Client k = takeClient(p);
+        Writer w = writer();
+        Client k = w.k();
         FabricCompletionQueue cq = k.cq();
         assertTrue(cq.canBeQuiet(), "tcp on libfabric " + libfabric());
         assertTrue(cq.quiet(), "an idle queue whose fi_trywait said FI_SUCCESS");
@@ -147,22 +138,22 @@ class FabricTrywaitTest extends TransportFixture {
         assertFalse(cq.quiet(), "a read ends it");
         assertTrue(cq.prepareToSleep());
         assertTrue(cq.quiet());
-        assertTrue(k.c().write(remote, 0, src, 0, 8, 93, true));
+        assertTrue(w.write(0, 93));
         assertFalse(cq.quiet(), "a post ends it");
         pump.until("the write's completion", DEADLINE, () -> k.poll() >= 0 && k.saw(93));
         pump.until("the client's CQ quiet again", DEADLINE, () -> k.poll() >= 0 && cq.prepareToSleep() && cq.quiet());
 
         // The target of a write gets no completion, only bytes on its socket: once its queue is
         // quiet, those bytes must make its fd readable, or a spinning loop would never poll it.
-        FabricConnection s = (FabricConnection) p.server();
+        FabricConnection s = (FabricConnection) w.pair().server();
         FabricCompletionQueue scq = (FabricCompletionQueue) s.completionQueues().get(0);
-        pump.remove(p.serverSide());
+        pump.remove(w.pair().serverSide());
         scq.trywaitAnswer().trustFor(MINUTE);
         MemorySegment scratch = arena.allocate(16L * CompletionQueue.MAX_ENTRY_BYTES, 64);
         pump.until("the server's CQ quiet", DEADLINE,
                 () -> scq.poll(scratch, 16, r -> { }) >= 0 && scq.prepareToSleep() && scq.quiet());
         assertFalse(readable(scq.fd()), "a quiet queue's fd is not readable while nothing comes");
-        assertTrue(k.c().write(remote, 8, src, 0, 8, 94, true));
+        assertTrue(w.write(8, 94));
         pump.until("the target's fd readable, its queue unpolled", DEADLINE, () -> readable(scq.fd()));
         assertTrue(scq.quiet(), "the answer still stands: the loop learns of the bytes from the fd");
         // Polled (as the loop does for a readable quiet queue), the target acknowledges the write.
@@ -225,6 +216,22 @@ class FabricTrywaitTest extends TransportFixture {
         } catch (Throwable t) {
             throw new AssertionError(t);
         }
+    }
+
+    /** A connection whose client writes into the server's region; the client's end is the test's. */
+    private record Writer(Pair pair, Client k, RemoteRegion remote, LocalRegion src) {
+        /** Posts an 8-byte write (DELIVERY) at {@code offset} of the server's region; {@return whether it was posted} */
+        boolean write(long offset, long context) {
+            return k.c().write(remote, offset, src, 0, 8, context, true);
+        }
+    }
+
+    private Writer writer() {
+        LocalRegion target = region(server, 4096, RegionAccess.WRITE_DST);
+        Pair p = connect(new byte[0], target.descriptor());
+        RemoteRegion remote = closeLater(client.remoteRegion(p.acceptData()));
+        LocalRegion src = region(client, 4096, RegionAccess.WRITE_SRC);
+        return new Writer(p, takeClient(p), remote, src);
     }
 
     /** The client's end, which the test reads itself, and what its CQ delivered. */
