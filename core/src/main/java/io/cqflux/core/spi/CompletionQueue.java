@@ -10,7 +10,8 @@ import java.lang.foreign.MemorySegment;
  * {@link #poll} until fewer than {@code max} entries come back; before sleeping it calls
  * {@link #prepareToSleep()} (and, for a queue whose {@link #pollIsCheap()}, polls it once more
  * when its last drain delivered). A busy-polling loop calls {@link #poll} without waiting for the
- * fd and never calls {@link #acknowledge()}; for a queue that {@link #canBeQuiet()} it also asks
+ * fd and never calls {@link #acknowledge()}; for a queue that {@link #canBeQuiet()} and whose
+ * poll is not cheap it also asks
  * {@link #prepareToSleep()} outside the sleep path and may leave the queue unpolled while it is
  * {@link #quiet()}, until its fd is readable.
  */
@@ -82,11 +83,12 @@ public interface CompletionQueue extends Pollable, AutoCloseable {
 
     /**
      * Whether {@link #quiet()} can ever be true, asked once, on the thread that registers the
-     * queue. A spinning loop asks {@link #prepareToSleep()} of an idle queue only when it can: for
-     * any other queue that stays the sleeping loop's question. Default {@code false}.
+     * queue. A spinning loop asks {@link #prepareToSleep()} of an idle queue only when it can and
+     * its poll is not {@linkplain #pollIsCheap() cheap} (a cheap poll costs less than any ask):
+     * for any other queue that stays the sleeping loop's question. Default {@code false}.
      *
-     * @return whether this queue keeps its sleep answers and its poll costs system calls
-     *     (fabric: libfabric 1.17's tcp provider)
+     * @return whether this queue keeps its sleep answers (fabric: libfabric 1.17's tcp and verbs
+     *     providers)
      */
     default boolean canBeQuiet() {
         return false;

@@ -128,13 +128,12 @@ final class FabricCompletionQueue implements CompletionQueue {
     }
 
     /**
-     * On libfabric 1.17's tcp provider: its fi_trywait answers are kept (TrywaitAnswer) and its
-     * poll is a system call. (verbs keeps them too, but its poll is a ring read, cheaper than any
-     * ask, so a spinning loop polls it every round.)
+     * On libfabric 1.17's tcp and verbs providers, whose fi_trywait answers are kept
+     * (TrywaitAnswer). (A spinning loop leaves only tcp's unpolled: verbs' poll is cheap.)
      */
     @Override
     public boolean canBeQuiet() {
-        return trywait.caches() && !pollIsCheap();
+        return trywait.caches();
     }
 
     /**
