@@ -17,12 +17,34 @@ package io.cqflux.epoll;
  *     is off)
  * @param lagNanos the most recent sample of the loop lag: nanoseconds from a task's hand-over to
  *     the start of its run (one task in eight is sampled; 0 before the first sample)
+ * @param quietSkips polls of quiet queues that a spinning round left to its one {@code epoll_wait(0)}
+ *     over every fd (EventLoop's design comment, "Busy rounds and quiet queues"; only fabric/tcp
+ *     queues can be quiet, and only on a loop with two or more of them), the system calls that a
+ *     spinning loop saved on idle connections
  */
 public record LoopStats(long wakeups, long emptyWakeups, long batches, long completions, int largestBatch, long tasks,
-        long droppedTasks, long blocked, long lagNanos) {
+        long droppedTasks, long blocked, long lagNanos, long quietSkips) {
 
     /**
-     * The counters without {@code blocked} and {@code lagNanos} (0).
+     * The counters without {@code quietSkips} (0).
+     *
+     * @param wakeups wake-ups
+     * @param emptyWakeups empty wake-ups
+     * @param batches batches
+     * @param completions completions
+     * @param largestBatch largest batch
+     * @param tasks tasks run
+     * @param droppedTasks tasks dropped
+     * @param blocked blocked units
+     * @param lagNanos the latest lag sample
+     */
+    public LoopStats(long wakeups, long emptyWakeups, long batches, long completions, int largestBatch, long tasks,
+            long droppedTasks, long blocked, long lagNanos) {
+        this(wakeups, emptyWakeups, batches, completions, largestBatch, tasks, droppedTasks, blocked, lagNanos, 0);
+    }
+
+    /**
+     * The counters without {@code blocked}, {@code lagNanos} and {@code quietSkips} (0).
      *
      * @param wakeups wake-ups
      * @param emptyWakeups empty wake-ups
@@ -34,11 +56,11 @@ public record LoopStats(long wakeups, long emptyWakeups, long batches, long comp
      */
     public LoopStats(long wakeups, long emptyWakeups, long batches, long completions, int largestBatch, long tasks,
             long droppedTasks) {
-        this(wakeups, emptyWakeups, batches, completions, largestBatch, tasks, droppedTasks, 0, 0);
+        this(wakeups, emptyWakeups, batches, completions, largestBatch, tasks, droppedTasks, 0, 0, 0);
     }
 
     /**
-     * The counters without {@code droppedTasks}, {@code blocked} and {@code lagNanos} (0).
+     * The counters without {@code droppedTasks}, {@code blocked}, {@code lagNanos} and {@code quietSkips} (0).
      *
      * @param wakeups wake-ups
      * @param emptyWakeups empty wake-ups
@@ -48,6 +70,6 @@ public record LoopStats(long wakeups, long emptyWakeups, long batches, long comp
      * @param tasks tasks run
      */
     public LoopStats(long wakeups, long emptyWakeups, long batches, long completions, int largestBatch, long tasks) {
-        this(wakeups, emptyWakeups, batches, completions, largestBatch, tasks, 0, 0, 0);
+        this(wakeups, emptyWakeups, batches, completions, largestBatch, tasks, 0, 0, 0, 0);
     }
 }

@@ -57,6 +57,8 @@ class CqfluxMetricsTest {
             assertTrue(registry.get("cqflux.loop.wakeups").tag("loop", loop).functionCounter().count() >= 1);
             assertTrue(registry.get("cqflux.loop.tasks").tag("loop", loop).functionCounter().count() >= 1);
             assertEquals(0, registry.get("cqflux.loop.blocked").tag("loop", loop).functionCounter().count());
+            // One connection on the default blocking loop: nothing for a spinning round to skip.
+            assertEquals(0, registry.get("cqflux.loop.quiet.skips").tag("loop", loop).functionCounter().count());
             assertNotNull(registry.get("cqflux.loop.lag").tag("loop", loop).timeGauge());
 
             String conn = c.description();

@@ -3,8 +3,10 @@ package io.cqflux.reactor;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.cqflux.core.RegionAccess;
+import io.cqflux.epoll.LoopStats;
 import io.cqflux.epoll.WaitStrategy;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -29,8 +31,9 @@ import reactor.core.publisher.Mono;
  * quiet (the initiator's, and the target's, which gets no completion for a write or a read and
  * only sees bytes on its socket) completes; so does one after a pause longer than the 1 ms an
  * answer stands; a transfer far larger than a socket buffer completes each way; a message
- * reaches a receiver that has waited on a quiet queue; and a peer's close of a quiet connection
- * is noticed. Real library, real loops, both sides in this process.
+ * reaches a receiver that has waited on a quiet queue; a peer's close of a quiet connection is
+ * noticed. And with BUSY_POLL the idle spells were skipped ({@code LoopStats.quietSkips}).
+ * Real library, real loops, both sides in this process.
  */
 class SpinningLoopQuietConnectionsTest {
 
@@ -97,6 +100,12 @@ class SpinningLoopQuietConnectionsTest {
                     assertEquals(mark, bSeg.get(ValueLayout.JAVA_LONG, off), strategy + ": a -> b on accepted connection " + i);
                 }
             }
+            if (wait == WaitStrategy.BUSY_POLL) {
+                // The idle spells above were skipped, on both sides (an adaptive loop sleeps
+                // through them instead, and may or may not spin long enough to skip).
+                assertTrue(quietSkips(a) > 0, "no poll of a quiet queue skipped on the accepting side");
+                assertTrue(quietSkips(b) > 0, "no poll of a quiet queue skipped on the connecting side");
+            }
             // A transfer far larger than the sockets' buffers, each way, after a pause: the
             // target of the read pushes 4 MiB out through a full socket buffer, progressed by
             // polls its loop makes only while the queue is not quiet or its fd is readable.
@@ -128,5 +137,9 @@ class SpinningLoopQuietConnectionsTest {
             first.onDispose().block(TIMEOUT);
             Mono.firstWithSignal(aSide.stream().map(RdmaConnection::onDispose).toList()).block(TIMEOUT);
         }
+    }
+
+    private static long quietSkips(Cqflux cq) {
+        return cq.loopStats().stream().mapToLong(LoopStats::quietSkips).sum();
     }
 }

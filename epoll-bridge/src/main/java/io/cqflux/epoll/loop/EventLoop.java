@@ -124,8 +124,10 @@ import java.util.concurrent.TimeoutException;
  * posted to it or shut it down since). The rules, while the loop has two or more such queues:
  *   - Once QUIET_AFTER_EMPTY_POLLS (256) busy polls in a row found a queue empty, it is asked
  *     prepareToSleep() on the next quiet tick (every QUIET_TICK_NANOS, 100 µs, one tick for
- *     all queues, so that idle queues turn quiet in the same round): a yes makes it quiet, a
- *     "not yet" keeps it polled and asked again on the next tick. 256 rounds outlast an
+ *     all queues, so that idle queues turn quiet in the same round), provided the round before
+ *     found at least one other queue quiet or idle that long (quietCandidates): a yes makes it
+ *     quiet, a "not yet" keeps it polled and asked again on the next tick. A lone idle queue is
+ *     not asked at all, since a single quiet queue would be polled anyway. 256 rounds outlast an
  *     operation in flight, whose completion would otherwise wait for an epoll_wait before its
  *     poll; an idle queue pays them once after its last activity.
  *   - When a round left two or more quiet queues, one epoll_wait(0) over the whole set stands for
@@ -248,6 +250,7 @@ public final class EventLoop implements AutoCloseable {
     private static final VarHandle DROPPED;
     private static final VarHandle BLOCKED;
     private static final VarHandle LAG;
+    private static final VarHandle QUIET_SKIPS;
 
     static {
         try {
@@ -262,6 +265,7 @@ public final class EventLoop implements AutoCloseable {
             DROPPED = l.findVarHandle(EventLoop.class, "droppedTasks", long.class);
             BLOCKED = l.findVarHandle(EventLoop.class, "blocked", long.class);
             LAG = l.findVarHandle(EventLoop.class, "lagNanos", long.class);
+            QUIET_SKIPS = l.findVarHandle(EventLoop.class, "quietSkips", long.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -295,6 +299,11 @@ public final class EventLoop implements AutoCloseable {
     private final ArrayDeque<LoopSource> askAgain = new ArrayDeque<>();
     /** The last quiet tick of a spinning round ({@link #unitClock()}; see QUIET_TICK_NANOS). */
     private long quietTickAt;
+    /**
+     * Queues that the last skipping round found quiet or idle long enough to be asked: a tick asks
+     * an idle queue only while this is two or more, since a lone quiet queue is polled anyway.
+     */
+    private int quietCandidates;
     /** Loop turns so far; a queue's batch budget is per turn. */
     private long turn;
     /** A completion batch is being delivered to its sink ({@link #runAfterBatch}). */
@@ -321,6 +330,7 @@ public final class EventLoop implements AutoCloseable {
     private long droppedTasks;
     private long blocked;
     private long lagNanos;
+    private long quietSkips;
 
     // Blocked-loop detection (loop thread only); see the block "blocked-loop detection" below.
     /** {@link LoopConfig#blockedThreshold()} in nanoseconds; 0: off (a final field: one check per unit). */
@@ -590,7 +600,7 @@ public final class EventLoop implements AutoCloseable {
         return new LoopStats((long) WAKEUPS.getOpaque(this), (long) EMPTY_WAKEUPS.getOpaque(this),
                 (long) BATCHES.getOpaque(this), (long) COMPLETIONS.getOpaque(this),
                 (int) LARGEST_BATCH.getOpaque(this), (long) TASKS.getOpaque(this), (long) DROPPED.getOpaque(this),
-                (long) BLOCKED.getOpaque(this), (long) LAG.getOpaque(this));
+                (long) BLOCKED.getOpaque(this), (long) LAG.getOpaque(this), (long) QUIET_SKIPS.getOpaque(this));
     }
 
     /**
@@ -1027,6 +1037,9 @@ public final class EventLoop implements AutoCloseable {
         }
         int work = 0;
         int skipped = 0;
+        int candidates = 0;
+        // An idle queue is asked only where another could turn quiet with it (last round's count).
+        boolean askIdle = tick && quietCandidates >= 2;
         LoopSource lastSkipped = null;
         for (LoopSource s : sources.queues()) {
             if (!s.isActive()) {
@@ -1049,9 +1062,9 @@ public final class EventLoop implements AutoCloseable {
                 if (s.skippedTurn == turn - 1) {
                     s.emptyPolls = 0; // quiet last round, touched since (a post): work in flight
                 }
-                // Idle long enough: asked on the tick, so that idle queues turn quiet together
-                // (a round skips only when it leaves two or more).
-                skip = tick && s.emptyPolls >= QUIET_AFTER_EMPTY_POLLS && askToSleep(s) && s.isActive()
+                // Idle long enough: asked on the tick, so that idle queues turn quiet together,
+                // and only beside another candidate (a round skips only when it leaves two or more).
+                skip = askIdle && s.emptyPolls >= QUIET_AFTER_EMPTY_POLLS && askToSleep(s) && s.isActive()
                         && isQuiet(s);
             }
             if (!s.isActive()) {
@@ -1064,7 +1077,11 @@ public final class EventLoop implements AutoCloseable {
             } else {
                 work += drainCountingEmpty(s);
             }
+            if (skip || s.emptyPolls >= QUIET_AFTER_EMPTY_POLLS) {
+                candidates++;
+            }
         }
+        quietCandidates = candidates;
         if (skipped == 1) {
             // A single quiet queue: its poll costs what the ask would, and finds what came
             // without an epoll_wait before it.
@@ -1073,6 +1090,7 @@ public final class EventLoop implements AutoCloseable {
         } else if (skipped > 1) {
             // One ask about every fd stands for the polls of all the quiet queues; the other
             // sources it finds ready are handled only when they are due anyway.
+            QUIET_SKIPS.setOpaque(this, quietSkips + skipped);
             boolean others = sources.others().length > 0 && othersDue();
             int n = poller.selectNow();
             if (n > 0) {

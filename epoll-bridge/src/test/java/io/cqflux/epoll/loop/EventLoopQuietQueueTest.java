@@ -37,15 +37,16 @@ class EventLoopQuietQueueTest {
             registerIdle(loop, idle, rounds);
             awaitQuiet(loop, idle);
             long[] before = snapshot(loop, rounds.polls::get, idle.get(0).polls::get, idle.get(1).polls::get,
-                    idle.get(2).polls::get);
+                    idle.get(2).polls::get, () -> loop.stats().quietSkips());
             long[] after = afterRounds(loop, rounds, idle.get(0).polls::get, idle.get(1).polls::get,
-                    idle.get(2).polls::get);
+                    idle.get(2).polls::get, () -> loop.stats().quietSkips());
             for (int i = 0; i < idle.size(); i++) {
                 assertEquals(before[i + 1], after[i + 1], idle.get(i) + " polled while quiet");
                 // Quiet after QUIET_AFTER_EMPTY_POLLS empty polls: one fi_trywait, and no more
                 // while nothing touches it (the double's answer never ages unless told to).
                 assertEquals(1, idle.get(i).nativeAsks.get(), idle.get(i) + " asked again");
             }
+            assertEquals(3 * (after[0] - before[0]), after[4] - before[4], "LoopStats.quietSkips: three polls saved per round");
         } finally {
             closeAll(idle, rounds);
         }
@@ -136,6 +137,30 @@ class EventLoopQuietQueueTest {
             assertEquals(0, lone.sleepAsks.get(), "a busy loop with one such queue asks it nothing");
         } finally {
             closeAll(List.of(lone), rounds);
+        }
+    }
+
+    @Test
+    void anIdleQueueBesideABusyOne_isPolledEveryRound_andNeverAsked() {
+        // A connection with a separate receive queue, its send queue always completing: the idle
+        // receive queue could only ever be the one quiet queue, which a round polls anyway, so
+        // asking it (a fi_trywait per tick on tcp) would buy nothing.
+        List<EventfdTestCompletionQueue> qs = quietCapable(2);
+        EventfdTestCompletionQueue busy = qs.get(0);
+        EventfdTestCompletionQueue idle = qs.get(1);
+        busy.completeOnEveryPoll(); // never found empty
+        EventfdTestCompletionQueue rounds = new EventfdTestCompletionQueue("rounds", true);
+        try (EventLoop loop = EventLoop.start(new LoopConfig("quiet-beside-busy", WaitStrategy.BUSY_POLL, 32, null))) {
+            registerIdle(loop, qs, rounds);
+            long[] before = snapshot(loop, rounds.polls::get, idle.polls::get);
+            long[] after = afterRounds(loop, rounds, idle.polls::get);
+            afterRounds(loop, rounds); // many quiet ticks
+            assertEquals(after[0] - before[0], after[1] - before[1], "the idle queue polled in every round");
+            assertEquals(0, idle.sleepAsks.get(), "the idle queue asked with no other that could turn quiet");
+            assertEquals(0, busy.sleepAsks.get(), "the busy queue asked");
+            assertEquals(0, loop.stats().quietSkips(), "polls skipped");
+        } finally {
+            closeAll(qs, rounds);
         }
     }
 

@@ -43,6 +43,8 @@ final class EventfdTestCompletionQueue implements CompletionQueue {
     /** Full batches still to hand out before {@link #pending} is read again (a flood). */
     private final AtomicLong floodBatches = new AtomicLong();
     private long floodNext;
+    /** Every {@link #poll} returns one completion (context 0): a queue that is never found empty. */
+    private volatile boolean alwaysOne;
     /** Answers {@link #quiet()} as the fabric transport does (see {@link #keepsQuietAnswers}). */
     private volatile boolean keepsQuietAnswers;
     /** A yes of {@link #prepareToSleep()} stands: no poll since (written on the loop thread, read by tests). */
@@ -112,6 +114,15 @@ final class EventfdTestCompletionQueue implements CompletionQueue {
         floodNext = first;
         floodBatches.set(batches);
         signal();
+    }
+
+    /**
+     * Makes every later {@link #poll} return one successful completion (context 0) besides what
+     * is pending, and {@link #prepareToSleep()} say "not yet": a queue that is never found empty,
+     * at the cost of one completion per round.
+     */
+    void completeOnEveryPoll() {
+        alwaysOne = true;
     }
 
     /** Signals the eventfd without adding a completion: a spurious notification. */
@@ -185,7 +196,7 @@ final class EventfdTestCompletionQueue implements CompletionQueue {
         }
         nativeAsks.incrementAndGet();
         Libc.readEventfd(loopErrno, fd, readBuf);
-        if (!sleepAllowed || !pending.isEmpty() || floodBatches.get() > 0) {
+        if (!sleepAllowed || !pending.isEmpty() || floodBatches.get() > 0 || alwaysOne) {
             quiet = false;
             return false;
         }
@@ -236,6 +247,13 @@ final class EventfdTestCompletionQueue implements CompletionQueue {
                 scratch.set(ValueLayout.JAVA_INT, off + 8, CompletionStatus.SUCCESS.ordinal());
                 scratch.set(ValueLayout.JAVA_INT, off + 12, Opcode.WRITE.ordinal());
             }
+        }
+        if (alwaysOne && n < max) {
+            long off = (long) n * ENTRY_BYTES;
+            scratch.set(ValueLayout.JAVA_LONG, off, 0L);
+            scratch.set(ValueLayout.JAVA_INT, off + 8, CompletionStatus.SUCCESS.ordinal());
+            scratch.set(ValueLayout.JAVA_INT, off + 12, Opcode.WRITE.ordinal());
+            n++;
         }
         Entry e;
         while (n < max && (e = pending.poll()) != null) {
