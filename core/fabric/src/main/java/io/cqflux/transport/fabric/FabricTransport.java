@@ -188,19 +188,23 @@ final class FabricTransport implements Transport {
         }
     }
 
-    static FabricTransport open(String provider, InetAddress localAddress) {
+    static FabricTransport open(String requested, InetAddress localAddress) {
         MemorySegment info = MemorySegment.NULL;
         MemorySegment fabric = MemorySegment.NULL;
         MemorySegment domain = MemorySegment.NULL;
         try (Arena tmp = Arena.ofConfined()) {
-            MemorySegment list = getinfo(tmp, provider, null, null, localAddress.getHostAddress(), null, FI_SOURCE());
+            MemorySegment list = getinfo(tmp, requested, null, null, localAddress.getHostAddress(), null, FI_SOURCE());
             if (list.equals(MemorySegment.NULL)) {
-                throw new TransportUnavailableException("fabric", "provider '" + provider
+                throw new TransportUnavailableException("fabric", "provider '" + requested
                         + "' offers no FI_EP_MSG endpoint with FI_MSG|FI_RMA on " + localAddress.getHostAddress()
                         + "; providers present here: " + providers(), null);
             }
             info = fi_dupinfo(list);
             fi_freeinfo(list);
+            // The provider's own name, not the one asked for: fi_getinfo matches prov_name without
+            // regard to case (libfabric 1.17 gives "TCP" and "Tcp" the provider "tcp"), and every
+            // check of the provider (isTcp, the trywait answers, the MR cache rule) compares names.
+            String provider = FabricLibrary.string(fi_fabric_attr.prov_name(fi_info.fabric_attr(info)));
             refuseMrCache(provider);
             MemorySegment pp = tmp.allocate(ValueLayout.ADDRESS);
             FabricLibrary.check("fi_fabric", fi_fabric(fi_info.fabric_attr(info), pp, MemorySegment.NULL), provider);
@@ -214,10 +218,10 @@ final class FabricTransport implements Transport {
             // A half-built transport (the constructor failed after fi_domain) closes its domain
             // before the fabric: fi_close(3) of a fabric with an open domain fails with -FI_EBUSY.
             if (!domain.equals(MemorySegment.NULL)) {
-                FabricLibrary.close(domain, "domain", provider);
+                FabricLibrary.close(domain, "domain", requested);
             }
             if (!fabric.equals(MemorySegment.NULL)) {
-                FabricLibrary.close(fabric, "fabric", provider);
+                FabricLibrary.close(fabric, "fabric", requested);
             }
             if (!info.equals(MemorySegment.NULL)) {
                 fi_freeinfo(info);

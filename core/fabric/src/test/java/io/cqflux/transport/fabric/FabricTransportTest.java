@@ -51,6 +51,20 @@ class FabricTransportTest extends TransportFixture {
     }
 
     @Test
+    void providerNamedInAnotherCase_isTcpWithTcpsRules_notAProviderThatCouldPersist() {
+        // fi_getinfo(3) matches prov_name without regard to case: "TCP" opens tcp. The transport
+        // must then know it is tcp, or it would take tcp's FI_RMA_PMEM at its word and offer a
+        // persistent flush that tcp cannot give.
+        for (String asked : new String[] {"TCP", "Tcp"}) {
+            try (Transport t = Fabric.open(asked, LOOPBACK)) {
+                assertEquals("fabric/tcp", t.name(), asked);
+                assertEquals(client.capabilities(), t.capabilities(), asked);
+                assertFalse(t.capabilities().contains(Capability.FLUSH_PERSISTENT), asked);
+            }
+        }
+    }
+
+    @Test
     void mrCache_isTurnedOffBeforeLibfabricStarts_andAProviderThatWouldUseItIsRefusedWhenOn() {
         // Set by FabricLibrary before the first fi_getinfo (this JVM's environment had none).
         if (System.getenv(FabricLibrary.MR_CACHE_MONITOR) == null) {
