@@ -678,6 +678,17 @@ final class ConnectionCore {
     }
 
     /** Any thread: checks that a peer region came from this connection. */
+    /**
+     * Refuses a local region that another {@link Cqflux} registered (at subscription, before the
+     * transport's own refusal on the loop thread, which would come after a credit was taken).
+     */
+    void checkOwns(Region region, String role) {
+        if (!region.registeredWith(transport)) {
+            throw new IllegalArgumentException(role + " " + region + " was registered with another Cqflux instance,"
+                    + " not the one of " + description);
+        }
+    }
+
     void checkOwns(PeerRegion region) {
         if (peerRegions.contains(region)) {
             return;

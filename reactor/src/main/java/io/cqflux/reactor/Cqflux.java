@@ -8,6 +8,7 @@ import io.cqflux.core.ResourceClosedException;
 import io.cqflux.core.spi.Connection;
 import io.cqflux.core.spi.Listener;
 import io.cqflux.core.spi.LocalRegion;
+import io.cqflux.core.internal.Checks;
 import io.cqflux.core.internal.Transports;
 import io.cqflux.core.spi.Transport;
 import io.cqflux.core.spi.TransportOptions;
@@ -189,21 +190,18 @@ public final class Cqflux implements Disposable, AutoCloseable {
      * @param memory native memory that stays alive until the region is closed and deregistered
      * @param access what it may be used for (at least one)
      * @return the region; close it when done (closing this instance closes it too)
-     * @throws IllegalArgumentException when {@code access} is empty or the memory is not native
+     * @throws IllegalArgumentException when {@code access} is empty or holds a null, or the memory
+     *     is not native, is empty, was freed, or is read-only while {@code access} would let the NIC
+     *     or the peer write into it ({@code READ_DST}, {@code WRITE_DST}, {@code RECV})
      * @throws ResourceClosedException when this instance is closed
      */
     public Region register(MemorySegment memory, RegionAccess... access) {
         Objects.requireNonNull(memory, "memory");
-        if (access.length == 0) {
-            throw new IllegalArgumentException("access is empty: name at least one RegionAccess");
-        }
-        if (!memory.isNative()) {
-            throw new IllegalArgumentException("memory " + memory + " is on the Java heap; RDMA needs native memory"
-                    + " (Arena.allocate or FileChannel.map)");
-        }
+        Set<RegionAccess> rights = Checks.accesses("access", access);
+        Checks.registration(memory, rights);
         checkOpen();
-        LocalRegion r = transport.register(memory, EnumSet.copyOf(Arrays.asList(access)));
-        Region region = new Region(r);
+        LocalRegion r = transport.register(memory, rights);
+        Region region = new Region(r, transport);
         regions.add(region);
         region.onClose().subscribe(null, null, () -> regions.remove(region));
         return region;
@@ -740,6 +738,12 @@ public final class Cqflux implements Disposable, AutoCloseable {
     byte[] hello(List<Region> exposed, PeerControl control, int max) {
         List<byte[]> descriptors = new ArrayList<>();
         for (Region r : exposed) {
+            if (!r.registeredWith(transport)) {
+                // Its key would name a region of this instance's, or none: the peer's writes
+                // would land in memory the caller never meant to expose.
+                throw new IllegalArgumentException("exposed " + r + " was registered with another Cqflux instance;"
+                        + " expose regions registered with this one (" + transport.name() + ")");
+            }
             if (!r.isOpen()) {
                 throw new ResourceClosedException("exposed " + r + " is closed");
             }

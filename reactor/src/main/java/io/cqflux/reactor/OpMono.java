@@ -336,6 +336,9 @@ final class OpMono extends Mono<Void> implements Subscription, Scannable, Runnab
         if (remote != null) {
             core.checkOwns(remote);
         }
+        if (local != null) {
+            core.checkOwns(local, kind.localRole);
+        }
         kind.check(core.transport, this);
     }
 

@@ -113,11 +113,8 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
      */
     public PeerRegion remoteRegion(byte[] rawDescriptor, io.cqflux.core.RegionAccess... access) {
         Objects.requireNonNull(rawDescriptor, "rawDescriptor");
-        Objects.requireNonNull(access, "access");
-        if (access.length == 0) {
-            throw new IllegalArgumentException("access is empty: state what the peer granted (RegionAccess)");
-        }
-        return core.foreignRegion(rawDescriptor.clone(), java.util.EnumSet.copyOf(java.util.Arrays.asList(access)));
+        return core.foreignRegion(rawDescriptor.clone(), io.cqflux.core.internal.Checks.accesses(
+                "access (what the peer granted)", access));
     }
 
     /**

@@ -3,6 +3,7 @@ package io.cqflux.reactor;
 import io.cqflux.core.RegionAccess;
 import io.cqflux.core.ResourceClosedException;
 import io.cqflux.core.spi.LocalRegion;
+import io.cqflux.core.spi.Transport;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
@@ -43,8 +44,17 @@ public final class Region implements AutoCloseable {
     private volatile long state;
     private final Sinks.Empty<Void> closed = Sinks.empty();
 
-    Region(LocalRegion nativeRegion) {
+    /** The transport of the {@link Cqflux} that registered it: operations and hellos of another refuse it. */
+    private final Transport owner;
+
+    Region(LocalRegion nativeRegion, Transport owner) {
         this.native_ = nativeRegion;
+        this.owner = owner;
+    }
+
+    /** {@return whether the instance whose transport is {@code t} registered it} */
+    boolean registeredWith(Transport t) {
+        return owner == t;
     }
 
     /** {@return the registered memory} */

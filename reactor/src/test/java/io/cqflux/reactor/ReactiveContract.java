@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.cqflux.core.CompletionRecord;
@@ -329,6 +330,61 @@ abstract class ReactiveContract {
         StepVerifier.create(conn.write(other.remoteRegion(0), 0, local, 0, 8))
                 .expectErrorSatisfies(e -> assertTrue(e.getMessage().contains("not a region of the peer"), e.getMessage()))
                 .verify(T);
+    }
+
+    @Test
+    void regionOfAnotherInstance_exposedOrUsedLocally_isRefusedBeforeAnythingIsPosted() {
+        // The server's region, handed to the client: its key means nothing on the client's side
+        // (on fabric/tcp it may even equal a client region's key, so the peer's writes would land
+        // in memory nobody exposed).
+        StepVerifier.create(client.connect(srv.address(), serverRegion))
+                .expectErrorSatisfies(e -> {
+                    assertInstanceOf(IllegalArgumentException.class, e);
+                    assertTrue(e.getMessage().contains("another Cqflux instance"), e.getMessage());
+                })
+                .verify(T);
+        StepVerifier.create(client.bind(listenAddress(), serverRegion))
+                .expectErrorSatisfies(e -> assertInstanceOf(IllegalArgumentException.class, e))
+                .verify(T);
+        // Refused on the subscribing thread, before a credit or a slot is taken.
+        StepVerifier.create(conn.write(remote(), 0, serverRegion, 0, 8))
+                .expectErrorSatisfies(e -> {
+                    assertInstanceOf(IllegalArgumentException.class, e);
+                    assertTrue(e.getMessage().contains("another Cqflux instance"), e.getMessage());
+                })
+                .verify(T);
+        StepVerifier.create(conn.read(serverRegion, 0, remote(), 0, 8))
+                .expectError(IllegalArgumentException.class).verify(T);
+        assertEquals(0, serverRegion.inFlight());
+        assertEquals(0, conn.inFlight());
+        StepVerifier.create(conn.write(remote(), 0, local, 0, 8)).expectComplete().verify(T);
+    }
+
+    @Test
+    void register_freedReadOnlyOrNullBearingArguments_areRefusedNamingWhat() {
+        Arena gone = Arena.ofShared();
+        MemorySegment freed = gone.allocate(4096, 64);
+        gone.close();
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> client.register(freed, RegionAccess.WRITE_SRC));
+        assertTrue(e.getMessage().contains("freed"), e.getMessage());
+        MemorySegment readOnly = arena.allocate(4096, 64).asReadOnly();
+        for (RegionAccess writing : new RegionAccess[] {RegionAccess.READ_DST, RegionAccess.WRITE_DST,
+                RegionAccess.RECV}) {
+            e = assertThrows(IllegalArgumentException.class,
+                    () -> client.register(readOnly, RegionAccess.WRITE_SRC, writing));
+            assertTrue(e.getMessage().contains("read-only") && e.getMessage().contains(writing.name()), e.getMessage());
+        }
+        // What only reads the memory is fine on a read-only view.
+        Region source = client.register(readOnly, RegionAccess.WRITE_SRC, RegionAccess.SEND, RegionAccess.READ_SRC);
+        StepVerifier.create(conn.write(remote(), 0, source, 0, 8)).expectComplete().verify(T);
+        source.close();
+        e = assertThrows(IllegalArgumentException.class,
+                () -> client.register(arena.allocate(64), RegionAccess.WRITE_SRC, null));
+        assertTrue(e.getMessage().contains("access 1 of 2 is null"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class,
+                () -> conn.remoteRegion(local.rawDescriptor(), RegionAccess.WRITE_DST, null));
+        assertTrue(e.getMessage().contains("1 of 2 is null"), e.getMessage());
     }
 
     // ------------------------------------------------------------------ two-sided

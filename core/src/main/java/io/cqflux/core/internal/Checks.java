@@ -8,6 +8,7 @@ import io.cqflux.core.UnsupportedCapabilityException;
 import io.cqflux.core.spi.LocalRegion;
 import io.cqflux.core.spi.RemoteRegion;
 import io.cqflux.core.spi.Transport;
+import java.lang.foreign.MemorySegment;
 import java.util.EnumSet;
 import java.util.Set;
 
@@ -21,6 +22,70 @@ import java.util.Set;
  * transports' own extra rules (librpma's 8-byte flush read, private-data limits).
  */
 public final class Checks {
+
+    // ---------------------------------------------------------------- registration
+
+    /**
+     * The access rights a caller named, as a set: refuses a null array, an empty one and a null
+     * element, naming its position.
+     *
+     * @param what whose access, for the message ("access", "granted access")
+     * @param access the rights as given
+     * @return them as a set
+     */
+    public static Set<RegionAccess> accesses(String what, RegionAccess... access) {
+        if (access == null || access.length == 0) {
+            throw new IllegalArgumentException(what + " is empty: name at least one RegionAccess");
+        }
+        EnumSet<RegionAccess> set = EnumSet.noneOf(RegionAccess.class);
+        for (int i = 0; i < access.length; i++) {
+            if (access[i] == null) {
+                throw new IllegalArgumentException(what + " " + i + " of " + access.length + " is null");
+            }
+            set.add(access[i]);
+        }
+        return set;
+    }
+
+    /**
+     * Memory and access rights of a registration, before anything is registered: native memory
+     * that is alive and not empty, at least one right, and no right by which the NIC or the peer
+     * would write into memory the caller made read-only ({@link MemorySegment#isReadOnly()}: the
+     * NIC does not honour a Java view's read-only flag).
+     *
+     * @param memory the memory
+     * @param access the rights
+     */
+    public static void registration(MemorySegment memory, Set<RegionAccess> access) {
+        if (memory == null) {
+            throw new IllegalArgumentException("memory is null");
+        }
+        if (access == null || access.isEmpty()) {
+            throw new IllegalArgumentException("access is empty: name at least one RegionAccess");
+        }
+        if (access.contains(null)) {
+            throw new IllegalArgumentException("access " + access + " holds a null");
+        }
+        if (!memory.isNative()) {
+            throw new IllegalArgumentException("memory " + memory + " is on the Java heap; RDMA needs native memory"
+                    + " (Arena.allocate or FileChannel.map)");
+        }
+        if (!memory.scope().isAlive()) {
+            throw new IllegalArgumentException("memory " + memory + " was freed (its arena is closed)");
+        }
+        if (memory.byteSize() < 1) {
+            throw new IllegalArgumentException("memory size " + memory.byteSize() + " is below 1");
+        }
+        if (memory.isReadOnly()) {
+            for (RegionAccess a : access) {
+                if (a == RegionAccess.READ_DST || a == RegionAccess.WRITE_DST || a == RegionAccess.RECV) {
+                    throw new IllegalArgumentException("memory " + memory + " is read-only, but access " + a
+                            + " would let " + (a == RegionAccess.WRITE_DST ? "the peer" : "the NIC")
+                            + " write into it; register a writable view, or only READ_SRC, WRITE_SRC and SEND");
+                }
+            }
+        }
+    }
 
     // ---------------------------------------------------------------- one check per operation
 

@@ -450,18 +450,8 @@ final class FabricTransport implements Transport {
 
     @Override
     public LocalRegion register(MemorySegment memory, Set<RegionAccess> access) {
-        Objects.requireNonNull(memory, "memory");
-        Objects.requireNonNull(access, "access");
+        Checks.registration(memory, access);
         ensureOpen();
-        if (!memory.isNative()) {
-            throw new IllegalArgumentException("memory must be a native segment (heap segments cannot be registered)");
-        }
-        if (memory.byteSize() == 0) {
-            throw new IllegalArgumentException("memory size 0 is below 1");
-        }
-        if (access.isEmpty()) {
-            throw new IllegalArgumentException("access is empty: name at least one RegionAccess");
-        }
         // Refused, never registered at VISIBILITY: a peer's durable write to it would otherwise
         // complete without the data being persistent (see the capabilities in the constructor).
         Checks.registerFlushAccess(name, access, providerFlushTypes, "FI_COMMIT_COMPLETE commits only the bytes of the"

@@ -276,15 +276,7 @@ final class RpmaTransport implements Transport {
      */
     @Override
     public LocalRegion register(MemorySegment memory, Set<RegionAccess> access) {
-        if (memory == null || !memory.isNative()) {
-            throw new IllegalArgumentException("memory " + memory + " is not native memory");
-        }
-        if (memory.byteSize() < 1) {
-            throw new IllegalArgumentException("memory size " + memory.byteSize() + " is below 1");
-        }
-        if (access == null || access.isEmpty()) {
-            throw new IllegalArgumentException("access " + access + " is empty");
-        }
+        Checks.registration(memory, access);
         Checks.registerFlushAccess(name(), access, directWriteToPmem ? EnumSet.allOf(FlushType.class)
                 : EnumSet.of(FlushType.VISIBILITY), "PERSISTENT needs this side's declaration of direct write to"
                 + " persistent memory (TransportOptions.directWriteToPersistentMemory,"
