@@ -9,6 +9,8 @@ import io.cqflux.reactor.RdmaServer;
 import io.cqflux.reactor.Region;
 import io.cqflux.reactor.TransportChoice;
 import java.lang.foreign.Arena;
+import java.lang.management.CompilationMXBean;
+import java.lang.management.ManagementFactory;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
@@ -64,6 +66,10 @@ public final class RpmaLatBench {
     private static final long REGION = 64 * 1024;
     private static final int[] SIZES = {8, 4096};
     private static final String[] OPS = {"read", "write", "dwrite"};
+    /** No compilation for this long counts as a settled JIT ({@link #awaitJitQuiet}). */
+    private static final long JIT_QUIET_MS = 300;
+    /** The longest {@link #awaitJitQuiet} waits. */
+    private static final long JIT_SETTLE_MAX_MS = 20_000;
     /** Writes in flight in the throughput figure (C's {@code TPUT_WINDOW}). */
     private static final int TPUT_WINDOW = 64;
     private static final int TPUT_SIZE = 8;
@@ -170,8 +176,13 @@ public final class RpmaLatBench {
             for (String op : OPS) {
                 for (int size : SIZES) {
                     ChainedLatency.chain(connection, op, remote, local, size, warmup, TIMEOUT);
+                    long settled = awaitJitQuiet();
+                    long jit = jitMillis();
                     long[] stamps = ChainedLatency.chain(connection, op, remote, local, size, iters, TIMEOUT);
+                    jit = jitMillis() - jit;
                     print(op, size, mode, stamps);
+                    System.err.printf(Locale.ROOT, "%s.%s.%d.%s jit %d ms during the measurement, after %d ms waiting"
+                            + " for it to settle%n", prefix(), op, size, mode, jit, settled);
                 }
             }
             if (tput > 0) {
@@ -179,6 +190,39 @@ public final class RpmaLatBench {
             }
             connection.close();
         }
+    }
+
+    /**
+     * Waits until the JIT has compiled nothing for {@value #JIT_QUIET_MS} ms (at most
+     * {@value #JIT_SETTLE_MAX_MS} ms). Under TCG the compiler threads take the lane's two vCPUs
+     * for hundreds of milliseconds after a warm-up (up to 423 ms of compilation during a
+     * 3,000-operation figure, 2026-11-26), so a figure measured at once carries the compiler's
+     * work and its code half compiled; the C program has no such phase.
+     *
+     * @return how long it waited, in ms
+     */
+    private static long awaitJitQuiet() {
+        long start = System.nanoTime();
+        long last = jitMillis();
+        long quietSince = start;
+        while (true) {
+            long now = System.nanoTime();
+            if (now - quietSince >= JIT_QUIET_MS * 1_000_000L || now - start >= JIT_SETTLE_MAX_MS * 1_000_000L) {
+                return (now - start) / 1_000_000L;
+            }
+            java.util.concurrent.locks.LockSupport.parkNanos(20_000_000L);
+            long j = jitMillis();
+            if (j != last) {
+                last = j;
+                quietSince = System.nanoTime();
+            }
+        }
+    }
+
+    /** {@return the JIT's compilation time so far, in ms (all compiler threads), or 0 where the JVM does not tell} */
+    private static long jitMillis() {
+        CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
+        return jit != null && jit.isCompilationTimeMonitoringSupported() ? jit.getTotalCompilationTime() : 0;
     }
 
     /** {@return the figures' prefix: {@code cqflux} on rpma, {@code javapath} on the synthetic transport} */
@@ -197,7 +241,12 @@ public final class RpmaLatBench {
         // interpreted and the JIT's threads share the two vCPUs; a --quick run with a tenth
         // measured 2,143 ops/s against C's 21,866, with the loop reported "blocked for 123 ms by a
         // batch of 32 completions" meanwhile.
-        double ops = ChainedLatency.writeAllThroughput(c, remote, local, TPUT_WINDOW, TPUT_SIZE, tput, tput, TIMEOUT);
+        ChainedLatency.writeAllThroughput(c, remote, local, TPUT_WINDOW, TPUT_SIZE, tput, 0, TIMEOUT); // warm-up
+        long settled = awaitJitQuiet();
+        long jit = jitMillis();
+        double ops = ChainedLatency.writeAllThroughput(c, remote, local, TPUT_WINDOW, TPUT_SIZE, 0, tput, TIMEOUT);
+        System.err.printf(Locale.ROOT, "%s.write.%d.%s.tput jit %d ms during the measurement, after %d ms waiting for it"
+                + " to settle%n", prefix(), TPUT_SIZE, mode, jitMillis() - jit, settled);
         System.out.printf(Locale.ROOT, prefix() + ".write.%d.%s.tput.w%d %.0f ops/s%n", TPUT_SIZE, mode, TPUT_WINDOW,
                 ops);
         System.out.flush();
