@@ -340,6 +340,10 @@ final class Receiver {
             return;
         }
         if (backlogNotifications >= notificationLimit) {
+            // The one past the limit is kept too, in order, before the end copies the backlog
+            // out: the overflow ends the connection, it does not drop what arrived.
+            backlogNotifications++;
+            backlog.add(new Notification(c.byteLength(), c.opcode(), imm, immediate));
             core.endOnReceiveOverflow(notificationLimit);
             return;
         }

@@ -7,6 +7,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.cqflux.core.ConnectionEvent;
 import io.cqflux.core.ConnectionException;
 import io.cqflux.core.Opcode;
+import java.util.ArrayList;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Flux;
 import reactor.test.StepVerifier;
@@ -42,9 +44,10 @@ class NotificationBacklogTest {
             }
             StepVerifier.create(rig.serverConn.events().filter(ConnectionEvent::isTerminal).take(1))
                     .expectNext(ConnectionEvent.LOST).expectComplete().verify(FaultRig.T);
-            // The four it kept are still delivered (nothing that arrived is lost), then the error.
+            // The four it kept and the fifth that overflowed are still delivered (nothing that
+            // arrived is lost), then the error.
             StepVerifier.create(rig.serverConn.receive())
-                    .expectNextCount(4)
+                    .expectNextCount(5)
                     .expectErrorSatisfies(e -> {
                         assertInstanceOf(ConnectionException.class, e);
                         assertEquals(ConnectionEvent.LOST, ((ConnectionException) e).event());
@@ -59,6 +62,36 @@ class NotificationBacklogTest {
             System.out.println("FACT fabric/tcp: 5 notifications over a backlog of 4, the writer's outcomes: "
                     + w.kinds());
             assertEquals(5, w.kinds().values().stream().mapToInt(Integer::intValue).sum(), w.toString());
+        }
+    }
+
+    @Test
+    void notificationBacklog_overflow_dropsNothing_everyArrivalDeliveredInOrder_beforeTheError() {
+        try (FaultRig rig = new FaultRig(b -> b.notificationBacklog(4), b -> b)) {
+            int n = 10;
+            Tally w = new Tally(n);
+            for (int i = 0; i < n; i++) {
+                w.subscribe(i, rig.conn.writeWithImmediate(rig.remote(), 64L * i, rig.local, 0, 64, 300 + i));
+            }
+            assertTrue(w.awaitAll(FaultRig.T), w.toString());
+            StepVerifier.create(rig.serverConn.events().filter(ConnectionEvent::isTerminal).take(1))
+                    .expectNext(ConnectionEvent.LOST).expectComplete().verify(FaultRig.T);
+            List<Integer> got = new ArrayList<>();
+            StepVerifier.create(rig.serverConn.receive(InboundMessage::immediate))
+                    .recordWith(() -> got)
+                    .thenConsumeWhile(x -> true)
+                    .expectError(ConnectionException.class).verify(FaultRig.T);
+            // A gap-free run from the first: the overflowing one and any after it are kept, in order.
+            assertTrue(got.size() >= 5, got.toString());
+            for (int i = 0; i < got.size(); i++) {
+                assertEquals(300 + i, got.get(i), got.toString());
+            }
+            // Every write the writer saw complete arrived, so it was delivered.
+            for (int i = 0; i < n; i++) {
+                if (w.error(i) == null) {
+                    assertTrue(i < got.size(), "write " + i + " completed but its notification is missing: " + got);
+                }
+            }
         }
     }
 }
