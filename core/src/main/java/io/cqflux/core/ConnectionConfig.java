@@ -47,7 +47,8 @@ public record ConnectionConfig(int sendQueueSize, int receiveQueueSize, int comp
         checkSize("receiveCompletionQueueSize", receiveCompletionQueueSize, 0);
         Objects.requireNonNull(timeout, "timeout");
         Objects.requireNonNull(writeCompletion, "writeCompletion");
-        if (timeout.isNegative() || timeout.isZero() || timeout.toMillis() > Integer.MAX_VALUE) {
+        // compareTo, not toMillis(): the latter throws ArithmeticException past Long.MAX_VALUE ms.
+        if (timeout.isNegative() || timeout.isZero() || timeout.compareTo(Duration.ofMillis(Integer.MAX_VALUE)) > 0) {
             throw new IllegalArgumentException("timeout " + timeout + " must be > 0 and at most " + Integer.MAX_VALUE + " ms");
         }
         int needed = sendQueueSize + (receiveCompletionQueueSize == 0 ? receiveQueueSize : 0);

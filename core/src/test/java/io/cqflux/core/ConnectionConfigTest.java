@@ -70,6 +70,12 @@ class ConnectionConfigTest {
         assertTrue(e.getMessage().contains("sendQueueSize 0") && e.getMessage().contains("[1, 65536]"), e.getMessage());
         assertThrows(IllegalArgumentException.class, () -> ConnectionConfig.DEFAULT.withSendQueueSize(1 << 17));
         assertThrows(IllegalArgumentException.class, () -> ConnectionConfig.DEFAULT.withTimeout(Duration.ZERO));
+        // Past Long.MAX_VALUE milliseconds: the bound named, not an ArithmeticException from toMillis().
+        e = assertThrows(IllegalArgumentException.class,
+                () -> ConnectionConfig.DEFAULT.withTimeout(Duration.ofSeconds(Long.MAX_VALUE)));
+        assertTrue(e.getMessage().contains("at most " + Integer.MAX_VALUE + " ms"), e.getMessage());
+        assertEquals(Duration.ofMillis(Integer.MAX_VALUE),
+                ConnectionConfig.DEFAULT.withTimeout(Duration.ofMillis(Integer.MAX_VALUE)).timeout());
     }
 
     @Test
