@@ -299,6 +299,10 @@ final class ConnectionCore {
                 }
             }
             state = State.ESTABLISHED;
+            if (config.receiveQueueSize() == 0 && control.enabled()) {
+                control.neverReceives(); // the peer's sends fail at once instead of waiting forever
+                grant();
+            }
             instrumentation.opened(this);
             events.tryEmitNext(e);
             Consumer<RdmaConnection> cb = onEstablished;
@@ -800,6 +804,10 @@ final class ConnectionCore {
                 continue;
             }
             if (!control.mayPost()) {
+                if (control.peerNeverReceives()) {
+                    failMessagesToAPeerThatNeverReceives();
+                    return;
+                }
                 scheduleCreditPoll();
                 return;
             }
@@ -819,6 +827,20 @@ final class ConnectionCore {
             if (op.stage != OpMono.NEW) {
                 control.consume();
             }
+        }
+    }
+
+    /** The peer said it can never post a receive: every message waiting for its credit fails now. Loop thread. */
+    private void failMessagesToAPeerThatNeverReceives() {
+        OpMono op;
+        while ((op = messages.poll()) != null) {
+            if (op.cancelled) {
+                op.discard();
+            } else {
+                op.fail(new IllegalStateException("the peer of connection " + description + " posts no receives"
+                        + " (its receiveQueueSize is 0): a " + op.kind.opcode + " to it could never be received"));
+            }
+            op.releaseRegions();
         }
     }
 

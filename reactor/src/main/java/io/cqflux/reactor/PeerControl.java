@@ -36,6 +36,11 @@ import java.util.Set;
  * woken by a write into its memory, so a starved sender re-reads its credit word on every
  * completion of its connection and from a 1 ms timer while it is starved.
  *
+ * A receiver that can never post a receive (its receiveQueueSize is 0) writes NO_RECEIVES into
+ * the credit word once, at establishment, instead of a count; a sender that reads it fails its
+ * messages at once instead of waiting for a credit that cannot come. A peer that does not know
+ * the word (an older cqflux) leaves it at 0, and its senders wait as they always did.
+ *
  * Goodbye. Transports report an orderly disconnect and a peer process that died alike (the
  * kernel closes its socket or its RDMA CM id for it). So before this side closes a connection in
  * order it writes GOODBYE into the peer's goodbye word and waits (bounded) for that write to
@@ -61,6 +66,11 @@ final class PeerControl implements AutoCloseable {
     private static final long CREDIT_STAGING = 8;
     private static final long GOODBYE_WORD = 16;
     private static final long GOODBYE_STAGING = 24;
+    /**
+     * What a receiver that can never post a receive writes into its peer's credit word: negative,
+     * so no count of posted receives can equal it, and a sender that does not know it sees no credit.
+     */
+    static final long NO_RECEIVES = 0x8371_6678_206E_7278L;
     /** What an orderly close writes into the peer's goodbye word ("cqfx bye"). */
     static final long GOODBYE = 0x6371_6678_2062_7965L;
     /** The access a peer's control words are addressed with. */
@@ -139,6 +149,11 @@ final class PeerControl implements AutoCloseable {
         return peer == null || (long) WORD.getAcquire(words.segment(), CREDIT_WORD) - used > 0;
     }
 
+    /** {@return whether the peer said it can never post a receive (NO_RECEIVES in the credit word)} */
+    boolean peerNeverReceives() {
+        return peer != null && (long) WORD.getAcquire(words.segment(), CREDIT_WORD) == NO_RECEIVES;
+    }
+
     /** A message that consumes one of the peer's receives is being posted. */
     void consume() {
         used++;
@@ -153,6 +168,11 @@ final class PeerControl implements AutoCloseable {
      */
     void receivesPosted(int n) {
         posted += n;
+    }
+
+    /** This side can never post a receive: the next grant tells the peer NO_RECEIVES instead of a count. */
+    void neverReceives() {
+        posted = NO_RECEIVES;
     }
 
     /** {@return whether the peer should hear of receives it does not know about yet} */
