@@ -208,7 +208,7 @@ public final class BufferPool {
      *     the pool is closed
      */
     public Mono<BufferLease> acquire() {
-        return new AcquireMono(this);
+        return LoopSafeMono.of(new AcquireMono(this));
     }
 
     @Override

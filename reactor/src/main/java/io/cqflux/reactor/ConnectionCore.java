@@ -118,6 +118,12 @@ final class ConnectionCore {
     private volatile State state = State.CONNECTING;
     private volatile Throwable terminal;
     private volatile boolean closedLocally;
+    /**
+     * {@link #closeAsync} was called (any thread), perhaps before its task ran on the loop: an
+     * operation subscribed from then on fails with a {@link ResourceClosedException}, as one after
+     * the close does, not with the end's verdict that the operations pending at the close get.
+     */
+    private volatile boolean closeRequested;
     /** {@code System.nanoTime()} when the connection became ENDING. */
     private long endingSince;
     private Consumer<RdmaConnection> onEstablished;
@@ -232,8 +238,20 @@ final class ConnectionCore {
         try {
             // The hook: the loop let go of a source on its own (shutdown, fatal error, a queue that
             // failed): nothing would complete what is pending any more, so end it all now.
-            Runnable lost = () -> end(new ConnectionException(ConnectionEvent.LOST, "connection " + description
-                    + ": its event loop " + loop.name() + " stopped serving it"), ConnectionEvent.LOST);
+            // When this side's close was asked for first (a Cqflux shutdown whose budget ran out
+            // before the loop ran the close task, disposeNow(Duration.ZERO) say), that is still
+            // a close by this side: CLOSED, as the shutdown's forceClose would say, not LOST.
+            Runnable lost = () -> {
+                if (closeRequested) {
+                    closedLocally = true;
+                    end(new ConnectionException(ConnectionEvent.CLOSED, "connection " + description
+                            + " closed by this side (its event loop " + loop.name() + " stopped before the goodbye)"),
+                            ConnectionEvent.CLOSED);
+                } else {
+                    end(new ConnectionException(ConnectionEvent.LOST, "connection " + description
+                            + ": its event loop " + loop.name() + " stopped serving it"), ConnectionEvent.LOST);
+                }
+            };
             for (CompletionQueue cq : conn.completionQueues()) {
                 registrations.add(loop.register(cq, this::onCompletion, lost));
             }
@@ -335,6 +353,7 @@ final class ConnectionCore {
 
     /** Any thread: closes the connection; completes {@link #closed} once its native objects are freed. */
     CompletableFuture<Void> closeAsync() {
+        closeRequested = true;
         runOnLoop(() -> {
             if (state.compareTo(State.ENDED) < 0) {
                 closedLocally = true;
@@ -640,6 +659,9 @@ final class ConnectionCore {
 
     /** Any thread: throws if the connection can no longer take operations. */
     void checkOpen() {
+        if (closeRequested) {
+            throw new ResourceClosedException("connection " + description + " is closed");
+        }
         State s = state;
         if (s.compareTo(State.ENDED) >= 0) {
             Throwable t = terminal;
@@ -760,6 +782,12 @@ final class ConnectionCore {
 
     private void enqueueOrPost(OpMono op) {
         State s = state;
+        if (closedLocally) {
+            // Handed over after this side's close ran: subscribed after it (checkOpen's answer).
+            op.fail(new ResourceClosedException("connection " + description + " is closed"));
+            op.releaseRegions();
+            return;
+        }
         if (s == State.CONNECTING || s.compareTo(State.ENDED) >= 0) {
             Throwable t = s == State.CONNECTING
                     ? new IllegalStateException("connection " + description + " is not established") : terminal;

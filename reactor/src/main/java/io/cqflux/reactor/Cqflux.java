@@ -279,7 +279,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
                                    Function<? super RdmaConnection, ? extends Publisher<Void>> handler,
                                    Function<byte[], AcceptDecision> rawAccept, List<Region> regionList) {
         Objects.requireNonNull(address, "address");
-        return Mono.create(sink -> {
+        return LoopSafeMono.of(Mono.create(sink -> {
             try {
                 checkOpen();
                 // Every accept carries its own hello (its connection's control words); encode
@@ -324,7 +324,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
             } catch (RuntimeException e) {
                 sink.error(e);
             }
-        });
+        }));
     }
 
     /**
@@ -448,11 +448,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
                     byte[] requestData;
                     if (raw != null) {
                         control = PeerControl.none();
-                        if (raw.length > transport.maxConnectPrivateData()) {
-                            throw new IllegalArgumentException("raw private data of " + raw.length + " bytes exceeds"
-                                    + " the transport's maximum " + transport.maxConnectPrivateData() + " for a connect ("
-                                    + transport.name() + ")");
-                        }
+                        checkRawConnectData(raw);
                         requestData = raw;
                     } else {
                         control = PeerControl.register(transport);
@@ -491,9 +487,9 @@ public final class Cqflux implements Disposable, AutoCloseable {
         Duration t = config.timeout();
         // A connection that establishes just as its subscriber cancels (or the timeout fires) is
         // discarded by Mono.create, never handed to anyone: close it rather than leak it.
-        return m.timeout(t, Mono.defer(() -> Mono.error(new ConnectionException(ConnectionEvent.UNREACHABLE,
+        return LoopSafeMono.of(m.timeout(t, Mono.defer(() -> Mono.error(new ConnectionException(ConnectionEvent.UNREACHABLE,
                 "connect to " + address + " timed out after " + t.toMillis() + " ms"))))
-                .doOnDiscard(RdmaConnection.class, RdmaConnection::dispose);
+                .doOnDiscard(RdmaConnection.class, RdmaConnection::dispose));
     }
 
     /**
@@ -505,14 +501,26 @@ public final class Cqflux implements Disposable, AutoCloseable {
      * @param address the peer
      * @param options size, connect options, backoff, what operations do while no connection is live
      * @return the pool, already connecting
-     * @throws IllegalArgumentException when {@code address} is unresolved or has no port
-     * @throws ResourceClosedException when this instance is disposed
+     * @throws IllegalArgumentException when {@code address} is unresolved or has no port, or when
+     *     the connect options' request cannot be sent (raw private data or a hello over the
+     *     transport's limit, an exposed region of another instance)
+     * @throws ResourceClosedException when this instance is disposed, or an exposed region is closed
      */
     public PeerPool peerPool(InetSocketAddress address, PeerPoolOptions options) {
         Objects.requireNonNull(address, "address");
         Objects.requireNonNull(options, "options");
         PeerPool.checkAddress(address);
         checkOpen();
+        // What every connect of the pool would send, checked once now: a request that cannot be
+        // sent would otherwise fail each attempt, and the pool would retry it forever.
+        ConnectOptions co = options.connectOptions();
+        if (co.raw() != null) {
+            checkRawConnectData(co.raw());
+        } else {
+            try (PeerControl probe = PeerControl.register(transport)) {
+                hello(co.exposed(), probe, transport.maxConnectPrivateData());
+            }
+        }
         PeerPool pool = PeerPool.start(this, address, options);
         pools.add(pool);
         if (closing.get()) {
@@ -553,6 +561,15 @@ public final class Cqflux implements Disposable, AutoCloseable {
     /** A pool was disposed: nothing left to dispose of it. */
     void forget(PeerPool pool) {
         pools.remove(pool);
+    }
+
+    /** Refuses raw connect private data over the transport's limit, naming both. */
+    private void checkRawConnectData(byte[] raw) {
+        if (raw.length > transport.maxConnectPrivateData()) {
+            throw new IllegalArgumentException("raw private data of " + raw.length + " bytes exceeds"
+                    + " the transport's maximum " + transport.maxConnectPrivateData() + " for a connect ("
+                    + transport.name() + ")");
+        }
     }
 
     /** Copies the exposed regions, refusing a null array or element with the position named. */

@@ -630,8 +630,7 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
     @Override
     public void dispose() {
         disposeRequested = true;
-        // TODO(owner): ConnectionCore has no "closing requested" hook; closeAsync hops to the loop.
-        core.closeAsync();
+        core.closeAsync(); // marks the core closed for new operations at once, then hops to the loop
     }
 
     /**

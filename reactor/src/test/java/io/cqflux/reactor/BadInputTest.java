@@ -112,6 +112,39 @@ class BadInputTest {
                 .verify(FaultRig.T);
     }
 
+    /** An operation subscribed after dispose() returned is one after the close: ResourceClosedException, every time. */
+    @Test
+    void operation_subscribedRightAfterDispose_signalsResourceClosed_notTheEndsVerdict() {
+        for (int i = 0; i < 20; i++) {
+            RdmaConnection c = rig.client.connect(rig.srv.address()).block(FaultRig.T);
+            PeerRegion remote = c.remoteRegion(0);
+            c.dispose();
+            StepVerifier.create(c.write(remote, 0, rig.local, 0, 8)).expectError(ResourceClosedException.class)
+                    .verify(FaultRig.T);
+            c.onDispose().block(FaultRig.T);
+        }
+    }
+
+    /** A message to a peer that can never post a receive fails at once; it does not wait forever. */
+    @Test
+    void send_toAPeerWithReceiveQueueSizeZero_failsNamingIt_andTheConnectionCarriesOn() {
+        try (FaultRig zero = new FaultRig(b -> b.connectionConfig(
+                io.cqflux.core.ConnectionConfig.DEFAULT.withReceiveQueueSize(0)), b -> b)) {
+            for (Mono<Void> message : List.of(zero.conn.send(zero.local, 0, 8),
+                    zero.conn.sendWithImmediate(zero.local, 0, 8, 7), zero.conn.send(new byte[] {1, 2, 3}))) {
+                StepVerifier.create(message)
+                        .expectErrorSatisfies(e -> {
+                            assertInstanceOf(IllegalStateException.class, e);
+                            assertTrue(e.getMessage().contains("receiveQueueSize is 0"), e.getMessage());
+                        })
+                        .verify(FaultRig.T);
+            }
+            assertEquals(0, zero.conn.waiting());
+            StepVerifier.create(zero.conn.write(zero.remote(), 0, zero.local, 0, 8)).expectComplete().verify(FaultRig.T);
+            assertTrue(zero.conn.core().isOpen());
+        }
+    }
+
     /** A closed (deregistered) region must not be handed to peers that connect afterwards. */
     @Test
     void server_afterExposedRegionClosed_stopsHandingItOut() {

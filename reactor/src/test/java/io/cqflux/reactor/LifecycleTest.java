@@ -111,6 +111,43 @@ class LifecycleTest {
     }
 
     @Test
+    void cqfluxDisposeNowWithNoBudget_failsWhatIsPendingClosed_notLost_andTheReceiverAsClosedHere() {
+        Cqflux server = build(builder());
+        Cqflux client = build(builder());
+        RdmaServer srv = server.bind(new InetSocketAddress(LO, 0), c -> c.onDispose(), exposed(server)).block(T);
+        RdmaConnection conn = client.connect(srv.address()).block(T);
+        Region src = client.register(arena.allocate(1 << 20, 64), RegionAccess.WRITE_SRC);
+        List<ConnectionEvent> events = new java.util.concurrent.CopyOnWriteArrayList<>();
+        conn.events().subscribe(events::add);
+        CompletableFuture<Throwable> received = new CompletableFuture<>();
+        conn.receive().subscribe(m -> { }, received::complete, () -> received.complete(null));
+        int n = 2000;
+        List<Throwable> outcomes = new java.util.concurrent.CopyOnWriteArrayList<>();
+        for (int i = 0; i < n; i++) {
+            conn.write(conn.remoteRegion(0), 0, src, (i % 256) * 4096L, 4096)
+                    .subscribe(null, outcomes::add, () -> outcomes.add(new Throwable("completed")));
+        }
+        try {
+            client.disposeNow(Duration.ZERO);
+        } catch (IllegalStateException budgetSpent) {
+            // documented: the budget ended before everything was released
+        }
+        StepVerifier.create(client.onDispose()).expectComplete().verify(T);
+        assertTrue(FaultRig.await(() -> outcomes.size() == n, T), outcomes.size() + " of " + n + " ended");
+        for (Throwable t : outcomes) {
+            if (t instanceof ConnectionException ce) {
+                assertEquals(ConnectionEvent.CLOSED, ce.event(), ce.getMessage());
+            } else if (!(t instanceof ResourceClosedException) && !"completed".equals(t.getMessage())) {
+                throw new AssertionError("unexpected outcome", t);
+            }
+        }
+        assertInstanceOf(ResourceClosedException.class, received.orTimeout(15, TimeUnit.SECONDS).join());
+        assertTrue(FaultRig.await(() -> events.stream().anyMatch(ConnectionEvent::isTerminal), T), events.toString());
+        assertEquals(ConnectionEvent.CLOSED, events.stream().filter(ConnectionEvent::isTerminal).findFirst().orElseThrow(),
+                events.toString());
+    }
+
+    @Test
     void cqfluxDisposeNow_closesItsConnectionsAndServers_beforeReturning() {
         Cqflux server = build(builder());
         Cqflux client = build(builder());

@@ -438,6 +438,27 @@ class PeerPoolTest {
     }
 
     @Test
+    void peerPool_whoseConnectRequestCannotBeSent_isRefusedAtOnce_notRetriedForever() {
+        int open = rig.client.openConnections();
+        int max = rig.client.maxConnectPrivateData();
+        IllegalArgumentException raw = assertThrows(IllegalArgumentException.class, () -> rig.client.peerPool(
+                rig.srv.address(), PeerPoolOptions.builder()
+                        .connectOptions(ConnectOptions.rawPrivateData(new byte[max + 1])).build()));
+        assertTrue(raw.getMessage().contains((max + 1) + " bytes") && raw.getMessage().contains(String.valueOf(max)),
+                raw.getMessage());
+        // A region of another instance in the hello, and more regions than the hello can carry.
+        IllegalArgumentException foreign = assertThrows(IllegalArgumentException.class, () -> rig.client.peerPool(
+                rig.srv.address(), PeerPoolOptions.builder()
+                        .connectOptions(ConnectOptions.exposing(rig.serverRegion)).build()));
+        assertTrue(foreign.getMessage().contains("another Cqflux instance"), foreign.getMessage());
+        Region[] many = new Region[64];
+        java.util.Arrays.fill(many, rig.local);
+        assertThrows(IllegalArgumentException.class, () -> rig.client.peerPool(rig.srv.address(),
+                PeerPoolOptions.builder().connectOptions(ConnectOptions.exposing(many)).build()));
+        assertEquals(open, rig.client.openConnections(), "nothing was started");
+    }
+
+    @Test
     void poolName_isTheHostAsGiven() {
         InetSocketAddress byName = new InetSocketAddress("localhost", deadAddress().getPort());
         pool(byName, PeerPoolOptions.builder().whenUnavailable(PeerPoolOptions.WhenUnavailable.FAIL_FAST).build());

@@ -1202,6 +1202,35 @@ abstract class ReactiveContract {
     }
 
     @Test
+    void block_onTheLoopThread_ofAcquireConnectOrBind_refusesBeforeSubscribing_soNothingIsLeftOwnerless() {
+        int leased = client.buffers().leased();
+        int connections = client.openConnections();
+        List<Throwable> refusals = new ArrayList<>();
+        StepVerifier.create(conn.write(remote(), 0, local, 0, 8).then(Mono.fromRunnable(() -> {
+                    // On the loop (the write's completion): each must throw before it starts anything.
+                    for (Runnable blocking : List.<Runnable>of(
+                            () -> client.buffers().acquire().block(T),
+                            () -> client.buffers().acquire().block(),
+                            () -> client.connect(srv.address()).block(T),
+                            () -> client.connect(srv.address()).blockOptional(T),
+                            () -> client.bind(listenAddress()).block(T))) {
+                        try {
+                            blocking.run();
+                        } catch (IllegalStateException e) {
+                            refusals.add(e);
+                        }
+                    }
+                })))
+                .expectComplete().verify(T);
+        assertEquals(5, refusals.size(), refusals.toString());
+        refusals.forEach(e -> assertTrue(e.getMessage().contains("not supported in thread"), e.getMessage()));
+        // Given the time a started connect or acquire would take to land.
+        StepVerifier.create(Mono.delay(Duration.ofMillis(300))).expectNextCount(1).expectComplete().verify(T);
+        assertEquals(leased, client.buffers().leased(), "a lease taken by a refused block()");
+        assertEquals(connections, client.openConnections(), "a connection made by a refused block()");
+    }
+
+    @Test
     void reactorContext_isVisibleDownstreamOfAnOperation() {
         StepVerifier.create(conn.write(remote(), 0, local, 0, 8)
                         .then(Mono.deferContextual(ctx -> Mono.just(ctx.<String>get("request-id"))))
