@@ -100,6 +100,12 @@ final class ConnectionCore {
     private long startedAt;
     private final List<Registration> registrations = new ArrayList<>();
     private volatile List<PeerRegion> peerRegions = List.of();
+    /**
+     * The peer's receive buffer size from its hello (PeerHello), 0 where it did not tell it (an
+     * older cqflux, a hello with no room left, raw private data): a message longer than it would
+     * fail the peer's receive and end the connection, so it is refused before posting.
+     */
+    private volatile int peerReceiveBufferSize;
     /** The peer's private data as delivered, once established. */
     private volatile byte[] peerData = new byte[0];
     /** Opened with raw private data: no hello, no control words, no transport handshake of its own. */
@@ -308,7 +314,9 @@ final class ConnectionCore {
             }
             if (!raw) {
                 try {
-                    peerRegions = PeerHello.accept(transport, conn, control);
+                    List<PeerRegion> parsed = new ArrayList<>();
+                    peerReceiveBufferSize = PeerHello.accept(transport, conn, control, parsed).receiveBufferSize();
+                    peerRegions = List.copyOf(parsed);
                 } catch (RuntimeException ex) {
                     end(new ConnectionException(ConnectionEvent.LOST, "connection " + description
                             + ": the peer's private data is not a usable cqflux hello, so the connection is closed: "
@@ -712,6 +720,18 @@ final class ConnectionCore {
         if (!region.registeredWith(transport)) {
             throw new IllegalArgumentException(role + " " + region + " was registered with another Cqflux instance,"
                     + " not the one of " + description);
+        }
+    }
+
+    /** Refuses a message longer than the peer's receive buffer, where the peer told its size. */
+    void checkMessageLength(OpKind kind, long length) {
+        int max = peerReceiveBufferSize;
+        // Only sends carry data into the receive buffer (a write with immediate's data goes to
+        // the written region, whatever receive it consumes).
+        if (max > 0 && length > max && (kind == OpKind.SEND || kind == OpKind.SEND_WITH_IMMEDIATE)) {
+            throw new IllegalArgumentException("a " + kind.opcode + " of " + length + " bytes exceeds the peer's"
+                    + " receive buffer of " + max + " bytes (its receiveBufferSize) on connection " + description
+                    + ": the peer's receive would fail and end the connection; split the message");
         }
     }
 

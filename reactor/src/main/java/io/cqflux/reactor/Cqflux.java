@@ -766,7 +766,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
             }
             descriptors.add(r.nativeRegion().descriptor());
         }
-        return PeerHello.encode(transport, descriptors, control, max);
+        return PeerHello.encode(transport, descriptors, control, limits.receiveBufferSize(), max);
     }
 
     /** {@return the transport (for the server's per-connection control words)} */

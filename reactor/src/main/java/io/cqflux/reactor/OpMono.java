@@ -340,6 +340,7 @@ final class OpMono extends Mono<Void> implements Subscription, Scannable, Runnab
             core.checkOwns(local, kind.localRole);
         }
         kind.check(core.transport, this);
+        core.checkMessageLength(kind, length);
     }
 
     LocalRegion nativeLocal() {

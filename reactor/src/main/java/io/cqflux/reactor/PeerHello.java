@@ -17,7 +17,16 @@ import java.util.List;
  *   count x (u16 big-endian length, descriptor bytes)
  *   version 2 and 3: u8 length, the transport's handshake bytes
  *   version 3:       u8 length, the transport's raw descriptor of the control words (0: none)
+ *   then, if it fits: u16 big-endian, the side's receive buffer size (see below)
  * </pre>
+ *
+ * <p>The receive buffer size trails the version 3 hello, so that a peer that does not know it
+ * ignores it as the trailing bytes it always ignored; where the private data has no room left
+ * for it (a connect that exposes a region on rpma fills 54 of 56 bytes), it is left out. Encoded
+ * as the size itself up to 32,767 bytes and above that as 0x8000 | (size in KiB, rounded up), so
+ * the bound a sender checks against is never below the real one (up to 1,023 bytes above it for
+ * sizes over 32 KiB that are not whole KiB); 0 (as the zero padding of an older peer's hello
+ * reads) is "not told".</p>
  *
  * <p>Versions 1 (no handshake) and 2 (no control words) still decode. Parsed with bounds checks,
  * the magic first: anything that is not a hello (nothing at all, zero padding, a foreign peer's
@@ -33,7 +42,7 @@ import java.util.List;
  * @param handshake the transport's handshake bytes, possibly empty
  * @param control the raw descriptor of the control words, or empty when the side has none
  */
-record PeerHello(List<byte[]> regions, byte[] handshake, byte[] control) {
+record PeerHello(List<byte[]> regions, byte[] handshake, byte[] control, int receiveBufferSize) {
     private static final byte M0 = 'C';
     private static final byte M1 = 'Q';
     /** Regions only (before the handshake existed). */
@@ -50,6 +59,24 @@ record PeerHello(List<byte[]> regions, byte[] handshake, byte[] control) {
         if (handshake == null || control == null) {
             throw new IllegalArgumentException("handshake or control descriptor is null");
         }
+        if (receiveBufferSize < 0) {
+            throw new IllegalArgumentException("receive buffer size " + receiveBufferSize + " is negative");
+        }
+    }
+
+    /** A hello that does not tell its receive buffer size. */
+    PeerHello(List<byte[]> regions, byte[] handshake, byte[] control) {
+        this(regions, handshake, control, 0);
+    }
+
+    /** {@return the u16 that carries a receive buffer size, never below it (see the class comment)} */
+    static int encodeBufferSize(int size) {
+        return size <= 0x7FFF ? size : 0x8000 | (int) Math.min(0x7FFF, (size + 1023L) / 1024);
+    }
+
+    /** {@return the receive buffer size a u16 of {@link #encodeBufferSize} carries; 0: not told} */
+    static int decodeBufferSize(int code) {
+        return (code & 0x8000) == 0 ? code : (code & 0x7FFF) * 1024;
     }
 
     /**
@@ -84,13 +111,17 @@ record PeerHello(List<byte[]> regions, byte[] handshake, byte[] control) {
                     + " descriptor need " + size + " bytes of private data, above the transport's maximum " + max
                     + ": expose fewer regions");
         }
-        ByteBuffer b = ByteBuffer.allocate(size);
+        boolean tellSize = receiveBufferSize > 0 && size + 2 <= max;
+        ByteBuffer b = ByteBuffer.allocate(size + (tellSize ? 2 : 0));
         b.put(M0).put(M1).put(V3).put((byte) regions.size());
         for (byte[] d : regions) {
             b.putShort((short) d.length).put(d);
         }
         b.put((byte) handshake.length).put(handshake);
         b.put((byte) control.length).put(control);
+        if (tellSize) {
+            b.putShort((short) encodeBufferSize(receiveBufferSize));
+        }
         return b.array();
     }
 
@@ -101,12 +132,14 @@ record PeerHello(List<byte[]> regions, byte[] handshake, byte[] control) {
      * @param t the transport
      * @param descriptors the exposed regions' descriptors
      * @param control this side's control words
+     * @param receiveBufferSize this side's receive buffer size, told to the peer where it fits
      * @param max the private-data limit ({@link Transport#maxConnectPrivateData()} or
      *     {@link Transport#maxAcceptPrivateData()})
      * @return the private data
      */
-    static byte[] encode(Transport t, List<byte[]> descriptors, PeerControl control, int max) {
-        return new PeerHello(descriptors, t.handshake(), control.descriptor()).encode(max);
+    static byte[] encode(Transport t, List<byte[]> descriptors, PeerControl control, int receiveBufferSize,
+                         int max) {
+        return new PeerHello(descriptors, t.handshake(), control.descriptor(), receiveBufferSize).encode(max);
     }
 
     /**
@@ -194,7 +227,9 @@ record PeerHello(List<byte[]> regions, byte[] handshake, byte[] control) {
         }
         byte[] c = new byte[clen];
         System.arraycopy(data, pos, c, 0, clen);
-        return new PeerHello(out, h, c);
+        pos += clen;
+        int size = pos + 2 <= data.length ? decodeBufferSize(((data[pos] & 0xFF) << 8) | (data[pos + 1] & 0xFF)) : 0;
+        return new PeerHello(out, h, c, size);
     }
 
     private static boolean isZero(byte[] data) {
@@ -218,14 +253,14 @@ record PeerHello(List<byte[]> regions, byte[] handshake, byte[] control) {
      * @param t the transport
      * @param c the connection, just established
      * @param control this side's control words, linked to the peer's here
-     * @return the peer's regions, in the order it exposed them
+     * @param peers receives the peer's regions, in the order it exposed them (left empty on failure)
+     * @return the peer's hello (its receive buffer size, where it told it)
      * @throws IllegalArgumentException when the private data, the handshake or a descriptor is
      *     malformed; regions parsed before the failure are closed again
      */
-    static List<PeerRegion> accept(Transport t, Connection c, PeerControl control) {
+    static PeerHello accept(Transport t, Connection c, PeerControl control, List<PeerRegion> peers) {
         PeerHello hello = decode(c.peerPrivateData());
         c.applyPeerHandshake(hello.handshake());
-        List<PeerRegion> peers = new ArrayList<>();
         try {
             if (hello.control().length > 0) {
                 control.peer(t.remoteRegion(hello.control(), PeerControl.PEER_ACCESS));
@@ -242,8 +277,9 @@ record PeerHello(List<byte[]> regions, byte[] handshake, byte[] control) {
                     e.addSuppressed(suppressed);
                 }
             }
+            peers.clear();
             throw e;
         }
-        return List.copyOf(peers);
+        return hello;
     }
 }

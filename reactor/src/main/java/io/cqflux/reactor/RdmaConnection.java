@@ -300,7 +300,11 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
     }
 
     /**
-     * Sends a message into one of the peer's posted receives.
+     * Sends a message into one of the peer's posted receives. Between cqflux peers it waits for a
+     * receive the peer posted (its credits), and it is refused before posting when it is longer
+     * than the receive buffer the peer told in its hello ({@link IllegalArgumentException}) or
+     * when the peer posts no receives at all ({@link IllegalStateException}); see the guide,
+     * "Message credits between cqflux peers".
      *
      * @param src local source ({@code SEND})
      * @param offset offset in {@code src}

@@ -38,6 +38,25 @@ class PeerHelloTest {
     }
 
     @Test
+    void receiveBufferSize_trailsTheHello_neverBelowTheRealSize_andReadsZeroFromAHelloWithoutIt() {
+        for (int size : new int[] {1, 4096, 32_767, 32_768, 40_000, 65_536, 1_000_001, 16 << 20}) {
+            byte[] enc = new PeerHello(List.of(), new byte[] {7}, NONE, size).encode(1000);
+            int told = PeerHello.decode(Arrays.copyOf(enc, enc.length + 8)).receiveBufferSize();
+            assertTrue(told >= size && told - size < 1024, size + " told as " + told);
+            if (size <= 32_767 || size % 1024 == 0) {
+                assertEquals(size, told);
+            }
+        }
+        // An older peer's hello (no trailer), zero-padded by the transport: not told.
+        byte[] old = new PeerHello(List.of(), new byte[] {7}, NONE).encode(1000);
+        assertEquals(0, PeerHello.decode(Arrays.copyOf(old, old.length + 16)).receiveBufferSize());
+        // No room for it: the hello goes without, and still fits.
+        byte[] full = new PeerHello(List.of(), new byte[] {7}, NONE, 4096).encode(7);
+        assertEquals(7, full.length);
+        assertEquals(0, PeerHello.decode(full).receiveBufferSize());
+    }
+
+    @Test
     void encodeDecode_handshakeWithoutRegions_roundTrips() {
         byte[] enc = new PeerHello(List.of(), new byte[] {7}, NONE).encode(RPMA_MAX_CONNECT);
         assertEquals(7, enc.length);
@@ -64,6 +83,12 @@ class PeerHelloTest {
         byte[] one = new PeerHello(List.of(new byte[RPMA_REGION_DESCRIPTOR]), peerCfg, NONE).encode(RPMA_MAX_CONNECT);
         assertEquals(4 + 2 + RPMA_REGION_DESCRIPTOR + 1 + peerCfg.length + 1, one.length);
         assertTrue(one.length <= RPMA_MAX_CONNECT);
+        // A connect with one region, librpma's 1-byte peer configuration and the control words
+        // fills 54 of the 56 bytes: the receive buffer size still fits.
+        byte[] oneTold = new PeerHello(List.of(new byte[RPMA_REGION_DESCRIPTOR]), new byte[1],
+                new byte[RPMA_RAW_DESCRIPTOR], 4096).encode(RPMA_MAX_CONNECT);
+        assertEquals(RPMA_MAX_CONNECT, oneTold.length);
+        assertEquals(4096, PeerHello.decode(oneTold).receiveBufferSize());
         byte[] control = new byte[RPMA_RAW_DESCRIPTOR];
         List<byte[]> six = java.util.Collections.nCopies(6, new byte[RPMA_REGION_DESCRIPTOR]);
         assertTrue(new PeerHello(six, peerCfg, control).encode(RPMA_MAX_ACCEPT).length <= RPMA_MAX_ACCEPT);

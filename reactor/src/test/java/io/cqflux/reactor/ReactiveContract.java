@@ -404,6 +404,26 @@ abstract class ReactiveContract {
     }
 
     @Test
+    void send_longerThanThePeersReceiveBuffer_isRefusedBeforePosting_andTheConnectionCarriesOn() {
+        // The server told its receive buffer size (the default 4096) in its hello.
+        Region big = client.register(arena.allocate(8192, 64), RegionAccess.SEND);
+        for (Mono<Void> tooLong : List.of(conn.send(big, 0, 4097), conn.sendWithImmediate(big, 0, 8192, 1),
+                conn.send(new byte[5000]))) {
+            StepVerifier.create(tooLong)
+                    .expectErrorSatisfies(e -> {
+                        assertInstanceOf(IllegalArgumentException.class, e);
+                        assertTrue(e.getMessage().contains("receive buffer of 4096 bytes"), e.getMessage());
+                    })
+                    .verify(T);
+        }
+        assertEquals(0, conn.inFlight());
+        StepVerifier.create(serverConn.receive().next().map(Message::data))
+                .then(() -> conn.send(big, 0, 4096).subscribe())
+                .assertNext(d -> assertEquals(4096, d.length))
+                .expectComplete().verify(T);
+    }
+
+    @Test
     void sendWithImmediate_andWriteWithImmediate_deliverTheValueInHostOrder() {
         fillRandom(localMem.asSlice(0, 64), 5);
         StepVerifier.create(serverConn.receive(msg -> msg.immediate() + ":" + msg.opcode()).take(2))
