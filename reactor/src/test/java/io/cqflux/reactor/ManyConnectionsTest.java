@@ -63,6 +63,14 @@ class ManyConnectionsTest {
             assertEquals(CONNECTIONS, bSide.size());
             List<RdmaConnection> aSide = accepted.get(30, TimeUnit.SECONDS);
             assertEquals(CONNECTIONS, aSide.size());
+            // Each side wrote NO_RECEIVES into its peer's credit word at establishment
+            // (receiveQueueSize 0): one write of each connection, before the monitors count. A
+            // write of each connection completes after it (tcp completes in order), so none of
+            // those control writes is counted below.
+            Flux.fromIterable(aSide).concatWith(Flux.fromIterable(bSide))
+                    .concatMap(c -> c.write(c.remoteRegion(0), 0, aSide.contains(c) ? aMem : bMem,
+                            0, RECORD))
+                    .then().block(Duration.ofSeconds(30));
             // The hot completion Flux sees every CQ entry, on the loop thread, before the
             // operation's own signal: after all operations signalled, these counts are final.
             AtomicLong aEntries = new AtomicLong();
