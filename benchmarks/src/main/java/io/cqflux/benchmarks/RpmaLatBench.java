@@ -241,7 +241,7 @@ public final class RpmaLatBench {
         // interpreted and the JIT's threads share the two vCPUs; a --quick run with a tenth
         // measured 2,143 ops/s against C's 21,866, with the loop reported "blocked for 123 ms by a
         // batch of 32 completions" meanwhile.
-        ChainedLatency.writeAllThroughput(c, remote, local, TPUT_WINDOW, TPUT_SIZE, tput, 0, TIMEOUT); // warm-up
+        ChainedLatency.writeAll(c, remote, local, TPUT_WINDOW, TPUT_SIZE, tput, TIMEOUT); // warm-up
         long settled = awaitJitQuiet();
         long jit = jitMillis();
         double ops = ChainedLatency.writeAllThroughput(c, remote, local, TPUT_WINDOW, TPUT_SIZE, 0, tput, TIMEOUT);

@@ -47,9 +47,11 @@ public record ConnectionConfig(int sendQueueSize, int receiveQueueSize, int comp
         checkSize("receiveCompletionQueueSize", receiveCompletionQueueSize, 0);
         Objects.requireNonNull(timeout, "timeout");
         Objects.requireNonNull(writeCompletion, "writeCompletion");
-        // compareTo, not toMillis(): the latter throws ArithmeticException past Long.MAX_VALUE ms.
-        if (timeout.isNegative() || timeout.isZero() || timeout.compareTo(Duration.ofMillis(Integer.MAX_VALUE)) > 0) {
-            throw new IllegalArgumentException("timeout " + timeout + " must be > 0 and at most " + Integer.MAX_VALUE + " ms");
+        // compareTo, not toMillis(): the latter throws ArithmeticException past Long.MAX_VALUE ms,
+        // and the bounds that use it count whole milliseconds, so below 1 ms it would read 0.
+        if (timeout.compareTo(Duration.ofMillis(1)) < 0 || timeout.compareTo(Duration.ofMillis(Integer.MAX_VALUE)) > 0) {
+            throw new IllegalArgumentException("timeout " + timeout + " must be at least 1 ms and at most "
+                    + Integer.MAX_VALUE + " ms");
         }
         int needed = sendQueueSize + (receiveCompletionQueueSize == 0 ? receiveQueueSize : 0);
         if (completionQueueSize < needed) {

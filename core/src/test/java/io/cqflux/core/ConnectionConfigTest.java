@@ -74,6 +74,7 @@ class ConnectionConfigTest {
         e = assertThrows(IllegalArgumentException.class,
                 () -> ConnectionConfig.DEFAULT.withTimeout(Duration.ofSeconds(Long.MAX_VALUE)));
         assertTrue(e.getMessage().contains("at most " + Integer.MAX_VALUE + " ms"), e.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> ConnectionConfig.DEFAULT.withTimeout(Duration.ofNanos(999_999)));
         assertEquals(Duration.ofMillis(Integer.MAX_VALUE),
                 ConnectionConfig.DEFAULT.withTimeout(Duration.ofMillis(Integer.MAX_VALUE)).timeout());
     }

@@ -19,8 +19,8 @@ package io.cqflux.epoll;
  *     the start of its run (one task in eight is sampled; 0 before the first sample)
  * @param quietSkips polls of quiet queues that a spinning round left to its one {@code epoll_wait(0)}
  *     over every fd (EventLoop's design comment, "Busy rounds and quiet queues"; only fabric/tcp
- *     queues can be quiet, and only on a loop with two or more of them), the system calls that a
- *     spinning loop saved on idle connections
+ *     queues can be quiet, and only on a loop with two or more of them): per round, one
+ *     {@code epoll_wait(0)} stood for that many polls, each a system call on tcp
  */
 public record LoopStats(long wakeups, long emptyWakeups, long batches, long completions, int largestBatch, long tasks,
         long droppedTasks, long blocked, long lagNanos, long quietSkips) {

@@ -328,6 +328,9 @@ final class ConnectionCore {
             if (config.receiveQueueSize() == 0 && control.enabled()) {
                 control.neverReceives(); // the peer's sends fail at once instead of waiting forever
                 grant();
+                if (state != State.ESTABLISHED) {
+                    return; // the grant's post failed and ended the connection: nothing to announce
+                }
             }
             instrumentation.opened(this);
             events.tryEmitNext(e);
@@ -711,18 +714,6 @@ final class ConnectionCore {
         conn.applyPeerHandshake(descriptor);
     }
 
-    /** Any thread: checks that a peer region came from this connection. */
-    /**
-     * Refuses a local region that another {@link Cqflux} registered (at subscription, before the
-     * transport's own refusal on the loop thread, which would come after a credit was taken).
-     */
-    void checkOwns(Region region, String role) {
-        if (!region.registeredWith(transport)) {
-            throw new IllegalArgumentException(role + " " + region + " was registered with another Cqflux instance,"
-                    + " not the one of " + description);
-        }
-    }
-
     /** Refuses a message longer than the peer's receive buffer, where the peer told its size. */
     void checkMessageLength(OpKind kind, long length) {
         int max = peerReceiveBufferSize;
@@ -735,6 +726,7 @@ final class ConnectionCore {
         }
     }
 
+    /** Any thread: checks that a peer region came from this connection. */
     void checkOwns(PeerRegion region) {
         if (peerRegions.contains(region)) {
             return;
@@ -802,12 +794,6 @@ final class ConnectionCore {
 
     private void enqueueOrPost(OpMono op) {
         State s = state;
-        if (closedLocally) {
-            // Handed over after this side's close ran: subscribed after it (checkOpen's answer).
-            op.fail(new ResourceClosedException("connection " + description + " is closed"));
-            op.releaseRegions();
-            return;
-        }
         if (s == State.CONNECTING || s.compareTo(State.ENDED) >= 0) {
             Throwable t = s == State.CONNECTING
                     ? new IllegalStateException("connection " + description + " is not established") : terminal;
@@ -1081,6 +1067,9 @@ final class ConnectionCore {
      * {@link ResourceClosedException} after a close by this side, else the connection's end}
      */
     Throwable receiveRefusal() {
+        if (closeRequested) {
+            return new ResourceClosedException("connection " + description + " is closed");
+        }
         if (state.compareTo(State.ENDED) < 0) {
             return null;
         }
@@ -1251,6 +1240,11 @@ final class ConnectionCore {
 
     boolean isOpen() {
         return state.compareTo(State.ENDED) < 0;
+    }
+
+    /** {@return whether this side asked to close it ({@link #closeAsync}); any thread} */
+    boolean closeRequested() {
+        return closeRequested;
     }
 
     /** {@return what ended the connection (what its pending operations got), or null while it is open; any thread} */

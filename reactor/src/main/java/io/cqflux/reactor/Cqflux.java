@@ -5,11 +5,11 @@ import io.cqflux.core.ConnectionEvent;
 import io.cqflux.core.ConnectionException;
 import io.cqflux.core.RegionAccess;
 import io.cqflux.core.ResourceClosedException;
+import io.cqflux.core.internal.Checks;
+import io.cqflux.core.internal.Transports;
 import io.cqflux.core.spi.Connection;
 import io.cqflux.core.spi.Listener;
 import io.cqflux.core.spi.LocalRegion;
-import io.cqflux.core.internal.Checks;
-import io.cqflux.core.internal.Transports;
 import io.cqflux.core.spi.Transport;
 import io.cqflux.core.spi.TransportOptions;
 import io.cqflux.epoll.LoopStats;
@@ -21,8 +21,6 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.EnumSet;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
@@ -198,8 +196,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
     public Region register(MemorySegment memory, RegionAccess... access) {
         Objects.requireNonNull(memory, "memory");
         Set<RegionAccess> rights = Checks.accesses("access", access);
-        Checks.registration(memory, rights);
-        checkOpen();
+        checkOpen(); // the memory is checked by the transport (Checks.registration), once
         LocalRegion r = transport.register(memory, rights);
         Region region = new Region(r, transport);
         regions.add(region);
@@ -285,9 +282,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
                 // Every accept carries its own hello (its connection's control words); encode
                 // one now so that a hello that cannot fit fails the bind, not every accept.
                 if (rawAccept == null) {
-                    try (PeerControl probe = PeerControl.register(transport)) {
-                        hello(regionList, probe, transport.maxAcceptPrivateData());
-                    }
+                    checkHelloFits(regionList, transport.maxAcceptPrivateData());
                 }
                 EventLoop loop = loops[0];
                 Runnable task = () -> {
@@ -517,9 +512,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
         if (co.raw() != null) {
             checkRawConnectData(co.raw());
         } else {
-            try (PeerControl probe = PeerControl.register(transport)) {
-                hello(co.exposed(), probe, transport.maxConnectPrivateData());
-            }
+            checkHelloFits(co.exposed(), transport.maxConnectPrivateData());
         }
         PeerPool pool = PeerPool.start(this, address, options);
         pools.add(pool);
@@ -561,6 +554,17 @@ public final class Cqflux implements Disposable, AutoCloseable {
     /** A pool was disposed: nothing left to dispose of it. */
     void forget(PeerPool pool) {
         pools.remove(pool);
+    }
+
+    /**
+     * Encodes a hello with control words registered for the purpose and freed at once, so that
+     * a hello that cannot be sent (over {@code max}, a closed or foreign region) fails the call
+     * that would send it many times (every accept of a server, every connect of a pool).
+     */
+    private void checkHelloFits(List<Region> exposed, int max) {
+        try (PeerControl probe = PeerControl.register(transport)) {
+            hello(exposed, probe, max);
+        }
     }
 
     /** Refuses raw connect private data over the transport's limit, naming both. */
@@ -754,13 +758,9 @@ public final class Cqflux implements Disposable, AutoCloseable {
      */
     byte[] hello(List<Region> exposed, PeerControl control, int max) {
         List<byte[]> descriptors = new ArrayList<>();
-        for (Region r : exposed) {
-            if (!r.registeredWith(transport)) {
-                // Its key would name a region of this instance's, or none: the peer's writes
-                // would land in memory the caller never meant to expose.
-                throw new IllegalArgumentException("exposed " + r + " was registered with another Cqflux instance;"
-                        + " expose regions registered with this one (" + transport.name() + ")");
-            }
+        for (int i = 0; i < exposed.size(); i++) {
+            Region r = exposed.get(i);
+            r.checkRegisteredWith(transport, "exposed region " + i);
             if (!r.isOpen()) {
                 throw new ResourceClosedException("exposed " + r + " is closed");
             }
@@ -790,6 +790,11 @@ public final class Cqflux implements Disposable, AutoCloseable {
     /** {@return the number of open connections (diagnostics, tests)} */
     int openConnections() {
         return connections.size();
+    }
+
+    /** {@return the number of listening servers (diagnostics, tests)} */
+    int openServers() {
+        return servers.size();
     }
 
     @Override

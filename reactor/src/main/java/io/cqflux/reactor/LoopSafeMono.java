@@ -11,7 +11,9 @@ import reactor.core.publisher.MonoOperator;
  * before they subscribe. Reactor's {@code block()} subscribes first and throws after: what the
  * subscription started (a connection, a listener, a lease of the fixed-size pool) would then
  * belong to nobody until the instance is disposed. Operation Monos do the same in
- * {@link OpMono#block()}; this wraps the rest of the public Monos that acquire something.
+ * {@link OpMono#block()}; this wraps the rest of the public Monos that acquire something. Like
+ * any override of {@code block()}, it holds for a {@code block()} of the Mono as returned: one
+ * of a chain built on it ({@code connect(...).timeout(...).block()}) is Reactor's again.
  *
  * @param <T> the value
  */
@@ -23,7 +25,7 @@ final class LoopSafeMono<T> extends MonoOperator<T, T> {
 
     /** {@return {@code source} with blocking calls that refuse an event-loop thread before subscribing} */
     static <T> Mono<T> of(Mono<? extends T> source) {
-        return new LoopSafeMono<>(source);
+        return onAssembly(new LoopSafeMono<>(source));
     }
 
     @Override

@@ -277,6 +277,24 @@ final class OpMono extends Mono<Void> implements Subscription, Scannable, Runnab
         return spin == 0 ? super.block(timeout) : SpinThenParkSubscriber.block(this, spin, true, timeout.toNanos());
     }
 
+    /** Reactor's, refusing a {@code NonBlocking} thread before subscribing, as {@link #block()} does. */
+    @Override
+    public java.util.Optional<Void> blockOptional() {
+        SpinThenParkSubscriber.refuseNonBlockingThread();
+        return super.blockOptional();
+    }
+
+    /**
+     * Reactor's, refusing a {@code NonBlocking} thread before subscribing, as {@link #block()} does.
+     *
+     * @param timeout the longest wait
+     */
+    @Override
+    public java.util.Optional<Void> blockOptional(Duration timeout) {
+        SpinThenParkSubscriber.refuseNonBlockingThread();
+        return super.blockOptional(timeout);
+    }
+
     private OpMono claimedCopy() {
         OpMono c = copy();
         c.flags = CLAIMED; // not yet shared: a plain volatile store
@@ -337,7 +355,9 @@ final class OpMono extends Mono<Void> implements Subscription, Scannable, Runnab
             core.checkOwns(remote);
         }
         if (local != null) {
-            core.checkOwns(local, kind.localRole);
+            // At subscription, before the transport's own refusal on the loop, which would come
+            // after a credit was taken.
+            local.checkRegisteredWith(core.transport, kind.localRole);
         }
         kind.check(core.transport, this);
         core.checkMessageLength(kind, length);

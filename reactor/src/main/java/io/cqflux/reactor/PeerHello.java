@@ -17,16 +17,15 @@ import java.util.List;
  *   count x (u16 big-endian length, descriptor bytes)
  *   version 2 and 3: u8 length, the transport's handshake bytes
  *   version 3:       u8 length, the transport's raw descriptor of the control words (0: none)
- *   then, if it fits: u16 big-endian, the side's receive buffer size (see below)
+ *   then, if it fits: the side's receive buffer size, u16 or u32 big-endian (see below)
  * </pre>
  *
  * <p>The receive buffer size trails the version 3 hello, so that a peer that does not know it
- * ignores it as the trailing bytes it always ignored; where the private data has no room left
- * for it (a connect that exposes a region on rpma fills 54 of 56 bytes), it is left out. Encoded
- * as the size itself up to 32,767 bytes and above that as 0x8000 | (size in KiB, rounded up), so
- * the bound a sender checks against is never below the real one (up to 1,023 bytes above it for
- * sizes over 32 KiB that are not whole KiB); 0 (as the zero padding of an older peer's hello
- * reads) is "not told".</p>
+ * ignores it as the trailing bytes it always ignored. Up to 32,767 bytes it is a u16; above, a
+ * u32 with its top bit set. Where the private data has no room for it (a connect that exposes a
+ * region on rpma fills 54 of 56 bytes: room for the u16 only) it is left out, and the peer
+ * checks nothing. 0, which is what the zero padding of an older peer's hello reads, is "not
+ * told".</p>
  *
  * <p>Versions 1 (no handshake) and 2 (no control words) still decode. Parsed with bounds checks,
  * the magic first: anything that is not a hello (nothing at all, zero padding, a foreign peer's
@@ -69,14 +68,9 @@ record PeerHello(List<byte[]> regions, byte[] handshake, byte[] control, int rec
         this(regions, handshake, control, 0);
     }
 
-    /** {@return the u16 that carries a receive buffer size, never below it (see the class comment)} */
-    static int encodeBufferSize(int size) {
-        return size <= 0x7FFF ? size : 0x8000 | (int) Math.min(0x7FFF, (size + 1023L) / 1024);
-    }
-
-    /** {@return the receive buffer size a u16 of {@link #encodeBufferSize} carries; 0: not told} */
-    static int decodeBufferSize(int code) {
-        return (code & 0x8000) == 0 ? code : (code & 0x7FFF) * 1024;
+    /** {@return the bytes the trailer takes for a receive buffer size (see the class comment)} */
+    private static int bufferSizeBytes(int size) {
+        return size <= 0x7FFF ? 2 : 4;
     }
 
     /**
@@ -111,16 +105,19 @@ record PeerHello(List<byte[]> regions, byte[] handshake, byte[] control, int rec
                     + " descriptor need " + size + " bytes of private data, above the transport's maximum " + max
                     + ": expose fewer regions");
         }
-        boolean tellSize = receiveBufferSize > 0 && size + 2 <= max;
-        ByteBuffer b = ByteBuffer.allocate(size + (tellSize ? 2 : 0));
+        int trailer = receiveBufferSize > 0 && size + bufferSizeBytes(receiveBufferSize) <= max
+                ? bufferSizeBytes(receiveBufferSize) : 0;
+        ByteBuffer b = ByteBuffer.allocate(size + trailer);
         b.put(M0).put(M1).put(V3).put((byte) regions.size());
         for (byte[] d : regions) {
             b.putShort((short) d.length).put(d);
         }
         b.put((byte) handshake.length).put(handshake);
         b.put((byte) control.length).put(control);
-        if (tellSize) {
-            b.putShort((short) encodeBufferSize(receiveBufferSize));
+        if (trailer == 2) {
+            b.putShort((short) receiveBufferSize);
+        } else if (trailer == 4) {
+            b.putInt(0x8000_0000 | receiveBufferSize);
         }
         return b.array();
     }
@@ -228,7 +225,14 @@ record PeerHello(List<byte[]> regions, byte[] handshake, byte[] control, int rec
         byte[] c = new byte[clen];
         System.arraycopy(data, pos, c, 0, clen);
         pos += clen;
-        int size = pos + 2 <= data.length ? decodeBufferSize(((data[pos] & 0xFF) << 8) | (data[pos + 1] & 0xFF)) : 0;
+        int size = 0;
+        if (pos + 2 <= data.length) {
+            if ((data[pos] & 0x80) == 0) {
+                size = ((data[pos] & 0xFF) << 8) | (data[pos + 1] & 0xFF);
+            } else if (pos + 4 <= data.length) {
+                size = ByteBuffer.wrap(data, pos, 4).getInt() & 0x7FFF_FFFF;
+            }
+        }
         return new PeerHello(out, h, c, size);
     }
 

@@ -33,7 +33,10 @@ import reactor.core.publisher.Mono;
  * an orderly close by either side, {@code LOST} otherwise (a peer that ended without its orderly
  * close, an error completion, an operation without a completion for
  * {@link Cqflux.Builder#operationTimeout(java.time.Duration)}). An operation subscribed after a
- * close by this side fails with {@link io.cqflux.core.ResourceClosedException}. Timeouts are
+ * close by this side (once {@link #dispose()} returned, or the {@link Cqflux} began its shutdown)
+ * fails with {@link io.cqflux.core.ResourceClosedException}; so does one that an earlier
+ * subscription starts in the moment between the close call and its run on the loop (a staged
+ * form that gets its buffer, the next write of a {@link #writeAll} stream). Timeouts are
  * Reactor's: {@code .timeout(...)} (virtual time works).
  *
  * <p><b>Cancellation</b> detaches the subscriber only: the NIC may still use the buffers, so the
@@ -50,7 +53,6 @@ import reactor.core.publisher.Mono;
  */
 public final class RdmaConnection implements Disposable, AutoCloseable {
     private final ConnectionCore core;
-    private volatile boolean disposeRequested;
 
     RdmaConnection(ConnectionCore core) {
         this.core = core;
@@ -633,7 +635,6 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
      */
     @Override
     public void dispose() {
-        disposeRequested = true;
         core.closeAsync(); // marks the core closed for new operations at once, then hops to the loop
     }
 
@@ -643,7 +644,7 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
      */
     @Override
     public boolean isDisposed() {
-        return disposeRequested || !core.isOpen();
+        return core.closeRequested() || !core.isOpen();
     }
 
     /**

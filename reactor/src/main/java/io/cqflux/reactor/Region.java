@@ -52,9 +52,19 @@ public final class Region implements AutoCloseable {
         this.owner = owner;
     }
 
-    /** {@return whether the instance whose transport is {@code t} registered it} */
-    boolean registeredWith(Transport t) {
-        return owner == t;
+    /**
+     * Refuses this region unless the instance whose transport is {@code t} registered it: its key
+     * means nothing to another instance's connections (on fabric/tcp it may equal the key of one
+     * of their own regions, so a peer's writes would land in memory nobody exposed).
+     *
+     * @param t the transport of the instance that wants to use or expose it
+     * @param role what the region would be, for the message ("exposed region 0", "local source")
+     */
+    void checkRegisteredWith(Transport t, String role) {
+        if (owner != t) {
+            throw new IllegalArgumentException(role + " " + this + " was registered with another Cqflux instance;"
+                    + " use regions registered with this one (" + t.name() + ")");
+        }
     }
 
     /** {@return the registered memory} */

@@ -109,6 +109,24 @@ final class StagedMono<T> extends Mono<T> implements Scannable {
         return spin == 0 ? super.block(timeout) : SpinThenParkSubscriber.block(this, spin, true, timeout.toNanos());
     }
 
+    /** Reactor's, refusing a {@code NonBlocking} thread before subscribing, as {@link #block()} does. */
+    @Override
+    public java.util.Optional<T> blockOptional() {
+        SpinThenParkSubscriber.refuseNonBlockingThread();
+        return super.blockOptional();
+    }
+
+    /**
+     * Reactor's, refusing a {@code NonBlocking} thread before subscribing, as {@link #block()} does.
+     *
+     * @param timeout the longest wait
+     */
+    @Override
+    public java.util.Optional<T> blockOptional(java.time.Duration timeout) {
+        SpinThenParkSubscriber.refuseNonBlockingThread();
+        return super.blockOptional(timeout);
+    }
+
     @Override
     public void subscribe(CoreSubscriber<? super T> actual) {
         Staged<T> s = new Staged<>(this, actual);

@@ -1225,6 +1225,9 @@ abstract class ReactiveContract {
     void block_onTheLoopThread_ofAcquireConnectOrBind_refusesBeforeSubscribing_soNothingIsLeftOwnerless() {
         int leased = client.buffers().leased();
         int connections = client.openConnections();
+        int servers = client.openServers();
+        long marker = 0x5eed_0f_b10c_0bL;
+        localMem.set(ValueLayout.JAVA_LONG, 1024, marker);
         List<Throwable> refusals = new ArrayList<>();
         StepVerifier.create(conn.write(remote(), 0, local, 0, 8).then(Mono.fromRunnable(() -> {
                     // On the loop (the write's completion): each must throw before it starts anything.
@@ -1233,7 +1236,8 @@ abstract class ReactiveContract {
                             () -> client.buffers().acquire().block(),
                             () -> client.connect(srv.address()).block(T),
                             () -> client.connect(srv.address()).blockOptional(T),
-                            () -> client.bind(listenAddress()).block(T))) {
+                            () -> client.bind(listenAddress()).block(T),
+                            () -> conn.write(remote(), 1024, local, 1024, 8).blockOptional(T))) {
                         try {
                             blocking.run();
                         } catch (IllegalStateException e) {
@@ -1242,12 +1246,14 @@ abstract class ReactiveContract {
                     }
                 })))
                 .expectComplete().verify(T);
-        assertEquals(5, refusals.size(), refusals.toString());
+        assertEquals(6, refusals.size(), refusals.toString());
         refusals.forEach(e -> assertTrue(e.getMessage().contains("not supported in thread"), e.getMessage()));
         // Given the time a started connect or acquire would take to land.
         StepVerifier.create(Mono.delay(Duration.ofMillis(300))).expectNextCount(1).expectComplete().verify(T);
         assertEquals(leased, client.buffers().leased(), "a lease taken by a refused block()");
         assertEquals(connections, client.openConnections(), "a connection made by a refused block()");
+        assertEquals(servers, client.openServers(), "a server bound by a refused block()");
+        assertEquals(0, serverMem.get(ValueLayout.JAVA_LONG, 1024), "a write posted by a refused blockOptional()");
     }
 
     @Test

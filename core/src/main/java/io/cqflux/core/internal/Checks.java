@@ -63,8 +63,10 @@ public final class Checks {
         if (access == null || access.isEmpty()) {
             throw new IllegalArgumentException("access is empty: name at least one RegionAccess");
         }
-        if (access.contains(null)) {
-            throw new IllegalArgumentException("access " + access + " holds a null");
+        for (RegionAccess a : access) { // not contains(null): Set.of(...) throws on it
+            if (a == null) {
+                throw new IllegalArgumentException("access " + access + " holds a null");
+            }
         }
         if (!memory.isNative()) {
             throw new IllegalArgumentException("memory " + memory + " is on the Java heap; RDMA needs native memory"
@@ -81,7 +83,8 @@ public final class Checks {
                 if (a == RegionAccess.READ_DST || a == RegionAccess.WRITE_DST || a == RegionAccess.RECV) {
                     throw new IllegalArgumentException("memory " + memory + " is read-only, but access " + a
                             + " would let " + (a == RegionAccess.WRITE_DST ? "the peer" : "the NIC")
-                            + " write into it; register a writable view, or only READ_SRC, WRITE_SRC and SEND");
+                            + " write into it; register a writable view, or only the source rights READ_SRC, WRITE_SRC"
+                            + " and SEND");
                 }
             }
         }

@@ -69,6 +69,9 @@ public interface Transport extends AutoCloseable {
      * @param memory native memory, alive at least as long as the region
      * @param access what it may be used for (non-empty)
      * @return the region
+     * @throws IllegalArgumentException from {@link io.cqflux.core.internal.Checks#registration},
+     *     which every transport runs first: memory that is null, on the heap, freed or empty, an
+     *     empty access set or one with a null, a read-only view with an access that writes into it
      * @throws io.cqflux.core.UnsupportedCapabilityException when {@code access} asks for a flush
      *     type the transport cannot deliver to this memory (never registered at a weaker one):
      *     {@code FLUSH_TYPE_PERSISTENT} on fabric, or on rpma without

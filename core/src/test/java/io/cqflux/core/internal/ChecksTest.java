@@ -35,6 +35,35 @@ class ChecksTest {
     }
 
     @Test
+    void registration_refusesWhatTheNicMustNotTouch_namingIt() {
+        java.lang.foreign.Arena gone = java.lang.foreign.Arena.ofConfined();
+        java.lang.foreign.MemorySegment freed = gone.allocate(64);
+        gone.close();
+        java.util.Set<io.cqflux.core.RegionAccess> src = java.util.EnumSet.of(io.cqflux.core.RegionAccess.WRITE_SRC);
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> Checks.registration(freed, src))
+                .getMessage().contains("freed"));
+        assertTrue(assertThrows(IllegalArgumentException.class,
+                () -> Checks.registration(java.lang.foreign.MemorySegment.ofArray(new byte[8]), src))
+                .getMessage().contains("Java heap"));
+        try (java.lang.foreign.Arena a = java.lang.foreign.Arena.ofConfined()) {
+            java.lang.foreign.MemorySegment ro = a.allocate(64).asReadOnly();
+            for (io.cqflux.core.RegionAccess w : new io.cqflux.core.RegionAccess[] {io.cqflux.core.RegionAccess.READ_DST,
+                    io.cqflux.core.RegionAccess.WRITE_DST, io.cqflux.core.RegionAccess.RECV}) {
+                assertTrue(assertThrows(IllegalArgumentException.class,
+                        () -> Checks.registration(ro, java.util.EnumSet.of(w))).getMessage().contains("read-only"));
+            }
+            assertDoesNotThrow(() -> Checks.registration(ro, java.util.EnumSet.of(io.cqflux.core.RegionAccess.READ_SRC,
+                    io.cqflux.core.RegionAccess.WRITE_SRC, io.cqflux.core.RegionAccess.SEND)));
+            assertTrue(assertThrows(IllegalArgumentException.class,
+                    () -> Checks.registration(a.allocate(64), java.util.EnumSet.noneOf(io.cqflux.core.RegionAccess.class)))
+                    .getMessage().contains("empty"));
+        }
+        assertEquals("access 1 of 2 is null", assertThrows(IllegalArgumentException.class,
+                () -> Checks.accesses("access", io.cqflux.core.RegionAccess.SEND, null)).getMessage());
+        assertThrows(IllegalArgumentException.class, () -> Checks.accesses("access"));
+    }
+
+    @Test
     void atomicWrite_misalignedOrOutside_isRefused() {
         assertTrue(assertThrows(IllegalArgumentException.class, () -> Checks.atomicWrite(12, 64))
                 .getMessage().contains("offset 12 is not a multiple of 8"));

@@ -407,6 +407,25 @@ public abstract class TransportContract extends TransportFixture {
     }
 
     @Test
+    void register_refusesFreedReadOnlyAndNullBearingArguments_beforeRegistering() {
+        // The transport runs Checks.registration itself: the SPI is safe without the reactive layer.
+        Arena gone = Arena.ofShared();
+        MemorySegment freed = gone.allocate(4096, 64);
+        gone.close();
+        assertMessage(assertThrows(IllegalArgumentException.class,
+                () -> client.register(freed, java.util.EnumSet.of(RegionAccess.WRITE_SRC))), "freed");
+        try (Arena a = Arena.ofShared()) {
+            MemorySegment ro = a.allocate(4096, 64).asReadOnly();
+            assertMessage(assertThrows(IllegalArgumentException.class,
+                    () -> client.register(ro, java.util.EnumSet.of(RegionAccess.WRITE_DST))), "read-only");
+            java.util.Set<RegionAccess> withNull = new java.util.HashSet<>(java.util.Arrays.asList(
+                    RegionAccess.WRITE_SRC, null));
+            assertMessage(assertThrows(IllegalArgumentException.class, () -> client.register(a.allocate(64), withNull)),
+                    "null");
+        }
+    }
+
+    @Test
     void regionDescriptor_roundTripsSizeAccessAndFlushTypes() {
         LocalRegion r = region(server, 8192, RegionAccess.WRITE_DST, RegionAccess.READ_SRC,
                 RegionAccess.FLUSH_TYPE_VISIBILITY);
