@@ -415,10 +415,13 @@ public final class BufferPool {
         @Override
         public void request(long n) {
             if (n <= 0) {
-                if (state.getAndSet(DONE) == WAITING) {
+                int was = state.getAndSet(DONE);
+                if (was == WAITING) {
                     pool.withdraw(this);
                 }
-                actual.onError(Exceptions.nullOrNegativeRequestException(n));
+                if (was != DONE) { // after the lease, a cancel or an earlier error: a no-op (§3.6)
+                    actual.onError(Exceptions.nullOrNegativeRequestException(n));
+                }
                 return;
             }
             if (state.compareAndSet(NEW, WAITING)) {

@@ -22,6 +22,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import reactor.core.Disposable;
+import reactor.core.Exceptions;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.MonoSink;
@@ -444,7 +445,11 @@ public final class PeerPool implements Disposable, AutoCloseable {
             Throwable why = null;
             try {
                 valid = options.validation().test(best);
-            } catch (RuntimeException e) {
+            } catch (Throwable e) {
+                // Any non-fatal throwable (an AssertionError included) fails the validation: one
+                // that escaped would fail the connect that delivered this connection and leave it
+                // open behind the pool's back.
+                Exceptions.throwIfJvmFatal(e);
                 valid = false;
                 why = e;
             }

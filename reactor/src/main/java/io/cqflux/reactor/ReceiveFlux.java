@@ -64,6 +64,9 @@ final class ReceiveFlux<T> extends Flux<T> {
         @Override
         public void request(long n) {
             if (n <= 0) {
+                if (cancelled) {
+                    return; // §3.6: after a cancel, request is a no-op
+                }
                 // Reactive Streams §3.9: the subscriber hears of its protocol error.
                 cancelled = true;
                 core.runOnLoop(() -> {

@@ -161,6 +161,38 @@ class BadInputTest {
                 "the server handed out a region that was closed (deregistered) before the peer connected");
     }
 
+    /** Reactive Streams §3.6: after a cancel, request(n <= 0) is a no-op, not an onError. */
+    @Test
+    void receive_requestNonPositiveAfterCancel_signalsNothing() {
+        List<Object> signals = new CopyOnWriteArrayList<>();
+        rig.conn.receive().subscribe(new CoreSubscriber<Message>() {
+            @Override
+            public void onSubscribe(Subscription s) {
+                s.cancel();
+                s.request(-1);
+            }
+
+            @Override
+            public void onNext(Message m) {
+                signals.add(m);
+            }
+
+            @Override
+            public void onError(Throwable t) {
+                signals.add(t);
+            }
+
+            @Override
+            public void onComplete() {
+                signals.add("complete");
+            }
+        });
+        // The loop runs the hand-overs in order: after a round trip the error would have come.
+        StepVerifier.create(rig.conn.write(rig.remote(), 0, rig.local, 0, 8)).expectComplete().verify(FaultRig.T);
+        StepVerifier.create(Mono.delay(Duration.ofMillis(50))).expectNextCount(1).expectComplete().verify(FaultRig.T);
+        assertEquals(List.of(), signals);
+    }
+
     /** Reactive Streams §3.9: request(n <= 0) must signal onError(IllegalArgumentException), once. */
     @ParameterizedTest
     @ValueSource(longs = {0, -1, Long.MIN_VALUE})

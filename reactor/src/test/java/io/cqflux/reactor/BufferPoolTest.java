@@ -49,6 +49,48 @@ class BufferPoolTest {
         rig = new FaultRig(b -> b, b -> b.bufferPool(buffers, bufferSize, maxWaiters));
     }
 
+    @Test
+    void acquire_requestAfterItsLeaseOrACancel_signalsNothingMore() {
+        start(2, 4096, 4);
+        for (boolean cancelFirst : new boolean[] {false, true}) {
+            AtomicReference<org.reactivestreams.Subscription> sub = new AtomicReference<>();
+            List<String> signals = new CopyOnWriteArrayList<>();
+            rig.client.buffers().acquire().subscribe(new reactor.core.CoreSubscriber<BufferLease>() {
+                @Override
+                public void onSubscribe(org.reactivestreams.Subscription s) {
+                    sub.set(s);
+                    if (!cancelFirst) {
+                        s.request(1);
+                    }
+                }
+
+                @Override
+                public void onNext(BufferLease l) {
+                    signals.add("next");
+                    l.release();
+                }
+
+                @Override
+                public void onError(Throwable t) {
+                    signals.add("error");
+                }
+
+                @Override
+                public void onComplete() {
+                    signals.add("complete");
+                }
+            });
+            if (cancelFirst) {
+                sub.get().cancel();
+            }
+            // Reactive Streams §1.7 and §3.6: nothing after the terminal signal or the cancel.
+            sub.get().request(-1);
+            sub.get().request(0);
+            assertEquals(cancelFirst ? List.of() : List.of("next", "complete"), signals, "cancelled first: " + cancelFirst);
+        }
+        assertEquals(0, rig.client.buffers().leased());
+    }
+
     private static byte[] pattern(int n, int seed) {
         byte[] b = new byte[n];
         for (int i = 0; i < n; i++) {

@@ -15,6 +15,7 @@ import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.HashSet;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.AfterEach;
@@ -406,6 +407,24 @@ class PeerPoolTest {
         } finally {
             brief.disposeNow(T);
         }
+    }
+
+    @Test
+    void validationThatThrowsAnError_evictsTheConnectionLikeAFailedOne_andTheDisposeReleasesEveryConnection() {
+        AtomicInteger calls = new AtomicInteger();
+        pool(rig.srv.address(), PeerPoolOptions.builder().maxAcquireTime(T)
+                .reconnectBackoff(Duration.ofMillis(20), Duration.ofMillis(40))
+                .validation(c -> {
+                    if (calls.incrementAndGet() <= 3) {
+                        throw new AssertionError("validation " + calls.get());
+                    }
+                    return true;
+                }).build());
+        assertEquals(1, pool.withConnection(c -> Mono.just(1)).block(T));
+        assertTrue(calls.get() >= 4, "validated " + calls.get() + " times");
+        pool.disposeNow(T); // every connection it opened released, the evicted ones included
+        assertTrue(FaultRig.await(() -> rig.server.openConnections() == 1, T),
+                "server connections left: " + rig.server.openConnections() + " (the rig's own is 1)");
     }
 
     @Test
