@@ -1042,6 +1042,10 @@ public final class Cqflux implements Disposable, AutoCloseable {
          * {@link RegionAccess#FLUSH_TYPE_PERSISTENT} need it, and a transport that cannot deliver
          * persistence refuses them.
          *
+         * <p>{@link #build()} refuses it, with an
+         * {@link io.cqflux.core.UnsupportedCapabilityException}, on a transport that cannot give a
+         * PERSISTENT flush (fabric): the declaration is never silently dropped.
+         *
          * @param enabled the declaration; the library trusts it
          * @return this
          */
@@ -1050,9 +1054,27 @@ public final class Cqflux implements Disposable, AutoCloseable {
             return this;
         }
 
-        /** @param a the local interface address the transport binds to @return this */
+        /**
+         * @param a the local interface address the transport binds to: one of this host's (a
+         *     loopback address, or one a network interface has)
+         * @return this
+         * @throws IllegalArgumentException when no interface of this host has {@code a}: libfabric's
+         *     tcp provider would accept it and then bind where the route says, not where asked
+         */
         public Builder localAddress(InetAddress a) {
-            this.localAddress = Objects.requireNonNull(a, "localAddress");
+            Objects.requireNonNull(a, "localAddress");
+            boolean ours;
+            try {
+                ours = a.isLoopbackAddress() || a.isAnyLocalAddress() || java.net.NetworkInterface.getByInetAddress(a) != null;
+            } catch (java.net.SocketException e) {
+                throw new IllegalArgumentException("localAddress " + a.getHostAddress() + ": the host's interfaces"
+                        + " cannot be listed to check it: " + e.getMessage(), e);
+            }
+            if (!ours) {
+                throw new IllegalArgumentException("localAddress " + a.getHostAddress() + " is not an address of this"
+                        + " host (no network interface has it)");
+            }
+            this.localAddress = a;
             return this;
         }
 
@@ -1213,6 +1235,18 @@ public final class Cqflux implements Disposable, AutoCloseable {
         private Transport openTransport() {
             Transports.Opened o = Transports.open(transportName,
                     new TransportOptions(localAddress, directWriteToPmem, transportProperties));
+            if (directWriteToPmem && !o.transport().capabilities().contains(io.cqflux.core.Capability.FLUSH_PERSISTENT)) {
+                // The declaration promises peers persistence this transport cannot give: refused,
+                // not left to fail later at a region's registration (or never, for a caller that
+                // registers no FLUSH_TYPE_PERSISTENT region and believes its writes durable).
+                String name = o.transport().name();
+                o.transport().close();
+                throw new io.cqflux.core.UnsupportedCapabilityException(name, io.cqflux.core.Capability.FLUSH_PERSISTENT,
+                        "directWriteToPersistentMemory(true) declares persistent memory to peers, but " + name
+                                + " cannot deliver a PERSISTENT flush; use the rpma transport"
+                                + (o.skipped().isEmpty() ? "" : " (skipped here: " + String.join("; ", o.skipped()) + ")")
+                                + ", or leave the declaration off");
+            }
             if (!o.skipped().isEmpty()) {
                 LOG.info("transport " + o.transport().name() + " chosen; skipped: " + String.join("; ", o.skipped()));
             } else {

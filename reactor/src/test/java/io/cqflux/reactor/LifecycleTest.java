@@ -224,6 +224,17 @@ class LifecycleTest {
     }
 
     @Test
+    void directWriteToPersistentMemory_onATransportThatCannotPersist_isRefusedAtBuild_notDropped() {
+        io.cqflux.core.UnsupportedCapabilityException e = assertThrows(io.cqflux.core.UnsupportedCapabilityException.class,
+                () -> builder().directWriteToPersistentMemory(true).build());
+        assertEquals(io.cqflux.core.Capability.FLUSH_PERSISTENT, e.capability());
+        assertTrue(e.getMessage().contains("directWriteToPersistentMemory") && e.getMessage().contains("fabric/tcp"),
+                e.getMessage());
+        // Nothing left behind: the same builder without the declaration builds and closes.
+        build(builder()).disposeNow(T);
+    }
+
+    @Test
     void builder_rejectsNegativeShutdownTimeout_blankThreadPrefix_andAcceptBufferOutOfRange() {
         assertThrows(IllegalArgumentException.class, () -> Cqflux.builder().shutdownTimeout(Duration.ofMillis(-1)));
         assertThrows(IllegalArgumentException.class, () -> Cqflux.builder().threadNamePrefix(" "));

@@ -50,7 +50,15 @@ public class CqfluxAutoConfiguration {
     public Cqflux cqflux(CqfluxProperties properties, ObjectProvider<CqfluxBuilderCustomizer> customizers) {
         Cqflux.Builder b = builder(properties);
         customizers.orderedStream().forEach(c -> c.customize(b));
-        return b.build();
+        try {
+            return b.build();
+        } catch (io.cqflux.core.UnsupportedCapabilityException e) {
+            if (properties.isDirectWriteToPersistentMemory()
+                    && e.capability() == io.cqflux.core.Capability.FLUSH_PERSISTENT) {
+                throw new CqfluxPropertyException("cqflux.direct-write-to-persistent-memory", true, e);
+            }
+            throw e;
+        }
     }
 
     /**
@@ -60,37 +68,55 @@ public class CqfluxAutoConfiguration {
      * @return the builder
      */
     static Cqflux.Builder builder(CqfluxProperties p) {
-        Cqflux.Builder b = Cqflux.builder()
-                .transport(p.getTransport())
-                .loops(p.getLoops())
-                .batchSize(p.getBatchSize())
-                .pendingLimit(p.getPendingLimit())
-                .operationTimeout(p.getOperationTimeout())
-                .shutdownTimeout(p.getShutdownTimeout())
-                .directWriteToPersistentMemory(p.isDirectWriteToPersistentMemory())
-                .waitStrategy(switch (p.getWaitStrategy()) {
-                    case BLOCKING -> WaitStrategy.BLOCKING;
-                    case BUSY_POLL -> WaitStrategy.BUSY_POLL;
-                    case ADAPTIVE -> WaitStrategy.adaptive(p.getAdaptiveSpins());
-                });
-        ConnectionConfig cc = ConnectionConfig.DEFAULT.withTimeout(p.getConnectTimeout());
-        if (p.getSendCredits() != null) {
-            cc = cc.withSendQueueSize(p.getSendCredits());
+        Cqflux.Builder b = Cqflux.builder();
+        set("cqflux.transport", p.getTransport(), () -> b.transport(p.getTransport()));
+        set("cqflux.loops", p.getLoops(), () -> b.loops(p.getLoops()));
+        set("cqflux.batch-size", p.getBatchSize(), () -> b.batchSize(p.getBatchSize()));
+        set("cqflux.pending-limit", p.getPendingLimit(), () -> b.pendingLimit(p.getPendingLimit()));
+        set("cqflux.operation-timeout", p.getOperationTimeout(), () -> b.operationTimeout(p.getOperationTimeout()));
+        set("cqflux.shutdown-timeout", p.getShutdownTimeout(), () -> b.shutdownTimeout(p.getShutdownTimeout()));
+        b.directWriteToPersistentMemory(p.isDirectWriteToPersistentMemory());
+        switch (p.getWaitStrategy()) {
+            case BLOCKING -> b.waitStrategy(WaitStrategy.BLOCKING);
+            case BUSY_POLL -> b.waitStrategy(WaitStrategy.BUSY_POLL);
+            case ADAPTIVE -> set("cqflux.adaptive-spins", p.getAdaptiveSpins(),
+                    () -> b.waitStrategy(WaitStrategy.adaptive(p.getAdaptiveSpins())));
         }
-        b.connectionConfig(cc);
+        ConnectionConfig[] cc = {null};
+        set("cqflux.connect-timeout", p.getConnectTimeout(),
+                () -> cc[0] = ConnectionConfig.DEFAULT.withTimeout(p.getConnectTimeout()));
+        if (p.getSendCredits() != null) {
+            set("cqflux.send-credits", p.getSendCredits(), () -> cc[0] = cc[0].withSendQueueSize(p.getSendCredits()));
+        }
+        // The builder's own check of the configuration is the send queue's (at least 2).
+        set(p.getSendCredits() != null ? "cqflux.send-credits" : "cqflux.connect-timeout",
+                p.getSendCredits() != null ? p.getSendCredits() : p.getConnectTimeout(), () -> b.connectionConfig(cc[0]));
         if (p.getThreadNamePrefix() != null) {
-            b.threadNamePrefix(p.getThreadNamePrefix());
+            set("cqflux.thread-name-prefix", p.getThreadNamePrefix(), () -> b.threadNamePrefix(p.getThreadNamePrefix()));
         }
         if (p.getFabricProvider() != null) {
-            b.fabricProvider(p.getFabricProvider());
+            set("cqflux.fabric-provider", p.getFabricProvider(), () -> b.fabricProvider(p.getFabricProvider()));
         }
-        p.getTransportProperties().forEach(b::transportProperty);
+        p.getTransportProperties().forEach((k, v) ->
+                set("cqflux.transport-properties." + k, v, () -> b.transportProperty(k, v)));
         if (p.getLocalAddress() != null) {
-            b.localAddress(host("cqflux.local-address", p.getLocalAddress()));
+            InetAddress local = host("cqflux.local-address", p.getLocalAddress());
+            set("cqflux.local-address", p.getLocalAddress(), () -> b.localAddress(local));
         }
         CqfluxProperties.BufferPool pool = p.getBufferPool();
-        b.bufferPool(pool.getBuffers(), pool.getBufferSize(), pool.getMaxWaiters());
+        set("cqflux.buffer-pool", pool.getBuffers() + " buffers of " + pool.getBufferSize() + " bytes, "
+                + pool.getMaxWaiters() + " waiters",
+                () -> b.bufferPool(pool.getBuffers(), pool.getBufferSize(), pool.getMaxWaiters()));
         return b;
+    }
+
+    /** Runs one builder setting; a refusal names the property it came from. */
+    private static void set(String property, Object value, Runnable setting) {
+        try {
+            setting.run();
+        } catch (IllegalArgumentException e) {
+            throw new CqfluxPropertyException(property, value, e);
+        }
     }
 
     /**
@@ -106,11 +132,13 @@ public class CqfluxAutoConfiguration {
         Map<String, CqfluxPeer> peers = new LinkedHashMap<>();
         properties.getPeers().forEach((name, cfg) -> {
             if (cfg.getAddress() == null || cfg.getAddress().isBlank()) {
-                throw new IllegalArgumentException("cqflux.peers." + name + ".address is not set");
+                throw new CqfluxPropertyException("cqflux.peers." + name + ".address", cfg.getAddress(),
+                        new IllegalArgumentException("cqflux.peers." + name + ".address is not set"));
             }
             if (cfg.getPort() < 1 || cfg.getPort() > 65535) {
-                throw new IllegalArgumentException("cqflux.peers." + name + ".port " + cfg.getPort()
-                        + " is outside [1, 65535]");
+                throw new CqfluxPropertyException("cqflux.peers." + name + ".port", cfg.getPort(),
+                        new IllegalArgumentException("cqflux.peers." + name + ".port " + cfg.getPort()
+                                + " is outside [1, 65535]"));
             }
             InetSocketAddress address = new InetSocketAddress(
                     host("cqflux.peers." + name + ".address", cfg.getAddress()), cfg.getPort());
@@ -131,7 +159,8 @@ public class CqfluxAutoConfiguration {
                 o.whenUnavailable(PeerPoolOptions.WhenUnavailable.WAIT).maxAcquireTime(cfg.getMaxWait());
             }
         } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException(at + ": " + e.getMessage(), e);
+            throw new CqfluxPropertyException(at, "connections " + cfg.getConnections() + ", backoff "
+                    + cfg.getMinBackoff() + "-" + cfg.getMaxBackoff() + ", max-wait " + cfg.getMaxWait(), e);
         }
         return new PeerPoolLink(cqflux, address, o.build());
     }
@@ -173,14 +202,20 @@ public class CqfluxAutoConfiguration {
     @Bean
     @ConditionalOnMissingBean
     public CqfluxDataBuffers cqfluxDataBuffers() {
-        return new CqfluxDataBuffers(new PoolStaging());
+        return new CqfluxDataBuffers();
     }
 
     private static InetAddress host(String property, String value) {
+        if (value.isBlank()) {
+            // InetAddress.getByName("") is the loopback address: an empty value would bind there unasked.
+            throw new CqfluxPropertyException(property, "'" + value + "'",
+                    new IllegalArgumentException("the address is empty"));
+        }
         try {
             return InetAddress.getByName(value);
         } catch (UnknownHostException e) {
-            throw new IllegalArgumentException(property + " '" + value + "' does not resolve: " + e.getMessage(), e);
+            throw new CqfluxPropertyException(property, value,
+                    new IllegalArgumentException("'" + value + "' does not resolve: " + e.getMessage(), e));
         }
     }
 }

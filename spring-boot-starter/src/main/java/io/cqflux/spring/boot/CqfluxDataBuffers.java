@@ -42,6 +42,11 @@ public final class CqfluxDataBuffers {
     private final Staging staging;
     private final List<Region> zeroCopy = new CopyOnWriteArrayList<>();
 
+    /** Data-buffer operations staging through each connection's {@code Cqflux} buffer pool, as the starter's bean does. */
+    public CqfluxDataBuffers() {
+        this(new PoolStaging());
+    }
+
     CqfluxDataBuffers(Staging staging) {
         this.staging = Objects.requireNonNull(staging, "staging");
     }

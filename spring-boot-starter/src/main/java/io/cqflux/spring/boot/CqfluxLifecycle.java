@@ -27,7 +27,7 @@ import reactor.core.publisher.Mono;
  * whatever is still pending then fails with a {@code ConnectionException}, never hangs.
  *
  * <p><b>Thread safety.</b> Called by the context's lifecycle processor; start and stop are
- * idempotent.
+ * idempotent. A stop is final: the instance is disposed, and a start after it is refused.
  */
 public final class CqfluxLifecycle implements SmartLifecycle {
     /** The phase: {@code Integer.MAX_VALUE - 4096}, below the web server's start/stop and graceful shutdown. */
@@ -42,6 +42,8 @@ public final class CqfluxLifecycle implements SmartLifecycle {
     private final Duration startWait;
     private final Duration shutdownTimeout;
     private volatile boolean running;
+    /** Stopped once: the instance is disposed for good, so a later start is refused (see {@link #start()}). */
+    private volatile boolean stopped;
 
     /**
      * @param cqflux the instance disposed at the end of the drain
@@ -57,10 +59,19 @@ public final class CqfluxLifecycle implements SmartLifecycle {
         this.shutdownTimeout = shutdownTimeout;
     }
 
+    /**
+     * Connects the peers. After a {@link #stop()} the {@link Cqflux} is disposed and cannot be
+     * started again: a later start (a context stopped and started again) fails with an
+     * {@link IllegalStateException} rather than report a dead instance running.
+     */
     @Override
     public void start() {
         if (running) {
             return;
+        }
+        if (stopped) {
+            throw new IllegalStateException("cqflux cannot start again after its stop: the stop disposed " + cqflux
+                    + " and closed its peers; create a new application context instead");
         }
         running = true;
         List<Mono<CqfluxPeer.State>> firsts = new ArrayList<>();
@@ -91,6 +102,7 @@ public final class CqfluxLifecycle implements SmartLifecycle {
             return;
         }
         running = false;
+        stopped = true;
         long deadline = System.nanoTime() + shutdownTimeout.toNanos();
         int before = peers.inFlight();
         while (peers.inFlight() > 0 && System.nanoTime() < deadline) {

@@ -43,6 +43,26 @@ public final class CqfluxPeer {
     private final boolean required;
     private final PeerLink link;
 
+    /**
+     * A peer reached through a {@link io.cqflux.reactor.PeerPool} of {@code cqflux}, for an
+     * application that declares its own {@link CqfluxPeers} bean (the starter's backs off then):
+     * connected by {@link CqfluxLifecycle} at start and drained and closed by it at stop, as the
+     * peers of {@code cqflux.peers.*} are.
+     *
+     * @param name the name it is looked up by
+     * @param cqflux the instance it connects through
+     * @param address the peer's address
+     * @param required whether readiness waits for it
+     * @param options the pool's size, backoff and waiting
+     * @return the peer, not yet connected
+     */
+    public static CqfluxPeer pooled(String name, io.cqflux.reactor.Cqflux cqflux, InetSocketAddress address,
+                                    boolean required, io.cqflux.reactor.PeerPoolOptions options) {
+        Objects.requireNonNull(cqflux, "cqflux");
+        Objects.requireNonNull(options, "options");
+        return new CqfluxPeer(name, address, required, new PeerPoolLink(cqflux, address, options));
+    }
+
     CqfluxPeer(String name, InetSocketAddress address, boolean required, PeerLink link) {
         this.name = Objects.requireNonNull(name, "name");
         this.address = Objects.requireNonNull(address, "address");

@@ -23,6 +23,23 @@ import reactor.core.publisher.Mono;
 public final class CqfluxPeers {
     private final Map<String, CqfluxPeer> peers;
 
+    /**
+     * The peers of an application's own {@code CqfluxPeers} bean (the starter's backs off then).
+     *
+     * @param peers the peers, each made with {@link CqfluxPeer#pooled}; their names must differ
+     * @return them, looked up by name
+     * @throws IllegalArgumentException when two share a name
+     */
+    public static CqfluxPeers of(CqfluxPeer... peers) {
+        Map<String, CqfluxPeer> m = new LinkedHashMap<>();
+        for (CqfluxPeer p : peers) {
+            if (m.put(Objects.requireNonNull(p, "peer").name(), p) != null) {
+                throw new IllegalArgumentException("two peers are named '" + p.name() + "'");
+            }
+        }
+        return new CqfluxPeers(m);
+    }
+
     CqfluxPeers(Map<String, CqfluxPeer> peers) {
         this.peers = Collections.unmodifiableMap(new LinkedHashMap<>(peers));
     }

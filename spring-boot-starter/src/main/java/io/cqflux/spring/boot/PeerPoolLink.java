@@ -13,6 +13,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.core.publisher.Sinks;
 
 /**
  * A peer reached through the library's {@link PeerPool}: connections that heal (reconnect with
@@ -23,6 +24,8 @@ final class PeerPoolLink implements PeerLink {
     private final InetSocketAddress address;
     private final PeerPoolOptions options;
     private volatile PeerPool pool;
+    /** The pool once {@link #start()} made it: what {@link #states()} waits for before the start. */
+    private final Sinks.One<PeerPool> started = Sinks.one();
     private volatile PeerPoolEvent last;
     /**
      * The last event with a cause (a failed attempt, a lost connection), until a connection is made
@@ -47,6 +50,7 @@ final class PeerPoolLink implements PeerLink {
         if (pool == null) {
             pool = cqflux.peerPool(address, options);
             pool.events().subscribe(this::seen);
+            started.tryEmitValue(pool);
         }
     }
 
@@ -75,7 +79,10 @@ final class PeerPoolLink implements PeerLink {
     @Override
     public <T> Mono<T> withConnection(Function<? super RdmaConnection, ? extends Mono<T>> work) {
         return Mono.defer(() -> pool().withConnection(c -> {
-            used.add(c);
+            if (used.add(c)) {
+                // A new connection (a reconnect): forget the ended ones with nothing left in flight.
+                used.removeIf(u -> u.isDisposed() && u.inFlight() == 0);
+            }
             return work.apply(c);
         }));
     }
@@ -107,13 +114,14 @@ final class PeerPoolLink implements PeerLink {
     public Flux<CqfluxPeer.State> states() {
         return Flux.defer(() -> {
             PeerPool p = pool;
-            if (p == null) {
-                return Flux.just(CqfluxPeer.State.CONNECTING);
-            }
-            return Flux.concat(Mono.fromSupplier(this::state), p.events().map(e -> {
+            // Before the start, CONNECTING, then the pool's states once the context starts it:
+            // the stream does not end early (an awaitAvailable before the start waits).
+            Flux<CqfluxPeer.State> live = (p != null ? Mono.just(p) : started.asMono())
+                    .flatMapMany(pp -> Flux.concat(Mono.fromSupplier(this::state), pp.events().map(e -> {
                         seen(e);
                         return state();
-                    }))
+                    })));
+            return (p != null ? live : Flux.concat(Mono.just(CqfluxPeer.State.CONNECTING), live))
                     .distinctUntilChanged()
                     .takeUntil(s -> s == CqfluxPeer.State.CLOSED);
         });

@@ -101,6 +101,36 @@ class CqfluxAutoConfigurationTest {
     }
 
     @Test
+    void refusedValues_failTheStartNamingTheProperty_andTheAnalyzerSaysWhichAndWhy() {
+        String[][] cases = {
+                {"cqflux.loops=0", "cqflux.loops"},
+                {"cqflux.connect-timeout=0s", "cqflux.connect-timeout"},
+                {"cqflux.send-credits=1", "cqflux.send-credits"},
+                {"cqflux.buffer-pool.buffers=0", "cqflux.buffer-pool"},
+                {"cqflux.direct-write-to-persistent-memory=true", "cqflux.direct-write-to-persistent-memory"},
+                {"cqflux.local-address=192.0.2.123", "cqflux.local-address"},
+                {"cqflux.local-address=", "cqflux.local-address"}};
+        for (String[] c : cases) {
+            runner.withPropertyValues(c[0]).run(ctx -> {
+                assertThat(ctx).hasFailed();
+                Throwable f = ctx.getStartupFailure();
+                CqfluxPropertyException e = null;
+                for (Throwable t = f; t != null && e == null; t = t.getCause()) {
+                    if (t instanceof CqfluxPropertyException p) {
+                        e = p;
+                    }
+                }
+                assertThat(e).as(c[0] + ": " + f).isNotNull();
+                assertThat(e.property()).isEqualTo(c[1]);
+                org.springframework.boot.diagnostics.FailureAnalysis a = new CqfluxPropertyFailureAnalyzer().analyze(f);
+                assertThat(a).isNotNull();
+                assertThat(a.getDescription()).contains(c[1]);
+                assertThat(a.getAction()).contains(c[1]);
+            });
+        }
+    }
+
+    @Test
     void peerWithoutAddress_failsNamingTheProperty() {
         runner.withPropertyValues("cqflux.peers.store.port=7000").run(ctx -> assertThat(ctx).hasFailed()
                 .getFailure().rootCause().hasMessageContaining("cqflux.peers.store.address is not set"));

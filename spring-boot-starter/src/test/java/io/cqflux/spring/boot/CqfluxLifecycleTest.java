@@ -26,6 +26,71 @@ class CqfluxLifecycleTest {
     }
 
     @Test
+    void stopIsFinal_aStartAfterItIsRefused_andTheLifecycleSaysItIsNotRunning() {
+        new ApplicationContextRunner()
+                .withConfiguration(AutoConfigurations.of(CqfluxAutoConfiguration.class))
+                .withPropertyValues("cqflux.transport=fabric")
+                .run(ctx -> {
+                    CqfluxLifecycle lc = ctx.getBean(CqfluxLifecycle.class);
+                    lc.stop();
+                    assertThat(lc.isRunning()).isFalse();
+                    assertThat(ctx.getBean(Cqflux.class).isDisposed()).isTrue();
+                    org.assertj.core.api.Assertions.assertThatThrownBy(lc::start)
+                            .isInstanceOf(IllegalStateException.class).hasMessageContaining("cannot start again");
+                    assertThat(lc.isRunning()).isFalse();
+                });
+    }
+
+    @Test
+    void anApplicationsOwnPeers_replaceTheStartersAndAreConnectedAndDrainedByTheLifecycle() {
+        try (LoopbackPeer server = CqfluxTest.loopback().start()) {
+            Cqflux[] cq = new Cqflux[1];
+            CqfluxPeer[] peer = new CqfluxPeer[1];
+            new ApplicationContextRunner()
+                    .withConfiguration(AutoConfigurations.of(CqfluxAutoConfiguration.class))
+                    .withPropertyValues("cqflux.transport=fabric")
+                    .withUserConfiguration(OwnPeers.class)
+                    .withBean(java.net.InetSocketAddress.class, server::address)
+                    .run(ctx -> {
+                        assertThat(ctx).hasNotFailed().hasSingleBean(CqfluxPeers.class);
+                        cq[0] = ctx.getBean(Cqflux.class);
+                        peer[0] = ctx.getBean(CqfluxPeers.class).get("own");
+                        peer[0].awaitAvailable(Duration.ofSeconds(10)).block(Duration.ofSeconds(15));
+                        assertThat(peer[0].withConnection(c -> reactor.core.publisher.Mono.just(c.remoteRegions().size()))
+                                .block(Duration.ofSeconds(10))).isEqualTo(1);
+                    });
+            assertThat(peer[0].state()).isEqualTo(CqfluxPeer.State.CLOSED);
+            assertThat(cq[0].isDisposed()).isTrue();
+        }
+    }
+
+    @org.springframework.context.annotation.Configuration(proxyBeanMethods = false)
+    static class OwnPeers {
+        @org.springframework.context.annotation.Bean
+        CqfluxPeers ownPeers(Cqflux cqflux, java.net.InetSocketAddress address) {
+            return CqfluxPeers.of(CqfluxPeer.pooled("own", cqflux, address, true,
+                    io.cqflux.reactor.PeerPoolOptions.defaults()));
+        }
+    }
+
+    @Test
+    void awaitAvailable_beforeTheContextStarts_waitsForTheStart_insteadOfCompleting() {
+        Cqflux cq = Cqflux.builder().transport("fabric").build();
+        try {
+            CqfluxPeer p = CqfluxPeer.pooled("early", cq, new java.net.InetSocketAddress("127.0.0.1", 9), true,
+                    io.cqflux.reactor.PeerPoolOptions.defaults());
+            assertThat(p.state()).isEqualTo(CqfluxPeer.State.CONNECTING);
+            org.assertj.core.api.Assertions.assertThatThrownBy(
+                            () -> p.awaitAvailable(Duration.ofMillis(300)).block(Duration.ofSeconds(5)))
+                    .hasCauseInstanceOf(java.util.concurrent.TimeoutException.class);
+            assertThat(p.states().take(Duration.ofMillis(200)).collectList().block(Duration.ofSeconds(5)))
+                    .containsExactly(CqfluxPeer.State.CONNECTING);
+        } finally {
+            cq.disposeNow(Duration.ofSeconds(10));
+        }
+    }
+
+    @Test
     void stop_drainsAnInFlightDurableWriteBeforeDisposing() {
         Faults faults = Faults.create();
         try (LoopbackPeer server = CqfluxTest.loopback().start(); Arena arena = Arena.ofShared()) {
