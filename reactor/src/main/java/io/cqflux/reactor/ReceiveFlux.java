@@ -51,6 +51,16 @@ final class ReceiveFlux<T> extends Flux<T> {
         /** Demand not yet taken by the loop. */
         private final AtomicLong requested = new AtomicLong();
         private volatile boolean cancelled;
+        private static final java.lang.invoke.VarHandle CANCELLED;
+
+        static {
+            try {
+                CANCELLED = java.lang.invoke.MethodHandles.lookup().findVarHandle(Inbound.class, "cancelled",
+                        boolean.class);
+            } catch (ReflectiveOperationException e) {
+                throw new ExceptionInInitializerError(e);
+            }
+        }
         /** A terminal signal was sent. Loop thread. */
         private boolean done;
 
@@ -64,14 +74,17 @@ final class ReceiveFlux<T> extends Flux<T> {
         @Override
         public void request(long n) {
             if (n <= 0) {
-                if (cancelled) {
+                if (!CANCELLED.compareAndSet(this, false, true)) {
                     return; // §3.6: after a cancel, request is a no-op
                 }
-                // Reactive Streams §3.9: the subscriber hears of its protocol error.
-                cancelled = true;
+                // Reactive Streams §3.9: the subscriber hears of its protocol error, unless its
+                // stream already ended (§1.7: nothing after the terminal signal; done is read on
+                // the loop, which sends every signal).
                 core.runOnLoop(() -> {
                     core.receiver.detach(this);
-                    error(Exceptions.nullOrNegativeRequestException(n));
+                    if (!done) {
+                        error(Exceptions.nullOrNegativeRequestException(n));
+                    }
                 });
                 return;
             }

@@ -145,6 +145,21 @@ class BadInputTest {
         }
     }
 
+    /** Cqflux.Builder.localAddress: one of this host's addresses, or refused naming it. */
+    @Test
+    void localAddress_ofThisHostOrAnyLocal_isTaken_anotherIsRefused() throws Exception {
+        for (String ok : new String[] {"127.0.0.1", "0.0.0.0", "::1", "127.0.0.2"}) {
+            Cqflux.builder().localAddress(java.net.InetAddress.getByName(ok)); // no exception
+        }
+        java.util.Optional<java.net.InetAddress> nic = java.net.NetworkInterface.networkInterfaces()
+                .flatMap(java.net.NetworkInterface::inetAddresses).filter(a -> !a.isLoopbackAddress()).findFirst();
+        nic.ifPresent(a -> Cqflux.builder().localAddress(a));
+        IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+                () -> Cqflux.builder().localAddress(java.net.InetAddress.getByName("192.0.2.123")));
+        assertTrue(e.getMessage().contains("192.0.2.123") && e.getMessage().contains("not an address of this host"),
+                e.getMessage());
+    }
+
     /** A closed (deregistered) region must not be handed to peers that connect afterwards. */
     @Test
     void server_afterExposedRegionClosed_stopsHandingItOut() {
@@ -191,6 +206,47 @@ class BadInputTest {
         StepVerifier.create(rig.conn.write(rig.remote(), 0, rig.local, 0, 8)).expectComplete().verify(FaultRig.T);
         StepVerifier.create(Mono.delay(Duration.ofMillis(50))).expectNextCount(1).expectComplete().verify(FaultRig.T);
         assertEquals(List.of(), signals);
+    }
+
+    /** Reactive Streams §1.7: after the terminal signal, request(n <= 0) signals and drops nothing. */
+    @Test
+    void receive_requestNonPositiveAfterCompletion_signalsNothing_andDropsNothing() {
+        List<Throwable> dropped = new CopyOnWriteArrayList<>();
+        reactor.core.publisher.Hooks.onErrorDropped(dropped::add);
+        try {
+            java.util.concurrent.atomic.AtomicReference<Subscription> sub = new java.util.concurrent.atomic.AtomicReference<>();
+            List<Object> signals = new CopyOnWriteArrayList<>();
+            rig.conn.receive().subscribe(new CoreSubscriber<Message>() {
+                @Override
+                public void onSubscribe(Subscription s) {
+                    sub.set(s);
+                    s.request(1);
+                }
+
+                @Override
+                public void onNext(Message m) {
+                    signals.add(m);
+                }
+
+                @Override
+                public void onError(Throwable t) {
+                    signals.add(t);
+                }
+
+                @Override
+                public void onComplete() {
+                    signals.add("complete");
+                }
+            });
+            rig.serverConn.dispose(); // an orderly close by the peer completes the receive side
+            assertTrue(FaultRig.await(() -> signals.contains("complete"), FaultRig.T), signals.toString());
+            sub.get().request(-1);
+            StepVerifier.create(Mono.delay(Duration.ofMillis(100))).expectNextCount(1).expectComplete().verify(FaultRig.T);
+            assertEquals(List.of("complete"), signals);
+            assertEquals(List.of(), dropped);
+        } finally {
+            reactor.core.publisher.Hooks.resetOnErrorDropped();
+        }
     }
 
     /** Reactive Streams §3.9: request(n <= 0) must signal onError(IllegalArgumentException), once. */

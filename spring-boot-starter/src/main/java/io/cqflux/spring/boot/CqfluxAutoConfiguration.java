@@ -110,12 +110,17 @@ public class CqfluxAutoConfiguration {
         return b;
     }
 
-    /** Runs one builder setting; a refusal names the property it came from. */
+    /**
+     * Runs one builder setting; a refusal names the property it came from. A
+     * {@link NullPointerException} is a refusal too: an empty value ({@code cqflux.operation-timeout=})
+     * binds as null.
+     */
     private static void set(String property, Object value, Runnable setting) {
         try {
             setting.run();
-        } catch (IllegalArgumentException e) {
-            throw new CqfluxPropertyException(property, value, e);
+        } catch (IllegalArgumentException | NullPointerException e) {
+            throw new CqfluxPropertyException(property, value == null ? "(empty)" : value,
+                    e instanceof NullPointerException ? new IllegalArgumentException("the value is empty", e) : e);
         }
     }
 
@@ -131,38 +136,35 @@ public class CqfluxAutoConfiguration {
     public CqfluxPeers cqfluxPeers(Cqflux cqflux, CqfluxProperties properties) {
         Map<String, CqfluxPeer> peers = new LinkedHashMap<>();
         properties.getPeers().forEach((name, cfg) -> {
+            String at = "cqflux.peers." + name;
             if (cfg.getAddress() == null || cfg.getAddress().isBlank()) {
-                throw new CqfluxPropertyException("cqflux.peers." + name + ".address", cfg.getAddress(),
-                        new IllegalArgumentException("cqflux.peers." + name + ".address is not set"));
+                throw new CqfluxPropertyException(at + ".address", "''",
+                        new IllegalArgumentException("the peer's address is not set"));
             }
             if (cfg.getPort() < 1 || cfg.getPort() > 65535) {
-                throw new CqfluxPropertyException("cqflux.peers." + name + ".port", cfg.getPort(),
-                        new IllegalArgumentException("cqflux.peers." + name + ".port " + cfg.getPort()
-                                + " is outside [1, 65535]"));
+                throw new CqfluxPropertyException(at + ".port", cfg.getPort(),
+                        new IllegalArgumentException("port " + cfg.getPort() + " is outside [1, 65535]"));
             }
-            InetSocketAddress address = new InetSocketAddress(
-                    host("cqflux.peers." + name + ".address", cfg.getAddress()), cfg.getPort());
-            peers.put(name, new CqfluxPeer(name, address, cfg.isRequired(), link(name, cqflux, address, cfg)));
+            InetSocketAddress address = new InetSocketAddress(host(at + ".address", cfg.getAddress()), cfg.getPort());
+            peers.put(name, CqfluxPeer.pooled(name, cqflux, address, cfg.isRequired(), options(at, cfg)));
         });
         return new CqfluxPeers(peers);
     }
 
-    /** The one place that chooses how a peer is reached. */
-    private static PeerLink link(String name, Cqflux cqflux, InetSocketAddress address, CqfluxProperties.Peer cfg) {
-        String at = "cqflux.peers." + name;
+    /** A configured peer's pool options; each refused value names its property. */
+    private static PeerPoolOptions options(String at, CqfluxProperties.Peer cfg) {
         PeerPoolOptions.Builder o = PeerPoolOptions.builder();
-        try {
-            o.size(cfg.getConnections()).reconnectBackoff(cfg.getMinBackoff(), cfg.getMaxBackoff());
+        set(at + ".connections", cfg.getConnections(), () -> o.size(cfg.getConnections()));
+        set(at + ".min-backoff", cfg.getMinBackoff() + " (max-backoff " + cfg.getMaxBackoff() + ")",
+                () -> o.reconnectBackoff(cfg.getMinBackoff(), cfg.getMaxBackoff()));
+        set(at + ".max-wait", cfg.getMaxWait(), () -> {
             if (cfg.getMaxWait().isZero()) {
                 o.whenUnavailable(PeerPoolOptions.WhenUnavailable.FAIL_FAST);
             } else {
                 o.whenUnavailable(PeerPoolOptions.WhenUnavailable.WAIT).maxAcquireTime(cfg.getMaxWait());
             }
-        } catch (IllegalArgumentException e) {
-            throw new CqfluxPropertyException(at, "connections " + cfg.getConnections() + ", backoff "
-                    + cfg.getMinBackoff() + "-" + cfg.getMaxBackoff() + ", max-wait " + cfg.getMaxWait(), e);
-        }
-        return new PeerPoolLink(cqflux, address, o.build());
+        });
+        return o.build();
     }
 
     /**

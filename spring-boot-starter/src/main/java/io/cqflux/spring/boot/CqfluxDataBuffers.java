@@ -14,7 +14,8 @@ import reactor.core.publisher.Mono;
 
 /**
  * Spring {@link DataBuffer} forms of cqflux's write, durable write and read, for WebFlux code that
- * holds request and response bodies as data buffers. A bean of the starter.
+ * holds request and response bodies as data buffers. A bean of the starter, or of the application
+ * ({@link #CqfluxDataBuffers()}).
  *
  * <p><b>Copy or zero-copy.</b> RDMA moves bytes only from and to registered memory. A data buffer
  * from WebFlux (Netty's pooled buffers, or heap buffers) is not registered, so its readable bytes

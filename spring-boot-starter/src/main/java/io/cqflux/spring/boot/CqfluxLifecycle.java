@@ -61,11 +61,12 @@ public final class CqfluxLifecycle implements SmartLifecycle {
 
     /**
      * Connects the peers. After a {@link #stop()} the {@link Cqflux} is disposed and cannot be
-     * started again: a later start (a context stopped and started again) fails with an
-     * {@link IllegalStateException} rather than report a dead instance running.
+     * started again: a later start (a context stopped and started again, a CRaC checkpoint's
+     * restore, a pause and resume) fails with an {@link IllegalStateException} (which Spring wraps
+     * in an {@code ApplicationContextException}) rather than report a dead instance running.
      */
     @Override
-    public void start() {
+    public synchronized void start() {
         if (running) {
             return;
         }
@@ -97,7 +98,7 @@ public final class CqfluxLifecycle implements SmartLifecycle {
     }
 
     @Override
-    public void stop() {
+    public synchronized void stop() {
         if (!running) {
             return;
         }

@@ -104,7 +104,12 @@ public final class CqfluxPeer {
         return link.state();
     }
 
-    /** {@return the states from now on, the current one first; completes when the peer is closed} */
+    /**
+     * {@return the states from now on, the current one first; completes when the peer is closed.
+     * Before the application context starts the peer it is {@code CONNECTING}, then the states of
+     * the start (signalled on the thread that starts the context); a peer whose {@code Cqflux}
+     * is disposed before any start ends with {@code CLOSED}}
+     */
     public Flux<State> states() {
         return link.states();
     }

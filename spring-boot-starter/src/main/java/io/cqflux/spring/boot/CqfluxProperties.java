@@ -36,12 +36,16 @@ public class CqfluxProperties {
     /** Further transport-specific options, passed as they are (e.g. {@code fabric.provider}). */
     private Map<String, String> transportProperties = new LinkedHashMap<>();
 
-    /** The local interface address the transport binds to (host name or literal); loopback by default. */
+    /**
+     * The local interface address the transport binds to (host name or literal); loopback by
+     * default. It must be one of this host's addresses; an empty value is refused.
+     */
     private String localAddress;
 
     /**
      * Declares that this side's registered memory is persistent and takes RDMA writes directly,
-     * so that peers may make their writes to it persistent.
+     * so that peers may make their writes to it persistent. Refused at start on a transport that
+     * cannot deliver a PERSISTENT flush (fabric).
      */
     private boolean directWriteToPersistentMemory = false;
 

@@ -43,15 +43,29 @@ final class PeerPoolLink implements PeerLink {
         this.cqflux = cqflux;
         this.address = address;
         this.options = options;
+        // An instance disposed before the start (a context that failed its refresh, closed
+        // without starting): a states() stream waiting for the start ends, CLOSED.
+        cqflux.onDispose().subscribe(null, null, started::tryEmitEmpty);
     }
 
     @Override
-    public synchronized void start() {
-        if (pool == null) {
-            pool = cqflux.peerPool(address, options);
-            pool.events().subscribe(this::seen);
-            started.tryEmitValue(pool);
+    public void start() {
+        PeerPool made;
+        synchronized (this) {
+            if (pool != null) {
+                return;
+            }
+            try {
+                made = cqflux.peerPool(address, options);
+            } catch (RuntimeException e) {
+                started.tryEmitError(e);
+                throw e;
+            }
+            pool = made;
+            made.events().subscribe(this::seen);
         }
+        // Outside the monitor: the waiting states() subscribers' code runs in this emission.
+        started.tryEmitValue(made);
     }
 
     /** Every event passes here first, on every path that reads the state after it. */
@@ -80,18 +94,27 @@ final class PeerPoolLink implements PeerLink {
     public <T> Mono<T> withConnection(Function<? super RdmaConnection, ? extends Mono<T>> work) {
         return Mono.defer(() -> pool().withConnection(c -> {
             if (used.add(c)) {
-                // A new connection (a reconnect): forget the ended ones with nothing left in flight.
-                used.removeIf(u -> u.isDisposed() && u.inFlight() == 0);
+                forgetEnded(); // a new connection (a reconnect): the ended ones need not be kept
             }
             return work.apply(c);
         }));
+    }
+
+    /** Drops the used connections that ended with nothing left in flight: the drain has nothing to wait for there. */
+    private void forgetEnded() {
+        used.removeIf(c -> c.isDisposed() && c.inFlight() == 0);
+    }
+
+    /** {@return how many used connections the drain still watches (tests)} */
+    int watched() {
+        return used.size();
     }
 
     @Override
     public CqfluxPeer.State state() {
         PeerPool p = pool;
         if (p == null) {
-            return CqfluxPeer.State.CONNECTING;
+            return cqflux.isDisposed() ? CqfluxPeer.State.CLOSED : CqfluxPeer.State.CONNECTING;
         }
         PeerPool.State s = p.state();
         // The pool says CONNECTING until its first connection; once an attempt failed, the peer is down.
@@ -120,7 +143,8 @@ final class PeerPoolLink implements PeerLink {
                     .flatMapMany(pp -> Flux.concat(Mono.fromSupplier(this::state), pp.events().map(e -> {
                         seen(e);
                         return state();
-                    })));
+                    })))
+                    .switchIfEmpty(Mono.just(CqfluxPeer.State.CLOSED)); // disposed before the start
             return (p != null ? live : Flux.concat(Mono.just(CqfluxPeer.State.CONNECTING), live))
                     .distinctUntilChanged()
                     .takeUntil(s -> s == CqfluxPeer.State.CLOSED);
@@ -134,13 +158,10 @@ final class PeerPoolLink implements PeerLink {
 
     @Override
     public int inFlight() {
+        forgetEnded();
         int n = 0;
         for (RdmaConnection c : used) {
-            if (c.isDisposed() && c.inFlight() == 0) {
-                used.remove(c);
-            } else {
-                n += c.inFlight() + c.waiting();
-            }
+            n += c.inFlight() + c.waiting();
         }
         return n;
     }

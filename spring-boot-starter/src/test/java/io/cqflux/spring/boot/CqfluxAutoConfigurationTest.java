@@ -109,10 +109,13 @@ class CqfluxAutoConfigurationTest {
                 {"cqflux.buffer-pool.buffers=0", "cqflux.buffer-pool"},
                 {"cqflux.direct-write-to-persistent-memory=true", "cqflux.direct-write-to-persistent-memory"},
                 {"cqflux.local-address=192.0.2.123", "cqflux.local-address"},
-                {"cqflux.local-address=", "cqflux.local-address"}};
+                {"cqflux.local-address=", "cqflux.local-address"},
+                {"cqflux.peers.store.address=127.0.0.1\ncqflux.peers.store.port=0", "cqflux.peers.store.port"},
+                {"cqflux.peers.store.address=127.0.0.1\ncqflux.peers.store.port=7000\ncqflux.peers.store.connections=0",
+                        "cqflux.peers.store.connections"}};
         for (String[] c : cases) {
-            runner.withPropertyValues(c[0]).run(ctx -> {
-                assertThat(ctx).hasFailed();
+            runner.withPropertyValues(c[0].split("\n")).run(ctx -> {
+                assertThat(ctx).as(c[0]).hasFailed();
                 Throwable f = ctx.getStartupFailure();
                 CqfluxPropertyException e = null;
                 for (Throwable t = f; t != null && e == null; t = t.getCause()) {
@@ -133,14 +136,14 @@ class CqfluxAutoConfigurationTest {
     @Test
     void peerWithoutAddress_failsNamingTheProperty() {
         runner.withPropertyValues("cqflux.peers.store.port=7000").run(ctx -> assertThat(ctx).hasFailed()
-                .getFailure().rootCause().hasMessageContaining("cqflux.peers.store.address is not set"));
+                .getFailure().hasStackTraceContaining("cqflux.peers.store.address='' is refused: the peer's address is not set"));
     }
 
     @Test
     void peerPortOutOfRange_failsNamingTheBound() {
         runner.withPropertyValues("cqflux.peers.store.address=127.0.0.1", "cqflux.peers.store.port=70000")
-                .run(ctx -> assertThat(ctx).hasFailed().getFailure().rootCause()
-                        .hasMessageContaining("cqflux.peers.store.port 70000 is outside [1, 65535]"));
+                .run(ctx -> assertThat(ctx).hasFailed().getFailure()
+                        .hasStackTraceContaining("cqflux.peers.store.port=70000 is refused: port 70000 is outside [1, 65535]"));
     }
 
     @Test

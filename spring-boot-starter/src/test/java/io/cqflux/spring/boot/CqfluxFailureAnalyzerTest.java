@@ -60,6 +60,11 @@ class CqfluxFailureAnalyzerTest {
         try (var in = CqfluxFailureAnalyzer.class.getResourceAsStream("/META-INF/spring.factories")) {
             factories.load(in);
         }
-        assertThat(factories.getProperty(FailureAnalyzer.class.getName())).contains(CqfluxFailureAnalyzer.class.getName());
+        assertThat(factories.getProperty(FailureAnalyzer.class.getName())).contains(CqfluxFailureAnalyzer.class.getName())
+                .contains(CqfluxPropertyFailureAnalyzer.class.getName());
+        // Each entry names a class that is there (a typo would only show when a start fails).
+        for (String name : factories.getProperty(FailureAnalyzer.class.getName()).split(",")) {
+            assertThat(FailureAnalyzer.class.isAssignableFrom(Class.forName(name.trim()))).as(name).isTrue();
+        }
     }
 }

@@ -74,7 +74,7 @@ class CqfluxLifecycleTest {
     }
 
     @Test
-    void awaitAvailable_beforeTheContextStarts_waitsForTheStart_insteadOfCompleting() {
+    void awaitAvailable_beforeTheContextStarts_waitsForTheStart_insteadOfCompleting() throws Exception {
         Cqflux cq = Cqflux.builder().transport("fabric").build();
         try {
             CqfluxPeer p = CqfluxPeer.pooled("early", cq, new java.net.InetSocketAddress("127.0.0.1", 9), true,
@@ -85,6 +85,31 @@ class CqfluxLifecycleTest {
                     .hasCauseInstanceOf(java.util.concurrent.TimeoutException.class);
             assertThat(p.states().take(Duration.ofMillis(200)).collectList().block(Duration.ofSeconds(5)))
                     .containsExactly(CqfluxPeer.State.CONNECTING);
+            // Still waiting when the instance is disposed without a start: it ends, CLOSED.
+            java.util.concurrent.CompletableFuture<java.util.List<CqfluxPeer.State>> seen =
+                    p.states().collectList().toFuture();
+            cq.disposeNow(Duration.ofSeconds(10));
+            assertThat(seen.get(5, java.util.concurrent.TimeUnit.SECONDS))
+                    .containsExactly(CqfluxPeer.State.CONNECTING, CqfluxPeer.State.CLOSED);
+            assertThat(p.state()).isEqualTo(CqfluxPeer.State.CLOSED);
+        } finally {
+            cq.disposeNow(Duration.ofSeconds(10));
+        }
+    }
+
+    @Test
+    void awaitAvailable_subscribedBeforeTheStart_completesOnceTheStartedPeerIsUp() throws Exception {
+        Cqflux cq = Cqflux.builder().transport("fabric").build();
+        try (LoopbackPeer server = CqfluxTest.loopback().start()) {
+            CqfluxPeer p = CqfluxPeer.pooled("early", cq, server.address(), true,
+                    io.cqflux.reactor.PeerPoolOptions.defaults());
+            java.util.concurrent.CompletableFuture<Void> up = p.awaitAvailable(Duration.ofSeconds(10)).toFuture();
+            Thread.sleep(100);
+            assertThat(up).isNotDone();
+            p.link().start();
+            up.get(15, java.util.concurrent.TimeUnit.SECONDS);
+            assertThat(p.state()).isEqualTo(CqfluxPeer.State.UP);
+            p.link().close().block(Duration.ofSeconds(10));
         } finally {
             cq.disposeNow(Duration.ofSeconds(10));
         }
