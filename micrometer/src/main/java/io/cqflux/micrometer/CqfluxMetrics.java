@@ -84,8 +84,10 @@ import reactor.core.Disposable;
  * bound, none of that happens.
  *
  * <p><b>Thread safety and lifetime.</b> Thread-safe. {@link #bindTo} may be called for several
- * registries. {@link #close()} is idempotent; meters of a {@link Cqflux} that was disposed keep
- * their last values until then.
+ * registries; again for a registry it is bound to, it does nothing, and for a registry that
+ * another binder of the same instance (with the same tags) is bound to, it throws an
+ * {@link IllegalStateException}: both would count each operation. {@link #close()} is idempotent;
+ * meters of a {@link Cqflux} that was disposed keep their last values until then.
  */
 public final class CqfluxMetrics implements MeterBinder, AutoCloseable {
     private final Cqflux cqflux;
@@ -119,8 +121,22 @@ public final class CqfluxMetrics implements MeterBinder, AutoCloseable {
      * @param registry the registry
      */
     @Override
-    public void bindTo(MeterRegistry registry) {
+    public synchronized void bindTo(MeterRegistry registry) {
         Objects.requireNonNull(registry, "registry");
+        for (Binding b : bindings) {
+            if (b.registry == registry) {
+                return; // bound already: a second listener would count every operation twice
+            }
+        }
+        // Another binder of the same instance in this registry would share its timers and count
+        // every operation twice: refused rather than over-counted.
+        List<String> loops = cqflux.loopNames();
+        if (!loops.isEmpty() && registry.find("cqflux.loop.completions").tags(tags).tag("loop", loops.get(0))
+                .functionCounter() != null) {
+            throw new IllegalStateException("registry " + registry + " already has the meters of " + cqflux
+                    + " (loop " + loops.get(0) + ", tags " + tags + "): another CqfluxMetrics is bound to it, and"
+                    + " each operation would be counted twice; bind one CqfluxMetrics per instance and registry");
+        }
         Binding b = new Binding(registry);
         bindings.add(b);
         b.start();
@@ -128,7 +144,7 @@ public final class CqfluxMetrics implements MeterBinder, AutoCloseable {
 
     /** Removes every meter this binder registered and its listeners; idempotent. */
     @Override
-    public void close() {
+    public synchronized void close() {
         for (Binding b : bindings) {
             b.close();
         }

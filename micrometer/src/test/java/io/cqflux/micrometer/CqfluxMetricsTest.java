@@ -28,6 +28,30 @@ class CqfluxMetricsTest {
     private static final Duration T = CqfluxTest.DEFAULT_VERIFY_TIMEOUT;
 
     @Test
+    void bindingTwiceToOneRegistry_countsEachOperationOnce_andASecondBinderIsRefused() {
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        try (LoopbackPeer peer = CqfluxTest.loopback().start();
+                CqfluxMetrics metrics = new CqfluxMetrics(peer.client());
+                CqfluxMetrics other = new CqfluxMetrics(peer.client())) {
+            metrics.bindTo(registry);
+            metrics.bindTo(registry); // a no-op
+            IllegalStateException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalStateException.class,
+                    () -> other.bindTo(registry));
+            assertTrue(e.getMessage().contains("counted twice"), e.getMessage());
+            for (int i = 0; i < 3; i++) {
+                CqfluxTest.verify(StepVerifier.create(peer.connection().write(peer.remote(), 0, peer.local(), 0, 64))
+                        .expectComplete());
+            }
+            assertEquals(3, registry.get("cqflux.operation").tags("kind", "write", "outcome", "success").timer().count());
+            // Another registry is fine, and a new binding after close is too.
+            SimpleMeterRegistry second = new SimpleMeterRegistry();
+            other.bindTo(second);
+            metrics.close();
+            metrics.bindTo(registry);
+        }
+    }
+
+    @Test
     void afterWritesAndReads_loopAndOperationMetersCountThem() {
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         try (LoopbackPeer peer = CqfluxTest.loopback().start();

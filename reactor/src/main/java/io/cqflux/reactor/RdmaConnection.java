@@ -111,7 +111,9 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
      * @return the peer region
      * @throws IllegalArgumentException when the descriptor is malformed (its size and the expected
      *     one named) or {@code access} is empty
-     * @throws io.cqflux.core.ResourceClosedException when the connection is closed
+     * @throws io.cqflux.core.ResourceClosedException when this side closed the connection
+     * @throws io.cqflux.core.ConnectionException when it ended otherwise (the peer closed it, it
+     *     was lost), with the end's event
      */
     public PeerRegion remoteRegion(byte[] rawDescriptor, io.cqflux.core.RegionAccess... access) {
         Objects.requireNonNull(rawDescriptor, "rawDescriptor");

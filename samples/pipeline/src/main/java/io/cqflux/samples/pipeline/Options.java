@@ -117,6 +117,18 @@ final class Options {
                 default -> throw new IllegalArgumentException("unknown option " + a);
             }
         }
+        // Paths are checked before anything connects: a bad one would otherwise show only after
+        // the whole run (--out) or after the transports came up (--source).
+        if (o.source != null && !java.nio.file.Files.isRegularFile(o.source)) {
+            throw new IllegalArgumentException("--source " + o.source + (java.nio.file.Files.exists(o.source)
+                    ? " is not a regular file" : " does not exist"));
+        }
+        if (o.source != null && !java.nio.file.Files.isReadable(o.source)) {
+            throw new IllegalArgumentException("--source " + o.source + " is not readable");
+        }
+        if (o.out != null && java.nio.file.Files.exists(o.out) && !java.nio.file.Files.isDirectory(o.out)) {
+            throw new IllegalArgumentException("--out " + o.out + " exists and is not a directory");
+        }
         if (o.batch > o.ringSlots / 2) {
             throw new IllegalArgumentException("--batch " + o.batch + " exceeds half the ring ("
                     + o.ringSlots / 2 + " of --ring-slots " + o.ringSlots + ")");
@@ -145,7 +157,8 @@ final class Options {
                 }
                 wait = WaitStrategy.adaptive(spins);
             } catch (NumberFormatException e) {
-                throw new IllegalArgumentException("--wait adaptive:" + n + ": the spin budget must be a positive integer");
+                throw new IllegalArgumentException("--wait adaptive:" + n + ": the spin budget must be an integer in [1, "
+                        + Integer.MAX_VALUE + "]");
             }
         } else {
             throw new IllegalArgumentException("--wait " + v + " is not one of blocking, busy, adaptive[:SPINS]");

@@ -126,7 +126,7 @@ class PipelineTest {
     }
 
     @Test
-    void badOptions_printUsage_andExitTwo() {
+    void badOptions_printUsage_andExitTwo() throws IOException {
         Run r = run("--batch", "600", "--ring-slots", "1024");
         assertEquals(Pipeline.USAGE, r.result().status());
         assertTrue(r.err().contains("--batch 600 exceeds half the ring (512 of --ring-slots 1024)"), r.err());
@@ -137,5 +137,23 @@ class PipelineTest {
         assertEquals(Pipeline.USAGE, stall.result().status());
         assertTrue(stall.err().contains("--stall-timeout 0 is outside [1, 86400]"), stall.err());
         assertEquals(Pipeline.OK, run("--help").result().status());
+        // Paths are checked before anything connects.
+        Path file = Files.createTempFile("pipeline-out", ".txt");
+        try {
+            Run out = run("--out", file.toString());
+            assertEquals(Pipeline.USAGE, out.result().status());
+            assertTrue(out.err().contains("exists and is not a directory"), out.err());
+            Run missing = run("--source", file + ".missing");
+            assertEquals(Pipeline.USAGE, missing.result().status());
+            assertTrue(missing.err().contains("does not exist"), missing.err());
+            Run dir = run("--source", file.getParent().toString());
+            assertEquals(Pipeline.USAGE, dir.result().status());
+            assertTrue(dir.err().contains("is not a regular file"), dir.err());
+        } finally {
+            Files.deleteIfExists(file);
+        }
+        Run spins = run("--wait", "adaptive:99999999999");
+        assertEquals(Pipeline.USAGE, spins.result().status());
+        assertTrue(spins.err().contains("[1, 2147483647]"), spins.err());
     }
 }

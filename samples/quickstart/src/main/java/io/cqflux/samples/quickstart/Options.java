@@ -89,6 +89,16 @@ final class Options {
                 default -> throw new IllegalArgumentException("unknown option " + a);
             }
         }
+        // Checked before anything connects: a bad path would otherwise show only after the run began.
+        if (o.file != null) {
+            java.nio.file.Path dir = o.file.toAbsolutePath().getParent();
+            if (java.nio.file.Files.isDirectory(o.file)) {
+                throw new IllegalArgumentException("--file " + o.file + " is a directory");
+            }
+            if (dir != null && !java.nio.file.Files.isDirectory(dir)) {
+                throw new IllegalArgumentException("--file " + o.file + ": its directory " + dir + " does not exist");
+            }
+        }
         if (o.provider != null && o.transport != TransportChoice.FABRIC) {
             throw new IllegalArgumentException("--provider " + o.provider + " chooses a libfabric provider: it needs"
                     + " --transport fabric (the transport is " + o.transport.name().toLowerCase(java.util.Locale.ROOT) + ")");
@@ -116,7 +126,8 @@ final class Options {
                 }
                 wait = WaitStrategy.adaptive(spins);
             } catch (NumberFormatException e) {
-                throw new IllegalArgumentException("--wait adaptive:" + n + ": the spin budget must be a positive integer");
+                throw new IllegalArgumentException("--wait adaptive:" + n + ": the spin budget must be an integer in [1, "
+                        + Integer.MAX_VALUE + "]");
             }
         } else {
             throw new IllegalArgumentException("--wait " + v + " is not one of blocking, busy, adaptive[:SPINS]");

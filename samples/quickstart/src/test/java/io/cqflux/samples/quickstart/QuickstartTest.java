@@ -51,6 +51,12 @@ class QuickstartTest {
         assertTrue(r.err().contains("Usage: quickstart"), r.err());
         assertEquals(2, run("--wait", "sometimes").status());
         assertEquals(2, run("--bogus").status());
+        Run dir = run("--file", "/nonexistent-dir-of-cqflux/x");
+        assertEquals(2, dir.status());
+        assertTrue(dir.err().contains("does not exist"), dir.err());
+        Run spins = run("--wait", "adaptive:99999999999");
+        assertEquals(2, spins.status());
+        assertTrue(spins.err().contains("[1, 2147483647]"), spins.err());
     }
 
     @Test
