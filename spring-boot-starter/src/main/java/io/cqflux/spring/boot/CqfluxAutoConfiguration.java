@@ -104,6 +104,15 @@ public class CqfluxAutoConfiguration {
             set("cqflux.local-address", p.getLocalAddress(), () -> b.localAddress(local));
         }
         CqfluxProperties.BufferPool pool = p.getBufferPool();
+        // Each value against the defaults of the other two first, so that a refusal names its own
+        // property; then the three together (their product has a bound of its own).
+        CqfluxProperties.BufferPool d = new CqfluxProperties.BufferPool();
+        set("cqflux.buffer-pool.buffers", pool.getBuffers(),
+                () -> b.bufferPool(pool.getBuffers(), d.getBufferSize(), d.getMaxWaiters()));
+        set("cqflux.buffer-pool.buffer-size", pool.getBufferSize(),
+                () -> b.bufferPool(d.getBuffers(), pool.getBufferSize(), d.getMaxWaiters()));
+        set("cqflux.buffer-pool.max-waiters", pool.getMaxWaiters(),
+                () -> b.bufferPool(d.getBuffers(), d.getBufferSize(), pool.getMaxWaiters()));
         set("cqflux.buffer-pool", pool.getBuffers() + " buffers of " + pool.getBufferSize() + " bytes, "
                 + pool.getMaxWaiters() + " waiters",
                 () -> b.bufferPool(pool.getBuffers(), pool.getBufferSize(), pool.getMaxWaiters()));
