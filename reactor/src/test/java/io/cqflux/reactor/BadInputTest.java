@@ -180,11 +180,45 @@ class BadInputTest {
     @Test
     void receive_requestNonPositiveAfterCancel_signalsNothing() {
         List<Object> signals = new CopyOnWriteArrayList<>();
-        rig.conn.receive().subscribe(new CoreSubscriber<Message>() {
+        rig.conn.receive().subscribe(recording(signals, s -> {
+            s.cancel();
+            s.request(-1);
+        }));
+        // The loop runs the hand-overs in order: after a round trip the error would have come.
+        StepVerifier.create(rig.conn.write(rig.remote(), 0, rig.local, 0, 8)).expectComplete().verify(FaultRig.T);
+        StepVerifier.create(Mono.delay(Duration.ofMillis(50))).expectNextCount(1).expectComplete().verify(FaultRig.T);
+        assertEquals(List.of(), signals);
+    }
+
+    /** Reactive Streams §1.7: after the terminal signal, request(n <= 0) signals and drops nothing. */
+    @Test
+    void receive_requestNonPositiveAfterCompletion_signalsNothing_andDropsNothing() {
+        List<Throwable> dropped = new CopyOnWriteArrayList<>();
+        reactor.core.publisher.Hooks.onErrorDropped(dropped::add);
+        try {
+            java.util.concurrent.atomic.AtomicReference<Subscription> sub = new java.util.concurrent.atomic.AtomicReference<>();
+            List<Object> signals = new CopyOnWriteArrayList<>();
+            rig.conn.receive().subscribe(recording(signals, s -> {
+                sub.set(s);
+                s.request(1);
+            }));
+            rig.serverConn.dispose(); // an orderly close by the peer completes the receive side
+            assertTrue(FaultRig.await(() -> signals.contains("complete"), FaultRig.T), signals.toString());
+            sub.get().request(-1);
+            StepVerifier.create(Mono.delay(Duration.ofMillis(100))).expectNextCount(1).expectComplete().verify(FaultRig.T);
+            assertEquals(List.of("complete"), signals);
+            assertEquals(List.of(), dropped);
+        } finally {
+            reactor.core.publisher.Hooks.resetOnErrorDropped();
+        }
+    }
+
+    /** {@return a receive subscriber that records every signal into {@code signals} and runs {@code onSubscribe}} */
+    private static CoreSubscriber<Message> recording(List<Object> signals, java.util.function.Consumer<Subscription> onSubscribe) {
+        return new CoreSubscriber<>() {
             @Override
             public void onSubscribe(Subscription s) {
-                s.cancel();
-                s.request(-1);
+                onSubscribe.accept(s);
             }
 
             @Override
@@ -201,52 +235,7 @@ class BadInputTest {
             public void onComplete() {
                 signals.add("complete");
             }
-        });
-        // The loop runs the hand-overs in order: after a round trip the error would have come.
-        StepVerifier.create(rig.conn.write(rig.remote(), 0, rig.local, 0, 8)).expectComplete().verify(FaultRig.T);
-        StepVerifier.create(Mono.delay(Duration.ofMillis(50))).expectNextCount(1).expectComplete().verify(FaultRig.T);
-        assertEquals(List.of(), signals);
-    }
-
-    /** Reactive Streams §1.7: after the terminal signal, request(n <= 0) signals and drops nothing. */
-    @Test
-    void receive_requestNonPositiveAfterCompletion_signalsNothing_andDropsNothing() {
-        List<Throwable> dropped = new CopyOnWriteArrayList<>();
-        reactor.core.publisher.Hooks.onErrorDropped(dropped::add);
-        try {
-            java.util.concurrent.atomic.AtomicReference<Subscription> sub = new java.util.concurrent.atomic.AtomicReference<>();
-            List<Object> signals = new CopyOnWriteArrayList<>();
-            rig.conn.receive().subscribe(new CoreSubscriber<Message>() {
-                @Override
-                public void onSubscribe(Subscription s) {
-                    sub.set(s);
-                    s.request(1);
-                }
-
-                @Override
-                public void onNext(Message m) {
-                    signals.add(m);
-                }
-
-                @Override
-                public void onError(Throwable t) {
-                    signals.add(t);
-                }
-
-                @Override
-                public void onComplete() {
-                    signals.add("complete");
-                }
-            });
-            rig.serverConn.dispose(); // an orderly close by the peer completes the receive side
-            assertTrue(FaultRig.await(() -> signals.contains("complete"), FaultRig.T), signals.toString());
-            sub.get().request(-1);
-            StepVerifier.create(Mono.delay(Duration.ofMillis(100))).expectNextCount(1).expectComplete().verify(FaultRig.T);
-            assertEquals(List.of("complete"), signals);
-            assertEquals(List.of(), dropped);
-        } finally {
-            reactor.core.publisher.Hooks.resetOnErrorDropped();
-        }
+        };
     }
 
     /** Reactive Streams §3.9: request(n <= 0) must signal onError(IllegalArgumentException), once. */
