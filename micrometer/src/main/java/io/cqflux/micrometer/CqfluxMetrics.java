@@ -16,9 +16,12 @@ import io.micrometer.core.instrument.TimeGauge;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.binder.MeterBinder;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
+import java.util.WeakHashMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
@@ -85,7 +88,7 @@ import reactor.core.Disposable;
  *
  * <p><b>Thread safety and lifetime.</b> Thread-safe. {@link #bindTo} may be called for several
  * registries; again for a registry it is bound to, it does nothing, and for a registry that
- * another binder of the same instance (with the same tags) is bound to, it throws an
+ * another binder of the same instance with equal tags is bound to, it throws an
  * {@link IllegalStateException}: both would count each operation. {@link #close()} is idempotent;
  * meters of a {@link Cqflux} that was disposed keep their last values until then.
  */
@@ -93,6 +96,12 @@ public final class CqfluxMetrics implements MeterBinder, AutoCloseable {
     private final Cqflux cqflux;
     private final Tags tags;
     private final List<Binding> bindings = new CopyOnWriteArrayList<>();
+    /**
+     * Per registry, the (instance, tags) pairs bound to it by some binder: the one owner of "this
+     * instance's meters are in that registry already". Weak keys: a registry that is dropped takes
+     * its entry with it. Guarded by itself.
+     */
+    private static final Map<MeterRegistry, Set<Object>> BOUND = new WeakHashMap<>();
 
     /**
      * Meters for {@code cqflux}, with no extra tags.
@@ -121,34 +130,59 @@ public final class CqfluxMetrics implements MeterBinder, AutoCloseable {
      * @param registry the registry
      */
     @Override
-    public synchronized void bindTo(MeterRegistry registry) {
+    public void bindTo(MeterRegistry registry) {
         Objects.requireNonNull(registry, "registry");
-        for (Binding b : bindings) {
-            if (b.registry == registry) {
-                return; // bound already: a second listener would count every operation twice
+        synchronized (BOUND) {
+            for (Binding b : bindings) {
+                if (b.registry == registry) {
+                    return; // bound already: a second listener would count every operation twice
+                }
             }
-        }
-        // Another binder of the same instance in this registry would share its timers and count
-        // every operation twice: refused rather than over-counted.
-        List<String> loops = cqflux.loopNames();
-        if (!loops.isEmpty() && registry.find("cqflux.loop.completions").tags(tags).tag("loop", loops.get(0))
-                .functionCounter() != null) {
-            throw new IllegalStateException("registry " + registry + " already has the meters of " + cqflux
-                    + " (loop " + loops.get(0) + ", tags " + tags + "): another CqfluxMetrics is bound to it, and"
-                    + " each operation would be counted twice; bind one CqfluxMetrics per instance and registry");
+            // Another binder of the same instance with the same tags in this registry would share
+            // its timers and count every operation twice: refused rather than over-counted.
+            Set<Object> keys = BOUND.computeIfAbsent(registry, r -> new HashSet<>());
+            if (!keys.add(key())) {
+                throw new IllegalStateException("registry " + registry + " is bound already to the meters of "
+                        + cqflux + " with tags " + tags + " by another CqfluxMetrics: each operation would be counted"
+                        + " twice; bind one CqfluxMetrics per instance and registry (or give them different tags)");
+            }
         }
         Binding b = new Binding(registry);
         bindings.add(b);
         b.start();
     }
 
+    /** What {@link #BOUND} tells binders apart by: the instance (by identity) and the tags. */
+    private Object key() {
+        return List.of(new IdentityKey(cqflux), tags);
+    }
+
+    /** The instance, compared by identity. */
+    private record IdentityKey(Cqflux cqflux) {
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof IdentityKey k && k.cqflux == cqflux;
+        }
+
+        @Override
+        public int hashCode() {
+            return System.identityHashCode(cqflux);
+        }
+    }
+
     /** Removes every meter this binder registered and its listeners; idempotent. */
     @Override
-    public synchronized void close() {
-        for (Binding b : bindings) {
-            b.close();
+    public void close() {
+        synchronized (BOUND) {
+            for (Binding b : bindings) {
+                b.close();
+                Set<Object> keys = BOUND.get(b.registry);
+                if (keys != null) {
+                    keys.remove(key());
+                }
+            }
+            bindings.clear();
         }
-        bindings.clear();
     }
 
     /** The meters in one registry, and the listener that keeps the per-connection ones. */

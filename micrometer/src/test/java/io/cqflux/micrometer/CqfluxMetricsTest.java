@@ -43,6 +43,10 @@ class CqfluxMetricsTest {
                         .expectComplete());
             }
             assertEquals(3, registry.get("cqflux.operation").tags("kind", "write", "outcome", "success").timer().count());
+            // Other tags are other meters: fine (closed with its registry binding at once).
+            try (CqfluxMetrics tagged = new CqfluxMetrics(peer.client(), Tags.of("instance", "b"))) {
+                tagged.bindTo(registry);
+            }
             // Another registry is fine, and a new binding after close is too.
             SimpleMeterRegistry second = new SimpleMeterRegistry();
             other.bindTo(second);

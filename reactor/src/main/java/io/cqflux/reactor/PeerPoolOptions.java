@@ -334,6 +334,8 @@ public final class PeerPoolOptions {
          * reactor-pool's eviction predicate; a connection that fails it is evicted (disposed) and
          * replaced through a reconnect. It runs on the acquiring thread, often an event loop: keep
          * it short and non-blocking. A connection that ended is never handed out, whatever it says.
+         * A predicate that throws (any non-fatal throwable) fails the check: the connection is
+         * evicted, with the throwable as the eviction's cause.
          *
          * @param predicate true to keep the connection
          * @return this

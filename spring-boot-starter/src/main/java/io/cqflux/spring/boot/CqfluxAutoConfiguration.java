@@ -104,32 +104,27 @@ public class CqfluxAutoConfiguration {
             set("cqflux.local-address", p.getLocalAddress(), () -> b.localAddress(local));
         }
         CqfluxProperties.BufferPool pool = p.getBufferPool();
-        // Each value against the defaults of the other two first, so that a refusal names its own
-        // property; then the three together (their product has a bound of its own).
-        CqfluxProperties.BufferPool d = new CqfluxProperties.BufferPool();
-        set("cqflux.buffer-pool.buffers", pool.getBuffers(),
-                () -> b.bufferPool(pool.getBuffers(), d.getBufferSize(), d.getMaxWaiters()));
-        set("cqflux.buffer-pool.buffer-size", pool.getBufferSize(),
-                () -> b.bufferPool(d.getBuffers(), pool.getBufferSize(), d.getMaxWaiters()));
-        set("cqflux.buffer-pool.max-waiters", pool.getMaxWaiters(),
-                () -> b.bufferPool(d.getBuffers(), d.getBufferSize(), pool.getMaxWaiters()));
-        set("cqflux.buffer-pool", pool.getBuffers() + " buffers of " + pool.getBufferSize() + " bytes, "
-                + pool.getMaxWaiters() + " waiters",
+        // Each value beside the smallest of the other two first, so that a refusal names its own
+        // property and the total's bound cannot trip; then the three together, whose total
+        // (buffers x buffer-size) has a bound of its own, named by both properties.
+        set("cqflux.buffer-pool.buffers", pool.getBuffers(), () -> b.bufferPool(pool.getBuffers(), 1, 0));
+        set("cqflux.buffer-pool.buffer-size", pool.getBufferSize(), () -> b.bufferPool(1, pool.getBufferSize(), 0));
+        set("cqflux.buffer-pool.max-waiters", pool.getMaxWaiters(), () -> b.bufferPool(1, 1, pool.getMaxWaiters()));
+        set("cqflux.buffer-pool.buffers and cqflux.buffer-pool.buffer-size", pool.getBuffers() + " x "
+                + pool.getBufferSize() + " bytes",
                 () -> b.bufferPool(pool.getBuffers(), pool.getBufferSize(), pool.getMaxWaiters()));
         return b;
     }
 
     /**
-     * Runs one builder setting; a refusal names the property it came from. A
-     * {@link NullPointerException} is a refusal too: an empty value ({@code cqflux.operation-timeout=})
-     * binds as null.
+     * Runs one builder setting; a refusal names the property it came from. (An empty value of a
+     * {@code Duration}, number or enum property keeps its default: Spring Boot's binder skips it.)
      */
     private static void set(String property, Object value, Runnable setting) {
         try {
             setting.run();
-        } catch (IllegalArgumentException | NullPointerException e) {
-            throw new CqfluxPropertyException(property, value == null ? "(empty)" : value,
-                    e instanceof NullPointerException ? new IllegalArgumentException("the value is empty", e) : e);
+        } catch (IllegalArgumentException e) {
+            throw new CqfluxPropertyException(property, value, e);
         }
     }
 
@@ -146,7 +141,7 @@ public class CqfluxAutoConfiguration {
         Map<String, CqfluxPeer> peers = new LinkedHashMap<>();
         properties.getPeers().forEach((name, cfg) -> {
             String at = "cqflux.peers." + name;
-            if (cfg.getAddress() == null || cfg.getAddress().isBlank()) {
+            if (cfg.getAddress() == null) { // blank: refused by host() below
                 throw new CqfluxPropertyException(at + ".address", "''",
                         new IllegalArgumentException("the peer's address is not set"));
             }
@@ -164,6 +159,7 @@ public class CqfluxAutoConfiguration {
     private static PeerPoolOptions options(String at, CqfluxProperties.Peer cfg) {
         PeerPoolOptions.Builder o = PeerPoolOptions.builder();
         set(at + ".connections", cfg.getConnections(), () -> o.size(cfg.getConnections()));
+        set(at + ".max-backoff", cfg.getMaxBackoff(), () -> o.reconnectBackoff(cfg.getMaxBackoff(), cfg.getMaxBackoff()));
         set(at + ".min-backoff", cfg.getMinBackoff() + " (max-backoff " + cfg.getMaxBackoff() + ")",
                 () -> o.reconnectBackoff(cfg.getMinBackoff(), cfg.getMaxBackoff()));
         set(at + ".max-wait", cfg.getMaxWait(), () -> {

@@ -62,8 +62,8 @@ public final class CqfluxLifecycle implements SmartLifecycle {
     /**
      * Connects the peers. After a {@link #stop()} the {@link Cqflux} is disposed and cannot be
      * started again: a later start (a context stopped and started again, a CRaC checkpoint's
-     * restore, a pause and resume) fails with an {@link IllegalStateException} (which Spring wraps
-     * in an {@code ApplicationContextException}) rather than report a dead instance running.
+     * restore) fails with an {@link IllegalStateException} (which Spring wraps in an
+     * {@code ApplicationContextException}) rather than report a dead instance running.
      */
     @Override
     public synchronized void start() {
@@ -74,12 +74,20 @@ public final class CqfluxLifecycle implements SmartLifecycle {
             throw new IllegalStateException("cqflux cannot start again after its stop: the stop disposed " + cqflux
                     + " and closed its peers; create a new application context instead");
         }
-        running = true;
         List<Mono<CqfluxPeer.State>> firsts = new ArrayList<>();
-        for (CqfluxPeer p : peers.all()) {
-            p.link().start();
-            firsts.add(p.states().filter(s -> s != CqfluxPeer.State.CONNECTING).next());
+        try {
+            for (CqfluxPeer p : peers.all()) {
+                p.link().start();
+                firsts.add(p.states().filter(s -> s != CqfluxPeer.State.CONNECTING).next());
+            }
+        } catch (RuntimeException e) {
+            // Not running: the peers started so far are closed, and the context's start fails.
+            for (CqfluxPeer p : peers.all()) {
+                p.link().close().subscribe(null, x -> LOG.warn("cqflux: closing peer '" + p.name() + "' failed", x));
+            }
+            throw e;
         }
+        running = true;
         if (firsts.isEmpty()) {
             return;
         }

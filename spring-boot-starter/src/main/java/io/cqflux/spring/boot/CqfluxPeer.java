@@ -60,6 +60,12 @@ public final class CqfluxPeer {
                                     boolean required, io.cqflux.reactor.PeerPoolOptions options) {
         Objects.requireNonNull(cqflux, "cqflux");
         Objects.requireNonNull(options, "options");
+        Objects.requireNonNull(address, "address");
+        if (address.isUnresolved() || address.getPort() == 0) {
+            // Refused now, not at the context's start where the lifecycle would meet it.
+            throw new IllegalArgumentException("peer '" + name + "' address " + address
+                    + " needs a resolved host and a port in [1, 65535]");
+        }
         return new CqfluxPeer(name, address, required, new PeerPoolLink(cqflux, address, options));
     }
 
@@ -92,7 +98,8 @@ public final class CqfluxPeer {
      * @param work the operations to run, e.g. {@code c -> c.durableWrite(c.remoteRegion(0), ...)}
      * @param <T> the work's value
      * @return a cold Mono of the work's outcome; fails with a
-     *     {@link io.cqflux.core.ConnectionException} when the peer is not reachable
+     *     {@link io.cqflux.core.ConnectionException} when the peer is not reachable, and with an
+     *     {@link IllegalStateException} before the application context started the peer
      */
     public <T> Mono<T> withConnection(Function<? super RdmaConnection, ? extends Mono<T>> work) {
         Objects.requireNonNull(work, "work");
@@ -108,7 +115,9 @@ public final class CqfluxPeer {
      * {@return the states from now on, the current one first; completes when the peer is closed.
      * Before the application context starts the peer it is {@code CONNECTING}, then the states of
      * the start (signalled on the thread that starts the context); a peer whose {@code Cqflux}
-     * is disposed before any start ends with {@code CLOSED}}
+     * ended before any start ends with {@code CLOSED} (when its shutdown completed; {@link #state()}
+     * says {@code CLOSED} from the shutdown's beginning), and one whose start failed ends with
+     * that failure}
      */
     public Flux<State> states() {
         return link.states();
@@ -133,10 +142,14 @@ public final class CqfluxPeer {
      *
      * @param timeout how long to wait
      * @return a Mono that completes once the peer is up, or fails with a
-     *     {@link java.util.concurrent.TimeoutException} after {@code timeout}
+     *     {@link java.util.concurrent.TimeoutException} after {@code timeout}, or with an
+     *     {@link IllegalStateException} when the peer is closed first
      */
     public Mono<Void> awaitAvailable(Duration timeout) {
-        return states().filter(s -> s == State.UP).next().then().timeout(timeout);
+        return states().filter(s -> s == State.UP).next()
+                .switchIfEmpty(Mono.error(() -> new IllegalStateException("peer '" + name + "' at " + address
+                        + " was closed before it was up")))
+                .then().timeout(timeout);
     }
 
     /** {@return operations posted to the peer and not yet completed, waiting ones included} */

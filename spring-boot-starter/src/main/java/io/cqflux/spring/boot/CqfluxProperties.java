@@ -113,13 +113,13 @@ public class CqfluxProperties {
     /** The registered buffer pool's size. */
     public static class BufferPool {
         /** Registered buffers in the pool (never grows); an operation that finds none waits for one. */
-        private int buffers = 64;
+        private int buffers = io.cqflux.reactor.BufferPool.DEFAULT_BUFFERS;
 
         /** Bytes per buffer: the largest byte[], ByteBuffer or DataBuffer one operation can carry. */
-        private int bufferSize = 64 * 1024;
+        private int bufferSize = io.cqflux.reactor.BufferPool.DEFAULT_BUFFER_SIZE;
 
         /** Operations that may wait for a free buffer; one more fails with QueueFullException. */
-        private int maxWaiters = 4096;
+        private int maxWaiters = io.cqflux.reactor.BufferPool.DEFAULT_MAX_WAITERS;
 
         /** @return operations that may wait for a free buffer */
         public int getMaxWaiters() {

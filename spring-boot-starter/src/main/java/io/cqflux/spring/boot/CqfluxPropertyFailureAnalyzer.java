@@ -15,8 +15,7 @@ public final class CqfluxPropertyFailureAnalyzer extends AbstractFailureAnalyzer
 
     @Override
     protected FailureAnalysis analyze(Throwable rootFailure, CqfluxPropertyException cause) {
-        return new FailureAnalysis("The property " + cause.property() + " has a value cqflux refuses: "
-                + cause.getMessage(),
+        return new FailureAnalysis("cqflux refused a property: " + cause.getMessage(),
                 "Change " + cause.property() + " in the application's configuration to a value within the bound"
                         + " named above (the cqflux.* properties are listed in the starter's configuration metadata"
                         + " and the guide's Spring section).", cause);

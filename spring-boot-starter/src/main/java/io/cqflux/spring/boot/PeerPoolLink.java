@@ -26,6 +26,8 @@ final class PeerPoolLink implements PeerLink {
     private volatile PeerPool pool;
     /** The pool once {@link #start()} made it: what {@link #states()} waits for before the start. */
     private final Sinks.One<PeerPool> started = Sinks.one();
+    /** Ends the wait of {@link #states()} when the instance ends before any start; disposed by {@link #close()}. */
+    private final reactor.core.Disposable onDisposed;
     private volatile PeerPoolEvent last;
     /**
      * The last event with a cause (a failed attempt, a lost connection), until a connection is made
@@ -45,7 +47,7 @@ final class PeerPoolLink implements PeerLink {
         this.options = options;
         // An instance disposed before the start (a context that failed its refresh, closed
         // without starting): a states() stream waiting for the start ends, CLOSED.
-        cqflux.onDispose().subscribe(null, null, started::tryEmitEmpty);
+        this.onDisposed = cqflux.onDispose().subscribe(null, null, started::tryEmitEmpty);
     }
 
     @Override
@@ -103,11 +105,6 @@ final class PeerPoolLink implements PeerLink {
     /** Drops the used connections that ended with nothing left in flight: the drain has nothing to wait for there. */
     private void forgetEnded() {
         used.removeIf(c -> c.isDisposed() && c.inFlight() == 0);
-    }
-
-    /** {@return how many used connections the drain still watches (tests)} */
-    int watched() {
-        return used.size();
     }
 
     @Override
@@ -191,6 +188,8 @@ final class PeerPoolLink implements PeerLink {
 
     @Override
     public Mono<Void> close() {
+        onDisposed.dispose();
+        started.tryEmitEmpty(); // a states() stream still waiting for a start: closed instead
         PeerPool p = pool;
         if (p == null) {
             return Mono.empty();

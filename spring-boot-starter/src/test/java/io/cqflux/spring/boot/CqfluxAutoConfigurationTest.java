@@ -113,7 +113,9 @@ class CqfluxAutoConfigurationTest {
                 {"cqflux.local-address=", "cqflux.local-address"},
                 {"cqflux.peers.store.address=127.0.0.1\ncqflux.peers.store.port=0", "cqflux.peers.store.port"},
                 {"cqflux.peers.store.address=127.0.0.1\ncqflux.peers.store.port=7000\ncqflux.peers.store.connections=0",
-                        "cqflux.peers.store.connections"}};
+                        "cqflux.peers.store.connections"},
+                {"cqflux.peers.store.address=127.0.0.1\ncqflux.peers.store.port=7000\ncqflux.peers.store.max-backoff=-1s",
+                        "cqflux.peers.store.max-backoff"}};
         for (String[] c : cases) {
             runner.withPropertyValues(c[0].split("\n")).run(ctx -> {
                 assertThat(ctx).as(c[0]).hasFailed();
@@ -126,12 +128,22 @@ class CqfluxAutoConfigurationTest {
                 }
                 assertThat(e).as(c[0] + ": " + f).isNotNull();
                 assertThat(e.property()).isEqualTo(c[1]);
+                // The most specific cause names the property; the library's refusal is kept.
+                assertThat(org.springframework.core.NestedExceptionUtils.getMostSpecificCause(f)).isSameAs(e);
+                assertThat(e.getSuppressed()).isNotEmpty();
                 org.springframework.boot.diagnostics.FailureAnalysis a = new CqfluxPropertyFailureAnalyzer().analyze(f);
                 assertThat(a).isNotNull();
                 assertThat(a.getDescription()).contains(c[1]);
                 assertThat(a.getAction()).contains(c[1]);
             });
         }
+    }
+
+    @Test
+    void largeBuffers_withinTheTotalBound_areTaken_eachValueCheckedOnItsOwn() {
+        // 4 x 512 MiB: each value within its bound, the total within 16 GiB (allocated on first use only).
+        runner.withPropertyValues("cqflux.buffer-pool.buffers=4", "cqflux.buffer-pool.buffer-size=536870912")
+                .run(ctx -> assertThat(ctx).hasNotFailed());
     }
 
     @Test

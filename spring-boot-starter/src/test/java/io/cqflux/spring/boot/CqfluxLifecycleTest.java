@@ -92,6 +92,10 @@ class CqfluxLifecycleTest {
             assertThat(seen.get(5, java.util.concurrent.TimeUnit.SECONDS))
                     .containsExactly(CqfluxPeer.State.CONNECTING, CqfluxPeer.State.CLOSED);
             assertThat(p.state()).isEqualTo(CqfluxPeer.State.CLOSED);
+            // Closed before it was up: an error, not a completion that would say it is up.
+            org.assertj.core.api.Assertions.assertThatThrownBy(
+                            () -> p.awaitAvailable(Duration.ofSeconds(5)).block(Duration.ofSeconds(10)))
+                    .isInstanceOf(IllegalStateException.class).hasMessageContaining("closed before it was up");
         } finally {
             cq.disposeNow(Duration.ofSeconds(10));
         }

@@ -119,15 +119,32 @@ final class Options {
         }
         // Paths are checked before anything connects: a bad one would otherwise show only after
         // the whole run (--out) or after the transports came up (--source).
-        if (o.source != null && !java.nio.file.Files.isRegularFile(o.source)) {
-            throw new IllegalArgumentException("--source " + o.source + (java.nio.file.Files.exists(o.source)
-                    ? " is not a regular file" : " does not exist"));
+        if (o.source != null) {
+            // A file, or a pipe (/dev/stdin, <(zcat wal.gz)): anything readable but a directory.
+            if (!java.nio.file.Files.exists(o.source)) {
+                throw new IllegalArgumentException("--source " + o.source + " does not exist");
+            }
+            if (java.nio.file.Files.isDirectory(o.source)) {
+                throw new IllegalArgumentException("--source " + o.source + " is a directory, not a file");
+            }
+            if (!java.nio.file.Files.isReadable(o.source)) {
+                throw new IllegalArgumentException("--source " + o.source + " is not readable");
+            }
         }
-        if (o.source != null && !java.nio.file.Files.isReadable(o.source)) {
-            throw new IllegalArgumentException("--source " + o.source + " is not readable");
-        }
-        if (o.out != null && java.nio.file.Files.exists(o.out) && !java.nio.file.Files.isDirectory(o.out)) {
-            throw new IllegalArgumentException("--out " + o.out + " exists and is not a directory");
+        if (o.out != null) {
+            // The directory or its nearest existing ancestor must be a writable directory: the
+            // report is written after the run, and nothing should fail only then.
+            java.nio.file.Path at = o.out.toAbsolutePath();
+            while (at != null && !java.nio.file.Files.exists(at)) {
+                at = at.getParent();
+            }
+            if (at == null || !java.nio.file.Files.isDirectory(at)) {
+                throw new IllegalArgumentException("--out " + o.out + (at == null ? " has no existing ancestor"
+                        : ": " + at + " exists and is not a directory"));
+            }
+            if (!java.nio.file.Files.isWritable(at)) {
+                throw new IllegalArgumentException("--out " + o.out + ": " + at + " is not writable");
+            }
         }
         if (o.batch > o.ringSlots / 2) {
             throw new IllegalArgumentException("--batch " + o.batch + " exceeds half the ring ("

@@ -143,12 +143,15 @@ class PipelineTest {
             Run out = run("--out", file.toString());
             assertEquals(Pipeline.USAGE, out.result().status());
             assertTrue(out.err().contains("exists and is not a directory"), out.err());
+            Run under = run("--out", file.resolve("sub").toString());
+            assertEquals(Pipeline.USAGE, under.result().status());
+            assertTrue(under.err().contains("exists and is not a directory"), under.err());
             Run missing = run("--source", file + ".missing");
             assertEquals(Pipeline.USAGE, missing.result().status());
             assertTrue(missing.err().contains("does not exist"), missing.err());
             Run dir = run("--source", file.getParent().toString());
             assertEquals(Pipeline.USAGE, dir.result().status());
-            assertTrue(dir.err().contains("is not a regular file"), dir.err());
+            assertTrue(dir.err().contains("is a directory"), dir.err());
         } finally {
             Files.deleteIfExists(file);
         }
