@@ -36,22 +36,25 @@ public final class CqfluxTest {
     }
 
     /**
-     * Verifies with {@link #DEFAULT_VERIFY_TIMEOUT} as the bound.
+     * Verifies with the kit's bound: {@link #DEFAULT_VERIFY_TIMEOUT}, or the system property
+     * {@value VerifyTimeoutExtension#PROPERTY} when set ({@link VerifyTimeoutExtension#timeout()}).
      *
      * @param verifier the scenario, e.g. {@code StepVerifier.create(mono).expectComplete()}
      * @return how long the verification took
      * @throws AssertionError when the scenario fails or does not end within the bound
      */
     public static Duration verify(StepVerifier verifier) {
-        return Objects.requireNonNull(verifier, "verifier").verify(DEFAULT_VERIFY_TIMEOUT);
+        return Objects.requireNonNull(verifier, "verifier").verify(VerifyTimeoutExtension.timeout());
     }
 
     /**
-     * Makes {@link #DEFAULT_VERIFY_TIMEOUT} the bound of every {@link StepVerifier#verify()}
-     * called without a duration ({@link StepVerifier#setDefaultTimeout(Duration)}, JVM-wide).
-     * {@link VerifyTimeoutExtension} does this for a test class and undoes it after.
+     * Makes the kit's bound ({@link #DEFAULT_VERIFY_TIMEOUT}, or the system property
+     * {@value VerifyTimeoutExtension#PROPERTY} when set) the bound of every
+     * {@link StepVerifier#verify()} called without a duration
+     * ({@link StepVerifier#setDefaultTimeout(Duration)}, JVM-wide). {@link VerifyTimeoutExtension}
+     * does this for a test class and undoes it after.
      */
     public static void setDefaultVerifyTimeout() {
-        StepVerifier.setDefaultTimeout(DEFAULT_VERIFY_TIMEOUT);
+        StepVerifier.setDefaultTimeout(VerifyTimeoutExtension.timeout());
     }
 }

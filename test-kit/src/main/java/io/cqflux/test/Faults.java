@@ -40,8 +40,13 @@ import java.util.function.Predicate;
  *       comes out of the connection's completion queue: the operation's {@code Mono} fails with
  *       {@link io.cqflux.core.OperationFailedException} carrying the status, and, as a real error
  *       completion does ({@code ibv_poll_cq(3)}: the queue pair enters the error state), the
- *       connection ends LOST. {@link CompletionStatus#WR_FLUSH_ERR} is the status of a flushed
- *       operation: it ends the connection, not the operation, alone.
+ *       connection ends LOST. The completion comes in the order of posting, as on a reliable
+ *       connection: after those of the operations posted before it (which complete as they
+ *       would), before those of the operations posted after it.
+ *       {@link CompletionStatus#WR_FLUSH_ERR} is the status of a flushed operation: the connection
+ *       begins to end (the operation stays pending, new ones wait), and, as no transport event
+ *       follows it, it ends LOST after the connection timeout ({@code ConnectionConfig.timeout},
+ *       5 s by default) with a message that it was flushed: a test of the ENDING window.
  *       {@link Selector#fail(CompletionStatus, Duration)} makes that completion come later,
  *       among the completions a delay holds back, in the order they fall due (a delayed one
  *       joins them once the real queue has given it).</li>
@@ -73,7 +78,11 @@ public final class Faults {
     public static final String ID = "faulty.id";
 
     private static final AtomicLong IDS = new AtomicLong();
-    private static final Map<String, Faults> REGISTRY = new ConcurrentHashMap<>();
+    /**
+     * Live instances by id, weakly: rules a test dropped (and what their predicates capture) are
+     * collected, and the id of a collected instance names nothing any more.
+     */
+    private static final Map<String, java.lang.ref.WeakReference<Faults>> REGISTRY = new ConcurrentHashMap<>();
     private static final Faults GLOBAL = new Faults("global");
 
     private final String id;
@@ -81,7 +90,8 @@ public final class Faults {
 
     private Faults(String id) {
         this.id = id;
-        REGISTRY.put(id, this);
+        REGISTRY.values().removeIf(r -> r.get() == null); // forget the collected ones
+        REGISTRY.put(id, new java.lang.ref.WeakReference<>(this));
     }
 
     /**
@@ -102,10 +112,12 @@ public final class Faults {
         if (id == null) {
             return GLOBAL;
         }
-        Faults f = REGISTRY.get(id);
+        java.lang.ref.WeakReference<Faults> r = REGISTRY.get(id);
+        Faults f = r == null ? null : r.get();
         if (f == null) {
-            throw new IllegalArgumentException("transport property " + ID + "=" + id + " names no Faults instance"
-                    + " (known: " + REGISTRY.keySet() + "); pass the builder through Faults.configure");
+            throw new IllegalArgumentException("transport property " + ID + "=" + id + " names no live Faults"
+                    + " instance (an id from Faults.create() names it while the test holds it); pass the builder"
+                    + " through Faults.configure");
         }
         return f;
     }

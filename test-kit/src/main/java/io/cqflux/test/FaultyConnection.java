@@ -32,8 +32,14 @@ import java.util.function.BooleanSupplier;
  * Connection contract), so no fd is needed for what this class makes up:
  *
  *  - an injected completion (FAIL, and the flush of a DROP) waits in `injected` and comes out of
- *    the first wrapped queue's poll(); that queue's prepareToSleep() is false while any waits, so
- *    the loop polls again before it sleeps. Busy-polling loops poll the queues anyway. A FAIL
+ *    the first wrapped queue's poll(), after the real completions of that poll; a FAIL also waits
+ *    until the signaled operations posted before it have completed (`outstanding`), as a
+ *    reliable connection completes in the order of posting, so only the selected operation fails
+ *    and the others before it complete as they would. That queue's prepareToSleep() is false
+ *    while the head of `injected` is ready, so the loop polls again before it sleeps (while it
+ *    waits for real completions, their fd wakes the loop). Real completions of operations posted
+ *    after a pending injected failure wait behind it (`behindInjected`). Busy-polling loops poll
+ *    the queues anyway. A FAIL
  *    with a delay is held instead, as a DELAY's completion is (below), and comes out among the
  *    held ones in the order they fall due (a DELAY's completion is held only once the real
  *    queue gave it, so one whose real completion is late comes out after a failure due later).
@@ -54,8 +60,31 @@ final class FaultyConnection implements Connection {
     private final FaultyTransport transport;
     private final FaultyEvents events;
     private List<CompletionQueue> queues;
-    /** Made-up completions, delivered by the first queue. */
-    private final ArrayDeque<CompletionRecord> injected = new ArrayDeque<>();
+    /** Made-up completions, delivered by the first queue, in order, each once what it waits for came. */
+    private final ArrayDeque<Injected> injected = new ArrayDeque<>();
+    /**
+     * Contexts of the signaled operations posted for real (or delayed) and not completed yet: an
+     * injected failure waits for those posted before it, as a reliable connection completes in
+     * the order of posting.
+     */
+    private final java.util.LinkedHashSet<Long> outstanding = new java.util.LinkedHashSet<>();
+
+    /**
+     * A made-up completion, {@code seq} in the order of posting: {@code after}, the operations
+     * posted before it and still outstanding, must complete first.
+     */
+    private record Injected(long seq, CompletionRecord record, java.util.Set<Long> after) {
+    }
+
+    /** Posts so far, the failed ones included: the order completions keep ({@link #seqOf}). Loop thread. */
+    private long posts;
+    /** Context of a real signaled operation → its place in the order of posting. */
+    private final Map<Long, Long> postSeq = new HashMap<>();
+    /**
+     * Real completions of operations posted after an injected failure that has not come out yet:
+     * held until it has, as a reliable connection completes in the order of posting.
+     */
+    private final ArrayDeque<CompletionRecord> behindInjected = new ArrayDeque<>();
     /** Context of a delayed operation → when its completion is due ({@link System#nanoTime()}). */
     private final Map<Long, Long> delayedContexts = new HashMap<>();
     /** Completions held back, earliest due first. */
@@ -131,15 +160,16 @@ final class FaultyConnection implements Connection {
             return post.getAsBoolean();
         }
         Fault f = transport.faults().select(new Faults.Operation(opcode, inner.description(), remoteOffset, length));
+        long seq = posts++;
         if (f == null) {
-            return post.getAsBoolean();
+            return posted(post.getAsBoolean(), signaled, context, seq);
         }
         switch (f.action()) {
             case FAIL -> {
                 CompletionRecord error = CompletionRecord.builder(context, f.status()).opcode(opcode)
                         .errorText("injected by the faulty test transport: " + f).build();
                 if (f.delay().isZero()) {
-                    injected.add(error);
+                    injected.add(new Injected(seq, error, new java.util.HashSet<>(outstanding)));
                 } else {
                     held.add(new Held(System.nanoTime() + f.delay().toNanos(), heldCount++, error));
                 }
@@ -148,7 +178,7 @@ final class FaultyConnection implements Connection {
                 // Never posted, never completed.
             }
             case DELAY -> {
-                boolean ok = post.getAsBoolean();
+                boolean ok = posted(post.getAsBoolean(), signaled, context, seq);
                 // An unsignaled operation reports nothing on success: nothing to hold back.
                 if (ok && signaled) {
                     delayedContexts.put(context, System.nanoTime() + f.delay().toNanos());
@@ -156,12 +186,57 @@ final class FaultyConnection implements Connection {
                 return ok;
             }
             case DROP -> {
+                // The connection drops at once: nothing waits for the operations before it.
                 events.injected.add(ConnectionEvent.LOST);
-                injected.add(CompletionRecord.builder(context, CompletionStatus.WR_FLUSH_ERR).opcode(opcode)
-                        .errorText("flushed: the faulty test transport dropped the connection (" + f + ")").build());
+                injected.add(new Injected(seq, CompletionRecord.builder(context, CompletionStatus.WR_FLUSH_ERR).opcode(opcode)
+                        .errorText("flushed: the faulty test transport dropped the connection (" + f + ")").build(),
+                        java.util.Set.of()));
             }
         }
         return true;
+    }
+
+    /** Notes a signaled operation posted for real: an injected failure after it waits for its completion. */
+    private boolean posted(boolean ok, boolean signaled, long context, long seq) {
+        if (ok && signaled) {
+            outstanding.add(context);
+            postSeq.put(context, seq);
+        }
+        return ok;
+    }
+
+    /** A completion went to the sink: nothing waits for its operation any more. */
+    private void completed(long context) {
+        postSeq.remove(context);
+        if (outstanding.remove(context)) {
+            for (Injected i : injected) {
+                i.after().remove(context);
+            }
+        }
+    }
+
+    /**
+     * {@return what may go to the sink next, in the order of posting: 1 the oldest real completion
+     * that waited behind an injected failure (its operation was posted before the first one still
+     * pending), 2 that injected failure (the operations posted before it completed), 0 nothing}
+     */
+    private int nextReady() {
+        Injected head = injected.peek();
+        CompletionRecord next = behindInjected.peek();
+        if (next != null) {
+            Long seq = postSeq.get(next.context());
+            if (head == null || seq == null || seq < head.seq()) {
+                return 1;
+            }
+        }
+        return head != null && head.after().isEmpty() ? 2 : 0;
+    }
+
+    /** {@return whether a real completion must wait behind an injected failure posted before its operation} */
+    private boolean behindAnInjected(long context) {
+        Injected head = injected.peek();
+        Long seq = postSeq.get(context);
+        return head != null && seq != null && seq > head.seq();
     }
 
     @Override
@@ -254,7 +329,7 @@ final class FaultyConnection implements Connection {
 
         @Override
         public boolean prepareToSleep() {
-            if (first && !injected.isEmpty()) {
+            if (first && nextReady() != 0) {
                 return false;
             }
             if (first && !held.isEmpty()) {
@@ -283,28 +358,43 @@ final class FaultyConnection implements Connection {
             if (first) {
                 long now = System.nanoTime();
                 while (n < max && !held.isEmpty() && held.peek().due - now <= 0) {
-                    sink.onCompletion(held.poll().record);
+                    Held h = held.poll();
+                    completed(h.record().context());
+                    sink.onCompletion(h.record());
                     n++;
                 }
-                while (n < max && !injected.isEmpty()) {
-                    sink.onCompletion(injected.poll());
-                    n++;
+            }
+            if (n < max) {
+                n += real.poll(scratch, max - n, c -> {
+                    Long due = delayedContexts.isEmpty() ? null : delayedContexts.remove(c.context());
+                    if (due != null) {
+                        held.add(new Held(due, heldCount++, c.snapshot()));
+                    } else if (!behindInjected.isEmpty() || behindAnInjected(c.context())) {
+                        behindInjected.add(c.snapshot()); // in order: after what already waits
+                    } else {
+                        completed(c.context());
+                        sink.onCompletion(c);
+                    }
+                });
+            }
+            // After the real completions of this poll: an injected failure comes once those of
+            // the operations posted before it came, in the order of injection, and then the real
+            // completions that waited behind it.
+            while (first && n < max) {
+                int which = nextReady();
+                if (which == 0) {
+                    break;
                 }
-            }
-            if (n == max) {
-                return n;
-            }
-            if (delayedContexts.isEmpty()) {
-                return n + real.poll(scratch, max - n, sink);
-            }
-            return n + real.poll(scratch, max - n, c -> {
-                Long due = delayedContexts.remove(c.context());
-                if (due == null) {
-                    sink.onCompletion(c);
+                if (which == 1) {
+                    CompletionRecord r = behindInjected.poll();
+                    completed(r.context());
+                    sink.onCompletion(r);
                 } else {
-                    held.add(new Held(due, heldCount++, c.snapshot()));
+                    sink.onCompletion(injected.poll().record());
                 }
-            });
+                n++;
+            }
+            return n;
         }
 
         @Override

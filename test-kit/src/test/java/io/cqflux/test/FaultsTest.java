@@ -13,6 +13,7 @@ import io.cqflux.core.Opcode;
 import io.cqflux.reactor.Cqflux;
 import java.lang.foreign.ValueLayout;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.TimeoutException;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -63,6 +64,56 @@ class FaultsTest {
         StepVerifier.create(peer.connection().write(peer.remote(), 0, peer.local(), 0, 64))
                 .expectErrorSatisfies(e -> assertEquals(ConnectionEvent.LOST,
                         assertInstanceOf(ConnectionException.class, e).event()))
+                .verify(T);
+    }
+
+    @Test
+    void fail_eighthOfEightWritesInFlight_failsOnlyIt_theSevenBeforeItComplete() {
+        // Subscribed back to back: seven real writes are in flight when the eighth is failed.
+        // A reliable connection completes in the order of posting, so they complete first.
+        for (int round = 0; round < 3; round++) {
+            Faults rules = Faults.create();
+            try (LoopbackPeer p = CqfluxTest.loopback().faults(rules).start()) {
+                rules.on(Opcode.WRITE).nth(8).fail(CompletionStatus.REM_ACCESS_ERR);
+                List<reactor.core.publisher.Mono<String>> outcomes = new java.util.ArrayList<>();
+                for (int i = 0; i < 8; i++) {
+                    outcomes.add(p.connection().write(p.remote(), i * 64L, p.local(), 0, 64)
+                            .thenReturn("ok").onErrorResume(e -> reactor.core.publisher.Mono.just(e.getClass().getSimpleName()))
+                            .cache());
+                    outcomes.get(i).subscribe();
+                }
+                List<String> got = reactor.core.publisher.Flux.concat(outcomes).collectList().block(T);
+                assertEquals(java.util.Collections.nCopies(7, "ok"), got.subList(0, 7), got.toString());
+                assertEquals("OperationFailedException", got.get(7), got.toString());
+            }
+        }
+    }
+
+    @Test
+    void faults_droppedByTheTest_areCollected_andTheirIdNamesNothingAnyMore() throws Exception {
+        Faults dropped = Faults.create();
+        String id = dropped.id();
+        java.lang.ref.WeakReference<Faults> ref = new java.lang.ref.WeakReference<>(dropped);
+        dropped = null;
+        for (int i = 0; i < 50 && ref.get() != null; i++) {
+            System.gc();
+            Thread.sleep(10);
+        }
+        assertTrue(ref.get() == null, "a Faults nobody holds is kept");
+        IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+                () -> Faults.lookup(id));
+        assertTrue(e.getMessage().contains(id) && e.getMessage().contains("no live Faults"), e.getMessage());
+    }
+
+    @Test
+    void fail_ofTheUnsignaledWriteOfADurableWrite_comesBeforeItsFlush_asOnAReliableConnection() {
+        // nth(2): the second WRITE is the unsignaled write of the durable write; its flush,
+        // posted after it, must not complete first (the durable write would have succeeded).
+        faults.on(Opcode.WRITE).nth(2).fail(CompletionStatus.REM_ACCESS_ERR);
+        StepVerifier.create(peer.connection().write(peer.remote(), 0, peer.local(), 0, 64)).expectComplete().verify(T);
+        StepVerifier.create(peer.connection().durableWrite(peer.remote(), 64, peer.local(), 0, 64))
+                .expectErrorSatisfies(e -> assertEquals(CompletionStatus.REM_ACCESS_ERR,
+                        assertInstanceOf(OperationFailedException.class, e).status()))
                 .verify(T);
     }
 

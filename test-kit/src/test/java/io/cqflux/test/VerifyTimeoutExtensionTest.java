@@ -39,6 +39,20 @@ class VerifyTimeoutExtensionTest {
     }
 
     @Test
+    void cqfluxTestVerify_takesTheBoundOfTheProperty_asTheReadmeSays() {
+        System.setProperty(VerifyTimeoutExtension.PROPERTY, "PT0.3S");
+        try {
+            long t0 = System.nanoTime();
+            AssertionError e = org.junit.jupiter.api.Assertions.assertThrows(AssertionError.class,
+                    () -> CqfluxTest.verify(StepVerifier.create(Mono.never()).expectComplete()));
+            long ms = (System.nanoTime() - t0) / 1_000_000;
+            assertTrue(ms < 5_000, "verify ran " + ms + " ms under a 300 ms bound: " + e.getMessage());
+        } finally {
+            System.clearProperty(VerifyTimeoutExtension.PROPERTY);
+        }
+    }
+
+    @Test
     void cqfluxTestVerify_appliesTheDefaultBound() {
         Duration took = CqfluxTest.verify(StepVerifier.create(Mono.just(1)).expectNext(1).expectComplete());
         assertTrue(took.compareTo(CqfluxTest.DEFAULT_VERIFY_TIMEOUT) < 0, took.toString());
