@@ -18,7 +18,8 @@ import reactor.test.StepVerifier;
 public final class CqfluxTest {
 
     /**
-     * The bound {@link #verify(StepVerifier)} and {@link VerifyTimeoutExtension} apply: long
+     * The default bound of {@link #verify(StepVerifier)} and {@link VerifyTimeoutExtension}, where
+     * the system property {@value VerifyTimeoutExtension#PROPERTY} does not set another: long
      * enough for any loopback operation on a loaded build machine, short enough that a forgotten
      * completion fails the build instead of hanging it.
      */

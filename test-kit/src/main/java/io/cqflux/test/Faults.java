@@ -79,10 +79,12 @@ public final class Faults {
 
     private static final AtomicLong IDS = new AtomicLong();
     /**
-     * Live instances by id, weakly: rules a test dropped (and what their predicates capture) are
-     * collected, and the id of a collected instance names nothing any more.
+     * Instances by id, for the transport that {@link #configure} names them to (the builder
+     * carries only the id). Held for the JVM's life: an instance a test dropped before its
+     * builder was built must still be found, so create one per test or test class, not per
+     * operation.
      */
-    private static final Map<String, java.lang.ref.WeakReference<Faults>> REGISTRY = new ConcurrentHashMap<>();
+    private static final Map<String, Faults> REGISTRY = new ConcurrentHashMap<>();
     private static final Faults GLOBAL = new Faults("global");
 
     private final String id;
@@ -90,8 +92,7 @@ public final class Faults {
 
     private Faults(String id) {
         this.id = id;
-        REGISTRY.values().removeIf(r -> r.get() == null); // forget the collected ones
-        REGISTRY.put(id, new java.lang.ref.WeakReference<>(this));
+        REGISTRY.put(id, this);
     }
 
     /**
@@ -112,12 +113,11 @@ public final class Faults {
         if (id == null) {
             return GLOBAL;
         }
-        java.lang.ref.WeakReference<Faults> r = REGISTRY.get(id);
-        Faults f = r == null ? null : r.get();
+        Faults f = REGISTRY.get(id);
         if (f == null) {
-            throw new IllegalArgumentException("transport property " + ID + "=" + id + " names no live Faults"
-                    + " instance (an id from Faults.create() names it while the test holds it); pass the builder"
-                    + " through Faults.configure");
+            throw new IllegalArgumentException("transport property " + ID + "=" + id + " names no Faults instance"
+                    + " (" + REGISTRY.size() + " exist; ids come from Faults.create()); pass the builder through"
+                    + " Faults.configure");
         }
         return f;
     }

@@ -76,7 +76,7 @@ final class FaultyConnection implements Connection {
     private record Injected(long seq, CompletionRecord record, java.util.Set<Long> after) {
     }
 
-    /** Posts so far, the failed ones included: the order completions keep ({@link #seqOf}). Loop thread. */
+    /** Posts so far, the failed ones included: the order completions keep. Loop thread. */
     private long posts;
     /** Context of a real signaled operation → its place in the order of posting. */
     private final Map<Long, Long> postSeq = new HashMap<>();
@@ -84,7 +84,8 @@ final class FaultyConnection implements Connection {
      * Real completions of operations posted after an injected failure that has not come out yet:
      * held until it has, as a reliable connection completes in the order of posting.
      */
-    private final ArrayDeque<CompletionRecord> behindInjected = new ArrayDeque<>();
+    private final PriorityQueue<CompletionRecord> behindInjected = new PriorityQueue<>(
+            java.util.Comparator.comparingLong(r -> postSeq.getOrDefault(r.context(), -1L)));
     /** Context of a delayed operation → when its completion is due ({@link System#nanoTime()}). */
     private final Map<Long, Long> delayedContexts = new HashMap<>();
     /** Completions held back, earliest due first. */
@@ -186,11 +187,12 @@ final class FaultyConnection implements Connection {
                 return ok;
             }
             case DROP -> {
-                // The connection drops at once: nothing waits for the operations before it.
+                // The connection drops at once (its LOST event is queued now); its flush waits for
+                // nothing of its own, but comes out after an earlier injected failure.
                 events.injected.add(ConnectionEvent.LOST);
                 injected.add(new Injected(seq, CompletionRecord.builder(context, CompletionStatus.WR_FLUSH_ERR).opcode(opcode)
                         .errorText("flushed: the faulty test transport dropped the connection (" + f + ")").build(),
-                        java.util.Set.of()));
+                        new java.util.HashSet<>()));
             }
         }
         return true;
@@ -216,9 +218,10 @@ final class FaultyConnection implements Connection {
     }
 
     /**
-     * {@return what may go to the sink next, in the order of posting: 1 the oldest real completion
-     * that waited behind an injected failure (its operation was posted before the first one still
-     * pending), 2 that injected failure (the operations posted before it completed), 0 nothing}
+     * {@return what may go to the sink next, in the order of posting: 1 the earliest-posted real
+     * completion that waited behind an injected failure, once the first failure still pending was
+     * posted after it, 2 that injected failure (the operations posted before it completed), 0
+     * nothing}
      */
     private int nextReady() {
         Injected head = injected.peek();
@@ -301,6 +304,9 @@ final class FaultyConnection implements Connection {
         injected.clear();
         held.clear();
         delayedContexts.clear();
+        behindInjected.clear();
+        outstanding.clear();
+        postSeq.clear();
         events.injected.clear();
         inner.close();
     }
@@ -359,6 +365,10 @@ final class FaultyConnection implements Connection {
                 long now = System.nanoTime();
                 while (n < max && !held.isEmpty() && held.peek().due - now <= 0) {
                     Held h = held.poll();
+                    if (behindAnInjected(h.record().context())) {
+                        behindInjected.add(h.record()); // posted after a failure still pending
+                        continue;
+                    }
                     completed(h.record().context());
                     sink.onCompletion(h.record());
                     n++;
@@ -369,8 +379,8 @@ final class FaultyConnection implements Connection {
                     Long due = delayedContexts.isEmpty() ? null : delayedContexts.remove(c.context());
                     if (due != null) {
                         held.add(new Held(due, heldCount++, c.snapshot()));
-                    } else if (!behindInjected.isEmpty() || behindAnInjected(c.context())) {
-                        behindInjected.add(c.snapshot()); // in order: after what already waits
+                    } else if (behindAnInjected(c.context())) {
+                        behindInjected.add(c.snapshot()); // posted after a failure still pending
                     } else {
                         completed(c.context());
                         sink.onCompletion(c);
