@@ -33,7 +33,7 @@ import java.util.function.BooleanSupplier;
  *
  *  - an injected completion (FAIL, and the flush of a DROP) waits in `injected` and comes out of
  *    the first wrapped queue's poll(), after the real completions of that poll; a FAIL also waits
- *    until the signaled operations posted before it have completed (`outstanding`), as a
+ *    until the signaled operations posted before it have completed (`postSeq`), as a
  *    reliable connection completes in the order of posting, so only the selected operation fails
  *    and the others before it complete as they would. That queue's prepareToSleep() is false
  *    while the head of `injected` is ready, so the loop polls again before it sleeps (while it
@@ -62,12 +62,6 @@ final class FaultyConnection implements Connection {
     private List<CompletionQueue> queues;
     /** Made-up completions, delivered by the first queue, in order, each once what it waits for came. */
     private final ArrayDeque<Injected> injected = new ArrayDeque<>();
-    /**
-     * Contexts of the signaled operations posted for real (or delayed) and not completed yet: an
-     * injected failure waits for those posted before it, as a reliable connection completes in
-     * the order of posting.
-     */
-    private final java.util.LinkedHashSet<Long> outstanding = new java.util.LinkedHashSet<>();
 
     /**
      * A made-up completion, {@code seq} in the order of posting: {@code after}, the operations
@@ -78,7 +72,11 @@ final class FaultyConnection implements Connection {
 
     /** Posts so far, the failed ones included: the order completions keep. Loop thread. */
     private long posts;
-    /** Context of a real signaled operation → its place in the order of posting. */
+    /**
+     * Context of a signaled operation posted for real (or delayed) and not completed yet → its
+     * place in the order of posting: an injected failure waits for those posted before it, as a
+     * reliable connection completes in the order of posting.
+     */
     private final Map<Long, Long> postSeq = new HashMap<>();
     /**
      * Real completions of operations posted after an injected failure that has not come out yet:
@@ -170,7 +168,7 @@ final class FaultyConnection implements Connection {
                 CompletionRecord error = CompletionRecord.builder(context, f.status()).opcode(opcode)
                         .errorText("injected by the faulty test transport: " + f).build();
                 if (f.delay().isZero()) {
-                    injected.add(new Injected(seq, error, new java.util.HashSet<>(outstanding)));
+                    injected.add(new Injected(seq, error, new java.util.HashSet<>(postSeq.keySet())));
                 } else {
                     held.add(new Held(System.nanoTime() + f.delay().toNanos(), heldCount++, error));
                 }
@@ -201,7 +199,6 @@ final class FaultyConnection implements Connection {
     /** Notes a signaled operation posted for real: an injected failure after it waits for its completion. */
     private boolean posted(boolean ok, boolean signaled, long context, long seq) {
         if (ok && signaled) {
-            outstanding.add(context);
             postSeq.put(context, seq);
         }
         return ok;
@@ -209,8 +206,7 @@ final class FaultyConnection implements Connection {
 
     /** A completion went to the sink: nothing waits for its operation any more. */
     private void completed(long context) {
-        postSeq.remove(context);
-        if (outstanding.remove(context)) {
+        if (postSeq.remove(context) != null) {
             for (Injected i : injected) {
                 i.after().remove(context);
             }
@@ -305,7 +301,6 @@ final class FaultyConnection implements Connection {
         held.clear();
         delayedContexts.clear();
         behindInjected.clear();
-        outstanding.clear();
         postSeq.clear();
         events.injected.clear();
         inner.close();
