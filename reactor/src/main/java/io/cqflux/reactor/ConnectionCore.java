@@ -717,9 +717,7 @@ final class ConnectionCore {
     /** Refuses a message longer than the peer's receive buffer, where the peer told its size. */
     void checkMessageLength(OpKind kind, long length) {
         int max = peerReceiveBufferSize;
-        // Only sends carry data into the receive buffer (a write with immediate's data goes to
-        // the written region, whatever receive it consumes).
-        if (max > 0 && length > max && (kind == OpKind.SEND || kind == OpKind.SEND_WITH_IMMEDIATE)) {
+        if (max > 0 && length > max && kind.carriesDataToReceiveBuffer()) {
             throw new IllegalArgumentException("a " + kind.opcode + " of " + length + " bytes exceeds the peer's"
                     + " receive buffer of " + max + " bytes (its receiveBufferSize) on connection " + description
                     + ": the peer's receive would fail and end the connection; split the message");

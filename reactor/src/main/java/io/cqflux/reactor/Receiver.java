@@ -339,16 +339,14 @@ final class Receiver {
             deliver(c.byteLength(), c.opcode(), imm, immediate, MemorySegment.NULL);
             return;
         }
-        if (backlogNotifications >= notificationLimit) {
-            // The one past the limit is kept too, in order, before the end copies the backlog
-            // out: the overflow ends the connection, it does not drop what arrived.
-            backlogNotifications++;
-            backlog.add(new Notification(c.byteLength(), c.opcode(), imm, immediate));
-            core.endOnReceiveOverflow(notificationLimit);
-            return;
-        }
+        boolean overflow = backlogNotifications >= notificationLimit;
+        // Kept in every case, the one past the limit too, in order, before the end copies the
+        // backlog out: the overflow ends the connection, it does not drop what arrived.
         backlogNotifications++;
         backlog.add(new Notification(c.byteLength(), c.opcode(), imm, immediate));
+        if (overflow) {
+            core.endOnReceiveOverflow(notificationLimit);
+        }
     }
 
     private MemorySegment slice(Buffer b) {
