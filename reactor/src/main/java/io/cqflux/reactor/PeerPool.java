@@ -237,11 +237,14 @@ public final class PeerPool implements Disposable, AutoCloseable {
 
     /**
      * Refuses an address a pool cannot keep reconnecting to: unresolved (the pool would resolve
-     * nothing; rpma's connect refuses it too) or without a port.
+     * nothing; rpma's connect refuses it too) or without a port. {@link Cqflux#peerPool} runs it;
+     * code that keeps an address for a pool made later (the Spring starter's peers) may run it
+     * first.
      *
+     * @param address the peer's address
      * @throws IllegalArgumentException naming the address
      */
-    static void checkAddress(InetSocketAddress address) {
+    public static void checkAddress(InetSocketAddress address) {
         if (address.isUnresolved() || address.getPort() == 0) {
             throw new IllegalArgumentException("peer address " + address + " needs a resolved host and a port in"
                     + " [1, 65535]" + (address.isUnresolved() ? " (resolve " + address.getHostString()

@@ -82,15 +82,13 @@ public class CqfluxAutoConfiguration {
             case ADAPTIVE -> set("cqflux.adaptive-spins", p.getAdaptiveSpins(),
                     () -> b.waitStrategy(WaitStrategy.adaptive(p.getAdaptiveSpins())));
         }
-        ConnectionConfig[] cc = {null};
-        set("cqflux.connect-timeout", p.getConnectTimeout(),
-                () -> cc[0] = ConnectionConfig.DEFAULT.withTimeout(p.getConnectTimeout()));
-        if (p.getSendCredits() != null) {
-            set("cqflux.send-credits", p.getSendCredits(), () -> cc[0] = cc[0].withSendQueueSize(p.getSendCredits()));
-        }
+        ConnectionConfig timed = checked("cqflux.connect-timeout", p.getConnectTimeout(),
+                () -> ConnectionConfig.DEFAULT.withTimeout(p.getConnectTimeout()));
+        ConnectionConfig cc = p.getSendCredits() == null ? timed
+                : checked("cqflux.send-credits", p.getSendCredits(), () -> timed.withSendQueueSize(p.getSendCredits()));
         // The builder's own check of the configuration is the send queue's (at least 2).
         set(p.getSendCredits() != null ? "cqflux.send-credits" : "cqflux.connect-timeout",
-                p.getSendCredits() != null ? p.getSendCredits() : p.getConnectTimeout(), () -> b.connectionConfig(cc[0]));
+                p.getSendCredits() != null ? p.getSendCredits() : p.getConnectTimeout(), () -> b.connectionConfig(cc));
         if (p.getThreadNamePrefix() != null) {
             set("cqflux.thread-name-prefix", p.getThreadNamePrefix(), () -> b.threadNamePrefix(p.getThreadNamePrefix()));
         }
@@ -121,8 +119,16 @@ public class CqfluxAutoConfiguration {
      * {@code Duration}, number or enum property keeps its default: Spring Boot's binder skips it.)
      */
     private static void set(String property, Object value, Runnable setting) {
-        try {
+        checked(property, value, () -> {
             setting.run();
+            return null;
+        });
+    }
+
+    /** {@return what {@code make} makes of a property's value; a refusal names the property, as in {@link #set}} */
+    private static <T> T checked(String property, Object value, java.util.function.Supplier<T> make) {
+        try {
+            return make.get();
         } catch (IllegalArgumentException e) {
             throw new CqfluxPropertyException(property, value, e);
         }

@@ -61,10 +61,12 @@ public final class CqfluxPeer {
         Objects.requireNonNull(cqflux, "cqflux");
         Objects.requireNonNull(options, "options");
         Objects.requireNonNull(address, "address");
-        if (address.isUnresolved() || address.getPort() == 0) {
-            // Refused now, not at the context's start where the lifecycle would meet it.
-            throw new IllegalArgumentException("peer '" + name + "' address " + address
-                    + " needs a resolved host and a port in [1, 65535]");
+        try {
+            // The pool's own check, now rather than at the context's start where the lifecycle
+            // would meet it.
+            io.cqflux.reactor.PeerPool.checkAddress(address);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("peer '" + name + "': " + e.getMessage(), e);
         }
         return new CqfluxPeer(name, address, required, new PeerPoolLink(cqflux, address, options));
     }
