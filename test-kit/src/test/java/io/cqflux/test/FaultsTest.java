@@ -75,14 +75,8 @@ class FaultsTest {
             Faults rules = Faults.create();
             try (LoopbackPeer p = CqfluxTest.loopback().faults(rules).start()) {
                 rules.on(Opcode.WRITE).nth(8).fail(CompletionStatus.REM_ACCESS_ERR);
-                List<reactor.core.publisher.Mono<String>> outcomes = new java.util.ArrayList<>();
-                for (int i = 0; i < 8; i++) {
-                    outcomes.add(p.connection().write(p.remote(), i * 64L, p.local(), 0, 64)
-                            .thenReturn("ok").onErrorResume(e -> reactor.core.publisher.Mono.just(e.getClass().getSimpleName()))
-                            .cache());
-                    outcomes.get(i).subscribe();
-                }
-                List<String> got = reactor.core.publisher.Flux.concat(outcomes).collectList().block(T);
+                List<String> got = inFlight(8, i -> p.connection().write(p.remote(), i * 64L, p.local(), 0, 64),
+                        e -> e.getClass().getSimpleName());
                 assertEquals(java.util.Collections.nCopies(7, "ok"), got.subList(0, 7), got.toString());
                 assertEquals("OperationFailedException", got.get(7), got.toString());
             }
@@ -106,18 +100,11 @@ class FaultsTest {
         Faults rules = Faults.create();
         try (LoopbackPeer p = CqfluxTest.loopback().faults(rules).start()) {
             rules.on(Opcode.WRITE).nth(5).drop();
-            List<reactor.core.publisher.Mono<String>> outcomes = new java.util.ArrayList<>();
-            for (int i = 0; i < 8; i++) {
-                outcomes.add(p.connection().write(p.remote(), i * 64L, p.local(), 0, 64)
-                        .thenReturn("ok").onErrorResume(e -> reactor.core.publisher.Mono.just(
-                                e.getClass().getSimpleName() + ": " + e.getMessage()))
-                        .cache());
-                outcomes.get(i).subscribe();
-            }
             // Every write ends (none hangs, none is lost), the fifth with the connection's end,
             // which is the drop's LOST: not a completion queue that failed in the kit's own code
             // (the loop then stops serving the connection).
-            List<String> got = reactor.core.publisher.Flux.concat(outcomes).collectList().block(T);
+            List<String> got = inFlight(8, i -> p.connection().write(p.remote(), i * 64L, p.local(), 0, 64),
+                    e -> e.getClass().getSimpleName() + ": " + e.getMessage());
             assertEquals(8, got.size(), String.valueOf(got));
             assertTrue(got.get(4).startsWith("ConnectionException"), String.valueOf(got));
             assertTrue(got.stream().noneMatch(o -> o.contains("stopped serving")), String.valueOf(got));
@@ -129,18 +116,11 @@ class FaultsTest {
         Faults rules = Faults.create();
         try (LoopbackPeer p = CqfluxTest.loopback().faults(rules).start()) {
             rules.on(Opcode.WRITE).nth(4).fail(CompletionStatus.REM_ACCESS_ERR);
-            List<reactor.core.publisher.Mono<String>> outcomes = new java.util.ArrayList<>();
-            for (int i = 0; i < 12; i++) {
-                reactor.core.publisher.Mono<Void> op = switch (i % 3) {
-                    case 0 -> p.connection().read(p.local(), 0, p.remote(), i * 64L, 64);
-                    case 1 -> p.connection().durableWrite(p.remote(), i * 64L, p.local(), 0, 64);
-                    default -> p.connection().write(p.remote(), i * 64L, p.local(), 0, 64);
-                };
-                outcomes.add(op.thenReturn("ok").onErrorResume(e -> reactor.core.publisher.Mono.just(
-                        e.getClass().getSimpleName())).cache());
-                outcomes.get(i).subscribe();
-            }
-            List<String> got = reactor.core.publisher.Flux.concat(outcomes).collectList().block(T);
+            List<String> got = inFlight(12, i -> switch (i % 3) {
+                case 0 -> p.connection().read(p.local(), 0, p.remote(), i * 64L, 64);
+                case 1 -> p.connection().durableWrite(p.remote(), i * 64L, p.local(), 0, 64);
+                default -> p.connection().write(p.remote(), i * 64L, p.local(), 0, 64);
+            }, e -> e.getClass().getSimpleName());
             assertEquals(12, got.size(), String.valueOf(got));
             assertTrue(got.contains("OperationFailedException"), String.valueOf(got));
         }
@@ -184,6 +164,22 @@ class FaultsTest {
     }
 
     /** Waits (bounded) until the loop has applied {@code f} once: posting is asynchronous. */
+    /**
+     * Subscribes {@code n} operations back to back, so that they are in flight together, and
+     * {@return their outcomes in order: "ok", or what {@code describe} says of the error}
+     */
+    static List<String> inFlight(int n, java.util.function.IntFunction<reactor.core.publisher.Mono<Void>> op,
+                                 java.util.function.Function<Throwable, String> describe) {
+        List<reactor.core.publisher.Mono<String>> outcomes = new java.util.ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            reactor.core.publisher.Mono<String> o = op.apply(i).thenReturn("ok")
+                    .onErrorResume(e -> reactor.core.publisher.Mono.just(describe.apply(e))).cache();
+            o.subscribe();
+            outcomes.add(o);
+        }
+        return reactor.core.publisher.Flux.concat(outcomes).collectList().block(T);
+    }
+
     static void awaitHit(Fault f) {
         long end = System.nanoTime() + T.toNanos();
         while (f.hits() == 0) {
