@@ -68,11 +68,14 @@ final class Tally {
     }
 
     private void signal(int i, Throwable t) {
-        if (signals.getAndIncrement(i) == 0) {
-            terminated.incrementAndGet();
-        }
+        boolean first = signals.getAndIncrement(i) == 0;
+        // The outcome is recorded before the count that awaitAll() waits on: a test that reads
+        // kinds() right after awaitAll() returned must find it (it once read {} on the lane).
         kinds.computeIfAbsent(FaultRig.kind(t), k -> new AtomicInteger()).incrementAndGet();
         lastNanos.set(System.nanoTime());
+        if (first) {
+            terminated.incrementAndGet();
+        }
     }
 
     int subscribed() {
