@@ -1,6 +1,7 @@
 package io.cqflux.reactor;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.cqflux.core.FlushType;
@@ -45,6 +46,8 @@ class RpmaInteropTest {
 
     Arena arena;
     Process peer;
+    /** Copies the peer's output into {@link #peerOut}; ends at the output's end, once the peer exited. */
+    Thread reader;
     final List<String> peerOut = Collections.synchronizedList(new ArrayList<>());
     final CompletableFuture<Void> listening = new CompletableFuture<>();
 
@@ -95,7 +98,7 @@ class RpmaInteropTest {
     void startPeer(String mode, InetSocketAddress where) throws IOException {
         peer = new ProcessBuilder(peerExe.toString(), mode, where.getAddress().getHostAddress(),
                 Integer.toString(where.getPort())).redirectErrorStream(true).start();
-        Thread reader = new Thread(() -> {
+        reader = new Thread(() -> {
             try (BufferedReader r = new BufferedReader(new InputStreamReader(peer.getInputStream(),
                     StandardCharsets.UTF_8))) {
                 for (String line; (line = r.readLine()) != null; ) {
@@ -116,7 +119,11 @@ class RpmaInteropTest {
 
     String awaitPeer() throws Exception {
         assertTrue(peer.waitFor(T.toSeconds(), TimeUnit.SECONDS), "rpma_peer did not exit: " + peerOut);
-        Thread.sleep(100); // the reader takes the last lines
+        // The peer's exit does not mean the reader has taken its last lines: the pipe may still
+        // hold them. The reader ends at the pipe's end (nothing else writes to it), so once it is
+        // joined every line is in peerOut (a fixed pause here was a guess, short on the lane).
+        reader.join(T.toMillis());
+        assertFalse(reader.isAlive(), "the reader of rpma_peer's output did not reach its end: " + peerOut);
         String out = String.join("\n", peerOut);
         assertEquals(0, peer.exitValue(), "rpma_peer failed:\n" + out);
         return out;
