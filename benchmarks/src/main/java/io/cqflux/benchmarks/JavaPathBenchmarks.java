@@ -84,18 +84,20 @@ public class JavaPathBenchmarks {
         Flux<Integer> chain;
         Flux<WriteRequest> bulk;
 
-        /** Builds both instances and connects. */
+        /**
+         * Builds both instances and connects. The one {@code @Setup} of the hierarchy: JMH runs
+         * every {@code @Setup} method it finds in a state's classes, so a subclass that declared
+         * its own would have this one run twice (through the override), leaving a second pair of
+         * spinning loops on the machine's cores for the whole trial. Subclasses override
+         * {@link #config()} instead.
+         */
         @Setup(Level.Trial)
         public void setUp() {
+            if (client != null) {
+                throw new IllegalStateException("Pair.setUp ran twice: a second pair of loops would spin beside this one");
+            }
             InetAddress lo = InetAddress.getLoopbackAddress();
-            // IN_FLIGHT credits for the drain; writeAll keeps half its credits in flight, so
-            // writeAll runs on a connection of its own with 64 (ThroughputPair).
-            ConnectionConfig config = new ConnectionConfig(IN_FLIGHT, 128, 2 * IN_FLIGHT, 128,
-                    Duration.ofSeconds(5), false, CompletionLevel.DELIVERY);
-            open(lo, config);
-        }
-
-        void open(InetAddress lo, ConnectionConfig config) {
+            ConnectionConfig config = config();
             arena = Arena.ofShared();
             server = Cqflux.builder().transport(SyntheticTransportProvider.NAME).localAddress(lo)
                     .waitStrategy(Strategies.of(strategy)).connectionConfig(config).build();
@@ -121,6 +123,16 @@ public class JavaPathBenchmarks {
             });
         }
 
+        /**
+         * {@return the connections' configuration} {@value #IN_FLIGHT} credits for the drain;
+         * writeAll keeps half its credits in flight, so writeAll runs on a connection of its own
+         * with 64 ({@link ThroughputPair}).
+         */
+        ConnectionConfig config() {
+            return new ConnectionConfig(IN_FLIGHT, 128, 2 * IN_FLIGHT, 128,
+                    Duration.ofSeconds(5), false, CompletionLevel.DELIVERY);
+        }
+
         /** Closes everything. */
         @TearDown(Level.Trial)
         public void tearDown() {
@@ -140,11 +152,9 @@ public class JavaPathBenchmarks {
     /** {@link Pair} with 64 send credits, as {@link ReactorBenchmarks#writeAllThroughput}. */
     @State(Scope.Benchmark)
     public static class ThroughputPair extends Pair {
-        /** Builds both instances and connects. */
         @Override
-        @Setup(Level.Trial)
-        public void setUp() {
-            open(InetAddress.getLoopbackAddress(), ConnectionConfig.DEFAULT.withSendQueueSize(64));
+        ConnectionConfig config() {
+            return ConnectionConfig.DEFAULT.withSendQueueSize(64);
         }
     }
 
