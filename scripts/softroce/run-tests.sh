@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The rpma test tier: runs every JUnit test tagged "rpma" or "fabric-verbs" (the fabric transport on
-# libfabric's verbs provider over rxe), and not "host-only", from the core and reactor test classes
-# inside the Soft-RoCE VM, with the JUnit Platform console launcher.
+# libfabric's verbs provider over rxe), and not "host-only", from the test classes of core, core/rpma,
+# core/fabric, reactor, test-kit, samples/quickstart and samples/pipeline inside the Soft-RoCE VM,
+# with the JUnit Platform console launcher.
 #
 # Usage: run-tests.sh [--build] [--timeout SEC] [--keep] [-- EXTRA CONSOLE LAUNCHER ARGS...]
 #   --build        run `mvnw test-compile` first even if the classes exist (otherwise only when
