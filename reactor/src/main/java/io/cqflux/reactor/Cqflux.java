@@ -191,6 +191,10 @@ public final class Cqflux implements Disposable, AutoCloseable {
      * @throws IllegalArgumentException when {@code access} is empty or holds a null, or the memory
      *     is not native, is empty, was freed, or is read-only while {@code access} would let the NIC
      *     or the peer write into it ({@code READ_DST}, {@code WRITE_DST}, {@code RECV})
+     * @throws io.cqflux.core.UnsupportedCapabilityException when {@code access} holds a
+     *     {@code FLUSH_TYPE_*} the transport cannot deliver to this memory
+     *     ({@code FLUSH_TYPE_PERSISTENT} on fabric, or on rpma without
+     *     {@link Builder#directWriteToPersistentMemory(boolean)}), naming the types it delivers
      * @throws ResourceClosedException when this instance is closed
      */
     public Region register(MemorySegment memory, RegionAccess... access) {
