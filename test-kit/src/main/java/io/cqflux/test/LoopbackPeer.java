@@ -363,6 +363,8 @@ public final class LoopbackPeer implements AutoCloseable {
          * @return the running peer; close it
          * @throws io.cqflux.core.TransportUnavailableException when the transport cannot be opened
          * @throws IllegalStateException when the connection is not established within the timeout
+         * @throws io.cqflux.core.ConnectionException when the client's connect fails first (refused,
+         *     or past the connection configuration's connect timeout, 5 s by default)
          */
         public LoopbackPeer start() {
             return new LoopbackPeer(this);
