@@ -93,10 +93,15 @@ final class ConnectionCore {
     private final ArrayDeque<OpMono> messages = new ArrayDeque<>();
     private final PeerControl control;
     private boolean creditPollScheduled;
+    /*
+     * The goodbye's two flags are written on the loop only, and only while the connection closes;
+     * they are volatile because disposeNow's waiting thread reads them to say what the release
+     * still waits for (releasePending).
+     */
     /** A close by this side wants the goodbye written before the native close. */
-    private boolean goodbyeWanted;
+    private volatile boolean goodbyeWanted;
     /** The goodbye write is posted and not yet completed. */
-    private boolean goodbyeInFlight;
+    private volatile boolean goodbyeInFlight;
     private long startedAt;
     private final List<Registration> registrations = new ArrayList<>();
     private volatile List<PeerRegion> peerRegions = List.of();
@@ -440,7 +445,7 @@ final class ConnectionCore {
         if (goodbyeWanted) {
             postGoodbye();
             // Bounded: a peer that stopped answering never completes the write.
-            long bound = Math.min(config.timeout().toMillis(), 1000);
+            long bound = goodbyeBoundMillis();
             Runnable giveUp = () -> runOnLoop(() -> {
                 if (goodbyeWanted || goodbyeInFlight) {
                     goodbyeWanted = false;
@@ -457,6 +462,43 @@ final class ConnectionCore {
     }
 
 
+    /** {@return how long the native close waits for the goodbye write: the shorter of 1 s and the connect timeout} */
+    private long goodbyeBoundMillis() {
+        return Math.min(config.timeout().toMillis(), 1000);
+    }
+
+    /**
+     * {@return what the release of this connection still waits for, for the error of
+     * {@link RdmaConnection#disposeNow}: the close task not run yet (its loop busy or blocked), the
+     * goodbye write (waiting for a send credit, or posted and not completed: bounded by
+     * {@link #goodbyeBoundMillis}), or the teardown after it on the loop}; any thread, a snapshot
+     * that the loop may have moved past already
+     */
+    String releasePending() {
+        State s = state;
+        if (s.compareTo(State.ENDED) < 0) {
+            return "the native connection is not freed yet: its loop " + loop.name() + " has not run the close task"
+                    + " (it is busy or blocked)";
+        }
+        if (s == State.ENDED) {
+            // goodbyeWanted first: postGoodbye sets goodbyeInFlight before it clears goodbyeWanted.
+            boolean wanted = goodbyeWanted;
+            boolean inFlight = goodbyeInFlight;
+            String then = " (awaited at most " + goodbyeBoundMillis() + " ms, then the native connection is freed"
+                    + " without it)";
+            if (wanted) {
+                return "the close task ran; the goodbye write to the peer waits for a send credit held by an"
+                        + " operation in flight" + then;
+            }
+            if (inFlight) {
+                return "the close task ran; the goodbye write to the peer is posted and has not completed yet" + then;
+            }
+            return "the close task ran; its loop " + loop.name() + " has not finished the teardown (failing the queued"
+                    + " operations, freeing the native connection): it is busy or blocked";
+        }
+        return "the native connection is freed; its loop " + loop.name() + " is running the last releases";
+    }
+
     /** Posts the goodbye write if a send credit is free; otherwise a returning credit posts it. */
     private void postGoodbye() {
         if (!goodbyeWanted || goodbyeInFlight || state == State.CLOSED) {
@@ -471,8 +513,8 @@ final class ConnectionCore {
             p = Posted.REFUSED;
         }
         if (p == Posted.YES) {
+            goodbyeInFlight = true; // before goodbyeWanted is cleared: releasePending reads them the other way round
             goodbyeWanted = false;
-            goodbyeInFlight = true;
         } else if (p == Posted.REFUSED) {
             goodbyeWanted = false; // the queue refused it: close without (the peer will say LOST)
         }

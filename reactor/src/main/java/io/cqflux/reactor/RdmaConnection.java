@@ -663,16 +663,17 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
      *
      * @param timeout how long to wait, at least zero
      * @throws IllegalStateException when the connection was not released within {@code timeout}
-     *     (the message says what is left), or when called on a Reactor {@code NonBlocking} thread
-     *     such as an event loop (nothing is disposed then)
+     *     (the message says what it still waits for: its loop to run the close task, the goodbye
+     *     write to a cqflux peer, awaited at most the shorter of 1 s and the connect timeout, or
+     *     the teardown after it), or when called on a Reactor {@code NonBlocking} thread such as an
+     *     event loop (nothing is disposed then)
      * @throws IllegalArgumentException when {@code timeout} is negative
      */
     public void disposeNow(Duration timeout) {
         Lifecycle.checkTimeout(timeout, "timeout");
         Lifecycle.checkMayBlock(this);
         dispose();
-        Lifecycle.await(this, core.closed, timeout, () -> "the native connection is not freed yet (its loop has"
-                + " not run the close task: it is busy or blocked)");
+        Lifecycle.await(this, core.closed, timeout, core::releasePending);
     }
 
     /**

@@ -348,9 +348,31 @@ class LifecycleTest {
         blockLoop(client);
         IllegalStateException e = assertThrows(IllegalStateException.class,
                 () -> conn.disposeNow(Duration.ofMillis(100)));
-        assertTrue(e.getMessage().contains(conn.toString()) && e.getMessage().contains("not freed"),
-                e.getMessage());
+        assertTrue(e.getMessage().contains(conn.toString()) && e.getMessage().contains("not freed")
+                && e.getMessage().contains("has not run the close task"), e.getMessage());
         assertTrue(conn.isDisposed());
+        unblock.countDown();
+        StepVerifier.create(conn.onDispose()).expectComplete().verify(T);
+    }
+
+    /**
+     * An idle connection whose loop ran the close task but whose goodbye write has not completed
+     * (the peer's loop is blocked, so fabric/tcp's delivery acknowledgement cannot come): a
+     * disposeNow without budget says it waits for the goodbye, not that its loop is blocked.
+     */
+    @Test
+    void connectionDisposeNow_afterTheCloseTaskRan_withTheGoodbyePending_namesTheGoodbye_notABlockedLoop() {
+        Cqflux server = build(builder());
+        Cqflux client = build(builder());
+        RdmaServer srv = server.bind(new InetSocketAddress(LO, 0), c -> c.onDispose(), exposed(server)).block(T);
+        RdmaConnection conn = client.connect(srv.address()).block(T);
+        blockLoop(server);
+        conn.dispose();
+        FaultRig.drainLoop(conn); // the client's loop has run the close task, and posted the goodbye
+        IllegalStateException e = assertThrows(IllegalStateException.class, () -> conn.disposeNow(Duration.ZERO));
+        String m = e.getMessage();
+        assertTrue(m.contains(conn.toString()) && m.contains("close task ran") && m.contains("goodbye write")
+                && m.contains("1000 ms") && !m.contains("has not run the close task"), m);
         unblock.countDown();
         StepVerifier.create(conn.onDispose()).expectComplete().verify(T);
     }
