@@ -503,7 +503,8 @@ public final class Cqflux implements Disposable, AutoCloseable {
      * @throws IllegalArgumentException when {@code address} is unresolved or has no port, or when
      *     the connect options' request cannot be sent (raw private data or a hello over the
      *     transport's limit, an exposed region of another instance)
-     * @throws ResourceClosedException when this instance is disposed, or an exposed region is closed
+     * @throws ResourceClosedException when this instance is disposed, or an exposed region is
+     *     closed (one closed later ends the pool at its next connect: see {@link PeerPool})
      */
     public PeerPool peerPool(InetSocketAddress address, PeerPoolOptions options) {
         Objects.requireNonNull(address, "address");
@@ -512,12 +513,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
         checkOpen();
         // What every connect of the pool would send, checked once now: a request that cannot be
         // sent would otherwise fail each attempt, and the pool would retry it forever.
-        ConnectOptions co = options.connectOptions();
-        if (co.raw() != null) {
-            checkRawConnectData(co.raw());
-        } else {
-            checkHelloFits(co.exposed(), transport.maxConnectPrivateData());
-        }
+        checkConnectRequest(options.connectOptions());
         PeerPool pool = PeerPool.start(this, address, options);
         pools.add(pool);
         if (closing.get()) {
@@ -568,6 +564,25 @@ public final class Cqflux implements Disposable, AutoCloseable {
     private void checkHelloFits(List<Region> exposed, int max) {
         try (PeerControl probe = PeerControl.register(transport)) {
             hello(exposed, probe, max);
+        }
+    }
+
+    /**
+     * Refuses a connect request that cannot be sent: raw private data over the transport's limit,
+     * or a hello over it or exposing a region that is closed or of another instance. A
+     * {@link PeerPool}'s one check of its request: at its creation, and again when a connect of
+     * its fails before anything was sent (a region closed since then never opens again).
+     *
+     * @param co what each connect of the pool sends
+     * @throws IllegalArgumentException when the request is over the limit or names a region of
+     *     another instance
+     * @throws ResourceClosedException when an exposed region is closed
+     */
+    void checkConnectRequest(ConnectOptions co) {
+        if (co.raw() != null) {
+            checkRawConnectData(co.raw());
+        } else {
+            checkHelloFits(co.exposed(), transport.maxConnectPrivateData());
         }
     }
 

@@ -65,6 +65,12 @@ import reactor.util.context.Context;
  * The pool's onDispose waits for the release of every connection it started, a cancelled
  * connect's too: Cqflux.connect0 hands each new connection's release future to the hook found
  * under CONNECT_HOOK in the subscriber's context.
+ *
+ * The pool ends in one way, end(reason): dispose() (no reason), or the pool itself when its
+ * connect request can no longer be sent. Cqflux.checkConnectRequest refuses such a request when
+ * the pool is made; an exposed region closed later is found by the same check, run again when a
+ * connect fails before sending anything (not a ConnectionException), and since a closed region
+ * never opens again, every further attempt would fail alike: the pool ends instead of retrying.
  */
 
 /**
@@ -114,6 +120,16 @@ import reactor.util.context.Context;
  * fails {@code CLOSED}); {@link #onDispose()} completes once every connection the pool opened is
  * released, and {@link #disposeNow(Duration)} waits for it. Disposing the {@link Cqflux} disposes
  * the pool too.
+ *
+ * <p><b>A connect request that can no longer be sent.</b> A region the pool exposes
+ * ({@link ConnectOptions#exposing(Region...)}) that is closed after the pool was made cannot be
+ * described to the peer again: the next connect fails before sending anything, and so would
+ * every later one. The pool then ends as a dispose ends it, but on its own: it stops
+ * reconnecting, closes its live connections, fails waiting operations, and later ones, with a
+ * {@link ResourceClosedException} whose message names the closed region, and emits
+ * {@link PeerPoolEvent.Kind#CLOSED} with that exception as its {@link PeerPoolEvent#cause()}
+ * ({@link #state()} {@code CLOSED}); it logs it once at WARN. Close such a region only after the
+ * pool, or make a new pool.
  */
 public final class PeerPool implements Disposable, AutoCloseable {
     /**
@@ -136,7 +152,7 @@ public final class PeerPool implements Disposable, AutoCloseable {
         CONNECTED,
         /** Every connection ended; reconnecting with backoff. */
         RECONNECTING,
-        /** Disposed. */
+        /** Disposed, or ended on its own because its connect request can no longer be sent (an exposed region was closed). */
         CLOSED
     }
 
@@ -150,6 +166,8 @@ public final class PeerPool implements Disposable, AutoCloseable {
     private final AtomicInteger turn = new AtomicInteger();
     private volatile State state = State.CONNECTING;
     private boolean closed;
+    /** Why the pool ended on its own (its connect request can no longer be sent); null when disposed or open. */
+    private String closedFor;
     private Throwable lastFailure;
 
     /** Release futures of the connections this pool started and that are not released yet. */
@@ -329,6 +347,7 @@ public final class PeerPool implements Disposable, AutoCloseable {
      *     became live in time (or at once with FAIL_FAST), with a
      *     {@link io.cqflux.core.QueueFullException} when {@link PeerPoolOptions#maxPendingAcquires()}
      *     operations wait already, with a {@link ResourceClosedException} once the pool is disposed
+     *     or has ended because its connect request can no longer be sent (the message names why)
      */
     public <T> Mono<T> withConnection(Function<? super RdmaConnection, ? extends Mono<? extends T>> action) {
         Objects.requireNonNull(action, "action");
@@ -355,7 +374,7 @@ public final class PeerPool implements Disposable, AutoCloseable {
             Throwable refused = null;
             synchronized (lock) {
                 if (closed) {
-                    refused = new ResourceClosedException(name + " is disposed");
+                    refused = new ResourceClosedException(closedFor != null ? closedFor : name + " is disposed");
                 } else if (options.whenUnavailable() == PeerPoolOptions.WhenUnavailable.FAIL_FAST
                         && (state != State.CONNECTING || lastFailure != null)) {
                     // The pool's very first attempts, before any failed, are waited for (bounded):
@@ -598,8 +617,16 @@ public final class PeerPool implements Disposable, AutoCloseable {
                 s.outageSince = System.nanoTime();
             }
         }
+        // A connect that failed before sending anything (not the peer's or the network's
+        // ConnectionException) may have a request that can no longer be sent: then no retry can
+        // succeed. Checked before the instance's state: its shutdown also fails the check.
+        String unsendable = e instanceof ConnectionException ? null : unsendableRequest();
         if (cq.isDisposed()) {
             dispose();
+            return;
+        }
+        if (unsendable != null) {
+            end(unsendable);
             return;
         }
         Duration next = scheduleRetry(s, e);
@@ -614,6 +641,27 @@ public final class PeerPool implements Disposable, AutoCloseable {
             log.info(msg + ", backing off up to " + options.reconnectBackoffMax());
         } else if (log.isDebugEnabled()) {
             log.debug(msg);
+        }
+    }
+
+    /**
+     * {@return why the pool's connect request can no longer be sent, or null when it can}: the
+     * check that {@link Cqflux#peerPool} ran when the pool was made ({@link Cqflux#checkConnectRequest}),
+     * run again; what it refuses stays refused (a region closed since then never opens again)
+     */
+    private String unsendableRequest() {
+        try {
+            cq.checkConnectRequest(options.connectOptions());
+            return null;
+        } catch (IllegalArgumentException | ResourceClosedException refused) {
+            return name + ": its connect request can no longer be sent (" + refused.getMessage() + "), so the pool"
+                    + " stopped reconnecting and closed; make a new pool with regions that are open";
+        } catch (RuntimeException other) {
+            // Not a refusal of the request (registering the probe failed, say): retry as usual.
+            if (log.isDebugEnabled()) {
+                log.debug(name + ": checking the connect request after a failed attempt failed", other);
+            }
+            return null;
         }
     }
 
@@ -800,14 +848,26 @@ public final class PeerPool implements Disposable, AutoCloseable {
      */
     @Override
     public void dispose() {
+        end(null);
+    }
+
+    /**
+     * Ends the pool, once, as {@link #dispose()} says: the one way it ends.
+     *
+     * @param reason null for a dispose; else why the pool ends on its own (its connect request can
+     *     no longer be sent), which waiting and later acquires fail with and the CLOSED event carries
+     */
+    private void end(String reason) {
         List<Disposable> pendings = new ArrayList<>();
         List<RdmaConnection> conns = new ArrayList<>();
         List<Waiter> ws;
+        ResourceClosedException why = reason == null ? null : new ResourceClosedException(reason);
         synchronized (lock) {
             if (closed) {
                 return;
             }
             closed = true;
+            closedFor = reason;
             state = State.CLOSED;
             for (Slot s : slots) {
                 if (s.pending != null) {
@@ -821,7 +881,7 @@ public final class PeerPool implements Disposable, AutoCloseable {
             }
             ws = new ArrayList<>(waiters);
             waiters.clear();
-            emit(PeerPoolEvent.Kind.CLOSED, null, 0, null, null, null);
+            emit(PeerPoolEvent.Kind.CLOSED, null, 0, null, why, null);
             outbox.add(END);
         }
         cq.forget(this);
@@ -831,12 +891,15 @@ public final class PeerPool implements Disposable, AutoCloseable {
         for (RdmaConnection c : conns) {
             c.dispose();
         }
-        ResourceClosedException gone = new ResourceClosedException(name + " was disposed while waiting for a connection");
+        ResourceClosedException gone = why != null ? why
+                : new ResourceClosedException(name + " was disposed while waiting for a connection");
         for (Waiter w : ws) {
             w.fail(gone);
         }
         drainEvents();
-        if (log.isDebugEnabled()) {
+        if (reason != null) {
+            log.warn(reason);
+        } else if (log.isDebugEnabled()) {
             log.debug(name + ": disposed");
         }
         checkTerminated();
@@ -852,7 +915,10 @@ public final class PeerPool implements Disposable, AutoCloseable {
         }
     }
 
-    /** {@return whether {@link #dispose()} was called (or the {@link Cqflux} was disposed)} */
+    /**
+     * {@return whether {@link #dispose()} was called (or the {@link Cqflux} was disposed), or the
+     * pool ended on its own because its connect request can no longer be sent}
+     */
     @Override
     public boolean isDisposed() {
         return state == State.CLOSED;

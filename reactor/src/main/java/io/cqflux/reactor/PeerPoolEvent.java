@@ -27,7 +27,11 @@ public final class PeerPoolEvent {
         LOST,
         /** The next attempt ({@link #attempt()}) starts after {@link #delay()}; {@link #cause()} is the last failure or loss. */
         RETRYING,
-        /** The pool was disposed (or its {@link Cqflux} was): nothing more happens. */
+        /**
+         * The pool was disposed (or its {@link Cqflux} was), or it ended on its own because its
+         * connect request can no longer be sent ({@link #cause()}: why, naming the closed region):
+         * nothing more happens.
+         */
         CLOSED
     }
 
@@ -81,7 +85,10 @@ public final class PeerPoolEvent {
 
     /**
      * {@return why: the end of the connection ({@code LOST}); for {@code RETRYING} the failure of
-     * the last attempt, or the end of the connection just lost; {@code null} for the other kinds}
+     * the last attempt, or the end of the connection just lost; for {@code CLOSED} a
+     * {@link io.cqflux.core.ResourceClosedException} when the pool ended on its own (its connect
+     * request can no longer be sent), {@code null} when it was disposed; {@code null} for the
+     * other kinds}
      */
     public Throwable cause() {
         return cause;

@@ -477,6 +477,52 @@ class PeerPoolTest {
         assertEquals(open, rig.client.openConnections(), "nothing was started");
     }
 
+    /**
+     * A region the pool exposes, closed after the pool was made: the reconnect cannot send its
+     * request, nor could any later one, so the pool ends as a dispose ends it, with the reason:
+     * a waiting acquire and a later one fail with ResourceClosedException naming the region, no
+     * further attempt is made, and CLOSED carries the cause.
+     */
+    @Test
+    void exposedRegionClosedAfterCreation_poolStopsRetrying_failsItsAcquiresNamingTheRegion_andCloses() {
+        Region exposed = rig.client.register(rig.arena.allocate(4096, 64), io.cqflux.core.RegionAccess.WRITE_DST,
+                io.cqflux.core.RegionAccess.READ_SRC);
+        pool(rig.srv.address(), PeerPoolOptions.builder().connectOptions(ConnectOptions.exposing(exposed))
+                .reconnectBackoff(Duration.ofMillis(300), Duration.ofSeconds(1)).jitter(0)
+                .maxAcquireTime(Duration.ofSeconds(3)).build());
+        ev.await(1, e -> e.kind() == PeerPoolEvent.Kind.CONNECTED, T, "the first connection");
+        assertTrue(FaultRig.await(() -> rig.accepted.size() == 2, T), "accepted " + rig.accepted);
+        exposed.close();
+        // The server ends the pool's connection: the slot reconnects, with a hello naming a closed region.
+        rig.accepted.stream().filter(a -> a != rig.serverConn).findFirst().orElseThrow().dispose();
+        ev.await(1, e -> e.kind() == PeerPoolEvent.Kind.LOST, T, "LOST");
+        String region = exposed.toString();
+        // Subscribed during the backoff (600 ms): it waits, and the failed reconnect fails it.
+        StepVerifier.create(pool.acquire())
+                .expectErrorSatisfies(e -> {
+                    assertInstanceOf(ResourceClosedException.class, e);
+                    assertTrue(e.getMessage().contains(region) && e.getMessage().contains("can no longer be sent"),
+                            e.getMessage());
+                })
+                .verify(T);
+        ev.await(1, e -> e.kind() == PeerPoolEvent.Kind.CLOSED, T, "CLOSED");
+        assertEquals(PeerPool.State.CLOSED, pool.state());
+        assertTrue(pool.isDisposed());
+        PeerPoolEvent closed = ev.seen.stream().filter(e -> e.kind() == PeerPoolEvent.Kind.CLOSED).findFirst().get();
+        assertInstanceOf(ResourceClosedException.class, closed.cause(), closed.toString());
+        assertTrue(closed.cause().getMessage().contains(region), closed.toString());
+        // CLOSED is the last event: the first attempt and the refused reconnect, nothing after.
+        assertEquals(2, ev.count(PeerPoolEvent.Kind.CONNECTING), ev.toString());
+        StepVerifier.create(pool.acquire())
+                .expectErrorSatisfies(e -> {
+                    assertInstanceOf(ResourceClosedException.class, e);
+                    assertTrue(e.getMessage().contains(region), e.getMessage());
+                })
+                .verify(T);
+        StepVerifier.create(pool.onDispose()).expectComplete().verify(T);
+        ev.assertInOrder();
+    }
+
     @Test
     void poolName_isTheHostAsGiven() {
         InetSocketAddress byName = new InetSocketAddress("localhost", deadAddress().getPort());
