@@ -1,6 +1,7 @@
 package io.cqflux.reactor;
 
 import io.cqflux.core.Opcode;
+import java.util.Objects;
 
 /**
  * An immutable copy of a received message or write-with-immediate notification.
@@ -13,4 +14,14 @@ import io.cqflux.core.Opcode;
  *     not report them: libfabric's tcp provider)
  */
 public record Message(Opcode opcode, byte[] data, boolean hasImmediate, int immediate, long length) {
+    /**
+     * Rejects null references, as {@link WriteRequest} does.
+     *
+     * @throws NullPointerException when {@code opcode} or {@code data} is null; its message is the
+     *     argument's name
+     */
+    public Message {
+        Objects.requireNonNull(opcode, "opcode");
+        Objects.requireNonNull(data, "data");
+    }
 }

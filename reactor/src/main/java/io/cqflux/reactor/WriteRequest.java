@@ -14,7 +14,13 @@ import java.util.Objects;
  */
 public record WriteRequest(PeerRegion remote, long remoteOffset, Region local, long localOffset, long length,
                            boolean durable) {
-    /** Rejects null regions. */
+    /**
+     * Rejects null regions, as Java's own values do: where the value is made, before any stream
+     * takes it.
+     *
+     * @throws NullPointerException when {@code remote} or {@code local} is null; its message is
+     *     the argument's name
+     */
     public WriteRequest {
         Objects.requireNonNull(remote, "remote");
         Objects.requireNonNull(local, "local");

@@ -103,6 +103,30 @@ class BadInputTest {
         assertNamesArgument(e, IllegalArgumentException.class, "dst", "remote region");
     }
 
+    /**
+     * The public records refuse a null reference where they are made, with Java's convention: a
+     * NullPointerException whose message is the argument's name (an operation's Mono signals
+     * IllegalArgumentException for a null region instead, at subscription: it never throws at
+     * assembly).
+     */
+    @Test
+    void publicRecords_nullReferenceArgument_throwNullPointerNamingTheArgument() {
+        PeerRegion remote = rig.remote();
+        WriteRequest request = new WriteRequest(remote, 0, rig.local, 0, 8, false);
+        assertNullNamed("remote", () -> new WriteRequest(null, 0, rig.local, 0, 8, false));
+        assertNullNamed("local", () -> new WriteRequest(remote, 0, null, 0, 8, true));
+        assertNullNamed("request", () -> new WriteResult(null, 0));
+        assertEquals(request, new WriteResult(request, 3).request());
+        assertNullNamed("opcode", () -> new Message(null, new byte[0], false, 0, 0));
+        assertNullNamed("data", () -> new Message(io.cqflux.core.Opcode.RECEIVE, null, false, 0, 0));
+    }
+
+    private static void assertNullNamed(String argument, Runnable construction) {
+        NullPointerException e = org.junit.jupiter.api.Assertions.assertThrows(NullPointerException.class,
+                construction::run, "a null " + argument);
+        assertEquals(argument, e.getMessage(), "the message is the argument's name");
+    }
+
     /** RdmaConnection#receive: "fails ... with a ResourceClosedException when this side closes it". */
     @Test
     void receive_onConnectionClosedByThisSide_signalsResourceClosed() {
