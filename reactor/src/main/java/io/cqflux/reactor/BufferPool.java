@@ -3,11 +3,14 @@ package io.cqflux.reactor;
 import io.cqflux.core.QueueFullException;
 import io.cqflux.core.RegionAccess;
 import io.cqflux.core.ResourceClosedException;
+import io.cqflux.core.spi.LocalRegion;
+import io.cqflux.core.spi.Transport;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.reactivestreams.Subscription;
 import reactor.core.CoreSubscriber;
@@ -26,6 +29,11 @@ import reactor.util.Loggers;
  * forms) gets a free slot at once or waits in a FIFO queue of at most `maxWaiters`; beyond that
  * it fails with QueueFullException. There is no timeout of the pool's own: the caller's applies,
  * and cancelling a wait leaves the queue.
+ *
+ * A staged operation checks its arguments before it asks for a buffer, against the region as it
+ * will be registered (describedRegion: its size and access, registered nowhere), so that one the
+ * check refuses registers nothing either; the operation that gets a lease is checked again, by
+ * OpMono, against the registered region.
  *
  * A slot comes back only from its lease: BufferLease.release() (a lease nobody handed on), or
  * BufferLease.releaseFromOperation(), which OpMono.releaseRegions calls, the one place where an
@@ -105,7 +113,12 @@ public final class BufferPool {
         void refused(Throwable error);
     }
 
+    /** What {@link #region()} registers the memory for. */
+    private static final RegionAccess[] ACCESS = {RegionAccess.WRITE_SRC, RegionAccess.READ_DST, RegionAccess.SEND};
+
     private final Cqflux owner;
+    /** The region {@link #region()} registers, described and not registered ({@link #describedRegion()}). */
+    private final Region described;
     private final int buffers;
     private final int bufferSize;
     private final long stride;
@@ -122,12 +135,13 @@ public final class BufferPool {
     private volatile int waitingMirror;
     private final AtomicInteger wip = new AtomicInteger();
 
-    BufferPool(Cqflux owner, int buffers, int bufferSize, int maxWaiters) {
+    BufferPool(Cqflux owner, Transport transport, int buffers, int bufferSize, int maxWaiters) {
         checkConfig(buffers, bufferSize, maxWaiters);
         this.owner = owner;
         this.buffers = buffers;
         this.bufferSize = bufferSize;
         this.stride = (bufferSize + ALIGNMENT - 1L) & -ALIGNMENT;
+        this.described = new Region(new Unregistered(stride * buffers, Set.of(ACCESS)), transport);
         this.maxWaiters = maxWaiters;
         this.free = new int[buffers];
         for (int i = 0; i < buffers; i++) {
@@ -233,7 +247,7 @@ public final class BufferPool {
                 Arena arena = Arena.ofShared();
                 try {
                     MemorySegment m = arena.allocate(stride * buffers, 4096);
-                    Region r = owner.register(m, RegionAccess.WRITE_SRC, RegionAccess.READ_DST, RegionAccess.SEND);
+                    Region r = owner.register(m, ACCESS);
                     // Freed only once deregistered: no operation, and so no NIC, can touch it then.
                     r.onClose().subscribe(null, e -> arena.close(), arena::close);
                     memory = m;
@@ -244,6 +258,58 @@ public final class BufferPool {
                 }
             }
             return region;
+        }
+    }
+
+    /**
+     * {@return the pool's region as {@link #region()} registers it (its size, its access, this
+     * instance's transport), registered nowhere: what a staged operation's argument check runs
+     * against before it asks for a buffer ({@link StagedMono}), so that an operation the check
+     * refuses costs no registered memory}
+     *
+     * @throws ResourceClosedException when the pool is closed, as {@link #region()} does
+     */
+    Region describedRegion() {
+        synchronized (lock) {
+            if (closed) {
+                throw closedError();
+            }
+        }
+        return described;
+    }
+
+    /**
+     * The pool's memory before its registration, as an argument check sees a local region: its
+     * size and access. It is never posted, exposed or closed; what only a registration has (its
+     * memory, its descriptors) it does not have.
+     *
+     * @param size the bytes {@link #region()} registers
+     * @param access what it registers them for
+     */
+    private record Unregistered(long size, Set<RegionAccess> access) implements LocalRegion {
+        @Override
+        public MemorySegment segment() {
+            return MemorySegment.NULL; // the checks ask only whether its scope is alive: the global one is
+        }
+
+        @Override
+        public byte[] descriptor() {
+            throw new IllegalStateException("the buffer pool's region is not registered");
+        }
+
+        @Override
+        public byte[] rawDescriptor() {
+            throw new IllegalStateException("the buffer pool's region is not registered");
+        }
+
+        @Override
+        public boolean isOpen() {
+            return true;
+        }
+
+        @Override
+        public void close() {
+            // nothing registered, nothing to release
         }
     }
 

@@ -110,7 +110,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
     private final Instrumentation instrumentation = new Instrumentation();
 
     private Cqflux(Builder b, Transport transport, EventLoop[] loops, String threadNamePrefix) {
-        this.buffers = new BufferPool(this, b.poolBuffers, b.poolBufferSize, b.poolMaxWaiters);
+        this.buffers = new BufferPool(this, transport, b.poolBuffers, b.poolBufferSize, b.poolMaxWaiters);
         this.transport = transport;
         this.loops = loops;
         this.config = b.config;
@@ -809,6 +809,11 @@ public final class Cqflux implements Disposable, AutoCloseable {
     /** {@return the number of open connections (diagnostics, tests)} */
     int openConnections() {
         return connections.size();
+    }
+
+    /** {@return the number of regions registered through {@link #register} and not yet deregistered (diagnostics, tests)} */
+    int openRegions() {
+        return regions.size();
     }
 
     /** {@return the number of listening servers (diagnostics, tests)} */

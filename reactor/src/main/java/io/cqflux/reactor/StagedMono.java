@@ -20,8 +20,9 @@ import reactor.util.context.Context;
 /**
  * An operation on data as the application holds it ({@code byte[]}, {@code ByteBuffer}), staged
  * through the {@link BufferPool}: each subscription checks the arguments (with the operation's own
- * {@link OpKind#check} against the pool's region and {@link Checks#staged} against the buffer
- * size, before waiting for a buffer), leases a buffer, copies the data in and subscribes an
+ * {@link OpKind#check} against the pool's region as it will be registered,
+ * {@link BufferPool#describedRegion()}, and {@link Checks#staged} against the buffer size, before
+ * waiting for a buffer, so that a refused operation registers no staging memory), leases a buffer, copies the data in and subscribes an
  * {@link OpMono} that owns the lease. The lease comes back when that operation is terminal at the
  * NIC ({@link OpMono#releaseRegions}), never on cancel. A read copies the data out of the buffer at
  * that moment, right before the lease is given back, and emits the copy.
@@ -143,8 +144,9 @@ final class StagedMono<T> extends Mono<T> implements Scannable {
                 s.length = readLength;
             }
             Checks.staged(what(), s.length, kind == OpKind.SEND ? 0 : 1, pool.bufferSize());
-            // The operation's own check, against the pool's region, before waiting for a buffer.
-            new OpMono(core, kind, remote, remoteOffset, pool.region(), 0, s.length, 0, flushType).validate();
+            // The operation's own check, before waiting for a buffer and before the pool registers
+            // its memory: against the region the pool will register, described, not registered.
+            new OpMono(core, kind, remote, remoteOffset, pool.describedRegion(), 0, s.length, 0, flushType).validate();
         } catch (RuntimeException e) {
             s.refused(e);
             return;

@@ -231,6 +231,33 @@ class BufferPoolTest {
         assertEquals(0, pool().leased());
     }
 
+    /**
+     * A staged operation that its check refuses registers no staging memory: the check runs
+     * against the pool's region as it would be registered, and only an operation that passed it
+     * asks for a buffer, which registers the pool (once).
+     */
+    @Test
+    void stagedOperation_refusedByItsCheck_registersNoStagingPool() {
+        start(2, 1024, 16);
+        PeerRegion remote = rig.remote();
+        int before = rig.client.openRegions();
+        List<Mono<?>> refused = List.of(
+                rig.conn.write(remote, FaultRig.SIZE - 10, new byte[100]),          // beyond the peer's region
+                rig.conn.write(remote, -1, ByteBuffer.allocate(8)),                 // a negative offset
+                rig.conn.durableWrite(remote, FaultRig.SIZE, new byte[8]),
+                rig.conn.read(remote, FaultRig.SIZE - 4, 8),
+                rig.conn.write(remote, 0, new byte[1025]));                         // larger than a buffer
+        for (Mono<?> m : refused) {
+            StepVerifier.create(m).expectError(IllegalArgumentException.class).verify(T);
+        }
+        assertEquals(before, rig.client.openRegions(), "a refused staged operation registered the staging pool");
+        assertEquals(0, pool().leased());
+        // The first operation that passes its check registers the pool, once.
+        StepVerifier.create(rig.conn.write(remote, 0, new byte[8])).expectComplete().verify(T);
+        StepVerifier.create(rig.conn.write(remote, 8, new byte[8])).expectComplete().verify(T);
+        assertEquals(before + 1, rig.client.openRegions(), "the staging pool, registered on first use");
+    }
+
     @Test
     void builder_bufferPoolOutsideItsBounds_isRefusedNamingValueAndBound() {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
