@@ -107,6 +107,11 @@ final class PeerPoolLink implements PeerLink {
         used.removeIf(c -> c.isDisposed() && c.inFlight() == 0);
     }
 
+    /** {@return how many connections the drain keeps for {@link #inFlight()}, as they are (tests)} */
+    int usedConnections() {
+        return used.size();
+    }
+
     @Override
     public CqfluxPeer.State state() {
         PeerPool p = pool;
