@@ -582,12 +582,13 @@ final class ConnectionCore {
                 }
                 return;
             }
-            op.fail(cause);
-            // A durable write waiting for its flush has its write on the wire and a slot in the
+            // Never posted: released before the subscriber hears of it (see enqueueOrPost). A
+            // durable write waiting for its flush has its write on the wire and a slot in the
             // table: its regions stay held until the native close.
             if (op.stage == OpMono.NEW) {
                 op.releaseRegions();
             }
+            op.fail(cause);
         }
         afterDrain(this::finishEnd);
     }
@@ -837,18 +838,21 @@ final class ConnectionCore {
         if (s == State.CONNECTING || s.compareTo(State.ENDED) >= 0) {
             Throwable t = s == State.CONNECTING
                     ? new IllegalStateException("connection " + description + " is not established") : terminal;
-            op.fail(t);
+            // An operation that was never posted gives its regions and pooled buffer back before
+            // its subscriber hears of the failure, as a completion does: code in onError that
+            // retries, reuses the buffer or reads Region.inFlight() finds them free.
             op.releaseRegions();
+            op.fail(t);
             return;
         }
         // ESTABLISHED or ENDING: ENDING posts nothing, its operations wait for the end's verdict.
         if (waiting.size() + messages.size() >= pendingLimit) {
             rejections++; // NOSONAR: written by the loop thread only
+            op.releaseRegions(); // never posted: released before the signal, as above
             op.fail(new QueueFullException("connection " + description + ": " + pendingLimit
                     + " operations already wait for a send-queue credit (pendingLimit " + pendingLimit
                     + ", send queue " + table.creditLimit()
                     + "); apply backpressure or raise Cqflux.Builder.pendingLimit", pendingLimit));
-            op.releaseRegions();
         } else if (op.kind.isMessage(transport) && control.enabled()) {
             // A message waits for the peer's credit in its own queue, so that it never holds up
             // the operations behind it.
@@ -908,13 +912,13 @@ final class ConnectionCore {
     private void failMessagesToAPeerThatNeverReceives() {
         OpMono op;
         while ((op = messages.poll()) != null) {
+            op.releaseRegions(); // never posted: released before the signal (enqueueOrPost)
             if (op.cancelled) {
                 op.discard();
             } else {
                 op.fail(new IllegalStateException("the peer of connection " + description + " posts no receives"
                         + " (its receiveQueueSize is 0): a " + op.kind.opcode + " to it could never be received"));
             }
-            op.releaseRegions();
         }
     }
 
@@ -983,8 +987,8 @@ final class ConnectionCore {
             table.release(ctx);
             table.returnCredits(k);
             noteInFlight();
+            op.releaseRegions(); // the post threw, so nothing was posted: released before the signal
             op.fail(e);
-            op.releaseRegions();
             return true;
         }
         if (!ok) {

@@ -837,6 +837,33 @@ abstract class ReactiveContract {
     }
 
     @Test
+    void pendingQueueFull_theRefusedOperationsRegion_isReleasedBeforeItsSubscriberHears() {
+        try (Cqflux small = builder().connectionConfig(client.connectionConfig().withSendQueueSize(2)).pendingLimit(1)
+                .build()) {
+            Region src = small.register(arena.allocate(64, 64), RegionAccess.WRITE_SRC, RegionAccess.READ_DST);
+            Region refusedSrc = small.register(arena.allocate(64, 64), RegionAccess.WRITE_SRC);
+            RdmaConnection c = small.connect(srv.address()).block(T);
+            PeerRegion r = c.remoteRegion(0);
+            java.util.concurrent.atomic.AtomicLong inFlightAtError = new java.util.concurrent.atomic.AtomicLong(-1);
+            // Inside one loop callback: two writes take the credits, one waits (pendingLimit 1),
+            // the fourth, the only user of refusedSrc, is refused.
+            Flux<String> outcomes = c.read(src, 0, r, 0, 8).thenMany(Flux.range(0, 4).flatMap(i -> {
+                Region from = i == 3 ? refusedSrc : src;
+                return c.write(r, 8L * i, from, 0, 8).thenReturn("ok").onErrorResume(QueueFullException.class, e -> {
+                    inFlightAtError.set(from.inFlight());
+                    return Mono.just("full:" + i);
+                });
+            }, 4));
+            List<String> got = outcomes.collectList().block(T);
+            assertNotNull(got);
+            assertEquals(List.of("full:3", "ok", "ok", "ok"), got.stream().sorted().toList(),
+                    "three writes take the credits and the one waiting place: " + got);
+            assertEquals(0, inFlightAtError.get(),
+                    "a refused operation, never posted, still held its region when its subscriber heard of it");
+        }
+    }
+
+    @Test
     void manySubscribers_farBeyondQueueDepth_eachCompleteExactlyOnce_neverOverrunningTheQueue() throws Exception {
         try (Cqflux small = builder().connectionConfig(client.connectionConfig().withSendQueueSize(8))
                 .pendingLimit(100_000).build()) {
