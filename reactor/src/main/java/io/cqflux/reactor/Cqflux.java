@@ -742,7 +742,16 @@ public final class Cqflux implements Disposable, AutoCloseable {
             left.add(servers.size() + " server(s) listening " + servers);
         }
         if (!connections.isEmpty()) {
-            left.add(connections.size() + " connection(s) open");
+            // What each still waits for (its loop, its goodbye, its teardown): the first few.
+            List<String> each = new ArrayList<>();
+            for (ConnectionCore c : connections) {
+                if (each.size() == 3) {
+                    each.add("...");
+                    break;
+                }
+                each.add(c.description + ": " + c.releasePending());
+            }
+            left.add(connections.size() + " connection(s) open (" + String.join("; ", each) + ")");
         }
         for (EventLoop l : loops) {
             if (!l.terminationFuture().isDone()) {

@@ -355,6 +355,22 @@ class LifecycleTest {
         StepVerifier.create(conn.onDispose()).expectComplete().verify(T);
     }
 
+    @Test
+    void cqfluxDisposeNow_withAConnectionOnABlockedLoop_saysWhatTheConnectionWaitsFor() {
+        Cqflux server = build(builder());
+        Cqflux client = build(builder());
+        RdmaServer srv = server.bind(new InetSocketAddress(LO, 0), c -> c.onDispose(), exposed(server)).block(T);
+        RdmaConnection conn = client.connect(srv.address()).block(T);
+        blockLoop(client);
+        IllegalStateException e = assertThrows(IllegalStateException.class,
+                () -> client.disposeNow(Duration.ofMillis(100)));
+        String m = e.getMessage();
+        assertTrue(m.contains("1 connection(s) open (") && m.contains("has not run the close task"), m);
+        unblock.countDown();
+        StepVerifier.create(conn.onDispose()).expectComplete().verify(T);
+        StepVerifier.create(client.onDispose()).expectComplete().verify(T);
+    }
+
     /**
      * An idle connection whose loop ran the close task but whose goodbye write has not completed
      * (the peer's loop is blocked, so fabric/tcp's delivery acknowledgement cannot come): a
