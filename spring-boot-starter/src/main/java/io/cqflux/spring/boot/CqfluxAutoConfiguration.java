@@ -7,7 +7,9 @@ import io.cqflux.reactor.PeerPoolOptions;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -15,15 +17,23 @@ import org.springframework.boot.autoconfigure.availability.ApplicationAvailabili
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
+import org.springframework.boot.availability.ApplicationAvailability;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.ApplicationEventPublisher;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.core.env.Environment;
+import org.springframework.util.ClassUtils;
 
 /**
  * Auto-configures cqflux from {@code cqflux.*}: the {@link Cqflux} instance (disposed with the
  * context), the named peers ({@link CqfluxPeers}), the lifecycle that connects them at start and
- * drains them at stop ({@link CqfluxLifecycle}), and readiness tied to the required peers
- * ({@link CqfluxReadiness}). Each bean backs off when the application declares its own.
+ * drains them at stop ({@link CqfluxLifecycle}), readiness tied to the required peers
+ * ({@link CqfluxReadiness}) and, in a reactive web application, the gate that refuses requests
+ * once the application is shutting down and holds the drain until those in progress have ended
+ * ({@link CqfluxRequestGate}, {@link CqfluxRequestGateFilter}). Each bean backs off when the
+ * application declares its own.
  */
 @AutoConfiguration(after = ApplicationAvailabilityAutoConfiguration.class)
 @ConditionalOnClass(Cqflux.class)
@@ -179,17 +189,21 @@ public class CqfluxAutoConfiguration {
     }
 
     /**
-     * Connects the peers at start; drains and disposes at stop.
+     * Connects the peers at start; at stop waits for the requests the gate admitted (in a
+     * reactive web application), drains, and disposes.
      *
      * @param cqflux the instance
      * @param peers the peers
      * @param properties the timeouts
+     * @param gate the requests to wait for before the drain, when there is one
      * @return the lifecycle
      */
     @Bean
     @ConditionalOnMissingBean
-    public CqfluxLifecycle cqfluxLifecycle(Cqflux cqflux, CqfluxPeers peers, CqfluxProperties properties) {
-        return new CqfluxLifecycle(cqflux, peers, properties.getConnectTimeout(), properties.getShutdownTimeout());
+    public CqfluxLifecycle cqfluxLifecycle(Cqflux cqflux, CqfluxPeers peers, CqfluxProperties properties,
+            ObjectProvider<CqfluxRequestGate> gate) {
+        return new CqfluxLifecycle(cqflux, peers, properties.getConnectTimeout(), properties.getShutdownTimeout(),
+                gate.getIfUnique());
     }
 
     /**
@@ -216,6 +230,46 @@ public class CqfluxAutoConfiguration {
     @ConditionalOnMissingBean
     public CqfluxDataBuffers cqfluxDataBuffers() {
         return new CqfluxDataBuffers();
+    }
+
+    /**
+     * The request gate of a reactive web application: refuses requests once it is shutting down,
+     * and counts those in progress for the drain.
+     */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.REACTIVE)
+    @ConditionalOnClass(name = "org.springframework.web.server.WebFilter")
+    static class RequestGateConfiguration {
+        /** The actuator's web endpoints, whose requests are never gated. */
+        private static final String ACTUATOR = "org.springframework.boot.actuate.endpoint.web.WebEndpointResponse";
+
+        /**
+         * @param publisher the context (readiness, when the gate closes on a ready application)
+         * @param availability the application's readiness, if tracked
+         * @return the gate, closed before the web server's graceful shutdown
+         */
+        @Bean
+        @ConditionalOnMissingBean
+        CqfluxRequestGate cqfluxRequestGate(ApplicationEventPublisher publisher,
+                ObjectProvider<ApplicationAvailability> availability) {
+            return new CqfluxRequestGate(publisher, availability.getIfUnique());
+        }
+
+        /**
+         * @param gate the gate
+         * @param environment where the actuator's base path is read
+         * @return the filter, passing the actuator's requests through
+         */
+        @Bean
+        @ConditionalOnMissingBean
+        CqfluxRequestGateFilter cqfluxRequestGateFilter(CqfluxRequestGate gate, Environment environment) {
+            List<String> passThrough = new ArrayList<>();
+            if (ClassUtils.isPresent(ACTUATOR, CqfluxAutoConfiguration.class.getClassLoader())) {
+                // Blank or "/": the actuator's paths cannot be told from the application's; gated.
+                passThrough.add(environment.getProperty("management.endpoints.web.base-path", "/actuator"));
+            }
+            return new CqfluxRequestGateFilter(gate, passThrough);
+        }
     }
 
     private static InetAddress host(String property, String value) {

@@ -17,14 +17,21 @@ import reactor.core.publisher.Mono;
  * <p><b>Order.</b> Its {@link #PHASE} is below the web server's (Spring Boot 3.5: graceful
  * shutdown at {@code Integer.MAX_VALUE - 1024}, the server's stop at {@code Integer.MAX_VALUE -
  * 2048}); a lower phase starts earlier and stops later. So the peers are connecting before the
- * server takes its first request, and on shutdown the server has stopped taking requests and
- * finished its graceful wait ({@code server.shutdown=graceful}) before this drain begins.
+ * server takes its first request. On shutdown the {@link CqfluxRequestGate} (reactive web
+ * applications; phase {@link CqfluxRequestGate#PHASE}, above the server's) has closed first:
+ * requests that arrive from then on are refused with a {@code 503} before any RDMA work, kept-alive
+ * connections included, which the server's graceful shutdown does not cover. Then the server's
+ * graceful shutdown and stop run, then this stop.
  *
- * <p><b>Drain.</b> Stop waits, within {@code cqflux.shutdown-timeout}, until no operation is in
- * flight or waiting for a credit on any peer (the NIC has completed everything that was posted,
- * including operations whose subscribers cancelled), then closes the peers in order and disposes
- * the {@link Cqflux} with what is left of the budget ({@link Cqflux#disposeNow(Duration)}):
- * whatever is still pending then fails with a {@code ConnectionException}, never hangs.
+ * <p><b>Drain.</b> Stop first closes the gate (if it is not closed yet), then waits, within
+ * {@code cqflux.shutdown-timeout} (one budget for the whole stop, from its start), until no
+ * request admitted by the gate is still in progress and no operation is in flight or waiting for
+ * a credit on any peer (the NIC has completed everything that was posted, including operations
+ * whose subscribers cancelled). Only then does it close the peers in order and dispose the
+ * {@link Cqflux} with what is left of the budget ({@link Cqflux#disposeNow(Duration)}): whatever
+ * is still pending then fails with a {@code ConnectionException}, never hangs. Requests still in
+ * progress when the budget runs out (a stream that never ends) are logged, and their operations
+ * fail with the close.
  *
  * <p><b>Thread safety.</b> Called by the context's lifecycle processor; start and stop are
  * idempotent. A stop is final: the instance is disposed, and a start after it is refused.
@@ -41,6 +48,7 @@ public final class CqfluxLifecycle implements SmartLifecycle {
     private final CqfluxPeers peers;
     private final Duration startWait;
     private final Duration shutdownTimeout;
+    private final CqfluxRequestGate gate;
     private volatile boolean running;
     /** Stopped once: the instance is disposed for good, so a later start is refused (see {@link #start()}). */
     private volatile boolean stopped;
@@ -53,10 +61,26 @@ public final class CqfluxLifecycle implements SmartLifecycle {
      * @param shutdownTimeout the budget of the drain and the disposal together
      */
     public CqfluxLifecycle(Cqflux cqflux, CqfluxPeers peers, Duration startWait, Duration shutdownTimeout) {
+        this(cqflux, peers, startWait, shutdownTimeout, null);
+    }
+
+    /**
+     * @param cqflux the instance disposed at the end of the drain
+     * @param peers the peers connected at start and drained at stop
+     * @param startWait how long start waits for the first connection attempts to end (the
+     *     connect timeout); a peer still down then does not stop the start, readiness tells it
+     * @param shutdownTimeout the budget of the whole stop: the wait for the requests in progress,
+     *     the drain and the disposal together
+     * @param gate the requests admitted while the application ran, closed and waited for before
+     *     the drain; null when none is gated (not a reactive web application)
+     */
+    public CqfluxLifecycle(Cqflux cqflux, CqfluxPeers peers, Duration startWait, Duration shutdownTimeout,
+            CqfluxRequestGate gate) {
         this.cqflux = cqflux;
         this.peers = peers;
         this.startWait = startWait;
         this.shutdownTimeout = shutdownTimeout;
+        this.gate = gate;
     }
 
     /**
@@ -113,18 +137,20 @@ public final class CqfluxLifecycle implements SmartLifecycle {
         running = false;
         stopped = true;
         long deadline = System.nanoTime() + shutdownTimeout.toNanos();
-        int before = peers.inFlight();
-        while (peers.inFlight() > 0 && System.nanoTime() < deadline) {
-            try {
-                Thread.sleep(DRAIN_POLL);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                break;
+        int requests = 0;
+        if (gate != null) {
+            gate.close(); // closed by its own, earlier, stop; here too when this one is called alone
+            requests = gate.active();
+            if (!awaitZero(gate::active, deadline)) {
+                LOG.warn("cqflux: " + gate.active() + " requests still in progress after " + shutdownTimeout
+                        + "; draining and closing the peers under them");
+            } else if (requests > 0) {
+                LOG.info("cqflux: waited for " + requests + " requests in progress");
             }
         }
-        int left = peers.inFlight();
-        if (left > 0) {
-            LOG.warn("cqflux: " + left + " operations still in flight after " + shutdownTimeout
+        int before = peers.inFlight();
+        if (!awaitZero(peers::inFlight, deadline)) {
+            LOG.warn("cqflux: " + peers.inFlight() + " operations still in flight after " + shutdownTimeout
                     + "; closing fails them");
         } else if (before > 0) {
             LOG.info("cqflux: drained " + before + " in-flight operations");
@@ -143,6 +169,23 @@ public final class CqfluxLifecycle implements SmartLifecycle {
         } catch (RuntimeException e) {
             LOG.warn("cqflux: " + e.getMessage());
         }
+    }
+
+    /**
+     * Polls {@code count} until it is zero or the deadline passes.
+     *
+     * @return whether it reached zero
+     */
+    private static boolean awaitZero(java.util.function.IntSupplier count, long deadline) {
+        while (count.getAsInt() > 0 && System.nanoTime() < deadline) {
+            try {
+                Thread.sleep(DRAIN_POLL);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                break;
+            }
+        }
+        return count.getAsInt() == 0;
     }
 
     private static Duration remaining(long deadline) {

@@ -80,8 +80,9 @@ public class CqfluxProperties {
     private Duration connectTimeout = Duration.ofSeconds(5);
 
     /**
-     * The shutdown budget: how long in-flight operations get to drain when the application
-     * stops, and then how long connections get to close.
+     * The shutdown budget: how long, when the application stops, the requests in progress (in a
+     * reactive web application) and then the in-flight operations get to end, and then the
+     * connections to close; one budget for all of it.
      */
     private Duration shutdownTimeout = Duration.ofSeconds(30);
 
