@@ -1,0 +1,99 @@
+package io.cqflux.samples.webflux;
+
+import static io.cqflux.samples.webflux.Services.atPeer;
+import static io.cqflux.samples.webflux.Services.get;
+import static io.cqflux.samples.webflux.Services.post;
+import static io.cqflux.samples.webflux.Services.send;
+import static io.cqflux.samples.webflux.Services.start;
+import static io.cqflux.samples.webflux.Services.uri;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Random;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Test;
+import org.springframework.context.ConfigurableApplicationContext;
+
+/**
+ * What a client (or an operator) can get wrong, against the whole service over the real
+ * fabric/tcp transport on loopback: every refusal is a 4xx whose body names the value and the
+ * bound, comes before anything is read or posted, and nothing unbounded is buffered; records come
+ * back as the opaque bytes they are; a configuration that cannot work is refused at start.
+ * Most tests share one service with 1024 slots of 1024 bytes (a record holds 1000 bytes).
+ */
+class RecordsServiceHostileInputTest {
+    private static ConfigurableApplicationContext shared;
+
+    /** The default service, started once and shared by the tests that only send requests. */
+    static synchronized ConfigurableApplicationContext shared() {
+        if (shared == null) {
+            shared = start();
+        }
+        return shared;
+    }
+
+    /** Closes the shared service, so that a test can start one of its own (one at a time). */
+    static synchronized void closeShared() {
+        if (shared != null) {
+            ConfigurableApplicationContext c = shared;
+            shared = null;
+            c.close();
+        }
+    }
+
+    @AfterAll
+    static void down() {
+        closeShared();
+    }
+
+    // ------------------------------------------------------------------ ids
+
+    @Test
+    void malformedIds_are400_neverA5xx_andNothingIsWritten() throws Exception {
+        StoragePeer storage = shared().getBean(StoragePeer.class);
+        long before = storage.verify().stored();
+        for (String id : List.of("abc", "-1", "99999999999999999999", "1.5", "%20", "-9223372036854775808")) {
+            HttpResponse<String> w = post(shared(), "/records/" + id, new byte[] { 1 });
+            assertThat(w.statusCode()).as("POST /records/%s: %s", id, w.body()).isEqualTo(400);
+            HttpResponse<byte[]> g = get(shared(), "/records/" + id);
+            assertThat(g.statusCode()).as("GET /records/%s", id).isEqualTo(400);
+            assertThat(new String(g.body(), StandardCharsets.UTF_8)).doesNotContain("at io.cqflux", "Exception");
+        }
+        assertThat(storage.verify().stored()).isEqualTo(before);
+    }
+
+    // ------------------------------------------------------------------ bodies
+
+    @Test
+    void emptyBodyAndOddContentTypes_areStoredAsGivenAndReadBack() throws Exception {
+        assertThat(post(shared(), "/records/20", new byte[0]).statusCode()).isEqualTo(201);
+        HttpResponse<byte[]> g = get(shared(), "/records/20");
+        assertThat(g.statusCode()).isEqualTo(200);
+        assertThat(g.body()).isEmpty();
+        HttpResponse<String> j = send(HttpRequest.newBuilder(uri(shared(), "/records/21"))
+                .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString("{not json"))
+                .build(), HttpResponse.BodyHandlers.ofString());
+        assertThat(j.statusCode()).isEqualTo(201);
+        assertThat(get(shared(), "/records/21").body()).isEqualTo("{not json".getBytes(StandardCharsets.UTF_8));
+    }
+
+    // ------------------------------------------------------------------ read-after-write
+
+    @Test
+    void every201_meansTheExactBytesAreAtThePeer() throws Exception {
+        StoragePeer storage = shared().getBean(StoragePeer.class);
+        Random rnd = new Random(42);
+        for (int i = 0; i < 200; i++) {
+            int id = 100 + i;
+            byte[] body = new byte[rnd.nextInt(1001)];
+            rnd.nextBytes(body);
+            HttpResponse<String> r = post(shared(), "/records/" + id, body);
+            assertThat(r.statusCode()).isEqualTo(201);
+            // Right after the 201, in the peer's own memory: no read by the service in between.
+            assertThat(atPeer(storage.memory(), id, 1024)).as("record %d at the peer", id).isEqualTo(body);
+        }
+    }
+}
