@@ -9,13 +9,17 @@ import java.util.Arrays;
 import java.util.concurrent.TimeoutException;
 import org.springframework.core.io.buffer.DataBufferUtils;
 import org.springframework.http.HttpStatus;
-import org.springframework.http.server.reactive.ServerHttpRequest;
+import org.springframework.http.HttpStatusCode;
+import org.springframework.http.MediaType;
+import org.springframework.http.ProblemDetail;
 import org.springframework.http.ResponseEntity;
+import org.springframework.http.server.reactive.ServerHttpRequest;
 import org.springframework.web.bind.annotation.ExceptionHandler;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RestController;
+import org.springframework.web.server.ResponseStatusException;
 import reactor.core.publisher.Mono;
 
 /**
@@ -23,6 +27,10 @@ import reactor.core.publisher.Mono;
  * {@code GET /records/{id}}: the record, read from the peer's memory by RDMA and verified.
  * {@code /baseline/{id}}: the same HTTP exchange with no RDMA behind it, for the load script's
  * comparison. {@code 503} while the peer is unreachable, {@code 504} past {@code records.timeout}.
+ *
+ * <p>A refusal, and a {@code 5xx} this service answers itself, is an RFC 9457 problem
+ * ({@code application/problem+json}) whose {@code detail} says why (for a refusal, the value and
+ * the bound), never a stack trace.
  */
 @RestController
 public class RecordsController {
@@ -100,15 +108,31 @@ public class RecordsController {
         return Mono.just(baseline);
     }
 
+    /**
+     * @param e a refusal of this service (bad id, body over the bound, a record that does not verify)
+     * @return its status with a problem whose detail is the refusal's own message
+     */
+    @ExceptionHandler(ResponseStatusException.class)
+    public ResponseEntity<ProblemDetail> refused(ResponseStatusException e) {
+        return problem(e.getStatusCode(), e.getReason());
+    }
+
     /** @param e the peer is away, or this side is closing @return {@code 503} */
     @ExceptionHandler({ ConnectionException.class, ResourceClosedException.class, QueueFullException.class })
-    public ResponseEntity<String> unavailable(RuntimeException e) {
-        return ResponseEntity.status(HttpStatus.SERVICE_UNAVAILABLE).body(e.getMessage());
+    public ResponseEntity<ProblemDetail> unavailable(RuntimeException e) {
+        return problem(HttpStatus.SERVICE_UNAVAILABLE, e.getMessage());
     }
 
     /** @param e no completion within {@code records.timeout} @return {@code 504} */
     @ExceptionHandler(TimeoutException.class)
-    public ResponseEntity<String> timeout(TimeoutException e) {
-        return ResponseEntity.status(HttpStatus.GATEWAY_TIMEOUT).body(e.getMessage());
+    public ResponseEntity<ProblemDetail> timeout(TimeoutException e) {
+        return problem(HttpStatus.GATEWAY_TIMEOUT, e.getMessage());
+    }
+
+    /** An RFC 9457 problem, as JSON whatever the client accepts (its detail may echo the request). */
+    private static ResponseEntity<ProblemDetail> problem(HttpStatusCode status, String detail) {
+        return ResponseEntity.status(status).contentType(MediaType.APPLICATION_PROBLEM_JSON)
+                .header("X-Content-Type-Options", "nosniff")
+                .body(ProblemDetail.forStatusAndDetail(status, detail));
     }
 }

@@ -8,6 +8,7 @@ import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.http.HttpHeaders;
+import org.springframework.http.MediaType;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 import org.springframework.test.web.reactive.server.WebTestClient;
@@ -55,12 +56,16 @@ class RecordsApplicationTest {
     @Test
     void idOutsideTheStorage_is400NamingTheBound() {
         web.post().uri("/records/1024").bodyValue(new byte[1]).exchange()
-                .expectStatus().isBadRequest();
+                .expectStatus().isBadRequest()
+                .expectHeader().contentType(MediaType.APPLICATION_PROBLEM_JSON)
+                .expectBody().jsonPath("$.detail").isEqualTo("record id 1024 is outside [0, 1024)");
     }
 
     @Test
-    void recordLargerThanASlot_is413() {
-        web.post().uri("/records/3").bodyValue(new byte[1024]).exchange().expectStatus().isEqualTo(413);
+    void recordLargerThanASlot_is413NamingTheBound() {
+        web.post().uri("/records/3").bodyValue(new byte[1024]).exchange()
+                .expectStatus().isEqualTo(413)
+                .expectBody().jsonPath("$.detail").isEqualTo("a record holds at most 1000 bytes, not 1024");
     }
 
     @Test

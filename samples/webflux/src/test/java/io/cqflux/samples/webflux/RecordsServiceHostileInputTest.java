@@ -52,6 +52,15 @@ class RecordsServiceHostileInputTest {
     // ------------------------------------------------------------------ ids
 
     @Test
+    void idOutsideTheStorage_400BodyNamesTheIdAndTheBound() throws Exception {
+        HttpResponse<String> r = post(shared(), "/records/1024", new byte[] { 1 });
+        assertThat(r.statusCode()).isEqualTo(400);
+        assertThat(r.headers().firstValue("Content-Type")).hasValue("application/problem+json");
+        assertThat(r.body()).as("the 400's body should say which id and which bound")
+                .contains("record id 1024 is outside [0, 1024)");
+    }
+
+    @Test
     void malformedIds_are400_neverA5xx_andNothingIsWritten() throws Exception {
         StoragePeer storage = shared().getBean(StoragePeer.class);
         long before = storage.verify().stored();
@@ -66,6 +75,15 @@ class RecordsServiceHostileInputTest {
     }
 
     // ------------------------------------------------------------------ bodies
+
+    @Test
+    void recordLargerThanASlot_413BodyNamesTheBound() throws Exception {
+        HttpResponse<String> r = post(shared(), "/records/3", new byte[1001]);
+        assertThat(r.statusCode()).isEqualTo(413);
+        assertThat(r.body()).as("the 413's body should name the size and the bound").contains("1000")
+                .contains("1001");
+        assertThat(post(shared(), "/records/3", new byte[1000]).statusCode()).isEqualTo(201);
+    }
 
     @Test
     void emptyBodyAndOddContentTypes_areStoredAsGivenAndReadBack() throws Exception {
