@@ -35,6 +35,23 @@ public class RecordStore {
     }
 
     /**
+     * Checks an id against {@code records.slots}, before any body is read or anything posted.
+     *
+     * @param id a record id
+     * @throws ResponseStatusException {@code 400} naming the id and the bound
+     */
+    public void checkId(long id) {
+        if (id < 0 || id >= props.slots()) {
+            throw new ResponseStatusException(HttpStatus.BAD_REQUEST, "record id " + id + " is outside " + idBound());
+        }
+    }
+
+    /** {@return the ids of {@code records.slots}, as {@code [0, slots)}} */
+    public String idBound() {
+        return "[0, " + props.slots() + ")";
+    }
+
+    /**
      * Writes a record durably.
      *
      * @param id the record's id, 0..slots-1
@@ -77,10 +94,7 @@ public class RecordStore {
     }
 
     private long offset(long id) {
-        if (id < 0 || id >= props.slots()) {
-            throw new ResponseStatusException(HttpStatus.BAD_REQUEST,
-                    "record id " + id + " is outside [0, " + props.slots() + ")");
-        }
+        checkId(id);
         return id * props.slotSize();
     }
 }

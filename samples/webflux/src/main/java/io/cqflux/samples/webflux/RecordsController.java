@@ -31,9 +31,14 @@ import reactor.core.publisher.Mono;
  * <p>A refusal, and a {@code 5xx} this service answers itself, is an RFC 9457 problem
  * ({@code application/problem+json}) whose {@code detail} says why (for a refusal, the value and
  * the bound), never a stack trace.
+ *
+ * <p>An id is decimal digits within {@code records.slots}, checked before the body is read: any
+ * other spelling ({@code 0x10}, {@code +16}) is a {@code 400}, never another record.
  */
 @RestController
 public class RecordsController {
+    private static final int ID_SHOWN = 32;
+
     private final RecordStore store;
     private final byte[] baseline;
 
@@ -48,15 +53,72 @@ public class RecordsController {
     }
 
     /**
-     * @param id the record's id
+     * @param id the record's id, decimal
      * @param request its body: the record's bytes
      * @return {@code 201} with its location, after the durable write
      */
     @PostMapping("/records/{id}")
-    public Mono<ResponseEntity<Void>> put(@PathVariable("id") long id, ServerHttpRequest request) {
+    public Mono<ResponseEntity<Void>> put(@PathVariable("id") String id, ServerHttpRequest request) {
+        long record = id(id);
         return body(request)
-                .flatMap(b -> store.put(id, b))
-                .thenReturn(ResponseEntity.created(URI.create("/records/" + id)).build());
+                .flatMap(b -> store.put(record, b))
+                .thenReturn(ResponseEntity.created(URI.create("/records/" + record)).build());
+    }
+
+    /**
+     * @param id the record's id, decimal
+     * @return {@code 200} with its verified bytes, or {@code 404}
+     */
+    @GetMapping("/records/{id}")
+    public Mono<ResponseEntity<byte[]>> get(@PathVariable("id") String id) {
+        return store.get(id(id))
+                .map(p -> {
+                    byte[] out = new byte[p.remaining()];
+                    p.get(out);
+                    return ResponseEntity.ok(out);
+                })
+                .defaultIfEmpty(ResponseEntity.notFound().build());
+    }
+
+    /**
+     * @param id ignored but parsed and checked, as for a record
+     * @param request its body, read and dropped
+     * @return {@code 201}, with no RDMA
+     */
+    @PostMapping("/baseline/{id}")
+    public Mono<ResponseEntity<Void>> putBaseline(@PathVariable("id") String id, ServerHttpRequest request) {
+        long record = id(id);
+        return body(request)
+                .thenReturn(ResponseEntity.created(URI.create("/baseline/" + record)).build());
+    }
+
+    /**
+     * @param id ignored but parsed and checked, as for a record
+     * @return {@code 200} with a record's worth of bytes from the heap, no RDMA
+     */
+    @GetMapping("/baseline/{id}")
+    public Mono<byte[]> getBaseline(@PathVariable("id") String id) {
+        id(id);
+        return Mono.just(baseline);
+    }
+
+    /**
+     * A record id as the API spells it: decimal digits only (so that no other spelling, such as
+     * {@code 0x10} or {@code +16}, names a record), then within {@code records.slots}.
+     */
+    private long id(String text) {
+        String shown = text.length() > ID_SHOWN ? text.substring(0, ID_SHOWN) + "..." : text;
+        if (text.isEmpty() || !text.chars().allMatch(c -> c >= '0' && c <= '9')) {
+            throw new ResponseStatusException(HttpStatus.BAD_REQUEST,
+                    "record id '" + shown + "' is not a decimal number in " + store.idBound());
+        }
+        if (text.length() > 18) { // beyond any int slot count, and beyond a long's digits
+            throw new ResponseStatusException(HttpStatus.BAD_REQUEST,
+                    "record id " + shown + " is outside " + store.idBound());
+        }
+        long id = Long.parseLong(text);
+        store.checkId(id);
+        return id;
     }
 
     /** The request's bytes whatever its content type, copied out of (and releasing) Netty's buffers. */
@@ -72,40 +134,6 @@ public class RecordsController {
                     }
                 })
                 .defaultIfEmpty(ByteBuffer.allocate(0));
-    }
-
-    /**
-     * @param id the record's id
-     * @return {@code 200} with its verified bytes, or {@code 404}
-     */
-    @GetMapping("/records/{id}")
-    public Mono<ResponseEntity<byte[]>> get(@PathVariable("id") long id) {
-        return store.get(id)
-                .map(p -> {
-                    byte[] out = new byte[p.remaining()];
-                    p.get(out);
-                    return ResponseEntity.ok(out);
-                })
-                .defaultIfEmpty(ResponseEntity.notFound().build());
-    }
-
-    /**
-     * @param id ignored but parsed, as for a record
-     * @param request its body, read and dropped
-     * @return {@code 201}, with no RDMA
-     */
-    @PostMapping("/baseline/{id}")
-    public Mono<ResponseEntity<Void>> putBaseline(@PathVariable("id") long id, ServerHttpRequest request) {
-        return body(request).thenReturn(ResponseEntity.created(URI.create("/baseline/" + id)).build());
-    }
-
-    /**
-     * @param id ignored but parsed, as for a record
-     * @return {@code 200} with a record's worth of bytes from the heap, no RDMA
-     */
-    @GetMapping("/baseline/{id}")
-    public Mono<byte[]> getBaseline(@PathVariable("id") long id) {
-        return Mono.just(baseline);
     }
 
     /**

@@ -59,6 +59,9 @@ class RecordsApplicationTest {
                 .expectStatus().isBadRequest()
                 .expectHeader().contentType(MediaType.APPLICATION_PROBLEM_JSON)
                 .expectBody().jsonPath("$.detail").isEqualTo("record id 1024 is outside [0, 1024)");
+        web.get().uri("/records/-1").exchange()
+                .expectStatus().isBadRequest()
+                .expectBody().jsonPath("$.detail").isEqualTo("record id '-1' is not a decimal number in [0, 1024)");
     }
 
     @Test

@@ -64,14 +64,38 @@ class RecordsServiceHostileInputTest {
     void malformedIds_are400_neverA5xx_andNothingIsWritten() throws Exception {
         StoragePeer storage = shared().getBean(StoragePeer.class);
         long before = storage.verify().stored();
-        for (String id : List.of("abc", "-1", "99999999999999999999", "1.5", "%20", "-9223372036854775808")) {
+        for (String id : List.of("abc", "-1", "99999999999999999999", "1.5", "%20", "-9223372036854775808", "+5")) {
             HttpResponse<String> w = post(shared(), "/records/" + id, new byte[] { 1 });
             assertThat(w.statusCode()).as("POST /records/%s: %s", id, w.body()).isEqualTo(400);
+            assertThat(w.body()).as("POST /records/%s", id).contains("[0, 1024)");
             HttpResponse<byte[]> g = get(shared(), "/records/" + id);
             assertThat(g.statusCode()).as("GET /records/%s", id).isEqualTo(400);
             assertThat(new String(g.body(), StandardCharsets.UTF_8)).doesNotContain("at io.cqflux", "Exception");
         }
         assertThat(storage.verify().stored()).isEqualTo(before);
+    }
+
+    /** {@code /records/0x10} is not an id of the API: Spring's number conversion would decode it as hex, record 16. */
+    @Test
+    void hexId_isRefused_notAliasedToAnotherRecord() throws Exception {
+        HttpResponse<String> r = post(shared(), "/records/0x10", "via hex".getBytes(StandardCharsets.UTF_8));
+        assertThat(r.statusCode()).as("POST /records/0x10 answered Location %s", r.headers().firstValue("Location"))
+                .isEqualTo(400);
+        assertThat(r.body()).contains("'0x10' is not a decimal number in [0, 1024)");
+        assertThat(get(shared(), "/records/16").statusCode()).isEqualTo(404);
+        assertThat(get(shared(), "/baseline/0x10").statusCode()).isEqualTo(400);
+    }
+
+    /** An error's detail echoes the request's id: it is JSON whatever the reader accepts, never a page. */
+    @Test
+    void refusalsAreProblemJson_evenForABrowser() throws Exception {
+        HttpResponse<String> r = send(HttpRequest.newBuilder(uri(shared(), "/records/%3Cscript%3E"))
+                .header("Accept", "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8").GET().build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertThat(r.statusCode()).isEqualTo(400);
+        assertThat(r.headers().firstValue("Content-Type")).hasValue("application/problem+json");
+        assertThat(r.headers().firstValue("X-Content-Type-Options")).hasValue("nosniff");
+        assertThat(r.body()).contains("<script>' is not a decimal number");
     }
 
     // ------------------------------------------------------------------ bodies
