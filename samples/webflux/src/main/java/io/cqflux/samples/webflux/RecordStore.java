@@ -34,6 +34,11 @@ public class RecordStore {
         this.props = props;
     }
 
+    /** {@return the most bytes a record's payload may have: the slot less the header} */
+    public int maxPayload() {
+        return props.slotSize() - RecordFormat.HEADER;
+    }
+
     /**
      * Checks an id against {@code records.slots}, before any body is read or anything posted.
      *
@@ -55,14 +60,14 @@ public class RecordStore {
      * Writes a record durably.
      *
      * @param id the record's id, 0..slots-1
-     * @param payload its bytes, at most {@code slotSize - 24}
+     * @param payload its bytes, at most {@link #maxPayload()}
      * @return a Mono that completes once the peer's memory holds the record
      */
     public Mono<Void> put(long id, ByteBuffer payload) {
         long offset = offset(id);
-        if (payload.remaining() > props.slotSize() - RecordFormat.HEADER) {
+        if (payload.remaining() > maxPayload()) {
             return Mono.error(new ResponseStatusException(HttpStatus.PAYLOAD_TOO_LARGE, "a record holds at most "
-                    + (props.slotSize() - RecordFormat.HEADER) + " bytes, not " + payload.remaining()));
+                    + maxPayload() + " bytes, not " + payload.remaining()));
         }
         ByteBuffer image = ByteBuffer.allocate(RecordFormat.HEADER + payload.remaining())
                 .put(RecordFormat.header(id, payload)).put(payload.duplicate()).flip();

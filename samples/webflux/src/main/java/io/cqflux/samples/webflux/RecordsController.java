@@ -7,6 +7,7 @@ import java.net.URI;
 import java.nio.ByteBuffer;
 import java.util.Arrays;
 import java.util.concurrent.TimeoutException;
+import org.springframework.core.io.buffer.DataBufferLimitException;
 import org.springframework.core.io.buffer.DataBufferUtils;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.HttpStatusCode;
@@ -34,6 +35,10 @@ import reactor.core.publisher.Mono;
  *
  * <p>An id is decimal digits within {@code records.slots}, checked before the body is read: any
  * other spelling ({@code 0x10}, {@code +16}) is a {@code 400}, never another record.
+ *
+ * <p>A body is bounded by a record's size: a declared {@code Content-Length} over it is a
+ * {@code 413} before the body is read, and a body without one is read only up to it ({@code 413}
+ * past it). Nothing larger than a record is buffered.
  */
 @RestController
 public class RecordsController {
@@ -60,7 +65,7 @@ public class RecordsController {
     @PostMapping("/records/{id}")
     public Mono<ResponseEntity<Void>> put(@PathVariable("id") String id, ServerHttpRequest request) {
         long record = id(id);
-        return body(request)
+        return body(request, store.maxPayload())
                 .flatMap(b -> store.put(record, b))
                 .thenReturn(ResponseEntity.created(URI.create("/records/" + record)).build());
     }
@@ -82,13 +87,13 @@ public class RecordsController {
 
     /**
      * @param id ignored but parsed and checked, as for a record
-     * @param request its body, read and dropped
+     * @param request its body, read (within a record's bound) and dropped
      * @return {@code 201}, with no RDMA
      */
     @PostMapping("/baseline/{id}")
     public Mono<ResponseEntity<Void>> putBaseline(@PathVariable("id") String id, ServerHttpRequest request) {
         long record = id(id);
-        return body(request)
+        return body(request, store.maxPayload())
                 .thenReturn(ResponseEntity.created(URI.create("/baseline/" + record)).build());
     }
 
@@ -121,9 +126,21 @@ public class RecordsController {
         return id;
     }
 
-    /** The request's bytes whatever its content type, copied out of (and releasing) Netty's buffers. */
-    private static Mono<ByteBuffer> body(ServerHttpRequest request) {
-        return DataBufferUtils.join(request.getBody())
+    /**
+     * The request's bytes whatever its content type, copied out of (and releasing) Netty's
+     * buffers; never more than {@code max} of them are held. A declared {@code Content-Length}
+     * over {@code max} is refused before the body is read; a body without one is cut off (and its
+     * joined part released) as soon as it passes {@code max}.
+     */
+    private static Mono<ByteBuffer> body(ServerHttpRequest request, int max) {
+        long declared = request.getHeaders().getContentLength();
+        if (declared > max) {
+            return Mono.error(new ResponseStatusException(HttpStatus.PAYLOAD_TOO_LARGE,
+                    "a record holds at most " + max + " bytes, not " + declared + " (Content-Length)"));
+        }
+        return DataBufferUtils.join(request.getBody(), max)
+                .onErrorMap(DataBufferLimitException.class, e -> new ResponseStatusException(
+                        HttpStatus.PAYLOAD_TOO_LARGE, "a record holds at most " + max + " bytes; the body is longer"))
                 .map(buf -> {
                     try {
                         ByteBuffer copy = ByteBuffer.allocate(buf.readableByteCount());

@@ -68,7 +68,7 @@ class RecordsApplicationTest {
     void recordLargerThanASlot_is413NamingTheBound() {
         web.post().uri("/records/3").bodyValue(new byte[1024]).exchange()
                 .expectStatus().isEqualTo(413)
-                .expectBody().jsonPath("$.detail").isEqualTo("a record holds at most 1000 bytes, not 1024");
+                .expectBody().jsonPath("$.detail").isEqualTo("a record holds at most 1000 bytes, not 1024 (Content-Length)");
     }
 
     @Test

@@ -2,12 +2,19 @@ package io.cqflux.samples.webflux;
 
 import static io.cqflux.samples.webflux.Services.atPeer;
 import static io.cqflux.samples.webflux.Services.get;
+import static io.cqflux.samples.webflux.Services.port;
 import static io.cqflux.samples.webflux.Services.post;
 import static io.cqflux.samples.webflux.Services.send;
 import static io.cqflux.samples.webflux.Services.start;
 import static io.cqflux.samples.webflux.Services.uri;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.Socket;
+import java.net.SocketTimeoutException;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
@@ -120,6 +127,97 @@ class RecordsServiceHostileInputTest {
                 .build(), HttpResponse.BodyHandlers.ofString());
         assertThat(j.statusCode()).isEqualTo(201);
         assertThat(get(shared(), "/records/21").body()).isEqualTo("{not json".getBytes(StandardCharsets.UTF_8));
+    }
+
+    /**
+     * A client announces a 1 GiB body and sends 1 KiB of it. The bound (1000 bytes) is known from
+     * the headers: the 413 comes at once, not after the service has buffered the body it asked for.
+     */
+    @Test
+    void hugeContentLength_isRefusedFromTheHeaders_notBufferedFirst() throws Exception {
+        String answer = rawPost("/records/30", "Content-Length: 1073741824\r\n", new byte[1024]);
+        assertThat(answer).startsWith("HTTP/1.1 413").contains("1073741824").contains("1000");
+    }
+
+    /** The id is checked before the body is read: a bad id with a huge body is a 400 at once. */
+    @Test
+    void badIdWithAHugeBody_is400BeforeTheBodyIsRead() throws Exception {
+        for (String path : List.of("/records/0x10", "/records/5000")) {
+            String answer = rawPost(path, "Content-Length: 1073741824\r\n", new byte[1024]);
+            assertThat(answer).as(path).startsWith("HTTP/1.1 400");
+        }
+    }
+
+    /** Same, but 32 MiB really sent (chunked, no Content-Length): cut off past the bound, not joined in the heap. */
+    @Test
+    void chunkedBodyFarBeyondASlot_isCutOffEarly_notJoinedInTheHeap() throws Exception {
+        try (Socket s = new Socket("127.0.0.1", port(shared()))) {
+            s.setSoTimeout(5_000);
+            OutputStream out = s.getOutputStream();
+            out.write(("POST /records/31 HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n")
+                    .getBytes(StandardCharsets.US_ASCII));
+            byte[] chunk = new byte[64 * 1024];
+            int sent = 0;
+            boolean answeredEarly = false;
+            try {
+                for (; sent < 512; sent++) {
+                    out.write((Integer.toHexString(chunk.length) + "\r\n").getBytes(StandardCharsets.US_ASCII));
+                    out.write(chunk);
+                    out.write("\r\n".getBytes(StandardCharsets.US_ASCII));
+                    if (s.getInputStream().available() > 0) {
+                        answeredEarly = true;
+                        break;
+                    }
+                }
+                out.write("0\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+                out.flush();
+            } catch (IOException closedByServer) {
+                answeredEarly = true;
+            }
+            assertThat(answeredEarly).as("the service refused the body before %d KiB of it (a record holds 1000 bytes)",
+                    sent * 64).isTrue();
+            assertThat(answer(s.getInputStream())).startsWith("HTTP/1.1 413").contains("at most 1000 bytes");
+        }
+        assertThat(get(shared(), "/records/31").statusCode()).isEqualTo(404);
+    }
+
+    /** POSTs {@code body} with these headers over a socket of its own; {@return the answer, status line first} */
+    private static String rawPost(String path, String headers, byte[] body) throws IOException {
+        try (Socket s = new Socket("127.0.0.1", port(shared()))) {
+            s.setSoTimeout(5_000);
+            OutputStream out = s.getOutputStream();
+            out.write(("POST " + path + " HTTP/1.1\r\nHost: x\r\nContent-Type: application/octet-stream\r\n" + headers
+                    + "\r\n").getBytes(StandardCharsets.US_ASCII));
+            out.write(body);
+            out.flush();
+            try {
+                return answer(s.getInputStream());
+            } catch (SocketTimeoutException e) {
+                return "no answer within 5 s: the service waits for (and buffers) the whole body";
+            }
+        }
+    }
+
+    /** {@return an HTTP/1.1 answer with a Content-Length: status line, headers and body} */
+    private static String answer(InputStream in) throws IOException {
+        StringBuilder all = new StringBuilder();
+        int length = 0;
+        for (String line = line(in); !line.isEmpty(); line = line(in)) {
+            all.append(line).append('\n');
+            if (line.toLowerCase(java.util.Locale.ROOT).startsWith("content-length:")) {
+                length = Integer.parseInt(line.substring(15).trim());
+            }
+        }
+        return all.append('\n').append(new String(in.readNBytes(length), StandardCharsets.UTF_8)).toString();
+    }
+
+    private static String line(InputStream in) throws IOException {
+        ByteArrayOutputStream line = new ByteArrayOutputStream();
+        int b;
+        while ((b = in.read()) != -1 && b != '\n') {
+            line.write(b);
+        }
+        return line.toString(StandardCharsets.US_ASCII).trim();
     }
 
     // ------------------------------------------------------------------ read-after-write
