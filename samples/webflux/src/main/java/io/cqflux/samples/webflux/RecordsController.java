@@ -39,6 +39,9 @@ import reactor.core.publisher.Mono;
  * <p>A body is bounded by a record's size: a declared {@code Content-Length} over it is a
  * {@code 413} before the body is read, and a body without one is read only up to it ({@code 413}
  * past it). Nothing larger than a record is buffered.
+ *
+ * <p>A record is opaque bytes, answered as {@code application/octet-stream} with
+ * {@code X-Content-Type-Options: nosniff} whatever the reader accepts.
  */
 @RestController
 public class RecordsController {
@@ -80,7 +83,7 @@ public class RecordsController {
                 .map(p -> {
                     byte[] out = new byte[p.remaining()];
                     p.get(out);
-                    return ResponseEntity.ok(out);
+                    return opaque(out);
                 })
                 .defaultIfEmpty(ResponseEntity.notFound().build());
     }
@@ -102,9 +105,9 @@ public class RecordsController {
      * @return {@code 200} with a record's worth of bytes from the heap, no RDMA
      */
     @GetMapping("/baseline/{id}")
-    public Mono<byte[]> getBaseline(@PathVariable("id") String id) {
+    public ResponseEntity<byte[]> getBaseline(@PathVariable("id") String id) {
         id(id);
-        return Mono.just(baseline);
+        return opaque(baseline);
     }
 
     /**
@@ -151,6 +154,16 @@ public class RecordsController {
                     }
                 })
                 .defaultIfEmpty(ByteBuffer.allocate(0));
+    }
+
+    /**
+     * Opaque bytes as opaque bytes: never labelled with a type the reader asked for (a stored
+     * {@code <script>} served as {@code text/html} would run in the service's origin), and not to
+     * be sniffed into one.
+     */
+    private static ResponseEntity<byte[]> opaque(byte[] bytes) {
+        return ResponseEntity.ok().contentType(MediaType.APPLICATION_OCTET_STREAM)
+                .header("X-Content-Type-Options", "nosniff").body(bytes);
     }
 
     /**

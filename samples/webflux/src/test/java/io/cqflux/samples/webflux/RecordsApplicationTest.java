@@ -45,7 +45,10 @@ class RecordsApplicationTest {
                 .expectStatus().isCreated().expectHeader().location("/records/7");
         // 201 means durable: the bytes are in the peer's memory before the answer.
         assertThat(storage.verify().stored()).isGreaterThanOrEqualTo(1);
-        web.get().uri("/records/7").exchange().expectStatus().isOk().expectBody(byte[].class).isEqualTo(body);
+        web.get().uri("/records/7").exchange().expectStatus().isOk()
+                .expectHeader().contentType(MediaType.APPLICATION_OCTET_STREAM)
+                .expectHeader().valueEquals("X-Content-Type-Options", "nosniff")
+                .expectBody(byte[].class).isEqualTo(body);
     }
 
     @Test

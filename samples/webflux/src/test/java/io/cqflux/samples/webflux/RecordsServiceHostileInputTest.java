@@ -130,6 +130,29 @@ class RecordsServiceHostileInputTest {
     }
 
     /**
+     * A record is opaque bytes, stored whatever the request's content type, and served back as
+     * such: were its type whatever the reader accepts, a browser (Accept: text/html) would get a
+     * stored {@code <script>} as an HTML page of the service's origin.
+     */
+    @Test
+    void recordsAreServedAsOctetStream_notAsWhateverTheReaderAccepts() throws Exception {
+        byte[] html = "<script>alert(document.cookie)</script>".getBytes(StandardCharsets.UTF_8);
+        assertThat(post(shared(), "/records/40", html).statusCode()).isEqualTo(201);
+        for (String accept : List.of("text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8", "*/*",
+                "text/html")) {
+            for (String path : List.of("/records/40", "/baseline/40")) {
+                HttpResponse<byte[]> r = send(HttpRequest.newBuilder(uri(shared(), path))
+                        .header("Accept", accept).GET().build(), HttpResponse.BodyHandlers.ofByteArray());
+                assertThat(r.statusCode()).as("GET %s, Accept: %s", path, accept).isEqualTo(200);
+                assertThat(r.headers().firstValue("Content-Type")).as("GET %s, Accept: %s", path, accept)
+                        .hasValue("application/octet-stream");
+                assertThat(r.headers().firstValue("X-Content-Type-Options")).hasValue("nosniff");
+            }
+        }
+        assertThat(get(shared(), "/records/40").body()).isEqualTo(html);
+    }
+
+    /**
      * A client announces a 1 GiB body and sends 1 KiB of it. The bound (1000 bytes) is known from
      * the headers: the 413 comes at once, not after the service has buffered the body it asked for.
      */
