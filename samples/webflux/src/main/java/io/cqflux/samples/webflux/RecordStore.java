@@ -1,8 +1,10 @@
 package io.cqflux.samples.webflux;
 
+import io.cqflux.reactor.Cqflux;
 import io.cqflux.spring.boot.CqfluxDataBuffers;
 import io.cqflux.spring.boot.CqfluxPeer;
 import io.cqflux.spring.boot.CqfluxPeers;
+import io.cqflux.spring.boot.CqfluxPropertyException;
 import java.nio.ByteBuffer;
 import org.springframework.core.io.buffer.DataBuffer;
 import org.springframework.core.io.buffer.DefaultDataBufferFactory;
@@ -27,8 +29,19 @@ public class RecordStore {
      * @param peers the configured peers; this service uses {@code store}
      * @param buffers the DataBuffer forms of the RDMA operations
      * @param props slot layout and timeout
+     * @param cqflux the starter's instance, whose registered buffers carry every record
+     * @throws CqfluxPropertyException when {@code records.slot-size} exceeds
+     *     {@code cqflux.buffer-pool.buffer-size}: a {@code GET} reads a whole slot through one
+     *     registered buffer, so every read would fail
      */
-    public RecordStore(CqfluxPeers peers, CqfluxDataBuffers buffers, RecordsProperties props) {
+    public RecordStore(CqfluxPeers peers, CqfluxDataBuffers buffers, RecordsProperties props, Cqflux cqflux) {
+        int bufferSize = cqflux.buffers().bufferSize();
+        if (props.slotSize() > bufferSize) {
+            throw new CqfluxPropertyException("records.slot-size", props.slotSize(), new IllegalArgumentException(
+                    "a record's slot is read and written through one registered buffer, and"
+                            + " cqflux.buffer-pool.buffer-size is " + bufferSize + ": set records.slot-size to at most "
+                            + bufferSize + ", or cqflux.buffer-pool.buffer-size to at least " + props.slotSize()));
+        }
         this.store = peers.get("store");
         this.buffers = buffers;
         this.props = props;

@@ -8,7 +8,9 @@ import static io.cqflux.samples.webflux.Services.send;
 import static io.cqflux.samples.webflux.Services.start;
 import static io.cqflux.samples.webflux.Services.uri;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.cqflux.spring.boot.CqfluxPropertyException;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -257,6 +259,35 @@ class RecordsServiceHostileInputTest {
             assertThat(r.statusCode()).isEqualTo(201);
             // Right after the 201, in the peer's own memory: no read by the service in between.
             assertThat(atPeer(storage.memory(), id, 1024)).as("record %d at the peer", id).isEqualTo(body);
+        }
+    }
+
+    // ------------------------------------------------------------------ configuration
+
+    /**
+     * A {@code GET} reads a whole slot through one registered buffer: a {@code records.slot-size}
+     * over {@code cqflux.buffer-pool.buffer-size} (4 KiB in application.properties) would start,
+     * take a 201, then answer every GET 500. It is refused at start, naming both; a slot as large
+     * as a buffer is served.
+     */
+    @Test
+    void slotSizeAboveTheBufferSize_isRefusedAtStart_andASlotOfABufferIsServed() throws Exception {
+        closeShared();
+        assertThatThrownBy(() -> start("--records.slot-size=8192")).rootCause()
+                .isInstanceOf(CqfluxPropertyException.class)
+                .hasMessageContaining("records.slot-size=8192")
+                .hasMessageContaining("cqflux.buffer-pool.buffer-size is 4096");
+        ConfigurableApplicationContext ctx = start("--records.slot-size=4096");
+        try {
+            byte[] full = new byte[4096 - RecordFormat.HEADER];
+            new Random(7).nextBytes(full);
+            assertThat(post(ctx, "/records/1", full).statusCode()).isEqualTo(201);
+            HttpResponse<byte[]> g = get(ctx, "/records/1");
+            assertThat(g.statusCode()).isEqualTo(200);
+            assertThat(g.body()).isEqualTo(full);
+            assertThat(post(ctx, "/records/2", new byte[full.length + 1]).statusCode()).isEqualTo(413);
+        } finally {
+            ctx.close();
         }
     }
 }
