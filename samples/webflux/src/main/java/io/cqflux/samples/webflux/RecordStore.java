@@ -1,11 +1,16 @@
 package io.cqflux.samples.webflux;
 
 import io.cqflux.reactor.Cqflux;
+import io.cqflux.reactor.PeerRegion;
+import io.cqflux.reactor.RdmaConnection;
 import io.cqflux.spring.boot.CqfluxDataBuffers;
 import io.cqflux.spring.boot.CqfluxPeer;
 import io.cqflux.spring.boot.CqfluxPeers;
 import io.cqflux.spring.boot.CqfluxPropertyException;
 import java.nio.ByteBuffer;
+import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import org.springframework.core.io.buffer.DataBuffer;
 import org.springframework.core.io.buffer.DefaultDataBufferFactory;
 import org.springframework.http.HttpStatus;
@@ -21,9 +26,13 @@ import reactor.core.publisher.Mono;
  */
 @Service
 public class RecordStore {
+    private static final Logger LOG = LoggerFactory.getLogger(RecordStore.class);
+
     private final CqfluxPeer store;
     private final CqfluxDataBuffers buffers;
     private final RecordsProperties props;
+    /** The size of the last peer region found too small for records.slots, so that each is logged once. */
+    private final AtomicLong smallRegionLogged = new AtomicLong(-1);
 
     /**
      * @param peers the configured peers; this service uses {@code store}
@@ -45,6 +54,11 @@ public class RecordStore {
         this.store = peers.get("store");
         this.buffers = buffers;
         this.props = props;
+        // Each time the peer is (again) up: say once if its region holds fewer slots than records.slots.
+        store.states().filter(s -> s == CqfluxPeer.State.UP)
+                .concatMap(s -> store.withConnection(c -> Mono.just(c.remoteRegion(0).size()))
+                        .onErrorResume(e -> Mono.empty()))
+                .subscribe(this::regionSeen, e -> { });
     }
 
     /** {@return the most bytes a record's payload may have: the slot less the header} */
@@ -72,47 +86,81 @@ public class RecordStore {
     /**
      * Writes a record durably.
      *
-     * @param id the record's id, 0..slots-1
+     * @param id the record's id, 0..slots-1 (and within the peer's region)
      * @param payload its bytes, at most {@link #maxPayload()}
-     * @return a Mono that completes once the peer's memory holds the record
+     * @return a Mono that completes once the peer's memory holds the record; a {@code 400} for an
+     *     id outside {@code records.slots} or the peer's region, a {@code 413} for a payload over
+     *     the bound, both before anything is posted
      */
     public Mono<Void> put(long id, ByteBuffer payload) {
-        long offset = offset(id);
-        if (payload.remaining() > maxPayload()) {
-            return Mono.error(new ResponseStatusException(HttpStatus.PAYLOAD_TOO_LARGE, "a record holds at most "
-                    + maxPayload() + " bytes, not " + payload.remaining()));
-        }
-        ByteBuffer image = ByteBuffer.allocate(RecordFormat.HEADER + payload.remaining())
-                .put(RecordFormat.header(id, payload)).put(payload.duplicate()).flip();
-        DataBuffer data = DefaultDataBufferFactory.sharedInstance.wrap(image);
-        return store.withConnection(c -> buffers.durableWrite(c, c.remoteRegion(0), offset, data))
-                .timeout(props.timeout());
+        return Mono.defer(() -> {
+            checkId(id);
+            if (payload.remaining() > maxPayload()) {
+                return Mono.error(new ResponseStatusException(HttpStatus.PAYLOAD_TOO_LARGE, "a record holds at most "
+                        + maxPayload() + " bytes, not " + payload.remaining()));
+            }
+            ByteBuffer image = ByteBuffer.allocate(RecordFormat.HEADER + payload.remaining())
+                    .put(RecordFormat.header(id, payload)).put(payload.duplicate()).flip();
+            DataBuffer data = DefaultDataBufferFactory.sharedInstance.wrap(image);
+            return onSlot(id, (c, region, offset) -> buffers.durableWrite(c, region, offset, data));
+        });
     }
 
     /**
      * Reads a record and proves it: magic, id, length and CRC32C.
      *
      * @param id the record's id
-     * @return its payload; empty when the slot holds none; a {@code 500} when it does not verify
+     * @return its payload; empty when the slot holds none; a {@code 500} when it does not verify;
+     *     a {@code 400} for an id outside {@code records.slots} or the peer's region
      */
     public Mono<ByteBuffer> get(long id) {
-        long offset = offset(id);
-        return store.withConnection(c -> buffers.read(c, c.remoteRegion(0), offset, props.slotSize(),
-                        DefaultDataBufferFactory.sharedInstance))
-                .timeout(props.timeout())
-                .flatMap(buf -> {
-                    ByteBuffer slot = buf.toByteBuffer(0, props.slotSize());
-                    return switch (RecordFormat.check(slot, id)) {
-                        case EMPTY -> Mono.empty();
-                        case OK -> Mono.just(RecordFormat.payload(slot));
-                        case CORRUPT -> Mono.error(new ResponseStatusException(HttpStatus.INTERNAL_SERVER_ERROR,
-                                "record " + id + " does not verify (checksum, id or length)"));
-                    };
-                });
+        return Mono.defer(() -> {
+            checkId(id);
+            return onSlot(id, (c, region, offset) -> buffers.read(c, region, offset, props.slotSize(),
+                            DefaultDataBufferFactory.sharedInstance))
+                    .flatMap(buf -> {
+                        ByteBuffer slot = buf.toByteBuffer(0, props.slotSize());
+                        return switch (RecordFormat.check(slot, id)) {
+                            case EMPTY -> Mono.empty();
+                            case OK -> Mono.just(RecordFormat.payload(slot));
+                            case CORRUPT -> Mono.error(new ResponseStatusException(HttpStatus.INTERNAL_SERVER_ERROR,
+                                    "record " + id + " does not verify (checksum, id or length)"));
+                        };
+                    });
+        });
     }
 
-    private long offset(long id) {
-        checkId(id);
-        return id * props.slotSize();
+    /** One operation on a record's slot; a slot beyond the region the peer exposed is refused first. */
+    private <T> Mono<T> onSlot(long id, SlotWork<T> work) {
+        long offset = id * props.slotSize();
+        return store.withConnection(c -> {
+            PeerRegion region = c.remoteRegion(0);
+            regionSeen(region.size());
+            long peerSlots = region.size() / props.slotSize();
+            if (id >= peerSlots) {
+                // The library would refuse the operation too, but as an IllegalArgumentException
+                // (a 500): the peer's smaller region is this request's bound, a client error.
+                return Mono.error(new ResponseStatusException(HttpStatus.BAD_REQUEST, "record id " + id
+                        + " is outside [0, " + peerSlots + "): the storage peer's region holds " + peerSlots
+                        + " slots of " + props.slotSize() + " bytes"));
+            }
+            return work.apply(c, region, offset);
+        }).timeout(props.timeout());
+    }
+
+    /** Logs, once per size, a peer region that holds fewer slots than {@code records.slots}. */
+    private void regionSeen(long regionSize) {
+        long wanted = (long) props.slots() * props.slotSize();
+        if (regionSize < wanted && smallRegionLogged.get() != regionSize
+                && smallRegionLogged.getAndSet(regionSize) != regionSize) {
+            LOG.warn("the storage peer {} exposes {} bytes: {} slots of {} bytes, fewer than records.slots={};"
+                            + " ids from {} on are answered 400", store.address(), regionSize,
+                    regionSize / props.slotSize(), props.slotSize(), props.slots(), regionSize / props.slotSize());
+        }
+    }
+
+    @FunctionalInterface
+    private interface SlotWork<T> {
+        Mono<T> apply(RdmaConnection c, PeerRegion region, long offset);
     }
 }

@@ -15,6 +15,8 @@ import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.net.SocketTimeoutException;
 import java.net.http.HttpRequest;
@@ -24,6 +26,9 @@ import java.util.List;
 import java.util.Random;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.context.ConfigurableApplicationContext;
 
 /**
@@ -288,6 +293,43 @@ class RecordsServiceHostileInputTest {
             assertThat(post(ctx, "/records/2", new byte[full.length + 1]).statusCode()).isEqualTo(413);
         } finally {
             ctx.close();
+        }
+    }
+
+    /**
+     * The README's remote setup with a StorageMain of fewer slots (256) than the service's
+     * {@code records.slots} (65,536): an id the peer's region does not hold is a 400 naming the
+     * bound the peer allows, refused before it is posted (not the library's refusal as a 500), and
+     * the connection keeps working. The mismatch is logged once, when the peer comes up.
+     */
+    @Test
+    @ExtendWith(OutputCaptureExtension.class)
+    void serviceSlotsBeyondThePeersRegion_idOutsideThePeerIs400NamingItsBound(CapturedOutput output) throws Exception {
+        closeShared();
+        StoragePeer remote = new StoragePeer(new InetSocketAddress(InetAddress.getLoopbackAddress(), FreePort.next()),
+                "fabric", 256, 1024);
+        remote.start();
+        ConfigurableApplicationContext ctx = null;
+        try {
+            ctx = start("--records.embedded-storage=false", "--records.slots=65536",
+                    "--cqflux.peers.store.port=" + remote.address().getPort());
+            HttpResponse<String> r = post(ctx, "/records/300", new byte[] { 1 });
+            assertThat(r.statusCode()).as("POST /records/300 beyond the peer's 256 slots: %s", r.body()).isEqualTo(400);
+            assertThat(r.body()).contains("record id 300 is outside [0, 256)");
+            HttpResponse<byte[]> g = get(ctx, "/records/65535");
+            assertThat(g.statusCode()).isEqualTo(400);
+            assertThat(new String(g.body(), StandardCharsets.UTF_8)).contains("record id 65535 is outside [0, 256)");
+            assertThat(remote.verify().stored()).isZero();
+            assertThat(post(ctx, "/records/255", new byte[] { 2 }).statusCode()).isEqualTo(201);
+            assertThat(post(ctx, "/records/1", new byte[] { 1 }).statusCode()).isEqualTo(201);
+            assertThat(get(ctx, "/records/255").body()).isEqualTo(new byte[] { 2 });
+            assertThat(output.getOut().split("256 slots of 1024 bytes, fewer than records.slots=65536", -1))
+                    .as("the mismatch logged once: %s", output.getOut()).hasSize(2);
+        } finally {
+            if (ctx != null) {
+                ctx.close();
+            }
+            remote.close();
         }
     }
 }
