@@ -18,7 +18,6 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProp
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
-import org.springframework.boot.availability.ApplicationAvailability;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.ApplicationEventPublisher;
 import org.springframework.context.annotation.Bean;
@@ -244,15 +243,13 @@ public class CqfluxAutoConfiguration {
         private static final String ACTUATOR = "org.springframework.boot.actuate.endpoint.web.WebEndpointResponse";
 
         /**
-         * @param publisher the context (readiness, when the gate closes on a ready application)
-         * @param availability the application's readiness, if tracked
+         * @param publisher the context (readiness REFUSING_TRAFFIC, when the gate closes)
          * @return the gate, closed before the web server's graceful shutdown
          */
         @Bean
         @ConditionalOnMissingBean
-        CqfluxRequestGate cqfluxRequestGate(ApplicationEventPublisher publisher,
-                ObjectProvider<ApplicationAvailability> availability) {
-            return new CqfluxRequestGate(publisher, availability.getIfUnique());
+        CqfluxRequestGate cqfluxRequestGate(ApplicationEventPublisher publisher) {
+            return new CqfluxRequestGate(publisher);
         }
 
         /**

@@ -29,9 +29,10 @@ import reactor.core.publisher.Mono;
  * a credit on any peer (the NIC has completed everything that was posted, including operations
  * whose subscribers cancelled). Only then does it close the peers in order and dispose the
  * {@link Cqflux} with what is left of the budget ({@link Cqflux#disposeNow(Duration)}): whatever
- * is still pending then fails with a {@code ConnectionException}, never hangs. Requests still in
- * progress when the budget runs out (a stream that never ends) are logged, and their operations
- * fail with the close.
+ * is still pending then fails with a {@code ConnectionException}, never hangs. The wait for the
+ * requests ends a quarter of the budget (at least 1 s, or half of a budget under 2 s) before its
+ * end, so that a request that never ends (an SSE stream, a WebSocket) leaves the drain and the
+ * orderly close time to run: such requests are logged, and their operations fail with the close.
  *
  * <p><b>Thread safety.</b> Called by the context's lifecycle processor; start and stop are
  * idempotent. A stop is final: the instance is disposed, and a start after it is refused.
@@ -136,14 +137,22 @@ public final class CqfluxLifecycle implements SmartLifecycle {
         }
         running = false;
         stopped = true;
-        long deadline = System.nanoTime() + shutdownTimeout.toNanos();
+        long start = System.nanoTime();
+        long deadline = start + shutdownTimeout.toNanos();
         int requests = 0;
         if (gate != null) {
             gate.close(); // closed by its own, earlier, stop; here too when this one is called alone
             requests = gate.active();
-            if (!awaitZero(gate::active, deadline)) {
-                LOG.warn("cqflux: " + gate.active() + " requests still in progress after " + shutdownTimeout
-                        + "; draining and closing the peers under them");
+            // A request that never ends (an SSE stream, a WebSocket, a long poll) must not take the
+            // whole budget: the drain and the orderly close (goodbyes, so that peers see CLOSED,
+            // not LOST) keep a quarter of it, at least 1 s or half of it, whichever is less.
+            long budget = shutdownTimeout.toNanos();
+            long kept = Math.max(budget / 4, Math.min(Duration.ofSeconds(1).toNanos(), budget / 2));
+            long requestDeadline = deadline - kept;
+            if (!awaitZero(gate::active, requestDeadline)) {
+                LOG.warn("cqflux: " + gate.active() + " requests still in progress after "
+                        + Duration.ofNanos(requestDeadline - start) + " of cqflux.shutdown-timeout " + shutdownTimeout
+                        + "; draining and closing the peers under them with the " + Duration.ofNanos(kept) + " left");
             } else if (requests > 0) {
                 LOG.info("cqflux: waited for " + requests + " requests in progress");
             }

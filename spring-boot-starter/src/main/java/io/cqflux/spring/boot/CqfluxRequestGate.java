@@ -3,7 +3,6 @@ package io.cqflux.spring.boot;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
-import org.springframework.boot.availability.ApplicationAvailability;
 import org.springframework.boot.availability.AvailabilityChangeEvent;
 import org.springframework.boot.availability.ReadinessState;
 import org.springframework.boot.web.context.WebServerGracefulShutdownLifecycle;
@@ -33,11 +32,12 @@ import org.springframework.context.SmartLifecycle;
  * {@code cqflux.shutdown-timeout}, until no admitted request is in progress and no operation is
  * in flight, and only then closes the peers.
  *
- * <p><b>Readiness.</b> A closing context already reports {@link ReadinessState#REFUSING_TRAFFIC}
- * (Spring Boot publishes it when the close begins, before any lifecycle bean stops). When the
- * gate closes while readiness still says {@link ReadinessState#ACCEPTING_TRAFFIC} (a context
- * stopped without being closed), it publishes {@code REFUSING_TRAFFIC} itself, so that the
- * readiness probe says what the application does.
+ * <p><b>Readiness.</b> When the gate closes it publishes {@link ReadinessState#REFUSING_TRAFFIC},
+ * with itself as the source, so that the readiness probe says what the application does: a
+ * closing context has said so already (Spring Boot publishes it when the close begins, before any
+ * lifecycle bean stops), but a context stopped without being closed has not, and
+ * {@link CqfluxReadiness}, which raises readiness back when the required peers come back up,
+ * leaves alone a {@code REFUSING_TRAFFIC} that another source published.
  *
  * <p><b>Thread safety.</b> {@link #enter()} and {@link #exit()} are called on the server's event
  * loops, the lifecycle methods by the context; all are thread-safe and never block. Closing is
@@ -55,25 +55,21 @@ public final class CqfluxRequestGate implements SmartLifecycle {
     private static final Log LOG = LogFactory.getLog(CqfluxRequestGate.class);
 
     private final ApplicationEventPublisher publisher;
-    private final ApplicationAvailability availability;
     private final AtomicInteger active = new AtomicInteger();
     private volatile boolean closed;
     private volatile boolean running;
 
     /** A gate that publishes no readiness (for an application without availability tracking). */
     public CqfluxRequestGate() {
-        this(null, null);
+        this(null);
     }
 
     /**
-     * @param publisher where {@code REFUSING_TRAFFIC} goes when the gate closes on a ready
-     *     application; null publishes nothing
-     * @param availability the application's readiness, read when the gate closes; null publishes
+     * @param publisher where {@code REFUSING_TRAFFIC} goes when the gate closes; null publishes
      *     nothing
      */
-    public CqfluxRequestGate(ApplicationEventPublisher publisher, ApplicationAvailability availability) {
+    public CqfluxRequestGate(ApplicationEventPublisher publisher) {
         this.publisher = publisher;
-        this.availability = availability;
     }
 
     /**
@@ -93,14 +89,20 @@ public final class CqfluxRequestGate implements SmartLifecycle {
         return true;
     }
 
-    /** Ends a request that {@link #enter()} admitted. */
+    /**
+     * Ends a request that {@link #enter()} admitted. An exit with no admitted request in progress
+     * is ignored (and logged): were it counted, the next admitted request would read as none, and
+     * the drain would run under it.
+     */
     public void exit() {
-        active.decrementAndGet();
+        if (active.getAndUpdate(v -> v > 0 ? v - 1 : v) <= 0) {
+            LOG.warn("cqflux: CqfluxRequestGate.exit() without an admitted request in progress; ignored");
+        }
     }
 
     /** {@return the admitted requests still in progress} */
     public int active() {
-        return Math.max(0, active.get());
+        return active.get();
     }
 
     /** {@return whether new requests are refused} */
@@ -121,8 +123,7 @@ public final class CqfluxRequestGate implements SmartLifecycle {
         }
         LOG.info("cqflux: the application is shutting down: new requests are refused (503), "
                 + active() + " in progress");
-        if (publisher != null && availability != null
-                && availability.getReadinessState() != ReadinessState.REFUSING_TRAFFIC) {
+        if (publisher != null) {
             try {
                 AvailabilityChangeEvent.publish(publisher, this, ReadinessState.REFUSING_TRAFFIC);
             } catch (RuntimeException e) {

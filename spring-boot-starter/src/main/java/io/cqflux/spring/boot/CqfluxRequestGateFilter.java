@@ -24,8 +24,9 @@ import reactor.core.publisher.Mono;
  * <p><b>The refusal.</b> {@code 503 Service Unavailable}, {@code Connection: close} and a
  * {@code text/plain} body ({@link #REFUSAL}) saying that the service is shutting down and did not
  * process the request, which may therefore be retried, on another instance, even when it is not
- * idempotent. The request's body is read and dropped before the answer, so that closing the
- * connection after it cannot reset it before the client has read it (RFC 9112, 9.6). Responses
+ * idempotent. The request's body is read and dropped before the answer (up to 64 KiB and 1 s; not
+ * at all when a larger body is declared or the client waits for {@code 100 Continue}), so that
+ * closing the connection after it cannot reset it before the client has read it (RFC 9112, 9.6). Responses
  * of admitted requests that end after the gate closed carry {@code Connection: close} too, so a
  * kept-alive HTTP/1.1 connection ends with its last answer instead of carrying one more request
  * to be refused. (HTTP/2 has no {@code Connection} header; there the server's own shutdown ends
@@ -54,6 +55,10 @@ public final class CqfluxRequestGateFilter implements WebFilter, Ordered, Applic
             + " this request; retry it, on another instance\n";
 
     private static final byte[] REFUSAL_BYTES = REFUSAL.getBytes(StandardCharsets.UTF_8);
+    /** A refused request's body read and dropped before the answer, at most (see {@link #refuse}). */
+    static final long DRAINED_BODY_BYTES = 64 * 1024;
+    /** How long a refused request's body is read before the answer goes anyway. */
+    static final java.time.Duration DRAIN_TIME = java.time.Duration.ofSeconds(1);
 
     private final CqfluxRequestGate gate;
     private final List<String> passThrough;
@@ -94,9 +99,12 @@ public final class CqfluxRequestGateFilter implements WebFilter, Ordered, Applic
         if (passesThrough(exchange)) {
             return chain.filter(exchange);
         }
-        if (!gate.enter()) {
-            return refuse(exchange);
-        }
+        // Admitted when subscribed, not when assembled: a Mono built and never subscribed (by a
+        // filter that wraps this one) must not stay counted.
+        return Mono.defer(() -> gate.enter() ? admitted(exchange, chain) : refuse(exchange));
+    }
+
+    private Mono<Void> admitted(ServerWebExchange exchange, WebFilterChain chain) {
         ServerHttpResponse response = exchange.getResponse();
         response.beforeCommit(() -> {
             if (gate.isClosed()) {
@@ -138,10 +146,23 @@ public final class CqfluxRequestGateFilter implements WebFilter, Ordered, Applic
         headers.setContentType(new MediaType(MediaType.TEXT_PLAIN, StandardCharsets.UTF_8));
         headers.setContentLength(REFUSAL_BYTES.length);
         headers.setCacheControl("no-store");
-        return exchange.getRequest().getBody().doOnNext(DataBufferUtils::release).then()
+        Mono<Void> answer = Mono.defer(() -> response.writeWith(Mono.fromSupplier(
+                () -> response.bufferFactory().wrap(REFUSAL_BYTES))));
+        HttpHeaders request = exchange.getRequest().getHeaders();
+        if (request.getContentLength() > DRAINED_BODY_BYTES
+                || request.getFirst(HttpHeaders.EXPECT) != null) {
+            // A large declared body, or one the client sends only after a 100 Continue (which
+            // reading it would send): answered at once, the connection closes after the answer.
+            return answer;
+        }
+        // Read and dropped, bounded in bytes and time, so that closing the connection after the
+        // answer does not reset it before the client has read it (RFC 9112, 9.6); an endless or
+        // stalled body does not hold the refusal, nor the server's graceful shutdown after it.
+        return DataBufferUtils.takeUntilByteCount(exchange.getRequest().getBody(), DRAINED_BODY_BYTES)
+                .doOnNext(DataBufferUtils::release).then()
+                .timeout(DRAIN_TIME)
                 .onErrorComplete()
-                .then(Mono.defer(() -> response.writeWith(Mono.fromSupplier(
-                        () -> response.bufferFactory().wrap(REFUSAL_BYTES)))));
+                .then(answer);
     }
 
     /** {@return the gate this filter admits through} */

@@ -95,6 +95,38 @@ class CqfluxRequestGateFilterTest {
     }
 
     @Test
+    void closed_aBodyThatNeverEnds_orALargeDeclaredOne_doesNotHoldTheRefusal() {
+        gate.close();
+        // A body that never ends (or stalls): read for at most DRAIN_TIME, then answered anyway.
+        MockServerWebExchange endless = MockServerWebExchange.from(MockServerHttpRequest.post("/records/1")
+                .body(Flux.<DataBuffer>never()));
+        StepVerifier.create(filter.filter(endless, chain(Mono.empty())))
+                .expectComplete().verify(CqfluxRequestGateFilter.DRAIN_TIME.plusSeconds(5));
+        assertThat(endless.getResponse().getStatusCode()).isEqualTo(HttpStatus.SERVICE_UNAVAILABLE);
+        // A declared body over the bound, or one sent only after a 100 Continue: not read at all.
+        AtomicBoolean subscribed = new AtomicBoolean();
+        Flux<DataBuffer> unread = Flux.<DataBuffer>never().doOnSubscribe(x -> subscribed.set(true));
+        MockServerWebExchange large = MockServerWebExchange.from(MockServerHttpRequest.post("/records/1")
+                .contentLength(CqfluxRequestGateFilter.DRAINED_BODY_BYTES + 1).body(unread));
+        StepVerifier.create(filter.filter(large, chain(Mono.empty()))).expectComplete().verify(Duration.ofMillis(500));
+        MockServerWebExchange expect = MockServerWebExchange.from(MockServerHttpRequest.post("/records/1")
+                .header("Expect", "100-continue").body(unread));
+        StepVerifier.create(filter.filter(expect, chain(Mono.empty()))).expectComplete().verify(Duration.ofMillis(500));
+        assertThat(subscribed.get()).as("a body that is large or waits for 100 Continue was read").isFalse();
+        assertThat(large.getResponse().getStatusCode()).isEqualTo(HttpStatus.SERVICE_UNAVAILABLE);
+        assertThat(expect.getResponse().getStatusCode()).isEqualTo(HttpStatus.SERVICE_UNAVAILABLE);
+        assertThat(chainRuns.get()).isZero();
+    }
+
+    @Test
+    void anExchangeAssembledButNeverSubscribed_isNotCounted() {
+        Mono<Void> never = filter.filter(post("/records/1"), chain(Mono.empty()));
+        assertThat(gate.active()).as("counted before anything subscribed").isZero();
+        StepVerifier.create(never).verifyComplete();
+        assertThat(gate.active()).isZero();
+    }
+
+    @Test
     void admittedBeforeTheClose_answeredAfterIt_isAnsweredWithConnectionClose() {
         Sinks.Empty<Void> done = Sinks.empty();
         MockServerWebExchange ex = post("/records/1");
