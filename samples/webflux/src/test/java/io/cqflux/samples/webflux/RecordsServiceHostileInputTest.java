@@ -183,32 +183,53 @@ class RecordsServiceHostileInputTest {
     void chunkedBodyFarBeyondASlot_isCutOffEarly_notJoinedInTheHeap() throws Exception {
         try (Socket s = new Socket("127.0.0.1", port(shared()))) {
             s.setSoTimeout(5_000);
-            OutputStream out = s.getOutputStream();
-            out.write(("POST /records/31 HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n")
-                    .getBytes(StandardCharsets.US_ASCII));
-            byte[] chunk = new byte[64 * 1024];
-            int sent = 0;
-            boolean answeredEarly = false;
-            try {
-                for (; sent < 512; sent++) {
-                    out.write((Integer.toHexString(chunk.length) + "\r\n").getBytes(StandardCharsets.US_ASCII));
-                    out.write(chunk);
-                    out.write("\r\n".getBytes(StandardCharsets.US_ASCII));
-                    if (s.getInputStream().available() > 0) {
-                        answeredEarly = true;
-                        break;
-                    }
+            // SO_TIMEOUT bounds reads only: a server that neither reads nor closes would block a
+            // write here for ever once the loopback buffers are full. A watchdog closes the socket.
+            java.util.concurrent.atomic.AtomicBoolean stalled = new java.util.concurrent.atomic.AtomicBoolean();
+            Thread watchdog = Thread.ofVirtual().start(() -> {
+                try {
+                    Thread.sleep(30_000);
+                    stalled.set(true);
+                    s.close();
+                } catch (InterruptedException | IOException done) {
+                    // the test ended first
                 }
-                out.write("0\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
-                out.flush();
-            } catch (IOException closedByServer) {
-                answeredEarly = true;
+            });
+            try {
+                sendChunkedFarBeyondASlot(s);
+            } finally {
+                watchdog.interrupt();
             }
-            assertThat(answeredEarly).as("the service refused the body before %d KiB of it (a record holds 1000 bytes)",
-                    sent * 64).isTrue();
-            assertThat(answer(s.getInputStream())).startsWith("HTTP/1.1 413").contains("at most 1000 bytes");
+            assertThat(stalled.get()).as("the service neither read nor closed the connection for 30 s").isFalse();
         }
         assertThat(get(shared(), "/records/31").statusCode()).isEqualTo(404);
+    }
+
+    private static void sendChunkedFarBeyondASlot(Socket s) throws IOException {
+        OutputStream out = s.getOutputStream();
+        out.write(("POST /records/31 HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n")
+                .getBytes(StandardCharsets.US_ASCII));
+        byte[] chunk = new byte[64 * 1024];
+        int sent = 0;
+        boolean answeredEarly = false;
+        try {
+            for (; sent < 512; sent++) {
+                out.write((Integer.toHexString(chunk.length) + "\r\n").getBytes(StandardCharsets.US_ASCII));
+                out.write(chunk);
+                out.write("\r\n".getBytes(StandardCharsets.US_ASCII));
+                if (s.getInputStream().available() > 0) {
+                    answeredEarly = true;
+                    break;
+                }
+            }
+            out.write("0\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+            out.flush();
+        } catch (IOException closedByServer) {
+            answeredEarly = true;
+        }
+        assertThat(answeredEarly).as("the service refused the body before %d KiB of it (a record holds 1000 bytes)",
+                sent * 64).isTrue();
+        assertThat(answer(s.getInputStream())).startsWith("HTTP/1.1 413").contains("at most 1000 bytes");
     }
 
     /** POSTs {@code body} with these headers over a socket of its own; {@return the answer, status line first} */
