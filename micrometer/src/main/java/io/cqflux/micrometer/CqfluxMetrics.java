@@ -101,7 +101,7 @@ public final class CqfluxMetrics implements MeterBinder, AutoCloseable {
      * instance's meters are in that registry already". Weak keys: a registry that is dropped takes
      * its entry with it. Guarded by itself.
      */
-    private static final Map<MeterRegistry, Set<Object>> BOUND = new WeakHashMap<>();
+    private static final Map<MeterRegistry, Set<Key>> BOUND = new WeakHashMap<>();
 
     /**
      * Meters for {@code cqflux}, with no extra tags.
@@ -140,7 +140,7 @@ public final class CqfluxMetrics implements MeterBinder, AutoCloseable {
             }
             // Another binder of the same instance with the same tags in this registry would share
             // its timers and count every operation twice: refused rather than over-counted.
-            Set<Object> keys = BOUND.computeIfAbsent(registry, r -> new HashSet<>());
+            Set<Key> keys = BOUND.computeIfAbsent(registry, r -> new HashSet<>());
             if (!keys.add(key())) {
                 throw new IllegalStateException("registry " + registry + " is bound already to the meters of "
                         + cqflux + " with tags " + tags + " by another CqfluxMetrics: each operation would be counted"
@@ -152,22 +152,19 @@ public final class CqfluxMetrics implements MeterBinder, AutoCloseable {
         b.start();
     }
 
-    /** What {@link #BOUND} tells binders apart by: the instance (by identity) and the tags. */
-    private Object key() {
-        return List.of(new IdentityKey(cqflux), tags);
+    /** What {@link #BOUND} tells binders apart by. */
+    private Key key() {
+        return new Key(cqflux, tags);
     }
 
-    /** The instance, compared by identity. */
-    private record IdentityKey(Cqflux cqflux) {
-        @Override
-        public boolean equals(Object o) {
-            return o instanceof IdentityKey k && k.cqflux == cqflux;
-        }
-
-        @Override
-        public int hashCode() {
-            return System.identityHashCode(cqflux);
-        }
+    /**
+     * A binder's instance and tags; {@link Cqflux} keeps {@code Object}'s equality, so two keys
+     * are equal for the same instance only.
+     *
+     * @param cqflux the instance
+     * @param tags the binder's extra tags
+     */
+    private record Key(Cqflux cqflux, Tags tags) {
     }
 
     /** Removes every meter this binder registered and its listeners; idempotent. */
@@ -176,7 +173,7 @@ public final class CqfluxMetrics implements MeterBinder, AutoCloseable {
         synchronized (BOUND) {
             for (Binding b : bindings) {
                 b.close();
-                Set<Object> keys = BOUND.get(b.registry);
+                Set<Key> keys = BOUND.get(b.registry);
                 if (keys != null) {
                     keys.remove(key());
                 }
