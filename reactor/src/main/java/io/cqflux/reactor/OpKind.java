@@ -181,15 +181,15 @@ enum OpKind {
         return credits == 2;
     }
 
-    /**
-     * @param t the transport
-     * @return whether the operation consumes one of the peer's posted receives
-     */
     /** {@return whether its data lands in the peer's receive buffer (a send; not a write with immediate, whose data goes to the written region)} */
     boolean carriesDataToReceiveBuffer() {
         return message == Receive.YES;
     }
 
+    /**
+     * @param t the transport
+     * @return whether the operation consumes one of the peer's posted receives
+     */
     boolean isMessage(Transport t) {
         return message == Receive.YES
                 || message == Receive.WHERE_THE_TRANSPORT_SAYS && t.writeWithImmediateConsumesReceive();
