@@ -319,9 +319,9 @@ final class ConnectionCore {
             }
             if (!raw) {
                 try {
-                    List<PeerRegion> parsed = new ArrayList<>();
-                    peerReceiveBufferSize = PeerHello.accept(transport, conn, control, parsed).receiveBufferSize();
-                    peerRegions = List.copyOf(parsed);
+                    PeerHello.Accepted hello = PeerHello.accept(transport, conn, control);
+                    peerReceiveBufferSize = hello.receiveBufferSize();
+                    peerRegions = hello.regions();
                 } catch (RuntimeException ex) {
                     end(new ConnectionException(ConnectionEvent.LOST, "connection " + description
                             + ": the peer's private data is not a usable cqflux hello, so the connection is closed: "
@@ -582,13 +582,13 @@ final class ConnectionCore {
                 }
                 return;
             }
-            // Never posted: released before the subscriber hears of it (see enqueueOrPost). A
-            // durable write waiting for its flush has its write on the wire and a slot in the
+            // A durable write waiting for its flush has its write on the wire and a slot in the
             // table: its regions stay held until the native close.
             if (op.stage == OpMono.NEW) {
-                op.releaseRegions();
+                op.failUnposted(cause);
+            } else {
+                op.fail(cause);
             }
-            op.fail(cause);
         }
         afterDrain(this::finishEnd);
     }
@@ -714,17 +714,23 @@ final class ConnectionCore {
     /** Any thread: throws if the connection can no longer take operations. */
     void checkOpen() {
         if (closeRequested) {
-            throw new ResourceClosedException("connection " + description + " is closed");
+            throw closedByThisSide();
         }
-        State s = state;
-        if (s.compareTo(State.ENDED) >= 0) {
-            Throwable t = terminal;
-            if (closedLocally || !(t instanceof ConnectionException)) {
-                throw new ResourceClosedException("connection " + description + " is closed");
+        if (state.compareTo(State.ENDED) >= 0) {
+            if (terminal instanceof ConnectionException ce) {
+                throw new ConnectionException(ce.event(), ce.getMessage());
             }
-            ConnectionException ce = (ConnectionException) t;
-            throw new ConnectionException(ce.event(), ce.getMessage());
+            throw closedByThisSide();
         }
+    }
+
+    /**
+     * {@return the refusal of an operation or a {@code receive()} on a connection this side
+     * closed} Whether it did is {@link #closeRequested} alone: {@link #closedLocally} is set (by
+     * the close task, or the lost hook) only after {@link #closeAsync} set it.
+     */
+    private ResourceClosedException closedByThisSide() {
+        return new ResourceClosedException("connection " + description + " is closed");
     }
 
     /**
@@ -838,18 +844,13 @@ final class ConnectionCore {
         if (s == State.CONNECTING || s.compareTo(State.ENDED) >= 0) {
             Throwable t = s == State.CONNECTING
                     ? new IllegalStateException("connection " + description + " is not established") : terminal;
-            // An operation that was never posted gives its regions and pooled buffer back before
-            // its subscriber hears of the failure, as a completion does: code in onError that
-            // retries, reuses the buffer or reads Region.inFlight() finds them free.
-            op.releaseRegions();
-            op.fail(t);
+            op.failUnposted(t);
             return;
         }
         // ESTABLISHED or ENDING: ENDING posts nothing, its operations wait for the end's verdict.
         if (waiting.size() + messages.size() >= pendingLimit) {
             rejections++; // NOSONAR: written by the loop thread only
-            op.releaseRegions(); // never posted: released before the signal, as above
-            op.fail(new QueueFullException("connection " + description + ": " + pendingLimit
+            op.failUnposted(new QueueFullException("connection " + description + ": " + pendingLimit
                     + " operations already wait for a send-queue credit (pendingLimit " + pendingLimit
                     + ", send queue " + table.creditLimit()
                     + "); apply backpressure or raise Cqflux.Builder.pendingLimit", pendingLimit));
@@ -912,12 +913,12 @@ final class ConnectionCore {
     private void failMessagesToAPeerThatNeverReceives() {
         OpMono op;
         while ((op = messages.poll()) != null) {
-            op.releaseRegions(); // never posted: released before the signal (enqueueOrPost)
             if (op.cancelled) {
                 op.discard();
+                op.releaseRegions();
             } else {
-                op.fail(new IllegalStateException("the peer of connection " + description + " posts no receives"
-                        + " (its receiveQueueSize is 0): a " + op.kind.opcode + " to it could never be received"));
+                op.failUnposted(new IllegalStateException("the peer of connection " + description + " posts no"
+                        + " receives (its receiveQueueSize is 0): a " + op.kind.opcode + " to it could never be received"));
             }
         }
     }
@@ -987,8 +988,7 @@ final class ConnectionCore {
             table.release(ctx);
             table.returnCredits(k);
             noteInFlight();
-            op.releaseRegions(); // the post threw, so nothing was posted: released before the signal
-            op.fail(e);
+            op.failUnposted(e); // the post threw, so nothing was posted
             return true;
         }
         if (!ok) {
@@ -1112,12 +1112,9 @@ final class ConnectionCore {
      */
     Throwable receiveRefusal() {
         if (closeRequested) {
-            return new ResourceClosedException("connection " + description + " is closed");
+            return closedByThisSide();
         }
-        if (state.compareTo(State.ENDED) < 0) {
-            return null;
-        }
-        return closedLocally ? new ResourceClosedException("connection " + description + " is closed") : terminal;
+        return state.compareTo(State.ENDED) < 0 ? null : terminal;
     }
 
     /** Loop thread: the receive side could not keep a notification; end loudly rather than drop it. */

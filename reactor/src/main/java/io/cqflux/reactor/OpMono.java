@@ -500,6 +500,20 @@ final class OpMono extends Mono<Void> implements Subscription, Scannable, Runnab
         }
     }
 
+    /**
+     * Fails an operation that was never posted: its regions and pooled buffer go back first, then
+     * the subscriber hears of the failure, as after a completion, so that code in {@code onError}
+     * that retries, reuses the buffer or reads {@link Region#inFlight()} finds them free. The one
+     * place that order is kept for every refusal before posting (queue full, not established, a
+     * peer that never receives, a post that threw, the end while it waited).
+     *
+     * @param error the failure
+     */
+    void failUnposted(Throwable error) {
+        releaseRegions();
+        fail(error);
+    }
+
     private void signalError(Throwable error) {
         if (setFlag(TERMINATED)) {
             CoreSubscriber<? super Void> a = actual;

@@ -257,14 +257,14 @@ record PeerHello(List<byte[]> regions, byte[] handshake, byte[] control, int rec
      * @param t the transport
      * @param c the connection, just established
      * @param control this side's control words, linked to the peer's here
-     * @param peers receives the peer's regions, in the order it exposed them (left empty on failure)
-     * @return the peer's hello (its receive buffer size, where it told it)
+     * @return the peer's regions, in the order it exposed them, and its receive buffer size
      * @throws IllegalArgumentException when the private data, the handshake or a descriptor is
      *     malformed; regions parsed before the failure are closed again
      */
-    static PeerHello accept(Transport t, Connection c, PeerControl control, List<PeerRegion> peers) {
+    static Accepted accept(Transport t, Connection c, PeerControl control) {
         PeerHello hello = decode(c.peerPrivateData());
         c.applyPeerHandshake(hello.handshake());
+        List<PeerRegion> peers = new ArrayList<>();
         try {
             if (hello.control().length > 0) {
                 control.peer(t.remoteRegion(hello.control(), PeerControl.PEER_ACCESS));
@@ -281,9 +281,17 @@ record PeerHello(List<byte[]> regions, byte[] handshake, byte[] control, int rec
                     e.addSuppressed(suppressed);
                 }
             }
-            peers.clear();
             throw e;
         }
-        return hello;
+        return new Accepted(List.copyOf(peers), hello.receiveBufferSize());
+    }
+
+    /**
+     * What {@link #accept} took in from the peer's hello.
+     *
+     * @param regions the peer's regions, in the order it exposed them
+     * @param receiveBufferSize the peer's receive buffer size; 0 where it did not tell it
+     */
+    record Accepted(List<PeerRegion> regions, int receiveBufferSize) {
     }
 }
