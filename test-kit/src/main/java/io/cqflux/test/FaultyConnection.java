@@ -64,10 +64,11 @@ final class FaultyConnection implements Connection {
     private final ArrayDeque<Injected> injected = new ArrayDeque<>();
 
     /**
-     * A made-up completion, {@code seq} in the order of posting: {@code after}, the operations
-     * posted before it and still outstanding, must complete first.
+     * A made-up completion, {@code seq} in the order of posting. {@code inOrder}: it comes out only
+     * once no signaled operation posted before it is outstanding (in {@link #postSeq} with a lower
+     * place), as on a reliable connection; a DROP's flush waits for none.
      */
-    private record Injected(long seq, CompletionRecord record, java.util.Set<Long> after) {
+    private record Injected(long seq, CompletionRecord record, boolean inOrder) {
     }
 
     /** Posts so far, the failed ones included: the order completions keep. Loop thread. */
@@ -168,7 +169,7 @@ final class FaultyConnection implements Connection {
                 CompletionRecord error = CompletionRecord.builder(context, f.status()).opcode(opcode)
                         .errorText("injected by the faulty test transport: " + f).build();
                 if (f.delay().isZero()) {
-                    injected.add(new Injected(seq, error, new java.util.HashSet<>(postSeq.keySet())));
+                    injected.add(new Injected(seq, error, true));
                 } else {
                     held.add(new Held(System.nanoTime() + f.delay().toNanos(), heldCount++, error));
                 }
@@ -190,7 +191,7 @@ final class FaultyConnection implements Connection {
                 events.injected.add(ConnectionEvent.LOST);
                 injected.add(new Injected(seq, CompletionRecord.builder(context, CompletionStatus.WR_FLUSH_ERR).opcode(opcode)
                         .errorText("flushed: the faulty test transport dropped the connection (" + f + ")").build(),
-                        new java.util.HashSet<>()));
+                        false));
             }
         }
         return true;
@@ -206,11 +207,7 @@ final class FaultyConnection implements Connection {
 
     /** A completion went to the sink: nothing waits for its operation any more. */
     private void completed(long context) {
-        if (postSeq.remove(context) != null) {
-            for (Injected i : injected) {
-                i.after().remove(context);
-            }
-        }
+        postSeq.remove(context);
     }
 
     /**
@@ -228,7 +225,17 @@ final class FaultyConnection implements Connection {
                 return 1;
             }
         }
-        return head != null && head.after().isEmpty() ? 2 : 0;
+        return head != null && (!head.inOrder() || !outstandingBefore(head.seq())) ? 2 : 0;
+    }
+
+    /** {@return whether a signaled operation posted before place {@code seq} has not completed yet} */
+    private boolean outstandingBefore(long seq) {
+        for (long s : postSeq.values()) {
+            if (s < seq) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** {@return whether a real completion must wait behind an injected failure posted before its operation} */
