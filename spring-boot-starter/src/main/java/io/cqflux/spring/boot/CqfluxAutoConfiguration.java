@@ -93,11 +93,14 @@ public class CqfluxAutoConfiguration {
         }
         ConnectionConfig timed = checked("cqflux.connect-timeout", p.getConnectTimeout(),
                 () -> ConnectionConfig.DEFAULT.withTimeout(p.getConnectTimeout()));
-        ConnectionConfig cc = p.getSendCredits() == null ? timed
-                : checked("cqflux.send-credits", p.getSendCredits(), () -> timed.withSendQueueSize(p.getSendCredits()));
-        // The builder's own check of the configuration is the send queue's (at least 2).
-        set(p.getSendCredits() != null ? "cqflux.send-credits" : "cqflux.connect-timeout",
-                p.getSendCredits() != null ? p.getSendCredits() : p.getConnectTimeout(), () -> b.connectionConfig(cc));
+        if (p.getSendCredits() == null) {
+            set("cqflux.connect-timeout", p.getConnectTimeout(), () -> b.connectionConfig(timed));
+        } else {
+            ConnectionConfig cc = checked("cqflux.send-credits", p.getSendCredits(),
+                    () -> timed.withSendQueueSize(p.getSendCredits()));
+            // The builder's own check of the configuration is the send queue's (at least 2).
+            set("cqflux.send-credits", p.getSendCredits(), () -> b.connectionConfig(cc));
+        }
         if (p.getThreadNamePrefix() != null) {
             set("cqflux.thread-name-prefix", p.getThreadNamePrefix(), () -> b.threadNamePrefix(p.getThreadNamePrefix()));
         }
