@@ -70,6 +70,12 @@ class LifecycleTest {
     }
 
     /** Occupies the single loop thread of {@code cq} until the test lets go (a handler that blocks it). */
+    /** {@return a connection of {@code client} to a server of {@code server} exposing one region} */
+    RdmaConnection connected(Cqflux server, Cqflux client) {
+        RdmaServer srv = server.bind(new InetSocketAddress(LO, 0), c -> c.onDispose(), exposed(server)).block(T);
+        return client.connect(srv.address()).block(T);
+    }
+
     void blockLoop(Cqflux cq) {
         CompletableFuture<Void> blocked = new CompletableFuture<>();
         cq.nextLoop().execute(() -> {
@@ -114,8 +120,7 @@ class LifecycleTest {
     void cqfluxDisposeNowWithNoBudget_failsWhatIsPendingClosed_notLost_andTheReceiverAsClosedHere() {
         Cqflux server = build(builder());
         Cqflux client = build(builder());
-        RdmaServer srv = server.bind(new InetSocketAddress(LO, 0), c -> c.onDispose(), exposed(server)).block(T);
-        RdmaConnection conn = client.connect(srv.address()).block(T);
+        RdmaConnection conn = connected(server, client);
         Region src = client.register(arena.allocate(1 << 20, 64), RegionAccess.WRITE_SRC);
         List<ConnectionEvent> events = new java.util.concurrent.CopyOnWriteArrayList<>();
         conn.events().subscribe(events::add);
@@ -343,8 +348,7 @@ class LifecycleTest {
     void connectionDisposeNow_whileItsLoopIsBlocked_throws_andReleasesOnceItIsFree() {
         Cqflux server = build(builder());
         Cqflux client = build(builder());
-        RdmaServer srv = server.bind(new InetSocketAddress(LO, 0), c -> c.onDispose(), exposed(server)).block(T);
-        RdmaConnection conn = client.connect(srv.address()).block(T);
+        RdmaConnection conn = connected(server, client);
         blockLoop(client);
         IllegalStateException e = assertThrows(IllegalStateException.class,
                 () -> conn.disposeNow(Duration.ofMillis(100)));
@@ -359,8 +363,7 @@ class LifecycleTest {
     void cqfluxDisposeNow_withAConnectionOnABlockedLoop_saysWhatTheConnectionWaitsFor() {
         Cqflux server = build(builder());
         Cqflux client = build(builder());
-        RdmaServer srv = server.bind(new InetSocketAddress(LO, 0), c -> c.onDispose(), exposed(server)).block(T);
-        RdmaConnection conn = client.connect(srv.address()).block(T);
+        RdmaConnection conn = connected(server, client);
         blockLoop(client);
         IllegalStateException e = assertThrows(IllegalStateException.class,
                 () -> client.disposeNow(Duration.ofMillis(100)));
@@ -380,8 +383,7 @@ class LifecycleTest {
     void connectionDisposeNow_afterTheCloseTaskRan_withTheGoodbyePending_namesTheGoodbye_notABlockedLoop() {
         Cqflux server = build(builder());
         Cqflux client = build(builder());
-        RdmaServer srv = server.bind(new InetSocketAddress(LO, 0), c -> c.onDispose(), exposed(server)).block(T);
-        RdmaConnection conn = client.connect(srv.address()).block(T);
+        RdmaConnection conn = connected(server, client);
         blockLoop(server);
         conn.dispose();
         FaultRig.drainLoop(conn); // the client's loop has run the close task, and posted the goodbye
@@ -397,8 +399,7 @@ class LifecycleTest {
     void connectionDisposeNow_onItsOwnLoopThread_isRefused() {
         Cqflux server = build(builder());
         Cqflux client = build(builder());
-        RdmaServer srv = server.bind(new InetSocketAddress(LO, 0), c -> c.onDispose(), exposed(server)).block(T);
-        RdmaConnection conn = client.connect(srv.address()).block(T);
+        RdmaConnection conn = connected(server, client);
         Region local = client.register(arena.allocate(64), RegionAccess.WRITE_SRC);
         // The write completes on the client's loop thread: the disposeNow after it runs there.
         StepVerifier.create(conn.write(conn.remoteRegion(0), 0, local, 0, 8)
