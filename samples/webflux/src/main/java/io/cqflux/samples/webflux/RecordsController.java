@@ -33,8 +33,9 @@ import reactor.core.publisher.Mono;
  * ({@code application/problem+json}) whose {@code detail} says why (for a refusal, the value and
  * the bound), never a stack trace.
  *
- * <p>An id is decimal digits within {@code records.slots}, checked before the body is read: any
- * other spelling ({@code 0x10}, {@code +16}) is a {@code 400}, never another record.
+ * <p>An id is decimal digits without leading zeros, within {@code records.slots}, checked before
+ * the body is read: any other spelling ({@code 0x10}, {@code +16}, {@code 016}) is a {@code 400},
+ * never another record.
  *
  * <p>A body is bounded by a record's size: a declared {@code Content-Length} over it is a
  * {@code 413} before the body is read, and a body without one is read only up to it ({@code 413}
@@ -111,14 +112,19 @@ public class RecordsController {
     }
 
     /**
-     * A record id as the API spells it: decimal digits only (so that no other spelling, such as
-     * {@code 0x10} or {@code +16}, names a record), then within {@code records.slots}.
+     * A record id as the API spells it: decimal digits, no leading zero but in {@code 0} itself (so
+     * that no other spelling, such as {@code 0x10}, {@code +16} or {@code 016}, names a record, and
+     * each record has one URI), then within {@code records.slots}.
      */
     private long id(String text) {
         String shown = text.length() > ID_SHOWN ? text.substring(0, ID_SHOWN) + "..." : text;
         if (text.isEmpty() || !text.chars().allMatch(c -> c >= '0' && c <= '9')) {
             throw new ResponseStatusException(HttpStatus.BAD_REQUEST,
                     "record id '" + shown + "' is not a decimal number in " + store.idBound());
+        }
+        if (text.length() > 1 && text.charAt(0) == '0') {
+            throw new ResponseStatusException(HttpStatus.BAD_REQUEST,
+                    "record id '" + shown + "' has a leading zero; ids in " + store.idBound() + " are written without");
         }
         if (text.length() > 18) { // beyond any int slot count, and beyond a long's digits
             throw new ResponseStatusException(HttpStatus.BAD_REQUEST,

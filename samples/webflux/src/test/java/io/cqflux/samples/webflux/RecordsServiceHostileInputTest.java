@@ -100,6 +100,18 @@ class RecordsServiceHostileInputTest {
         assertThat(get(shared(), "/baseline/0x10").statusCode()).isEqualTo(400);
     }
 
+    /** {@code /records/017} is another spelling of record 17: refused, so that each record has one URI. */
+    @Test
+    void idWithALeadingZero_isRefused_notAliasedToAnotherRecord() throws Exception {
+        HttpResponse<String> r = post(shared(), "/records/017", "via a leading zero".getBytes(StandardCharsets.UTF_8));
+        assertThat(r.statusCode()).as("POST /records/017 answered Location %s", r.headers().firstValue("Location"))
+                .isEqualTo(400);
+        assertThat(r.body()).contains("'017' has a leading zero; ids in [0, 1024) are written without");
+        assertThat(get(shared(), "/records/17").statusCode()).isEqualTo(404);
+        assertThat(get(shared(), "/baseline/00").statusCode()).isEqualTo(400);
+        assertThat(get(shared(), "/baseline/0").statusCode()).isEqualTo(200);
+    }
+
     /** An error's detail echoes the request's id: it is JSON whatever the reader accepts, never a page. */
     @Test
     void refusalsAreProblemJson_evenForABrowser() throws Exception {
