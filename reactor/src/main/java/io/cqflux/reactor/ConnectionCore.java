@@ -27,7 +27,6 @@ import reactor.core.Disposable;
 import reactor.core.Exceptions;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Sinks;
-import reactor.core.scheduler.Schedulers;
 import reactor.util.Logger;
 import reactor.util.Loggers;
 
@@ -273,7 +272,7 @@ final class ConnectionCore {
         }
         long period = Math.clamp(Math.min(operationTimeoutNanos, config.timeout().toNanos()) / 4,
                 TimeUnit.MILLISECONDS.toNanos(10), TimeUnit.SECONDS.toNanos(1));
-        deadlines = Schedulers.parallel().schedulePeriodically(() -> runOnLoop(this::checkDeadlines),
+        deadlines = LibraryTimer.schedulePeriodically(() -> runOnLoop(this::checkDeadlines),
                 period, period, TimeUnit.NANOSECONDS);
         onEvents();
     }
@@ -453,11 +452,7 @@ final class ConnectionCore {
                     afterDrain(this::finishEnd);
                 }
             });
-            try {
-                Schedulers.parallel().schedule(giveUp, bound, TimeUnit.MILLISECONDS);
-            } catch (RuntimeException rejected) {
-                giveUp.run(); // Reactor's schedulers are shut down: close without waiting
-            }
+            LibraryTimer.schedule(giveUp, bound, TimeUnit.MILLISECONDS);
         }
     }
 
@@ -928,7 +923,7 @@ final class ConnectionCore {
             return;
         }
         creditPollScheduled = true;
-        Schedulers.parallel().schedule(() -> runOnLoop(() -> {
+        LibraryTimer.schedule(() -> runOnLoop(() -> {
             creditPollScheduled = false;
             pumpMessages();
             noteWaiting();
