@@ -62,7 +62,9 @@ import java.util.function.Predicate;
  * </ul>
  * Occurrences are counted per rule over every connection of the instances that use these rules,
  * in the order the operations are posted. The words two cqflux peers write to each other for
- * flow control and an orderly goodbye are never selected. Rules may be added and removed at any
+ * flow control and an orderly goodbye are never selected; operations on a peer region made from
+ * a raw descriptor ({@code RdmaConnection.remoteRegion(byte[], RegionAccess...)}) are, like any
+ * other. Rules may be added and removed at any
  * time, from any thread; an operation is matched against them when it is posted (on its
  * connection's event-loop thread), first rule first.
  *

@@ -23,11 +23,13 @@ final class FaultyTransport implements Transport {
     private final Transport inner;
     private final Faults faults;
     /**
-     * Peer regions made from a raw descriptor with stated access: the reactive layer makes the
-     * peer's control words (credits, goodbye) this way, and those writes are never faulted.
+     * The peers' control words (credits, goodbye), whose writes are never faulted: regions the
+     * reactive layer's handshake makes from a raw descriptor with stated access.
      */
-    private final Set<RemoteRegion> rawRegions = Collections.synchronizedSet(
+    private final Set<RemoteRegion> controlRegions = Collections.synchronizedSet(
             Collections.newSetFromMap(new WeakHashMap<>()));
+    /** The reactive layer's handshake, the one maker of control regions. */
+    private static final String HANDSHAKE = "io.cqflux.reactor.PeerHello";
 
     FaultyTransport(Transport inner, Faults faults) {
         this.inner = inner;
@@ -39,7 +41,7 @@ final class FaultyTransport implements Transport {
     }
 
     boolean isControl(RemoteRegion r) {
-        return rawRegions.contains(r);
+        return controlRegions.contains(r);
     }
 
     @Override
@@ -98,8 +100,21 @@ final class FaultyTransport implements Transport {
     @Override
     public RemoteRegion remoteRegion(byte[] rawDescriptor, Set<RegionAccess> access) {
         RemoteRegion r = inner.remoteRegion(rawDescriptor, access);
-        rawRegions.add(r);
+        // The caller's own raw regions (RdmaConnection.remoteRegion(byte[], ...), a foreign
+        // peer's) come through this method too, and are faulted like any other: only the
+        // handshake's are control words. The SPI call carries nothing else to tell them apart.
+        if (calledByTheHandshake()) {
+            controlRegions.add(r);
+        }
         return r;
+    }
+
+    private static boolean calledByTheHandshake() {
+        return StackWalker.getInstance().walk(frames -> frames
+                .dropWhile(f -> f.getClassName().equals(FaultyTransport.class.getName()))
+                .findFirst()
+                .map(f -> f.getClassName().equals(HANDSHAKE))
+                .orElse(false));
     }
 
     @Override
