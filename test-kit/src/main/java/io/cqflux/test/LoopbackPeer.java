@@ -310,13 +310,14 @@ public final class LoopbackPeer implements AutoCloseable {
         /**
          * Bounds {@link #start()}'s waits and each of {@link LoopbackPeer#close()}'s.
          *
-         * @param timeout positive
+         * @param timeout positive, at most one day (as {@code Cqflux.Builder.operationTimeout})
          * @return this
          */
         public Builder timeout(Duration timeout) {
             Objects.requireNonNull(timeout, "timeout");
-            if (timeout.isNegative() || timeout.isZero()) {
-                throw new IllegalArgumentException("timeout " + timeout + " is not positive");
+            // Bounded above too: the waits take it in nanoseconds, which a longer one overflows.
+            if (timeout.isNegative() || timeout.isZero() || timeout.compareTo(Duration.ofDays(1)) > 0) {
+                throw new IllegalArgumentException("timeout " + timeout + " is outside (0, PT24H]");
             }
             this.timeout = timeout;
             return this;

@@ -58,4 +58,16 @@ class LoopbackPeerTest {
                 () -> CqfluxTest.loopback().regionSize(8));
         assertTrue(e.getMessage().contains("regionSize 8"), e.getMessage());
     }
+
+    @Test
+    void timeout_outOfBounds_isRejectedNamingTheValueAndTheBound() {
+        // The waits take it in nanoseconds: unbounded, a long one would fail start() with an
+        // ArithmeticException that names neither the value nor the bound.
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> CqfluxTest.loopback().timeout(Duration.ofSeconds(Long.MAX_VALUE)));
+        assertTrue(e.getMessage().contains("PT" + Long.MAX_VALUE / 3600 + "H") && e.getMessage().contains("PT24H"),
+                e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> CqfluxTest.loopback().timeout(Duration.ZERO));
+        assertTrue(e.getMessage().contains("PT0S") && e.getMessage().contains("PT24H"), e.getMessage());
+    }
 }
