@@ -21,6 +21,7 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.function.UnaryOperator;
 import reactor.core.Disposable;
+import reactor.core.scheduler.Schedulers;
 
 /**
  * A server and a client {@link Cqflux} in this process, connected over the loopback interface:
@@ -38,7 +39,8 @@ import reactor.core.Disposable;
  * }</pre>
  *
  * <p>{@link #close()} disposes both instances (and with them the connection, the server and the
- * regions) within a bounded time, then frees the memory; it is idempotent. Thread-safe.
+ * regions) within a bounded time, then frees the memory; it is idempotent, and on an event-loop
+ * thread it does not wait. Thread-safe.
  */
 public final class LoopbackPeer implements AutoCloseable {
     private final Arena arena;
@@ -193,7 +195,9 @@ public final class LoopbackPeer implements AutoCloseable {
 
     /**
      * Disposes the client and the server (waiting for both, each bounded by the builder's
-     * timeout) and frees the regions' memory. Idempotent.
+     * timeout) and frees the regions' memory. Idempotent. On a Reactor {@code NonBlocking} thread
+     * (an event loop, running a subscriber's callback) it starts the shutdown and returns, as
+     * {@code Cqflux.close()} does there, and the memory is freed once both instances have ended.
      */
     @Override
     public void close() {
@@ -208,6 +212,12 @@ public final class LoopbackPeer implements AutoCloseable {
         server.dispose();
         CompletableFuture<Void> both = CompletableFuture.allOf(client.onDispose().toFuture(),
                 server.onDispose().toFuture());
+        if (Schedulers.isInNonBlockingThread()) {
+            // A wait here would hold the very loop whose end it waits for, to the bound, and the
+            // memory would then never be freed.
+            both.thenRun(arena::close);
+            return;
+        }
         try {
             both.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
         } catch (InterruptedException e) {

@@ -70,4 +70,23 @@ class LoopbackPeerTest {
         e = assertThrows(IllegalArgumentException.class, () -> CqfluxTest.loopback().timeout(Duration.ZERO));
         assertTrue(e.getMessage().contains("PT0S") && e.getMessage().contains("PT24H"), e.getMessage());
     }
+
+    @Test
+    void close_onTheEventLoop_returnsWithoutWaitingForIt_andFreesTheMemoryOnceBothEnded() {
+        // Closing from a subscriber's callback, which runs on the client's event loop.
+        LoopbackPeer peer = CqfluxTest.loopback().timeout(Duration.ofSeconds(30)).start();
+        java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
+        peer.connection().write(peer.remote(), 0, peer.local(), 0, 64)
+                .doOnSuccess(v -> {
+                    peer.close();
+                    closed.set(true);
+                })
+                .subscribe();
+        // A close() that waited there for its own loop to end would hold it to the builder's
+        // timeout (30 s), past this wait, and then leave the memory allocated.
+        assertTrue(Await.until(closed::get, T), "close() on the loop did not return");
+        assertTrue(Await.until(() -> !peer.localMemory().scope().isAlive(), T), "the memory was not freed");
+        assertTrue(peer.client().isDisposed());
+        assertTrue(peer.server().isDisposed());
+    }
 }
