@@ -9,7 +9,8 @@ import reactor.util.Loggers;
 
 /**
  * The real-time clock of the library's own timers: a connection's deadlines (operation timeout,
- * ENDING, handshake), the bound of its goodbye, a starved sender's re-read of its credit word.
+ * ENDING, handshake), the bound of its goodbye, a starved sender's re-read of its credit word;
+ * a peer pool's reconnect backoff and acquire bound.
  *
  * <p>Not Reactor's {@code Schedulers.parallel()}: {@code StepVerifier.withVirtualTime} replaces
  * every scheduler Reactor hands out while it runs with its virtual clock, and drops what was

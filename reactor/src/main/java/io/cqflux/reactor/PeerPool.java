@@ -27,7 +27,6 @@ import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.MonoSink;
 import reactor.core.publisher.Sinks;
-import reactor.core.scheduler.Schedulers;
 import reactor.util.Logger;
 import reactor.util.Loggers;
 import reactor.util.context.Context;
@@ -36,8 +35,8 @@ import reactor.util.context.Context;
  * Design: connections that heal.
  *
  * The pool has `size` slots. Each slot is, at any time, in exactly one of: connecting (a connect
- * Mono subscribed), live (an RdmaConnection), waiting to retry (a timer on Reactor's parallel
- * scheduler), or nothing (closed). All slot fields are guarded by `lock`; nothing slow or
+ * Mono subscribed), live (an RdmaConnection), waiting to retry (a real-time timer of the
+ * library, LibraryTimer, whose task runs on one of the instance's loops), or nothing (closed). All slot fields are guarded by `lock`; nothing slow or
  * user-supplied runs under it (connect subscriptions, disposals, waiters' signals and the event
  * sink all run after it is released).
  *
@@ -321,7 +320,7 @@ public final class PeerPool implements Disposable, AutoCloseable {
      * {@return the state changes of the pool's connections, in order ({@link PeerPoolEvent}); hot,
      * replaying the {@value #EVENT_HISTORY} most recent to a late subscriber; it completes after
      * {@link PeerPoolEvent.Kind#CLOSED}. Signals come on the thread that made the change (an event
-     * loop, Reactor's parallel scheduler, the disposing thread): don't block in them}
+     * loop, a subscriber's or the disposing thread): don't block in them}
      */
     public Flux<PeerPoolEvent> events() {
         return events.asFlux();
@@ -401,11 +400,9 @@ public final class PeerPool implements Disposable, AutoCloseable {
                 }
             });
             Duration max = options.maxAcquireTime();
-            try {
-                w.timer = Schedulers.parallel().schedule(() -> expire(w), max.toNanos(), TimeUnit.NANOSECONDS);
-            } catch (RuntimeException rejected) {
-                expire(w); // Reactor's schedulers are shut down: nothing would end the wait
-            }
+            // The library's real-time timer, not Reactor's (LibraryTimer: virtual time); the
+            // expiry signals the waiter, so it runs on a loop, as the pool's other signals do.
+            w.timer = LibraryTimer.schedule(() -> onLoop(() -> expire(w)), max.toNanos(), TimeUnit.NANOSECONDS);
             if (w.done.get()) {
                 w.dispose();
             }
@@ -497,6 +494,11 @@ public final class PeerPool implements Disposable, AutoCloseable {
     // ---------------------------------------------------------------- slots
 
     /** Starts a connect attempt for {@code s}. */
+    /** Runs a timer's task on one of the instance's loops (after they ended, on this thread). */
+    private void onLoop(Runnable task) {
+        cq.nextLoop().executeOrAfterTermination(task);
+    }
+
     private void connect(Slot s) {
         synchronized (lock) {
             if (closed) {
@@ -761,19 +763,10 @@ public final class PeerPool implements Disposable, AutoCloseable {
             int next = s.attempt + 1;
             delay = jittered(options.nominalBackoff(next));
             emit(PeerPoolEvent.Kind.RETRYING, s, next, delay, cause, null);
-            try {
-                s.pending = Schedulers.parallel().schedule(() -> connect(s), delay.toNanos(), TimeUnit.NANOSECONDS);
-            } catch (RuntimeException rejected) {
-                // Reactor's schedulers are shut down: nothing can reconnect any more.
-                s.pending = null;
-                delay = null;
-            }
+            // Real time (LibraryTimer), on a loop: the attempt emits the pool's events.
+            s.pending = LibraryTimer.schedule(() -> onLoop(() -> connect(s)), delay.toNanos(), TimeUnit.NANOSECONDS);
         }
         drainEvents();
-        if (delay == null) {
-            log.warn(name + ": cannot schedule a reconnect (Reactor's parallel scheduler is shut down); disposing");
-            dispose();
-        }
         return delay;
     }
 

@@ -219,6 +219,33 @@ class PeerPoolTest {
                 .verify(T);
     }
 
+    /**
+     * {@code StepVerifier.withVirtualTime} swaps Reactor's schedulers for a virtual clock while it
+     * runs: the pool's own timers (its reconnect backoff, an acquire's bound) must stay real time,
+     * or a reconnect scheduled in the window waits for a clock nothing advances and the acquire
+     * never completes.
+     */
+    @Test
+    void acquireUnderVirtualTime_poolStillReconnectsInRealTime_onceThePeerListens() {
+        InetSocketAddress address = deadAddress();
+        pool(address, PeerPoolOptions.builder().jitter(0).reconnectBackoff(Duration.ofMillis(10), Duration.ofMillis(50))
+                .maxAcquireTime(T).build());
+        RdmaServer[] again = new RdmaServer[1];
+        try {
+            StepVerifier.withVirtualTime(() -> pool.acquire().map(RdmaConnection::remoteRegions))
+                    // A reconnect scheduled while the virtual clock is installed.
+                    .then(() -> ev.await(2, e -> e.kind() == PeerPoolEvent.Kind.RETRYING, T, "two refused attempts"))
+                    .then(() -> again[0] = rig.server.bind(address, rig.serverRegion).block(T))
+                    .assertNext(regions -> assertEquals(1, regions.size()))
+                    .expectComplete()
+                    .verify(T);
+        } finally {
+            if (again[0] != null) {
+                again[0].dispose();
+            }
+        }
+    }
+
     @Test
     void wait_withNoLiveConnection_failsAfterMaxAcquireTime_namingAddressAndWait() {
         InetSocketAddress dead = deadAddress();
@@ -272,7 +299,8 @@ class PeerPoolTest {
         StepVerifier.create(pool.acquire()).expectError(ResourceClosedException.class).verify(T);
         Set<String> added = threadNames();
         added.removeAll(threads);
-        added.removeIf(n -> n.startsWith("parallel-")); // Reactor's shared timers, started on first use
+        // Reactor's shared timers and the library's one (LibraryTimer), each started on first use.
+        added.removeIf(n -> n.startsWith("parallel-") || n.equals("cqflux-timer"));
         assertEquals(Set.of(), added, "threads the pool left behind");
     }
 
