@@ -14,9 +14,11 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.function.UnaryOperator;
@@ -53,6 +55,10 @@ public final class LoopbackPeer implements AutoCloseable {
     private final RdmaConnection serverConnection;
     private final Disposable acceptSubscription;
     private final LinkedBlockingQueue<RdmaConnection> accepted;
+    /** The server's end of each connection {@link #connectAnother()} made, by its client end. */
+    private final Map<RdmaConnection, RdmaConnection> serverEnds = new ConcurrentHashMap<>();
+    /** Serializes {@link #connectAnother()}, so that the connection it polls is its own. */
+    private final Object connectLock = new Object();
     private final Duration timeout;
     private boolean closed;
 
@@ -175,22 +181,48 @@ public final class LoopbackPeer implements AutoCloseable {
 
     /**
      * Connects another client connection to the server (with the same client instance) and
-     * waits until the server has its end too.
+     * waits until the server has its end too. Calls are serialized, so that each one's server end
+     * is the connection the server accepted for it.
      *
-     * @return the client's end; the server's end is the next one the server accepted
+     * @return the client's end; {@link #serverEndOf} gives the server's
      * @throws IllegalStateException when it is not established within the builder's timeout
      */
     public RdmaConnection connectAnother() {
-        RdmaConnection c = client.connect(rdmaServer.address()).block(timeout);
-        try {
-            if (accepted.poll(timeout.toNanos(), TimeUnit.NANOSECONDS) == null) {
+        synchronized (connectLock) {
+            RdmaConnection c = client.connect(rdmaServer.address()).block(timeout);
+            RdmaConnection s;
+            try {
+                s = accepted.poll(timeout.toNanos(), TimeUnit.NANOSECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException("interrupted", e);
+            }
+            if (s == null) {
                 throw new IllegalStateException("the server did not accept the connection within " + timeout);
             }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted", e);
+            serverEnds.put(c, s);
+            return c;
         }
-        return c;
+    }
+
+    /**
+     * The server's end of a connection this peer made.
+     *
+     * @param clientEnd {@link #connection()} or a connection {@link #connectAnother()} returned
+     * @return its end on the server ({@link #serverConnection()} for {@link #connection()})
+     * @throws IllegalArgumentException when this peer did not make {@code clientEnd}
+     */
+    public RdmaConnection serverEndOf(RdmaConnection clientEnd) {
+        Objects.requireNonNull(clientEnd, "clientEnd");
+        if (clientEnd == connection) {
+            return serverConnection;
+        }
+        RdmaConnection s = serverEnds.get(clientEnd);
+        if (s == null) {
+            throw new IllegalArgumentException("connection " + clientEnd.description()
+                    + " was not made by this loopback peer (its connection() or connectAnother())");
+        }
+        return s;
     }
 
     /**

@@ -3,6 +3,8 @@ package io.cqflux.test;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotSame;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -49,6 +51,27 @@ class LoopbackPeerTest {
             var second = peer.connectAnother();
             CqfluxTest.verify(StepVerifier.create(second.write(second.remoteRegion(0), 0, peer.local(), 0, 64))
                     .expectComplete());
+        }
+    }
+
+    /** Each connection's server end is its own: a message from it arrives on that connection only. */
+    @Test
+    void serverEndOf_eachConnectionMade_isItsOwnServerEnd() {
+        try (LoopbackPeer peer = CqfluxTest.loopback().start()) {
+            var second = peer.connectAnother();
+            var third = peer.connectAnother();
+            assertSame(peer.serverConnection(), peer.serverEndOf(peer.connection()));
+            assertNotSame(peer.serverEndOf(second), peer.serverEndOf(third));
+            peer.memory().setString(0, "to the third");
+            CqfluxTest.verify(StepVerifier.create(third.receive().next().map(m ->
+                                    java.lang.foreign.MemorySegment.ofArray(m.data()).getString(0)))
+                    .then(() -> peer.serverEndOf(third).send(peer.exposed(), 0, 16).subscribe())
+                    .expectNext("to the third")
+                    .expectComplete());
+            try (LoopbackPeer other = CqfluxTest.loopback().start()) {
+                IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> other.serverEndOf(second));
+                assertTrue(e.getMessage().contains("was not made by this loopback peer"), e.getMessage());
+            }
         }
     }
 
