@@ -65,16 +65,23 @@ public final class LoopbackPeer implements AutoCloseable {
     private LoopbackPeer(Builder b) {
         List<AutoCloseable> undo = new ArrayList<>();
         Arena a = Arena.ofShared();
-        undo.add(a::close);
+        // As in close(): the memory is freed only when every instance built has ended in time,
+        // never under a transport that may still use it.
+        boolean[] ended = {true};
+        undo.add(() -> {
+            if (ended[0]) {
+                a.close();
+            }
+        });
         try {
             Cqflux s = b.serverCustomizer.apply(b.base("server")).build();
-            undo.addFirst(() -> dispose(s, b.timeout));
+            undo.addFirst(() -> ended[0] &= dispose(s, b.timeout));
             Cqflux.Builder cb = b.base("client");
             if (b.faults != null) {
                 b.faults.configure(cb, b.transport);
             }
             Cqflux c = b.clientCustomizer.apply(cb).build();
-            undo.addFirst(() -> dispose(c, b.timeout));
+            undo.addFirst(() -> ended[0] &= dispose(c, b.timeout));
             RegionAccess[] access = b.access.toArray(RegionAccess[]::new);
             Region ex = s.register(a.allocate(b.regionSize, 64), access);
             Region lo = c.register(a.allocate(b.regionSize, 64), access);
@@ -119,9 +126,18 @@ public final class LoopbackPeer implements AutoCloseable {
         }
     }
 
-    private static void dispose(Cqflux c, Duration timeout) {
+    /** Disposes an instance; {@return whether it ended within the timeout} */
+    private static boolean dispose(Cqflux c, Duration timeout) {
         c.dispose();
-        c.onDispose().toFuture().completeOnTimeout(null, timeout.toMillis(), TimeUnit.MILLISECONDS).join();
+        try {
+            c.onDispose().toFuture().get(timeout.toNanos(), TimeUnit.NANOSECONDS);
+            return true;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+            return false;
+        }
     }
 
     /** {@return the server instance} */
