@@ -323,8 +323,15 @@ public final class RdmaServer implements Disposable, AutoCloseable {
                 }
             } finally {
                 listener.close();
-                synchronized (connections) {
-                    connections.tryEmitComplete();
+                try {
+                    synchronized (connections) {
+                        connections.tryEmitComplete();
+                    }
+                } catch (Throwable t) {
+                    // A raw subscriber that throws from onComplete (Reactive Streams §2.13; the
+                    // sink lets it out): the server is still forgotten and onDispose() completes.
+                    Exceptions.throwIfJvmFatal(t);
+                    reactor.core.publisher.Operators.onErrorDropped(t, reactor.util.context.Context.empty());
                 }
                 owner.forget(this);
                 closed.complete(null);

@@ -292,6 +292,54 @@ class LifecycleTest {
     }
 
     @Test
+    void serverDispose_whoseConnectionsSubscriberThrowsFromOnComplete_stillFreesTheListener() {
+        Cqflux server = build(builder());
+        RdmaServer srv = server.bind(new InetSocketAddress(LO, 0), exposed(server)).block(T);
+        CountDownLatch completed = new CountDownLatch(1);
+        srv.connections().subscribe(throwingOnComplete(completed));
+        srv.dispose();
+        assertTrue(await(completed), "the subscriber heard of the end");
+        StepVerifier.create(srv.onDispose()).expectComplete().verify(T);
+        assertEquals(0, server.openServers(), "the server is forgotten");
+    }
+
+    /**
+     * {@return a raw subscriber (no Reactor operator between it and the sink) that breaks Reactive
+     * Streams §2.13 by throwing from {@code onComplete}, after counting {@code completed} down}
+     */
+    static <T> org.reactivestreams.Subscriber<T> throwingOnComplete(CountDownLatch completed) {
+        return new org.reactivestreams.Subscriber<T>() {
+            @Override
+            public void onSubscribe(org.reactivestreams.Subscription s) {
+                s.request(Long.MAX_VALUE);
+            }
+
+            @Override
+            public void onNext(T t) {
+            }
+
+            @Override
+            public void onError(Throwable t) {
+            }
+
+            @Override
+            public void onComplete() {
+                completed.countDown();
+                throw new IllegalStateException("a subscriber that throws from onComplete");
+            }
+        };
+    }
+
+    static boolean await(CountDownLatch l) {
+        try {
+            return l.await(T.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+    }
+
+    @Test
     void serverDisposeNow_whileItsLoopIsBlocked_throwsNamingTheListener() {
         Cqflux server = build(builder());
         RdmaServer srv = server.bind(new InetSocketAddress(LO, 0), exposed(server)).block(T);
@@ -342,6 +390,65 @@ class LifecycleTest {
         StepVerifier.create(peer.events().filter(ConnectionEvent::isTerminal)).expectNextCount(1)
                 .expectComplete().verify(T);
         conn.disposeNow(Duration.ZERO);
+    }
+
+    @Test
+    void connectionDispose_whoseEventsOrCompletionsSubscriberThrowsFromOnComplete_stillReleasesIt() {
+        Cqflux server = build(builder());
+        Cqflux client = build(builder());
+        RdmaConnection conn = connected(server, client);
+        RdmaConnection other = connected(server, client);
+        CountDownLatch completed = new CountDownLatch(2);
+        conn.events().subscribe(throwingOnComplete(completed));
+        other.completions().subscribe(throwingOnComplete(completed));
+        conn.dispose();
+        other.dispose();
+        assertTrue(await(completed), "the subscribers heard of the end");
+        StepVerifier.create(conn.onDispose().then(other.onDispose())).expectComplete().verify(T);
+        assertEquals(0, client.openConnections(), "both are forgotten");
+    }
+
+    @Test
+    void connectionDispose_whoseEventsSubscriberThrowsFromOnNext_stillFailsEveryPendingOperation_andTheReceiver() {
+        Cqflux server = build(builder());
+        Cqflux client = build(builder());
+        RdmaConnection conn = connected(server, client);
+        Region local = client.register(arena.allocate(4096, 64), RegionAccess.WRITE_SRC, RegionAccess.RECV);
+        CountDownLatch told = new CountDownLatch(1);
+        conn.events().subscribe(new org.reactivestreams.Subscriber<ConnectionEvent>() {
+            @Override
+            public void onSubscribe(org.reactivestreams.Subscription s) {
+                s.request(Long.MAX_VALUE);
+            }
+
+            @Override
+            public void onNext(ConnectionEvent e) {
+                if (e.isTerminal()) {
+                    told.countDown();
+                    throw new IllegalStateException("a subscriber that throws from onNext");
+                }
+            }
+
+            @Override
+            public void onError(Throwable t) {
+            }
+
+            @Override
+            public void onComplete() {
+            }
+        });
+        int n = 2000;
+        Tally ops = new Tally(n + 1);
+        ops.subscribe(n, conn.receive().then());
+        for (int i = 0; i < n; i++) {
+            ops.subscribe(i, conn.write(conn.remoteRegion(0), 0, local, 0, 4096));
+        }
+        conn.dispose();
+        assertTrue(await(told), "the subscriber heard of the end");
+        assertTrue(ops.awaitAll(T), ops.toString());
+        assertEquals(0, ops.twice(), ops.toString());
+        assertInstanceOf(ResourceClosedException.class, ops.error(n), "the receiver: " + ops.error(n) + " " + ops.kinds());
+        StepVerifier.create(conn.onDispose()).expectComplete().verify(T);
     }
 
     @Test
