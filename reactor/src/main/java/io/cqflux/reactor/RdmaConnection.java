@@ -605,7 +605,10 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
      *
      * <p>A peer's write-with-immediate normally consumes a posted receive; on libfabric's tcp
      * provider it does not (the notification arrives without one), so such notifications are
-     * delivered even without demand, buffered until requested.
+     * delivered even without demand, buffered until requested; they are the only thing a
+     * connection built with a {@code receiveQueueSize} of 0 receives. Where nothing can arrive (that
+     * size 0, and a write with immediate consumes a receive: rpma) the subscriber gets an
+     * {@link IllegalStateException}, as a second subscriber does.
      *
      * @param decoder turns a message into a value (must not keep the message)
      * @param <T> the value type

@@ -34,7 +34,9 @@ import reactor.core.publisher.Operators;
  *
  * <p>The pool ({@code receiveQueueSize} buffers) is allocated and registered on the first
  * subscription and freed when the connection's native objects are gone: posted receives keep
- * using it until the queue pair is destroyed.
+ * using it until the queue pair is destroyed. With {@code receiveQueueSize} 0 there is no pool:
+ * a subscriber then gets only the notifications that consume no receive, and where there are
+ * none (a write with immediate consumes a receive) it is refused.
  */
 final class Receiver {
 
@@ -118,12 +120,15 @@ final class Receiver {
                     + " already has a receiving subscriber; share its Flux instead"));
             return;
         }
-        if (count == 0) {
+        if (count == 0 && core.transport.writeWithImmediateConsumesReceive()) {
+            // Nothing can ever arrive. Where a peer's write with immediate consumes no receive
+            // (libfabric's tcp provider), its notifications still do, and are kept for this
+            // subscriber (the backlog): refusing it would leave them to overflow the backlog.
             s.error(new IllegalStateException("connection " + core.description
-                    + " has receiveQueueSize 0: no receive can be posted"));
+                    + " has receiveQueueSize 0: no receive can be posted, so nothing can be received"));
             return;
         }
-        if (pool == null) {
+        if (pool == null && count > 0) {
             try {
                 arena = Arena.ofShared();
                 MemorySegment mem = arena.allocate((long) count * bufferSize, 64);

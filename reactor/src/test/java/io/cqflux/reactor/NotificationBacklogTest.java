@@ -35,6 +35,32 @@ class NotificationBacklogTest {
         }
     }
 
+    /**
+     * With receiveQueueSize 0 no receive is ever posted, but on fabric/tcp a peer's
+     * write-with-immediate needs none: its notifications arrive and are kept, so receive() must
+     * take them (it was refused with an IllegalStateException, and the kept notifications could
+     * only overflow the backlog and end the connection LOST).
+     */
+    @Test
+    void receiveQueueSizeZero_notificationsStillReachTheReceiver_inOrder() {
+        try (FaultRig rig = new FaultRig(b -> b.connectionConfig(
+                io.cqflux.core.ConnectionConfig.DEFAULT.withReceiveQueueSize(0)), b -> b)) {
+            StepVerifier.create(Flux.range(0, 3).concatMap(i -> rig.conn.writeWithImmediate(rig.remote(), 64L * i,
+                    rig.local, 0, 64, 400 + i))).expectComplete().verify(FaultRig.T);
+            assertTrue(FaultRig.await(() -> ReactiveContract.backlogOf(rig.serverConn) == 3, FaultRig.T));
+            StepVerifier.create(rig.serverConn.receive(m -> m.opcode() + ":" + m.immediate()), 2)
+                    .expectNext(Opcode.RECEIVE_WRITE_WITH_IMMEDIATE + ":400", Opcode.RECEIVE_WRITE_WITH_IMMEDIATE
+                            + ":401")
+                    .thenRequest(2)
+                    .expectNext(Opcode.RECEIVE_WRITE_WITH_IMMEDIATE + ":402")
+                    // one arriving while the subscriber waits goes straight to it
+                    .then(() -> rig.conn.writeWithImmediate(rig.remote(), 0, rig.local, 0, 64, 403).subscribe())
+                    .expectNext(Opcode.RECEIVE_WRITE_WITH_IMMEDIATE + ":403")
+                    .thenCancel().verify(FaultRig.T);
+            assertTrue(rig.serverConn.core().isOpen());
+        }
+    }
+
     @Test
     void notificationBacklog_overflow_endsTheConnectionLoudly_namingTheLimit() {
         try (FaultRig rig = new FaultRig(b -> b.notificationBacklog(4), b -> b)) {
