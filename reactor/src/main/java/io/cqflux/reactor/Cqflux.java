@@ -280,7 +280,11 @@ public final class Cqflux implements Disposable, AutoCloseable {
                                    Function<? super RdmaConnection, ? extends Publisher<Void>> handler,
                                    Function<byte[], AcceptDecision> rawAccept, List<Region> regionList) {
         Objects.requireNonNull(address, "address");
-        return LoopSafeMono.of(Mono.create(sink -> {
+        // A server that comes up after its subscriber cancelled is discarded by Mono.create,
+        // never handed to anyone: it is disposed then (on the loop, in the task that started it,
+        // so it accepts nothing), rather than left listening and accepting until this instance is
+        // disposed. listen()'s "cancelling the Flux stops listening" rests on it too.
+        return LoopSafeMono.of(Mono.<RdmaServer>create(sink -> {
             try {
                 checkOpen();
                 // Every accept carries its own hello (its connection's control words); encode
@@ -323,7 +327,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
             } catch (RuntimeException e) {
                 sink.error(e);
             }
-        }));
+        }).doOnDiscard(RdmaServer.class, RdmaServer::dispose));
     }
 
     /**

@@ -72,6 +72,32 @@ class AcceptTest {
                 .expectNext(n).expectComplete().verify(T);
     }
 
+    // ------------------------------------------------------------------ cancelled before the server is up
+
+    /**
+     * {@code listen}: "cancelling the Flux stops listening"; that holds for a cancel that comes
+     * before the bind is done too, and a {@code bind} cancelled that early leaves no listener
+     * either (a connect does the same with its connection). They kept listening, and accepting,
+     * until the instance was disposed.
+     */
+    @Test
+    void listenOrBind_cancelledBeforeTheListenerIsUp_stopsListening_andLeavesNoServer() {
+        CompletableFuture<Void> held = new CompletableFuture<>();
+        CompletableFuture<Void> release = new CompletableFuture<>();
+        // Holds the loop that binds, so that both cancels come before the listener exists.
+        server.nextLoop().execute(() -> {
+            held.complete(null);
+            release.orTimeout(T.toMillis(), TimeUnit.MILLISECONDS).exceptionally(e -> null).join();
+        });
+        held.orTimeout(T.toMillis(), TimeUnit.MILLISECONDS).join();
+        server.listen(any(), exposed).subscribe().dispose();
+        server.bind(any(), exposed).subscribe().dispose();
+        release.complete(null);
+        StepVerifier.create(Mono.fromCallable(server::openServers).filter(x -> x == 0)
+                        .repeatWhenEmpty(500, f -> f.delayElements(Duration.ofMillis(10))))
+                .expectNext(0).expectComplete().verify(T);
+    }
+
     // ------------------------------------------------------------------ handler
 
     @Test
