@@ -626,7 +626,11 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
 
     /**
      * {@return a hot Flux of snapshots of every completion of this connection's queues, for
-     * monitoring; it costs nothing while nobody subscribes (no snapshot is taken then)}
+     * monitoring; it costs nothing while nobody subscribes (no snapshot is taken then). It
+     * buffers nothing: a subscriber without outstanding demand misses the completions of that
+     * moment (so a slow monitor never holds the loop or memory; put
+     * {@code onBackpressureBuffer(...)} in front of a slow consumer that must see every one). It
+     * completes once the connection is released}
      */
     public Flux<CompletionRecord> completions() {
         return core.completions();

@@ -287,6 +287,42 @@ abstract class ReactiveContract {
         assertEquals(0, conn.core().monitors.get(), "monitor flag cleared after cancel");
     }
 
+    /**
+     * The hot Flux buffers nothing: a subscriber without outstanding demand misses the records
+     * completed meanwhile (the guide says so), and another subscriber with demand still gets
+     * every one.
+     */
+    @Test
+    void completions_subscriberWithoutDemand_missesRecords_whileOneWithDemandGetsEvery() {
+        List<CompletionRecord> slow = new java.util.concurrent.CopyOnWriteArrayList<>();
+        List<CompletionRecord> all = new java.util.concurrent.CopyOnWriteArrayList<>();
+        reactor.core.publisher.BaseSubscriber<CompletionRecord> one = new reactor.core.publisher.BaseSubscriber<>() {
+            @Override
+            protected void hookOnSubscribe(org.reactivestreams.Subscription s) {
+                request(1);
+            }
+
+            @Override
+            protected void hookOnNext(CompletionRecord r) {
+                slow.add(r);
+            }
+        };
+        conn.completions().subscribe(one);
+        Disposable every = conn.completions().subscribe(all::add);
+        // A record reaches the subscribers on the loop before its operation's own signal.
+        for (int i = 0; i < 4; i++) {
+            StepVerifier.create(conn.write(remote(), 0, local, 0, 8)).expectComplete().verify(T);
+        }
+        one.request(1);
+        StepVerifier.create(conn.read(local, 0, remote(), 0, 8)).expectComplete().verify(T);
+        one.dispose();
+        every.dispose();
+        assertEquals(List.of(Opcode.WRITE, Opcode.WRITE, Opcode.WRITE, Opcode.WRITE, Opcode.READ),
+                all.stream().map(CompletionRecord::opcode).toList());
+        assertEquals(List.of(Opcode.WRITE, Opcode.READ), slow.stream().map(CompletionRecord::opcode).toList(),
+                "the three writes completed without its demand are not kept for it");
+    }
+
     // ------------------------------------------------------------------ checks before posting
 
     @Test
