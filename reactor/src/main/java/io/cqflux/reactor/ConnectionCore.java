@@ -337,7 +337,7 @@ final class ConnectionCore {
                 }
             }
             instrumentation.opened(this);
-            emitGuarded(() -> events.tryEmitNext(e));
+            Emissions.guarded(() -> events.tryEmitNext(e));
             Consumer<RdmaConnection> cb = onEstablished;
             onEstablished = null;
             onFailed = null;
@@ -414,7 +414,7 @@ final class ConnectionCore {
             deadlines.dispose();
         }
         if (event != null) {
-            emitGuarded(() -> events.tryEmitNext(event));
+            Emissions.guarded(() -> events.tryEmitNext(event));
         }
         if (event == ConnectionEvent.LOST) {
             // Once per connection: what a service operator needs to see without debug logging.
@@ -646,8 +646,8 @@ final class ConnectionCore {
             safely(() -> p.nativeRegion().close());
         }
         loop.noteOperation("cqflux.connectionEnd"); // the subscribers of events() and closed
-        emitGuarded(events::tryEmitComplete);
-        emitGuarded(completions::tryEmitComplete);
+        Emissions.guarded(events::tryEmitComplete);
+        Emissions.guarded(completions::tryEmitComplete);
         // Before the completion, not as one of its dependents: CompletableFuture runs those in no
         // promised order, and onDispose()'s subscriber could see it before the owner forgot it.
         safely(onReleased);
@@ -1310,23 +1310,6 @@ final class ConnectionCore {
 
     long staleCompletions() {
         return staleCompletions;
-    }
-
-    /**
-     * Emits on one of the hot sinks ({@link #events()}, {@link #completions()}). Reactor's sinks let
-     * a subscriber's throw from {@code onNext} or {@code onComplete} out of {@code tryEmit*} (a raw
-     * {@link org.reactivestreams.Subscriber} that breaks Reactive Streams §2.13; Reactor's own
-     * subscribers catch it): caught here, so that it cannot cut short the end of the connection
-     * (failing what is pending, ending the receiver) or its release ({@link #closed} never
-     * completing), as {@link ReceiveFlux} guards the receiver; it is dropped through Reactor's hook.
-     */
-    private static void emitGuarded(Runnable emission) {
-        try {
-            emission.run();
-        } catch (Throwable t) {
-            Exceptions.throwIfJvmFatal(t);
-            reactor.core.publisher.Operators.onErrorDropped(t, reactor.util.context.Context.empty());
-        }
     }
 
     private static void safely(Runnable r) {

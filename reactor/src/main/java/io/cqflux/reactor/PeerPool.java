@@ -820,10 +820,13 @@ public final class PeerPool implements Disposable, AutoCloseable {
         do {
             PeerPoolEvent e;
             while ((e = outbox.poll()) != null) {
+                // Guarded: a subscriber's throw let out here would leave `draining` held, and the
+                // pool's events stopped for good.
                 if (e == END) {
-                    events.tryEmitComplete();
+                    Emissions.guarded(events::tryEmitComplete);
                 } else {
-                    events.tryEmitNext(e);
+                    PeerPoolEvent next = e;
+                    Emissions.guarded(() -> events.tryEmitNext(next));
                 }
             }
             missed = draining.addAndGet(-missed);

@@ -231,11 +231,15 @@ public final class RdmaServer implements Disposable, AutoCloseable {
             handle(c);
             return;
         }
-        Sinks.EmitResult r;
-        // Connections established on different loops: serialise the emissions.
-        synchronized (connections) {
-            r = connections.tryEmitNext(c);
-        }
+        Sinks.EmitResult[] emitted = {Sinks.EmitResult.OK};
+        // Connections established on different loops: serialise the emissions. A subscriber that
+        // throws from onNext had the connection handed to it: delivered, not refused.
+        Emissions.guarded(() -> {
+            synchronized (connections) {
+                emitted[0] = connections.tryEmitNext(c);
+            }
+        });
+        Sinks.EmitResult r = emitted[0];
         if (r.isFailure()) {
             refuse(c, switch (r) {
                 case FAIL_OVERFLOW, FAIL_ZERO_SUBSCRIBER -> "connections() already buffers " + bufferSize
@@ -323,16 +327,13 @@ public final class RdmaServer implements Disposable, AutoCloseable {
                 }
             } finally {
                 listener.close();
-                try {
+                // A raw subscriber that throws from onComplete: the server is still forgotten and
+                // onDispose() completes.
+                Emissions.guarded(() -> {
                     synchronized (connections) {
                         connections.tryEmitComplete();
                     }
-                } catch (Throwable t) {
-                    // A raw subscriber that throws from onComplete (Reactive Streams §2.13; the
-                    // sink lets it out): the server is still forgotten and onDispose() completes.
-                    Exceptions.throwIfJvmFatal(t);
-                    reactor.core.publisher.Operators.onErrorDropped(t, reactor.util.context.Context.empty());
-                }
+                });
                 owner.forget(this);
                 closed.complete(null);
             }

@@ -166,7 +166,7 @@ public final class Region implements AutoCloseable {
 
     private void deregister() {
         native_.close();
-        closed.tryEmitEmpty();
+        Emissions.guarded(closed::tryEmitEmpty);
     }
 
     @Override

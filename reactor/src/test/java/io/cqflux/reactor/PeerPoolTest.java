@@ -246,6 +246,46 @@ class PeerPoolTest {
         }
     }
 
+    /**
+     * A raw subscriber of {@code events()} that throws from {@code onNext} (Reactive Streams §2.13
+     * forbids it; Reactor's sink lets the throw out): before, it left the pool's event drain held,
+     * and no later event (CLOSED, the completion) reached anyone.
+     */
+    @Test
+    void eventsSubscriberThatThrows_stopsNeitherTheOthersEvents_norTheEnd() {
+        pool(rig.srv.address(), PeerPoolOptions.defaults());
+        AtomicInteger thrown = new AtomicInteger();
+        pool.events().subscribe(new org.reactivestreams.Subscriber<PeerPoolEvent>() {
+            @Override
+            public void onSubscribe(org.reactivestreams.Subscription s) {
+                s.request(Long.MAX_VALUE);
+            }
+
+            @Override
+            public void onNext(PeerPoolEvent e) {
+                // Only on an event emitted live (not replayed at subscription): CLOSED.
+                if (e.kind() == PeerPoolEvent.Kind.CLOSED) {
+                    thrown.incrementAndGet();
+                    throw new IllegalStateException("a subscriber that breaks §2.13");
+                }
+            }
+
+            @Override
+            public void onError(Throwable t) {
+            }
+
+            @Override
+            public void onComplete() {
+            }
+        });
+        StepVerifier.create(readFirstWord(pool)).expectNext(42L).expectComplete().verify(T);
+        pool.dispose();
+        assertTrue(FaultRig.await(() -> ev.completed, T), "events() did not complete for the other subscriber: " + ev);
+        assertEquals(PeerPoolEvent.Kind.CLOSED, ev.seen.get(ev.seen.size() - 1).kind(), ev.toString());
+        assertEquals(1, thrown.get(), "the thrower's throws");
+        pool.disposeNow(T);
+    }
+
     @Test
     void wait_withNoLiveConnection_failsAfterMaxAcquireTime_namingAddressAndWait() {
         InetSocketAddress dead = deadAddress();
