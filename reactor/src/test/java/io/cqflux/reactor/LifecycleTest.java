@@ -296,38 +296,11 @@ class LifecycleTest {
         Cqflux server = build(builder());
         RdmaServer srv = server.bind(new InetSocketAddress(LO, 0), exposed(server)).block(T);
         CountDownLatch completed = new CountDownLatch(1);
-        srv.connections().subscribe(throwingOnComplete(completed));
+        srv.connections().subscribe(RuleBreakingSubscribers.throwingOnComplete(completed::countDown));
         srv.dispose();
         assertTrue(await(completed), "the subscriber heard of the end");
         StepVerifier.create(srv.onDispose()).expectComplete().verify(T);
         assertEquals(0, server.openServers(), "the server is forgotten");
-    }
-
-    /**
-     * {@return a raw subscriber (no Reactor operator between it and the sink) that breaks Reactive
-     * Streams §2.13 by throwing from {@code onComplete}, after counting {@code completed} down}
-     */
-    static <T> org.reactivestreams.Subscriber<T> throwingOnComplete(CountDownLatch completed) {
-        return new org.reactivestreams.Subscriber<T>() {
-            @Override
-            public void onSubscribe(org.reactivestreams.Subscription s) {
-                s.request(Long.MAX_VALUE);
-            }
-
-            @Override
-            public void onNext(T t) {
-            }
-
-            @Override
-            public void onError(Throwable t) {
-            }
-
-            @Override
-            public void onComplete() {
-                completed.countDown();
-                throw new IllegalStateException("a subscriber that throws from onComplete");
-            }
-        };
     }
 
     static boolean await(CountDownLatch l) {
@@ -399,8 +372,8 @@ class LifecycleTest {
         RdmaConnection conn = connected(server, client);
         RdmaConnection other = connected(server, client);
         CountDownLatch completed = new CountDownLatch(2);
-        conn.events().subscribe(throwingOnComplete(completed));
-        other.completions().subscribe(throwingOnComplete(completed));
+        conn.events().subscribe(RuleBreakingSubscribers.throwingOnComplete(completed::countDown));
+        other.completions().subscribe(RuleBreakingSubscribers.throwingOnComplete(completed::countDown));
         conn.dispose();
         other.dispose();
         assertTrue(await(completed), "the subscribers heard of the end");
@@ -415,28 +388,8 @@ class LifecycleTest {
         RdmaConnection conn = connected(server, client);
         Region local = client.register(arena.allocate(4096, 64), RegionAccess.WRITE_SRC, RegionAccess.RECV);
         CountDownLatch told = new CountDownLatch(1);
-        conn.events().subscribe(new org.reactivestreams.Subscriber<ConnectionEvent>() {
-            @Override
-            public void onSubscribe(org.reactivestreams.Subscription s) {
-                s.request(Long.MAX_VALUE);
-            }
-
-            @Override
-            public void onNext(ConnectionEvent e) {
-                if (e.isTerminal()) {
-                    told.countDown();
-                    throw new IllegalStateException("a subscriber that throws from onNext");
-                }
-            }
-
-            @Override
-            public void onError(Throwable t) {
-            }
-
-            @Override
-            public void onComplete() {
-            }
-        });
+        conn.events().subscribe(RuleBreakingSubscribers.<ConnectionEvent>throwingOnNext(ConnectionEvent::isTerminal,
+                told::countDown));
         int n = 2000;
         Tally ops = new Tally(n + 1);
         ops.subscribe(n, conn.receive().then());

@@ -255,29 +255,9 @@ class PeerPoolTest {
     void eventsSubscriberThatThrows_stopsNeitherTheOthersEvents_norTheEnd() {
         pool(rig.srv.address(), PeerPoolOptions.defaults());
         AtomicInteger thrown = new AtomicInteger();
-        pool.events().subscribe(new org.reactivestreams.Subscriber<PeerPoolEvent>() {
-            @Override
-            public void onSubscribe(org.reactivestreams.Subscription s) {
-                s.request(Long.MAX_VALUE);
-            }
-
-            @Override
-            public void onNext(PeerPoolEvent e) {
-                // Only on an event emitted live (not replayed at subscription): CLOSED.
-                if (e.kind() == PeerPoolEvent.Kind.CLOSED) {
-                    thrown.incrementAndGet();
-                    throw new IllegalStateException("a subscriber that breaks §2.13");
-                }
-            }
-
-            @Override
-            public void onError(Throwable t) {
-            }
-
-            @Override
-            public void onComplete() {
-            }
-        });
+        // Throws only on an event emitted live (not replayed at subscription): CLOSED.
+        pool.events().subscribe(RuleBreakingSubscribers.<PeerPoolEvent>throwingOnNext(
+                e -> e.kind() == PeerPoolEvent.Kind.CLOSED, thrown::incrementAndGet));
         StepVerifier.create(readFirstWord(pool)).expectNext(42L).expectComplete().verify(T);
         pool.dispose();
         assertTrue(FaultRig.await(() -> ev.completed, T), "events() did not complete for the other subscriber: " + ev);
