@@ -292,7 +292,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
                 if (rawAccept == null) {
                     checkHelloFits(regionList, transport.maxAcceptPrivateData());
                 }
-                EventLoop loop = loops[0];
+                EventLoop loop = firstLoop();
                 Runnable task = () -> {
                     loop.noteSetup("cqflux.bind"); // the library's own work: not a blocked-loop WARN
                     if (closing.get()) {
@@ -779,6 +779,15 @@ public final class Cqflux implements Disposable, AutoCloseable {
 
     EventLoop nextLoop() {
         return loops[Math.floorMod(nextLoop.getAndIncrement(), loops.length)];
+    }
+
+    /**
+     * {@return the first loop: the one listeners run on, and the one a timer's task that belongs
+     * to no connection (a peer pool's reconnect, an acquire's bound) is handed to; choosing it
+     * leaves the round-robin of {@link #nextLoop()}, which spreads connections, where it is}
+     */
+    EventLoop firstLoop() {
+        return loops[0];
     }
 
     /**

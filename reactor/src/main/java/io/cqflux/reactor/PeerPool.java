@@ -493,12 +493,16 @@ public final class PeerPool implements Disposable, AutoCloseable {
 
     // ---------------------------------------------------------------- slots
 
-    /** Starts a connect attempt for {@code s}. */
-    /** Runs a timer's task on one of the instance's loops (after they ended, on this thread). */
+    /**
+     * Runs a timer's task on the instance's first loop (after the loops ended, on the timer's
+     * thread): not {@code nextLoop()}, whose round-robin the connect that follows takes one step
+     * of, so that reconnects are spread over the loops as first connects are.
+     */
     private void onLoop(Runnable task) {
-        cq.nextLoop().executeOrAfterTermination(task);
+        cq.firstLoop().executeOrAfterTermination(task);
     }
 
+    /** Starts a connect attempt for {@code s}. */
     private void connect(Slot s) {
         synchronized (lock) {
             if (closed) {

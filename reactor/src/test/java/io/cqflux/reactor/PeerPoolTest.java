@@ -18,6 +18,7 @@ import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -264,6 +265,42 @@ class PeerPoolTest {
         assertEquals(PeerPoolEvent.Kind.CLOSED, ev.seen.get(ev.seen.size() - 1).kind(), ev.toString());
         assertEquals(1, thrown.get(), "the thrower's throws");
         pool.disposeNow(T);
+    }
+
+    /**
+     * A reconnect takes one step of the instance's round-robin over its loops, as a first connect
+     * does: before, the timer's hand-over to a loop took one more, and with two loops every
+     * reconnected connection of a pool of two landed on the same loop.
+     */
+    @Test
+    void reconnects_areSpreadOverTheLoops_asFirstConnectsAre() {
+        rig.close();
+        rig = new FaultRig(UnaryOperator.identity(), b -> b.loops(2));
+        int size = 2;
+        pool(rig.srv.address(), PeerPoolOptions.builder().size(size).jitter(0)
+                .reconnectBackoff(Duration.ofMillis(10), Duration.ofMillis(50)).build());
+        ev.await(size, e -> e.kind() == PeerPoolEvent.Kind.CONNECTED, T, "two connections");
+        assertEquals(2, loopsOfThePoolsConnections(size), "first connects");
+        // The server closes both: each slot reconnects through its backoff timer.
+        assertTrue(FaultRig.await(() -> rig.accepted.size() == size + 1, T), "accepted " + rig.accepted);
+        rig.accepted.stream().filter(a -> a != rig.serverConn).forEach(RdmaConnection::dispose);
+        ev.await(2 * size, e -> e.kind() == PeerPoolEvent.Kind.CONNECTED, T, "two reconnects");
+        assertTrue(FaultRig.await(() -> pool.liveConnections() == size, T), "live " + pool.liveConnections());
+        assertEquals(2, loopsOfThePoolsConnections(size), "reconnects");
+    }
+
+    /** {@return how many loops the pool's {@code size} live connections are on (idle ones are taken in turn)} */
+    private int loopsOfThePoolsConnections(int size) {
+        Set<RdmaConnection> conns = new HashSet<>();
+        for (int i = 0; i < 3 * size && conns.size() < size; i++) {
+            conns.add(pool.acquire().block(T));
+        }
+        assertEquals(size, conns.size(), "the pool's connections");
+        Set<Object> loops = new HashSet<>();
+        for (RdmaConnection c : conns) {
+            loops.add(c.core().loop);
+        }
+        return loops.size();
     }
 
     @Test
