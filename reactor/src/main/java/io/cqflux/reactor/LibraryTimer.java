@@ -4,6 +4,7 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import reactor.core.Disposable;
+import reactor.core.Exceptions;
 import reactor.util.Logger;
 import reactor.util.Loggers;
 
@@ -19,7 +20,11 @@ import reactor.util.Loggers;
  * credit that came, a connection made in the window would never time out. The caller's own
  * {@code timeout()}s stay Reactor's, so virtual time still moves them.
  *
- * <p>One daemon thread; its tasks only hand work to an event loop, so they are short.
+ * <p>One daemon thread for the JVM. Its tasks hand work to an event loop and return; only once
+ * that loop has ended does the work run here ({@code executeOrAfterTermination}), which may then
+ * be a subscriber's signal (a pool's events, a failed acquire). So the thread is
+ * {@link reactor.core.scheduler.NonBlocking}, as the loops are: a {@code block()} there fails
+ * fast instead of holding every instance's timers.
  */
 final class LibraryTimer {
     private static final Logger LOG = Loggers.getLogger(LibraryTimer.class);
@@ -31,7 +36,12 @@ final class LibraryTimer {
 
     private static ScheduledThreadPoolExecutor create() {
         ScheduledThreadPoolExecutor e = new ScheduledThreadPoolExecutor(1, r -> {
-            Thread t = new Thread(r, "cqflux-timer");
+            // Nothing of whichever thread schedules first: not its inheritable thread locals,
+            // not its context class loader (an application's, which a redeploy would leave
+            // pinned). Non-blocking for Reactor, as the loops: a block() there would hold every
+            // instance's timers.
+            Thread t = new LoopThreadFactory.LoopThread(r, "cqflux-timer", false);
+            t.setContextClassLoader(LibraryTimer.class.getClassLoader());
             t.setDaemon(true);
             return t;
         });
@@ -58,13 +68,17 @@ final class LibraryTimer {
         return handle(EXECUTOR.scheduleAtFixedRate(guarded(task), initialDelay, period, unit));
     }
 
-    /** A task that throws is logged: a periodic one would otherwise stop without a word. */
+    /**
+     * A task that throws is logged (a periodic one would otherwise stop without a word), and the
+     * timer goes on; a fatal error is rethrown.
+     */
     private static Runnable guarded(Runnable task) {
         return () -> {
             try {
                 task.run();
-            } catch (RuntimeException e) {
-                LOG.error("cqflux timer task failed", e);
+            } catch (Throwable t) {
+                Exceptions.throwIfJvmFatal(t);
+                LOG.error("cqflux timer task failed", t);
             }
         };
     }

@@ -24,10 +24,18 @@ final class LoopThreadFactory implements ThreadFactory {
         return t;
     }
 
-    /** A loop thread: marked non-blocking for Reactor. */
+    /** A loop thread (or the library's timer thread): marked non-blocking for Reactor. */
     static final class LoopThread extends Thread implements NonBlocking {
         LoopThread(Runnable r, String name) {
             super(r, name);
+        }
+
+        /**
+         * @param inheritThreadLocals whether to take the creating thread's inheritable thread
+         *     locals, as {@link Thread#Thread(ThreadGroup, Runnable, String, long, boolean)} says
+         */
+        LoopThread(Runnable r, String name, boolean inheritThreadLocals) {
+            super(null, r, name, 0, inheritThreadLocals);
         }
     }
 }
