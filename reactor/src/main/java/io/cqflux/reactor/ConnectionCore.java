@@ -1247,7 +1247,8 @@ final class ConnectionCore {
                 // read, librpma's atomic write as a write).
                 r = CompletionRecord.builder(r).opcode(posted).build();
             }
-            completions.tryEmitNext(r);
+            CompletionRecord record = r;
+            Emissions.guarded(() -> completions.tryEmitNext(record));
         } catch (Throwable t) {
             Exceptions.throwIfJvmFatal(t);
             LOG.warn("completion monitor threw", t);
