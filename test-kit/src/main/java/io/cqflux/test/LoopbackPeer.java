@@ -205,6 +205,8 @@ public final class LoopbackPeer implements AutoCloseable {
      */
     public RdmaConnection connectAnother() {
         synchronized (connectLock) {
+            // A server end that came too late for an earlier call that gave up is not this one's.
+            accepted.clear();
             RdmaConnection c = client.connect(rdmaServer.address()).block(timeout);
             RdmaConnection s;
             try {
