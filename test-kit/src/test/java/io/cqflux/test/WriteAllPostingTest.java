@@ -16,17 +16,20 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Sinks;
+import reactor.util.context.Context;
 
 /**
  * Where writeAll posts from: requests that upstream emits on another thread wait in their slots
@@ -118,7 +121,10 @@ class WriteAllPostingTest {
     /**
      * A producer thread emitting while the subscriber cancels at a random moment, many times over:
      * every request writeAll took is either emitted as a result or discarded, exactly once, and
-     * nothing hangs (the race between a late onNext, the posting scan and stop()).
+     * nothing hangs (the race between a late onNext, the posting scan and stop()). Every other
+     * round the producer stalls after each offer to the sink, as a producer preempted there does:
+     * the loop's drain of the sink (asking for more) then delivers its requests meanwhile, which
+     * widens the race with the cancel.
      */
     @Test
     void writeAll_producerThreadRacingACancel_everyRequestTakenIsEmittedOrDiscardedExactlyOnce() throws Exception {
@@ -132,8 +138,18 @@ class WriteAllPostingTest {
                 Set<WriteRequest> taken = ConcurrentHashMap.newKeySet();
                 List<WriteRequest> out = new CopyOnWriteArrayList<>();
                 AtomicInteger emitted = new AtomicInteger();
-                Sinks.Many<WriteRequest> sink = Sinks.many().unicast().onBackpressureBuffer();
-                Disposable d = conn.writeAll(sink.asFlux().doOnNext(taken::add))
+                AtomicBoolean cancelled = new AtomicBoolean();
+                Sinks.Many<WriteRequest> sink = round % 2 == 0 ? Sinks.many().unicast().onBackpressureBuffer()
+                        : Sinks.many().unicast().onBackpressureBuffer(new StallingQueue(taken, cancelled));
+                // writeAll's discards only. The hook doOnDiscard sets reaches upstream too (through
+                // the context), and the unicast sink discards on its own (SinkManyUnicast.drain(T),
+                // reactor-core 3.7.9): an emitNext that offered a request and then finds the sink
+                // cancelled and its drain owned discards that request, though the owner (the loop,
+                // asking for more) may have polled and delivered it already; after the cancel the
+                // drain stays owned for good. That request is then taken by writeAll and discarded
+                // by the sink as well: the sink's own doing, not writeAll's contract, so the empty
+                // context keeps the sink's discards from the hook.
+                Disposable d = conn.writeAll(sink.asFlux().doOnNext(taken::add).contextWrite(ctx -> Context.empty()))
                         .doOnDiscard(WriteRequest.class, out::add)
                         .subscribe(res -> {
                             emitted.incrementAndGet();
@@ -148,10 +164,10 @@ class WriteAllPostingTest {
                 });
                 Thread.sleep(0, random.nextInt(500_000));
                 d.dispose();
+                cancelled.set(true);
                 producer.join(T.toMillis());
                 assertFalse(producer.isAlive(), "round " + round + ": the producer ended");
-                // The sink discards what it still held or got after the cancel (never taken); of
-                // the rest, in-flight writes are discarded at their completion: wait for the count.
+                // In-flight writes are discarded at their completion: wait for the count.
                 assertTrue(Await.until(() -> ofTaken(out, taken).size() == taken.size(), T),
                         "round " + round + ": " + taken.size() + " taken, " + ofTaken(out, taken).size()
                                 + " of them emitted or discarded");
@@ -170,6 +186,35 @@ class WriteAllPostingTest {
 
     private static List<WriteRequest> ofTaken(List<WriteRequest> out, Set<WriteRequest> taken) {
         return out.stream().filter(taken::contains).toList();
+    }
+
+    /**
+     * A sink's queue whose producer stalls right after each offer, as one preempted between the
+     * sink's offer and its drain does: for up to 50 µs, or, once another thread (the loop, asking
+     * for more) took the request meanwhile, until the stream was cancelled (up to 1 ms) — the
+     * interleaving in which the sink also discards a request it delivered.
+     */
+    private static final class StallingQueue extends ConcurrentLinkedQueue<WriteRequest> {
+        private final Set<WriteRequest> taken;
+        private final AtomicBoolean cancelled;
+
+        StallingQueue(Set<WriteRequest> taken, AtomicBoolean cancelled) {
+            this.taken = taken;
+            this.cancelled = cancelled;
+        }
+
+        @Override
+        public boolean offer(WriteRequest r) {
+            boolean offered = super.offer(r);
+            long start = System.nanoTime();
+            while (!taken.contains(r) && System.nanoTime() - start < 50_000) {
+                Thread.onSpinWait();
+            }
+            while (taken.contains(r) && !cancelled.get() && System.nanoTime() - start < 1_000_000) {
+                Thread.onSpinWait();
+            }
+            return offered;
+        }
     }
 
     /**
