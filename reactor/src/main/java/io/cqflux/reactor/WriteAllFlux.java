@@ -69,7 +69,9 @@ import reactor.util.context.Context;
  * {@code write()} subscriber hears of the end; never, if that close failed and the buffers are
  * kept).
  * So every request is either emitted or discarded. A drain after the end emits nothing, asks
- * upstream for nothing and only discards.
+ * upstream for nothing and only discards. (The hook also reaches upstream through the context:
+ * what upstream discards on its own, even a request it delivered here, as Reactor's unicast sink
+ * can when an emission races the cancel, is upstream's doing, not counted here.)
  */
 final class WriteAllFlux extends Flux<WriteResult> implements Scannable {
     static final String NAME = "cqflux.writeAll";
