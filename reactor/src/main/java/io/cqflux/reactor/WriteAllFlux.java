@@ -69,9 +69,9 @@ import reactor.util.context.Context;
  * {@code write()} subscriber hears of the end; never, if that close failed and the buffers are
  * kept).
  * So every request is either emitted or discarded. A drain after the end emits nothing, asks
- * upstream for nothing and only discards. (The hook also reaches upstream through the context:
- * what upstream discards on its own, even a request it delivered here, as Reactor's unicast sink
- * can when an emission races the cancel, is upstream's doing, not counted here.)
+ * upstream for nothing and only discards. The hook also reaches upstream through the context, for
+ * what upstream discards on its own, except a request it delivered here ({@code Main#currentContext}:
+ * Reactor's unicast sink can discard one when an emission races the cancel).
  */
 final class WriteAllFlux extends Flux<WriteResult> implements Scannable {
     static final String NAME = "cqflux.writeAll";
@@ -139,6 +139,7 @@ final class WriteAllFlux extends Flux<WriteResult> implements Scannable {
         private static final VarHandle ERROR;
         private static final VarHandle UPSTREAM_CANCELLED;
         private static final VarHandle POST_WIP;
+        private static final VarHandle LAST_TAKEN;
 
         static {
             try {
@@ -147,6 +148,7 @@ final class WriteAllFlux extends Flux<WriteResult> implements Scannable {
                 ERROR = l.findVarHandle(Main.class, "error", Throwable.class);
                 UPSTREAM_CANCELLED = l.findVarHandle(Main.class, "upstreamCancelled", int.class);
                 POST_WIP = l.findVarHandle(Main.class, "postWip", int.class);
+                LAST_TAKEN = l.findVarHandle(Main.class, "lastTaken", WriteRequest.class);
             } catch (ReflectiveOperationException e) {
                 throw new ExceptionInInitializerError(e);
             }
@@ -215,6 +217,17 @@ final class WriteAllFlux extends Flux<WriteResult> implements Scannable {
         private int tail;
         /** Slot of the next result to emit. Drain loop only. */
         private int head;
+        /** What upstream sees as its context ({@link #currentContext()}). */
+        private final Context upstreamContext;
+        /**
+         * The request upstream delivered last, which upstream's own discards never reach the
+         * caller's hook with ({@link #currentContext()}). Written by upstream's thread with a
+         * release store (a plain store on x86: nothing on the per-write path), read with an
+         * acquire by whichever thread upstream discards on, after the sink's own atomic
+         * operations that follow the delivery; through {@link #LAST_TAKEN}.
+         */
+        @SuppressWarnings("unused")
+        private WriteRequest lastTaken;
         /** Results emitted so far: the next result's sequence. Drain loop only. */
         private long emitted;
 
@@ -226,11 +239,28 @@ final class WriteAllFlux extends Flux<WriteResult> implements Scannable {
             for (int i = 0; i < window; i++) {
                 ring[i] = new Slot(this);
             }
+            this.upstreamContext = Operators.enableOnDiscard(actual.currentContext(), this::upstreamDiscarded);
         }
 
+        /**
+         * The context upstream sees: downstream's, with a discard hook that passes what upstream
+         * discards on to downstream's hook, except the request this stream took last. Reactor's
+         * unicast sink can discard a request it has delivered: an {@code emitNext} that offered it,
+         * then finds the sink cancelled and its drain owned by the thread that already delivered
+         * it, discards it ({@code SinkManyUnicast.drain(T)}, reactor-core 3.7). That request is
+         * this stream's, to emit or discard once its write is done; the sink's discard could reach
+         * the caller's hook while the NIC still reads the buffer. The producer cannot offer
+         * another in between, so it is the last one taken.
+         */
         @Override
         public Context currentContext() {
-            return actual.currentContext();
+            return upstreamContext;
+        }
+
+        private void upstreamDiscarded(Object o) {
+            if (o != LAST_TAKEN.getAcquire(this)) {
+                Operators.onDiscard(o, actual.currentContext());
+            }
         }
 
         @Override
@@ -247,6 +277,7 @@ final class WriteAllFlux extends Flux<WriteResult> implements Scannable {
         public void onNext(WriteRequest r) {
             // Reactive Streams §2.13: a null element is the caller's protocol error.
             Objects.requireNonNull(r, "onNext called with a null WriteRequest (Reactive Streams §2.13)");
+            LAST_TAKEN.setRelease(this, r);
             if (done) {
                 Operators.onNextDropped(r, actual.currentContext());
                 return;

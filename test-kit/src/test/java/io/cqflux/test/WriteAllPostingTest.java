@@ -29,7 +29,6 @@ import org.junit.jupiter.api.Test;
 import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Sinks;
-import reactor.util.context.Context;
 
 /**
  * Where writeAll posts from: requests that upstream emits on another thread wait in their slots
@@ -141,15 +140,13 @@ class WriteAllPostingTest {
                 AtomicBoolean cancelled = new AtomicBoolean();
                 Sinks.Many<WriteRequest> sink = round % 2 == 0 ? Sinks.many().unicast().onBackpressureBuffer()
                         : Sinks.many().unicast().onBackpressureBuffer(new StallingQueue(taken, cancelled));
-                // writeAll's discards only. The hook doOnDiscard sets reaches upstream too (through
-                // the context), and the unicast sink discards on its own (SinkManyUnicast.drain(T),
-                // reactor-core 3.7.9): an emitNext that offered a request and then finds the sink
-                // cancelled and its drain owned discards that request, though the owner (the loop,
-                // asking for more) may have polled and delivered it already; after the cancel the
-                // drain stays owned for good. That request is then taken by writeAll and discarded
-                // by the sink as well: the sink's own doing, not writeAll's contract, so the empty
-                // context keeps the sink's discards from the hook.
-                Disposable d = conn.writeAll(sink.asFlux().doOnNext(taken::add).contextWrite(ctx -> Context.empty()))
+                // The hook doOnDiscard sets reaches upstream too (through the context), and the
+                // unicast sink discards on its own (SinkManyUnicast.drain(T), reactor-core 3.7.9):
+                // an emitNext that offered a request and then finds the sink cancelled and its
+                // drain owned discards that request, though the owner (the loop, asking for more)
+                // may have delivered it already. writeAll keeps that discard from the hook: the
+                // request is writeAll's, discarded (or emitted) once its write is done.
+                Disposable d = conn.writeAll(sink.asFlux().doOnNext(taken::add))
                         .doOnDiscard(WriteRequest.class, out::add)
                         .subscribe(res -> {
                             emitted.incrementAndGet();
