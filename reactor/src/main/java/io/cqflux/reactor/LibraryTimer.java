@@ -70,15 +70,17 @@ final class LibraryTimer {
 
     /**
      * A task that throws is logged (a periodic one would otherwise stop without a word), and the
-     * timer goes on; a fatal error is rethrown.
+     * timer goes on; a fatal error is logged, then rethrown.
      */
     private static Runnable guarded(Runnable task) {
         return () -> {
             try {
                 task.run();
             } catch (Throwable t) {
-                Exceptions.throwIfJvmFatal(t);
+                // Logged first: a fatal error rethrown ends a periodic task inside its future,
+                // where nobody looks.
                 LOG.error("cqflux timer task failed", t);
+                Exceptions.throwIfJvmFatal(t);
             }
         };
     }

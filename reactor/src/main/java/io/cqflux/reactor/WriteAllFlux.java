@@ -70,8 +70,9 @@ import reactor.util.context.Context;
  * kept).
  * So every request is either emitted or discarded. A drain after the end emits nothing, asks
  * upstream for nothing and only discards. The hook also reaches upstream through the context, for
- * what upstream discards on its own, except a request it delivered here ({@code Main#currentContext}:
- * Reactor's unicast sink can discard one when an emission races the cancel).
+ * what upstream discards on its own, but not upstream's discard of a request taken here that is
+ * the last one taken or still in a slot ({@code Main#currentContext}: Reactor's unicast sink can
+ * discard one when an emission races the cancel).
  */
 final class WriteAllFlux extends Flux<WriteResult> implements Scannable {
     static final String NAME = "cqflux.writeAll";
@@ -140,6 +141,11 @@ final class WriteAllFlux extends Flux<WriteResult> implements Scannable {
         private static final VarHandle UPSTREAM_CANCELLED;
         private static final VarHandle POST_WIP;
         private static final VarHandle LAST_TAKEN;
+        /**
+         * The context key under which Reactor keeps a local discard hook ({@code Hooks.KEY_ON_DISCARD},
+         * package-private in reactor-core; {@code WriteAllDiscardHookKeyTest} pins it).
+         */
+        static final String DISCARD_HOOK_KEY = "reactor.onDiscard.local";
 
         static {
             try {
@@ -220,11 +226,12 @@ final class WriteAllFlux extends Flux<WriteResult> implements Scannable {
         /** What upstream sees as its context ({@link #currentContext()}). */
         private final Context upstreamContext;
         /**
-         * The request upstream delivered last, which upstream's own discards never reach the
-         * caller's hook with ({@link #currentContext()}). Written by upstream's thread with a
-         * release store (a plain store on x86: nothing on the per-write path), read with an
-         * acquire by whichever thread upstream discards on, after the sink's own atomic
-         * operations that follow the delivery; through {@link #LAST_TAKEN}.
+         * The request upstream delivered last, whose discard by upstream itself the caller's hook
+         * does not get ({@link #currentContext()}). Written by upstream's thread with a release
+         * store (one reference store and its GC barrier per write, as {@code Slot.request} costs),
+         * read with an acquire by whichever thread upstream discards on; through
+         * {@link #LAST_TAKEN}. A stale read lets that one discard through: a second discard, as
+         * before this filter.
          */
         @SuppressWarnings("unused")
         private WriteRequest lastTaken;
@@ -239,18 +246,27 @@ final class WriteAllFlux extends Flux<WriteResult> implements Scannable {
             for (int i = 0; i < window; i++) {
                 ring[i] = new Slot(this);
             }
-            this.upstreamContext = Operators.enableOnDiscard(actual.currentContext(), this::upstreamDiscarded);
+            Context down = actual.currentContext();
+            // Only where the caller set a hook: with one in the context, upstream walks what it
+            // still holds on a cancel (Operators.onDiscardMultiple: a finite source builds every
+            // element it has left), work nobody asked for otherwise.
+            this.upstreamContext = down.hasKey(DISCARD_HOOK_KEY)
+                    ? Operators.enableOnDiscard(down, this::upstreamDiscarded) : down;
         }
 
         /**
-         * The context upstream sees: downstream's, with a discard hook that passes what upstream
-         * discards on to downstream's hook, except the request this stream took last. Reactor's
-         * unicast sink can discard a request it has delivered: an {@code emitNext} that offered it,
-         * then finds the sink cancelled and its drain owned by the thread that already delivered
-         * it, discards it ({@code SinkManyUnicast.drain(T)}, reactor-core 3.7). That request is
-         * this stream's, to emit or discard once its write is done; the sink's discard could reach
-         * the caller's hook while the NIC still reads the buffer. The producer cannot offer
-         * another in between, so it is the last one taken.
+         * The context upstream sees: downstream's; where it has a discard hook, one that passes
+         * what upstream discards on to it, except a request this stream took (the one taken last,
+         * or one a slot holds). Reactor's unicast sink can discard a request it has delivered: an
+         * {@code emitNext} that offered it, then finds the sink cancelled and its drain owned by
+         * the thread that already delivered it, discards it ({@code SinkManyUnicast.drain(T)},
+         * reactor-core 3.7). That request is this stream's, to emit or discard once its write is
+         * done; the sink's discard could reach the caller's hook while the NIC still reads the
+         * buffer. With one serialized producer it is the last one taken (the producer cannot
+         * offer another in between); with several (a merge of sources, a multi-producer sink) it
+         * may be one still in flight, which its slot holds. A request an operator in between
+         * remade (a {@code map}) is another object, and passes: Reactor asks discard hooks to be
+         * idempotent in general.
          */
         @Override
         public Context currentContext() {
@@ -258,9 +274,17 @@ final class WriteAllFlux extends Flux<WriteResult> implements Scannable {
         }
 
         private void upstreamDiscarded(Object o) {
-            if (o != LAST_TAKEN.getAcquire(this)) {
-                Operators.onDiscard(o, actual.currentContext());
+            if (o == LAST_TAKEN.getAcquire(this)) {
+                return;
             }
+            for (Slot slot : ring) {
+                // Read after the state the request was published with (onNext writes the request,
+                // then the state).
+                if (slot.state != Slot.EMPTY && slot.request == o) {
+                    return;
+                }
+            }
+            Operators.onDiscard(o, actual.currentContext());
         }
 
         @Override

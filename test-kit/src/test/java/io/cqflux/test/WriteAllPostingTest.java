@@ -165,7 +165,7 @@ class WriteAllPostingTest {
                 producer.join(T.toMillis());
                 assertFalse(producer.isAlive(), "round " + round + ": the producer ended");
                 // In-flight writes are discarded at their completion: wait for the count.
-                assertTrue(Await.until(() -> ofTaken(out, taken).size() == taken.size(), T),
+                assertTrue(Await.until(() -> ofTaken(out, taken).size() >= taken.size(), T),
                         "round " + round + ": " + taken.size() + " taken, " + ofTaken(out, taken).size()
                                 + " of them emitted or discarded");
                 List<WriteRequest> mine = ofTaken(out, taken);

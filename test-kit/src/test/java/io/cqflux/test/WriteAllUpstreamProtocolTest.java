@@ -45,6 +45,38 @@ class WriteAllUpstreamProtocolTest {
         }
     }
 
+    /**
+     * writeAll gives upstream a discard hook of its own only where its caller set one: with a hook
+     * in the context, a cancelled {@code Flux.fromIterable} of a collection builds every element it
+     * has left, to discard it (on the loop thread, when a failed write cancels upstream).
+     */
+    @Test
+    void writeAll_cancelledWithoutADiscardHook_leavesTheRestOfAFiniteSourceUnbuilt() {
+        try (LoopbackPeer peer = CqfluxTest.loopback().start()) {
+            RdmaConnection conn = peer.connection();
+            PeerRegion remote = peer.remote();
+            Region local = peer.local();
+            AtomicInteger built = new AtomicInteger();
+            List<WriteRequest> lazy = new java.util.AbstractList<>() {
+                @Override
+                public WriteRequest get(int i) {
+                    built.incrementAndGet();
+                    return new WriteRequest(remote, 0, local, 0, 8, false);
+                }
+
+                @Override
+                public int size() {
+                    return 1_000_000;
+                }
+            };
+            StepVerifier.create(conn.writeAll(Flux.fromIterable(lazy)).take(5))
+                    .expectNextCount(5)
+                    .expectComplete()
+                    .verify(T);
+            assertTrue(built.get() < 10_000, built.get() + " of the source's requests built");
+        }
+    }
+
     @Test
     void writeAll_overflowingUpstream_failsWithOverflow_andCancelsUpstreamOnce() {
         try (LoopbackPeer peer = CqfluxTest.loopback().start()) {
