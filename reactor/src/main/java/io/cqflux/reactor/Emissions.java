@@ -1,7 +1,9 @@
 package io.cqflux.reactor;
 
+import java.util.function.Supplier;
 import reactor.core.Exceptions;
 import reactor.core.publisher.Operators;
+import reactor.core.publisher.Sinks;
 import reactor.util.context.Context;
 
 /**
@@ -25,13 +27,16 @@ final class Emissions {
      * ({@link Exceptions#throwIfJvmFatal}) is rethrown.
      *
      * @param emission a {@code tryEmit*} on a hot sink
+     * @return its result; {@link Sinks.EmitResult#OK} when a subscriber threw, which it did on
+     *     being handed the signal
      */
-    static void guarded(Runnable emission) {
+    static Sinks.EmitResult guarded(Supplier<Sinks.EmitResult> emission) {
         try {
-            emission.run();
+            return emission.get();
         } catch (Throwable t) {
             Exceptions.throwIfJvmFatal(t);
             Operators.onErrorDropped(t, Context.empty());
+            return Sinks.EmitResult.OK;
         }
     }
 }

@@ -36,9 +36,9 @@ import reactor.util.context.Context;
  *
  * The pool has `size` slots. Each slot is, at any time, in exactly one of: connecting (a connect
  * Mono subscribed), live (an RdmaConnection), waiting to retry (a real-time timer of the
- * library, LibraryTimer, whose task runs on one of the instance's loops), or nothing (closed). All slot fields are guarded by `lock`; nothing slow or
- * user-supplied runs under it (connect subscriptions, disposals, waiters' signals and the event
- * sink all run after it is released).
+ * library, LibraryTimer, whose task runs on one of the instance's loops), or nothing (closed).
+ * All slot fields are guarded by `lock`; nothing slow or user-supplied runs under it (connect
+ * subscriptions, disposals, waiters' signals and the event sink all run after it is released).
  *
  *   start --> CONNECTING --ok--> live --(its events(): CLOSED/LOST, or evicted)--> RETRYING(delay)
  *                 ^    \--fail--> RETRYING(delay) --timer--> CONNECTING                 |

@@ -231,15 +231,13 @@ public final class RdmaServer implements Disposable, AutoCloseable {
             handle(c);
             return;
         }
-        Sinks.EmitResult[] emitted = {Sinks.EmitResult.OK};
         // Connections established on different loops: serialise the emissions. A subscriber that
-        // throws from onNext had the connection handed to it: delivered, not refused.
-        Emissions.guarded(() -> {
+        // throws from onNext had the connection handed to it: delivered (OK), not refused.
+        Sinks.EmitResult r = Emissions.guarded(() -> {
             synchronized (connections) {
-                emitted[0] = connections.tryEmitNext(c);
+                return connections.tryEmitNext(c);
             }
         });
-        Sinks.EmitResult r = emitted[0];
         if (r.isFailure()) {
             refuse(c, switch (r) {
                 case FAIL_OVERFLOW, FAIL_ZERO_SUBSCRIBER -> "connections() already buffers " + bufferSize
@@ -331,7 +329,7 @@ public final class RdmaServer implements Disposable, AutoCloseable {
                 // onDispose() completes.
                 Emissions.guarded(() -> {
                     synchronized (connections) {
-                        connections.tryEmitComplete();
+                        return connections.tryEmitComplete();
                     }
                 });
                 owner.forget(this);
