@@ -9,7 +9,7 @@ module io.cqflux.core {
     exports io.cqflux.core;
     exports io.cqflux.core.spi;
     exports io.cqflux.core.internal to
-            io.cqflux.transport.rpma, io.cqflux.transport.fabric, io.cqflux.epoll, io.cqflux.reactor;
+            io.cqflux.transport.rpma, io.cqflux.transport.fabric, io.cqflux.epoll, io.cqflux.reactor, io.cqflux.test;
 
     uses io.cqflux.core.spi.TransportProvider;
 }

@@ -1198,9 +1198,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
          */
         public Builder operationTimeout(Duration timeout) {
             Objects.requireNonNull(timeout, "operationTimeout");
-            if (timeout.isNegative() || timeout.isZero() || timeout.compareTo(Duration.ofDays(1)) > 0) {
-                throw new IllegalArgumentException("operationTimeout " + timeout + " is outside (0, PT24H]");
-            }
+            Checks.timeout("operationTimeout", timeout);
             this.operationTimeout = timeout;
             return this;
         }

@@ -1,5 +1,6 @@
 package io.cqflux.reactor;
 
+import io.cqflux.core.internal.Checks;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.function.Predicate;
@@ -303,9 +304,7 @@ public final class PeerPoolOptions {
          */
         public Builder maxAcquireTime(Duration timeout) {
             Objects.requireNonNull(timeout, "maxAcquireTime");
-            if (timeout.isNegative() || timeout.isZero() || timeout.compareTo(Duration.ofDays(1)) > 0) {
-                throw new IllegalArgumentException("maxAcquireTime " + timeout + " is outside (0, PT24H]");
-            }
+            Checks.timeout("maxAcquireTime", timeout);
             this.maxAcquireTime = timeout;
             return this;
         }

@@ -1,6 +1,7 @@
 package io.cqflux.test;
 
 import io.cqflux.core.RegionAccess;
+import io.cqflux.core.internal.Checks;
 import io.cqflux.reactor.Cqflux;
 import io.cqflux.reactor.PeerRegion;
 import io.cqflux.reactor.RdmaConnection;
@@ -55,7 +56,10 @@ public final class LoopbackPeer implements AutoCloseable {
     private final RdmaConnection serverConnection;
     private final Disposable acceptSubscription;
     private final LinkedBlockingQueue<RdmaConnection> accepted;
-    /** The server's end of each connection {@link #connectAnother()} made, by its client end. */
+    /**
+     * The server's end of each connection this peer made ({@link #connection()} and those of
+     * {@link #connectAnother()}), by its client end.
+     */
     private final Map<RdmaConnection, RdmaConnection> serverEnds = new ConcurrentHashMap<>();
     /** Serializes {@link #connectAnother()}, so that the connection it polls is its own. */
     private final Object connectLock = new Object();
@@ -105,6 +109,7 @@ public final class LoopbackPeer implements AutoCloseable {
             this.acceptSubscription = sub;
             this.connection = conn;
             this.serverConnection = sc;
+            serverEnds.put(conn, sc);
             this.timeout = b.timeout;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -232,9 +237,6 @@ public final class LoopbackPeer implements AutoCloseable {
      */
     public RdmaConnection serverEndOf(RdmaConnection clientEnd) {
         Objects.requireNonNull(clientEnd, "clientEnd");
-        if (clientEnd == connection) {
-            return serverConnection;
-        }
         RdmaConnection s = serverEnds.get(clientEnd);
         if (s == null) {
             throw new IllegalArgumentException("connection " + clientEnd.description()
@@ -376,9 +378,7 @@ public final class LoopbackPeer implements AutoCloseable {
         public Builder timeout(Duration timeout) {
             Objects.requireNonNull(timeout, "timeout");
             // Bounded above too: the waits take it in nanoseconds, which a longer one overflows.
-            if (timeout.isNegative() || timeout.isZero() || timeout.compareTo(Duration.ofDays(1)) > 0) {
-                throw new IllegalArgumentException("timeout " + timeout + " is outside (0, PT24H]");
-            }
+            Checks.timeout("timeout", timeout);
             this.timeout = timeout;
             return this;
         }

@@ -9,6 +9,7 @@ import io.cqflux.core.spi.LocalRegion;
 import io.cqflux.core.spi.RemoteRegion;
 import io.cqflux.core.spi.Transport;
 import java.lang.foreign.MemorySegment;
+import java.time.Duration;
 import java.util.EnumSet;
 import java.util.Set;
 
@@ -22,6 +23,8 @@ import java.util.Set;
  * transports' own extra rules (librpma's 8-byte flush read, private-data limits).
  */
 public final class Checks {
+    /** The longest timeout {@link #timeout} allows: one day. */
+    private static final Duration MAX_TIMEOUT = Duration.ofDays(1);
 
     // ---------------------------------------------------------------- registration
 
@@ -294,6 +297,20 @@ public final class Checks {
         if (offset > size || length > size - offset) {
             throw new IllegalArgumentException(what + " range [" + offset + ", " + offset + " + " + length
                     + ") exceeds the region size " + size);
+        }
+    }
+
+    /**
+     * Checks a timeout the library keeps itself (an operation's, a pool's acquire, the test kit's
+     * waits): positive, and at most one day, so that it is never 0 in whole milliseconds and its
+     * nanoseconds never overflow a {@code long}.
+     *
+     * @param what the setting, for the message ("operationTimeout")
+     * @param timeout the timeout, not null
+     */
+    public static void timeout(String what, Duration timeout) {
+        if (timeout.isNegative() || timeout.isZero() || timeout.compareTo(MAX_TIMEOUT) > 0) {
+            throw new IllegalArgumentException(what + " " + timeout + " is outside (0, " + MAX_TIMEOUT + "]");
         }
     }
 

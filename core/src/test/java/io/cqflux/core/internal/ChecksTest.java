@@ -13,11 +13,24 @@ import io.cqflux.core.UnsupportedCapabilityException;
 import io.cqflux.core.spi.LocalRegion;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.time.Duration;
 import java.util.EnumSet;
+import java.util.List;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
 
 class ChecksTest {
+
+    @Test
+    void timeout_outsideZeroToOneDay_namesTheSettingTheValueAndTheBound() {
+        for (Duration d : List.of(Duration.ZERO, Duration.ofNanos(-1), Duration.ofDays(1).plusNanos(1))) {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                    () -> Checks.timeout("operationTimeout", d));
+            assertEquals("operationTimeout " + d + " is outside (0, PT24H]", e.getMessage());
+        }
+        assertDoesNotThrow(() -> Checks.timeout("operationTimeout", Duration.ofNanos(1)));
+        assertDoesNotThrow(() -> Checks.timeout("operationTimeout", Duration.ofDays(1)));
+    }
 
     @Test
     void range_outsideRegion_namesValueAndBound() {
