@@ -82,8 +82,17 @@ final class FabricTransport implements Transport {
     private final int maxPrivateData;
     /**
      * The keys this domain requests (tcp); null where the provider chooses them (FI_MR_PROV_KEY:
-     * verbs, whose rkeys come from the NIC, see {@link #register}). Never sequential: see
-     * KeySequence for why and how.
+     * verbs, whose rkeys come from the NIC). Never sequential: see KeySequence for why and how.
+     *
+     * <p>Facts about the keys we do not choose (kernel sources): on Soft-RoCE an rkey is
+     * {@code index << 8 | rxe_get_next_key(-1)} ({@code rxe_mr.c}): one random byte over the
+     * MR's slot in the device pool, which {@code xa_alloc_cyclic} hands out in turn, so 8 bits of
+     * entropy; the responder ({@code lookup_mr}) also checks the protection domain (this
+     * domain). mlx5's low byte is a per-device counter ({@code assign_mkey_variant}). A peer of
+     * this domain that knows one verbs key finds a neighbour's in about 256 tries, one connection
+     * each. Neither tcp nor verbs (1.17) can bind a key to one endpoint: tcp drops
+     * FI_MR_ENDPOINT from the hints and answers fi_mr_bind with -FI_ENOSYS (mr_isolation_probe.c),
+     * verbs' MR ops have fi_no_bind. See docs/security.md.
      */
     private final KeySequence keys;
     private volatile boolean closed;
