@@ -6,7 +6,7 @@ package io.cqflux.core;
  * <p>The names follow librpma's former {@code enum rpma_op} (removed in librpma 0.12, see
  * {@code rpma_cq_get_wc(3)}) and the {@code ibv_wc_opcode} values it maps to. A transport reports
  * what the device said: a flush that librpma emulates completes as {@link #READ}, librpma's atomic
- * write as {@link #WRITE}, libfabric's flush (a zero-length write) as {@link #WRITE}; the reactive
+ * write as {@link #WRITE}, libfabric's flush (a read-back, as librpma's) as {@link #READ}; the reactive
  * layer, which owns every posted context, reports what it posted ({@link #FLUSH},
  * {@link #ATOMIC_WRITE}) on its completion monitor and in its errors.
  */

@@ -217,7 +217,7 @@ final class FabricCompletionQueue implements CompletionQueue {
             isError = false;
             status = CompletionStatus.SUCCESS;
             text = "";
-            // What the provider reported: a flush (a zero-length write) reads as a write; the
+            // What the provider reported: a flush (a read-back) reads as a read; the
             // layer that posted it owns what it was.
             opcode = opcodeOf(seg.get(ValueLayout.JAVA_LONG, off + fi_cq_data_entry.flags$offset()));
         }

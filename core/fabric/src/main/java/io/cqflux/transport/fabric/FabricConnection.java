@@ -87,11 +87,7 @@ final class FabricConnection implements Connection {
     private final MemorySegment msgRma;
     private final MemorySegment msg;
     private final long writeLevel;
-    private final long fence;
-    /**
-     * Where a flush reads back instead of writing (every provider but tcp, see {@link #flush}):
-     * the 8-byte local buffer it reads into, registered READ_DST; null on tcp.
-     */
+    /** Where a flush reads back into (see {@link #flush}): 8 bytes, registered READ_DST. */
     private final FabricLocalRegion flushSink;
     /** Whether the endpoint must be shut down by us when the peer ends (see Events#peerEnded). */
     private final boolean shutdownOnPeerEnd;
@@ -113,8 +109,6 @@ final class FabricConnection implements Connection {
         // FI_DELIVERY_COMPLETE (both ask the target for an ack), while without a flag a write
         // completes once the data is queued on the socket.
         this.writeLevel = config.writeCompletion() == CompletionLevel.TRANSMIT ? 0 : FI_DELIVERY_COMPLETE();
-        // FI_FENCE is a secondary capability (fi_getinfo(3)); only pass it where advertised.
-        this.fence = (transport.caps() & FI_FENCE()) != 0 ? FI_FENCE() : 0;
         this.shutdownOnPeerEnd = !transport.isTcp();
         FabricEventQueue e = null;
         FabricCompletionQueue c = null;
@@ -123,10 +117,8 @@ final class FabricConnection implements Connection {
         MemorySegment endpoint = MemorySegment.NULL;
         transport.retain(); // released by close(), or below when construction fails
         try {
-            if (!transport.isTcp()) {
-                sink = (FabricLocalRegion) transport.register(arena.allocate(8, 8), java.util.EnumSet.of(
-                        RegionAccess.READ_DST));
-            }
+            sink = (FabricLocalRegion) transport.register(arena.allocate(8, 8), java.util.EnumSet.of(
+                    RegionAccess.READ_DST));
             e = new FabricEventQueue(transport);
             c = new FabricCompletionQueue(transport, this, config.completionQueueSize(), false);
             if (config.receiveCompletionQueueSize() > 0) {
@@ -373,41 +365,33 @@ final class FabricConnection implements Connection {
 
     /**
      * Flush: make earlier writes to the peer's region visible. libfabric has no flush operation;
-     * we post a zero-length RMA write into the range that completes at FI_DELIVERY_COMPLETE,
-     * fenced ({@code fi_rma(3)} FI_FENCE) where the provider advertises the FI_FENCE capability.
-     * PERSISTENT is refused before posting: regions of this transport never offer it (registering
-     * one with FLUSH_TYPE_PERSISTENT fails with UnsupportedCapabilityException; see below and
-     * FabricTransport's capabilities).
+     * we read back up to 8 bytes of the range into the connection's flush sink, as librpma's
+     * VISIBILITY flush does ({@code rpma_flush(3)}). PERSISTENT is refused before posting:
+     * regions of this transport never offer it (registering one with FLUSH_TYPE_PERSISTENT fails
+     * with UnsupportedCapabilityException; see FabricTransport's capabilities).
      *
-     * <p>What tcp (libfabric 1.17) does with it: it does not advertise FI_FENCE and its
-     * writemsg ignores the flag, but one endpoint is one TCP stream whose messages the target
-     * processes in order (msg_order has FI_ORDER_RMA_WAW/WAW), so the flush's acknowledgement
-     * proves every earlier write has been placed: VISIBILITY holds. For FI_COMMIT_COMPLETE the
-     * target calls its pmem commit over the operation's OWN rma_iov ranges before acking, so a
-     * zero-length commit orders but does not flush earlier writes out of the target CPU's
-     * caches. A PERSISTENT flush would therefore promise what tcp cannot give; it is not offered
-     * (the writes themselves would have to be posted with FI_COMMIT_COMPLETE).
+     * <p>Why a read, not a zero-length write: a write, even of zero bytes, needs the region
+     * registered with {@code FI_REMOTE_WRITE}, so a region granted READ_SRC and a flush would be
+     * writable by every peer that holds its key. A read needs {@code FI_REMOTE_READ} only
+     * (FabricTransport#remoteAccess).
+     *
+     * <p>Why a read proves visibility: on tcp (libfabric 1.17) one endpoint is one TCP stream
+     * whose messages the target handles in order, placing a write's payload before it reads the
+     * next message, so the read's response leaves the target after every earlier write was
+     * placed. On verbs (and the RDMA providers), a write's completion is only the responder NIC's
+     * acknowledgement and the provider ignores FI_DELIVERY_COMPLETE (its tx op_flags are empty);
+     * on a reliable connection a read is executed after the earlier writes (msg_order
+     * FI_ORDER_RAW), and a non-empty read makes the target's NIC fetch from memory behind them.
+     * FI_FENCE is not needed for read-after-write.
      */
     @Override
     public boolean flush(RemoteRegion dst, long dstOffset, long length, FlushType type, long context, boolean signaled) {
         Checks.flush(transport, dst, dstOffset, length, type);
         RegionDescriptor.Remote r = remote(dst);
         requireEstablished();
-        if (flushSink != null) {
-            // verbs (and every provider but tcp): a write's completion is the responder NIC's
-            // acknowledgement, which does not prove the bytes left the NIC for memory, and the
-            // provider ignores FI_DELIVERY_COMPLETE (its tx op_flags are empty). So read back, as
-            // librpma's VISIBILITY flush does (rpma_flush(3)): on a reliable connection a read is
-            // executed after the earlier writes (msg_order FI_ORDER_RAW) and its response leaves
-            // the target only after them; a non-empty read makes the target's NIC fetch from
-            // memory behind them. The region is registered with remote read for a flush
-            // (FabricTransport#register). FI_FENCE is not needed for read-after-write.
-            long n = Math.min(8, length);
-            return rmaRaw(true, flushSink.segment().address(), flushSink.desc(), r.base() + dstOffset, n, r.key(), 0,
-                    signaled ? FI_COMPLETION() : 0, context, Opcode.FLUSH);
-        }
-        return rmaRaw(false, 0, MemorySegment.NULL, r.base() + dstOffset, 0, r.key(), 0,
-                FI_DELIVERY_COMPLETE() | fence | (signaled ? FI_COMPLETION() : 0), context, Opcode.FLUSH);
+        long n = Math.min(8, length);
+        return rmaRaw(true, flushSink.segment().address(), flushSink.desc(), r.base() + dstOffset, n, r.key(), 0,
+                signaled ? FI_COMPLETION() : 0, context, Opcode.FLUSH);
     }
 
     @Override
@@ -459,7 +443,7 @@ final class FabricConnection implements Connection {
         fi_rma_iov.len(rmaIov, len);
         fi_rma_iov.key(rmaIov, key);
         fi_msg_rma.iov_count(msgRma, len == 0 ? 0 : 1);
-        // A zero-length post (tcp's flush) passes no descriptor array at all: verbs 1.17
+        // A zero-length post (a flush of length 0) passes no descriptor array at all: verbs 1.17
         // (vrb_send_iov) reads desc[0] whenever desc is non-NULL, even for iov_count 0, and
         // desc[0] is NULL there -- the SIGSEGV at libfabric.so.1+0x7da50 (a load from NULL+0x50,
         // the descriptor's hmem iface). fi_rma(3): desc may be NULL when no local buffer needs one.
@@ -562,9 +546,7 @@ final class FabricConnection implements Connection {
                 rcq.close();
             }
             eq.close();
-            if (flushSink != null) {
-                flushSink.close();
-            }
+            flushSink.close();
         } finally {
             arena.close();
             transport.release();

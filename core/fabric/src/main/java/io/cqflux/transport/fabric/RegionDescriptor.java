@@ -106,8 +106,9 @@ final class RegionDescriptor {
 
     /**
      * Parses the raw form with the access the caller states; such a region offers
-     * {@link FlushType#VISIBILITY} flushes (this transport's flush is a delivery-complete write,
-     * which needs nothing of the peer's registration).
+     * {@link FlushType#VISIBILITY} flushes (this transport's flush is a read-back, which succeeds
+     * where the peer registered the region with a flush type or READ_SRC, and fails like any
+     * access the peer did not grant otherwise).
      */
     static Remote parseRaw(byte[] d, Set<RegionAccess> access) {
         if (d == null || (d.length != RAW_LENGTH && d.length != RAW_LENGTH_SHORT_KEY)) {

@@ -23,7 +23,12 @@
  *       without a completion flag a write completes once queued on the socket.</li>
  *   <li>{@code FI_FENCE} is not advertised and ignored by writemsg; the in-order stream gives
  *       the ordering. {@code FI_COMMIT_COMPLETE} commits only the op's own bytes, so a flush
- *       cannot make earlier writes persistent: this transport offers VISIBILITY flushes only.</li>
+ *       cannot make earlier writes persistent: this transport offers VISIBILITY flushes only, as a
+ *       read-back (a zero-length write would need the region remotely writable).</li>
+ *   <li>{@code mr_mode} 0: keys are what we request, 8 bytes, any value but
+ *       {@code FI_KEY_NOTAVAIL}; one already in use in the domain answers {@code -FI_ENOKEY}.
+ *       A key works on every endpoint of the domain ({@code FI_MR_ENDPOINT} is not offered), so
+ *       keys are drawn unguessable and never reused (KeySequence).</li>
  *   <li>A remote write with CQ data completes at the target with flags
  *       {@code FI_REMOTE_WRITE|FI_REMOTE_CQ_DATA}, {@code op_context} NULL, len 0: it does not
  *       consume a posted receive. The len 0 is not the write's size: fi_cq(3) of 1.17 defines

@@ -273,6 +273,16 @@ final class RpmaTransport implements Transport {
      * where this side declared direct write to persistent memory: librpma trusts the declaration
      * (its peer configuration is all a peer's {@code rpma_flush} checks), so without it a
      * "persistent" region would make a peer's durable write stop at the volatile cache.
+     *
+     * <p>Keys: the region's rkey is the NIC driver's, not ours, and it is only as hard to guess
+     * as the driver makes it. Facts (kernel sources): Soft-RoCE ({@code rxe_mr.c},
+     * {@code rxe_mr_init}) makes it {@code index << 8 | rxe_get_next_key(-1)}, a random low byte
+     * over the MR's slot in the device pool, which {@code xa_alloc_cyclic} hands out in turn: 8
+     * bits of entropy; the responder ({@code lookup_mr}) also checks the protection domain, so
+     * only peers of the same {@code rpma_peer} can try. mlx5 ({@code mr.c},
+     * {@code assign_mkey_variant}) takes the low byte from a per-device counter. A peer of the
+     * same instance that knows one key can therefore find a neighbour's with a few hundred
+     * connections; isolate untrusted peers by instance (docs/security.md).
      */
     @Override
     public LocalRegion register(MemorySegment memory, Set<RegionAccess> access) {

@@ -1,0 +1,309 @@
+package io.cqflux.test;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.cqflux.core.ConnectionEvent;
+import io.cqflux.core.ConnectionException;
+import io.cqflux.core.FlushType;
+import io.cqflux.core.OperationFailedException;
+import io.cqflux.core.RegionAccess;
+import io.cqflux.reactor.ConnectOptions;
+import io.cqflux.reactor.Cqflux;
+import io.cqflux.reactor.PeerRegion;
+import io.cqflux.reactor.RdmaConnection;
+import io.cqflux.reactor.RdmaServer;
+import io.cqflux.reactor.Region;
+import java.lang.foreign.Arena;
+import java.lang.foreign.ValueLayout;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.nio.ByteBuffer;
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import reactor.core.Disposable;
+import reactor.test.StepVerifier;
+
+/**
+ * A hostile client, through the public API only, on fabric/tcp over 127.0.0.1: a server exposes a
+ * region on one {@code bind()} for a trusted peer and read-only regions on a second {@code bind()}
+ * for everyone; the attacker, a client of the second, forges peer regions from raw descriptors
+ * ({@link RdmaConnection#remoteRegion(byte[], RegionAccess...)}: key, base, length) and writes to
+ * each. Whatever the key, nothing outside what its connection was granted may change, the
+ * forging connection must end with a clear error, and the trusted peer's connection must keep
+ * working (its control words, credits and goodbye, are remotely written regions too: a hit there
+ * would stall or end it).
+ *
+ * <p>Bounded: one attacker connection per forged key (a bad key ends a tcp connection), 40 in
+ * all, 64 bytes each, loopback only.
+ */
+@Tag("hostile-peer")
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class HostilePeerTest {
+
+    private static final Duration T = Duration.ofSeconds(10);
+    private static final int SIZE = 4096;
+    private static final InetSocketAddress ANY = new InetSocketAddress(InetAddress.getLoopbackAddress(), 0);
+
+    private final Arena arena = Arena.ofShared();
+    private final List<RdmaConnection> accepted = new CopyOnWriteArrayList<>();
+    private final List<Disposable> subscriptions = new ArrayList<>();
+    private Cqflux server;
+    private Cqflux trustedSide;
+    private Cqflux attacker;
+    private Region trusted;
+    private Region readOnly;
+    private Region readOnlyFlushable;
+    private RdmaServer trustedServer;
+    private RdmaServer publicServer;
+    private RdmaConnection neighbour;
+    private long neighbourWrites;
+
+    @BeforeAll
+    void start() {
+        server = fabric("server");
+        trustedSide = fabric("trusted");
+        attacker = fabric("attacker");
+        trusted = server.register(filled(0x11), RegionAccess.WRITE_DST, RegionAccess.READ_SRC);
+        readOnly = server.register(filled(0x22), RegionAccess.READ_SRC);
+        readOnlyFlushable = server.register(filled(0x33), RegionAccess.READ_SRC, RegionAccess.FLUSH_TYPE_VISIBILITY);
+        trustedServer = server.bind(ANY, trusted).block(T);
+        publicServer = server.bind(ANY, readOnly, readOnlyFlushable).block(T);
+        subscriptions.add(trustedServer.connections().subscribe(accepted::add));
+        subscriptions.add(publicServer.connections().subscribe(accepted::add));
+        neighbour = trustedSide.connect(trustedServer.address()).block(T);
+        neighbourStillWorks();
+    }
+
+    @AfterAll
+    void stop() {
+        subscriptions.forEach(Disposable::dispose);
+        for (Cqflux c : new Cqflux[] {attacker, trustedSide, server}) {
+            if (c != null) {
+                c.disposeNow(T);
+            }
+        }
+        arena.close();
+    }
+
+    @Test
+    void forgedSequentialSmallKeys_changeNothing_endTheForger_andSpareTheNeighbour() {
+        // The keys a sequential allocator would have handed out first: every region and control
+        // word of the domain sat among them.
+        for (long key = 0; key < 16; key++) {
+            forge(key);
+        }
+    }
+
+    @Test
+    void forgedKeysNearTheIssuedOnes_changeNothing() {
+        // The attacker knows the keys of what it was exposed to (its hello carries them).
+        long known = keyOf(readOnly.rawDescriptor());
+        long[] near = {known + 1, known - 1, known + 2, known - 2, known ^ 1L, known ^ (1L << 63),
+                keyOf(readOnlyFlushable.rawDescriptor()) + 1, keyOf(readOnlyFlushable.rawDescriptor()) - 1};
+        for (long key : near) {
+            forge(key);
+        }
+    }
+
+    @Test
+    void forgedRandomKeys_changeNothing() {
+        SecureRandom r = new SecureRandom();
+        for (int i = 0; i < 8; i++) {
+            forge(r.nextLong());
+        }
+    }
+
+    @Test
+    void readOnlyExposures_writtenToWithTheirRealKeys_areRefusedAndUnchanged() {
+        // The real keys, write access claimed by the attacker itself: the registration has no
+        // remote write right, so the provider refuses it (a flushable region included: its flush
+        // is a read-back and needs no write right).
+        forge(keyOf(readOnly.rawDescriptor()));
+        forge(keyOf(readOnlyFlushable.rawDescriptor()));
+    }
+
+    @Test
+    void readOnlyFlushableExposure_canStillBeFlushedAndRead() {
+        RdmaConnection c = attacker.connect(publicServer.address()).block(T);
+        try {
+            PeerRegion flushable = c.remoteRegions().get(1);
+            assertEquals(java.util.Set.of(FlushType.VISIBILITY), flushable.flushTypes());
+            StepVerifier.create(c.flush(flushable, 0, 64, FlushType.VISIBILITY)).expectComplete().verify(T);
+            StepVerifier.create(c.read(flushable, 0, 8))
+                    .assertNext(b -> assertEquals(0x33, b[0] & 0xff))
+                    .expectComplete()
+                    .verify(T);
+        } finally {
+            c.disposeNow(T);
+        }
+        neighbourStillWorks();
+    }
+
+    @Test
+    void malformedHellos_areRejected_andTheServerKeepsServing() {
+        byte[][] hellos = {
+            new byte[16],                                                   // no hello: all zero
+            {'X', 'Q', 3, 0, 0, 0},                                         // wrong magic
+            {'C', 'Q', 9, 0, 0, 0},                                         // unknown version
+            {'C', 'Q', 3},                                                  // truncated header
+            {'C', 'Q', 3, 1, 0},                                            // truncated region length
+            {'C', 'Q', 3, 1, (byte) 0xff, (byte) 0xff, 1, 2, 3},            // region beyond the bytes sent
+            {'C', 'Q', 3, (byte) 0xff, 0, 24},                              // 255 regions, 2 bytes
+            {'C', 'Q', 3, 0, (byte) 0xff, 1, 2},                            // handshake beyond the bytes
+            {'C', 'Q', 3, 0, 0, (byte) 0xff, 1, 2},                         // control words beyond the bytes
+            {'C', 'Q', 3, 0, 0},                                            // truncated before the control length
+        };
+        for (byte[] hello : hellos) {
+            StepVerifier.create(attacker.connect(publicServer.address(), ConnectOptions.rawPrivateData(hello)))
+                    .expectErrorSatisfies(e -> {
+                        ConnectionException c = org.junit.jupiter.api.Assertions.assertInstanceOf(
+                                ConnectionException.class, e, () -> "hello " + java.util.HexFormat.of().formatHex(hello));
+                        assertEquals(ConnectionEvent.REJECTED, c.event(), c::toString);
+                    })
+                    .verify(T);
+        }
+        aProperClientIsStillServed();
+        neighbourStillWorks();
+    }
+
+    @Test
+    void socketsThatNeverSendAConnectRequest_doNotHoldUpOthers() throws Exception {
+        // A raw TCP client of the listener: it connects and then sends nothing, or garbage where
+        // libfabric's tcp connect request belongs, and never finishes the handshake.
+        List<Socket> silent = new ArrayList<>();
+        try {
+            for (int i = 0; i < 8; i++) {
+                silent.add(new Socket(publicServer.address().getAddress(), publicServer.address().getPort()));
+            }
+            byte[] garbage = new byte[64];
+            new java.util.Random(7).nextBytes(garbage);
+            for (int i = 0; i < 4; i++) {
+                Socket g = new Socket(publicServer.address().getAddress(), publicServer.address().getPort());
+                silent.add(g);
+                g.getOutputStream().write(garbage);
+                g.getOutputStream().flush();
+            }
+            aProperClientIsStillServed();
+            neighbourStillWorks();
+        } finally {
+            for (Socket s : silent) {
+                s.close();
+            }
+        }
+        aProperClientIsStillServed();
+    }
+
+    @Test
+    void aConnectFlood_isServed_andSparesTheNeighbour() {
+        int n = 32;
+        List<RdmaConnection> flood = reactor.core.publisher.Flux.range(0, n)
+                .flatMap(i -> attacker.connect(publicServer.address()))
+                .collectList()
+                .block(Duration.ofSeconds(30));
+        try {
+            assertEquals(n, flood.size());
+            neighbourStillWorks();
+        } finally {
+            flood.forEach(c -> c.disposeNow(T));
+        }
+        aProperClientIsStillServed();
+    }
+
+    /** A fresh client of the public endpoint connects and reads what it was granted. */
+    private void aProperClientIsStillServed() {
+        RdmaConnection c = attacker.connect(publicServer.address()).block(T);
+        try {
+            StepVerifier.create(c.read(c.remoteRegion(0), 0, 8))
+                    .assertNext(b -> assertEquals(0x22, b[0] & 0xff))
+                    .expectComplete()
+                    .verify(T);
+        } finally {
+            c.disposeNow(T);
+        }
+    }
+
+    /** One attacker connection writes 64 bytes through a forged descriptor with {@code key}. */
+    private void forge(long key) {
+        byte[] before = snapshot();
+        RdmaConnection c = attacker.connect(publicServer.address()).block(T);
+        try {
+            PeerRegion forged = c.remoteRegion(raw(key), RegionAccess.WRITE_DST);
+            byte[] payload = new byte[64];
+            java.util.Arrays.fill(payload, (byte) 0x66);
+            StepVerifier.create(c.write(forged, 0, payload))
+                    .expectErrorSatisfies(e -> {
+                        assertTrue(e instanceof OperationFailedException || e instanceof ConnectionException,
+                                "forged key 0x" + Long.toHexString(key) + ": unexpected " + e);
+                        assertFalse(e.getMessage() == null || e.getMessage().isBlank(), "an error without text");
+                    })
+                    .verify(T);
+            StepVerifier.create(c.onDispose()).expectComplete().verify(T);
+            assertTrue(c.isDisposed());
+            List<ConnectionEvent> events = c.events().collectList().block(T);
+            assertTrue(events.contains(ConnectionEvent.LOST) || events.contains(ConnectionEvent.CLOSED),
+                    "forging connection's events " + events);
+        } finally {
+            c.dispose();
+        }
+        assertArrayEquals(before, snapshot(), "forged key 0x" + Long.toHexString(key)
+                + " changed server memory outside its connection's grant");
+        neighbourStillWorks();
+    }
+
+    /**
+     * The trusted peer writes a fresh value and reads it back, and the server sees it: its
+     * connection, credits and control words included, is intact.
+     */
+    private void neighbourStillWorks() {
+        long v = 0x7000_0000_0000_0000L + ++neighbourWrites;
+        PeerRegion p = neighbour.remoteRegion(0);
+        byte[] b = ByteBuffer.allocate(8).putLong(v).array();
+        StepVerifier.create(neighbour.write(p, 8, b)).expectComplete().verify(T);
+        StepVerifier.create(neighbour.read(p, 8, 8)).assertNext(r -> assertArrayEquals(b, r)).expectComplete()
+                .verify(T);
+        assertEquals(v, trusted.segment().get(ValueLayout.JAVA_LONG_UNALIGNED.withOrder(java.nio.ByteOrder.BIG_ENDIAN),
+                8));
+    }
+
+    /** Every byte the server exposes, in one array. */
+    private byte[] snapshot() {
+        ByteBuffer all = ByteBuffer.allocate(3 * SIZE);
+        for (Region r : new Region[] {trusted, readOnly, readOnlyFlushable}) {
+            all.put(r.segment().toArray(ValueLayout.JAVA_BYTE));
+        }
+        return all.array();
+    }
+
+    private java.lang.foreign.MemorySegment filled(int b) {
+        java.lang.foreign.MemorySegment m = arena.allocate(SIZE, 4096);
+        m.fill((byte) b);
+        return m;
+    }
+
+    /** The fabric raw form: key, base (0: tcp addresses by offset), length, big-endian. */
+    private static byte[] raw(long key) {
+        return ByteBuffer.allocate(24).putLong(key).putLong(0).putLong(SIZE).array();
+    }
+
+    private static long keyOf(byte[] raw) {
+        assertEquals(24, raw.length, "tcp's raw descriptor carries an 8-byte key");
+        return ByteBuffer.wrap(raw).getLong();
+    }
+
+    private static Cqflux fabric(String role) {
+        return Cqflux.builder().transport("fabric").fabricProvider("tcp").localAddress(InetAddress.getLoopbackAddress())
+                .threadNamePrefix("cqflux-hostile-" + role).build();
+    }
+}
