@@ -33,13 +33,17 @@ import java.util.concurrent.atomic.AtomicInteger;
  *   the veth and retransmitted, as behind a switch that drops everything. The peer's own route is
  *   removed while its end is down and comes back with the address when it is set up again (heal):
  *   a connection that outlived the partition resumes, bytes sent during it arrive.
- * - Vanish = the veth deleted from the root side first (that removes both ends: veth(4)), then the
- *   namespace's processes SIGKILLed and the namespace deleted. The order matters: a killed
- *   process's sockets send FIN or RST, which the deleted link no longer carries, so the client
- *   hears nothing, as with a host that lost power. A namespace whose killed process had a TCP
- *   connection with unacknowledged data is not freed at `ip netns del`: the orphaned socket holds
- *   it (and with it the veth, when the veth was not deleted first) until its retransmissions give
- *   up, minutes later; deleting the veth first is what makes the vanish take effect at once.
+ * - Vanish = the peer's end set down first, then the namespace's processes SIGKILLed and the
+ *   namespace deleted (`ip netns del` only removes its name; the kernel frees it later). The order
+ *   matters: a killed process's sockets send FIN or RST, which the downed link no longer carries,
+ *   so the client hears nothing, as with a host that lost power behind a switch. A namespace whose
+ *   killed process had a TCP connection with unacknowledged data is not freed at once: the
+ *   orphaned socket holds it, and with it the veth, whose root end stays NO-CARRIER (the client's
+ *   retransmissions and connects are dropped there, silently) until its retransmissions give up,
+ *   minutes later, or until close() deletes the root end, which removes both ends (veth(4)).
+ *   Deleting the veth instead would make the peer's address hit the blackhole route below, and a
+ *   connect to it then fails at once with EINVAL (libfabric's fi_connect: FI_EINVAL), which no real
+ *   vanished host causes.
  * - The root namespace has a default route to the outside: once the veth is gone, segments the
  *   client still retransmits to the peer's address (and a dead socket's FIN, which the kernel
  *   retransmits for up to about a minute after close) would leave the host through it. Each rig
@@ -160,11 +164,12 @@ final class NetworkRig implements AutoCloseable {
     }
 
     /**
-     * The peer's host vanishes without a word: the link is deleted, then every process of the
-     * namespace is SIGKILLed and the namespace deleted. No FIN or RST reaches the client.
+     * The peer's host vanishes without a word: its end of the link goes down, then every process
+     * of the namespace is SIGKILLed and the namespace deleted. No FIN or RST reaches the client;
+     * what it sends is dropped at the root end, which stays (without carrier) until {@link #close()}.
      */
     void vanish() {
-        ipQuiet("link", "del", rootLink);
+        partition();
         killNamespaceProcesses(namespace);
         for (NetPeer.Handle p : peers) {
             p.awaitExit(COMMAND_BOUND);

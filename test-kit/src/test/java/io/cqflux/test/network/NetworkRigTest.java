@@ -81,7 +81,7 @@ class NetworkRigTest {
     }
 
     @Test
-    void vanish_noFinOrResetReachesTheClient_andTheNamespaceIsGoneAtOnce() throws IOException {
+    void vanish_noFinOrResetReachesTheClient_theNamespaceIsGone_andTheRootEndHasNoCarrier() throws IOException {
         NetworkRig rig = NetworkRig.create();
         try (rig; Socket s = connect(rig, rig.startPeer(4096))) {
             NetPeer.Handle peer = peerOf(rig);
@@ -90,12 +90,14 @@ class NetworkRigTest {
             rig.vanish();
             assertFalse(peer.process().isAlive(), "the peer survived the vanish");
             assertFalse(rig.namespaceExists(), "namespace still listed after the vanish");
-            assertFalse(NetworkRig.linkExists(rig.rootLink), "root end still there after the vanish");
+            assertTrue(rig.rootLinkState().contains("NO-CARRIER"), "the root end has carrier after the vanish: "
+                    + rig.rootLinkState());
             InputStream in = s.getInputStream();
             // A FIN would read as -1 and a RST as a SocketException: a vanished host says nothing.
             assertThrows(SocketTimeoutException.class, in::read);
-            s.getOutputStream().write(new byte[BYTES]); // still no error: into the blackhole
+            s.getOutputStream().write(new byte[BYTES]); // still no error: dropped at the root end
         }
+        assertFalse(NetworkRig.linkExists(rig.rootLink), "the vanished rig's link outlived its close: " + rig.rootLink);
     }
 
     @Test

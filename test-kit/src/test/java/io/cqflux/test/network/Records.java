@@ -33,6 +33,7 @@ final class Records {
     private final int capacity;
     private final AtomicIntegerArray signals;
     private final AtomicReferenceArray<Throwable> errors;
+    private final AtomicLongArray startNanos;
     private final AtomicLongArray endNanos;
     private final AtomicInteger started = new AtomicInteger();
     private final AtomicInteger ended = new AtomicInteger();
@@ -42,6 +43,7 @@ final class Records {
         this.capacity = capacity;
         this.signals = new AtomicIntegerArray(capacity);
         this.errors = new AtomicReferenceArray<>(capacity);
+        this.startNanos = new AtomicLongArray(capacity);
         this.endNanos = new AtomicLongArray(capacity);
     }
 
@@ -81,6 +83,7 @@ final class Records {
      */
     Mono<Void> track(int i, Mono<Void> write) {
         started.incrementAndGet();
+        startNanos.set(i, System.nanoTime());
         return write.doOnSuccess(v -> end(i, null)).doOnError(e -> end(i, e));
     }
 
@@ -113,6 +116,15 @@ final class Records {
 
     Throwable error(int i) {
         return errors.get(i);
+    }
+
+    /** {@return when each write was started ({@code System.nanoTime()}), by record} */
+    long[] startNanos() {
+        long[] r = new long[started.get()];
+        for (int i = 0; i < r.length; i++) {
+            r[i] = startNanos.get(i);
+        }
+        return r;
     }
 
     long endNanos(int i) {
