@@ -275,6 +275,42 @@ class PartitionTest {
         assertCompletedWritesLanded("partition of 4 s");
     }
 
+    /**
+     * Today's gap, pinned: nothing probes an idle connection, so a partition without traffic goes
+     * unnoticed however long it lasts; the first operation posted into it finds it, through its
+     * deadline. A keep-alive (planned for the reactive layer) changes this case: the idle
+     * connection should then end {@code LOST} within the keep-alive's interval times its probe
+     * count (plus the deadline check's slack), with the events ESTABLISHED, LOST, and a write
+     * posted afterwards should fail at once with that {@code LOST}.
+     */
+    @Test
+    void idleConnection_partitionedPastTheOperationTimeout_staysEstablished_untilAWriteFindsTheLoss() {
+        Duration opTimeout = Duration.ofMillis(500);
+        start(opTimeout, Duration.ofSeconds(1));
+        RdmaConnection conn = connectFirst(client, peer);
+        rig.partition();
+        sleep(opTimeout.multipliedBy(3));
+        boolean endedIdle = conn.isDisposed();
+        long w0 = System.nanoTime();
+        Throwable error = null;
+        try {
+            records.track(0, conn.durableWrite(conn.remoteRegion(0), 0, local, 0, Records.SIZE)).block(T);
+        } catch (RuntimeException e) {
+            error = e;
+        }
+        long took = System.nanoTime() - w0;
+        System.out.printf("FACT idle connection partitioned for %d ms: %s; a write then failed after %.0f ms with %s%n",
+                opTimeout.multipliedBy(3).toMillis(), endedIdle ? "it had ended" : "still established", took / 1e6, error);
+        assertTrue(!endedIdle, "the idle connection ended during the partition: a keep-alive exists now, so"
+                + " replace this case by the keep-alive one its comment describes");
+        ConnectionException ce = assertInstanceOf(ConnectionException.class, error, "the write across the partition");
+        assertEquals(ConnectionEvent.LOST, ce.event(), ce.toString());
+        assertTrue(took <= opTimeout.plus(SLACK).toNanos(), "the write took " + took / 1_000_000 + " ms to fail");
+        assertEquals(java.util.List.of(ConnectionEvent.ESTABLISHED, ConnectionEvent.LOST),
+                conn.events().collectList().block(T));
+        rig.heal();
+    }
+
     @Test
     void durableWrites_peerHostVanishes_everyWriteEndsOnceWithLostInBound_andNoConnectHangs() {
         Duration opTimeout = Duration.ofSeconds(1);

@@ -29,8 +29,9 @@ import reactor.core.publisher.Mono;
 
 /**
  * A {@link PeerPool} across a partition on fabric/tcp: the operation deadline finds the loss (an
- * idle connection is not probed: see the class comment of {@link PartitionTest} and the report on
- * keep-alive), {@link PeerPool#state()} and {@link PeerPool#events()} report the outage, a
+ * idle connection is not probed until a keep-alive exists: see
+ * {@code PartitionTest#idleConnection_partitionedPastTheOperationTimeout_staysEstablished_untilAWriteFindsTheLoss}),
+ * {@link PeerPool#state()} and {@link PeerPool#events()} report the outage, a
  * FAIL_FAST pool fails operations at once during it, a WAIT pool holds them and completes them
  * after the heal, and the pool serves again within the connect timeout (an attempt in flight when
  * the link comes back), the longest backoff and one connect.
