@@ -102,11 +102,12 @@ class PartitionTest {
     }
 
     /**
-     * The first connect to a peer JVM that has just started: its first accept runs cold code on a
-     * shared machine and may take longer than the short connect timeouts these tests use, so it
-     * is tried up to three times (only a timeout is retried).
+     * A connect whose own timing is not under test: the first one to a peer JVM that has just
+     * started (its first accept runs cold code), or the first after a heal, may take longer than
+     * the short connect timeouts these tests use on a shared 2-core machine, so it is tried up to
+     * three times (only a timeout, UNREACHABLE, is retried) and each retry is printed.
      */
-    static RdmaConnection connectFirst(Cqflux client, NetPeer.Handle peer) {
+    static RdmaConnection connectPatiently(Cqflux client, NetPeer.Handle peer) {
         for (int attempt = 1; ; attempt++) {
             try {
                 return client.connect(peer.address()).block(T);
@@ -114,7 +115,7 @@ class PartitionTest {
                 if (attempt == 3 || e.event() != ConnectionEvent.UNREACHABLE) {
                     throw e;
                 }
-                System.out.printf("FACT the first connect to a fresh peer, attempt %d: %s%n", attempt, e.getMessage());
+                System.out.printf("FACT connect to %s, attempt %d: %s%n", peer.address(), attempt, e.getMessage());
             }
         }
     }
@@ -167,7 +168,7 @@ class PartitionTest {
      */
     private void assertCompletedWritesLanded(String what) {
         long used = (long) records.started() * Records.SIZE;
-        RdmaConnection fresh = client.connect(peer.address()).block(T);
+        RdmaConnection fresh = connectPatiently(client, peer);
         assertTrue(fresh != null && !fresh.isDisposed(), "no fresh connection after the heal");
         PeerRegion remote = fresh.remoteRegion(0);
         int chunk = 256 * 1024;
@@ -199,7 +200,7 @@ class PartitionTest {
     void durableWrites_twoSecondPartition_shorterThanTheTimeout_everyWriteEndsOnceInBound_completedOnesLanded() {
         Duration opTimeout = Duration.ofSeconds(5);
         start(opTimeout, Duration.ofSeconds(2));
-        RdmaConnection conn = connectFirst(client, peer);
+        RdmaConnection conn = connectPatiently(client, peer);
         try (Writer w = writeOn(conn)) {
             awaitTraffic();
             rig.partition();
@@ -231,7 +232,7 @@ class PartitionTest {
         Duration opTimeout = Duration.ofSeconds(1);
         Duration connectTimeout = Duration.ofSeconds(1);
         start(opTimeout, connectTimeout);
-        RdmaConnection conn = connectFirst(client, peer);
+        RdmaConnection conn = connectPatiently(client, peer);
         long t0;
         try (Writer w = writeOn(conn)) {
             awaitTraffic();
@@ -287,7 +288,7 @@ class PartitionTest {
     void idleConnection_partitionedPastTheOperationTimeout_staysEstablished_untilAWriteFindsTheLoss() {
         Duration opTimeout = Duration.ofMillis(500);
         start(opTimeout, Duration.ofSeconds(1));
-        RdmaConnection conn = connectFirst(client, peer);
+        RdmaConnection conn = connectPatiently(client, peer);
         rig.partition();
         sleep(opTimeout.multipliedBy(3));
         boolean endedIdle = conn.isDisposed();
@@ -316,7 +317,7 @@ class PartitionTest {
         Duration opTimeout = Duration.ofSeconds(1);
         Duration connectTimeout = Duration.ofSeconds(1);
         start(opTimeout, connectTimeout);
-        RdmaConnection conn = connectFirst(client, peer);
+        RdmaConnection conn = connectPatiently(client, peer);
         long t0;
         try (Writer w = writeOn(conn)) {
             awaitTraffic();
