@@ -25,6 +25,8 @@ import java.lang.invoke.MethodHandle;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
@@ -179,7 +181,7 @@ class PartitionCycleLeakTest {
         }
         // What one connection costs, to judge the growth by: ten held open at once.
         long before = settledNativeInUse();
-        java.util.List<RdmaConnection> held = new java.util.ArrayList<>();
+        List<RdmaConnection> held = new ArrayList<>();
         for (int i = 0; i < 10; i++) {
             held.add(client.connect(peer.address()).block(T));
         }

@@ -18,6 +18,7 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.AfterEach;
@@ -247,7 +248,7 @@ class PartitionTest {
         assertEveryWriteEndedOnce(startTimes(), opTimeout.plus(SLACK));
         assertTrue(records.outcomes().containsKey("ConnectionException(LOST)"),
                 "the partition ended no write, so it tested nothing: " + records);
-        assertEquals(java.util.List.of(ConnectionEvent.ESTABLISHED, ConnectionEvent.LOST),
+        assertEquals(List.of(ConnectionEvent.ESTABLISHED, ConnectionEvent.LOST),
                 conn.events().collectList().block(T));
 
         long c0 = System.nanoTime();
@@ -307,7 +308,7 @@ class PartitionTest {
         ConnectionException ce = assertInstanceOf(ConnectionException.class, error, "the write across the partition");
         assertEquals(ConnectionEvent.LOST, ce.event(), ce.toString());
         assertTrue(took <= opTimeout.plus(SLACK).toNanos(), "the write took " + took / 1_000_000 + " ms to fail");
-        assertEquals(java.util.List.of(ConnectionEvent.ESTABLISHED, ConnectionEvent.LOST),
+        assertEquals(List.of(ConnectionEvent.ESTABLISHED, ConnectionEvent.LOST),
                 conn.events().collectList().block(T));
         rig.heal();
     }

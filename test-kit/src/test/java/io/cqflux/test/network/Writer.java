@@ -3,8 +3,8 @@ package io.cqflux.test.network;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.function.IntFunction;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.IntFunction;
 import reactor.core.publisher.Mono;
 
 /**
