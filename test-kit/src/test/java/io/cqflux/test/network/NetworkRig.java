@@ -58,6 +58,14 @@ import java.util.concurrent.atomic.AtomicInteger;
  *   therefore adds a blackhole route for its /30 with a higher metric than the connected route
  *   (the connected one wins while the veth lives; `ip route get` then says "Invalid argument"
  *   for the address), and keeps it until this JVM exits, so nothing of the test ever leaves.
+ * - Random loss without netem (and without act_gact, also absent): a classic BPF filter on the
+ *   peer end's ingress (clsact, cls_bpf with `bytecode`) that loads the kernel's random number
+ *   (the ancillary load SKF_AD_RANDOM) and matches above a threshold, with the action `mirred
+ *   egress redirect` to a veth inside the namespace that stays down: the matched packet is
+ *   dropped there (mirred counts it under overlimits). On the ingress side the drop is a real
+ *   network loss for the client (TCP retransmits: 10 % cost 365 retransmitted segments for 2 MB);
+ *   the same filter on an egress is a local drop that the sending stack sees and requeues at once
+ *   (1 retransmission for the same 2 MB): so loss() only drops what the client sends.
  * - Names and addresses are the rig's own: namespaces `cqfxnf-<pid>-<n>`, links `cqfxnf<n>r` and
  *   `cqfxnf<n>p` (IFNAMSIZ is 16, so the pid is not in link names; leftovers are found through
  *   their namespace or by the `cqfxnf` prefix), addresses from 198.18.0.0/15, the block RFC 2544
@@ -195,6 +203,42 @@ final class NetworkRig implements AutoCloseable {
             p.awaitExit(COMMAND_BOUND);
         }
         ipQuiet("netns", "del", namespace);
+    }
+
+    /**
+     * Drops each packet the client sends to the peer with probability {@code percent} / 100 (see
+     * the facts: a BPF filter on the peer end's ingress); {@link #noLoss()} removes it.
+     *
+     * @param percent 1..100
+     */
+    void loss(int percent) {
+        if (percent < 1 || percent > 100) {
+            throw new IllegalArgumentException("loss percent " + percent + " is outside [1, 100]");
+        }
+        String sink = PREFIX + index + "s";
+        if (!run(List.of("ip", "-n", namespace, "-o", "link", "show"), false).contains(": " + sink + "@")) {
+            ip("-n", namespace, "link", "add", sink, "type", "veth", "peer", "name", PREFIX + index + "t");
+        }
+        ipQuiet("-n", namespace, "link", "set", sink, "down");
+        run(List.of("tc", "-n", namespace, "qdisc", "replace", "dev", peerLink, "clsact"), true);
+        run(List.of("tc", "-n", namespace, "filter", "del", "dev", peerLink, "ingress"), false);
+        // ld rand (SKF_AD_OFF + SKF_AD_RANDOM = -0x1000 + 56); jgt threshold ? match : no match.
+        long threshold = Math.round((100 - percent) / 100.0 * 0xFFFF_FFFFL);
+        String bytecode = "4,32 0 0 4294963256,37 0 1 " + threshold + ",6 0 0 4294967295,6 0 0 0";
+        run(List.of("tc", "-n", namespace, "filter", "add", "dev", peerLink, "ingress", "protocol", "ip", "bpf",
+                "bytecode", bytecode, "action", "mirred", "egress", "redirect", "dev", sink), true);
+    }
+
+    /** Removes the loss filter of {@link #loss(int)}. */
+    void noLoss() {
+        run(List.of("tc", "-n", namespace, "filter", "del", "dev", peerLink, "ingress"), false);
+    }
+
+    /** {@return packets the loss filter dropped so far (mirred's overlimits: redirects to the downed sink)} */
+    long lossDrops() {
+        String out = run(List.of("tc", "-n", namespace, "-s", "filter", "show", "dev", peerLink, "ingress"), false);
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("overlimits (\\d+)").matcher(out);
+        return m.find() ? Long.parseLong(m.group(1)) : 0;
     }
 
     /** {@return whether the namespace is listed by {@code ip netns list}} */

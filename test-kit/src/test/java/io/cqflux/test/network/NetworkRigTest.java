@@ -100,6 +100,42 @@ class NetworkRigTest {
         assertFalse(NetworkRig.linkExists(rig.rootLink), "the vanished rig's link outlived its close: " + rig.rootLink);
     }
 
+    /** {@return the root namespace's TCP RetransSegs (rfc1213 tcpRetransSegs) from /proc/net/snmp} */
+    private static long retransSegs() throws IOException {
+        List<String> lines = java.nio.file.Files.readAllLines(java.nio.file.Path.of("/proc/net/snmp"));
+        for (int i = 0; i + 1 < lines.size(); i++) {
+            if (lines.get(i).startsWith("Tcp:") && lines.get(i + 1).startsWith("Tcp:")) {
+                List<String> names = List.of(lines.get(i).split("\\s+"));
+                return Long.parseLong(lines.get(i + 1).split("\\s+")[names.indexOf("RetransSegs")]);
+            }
+        }
+        throw new AssertionError("no Tcp lines in /proc/net/snmp");
+    }
+
+    @Test
+    void loss_dropsWhatTheClientSendsOnTheWire_tcpRetransmits_andEveryByteArrives() throws IOException {
+        NetworkRig rig = NetworkRig.create();
+        try (rig; Socket s = connect(rig, rig.startPeer(4096))) {
+            NetPeer.Handle peer = peerOf(rig);
+            rig.loss(30);
+            long r0 = retransSegs();
+            OutputStream out = s.getOutputStream();
+            for (int i = 0; i < 200; i++) {
+                out.write(new byte[BYTES]);
+                out.flush();
+            }
+            assertTrue(await(() -> peer.tcp()[0] == 200L * BYTES, 15_000), "not every byte arrived under loss: "
+                    + peer.tcp()[0]);
+            long drops = rig.lossDrops();
+            long retrans = retransSegs() - r0;
+            System.out.printf("FACT 30 %% loss on the peer's ingress: %d packets dropped, the client's stack retransmitted"
+                    + " %d segments (counted for the whole root namespace)%n", drops, retrans);
+            assertTrue(drops > 0, "the loss filter dropped nothing");
+            assertTrue(retrans > 0, "no retransmission: the drops were not losses on the wire");
+            rig.noLoss();
+        }
+    }
+
     @Test
     void sweep_removesLeftoversOfADeadRun_andNothingOfALiveOne() {
         String deadNs = NetworkRig.PREFIX + "-999999999-1";

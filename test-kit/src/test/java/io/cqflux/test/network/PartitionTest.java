@@ -277,6 +277,32 @@ class PartitionTest {
         assertCompletedWritesLanded("partition of 4 s");
     }
 
+    @Test
+    void durableWrites_underTenPercentLoss_everyWriteEndsOnceInBound_completedOnesLanded() {
+        Duration opTimeout = Duration.ofSeconds(5);
+        start(opTimeout, Duration.ofSeconds(2));
+        RdmaConnection conn = connectPatiently(client, peer);
+        int before;
+        long drops;
+        try (Writer w = writeOn(conn)) {
+            awaitTraffic();
+            before = records.ended();
+            rig.loss(10);
+            sleep(Duration.ofSeconds(2));
+            drops = rig.lossDrops();
+            rig.noLoss();
+            w.close();
+            assertTrue(await(() -> records.ended() == records.started(), opTimeout.plus(SLACK)),
+                    "writes pending after the loss ended: " + records);
+        }
+        assertTrue(drops > 0, "the loss filter dropped nothing: it tested nothing");
+        assertEveryWriteEndedOnce(startTimes(), opTimeout.plus(SLACK));
+        System.out.printf("FACT 10 %% loss for 2 s (operationTimeout %d ms): %d packets dropped, %d writes ended during it;"
+                + " connection %s%n", opTimeout.toMillis(), drops, records.ended() - before,
+                conn.isDisposed() ? "ended" : "still up");
+        assertCompletedWritesLanded("10 % loss");
+    }
+
     /**
      * Today's gap, pinned: nothing probes an idle connection, so a partition without traffic goes
      * unnoticed however long it lasts; the first operation posted into it finds it, through its
