@@ -1,0 +1,394 @@
+package io.cqflux.test.network;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/*
+ * Facts the code depends on (checked on the project's build host as root; proven again by
+ * NetworkRigTest, which fails loudly where one stops holding):
+ *
+ * - `ip netns add`, `ip link add ... type veth peer name ...`, `ip link set IF netns NS` and
+ *   addresses inside the namespace work for root; `ip netns exec NS java ...` starts a JVM whose
+ *   sockets live in NS. No netem (no sch_netem module) and no iptables/nft: the only faults are a
+ *   link's administrative state and the removal of the link.
+ * - The test JVM stays in the root namespace, on the veth end left there: libfabric's tcp provider
+ *   reaches the peer's address over it when the client's Cqflux binds the root end's address
+ *   (Cqflux.Builder.localAddress refuses an address no interface of this host has, so a client in
+ *   the root namespace cannot take the peer's address by mistake).
+ * - Partition = the peer end set down (`ip -n NS link set P down`, ip-link(8)). The root end then
+ *   shows NO-CARRIER and keeps its route, flagged `linkdown` (net.ipv4.conf.all.
+ *   ignore_routes_with_linkdown is 0): the client's TCP sees no error, its segments are dropped in
+ *   the veth and retransmitted, as behind a switch that drops everything. The peer's own route is
+ *   removed while its end is down and comes back with the address when it is set up again (heal):
+ *   a connection that outlived the partition resumes, bytes sent during it arrive.
+ * - The root end holds a permanent neighbour entry for the peer's address. Without it, a
+ *   partition under traffic leaves the peer's entry INCOMPLETE (the carrier loss flushes the
+ *   learned entry, the next segment starts a resolution whose requests are dropped), and after
+ *   the heal the first packets wait for the next probe, up to retrans_time_ms (1 s by default,
+ *   ip-neighbour(8)): connects right after a heal took about 750 ms instead of a few. A permanent
+ *   entry survives the carrier loss, so a heal takes effect at once; the peer's side needs none
+ *   (its entries go with its link's administrative down, and it resolves the client, whose link
+ *   is up, at once).
+ * - Vanish = the peer's end set down first, then the namespace's processes SIGKILLed and the
+ *   namespace deleted (`ip netns del` only removes its name; the kernel frees it later). The order
+ *   matters: a killed process's sockets send FIN or RST, which the downed link no longer carries,
+ *   so the client hears nothing, as with a host that lost power behind a switch. A namespace whose
+ *   killed process had a TCP connection with unacknowledged data is not freed at once: the
+ *   orphaned socket holds it, and with it the veth, whose root end stays NO-CARRIER (the client's
+ *   retransmissions and connects are dropped there, silently) until its retransmissions give up,
+ *   minutes later, or until close() deletes the root end, which removes both ends (veth(4)).
+ *   Deleting the veth instead would make the peer's address hit the blackhole route below, and a
+ *   connect to it then fails at once with EINVAL (libfabric's fi_connect: FI_EINVAL), which no real
+ *   vanished host causes.
+ * - The root namespace has a default route to the outside: once the veth is gone, segments the
+ *   client still retransmits to the peer's address (and a dead socket's FIN, which the kernel
+ *   retransmits for up to about a minute after close) would leave the host through it. Each rig
+ *   therefore adds a blackhole route for its /30 with a higher metric than the connected route
+ *   (the connected one wins while the veth lives; `ip route get` then says "Invalid argument"
+ *   for the address), and keeps it until this JVM exits, so nothing of the test ever leaves.
+ * - Random loss without netem (and without act_gact, also absent): a classic BPF filter on the
+ *   peer end's ingress (clsact, cls_bpf with `bytecode`) that loads the kernel's random number
+ *   (the ancillary load SKF_AD_RANDOM) and matches above a threshold, with the action `mirred
+ *   egress redirect` to a veth inside the namespace that stays down: the matched packet is
+ *   dropped there (mirred counts it under overlimits). On the ingress side the drop is a real
+ *   network loss for the client (TCP retransmits: 10 % cost 365 retransmitted segments for 2 MB);
+ *   the same filter on an egress is a local drop that the sending stack sees and requeues at once
+ *   (1 retransmission for the same 2 MB): so loss() only drops what the client sends.
+ * - Names and addresses are the rig's own: namespaces `cqfxnf-<pid>-<n>`, links `cqfxnf<n>r` and
+ *   `cqfxnf<n>p` (IFNAMSIZ is 16, so the pid is not in link names; leftovers are found through
+ *   their namespace or by the `cqfxnf` prefix), addresses from 198.18.0.0/15, the block RFC 2544
+ *   sets aside for benchmarking tests, a /30 per rig. Leftovers of a run that was killed (a
+ *   namespace whose pid is no longer alive, a link of that prefix whose namespace is gone) are
+ *   removed when the first rig of a JVM starts, and so are blackhole routes in 198.18.0.0/15 whose
+ *   metric (the owning JVM's pid) names no live process.
+ */
+
+/**
+ * A network the test owns: a namespace for the peer, joined to the root namespace (where the test
+ * JVM runs the client) by a veth pair with an address at each end; a peer JVM ({@link NetPeer})
+ * started inside the namespace; and the faults: {@link #partition()}, {@link #heal()},
+ * {@link #vanish()}. {@link #close()} kills the peer and deletes the namespace and the links, and
+ * is idempotent; every command it runs is bounded in time.
+ */
+final class NetworkRig implements AutoCloseable {
+    static final String PREFIX = "cqfxnf";
+    private static final Duration COMMAND_BOUND = Duration.ofSeconds(10);
+    private static final AtomicInteger NEXT = new AtomicInteger();
+    private static boolean swept;
+
+    final int index;
+    final String namespace;
+    final String rootLink;
+    final String peerLink;
+    final InetAddress rootAddress;
+    final InetAddress peerAddress;
+    private final List<NetPeer.Handle> peers = new ArrayList<>();
+    private boolean closed;
+
+    private NetworkRig(int index) {
+        this.index = index;
+        this.namespace = PREFIX + "-" + ProcessHandle.current().pid() + "-" + index;
+        this.rootLink = PREFIX + index + "r";
+        this.peerLink = PREFIX + index + "p";
+        // A /30 per rig: 198.18.<hi>.<lo*4 + 1 | 2>, 16,384 rigs before the range wraps.
+        int block = (int) ((ProcessHandle.current().pid() * 64 + index) % 16_384);
+        this.rootAddress = address(198, 18 + (block >> 13), (block >> 6) & 0x7f, ((block & 0x3f) << 2) + 1);
+        this.peerAddress = address(198, 18 + (block >> 13), (block >> 6) & 0x7f, ((block & 0x3f) << 2) + 2);
+    }
+
+    private static InetAddress address(int a, int b, int c, int d) {
+        try {
+            return InetAddress.getByAddress(new byte[] {(byte) a, (byte) b, (byte) c, (byte) d});
+        } catch (UnknownHostException e) {
+            throw new AssertionError(e);
+        }
+    }
+
+    /**
+     * Makes the namespace and the veth pair, with addresses at both ends and both ends up.
+     *
+     * @return the rig; close it
+     */
+    static NetworkRig create() {
+        sweepLeftovers();
+        NetworkRig rig = new NetworkRig(NEXT.getAndIncrement() % 1000);
+        try {
+            rig.blackhole();
+            rig.ip("netns", "add", rig.namespace);
+            rig.ip("link", "add", rig.rootLink, "type", "veth", "peer", "name", rig.peerLink);
+            rig.ip("link", "set", rig.peerLink, "netns", rig.namespace);
+            rig.ip("addr", "add", rig.rootAddress.getHostAddress() + "/30", "dev", rig.rootLink);
+            rig.ip("link", "set", rig.rootLink, "up");
+            rig.ip("-n", rig.namespace, "addr", "add", rig.peerAddress.getHostAddress() + "/30", "dev", rig.peerLink);
+            rig.ip("-n", rig.namespace, "link", "set", "lo", "up");
+            rig.ip("-n", rig.namespace, "link", "set", rig.peerLink, "up");
+            rig.ip("neigh", "replace", rig.peerAddress.getHostAddress(), "lladdr", rig.peerMac(), "dev", rig.rootLink,
+                    "nud", "permanent");
+            return rig;
+        } catch (RuntimeException | Error e) {
+            rig.close();
+            throw e;
+        }
+    }
+
+    /**
+     * Starts a peer JVM in the namespace, serving a region of {@code regionSize} bytes on the
+     * peer's address, and waits (bounded) until it listens.
+     *
+     * @param regionSize bytes of the exposed region
+     * @return the peer; it is killed by {@link #vanish()} or {@link #close()}
+     */
+    NetPeer.Handle startPeer(long regionSize) {
+        NetPeer.Handle h = NetPeer.start(List.of("ip", "netns", "exec", namespace), peerAddress, regionSize);
+        peers.add(h);
+        return h;
+    }
+
+    /** {@return the hardware address of the peer's end} */
+    private String peerMac() {
+        String line = run(List.of("ip", "-n", namespace, "-o", "link", "show", peerLink), true);
+        int at = line.indexOf("link/ether ");
+        if (at < 0) {
+            throw new AssertionError("no link/ether in: " + line);
+        }
+        return line.substring(at + "link/ether ".length()).split("\\s")[0];
+    }
+
+    /** {@return the rig's /30, e.g. 198.18.0.0/30} */
+    String subnet() {
+        byte[] a = rootAddress.getAddress();
+        return (a[0] & 0xff) + "." + (a[1] & 0xff) + "." + (a[2] & 0xff) + "." + ((a[3] & 0xff) & ~3) + "/30";
+    }
+
+    /** Adds the rig's blackhole route (see the facts), removed when this JVM exits. */
+    private void blackhole() {
+        String metric = Long.toString(ProcessHandle.current().pid());
+        List<String> del = List.of("ip", "route", "del", "blackhole", subnet(), "metric", metric);
+        run(del, false); // one an earlier rig of this JVM with the same /30 left
+        run(List.of("ip", "route", "add", "blackhole", subnet(), "metric", metric), true);
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> run(del, false)));
+    }
+
+    /** Takes the peer's end of the link down: nothing passes either way, and neither side is told. */
+    void partition() {
+        ip("-n", namespace, "link", "set", peerLink, "down");
+    }
+
+    /** Sets the peer's end up again, undoing {@link #partition()}. */
+    void heal() {
+        ip("-n", namespace, "link", "set", peerLink, "up");
+    }
+
+    /**
+     * The peer's host vanishes without a word: its end of the link goes down, then every process
+     * of the namespace is SIGKILLed and the namespace deleted. No FIN or RST reaches the client;
+     * what it sends is dropped at the root end, which stays (without carrier) until {@link #close()}.
+     */
+    void vanish() {
+        partition();
+        killNamespaceProcesses(namespace);
+        for (NetPeer.Handle p : peers) {
+            p.awaitExit(COMMAND_BOUND);
+        }
+        ipQuiet("netns", "del", namespace);
+    }
+
+    /**
+     * Drops each packet the client sends to the peer with probability {@code percent} / 100 (see
+     * the facts: a BPF filter on the peer end's ingress); {@link #noLoss()} removes it.
+     *
+     * @param percent 1..100
+     */
+    void loss(int percent) {
+        if (percent < 1 || percent > 100) {
+            throw new IllegalArgumentException("loss percent " + percent + " is outside [1, 100]");
+        }
+        String sink = PREFIX + index + "s";
+        if (!run(List.of("ip", "-n", namespace, "-o", "link", "show"), false).contains(": " + sink + "@")) {
+            ip("-n", namespace, "link", "add", sink, "type", "veth", "peer", "name", PREFIX + index + "t");
+        }
+        ipQuiet("-n", namespace, "link", "set", sink, "down");
+        run(List.of("tc", "-n", namespace, "qdisc", "replace", "dev", peerLink, "clsact"), true);
+        run(List.of("tc", "-n", namespace, "filter", "del", "dev", peerLink, "ingress"), false);
+        // ld rand (SKF_AD_OFF + SKF_AD_RANDOM = -0x1000 + 56); jgt threshold ? match : no match.
+        long threshold = Math.round((100 - percent) / 100.0 * 0xFFFF_FFFFL);
+        String bytecode = "4,32 0 0 4294963256,37 0 1 " + threshold + ",6 0 0 4294967295,6 0 0 0";
+        run(List.of("tc", "-n", namespace, "filter", "add", "dev", peerLink, "ingress", "protocol", "ip", "bpf",
+                "bytecode", bytecode, "action", "mirred", "egress", "redirect", "dev", sink), true);
+    }
+
+    /** Removes the loss filter of {@link #loss(int)}. */
+    void noLoss() {
+        run(List.of("tc", "-n", namespace, "filter", "del", "dev", peerLink, "ingress"), false);
+    }
+
+    /** {@return packets the loss filter dropped so far (mirred's overlimits: redirects to the downed sink)} */
+    long lossDrops() {
+        String out = run(List.of("tc", "-n", namespace, "-s", "filter", "show", "dev", peerLink, "ingress"), false);
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("overlimits (\\d+)").matcher(out);
+        return m.find() ? Long.parseLong(m.group(1)) : 0;
+    }
+
+    /** {@return whether the namespace is listed by {@code ip netns list}} */
+    boolean namespaceExists() {
+        return run(List.of("ip", "netns", "list"), false).lines().anyMatch(l -> l.split(" ")[0].equals(namespace));
+    }
+
+    /** {@return whether a link of that name exists in the root namespace} */
+    static boolean linkExists(String name) {
+        return run(List.of("ip", "-o", "link", "show"), false).lines()
+                .anyMatch(l -> l.contains(": " + name + "@") || l.contains(": " + name + ":"));
+    }
+
+    /** {@return the root end's state line from {@code ip -o link show}, e.g. to see NO-CARRIER} */
+    String rootLinkState() {
+        return run(List.of("ip", "-o", "link", "show", rootLink), false).trim();
+    }
+
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        for (NetPeer.Handle p : peers) {
+            p.destroy();
+        }
+        ipQuiet("link", "del", rootLink);
+        killNamespaceProcesses(namespace);
+        ipQuiet("netns", "del", namespace);
+    }
+
+    @Override
+    public String toString() {
+        return "network rig " + namespace + " (" + rootLink + " " + rootAddress.getHostAddress() + " <-> " + peerLink + " "
+                + peerAddress.getHostAddress() + ")";
+    }
+
+    private static void killNamespaceProcesses(String ns) {
+        for (String pid : run(List.of("ip", "netns", "pids", ns), false).split("\\s+")) {
+            if (pid.matches("\\d+")) { // "Cannot open network namespace ..." once it is gone
+                ProcessHandle.of(Long.parseLong(pid.trim())).ifPresent(ProcessHandle::destroyForcibly);
+            }
+        }
+    }
+
+    /** {@return the peers started so far} */
+    List<NetPeer.Handle> peers() {
+        return List.copyOf(peers);
+    }
+
+    /** Removes what an earlier, killed run left behind, once per JVM. */
+    static synchronized void sweepLeftovers() {
+        if (!swept) {
+            swept = true;
+            sweep();
+        }
+    }
+
+    /** Removes the namespaces, links and blackhole routes of rigs whose JVM is no longer alive. */
+    static synchronized void sweep() {
+        for (String line : run(List.of("ip", "netns", "list"), false).lines().toList()) {
+            String ns = line.split(" ")[0];
+            if (!ns.startsWith(PREFIX + "-")) {
+                continue;
+            }
+            String[] parts = ns.split("-");
+            Optional<ProcessHandle> owner = parts.length == 3 && parts[1].matches("\\d+")
+                    ? ProcessHandle.of(Long.parseLong(parts[1])) : Optional.empty();
+            if (owner.isPresent() && owner.get().isAlive()) {
+                continue; // another live JVM's rig
+            }
+            killNamespaceProcesses(ns);
+            run(List.of("ip", "netns", "del", ns), false);
+        }
+        // A root end whose other end is in no live rig's namespace: its namespace is gone (or is
+        // being freed), so the pair is a leftover. A live rig's root end is "link-netns cqfxnf-<pid>-n".
+        for (String line : run(List.of("ip", "-o", "link", "show"), false).lines().toList()) {
+            String[] f = line.split(":\\s+", 3);
+            if (f.length < 2 || !f[1].startsWith(PREFIX)) {
+                continue;
+            }
+            String name = f[1].split("@")[0];
+            int at = line.indexOf("link-netns " + PREFIX + "-");
+            boolean liveOwner = false;
+            if (at >= 0) {
+                String[] parts = line.substring(at + "link-netns ".length()).split("\\s")[0].split("-");
+                liveOwner = parts.length == 3 && parts[1].matches("\\d+")
+                        && ProcessHandle.of(Long.parseLong(parts[1])).map(ProcessHandle::isAlive).orElse(false);
+            }
+            if (!liveOwner) {
+                run(List.of("ip", "link", "del", name), false);
+            }
+        }
+        for (String line : run(List.of("ip", "route", "show", "type", "blackhole", "root", "198.18.0.0/15"), false)
+                .lines().toList()) {
+            String[] f = line.trim().split("\\s+");
+            // "blackhole 198.18.0.0/30 metric 1234"
+            if (f.length >= 4 && f[0].equals("blackhole") && f[2].equals("metric") && f[3].matches("\\d+")
+                    && !ProcessHandle.of(Long.parseLong(f[3])).map(ProcessHandle::isAlive).orElse(false)) {
+                run(List.of("ip", "route", "del", "blackhole", f[1], "metric", f[3]), false);
+            }
+        }
+    }
+
+    private void ip(String... args) {
+        List<String> cmd = new ArrayList<>(List.of("ip"));
+        cmd.addAll(List.of(args));
+        run(cmd, true);
+    }
+
+    private void ipQuiet(String... args) {
+        List<String> cmd = new ArrayList<>(List.of("ip"));
+        cmd.addAll(List.of(args));
+        run(cmd, false);
+    }
+
+    /**
+     * Runs a command, bounded by {@link #COMMAND_BOUND}.
+     *
+     * @param check whether a non-zero exit fails (with the command and its output)
+     * @return its standard output and error
+     */
+    static String run(List<String> cmd, boolean check) {
+        try {
+            Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+            p.getOutputStream().close();
+            CompletableFuture<byte[]> out = CompletableFuture.supplyAsync(() -> {
+                try {
+                    return p.getInputStream().readAllBytes();
+                } catch (IOException e) {
+                    throw new UncheckedIOException(e);
+                }
+            }, Thread::startVirtualThread);
+            if (!p.waitFor(COMMAND_BOUND.toMillis(), TimeUnit.MILLISECONDS)) {
+                p.destroyForcibly();
+                throw new AssertionError(String.join(" ", cmd) + " took over " + COMMAND_BOUND);
+            }
+            String text = new String(out.get(COMMAND_BOUND.toMillis(), TimeUnit.MILLISECONDS), StandardCharsets.UTF_8);
+            if (check && p.exitValue() != 0) {
+                throw new AssertionError(String.join(" ", cmd) + " exited " + p.exitValue() + ": " + text.trim());
+            }
+            return text;
+        } catch (IOException e) {
+            throw new UncheckedIOException(String.join(" ", cmd) + " could not be started", e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError(String.join(" ", cmd) + " interrupted", e);
+        } catch (ExecutionException | TimeoutException e) {
+            throw new AssertionError("the output of " + String.join(" ", cmd) + " could not be read", e);
+        }
+    }
+}

@@ -1,0 +1,165 @@
+package io.cqflux.test.network;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.net.SocketTimeoutException;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Proves the facts {@link NetworkRig} depends on, with plain TCP sockets between the test JVM (root
+ * namespace) and the peer's byte-counting listener (in the rig's namespace): the link carries
+ * traffic; a partition drops it silently and the heal delivers what was sent meanwhile; a vanished
+ * host sends no FIN or RST; closing the rig leaves no namespace, link or route of its own behind
+ * but the blackhole; and leftovers of a killed run are swept.
+ */
+class NetworkRigTest {
+    static final int BYTES = 1000;
+
+    private static Socket connect(NetworkRig rig, NetPeer.Handle peer) throws IOException {
+        Socket s = new Socket();
+        s.bind(new InetSocketAddress(rig.rootAddress, 0));
+        s.connect(peer.tcpAddress(), 5_000);
+        s.setSoTimeout(1_500);
+        return s;
+    }
+
+    private static boolean await(java.util.function.BooleanSupplier c, long millis) {
+        long end = System.nanoTime() + millis * 1_000_000;
+        while (System.nanoTime() < end) {
+            if (c.getAsBoolean()) {
+                return true;
+            }
+            try {
+                Thread.sleep(20);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return false;
+            }
+        }
+        return c.getAsBoolean();
+    }
+
+    @Test
+    void partition_dropsTrafficSilently_heal_deliversWhatWasSentMeanwhile_closeLeavesNothing() throws IOException {
+        NetworkRig rig = NetworkRig.create();
+        try (rig; Socket s = connect(rig, rig.startPeer(4096))) {
+            NetPeer.Handle peer = peerOf(rig);
+            OutputStream out = s.getOutputStream();
+            out.write(new byte[BYTES]);
+            out.flush();
+            assertTrue(await(() -> peer.tcp()[0] == BYTES, 5_000), "the link does not carry: " + peer.tcp()[0]);
+
+            rig.partition();
+            assertTrue(rig.rootLinkState().contains("NO-CARRIER"), "the root end still has carrier: " + rig.rootLinkState());
+            out.write(new byte[BYTES]); // no error: the kernel queues and retransmits
+            out.flush();
+            await(() -> false, 500);
+            assertEquals(BYTES, peer.tcp()[0], "bytes crossed a partitioned link");
+
+            rig.heal();
+            // TCP retransmits with backoff (200 ms, 400 ms, ...): the segment comes through within seconds.
+            long t0 = System.nanoTime();
+            assertTrue(await(() -> peer.tcp()[0] == 2 * BYTES, 8_000),
+                    "what was sent during the partition did not arrive after the heal: " + peer.tcp()[0]);
+            System.out.printf("FACT partition 500 ms: the bytes sent during it arrived %.0f ms after the heal%n",
+                    (System.nanoTime() - t0) / 1e6);
+        }
+        assertFalse(rig.namespaceExists(), "namespace left behind: " + rig.namespace);
+        assertFalse(NetworkRig.linkExists(rig.rootLink), "link left behind: " + rig.rootLink);
+        assertTrue(NetworkRig.run(List.of("ip", "route", "get", rig.peerAddress.getHostAddress()), false)
+                .contains("Invalid argument"), "the peer's address is routed somewhere after the rig closed: "
+                + NetworkRig.run(List.of("ip", "route", "get", rig.peerAddress.getHostAddress()), false));
+    }
+
+    @Test
+    void vanish_noFinOrResetReachesTheClient_theNamespaceIsGone_andTheRootEndHasNoCarrier() throws IOException {
+        NetworkRig rig = NetworkRig.create();
+        try (rig; Socket s = connect(rig, rig.startPeer(4096))) {
+            NetPeer.Handle peer = peerOf(rig);
+            s.getOutputStream().write(new byte[BYTES]);
+            assertTrue(await(() -> peer.tcp()[0] == BYTES, 5_000), "the link does not carry");
+            rig.vanish();
+            assertFalse(peer.process().isAlive(), "the peer survived the vanish");
+            assertFalse(rig.namespaceExists(), "namespace still listed after the vanish");
+            assertTrue(rig.rootLinkState().contains("NO-CARRIER"), "the root end has carrier after the vanish: "
+                    + rig.rootLinkState());
+            InputStream in = s.getInputStream();
+            // A FIN would read as -1 and a RST as a SocketException: a vanished host says nothing.
+            assertThrows(SocketTimeoutException.class, in::read);
+            s.getOutputStream().write(new byte[BYTES]); // still no error: dropped at the root end
+        }
+        assertFalse(NetworkRig.linkExists(rig.rootLink), "the vanished rig's link outlived its close: " + rig.rootLink);
+    }
+
+    /** {@return the root namespace's TCP RetransSegs (rfc1213 tcpRetransSegs) from /proc/net/snmp} */
+    private static long retransSegs() throws IOException {
+        List<String> lines = java.nio.file.Files.readAllLines(java.nio.file.Path.of("/proc/net/snmp"));
+        for (int i = 0; i + 1 < lines.size(); i++) {
+            if (lines.get(i).startsWith("Tcp:") && lines.get(i + 1).startsWith("Tcp:")) {
+                List<String> names = List.of(lines.get(i).split("\\s+"));
+                return Long.parseLong(lines.get(i + 1).split("\\s+")[names.indexOf("RetransSegs")]);
+            }
+        }
+        throw new AssertionError("no Tcp lines in /proc/net/snmp");
+    }
+
+    @Test
+    void loss_dropsWhatTheClientSendsOnTheWire_tcpRetransmits_andEveryByteArrives() throws IOException {
+        NetworkRig rig = NetworkRig.create();
+        try (rig; Socket s = connect(rig, rig.startPeer(4096))) {
+            NetPeer.Handle peer = peerOf(rig);
+            rig.loss(30);
+            long r0 = retransSegs();
+            OutputStream out = s.getOutputStream();
+            for (int i = 0; i < 200; i++) {
+                out.write(new byte[BYTES]);
+                out.flush();
+            }
+            assertTrue(await(() -> peer.tcp()[0] == 200L * BYTES, 15_000), "not every byte arrived under loss: "
+                    + peer.tcp()[0]);
+            long drops = rig.lossDrops();
+            long retrans = retransSegs() - r0;
+            System.out.printf("FACT 30 %% loss on the peer's ingress: %d packets dropped, the client's stack retransmitted"
+                    + " %d segments (counted for the whole root namespace)%n", drops, retrans);
+            assertTrue(drops > 0, "the loss filter dropped nothing");
+            assertTrue(retrans > 0, "no retransmission: the drops were not losses on the wire");
+            rig.noLoss();
+        }
+    }
+
+    @Test
+    void sweep_removesLeftoversOfADeadRun_andNothingOfALiveOne() {
+        String deadNs = NetworkRig.PREFIX + "-999999999-1";
+        String deadLink = NetworkRig.PREFIX + "999r";
+        try (NetworkRig live = NetworkRig.create()) {
+            NetworkRig.run(List.of("ip", "netns", "add", deadNs), true);
+            NetworkRig.run(List.of("ip", "link", "add", deadLink, "type", "veth", "peer", "name", NetworkRig.PREFIX + "999p"),
+                    true);
+            NetworkRig.run(List.of("ip", "route", "add", "blackhole", "198.19.255.252/30", "metric", "999999999"), true);
+            NetworkRig.sweep();
+            assertFalse(NetworkRig.run(List.of("ip", "netns", "list"), false).contains(deadNs), "dead run's namespace kept");
+            assertFalse(NetworkRig.linkExists(deadLink), "dead run's link kept");
+            assertFalse(NetworkRig.run(List.of("ip", "route", "show", "type", "blackhole"), false).contains("198.19.255.252"),
+                    "dead run's blackhole kept");
+            assertTrue(live.namespaceExists(), "a live rig's namespace was swept");
+            assertTrue(NetworkRig.linkExists(live.rootLink), "a live rig's link was swept");
+        } finally {
+            NetworkRig.run(List.of("ip", "netns", "del", deadNs), false);
+            NetworkRig.run(List.of("ip", "link", "del", deadLink), false);
+            NetworkRig.run(List.of("ip", "route", "del", "blackhole", "198.19.255.252/30", "metric", "999999999"), false);
+        }
+    }
+
+    private static NetPeer.Handle peerOf(NetworkRig rig) {
+        return rig.peers().getFirst();
+    }
+}

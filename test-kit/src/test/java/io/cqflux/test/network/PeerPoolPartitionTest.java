@@ -1,0 +1,201 @@
+package io.cqflux.test.network;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.cqflux.core.ConnectionConfig;
+import io.cqflux.core.ConnectionEvent;
+import io.cqflux.core.ConnectionException;
+import io.cqflux.core.RegionAccess;
+import io.cqflux.reactor.Cqflux;
+import io.cqflux.reactor.PeerPool;
+import io.cqflux.reactor.PeerPoolEvent;
+import io.cqflux.reactor.PeerPoolOptions;
+import io.cqflux.reactor.Region;
+import io.cqflux.reactor.TransportChoice;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import reactor.core.Disposable;
+import reactor.core.publisher.Mono;
+
+/**
+ * A {@link PeerPool} across a partition on fabric/tcp: the operation deadline finds the loss (an
+ * idle connection is not probed until a keep-alive exists: see
+ * {@code PartitionTest#idleConnection_partitionedPastTheOperationTimeout_staysEstablished_untilAWriteFindsTheLoss}),
+ * {@link PeerPool#state()} and {@link PeerPool#events()} report the outage, a
+ * FAIL_FAST pool fails operations at once during it, a WAIT pool holds them and completes them
+ * after the heal, and the pool serves again within the connect timeout (an attempt in flight when
+ * the link comes back), the longest backoff and one connect.
+ */
+class PeerPoolPartitionTest {
+    static final Duration T = Duration.ofSeconds(10);
+    static final Duration SLACK = Duration.ofMillis(1500);
+    static final Duration OP_TIMEOUT = Duration.ofMillis(500);
+    static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(1);
+    static final Duration BACKOFF_MAX = Duration.ofMillis(200);
+    static final int CAPACITY = 256;
+    static final int WAITING = 20;
+
+    NetworkRig rig;
+    NetPeer.Handle peer;
+    Arena arena;
+    Cqflux client;
+    final List<Disposable> subscriptions = new ArrayList<>();
+
+    @AfterEach
+    void tearDown() {
+        try {
+            subscriptions.forEach(Disposable::dispose);
+            if (client != null) {
+                client.dispose();
+                client.onDispose().toFuture().completeOnTimeout(null, 20, TimeUnit.SECONDS).join();
+            }
+            if (arena != null) {
+                arena.close();
+            }
+        } finally {
+            if (rig != null) {
+                rig.close();
+            }
+        }
+    }
+
+    private PeerPool pool(PeerPoolOptions.WhenUnavailable mode) {
+        return client.peerPool(peer.address(), PeerPoolOptions.builder()
+                .reconnectBackoff(Duration.ofMillis(100), BACKOFF_MAX).jitter(0)
+                .whenUnavailable(mode).maxAcquireTime(T).build());
+    }
+
+    private List<PeerPoolEvent> record(PeerPool pool) {
+        List<PeerPoolEvent> seen = new CopyOnWriteArrayList<>();
+        subscriptions.add(pool.events().subscribe(seen::add));
+        return seen;
+    }
+
+    private static Mono<Void> write(PeerPool pool, Region local, int i) {
+        return pool.withConnection(c -> c.durableWrite(c.remoteRegion(0), (long) i * Records.SIZE, local,
+                (long) i * Records.SIZE, Records.SIZE));
+    }
+
+    /** {@return whether {@code kinds} occur in {@code seen} in this order (others may come between)} */
+    private static boolean inOrder(List<PeerPoolEvent> seen, PeerPoolEvent.Kind... kinds) {
+        int k = 0;
+        for (PeerPoolEvent e : seen) {
+            if (k < kinds.length && e.kind() == kinds[k]) {
+                k++;
+            }
+        }
+        return k == kinds.length;
+    }
+
+    @Test
+    void partition_poolReportsTheOutage_failFastFailsAtOnce_waitingWritesCompleteAfterTheHeal_andLanded() {
+        rig = NetworkRig.create();
+        peer = rig.startPeer((long) CAPACITY * Records.SIZE);
+        client = Cqflux.builder().transport(TransportChoice.FABRIC).localAddress(rig.rootAddress)
+                .operationTimeout(OP_TIMEOUT).connectionConfig(ConnectionConfig.DEFAULT.withTimeout(CONNECT_TIMEOUT))
+                .shutdownTimeout(Duration.ofSeconds(2)).build();
+        arena = Arena.ofShared();
+        MemorySegment mem = arena.allocate((long) CAPACITY * Records.SIZE, 64);
+        Records records = new Records(System.nanoTime(), CAPACITY);
+        records.fill(mem);
+        Region local = client.register(mem, RegionAccess.WRITE_SRC);
+
+        PeerPool waiting = pool(PeerPoolOptions.WhenUnavailable.WAIT);
+        PeerPool failFast = pool(PeerPoolOptions.WhenUnavailable.FAIL_FAST);
+        List<PeerPoolEvent> waitingEvents = record(waiting);
+        List<PeerPoolEvent> failFastEvents = record(failFast);
+        // Both pools up and carrying (the first connects to a fresh peer may time out and retry).
+        assertTrue(PartitionTest.await(() -> waiting.state() == PeerPool.State.CONNECTED
+                && failFast.state() == PeerPool.State.CONNECTED, T.plus(T)), "the pools did not connect: " + waitingEvents
+                + " / " + failFastEvents);
+        records.track(0, write(waiting, local, 0)).block(T.plus(T));
+        records.track(1, write(failFast, local, 1)).block(T.plus(T));
+        assertEquals(PeerPool.State.CONNECTED, waiting.state());
+        assertEquals(PeerPool.State.CONNECTED, failFast.state());
+
+        rig.partition();
+        long t0 = System.nanoTime();
+        // An idle connection is not probed: a write on each is what finds the loss, through its deadline.
+        records.track(2, write(waiting, local, 2)).subscribe(v -> { }, e -> { });
+        records.track(3, write(failFast, local, 3)).subscribe(v -> { }, e -> { });
+        Duration lossBound = OP_TIMEOUT.plus(CONNECT_TIMEOUT).plus(SLACK);
+        assertTrue(PartitionTest.await(() -> waiting.state() == PeerPool.State.RECONNECTING
+                        && failFast.state() == PeerPool.State.RECONNECTING, lossBound),
+                "the pools did not report the outage within " + lossBound + ": " + waiting.state() + " / " + failFast.state()
+                        + "; events " + waitingEvents);
+        long reported = System.nanoTime() - t0;
+        assertTrue(PartitionTest.await(() -> records.ended() == 4, SLACK), "the writes in flight did not end: " + records);
+        assertNull(records.firstErrorOtherThan("ConnectionException(LOST)"), records.toString());
+        assertTrue(records.failed(2) && records.failed(3), "a write across the partition completed: " + records);
+        for (List<PeerPoolEvent> seen : List.of(waitingEvents, failFastEvents)) {
+            assertTrue(inOrder(seen, PeerPoolEvent.Kind.CONNECTED, PeerPoolEvent.Kind.LOST, PeerPoolEvent.Kind.RETRYING),
+                    "the events do not report the loss: " + seen);
+        }
+
+        // FAIL_FAST: at once, UNREACHABLE.
+        long f0 = System.nanoTime();
+        Throwable fastError = null;
+        try {
+            records.track(4, write(failFast, local, 4)).block(T);
+        } catch (RuntimeException e) {
+            fastError = e;
+        }
+        long fastTook = System.nanoTime() - f0;
+        ConnectionException fe = assertInstanceOf(ConnectionException.class, fastError,
+                "FAIL_FAST during the outage did not fail with a ConnectionException");
+        assertEquals(ConnectionEvent.UNREACHABLE, fe.event(), fe.toString());
+        assertTrue(fastTook < Duration.ofMillis(500).toNanos(), "FAIL_FAST took " + fastTook / 1_000_000 + " ms to fail");
+
+        // WAIT: the writes queue for a connection and stay pending through the outage.
+        for (int i = 5; i < 5 + WAITING; i++) {
+            records.track(i, write(waiting, local, i)).subscribe(v -> { }, e -> { });
+        }
+        long left = Duration.ofSeconds(3).toNanos() - (System.nanoTime() - t0);
+        if (left > 0) {
+            PartitionTest.sleep(Duration.ofNanos(left));
+        }
+        assertEquals(5, records.ended(), "an operation queued on the WAIT pool ended during the outage: " + records);
+        assertTrue(inOrder(waitingEvents, PeerPoolEvent.Kind.RETRYING, PeerPoolEvent.Kind.CONNECTING),
+                "the pool did not keep trying during the outage: " + waitingEvents);
+
+        rig.heal();
+        long h = System.nanoTime();
+        Duration serveBound = CONNECT_TIMEOUT.plus(BACKOFF_MAX).plus(SLACK);
+        assertTrue(PartitionTest.await(() -> waiting.state() == PeerPool.State.CONNECTED, serveBound),
+                "the WAIT pool is not connected " + serveBound + " after the heal: " + waiting.state() + "; events "
+                        + waitingEvents);
+        long served = System.nanoTime() - h;
+        assertTrue(PartitionTest.await(() -> records.ended() == 5 + WAITING, OP_TIMEOUT.plus(SLACK)),
+                "the queued writes did not end after the reconnect: " + records);
+        long queuedDone = records.lastEndNanos() - h;
+        for (int i = 5; i < 5 + WAITING; i++) {
+            assertTrue(records.succeeded(i), "queued write " + i + " failed: " + records.error(i));
+        }
+        assertTrue(PartitionTest.await(() -> failFast.state() == PeerPool.State.CONNECTED, serveBound),
+                "the FAIL_FAST pool is not connected " + serveBound + " after the heal: " + failFastEvents);
+        records.track(5 + WAITING, write(failFast, local, 5 + WAITING)).block(T);
+        assertEquals(0, records.twice(), records.toString());
+        assertTrue(inOrder(waitingEvents, PeerPoolEvent.Kind.CONNECTED, PeerPoolEvent.Kind.LOST,
+                PeerPoolEvent.Kind.RETRYING, PeerPoolEvent.Kind.CONNECTING, PeerPoolEvent.Kind.CONNECTED), waitingEvents.toString());
+
+        byte[] dump = peer.dump(0, (long) CAPACITY * Records.SIZE);
+        assertEquals(-1, records.firstCompletedMissing(dump), "a completed write is not in the peer's memory: " + records);
+        long retries = waitingEvents.stream().filter(e -> e.kind() == PeerPoolEvent.Kind.CONNECTING).count();
+        System.out.printf("FACT PeerPool across a 3 s partition (operationTimeout %d ms, connect timeout %d ms, backoff"
+                        + " 100-%d ms): outage reported %.0f ms into it; FAIL_FAST failed in %.1f ms; after the heal the WAIT"
+                        + " pool was connected in %.0f ms and its %d queued writes done %.0f ms after the heal;"
+                        + " %d connect attempts; %s%n", OP_TIMEOUT.toMillis(), CONNECT_TIMEOUT.toMillis(),
+                BACKOFF_MAX.toMillis(), reported / 1e6, fastTook / 1e6, served / 1e6, WAITING, queuedDone / 1e6,
+                retries, records);
+    }
+}

@@ -1,0 +1,221 @@
+package io.cqflux.test.network;
+
+import io.cqflux.core.ConnectionException;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.Arrays;
+import java.util.Map;
+import java.util.SplittableRandom;
+import java.util.TreeMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicIntegerArray;
+import java.util.concurrent.atomic.AtomicLongArray;
+import java.util.concurrent.atomic.AtomicReferenceArray;
+import java.util.zip.CRC32C;
+import reactor.core.publisher.Mono;
+
+/**
+ * Checksummed records of the network-fault tests and the tally of the durable writes that carry
+ * them. Record {@code i} lives at offset {@code i * SIZE} on both sides; it holds its index, the
+ * run's nonce, pseudo-random bytes drawn from both, and a CRC32C of everything before it in its
+ * last four bytes, so a record found in the peer's memory is either exactly the one written or
+ * visibly not.
+ *
+ * <p>The tally counts every signal each write's {@code Mono} delivers (a second terminal signal is
+ * a failure of the library), how it ended, and when.
+ */
+final class Records {
+    static final int SIZE = 512;
+
+    private final long nonce;
+    private final int capacity;
+    private final AtomicIntegerArray signals;
+    private final AtomicReferenceArray<Throwable> errors;
+    private final AtomicLongArray startNanos;
+    private final AtomicLongArray endNanos;
+    private final AtomicInteger started = new AtomicInteger();
+    private final AtomicInteger ended = new AtomicInteger();
+
+    Records(long nonce, int capacity) {
+        this.nonce = nonce;
+        this.capacity = capacity;
+        this.signals = new AtomicIntegerArray(capacity);
+        this.errors = new AtomicReferenceArray<>(capacity);
+        this.startNanos = new AtomicLongArray(capacity);
+        this.endNanos = new AtomicLongArray(capacity);
+    }
+
+    /** {@return record {@code i}'s bytes} */
+    byte[] expected(int i) {
+        byte[] b = new byte[SIZE];
+        ByteBuffer bb = ByteBuffer.wrap(b).order(ByteOrder.LITTLE_ENDIAN);
+        bb.putLong(i).putLong(nonce);
+        SplittableRandom r = new SplittableRandom(nonce * 31 + i);
+        for (int k = 16; k < SIZE - 4; k++) {
+            b[k] = (byte) r.nextInt(256);
+        }
+        CRC32C crc = new CRC32C();
+        crc.update(b, 0, SIZE - 4);
+        bb.putInt(SIZE - 4, (int) crc.getValue());
+        return b;
+    }
+
+    /** Writes records {@code [0, capacity)} into the local memory they are sent from. */
+    void fill(MemorySegment local) {
+        for (int i = 0; i < capacity; i++) {
+            MemorySegment.copy(expected(i), 0, local, ValueLayout.JAVA_BYTE, (long) i * SIZE, SIZE);
+        }
+    }
+
+    /** {@return whether {@code b[off, off + SIZE)} carries a record whose own checksum holds} */
+    static boolean selfConsistent(byte[] b, int off) {
+        CRC32C crc = new CRC32C();
+        crc.update(b, off, SIZE - 4);
+        return ByteBuffer.wrap(b).order(ByteOrder.LITTLE_ENDIAN).getInt(off + SIZE - 4) == (int) crc.getValue();
+    }
+
+    /**
+     * Wraps record {@code i}'s write so that every signal is counted; subscribe the result.
+     *
+     * @return the write, counted
+     */
+    Mono<Void> track(int i, Mono<Void> write) {
+        started.incrementAndGet();
+        startNanos.set(i, System.nanoTime());
+        return write.doOnSuccess(v -> end(i, null)).doOnError(e -> end(i, e));
+    }
+
+    private void end(int i, Throwable e) {
+        endNanos.set(i, System.nanoTime());
+        if (e != null) {
+            errors.set(i, e);
+        }
+        if (signals.incrementAndGet(i) == 1) {
+            ended.incrementAndGet();
+        }
+    }
+
+    int started() {
+        return started.get();
+    }
+
+    int ended() {
+        return ended.get();
+    }
+
+    /** {@return whether record {@code i}'s write completed (terminated without error)} */
+    boolean succeeded(int i) {
+        return signals.get(i) > 0 && errors.get(i) == null;
+    }
+
+    boolean failed(int i) {
+        return errors.get(i) != null;
+    }
+
+    Throwable error(int i) {
+        return errors.get(i);
+    }
+
+    /** {@return when each write was started ({@code System.nanoTime()}), by record} */
+    long[] startNanos() {
+        long[] r = new long[started.get()];
+        for (int i = 0; i < r.length; i++) {
+            r[i] = startNanos.get(i);
+        }
+        return r;
+    }
+
+    long endNanos(int i) {
+        return endNanos.get(i);
+    }
+
+    /** {@return how many writes signalled more than once} */
+    int twice() {
+        int n = 0;
+        for (int i = 0; i < started.get(); i++) {
+            if (signals.get(i) > 1) {
+                n++;
+            }
+        }
+        return n;
+    }
+
+    /** {@return the latest termination among the writes started, in {@code System.nanoTime()}} */
+    long lastEndNanos() {
+        long last = 0;
+        for (int i = 0; i < started.get(); i++) {
+            last = Math.max(last, endNanos.get(i));
+        }
+        return last;
+    }
+
+    /** {@return each outcome's count: "ok", or the error's class and, for a ConnectionException, its event} */
+    Map<String, Integer> outcomes() {
+        Map<String, Integer> m = new TreeMap<>();
+        for (int i = 0; i < started.get(); i++) {
+            m.merge(signals.get(i) == 0 ? "pending" : outcome(errors.get(i)), 1, Integer::sum);
+        }
+        return m;
+    }
+
+    static String outcome(Throwable e) {
+        if (e == null) {
+            return "ok";
+        }
+        return e instanceof ConnectionException c ? "ConnectionException(" + c.event() + ")" : e.getClass().getSimpleName();
+    }
+
+    /** {@return the first failed write whose error is not {@code expected} (an {@link #outcome} string), or null} */
+    String firstErrorOtherThan(String expected) {
+        for (int i = 0; i < started.get(); i++) {
+            Throwable e = errors.get(i);
+            if (e != null && !outcome(e).equals(expected)) {
+                return "record " + i + ": " + e;
+            }
+        }
+        return null;
+    }
+
+    /**
+     * Compares the peer's memory with what was written.
+     *
+     * @param peer the peer's region, from offset 0, covering every started record
+     * @return {completed and intact, completed and wrong, failed but landed intact, failed and
+     *     absent (zero), failed and torn (neither)}
+     */
+    int[] verify(byte[] peer) {
+        int[] r = new int[5];
+        for (int i = 0; i < started.get(); i++) {
+            int off = i * SIZE;
+            boolean intact = Arrays.equals(peer, off, off + SIZE, expected(i), 0, SIZE) && selfConsistent(peer, off);
+            if (succeeded(i)) {
+                r[intact ? 0 : 1]++;
+            } else if (intact) {
+                r[2]++;
+            } else if (Arrays.equals(peer, off, off + SIZE, new byte[SIZE], 0, SIZE)) {
+                r[3]++;
+            } else {
+                r[4]++;
+            }
+        }
+        return r;
+    }
+
+    /** {@return the first completed record the peer's memory does not hold byte for byte, or -1} */
+    int firstCompletedMissing(byte[] peer) {
+        for (int i = 0; i < started.get(); i++) {
+            int off = i * SIZE;
+            if (succeeded(i) && !Arrays.equals(peer, off, off + SIZE, expected(i), 0, SIZE)) {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    @Override
+    public String toString() {
+        return "started " + started() + ", ended " + ended() + ", twice " + twice() + ", outcomes " + outcomes();
+    }
+}

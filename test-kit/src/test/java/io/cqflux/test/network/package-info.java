@@ -1,0 +1,7 @@
+/**
+ * Network faults on fabric/tcp: a rig of network namespaces and veth links that the tests own
+ * ({@link io.cqflux.test.network.NetworkRig}), a peer JVM inside one of them
+ * ({@link io.cqflux.test.network.NetPeer}), and the suites that partition, heal and vanish it
+ * under durable writes and a {@link io.cqflux.reactor.PeerPool}. They need root (ip-netns(8)).
+ */
+package io.cqflux.test.network;
