@@ -10,7 +10,7 @@
 # Usage: benchmarks/block-cores.sh [--cpus LIST] [-n OPS] [-w WARMUP] [CLIENT/SERVER ...]
 #   --cpus LIST    run the JVM under `taskset -c LIST` (e.g. 0: everything on one core)
 #   CLIENT/SERVER  wait strategies (default: BUSY_POLL/BUSY_POLL BUSY_POLL/BLOCKING BLOCKING/BLOCKING)
-# Writes benchmarks/results/<UTC date-time>-block/block-cores.txt (raw) and summary.txt.
+# Writes benchmarks/results/<UTC date-time>-block/block-cores.txt (raw) and summary.txt (ignored by git).
 # Needs the benchmarks module built (./mvnw -P bench -pl benchmarks -am package -DskipTests).
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)

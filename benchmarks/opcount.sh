@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Counts per reactive operation that do not depend on machine load the way timings do
-# (fabric/tcp on loopback, 8-byte writes unless MODE and SIZE say otherwise; see docs/performance.md,
-# "Per-operation counts"):
+# (fabric/tcp on loopback, 8-byte writes unless MODE and SIZE say otherwise; see
+# benchmarks/results/README.md, "Per-operation counts"):
 #   - bytes allocated per operation by every JVM thread (OpCount, ThreadMXBean);
 #   - system calls per operation, from the kernel's syscall tracepoints (`perf stat`, no ptrace:
 #     strace slows every call by tens of microseconds and so changes what a time-bounded loop

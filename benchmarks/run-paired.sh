@@ -4,7 +4,7 @@
 # in alternating order, several times, and each ratio is taken within one pair. The JMH run divides
 # by C figures taken minutes away from it, and on 2 vCPUs both sides drift by up to 40 % over
 # minutes; a pair's two sides are seconds apart. Writes
-#   benchmarks/results/<UTC date-time>-paired/   paired.txt (one line per run, load average per pair),
+#   benchmarks/results/<UTC date-time>-paired/   (ignored by git) paired.txt (one line per run, load average per pair),
 #                                                summary.md, output.txt
 #   benchmarks/results/latest-paired.md          the summary of this run (with -f, -r or -b: latest-paired-filtered.md)
 #

@@ -9,7 +9,7 @@
 # run once on the host before the boot). A round whose cqflux JVM crashed is run again once
 # (guest.sh; noted in reruns.txt and the summary). Then prints p50/p99 per operation and size
 # with cqflux ÷ C ratios and perftest beside, the throughput with C ÷ cqflux, and writes
-#   benchmarks/results/<UTC date-time>-rpma/   perftest-R.txt (+ .raw), c-rpma-R.txt, cqflux-rpma-R.txt
+#   benchmarks/results/<UTC date-time>-rpma/   (ignored by git) perftest-R.txt (+ .raw), c-rpma-R.txt, cqflux-rpma-R.txt
 #                                              (+ .stderr.txt), guest-clock.txt, guest-loadavg.txt,
 #                                              host-loadavg.txt, lane-output.txt, summary.md,
 #                                              javapath-R.txt, javapath-host.txt (the Java path

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # cqflux benchmarks: builds the benchmarks module, compiles and runs the C baselines, runs JMH,
 # prints one table of ratios (Java/C, reactor/SPI, per wait strategy) and writes
-#   benchmarks/results/<UTC date-time>/   jmh.json, c-*.R.txt, jucx.R.txt, loadavg.txt, summary.md,
+#   benchmarks/results/<UTC date-time>/   (ignored by git) jmh.json, c-*.R.txt, jucx.R.txt, loadavg.txt, summary.md,
 #                                         jmh-output.txt
 #   benchmarks/results/latest.md          the summary of this run (quoted by docs/performance.md);
 #                                         a --quick run writes results/latest-quick.md instead, so a

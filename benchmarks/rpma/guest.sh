@@ -17,7 +17,7 @@
 # again, once: the crashed attempt's output is kept as cqflux-rpma-R.crashed*.txt and the rerun
 # is noted in reruns.txt, which RpmaReport puts in the summary. (Seen in 6 of about 27 tiered
 # starts: SIGSEGV in freshly patched JIT code, proven where the report shows the instruction to be
-# one TCG decoded from a half-written entry patch; docs/performance.md, "A JVM crash in the lane".)
+# one TCG decoded from a half-written entry patch; benchmarks/results/README.md, "A JVM crash in the lane".)
 set -u
 # The guest's JVMs compile with C2 only: a tiered JVM makes each hot method not entrant twice on its
 # way to C2 (tier 3 replaced by tier 4), and each time HotSpot patches the method's entry while other

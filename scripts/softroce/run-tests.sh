@@ -4,9 +4,13 @@
 # core/fabric, reactor, test-kit, samples/quickstart and samples/pipeline inside the Soft-RoCE VM,
 # with the JUnit Platform console launcher.
 #
-# Usage: run-tests.sh [--build] [--timeout SEC] [--keep] [-- EXTRA CONSOLE LAUNCHER ARGS...]
+# Usage: run-tests.sh [--build] [--ready-file FILE] [--timeout SEC] [--keep] [-- EXTRA CONSOLE LAUNCHER ARGS...]
 #   --build        run `mvnw test-compile` first even if the classes exist (otherwise only when
 #                  core/rpma/target/test-classes is missing)
+#   --ready-file FILE  create FILE once nothing more is read from the modules' target/ folders
+#                  (classes compiled and copied, class path resolved), before the VM boots: from
+#                  then on another build may rewrite target/ (./cqflux test starts the host tiers
+#                  at that point, beside the lane)
 #   --timeout SEC  hard limit for the VM run (default 900)
 #   --keep         keep the VM run folder (kernel console log)
 #   after --       passed to the console launcher, e.g. -- --select-class=io.cqflux.transport.rpma.SoftRoceLaneTest
@@ -23,10 +27,12 @@ repo=$(cd "$here/../.." && pwd)
 cache=${CQFLUX_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/cqflux}/softroce
 
 build=0
+ready_file=
 vm_args=()
 while [ $# -gt 0 ]; do
     case $1 in
         --build) build=1; shift ;;
+        --ready-file) ready_file=${2:?--ready-file needs a path}; shift 2 ;;
         --timeout) vm_args+=(--timeout "${2:?--timeout needs seconds}"); shift 2 ;;
         --keep) vm_args+=(--keep); shift ;;
         --) shift; break ;;
@@ -50,24 +56,26 @@ say "JDK $JAVA_HOME"
 cd "$repo"
 mvn() { ./mvnw -B -q "$@"; }
 
-# ---------------------------------------------------------------------------- classes
-if [ "$build" = 1 ] || [ ! -d core/rpma/target/classes ] || [ ! -d core/rpma/target/test-classes ]; then
-    say "compiling (mvnw test-compile)"
-    mvn -DskipTests test-compile
-fi
-
 # ---------------------------------------------------------------------------- class path
 # Third-party jars of the core, epoll-bridge and reactor test class paths, from Maven, cached by the
 # poms' content (the paths point into ~/.m2, not into this checkout). The project's own modules are
-# added as their target/ folders below: nothing is installed into ~/.m2. JUnit's own jars are
-# left out: the console launcher brings them, and two Jupiter engines on one class path abort the
-# launcher.
+# added as copies of their target/ folders below: nothing is installed into ~/.m2. JUnit's own
+# jars are left out: the console launcher brings them, and two Jupiter engines on one class path
+# abort the launcher.
 poms_hash=$(cat pom.xml ./*/pom.xml ./*/*/pom.xml 2>/dev/null | sha256sum | cut -c1-16)
 cp_file=$cache/classpath-$poms_hash.txt
 cp_ok=0
 if [ -s "$cp_file" ]; then
     cp_ok=1
     while IFS= read -r jar; do [ -f "$jar" ] || cp_ok=0; done <"$cp_file"
+fi
+
+# ---------------------------------------------------------------------------- classes
+# A missing class path is resolved below by a Maven run that test-compiles the lane's modules
+# too, so a fresh checkout pays one Maven run here, not two.
+if [ "$cp_ok" = 1 ] && { [ "$build" = 1 ] || [ ! -d core/rpma/target/classes ] || [ ! -d core/rpma/target/test-classes ]; }; then
+    say "compiling (mvnw test-compile)"
+    mvn -DskipTests test-compile
 fi
 if [ "$cp_ok" = 0 ]; then
     say "resolving the test class path (mvnw dependency:build-classpath)"
@@ -83,16 +91,24 @@ if [ "$cp_ok" = 0 ]; then
     done | awk 'NF && !seen[$0]++' >"$cp_file.tmp"
     mv "$cp_file.tmp" "$cp_file"
 fi
+# The VM runs copies of the modules' classes (target/softroce-classes/<module>/), taken now: a
+# build running beside the lane (./cqflux test runs the host tiers meanwhile) recompiles modules
+# whose dependencies it repackages, and a class rewritten under a running JVM fails at random.
+snap=$repo/target/softroce-classes
+rm -rf "$snap"
 cp=
 scan=
 for m in core core/rpma core/fabric epoll-bridge reactor test-kit samples/quickstart samples/pipeline; do
-    for d in "$repo/$m/target/classes" "$repo/$m/target/test-classes"; do
-        [ -d "$d" ] && cp=$cp${cp:+:}$d
+    for k in classes test-classes; do
+        [ -d "$repo/$m/target/$k" ] || continue
+        mkdir -p "$snap/$m"
+        cp -R "$repo/$m/target/$k" "$snap/$m/$k"
+        cp=$cp${cp:+:}$snap/$m/$k
     done
 done
 while IFS= read -r jar; do cp=$cp:$jar; done <"$cp_file"
 for m in core core/rpma core/fabric reactor test-kit samples/quickstart samples/pipeline; do
-    [ -d "$repo/$m/target/test-classes" ] && scan=$scan${scan:+:}$repo/$m/target/test-classes
+    [ -d "$snap/$m/test-classes" ] && scan=$scan${scan:+:}$snap/$m/test-classes
 done
 
 # ---------------------------------------------------------------------------- console launcher
@@ -123,6 +139,7 @@ colors=()
 for a in "${extra[@]}"; do case $a in --select*) selection=() ;; esac; done
 
 say "prepared in $(elapsed) s; booting the VM"
+[ -z "$ready_file" ] || : >"$ready_file"
 # shellcheck disable=SC2086  # argline is a list of JVM flags
 "$here/run-in-vm.sh" "${vm_args[@]}" --out "$reports" -- \
     "$JAVA_HOME/bin/java" $argline -XX:TieredStopAtLevel=1 -XX:ErrorFile=/run/cqflux/out/hs_err_pid%p.log \

@@ -7,26 +7,52 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 
-/** Keeps README.md and docs/*.md true to the tree: links resolve, named classes and packages exist. */
+/**
+ * Keeps README.md and every page under docs/ (the guide's pages in docs/guide/ included) true to
+ * the tree: links resolve, including their anchors into Markdown pages, and named classes and
+ * packages exist.
+ */
 class DocsTest {
 
     private static final Path ROOT = Path.of(System.getProperty("user.dir")).getParent();
     private static final Pattern LINK = Pattern.compile("\\]\\(([^)#\\s]+)(#[^)]*)?\\)");
     private static final Pattern NAME = Pattern.compile("\\bio\\.cqflux(\\.[a-z][a-z0-9]*)+(\\.[A-Z][A-Za-z0-9]*)?");
 
-    private static List<Path> pages() throws IOException {
+    /** {@return README.md and the Markdown pages under docs/, at any depth, outside build output} */
+    static List<Path> pages() throws IOException {
         List<Path> pages = new ArrayList<>();
         pages.add(ROOT.resolve("README.md"));
-        try (Stream<Path> s = Files.list(ROOT.resolve("docs"))) {
-            s.filter(p -> p.toString().endsWith(".md")).sorted().forEach(pages::add);
-        }
+        pages.addAll(docsPages());
         return pages;
+    }
+
+    /** {@return the Markdown pages under docs/, at any depth (the guide's topic pages too), sorted} */
+    static List<Path> docsPages() throws IOException {
+        Path docs = ROOT.resolve("docs");
+        try (Stream<Path> s = Files.walk(docs)) {
+            return s.filter(p -> p.toString().endsWith(".md"))
+                    .filter(p -> !docs.relativize(p).startsWith("target") && !docs.relativize(p).startsWith("src"))
+                    .sorted()
+                    .toList();
+        }
+    }
+
+    @Test
+    void pages_includeEveryGuideTopicPage() throws IOException {
+        List<Path> guidePages = docsPages().stream().filter(p -> p.getParent().endsWith("guide")).toList();
+        // The guide is split into topic pages; a walk that stopped at docs/ would check none of them.
+        assertTrue(guidePages.size() >= 8, "guide topic pages found under docs/guide: " + guidePages);
     }
 
     @Test
@@ -39,12 +65,64 @@ class DocsTest {
                 if (target.contains("://") || target.startsWith("mailto:")) {
                     continue;
                 }
-                if (!Files.exists(page.getParent().resolve(target).normalize())) {
+                Path file = page.getParent().resolve(target).normalize();
+                if (!Files.exists(file)) {
                     broken.add(ROOT.relativize(page) + " -> " + target);
+                } else if (m.group(2) != null && target.endsWith(".md")
+                        && !anchors(file).contains(m.group(2).substring(1))) {
+                    broken.add(ROOT.relativize(page) + " -> " + target + m.group(2) + ": no such heading");
                 }
             }
         }
         assertEquals(List.of(), broken, "broken relative links");
+    }
+
+    @Test
+    void anchorsWithinAPage_nameOneOfItsHeadings() throws IOException {
+        Pattern local = Pattern.compile("\\]\\(#([^)\\s]+)\\)");
+        List<String> broken = new ArrayList<>();
+        for (Path page : pages()) {
+            Matcher m = local.matcher(Files.readString(page));
+            while (m.find()) {
+                if (!anchors(page).contains(m.group(1))) {
+                    broken.add(ROOT.relativize(page) + " -> #" + m.group(1));
+                }
+            }
+        }
+        assertEquals(List.of(), broken, "anchors that name no heading of their page");
+    }
+
+    @Test
+    void anchors_followGitHubsHeadingIds() {
+        assertEquals(List.of("the-fabric-transport-on-an-rdma-nic-libfabrics-verbs-provider", "errors", "errors-1"),
+                headingIds("## The fabric transport on an RDMA NIC: libfabric's `verbs` provider\n"
+                        + "```\n# not a heading\n```\n# Errors\n## Errors\n"));
+    }
+
+    /** {@return the ids GitHub gives the headings of a Markdown page} */
+    private static Set<String> anchors(Path page) throws IOException {
+        return new HashSet<>(headingIds(Files.readString(page)));
+    }
+
+    /**
+     * {@return the heading ids of Markdown text as GitHub renders them: lower case, punctuation
+     * dropped, spaces to hyphens, a repeated id suffixed -1, -2; lines inside code fences skipped}
+     */
+    static List<String> headingIds(String markdown) {
+        List<String> ids = new ArrayList<>();
+        Map<String, Integer> seen = new HashMap<>();
+        boolean fence = false;
+        for (String line : markdown.lines().toList()) {
+            if (line.startsWith("```")) {
+                fence = !fence;
+            } else if (!fence && line.matches("#{1,6} .*")) {
+                String id = line.replaceFirst("^#+ ", "").strip().toLowerCase(Locale.ROOT)
+                        .replaceAll("[^\\p{L}\\p{N} _-]", "").replace(' ', '-');
+                int n = seen.merge(id, 1, Integer::sum);
+                ids.add(n == 1 ? id : id + "-" + (n - 1));
+            }
+        }
+        return ids;
     }
 
     @Test

@@ -10,11 +10,11 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 
 /**
- * Keeps the snippets of docs/*.md that name their test true to it: a code block preceded by
+ * Keeps the snippets of every page under docs/ (the guide's topic pages included) that name their
+ * test true to it: a code block preceded by
  * {@code <!-- snippet: PATH#NAME -->} must be, line for line, the text between
  * {@code // tag::NAME[]} and {@code // end::NAME[]} in the file PATH (from the project root),
  * less the region's common indentation.
@@ -29,23 +29,21 @@ class GuideSnippetsTest {
     void taggedSnippets_areExactlyWhatTheirTestsRun() throws IOException {
         List<String> wrong = new ArrayList<>();
         int checked = 0;
-        try (Stream<Path> s = Files.list(ROOT.resolve("docs"))) {
-            for (Path page : s.filter(p -> p.toString().endsWith(".md")).sorted().toList()) {
-                Matcher m = SNIPPET.matcher(Files.readString(page));
-                while (m.find()) {
-                    checked++;
-                    Path source = ROOT.resolve(m.group(1));
-                    String where = ROOT.relativize(page) + " -> " + m.group(1) + "#" + m.group(2);
-                    if (!Files.exists(source)) {
-                        wrong.add(where + ": no such file");
-                        continue;
-                    }
-                    String region = region(Files.readString(source), m.group(2));
-                    if (region == null) {
-                        wrong.add(where + ": no tag::" + m.group(2) + "[] ... end::" + m.group(2) + "[] region");
-                    } else if (!region.equals(m.group(3))) {
-                        wrong.add(where + ": differs from the test; the test has:\n" + region);
-                    }
+        for (Path page : DocsTest.docsPages()) {
+            Matcher m = SNIPPET.matcher(Files.readString(page));
+            while (m.find()) {
+                checked++;
+                Path source = ROOT.resolve(m.group(1));
+                String where = ROOT.relativize(page) + " -> " + m.group(1) + "#" + m.group(2);
+                if (!Files.exists(source)) {
+                    wrong.add(where + ": no such file");
+                    continue;
+                }
+                String region = region(Files.readString(source), m.group(2));
+                if (region == null) {
+                    wrong.add(where + ": no tag::" + m.group(2) + "[] ... end::" + m.group(2) + "[] region");
+                } else if (!region.equals(m.group(3))) {
+                    wrong.add(where + ": differs from the test; the test has:\n" + region);
                 }
             }
         }

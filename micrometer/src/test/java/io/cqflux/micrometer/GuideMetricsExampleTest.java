@@ -18,13 +18,13 @@ import reactor.core.Scannable;
 import reactor.core.observability.micrometer.Micrometer;
 import reactor.test.StepVerifier;
 
-/** The code of docs/guide.md's "Metrics" section, compiled and run as written there. */
+/** The code of docs/guide/threads-and-metrics.md's "Metrics" section, compiled and run as written there. */
 class GuideMetricsExampleTest {
 
     @Test
     void bindingExample_registersTheLoopMeters() {
         MeterRegistry registry = new SimpleMeterRegistry();
-        // --- guide.md, Metrics
+        // --- guide/threads-and-metrics.md, Metrics
         Cqflux cq = Cqflux.builder().transport(TransportChoice.FABRIC).build();
         CqfluxMetrics metrics = new CqfluxMetrics(cq, Tags.of("service", "orders"));
         metrics.bindTo(registry);   // any MeterRegistry; in Spring Boot, return it as a MeterBinder @Bean
@@ -42,7 +42,7 @@ class GuideMetricsExampleTest {
             RdmaConnection conn = peer.connection();
             PeerRegion remote = peer.remote();
             Region region = peer.local();
-            // --- guide.md, Metrics
+            // --- guide/threads-and-metrics.md, Metrics
             var tapped = conn.durableWrite(remote, 0, region, 0, 4096)
                     .tap(Micrometer.metrics(registry));   // meters named cqflux.durableWrite.*
             String name = Scannable.from(conn.read(region, 0, remote, 0, 64)).name();   // "cqflux.read"

@@ -15,13 +15,13 @@ import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.boot.context.properties.source.MapConfigurationPropertySource;
 
 /**
- * The guide's Spring Boot {@code properties} examples are what Spring Boot reads: each block is
- * loaded as a {@code .properties} file is ({@link Properties#load}) and bound to
- * {@link CqfluxProperties}, then turned into a builder (which checks every value).
+ * The {@code properties} examples of the guide's Spring Boot page (docs/guide/spring-boot.md) are
+ * what Spring Boot reads: each block is loaded as a {@code .properties} file is
+ * ({@link Properties#load}) and bound to {@link CqfluxProperties}, then turned into a builder (which checks every value).
  */
 class GuidePropertiesTest {
 
-    private static final Path GUIDE = Path.of(System.getProperty("user.dir")).getParent().resolve("docs/guide.md");
+    private static final Path GUIDE = Path.of(System.getProperty("user.dir")).getParent().resolve("docs/guide/spring-boot.md");
     private static final Pattern BLOCK = Pattern.compile("```properties\\n(.*?)```", Pattern.DOTALL);
 
     @Test
