@@ -19,6 +19,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.context.ApplicationContext;
 import org.springframework.context.ApplicationEventPublisher;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -42,6 +43,19 @@ public class CqfluxAutoConfiguration {
 
     /** Created by Spring. */
     public CqfluxAutoConfiguration() {
+    }
+
+    /**
+     * Logs, once the context's singletons exist, what the starter wired (instance, health,
+     * meters) and the reason for each part it left out ({@link CqfluxWiringReport}).
+     *
+     * @param context the application context
+     * @return the report
+     */
+    @Bean
+    @ConditionalOnMissingBean
+    public CqfluxWiringReport cqfluxWiringReport(ApplicationContext context) {
+        return new CqfluxWiringReport(context, context.getClassLoader());
     }
 
     /**

@@ -7,15 +7,16 @@ import io.cqflux.spring.boot.CqfluxPeers;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import org.springframework.beans.factory.ObjectProvider;
-import org.springframework.boot.actuate.autoconfigure.health.ConditionalOnEnabledHealthIndicator;
-import org.springframework.boot.actuate.health.CompositeReactiveHealthContributor;
-import org.springframework.boot.actuate.health.ReactiveHealthContributor;
-import org.springframework.boot.actuate.health.ReactiveHealthIndicator;
+import org.springframework.boot.health.autoconfigure.contributor.ConditionalOnEnabledHealthIndicator;
+import org.springframework.boot.health.contributor.CompositeReactiveHealthContributor;
+import org.springframework.boot.health.contributor.ReactiveHealthContributor;
+import org.springframework.boot.health.contributor.ReactiveHealthIndicator;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
 
 /**
  * The {@code cqflux} health contributor, when the application has Spring Boot's actuator:
@@ -30,7 +31,6 @@ import org.springframework.context.annotation.Bean;
 @AutoConfiguration(after = CqfluxAutoConfiguration.class)
 @ConditionalOnClass({ ReactiveHealthIndicator.class, ConditionalOnEnabledHealthIndicator.class, Cqflux.class })
 @ConditionalOnBean(Cqflux.class)
-@ConditionalOnEnabledHealthIndicator("cqflux")
 public class CqfluxHealthContributorAutoConfiguration {
 
     /** Created by Spring. */
@@ -38,26 +38,34 @@ public class CqfluxHealthContributorAutoConfiguration {
     }
 
     /**
-     * The composite contributor named {@code cqflux}.
-     *
-     * @param cqflux the instance
-     * @param peers the peers; absent when the application brings its own {@link Cqflux} with
-     *     {@code cqflux.enabled=false}, and then only the transport is reported
-     * @return the contributor
+     * The contributor, unless switched off. A nested class, so that its condition (whose class is
+     * in spring-boot-health) is read only once the enclosing class's class-path condition held.
      */
-    @Bean
-    @ConditionalOnMissingBean(name = "cqfluxHealthContributor")
-    public ReactiveHealthContributor cqfluxHealthContributor(Cqflux cqflux, ObjectProvider<CqfluxPeers> peers) {
-        Map<String, ReactiveHealthContributor> all = new LinkedHashMap<>();
-        all.put("transport", new CqfluxHealthIndicator(cqflux));
-        CqfluxPeers named = peers.getIfAvailable();
-        if (named != null && !named.all().isEmpty()) {
-            Map<String, ReactiveHealthContributor> each = new LinkedHashMap<>();
-            for (CqfluxPeer p : named.all()) {
-                each.put(p.name(), new CqfluxPeerHealthIndicator(p));
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnEnabledHealthIndicator("cqflux")
+    static class Contributor {
+        /**
+         * The composite contributor named {@code cqflux}.
+         *
+         * @param cqflux the instance
+         * @param peers the peers; absent when the application brings its own {@link Cqflux} with
+         *     {@code cqflux.enabled=false}, and then only the transport is reported
+         * @return the contributor
+         */
+        @Bean
+        @ConditionalOnMissingBean(name = "cqfluxHealthContributor")
+        public ReactiveHealthContributor cqfluxHealthContributor(Cqflux cqflux, ObjectProvider<CqfluxPeers> peers) {
+            Map<String, ReactiveHealthContributor> all = new LinkedHashMap<>();
+            all.put("transport", new CqfluxHealthIndicator(cqflux));
+            CqfluxPeers named = peers.getIfAvailable();
+            if (named != null && !named.all().isEmpty()) {
+                Map<String, ReactiveHealthContributor> each = new LinkedHashMap<>();
+                for (CqfluxPeer p : named.all()) {
+                    each.put(p.name(), new CqfluxPeerHealthIndicator(p));
+                }
+                all.put("peers", CompositeReactiveHealthContributor.fromMap(each));
             }
-            all.put("peers", CompositeReactiveHealthContributor.fromMap(each));
+            return CompositeReactiveHealthContributor.fromMap(all);
         }
-        return CompositeReactiveHealthContributor.fromMap(all);
     }
 }
