@@ -46,6 +46,18 @@ public class CqfluxAutoConfiguration {
     }
 
     /**
+     * Refuses an application's own {@link Cqflux} bean while {@code cqflux.*} instance properties
+     * are set, which it would silently ignore ({@link CqfluxInstanceGuard}). Static: a bean-factory
+     * post-processor runs before the configuration's own beans exist.
+     *
+     * @return the guard
+     */
+    @Bean
+    public static CqfluxInstanceGuard cqfluxInstanceGuard() {
+        return new CqfluxInstanceGuard();
+    }
+
+    /**
      * Logs, once the context's singletons exist, what the starter wired (instance, health,
      * meters) and the reason for each part it left out ({@link CqfluxWiringReport}).
      *
