@@ -17,6 +17,7 @@ import org.springframework.boot.autoconfigure.availability.ApplicationAvailabili
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.ApplicationContext;
@@ -214,6 +215,43 @@ public class CqfluxAutoConfiguration {
             }
         });
         return o.build();
+    }
+
+    /**
+     * The server side, on when {@code cqflux.server.port} is set: listens with the instance and
+     * exposes {@code cqflux.server.regions.*}.
+     *
+     * @param cqflux the instance that listens
+     * @param properties where, and what to expose
+     * @return the server, started and stopped with the context
+     */
+    @Bean
+    @ConditionalOnMissingBean
+    @ConditionalOnProperty(name = "cqflux.server.port")
+    public CqfluxServer cqfluxServer(Cqflux cqflux, CqfluxProperties properties) {
+        CqfluxProperties.Server cfg = properties.getServer();
+        int port = cfg.getPort();
+        if (port < 0 || port > 65535) {
+            throw new CqfluxPropertyException("cqflux.server.port", port,
+                    new IllegalArgumentException("port " + port + " is outside [0, 65535]"));
+        }
+        InetAddress host;
+        if (cfg.getAddress() != null) {
+            host = host("cqflux.server.address", cfg.getAddress());
+        } else if (properties.getLocalAddress() != null) {
+            host = host("cqflux.local-address", properties.getLocalAddress());
+        } else {
+            host = InetAddress.getLoopbackAddress(); // nothing beyond this host unless asked
+        }
+        if (cfg.getRegions().isEmpty()) {
+            throw new CqfluxPropertyException("cqflux.server.regions", "{}",
+                    new IllegalArgumentException("a server exposes at least one region (e.g."
+                            + " cqflux.server.regions.data.size=64MB)"));
+        }
+        List<CqfluxServer.Spec> specs = new ArrayList<>();
+        cfg.getRegions().forEach((name, r) -> specs.add(new CqfluxServer.Spec(name,
+                r.getSize() == null ? 0 : r.getSize().toBytes(), r.getFile(), r.getAccess())));
+        return new CqfluxServer(cqflux, new InetSocketAddress(host, port), specs, properties.getConnectTimeout());
     }
 
     /**

@@ -4,6 +4,7 @@ import io.cqflux.reactor.Cqflux;
 import io.cqflux.spring.boot.CqfluxAutoConfiguration;
 import io.cqflux.spring.boot.CqfluxPeer;
 import io.cqflux.spring.boot.CqfluxPeers;
+import io.cqflux.spring.boot.CqfluxServer;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import org.springframework.beans.factory.ObjectProvider;
@@ -20,7 +21,8 @@ import org.springframework.context.annotation.Configuration;
 
 /**
  * The {@code cqflux} health contributor, when the application has Spring Boot's actuator:
- * {@code cqflux.transport} (the instance) and {@code cqflux.peers.<name>} (one per peer with
+ * {@code cqflux.transport} (the instance), {@code cqflux.server} (the server side, when
+ * {@code cqflux.server.port} is set: see {@link CqfluxServerHealthIndicator}) and {@code cqflux.peers.<name>} (one per peer with
  * details; a required peer is DOWN while it is not up, an optional one always UP, see
  * {@link CqfluxPeerHealthIndicator}). Off with {@code management.health.cqflux.enabled=false}.
  * The readiness group needs nothing added: its {@code readinessState} already follows the
@@ -50,13 +52,19 @@ public class CqfluxHealthContributorAutoConfiguration {
          * @param cqflux the instance
          * @param peers the peers; absent when the application brings its own {@link Cqflux} with
          *     {@code cqflux.enabled=false}, and then only the transport is reported
+         * @param server the server side, when {@code cqflux.server.port} is set
          * @return the contributor
          */
         @Bean
         @ConditionalOnMissingBean(name = "cqfluxHealthContributor")
-        public ReactiveHealthContributor cqfluxHealthContributor(Cqflux cqflux, ObjectProvider<CqfluxPeers> peers) {
+        public ReactiveHealthContributor cqfluxHealthContributor(Cqflux cqflux, ObjectProvider<CqfluxPeers> peers,
+                ObjectProvider<CqfluxServer> server) {
             Map<String, ReactiveHealthContributor> all = new LinkedHashMap<>();
             all.put("transport", new CqfluxHealthIndicator(cqflux));
+            CqfluxServer listening = server.getIfAvailable();
+            if (listening != null) {
+                all.put("server", new CqfluxServerHealthIndicator(listening));
+            }
             CqfluxPeers named = peers.getIfAvailable();
             if (named != null && !named.all().isEmpty()) {
                 Map<String, ReactiveHealthContributor> each = new LinkedHashMap<>();
