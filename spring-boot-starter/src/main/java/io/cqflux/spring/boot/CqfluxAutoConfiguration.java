@@ -336,6 +336,28 @@ public class CqfluxAutoConfiguration {
         }
     }
 
+    /**
+     * The HTTP answers of cqflux's errors in a reactive web application, opt-in with
+     * {@code cqflux.web.error-mapping.enabled=true}.
+     */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.REACTIVE)
+    @ConditionalOnClass(name = "org.springframework.web.server.WebExceptionHandler")
+    @ConditionalOnBooleanProperty(name = "cqflux.web.error-mapping.enabled")
+    static class ErrorMappingConfiguration {
+        /**
+         * @param properties the Retry-After of a 503 for an absent peer
+         * @return the handler, ordered before Spring Boot's default one
+         */
+        @Bean
+        @ConditionalOnMissingBean
+        CqfluxErrorWebExceptionHandler cqfluxErrorWebExceptionHandler(CqfluxProperties properties) {
+            java.time.Duration retryAfter = properties.getWeb().getErrorMapping().getRetryAfter();
+            return checked("cqflux.web.error-mapping.retry-after", retryAfter,
+                    () -> new CqfluxErrorWebExceptionHandler(retryAfter));
+        }
+    }
+
     private static InetAddress host(String property, String value) {
         if (value.isBlank()) {
             // InetAddress.getByName("") is the loopback address: an empty value would bind there unasked.

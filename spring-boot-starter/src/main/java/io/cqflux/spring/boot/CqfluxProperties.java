@@ -104,6 +104,8 @@ public class CqfluxProperties {
     /** The server side: where this application listens and what it exposes to its peers. */
     private final Server server = new Server();
 
+    /** The web layer: the HTTP answers of cqflux's errors. */
+    private final Web web = new Web();
 
     /** The server side: a cqflux server started with the application, exposing regions. */
     public static class Server {
@@ -203,6 +205,53 @@ public class CqfluxProperties {
         }
     }
 
+    /** The web layer's settings. */
+    public static class Web {
+        /** The HTTP answers of cqflux's errors ({@link CqfluxErrorWebExceptionHandler}). */
+        private final ErrorMapping errorMapping = new ErrorMapping();
+
+        /** Created by the binder. */
+        public Web() {
+        }
+
+        /** @return the error mapping's settings */
+        public ErrorMapping getErrorMapping() {
+            return errorMapping;
+        }
+    }
+
+    /** The HTTP answers of cqflux's errors. */
+    public static class ErrorMapping {
+        /** Answer cqflux's errors with 503 / 400 / 500 problem details instead of the default 500 (opt-in). */
+        private boolean enabled = false;
+
+        /** The Retry-After of a 503 answered because the peer is away. */
+        private Duration retryAfter = Duration.ofSeconds(1);
+
+        /** Created by the binder. */
+        public ErrorMapping() {
+        }
+
+        /** @return whether the mapping is on */
+        public boolean isEnabled() {
+            return enabled;
+        }
+
+        /** @param enabled whether the mapping is on */
+        public void setEnabled(boolean enabled) {
+            this.enabled = enabled;
+        }
+
+        /** @return the Retry-After of a 503 answered because the peer is away */
+        public Duration getRetryAfter() {
+            return retryAfter;
+        }
+
+        /** @param retryAfter the Retry-After of a 503 answered because the peer is away */
+        public void setRetryAfter(Duration retryAfter) {
+            this.retryAfter = retryAfter;
+        }
+    }
 
     /** How the loops wait. */
     public enum WaitMode {
@@ -531,6 +580,11 @@ public class CqfluxProperties {
     /** @return the server side's settings */
     public Server getServer() {
         return server;
+    }
+
+    /** @return the web layer's settings */
+    public Web getWeb() {
+        return web;
     }
 
     /** @return the peers by name */
