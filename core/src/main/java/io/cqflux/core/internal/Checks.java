@@ -415,7 +415,7 @@ public final class Checks {
         }
         if (!supported.contains(type)) {
             throw new IllegalArgumentException("flush type " + type + " is not supported by the remote region"
-                    + " (it supports " + supported + ")");
+                    + " (it supports " + supported + "): register the region with FLUSH_TYPE_" + type + " on the server");
         }
     }
 

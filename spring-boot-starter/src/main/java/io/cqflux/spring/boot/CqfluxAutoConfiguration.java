@@ -17,8 +17,10 @@ import org.springframework.boot.autoconfigure.availability.ApplicationAvailabili
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.context.ApplicationContext;
 import org.springframework.context.ApplicationEventPublisher;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -42,6 +44,31 @@ public class CqfluxAutoConfiguration {
 
     /** Created by Spring. */
     public CqfluxAutoConfiguration() {
+    }
+
+    /**
+     * Refuses an application's own {@link Cqflux} bean while {@code cqflux.*} instance properties
+     * are set, which it would silently ignore ({@link CqfluxInstanceGuard}). Static: a bean-factory
+     * post-processor runs before the configuration's own beans exist.
+     *
+     * @return the guard
+     */
+    @Bean
+    public static CqfluxInstanceGuard cqfluxInstanceGuard() {
+        return new CqfluxInstanceGuard();
+    }
+
+    /**
+     * Logs, once the context's singletons exist, what the starter wired (instance, health,
+     * meters) and the reason for each part it left out ({@link CqfluxWiringReport}).
+     *
+     * @param context the application context
+     * @return the report
+     */
+    @Bean
+    @ConditionalOnMissingBean
+    public CqfluxWiringReport cqfluxWiringReport(ApplicationContext context) {
+        return new CqfluxWiringReport(context, context.getClassLoader());
     }
 
     /**
@@ -191,6 +218,43 @@ public class CqfluxAutoConfiguration {
     }
 
     /**
+     * The server side, on when {@code cqflux.server.port} is set: listens with the instance and
+     * exposes {@code cqflux.server.regions.*}.
+     *
+     * @param cqflux the instance that listens
+     * @param properties where, and what to expose
+     * @return the server, started and stopped with the context
+     */
+    @Bean
+    @ConditionalOnMissingBean
+    @ConditionalOnProperty(name = "cqflux.server.port")
+    public CqfluxServer cqfluxServer(Cqflux cqflux, CqfluxProperties properties) {
+        CqfluxProperties.Server cfg = properties.getServer();
+        int port = cfg.getPort();
+        if (port < 0 || port > 65535) {
+            throw new CqfluxPropertyException("cqflux.server.port", port,
+                    new IllegalArgumentException("port " + port + " is outside [0, 65535]"));
+        }
+        InetAddress host;
+        if (cfg.getAddress() != null) {
+            host = host("cqflux.server.address", cfg.getAddress());
+        } else if (properties.getLocalAddress() != null) {
+            host = host("cqflux.local-address", properties.getLocalAddress());
+        } else {
+            host = InetAddress.getLoopbackAddress(); // nothing beyond this host unless asked
+        }
+        if (cfg.getRegions().isEmpty()) {
+            throw new CqfluxPropertyException("cqflux.server.regions", "{}",
+                    new IllegalArgumentException("a server exposes at least one region (e.g."
+                            + " cqflux.server.regions.data.size=64MB)"));
+        }
+        List<CqfluxServer.Spec> specs = new ArrayList<>();
+        cfg.getRegions().forEach((name, r) -> specs.add(new CqfluxServer.Spec(name,
+                r.getSize() == null ? 0 : r.getSize().toBytes(), r.getFile(), r.getAccess())));
+        return new CqfluxServer(cqflux, new InetSocketAddress(host, port), specs, properties.getConnectTimeout());
+    }
+
+    /**
      * Connects the peers at start; at stop waits for the requests the gate admitted (in a
      * reactive web application), drains, and disposes.
      *
@@ -269,6 +333,28 @@ public class CqfluxAutoConfiguration {
                 passThrough.add(environment.getProperty("management.endpoints.web.base-path", "/actuator"));
             }
             return new CqfluxRequestGateFilter(gate, passThrough);
+        }
+    }
+
+    /**
+     * The HTTP answers of cqflux's errors in a reactive web application, opt-in with
+     * {@code cqflux.web.error-mapping.enabled=true}.
+     */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.REACTIVE)
+    @ConditionalOnClass(name = "org.springframework.web.server.WebExceptionHandler")
+    @ConditionalOnBooleanProperty(name = "cqflux.web.error-mapping.enabled")
+    static class ErrorMappingConfiguration {
+        /**
+         * @param properties the Retry-After of a 503 for an absent peer
+         * @return the handler, ordered before Spring Boot's default one
+         */
+        @Bean
+        @ConditionalOnMissingBean
+        CqfluxErrorWebExceptionHandler cqfluxErrorWebExceptionHandler(CqfluxProperties properties) {
+            java.time.Duration retryAfter = properties.getWeb().getErrorMapping().getRetryAfter();
+            return checked("cqflux.web.error-mapping.retry-after", retryAfter,
+                    () -> new CqfluxErrorWebExceptionHandler(retryAfter));
         }
     }
 

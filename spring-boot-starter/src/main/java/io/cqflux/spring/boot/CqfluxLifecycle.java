@@ -14,7 +14,7 @@ import reactor.core.publisher.Mono;
  * Connects the named peers when the application context starts, and on stop drains what is in
  * flight before anything is closed.
  *
- * <p><b>Order.</b> Its {@link #PHASE} is below the web server's (Spring Boot 3.5: graceful
+ * <p><b>Order.</b> Its {@link #PHASE} is below the web server's (Spring Boot 4.0: graceful
  * shutdown at {@code Integer.MAX_VALUE - 1024}, the server's stop at {@code Integer.MAX_VALUE -
  * 2048}); a lower phase starts earlier and stops later. So the peers are connecting before the
  * server takes its first request. On shutdown the {@link CqfluxRequestGate} (reactive web

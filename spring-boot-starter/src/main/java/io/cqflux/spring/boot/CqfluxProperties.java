@@ -101,6 +101,158 @@ public class CqfluxProperties {
     /** Peers by name; each one is a client connection (or pool of them) to a cqflux server. */
     private Map<String, Peer> peers = new LinkedHashMap<>();
 
+    /** The server side: where this application listens and what it exposes to its peers. */
+    private final Server server = new Server();
+
+    /** The web layer: the HTTP answers of cqflux's errors. */
+    private final Web web = new Web();
+
+    /** The server side: a cqflux server started with the application, exposing regions. */
+    public static class Server {
+        /** Listen on this port (0: a free one); setting it turns the server on. */
+        private Integer port;
+
+        /** Listen on this address; unset: cqflux.local-address, or the loopback address. */
+        private String address;
+
+        /** The exposed regions, in the order declared: a client's remoteRegion(0) is the first. */
+        private Map<String, ExposedRegion> regions = new LinkedHashMap<>();
+
+        /** Created by the binder. */
+        public Server() {
+        }
+
+        /** @return the port, or null when the server is off */
+        public Integer getPort() {
+            return port;
+        }
+
+        /** @param port the port (0: a free one) */
+        public void setPort(Integer port) {
+            this.port = port;
+        }
+
+        /** @return the address, or null for cqflux.local-address or the loopback address */
+        public String getAddress() {
+            return address;
+        }
+
+        /** @param address the address */
+        public void setAddress(String address) {
+            this.address = address;
+        }
+
+        /** @return the exposed regions by name, in the order declared */
+        public Map<String, ExposedRegion> getRegions() {
+            return regions;
+        }
+
+        /** @param regions the exposed regions by name */
+        public void setRegions(Map<String, ExposedRegion> regions) {
+            this.regions = regions;
+        }
+    }
+
+    /** One exposed region: anonymous memory of a size, or a memory-mapped file. */
+    public static class ExposedRegion {
+        /** Its size: anonymous memory of this size, or a file's size (the file grows to it when shorter). */
+        private org.springframework.util.unit.DataSize size;
+
+        /** A file to map and expose (e.g. on a DAX file system for persistent memory); unset: anonymous memory. */
+        private java.nio.file.Path file;
+
+        /**
+         * What peers may do with it. The default lets them read it, write it, and make a write
+         * durable to the memory's visibility (what a durableWrite needs); FLUSH_TYPE_PERSISTENT
+         * must be asked for, and only persistent memory on rpma delivers it.
+         */
+        private java.util.Set<io.cqflux.core.RegionAccess> access = java.util.EnumSet.of(
+                io.cqflux.core.RegionAccess.READ_SRC, io.cqflux.core.RegionAccess.WRITE_DST,
+                io.cqflux.core.RegionAccess.FLUSH_TYPE_VISIBILITY);
+
+        /** Created by the binder. */
+        public ExposedRegion() {
+        }
+
+        /** @return its size, or null (a file's own size) */
+        public org.springframework.util.unit.DataSize getSize() {
+            return size;
+        }
+
+        /** @param size its size */
+        public void setSize(org.springframework.util.unit.DataSize size) {
+            this.size = size;
+        }
+
+        /** @return the file to map, or null for anonymous memory */
+        public java.nio.file.Path getFile() {
+            return file;
+        }
+
+        /** @param file the file to map */
+        public void setFile(java.nio.file.Path file) {
+            this.file = file;
+        }
+
+        /** @return what peers may do with it */
+        public java.util.Set<io.cqflux.core.RegionAccess> getAccess() {
+            return access;
+        }
+
+        /** @param access what peers may do with it */
+        public void setAccess(java.util.Set<io.cqflux.core.RegionAccess> access) {
+            this.access = access;
+        }
+    }
+
+    /** The web layer's settings. */
+    public static class Web {
+        /** The HTTP answers of cqflux's errors ({@link CqfluxErrorWebExceptionHandler}). */
+        private final ErrorMapping errorMapping = new ErrorMapping();
+
+        /** Created by the binder. */
+        public Web() {
+        }
+
+        /** @return the error mapping's settings */
+        public ErrorMapping getErrorMapping() {
+            return errorMapping;
+        }
+    }
+
+    /** The HTTP answers of cqflux's errors. */
+    public static class ErrorMapping {
+        /** Answer cqflux's errors with 503 / 400 / 500 problem details instead of the default 500 (opt-in). */
+        private boolean enabled = false;
+
+        /** The Retry-After of a 503 answered because the peer is away. */
+        private Duration retryAfter = Duration.ofSeconds(1);
+
+        /** Created by the binder. */
+        public ErrorMapping() {
+        }
+
+        /** @return whether the mapping is on */
+        public boolean isEnabled() {
+            return enabled;
+        }
+
+        /** @param enabled whether the mapping is on */
+        public void setEnabled(boolean enabled) {
+            this.enabled = enabled;
+        }
+
+        /** @return the Retry-After of a 503 answered because the peer is away */
+        public Duration getRetryAfter() {
+            return retryAfter;
+        }
+
+        /** @param retryAfter the Retry-After of a 503 answered because the peer is away */
+        public void setRetryAfter(Duration retryAfter) {
+            this.retryAfter = retryAfter;
+        }
+    }
+
     /** How the loops wait. */
     public enum WaitMode {
         /** Sleep in epoll whenever idle: lowest CPU, highest latency. */
@@ -423,6 +575,16 @@ public class CqfluxProperties {
     /** @return the buffer pool's size */
     public BufferPool getBufferPool() {
         return bufferPool;
+    }
+
+    /** @return the server side's settings */
+    public Server getServer() {
+        return server;
+    }
+
+    /** @return the web layer's settings */
+    public Web getWeb() {
+        return web;
     }
 
     /** @return the peers by name */

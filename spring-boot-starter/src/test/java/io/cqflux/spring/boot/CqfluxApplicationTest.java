@@ -14,7 +14,7 @@ import java.time.Duration;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.WebApplicationType;
-import org.springframework.boot.actuate.health.ReactiveHealthContributor;
+import org.springframework.boot.health.contributor.ReactiveHealthContributor;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
@@ -43,6 +43,9 @@ class CqfluxApplicationTest {
                 store = ctx.getBean(CqfluxPeers.class).get("store");
                 assertThat(store.state()).isEqualTo(CqfluxPeer.State.UP);
                 assertThat(ctx.getBean("cqfluxHealthContributor")).isInstanceOf(ReactiveHealthContributor.class);
+                // Boot 4's metrics auto-configuration (spring-boot-micrometer-metrics) made the registry.
+                assertThat(ctx.getBean(io.micrometer.core.instrument.MeterRegistry.class)
+                        .find("cqflux.loop.wakeups").meters()).isNotEmpty();
 
                 MemorySegment mem = arena.allocate(256);
                 for (int i = 0; i < 256; i++) {

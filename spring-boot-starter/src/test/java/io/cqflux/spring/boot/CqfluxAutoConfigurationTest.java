@@ -79,11 +79,31 @@ class CqfluxAutoConfigurationTest {
     }
 
     @Test
-    void applicationsOwnCqflux_autoConfiguredOneBacksOff() {
-        runner.withUserConfiguration(OwnCqflux.class).run(ctx -> {
-            assertThat(ctx).hasSingleBean(Cqflux.class);
-            assertThat(ctx.getBean(Cqflux.class).loopStats()).hasSize(3);
-        });
+    void applicationsOwnCqflux_withoutInstanceProperties_autoConfiguredOneBacksOff() {
+        new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(CqfluxAutoConfiguration.class))
+                .withPropertyValues("cqflux.readiness=false", "cqflux.enabled=true")
+                .withUserConfiguration(OwnCqflux.class).run(ctx -> {
+                    assertThat(ctx).hasNotFailed().hasSingleBean(Cqflux.class);
+                    assertThat(ctx.getBean(Cqflux.class).loopStats()).hasSize(3);
+                });
+    }
+
+    @Test
+    void applicationsOwnCqflux_whileInstancePropertiesAreSet_failsNamingTheBeanAndEachIgnoredProperty() {
+        runner.withPropertyValues("cqflux.loops=2", "cqflux.buffer-pool.buffers=8", "cqflux.readiness=false")
+                .withUserConfiguration(OwnCqflux.class).run(ctx -> assertThat(ctx).hasFailed()
+                        .getFailure().isInstanceOf(CqfluxInstanceGuard.CqfluxInstanceConflictException.class)
+                        .hasMessageContaining("Cqflux bean [cqflux]")
+                        .hasMessageContaining("[cqflux.buffer-pool.buffers, cqflux.loops, cqflux.transport]")
+                        .hasMessageContaining("CqfluxBuilderCustomizer")
+                        .hasMessageNotContaining("cqflux.readiness"));
+    }
+
+    @Test
+    void applicationsOwnCqfluxUnderAnotherName_whileInstancePropertiesAreSet_fails() {
+        runner.withBean("mine", Cqflux.class, () -> Cqflux.builder().transport("fabric").build())
+                .run(ctx -> assertThat(ctx).hasFailed().getFailure()
+                        .hasMessageContaining("Cqflux bean [mine]").hasMessageContaining("[cqflux.transport]"));
     }
 
     @Test

@@ -15,25 +15,32 @@ import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.boot.context.properties.source.MapConfigurationPropertySource;
 
 /**
- * The {@code properties} examples of the guide's Spring Boot page (docs/guide/spring-boot.md) are
- * what Spring Boot reads: each block is loaded as a {@code .properties} file is
- * ({@link Properties#load}) and bound to {@link CqfluxProperties}, then turned into a builder (which checks every value).
+ * The docs' Spring Boot {@code properties} examples are what Spring Boot reads: each block is
+ * loaded as a {@code .properties} file is ({@link Properties#load}) and bound to
+ * {@link CqfluxProperties}, then turned into a builder (which checks every value).
  */
 class GuidePropertiesTest {
 
-    private static final Path GUIDE = Path.of(System.getProperty("user.dir")).getParent().resolve("docs/guide/spring-boot.md");
+    private static final Path DOCS = Path.of(System.getProperty("user.dir")).getParent().resolve("docs");
     private static final Pattern BLOCK = Pattern.compile("```properties\\n(.*?)```", Pattern.DOTALL);
 
     @Test
     void guidePropertiesBlocks_bindAsSpringBootReadsThem() throws Exception {
-        Matcher m = BLOCK.matcher(Files.readString(GUIDE));
+        // The Spring section (docs/guide/spring-boot.md) and any page of the guide that shows properties.
         List<Properties> blocks = new ArrayList<>();
-        while (m.find()) {
-            Properties p = new Properties();
-            p.load(new StringReader(m.group(1)));
-            blocks.add(p);
+        List<Path> pages;
+        try (var list = Files.walk(DOCS)) {
+            pages = list.filter(f -> f.toString().endsWith(".md")).sorted().toList();
         }
-        assertThat(blocks).as("```properties blocks in " + GUIDE).isNotEmpty();
+        for (Path page : pages) {
+            Matcher m = BLOCK.matcher(Files.readString(page));
+            while (m.find()) {
+                Properties p = new Properties();
+                p.load(new StringReader(m.group(1)));
+                blocks.add(p);
+            }
+        }
+        assertThat(blocks).as("```properties blocks in " + DOCS + "/*.md").isNotEmpty();
         for (Properties p : blocks) {
             // '#' starts a comment only at the beginning of a line: after a value it is the value.
             assertThat(p.stringPropertyNames()).allSatisfy(k -> assertThat(p.getProperty(k)).as(k).doesNotContain("#"));

@@ -9,6 +9,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.webtestclient.autoconfigure.AutoConfigureWebTestClient;
 import org.springframework.context.ApplicationContext;
 import org.springframework.test.annotation.DirtiesContext;
 import org.springframework.test.context.DynamicPropertyRegistry;
@@ -19,6 +20,7 @@ import org.springframework.test.web.reactive.server.WebTestClient;
  * The service pointed at a storage peer it did not start ({@code records.embedded-storage=false}):
  * only {@code cqflux.peers.store.*} says where it is, as for a {@link StorageMain} on another host.
  */
+@AutoConfigureWebTestClient
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
         properties = { "cqflux.transport=fabric", "records.embedded-storage=false", "records.slots=256" })
 @DirtiesContext

@@ -3,8 +3,8 @@ package io.cqflux.spring.boot.actuate;
 import io.cqflux.epoll.LoopStats;
 import io.cqflux.reactor.Cqflux;
 import java.util.Objects;
-import org.springframework.boot.actuate.health.Health;
-import org.springframework.boot.actuate.health.ReactiveHealthIndicator;
+import org.springframework.boot.health.contributor.Health;
+import org.springframework.boot.health.contributor.ReactiveHealthIndicator;
 import reactor.core.publisher.Mono;
 
 /**

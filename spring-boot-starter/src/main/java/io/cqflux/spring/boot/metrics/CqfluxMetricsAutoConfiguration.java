@@ -18,8 +18,8 @@ import org.springframework.context.annotation.Bean;
  * its registries; the binder is closed, and its meters removed, with the context.
  */
 @AutoConfiguration(after = CqfluxAutoConfiguration.class, afterName = {
-        "org.springframework.boot.actuate.autoconfigure.metrics.MetricsAutoConfiguration",
-        "org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegistryAutoConfiguration" })
+        "org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration",
+        "org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration" })
 @ConditionalOnClass({ MeterRegistry.class, CqfluxMetrics.class })
 @ConditionalOnBean({ Cqflux.class, MeterRegistry.class })
 public class CqfluxMetricsAutoConfiguration {

@@ -1,0 +1,121 @@
+package io.cqflux.spring.boot;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.cqflux.core.RegionAccess;
+import io.cqflux.reactor.Cqflux;
+import io.cqflux.reactor.Region;
+import io.cqflux.spring.boot.actuate.CqfluxHealthContributorAutoConfiguration;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.health.contributor.CompositeReactiveHealthContributor;
+import org.springframework.boot.health.contributor.Health;
+import org.springframework.boot.health.contributor.ReactiveHealthIndicator;
+import org.springframework.boot.health.contributor.Status;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+
+/** {@code cqflux.server.*}: the application as the peer others write into, over fabric/tcp on loopback. */
+class CqfluxServerTest {
+
+    private final ApplicationContextRunner runner = new ApplicationContextRunner()
+            .withConfiguration(AutoConfigurations.of(CqfluxAutoConfiguration.class,
+                    CqfluxHealthContributorAutoConfiguration.class))
+            .withPropertyValues("cqflux.transport=fabric");
+
+    @Test
+    void serverProperties_exposeAnonymousAndMappedRegionsInOrder_durableWritesLand_andTheFileKeepsThem(
+            @TempDir Path dir) throws Exception {
+        int port = freePort();
+        Path file = dir.resolve("log.bin");
+        runner.withPropertyValues("cqflux.server.port=" + port,
+                        "cqflux.server.regions.data.size=64KB",
+                        "cqflux.server.regions.log.file=" + file, "cqflux.server.regions.log.size=8KB",
+                        // The application is its own peer: the server listens before the peers connect.
+                        "cqflux.peers.self.address=127.0.0.1", "cqflux.peers.self.port=" + port)
+                .run(ctx -> {
+                    assertThat(ctx).hasNotFailed();
+                    CqfluxServer server = ctx.getBean(CqfluxServer.class);
+                    assertThat(server.address().getPort()).isEqualTo(port);
+                    assertThat(server.regions().keySet()).containsExactly("data", "log");
+                    assertThat(server.regions().get("data").access()).containsExactlyInAnyOrder(
+                            RegionAccess.READ_SRC, RegionAccess.WRITE_DST, RegionAccess.FLUSH_TYPE_VISIBILITY);
+
+                    Cqflux cq = ctx.getBean(Cqflux.class);
+                    try (Arena arena = Arena.ofShared()) {
+                        MemorySegment src = arena.allocate(128);
+                        for (int i = 0; i < 128; i++) {
+                            src.set(ValueLayout.JAVA_BYTE, i, (byte) (i + 1));
+                        }
+                        Region local = cq.register(src, RegionAccess.WRITE_SRC);
+                        CqfluxPeer self = ctx.getBean(CqfluxPeers.class).get("self");
+                        self.withConnection(c -> c.durableWrite(c.remoteRegion(0), 4096, local, 0, 128)
+                                        .then(c.durableWrite(c.remoteRegion(1), 256, local, 0, 128)))
+                                .block(Duration.ofSeconds(10));
+                        assertThat(server.regions().get("data").segment().asSlice(4096, 128).mismatch(src)).isEqualTo(-1);
+                        assertThat(server.regions().get("log").segment().asSlice(256, 128).mismatch(src)).isEqualTo(-1);
+                        local.close();
+                    }
+
+                    CompositeReactiveHealthContributor health =
+                            (CompositeReactiveHealthContributor) ctx.getBean("cqfluxHealthContributor");
+                    Health h = ((ReactiveHealthIndicator) health.getContributor("server")).health()
+                            .block(Duration.ofSeconds(5));
+                    assertThat(h.getStatus()).isEqualTo(Status.UP);
+                    assertThat(h.getDetails()).containsEntry("listening", true);
+                    @SuppressWarnings("unchecked")
+                    Map<String, Map<String, Object>> regions = (Map<String, Map<String, Object>>) h.getDetails().get("regions");
+                    assertThat(regions.get("data")).containsEntry("index", 0).containsEntry("size", 65536L);
+                    assertThat(regions.get("log")).containsEntry("index", 1).containsEntry("size", 8192L);
+                });
+        byte[] kept = Files.readAllBytes(file);
+        assertThat(kept).hasSize(8192);
+        for (int i = 0; i < 128; i++) {
+            assertThat(kept[256 + i]).as("byte %d of the record in the file", i).isEqualTo((byte) (i + 1));
+        }
+    }
+
+    @Test
+    void persistentFlushOnATransportThatCannotPersist_failsTheStartNamingTheAccessProperty() {
+        runner.withPropertyValues("cqflux.server.port=0", "cqflux.server.regions.data.size=4KB",
+                        "cqflux.server.regions.data.access=write-dst,read-src,flush-type-persistent")
+                .run(ctx -> assertThat(ctx).hasFailed().getFailure().rootCause()
+                        .isInstanceOf(CqfluxPropertyException.class)
+                        .hasMessageContaining("cqflux.server.regions.data.access="));
+    }
+
+    @Test
+    void serverWithoutRegions_failsTheStartNamingTheProperty() {
+        runner.withPropertyValues("cqflux.server.port=0").run(ctx -> assertThat(ctx).hasFailed().getFailure()
+                .rootCause().isInstanceOf(CqfluxPropertyException.class)
+                .hasMessageContaining("cqflux.server.regions={} is refused: a server exposes at least one region"));
+    }
+
+    @Test
+    void anonymousRegionWithoutASize_failsTheStartNamingTheProperty() {
+        runner.withPropertyValues("cqflux.server.port=0", "cqflux.server.regions.data.access=write-dst")
+                .run(ctx -> assertThat(ctx).hasFailed().getFailure().rootCause()
+                        .isInstanceOf(CqfluxPropertyException.class)
+                        .hasMessageContaining("cqflux.server.regions.data.size=0 bytes is refused"));
+    }
+
+    @Test
+    void noServerPort_noServer() {
+        runner.run(ctx -> assertThat(ctx).hasNotFailed().doesNotHaveBean(CqfluxServer.class));
+    }
+
+    private static int freePort() throws Exception {
+        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            return s.getLocalPort();
+        }
+    }
+}
