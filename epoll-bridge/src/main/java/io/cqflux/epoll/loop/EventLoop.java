@@ -316,6 +316,25 @@ public final class EventLoop implements AutoCloseable {
     private boolean othersDue;
     /** Sleeps put off in a row by the poll before sleeping (see {@link #sleep()}). */
     private int sleepsPutOff;
+    /**
+     * Sources to ask {@link Pollable#prepareToSleep()} before the next sleep: every source but the
+     * settled ones (each once; see LoopSource.toAsk). Settled sources leave it when met; a touch
+     * puts them back.
+     */
+    private final ArrayDeque<LoopSource> toAsk = new ArrayDeque<>();
+    /** Queues a spinning round polls: every queue but the settled costly ones (LoopSource.polled). */
+    private LoopSource[] polled = new LoopSource[16];
+    private int polledCount;
+    /** Entries of {@link #polled} that left it since the last compaction. */
+    private boolean polledHoles;
+    /** Settled queues whose poll is not cheap: a spinning round asks epoll about them instead. */
+    private int settledQueues;
+    /** Watched queues whose poll is not cheap: a spinning round counts their empty polls. */
+    private int watchedCostly;
+    /** A source was touched while {@link #prepareToSleep()} asked: the loop asks it before sleeping. */
+    private boolean unsettledWhileAsking;
+    /** Queues whose last drain delivered and whose poll is cheap (LoopSource.listedBeforeSleep). */
+    private final ArrayDeque<LoopSource> pollBeforeSleepList = new ArrayDeque<>();
 
     /** Test hook: runs on the loop thread right before it blocks in epoll_wait. */
     volatile Runnable beforeSleep;
@@ -887,7 +906,9 @@ public final class EventLoop implements AutoCloseable {
     private int pollBeforeSleep() {
         assert inEventLoop();
         int work = 0;
-        for (LoopSource s : sources.queues()) {
+        for (int i = pollBeforeSleepList.size(); i > 0; i--) {
+            LoopSource s = pollBeforeSleepList.poll();
+            s.listedBeforeSleep = false;
             if (s.pollBeforeSleep) {
                 s.pollBeforeSleep = false;
                 if (s.isActive()) {
@@ -907,18 +928,110 @@ public final class EventLoop implements AutoCloseable {
     private int prepareToSleep() {
         assert inEventLoop();
         int work = 0;
-        for (LoopSource s : sources.queues()) {
-            if (s.isActive() && !askToSleep(s)) {
-                work += 1 + drain(s);
+        unsettledWhileAsking = false;
+        for (int i = toAsk.size(); i > 0; i--) {
+            LoopSource s = toAsk.poll();
+            s.toAsk = false;
+            if (!s.isActive() || s.settled) {
+                continue; // unregistered, or settled in a spinning round: a touch lists it again
+            }
+            boolean yes = askToSleep(s);
+            if (!s.isActive()) {
+                continue; // failed in prepareToSleep()
+            }
+            if (yes && s.watched) {
+                settle(s);
+                continue;
+            }
+            listToAsk(s);
+            if (!yes) {
+                if (s.cq != null) {
+                    work += 1 + drain(s);
+                } else {
+                    handleReadable(s);
+                    work++;
+                }
             }
         }
-        for (LoopSource s : sources.others()) {
-            if (s.isActive() && !askToSleep(s)) {
-                handleReadable(s);
-                work++;
+        // A source touched during the asks (a handler posted) is listed but was not asked: one
+        // more turn asks it before any sleep.
+        return work == 0 && unsettledWhileAsking ? 1 : work;
+    }
+
+    /** Lists a source to be asked before the next sleep (once). */
+    private void listToAsk(LoopSource s) {
+        if (!s.toAsk) {
+            s.toAsk = true;
+            toAsk.add(s);
+        }
+    }
+
+    /**
+     * A watched source said yes: it is asked no more, and a costly queue is polled no more, until
+     * it is touched or epoll reports its fd.
+     */
+    private void settle(LoopSource s) {
+        assert inEventLoop();
+        s.settled = true;
+        if (s.cq != null && !s.cheapPoll && s.polled) {
+            s.polled = false;
+            polledHoles = true;
+            settledQueues++;
+        }
+    }
+
+    /** A settled source was touched or reported ready: asked before the next sleep, polled again. */
+    private void unsettle(LoopSource s) {
+        assert inEventLoop();
+        if (!s.settled || !s.isActive()) {
+            return;
+        }
+        s.settled = false;
+        s.emptyPolls = 0; // touched: an operation may be in flight
+        if (s.cq != null && !s.cheapPoll && !s.polled) {
+            settledQueues--;
+            addPolled(s);
+        }
+        listToAsk(s);
+        unsettledWhileAsking = true;
+    }
+
+    /** The listener a watched source calls when its yes stops standing. */
+    private void touched(LoopSource s) {
+        if (inEventLoop()) {
+            unsettle(s);
+            return;
+        }
+        try {
+            execute(() -> unsettle(s));
+        } catch (ResourceClosedException e) {
+            // shutting down: nothing sleeps on the source any more
+        }
+    }
+
+    private void addPolled(LoopSource s) {
+        if (polledCount == polled.length) {
+            polled = java.util.Arrays.copyOf(polled, polled.length * 2);
+        }
+        polled[polledCount++] = s;
+        s.polled = true;
+    }
+
+    /** Drops the queues that left {@link #polled} (settled, unregistered); after a round, never inside one. */
+    private void compactPolled() {
+        if (!polledHoles) {
+            return;
+        }
+        polledHoles = false;
+        int n = 0;
+        for (int i = 0; i < polledCount; i++) {
+            LoopSource s = polled[i];
+            if (s.polled) {
+                polled[n++] = s;
             }
         }
-        return work;
+        java.util.Arrays.fill(polled, n, polledCount, null);
+        polledCount = n;
     }
 
     private boolean askToSleep(LoopSource s) {
@@ -970,15 +1083,18 @@ public final class EventLoop implements AutoCloseable {
             }
             if (s.cq != null) {
                 if (!busy) {
+                    unsettle(s);
                     if (acknowledge(s)) {
                         work += drain(s);
                     }
-                } else if (s.skippedTurn == turn && s.isActive()) {
-                    // A quiet queue that this busy round left unpolled, and whose fd is readable.
+                } else if ((s.skippedTurn == turn || s.settled) && s.isActive()) {
+                    // A quiet or settled queue that this busy round left unpolled, and whose fd is readable.
+                    unsettle(s);
                     s.skippedTurn = -1;
                     work += drainCountingEmpty(s);
                 }
             } else if (others) {
+                unsettle(s);
                 // Busy: ask first, then handle ("A readable source in a busy round" above).
                 boolean settled = !busy || askToSleep(s);
                 if (s.isActive()) {
@@ -1012,17 +1128,19 @@ public final class EventLoop implements AutoCloseable {
      */
     private int pollQueues() {
         assert inEventLoop();
-        if (sources.quietCapableQueues() >= 2) {
+        if (sources.quietCapableQueues() >= 2 || watchedCostly > 0) {
             return pollQueuesSkippingQuiet();
         }
-        // The usual loop (one tcp queue, or RDMA queues): kept as small as it always was, so
-        // that the JIT compiles the busy round's hottest path as before.
+        // The usual loop without costly watched queues (RDMA queues): kept as small as it always
+        // was, so that the JIT compiles the busy round's hottest path as before.
         int work = 0;
-        for (LoopSource s : sources.queues()) {
-            if (s.isActive()) {
+        for (int i = 0; i < polledCount; i++) {
+            LoopSource s = polled[i];
+            if (s.polled && s.isActive()) {
                 work += drain(s);
             }
         }
+        compactPolled();
         return work;
     }
 
@@ -1041,8 +1159,25 @@ public final class EventLoop implements AutoCloseable {
         // An idle queue is asked only where another could turn quiet with it (last round's count).
         boolean askIdle = tick && quietCandidates >= 2;
         LoopSource lastSkipped = null;
-        for (LoopSource s : sources.queues()) {
-            if (!s.isActive()) {
+        for (int i = 0; i < polledCount; i++) {
+            LoopSource s = polled[i];
+            if (!s.polled || !s.isActive()) {
+                continue;
+            }
+            if (s.watched && !s.cheapPoll) {
+                // Idle long enough: asked on the tick; a yes settles it, and epoll then stands for
+                // its polls until it is touched or its fd turns readable.
+                if (tick && s.emptyPolls >= QUIET_AFTER_EMPTY_POLLS) {
+                    boolean yes = askToSleep(s);
+                    if (!s.isActive()) {
+                        continue;
+                    }
+                    if (yes) {
+                        settle(s);
+                        continue;
+                    }
+                }
+                work += drainCountingEmpty(s);
                 continue;
             }
             if (!s.quietCapable) {
@@ -1082,15 +1217,18 @@ public final class EventLoop implements AutoCloseable {
             }
         }
         quietCandidates = candidates;
+        compactPolled();
         if (skipped == 1) {
             // A single quiet queue: its poll costs what the ask would, and finds what came
             // without an epoll_wait before it.
             lastSkipped.skippedTurn = -1;
             work += drainCountingEmpty(lastSkipped);
-        } else if (skipped > 1) {
-            // One ask about every fd stands for the polls of all the quiet queues; the other
-            // sources it finds ready are handled only when they are due anyway.
-            QUIET_SKIPS.setOpaque(this, quietSkips + skipped);
+            skipped = 0;
+        }
+        if (skipped > 1 || settledQueues > 0) {
+            // One ask about every fd stands for the polls of all the quiet and settled queues; the
+            // other sources it finds ready are handled only when they are due anyway.
+            QUIET_SKIPS.setOpaque(this, quietSkips + skipped + settledQueues);
             boolean others = sources.others().length > 0 && othersDue();
             int n = poller.selectNow();
             if (n > 0) {
@@ -1213,6 +1351,10 @@ public final class EventLoop implements AutoCloseable {
         if (total > 0) {
             if (s.cheapPoll) {
                 s.pollBeforeSleep = true;
+                if (!s.listedBeforeSleep) {
+                    s.listedBeforeSleep = true;
+                    pollBeforeSleepList.add(s);
+                }
             }
             s.emptyPolls = 0; // a queue that can be quiet counts its empty polls from here
         }
@@ -1636,13 +1778,25 @@ public final class EventLoop implements AutoCloseable {
         if (fd < 0) {
             throw new IllegalArgumentException("source " + s.pollable + " has fd " + fd + " (must be >= 0)");
         }
+        s.watched = watch(s);
+        if (s.watched) {
+            s.quietCapable = false; // settling replaces the quiet-queue rules for it
+        }
         long id = sources.add(s);
         int e = poller.add(fd, id);
         if (e != 0) {
             sources.remove(s);
+            unwatch(s);
             throw NativeErrors.errno("epoll_ctl", e, "EPOLL_CTL_ADD of fd " + fd + " (" + s.pollable + ")");
         }
         s.phase = LoopSource.ACTIVE;
+        listToAsk(s);
+        if (s.cq != null) {
+            addPolled(s);
+            if (s.watched && !s.cheapPoll) {
+                watchedCostly++;
+            }
+        }
         if (s.cq == null) {
             othersDue = true; // a busy round asks about it at once, not after the interval
         }
@@ -1665,6 +1819,20 @@ public final class EventLoop implements AutoCloseable {
         }
         s.phase = LoopSource.REMOVED;
         sources.remove(s);
+        if (s.watched) {
+            if (s.settled && s.cq != null && !s.cheapPoll) {
+                settledQueues--;
+            }
+            if (s.cq != null && !s.cheapPoll) {
+                watchedCostly--;
+            }
+            s.settled = false;
+            unwatch(s);
+        }
+        if (s.polled) {
+            s.polled = false;
+            polledHoles = true;
+        }
         int fd = -1;
         try {
             fd = s.pollable.fd();
@@ -1682,6 +1850,25 @@ public final class EventLoop implements AutoCloseable {
         s.removed.complete(null);
         if (runHook) {
             runHook(s);
+        }
+    }
+
+    /** {@return whether the source accepted {@link Pollable#watchTouches}; one that throws is asked every sleep} */
+    private boolean watch(LoopSource s) {
+        try {
+            return s.pollable.watchTouches(() -> touched(s));
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.WARNING, "watchTouches of " + s + " threw; it is asked before every sleep", e);
+            return false;
+        }
+    }
+
+    private void unwatch(LoopSource s) {
+        s.watched = false;
+        try {
+            s.pollable.watchTouches(null);
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.DEBUG, "watchTouches(null) of " + s + " threw", e);
         }
     }
 
