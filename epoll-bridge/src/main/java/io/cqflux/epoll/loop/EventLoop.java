@@ -336,6 +336,9 @@ public final class EventLoop implements AutoCloseable {
     /** Queues whose last drain delivered and whose poll is cheap (LoopSource.listedBeforeSleep). */
     private final ArrayDeque<LoopSource> pollBeforeSleepList = new ArrayDeque<>();
 
+    /** The loop's timers (LoopTimer); loop thread only. */
+    private final LoopTimer timers = new LoopTimer();
+
     /** Test hook: runs on the loop thread right before it blocks in epoll_wait. */
     volatile Runnable beforeSleep;
 
@@ -758,6 +761,9 @@ public final class EventLoop implements AutoCloseable {
                 clockFresh = false;
             }
             int work = runTasks();
+            if (!timers.isEmpty()) {
+                work += timers.runExpired(System.nanoTime(), this::runTimer);
+            }
             // Queues cut off by the budget last turn: their fds may not signal what is left
             // (rpma_cq_wait(3) re-armed the CQ for new completions only; a libfabric wait fd need
             // not be readable for buffered data, fi_trywait(3)), so they are polled here, before
@@ -875,7 +881,17 @@ public final class EventLoop implements AutoCloseable {
         if (hook != null) {
             hook.run();
         }
-        int n = poller.sleep();
+        int timeout = -1;
+        if (!timers.isEmpty()) {
+            long wait = timers.nanosUntilNext(System.nanoTime());
+            if (wait == 0) {
+                poller.cancelSleep();
+                return 1; // a timer is due: the next turn runs it
+            }
+            // epoll_wait(2) counts whole milliseconds: rounded up, so the loop never wakes early.
+            timeout = (int) Math.min(Integer.MAX_VALUE, (wait + 999_999) / 1_000_000);
+        }
+        int n = poller.sleep(timeout);
         if (blockedThresholdNanos != 0) {
             unitStart = System.nanoTime(); // the sleep is not a blocked unit
         }
@@ -1474,6 +1490,43 @@ public final class EventLoop implements AutoCloseable {
     }
 
     /**
+     * Runs {@code task} on this loop's thread once {@code delay} has passed, from the loop's one
+     * timer heap ({@link LoopTimer}): for per-connection deadlines and keep-alives, which then
+     * cost the loop nothing per turn while they are not due, and its sleep lasts until the
+     * earliest of them. A timer due in a turn runs in that turn, after the turn's tasks; one
+     * scheduled by a running timer waits for the next turn. Timers pending when the loop ends
+     * are cancelled without running. Loop thread only (hand the call over with
+     * {@link #execute} from elsewhere).
+     *
+     * @param delay the delay, in [0, 365 days]
+     * @param task the task; if it throws, the loop logs and goes on
+     * @return the timer's handle, to cancel it (loop thread)
+     * @throws IllegalStateException off the loop thread
+     * @throws IllegalArgumentException when {@code delay} is negative or above 365 days
+     */
+    public LoopTimer.Timeout schedule(Duration delay, Runnable task) {
+        Objects.requireNonNull(delay, "delay");
+        Objects.requireNonNull(task, "task");
+        if (!inEventLoop()) {
+            throw new IllegalStateException("schedule is for the loop thread of " + name + ", called on "
+                    + Thread.currentThread().getName());
+        }
+        if (delay.isNegative() || delay.compareTo(Duration.ofNanos(LoopTimer.MAX_DELAY_NANOS)) > 0) {
+            throw new IllegalArgumentException("timer delay " + delay + " is outside [PT0S, "
+                    + Duration.ofNanos(LoopTimer.MAX_DELAY_NANOS) + "]");
+        }
+        return timers.schedule(System.nanoTime(), delay.toNanos(), task);
+    }
+
+    /** Runs one due timer's task as the loop runs a task (logged if it throws, measured). */
+    private void runTimer(Runnable task) {
+        safeRun(task);
+        if (blockedThresholdNanos != 0) {
+            endUnit(UNIT_TASK, task, 0);
+        }
+    }
+
+    /**
      * Puts work off to the end of the completion batch being delivered: a sink that is called once
      * per completion (a stream's results, each of which would otherwise ask its source for one more
      * and post one write) does once per batch what it need not do per completion, as a C program
@@ -1748,6 +1801,7 @@ public final class EventLoop implements AutoCloseable {
     private void closeSources() {
         assert inEventLoop();
         sourcesClosed = true;
+        timers.cancelAll();
         for (LoopSource s : sources.all()) {
             try {
                 unregister(s, true);
