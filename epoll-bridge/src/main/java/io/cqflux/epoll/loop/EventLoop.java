@@ -241,31 +241,11 @@ public final class EventLoop implements AutoCloseable {
     private static final int TERMINATED = 3;
 
     private static final VarHandle STATE;
-    private static final VarHandle WAKEUPS;
-    private static final VarHandle EMPTY_WAKEUPS;
-    private static final VarHandle BATCHES;
-    private static final VarHandle COMPLETIONS;
-    private static final VarHandle LARGEST_BATCH;
-    private static final VarHandle TASKS;
-    private static final VarHandle DROPPED;
-    private static final VarHandle BLOCKED;
-    private static final VarHandle LAG;
-    private static final VarHandle QUIET_SKIPS;
 
     static {
         try {
             MethodHandles.Lookup l = MethodHandles.lookup();
             STATE = l.findVarHandle(EventLoop.class, "state", int.class);
-            WAKEUPS = l.findVarHandle(EventLoop.class, "wakeups", long.class);
-            EMPTY_WAKEUPS = l.findVarHandle(EventLoop.class, "emptyWakeups", long.class);
-            BATCHES = l.findVarHandle(EventLoop.class, "batches", long.class);
-            COMPLETIONS = l.findVarHandle(EventLoop.class, "completions", long.class);
-            LARGEST_BATCH = l.findVarHandle(EventLoop.class, "largestBatch", int.class);
-            TASKS = l.findVarHandle(EventLoop.class, "tasks", long.class);
-            DROPPED = l.findVarHandle(EventLoop.class, "droppedTasks", long.class);
-            BLOCKED = l.findVarHandle(EventLoop.class, "blocked", long.class);
-            LAG = l.findVarHandle(EventLoop.class, "lagNanos", long.class);
-            QUIET_SKIPS = l.findVarHandle(EventLoop.class, "quietSkips", long.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -342,33 +322,13 @@ public final class EventLoop implements AutoCloseable {
     /** Test hook: runs on the loop thread right before it blocks in epoll_wait. */
     volatile Runnable beforeSleep;
 
-    // Counters: written by the loop thread only (plain read, opaque write), read anywhere (opaque).
-    private long wakeups;
-    private long emptyWakeups;
-    private long batches;
-    private long completions;
-    private int largestBatch;
-    private long tasks;
-    private long droppedTasks;
-    private long blocked;
-    private long lagNanos;
-    private long quietSkips;
+    /** The counters behind {@link #stats()}: written by the loop thread, read anywhere. */
+    private final LoopCounters counters = new LoopCounters();
 
-    // Blocked-loop detection (loop thread only); see the block "blocked-loop detection" below.
+    // Blocked-loop detection (loop thread only): BlockedLoopDetector.
     /** {@link LoopConfig#blockedThreshold()} in nanoseconds; 0: off (a final field: one check per unit). */
     private final long blockedThresholdNanos;
-    /** {@code System.nanoTime()} at the end of the last measured unit (or the last wake-up). */
-    private long unitStart;
-    /** The last turn judged a unit: {@link #unitStart} was read after its work. Loop thread. */
-    private boolean clockFresh;
-    /** What the reactive layer said it is running (an operation kind), or {@code null}. */
-    private String unitLabel;
-    /** The unit is the library's own set-up work ({@link #noteSetup}), not subscriber code. */
-    private boolean unitIsSetup;
-    /** When the last blocked-loop warning was logged, and how many were not logged since. */
-    private long lastBlockedLog;
-    private long blockedNotLogged;
-    private boolean blockedLogged;
+    private final BlockedLoopDetector detector;
 
     private EventLoop(LoopConfig config) {
         this.name = config.name();
@@ -402,6 +362,7 @@ public final class EventLoop implements AutoCloseable {
         }
         this.poller = p;
         this.arena = a;
+        this.detector = new BlockedLoopDetector(thread, blockedThresholdNanos, counters);
     }
 
     /**
@@ -454,7 +415,7 @@ public final class EventLoop implements AutoCloseable {
      */
     public long unitClock() {
         assert inEventLoop();
-        return blockedThresholdNanos != 0 ? unitStart : System.nanoTime();
+        return blockedThresholdNanos != 0 ? detector.unitStart() : System.nanoTime();
     }
 
     /**
@@ -619,10 +580,7 @@ public final class EventLoop implements AutoCloseable {
 
     /** {@return a snapshot of the counters; any thread (each counter is exact, the set is not atomic)} */
     public LoopStats stats() {
-        return new LoopStats((long) WAKEUPS.getOpaque(this), (long) EMPTY_WAKEUPS.getOpaque(this),
-                (long) BATCHES.getOpaque(this), (long) COMPLETIONS.getOpaque(this),
-                (int) LARGEST_BATCH.getOpaque(this), (long) TASKS.getOpaque(this), (long) DROPPED.getOpaque(this),
-                (long) BLOCKED.getOpaque(this), (long) LAG.getOpaque(this), (long) QUIET_SKIPS.getOpaque(this));
+        return counters.snapshot();
     }
 
     /**
@@ -755,10 +713,7 @@ public final class EventLoop implements AutoCloseable {
                 // that could be long, and only the turn's own few instructions came since. A busy
                 // loop that does one operation per turn reads the clock once per operation, not
                 // twice (issue 13: a clock read is ~30 ns on the project's VM).
-                if (!clockFresh) {
-                    unitStart = System.nanoTime();
-                }
-                clockFresh = false;
+                detector.turnStarted();
             }
             int work = runTasks();
             if (!timers.isEmpty()) {
@@ -893,19 +848,19 @@ public final class EventLoop implements AutoCloseable {
         }
         int n = poller.sleep(timeout);
         if (blockedThresholdNanos != 0) {
-            unitStart = System.nanoTime(); // the sleep is not a blocked unit
+            detector.restart(); // the sleep is not a blocked unit
         }
         if (n <= 0) {
             return 0; // EINTR
         }
-        WAKEUPS.setOpaque(this, wakeups + 1);
+        counters.wakeup();
         boolean bySource = false; // read before dispatch: its handlers may register sources
         for (int i = 0; i < n && !bySource; i++) {
             bySource = poller.readyId(i) != EpollPoller.WAKE_ID;
         }
         work = dispatch(n, false);
         if (work == 0) {
-            EMPTY_WAKEUPS.setOpaque(this, emptyWakeups + 1);
+            counters.emptyWakeup();
             if (bySource) {
                 return 1; // "ADAPTIVE after a wake-up" in the design comment: the loop spins again
             }
@@ -1244,7 +1199,7 @@ public final class EventLoop implements AutoCloseable {
         if (skipped > 1 || settledQueues > 0) {
             // One ask about every fd stands for the polls of all the quiet and settled queues; the
             // other sources it finds ready are handled only when they are due anyway.
-            QUIET_SKIPS.setOpaque(this, quietSkips + skipped + settledQueues);
+            counters.quietSkips(skipped + settledQueues);
             boolean others = sources.others().length > 0 && othersDue();
             int n = poller.selectNow();
             if (n > 0) {
@@ -1431,13 +1386,9 @@ public final class EventLoop implements AutoCloseable {
         }
         runAfterBatchTasks();
         if (n > 0) {
-            BATCHES.setOpaque(this, batches + 1);
-            COMPLETIONS.setOpaque(this, completions + n);
-            if (n > largestBatch) {
-                LARGEST_BATCH.setOpaque(this, n);
-            }
+            counters.batch(n);
             if (blockedThresholdNanos != 0) {
-                endUnit(UNIT_BATCH, s, n);
+                endUnit(BlockedLoopDetector.UNIT_BATCH, s, n);
             }
         }
         return n;
@@ -1452,7 +1403,7 @@ public final class EventLoop implements AutoCloseable {
             LOG.log(System.Logger.Level.WARNING, "readiness handler of " + s + " threw; the loop goes on", t);
         }
         if (blockedThresholdNanos != 0) {
-            endUnit(UNIT_HANDLER, s, 0);
+            endUnit(BlockedLoopDetector.UNIT_HANDLER, s, 0);
         }
     }
 
@@ -1475,12 +1426,12 @@ public final class EventLoop implements AutoCloseable {
                 // A sampled task: its wait in the queue (the unit start is "now" when the
                 // detection is on; otherwise one extra clock read per sampled task).
                 long now = unitClock();
-                LAG.setOpaque(this, Math.max(0, now - submitted));
+                counters.lag(Math.max(0, now - submitted));
             }
             safeRun(r);
-            TASKS.setOpaque(this, tasks + 1);
+            counters.task();
             if (blockedThresholdNanos != 0) {
-                endUnit(UNIT_TASK, r, 0);
+                endUnit(BlockedLoopDetector.UNIT_TASK, r, 0);
             }
             if ((n & 15) == 0 && System.nanoTime() - start > TASK_BUDGET_NANOS) {
                 break;
@@ -1522,7 +1473,7 @@ public final class EventLoop implements AutoCloseable {
     private void runTimer(Runnable task) {
         safeRun(task);
         if (blockedThresholdNanos != 0) {
-            endUnit(UNIT_TASK, task, 0);
+            endUnit(BlockedLoopDetector.UNIT_TASK, task, 0);
         }
     }
 
@@ -1577,30 +1528,8 @@ public final class EventLoop implements AutoCloseable {
 
     // ---------------------------------------------------------------- blocked-loop detection
 
-    /*
-     * Why: subscriber code runs on this thread when a sink completes (a Mono's onComplete, a
-     * Flux's onNext); a callback that blocks for 500 ms stalls every other connection on the loop
-     * for 500 ms, and nothing else tells. What: the loop reads the clock once per unit of work
-     * that may run user code — one task, one native poll that delivered completions (the whole
-     * batch: one clock read per batch, not per completion), one readiness handler — plus once per
-     * turn that follows a turn without a judged unit, and once after each sleep (so that
-     * spinning or sleeping never counts; after a judged unit only the turn's own few
-     * instructions come before the next unit, so its clock value serves). A unit longer
-     * than the threshold is counted in LoopStats.blocked and logged at WARN at most once per
-     * BLOCKED_LOG_INTERVAL (with the number not logged since). Off (threshold 0): one final-field
-     * check per unit, no clock read. The reactive layer names what it runs with
-     * noteOperation(label): one plain store, no clock read; the warning names the last one of
-     * the unit (the culprit in a batch of one; in a larger batch, the last completed).
-     */
-
     /** The least time between two blocked-loop warnings of one loop: 10 s. */
-    public static final Duration BLOCKED_LOG_INTERVAL = Duration.ofSeconds(10);
-
-    private static final int UNIT_TASK = 0;
-    private static final int UNIT_BATCH = 1;
-    private static final int UNIT_HANDLER = 2;
-    /** Subscriber code within a unit of the library's own work (see endPart). */
-    private static final int UNIT_PART = 3;
+    public static final Duration BLOCKED_LOG_INTERVAL = BlockedLoopDetector.LOG_INTERVAL;
 
     /**
      * Names what the loop is about to run for the blocked-loop report, e.g. the kind of the
@@ -1611,11 +1540,7 @@ public final class EventLoop implements AutoCloseable {
      */
     public void noteOperation(String label) {
         if (Thread.currentThread() == thread) {
-            if (unitIsSetup) {
-                endPart(); // the set-up before it is not the subscriber code's time
-            }
-            unitLabel = label;
-            unitIsSetup = false; // subscriber code runs in this unit: it is reported as such
+            detector.noteOperation(label);
         }
     }
 
@@ -1633,94 +1558,12 @@ public final class EventLoop implements AutoCloseable {
      */
     public void noteSetup(String label) {
         if (Thread.currentThread() == thread) {
-            if (!unitIsSetup && unitLabel != null) {
-                endPart(); // named subscriber code ran before it in this unit: judged alone
-            }
-            unitLabel = label;
-            unitIsSetup = true;
+            detector.noteSetup(label);
         }
     }
 
-    /*
-     * A unit can mix the library's set-up with subscriber code (a bind task that completes its
-     * sink, an accept whose connection is established and handed to the handler, a connection's
-     * end that fails its queued operations and then closes the native connection). Measured
-     * whole, the set-up's time would be reported as the subscriber's (under load, accept
-     * handling of 150 ms named "cqflux.established"), or the subscriber's hidden as set-up. So
-     * where the kind changes the part so far is judged on its own and the clock restarts: one
-     * clock read per change, which happens only in these rare units, never in a batch.
-     */
-
-    /**
-     * Ends the part of the current unit run so far (set-up or named subscriber code, as
-     * {@code unitIsSetup} says) where the kind changes, and judges it alone.
-     */
-    private void endPart() {
-        if (blockedThresholdNanos != 0) {
-            judge(UNIT_PART, null, 0, unitLabel, unitIsSetup);
-        }
-    }
-
-    /**
-     * Ends a measured unit: one clock read; a unit over the threshold is counted and maybe logged.
-     *
-     * @param unit what kind of unit
-     * @param what the task, or the source
-     * @param n completions in a batch
-     */
     private void endUnit(int unit, Object what, int n) {
-        String label = unitLabel;
-        unitLabel = null;
-        boolean setup = unitIsSetup;
-        unitIsSetup = false;
-        judge(unit, what, n, label, setup);
-    }
-
-    /**
-     * Reads the clock once and judges the time since {@code unitStart}: over the threshold,
-     * library set-up is logged at DEBUG, anything else is a blocked loop (counted, maybe logged);
-     * the clock restarts for what follows.
-     */
-    private void judge(int unit, Object what, int n, String label, boolean setup) {
-        long now = System.nanoTime();
-        long held = now - unitStart;
-        unitStart = now;
-        clockFresh = true;
-        if (held > blockedThresholdNanos) {
-            if (setup) {
-                LOG.log(System.Logger.Level.DEBUG, "event loop thread {0}: {1} held it for {2} ms",
-                        thread.getName(), label, TimeUnit.NANOSECONDS.toMillis(held));
-                return;
-            }
-            blocked(held, unit, what, n, label);
-            unitStart = System.nanoTime(); // the report itself is not the next unit's time
-        }
-    }
-
-    private void blocked(long heldNanos, int unit, Object what, int n, String label) {
-        BLOCKED.setOpaque(this, blocked + 1);
-        long now = System.nanoTime();
-        if (blockedLogged && now - lastBlockedLog < BLOCKED_LOG_INTERVAL.toNanos()) {
-            blockedNotLogged++;
-            return;
-        }
-        blockedLogged = true;
-        lastBlockedLog = now;
-        long notLogged = blockedNotLogged;
-        blockedNotLogged = 0;
-        String unitText = switch (unit) {
-            case UNIT_BATCH -> "a batch of " + n + " completion(s) from " + what + " (subscriber code run on the loop)";
-            case UNIT_HANDLER -> "the readiness handler of " + what;
-            case UNIT_PART -> "subscriber code run within the library's own work";
-            default -> "the task " + what;
-        };
-        LOG.log(System.Logger.Level.WARNING, "event loop thread " + thread.getName() + " was blocked for "
-                + TimeUnit.NANOSECONDS.toMillis(heldNanos) + " ms (threshold "
-                + TimeUnit.NANOSECONDS.toMillis(blockedThresholdNanos) + " ms) by " + unitText
-                + (label != null ? "; operation: " + label : "")
-                + "; every connection on this loop waited meanwhile. Move blocking work off the loop"
-                + " (publishOn(Schedulers.boundedElastic()))"
-                + (notLogged > 0 ? " [" + notLogged + " more not logged since the last report]" : ""));
+        detector.endUnit(unit, what, n);
     }
 
     /** A queue or source that failed itself is dropped and its owner told. */
@@ -1747,12 +1590,12 @@ public final class EventLoop implements AutoCloseable {
                     break;
                 }
                 safeRun(r);
-                TASKS.setOpaque(this, tasks + 1);
+                counters.task();
             }
             if (!forced) {
                 // The last drain: completions that are already in the queues reach their sinks.
                 // No budget: nothing else runs on the loop any more, so no neighbour can starve.
-                unitStart = System.nanoTime(); // the shutdown's tasks are not the drain's time
+                detector.restart(); // the shutdown's tasks are not the drain's time
                 for (LoopSource s : sources.queues()) {
                     if (s.isActive()) {
                         drainAll(s);
@@ -1773,20 +1616,20 @@ public final class EventLoop implements AutoCloseable {
 
     private void dropRemainingTasks() {
         assert inEventLoop();
-        long before = droppedTasks;
+        long before = counters.droppedTasks();
         Runnable r;
         while ((r = taskQueue.pollClosed()) != null) {
             drop(r);
         }
-        if (droppedTasks != before) {
+        if (counters.droppedTasks() != before) {
             LOG.log(System.Logger.Level.WARNING, "event loop {0} shut down: dropped {1} queued task(s)", name,
-                    droppedTasks - before);
+                    counters.droppedTasks() - before);
         }
     }
 
     private void drop(Runnable r) {
         assert inEventLoop();
-        DROPPED.setOpaque(this, droppedTasks + 1);
+        counters.dropped();
         LOG.log(System.Logger.Level.DEBUG, "event loop {0} shut down: dropped task {1}", name, r);
         if (r instanceof AddTask a) {
             a.source.phase = LoopSource.REMOVED;
