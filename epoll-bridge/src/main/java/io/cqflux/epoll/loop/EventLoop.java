@@ -3,7 +3,6 @@ package io.cqflux.epoll.loop;
 import io.cqflux.core.ResourceClosedException;
 import io.cqflux.core.spi.CompletionQueue;
 import io.cqflux.core.spi.CompletionSink;
-import io.cqflux.core.internal.NativeErrors;
 import io.cqflux.core.spi.Pollable;
 import io.cqflux.epoll.LoopStats;
 import io.cqflux.epoll.WaitStrategy;
@@ -12,7 +11,6 @@ import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.time.Duration;
-import java.util.ArrayDeque;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -23,13 +21,16 @@ import java.util.concurrent.TimeoutException;
 /*
  * Design.
  *
- * The split (after Netty 4.2's IoEventLoop / IoHandler). EventLoop is the thread, the MPSC
- * TaskQueue, the lifecycle (start, shutdownGracefully, shutdownNow, close, terminationFuture), the
- * stats, and the run cycle below that drives the other two. EpollPoller owns the epoll fd, the
- * wake-up eventfd, the epoll_event array and the native half of the sleep/wake protocol (its own
- * design comment says how). SourceTable maps the ids in epoll_event.data to LoopSources (slot +
- * generation). Neither of them is thread-safe except EpollPoller.wakeup(); both are driven from
- * this class on the loop thread.
+ * The split (after Netty 4.2's SingleThreadIoEventLoop / IoHandler). EventLoop is the thread, the
+ * MPSC TaskQueue, the lifecycle (start, shutdownGracefully, shutdownNow, close,
+ * terminationFuture) and the run cycle: each turn runs the tasks, the due timers (LoopTimer),
+ * then one turn of the I/O handler (EpollIoHandler.runIo), which owns the wait, the sources and
+ * the spin/sleep policy. EpollPoller owns the epoll fd, the wake-up eventfd, the epoll_event array
+ * and the native half of the sleep/wake protocol; SourceTable maps the ids in epoll_event.data to
+ * LoopSources (slot + generation, which is what keeps a reused fd from reaching a removed
+ * source). LoopCounters holds the stats, BlockedLoopDetector the blocked-loop detection. None of
+ * them is thread-safe except EpollPoller.wakeup() and the counters' reads; all are driven from
+ * the loop thread.
  *
  * Ownership. One platform thread per loop owns everything native: the poller's fds and arrays,
  * the batch scratch (batchSize * CompletionQueue.MAX_ENTRY_BYTES bytes) and the source table. All
@@ -37,130 +38,10 @@ import java.util.concurrent.TimeoutException;
  * thread itself as the very last thing it does. Sources are polled only on this thread; other
  * threads hand work over through the MPSC TaskQueue.
  *
- * The sleep/wake protocol. Producers enqueue, then call EpollPoller.wakeup(), which writes the
- * eventfd only when the loop announced a sleep (one volatile read otherwise). Before it blocks, the
- * loop announces the sleep, then re-reads the queue tail (and the lifecycle state); both sides do
- * "store, then load" on volatiles, so (Dekker) either the loop sees the task and does not sleep, or
- * the producer sees the announcement and writes the eventfd, which is in the epoll set. Shutdown
- * requests use the same path.
- *
- * Completion queues. Level-triggered EPOLLIN, the registration id in epoll_event.data. On
- * readiness the loop calls acknowledge() first, then poll() until a batch comes back short or the
- * queue has had MAX_BATCHES_PER_TURN polls in this loop turn. For
- * librpma, acknowledge() is rpma_cq_wait(3): it consumes the channel event and re-arms the CQ
- * (ibv_req_notify_cq) before the drain, so a completion that lands during or after the drain
- * signals the fd again; one that landed before the re-arm is found by the drain. Arm-then-drain
- * therefore never loses a completion (drain-then-arm would: a completion between the last empty
- * poll and the arm would sit unsignalled). The price is the occasional empty wake-up, which
- * rpma_cq_wait(3) documents as normal. libfabric's wait fd has no such re-arm step: data can be
- * buffered in the provider without the fd being readable, so fi_trywait(3) must have said
- * FI_SUCCESS before blocking; it fails with -FI_EAGAIN when the queue has to be read first. That
- * is Pollable.prepareToSleep(), asked of every source before every sleep; any "no" turns the
- * sleep into another polling round. (The fabric transport answers it without the call for a
- * queue that nothing read, posted to or shut down since its last FI_SUCCESS, given under 1 ms
- * ago; its TrywaitAnswer says on which providers' behaviour that rests. The loop does not know.)
- * A sleep also waits for one more poll of every queue whose last drain delivered, when its poll
- * costs no system call (CompletionQueue.pollIsCheap(): librpma's
- * ibv_poll_cq reads a ring in user space): the sinks may have posted work, and a chained
- * operation's completion that is already in the ring is found without epoll_wait, the channel
- * read and the re-arm. "Short batch, so empty" is true of the ring when it was read, not after
- * the sinks ran. Only queues whose last drain delivered are asked, so an idle loop's sleep costs
- * nothing more; while the last look keeps finding completions it puts the sleep off, and after
- * MAX_SLEEPS_PUT_OFF (16) such sleeps in a row, or SLEEPS_PUT_OFF_NANOS (1 ms), the loop asks epoll
- * about every fd, so the other queues and the event channels are not starved; libfabric's tcp
- * queues are not cheap (fi_cq_read drives socket progress), and fi_trywait(3) already answers
- * for them. Busy rounds poll queues directly without acknowledging them (their fds may stay
- * readable; epoll is then only consulted for the other sources).
- *
- * ADAPTIVE after a wake-up. An adaptive loop spins for its budget of empty rounds, sleeps, and
- * spins again once something wakes it: a task, a completion, or any readable source fd, even one
- * whose drain delivered nothing. The last matters for libfabric's tcp provider: the target of a
- * read or write gets no completion (the transport does not ask for FI_RMA_EVENT, fi_cq(3)), but
- * its FI_WAIT_FD fd turns readable when the request's bytes arrive on the socket, and only its
- * fi_cq_read moves them (tcp has no progress thread). Counted as idle, that wake-up sent the
- * target's loop straight back to epoll_wait, so an ADAPTIVE pair paid an epoll wake-up per
- * operation on the passive side and sat between BUSY_POLL and BLOCKING (issue 13: 8 B write
- * 12.3 µs against 8.0 busy and 17.3 blocking, 2026-11-23). A wake-up by a fd therefore counts as
- * activity in sleep()'s result. BLOCKING is unaffected (its budget is 0).
- *
- * Busy rounds and the other sources. A busy round (BUSY_POLL always, ADAPTIVE while it spins)
- * polls the queues (all but the quiet ones, below) and runs the tasks straight from the
- * TaskQueue; neither needs a system call of the loop's own. What only epoll can tell is whether a
- * non-queue source (a connection's event channel, a listener) is readable, and asking costs an
- * epoll_wait(2) with timeout 0. Asked every round, that call was a third of the loop's system
- * calls per operation (issue 13: 6-8 epoll_wait per 8-byte write against C's 2.4-4.5, C calling
- * none of its own). So a busy round asks only when OTHERS_CHECK_INTERVAL_NANOS have passed since
- * the last ask, or when a source was registered since (othersDue: a new listener or channel is
- * asked at once). The bound: one ask returns at most EpollPoller.MAX_EVENTS (64) ready fds, and
- * it is over the whole epoll set, queue fds included; busy rounds never acknowledge a queue, so
- * its fd stays readable and takes an entry in every ask. With N readable fds a connection event
- * or an incoming connection request can therefore take ceil(N / 64) asks, each
- * OTHERS_CHECK_INTERVAL_NANOS plus a round apart: 50 µs plus one round when the loop has fewer
- * than 64 readable fds (the usual case: one queue or two per connection), proportionally more
- * beyond. Nothing starves: epoll_wait(2) moves the level-triggered entries it returns to the back
- * of its ready list, so successive asks go round all of them; the time check runs every round
- * whatever the queues deliver; and a long round (a flood of completions, a task budget) makes the
- * next one ask at once. (Asking about the other sources alone would need them in an epoll set of
- * their own, nested in the loop's: not done.) Completions, tasks and the sleep path are
- * unaffected: a loop that goes to sleep asks every source in prepareToSleep() and then waits on
- * all fds together.
- *
- * A readable source in a busy round. A libfabric wait fd stays readable after its events were
- * read, until fi_trywait(3) resets its signal (util_wait_fd_try): a loop that never sleeps would
- * find every connection's event queue readable at every ask and run its handler each time. So a
- * busy round asks the source prepareToSleep() first, then runs the handler. An event that comes
- * after the reset signals again; one that was there before it is the handler's to read, and when
- * the answer was "not yet" (something was there) the next round asks again and runs the handler
- * again while the answer stays so (askAgain), in case the handler left some of it unread: the
- * reset took away the readiness that would have brought the loop back.
- *
- * Busy rounds and quiet queues. Polling a queue whose poll is not cheap costs system calls
- * (libfabric's tcp provider: fi_cq_read runs socket progress, an epoll_wait of its own): a busy
- * round that polled every queue of one busy connection and 16 idle ones would make 17 of them
- * (docs/performance.md, "Spinning loops and idle connections", has the figures). A queue whose
- * poll is not cheap and that CompletionQueue.canBeQuiet() (asked once: fabric's on libfabric 1.17
- * tcp, whose fi_trywait answers TrywaitAnswer keeps) may be left unpolled while it is quiet (CompletionQueue.quiet():
- * its last prepareToSleep() said the fd will signal whatever comes, and nothing has read it,
- * posted to it or shut it down since). The rules, while the loop has two or more such queues:
- *   - Once QUIET_AFTER_EMPTY_POLLS (256) busy polls in a row found a queue empty, it is asked
- *     prepareToSleep() on the next quiet tick (every QUIET_TICK_NANOS, 100 µs, one tick for
- *     all queues, so that idle queues turn quiet in the same round), provided the round before
- *     found at least one other queue quiet or idle that long (quietCandidates): a yes makes it
- *     quiet, a "not yet" keeps it polled and asked again on the next tick. A lone idle queue is
- *     not asked at all, since a single quiet queue would be polled anyway. 256 rounds outlast an
- *     operation in flight, whose completion would otherwise wait for an epoll_wait before its
- *     poll; an idle queue pays them once after its last activity.
- *   - When a round left two or more quiet queues, one epoll_wait(0) over the whole set stands for
- *     their polls, and a quiet queue whose fd is readable is drained in the same round. The other
- *     sources it finds ready are handled only when they are due anyway (othersDue). A single
- *     quiet queue is polled after all: its poll costs what the ask would, without a system call
- *     before what came (a connection with a separate receive queue, idle beside its send queue).
- *   - On each tick a round asks each quiet queue prepareToSleep() again, which answers from the
- *     transport's standing answer and calls fi_trywait again once that is older than
- *     TrywaitAnswer's trust interval (1 ms); a "not yet" has the queue polled at once.
- * The same rule as a sleep, so a quiet queue loses nothing a sleeping loop would not, within the
- * same bound. A readable quiet queue beyond the 64 entries one ask returns waits for a later
- * round (epoll_wait(2) goes round its ready list). Cheap queues (librpma's, verbs') and queues
- * that cannot be quiet are polled every round, and are asked nothing outside the sleep path.
- *
- * The end of a batch. A sink is called once per completion; runAfterBatch lets it put work off
- * to the end of the batch it is in (a writeAll stream sends its results and asks its source for
- * more once per batch, not once per completion). pollOnce runs that work right after the poll
- * returns, before the queue is polled again, so nothing put off waits for another turn; when the
- * poll failed, once the queue's owner has been told (so that the work, a stream asking for more,
- * finds the connection ended and posts nothing new; a fatal error drops it: the loop ends). Work
- * put off outside a batch is refused and done by the caller at once.
- *
  * Fairness. One turn of the loop runs up to MAX_TASKS_PER_ROUND tasks, for at most
  * TASK_BUDGET_NANOS (a task that re-queues itself to continue a long job, such as failing a dying
- * connection's backlog a chunk at a time, would otherwise fill the whole turn), and gives each
- * ready queue up to MAX_BATCHES_PER_TURN polls; a queue that never comes back short (a dying connection
- * failing every operation) would otherwise hold the thread while its neighbours wait. A queue
- * that the budget cut off with a full last batch goes on the cut-off list, and the next turn polls
- * it again first, without waiting for its fd: after the drain was stopped early, neither kind of
- * fd promises to signal what is left (the rpma CQ was re-armed for new completions only, and a
- * libfabric wait fd need not be readable for buffered data). Those polls count as work, so the
- * loop does not sleep while a queue on the list still delivers.
+ * connection's backlog a chunk at a time, would otherwise fill the whole turn); the I/O handler
+ * bounds its own share (see its design comment).
  *
  * Failure. A handler (sink entry, onReadable, task, hook) that throws is logged and the loop goes
  * on. A queue whose poll()/acknowledge() throws is unregistered and its owner told through the
@@ -189,49 +70,12 @@ public final class EventLoop implements AutoCloseable {
     static final int MAX_TASKS_PER_ROUND = 1024;
     /** Time one turn may spend on tasks before the ready fds get their turn; read every 16 tasks. */
     static final long TASK_BUDGET_NANOS = 1_000_000;
-    /**
-     * Native poll calls per completion queue per loop turn. A queue whose polls keep coming back
-     * full (a dying connection failing 500,000 operations) used to be drained to the end while
-     * every other source on the loop waited: a healthy neighbour stalled for seconds. After this
-     * many batches the queue is cut off for the turn and polled again first thing in the next one;
-     * the other ready sources and the tasks run in between. 16 is Netty's default
-     * {@code maxMessagesPerRead} for the same job: enough batches to amortise a turn's
-     * {@code epoll_wait} and acknowledge over, few enough that a neighbour waits at most 16 polls
-     * per flooding queue (at the default batch of 32: 512 completions).
-     */
-    static final int MAX_BATCHES_PER_TURN = 16;
-    /**
-     * Longest time a busy round goes without asking epoll about the non-queue sources (event
-     * channels, listeners); see "Busy rounds and the other sources" in the design comment. 50 µs
-     * is a few operations' round trip on fabric/tcp and a fraction of what establishing or
-     * ending a connection takes, so the delay it adds to a connection event is invisible, while
-     * an 8-byte write loop asks once per several operations instead of several times per one.
-     */
-    static final long OTHERS_CHECK_INTERVAL_NANOS = 50_000;
-    /**
-     * Sleeps the poll before sleeping may put off in a row before the loop asks epoll about every
-     * fd (see {@link #sleep()}): 16, as {@link #MAX_BATCHES_PER_TURN}, so a neighbour of a queue
-     * that completes continuously waits at most 16 of its operations.
-     */
-    static final int MAX_SLEEPS_PUT_OFF = 16;
-    /**
-     * Busy polls in a row that must find a queue that can be quiet empty before a busy round asks
-     * it {@link Pollable#prepareToSleep()} (on tcp a {@code fi_trywait(3)}), whose yes makes it
-     * {@link CompletionQueue#quiet()}: 256, a few hundred microseconds of rounds, so that a queue
-     * waiting for the completion of an operation in flight stays polled (the completion of a
-     * quiet queue waits for an {@code epoll_wait} before its poll), while an idle queue pays those
-     * polls once after its last activity.
-     */
-    static final int QUIET_AFTER_EMPTY_POLLS = 256;
-    /**
-     * The tick on which a spinning round asks {@link Pollable#prepareToSleep()} of the queues that
-     * have been idle long enough and of the quiet ones, the latter to renew an answer their
-     * transport no longer trusts (fabric: after 1 ms): every 100 µs. One tick for all, so that
-     * idle queues turn quiet in the same round, and no clock read per queue.
-     */
-    static final long QUIET_TICK_NANOS = 100_000;
-    /** Longest time the poll before sleeping may put sleeps off before the loop asks epoll. */
-    static final long SLEEPS_PUT_OFF_NANOS = 1_000_000;
+    /** {@link EpollIoHandler#MAX_BATCHES_PER_TURN}. */
+    static final int MAX_BATCHES_PER_TURN = EpollIoHandler.MAX_BATCHES_PER_TURN;
+    /** {@link EpollIoHandler#OTHERS_CHECK_INTERVAL_NANOS}. */
+    static final long OTHERS_CHECK_INTERVAL_NANOS = EpollIoHandler.OTHERS_CHECK_INTERVAL_NANOS;
+    /** {@link EpollIoHandler#QUIET_TICK_NANOS}. */
+    static final long QUIET_TICK_NANOS = EpollIoHandler.QUIET_TICK_NANOS;
     /** How long {@link #close()} lets queued work finish before it forces. */
     static final Duration CLOSE_TIMEOUT = Duration.ofSeconds(10);
 
@@ -270,51 +114,8 @@ public final class EventLoop implements AutoCloseable {
     private volatile int state = RUNNING;
     private long gracefulDeadline;
 
-    // Registrations (loop thread only).
-    private final SourceTable sources = new SourceTable(this);
-    private boolean sourcesClosed;
-    /** Queues that the per-turn budget cut off with completions left (each once; see LoopSource.cutOff). */
-    private final ArrayDeque<LoopSource> cutOff = new ArrayDeque<>();
-    /** Non-queue sources that a spinning round asks again (each once; see LoopSource.askAgain). */
-    private final ArrayDeque<LoopSource> askAgain = new ArrayDeque<>();
-    /** The last quiet tick of a spinning round ({@link #unitClock()}; see QUIET_TICK_NANOS). */
-    private long quietTickAt;
-    /**
-     * Queues that the last skipping round found quiet or idle long enough to be asked: a tick asks
-     * an idle queue only while this is two or more, since a lone quiet queue is polled anyway.
-     */
-    private int quietCandidates;
-    /** Loop turns so far; a queue's batch budget is per turn. */
-    private long turn;
-    /** A completion batch is being delivered to its sink ({@link #runAfterBatch}). */
-    private boolean delivering;
-    /** Work that sinks put off to the end of the batch being delivered ({@link #runAfterBatch}). */
-    private final ArrayDeque<Runnable> afterBatch = new ArrayDeque<>();
-    /** When a busy round last asked epoll about the non-queue sources ({@code System.nanoTime()}). */
-    private long othersCheckedAt;
-    /** A non-queue source was registered since the last ask: the next busy round asks at once. */
-    private boolean othersDue;
-    /** Sleeps put off in a row by the poll before sleeping (see {@link #sleep()}). */
-    private int sleepsPutOff;
-    /**
-     * Sources to ask {@link Pollable#prepareToSleep()} before the next sleep: every source but the
-     * settled ones (each once; see LoopSource.toAsk). Settled sources leave it when met; a touch
-     * puts them back.
-     */
-    private final ArrayDeque<LoopSource> toAsk = new ArrayDeque<>();
-    /** Queues a spinning round polls: every queue but the settled costly ones (LoopSource.polled). */
-    private LoopSource[] polled = new LoopSource[16];
-    private int polledCount;
-    /** Entries of {@link #polled} that left it since the last compaction. */
-    private boolean polledHoles;
-    /** Settled queues whose poll is not cheap: a spinning round asks epoll about them instead. */
-    private int settledQueues;
-    /** Watched queues whose poll is not cheap: a spinning round counts their empty polls. */
-    private int watchedCostly;
-    /** A source was touched while {@link #prepareToSleep()} asked: the loop asks it before sleeping. */
-    private boolean unsettledWhileAsking;
-    /** Queues whose last drain delivered and whose poll is cheap (LoopSource.listedBeforeSleep). */
-    private final ArrayDeque<LoopSource> pollBeforeSleepList = new ArrayDeque<>();
+    /** The I/O half of the loop: the wait, the sources, the spin/sleep policy. */
+    private final EpollIoHandler io;
 
     /** The loop's timers (LoopTimer); loop thread only. */
     private final LoopTimer timers = new LoopTimer();
@@ -363,6 +164,8 @@ public final class EventLoop implements AutoCloseable {
         this.poller = p;
         this.arena = a;
         this.detector = new BlockedLoopDetector(thread, blockedThresholdNanos, counters);
+        this.io = new EpollIoHandler(this, poller, scratch, batchSize, spinBudget, counters, detector, blockedThresholdNanos,
+                timers);
     }
 
     /**
@@ -408,7 +211,7 @@ public final class EventLoop implements AutoCloseable {
      * (longer during a graceful shutdown's last tasks and a failed queue's hooks, which are not
      * measured units) and never ahead. With the detection off, it reads the clock. For deadlines
      * of a second or more that the loop keeps on its own thread (an operation's posting time),
-     * where a clock read per operation would be a tenth of the Java path's cost (issue 13). Loop
+     * where a clock read per operation would be a sizeable share of the Java path's cost. Loop
      * thread.
      *
      * @return a {@link System#nanoTime()} value, never ahead of the clock
@@ -571,7 +374,7 @@ public final class EventLoop implements AutoCloseable {
 
     private Registration register(LoopSource s) {
         if (inEventLoop()) {
-            add(s);
+            io.add(s);
         } else {
             execute(new AddTask(s));
         }
@@ -668,7 +471,45 @@ public final class EventLoop implements AutoCloseable {
         poller.wakeup(inEventLoop());
     }
 
+    /**
+     * Removes a source; loop thread; idempotent (LoopSource.close).
+     *
+     * @param runHook whether to run the owner's hook (not when the owner asked)
+     */
+    void unregister(LoopSource s, boolean runHook) {
+        io.unregister(s, runHook);
+    }
+
     // ---------------------------------------------------------------- the loop
+
+    private void loop() {
+        assert inEventLoop();
+        while ((int) STATE.getVolatile(this) == RUNNING) {
+            if (blockedThresholdNanos != 0) {
+                detector.turnStarted();
+            }
+            int work = runTasks();
+            if (!timers.isEmpty()) {
+                work += timers.runExpired(System.nanoTime(), this::runTimer);
+            }
+            io.runIo(work);
+        }
+    }
+
+    /** {@return whether tasks are queued; any thread} */
+    boolean hasTasks() {
+        return !taskQueue.isEmpty();
+    }
+
+    /** {@return whether the loop still runs (no shutdown requested); any thread} */
+    boolean isRunning() {
+        return (int) STATE.getVolatile(this) == RUNNING;
+    }
+
+    /** {@return whether the loop has ended; any thread} */
+    boolean isTerminated() {
+        return (int) STATE.getVolatile(this) >= TERMINATED;
+    }
 
     private void run() {
         assert inEventLoop();
@@ -699,711 +540,6 @@ public final class EventLoop implements AutoCloseable {
                     termination.complete(null);
                 }
             }
-        }
-    }
-
-    private void loop() {
-        assert inEventLoop();
-        int idle = 0;
-        while ((int) STATE.getVolatile(this) == RUNNING) {
-            turn++;
-            if (blockedThresholdNanos != 0) {
-                // One per turn, so that a spinning turn is not a blocked unit; unless the last
-                // turn judged a unit (clockFresh): its judge read the clock after all the work
-                // that could be long, and only the turn's own few instructions came since. A busy
-                // loop that does one operation per turn reads the clock once per operation, not
-                // twice (issue 13: a clock read is ~30 ns on the project's VM).
-                detector.turnStarted();
-            }
-            int work = runTasks();
-            if (!timers.isEmpty()) {
-                work += timers.runExpired(System.nanoTime(), this::runTimer);
-            }
-            // Queues cut off by the budget last turn: their fds may not signal what is left
-            // (rpma_cq_wait(3) re-armed the CQ for new completions only; a libfabric wait fd need
-            // not be readable for buffered data, fi_trywait(3)), so they are polled here, before
-            // the loop may sleep; while one still has work, `work` keeps the loop awake.
-            work += drainCutOff();
-            if (idle < spinBudget) {
-                work += pollQueues();
-                if (!askAgain.isEmpty()) {
-                    work += askAgain();
-                }
-                if (sources.others().length > 0 && othersDue()) {
-                    int n = poller.selectNow();
-                    if (n > 0) {
-                        work += dispatch(n, true);
-                    }
-                }
-                if (work == 0) {
-                    if (spinBudget != Integer.MAX_VALUE) {
-                        idle++; // BUSY_POLL never counts, so it never reaches the sleep branch
-                    }
-                    SpinWait.pause();
-                } else {
-                    idle = 0;
-                }
-            } else {
-                if (work == 0) {
-                    work = sleep();
-                } else {
-                    // Tasks ran: still service the fds that are ready, without blocking. Otherwise
-                    // a stream of tasks (a producer that never pauses, a task that re-queues itself
-                    // to retry a post) would keep the loop from ever reading its queues.
-                    int n = poller.selectNow();
-                    if (n > 0) {
-                        work += dispatch(n, false);
-                    }
-                }
-                if (work > 0) {
-                    idle = 0; // activity: an adaptive loop goes back to spinning
-                }
-            }
-        }
-    }
-
-    /**
-     * Whether this busy round (or a sleep put off by the poll before it) asks epoll about the
-     * non-queue sources: when a source was registered since the last ask, or
-     * {@link #OTHERS_CHECK_INTERVAL_NANOS} have passed.
-     *
-     * @return whether to call {@code epoll_wait(0)} now (the ask is then recorded as done)
-     */
-    private boolean othersDue() {
-        return othersDue(OTHERS_CHECK_INTERVAL_NANOS);
-    }
-
-    /**
-     * {@link #othersDue()} with another interval.
-     *
-     * @param interval nanoseconds since the last ask after which to ask again
-     * @return whether to call {@code epoll_wait(0)} now (the ask is then recorded as done)
-     */
-    private boolean othersDue(long interval) {
-        assert inEventLoop();
-        // "Now" to within the turn, without another clock read per round when the detection is on.
-        long now = unitClock();
-        if (!othersDue && now - othersCheckedAt < interval) {
-            return false;
-        }
-        othersDue = false;
-        othersCheckedAt = now;
-        return true;
-    }
-
-    /**
-     * One sleep: announce it, re-check for tasks, ask every source ({@code fi_trywait(3)}), block,
-     * dispatch.
-     *
-     * @return the work found
-     */
-    private int sleep() {
-        assert inEventLoop();
-        int again = pollBeforeSleep();
-        if (again > 0) {
-            // While the last look keeps finding completions (a pipeline completes continuously)
-            // the loop never reaches epoll_wait: ask epoll about every fd after
-            // MAX_SLEEPS_PUT_OFF sleeps put off in a row, or SLEEPS_PUT_OFF_NANOS, whichever
-            // comes first, or one busy cheap queue starves the other queues and the event
-            // channels for as long as it stays busy. Counted, not only timed: the ask costs
-            // epoll_wait and, for the busy queue whose fd is readable, its re-arm
-            // (rpma_cq_wait(3)); asked every 50 µs as a busy round does, an operation slower
-            // than that (rpma under the lane's emulation: 40-100 µs) paid both every time and
-            // lost what the last look saves (epoll 8 B write 1.35 -> 2.45 x C, 2026-11-23).
-            // One call decides and records the ask: a streak of MAX_SLEEPS_PUT_OFF asks at once
-            // (interval 0), a shorter one once SLEEPS_PUT_OFF_NANOS have passed since the last.
-            if (othersDue(++sleepsPutOff >= MAX_SLEEPS_PUT_OFF ? 0 : SLEEPS_PUT_OFF_NANOS)) {
-                sleepsPutOff = 0;
-                int n = poller.selectNow();
-                if (n > 0) {
-                    again += dispatch(n, false);
-                }
-            }
-            return again;
-        }
-        sleepsPutOff = 0;
-        poller.announceSleep();
-        if (!taskQueue.isEmpty() || (int) STATE.getVolatile(this) != RUNNING) {
-            poller.cancelSleep();
-            return 1;
-        }
-        int work = prepareToSleep();
-        if (work > 0) {
-            poller.cancelSleep();
-            return work;
-        }
-        Runnable hook = beforeSleep;
-        if (hook != null) {
-            hook.run();
-        }
-        int timeout = -1;
-        if (!timers.isEmpty()) {
-            long wait = timers.nanosUntilNext(System.nanoTime());
-            if (wait == 0) {
-                poller.cancelSleep();
-                return 1; // a timer is due: the next turn runs it
-            }
-            // epoll_wait(2) counts whole milliseconds: rounded up, so the loop never wakes early.
-            timeout = (int) Math.min(Integer.MAX_VALUE, (wait + 999_999) / 1_000_000);
-        }
-        int n = poller.sleep(timeout);
-        if (blockedThresholdNanos != 0) {
-            detector.restart(); // the sleep is not a blocked unit
-        }
-        if (n <= 0) {
-            return 0; // EINTR
-        }
-        counters.wakeup();
-        boolean bySource = false; // read before dispatch: its handlers may register sources
-        for (int i = 0; i < n && !bySource; i++) {
-            bySource = poller.readyId(i) != EpollPoller.WAKE_ID;
-        }
-        work = dispatch(n, false);
-        if (work == 0) {
-            counters.emptyWakeup();
-            if (bySource) {
-                return 1; // "ADAPTIVE after a wake-up" in the design comment: the loop spins again
-            }
-        }
-        return work;
-    }
-
-    /**
-     * Polls, once more, each queue whose last drain delivered and whose poll is cheap (see
-     * "sleep/wake" in the design comment).
-     *
-     * @return completions delivered (0: the loop may go on towards the sleep)
-     */
-    private int pollBeforeSleep() {
-        assert inEventLoop();
-        int work = 0;
-        for (int i = pollBeforeSleepList.size(); i > 0; i--) {
-            LoopSource s = pollBeforeSleepList.poll();
-            s.listedBeforeSleep = false;
-            if (s.pollBeforeSleep) {
-                s.pollBeforeSleep = false;
-                if (s.isActive()) {
-                    work += drain(s);
-                }
-            }
-        }
-        return work;
-    }
-
-    /**
-     * Calls {@link Pollable#prepareToSleep()} on every source; a source that says "not yet" is
-     * polled (queue) or handled (other source) right away.
-     *
-     * @return 0 when the loop may sleep, else the work done
-     */
-    private int prepareToSleep() {
-        assert inEventLoop();
-        int work = 0;
-        unsettledWhileAsking = false;
-        for (int i = toAsk.size(); i > 0; i--) {
-            LoopSource s = toAsk.poll();
-            s.toAsk = false;
-            if (!s.isActive() || s.settled) {
-                continue; // unregistered, or settled in a spinning round: a touch lists it again
-            }
-            boolean yes = askToSleep(s);
-            if (!s.isActive()) {
-                continue; // failed in prepareToSleep()
-            }
-            if (yes && s.watched) {
-                settle(s);
-                continue;
-            }
-            listToAsk(s);
-            if (!yes) {
-                if (s.cq != null) {
-                    work += 1 + drain(s);
-                } else {
-                    handleReadable(s);
-                    work++;
-                }
-            }
-        }
-        // A source touched during the asks (a handler posted) is listed but was not asked: one
-        // more turn asks it before any sleep.
-        return work == 0 && unsettledWhileAsking ? 1 : work;
-    }
-
-    /** Lists a source to be asked before the next sleep (once). */
-    private void listToAsk(LoopSource s) {
-        if (!s.toAsk) {
-            s.toAsk = true;
-            toAsk.add(s);
-        }
-    }
-
-    /**
-     * A watched source said yes: it is asked no more, and a costly queue is polled no more, until
-     * it is touched or epoll reports its fd.
-     */
-    private void settle(LoopSource s) {
-        assert inEventLoop();
-        s.settled = true;
-        if (s.cq != null && !s.cheapPoll && s.polled) {
-            s.polled = false;
-            polledHoles = true;
-            settledQueues++;
-        }
-    }
-
-    /** A settled source was touched or reported ready: asked before the next sleep, polled again. */
-    private void unsettle(LoopSource s) {
-        assert inEventLoop();
-        if (!s.settled || !s.isActive()) {
-            return;
-        }
-        s.settled = false;
-        s.emptyPolls = 0; // touched: an operation may be in flight
-        if (s.cq != null && !s.cheapPoll && !s.polled) {
-            settledQueues--;
-            addPolled(s);
-        }
-        listToAsk(s);
-        unsettledWhileAsking = true;
-    }
-
-    /** The listener a watched source calls when its yes stops standing. */
-    private void touched(LoopSource s) {
-        if (inEventLoop()) {
-            unsettle(s);
-            return;
-        }
-        try {
-            execute(() -> unsettle(s));
-        } catch (ResourceClosedException e) {
-            // shutting down: nothing sleeps on the source any more
-        }
-    }
-
-    private void addPolled(LoopSource s) {
-        if (polledCount == polled.length) {
-            polled = java.util.Arrays.copyOf(polled, polled.length * 2);
-        }
-        polled[polledCount++] = s;
-        s.polled = true;
-    }
-
-    /** Drops the queues that left {@link #polled} (settled, unregistered); after a round, never inside one. */
-    private void compactPolled() {
-        if (!polledHoles) {
-            return;
-        }
-        polledHoles = false;
-        int n = 0;
-        for (int i = 0; i < polledCount; i++) {
-            LoopSource s = polled[i];
-            if (s.polled) {
-                polled[n++] = s;
-            }
-        }
-        java.util.Arrays.fill(polled, n, polledCount, null);
-        polledCount = n;
-    }
-
-    private boolean askToSleep(LoopSource s) {
-        assert inEventLoop();
-        try {
-            return s.pollable.prepareToSleep();
-        } catch (Throwable t) {
-            rethrowIfFatal(t);
-            fail(s, "prepareToSleep", t);
-            return true;
-        }
-    }
-
-    /**
-     * Handles ready entries of the epoll array, the non-queue sources included.
-     *
-     * @param n entries
-     * @param busy a busy round: queues were polled already, do not acknowledge them
-     * @return the work found
-     */
-    private int dispatch(int n, boolean busy) {
-        return dispatch(n, busy, true);
-    }
-
-    /**
-     * Handles ready entries of the epoll array.
-     *
-     * @param n entries
-     * @param busy a busy round: queues were polled already (but the quiet ones it left), do not
-     *     acknowledge them
-     * @param others whether to handle the non-queue sources among them
-     * @return the work found
-     */
-    private int dispatch(int n, boolean busy, boolean others) {
-        assert inEventLoop();
-        int work = 0;
-        for (int i = 0; i < n; i++) {
-            long id = poller.readyId(i);
-            if (id == EpollPoller.WAKE_ID) {
-                poller.consumeWakeup();
-                if (!taskQueue.isEmpty()) {
-                    work++;
-                }
-                continue;
-            }
-            LoopSource s = sources.lookup(id);
-            if (s == null) {
-                continue; // unregistered by a handler earlier in this batch
-            }
-            if (s.cq != null) {
-                if (!busy) {
-                    unsettle(s);
-                    if (acknowledge(s)) {
-                        work += drain(s);
-                    }
-                } else if ((s.skippedTurn == turn || s.settled) && s.isActive()) {
-                    // A quiet or settled queue that this busy round left unpolled, and whose fd is readable.
-                    unsettle(s);
-                    s.skippedTurn = -1;
-                    work += drainCountingEmpty(s);
-                }
-            } else if (others) {
-                unsettle(s);
-                // Busy: ask first, then handle ("A readable source in a busy round" above).
-                boolean settled = !busy || askToSleep(s);
-                if (s.isActive()) {
-                    handleReadable(s);
-                    if (!settled && s.isActive()) {
-                        queueAskAgain(s);
-                    }
-                }
-                work++;
-            }
-        }
-        return work;
-    }
-
-    private boolean acknowledge(LoopSource s) {
-        assert inEventLoop();
-        try {
-            s.cq.acknowledge();
-            return true;
-        } catch (Throwable t) {
-            rethrowIfFatal(t);
-            fail(s, "acknowledge", t);
-            return false;
-        }
-    }
-
-    /**
-     * Busy round: every queue polled directly, no acknowledge; while the loop has two or more
-     * queues that can be quiet, two or more quiet ones are left to one {@code epoll_wait(0)}
-     * ("Busy rounds and quiet queues" in the design comment).
-     */
-    private int pollQueues() {
-        assert inEventLoop();
-        if (sources.quietCapableQueues() >= 2 || watchedCostly > 0) {
-            return pollQueuesSkippingQuiet();
-        }
-        // The usual loop without costly watched queues (RDMA queues): kept as small as it always
-        // was, so that the JIT compiles the busy round's hottest path as before.
-        int work = 0;
-        for (int i = 0; i < polledCount; i++) {
-            LoopSource s = polled[i];
-            if (s.polled && s.isActive()) {
-                work += drain(s);
-            }
-        }
-        compactPolled();
-        return work;
-    }
-
-    /** {@link #pollQueues()} while the loop has two or more queues that can be quiet. */
-    private int pollQueuesSkippingQuiet() {
-        assert inEventLoop();
-        boolean tick = false;
-        long now = unitClock();
-        if (now - quietTickAt >= QUIET_TICK_NANOS) {
-            quietTickAt = now;
-            tick = true;
-        }
-        int work = 0;
-        int skipped = 0;
-        int candidates = 0;
-        // An idle queue is asked only where another could turn quiet with it (last round's count).
-        boolean askIdle = tick && quietCandidates >= 2;
-        LoopSource lastSkipped = null;
-        for (int i = 0; i < polledCount; i++) {
-            LoopSource s = polled[i];
-            if (!s.polled || !s.isActive()) {
-                continue;
-            }
-            if (s.watched && !s.cheapPoll) {
-                // Idle long enough: asked on the tick; a yes settles it, and epoll then stands for
-                // its polls until it is touched or its fd turns readable.
-                if (tick && s.emptyPolls >= QUIET_AFTER_EMPTY_POLLS) {
-                    boolean yes = askToSleep(s);
-                    if (!s.isActive()) {
-                        continue;
-                    }
-                    if (yes) {
-                        settle(s);
-                        continue;
-                    }
-                }
-                work += drainCountingEmpty(s);
-                continue;
-            }
-            if (!s.quietCapable) {
-                work += drain(s);
-                continue;
-            }
-            boolean quiet = isQuiet(s);
-            if (!s.isActive()) {
-                continue; // failed in quiet()
-            }
-            boolean skip;
-            if (quiet) {
-                // The tick renews its answer (prepareToSleep answers from the transport's last
-                // call while it trusts that, and calls again after); a "not yet" has it polled.
-                skip = !tick || askToSleep(s);
-            } else {
-                if (s.skippedTurn == turn - 1) {
-                    s.emptyPolls = 0; // quiet last round, touched since (a post): work in flight
-                }
-                // Idle long enough: asked on the tick, so that idle queues turn quiet together,
-                // and only beside another candidate (a round skips only when it leaves two or more).
-                skip = askIdle && s.emptyPolls >= QUIET_AFTER_EMPTY_POLLS && askToSleep(s) && s.isActive()
-                        && isQuiet(s);
-            }
-            if (!s.isActive()) {
-                continue; // failed in prepareToSleep() or quiet()
-            }
-            if (skip) {
-                s.skippedTurn = turn;
-                skipped++;
-                lastSkipped = s;
-            } else {
-                work += drainCountingEmpty(s);
-            }
-            if (skip || s.emptyPolls >= QUIET_AFTER_EMPTY_POLLS) {
-                candidates++;
-            }
-        }
-        quietCandidates = candidates;
-        compactPolled();
-        if (skipped == 1) {
-            // A single quiet queue: its poll costs what the ask would, and finds what came
-            // without an epoll_wait before it.
-            lastSkipped.skippedTurn = -1;
-            work += drainCountingEmpty(lastSkipped);
-            skipped = 0;
-        }
-        if (skipped > 1 || settledQueues > 0) {
-            // One ask about every fd stands for the polls of all the quiet and settled queues; the
-            // other sources it finds ready are handled only when they are due anyway.
-            counters.quietSkips(skipped + settledQueues);
-            boolean others = sources.others().length > 0 && othersDue();
-            int n = poller.selectNow();
-            if (n > 0) {
-                work += dispatch(n, true, others);
-            }
-        }
-        return work;
-    }
-
-    /**
-     * Drains a queue that can be quiet and counts a poll that found it empty towards
-     * {@link #QUIET_AFTER_EMPTY_POLLS} (a delivery, in any path, restarts the count in
-     * {@link #drain}); a cut-off (full batches) or a failure does not count.
-     *
-     * @return completions delivered
-     */
-    private int drainCountingEmpty(LoopSource s) {
-        assert inEventLoop();
-        int n = drain(s);
-        if (s.cutOff) {
-            s.emptyPolls = 0;
-        } else if (n == 0 && s.isActive() && s.emptyPolls < QUIET_AFTER_EMPTY_POLLS) {
-            s.emptyPolls++;
-        }
-        return n;
-    }
-
-    /** {@return {@link CompletionQueue#quiet()} of a queue that can be quiet; one that throws is failed (and inactive)} */
-    private boolean isQuiet(LoopSource s) {
-        assert inEventLoop();
-        try {
-            return s.cq.quiet();
-        } catch (Throwable t) {
-            rethrowIfFatal(t);
-            fail(s, "quiet", t);
-            return false;
-        }
-    }
-
-    /**
-     * Asks again the sources whose handler a spinning round ran while their prepareToSleep said
-     * "not yet", and runs the handler again for each that still says so ("A readable source in a
-     * busy round" in the design comment).
-     *
-     * @return the handlers run
-     */
-    private int askAgain() {
-        assert inEventLoop();
-        int work = 0;
-        for (int i = askAgain.size(); i > 0; i--) {
-            LoopSource s = askAgain.poll();
-            s.askAgain = false;
-            if (s.isActive() && !askToSleep(s) && s.isActive()) {
-                handleReadable(s);
-                work++;
-                queueAskAgain(s);
-            }
-        }
-        return work;
-    }
-
-    private void queueAskAgain(LoopSource s) {
-        assert inEventLoop();
-        if (!s.askAgain) {
-            s.askAgain = true;
-            askAgain.add(s);
-        }
-    }
-
-    /**
-     * Polls the queues that {@link #MAX_BATCHES_PER_TURN} cut off in an earlier turn, each once
-     * (with this turn's budget); one that is cut off again goes back on the list.
-     *
-     * @return completions delivered
-     */
-    private int drainCutOff() {
-        assert inEventLoop();
-        int work = 0;
-        for (int i = cutOff.size(); i > 0; i--) {
-            LoopSource s = cutOff.poll();
-            s.cutOff = false;
-            if (s.isActive()) {
-                work += drain(s);
-            }
-        }
-        return work;
-    }
-
-    /**
-     * Polls a queue until a batch comes back short or the queue has had its
-     * {@link #MAX_BATCHES_PER_TURN} polls of this turn; in the latter case, while the last batch
-     * was full, the queue goes on the cut-off list so that the next turn polls it again without
-     * waiting for its fd.
-     *
-     * @return completions delivered
-     */
-    private int drain(LoopSource s) {
-        assert inEventLoop();
-        if (s.turn != turn) {
-            s.turn = turn;
-            s.pollsThisTurn = 0;
-        }
-        int total = 0;
-        int n;
-        do {
-            if (s.pollsThisTurn == MAX_BATCHES_PER_TURN) {
-                if (!s.cutOff) {
-                    s.cutOff = true;
-                    cutOff.add(s);
-                }
-                return total;
-            }
-            s.pollsThisTurn++;
-            n = pollOnce(s);
-            if (n < 0) {
-                return total;
-            }
-            total += n;
-        } while (n == batchSize && s.isActive());
-        if (total > 0) {
-            if (s.cheapPoll) {
-                s.pollBeforeSleep = true;
-                if (!s.listedBeforeSleep) {
-                    s.listedBeforeSleep = true;
-                    pollBeforeSleepList.add(s);
-                }
-            }
-            s.emptyPolls = 0; // a queue that can be quiet counts its empty polls from here
-        }
-        return total;
-    }
-
-    /**
-     * Polls a queue until a batch comes back short, with no budget: the graceful shutdown's last
-     * drain, after which nothing else runs on the loop.
-     *
-     * @return completions delivered
-     */
-    private int drainAll(LoopSource s) {
-        assert inEventLoop();
-        int total = 0;
-        int n;
-        do {
-            n = pollOnce(s);
-            if (n < 0) {
-                return total;
-            }
-            total += n;
-        } while (n == batchSize && s.isActive());
-        return total;
-    }
-
-    /**
-     * One native poll into the scratch batch, counted.
-     *
-     * @return the completions delivered, or -1 when the queue failed (it is unregistered)
-     */
-    private int pollOnce(LoopSource s) {
-        assert inEventLoop();
-        assert !delivering : "a poll from inside a sink";
-        int n;
-        delivering = true;
-        try {
-            n = s.cq.poll(scratch, batchSize, s.sink);
-        } catch (Throwable t) {
-            delivering = false;
-            if (t instanceof VirtualMachineError || t instanceof LinkageError) {
-                // The loop ends (run() handles it): no subscriber code runs on the way out.
-                afterBatch.clear();
-                rethrowIfFatal(t);
-            }
-            // The queue's owner hears of its failure first (the reactive layer ends the
-            // connection, so that the put-off work, a stream asking for more, posts nothing
-            // new on it; a stream's failure sends its completed results first on its own).
-            fail(s, "poll", t);
-            runAfterBatchTasks();
-            return -1;
-        }
-        delivering = false;
-        if (n < 0 || n > batchSize) {
-            fail(s, "poll", new IllegalStateException("poll returned " + n + ", outside [0, " + batchSize + "]"));
-            runAfterBatchTasks();
-            return -1;
-        }
-        runAfterBatchTasks();
-        if (n > 0) {
-            counters.batch(n);
-            if (blockedThresholdNanos != 0) {
-                endUnit(BlockedLoopDetector.UNIT_BATCH, s, n);
-            }
-        }
-        return n;
-    }
-
-    private void handleReadable(LoopSource s) {
-        assert inEventLoop();
-        try {
-            s.onReadable.run();
-        } catch (Throwable t) {
-            rethrowIfFatal(t);
-            LOG.log(System.Logger.Level.WARNING, "readiness handler of " + s + " threw; the loop goes on", t);
-        }
-        if (blockedThresholdNanos != 0) {
-            endUnit(BlockedLoopDetector.UNIT_HANDLER, s, 0);
         }
     }
 
@@ -1481,8 +617,7 @@ public final class EventLoop implements AutoCloseable {
      * Puts work off to the end of the completion batch being delivered: a sink that is called once
      * per completion (a stream's results, each of which would otherwise ask its source for one more
      * and post one write) does once per batch what it need not do per completion, as a C program
-     * reads a batch of completions before it posts again (issue 13: {@code writeAll}'s
-     * per-write path). The tasks run in the order given, on this thread, right after the sink
+     * reads a batch of completions before it posts again ({@code writeAll}'s per-write path). The tasks run in the order given, on this thread, right after the sink
      * had the batch's last completion, before the queue is polled again; when the poll failed,
      * once the queue is unregistered and its owner told (a fatal error drops them: the loop
      * ends). One that throws is logged, as a task is. Loop thread.
@@ -1493,30 +628,10 @@ public final class EventLoop implements AutoCloseable {
      */
     public boolean runAfterBatch(Runnable task) {
         assert inEventLoop();
-        if (!delivering) {
-            return false;
-        }
-        afterBatch.add(task);
-        return true;
+        return io.runAfterBatch(task);
     }
 
-    private void runAfterBatchTasks() {
-        assert inEventLoop();
-        if (afterBatch.isEmpty()) {
-            return;
-        }
-        try {
-            Runnable r;
-            while ((r = afterBatch.poll()) != null) {
-                safeRun(r);
-            }
-        } finally {
-            // Only a fatal error (safeRun rethrows nothing else) leaves work here: the loop ends.
-            afterBatch.clear();
-        }
-    }
-
-    private void safeRun(Runnable r) {
+    void safeRun(Runnable r) {
         assert inEventLoop();
         try {
             r.run();
@@ -1566,13 +681,6 @@ public final class EventLoop implements AutoCloseable {
         detector.endUnit(unit, what, n);
     }
 
-    /** A queue or source that failed itself is dropped and its owner told. */
-    private void fail(LoopSource s, String call, Throwable t) {
-        assert inEventLoop();
-        LOG.log(System.Logger.Level.ERROR, call + " of " + s + " failed; it is unregistered from event loop " + name, t);
-        unregister(s, true);
-    }
-
     // ---------------------------------------------------------------- shutdown
 
     private void shutdownSequence() {
@@ -1596,22 +704,20 @@ public final class EventLoop implements AutoCloseable {
                 // The last drain: completions that are already in the queues reach their sinks.
                 // No budget: nothing else runs on the loop any more, so no neighbour can starve.
                 detector.restart(); // the shutdown's tasks are not the drain's time
-                for (LoopSource s : sources.queues()) {
-                    if (s.isActive()) {
-                        drainAll(s);
-                    }
-                }
+                io.drainAllQueues();
             }
         }
         dropRemainingTasks();
-        closeSources();
+        timers.cancelAll();
+        io.closeSources();
     }
 
     private void failEverything() {
         assert inEventLoop();
         taskQueue.close();
         dropRemainingTasks();
-        closeSources();
+        timers.cancelAll();
+        io.closeSources();
     }
 
     private void dropRemainingTasks() {
@@ -1634,24 +740,9 @@ public final class EventLoop implements AutoCloseable {
         if (r instanceof AddTask a) {
             a.source.phase = LoopSource.REMOVED;
             a.source.removed.complete(null);
-            runHook(a.source);
+            io.runHook(a.source);
         } else if (r instanceof OrAfterTermination o) {
             runAfterTermination(o.task);
-        }
-    }
-
-    /** Unregisters every source and runs its hook; no registration is accepted afterwards. */
-    private void closeSources() {
-        assert inEventLoop();
-        sourcesClosed = true;
-        timers.cancelAll();
-        for (LoopSource s : sources.all()) {
-            try {
-                unregister(s, true);
-            } catch (Throwable t) {
-                rethrowIfFatal(t);
-                LOG.log(System.Logger.Level.WARNING, "unregistering " + s + " failed", t);
-            }
         }
     }
 
@@ -1661,126 +752,6 @@ public final class EventLoop implements AutoCloseable {
     }
 
     // ---------------------------------------------------------------- registrations (loop thread)
-
-    /** Adds a source to epoll; loop thread. */
-    private void add(LoopSource s) {
-        assert inEventLoop();
-        if (sourcesClosed || (int) STATE.getVolatile(this) >= TERMINATED) {
-            throw new ResourceClosedException("event loop " + name + " is shut down: " + s + " not registered");
-        }
-        if (s.phase != LoopSource.PENDING) {
-            return; // closed before the hand-over ran
-        }
-        int fd = s.pollable.fd();
-        if (fd < 0) {
-            throw new IllegalArgumentException("source " + s.pollable + " has fd " + fd + " (must be >= 0)");
-        }
-        s.watched = watch(s);
-        if (s.watched) {
-            s.quietCapable = false; // settling replaces the quiet-queue rules for it
-        }
-        long id = sources.add(s);
-        int e = poller.add(fd, id);
-        if (e != 0) {
-            sources.remove(s);
-            unwatch(s);
-            throw NativeErrors.errno("epoll_ctl", e, "EPOLL_CTL_ADD of fd " + fd + " (" + s.pollable + ")");
-        }
-        s.phase = LoopSource.ACTIVE;
-        listToAsk(s);
-        if (s.cq != null) {
-            addPolled(s);
-            if (s.watched && !s.cheapPoll) {
-                watchedCostly++;
-            }
-        }
-        if (s.cq == null) {
-            othersDue = true; // a busy round asks about it at once, not after the interval
-        }
-    }
-
-    /**
-     * Removes a source; loop thread; idempotent.
-     *
-     * @param runHook whether to run the owner's hook (not when the owner asked)
-     */
-    void unregister(LoopSource s, boolean runHook) {
-        assert inEventLoop();
-        if (s.phase == LoopSource.PENDING) {
-            s.phase = LoopSource.REMOVED;
-            s.removed.complete(null);
-            return;
-        }
-        if (s.phase != LoopSource.ACTIVE) {
-            return;
-        }
-        s.phase = LoopSource.REMOVED;
-        sources.remove(s);
-        if (s.watched) {
-            if (s.settled && s.cq != null && !s.cheapPoll) {
-                settledQueues--;
-            }
-            if (s.cq != null && !s.cheapPoll) {
-                watchedCostly--;
-            }
-            s.settled = false;
-            unwatch(s);
-        }
-        if (s.polled) {
-            s.polled = false;
-            polledHoles = true;
-        }
-        int fd = -1;
-        try {
-            fd = s.pollable.fd();
-        } catch (RuntimeException e) {
-            LOG.log(System.Logger.Level.DEBUG, "fd of " + s.pollable + " unavailable at unregistration", e);
-        }
-        if (fd >= 0) {
-            int e = poller.delete(fd);
-            if (e != 0) {
-                // EBADF/ENOENT: the owner closed the fd first; epoll(7) drops a file description
-                // from every set when its last fd is closed, so there is nothing left to remove.
-                LOG.log(System.Logger.Level.DEBUG, "EPOLL_CTL_DEL of fd {0}: {1}", fd, NativeErrors.errnoName(e));
-            }
-        }
-        s.removed.complete(null);
-        if (runHook) {
-            runHook(s);
-        }
-    }
-
-    /** {@return whether the source accepted {@link Pollable#watchTouches}; one that throws is asked every sleep} */
-    private boolean watch(LoopSource s) {
-        try {
-            return s.pollable.watchTouches(() -> touched(s));
-        } catch (RuntimeException e) {
-            LOG.log(System.Logger.Level.WARNING, "watchTouches of " + s + " threw; it is asked before every sleep", e);
-            return false;
-        }
-    }
-
-    private void unwatch(LoopSource s) {
-        s.watched = false;
-        try {
-            s.pollable.watchTouches(null);
-        } catch (RuntimeException e) {
-            LOG.log(System.Logger.Level.DEBUG, "watchTouches(null) of " + s + " threw", e);
-        }
-    }
-
-    private void runHook(LoopSource s) {
-        assert inEventLoop();
-        if (s.onShutdown == null || s.closeRequested) {
-            return;
-        }
-        try {
-            s.onShutdown.run();
-        } catch (Throwable t) {
-            rethrowIfFatal(t);
-            LOG.log(System.Logger.Level.WARNING, "shutdown hook of " + s + " threw", t);
-        }
-    }
 
     /** Registration.close() from another thread: hand over and wait until the loop let go. */
     void removeFromOtherThread(LoopSource s) {
@@ -1832,12 +803,12 @@ public final class EventLoop implements AutoCloseable {
         @Override
         public void run() {
             try {
-                add(source);
+                io.add(source);
             } catch (RuntimeException e) {
                 LOG.log(System.Logger.Level.ERROR, "registering " + source + " on event loop " + name + " failed", e);
                 source.phase = LoopSource.REMOVED;
                 source.removed.complete(null);
-                runHook(source);
+                io.runHook(source);
             }
         }
 
@@ -1876,7 +847,7 @@ public final class EventLoop implements AutoCloseable {
 
         @Override
         public void run() {
-            unregister(source, false);
+            io.unregister(source, false);
         }
 
         @Override
