@@ -90,44 +90,6 @@ import java.util.Arrays;
  * unaffected: a loop that goes to sleep asks every source in prepareToSleep() and then waits on
  * all fds together.
  *
- * A readable source in a busy round. A libfabric wait fd stays readable after its events were
- * read, until fi_trywait(3) resets its signal (util_wait_fd_try): a loop that never sleeps would
- * find every connection's event queue readable at every ask and run its handler each time. So a
- * busy round asks the source prepareToSleep() first, then runs the handler. An event that comes
- * after the reset signals again; one that was there before it is the handler's to read, and when
- * the answer was "not yet" (something was there) the next round asks again and runs the handler
- * again while the answer stays so (askAgain), in case the handler left some of it unread: the
- * reset took away the readiness that would have brought the loop back.
- *
- * Busy rounds and quiet queues. Polling a queue whose poll is not cheap costs system calls
- * (libfabric's tcp provider: fi_cq_read runs socket progress, an epoll_wait of its own): a busy
- * round that polled every queue of one busy connection and 16 idle ones would make 17 of them
- * (docs/performance.md, "Spinning loops and idle connections", has the figures). A queue whose
- * poll is not cheap and that CompletionQueue.canBeQuiet() (asked once: fabric's on libfabric 1.17
- * tcp, whose fi_trywait answers TrywaitAnswer keeps) may be left unpolled while it is quiet (CompletionQueue.quiet():
- * its last prepareToSleep() said the fd will signal whatever comes, and nothing has read it,
- * posted to it or shut it down since). The rules, while the loop has two or more such queues:
- *   - Once QUIET_AFTER_EMPTY_POLLS (256) busy polls in a row found a queue empty, it is asked
- *     prepareToSleep() on the next quiet tick (every QUIET_TICK_NANOS, 100 µs, one tick for
- *     all queues, so that idle queues turn quiet in the same round), provided the round before
- *     found at least one other queue quiet or idle that long (quietCandidates): a yes makes it
- *     quiet, a "not yet" keeps it polled and asked again on the next tick. A lone idle queue is
- *     not asked at all, since a single quiet queue would be polled anyway. 256 rounds outlast an
- *     operation in flight, whose completion would otherwise wait for an epoll_wait before its
- *     poll; an idle queue pays them once after its last activity.
- *   - When a round left two or more quiet queues, one epoll_wait(0) over the whole set stands for
- *     their polls, and a quiet queue whose fd is readable is drained in the same round. The other
- *     sources it finds ready are handled only when they are due anyway (othersDue). A single
- *     quiet queue is polled after all: its poll costs what the ask would, without a system call
- *     before what came (a connection with a separate receive queue, idle beside its send queue).
- *   - On each tick a round asks each quiet queue prepareToSleep() again, which answers from the
- *     transport's standing answer and calls fi_trywait again once that is older than
- *     TrywaitAnswer's trust interval (1 ms); a "not yet" has the queue polled at once.
- * The same rule as a sleep, so a quiet queue loses nothing a sleeping loop would not, within the
- * same bound. A readable quiet queue beyond the 64 entries one ask returns waits for a later
- * round (epoll_wait(2) goes round its ready list). Cheap queues (librpma's, verbs') and queues
- * that cannot be quiet are polled every round, and are asked nothing outside the sleep path.
- *
  * The end of a batch. A sink is called once per completion; runAfterBatch lets it put work off
  * to the end of the batch it is in (a writeAll stream sends its results and asks its source for
  * more once per batch, not once per completion). pollOnce runs that work right after the poll
@@ -181,54 +143,31 @@ final class EpollIoHandler {
      * that completes continuously waits at most 16 of its operations.
      */
     static final int MAX_SLEEPS_PUT_OFF = 16;
-    /**
-     * Busy polls in a row that must find a queue that can be quiet empty before a busy round asks
-     * it {@link Pollable#prepareToSleep()} (on tcp a {@code fi_trywait(3)}), whose yes makes it
-     * {@link CompletionQueue#quiet()}: 256, a few hundred microseconds of rounds, so that a queue
-     * waiting for the completion of an operation in flight stays polled (the completion of a
-     * quiet queue waits for an {@code epoll_wait} before its poll), while an idle queue pays those
-     * polls once after its last activity.
-     */
-    static final int QUIET_AFTER_EMPTY_POLLS = 256;
-    /**
-     * The tick on which a spinning round asks {@link Pollable#prepareToSleep()} of the queues that
-     * have been idle long enough and of the quiet ones, the latter to renew an answer their
-     * transport no longer trusts (fabric: after 1 ms): every 100 µs. One tick for all, so that
-     * idle queues turn quiet in the same round, and no clock read per queue.
-     */
-    static final long QUIET_TICK_NANOS = 100_000;
     /** Longest time the poll before sleeping may put sleeps off before the loop asks epoll. */
     static final long SLEEPS_PUT_OFF_NANOS = 1_000_000;
-    private final EventLoop loop;
-    private final EpollPoller poller;
+    final EventLoop loop;
+    final EpollPoller poller;
     private final MemorySegment scratch;
     private final int batchSize;
     /** Empty busy rounds before sleeping: 0 blocking, {@code Integer.MAX_VALUE} never. */
     private final int spinBudget;
-    private final LoopCounters counters;
+    final LoopCounters counters;
     private final BlockedLoopDetector detector;
     /** {@link LoopConfig#blockedThreshold()} in nanoseconds; 0: off. */
     private final long blockedThresholdNanos;
     private final LoopTimer timers;
+    /** The spinning round's policy: which queues to poll, which to leave to epoll. */
+    final SpinRound spin = new SpinRound(this);
     /** Empty busy rounds in a row. */
     private int idle;
 
     // Registrations (loop thread only).
-    private final SourceTable sources;
+    final SourceTable sources;
     private boolean sourcesClosed;
     /** Queues that the per-turn budget cut off with completions left (each once; see LoopSource.cutOff). */
     private final ArrayDeque<LoopSource> cutOff = new ArrayDeque<>();
-    /** Non-queue sources that a spinning round asks again (each once; see LoopSource.askAgain). */
-    private final ArrayDeque<LoopSource> askAgain = new ArrayDeque<>();
-    /** The last quiet tick of a spinning round ({@link #unitClock()}; see QUIET_TICK_NANOS). */
-    private long quietTickAt;
-    /**
-     * Queues that the last skipping round found quiet or idle long enough to be asked: a tick asks
-     * an idle queue only while this is two or more, since a lone quiet queue is polled anyway.
-     */
-    private int quietCandidates;
     /** Loop turns so far; a queue's batch budget is per turn. */
-    private long turn;
+    long turn;
     /** A completion batch is being delivered to its sink ({@link #runAfterBatch}). */
     private boolean delivering;
     /** Work that sinks put off to the end of the batch being delivered ({@link #runAfterBatch}). */
@@ -246,14 +185,14 @@ final class EpollIoHandler {
      */
     private final ArrayDeque<LoopSource> toAsk = new ArrayDeque<>();
     /** Queues a spinning round polls: every queue but the settled costly ones (LoopSource.polled). */
-    private LoopSource[] polled = new LoopSource[16];
-    private int polledCount;
+    LoopSource[] polled = new LoopSource[16];
+    int polledCount;
     /** Entries of {@link #polled} that left it since the last compaction. */
     private boolean polledHoles;
     /** Settled queues whose poll is not cheap: a spinning round asks epoll about them instead. */
-    private int settledQueues;
+    int settledQueues;
     /** Watched queues whose poll is not cheap: a spinning round counts their empty polls. */
-    private int watchedCostly;
+    int watchedCostly;
     /** A source was touched while {@link #prepareToSleep()} asked: the loop asks it before sleeping. */
     private boolean unsettledWhileAsking;
     /** Queues whose last drain delivered and whose poll is cheap (LoopSource.listedBeforeSleep). */
@@ -288,10 +227,8 @@ final class EpollIoHandler {
         // the loop may sleep; while one still has work, `work` keeps the loop awake.
         work += drainCutOff();
         if (idle < spinBudget) {
-            work += pollQueues();
-            if (!askAgain.isEmpty()) {
-                work += askAgain();
-            }
+            work += spin.pollQueues();
+            work += spin.askAgain();
             if (sources.others().length > 0 && othersDue()) {
                 int n = poller.selectNow();
                 if (n > 0) {
@@ -353,7 +290,7 @@ final class EpollIoHandler {
      *
      * @return whether to call {@code epoll_wait(0)} now (the ask is then recorded as done)
      */
-    private boolean othersDue() {
+    boolean othersDue() {
         return othersDue(OTHERS_CHECK_INTERVAL_NANOS);
     }
 
@@ -524,7 +461,7 @@ final class EpollIoHandler {
      * A watched source said yes: it is asked no more, and a costly queue is polled no more, until
      * it is touched or epoll reports its fd.
      */
-    private void settle(LoopSource s) {
+    void settle(LoopSource s) {
         assert loop.inEventLoop();
         s.settled = true;
         if (s.cq != null && !s.cheapPoll && s.polled) {
@@ -572,7 +509,7 @@ final class EpollIoHandler {
     }
 
     /** Drops the queues that left {@link #polled} (settled, unregistered); after a round, never inside one. */
-    private void compactPolled() {
+    void compactPolled() {
         if (!polledHoles) {
             return;
         }
@@ -588,7 +525,7 @@ final class EpollIoHandler {
         polledCount = n;
     }
 
-    private boolean askToSleep(LoopSource s) {
+    boolean askToSleep(LoopSource s) {
         assert loop.inEventLoop();
         try {
             return s.pollable.prepareToSleep();
@@ -619,7 +556,7 @@ final class EpollIoHandler {
      * @param others whether to handle the non-queue sources among them
      * @return the work found
      */
-    private int dispatch(int n, boolean busy, boolean others) {
+    int dispatch(int n, boolean busy, boolean others) {
         assert loop.inEventLoop();
         int work = 0;
         for (int i = 0; i < n; i++) {
@@ -645,7 +582,7 @@ final class EpollIoHandler {
                     // A quiet or settled queue that this busy round left unpolled, and whose fd is readable.
                     unsettle(s);
                     s.skippedTurn = -1;
-                    work += drainCountingEmpty(s);
+                    work += spin.drainCountingEmpty(s);
                 }
             } else if (others) {
                 unsettle(s);
@@ -654,7 +591,7 @@ final class EpollIoHandler {
                 if (s.isActive()) {
                     handleReadable(s);
                     if (!settled && s.isActive()) {
-                        queueAskAgain(s);
+                        spin.queueAskAgain(s);
                     }
                 }
                 work++;
@@ -672,183 +609,6 @@ final class EpollIoHandler {
             EventLoop.rethrowIfFatal(t);
             fail(s, "acknowledge", t);
             return false;
-        }
-    }
-
-    /**
-     * Busy round: every queue polled directly, no acknowledge; while the loop has two or more
-     * queues that can be quiet, two or more quiet ones are left to one {@code epoll_wait(0)}
-     * ("Busy rounds and quiet queues" in the design comment).
-     */
-    private int pollQueues() {
-        assert loop.inEventLoop();
-        if (sources.quietCapableQueues() >= 2 || watchedCostly > 0) {
-            return pollQueuesSkippingQuiet();
-        }
-        // The usual loop without costly watched queues (RDMA queues): kept as small as it always
-        // was, so that the JIT compiles the busy round's hottest path as before.
-        int work = 0;
-        for (int i = 0; i < polledCount; i++) {
-            LoopSource s = polled[i];
-            if (s.polled && s.isActive()) {
-                work += drain(s);
-            }
-        }
-        compactPolled();
-        return work;
-    }
-
-    /** {@link #pollQueues()} while the loop has two or more queues that can be quiet. */
-    private int pollQueuesSkippingQuiet() {
-        assert loop.inEventLoop();
-        boolean tick = false;
-        long now = loop.unitClock();
-        if (now - quietTickAt >= QUIET_TICK_NANOS) {
-            quietTickAt = now;
-            tick = true;
-        }
-        int work = 0;
-        int skipped = 0;
-        int candidates = 0;
-        // An idle queue is asked only where another could turn quiet with it (last round's count).
-        boolean askIdle = tick && quietCandidates >= 2;
-        LoopSource lastSkipped = null;
-        for (int i = 0; i < polledCount; i++) {
-            LoopSource s = polled[i];
-            if (!s.polled || !s.isActive()) {
-                continue;
-            }
-            if (s.watched && !s.cheapPoll) {
-                // Idle long enough: asked on the tick; a yes settles it, and epoll then stands for
-                // its polls until it is touched or its fd turns readable.
-                if (tick && s.emptyPolls >= QUIET_AFTER_EMPTY_POLLS) {
-                    boolean yes = askToSleep(s);
-                    if (!s.isActive()) {
-                        continue;
-                    }
-                    if (yes) {
-                        settle(s);
-                        continue;
-                    }
-                }
-                work += drainCountingEmpty(s);
-                continue;
-            }
-            if (!s.quietCapable) {
-                work += drain(s);
-                continue;
-            }
-            boolean quiet = isQuiet(s);
-            if (!s.isActive()) {
-                continue; // failed in quiet()
-            }
-            boolean skip;
-            if (quiet) {
-                // The tick renews its answer (prepareToSleep answers from the transport's last
-                // call while it trusts that, and calls again after); a "not yet" has it polled.
-                skip = !tick || askToSleep(s);
-            } else {
-                if (s.skippedTurn == turn - 1) {
-                    s.emptyPolls = 0; // quiet last round, touched since (a post): work in flight
-                }
-                // Idle long enough: asked on the tick, so that idle queues turn quiet together,
-                // and only beside another candidate (a round skips only when it leaves two or more).
-                skip = askIdle && s.emptyPolls >= QUIET_AFTER_EMPTY_POLLS && askToSleep(s) && s.isActive()
-                        && isQuiet(s);
-            }
-            if (!s.isActive()) {
-                continue; // failed in prepareToSleep() or quiet()
-            }
-            if (skip) {
-                s.skippedTurn = turn;
-                skipped++;
-                lastSkipped = s;
-            } else {
-                work += drainCountingEmpty(s);
-            }
-            if (skip || s.emptyPolls >= QUIET_AFTER_EMPTY_POLLS) {
-                candidates++;
-            }
-        }
-        quietCandidates = candidates;
-        compactPolled();
-        if (skipped == 1) {
-            // A single quiet queue: its poll costs what the ask would, and finds what came
-            // without an epoll_wait before it.
-            lastSkipped.skippedTurn = -1;
-            work += drainCountingEmpty(lastSkipped);
-            skipped = 0;
-        }
-        if (skipped > 1 || settledQueues > 0) {
-            // One ask about every fd stands for the polls of all the quiet and settled queues; the
-            // other sources it finds ready are handled only when they are due anyway.
-            counters.quietSkips(skipped + settledQueues);
-            boolean others = sources.others().length > 0 && othersDue();
-            int n = poller.selectNow();
-            if (n > 0) {
-                work += dispatch(n, true, others);
-            }
-        }
-        return work;
-    }
-
-    /**
-     * Drains a queue that can be quiet and counts a poll that found it empty towards
-     * {@link #QUIET_AFTER_EMPTY_POLLS} (a delivery, in any path, restarts the count in
-     * {@link #drain}); a cut-off (full batches) or a failure does not count.
-     *
-     * @return completions delivered
-     */
-    private int drainCountingEmpty(LoopSource s) {
-        assert loop.inEventLoop();
-        int n = drain(s);
-        if (s.cutOff) {
-            s.emptyPolls = 0;
-        } else if (n == 0 && s.isActive() && s.emptyPolls < QUIET_AFTER_EMPTY_POLLS) {
-            s.emptyPolls++;
-        }
-        return n;
-    }
-
-    /** {@return {@link CompletionQueue#quiet()} of a queue that can be quiet; one that throws is failed (and inactive)} */
-    private boolean isQuiet(LoopSource s) {
-        assert loop.inEventLoop();
-        try {
-            return s.cq.quiet();
-        } catch (Throwable t) {
-            EventLoop.rethrowIfFatal(t);
-            fail(s, "quiet", t);
-            return false;
-        }
-    }
-
-    /**
-     * Asks again the sources whose handler a spinning round ran while their prepareToSleep said
-     * "not yet", and runs the handler again for each that still says so ("A readable source in a
-     * busy round" in the design comment).
-     *
-     * @return the handlers run
-     */
-    private int askAgain() {
-        assert loop.inEventLoop();
-        int work = 0;
-        for (int i = askAgain.size(); i > 0; i--) {
-            LoopSource s = askAgain.poll();
-            s.askAgain = false;
-            if (s.isActive() && !askToSleep(s) && s.isActive()) {
-                handleReadable(s);
-                work++;
-                queueAskAgain(s);
-            }
-        }
-        return work;
-    }
-
-    private void queueAskAgain(LoopSource s) {
-        assert loop.inEventLoop();
-        if (!s.askAgain) {
-            s.askAgain = true;
-            askAgain.add(s);
         }
     }
 
@@ -879,7 +639,7 @@ final class EpollIoHandler {
      *
      * @return completions delivered
      */
-    private int drain(LoopSource s) {
+    int drain(LoopSource s) {
         assert loop.inEventLoop();
         if (s.turn != turn) {
             s.turn = turn;
@@ -977,7 +737,7 @@ final class EpollIoHandler {
         return n;
     }
 
-    private void handleReadable(LoopSource s) {
+    void handleReadable(LoopSource s) {
         assert loop.inEventLoop();
         try {
             s.onReadable.run();
@@ -1007,7 +767,7 @@ final class EpollIoHandler {
     }
 
     /** A queue or source that failed itself is dropped and its owner told. */
-    private void fail(LoopSource s, String call, Throwable t) {
+    void fail(LoopSource s, String call, Throwable t) {
         assert loop.inEventLoop();
         EventLoop.LOG.log(System.Logger.Level.ERROR, call + " of " + s + " failed; it is unregistered from event loop " + loop.name(), t);
         unregister(s, true);

@@ -74,8 +74,8 @@ public final class EventLoop implements AutoCloseable {
     static final int MAX_BATCHES_PER_TURN = EpollIoHandler.MAX_BATCHES_PER_TURN;
     /** {@link EpollIoHandler#OTHERS_CHECK_INTERVAL_NANOS}. */
     static final long OTHERS_CHECK_INTERVAL_NANOS = EpollIoHandler.OTHERS_CHECK_INTERVAL_NANOS;
-    /** {@link EpollIoHandler#QUIET_TICK_NANOS}. */
-    static final long QUIET_TICK_NANOS = EpollIoHandler.QUIET_TICK_NANOS;
+    /** {@link SpinRound#QUIET_TICK_NANOS}. */
+    static final long QUIET_TICK_NANOS = SpinRound.QUIET_TICK_NANOS;
     /** How long {@link #close()} lets queued work finish before it forces. */
     static final Duration CLOSE_TIMEOUT = Duration.ofSeconds(10);
 
