@@ -13,7 +13,10 @@ import java.lang.foreign.MemorySegment;
  * fd and never calls {@link #acknowledge()}; for a queue that {@link #canBeQuiet()} and whose
  * poll is not cheap it also asks
  * {@link #prepareToSleep()} outside the sleep path and may leave the queue unpolled while it is
- * {@link #quiet()}, until its fd is readable.
+ * {@link #quiet()}, until its fd is readable. A queue that accepts
+ * {@link Pollable#watchTouches} is handled by that promise instead: after a yes it is neither
+ * asked nor (when its poll is not cheap) polled until it reports a touch or its fd is readable,
+ * and {@link #quiet()} is not consulted.
  */
 public interface CompletionQueue extends Pollable, AutoCloseable {
 

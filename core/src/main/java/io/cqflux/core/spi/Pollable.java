@@ -26,4 +26,24 @@ public interface Pollable {
     default boolean prepareToSleep() {
         return true;
     }
+
+    /**
+     * Offers the loop a way to stop asking this source {@link #prepareToSleep()} before every
+     * sleep (and, for a completion queue whose poll is not {@linkplain
+     * CompletionQueue#pollIsCheap() cheap}, to stop polling it in every spinning round): a source
+     * that accepts promises that a "yes" of {@link #prepareToSleep()} stands, however old, until
+     * it calls {@code touched} — which it must do, on the loop thread, whenever something ends
+     * that yes (a read of the source, a post to its endpoint, a shutdown, an event it holds for
+     * the loop) — and that anything arriving meanwhile makes {@link #fd()} readable. The loop then
+     * asks and polls only the sources that epoll reported or that were touched since their last
+     * yes, so an idle source costs nothing per loop turn. Called on the loop thread when the source
+     * is registered, and with {@code null} when it is unregistered (drop the reference).
+     *
+     * @param touched what to call when a yes stops standing, or {@code null} to stop
+     * @return whether the source keeps that promise (the default: no; it is then asked before
+     *     every sleep, as the loop always did)
+     */
+    default boolean watchTouches(Runnable touched) {
+        return false;
+    }
 }

@@ -176,8 +176,18 @@ final class EpollPoller {
      * @throws io.cqflux.core.NativeCallException when {@code epoll_wait} fails otherwise
      */
     int sleep() {
+        return sleep(-1);
+    }
+
+    /**
+     * {@link #sleep()} for at most {@code timeoutMillis} (the loop's next timer).
+     *
+     * @param timeoutMillis the longest wait in ms, or -1 for none
+     * @return as {@link #sleep()}; 0 also when the time ran out
+     */
+    int sleep(int timeoutMillis) {
         assert loop.inEventLoop();
-        int n = Libc.epollWait(errno, epfd, events, MAX_EVENTS, -1);
+        int n = Libc.epollWait(errno, epfd, events, MAX_EVENTS, timeoutMillis);
         WAKE_STATE.setVolatile(this, AWAKE);
         return n;
     }

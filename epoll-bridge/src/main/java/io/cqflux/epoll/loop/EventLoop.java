@@ -3,7 +3,6 @@ package io.cqflux.epoll.loop;
 import io.cqflux.core.ResourceClosedException;
 import io.cqflux.core.spi.CompletionQueue;
 import io.cqflux.core.spi.CompletionSink;
-import io.cqflux.core.internal.NativeErrors;
 import io.cqflux.core.spi.Pollable;
 import io.cqflux.epoll.LoopStats;
 import io.cqflux.epoll.WaitStrategy;
@@ -12,7 +11,6 @@ import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.time.Duration;
-import java.util.ArrayDeque;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -23,13 +21,16 @@ import java.util.concurrent.TimeoutException;
 /*
  * Design.
  *
- * The split (after Netty 4.2's IoEventLoop / IoHandler). EventLoop is the thread, the MPSC
- * TaskQueue, the lifecycle (start, shutdownGracefully, shutdownNow, close, terminationFuture), the
- * stats, and the run cycle below that drives the other two. EpollPoller owns the epoll fd, the
- * wake-up eventfd, the epoll_event array and the native half of the sleep/wake protocol (its own
- * design comment says how). SourceTable maps the ids in epoll_event.data to LoopSources (slot +
- * generation). Neither of them is thread-safe except EpollPoller.wakeup(); both are driven from
- * this class on the loop thread.
+ * The split (after Netty 4.2's SingleThreadIoEventLoop / IoHandler). EventLoop is the thread, the
+ * MPSC TaskQueue, the lifecycle (start, shutdownGracefully, shutdownNow, close,
+ * terminationFuture) and the run cycle: each turn runs the tasks, the due timers (LoopTimer),
+ * then one turn of the I/O handler (EpollIoHandler.runIo), which owns the wait, the sources and
+ * the spin/sleep policy. EpollPoller owns the epoll fd, the wake-up eventfd, the epoll_event array
+ * and the native half of the sleep/wake protocol; SourceTable maps the ids in epoll_event.data to
+ * LoopSources (slot + generation, which is what keeps a reused fd from reaching a removed
+ * source). LoopCounters holds the stats, BlockedLoopDetector the blocked-loop detection. None of
+ * them is thread-safe except EpollPoller.wakeup() and the counters' reads; all are driven from
+ * the loop thread.
  *
  * Ownership. One platform thread per loop owns everything native: the poller's fds and arrays,
  * the batch scratch (batchSize * CompletionQueue.MAX_ENTRY_BYTES bytes) and the source table. All
@@ -37,130 +38,10 @@ import java.util.concurrent.TimeoutException;
  * thread itself as the very last thing it does. Sources are polled only on this thread; other
  * threads hand work over through the MPSC TaskQueue.
  *
- * The sleep/wake protocol. Producers enqueue, then call EpollPoller.wakeup(), which writes the
- * eventfd only when the loop announced a sleep (one volatile read otherwise). Before it blocks, the
- * loop announces the sleep, then re-reads the queue tail (and the lifecycle state); both sides do
- * "store, then load" on volatiles, so (Dekker) either the loop sees the task and does not sleep, or
- * the producer sees the announcement and writes the eventfd, which is in the epoll set. Shutdown
- * requests use the same path.
- *
- * Completion queues. Level-triggered EPOLLIN, the registration id in epoll_event.data. On
- * readiness the loop calls acknowledge() first, then poll() until a batch comes back short or the
- * queue has had MAX_BATCHES_PER_TURN polls in this loop turn. For
- * librpma, acknowledge() is rpma_cq_wait(3): it consumes the channel event and re-arms the CQ
- * (ibv_req_notify_cq) before the drain, so a completion that lands during or after the drain
- * signals the fd again; one that landed before the re-arm is found by the drain. Arm-then-drain
- * therefore never loses a completion (drain-then-arm would: a completion between the last empty
- * poll and the arm would sit unsignalled). The price is the occasional empty wake-up, which
- * rpma_cq_wait(3) documents as normal. libfabric's wait fd has no such re-arm step: data can be
- * buffered in the provider without the fd being readable, so fi_trywait(3) must have said
- * FI_SUCCESS before blocking; it fails with -FI_EAGAIN when the queue has to be read first. That
- * is Pollable.prepareToSleep(), asked of every source before every sleep; any "no" turns the
- * sleep into another polling round. (The fabric transport answers it without the call for a
- * queue that nothing read, posted to or shut down since its last FI_SUCCESS, given under 1 ms
- * ago; its TrywaitAnswer says on which providers' behaviour that rests. The loop does not know.)
- * A sleep also waits for one more poll of every queue whose last drain delivered, when its poll
- * costs no system call (CompletionQueue.pollIsCheap(): librpma's
- * ibv_poll_cq reads a ring in user space): the sinks may have posted work, and a chained
- * operation's completion that is already in the ring is found without epoll_wait, the channel
- * read and the re-arm. "Short batch, so empty" is true of the ring when it was read, not after
- * the sinks ran. Only queues whose last drain delivered are asked, so an idle loop's sleep costs
- * nothing more; while the last look keeps finding completions it puts the sleep off, and after
- * MAX_SLEEPS_PUT_OFF (16) such sleeps in a row, or SLEEPS_PUT_OFF_NANOS (1 ms), the loop asks epoll
- * about every fd, so the other queues and the event channels are not starved; libfabric's tcp
- * queues are not cheap (fi_cq_read drives socket progress), and fi_trywait(3) already answers
- * for them. Busy rounds poll queues directly without acknowledging them (their fds may stay
- * readable; epoll is then only consulted for the other sources).
- *
- * ADAPTIVE after a wake-up. An adaptive loop spins for its budget of empty rounds, sleeps, and
- * spins again once something wakes it: a task, a completion, or any readable source fd, even one
- * whose drain delivered nothing. The last matters for libfabric's tcp provider: the target of a
- * read or write gets no completion (the transport does not ask for FI_RMA_EVENT, fi_cq(3)), but
- * its FI_WAIT_FD fd turns readable when the request's bytes arrive on the socket, and only its
- * fi_cq_read moves them (tcp has no progress thread). Counted as idle, that wake-up sent the
- * target's loop straight back to epoll_wait, so an ADAPTIVE pair paid an epoll wake-up per
- * operation on the passive side and sat between BUSY_POLL and BLOCKING (issue 13: 8 B write
- * 12.3 µs against 8.0 busy and 17.3 blocking, 2026-11-23). A wake-up by a fd therefore counts as
- * activity in sleep()'s result. BLOCKING is unaffected (its budget is 0).
- *
- * Busy rounds and the other sources. A busy round (BUSY_POLL always, ADAPTIVE while it spins)
- * polls the queues (all but the quiet ones, below) and runs the tasks straight from the
- * TaskQueue; neither needs a system call of the loop's own. What only epoll can tell is whether a
- * non-queue source (a connection's event channel, a listener) is readable, and asking costs an
- * epoll_wait(2) with timeout 0. Asked every round, that call was a third of the loop's system
- * calls per operation (issue 13: 6-8 epoll_wait per 8-byte write against C's 2.4-4.5, C calling
- * none of its own). So a busy round asks only when OTHERS_CHECK_INTERVAL_NANOS have passed since
- * the last ask, or when a source was registered since (othersDue: a new listener or channel is
- * asked at once). The bound: one ask returns at most EpollPoller.MAX_EVENTS (64) ready fds, and
- * it is over the whole epoll set, queue fds included; busy rounds never acknowledge a queue, so
- * its fd stays readable and takes an entry in every ask. With N readable fds a connection event
- * or an incoming connection request can therefore take ceil(N / 64) asks, each
- * OTHERS_CHECK_INTERVAL_NANOS plus a round apart: 50 µs plus one round when the loop has fewer
- * than 64 readable fds (the usual case: one queue or two per connection), proportionally more
- * beyond. Nothing starves: epoll_wait(2) moves the level-triggered entries it returns to the back
- * of its ready list, so successive asks go round all of them; the time check runs every round
- * whatever the queues deliver; and a long round (a flood of completions, a task budget) makes the
- * next one ask at once. (Asking about the other sources alone would need them in an epoll set of
- * their own, nested in the loop's: not done.) Completions, tasks and the sleep path are
- * unaffected: a loop that goes to sleep asks every source in prepareToSleep() and then waits on
- * all fds together.
- *
- * A readable source in a busy round. A libfabric wait fd stays readable after its events were
- * read, until fi_trywait(3) resets its signal (util_wait_fd_try): a loop that never sleeps would
- * find every connection's event queue readable at every ask and run its handler each time. So a
- * busy round asks the source prepareToSleep() first, then runs the handler. An event that comes
- * after the reset signals again; one that was there before it is the handler's to read, and when
- * the answer was "not yet" (something was there) the next round asks again and runs the handler
- * again while the answer stays so (askAgain), in case the handler left some of it unread: the
- * reset took away the readiness that would have brought the loop back.
- *
- * Busy rounds and quiet queues. Polling a queue whose poll is not cheap costs system calls
- * (libfabric's tcp provider: fi_cq_read runs socket progress, an epoll_wait of its own): a busy
- * round that polled every queue of one busy connection and 16 idle ones would make 17 of them
- * (docs/performance.md, "Spinning loops and idle connections", has the figures). A queue whose
- * poll is not cheap and that CompletionQueue.canBeQuiet() (asked once: fabric's on libfabric 1.17
- * tcp, whose fi_trywait answers TrywaitAnswer keeps) may be left unpolled while it is quiet (CompletionQueue.quiet():
- * its last prepareToSleep() said the fd will signal whatever comes, and nothing has read it,
- * posted to it or shut it down since). The rules, while the loop has two or more such queues:
- *   - Once QUIET_AFTER_EMPTY_POLLS (256) busy polls in a row found a queue empty, it is asked
- *     prepareToSleep() on the next quiet tick (every QUIET_TICK_NANOS, 100 µs, one tick for
- *     all queues, so that idle queues turn quiet in the same round), provided the round before
- *     found at least one other queue quiet or idle that long (quietCandidates): a yes makes it
- *     quiet, a "not yet" keeps it polled and asked again on the next tick. A lone idle queue is
- *     not asked at all, since a single quiet queue would be polled anyway. 256 rounds outlast an
- *     operation in flight, whose completion would otherwise wait for an epoll_wait before its
- *     poll; an idle queue pays them once after its last activity.
- *   - When a round left two or more quiet queues, one epoll_wait(0) over the whole set stands for
- *     their polls, and a quiet queue whose fd is readable is drained in the same round. The other
- *     sources it finds ready are handled only when they are due anyway (othersDue). A single
- *     quiet queue is polled after all: its poll costs what the ask would, without a system call
- *     before what came (a connection with a separate receive queue, idle beside its send queue).
- *   - On each tick a round asks each quiet queue prepareToSleep() again, which answers from the
- *     transport's standing answer and calls fi_trywait again once that is older than
- *     TrywaitAnswer's trust interval (1 ms); a "not yet" has the queue polled at once.
- * The same rule as a sleep, so a quiet queue loses nothing a sleeping loop would not, within the
- * same bound. A readable quiet queue beyond the 64 entries one ask returns waits for a later
- * round (epoll_wait(2) goes round its ready list). Cheap queues (librpma's, verbs') and queues
- * that cannot be quiet are polled every round, and are asked nothing outside the sleep path.
- *
- * The end of a batch. A sink is called once per completion; runAfterBatch lets it put work off
- * to the end of the batch it is in (a writeAll stream sends its results and asks its source for
- * more once per batch, not once per completion). pollOnce runs that work right after the poll
- * returns, before the queue is polled again, so nothing put off waits for another turn; when the
- * poll failed, once the queue's owner has been told (so that the work, a stream asking for more,
- * finds the connection ended and posts nothing new; a fatal error drops it: the loop ends). Work
- * put off outside a batch is refused and done by the caller at once.
- *
  * Fairness. One turn of the loop runs up to MAX_TASKS_PER_ROUND tasks, for at most
  * TASK_BUDGET_NANOS (a task that re-queues itself to continue a long job, such as failing a dying
- * connection's backlog a chunk at a time, would otherwise fill the whole turn), and gives each
- * ready queue up to MAX_BATCHES_PER_TURN polls; a queue that never comes back short (a dying connection
- * failing every operation) would otherwise hold the thread while its neighbours wait. A queue
- * that the budget cut off with a full last batch goes on the cut-off list, and the next turn polls
- * it again first, without waiting for its fd: after the drain was stopped early, neither kind of
- * fd promises to signal what is left (the rpma CQ was re-armed for new completions only, and a
- * libfabric wait fd need not be readable for buffered data). Those polls count as work, so the
- * loop does not sleep while a queue on the list still delivers.
+ * connection's backlog a chunk at a time, would otherwise fill the whole turn); the I/O handler
+ * bounds its own share (see its design comment).
  *
  * Failure. A handler (sink entry, onReadable, task, hook) that throws is logged and the loop goes
  * on. A queue whose poll()/acknowledge() throws is unregistered and its owner told through the
@@ -189,49 +70,12 @@ public final class EventLoop implements AutoCloseable {
     static final int MAX_TASKS_PER_ROUND = 1024;
     /** Time one turn may spend on tasks before the ready fds get their turn; read every 16 tasks. */
     static final long TASK_BUDGET_NANOS = 1_000_000;
-    /**
-     * Native poll calls per completion queue per loop turn. A queue whose polls keep coming back
-     * full (a dying connection failing 500,000 operations) used to be drained to the end while
-     * every other source on the loop waited: a healthy neighbour stalled for seconds. After this
-     * many batches the queue is cut off for the turn and polled again first thing in the next one;
-     * the other ready sources and the tasks run in between. 16 is Netty's default
-     * {@code maxMessagesPerRead} for the same job: enough batches to amortise a turn's
-     * {@code epoll_wait} and acknowledge over, few enough that a neighbour waits at most 16 polls
-     * per flooding queue (at the default batch of 32: 512 completions).
-     */
-    static final int MAX_BATCHES_PER_TURN = 16;
-    /**
-     * Longest time a busy round goes without asking epoll about the non-queue sources (event
-     * channels, listeners); see "Busy rounds and the other sources" in the design comment. 50 µs
-     * is a few operations' round trip on fabric/tcp and a fraction of what establishing or
-     * ending a connection takes, so the delay it adds to a connection event is invisible, while
-     * an 8-byte write loop asks once per several operations instead of several times per one.
-     */
-    static final long OTHERS_CHECK_INTERVAL_NANOS = 50_000;
-    /**
-     * Sleeps the poll before sleeping may put off in a row before the loop asks epoll about every
-     * fd (see {@link #sleep()}): 16, as {@link #MAX_BATCHES_PER_TURN}, so a neighbour of a queue
-     * that completes continuously waits at most 16 of its operations.
-     */
-    static final int MAX_SLEEPS_PUT_OFF = 16;
-    /**
-     * Busy polls in a row that must find a queue that can be quiet empty before a busy round asks
-     * it {@link Pollable#prepareToSleep()} (on tcp a {@code fi_trywait(3)}), whose yes makes it
-     * {@link CompletionQueue#quiet()}: 256, a few hundred microseconds of rounds, so that a queue
-     * waiting for the completion of an operation in flight stays polled (the completion of a
-     * quiet queue waits for an {@code epoll_wait} before its poll), while an idle queue pays those
-     * polls once after its last activity.
-     */
-    static final int QUIET_AFTER_EMPTY_POLLS = 256;
-    /**
-     * The tick on which a spinning round asks {@link Pollable#prepareToSleep()} of the queues that
-     * have been idle long enough and of the quiet ones, the latter to renew an answer their
-     * transport no longer trusts (fabric: after 1 ms): every 100 µs. One tick for all, so that
-     * idle queues turn quiet in the same round, and no clock read per queue.
-     */
-    static final long QUIET_TICK_NANOS = 100_000;
-    /** Longest time the poll before sleeping may put sleeps off before the loop asks epoll. */
-    static final long SLEEPS_PUT_OFF_NANOS = 1_000_000;
+    /** {@link EpollIoHandler#MAX_BATCHES_PER_TURN}. */
+    static final int MAX_BATCHES_PER_TURN = EpollIoHandler.MAX_BATCHES_PER_TURN;
+    /** {@link EpollIoHandler#OTHERS_CHECK_INTERVAL_NANOS}. */
+    static final long OTHERS_CHECK_INTERVAL_NANOS = EpollIoHandler.OTHERS_CHECK_INTERVAL_NANOS;
+    /** {@link SpinRound#QUIET_TICK_NANOS}. */
+    static final long QUIET_TICK_NANOS = SpinRound.QUIET_TICK_NANOS;
     /** How long {@link #close()} lets queued work finish before it forces. */
     static final Duration CLOSE_TIMEOUT = Duration.ofSeconds(10);
 
@@ -241,31 +85,11 @@ public final class EventLoop implements AutoCloseable {
     private static final int TERMINATED = 3;
 
     private static final VarHandle STATE;
-    private static final VarHandle WAKEUPS;
-    private static final VarHandle EMPTY_WAKEUPS;
-    private static final VarHandle BATCHES;
-    private static final VarHandle COMPLETIONS;
-    private static final VarHandle LARGEST_BATCH;
-    private static final VarHandle TASKS;
-    private static final VarHandle DROPPED;
-    private static final VarHandle BLOCKED;
-    private static final VarHandle LAG;
-    private static final VarHandle QUIET_SKIPS;
 
     static {
         try {
             MethodHandles.Lookup l = MethodHandles.lookup();
             STATE = l.findVarHandle(EventLoop.class, "state", int.class);
-            WAKEUPS = l.findVarHandle(EventLoop.class, "wakeups", long.class);
-            EMPTY_WAKEUPS = l.findVarHandle(EventLoop.class, "emptyWakeups", long.class);
-            BATCHES = l.findVarHandle(EventLoop.class, "batches", long.class);
-            COMPLETIONS = l.findVarHandle(EventLoop.class, "completions", long.class);
-            LARGEST_BATCH = l.findVarHandle(EventLoop.class, "largestBatch", int.class);
-            TASKS = l.findVarHandle(EventLoop.class, "tasks", long.class);
-            DROPPED = l.findVarHandle(EventLoop.class, "droppedTasks", long.class);
-            BLOCKED = l.findVarHandle(EventLoop.class, "blocked", long.class);
-            LAG = l.findVarHandle(EventLoop.class, "lagNanos", long.class);
-            QUIET_SKIPS = l.findVarHandle(EventLoop.class, "quietSkips", long.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -290,63 +114,22 @@ public final class EventLoop implements AutoCloseable {
     private volatile int state = RUNNING;
     private long gracefulDeadline;
 
-    // Registrations (loop thread only).
-    private final SourceTable sources = new SourceTable(this);
-    private boolean sourcesClosed;
-    /** Queues that the per-turn budget cut off with completions left (each once; see LoopSource.cutOff). */
-    private final ArrayDeque<LoopSource> cutOff = new ArrayDeque<>();
-    /** Non-queue sources that a spinning round asks again (each once; see LoopSource.askAgain). */
-    private final ArrayDeque<LoopSource> askAgain = new ArrayDeque<>();
-    /** The last quiet tick of a spinning round ({@link #unitClock()}; see QUIET_TICK_NANOS). */
-    private long quietTickAt;
-    /**
-     * Queues that the last skipping round found quiet or idle long enough to be asked: a tick asks
-     * an idle queue only while this is two or more, since a lone quiet queue is polled anyway.
-     */
-    private int quietCandidates;
-    /** Loop turns so far; a queue's batch budget is per turn. */
-    private long turn;
-    /** A completion batch is being delivered to its sink ({@link #runAfterBatch}). */
-    private boolean delivering;
-    /** Work that sinks put off to the end of the batch being delivered ({@link #runAfterBatch}). */
-    private final ArrayDeque<Runnable> afterBatch = new ArrayDeque<>();
-    /** When a busy round last asked epoll about the non-queue sources ({@code System.nanoTime()}). */
-    private long othersCheckedAt;
-    /** A non-queue source was registered since the last ask: the next busy round asks at once. */
-    private boolean othersDue;
-    /** Sleeps put off in a row by the poll before sleeping (see {@link #sleep()}). */
-    private int sleepsPutOff;
+    /** The I/O half of the loop: the wait, the sources, the spin/sleep policy. */
+    private final EpollIoHandler io;
+
+    /** The loop's timers (LoopTimer); loop thread only. */
+    private final LoopTimer timers = new LoopTimer();
 
     /** Test hook: runs on the loop thread right before it blocks in epoll_wait. */
     volatile Runnable beforeSleep;
 
-    // Counters: written by the loop thread only (plain read, opaque write), read anywhere (opaque).
-    private long wakeups;
-    private long emptyWakeups;
-    private long batches;
-    private long completions;
-    private int largestBatch;
-    private long tasks;
-    private long droppedTasks;
-    private long blocked;
-    private long lagNanos;
-    private long quietSkips;
+    /** The counters behind {@link #stats()}: written by the loop thread, read anywhere. */
+    private final LoopCounters counters = new LoopCounters();
 
-    // Blocked-loop detection (loop thread only); see the block "blocked-loop detection" below.
+    // Blocked-loop detection (loop thread only): BlockedLoopDetector.
     /** {@link LoopConfig#blockedThreshold()} in nanoseconds; 0: off (a final field: one check per unit). */
     private final long blockedThresholdNanos;
-    /** {@code System.nanoTime()} at the end of the last measured unit (or the last wake-up). */
-    private long unitStart;
-    /** The last turn judged a unit: {@link #unitStart} was read after its work. Loop thread. */
-    private boolean clockFresh;
-    /** What the reactive layer said it is running (an operation kind), or {@code null}. */
-    private String unitLabel;
-    /** The unit is the library's own set-up work ({@link #noteSetup}), not subscriber code. */
-    private boolean unitIsSetup;
-    /** When the last blocked-loop warning was logged, and how many were not logged since. */
-    private long lastBlockedLog;
-    private long blockedNotLogged;
-    private boolean blockedLogged;
+    private final BlockedLoopDetector detector;
 
     private EventLoop(LoopConfig config) {
         this.name = config.name();
@@ -380,6 +163,9 @@ public final class EventLoop implements AutoCloseable {
         }
         this.poller = p;
         this.arena = a;
+        this.detector = new BlockedLoopDetector(thread, blockedThresholdNanos, counters);
+        this.io = new EpollIoHandler(this, poller, scratch, batchSize, spinBudget, counters, detector, blockedThresholdNanos,
+                timers);
     }
 
     /**
@@ -425,14 +211,14 @@ public final class EventLoop implements AutoCloseable {
      * (longer during a graceful shutdown's last tasks and a failed queue's hooks, which are not
      * measured units) and never ahead. With the detection off, it reads the clock. For deadlines
      * of a second or more that the loop keeps on its own thread (an operation's posting time),
-     * where a clock read per operation would be a tenth of the Java path's cost (issue 13). Loop
+     * where a clock read per operation would be a sizeable share of the Java path's cost. Loop
      * thread.
      *
      * @return a {@link System#nanoTime()} value, never ahead of the clock
      */
     public long unitClock() {
         assert inEventLoop();
-        return blockedThresholdNanos != 0 ? unitStart : System.nanoTime();
+        return blockedThresholdNanos != 0 ? detector.unitStart() : System.nanoTime();
     }
 
     /**
@@ -588,7 +374,7 @@ public final class EventLoop implements AutoCloseable {
 
     private Registration register(LoopSource s) {
         if (inEventLoop()) {
-            add(s);
+            io.add(s);
         } else {
             execute(new AddTask(s));
         }
@@ -597,10 +383,7 @@ public final class EventLoop implements AutoCloseable {
 
     /** {@return a snapshot of the counters; any thread (each counter is exact, the set is not atomic)} */
     public LoopStats stats() {
-        return new LoopStats((long) WAKEUPS.getOpaque(this), (long) EMPTY_WAKEUPS.getOpaque(this),
-                (long) BATCHES.getOpaque(this), (long) COMPLETIONS.getOpaque(this),
-                (int) LARGEST_BATCH.getOpaque(this), (long) TASKS.getOpaque(this), (long) DROPPED.getOpaque(this),
-                (long) BLOCKED.getOpaque(this), (long) LAG.getOpaque(this), (long) QUIET_SKIPS.getOpaque(this));
+        return counters.snapshot();
     }
 
     /**
@@ -688,7 +471,45 @@ public final class EventLoop implements AutoCloseable {
         poller.wakeup(inEventLoop());
     }
 
+    /**
+     * Removes a source; loop thread; idempotent (LoopSource.close).
+     *
+     * @param runHook whether to run the owner's hook (not when the owner asked)
+     */
+    void unregister(LoopSource s, boolean runHook) {
+        io.unregister(s, runHook);
+    }
+
     // ---------------------------------------------------------------- the loop
+
+    private void loop() {
+        assert inEventLoop();
+        while ((int) STATE.getVolatile(this) == RUNNING) {
+            if (blockedThresholdNanos != 0) {
+                detector.turnStarted();
+            }
+            int work = runTasks();
+            if (!timers.isEmpty()) {
+                work += timers.runExpired(System.nanoTime(), this::runTimer);
+            }
+            io.runIo(work);
+        }
+    }
+
+    /** {@return whether tasks are queued; any thread} */
+    boolean hasTasks() {
+        return !taskQueue.isEmpty();
+    }
+
+    /** {@return whether the loop still runs (no shutdown requested); any thread} */
+    boolean isRunning() {
+        return (int) STATE.getVolatile(this) == RUNNING;
+    }
+
+    /** {@return whether the loop has ended; any thread} */
+    boolean isTerminated() {
+        return (int) STATE.getVolatile(this) >= TERMINATED;
+    }
 
     private void run() {
         assert inEventLoop();
@@ -722,582 +543,6 @@ public final class EventLoop implements AutoCloseable {
         }
     }
 
-    private void loop() {
-        assert inEventLoop();
-        int idle = 0;
-        while ((int) STATE.getVolatile(this) == RUNNING) {
-            turn++;
-            if (blockedThresholdNanos != 0) {
-                // One per turn, so that a spinning turn is not a blocked unit; unless the last
-                // turn judged a unit (clockFresh): its judge read the clock after all the work
-                // that could be long, and only the turn's own few instructions came since. A busy
-                // loop that does one operation per turn reads the clock once per operation, not
-                // twice (issue 13: a clock read is ~30 ns on the project's VM).
-                if (!clockFresh) {
-                    unitStart = System.nanoTime();
-                }
-                clockFresh = false;
-            }
-            int work = runTasks();
-            // Queues cut off by the budget last turn: their fds may not signal what is left
-            // (rpma_cq_wait(3) re-armed the CQ for new completions only; a libfabric wait fd need
-            // not be readable for buffered data, fi_trywait(3)), so they are polled here, before
-            // the loop may sleep; while one still has work, `work` keeps the loop awake.
-            work += drainCutOff();
-            if (idle < spinBudget) {
-                work += pollQueues();
-                if (!askAgain.isEmpty()) {
-                    work += askAgain();
-                }
-                if (sources.others().length > 0 && othersDue()) {
-                    int n = poller.selectNow();
-                    if (n > 0) {
-                        work += dispatch(n, true);
-                    }
-                }
-                if (work == 0) {
-                    if (spinBudget != Integer.MAX_VALUE) {
-                        idle++; // BUSY_POLL never counts, so it never reaches the sleep branch
-                    }
-                    SpinWait.pause();
-                } else {
-                    idle = 0;
-                }
-            } else {
-                if (work == 0) {
-                    work = sleep();
-                } else {
-                    // Tasks ran: still service the fds that are ready, without blocking. Otherwise
-                    // a stream of tasks (a producer that never pauses, a task that re-queues itself
-                    // to retry a post) would keep the loop from ever reading its queues.
-                    int n = poller.selectNow();
-                    if (n > 0) {
-                        work += dispatch(n, false);
-                    }
-                }
-                if (work > 0) {
-                    idle = 0; // activity: an adaptive loop goes back to spinning
-                }
-            }
-        }
-    }
-
-    /**
-     * Whether this busy round (or a sleep put off by the poll before it) asks epoll about the
-     * non-queue sources: when a source was registered since the last ask, or
-     * {@link #OTHERS_CHECK_INTERVAL_NANOS} have passed.
-     *
-     * @return whether to call {@code epoll_wait(0)} now (the ask is then recorded as done)
-     */
-    private boolean othersDue() {
-        return othersDue(OTHERS_CHECK_INTERVAL_NANOS);
-    }
-
-    /**
-     * {@link #othersDue()} with another interval.
-     *
-     * @param interval nanoseconds since the last ask after which to ask again
-     * @return whether to call {@code epoll_wait(0)} now (the ask is then recorded as done)
-     */
-    private boolean othersDue(long interval) {
-        assert inEventLoop();
-        // "Now" to within the turn, without another clock read per round when the detection is on.
-        long now = unitClock();
-        if (!othersDue && now - othersCheckedAt < interval) {
-            return false;
-        }
-        othersDue = false;
-        othersCheckedAt = now;
-        return true;
-    }
-
-    /**
-     * One sleep: announce it, re-check for tasks, ask every source ({@code fi_trywait(3)}), block,
-     * dispatch.
-     *
-     * @return the work found
-     */
-    private int sleep() {
-        assert inEventLoop();
-        int again = pollBeforeSleep();
-        if (again > 0) {
-            // While the last look keeps finding completions (a pipeline completes continuously)
-            // the loop never reaches epoll_wait: ask epoll about every fd after
-            // MAX_SLEEPS_PUT_OFF sleeps put off in a row, or SLEEPS_PUT_OFF_NANOS, whichever
-            // comes first, or one busy cheap queue starves the other queues and the event
-            // channels for as long as it stays busy. Counted, not only timed: the ask costs
-            // epoll_wait and, for the busy queue whose fd is readable, its re-arm
-            // (rpma_cq_wait(3)); asked every 50 µs as a busy round does, an operation slower
-            // than that (rpma under the lane's emulation: 40-100 µs) paid both every time and
-            // lost what the last look saves (epoll 8 B write 1.35 -> 2.45 x C, 2026-11-23).
-            // One call decides and records the ask: a streak of MAX_SLEEPS_PUT_OFF asks at once
-            // (interval 0), a shorter one once SLEEPS_PUT_OFF_NANOS have passed since the last.
-            if (othersDue(++sleepsPutOff >= MAX_SLEEPS_PUT_OFF ? 0 : SLEEPS_PUT_OFF_NANOS)) {
-                sleepsPutOff = 0;
-                int n = poller.selectNow();
-                if (n > 0) {
-                    again += dispatch(n, false);
-                }
-            }
-            return again;
-        }
-        sleepsPutOff = 0;
-        poller.announceSleep();
-        if (!taskQueue.isEmpty() || (int) STATE.getVolatile(this) != RUNNING) {
-            poller.cancelSleep();
-            return 1;
-        }
-        int work = prepareToSleep();
-        if (work > 0) {
-            poller.cancelSleep();
-            return work;
-        }
-        Runnable hook = beforeSleep;
-        if (hook != null) {
-            hook.run();
-        }
-        int n = poller.sleep();
-        if (blockedThresholdNanos != 0) {
-            unitStart = System.nanoTime(); // the sleep is not a blocked unit
-        }
-        if (n <= 0) {
-            return 0; // EINTR
-        }
-        WAKEUPS.setOpaque(this, wakeups + 1);
-        boolean bySource = false; // read before dispatch: its handlers may register sources
-        for (int i = 0; i < n && !bySource; i++) {
-            bySource = poller.readyId(i) != EpollPoller.WAKE_ID;
-        }
-        work = dispatch(n, false);
-        if (work == 0) {
-            EMPTY_WAKEUPS.setOpaque(this, emptyWakeups + 1);
-            if (bySource) {
-                return 1; // "ADAPTIVE after a wake-up" in the design comment: the loop spins again
-            }
-        }
-        return work;
-    }
-
-    /**
-     * Polls, once more, each queue whose last drain delivered and whose poll is cheap (see
-     * "sleep/wake" in the design comment).
-     *
-     * @return completions delivered (0: the loop may go on towards the sleep)
-     */
-    private int pollBeforeSleep() {
-        assert inEventLoop();
-        int work = 0;
-        for (LoopSource s : sources.queues()) {
-            if (s.pollBeforeSleep) {
-                s.pollBeforeSleep = false;
-                if (s.isActive()) {
-                    work += drain(s);
-                }
-            }
-        }
-        return work;
-    }
-
-    /**
-     * Calls {@link Pollable#prepareToSleep()} on every source; a source that says "not yet" is
-     * polled (queue) or handled (other source) right away.
-     *
-     * @return 0 when the loop may sleep, else the work done
-     */
-    private int prepareToSleep() {
-        assert inEventLoop();
-        int work = 0;
-        for (LoopSource s : sources.queues()) {
-            if (s.isActive() && !askToSleep(s)) {
-                work += 1 + drain(s);
-            }
-        }
-        for (LoopSource s : sources.others()) {
-            if (s.isActive() && !askToSleep(s)) {
-                handleReadable(s);
-                work++;
-            }
-        }
-        return work;
-    }
-
-    private boolean askToSleep(LoopSource s) {
-        assert inEventLoop();
-        try {
-            return s.pollable.prepareToSleep();
-        } catch (Throwable t) {
-            rethrowIfFatal(t);
-            fail(s, "prepareToSleep", t);
-            return true;
-        }
-    }
-
-    /**
-     * Handles ready entries of the epoll array, the non-queue sources included.
-     *
-     * @param n entries
-     * @param busy a busy round: queues were polled already, do not acknowledge them
-     * @return the work found
-     */
-    private int dispatch(int n, boolean busy) {
-        return dispatch(n, busy, true);
-    }
-
-    /**
-     * Handles ready entries of the epoll array.
-     *
-     * @param n entries
-     * @param busy a busy round: queues were polled already (but the quiet ones it left), do not
-     *     acknowledge them
-     * @param others whether to handle the non-queue sources among them
-     * @return the work found
-     */
-    private int dispatch(int n, boolean busy, boolean others) {
-        assert inEventLoop();
-        int work = 0;
-        for (int i = 0; i < n; i++) {
-            long id = poller.readyId(i);
-            if (id == EpollPoller.WAKE_ID) {
-                poller.consumeWakeup();
-                if (!taskQueue.isEmpty()) {
-                    work++;
-                }
-                continue;
-            }
-            LoopSource s = sources.lookup(id);
-            if (s == null) {
-                continue; // unregistered by a handler earlier in this batch
-            }
-            if (s.cq != null) {
-                if (!busy) {
-                    if (acknowledge(s)) {
-                        work += drain(s);
-                    }
-                } else if (s.skippedTurn == turn && s.isActive()) {
-                    // A quiet queue that this busy round left unpolled, and whose fd is readable.
-                    s.skippedTurn = -1;
-                    work += drainCountingEmpty(s);
-                }
-            } else if (others) {
-                // Busy: ask first, then handle ("A readable source in a busy round" above).
-                boolean settled = !busy || askToSleep(s);
-                if (s.isActive()) {
-                    handleReadable(s);
-                    if (!settled && s.isActive()) {
-                        queueAskAgain(s);
-                    }
-                }
-                work++;
-            }
-        }
-        return work;
-    }
-
-    private boolean acknowledge(LoopSource s) {
-        assert inEventLoop();
-        try {
-            s.cq.acknowledge();
-            return true;
-        } catch (Throwable t) {
-            rethrowIfFatal(t);
-            fail(s, "acknowledge", t);
-            return false;
-        }
-    }
-
-    /**
-     * Busy round: every queue polled directly, no acknowledge; while the loop has two or more
-     * queues that can be quiet, two or more quiet ones are left to one {@code epoll_wait(0)}
-     * ("Busy rounds and quiet queues" in the design comment).
-     */
-    private int pollQueues() {
-        assert inEventLoop();
-        if (sources.quietCapableQueues() >= 2) {
-            return pollQueuesSkippingQuiet();
-        }
-        // The usual loop (one tcp queue, or RDMA queues): kept as small as it always was, so
-        // that the JIT compiles the busy round's hottest path as before.
-        int work = 0;
-        for (LoopSource s : sources.queues()) {
-            if (s.isActive()) {
-                work += drain(s);
-            }
-        }
-        return work;
-    }
-
-    /** {@link #pollQueues()} while the loop has two or more queues that can be quiet. */
-    private int pollQueuesSkippingQuiet() {
-        assert inEventLoop();
-        boolean tick = false;
-        long now = unitClock();
-        if (now - quietTickAt >= QUIET_TICK_NANOS) {
-            quietTickAt = now;
-            tick = true;
-        }
-        int work = 0;
-        int skipped = 0;
-        int candidates = 0;
-        // An idle queue is asked only where another could turn quiet with it (last round's count).
-        boolean askIdle = tick && quietCandidates >= 2;
-        LoopSource lastSkipped = null;
-        for (LoopSource s : sources.queues()) {
-            if (!s.isActive()) {
-                continue;
-            }
-            if (!s.quietCapable) {
-                work += drain(s);
-                continue;
-            }
-            boolean quiet = isQuiet(s);
-            if (!s.isActive()) {
-                continue; // failed in quiet()
-            }
-            boolean skip;
-            if (quiet) {
-                // The tick renews its answer (prepareToSleep answers from the transport's last
-                // call while it trusts that, and calls again after); a "not yet" has it polled.
-                skip = !tick || askToSleep(s);
-            } else {
-                if (s.skippedTurn == turn - 1) {
-                    s.emptyPolls = 0; // quiet last round, touched since (a post): work in flight
-                }
-                // Idle long enough: asked on the tick, so that idle queues turn quiet together,
-                // and only beside another candidate (a round skips only when it leaves two or more).
-                skip = askIdle && s.emptyPolls >= QUIET_AFTER_EMPTY_POLLS && askToSleep(s) && s.isActive()
-                        && isQuiet(s);
-            }
-            if (!s.isActive()) {
-                continue; // failed in prepareToSleep() or quiet()
-            }
-            if (skip) {
-                s.skippedTurn = turn;
-                skipped++;
-                lastSkipped = s;
-            } else {
-                work += drainCountingEmpty(s);
-            }
-            if (skip || s.emptyPolls >= QUIET_AFTER_EMPTY_POLLS) {
-                candidates++;
-            }
-        }
-        quietCandidates = candidates;
-        if (skipped == 1) {
-            // A single quiet queue: its poll costs what the ask would, and finds what came
-            // without an epoll_wait before it.
-            lastSkipped.skippedTurn = -1;
-            work += drainCountingEmpty(lastSkipped);
-        } else if (skipped > 1) {
-            // One ask about every fd stands for the polls of all the quiet queues; the other
-            // sources it finds ready are handled only when they are due anyway.
-            QUIET_SKIPS.setOpaque(this, quietSkips + skipped);
-            boolean others = sources.others().length > 0 && othersDue();
-            int n = poller.selectNow();
-            if (n > 0) {
-                work += dispatch(n, true, others);
-            }
-        }
-        return work;
-    }
-
-    /**
-     * Drains a queue that can be quiet and counts a poll that found it empty towards
-     * {@link #QUIET_AFTER_EMPTY_POLLS} (a delivery, in any path, restarts the count in
-     * {@link #drain}); a cut-off (full batches) or a failure does not count.
-     *
-     * @return completions delivered
-     */
-    private int drainCountingEmpty(LoopSource s) {
-        assert inEventLoop();
-        int n = drain(s);
-        if (s.cutOff) {
-            s.emptyPolls = 0;
-        } else if (n == 0 && s.isActive() && s.emptyPolls < QUIET_AFTER_EMPTY_POLLS) {
-            s.emptyPolls++;
-        }
-        return n;
-    }
-
-    /** {@return {@link CompletionQueue#quiet()} of a queue that can be quiet; one that throws is failed (and inactive)} */
-    private boolean isQuiet(LoopSource s) {
-        assert inEventLoop();
-        try {
-            return s.cq.quiet();
-        } catch (Throwable t) {
-            rethrowIfFatal(t);
-            fail(s, "quiet", t);
-            return false;
-        }
-    }
-
-    /**
-     * Asks again the sources whose handler a spinning round ran while their prepareToSleep said
-     * "not yet", and runs the handler again for each that still says so ("A readable source in a
-     * busy round" in the design comment).
-     *
-     * @return the handlers run
-     */
-    private int askAgain() {
-        assert inEventLoop();
-        int work = 0;
-        for (int i = askAgain.size(); i > 0; i--) {
-            LoopSource s = askAgain.poll();
-            s.askAgain = false;
-            if (s.isActive() && !askToSleep(s) && s.isActive()) {
-                handleReadable(s);
-                work++;
-                queueAskAgain(s);
-            }
-        }
-        return work;
-    }
-
-    private void queueAskAgain(LoopSource s) {
-        assert inEventLoop();
-        if (!s.askAgain) {
-            s.askAgain = true;
-            askAgain.add(s);
-        }
-    }
-
-    /**
-     * Polls the queues that {@link #MAX_BATCHES_PER_TURN} cut off in an earlier turn, each once
-     * (with this turn's budget); one that is cut off again goes back on the list.
-     *
-     * @return completions delivered
-     */
-    private int drainCutOff() {
-        assert inEventLoop();
-        int work = 0;
-        for (int i = cutOff.size(); i > 0; i--) {
-            LoopSource s = cutOff.poll();
-            s.cutOff = false;
-            if (s.isActive()) {
-                work += drain(s);
-            }
-        }
-        return work;
-    }
-
-    /**
-     * Polls a queue until a batch comes back short or the queue has had its
-     * {@link #MAX_BATCHES_PER_TURN} polls of this turn; in the latter case, while the last batch
-     * was full, the queue goes on the cut-off list so that the next turn polls it again without
-     * waiting for its fd.
-     *
-     * @return completions delivered
-     */
-    private int drain(LoopSource s) {
-        assert inEventLoop();
-        if (s.turn != turn) {
-            s.turn = turn;
-            s.pollsThisTurn = 0;
-        }
-        int total = 0;
-        int n;
-        do {
-            if (s.pollsThisTurn == MAX_BATCHES_PER_TURN) {
-                if (!s.cutOff) {
-                    s.cutOff = true;
-                    cutOff.add(s);
-                }
-                return total;
-            }
-            s.pollsThisTurn++;
-            n = pollOnce(s);
-            if (n < 0) {
-                return total;
-            }
-            total += n;
-        } while (n == batchSize && s.isActive());
-        if (total > 0) {
-            if (s.cheapPoll) {
-                s.pollBeforeSleep = true;
-            }
-            s.emptyPolls = 0; // a queue that can be quiet counts its empty polls from here
-        }
-        return total;
-    }
-
-    /**
-     * Polls a queue until a batch comes back short, with no budget: the graceful shutdown's last
-     * drain, after which nothing else runs on the loop.
-     *
-     * @return completions delivered
-     */
-    private int drainAll(LoopSource s) {
-        assert inEventLoop();
-        int total = 0;
-        int n;
-        do {
-            n = pollOnce(s);
-            if (n < 0) {
-                return total;
-            }
-            total += n;
-        } while (n == batchSize && s.isActive());
-        return total;
-    }
-
-    /**
-     * One native poll into the scratch batch, counted.
-     *
-     * @return the completions delivered, or -1 when the queue failed (it is unregistered)
-     */
-    private int pollOnce(LoopSource s) {
-        assert inEventLoop();
-        assert !delivering : "a poll from inside a sink";
-        int n;
-        delivering = true;
-        try {
-            n = s.cq.poll(scratch, batchSize, s.sink);
-        } catch (Throwable t) {
-            delivering = false;
-            if (t instanceof VirtualMachineError || t instanceof LinkageError) {
-                // The loop ends (run() handles it): no subscriber code runs on the way out.
-                afterBatch.clear();
-                rethrowIfFatal(t);
-            }
-            // The queue's owner hears of its failure first (the reactive layer ends the
-            // connection, so that the put-off work, a stream asking for more, posts nothing
-            // new on it; a stream's failure sends its completed results first on its own).
-            fail(s, "poll", t);
-            runAfterBatchTasks();
-            return -1;
-        }
-        delivering = false;
-        if (n < 0 || n > batchSize) {
-            fail(s, "poll", new IllegalStateException("poll returned " + n + ", outside [0, " + batchSize + "]"));
-            runAfterBatchTasks();
-            return -1;
-        }
-        runAfterBatchTasks();
-        if (n > 0) {
-            BATCHES.setOpaque(this, batches + 1);
-            COMPLETIONS.setOpaque(this, completions + n);
-            if (n > largestBatch) {
-                LARGEST_BATCH.setOpaque(this, n);
-            }
-            if (blockedThresholdNanos != 0) {
-                endUnit(UNIT_BATCH, s, n);
-            }
-        }
-        return n;
-    }
-
-    private void handleReadable(LoopSource s) {
-        assert inEventLoop();
-        try {
-            s.onReadable.run();
-        } catch (Throwable t) {
-            rethrowIfFatal(t);
-            LOG.log(System.Logger.Level.WARNING, "readiness handler of " + s + " threw; the loop goes on", t);
-        }
-        if (blockedThresholdNanos != 0) {
-            endUnit(UNIT_HANDLER, s, 0);
-        }
-    }
-
     private int runTasks() {
         assert inEventLoop();
         int n = 0;
@@ -1317,12 +562,12 @@ public final class EventLoop implements AutoCloseable {
                 // A sampled task: its wait in the queue (the unit start is "now" when the
                 // detection is on; otherwise one extra clock read per sampled task).
                 long now = unitClock();
-                LAG.setOpaque(this, Math.max(0, now - submitted));
+                counters.lag(Math.max(0, now - submitted));
             }
             safeRun(r);
-            TASKS.setOpaque(this, tasks + 1);
+            counters.task();
             if (blockedThresholdNanos != 0) {
-                endUnit(UNIT_TASK, r, 0);
+                endUnit(BlockedLoopDetector.UNIT_TASK, r, 0);
             }
             if ((n & 15) == 0 && System.nanoTime() - start > TASK_BUDGET_NANOS) {
                 break;
@@ -1332,11 +577,47 @@ public final class EventLoop implements AutoCloseable {
     }
 
     /**
+     * Runs {@code task} on this loop's thread once {@code delay} has passed, from the loop's one
+     * timer heap ({@link LoopTimer}): for per-connection deadlines and keep-alives, which then
+     * cost the loop nothing per turn while they are not due, and its sleep lasts until the
+     * earliest of them. A timer due in a turn runs in that turn, after the turn's tasks; one
+     * scheduled by a running timer waits for the next turn. Timers pending when the loop ends
+     * are cancelled without running. Loop thread only (hand the call over with
+     * {@link #execute} from elsewhere).
+     *
+     * @param delay the delay, in [0, 365 days]
+     * @param task the task; if it throws, the loop logs and goes on
+     * @return the timer's handle, to cancel it (loop thread)
+     * @throws IllegalStateException off the loop thread
+     * @throws IllegalArgumentException when {@code delay} is negative or above 365 days
+     */
+    public LoopTimer.Timeout schedule(Duration delay, Runnable task) {
+        Objects.requireNonNull(delay, "delay");
+        Objects.requireNonNull(task, "task");
+        if (!inEventLoop()) {
+            throw new IllegalStateException("schedule is for the loop thread of " + name + ", called on "
+                    + Thread.currentThread().getName());
+        }
+        if (delay.isNegative() || delay.compareTo(Duration.ofNanos(LoopTimer.MAX_DELAY_NANOS)) > 0) {
+            throw new IllegalArgumentException("timer delay " + delay + " is outside [PT0S, "
+                    + Duration.ofNanos(LoopTimer.MAX_DELAY_NANOS) + "]");
+        }
+        return timers.schedule(System.nanoTime(), delay.toNanos(), task);
+    }
+
+    /** Runs one due timer's task as the loop runs a task (logged if it throws, measured). */
+    private void runTimer(Runnable task) {
+        safeRun(task);
+        if (blockedThresholdNanos != 0) {
+            endUnit(BlockedLoopDetector.UNIT_TASK, task, 0);
+        }
+    }
+
+    /**
      * Puts work off to the end of the completion batch being delivered: a sink that is called once
      * per completion (a stream's results, each of which would otherwise ask its source for one more
      * and post one write) does once per batch what it need not do per completion, as a C program
-     * reads a batch of completions before it posts again (issue 13: {@code writeAll}'s
-     * per-write path). The tasks run in the order given, on this thread, right after the sink
+     * reads a batch of completions before it posts again ({@code writeAll}'s per-write path). The tasks run in the order given, on this thread, right after the sink
      * had the batch's last completion, before the queue is polled again; when the poll failed,
      * once the queue is unregistered and its owner told (a fatal error drops them: the loop
      * ends). One that throws is logged, as a task is. Loop thread.
@@ -1347,30 +628,10 @@ public final class EventLoop implements AutoCloseable {
      */
     public boolean runAfterBatch(Runnable task) {
         assert inEventLoop();
-        if (!delivering) {
-            return false;
-        }
-        afterBatch.add(task);
-        return true;
+        return io.runAfterBatch(task);
     }
 
-    private void runAfterBatchTasks() {
-        assert inEventLoop();
-        if (afterBatch.isEmpty()) {
-            return;
-        }
-        try {
-            Runnable r;
-            while ((r = afterBatch.poll()) != null) {
-                safeRun(r);
-            }
-        } finally {
-            // Only a fatal error (safeRun rethrows nothing else) leaves work here: the loop ends.
-            afterBatch.clear();
-        }
-    }
-
-    private void safeRun(Runnable r) {
+    void safeRun(Runnable r) {
         assert inEventLoop();
         try {
             r.run();
@@ -1382,30 +643,8 @@ public final class EventLoop implements AutoCloseable {
 
     // ---------------------------------------------------------------- blocked-loop detection
 
-    /*
-     * Why: subscriber code runs on this thread when a sink completes (a Mono's onComplete, a
-     * Flux's onNext); a callback that blocks for 500 ms stalls every other connection on the loop
-     * for 500 ms, and nothing else tells. What: the loop reads the clock once per unit of work
-     * that may run user code — one task, one native poll that delivered completions (the whole
-     * batch: one clock read per batch, not per completion), one readiness handler — plus once per
-     * turn that follows a turn without a judged unit, and once after each sleep (so that
-     * spinning or sleeping never counts; after a judged unit only the turn's own few
-     * instructions come before the next unit, so its clock value serves). A unit longer
-     * than the threshold is counted in LoopStats.blocked and logged at WARN at most once per
-     * BLOCKED_LOG_INTERVAL (with the number not logged since). Off (threshold 0): one final-field
-     * check per unit, no clock read. The reactive layer names what it runs with
-     * noteOperation(label): one plain store, no clock read; the warning names the last one of
-     * the unit (the culprit in a batch of one; in a larger batch, the last completed).
-     */
-
     /** The least time between two blocked-loop warnings of one loop: 10 s. */
-    public static final Duration BLOCKED_LOG_INTERVAL = Duration.ofSeconds(10);
-
-    private static final int UNIT_TASK = 0;
-    private static final int UNIT_BATCH = 1;
-    private static final int UNIT_HANDLER = 2;
-    /** Subscriber code within a unit of the library's own work (see endPart). */
-    private static final int UNIT_PART = 3;
+    public static final Duration BLOCKED_LOG_INTERVAL = BlockedLoopDetector.LOG_INTERVAL;
 
     /**
      * Names what the loop is about to run for the blocked-loop report, e.g. the kind of the
@@ -1416,11 +655,7 @@ public final class EventLoop implements AutoCloseable {
      */
     public void noteOperation(String label) {
         if (Thread.currentThread() == thread) {
-            if (unitIsSetup) {
-                endPart(); // the set-up before it is not the subscriber code's time
-            }
-            unitLabel = label;
-            unitIsSetup = false; // subscriber code runs in this unit: it is reported as such
+            detector.noteOperation(label);
         }
     }
 
@@ -1438,101 +673,12 @@ public final class EventLoop implements AutoCloseable {
      */
     public void noteSetup(String label) {
         if (Thread.currentThread() == thread) {
-            if (!unitIsSetup && unitLabel != null) {
-                endPart(); // named subscriber code ran before it in this unit: judged alone
-            }
-            unitLabel = label;
-            unitIsSetup = true;
+            detector.noteSetup(label);
         }
     }
 
-    /*
-     * A unit can mix the library's set-up with subscriber code (a bind task that completes its
-     * sink, an accept whose connection is established and handed to the handler, a connection's
-     * end that fails its queued operations and then closes the native connection). Measured
-     * whole, the set-up's time would be reported as the subscriber's (under load, accept
-     * handling of 150 ms named "cqflux.established"), or the subscriber's hidden as set-up. So
-     * where the kind changes the part so far is judged on its own and the clock restarts: one
-     * clock read per change, which happens only in these rare units, never in a batch.
-     */
-
-    /**
-     * Ends the part of the current unit run so far (set-up or named subscriber code, as
-     * {@code unitIsSetup} says) where the kind changes, and judges it alone.
-     */
-    private void endPart() {
-        if (blockedThresholdNanos != 0) {
-            judge(UNIT_PART, null, 0, unitLabel, unitIsSetup);
-        }
-    }
-
-    /**
-     * Ends a measured unit: one clock read; a unit over the threshold is counted and maybe logged.
-     *
-     * @param unit what kind of unit
-     * @param what the task, or the source
-     * @param n completions in a batch
-     */
     private void endUnit(int unit, Object what, int n) {
-        String label = unitLabel;
-        unitLabel = null;
-        boolean setup = unitIsSetup;
-        unitIsSetup = false;
-        judge(unit, what, n, label, setup);
-    }
-
-    /**
-     * Reads the clock once and judges the time since {@code unitStart}: over the threshold,
-     * library set-up is logged at DEBUG, anything else is a blocked loop (counted, maybe logged);
-     * the clock restarts for what follows.
-     */
-    private void judge(int unit, Object what, int n, String label, boolean setup) {
-        long now = System.nanoTime();
-        long held = now - unitStart;
-        unitStart = now;
-        clockFresh = true;
-        if (held > blockedThresholdNanos) {
-            if (setup) {
-                LOG.log(System.Logger.Level.DEBUG, "event loop thread {0}: {1} held it for {2} ms",
-                        thread.getName(), label, TimeUnit.NANOSECONDS.toMillis(held));
-                return;
-            }
-            blocked(held, unit, what, n, label);
-            unitStart = System.nanoTime(); // the report itself is not the next unit's time
-        }
-    }
-
-    private void blocked(long heldNanos, int unit, Object what, int n, String label) {
-        BLOCKED.setOpaque(this, blocked + 1);
-        long now = System.nanoTime();
-        if (blockedLogged && now - lastBlockedLog < BLOCKED_LOG_INTERVAL.toNanos()) {
-            blockedNotLogged++;
-            return;
-        }
-        blockedLogged = true;
-        lastBlockedLog = now;
-        long notLogged = blockedNotLogged;
-        blockedNotLogged = 0;
-        String unitText = switch (unit) {
-            case UNIT_BATCH -> "a batch of " + n + " completion(s) from " + what + " (subscriber code run on the loop)";
-            case UNIT_HANDLER -> "the readiness handler of " + what;
-            case UNIT_PART -> "subscriber code run within the library's own work";
-            default -> "the task " + what;
-        };
-        LOG.log(System.Logger.Level.WARNING, "event loop thread " + thread.getName() + " was blocked for "
-                + TimeUnit.NANOSECONDS.toMillis(heldNanos) + " ms (threshold "
-                + TimeUnit.NANOSECONDS.toMillis(blockedThresholdNanos) + " ms) by " + unitText
-                + (label != null ? "; operation: " + label : "")
-                + "; every connection on this loop waited meanwhile. Move blocking work off the loop"
-                + " (publishOn(Schedulers.boundedElastic()))"
-                + (notLogged > 0 ? " [" + notLogged + " more not logged since the last report]" : ""));
-    }
-
-    /** A queue or source that failed itself is dropped and its owner told. */
-    private void fail(LoopSource s, String call, Throwable t) {
-        assert inEventLoop();
-        LOG.log(System.Logger.Level.ERROR, call + " of " + s + " failed; it is unregistered from event loop " + name, t);
-        unregister(s, true);
+        detector.endUnit(unit, what, n);
     }
 
     // ---------------------------------------------------------------- shutdown
@@ -1552,67 +698,51 @@ public final class EventLoop implements AutoCloseable {
                     break;
                 }
                 safeRun(r);
-                TASKS.setOpaque(this, tasks + 1);
+                counters.task();
             }
             if (!forced) {
                 // The last drain: completions that are already in the queues reach their sinks.
                 // No budget: nothing else runs on the loop any more, so no neighbour can starve.
-                unitStart = System.nanoTime(); // the shutdown's tasks are not the drain's time
-                for (LoopSource s : sources.queues()) {
-                    if (s.isActive()) {
-                        drainAll(s);
-                    }
-                }
+                detector.restart(); // the shutdown's tasks are not the drain's time
+                io.drainAllQueues();
             }
         }
         dropRemainingTasks();
-        closeSources();
+        timers.cancelAll();
+        io.closeSources();
     }
 
     private void failEverything() {
         assert inEventLoop();
         taskQueue.close();
         dropRemainingTasks();
-        closeSources();
+        timers.cancelAll();
+        io.closeSources();
     }
 
     private void dropRemainingTasks() {
         assert inEventLoop();
-        long before = droppedTasks;
+        long before = counters.droppedTasks();
         Runnable r;
         while ((r = taskQueue.pollClosed()) != null) {
             drop(r);
         }
-        if (droppedTasks != before) {
+        if (counters.droppedTasks() != before) {
             LOG.log(System.Logger.Level.WARNING, "event loop {0} shut down: dropped {1} queued task(s)", name,
-                    droppedTasks - before);
+                    counters.droppedTasks() - before);
         }
     }
 
     private void drop(Runnable r) {
         assert inEventLoop();
-        DROPPED.setOpaque(this, droppedTasks + 1);
+        counters.dropped();
         LOG.log(System.Logger.Level.DEBUG, "event loop {0} shut down: dropped task {1}", name, r);
         if (r instanceof AddTask a) {
             a.source.phase = LoopSource.REMOVED;
             a.source.removed.complete(null);
-            runHook(a.source);
+            io.runHook(a.source);
         } else if (r instanceof OrAfterTermination o) {
             runAfterTermination(o.task);
-        }
-    }
-
-    /** Unregisters every source and runs its hook; no registration is accepted afterwards. */
-    private void closeSources() {
-        assert inEventLoop();
-        sourcesClosed = true;
-        for (LoopSource s : sources.all()) {
-            try {
-                unregister(s, true);
-            } catch (Throwable t) {
-                rethrowIfFatal(t);
-                LOG.log(System.Logger.Level.WARNING, "unregistering " + s + " failed", t);
-            }
         }
     }
 
@@ -1622,81 +752,6 @@ public final class EventLoop implements AutoCloseable {
     }
 
     // ---------------------------------------------------------------- registrations (loop thread)
-
-    /** Adds a source to epoll; loop thread. */
-    private void add(LoopSource s) {
-        assert inEventLoop();
-        if (sourcesClosed || (int) STATE.getVolatile(this) >= TERMINATED) {
-            throw new ResourceClosedException("event loop " + name + " is shut down: " + s + " not registered");
-        }
-        if (s.phase != LoopSource.PENDING) {
-            return; // closed before the hand-over ran
-        }
-        int fd = s.pollable.fd();
-        if (fd < 0) {
-            throw new IllegalArgumentException("source " + s.pollable + " has fd " + fd + " (must be >= 0)");
-        }
-        long id = sources.add(s);
-        int e = poller.add(fd, id);
-        if (e != 0) {
-            sources.remove(s);
-            throw NativeErrors.errno("epoll_ctl", e, "EPOLL_CTL_ADD of fd " + fd + " (" + s.pollable + ")");
-        }
-        s.phase = LoopSource.ACTIVE;
-        if (s.cq == null) {
-            othersDue = true; // a busy round asks about it at once, not after the interval
-        }
-    }
-
-    /**
-     * Removes a source; loop thread; idempotent.
-     *
-     * @param runHook whether to run the owner's hook (not when the owner asked)
-     */
-    void unregister(LoopSource s, boolean runHook) {
-        assert inEventLoop();
-        if (s.phase == LoopSource.PENDING) {
-            s.phase = LoopSource.REMOVED;
-            s.removed.complete(null);
-            return;
-        }
-        if (s.phase != LoopSource.ACTIVE) {
-            return;
-        }
-        s.phase = LoopSource.REMOVED;
-        sources.remove(s);
-        int fd = -1;
-        try {
-            fd = s.pollable.fd();
-        } catch (RuntimeException e) {
-            LOG.log(System.Logger.Level.DEBUG, "fd of " + s.pollable + " unavailable at unregistration", e);
-        }
-        if (fd >= 0) {
-            int e = poller.delete(fd);
-            if (e != 0) {
-                // EBADF/ENOENT: the owner closed the fd first; epoll(7) drops a file description
-                // from every set when its last fd is closed, so there is nothing left to remove.
-                LOG.log(System.Logger.Level.DEBUG, "EPOLL_CTL_DEL of fd {0}: {1}", fd, NativeErrors.errnoName(e));
-            }
-        }
-        s.removed.complete(null);
-        if (runHook) {
-            runHook(s);
-        }
-    }
-
-    private void runHook(LoopSource s) {
-        assert inEventLoop();
-        if (s.onShutdown == null || s.closeRequested) {
-            return;
-        }
-        try {
-            s.onShutdown.run();
-        } catch (Throwable t) {
-            rethrowIfFatal(t);
-            LOG.log(System.Logger.Level.WARNING, "shutdown hook of " + s + " threw", t);
-        }
-    }
 
     /** Registration.close() from another thread: hand over and wait until the loop let go. */
     void removeFromOtherThread(LoopSource s) {
@@ -1748,12 +803,12 @@ public final class EventLoop implements AutoCloseable {
         @Override
         public void run() {
             try {
-                add(source);
+                io.add(source);
             } catch (RuntimeException e) {
                 LOG.log(System.Logger.Level.ERROR, "registering " + source + " on event loop " + name + " failed", e);
                 source.phase = LoopSource.REMOVED;
                 source.removed.complete(null);
-                runHook(source);
+                io.runHook(source);
             }
         }
 
@@ -1792,7 +847,7 @@ public final class EventLoop implements AutoCloseable {
 
         @Override
         public void run() {
-            unregister(source, false);
+            io.unregister(source, false);
         }
 
         @Override

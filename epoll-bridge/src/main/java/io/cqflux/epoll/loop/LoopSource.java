@@ -51,8 +51,21 @@ final class LoopSource implements Registration {
      * ({@link CompletionQueue#quiet()}); loop thread only.
      */
     int emptyPolls;
-    /** A queue whose poll is not cheap and that {@link CompletionQueue#canBeQuiet()}, asked once. */
-    final boolean quietCapable;
+    /**
+     * A queue whose poll is not cheap and that {@link CompletionQueue#canBeQuiet()}, asked once,
+     * and that does not {@linkplain Pollable#watchTouches watch its touches} (set on registration).
+     */
+    boolean quietCapable;
+    /** The source accepted {@link Pollable#watchTouches}: its yes stands until it says; loop thread only. */
+    boolean watched;
+    /** A watched source whose last prepareToSleep said yes, untouched since: neither asked nor polled; loop thread only. */
+    boolean settled;
+    /** In the loop's list of sources to ask before a sleep; loop thread only. */
+    boolean toAsk;
+    /** In the loop's list of queues a spinning round polls; loop thread only. */
+    boolean polled;
+    /** In the loop's list of queues polled once more before a sleep; loop thread only. */
+    boolean listedBeforeSleep;
     /**
      * A spinning round ran its handler while its prepareToSleep said "not yet": the next round
      * asks again, and runs the handler again while the answer stays so; loop thread only.

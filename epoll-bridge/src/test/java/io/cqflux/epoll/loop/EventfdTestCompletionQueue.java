@@ -62,6 +62,10 @@ final class EventfdTestCompletionQueue implements CompletionQueue {
     private volatile RuntimeException askFailure;
     private volatile RuntimeException failureAfterDelivery;
     private boolean closed;
+    /** Accepts {@link #watchTouches} (see {@link #watchTouchesLikeFabric}). */
+    private volatile boolean offersWatch;
+    /** The loop's touch listener while watched (loop thread). */
+    private volatile Runnable touchListener;
 
     EventfdTestCompletionQueue(String name) {
         this(name, false);
@@ -170,6 +174,48 @@ final class EventfdTestCompletionQueue implements CompletionQueue {
         keepsQuietAnswers = true;
     }
 
+    /**
+     * {@link #keepQuietAnswers()}, and also accept {@link #watchTouches}: the standing yes holds
+     * until a {@link #poll} or a {@link #touch()} ends it, each of which tells the loop, as the
+     * fabric transport's queues do.
+     */
+    void watchTouchesLikeFabric() {
+        keepsQuietAnswers = true;
+        offersWatch = true;
+    }
+
+    /**
+     * A post to the queue's endpoint, as a transport sees one: ends a standing yes and tells a
+     * watching loop. Loop thread.
+     */
+    void touch() {
+        endYes();
+    }
+
+    /** {@return whether a loop holds a touch listener of this queue} */
+    boolean watched() {
+        return touchListener != null;
+    }
+
+    private void endYes() {
+        if (quiet) {
+            quiet = false;
+            Runnable r = touchListener;
+            if (r != null) {
+                r.run();
+            }
+        }
+    }
+
+    @Override
+    public boolean watchTouches(Runnable touched) {
+        if (!offersWatch) {
+            return false;
+        }
+        touchListener = touched;
+        return touched != null;
+    }
+
     /** Ages the standing yes past its trust interval: the next {@link #prepareToSleep()} asks again. Any thread. */
     void age() {
         ageCount.incrementAndGet();
@@ -229,7 +275,7 @@ final class EventfdTestCompletionQueue implements CompletionQueue {
     @Override
     public int poll(MemorySegment scratch, int max, CompletionSink sink) {
         polls.incrementAndGet();
-        quiet = false; // a read: the next sleep asks again
+        endYes(); // a read: the next sleep asks again
         RuntimeException failure = pollFailure;
         if (failure != null) {
             throw failure;

@@ -137,6 +137,15 @@ final class FabricCompletionQueue implements CompletionQueue {
     }
 
     /**
+     * On libfabric 1.17's tcp and verbs providers: a FI_SUCCESS of fi_trywait stands until the
+     * queue is read, posted to or shut down, each of which tells the loop (TrywaitAnswer).
+     */
+    @Override
+    public boolean watchTouches(Runnable touched) {
+        return trywait.watch(touched);
+    }
+
+    /**
      * The endpoint posted or shut down: the post's progress may have matched a message waiting
      * for a receive, or left bytes in the provider's send buffer (TrywaitAnswer), so the next
      * {@link #prepareToSleep} calls fi_trywait again.

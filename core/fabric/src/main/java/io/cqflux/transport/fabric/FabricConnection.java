@@ -524,6 +524,7 @@ final class FabricConnection implements Connection {
         // event of its own on tcp, so we report CLOSED ourselves.
         if (state != State.ENDED && pendingTerminal == null) {
             pendingTerminal = ConnectionEvent.CLOSED;
+            eq.touched(); // a loop that watches the channel asks it again, and hears "not yet"
         }
     }
 
@@ -563,6 +564,15 @@ final class FabricConnection implements Connection {
         @Override
         public int fd() {
             return eq.fd();
+        }
+
+        /**
+         * The EQ's fi_trywait answer stands until a read or a shutdown clears it; an event the
+         * connection holds for the loop itself (a CLOSED of its own) clears it too.
+         */
+        @Override
+        public boolean watchTouches(Runnable touched) {
+            return eq.watch(touched);
         }
 
         @Override

@@ -101,6 +101,16 @@ final class FabricEventQueue implements AutoCloseable {
         trywait.clear();
     }
 
+    /**
+     * Watches the queue's answer for the loop (TrywaitAnswer#watch).
+     *
+     * @param touched called when a standing FI_SUCCESS is cleared, or {@code null} to stop
+     * @return whether the answers may stand on this provider
+     */
+    boolean watch(Runnable touched) {
+        return trywait.watch(touched);
+    }
+
     /** {@return the queue's fi_trywait answer (tests)} */
     TrywaitAnswer trywaitAnswer() {
         return trywait;

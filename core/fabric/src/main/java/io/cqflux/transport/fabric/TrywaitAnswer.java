@@ -7,32 +7,37 @@ import java.lang.foreign.MemorySegment;
  * The last {@code fi_trywait} answer of one completion or event queue, and whether it may stand
  * for the loop's next sleep without another call.
  *
- * <p>fi_trywait(3) wants {@code FI_SUCCESS} "prior to blocking on a native wait object", and the
- * loop asks every source before every sleep. On tcp each call runs the provider's progress, an
- * {@code epoll_wait} of its own, so a BLOCKING loop serving one busy and 16 idle connections made
- * 60.8 of them per chained write (docs/performance.md, "Two costs at the native boundary"). An
- * answer of {@code FI_SUCCESS} now stands while the queue is not touched ({@link #clear}: read,
- * posted to, shut down) and was given less than {@link #TRUST_NANOS} ago. The man page does not
- * promise that this is safe (blocking without a fresh {@code FI_SUCCESS} is "provider specific"):
- * it rests on what libfabric 1.17 does, read in its source, so only that version caches, and only
- * where this was read:
+ * <p>fi_trywait(3) wants {@code FI_SUCCESS} "prior to blocking on a native wait object", and a
+ * loop that asked every source before every sleep made one call per idle connection per sleep
+ * (on tcp each runs the provider's progress, an {@code epoll_wait} of its own). An answer of
+ * {@code FI_SUCCESS} now stands while the queue is not touched ({@link #clear}: read, posted to,
+ * shut down). The man page does not promise that this is safe (blocking without a fresh
+ * {@code FI_SUCCESS} is "provider specific"): it rests on what libfabric 1.17 does, read in its
+ * source, so only that version caches, and only where this was read:
  * <ul>
- *   <li>tcp (1.17's tcpx), CQs and EQs: a completion or event written after the call signals the
- *       queue's wait fd, and the signal stays up until this queue's next {@code fi_trywait} or
- *       read. But the call also asks epoll for the socket's writability when sends wait in the
- *       provider's user-space buffer ({@code tcpx_update_epoll}), and its own progress can queue
- *       more there afterwards (an acknowledgement behind a full socket buffer), which the fd then
- *       does not announce. That could stall the sleep right after the call before the cache too,
- *       but any wake-up's next sleep asked again; now only a sleep after a wake-up that comes
- *       {@link #TRUST_NANOS} or more after the call does. (The bound is not a timer: a loop that
- *       nothing wakes stays asleep either way.)</li>
+ *   <li>tcp (1.17's tcpx), CQs and EQs. The wait fd is an epoll set holding the bound endpoints'
+ *       sockets and a signal fd; fi_trywait resets the signal first, then runs the queue's
+ *       progress and each endpoint's try function, which says {@code -FI_EAGAIN} while the
+ *       endpoint's user-space receive buffer holds bytes and otherwise arms {@code POLLOUT} on
+ *       the socket exactly while sends wait in the provider ({@code tcpx_update_epoll}). After
+ *       {@code FI_SUCCESS}, everything that could need a later call reaches the fd without one:
+ *       bytes from the peer make the socket readable; a completion written by anyone signals
+ *       ({@code ofi_cq_signal}); a send that the provider starts and cannot finish (a read
+ *       response or a delivery acknowledgement behind a full socket buffer) signals both of the
+ *       endpoint's CQ wait objects in {@code tcpx_tx_queue_insert} "if they need to add
+ *       POLLOUT", and one queued behind it finds {@code POLLOUT} already armed. Nothing in
+ *       the provider moves without a call into it (tcp has no progress thread). So the answer
+ *       stands, however old, until the queue is touched or its fd turns readable; what the
+ *       trust interval below bounds is only a loop that asks again on its own
+ *       ({@code FabricTrywaitTest} drives a response larger than the socket buffers through a
+ *       queue woken only by its fd).</li>
  *   <li>verbs, CQs only: after a completion the channel fd stays readable until
  *       {@code fi_trywait} consumes the event and re-arms the CQ, and a wake-up drains the
  *       queue, which clears the answer. Its EQs ask every time.</li>
  * </ul>
- * A spinning loop uses the same answer to leave an idle completion queue unpolled until its fd
- * is readable ({@code CompletionQueue.quiet()}), and renews it through {@link #ask} as a sleep
- * does, so the bound above holds for it too. Loop-confined, like its queue.
+ * A loop that {@linkplain #watch watches} the answer is told when a standing {@code FI_SUCCESS}
+ * is cleared, and asks no more until then ({@code Pollable.watchTouches}). Loop-confined, like
+ * its queue.
  */
 final class TrywaitAnswer {
 
@@ -46,6 +51,8 @@ final class TrywaitAnswer {
     private boolean ok;
     private long at;
     private int calls;
+    /** Told when a standing FI_SUCCESS is cleared (the loop's touch listener), or {@code null}. */
+    private Runnable onClear;
 
     private TrywaitAnswer(boolean cached) {
         this.cached = cached;
@@ -107,7 +114,27 @@ final class TrywaitAnswer {
 
     /** The queue was read, posted to or shut down: the next sleep calls {@code fi_trywait} again. */
     void clear() {
-        ok = false;
+        if (ok) {
+            ok = false;
+            Runnable r = onClear;
+            if (r != null) {
+                r.run();
+            }
+        }
+    }
+
+    /**
+     * Watches the answer for the loop ({@code Pollable.watchTouches}).
+     *
+     * @param listener called when a standing FI_SUCCESS is cleared, or {@code null} to stop
+     * @return whether the answers may stand at all: the listener is kept only then
+     */
+    boolean watch(Runnable listener) {
+        if (!cached) {
+            return false;
+        }
+        onClear = listener;
+        return listener != null;
     }
 
     /** {@return whether this queue's answers may stand at all (provider and version)} */

@@ -173,6 +173,44 @@ class FabricTrywaitTest extends TransportFixture {
     }
 
     @Test
+    void aTargetsFiSuccess_standsUntilTouched_whileAReadResponseLargerThanTheSocketBuffersGoesOut() {
+        // What a loop that watches touches rests on (TrywaitAnswer): after FI_SUCCESS the target's
+        // queue is polled and asked again only when its fd is readable, never because time passed.
+        // A 16 MiB read makes the target send a response far larger than loopback's socket
+        // buffers: the provider starts it, cannot finish it, and must signal the fd (or have
+        // POLLOUT armed) for every part, or the read never completes.
+        long size = 16L << 20;
+        LocalRegion source = region(server, size, RegionAccess.READ_SRC);
+        Pair p = connect(new byte[0], source.descriptor());
+        RemoteRegion remote = closeLater(client.remoteRegion(p.acceptData()));
+        LocalRegion dst = region(client, size, RegionAccess.READ_DST);
+        FabricConnection s = (FabricConnection) p.server();
+        FabricCompletionQueue scq = (FabricCompletionQueue) s.completionQueues().get(0);
+        pump.remove(p.serverSide());
+        MemorySegment scratch = arena.allocate(16L * CompletionQueue.MAX_ENTRY_BYTES, 64);
+        pump.until("the target's CQ settled", DEADLINE, () -> scq.poll(scratch, 16, r -> { }) >= 0 && scq.prepareToSleep());
+        int calls = scq.trywaitAnswer().calls();
+
+        assertTrue(p.client().read(dst, 0, remote, 0, size, 95, true));
+        int[] wakeups = {0};
+        boolean[] standing = {true};
+        pump.until("the 16 MiB read's completion, the target woken only by its fd", DEADLINE, () -> {
+            if (!standing[0] || readable(scq.fd())) {
+                if (standing[0]) {
+                    wakeups[0]++;
+                }
+                scq.poll(scratch, 16, r -> { }); // a read: the answer is cleared
+                standing[0] = scq.prepareToSleep();
+            }
+            return p.clientSide().completions.stream().anyMatch(r -> r.context() == 95);
+        });
+        assertTrue(p.clientSide().completions.stream().filter(r -> r.context() == 95)
+                .allMatch(CompletionRecord::isSuccess), p.clientSide().completions::toString);
+        assertTrue(wakeups[0] > 1, "the response went out over several wake-ups by the fd: " + wakeups[0]);
+        assertTrue(scq.trywaitAnswer().calls() > calls, "fi_trywait asked after each wake-up");
+    }
+
+    @Test
     void eventQueue_asksTrywaitAgainOnlyAfterAReadOrAShutdown() {
         Pair p = connect(new byte[0], new byte[0]);
         FabricConnection c = (FabricConnection) p.client();

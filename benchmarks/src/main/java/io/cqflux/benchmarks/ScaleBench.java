@@ -1,0 +1,185 @@
+package io.cqflux.benchmarks;
+
+import io.cqflux.core.RegionAccess;
+import io.cqflux.epoll.WaitStrategy;
+import io.cqflux.reactor.Cqflux;
+import io.cqflux.reactor.PeerRegion;
+import io.cqflux.reactor.RdmaConnection;
+import io.cqflux.reactor.RdmaServer;
+import io.cqflux.reactor.Region;
+import io.cqflux.reactor.TransportChoice;
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.stream.Stream;
+
+/**
+ * How one busy connection's latency scales with the idle connections that share its loops
+ * ({@code ./cqflux bench scale}). Public API only: one server and one client {@link Cqflux}, one
+ * loop each, fabric/tcp on 127.0.0.1. One connection runs chained operations (each subscribed
+ * from the previous one's completion, {@link ChainedLatency#chain}); N others are connected and
+ * left idle on the same two loops. For each wait strategy and each N it prints the busy
+ * connection's p50 and p99 per operation, the process's open fds and its resident memory.
+ *
+ * <p>The idle work per loop turn is what this shows: a loop whose turn visits every registered
+ * source makes each operation pay for every idle neighbour; one whose turn visits only what is
+ * ready keeps the busy connection's latency flat in N.
+ *
+ * <p>Each measurement runs a pilot of {@link #PILOT} operations to estimate the time per
+ * operation, then as many as fit {@code -t} seconds, within [{@link #MIN_OPS}, {@code -i}], so
+ * that a slow configuration does not take minutes.
+ *
+ * <p>Usage: {@code ScaleBench [-n 0,10,100,1000] [-s BLOCKING,ADAPTIVE,BUSY_POLL]
+ * [-o write.8,read.8,write.4096,read.4096] [-i max-ops] [-w warm-up] [-t seconds]}.
+ */
+public final class ScaleBench {
+
+    private static final Duration TIMEOUT = Duration.ofSeconds(300);
+    private static final long REGION = 1 << 16;
+    private static final int PILOT = 200;
+    private static final int MIN_OPS = 500;
+
+    private ScaleBench() {
+    }
+
+    /**
+     * @param args see the class comment
+     * @throws Exception when a run fails
+     */
+    public static void main(String[] args) throws Exception {
+        int[] counts = {0, 10, 100, 1000};
+        List<String> strategies = List.of("BLOCKING", "ADAPTIVE", "BUSY_POLL");
+        List<String> ops = List.of("write.8", "read.8", "write.4096", "read.4096");
+        int maxOps = 20_000;
+        int warmup = 2_000;
+        double seconds = 2;
+        for (int i = 0; i < args.length; i++) {
+            if (i + 1 == args.length) {
+                throw new IllegalArgumentException(args[i] + " wants a value (-n, -s, -o, -i, -w, -t)");
+            }
+            switch (args[i]) {
+                case "-n" -> counts = Arrays.stream(args[++i].split(",")).mapToInt(Integer::parseInt).sorted().toArray();
+                case "-s" -> strategies = List.of(args[++i].split(","));
+                case "-o" -> ops = List.of(args[++i].split(","));
+                case "-i" -> maxOps = Integer.parseInt(args[++i]);
+                case "-w" -> warmup = Integer.parseInt(args[++i]);
+                case "-t" -> seconds = Double.parseDouble(args[++i]);
+                default -> throw new IllegalArgumentException("unknown argument " + args[i] + " (-n, -s, -o, -i, -w, -t)");
+            }
+        }
+        if (counts.length == 0 || counts[0] < 0) {
+            throw new IllegalArgumentException("-n wants idle-connection counts >= 0, got " + Arrays.toString(counts));
+        }
+        if (maxOps < MIN_OPS) {
+            throw new IllegalArgumentException("-i " + maxOps + " is below " + MIN_OPS);
+        }
+        for (String op : ops) {
+            parseOp(op); // a bad -o fails before any output
+        }
+        for (String s : strategies) {
+            Strategies.of(s); // a bad -s fails before any output
+        }
+        System.out.printf(Locale.ROOT, "# %s java=%s cpus=%d load=%s fd-limit=%s%n", Instant.now(), Runtime.version(),
+                Runtime.getRuntime().availableProcessors(), LoadAverage.read(3, " "), fdLimit());
+        System.out.printf(Locale.ROOT, "%-10s %-10s %6s %10s %10s %9s %7s %9s%n",
+                "strategy", "op", "idle", "p50_us", "p99_us", "ops", "fds", "rss_mib");
+        for (String s : strategies) {
+            run(s, Strategies.of(s), counts, ops, maxOps, warmup, seconds);
+        }
+    }
+
+    private static void run(String name, WaitStrategy strategy, int[] counts, List<String> ops, int maxOps,
+                            int warmup, double seconds) throws IOException {
+        InetAddress lo = InetAddress.getLoopbackAddress();
+        try (Arena arena = Arena.ofShared();
+             Cqflux server = builder(strategy).build();
+             Cqflux client = builder(strategy).build()) {
+            Region exposed = server.register(arena.allocate(REGION, 4096),
+                    RegionAccess.WRITE_DST, RegionAccess.READ_SRC);
+            RdmaServer listening = server.bind(new InetSocketAddress(lo, 0), c -> c.onDispose(), exposed)
+                    .block(TIMEOUT);
+            Region local = client.register(arena.allocate(REGION, 4096), RegionAccess.WRITE_SRC, RegionAccess.READ_DST);
+            RdmaConnection busy = client.connect(listening.address()).block(TIMEOUT);
+            PeerRegion remote = busy.remoteRegion(0);
+            List<RdmaConnection> idle = new ArrayList<>();
+            boolean warm = false;
+            for (int n : counts) {
+                while (idle.size() < n) {
+                    idle.add(client.connect(listening.address()).block(TIMEOUT));
+                }
+                for (String op : ops) {
+                    Object[] o = parseOp(op);
+                    String kind = (String) o[0];
+                    int size = (Integer) o[1];
+                    if (!warm) {
+                        ChainedLatency.chain(busy, kind, remote, local, size, warmup, TIMEOUT);
+                    }
+                    long t0 = System.nanoTime();
+                    ChainedLatency.chain(busy, kind, remote, local, size, PILOT, TIMEOUT);
+                    double perOp = (System.nanoTime() - t0) / 1e9 / PILOT;
+                    int count = (int) Math.max(MIN_OPS, Math.min(maxOps, seconds / perOp));
+                    ChainedLatency.Stats st = ChainedLatency.stats(
+                            ChainedLatency.chain(busy, kind, remote, local, size, count, TIMEOUT));
+                    System.out.printf(Locale.ROOT, "%-10s %-10s %6d %10.1f %10.1f %9d %7d %9.1f%n",
+                            name, op, n, st.p50(), st.p99(), count, openFds(), rssMib());
+                }
+                warm = true;
+            }
+            for (RdmaConnection c : idle) {
+                c.close();
+            }
+            busy.close();
+        }
+    }
+
+    private static Cqflux.Builder builder(WaitStrategy strategy) {
+        return Cqflux.builder().transport(TransportChoice.FABRIC).localAddress(InetAddress.getLoopbackAddress())
+                .waitStrategy(strategy).loops(1);
+    }
+
+    /** {@return {kind, size} of an operation named {@code write.8}, {@code read.4096}, ...} */
+    private static Object[] parseOp(String op) {
+        String[] w = op.split("\\.");
+        if (w.length != 2 || !(w[0].equals("write") || w[0].equals("read"))) {
+            throw new IllegalArgumentException("operation " + op + " is not <write|read>.<bytes>");
+        }
+        int size = Integer.parseInt(w[1]);
+        if (size < 1 || size > REGION) {
+            throw new IllegalArgumentException("operation " + op + ": size " + size + " is outside [1, " + REGION + "]");
+        }
+        return new Object[] {w[0], size};
+    }
+
+    private static long openFds() throws IOException {
+        try (Stream<Path> s = Files.list(Path.of("/proc/self/fd"))) {
+            return s.count();
+        }
+    }
+
+    private static double rssMib() throws IOException {
+        for (String line : Files.readAllLines(Path.of("/proc/self/status"))) {
+            if (line.startsWith("VmRSS:")) {
+                return Long.parseLong(line.replaceAll("[^0-9]", "")) / 1024.0;
+            }
+        }
+        return -1;
+    }
+
+    private static String fdLimit() throws IOException {
+        for (String line : Files.readAllLines(Path.of("/proc/self/limits"))) {
+            if (line.startsWith("Max open files")) {
+                return line.replaceAll("\\s+", " ").replace("Max open files ", "").trim();
+            }
+        }
+        return "unknown";
+    }
+}
