@@ -222,7 +222,9 @@ public final class BufferPool {
      *     the pool is closed
      */
     public Mono<BufferLease> acquire() {
-        return LoopSafeMono.of(new AcquireMono(this));
+        // A lease that reaches a subscriber which has just cancelled (a timeout on acquire()) goes
+        // back to the pool instead of shrinking it for good (LoopSafeMono's hand-over).
+        return LoopSafeMono.of(new AcquireMono(this), BufferLease.class, BufferLease::release);
     }
 
     @Override

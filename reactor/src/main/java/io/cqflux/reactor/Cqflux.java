@@ -38,7 +38,6 @@ import java.util.function.Function;
 import org.reactivestreams.Publisher;
 import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
-import reactor.core.publisher.Hooks;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
 import reactor.util.Logger;
@@ -71,26 +70,6 @@ import reactor.util.Loggers;
  */
 public final class Cqflux implements Disposable, AutoCloseable {
     private static final Logger LOG = Loggers.getLogger(Cqflux.class);
-
-    static {
-        // A connection (or server) that reaches a subscriber which cancelled at the same moment is
-        // dropped by that subscriber (LambdaMonoSubscriber and others hand it to onNextDropped,
-        // not to the discard hooks, which connect() also sets): close it rather than leak its
-        // native objects on both sides. Reactor's onNextDropped hooks are cumulative, so this
-        // adds to whatever the application installs.
-        Hooks.onNextDropped(dropped -> {
-            if (dropped instanceof RdmaConnection c) {
-                c.dispose();
-            } else if (dropped instanceof RdmaServer s) {
-                s.dispose();
-            } else if (dropped instanceof BufferLease l) {
-                // A lease that reached a subscriber which had just cancelled (e.g. a timeout on
-                // acquire()) goes back to the pool instead of shrinking it for good; a lease
-                // already handed to an operation is not affected (release() ignores it).
-                l.release();
-            }
-        });
-    }
 
     private final Transport transport;
     private final EventLoop[] loops;
@@ -327,7 +306,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
             } catch (RuntimeException e) {
                 sink.error(e);
             }
-        }).doOnDiscard(RdmaServer.class, RdmaServer::dispose));
+        }).doOnDiscard(RdmaServer.class, RdmaServer::dispose), RdmaServer.class, RdmaServer::dispose);
     }
 
     /**
@@ -489,10 +468,12 @@ public final class Cqflux implements Disposable, AutoCloseable {
         });
         Duration t = config.timeout();
         // A connection that establishes just as its subscriber cancels (or the timeout fires) is
-        // discarded by Mono.create, never handed to anyone: close it rather than leak it.
+        // discarded by Mono.create or dropped by the timeout or the subscriber, never handed to
+        // anyone: close it rather than leak it (the discard hook here, LoopSafeMono's hand-over
+        // for the drops).
         return LoopSafeMono.of(m.timeout(t, Mono.defer(() -> Mono.error(new ConnectionException(ConnectionEvent.UNREACHABLE,
                 "connect to " + address + " timed out after " + t.toMillis() + " ms"))))
-                .doOnDiscard(RdmaConnection.class, RdmaConnection::dispose));
+                .doOnDiscard(RdmaConnection.class, RdmaConnection::dispose), RdmaConnection.class, RdmaConnection::dispose);
     }
 
     /**

@@ -329,10 +329,17 @@ class BufferPoolTest {
         start(1, 256, 16);
         BufferLease lease = pool().acquire().block(T);
         assertEquals(1, pool().leased());
-        // What Reactor's operators do with a value that reaches them after a cancel (e.g. timeout()).
-        reactor.core.publisher.Operators.onNextDropped(lease, reactor.util.context.Context.empty());
-        assertEquals(0, pool().leased());
-        assertFalse(lease.isHeld());
+        lease.release();
+        // A subscriber that cancels (from another thread) while the lease is on its way in drops
+        // it, as Reactor's lambda subscriber and timeout() do; no global hook is installed.
+        LoopSafeMonoTest.CancelledWhileDelivering<BufferLease> sub = new LoopSafeMonoTest.CancelledWhileDelivering<>();
+        pool().acquire().subscribe(sub);
+        assertTrue(FaultRig.await(() -> sub.s.get() == reactor.core.publisher.Operators.cancelledSubscription()
+                && pool().leased() == 0, T), pool().leased() + " leased after the drop");
+        assertEquals(java.util.List.of(), sub.taken);
+        BufferLease next = pool().acquire().block(T);
+        assertTrue(next.isHeld());
+        next.release();
     }
 
     @Test
