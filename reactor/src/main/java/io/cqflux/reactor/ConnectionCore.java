@@ -171,7 +171,7 @@ final class ConnectionCore {
     /*
      * The metrics mirrors (inFlightOps, maxInFlight, waitingOps) are written by the loop with
      * opaque stores through these handles: a volatile store per operation and completion was a
-     * full fence each time on the hot path (issue 13), for gauges that need no ordering.
+     * full fence each time on the hot path, for gauges that need no ordering.
      */
     private static final java.lang.invoke.VarHandle MIRROR_IN_FLIGHT;
     private static final java.lang.invoke.VarHandle MIRROR_MAX_IN_FLIGHT;
@@ -969,7 +969,7 @@ final class ConnectionCore {
         long ctx = table.acquire(op);
         op.context = ctx;
         // With an operationTimeout of a second or more (the default is 30 s), the loop's unit
-        // clock rather than a clock read per operation (issue 13: a tenth of the Java path). It is
+        // clock rather than a clock read per operation, which is not free on the hot path. It is
         // behind by the current unit's time so far, which makes an operation look that much
         // older: only a loop held by one unit of work for about the timeout could end the
         // connection LOST early, and such a loop holds back every completion anyway. A shorter

@@ -18,7 +18,7 @@ import reactor.util.annotation.Nullable;
 /**
  * A cold operation and, once subscribed, the pending operation itself: an {@code OpMono} is its
  * own first subscription, so that subscribing the Mono a method returned allocates nothing
- * between the subscription and the completion (issue 13). The first subscriber claims it
+ * between the subscription and the completion. The first subscriber claims it
  * atomically; a later subscription (a retry, a repeat, a second subscriber at the same time)
  * runs on a fresh copy made by {@link #copy()}, independent of the first: each subscription posts
  * again, as a cold Mono does.
@@ -85,8 +85,8 @@ final class OpMono extends Mono<Void> implements Subscription, Scannable, Runnab
     final long length;
     /**
      * Immediate data, or the value of an atomic write; for a flush or a durable write the flush
-     * type's ordinal, -1 for none ({@link #flushType()}): one field less per operation
-     * (issue 13: 120 B to 112 B an operation).
+     * type's ordinal, -1 for none ({@link #flushType()}): one field less per operation, which
+     * keeps the operation object small.
      */
     final long value;
     /**

@@ -39,7 +39,7 @@ public final class Region implements AutoCloseable {
     /**
      * In-flight operation count, plus {@link #CLOSED} once closed; updated through {@link #STATE}.
      * A field of its own rather than an {@code AtomicLong}: every operation acquires and releases
-     * it, and that is one object less to reach on the path (issue 13).
+     * it, and that is one object less to reach on the path.
      */
     private volatile long state;
     private final Sinks.Empty<Void> closed = Sinks.empty();

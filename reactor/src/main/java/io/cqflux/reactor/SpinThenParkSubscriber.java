@@ -16,10 +16,9 @@ import reactor.core.scheduler.Schedulers;
  * interrupt, cancel on timeout and interrupt), but the caller spins for up to a budget before it
  * parks.
  *
- * <p>Why (issue 13: {@code write().block()} cost 1.71 × a chained write with sleeping loops): a
- * parked caller is woken by the loop's {@code LockSupport.unpark}, which costs the loop a futex
- * system call and the caller a scheduler wake-up, several microseconds on a virtual machine,
- * while the operation itself takes a few to a few tens. A caller that spins finds the completion
+ * <p>Why: a parked caller is woken by the loop's {@code LockSupport.unpark}, which costs the
+ * loop a futex system call and the caller a scheduler wake-up, which can take longer than the
+ * operation itself. A caller that spins finds the completion
  * without either. The budget bounds what a slow operation costs in CPU; after it the caller parks
  * as Reactor's does. Spinning only helps where the caller has a core of its own: see
  * {@code Cqflux.Builder.blockSpin} for when the instance turns it off.

@@ -19,7 +19,7 @@ import reactor.util.context.Context;
 /**
  * {@link RdmaConnection#writeAll}: a bounded window of writes in flight, results in request order,
  * without the per-request tuple, inner Mono chain, inner subscriber and queue a
- * {@code index().flatMapSequential(...)} costs (issue 13).
+ * {@code index().flatMapSequential(...)} costs.
  *
  * <p><b>The window.</b> A fixed ring of {@code window} slots, each its own inner subscriber. A slot
  * is taken when a request arrives from upstream and freed when its result is emitted downstream;
@@ -35,7 +35,7 @@ import reactor.util.context.Context;
  * one loop task posts every request waiting, in order. So a producer on
  * another thread (a request-handling thread, a {@code Sinks.many()} fed from elsewhere) costs one
  * hand-over to the loop per burst, not one per write as a {@code write()} subscribed on that thread
- * does (issue 13: batch posting per loop turn).
+ * does: posting is batched per loop turn.
  *
  * <p><b>Signals.</b> Every downstream signal is sent by one WIP drain loop (Reactor's usual
  * pattern): completions arrive on the connection's loop thread, requests on whatever thread
@@ -522,10 +522,9 @@ final class WriteAllFlux extends Flux<WriteResult> implements Scannable {
          * the drain waits for the batch's end ({@link io.cqflux.epoll.loop.EventLoop#runAfterBatch}),
          * so that the batch's results go out, and upstream is asked for as many more requests, in
          * one drain instead of one per write; the new writes are then posted one after the other,
-         * as a C program reads a batch of completions and then posts (issue 13: with
-         * {@link #requestMore}, 250 to 185 ns per write over the synthetic transport with
-         * sleeping loops, 500 to 340 ns with spinning ones). Any other thread (the connection's
-         * end after the loop ended) drains at once.
+         * as a C program reads a batch of completions and then posts (together with
+         * {@link #requestMore}). Any other thread (the connection's end after the loop ended)
+         * drains at once.
          */
         void writeCompleted() {
             EventLoop loop = core.loop;
