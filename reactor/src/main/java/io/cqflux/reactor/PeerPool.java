@@ -4,6 +4,10 @@ import io.cqflux.core.ConnectionEvent;
 import io.cqflux.core.ConnectionException;
 import io.cqflux.core.QueueFullException;
 import io.cqflux.core.ResourceClosedException;
+import io.cqflux.reactor.internal.connection.ConnectionCore;
+import io.cqflux.reactor.internal.connection.Lifecycle;
+import io.cqflux.reactor.internal.op.Emissions;
+import io.cqflux.reactor.internal.resources.LibraryTimer;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayDeque;
@@ -107,7 +111,7 @@ import reactor.util.context.Context;
  * outage begins with a loss or a failed attempt and ends once a connection has stayed up
  * {@link PeerPoolOptions#backoffResetAfter()}. Within one, the first loss at WARN, one line with
  * the address and the cause (a connection that ended {@code LOST} has already said so on
- * {@code io.cqflux.reactor.ConnectionCore}, and the pool adds nothing at WARN then), the first
+ * {@code io.cqflux.reactor.internal.connection.ConnectionCore}, and the pool adds nothing at WARN then), the first
  * failed attempt at WARN (before the first connection) or INFO, the first reconnect at INFO, and
  * everything further (attempts, reconnects, losses of connections that did not stay up) at
  * DEBUG, so a peer that accepts and drops every connection costs one WARN line, not one per

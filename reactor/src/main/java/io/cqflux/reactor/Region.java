@@ -4,6 +4,7 @@ import io.cqflux.core.RegionAccess;
 import io.cqflux.core.ResourceClosedException;
 import io.cqflux.core.spi.LocalRegion;
 import io.cqflux.core.spi.Transport;
+import io.cqflux.reactor.internal.op.Emissions;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;

@@ -17,6 +17,7 @@ import io.cqflux.core.QueueFullException;
 import io.cqflux.core.RegionAccess;
 import io.cqflux.core.ResourceClosedException;
 import io.cqflux.core.UnsupportedCapabilityException;
+import io.cqflux.reactor.internal.connection.ConnectionCore;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;

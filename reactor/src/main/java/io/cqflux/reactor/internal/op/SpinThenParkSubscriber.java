@@ -1,5 +1,6 @@
-package io.cqflux.reactor;
+package io.cqflux.reactor.internal.op;
 
+import io.cqflux.reactor.Cqflux;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -23,7 +24,7 @@ import reactor.core.scheduler.Schedulers;
  * as Reactor's does. Spinning only helps where the caller has a core of its own: see
  * {@code Cqflux.Builder.blockSpin} for when the instance turns it off.
  */
-final class SpinThenParkSubscriber<T> extends CountDownLatch implements CoreSubscriber<T> {
+public final class SpinThenParkSubscriber<T> extends CountDownLatch implements CoreSubscriber<T> {
 
     private volatile Subscription s;
     private volatile boolean cancelled;
@@ -32,7 +33,7 @@ final class SpinThenParkSubscriber<T> extends CountDownLatch implements CoreSubs
     /** As {@link #value}. */
     private Throwable error;
 
-    SpinThenParkSubscriber() {
+    public SpinThenParkSubscriber() {
         super(1);
     }
 
@@ -50,7 +51,7 @@ final class SpinThenParkSubscriber<T> extends CountDownLatch implements CoreSubs
      * @param <T> the value's type
      * @return the value, or {@code null} when the operation completed empty
      */
-    static <T> T block(Mono<T> mono, long spinNanos, boolean timed, long timeoutNanos) {
+    public static <T> T block(Mono<T> mono, long spinNanos, boolean timed, long timeoutNanos) {
         SpinThenParkSubscriber<T> w = new SpinThenParkSubscriber<>();
         mono.subscribe((Subscriber<T>) w);
         return w.blockingGet(spinNanos, timed, timeoutNanos);
@@ -152,7 +153,7 @@ final class SpinThenParkSubscriber<T> extends CountDownLatch implements CoreSubs
      *
      * @throws IllegalStateException on such a thread
      */
-    static void refuseNonBlockingThread() {
+    public static void refuseNonBlockingThread() {
         if (Schedulers.isInNonBlockingThread()) {
             throw new IllegalStateException("block()/blockFirst()/blockLast() are blocking, which is not supported in thread "
                     + Thread.currentThread().getName());

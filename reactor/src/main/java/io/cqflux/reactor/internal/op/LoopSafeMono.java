@@ -1,4 +1,4 @@
-package io.cqflux.reactor;
+package io.cqflux.reactor.internal.op;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
@@ -48,14 +48,14 @@ import reactor.util.context.Context;
  *
  * @param <T> the value
  */
-final class LoopSafeMono<T> extends MonoOperator<T, T> {
+public final class LoopSafeMono<T> extends MonoOperator<T, T> {
 
     /**
      * The context key under which Reactor looks for a local {@code onNextDropped} hook before its
      * global one ({@code Hooks.KEY_ON_NEXT_DROPPED}, package-private in reactor-core;
      * {@code LoopSafeMonoTest} pins it).
      */
-    static final String DROP_HOOK_KEY = "reactor.onNextDropped.local";
+    public static final String DROP_HOOK_KEY = "reactor.onNextDropped.local";
 
     private final Class<T> type;
     private final Consumer<? super T> release;
@@ -67,7 +67,7 @@ final class LoopSafeMono<T> extends MonoOperator<T, T> {
     }
 
     /** {@return {@code source} with blocking calls that refuse an event-loop thread before subscribing} */
-    static <T> Mono<T> of(Mono<? extends T> source) {
+    public static <T> Mono<T> of(Mono<? extends T> source) {
         return onAssembly(new LoopSafeMono<>(source, null, null));
     }
 
@@ -79,7 +79,7 @@ final class LoopSafeMono<T> extends MonoOperator<T, T> {
      * @param type the resource's class, to recognise it among dropped values
      * @param release what frees a resource nobody took; idempotent, safe on any thread
      */
-    static <T> Mono<T> of(Mono<? extends T> source, Class<T> type, Consumer<? super T> release) {
+    public static <T> Mono<T> of(Mono<? extends T> source, Class<T> type, Consumer<? super T> release) {
         return onAssembly(new LoopSafeMono<>(source, Objects.requireNonNull(type, "type"),
                 Objects.requireNonNull(release, "release")));
     }
@@ -119,7 +119,7 @@ final class LoopSafeMono<T> extends MonoOperator<T, T> {
      * another thread during it. The value is released on CANCELLED-then-value and on DROPPED,
      * each by the delivering thread, so exactly once.
      */
-    static final class HandOver<T> implements CoreSubscriber<T>, Subscription, Scannable {
+    public static final class HandOver<T> implements CoreSubscriber<T>, Subscription, Scannable {
         private static final int OPEN = 0;
         private static final int CANCELLED = 1;
         private static final int DELIVERING = 2;
@@ -144,7 +144,7 @@ final class LoopSafeMono<T> extends MonoOperator<T, T> {
         /** Written before the move to DELIVERING, read by a cancel that saw DELIVERING. */
         private volatile Thread deliverer;
 
-        HandOver(CoreSubscriber<? super T> actual, Class<T> type, Consumer<? super T> release) {
+        public HandOver(CoreSubscriber<? super T> actual, Class<T> type, Consumer<? super T> release) {
             this.actual = actual;
             this.type = type;
             this.release = release;

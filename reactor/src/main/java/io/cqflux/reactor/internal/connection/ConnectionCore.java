@@ -1,4 +1,4 @@
-package io.cqflux.reactor;
+package io.cqflux.reactor.internal.connection;
 
 import io.cqflux.core.Completion;
 import io.cqflux.core.CompletionRecord;
@@ -15,6 +15,20 @@ import io.cqflux.core.spi.Connection;
 import io.cqflux.core.spi.Transport;
 import io.cqflux.epoll.loop.EventLoop;
 import io.cqflux.epoll.loop.Registration;
+import io.cqflux.reactor.BufferPool;
+import io.cqflux.reactor.Cqflux;
+import io.cqflux.reactor.CqfluxListener;
+import io.cqflux.reactor.OperationKind;
+import io.cqflux.reactor.PeerRegion;
+import io.cqflux.reactor.RdmaConnection;
+import io.cqflux.reactor.internal.op.Emissions;
+import io.cqflux.reactor.internal.op.OpKind;
+import io.cqflux.reactor.internal.op.OpMono;
+import io.cqflux.reactor.internal.op.SpinThenParkSubscriber;
+import io.cqflux.reactor.internal.op.StagedMono;
+import io.cqflux.reactor.internal.resources.ApiAccess;
+import io.cqflux.reactor.internal.resources.Instrumentation;
+import io.cqflux.reactor.internal.resources.LibraryTimer;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -64,29 +78,31 @@ import reactor.util.Loggers;
  * operations waiting for a credit, the receive side, and the connection's lifecycle (see the
  * design comment at the top of this file).
  */
-final class ConnectionCore {
+public final class ConnectionCore {
+    private static final ApiAccess API = ApiAccess.get();
+
     private static final Logger LOG = Loggers.getLogger(ConnectionCore.class);
 
     /** Queued operations failed per loop task after the end. */
-    static final int FAIL_CHUNK = 1024;
+    public static final int FAIL_CHUNK = 1024;
 
-    enum State { CONNECTING, ESTABLISHED, ENDING, ENDED, CLOSED }
+    public enum State { CONNECTING, ESTABLISHED, ENDING, ENDED, CLOSED }
 
-    final EventLoop loop;
-    final Transport transport;
-    final Connection conn;
-    final ConnectionConfig config;
-    final String description;
-    final RdmaConnection api;
+    public final EventLoop loop;
+    public final Transport transport;
+    public final Connection conn;
+    public final ConnectionConfig config;
+    public final String description;
+    public final RdmaConnection api;
     private final InFlightTable table;
     private final int pendingLimit;
     private final long operationTimeoutNanos;
     /** The shortest operationTimeout for which {@link #post} stamps operations with the loop's unit clock. */
-    static final long COARSE_POST_CLOCK_FROM_NANOS = TimeUnit.SECONDS.toNanos(1);
+    public static final long COARSE_POST_CLOCK_FROM_NANOS = TimeUnit.SECONDS.toNanos(1);
     /** Whether {@link #post} stamps {@code postedAt} with the loop's unit clock (see there). */
     private final boolean coarsePostClock;
     /** How long an operation's {@code block()} spins before it parks ({@link SpinThenParkSubscriber}). */
-    final long blockSpinNanos;
+    public final long blockSpinNanos;
     private final ArrayDeque<OpMono> waiting = new ArrayDeque<>();
     /** Messages waiting for a credit from the peer's receiver (PeerControl), in order. */
     private final ArrayDeque<OpMono> messages = new ArrayDeque<>();
@@ -113,7 +129,7 @@ final class ConnectionCore {
     /** The peer's private data as delivered, once established. */
     private volatile byte[] peerData = new byte[0];
     /** Opened with raw private data: no hello, no control words, no transport handshake of its own. */
-    final boolean raw;
+    public final boolean raw;
     /** Peer regions made from raw descriptors ({@link RdmaConnection#remoteRegion(byte[], io.cqflux.core.RegionAccess...)}); guarded by itself. */
     private final List<PeerRegion> foreignRegions = new ArrayList<>();
     /** Set under {@link #foreignRegions}' lock when the native connection is closed. */
@@ -139,24 +155,24 @@ final class ConnectionCore {
     private Consumer<RdmaConnection> onEstablished;
     private Consumer<Throwable> onFailed;
     private Disposable deadlines;
-    final Receiver receiver;
+    public final Receiver receiver;
     /** The owning instance's staging buffers (the byte[]/ByteBuffer forms); set by {@link Cqflux#adopt} before publication. */
-    BufferPool buffers;
+    public BufferPool buffers;
     /** The owner's listeners ({@link CqfluxListener}); set by {@link Cqflux} right after construction. */
-    Instrumentation instrumentation = Instrumentation.NONE;
+    public Instrumentation instrumentation = Instrumentation.NONE;
     /**
      * The owner's bookkeeping for a released connection (it forgets it); set by {@link Cqflux#adopt}
      * before publication, run just before {@link #closed} completes, so that whoever sees
      * {@code onDispose()} complete also sees the connection forgotten.
      */
-    Runnable onReleased = () -> { };
+    public Runnable onReleased = () -> { };
     /** Established and reported opened: a listener added later is told of it ({@link Instrumentation#add}). */
-    volatile boolean announced;
+    public volatile boolean announced;
     /**
      * Per added listener (the key is {@link Instrumentation}'s registration, compared by
      * identity), the state of its opened/closed notices for this connection.
      */
-    final java.util.Map<Object, java.util.concurrent.atomic.AtomicInteger> notices =
+    public final java.util.Map<Object, java.util.concurrent.atomic.AtomicInteger> notices =
             new java.util.concurrent.ConcurrentHashMap<>();
     /** Operations refused for the pending limit; written on the loop only, read anywhere. */
     private volatile long rejections;
@@ -190,10 +206,10 @@ final class ConnectionCore {
 
     private final Sinks.Many<ConnectionEvent> events = Sinks.many().replay().all();
     private final Sinks.Many<CompletionRecord> completions = Sinks.many().multicast().directBestEffort();
-    final AtomicInteger monitors = new AtomicInteger();
-    final CompletableFuture<Void> closed = new CompletableFuture<>();
+    public final AtomicInteger monitors = new AtomicInteger();
+    public final CompletableFuture<Void> closed = new CompletableFuture<>();
 
-    ConnectionCore(EventLoop loop, Transport transport, Connection conn, ConnectionConfig config,
+    public ConnectionCore(EventLoop loop, Transport transport, Connection conn, ConnectionConfig config,
                    Limits limits, PeerControl control, boolean raw) {
         this.raw = raw;
         this.loop = loop;
@@ -210,7 +226,7 @@ final class ConnectionCore {
         this.blockSpinNanos = limits.blockSpinNanos();
         this.receiver = new Receiver(this, config.receiveQueueSize(), limits.receiveBufferSize(),
                 limits.notificationBacklog());
-        this.api = new RdmaConnection(this);
+        this.api = API.newConnection(this);
         this.control = control;
     }
 
@@ -227,7 +243,7 @@ final class ConnectionCore {
      * @param blockSpinNanos how long an operation's {@code block()} spins before it parks, 0 for
      *     not at all ({@link Cqflux.Builder#blockSpin})
      */
-    record Limits(int pendingLimit, int receiveBufferSize, int notificationBacklog, Duration operationTimeout,
+    public record Limits(int pendingLimit, int receiveBufferSize, int notificationBacklog, Duration operationTimeout,
                   long blockSpinNanos) {
     }
 
@@ -240,7 +256,7 @@ final class ConnectionCore {
      * @param established called with the API object once established
      * @param failed called if the connection fails before that
      */
-    void start(Consumer<RdmaConnection> established, Consumer<Throwable> failed) {
+    public void start(Consumer<RdmaConnection> established, Consumer<Throwable> failed) {
         assert loop.inEventLoop();
         this.onEstablished = established;
         this.onFailed = failed;
@@ -367,7 +383,7 @@ final class ConnectionCore {
     }
 
     /** Any thread: closes the connection; completes {@link #closed} once its native objects are freed. */
-    CompletableFuture<Void> closeAsync() {
+    public CompletableFuture<Void> closeAsync() {
         closeRequested = true;
         runOnLoop(() -> {
             if (state.compareTo(State.ENDED) < 0) {
@@ -391,7 +407,7 @@ final class ConnectionCore {
      * @param cause what the subscribers get
      * @param event the event to emit on {@code events()}, or {@code null}
      */
-    void end(Throwable cause, ConnectionEvent event) {
+    public void end(Throwable cause, ConnectionEvent event) {
         if (state.compareTo(State.ENDED) >= 0) {
             return;
         }
@@ -469,7 +485,7 @@ final class ConnectionCore {
      * {@link #goodbyeBoundMillis}), or the teardown after it on the loop}; any thread, a snapshot
      * that the loop may have moved past already
      */
-    String releasePending() {
+    public String releasePending() {
         State s = state;
         if (s.compareTo(State.ENDED) < 0) {
             return "the native connection is not freed yet: its loop " + loop.name() + " has not run the close task"
@@ -547,7 +563,7 @@ final class ConnectionCore {
      *
      * @param cause what the subscribers get
      */
-    synchronized void forceClose(Throwable cause) {
+    public synchronized void forceClose(Throwable cause) {
         end(cause, ConnectionEvent.CLOSED);
         goodbyeWanted = false;
         goodbyeInFlight = false;
@@ -634,7 +650,7 @@ final class ConnectionCore {
         }
         inFlightOps = 0;
         for (PeerRegion p : peerRegions) {
-            safely(() -> p.nativeRegion().close());
+            safely(() -> API.nativeRegion(p).close());
         }
         List<PeerRegion> foreign;
         synchronized (foreignRegions) {
@@ -643,7 +659,7 @@ final class ConnectionCore {
             foreignRegions.clear();
         }
         for (PeerRegion p : foreign) {
-            safely(() -> p.nativeRegion().close());
+            safely(() -> API.nativeRegion(p).close());
         }
         loop.noteOperation("cqflux.connectionEnd"); // the subscribers of events() and closed
         Emissions.guarded(events::tryEmitComplete);
@@ -707,7 +723,7 @@ final class ConnectionCore {
     // ---------------------------------------------------------------- operations
 
     /** Any thread: throws if the connection can no longer take operations. */
-    void checkOpen() {
+    public void checkOpen() {
         if (closeRequested) {
             throw closedByThisSide();
         }
@@ -734,10 +750,10 @@ final class ConnectionCore {
      *
      * @throws ResourceClosedException when the connection is closed (the region is not kept)
      */
-    PeerRegion foreignRegion(byte[] rawDescriptor, java.util.Set<io.cqflux.core.RegionAccess> access) {
+    public PeerRegion foreignRegion(byte[] rawDescriptor, java.util.Set<io.cqflux.core.RegionAccess> access) {
         checkOpen();
         io.cqflux.core.spi.RemoteRegion r = transport.remoteRegion(rawDescriptor, access);
-        PeerRegion p = new PeerRegion(r, -1);
+        PeerRegion p = API.newPeerRegion(r, -1);
         synchronized (foreignRegions) {
             if (!foreignClosed) {
                 foreignRegions.add(p);
@@ -749,7 +765,7 @@ final class ConnectionCore {
     }
 
     /** Loop thread: applies a peer configuration descriptor ({@link Connection#applyPeerHandshake(byte[])}). */
-    void applyPeerConfiguration(byte[] descriptor) {
+    public void applyPeerConfiguration(byte[] descriptor) {
         assert loop.inEventLoop();
         checkOpen();
         if (state == State.CONNECTING) {
@@ -759,7 +775,7 @@ final class ConnectionCore {
     }
 
     /** Refuses a message longer than the peer's receive buffer, where the peer told its size. */
-    void checkMessageLength(OpKind kind, long length) {
+    public void checkMessageLength(OpKind kind, long length) {
         int max = peerReceiveBufferSize;
         if (max > 0 && length > max && kind.carriesDataToReceiveBuffer()) {
             throw new IllegalArgumentException("a " + kind.opcode + " of " + length + " bytes exceeds the peer's"
@@ -769,7 +785,7 @@ final class ConnectionCore {
     }
 
     /** Any thread: checks that a peer region came from this connection. */
-    void checkOwns(PeerRegion region) {
+    public void checkOwns(PeerRegion region) {
         if (peerRegions.contains(region)) {
             return;
         }
@@ -788,7 +804,7 @@ final class ConnectionCore {
      *
      * @return false when the connection has ended (then it is not kept and must not wait)
      */
-    boolean addStagedWaiter(StagedMono.Staged<?> s) {
+    public boolean addStagedWaiter(StagedMono.Staged<?> s) {
         stagedWaiters.add(s);
         // Added before the state is read, while the end writes the state before it reads the
         // set (both volatile): an operation either sees the end here or is seen by it.
@@ -800,12 +816,12 @@ final class ConnectionCore {
     }
 
     /** Any thread: a staged operation stopped waiting (leased, cancelled, refused, failed). */
-    void removeStagedWaiter(StagedMono.Staged<?> s) {
+    public void removeStagedWaiter(StagedMono.Staged<?> s) {
         stagedWaiters.remove(s);
     }
 
     /** Any thread: hands an operation to the loop. */
-    void enqueue(OpMono op) {
+    public void enqueue(OpMono op) {
         if (loop.inEventLoop()) {
             submit(op);
             return;
@@ -817,12 +833,12 @@ final class ConnectionCore {
     }
 
     /** Any thread: runs a task on the loop, inline when already there, or after the loop ended. */
-    void runOnLoop(Runnable task) {
+    public void runOnLoop(Runnable task) {
         loop.executeOrAfterTermination(task);
     }
 
     /** Loop thread: queues or posts an operation handed over by {@link #enqueue}. */
-    void submit(OpMono op) {
+    public void submit(OpMono op) {
         enqueueOrPost(op);
         noteWaiting();
     }
@@ -931,7 +947,7 @@ final class ConnectionCore {
     }
 
     /** Loop thread: the receiver posted receives; tell a cqflux peer (its credits). */
-    void receivesPosted(int n) {
+    public void receivesPosted(int n) {
         control.receivesPosted(n);
         grant();
     }
@@ -1084,19 +1100,19 @@ final class ConnectionCore {
     }
 
     /** {@return whether receives (and operations) may be posted now} */
-    boolean canPost() {
+    public boolean canPost() {
         return state == State.ESTABLISHED;
     }
 
     /** Loop thread: a context for a receive buffer (see {@link InFlightTable}). */
-    long acquireReceiveContext(Receiver.Buffer b) {
+    public long acquireReceiveContext(Receiver.Buffer b) {
         long ctx = table.acquire(b);
         noteInFlight();
         return ctx;
     }
 
     /** Loop thread: gives back a receive context whose post failed. */
-    void releaseReceiveContext(long ctx) {
+    public void releaseReceiveContext(long ctx) {
         table.release(ctx);
         noteInFlight();
     }
@@ -1105,7 +1121,7 @@ final class ConnectionCore {
      * {@return null when {@code receive()} may attach; otherwise what its subscriber gets: a
      * {@link ResourceClosedException} after a close by this side, else the connection's end}
      */
-    Throwable receiveRefusal() {
+    public Throwable receiveRefusal() {
         if (closeRequested) {
             return closedByThisSide();
         }
@@ -1113,7 +1129,7 @@ final class ConnectionCore {
     }
 
     /** Loop thread: the receive side could not keep a notification; end loudly rather than drop it. */
-    void endOnReceiveOverflow(int limit) {
+    public void endOnReceiveOverflow(int limit) {
         end(new ConnectionException(ConnectionEvent.LOST, "connection " + description + ": " + limit
                 + " write-with-immediate notifications arrived with nobody receiving them (the backlog limit);"
                 + " subscribe to receive() or raise Cqflux.Builder.notificationBacklog"), ConnectionEvent.LOST);
@@ -1122,7 +1138,7 @@ final class ConnectionCore {
     // ---------------------------------------------------------------- completions
 
     /** The completion sink: loop thread, once per entry of a drained batch. */
-    void onCompletion(Completion c) {
+    public void onCompletion(Completion c) {
         long ctx = c.context();
         Object o = table.lookup(ctx);
         if (monitors.get() != 0) {
@@ -1200,7 +1216,7 @@ final class ConnectionCore {
             LOG.warn("connection " + description + ": releasing an operation's region failed", e);
         }
         // Names the subscriber code about to run for the loop's blocked-loop report (a plain store).
-        loop.noteOperation(OperationKind.of(kind).sequenceName());
+        loop.noteOperation(kind.publicKind().sequenceName());
         if (c.isSuccess()) {
             op.complete();
             drainWaiting();
@@ -1257,59 +1273,59 @@ final class ConnectionCore {
 
     // ---------------------------------------------------------------- monitoring and accessors
 
-    Flux<CompletionRecord> completions() {
+    public Flux<CompletionRecord> completions() {
         return completions.asFlux()
                 .doOnSubscribe(s -> monitors.incrementAndGet())
                 .doFinally(s -> monitors.decrementAndGet());
     }
 
-    Flux<ConnectionEvent> events() {
+    public Flux<ConnectionEvent> events() {
         return events.asFlux();
     }
 
-    byte[] peerPrivateData() {
+    public byte[] peerPrivateData() {
         return peerData.clone();
     }
 
-    List<PeerRegion> peerRegions() {
+    public List<PeerRegion> peerRegions() {
         return peerRegions;
     }
 
-    boolean isOpen() {
+    public boolean isOpen() {
         return state.compareTo(State.ENDED) < 0;
     }
 
     /** {@return whether this side asked to close it ({@link #closeAsync}); any thread} */
-    boolean closeRequested() {
+    public boolean closeRequested() {
         return closeRequested;
     }
 
     /** {@return what ended the connection (what its pending operations got), or null while it is open; any thread} */
-    Throwable endCause() {
+    public Throwable endCause() {
         return state.compareTo(State.ENDED) >= 0 ? terminal : null;
     }
 
-    int creditLimit() {
+    public int creditLimit() {
         return table.creditLimit();
     }
 
-    int waitingOps() {
+    public int waitingOps() {
         return waitingOps;
     }
 
-    int inFlightOps() {
+    public int inFlightOps() {
         return inFlightOps;
     }
 
-    int maxInFlight() {
+    public int maxInFlight() {
         return maxInFlight;
     }
 
-    long rejections() {
+    public long rejections() {
         return rejections;
     }
 
-    long staleCompletions() {
+    public long staleCompletions() {
         return staleCompletions;
     }
 
