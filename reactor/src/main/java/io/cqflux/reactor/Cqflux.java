@@ -351,7 +351,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
      */
     public Mono<RdmaConnection> connect(InetSocketAddress address, Region... exposed) {
         Objects.requireNonNull(address, "address");
-        return connect0(address, exposedRegions(exposed), null);
+        return connect0(address, exposedRegions(exposed), null, null);
     }
 
     /**
@@ -372,7 +372,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
     public Mono<RdmaConnection> connect(InetSocketAddress address, ConnectOptions options) {
         Objects.requireNonNull(address, "address");
         Objects.requireNonNull(options, "options");
-        return connect0(address, options.exposed(), options.raw());
+        return connect0(address, options.exposed(), options.raw(), null);
     }
 
     /**
@@ -400,7 +400,12 @@ public final class Cqflux implements Disposable, AutoCloseable {
         return transport.handshake();
     }
 
-    private Mono<RdmaConnection> connect0(InetSocketAddress address, List<Region> regionList, byte[] raw) {
+    /**
+     * The connect of {@link #connect(InetSocketAddress, ConnectOptions)}, which also tells
+     * {@code releases} of each connection it starts ({@link Connector}, for the peer pools).
+     */
+    private Mono<RdmaConnection> connect0(InetSocketAddress address, List<Region> regionList, byte[] raw,
+                                          Consumer<CompletableFuture<Void>> releases) {
         Mono<RdmaConnection> m = Mono.create(sink -> {
             AtomicReference<ConnectionCore> ref = new AtomicReference<>();
             AtomicBoolean handedOver = new AtomicBoolean();
@@ -455,8 +460,9 @@ public final class Cqflux implements Disposable, AutoCloseable {
                 ConnectionCore core = adopt(loop, spi, config, control, raw != null);
                 ref.set(core);
                 // A PeerPool keeps the release of every connection it starts, a cancelled one's too.
-                sink.contextView().<Consumer<CompletableFuture<Void>>>getOrEmpty(PeerPool.CONNECT_HOOK)
-                        .ifPresent(hook -> hook.accept(core.closed));
+                if (releases != null) {
+                    releases.accept(core.closed);
+                }
                 if (handedOver.get()) {
                     core.end(new ResourceClosedException("connect to " + address + " cancelled"), null);
                     return;
@@ -506,7 +512,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
         // What every connect of the pool would send, checked once now: a request that cannot be
         // sent would otherwise fail each attempt, and the pool would retry it forever.
         checkConnectRequest(options.connectOptions());
-        PeerPool pool = PeerPool.start(this, address, options);
+        PeerPool pool = PeerPool.start(this, (a, o, r) -> connect0(a, o.exposed(), o.raw(), r), address, options);
         pools.add(pool);
         if (closing.get()) {
             pool.dispose(); // raced with dispose(), which may not have seen it
@@ -804,11 +810,9 @@ public final class Cqflux implements Disposable, AutoCloseable {
     }
 
     ConnectionCore adopt(EventLoop loop, Connection spi, ConnectionConfig cfg, PeerControl control, boolean raw) {
-        ConnectionCore core = new ConnectionCore(loop, transport, spi, cfg, limits, control, raw);
-        core.buffers = buffers;
-        core.instrumentation = instrumentation;
+        ConnectionCore core = new ConnectionCore(loop, transport, spi, cfg, limits, control, raw, buffers,
+                instrumentation, connections::remove);
         connections.add(core);
-        core.onReleased = () -> connections.remove(core);
         return core;
     }
 

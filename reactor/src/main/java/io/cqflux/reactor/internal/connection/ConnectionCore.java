@@ -156,18 +156,18 @@ public final class ConnectionCore {
     private Consumer<Throwable> onFailed;
     private Disposable deadlines;
     public final Receiver receiver;
-    /** The owning instance's staging buffers (the byte[]/ByteBuffer forms); set by {@link Cqflux#adopt} before publication. */
-    public BufferPool buffers;
-    /** The owner's listeners ({@link CqfluxListener}); set by {@link Cqflux} right after construction. */
-    public Instrumentation instrumentation = Instrumentation.NONE;
+    /** The owning instance's staging buffers (the byte[]/ByteBuffer forms). */
+    public final BufferPool buffers;
+    /** The owner's listeners ({@link CqfluxListener}). */
+    public final Instrumentation instrumentation;
     /**
-     * The owner's bookkeeping for a released connection (it forgets it); set by {@link Cqflux#adopt}
-     * before publication, run just before {@link #closed} completes, so that whoever sees
-     * {@code onDispose()} complete also sees the connection forgotten.
+     * The owner's bookkeeping for a released connection (it forgets it), run just before
+     * {@link #closed} completes, so that whoever sees {@code onDispose()} complete also sees the
+     * connection forgotten.
      */
-    public Runnable onReleased = () -> { };
+    private final Consumer<ConnectionCore> onReleased;
     /** Established and reported opened: a listener added later is told of it ({@link Instrumentation#add}). */
-    public volatile boolean announced;
+    private volatile boolean announced;
     /**
      * Per added listener (the key is {@link Instrumentation}'s registration, compared by
      * identity), the state of its opened/closed notices for this connection.
@@ -209,9 +209,27 @@ public final class ConnectionCore {
     public final AtomicInteger monitors = new AtomicInteger();
     public final CompletableFuture<Void> closed = new CompletableFuture<>();
 
+    /**
+     * A connection of an instance, not started yet ({@link #start}).
+     *
+     * @param loop the loop that owns it
+     * @param transport the transport
+     * @param conn the transport's connection
+     * @param config the connection configuration
+     * @param limits the instance's per-connection limits
+     * @param control the connection's control words ({@link PeerControl#none()} for raw private data)
+     * @param raw whether it was opened with raw private data (no hello)
+     * @param buffers the instance's staging buffers
+     * @param instrumentation the instance's listeners
+     * @param onReleased the instance's bookkeeping once the connection is released
+     */
     public ConnectionCore(EventLoop loop, Transport transport, Connection conn, ConnectionConfig config,
-                   Limits limits, PeerControl control, boolean raw) {
+                   Limits limits, PeerControl control, boolean raw, BufferPool buffers,
+                   Instrumentation instrumentation, Consumer<ConnectionCore> onReleased) {
         this.raw = raw;
+        this.buffers = buffers;
+        this.instrumentation = instrumentation;
+        this.onReleased = onReleased;
         this.loop = loop;
         this.transport = transport;
         this.conn = conn;
@@ -352,6 +370,7 @@ public final class ConnectionCore {
                     return; // the grant's post failed and ended the connection: nothing to announce
                 }
             }
+            announced = true; // before the listeners hear of it (Instrumentation.add reads it)
             instrumentation.opened(this);
             Emissions.guarded(() -> events.tryEmitNext(e));
             Consumer<RdmaConnection> cb = onEstablished;
@@ -446,7 +465,7 @@ public final class ConnectionCore {
         }
         table.forEach((ctx, o) -> {
             if (o instanceof OpMono op) {
-                op.fail(op.ownError != null ? op.ownError : cause);
+                op.fail(op.ownError() != null ? op.ownError() : cause);
             }
         });
         // Staged operations still waiting for a pooled buffer: nothing of theirs is posted yet,
@@ -595,7 +614,7 @@ public final class ConnectionCore {
             }
             // A durable write waiting for its flush has its write on the wire and a slot in the
             // table: its regions stay held until the native close.
-            if (op.stage == OpMono.NEW) {
+            if (op.stage() == OpMono.NEW) {
                 op.failUnposted(cause);
             } else {
                 op.fail(cause);
@@ -666,7 +685,7 @@ public final class ConnectionCore {
         Emissions.guarded(completions::tryEmitComplete);
         // Before the completion, not as one of its dependents: CompletableFuture runs those in no
         // promised order, and onDispose()'s subscriber could see it before the owner forgot it.
-        safely(onReleased);
+        safely(() -> onReleased.accept(this));
         closed.complete(null);
     }
 
@@ -708,8 +727,8 @@ public final class ConnectionCore {
         }
         long[] longest = {0};
         table.forEach((ctx, o) -> {
-            if (o instanceof OpMono op && op.stage != OpMono.NEW) {
-                longest[0] = Math.max(longest[0], now - op.postedAt);
+            if (o instanceof OpMono op && op.stage() != OpMono.NEW) {
+                longest[0] = Math.max(longest[0], now - op.postedAt());
             }
         });
         if (longest[0] > operationTimeoutNanos) {
@@ -914,7 +933,7 @@ public final class ConnectionCore {
             // Counted only when it really went out: post() discards an op cancelled (from another
             // thread) since the check above, and fails one whose post threw; neither took a
             // receive of the peer, and counting it would lose that credit for good.
-            if (op.stage != OpMono.NEW) {
+            if (op.stage() != OpMono.NEW) {
                 control.consume();
             }
         }
@@ -983,14 +1002,13 @@ public final class ConnectionCore {
             return true;
         }
         long ctx = table.acquire(op);
-        op.context = ctx;
         // With an operationTimeout of a second or more (the default is 30 s), the loop's unit
         // clock rather than a clock read per operation, which is not free on the hot path. It is
         // behind by the current unit's time so far, which makes an operation look that much
         // older: only a loop held by one unit of work for about the timeout could end the
         // connection LOST early, and such a loop holds back every completion anyway. A shorter
         // timeout reads the clock.
-        op.postedAt = coarsePostClock ? loop.unitClock() : System.nanoTime();
+        op.posting(ctx, coarsePostClock ? loop.unitClock() : System.nanoTime());
         noteInFlight();
         boolean ok;
         try {
@@ -1006,28 +1024,28 @@ public final class ConnectionCore {
             table.release(ctx);
             table.returnCredits(k);
             noteInFlight();
-            op.context = -1;
+            op.notPosted();
             waiting.addFirst(op);
             scheduleRetry();
             return false;
         }
         if (op.kind.twoPart()) {
-            op.stage = OpMono.SECOND_PENDING;
+            op.firstPartPosted();
             return postSecond(op);
         }
-        op.stage = OpMono.POSTED;
+        op.posted();
         return true;
     }
 
     private boolean postSecond(OpMono op) {
         boolean ok;
         try {
-            ok = op.postSecond(conn, op.context);
+            ok = op.postSecond(conn, op.context());
         } catch (RuntimeException e) {
             // The unsignaled first part is in flight and nothing signaled will ever retire it:
             // its slot and credits could only come back when the connection closes, so end it
             // now (the subscriber, and everything else pending, learns why).
-            op.stage = OpMono.POSTED;
+            op.posted();
             end(new ConnectionException(ConnectionEvent.LOST, "connection " + description
                     + ": posting the second half of a " + op.kind + " failed; the connection is closed", e),
                     ConnectionEvent.LOST);
@@ -1038,7 +1056,7 @@ public final class ConnectionCore {
             scheduleRetry();
             return false;
         }
-        op.stage = OpMono.POSTED;
+        op.posted();
         return true;
     }
 
@@ -1082,7 +1100,7 @@ public final class ConnectionCore {
             if (op == null) {
                 return;
             }
-            if (op.stage == OpMono.SECOND_PENDING) {
+            if (op.stage() == OpMono.SECOND_PENDING) {
                 waiting.poll();
                 if (!postSecond(op)) {
                     return;
@@ -1190,11 +1208,11 @@ public final class ConnectionCore {
             // in order), and this operation fails with its own error.
             if (!c.isSuccess()) {
                 if (c.status() != CompletionStatus.WR_FLUSH_ERR) {
-                    op.ownError = new OperationFailedException(c.snapshot(), kind.partOpcode(), description);
+                    op.partFailed(new OperationFailedException(c.snapshot(), kind.partOpcode(), description));
                 }
                 onError(c, kind.partOpcode());
-                if (op.ownError != null) {
-                    op.fail(op.ownError);
+                if (op.ownError() != null) {
+                    op.fail(op.ownError());
                 }
             }
             return;
@@ -1277,6 +1295,11 @@ public final class ConnectionCore {
         return completions.asFlux()
                 .doOnSubscribe(s -> monitors.incrementAndGet())
                 .doFinally(s -> monitors.decrementAndGet());
+    }
+
+    /** {@return whether the connection was established and its listeners told so} Any thread. */
+    public boolean announced() {
+        return announced;
     }
 
     public Flux<ConnectionEvent> events() {

@@ -135,21 +135,21 @@ public final class OpMono extends Mono<Void> implements Subscription, Scannable,
     private volatile int flags;
     /** Whether the region references were released. Loop thread. */
     public boolean released;
-    /** {@link #NEW}, {@link #SECOND_PENDING} or {@link #POSTED}; a byte, so the object is 112 B. Loop thread. */
-    public byte stage = NEW;
+    /** {@link #NEW}, {@link #SECOND_PENDING} or {@link #POSTED}; a byte, to keep the object small. Loop thread. */
+    private byte stage = NEW;
     /** The in-flight table context, or -1. Loop thread. */
-    public long context = -1;
+    private long context = -1;
     /**
      * When posted ({@code System.nanoTime()}, or the loop's unit clock for an operationTimeout of a
      * second or more: see {@code ConnectionCore.post}); the operation deadline counts from here.
      * Loop thread.
      */
-    public long postedAt;
+    private long postedAt;
     /**
      * This operation's own failure (its error completion), which the end of the connection that
      * follows must not replace with the connection's. Loop thread.
      */
-    public Throwable ownError;
+    private Throwable ownError;
     /**
      * The listener when one was installed at subscription ({@link CqfluxListener}), else
      * {@code null}: then {@link #report} is one null check, and nothing reads the clock.
@@ -655,4 +655,63 @@ public final class OpMono extends Mono<Void> implements Subscription, Scannable,
             }
         }
     }
+
+    // ---------------------------------------------------------------- the posting protocol (loop thread)
+
+    /** {@return {@link #NEW}, {@link #SECOND_PENDING} or {@link #POSTED}} Loop thread. */
+    public int stage() {
+        return stage;
+    }
+
+    /** {@return the in-flight table context, or -1} Loop thread. */
+    public long context() {
+        return context;
+    }
+
+    /** {@return when the operation was posted, on the clock the connection's deadline reads} Loop thread. */
+    public long postedAt() {
+        return postedAt;
+    }
+
+    /** {@return this operation's own failure (a failed unsignaled part), or {@code null}} Loop thread. */
+    public Throwable ownError() {
+        return ownError;
+    }
+
+    /**
+     * The connection is about to post the operation's first part under {@code ctx}. Loop thread.
+     *
+     * @param ctx the in-flight table context
+     * @param at the post's time on the deadline's clock
+     */
+    public void posting(long ctx, long at) {
+        this.context = ctx;
+        this.postedAt = at;
+    }
+
+    /** The transport's queue was full: the operation waits again, with no context. Loop thread. */
+    public void notPosted() {
+        this.context = -1;
+    }
+
+    /** The first part of a two-part operation is posted; the second waits. Loop thread. */
+    public void firstPartPosted() {
+        this.stage = SECOND_PENDING;
+    }
+
+    /** Every part is posted (or, for a failed second part, nothing more will be). Loop thread. */
+    public void posted() {
+        this.stage = POSTED;
+    }
+
+    /**
+     * The unsignaled part failed with an error of its own, which the end of the connection must
+     * not replace. Loop thread.
+     *
+     * @param error the part's failure
+     */
+    public void partFailed(Throwable error) {
+        this.ownError = error;
+    }
+
 }

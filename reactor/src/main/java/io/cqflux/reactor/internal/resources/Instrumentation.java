@@ -54,7 +54,7 @@ public final class Instrumentation {
         // see it, the per-connection state lets one of them deliver. A connection that ends now
         // either has ended before the check below (skipped) or sees the listener in closed().
         for (ConnectionCore c : open) {
-            if (c.announced && !c.api.isDisposed()) {
+            if (c.announced() && !c.api.isDisposed()) {
                 r.opened(c);
             }
         }
@@ -103,7 +103,6 @@ public final class Instrumentation {
 
     /** Loop thread: the connection is established. */
     public void opened(ConnectionCore c) {
-        c.announced = true;
         for (Registration r : all) {
             r.opened(c);
         }
