@@ -18,6 +18,7 @@ import io.cqflux.epoll.loop.EventLoop;
 import io.cqflux.epoll.loop.LoopConfig;
 import io.cqflux.reactor.internal.connection.ConnectionCore;
 import io.cqflux.reactor.internal.connection.Lifecycle;
+import io.cqflux.reactor.internal.connection.Limits;
 import io.cqflux.reactor.internal.connection.PeerControl;
 import io.cqflux.reactor.internal.connection.PeerHello;
 import io.cqflux.reactor.internal.op.LoopSafeMono;
@@ -81,7 +82,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
     private final Transport transport;
     private final EventLoop[] loops;
     private final ConnectionConfig config;
-    private final ConnectionCore.Limits limits;
+    private final Limits limits;
     private final int acceptBufferSize;
     private final Duration shutdownTimeout;
     private final String threadNamePrefix;
@@ -100,7 +101,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
         this.transport = transport;
         this.loops = loops;
         this.config = b.config;
-        this.limits = new ConnectionCore.Limits(b.pendingLimit, b.receiveBufferSize, b.notificationBacklog,
+        this.limits = new Limits(b.pendingLimit, b.receiveBufferSize, b.notificationBacklog,
                 b.operationTimeout, b.blockSpinNanos());
         this.acceptBufferSize = b.acceptBufferSize;
         this.shutdownTimeout = b.shutdownTimeout;

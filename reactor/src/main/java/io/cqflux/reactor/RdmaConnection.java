@@ -124,7 +124,7 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
      */
     public PeerRegion remoteRegion(byte[] rawDescriptor, io.cqflux.core.RegionAccess... access) {
         Objects.requireNonNull(rawDescriptor, "rawDescriptor");
-        return core.foreignRegion(rawDescriptor.clone(), io.cqflux.core.internal.Checks.accesses(
+        return core.admission.foreignRegion(rawDescriptor.clone(), io.cqflux.core.internal.Checks.accesses(
                 "access (what the peer granted)", access));
     }
 

@@ -109,7 +109,7 @@ public final class Receiver {
         if (s.isCancelled()) {
             return;
         }
-        Throwable refusal = core.receiveRefusal();
+        Throwable refusal = core.admission.receiveRefusal();
         if (refusal != null) {
             if (ended && sink == null && (!leftovers.isEmpty() || !finished)) {
                 sink = (ReceiveFlux.Inbound<Object>) s;

@@ -362,9 +362,9 @@ public final class OpMono extends Mono<Void> implements Subscription, Scannable,
      * runs before its native call ({@link OpKind#check}); throws what the Mono signals.
      */
     public void validate() {
-        core.checkOpen();
+        core.admission.checkOpen();
         if (remote != null) {
-            core.checkOwns(remote);
+            core.admission.checkOwns(remote);
         }
         if (local != null) {
             // At subscription, before the transport's own refusal on the loop, which would come
@@ -372,7 +372,7 @@ public final class OpMono extends Mono<Void> implements Subscription, Scannable,
             API.checkRegisteredWith(local, core.transport, kind.localRole);
         }
         kind.check(core.transport, this);
-        core.checkMessageLength(kind, length);
+        core.admission.checkMessageLength(kind, length);
     }
 
     public LocalRegion nativeLocal() {

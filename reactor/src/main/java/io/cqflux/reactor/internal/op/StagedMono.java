@@ -6,7 +6,6 @@ import io.cqflux.core.internal.Checks;
 import io.cqflux.reactor.BufferLease;
 import io.cqflux.reactor.BufferPool;
 import io.cqflux.reactor.CqfluxListener;
-import io.cqflux.reactor.OperationKind;
 import io.cqflux.reactor.OperationOutcome;
 import io.cqflux.reactor.PeerRegion;
 import io.cqflux.reactor.RdmaConnection;
@@ -306,10 +305,10 @@ public final class StagedMono<T> extends Mono<T> implements Scannable {
             }
             // The connection knows its waiters, so that its end fails them (ConnectionCore's
             // failEverything); one that ended since the subscription's check gets its error now.
-            if (!spec.core.addStagedWaiter(this)) {
+            if (!spec.core.admission.addStagedWaiter(this)) {
                 RuntimeException ended;
                 try {
-                    spec.core.checkOpen();
+                    spec.core.admission.checkOpen();
                     ended = new IllegalStateException("connection " + spec.core.description + " ended");
                 } catch (RuntimeException e) {
                     ended = e;
@@ -337,7 +336,7 @@ public final class StagedMono<T> extends Mono<T> implements Scannable {
         public void connectionEnded(Throwable cause) {
             if (STATE.compareAndSet(this, WAITING, FAILED)) {
                 API.withdraw(spec.pool, this);
-                spec.core.removeStagedWaiter(this);
+                spec.core.admission.removeStagedWaiter(this);
                 report(OperationOutcome.ERROR, cause);
                 terminateWithError(cause, false);
             }
@@ -382,7 +381,7 @@ public final class StagedMono<T> extends Mono<T> implements Scannable {
             if ((s == NEW || s == WAITING) && STATE.compareAndSet(this, s, CANCELLED)) {
                 if (s == WAITING) {
                     API.withdraw(spec.pool, this);
-                    spec.core.removeStagedWaiter(this);
+                    spec.core.admission.removeStagedWaiter(this);
                 }
                 report(OperationOutcome.CANCELLED, null);
                 return;
@@ -400,7 +399,7 @@ public final class StagedMono<T> extends Mono<T> implements Scannable {
             if (!STATE.compareAndSet(this, WAITING, RUNNING)) {
                 return false;
             }
-            spec.core.removeStagedWaiter(this);
+            spec.core.admission.removeStagedWaiter(this);
             // From here on the lease is this subscription's: whatever fails, the subscriber hears
             // of it and the buffer goes back (the pool's "must not throw").
             try {
@@ -449,7 +448,7 @@ public final class StagedMono<T> extends Mono<T> implements Scannable {
                 }
                 if (STATE.compareAndSet(this, s, FAILED)) {
                     if (s == WAITING) {
-                        spec.core.removeStagedWaiter(this);
+                        spec.core.admission.removeStagedWaiter(this);
                     }
                     report(OperationOutcome.ERROR, error);
                     break;
