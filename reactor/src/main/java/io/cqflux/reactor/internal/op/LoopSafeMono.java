@@ -39,7 +39,11 @@ import reactor.util.context.Context;
  *       value was dropped: it is released once the delivery returns;</li>
  *   <li>a cancel on the delivering thread, during the delivery ({@code block()},
  *       {@code take(1)}: they cancel once they hold the value), or any cancel after it: the
- *       subscriber took the value, which is then its own;</li>
+ *       subscriber took the value, which is then its own; except that Reactor's lambda
+ *       subscriber ({@code subscribe(Consumer)}, {@link #LAMBDA_SUBSCRIBER}) forwards a cancel
+ *       only when its cancel won that swap, so a cancel from it that arrives after the delivery
+ *       (its thread was descheduled between the swap and the forward) also means the value was
+ *       dropped, and releases it;</li>
  *   <li>a value dropped by an operator upstream (the connect timeout racing the connection):
  *       the subscriber context carries a local drop hook (Reactor's
  *       {@link #DROP_HOOK_KEY}) that releases values of the released type and passes any other
@@ -56,6 +60,13 @@ public final class LoopSafeMono<T> extends MonoOperator<T, T> {
      * {@code LoopSafeMonoTest} pins it).
      */
     public static final String DROP_HOOK_KEY = "reactor.onNextDropped.local";
+
+    /**
+     * The class of Reactor's subscriber behind {@code Mono.subscribe(Consumer...)}, which decides
+     * between its value and its cancel with one swap and forwards a cancel only when the cancel
+     * won it ({@code LoopSafeMonoTest} pins the name and the behaviour).
+     */
+    public static final String LAMBDA_SUBSCRIBER = "reactor.core.publisher.LambdaMonoSubscriber";
 
     private final Class<T> type;
     private final Consumer<? super T> release;
@@ -116,8 +127,9 @@ public final class LoopSafeMono<T> extends MonoOperator<T, T> {
     /**
      * One subscription's hand-over. States: OPEN, then either CANCELLED (cancel first) or
      * DELIVERING (value first); DELIVERING ends in TAKEN, or in DROPPED when a cancel came from
-     * another thread during it. The value is released on CANCELLED-then-value and on DROPPED,
-     * each by the delivering thread, so exactly once.
+     * another thread during it; TAKEN ends in DROPPED on a late cancel from Reactor's lambda
+     * subscriber. The value is released on CANCELLED-then-value and on DROPPED, by the delivering
+     * thread or (TAKEN to DROPPED) by the cancelling one: each a single transition, so once.
      */
     public static final class HandOver<T> implements CoreSubscriber<T>, Subscription, Scannable {
         private static final int OPEN = 0;
@@ -139,7 +151,11 @@ public final class LoopSafeMono<T> extends MonoOperator<T, T> {
         private final Class<T> type;
         private final Consumer<? super T> release;
         private final Context context;
+        /** Whether {@link #actual} forwards a cancel only when it did not take the value. */
+        private final boolean lateCancelMeansDropped;
         private Subscription upstream;
+        /** The value, from its delivery on; released by a late cancel when {@link #lateCancelMeansDropped}. */
+        private volatile T value;
         private volatile int state;
         /** Written before the move to DELIVERING, read by a cancel that saw DELIVERING. */
         private volatile Thread deliverer;
@@ -148,6 +164,7 @@ public final class LoopSafeMono<T> extends MonoOperator<T, T> {
             this.actual = actual;
             this.type = type;
             this.release = release;
+            this.lateCancelMeansDropped = LAMBDA_SUBSCRIBER.equals(actual.getClass().getName());
             Context outer = actual.currentContext();
             Consumer<Object> before = outer.getOrDefault(DROP_HOOK_KEY, null);
             this.context = outer.put(DROP_HOOK_KEY, (Consumer<Object>) dropped -> {
@@ -177,6 +194,7 @@ public final class LoopSafeMono<T> extends MonoOperator<T, T> {
         @Override
         public void onNext(T t) {
             deliverer = Thread.currentThread();
+            value = t;
             if (!STATE.compareAndSet(this, OPEN, DELIVERING)) {
                 release.accept(t);
                 return;
@@ -215,6 +233,11 @@ public final class LoopSafeMono<T> extends MonoOperator<T, T> {
                     }
                 } else if (s == DELIVERING && deliverer != Thread.currentThread()) {
                     if (STATE.compareAndSet(this, DELIVERING, DROPPED)) {
+                        break;
+                    }
+                } else if (s == TAKEN && lateCancelMeansDropped) {
+                    if (STATE.compareAndSet(this, TAKEN, DROPPED)) {
+                        release.accept(value);
                         break;
                     }
                 } else {

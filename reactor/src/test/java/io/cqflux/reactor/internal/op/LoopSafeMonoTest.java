@@ -1,6 +1,7 @@
 package io.cqflux.reactor.internal.op;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -10,6 +11,8 @@ import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 import org.reactivestreams.Subscription;
 import reactor.core.CoreSubscriber;
+import reactor.core.Disposable;
+import reactor.core.Scannable;
 import reactor.core.publisher.Hooks;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Operators;
@@ -184,5 +187,44 @@ class LoopSafeMonoTest {
         List<Object> seen = new CopyOnWriteArrayList<>();
         Operators.onNextDropped("x", Context.of(LoopSafeMono.DROP_HOOK_KEY, (java.util.function.Consumer<Object>) seen::add));
         assertEquals(List.of("x"), seen);
+    }
+
+    /**
+     * The facts the late-cancel rule rests on: {@code subscribe(Consumer)} puts Reactor's lambda
+     * subscriber (by the name the hand-over looks for) right below the hand-over, and once it has
+     * taken the value its {@code dispose()} forwards no cancel.
+     */
+    @Test
+    void reactorsLambdaSubscriber_isRecognised_andForwardsNoCancelOnceItTookTheValue() {
+        List<Res> released = new CopyOnWriteArrayList<>();
+        Manual source = new Manual();
+        List<Res> taken = new CopyOnWriteArrayList<>();
+        Disposable d = LoopSafeMono.of(source, Res.class, Res::release).subscribe(taken::add);
+        Object below = Scannable.from(source.actual.get()).scanUnsafe(Scannable.Attr.ACTUAL);
+        assertEquals(LoopSafeMono.LAMBDA_SUBSCRIBER, below.getClass().getName());
+        Res r = new Res(released);
+        source.emit(r);
+        d.dispose();
+        assertEquals(List.of(r), taken);
+        assertEquals(List.of(), released);
+        assertFalse(source.cancelled, "a cancel was forwarded after the value was taken");
+    }
+
+    /**
+     * Reactor's lambda subscriber forwards a cancel only when its own cancel won against the
+     * value; a forwarded cancel that reaches the hand-over after the delivery (the disposing
+     * thread was descheduled between the two) therefore means the value was dropped. Here the
+     * test forwards that late cancel itself.
+     */
+    @Test
+    void handOver_lateCancelFromReactorsLambdaSubscriber_releasesTheValue() {
+        List<Res> released = new CopyOnWriteArrayList<>();
+        Manual source = new Manual();
+        LoopSafeMono.of(source, Res.class, Res::release).subscribe(x -> { });
+        Res r = new Res(released);
+        source.emit(r);
+        ((Subscription) source.actual.get()).cancel();
+        ((Subscription) source.actual.get()).cancel();
+        assertEquals(List.of(r), released, "released once");
     }
 }
