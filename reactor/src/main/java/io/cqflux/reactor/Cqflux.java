@@ -20,9 +20,10 @@ import io.cqflux.reactor.internal.connection.ConnectionCore;
 import io.cqflux.reactor.internal.connection.Lifecycle;
 import io.cqflux.reactor.internal.connection.Limits;
 import io.cqflux.reactor.internal.connection.PeerControl;
-import io.cqflux.reactor.internal.connection.PeerHello;
 import io.cqflux.reactor.internal.op.LoopSafeMono;
+import io.cqflux.reactor.internal.resources.ConnectionFactory;
 import io.cqflux.reactor.internal.resources.Instrumentation;
+import io.cqflux.reactor.internal.resources.LoopGroup;
 import io.cqflux.reactor.internal.resources.LoopThreadFactory;
 import java.lang.foreign.MemorySegment;
 import java.net.InetAddress;
@@ -40,8 +41,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicReference;
-import java.util.function.Consumer;
 import java.util.function.Function;
 import org.reactivestreams.Publisher;
 import reactor.core.Disposable;
@@ -80,14 +79,13 @@ public final class Cqflux implements Disposable, AutoCloseable {
     private static final Logger LOG = Loggers.getLogger(Cqflux.class);
 
     private final Transport transport;
-    private final EventLoop[] loops;
+    /** The event loops. */
+    private final LoopGroup loops;
     private final ConnectionConfig config;
     private final Limits limits;
     private final int acceptBufferSize;
     private final Duration shutdownTimeout;
     private final String threadNamePrefix;
-    private final AtomicInteger nextLoop = new AtomicInteger();
-    private final Set<ConnectionCore> connections = ConcurrentHashMap.newKeySet();
     private final Set<RdmaServer> servers = ConcurrentHashMap.newKeySet();
     private final Set<Region> regions = ConcurrentHashMap.newKeySet();
     private final AtomicBoolean closing = new AtomicBoolean();
@@ -95,17 +93,24 @@ public final class Cqflux implements Disposable, AutoCloseable {
     private final BufferPool buffers;
     /** The listeners ({@link #addListener(CqfluxListener)}). */
     private final Instrumentation instrumentation = new Instrumentation();
+    /** Connects, adopts accepted connections, keeps them until released. */
+    private final ConnectionFactory factory;
+    /** The connections not released yet: {@link #factory}'s (a live view). */
+    private final Set<ConnectionCore> connections;
 
     private Cqflux(Builder b, Transport transport, EventLoop[] loops, String threadNamePrefix) {
         this.buffers = new BufferPool(this, transport, b.poolBuffers, b.poolBufferSize, b.poolMaxWaiters);
         this.transport = transport;
-        this.loops = loops;
+        this.loops = new LoopGroup(loops);
         this.config = b.config;
         this.limits = new Limits(b.pendingLimit, b.receiveBufferSize, b.notificationBacklog,
                 b.operationTimeout, b.blockSpinNanos());
         this.acceptBufferSize = b.acceptBufferSize;
         this.shutdownTimeout = b.shutdownTimeout;
         this.threadNamePrefix = threadNamePrefix;
+        this.factory = new ConnectionFactory(this, transport, config, limits, this.loops, buffers, instrumentation,
+                closing);
+        this.connections = factory.connections();
     }
 
     /** {@return a builder with the defaults: AUTO transport on the loopback address, one blocking loop} */
@@ -144,20 +149,12 @@ public final class Cqflux implements Disposable, AutoCloseable {
 
     /** {@return the loops' thread names, in the order of {@link #loopStats()}} */
     public List<String> loopNames() {
-        List<String> out = new ArrayList<>();
-        for (EventLoop l : loops) {
-            out.add(l.name());
-        }
-        return out;
+        return loops.names();
     }
 
     /** {@return a snapshot of each event loop's counters} */
     public List<LoopStats> loopStats() {
-        List<LoopStats> out = new ArrayList<>();
-        for (EventLoop l : loops) {
-            out.add(l.stats());
-        }
-        return out;
+        return loops.stats();
     }
 
     /**
@@ -277,7 +274,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
                 // Every accept carries its own hello (its connection's control words); encode
                 // one now so that a hello that cannot fit fails the bind, not every accept.
                 if (rawAccept == null) {
-                    checkHelloFits(regionList, transport.maxAcceptPrivateData());
+                    factory.checkHelloFits(regionList, transport.maxAcceptPrivateData());
                 }
                 EventLoop loop = firstLoop();
                 Runnable task = () -> {
@@ -352,7 +349,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
      */
     public Mono<RdmaConnection> connect(InetSocketAddress address, Region... exposed) {
         Objects.requireNonNull(address, "address");
-        return connect0(address, exposedRegions(exposed), null, null);
+        return factory.connect(address, exposedRegions(exposed), null, null);
     }
 
     /**
@@ -373,7 +370,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
     public Mono<RdmaConnection> connect(InetSocketAddress address, ConnectOptions options) {
         Objects.requireNonNull(address, "address");
         Objects.requireNonNull(options, "options");
-        return connect0(address, options.exposed(), options.raw(), null);
+        return factory.connect(address, options.exposed(), options.raw(), null);
     }
 
     /**
@@ -402,95 +399,6 @@ public final class Cqflux implements Disposable, AutoCloseable {
     }
 
     /**
-     * The connect of {@link #connect(InetSocketAddress, ConnectOptions)}, which also tells
-     * {@code releases} of each connection it starts ({@link Connector}, for the peer pools).
-     */
-    private Mono<RdmaConnection> connect0(InetSocketAddress address, List<Region> regionList, byte[] raw,
-                                          Consumer<CompletableFuture<Void>> releases) {
-        Mono<RdmaConnection> m = Mono.create(sink -> {
-            AtomicReference<ConnectionCore> ref = new AtomicReference<>();
-            AtomicBoolean handedOver = new AtomicBoolean();
-            EventLoop loop;
-            try {
-                checkOpen();
-                loop = nextLoop();
-            } catch (RuntimeException e) {
-                sink.error(e);
-                return;
-            }
-            sink.onCancel(() -> {
-                if (handedOver.compareAndSet(false, true)) {
-                    ConnectionCore c = ref.get();
-                    if (c != null) {
-                        c.closeAsync();
-                    }
-                }
-            });
-            Runnable task = () -> {
-                loop.noteSetup("cqflux.connect"); // the library's own work: not a blocked-loop WARN
-                if (handedOver.get()) {
-                    return;
-                }
-                if (closing.get()) {
-                    // A hand-over that the loop dropped in its shutdown runs after it ended.
-                    loop.noteOperation("cqflux.connect"); // subscriber code: reported if it blocks
-                    sink.error(new ResourceClosedException("cqflux is closed: cannot connect to " + address));
-                    return;
-                }
-                PeerControl control = null;
-                Connection spi;
-                try {
-                    byte[] requestData;
-                    if (raw != null) {
-                        control = PeerControl.none();
-                        checkRawConnectData(raw);
-                        requestData = raw;
-                    } else {
-                        control = PeerControl.register(transport);
-                        requestData = hello(regionList, control, transport.maxConnectPrivateData());
-                    }
-                    spi = transport.connect(address, config, requestData);
-                } catch (RuntimeException e) {
-                    if (control != null) {
-                        control.close();
-                    }
-                    loop.noteOperation("cqflux.connect");
-                    sink.error(e);
-                    return;
-                }
-                ConnectionCore core = adopt(loop, spi, config, control, raw != null);
-                ref.set(core);
-                // A PeerPool keeps the release of every connection it starts, a cancelled one's too.
-                if (releases != null) {
-                    releases.accept(core.closed);
-                }
-                if (handedOver.get()) {
-                    core.end(new ResourceClosedException("connect to " + address + " cancelled"), null);
-                    return;
-                }
-                core.start(c -> {
-                    if (handedOver.compareAndSet(false, true)) {
-                        sink.success(c);
-                    }
-                }, sink::error);
-            };
-            try {
-                loop.executeOrAfterTermination(task);
-            } catch (RuntimeException e) {
-                sink.error(new ResourceClosedException("cqflux is closed: cannot connect to " + address));
-            }
-        });
-        Duration t = config.timeout();
-        // A connection that establishes just as its subscriber cancels (or the timeout fires) is
-        // discarded by Mono.create or dropped by the timeout or the subscriber, never handed to
-        // anyone: close it rather than leak it (the discard hook here, LoopSafeMono's hand-over
-        // for the drops).
-        return LoopSafeMono.of(m.timeout(t, Mono.defer(() -> Mono.error(new ConnectionException(ConnectionEvent.UNREACHABLE,
-                "connect to " + address + " timed out after " + t.toMillis() + " ms"))))
-                .doOnDiscard(RdmaConnection.class, RdmaConnection::dispose), RdmaConnection.class, RdmaConnection::dispose);
-    }
-
-    /**
      * Creates a pool of connections to one peer that heals: it connects at once, reconnects with
      * backoff whenever a connection ends, and learns the peer's regions again on each reconnect
      * (see {@link PeerPool}: look regions up inside {@link PeerPool#withConnection(Function)}).
@@ -513,7 +421,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
         // What every connect of the pool would send, checked once now: a request that cannot be
         // sent would otherwise fail each attempt, and the pool would retry it forever.
         checkConnectRequest(options.connectOptions());
-        PeerPool pool = PeerPool.start(this, (a, o, r) -> connect0(a, o.exposed(), o.raw(), r), address, options);
+        PeerPool pool = PeerPool.start(this, (a, o, r) -> factory.connect(a, o.exposed(), o.raw(), r), address, options);
         pools.add(pool);
         if (closing.get()) {
             pool.dispose(); // raced with dispose(), which may not have seen it
@@ -556,17 +464,6 @@ public final class Cqflux implements Disposable, AutoCloseable {
     }
 
     /**
-     * Encodes a hello with control words registered for the purpose and freed at once, so that
-     * a hello that cannot be sent (over {@code max}, a closed or foreign region) fails the call
-     * that would send it many times (every accept of a server, every connect of a pool).
-     */
-    private void checkHelloFits(List<Region> exposed, int max) {
-        try (PeerControl probe = PeerControl.register(transport)) {
-            hello(exposed, probe, max);
-        }
-    }
-
-    /**
      * Refuses a connect request that cannot be sent: raw private data over the transport's limit,
      * or a hello over it or exposing a region that is closed or of another instance. A
      * {@link PeerPool}'s one check of its request: at its creation, and again when a connect of
@@ -579,18 +476,9 @@ public final class Cqflux implements Disposable, AutoCloseable {
      */
     void checkConnectRequest(ConnectOptions co) {
         if (co.raw() != null) {
-            checkRawConnectData(co.raw());
+            factory.checkRawConnectData(co.raw());
         } else {
-            checkHelloFits(co.exposed(), transport.maxConnectPrivateData());
-        }
-    }
-
-    /** Refuses raw connect private data over the transport's limit, naming both. */
-    private void checkRawConnectData(byte[] raw) {
-        if (raw.length > transport.maxConnectPrivateData()) {
-            throw new IllegalArgumentException("raw private data of " + raw.length + " bytes exceeds"
-                    + " the transport's maximum " + transport.maxConnectPrivateData() + " for a connect ("
-                    + transport.name() + ")");
+            factory.checkHelloFits(co.exposed(), transport.maxConnectPrivateData());
         }
     }
 
@@ -694,11 +582,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
                                 + " connection(s) did not close within the shutdown budget " + budget
                                 + "; stopping the loops anyway", e);
                     }
-                    List<CompletableFuture<Void>> ends = new ArrayList<>();
-                    for (EventLoop l : loops) {
-                        ends.add(l.shutdownGracefully(Duration.ofNanos(remaining(deadline))));
-                    }
-                    return CompletableFuture.allOf(ends.toArray(CompletableFuture[]::new));
+                    return loops.shutdownGracefully(Duration.ofNanos(remaining(deadline)));
                 })
                 .thenCompose(f -> f)
                 .whenComplete((v, e) -> {
@@ -752,11 +636,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
             }
             left.add(connections.size() + " connection(s) open (" + String.join("; ", each) + ")");
         }
-        for (EventLoop l : loops) {
-            if (!l.terminationFuture().isDone()) {
-                left.add("event loop " + l.name() + " still running (a handler may block its thread)");
-            }
-        }
+        left.addAll(loops.stillRunning());
         if (!regions.isEmpty()) {
             left.add(regions.size() + " region(s) registered");
         }
@@ -772,49 +652,29 @@ public final class Cqflux implements Disposable, AutoCloseable {
         }
     }
 
+    /** {@return the loop for the next connection (round-robin)} */
     EventLoop nextLoop() {
-        return loops[Math.floorMod(nextLoop.getAndIncrement(), loops.length)];
+        return loops.next();
     }
 
-    /**
-     * {@return the first loop: the one listeners run on, and the one a timer's task that belongs
-     * to no connection (a peer pool's reconnect, an acquire's bound) is handed to; choosing it
-     * leaves the round-robin of {@link #nextLoop()}, which spreads connections, where it is}
-     */
+    /** {@return the first loop ({@link LoopGroup#first()})} */
     EventLoop firstLoop() {
-        return loops[0];
+        return loops.first();
     }
 
-    /**
-     * This side's hello: the exposed regions (each must still be open), the transport's handshake
-     * and the connection's control words.
-     *
-     * @throws ResourceClosedException when an exposed region is closed
-     * @throws IllegalArgumentException when it does not fit {@code max}
-     */
+    /** {@return this side's hello ({@link ConnectionFactory#hello})} */
     byte[] hello(List<Region> exposed, PeerControl control, int max) {
-        List<byte[]> descriptors = new ArrayList<>();
-        for (int i = 0; i < exposed.size(); i++) {
-            Region r = exposed.get(i);
-            r.checkRegisteredWith(transport, "exposed region " + i);
-            if (!r.isOpen()) {
-                throw new ResourceClosedException("exposed " + r + " is closed");
-            }
-            descriptors.add(r.nativeRegion().descriptor());
-        }
-        return PeerHello.encode(transport, descriptors, control, limits.receiveBufferSize(), max);
+        return factory.hello(exposed, control, max);
+    }
+
+    /** {@return a new connection of this instance ({@link ConnectionFactory#adopt})} */
+    ConnectionCore adopt(EventLoop loop, Connection spi, ConnectionConfig cfg, PeerControl control, boolean raw) {
+        return factory.adopt(loop, spi, cfg, control, raw);
     }
 
     /** {@return the transport (for the server's per-connection control words)} */
     Transport transport() {
         return transport;
-    }
-
-    ConnectionCore adopt(EventLoop loop, Connection spi, ConnectionConfig cfg, PeerControl control, boolean raw) {
-        ConnectionCore core = new ConnectionCore(loop, transport, spi, cfg, limits, control, raw, buffers,
-                instrumentation, connections::remove);
-        connections.add(core);
-        return core;
     }
 
     void forget(RdmaServer server) {
