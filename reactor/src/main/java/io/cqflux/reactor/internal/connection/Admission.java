@@ -70,8 +70,9 @@ public final class Admission {
 
     /**
      * {@return the refusal of an operation or a {@code receive()} on a connection this side
-     * closed} Whether it did is {@link #core.closeRequested()} alone: {@link #closedLocally} is set (by
-     * the close task, or the lost hook) only after {@link #closeAsync} set it.
+     * closed} Whether it did is {@link ConnectionCore#closeRequested()} alone: the connection's
+     * {@code closedLocally} is set (by the close task, or the lost hook) only after
+     * {@link ConnectionCore#closeAsync} set it.
      */
     private ResourceClosedException closedByThisSide() {
         return new ResourceClosedException("connection " + description + " is closed");

@@ -96,7 +96,7 @@ public final class ConnectionCore {
     private final CompletionDispatch dispatch;
     /** What an operation must pass before it is queued, and the peer's regions. */
     public final Admission admission = new Admission(this);
-    /** The shortest operationTimeout for which {@link #post} stamps operations with the loop's unit clock. */
+    /** The shortest operationTimeout for which {@code SendQueue.post} stamps operations with the loop's unit clock. */
     public static final long COARSE_POST_CLOCK_FROM_NANOS = TimeUnit.SECONDS.toNanos(1);
     /** How long an operation's {@code block()} spins before it parks ({@link SpinThenParkSubscriber}). */
     public final long blockSpinNanos;

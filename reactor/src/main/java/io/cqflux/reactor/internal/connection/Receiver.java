@@ -332,7 +332,7 @@ public final class Receiver {
     }
 
     /**
-     * A notification that consumed no receive buffer (see {@link ConnectionCore#onCompletion}).
+     * A notification that consumed no receive buffer (see {@link CompletionDispatch#onCompletion}).
      * Loop thread.
      *
      * @param c the completion

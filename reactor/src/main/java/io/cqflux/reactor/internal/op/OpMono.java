@@ -141,7 +141,7 @@ public final class OpMono extends Mono<Void> implements Subscription, Scannable,
     private long context = -1;
     /**
      * When posted ({@code System.nanoTime()}, or the loop's unit clock for an operationTimeout of a
-     * second or more: see {@code ConnectionCore.post}); the operation deadline counts from here.
+     * second or more: see {@code SendQueue.post}); the operation deadline counts from here.
      * Loop thread.
      */
     private long postedAt;

@@ -37,7 +37,7 @@ import reactor.util.context.Context;
  * NIC ({@link OpMono#releaseRegions}), never on cancel. A read copies the data out of the buffer at
  * that moment, right before the lease is given back, and emits the copy.
  *
- * <p>While it waits for a buffer, the connection knows it ({@link ConnectionCore#addStagedWaiter}):
+ * <p>While it waits for a buffer, the connection knows it ({@link io.cqflux.reactor.internal.connection.Admission#addStagedWaiter}):
  * the connection's end withdraws it from the pool's queue and fails it, as it fails queued
  * operations. Outcomes that never reach an {@link OpMono} (a failed check, a refusal of the pool,
  * a cancel or the end while waiting) are reported to the {@link CqfluxListener} from here; the
