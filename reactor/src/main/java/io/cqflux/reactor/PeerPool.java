@@ -529,9 +529,28 @@ public final class PeerPool implements Disposable, AutoCloseable {
         };
         Disposable d;
         try {
-            d = connector.connect(address, options.connectOptions(), hook)
-                    .doFinally(sig -> uncount.run())
-                    .subscribe(c -> onConnected(s, c), e -> onConnectFailed(s, e));
+            // Subscribed directly, with no operator between: a connection that arrives as the
+            // pool disposes the attempt is then released by the connect Mono's hand-over, which
+            // recognises Reactor's lambda subscriber (an operator in between would hide the late
+            // cancel that tells it the connection was dropped). The attempt stops counting after
+            // its outcome was handled, or when it is disposed.
+            Disposable attempt = connector.connect(address, options.connectOptions(), hook).subscribe(c -> {
+                try {
+                    onConnected(s, c);
+                } finally {
+                    uncount.run();
+                }
+            }, e -> {
+                try {
+                    onConnectFailed(s, e);
+                } finally {
+                    uncount.run();
+                }
+            });
+            d = () -> {
+                attempt.dispose();
+                uncount.run();
+            };
         } catch (RuntimeException e) {
             uncount.run();
             onConnectFailed(s, e);
