@@ -1,7 +1,6 @@
 package io.cqflux.reactor;
 
 import io.cqflux.core.ConnectionConfig;
-import io.cqflux.core.ConnectionEvent;
 import io.cqflux.core.ConnectionException;
 import io.cqflux.core.RegionAccess;
 import io.cqflux.core.ResourceClosedException;
@@ -24,12 +23,14 @@ import io.cqflux.reactor.internal.op.LoopSafeMono;
 import io.cqflux.reactor.internal.resources.ConnectionFactory;
 import io.cqflux.reactor.internal.resources.Instrumentation;
 import io.cqflux.reactor.internal.resources.LoopGroup;
+import io.cqflux.reactor.internal.resources.Shutdown;
 import io.cqflux.reactor.internal.resources.LoopThreadFactory;
 import java.lang.foreign.MemorySegment;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
@@ -89,7 +90,6 @@ public final class Cqflux implements Disposable, AutoCloseable {
     private final Set<RdmaServer> servers = ConcurrentHashMap.newKeySet();
     private final Set<Region> regions = ConcurrentHashMap.newKeySet();
     private final AtomicBoolean closing = new AtomicBoolean();
-    private final CompletableFuture<Void> terminated = new CompletableFuture<>();
     private final BufferPool buffers;
     /** The listeners ({@link #addListener(CqfluxListener)}). */
     private final Instrumentation instrumentation = new Instrumentation();
@@ -97,6 +97,8 @@ public final class Cqflux implements Disposable, AutoCloseable {
     private final ConnectionFactory factory;
     /** The connections not released yet: {@link #factory}'s (a live view). */
     private final Set<ConnectionCore> connections;
+    /** Runs the shutdown once; completes when everything is released. */
+    private final Shutdown shutdown;
 
     private Cqflux(Builder b, Transport transport, EventLoop[] loops, String threadNamePrefix) {
         this.buffers = new BufferPool(this, transport, b.poolBuffers, b.poolBufferSize, b.poolMaxWaiters);
@@ -111,6 +113,32 @@ public final class Cqflux implements Disposable, AutoCloseable {
         this.factory = new ConnectionFactory(this, transport, config, limits, this.loops, buffers, instrumentation,
                 closing);
         this.connections = factory.connections();
+        this.shutdown = new Shutdown(this, this.loops, connections, transport, closing, new Shutdown.Owned() {
+            @Override
+            public void stopFirst() {
+                disposePools();
+                buffers.close();
+            }
+
+            @Override
+            public List<CompletableFuture<Void>> closeServers() {
+                List<CompletableFuture<Void>> closes = new ArrayList<>();
+                for (RdmaServer s : List.copyOf(servers)) {
+                    closes.add(s.closeAsync());
+                }
+                return closes;
+            }
+
+            @Override
+            public Collection<?> servers() {
+                return servers;
+            }
+
+            @Override
+            public Collection<Region> regions() {
+                return regions;
+            }
+        });
     }
 
     /** {@return a builder with the defaults: AUTO transport on the loopback address, one blocking loop} */
@@ -518,7 +546,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
      * subscribers complete at once}
      */
     public Mono<Void> onDispose() {
-        return Mono.fromFuture(terminated, true);
+        return Mono.fromFuture(shutdown.terminated(), true);
     }
 
     /**
@@ -552,98 +580,14 @@ public final class Cqflux implements Disposable, AutoCloseable {
         disposeNow(shutdownTimeout);
     }
 
-    /**
-     * Runs the shutdown once, within {@code budget}: servers and connections close first; at the
-     * deadline (or sooner) the loops shut down gracefully with what is left of it, and then force;
-     * after every loop thread ended, leftovers are freed and the transport last. The loops are
-     * awaited without a deadline: the transport is never freed under a loop thread still in it.
-     */
+    /** Runs the shutdown once, within {@code budget} ({@link Shutdown}). */
     private CompletableFuture<Void> shutdown(Duration budget) {
-        if (!closing.compareAndSet(false, true)) {
-            return terminated;
-        }
-        disposePools();
-        long deadline = System.nanoTime() + TimeUnit.NANOSECONDS.convert(budget);
-        // Waiting and new takers fail now; the pool's region deregisters (and its memory is freed)
-        // once the operations still using its buffers are released, like any region.
-        buffers.close();
-        List<CompletableFuture<Void>> parts = new ArrayList<>();
-        for (RdmaServer s : List.copyOf(servers)) {
-            parts.add(s.closeAsync());
-        }
-        for (ConnectionCore c : List.copyOf(connections)) {
-            parts.add(c.closeAsync());
-        }
-        CompletableFuture.allOf(parts.toArray(CompletableFuture[]::new))
-                .orTimeout(remaining(deadline), TimeUnit.NANOSECONDS)
-                .handle((v, e) -> {
-                    if (e != null) {
-                        LOG.warn(this + ": " + servers.size() + " server(s) and " + connections.size()
-                                + " connection(s) did not close within the shutdown budget " + budget
-                                + "; stopping the loops anyway", e);
-                    }
-                    return loops.shutdownGracefully(Duration.ofNanos(remaining(deadline)));
-                })
-                .thenCompose(f -> f)
-                .whenComplete((v, e) -> {
-                    if (e != null) {
-                        LOG.warn(this + ": an event loop ended on an error", e);
-                    }
-                    // The loops have ended: whatever a connection still holds is freed here and now
-                    // (one failing close never keeps the others, or the transport, from closing).
-                    for (ConnectionCore c : List.copyOf(connections)) {
-                        try {
-                            c.forceClose(new ConnectionException(ConnectionEvent.CLOSED, "cqflux closed"));
-                        } catch (RuntimeException x) {
-                            LOG.warn(this + ": closing " + c.description + " failed", x);
-                        }
-                    }
-                    for (Region r : List.copyOf(regions)) {
-                        try {
-                            r.close();
-                        } catch (RuntimeException x) {
-                            LOG.warn(this + ": closing " + r + " failed", x);
-                        }
-                    }
-                    try {
-                        transport.close();
-                    } finally {
-                        terminated.complete(null);
-                    }
-                });
-        return terminated;
-    }
-
-    private static long remaining(long deadline) {
-        return Math.max(0, deadline - System.nanoTime());
+        return shutdown.start(budget);
     }
 
     /** {@return what the shutdown has not released yet, for {@link #disposeNow(Duration)}'s error} */
     private String unreleased() {
-        List<String> left = new ArrayList<>();
-        if (!servers.isEmpty()) {
-            left.add(servers.size() + " server(s) listening " + servers);
-        }
-        if (!connections.isEmpty()) {
-            // What each still waits for (its loop, its goodbye, its teardown): the first few.
-            List<String> each = new ArrayList<>();
-            for (ConnectionCore c : connections) {
-                if (each.size() == 3) {
-                    each.add("...");
-                    break;
-                }
-                each.add(c.description + ": " + c.releasePending());
-            }
-            left.add(connections.size() + " connection(s) open (" + String.join("; ", each) + ")");
-        }
-        left.addAll(loops.stillRunning());
-        if (!regions.isEmpty()) {
-            left.add(regions.size() + " region(s) registered");
-        }
-        if (!terminated.isDone()) {
-            left.add("transport " + transport.name() + " not freed");
-        }
-        return String.join("; ", left);
+        return shutdown.unreleased();
     }
 
     private void checkOpen() {
