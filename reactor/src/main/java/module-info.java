@@ -15,6 +15,10 @@ module io.cqflux.reactor {
     requires static reactor.blockhound;
 
     exports io.cqflux.reactor;
+    // io.cqflux.reactor.internal.{resources,connection,op} are exported to no module: none of the
+    // project's other modules (test-kit, micrometer, the starter, samples, benchmarks) uses them;
+    // they reach the library through its public API only. Add a qualified export (exports ... to)
+    // for a module that comes to need one.
     // The integration, for BlockHound.install(new CqfluxBlockHoundIntegration()) and its
     // ServiceLoader. Without BlockHound at run time the module still resolves: a provides names
     // its service type only, and resolution does not look for it (BlockHoundModulePathTest).

@@ -5,6 +5,10 @@ import io.cqflux.core.RegionAccess;
 import io.cqflux.core.ResourceClosedException;
 import io.cqflux.core.spi.LocalRegion;
 import io.cqflux.core.spi.Transport;
+import io.cqflux.reactor.internal.op.LoopSafeMono;
+import io.cqflux.reactor.internal.op.OpMono;
+import io.cqflux.reactor.internal.op.StagedMono;
+import io.cqflux.reactor.internal.resources.LeaseTaker;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayDeque;
@@ -95,24 +99,6 @@ public final class BufferPool {
     /** Slots start on this boundary (a cache line). */
     private static final int ALIGNMENT = 64;
 
-    /** Something that takes a lease: a subscriber of {@link #acquire()} or a staged operation. */
-    interface Taker {
-        /**
-         * Offers a lease. Must not throw.
-         *
-         * @param lease a lease, held
-         * @return false when the taker no longer wants it (the pool takes it back)
-         */
-        boolean take(BufferLease lease);
-
-        /**
-         * The taker gets no lease. Must not throw.
-         *
-         * @param error why
-         */
-        void refused(Throwable error);
-    }
-
     /** What {@link #region()} registers the memory for. */
     private static final RegionAccess[] ACCESS = {RegionAccess.WRITE_SRC, RegionAccess.READ_DST, RegionAccess.SEND};
 
@@ -127,7 +113,7 @@ public final class BufferPool {
     /** Free slots, a stack; guarded by {@link #lock}. */
     private final int[] free;
     private int freeTop;
-    private final ArrayDeque<Taker> waiting = new ArrayDeque<>();
+    private final ArrayDeque<LeaseTaker> waiting = new ArrayDeque<>();
     private boolean closed;
     private Region region;
     private MemorySegment memory;
@@ -222,7 +208,9 @@ public final class BufferPool {
      *     the pool is closed
      */
     public Mono<BufferLease> acquire() {
-        return LoopSafeMono.of(new AcquireMono(this));
+        // A lease that reaches a subscriber which has just cancelled (a timeout on acquire()) goes
+        // back to the pool instead of shrinking it for good (LoopSafeMono's hand-over).
+        return LoopSafeMono.of(new AcquireMono(this), BufferLease.class, BufferLease::release);
     }
 
     @Override
@@ -322,7 +310,7 @@ public final class BufferPool {
      *
      * @param t the taker
      */
-    void request(Taker t) {
+    void request(LeaseTaker t) {
         Throwable refusal = null;
         synchronized (lock) {
             if (closed) {
@@ -356,7 +344,7 @@ public final class BufferPool {
      *
      * @return whether it was still waiting
      */
-    boolean withdraw(Taker t) {
+    boolean withdraw(LeaseTaker t) {
         synchronized (lock) {
             boolean removed = waiting.remove(t);
             waitingMirror = waiting.size();
@@ -381,7 +369,7 @@ public final class BufferPool {
         int missed = 1;
         for (;;) {
             for (;;) {
-                Taker t;
+                LeaseTaker t;
                 int slot;
                 MemorySegment m;
                 Region r;
@@ -424,7 +412,7 @@ public final class BufferPool {
      * memory freed, once no operation uses it). Idempotent.
      */
     void close() {
-        List<Taker> refused;
+        List<LeaseTaker> refused;
         Region r;
         synchronized (lock) {
             if (closed) {
@@ -437,7 +425,7 @@ public final class BufferPool {
             r = region;
         }
         ResourceClosedException e = closedError();
-        for (Taker t : refused) {
+        for (LeaseTaker t : refused) {
             t.refused(e);
         }
         if (r != null) {
@@ -464,7 +452,7 @@ public final class BufferPool {
     }
 
     /** One subscription of {@link #acquire()}: requested on first demand, delivered once. */
-    private static final class Acquire implements Subscription, Taker {
+    private static final class Acquire implements Subscription, LeaseTaker {
         private static final int NEW = 0;
         private static final int WAITING = 1;
         private static final int DONE = 2;

@@ -1,7 +1,6 @@
 package io.cqflux.reactor;
 
 import io.cqflux.core.ConnectionConfig;
-import io.cqflux.core.ConnectionEvent;
 import io.cqflux.core.ConnectionException;
 import io.cqflux.core.RegionAccess;
 import io.cqflux.core.ResourceClosedException;
@@ -16,11 +15,22 @@ import io.cqflux.epoll.LoopStats;
 import io.cqflux.epoll.WaitStrategy;
 import io.cqflux.epoll.loop.EventLoop;
 import io.cqflux.epoll.loop.LoopConfig;
+import io.cqflux.reactor.internal.connection.ConnectionCore;
+import io.cqflux.reactor.internal.connection.Lifecycle;
+import io.cqflux.reactor.internal.connection.Limits;
+import io.cqflux.reactor.internal.connection.PeerControl;
+import io.cqflux.reactor.internal.op.LoopSafeMono;
+import io.cqflux.reactor.internal.resources.ConnectionFactory;
+import io.cqflux.reactor.internal.resources.Instrumentation;
+import io.cqflux.reactor.internal.resources.LoopGroup;
+import io.cqflux.reactor.internal.resources.Shutdown;
+import io.cqflux.reactor.internal.resources.LoopThreadFactory;
 import java.lang.foreign.MemorySegment;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
@@ -32,13 +42,10 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicReference;
-import java.util.function.Consumer;
 import java.util.function.Function;
 import org.reactivestreams.Publisher;
 import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
-import reactor.core.publisher.Hooks;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
 import reactor.util.Logger;
@@ -72,53 +79,66 @@ import reactor.util.Loggers;
 public final class Cqflux implements Disposable, AutoCloseable {
     private static final Logger LOG = Loggers.getLogger(Cqflux.class);
 
-    static {
-        // A connection (or server) that reaches a subscriber which cancelled at the same moment is
-        // dropped by that subscriber (LambdaMonoSubscriber and others hand it to onNextDropped,
-        // not to the discard hooks, which connect() also sets): close it rather than leak its
-        // native objects on both sides. Reactor's onNextDropped hooks are cumulative, so this
-        // adds to whatever the application installs.
-        Hooks.onNextDropped(dropped -> {
-            if (dropped instanceof RdmaConnection c) {
-                c.dispose();
-            } else if (dropped instanceof RdmaServer s) {
-                s.dispose();
-            } else if (dropped instanceof BufferLease l) {
-                // A lease that reached a subscriber which had just cancelled (e.g. a timeout on
-                // acquire()) goes back to the pool instead of shrinking it for good; a lease
-                // already handed to an operation is not affected (release() ignores it).
-                l.release();
-            }
-        });
-    }
-
     private final Transport transport;
-    private final EventLoop[] loops;
+    /** The event loops. */
+    private final LoopGroup loops;
     private final ConnectionConfig config;
-    private final ConnectionCore.Limits limits;
+    private final Limits limits;
     private final int acceptBufferSize;
     private final Duration shutdownTimeout;
     private final String threadNamePrefix;
-    private final AtomicInteger nextLoop = new AtomicInteger();
-    private final Set<ConnectionCore> connections = ConcurrentHashMap.newKeySet();
     private final Set<RdmaServer> servers = ConcurrentHashMap.newKeySet();
     private final Set<Region> regions = ConcurrentHashMap.newKeySet();
     private final AtomicBoolean closing = new AtomicBoolean();
-    private final CompletableFuture<Void> terminated = new CompletableFuture<>();
     private final BufferPool buffers;
     /** The listeners ({@link #addListener(CqfluxListener)}). */
     private final Instrumentation instrumentation = new Instrumentation();
+    /** Connects, adopts accepted connections, keeps them until released. */
+    private final ConnectionFactory factory;
+    /** The connections not released yet: {@link #factory}'s (a live view). */
+    private final Set<ConnectionCore> connections;
+    /** Runs the shutdown once; completes when everything is released. */
+    private final Shutdown shutdown;
 
     private Cqflux(Builder b, Transport transport, EventLoop[] loops, String threadNamePrefix) {
         this.buffers = new BufferPool(this, transport, b.poolBuffers, b.poolBufferSize, b.poolMaxWaiters);
         this.transport = transport;
-        this.loops = loops;
+        this.loops = new LoopGroup(loops);
         this.config = b.config;
-        this.limits = new ConnectionCore.Limits(b.pendingLimit, b.receiveBufferSize, b.notificationBacklog,
+        this.limits = new Limits(b.pendingLimit, b.receiveBufferSize, b.notificationBacklog,
                 b.operationTimeout, b.blockSpinNanos());
         this.acceptBufferSize = b.acceptBufferSize;
         this.shutdownTimeout = b.shutdownTimeout;
         this.threadNamePrefix = threadNamePrefix;
+        this.factory = new ConnectionFactory(this, transport, config, limits, this.loops, buffers, instrumentation,
+                closing);
+        this.connections = factory.connections();
+        this.shutdown = new Shutdown(this, this.loops, connections, transport, closing, new Shutdown.Owned() {
+            @Override
+            public void stopFirst() {
+                disposePools();
+                buffers.close();
+            }
+
+            @Override
+            public List<CompletableFuture<Void>> closeServers() {
+                List<CompletableFuture<Void>> closes = new ArrayList<>();
+                for (RdmaServer s : List.copyOf(servers)) {
+                    closes.add(s.closeAsync());
+                }
+                return closes;
+            }
+
+            @Override
+            public Collection<?> servers() {
+                return servers;
+            }
+
+            @Override
+            public Collection<Region> regions() {
+                return regions;
+            }
+        });
     }
 
     /** {@return a builder with the defaults: AUTO transport on the loopback address, one blocking loop} */
@@ -157,20 +177,12 @@ public final class Cqflux implements Disposable, AutoCloseable {
 
     /** {@return the loops' thread names, in the order of {@link #loopStats()}} */
     public List<String> loopNames() {
-        List<String> out = new ArrayList<>();
-        for (EventLoop l : loops) {
-            out.add(l.name());
-        }
-        return out;
+        return loops.names();
     }
 
     /** {@return a snapshot of each event loop's counters} */
     public List<LoopStats> loopStats() {
-        List<LoopStats> out = new ArrayList<>();
-        for (EventLoop l : loops) {
-            out.add(l.stats());
-        }
-        return out;
+        return loops.stats();
     }
 
     /**
@@ -290,7 +302,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
                 // Every accept carries its own hello (its connection's control words); encode
                 // one now so that a hello that cannot fit fails the bind, not every accept.
                 if (rawAccept == null) {
-                    checkHelloFits(regionList, transport.maxAcceptPrivateData());
+                    factory.checkHelloFits(regionList, transport.maxAcceptPrivateData());
                 }
                 EventLoop loop = firstLoop();
                 Runnable task = () -> {
@@ -327,7 +339,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
             } catch (RuntimeException e) {
                 sink.error(e);
             }
-        }).doOnDiscard(RdmaServer.class, RdmaServer::dispose));
+        }).doOnDiscard(RdmaServer.class, RdmaServer::dispose), RdmaServer.class, RdmaServer::dispose);
     }
 
     /**
@@ -365,7 +377,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
      */
     public Mono<RdmaConnection> connect(InetSocketAddress address, Region... exposed) {
         Objects.requireNonNull(address, "address");
-        return connect0(address, exposedRegions(exposed), null);
+        return factory.connect(address, exposedRegions(exposed), null, null);
     }
 
     /**
@@ -386,7 +398,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
     public Mono<RdmaConnection> connect(InetSocketAddress address, ConnectOptions options) {
         Objects.requireNonNull(address, "address");
         Objects.requireNonNull(options, "options");
-        return connect0(address, options.exposed(), options.raw());
+        return factory.connect(address, options.exposed(), options.raw(), null);
     }
 
     /**
@@ -414,87 +426,6 @@ public final class Cqflux implements Disposable, AutoCloseable {
         return transport.handshake();
     }
 
-    private Mono<RdmaConnection> connect0(InetSocketAddress address, List<Region> regionList, byte[] raw) {
-        Mono<RdmaConnection> m = Mono.create(sink -> {
-            AtomicReference<ConnectionCore> ref = new AtomicReference<>();
-            AtomicBoolean handedOver = new AtomicBoolean();
-            EventLoop loop;
-            try {
-                checkOpen();
-                loop = nextLoop();
-            } catch (RuntimeException e) {
-                sink.error(e);
-                return;
-            }
-            sink.onCancel(() -> {
-                if (handedOver.compareAndSet(false, true)) {
-                    ConnectionCore c = ref.get();
-                    if (c != null) {
-                        c.closeAsync();
-                    }
-                }
-            });
-            Runnable task = () -> {
-                loop.noteSetup("cqflux.connect"); // the library's own work: not a blocked-loop WARN
-                if (handedOver.get()) {
-                    return;
-                }
-                if (closing.get()) {
-                    // A hand-over that the loop dropped in its shutdown runs after it ended.
-                    loop.noteOperation("cqflux.connect"); // subscriber code: reported if it blocks
-                    sink.error(new ResourceClosedException("cqflux is closed: cannot connect to " + address));
-                    return;
-                }
-                PeerControl control = null;
-                Connection spi;
-                try {
-                    byte[] requestData;
-                    if (raw != null) {
-                        control = PeerControl.none();
-                        checkRawConnectData(raw);
-                        requestData = raw;
-                    } else {
-                        control = PeerControl.register(transport);
-                        requestData = hello(regionList, control, transport.maxConnectPrivateData());
-                    }
-                    spi = transport.connect(address, config, requestData);
-                } catch (RuntimeException e) {
-                    if (control != null) {
-                        control.close();
-                    }
-                    loop.noteOperation("cqflux.connect");
-                    sink.error(e);
-                    return;
-                }
-                ConnectionCore core = adopt(loop, spi, config, control, raw != null);
-                ref.set(core);
-                // A PeerPool keeps the release of every connection it starts, a cancelled one's too.
-                sink.contextView().<Consumer<CompletableFuture<Void>>>getOrEmpty(PeerPool.CONNECT_HOOK)
-                        .ifPresent(hook -> hook.accept(core.closed));
-                if (handedOver.get()) {
-                    core.end(new ResourceClosedException("connect to " + address + " cancelled"), null);
-                    return;
-                }
-                core.start(c -> {
-                    if (handedOver.compareAndSet(false, true)) {
-                        sink.success(c);
-                    }
-                }, sink::error);
-            };
-            try {
-                loop.executeOrAfterTermination(task);
-            } catch (RuntimeException e) {
-                sink.error(new ResourceClosedException("cqflux is closed: cannot connect to " + address));
-            }
-        });
-        Duration t = config.timeout();
-        // A connection that establishes just as its subscriber cancels (or the timeout fires) is
-        // discarded by Mono.create, never handed to anyone: close it rather than leak it.
-        return LoopSafeMono.of(m.timeout(t, Mono.defer(() -> Mono.error(new ConnectionException(ConnectionEvent.UNREACHABLE,
-                "connect to " + address + " timed out after " + t.toMillis() + " ms"))))
-                .doOnDiscard(RdmaConnection.class, RdmaConnection::dispose));
-    }
-
     /**
      * Creates a pool of connections to one peer that heals: it connects at once, reconnects with
      * backoff whenever a connection ends, and learns the peer's regions again on each reconnect
@@ -518,7 +449,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
         // What every connect of the pool would send, checked once now: a request that cannot be
         // sent would otherwise fail each attempt, and the pool would retry it forever.
         checkConnectRequest(options.connectOptions());
-        PeerPool pool = PeerPool.start(this, address, options);
+        PeerPool pool = PeerPool.start(this, (a, o, r) -> factory.connect(a, o.exposed(), o.raw(), r), address, options);
         pools.add(pool);
         if (closing.get()) {
             pool.dispose(); // raced with dispose(), which may not have seen it
@@ -561,17 +492,6 @@ public final class Cqflux implements Disposable, AutoCloseable {
     }
 
     /**
-     * Encodes a hello with control words registered for the purpose and freed at once, so that
-     * a hello that cannot be sent (over {@code max}, a closed or foreign region) fails the call
-     * that would send it many times (every accept of a server, every connect of a pool).
-     */
-    private void checkHelloFits(List<Region> exposed, int max) {
-        try (PeerControl probe = PeerControl.register(transport)) {
-            hello(exposed, probe, max);
-        }
-    }
-
-    /**
      * Refuses a connect request that cannot be sent: raw private data over the transport's limit,
      * or a hello over it or exposing a region that is closed or of another instance. A
      * {@link PeerPool}'s one check of its request: at its creation, and again when a connect of
@@ -584,18 +504,9 @@ public final class Cqflux implements Disposable, AutoCloseable {
      */
     void checkConnectRequest(ConnectOptions co) {
         if (co.raw() != null) {
-            checkRawConnectData(co.raw());
+            factory.checkRawConnectData(co.raw());
         } else {
-            checkHelloFits(co.exposed(), transport.maxConnectPrivateData());
-        }
-    }
-
-    /** Refuses raw connect private data over the transport's limit, naming both. */
-    private void checkRawConnectData(byte[] raw) {
-        if (raw.length > transport.maxConnectPrivateData()) {
-            throw new IllegalArgumentException("raw private data of " + raw.length + " bytes exceeds"
-                    + " the transport's maximum " + transport.maxConnectPrivateData() + " for a connect ("
-                    + transport.name() + ")");
+            factory.checkHelloFits(co.exposed(), transport.maxConnectPrivateData());
         }
     }
 
@@ -635,7 +546,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
      * subscribers complete at once}
      */
     public Mono<Void> onDispose() {
-        return Mono.fromFuture(terminated, true);
+        return Mono.fromFuture(shutdown.terminated(), true);
     }
 
     /**
@@ -669,106 +580,14 @@ public final class Cqflux implements Disposable, AutoCloseable {
         disposeNow(shutdownTimeout);
     }
 
-    /**
-     * Runs the shutdown once, within {@code budget}: servers and connections close first; at the
-     * deadline (or sooner) the loops shut down gracefully with what is left of it, and then force;
-     * after every loop thread ended, leftovers are freed and the transport last. The loops are
-     * awaited without a deadline: the transport is never freed under a loop thread still in it.
-     */
+    /** Runs the shutdown once, within {@code budget} ({@link Shutdown}). */
     private CompletableFuture<Void> shutdown(Duration budget) {
-        if (!closing.compareAndSet(false, true)) {
-            return terminated;
-        }
-        disposePools();
-        long deadline = System.nanoTime() + TimeUnit.NANOSECONDS.convert(budget);
-        // Waiting and new takers fail now; the pool's region deregisters (and its memory is freed)
-        // once the operations still using its buffers are released, like any region.
-        buffers.close();
-        List<CompletableFuture<Void>> parts = new ArrayList<>();
-        for (RdmaServer s : List.copyOf(servers)) {
-            parts.add(s.closeAsync());
-        }
-        for (ConnectionCore c : List.copyOf(connections)) {
-            parts.add(c.closeAsync());
-        }
-        CompletableFuture.allOf(parts.toArray(CompletableFuture[]::new))
-                .orTimeout(remaining(deadline), TimeUnit.NANOSECONDS)
-                .handle((v, e) -> {
-                    if (e != null) {
-                        LOG.warn(this + ": " + servers.size() + " server(s) and " + connections.size()
-                                + " connection(s) did not close within the shutdown budget " + budget
-                                + "; stopping the loops anyway", e);
-                    }
-                    List<CompletableFuture<Void>> ends = new ArrayList<>();
-                    for (EventLoop l : loops) {
-                        ends.add(l.shutdownGracefully(Duration.ofNanos(remaining(deadline))));
-                    }
-                    return CompletableFuture.allOf(ends.toArray(CompletableFuture[]::new));
-                })
-                .thenCompose(f -> f)
-                .whenComplete((v, e) -> {
-                    if (e != null) {
-                        LOG.warn(this + ": an event loop ended on an error", e);
-                    }
-                    // The loops have ended: whatever a connection still holds is freed here and now
-                    // (one failing close never keeps the others, or the transport, from closing).
-                    for (ConnectionCore c : List.copyOf(connections)) {
-                        try {
-                            c.forceClose(new ConnectionException(ConnectionEvent.CLOSED, "cqflux closed"));
-                        } catch (RuntimeException x) {
-                            LOG.warn(this + ": closing " + c.description + " failed", x);
-                        }
-                    }
-                    for (Region r : List.copyOf(regions)) {
-                        try {
-                            r.close();
-                        } catch (RuntimeException x) {
-                            LOG.warn(this + ": closing " + r + " failed", x);
-                        }
-                    }
-                    try {
-                        transport.close();
-                    } finally {
-                        terminated.complete(null);
-                    }
-                });
-        return terminated;
-    }
-
-    private static long remaining(long deadline) {
-        return Math.max(0, deadline - System.nanoTime());
+        return shutdown.start(budget);
     }
 
     /** {@return what the shutdown has not released yet, for {@link #disposeNow(Duration)}'s error} */
     private String unreleased() {
-        List<String> left = new ArrayList<>();
-        if (!servers.isEmpty()) {
-            left.add(servers.size() + " server(s) listening " + servers);
-        }
-        if (!connections.isEmpty()) {
-            // What each still waits for (its loop, its goodbye, its teardown): the first few.
-            List<String> each = new ArrayList<>();
-            for (ConnectionCore c : connections) {
-                if (each.size() == 3) {
-                    each.add("...");
-                    break;
-                }
-                each.add(c.description + ": " + c.releasePending());
-            }
-            left.add(connections.size() + " connection(s) open (" + String.join("; ", each) + ")");
-        }
-        for (EventLoop l : loops) {
-            if (!l.terminationFuture().isDone()) {
-                left.add("event loop " + l.name() + " still running (a handler may block its thread)");
-            }
-        }
-        if (!regions.isEmpty()) {
-            left.add(regions.size() + " region(s) registered");
-        }
-        if (!terminated.isDone()) {
-            left.add("transport " + transport.name() + " not freed");
-        }
-        return String.join("; ", left);
+        return shutdown.unreleased();
     }
 
     private void checkOpen() {
@@ -777,51 +596,29 @@ public final class Cqflux implements Disposable, AutoCloseable {
         }
     }
 
+    /** {@return the loop for the next connection (round-robin)} */
     EventLoop nextLoop() {
-        return loops[Math.floorMod(nextLoop.getAndIncrement(), loops.length)];
+        return loops.next();
     }
 
-    /**
-     * {@return the first loop: the one listeners run on, and the one a timer's task that belongs
-     * to no connection (a peer pool's reconnect, an acquire's bound) is handed to; choosing it
-     * leaves the round-robin of {@link #nextLoop()}, which spreads connections, where it is}
-     */
+    /** {@return the first loop ({@link LoopGroup#first()})} */
     EventLoop firstLoop() {
-        return loops[0];
+        return loops.first();
     }
 
-    /**
-     * This side's hello: the exposed regions (each must still be open), the transport's handshake
-     * and the connection's control words.
-     *
-     * @throws ResourceClosedException when an exposed region is closed
-     * @throws IllegalArgumentException when it does not fit {@code max}
-     */
+    /** {@return this side's hello ({@link ConnectionFactory#hello})} */
     byte[] hello(List<Region> exposed, PeerControl control, int max) {
-        List<byte[]> descriptors = new ArrayList<>();
-        for (int i = 0; i < exposed.size(); i++) {
-            Region r = exposed.get(i);
-            r.checkRegisteredWith(transport, "exposed region " + i);
-            if (!r.isOpen()) {
-                throw new ResourceClosedException("exposed " + r + " is closed");
-            }
-            descriptors.add(r.nativeRegion().descriptor());
-        }
-        return PeerHello.encode(transport, descriptors, control, limits.receiveBufferSize(), max);
+        return factory.hello(exposed, control, max);
+    }
+
+    /** {@return a new connection of this instance ({@link ConnectionFactory#adopt})} */
+    ConnectionCore adopt(EventLoop loop, Connection spi, ConnectionConfig cfg, PeerControl control, boolean raw) {
+        return factory.adopt(loop, spi, cfg, control, raw);
     }
 
     /** {@return the transport (for the server's per-connection control words)} */
     Transport transport() {
         return transport;
-    }
-
-    ConnectionCore adopt(EventLoop loop, Connection spi, ConnectionConfig cfg, PeerControl control, boolean raw) {
-        ConnectionCore core = new ConnectionCore(loop, transport, spi, cfg, limits, control, raw);
-        core.buffers = buffers;
-        core.instrumentation = instrumentation;
-        connections.add(core);
-        core.onReleased = () -> connections.remove(core);
-        return core;
     }
 
     void forget(RdmaServer server) {

@@ -25,17 +25,6 @@ public enum OperationKind {
     /** {@link RdmaConnection#durableWrite}: a write and a flush, one operation. */
     DURABLE_WRITE("durableWrite");
 
-    /** The internal kinds by ordinal (the names match; a kind without a public one fails here, loudly). */
-    private static final OperationKind[] BY_INTERNAL;
-
-    static {
-        OpKind[] internal = OpKind.values();
-        BY_INTERNAL = new OperationKind[internal.length];
-        for (OpKind k : internal) {
-            BY_INTERNAL[k.ordinal()] = valueOf(k.name());
-        }
-    }
-
     private final String tag;
     private final String sequenceName;
 
@@ -55,9 +44,5 @@ public enum OperationKind {
      */
     public String sequenceName() {
         return sequenceName;
-    }
-
-    static OperationKind of(OpKind k) {
-        return BY_INTERNAL[k.ordinal()];
     }
 }

@@ -4,6 +4,11 @@ import io.cqflux.core.ConnectionEvent;
 import io.cqflux.core.ConnectionException;
 import io.cqflux.core.QueueFullException;
 import io.cqflux.core.ResourceClosedException;
+import io.cqflux.reactor.internal.connection.ConnectionCore;
+import io.cqflux.reactor.internal.connection.Lifecycle;
+import io.cqflux.reactor.internal.op.Emissions;
+import io.cqflux.reactor.internal.resources.Connector;
+import io.cqflux.reactor.internal.resources.LibraryTimer;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayDeque;
@@ -29,7 +34,6 @@ import reactor.core.publisher.MonoSink;
 import reactor.core.publisher.Sinks;
 import reactor.util.Logger;
 import reactor.util.Loggers;
-import reactor.util.context.Context;
 
 /*
  * Design: connections that heal.
@@ -62,8 +66,8 @@ import reactor.util.context.Context;
  * to the sink by one drainer at a time, outside it.
  *
  * The pool's onDispose waits for the release of every connection it started, a cancelled
- * connect's too: Cqflux.connect0 hands each new connection's release future to the hook found
- * under CONNECT_HOOK in the subscriber's context.
+ * connect's too: the Connector it connects through hands it each new connection's release
+ * future.
  *
  * The pool ends in one way, end(reason): dispose() (no reason), or the pool itself when its
  * connect request can no longer be sent. Cqflux.checkConnectRequest refuses such a request when
@@ -107,7 +111,7 @@ import reactor.util.context.Context;
  * outage begins with a loss or a failed attempt and ends once a connection has stayed up
  * {@link PeerPoolOptions#backoffResetAfter()}. Within one, the first loss at WARN, one line with
  * the address and the cause (a connection that ended {@code LOST} has already said so on
- * {@code io.cqflux.reactor.ConnectionCore}, and the pool adds nothing at WARN then), the first
+ * {@code io.cqflux.reactor.internal.connection.ConnectionCore}, and the pool adds nothing at WARN then), the first
  * failed attempt at WARN (before the first connection) or INFO, the first reconnect at INFO, and
  * everything further (attempts, reconnects, losses of connections that did not stay up) at
  * DEBUG, so a peer that accepts and drops every connection costs one WARN line, not one per
@@ -140,9 +144,6 @@ public final class PeerPool implements Disposable, AutoCloseable {
     /** How many of the most recent events {@link #events()} replays to a late subscriber. */
     public static final int EVENT_HISTORY = 64;
 
-    /** Key in a connect's subscriber context: a {@code Consumer<CompletableFuture<Void>>} of each new connection's release. */
-    static final String CONNECT_HOOK = "io.cqflux.reactor.PeerPool.connectHook";
-
     /** The pool as a whole. */
     public enum State {
         /** No connection has been established yet; the first attempts are running. */
@@ -156,6 +157,8 @@ public final class PeerPool implements Disposable, AutoCloseable {
     }
 
     private final Cqflux cq;
+    /** How the pool connects: {@code cq}'s connect, which also hands over each connection's release. */
+    private final Connector connector;
     private final InetSocketAddress address;
     private final PeerPoolOptions options;
     private final String name;
@@ -241,8 +244,9 @@ public final class PeerPool implements Disposable, AutoCloseable {
         }
     }
 
-    private PeerPool(Cqflux cq, InetSocketAddress address, PeerPoolOptions options) {
+    private PeerPool(Cqflux cq, Connector connector, InetSocketAddress address, PeerPoolOptions options) {
         this.cq = cq;
+        this.connector = connector;
         this.address = address;
         this.options = options;
         this.name = "peer pool " + hostAndPort(address);
@@ -280,8 +284,8 @@ public final class PeerPool implements Disposable, AutoCloseable {
     }
 
     /** Creates a pool and starts connecting every slot. */
-    static PeerPool start(Cqflux cq, InetSocketAddress address, PeerPoolOptions options) {
-        PeerPool p = new PeerPool(cq, address, options);
+    static PeerPool start(Cqflux cq, Connector connector, InetSocketAddress address, PeerPoolOptions options) {
+        PeerPool p = new PeerPool(cq, connector, address, options);
         for (Slot s : p.slots) {
             p.connect(s);
         }
@@ -525,10 +529,28 @@ public final class PeerPool implements Disposable, AutoCloseable {
         };
         Disposable d;
         try {
-            d = cq.connect(address, options.connectOptions())
-                    .contextWrite(Context.of(CONNECT_HOOK, hook))
-                    .doFinally(sig -> uncount.run())
-                    .subscribe(c -> onConnected(s, c), e -> onConnectFailed(s, e));
+            // Subscribed directly, with no operator between: a connection that arrives as the
+            // pool disposes the attempt is then released by the connect Mono's hand-over, which
+            // recognises Reactor's lambda subscriber (an operator in between would hide the late
+            // cancel that tells it the connection was dropped). The attempt stops counting after
+            // its outcome was handled, or when it is disposed.
+            Disposable attempt = connector.connect(address, options.connectOptions(), hook).subscribe(c -> {
+                try {
+                    onConnected(s, c);
+                } finally {
+                    uncount.run();
+                }
+            }, e -> {
+                try {
+                    onConnectFailed(s, e);
+                } finally {
+                    uncount.run();
+                }
+            });
+            d = () -> {
+                attempt.dispose();
+                uncount.run();
+            };
         } catch (RuntimeException e) {
             uncount.run();
             onConnectFailed(s, e);

@@ -3,6 +3,13 @@ package io.cqflux.reactor;
 import io.cqflux.core.CompletionRecord;
 import io.cqflux.core.ConnectionEvent;
 import io.cqflux.core.FlushType;
+import io.cqflux.reactor.internal.connection.ConnectionCore;
+import io.cqflux.reactor.internal.connection.Lifecycle;
+import io.cqflux.reactor.internal.op.OpKind;
+import io.cqflux.reactor.internal.op.OpMono;
+import io.cqflux.reactor.internal.op.ReceiveFlux;
+import io.cqflux.reactor.internal.op.StagedMono;
+import io.cqflux.reactor.internal.op.WriteAllFlux;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.List;
@@ -117,7 +124,7 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
      */
     public PeerRegion remoteRegion(byte[] rawDescriptor, io.cqflux.core.RegionAccess... access) {
         Objects.requireNonNull(rawDescriptor, "rawDescriptor");
-        return core.foreignRegion(rawDescriptor.clone(), io.cqflux.core.internal.Checks.accesses(
+        return core.admission.foreignRegion(rawDescriptor.clone(), io.cqflux.core.internal.Checks.accesses(
                 "access (what the peer granted)", access));
     }
 

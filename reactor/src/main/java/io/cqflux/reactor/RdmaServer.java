@@ -6,6 +6,11 @@ import io.cqflux.core.spi.ConnectionRequest;
 import io.cqflux.core.spi.Listener;
 import io.cqflux.epoll.loop.EventLoop;
 import io.cqflux.epoll.loop.Registration;
+import io.cqflux.reactor.internal.connection.ConnectionCore;
+import io.cqflux.reactor.internal.connection.Lifecycle;
+import io.cqflux.reactor.internal.connection.PeerControl;
+import io.cqflux.reactor.internal.connection.PeerHello;
+import io.cqflux.reactor.internal.op.Emissions;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.List;
@@ -17,11 +22,11 @@ import java.util.function.Function;
 import org.reactivestreams.Publisher;
 import reactor.core.Disposable;
 import reactor.core.Exceptions;
-import reactor.util.Logger;
-import reactor.util.Loggers;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
+import reactor.util.Logger;
+import reactor.util.Loggers;
 
 /**
  * A listening endpoint created by {@link Cqflux#bind}: accepts connections and hands each peer

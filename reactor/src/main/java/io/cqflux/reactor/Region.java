@@ -4,6 +4,7 @@ import io.cqflux.core.RegionAccess;
 import io.cqflux.core.ResourceClosedException;
 import io.cqflux.core.spi.LocalRegion;
 import io.cqflux.core.spi.Transport;
+import io.cqflux.reactor.internal.op.Emissions;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
@@ -39,7 +40,7 @@ public final class Region implements AutoCloseable {
     /**
      * In-flight operation count, plus {@link #CLOSED} once closed; updated through {@link #STATE}.
      * A field of its own rather than an {@code AtomicLong}: every operation acquires and releases
-     * it, and that is one object less to reach on the path (issue 13).
+     * it, and that is one object less to reach on the path.
      */
     private volatile long state;
     private final Sinks.Empty<Void> closed = Sinks.empty();

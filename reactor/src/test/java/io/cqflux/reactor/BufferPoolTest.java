@@ -329,10 +329,17 @@ class BufferPoolTest {
         start(1, 256, 16);
         BufferLease lease = pool().acquire().block(T);
         assertEquals(1, pool().leased());
-        // What Reactor's operators do with a value that reaches them after a cancel (e.g. timeout()).
-        reactor.core.publisher.Operators.onNextDropped(lease, reactor.util.context.Context.empty());
-        assertEquals(0, pool().leased());
-        assertFalse(lease.isHeld());
+        lease.release();
+        // A subscriber that cancels (from another thread) while the lease is on its way in drops
+        // it, as Reactor's lambda subscriber and timeout() do; no global hook is installed.
+        CancelledWhileDelivering sub = new CancelledWhileDelivering();
+        pool().acquire().subscribe(sub);
+        assertTrue(FaultRig.await(() -> sub.s.get() == reactor.core.publisher.Operators.cancelledSubscription()
+                && pool().leased() == 0, T), pool().leased() + " leased after the drop");
+        assertEquals(java.util.List.of(), sub.taken);
+        BufferLease next = pool().acquire().block(T);
+        assertTrue(next.isHeld());
+        next.release();
     }
 
     @Test
@@ -459,5 +466,49 @@ class BufferPoolTest {
         assertTrue(errors.isEmpty(), "errors: " + errors.subList(0, Math.min(3, errors.size())));
         assertTrue(corrupt.isEmpty(), "corrupt chunks: " + corrupt);
         assertEquals(total, intact + empty);
+    }
+
+    /**
+     * What Reactor's lambda subscriber does, with the race forced: its value and its cancel are
+     * decided by one swap of the subscription, and the cancel (from another thread) wins it while
+     * the lease is on its way in.
+     */
+    static final class CancelledWhileDelivering implements reactor.core.CoreSubscriber<BufferLease> {
+        final AtomicReference<org.reactivestreams.Subscription> s = new AtomicReference<>();
+        final List<BufferLease> taken = new CopyOnWriteArrayList<>();
+
+        @Override
+        public void onSubscribe(org.reactivestreams.Subscription sub) {
+            s.set(sub);
+            sub.request(1);
+        }
+
+        @Override
+        public void onNext(BufferLease lease) {
+            Thread canceller = new Thread(() -> {
+                org.reactivestreams.Subscription was = s.getAndSet(reactor.core.publisher.Operators.cancelledSubscription());
+                if (was != null && was != reactor.core.publisher.Operators.cancelledSubscription()) {
+                    was.cancel();
+                }
+            });
+            canceller.start();
+            try {
+                canceller.join();
+            } catch (InterruptedException e) {
+                throw new AssertionError(e);
+            }
+            if (s.getAndSet(reactor.core.publisher.Operators.cancelledSubscription())
+                    != reactor.core.publisher.Operators.cancelledSubscription()) {
+                taken.add(lease);
+            }
+        }
+
+        @Override
+        public void onError(Throwable t) {
+        }
+
+        @Override
+        public void onComplete() {
+        }
     }
 }

@@ -1,6 +1,7 @@
 package io.cqflux.reactor;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.lang.foreign.ValueLayout;
@@ -10,6 +11,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -20,7 +22,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 import reactor.core.Disposable;
+import reactor.core.publisher.Hooks;
 import reactor.core.publisher.Mono;
+import reactor.core.publisher.Operators;
+import reactor.util.context.Context;
 
 /**
  * Races of cancellation and closing against establishment and completion, on fabric/tcp over
@@ -40,12 +45,47 @@ class CancelAndLeakTest {
     /**
      * 1,500 {@code connect()} subscriptions cancelled at random moments between half and one and a
      * half times what a connect takes, so that many land right at establishment. A connection delivered to
-     * the subscriber is closed by it; none may be left open (before: 1–11 of 1,500 were handed
-     * to a subscriber that had already cancelled, and stayed open), and the process's open file
-     * descriptors come back to where they were.
+     * the subscriber is closed by it; none may be left open (a connection handed to a subscriber
+     * that had already cancelled is closed by the connect Mono's hand-over, with no global hook),
+     * and the process's open file descriptors come back to where they were.
      */
     @Test
     void connect_cancelledAtRandomMoments_leavesNoConnectionAndNoFileDescriptor() {
+        cancelConnectsAtRandomMoments(1_500);
+    }
+
+    /**
+     * The same races after the application reset Reactor's global drop hooks: the library keeps
+     * no global hook, so a reset changes nothing and no connection leaks.
+     */
+    @Test
+    void connect_cancelledAtRandomMoments_afterTheApplicationResetsDropHooks_leavesNoConnection() {
+        Hooks.onNextDropped(dropped -> { });
+        Hooks.resetOnNextDropped();
+        cancelConnectsAtRandomMoments(1_500);
+    }
+
+    /**
+     * A connection that the application's own code drops (outside the library's Monos) is the
+     * application's: the library installs no global {@code onNextDropped} hook that would close
+     * it, and the application's hook sees it.
+     */
+    @Test
+    void connectionDroppedByTheApplication_isLeftToTheApplicationsHook() {
+        rig = new FaultRig();
+        List<Object> seen = new CopyOnWriteArrayList<>();
+        Hooks.onNextDropped(seen::add);
+        try {
+            Operators.onNextDropped(rig.conn, Context.empty());
+        } finally {
+            Hooks.resetOnNextDropped();
+        }
+        assertEquals(List.of(rig.conn), seen);
+        assertFalse(rig.conn.isDisposed(), "a hook of the library's closed the application's connection");
+        rig.conn.write(rig.remote(), 0, rig.local, 0, 64).block(FaultRig.T);
+    }
+
+    private void cancelConnectsAtRandomMoments(int cycles) {
         rig = new FaultRig();
         InetSocketAddress addr = rig.srv.address();
         // Warm up (class loading, first-use allocations) and time a connect.
@@ -58,7 +98,6 @@ class CancelAndLeakTest {
                 FaultRig.T), "warm-up connections did not close");
         int fdsBefore = FaultRig.openFds();
 
-        int cycles = 1_500;
         AtomicInteger delivered = new AtomicInteger();
         AtomicInteger failed = new AtomicInteger();
         SplittableRandom rnd = new SplittableRandom(42);

@@ -17,6 +17,7 @@ import io.cqflux.core.QueueFullException;
 import io.cqflux.core.RegionAccess;
 import io.cqflux.core.ResourceClosedException;
 import io.cqflux.core.UnsupportedCapabilityException;
+import io.cqflux.reactor.internal.connection.ConnectionCore;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -277,14 +278,14 @@ abstract class ReactiveContract {
 
     @Test
     void completions_hotFlux_reportsSnapshots_andCostsNothingWithoutSubscribers() {
-        assertEquals(0, conn.core().monitors.get());
+        assertEquals(0, conn.core().monitors());
         List<CompletionRecord> got = new ArrayList<>();
         StepVerifier.create(conn.completions().take(2).doOnNext(got::add))
                 .then(() -> conn.write(remote(), 0, local, 0, 8).then(conn.read(local, 8, remote(), 0, 8)).subscribe())
                 .expectNextCount(2).expectComplete().verify(T);
         assertEquals(Opcode.WRITE, got.get(0).opcode());
         assertEquals(Opcode.READ, got.get(1).opcode());
-        assertEquals(0, conn.core().monitors.get(), "monitor flag cleared after cancel");
+        assertEquals(0, conn.core().monitors(), "monitor flag cleared after cancel");
     }
 
     /**

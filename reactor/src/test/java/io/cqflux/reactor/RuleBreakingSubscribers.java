@@ -1,5 +1,6 @@
 package io.cqflux.reactor;
 
+import io.cqflux.reactor.internal.op.Emissions;
 import java.util.function.Predicate;
 import org.reactivestreams.Subscriber;
 import org.reactivestreams.Subscription;

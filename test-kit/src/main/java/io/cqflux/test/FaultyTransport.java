@@ -29,7 +29,7 @@ final class FaultyTransport implements Transport {
     private final Set<RemoteRegion> controlRegions = Collections.synchronizedSet(
             Collections.newSetFromMap(new WeakHashMap<>()));
     /** The reactive layer's handshake, the one maker of control regions. */
-    private static final String HANDSHAKE = "io.cqflux.reactor.PeerHello";
+    private static final String HANDSHAKE = "io.cqflux.reactor.internal.connection.PeerHello";
 
     FaultyTransport(Transport inner, Faults faults) {
         this.inner = inner;

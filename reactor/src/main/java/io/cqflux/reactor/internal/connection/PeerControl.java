@@ -1,10 +1,11 @@
-package io.cqflux.reactor;
+package io.cqflux.reactor.internal.connection;
 
 import io.cqflux.core.RegionAccess;
 import io.cqflux.core.spi.Connection;
 import io.cqflux.core.spi.LocalRegion;
 import io.cqflux.core.spi.RemoteRegion;
 import io.cqflux.core.spi.Transport;
+import io.cqflux.reactor.Message;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -57,11 +58,11 @@ import java.util.Set;
  * Loop-confined after construction, except {@link #close()}, which runs after the native
  * connection is gone.
  */
-final class PeerControl implements AutoCloseable {
+public final class PeerControl implements AutoCloseable {
 
     private static final VarHandle WORD = ValueLayout.JAVA_LONG.varHandle();
     /** Bytes of the control words. */
-    static final int SIZE = 32;
+    public static final int SIZE = 32;
     private static final long CREDIT_WORD = 0;
     private static final long CREDIT_STAGING = 8;
     private static final long GOODBYE_WORD = 16;
@@ -70,11 +71,11 @@ final class PeerControl implements AutoCloseable {
      * What a receiver that can never post a receive writes into its peer's credit word: negative,
      * so no count of posted receives can equal it, and a sender that does not know it sees no credit.
      */
-    static final long NO_RECEIVES = 0x8371_6678_206E_7278L;
+    public static final long NO_RECEIVES = 0x8371_6678_206E_7278L;
     /** What an orderly close writes into the peer's goodbye word ("cqfx bye"). */
-    static final long GOODBYE = 0x6371_6678_2062_7965L;
+    public static final long GOODBYE = 0x6371_6678_2062_7965L;
     /** The access a peer's control words are addressed with. */
-    static final Set<RegionAccess> PEER_ACCESS = Set.of(RegionAccess.WRITE_DST);
+    public static final Set<RegionAccess> PEER_ACCESS = Set.of(RegionAccess.WRITE_DST);
 
     private final Arena arena;
     private final LocalRegion words;
@@ -98,7 +99,7 @@ final class PeerControl implements AutoCloseable {
      * @param t the transport
      * @return the control words, not yet linked to a peer
      */
-    static PeerControl register(Transport t) {
+    public static PeerControl register(Transport t) {
         Arena a = Arena.ofShared();
         try {
             MemorySegment mem = a.allocate(SIZE, 8);
@@ -114,12 +115,12 @@ final class PeerControl implements AutoCloseable {
      * connection with raw private data (no hello), whose sends go raw and whose end the
      * transport's event alone decides}
      */
-    static PeerControl none() {
+    public static PeerControl none() {
         return new PeerControl(null, null);
     }
 
     /** {@return the transport's raw descriptor of this side's control words, for the hello} */
-    byte[] descriptor() {
+    public byte[] descriptor() {
         return words.rawDescriptor();
     }
 
@@ -128,34 +129,34 @@ final class PeerControl implements AutoCloseable {
      *
      * @param peerWords the peer's control words, or {@code null} when the peer named none
      */
-    void peer(RemoteRegion peerWords) {
+    public void peer(RemoteRegion peerWords) {
         this.peer = peerWords;
     }
 
     /** {@return the peer's control words, or {@code null} (closed with the connection)} */
-    RemoteRegion peerWords() {
+    public RemoteRegion peerWords() {
         return peer;
     }
 
     /** {@return whether the peer takes part (its hello named control words)} */
-    boolean enabled() {
+    public boolean enabled() {
         return peer != null;
     }
 
     // ---------------------------------------------------------------- credits, the sender's side
 
     /** {@return whether a message may be posted now (always, when the peer does not take part)} */
-    boolean mayPost() {
+    public boolean mayPost() {
         return peer == null || (long) WORD.getAcquire(words.segment(), CREDIT_WORD) - used > 0;
     }
 
     /** {@return whether the peer said it can never post a receive (NO_RECEIVES in the credit word)} */
-    boolean peerNeverReceives() {
+    public boolean peerNeverReceives() {
         return peer != null && (long) WORD.getAcquire(words.segment(), CREDIT_WORD) == NO_RECEIVES;
     }
 
     /** A message that consumes one of the peer's receives is being posted. */
-    void consume() {
+    public void consume() {
         used++;
     }
 
@@ -166,17 +167,17 @@ final class PeerControl implements AutoCloseable {
      *
      * @param n how many
      */
-    void receivesPosted(int n) {
+    public void receivesPosted(int n) {
         posted += n;
     }
 
     /** This side can never post a receive: the next grant tells the peer NO_RECEIVES instead of a count. */
-    void neverReceives() {
+    public void neverReceives() {
         posted = NO_RECEIVES;
     }
 
     /** {@return whether the peer should hear of receives it does not know about yet} */
-    boolean grantPending() {
+    public boolean grantPending() {
         return peer != null && !grantInFlight && posted != granted;
     }
 
@@ -188,7 +189,7 @@ final class PeerControl implements AutoCloseable {
      * @param context the in-flight table context of the write
      * @return whether it was posted (false: the transport's queue is momentarily full)
      */
-    boolean postGrant(Connection c, long context) {
+    public boolean postGrant(Connection c, long context) {
         WORD.setRelease(words.segment(), CREDIT_STAGING, posted);
         if (!c.write(peer, CREDIT_WORD, words, CREDIT_STAGING, 8, context, true)) {
             return false;
@@ -199,7 +200,7 @@ final class PeerControl implements AutoCloseable {
     }
 
     /** The grant write completed. */
-    void grantDone() {
+    public void grantDone() {
         grantInFlight = false;
     }
 
@@ -212,13 +213,13 @@ final class PeerControl implements AutoCloseable {
      * @param context the in-flight table context of the write
      * @return whether it was posted
      */
-    boolean postGoodbye(Connection c, long context) {
+    public boolean postGoodbye(Connection c, long context) {
         WORD.setRelease(words.segment(), GOODBYE_STAGING, GOODBYE);
         return c.write(peer, GOODBYE_WORD, words, GOODBYE_STAGING, 8, context, true);
     }
 
     /** {@return whether the peer wrote its goodbye into this side's word} */
-    boolean peerSaidGoodbye() {
+    public boolean peerSaidGoodbye() {
         return (long) WORD.getAcquire(words.segment(), GOODBYE_WORD) == GOODBYE;
     }
 

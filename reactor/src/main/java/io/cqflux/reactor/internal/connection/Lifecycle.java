@@ -1,5 +1,8 @@
-package io.cqflux.reactor;
+package io.cqflux.reactor.internal.connection;
 
+import io.cqflux.reactor.Cqflux;
+import io.cqflux.reactor.RdmaConnection;
+import io.cqflux.reactor.RdmaServer;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
@@ -14,7 +17,7 @@ import reactor.core.scheduler.Schedulers;
  * {@link RdmaConnection}: argument checks, the refusal to block a Reactor {@code NonBlocking} thread,
  * and an {@link IllegalStateException} that says what was not released in time.
  */
-final class Lifecycle {
+public final class Lifecycle {
     private Lifecycle() {
     }
 
@@ -26,7 +29,7 @@ final class Lifecycle {
      * @return {@code timeout}
      * @throws IllegalArgumentException when it is negative
      */
-    static Duration checkTimeout(Duration timeout, String what) {
+    public static Duration checkTimeout(Duration timeout, String what) {
         Objects.requireNonNull(timeout, what);
         if (timeout.isNegative()) {
             throw new IllegalArgumentException(what + " " + timeout + " is negative: it must be at least PT0S");
@@ -42,7 +45,7 @@ final class Lifecycle {
      * @param what the object whose {@code disposeNow} was called
      * @throws IllegalStateException on such a thread
      */
-    static void checkMayBlock(Object what) {
+    public static void checkMayBlock(Object what) {
         if (Schedulers.isInNonBlockingThread()) {
             throw new IllegalStateException("disposeNow on " + what + " would block thread "
                     + Thread.currentThread().getName() + ", which is NonBlocking (an event loop or a parallel"
@@ -60,7 +63,7 @@ final class Lifecycle {
      * @throws IllegalStateException when it was not released in time, or the wait was interrupted
      *     (the interrupt status is kept)
      */
-    static void await(Object what, CompletableFuture<Void> released, Duration timeout, Supplier<String> unfinished) {
+    public static void await(Object what, CompletableFuture<Void> released, Duration timeout, Supplier<String> unfinished) {
         try {
             // convert saturates: a budget of centuries does not overflow into a negative wait.
             released.get(TimeUnit.NANOSECONDS.convert(timeout), TimeUnit.NANOSECONDS);

@@ -1,5 +1,6 @@
-package io.cqflux.reactor;
+package io.cqflux.reactor.internal.op;
 
+import io.cqflux.reactor.Cqflux;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -16,15 +17,14 @@ import reactor.core.scheduler.Schedulers;
  * interrupt, cancel on timeout and interrupt), but the caller spins for up to a budget before it
  * parks.
  *
- * <p>Why (issue 13: {@code write().block()} cost 1.71 × a chained write with sleeping loops): a
- * parked caller is woken by the loop's {@code LockSupport.unpark}, which costs the loop a futex
- * system call and the caller a scheduler wake-up, several microseconds on a virtual machine,
- * while the operation itself takes a few to a few tens. A caller that spins finds the completion
+ * <p>Why: a parked caller is woken by the loop's {@code LockSupport.unpark}, which costs the
+ * loop a futex system call and the caller a scheduler wake-up, which can take longer than the
+ * operation itself. A caller that spins finds the completion
  * without either. The budget bounds what a slow operation costs in CPU; after it the caller parks
  * as Reactor's does. Spinning only helps where the caller has a core of its own: see
  * {@code Cqflux.Builder.blockSpin} for when the instance turns it off.
  */
-final class SpinThenParkSubscriber<T> extends CountDownLatch implements CoreSubscriber<T> {
+public final class SpinThenParkSubscriber<T> extends CountDownLatch implements CoreSubscriber<T> {
 
     private volatile Subscription s;
     private volatile boolean cancelled;
@@ -33,7 +33,7 @@ final class SpinThenParkSubscriber<T> extends CountDownLatch implements CoreSubs
     /** As {@link #value}. */
     private Throwable error;
 
-    SpinThenParkSubscriber() {
+    public SpinThenParkSubscriber() {
         super(1);
     }
 
@@ -51,7 +51,7 @@ final class SpinThenParkSubscriber<T> extends CountDownLatch implements CoreSubs
      * @param <T> the value's type
      * @return the value, or {@code null} when the operation completed empty
      */
-    static <T> T block(Mono<T> mono, long spinNanos, boolean timed, long timeoutNanos) {
+    public static <T> T block(Mono<T> mono, long spinNanos, boolean timed, long timeoutNanos) {
         SpinThenParkSubscriber<T> w = new SpinThenParkSubscriber<>();
         mono.subscribe((Subscriber<T>) w);
         return w.blockingGet(spinNanos, timed, timeoutNanos);
@@ -153,7 +153,7 @@ final class SpinThenParkSubscriber<T> extends CountDownLatch implements CoreSubs
      *
      * @throws IllegalStateException on such a thread
      */
-    static void refuseNonBlockingThread() {
+    public static void refuseNonBlockingThread() {
         if (Schedulers.isInNonBlockingThread()) {
             throw new IllegalStateException("block()/blockFirst()/blockLast() are blocking, which is not supported in thread "
                     + Thread.currentThread().getName());

@@ -1,4 +1,4 @@
-package io.cqflux.reactor;
+package io.cqflux.reactor.internal.resources;
 
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -9,11 +9,11 @@ import reactor.core.scheduler.NonBlocking;
  * operators ({@code block()}, {@code blockFirst()}, ...) called on a loop thread fail fast instead
  * of deadlocking the loop that would have to complete them.
  */
-final class LoopThreadFactory implements ThreadFactory {
+public final class LoopThreadFactory implements ThreadFactory {
     private final String prefix;
     private final AtomicInteger counter = new AtomicInteger();
 
-    LoopThreadFactory(String prefix) {
+    public LoopThreadFactory(String prefix) {
         this.prefix = prefix;
     }
 
@@ -25,8 +25,8 @@ final class LoopThreadFactory implements ThreadFactory {
     }
 
     /** A loop thread (or the library's timer thread): marked non-blocking for Reactor. */
-    static final class LoopThread extends Thread implements NonBlocking {
-        LoopThread(Runnable r, String name) {
+    public static final class LoopThread extends Thread implements NonBlocking {
+        public LoopThread(Runnable r, String name) {
             super(r, name);
         }
 
@@ -34,7 +34,7 @@ final class LoopThreadFactory implements ThreadFactory {
          * @param inheritThreadLocals whether to take the creating thread's inheritable thread
          *     locals, as {@link Thread#Thread(ThreadGroup, Runnable, String, long, boolean)} says
          */
-        LoopThread(Runnable r, String name, boolean inheritThreadLocals) {
+        public LoopThread(Runnable r, String name, boolean inheritThreadLocals) {
             super(null, r, name, 0, inheritThreadLocals);
         }
     }

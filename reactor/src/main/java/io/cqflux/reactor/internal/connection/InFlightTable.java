@@ -1,4 +1,7 @@
-package io.cqflux.reactor;
+package io.cqflux.reactor.internal.connection;
+
+import io.cqflux.reactor.internal.op.OpKind;
+import io.cqflux.reactor.internal.op.OpMono;
 
 /*
  * Design: the one owner of what was posted on a connection.
@@ -40,12 +43,12 @@ package io.cqflux.reactor;
  * The in-flight table of one connection: context layout, slots and send credits (see the design
  * comment at the top of this file). Loop-confined.
  */
-final class InFlightTable {
+public final class InFlightTable {
 
     /** Bits of the slot index. */
-    static final int INDEX_BITS = 20;
+    public static final int INDEX_BITS = 20;
     /** Largest capacity (send credits plus receive slots). */
-    static final int MAX_CAPACITY = 1 << INDEX_BITS;
+    public static final int MAX_CAPACITY = 1 << INDEX_BITS;
     private static final long PART_BIT = 1L << INDEX_BITS;
     private static final int GEN_SHIFT = INDEX_BITS + 1;
     private static final long GEN_MASK = (1L << (63 - GEN_SHIFT)) - 1;
@@ -62,7 +65,7 @@ final class InFlightTable {
      * @param creditLimit send-queue credits, at least 1
      * @param receiveSlots slots for posted receives, at least 0
      */
-    InFlightTable(int creditLimit, int receiveSlots) {
+    public InFlightTable(int creditLimit, int receiveSlots) {
         long capacity = (long) creditLimit + receiveSlots;
         if (creditLimit < 1 || receiveSlots < 0 || capacity > MAX_CAPACITY) {
             throw new IllegalArgumentException("in-flight table of " + creditLimit + " send credits and "
@@ -83,12 +86,12 @@ final class InFlightTable {
     // ---------------------------------------------------------------- slots and contexts
 
     /** {@return the number of slots} */
-    int capacity() {
+    public int capacity() {
         return owners.length;
     }
 
     /** {@return the number of slots in use} */
-    int used() {
+    public int used() {
         return owners.length - freeTop;
     }
 
@@ -100,7 +103,7 @@ final class InFlightTable {
      * @throws IllegalStateException when the table is full (callers hold credits or a receive
      *     slot first, so this means a bookkeeping bug)
      */
-    long acquire(Object owner) {
+    public long acquire(Object owner) {
         if (freeTop == 0) {
             throw new IllegalStateException("in-flight table full (" + owners.length + " slots)");
         }
@@ -120,7 +123,7 @@ final class InFlightTable {
      * @param context a completion's context, with or without the part bit
      * @return the owner, or {@code null} when the context is stale, foreign, 0 or malformed
      */
-    Object lookup(long context) {
+    public Object lookup(long context) {
         if (context <= 0) {
             return null;
         }
@@ -136,7 +139,7 @@ final class InFlightTable {
      * @param context a context from {@link #acquire}
      * @return the context of the unsignaled first half of the same two-part operation
      */
-    static long part(long context) {
+    public static long part(long context) {
         return context | PART_BIT;
     }
 
@@ -144,7 +147,7 @@ final class InFlightTable {
      * @param context a completion's context
      * @return whether it is the first half of a two-part operation ({@link #part})
      */
-    static boolean isPart(long context) {
+    public static boolean isPart(long context) {
         return (context & PART_BIT) != 0;
     }
 
@@ -154,7 +157,7 @@ final class InFlightTable {
      * @param context the context returned by {@link #acquire}
      * @return whether a slot was freed
      */
-    boolean release(long context) {
+    public boolean release(long context) {
         if (lookup(context) == null) {
             return false;
         }
@@ -169,7 +172,7 @@ final class InFlightTable {
      *
      * @param visitor receives the context and the owner
      */
-    void forEach(Visitor visitor) {
+    public void forEach(Visitor visitor) {
         for (int i = 0; i < owners.length; i++) {
             Object o = owners[i];
             if (o != null) {
@@ -180,7 +183,7 @@ final class InFlightTable {
 
     /** Receives the entries of {@link #forEach}. */
     @FunctionalInterface
-    interface Visitor {
+    public interface Visitor {
         /**
          * @param context the slot's current context
          * @param owner its owner
@@ -191,17 +194,17 @@ final class InFlightTable {
     // ---------------------------------------------------------------- send credits
 
     /** {@return the send-queue credits of the connection} */
-    int creditLimit() {
+    public int creditLimit() {
         return creditLimit;
     }
 
     /** {@return the credits free right now} */
-    int credits() {
+    public int credits() {
         return credits;
     }
 
     /** {@return the credits held by operations in flight} */
-    int creditsInUse() {
+    public int creditsInUse() {
         return creditLimit - credits;
     }
 
@@ -211,7 +214,7 @@ final class InFlightTable {
      * @param n the operation's credits
      * @return whether they were taken
      */
-    boolean tryTakeCredits(int n) {
+    public boolean tryTakeCredits(int n) {
         if (credits < n) {
             return false;
         }
@@ -224,7 +227,7 @@ final class InFlightTable {
      *
      * @param n credits an operation held
      */
-    void returnCredits(int n) {
+    public void returnCredits(int n) {
         credits += n;
         assert credits <= creditLimit : "credits " + credits + " above the limit " + creditLimit;
     }

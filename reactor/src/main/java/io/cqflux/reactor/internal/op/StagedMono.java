@@ -1,8 +1,18 @@
-package io.cqflux.reactor;
+package io.cqflux.reactor.internal.op;
 
 import io.cqflux.core.FlushType;
 import io.cqflux.core.ResourceClosedException;
 import io.cqflux.core.internal.Checks;
+import io.cqflux.reactor.BufferLease;
+import io.cqflux.reactor.BufferPool;
+import io.cqflux.reactor.CqfluxListener;
+import io.cqflux.reactor.OperationOutcome;
+import io.cqflux.reactor.PeerRegion;
+import io.cqflux.reactor.RdmaConnection;
+import io.cqflux.reactor.internal.connection.ConnectionCore;
+import io.cqflux.reactor.internal.resources.ApiAccess;
+import io.cqflux.reactor.internal.resources.Instrumentation;
+import io.cqflux.reactor.internal.resources.LeaseTaker;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandles;
@@ -27,7 +37,7 @@ import reactor.util.context.Context;
  * NIC ({@link OpMono#releaseRegions}), never on cancel. A read copies the data out of the buffer at
  * that moment, right before the lease is given back, and emits the copy.
  *
- * <p>While it waits for a buffer, the connection knows it ({@link ConnectionCore#addStagedWaiter}):
+ * <p>While it waits for a buffer, the connection knows it ({@link io.cqflux.reactor.internal.connection.Admission#addStagedWaiter}):
  * the connection's end withdraws it from the pool's queue and fails it, as it fails queued
  * operations. Outcomes that never reach an {@link OpMono} (a failed check, a refusal of the pool,
  * a cancel or the end while waiting) are reported to the {@link CqfluxListener} from here; the
@@ -39,21 +49,23 @@ import reactor.util.context.Context;
  *
  * @param <T> {@code Void} for writes and sends, {@code byte[]} for a read
  */
-final class StagedMono<T> extends Mono<T> implements Scannable {
-    final ConnectionCore core;
-    final BufferPool pool;
-    final OpKind kind;
-    final PeerRegion remote;
-    final long remoteOffset;
-    final FlushType flushType;
+public final class StagedMono<T> extends Mono<T> implements Scannable {
+    private static final ApiAccess API = ApiAccess.get();
+
+    public final ConnectionCore core;
+    public final BufferPool pool;
+    public final OpKind kind;
+    public final PeerRegion remote;
+    public final long remoteOffset;
+    public final FlushType flushType;
     /** Source: an array (with {@link #arrayOffset}), a buffer, or nothing (a read). */
     @Nullable
-    final byte[] array;
-    final int arrayOffset;
+    public final byte[] array;
+    public final int arrayOffset;
     @Nullable
-    final ByteBuffer buffer;
+    public final ByteBuffer buffer;
     /** The read's length; for the sources, taken at subscription. */
-    final int readLength;
+    public final int readLength;
 
     private StagedMono(ConnectionCore core, BufferPool pool, OpKind kind, PeerRegion remote, long remoteOffset,
                        FlushType flushType, byte[] array, int arrayOffset, ByteBuffer buffer, int readLength) {
@@ -76,17 +88,17 @@ final class StagedMono<T> extends Mono<T> implements Scannable {
         return OpMono.scanOperation(kind, key);
     }
 
-    static Mono<Void> of(ConnectionCore core, BufferPool pool, OpKind kind, PeerRegion remote, long remoteOffset,
+    public static Mono<Void> of(ConnectionCore core, BufferPool pool, OpKind kind, PeerRegion remote, long remoteOffset,
                          FlushType flushType, byte[] data) {
         return onAssembly(new StagedMono<>(core, pool, kind, remote, remoteOffset, flushType, data, 0, null, 0));
     }
 
-    static Mono<Void> of(ConnectionCore core, BufferPool pool, OpKind kind, PeerRegion remote, long remoteOffset,
+    public static Mono<Void> of(ConnectionCore core, BufferPool pool, OpKind kind, PeerRegion remote, long remoteOffset,
                          FlushType flushType, ByteBuffer data) {
         return onAssembly(new StagedMono<>(core, pool, kind, remote, remoteOffset, flushType, null, 0, data, 0));
     }
 
-    static Mono<byte[]> read(ConnectionCore core, BufferPool pool, PeerRegion remote, long remoteOffset, int length) {
+    public static Mono<byte[]> read(ConnectionCore core, BufferPool pool, PeerRegion remote, long remoteOffset, int length) {
         return onAssembly(new StagedMono<>(core, pool, OpKind.READ, remote, remoteOffset, null, null, 0, null, length));
     }
 
@@ -146,7 +158,7 @@ final class StagedMono<T> extends Mono<T> implements Scannable {
             Checks.staged(what(), s.length, kind == OpKind.SEND ? 0 : 1, pool.bufferSize());
             // The operation's own check, before waiting for a buffer and before the pool registers
             // its memory: against the region the pool will register, described, not registered.
-            new OpMono(core, kind, remote, remoteOffset, pool.describedRegion(), 0, s.length, 0, flushType).validate();
+            new OpMono(core, kind, remote, remoteOffset, API.describedRegion(pool), 0, s.length, 0, flushType).validate();
         } catch (RuntimeException e) {
             s.refused(e);
             return;
@@ -164,7 +176,7 @@ final class StagedMono<T> extends Mono<T> implements Scannable {
      * @param error why
      * @param ctx the subscriber's context (for a listener that throws)
      */
-    static void reportRefused(ConnectionCore core, OpKind kind, Throwable error, Context ctx) {
+    public static void reportRefused(ConnectionCore core, OpKind kind, Throwable error, Context ctx) {
         CqfluxListener l = core.instrumentation.listener;
         if (l != null) {
             report(l, core, kind, OperationOutcome.ERROR, error, 0, ctx);
@@ -178,7 +190,7 @@ final class StagedMono<T> extends Mono<T> implements Scannable {
     private static void report(CqfluxListener l, ConnectionCore core, OpKind kind, OperationOutcome outcome,
                                @Nullable Throwable error, long nanos, Context ctx) {
         try {
-            l.operationFinished(core.api, OperationKind.of(kind), outcome, Instrumentation.errorName(error), nanos);
+            l.operationFinished(core.api, kind.publicKind(), outcome, Instrumentation.errorName(error), nanos);
         } catch (Throwable t) {
             // One handling for a listener that throws, Op's: logged, never thrown into the loop.
             Instrumentation.listenerThrew(t);
@@ -198,7 +210,7 @@ final class StagedMono<T> extends Mono<T> implements Scannable {
      * One subscription: waits for a lease, then drives the {@link OpMono} that owns it (as its
      * subscriber) and relays its outcome.
      */
-    static final class Staged<T> implements Subscription, BufferPool.Taker, CoreSubscriber<Void> {
+    public static final class Staged<T> implements Subscription, LeaseTaker, CoreSubscriber<Void> {
         private static final int NEW = 0;
         private static final int WAITING = 1;
         private static final int RUNNING = 2;
@@ -228,11 +240,11 @@ final class StagedMono<T> extends Mono<T> implements Scannable {
             }
         }
 
-        final StagedMono<T> spec;
-        final CoreSubscriber<? super T> actual;
+        public final StagedMono<T> spec;
+        public final CoreSubscriber<? super T> actual;
         /** Set at subscription, before any hand-over. */
-        MemorySegment source;
-        int length;
+        public MemorySegment source;
+        public int length;
         @SuppressWarnings("unused") // through STATE
         private volatile int state;
         @SuppressWarnings("unused") // through DEMAND
@@ -249,7 +261,7 @@ final class StagedMono<T> extends Mono<T> implements Scannable {
          */
         private final CqfluxListener listener;
         /** {@code System.nanoTime()} at subscription when {@link #listener} is set; the operation's time counts from here. */
-        final long subscribedAt;
+        public final long subscribedAt;
         /**
          * Who reports the outcome, once: this subscription (an outcome that never reached an
          * operation: a check, the pool, a cancel or the connection's end while waiting) or the
@@ -258,7 +270,7 @@ final class StagedMono<T> extends Mono<T> implements Scannable {
         @SuppressWarnings("unused") // through REPORTED
         private volatile int reported;
 
-        Staged(StagedMono<T> spec, CoreSubscriber<? super T> actual) {
+        public Staged(StagedMono<T> spec, CoreSubscriber<? super T> actual) {
             this.spec = spec;
             this.actual = actual;
             this.listener = spec.core.instrumentation.listener;
@@ -270,7 +282,7 @@ final class StagedMono<T> extends Mono<T> implements Scannable {
          * {@link #subscribedAt}, so that the wait for a buffer counts), or {@code null} when none
          * was installed at subscription or this subscription reported its outcome already}
          */
-        CqfluxListener listenerForOperation() {
+        public CqfluxListener listenerForOperation() {
             return listener != null && REPORTED.compareAndSet(this, 0, 1) ? listener : null;
         }
 
@@ -287,16 +299,16 @@ final class StagedMono<T> extends Mono<T> implements Scannable {
                     actual.currentContext());
         }
 
-        void start() {
+        public void start() {
             if (!STATE.compareAndSet(this, NEW, WAITING)) {
                 return; // cancelled already
             }
             // The connection knows its waiters, so that its end fails them (ConnectionCore's
             // failEverything); one that ended since the subscription's check gets its error now.
-            if (!spec.core.addStagedWaiter(this)) {
+            if (!spec.core.admission.addStagedWaiter(this)) {
                 RuntimeException ended;
                 try {
-                    spec.core.checkOpen();
+                    spec.core.admission.checkOpen();
                     ended = new IllegalStateException("connection " + spec.core.description + " ended");
                 } catch (RuntimeException e) {
                     ended = e;
@@ -304,12 +316,12 @@ final class StagedMono<T> extends Mono<T> implements Scannable {
                 refused(ended);
                 return;
             }
-            spec.pool.request(this);
+            API.request(spec.pool, this);
             int s = state;
             if (s == CANCELLED || s == FAILED) {
                 // Cancelled or withdrawn by the end while the request was on its way to the
                 // queue (their withdraw found nothing yet): leave it now, never hold a place.
-                spec.pool.withdraw(this);
+                API.withdraw(spec.pool, this);
             }
         }
 
@@ -321,10 +333,10 @@ final class StagedMono<T> extends Mono<T> implements Scannable {
          *
          * @param cause the connection's terminal cause
          */
-        void connectionEnded(Throwable cause) {
+        public void connectionEnded(Throwable cause) {
             if (STATE.compareAndSet(this, WAITING, FAILED)) {
-                spec.pool.withdraw(this);
-                spec.core.removeStagedWaiter(this);
+                API.withdraw(spec.pool, this);
+                spec.core.admission.removeStagedWaiter(this);
                 report(OperationOutcome.ERROR, cause);
                 terminateWithError(cause, false);
             }
@@ -368,8 +380,8 @@ final class StagedMono<T> extends Mono<T> implements Scannable {
             int s = state;
             if ((s == NEW || s == WAITING) && STATE.compareAndSet(this, s, CANCELLED)) {
                 if (s == WAITING) {
-                    spec.pool.withdraw(this);
-                    spec.core.removeStagedWaiter(this);
+                    API.withdraw(spec.pool, this);
+                    spec.core.admission.removeStagedWaiter(this);
                 }
                 report(OperationOutcome.CANCELLED, null);
                 return;
@@ -387,7 +399,7 @@ final class StagedMono<T> extends Mono<T> implements Scannable {
             if (!STATE.compareAndSet(this, WAITING, RUNNING)) {
                 return false;
             }
-            spec.core.removeStagedWaiter(this);
+            spec.core.admission.removeStagedWaiter(this);
             // From here on the lease is this subscription's: whatever fails, the subscriber hears
             // of it and the buffer goes back (the pool's "must not throw").
             try {
@@ -395,7 +407,7 @@ final class StagedMono<T> extends Mono<T> implements Scannable {
                     copyIn(lease);
                 }
                 StagedMono<T> m = spec;
-                new OpMono(m.core, m.kind, m.remote, m.remoteOffset, lease.region(), lease.offset(), length, 0,
+                new OpMono(m.core, m.kind, m.remote, m.remoteOffset, API.region(lease), API.offset(lease), length, 0,
                         m.flushType, lease, m.kind == OpKind.READ ? this : null, this).subscribe(this);
             } catch (Throwable e) {
                 Exceptions.throwIfJvmFatal(e);
@@ -418,7 +430,7 @@ final class StagedMono<T> extends Mono<T> implements Scannable {
                 // freed the memory: the pool's closed error, as for a waiter the close refused.
                 // (A ByteBuffer's own freed memory fails here too, while the pool is open.)
                 if (spec.pool.isClosed()) {
-                    ResourceClosedException closed = spec.pool.closedError();
+                    ResourceClosedException closed = API.closedError(spec.pool);
                     closed.addSuppressed(e);
                     throw closed;
                 }
@@ -436,7 +448,7 @@ final class StagedMono<T> extends Mono<T> implements Scannable {
                 }
                 if (STATE.compareAndSet(this, s, FAILED)) {
                     if (s == WAITING) {
-                        spec.core.removeStagedWaiter(this);
+                        spec.core.admission.removeStagedWaiter(this);
                     }
                     report(OperationOutcome.ERROR, error);
                     break;
@@ -449,7 +461,7 @@ final class StagedMono<T> extends Mono<T> implements Scannable {
          * The read's data leaves the buffer: called by {@link OpMono#releaseRegions} once the
          * read is terminal at the NIC, right before the lease goes back (loop thread).
          */
-        void copyOut(MemorySegment buffer) {
+        public void copyOut(MemorySegment buffer) {
             readBack = buffer.asSlice(0, length).toArray(ValueLayout.JAVA_BYTE);
         }
 

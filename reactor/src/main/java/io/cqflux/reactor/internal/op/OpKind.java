@@ -1,9 +1,13 @@
-package io.cqflux.reactor;
+package io.cqflux.reactor.internal.op;
 
 import io.cqflux.core.Opcode;
 import io.cqflux.core.internal.Checks;
 import io.cqflux.core.spi.Connection;
 import io.cqflux.core.spi.Transport;
+import io.cqflux.reactor.OperationKind;
+import io.cqflux.reactor.RdmaConnection;
+import io.cqflux.reactor.internal.connection.InFlightTable;
+import io.cqflux.reactor.internal.connection.PeerControl;
 
 /**
  * The operations the reactive layer posts: for each, in one place, what it is (the opcode of its
@@ -13,82 +17,82 @@ import io.cqflux.core.spi.Transport;
  * constant here, a public method on {@link RdmaConnection}, a {@link Checks} method, an SPI
  * {@link Connection} method and its line in each transport: see docs/architecture.md.
  */
-enum OpKind {
+public enum OpKind {
     READ(Opcode.READ, 1, "local destination", Receive.NO) {
         @Override
-        void check(Transport t, OpMono o) {
+        public void check(Transport t, OpMono o) {
             Checks.read(t, o.nativeLocal(), o.localOffset, o.nativeRemote(), o.remoteOffset, o.length);
         }
 
         @Override
-        boolean post(Connection c, OpMono o, long ctx) {
+        public boolean post(Connection c, OpMono o, long ctx) {
             return c.read(o.nativeLocal(), o.localOffset, o.nativeRemote(), o.remoteOffset, o.length, ctx, true);
         }
     },
     WRITE(Opcode.WRITE, 1, "local source", Receive.NO) {
         @Override
-        void check(Transport t, OpMono o) {
+        public void check(Transport t, OpMono o) {
             Checks.write(t, o.nativeRemote(), o.remoteOffset, o.nativeLocal(), o.localOffset, o.length);
         }
 
         @Override
-        boolean post(Connection c, OpMono o, long ctx) {
+        public boolean post(Connection c, OpMono o, long ctx) {
             return c.write(o.nativeRemote(), o.remoteOffset, o.nativeLocal(), o.localOffset, o.length, ctx, true);
         }
     },
     WRITE_WITH_IMMEDIATE(Opcode.WRITE_WITH_IMMEDIATE, 1, "local source", Receive.WHERE_THE_TRANSPORT_SAYS) {
         @Override
-        void check(Transport t, OpMono o) {
+        public void check(Transport t, OpMono o) {
             Checks.writeWithImmediate(t, o.nativeRemote(), o.remoteOffset, o.nativeLocal(), o.localOffset, o.length);
         }
 
         @Override
-        boolean post(Connection c, OpMono o, long ctx) {
+        public boolean post(Connection c, OpMono o, long ctx) {
             return c.writeWithImmediate(o.nativeRemote(), o.remoteOffset, o.nativeLocal(), o.localOffset, o.length,
                     (int) o.value, ctx, true);
         }
     },
     ATOMIC_WRITE(Opcode.ATOMIC_WRITE, 1, "local source", Receive.NO) {
         @Override
-        void check(Transport t, OpMono o) {
+        public void check(Transport t, OpMono o) {
             Checks.atomicWrite(t, o.nativeRemote(), o.remoteOffset);
         }
 
         @Override
-        boolean post(Connection c, OpMono o, long ctx) {
+        public boolean post(Connection c, OpMono o, long ctx) {
             return c.atomicWrite(o.nativeRemote(), o.remoteOffset, o.value, ctx, true);
         }
     },
     FLUSH(Opcode.FLUSH, 1, "local source", Receive.NO) {
         @Override
-        void check(Transport t, OpMono o) {
+        public void check(Transport t, OpMono o) {
             Checks.flush(t, o.nativeRemote(), o.remoteOffset, o.length, o.flushType());
         }
 
         @Override
-        boolean post(Connection c, OpMono o, long ctx) {
+        public boolean post(Connection c, OpMono o, long ctx) {
             return c.flush(o.nativeRemote(), o.remoteOffset, o.length, o.flushType(), ctx, true);
         }
     },
     SEND(Opcode.SEND, 1, "send source", Receive.YES) {
         @Override
-        void check(Transport t, OpMono o) {
+        public void check(Transport t, OpMono o) {
             Checks.send(t, o.nativeLocal(), o.localOffset, o.length, false);
         }
 
         @Override
-        boolean post(Connection c, OpMono o, long ctx) {
+        public boolean post(Connection c, OpMono o, long ctx) {
             return c.send(o.nativeLocal(), o.localOffset, o.length, ctx, true);
         }
     },
     SEND_WITH_IMMEDIATE(Opcode.SEND_WITH_IMMEDIATE, 1, "send source", Receive.YES) {
         @Override
-        void check(Transport t, OpMono o) {
+        public void check(Transport t, OpMono o) {
             Checks.send(t, o.nativeLocal(), o.localOffset, o.length, true);
         }
 
         @Override
-        boolean post(Connection c, OpMono o, long ctx) {
+        public boolean post(Connection c, OpMono o, long ctx) {
             return c.sendWithImmediate(o.nativeLocal(), o.localOffset, o.length, (int) o.value, ctx, true);
         }
     },
@@ -101,43 +105,46 @@ enum OpKind {
      */
     DURABLE_WRITE(Opcode.FLUSH, 2, "local source", Receive.NO) {
         @Override
-        void check(Transport t, OpMono o) {
+        public void check(Transport t, OpMono o) {
             Checks.durableWrite(t, o.nativeRemote(), o.remoteOffset, o.nativeLocal(), o.localOffset, o.length,
                     o.flushType());
         }
 
         @Override
-        boolean post(Connection c, OpMono o, long ctx) {
+        public boolean post(Connection c, OpMono o, long ctx) {
             return c.write(o.nativeRemote(), o.remoteOffset, o.nativeLocal(), o.localOffset, o.length,
                     InFlightTable.part(ctx), false);
         }
 
         @Override
-        Opcode partOpcode() {
+        public Opcode partOpcode() {
             return Opcode.WRITE;
         }
 
         @Override
-        boolean postSecond(Connection c, OpMono o, long ctx) {
+        public boolean postSecond(Connection c, OpMono o, long ctx) {
             return c.flush(o.nativeRemote(), o.remoteOffset, o.length, o.flushType(), ctx, true);
         }
     };
 
     /** Whether an operation consumes one of the peer's posted receives (PeerControl's credits). */
-    enum Receive { NO, YES, WHERE_THE_TRANSPORT_SAYS }
+    public enum Receive { NO, YES, WHERE_THE_TRANSPORT_SAYS }
 
     /** The opcode of the signaled (final) work request. */
-    final Opcode opcode;
+    public final Opcode opcode;
     /** Send-queue slots held in flight. */
-    final int credits;
+    public final int credits;
     /** The local region's role, for messages about it. */
-    final String localRole;
+    public final String localRole;
     private final Receive message;
+    /** The public name of the kind (the names match; a kind without a public one fails here, loudly). */
+    private final OperationKind publicKind;
 
     OpKind(Opcode opcode, int credits, String localRole, Receive message) {
         this.opcode = opcode;
         this.credits = credits;
         this.localRole = localRole;
+        this.publicKind = OperationKind.valueOf(name());
         this.message = message;
     }
 
@@ -148,7 +155,7 @@ enum OpKind {
      * @param t the transport
      * @param o the operation
      */
-    abstract void check(Transport t, OpMono o);
+    public abstract void check(Transport t, OpMono o);
 
     /**
      * Posts the first (or only) work request. Loop thread.
@@ -158,7 +165,7 @@ enum OpKind {
      * @param ctx the in-flight table context
      * @return whether it was posted (false: the transport's queue is momentarily full)
      */
-    abstract boolean post(Connection c, OpMono o, long ctx);
+    public abstract boolean post(Connection c, OpMono o, long ctx);
 
     /**
      * Posts the second work request of a two-part operation. Loop thread.
@@ -168,21 +175,21 @@ enum OpKind {
      * @param ctx the in-flight table context
      * @return whether it was posted
      */
-    boolean postSecond(Connection c, OpMono o, long ctx) {
+    public boolean postSecond(Connection c, OpMono o, long ctx) {
         throw new IllegalStateException(this + " has no second part");
     }
 
     /** {@return the opcode of the unsignaled first part of a two-part operation} */
-    Opcode partOpcode() {
+    public Opcode partOpcode() {
         return opcode;
     }
 
-    boolean twoPart() {
+    public boolean twoPart() {
         return credits == 2;
     }
 
     /** {@return whether its data lands in the peer's receive buffer (a send; not a write with immediate, whose data goes to the written region)} */
-    boolean carriesDataToReceiveBuffer() {
+    public boolean carriesDataToReceiveBuffer() {
         return message == Receive.YES;
     }
 
@@ -190,8 +197,13 @@ enum OpKind {
      * @param t the transport
      * @return whether the operation consumes one of the peer's posted receives
      */
-    boolean isMessage(Transport t) {
+    public boolean isMessage(Transport t) {
         return message == Receive.YES
                 || message == Receive.WHERE_THE_TRANSPORT_SAYS && t.writeWithImmediateConsumesReceive();
+    }
+
+    /** {@return the kind under its public name, for metrics, listeners and {@code Scannable}} */
+    public OperationKind publicKind() {
+        return publicKind;
     }
 }

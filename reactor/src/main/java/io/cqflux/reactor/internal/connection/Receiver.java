@@ -1,14 +1,17 @@
-package io.cqflux.reactor;
+package io.cqflux.reactor.internal.connection;
 
 import io.cqflux.core.Completion;
 import io.cqflux.core.CompletionStatus;
 import io.cqflux.core.ConnectionEvent;
 import io.cqflux.core.ConnectionException;
-import io.cqflux.core.OperationFailedException;
 import io.cqflux.core.Opcode;
+import io.cqflux.core.OperationFailedException;
 import io.cqflux.core.RegionAccess;
 import io.cqflux.core.ResourceClosedException;
 import io.cqflux.core.spi.LocalRegion;
+import io.cqflux.reactor.InboundMessage;
+import io.cqflux.reactor.internal.op.ReceiveFlux;
+import io.cqflux.reactor.internal.resources.ApiAccess;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -38,17 +41,19 @@ import reactor.core.publisher.Operators;
  * a subscriber then gets only the notifications that consume no receive, and where there are
  * none (a write with immediate consumes a receive) it is refused.
  */
-final class Receiver {
+public final class Receiver {
+    private static final ApiAccess API = ApiAccess.get();
+
 
     /** One registered receive buffer: its slot in the pool and, while it waits in the backlog, what it holds. */
-    static final class Buffer {
-        final int index;
-        long length;
-        Opcode opcode;
-        boolean hasImmediate;
-        int immediate;
+    public static final class Buffer {
+        public final int index;
+        public long length;
+        public Opcode opcode;
+        public boolean hasImmediate;
+        public int immediate;
 
-        Buffer(int index) {
+        public Buffer(int index) {
             this.index = index;
         }
     }
@@ -61,7 +66,7 @@ final class Receiver {
     private final int count;
     private final int bufferSize;
     private final int notificationLimit;
-    private final InboundMessage view = new InboundMessage();
+    private final InboundMessage view = API.newInboundMessage();
     /** Completed receives (a {@link Buffer}) and notifications nobody has asked for yet, in arrival order. */
     private final ArrayDeque<Object> backlog = new ArrayDeque<>();
     private int backlogNotifications;
@@ -91,7 +96,7 @@ final class Receiver {
     private record Kept(long length, Opcode opcode, boolean hasImmediate, int immediate, byte[] data) {
     }
 
-    Receiver(ConnectionCore core, int count, int bufferSize, int notificationLimit) {
+    public Receiver(ConnectionCore core, int count, int bufferSize, int notificationLimit) {
         this.core = core;
         this.count = count;
         this.bufferSize = bufferSize;
@@ -100,11 +105,11 @@ final class Receiver {
 
     /** Attaches the single subscriber, with the demand it asked for so far. Loop thread. */
     @SuppressWarnings("unchecked")
-    void attach(ReceiveFlux.Inbound<?> s) {
+    public void attach(ReceiveFlux.Inbound<?> s) {
         if (s.isCancelled()) {
             return;
         }
-        Throwable refusal = core.receiveRefusal();
+        Throwable refusal = core.admission.receiveRefusal();
         if (refusal != null) {
             if (ended && sink == null && (!leftovers.isEmpty() || !finished)) {
                 sink = (ReceiveFlux.Inbound<Object>) s;
@@ -159,7 +164,7 @@ final class Receiver {
      * rest. Demand asked for before {@link #attach} stays in the subscription until then. Loop
      * thread.
      */
-    void request(ReceiveFlux.Inbound<?> s) {
+    public void request(ReceiveFlux.Inbound<?> s) {
         if (s != sink) {
             return;
         }
@@ -197,7 +202,7 @@ final class Receiver {
     }
 
     /** Detaches the subscriber; posted buffers stay posted and keep what lands in them. Loop thread. */
-    void detach(ReceiveFlux.Inbound<?> s) {
+    public void detach(ReceiveFlux.Inbound<?> s) {
         if (s == sink) {
             sink = null;
             demand = 0;
@@ -216,7 +221,7 @@ final class Receiver {
     }
 
     /** {@return the messages and notifications kept for the next subscriber (diagnostics, tests)} */
-    int backlog() {
+    public int backlog() {
         return backlog.size();
     }
 
@@ -281,7 +286,7 @@ final class Receiver {
      * @param c the completion
      * @param b the buffer it landed in
      */
-    void onCompletion(Completion c, Buffer b) {
+    public void onCompletion(Completion c, Buffer b) {
         posted--;
         if (ended) {
             // Arrived after the connection ended but before its queue pair was destroyed: kept
@@ -327,12 +332,12 @@ final class Receiver {
     }
 
     /**
-     * A notification that consumed no receive buffer (see {@link ConnectionCore#onCompletion}).
+     * A notification that consumed no receive buffer (see {@link CompletionDispatch#onCompletion}).
      * Loop thread.
      *
      * @param c the completion
      */
-    void onNotification(Completion c) {
+    public void onNotification(Completion c) {
         boolean imm = c.hasImmediate();
         int immediate = imm ? c.immediate() : 0;
         if (ended) {
@@ -361,7 +366,7 @@ final class Receiver {
     private void deliver(long length, Opcode opcode, boolean imm, int immediate, MemorySegment data) {
         ReceiveFlux.Inbound<Object> s = sink;
         demand = demand == Long.MAX_VALUE ? demand : demand - 1;
-        view.set(data, length, opcode, imm, immediate);
+        API.set(view, data, length, opcode, imm, immediate);
         Object value;
         try {
             value = s.decoder.apply(view);
@@ -371,7 +376,7 @@ final class Receiver {
             s.error(t);
             return;
         } finally {
-            view.invalidate();
+            API.invalidate(view);
         }
         if (value == null) {
             // Reactor's convention for a mapper that returns null (Flux.map): an error, not a
@@ -405,7 +410,7 @@ final class Receiver {
      * @param cause what the subscriber gets: a {@link ConnectionException} {@code CLOSED} by the
      *     peer completes the stream; after a close by this side a {@link ResourceClosedException}
      */
-    void terminate(Throwable cause) {
+    public void terminate(Throwable cause) {
         serveBacklog();
         ended = true;
         endCause = cause;
@@ -439,14 +444,14 @@ final class Receiver {
      * Nothing can arrive any more (the native connection is gone, or is abandoned): the stream
      * ends once its leftovers are delivered. Loop thread, or any thread once the loop is gone.
      */
-    void finish() {
+    public void finish() {
         backlog.clear();
         finished = true;
         serveLeftovers();
     }
 
     /** Frees the pool, after the native connection is closed; then {@link #finish()}. */
-    void freePool() {
+    public void freePool() {
         finish();
         if (pool != null) {
             pool.close();

@@ -1,8 +1,12 @@
-package io.cqflux.reactor;
+package io.cqflux.reactor.internal.connection;
 
 import io.cqflux.core.spi.Connection;
 import io.cqflux.core.spi.RemoteRegion;
 import io.cqflux.core.spi.Transport;
+import io.cqflux.reactor.AcceptOptions;
+import io.cqflux.reactor.ConnectOptions;
+import io.cqflux.reactor.PeerRegion;
+import io.cqflux.reactor.internal.resources.ApiAccess;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
@@ -41,19 +45,21 @@ import java.util.List;
  * @param handshake the transport's handshake bytes, possibly empty
  * @param control the raw descriptor of the control words, or empty when the side has none
  */
-record PeerHello(List<byte[]> regions, byte[] handshake, byte[] control, int receiveBufferSize) {
+public record PeerHello(List<byte[]> regions, byte[] handshake, byte[] control, int receiveBufferSize) {
+    private static final ApiAccess API = ApiAccess.get();
+
     private static final byte M0 = 'C';
     private static final byte M1 = 'Q';
     /** Regions only (before the handshake existed). */
-    static final byte V1 = 1;
+    public static final byte V1 = 1;
     /** Regions, then the transport's handshake. */
-    static final byte V2 = 2;
+    public static final byte V2 = 2;
     /** Regions, the transport's handshake, then the control words. */
-    static final byte V3 = 3;
+    public static final byte V3 = 3;
     private static final int HEADER = 4;
 
     /** Copies the list; the arrays are owned by the record from here on. */
-    PeerHello {
+    public PeerHello {
         regions = List.copyOf(regions);
         if (handshake == null || control == null) {
             throw new IllegalArgumentException("handshake or control descriptor is null");
@@ -64,7 +70,7 @@ record PeerHello(List<byte[]> regions, byte[] handshake, byte[] control, int rec
     }
 
     /** A hello that does not tell its receive buffer size. */
-    PeerHello(List<byte[]> regions, byte[] handshake, byte[] control) {
+    public PeerHello(List<byte[]> regions, byte[] handshake, byte[] control) {
         this(regions, handshake, control, 0);
     }
 
@@ -81,7 +87,7 @@ record PeerHello(List<byte[]> regions, byte[] handshake, byte[] control, int rec
      * @return the bytes
      * @throws IllegalArgumentException when they do not fit {@code max} or a part is too large
      */
-    byte[] encode(int max) {
+    public byte[] encode(int max) {
         if (regions.size() > 255) {
             throw new IllegalArgumentException(regions.size() + " exposed regions exceed the maximum 255");
         }
@@ -134,7 +140,7 @@ record PeerHello(List<byte[]> regions, byte[] handshake, byte[] control, int rec
      *     {@link Transport#maxAcceptPrivateData()})
      * @return the private data
      */
-    static byte[] encode(Transport t, List<byte[]> descriptors, PeerControl control, int receiveBufferSize,
+    public static byte[] encode(Transport t, List<byte[]> descriptors, PeerControl control, int receiveBufferSize,
                          int max) {
         return new PeerHello(descriptors, t.handshake(), control.descriptor(), receiveBufferSize).encode(max);
     }
@@ -152,7 +158,7 @@ record PeerHello(List<byte[]> regions, byte[] handshake, byte[] control, int rec
      * @throws IllegalArgumentException on data that is not a cqflux hello or is malformed, naming
      *     the offset and the bound
      */
-    static PeerHello decode(byte[] data) {
+    public static PeerHello decode(byte[] data) {
         List<byte[]> out = new ArrayList<>();
         if (data == null || data.length == 0 || isZero(data)) {
             throw new IllegalArgumentException("the peer sent no cqflux hello (" + (data == null ? 0 : data.length)
@@ -261,7 +267,7 @@ record PeerHello(List<byte[]> regions, byte[] handshake, byte[] control, int rec
      * @throws IllegalArgumentException when the private data, the handshake or a descriptor is
      *     malformed; regions parsed before the failure are closed again
      */
-    static Accepted accept(Transport t, Connection c, PeerControl control) {
+    public static Accepted accept(Transport t, Connection c, PeerControl control) {
         PeerHello hello = decode(c.peerPrivateData());
         c.applyPeerHandshake(hello.handshake());
         List<PeerRegion> peers = new ArrayList<>();
@@ -271,12 +277,12 @@ record PeerHello(List<byte[]> regions, byte[] handshake, byte[] control, int rec
             }
             for (byte[] d : hello.regions()) {
                 RemoteRegion r = t.remoteRegion(d);
-                peers.add(new PeerRegion(r, peers.size()));
+                peers.add(API.newPeerRegion(r, peers.size()));
             }
         } catch (RuntimeException e) {
             for (PeerRegion p : peers) {
                 try {
-                    p.nativeRegion().close();
+                    API.nativeRegion(p).close();
                 } catch (RuntimeException suppressed) {
                     e.addSuppressed(suppressed);
                 }
@@ -292,6 +298,6 @@ record PeerHello(List<byte[]> regions, byte[] handshake, byte[] control, int rec
      * @param regions the peer's regions, in the order it exposed them
      * @param receiveBufferSize the peer's receive buffer size; 0 where it did not tell it
      */
-    record Accepted(List<PeerRegion> regions, int receiveBufferSize) {
+    public record Accepted(List<PeerRegion> regions, int receiveBufferSize) {
     }
 }

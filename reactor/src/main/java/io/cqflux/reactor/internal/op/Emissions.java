@@ -1,4 +1,4 @@
-package io.cqflux.reactor;
+package io.cqflux.reactor.internal.op;
 
 import java.util.function.Supplier;
 import reactor.core.Exceptions;
@@ -18,7 +18,7 @@ import reactor.util.context.Context;
  * its release, a server's, a pool's event drain. It is dropped through Reactor's hook instead,
  * as {@link ReceiveFlux} does for the receiver.
  */
-final class Emissions {
+public final class Emissions {
     private Emissions() {
     }
 
@@ -30,7 +30,7 @@ final class Emissions {
      * @return its result; {@link Sinks.EmitResult#OK} when a subscriber threw, which it did on
      *     being handed the signal
      */
-    static Sinks.EmitResult guarded(Supplier<Sinks.EmitResult> emission) {
+    public static Sinks.EmitResult guarded(Supplier<Sinks.EmitResult> emission) {
         try {
             return emission.get();
         } catch (Throwable t) {

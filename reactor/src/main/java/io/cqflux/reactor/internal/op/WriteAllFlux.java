@@ -1,6 +1,11 @@
-package io.cqflux.reactor;
+package io.cqflux.reactor.internal.op;
 
 import io.cqflux.epoll.loop.EventLoop;
+import io.cqflux.reactor.RdmaConnection;
+import io.cqflux.reactor.WriteRequest;
+import io.cqflux.reactor.WriteResult;
+import io.cqflux.reactor.internal.connection.ConnectionCore;
+import io.cqflux.reactor.internal.resources.ApiAccess;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.Objects;
@@ -19,7 +24,7 @@ import reactor.util.context.Context;
 /**
  * {@link RdmaConnection#writeAll}: a bounded window of writes in flight, results in request order,
  * without the per-request tuple, inner Mono chain, inner subscriber and queue a
- * {@code index().flatMapSequential(...)} costs (issue 13).
+ * {@code index().flatMapSequential(...)} costs.
  *
  * <p><b>The window.</b> A fixed ring of {@code window} slots, each its own inner subscriber. A slot
  * is taken when a request arrives from upstream and freed when its result is emitted downstream;
@@ -35,7 +40,7 @@ import reactor.util.context.Context;
  * one loop task posts every request waiting, in order. So a producer on
  * another thread (a request-handling thread, a {@code Sinks.many()} fed from elsewhere) costs one
  * hand-over to the loop per burst, not one per write as a {@code write()} subscribed on that thread
- * does (issue 13: batch posting per loop turn).
+ * does: posting is batched per loop turn.
  *
  * <p><b>Signals.</b> Every downstream signal is sent by one WIP drain loop (Reactor's usual
  * pattern): completions arrive on the connection's loop thread, requests on whatever thread
@@ -74,8 +79,10 @@ import reactor.util.context.Context;
  * the last one taken or still in a slot ({@code Main#currentContext}: Reactor's unicast sink can
  * discard one when an emission races the cancel).
  */
-final class WriteAllFlux extends Flux<WriteResult> implements Scannable {
-    static final String NAME = "cqflux.writeAll";
+public final class WriteAllFlux extends Flux<WriteResult> implements Scannable {
+    private static final ApiAccess API = ApiAccess.get();
+
+    public static final String NAME = "cqflux.writeAll";
 
     private final RdmaConnection connection;
     private final Flux<? extends WriteRequest> source;
@@ -95,7 +102,7 @@ final class WriteAllFlux extends Flux<WriteResult> implements Scannable {
      * @param window writes in flight at most, at least 1
      * @return the results
      */
-    static Flux<WriteResult> create(RdmaConnection connection, Publisher<? extends WriteRequest> requests,
+    public static Flux<WriteResult> create(RdmaConnection connection, Publisher<? extends WriteRequest> requests,
                                     int window) {
         if (window < 1) {
             throw new IllegalArgumentException("writeAll window " + window + " < 1");
@@ -133,7 +140,7 @@ final class WriteAllFlux extends Flux<WriteResult> implements Scannable {
     }
 
     /** The subscriber to upstream and the subscription downstream gets. */
-    static final class Main implements CoreSubscriber<WriteRequest>, Subscription, Scannable {
+    public static final class Main implements CoreSubscriber<WriteRequest>, Subscription, Scannable {
         private static final VarHandle WIP;
         private static final AtomicLongFieldUpdater<Main> REQUESTED =
                 AtomicLongFieldUpdater.newUpdater(Main.class, "requested");
@@ -145,7 +152,7 @@ final class WriteAllFlux extends Flux<WriteResult> implements Scannable {
          * The context key under which Reactor keeps a local discard hook ({@code Hooks.KEY_ON_DISCARD},
          * package-private in reactor-core; {@code WriteAllDiscardHookKeyTest} pins it).
          */
-        static final String DISCARD_HOOK_KEY = "reactor.onDiscard.local";
+        public static final String DISCARD_HOOK_KEY = "reactor.onDiscard.local";
 
         static {
             try {
@@ -160,7 +167,7 @@ final class WriteAllFlux extends Flux<WriteResult> implements Scannable {
             }
         }
 
-        final CoreSubscriber<? super WriteResult> actual;
+        public final CoreSubscriber<? super WriteResult> actual;
         private final RdmaConnection connection;
         private final ConnectionCore core;
         private final Slot[] ring;
@@ -238,10 +245,10 @@ final class WriteAllFlux extends Flux<WriteResult> implements Scannable {
         /** Results emitted so far: the next result's sequence. Drain loop only. */
         private long emitted;
 
-        Main(CoreSubscriber<? super WriteResult> actual, RdmaConnection connection, int window) {
+        public Main(CoreSubscriber<? super WriteResult> actual, RdmaConnection connection, int window) {
             this.actual = actual;
             this.connection = connection;
-            this.core = connection.core();
+            this.core = API.core(connection);
             this.ring = new Slot[window];
             for (int i = 0; i < window; i++) {
                 ring[i] = new Slot(this);
@@ -505,7 +512,7 @@ final class WriteAllFlux extends Flux<WriteResult> implements Scannable {
          * A write failed: the first failure fails the stream, a later one is dropped. Drains either
          * way: after the end, a drain discards the failed write's request. Any thread.
          */
-        void innerError(Throwable t) {
+        public void innerError(Throwable t) {
             // The results completed earlier in this batch go out first, as they would have if
             // their drain had not been put off (writeCompleted); then the failure.
             if (core.loop.inEventLoop() && drainPutOff) {
@@ -522,12 +529,11 @@ final class WriteAllFlux extends Flux<WriteResult> implements Scannable {
          * the drain waits for the batch's end ({@link io.cqflux.epoll.loop.EventLoop#runAfterBatch}),
          * so that the batch's results go out, and upstream is asked for as many more requests, in
          * one drain instead of one per write; the new writes are then posted one after the other,
-         * as a C program reads a batch of completions and then posts (issue 13: with
-         * {@link #requestMore}, 250 to 185 ns per write over the synthetic transport with
-         * sleeping loops, 500 to 340 ns with spinning ones). Any other thread (the connection's
-         * end after the loop ended) drains at once.
+         * as a C program reads a batch of completions and then posts (together with
+         * {@link #requestMore}). Any other thread (the connection's end after the loop ended)
+         * drains at once.
          */
-        void writeCompleted() {
+        public void writeCompleted() {
             EventLoop loop = core.loop;
             if (loop.inEventLoop()) {
                 if (drainPutOff) {
@@ -671,7 +677,7 @@ final class WriteAllFlux extends Flux<WriteResult> implements Scannable {
             }
         }
 
-        void drain() {
+        public void drain() {
             if ((int) WIP.getAndAdd(this, 1) != 0) {
                 return;
             }
@@ -800,8 +806,8 @@ final class WriteAllFlux extends Flux<WriteResult> implements Scannable {
      * One place of the window and the inner subscriber of the write it holds; reused once its
      * result was emitted (its previous write then terminated, so no late signal can reach it).
      */
-    static final class Slot implements CoreSubscriber<Void>, Scannable, OpMono.ReleaseListener {
-        static final VarHandle STATE;
+    public static final class Slot implements CoreSubscriber<Void>, Scannable, OpMono.ReleaseListener {
+        public static final VarHandle STATE;
 
         static {
             try {
@@ -811,33 +817,33 @@ final class WriteAllFlux extends Flux<WriteResult> implements Scannable {
             }
         }
 
-        static final int EMPTY = 0;
-        static final int PENDING = 1;
-        static final int DONE = 2;
+        public static final int EMPTY = 0;
+        public static final int PENDING = 1;
+        public static final int DONE = 2;
         /**
          * The write ended without a result to emit and its buffers are released (it failed, was
          * never posted, or ended after the stream cancelled it): its request goes to discard
          * once the stream has ended.
          */
-        static final int SPENT = 3;
+        public static final int SPENT = 3;
         /**
          * The write failed, but its buffers may still be read by the NIC: failed by the
          * connection's end, it is released only after the native close. Its request is
          * discarded once {@link #operationReleased} says so.
          */
-        static final int FAILED = 4;
+        public static final int FAILED = 4;
         /** Taken from upstream, waiting for the posting scan ({@link Main#postQueued}). */
-        static final int QUEUED = 5;
+        public static final int QUEUED = 5;
 
         private final Main parent;
         /** The request; written by upstream's thread before the write is subscribed. */
-        WriteRequest request;
+        public WriteRequest request;
         /** The write's subscription, for cancellation. */
-        volatile Subscription op;
+        public volatile Subscription op;
         /** {@link #EMPTY}, {@link #QUEUED}, {@link #PENDING}, {@link #DONE}, {@link #SPENT} or {@link #FAILED}. */
-        volatile int state;
+        public volatile int state;
 
-        Slot(Main parent) {
+        public Slot(Main parent) {
             this.parent = parent;
         }
 

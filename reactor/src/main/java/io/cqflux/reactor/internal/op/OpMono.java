@@ -1,9 +1,19 @@
-package io.cqflux.reactor;
+package io.cqflux.reactor.internal.op;
 
 import io.cqflux.core.FlushType;
 import io.cqflux.core.spi.Connection;
 import io.cqflux.core.spi.LocalRegion;
 import io.cqflux.core.spi.RemoteRegion;
+import io.cqflux.reactor.BufferLease;
+import io.cqflux.reactor.Cqflux;
+import io.cqflux.reactor.CqfluxListener;
+import io.cqflux.reactor.OperationKind;
+import io.cqflux.reactor.OperationOutcome;
+import io.cqflux.reactor.PeerRegion;
+import io.cqflux.reactor.Region;
+import io.cqflux.reactor.internal.connection.ConnectionCore;
+import io.cqflux.reactor.internal.resources.ApiAccess;
+import io.cqflux.reactor.internal.resources.Instrumentation;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.time.Duration;
@@ -18,7 +28,7 @@ import reactor.util.annotation.Nullable;
 /**
  * A cold operation and, once subscribed, the pending operation itself: an {@code OpMono} is its
  * own first subscription, so that subscribing the Mono a method returned allocates nothing
- * between the subscription and the completion (issue 13). The first subscriber claims it
+ * between the subscription and the completion. The first subscriber claims it
  * atomically; a later subscription (a retry, a repeat, a second subscriber at the same time)
  * runs on a fresh copy made by {@link #copy()}, independent of the first: each subscription posts
  * again, as a cold Mono does.
@@ -52,11 +62,13 @@ import reactor.util.annotation.Nullable;
  * create it through {@link #assemble} ({@code Mono.onAssembly}), so Reactor's assembly hooks see
  * it.
  */
-final class OpMono extends Mono<Void> implements Subscription, Scannable, Runnable {
-    static final int NEW = 0;
+public final class OpMono extends Mono<Void> implements Subscription, Scannable, Runnable {
+    private static final ApiAccess API = ApiAccess.get();
+
+    public static final int NEW = 0;
     /** First part of a two-part operation posted, the second still to post. */
-    static final int SECOND_PENDING = 1;
-    static final int POSTED = 2;
+    public static final int SECOND_PENDING = 1;
+    public static final int POSTED = 2;
 
     /** {@link #flags}: a subscriber owns this instance (the first subscription). */
     private static final int CLAIMED = 1;
@@ -76,25 +88,25 @@ final class OpMono extends Mono<Void> implements Subscription, Scannable, Runnab
 
     // ------------------------------------------------------------ what to post (immutable)
 
-    final ConnectionCore core;
-    final OpKind kind;
-    final PeerRegion remote;
-    final long remoteOffset;
-    final Region local;
-    final long localOffset;
-    final long length;
+    public final ConnectionCore core;
+    public final OpKind kind;
+    public final PeerRegion remote;
+    public final long remoteOffset;
+    public final Region local;
+    public final long localOffset;
+    public final long length;
     /**
      * Immediate data, or the value of an atomic write; for a flush or a durable write the flush
-     * type's ordinal, -1 for none ({@link #flushType()}): one field less per operation
-     * (issue 13: 120 B to 112 B an operation).
+     * type's ordinal, -1 for none ({@link #flushType()}): one field less per operation, which
+     * keeps the operation object small.
      */
-    final long value;
+    public final long value;
     /**
      * A pooled buffer this operation owns from its subscription on (its memory is {@link #local}
      * at {@link #localOffset}), given back in {@link #releaseRegions}; or null. One subscription
      * only: a second fails.
      */
-    final BufferLease lease;
+    public final BufferLease lease;
     /**
      * Whether this is a staged read ({@link #stagedBy} then set), whose data is copied out in
      * {@link #releaseRegions}.
@@ -105,7 +117,7 @@ final class OpMono extends Mono<Void> implements Subscription, Scannable, Runnab
      * subscription time, not this one's, starts the time the listener hears of (the wait for a
      * buffer counts), and it may have reported the outcome itself.
      */
-    final StagedMono.Staged<?> stagedBy;
+    public final StagedMono.Staged<?> stagedBy;
 
     // ------------------------------------------------------------ the subscription
 
@@ -116,28 +128,28 @@ final class OpMono extends Mono<Void> implements Subscription, Scannable, Runnab
      * without one) when the regions are already released, else by {@link #releaseRegions()}, which
      * then tells a {@link ReleaseListener}. Only those threads read it after the terminal flag.
      */
-    CoreSubscriber<? super Void> actual;
-    volatile boolean cancelled;
+    public CoreSubscriber<? super Void> actual;
+    public volatile boolean cancelled;
     /** {@link #CLAIMED}, {@link #TERMINATED}, {@link #REPORTED}; through {@link #FLAGS}. */
     @SuppressWarnings("unused")
     private volatile int flags;
     /** Whether the region references were released. Loop thread. */
-    boolean released;
-    /** {@link #NEW}, {@link #SECOND_PENDING} or {@link #POSTED}; a byte, so the object is 112 B. Loop thread. */
-    byte stage = NEW;
+    public boolean released;
+    /** {@link #NEW}, {@link #SECOND_PENDING} or {@link #POSTED}; a byte, to keep the object small. Loop thread. */
+    private byte stage = NEW;
     /** The in-flight table context, or -1. Loop thread. */
-    long context = -1;
+    private long context = -1;
     /**
      * When posted ({@code System.nanoTime()}, or the loop's unit clock for an operationTimeout of a
-     * second or more: see {@code ConnectionCore.post}); the operation deadline counts from here.
+     * second or more: see {@code SendQueue.post}); the operation deadline counts from here.
      * Loop thread.
      */
-    long postedAt;
+    private long postedAt;
     /**
      * This operation's own failure (its error completion), which the end of the connection that
      * follows must not replace with the connection's. Loop thread.
      */
-    Throwable ownError;
+    private Throwable ownError;
     /**
      * The listener when one was installed at subscription ({@link CqfluxListener}), else
      * {@code null}: then {@link #report} is one null check, and nothing reads the clock.
@@ -146,12 +158,12 @@ final class OpMono extends Mono<Void> implements Subscription, Scannable, Runnab
     /** {@code System.nanoTime()} at subscription when {@link #listener} is set. */
     private long subscribedAt;
 
-    OpMono(ConnectionCore core, OpKind kind, PeerRegion remote, long remoteOffset, Region local, long localOffset,
+    public OpMono(ConnectionCore core, OpKind kind, PeerRegion remote, long remoteOffset, Region local, long localOffset,
            long length, long value, FlushType flushType) {
         this(core, kind, remote, remoteOffset, local, localOffset, length, value, flushType, null, null);
     }
 
-    OpMono(ConnectionCore core, OpKind kind, PeerRegion remote, long remoteOffset, Region local, long localOffset,
+    public OpMono(ConnectionCore core, OpKind kind, PeerRegion remote, long remoteOffset, Region local, long localOffset,
            long length, long value, FlushType flushType, BufferLease lease, StagedMono.Staged<?> readBack) {
         this(core, kind, remote, remoteOffset, local, localOffset, length, value, flushType, lease, readBack, null);
     }
@@ -160,7 +172,7 @@ final class OpMono extends Mono<Void> implements Subscription, Scannable, Runnab
      * @param readBack a staged read to copy the data out to, or null; when set it is the staged
      *     subscription the operation runs for ({@code stagedBy}, or {@code stagedBy} is null)
      */
-    OpMono(ConnectionCore core, OpKind kind, PeerRegion remote, long remoteOffset, Region local, long localOffset,
+    public OpMono(ConnectionCore core, OpKind kind, PeerRegion remote, long remoteOffset, Region local, long localOffset,
            long length, long value, FlushType flushType, BufferLease lease, StagedMono.Staged<?> readBack,
            StagedMono.Staged<?> stagedBy) {
         if (readBack != null && stagedBy != null && readBack != stagedBy) {
@@ -186,12 +198,12 @@ final class OpMono extends Mono<Void> implements Subscription, Scannable, Runnab
     }
 
     /** {@return the flush type of a flush or a durable write (null when none was given); null for other kinds} */
-    FlushType flushType() {
+    public FlushType flushType() {
         return flushes(kind) && value >= 0 ? FLUSH_TYPES[(int) value] : null;
     }
 
     /** {@return a fresh, unclaimed operation of the same description, for another subscription} */
-    OpMono copy() {
+    public OpMono copy() {
         return new OpMono(core, kind, remote, remoteOffset, local, localOffset, length, value, flushType(), lease,
                 readBack ? stagedBy : null, stagedBy);
     }
@@ -203,7 +215,7 @@ final class OpMono extends Mono<Void> implements Subscription, Scannable, Runnab
      * @param m the operation
      * @return what the hooks made of it ({@code m} itself when none is installed)
      */
-    static Mono<Void> assemble(OpMono m) {
+    public static Mono<Void> assemble(OpMono m) {
         return onAssembly(m);
     }
 
@@ -229,9 +241,9 @@ final class OpMono extends Mono<Void> implements Subscription, Scannable, Runnab
      */
     @Nullable
     @SuppressWarnings("rawtypes") // Scannable declares it with the raw Attr
-    static Object scanOperation(OpKind kind, Attr key) {
+    public static Object scanOperation(OpKind kind, Attr key) {
         if (key == Attr.NAME) {
-            return OperationKind.of(kind).sequenceName();
+            return kind.publicKind().sequenceName();
         }
         if (key == Attr.RUN_STYLE) {
             return Attr.RunStyle.ASYNC;
@@ -241,7 +253,7 @@ final class OpMono extends Mono<Void> implements Subscription, Scannable, Runnab
 
     @Override
     public String toString() {
-        return OperationKind.of(kind).sequenceName() + "[" + core.description + "]";
+        return kind.publicKind().sequenceName() + "[" + core.description + "]";
     }
 
     @Override
@@ -316,18 +328,18 @@ final class OpMono extends Mono<Void> implements Subscription, Scannable, Runnab
         boolean owned = false;
         try {
             if (lease != null) {
-                lease.handOver();
+                API.handOver(lease);
                 owned = true;
             }
             validate();
             if (local != null) {
-                local.acquire(kind.localRole);
+                API.acquire(local, kind.localRole);
             }
         } catch (RuntimeException e) {
             released = true;
             if (owned) {
                 // nothing was posted: the buffer goes back now
-                lease.releaseFromOperation();
+                API.releaseFromOperation(lease);
             }
             fail(e);
             return;
@@ -349,35 +361,35 @@ final class OpMono extends Mono<Void> implements Subscription, Scannable, Runnab
      * Checks everything that can be checked before posting, with the same check the transport
      * runs before its native call ({@link OpKind#check}); throws what the Mono signals.
      */
-    void validate() {
-        core.checkOpen();
+    public void validate() {
+        core.admission.checkOpen();
         if (remote != null) {
-            core.checkOwns(remote);
+            core.admission.checkOwns(remote);
         }
         if (local != null) {
             // At subscription, before the transport's own refusal on the loop, which would come
             // after a credit was taken.
-            local.checkRegisteredWith(core.transport, kind.localRole);
+            API.checkRegisteredWith(local, core.transport, kind.localRole);
         }
         kind.check(core.transport, this);
-        core.checkMessageLength(kind, length);
+        core.admission.checkMessageLength(kind, length);
     }
 
-    LocalRegion nativeLocal() {
-        return local == null ? null : local.nativeRegion();
+    public LocalRegion nativeLocal() {
+        return local == null ? null : API.nativeRegion(local);
     }
 
-    RemoteRegion nativeRemote() {
-        return remote == null ? null : remote.nativeRegion();
+    public RemoteRegion nativeRemote() {
+        return remote == null ? null : API.nativeRegion(remote);
     }
 
     /** Posts the first (or only) work request. Loop thread. */
-    boolean postFirst(Connection c, long ctx) {
+    public boolean postFirst(Connection c, long ctx) {
         return kind.post(c, this, ctx);
     }
 
     /** Posts the second work request of a two-part operation. Loop thread. */
-    boolean postSecond(Connection c, long ctx) {
+    public boolean postSecond(Connection c, long ctx) {
         return kind.postSecond(c, this, ctx);
     }
 
@@ -407,7 +419,7 @@ final class OpMono extends Mono<Void> implements Subscription, Scannable, Runnab
         }
         long nanos = System.nanoTime() - subscribedAt;
         try {
-            l.operationFinished(core.api, OperationKind.of(kind), outcome, Instrumentation.errorName(error), nanos);
+            l.operationFinished(core.api, kind.publicKind(), outcome, Instrumentation.errorName(error), nanos);
         } catch (Throwable t) {
             // As for several listeners (Instrumentation's composite): logged, never thrown; not
             // Operators.onErrorDropped, whose application hook may rethrow into the loop's poll
@@ -436,12 +448,12 @@ final class OpMono extends Mono<Void> implements Subscription, Scannable, Runnab
     }
 
     /** {@return whether the subscriber got (or can no longer get) its terminal signal} */
-    boolean isTerminated() {
+    public boolean isTerminated() {
         return (flags & TERMINATED) != 0;
     }
 
     /** Signals success, unless already terminated; a throwing subscriber never escapes. */
-    void complete() {
+    public void complete() {
         if (!setFlag(TERMINATED)) {
             return;
         }
@@ -469,7 +481,7 @@ final class OpMono extends Mono<Void> implements Subscription, Scannable, Runnab
      *
      * @param error the failure
      */
-    void fail(Throwable error) {
+    public void fail(Throwable error) {
         if (!setFlag(TERMINATED)) {
             return;
         }
@@ -509,7 +521,7 @@ final class OpMono extends Mono<Void> implements Subscription, Scannable, Runnab
      *
      * @param error the failure
      */
-    void failUnposted(Throwable error) {
+    public void failUnposted(Throwable error) {
         releaseRegions();
         fail(error);
     }
@@ -533,7 +545,7 @@ final class OpMono extends Mono<Void> implements Subscription, Scannable, Runnab
     }
 
     /** Marks the operation finished without a signal (cancelled before it was posted). */
-    void discard() {
+    public void discard() {
         if (setFlag(TERMINATED)) {
             CoreSubscriber<? super Void> a = actual;
             boolean releasedNow = released; // the callers release right after: then told there
@@ -563,7 +575,7 @@ final class OpMono extends Mono<Void> implements Subscription, Scannable, Runnab
      * behind an assembly hook's subscriber that is not {@link Scannable}, it is not told. Not meant
      * for a subscriber that calls {@code request(n <= 0)}.
      */
-    interface ReleaseListener {
+    public interface ReleaseListener {
         /** The operation is over and its regions are released: its buffers may be reused. */
         void operationReleased();
     }
@@ -608,7 +620,7 @@ final class OpMono extends Mono<Void> implements Subscription, Scannable, Runnab
      * A staged read's data is copied out first, then the pooled buffer goes back, then the region
      * reference (which may deregister a closed region and so free the buffer's memory).
      */
-    void releaseRegions() {
+    public void releaseRegions() {
         if (released) {
             return;
         }
@@ -634,13 +646,72 @@ final class OpMono extends Mono<Void> implements Subscription, Scannable, Runnab
         } finally {
             try {
                 if (lease != null) {
-                    lease.releaseFromOperation();
+                    API.releaseFromOperation(lease);
                 }
             } finally {
                 if (local != null) {
-                    local.release();
+                    API.release(local);
                 }
             }
         }
     }
+
+    // ---------------------------------------------------------------- the posting protocol (loop thread)
+
+    /** {@return {@link #NEW}, {@link #SECOND_PENDING} or {@link #POSTED}} Loop thread. */
+    public int stage() {
+        return stage;
+    }
+
+    /** {@return the in-flight table context, or -1} Loop thread. */
+    public long context() {
+        return context;
+    }
+
+    /** {@return when the operation was posted, on the clock the connection's deadline reads} Loop thread. */
+    public long postedAt() {
+        return postedAt;
+    }
+
+    /** {@return this operation's own failure (a failed unsignaled part), or {@code null}} Loop thread. */
+    public Throwable ownError() {
+        return ownError;
+    }
+
+    /**
+     * The connection is about to post the operation's first part under {@code ctx}. Loop thread.
+     *
+     * @param ctx the in-flight table context
+     * @param at the post's time on the deadline's clock
+     */
+    public void posting(long ctx, long at) {
+        this.context = ctx;
+        this.postedAt = at;
+    }
+
+    /** The transport's queue was full: the operation waits again, with no context. Loop thread. */
+    public void notPosted() {
+        this.context = -1;
+    }
+
+    /** The first part of a two-part operation is posted; the second waits. Loop thread. */
+    public void firstPartPosted() {
+        this.stage = SECOND_PENDING;
+    }
+
+    /** Every part is posted (or, for a failed second part, nothing more will be). Loop thread. */
+    public void posted() {
+        this.stage = POSTED;
+    }
+
+    /**
+     * The unsignaled part failed with an error of its own, which the end of the connection must
+     * not replace. Loop thread.
+     *
+     * @param error the part's failure
+     */
+    public void partFailed(Throwable error) {
+        this.ownError = error;
+    }
+
 }

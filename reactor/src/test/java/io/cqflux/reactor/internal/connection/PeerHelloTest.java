@@ -1,10 +1,11 @@
-package io.cqflux.reactor;
+package io.cqflux.reactor.internal.connection;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.cqflux.reactor.RpmaCommonData;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Random;

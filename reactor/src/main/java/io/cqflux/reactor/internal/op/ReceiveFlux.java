@@ -1,5 +1,8 @@
-package io.cqflux.reactor;
+package io.cqflux.reactor.internal.op;
 
+import io.cqflux.reactor.InboundMessage;
+import io.cqflux.reactor.RdmaConnection;
+import io.cqflux.reactor.internal.connection.ConnectionCore;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
 import org.reactivestreams.Subscription;
@@ -21,11 +24,11 @@ import reactor.core.publisher.Operators;
  *
  * @param <T> the decoded value type
  */
-final class ReceiveFlux<T> extends Flux<T> {
+public final class ReceiveFlux<T> extends Flux<T> {
     private final ConnectionCore core;
     private final Function<? super InboundMessage, ? extends T> decoder;
 
-    ReceiveFlux(ConnectionCore core, Function<? super InboundMessage, ? extends T> decoder) {
+    public ReceiveFlux(ConnectionCore core, Function<? super InboundMessage, ? extends T> decoder) {
         this.core = core;
         this.decoder = decoder;
     }
@@ -44,10 +47,10 @@ final class ReceiveFlux<T> extends Flux<T> {
      *
      * @param <T> the decoded value type
      */
-    static final class Inbound<T> implements Subscription {
+    public static final class Inbound<T> implements Subscription {
         private final ConnectionCore core;
         private final CoreSubscriber<? super T> actual;
-        final Function<? super InboundMessage, ? extends T> decoder;
+        public final Function<? super InboundMessage, ? extends T> decoder;
         /** Demand not yet taken by the loop. */
         private final AtomicLong requested = new AtomicLong();
         private volatile boolean cancelled;
@@ -64,7 +67,7 @@ final class ReceiveFlux<T> extends Flux<T> {
         /** A terminal signal was sent. Loop thread. */
         private boolean done;
 
-        Inbound(ConnectionCore core, CoreSubscriber<? super T> actual,
+        public Inbound(ConnectionCore core, CoreSubscriber<? super T> actual,
                 Function<? super InboundMessage, ? extends T> decoder) {
             this.core = core;
             this.actual = actual;
@@ -98,17 +101,17 @@ final class ReceiveFlux<T> extends Flux<T> {
             core.runOnLoop(() -> core.receiver.detach(this));
         }
 
-        boolean isCancelled() {
+        public boolean isCancelled() {
             return cancelled;
         }
 
         /** {@return the demand asked for since the last call, and forget it} Loop thread. */
-        long takeRequested() {
+        public long takeRequested() {
             return requested.getAndSet(0);
         }
 
         /** Loop thread: a value for the subscriber (never after a terminal signal). */
-        void next(T value) {
+        public void next(T value) {
             if (done) {
                 Operators.onNextDropped(value, actual.currentContext());
                 return;
@@ -117,7 +120,7 @@ final class ReceiveFlux<T> extends Flux<T> {
         }
 
         /** Loop thread. */
-        void complete() {
+        public void complete() {
             if (!done) {
                 done = true;
                 try {
@@ -132,7 +135,7 @@ final class ReceiveFlux<T> extends Flux<T> {
         }
 
         /** Loop thread. */
-        void error(Throwable t) {
+        public void error(Throwable t) {
             if (done) {
                 Operators.onErrorDropped(t, actual.currentContext());
                 return;
@@ -146,7 +149,7 @@ final class ReceiveFlux<T> extends Flux<T> {
             }
         }
 
-        reactor.util.context.Context currentContext() {
+        public reactor.util.context.Context currentContext() {
             return actual.currentContext();
         }
     }

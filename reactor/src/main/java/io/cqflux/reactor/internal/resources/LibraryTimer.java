@@ -1,4 +1,4 @@
-package io.cqflux.reactor;
+package io.cqflux.reactor.internal.resources;
 
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
@@ -26,7 +26,7 @@ import reactor.util.Loggers;
  * {@link reactor.core.scheduler.NonBlocking}, as the loops are: a {@code block()} there fails
  * fast instead of holding every instance's timers.
  */
-final class LibraryTimer {
+public final class LibraryTimer {
     private static final Logger LOG = Loggers.getLogger(LibraryTimer.class);
 
     private static final ScheduledThreadPoolExecutor EXECUTOR = create();
@@ -55,7 +55,7 @@ final class LibraryTimer {
      *
      * @return a handle that cancels it
      */
-    static Disposable schedule(Runnable task, long delay, TimeUnit unit) {
+    public static Disposable schedule(Runnable task, long delay, TimeUnit unit) {
         return handle(EXECUTOR.schedule(guarded(task), delay, unit));
     }
 
@@ -64,7 +64,7 @@ final class LibraryTimer {
      *
      * @return a handle that cancels it
      */
-    static Disposable schedulePeriodically(Runnable task, long initialDelay, long period, TimeUnit unit) {
+    public static Disposable schedulePeriodically(Runnable task, long initialDelay, long period, TimeUnit unit) {
         return handle(EXECUTOR.scheduleAtFixedRate(guarded(task), initialDelay, period, unit));
     }
 

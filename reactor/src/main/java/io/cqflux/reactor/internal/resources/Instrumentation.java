@@ -1,6 +1,12 @@
-package io.cqflux.reactor;
+package io.cqflux.reactor.internal.resources;
 
 import io.cqflux.core.OperationFailedException;
+import io.cqflux.reactor.Cqflux;
+import io.cqflux.reactor.CqfluxListener;
+import io.cqflux.reactor.OperationKind;
+import io.cqflux.reactor.OperationOutcome;
+import io.cqflux.reactor.RdmaConnection;
+import io.cqflux.reactor.internal.connection.ConnectionCore;
 import java.util.Arrays;
 import java.util.Collection;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -13,14 +19,14 @@ import reactor.util.Loggers;
  * The listeners of one {@link Cqflux} (see {@link CqfluxListener}): one volatile field that is
  * {@code null} while none is installed, so that the hot path pays one null check. Thread-safe.
  */
-final class Instrumentation {
+public final class Instrumentation {
     private static final Logger LOG = Loggers.getLogger(Instrumentation.class);
 
     /** For connections made outside a {@link Cqflux} (none today): never a listener. */
-    static final Instrumentation NONE = new Instrumentation();
+    public static final Instrumentation NONE = new Instrumentation();
 
     /** The installed listener (a composite for several), or {@code null}. */
-    volatile CqfluxListener listener;
+    public volatile CqfluxListener listener;
     /**
      * One entry per {@link #add} (the same listener added twice is two), in the order added;
      * replaced whole under {@code this}. The connection notices go through these one by one,
@@ -35,7 +41,7 @@ final class Instrumentation {
      * @param open the connections of the instance
      * @return removes it again
      */
-    Disposable add(CqfluxListener l, Collection<ConnectionCore> open) {
+    public Disposable add(CqfluxListener l, Collection<ConnectionCore> open) {
         Registration r = new Registration(l);
         synchronized (this) {
             Registration[] n = Arrays.copyOf(all, all.length + 1);
@@ -48,7 +54,7 @@ final class Instrumentation {
         // see it, the per-connection state lets one of them deliver. A connection that ends now
         // either has ended before the check below (skipped) or sees the listener in closed().
         for (ConnectionCore c : open) {
-            if (c.announced && !c.api.isDisposed()) {
+            if (c.announced() && !c.api.isDisposed()) {
                 r.opened(c);
             }
         }
@@ -96,15 +102,14 @@ final class Instrumentation {
     }
 
     /** Loop thread: the connection is established. */
-    void opened(ConnectionCore c) {
-        c.announced = true;
+    public void opened(ConnectionCore c) {
         for (Registration r : all) {
             r.opened(c);
         }
     }
 
     /** The connection ended (once); after its state became ENDED. */
-    void closed(ConnectionCore c) {
+    public void closed(ConnectionCore c) {
         for (Registration r : all) {
             r.closed(c);
         }
@@ -125,9 +130,9 @@ final class Instrumentation {
         private static final int CLOSE_PENDING = 3;
         private static final int CLOSED = 4;
 
-        final CqfluxListener listener;
+        public final CqfluxListener listener;
 
-        Registration(CqfluxListener listener) {
+        public Registration(CqfluxListener listener) {
             this.listener = listener;
         }
 
@@ -135,7 +140,7 @@ final class Instrumentation {
             return c.notices.computeIfAbsent(this, k -> new AtomicInteger(NONE));
         }
 
-        void opened(ConnectionCore c) {
+        public void opened(ConnectionCore c) {
             AtomicInteger s = state(c);
             if (!s.compareAndSet(NONE, OPENING)) {
                 return;
@@ -147,7 +152,7 @@ final class Instrumentation {
             }
         }
 
-        void closed(ConnectionCore c) {
+        public void closed(ConnectionCore c) {
             AtomicInteger s = state(c);
             while (true) {
                 switch (s.get()) {
@@ -180,7 +185,7 @@ final class Instrumentation {
      *
      * @param error the failure, or {@code null}
      */
-    static String errorName(Throwable error) {
+    public static String errorName(Throwable error) {
         if (error == null) {
             return "none";
         }
@@ -190,7 +195,7 @@ final class Instrumentation {
         return error.getClass().getSimpleName();
     }
 
-    static void safely(Runnable r) {
+    public static void safely(Runnable r) {
         try {
             r.run();
         } catch (Throwable t) {
@@ -204,7 +209,7 @@ final class Instrumentation {
      *
      * @param t what the listener threw
      */
-    static void listenerThrew(Throwable t) {
+    public static void listenerThrew(Throwable t) {
         Exceptions.throwIfJvmFatal(t);
         LOG.warn("a CqfluxListener threw; ignored", t);
     }

@@ -1,0 +1,702 @@
+package io.cqflux.reactor.internal.connection;
+
+import io.cqflux.core.Completion;
+import io.cqflux.core.CompletionRecord;
+import io.cqflux.core.CompletionStatus;
+import io.cqflux.core.ConnectionConfig;
+import io.cqflux.core.ConnectionEvent;
+import io.cqflux.core.ConnectionException;
+import io.cqflux.core.Opcode;
+import io.cqflux.core.ResourceClosedException;
+import io.cqflux.core.spi.CompletionQueue;
+import io.cqflux.core.spi.Connection;
+import io.cqflux.core.spi.Transport;
+import io.cqflux.epoll.loop.EventLoop;
+import io.cqflux.epoll.loop.Registration;
+import io.cqflux.reactor.BufferPool;
+import io.cqflux.reactor.Cqflux;
+import io.cqflux.reactor.CqfluxListener;
+import io.cqflux.reactor.PeerRegion;
+import io.cqflux.reactor.RdmaConnection;
+import io.cqflux.reactor.internal.op.Emissions;
+import io.cqflux.reactor.internal.op.OpMono;
+import io.cqflux.reactor.internal.op.SpinThenParkSubscriber;
+import io.cqflux.reactor.internal.resources.ApiAccess;
+import io.cqflux.reactor.internal.resources.Instrumentation;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
+import reactor.core.Exceptions;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Sinks;
+import reactor.util.Logger;
+import reactor.util.Loggers;
+
+/*
+ * Design: the life of a connection, and how it ends.
+ *
+ * One loop thread owns all of this (methods marked "any thread" hand over). Operations are
+ * described by InFlightTable's design comment (contexts, credits); SendQueue drives them
+ * (submit -> wait for credits, bounded queue -> post) and CompletionDispatch retires them
+ * (completion -> signal), under the lifecycle below, which this class keeps.
+ *
+ *   CONNECTING --ESTABLISHED--> ESTABLISHED --(flushed completion)--> ENDING
+ *        |                          |                                   |
+ *        +------- terminal event, error completion, local close, deadline ------> ENDED --> CLOSED
+ *
+ * The end is known from whichever comes first: the transport's terminal event (CLOSED, LOST,
+ * REJECTED, UNREACHABLE), an error completion (an error puts an RC queue pair in the error state,
+ * ibv_poll_cq(3); libfabric's tcp endpoint drops the connection), a close by this side, the
+ * operation deadline (a posted operation without a completion for `operationTimeout`: the peer
+ * stopped answering), or the loop letting go of the connection. A flushed completion
+ * (WR_FLUSH_ERR: the connection is being torn down) makes the connection ENDING: nothing more is
+ * posted, new operations wait, and the transport's event decides between CLOSED and LOST; if it
+ * does not come within the connect timeout, LOST.
+ *
+ * end() runs once: it emits the event on events(), fails every subscriber of an operation in
+ * flight with the ConnectionException at once (CLOSED for an orderly close by either side, LOST
+ * otherwise), and defers the rest to loop tasks that run after the current drain, so that no
+ * native object is ever destroyed inside its own poll: queued operations are failed a chunk per
+ * task (one dying connection with a huge backlog never stalls its neighbours), then the native
+ * connection is closed, and only then are the slots, credits and region references of operations
+ * that never completed released (the NIC may use their buffers until the queue pair is gone).
+ */
+
+/**
+ * The loop-side state of one connection: its lifecycle (the handshake and the transport's events,
+ * the end, the native close; see the design comment at the top of this file), and the parts it
+ * is made of, each of which reads the lifecycle through {@link #state()} and ends the connection
+ * through {@link #end}: {@link Admission} (what an operation must pass, the peer's regions),
+ * {@link SendQueue} (credits, queues, posting), {@link CompletionDispatch}, {@link Deadlines},
+ * {@link Goodbye} and the {@link Receiver}.
+ */
+public final class ConnectionCore {
+    private static final ApiAccess API = ApiAccess.get();
+
+    private static final Logger LOG = Loggers.getLogger(ConnectionCore.class);
+
+    /** Queued operations failed per loop task after the end. */
+    public static final int FAIL_CHUNK = 1024;
+
+    public enum State { CONNECTING, ESTABLISHED, ENDING, ENDED, CLOSED }
+
+    public final EventLoop loop;
+    public final Transport transport;
+    public final Connection conn;
+    public final ConnectionConfig config;
+    public final String description;
+    public final RdmaConnection api;
+    /** The send side: the in-flight table, credits, the waiting queues, posting. */
+    private final SendQueue sendQueue;
+    /** The completions: retire and complete what was posted. */
+    private final CompletionDispatch dispatch;
+    /** What an operation must pass before it is queued, and the peer's regions. */
+    public final Admission admission = new Admission(this);
+    /** The shortest operationTimeout for which {@code SendQueue.post} stamps operations with the loop's unit clock. */
+    public static final long COARSE_POST_CLOCK_FROM_NANOS = TimeUnit.SECONDS.toNanos(1);
+    /** How long an operation's {@code block()} spins before it parks ({@link SpinThenParkSubscriber}). */
+    public final long blockSpinNanos;
+    private final PeerControl control;
+    /** The goodbye of an orderly close by this side. */
+    private final Goodbye goodbye;
+    private final List<Registration> registrations = new ArrayList<>();
+    /** The peer's private data as delivered, once established. */
+    private volatile byte[] peerData = new byte[0];
+    /** Opened with raw private data: no hello, no control words, no transport handshake of its own. */
+    public final boolean raw;
+    private volatile State state = State.CONNECTING;
+    private volatile Throwable terminal;
+    private volatile boolean closedLocally;
+    /**
+     * {@link #closeAsync} was called (any thread), perhaps before its task ran on the loop: an
+     * operation subscribed from then on fails with a {@link ResourceClosedException}, as one after
+     * the close does, not with the end's verdict that the operations pending at the close get.
+     */
+    private volatile boolean closeRequested;
+    private Consumer<RdmaConnection> onEstablished;
+    private Consumer<Throwable> onFailed;
+    private final Deadlines deadlines;
+    public final Receiver receiver;
+    /** The owning instance's staging buffers (the byte[]/ByteBuffer forms). */
+    public final BufferPool buffers;
+    /** The owner's listeners ({@link CqfluxListener}). */
+    public final Instrumentation instrumentation;
+    /**
+     * The owner's bookkeeping for a released connection (it forgets it), run just before
+     * {@link #closed} completes, so that whoever sees {@code onDispose()} complete also sees the
+     * connection forgotten.
+     */
+    private final Consumer<ConnectionCore> onReleased;
+    /** Established and reported opened: a listener added later is told of it ({@link Instrumentation#add}). */
+    private volatile boolean announced;
+    /**
+     * Per added listener (the key is {@link Instrumentation}'s registration, compared by
+     * identity), the state of its opened/closed notices for this connection.
+     */
+    public final java.util.Map<Object, java.util.concurrent.atomic.AtomicInteger> notices =
+            new java.util.concurrent.ConcurrentHashMap<>();
+
+    private final Sinks.Many<ConnectionEvent> events = Sinks.many().replay().all();
+    public final CompletableFuture<Void> closed = new CompletableFuture<>();
+
+    /**
+     * A connection of an instance, not started yet ({@link #start}).
+     *
+     * @param loop the loop that owns it
+     * @param transport the transport
+     * @param conn the transport's connection
+     * @param config the connection configuration
+     * @param limits the instance's per-connection limits
+     * @param control the connection's control words ({@link PeerControl#none()} for raw private data)
+     * @param raw whether it was opened with raw private data (no hello)
+     * @param buffers the instance's staging buffers
+     * @param instrumentation the instance's listeners
+     * @param onReleased the instance's bookkeeping once the connection is released
+     */
+    public ConnectionCore(EventLoop loop, Transport transport, Connection conn, ConnectionConfig config,
+                   Limits limits, PeerControl control, boolean raw, BufferPool buffers,
+                   Instrumentation instrumentation, Consumer<ConnectionCore> onReleased) {
+        this.raw = raw;
+        this.buffers = buffers;
+        this.instrumentation = instrumentation;
+        this.onReleased = onReleased;
+        this.loop = loop;
+        this.transport = transport;
+        this.conn = conn;
+        this.config = config;
+        this.description = conn.description();
+        int cqForSends = config.completionQueueSize()
+                - (config.receiveCompletionQueueSize() == 0 ? config.receiveQueueSize() : 0);
+        long operationTimeoutNanos = limits.operationTimeout().toNanos();
+        this.sendQueue = new SendQueue(this,
+                new InFlightTable(Math.min(config.sendQueueSize(), cqForSends), config.receiveQueueSize()), control,
+                limits.pendingLimit(), operationTimeoutNanos >= COARSE_POST_CLOCK_FROM_NANOS);
+        this.blockSpinNanos = limits.blockSpinNanos();
+        this.receiver = new Receiver(this, config.receiveQueueSize(), limits.receiveBufferSize(),
+                limits.notificationBacklog());
+        this.dispatch = new CompletionDispatch(this, sendQueue, control, receiver);
+        this.goodbye = new Goodbye(this, sendQueue, control);
+        this.deadlines = new Deadlines(this, sendQueue, control, operationTimeoutNanos);
+        this.api = API.newConnection(this);
+        this.control = control;
+    }
+
+    // ---------------------------------------------------------------- lifecycle
+
+    /**
+     * Registers the queues and the event channel with the loop and waits for the handshake. Loop
+     * thread.
+     *
+     * @param established called with the API object once established
+     * @param failed called if the connection fails before that
+     */
+    public void start(Consumer<RdmaConnection> established, Consumer<Throwable> failed) {
+        assert loop.inEventLoop();
+        this.onEstablished = established;
+        this.onFailed = failed;
+        try {
+            // The hook: the loop let go of a source on its own (shutdown, fatal error, a queue that
+            // failed): nothing would complete what is pending any more, so end it all now.
+            // When this side's close was asked for first (a Cqflux shutdown whose budget ran out
+            // before the loop ran the close task, disposeNow(Duration.ZERO) say), that is still
+            // a close by this side: CLOSED, as the shutdown's forceClose would say, not LOST.
+            Runnable lost = () -> {
+                if (closeRequested) {
+                    closedLocally = true;
+                    end(new ConnectionException(ConnectionEvent.CLOSED, "connection " + description
+                            + " closed by this side (its event loop " + loop.name() + " stopped before the goodbye)"),
+                            ConnectionEvent.CLOSED);
+                } else {
+                    end(new ConnectionException(ConnectionEvent.LOST, "connection " + description
+                            + ": its event loop " + loop.name() + " stopped serving it"), ConnectionEvent.LOST);
+                }
+            };
+            for (CompletionQueue cq : conn.completionQueues()) {
+                registrations.add(loop.register(cq, dispatch::onCompletion, lost));
+            }
+            registrations.add(loop.register(conn.events(), this::onEventsReadable, lost));
+        } catch (RuntimeException e) {
+            end(e, null);
+            return;
+        }
+        deadlines.start();
+        onEvents();
+    }
+
+    /**
+     * The event channel's readiness handler: the library's own work (the handshake, the hello),
+     * so a slow one is not a blocked-loop WARN; subscriber code it runs (the established
+     * callback, the end's failures) is named before it runs and reported again.
+     */
+    private void onEventsReadable() {
+        loop.noteSetup("cqflux.connectionEvent");
+        onEvents();
+    }
+
+    private void onEvents() {
+        ConnectionEvent e;
+        while (state.compareTo(State.ENDED) < 0) {
+            try {
+                e = conn.events().nextEvent();
+            } catch (RuntimeException ex) {
+                end(new ConnectionException(ConnectionEvent.LOST, description + ": event channel failed", ex),
+                        ConnectionEvent.LOST);
+                return;
+            }
+            if (e == null) {
+                return;
+            }
+            onEvent(e);
+        }
+    }
+
+    private void onEvent(ConnectionEvent e) {
+        if (e == ConnectionEvent.ESTABLISHED) {
+            if (state != State.CONNECTING) {
+                return;
+            }
+            try {
+                peerData = conn.peerPrivateData();
+            } catch (RuntimeException ex) {
+                end(new ConnectionException(ConnectionEvent.LOST, "connection " + description
+                        + ": reading the peer's private data failed", ex), ConnectionEvent.LOST);
+                return;
+            }
+            if (!raw) {
+                try {
+                    PeerHello.Accepted hello = PeerHello.accept(transport, conn, control);
+                    admission.peerHello(hello);
+                } catch (RuntimeException ex) {
+                    end(new ConnectionException(ConnectionEvent.LOST, "connection " + description
+                            + ": the peer's private data is not a usable cqflux hello, so the connection is closed: "
+                            + ex.getMessage(), ex), ConnectionEvent.LOST);
+                    return;
+                }
+            }
+            state = State.ESTABLISHED;
+            if (config.receiveQueueSize() == 0 && control.enabled()) {
+                control.neverReceives(); // the peer's sends fail at once instead of waiting forever
+                sendQueue.grant();
+                if (state != State.ESTABLISHED) {
+                    return; // the grant's post failed and ended the connection: nothing to announce
+                }
+            }
+            announced = true; // before the listeners hear of it (Instrumentation.add reads it)
+            instrumentation.opened(this);
+            Emissions.guarded(() -> events.tryEmitNext(e));
+            Consumer<RdmaConnection> cb = onEstablished;
+            onEstablished = null;
+            onFailed = null;
+            if (cb != null) {
+                loop.noteOperation("cqflux.established"); // subscriber code: reported if it blocks
+                safely(() -> cb.accept(api));
+            }
+            return;
+        }
+        if (e == ConnectionEvent.CLOSED && control.enabled() && !control.peerSaidGoodbye()) {
+            // The transport reports a peer process that died like an orderly close (its kernel
+            // closes the socket or the RDMA CM id): a cqflux peer that closes in order says
+            // goodbye first (PeerControl), so one that did not is lost.
+            end(new ConnectionException(ConnectionEvent.LOST, "connection " + description + " lost: the peer"
+                    + " ended it without an orderly close (its process died or stopped serving it)"),
+                    ConnectionEvent.LOST);
+            return;
+        }
+        String what = switch (e) {
+            case CLOSED -> "closed by the peer";
+            case LOST -> "lost";
+            case REJECTED -> "refused: nothing listens at that address, or the server rejected the request";
+            case UNREACHABLE -> "peer unreachable";
+            default -> e.name();
+        };
+        end(new ConnectionException(e, "connection " + description + " " + what), e);
+    }
+
+    /** Any thread: closes the connection; completes {@link #closed} once its native objects are freed. */
+    public CompletableFuture<Void> closeAsync() {
+        closeRequested = true;
+        runOnLoop(() -> {
+            if (state.compareTo(State.ENDED) < 0) {
+                closedLocally = true;
+                // An orderly close tells a cqflux peer so (the goodbye word), before the native
+                // close; posted after every earlier operation, it also completes after them.
+                if (state == State.ESTABLISHED && control.enabled()) {
+                    goodbye.want();
+                }
+                end(new ConnectionException(ConnectionEvent.CLOSED, "connection " + description
+                        + " closed by this side"), ConnectionEvent.CLOSED);
+            }
+        });
+        return closed;
+    }
+
+    /**
+     * Ends the connection, once: emits {@code event}, fails every subscriber of an operation in
+     * flight and of the receive side at once, and defers the rest (queued operations a chunk at a
+     * time, then the native close and the release of what operations in flight held) to loop
+     * tasks after the current drain. Loop thread, or any thread once the loop is gone.
+     *
+     * @param cause what the subscribers get
+     * @param event the event to emit on {@code events()}, or {@code null}
+     */
+    public void end(Throwable cause, ConnectionEvent event) {
+        if (state.compareTo(State.ENDED) >= 0) {
+            return;
+        }
+        terminal = cause; // before the volatile state: checkOpen() on another thread reads both
+        state = State.ENDED;
+        instrumentation.closed(this);
+        try {
+            failEverything(cause, event);
+        } finally {
+            // Scheduled after the subscribers were failed (a close that runs at once, after the
+            // loop ended, must not free what they still refer to) and whatever a subscriber's
+            // callback threw: the queued operations are failed and the native objects freed.
+            afterDrain(this::finishEnd);
+        }
+    }
+
+    private void failEverything(Throwable cause, ConnectionEvent event) {
+        loop.noteOperation("cqflux.connectionEnd"); // subscriber code (the failures) runs here
+        deadlines.stop();
+        if (event != null) {
+            Emissions.guarded(() -> events.tryEmitNext(event));
+        }
+        if (event == ConnectionEvent.LOST) {
+            // Once per connection: what a service operator needs to see without debug logging.
+            // A cause without a message (a subscriber's own exception) still names the connection.
+            String m = cause.getMessage();
+            LOG.warn(m != null && !m.isBlank() ? m : "connection " + description + " lost: " + cause);
+        }
+        Consumer<Throwable> failed = onFailed;
+        onFailed = null;
+        onEstablished = null;
+        if (failed != null) {
+            safely(() -> failed.accept(cause));
+        }
+        sendQueue.forEachInFlight((ctx, o) -> {
+            if (o instanceof OpMono op) {
+                op.fail(op.ownError() != null ? op.ownError() : cause);
+            }
+        });
+        // Staged operations still waiting for a pooled buffer: nothing of theirs is posted yet,
+        // so they fail now, as queued operations do, and leave the pool's queue (a waiter holds
+        // one of its maxWaiters places). One that registers after this saw the state ENDED.
+        admission.failStaged(cause);
+        safely(() -> receiver.terminate(closedLocally
+                ? new ResourceClosedException("connection " + description + " was closed by this side") : cause));
+        goodbye.startBounded(() -> afterDrain(this::finishEnd));
+    }
+
+    /**
+     * {@return what the release of this connection still waits for, for the error of
+     * {@link RdmaConnection#disposeNow}: the close task not run yet (its loop busy or blocked), the
+     * goodbye write (waiting for a send credit, or posted and not completed: bounded by
+     * {@link Goodbye#boundMillis}), or the teardown after it on the loop}; any thread, a snapshot
+     * that the loop may have moved past already
+     */
+    public String releasePending() {
+        State s = state;
+        if (s.compareTo(State.ENDED) < 0) {
+            return "the native connection is not freed yet: its loop " + loop.name() + " has not run the close task"
+                    + " (it is busy or blocked)";
+        }
+        if (s == State.ENDED) {
+            String g = goodbye.describePending();
+            if (g != null) {
+                return g;
+            }
+            return "the close task ran; its loop " + loop.name() + " has not finished the teardown (failing the queued"
+                    + " operations, freeing the native connection): it is busy or blocked";
+        }
+        return "the native connection is freed; its loop " + loop.name() + " is running the last releases";
+    }
+
+    /** Loop thread: the goodbye write completed; an ended connection's teardown can go on. */
+    void goodbyeCompleted() {
+        if (goodbye.completed()) {
+            afterDrain(this::finishEnd);
+        }
+    }
+
+    /** Loop thread: posts the goodbye write if one is wanted and a send credit is free. */
+    void postGoodbye() {
+        goodbye.post();
+    }
+
+    /**
+     * After the loops ended (the entry point's shutdown): ends the connection if it has not
+     * ended, fails what is queued and frees the native objects now, without waiting for a
+     * goodbye. Any thread.
+     *
+     * @param cause what the subscribers get
+     */
+    public synchronized void forceClose(Throwable cause) {
+        end(cause, ConnectionEvent.CLOSED);
+        goodbye.drop();
+        while (sendQueue.hasQueued()) {
+            finishEnd();
+        }
+        closeNative();
+    }
+
+    /**
+     * Fails the queued operations a chunk at a time, then closes the native connection. Loop
+     * task (synchronized for the one case that is not: {@link #forceClose} after the loop ended).
+     */
+    private synchronized void finishEnd() {
+        // A task of its own: it fails queued operations (subscriber code), then closes natively.
+        loop.noteOperation("cqflux.connectionEnd");
+        Throwable cause = terminal;
+        for (int i = 0; i < FAIL_CHUNK; i++) {
+            OpMono op = sendQueue.pollQueued();
+            if (op == null) {
+                sendQueue.noteWaiting();
+                if (!goodbye.pending()) {
+                    closeNative();
+                }
+                return;
+            }
+            // A durable write waiting for its flush has its write on the wire and a slot in the
+            // table: its regions stay held until the native close.
+            if (op.stage() == OpMono.NEW) {
+                op.failUnposted(cause);
+            } else {
+                op.fail(cause);
+            }
+        }
+        afterDrain(this::finishEnd);
+    }
+
+    /**
+     * Unregisters and frees the native connection, then releases what operations in flight held:
+     * after the queue pair is destroyed nothing can touch their buffers any more.
+     */
+    private synchronized void closeNative() {
+        if (state == State.CLOSED) {
+            return;
+        }
+        state = State.CLOSED;
+        // The library's own teardown (deregistration, the native close, freeing regions): a slow
+        // one is not a blocked-loop WARN about subscriber code. The releases of what operations
+        // held (a pooled buffer goes to a waiter) and the completion of events() and closed run
+        // subscriber code: named as such around them.
+        loop.noteSetup("cqflux.connectionClose");
+        for (Registration r : registrations) {
+            safely(r::close);
+        }
+        registrations.clear();
+        boolean nativeClosed;
+        try {
+            conn.close();
+            nativeClosed = true;
+        } catch (Throwable t) {
+            Exceptions.throwIfJvmFatal(t);
+            // The queue pair may still be alive: keep every buffer it could touch (a leak,
+            // reported) rather than free memory under the NIC.
+            nativeClosed = false;
+            LOG.warn("connection " + description + ": closing the native connection failed; its buffers are"
+                    + " kept (leaked) since the NIC may still use them", t);
+        }
+        if (nativeClosed) {
+            loop.noteOperation("cqflux.connectionEnd"); // releases grant pooled buffers: subscriber code
+            sendQueue.forEachInFlight((ctx, o) -> {
+                if (o instanceof OpMono op) {
+                    safely(op::releaseRegions);
+                }
+                sendQueue.forget(ctx);
+            });
+            loop.noteSetup("cqflux.connectionClose");
+            safely(receiver::freePool);
+            safely(control::close);
+        } else {
+            safely(receiver::finish);
+        }
+        sendQueue.clearInFlight();
+        admission.closeRegions();
+        loop.noteOperation("cqflux.connectionEnd"); // the subscribers of events() and closed
+        Emissions.guarded(events::tryEmitComplete);
+        dispatch.complete();
+        // Before the completion, not as one of its dependents: CompletableFuture runs those in no
+        // promised order, and onDispose()'s subscriber could see it before the owner forgot it.
+        safely(() -> onReleased.accept(this));
+        closed.complete(null);
+    }
+
+    /**
+     * Runs a task after the current drain; if the loop no longer takes tasks, or drops it in a
+     * forced shutdown, once the loop has ended.
+     */
+    private void afterDrain(Runnable task) {
+        loop.executeLaterOrAfterTermination(task);
+    }
+
+    // ---------------------------------------------------------------- operations
+
+    /** Loop thread: applies a peer configuration descriptor ({@link Connection#applyPeerHandshake(byte[])}). */
+    public void applyPeerConfiguration(byte[] descriptor) {
+        assert loop.inEventLoop();
+        admission.checkOpen();
+        if (state == State.CONNECTING) {
+            throw new IllegalStateException("connection " + description + " is not established");
+        }
+        conn.applyPeerHandshake(descriptor);
+    }
+
+    /** Any thread: hands an operation to the loop ({@link SendQueue#enqueue}). */
+    public void enqueue(OpMono op) {
+        sendQueue.enqueue(op);
+    }
+
+    /** Loop thread: queues or posts an operation handed over by {@link #enqueue}. */
+    public void submit(OpMono op) {
+        sendQueue.submit(op);
+    }
+
+    /** Any thread: runs a task on the loop, inline when already there, or after the loop ended. */
+    public void runOnLoop(Runnable task) {
+        loop.executeOrAfterTermination(task);
+    }
+
+    /** Loop thread: the receiver posted receives; tell a cqflux peer (its credits). */
+    public void receivesPosted(int n) {
+        sendQueue.receivesPosted(n);
+    }
+
+    /** Loop thread: a context for a receive buffer (see {@link InFlightTable}). */
+    public long acquireReceiveContext(Receiver.Buffer b) {
+        return sendQueue.acquireReceiveContext(b);
+    }
+
+    /** Loop thread: gives back a receive context whose post failed. */
+    public void releaseReceiveContext(long ctx) {
+        sendQueue.releaseReceiveContext(ctx);
+    }
+
+    /** {@return the lifecycle state} Any thread (a volatile read). */
+    State state() {
+        return state;
+    }
+
+    /** {@return what ended the connection; read after {@link #state()} said ENDED} */
+    Throwable terminal() {
+        return terminal;
+    }
+
+    /** {@return whether receives (and operations) may be posted now} */
+    public boolean canPost() {
+        return state == State.ESTABLISHED;
+    }
+
+    /** Loop thread: the receive side could not keep a notification; end loudly rather than drop it. */
+    public void endOnReceiveOverflow(int limit) {
+        end(new ConnectionException(ConnectionEvent.LOST, "connection " + description + ": " + limit
+                + " write-with-immediate notifications arrived with nobody receiving them (the backlog limit);"
+                + " subscribe to receive() or raise Cqflux.Builder.notificationBacklog"), ConnectionEvent.LOST);
+    }
+
+    /**
+     * An error completion. A flushed one (the connection is being torn down) makes the connection
+     * ENDING and reads the event channel for the verdict; any other ends it LOST at once: an
+     * error completion moves an RC queue pair to the error state (ibv_poll_cq(3)), and libfabric's
+     * tcp provider drops the connection on a failed access.
+     */
+    void errorCompletion(Completion c, Opcode opcode) {
+        if (state.compareTo(State.ENDED) >= 0) {
+            return;
+        }
+        if (c.status() == CompletionStatus.WR_FLUSH_ERR) {
+            if (state == State.ESTABLISHED) {
+                state = State.ENDING;
+                deadlines.ending();
+            }
+            onEvents(); // the terminal event may already be waiting
+            return;
+        }
+        end(new ConnectionException(ConnectionEvent.LOST, "connection " + description + " lost: "
+                + (opcode == null ? "an operation" : "a " + opcode) + " failed with " + c.status()
+                + (c.errorText().isEmpty() ? "" : " (" + c.errorText() + ")")
+                + "; an error completion ends the connection"), ConnectionEvent.LOST);
+    }
+
+    // ---------------------------------------------------------------- monitoring and accessors
+
+
+    /** {@return the hot stream of this connection's completions, for monitoring} Any thread. */
+    public Flux<CompletionRecord> completions() {
+        return dispatch.completions();
+    }
+
+    /** {@return the subscribers of {@link #completions()} now (diagnostics, tests)} Any thread. */
+    public int monitors() {
+        return dispatch.monitors();
+    }
+
+    /** {@return whether the connection was established and its listeners told so} Any thread. */
+    public boolean announced() {
+        return announced;
+    }
+
+    public Flux<ConnectionEvent> events() {
+        return events.asFlux();
+    }
+
+    public byte[] peerPrivateData() {
+        return peerData.clone();
+    }
+
+    public List<PeerRegion> peerRegions() {
+        return admission.peerRegions();
+    }
+
+    public boolean isOpen() {
+        return state.compareTo(State.ENDED) < 0;
+    }
+
+    /** {@return whether this side asked to close it ({@link #closeAsync}); any thread} */
+    public boolean closeRequested() {
+        return closeRequested;
+    }
+
+    /** {@return what ended the connection (what its pending operations got), or null while it is open; any thread} */
+    public Throwable endCause() {
+        return state.compareTo(State.ENDED) >= 0 ? terminal : null;
+    }
+
+    public int creditLimit() {
+        return sendQueue.creditLimit();
+    }
+
+    public int waitingOps() {
+        return sendQueue.waitingOps();
+    }
+
+    public int inFlightOps() {
+        return sendQueue.inFlightOps();
+    }
+
+    public int maxInFlight() {
+        return sendQueue.maxInFlight();
+    }
+
+    public long rejections() {
+        return sendQueue.rejections();
+    }
+
+    public long staleCompletions() {
+        return dispatch.staleCompletions();
+    }
+
+    private static void safely(Runnable r) {
+        try {
+            r.run();
+        } catch (Throwable t) {
+            Exceptions.throwIfJvmFatal(t);
+            LOG.warn("ignored failure while closing", t);
+        }
+    }
+}

@@ -1,0 +1,232 @@
+package io.cqflux.reactor.internal.resources;
+
+import io.cqflux.core.ConnectionConfig;
+import io.cqflux.core.ConnectionEvent;
+import io.cqflux.core.ConnectionException;
+import io.cqflux.core.ResourceClosedException;
+import io.cqflux.core.spi.Connection;
+import io.cqflux.core.spi.Transport;
+import io.cqflux.epoll.loop.EventLoop;
+import io.cqflux.reactor.BufferPool;
+import io.cqflux.reactor.RdmaConnection;
+import io.cqflux.reactor.Region;
+import io.cqflux.reactor.internal.connection.ConnectionCore;
+import io.cqflux.reactor.internal.connection.Limits;
+import io.cqflux.reactor.internal.connection.PeerControl;
+import io.cqflux.reactor.internal.connection.PeerHello;
+import io.cqflux.reactor.internal.op.LoopSafeMono;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Consumer;
+import reactor.core.publisher.Mono;
+
+/**
+ * How an instance makes connections: it connects (a hello or raw private data in the request,
+ * the transport's connect on a loop of the group, the connection's start there), adopts the
+ * connections its servers accept, encodes this side's hello, and keeps every connection until
+ * its release (what the shutdown closes). Thread-safe; a connect's native work runs on its loop.
+ */
+public final class ConnectionFactory {
+    private static final ApiAccess API = ApiAccess.get();
+
+    private final Object owner;
+    private final Transport transport;
+    private final ConnectionConfig config;
+    private final Limits limits;
+    private final LoopGroup loops;
+    private final BufferPool buffers;
+    private final Instrumentation instrumentation;
+    /** The owner's shutdown flag: read here, set by the owner. */
+    private final AtomicBoolean closing;
+    private final Set<ConnectionCore> connections = ConcurrentHashMap.newKeySet();
+
+    /**
+     * @param owner the instance, for messages
+     * @param transport its transport
+     * @param config its connection configuration
+     * @param limits its per-connection limits
+     * @param loops its loops
+     * @param buffers its staging buffers
+     * @param instrumentation its listeners
+     * @param closing its shutdown flag (read only here)
+     */
+    public ConnectionFactory(Object owner, Transport transport, ConnectionConfig config, Limits limits, LoopGroup loops,
+                             BufferPool buffers, Instrumentation instrumentation, AtomicBoolean closing) {
+        this.owner = owner;
+        this.transport = transport;
+        this.config = config;
+        this.limits = limits;
+        this.loops = loops;
+        this.buffers = buffers;
+        this.instrumentation = instrumentation;
+        this.closing = closing;
+    }
+
+    /** {@return the connections not released yet (live view)} */
+    public Set<ConnectionCore> connections() {
+        return connections;
+    }
+
+    private void checkOpen() {
+        if (closing.get()) {
+            throw new ResourceClosedException(owner + " is disposed");
+        }
+    }
+
+    /**
+     * {@return a cold Mono of a connection to {@code address}: {@code Cqflux.connect}'s, which also
+     * tells {@code releases} (when not null) of each connection it starts, for the peer pools}
+     *
+     * @param address the server
+     * @param regionList the regions the hello exposes (ignored with raw private data)
+     * @param raw raw private data to send instead of a hello, or null
+     * @param releases told of each new connection's release future, or null
+     */
+    public Mono<RdmaConnection> connect(InetSocketAddress address, List<Region> regionList, byte[] raw,
+                                        Consumer<CompletableFuture<Void>> releases) {
+        Mono<RdmaConnection> m = Mono.create(sink -> {
+            AtomicReference<ConnectionCore> ref = new AtomicReference<>();
+            AtomicBoolean handedOver = new AtomicBoolean();
+            EventLoop loop;
+            try {
+                checkOpen();
+                loop = loops.next();
+            } catch (RuntimeException e) {
+                sink.error(e);
+                return;
+            }
+            sink.onCancel(() -> {
+                if (handedOver.compareAndSet(false, true)) {
+                    ConnectionCore c = ref.get();
+                    if (c != null) {
+                        c.closeAsync();
+                    }
+                }
+            });
+            Runnable task = () -> {
+                loop.noteSetup("cqflux.connect"); // the library's own work: not a blocked-loop WARN
+                if (handedOver.get()) {
+                    return;
+                }
+                if (closing.get()) {
+                    // A hand-over that the loop dropped in its shutdown runs after it ended.
+                    loop.noteOperation("cqflux.connect"); // subscriber code: reported if it blocks
+                    sink.error(new ResourceClosedException("cqflux is closed: cannot connect to " + address));
+                    return;
+                }
+                PeerControl control = null;
+                Connection spi;
+                try {
+                    byte[] requestData;
+                    if (raw != null) {
+                        control = PeerControl.none();
+                        checkRawConnectData(raw);
+                        requestData = raw;
+                    } else {
+                        control = PeerControl.register(transport);
+                        requestData = hello(regionList, control, transport.maxConnectPrivateData());
+                    }
+                    spi = transport.connect(address, config, requestData);
+                } catch (RuntimeException e) {
+                    if (control != null) {
+                        control.close();
+                    }
+                    loop.noteOperation("cqflux.connect");
+                    sink.error(e);
+                    return;
+                }
+                ConnectionCore core = adopt(loop, spi, config, control, raw != null);
+                ref.set(core);
+                // A PeerPool keeps the release of every connection it starts, a cancelled one's too.
+                if (releases != null) {
+                    releases.accept(core.closed);
+                }
+                if (handedOver.get()) {
+                    core.end(new ResourceClosedException("connect to " + address + " cancelled"), null);
+                    return;
+                }
+                core.start(c -> {
+                    if (handedOver.compareAndSet(false, true)) {
+                        sink.success(c);
+                    }
+                }, sink::error);
+            };
+            try {
+                loop.executeOrAfterTermination(task);
+            } catch (RuntimeException e) {
+                sink.error(new ResourceClosedException("cqflux is closed: cannot connect to " + address));
+            }
+        });
+        Duration t = config.timeout();
+        // A connection that establishes just as its subscriber cancels (or the timeout fires) is
+        // discarded by Mono.create or dropped by the timeout or the subscriber, never handed to
+        // anyone: close it rather than leak it (the discard hook here, LoopSafeMono's hand-over
+        // for the drops).
+        return LoopSafeMono.of(m.timeout(t, Mono.defer(() -> Mono.error(new ConnectionException(ConnectionEvent.UNREACHABLE,
+                "connect to " + address + " timed out after " + t.toMillis() + " ms"))))
+                .doOnDiscard(RdmaConnection.class, RdmaConnection::dispose), RdmaConnection.class, RdmaConnection::dispose);
+    }
+
+    /**
+     * {@return a new connection of the instance, registered until it is released}
+     *
+     * @param loop the loop that will own it
+     * @param spi the transport's connection
+     * @param cfg its configuration
+     * @param control its control words
+     * @param raw whether it was opened with raw private data
+     */
+    public ConnectionCore adopt(EventLoop loop, Connection spi, ConnectionConfig cfg, PeerControl control, boolean raw) {
+        ConnectionCore core = new ConnectionCore(loop, transport, spi, cfg, limits, control, raw, buffers,
+                instrumentation, connections::remove);
+        connections.add(core);
+        return core;
+    }
+
+    /**
+     * This side's hello: the exposed regions (each must still be open), the transport's handshake
+     * and the connection's control words.
+     *
+     * @throws ResourceClosedException when an exposed region is closed
+     * @throws IllegalArgumentException when it does not fit {@code max}
+     */
+    public byte[] hello(List<Region> exposed, PeerControl control, int max) {
+        List<byte[]> descriptors = new ArrayList<>();
+        for (int i = 0; i < exposed.size(); i++) {
+            Region r = exposed.get(i);
+            API.checkRegisteredWith(r, transport, "exposed region " + i);
+            if (!r.isOpen()) {
+                throw new ResourceClosedException("exposed " + r + " is closed");
+            }
+            descriptors.add(API.nativeRegion(r).descriptor());
+        }
+        return PeerHello.encode(transport, descriptors, control, limits.receiveBufferSize(), max);
+    }
+
+    /**
+     * Encodes a hello with control words registered for the purpose and freed at once, so that
+     * a hello that cannot be sent (over {@code max}, a closed or foreign region) fails the call
+     * that would send it many times (every accept of a server, every connect of a pool).
+     */
+    public void checkHelloFits(List<Region> exposed, int max) {
+        try (PeerControl probe = PeerControl.register(transport)) {
+            hello(exposed, probe, max);
+        }
+    }
+
+    /** Refuses raw connect private data over the transport's limit, naming both. */
+    public void checkRawConnectData(byte[] raw) {
+        if (raw.length > transport.maxConnectPrivateData()) {
+            throw new IllegalArgumentException("raw private data of " + raw.length + " bytes exceeds"
+                    + " the transport's maximum " + transport.maxConnectPrivateData() + " for a connect ("
+                    + transport.name() + ")");
+        }
+    }
+}
