@@ -210,6 +210,9 @@ final class ConnectionCore {
         this.blockSpinNanos = limits.blockSpinNanos();
         this.receiver = new Receiver(this, config.receiveQueueSize(), limits.receiveBufferSize(),
                 limits.notificationBacklog());
+        // A peer with raw private data sends without credits: by default every receive is posted
+        // ahead of demand (Receiver's class comment; ConnectOptions/AcceptOptions override it).
+        receiver.prefetch(raw ? config.receiveQueueSize() : 0, raw);
         this.api = new RdmaConnection(this);
         this.control = control;
     }
@@ -335,6 +338,10 @@ final class ConnectionCore {
                 if (state != State.ESTABLISHED) {
                     return; // the grant's post failed and ended the connection: nothing to announce
                 }
+            }
+            receiver.established(); // a receive prefetch is posted before anyone subscribes
+            if (state != State.ESTABLISHED) {
+                return; // it failed and ended the connection
             }
             instrumentation.opened(this);
             Emissions.guarded(() -> events.tryEmitNext(e));
@@ -1112,11 +1119,16 @@ final class ConnectionCore {
         return state.compareTo(State.ENDED) < 0 ? null : terminal;
     }
 
-    /** Loop thread: the receive side could not keep a notification; end loudly rather than drop it. */
-    void endOnReceiveOverflow(int limit) {
-        end(new ConnectionException(ConnectionEvent.LOST, "connection " + description + ": " + limit
-                + " write-with-immediate notifications arrived with nobody receiving them (the backlog limit);"
-                + " subscribe to receive() or raise Cqflux.Builder.notificationBacklog"), ConnectionEvent.LOST);
+    /** Loop thread: the receive side could not keep what arrives; end loudly rather than drop it. */
+    void endOnReceiveOverflow(String why) {
+        end(new ConnectionException(ConnectionEvent.LOST, "connection " + description + ": " + why),
+                ConnectionEvent.LOST);
+    }
+
+    /** Loop thread: the receive side failed with no subscriber to tell (its prefetch). */
+    void endOnReceiveFailure(String what, RuntimeException cause) {
+        end(new ConnectionException(ConnectionEvent.LOST, "connection " + description + ": " + what, cause),
+                ConnectionEvent.LOST);
     }
 
     // ---------------------------------------------------------------- completions

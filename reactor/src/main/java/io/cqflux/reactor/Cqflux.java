@@ -252,7 +252,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
      */
     public Mono<RdmaServer> bind(InetSocketAddress address, AcceptOptions options) {
         Objects.requireNonNull(options, "options");
-        return bind0(address, null, options.acceptFunction(), options.exposed());
+        return bind0(address, null, options.acceptFunction(), options.exposed(), options);
     }
 
     /**
@@ -267,18 +267,20 @@ public final class Cqflux implements Disposable, AutoCloseable {
     public Mono<RdmaServer> bind(InetSocketAddress address, AcceptOptions options,
                                  Function<? super RdmaConnection, ? extends Publisher<Void>> handler) {
         Objects.requireNonNull(options, "options");
-        return bind0(address, Objects.requireNonNull(handler, "handler"), options.acceptFunction(), options.exposed());
+        return bind0(address, Objects.requireNonNull(handler, "handler"), options.acceptFunction(), options.exposed(),
+                options);
     }
 
     private Mono<RdmaServer> bind0(InetSocketAddress address,
                                    Function<? super RdmaConnection, ? extends Publisher<Void>> handler,
                                    Region... exposed) {
-        return bind0(address, handler, null, exposedRegions(exposed));
+        return bind0(address, handler, null, exposedRegions(exposed), null);
     }
 
     private Mono<RdmaServer> bind0(InetSocketAddress address,
                                    Function<? super RdmaConnection, ? extends Publisher<Void>> handler,
-                                   Function<byte[], AcceptDecision> rawAccept, List<Region> regionList) {
+                                   Function<byte[], AcceptDecision> rawAccept, List<Region> regionList,
+                                   AcceptOptions options) {
         Objects.requireNonNull(address, "address");
         // A server that comes up after its subscriber cancelled is discarded by Mono.create,
         // never handed to anyone: it is disposed then (on the loop, in the task that started it,
@@ -310,7 +312,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
                         return;
                     }
                     RdmaServer server = new RdmaServer(this, loop, listener, regionList, config, handler,
-                            rawAccept, acceptBufferSize);
+                            rawAccept, acceptBufferSize, options);
                     servers.add(server);
                     try {
                         server.start();
@@ -365,7 +367,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
      */
     public Mono<RdmaConnection> connect(InetSocketAddress address, Region... exposed) {
         Objects.requireNonNull(address, "address");
-        return connect0(address, exposedRegions(exposed), null);
+        return connect0(address, exposedRegions(exposed), null, -1);
     }
 
     /**
@@ -386,7 +388,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
     public Mono<RdmaConnection> connect(InetSocketAddress address, ConnectOptions options) {
         Objects.requireNonNull(address, "address");
         Objects.requireNonNull(options, "options");
-        return connect0(address, options.exposed(), options.raw());
+        return connect0(address, options.exposed(), options.raw(), options.receivePrefetch());
     }
 
     /**
@@ -414,7 +416,8 @@ public final class Cqflux implements Disposable, AutoCloseable {
         return transport.handshake();
     }
 
-    private Mono<RdmaConnection> connect0(InetSocketAddress address, List<Region> regionList, byte[] raw) {
+    private Mono<RdmaConnection> connect0(InetSocketAddress address, List<Region> regionList, byte[] raw,
+                                          int receivePrefetch) {
         Mono<RdmaConnection> m = Mono.create(sink -> {
             AtomicReference<ConnectionCore> ref = new AtomicReference<>();
             AtomicBoolean handedOver = new AtomicBoolean();
@@ -467,6 +470,9 @@ public final class Cqflux implements Disposable, AutoCloseable {
                     return;
                 }
                 ConnectionCore core = adopt(loop, spi, config, control, raw != null);
+                if (receivePrefetch >= 0) {
+                    core.receiver.prefetch(receivePrefetch, raw != null); // ConnectOptions.withReceivePrefetch
+                }
                 ref.set(core);
                 // A PeerPool keeps the release of every connection it starts, a cancelled one's too.
                 sink.contextView().<Consumer<CompletableFuture<Void>>>getOrEmpty(PeerPool.CONNECT_HOOK)
@@ -808,6 +814,11 @@ public final class Cqflux implements Disposable, AutoCloseable {
             descriptors.add(r.nativeRegion().descriptor());
         }
         return PeerHello.encode(transport, descriptors, control, limits.receiveBufferSize(), max);
+    }
+
+    /** {@return the per-connection limits (a server's receives before the accept use its buffer size)} */
+    ConnectionCore.Limits limits() {
+        return limits;
     }
 
     /** {@return the transport (for the server's per-connection control words)} */

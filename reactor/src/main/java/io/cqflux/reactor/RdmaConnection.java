@@ -626,7 +626,10 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
     /**
      * Receives messages, decoding each in place. Demand posts receive buffers: {@code request(n)}
      * posts up to {@code n} (at most the receive queue depth) from a registered pool, so a slow
-     * subscriber makes the peer's sends wait. The {@link InboundMessage} is valid only during the
+     * subscriber makes the peer's sends wait. A connection with a receive prefetch keeps that many
+     * more posted from establishment on, subscriber or not, and what lands in them waits for the
+     * next subscriber: on by default for raw private data, whose peer sends without credits
+     * ({@link ConnectOptions}, {@link AcceptOptions}). The {@link InboundMessage} is valid only during the
      * {@code decoder} call; its buffer is reposted right after. One subscriber at a time; it
      * completes when the peer closes the connection in order, fails with a
      * {@link io.cqflux.core.ConnectionException} when it is lost, and with a
