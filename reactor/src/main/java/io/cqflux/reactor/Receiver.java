@@ -21,8 +21,8 @@ import reactor.core.publisher.Operators;
  * The receive side of one connection. Loop-confined.
  *
  * <p><b>Nothing arrives unseen.</b> A message can only land in a posted receive buffer, and
- * buffers are posted only for the subscriber's outstanding demand (at most the receive queue's
- * depth). A message that lands in a buffer after its subscriber went away (cancelled,
+ * buffers are posted for the subscriber's outstanding demand plus the prefetch (below), at most
+ * the receive queue's depth. A message that lands in a buffer after its subscriber went away (cancelled,
  * {@code next()}, a {@code take(n)} that was satisfied) is kept in that buffer, in arrival order,
  * and handed to the next subscriber before anything else; the buffer is reposted only once its
  * message was delivered. The backlog is therefore bounded by the receive queue's depth, costs no

@@ -19,7 +19,7 @@ import java.util.Optional;
  * <p>{@code data_offset} is in the host's byte order on the C side; librpma runs on little-endian
  * machines (x86-64, aarch64), so it is encoded little-endian. The region descriptor is what
  * {@code rpma_mr_get_descriptor(3)} writes ({@link Region#rawDescriptor()} on this side, turned
- * into a peer region with {@link RdmaConnection#remoteRegion(byte[], io.cqflux.core.RegionAccess...)}),
+ * into a peer region, with the access its usage byte names, by {@link RdmaConnection#remoteRegion(byte[])}),
  * the peer configuration's is what {@code rpma_peer_cfg_get_descriptor(3)} writes
  * ({@link Cqflux#peerConfigurationDescriptor()} on this side, applied with
  * {@link RdmaConnection#applyPeerConfiguration(byte[])}). Carry it with

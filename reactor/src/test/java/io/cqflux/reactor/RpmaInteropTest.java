@@ -361,4 +361,189 @@ class RpmaInteropTest {
         String out = awaitPeer();
         assertTrue(out.contains("roserver: verified"), out);
     }
+
+    // ---------------------------------------------------------------- docs/interop.md, as written
+
+    /** {@return the NUL-terminated string at the start of some private data} */
+    // tag::c-string[]
+    static String cString(byte[] data) {
+        int n = 0;
+        while (n < data.length && data[n] != 0) {
+            n++;
+        }
+        return new String(data, 0, n, StandardCharsets.US_ASCII);
+    }
+    // end::c-string[]
+
+    InetSocketAddress freeAddress() {
+        return new InetSocketAddress(RpmaReactiveContractTest.address(), ReactiveContract.freePort());
+    }
+
+    @Test
+    void guide01_cqfluxServer_greetsExample01sClient() throws Exception {
+        InetSocketAddress address = freeAddress();
+        List<String> log = Collections.synchronizedList(new ArrayList<>());
+        try (Cqflux cq = rpma()) {
+            // tag::server-01[]
+            RdmaServer server = cq.bind(address, AcceptOptions.rawPrivateData(
+                    request -> AcceptDecision.accept("Hello client!\0".getBytes(StandardCharsets.US_ASCII))))
+                    .block();
+            server.connections().subscribe(c -> log.add(cString(c.peerPrivateData())));
+            // end::server-01[]
+            startPeer("connclient", address);
+            String out = awaitPeer();
+            assertTrue(out.contains("connclient: the peer says: Hello client!"), out);
+            assertTrue(out.contains("connclient: verified"), out);
+            assertEquals(List.of("Hello server!"), log);
+        }
+    }
+
+    @Test
+    void guide01_cqfluxClient_greetsExample01sServer() throws Exception {
+        InetSocketAddress address = freeAddress();
+        startPeer("connserver", address);
+        listening.get(T.toMillis(), TimeUnit.MILLISECONDS);
+        try (Cqflux cq = rpma()) {
+            // tag::client-01[]
+            RdmaConnection c = cq.connect(address, ConnectOptions.rawPrivateData(
+                    "Hello server!\0".getBytes(StandardCharsets.US_ASCII))).block();
+            String greeting = cString(c.peerPrivateData()); // "Hello client!"
+            c.dispose();
+            // end::client-01[]
+            assertEquals("Hello client!", greeting);
+            c.onDispose().block(T);
+        }
+        String out = awaitPeer();
+        assertTrue(out.contains("connserver: the peer says: Hello server!"), out);
+        assertTrue(out.contains("connserver: verified"), out);
+    }
+
+    @Test
+    void guide02_cqfluxClient_readsExample02sServer() throws Exception {
+        InetSocketAddress address = freeAddress();
+        startPeer("roserver", address);
+        listening.get(T.toMillis(), TimeUnit.MILLISECONDS);
+        try (Cqflux cq = rpma()) {
+            MemorySegment memory = arena.allocate(4096, 4096);
+            Region local = cq.register(memory, RegionAccess.READ_DST);
+            // tag::client-02[]
+            RdmaConnection c = cq.connect(address, ConnectOptions.rawPrivateData(new byte[0])).block();
+            RpmaCommonData theirs = RpmaCommonData.tryDecode(c.peerPrivateData())
+                    .orElseThrow(() -> new IllegalStateException("the server sent no common_data"));
+            PeerRegion remote = c.remoteRegion(theirs.mrDescriptor()); // READ_SRC: what the server registered
+            c.read(local, 0, remote, theirs.dataOffset(), 1024).block();
+            // end::client-02[]
+            assertPattern("pattern 1 read from example 02's server", memory, 0, 1024, 1);
+            c.dispose();
+            c.onDispose().block(T);
+        }
+        assertTrue(awaitPeer().contains("roserver: verified"));
+    }
+
+    @Test
+    void guide05_cqfluxClient_writesPersistentIntoExample05sServer() throws Exception {
+        InetSocketAddress address = freeAddress();
+        startPeer("pmemserver", address);
+        listening.get(T.toMillis(), TimeUnit.MILLISECONDS);
+        try (Cqflux cq = rpma()) {
+            MemorySegment memory = arena.allocate(4096, 4096);
+            fill(memory, 0, 1024, 2);
+            Region local = cq.register(memory, RegionAccess.WRITE_SRC);
+            // tag::client-05[]
+            RdmaConnection c = cq.connect(address, ConnectOptions.rawPrivateData(new byte[0])).block();
+            RpmaCommonData theirs = RpmaCommonData.tryDecode(c.peerPrivateData()).orElseThrow();
+            c.applyPeerConfiguration(theirs.peerConfigDescriptor()).block(); // its direct write to pmem
+            PeerRegion remote = c.remoteRegion(theirs.mrDescriptor());
+            c.durableWrite(remote, theirs.dataOffset(), local, 0, 1024).block(); // write + PERSISTENT flush
+            // end::client-05[]
+            assertEquals(FlushType.PERSISTENT, remote.strongestFlush());
+            c.dispose();
+            c.onDispose().block(T);
+        }
+        String out = awaitPeer();
+        assertTrue(out.contains("pmemserver: ok pattern 2 written and flushed by the client at 0"), out);
+        assertTrue(out.contains("pmemserver: verified"), out);
+    }
+
+    @Test
+    void guide05_cqfluxServer_servesExample02And05sClient() throws Exception {
+        InetSocketAddress address = freeAddress();
+        List<String> log = Collections.synchronizedList(new ArrayList<>());
+        try (Cqflux cq = rpma()) {
+            MemorySegment memory = arena.allocate(4096, 4096);
+            fill(memory, 0, 1024, 1);
+            // tag::server-05[]
+            Region region = cq.register(memory, RegionAccess.READ_SRC, RegionAccess.WRITE_DST,
+                    RegionAccess.FLUSH_TYPE_VISIBILITY);
+            byte[] commonData = RpmaCommonData.encode(region.rawDescriptor(), cq.peerConfigurationDescriptor(), 0);
+            RdmaServer server = cq.bind(address, AcceptOptions.rawPrivateData(request -> {
+                // the examples' clients send none: 56 zero bytes arrive, which are no common_data
+                RpmaCommonData.tryDecode(request).ifPresent(theirs -> log.add("client sent " + theirs));
+                return AcceptDecision.accept(commonData);
+            })).block();
+            // end::server-05[]
+            CompletableFuture<RdmaConnection> accepted = new CompletableFuture<>();
+            server.connections().subscribe(accepted::complete);
+            startPeer("zeroclient", address);
+            accepted.get(T.toMillis(), TimeUnit.MILLISECONDS).onDispose().block(T);
+            String out = awaitPeer();
+            assertTrue(out.contains("zeroclient: verified"), out);
+            assertPattern("pattern 2 written and flushed by example 05's client", memory, 2048, 1024, 2);
+            assertEquals(List.of(), log);
+        }
+    }
+
+    @Test
+    void guide08_cqfluxServer_answersExample08sClient() throws Exception {
+        InetSocketAddress address = freeAddress();
+        try (Cqflux cq = rpma()) {
+            MemorySegment replyMemory = arena.allocate(64, 64);
+            // tag::server-08[]
+            Region replies = cq.register(replyMemory, RegionAccess.SEND);
+            RdmaServer server = cq.bind(address, AcceptOptions.rawPrivateData(
+                    request -> AcceptDecision.accept(new byte[0]))).block();
+            server.connections().subscribe(c -> c.receive(m -> m.data().get(ValueLayout.JAVA_LONG_UNALIGNED, 0))
+                    .takeWhile(counter -> counter != I_M_DONE)
+                    .concatMap(counter -> {
+                        replyMemory.set(ValueLayout.JAVA_LONG, 0, counter + 1);
+                        return c.send(replies, 0, 8);
+                    })
+                    .subscribe());
+            // end::server-08[]
+            startPeer("pingclient", address, "8");
+            String out = awaitPeer();
+            assertTrue(out.contains("pingclient: sent I_M_DONE after 7 rounds, last counter 1007"), out);
+            assertTrue(out.contains("pingclient: verified"), out);
+        }
+    }
+
+    @Test
+    void guide08_cqfluxClient_pingsExample08sServer() throws Exception {
+        InetSocketAddress address = freeAddress();
+        startPeer("pingserver", address);
+        listening.get(T.toMillis(), TimeUnit.MILLISECONDS);
+        try (Cqflux cq = rpma()) {
+            MemorySegment outMemory = arena.allocate(64, 64);
+            Region out = cq.register(outMemory, RegionAccess.SEND);
+            // tag::client-08[]
+            RdmaConnection c = cq.connect(address, ConnectOptions.rawPrivateData(new byte[0])).block();
+            java.util.function.LongFunction<reactor.core.publisher.Mono<Void>> send = v -> reactor.core.publisher.Mono
+                    .defer(() -> {
+                        outMemory.set(ValueLayout.JAVA_LONG, 0, v);
+                        return c.send(out, 0, 8);
+                    });
+            // receives are posted from the connect on: an answer that comes before receive() is kept
+            List<Long> answers = send.apply(1000)
+                    .thenMany(c.receive(m -> m.data().get(ValueLayout.JAVA_LONG_UNALIGNED, 0)).take(7))
+                    .concatMap(v -> send.apply(v < 1007 ? v : I_M_DONE).thenReturn(v))
+                    .collectList().block();
+            c.dispose();
+            // end::client-08[]
+            assertEquals(List.of(1001L, 1002L, 1003L, 1004L, 1005L, 1006L, 1007L), answers);
+            c.onDispose().block(T);
+        }
+        String out = awaitPeer();
+        assertTrue(out.contains("pingserver: I_M_DONE after 7 answers"), out);
+        assertTrue(out.contains("pingserver: verified"), out);
+    }
 }

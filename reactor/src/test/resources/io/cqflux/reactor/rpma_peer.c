@@ -34,9 +34,17 @@
  *       its own; takes the server's common_data from the accept (at least sizeof, 28 bytes, of it),
  *       reads [data_offset, +1024) and checks pattern 1, writes pattern 2 to [data_offset + 2048,
  *       +1024) and flushes it (VISIBILITY), then disconnects.
- *   rpma_peer roserver ADDRESS PORT            a server whose region (pattern 1 at [0, 1024)) is
- *       registered READ_SRC only, whose common_data is the whole 28-byte struct; it waits for the
- *       client to disconnect.
+ *   rpma_peer roserver ADDRESS PORT            as example 02's server: its region (pattern 1 at
+ *       [0, 1024)) is registered READ_SRC only, its common_data is the whole 28-byte struct, it
+ *       ignores the request's private data and waits for the client to disconnect.
+ *   rpma_peer pmemserver ADDRESS PORT          as example 05's server: the same, but the region is
+ *       WRITE_DST with both flush types and direct write to persistent memory declared; after the
+ *       client disconnects it checks pattern 2 at [0, 1024).
+ *   rpma_peer pingserver ADDRESS PORT          as example 08's server: no private data; its first
+ *       receive posted before it accepts; answers each counter with the counter plus one until
+ *       I_M_DONE, then waits for the client to disconnect.
+ *   rpma_peer connserver|connclient ADDRESS PORT  as example 01: each side sends a NUL-terminated
+ *       greeting as private data and prints the other's; the client disconnects.
  *
  * Exit 0 only when every check passed; every step prints one line. alarm() bounds each side.
  */
@@ -133,8 +141,8 @@ static void unpack(const struct rpma_conn_private_data *pd, uint16_t *offset, st
 		TRY(rpma_peer_cfg_from_descriptor(b + 4 + b[2], b[3], pcfg));
 }
 
-/* waits for one completion on the main CQ and checks it */
-static void await(struct rpma_conn *conn, struct rpma_cq *cq, const char *what)
+/* waits for one completion on a CQ and checks it; returns its opcode */
+static enum ibv_wc_opcode await(struct rpma_conn *conn, struct rpma_cq *cq, const char *what)
 {
 	struct ibv_wc wc;
 	int n = 0;
@@ -153,6 +161,7 @@ static void await(struct rpma_conn *conn, struct rpma_cq *cq, const char *what)
 	}
 	printf("%s: %s completed\n", role, what);
 	(void)conn;
+	return wc.opcode;
 }
 
 static struct rpma_peer *open_peer(const char *addr, enum rpma_util_ibv_context_type type)
@@ -436,8 +445,8 @@ static int zeroclient(const char *addr, const char *port)
 	return bad ? 2 : 0;
 }
 
-/* a server whose region is READ_SRC only, see the top of the file */
-static int roserver(const char *addr, const char *port)
+/* examples 02 (pmem 0) and 05 (pmem 1)'s servers, see the top of the file */
+static int exserver(const char *addr, const char *port, int pmem)
 {
 	struct rpma_peer *peer = open_peer(addr, RPMA_UTIL_IBV_CONTEXT_LOCAL);
 	struct rpma_peer_cfg *pcfg;
@@ -450,14 +459,22 @@ static int roserver(const char *addr, const char *port)
 	enum rpma_conn_event ev;
 	size_t mr_size, pcfg_size;
 	uint8_t *mem;
+	int bad;
 
-	role = "roserver";
+	role = pmem ? "pmemserver" : "roserver";
 	if (posix_memalign((void **)&mem, 4096, 4096))
 		return 3;
 	memset(mem, 0, 4096);
-	fill(mem, 1024, 1);
+	if (!pmem)
+		fill(mem, 1024, 1);
 	TRY(rpma_peer_cfg_new(&pcfg));
-	TRY(rpma_mr_reg(peer, mem, 4096, RPMA_MR_USAGE_READ_SRC, &mr));
+	if (pmem)
+		TRY(rpma_peer_cfg_set_direct_write_to_pmem(pcfg, true));
+	TRY(rpma_mr_reg(peer, mem, 4096,
+			pmem ? RPMA_MR_USAGE_WRITE_DST | RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT |
+				       RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY
+			     : RPMA_MR_USAGE_READ_SRC,
+			&mr));
 	TRY(rpma_mr_get_descriptor_size(mr, &mr_size));
 	TRY(rpma_peer_cfg_get_descriptor_size(pcfg, &pcfg_size));
 	if (mr_size + pcfg_size > DESCRIPTORS_MAX_SIZE)
@@ -476,9 +493,12 @@ static int roserver(const char *addr, const char *port)
 	TRY(rpma_ep_next_conn_req(ep, NULL, &req));
 	TRY(rpma_conn_req_connect(&req, &out, &conn));
 	TRY(rpma_conn_next_event(conn, &ev));
-	printf("roserver: %s\n", rpma_utils_conn_event_2str(ev));
+	printf("%s: %s\n", role, rpma_utils_conn_event_2str(ev));
 	TRY(rpma_conn_next_event(conn, &ev));
-	printf("roserver: connection %s\n", rpma_utils_conn_event_2str(ev));
+	printf("%s: connection %s\n", role, rpma_utils_conn_event_2str(ev));
+	bad = ev != RPMA_CONN_CLOSED;
+	if (pmem)
+		bad |= check("pattern 2 written and flushed by the client at 0", mem, 1024, 2);
 	TRY(rpma_conn_disconnect(conn));
 	TRY(rpma_conn_delete(&conn));
 	TRY(rpma_mr_dereg(&mr));
@@ -486,7 +506,113 @@ static int roserver(const char *addr, const char *port)
 	TRY(rpma_peer_cfg_delete(&pcfg));
 	TRY(rpma_peer_delete(&peer));
 	free(mem);
-	printf("roserver: %s\n", ev == RPMA_CONN_CLOSED ? "verified" : "FAILED");
+	printf("%s: %s\n", role, bad ? "FAILED" : "verified");
+	return bad ? 2 : 0;
+}
+
+/* example 08's server, see the top of the file */
+static int pingserver(const char *addr, const char *port)
+{
+	struct rpma_peer *peer = open_peer(addr, RPMA_UTIL_IBV_CONTEXT_LOCAL);
+	struct rpma_mr_local *recv_mr, *send_mr;
+	struct rpma_ep *ep;
+	struct rpma_conn_req *req;
+	struct rpma_conn *conn;
+	struct rpma_cq *cq, *rcq;
+	enum rpma_conn_event ev;
+	uint64_t *recv, *send;
+	int answered = 0;
+
+	role = "pingserver";
+	if (posix_memalign((void **)&recv, 4096, 4096) || posix_memalign((void **)&send, 4096, 4096))
+		return 3;
+	TRY(rpma_mr_reg(peer, recv, 8, RPMA_MR_USAGE_RECV, &recv_mr));
+	TRY(rpma_mr_reg(peer, send, 8, RPMA_MR_USAGE_SEND, &send_mr));
+	TRY(rpma_ep_listen(peer, addr, port, &ep));
+	printf("listening\n");
+	fflush(stdout);
+	TRY(rpma_ep_next_conn_req(ep, NULL, &req));
+	TRY(rpma_conn_req_recv(req, recv_mr, 0, 8, NULL));
+	TRY(rpma_conn_req_connect(&req, NULL, &conn));
+	TRY(rpma_conn_next_event(conn, &ev));
+	printf("pingserver: %s\n", rpma_utils_conn_event_2str(ev));
+	TRY(rpma_conn_get_cq(conn, &cq));
+	TRY(rpma_conn_get_rcq(conn, &rcq));
+	if (rcq != NULL) {
+		printf("pingserver: expected one CQ (librpma's default)\n");
+		return 3;
+	}
+	/* one CQ for both: a send's completion and the next message's come in either order */
+	for (int have_recv = 0, have_send = 1;;) {
+		while (!have_recv || !have_send) {
+			if (await(conn, cq, "send or receive") == IBV_WC_RECV)
+				have_recv = 1;
+			else
+				have_send = 1;
+		}
+		if (*recv == I_M_DONE)
+			break;
+		*send = *recv + 1;
+		have_recv = have_send = 0;
+		TRY(rpma_recv(conn, recv_mr, 0, 8, NULL));
+		TRY(rpma_send(conn, send_mr, 0, 8, RPMA_F_COMPLETION_ALWAYS, NULL));
+		answered++;
+	}
+	printf("pingserver: I_M_DONE after %d answers\n", answered);
+	TRY(rpma_conn_next_event(conn, &ev));
+	printf("pingserver: connection %s\n", rpma_utils_conn_event_2str(ev));
+	TRY(rpma_conn_disconnect(conn));
+	TRY(rpma_conn_delete(&conn));
+	TRY(rpma_mr_dereg(&send_mr));
+	TRY(rpma_mr_dereg(&recv_mr));
+	TRY(rpma_ep_shutdown(&ep));
+	TRY(rpma_peer_delete(&peer));
+	printf("pingserver: %s\n", ev == RPMA_CONN_CLOSED && answered > 0 ? "verified" : "FAILED");
+	return ev == RPMA_CONN_CLOSED && answered > 0 ? 0 : 2;
+}
+
+/* example 01, see the top of the file */
+static int connpeer(const char *addr, const char *port, int is_server)
+{
+	struct rpma_peer *peer = open_peer(addr, is_server ? RPMA_UTIL_IBV_CONTEXT_LOCAL : RPMA_UTIL_IBV_CONTEXT_REMOTE);
+	struct rpma_ep *ep = NULL;
+	struct rpma_conn_req *req;
+	struct rpma_conn *conn;
+	struct rpma_conn_private_data out, in;
+	enum rpma_conn_event ev;
+	char greeting[32];
+
+	role = is_server ? "connserver" : "connclient";
+	snprintf(greeting, sizeof(greeting), "Hello %s!", is_server ? "client" : "server");
+	out.ptr = greeting;
+	out.len = (uint8_t)(strlen(greeting) + 1);
+	if (is_server) {
+		TRY(rpma_ep_listen(peer, addr, port, &ep));
+		printf("listening\n");
+		fflush(stdout);
+		TRY(rpma_ep_next_conn_req(ep, NULL, &req));
+	} else {
+		TRY(rpma_conn_req_new(peer, addr, port, NULL, &req));
+	}
+	TRY(rpma_conn_req_connect(&req, &out, &conn));
+	TRY(rpma_conn_next_event(conn, &ev));
+	if (ev != RPMA_CONN_ESTABLISHED) {
+		printf("%s: expected ESTABLISHED, got %s\n", role, rpma_utils_conn_event_2str(ev));
+		return 3;
+	}
+	TRY(rpma_conn_get_private_data(conn, &in));
+	printf("%s: the peer says: %.*s\n", role, (int)strnlen(in.ptr, in.len), (const char *)in.ptr);
+	if (!is_server)
+		TRY(rpma_conn_disconnect(conn));
+	TRY(rpma_conn_next_event(conn, &ev));
+	printf("%s: connection %s\n", role, rpma_utils_conn_event_2str(ev));
+	if (is_server)
+		TRY(rpma_conn_disconnect(conn));
+	TRY(rpma_conn_delete(&conn));
+	if (ep != NULL)
+		TRY(rpma_ep_shutdown(&ep));
+	TRY(rpma_peer_delete(&peer));
+	printf("%s: %s\n", role, ev == RPMA_CONN_CLOSED ? "verified" : "FAILED");
 	return ev == RPMA_CONN_CLOSED ? 0 : 2;
 }
 
@@ -501,12 +627,20 @@ int main(int argc, char **argv)
 		alarm(60);
 		return zeroclient(argv[2], argv[3]);
 	}
-	if (argc == 4 && strcmp(argv[1], "roserver") == 0) {
+	if (argc == 4 && (strcmp(argv[1], "roserver") == 0 || strcmp(argv[1], "pmemserver") == 0)) {
 		alarm(60);
-		return roserver(argv[2], argv[3]);
+		return exserver(argv[2], argv[3], strcmp(argv[1], "pmemserver") == 0);
+	}
+	if (argc == 4 && strcmp(argv[1], "pingserver") == 0) {
+		alarm(60);
+		return pingserver(argv[2], argv[3]);
+	}
+	if (argc == 4 && (strcmp(argv[1], "connserver") == 0 || strcmp(argv[1], "connclient") == 0)) {
+		alarm(60);
+		return connpeer(argv[2], argv[3], strcmp(argv[1], "connserver") == 0);
 	}
 	if (argc != 4 || (strcmp(argv[1], "server") && strcmp(argv[1], "client"))) {
-		fprintf(stderr, "usage: %s server|client|zeroclient|roserver ADDRESS PORT | pingclient ADDRESS PORT ROUNDS\n",
+		fprintf(stderr, "usage: %s server|client|zeroclient|roserver|pmemserver|pingserver|connserver|connclient ADDRESS PORT | pingclient ADDRESS PORT ROUNDS\n",
 			argv[0]);
 		return 64;
 	}
