@@ -22,15 +22,31 @@ import java.util.function.Function;
  * bytes, the request is rejected and the reason logged at WARN. The connection has no cqflux
  * hello (see {@link ConnectOptions#rawPrivateData(byte[])} for what that means).
  *
+ * <p><b>Receives for a client without credits.</b> A client not written with cqflux may send as
+ * soon as it is connected, before anything here subscribed to {@link RdmaConnection#receive()}.
+ * So with raw private data the server posts its whole receive queue ({@code receiveQueueSize})
+ * on each request <em>before</em> accepting it, as librpma's own servers do with
+ * {@code rpma_conn_req_recv(3)} (on transports that cannot, fabric, once the connection is
+ * established), and keeps that many posted ahead of demand: what arrives waits, in order, for
+ * the connection's receive subscriber, and a pool full of messages nobody took ends the
+ * connection with an error rather than leave the client's next send to the NIC's retries (see
+ * {@link ConnectOptions}). {@link #withReceivePrefetch(int)} and
+ * {@link #withReceivesBeforeAccept(boolean)} change that.
+ *
  * <p>Immutable and thread-safe.
  */
 public final class AcceptOptions {
     private final List<Region> exposed;
     private final Function<byte[], AcceptDecision> accept;
+    private final int receivePrefetch;
+    private final boolean beforeAccept;
 
-    private AcceptOptions(List<Region> exposed, Function<byte[], AcceptDecision> accept) {
+    private AcceptOptions(List<Region> exposed, Function<byte[], AcceptDecision> accept, int receivePrefetch,
+                          boolean beforeAccept) {
         this.exposed = exposed;
         this.accept = accept;
+        this.receivePrefetch = receivePrefetch;
+        this.beforeAccept = beforeAccept;
     }
 
     /**
@@ -41,7 +57,7 @@ public final class AcceptOptions {
      */
     public static AcceptOptions exposing(Region... regions) {
         List<Region> checked = Cqflux.exposedRegions(regions); // one check, one wording, for every entry point
-        return new AcceptOptions(checked, null);
+        return new AcceptOptions(checked, null, -1, false);
     }
 
     /**
@@ -51,7 +67,53 @@ public final class AcceptOptions {
      * @return the options
      */
     public static AcceptOptions rawPrivateData(Function<byte[], AcceptDecision> accept) {
-        return new AcceptOptions(List.of(), Objects.requireNonNull(accept, "accept"));
+        return new AcceptOptions(List.of(), Objects.requireNonNull(accept, "accept"), -1, true);
+    }
+
+    /**
+     * These options with a receive prefetch for each accepted connection (see the class comment
+     * and {@link ConnectOptions#withReceivePrefetch(int)}).
+     *
+     * @param receives receives kept posted ahead of demand; 0 posts for demand only (and none
+     *     before the accept). At most {@code receiveQueueSize} are posted, whatever this says
+     * @return new options
+     * @throws IllegalArgumentException when {@code receives} is negative
+     */
+    public AcceptOptions withReceivePrefetch(int receives) {
+        if (receives < 0) {
+            throw new IllegalArgumentException("receive prefetch " + receives + " is negative (0 turns it off)");
+        }
+        return new AcceptOptions(exposed, accept, receives, beforeAccept);
+    }
+
+    /**
+     * These options with the prefetch posted before each accept ({@code rpma_conn_req_recv(3)}),
+     * or only once established. On by default with raw private data.
+     *
+     * @param before whether to post before accepting
+     * @return new options
+     * @throws IllegalStateException on options with a cqflux hello: its client sends only into
+     *     receives this side granted, so nothing can arrive before them
+     */
+    public AcceptOptions withReceivesBeforeAccept(boolean before) {
+        if (accept == null && before) {
+            throw new IllegalStateException("receives before the accept are for raw private data: a cqflux client"
+                    + " sends only into receives this side granted");
+        }
+        return new AcceptOptions(exposed, accept, receivePrefetch, before);
+    }
+
+    /**
+     * {@return the receive prefetch asked for, or -1 for the default: the whole receive queue
+     * with raw private data, 0 with a cqflux hello}
+     */
+    public int receivePrefetch() {
+        return receivePrefetch;
+    }
+
+    /** {@return whether the prefetch is posted before each accept} */
+    public boolean receivesBeforeAccept() {
+        return beforeAccept;
     }
 
     /** {@return whether requests are answered with raw private data instead of a cqflux hello} */
@@ -70,6 +132,8 @@ public final class AcceptOptions {
 
     @Override
     public String toString() {
-        return accept != null ? "AcceptOptions[raw]" : "AcceptOptions[hello, " + exposed.size() + " exposed regions]";
+        String prefetch = receivePrefetch < 0 ? "" : ", receive prefetch " + receivePrefetch;
+        return accept != null ? "AcceptOptions[raw" + prefetch + (beforeAccept ? ", receives before accept" : "") + "]"
+                : "AcceptOptions[hello, " + exposed.size() + " exposed regions" + prefetch + "]";
     }
 }

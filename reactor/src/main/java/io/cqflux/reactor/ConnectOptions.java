@@ -26,17 +26,31 @@ import java.util.Objects;
  * (an orderly close by the peer is {@code CLOSED}). The server's private data, as delivered, is
  * {@link RdmaConnection#peerPrivateData()}.
  *
+ * <p><b>Receives for a peer without credits.</b> A peer not written with cqflux sends whenever it
+ * likes, and a message that finds no posted receive is refused by the NIC (retried by the sender,
+ * lost if it disconnects meanwhile). So a connection opened with raw private data keeps its whole
+ * receive queue ({@code receiveQueueSize}) posted from the moment it is established, whether or
+ * not {@link RdmaConnection#receive()} has a subscriber: what arrives waits in its buffer, in
+ * order, for the next subscriber. When every buffer holds a message nobody took, the next could
+ * not be received, and the connection ends with a {@link io.cqflux.core.ConnectionException}
+ * {@code LOST} saying so (the messages that arrived are delivered first). {@link #withReceivePrefetch(int)}
+ * changes how many receives are kept posted ahead of demand; with a cqflux hello the default is 0
+ * (its peer sends only into receives this side granted) and a prefetch only saves the first
+ * messages a round trip.
+ *
  * <p>Immutable and thread-safe.
  */
 public final class ConnectOptions {
-    private static final ConnectOptions DEFAULT = new ConnectOptions(List.of(), null);
+    private static final ConnectOptions DEFAULT = new ConnectOptions(List.of(), null, -1);
 
     private final List<Region> exposed;
     private final byte[] raw;
+    private final int receivePrefetch;
 
-    private ConnectOptions(List<Region> exposed, byte[] raw) {
+    private ConnectOptions(List<Region> exposed, byte[] raw, int receivePrefetch) {
         this.exposed = exposed;
         this.raw = raw;
+        this.receivePrefetch = receivePrefetch;
     }
 
     /** {@return the default: a cqflux hello that exposes no region} */
@@ -53,7 +67,7 @@ public final class ConnectOptions {
      */
     public static ConnectOptions exposing(Region... regions) {
         List<Region> checked = Cqflux.exposedRegions(regions); // one check, one wording, for every entry point
-        return new ConnectOptions(checked, null);
+        return new ConnectOptions(checked, null, -1);
     }
 
     /**
@@ -63,7 +77,31 @@ public final class ConnectOptions {
      * @return the options
      */
     public static ConnectOptions rawPrivateData(byte[] data) {
-        return new ConnectOptions(List.of(), Objects.requireNonNull(data, "data").clone());
+        return new ConnectOptions(List.of(), Objects.requireNonNull(data, "data").clone(), -1);
+    }
+
+    /**
+     * These options with a receive prefetch (see the class comment).
+     *
+     * @param receives receives kept posted ahead of what {@link RdmaConnection#receive()}'s
+     *     subscriber asked for, from establishment on; 0 posts for demand only. At most
+     *     {@code receiveQueueSize} are posted, whatever this says
+     * @return new options
+     * @throws IllegalArgumentException when {@code receives} is negative
+     */
+    public ConnectOptions withReceivePrefetch(int receives) {
+        if (receives < 0) {
+            throw new IllegalArgumentException("receive prefetch " + receives + " is negative (0 turns it off)");
+        }
+        return new ConnectOptions(exposed, raw, receives);
+    }
+
+    /**
+     * {@return the receive prefetch asked for, or -1 for the default: the whole receive queue
+     * with raw private data, 0 with a cqflux hello}
+     */
+    public int receivePrefetch() {
+        return receivePrefetch;
     }
 
     /** {@return whether the connect sends raw private data instead of a cqflux hello} */
@@ -87,7 +125,8 @@ public final class ConnectOptions {
 
     @Override
     public String toString() {
-        return raw != null ? "ConnectOptions[raw " + raw.length + " bytes " + Arrays.toString(raw) + "]"
-                : "ConnectOptions[hello, " + exposed.size() + " exposed regions]";
+        String prefetch = receivePrefetch < 0 ? "" : ", receive prefetch " + receivePrefetch;
+        return raw != null ? "ConnectOptions[raw " + raw.length + " bytes " + Arrays.toString(raw) + prefetch + "]"
+                : "ConnectOptions[hello, " + exposed.size() + " exposed regions" + prefetch + "]";
     }
 }

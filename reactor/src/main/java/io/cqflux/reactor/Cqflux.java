@@ -264,7 +264,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
      */
     public Mono<RdmaServer> bind(InetSocketAddress address, AcceptOptions options) {
         Objects.requireNonNull(options, "options");
-        return bind0(address, null, options.acceptFunction(), options.exposed());
+        return bind0(address, null, options.acceptFunction(), options.exposed(), options);
     }
 
     /**
@@ -279,18 +279,20 @@ public final class Cqflux implements Disposable, AutoCloseable {
     public Mono<RdmaServer> bind(InetSocketAddress address, AcceptOptions options,
                                  Function<? super RdmaConnection, ? extends Publisher<Void>> handler) {
         Objects.requireNonNull(options, "options");
-        return bind0(address, Objects.requireNonNull(handler, "handler"), options.acceptFunction(), options.exposed());
+        return bind0(address, Objects.requireNonNull(handler, "handler"), options.acceptFunction(), options.exposed(),
+                options);
     }
 
     private Mono<RdmaServer> bind0(InetSocketAddress address,
                                    Function<? super RdmaConnection, ? extends Publisher<Void>> handler,
                                    Region... exposed) {
-        return bind0(address, handler, null, exposedRegions(exposed));
+        return bind0(address, handler, null, exposedRegions(exposed), null);
     }
 
     private Mono<RdmaServer> bind0(InetSocketAddress address,
                                    Function<? super RdmaConnection, ? extends Publisher<Void>> handler,
-                                   Function<byte[], AcceptDecision> rawAccept, List<Region> regionList) {
+                                   Function<byte[], AcceptDecision> rawAccept, List<Region> regionList,
+                                   AcceptOptions options) {
         Objects.requireNonNull(address, "address");
         // A server that comes up after its subscriber cancelled is discarded by Mono.create,
         // never handed to anyone: it is disposed then (on the loop, in the task that started it,
@@ -322,7 +324,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
                         return;
                     }
                     RdmaServer server = new RdmaServer(this, loop, listener, regionList, config, handler,
-                            rawAccept, acceptBufferSize);
+                            rawAccept, acceptBufferSize, options);
                     servers.add(server);
                     try {
                         server.start();
@@ -377,7 +379,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
      */
     public Mono<RdmaConnection> connect(InetSocketAddress address, Region... exposed) {
         Objects.requireNonNull(address, "address");
-        return factory.connect(address, exposedRegions(exposed), null, null);
+        return factory.connect(address, exposedRegions(exposed), null, -1, null);
     }
 
     /**
@@ -398,7 +400,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
     public Mono<RdmaConnection> connect(InetSocketAddress address, ConnectOptions options) {
         Objects.requireNonNull(address, "address");
         Objects.requireNonNull(options, "options");
-        return factory.connect(address, options.exposed(), options.raw(), null);
+        return factory.connect(address, options.exposed(), options.raw(), options.receivePrefetch(), null);
     }
 
     /**
@@ -449,7 +451,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
         // What every connect of the pool would send, checked once now: a request that cannot be
         // sent would otherwise fail each attempt, and the pool would retry it forever.
         checkConnectRequest(options.connectOptions());
-        PeerPool pool = PeerPool.start(this, (a, o, r) -> factory.connect(a, o.exposed(), o.raw(), r), address, options);
+        PeerPool pool = PeerPool.start(this, (a, o, r) -> factory.connect(a, o.exposed(), o.raw(), o.receivePrefetch(), r), address, options);
         pools.add(pool);
         if (closing.get()) {
             pool.dispose(); // raced with dispose(), which may not have seen it
@@ -614,6 +616,11 @@ public final class Cqflux implements Disposable, AutoCloseable {
     /** {@return a new connection of this instance ({@link ConnectionFactory#adopt})} */
     ConnectionCore adopt(EventLoop loop, Connection spi, ConnectionConfig cfg, PeerControl control, boolean raw) {
         return factory.adopt(loop, spi, cfg, control, raw);
+    }
+
+    /** {@return the per-connection limits (a server's receives before the accept use its buffer size)} */
+    Limits limits() {
+        return limits;
     }
 
     /** {@return the transport (for the server's per-connection control words)} */

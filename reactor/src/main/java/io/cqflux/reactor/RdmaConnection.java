@@ -107,17 +107,24 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
      * Makes a peer region from the transport's own descriptor of it, as a peer not written with
      * cqflux gives it out (librpma: the bytes of its {@code rpma_mr_get_descriptor(3)}, e.g.
      * {@link RpmaCommonData#mrDescriptor()}; fabric: key, base address and length,
-     * {@link Region#rawDescriptor()} of a cqflux peer). The region belongs to this connection:
-     * every operation takes it (durable writes included, with the flush types the descriptor
-     * names), and it is freed when the connection closes. Its {@link PeerRegion#index()} is -1:
-     * it is not in {@link #remoteRegions()}.
+     * {@link Region#rawDescriptor()} of a cqflux peer), with the access you state. The region
+     * belongs to this connection: every operation takes it (durable writes included, with the
+     * flush types the descriptor names), and it is freed when the connection closes. Its
+     * {@link PeerRegion#index()} is -1: it is not in {@link #remoteRegions()}.
+     *
+     * <p>On rpma the descriptor carries the peer's usage bits (its last byte), and {@code access}
+     * is checked against them: an access the peer did not grant is refused here, naming both,
+     * rather than failing at the NIC after posting; a narrower {@code access} limits what this
+     * side may do. {@link #remoteRegion(byte[])} takes the access from the descriptor. On fabric
+     * the raw descriptor carries no access, and {@code access} is taken as stated.
      *
      * @param rawDescriptor the descriptor bytes, exactly
-     * @param access what the peer granted, at least one (the raw form carries none and librpma
-     *     cannot tell): operations outside it are refused before posting
+     * @param access what the peer granted, at least one: operations outside it are refused before
+     *     posting
      * @return the peer region
      * @throws IllegalArgumentException when the descriptor is malformed (its size and the expected
-     *     one named) or {@code access} is empty
+     *     one named), {@code access} is empty, or (rpma) {@code access} claims a right the
+     *     descriptor's usage does not carry (both named)
      * @throws io.cqflux.core.ResourceClosedException when this side closed the connection
      * @throws io.cqflux.core.ConnectionException when it ended otherwise (the peer closed it, it
      *     was lost), with the end's event
@@ -126,6 +133,24 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
         Objects.requireNonNull(rawDescriptor, "rawDescriptor");
         return core.admission.foreignRegion(rawDescriptor.clone(), io.cqflux.core.internal.Checks.accesses(
                 "access (what the peer granted)", access));
+    }
+
+    /**
+     * Makes a peer region from librpma's own descriptor of it, with the access the descriptor
+     * names: {@code rpma_mr_get_descriptor(3)} writes the usage the peer registered the region
+     * with as its last byte, so nothing needs restating (see
+     * {@link #remoteRegion(byte[], io.cqflux.core.RegionAccess...)} for the rest).
+     *
+     * @param rawDescriptor the descriptor bytes, exactly, e.g. {@link RpmaCommonData#mrDescriptor()}
+     * @return the peer region, whose {@link PeerRegion#access()} is the descriptor's usage
+     * @throws IllegalArgumentException when the descriptor is malformed or grants nothing, or the
+     *     transport's raw descriptor carries no access (fabric: state it with the other overload)
+     * @throws io.cqflux.core.ResourceClosedException when this side closed the connection
+     * @throws io.cqflux.core.ConnectionException when it ended otherwise
+     */
+    public PeerRegion remoteRegion(byte[] rawDescriptor) {
+        Objects.requireNonNull(rawDescriptor, "rawDescriptor");
+        return core.admission.foreignRegion(rawDescriptor.clone(), java.util.Set.of());
     }
 
     /**
@@ -608,7 +633,10 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
     /**
      * Receives messages, decoding each in place. Demand posts receive buffers: {@code request(n)}
      * posts up to {@code n} (at most the receive queue depth) from a registered pool, so a slow
-     * subscriber makes the peer's sends wait. The {@link InboundMessage} is valid only during the
+     * subscriber makes the peer's sends wait. A connection with a receive prefetch keeps that many
+     * more posted from establishment on, subscriber or not, and what lands in them waits for the
+     * next subscriber: on by default for raw private data, whose peer sends without credits
+     * ({@link ConnectOptions}, {@link AcceptOptions}). The {@link InboundMessage} is valid only during the
      * {@code decoder} call; its buffer is reposted right after. One subscriber at a time; it
      * completes when the peer closes the connection in order, fails with a
      * {@link io.cqflux.core.ConnectionException} when it is lost, and with a

@@ -10,6 +10,7 @@ import io.cqflux.reactor.internal.connection.ConnectionCore;
 import io.cqflux.reactor.internal.connection.Lifecycle;
 import io.cqflux.reactor.internal.connection.PeerControl;
 import io.cqflux.reactor.internal.connection.PeerHello;
+import io.cqflux.reactor.internal.connection.Receiver;
 import io.cqflux.reactor.internal.op.Emissions;
 import java.net.InetSocketAddress;
 import java.time.Duration;
@@ -56,6 +57,10 @@ public final class RdmaServer implements Disposable, AutoCloseable {
     /** Decides on each request from its raw private data; null: a cqflux hello server. */
     private final Function<byte[], AcceptDecision> rawAccept;
     private final int bufferSize;
+    /** Receives kept posted ahead of demand on each connection; -1: the connection's default. */
+    private final int receivePrefetch;
+    /** Whether the prefetch is posted before each accept (raw private data only). */
+    private final boolean receivesBeforeAccept;
     private final Sinks.Many<RdmaConnection> connections;
     private final CompletableFuture<Void> closed = new CompletableFuture<>();
     private final AtomicBoolean disposed = new AtomicBoolean();
@@ -64,7 +69,7 @@ public final class RdmaServer implements Disposable, AutoCloseable {
 
     RdmaServer(Cqflux owner, EventLoop loop, Listener listener, List<Region> exposed, ConnectionConfig config,
                Function<? super RdmaConnection, ? extends Publisher<Void>> handler,
-               Function<byte[], AcceptDecision> rawAccept, int bufferSize) {
+               Function<byte[], AcceptDecision> rawAccept, int bufferSize, AcceptOptions options) {
         this.owner = owner;
         this.loop = loop;
         this.listener = listener;
@@ -74,6 +79,8 @@ public final class RdmaServer implements Disposable, AutoCloseable {
         this.handler = handler;
         this.rawAccept = rawAccept;
         this.bufferSize = bufferSize;
+        this.receivePrefetch = options == null ? -1 : options.receivePrefetch();
+        this.receivesBeforeAccept = rawAccept != null && options != null && options.receivesBeforeAccept();
         // A bounded queue: when it is full, tryEmitNext fails (FAIL_OVERFLOW / FAIL_ZERO_SUBSCRIBER)
         // and the newcomer is closed instead of piling up.
         this.connections = Sinks.many().unicast().onBackpressureBuffer(new ArrayBlockingQueue<>(bufferSize));
@@ -157,16 +164,35 @@ public final class RdmaServer implements Disposable, AutoCloseable {
                     continue;
                 }
             }
+            Receiver.Pool early;
+            try {
+                early = receivesBeforeAccept(req);
+            } catch (RuntimeException e) {
+                control.close();
+                LOG.warn("posting receives before accepting a connection on " + address + " failed; the request"
+                        + " is rejected", e);
+                rejectQuietly(req);
+                continue;
+            }
             Connection spi;
             try {
                 spi = req.accept(acceptData);
             } catch (RuntimeException e) {
                 control.close();
+                if (early != null) {
+                    early.close(); // its receives went with the request
+                }
                 LOG.warn("accepting a connection on " + address + " failed", e);
                 continue;
             }
             EventLoop target = owner.nextLoop();
             ConnectionCore core = owner.adopt(target, spi, config, control, rawAccept != null);
+            if (receivePrefetch >= 0) {
+                core.receiver.prefetch(receivePrefetch, rawAccept != null); // AcceptOptions.withReceivePrefetch
+            }
+            if (early != null) {
+                core.receiver.adopt(early); // before start: the table's first contexts are its receives'
+            }
             Runnable start = () -> core.start(this::emit,
                     e -> LOG.warn("incoming connection on " + address + " failed before it was established: "
                             + e.getMessage()));
@@ -180,6 +206,29 @@ public final class RdmaServer implements Disposable, AutoCloseable {
                 }
             }
         }
+    }
+
+    /**
+     * Posts the connection's receive prefetch on a request before it is accepted
+     * ({@code rpma_conn_req_recv(3)}), so that a client which sends at once finds receives
+     * posted; {@code null} when there is nothing to post (the option is off, or the prefetch or
+     * the receive queue is 0). On a transport that cannot post before accepting the pool comes
+     * back with none posted, and the connection posts once established.
+     */
+    private Receiver.Pool receivesBeforeAccept(ConnectionRequest req) {
+        int count = config.receiveQueueSize();
+        int n = Math.min(receivePrefetch < 0 ? count : receivePrefetch, count);
+        if (!receivesBeforeAccept || n == 0) {
+            return null;
+        }
+        Receiver.Pool p = Receiver.Pool.allocate(owner.transport(), count, owner.limits().receiveBufferSize());
+        try {
+            p.postBeforeAccept(req, n);
+        } catch (RuntimeException | Error e) {
+            p.close();
+            throw e;
+        }
+        return p;
     }
 
     /**

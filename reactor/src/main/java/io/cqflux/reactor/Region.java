@@ -87,9 +87,11 @@ public final class Region implements AutoCloseable {
      * {@return the transport's own descriptor of this region, for a peer not written with cqflux
      * (a copy): on rpma the bytes of {@code rpma_mr_get_descriptor(3)}, which a librpma peer turns
      * into its remote region with {@code rpma_mr_remote_from_descriptor(3)} (see
-     * {@link RpmaCommonData}); on fabric the key, base address and length as three big-endian
-     * 64-bit values. It carries no access rights: the peer must know what it may do. A cqflux
-     * peer makes a {@link PeerRegion} of it with
+     * {@link RpmaCommonData}); they end with this region's usage bits ({@link #access()} as
+     * {@code RPMA_MR_USAGE_*}), so a peer learns what it may do from them. On fabric they are the
+     * key, base address and length as three big-endian 64-bit values, and carry no access rights:
+     * the peer must know them. A cqflux peer makes a {@link PeerRegion} of it with
+     * {@link RdmaConnection#remoteRegion(byte[])} (rpma) or
      * {@link RdmaConnection#remoteRegion(byte[], RegionAccess...)}}
      */
     public byte[] rawDescriptor() {

@@ -1,6 +1,7 @@
 package io.cqflux.reactor;
 
 import java.util.Arrays;
+import java.util.Optional;
 
 /**
  * The private-data format of librpma's example programs, so that cqflux can talk to a C peer
@@ -11,14 +12,14 @@ import java.util.Arrays;
  *     uint16_t data_offset;    // where the data starts in the exposed region
  *     uint8_t  mr_desc_size;   // rpma_mr_get_descriptor_size(3)
  *     uint8_t  pcfg_desc_size; // rpma_peer_cfg_get_descriptor_size(3)
- *     char     descriptors[];  // the region's descriptor, then the peer configuration's
- * };
+ *     char     descriptors[24]; // the region's descriptor, then the peer configuration's
+ * };                            // sizeof: 28
  * }</pre>
  *
  * <p>{@code data_offset} is in the host's byte order on the C side; librpma runs on little-endian
  * machines (x86-64, aarch64), so it is encoded little-endian. The region descriptor is what
  * {@code rpma_mr_get_descriptor(3)} writes ({@link Region#rawDescriptor()} on this side, turned
- * into a peer region with {@link RdmaConnection#remoteRegion(byte[], io.cqflux.core.RegionAccess...)}),
+ * into a peer region, with the access its usage byte names, by {@link RdmaConnection#remoteRegion(byte[])}),
  * the peer configuration's is what {@code rpma_peer_cfg_get_descriptor(3)} writes
  * ({@link Cqflux#peerConfigurationDescriptor()} on this side, applied with
  * {@link RdmaConnection#applyPeerConfiguration(byte[])}). Carry it with
@@ -26,11 +27,22 @@ import java.util.Arrays;
  * pads what arrives (to 56 bytes in a connect, 196 in an accept), which {@link #decode(byte[])}
  * ignores.
  *
+ * <p>The examples declare {@code descriptors} with a fixed size ({@code DESCRIPTORS_MAX_SIZE} 24)
+ * and send the whole struct, {@value #SIZE} bytes; some of them check that at least that much
+ * arrived, so {@link #encode} always produces {@value #SIZE} bytes, zero after the descriptors.
+ * Not every peer sends one: some of librpma's example clients send no private data of their own,
+ * which RDMA CM delivers as 56 zero bytes. {@link #tryDecode(byte[])} tells the two apart without
+ * an exception.
+ *
  * <p>Immutable and thread-safe; the accessors return copies.
  */
 public final class RpmaCommonData {
     /** Bytes before the descriptors: {@code data_offset}, {@code mr_desc_size}, {@code pcfg_desc_size}. */
     public static final int HEADER_SIZE = 4;
+    /** Room for both descriptors in the C struct ({@code DESCRIPTORS_MAX_SIZE} of librpma's examples). */
+    public static final int DESCRIPTORS_MAX_SIZE = 24;
+    /** {@code sizeof(struct common_data)}: what {@link #encode} returns. */
+    public static final int SIZE = HEADER_SIZE + DESCRIPTORS_MAX_SIZE;
 
     private final int dataOffset;
     private final byte[] mrDescriptor;
@@ -49,8 +61,9 @@ public final class RpmaCommonData {
      * @param peerConfigDescriptor the peer configuration's descriptor
      *     ({@code rpma_peer_cfg_get_descriptor(3)}), 0..255 bytes
      * @param dataOffset where the data starts in the region, 0..65535
-     * @return {@value #HEADER_SIZE} bytes plus both descriptors, exactly (no padding)
-     * @throws IllegalArgumentException when a size or the offset is outside its bound (named)
+     * @return the whole struct, {@value #SIZE} bytes: the header, both descriptors, then zeros
+     * @throws IllegalArgumentException when a size or the offset is outside its bound, or both
+     *     descriptors together exceed {@value #DESCRIPTORS_MAX_SIZE} bytes (named)
      */
     public static byte[] encode(byte[] mrDescriptor, byte[] peerConfigDescriptor, int dataOffset) {
         if (mrDescriptor == null || peerConfigDescriptor == null) {
@@ -67,7 +80,13 @@ public final class RpmaCommonData {
         if (dataOffset < 0 || dataOffset > 0xFFFF) {
             throw new IllegalArgumentException("dataOffset " + dataOffset + " is outside [0, 65535] (a uint16_t)");
         }
-        byte[] b = new byte[HEADER_SIZE + mrDescriptor.length + peerConfigDescriptor.length];
+        int both = mrDescriptor.length + peerConfigDescriptor.length;
+        if (both > DESCRIPTORS_MAX_SIZE) {
+            throw new IllegalArgumentException("region descriptor of " + mrDescriptor.length
+                    + " bytes and peer configuration descriptor of " + peerConfigDescriptor.length + " bytes ("
+                    + both + ") exceed the struct's " + DESCRIPTORS_MAX_SIZE + "-byte descriptors[]");
+        }
+        byte[] b = new byte[SIZE];
         b[0] = (byte) dataOffset;
         b[1] = (byte) (dataOffset >>> 8);
         b[2] = (byte) mrDescriptor.length;
@@ -111,6 +130,23 @@ public final class RpmaCommonData {
         return new RpmaCommonData(offset,
                 Arrays.copyOfRange(privateData, HEADER_SIZE, HEADER_SIZE + mr),
                 Arrays.copyOfRange(privateData, HEADER_SIZE + mr, end));
+    }
+
+    /**
+     * Recognises a {@code struct common_data} without throwing: for a server that serves peers
+     * which may or may not send one (librpma's 02 and 05 example clients send no private data,
+     * which arrives as 56 zero bytes).
+     *
+     * @param privateData the peer's private data as delivered, possibly {@code null} or empty
+     * @return the parsed structure, or empty when the bytes are not one: shorter than the
+     *     header, {@code mr_desc_size} 0 (all zeros, say), or sizes that run past what arrived
+     */
+    public static Optional<RpmaCommonData> tryDecode(byte[] privateData) {
+        if (privateData == null || privateData.length < HEADER_SIZE || (privateData[2] & 0xFF) == 0
+                || HEADER_SIZE + (privateData[2] & 0xFF) + (privateData[3] & 0xFF) > privateData.length) {
+            return Optional.empty();
+        }
+        return Optional.of(decode(privateData));
     }
 
     /** {@return {@code data_offset}: where the data starts in the peer's region} */

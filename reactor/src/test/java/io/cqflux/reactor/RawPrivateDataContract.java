@@ -225,4 +225,88 @@ abstract class RawPrivateDataContract {
         StepVerifier.create(c.durableWrite(c.remoteRegion(0), 8, local, 0, 8)).expectComplete().verify(T);
         assertEquals(42L, serverMem.get(ValueLayout.JAVA_LONG, 8));
     }
+
+    /** Accepts every raw request; the server's connections arrive in {@code accepted}. */
+    RdmaServer rawServer(Cqflux on, AcceptOptions options, CompletableFuture<RdmaConnection> accepted) {
+        RdmaServer s = on.bind(listenAddress(), options).block(T);
+        s.connections().subscribe(accepted::complete);
+        return s;
+    }
+
+    @Test
+    void rawConnection_messagesSentBeforeAnyoneSubscribes_waitForTheSubscriber_inOrder() throws Exception {
+        CompletableFuture<RdmaConnection> accepted = new CompletableFuture<>();
+        RdmaServer s = rawServer(server, AcceptOptions.rawPrivateData(r -> AcceptDecision.accept(ascii("ok"))),
+                accepted);
+        RdmaConnection c = client.connect(s.address(), ConnectOptions.rawPrivateData(ascii("hi"))).block(T);
+        RdmaConnection sc = accepted.get(T.toMillis(), TimeUnit.MILLISECONDS);
+        // Sent at once, as a foreign peer does: nobody on the server has subscribed to receive().
+        for (int i = 0; i < 5; i++) {
+            localMem.set(ValueLayout.JAVA_BYTE, 64 + i, (byte) (10 + i));
+            StepVerifier.create(c.send(local, 64 + i, 1)).expectComplete().verify(T);
+        }
+        StepVerifier.create(sc.receive(m -> m.data().get(ValueLayout.JAVA_BYTE, 0)).take(5))
+                .expectNext((byte) 10, (byte) 11, (byte) 12, (byte) 13, (byte) 14)
+                .expectComplete().verify(T);
+    }
+
+    @Test
+    void rawConnection_aPoolFullOfUnaskedMessages_endsTheConnectionLoudly_afterDeliveringThem() throws Exception {
+        try (Cqflux small = builder().connectionConfig(io.cqflux.core.ConnectionConfig.DEFAULT.withReceiveQueueSize(4))
+                .build()) {
+            CompletableFuture<RdmaConnection> accepted = new CompletableFuture<>();
+            RdmaServer s = rawServer(small, AcceptOptions.rawPrivateData(r -> AcceptDecision.accept(ascii("ok"))),
+                    accepted);
+            RdmaConnection c = client.connect(s.address(), ConnectOptions.rawPrivateData(ascii("hi"))).block(T);
+            RdmaConnection sc = accepted.get(T.toMillis(), TimeUnit.MILLISECONDS);
+            for (int i = 0; i < 4; i++) {
+                localMem.set(ValueLayout.JAVA_BYTE, 64 + i, (byte) (20 + i));
+                // the fourth fills the server's last buffer: the server ends the connection, and
+                // the send may see that end
+                c.send(local, 64 + i, 1).onErrorComplete().block(T);
+            }
+            StepVerifier.create(sc.receive(m -> m.data().get(ValueLayout.JAVA_BYTE, 0)))
+                    .expectNext((byte) 20, (byte) 21, (byte) 22, (byte) 23)
+                    .expectErrorSatisfies(e -> {
+                        ConnectionException ce = assertInstanceOf(ConnectionException.class, e);
+                        assertEquals(ConnectionEvent.LOST, ce.event());
+                        assertTrue(ce.getMessage().contains("all 4 receive buffers (receiveQueueSize)"), ce.getMessage());
+                    })
+                    .verify(T);
+        }
+    }
+
+    @Test
+    void rawConnection_withPrefetchOff_postsForDemandOnly_asBefore() throws Exception {
+        CompletableFuture<RdmaConnection> accepted = new CompletableFuture<>();
+        RdmaServer s = rawServer(server, AcceptOptions.rawPrivateData(r -> AcceptDecision.accept(ascii("ok")))
+                .withReceivePrefetch(0), accepted);
+        RdmaConnection c = client.connect(s.address(), ConnectOptions.rawPrivateData(ascii("hi"))).block(T);
+        RdmaConnection sc = accepted.get(T.toMillis(), TimeUnit.MILLISECONDS);
+        assertEquals(0, sc.core().receiver.prefetch());
+        assertEquals(c.core().config.receiveQueueSize(), c.core().receiver.prefetch(), "the client's default");
+        StepVerifier.create(sc.receive().next())
+                .then(() -> c.send(local, 0, 16).subscribe())
+                .assertNext(m -> assertEquals(16, m.data().length))
+                .expectComplete().verify(T);
+    }
+
+    @Test
+    void helloConnection_withAPrefetch_grantsCredits_beforeAnyoneSubscribes() throws Exception {
+        CompletableFuture<RdmaConnection> accepted = new CompletableFuture<>();
+        RdmaServer s = server.bind(listenAddress(), AcceptOptions.exposing(serverRegion)).block(T);
+        s.connections().subscribe(accepted::complete);
+        RdmaConnection c = client.connect(s.address(), ConnectOptions.exposing().withReceivePrefetch(3)).block(T);
+        RdmaConnection sc = accepted.get(T.toMillis(), TimeUnit.MILLISECONDS);
+        // The server's sends need the client's credits: with a prefetch of 3 they are granted at
+        // once, so three sends complete with nobody on the client subscribed (without it they
+        // would wait for a subscriber's demand).
+        for (int i = 0; i < 3; i++) {
+            serverMem.set(ValueLayout.JAVA_BYTE, 128 + i, (byte) (30 + i));
+            StepVerifier.create(sc.send(serverRegion, 128 + i, 1)).expectComplete().verify(T);
+        }
+        StepVerifier.create(c.receive(m -> m.data().get(ValueLayout.JAVA_BYTE, 0)).take(3))
+                .expectNext((byte) 30, (byte) 31, (byte) 32)
+                .expectComplete().verify(T);
+    }
 }

@@ -5,23 +5,91 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import static org.junit.jupiter.api.Assertions.assertFalse;
+
+import io.cqflux.core.testing.CProbe;
 import java.util.Arrays;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 class RpmaCommonDataTest {
+
+    /**
+     * The struct as librpma's examples declare it ({@code examples/common/common-conn.h}:
+     * {@code DESCRIPTORS_MAX_SIZE} 24), compiled with gcc: its size and offsets are what
+     * {@link RpmaCommonData} encodes, and librpma 1.2's descriptors fit its array.
+     */
+    @Test
+    void size_andOffsets_matchTheExamplesCStruct_compiledAtTestTime() {
+        Map<String, Long> c = CProbe.run("common_data", """
+                #include <stdio.h>
+                #include <stddef.h>
+                #include <stdint.h>
+                #include <librpma.h>
+                #define DESCRIPTORS_MAX_SIZE 24
+                struct common_data {
+                    uint16_t data_offset;
+                    uint8_t mr_desc_size;
+                    uint8_t pcfg_desc_size;
+                    char descriptors[DESCRIPTORS_MAX_SIZE];
+                };
+                #define P(n, v) printf("%s %lld\\n", n, (long long)(v))
+                int main(void) {
+                  P("sizeof", sizeof(struct common_data));
+                  P("data_offset", offsetof(struct common_data, data_offset));
+                  P("mr_desc_size", offsetof(struct common_data, mr_desc_size));
+                  P("pcfg_desc_size", offsetof(struct common_data, pcfg_desc_size));
+                  P("descriptors", offsetof(struct common_data, descriptors));
+                  P("max", DESCRIPTORS_MAX_SIZE);
+                  return 0;
+                }
+                """);
+        assertEquals(c.get("sizeof"), (long) RpmaCommonData.SIZE);
+        assertEquals(28L, c.get("sizeof"), "librpma's 05 client checks for at least 28 bytes");
+        assertEquals(0L, c.get("data_offset"));
+        assertEquals(2L, c.get("mr_desc_size"));
+        assertEquals(3L, c.get("pcfg_desc_size"));
+        assertEquals(c.get("descriptors"), (long) RpmaCommonData.HEADER_SIZE);
+        assertEquals(c.get("max"), (long) RpmaCommonData.DESCRIPTORS_MAX_SIZE);
+        assertEquals(28, RpmaCommonData.encode(new byte[21], new byte[1], 0).length);
+    }
+
+    @Test
+    void encode_descriptorsBeyondTheStructsArray_failsNamingBothSizesAndTheBound() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> RpmaCommonData.encode(new byte[21], new byte[4], 0));
+        assertTrue(e.getMessage().contains("21 bytes") && e.getMessage().contains("4 bytes")
+                && e.getMessage().contains("24-byte"), e.getMessage());
+    }
+
+    @Test
+    void tryDecode_ofTheZerosAnExampleClientSends_isEmpty_withoutThrowing() {
+        assertFalse(RpmaCommonData.tryDecode(new byte[56]).isPresent(), "56 zero bytes: no mr_desc_size");
+        assertFalse(RpmaCommonData.tryDecode(new byte[0]).isPresent());
+        assertFalse(RpmaCommonData.tryDecode(null).isPresent());
+        assertFalse(RpmaCommonData.tryDecode(new byte[] {0, 0, 21, 1, 0}).isPresent(), "sizes run past the data");
+        byte[] mr = new byte[21];
+        mr[20] = 12;
+        RpmaCommonData d = RpmaCommonData.tryDecode(Arrays.copyOf(RpmaCommonData.encode(mr, new byte[] {1}, 7), 56))
+                .orElseThrow();
+        assertEquals(7, d.dataOffset());
+        assertArrayEquals(mr, d.mrDescriptor());
+    }
 
     @Test
     void encode_isTheCStructLayout_littleEndianOffset_thenBothDescriptors() {
         byte[] mr = new byte[21];
         Arrays.fill(mr, (byte) 7);
         byte[] enc = RpmaCommonData.encode(mr, new byte[] {9}, 0x1234);
-        assertEquals(4 + 21 + 1, enc.length);
+        assertEquals(28, enc.length, "the whole struct, descriptors[24] included");
         assertEquals(0x34, enc[0]);
         assertEquals(0x12, enc[1]);
         assertEquals(21, enc[2]);
         assertEquals(1, enc[3]);
         assertEquals(7, enc[4]);
         assertEquals(9, enc[25]);
+        assertEquals(0, enc[26]);
+        assertEquals(0, enc[27]);
     }
 
     @Test
@@ -40,6 +108,7 @@ class RpmaCommonDataTest {
         IllegalArgumentException cut = assertThrows(IllegalArgumentException.class,
                 () -> RpmaCommonData.decode(Arrays.copyOf(enc, 20)));
         assertTrue(cut.getMessage().contains("offset 26") && cut.getMessage().contains("20 bytes"), cut.getMessage());
+        assertFalse(RpmaCommonData.tryDecode(Arrays.copyOf(enc, 20)).isPresent());
         IllegalArgumentException shortHeader = assertThrows(IllegalArgumentException.class,
                 () -> RpmaCommonData.decode(new byte[3]));
         assertTrue(shortHeader.getMessage().contains("3 bytes"), shortHeader.getMessage());
@@ -63,8 +132,9 @@ class RpmaCommonDataTest {
             r.nextBytes(d);
             try {
                 RpmaCommonData.decode(d);
+                assertTrue(RpmaCommonData.tryDecode(d).isPresent(), "decode took what tryDecode refused");
             } catch (IllegalArgumentException expected) {
-                // fine
+                assertFalse(RpmaCommonData.tryDecode(d).isPresent(), "tryDecode took what decode refused");
             }
         }
     }

@@ -19,6 +19,24 @@ public interface ConnectionRequest {
      */
     Connection accept(byte[] privateData);
 
+    /**
+     * Posts a receive on the request's queue pair before it is accepted, so that a peer which
+     * sends as soon as it is connected (with no credits to wait for) finds it posted
+     * ({@code rpma_conn_req_recv(3)}). Its completion arrives on the accepted connection's
+     * completion queues, with {@code context}, like one posted with {@link Connection#receive}.
+     * Only before {@link #accept}.
+     *
+     * @param dst registered with {@link io.cqflux.core.RegionAccess#RECV}
+     * @param offset where the message lands in {@code dst}
+     * @param length room for it
+     * @param context the completion's context
+     * @return whether it was posted; {@code false} where the transport cannot post before
+     *     accepting (the default), and the caller posts once established instead
+     */
+    default boolean receiveBeforeAccept(LocalRegion dst, long offset, long length, long context) {
+        return false;
+    }
+
     /** Rejects the request and frees it. */
     void reject();
 }

@@ -92,12 +92,14 @@ public interface Transport extends AutoCloseable {
     /**
      * Makes a peer region from the transport's own descriptor ({@link LocalRegion#rawDescriptor()}
      * on a cqflux peer, or what a peer not written with cqflux sends), with the access the caller
-     * states: the raw form carries none, and the library cannot ask the peer (librpma has no
-     * getter for a remote region's usage). Bounds-checked: malformed bytes throw
-     * {@link IllegalArgumentException}.
+     * states. Where the raw form carries the owner's usage (rpma: the last byte of librpma's
+     * descriptor) a stated access beyond it is refused, and an empty one means the descriptor's;
+     * where it carries none (fabric) an empty access is refused. Bounds-checked: malformed bytes
+     * throw {@link IllegalArgumentException}.
      *
      * @param rawDescriptor the transport's own descriptor bytes
-     * @param access what the peer granted (non-empty); an operation outside it is refused before posting
+     * @param access what the peer granted, or empty for what the descriptor names (where it names
+     *     any); an operation outside it is refused before posting
      * @return the remote region
      */
     RemoteRegion remoteRegion(byte[] rawDescriptor, Set<RegionAccess> access);

@@ -6,6 +6,7 @@ import io.cqflux.transport.rpma.ffm.librpma_h;
 import io.cqflux.core.internal.Checks;
 import io.cqflux.core.spi.Connection;
 import io.cqflux.core.spi.ConnectionRequest;
+import io.cqflux.core.spi.LocalRegion;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -63,6 +64,29 @@ final class RpmaConnectionRequest implements ConnectionRequest {
         if (r != null) {
             req = null;
             deleteQuietly(r);
+        }
+    }
+
+    /**
+     * Posts a receive on the request's queue pair ({@code rpma_conn_req_recv(3)}: "works as
+     * rpma_recv(), but it may be used before the connection is established"). Loop thread, before
+     * {@link #accept}.
+     */
+    @Override
+    public boolean receiveBeforeAccept(LocalRegion dst, long offset, long length, long context) {
+        Checks.receive(transport, dst, offset, length);
+        if (!(dst instanceof RpmaLocalRegion l)) {
+            throw new IllegalArgumentException("region " + dst + " was not registered by the rpma transport");
+        }
+        synchronized (listener) {
+            MemorySegment r = req;
+            if (r == null) {
+                throw new IllegalStateException("connection request " + description
+                        + " was already accepted or rejected: no receive can be posted before accepting it");
+            }
+            RpmaNative.check("rpma_conn_req_recv", librpma_h.rpma_conn_req_recv(r, l.mr(), offset, length,
+                    MemorySegment.ofAddress(context)), description + ", context 0x" + Long.toHexString(context));
+            return true;
         }
     }
 

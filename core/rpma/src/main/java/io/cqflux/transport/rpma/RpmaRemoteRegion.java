@@ -35,12 +35,23 @@ final class RpmaRemoteRegion implements RemoteRegion {
     }
 
     /**
-     * A peer region from librpma's own descriptor, with the access the caller states.
+     * A peer region from librpma's own descriptor.
+     *
+     * <p>librpma's descriptor ends with the owner's usage bits: {@code rpma_mr_get_descriptor}
+     * writes the address, length and rkey, then the {@code RPMA_MR_USAGE_*} bits the region was
+     * registered with as its last byte (librpma 1.2, {@code src/mr.c}), which
+     * {@code rpma_mr_remote_get_flush_type(3)} reads back for the flush bits only. That byte is
+     * what the peer granted, so it is the access when the caller states none; a stated access is
+     * checked against it and refused when it claims a right the byte does not carry, since the
+     * NIC would fail such an operation only after posting (a remote access error that ends the
+     * connection). A stated access narrower than the byte narrows what this side may do.
      *
      * @param raw the bytes of the peer's {@code rpma_mr_get_descriptor(3)}
-     * @param access what the peer granted
+     * @param access what the caller says the peer granted, or empty to take the descriptor's
      * @param expectedNativeSize {@code rpma_mr_get_descriptor_size} of this library
      * @return the region
+     * @throws IllegalArgumentException when the size is wrong, the descriptor grants nothing, or
+     *     the stated access claims more than the descriptor grants (both named)
      */
     static RpmaRemoteRegion fromRaw(byte[] raw, Set<RegionAccess> access, int expectedNativeSize) {
         if (raw == null) {
@@ -51,10 +62,34 @@ final class RpmaRemoteRegion implements RemoteRegion {
             throw new IllegalArgumentException("raw librpma descriptor of " + raw.length + " bytes, expected exactly "
                     + expectedNativeSize + " (rpma_mr_get_descriptor_size)");
         }
+        int usage = raw[raw.length - 1] & 0xff;
+        Set<RegionAccess> granted = usageOf(usage);
+        if (granted.isEmpty()) {
+            throw new IllegalArgumentException("raw librpma descriptor grants no access: its usage byte is 0x"
+                    + Integer.toHexString(usage));
+        }
         if (access == null || access.isEmpty()) {
-            throw new IllegalArgumentException("access of a raw region descriptor is empty: state what the peer granted");
+            return fromNative(raw, granted);
+        }
+        if (!granted.containsAll(access)) {
+            Set<RegionAccess> missing = EnumSet.copyOf(access);
+            missing.removeAll(granted);
+            throw new IllegalArgumentException("stated access " + EnumSet.copyOf(access)
+                    + " claims more than the peer's descriptor grants: its usage byte 0x" + Integer.toHexString(usage)
+                    + " is " + granted + ", without " + missing);
         }
         return fromNative(raw, Set.copyOf(access));
+    }
+
+    /** {@return the accesses whose {@code RPMA_MR_USAGE_*} bits are set in {@code usage}} */
+    static Set<RegionAccess> usageOf(int usage) {
+        Set<RegionAccess> s = EnumSet.noneOf(RegionAccess.class);
+        for (RegionAccess a : RegionAccess.values()) {
+            if ((usage & a.bit()) != 0) {
+                s.add(a);
+            }
+        }
+        return java.util.Collections.unmodifiableSet(s); // an EnumSet: named in its declared order
     }
 
     private static RpmaRemoteRegion fromNative(byte[] nativeDescriptor, Set<RegionAccess> access) {

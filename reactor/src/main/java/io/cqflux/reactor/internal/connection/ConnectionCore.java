@@ -178,6 +178,9 @@ public final class ConnectionCore {
         this.blockSpinNanos = limits.blockSpinNanos();
         this.receiver = new Receiver(this, config.receiveQueueSize(), limits.receiveBufferSize(),
                 limits.notificationBacklog());
+        // A peer with raw private data sends without credits: by default every receive is posted
+        // ahead of demand (Receiver's class comment; ConnectOptions/AcceptOptions override it).
+        receiver.prefetch(raw ? config.receiveQueueSize() : 0, raw);
         this.dispatch = new CompletionDispatch(this, sendQueue, control, receiver);
         this.goodbye = new Goodbye(this, sendQueue, control);
         this.deadlines = new Deadlines(this, sendQueue, control, operationTimeoutNanos);
@@ -284,6 +287,10 @@ public final class ConnectionCore {
                 if (state != State.ESTABLISHED) {
                     return; // the grant's post failed and ended the connection: nothing to announce
                 }
+            }
+            receiver.established(); // a receive prefetch is posted before anyone subscribes
+            if (state != State.ESTABLISHED) {
+                return; // it failed and ended the connection
             }
             announced = true; // before the listeners hear of it (Instrumentation.add reads it)
             instrumentation.opened(this);
@@ -592,11 +599,16 @@ public final class ConnectionCore {
         return state == State.ESTABLISHED;
     }
 
-    /** Loop thread: the receive side could not keep a notification; end loudly rather than drop it. */
-    public void endOnReceiveOverflow(int limit) {
-        end(new ConnectionException(ConnectionEvent.LOST, "connection " + description + ": " + limit
-                + " write-with-immediate notifications arrived with nobody receiving them (the backlog limit);"
-                + " subscribe to receive() or raise Cqflux.Builder.notificationBacklog"), ConnectionEvent.LOST);
+    /** Loop thread: the receive side could not keep what arrives; end loudly rather than drop it. */
+    public void endOnReceiveOverflow(String why) {
+        end(new ConnectionException(ConnectionEvent.LOST, "connection " + description + ": " + why),
+                ConnectionEvent.LOST);
+    }
+
+    /** Loop thread: the receive side failed with no subscriber to tell (its prefetch). */
+    public void endOnReceiveFailure(String what, RuntimeException cause) {
+        end(new ConnectionException(ConnectionEvent.LOST, "connection " + description + ": " + what, cause),
+                ConnectionEvent.LOST);
     }
 
     /**

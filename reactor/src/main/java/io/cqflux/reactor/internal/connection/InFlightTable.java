@@ -118,6 +118,17 @@ public final class InFlightTable {
     }
 
     /**
+     * {@return the context that the {@code i}-th {@link #acquire} of a new table returns} For
+     * receives posted before the table exists (before a server accepts: the connection, and its
+     * table, come with the accept); the table then acquires them first, in order, and gets these.
+     *
+     * @param i 0 for the first acquire
+     */
+    static long freshContext(int i) {
+        return (1L << GEN_SHIFT) | i;
+    }
+
+    /**
      * Finds the owner of a context.
      *
      * @param context a completion's context, with or without the part bit

@@ -24,8 +24,8 @@ import reactor.core.publisher.Operators;
  * The receive side of one connection. Loop-confined.
  *
  * <p><b>Nothing arrives unseen.</b> A message can only land in a posted receive buffer, and
- * buffers are posted only for the subscriber's outstanding demand (at most the receive queue's
- * depth). A message that lands in a buffer after its subscriber went away (cancelled,
+ * buffers are posted for the subscriber's outstanding demand plus the prefetch (below), at most
+ * the receive queue's depth. A message that lands in a buffer after its subscriber went away (cancelled,
  * {@code next()}, a {@code take(n)} that was satisfied) is kept in that buffer, in arrival order,
  * and handed to the next subscriber before anything else; the buffer is reposted only once its
  * message was delivered. The backlog is therefore bounded by the receive queue's depth, costs no
@@ -35,8 +35,22 @@ import reactor.core.publisher.Operators;
  * ({@link #notificationLimit}); overflowing it ends the connection with a clear error instead of
  * dropping a notification.
  *
+ * <p><b>Prefetch: receives for peers without credits.</b> A cqflux peer sends only into receives
+ * this side granted (PeerControl's credits), so posting for demand loses nothing. A peer not
+ * written with cqflux sends whenever it likes, typically as soon as it is connected and again just
+ * before it disconnects; a send that finds no posted receive is refused by the NIC (an RNR NAK,
+ * retried by the sender, and lost if it disconnects meanwhile). So a connection may keep
+ * {@link #prefetch} receives posted ahead of demand, from establishment on (or from before the
+ * accept, {@link #adopt}), subscriber or not; what lands in them waits in its buffer, in order,
+ * for the next subscriber, as the backlog does. While the backlog has room at least one receive
+ * stays posted. For a peer without credits the bound is the pool: when every buffer holds a
+ * message nobody asked for, the next message could not be received, so the connection ends with
+ * a clear error (its messages are still delivered first) instead of leaving the peer's sends to
+ * the NIC's retries. For a cqflux peer a full pool only means no credits: its sends wait.
+ *
  * <p>The pool ({@code receiveQueueSize} buffers) is allocated and registered on the first
- * subscription and freed when the connection's native objects are gone: posted receives keep
+ * subscription (or at establishment with a prefetch, or before the accept) and freed when the
+ * connection's native objects are gone: posted receives keep
  * using it until the queue pair is destroyed. With {@code receiveQueueSize} 0 there is no pool:
  * a subscriber then gets only the notifications that consume no receive, and where there are
  * none (a write with immediate consumes a receive) it is refused.
@@ -92,6 +106,13 @@ public final class Receiver {
     /** The native connection is gone: nothing more can arrive. */
     private boolean finished;
 
+    /** Receives kept posted ahead of demand, 0..count (see the class comment). */
+    private int prefetch;
+    /** The peer sends without credits: a pool full of unasked messages ends the connection. */
+    private boolean uncredited;
+    /** Buffers in the backlog (the rest of it is notifications). */
+    private int backlogBuffers;
+
     /** A message or notification kept past the end of its connection. */
     private record Kept(long length, Opcode opcode, boolean hasImmediate, int immediate, byte[] data) {
     }
@@ -133,30 +154,146 @@ public final class Receiver {
                     + " has receiveQueueSize 0: no receive can be posted, so nothing can be received"));
             return;
         }
-        if (pool == null && count > 0) {
-            try {
-                arena = Arena.ofShared();
-                MemorySegment mem = arena.allocate((long) count * bufferSize, 64);
-                pool = core.transport.register(mem, EnumSet.of(RegionAccess.RECV));
-            } catch (RuntimeException e) {
-                if (arena != null) {
-                    arena.close();
-                    arena = null;
-                }
-                s.error(e);
-                return;
-            }
-            buffers = new Buffer[count];
-            free = new int[count];
-            for (int i = 0; i < count; i++) {
-                buffers[i] = new Buffer(i);
-                free[i] = count - 1 - i;
-            }
-            freeTop = count;
+        RuntimeException failed = ensurePool();
+        if (failed != null) {
+            s.error(failed);
+            return;
         }
         sink = (ReceiveFlux.Inbound<Object>) s;
         demand = 0;
         request(s);
+    }
+
+    /** Allocates and registers the pool if it is not yet; {@return the failure, or null} */
+    private RuntimeException ensurePool() {
+        if (pool != null || count == 0) {
+            return null;
+        }
+        try {
+            Pool p = Pool.allocate(core.transport, count, bufferSize);
+            use(p);
+            return null;
+        } catch (RuntimeException e) {
+            return e;
+        }
+    }
+
+    private void use(Pool p) {
+        arena = p.arena;
+        pool = p.region;
+        buffers = new Buffer[count];
+        free = new int[count];
+        for (int i = 0; i < count; i++) {
+            buffers[i] = new Buffer(i);
+            free[i] = count - 1 - i;
+        }
+        freeTop = count;
+    }
+
+    /**
+     * Sets the receives kept posted ahead of demand. Before the connection starts.
+     *
+     * @param receives how many, at most the receive queue's depth (more is that depth)
+     * @param withoutCredits whether the peer sends without credits (raw private data)
+     */
+    public void prefetch(int receives, boolean withoutCredits) {
+        this.prefetch = Math.clamp(receives, 0, count);
+        this.uncredited = withoutCredits;
+    }
+
+    /** {@return the receives kept posted ahead of demand} */
+    public int prefetch() {
+        return prefetch;
+    }
+
+    /**
+     * The connection is established: with a prefetch, the pool comes up and its receives are
+     * posted now, before anyone subscribes. Loop thread.
+     */
+    public void established() {
+        if (prefetch == 0 || ended) {
+            return;
+        }
+        RuntimeException failed = ensurePool();
+        if (failed != null) {
+            core.endOnReceiveFailure("allocating its receive prefetch of " + prefetch + " buffers failed", failed);
+            return;
+        }
+        repost();
+    }
+
+    /**
+     * Takes over a pool whose first {@code p.posted} buffers were posted before the accept, with
+     * the contexts {@link InFlightTable#freshContext} names: the connection's table must hand out
+     * exactly those now, before anything else was posted. Before the connection starts.
+     *
+     * @param p the pool and what was posted into it
+     * @throws IllegalStateException when the table hands out other contexts (a bookkeeping bug)
+     */
+    public void adopt(Pool p) {
+        use(p);
+        for (int i = 0; i < p.posted; i++) {
+            Buffer b = buffers[free[--freeTop]];
+            long ctx = core.acquireReceiveContext(b);
+            if (b.index != i || ctx != InFlightTable.freshContext(i)) {
+                throw new IllegalStateException("receive " + i + " posted before the accept has context 0x"
+                        + Long.toHexString(InFlightTable.freshContext(i)) + " in buffer " + i + ", but the table gave 0x"
+                        + Long.toHexString(ctx) + " for buffer " + b.index);
+            }
+            posted++;
+        }
+    }
+
+    /**
+     * A receive pool made before its connection exists, for receives posted before a server
+     * accepts ({@code rpma_conn_req_recv(3)}). Closed by its receiver once adopted; by its
+     * creator if the accept fails.
+     */
+    public static final class Pool {
+        final Arena arena;
+        final LocalRegion region;
+        final int bufferSize;
+        int posted;
+
+        private Pool(Arena arena, LocalRegion region, int bufferSize) {
+            this.arena = arena;
+            this.region = region;
+            this.bufferSize = bufferSize;
+        }
+
+        public static Pool allocate(io.cqflux.core.spi.Transport t, int count, int bufferSize) {
+            Arena a = Arena.ofShared();
+            try {
+                MemorySegment mem = a.allocate((long) count * bufferSize, 64);
+                return new Pool(a, t.register(mem, EnumSet.of(RegionAccess.RECV)), bufferSize);
+            } catch (RuntimeException | Error e) {
+                a.close();
+                throw e;
+            }
+        }
+
+        /**
+         * Posts up to {@code n} receives on a request before it is accepted, in buffers 0.. with
+         * the contexts a new in-flight table hands out first.
+         *
+         * @return how many were posted: 0 where the transport cannot post before accepting
+         */
+        public int postBeforeAccept(io.cqflux.core.spi.ConnectionRequest req, int n) {
+            while (posted < n && req.receiveBeforeAccept(region, (long) posted * bufferSize, bufferSize,
+                    InFlightTable.freshContext(posted))) {
+                posted++;
+            }
+            return posted;
+        }
+
+        /** Frees it (the accept failed: its receives went with the request). */
+        public void close() {
+            try {
+                region.close();
+            } finally {
+                arena.close();
+            }
+        }
     }
 
     /**
@@ -229,6 +366,7 @@ public final class Receiver {
         while (!backlog.isEmpty() && wanted()) {
             Object o = backlog.poll();
             if (o instanceof Buffer b) {
+                backlogBuffers--;
                 deliver(b.length, b.opcode, b.hasImmediate, b.immediate, slice(b));
                 recycle(b);
             } else {
@@ -240,7 +378,7 @@ public final class Receiver {
     }
 
     private void repost() {
-        while (sink != null && !ended && core.canPost() && posted < demand && freeTop > 0) {
+        while (!ended && core.canPost() && posted < target() && freeTop > 0) {
             Buffer b = buffers[free[--freeTop]];
             long ctx = core.acquireReceiveContext(b);
             boolean ok;
@@ -251,7 +389,11 @@ public final class Receiver {
                 free[freeTop++] = b.index;
                 ReceiveFlux.Inbound<Object> s = sink;
                 sink = null;
-                s.error(e);
+                if (s != null) {
+                    s.error(e);
+                } else {
+                    core.endOnReceiveFailure("posting a prefetched receive failed", e);
+                }
                 return;
             }
             if (!ok) {
@@ -263,6 +405,19 @@ public final class Receiver {
             posted++;
             core.receivesPosted(1);
         }
+    }
+
+    /**
+     * {@return how many receives should be posted: the subscriber's demand, plus the prefetch
+     * less what already waits in the backlog, and at least one while a prefetch is on}
+     */
+    private long target() {
+        long want = sink != null ? demand : 0;
+        if (prefetch > 0) {
+            long ahead = Math.max(1, prefetch - backlogBuffers);
+            want = want + ahead < 0 ? Long.MAX_VALUE : want + ahead;
+        }
+        return want;
     }
 
     private void scheduleRetry() {
@@ -329,6 +484,16 @@ public final class Receiver {
         b.hasImmediate = imm;
         b.immediate = immediate;
         backlog.add(b);
+        backlogBuffers++;
+        if (uncredited && prefetch > 0 && freeTop == 0 && posted == 0) {
+            // Every buffer holds a message nobody asked for: the peer's next send would find no
+            // receive (see the class comment). Ended loudly; what arrived is still delivered.
+            core.endOnReceiveOverflow("all " + count + " receive buffers (receiveQueueSize) hold messages nobody"
+                    + " asked for, so the peer's next message would find no posted receive; subscribe to receive()"
+                    + " sooner, or raise receiveQueueSize");
+            return;
+        }
+        repost();
     }
 
     /**
@@ -355,7 +520,9 @@ public final class Receiver {
         backlogNotifications++;
         backlog.add(new Notification(c.byteLength(), c.opcode(), imm, immediate));
         if (overflow) {
-            core.endOnReceiveOverflow(notificationLimit);
+            core.endOnReceiveOverflow(notificationLimit + " write-with-immediate notifications arrived with nobody"
+                    + " receiving them (the backlog limit); subscribe to receive() or raise"
+                    + " Cqflux.Builder.notificationBacklog");
         }
     }
 
@@ -425,6 +592,7 @@ public final class Receiver {
         }
         backlog.clear();
         backlogNotifications = 0;
+        backlogBuffers = 0;
         if (sink != null && sink.isCancelled()) {
             detach(sink);
         }
@@ -446,6 +614,7 @@ public final class Receiver {
      */
     public void finish() {
         backlog.clear();
+        backlogBuffers = 0;
         finished = true;
         serveLeftovers();
     }

@@ -87,10 +87,12 @@ public final class ConnectionFactory {
      * @param address the server
      * @param regionList the regions the hello exposes (ignored with raw private data)
      * @param raw raw private data to send instead of a hello, or null
+     * @param receivePrefetch receives to keep posted ahead of demand, or -1 for the default
+     *     (ConnectOptions.withReceivePrefetch)
      * @param releases told of each new connection's release future, or null
      */
     public Mono<RdmaConnection> connect(InetSocketAddress address, List<Region> regionList, byte[] raw,
-                                        Consumer<CompletableFuture<Void>> releases) {
+                                        int receivePrefetch, Consumer<CompletableFuture<Void>> releases) {
         Mono<RdmaConnection> m = Mono.create(sink -> {
             AtomicReference<ConnectionCore> ref = new AtomicReference<>();
             AtomicBoolean handedOver = new AtomicBoolean();
@@ -143,6 +145,9 @@ public final class ConnectionFactory {
                     return;
                 }
                 ConnectionCore core = adopt(loop, spi, config, control, raw != null);
+                if (receivePrefetch >= 0) {
+                    core.receiver.prefetch(receivePrefetch, raw != null); // ConnectOptions.withReceivePrefetch
+                }
                 ref.set(core);
                 // A PeerPool keeps the release of every connection it starts, a cancelled one's too.
                 if (releases != null) {

@@ -29,6 +29,15 @@ class InFlightTableTest {
     }
 
     @Test
+    void freshContext_isWhatANewTableHandsOutFirst_inOrder_forReceivesPostedBeforeTheAccept() {
+        InFlightTable t = new InFlightTable(4, 3);
+        for (int i = 0; i < 3; i++) {
+            assertEquals(InFlightTable.freshContext(i), t.acquire(new Object()), "acquire " + i);
+        }
+        assertNotEquals(InFlightTable.freshContext(3), InFlightTable.freshContext(2));
+    }
+
+    @Test
     void contexts_areNeverZero_soANullOpContextNeverFindsAnOwner() {
         InFlightTable t = new InFlightTable(1, 1);
         for (int i = 0; i < 10_000; i++) {

@@ -4503,6 +4503,70 @@ public class librpma_h extends librpma_h$shared {
         }
     }
 
+    private static class rpma_conn_req_recv {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            librpma_h.C_INT,
+            librpma_h.C_POINTER,
+            librpma_h.C_POINTER,
+            librpma_h.C_LONG,
+            librpma_h.C_LONG,
+            librpma_h.C_POINTER
+        );
+
+        public static final MemorySegment ADDR = librpma_h.findOrThrow("rpma_conn_req_recv");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * int rpma_conn_req_recv(struct rpma_conn_req * req, struct rpma_mr_local * dst, size_t offset, size_t len, const void * op_context)
+     * }
+     */
+    public static FunctionDescriptor rpma_conn_req_recv$descriptor() {
+        return rpma_conn_req_recv.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * int rpma_conn_req_recv(struct rpma_conn_req * req, struct rpma_mr_local * dst, size_t offset, size_t len, const void * op_context)
+     * }
+     */
+    public static MethodHandle rpma_conn_req_recv$handle() {
+        return rpma_conn_req_recv.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * int rpma_conn_req_recv(struct rpma_conn_req * req, struct rpma_mr_local * dst, size_t offset, size_t len, const void * op_context)
+     * }
+     */
+    public static MemorySegment rpma_conn_req_recv$address() {
+        return rpma_conn_req_recv.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * int rpma_conn_req_recv(struct rpma_conn_req * req, struct rpma_mr_local * dst, size_t offset, size_t len, const void * op_context)
+     * }
+     */
+    public static int rpma_conn_req_recv(MemorySegment req, MemorySegment dst, long offset, long len, MemorySegment op_context) {
+        var mh$ = rpma_conn_req_recv.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("rpma_conn_req_recv", req, dst, offset, len, op_context);
+            }
+            return (int)mh$.invokeExact(req, dst, offset, len, op_context);
+        } catch (Error | RuntimeException ex) {
+           throw ex;
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
     private static class rpma_cq_get_fd {
         public static final FunctionDescriptor DESC = FunctionDescriptor.of(
             librpma_h.C_INT,
