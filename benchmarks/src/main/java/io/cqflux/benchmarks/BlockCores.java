@@ -25,7 +25,7 @@ import reactor.core.publisher.Flux;
 
 /**
  * Why {@code write().block()} costs more than a chained {@code write()} under
- * {@code BUSY_POLL} on a 2-core machine (issue 13: goal block ≤ 1.5 × chained, measured ~1.8).
+ * {@code BUSY_POLL} on a 2-core machine (goal: block ≤ 1.5 × chained, measured ~1.8).
  *
  * <p>The hypothesis: with both instances busy-polling, the client's loop and the server's loop
  * each keep a core busy, so the caller blocked in {@code block()} -- parked, to be unparked by the

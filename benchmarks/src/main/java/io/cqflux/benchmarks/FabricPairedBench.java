@@ -33,7 +33,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.regex.Pattern;
 
 /**
- * Issue 13's fabric goals measured in pairs ({@code ./cqflux bench paired}): each figure runs as C
+ * The fabric goals measured in pairs ({@code ./cqflux bench paired}): each figure runs as C
  * ({@code benchmarks/c/fabric_rma_bench.c -f <figure>}) and as cqflux's reactive API, one right
  * after the other, several times; the ratio is taken within each pair and reported as the median
  * of the pairs with their range.
@@ -78,7 +78,7 @@ public final class FabricPairedBench {
 
     private static final Duration TIMEOUT = Duration.ofSeconds(120);
     private static final long REGION = 1 << 20;
-    /** Writes in flight in the throughput figure: issue 13's goal, C's {@code WIDE_WINDOW}. */
+    /** Writes in flight in the throughput figure: the performance goal, C's {@code WIDE_WINDOW}. */
     static final int TPUT_WINDOW = 64;
     /** How long one C run may take (a latency figure takes a second or two, a throughput one less). */
     private static final Duration C_RUN_LIMIT = Duration.ofSeconds(120);
@@ -411,7 +411,7 @@ public final class FabricPairedBench {
     }
 
     /**
-     * {@return issue 13's bound for a figure: at most this cqflux ÷ C for latency, at least this
+     * {@return the bound for a figure: at most this cqflux ÷ C for latency, at least this
      * cqflux ÷ C for throughput}
      */
     static double goal(String figure) {
@@ -484,7 +484,7 @@ public final class FabricPairedBench {
                     tput ? "≥" : "≤", g, within, n, met ? "yes" : "no"));
         }
         sb.append("\nLatency figures: p50 and mean in µs; cqflux ÷ C above 1 means cqflux is slower, and the goal")
-                .append(" is an upper bound (issue 13: 1.10 at 8 B, 1.05 at 4 KiB). Throughput figures: ops/s,")
+                .append(" is an upper bound (the goal: 1.10 at 8 B, 1.05 at 4 KiB). Throughput figures: ops/s,")
                 .append(" cqflux ÷ C below 1 means cqflux is slower; the goal (0.95) is a lower bound. Each ratio")
                 .append(" is taken within one pair (the two sides run back to back, in alternating order); the")
                 .append(" table gives the median of the pairs' ratios, their range, and how many pairs alone were")

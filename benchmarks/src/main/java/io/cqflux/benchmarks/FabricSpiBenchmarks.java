@@ -41,7 +41,7 @@ public class FabricSpiBenchmarks {
     static final int TOTAL = 2048;
     /** Operations in flight in the throughput benchmarks (as in the C baseline). */
     static final int WINDOW = 32;
-    /** Operations in flight in {@link #writeThroughput64}: issue 13's throughput goal, C's {@code tput.w64}. */
+    /** Operations in flight in {@link #writeThroughput64}: the throughput goal, C's {@code tput.w64}. */
     static final int WIDE_WINDOW = 64;
 
     /** A connected pair per size and strategy. */
@@ -190,7 +190,7 @@ public class FabricSpiBenchmarks {
     }
 
     /**
-     * {@value #WIDE_WINDOW} writes in flight: issue 13's throughput goal (≥ 0.95 × C's
+     * {@value #WIDE_WINDOW} writes in flight: the throughput goal (≥ 0.95 × C's
      * {@code fabric.write.<size>.<mode>.tput.w64}); the connection's 128 send credits
      * ({@code ConnectionConfig.DEFAULT}) leave room for them.
      *

@@ -19,7 +19,7 @@ import org.openucx.jucx.ucp.UcpWorker;
 import org.openucx.jucx.ucp.UcpWorkerParams;
 
 /**
- * The JUCX anchor (issue 13): OpenUCX's Java binding on UCX's tcp transport over loopback, in the
+ * The JUCX anchor: OpenUCX's Java binding on UCX's tcp transport over loopback, in the
  * shapes of the fabric benchmarks, busy-polling ({@code UcpWorker.progress()}) on both sides:
  * put followed by an endpoint flush (the remote completion cqflux's delivery-complete write has),
  * get, and put+flush with 32 flushes in flight. Prints lines in the C baselines' format

@@ -166,7 +166,7 @@ public class ReactorBenchmarks {
     }
 
     /**
-     * Chained reads, one in flight: the reactive read against C's and JUCX's (issue 13).
+     * Chained reads, one in flight: the reactive read against C's and JUCX's.
      *
      * @param s the pair
      */
@@ -207,7 +207,7 @@ public class ReactorBenchmarks {
 
     /**
      * The pair of {@link Pair} with 128 send credits on both sides, so that {@code writeAll} keeps
-     * {@value FabricSpiBenchmarks#WIDE_WINDOW} writes in flight (issue 13's throughput goal).
+     * {@value FabricSpiBenchmarks#WIDE_WINDOW} writes in flight (the throughput goal).
      */
     @State(Scope.Benchmark)
     public static class WidePair extends Pair {

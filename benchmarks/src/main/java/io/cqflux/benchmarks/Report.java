@@ -270,7 +270,7 @@ final class Report {
     }
 
     /**
-     * Issue 13's goals in rows of their own (added after the rows above, which stay as they were):
+     * The performance goals in rows of their own (added after the rows above, which stay as they were):
      * throughput with 64 writes in flight against C's {@code tput.w64}, both all signaled and with
      * one signaled write in 16 ({@code tput.w64.sel16}); and {@code write().block()} against the
      * chained {@code write()} of the same run (goal: at most 1.5).
@@ -303,7 +303,7 @@ final class Report {
     }
 
     /**
-     * Issue 13's latency goals as rows: the reactive {@code write()} and {@code read()} against the
+     * The latency goals as rows: the reactive {@code write()} and {@code read()} against the
      * C program on libfabric (goal: at most 1.10 at 8 B, 1.05 at 4 KiB), and, where the run has
      * {@code jucx.txt}, against JUCX on UCX's tcp transport (goal: below 1). JUCX busy-polls its
      * workers, so it stands beside BUSY_POLL only. Its throughput figure flushes after every put,

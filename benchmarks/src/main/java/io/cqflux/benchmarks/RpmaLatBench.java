@@ -18,7 +18,7 @@ import java.time.Duration;
 import java.util.Locale;
 
 /**
- * cqflux's side of the rpma anchor (issue 13; {@code ./cqflux bench rpma}): the reactive API on
+ * cqflux's side of the rpma anchor ({@code ./cqflux bench rpma}): the reactive API on
  * the rpma transport, in the shape of {@code benchmarks/c/rpma_lat_bench.c}, so that each figure
  * has a C twin posting the same work requests:
  *
@@ -39,7 +39,7 @@ import java.util.Locale;
  * program's server sleeps: one-sided operations need nothing from its CPU, and a spinning
  * server loop would take one of the lane's two vCPUs.
  *
- * <p>Throughput (issue 13's goal: 8-byte writes with 64 in flight; {@code -t} writes, 0 = none):
+ * <p>Throughput (the performance goal: 8-byte writes with 64 in flight; {@code -t} writes, 0 = none):
  * after the latency figures of a wait mode, {@link RdmaConnection#writeAll} of that many 8-byte
  * writes (after as many unmeasured: the JIT's warm-up under TCG), request i to offset (i mod 64) × 8 on both sides as
  * {@code rpma_lat_bench.c} posts them; the default configuration's 128 send credits make

@@ -139,7 +139,7 @@ public final class RpmaReport {
     }
 
     /**
-     * Issue 13's throughput anchor: 8-byte writes with 64 in flight, librpma C (each write signaled)
+     * The throughput anchor: 8-byte writes with 64 in flight, librpma C (each write signaled)
      * against cqflux's {@code writeAll} (64 in flight from 128 send credits), as C ÷ cqflux of ops/s
      * (above 1: cqflux is slower; the goal, cqflux at least 0.95 × C, is a ratio of at most 1.05).
      * Left out when no round has the C figures (a run without {@code -t}).
@@ -155,7 +155,7 @@ public final class RpmaReport {
         b.append("\nThroughput, 8-byte writes with 64 in flight, ops/s (median over the rounds): librpma C"
                 + " posting each write signaled (`RPMA_F_COMPLETION_ALWAYS`), cqflux's `writeAll` (128 send"
                 + " credits, so 64 in flight). ÷ = C ÷ cqflux, the median of the per-round ratios [range];"
-                + " above 1 means cqflux is slower (issue 13's goal: cqflux ≥ 0.95 × C, so ÷ ≤ 1.05).\n\n"
+                + " above 1 means cqflux is slower (the performance goal: cqflux ≥ 0.95 × C, so ÷ ≤ 1.05).\n\n"
                 + " The C program also runs the window with selective signaling (one write in 16, the one that"
                 + " fills the window and the last signaled, the others `RPMA_F_COMPLETION_ON_ERROR`): what"
                 + " cqflux could gain on rxe by signaling selectively.\n\n"

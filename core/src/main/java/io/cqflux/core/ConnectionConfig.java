@@ -30,10 +30,8 @@ public record ConnectionConfig(int sendQueueSize, int receiveQueueSize, int comp
      * and on libfabric's tcp provider every {@code fi_cq_read(3)} drives the provider's socket
      * progress (an {@code epoll_wait} of its own), so a second CQ doubles what a round costs. A
      * completion that the receive CQ's read progressed then waits for the main CQ's next read.
-     * Measured with {@code ./cqflux bench paired -r} over tcp (issue 13; docs/performance.md):
-     * pooled over 37-44 pairs per figure, cqflux's p50 over C's for 8 B and 4 KiB reads and writes
-     * under three wait strategies was 1.005-1.056 with one CQ and 1.035-1.088 with a separate
-     * receive CQ, lower with one CQ in each of the 12 figures. A separate receive CQ is one
+     * {@code ./cqflux bench paired -r} over tcp compares the two (benchmarks/results/README.md):
+     * one CQ was the faster in every figure. A separate receive CQ is one
      * {@link #withReceiveCompletionQueueSize(int)} away.
      */
     public static final ConnectionConfig DEFAULT =

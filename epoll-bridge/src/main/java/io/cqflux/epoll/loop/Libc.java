@@ -66,7 +66,7 @@ final class Libc {
      * a shared arena acquires and releases that arena around the call, two atomic updates, and
      * every access to such a segment checks the arena's state: 22 ns more per store and call on
      * the project's VM, more than the whole call of a trivial C function (DowncallBenchmarks;
-     * docs/performance.md, "Two costs at the native boundary"). These buffers are used by the loop
+     * benchmarks/results/README.md, "Two costs at the native boundary"). These buffers are used by the loop
      * thread only, and their arena is closed after the loop's last native call, so neither check
      * can fail; the view skips both. It must not reach code that could use it after the arena is
      * closed: it would read freed memory instead of throwing.

@@ -22,7 +22,7 @@ import java.util.ArrayDeque;
  * the rules below were first written for them. Polling a queue whose poll is not cheap costs system calls
  * (libfabric's tcp provider: fi_cq_read runs socket progress, an epoll_wait of its own): a busy
  * round that polled every queue of one busy connection and 16 idle ones would make 17 of them
- * (docs/performance.md, "Spinning loops and idle connections", has the figures). A queue whose
+ * (benchmarks/results/README.md, "Spinning loops and idle connections", has the figures). A queue whose
  * poll is not cheap and that CompletionQueue.canBeQuiet() (asked once: fabric's on libfabric 1.17
  * tcp, whose fi_trywait answers TrywaitAnswer keeps) may be left unpolled while it is quiet (CompletionQueue.quiet():
  * its last prepareToSleep() said the fd will signal whatever comes, and nothing has read it,

@@ -51,9 +51,8 @@ final class FabricLibrary {
     /**
      * A view of {@code s} with the global scope, for an object's per-operation buffers (a
      * connection's posting structs, a CQ's trywait array): a downcall then acquires and releases
-     * no arena around the call (two atomic updates), and an access checks no arena state; together
-     * 22 ns a store and call (DowncallBenchmarks; docs/performance.md, "Two costs at the native
-     * boundary"). The owner uses the view on
+     * no arena around the call (two atomic updates), and an access checks no arena state
+     * (DowncallBenchmarks; benchmarks/results/README.md, "Two costs at the native boundary"). The owner uses the view on
      * one thread at a time (its loop's; after the loop ended, the thread that ends the
      * connection, in order), only after its own {@code closed} check, and closes the arena in
      * {@code close()}: the view must never reach code that could run after that, where it would

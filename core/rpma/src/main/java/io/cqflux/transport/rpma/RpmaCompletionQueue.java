@@ -84,8 +84,7 @@ final class RpmaCompletionQueue implements CompletionQueue {
      * into the process (rxe too), no system call. So a loop that is about to sleep polls once more
      * after a drain that delivered: the chained operation its sinks posted is often complete
      * already, and finding it then saves {@code epoll_wait}, the channel read and the re-arm of
-     * {@code rpma_cq_wait(3)} (issue 13: the epoll-mode gap to the C baseline, which polls before
-     * it waits).
+     * {@code rpma_cq_wait(3)}; the C baseline polls before it waits too.
      */
     @Override
     public boolean pollIsCheap() {
