@@ -156,6 +156,16 @@ public final class Cqflux implements Disposable, AutoCloseable {
         return config;
     }
 
+    /** {@return the keep-alive's interval ({@link Builder#keepAlive}), {@link Duration#ZERO} when it is off} */
+    public Duration keepAliveInterval() {
+        return limits.keepAliveInterval();
+    }
+
+    /** {@return the keep-alive's misses: intervals without a sign of life before a connection ends LOST} */
+    public int keepAliveMisses() {
+        return limits.keepAliveMisses();
+    }
+
     /** {@return the shutdown budget of {@link #dispose()} and {@link #close()}} */
     public Duration shutdownTimeout() {
         return shutdownTimeout;
