@@ -52,7 +52,8 @@ import reactor.util.Loggers;
  * REJECTED, UNREACHABLE), an error completion (an error puts an RC queue pair in the error state,
  * ibv_poll_cq(3); libfabric's tcp endpoint drops the connection), a close by this side, the
  * operation deadline (a posted operation without a completion for `operationTimeout`: the peer
- * stopped answering), or the loop letting go of the connection. A flushed completion
+ * stopped answering), the keep-alive (an idle connection's peer gave no sign of life for its
+ * misses; KeepAlive), or the loop letting go of the connection. A flushed completion
  * (WR_FLUSH_ERR: the connection is being torn down) makes the connection ENDING: nothing more is
  * posted, new operations wait, and the transport's event decides between CLOSED and LOST; if it
  * does not come within the connect timeout, LOST.
@@ -72,7 +73,7 @@ import reactor.util.Loggers;
  * is made of, each of which reads the lifecycle through {@link #state()} and ends the connection
  * through {@link #end}: {@link Admission} (what an operation must pass, the peer's regions),
  * {@link SendQueue} (credits, queues, posting), {@link CompletionDispatch}, {@link Deadlines},
- * {@link Goodbye} and the {@link Receiver}.
+ * {@link KeepAlive}, {@link Goodbye} and the {@link Receiver}.
  */
 public final class ConnectionCore {
     private static final ApiAccess API = ApiAccess.get();
