@@ -106,7 +106,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
         this.loops = new LoopGroup(loops);
         this.config = b.config;
         this.limits = new Limits(b.pendingLimit, b.receiveBufferSize, b.notificationBacklog,
-                b.operationTimeout, b.blockSpinNanos());
+                b.operationTimeout, b.blockSpinNanos(), b.keepAliveInterval, b.keepAliveMisses);
         this.acceptBufferSize = b.acceptBufferSize;
         this.shutdownTimeout = b.shutdownTimeout;
         this.threadNamePrefix = threadNamePrefix;
@@ -154,6 +154,16 @@ public final class Cqflux implements Disposable, AutoCloseable {
     /** {@return the connection configuration in use} */
     public ConnectionConfig connectionConfig() {
         return config;
+    }
+
+    /** {@return the keep-alive's interval ({@link Builder#keepAlive}), {@link Duration#ZERO} when it is off} */
+    public Duration keepAliveInterval() {
+        return limits.keepAliveInterval();
+    }
+
+    /** {@return the keep-alive's misses: intervals without a sign of life before a connection ends LOST} */
+    public int keepAliveMisses() {
+        return limits.keepAliveMisses();
     }
 
     /** {@return the shutdown budget of {@link #dispose()} and {@link #close()}} */
@@ -654,6 +664,12 @@ public final class Cqflux implements Disposable, AutoCloseable {
 
     /** Configures and builds a {@link Cqflux}. Not thread-safe. */
     public static final class Builder {
+        /** The default interval of {@link #keepAlive(Duration, int)}: 10 seconds. */
+        public static final Duration DEFAULT_KEEP_ALIVE_INTERVAL = Duration.ofSeconds(10);
+        /** The default misses of {@link #keepAlive(Duration, int)}: 3. */
+        public static final int DEFAULT_KEEP_ALIVE_MISSES = 3;
+        /** The shortest interval of {@link #keepAlive(Duration, int)}: 10 ms. */
+        public static final Duration MIN_KEEP_ALIVE_INTERVAL = Duration.ofMillis(10);
         /** The default of {@link #shutdownTimeout(Duration)}: 30 seconds. */
         public static final Duration DEFAULT_SHUTDOWN_TIMEOUT = Duration.ofSeconds(30);
         /** The default of {@link #acceptBufferSize(int)}: 64 connections. */
@@ -678,6 +694,9 @@ public final class Cqflux implements Disposable, AutoCloseable {
         private int receiveBufferSize = 4096;
         private int notificationBacklog = 4096;
         private Duration operationTimeout = Duration.ofSeconds(30);
+        /** {@link #keepAlive}; {@link Duration#ZERO}: off ({@link #noKeepAlive()}). */
+        private Duration keepAliveInterval = DEFAULT_KEEP_ALIVE_INTERVAL;
+        private int keepAliveMisses = DEFAULT_KEEP_ALIVE_MISSES;
         private ConnectionConfig config = ConnectionConfig.DEFAULT;
         private Duration shutdownTimeout = DEFAULT_SHUTDOWN_TIMEOUT;
         private int acceptBufferSize = DEFAULT_ACCEPT_BUFFER_SIZE;
@@ -1004,6 +1023,53 @@ public final class Cqflux implements Disposable, AutoCloseable {
             Objects.requireNonNull(timeout, "operationTimeout");
             Checks.timeout("operationTimeout", timeout);
             this.operationTimeout = timeout;
+            return this;
+        }
+
+        /**
+         * Checks that an idle connection's peer is still there: every {@code interval} without a
+         * completion on the connection, a small probe asks the peer's NIC for a sign of life (an
+         * 8-byte RDMA read of a word the library registered for it, which needs nothing from the
+         * peer's application), and after {@code misses} intervals in a row without any sign of
+         * life the connection ends {@code LOST} with a {@link ConnectionException} that names the
+         * keep-alive. Any completion counts as life, so a busy connection sends no probe. It
+         * covers what {@link #operationTimeout} cannot: a connection with nothing in flight (a
+         * receive-only side, a client between requests) learns of a silent outage within about
+         * {@code (misses + 1) x interval}, on both sides, instead of at its next write. On by
+         * default, {@value #DEFAULT_KEEP_ALIVE_MISSES} x 10 s. It applies between cqflux peers
+         * only: a connection opened with raw private data (a peer not written with cqflux) is
+         * never probed, since it must receive nothing it did not ask for, and has no keep-alive.
+         *
+         * @param interval how often an idle connection is checked, in [10 ms, 1 day]
+         * @param misses intervals in a row without a sign of life before the connection ends, in
+         *     [1, 1000]
+         * @return this
+         * @throws IllegalArgumentException when a value is outside its bounds (to switch the
+         *     keep-alive off, {@link #noKeepAlive()})
+         */
+        public Builder keepAlive(Duration interval, int misses) {
+            Objects.requireNonNull(interval, "keepAlive interval (noKeepAlive() switches it off)");
+            if (interval.compareTo(MIN_KEEP_ALIVE_INTERVAL) < 0 || interval.compareTo(Duration.ofDays(1)) > 0) {
+                throw new IllegalArgumentException("keepAlive interval " + interval + " is outside ["
+                        + MIN_KEEP_ALIVE_INTERVAL + ", " + Duration.ofDays(1) + "]"
+                        + (interval.isZero() || interval.isNegative() ? "; noKeepAlive() switches it off" : ""));
+            }
+            if (misses < 1 || misses > 1000) {
+                throw new IllegalArgumentException("keepAlive misses " + misses + " is outside [1, 1000]");
+            }
+            this.keepAliveInterval = interval;
+            this.keepAliveMisses = misses;
+            return this;
+        }
+
+        /**
+         * Switches the keep-alive off ({@link #keepAlive}): an idle connection then learns of a
+         * silent peer only when an operation on it passes its {@link #operationTimeout}.
+         *
+         * @return this
+         */
+        public Builder noKeepAlive() {
+            this.keepAliveInterval = Duration.ZERO;
             return this;
         }
 

@@ -302,9 +302,21 @@ public final class PeerPool implements Disposable, AutoCloseable {
         return options;
     }
 
-    /** {@return the pool's state now} */
+    /**
+     * {@return the pool's state now}: {@link State#CONNECTED} only while a connection is live, so a
+     * pool whose only connection's end has begun (a flushed completion, the keep-alive or the
+     * operation deadline deciding) says {@link State#RECONNECTING} before that end is reported
+     */
     public State state() {
-        return state;
+        State s = state;
+        if (s == State.CONNECTED) {
+            synchronized (lock) {
+                if (!anyLive()) {
+                    return State.RECONNECTING;
+                }
+            }
+        }
+        return s;
     }
 
     /** {@return how many connections are live now, 0..{@link PeerPoolOptions#size()}; for metrics} */

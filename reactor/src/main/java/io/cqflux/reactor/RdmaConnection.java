@@ -209,6 +209,15 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
     }
 
     /**
+     * {@return the keep-alive probes this connection has sent to its peer so far}
+     * ({@link Cqflux.Builder#keepAlive}): 0 on a connection that was never idle for a whole
+     * interval, with the keep-alive off, and with a peer not written with cqflux. Any thread.
+     */
+    public long keepAliveProbes() {
+        return core.keepAliveProbes();
+    }
+
+    /**
      * {@return the operations refused on this connection because {@link Cqflux.Builder#pendingLimit(int)}
      * operations already waited for a credit (each failed with a
      * {@link io.cqflux.core.QueueFullException}); for metrics, read from any thread}

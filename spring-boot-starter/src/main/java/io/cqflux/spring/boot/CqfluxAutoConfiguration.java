@@ -111,6 +111,15 @@ public class CqfluxAutoConfiguration {
         set("cqflux.pending-limit", p.getPendingLimit(), () -> b.pendingLimit(p.getPendingLimit()));
         set("cqflux.operation-timeout", p.getOperationTimeout(), () -> b.operationTimeout(p.getOperationTimeout()));
         set("cqflux.shutdown-timeout", p.getShutdownTimeout(), () -> b.shutdownTimeout(p.getShutdownTimeout()));
+        CqfluxProperties.KeepAlive keepAlive = p.getKeepAlive();
+        if (keepAlive.getInterval() != null && keepAlive.getInterval().isZero()) {
+            b.noKeepAlive();
+        } else {
+            set("cqflux.keep-alive.interval", keepAlive.getInterval(),
+                    () -> b.keepAlive(keepAlive.getInterval(), Cqflux.Builder.DEFAULT_KEEP_ALIVE_MISSES));
+            set("cqflux.keep-alive.misses", keepAlive.getMisses(),
+                    () -> b.keepAlive(keepAlive.getInterval(), keepAlive.getMisses()));
+        }
         b.directWriteToPersistentMemory(p.isDirectWriteToPersistentMemory());
         switch (p.getWaitStrategy()) {
             case BLOCKING -> b.waitStrategy(WaitStrategy.BLOCKING);

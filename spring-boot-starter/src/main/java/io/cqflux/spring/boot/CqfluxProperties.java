@@ -1,5 +1,7 @@
 package io.cqflux.spring.boot;
 
+import io.cqflux.reactor.Cqflux;
+
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -75,6 +77,12 @@ public class CqfluxProperties {
      * lost and every operation on it fails.
      */
     private Duration operationTimeout = Duration.ofSeconds(30);
+
+    /**
+     * The keep-alive between cqflux peers: how an idle connection learns that its peer went
+     * silent (an interval of 0 switches it off).
+     */
+    private final KeepAlive keepAlive = new KeepAlive();
 
     /** Connection set-up timeout. */
     private Duration connectTimeout = Duration.ofSeconds(5);
@@ -261,6 +269,39 @@ public class CqfluxProperties {
         BUSY_POLL,
         /** Poll for {@code adaptive-spins} empty rounds, then sleep. */
         ADAPTIVE
+    }
+
+    /**
+     * The keep-alive (Cqflux.Builder.keepAlive): an idle connection to a cqflux peer is probed
+     * every interval without a completion, and ends LOST after misses intervals without a sign of
+     * life; never applied to a peer with raw private data.
+     */
+    public static class KeepAlive {
+        /** How often an idle connection is checked, 10 ms to 1 day; 0 switches the keep-alive off. */
+        private Duration interval = Cqflux.Builder.DEFAULT_KEEP_ALIVE_INTERVAL;
+
+        /** Intervals in a row without a sign of life before the connection ends LOST (1..1000). */
+        private int misses = Cqflux.Builder.DEFAULT_KEEP_ALIVE_MISSES;
+
+        /** @return the interval; 0: off */
+        public Duration getInterval() {
+            return interval;
+        }
+
+        /** @param interval the interval; 0: off */
+        public void setInterval(Duration interval) {
+            this.interval = interval;
+        }
+
+        /** @return intervals without a sign of life before the end */
+        public int getMisses() {
+            return misses;
+        }
+
+        /** @param misses intervals without a sign of life before the end */
+        public void setMisses(int misses) {
+            this.misses = misses;
+        }
     }
 
     /** The registered buffer pool's size. */
@@ -570,6 +611,11 @@ public class CqfluxProperties {
     /** @param readiness whether readiness follows the required peers */
     public void setReadiness(boolean readiness) {
         this.readiness = readiness;
+    }
+
+    /** @return the keep-alive's settings */
+    public KeepAlive getKeepAlive() {
+        return keepAlive;
     }
 
     /** @return the buffer pool's size */

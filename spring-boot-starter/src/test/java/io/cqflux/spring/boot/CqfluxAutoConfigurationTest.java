@@ -56,6 +56,22 @@ class CqfluxAutoConfigurationTest {
     }
 
     @Test
+    void keepAlive_defaultsToTheLibrarys_propertiesReachTheBuilder_andAZeroIntervalSwitchesItOff() {
+        runner.run(ctx -> {
+            Cqflux cq = ctx.getBean(Cqflux.class);
+            assertThat(cq.keepAliveInterval()).isEqualTo(Cqflux.Builder.DEFAULT_KEEP_ALIVE_INTERVAL);
+            assertThat(cq.keepAliveMisses()).isEqualTo(Cqflux.Builder.DEFAULT_KEEP_ALIVE_MISSES);
+        });
+        runner.withPropertyValues("cqflux.keep-alive.interval=2s", "cqflux.keep-alive.misses=5").run(ctx -> {
+            Cqflux cq = ctx.getBean(Cqflux.class);
+            assertThat(cq.keepAliveInterval()).isEqualTo(Duration.ofSeconds(2));
+            assertThat(cq.keepAliveMisses()).isEqualTo(5);
+        });
+        runner.withPropertyValues("cqflux.keep-alive.interval=0s")
+                .run(ctx -> assertThat(ctx.getBean(Cqflux.class).keepAliveInterval()).isZero());
+    }
+
+    @Test
     void threadNamePrefixUnset_keepsTheLibrarysNumberedDefault() {
         runner.run(ctx -> assertThat(ctx.getBean(Cqflux.class).toString()).matches("Cqflux\\[cqflux-\\d+, .*"));
     }
@@ -125,6 +141,8 @@ class CqfluxAutoConfigurationTest {
         String[][] cases = {
                 {"cqflux.loops=0", "cqflux.loops"},
                 {"cqflux.connect-timeout=0s", "cqflux.connect-timeout"},
+                {"cqflux.keep-alive.interval=1ms", "cqflux.keep-alive.interval"},
+                {"cqflux.keep-alive.misses=0", "cqflux.keep-alive.misses"},
                 {"cqflux.send-credits=1", "cqflux.send-credits"},
                 {"cqflux.buffer-pool.buffers=0", "cqflux.buffer-pool.buffers"},
                 {"cqflux.buffer-pool.max-waiters=-1", "cqflux.buffer-pool.max-waiters"},

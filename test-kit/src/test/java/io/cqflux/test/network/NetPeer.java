@@ -1,6 +1,9 @@
 package io.cqflux.test.network;
 
+import io.cqflux.core.ConnectionEvent;
 import io.cqflux.core.RegionAccess;
+import io.cqflux.reactor.AcceptDecision;
+import io.cqflux.reactor.AcceptOptions;
 import io.cqflux.reactor.Cqflux;
 import io.cqflux.reactor.RdmaConnection;
 import io.cqflux.reactor.RdmaServer;
@@ -43,8 +46,15 @@ import java.util.zip.CRC32C;
  * <ul>
  *   <li>{@code DUMP <offset> <length>}: {@code DUMP <base64 of those bytes of the region>};</li>
  *   <li>{@code CRC <offset> <length>}: {@code CRC <CRC32C of those bytes, hex>};</li>
- *   <li>{@code TCP}: {@code TCP <bytes received> <connections that reached end of stream>}.</li>
+ *   <li>{@code TCP}: {@code TCP <bytes received> <connections that reached end of stream>};</li>
+ *   <li>{@code CONNS}: {@code CONNS <accepted> <open> <ended LOST> <keep-alive probes sent>}, over
+ *       every connection it accepted on either listener.</li>
  * </ul>
+ *
+ * <p>Beside its cqflux server it listens for connections with raw private data (a stand-in for
+ * a peer not written with cqflux): {@code READY} names that port third. An optional third and
+ * fourth argument set its keep-alive ({@code <interval ms> <misses>}; an interval of 0 switches
+ * it off); without them it runs the library's default.
  *
  * <p>It exits when its stdin ends, so it never outlives the test JVM (unless the rig kills it
  * first).
@@ -54,7 +64,8 @@ final class NetPeer {
     }
 
     /**
-     * @param args the address to serve on, and the region's size in bytes
+     * @param args the address to serve on, the region's size in bytes, and optionally the
+     *     keep-alive's interval in ms (0: off) and misses
      */
     public static void main(String[] args) throws IOException {
         InetAddress address = InetAddress.getByName(args[0]);
@@ -63,11 +74,19 @@ final class NetPeer {
         List<RdmaConnection> keep = new CopyOnWriteArrayList<>();
         AtomicLong tcpBytes = new AtomicLong();
         AtomicLong tcpEnds = new AtomicLong();
-        Cqflux cq = Cqflux.builder().transport(TransportChoice.FABRIC).localAddress(address).build();
+        Cqflux.Builder builder = Cqflux.builder().transport(TransportChoice.FABRIC).localAddress(address);
+        if (args.length >= 4) {
+            long ms = Long.parseLong(args[2]);
+            builder = ms == 0 ? builder.noKeepAlive() : builder.keepAlive(Duration.ofMillis(ms), Integer.parseInt(args[3]));
+        }
+        Cqflux cq = builder.build();
         MemorySegment mem = Arena.global().allocate(size, 64);
         Region r = cq.register(mem, RegionAccess.WRITE_DST, RegionAccess.READ_SRC, RegionAccess.FLUSH_TYPE_VISIBILITY);
         RdmaServer s = cq.bind(new InetSocketAddress(address, 0), r).block(Duration.ofSeconds(20));
         s.connections().subscribe(keep::add);
+        RdmaServer raw = cq.bind(new InetSocketAddress(address, 0),
+                AcceptOptions.rawPrivateData(req -> AcceptDecision.accept(new byte[0]))).block(Duration.ofSeconds(20));
+        raw.connections().subscribe(keep::add);
         ServerSocket tcp = new ServerSocket(0, 50, address);
         Thread.ofPlatform().daemon().start(() -> {
             while (true) {
@@ -91,7 +110,7 @@ final class NetPeer {
                 });
             }
         });
-        out.println("READY " + s.address().getPort() + " " + tcp.getLocalPort());
+        out.println("READY " + s.address().getPort() + " " + tcp.getLocalPort() + " " + raw.address().getPort());
         out.flush();
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
         String line;
@@ -108,6 +127,13 @@ final class NetPeer {
                     out.println("CRC " + Long.toHexString(crc.getValue()));
                 }
                 case "TCP" -> out.println("TCP " + tcpBytes.get() + " " + tcpEnds.get());
+                case "CONNS" -> {
+                    long open = keep.stream().filter(c -> !c.isDisposed()).count();
+                    long lost = keep.stream().filter(c -> c.isDisposed() && c.events().collectList()
+                            .block(Duration.ofSeconds(5)).contains(ConnectionEvent.LOST)).count();
+                    long probes = keep.stream().mapToLong(RdmaConnection::keepAliveProbes).sum();
+                    out.println("CONNS " + keep.size() + " " + open + " " + lost + " " + probes);
+                }
                 default -> out.println("ERR unknown command " + line);
             }
             out.flush();
@@ -121,17 +147,33 @@ final class NetPeer {
         private final Process process;
         private final InetSocketAddress address;
         private final InetSocketAddress tcpAddress;
+        private final InetSocketAddress rawAddress;
         private final BlockingQueue<String> lines;
         private final PrintStream commands;
         private final AtomicBoolean destroyed = new AtomicBoolean();
 
         private Handle(Process process, InetSocketAddress address, InetSocketAddress tcpAddress,
-                       BlockingQueue<String> lines) {
+                       InetSocketAddress rawAddress, BlockingQueue<String> lines) {
+            this.rawAddress = rawAddress;
             this.process = process;
             this.address = address;
             this.tcpAddress = tcpAddress;
             this.lines = lines;
             this.commands = new PrintStream(process.getOutputStream(), true, StandardCharsets.UTF_8);
+        }
+
+        /** {@return the address of the peer's listener for raw private data (a foreign peer's stand-in)} */
+        InetSocketAddress rawAddress() {
+            return rawAddress;
+        }
+
+        /**
+         * {@return the peer's view of the connections it accepted: accepted, open, ended LOST,
+         * keep-alive probes sent, in that order}
+         */
+        long[] connections() {
+            String[] f = command("CONNS", "CONNS ").split(" ");
+            return new long[] {Long.parseLong(f[0]), Long.parseLong(f[1]), Long.parseLong(f[2]), Long.parseLong(f[3])};
         }
 
         /** {@return the address of the peer's cqflux server} */
@@ -202,12 +244,13 @@ final class NetPeer {
      * Starts a peer with {@code prefix} before its {@code java} command (e.g.
      * {@code ip netns exec NS}), and waits (at most 30 s) for it to listen.
      */
-    static Handle start(List<String> prefix, InetAddress address, long regionSize) {
+    static Handle start(List<String> prefix, InetAddress address, long regionSize, String... options) {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         List<String> cmd = new ArrayList<>(prefix);
         cmd.addAll(List.of(java, "--enable-native-access=ALL-UNNAMED", "-Xmx128m", "-XX:+UseSerialGC",
                 "-XX:TieredStopAtLevel=1", "-cp", System.getProperty("java.class.path"), NetPeer.class.getName(),
                 address.getHostAddress(), Long.toString(regionSize)));
+        cmd.addAll(List.of(options));
         Process p;
         try {
             p = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
@@ -241,7 +284,8 @@ final class NetPeer {
             }
             String[] f = line.split(" ");
             h = new Handle(p, new InetSocketAddress(address, Integer.parseInt(f[1])),
-                    new InetSocketAddress(address, Integer.parseInt(f[2])), lines);
+                    new InetSocketAddress(address, Integer.parseInt(f[2])),
+                    new InetSocketAddress(address, Integer.parseInt(f[3])), lines);
             return h;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();

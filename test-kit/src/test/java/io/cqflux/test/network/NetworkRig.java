@@ -148,10 +148,11 @@ final class NetworkRig implements AutoCloseable {
      * peer's address, and waits (bounded) until it listens.
      *
      * @param regionSize bytes of the exposed region
+     * @param options the peer's further arguments ({@link NetPeer#main}: its keep-alive)
      * @return the peer; it is killed by {@link #vanish()} or {@link #close()}
      */
-    NetPeer.Handle startPeer(long regionSize) {
-        NetPeer.Handle h = NetPeer.start(List.of("ip", "netns", "exec", namespace), peerAddress, regionSize);
+    NetPeer.Handle startPeer(long regionSize, String... options) {
+        NetPeer.Handle h = NetPeer.start(List.of("ip", "netns", "exec", namespace), peerAddress, regionSize, options);
         peers.add(h);
         return h;
     }

@@ -9,6 +9,7 @@ import io.cqflux.core.ConnectionConfig;
 import io.cqflux.core.ConnectionEvent;
 import io.cqflux.core.ConnectionException;
 import io.cqflux.core.RegionAccess;
+import io.cqflux.reactor.ConnectOptions;
 import io.cqflux.reactor.Cqflux;
 import io.cqflux.reactor.PeerRegion;
 import io.cqflux.reactor.RdmaConnection;
@@ -21,6 +22,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
+import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Flux;
@@ -33,7 +35,9 @@ import reactor.core.publisher.Flux;
  * {@code ConnectionException(LOST)}; after the heal a fresh connection to the same peer finds every
  * completed write in the peer's memory byte for byte (the peer's own dump, and a read over the
  * fresh connection). A write whose {@code Mono} failed may or may not have landed; the figures say
- * which.
+ * which. Idle connections across a partition are the keep-alive's: it ends them LOST on both
+ * sides (a receive-only side too) within 2 x interval x misses, sends no probe on a busy
+ * connection and none ever to a peer with raw private data.
  */
 class PartitionTest {
     static final Duration T = Duration.ofSeconds(10);
@@ -52,11 +56,20 @@ class PartitionTest {
     Records records;
 
     private void start(Duration operationTimeout, Duration connectTimeout) {
+        start(operationTimeout, connectTimeout, UnaryOperator.identity());
+    }
+
+    /**
+     * @param clientB adjusts the client's builder
+     * @param peerOptions the peer's further arguments ({@link NetPeer#main}: its keep-alive)
+     */
+    private void start(Duration operationTimeout, Duration connectTimeout, UnaryOperator<Cqflux.Builder> clientB,
+                       String... peerOptions) {
         rig = NetworkRig.create();
-        peer = rig.startPeer((long) CAPACITY * Records.SIZE);
-        client = Cqflux.builder().transport(TransportChoice.FABRIC).localAddress(rig.rootAddress)
+        peer = rig.startPeer((long) CAPACITY * Records.SIZE, peerOptions);
+        client = clientB.apply(Cqflux.builder().transport(TransportChoice.FABRIC).localAddress(rig.rootAddress)
                 .operationTimeout(operationTimeout).connectionConfig(ConnectionConfig.DEFAULT.withTimeout(connectTimeout))
-                .shutdownTimeout(Duration.ofSeconds(2)).build();
+                .shutdownTimeout(Duration.ofSeconds(2))).build();
         arena = Arena.ofShared();
         MemorySegment mem = arena.allocate((long) CAPACITY * Records.SIZE, 64);
         records = new Records(System.nanoTime(), CAPACITY);
@@ -303,22 +316,35 @@ class PartitionTest {
         assertCompletedWritesLanded("10 % loss");
     }
 
+    /** The keep-alive of the idle-connection cases, on both sides: a silent peer is found within about 4 x this. */
+    static final Duration KEEP_ALIVE = Duration.ofMillis(200);
+    static final int MISSES = 3;
+    /** What the keep-alive promises: an idle connection across a partition ends within 2 x interval x misses. */
+    static final Duration KEEP_ALIVE_BOUND = KEEP_ALIVE.multipliedBy(2L * MISSES);
+
+    private void startWithKeepAlive() {
+        start(Duration.ofMillis(500), Duration.ofSeconds(1), b -> b.keepAlive(KEEP_ALIVE, MISSES),
+                Long.toString(KEEP_ALIVE.toMillis()), Integer.toString(MISSES));
+    }
+
     /**
-     * Today's gap, pinned: nothing probes an idle connection, so a partition without traffic goes
-     * unnoticed however long it lasts; the first operation posted into it finds it, through its
-     * deadline. A keep-alive (planned for the reactive layer) changes this case: the idle
-     * connection should then end {@code LOST} within the keep-alive's interval times its probe
-     * count (plus the deadline check's slack), with the events ESTABLISHED, LOST, and a write
-     * posted afterwards should fail at once with that {@code LOST}.
+     * An idle connection across a partition: the keep-alive finds the loss on both sides without
+     * any operation, within 2 x interval x misses, the client's events read ESTABLISHED then
+     * LOST, and a write posted afterwards fails at once with that LOST.
      */
     @Test
-    void idleConnection_partitionedPastTheOperationTimeout_staysEstablished_untilAWriteFindsTheLoss() {
-        Duration opTimeout = Duration.ofMillis(500);
-        start(opTimeout, Duration.ofSeconds(1));
+    void idleConnection_partitioned_endsLostOnBothSides_withinTheKeepAliveBound_andAWriteThenFailsAtOnce() {
+        startWithKeepAlive();
         RdmaConnection conn = connectPatiently(client, peer);
+        sleep(KEEP_ALIVE.multipliedBy(3)); // idle across a few probes, alive
+        assertTrue(!conn.isDisposed(), "the idle connection ended while the link was up");
+        assertEquals(1, peer.connections()[1], "the peer's side is not open while the link is up");
         rig.partition();
-        sleep(opTimeout.multipliedBy(3));
-        boolean endedIdle = conn.isDisposed();
+        long t0 = System.nanoTime();
+        assertTrue(await(conn::isDisposed, T), "the idle connection is still open " + T + " into the partition");
+        long clientTook = System.nanoTime() - t0;
+        assertTrue(await(() -> peer.connections()[2] == 1, T), "the peer's side did not end LOST within " + T);
+        long peerTook = System.nanoTime() - t0;
         long w0 = System.nanoTime();
         Throwable error = null;
         try {
@@ -326,17 +352,93 @@ class PartitionTest {
         } catch (RuntimeException e) {
             error = e;
         }
-        long took = System.nanoTime() - w0;
-        System.out.printf("FACT idle connection partitioned for %d ms: %s; a write then failed after %.0f ms with %s%n",
-                opTimeout.multipliedBy(3).toMillis(), endedIdle ? "it had ended" : "still established", took / 1e6, error);
-        assertTrue(!endedIdle, "the idle connection ended during the partition: a keep-alive exists now, so"
-                + " replace this case by the keep-alive one its comment describes");
-        ConnectionException ce = assertInstanceOf(ConnectionException.class, error, "the write across the partition");
+        long writeTook = System.nanoTime() - w0;
+        System.out.printf("FACT idle connection partitioned, keep-alive %d ms x %d: the client ended LOST after %.0f ms,"
+                + " the peer after at most %.0f ms; a write then failed after %.1f ms with %s; client probes %d%n",
+                KEEP_ALIVE.toMillis(), MISSES, clientTook / 1e6, peerTook / 1e6, writeTook / 1e6, error,
+                conn.keepAliveProbes());
+        assertTrue(clientTook <= KEEP_ALIVE_BOUND.toNanos(), "the client found the loss after " + clientTook / 1_000_000
+                + " ms, beyond 2 x interval x misses = " + KEEP_ALIVE_BOUND.toMillis() + " ms");
+        assertTrue(peerTook <= KEEP_ALIVE_BOUND.toNanos(), "the peer found the loss after at most " + peerTook / 1_000_000
+                + " ms, beyond 2 x interval x misses = " + KEEP_ALIVE_BOUND.toMillis() + " ms");
+        assertTrue(conn.keepAliveProbes() > 0, "the idle client sent no probe");
+        assertEquals(List.of(ConnectionEvent.ESTABLISHED, ConnectionEvent.LOST), conn.events().collectList().block(T));
+        ConnectionException ce = assertInstanceOf(ConnectionException.class, error, "the write after the loss");
         assertEquals(ConnectionEvent.LOST, ce.event(), ce.toString());
-        assertTrue(took <= opTimeout.plus(SLACK).toNanos(), "the write took " + took / 1_000_000 + " ms to fail");
-        assertEquals(List.of(ConnectionEvent.ESTABLISHED, ConnectionEvent.LOST),
-                conn.events().collectList().block(T));
+        assertTrue(ce.getMessage().contains("keep-alive"), "the LOST does not name the keep-alive: " + ce.getMessage());
+        assertTrue(writeTook < Duration.ofMillis(100).toNanos(), "the write took " + writeTook / 1_000_000 + " ms to fail");
         rig.heal();
+    }
+
+    /** A side that only receives (it never posts an operation) finds a silent peer through the keep-alive. */
+    @Test
+    void receiveOnlySide_partitioned_itsReceiveFailsLost_withinTheKeepAliveBound() {
+        startWithKeepAlive();
+        RdmaConnection conn = connectPatiently(client, peer);
+        java.util.concurrent.CompletableFuture<Throwable> receiveEnd = new java.util.concurrent.CompletableFuture<>();
+        conn.receive().subscribe(m -> { }, receiveEnd::complete, () -> receiveEnd.complete(null));
+        sleep(KEEP_ALIVE.multipliedBy(3));
+        assertTrue(!receiveEnd.isDone(), "the receive ended while the link was up: " + receiveEnd.getNow(null));
+        rig.partition();
+        long t0 = System.nanoTime();
+        Throwable end = receiveEnd.completeOnTimeout(null, T.toMillis(), TimeUnit.MILLISECONDS).join();
+        long took = System.nanoTime() - t0;
+        System.out.printf("FACT receive-only side partitioned, keep-alive %d ms x %d: its receive ended after %.0f ms"
+                + " with %s%n", KEEP_ALIVE.toMillis(), MISSES, took / 1e6, end);
+        ConnectionException ce = assertInstanceOf(ConnectionException.class, end, "the receive across the partition");
+        assertEquals(ConnectionEvent.LOST, ce.event(), ce.toString());
+        assertTrue(took <= KEEP_ALIVE_BOUND.toNanos(), "the receive ended after " + took / 1_000_000 + " ms, beyond "
+                + KEEP_ALIVE_BOUND.toMillis() + " ms");
+        rig.heal();
+    }
+
+    /**
+     * A connection with raw private data (a stand-in for a peer not written with cqflux) is never
+     * probed, by either side: nothing may reach such a peer that it did not ask for. It has no
+     * keep-alive, so an idle one stays established across a partition (its next operation finds it).
+     */
+    @Test
+    void foreignConnection_rawPrivateData_isNeverProbed_byEitherSide() {
+        startWithKeepAlive();
+        RdmaConnection conn = client.connect(peer.rawAddress(), ConnectOptions.rawPrivateData(new byte[0])).block(T);
+        sleep(KEEP_ALIVE.multipliedBy(2L * MISSES + 2));
+        long[] peerSide = peer.connections();
+        System.out.printf("FACT raw connection idle for %d ms with keep-alive %d ms x %d: client probes %d, peer %s%n",
+                KEEP_ALIVE.multipliedBy(2L * MISSES + 2).toMillis(), KEEP_ALIVE.toMillis(), MISSES,
+                conn.keepAliveProbes(), java.util.Arrays.toString(peerSide));
+        assertEquals(0, conn.keepAliveProbes(), "the client probed a foreign peer");
+        assertEquals(1, peerSide[0], "the peer did not accept the raw connection");
+        assertEquals(0, peerSide[3], "the peer probed a foreign client");
+        assertTrue(!conn.isDisposed() && peerSide[1] == 1, "an idle raw connection ended with the link up");
+        rig.partition();
+        sleep(KEEP_ALIVE.multipliedBy(2L * MISSES + 2));
+        assertTrue(!conn.isDisposed(), "an idle raw connection ended: something judged a foreign peer by silence");
+        assertEquals(0, conn.keepAliveProbes(), "the client probed a foreign peer across the partition");
+        rig.heal();
+    }
+
+    /** A busy connection is its own proof of life: its keep-alive sends no probe. */
+    @Test
+    void busyConnection_sendsNoKeepAliveProbe() {
+        startWithKeepAlive();
+        RdmaConnection conn = connectPatiently(client, peer);
+        PeerRegion remote = conn.remoteRegion(0);
+        for (int i = 0; i < 100; i++) { // warm: the first writes load and compile the path
+            conn.durableWrite(remote, 0, local, 0, Records.SIZE).block(T);
+        }
+        long before = conn.keepAliveProbes();
+        long t0 = System.nanoTime();
+        int writes = 0;
+        while (System.nanoTime() - t0 < KEEP_ALIVE.multipliedBy(2L * MISSES).toNanos()) {
+            conn.durableWrite(remote, (long) (writes % CAPACITY) * Records.SIZE, local,
+                    (long) (writes % CAPACITY) * Records.SIZE, Records.SIZE).block(T);
+            writes++;
+        }
+        System.out.printf("FACT busy connection, keep-alive %d ms x %d: %d durable writes in %d ms, probes %d -> %d%n",
+                KEEP_ALIVE.toMillis(), MISSES, writes, KEEP_ALIVE.multipliedBy(2L * MISSES).toMillis(), before,
+                conn.keepAliveProbes());
+        assertTrue(writes > 100, "too little traffic to test anything: " + writes);
+        assertEquals(before, conn.keepAliveProbes(), "a busy connection sent keep-alive probes");
     }
 
     @Test

@@ -28,9 +28,8 @@ import reactor.core.Disposable;
 import reactor.core.publisher.Mono;
 
 /**
- * A {@link PeerPool} across a partition on fabric/tcp: the operation deadline finds the loss (an
- * idle connection is not probed until a keep-alive exists: see
- * {@code PartitionTest#idleConnection_partitionedPastTheOperationTimeout_staysEstablished_untilAWriteFindsTheLoss}),
+ * A {@link PeerPool} across a partition on fabric/tcp: the operation deadline finds the loss of a
+ * pool with writes in flight, the keep-alive that of an idle pool within 2 x interval x misses,
  * {@link PeerPool#state()} and {@link PeerPool#events()} report the outage, a
  * FAIL_FAST pool fails operations at once during it, a WAIT pool holds them and completes them
  * after the heal, and the pool serves again within the connect timeout (an attempt in flight when
@@ -95,6 +94,38 @@ class PeerPoolPartitionTest {
             }
         }
         return k == kinds.length;
+    }
+
+    @Test
+    void idlePool_partition_reportsTheOutageWithinTheKeepAliveBound_withoutAnyOperation() {
+        Duration interval = Duration.ofMillis(200);
+        int misses = 3;
+        Duration bound = interval.multipliedBy(2L * misses);
+        rig = NetworkRig.create();
+        peer = rig.startPeer((long) CAPACITY * Records.SIZE);
+        client = Cqflux.builder().transport(TransportChoice.FABRIC).localAddress(rig.rootAddress)
+                .keepAlive(interval, misses).operationTimeout(OP_TIMEOUT)
+                .connectionConfig(ConnectionConfig.DEFAULT.withTimeout(CONNECT_TIMEOUT))
+                .shutdownTimeout(Duration.ofSeconds(2)).build();
+        PeerPool pool = pool(PeerPoolOptions.WhenUnavailable.FAIL_FAST);
+        List<PeerPoolEvent> events = record(pool);
+        assertTrue(PartitionTest.await(() -> pool.state() == PeerPool.State.CONNECTED, T.plus(T)),
+                "the pool did not connect: " + events);
+        PartitionTest.sleep(interval.multipliedBy(3)); // idle and alive: probes answered
+        assertEquals(PeerPool.State.CONNECTED, pool.state(), "the idle pool lost its connection with the link up: "
+                + events);
+        rig.partition();
+        long t0 = System.nanoTime();
+        assertTrue(PartitionTest.await(() -> pool.state() != PeerPool.State.CONNECTED, T),
+                "the idle pool still says CONNECTED " + T + " into the partition: " + events);
+        long reported = System.nanoTime() - t0;
+        assertTrue(PartitionTest.await(() -> inOrder(events, PeerPoolEvent.Kind.CONNECTED, PeerPoolEvent.Kind.LOST),
+                SLACK), "the events do not report the loss: " + events);
+        System.out.printf("FACT idle PeerPool across a partition, keep-alive %d ms x %d: state left CONNECTED %.0f ms"
+                + " into it; events %s%n", interval.toMillis(), misses, reported / 1e6, events);
+        assertTrue(reported <= bound.toNanos(), "the idle pool reported the outage after " + reported / 1_000_000
+                + " ms, beyond 2 x interval x misses = " + bound.toMillis() + " ms");
+        rig.heal();
     }
 
     @Test

@@ -39,7 +39,11 @@ final class CompletionDispatch {
     /** Completions whose context matched nothing posted; written on the loop only. */
     private volatile long staleCompletions;
 
-    CompletionDispatch(ConnectionCore core, SendQueue sendQueue, PeerControl control, Receiver receiver) {
+    private final KeepAlive keepAlive;
+
+    CompletionDispatch(ConnectionCore core, SendQueue sendQueue, PeerControl control, Receiver receiver,
+                       KeepAlive keepAlive) {
+        this.keepAlive = keepAlive;
         this.core = core;
         this.sendQueue = sendQueue;
         this.control = control;
@@ -52,6 +56,7 @@ final class CompletionDispatch {
     void onCompletion(Completion c) {
         long ctx = c.context();
         Object o = sendQueue.lookup(ctx);
+        keepAlive.life(); // any completion, success or error, says the connection is not silent
         if (monitors.get() != 0) {
             monitor(c, o, ctx);
         }
@@ -61,11 +66,13 @@ final class CompletionDispatch {
             sendQueue.retire(ctx, 1);
             if (w == SendQueue.Internal.GRANT) {
                 control.grantDone();
+            } else if (w == SendQueue.Internal.PROBE) {
+                keepAlive.probeCompleted();
             } else {
                 core.goodbyeCompleted();
             }
             if (!c.isSuccess()) {
-                core.errorCompletion(c, Opcode.WRITE);
+                core.errorCompletion(c, w == SendQueue.Internal.PROBE ? Opcode.READ : Opcode.WRITE);
             }
             sendQueue.drainWaiting();
             core.postGoodbye();

@@ -52,7 +52,8 @@ import reactor.util.Loggers;
  * REJECTED, UNREACHABLE), an error completion (an error puts an RC queue pair in the error state,
  * ibv_poll_cq(3); libfabric's tcp endpoint drops the connection), a close by this side, the
  * operation deadline (a posted operation without a completion for `operationTimeout`: the peer
- * stopped answering), or the loop letting go of the connection. A flushed completion
+ * stopped answering), the keep-alive (an idle connection's peer gave no sign of life for its
+ * misses; KeepAlive), or the loop letting go of the connection. A flushed completion
  * (WR_FLUSH_ERR: the connection is being torn down) makes the connection ENDING: nothing more is
  * posted, new operations wait, and the transport's event decides between CLOSED and LOST; if it
  * does not come within the connect timeout, LOST.
@@ -72,7 +73,7 @@ import reactor.util.Loggers;
  * is made of, each of which reads the lifecycle through {@link #state()} and ends the connection
  * through {@link #end}: {@link Admission} (what an operation must pass, the peer's regions),
  * {@link SendQueue} (credits, queues, posting), {@link CompletionDispatch}, {@link Deadlines},
- * {@link Goodbye} and the {@link Receiver}.
+ * {@link KeepAlive}, {@link Goodbye} and the {@link Receiver}.
  */
 public final class ConnectionCore {
     private static final ApiAccess API = ApiAccess.get();
@@ -120,6 +121,8 @@ public final class ConnectionCore {
     private Consumer<RdmaConnection> onEstablished;
     private Consumer<Throwable> onFailed;
     private final Deadlines deadlines;
+    /** The liveness check of an idle connection to a cqflux peer. */
+    private final KeepAlive keepAlive;
     public final Receiver receiver;
     /** The owning instance's staging buffers (the byte[]/ByteBuffer forms). */
     public final BufferPool buffers;
@@ -181,7 +184,9 @@ public final class ConnectionCore {
         // A peer with raw private data sends without credits: by default every receive is posted
         // ahead of demand (Receiver's class comment; ConnectOptions/AcceptOptions override it).
         receiver.prefetch(raw ? config.receiveQueueSize() : 0, raw);
-        this.dispatch = new CompletionDispatch(this, sendQueue, control, receiver);
+        this.keepAlive = new KeepAlive(this, sendQueue, control,
+                raw ? 0 : limits.keepAliveInterval().toNanos(), limits.keepAliveMisses());
+        this.dispatch = new CompletionDispatch(this, sendQueue, control, receiver, keepAlive);
         this.goodbye = new Goodbye(this, sendQueue, control);
         this.deadlines = new Deadlines(this, sendQueue, control, operationTimeoutNanos);
         this.api = API.newConnection(this);
@@ -281,6 +286,7 @@ public final class ConnectionCore {
                 }
             }
             state = State.ESTABLISHED;
+            deadlines.established();
             if (config.receiveQueueSize() == 0 && control.enabled()) {
                 control.neverReceives(); // the peer's sends fail at once instead of waiting forever
                 sendQueue.grant();
@@ -292,6 +298,7 @@ public final class ConnectionCore {
             if (state != State.ESTABLISHED) {
                 return; // it failed and ended the connection
             }
+            keepAlive.established();
             announced = true; // before the listeners hear of it (Instrumentation.add reads it)
             instrumentation.opened(this);
             Emissions.guarded(() -> events.tryEmitNext(e));
@@ -370,6 +377,7 @@ public final class ConnectionCore {
     private void failEverything(Throwable cause, ConnectionEvent event) {
         loop.noteOperation("cqflux.connectionEnd"); // subscriber code (the failures) runs here
         deadlines.stop();
+        keepAlive.stop();
         if (event != null) {
             Emissions.guarded(() -> events.tryEmitNext(event));
         }
@@ -564,6 +572,31 @@ public final class ConnectionCore {
         sendQueue.submit(op);
     }
 
+    /** Loop thread: an operation was posted; its deadline is armed unless one is. */
+    void operationPosted() {
+        deadlines.posted();
+    }
+
+    /** {@return whether the operation deadline's timer is armed} Loop thread (tests). */
+    public boolean operationDeadlineArmed() {
+        return deadlines.operationTimerArmed();
+    }
+
+    /** {@return how many times the operation deadline's timer fired} Loop thread (tests). */
+    public long operationDeadlineRuns() {
+        return deadlines.operationTimerRuns();
+    }
+
+    /** {@return whether the keep-alive's timer is armed} Loop thread (tests). */
+    public boolean keepAliveArmed() {
+        return keepAlive.armed();
+    }
+
+    /** {@return the keep-alive probes this connection posted} Any thread. */
+    public long keepAliveProbes() {
+        return keepAlive.probes();
+    }
+
     /** Any thread: runs a task on the loop, inline when already there, or after the loop ended. */
     public void runOnLoop(Runnable task) {
         loop.executeOrAfterTermination(task);
@@ -625,6 +658,7 @@ public final class ConnectionCore {
             if (state == State.ESTABLISHED) {
                 state = State.ENDING;
                 deadlines.ending();
+                keepAlive.stop();
             }
             onEvents(); // the terminal event may already be waiting
             return;

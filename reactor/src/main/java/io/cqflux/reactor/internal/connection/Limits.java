@@ -11,7 +11,10 @@ import java.time.Duration;
  * @param operationTimeout how long a posted operation may go without a completion
  * @param blockSpinNanos how long an operation's {@code block()} spins before it parks, 0 for
  *     not at all ({@link io.cqflux.reactor.Cqflux.Builder#blockSpin})
+ * @param keepAliveInterval the keep-alive's interval, {@link Duration#ZERO} for none
+ *     ({@link io.cqflux.reactor.Cqflux.Builder#keepAlive})
+ * @param keepAliveMisses intervals without a sign of life before a connection ends LOST
  */
 public record Limits(int pendingLimit, int receiveBufferSize, int notificationBacklog, Duration operationTimeout,
-                     long blockSpinNanos) {
+                     long blockSpinNanos, Duration keepAliveInterval, int keepAliveMisses) {
 }

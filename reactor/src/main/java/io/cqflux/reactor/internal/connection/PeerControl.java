@@ -16,7 +16,7 @@ import java.util.Set;
 /*
  * Design: the control words two cqflux peers keep for each other.
  *
- * Each side registers 32 bytes per connection and names them in its hello (PeerHello, by the
+ * Each side registers 40 bytes per connection and names them in its hello (PeerHello, by the
  * transport's raw descriptor, so that they fit librpma's 56-byte connect private data beside an
  * exposed region). The peer writes into them by RDMA write, which needs no receive buffer:
  *
@@ -24,6 +24,7 @@ import java.util.Set;
  *   [ 8, 16)  staging of this side's own credit count (the source of its write)
  *   [16, 24)  goodbye word: the peer writes GOODBYE here before an orderly close
  *   [24, 32)  staging of this side's goodbye
+ *   [32, 40)  landing of this side's keep-alive probe, a read of the peer's credit word
  *
  * Message credits. A send (or a write with immediate that consumes a receive) must land in a
  * receive buffer the peer posted. Without one, verbs makes the sender retry forever (librpma
@@ -51,6 +52,14 @@ import java.util.Set;
  *
  * A peer whose hello names no control words (an older cqflux, or a peer not written with cqflux)
  * gets raw sends and its end is judged by the transport's event alone.
+ *
+ * Keep-alive. The words are also registered for remote reading, so that an idle side can ask
+ * the peer's NIC for a sign of life without anything from the peer's application: an 8-byte
+ * RDMA read of the peer's credit word into this side's landing word (KeepAlive). A read needs
+ * the response to come back, so its completion proves the path and the peer's queue pair alive,
+ * where a write may complete once it left this side (fi_cq(3): FI_TRANSMIT_COMPLETE, which a
+ * provider may give for a write as soon as the data is on its way). The value read is never
+ * used.
  */
 
 /**
@@ -62,11 +71,12 @@ public final class PeerControl implements AutoCloseable {
 
     private static final VarHandle WORD = ValueLayout.JAVA_LONG.varHandle();
     /** Bytes of the control words. */
-    public static final int SIZE = 32;
+    public static final int SIZE = 40;
     private static final long CREDIT_WORD = 0;
     private static final long CREDIT_STAGING = 8;
     private static final long GOODBYE_WORD = 16;
     private static final long GOODBYE_STAGING = 24;
+    private static final long PROBE_LANDING = 32;
     /**
      * What a receiver that can never post a receive writes into its peer's credit word: negative,
      * so no count of posted receives can equal it, and a sender that does not know it sees no credit.
@@ -75,7 +85,7 @@ public final class PeerControl implements AutoCloseable {
     /** What an orderly close writes into the peer's goodbye word ("cqfx bye"). */
     public static final long GOODBYE = 0x6371_6678_2062_7965L;
     /** The access a peer's control words are addressed with. */
-    public static final Set<RegionAccess> PEER_ACCESS = Set.of(RegionAccess.WRITE_DST);
+    public static final Set<RegionAccess> PEER_ACCESS = Set.of(RegionAccess.WRITE_DST, RegionAccess.READ_SRC);
 
     private final Arena arena;
     private final LocalRegion words;
@@ -103,7 +113,8 @@ public final class PeerControl implements AutoCloseable {
         Arena a = Arena.ofShared();
         try {
             MemorySegment mem = a.allocate(SIZE, 8);
-            return new PeerControl(a, t.register(mem, EnumSet.of(RegionAccess.WRITE_DST, RegionAccess.WRITE_SRC)));
+            return new PeerControl(a, t.register(mem, EnumSet.of(RegionAccess.WRITE_DST,
+                    RegionAccess.WRITE_SRC, RegionAccess.READ_SRC, RegionAccess.READ_DST)));
         } catch (RuntimeException | Error e) {
             a.close();
             throw e;
@@ -221,6 +232,20 @@ public final class PeerControl implements AutoCloseable {
     /** {@return whether the peer wrote its goodbye into this side's word} */
     public boolean peerSaidGoodbye() {
         return (long) WORD.getAcquire(words.segment(), GOODBYE_WORD) == GOODBYE;
+    }
+
+    // ---------------------------------------------------------------- keep-alive
+
+    /**
+     * Posts the keep-alive probe: a read of the peer's credit word into this side's landing
+     * word. Loop thread; only when {@link #enabled()}, one at a time.
+     *
+     * @param c the connection
+     * @param context the in-flight table context of the read
+     * @return whether it was posted
+     */
+    public boolean postProbe(Connection c, long context) {
+        return c.read(words, PROBE_LANDING, peer, CREDIT_WORD, 8, context, true);
     }
 
     /** Frees the control words; after the native connection is closed (the NIC may write them until then). */

@@ -44,7 +44,7 @@ final class SendQueue {
     }
 
     /** Control writes the connection posts for itself: they take a table slot and a send credit like an operation. */
-    enum Internal { GRANT, GOODBYE }
+    enum Internal { GRANT, GOODBYE, PROBE }
 
     private final ConnectionCore core;
     private final EventLoop loop;
@@ -247,6 +247,7 @@ final class SendQueue {
         // connection LOST early, and such a loop holds back every completion anyway. A shorter
         // timeout reads the clock.
         op.posting(ctx, coarsePostClock ? loop.unitClock() : System.nanoTime());
+        core.operationPosted();
         noteInFlight();
         boolean ok;
         try {
@@ -420,15 +421,20 @@ final class SendQueue {
         table.release(ctx);
     }
 
-    /** {@return the longest time an operation of the table has been posted, 0 for none} @param now the clock now */
+    /**
+     * {@return the longest time an operation of the table has been posted, -1 when no operation is
+     * in flight (receives and control writes are not operations)}
+     *
+     * @param now the clock now
+     */
     long longestInFlight(long now) {
         if (table.creditsInUse() == 0) {
-            return 0;
+            return -1;
         }
-        long[] longest = {0};
+        long[] longest = {-1};
         table.forEach((ctx, o) -> {
             if (o instanceof OpMono op && op.stage() != OpMono.NEW) {
-                longest[0] = Math.max(longest[0], now - op.postedAt());
+                longest[0] = Math.max(longest[0], Math.max(0, now - op.postedAt()));
             }
         });
         return longest[0];
