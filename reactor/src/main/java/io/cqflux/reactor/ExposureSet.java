@@ -3,6 +3,8 @@ package io.cqflux.reactor;
 import io.cqflux.core.spi.LocalRegion;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * The registrations one accepted connection's peer was given: one per exposed {@link Region},
@@ -27,15 +29,32 @@ final class ExposureSet implements AutoCloseable {
      * Registers each region again for one connection, in order.
      *
      * @param exposed the server's regions
+     * @param live counts the live registrations: incremented for each, decremented when it is
+     *     revoked (by this set's close or by its region's)
      * @return the set, whose {@link #descriptors()} go into that connection's hello
      * @throws RuntimeException when a region is closed or a registration fails (what was
      *     registered before it is closed again)
      */
-    static ExposureSet register(List<Region> exposed) {
+    static ExposureSet register(List<Region> exposed, AtomicInteger live) {
         ExposureSet set = new ExposureSet();
         try {
             for (Region r : exposed) {
-                LocalRegion reg = r.expose();
+                // Counted first, since a revocation may come at once; uncounted once, whoever
+                // revokes it (or the failed expose).
+                AtomicBoolean uncounted = new AtomicBoolean();
+                Runnable revoked = () -> {
+                    if (uncounted.compareAndSet(false, true)) {
+                        live.decrementAndGet();
+                    }
+                };
+                live.incrementAndGet();
+                LocalRegion reg;
+                try {
+                    reg = r.expose(revoked);
+                } catch (RuntimeException | Error e) {
+                    revoked.run();
+                    throw e;
+                }
                 set.regions.add(r);
                 set.registrations.add(reg);
             }

@@ -336,7 +336,7 @@ public final class RdmaServer implements Disposable, AutoCloseable {
         byte[] acceptData;
         try {
             control = PeerControl.register(owner.transport());
-            exposures = ExposureSet.register(exposed);
+            exposures = ExposureSet.register(exposed, liveExposures);
             acceptData = owner.acceptHello(exposures.descriptors(), control, owner.transport().maxAcceptPrivateData());
         } catch (RuntimeException e) {
             if (control != null) {
@@ -359,7 +359,6 @@ public final class RdmaServer implements Disposable, AutoCloseable {
      */
     private void acceptAndStart(Handshake h, byte[] acceptData, PeerControl control, ExposureSet exposures) {
         ConnectionRequest req = h.req;
-        int n = exposures == null ? 0 : exposures.size();
         Receiver.Pool early;
         try {
             early = receivesBeforeAccept(req);
@@ -385,13 +384,11 @@ public final class RdmaServer implements Disposable, AutoCloseable {
             h.done();
             return;
         }
-        liveExposures.addAndGet(n);
         EventLoop target = owner.nextLoop();
         ConnectionCore core = owner.adopt(target, spi, config, control, rawAccept != null);
         core.closed.whenComplete((v, t) -> {
             // The native connection is gone: no key of its exposures may outlive it.
             closeExposures(exposures);
-            liveExposures.addAndGet(-n);
             if (h.end() == Handshake.ESTABLISHED) {
                 established.decrementAndGet();
             }

@@ -8,6 +8,7 @@ import io.cqflux.reactor.internal.op.Emissions;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import reactor.core.publisher.Mono;
@@ -55,7 +56,7 @@ public final class Region implements AutoCloseable {
      * ({@link #expose()}): each has its own key, so that a key given to one connection reaches
      * nothing once that connection ends. {@link #close()} revokes them all at once.
      */
-    private final Set<LocalRegion> exposures = ConcurrentHashMap.newKeySet();
+    private final Map<LocalRegion, Runnable> exposures = new ConcurrentHashMap<>();
 
     Region(LocalRegion nativeRegion, Transport owner) {
         this.native_ = nativeRegion;
@@ -137,15 +138,16 @@ public final class Region implements AutoCloseable {
      * libfabric a key works on every endpoint of the domain ({@code fi_mr_bind} is not supported
      * by tcp or verbs), so a registration per connection is what scopes a key to one peer.
      *
+     * @param onRevoke run once when the registration is revoked, by whichever revokes it
      * @return the new registration
      * @throws ResourceClosedException when the region is closed
      */
-    LocalRegion expose() {
+    LocalRegion expose(Runnable onRevoke) {
         if (!isOpen()) {
             throw new ResourceClosedException("exposed " + this + " is closed");
         }
         LocalRegion r = owner.register(native_.segment(), native_.access());
-        exposures.add(r);
+        exposures.put(r, onRevoke);
         if (!isOpen()) {
             unexpose(r); // closed meanwhile: its close() may have missed this one
             throw new ResourceClosedException("exposed " + this + " is closed");
@@ -155,8 +157,13 @@ public final class Region implements AutoCloseable {
 
     /** Revokes one registration of {@link #expose()}; idempotent (a close may have revoked it). */
     void unexpose(LocalRegion r) {
-        if (exposures.remove(r)) {
-            r.close();
+        Runnable revoked = exposures.remove(r);
+        if (revoked != null) {
+            try {
+                r.close();
+            } finally {
+                revoked.run();
+            }
         }
     }
 
@@ -203,7 +210,7 @@ public final class Region implements AutoCloseable {
             }
             if (STATE.compareAndSet(this, s, s | CLOSED)) {
                 // Peers lose their access at once: their keys are this memory's other registrations.
-                for (LocalRegion r : exposures) {
+                for (LocalRegion r : exposures.keySet()) {
                     unexpose(r);
                 }
                 if (s == 0) {
