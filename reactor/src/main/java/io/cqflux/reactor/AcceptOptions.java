@@ -193,14 +193,14 @@ public final class AcceptOptions {
      * progress then is refused, or its connection closed (WARN, rate-limited;
      * {@link RdmaServer#stats()}). The instance's connect timeout by default.
      *
-     * @param timeout more than zero
+     * @param timeout more than zero, at most one day
      * @return new options
-     * @throws IllegalArgumentException when {@code timeout} is zero or negative
+     * @throws IllegalArgumentException when {@code timeout} is outside that range
      */
     public AcceptOptions withHandshakeTimeout(Duration timeout) {
         Objects.requireNonNull(timeout, "timeout");
-        if (timeout.isNegative() || timeout.isZero()) {
-            throw new IllegalArgumentException("handshake timeout " + timeout + " is not positive");
+        if (timeout.isNegative() || timeout.isZero() || timeout.compareTo(Duration.ofDays(1)) > 0) {
+            throw new IllegalArgumentException("handshake timeout " + timeout + " is outside (0, 1 day]");
         }
         return new AcceptOptions(exposed, accept, receivePrefetch, beforeAccept, authenticator, maxConnections,
                 maxPendingHandshakes, timeout);
