@@ -38,6 +38,15 @@ import reactor.util.Loggers;
  * A listening endpoint created by {@link Cqflux#bind}: accepts connections and hands each peer
  * the descriptors of the exposed regions in the accept's private data.
  *
+ * <p><b>Isolation between clients.</b> Each accepted connection is given registrations of its
+ * own of the exposed regions (its own keys), revoked once the connection's native side is gone
+ * or the region is closed: a key outlives neither. With
+ * {@link AcceptOptions#authenticatedBy(Authenticator)} nothing is registered for a request
+ * before its authenticator allowed it. {@link AcceptOptions#withMaxConnections(int)},
+ * {@link AcceptOptions#withMaxPendingHandshakes(int)} and
+ * {@link AcceptOptions#withHandshakeTimeout(Duration)} bound what clients can hold; what they
+ * refused is in {@link #stats()}. See {@code docs/security.md}.
+ *
  * <p><b>Where connections go.</b> A server bound with a handler
  * ({@link Cqflux#bind(InetSocketAddress, Function, Region...)}) hands each one to it. Otherwise
  * {@link #connections()} streams them to one subscriber through a bounded buffer
