@@ -1,5 +1,6 @@
 package io.cqflux.reactor;
 
+import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
 import java.util.function.Function;
@@ -36,17 +37,41 @@ import java.util.function.Function;
  * <p>Immutable and thread-safe.
  */
 public final class AcceptOptions {
+    /** The default bound on requests between their arrival and their establishment or refusal. */
+    public static final int DEFAULT_MAX_PENDING_HANDSHAKES = 128;
+
     private final List<Region> exposed;
     private final Function<byte[], AcceptDecision> accept;
     private final int receivePrefetch;
     private final boolean beforeAccept;
+    private final Authenticator authenticator;
+    private final int maxConnections;
+    private final int maxPendingHandshakes;
+    /** Null: the instance's connect timeout. */
+    private final Duration handshakeTimeout;
 
     private AcceptOptions(List<Region> exposed, Function<byte[], AcceptDecision> accept, int receivePrefetch,
-                          boolean beforeAccept) {
+                          boolean beforeAccept, Authenticator authenticator, int maxConnections,
+                          int maxPendingHandshakes, Duration handshakeTimeout) {
         this.exposed = exposed;
         this.accept = accept;
         this.receivePrefetch = receivePrefetch;
         this.beforeAccept = beforeAccept;
+        this.authenticator = authenticator;
+        this.maxConnections = maxConnections;
+        this.maxPendingHandshakes = maxPendingHandshakes;
+        this.handshakeTimeout = handshakeTimeout;
+    }
+
+    private AcceptOptions(List<Region> exposed, Function<byte[], AcceptDecision> accept, int receivePrefetch,
+                          boolean beforeAccept) {
+        this(exposed, accept, receivePrefetch, beforeAccept, null, Integer.MAX_VALUE, DEFAULT_MAX_PENDING_HANDSHAKES,
+                null);
+    }
+
+    /** {@return the defaults of a server bound without options: {@code exposing(regions)}} */
+    static AcceptOptions defaults(List<Region> regions) {
+        return new AcceptOptions(regions, null, -1, false);
     }
 
     /**
@@ -83,7 +108,8 @@ public final class AcceptOptions {
         if (receives < 0) {
             throw new IllegalArgumentException("receive prefetch " + receives + " is negative (0 turns it off)");
         }
-        return new AcceptOptions(exposed, accept, receives, beforeAccept);
+        return new AcceptOptions(exposed, accept, receives, beforeAccept, authenticator, maxConnections,
+                maxPendingHandshakes, handshakeTimeout);
     }
 
     /**
@@ -100,7 +126,104 @@ public final class AcceptOptions {
             throw new IllegalStateException("receives before the accept are for raw private data: a cqflux client"
                     + " sends only into receives this side granted");
         }
-        return new AcceptOptions(exposed, accept, receivePrefetch, before);
+        return new AcceptOptions(exposed, accept, receivePrefetch, before, authenticator, maxConnections,
+                maxPendingHandshakes, handshakeTimeout);
+    }
+
+    /**
+     * These options with an authenticated accept: each client's hello must carry credentials
+     * ({@link ConnectOptions#credentials(byte[])}) that {@code authenticator} accepts, and nothing
+     * of the server's (control words, registrations of the exposed regions) is registered for a
+     * request before it said so. A refused client's connect fails with {@code REJECTED} and the
+     * authenticator's reason.
+     *
+     * @param authenticator the decision, e.g. {@link SharedSecretAuthenticator}
+     * @return new options
+     * @throws IllegalStateException on options with raw private data (they carry no hello: decide
+     *     in the accept function instead)
+     */
+    public AcceptOptions authenticatedBy(Authenticator authenticator) {
+        Objects.requireNonNull(authenticator, "authenticator");
+        if (accept != null) {
+            throw new IllegalStateException("an authenticator reads a cqflux hello's credentials; with raw private"
+                    + " data the accept function decides");
+        }
+        return new AcceptOptions(exposed, accept, receivePrefetch, beforeAccept, authenticator, maxConnections,
+                maxPendingHandshakes, handshakeTimeout);
+    }
+
+    /**
+     * These options with a bound on the server's connections: established ones plus handshakes
+     * in progress. A request beyond it is rejected before anything is registered for it (WARN,
+     * rate-limited; {@link RdmaServer#stats()}). Unbounded by default.
+     *
+     * @param max at least 1
+     * @return new options
+     * @throws IllegalArgumentException when {@code max} is below 1
+     */
+    public AcceptOptions withMaxConnections(int max) {
+        if (max < 1) {
+            throw new IllegalArgumentException("max connections " + max + " is below 1");
+        }
+        return new AcceptOptions(exposed, accept, receivePrefetch, beforeAccept, authenticator, max,
+                maxPendingHandshakes, handshakeTimeout);
+    }
+
+    /**
+     * These options with a bound on handshakes in progress: requests taken from the listener whose
+     * connection is neither established nor refused yet (an authenticator's pending decision
+     * included). A request beyond it is rejected at once (WARN, rate-limited;
+     * {@link RdmaServer#stats()}). {@value #DEFAULT_MAX_PENDING_HANDSHAKES} by default.
+     *
+     * @param max at least 1
+     * @return new options
+     * @throws IllegalArgumentException when {@code max} is below 1
+     */
+    public AcceptOptions withMaxPendingHandshakes(int max) {
+        if (max < 1) {
+            throw new IllegalArgumentException("max pending handshakes " + max + " is below 1");
+        }
+        return new AcceptOptions(exposed, accept, receivePrefetch, beforeAccept, authenticator, maxConnections, max,
+                handshakeTimeout);
+    }
+
+    /**
+     * These options with a bound on a handshake's time, from the request's arrival to the
+     * connection's establishment (the authenticator's decision included). A handshake still in
+     * progress then is refused, or its connection closed (WARN, rate-limited;
+     * {@link RdmaServer#stats()}). The instance's connect timeout by default.
+     *
+     * @param timeout more than zero, at most one day
+     * @return new options
+     * @throws IllegalArgumentException when {@code timeout} is outside that range
+     */
+    public AcceptOptions withHandshakeTimeout(Duration timeout) {
+        Objects.requireNonNull(timeout, "timeout");
+        if (timeout.isNegative() || timeout.isZero() || timeout.compareTo(Duration.ofDays(1)) > 0) {
+            throw new IllegalArgumentException("handshake timeout " + timeout + " is outside (0, 1 day]");
+        }
+        return new AcceptOptions(exposed, accept, receivePrefetch, beforeAccept, authenticator, maxConnections,
+                maxPendingHandshakes, timeout);
+    }
+
+    /** {@return the authenticator, or {@code null} for none} */
+    public Authenticator authenticator() {
+        return authenticator;
+    }
+
+    /** {@return the bound on connections (established plus handshaking)} */
+    public int maxConnections() {
+        return maxConnections;
+    }
+
+    /** {@return the bound on handshakes in progress} */
+    public int maxPendingHandshakes() {
+        return maxPendingHandshakes;
+    }
+
+    /** {@return the handshake timeout, or {@code null} for the instance's connect timeout} */
+    public Duration handshakeTimeout() {
+        return handshakeTimeout;
     }
 
     /**
@@ -134,6 +257,10 @@ public final class AcceptOptions {
     public String toString() {
         String prefetch = receivePrefetch < 0 ? "" : ", receive prefetch " + receivePrefetch;
         return accept != null ? "AcceptOptions[raw" + prefetch + (beforeAccept ? ", receives before accept" : "") + "]"
-                : "AcceptOptions[hello, " + exposed.size() + " exposed regions" + prefetch + "]";
+                : "AcceptOptions[hello, " + exposed.size() + " exposed regions" + prefetch
+                + (authenticator != null ? ", authenticated by " + authenticator : "")
+                + (maxConnections != Integer.MAX_VALUE ? ", max connections " + maxConnections : "")
+                + ", max pending handshakes " + maxPendingHandshakes
+                + (handshakeTimeout != null ? ", handshake timeout " + handshakeTimeout.toMillis() + " ms" : "") + "]";
     }
 }

@@ -3,6 +3,7 @@ package io.cqflux.reactor;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
+import java.util.function.Supplier;
 
 /**
  * What a connect sends the server: a cqflux hello (the default: exposed regions, the transport's
@@ -41,16 +42,19 @@ import java.util.Objects;
  * <p>Immutable and thread-safe.
  */
 public final class ConnectOptions {
-    private static final ConnectOptions DEFAULT = new ConnectOptions(List.of(), null, -1);
+    private static final ConnectOptions DEFAULT = new ConnectOptions(List.of(), null, -1, null);
 
     private final List<Region> exposed;
     private final byte[] raw;
     private final int receivePrefetch;
+    /** Asked once per connect for the credentials the hello carries; null: none. */
+    private final Supplier<byte[]> credentials;
 
-    private ConnectOptions(List<Region> exposed, byte[] raw, int receivePrefetch) {
+    private ConnectOptions(List<Region> exposed, byte[] raw, int receivePrefetch, Supplier<byte[]> credentials) {
         this.exposed = exposed;
         this.raw = raw;
         this.receivePrefetch = receivePrefetch;
+        this.credentials = credentials;
     }
 
     /** {@return the default: a cqflux hello that exposes no region} */
@@ -67,7 +71,7 @@ public final class ConnectOptions {
      */
     public static ConnectOptions exposing(Region... regions) {
         List<Region> checked = Cqflux.exposedRegions(regions); // one check, one wording, for every entry point
-        return new ConnectOptions(checked, null, -1);
+        return new ConnectOptions(checked, null, -1, null);
     }
 
     /**
@@ -77,7 +81,7 @@ public final class ConnectOptions {
      * @return the options
      */
     public static ConnectOptions rawPrivateData(byte[] data) {
-        return new ConnectOptions(List.of(), Objects.requireNonNull(data, "data").clone(), -1);
+        return new ConnectOptions(List.of(), Objects.requireNonNull(data, "data").clone(), -1, null);
     }
 
     /**
@@ -93,7 +97,62 @@ public final class ConnectOptions {
         if (receives < 0) {
             throw new IllegalArgumentException("receive prefetch " + receives + " is negative (0 turns it off)");
         }
-        return new ConnectOptions(exposed, raw, receives);
+        return new ConnectOptions(exposed, raw, receives, credentials);
+    }
+
+    /**
+     * These options with fixed credentials for a server bound with
+     * {@link AcceptOptions#authenticatedBy(Authenticator)} (a token, say). They travel in the
+     * hello, in clear (see {@code docs/security.md}): for a secret that must not be replayable,
+     * use {@link #credentials(Supplier)} with {@link SharedSecretAuthenticator#credentials(byte[])}.
+     *
+     * @param token the bytes, 1 to 255 (copied); the hello with them must fit
+     *     {@link Cqflux#maxConnectPrivateData()} (256 bytes on fabric/tcp, 56 on rpma, where the
+     *     hello itself takes about 30)
+     * @return new options
+     * @throws IllegalArgumentException when {@code token} is empty or longer than 255 bytes
+     * @throws IllegalStateException on options with raw private data, which carry no hello
+     */
+    public ConnectOptions credentials(byte[] token) {
+        byte[] copy = checkCredentials(Objects.requireNonNull(token, "token").clone());
+        return credentials(() -> copy.clone());
+    }
+
+    /**
+     * These options with credentials made afresh for each connect, a PeerPool's reconnects
+     * included (a MAC over a timestamp and a nonce: {@link SharedSecretAuthenticator#credentials(byte[])}).
+     *
+     * @param supplier called on an event loop once per connect; must not block; its bytes must be 1
+     *     to 255 long, or the connect fails with an {@link IllegalArgumentException}
+     * @return new options
+     * @throws IllegalStateException on options with raw private data, which carry no hello
+     */
+    public ConnectOptions credentials(Supplier<byte[]> supplier) {
+        Objects.requireNonNull(supplier, "supplier");
+        if (raw != null) {
+            throw new IllegalStateException("credentials travel in a cqflux hello; options with raw private data"
+                    + " send none");
+        }
+        return new ConnectOptions(exposed, raw, receivePrefetch, () -> checkCredentials(supplier.get()));
+    }
+
+    private static byte[] checkCredentials(byte[] c) {
+        if (c == null) {
+            throw new IllegalArgumentException("the credentials supplier returned null");
+        }
+        if (c.length == 0 || c.length > 255) {
+            throw new IllegalArgumentException("credentials of " + c.length + " bytes are outside 1 to 255");
+        }
+        return c;
+    }
+
+    /** {@return whether the hello carries credentials} */
+    public boolean hasCredentials() {
+        return credentials != null;
+    }
+
+    Supplier<byte[]> credentialsSupplier() {
+        return credentials;
     }
 
     /**
@@ -127,6 +186,7 @@ public final class ConnectOptions {
     public String toString() {
         String prefetch = receivePrefetch < 0 ? "" : ", receive prefetch " + receivePrefetch;
         return raw != null ? "ConnectOptions[raw " + raw.length + " bytes " + Arrays.toString(raw) + prefetch + "]"
-                : "ConnectOptions[hello, " + exposed.size() + " exposed regions" + prefetch + "]";
+                : "ConnectOptions[hello, " + exposed.size() + " exposed regions" + prefetch
+                + (credentials != null ? ", credentials" : "") + "]";
     }
 }

@@ -389,7 +389,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
      */
     public Mono<RdmaConnection> connect(InetSocketAddress address, Region... exposed) {
         Objects.requireNonNull(address, "address");
-        return factory.connect(address, exposedRegions(exposed), null, -1, null);
+        return factory.connect(address, exposedRegions(exposed), null, -1, null, null);
     }
 
     /**
@@ -410,7 +410,8 @@ public final class Cqflux implements Disposable, AutoCloseable {
     public Mono<RdmaConnection> connect(InetSocketAddress address, ConnectOptions options) {
         Objects.requireNonNull(address, "address");
         Objects.requireNonNull(options, "options");
-        return factory.connect(address, options.exposed(), options.raw(), options.receivePrefetch(), null);
+        return factory.connect(address, options.exposed(), options.raw(), options.receivePrefetch(),
+                options.credentialsSupplier(), null);
     }
 
     /**
@@ -461,7 +462,8 @@ public final class Cqflux implements Disposable, AutoCloseable {
         // What every connect of the pool would send, checked once now: a request that cannot be
         // sent would otherwise fail each attempt, and the pool would retry it forever.
         checkConnectRequest(options.connectOptions());
-        PeerPool pool = PeerPool.start(this, (a, o, r) -> factory.connect(a, o.exposed(), o.raw(), o.receivePrefetch(), r), address, options);
+        PeerPool pool = PeerPool.start(this, (a, o, r) -> factory.connect(a, o.exposed(), o.raw(), o.receivePrefetch(),
+                o.credentialsSupplier(), r), address, options);
         pools.add(pool);
         if (closing.get()) {
             pool.dispose(); // raced with dispose(), which may not have seen it
@@ -621,6 +623,11 @@ public final class Cqflux implements Disposable, AutoCloseable {
     /** {@return this side's hello ({@link ConnectionFactory#hello})} */
     byte[] hello(List<Region> exposed, PeerControl control, int max) {
         return factory.hello(exposed, control, max);
+    }
+
+    /** {@return a server's hello for one connection ({@link ConnectionFactory#acceptHello})} */
+    byte[] acceptHello(List<byte[]> descriptors, PeerControl control, int max) {
+        return factory.acceptHello(descriptors, control, max);
     }
 
     /** {@return a new connection of this instance ({@link ConnectionFactory#adopt})} */

@@ -5,6 +5,7 @@ import io.cqflux.core.spi.Connection;
 import io.cqflux.core.spi.ConnectionRequest;
 import io.cqflux.core.spi.Listener;
 import io.cqflux.epoll.loop.EventLoop;
+import io.cqflux.epoll.loop.LoopTimer;
 import io.cqflux.epoll.loop.Registration;
 import io.cqflux.reactor.internal.connection.ConnectionCore;
 import io.cqflux.reactor.internal.connection.Lifecycle;
@@ -14,11 +15,15 @@ import io.cqflux.reactor.internal.connection.Receiver;
 import io.cqflux.reactor.internal.op.Emissions;
 import java.net.InetSocketAddress;
 import java.time.Duration;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
 import org.reactivestreams.Publisher;
 import reactor.core.Disposable;
@@ -32,6 +37,15 @@ import reactor.util.Loggers;
 /**
  * A listening endpoint created by {@link Cqflux#bind}: accepts connections and hands each peer
  * the descriptors of the exposed regions in the accept's private data.
+ *
+ * <p><b>Isolation between clients.</b> Each accepted connection is given registrations of its
+ * own of the exposed regions (its own keys), revoked once the connection's native side is gone
+ * or the region is closed: a key outlives neither. With
+ * {@link AcceptOptions#authenticatedBy(Authenticator)} nothing is registered for a request
+ * before its authenticator allowed it. {@link AcceptOptions#withMaxConnections(int)},
+ * {@link AcceptOptions#withMaxPendingHandshakes(int)} and
+ * {@link AcceptOptions#withHandshakeTimeout(Duration)} bound what clients can hold; what they
+ * refused is in {@link #stats()}. See {@code docs/security.md}.
  *
  * <p><b>Where connections go.</b> A server bound with a handler
  * ({@link Cqflux#bind(InetSocketAddress, Function, Region...)}) hands each one to it. Otherwise
@@ -67,6 +81,30 @@ public final class RdmaServer implements Disposable, AutoCloseable {
     private Registration registration;
     private boolean closing;
 
+    private final Authenticator authenticator;
+    private final int maxConnections;
+    private final int maxPending;
+    private final Duration handshakeTimeout;
+    /** Requests taken from the listener and not yet established or ended. */
+    private final AtomicInteger pending = new AtomicInteger();
+    /** Established connections not yet released. */
+    private final AtomicInteger established = new AtomicInteger();
+    /** Per-connection registrations of exposed regions that are live. */
+    private final AtomicInteger liveExposures = new AtomicInteger();
+    private final AtomicLong refusedConnections = new AtomicLong();
+    private final AtomicLong refusedPending = new AtomicLong();
+    private final AtomicLong refusedAuth = new AtomicLong();
+    private final AtomicLong handshakeTimeouts = new AtomicLong();
+    private final RateLimitedWarn limitWarn = new RateLimitedWarn();
+    private final RateLimitedWarn authWarn = new RateLimitedWarn();
+    private final RateLimitedWarn timeoutWarn = new RateLimitedWarn();
+    /**
+     * Requests the authenticator has not decided on: neither accepted nor rejected yet. The close
+     * rejects them before the listener goes, since a request must not outlive its listener
+     * ({@code fi_reject(3)} names the passive endpoint). Loop thread only.
+     */
+    private final Set<Handshake> undecided = new HashSet<>();
+
     RdmaServer(Cqflux owner, EventLoop loop, Listener listener, List<Region> exposed, ConnectionConfig config,
                Function<? super RdmaConnection, ? extends Publisher<Void>> handler,
                Function<byte[], AcceptDecision> rawAccept, int bufferSize, AcceptOptions options) {
@@ -81,6 +119,11 @@ public final class RdmaServer implements Disposable, AutoCloseable {
         this.bufferSize = bufferSize;
         this.receivePrefetch = options == null ? -1 : options.receivePrefetch();
         this.receivesBeforeAccept = rawAccept != null && options != null && options.receivesBeforeAccept();
+        AcceptOptions o = options != null ? options : AcceptOptions.defaults(exposed);
+        this.authenticator = o.authenticator();
+        this.maxConnections = o.maxConnections();
+        this.maxPending = o.maxPendingHandshakes();
+        this.handshakeTimeout = o.handshakeTimeout() != null ? o.handshakeTimeout() : config.timeout();
         // A bounded queue: when it is full, tryEmitNext fails (FAIL_OVERFLOW / FAIL_ZERO_SUBSCRIBER)
         // and the newcomer is closed instead of piling up.
         this.connections = Sinks.many().unicast().onBackpressureBuffer(new ArrayBlockingQueue<>(bufferSize));
@@ -131,79 +174,276 @@ public final class RdmaServer implements Disposable, AutoCloseable {
             if (req == null) {
                 return;
             }
-            PeerControl control;
-            byte[] acceptData;
+            if (!admit(req)) {
+                continue;
+            }
+            Handshake h = new Handshake(req);
             if (rawAccept != null) {
-                control = PeerControl.none();
-                acceptData = decideRaw(req);
+                byte[] acceptData = decideRaw(req);
                 if (acceptData == null) {
+                    h.done();
                     continue;
                 }
-            } else {
-                // A request that is not a cqflux hello is refused before anything is accepted,
-                // loudly: the client's connect fails with REJECTED and the reason is logged here.
-                try {
-                    PeerHello.decode(req.privateData());
-                } catch (RuntimeException e) {
-                    LOG.warn("rejecting a connection request on " + address + ": " + e.getMessage());
-                    rejectQuietly(req);
-                    continue;
-                }
-                // Each accept names the connection's own control words, and never a region that
-                // was closed since the bind: such a request is refused, not served a dead region.
-                control = null;
-                try {
-                    control = PeerControl.register(owner.transport());
-                    acceptData = owner.hello(exposed, control, owner.transport().maxAcceptPrivateData());
-                } catch (RuntimeException e) {
-                    if (control != null) {
-                        control.close();
-                    }
-                    LOG.warn("refusing a connection on " + address + ": " + e.getMessage());
-                    rejectQuietly(req);
-                    continue;
-                }
+                acceptAndStart(h, acceptData, PeerControl.none(), null);
+                continue;
             }
-            Receiver.Pool early;
+            // A request that is not a cqflux hello is refused before anything is accepted,
+            // loudly: the client's connect fails with REJECTED and the reason is logged here.
+            PeerHello hello;
             try {
-                early = receivesBeforeAccept(req);
+                hello = PeerHello.decode(req.privateData());
             } catch (RuntimeException e) {
-                control.close();
-                LOG.warn("posting receives before accepting a connection on " + address + " failed; the request"
-                        + " is rejected", e);
+                LOG.warn("rejecting a connection request on " + address + ": " + e.getMessage());
                 rejectQuietly(req);
+                h.done();
                 continue;
             }
-            Connection spi;
-            try {
-                spi = req.accept(acceptData);
-            } catch (RuntimeException e) {
-                control.close();
-                if (early != null) {
-                    early.close(); // its receives went with the request
-                }
-                LOG.warn("accepting a connection on " + address + " failed", e);
-                continue;
-            }
-            EventLoop target = owner.nextLoop();
-            ConnectionCore core = owner.adopt(target, spi, config, control, rawAccept != null);
-            if (receivePrefetch >= 0) {
-                core.receiver.prefetch(receivePrefetch, rawAccept != null); // AcceptOptions.withReceivePrefetch
-            }
-            if (early != null) {
-                core.receiver.adopt(early); // before start: the table's first contexts are its receives'
-            }
-            Runnable start = () -> core.start(this::emit,
-                    e -> LOG.warn("incoming connection on " + address + " failed before it was established: "
-                            + e.getMessage()));
-            if (target == loop) {
-                start.run();
+            if (authenticator == null) {
+                serve(h);
             } else {
-                try {
-                    target.execute(start);
-                } catch (RuntimeException e) {
-                    core.end(e, null);
+                authenticate(h, hello.credentials());
+            }
+        }
+    }
+
+    /**
+     * Applies the limits to a new request before anything is done for it: over either, it is
+     * rejected (the client's connect fails with REJECTED), counted and logged (rate-limited).
+     */
+    private boolean admit(ConnectionRequest req) {
+        String why = null;
+        if (pending.get() >= maxPending) {
+            refusedPending.incrementAndGet();
+            why = pending.get() + " handshakes in progress, the maximum (AcceptOptions.withMaxPendingHandshakes "
+                    + maxPending + ")";
+        } else if (pending.get() + established.get() >= maxConnections) {
+            refusedConnections.incrementAndGet();
+            why = (pending.get() + established.get()) + " connections, the maximum (AcceptOptions.withMaxConnections "
+                    + maxConnections + ")";
+        }
+        if (why == null) {
+            return true;
+        }
+        limitWarn.warn("rejecting a connection request on " + address + " from " + peerOf(req) + ": " + why);
+        rejectQuietly(req);
+        return false;
+    }
+
+    private static String peerOf(ConnectionRequest req) {
+        InetSocketAddress a;
+        try {
+            a = req.peerAddress();
+        } catch (RuntimeException e) {
+            a = null;
+        }
+        return a == null ? "an unknown address" : a.toString();
+    }
+
+    /**
+     * Asks the authenticator about a request; until it answers nothing is registered for it. The
+     * answer (or the handshake timeout) is taken on this loop.
+     */
+    private void authenticate(Handshake h, byte[] credentials) {
+        undecided.add(h);
+        h.timer = loop.schedule(handshakeTimeout, () -> {
+            if (undecided.remove(h)) {
+                if (h.decision != null) {
+                    h.decision.dispose(); // a decision that never comes holds nothing
                 }
+                handshakeTimeouts.incrementAndGet();
+                timeoutWarn.warn("the authenticator of " + this + " did not decide on " + peerOf(h.req) + " within "
+                        + handshakeTimeout.toMillis() + " ms; the request is refused");
+                refuse(h, "authentication timed out after " + handshakeTimeout.toMillis() + " ms");
+            }
+        });
+        Mono<Authenticator.Decision> m;
+        try {
+            loop.noteOperation("cqflux.authenticate"); // the application's authenticator
+            m = Objects.requireNonNull(authenticator.authenticate(
+                    new Authenticator.Request(credentials, h.req.peerAddress())), "the authenticator returned null");
+        } catch (Throwable t) {
+            Exceptions.throwIfJvmFatal(t);
+            LOG.warn("the authenticator of " + this + " threw; the request is refused", t);
+            m = Mono.just(Authenticator.Decision.deny("the server could not authenticate the request"));
+        } finally {
+            loop.noteSetup("cqflux.accept");
+        }
+        h.decision = m.singleOptional().subscribe(
+                d -> decided(h, d.orElse(null)),
+                e -> {
+                    LOG.warn("the authenticator of " + this + " failed; the request is refused", e);
+                    decided(h, Authenticator.Decision.deny("the server could not authenticate the request"));
+                });
+    }
+
+    /** Any thread: the authenticator's answer, taken on this loop; null is a refusal. */
+    private void decided(Handshake h, Authenticator.Decision d) {
+        Runnable task = () -> {
+            loop.noteSetup("cqflux.accept");
+            if (!undecided.remove(h)) {
+                return; // timed out, or the server closed
+            }
+            h.timer.cancel();
+            if (d == null || !d.allowed()) {
+                refusedAuth.incrementAndGet();
+                String reason = d == null ? "the authenticator gave no decision" : d.reason();
+                authWarn.warn("the authenticator of " + this + " refused " + peerOf(h.req) + ": " + reason);
+                refuse(h, reason);
+                return;
+            }
+            serve(h);
+        };
+        try {
+            loop.execute(task);
+        } catch (RuntimeException e) {
+            // The loop is shutting down: the server's close rejects what is undecided.
+        }
+    }
+
+    /**
+     * Refuses an authenticated request with a reason the client reads: it is accepted with a
+     * refusal in place of a hello ({@link PeerHello#encodeRefusal}) and closed once established.
+     * Neither control words nor exposures are registered for it, and it receives nothing
+     * (prefetch 0). It counts as a pending handshake until closed, bounded by the timeout.
+     */
+    private void refuse(Handshake h, String reason) {
+        if (closing) {
+            rejectQuietly(h.req);
+            h.done();
+            return;
+        }
+        byte[] data;
+        try {
+            data = PeerHello.encodeRefusal(reason, owner.transport().maxAcceptPrivateData());
+        } catch (RuntimeException e) {
+            rejectQuietly(h.req);
+            h.done();
+            return;
+        }
+        Connection spi;
+        try {
+            spi = h.req.accept(data);
+        } catch (RuntimeException e) {
+            LOG.warn("refusing a connection on " + address + " failed", e);
+            h.done();
+            return;
+        }
+        ConnectionCore core = owner.adopt(loop, spi, config, PeerControl.none(), true);
+        core.receiver.prefetch(0, true);
+        core.closed.whenComplete((v, t) -> h.done());
+        h.timer = loop.schedule(handshakeTimeout, core::closeAsync);
+        core.start(RdmaConnection::dispose, e -> { });
+    }
+
+    /** Registers what the request's connection is given (control words, exposures) and accepts it. */
+    private void serve(Handshake h) {
+        // Each accept names the connection's own control words and its own registrations of the
+        // exposed regions, never a region that was closed since the bind: such a request is
+        // refused, not served a dead region.
+        PeerControl control = null;
+        ExposureSet exposures = null;
+        byte[] acceptData;
+        try {
+            control = PeerControl.register(owner.transport());
+            exposures = ExposureSet.register(exposed, liveExposures);
+            acceptData = owner.acceptHello(exposures.descriptors(), control, owner.transport().maxAcceptPrivateData());
+        } catch (RuntimeException e) {
+            if (control != null) {
+                control.close();
+            }
+            if (exposures != null) {
+                exposures.close();
+            }
+            LOG.warn("refusing a connection on " + address + ": " + e.getMessage());
+            rejectQuietly(h.req);
+            h.done();
+            return;
+        }
+        acceptAndStart(h, acceptData, control, exposures);
+    }
+
+    /**
+     * Accepts a request and starts its connection on the next loop; the exposures are revoked
+     * once the connection's native side is gone, so that its keys die with it.
+     */
+    private void acceptAndStart(Handshake h, byte[] acceptData, PeerControl control, ExposureSet exposures) {
+        ConnectionRequest req = h.req;
+        Receiver.Pool early;
+        try {
+            early = receivesBeforeAccept(req);
+        } catch (RuntimeException e) {
+            control.close();
+            closeExposures(exposures);
+            LOG.warn("posting receives before accepting a connection on " + address + " failed; the request"
+                    + " is rejected", e);
+            rejectQuietly(req);
+            h.done();
+            return;
+        }
+        Connection spi;
+        try {
+            spi = req.accept(acceptData);
+        } catch (RuntimeException e) {
+            control.close();
+            closeExposures(exposures);
+            if (early != null) {
+                early.close(); // its receives went with the request
+            }
+            LOG.warn("accepting a connection on " + address + " failed", e);
+            h.done();
+            return;
+        }
+        EventLoop target = owner.nextLoop();
+        ConnectionCore core = owner.adopt(target, spi, config, control, rawAccept != null);
+        core.closed.whenComplete((v, t) -> {
+            // The native connection is gone: no key of its exposures may outlive it.
+            closeExposures(exposures);
+            if (h.end() == Handshake.ESTABLISHED) {
+                established.decrementAndGet();
+            }
+        });
+        // The handshake's time runs from the request's arrival (the authenticator's included).
+        Duration left = handshakeTimeout.minusNanos(System.nanoTime() - h.arrived);
+        h.timer = loop.schedule(left.isNegative() ? Duration.ZERO : left, () -> {
+                if (!h.isDone()) {
+                    handshakeTimeouts.incrementAndGet();
+                    timeoutWarn.warn("incoming connection on " + address + " from " + peerOf(req) + " was not"
+                            + " established within " + handshakeTimeout.toMillis() + " ms; it is closed");
+                core.closeAsync();
+            }
+        });
+        if (receivePrefetch >= 0) {
+            core.receiver.prefetch(receivePrefetch, rawAccept != null); // AcceptOptions.withReceivePrefetch
+        }
+        if (early != null) {
+            core.receiver.adopt(early); // before start: the table's first contexts are its receives'
+        }
+        Runnable start = () -> core.start(c -> {
+            if (h.establish()) {
+                established.incrementAndGet();
+                emit(c);
+            } else {
+                c.dispose(); // its handshake timed out just now
+            }
+        }, e -> LOG.warn("incoming connection on " + address + " failed before it was established: "
+                + e.getMessage()));
+        if (target == loop) {
+            start.run();
+        } else {
+            try {
+                target.execute(start);
+            } catch (RuntimeException e) {
+                core.end(e, null);
+            }
+        }
+    }
+
+    private static void closeExposures(ExposureSet exposures) {
+        if (exposures != null) {
+            try {
+                exposures.close();
+            } catch (RuntimeException e) {
+                LOG.warn("revoking a connection's exposures failed", e);
             }
         }
     }
@@ -377,6 +617,14 @@ public final class RdmaServer implements Disposable, AutoCloseable {
                 if (registration != null) {
                     registration.close();
                 }
+                for (Handshake h : undecided) {
+                    if (h.decision != null) {
+                        h.decision.dispose();
+                    }
+                    rejectQuietly(h.req);
+                    h.done();
+                }
+                undecided.clear();
             } finally {
                 listener.close();
                 // A raw subscriber that throws from onComplete: the server is still forgotten and
@@ -403,6 +651,99 @@ public final class RdmaServer implements Disposable, AutoCloseable {
     @Override
     public void close() {
         dispose();
+    }
+
+    /**
+     * {@return what the server's limits and authenticator did so far, and what it holds now: for
+     * an operator's gauges and alerts. Any thread; the values are read one after another, not as
+     * one snapshot}
+     */
+    public Stats stats() {
+        return new Stats(established.get(), pending.get(), liveExposures.get(), refusedConnections.get(),
+                refusedPending.get(), refusedAuth.get(), handshakeTimeouts.get());
+    }
+
+    /**
+     * A server's counters ({@link RdmaServer#stats()}).
+     *
+     * @param connections established connections not yet released
+     * @param pendingHandshakes requests between their arrival and their establishment or end
+     * @param exposures live per-connection registrations of the exposed regions (each exposed
+     *     region once per connection that was accepted and whose native side is not gone yet)
+     * @param refusedOverMaxConnections requests rejected by {@link AcceptOptions#withMaxConnections}
+     * @param refusedOverMaxPending requests rejected by {@link AcceptOptions#withMaxPendingHandshakes}
+     * @param refusedByAuthenticator requests the authenticator refused (or did not decide on in time)
+     * @param handshakeTimeouts handshakes ended by {@link AcceptOptions#withHandshakeTimeout}
+     */
+    public record Stats(int connections, int pendingHandshakes, int exposures, long refusedOverMaxConnections,
+                        long refusedOverMaxPending, long refusedByAuthenticator, long handshakeTimeouts) {
+    }
+
+    /** One request's way from arrival to establishment or end; counted in {@link #pending} until then. */
+    private final class Handshake {
+        static final int PENDING = 0;
+        static final int ESTABLISHED = 1;
+        static final int ENDED = 2;
+
+        final ConnectionRequest req;
+        final long arrived = System.nanoTime();
+        /** Its timeout; server loop only. */
+        LoopTimer.Timeout timer;
+        /** The authenticator's subscription, or null. */
+        Disposable decision;
+        private final AtomicInteger state = new AtomicInteger(PENDING);
+
+        Handshake(ConnectionRequest req) {
+            this.req = req;
+            pending.incrementAndGet();
+        }
+
+        /** {@return whether it was pending and is established now} */
+        boolean establish() {
+            if (state.compareAndSet(PENDING, ESTABLISHED)) {
+                pending.decrementAndGet();
+                return true;
+            }
+            return false;
+        }
+
+        /** Ends it; {@return the state it was in} */
+        int end() {
+            int prev = state.getAndSet(ENDED);
+            if (prev == PENDING) {
+                pending.decrementAndGet();
+            }
+            return prev;
+        }
+
+        /** Ends a handshake that never got a connection. */
+        void done() {
+            end();
+        }
+
+        boolean isDone() {
+            return state.get() != PENDING;
+        }
+    }
+
+    /**
+     * A WARN at most once a second per kind, telling how many were left out since: a flood of
+     * refused requests must not become a flood of log lines.
+     */
+    private static final class RateLimitedWarn {
+        private final AtomicLong last = new AtomicLong(System.nanoTime() - 2_000_000_000L);
+        private final AtomicLong suppressed = new AtomicLong();
+
+        void warn(String message) {
+            long now = System.nanoTime();
+            long l = last.get();
+            if (now - l >= 1_000_000_000L && last.compareAndSet(l, now)) {
+                long n = suppressed.getAndSet(0);
+                LOG.warn(message + (n > 0 ? " (" + n + " more like it not logged since the last)" : ""));
+            } else {
+                suppressed.incrementAndGet();
+            }
+        }
     }
 
     @Override

@@ -8,7 +8,9 @@ import io.cqflux.reactor.internal.op.Emissions;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
 
@@ -19,7 +21,8 @@ import reactor.core.publisher.Sinks;
  * <p><b>Lifetime.</b> {@link #close()} refuses new operations at once and deregisters the memory
  * when the last operation that uses it has completed (the NIC may still be reading or writing it
  * until then); {@link #onClose()} tells when that happened. The caller keeps the
- * {@link #segment() memory} alive until then.
+ * {@link #segment() memory} alive until then. Closing it also revokes, at once, the keys that
+ * servers gave their peers for it (each accepted connection gets a registration of its own).
  *
  * <p><b>Thread safety.</b> Thread-safe; {@code close()} is idempotent and never blocks.
  */
@@ -47,6 +50,13 @@ public final class Region implements AutoCloseable {
 
     /** The transport of the {@link Cqflux} that registered it: operations and hellos of another refuse it. */
     private final Transport owner;
+
+    /**
+     * The live per-connection registrations of this memory that servers handed to their peers
+     * ({@link #expose()}): each has its own key, so that a key given to one connection reaches
+     * nothing once that connection ends. {@link #close()} revokes them all at once.
+     */
+    private final Map<LocalRegion, Runnable> exposures = new ConcurrentHashMap<>();
 
     Region(LocalRegion nativeRegion, Transport owner) {
         this.native_ = nativeRegion;
@@ -123,6 +133,46 @@ public final class Region implements AutoCloseable {
     }
 
     /**
+     * Registers this region's memory once more, with its rights, for one accepted connection: a
+     * key of its own, which {@link #unexpose} or this region's {@link #close()} revokes. On
+     * libfabric a key works on every endpoint of the domain ({@code fi_mr_bind} is not supported
+     * by tcp or verbs), so a registration per connection is what scopes a key to one peer.
+     *
+     * @param onRevoke run once when the registration is revoked, by whichever revokes it
+     * @return the new registration
+     * @throws ResourceClosedException when the region is closed
+     */
+    LocalRegion expose(Runnable onRevoke) {
+        if (!isOpen()) {
+            throw new ResourceClosedException("exposed " + this + " is closed");
+        }
+        LocalRegion r = owner.register(native_.segment(), native_.access());
+        exposures.put(r, onRevoke);
+        if (!isOpen()) {
+            unexpose(r); // closed meanwhile: its close() may have missed this one
+            throw new ResourceClosedException("exposed " + this + " is closed");
+        }
+        return r;
+    }
+
+    /** Revokes one registration of {@link #expose()}; idempotent (a close may have revoked it). */
+    void unexpose(LocalRegion r) {
+        Runnable revoked = exposures.remove(r);
+        if (revoked != null) {
+            try {
+                r.close();
+            } finally {
+                revoked.run();
+            }
+        }
+    }
+
+    /** {@return the number of live per-connection registrations of this region} */
+    int exposures() {
+        return exposures.size();
+    }
+
+    /**
      * Marks one more operation as using the region.
      *
      * @param what the operand's role, for the message
@@ -159,6 +209,10 @@ public final class Region implements AutoCloseable {
                 return;
             }
             if (STATE.compareAndSet(this, s, s | CLOSED)) {
+                // Peers lose their access at once: their keys are this memory's other registrations.
+                for (LocalRegion r : exposures.keySet()) {
+                    unexpose(r);
+                }
                 if (s == 0) {
                     deregister();
                 }

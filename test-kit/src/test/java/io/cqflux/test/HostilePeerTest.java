@@ -3,6 +3,7 @@ package io.cqflux.test;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.cqflux.core.ConnectionEvent;
@@ -10,12 +11,14 @@ import io.cqflux.core.ConnectionException;
 import io.cqflux.core.FlushType;
 import io.cqflux.core.OperationFailedException;
 import io.cqflux.core.RegionAccess;
+import io.cqflux.reactor.AcceptOptions;
 import io.cqflux.reactor.ConnectOptions;
 import io.cqflux.reactor.Cqflux;
 import io.cqflux.reactor.PeerRegion;
 import io.cqflux.reactor.RdmaConnection;
 import io.cqflux.reactor.RdmaServer;
 import io.cqflux.reactor.Region;
+import io.cqflux.reactor.SharedSecretAuthenticator;
 import java.lang.foreign.Arena;
 import java.lang.foreign.ValueLayout;
 import java.net.InetAddress;
@@ -33,6 +36,7 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import reactor.core.Disposable;
+import reactor.core.publisher.Mono;
 import reactor.test.StepVerifier;
 
 /**
@@ -109,11 +113,17 @@ class HostilePeerTest {
     @Test
     void forgedKeysNearTheIssuedOnes_changeNothing() {
         // The attacker knows the keys of what it was exposed to (its hello carries them).
-        long known = keyOf(readOnly.rawDescriptor());
-        long[] near = {known + 1, known - 1, known + 2, known - 2, known ^ 1L, known ^ (1L << 63),
-                keyOf(readOnlyFlushable.rawDescriptor()) + 1, keyOf(readOnlyFlushable.rawDescriptor()) - 1};
-        for (long key : near) {
-            forge(key);
+        RdmaConnection mine = attacker.connect(publicServer.address()).block(T);
+        try {
+            long known = exposedKey(mine, 0);
+            long flushable = exposedKey(mine, 1);
+            long[] near = {known + 1, known - 1, known + 2, known - 2, known ^ 1L, known ^ (1L << 63),
+                    flushable + 1, flushable - 1};
+            for (long key : near) {
+                forge(key);
+            }
+        } finally {
+            mine.dispose();
         }
     }
 
@@ -129,9 +139,15 @@ class HostilePeerTest {
     void readOnlyExposures_writtenToWithTheirRealKeys_areRefusedAndUnchanged() {
         // The real keys, write access claimed by the attacker itself: the registration has no
         // remote write right, so the provider refuses it (a flushable region included: its flush
-        // is a read-back and needs no write right).
-        forge(keyOf(readOnly.rawDescriptor()));
-        forge(keyOf(readOnlyFlushable.rawDescriptor()));
+        // is a read-back and needs no write right). The connection they were issued to stays
+        // open, so the keys are live.
+        RdmaConnection mine = attacker.connect(publicServer.address()).block(T);
+        try {
+            forge(exposedKey(mine, 0));
+            forge(exposedKey(mine, 1));
+        } finally {
+            mine.dispose();
+        }
     }
 
     @Test
@@ -221,6 +237,243 @@ class HostilePeerTest {
         aProperClientIsStillServed();
     }
 
+    @Test
+    void eachConnection_isGivenKeysOfItsOwn_andThoseDieWithIt() {
+        RdmaConnection a = trustedSide.connect(trustedServer.address()).block(T);
+        long keyA = exposedKey(a, 0);
+        long keyNeighbour = exposedKey(neighbour, 0);
+        assertNotEquals(keyA, keyNeighbour, "two connections were handed the same key");
+        assertNotEquals(keyOf(trusted.rawDescriptor()), keyA, "the region's own key went to a peer");
+        awaitTrue(() -> trustedServer.stats().exposures() == 2, () -> "one registration per live connection: "
+                + trustedServer.stats());
+        // A's key works through A.
+        byte[] mine = ByteBuffer.allocate(8).putLong(0x0A0A_0A0A_0A0A_0A0AL).array();
+        StepVerifier.create(a.write(a.remoteRegion(0), 64, mine)).expectComplete().verify(T);
+        a.disposeNow(T);
+        awaitTrue(() -> trustedServer.stats().exposures() == 1, () -> "A's exposure was not revoked: "
+                + trustedServer.stats());
+        // Once A is gone its key reaches nothing, from either endpoint, and the neighbour is untouched.
+        forge(keyA, trustedServer.address(), RegionAccess.WRITE_DST);
+        forge(keyA, publicServer.address(), RegionAccess.WRITE_DST);
+        readWith(keyA, publicServer.address(), false);
+        neighbourStillWorks();
+        assertEquals(keyNeighbour, exposedKey(neighbour, 0));
+    }
+
+    @Test
+    void aLeakedKey_worksOnlyWhileItsConnectionLives() {
+        // libfabric 1.17 cannot bind a key to an endpoint (fi_mr_bind is -FI_ENOSYS on tcp): a key
+        // handed to connection A is valid on every connection of the server's domain while A
+        // lives. What per-connection exposure adds is that it dies with A, and that it reaches
+        // only what A was granted (read-only here).
+        RdmaConnection a = attacker.connect(publicServer.address()).block(T);
+        long leaked = exposedKey(a, 0);
+        readWith(leaked, publicServer.address(), true);     // B, another client, while A lives
+        forge(leaked, publicServer.address(), RegionAccess.WRITE_DST); // still no write right
+        a.disposeNow(T);
+        awaitTrue(() -> publicServer.stats().exposures() == 0, () -> "A's exposures were not revoked: "
+                + publicServer.stats());
+        readWith(leaked, publicServer.address(), false);    // B once A is gone
+        aProperClientIsStillServed();
+        neighbourStillWorks();
+    }
+
+    @Test
+    void closingAnExposedRegion_revokesTheKeysItsPeersHold() {
+        Region shortLived = server.register(filled(0x44), RegionAccess.READ_SRC);
+        RdmaServer s = server.bind(ANY, shortLived).block(T);
+        List<RdmaConnection> served = new CopyOnWriteArrayList<>();
+        Disposable sub = s.connections().subscribe(served::add);
+        RdmaConnection c = attacker.connect(s.address()).block(T);
+        try {
+            StepVerifier.create(c.read(c.remoteRegion(0), 0, 8)).assertNext(b -> assertEquals(0x44, b[0] & 0xff))
+                    .expectComplete().verify(T);
+            shortLived.close();
+            assertEquals(0, s.stats().exposures(), "the region's close left a registration a peer holds");
+            StepVerifier.create(c.read(c.remoteRegion(0), 0, 8)).expectError().verify(T);
+        } finally {
+            c.dispose();
+            sub.dispose();
+            served.forEach(RdmaConnection::dispose);
+            s.disposeNow(T);
+        }
+        neighbourStillWorks();
+    }
+
+    @Test
+    void wrongOrMissingCredentials_areRefusedWithTheServersReason_andNothingIsRegisteredForThem() {
+        byte[] secret = "hostile-peer-test shared secret!".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+        Region guarded = server.register(filled(0x55), RegionAccess.READ_SRC, RegionAccess.WRITE_DST);
+        RdmaServer s = server.bind(ANY, AcceptOptions.exposing(guarded)
+                .authenticatedBy(SharedSecretAuthenticator.of(secret))).block(T);
+        List<RdmaConnection> served = new CopyOnWriteArrayList<>();
+        Disposable sub = s.connections().subscribe(served::add);
+        try {
+            refused(attacker.connect(s.address()), "no credentials");
+            refused(attacker.connect(s.address(), ConnectOptions.defaults()
+                    .credentials(SharedSecretAuthenticator.credentials("not the secret, but 32 bytes long".getBytes()))),
+                    "bad credentials");
+            refused(attacker.connect(s.address(), ConnectOptions.defaults().credentials(new byte[] {1, 2, 3})),
+                    "malformed credentials");
+            assertEquals(0, s.stats().exposures(), "something was registered for a refused client");
+            assertEquals(3, s.stats().refusedByAuthenticator());
+            // A captured credential replayed.
+            byte[] captured = SharedSecretAuthenticator.credentials(secret).get();
+            RdmaConnection ok = attacker.connect(s.address(), ConnectOptions.defaults().credentials(captured)).block(T);
+            refused(attacker.connect(s.address(), ConnectOptions.defaults().credentials(captured)),
+                    "replayed credentials");
+            StepVerifier.create(ok.read(ok.remoteRegion(0), 0, 8)).assertNext(b -> assertEquals(0x55, b[0] & 0xff))
+                    .expectComplete().verify(T);
+            assertEquals(1, s.stats().exposures());
+            // Fresh credentials per connect, as a PeerPool's reconnects need.
+            RdmaConnection ok2 = attacker.connect(s.address(), ConnectOptions.defaults()
+                    .credentials(SharedSecretAuthenticator.credentials(secret))).block(T);
+            assertEquals(2, s.stats().exposures());
+            ok.disposeNow(T);
+            ok2.disposeNow(T);
+            awaitTrue(() -> s.stats().exposures() == 0 && s.stats().pendingHandshakes() == 0, () -> "" + s.stats());
+        } finally {
+            sub.dispose();
+            served.forEach(RdmaConnection::dispose);
+            s.disposeNow(T);
+            guarded.close();
+        }
+        neighbourStillWorks();
+    }
+
+    @Test
+    void anAuthenticatorThatNeverDecides_isBoundedByTheHandshakeTimeout() {
+        RdmaServer s = server.bind(ANY, AcceptOptions.exposing(readOnly).authenticatedBy(r -> Mono.never())
+                .withHandshakeTimeout(Duration.ofMillis(300))).block(T);
+        try {
+            long t0 = System.nanoTime();
+            refused(attacker.connect(s.address(), ConnectOptions.defaults().credentials(new byte[] {1})),
+                    "authentication timed out after 300 ms");
+            long ms = (System.nanoTime() - t0) / 1_000_000;
+            assertTrue(ms >= 250 && ms < 4_000, "refused after " + ms + " ms");
+            assertEquals(1, s.stats().handshakeTimeouts());
+            awaitTrue(() -> s.stats().pendingHandshakes() == 0, () -> "" + s.stats());
+            assertEquals(0, s.stats().exposures());
+        } finally {
+            s.disposeNow(T);
+        }
+        neighbourStillWorks();
+    }
+
+    @Test
+    void aConnectFloodPastTheLimits_isRefused_countedAndSparesTheConnectionsWithin() {
+        RdmaServer s = server.bind(ANY, AcceptOptions.exposing(readOnly).withMaxConnections(4)).block(T);
+        List<RdmaConnection> served = new CopyOnWriteArrayList<>();
+        Disposable sub = s.connections().subscribe(served::add);
+        List<RdmaConnection> held = new CopyOnWriteArrayList<>();
+        try {
+            for (int i = 0; i < 4; i++) {
+                held.add(attacker.connect(s.address()).block(T));
+            }
+            List<Throwable> errors = reactor.core.publisher.Flux.range(0, 16)
+                    .flatMap(i -> attacker.connect(s.address()).map(c -> {
+                        held.add(c);
+                        return (Throwable) new AssertionError("connection " + i + " past the limit was served");
+                    }).onErrorResume(e -> Mono.just(e)))
+                    .collectList().block(Duration.ofSeconds(30));
+            for (Throwable e : errors) {
+                ConnectionException c = org.junit.jupiter.api.Assertions.assertInstanceOf(ConnectionException.class, e);
+                assertEquals(ConnectionEvent.REJECTED, c.event(), c::toString);
+            }
+            assertEquals(16, s.stats().refusedOverMaxConnections(), () -> "" + s.stats());
+            assertEquals(4, s.stats().connections());
+            for (RdmaConnection c : held) {
+                StepVerifier.create(c.read(c.remoteRegion(0), 0, 8)).assertNext(b -> assertEquals(0x22, b[0] & 0xff))
+                        .expectComplete().verify(T);
+            }
+            // Room again once one leaves.
+            held.remove(0).disposeNow(T);
+            awaitTrue(() -> s.stats().connections() == 3, () -> "" + s.stats());
+            held.add(attacker.connect(s.address()).block(T));
+        } finally {
+            held.forEach(RdmaConnection::dispose);
+            sub.dispose();
+            served.forEach(RdmaConnection::dispose);
+            s.disposeNow(T);
+        }
+        neighbourStillWorks();
+    }
+
+    @Test
+    void handshakesPastTheirLimit_areRefusedAtOnce() {
+        RdmaServer s = server.bind(ANY, AcceptOptions.exposing(readOnly).authenticatedBy(r -> Mono.never())
+                .withMaxPendingHandshakes(2).withHandshakeTimeout(Duration.ofSeconds(3))).block(T);
+        try {
+            List<Disposable> waiting = new ArrayList<>();
+            for (int i = 0; i < 2; i++) {
+                waiting.add(attacker.connect(s.address(), ConnectOptions.defaults().credentials(new byte[] {1}))
+                        .subscribe(c -> c.dispose(), e -> { }));
+            }
+            awaitTrue(() -> s.stats().pendingHandshakes() == 2, () -> "" + s.stats());
+            long t0 = System.nanoTime();
+            StepVerifier.create(attacker.connect(s.address(), ConnectOptions.defaults().credentials(new byte[] {1})))
+                    .expectErrorSatisfies(e -> assertEquals(ConnectionEvent.REJECTED, ((ConnectionException) e).event()))
+                    .verify(T);
+            assertTrue((System.nanoTime() - t0) / 1_000_000 < 2_000, "the third was not refused at once");
+            assertEquals(1, s.stats().refusedOverMaxPending());
+            waiting.forEach(Disposable::dispose);
+        } finally {
+            s.disposeNow(T);
+        }
+        aProperClientIsStillServed();
+        neighbourStillWorks();
+    }
+
+    /** The connect fails with REJECTED and a message that carries the server's reason. */
+    private static void refused(Mono<RdmaConnection> connect, String reason) {
+        StepVerifier.create(connect)
+                .expectErrorSatisfies(e -> {
+                    ConnectionException c = org.junit.jupiter.api.Assertions.assertInstanceOf(ConnectionException.class,
+                            e, () -> "expected a refusal for " + reason);
+                    assertEquals(ConnectionEvent.REJECTED, c.event(), c::toString);
+                    assertTrue(c.getMessage().contains(reason), () -> "message " + c.getMessage() + " lacks " + reason);
+                })
+                .verify(T);
+    }
+
+    /** A client of {@code address} reads 8 bytes through a peer region forged with {@code key}. */
+    private void readWith(long key, InetSocketAddress address, boolean expectSuccess) {
+        RdmaConnection c = attacker.connect(address).block(T);
+        try {
+            PeerRegion forged = c.remoteRegion(raw(key), RegionAccess.READ_SRC);
+            if (expectSuccess) {
+                StepVerifier.create(c.read(forged, 0, 8)).expectNextCount(1).expectComplete().verify(T);
+            } else {
+                StepVerifier.create(c.read(forged, 0, 8))
+                        .expectErrorSatisfies(e -> assertTrue(e instanceof OperationFailedException
+                                || e instanceof ConnectionException, "key 0x" + Long.toHexString(key) + ": " + e))
+                        .verify(T);
+            }
+        } finally {
+            c.dispose();
+        }
+    }
+
+    /**
+     * The key of region {@code i} in the hello the server sent this connection: on tcp each
+     * descriptor is 32 bytes behind a 2-byte length, the key at its offset 8, after the hello's
+     * 4-byte header.
+     */
+    private static long exposedKey(RdmaConnection c, int i) {
+        byte[] hello = c.peerPrivateData();
+        return ByteBuffer.wrap(hello).getLong(4 + i * 34 + 2 + 8);
+    }
+
+    private static void awaitTrue(java.util.function.BooleanSupplier cond, java.util.function.Supplier<String> what) {
+        long end = System.nanoTime() + T.toNanos();
+        while (!cond.getAsBoolean()) {
+            if (System.nanoTime() > end) {
+                org.junit.jupiter.api.Assertions.fail(what.get());
+            }
+            java.util.concurrent.locks.LockSupport.parkNanos(10_000_000L);
+        }
+    }
+
     /** A fresh client of the public endpoint connects and reads what it was granted. */
     private void aProperClientIsStillServed() {
         RdmaConnection c = attacker.connect(publicServer.address()).block(T);
@@ -236,10 +489,15 @@ class HostilePeerTest {
 
     /** One attacker connection writes 64 bytes through a forged descriptor with {@code key}. */
     private void forge(long key) {
+        forge(key, publicServer.address(), RegionAccess.WRITE_DST);
+    }
+
+    /** One client of {@code address} writes 64 bytes through a forged descriptor with {@code key}. */
+    private void forge(long key, InetSocketAddress address, RegionAccess claimed) {
         byte[] before = snapshot();
-        RdmaConnection c = attacker.connect(publicServer.address()).block(T);
+        RdmaConnection c = attacker.connect(address).block(T);
         try {
-            PeerRegion forged = c.remoteRegion(raw(key), RegionAccess.WRITE_DST);
+            PeerRegion forged = c.remoteRegion(raw(key), claimed);
             byte[] payload = new byte[64];
             java.util.Arrays.fill(payload, (byte) 0x66);
             StepVerifier.create(c.write(forged, 0, payload))

@@ -37,6 +37,15 @@ public interface ConnectionRequest {
         return false;
     }
 
+    /**
+     * {@return the address the request came from, or {@code null} where the transport cannot tell
+     * it (librpma 1.2 has no getter for a request's peer address). For an authenticator and for
+     * log lines, not an identity: anything on the path can claim an address}
+     */
+    default java.net.InetSocketAddress peerAddress() {
+        return null;
+    }
+
     /** Rejects the request and frees it. */
     void reject();
 }

@@ -2,11 +2,15 @@ package io.cqflux.spring.boot;
 
 import io.cqflux.core.ConnectionConfig;
 import io.cqflux.epoll.WaitStrategy;
+import io.cqflux.reactor.AcceptOptions;
+import io.cqflux.reactor.ConnectOptions;
 import io.cqflux.reactor.Cqflux;
 import io.cqflux.reactor.PeerPoolOptions;
+import io.cqflux.reactor.SharedSecretAuthenticator;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -212,6 +216,13 @@ public class CqfluxAutoConfiguration {
     /** A configured peer's pool options; each refused value names its property. */
     private static PeerPoolOptions options(String at, CqfluxProperties.Peer cfg) {
         PeerPoolOptions.Builder o = PeerPoolOptions.builder();
+        if (cfg.getSharedSecret() != null) {
+            String secret = cfg.getSharedSecret();
+            // Fresh credentials per connect: each reconnect of the pool has its own nonce.
+            set(at + ".shared-secret", "(" + secret.length() + " characters, not shown)",
+                    () -> o.connectOptions(ConnectOptions.defaults().credentials(SharedSecretAuthenticator.credentials(
+                            secret.getBytes(java.nio.charset.StandardCharsets.UTF_8)))));
+        }
         set(at + ".connections", cfg.getConnections(), () -> o.size(cfg.getConnections()));
         set(at + ".max-backoff", cfg.getMaxBackoff(), () -> o.reconnectBackoff(cfg.getMaxBackoff(), cfg.getMaxBackoff()));
         set(at + ".min-backoff", cfg.getMinBackoff() + " (max-backoff " + cfg.getMaxBackoff() + ")",
@@ -260,7 +271,46 @@ public class CqfluxAutoConfiguration {
         List<CqfluxServer.Spec> specs = new ArrayList<>();
         cfg.getRegions().forEach((name, r) -> specs.add(new CqfluxServer.Spec(name,
                 r.getSize() == null ? 0 : r.getSize().toBytes(), r.getFile(), r.getAccess())));
-        return new CqfluxServer(cqflux, new InetSocketAddress(host, port), specs, properties.getConnectTimeout());
+        return new CqfluxServer(cqflux, new InetSocketAddress(host, port), specs, properties.getConnectTimeout(),
+                acceptOptions(cfg));
+    }
+
+    /**
+     * The server's authenticator and limits, each value checked now so that a refusal names its
+     * property; the secret itself is never shown in a message.
+     */
+    static java.util.function.UnaryOperator<AcceptOptions> acceptOptions(CqfluxProperties.Server cfg) {
+        java.util.List<java.util.function.UnaryOperator<AcceptOptions>> steps = new ArrayList<>();
+        AcceptOptions probe = AcceptOptions.exposing();
+        String secret = cfg.getAuth().getSharedSecret();
+        if (secret != null) {
+            SharedSecretAuthenticator a = checked("cqflux.server.auth.shared-secret",
+                    "(" + secret.length() + " characters, not shown)",
+                    () -> SharedSecretAuthenticator.of(secret.getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+            SharedSecretAuthenticator auth = checked("cqflux.server.auth.max-skew", cfg.getAuth().getMaxSkew(),
+                    () -> a.withMaxSkew(cfg.getAuth().getMaxSkew()));
+            steps.add(o -> o.authenticatedBy(auth));
+        }
+        if (cfg.getMaxConnections() != null) {
+            int max = cfg.getMaxConnections();
+            set("cqflux.server.max-connections", max, () -> probe.withMaxConnections(max));
+            steps.add(o -> o.withMaxConnections(max));
+        }
+        int pending = cfg.getMaxPendingHandshakes();
+        set("cqflux.server.max-pending-handshakes", pending, () -> probe.withMaxPendingHandshakes(pending));
+        steps.add(o -> o.withMaxPendingHandshakes(pending));
+        if (cfg.getHandshakeTimeout() != null) {
+            Duration t = cfg.getHandshakeTimeout();
+            set("cqflux.server.handshake-timeout", t, () -> probe.withHandshakeTimeout(t));
+            steps.add(o -> o.withHandshakeTimeout(t));
+        }
+        return o -> {
+            AcceptOptions out = o;
+            for (var step : steps) {
+                out = step.apply(out);
+            }
+            return out;
+        };
     }
 
     /**

@@ -126,8 +126,55 @@ public class CqfluxProperties {
         /** The exposed regions, in the order declared: a client's remoteRegion(0) is the first. */
         private Map<String, ExposedRegion> regions = new LinkedHashMap<>();
 
+        /** Authenticated accept: which clients are served. */
+        private final Auth auth = new Auth();
+
+        /** At most this many connections (established plus handshaking); unset: unbounded. */
+        private Integer maxConnections;
+
+        /** At most this many handshakes in progress; more are rejected at once. */
+        private int maxPendingHandshakes = io.cqflux.reactor.AcceptOptions.DEFAULT_MAX_PENDING_HANDSHAKES;
+
+        /** How long a handshake (the authentication included) may take; unset: cqflux.connect-timeout. */
+        private Duration handshakeTimeout;
+
         /** Created by the binder. */
         public Server() {
+        }
+
+        /** @return the authentication settings */
+        public Auth getAuth() {
+            return auth;
+        }
+
+        /** @return the bound on connections, or null for none */
+        public Integer getMaxConnections() {
+            return maxConnections;
+        }
+
+        /** @param maxConnections the bound on connections */
+        public void setMaxConnections(Integer maxConnections) {
+            this.maxConnections = maxConnections;
+        }
+
+        /** @return the bound on handshakes in progress */
+        public int getMaxPendingHandshakes() {
+            return maxPendingHandshakes;
+        }
+
+        /** @param maxPendingHandshakes the bound on handshakes in progress */
+        public void setMaxPendingHandshakes(int maxPendingHandshakes) {
+            this.maxPendingHandshakes = maxPendingHandshakes;
+        }
+
+        /** @return the handshake timeout, or null for cqflux.connect-timeout */
+        public Duration getHandshakeTimeout() {
+            return handshakeTimeout;
+        }
+
+        /** @param handshakeTimeout the handshake timeout */
+        public void setHandshakeTimeout(Duration handshakeTimeout) {
+            this.handshakeTimeout = handshakeTimeout;
         }
 
         /** @return the port, or null when the server is off */
@@ -158,6 +205,42 @@ public class CqfluxProperties {
         /** @param regions the exposed regions by name */
         public void setRegions(Map<String, ExposedRegion> regions) {
             this.regions = regions;
+        }
+    }
+
+    /**
+     * The server's authenticated accept: with a shared secret, every client must present an
+     * HMAC-SHA256 under it over a timestamp and a nonce (the peers' {@code shared-secret}).
+     */
+    public static class Auth {
+        /** The shared secret (UTF-8, at least 16 bytes); unset: clients are not authenticated. */
+        private String sharedSecret;
+
+        /** How far a client's clock may be from the server's. */
+        private Duration maxSkew = Duration.ofSeconds(30);
+
+        /** Created by the binder. */
+        public Auth() {
+        }
+
+        /** @return the shared secret, or null for none */
+        public String getSharedSecret() {
+            return sharedSecret;
+        }
+
+        /** @param sharedSecret the shared secret */
+        public void setSharedSecret(String sharedSecret) {
+            this.sharedSecret = sharedSecret;
+        }
+
+        /** @return the allowed clock skew */
+        public Duration getMaxSkew() {
+            return maxSkew;
+        }
+
+        /** @param maxSkew the allowed clock skew */
+        public void setMaxSkew(Duration maxSkew) {
+            this.maxSkew = maxSkew;
         }
     }
 
@@ -350,6 +433,19 @@ public class CqfluxProperties {
     public static class Peer {
         /** The peer's host name or address. */
         private String address;
+
+        /** The secret shared with the peer's cqflux.server.auth.shared-secret (UTF-8); unset: none. */
+        private String sharedSecret;
+
+        /** @return the shared secret, or null for none */
+        public String getSharedSecret() {
+            return sharedSecret;
+        }
+
+        /** @param sharedSecret the shared secret */
+        public void setSharedSecret(String sharedSecret) {
+            this.sharedSecret = sharedSecret;
+        }
 
         /** The peer's port. */
         private int port = 7471;

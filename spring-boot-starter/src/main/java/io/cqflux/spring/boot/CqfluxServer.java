@@ -2,6 +2,7 @@ package io.cqflux.spring.boot;
 
 import io.cqflux.core.RegionAccess;
 import io.cqflux.core.UnsupportedCapabilityException;
+import io.cqflux.reactor.AcceptOptions;
 import io.cqflux.reactor.Cqflux;
 import io.cqflux.reactor.RdmaServer;
 import io.cqflux.reactor.Region;
@@ -19,6 +20,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.function.UnaryOperator;
 import java.util.Set;
 import org.springframework.context.SmartLifecycle;
 
@@ -74,6 +76,8 @@ public final class CqfluxServer implements SmartLifecycle {
     private final InetSocketAddress address;
     private final List<Spec> specs;
     private final Duration timeout;
+    /** Completes the accept options (authenticator, limits) of the exposed regions. */
+    private final UnaryOperator<AcceptOptions> acceptOptions;
 
     private Arena arena;
     private final Map<String, Region> regions = new LinkedHashMap<>();
@@ -87,10 +91,23 @@ public final class CqfluxServer implements SmartLifecycle {
      * @param timeout the bind's and the stop's budget
      */
     public CqfluxServer(Cqflux cqflux, InetSocketAddress address, List<Spec> specs, Duration timeout) {
+        this(cqflux, address, specs, timeout, UnaryOperator.identity());
+    }
+
+    /**
+     * @param cqflux the instance that listens
+     * @param address where to listen (port 0: a free one)
+     * @param specs the regions, in the order they are exposed
+     * @param timeout the bind's and the stop's budget
+     * @param acceptOptions completes {@code AcceptOptions.exposing(regions)}: an authenticator, limits
+     */
+    public CqfluxServer(Cqflux cqflux, InetSocketAddress address, List<Spec> specs, Duration timeout,
+                        UnaryOperator<AcceptOptions> acceptOptions) {
         this.cqflux = Objects.requireNonNull(cqflux, "cqflux");
         this.address = Objects.requireNonNull(address, "address");
         this.specs = List.copyOf(specs);
         this.timeout = Objects.requireNonNull(timeout, "timeout");
+        this.acceptOptions = Objects.requireNonNull(acceptOptions, "acceptOptions");
     }
 
     @Override
@@ -107,8 +124,8 @@ public final class CqfluxServer implements SmartLifecycle {
                     throw new CqfluxPropertyException("cqflux.server.regions." + s.name() + ".access", s.access(), e);
                 }
             }
-            server = cqflux.bind(address, c -> c.onDispose(), regions.values().toArray(Region[]::new))
-                    .block(timeout);
+            AcceptOptions options = acceptOptions.apply(AcceptOptions.exposing(regions.values().toArray(Region[]::new)));
+            server = cqflux.bind(address, options, c -> c.onDispose()).block(timeout);
         } catch (RuntimeException e) {
             release();
             throw e;
@@ -192,5 +209,14 @@ public final class CqfluxServer implements SmartLifecycle {
     public boolean isServing() {
         RdmaServer s = server;
         return s != null && !s.isDisposed() && !cqflux.isDisposed();
+    }
+
+    /**
+     * {@return what the server's limits and authenticator did so far ({@link RdmaServer#stats()}),
+     * or null before the start}
+     */
+    public RdmaServer.Stats stats() {
+        RdmaServer s = server;
+        return s == null ? null : s.stats();
     }
 }

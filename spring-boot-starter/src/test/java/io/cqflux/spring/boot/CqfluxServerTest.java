@@ -1,6 +1,7 @@
 package io.cqflux.spring.boot;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.cqflux.core.RegionAccess;
 import io.cqflux.reactor.Cqflux;
@@ -106,6 +107,46 @@ class CqfluxServerTest {
                 .run(ctx -> assertThat(ctx).hasFailed().getFailure().rootCause()
                         .isInstanceOf(CqfluxPropertyException.class)
                         .hasMessageContaining("cqflux.server.regions.data.size=0 bytes is refused"));
+    }
+
+    @Test
+    void sharedSecret_servesPeersThatKnowIt_refusesOthersWithTheReason_andLimitsApply() throws Exception {
+        int port = freePort();
+        String secret = "a secret the server and its peers share";
+        runner.withPropertyValues("cqflux.server.port=" + port, "cqflux.server.regions.data.size=4KB",
+                        "cqflux.server.auth.shared-secret=" + secret, "cqflux.server.max-connections=4",
+                        "cqflux.server.handshake-timeout=2s",
+                        "cqflux.peers.self.address=127.0.0.1", "cqflux.peers.self.port=" + port,
+                        "cqflux.peers.self.shared-secret=" + secret)
+                .run(ctx -> {
+                    assertThat(ctx).hasNotFailed();
+                    CqfluxServer server = ctx.getBean(CqfluxServer.class);
+                    CqfluxPeer self = ctx.getBean(CqfluxPeers.class).get("self");
+                    byte[] read = self.withConnection(c -> c.read(c.remoteRegion(0), 0, 8)).block(Duration.ofSeconds(10));
+                    assertThat(read).hasSize(8);
+                    Cqflux cq = ctx.getBean(Cqflux.class);
+                    assertThatThrownBy(() -> cq.connect(server.address()).block(Duration.ofSeconds(10)))
+                            .isInstanceOf(io.cqflux.core.ConnectionException.class)
+                            .hasMessageContaining("no credentials");
+                    assertThat(server.stats().refusedByAuthenticator()).isEqualTo(1);
+                    assertThat(server.stats().exposures()).isEqualTo(1); // the peer's connection only
+                });
+    }
+
+    @Test
+    void aShortSharedSecret_failsTheStartNamingThePropertyButNotTheSecret() {
+        runner.withPropertyValues("cqflux.server.port=0", "cqflux.server.regions.data.size=4KB",
+                        "cqflux.server.auth.shared-secret=short")
+                .run(ctx -> assertThat(ctx).hasFailed().getFailure().rootCause()
+                        .isInstanceOf(CqfluxPropertyException.class)
+                        .hasMessageContaining("cqflux.server.auth.shared-secret=(5 characters, not shown) is refused:"
+                                + " shared secret of 5 bytes is below the minimum 16")
+                        .hasMessageNotContaining("=short"));
+        runner.withPropertyValues("cqflux.server.port=0", "cqflux.server.regions.data.size=4KB",
+                        "cqflux.server.max-pending-handshakes=0")
+                .run(ctx -> assertThat(ctx).hasFailed().getFailure().rootCause()
+                        .isInstanceOf(CqfluxPropertyException.class)
+                        .hasMessageContaining("cqflux.server.max-pending-handshakes=0 is refused"));
     }
 
     @Test

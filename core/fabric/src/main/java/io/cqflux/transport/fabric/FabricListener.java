@@ -139,6 +139,20 @@ final class FabricListener implements Listener {
         return null;
     }
 
+    /**
+     * {@return the requester's address from a connection request's info ({@code dest_addr}, a
+     * {@code struct sockaddr} for the socket providers), or null when the provider gives none we
+     * can read}
+     */
+    static InetSocketAddress requester(MemorySegment info) {
+        MemorySegment a = fi_info.dest_addr(info);
+        long len = fi_info.dest_addrlen(info);
+        if (a.equals(MemorySegment.NULL) || len < 8) {
+            return null;
+        }
+        return sockaddr(a.reinterpret(len));
+    }
+
     /** {@return the largest private data the provider carries, fi_getopt FI_OPT_CM_DATA_SIZE} */
     long cmDataSize() {
         return FabricTransport.cmDataSize(pep);
@@ -254,16 +268,24 @@ final class FabricListener implements Listener {
     private final class Request implements ConnectionRequest {
         private final MemorySegment info;
         private final byte[] data;
+        /** The requester's address, read while the info is ours (fi_cm(3): dest_addr of FI_CONNREQ). */
+        private final InetSocketAddress peer;
         private boolean done;
 
         Request(MemorySegment info, byte[] data) {
             this.info = info;
             this.data = data;
+            this.peer = requester(info);
         }
 
         @Override
         public byte[] privateData() {
             return data.clone();
+        }
+
+        @Override
+        public InetSocketAddress peerAddress() {
+            return peer;
         }
 
         @Override

@@ -43,6 +43,17 @@ final class RpmaConnectionRequest implements ConnectionRequest {
         return privateData.clone();
     }
 
+    /**
+     * {@return always {@code null}: librpma 1.2's request is opaque and its API has no getter for
+     * the requester's address (the {@code rdma_cm_id} it wraps, whose {@code route.addr.dst_addr}
+     * holds it, is not reachable through {@code librpma.h}; only the private data is,
+     * {@code rpma_conn_req_get_private_data(3)})}
+     */
+    @Override
+    public java.net.InetSocketAddress peerAddress() {
+        return null;
+    }
+
     private MemorySegment take() {
         synchronized (listener) {
             MemorySegment r = req;

@@ -278,6 +278,11 @@ public final class ConnectionCore {
                 try {
                     PeerHello.Accepted hello = PeerHello.accept(transport, conn, control);
                     admission.peerHello(hello);
+                } catch (PeerHello.Refused ex) {
+                    // The server's authenticator refused this client and said why.
+                    end(new ConnectionException(ConnectionEvent.REJECTED, "connection " + description + ": "
+                            + ex.getMessage(), ex), ConnectionEvent.REJECTED);
+                    return;
                 } catch (RuntimeException ex) {
                     end(new ConnectionException(ConnectionEvent.LOST, "connection " + description
                             + ": the peer's private data is not a usable cqflux hello, so the connection is closed: "

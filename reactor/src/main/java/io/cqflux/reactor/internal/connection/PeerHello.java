@@ -20,9 +20,19 @@ import java.util.List;
  *   'C' 'Q' version count                 4 bytes
  *   count x (u16 big-endian length, descriptor bytes)
  *   version 2 and 3: u8 length, the transport's handshake bytes
- *   version 3:       u8 length, the transport's raw descriptor of the control words (0: none)
+ *   version 3 and 4: u8 length, the transport's raw descriptor of the control words (0: none)
+ *   version 4:       u8 length, the client's credentials for the server's authenticator
  *   then, if it fits: the side's receive buffer size, u16 or u32 big-endian (see below)
  * </pre>
+ *
+ * <p>Version 4 is sent only by a client that has credentials to present, so that a hello without
+ * them stays readable by a peer that knows version 3 only.
+ *
+ * <p><b>Refusal.</b> A server that refuses an authenticated client for a reason it wants the
+ * client to read accepts with a refusal instead of a hello ({@link #encodeRefusal}):
+ * {@code 'C' 'X' u8 length, reason (UTF-8)}, then ends the connection. The client's decoder
+ * turns it into a {@link Refused} exception naming the reason. Nothing of the server's is
+ * registered for such a connection.
  *
  * <p>The receive buffer size trails the version 3 hello, so that a peer that does not know it
  * ignores it as the trailing bytes it always ignored. Up to 32,767 bytes it is a u16; above, a
@@ -45,7 +55,8 @@ import java.util.List;
  * @param handshake the transport's handshake bytes, possibly empty
  * @param control the raw descriptor of the control words, or empty when the side has none
  */
-public record PeerHello(List<byte[]> regions, byte[] handshake, byte[] control, int receiveBufferSize) {
+public record PeerHello(List<byte[]> regions, byte[] handshake, byte[] control, int receiveBufferSize,
+                        byte[] credentials) {
     private static final ApiAccess API = ApiAccess.get();
 
     private static final byte M0 = 'C';
@@ -56,17 +67,28 @@ public record PeerHello(List<byte[]> regions, byte[] handshake, byte[] control, 
     public static final byte V2 = 2;
     /** Regions, the transport's handshake, then the control words. */
     public static final byte V3 = 3;
+    /** Version 3, then the client's credentials. */
+    public static final byte V4 = 4;
     private static final int HEADER = 4;
+    /** The second magic byte of a refusal ({@link #encodeRefusal}). */
+    private static final byte REFUSED = 'X';
+    /** The longest reason a refusal carries, in bytes; a longer one is cut. */
+    private static final int MAX_REASON = 200;
 
     /** Copies the list; the arrays are owned by the record from here on. */
     public PeerHello {
         regions = List.copyOf(regions);
-        if (handshake == null || control == null) {
-            throw new IllegalArgumentException("handshake or control descriptor is null");
+        if (handshake == null || control == null || credentials == null) {
+            throw new IllegalArgumentException("handshake, control descriptor or credentials is null");
         }
         if (receiveBufferSize < 0) {
             throw new IllegalArgumentException("receive buffer size " + receiveBufferSize + " is negative");
         }
+    }
+
+    /** A hello without credentials. */
+    public PeerHello(List<byte[]> regions, byte[] handshake, byte[] control, int receiveBufferSize) {
+        this(regions, handshake, control, receiveBufferSize, new byte[0]);
     }
 
     /** A hello that does not tell its receive buffer size. */
@@ -80,8 +102,8 @@ public record PeerHello(List<byte[]> regions, byte[] handshake, byte[] control, 
     }
 
     /**
-     * Encodes this side's hello, always as version 3; no regions, no handshake and no control
-     * words encode to nothing.
+     * Encodes this side's hello, as version 3, or 4 with credentials; no regions, no handshake,
+     * no control words and no credentials encode to nothing.
      *
      * @param max the transport's private-data limit for this direction
      * @return the bytes
@@ -95,10 +117,14 @@ public record PeerHello(List<byte[]> regions, byte[] handshake, byte[] control, 
             throw new IllegalArgumentException("transport handshake of " + handshake.length + " bytes or control"
                     + " descriptor of " + control.length + " bytes exceeds 255");
         }
-        if (regions.isEmpty() && handshake.length == 0 && control.length == 0) {
+        if (credentials.length > 255) {
+            throw new IllegalArgumentException("credentials of " + credentials.length + " bytes exceed 255");
+        }
+        if (regions.isEmpty() && handshake.length == 0 && control.length == 0 && credentials.length == 0) {
             return new byte[0];
         }
-        int size = HEADER + 1 + handshake.length + 1 + control.length;
+        int size = HEADER + 1 + handshake.length + 1 + control.length
+                + (credentials.length > 0 ? 1 + credentials.length : 0);
         for (byte[] d : regions) {
             if (d.length > 0xFFFF) {
                 throw new IllegalArgumentException("region descriptor of " + d.length + " bytes exceeds 65535");
@@ -107,19 +133,23 @@ public record PeerHello(List<byte[]> regions, byte[] handshake, byte[] control, 
         }
         if (size > max) {
             throw new IllegalArgumentException("the descriptors of " + regions.size() + " exposed regions, the "
-                    + handshake.length + "-byte transport handshake and the " + control.length + "-byte control"
-                    + " descriptor need " + size + " bytes of private data, above the transport's maximum " + max
-                    + ": expose fewer regions");
+                    + handshake.length + "-byte transport handshake, the " + control.length + "-byte control"
+                    + " descriptor and " + credentials.length + " bytes of credentials need " + size
+                    + " bytes of private data, above the transport's maximum " + max
+                    + ": expose fewer regions" + (credentials.length > 0 ? " or send shorter credentials" : ""));
         }
         int trailer = receiveBufferSize > 0 && size + bufferSizeBytes(receiveBufferSize) <= max
                 ? bufferSizeBytes(receiveBufferSize) : 0;
         ByteBuffer b = ByteBuffer.allocate(size + trailer);
-        b.put(M0).put(M1).put(V3).put((byte) regions.size());
+        b.put(M0).put(M1).put(credentials.length > 0 ? V4 : V3).put((byte) regions.size());
         for (byte[] d : regions) {
             b.putShort((short) d.length).put(d);
         }
         b.put((byte) handshake.length).put(handshake);
         b.put((byte) control.length).put(control);
+        if (credentials.length > 0) {
+            b.put((byte) credentials.length).put(credentials);
+        }
         if (trailer == 2) {
             b.putShort((short) receiveBufferSize);
         } else if (trailer == 4) {
@@ -142,11 +172,55 @@ public record PeerHello(List<byte[]> regions, byte[] handshake, byte[] control, 
      */
     public static byte[] encode(Transport t, List<byte[]> descriptors, PeerControl control, int receiveBufferSize,
                          int max) {
-        return new PeerHello(descriptors, t.handshake(), control.descriptor(), receiveBufferSize).encode(max);
+        return encode(t, descriptors, control, receiveBufferSize, new byte[0], max);
     }
 
     /**
-     * Decodes a peer's hello (version 1, 2 or 3). The magic is checked before anything else is
+     * This side's hello with credentials for the server's authenticator (a client's).
+     *
+     * @param credentials the bytes, empty for none
+     * @see #encode(Transport, List, PeerControl, int, int)
+     */
+    public static byte[] encode(Transport t, List<byte[]> descriptors, PeerControl control, int receiveBufferSize,
+                                byte[] credentials, int max) {
+        return new PeerHello(descriptors, t.handshake(), control.descriptor(), receiveBufferSize, credentials)
+                .encode(max);
+    }
+
+    /**
+     * A server's refusal of a client, in place of its hello (see the class comment).
+     *
+     * @param reason why, for the client's error; cut to 200 bytes of UTF-8
+     * @param max the transport's accept private-data limit
+     * @return the bytes
+     */
+    public static byte[] encodeRefusal(String reason, int max) {
+        byte[] r = reason.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        int len = Math.min(r.length, Math.min(MAX_REASON, max - 3));
+        ByteBuffer b = ByteBuffer.allocate(3 + len);
+        b.put(M0).put(REFUSED).put((byte) len).put(r, 0, len);
+        return b.array();
+    }
+
+    /** A server refused this client: its reason, as the server gave it. */
+    public static final class Refused extends IllegalArgumentException {
+        private static final long serialVersionUID = 1L;
+
+        private final String reason;
+
+        Refused(String reason) {
+            super("the server refused the connection: " + reason);
+            this.reason = reason;
+        }
+
+        /** {@return the server's reason} */
+        public String reason() {
+            return reason;
+        }
+    }
+
+    /**
+     * Decodes a peer's hello (version 1 to 4; a refusal is a {@link Refused}). The magic is checked before anything else is
      * read: private data that does not start with it is not a cqflux hello and fails, whatever
      * it holds, so that a peer not written with cqflux (librpma's {@code struct common_data}, a
      * greeting string) or one that sent nothing is never taken for a peer that exposes nothing.
@@ -170,6 +244,10 @@ public record PeerHello(List<byte[]> regions, byte[] handshake, byte[] control, 
             // The previous rpma wire format: a length byte, then the hello.
             data = java.util.Arrays.copyOfRange(data, 1, 1 + (data[0] & 0xFF));
         }
+        if (data.length >= 3 && data[0] == M0 && data[1] == REFUSED) {
+            int len = Math.min(data[2] & 0xFF, data.length - 3);
+            throw new Refused(new String(data, 3, len, java.nio.charset.StandardCharsets.UTF_8));
+        }
         if (data.length < HEADER || data[0] != M0 || data[1] != M1) {
             throw new IllegalArgumentException("peer private data of " + data.length + " bytes is not a cqflux hello"
                     + " (bad magic 0x" + hex(data, 0) + hex(data, 1) + " at offset 0, expected 0x4351 \"CQ\"): it is"
@@ -177,9 +255,9 @@ public record PeerHello(List<byte[]> regions, byte[] handshake, byte[] control, 
                     + " (ConnectOptions.rawPrivateData, AcceptOptions.rawPrivateData)");
         }
         byte version = data[2];
-        if (version != V1 && version != V2 && version != V3) {
+        if (version != V1 && version != V2 && version != V3 && version != V4) {
             throw new IllegalArgumentException("hello version " + version + " is not one of the supported "
-                    + V1 + ", " + V2 + " and " + V3);
+                    + V1 + ", " + V2 + ", " + V3 + " and " + V4);
         }
         int count = data[3] & 0xFF;
         int pos = HEADER;
@@ -231,6 +309,21 @@ public record PeerHello(List<byte[]> regions, byte[] handshake, byte[] control, 
         byte[] c = new byte[clen];
         System.arraycopy(data, pos, c, 0, clen);
         pos += clen;
+        byte[] cred = new byte[0];
+        if (version == V4) {
+            if (pos >= data.length) {
+                throw new IllegalArgumentException("hello truncated before the credentials' length (offset "
+                        + pos + " of " + data.length + ")");
+            }
+            int crlen = data[pos] & 0xFF;
+            pos++;
+            if (crlen > data.length - pos) {
+                throw new IllegalArgumentException("credentials length " + crlen + " exceeds the "
+                        + (data.length - pos) + " bytes left");
+            }
+            cred = java.util.Arrays.copyOfRange(data, pos, pos + crlen);
+            pos += crlen;
+        }
         int size = 0;
         if (pos + 2 <= data.length) {
             if ((data[pos] & 0x80) == 0) {
@@ -239,7 +332,7 @@ public record PeerHello(List<byte[]> regions, byte[] handshake, byte[] control, 
                 size = ByteBuffer.wrap(data, pos, 4).getInt() & 0x7FFF_FFFF;
             }
         }
-        return new PeerHello(out, h, c, size);
+        return new PeerHello(out, h, c, size, cred);
     }
 
     private static boolean isZero(byte[] data) {

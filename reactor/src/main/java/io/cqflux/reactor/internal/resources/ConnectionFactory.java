@@ -25,6 +25,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
 import reactor.core.publisher.Mono;
 
 /**
@@ -89,10 +90,13 @@ public final class ConnectionFactory {
      * @param raw raw private data to send instead of a hello, or null
      * @param receivePrefetch receives to keep posted ahead of demand, or -1 for the default
      *     (ConnectOptions.withReceivePrefetch)
+     * @param credentials asked once per connect for the credentials its hello carries to the
+     *     server's authenticator (ConnectOptions.credentials), or null for none
      * @param releases told of each new connection's release future, or null
      */
     public Mono<RdmaConnection> connect(InetSocketAddress address, List<Region> regionList, byte[] raw,
-                                        int receivePrefetch, Consumer<CompletableFuture<Void>> releases) {
+                                        int receivePrefetch, Supplier<byte[]> credentials,
+                                        Consumer<CompletableFuture<Void>> releases) {
         Mono<RdmaConnection> m = Mono.create(sink -> {
             AtomicReference<ConnectionCore> ref = new AtomicReference<>();
             AtomicBoolean handedOver = new AtomicBoolean();
@@ -133,7 +137,11 @@ public final class ConnectionFactory {
                         requestData = raw;
                     } else {
                         control = PeerControl.register(transport);
-                        requestData = hello(regionList, control, transport.maxConnectPrivateData());
+                        byte[] cred = credentials == null ? new byte[0] : credentials.get();
+                        if (cred == null) {
+                            throw new IllegalArgumentException("the credentials supplier returned null");
+                        }
+                        requestData = hello(regionList, control, cred, transport.maxConnectPrivateData());
                     }
                     spi = transport.connect(address, config, requestData);
                 } catch (RuntimeException e) {
@@ -203,6 +211,11 @@ public final class ConnectionFactory {
      * @throws IllegalArgumentException when it does not fit {@code max}
      */
     public byte[] hello(List<Region> exposed, PeerControl control, int max) {
+        return hello(exposed, control, new byte[0], max);
+    }
+
+    /** This side's hello with credentials for the server's authenticator (see {@link #hello(List, PeerControl, int)}). */
+    public byte[] hello(List<Region> exposed, PeerControl control, byte[] credentials, int max) {
         List<byte[]> descriptors = new ArrayList<>();
         for (int i = 0; i < exposed.size(); i++) {
             Region r = exposed.get(i);
@@ -212,6 +225,16 @@ public final class ConnectionFactory {
             }
             descriptors.add(API.nativeRegion(r).descriptor());
         }
+        return PeerHello.encode(transport, descriptors, control, limits.receiveBufferSize(), credentials, max);
+    }
+
+    /**
+     * A server's hello for one accepted connection: the descriptors of that connection's own
+     * registrations of the exposed regions, the transport's handshake and its control words.
+     *
+     * @throws IllegalArgumentException when it does not fit {@code max}
+     */
+    public byte[] acceptHello(List<byte[]> descriptors, PeerControl control, int max) {
         return PeerHello.encode(transport, descriptors, control, limits.receiveBufferSize(), max);
     }
 

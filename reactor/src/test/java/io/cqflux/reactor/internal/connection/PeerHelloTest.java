@@ -213,4 +213,39 @@ class PeerHelloTest {
             }
         }
     }
+
+    @Test
+    void credentials_travelInVersion4_withTheBufferSizeTrailerAfterThem() {
+        byte[] cred = {9, 8, 7, 6, 5};
+        byte[] enc = new PeerHello(List.of(new byte[] {1}), new byte[] {7}, new byte[] {3, 3}, 4096, cred).encode(1000);
+        assertEquals(PeerHello.V4, enc[2]);
+        PeerHello back = PeerHello.decode(Arrays.copyOf(enc, enc.length + 8));
+        assertArrayEquals(cred, back.credentials());
+        assertEquals(4096, back.receiveBufferSize());
+        assertArrayEquals(new byte[] {3, 3}, back.control());
+        // Without credentials it stays version 3, readable by a peer that knows no more.
+        assertEquals(PeerHello.V3, new PeerHello(List.of(), new byte[] {7}, NONE).encode(1000)[2]);
+        assertEquals(0, PeerHello.decode(new PeerHello(List.of(), new byte[] {7}, NONE).encode(1000))
+                .credentials().length);
+    }
+
+    @Test
+    void credentialsBeyondTheBytesSent_areRefusedWithTheBound() {
+        byte[] bad = {'C', 'Q', PeerHello.V4, 0, 0, 0, 40, 1, 2};
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> PeerHello.decode(bad));
+        assertTrue(e.getMessage().contains("credentials length 40 exceeds the 2 bytes left"), e.getMessage());
+        byte[] cut = {'C', 'Q', PeerHello.V4, 0, 0, 0};
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> PeerHello.decode(cut)).getMessage()
+                .contains("before the credentials' length"));
+    }
+
+    @Test
+    void aRefusal_decodesToItsReason() {
+        byte[] r = PeerHello.encodeRefusal("bad credentials", 196);
+        PeerHello.Refused e = assertThrows(PeerHello.Refused.class, () -> PeerHello.decode(Arrays.copyOf(r, 56)));
+        assertEquals("bad credentials", e.reason());
+        assertTrue(e.getMessage().contains("refused the connection: bad credentials"), e.getMessage());
+        // A long reason is cut to fit, never an error.
+        assertTrue(PeerHello.encodeRefusal("x".repeat(1000), 56).length <= 56);
+    }
 }

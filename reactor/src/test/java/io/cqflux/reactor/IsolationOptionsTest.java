@@ -1,0 +1,56 @@
+package io.cqflux.reactor;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Mono;
+
+/** The options of the authenticated accept and the limits refuse bad values naming the value and the bound. */
+class IsolationOptionsTest {
+
+    @Test
+    void limitsOutOfRange_areRefusedNamingTheValueAndTheBound() {
+        AcceptOptions o = AcceptOptions.exposing();
+        assertEquals("max connections 0 is below 1",
+                assertThrows(IllegalArgumentException.class, () -> o.withMaxConnections(0)).getMessage());
+        assertEquals("max pending handshakes -1 is below 1",
+                assertThrows(IllegalArgumentException.class, () -> o.withMaxPendingHandshakes(-1)).getMessage());
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> o.withHandshakeTimeout(Duration.ZERO))
+                .getMessage().contains("is outside (0, 1 day]"));
+        assertThrows(IllegalArgumentException.class, () -> o.withHandshakeTimeout(Duration.ofDays(2)));
+        AcceptOptions set = o.withMaxConnections(3).withMaxPendingHandshakes(2).withHandshakeTimeout(Duration.ofSeconds(1))
+                .withReceivePrefetch(4);
+        assertEquals(3, set.maxConnections());
+        assertEquals(2, set.maxPendingHandshakes());
+        assertEquals(Duration.ofSeconds(1), set.handshakeTimeout());
+        assertEquals(Integer.MAX_VALUE, o.maxConnections());
+        assertEquals(AcceptOptions.DEFAULT_MAX_PENDING_HANDSHAKES, o.maxPendingHandshakes());
+    }
+
+    @Test
+    void anAuthenticator_needsAHello_andCredentialsNeedOneToo() {
+        Authenticator yes = r -> Mono.just(Authenticator.Decision.allow());
+        assertThrows(IllegalStateException.class,
+                () -> AcceptOptions.rawPrivateData(d -> AcceptDecision.reject()).authenticatedBy(yes));
+        assertThrows(IllegalStateException.class, () -> ConnectOptions.rawPrivateData(new byte[1]).credentials(new byte[1]));
+        assertEquals(yes, AcceptOptions.exposing().authenticatedBy(yes).authenticator());
+    }
+
+    @Test
+    void credentialsOutsideOneTo255Bytes_areRefused() {
+        assertEquals("credentials of 0 bytes are outside 1 to 255", assertThrows(IllegalArgumentException.class,
+                () -> ConnectOptions.defaults().credentials(new byte[0])).getMessage());
+        assertThrows(IllegalArgumentException.class, () -> ConnectOptions.defaults().credentials(new byte[256]));
+        ConnectOptions bad = ConnectOptions.defaults().credentials(() -> new byte[300]);
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> bad.credentialsSupplier().get()).getMessage()
+                .contains("300 bytes"));
+        byte[] token = {1, 2, 3};
+        ConnectOptions ok = ConnectOptions.defaults().credentials(token);
+        token[0] = 9; // copied
+        assertEquals(1, ok.credentialsSupplier().get()[0]);
+        assertTrue(ok.hasCredentials());
+    }
+}
