@@ -28,7 +28,9 @@ import java.util.stream.Stream;
  * loop each, fabric/tcp on 127.0.0.1. One connection runs chained operations (each subscribed
  * from the previous one's completion, {@link ChainedLatency#chain}); N others are connected and
  * left idle on the same two loops. For each wait strategy and each N it prints the busy
- * connection's p50 and p99 per operation, the process's open fds and its resident memory.
+ * connection's p50 and p99 per operation, the process's open fds and its resident memory, and
+ * what one idle connection adds: fds per side and resident KiB per pair (both ends live in this
+ * process), against the figures with the busy connection alone.
  *
  * <p>The idle work per loop turn is what this shows: a loop whose turn visits every registered
  * source makes each operation pay for every idle neighbour; one whose turn visits only what is
@@ -90,8 +92,8 @@ public final class ScaleBench {
         }
         System.out.printf(Locale.ROOT, "# %s java=%s cpus=%d load=%s fd-limit=%s%n", Instant.now(), Runtime.version(),
                 Runtime.getRuntime().availableProcessors(), LoadAverage.read(3, " "), fdLimit());
-        System.out.printf(Locale.ROOT, "%-10s %-10s %6s %10s %10s %9s %7s %9s%n",
-                "strategy", "op", "idle", "p50_us", "p99_us", "ops", "fds", "rss_mib");
+        System.out.printf(Locale.ROOT, "%-10s %-10s %6s %10s %10s %9s %7s %9s %9s %12s%n",
+                "strategy", "op", "idle", "p50_us", "p99_us", "ops", "fds", "rss_mib", "fds/side", "rss_kib/pair");
         for (String s : strategies) {
             run(s, Strategies.of(s), counts, ops, maxOps, warmup, seconds);
         }
@@ -112,6 +114,10 @@ public final class ScaleBench {
             PeerRegion remote = busy.remoteRegion(0);
             List<RdmaConnection> idle = new ArrayList<>();
             boolean warm = false;
+            // What one idle connection costs: its fds on each side (both ends are in this process),
+            // and the resident memory of the pair, against the figures with the busy one alone.
+            long baseFds = openFds();
+            double baseRss = rssMib();
             for (int n : counts) {
                 while (idle.size() < n) {
                     idle.add(client.connect(listening.address()).block(TIMEOUT));
@@ -129,8 +135,12 @@ public final class ScaleBench {
                     int count = (int) Math.max(MIN_OPS, Math.min(maxOps, seconds / perOp));
                     ChainedLatency.Stats st = ChainedLatency.stats(
                             ChainedLatency.chain(busy, kind, remote, local, size, count, TIMEOUT));
-                    System.out.printf(Locale.ROOT, "%-10s %-10s %6d %10.1f %10.1f %9d %7d %9.1f%n",
-                            name, op, n, st.p50(), st.p99(), count, openFds(), rssMib());
+                    long fds = openFds();
+                    double rss = rssMib();
+                    System.out.printf(Locale.ROOT, "%-10s %-10s %6d %10.1f %10.1f %9d %7d %9.1f %9s %12s%n",
+                            name, op, n, st.p50(), st.p99(), count, fds, rss,
+                            n == 0 ? "-" : String.format(Locale.ROOT, "%.2f", (fds - baseFds) / 2.0 / n),
+                            n == 0 ? "-" : String.format(Locale.ROOT, "%.1f", (rss - baseRss) * 1024 / n));
                 }
                 warm = true;
             }
