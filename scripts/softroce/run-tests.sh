@@ -73,9 +73,12 @@ fi
 # ---------------------------------------------------------------------------- classes
 # A missing class path is resolved below by a Maven run that test-compiles the lane's modules
 # too, so a fresh checkout pays one Maven run here, not two.
+# Only the lane's modules (the ones copied below): ./cqflux test passes --build and starts the
+# host build once this is done, so compiling the rest here would only delay it.
+lane_modules=core,core/rpma,core/fabric,epoll-bridge,reactor,test-kit,samples/quickstart,samples/pipeline
 if [ "$cp_ok" = 1 ] && { [ "$build" = 1 ] || [ ! -d core/rpma/target/classes ] || [ ! -d core/rpma/target/test-classes ]; }; then
     say "compiling (mvnw test-compile)"
-    mvn -DskipTests test-compile
+    mvn -DskipTests -pl "$lane_modules" test-compile
 fi
 if [ "$cp_ok" = 0 ]; then
     say "resolving the test class path (mvnw dependency:build-classpath)"
@@ -83,7 +86,7 @@ if [ "$cp_ok" = 0 ]; then
     # test-compile first: with a lifecycle phase in the same run, Maven resolves the sibling
     # modules to their target/ folders; a goal-only run looks for them in ~/.m2, where nothing of
     # this project is installed on a fresh machine.
-    mvn -DskipTests -pl core,core/rpma,core/fabric,epoll-bridge,reactor,test-kit,samples/quickstart,samples/pipeline test-compile dependency:build-classpath -Dmdep.includeScope=test \
+    mvn -DskipTests -pl "$lane_modules" test-compile dependency:build-classpath -Dmdep.includeScope=test \
         -Dmdep.outputFile=target/softroce.classpath \
         -DexcludeGroupIds=io.cqflux,org.junit.jupiter,org.junit.platform,org.opentest4j,org.apiguardian
     for m in core core/rpma core/fabric epoll-bridge reactor test-kit samples/quickstart samples/pipeline; do

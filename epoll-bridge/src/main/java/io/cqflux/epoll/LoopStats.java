@@ -17,9 +17,12 @@ package io.cqflux.epoll;
  *     is off)
  * @param lagNanos the most recent sample of the loop lag: nanoseconds from a task's hand-over to
  *     the start of its run (one task in eight is sampled; 0 before the first sample)
- * @param quietSkips polls of quiet queues that a spinning round left to its one {@code epoll_wait(0)}
- *     over every fd (EventLoop's design comment, "Busy rounds and quiet queues"; only fabric/tcp
- *     queues can be quiet, and only on a loop with two or more of them): per round, one
+ * @param quietSkips polls of idle queues whose poll is not cheap (in practice fabric/tcp's) that a
+ *     spinning round left to its one {@code epoll_wait(0)} over every fd: settled queues (a queue
+ *     that watches its touches, said yes to {@code prepareToSleep()} and was not touched since;
+ *     EpollIoHandler's design comment, "Settled sources"), counted whatever their number, and
+ *     quiet queues of a loop with two or more that can be quiet but do not watch their touches
+ *     (SpinRound's design comment, "Busy rounds and quiet queues"): per round, one
  *     {@code epoll_wait(0)} stood for that many polls, each a system call on tcp
  */
 public record LoopStats(long wakeups, long emptyWakeups, long batches, long completions, int largestBatch, long tasks,

@@ -58,8 +58,8 @@ import reactor.core.Disposable;
  *     <td>times subscriber code or a task held the loop longer than
  *     {@link Cqflux.Builder#blockedLoopThreshold(java.time.Duration)}</td></tr>
  * <tr><td>{@code cqflux.loop.quiet.skips}</td><td>function counter</td><td>polls</td><td>{@code loop}</td>
- *     <td>polls of idle fabric/tcp queues that a spinning loop left to one {@code epoll_wait}
- *     ({@link LoopStats#quietSkips()})</td></tr>
+ *     <td>polls of idle (settled or quiet) fabric/tcp queues that a spinning loop left to one
+ *     {@code epoll_wait} ({@link LoopStats#quietSkips()})</td></tr>
  * <tr><td>{@code cqflux.connection.credits.used}</td><td>gauge</td><td>credits</td><td>{@code transport}, {@code connection}, {@code id}</td>
  *     <td>send-queue credits held by operations in flight ({@link RdmaConnection#inFlight()})</td></tr>
  * <tr><td>{@code cqflux.connection.credits.max}</td><td>gauge</td><td>credits</td><td>{@code transport}, {@code connection}, {@code id}</td>
@@ -221,7 +221,7 @@ public final class CqfluxMetrics implements MeterBinder, AutoCloseable {
                 loopCounter("cqflux.loop.blocked", "events", t, index, LoopStats::blocked,
                         "Times subscriber code or a task held the loop longer than the blocked-loop threshold");
                 loopCounter("cqflux.loop.quiet.skips", "polls", t, index, LoopStats::quietSkips,
-                        "Polls of idle fabric/tcp queues that a spinning loop left to one epoll_wait");
+                        "Polls of idle (settled or quiet) fabric/tcp queues that a spinning loop left to one epoll_wait");
                 fixed.add(TimeGauge.builder("cqflux.loop.lag", cqflux, TimeUnit.NANOSECONDS,
                                 c -> stat(c, index, LoopStats::lagNanos))
                         .tags(t).description("Latest sampled wait of a task between its hand-over and its run")

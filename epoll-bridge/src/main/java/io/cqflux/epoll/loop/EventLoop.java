@@ -118,7 +118,7 @@ public final class EventLoop implements AutoCloseable {
     private final EpollIoHandler io;
 
     /** The loop's timers (LoopTimer); loop thread only. */
-    private final LoopTimer timers = new LoopTimer();
+    private final LoopTimer timers = new LoopTimer(this);
 
     /** Test hook: runs on the loop thread right before it blocks in epoll_wait. */
     volatile Runnable beforeSleep;

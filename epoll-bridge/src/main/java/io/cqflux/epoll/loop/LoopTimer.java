@@ -44,8 +44,27 @@ public final class LoopTimer {
     /** Timers due in the current {@link #runExpired} call, taken off the heap before any runs. */
     private Timeout[] due = new Timeout[16];
 
-    /** Creates an empty timer set. */
+    /** The loop whose thread alone may use this set; null for a set of its own (unit tests). */
+    private final EventLoop loop;
+
+    /** Creates an empty timer set with no loop (unit tests: any one thread). */
     LoopTimer() {
+        this(null);
+    }
+
+    /**
+     * Creates an empty timer set.
+     *
+     * @param loop the loop whose thread alone uses it (asserted where a caller outside this
+     *     package reaches it: {@link Timeout#cancel()})
+     */
+    LoopTimer(EventLoop loop) {
+        this.loop = loop;
+    }
+
+    /** {@return whether the caller is the owning loop's thread (always, for a set with no loop)} */
+    private boolean onLoopThread() {
+        return loop == null || loop.inEventLoop();
     }
 
     /**
@@ -74,11 +93,14 @@ public final class LoopTimer {
         }
 
         /**
-         * Cancels the timer: its task will not run.
+         * Cancels the timer: its task will not run. Loop thread only (the heap is not
+         * thread-safe; hand the call over with {@link EventLoop#execute} from elsewhere).
          *
          * @return whether it was pending (false when it already ran or was cancelled)
          */
         public boolean cancel() {
+            assert owner.onLoopThread() : "cancel of " + this + " off its loop's thread, on "
+                    + Thread.currentThread().getName();
             if (state != PENDING) {
                 return false;
             }

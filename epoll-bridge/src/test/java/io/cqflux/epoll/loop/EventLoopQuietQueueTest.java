@@ -19,7 +19,7 @@ import org.junit.jupiter.api.Test;
 /**
  * A spinning loop with two or more queues that can be quiet leaves two or more quiet ones
  * ({@code CompletionQueue.quiet()}) to one {@code epoll_wait(0)} per round instead of polling
- * each ("Busy rounds and quiet queues" in EventLoop's design comment). The queues here are test
+ * each ("Busy rounds and quiet queues" in SpinRound's design comment). The queues here are test
  * doubles that keep their sleep answers as the fabric transport keeps fi_trywait's; a cheap queue
  * registered beside them is polled in every round, so its poll count counts the rounds. Counters
  * compared with each other are read together in a loop task, between two rounds.

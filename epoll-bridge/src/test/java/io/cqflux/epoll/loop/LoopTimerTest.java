@@ -180,4 +180,20 @@ class LoopTimerTest {
             assertTrue(off.getMessage().contains("loop thread"), off.getMessage());
         }
     }
+
+    @Test
+    void cancel_offItsLoopsThread_failsTheLoopThreadAssertion_andTheTimerStaysPending() {
+        try (EventLoop loop = EventLoop.start(new LoopConfig("timer-cancel-loop", WaitStrategy.BLOCKING, 32, null))) {
+            CompletableFuture<LoopTimer.Timeout> handle = new CompletableFuture<>();
+            AtomicLong ran = new AtomicLong();
+            loop.execute(() -> handle.complete(loop.schedule(Duration.ofHours(1), ran::incrementAndGet)));
+            LoopTimer.Timeout t = Await.done(handle, "the timer scheduled");
+            AssertionError off = assertThrows(AssertionError.class, t::cancel);
+            assertTrue(off.getMessage().contains("off its loop's thread"), off.getMessage());
+            CompletableFuture<Boolean> onLoop = new CompletableFuture<>();
+            loop.execute(() -> onLoop.complete(t.cancel()));
+            assertTrue(Await.done(onLoop, "the cancel on the loop"), "the timer was not pending after the refused cancel");
+            assertEquals(0, ran.get());
+        }
+    }
 }

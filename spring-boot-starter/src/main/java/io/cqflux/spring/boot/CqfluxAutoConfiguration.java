@@ -405,15 +405,17 @@ public class CqfluxAutoConfiguration {
     @ConditionalOnBooleanProperty(name = "cqflux.web.error-mapping.enabled")
     static class ErrorMappingConfiguration {
         /**
-         * @param properties the Retry-After of a 503 for an absent peer
+         * @param properties the Retry-After of a 503 for an absent peer, and whether 5xx details
+         *     carry the message
          * @return the handler, ordered before Spring Boot's default one
          */
         @Bean
         @ConditionalOnMissingBean
         CqfluxErrorWebExceptionHandler cqfluxErrorWebExceptionHandler(CqfluxProperties properties) {
             java.time.Duration retryAfter = properties.getWeb().getErrorMapping().getRetryAfter();
+            boolean includeMessage = properties.getWeb().getErrorMapping().isIncludeMessage();
             return checked("cqflux.web.error-mapping.retry-after", retryAfter,
-                    () -> new CqfluxErrorWebExceptionHandler(retryAfter));
+                    () -> new CqfluxErrorWebExceptionHandler(retryAfter, includeMessage));
         }
     }
 

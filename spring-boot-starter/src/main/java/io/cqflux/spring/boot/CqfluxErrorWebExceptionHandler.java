@@ -31,13 +31,18 @@ import reactor.core.publisher.Mono;
  *       {@code 503} with {@code Retry-After} ({@code cqflux.web.error-mapping.retry-after});</li>
  *   <li>too many operations wait ({@link QueueFullException}): {@code 503};</li>
  *   <li>this instance or the peer's pool is closing ({@link ResourceClosedException}): {@code 503};</li>
- *   <li>an offset or length outside a region (the library's range check refused it before anything
- *       was posted, naming the value and the bound): {@code 400};</li>
+ *   <li>a value the library's argument checks refused before anything was posted (an offset or
+ *       length outside a region, a length above the per-operation maximum or the buffer pool's
+ *       buffer size, and every other {@link IllegalArgumentException} thrown by
+ *       {@code io.cqflux.core.internal.Checks}, the one check per operation): {@code 400};</li>
  *   <li>any other cqflux error: {@code 500}.</li>
  * </ul>
  *
- * <p>The problem's {@code detail} is the exception's message; no stack trace is written to the
- * response or logged. The error typically arrives on an event-loop thread (a failed completion is
+ * <p>A {@code 400}'s {@code detail} is the exception's message: it names the client's own value
+ * and the bound. A {@code 5xx}'s {@code detail} is a generic sentence unless
+ * {@code cqflux.web.error-mapping.include-message=true}: its message may name peer addresses and
+ * native calls, which are not the HTTP client's to see (the WARN line of a {@code 500} keeps it
+ * for the operator). No stack trace is written to the response or logged. The error typically arrives on an event-loop thread (a failed completion is
  * signalled there), and formatting and writing a stack trace there holds every completion of the
  * loop behind it; a {@code 500} is logged as one WARN line, the trace only at DEBUG. Errors that
  * are not cqflux's pass on to the next handler (Spring Boot's own).
@@ -49,25 +54,42 @@ public final class CqfluxErrorWebExceptionHandler implements WebExceptionHandler
      */
     public static final int ORDER = -2;
 
-    /** Where the library's range check lives: its refusals are the client's offsets and lengths. */
-    private static final String RANGE_CHECK_CLASS = "io.cqflux.core.internal.Checks";
-    private static final String RANGE_CHECK_METHOD = "range";
+    /**
+     * Where the library's argument checks live (one per operation, and the primitives they are
+     * made of): an {@link IllegalArgumentException} thrown there refused a value before anything
+     * was posted. Matched by class, not by method, so that a check added there maps as well.
+     */
+    private static final String CHECKS_CLASS = "io.cqflux.core.internal.Checks";
 
     private static final Log LOG = LogFactory.getLog(CqfluxErrorWebExceptionHandler.class);
 
     private final Duration retryAfter;
+    private final boolean includeMessage;
 
     /**
+     * A handler whose {@code 5xx} problems carry a generic {@code detail}.
+     *
      * @param retryAfter the {@code Retry-After} of a {@code 503} answered because the peer is away;
      *     whole seconds, at least 1
      */
     public CqfluxErrorWebExceptionHandler(Duration retryAfter) {
+        this(retryAfter, false);
+    }
+
+    /**
+     * @param retryAfter the {@code Retry-After} of a {@code 503} answered because the peer is away;
+     *     whole seconds, at least 1
+     * @param includeMessage whether a {@code 5xx} problem's {@code detail} is the exception's
+     *     message (it may name peer addresses and native calls) rather than a generic sentence
+     */
+    public CqfluxErrorWebExceptionHandler(Duration retryAfter, boolean includeMessage) {
         Objects.requireNonNull(retryAfter, "retryAfter");
         if (retryAfter.toSeconds() < 1) {
             throw new IllegalArgumentException("retryAfter " + retryAfter + " is below 1 second (Retry-After"
                     + " counts whole seconds)");
         }
         this.retryAfter = retryAfter;
+        this.includeMessage = includeMessage;
     }
 
     @Override
@@ -95,7 +117,7 @@ public final class CqfluxErrorWebExceptionHandler implements WebExceptionHandler
         }
         response.setStatusCode(status);
         response.getHeaders().setContentType(MediaType.APPLICATION_PROBLEM_JSON);
-        byte[] body = problem(status, e.getMessage(), exchange.getRequest().getPath().value());
+        byte[] body = problem(status, detail(e, status), exchange.getRequest().getPath().value());
         DataBuffer buffer = response.bufferFactory().wrap(body);
         return response.writeWith(Mono.just(buffer));
     }
@@ -106,31 +128,50 @@ public final class CqfluxErrorWebExceptionHandler implements WebExceptionHandler
                 || e instanceof ResourceClosedException) {
             return HttpStatus.SERVICE_UNAVAILABLE;
         }
-        if (isRangeRefusal(e)) {
+        if (isArgumentRefusal(e)) {
             return HttpStatus.BAD_REQUEST;
         }
         return HttpStatus.INTERNAL_SERVER_ERROR;
+    }
+
+    /**
+     * {@return the problem's detail: the message of a client error, a generic sentence for a
+     * server error unless the messages are included}
+     */
+    String detail(Throwable e, HttpStatus status) {
+        if (status.is4xxClientError() || includeMessage) {
+            return e.getMessage();
+        }
+        if (e instanceof ConnectionException) {
+            return "a peer this service depends on is unavailable; retry later";
+        }
+        if (e instanceof QueueFullException) {
+            return "too many operations are waiting; retry later";
+        }
+        if (e instanceof ResourceClosedException) {
+            return "the service is shutting down";
+        }
+        return "the request failed on the server; the server's log has the cause";
     }
 
     /** {@return the cqflux error in {@code ex} or its causes, or null when it is not cqflux's} */
     static Throwable cqfluxCause(Throwable ex) {
         Throwable e = Exceptions.unwrap(ex);
         for (int depth = 0; e != null && depth < 8; depth++, e = e.getCause()) {
-            if (e instanceof CqfluxException || isRangeRefusal(e)) {
+            if (e instanceof CqfluxException || isArgumentRefusal(e)) {
                 return e;
             }
         }
         return null;
     }
 
-    /** An offset or length the library's range check refused (it throws IllegalArgumentException). */
-    private static boolean isRangeRefusal(Throwable e) {
+    /** A value the library's argument checks refused: an IllegalArgumentException thrown in Checks. */
+    static boolean isArgumentRefusal(Throwable e) {
         if (!(e instanceof IllegalArgumentException)) {
             return false;
         }
         StackTraceElement[] at = e.getStackTrace();
-        return at.length > 0 && RANGE_CHECK_CLASS.equals(at[0].getClassName())
-                && RANGE_CHECK_METHOD.equals(at[0].getMethodName());
+        return at.length > 0 && CHECKS_CLASS.equals(at[0].getClassName());
     }
 
     /** An RFC 9457 problem document; written by hand, so that the starter needs no JSON library. */

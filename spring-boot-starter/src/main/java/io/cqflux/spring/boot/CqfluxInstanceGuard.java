@@ -22,16 +22,23 @@ import org.springframework.core.env.Environment;
  * application takes over the instance), and then nothing reads {@code cqflux.transport},
  * {@code cqflux.loops} and the other instance properties: they would be ignored without a word.
  * The check runs before any bean is created (no transport is opened), and the refusal names the
- * application's bean and every ignored property. The properties that still apply to an
- * application's instance ({@code cqflux.enabled}, {@code cqflux.readiness}, {@code cqflux.peers.*},
- * {@code cqflux.server.*}, {@code cqflux.web.*}) are not counted.
+ * application's bean and every ignored property. The properties that the starter's other beans
+ * read, and that therefore still apply beside an application's instance, are not counted:
+ * {@code cqflux.enabled}, {@code cqflux.readiness}, {@code cqflux.peers.*}, {@code cqflux.server.*},
+ * {@code cqflux.web.*}, {@code cqflux.shutdown-timeout} (the lifecycle's stop budget, which
+ * disposes the application's instance too), {@code cqflux.connect-timeout} (how long the lifecycle
+ * waits for the peers at start, and the server's bind and stop budget; the instance's own
+ * connection timeout stays the application's) and {@code cqflux.local-address} (the server's
+ * address when {@code cqflux.server.address} is unset; the instance's own local address stays the
+ * application's).
  */
 public final class CqfluxInstanceGuard implements BeanFactoryPostProcessor, EnvironmentAware {
     /** The name of the starter's own instance bean. */
     static final String STARTER_BEAN = "cqflux";
 
     /** Properties that do not configure the instance, so apply to an application's own one as well. */
-    private static final Set<String> NOT_INSTANCE = Set.of("cqflux.enabled", "cqflux.readiness");
+    private static final Set<String> NOT_INSTANCE = Set.of("cqflux.enabled", "cqflux.readiness",
+            "cqflux.shutdown-timeout", "cqflux.connect-timeout", "cqflux.local-address");
     private static final List<String> NOT_INSTANCE_PREFIXES = List.of("cqflux.peers", "cqflux.server", "cqflux.web");
 
     private Environment environment;
@@ -115,9 +122,13 @@ public final class CqfluxInstanceGuard implements BeanFactoryPostProcessor, Envi
          */
         CqfluxInstanceConflictException(List<String> beans, Set<String> ignored) {
             super("the application's Cqflux bean " + beans + " replaces the starter's instance, so these"
-                    + " cqflux.* properties would be ignored: " + ignored + ". Either remove the bean and adjust the"
-                    + " starter's instance with a CqfluxBuilderCustomizer bean, or remove those properties (or set"
-                    + " cqflux.enabled=false to turn the starter off)");
+                    + " cqflux.* properties, which only build the starter's instance, would be ignored: " + ignored
+                    + ". Either remove the bean and adjust the starter's instance with a CqfluxBuilderCustomizer"
+                    + " bean, or remove those properties (or set cqflux.enabled=false to turn the starter off)."
+                    + " The starter's other beans still read cqflux.enabled, cqflux.readiness, cqflux.peers.*,"
+                    + " cqflux.server.*, cqflux.web.*, cqflux.shutdown-timeout (the stop budget),"
+                    + " cqflux.connect-timeout (the wait for the peers at start, the server's bind) and"
+                    + " cqflux.local-address (the server's default address)");
         }
     }
 }

@@ -319,6 +319,12 @@ public class CqfluxProperties {
         /** The Retry-After of a 503 answered because the peer is away. */
         private Duration retryAfter = Duration.ofSeconds(1);
 
+        /**
+         * Whether a 5xx problem's detail is the exception's message (it may name peer addresses
+         * and native calls) instead of a generic sentence; a 400's detail is always the message.
+         */
+        private boolean includeMessage = false;
+
         /** Created by the binder. */
         public ErrorMapping() {
         }
@@ -341,6 +347,16 @@ public class CqfluxProperties {
         /** @param retryAfter the Retry-After of a 503 answered because the peer is away */
         public void setRetryAfter(Duration retryAfter) {
             this.retryAfter = retryAfter;
+        }
+
+        /** @return whether a 5xx problem's detail is the exception's message */
+        public boolean isIncludeMessage() {
+            return includeMessage;
+        }
+
+        /** @param includeMessage whether a 5xx problem's detail is the exception's message */
+        public void setIncludeMessage(boolean includeMessage) {
+            this.includeMessage = includeMessage;
         }
     }
 

@@ -110,9 +110,32 @@ class CqfluxAutoConfigurationTest {
                 .withUserConfiguration(OwnCqflux.class).run(ctx -> assertThat(ctx).hasFailed()
                         .getFailure().isInstanceOf(CqfluxInstanceGuard.CqfluxInstanceConflictException.class)
                         .hasMessageContaining("Cqflux bean [cqflux]")
-                        .hasMessageContaining("[cqflux.buffer-pool.buffers, cqflux.loops, cqflux.transport]")
-                        .hasMessageContaining("CqfluxBuilderCustomizer")
-                        .hasMessageNotContaining("cqflux.readiness"));
+                        // The ignored ones, exactly: cqflux.readiness applies, so it is not among them.
+                        .hasMessageContaining("would be ignored: [cqflux.buffer-pool.buffers, cqflux.loops, cqflux.transport]")
+                        .hasMessageContaining("CqfluxBuilderCustomizer"));
+    }
+
+    @Test
+    void applicationsOwnCqflux_withTheStartersTimeoutsAndLocalAddress_startsAndTheLifecycleUsesThem() {
+        new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(CqfluxAutoConfiguration.class))
+                .withPropertyValues("cqflux.readiness=false", "cqflux.shutdown-timeout=7s",
+                        "cqflux.connect-timeout=3s", "cqflux.local-address=127.0.0.1")
+                .withUserConfiguration(OwnCqflux.class).run(ctx -> {
+                    assertThat(ctx).hasNotFailed().hasSingleBean(Cqflux.class);
+                    assertThat(ctx.getBean(Cqflux.class).loopStats()).as("the application's instance").hasSize(3);
+                    CqfluxLifecycle lifecycle = ctx.getBean(CqfluxLifecycle.class);
+                    assertThat(lifecycle).extracting("shutdownTimeout").isEqualTo(Duration.ofSeconds(7));
+                    assertThat(lifecycle).extracting("startWait").isEqualTo(Duration.ofSeconds(3));
+                });
+    }
+
+    @Test
+    void applicationsOwnCqflux_whileInstancePropertiesAreSet_refusalNamesOnlyTheIgnoredOnes() {
+        runner.withPropertyValues("cqflux.loops=2", "cqflux.shutdown-timeout=7s", "cqflux.readiness=false")
+                .withUserConfiguration(OwnCqflux.class).run(ctx -> assertThat(ctx).hasFailed()
+                        .getFailure().isInstanceOf(CqfluxInstanceGuard.CqfluxInstanceConflictException.class)
+                        .hasMessageContaining("would be ignored: [cqflux.loops, cqflux.transport]")
+                        .hasMessageContaining("cqflux.shutdown-timeout (the stop budget)"));
     }
 
     @Test

@@ -27,6 +27,8 @@ import reactor.core.publisher.Mono;
  */
 class CqfluxErrorMappingTest {
     private static final int REGION = 4096;
+    /** The pool's buffer size in these applications: a write of more is refused by the library's check. */
+    private static final int BUFFER = 1024;
 
     @SpringBootConfiguration
     @EnableAutoConfiguration
@@ -46,6 +48,12 @@ class CqfluxErrorMappingTest {
         @GetMapping("/outside")
         Mono<String> outside() {
             return peers.get("store").withConnection(c -> c.read(c.remoteRegion(0), REGION - 8, 16)).map(b -> "read");
+        }
+
+        @GetMapping("/above-buffer")
+        Mono<String> aboveBuffer() {
+            return peers.get("store").withConnection(c -> c.write(c.remoteRegion(0), 0, new byte[2 * BUFFER]))
+                    .thenReturn("written");
         }
 
         @GetMapping("/full")
@@ -72,7 +80,8 @@ class CqfluxErrorMappingTest {
     private static ConfigurableApplicationContext start(LoopbackPeer server, String... more) {
         return new SpringApplicationBuilder(App.class).web(WebApplicationType.REACTIVE)
                 .properties("server.port=0", "cqflux.transport=fabric", "cqflux.peers.store.address=127.0.0.1",
-                        "cqflux.peers.store.port=" + server.address().getPort(), "cqflux.peers.store.required=false")
+                        "cqflux.peers.store.port=" + server.address().getPort(), "cqflux.peers.store.required=false",
+                        "cqflux.buffer-pool.buffer-size=" + BUFFER)
                 .properties(more)
                 .run();
     }
@@ -95,15 +104,22 @@ class CqfluxErrorMappingTest {
                     .expectHeader().contentType(MediaType.APPLICATION_PROBLEM_JSON)
                     .expectBody().jsonPath("$.status").isEqualTo(400)
                     .jsonPath("$.detail").value(d -> assertThat((String) d).contains("exceeds the region size 4096"));
+            // Another of the library's argument checks (the staging buffer's bound): also the client's value.
+            web.get().uri("/above-buffer").exchange().expectStatus().isBadRequest()
+                    .expectBody().jsonPath("$.status").isEqualTo(400)
+                    .jsonPath("$.detail").value(d -> assertThat((String) d).contains("exceeds the buffer pool's buffer size "
+                            + BUFFER));
+            // 5xx: a generic detail by default, not the exception's message.
             web.get().uri("/full").exchange().expectStatus().isEqualTo(503)
                     .expectHeader().doesNotExist("Retry-After")
-                    .expectBody().jsonPath("$.detail").isEqualTo("store: 64 operations wait for a connection");
+                    .expectBody().jsonPath("$.detail").isEqualTo("too many operations are waiting; retry later");
             web.get().uri("/closing").exchange().expectStatus().isEqualTo(503)
-                    .expectBody().jsonPath("$.detail").isEqualTo("store is disposed");
+                    .expectBody().jsonPath("$.detail").isEqualTo("the service is shutting down");
             web.get().uri("/other").exchange().expectStatus().isEqualTo(500)
                     .expectHeader().contentType(MediaType.APPLICATION_PROBLEM_JSON)
                     .expectBody().jsonPath("$.trace").doesNotExist()
-                    .jsonPath("$.detail").value(d -> assertThat((String) d).contains("FLUSH_PERSISTENT"));
+                    .jsonPath("$.detail").value(d -> assertThat((String) d).doesNotContain("FLUSH_PERSISTENT")
+                            .contains("the server's log"));
             // Not cqflux's: Spring Boot's own handler answers it, as without the mapping.
             web.get().uri("/not-cqflux").exchange().expectStatus().isEqualTo(500)
                     .expectHeader().contentType(MediaType.APPLICATION_JSON)
@@ -115,8 +131,40 @@ class CqfluxErrorMappingTest {
             web.get().uri("/inside").exchange().expectStatus().isEqualTo(503)
                     .expectHeader().valueEquals("Retry-After", "7")
                     .expectHeader().contentType(MediaType.APPLICATION_PROBLEM_JSON)
-                    .expectBody().jsonPath("$.status").isEqualTo(503);
+                    .expectBody().jsonPath("$.status").isEqualTo(503)
+                    .jsonPath("$.detail").value(d -> assertThat((String) d).doesNotContain("127.0.0.1")
+                            .isEqualTo("a peer this service depends on is unavailable; retry later"));
         }
+    }
+
+    @Test
+    void includeMessage_serverErrorsCarryTheExceptionsMessage() {
+        try (LoopbackPeer server = CqfluxTest.loopback().regionSize(REGION).start();
+                ConfigurableApplicationContext ctx = start(server, "cqflux.web.error-mapping.enabled=true",
+                        "cqflux.web.error-mapping.include-message=true")) {
+            WebTestClient web = client(ctx);
+            web.get().uri("/full").exchange().expectStatus().isEqualTo(503)
+                    .expectBody().jsonPath("$.detail").isEqualTo("store: 64 operations wait for a connection");
+            web.get().uri("/closing").exchange().expectStatus().isEqualTo(503)
+                    .expectBody().jsonPath("$.detail").isEqualTo("store is disposed");
+            web.get().uri("/other").exchange().expectStatus().isEqualTo(500)
+                    .expectBody().jsonPath("$.detail").value(d -> assertThat((String) d).contains("FLUSH_PERSISTENT"));
+            web.get().uri("/outside").exchange().expectStatus().isBadRequest()
+                    .expectBody().jsonPath("$.detail").value(d -> assertThat((String) d).contains("exceeds the region size"));
+        }
+    }
+
+    @Test
+    void argumentRefusal_isAnIllegalArgumentThrownByTheLibrarysChecks_notAnyIllegalArgument() {
+        IllegalArgumentException perOperation = org.junit.jupiter.api.Assertions.assertThrows(
+                IllegalArgumentException.class, () -> io.cqflux.core.internal.Checks.maxLength(65, 64));
+        org.assertj.core.api.Assertions.assertThat(CqfluxErrorWebExceptionHandler.isArgumentRefusal(perOperation)).isTrue();
+        org.assertj.core.api.Assertions.assertThat(CqfluxErrorWebExceptionHandler.status(perOperation).value()).isEqualTo(400);
+        org.assertj.core.api.Assertions.assertThat(CqfluxErrorWebExceptionHandler.cqfluxCause(
+                new RuntimeException("wrapped", perOperation))).isSameAs(perOperation);
+        IllegalArgumentException applications = new IllegalArgumentException("the application's own check");
+        org.assertj.core.api.Assertions.assertThat(CqfluxErrorWebExceptionHandler.isArgumentRefusal(applications)).isFalse();
+        org.assertj.core.api.Assertions.assertThat(CqfluxErrorWebExceptionHandler.cqfluxCause(applications)).isNull();
     }
 
     @Test

@@ -66,13 +66,19 @@ import java.util.concurrent.atomic.AtomicInteger;
  *   network loss for the client (TCP retransmits: 10 % cost 365 retransmitted segments for 2 MB);
  *   the same filter on an egress is a local drop that the sending stack sees and requeues at once
  *   (1 retransmission for the same 2 MB): so loss() only drops what the client sends.
- * - Names and addresses are the rig's own: namespaces `cqfxnf-<pid>-<n>`, links `cqfxnf<n>r` and
- *   `cqfxnf<n>p` (IFNAMSIZ is 16, so the pid is not in link names; leftovers are found through
- *   their namespace or by the `cqfxnf` prefix), addresses from 198.18.0.0/15, the block RFC 2544
- *   sets aside for benchmarking tests, a /30 per rig. Leftovers of a run that was killed (a
- *   namespace whose pid is no longer alive, a link of that prefix whose namespace is gone) are
- *   removed when the first rig of a JVM starts, and so are blackhole routes in 198.18.0.0/15 whose
- *   metric (the owning JVM's pid) names no live process.
+ * - Names and addresses are the rig's own, and each names the JVM that made it, so that two JVMs
+ *   (two builds on one host) neither collide nor sweep each other's rigs: namespaces
+ *   `cqfxnf-<pid>-<n>`; links `cqfxnf<pid36>-<n36><role>`, the pid and the rig's index in base 36
+ *   (IFNAMSIZ is 16, so a name has at most 15 characters: 6 + 5 for a pid up to 2^22, Linux's
+ *   largest pid_max, + 1 + 2 + 1); addresses from 198.18.0.0/15, the block RFC 2544 sets aside
+ *   for benchmarking tests, a /30 per rig; blackhole routes with the JVM's pid as metric and the
+ *   routing protocol number ROUTE_PROTO (rtnetlink(7)'s rtm_protocol; one that
+ *   /etc/iproute2/rt_protos and the kernel's RTPROT_* values leave unassigned). Leftovers of a
+ *   run that was killed are removed when the first rig of a JVM starts: namespaces and links whose
+ *   pid is no longer alive, and routes of ROUTE_PROTO whose metric is no live pid. Nothing else is
+ *   touched: a live JVM's pair in the middle of its creation (both ends still in the root
+ *   namespace) carries its pid, and a route the rig did not make has another protocol. A dead
+ *   pid that a new process took keeps its leftovers until that process ends.
  */
 
 /**
@@ -84,6 +90,10 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 final class NetworkRig implements AutoCloseable {
     static final String PREFIX = "cqfxnf";
+    /** The routing protocol number of the rig's blackhole routes (see the facts). */
+    static final String ROUTE_PROTO = "207";
+    /** This JVM's token in link names: its pid in base 36 (see the facts). */
+    static final String TOKEN = Long.toString(ProcessHandle.current().pid(), 36);
     private static final Duration COMMAND_BOUND = Duration.ofSeconds(10);
     private static final AtomicInteger NEXT = new AtomicInteger();
     private static boolean swept;
@@ -100,12 +110,45 @@ final class NetworkRig implements AutoCloseable {
     private NetworkRig(int index) {
         this.index = index;
         this.namespace = PREFIX + "-" + ProcessHandle.current().pid() + "-" + index;
-        this.rootLink = PREFIX + index + "r";
-        this.peerLink = PREFIX + index + "p";
+        this.rootLink = link(TOKEN, index, 'r');
+        this.peerLink = link(TOKEN, index, 'p');
         // A /30 per rig: 198.18.<hi>.<lo*4 + 1 | 2>, 16,384 rigs before the range wraps.
         int block = (int) ((ProcessHandle.current().pid() * 64 + index) % 16_384);
         this.rootAddress = address(198, 18 + (block >> 13), (block >> 6) & 0x7f, ((block & 0x3f) << 2) + 1);
         this.peerAddress = address(198, 18 + (block >> 13), (block >> 6) & 0x7f, ((block & 0x3f) << 2) + 2);
+    }
+
+    /**
+     * {@return a link name of the rig: the prefix, the owning JVM's token, the index, the role}
+     *
+     * @param token the owner's pid in base 36
+     * @param index the rig's index in that JVM, below 1296 (two base-36 digits)
+     * @param role {@code r} root end, {@code p} peer end, {@code s}/{@code t} the loss sink's pair
+     */
+    static String link(String token, int index, char role) {
+        String name = PREFIX + token + "-" + Integer.toString(index, 36) + role;
+        if (name.length() > 15) {
+            throw new IllegalArgumentException("link name " + name + " has " + name.length()
+                    + " characters, above IFNAMSIZ - 1 = 15");
+        }
+        return name;
+    }
+
+    /** {@return the pid whose token a link name of the rig carries, or -1 when it carries none} */
+    static long ownerOfLink(String name) {
+        if (!name.startsWith(PREFIX)) {
+            return -1;
+        }
+        String rest = name.substring(PREFIX.length());
+        int dash = rest.indexOf('-');
+        if (dash < 1 || !rest.substring(0, dash).matches("[0-9a-z]{1,5}")) {
+            return -1;
+        }
+        return Long.parseLong(rest.substring(0, dash), 36);
+    }
+
+    private static boolean alive(long pid) {
+        return ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false);
     }
 
     private static InetAddress address(int a, int b, int c, int d) {
@@ -176,9 +219,9 @@ final class NetworkRig implements AutoCloseable {
     /** Adds the rig's blackhole route (see the facts), removed when this JVM exits. */
     private void blackhole() {
         String metric = Long.toString(ProcessHandle.current().pid());
-        List<String> del = List.of("ip", "route", "del", "blackhole", subnet(), "metric", metric);
+        List<String> del = List.of("ip", "route", "del", "blackhole", subnet(), "metric", metric, "proto", ROUTE_PROTO);
         run(del, false); // one an earlier rig of this JVM with the same /30 left
-        run(List.of("ip", "route", "add", "blackhole", subnet(), "metric", metric), true);
+        run(List.of("ip", "route", "add", "blackhole", subnet(), "metric", metric, "proto", ROUTE_PROTO), true);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> run(del, false)));
     }
 
@@ -216,9 +259,9 @@ final class NetworkRig implements AutoCloseable {
         if (percent < 1 || percent > 100) {
             throw new IllegalArgumentException("loss percent " + percent + " is outside [1, 100]");
         }
-        String sink = PREFIX + index + "s";
+        String sink = link(TOKEN, index, 's');
         if (!run(List.of("ip", "-n", namespace, "-o", "link", "show"), false).contains(": " + sink + "@")) {
-            ip("-n", namespace, "link", "add", sink, "type", "veth", "peer", "name", PREFIX + index + "t");
+            ip("-n", namespace, "link", "add", sink, "type", "veth", "peer", "name", link(TOKEN, index, 't'));
         }
         ipQuiet("-n", namespace, "link", "set", sink, "down");
         run(List.of("tc", "-n", namespace, "qdisc", "replace", "dev", peerLink, "clsact"), true);
@@ -315,32 +358,29 @@ final class NetworkRig implements AutoCloseable {
             killNamespaceProcesses(ns);
             run(List.of("ip", "netns", "del", ns), false);
         }
-        // A root end whose other end is in no live rig's namespace: its namespace is gone (or is
-        // being freed), so the pair is a leftover. A live rig's root end is "link-netns cqfxnf-<pid>-n".
+        // A link whose name carries a dead JVM's token: deleting either end removes the pair
+        // (veth(4)). A name without a token is not the rig's, and a live JVM's is its own.
         for (String line : run(List.of("ip", "-o", "link", "show"), false).lines().toList()) {
             String[] f = line.split(":\\s+", 3);
-            if (f.length < 2 || !f[1].startsWith(PREFIX)) {
+            if (f.length < 2) {
                 continue;
             }
             String name = f[1].split("@")[0];
-            int at = line.indexOf("link-netns " + PREFIX + "-");
-            boolean liveOwner = false;
-            if (at >= 0) {
-                String[] parts = line.substring(at + "link-netns ".length()).split("\\s")[0].split("-");
-                liveOwner = parts.length == 3 && parts[1].matches("\\d+")
-                        && ProcessHandle.of(Long.parseLong(parts[1])).map(ProcessHandle::isAlive).orElse(false);
-            }
-            if (!liveOwner) {
+            long owner = ownerOfLink(name);
+            if (owner >= 0 && !alive(owner)) {
                 run(List.of("ip", "link", "del", name), false);
             }
         }
-        for (String line : run(List.of("ip", "route", "show", "type", "blackhole", "root", "198.18.0.0/15"), false)
-                .lines().toList()) {
-            String[] f = line.trim().split("\\s+");
-            // "blackhole 198.18.0.0/30 metric 1234"
-            if (f.length >= 4 && f[0].equals("blackhole") && f[2].equals("metric") && f[3].matches("\\d+")
-                    && !ProcessHandle.of(Long.parseLong(f[3])).map(ProcessHandle::isAlive).orElse(false)) {
-                run(List.of("ip", "route", "del", "blackhole", f[1], "metric", f[3]), false);
+        // Only the rig's routes (its protocol number; the filter leaves "proto" out of each line:
+        // "blackhole 198.18.0.0/30 metric 1234"), and of those only a dead JVM's.
+        for (String line : run(List.of("ip", "route", "show", "type", "blackhole", "root", "198.18.0.0/15", "proto",
+                ROUTE_PROTO), false).lines().toList()) {
+            List<String> f = List.of(line.trim().split("\\s+"));
+            int m = f.indexOf("metric");
+            if (f.size() >= 2 && f.get(0).equals("blackhole") && m > 0 && m + 1 < f.size()
+                    && f.get(m + 1).matches("\\d+") && !alive(Long.parseLong(f.get(m + 1)))) {
+                run(List.of("ip", "route", "del", "blackhole", f.get(1), "metric", f.get(m + 1), "proto", ROUTE_PROTO),
+                        false);
             }
         }
     }

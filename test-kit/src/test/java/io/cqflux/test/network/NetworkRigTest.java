@@ -137,25 +137,43 @@ class NetworkRigTest {
     }
 
     @Test
-    void sweep_removesLeftoversOfADeadRun_andNothingOfALiveOne() {
+    void sweep_removesLeftoversOfADeadRun_andNothingOfALiveOne_norRoutesItDidNotMake() {
         String deadNs = NetworkRig.PREFIX + "-999999999-1";
-        String deadLink = NetworkRig.PREFIX + "999r";
+        // "zzzzz" is pid 60,466,175: above any pid_max (2^22), so never alive.
+        String deadToken = "zzzzz";
+        String deadLink = NetworkRig.link(deadToken, 1, 'r');
+        // This JVM's pair as a create leaves it for a moment: both ends in the root namespace.
+        String midCreate = NetworkRig.link(NetworkRig.TOKEN, 1295, 'r');
+        String deadRoute = "198.19.255.252/30";
+        String foreignRoute = "198.19.255.248/30";
         try (NetworkRig live = NetworkRig.create()) {
+            assertEquals(ProcessHandle.current().pid(), NetworkRig.ownerOfLink(live.rootLink), live.rootLink);
+            assertTrue(live.rootLink.length() <= 15 && NetworkRig.link("2gosa", 999, 't').length() <= 15,
+                    "link names must fit IFNAMSIZ: " + live.rootLink);
             NetworkRig.run(List.of("ip", "netns", "add", deadNs), true);
-            NetworkRig.run(List.of("ip", "link", "add", deadLink, "type", "veth", "peer", "name", NetworkRig.PREFIX + "999p"),
-                    true);
-            NetworkRig.run(List.of("ip", "route", "add", "blackhole", "198.19.255.252/30", "metric", "999999999"), true);
+            NetworkRig.run(List.of("ip", "link", "add", deadLink, "type", "veth", "peer", "name",
+                    NetworkRig.link(deadToken, 1, 'p')), true);
+            NetworkRig.run(List.of("ip", "link", "add", midCreate, "type", "veth", "peer", "name",
+                    NetworkRig.link(NetworkRig.TOKEN, 1295, 'p')), true);
+            NetworkRig.run(List.of("ip", "route", "add", "blackhole", deadRoute, "metric", "999999999", "proto",
+                    NetworkRig.ROUTE_PROTO), true);
+            NetworkRig.run(List.of("ip", "route", "add", "blackhole", foreignRoute, "metric", "999999999"), true);
             NetworkRig.sweep();
             assertFalse(NetworkRig.run(List.of("ip", "netns", "list"), false).contains(deadNs), "dead run's namespace kept");
             assertFalse(NetworkRig.linkExists(deadLink), "dead run's link kept");
-            assertFalse(NetworkRig.run(List.of("ip", "route", "show", "type", "blackhole"), false).contains("198.19.255.252"),
-                    "dead run's blackhole kept");
+            String routes = NetworkRig.run(List.of("ip", "route", "show", "type", "blackhole"), false);
+            assertFalse(routes.contains("198.19.255.252"), "dead run's blackhole kept: " + routes);
+            assertTrue(routes.contains("198.19.255.248"), "a blackhole the rig did not make was swept: " + routes);
             assertTrue(live.namespaceExists(), "a live rig's namespace was swept");
             assertTrue(NetworkRig.linkExists(live.rootLink), "a live rig's link was swept");
+            assertTrue(NetworkRig.linkExists(midCreate), "a live JVM's pair was swept in the middle of its creation");
         } finally {
             NetworkRig.run(List.of("ip", "netns", "del", deadNs), false);
             NetworkRig.run(List.of("ip", "link", "del", deadLink), false);
-            NetworkRig.run(List.of("ip", "route", "del", "blackhole", "198.19.255.252/30", "metric", "999999999"), false);
+            NetworkRig.run(List.of("ip", "link", "del", midCreate), false);
+            NetworkRig.run(List.of("ip", "route", "del", "blackhole", deadRoute, "metric", "999999999", "proto",
+                    NetworkRig.ROUTE_PROTO), false);
+            NetworkRig.run(List.of("ip", "route", "del", "blackhole", foreignRoute, "metric", "999999999"), false);
         }
     }
 

@@ -50,6 +50,11 @@ class ExecutableJarIT {
                     status = client.send(HttpRequest.newBuilder(readiness).timeout(Duration.ofSeconds(5)).build(),
                             HttpResponse.BodyHandlers.discarding()).statusCode();
                 } catch (IOException notYet) {
+                    status = 0; // not listening yet
+                }
+                if (status != 200) {
+                    // Not listening, or listening but not ready (503 until the storage peer is
+                    // connected): either way the next try waits, rather than hammer the server.
                     Thread.sleep(250);
                 }
             }
