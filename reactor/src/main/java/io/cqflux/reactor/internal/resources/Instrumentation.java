@@ -275,8 +275,13 @@ public final class Instrumentation {
             if (out == null) {
                 return this;
             }
-            CqfluxListener[] kept = Arrays.stream(out).filter(x -> x != null).toArray(CqfluxListener[]::new);
-            return kept.length == 0 ? null : kept.length == 1 ? kept[0] : new Composite(kept);
+            int n = 0;
+            for (CqfluxListener x : out) {
+                if (x != null) {
+                    out[n++] = x;
+                }
+            }
+            return n == 0 ? null : n == 1 ? out[0] : new Composite(n == out.length ? out : Arrays.copyOf(out, n));
         }
 
         @Override
