@@ -1,5 +1,7 @@
 package io.cqflux.reactor;
 
+import reactor.util.context.ContextView;
+
 /**
  * Hooks for metrics and tracing: what a {@link Cqflux} tells a listener installed with
  * {@link Cqflux#addListener(CqfluxListener)} (the {@code cqflux-micrometer} module's binder is
@@ -10,6 +12,14 @@ package io.cqflux.reactor;
  * be fast and must not block: the loop serves every connection on it. An exception they throw is
  * logged and dropped. With no listener installed nothing is measured: an operation costs one
  * null check (no clock read, no allocation).
+ *
+ * <p><b>One operation, start to end.</b> {@link #operationStarted} runs on the subscribing thread
+ * at the subscription and returns who hears of that operation's end: the listener itself (the
+ * default, no allocation), an object for this one operation (a tracing span, an
+ * {@code Observation}), or {@code null} to skip its end. The subscriber's Reactor context is
+ * passed to it, so that a parent span or observation put there (Micrometer's
+ * {@code ObservationThreadLocalAccessor.KEY}, as WebFlux does for a request) is found at
+ * subscription time, whatever thread the end arrives on.
  */
 public interface CqfluxListener {
 
@@ -33,7 +43,25 @@ public interface CqfluxListener {
     }
 
     /**
-     * An operation ended, once per subscription.
+     * An operation was subscribed to; called once per subscription, before anything else of it
+     * (the wait for a credit or a pooled buffer included), on the subscribing thread.
+     *
+     * @param connection the connection it is posted on
+     * @param kind what it is
+     * @param bytes the length of its data (8 for an atomic write; a flush's range; 0 for a
+     *     lease form refused at its subscription)
+     * @param context the subscriber's Reactor context
+     * @return the listener whose {@link #operationFinished} hears of this operation's end: this
+     *     one (the default), one made for this operation, or {@code null} for none
+     */
+    default CqfluxListener operationStarted(RdmaConnection connection, OperationKind kind, long bytes,
+                                            ContextView context) {
+        return this;
+    }
+
+    /**
+     * An operation ended, once per subscription; called on the listener that
+     * {@link #operationStarted} returned for it.
      *
      * @param connection the connection it was posted on
      * @param kind what it was

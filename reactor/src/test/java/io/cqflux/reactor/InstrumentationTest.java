@@ -161,6 +161,50 @@ class InstrumentationTest {
     }
 
     @Test
+    void operationStarted_seesTheSubscribersContext_andWhatItReturnsHearsTheEnd() {
+        try (FaultRig rig = new FaultRig()) {
+            List<String> events = new CopyOnWriteArrayList<>();
+            // Two listeners (the composite): one answers with an object per operation, which
+            // alone must hear of that operation's end; the other hears every end itself.
+            rig.client.addListener(new CqfluxListener() {
+                @Override
+                public CqfluxListener operationStarted(RdmaConnection connection, OperationKind kind, long bytes,
+                                                       reactor.util.context.ContextView context) {
+                    String parent = context.getOrDefault("parent", "none");
+                    events.add("started " + kind.tagValue() + "/" + bytes + " in " + parent);
+                    return new CqfluxListener() {
+                        @Override
+                        public void operationFinished(RdmaConnection c, OperationKind k, OperationOutcome outcome,
+                                                      String error, long nanos) {
+                            events.add("ended " + k.tagValue() + "/" + outcome.tagValue() + " in " + parent);
+                        }
+                    };
+                }
+
+                @Override
+                public void operationFinished(RdmaConnection connection, OperationKind kind,
+                                              OperationOutcome outcome, String error, long nanos) {
+                    events.add("the listener itself heard an end");
+                }
+            });
+            Recorder rec = new Recorder();
+            rig.client.addListener(rec);
+
+            StepVerifier.create(rig.conn.write(rig.remote(), 0, rig.local, 0, 64)
+                    .contextWrite(ctx -> ctx.put("parent", "request-1"))).expectComplete().verify(T);
+            StepVerifier.create(rig.conn.durableWrite(rig.remote(), 0, new byte[100])
+                    .contextWrite(ctx -> ctx.put("parent", "request-2"))).expectComplete().verify(T);
+            StepVerifier.create(rig.conn.read(rig.remote(), 0, 16)).expectNextCount(1).expectComplete().verify(T);
+
+            assertEquals(List.of("started write/64 in request-1", "ended write/success in request-1",
+                    "started durableWrite/100 in request-2", "ended durableWrite/success in request-2",
+                    "started read/16 in none", "ended read/success in none"), events);
+            assertEquals(List.of("opened " + rig.conn.description(), "write/success/none",
+                    "durableWrite/success/none", "read/success/none"), rec.events);
+        }
+    }
+
+    @Test
     void connectionEndingWhileAListenerHearsItOpened_isReportedClosedAfterOpenedReturns() {
         try (FaultRig rig = new FaultRig()) {
             List<String> events = new CopyOnWriteArrayList<>();

@@ -179,6 +179,22 @@ final class BlockedLoopDetector {
         }
     }
 
+    /**
+     * What the caller the warning names can do: subscriber code hops off the loop with
+     * {@code publishOn} (blocking work to the scheduler made for it, long CPU work to the parallel
+     * one, a WebFlux response path likewise before it builds the response); a task or readiness
+     * handler is not subscriber code, and no {@code publishOn} reaches it.
+     */
+    private static String advice(int unit) {
+        return switch (unit) {
+            case UNIT_BATCH, UNIT_PART -> "Hop off the loop before that code: publishOn(Schedulers.boundedElastic())"
+                    + " if it blocks (I/O, locks, block()), publishOn(Schedulers.parallel()) if it only computes";
+            case UNIT_HANDLER -> "A readiness handler must not block: it is the library's or the registrant's own code";
+            default -> "A task given to the loop must not block: run blocking work on Schedulers.boundedElastic()"
+                    + " and hand only its result to the loop";
+        };
+    }
+
     private void blocked(long heldNanos, int unit, Object what, int n, String label) {
         counters.blocked();
         long now = System.nanoTime();
@@ -200,8 +216,7 @@ final class BlockedLoopDetector {
                 + TimeUnit.NANOSECONDS.toMillis(heldNanos) + " ms (threshold "
                 + TimeUnit.NANOSECONDS.toMillis(blockedThresholdNanos) + " ms) by " + unitText
                 + (label != null ? "; operation: " + label : "")
-                + "; every connection on this loop waited meanwhile. Move blocking work off the loop"
-                + " (publishOn(Schedulers.boundedElastic()))"
+                + "; every connection on this loop waited meanwhile. " + advice(unit)
                 + (notLogged > 0 ? " [" + notLogged + " more not logged since the last report]" : ""));
     }
 }

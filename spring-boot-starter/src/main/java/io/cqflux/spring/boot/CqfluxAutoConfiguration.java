@@ -347,14 +347,16 @@ public class CqfluxAutoConfiguration {
 
     /**
      * The {@link org.springframework.core.io.buffer.DataBuffer} forms of write, durable write and
-     * read, copying through the registered buffer pool ({@code cqflux.buffer-pool.*}).
+     * read, copying through the registered buffer pool ({@code cqflux.buffer-pool.*}), their
+     * results handed to {@code Schedulers.parallel()}.
      *
+     * @param cqflux the instance whose pool they lease from
      * @return the data-buffer operations
      */
     @Bean
     @ConditionalOnMissingBean
-    public CqfluxDataBuffers cqfluxDataBuffers() {
-        return new CqfluxDataBuffers();
+    public CqfluxDataBuffers cqfluxDataBuffers(Cqflux cqflux) {
+        return new CqfluxDataBuffers(cqflux);
     }
 
     /**

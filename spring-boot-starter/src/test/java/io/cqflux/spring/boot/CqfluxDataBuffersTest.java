@@ -56,6 +56,41 @@ class CqfluxDataBuffersTest {
     }
 
     @Test
+    void durableWrite_ofAComposite_copiesEachPieceIntoOnePooledBuffer_andSignalsOffTheLoop() {
+        try (LoopbackPeer server = CqfluxTest.loopback().start()) {
+            runner(server, Faults.create()).run(ctx -> {
+                Cqflux cq = ctx.getBean(Cqflux.class);
+                CqfluxDataBuffers buffers = ctx.getBean(CqfluxDataBuffers.class);
+                CqfluxPeer store = ctx.getBean(CqfluxPeers.class).get("store");
+                // Netty's join is a composite: its readable bytes are two pieces, never gathered.
+                org.springframework.core.io.buffer.NettyDataBufferFactory netty =
+                        new org.springframework.core.io.buffer.NettyDataBufferFactory(
+                                io.netty.buffer.UnpooledByteBufAllocator.DEFAULT);
+                DataBuffer data = netty.join(java.util.List.of(netty.wrap("header|".getBytes(StandardCharsets.UTF_8)),
+                        netty.wrap("payload".getBytes(StandardCharsets.UTF_8))));
+                int pieces = 0;
+                try (DataBuffer.ByteBufferIterator it = data.readableByteBuffers()) {
+                    for (; it.hasNext(); it.next()) {
+                        pieces++;
+                    }
+                }
+                assertThat(pieces).isEqualTo(2);
+                java.util.concurrent.atomic.AtomicReference<String> signalledOn = new java.util.concurrent.atomic.AtomicReference<>();
+                StepVerifier.create(store.withConnection(c -> buffers.durableWrite(c, c.remoteRegion(0), 16, data))
+                                .doOnSuccess(v -> signalledOn.set(Thread.currentThread().getName())))
+                        .expectComplete().verify(Duration.ofSeconds(10));
+                assertThat(server.memory().asSlice(16, 14).toArray(java.lang.foreign.ValueLayout.JAVA_BYTE))
+                        .isEqualTo("header|payload".getBytes(StandardCharsets.UTF_8));
+                // Handed to Reactor's parallel scheduler, not left on the connection's loop.
+                assertThat(signalledOn.get()).startsWith("parallel-");
+                assertThat(cq.loopNames()).doesNotContain(signalledOn.get());
+                Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> cq.buffers().leased() == 0);
+                org.springframework.core.io.buffer.DataBufferUtils.release(data);
+            });
+        }
+    }
+
+    @Test
     void write_neverUsesADataBuffersByteBufferViewAfterItsIteratorClosed() {
         try (LoopbackPeer server = CqfluxTest.loopback().start()) {
             runner(server, Faults.create()).run(ctx -> {

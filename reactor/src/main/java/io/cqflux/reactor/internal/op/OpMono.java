@@ -318,8 +318,10 @@ public final class OpMono extends Mono<Void> implements Subscription, Scannable,
         this.actual = actual;
         if (stagedBy == null) {
             CqfluxListener l = core.instrumentation.listener;
-            listener = l;
-            subscribedAt = l == null ? 0 : System.nanoTime();
+            if (l != null) {
+                subscribedAt = System.nanoTime();
+                listener = Instrumentation.started(l, core, kind.publicKind(), length, actual.currentContext());
+            }
         } else {
             listener = stagedBy.listenerForOperation();
             subscribedAt = stagedBy.subscribedAt;

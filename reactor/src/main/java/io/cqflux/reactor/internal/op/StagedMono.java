@@ -179,6 +179,9 @@ public final class StagedMono<T> extends Mono<T> implements Scannable {
     public static void reportRefused(ConnectionCore core, OpKind kind, Throwable error, Context ctx) {
         CqfluxListener l = core.instrumentation.listener;
         if (l != null) {
+            l = Instrumentation.started(l, core, kind.publicKind(), 0, ctx);
+        }
+        if (l != null) {
             report(l, core, kind, OperationOutcome.ERROR, error, 0, ctx);
         }
     }
@@ -273,8 +276,11 @@ public final class StagedMono<T> extends Mono<T> implements Scannable {
         public Staged(StagedMono<T> spec, CoreSubscriber<? super T> actual) {
             this.spec = spec;
             this.actual = actual;
-            this.listener = spec.core.instrumentation.listener;
-            this.subscribedAt = listener == null ? 0 : System.nanoTime();
+            CqfluxListener l = spec.core.instrumentation.listener;
+            this.subscribedAt = l == null ? 0 : System.nanoTime();
+            this.listener = l == null ? null : Instrumentation.started(l, spec.core, spec.kind.publicKind(),
+                    spec.array != null ? spec.array.length : spec.buffer != null ? spec.buffer.remaining() : spec.readLength,
+                    actual.currentContext());
         }
 
         /**

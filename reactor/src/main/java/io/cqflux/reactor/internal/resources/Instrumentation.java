@@ -14,6 +14,7 @@ import reactor.core.Disposable;
 import reactor.core.Exceptions;
 import reactor.util.Logger;
 import reactor.util.Loggers;
+import reactor.util.context.ContextView;
 
 /**
  * The listeners of one {@link Cqflux} (see {@link CqfluxListener}): one volatile field that is
@@ -195,6 +196,27 @@ public final class Instrumentation {
         return error.getClass().getSimpleName();
     }
 
+    /**
+     * Tells a listener an operation started ({@link CqfluxListener#operationStarted}); one that
+     * throws is logged and hears of the end itself, as if it had returned itself.
+     *
+     * @param l the listener installed at subscription
+     * @param c the connection
+     * @param kind what the operation is
+     * @param bytes the length of its data
+     * @param context the subscriber's context
+     * @return who hears of its end, or {@code null}
+     */
+    public static CqfluxListener started(CqfluxListener l, ConnectionCore c, OperationKind kind, long bytes,
+                                         ContextView context) {
+        try {
+            return l.operationStarted(c.api, kind, bytes, context);
+        } catch (Throwable t) {
+            listenerThrew(t);
+            return l;
+        }
+    }
+
     public static void safely(Runnable r) {
         try {
             r.run();
@@ -228,6 +250,38 @@ public final class Instrumentation {
             for (CqfluxListener l : ls) {
                 safely(() -> l.connectionClosed(connection));
             }
+        }
+
+        /** Each one's start; a new composite only when one returns other than itself. */
+        @Override
+        public CqfluxListener operationStarted(RdmaConnection connection, OperationKind kind, long bytes,
+                                               ContextView context) {
+            CqfluxListener[] out = null;
+            for (int i = 0; i < ls.length; i++) {
+                CqfluxListener r;
+                try {
+                    r = ls[i].operationStarted(connection, kind, bytes, context);
+                } catch (Throwable t) {
+                    listenerThrew(t);
+                    r = ls[i];
+                }
+                if (r != ls[i] && out == null) {
+                    out = Arrays.copyOf(ls, ls.length);
+                }
+                if (out != null) {
+                    out[i] = r;
+                }
+            }
+            if (out == null) {
+                return this;
+            }
+            int n = 0;
+            for (CqfluxListener x : out) {
+                if (x != null) {
+                    out[n++] = x;
+                }
+            }
+            return n == 0 ? null : n == 1 ? out[0] : new Composite(n == out.length ? out : Arrays.copyOf(out, n));
         }
 
         @Override

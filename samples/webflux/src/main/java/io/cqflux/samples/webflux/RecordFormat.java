@@ -5,6 +5,8 @@ import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.zip.CRC32C;
+import org.springframework.core.io.buffer.DataBuffer;
+import org.springframework.core.io.buffer.DefaultDataBufferFactory;
 
 /**
  * How a record sits in its slot of the storage peer's memory: a 24-byte header, then the payload.
@@ -32,11 +34,24 @@ final class RecordFormat {
 
     /** {@return the header of a record of {@code id} with this payload, ready to precede it} */
     static byte[] header(long id, ByteBuffer payload) {
+        return header(id, DefaultDataBufferFactory.sharedInstance.wrap(payload.duplicate()));
+    }
+
+    /**
+     * {@return the header of a record of {@code id} whose payload is the readable bytes of
+     * {@code payload}} The checksum reads them where they are (each piece of a composite in turn),
+     * without a copy.
+     */
+    static byte[] header(long id, DataBuffer payload) {
         ByteBuffer h = ByteBuffer.allocate(HEADER).order(ByteOrder.LITTLE_ENDIAN);
-        h.putInt(0, MAGIC).putInt(4, payload.remaining()).putLong(8, id);
+        h.putInt(0, MAGIC).putInt(4, payload.readableByteCount()).putLong(8, id);
         CRC32C crc = new CRC32C();
         crc.update(h.array(), 4, 12);
-        crc.update(payload.duplicate());
+        try (DataBuffer.ByteBufferIterator it = payload.readableByteBuffers()) {
+            while (it.hasNext()) {
+                crc.update(it.next());
+            }
+        }
         h.putInt(16, (int) crc.getValue());
         return h.array();
     }

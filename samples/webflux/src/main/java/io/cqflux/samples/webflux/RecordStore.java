@@ -8,10 +8,12 @@ import io.cqflux.spring.boot.CqfluxPeer;
 import io.cqflux.spring.boot.CqfluxPeers;
 import io.cqflux.spring.boot.CqfluxPropertyException;
 import java.nio.ByteBuffer;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.core.io.buffer.DataBuffer;
+import org.springframework.core.io.buffer.DataBufferUtils;
 import org.springframework.core.io.buffer.DefaultDataBufferFactory;
 import org.springframework.http.HttpStatus;
 import org.springframework.stereotype.Service;
@@ -93,19 +95,35 @@ public class RecordStore {
      *     the bound, both before anything is posted
      */
     public Mono<Void> put(long id, ByteBuffer payload) {
-        return Mono.defer(() -> {
-            checkId(id);
-            if (payload.remaining() > maxPayload()) {
-                return Mono.error(new ResponseStatusException(HttpStatus.PAYLOAD_TOO_LARGE, "a record holds at most "
-                        + maxPayload() + " bytes, not " + payload.remaining()));
-            }
-            ByteBuffer image = ByteBuffer.allocate(RecordFormat.HEADER + payload.remaining())
-                    .put(RecordFormat.header(id, payload)).put(payload.duplicate()).flip();
-            DataBuffer data = DefaultDataBufferFactory.sharedInstance.wrap(image);
-            return onSlot(id, (c, region, offset) -> buffers.durableWrite(c, region, offset, data));
-        });
+        return put(id, DefaultDataBufferFactory.sharedInstance.wrap(payload.duplicate()));
     }
 
+    /**
+     * Writes a record durably from a request body's buffers, with one copy: header and payload go
+     * as one data buffer (a composite, for Netty's buffers) that {@link CqfluxDataBuffers} copies
+     * piece by piece into a registered buffer. The caller keeps and releases {@code payload}.
+     *
+     * @param id the record's id, 0..slots-1 (and within the peer's region)
+     * @param payload its bytes, at most {@link #maxPayload()}; left unreleased
+     * @return as {@link #put(long, ByteBuffer)}
+     */
+    public Mono<Void> put(long id, DataBuffer payload) {
+        return Mono.defer(() -> {
+            checkId(id);
+            int length = payload.readableByteCount();
+            if (length > maxPayload()) {
+                return Mono.error(new ResponseStatusException(HttpStatus.PAYLOAD_TOO_LARGE, "a record holds at most "
+                        + maxPayload() + " bytes, not " + length));
+            }
+            DataBuffer header = payload.factory().wrap(RecordFormat.header(id, payload));
+            // The record as one data buffer, header then payload. Netty's factory joins without a
+            // copy (a composite that owns its parts, released with it): the payload is retained
+            // for it, so that releasing the record leaves the caller's reference to the caller.
+            DataBuffer record = payload.factory().join(List.of(header, DataBufferUtils.retain(payload)));
+            return onSlot(id, (c, region, offset) -> buffers.durableWrite(c, region, offset, record))
+                    .doFinally(s -> DataBufferUtils.release(record));
+        });
+    }
     /**
      * Reads a record and proves it: magic, id, length and CRC32C.
      *
