@@ -110,9 +110,11 @@ class EventLoopSettledSourceTest {
         AtomicLong sleeps = new AtomicLong();
         try (EventLoop loop = EventLoop.start(new LoopConfig("settled-plain", WaitStrategy.BLOCKING, 32, null))) {
             List<Long> seen = new CopyOnWriteArrayList<>();
+            // The hook first: a loop that went to sleep after the registrations, before the hook
+            // was set, would sleep until something wakes it, and the first sleep would never count.
+            loop.beforeSleep = sleeps::incrementAndGet;
             loop.register(plain, (Completion c) -> { });
             loop.register(busy, (Completion c) -> seen.add(c.context()));
-            loop.beforeSleep = sleeps::incrementAndGet;
             Await.until(() -> sleeps.get() > 0, "a first sleep");
             long asks = plain.sleepAsks.get();
             for (long ctx = 1; ctx <= 10; ctx++) {
