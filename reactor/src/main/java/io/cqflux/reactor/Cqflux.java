@@ -360,6 +360,15 @@ public final class Cqflux implements Disposable, AutoCloseable {
      * ({@link RdmaConnection#remoteRegions()}). The configured connection timeout applies, on
      * Reactor's parallel scheduler (virtual time works).
      *
+     * <p>A connection that reaches a subscriber which has cancelled is closed. The limit: when a
+     * {@code subscribe(Consumer)} is disposed from another thread as the connection arrives,
+     * Reactor's lambda subscriber drops the connection itself; that drop is recognised (and the
+     * connection closed) only when nothing but {@code map}, {@code doOnNext} and the other peeks,
+     * {@code log()} or the context-restoring wrappers of
+     * {@code Hooks.enableAutomaticContextPropagation()} stands between this Mono and the
+     * subscriber. Behind any other operator such a dropped connection stays open until this
+     * entry point is disposed (the guide's "Cancellation" section).
+     *
      * @param address the server
      * @return a cold Mono of the established connection; fails with a {@link ConnectionException}
      *     ({@code REJECTED}, {@code UNREACHABLE}) when it cannot be established
