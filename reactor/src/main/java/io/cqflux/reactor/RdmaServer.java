@@ -168,10 +168,10 @@ public final class RdmaServer implements Disposable, AutoCloseable {
             try {
                 early = receivesBeforeAccept(req);
             } catch (RuntimeException e) {
+                // receivesBeforeAccept rejected the request before it freed the pool.
                 control.close();
                 LOG.warn("posting receives before accepting a connection on " + address + " failed; the request"
                         + " is rejected", e);
-                rejectQuietly(req);
                 continue;
             }
             Connection spi;
@@ -187,11 +187,20 @@ public final class RdmaServer implements Disposable, AutoCloseable {
             }
             EventLoop target = owner.nextLoop();
             ConnectionCore core = owner.adopt(target, spi, config, control, rawAccept != null);
-            if (receivePrefetch >= 0) {
-                core.receiver.prefetch(receivePrefetch, rawAccept != null); // AcceptOptions.withReceivePrefetch
-            }
-            if (early != null) {
-                core.receiver.adopt(early); // before start: the table's first contexts are its receives'
+            try {
+                if (receivePrefetch >= 0) {
+                    core.receiver.prefetch(receivePrefetch, rawAccept != null); // AcceptOptions.withReceivePrefetch
+                }
+                if (early != null) {
+                    core.receiver.adopt(early); // before start: the table's first contexts are its receives'
+                }
+            } catch (RuntimeException e) {
+                // The core owns the connection, its control words and the adopted pool: ending it
+                // (on its loop) releases them, and the accept loop goes on with the next request.
+                LOG.warn("setting up the receives of a connection accepted on " + address + " failed; it is"
+                        + " closed", e);
+                endOnItsLoop(core, target, e);
+                continue;
             }
             Runnable start = () -> core.start(this::emit,
                     e -> LOG.warn("incoming connection on " + address + " failed before it was established: "
@@ -213,7 +222,8 @@ public final class RdmaServer implements Disposable, AutoCloseable {
      * ({@code rpma_conn_req_recv(3)}), so that a client which sends at once finds receives
      * posted; {@code null} when there is nothing to post (the option is off, or the prefetch or
      * the receive queue is 0). On a transport that cannot post before accepting the pool comes
-     * back with none posted, and the connection posts once established.
+     * back with none posted, and the connection posts once established. When allocating or
+     * posting fails it rejects the request, then frees the pool, and throws.
      */
     private Receiver.Pool receivesBeforeAccept(ConnectionRequest req) {
         int count = config.receiveQueueSize();
@@ -221,14 +231,36 @@ public final class RdmaServer implements Disposable, AutoCloseable {
         if (!receivesBeforeAccept || n == 0) {
             return null;
         }
-        Receiver.Pool p = Receiver.Pool.allocate(owner.transport(), count, owner.limits().receiveBufferSize());
+        Receiver.Pool p;
+        try {
+            p = Receiver.Pool.allocate(owner.transport(), count, owner.limits().receiveBufferSize());
+        } catch (RuntimeException e) {
+            rejectQuietly(req);
+            throw e;
+        }
         try {
             p.postBeforeAccept(req, n);
         } catch (RuntimeException | Error e) {
+            // The receives posted so far point into the pool's registered memory: the request
+            // (and with it those receives) goes first, the memory after.
+            rejectQuietly(req);
             p.close();
             throw e;
         }
         return p;
+    }
+
+    /** Ends a connection that never started, on its loop's thread, or here when that loop is gone. */
+    private void endOnItsLoop(ConnectionCore core, EventLoop target, RuntimeException cause) {
+        if (target == loop) {
+            core.end(cause, null);
+            return;
+        }
+        try {
+            target.execute(() -> core.end(cause, null));
+        } catch (RuntimeException e) {
+            core.end(cause, null);
+        }
     }
 
     /**
