@@ -28,10 +28,11 @@ import java.util.function.Function;
  * on each request <em>before</em> accepting it, as librpma's own servers do with
  * {@code rpma_conn_req_recv(3)} (on transports that cannot, fabric, once the connection is
  * established), and keeps that many posted ahead of demand: what arrives waits, in order, for
- * the connection's receive subscriber, and a pool full of messages nobody took ends the
- * connection with an error rather than leave the client's next send to the NIC's retries (see
- * {@link ConnectOptions}). {@link #withReceivePrefetch(int)} and
- * {@link #withReceivesBeforeAccept(boolean)} change that.
+ * the connection's receive subscriber, and by default a pool full of messages nobody took (none
+ * lost yet, but the next would find no posted receive) ends the connection with an error rather
+ * than leave the client's next send to the NIC's retries (see {@link ConnectOptions}).
+ * {@link #withReceivePrefetch(int)}, {@link #withReceivesBeforeAccept(boolean)} and
+ * {@link #withEndOnReceiveOverflow(boolean)} change that.
  *
  * <p>Immutable and thread-safe.
  */
@@ -40,13 +41,20 @@ public final class AcceptOptions {
     private final Function<byte[], AcceptDecision> accept;
     private final int receivePrefetch;
     private final boolean beforeAccept;
+    private final boolean endOnReceiveOverflow;
 
     private AcceptOptions(List<Region> exposed, Function<byte[], AcceptDecision> accept, int receivePrefetch,
                           boolean beforeAccept) {
+        this(exposed, accept, receivePrefetch, beforeAccept, true);
+    }
+
+    private AcceptOptions(List<Region> exposed, Function<byte[], AcceptDecision> accept, int receivePrefetch,
+                          boolean beforeAccept, boolean endOnReceiveOverflow) {
         this.exposed = exposed;
         this.accept = accept;
         this.receivePrefetch = receivePrefetch;
         this.beforeAccept = beforeAccept;
+        this.endOnReceiveOverflow = endOnReceiveOverflow;
     }
 
     /**
@@ -83,7 +91,7 @@ public final class AcceptOptions {
         if (receives < 0) {
             throw new IllegalArgumentException("receive prefetch " + receives + " is negative (0 turns it off)");
         }
-        return new AcceptOptions(exposed, accept, receives, beforeAccept);
+        return new AcceptOptions(exposed, accept, receives, beforeAccept, endOnReceiveOverflow);
     }
 
     /**
@@ -100,7 +108,24 @@ public final class AcceptOptions {
             throw new IllegalStateException("receives before the accept are for raw private data: a cqflux client"
                     + " sends only into receives this side granted");
         }
-        return new AcceptOptions(exposed, accept, receivePrefetch, before);
+        return new AcceptOptions(exposed, accept, receivePrefetch, before, endOnReceiveOverflow);
+    }
+
+    /**
+     * These options with what each accepted raw connection does when every receive buffer holds
+     * a message nobody took (see {@link ConnectOptions#withEndOnReceiveOverflow(boolean)}).
+     *
+     * @param end {@code true} (the default): end the connection {@code LOST}; {@code false}:
+     *     leave the client's next send to wait for a receive, holding the client back
+     * @return new options
+     */
+    public AcceptOptions withEndOnReceiveOverflow(boolean end) {
+        return new AcceptOptions(exposed, accept, receivePrefetch, beforeAccept, end);
+    }
+
+    /** {@return whether a full receive pool ends an accepted raw connection (the default) or holds the client back} */
+    public boolean endsOnReceiveOverflow() {
+        return endOnReceiveOverflow;
     }
 
     /**

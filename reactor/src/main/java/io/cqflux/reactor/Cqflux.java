@@ -409,7 +409,8 @@ public final class Cqflux implements Disposable, AutoCloseable {
     public Mono<RdmaConnection> connect(InetSocketAddress address, ConnectOptions options) {
         Objects.requireNonNull(address, "address");
         Objects.requireNonNull(options, "options");
-        return factory.connect(address, options.exposed(), options.raw(), options.receivePrefetch(), null);
+        return factory.connect(address, options.exposed(), options.raw(), options.receivePrefetch(),
+                options.endsOnReceiveOverflow(), null);
     }
 
     /**
@@ -460,7 +461,8 @@ public final class Cqflux implements Disposable, AutoCloseable {
         // What every connect of the pool would send, checked once now: a request that cannot be
         // sent would otherwise fail each attempt, and the pool would retry it forever.
         checkConnectRequest(options.connectOptions());
-        PeerPool pool = PeerPool.start(this, (a, o, r) -> factory.connect(a, o.exposed(), o.raw(), o.receivePrefetch(), r), address, options);
+        PeerPool pool = PeerPool.start(this, (a, o, r) -> factory.connect(a, o.exposed(), o.raw(), o.receivePrefetch(),
+                o.endsOnReceiveOverflow(), r), address, options);
         pools.add(pool);
         if (closing.get()) {
             pool.dispose(); // raced with dispose(), which may not have seen it

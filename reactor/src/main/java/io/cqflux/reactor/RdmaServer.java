@@ -59,6 +59,8 @@ public final class RdmaServer implements Disposable, AutoCloseable {
     private final int bufferSize;
     /** Receives kept posted ahead of demand on each connection; -1: the connection's default. */
     private final int receivePrefetch;
+    /** AcceptOptions.withEndOnReceiveOverflow: what a raw connection does with every buffer full. */
+    private final boolean endOnReceiveOverflow;
     /** Whether the prefetch is posted before each accept (raw private data only). */
     private final boolean receivesBeforeAccept;
     private final Sinks.Many<RdmaConnection> connections;
@@ -80,6 +82,7 @@ public final class RdmaServer implements Disposable, AutoCloseable {
         this.rawAccept = rawAccept;
         this.bufferSize = bufferSize;
         this.receivePrefetch = options == null ? -1 : options.receivePrefetch();
+        this.endOnReceiveOverflow = options == null || options.endsOnReceiveOverflow();
         this.receivesBeforeAccept = rawAccept != null && options != null && options.receivesBeforeAccept();
         // A bounded queue: when it is full, tryEmitNext fails (FAIL_OVERFLOW / FAIL_ZERO_SUBSCRIBER)
         // and the newcomer is closed instead of piling up.
@@ -191,6 +194,7 @@ public final class RdmaServer implements Disposable, AutoCloseable {
                 if (receivePrefetch >= 0) {
                     core.receiver.prefetch(receivePrefetch, rawAccept != null); // AcceptOptions.withReceivePrefetch
                 }
+                core.receiver.endOnOverflow(endOnReceiveOverflow);
                 if (early != null) {
                     core.receiver.adopt(early); // before start: the table's first contexts are its receives'
                 }

@@ -93,6 +93,24 @@ public final class ConnectionFactory {
      */
     public Mono<RdmaConnection> connect(InetSocketAddress address, List<Region> regionList, byte[] raw,
                                         int receivePrefetch, Consumer<CompletableFuture<Void>> releases) {
+        return connect(address, regionList, raw, receivePrefetch, true, releases);
+    }
+
+    /**
+     * {@return as {@link #connect(InetSocketAddress, List, byte[], int, Consumer)}, with what a
+     * raw connection does when every receive buffer holds an untaken message}
+     *
+     * @param address the server
+     * @param regionList the regions the hello exposes (ignored with raw private data)
+     * @param raw raw private data to send instead of a hello, or null
+     * @param receivePrefetch receives to keep posted ahead of demand, or -1 for the default
+     * @param endOnReceiveOverflow end the connection then (ConnectOptions.withEndOnReceiveOverflow),
+     *     or leave the peer's next send to wait for a receive
+     * @param releases told of each new connection's release future, or null
+     */
+    public Mono<RdmaConnection> connect(InetSocketAddress address, List<Region> regionList, byte[] raw,
+                                        int receivePrefetch, boolean endOnReceiveOverflow,
+                                        Consumer<CompletableFuture<Void>> releases) {
         Mono<RdmaConnection> m = Mono.create(sink -> {
             AtomicReference<ConnectionCore> ref = new AtomicReference<>();
             AtomicBoolean handedOver = new AtomicBoolean();
@@ -148,6 +166,7 @@ public final class ConnectionFactory {
                 if (receivePrefetch >= 0) {
                     core.receiver.prefetch(receivePrefetch, raw != null); // ConnectOptions.withReceivePrefetch
                 }
+                core.receiver.endOnOverflow(endOnReceiveOverflow);
                 ref.set(core);
                 // A PeerPool keeps the release of every connection it starts, a cancelled one's too.
                 if (releases != null) {
