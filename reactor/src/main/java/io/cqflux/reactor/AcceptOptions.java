@@ -31,8 +31,8 @@ import java.util.function.Function;
  * established), and keeps that many posted ahead of demand: what arrives waits, in order, for
  * the connection's receive subscriber, and a pool full of messages nobody took ends the
  * connection with an error rather than leave the client's next send to the NIC's retries (see
- * {@link ConnectOptions}). {@link #withReceivePrefetch(int)} and
- * {@link #withReceivesBeforeAccept(boolean)} change that.
+ * {@link ConnectOptions}). {@link #withReceivePrefetch(int)}, {@link #withReceivesBeforeAccept(boolean)}
+ * and {@link #withEndOnReceiveOverflow(boolean)} change that.
  *
  * <p>Immutable and thread-safe.
  */
@@ -49,10 +49,11 @@ public final class AcceptOptions {
     private final int maxPendingHandshakes;
     /** Null: the instance's connect timeout. */
     private final Duration handshakeTimeout;
+    private final boolean endOnReceiveOverflow;
 
     private AcceptOptions(List<Region> exposed, Function<byte[], AcceptDecision> accept, int receivePrefetch,
                           boolean beforeAccept, Authenticator authenticator, int maxConnections,
-                          int maxPendingHandshakes, Duration handshakeTimeout) {
+                          int maxPendingHandshakes, Duration handshakeTimeout, boolean endOnReceiveOverflow) {
         this.exposed = exposed;
         this.accept = accept;
         this.receivePrefetch = receivePrefetch;
@@ -61,12 +62,13 @@ public final class AcceptOptions {
         this.maxConnections = maxConnections;
         this.maxPendingHandshakes = maxPendingHandshakes;
         this.handshakeTimeout = handshakeTimeout;
+        this.endOnReceiveOverflow = endOnReceiveOverflow;
     }
 
     private AcceptOptions(List<Region> exposed, Function<byte[], AcceptDecision> accept, int receivePrefetch,
                           boolean beforeAccept) {
         this(exposed, accept, receivePrefetch, beforeAccept, null, Integer.MAX_VALUE, DEFAULT_MAX_PENDING_HANDSHAKES,
-                null);
+                null, true);
     }
 
     /** {@return the defaults of a server bound without options: {@code exposing(regions)}} */
@@ -109,7 +111,7 @@ public final class AcceptOptions {
             throw new IllegalArgumentException("receive prefetch " + receives + " is negative (0 turns it off)");
         }
         return new AcceptOptions(exposed, accept, receives, beforeAccept, authenticator, maxConnections,
-                maxPendingHandshakes, handshakeTimeout);
+                maxPendingHandshakes, handshakeTimeout, endOnReceiveOverflow);
     }
 
     /**
@@ -127,7 +129,7 @@ public final class AcceptOptions {
                     + " sends only into receives this side granted");
         }
         return new AcceptOptions(exposed, accept, receivePrefetch, before, authenticator, maxConnections,
-                maxPendingHandshakes, handshakeTimeout);
+                maxPendingHandshakes, handshakeTimeout, endOnReceiveOverflow);
     }
 
     /**
@@ -149,7 +151,7 @@ public final class AcceptOptions {
                     + " data the accept function decides");
         }
         return new AcceptOptions(exposed, accept, receivePrefetch, beforeAccept, authenticator, maxConnections,
-                maxPendingHandshakes, handshakeTimeout);
+                maxPendingHandshakes, handshakeTimeout, endOnReceiveOverflow);
     }
 
     /**
@@ -166,7 +168,7 @@ public final class AcceptOptions {
             throw new IllegalArgumentException("max connections " + max + " is below 1");
         }
         return new AcceptOptions(exposed, accept, receivePrefetch, beforeAccept, authenticator, max,
-                maxPendingHandshakes, handshakeTimeout);
+                maxPendingHandshakes, handshakeTimeout, endOnReceiveOverflow);
     }
 
     /**
@@ -184,7 +186,7 @@ public final class AcceptOptions {
             throw new IllegalArgumentException("max pending handshakes " + max + " is below 1");
         }
         return new AcceptOptions(exposed, accept, receivePrefetch, beforeAccept, authenticator, maxConnections, max,
-                handshakeTimeout);
+                handshakeTimeout, endOnReceiveOverflow);
     }
 
     /**
@@ -203,7 +205,7 @@ public final class AcceptOptions {
             throw new IllegalArgumentException("handshake timeout " + timeout + " is outside (0, 1 day]");
         }
         return new AcceptOptions(exposed, accept, receivePrefetch, beforeAccept, authenticator, maxConnections,
-                maxPendingHandshakes, timeout);
+                maxPendingHandshakes, timeout, endOnReceiveOverflow);
     }
 
     /** {@return the authenticator, or {@code null} for none} */
@@ -251,6 +253,24 @@ public final class AcceptOptions {
 
     Function<byte[], AcceptDecision> acceptFunction() {
         return accept;
+    }
+
+    /**
+     * These options with what each accepted raw connection does when every receive buffer holds
+     * a message nobody took (see {@link ConnectOptions#withEndOnReceiveOverflow(boolean)}).
+     *
+     * @param end {@code true} (the default): end the connection {@code LOST}; {@code false}:
+     *     leave the client's next send to wait for a receive, holding the client back
+     * @return new options
+     */
+    public AcceptOptions withEndOnReceiveOverflow(boolean end) {
+        return new AcceptOptions(exposed, accept, receivePrefetch, beforeAccept, authenticator, maxConnections,
+                maxPendingHandshakes, handshakeTimeout, end);
+    }
+
+    /** {@return whether a full receive pool ends an accepted raw connection (the default) or holds the client back} */
+    public boolean endsOnReceiveOverflow() {
+        return endOnReceiveOverflow;
     }
 
     @Override

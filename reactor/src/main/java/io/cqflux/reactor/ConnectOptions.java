@@ -32,9 +32,13 @@ import java.util.function.Supplier;
  * lost if it disconnects meanwhile). So a connection opened with raw private data keeps its whole
  * receive queue ({@code receiveQueueSize}) posted from the moment it is established, whether or
  * not {@link RdmaConnection#receive()} has a subscriber: what arrives waits in its buffer, in
- * order, for the next subscriber. When every buffer holds a message nobody took, the next could
- * not be received, and the connection ends with a {@link io.cqflux.core.ConnectionException}
- * {@code LOST} saying so (the messages that arrived are delivered first). {@link #withReceivePrefetch(int)}
+ * order, for the next subscriber. When every buffer holds a message nobody took, nothing was lost
+ * yet but the next message would find no posted receive, and by default the connection ends with
+ * a {@link io.cqflux.core.ConnectionException} {@code LOST} saying so (the messages that arrived
+ * are delivered first). A peer that never has more than {@code receiveQueueSize} messages
+ * outstanding (a librpma peer whose window equals it) would be ended when it fills the pool
+ * exactly: {@link #withEndOnReceiveOverflow(boolean) withEndOnReceiveOverflow(false)} lets its next
+ * send wait for a receive instead (the NIC's RNR retries on RDMA, the stream on fabric/tcp). {@link #withReceivePrefetch(int)}
  * changes how many receives are kept posted ahead of demand; with a cqflux hello the default is 0
  * (its peer sends only into receives this side granted) and a prefetch only saves the first
  * messages a round trip.
@@ -42,19 +46,22 @@ import java.util.function.Supplier;
  * <p>Immutable and thread-safe.
  */
 public final class ConnectOptions {
-    private static final ConnectOptions DEFAULT = new ConnectOptions(List.of(), null, -1, null);
+    private static final ConnectOptions DEFAULT = new ConnectOptions(List.of(), null, -1, null, true);
 
     private final List<Region> exposed;
     private final byte[] raw;
     private final int receivePrefetch;
     /** Asked once per connect for the credentials the hello carries; null: none. */
     private final Supplier<byte[]> credentials;
+    private final boolean endOnReceiveOverflow;
 
-    private ConnectOptions(List<Region> exposed, byte[] raw, int receivePrefetch, Supplier<byte[]> credentials) {
+    private ConnectOptions(List<Region> exposed, byte[] raw, int receivePrefetch, Supplier<byte[]> credentials,
+                           boolean endOnReceiveOverflow) {
         this.exposed = exposed;
         this.raw = raw;
         this.receivePrefetch = receivePrefetch;
         this.credentials = credentials;
+        this.endOnReceiveOverflow = endOnReceiveOverflow;
     }
 
     /** {@return the default: a cqflux hello that exposes no region} */
@@ -71,7 +78,7 @@ public final class ConnectOptions {
      */
     public static ConnectOptions exposing(Region... regions) {
         List<Region> checked = Cqflux.exposedRegions(regions); // one check, one wording, for every entry point
-        return new ConnectOptions(checked, null, -1, null);
+        return new ConnectOptions(checked, null, -1, null, true);
     }
 
     /**
@@ -81,7 +88,7 @@ public final class ConnectOptions {
      * @return the options
      */
     public static ConnectOptions rawPrivateData(byte[] data) {
-        return new ConnectOptions(List.of(), Objects.requireNonNull(data, "data").clone(), -1, null);
+        return new ConnectOptions(List.of(), Objects.requireNonNull(data, "data").clone(), -1, null, true);
     }
 
     /**
@@ -97,7 +104,26 @@ public final class ConnectOptions {
         if (receives < 0) {
             throw new IllegalArgumentException("receive prefetch " + receives + " is negative (0 turns it off)");
         }
-        return new ConnectOptions(exposed, raw, receives, credentials);
+        return new ConnectOptions(exposed, raw, receives, credentials, endOnReceiveOverflow);
+    }
+
+    /**
+     * These options with what a connection with raw private data does when every receive buffer
+     * holds a message nobody took (see the class comment); a cqflux hello peer sends only into
+     * receives granted to it, so this changes nothing for it.
+     *
+     * @param end {@code true} (the default): end the connection {@code LOST}, as the next
+     *     message would find no posted receive; {@code false}: leave the peer's next send to wait
+     *     for a receive, holding the peer back
+     * @return new options
+     */
+    public ConnectOptions withEndOnReceiveOverflow(boolean end) {
+        return new ConnectOptions(exposed, raw, receivePrefetch, credentials, end);
+    }
+
+    /** {@return whether a full receive pool ends a raw connection (the default) or holds the peer back} */
+    public boolean endsOnReceiveOverflow() {
+        return endOnReceiveOverflow;
     }
 
     /**
@@ -133,7 +159,8 @@ public final class ConnectOptions {
             throw new IllegalStateException("credentials travel in a cqflux hello; options with raw private data"
                     + " send none");
         }
-        return new ConnectOptions(exposed, raw, receivePrefetch, () -> checkCredentials(supplier.get()));
+        return new ConnectOptions(exposed, raw, receivePrefetch, () -> checkCredentials(supplier.get()),
+                endOnReceiveOverflow);
     }
 
     private static byte[] checkCredentials(byte[] c) {
@@ -184,7 +211,8 @@ public final class ConnectOptions {
 
     @Override
     public String toString() {
-        String prefetch = receivePrefetch < 0 ? "" : ", receive prefetch " + receivePrefetch;
+        String prefetch = (receivePrefetch < 0 ? "" : ", receive prefetch " + receivePrefetch)
+                + (endOnReceiveOverflow ? "" : ", holds the peer back on a full receive pool");
         return raw != null ? "ConnectOptions[raw " + raw.length + " bytes " + Arrays.toString(raw) + prefetch + "]"
                 : "ConnectOptions[hello, " + exposed.size() + " exposed regions" + prefetch
                 + (credentials != null ? ", credentials" : "") + "]";

@@ -370,6 +370,15 @@ public final class Cqflux implements Disposable, AutoCloseable {
      * ({@link RdmaConnection#remoteRegions()}). The configured connection timeout applies, on
      * Reactor's parallel scheduler (virtual time works).
      *
+     * <p>A connection that reaches a subscriber which has cancelled is closed. The limit: when a
+     * {@code subscribe(Consumer)} is disposed from another thread as the connection arrives,
+     * Reactor's lambda subscriber drops the connection itself; that drop is recognised (and the
+     * connection closed) only when nothing but {@code map}, {@code doOnNext} and the other peeks,
+     * {@code log()} or the context-restoring wrappers of
+     * {@code Hooks.enableAutomaticContextPropagation()} stands between this Mono and the
+     * subscriber. Behind any other operator such a dropped connection stays open until this
+     * entry point is disposed (the guide's "Cancellation" section).
+     *
      * @param address the server
      * @return a cold Mono of the established connection; fails with a {@link ConnectionException}
      *     ({@code REJECTED}, {@code UNREACHABLE}) when it cannot be established
@@ -389,7 +398,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
      */
     public Mono<RdmaConnection> connect(InetSocketAddress address, Region... exposed) {
         Objects.requireNonNull(address, "address");
-        return factory.connect(address, exposedRegions(exposed), null, -1, null, null);
+        return factory.connect(address, exposedRegions(exposed), null, -1, null, true, null);
     }
 
     /**
@@ -411,7 +420,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
         Objects.requireNonNull(address, "address");
         Objects.requireNonNull(options, "options");
         return factory.connect(address, options.exposed(), options.raw(), options.receivePrefetch(),
-                options.credentialsSupplier(), null);
+                options.credentialsSupplier(), options.endsOnReceiveOverflow(), null);
     }
 
     /**
@@ -463,7 +472,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
         // sent would otherwise fail each attempt, and the pool would retry it forever.
         checkConnectRequest(options.connectOptions());
         PeerPool pool = PeerPool.start(this, (a, o, r) -> factory.connect(a, o.exposed(), o.raw(), o.receivePrefetch(),
-                o.credentialsSupplier(), r), address, options);
+                o.credentialsSupplier(), o.endsOnReceiveOverflow(), r), address, options);
         pools.add(pool);
         if (closing.get()) {
             pool.dispose(); // raced with dispose(), which may not have seen it

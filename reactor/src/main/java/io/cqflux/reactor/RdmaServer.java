@@ -73,6 +73,7 @@ public final class RdmaServer implements Disposable, AutoCloseable {
     private final int bufferSize;
     /** Receives kept posted ahead of demand on each connection; -1: the connection's default. */
     private final int receivePrefetch;
+    private final boolean endOnReceiveOverflow;
     /** Whether the prefetch is posted before each accept (raw private data only). */
     private final boolean receivesBeforeAccept;
     private final Sinks.Many<RdmaConnection> connections;
@@ -118,6 +119,7 @@ public final class RdmaServer implements Disposable, AutoCloseable {
         this.rawAccept = rawAccept;
         this.bufferSize = bufferSize;
         this.receivePrefetch = options == null ? -1 : options.receivePrefetch();
+        this.endOnReceiveOverflow = options == null || options.endsOnReceiveOverflow();
         this.receivesBeforeAccept = rawAccept != null && options != null && options.receivesBeforeAccept();
         AcceptOptions o = options != null ? options : AcceptOptions.defaults(exposed);
         this.authenticator = o.authenticator();
@@ -374,9 +376,9 @@ public final class RdmaServer implements Disposable, AutoCloseable {
         } catch (RuntimeException e) {
             control.close();
             closeExposures(exposures);
+            // receivesBeforeAccept rejected the request before it freed the pool.
             LOG.warn("posting receives before accepting a connection on " + address + " failed; the request"
                     + " is rejected", e);
-            rejectQuietly(req);
             h.done();
             return;
         }
@@ -412,11 +414,22 @@ public final class RdmaServer implements Disposable, AutoCloseable {
                 core.closeAsync();
             }
         });
-        if (receivePrefetch >= 0) {
-            core.receiver.prefetch(receivePrefetch, rawAccept != null); // AcceptOptions.withReceivePrefetch
-        }
-        if (early != null) {
-            core.receiver.adopt(early); // before start: the table's first contexts are its receives'
+        try {
+            if (receivePrefetch >= 0) {
+                core.receiver.prefetch(receivePrefetch, rawAccept != null); // AcceptOptions.withReceivePrefetch
+            }
+            core.receiver.endOnOverflow(endOnReceiveOverflow);
+            if (early != null) {
+                core.receiver.adopt(early); // before start: the table's first contexts are its receives'
+            }
+        } catch (RuntimeException e) {
+            // The core owns the connection, its control words and the adopted pool: ending it
+            // (on its loop) releases them (its closed future closes the exposures and ends the
+            // handshake), and the accept loop goes on with the next request.
+            LOG.warn("setting up the receives of a connection accepted on " + address + " failed; it is"
+                    + " closed", e);
+            endOnItsLoop(core, target, e);
+            return;
         }
         Runnable start = () -> core.start(c -> {
             if (h.establish()) {
@@ -461,14 +474,36 @@ public final class RdmaServer implements Disposable, AutoCloseable {
         if (!receivesBeforeAccept || n == 0) {
             return null;
         }
-        Receiver.Pool p = Receiver.Pool.allocate(owner.transport(), count, owner.limits().receiveBufferSize());
+        Receiver.Pool p;
+        try {
+            p = Receiver.Pool.allocate(owner.transport(), count, owner.limits().receiveBufferSize());
+        } catch (RuntimeException e) {
+            rejectQuietly(req);
+            throw e;
+        }
         try {
             p.postBeforeAccept(req, n);
         } catch (RuntimeException | Error e) {
+            // The receives posted so far point into the pool's registered memory: the request
+            // (and with it those receives) goes first, the memory after.
+            rejectQuietly(req);
             p.close();
             throw e;
         }
         return p;
+    }
+
+    /** Ends a connection that never started, on its loop's thread, or here when that loop is gone. */
+    private void endOnItsLoop(ConnectionCore core, EventLoop target, RuntimeException cause) {
+        if (target == loop) {
+            core.end(cause, null);
+            return;
+        }
+        try {
+            target.execute(() -> core.end(cause, null));
+        } catch (RuntimeException e) {
+            core.end(cause, null);
+        }
     }
 
     /**

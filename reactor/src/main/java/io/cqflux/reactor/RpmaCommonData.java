@@ -104,7 +104,9 @@ public final class RpmaCommonData {
      *     or the request data an accept function sees)
      * @return the parsed structure
      * @throws IllegalArgumentException when the bytes are too short for the header or for the
-     *     sizes it declares (naming the offset and the bound), or declare an empty region descriptor
+     *     sizes it declares (naming the offset and the bound), declare an empty region descriptor,
+     *     or declare descriptors larger together than the struct's
+     *     {@value #DESCRIPTORS_MAX_SIZE}-byte {@code descriptors[]} can hold
      */
     public static RpmaCommonData decode(byte[] privateData) {
         if (privateData == null) {
@@ -120,6 +122,11 @@ public final class RpmaCommonData {
         if (mr == 0) {
             throw new IllegalArgumentException("common_data declares mr_desc_size 0 at offset 2: no region"
                     + " descriptor (is it common_data at all?)");
+        }
+        if (mr + pcfg > DESCRIPTORS_MAX_SIZE) {
+            throw new IllegalArgumentException("common_data declares mr_desc_size " + mr + " and pcfg_desc_size "
+                    + pcfg + " (" + (mr + pcfg) + " bytes together), more than the struct's " + DESCRIPTORS_MAX_SIZE
+                    + "-byte descriptors[] holds");
         }
         int end = HEADER_SIZE + mr + pcfg;
         if (end > privateData.length) {
@@ -139,10 +146,12 @@ public final class RpmaCommonData {
      *
      * @param privateData the peer's private data as delivered, possibly {@code null} or empty
      * @return the parsed structure, or empty when the bytes are not one: shorter than the
-     *     header, {@code mr_desc_size} 0 (all zeros, say), or sizes that run past what arrived
+     *     header, {@code mr_desc_size} 0 (all zeros, say), sizes that run past what arrived, or
+     *     sizes that the struct's {@value #DESCRIPTORS_MAX_SIZE}-byte {@code descriptors[]} cannot hold
      */
     public static Optional<RpmaCommonData> tryDecode(byte[] privateData) {
         if (privateData == null || privateData.length < HEADER_SIZE || (privateData[2] & 0xFF) == 0
+                || (privateData[2] & 0xFF) + (privateData[3] & 0xFF) > DESCRIPTORS_MAX_SIZE
                 || HEADER_SIZE + (privateData[2] & 0xFF) + (privateData[3] & 0xFF) > privateData.length) {
             return Optional.empty();
         }

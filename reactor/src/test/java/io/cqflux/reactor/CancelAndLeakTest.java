@@ -66,6 +66,31 @@ class CancelAndLeakTest {
     }
 
     /**
+     * The same races with {@code map} between the connect Mono and the lambda subscriber: a
+     * dispose that wins Reactor's swap drops the mapped value inside the lambda subscriber, and
+     * the hand-over still sees through the map that the connection was dropped.
+     */
+    @Test
+    void connect_mapThenSubscribe_cancelledAtRandomMoments_leavesNoConnection() {
+        cancelConnectsAtRandomMoments(800, m -> m.map(c -> c));
+    }
+
+    /**
+     * The same races under {@code Hooks.enableAutomaticContextPropagation()} (Spring Boot's
+     * {@code spring.reactor.context-propagation=auto}), which wraps the subscriber of every
+     * non-internal publisher in a context-restoring one.
+     */
+    @Test
+    void connect_underAutomaticContextPropagation_cancelledAtRandomMoments_leavesNoConnection() {
+        Hooks.enableAutomaticContextPropagation();
+        try {
+            cancelConnectsAtRandomMoments(800, m -> m.map(c -> c));
+        } finally {
+            Hooks.disableAutomaticContextPropagation();
+        }
+    }
+
+    /**
      * A connection that the application's own code drops (outside the library's Monos) is the
      * application's: the library installs no global {@code onNextDropped} hook that would close
      * it, and the application's hook sees it.
@@ -86,6 +111,11 @@ class CancelAndLeakTest {
     }
 
     private void cancelConnectsAtRandomMoments(int cycles) {
+        cancelConnectsAtRandomMoments(cycles, m -> m);
+    }
+
+    private void cancelConnectsAtRandomMoments(int cycles,
+            java.util.function.Function<Mono<RdmaConnection>, Mono<RdmaConnection>> chain) {
         rig = new FaultRig();
         InetSocketAddress addr = rig.srv.address();
         // Warm up (class loading, first-use allocations) and time a connect.
@@ -102,7 +132,7 @@ class CancelAndLeakTest {
         AtomicInteger failed = new AtomicInteger();
         SplittableRandom rnd = new SplittableRandom(42);
         for (int i = 0; i < cycles; i++) {
-            Disposable d = rig.client.connect(addr).subscribe(c -> {
+            Disposable d = chain.apply(rig.client.connect(addr)).subscribe(c -> {
                 delivered.incrementAndGet();
                 c.close();
             }, e -> failed.incrementAndGet());

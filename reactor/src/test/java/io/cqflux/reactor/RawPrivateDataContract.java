@@ -3,6 +3,7 @@ package io.cqflux.reactor;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -273,6 +274,43 @@ abstract class RawPrivateDataContract {
                         assertTrue(ce.getMessage().contains("all 4 receive buffers (receiveQueueSize)"), ce.getMessage());
                     })
                     .verify(T);
+        }
+    }
+
+    /**
+     * With {@code withEndOnReceiveOverflow(false)} a pool full of unasked messages ends nothing:
+     * the peer's further sends wait for a receive (on RDMA the NIC's RNR retries, on fabric/tcp the
+     * stream), and every message arrives, in order, once someone asks.
+     */
+    @Test
+    void rawConnection_aFullPool_withEndOnOverflowOff_holdsThePeerBack_andLosesNothing() throws Exception {
+        assertTrue(ConnectOptions.defaults().endsOnReceiveOverflow());
+        assertTrue(AcceptOptions.rawPrivateData(r -> AcceptDecision.reject()).endsOnReceiveOverflow());
+        try (Cqflux small = builder().connectionConfig(io.cqflux.core.ConnectionConfig.DEFAULT.withReceiveQueueSize(4))
+                .build()) {
+            CompletableFuture<RdmaConnection> accepted = new CompletableFuture<>();
+            RdmaServer s = rawServer(small, AcceptOptions.rawPrivateData(r -> AcceptDecision.accept(ascii("ok")))
+                    .withEndOnReceiveOverflow(false), accepted);
+            RdmaConnection c = client.connect(s.address(), ConnectOptions.rawPrivateData(ascii("hi"))).block(T);
+            RdmaConnection sc = accepted.get(T.toMillis(), TimeUnit.MILLISECONDS);
+            for (int i = 0; i < 6; i++) {
+                localMem.set(ValueLayout.JAVA_BYTE, 64 + i, (byte) (20 + i));
+            }
+            for (int i = 0; i < 4; i++) {
+                c.send(local, 64 + i, 1).block(T);
+            }
+            java.util.List<Throwable> sendErrors = new java.util.concurrent.CopyOnWriteArrayList<>();
+            for (int i = 4; i < 6; i++) {
+                c.send(local, 64 + i, 1).subscribe(v -> { }, sendErrors::add);
+            }
+            Thread.sleep(300);
+            assertFalse(sc.isDisposed(), "the full pool ended the connection");
+            StepVerifier.create(sc.receive(m -> m.data().get(ValueLayout.JAVA_BYTE, 0)).take(6))
+                    .expectNext((byte) 20, (byte) 21, (byte) 22, (byte) 23, (byte) 24, (byte) 25)
+                    .expectComplete().verify(T);
+            assertFalse(sc.isDisposed());
+            assertFalse(c.isDisposed());
+            assertEquals(java.util.List.of(), sendErrors);
         }
     }
 

@@ -76,6 +76,28 @@ class RpmaCommonDataTest {
         assertArrayEquals(mr, d.mrDescriptor());
     }
 
+    /**
+     * Declared sizes that fit in what arrived (padded private data is long) but not in the C
+     * struct's 24-byte {@code descriptors[]}: decode refuses naming both sizes and the bound,
+     * tryDecode is empty.
+     */
+    @Test
+    void decode_descriptorSizesBeyondTheStructsArray_isRefused_andTryDecodeIsEmpty() {
+        byte[] data = new byte[56];
+        data[2] = 21;
+        data[3] = 4; // 25 > 24, though 4 + 25 <= 56 bytes arrived
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> RpmaCommonData.decode(data));
+        assertTrue(e.getMessage().contains("21") && e.getMessage().contains("4")
+                && e.getMessage().contains("24"), e.getMessage());
+        assertFalse(RpmaCommonData.tryDecode(data).isPresent());
+        data[3] = 3; // 24: exactly the array
+        assertEquals(3, RpmaCommonData.decode(data).peerConfigDescriptor().length);
+        assertTrue(RpmaCommonData.tryDecode(data).isPresent());
+        data[2] = (byte) 200;
+        data[3] = 0;
+        assertFalse(RpmaCommonData.tryDecode(data).isPresent(), "an mr_desc_size of 200");
+    }
+
     @Test
     void encode_isTheCStructLayout_littleEndianOffset_thenBothDescriptors() {
         byte[] mr = new byte[21];

@@ -139,15 +139,61 @@ class HostilePeerTest {
     void readOnlyExposures_writtenToWithTheirRealKeys_areRefusedAndUnchanged() {
         // The real keys, write access claimed by the attacker itself: the registration has no
         // remote write right, so the provider refuses it (a flushable region included: its flush
-        // is a read-back and needs no write right). The connection they were issued to stays
-        // open, so the keys are live.
+        // is a read-back and needs no write right). The same forged descriptor first reads the
+        // region's bytes, so the write is refused for its missing right, not a wrong address. The
+        // connection they were issued to stays open, so the keys are live.
         RdmaConnection mine = attacker.connect(publicServer.address()).block(T);
         try {
-            forge(exposedKey(mine, 0));
-            forge(exposedKey(mine, 1));
+            writeWithTheRealKey(exposedKey(mine, 0), 0x22);
+            writeWithTheRealKey(exposedKey(mine, 1), 0x33);
         } finally {
             mine.dispose();
         }
+    }
+
+    /**
+     * Another attacker connection forges a descriptor from a real key: a read through it
+     * returns {@code expected} (key and address are right), then a write through it fails the way
+     * a refused remote access ends a connection (fabric/tcp: the target drops it, so the write
+     * is flushed, {@code WR_FLUSH_ERR}, or meets the end, {@code LOST}; a provider that reports
+     * the access itself: {@code REM_ACCESS_ERR}), the connection ends LOST, and no byte changes.
+     */
+    private void writeWithTheRealKey(long key, int expected) {
+        byte[] before = snapshot();
+        RdmaConnection c = attacker.connect(publicServer.address()).block(T);
+        try {
+            PeerRegion readable = c.remoteRegion(raw(key), RegionAccess.READ_SRC);
+            StepVerifier.create(c.read(readable, 0, 64))
+                    .assertNext(b -> {
+                        for (byte x : b) {
+                            assertEquals(expected, x & 0xff, "the forged descriptor does not address the region");
+                        }
+                    })
+                    .expectComplete()
+                    .verify(T);
+            PeerRegion writable = c.remoteRegion(raw(key), RegionAccess.WRITE_DST);
+            byte[] payload = new byte[64];
+            java.util.Arrays.fill(payload, (byte) 0x66);
+            StepVerifier.create(c.write(writable, 0, payload))
+                    .expectErrorSatisfies(e -> {
+                        System.out.println("FACT a write with the real key of a read-only region fails with " + e);
+                        boolean refusedAccess = e instanceof OperationFailedException o
+                                && (o.status() == io.cqflux.core.CompletionStatus.WR_FLUSH_ERR
+                                    || o.status() == io.cqflux.core.CompletionStatus.REM_ACCESS_ERR);
+                        boolean lost = e instanceof ConnectionException ce && ce.event() == ConnectionEvent.LOST;
+                        assertTrue(refusedAccess || lost, "real key 0x" + Long.toHexString(key)
+                                + ": not a refused access nor the connection's loss: " + e);
+                    })
+                    .verify(T);
+            StepVerifier.create(c.onDispose()).expectComplete().verify(T);
+            List<ConnectionEvent> events = c.events().collectList().block(T);
+            assertTrue(events.contains(ConnectionEvent.LOST), "the refused write's connection ended " + events);
+        } finally {
+            c.dispose();
+        }
+        assertArrayEquals(before, snapshot(), "a write with the real key 0x" + Long.toHexString(key)
+                + " changed server memory");
+        neighbourStillWorks();
     }
 
     @Test

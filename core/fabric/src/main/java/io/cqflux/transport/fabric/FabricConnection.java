@@ -382,15 +382,27 @@ final class FabricConnection implements Connection {
      * acknowledgement and the provider ignores FI_DELIVERY_COMPLETE (its tx op_flags are empty);
      * on a reliable connection a read is executed after the earlier writes (msg_order
      * FI_ORDER_RAW), and a non-empty read makes the target's NIC fetch from memory behind them.
-     * FI_FENCE is not needed for read-after-write.
+     * FI_FENCE is not needed for read-after-write. The ordering is not assumed: the hints ask for
+     * FI_ORDER_RAW and FLUSH_VISIBILITY is offered only where the returned info has it
+     * ({@code FabricTransport#readAfterWriteOrdered}), so a flush never gets here without it.
+     *
+     * <p>A flush of 0 bytes (which {@code Checks.flush} allows) still reads 1 byte: a read of 0
+     * bytes may complete without touching the target's memory and so proves nothing. It reads the
+     * byte at {@code dstOffset}, or the region's last byte when {@code dstOffset} is its end.
      */
+    /** {@return the memory a flush reads back into} (tests: what the read-back fetched). */
+    MemorySegment flushSinkSegment() {
+        return flushSink.segment();
+    }
+
     @Override
     public boolean flush(RemoteRegion dst, long dstOffset, long length, FlushType type, long context, boolean signaled) {
         Checks.flush(transport, dst, dstOffset, length, type);
         RegionDescriptor.Remote r = remote(dst);
         requireEstablished();
-        long n = Math.min(8, length);
-        return rmaRaw(true, flushSink.segment().address(), flushSink.desc(), r.base() + dstOffset, n, r.key(), 0,
+        long n = Math.max(1, Math.min(8, length));
+        long at = length == 0 && dstOffset == dst.size() ? dstOffset - 1 : dstOffset;
+        return rmaRaw(true, flushSink.segment().address(), flushSink.desc(), r.base() + at, n, r.key(), 0,
                 signaled ? FI_COMPLETION() : 0, context, Opcode.FLUSH);
     }
 

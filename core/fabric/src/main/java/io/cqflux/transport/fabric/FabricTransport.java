@@ -16,6 +16,7 @@ import io.cqflux.transport.fabric.ffm.fi_ops_domain;
 import io.cqflux.transport.fabric.ffm.fi_ops_fabric;
 import io.cqflux.transport.fabric.ffm.fi_ops_mr;
 import io.cqflux.transport.fabric.ffm.fi_rx_attr;
+import io.cqflux.transport.fabric.ffm.fi_tx_attr;
 import io.cqflux.transport.fabric.ffm.fid_domain;
 import io.cqflux.transport.fabric.ffm.fid_fabric;
 import io.cqflux.transport.fabric.ffm.fid_mr;
@@ -79,6 +80,8 @@ final class FabricTransport implements Transport {
     private final long maxMessageSize;
     private final Set<Capability> capabilities;
     private final Set<FlushType> providerFlushTypes;
+    /** Whether the info orders an RMA read after earlier RMA writes (FI_ORDER_RAW, tx and rx). */
+    private final boolean readAfterWriteOrdered;
     private final int maxPrivateData;
     /**
      * The keys this domain requests (tcp); null where the provider chooses them (FI_MR_PROV_KEY:
@@ -131,10 +134,15 @@ final class FabricTransport implements Transport {
         // size_t: tcp reports SIZE_MAX, which reads as -1 in a Java long.
         this.maxMessageSize = mms < 0 ? Long.MAX_VALUE : mms;
         EnumSet<Capability> c = EnumSet.noneOf(Capability.class);
+        this.readAfterWriteOrdered = readAfterWriteOrdered(info);
         if ((caps & FI_RMA()) != 0) {
             c.add(Capability.RMA);
+        }
+        if ((caps & FI_RMA()) != 0 && readAfterWriteOrdered) {
             // Flush is a read-back of the flushed range (see FabricConnection#flush): it proves
-            // visibility. FLUSH_PERSISTENT is never offered, although tcp advertises FI_RMA_PMEM:
+            // visibility only because the read is ordered after the earlier writes, which the
+            // hints request (FI_ORDER_RAW) and the returned info must confirm; without it no
+            // flush type is offered and a FLUSH_TYPE_VISIBILITY registration is refused. FLUSH_PERSISTENT is never offered, although tcp advertises FI_RMA_PMEM:
             // its FI_COMMIT_COMPLETE commits only the byte ranges of the operation that carries the
             // flag (fi_cq(3) "completion levels"; measured on 1.17), so a flush cannot make
             // EARLIER writes persistent. Durable writes on pmem would need the writes themselves
@@ -160,7 +168,8 @@ final class FabricTransport implements Transport {
         // asked, but this transport does not bind fi_ops_atomic (fi_atomic(3)), so the capability
         // check refuses atomicWrite with UnsupportedCapabilityException on every provider.
         this.capabilities = Collections.unmodifiableSet(c);
-        this.providerFlushTypes = Collections.unmodifiableSet(EnumSet.of(FlushType.VISIBILITY));
+        this.providerFlushTypes = Collections.unmodifiableSet(readAfterWriteOrdered
+                ? EnumSet.of(FlushType.VISIBILITY) : EnumSet.noneOf(FlushType.class));
         this.maxPrivateData = (int) Math.min(PRIVATE_DATA_BOUND, queryCmDataSize());
     }
 
@@ -277,6 +286,17 @@ final class FabricTransport implements Transport {
     }
 
     /**
+     * {@return whether {@code info} orders an RMA read after the RMA writes posted before it on
+     * the same endpoint}: FI_ORDER_RAW in both the tx_attr's and the rx_attr's {@code msg_order}
+     * ({@code fi_endpoint(3)} "msg_order"). The fabric flush is a read-back and rests on it.
+     */
+    static boolean readAfterWriteOrdered(MemorySegment info) {
+        long raw = FI_ORDER_RAW();
+        return (fi_tx_attr.msg_order(fi_info.tx_attr(info)) & raw) != 0
+                && (fi_rx_attr.msg_order(fi_info.rx_attr(info)) & raw) != 0;
+    }
+
+    /**
      * {@code fi_getinfo} with our hints: FI_EP_MSG, FI_MSG|FI_RMA, FI_THREAD_SAFE, the MR modes we
      * handle, and of the mode bits only FI_RX_CQ_DATA. Returns NULL for -FI_ENODATA (nothing
      * matches). The hints' strings point into {@code tmp}; they are detached before
@@ -294,6 +314,12 @@ final class FabricTransport implements Transport {
      *       FI_MR_LOCAL|FI_MR_VIRT_ADDR|FI_MR_ALLOCATED|FI_MR_PROV_KEY: every local buffer needs
      *       its descriptor ({@code fi_mr_desc}), remote addresses are virtual addresses, keys are
      *       the provider's (4 bytes). {@link #register} and FabricConnection handle both.</li>
+     *   <li>msg_order: the hints ask for FI_ORDER_RAW | FI_ORDER_WAW in tx_attr and rx_attr
+     *       (a provider that cannot order so does not match): the flush is a read-back that must
+     *       come after the earlier writes, and a durable write's writes stay in order. tcp returns
+     *       both bits in both attributes ({@code FabricTransportTest} asserts it);
+     *       {@link #readAfterWriteOrdered} checks the returned info before FLUSH_VISIBILITY is
+     *       offered.</li>
      * </ul>
      */
     static MemorySegment getinfo(Arena tmp, String provider, MemorySegment fabricName, MemorySegment domainName,
@@ -308,6 +334,8 @@ final class FabricTransport implements Transport {
             fi_info.caps(hints, FI_MSG() | FI_RMA());
             fi_info.mode(hints, FI_RX_CQ_DATA());
             fi_rx_attr.mode(fi_info.rx_attr(hints), FI_RX_CQ_DATA());
+            fi_tx_attr.msg_order(fi_info.tx_attr(hints), FI_ORDER_RAW() | FI_ORDER_WAW());
+            fi_rx_attr.msg_order(fi_info.rx_attr(hints), FI_ORDER_RAW() | FI_ORDER_WAW());
             fi_ep_attr.type(fi_info.ep_attr(hints), FI_EP_MSG());
             fi_domain_attr.mr_mode(dattr, FI_MR_LOCAL() | FI_MR_VIRT_ADDR() | FI_MR_ALLOCATED() | FI_MR_PROV_KEY());
             fi_domain_attr.threading(dattr, FI_THREAD_SAFE());
@@ -470,9 +498,13 @@ final class FabricTransport implements Transport {
         ensureOpen();
         // Refused, never registered at VISIBILITY: a peer's durable write to it would otherwise
         // complete without the data being persistent (see the capabilities in the constructor).
-        Checks.registerFlushAccess(name, access, providerFlushTypes, "FI_COMMIT_COMPLETE commits only the bytes of the"
-                + " operation that carries it, so no flush can make earlier writes persistent; register with"
-                + " FLUSH_TYPE_VISIBILITY, or use the rpma transport with directWriteToPersistentMemory");
+        Checks.registerFlushAccess(name, access, providerFlushTypes, readAfterWriteOrdered
+                ? "FI_COMMIT_COMPLETE commits only the bytes of the operation that carries it, so no flush can make"
+                + " earlier writes persistent; register with FLUSH_TYPE_VISIBILITY, or use the rpma transport with"
+                + " directWriteToPersistentMemory"
+                : "the provider does not order a read after earlier writes (no FI_ORDER_RAW in its tx_attr and"
+                + " rx_attr msg_order), so the read-back that is this transport's flush would prove nothing;"
+                + " use the rpma transport, or a provider with FI_ORDER_RAW");
         long fiAccess = remoteAccess(access);
         EnumSet<FlushType> flush = EnumSet.noneOf(FlushType.class);
         if (access.contains(RegionAccess.FLUSH_TYPE_VISIBILITY)) {

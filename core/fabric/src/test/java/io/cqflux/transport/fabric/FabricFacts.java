@@ -10,6 +10,12 @@ final class FabricFacts {
      */
     static final boolean TCP_WRITEDATA_REPORTS_LENGTH = false;
 
+    /**
+     * Whether tcp's info orders an RMA read after earlier RMA writes (FI_ORDER_RAW in tx_attr and
+     * rx_attr msg_order) when the hints ask for it: it does on 1.17, so its read-back flush is offered.
+     */
+    static final boolean TCP_ORDERS_READ_AFTER_WRITE = true;
+
     private FabricFacts() {
     }
 }

@@ -50,6 +50,42 @@ class FabricTransportTest extends TransportFixture {
         assertEquals(FabricTransport.PRIVATE_DATA_BOUND, client.maxConnectPrivateData());
     }
 
+    /**
+     * The flush read-back rests on read-after-write ordering: the hints request FI_ORDER_RAW and
+     * FI_ORDER_WAW, and tcp (1.17) returns both in tx_attr and rx_attr, so FLUSH_VISIBILITY is
+     * offered; an info without them (a blank one here) would offer no flush.
+     */
+    @Test
+    void tcp_info_ordersReadAfterWriteAndWriteAfterWrite_soTheReadBackFlushIsOffered() {
+        try (java.lang.foreign.Arena tmp = java.lang.foreign.Arena.ofConfined()) {
+            java.lang.foreign.MemorySegment info = FabricTransport.getinfo(tmp, "tcp", null, null,
+                    LOOPBACK.getHostAddress(), null, io.cqflux.transport.fabric.ffm.fabric_h.FI_SOURCE());
+            assertFalse(info.equals(java.lang.foreign.MemorySegment.NULL), "tcp does not match the hints");
+            try {
+                long want = io.cqflux.transport.fabric.ffm.fabric_h.FI_ORDER_RAW()
+                        | io.cqflux.transport.fabric.ffm.fabric_h.FI_ORDER_WAW();
+                long tx = io.cqflux.transport.fabric.ffm.fi_tx_attr.msg_order(
+                        io.cqflux.transport.fabric.ffm.fi_info.tx_attr(info));
+                long rx = io.cqflux.transport.fabric.ffm.fi_rx_attr.msg_order(
+                        io.cqflux.transport.fabric.ffm.fi_info.rx_attr(info));
+                System.out.printf("FACT tcp msg_order tx 0x%x rx 0x%x%n", tx, rx);
+                assertEquals(want, tx & want, "tx_attr msg_order 0x" + Long.toHexString(tx));
+                assertEquals(want, rx & want, "rx_attr msg_order 0x" + Long.toHexString(rx));
+                assertEquals(FabricFacts.TCP_ORDERS_READ_AFTER_WRITE, FabricTransport.readAfterWriteOrdered(info));
+            } finally {
+                io.cqflux.transport.fabric.ffm.fabric_h.fi_freeinfo(info);
+            }
+            java.lang.foreign.MemorySegment blank = io.cqflux.transport.fabric.ffm.fabric_h.fi_dupinfo(
+                    java.lang.foreign.MemorySegment.NULL);
+            try {
+                assertFalse(FabricTransport.readAfterWriteOrdered(blank), "an info with msg_order 0 is ordered");
+            } finally {
+                io.cqflux.transport.fabric.ffm.fabric_h.fi_freeinfo(blank);
+            }
+        }
+        assertTrue(client.capabilities().contains(Capability.FLUSH_VISIBILITY));
+    }
+
     @Test
     void providerNamedInAnotherCase_isTcpWithTcpsRules_notAProviderThatCouldPersist() {
         // fi_getinfo(3) matches prov_name without regard to case: "TCP" opens tcp. The transport
@@ -172,6 +208,30 @@ class FabricTransportTest extends TransportFixture {
         assertTrue(f.isSuccess(), f::toString);
         assertEquals(Opcode.READ, f.opcode(), "a flush travels as a read-back, needing no write right");
         assertEquals(77, target.segment().get(ValueLayout.JAVA_LONG, 0));
+    }
+
+    /**
+     * A flush of 0 bytes still reads a byte back (a 0-byte read may not touch the target's memory):
+     * the byte at the offset, or the region's last byte when the offset is the region's end.
+     */
+    @Test
+    void zeroLengthFlush_readsOneByteBack_evenAtTheRegionsEnd() {
+        LocalRegion target = region(server, 4096, RegionAccess.WRITE_DST, RegionAccess.FLUSH_TYPE_VISIBILITY);
+        target.segment().set(ValueLayout.JAVA_BYTE, 100, (byte) 0x5A);
+        target.segment().set(ValueLayout.JAVA_BYTE, 4095, (byte) 0x6B);
+        Pair p = connect(new byte[0], target.descriptor());
+        RemoteRegion remote = closeLater(client.remoteRegion(p.acceptData()));
+        java.lang.foreign.MemorySegment sink = ((FabricConnection) p.client()).flushSinkSegment();
+        sink.fill((byte) 0);
+        post("flush", () -> p.client().flush(remote, 100, 0, FlushType.VISIBILITY, 5, true));
+        CompletionRecord a = await(p.clientSide(), 5);
+        assertTrue(a.isSuccess(), a::toString);
+        assertEquals((byte) 0x5A, sink.get(ValueLayout.JAVA_BYTE, 0), "a 0-byte flush read nothing back");
+        sink.fill((byte) 0);
+        post("flush", () -> p.client().flush(remote, 4096, 0, FlushType.VISIBILITY, 6, true));
+        CompletionRecord b = await(p.clientSide(), 6);
+        assertTrue(b.isSuccess(), b::toString);
+        assertEquals((byte) 0x6B, sink.get(ValueLayout.JAVA_BYTE, 0), "a 0-byte flush at the end read nothing back");
     }
 
     @Test

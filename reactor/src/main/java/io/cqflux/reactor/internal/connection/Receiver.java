@@ -44,9 +44,15 @@ import reactor.core.publisher.Operators;
  * accept, {@link #adopt}), subscriber or not; what lands in them waits in its buffer, in order,
  * for the next subscriber, as the backlog does. While the backlog has room at least one receive
  * stays posted. For a peer without credits the bound is the pool: when every buffer holds a
- * message nobody asked for, the next message could not be received, so the connection ends with
- * a clear error (its messages are still delivered first) instead of leaving the peer's sends to
- * the NIC's retries. For a cqflux peer a full pool only means no credits: its sends wait.
+ * message nobody asked for, nothing was lost yet, but the peer's next message would find no
+ * posted receive. By default ({@link #endOnOverflow}) the connection then ends with a clear error
+ * (its messages are still delivered first) rather than leave that next send to the NIC's retries,
+ * which lose it if they run out or the peer disconnects meanwhile. A peer that never has more
+ * messages outstanding than {@code receiveQueueSize} (a librpma peer whose window equals it) is
+ * ended all the same when it fills the pool exactly; the option off leaves the next send to wait
+ * for a receive instead (an RNR NAK retried by the sender on RDMA; on fabric/tcp the message
+ * waits in the stream), which holds the peer back without ending anything. For a cqflux peer a
+ * full pool only means no credits: its sends wait.
  *
  * <p>The pool ({@code receiveQueueSize} buffers) is allocated and registered on the first
  * subscription (or at establishment with a prefetch, or before the accept) and freed when the
@@ -110,6 +116,8 @@ public final class Receiver {
     private int prefetch;
     /** The peer sends without credits: a pool full of unasked messages ends the connection. */
     private boolean uncredited;
+    /** Whether a full pool of an uncredited peer ends the connection (else the peer is held back). */
+    private boolean endOnOverflow = true;
     /** Buffers in the backlog (the rest of it is notifications). */
     private int backlogBuffers;
 
@@ -199,6 +207,17 @@ public final class Receiver {
     public void prefetch(int receives, boolean withoutCredits) {
         this.prefetch = Math.clamp(receives, 0, count);
         this.uncredited = withoutCredits;
+    }
+
+    /**
+     * Sets what a full pool of a peer without credits does: end the connection (the default), or
+     * leave the peer's next send to wait for a receive (see the class comment). Before the
+     * connection starts.
+     *
+     * @param end whether to end the connection
+     */
+    public void endOnOverflow(boolean end) {
+        this.endOnOverflow = end;
     }
 
     /** {@return the receives kept posted ahead of demand} */
@@ -485,12 +504,14 @@ public final class Receiver {
         b.immediate = immediate;
         backlog.add(b);
         backlogBuffers++;
-        if (uncredited && prefetch > 0 && freeTop == 0 && posted == 0) {
-            // Every buffer holds a message nobody asked for: the peer's next send would find no
-            // receive (see the class comment). Ended loudly; what arrived is still delivered.
+        if (uncredited && endOnOverflow && prefetch > 0 && freeTop == 0 && posted == 0) {
+            // Every buffer holds a message nobody asked for: nothing is lost yet, but the peer's
+            // next send would find no receive (see the class comment). Ended loudly; what arrived
+            // is still delivered.
             core.endOnReceiveOverflow("all " + count + " receive buffers (receiveQueueSize) hold messages nobody"
-                    + " asked for, so the peer's next message would find no posted receive; subscribe to receive()"
-                    + " sooner, or raise receiveQueueSize");
+                    + " asked for yet (none was lost), so the peer's next message would find no posted receive;"
+                    + " subscribe to receive() sooner, raise receiveQueueSize, or let the peer wait for receives"
+                    + " (withEndOnReceiveOverflow(false))");
             return;
         }
         repost();

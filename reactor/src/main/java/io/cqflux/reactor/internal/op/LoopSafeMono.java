@@ -5,6 +5,7 @@ import java.lang.invoke.VarHandle;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 import java.util.function.Consumer;
 import org.reactivestreams.Subscription;
 import reactor.core.CoreSubscriber;
@@ -43,7 +44,14 @@ import reactor.util.context.Context;
  *       subscriber ({@code subscribe(Consumer)}, {@link #LAMBDA_SUBSCRIBER}) forwards a cancel
  *       only when its cancel won that swap, so a cancel from it that arrives after the delivery
  *       (its thread was descheduled between the swap and the forward) also means the value was
- *       dropped, and releases it;</li>
+ *       dropped, and releases it. The same holds when only steps that pass the value and the
+ *       cancel straight through stand between this and the lambda subscriber
+ *       ({@link #PASS_THROUGH}: {@code map}, {@code doOnNext} and the other peeks, {@code log()},
+ *       and the context-restoring wrappers that {@code Hooks.enableAutomaticContextPropagation()}
+ *       puts around subscribers); behind any other step a late cancel is taken for a cancel after
+ *       the value was taken, and a value dropped there stays open until its owner is disposed.
+ *       A pass-through step that keeps the value for itself (a {@code doOnNext} that stores it)
+ *       does not make it taken: when the cancel won, the value is released;</li>
  *   <li>a value dropped by an operator upstream (the connect timeout racing the connection):
  *       the subscriber context carries a local drop hook (Reactor's
  *       {@link #DROP_HOOK_KEY}) that releases values of the released type and passes any other
@@ -67,6 +75,30 @@ public final class LoopSafeMono<T> extends MonoOperator<T, T> {
      * won it ({@code LoopSafeMonoTest} pins the name and the behaviour).
      */
     public static final String LAMBDA_SUBSCRIBER = "reactor.core.publisher.LambdaMonoSubscriber";
+
+    /**
+     * Reactor's subscribers that may stand between this and a {@link #LAMBDA_SUBSCRIBER} without
+     * changing what a late cancel means: each hands every value on to its own subscriber (mapped
+     * or not) and forwards every cancel at once, without a choice of its own between them. Any
+     * class not named here ends the walk with "not a drop": an unknown step may have taken the
+     * value ({@code LoopSafeMonoTest} pins that the names exist).
+     */
+    public static final Set<String> PASS_THROUGH = Set.of(
+            "reactor.core.publisher.FluxMap$MapSubscriber",
+            "reactor.core.publisher.FluxMap$MapConditionalSubscriber",
+            "reactor.core.publisher.FluxMapFuseable$MapFuseableSubscriber",
+            "reactor.core.publisher.FluxMapFuseable$MapFuseableConditionalSubscriber",
+            "reactor.core.publisher.FluxPeek$PeekSubscriber",
+            "reactor.core.publisher.FluxPeekFuseable$PeekFuseableSubscriber",
+            "reactor.core.publisher.FluxPeekFuseable$PeekConditionalSubscriber",
+            "reactor.core.publisher.FluxPeekFuseable$PeekFuseableConditionalSubscriber",
+            "reactor.core.publisher.FluxContextWriteRestoringThreadLocals$ContextWriteRestoringThreadLocalsSubscriber",
+            "reactor.core.publisher.FluxContextWriteRestoringThreadLocalsFuseable"
+                    + "$FuseableContextWriteRestoringThreadLocalsSubscriber",
+            "reactor.core.publisher.MonoContextWriteRestoringThreadLocals$ContextWriteRestoringThreadLocalsSubscriber");
+
+    /** How many pass-through steps the walk follows before it gives up (a "not a drop"). */
+    private static final int MAX_STEPS = 32;
 
     private final Class<T> type;
     private final Consumer<? super T> release;
@@ -93,6 +125,27 @@ public final class LoopSafeMono<T> extends MonoOperator<T, T> {
     public static <T> Mono<T> of(Mono<? extends T> source, Class<T> type, Consumer<? super T> release) {
         return onAssembly(new LoopSafeMono<>(source, Objects.requireNonNull(type, "type"),
                 Objects.requireNonNull(release, "release")));
+    }
+
+    /**
+     * {@return whether a cancel that reaches this from {@code actual} after the value was
+     * delivered means the value was dropped}: the subscriber chain below, followed through
+     * {@link Scannable.Attr#ACTUAL}, holds only {@link #PASS_THROUGH} steps and ends in a
+     * {@link #LAMBDA_SUBSCRIBER}.
+     */
+    static boolean lateCancelMeansDropped(CoreSubscriber<?> actual) {
+        Scannable s = Scannable.from(actual);
+        for (int i = 0; i < MAX_STEPS && s.isScanAvailable(); i++) {
+            String name = s.getClass().getName();
+            if (LAMBDA_SUBSCRIBER.equals(name)) {
+                return true;
+            }
+            if (!PASS_THROUGH.contains(name)) {
+                return false;
+            }
+            s = Scannable.from(s.scanUnsafe(Scannable.Attr.ACTUAL));
+        }
+        return false;
     }
 
     @Override
@@ -128,8 +181,11 @@ public final class LoopSafeMono<T> extends MonoOperator<T, T> {
      * One subscription's hand-over. States: OPEN, then either CANCELLED (cancel first) or
      * DELIVERING (value first); DELIVERING ends in TAKEN, or in DROPPED when a cancel came from
      * another thread during it; TAKEN ends in DROPPED on a late cancel from Reactor's lambda
-     * subscriber. The value is released on CANCELLED-then-value and on DROPPED, by the delivering
-     * thread or (TAKEN to DROPPED) by the cancelling one: each a single transition, so once.
+     * subscriber (directly or through pass-through steps). The value is released on
+     * CANCELLED-then-value and on DROPPED, by the delivering thread or (TAKEN to DROPPED) by the
+     * cancelling one: each a single transition, so once. The field {@link #value} is cleared as
+     * soon as it can no longer be released (TAKEN with no late cancel that could drop it, or
+     * released), so a kept subscription does not keep the resource reachable.
      */
     public static final class HandOver<T> implements CoreSubscriber<T>, Subscription, Scannable {
         private static final int OPEN = 0;
@@ -154,7 +210,10 @@ public final class LoopSafeMono<T> extends MonoOperator<T, T> {
         /** Whether {@link #actual} forwards a cancel only when it did not take the value. */
         private final boolean lateCancelMeansDropped;
         private Subscription upstream;
-        /** The value, from its delivery on; released by a late cancel when {@link #lateCancelMeansDropped}. */
+        /**
+         * The value, from its delivery until it is released or can no longer be: a late cancel
+         * releases it when {@link #lateCancelMeansDropped}.
+         */
         private volatile T value;
         private volatile int state;
         /** Written before the move to DELIVERING, read by a cancel that saw DELIVERING. */
@@ -164,7 +223,7 @@ public final class LoopSafeMono<T> extends MonoOperator<T, T> {
             this.actual = actual;
             this.type = type;
             this.release = release;
-            this.lateCancelMeansDropped = LAMBDA_SUBSCRIBER.equals(actual.getClass().getName());
+            this.lateCancelMeansDropped = LoopSafeMono.lateCancelMeansDropped(actual);
             Context outer = actual.currentContext();
             Consumer<Object> before = outer.getOrDefault(DROP_HOOK_KEY, null);
             this.context = outer.put(DROP_HOOK_KEY, (Consumer<Object>) dropped -> {
@@ -196,6 +255,7 @@ public final class LoopSafeMono<T> extends MonoOperator<T, T> {
             deliverer = Thread.currentThread();
             value = t;
             if (!STATE.compareAndSet(this, OPEN, DELIVERING)) {
+                value = null;
                 release.accept(t);
                 return;
             }
@@ -203,7 +263,10 @@ public final class LoopSafeMono<T> extends MonoOperator<T, T> {
                 actual.onNext(t);
             } finally {
                 if (!STATE.compareAndSet(this, DELIVERING, TAKEN)) {
+                    value = null;
                     release.accept(t);
+                } else if (!lateCancelMeansDropped) {
+                    value = null;
                 }
             }
         }
@@ -237,7 +300,9 @@ public final class LoopSafeMono<T> extends MonoOperator<T, T> {
                     }
                 } else if (s == TAKEN && lateCancelMeansDropped) {
                     if (STATE.compareAndSet(this, TAKEN, DROPPED)) {
-                        release.accept(value);
+                        T dropped = value;
+                        value = null;
+                        release.accept(dropped);
                         break;
                     }
                 } else {

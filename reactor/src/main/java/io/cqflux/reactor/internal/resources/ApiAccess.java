@@ -18,8 +18,11 @@ import java.lang.foreign.MemorySegment;
  * What the internal packages may do to the public API's objects beyond their public methods: make
  * them, reach the native object they wrap, and move their reference counts. The public package
  * implements it in one package-private class and {@link #install installs} it from that class's
- * static initializer; nothing outside the module can reach this interface (its package is not
- * exported), so the public types gain no public member.
+ * static initializer, so the public types gain no public member. On the module path nothing
+ * outside the project's modules reaches this interface (its package is exported to them only);
+ * on the class path any code can call it, so it guards itself: the first use installs the
+ * library's implementation before anything else can, and {@link #install} refuses every
+ * installation after that one.
  *
  * <p>Every method is as thread-safe as the member it forwards to; their javadoc in the public
  * package states the rules (loop thread, at most once).
@@ -35,13 +38,20 @@ public interface ApiAccess {
      * Installs the implementation; the public package's access class calls it once, from its
      * static initializer.
      *
+     * <p>Reading {@code Holder.installed} initializes the holder first, which installs the
+     * library's implementation: any other caller, first or not, finds one installed and is
+     * refused.
+     *
      * @param access the implementation
      * @throws IllegalStateException when one is installed already
+     * @throws NullPointerException when {@code access} is null
      */
     static void install(ApiAccess access) {
+        java.util.Objects.requireNonNull(access, "access");
         synchronized (Holder.class) {
             if (Holder.installed != null) {
-                throw new IllegalStateException("ApiAccess is installed already");
+                throw new IllegalStateException("ApiAccess is installed already (by " + Holder.installed.getClass().getName()
+                        + "); a second installation (" + access.getClass().getName() + ") is refused");
             }
             Holder.installed = access;
         }

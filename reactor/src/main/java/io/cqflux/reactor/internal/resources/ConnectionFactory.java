@@ -92,10 +92,12 @@ public final class ConnectionFactory {
      *     (ConnectOptions.withReceivePrefetch)
      * @param credentials asked once per connect for the credentials its hello carries to the
      *     server's authenticator (ConnectOptions.credentials), or null for none
+     * @param endOnReceiveOverflow end a raw connection when every receive buffer holds an untaken
+     *     message (ConnectOptions.withEndOnReceiveOverflow), or leave the peer's next send to wait
      * @param releases told of each new connection's release future, or null
      */
     public Mono<RdmaConnection> connect(InetSocketAddress address, List<Region> regionList, byte[] raw,
-                                        int receivePrefetch, Supplier<byte[]> credentials,
+                                        int receivePrefetch, Supplier<byte[]> credentials, boolean endOnReceiveOverflow,
                                         Consumer<CompletableFuture<Void>> releases) {
         Mono<RdmaConnection> m = Mono.create(sink -> {
             AtomicReference<ConnectionCore> ref = new AtomicReference<>();
@@ -156,6 +158,7 @@ public final class ConnectionFactory {
                 if (receivePrefetch >= 0) {
                     core.receiver.prefetch(receivePrefetch, raw != null); // ConnectOptions.withReceivePrefetch
                 }
+                core.receiver.endOnOverflow(endOnReceiveOverflow);
                 ref.set(core);
                 // A PeerPool keeps the release of every connection it starts, a cancelled one's too.
                 if (releases != null) {

@@ -227,4 +227,111 @@ class LoopSafeMonoTest {
         ((Subscription) source.actual.get()).cancel();
         assertEquals(List.of(r), released, "released once");
     }
+
+    /**
+     * A late cancel that comes through {@code map} and {@code doOnNext} from Reactor's lambda
+     * subscriber still means the value was dropped (the lambda subscriber forwards a cancel only
+     * when the cancel won), so it releases the value, once.
+     */
+    @Test
+    void handOver_lateCancelThroughMapAndDoOnNext_releasesTheValue() {
+        List<Res> released = new CopyOnWriteArrayList<>();
+        Manual source = new Manual();
+        LoopSafeMono.of(source, Res.class, Res::release).map(x -> x).doOnNext(x -> { }).log().subscribe(x -> { });
+        Res r = new Res(released);
+        source.emit(r);
+        ((Subscription) source.actual.get()).cancel();
+        ((Subscription) source.actual.get()).cancel();
+        assertEquals(List.of(r), released, "released once");
+    }
+
+    /**
+     * Behind a step the hand-over does not know ({@code filter}), a late cancel is taken for a
+     * cancel after the value was taken: the value is left to its taker, never released twice.
+     */
+    @Test
+    void handOver_lateCancelThroughAnUnknownStep_leavesTheValueToItsTaker() {
+        List<Res> released = new CopyOnWriteArrayList<>();
+        Manual source = new Manual();
+        List<Res> taken = new CopyOnWriteArrayList<>();
+        LoopSafeMono.of(source, Res.class, Res::release).filter(x -> true).subscribe(taken::add);
+        Res r = new Res(released);
+        source.emit(r);
+        ((Subscription) source.actual.get()).cancel();
+        assertEquals(List.of(r), taken);
+        assertEquals(List.of(), released);
+    }
+
+    /** Every pass-through name is a class of the reactor-core on the class path: a rename would show here. */
+    @Test
+    void passThroughNames_areReactorClasses() throws ClassNotFoundException {
+        for (String name : LoopSafeMono.PASS_THROUGH) {
+            Class.forName(name, false, Mono.class.getClassLoader());
+        }
+        Class.forName(LoopSafeMono.LAMBDA_SUBSCRIBER, false, Mono.class.getClassLoader());
+    }
+
+    /**
+     * Under {@code Hooks.enableAutomaticContextPropagation()} Reactor wraps the subscriber of a
+     * non-internal publisher in a context-restoring one: the walk sees through it, through
+     * {@code map}, to the lambda subscriber.
+     */
+    @Test
+    void lateCancel_underAutomaticContextPropagation_isRecognisedThroughTheWrapper() {
+        Hooks.enableAutomaticContextPropagation();
+        try {
+            List<Res> released = new CopyOnWriteArrayList<>();
+            Manual source = new Manual();
+            LoopSafeMono.of(source, Res.class, Res::release).map(x -> x).subscribe(x -> { });
+            String wrapper = source.actual.get() instanceof Scannable sc
+                    ? sc.scanUnsafe(Scannable.Attr.ACTUAL).getClass().getName() : "";
+            assertTrue(wrapper.contains("RestoringThreadLocals"), "no context-restoring wrapper: " + wrapper);
+            Res r = new Res(released);
+            source.emit(r);
+            ((Subscription) source.actual.get()).cancel();
+            assertEquals(List.of(r), released);
+        } finally {
+            Hooks.disableAutomaticContextPropagation();
+        }
+    }
+
+    /**
+     * Once a subscriber that may not drop it took the value, the hand-over forgets it: a
+     * subscription kept alive does not keep the resource reachable.
+     */
+    @Test
+    void handOver_afterTheValueIsTaken_doesNotKeepIt() throws InterruptedException {
+        Manual source = new Manual();
+        LoopSafeMono.of(source, Res.class, Res::release).subscribe(new CoreSubscriber<Res>() {
+            @Override
+            public void onSubscribe(Subscription s) {
+                s.request(1);
+            }
+
+            @Override
+            public void onNext(Res res) {
+            }
+
+            @Override
+            public void onError(Throwable t) {
+            }
+
+            @Override
+            public void onComplete() {
+            }
+        });
+        java.lang.ref.WeakReference<Res> ref = emitForgotten(source);
+        for (int i = 0; i < 50 && ref.get() != null; i++) {
+            System.gc();
+            Thread.sleep(10);
+        }
+        assertEquals(null, ref.get(), "the hand-over still holds the taken value");
+        assertTrue(source.actual.get() != null, "the subscription is still held");
+    }
+
+    private static java.lang.ref.WeakReference<Res> emitForgotten(Manual source) {
+        Res r = new Res(new CopyOnWriteArrayList<>());
+        source.emit(r);
+        return new java.lang.ref.WeakReference<>(r);
+    }
 }

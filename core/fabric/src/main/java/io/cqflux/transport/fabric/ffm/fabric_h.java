@@ -289,6 +289,26 @@ public class fabric_h extends fabric_h$shared {
         return FI_RX_CQ_DATA;
     }
 
+    private static final long FI_ORDER_RAW = 2L;
+    /**
+     * {@snippet lang=c :
+     * #define FI_ORDER_RAW 2
+     * }
+     */
+    public static long FI_ORDER_RAW() {
+        return FI_ORDER_RAW;
+    }
+
+    private static final long FI_ORDER_WAW = 16L;
+    /**
+     * {@snippet lang=c :
+     * #define FI_ORDER_WAW 16
+     * }
+     */
+    public static long FI_ORDER_WAW() {
+        return FI_ORDER_WAW;
+    }
+
     private static final int FI_MR_LOCAL = (int)4L;
     /**
      * {@snippet lang=c :
