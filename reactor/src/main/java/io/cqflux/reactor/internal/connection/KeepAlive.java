@@ -38,6 +38,10 @@ import java.util.concurrent.TimeUnit;
  * the next tick: a connection whose credits are all taken has operations in flight, which the
  * operation deadline judges.
  *
+ * Peers whose hello does not say their control words are readable (a cqflux from before the
+ * keep-alive, or a hello with no room for its flags: PeerHello) get no keep-alive either: the
+ * probe's read would be refused and end a healthy connection.
+ *
  * Peers without control words (raw private data: a peer not written with cqflux; or a hello that
  * names none) get no keep-alive at all: nothing may be sent that they did not ask for, and
  * without a probe an idle connection's silence says nothing about the peer.
@@ -85,7 +89,7 @@ final class KeepAlive {
 
     /** Loop thread: the connection is established; ticks begin when the peer takes part and keep-alive is on. */
     void established() {
-        if (intervalNanos > 0 && control.enabled() && !stopped) {
+        if (intervalNanos > 0 && control.enabled() && control.peerReadable() && !stopped) {
             lifeAtTick = life;
             arm();
         }
