@@ -23,7 +23,7 @@ import java.util.concurrent.TimeUnit;
  * timer finds the counter moved and probes nothing. A tick that finds it unmoved posts a probe if
  * none is in flight: an 8-byte RDMA read of the peer's credit word (PeerControl). On rpma/verbs
  * the peer's NIC answers it; on fabric/tcp the peer's own event loop does (the provider makes
- * progress there), so a peer loop blocked for about misses + 1 intervals ends the connection too.
+ * progress there), so a peer loop blocked for about `misses` intervals ends the connection too.
  * The probe's completion is itself life. Only unanswered probes count: a tick that finds no life
  * while the probe is still outstanding is a miss, and after `misses` of them in a row the
  * connection ends LOST, naming the keep-alive. Quiet alone is no miss, so misses = 1 does not end
