@@ -1044,20 +1044,25 @@ public final class Cqflux implements Disposable, AutoCloseable {
 
         /**
          * Checks that an idle connection's peer is still there: every {@code interval} without a
-         * completion on the connection, a small probe asks the peer's NIC for a sign of life (an
-         * 8-byte RDMA read of a word the library registered for it, which needs nothing from the
-         * peer's application), and after {@code misses} intervals in a row without any sign of
-         * life the connection ends {@code LOST} with a {@link ConnectionException} that names the
-         * keep-alive. Any completion counts as life, so a busy connection sends no probe. It
+         * completion on the connection, a small probe asks the peer for a sign of life (an 8-byte
+         * RDMA read of a word the library registered for it, which needs nothing from the peer's
+         * application: on rpma/verbs the peer's NIC answers it; on fabric/tcp the peer's own event
+         * loop does, so a peer whose loop is blocked for about {@code misses} intervals or more
+         * counts as gone too), and after {@code misses} probes in a row left unanswered for an interval the
+         * connection ends {@code LOST} with a {@link ConnectionException} that names the
+         * keep-alive. Any completion counts as life, so a busy connection sends no probe; a
+         * connection with operations in flight is left to {@link #operationTimeout}. It
          * covers what {@link #operationTimeout} cannot: a connection with nothing in flight (a
          * receive-only side, a client between requests) learns of a silent outage within about
          * {@code (misses + 1) x interval}, on both sides, instead of at its next write. On by
          * default, {@value #DEFAULT_KEEP_ALIVE_MISSES} x 10 s. It applies between cqflux peers
          * only: a connection opened with raw private data (a peer not written with cqflux) is
-         * never probed, since it must receive nothing it did not ask for, and has no keep-alive.
+         * never probed, since it must receive nothing it did not ask for, and has no keep-alive;
+         * nor has a connection to a cqflux peer from before the keep-alive, whose hello does not
+         * say that its control words may be read.
          *
          * @param interval how often an idle connection is checked, in [10 ms, 1 day]
-         * @param misses intervals in a row without a sign of life before the connection ends, in
+         * @param misses probes in a row left unanswered before the connection ends, in
          *     [1, 1000]
          * @return this
          * @throws IllegalArgumentException when a value is outside its bounds (to switch the

@@ -333,7 +333,9 @@ public final class RdmaServer implements Disposable, AutoCloseable {
         ConnectionCore core = owner.adopt(loop, spi, config, PeerControl.none(), true);
         core.receiver.prefetch(0, true);
         core.closed.whenComplete((v, t) -> h.done());
-        h.timer = loop.schedule(handshakeTimeout, core::closeAsync);
+        // The handshake's time runs from the request's arrival (docs/security.md), a refusal's too.
+        Duration left = handshakeTimeout.minusNanos(System.nanoTime() - h.arrived);
+        h.timer = loop.schedule(left.isNegative() ? Duration.ZERO : left, core::closeAsync);
         core.start(RdmaConnection::dispose, e -> { });
     }
 
@@ -407,7 +409,9 @@ public final class RdmaServer implements Disposable, AutoCloseable {
         // The handshake's time runs from the request's arrival (the authenticator's included).
         Duration left = handshakeTimeout.minusNanos(System.nanoTime() - h.arrived);
         h.timer = loop.schedule(left.isNegative() ? Duration.ZERO : left, () -> {
-                if (!h.isDone()) {
+                // The timer must claim the handshake: establishment on the target loop may win
+                // the race, and a connection already handed out is not the timer's to close.
+                if (h.timeOut()) {
                     handshakeTimeouts.incrementAndGet();
                     timeoutWarn.warn("incoming connection on " + address + " from " + peerOf(req) + " was not"
                             + " established within " + handshakeTimeout.toMillis() + " ms; it is closed");
@@ -719,6 +723,7 @@ public final class RdmaServer implements Disposable, AutoCloseable {
         static final int PENDING = 0;
         static final int ESTABLISHED = 1;
         static final int ENDED = 2;
+        static final int TIMED_OUT = 3;
 
         final ConnectionRequest req;
         final long arrived = System.nanoTime();
@@ -742,6 +747,18 @@ public final class RdmaServer implements Disposable, AutoCloseable {
             return false;
         }
 
+        /**
+         * {@return whether it was pending and has timed out now} Its timer acts only when this
+         * wins, so that an establishment that won first is never undone.
+         */
+        boolean timeOut() {
+            if (state.compareAndSet(PENDING, TIMED_OUT)) {
+                pending.decrementAndGet();
+                return true;
+            }
+            return false;
+        }
+
         /** Ends it; {@return the state it was in} */
         int end() {
             int prev = state.getAndSet(ENDED);
@@ -754,10 +771,6 @@ public final class RdmaServer implements Disposable, AutoCloseable {
         /** Ends a handshake that never got a connection. */
         void done() {
             end();
-        }
-
-        boolean isDone() {
-            return state.get() != PENDING;
         }
     }
 

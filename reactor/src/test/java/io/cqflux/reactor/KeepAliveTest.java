@@ -113,6 +113,18 @@ class KeepAliveTest {
     }
 
     @Test
+    void keepAlive_oneMiss_idleConnectionToALivePeer_staysOpenForASecond() {
+        // misses = 1 is legal: only a probe left unanswered for a whole interval is a miss, not
+        // a quiet interval by itself.
+        rig = new FaultRig(b -> b.keepAlive(Duration.ofMillis(100), 1), b -> b.keepAlive(Duration.ofMillis(100), 1));
+        sleep(Duration.ofMillis(1200));
+        assertFalse(rig.conn.isDisposed(), "an idle healthy connection with keepAlive(100 ms, 1) was ended");
+        assertFalse(rig.serverConn.isDisposed(), "its server side was ended");
+        assertTrue(rig.conn.keepAliveProbes() > 0, "the idle client sent no probe");
+        assertTrue(rig.serverConn.keepAliveProbes() > 0, "the idle server side sent no probe");
+    }
+
+    @Test
     void keepAlive_busyConnection_sendsNoProbe() {
         rig = new FaultRig(b -> b, b -> b.keepAlive(Duration.ofMillis(200), 3));
         RdmaConnection conn = rig.conn;

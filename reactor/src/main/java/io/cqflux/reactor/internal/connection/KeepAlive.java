@@ -20,16 +20,27 @@ import java.util.concurrent.TimeUnit;
  * How: one timer of the loop's heap per connection, every interval. Every completion of the
  * connection (an operation's, a receive's, a control write's) counts as life: the dispatch bumps
  * a plain counter, nothing more, so a busy connection pays one increment per completion and its
- * timer finds the counter moved and probes nothing. A tick that finds it unmoved counts a miss
- * and, if no probe is in flight, posts one: an 8-byte RDMA read of the peer's credit word
- * (PeerControl), which the peer's NIC answers without the peer's application. The probe's
- * completion is itself life. After `misses` ticks in a row without life the connection ends
- * LOST, naming the keep-alive. A silent peer is so found within (misses + 1) x interval of its
+ * timer finds the counter moved and probes nothing. A tick that finds it unmoved posts a probe if
+ * none is in flight: an 8-byte RDMA read of the peer's credit word (PeerControl). On rpma/verbs
+ * the peer's NIC answers it; on fabric/tcp the peer's own event loop does (the provider makes
+ * progress there), so a peer loop blocked for about `misses` intervals ends the connection too.
+ * The probe's completion is itself life. Only unanswered probes count: a tick that finds no life
+ * while the probe is still outstanding is a miss, and after `misses` of them in a row the
+ * connection ends LOST, naming the keep-alive. Quiet alone is no miss, so misses = 1 does not end
+ * an idle healthy connection. A silent peer is so found within (misses + 1) x interval of its
  * last sign of life; a live idle one costs one read every other interval.
+ *
+ * A tick that finds operations in flight resets the misses and probes nothing: a probe would
+ * queue behind them, so their silence says nothing about the peer, and the operation deadline
+ * judges them (an operationTimeout longer than misses x interval must hold).
  *
  * A probe whose post is refused (no send credit, the transport's queue full) is simply tried at
  * the next tick: a connection whose credits are all taken has operations in flight, which the
  * operation deadline judges.
+ *
+ * Peers whose hello does not say their control words are readable (a cqflux from before the
+ * keep-alive, or a hello with no room for its flags: PeerHello) get no keep-alive either: the
+ * probe's read would be refused and end a healthy connection.
  *
  * Peers without control words (raw private data: a peer not written with cqflux; or a hello that
  * names none) get no keep-alive at all: nothing may be sent that they did not ask for, and
@@ -53,7 +64,7 @@ final class KeepAlive {
     private long life;
     /** {@link #life} at the previous tick. */
     private long lifeAtTick;
-    /** Ticks in a row that found no life. */
+    /** Ticks in a row that found no life while a probe was outstanding: probes unanswered. */
     private int missed;
     private boolean probeInFlight;
     private LoopTimer.Timeout timer;
@@ -78,7 +89,7 @@ final class KeepAlive {
 
     /** Loop thread: the connection is established; ticks begin when the peer takes part and keep-alive is on. */
     void established() {
-        if (intervalNanos > 0 && control.enabled() && !stopped) {
+        if (intervalNanos > 0 && control.enabled() && control.peerReadable() && !stopped) {
             lifeAtTick = life;
             arm();
         }
@@ -128,7 +139,14 @@ final class KeepAlive {
             arm();
             return;
         }
-        if (++missed >= misses) {
+        if (sendQueue.longestInFlight(System.nanoTime()) >= 0) {
+            // Operations in flight: a probe would queue behind them, so their silence says
+            // nothing; the operation deadline (Deadlines) judges them.
+            missed = 0;
+            arm();
+            return;
+        }
+        if (probeInFlight && ++missed >= misses) {
             long silentMillis = TimeUnit.NANOSECONDS.toMillis(intervalNanos * missed);
             core.end(new ConnectionException(ConnectionEvent.LOST, "connection " + description + " lost: the"
                     + " keep-alive had no sign of life from the peer (no completion, no answer to its probe) for "
@@ -137,6 +155,7 @@ final class KeepAlive {
             return;
         }
         if (!probeInFlight) {
+            missed = 0;
             probe();
         }
         if (core.state() == State.ESTABLISHED) {

@@ -86,10 +86,17 @@ public final class PeerControl implements AutoCloseable {
     public static final long GOODBYE = 0x6371_6678_2062_7965L;
     /** The access a peer's control words are addressed with. */
     public static final Set<RegionAccess> PEER_ACCESS = Set.of(RegionAccess.WRITE_DST, RegionAccess.READ_SRC);
+    /**
+     * The access a peer's control words are addressed with when its hello does not say they are
+     * readable (a peer from before the keep-alive): writes only, and no keep-alive.
+     */
+    public static final Set<RegionAccess> PEER_WRITE_ONLY = Set.of(RegionAccess.WRITE_DST);
 
     private final Arena arena;
     private final LocalRegion words;
     private RemoteRegion peer;
+    /** Whether the peer's words may be read (its hello said so): the keep-alive's probe. */
+    private boolean peerReadable;
     /** Messages this side posted that consume one of the peer's receives. */
     private long used;
     /** Receives this side posted, in total. */
@@ -141,7 +148,23 @@ public final class PeerControl implements AutoCloseable {
      * @param peerWords the peer's control words, or {@code null} when the peer named none
      */
     public void peer(RemoteRegion peerWords) {
+        peer(peerWords, true);
+    }
+
+    /**
+     * Links the peer's control words (from its hello).
+     *
+     * @param peerWords the peer's control words, or {@code null} when the peer named none
+     * @param readable whether its hello said they may be read remotely (the keep-alive's probe)
+     */
+    public void peer(RemoteRegion peerWords, boolean readable) {
         this.peer = peerWords;
+        this.peerReadable = peerWords != null && readable;
+    }
+
+    /** {@return whether the peer's words may be probed by the keep-alive (its hello said they are readable)} */
+    public boolean peerReadable() {
+        return peerReadable;
     }
 
     /** {@return the peer's control words, or {@code null} (closed with the connection)} */

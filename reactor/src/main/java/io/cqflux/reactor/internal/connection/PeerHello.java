@@ -23,7 +23,19 @@ import java.util.List;
  *   version 3 and 4: u8 length, the transport's raw descriptor of the control words (0: none)
  *   version 4:       u8 length, the client's credentials for the server's authenticator
  *   then, if it fits: the side's receive buffer size, u16 or u32 big-endian (see below)
+ *   then, if it fits too and the hello names control words: u8 flags (see below)
  * </pre>
+ *
+ * <p><b>Flags.</b> Bit 0 ({@link #CONTROL_READABLE}): this side's control words are registered for
+ * remote reading, so the peer's keep-alive may probe them by RDMA read. A peer from before the
+ * keep-alive registered them for writing only: on rpma its descriptor is refused with read
+ * access (the usage byte bounds it), on fabric the probe's read fails and ends the connection.
+ * So the peer's words are addressed with read access, and the keep-alive runs, only when its hello
+ * sets this bit; otherwise that connection has no keep-alive. The flags trail the receive buffer
+ * size (written as 0, "not told", where the size is not told), so that an older peer ignores them
+ * as it ignores any trailing byte; RDMA CM's zero padding reads as no flags. Where there is no
+ * room for them (a connect that exposes a region on rpma fills 54 of 56 bytes) they are left out
+ * and the peer does not probe this side; this side's own keep-alive is unaffected.
  *
  * <p>Version 4 is sent only by a client that has credentials to present, so that a hello without
  * them stays readable by a peer that knows version 3 only.
@@ -56,7 +68,7 @@ import java.util.List;
  * @param control the raw descriptor of the control words, or empty when the side has none
  */
 public record PeerHello(List<byte[]> regions, byte[] handshake, byte[] control, int receiveBufferSize,
-                        byte[] credentials) {
+                        byte[] credentials, boolean controlReadable) {
     private static final ApiAccess API = ApiAccess.get();
 
     private static final byte M0 = 'C';
@@ -70,6 +82,8 @@ public record PeerHello(List<byte[]> regions, byte[] handshake, byte[] control, 
     /** Version 3, then the client's credentials. */
     public static final byte V4 = 4;
     private static final int HEADER = 4;
+    /** Flag: the control words may be read remotely (the keep-alive's probe). */
+    public static final int CONTROL_READABLE = 0x01;
     /** The second magic byte of a refusal ({@link #encodeRefusal}). */
     private static final byte REFUSED = 'X';
     /** The longest reason a refusal carries, in bytes; a longer one is cut. */
@@ -84,6 +98,12 @@ public record PeerHello(List<byte[]> regions, byte[] handshake, byte[] control, 
         if (receiveBufferSize < 0) {
             throw new IllegalArgumentException("receive buffer size " + receiveBufferSize + " is negative");
         }
+    }
+
+    /** A hello whose control words (if any) are remotely readable, as this version registers them. */
+    public PeerHello(List<byte[]> regions, byte[] handshake, byte[] control, int receiveBufferSize,
+                     byte[] credentials) {
+        this(regions, handshake, control, receiveBufferSize, credentials, true);
     }
 
     /** A hello without credentials. */
@@ -140,6 +160,11 @@ public record PeerHello(List<byte[]> regions, byte[] handshake, byte[] control, 
         }
         int trailer = receiveBufferSize > 0 && size + bufferSizeBytes(receiveBufferSize) <= max
                 ? bufferSizeBytes(receiveBufferSize) : 0;
+        boolean flags = control.length > 0 && controlReadable
+                && size + bufferSizeBytes(receiveBufferSize) + 1 <= max;
+        if (flags) {
+            trailer = bufferSizeBytes(receiveBufferSize) + 1;
+        }
         ByteBuffer b = ByteBuffer.allocate(size + trailer);
         b.put(M0).put(M1).put(credentials.length > 0 ? V4 : V3).put((byte) regions.size());
         for (byte[] d : regions) {
@@ -150,10 +175,13 @@ public record PeerHello(List<byte[]> regions, byte[] handshake, byte[] control, 
         if (credentials.length > 0) {
             b.put((byte) credentials.length).put(credentials);
         }
-        if (trailer == 2) {
+        if (trailer - (flags ? 1 : 0) == 2) {
             b.putShort((short) receiveBufferSize);
-        } else if (trailer == 4) {
+        } else if (trailer - (flags ? 1 : 0) == 4) {
             b.putInt(0x8000_0000 | receiveBufferSize);
+        }
+        if (flags) {
+            b.put((byte) CONTROL_READABLE);
         }
         return b.array();
     }
@@ -325,14 +353,22 @@ public record PeerHello(List<byte[]> regions, byte[] handshake, byte[] control, 
             pos += crlen;
         }
         int size = 0;
+        int flags = 0;
         if (pos + 2 <= data.length) {
             if ((data[pos] & 0x80) == 0) {
                 size = ((data[pos] & 0xFF) << 8) | (data[pos + 1] & 0xFF);
+                pos += 2;
             } else if (pos + 4 <= data.length) {
                 size = ByteBuffer.wrap(data, pos, 4).getInt() & 0x7FFF_FFFF;
+                pos += 4;
+            } else {
+                pos = data.length;
+            }
+            if (pos < data.length) {
+                flags = data[pos] & 0xFF;
             }
         }
-        return new PeerHello(out, h, c, size, cred);
+        return new PeerHello(out, h, c, size, cred, c.length > 0 && (flags & CONTROL_READABLE) != 0);
     }
 
     private static boolean isZero(byte[] data) {
@@ -366,7 +402,9 @@ public record PeerHello(List<byte[]> regions, byte[] handshake, byte[] control, 
         List<PeerRegion> peers = new ArrayList<>();
         try {
             if (hello.control().length > 0) {
-                control.peer(t.remoteRegion(hello.control(), PeerControl.PEER_ACCESS));
+                // Read access only where the peer said its words allow it (see Flags above).
+                control.peer(t.remoteRegion(hello.control(), hello.controlReadable()
+                        ? PeerControl.PEER_ACCESS : PeerControl.PEER_WRITE_ONLY), hello.controlReadable());
             }
             for (byte[] d : hello.regions()) {
                 RemoteRegion r = t.remoteRegion(d);

@@ -2,10 +2,18 @@ package io.cqflux.reactor.internal.connection;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.cqflux.core.RegionAccess;
+import io.cqflux.core.spi.Connection;
+import io.cqflux.core.spi.RemoteRegion;
+import io.cqflux.core.spi.Transport;
 import io.cqflux.reactor.RpmaCommonData;
+import java.lang.reflect.Proxy;
+import java.util.ArrayList;
+import java.util.Set;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
@@ -247,5 +255,90 @@ class PeerHelloTest {
         assertTrue(e.getMessage().contains("refused the connection: bad credentials"), e.getMessage());
         // A long reason is cut to fit, never an error.
         assertTrue(PeerHello.encodeRefusal("x".repeat(1000), 56).length <= 56);
+    }
+
+    @Test
+    void controlReadableFlag_trailsTheBufferSize_andRoundTrips() {
+        byte[] control = {3, 3};
+        byte[] enc = new PeerHello(List.of(), new byte[] {7}, control, 4096).encode(1000);
+        assertEquals(PeerHello.CONTROL_READABLE, enc[enc.length - 1], "the flags byte trails the hello");
+        PeerHello d = PeerHello.decode(Arrays.copyOf(enc, enc.length + 10)); // RDMA CM's padding
+        assertTrue(d.controlReadable());
+        assertEquals(4096, d.receiveBufferSize());
+        // A size that is not told is written as 0 so that the flags keep their place.
+        PeerHello untold = PeerHello.decode(new PeerHello(List.of(), new byte[] {7}, control, 0).encode(1000));
+        assertTrue(untold.controlReadable());
+        assertEquals(0, untold.receiveBufferSize());
+    }
+
+    @Test
+    void oldFormatHello_withoutFlags_isNotReadable_evenWithPaddingOrASizeTrailer() {
+        byte[] control = {3, 3};
+        byte[] old = new PeerHello(List.of(), new byte[] {7}, control, 4096, NONE, false).encode(1000);
+        assertFalse(PeerHello.decode(old).controlReadable());
+        assertFalse(PeerHello.decode(Arrays.copyOf(old, 56)).controlReadable(), "zero padding read as a flag");
+        byte[] oldNoSize = new PeerHello(List.of(), new byte[] {7}, control, 0, NONE, false).encode(1000);
+        assertFalse(PeerHello.decode(Arrays.copyOf(oldNoSize, 56)).controlReadable());
+        assertEquals(0, PeerHello.decode(Arrays.copyOf(oldNoSize, 56)).receiveBufferSize());
+    }
+
+    @Test
+    void accept_oldFormatHelloWhoseWordsLackReadAccess_linksTheWordsForWritesOnly_andHasNoKeepAlive() {
+        byte[] control = new byte[RPMA_RAW_DESCRIPTOR];
+        byte[] old = Arrays.copyOf(new PeerHello(List.of(), new byte[] {7}, control, 4096, NONE, false)
+                .encode(RPMA_MAX_ACCEPT), RPMA_MAX_ACCEPT);
+        List<Set<RegionAccess>> asked = new ArrayList<>();
+        RemoteRegion words = proxy(RemoteRegion.class, (m, a) -> null);
+        Transport t = proxy(Transport.class, (m, a) -> {
+            if (m.equals("remoteRegion") && a.length == 2) {
+                @SuppressWarnings("unchecked")
+                Set<RegionAccess> access = (Set<RegionAccess>) a[1];
+                // As rpma does: the usage byte of an old peer's words allows no read.
+                if (access.contains(RegionAccess.READ_SRC)) {
+                    throw new IllegalArgumentException("access " + access + " beyond the descriptor's usage");
+                }
+                asked.add(access);
+                return words;
+            }
+            throw new UnsupportedOperationException(m);
+        });
+        Connection c = proxy(Connection.class, (m, a) -> switch (m) {
+            case "peerPrivateData" -> old;
+            case "applyPeerHandshake" -> null;
+            default -> throw new UnsupportedOperationException(m);
+        });
+        PeerControl pc = PeerControl.none();
+        PeerHello.Accepted accepted = PeerHello.accept(t, c, pc);
+        assertEquals(List.of(Set.of(RegionAccess.WRITE_DST)), asked);
+        assertTrue(pc.enabled(), "the old peer's words are linked: credits and goodbye still work");
+        assertFalse(pc.peerReadable(), "the keep-alive would probe words the old peer did not make readable");
+        assertEquals(4096, accepted.receiveBufferSize());
+        // A current peer's hello asks for read access too.
+        byte[] current = new PeerHello(List.of(), new byte[] {7}, control, 4096).encode(RPMA_MAX_ACCEPT);
+        List<Set<RegionAccess>> asked2 = new ArrayList<>();
+        Transport t2 = proxy(Transport.class, (m, a) -> {
+            asked2.add(castAccess(a[1]));
+            return words;
+        });
+        Connection c2 = proxy(Connection.class, (m, a) -> m.equals("peerPrivateData") ? current : null);
+        PeerControl pc2 = PeerControl.none();
+        PeerHello.accept(t2, c2, pc2);
+        assertEquals(List.of(PeerControl.PEER_ACCESS), asked2);
+        assertTrue(pc2.peerReadable());
+    }
+
+    @SuppressWarnings("unchecked")
+    private static Set<RegionAccess> castAccess(Object o) {
+        return (Set<RegionAccess>) o;
+    }
+
+    private interface Answer {
+        Object answer(String method, Object[] args);
+    }
+
+    private static <T> T proxy(Class<T> type, Answer a) {
+        return type.cast(Proxy.newProxyInstance(type.getClassLoader(), new Class<?>[] {type},
+                (p, m, args) -> m.getName().equals("toString") ? type.getSimpleName()
+                        : a.answer(m.getName(), args == null ? new Object[0] : args)));
     }
 }
