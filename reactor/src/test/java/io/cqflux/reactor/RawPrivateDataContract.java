@@ -266,6 +266,11 @@ abstract class RawPrivateDataContract {
                 // the send may see that end
                 c.send(local, 64 + i, 1).onErrorComplete().block(T);
             }
+            // A completed send says the peer's NIC took the message, not that the server's loop
+            // has read it: subscribed before that, the fourth would go straight to the subscriber
+            // and the pool would never be full. So the end is awaited first; the messages that
+            // arrived are kept for a later subscriber, then the end.
+            StepVerifier.create(sc.onDispose()).expectComplete().verify(T);
             StepVerifier.create(sc.receive(m -> m.data().get(ValueLayout.JAVA_BYTE, 0)))
                     .expectNext((byte) 20, (byte) 21, (byte) 22, (byte) 23)
                     .expectErrorSatisfies(e -> {
