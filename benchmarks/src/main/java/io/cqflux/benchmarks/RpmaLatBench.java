@@ -195,8 +195,8 @@ public final class RpmaLatBench {
     /**
      * Waits until the JIT has compiled nothing for {@value #JIT_QUIET_MS} ms (at most
      * {@value #JIT_SETTLE_MAX_MS} ms). Under TCG the compiler threads take the lane's two vCPUs
-     * for hundreds of milliseconds after a warm-up (up to 423 ms of compilation during a
-     * 3,000-operation figure, 2026-11-26), so a figure measured at once carries the compiler's
+     * for hundreds of milliseconds after a warm-up (benchmarks/results/README.md has the figures),
+     * so a figure measured at once carries the compiler's
      * work and its code half compiled; the C program has no such phase.
      *
      * @return how long it waited, in ms

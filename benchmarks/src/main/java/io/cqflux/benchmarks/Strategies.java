@@ -10,9 +10,8 @@ final class Strategies {
      * default. It must outlast one operation's round trip, or every operation pays a sleep and a
      * wake-up and ADAPTIVE measures like BLOCKING. 100 did once (a busy round asked epoll about
      * the other sources each time, a system call); since a busy round asks only every 50 µs
-     * an empty round is a few hundred nanoseconds, and 100 of them ended before an
-     * 8 µs fabric round trip (the run of 2026-11-23 18:09: ADAPTIVE write 12.3 µs against
-     * BUSY_POLL's 7.96).
+     * an empty round is a few hundred nanoseconds, and 100 of them end before one fabric round
+     * trip of a few microseconds: ADAPTIVE then sleeps and wakes per operation.
      */
     static final int ADAPTIVE_SPINS = 1000;
 

@@ -7,7 +7,6 @@ import io.cqflux.core.ResourceClosedException;
 import io.cqflux.core.internal.Checks;
 import io.cqflux.core.internal.Transports;
 import io.cqflux.core.spi.Connection;
-import io.cqflux.core.spi.Listener;
 import io.cqflux.core.spi.LocalRegion;
 import io.cqflux.core.spi.Transport;
 import io.cqflux.core.spi.TransportOptions;
@@ -19,7 +18,6 @@ import io.cqflux.reactor.internal.connection.ConnectionCore;
 import io.cqflux.reactor.internal.connection.Lifecycle;
 import io.cqflux.reactor.internal.connection.Limits;
 import io.cqflux.reactor.internal.connection.PeerControl;
-import io.cqflux.reactor.internal.op.LoopSafeMono;
 import io.cqflux.reactor.internal.resources.ConnectionFactory;
 import io.cqflux.reactor.internal.resources.Instrumentation;
 import io.cqflux.reactor.internal.resources.LoopGroup;
@@ -79,22 +77,22 @@ import reactor.util.Loggers;
 public final class Cqflux implements Disposable, AutoCloseable {
     private static final Logger LOG = Loggers.getLogger(Cqflux.class);
 
-    private final Transport transport;
+    final Transport transport;
     /** The event loops. */
     private final LoopGroup loops;
-    private final ConnectionConfig config;
+    final ConnectionConfig config;
     private final Limits limits;
-    private final int acceptBufferSize;
+    final int acceptBufferSize;
     private final Duration shutdownTimeout;
     private final String threadNamePrefix;
-    private final Set<RdmaServer> servers = ConcurrentHashMap.newKeySet();
+    final Set<RdmaServer> servers = ConcurrentHashMap.newKeySet();
     private final Set<Region> regions = ConcurrentHashMap.newKeySet();
-    private final AtomicBoolean closing = new AtomicBoolean();
+    final AtomicBoolean closing = new AtomicBoolean();
     private final BufferPool buffers;
     /** The listeners ({@link #addListener(CqfluxListener)}). */
     private final Instrumentation instrumentation = new Instrumentation();
     /** Connects, adopts accepted connections, keeps them until released. */
-    private final ConnectionFactory factory;
+    final ConnectionFactory factory;
     /** The connections not released yet: {@link #factory}'s (a live view). */
     private final Set<ConnectionCore> connections;
     /** Runs the shutdown once; completes when everything is released. */
@@ -303,55 +301,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
                                    Function<? super RdmaConnection, ? extends Publisher<Void>> handler,
                                    Function<byte[], AcceptDecision> rawAccept, List<Region> regionList,
                                    AcceptOptions options) {
-        Objects.requireNonNull(address, "address");
-        // A server that comes up after its subscriber cancelled is discarded by Mono.create,
-        // never handed to anyone: it is disposed then (on the loop, in the task that started it,
-        // so it accepts nothing), rather than left listening and accepting until this instance is
-        // disposed. listen()'s "cancelling the Flux stops listening" rests on it too.
-        return LoopSafeMono.of(Mono.<RdmaServer>create(sink -> {
-            try {
-                checkOpen();
-                // Every accept carries its own hello (its connection's control words); encode
-                // one now so that a hello that cannot fit fails the bind, not every accept.
-                if (rawAccept == null) {
-                    factory.checkHelloFits(regionList, transport.maxAcceptPrivateData());
-                }
-                EventLoop loop = firstLoop();
-                Runnable task = () -> {
-                    loop.noteSetup("cqflux.bind"); // the library's own work: not a blocked-loop WARN
-                    if (closing.get()) {
-                        // A hand-over that the loop dropped in its shutdown runs after it ended.
-                        loop.noteOperation("cqflux.bind"); // subscriber code: reported if it blocks
-                        sink.error(new ResourceClosedException("cqflux is closed: cannot bind " + address));
-                        return;
-                    }
-                    Listener listener;
-                    try {
-                        listener = transport.listen(address, config);
-                    } catch (RuntimeException e) {
-                        loop.noteOperation("cqflux.bind");
-                        sink.error(e);
-                        return;
-                    }
-                    RdmaServer server = new RdmaServer(this, loop, listener, regionList, config, handler,
-                            rawAccept, acceptBufferSize, options);
-                    servers.add(server);
-                    try {
-                        server.start();
-                    } catch (RuntimeException e) {
-                        server.dispose();
-                        loop.noteOperation("cqflux.bind");
-                        sink.error(e);
-                        return;
-                    }
-                    loop.noteOperation("cqflux.bind"); // the subscriber's onNext runs here
-                    sink.success(server);
-                };
-                loop.executeOrAfterTermination(task);
-            } catch (RuntimeException e) {
-                sink.error(e);
-            }
-        }).doOnDiscard(RdmaServer.class, RdmaServer::dispose), RdmaServer.class, RdmaServer::dispose);
+        return Binder.bind(this, address, handler, rawAccept, regionList, options);
     }
 
     /**
@@ -613,7 +563,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
         return shutdown.unreleased();
     }
 
-    private void checkOpen() {
+    void checkOpen() {
         if (closing.get()) {
             throw new ResourceClosedException(this + " is disposed");
         }

@@ -14,9 +14,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import reactor.core.Exceptions;
-import reactor.util.Logger;
-import reactor.util.Loggers;
 
 /**
  * What an operation of one connection must pass before it is queued, all on the caller's thread:
@@ -28,7 +25,6 @@ import reactor.util.Loggers;
  */
 public final class Admission {
     private static final ApiAccess API = ApiAccess.get();
-    private static final Logger LOG = Loggers.getLogger(ConnectionCore.class);
 
     private final ConnectionCore core;
     private final String description;
@@ -169,14 +165,14 @@ public final class Admission {
     /** The end: fails the staged operations still waiting for a pooled buffer (after the state is ENDED). */
     void failStaged(Throwable cause) {
         for (StagedMono.Staged<?> s : stagedWaiters) {
-            safely(() -> s.connectionEnded(cause));
+            ConnectionCore.safely(() -> s.connectionEnded(cause));
         }
     }
 
     /** The native connection is closed: closes the peer's regions; a raw one made later is refused. */
     void closeRegions() {
         for (PeerRegion p : peerRegions) {
-            safely(() -> API.nativeRegion(p).close());
+            ConnectionCore.safely(() -> API.nativeRegion(p).close());
         }
         List<PeerRegion> foreign;
         synchronized (foreignRegions) {
@@ -185,16 +181,7 @@ public final class Admission {
             foreignRegions.clear();
         }
         for (PeerRegion p : foreign) {
-            safely(() -> API.nativeRegion(p).close());
-        }
-    }
-
-    private static void safely(Runnable r) {
-        try {
-            r.run();
-        } catch (Throwable t) {
-            Exceptions.throwIfJvmFatal(t);
-            LOG.warn("ignored failure while closing", t);
+            ConnectionCore.safely(() -> API.nativeRegion(p).close());
         }
     }
 }

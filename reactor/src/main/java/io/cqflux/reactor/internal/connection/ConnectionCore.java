@@ -742,7 +742,8 @@ public final class ConnectionCore {
         return dispatch.staleCompletions();
     }
 
-    private static void safely(Runnable r) {
+    /** Runs a step of a close, logging (at WARN, under this class's logger) what it throws. */
+    static void safely(Runnable r) {
         try {
             r.run();
         } catch (Throwable t) {
