@@ -21,11 +21,6 @@ final class SynEvents implements EventChannel {
 
     @Override
     public ConnectionEvent nextEvent() {
-        ConnectionEvent e = queue.poll();
-        if (e == null) {
-            signal.clear();
-            e = queue.poll(); // one added between the poll and the clear
-        }
-        return e;
+        return signal.poll(queue);
     }
 }

@@ -62,12 +62,7 @@ final class SynListener implements Listener {
 
     @Override
     public ConnectionRequest nextRequest() {
-        SynRequest r = requests.poll();
-        if (r == null) {
-            signal.clear();
-            r = requests.poll(); // one offered between the poll and the clear
-        }
-        return r;
+        return signal.poll(requests);
     }
 
     @Override

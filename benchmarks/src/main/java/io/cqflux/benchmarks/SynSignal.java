@@ -4,6 +4,7 @@ import io.cqflux.epoll.ffm.libc_h;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.util.Queue;
 
 /** An eventfd that other threads write to wake the loop; writes after close are dropped. */
 final class SynSignal {
@@ -41,6 +42,20 @@ final class SynSignal {
         if (!closed) {
             libc_h.read(fd, sink, 8L);
         }
+    }
+
+    /**
+     * Takes the head of {@code queue}, which producers add to before they {@link #signal()}; when
+     * it is empty, resets the counter and looks once more, for an element added in between.
+     * The loop thread.
+     */
+    <T> T poll(Queue<T> queue) {
+        T e = queue.poll();
+        if (e == null) {
+            clear();
+            e = queue.poll(); // one added between the poll and the clear
+        }
+        return e;
     }
 
     synchronized void close() {
