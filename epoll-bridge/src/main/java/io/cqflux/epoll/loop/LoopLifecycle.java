@@ -9,12 +9,13 @@ import java.util.concurrent.TimeoutException;
 /*
  * Design.
  *
- * States. RUNNING, then SHUTTING_DOWN (shutdownGracefully) or FORCED (shutdownNow, or a graceful
- * shutdown past its deadline), then TERMINATED. Any thread requests a shutdown, under one lock so
- * that the first graceful deadline stands, and wakes the loop through the same path as a task
- * (EpollIoHandler's sleep/wake protocol re-reads the state after announcing a sleep). Only the
- * loop thread walks the way out, and TERMINATED is written by it as its very last step, after it
- * freed its native memory; the termination future completes right after.
+ * States. RUNNING; SHUTTING_DOWN after shutdownGracefully; FORCED after shutdownNow (also from
+ * SHUTTING_DOWN); TERMINATED once the loop thread is done. Any thread requests a shutdown, under
+ * one lock so that the first graceful deadline stands, and wakes the loop through the same path
+ * as a task (EpollIoHandler's sleep/wake protocol re-reads the state after announcing a sleep).
+ * Only the loop thread walks the way out: a graceful shutdown that passes its deadline drops what
+ * is left as a forced one does, and TERMINATED is written as the very last step, after the
+ * native memory is freed; the termination future completes right after.
  *
  * Failure. A handler (sink entry, onReadable, task, hook) that throws is logged and the loop goes
  * on. A queue whose poll()/acknowledge() throws is unregistered and its owner told through the
