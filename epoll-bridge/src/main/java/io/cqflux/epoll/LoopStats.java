@@ -20,7 +20,7 @@ package io.cqflux.epoll;
  * @param quietSkips polls of idle queues whose poll is not cheap (in practice fabric/tcp's) that a
  *     spinning round left to its one {@code epoll_wait(0)} over every fd: settled queues (a queue
  *     that watches its touches, said yes to {@code prepareToSleep()} and was not touched since;
- *     EpollIoHandler's design comment, "Settled sources"), counted whatever their number, and
+ *     SettledSources' design comment), counted whatever their number, and
  *     quiet queues of a loop with two or more that can be quiet but do not watch their touches
  *     (SpinRound's design comment, "Busy rounds and quiet queues"): per round, one
  *     {@code epoll_wait(0)} stood for that many polls, each a system call on tcp

@@ -1,12 +1,9 @@
 package io.cqflux.epoll.loop;
 
-import io.cqflux.core.ResourceClosedException;
-import io.cqflux.core.internal.NativeErrors;
 import io.cqflux.core.spi.CompletionQueue;
 import io.cqflux.core.spi.Pollable;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayDeque;
-import java.util.Arrays;
 
 /*
  * Design.
@@ -46,19 +43,6 @@ import java.util.Arrays;
  * for them. Busy rounds poll queues directly without acknowledging them (their fds may stay
  * readable; epoll is then only consulted for the other sources).
  *
- * Settled sources: work per turn follows what is ready. A source that accepts
- * Pollable.watchTouches promises that a yes of its prepareToSleep() stands until it calls the
- * loop back (a read, a post, a shutdown), and that whatever arrives meanwhile makes its fd
- * readable. Once it said yes it is settled: the sleep path does not ask it again (toAsk holds
- * only the unsettled sources), and when its poll is not cheap, spinning rounds do not poll it
- * (polled holds only the unsettled queues; a round with settled queues makes one epoll_wait(0)
- * over the whole set instead, whatever their number). A touch, or epoll reporting its fd, makes
- * it unsettled again. A spinning round settles an idle watched queue after QUIET_AFTER_EMPTY_POLLS
- * empty polls, asked on the quiet tick. So an idle connection costs nothing per turn in BLOCKING,
- * ADAPTIVE and BUSY_POLL alike; sources that do not watch are asked before every sleep as before,
- * and the quiet-queue rules below apply to them only. The fabric transport's reasoning for its
- * promise is in its TrywaitAnswer.
- *
  * ADAPTIVE after a wake-up. An adaptive loop spins for its budget of empty rounds, sleeps, and
  * spins again once something wakes it: a task, a completion, or any readable source fd, even one
  * whose drain delivered nothing. The last matters for libfabric's tcp provider: the target of a
@@ -90,45 +74,26 @@ import java.util.Arrays;
  * unaffected: a loop that goes to sleep asks every source in prepareToSleep() and then waits on
  * all fds together.
  *
- * The end of a batch. A sink is called once per completion; runAfterBatch lets it put work off
- * to the end of the batch it is in (a writeAll stream sends its results and asks its source for
- * more once per batch, not once per completion). pollOnce runs that work right after the poll
- * returns, before the queue is polled again, so nothing put off waits for another turn; when the
- * poll failed, once the queue's owner has been told (so that the work, a stream asking for more,
- * finds the connection ended and posts nothing new; a fatal error drops it: the loop ends). Work
- * put off outside a batch is refused and done by the caller at once.
- *
- * Fairness. One turn gives each ready queue up to MAX_BATCHES_PER_TURN polls; a queue that never comes back short (a dying connection
- * failing every operation) would otherwise hold the thread while its neighbours wait. A queue
- * that the budget cut off with a full last batch goes on the cut-off list, and the next turn polls
- * it again first, without waiting for its fd: after the drain was stopped early, neither kind of
- * fd promises to signal what is left (the rpma CQ was re-armed for new completions only, and a
- * libfabric wait fd need not be readable for buffered data). Those polls count as work, so the
- * loop does not sleep while a queue on the list still delivers.
+ * The drain itself (its per-turn budget, the cut-off list, the work put off to the end of a batch)
+ * is QueueDrainer's; adding and removing sources (epoll_ctl, the hooks) is SourceRegistry's;
+ * which sources are settled, asked before a sleep and polled by a spinning round is
+ * SettledSources'.
  */
 
 /**
  * The I/O half of one {@link EventLoop} (Netty 4.2's IoHandler): owns the wait in
  * {@code epoll_wait}, the registered sources and the spin/sleep policy of the loop's
  * {@link io.cqflux.epoll.WaitStrategy}; drains completion queues in batches into their sinks and
- * runs the readiness handlers of other sources.
+ * runs the readiness handlers of other sources. It keeps, per source, what the wait and the
+ * spinning rounds need; its {@link SourceRegistry} adds and removes sources, its
+ * {@link SettledSources} keeps which of them to ask before a sleep and to poll in a spinning
+ * round, and its {@link QueueDrainer} polls a queue into its sink.
  *
  * <p>Thread safety: loop thread only, not thread-safe; its native memory (the poller's, the batch
  * scratch) is the loop's, freed by the loop when it ends.
  */
 final class EpollIoHandler {
 
-    /**
-     * Native poll calls per completion queue per loop turn. A queue whose polls keep coming back
-     * full (a dying connection failing 500,000 operations) used to be drained to the end while
-     * every other source on the loop waited: a healthy neighbour stalled for seconds. After this
-     * many batches the queue is cut off for the turn and polled again first thing in the next one;
-     * the other ready sources and the tasks run in between. 16 is Netty's default
-     * {@code maxMessagesPerRead} for the same job: enough batches to amortise a turn's
-     * {@code epoll_wait} and acknowledge over, few enough that a neighbour waits at most 16 polls
-     * per flooding queue (at the default batch of 32: 512 completions).
-     */
-    static final int MAX_BATCHES_PER_TURN = 16;
     /**
      * Longest time a busy round goes without asking epoll about the non-queue sources (event
      * channels, listeners); see "Busy rounds and the other sources" in the design comment. 50 µs
@@ -139,7 +104,7 @@ final class EpollIoHandler {
     static final long OTHERS_CHECK_INTERVAL_NANOS = 50_000;
     /**
      * Sleeps the poll before sleeping may put off in a row before the loop asks epoll about every
-     * fd (see {@link #sleep()}): 16, as {@link #MAX_BATCHES_PER_TURN}, so a neighbour of a queue
+     * fd (see {@link #sleep()}): 16, as {@link QueueDrainer#MAX_BATCHES_PER_TURN}, so a neighbour of a queue
      * that completes continuously waits at most 16 of its operations.
      */
     static final int MAX_SLEEPS_PUT_OFF = 16;
@@ -147,8 +112,6 @@ final class EpollIoHandler {
     static final long SLEEPS_PUT_OFF_NANOS = 1_000_000;
     final EventLoop loop;
     final EpollPoller poller;
-    private final MemorySegment scratch;
-    private final int batchSize;
     /** Empty busy rounds before sleeping: 0 blocking, {@code Integer.MAX_VALUE} never. */
     private final int spinBudget;
     final LoopCounters counters;
@@ -163,38 +126,20 @@ final class EpollIoHandler {
 
     // Registrations (loop thread only).
     final SourceTable sources;
-    private boolean sourcesClosed;
-    /** Queues that the per-turn budget cut off with completions left (each once; see LoopSource.cutOff). */
-    private final ArrayDeque<LoopSource> cutOff = new ArrayDeque<>();
+    /** Adds and removes sources: epoll, the table, the hooks, the hand-over from other threads. */
+    final SourceRegistry registry;
+    /** The batched drain of the queues, its per-turn budget and the end-of-batch work. */
+    final QueueDrainer drainer;
+    /** Which sources are asked before a sleep and polled by a spinning round; the settling. */
+    final SettledSources settled;
     /** Loop turns so far; a queue's batch budget is per turn. */
     long turn;
-    /** A completion batch is being delivered to its sink ({@link #runAfterBatch}). */
-    private boolean delivering;
-    /** Work that sinks put off to the end of the batch being delivered ({@link #runAfterBatch}). */
-    private final ArrayDeque<Runnable> afterBatch = new ArrayDeque<>();
     /** When a busy round last asked epoll about the non-queue sources ({@code System.nanoTime()}). */
     private long othersCheckedAt;
     /** A non-queue source was registered since the last ask: the next busy round asks at once. */
     private boolean othersDue;
     /** Sleeps put off in a row by the poll before sleeping (see {@link #sleep()}). */
     private int sleepsPutOff;
-    /**
-     * Sources to ask {@link Pollable#prepareToSleep()} before the next sleep: every source but the
-     * settled ones (each once; see LoopSource.toAsk). Settled sources leave it when met; a touch
-     * puts them back.
-     */
-    private final ArrayDeque<LoopSource> toAsk = new ArrayDeque<>();
-    /** Queues a spinning round polls: every queue but the settled costly ones (LoopSource.polled). */
-    LoopSource[] polled = new LoopSource[16];
-    int polledCount;
-    /** Entries of {@link #polled} that left it since the last compaction. */
-    private boolean polledHoles;
-    /** Settled queues whose poll is not cheap: a spinning round asks epoll about them instead. */
-    int settledQueues;
-    /** Watched queues whose poll is not cheap: a spinning round counts their empty polls. */
-    int watchedCostly;
-    /** A source was touched while {@link #prepareToSleep()} asked: the loop asks it before sleeping. */
-    private boolean unsettledWhileAsking;
     /** Queues whose last drain delivered and whose poll is cheap (LoopSource.listedBeforeSleep). */
     private final ArrayDeque<LoopSource> pollBeforeSleepList = new ArrayDeque<>();
 
@@ -203,13 +148,14 @@ final class EpollIoHandler {
         this.loop = loop;
         this.sources = new SourceTable(loop);
         this.poller = poller;
-        this.scratch = scratch;
-        this.batchSize = batchSize;
         this.spinBudget = spinBudget;
         this.counters = counters;
         this.detector = detector;
         this.blockedThresholdNanos = blockedThresholdNanos;
         this.timers = timers;
+        this.registry = new SourceRegistry(this);
+        this.settled = new SettledSources(this);
+        this.drainer = new QueueDrainer(this, scratch, batchSize, counters, detector, blockedThresholdNanos);
     }
 
     /**
@@ -225,7 +171,7 @@ final class EpollIoHandler {
         // (rpma_cq_wait(3) re-armed the CQ for new completions only; a libfabric wait fd need
         // not be readable for buffered data, fi_trywait(3)), so they are polled here, before
         // the loop may sleep; while one still has work, `work` keeps the loop awake.
-        work += drainCutOff();
+        work += drainer.drainCutOff();
         if (idle < spinBudget) {
             work += spin.pollQueues();
             work += spin.askAgain();
@@ -257,28 +203,6 @@ final class EpollIoHandler {
             }
             if (work > 0) {
                 idle = 0; // activity: an adaptive loop goes back to spinning
-            }
-        }
-    }
-
-    /**
-     * Puts work off to the end of the batch being delivered (EventLoop.runAfterBatch).
-     *
-     * @return false when no batch is being delivered
-     */
-    boolean runAfterBatch(Runnable task) {
-        if (!delivering) {
-            return false;
-        }
-        afterBatch.add(task);
-        return true;
-    }
-
-    /** The graceful shutdown's last drain: every queue until it comes back short, no budget. */
-    void drainAllQueues() {
-        for (LoopSource s : sources.queues()) {
-            if (s.isActive()) {
-                drainAll(s);
             }
         }
     }
@@ -347,7 +271,7 @@ final class EpollIoHandler {
             poller.cancelSleep();
             return 1;
         }
-        int work = prepareToSleep();
+        int work = settled.prepareToSleep();
         if (work > 0) {
             poller.cancelSleep();
             return work;
@@ -403,126 +327,30 @@ final class EpollIoHandler {
             if (s.pollBeforeSleep) {
                 s.pollBeforeSleep = false;
                 if (s.isActive()) {
-                    work += drain(s);
+                    work += drainer.drain(s);
                 }
             }
         }
         return work;
     }
 
-    /**
-     * Calls {@link Pollable#prepareToSleep()} on every source; a source that says "not yet" is
-     * polled (queue) or handled (other source) right away.
-     *
-     * @return 0 when the loop may sleep, else the work done
-     */
-    private int prepareToSleep() {
+    /** A source entered epoll (SourceRegistry.add): the settled bookkeeping, and a busy round's ask. */
+    void sourceAdded(LoopSource s) {
         assert loop.inEventLoop();
-        int work = 0;
-        unsettledWhileAsking = false;
-        for (int i = toAsk.size(); i > 0; i--) {
-            LoopSource s = toAsk.poll();
-            s.toAsk = false;
-            if (!s.isActive() || s.settled) {
-                continue; // unregistered, or settled in a spinning round: a touch lists it again
-            }
-            boolean yes = askToSleep(s);
-            if (!s.isActive()) {
-                continue; // failed in prepareToSleep()
-            }
-            if (yes && s.watched) {
-                settle(s);
-                continue;
-            }
-            listToAsk(s);
-            if (!yes) {
-                if (s.cq != null) {
-                    work += 1 + drain(s);
-                } else {
-                    handleReadable(s);
-                    work++;
-                }
-            }
-        }
-        // A source touched during the asks (a handler posted) is listed but was not asked: one
-        // more turn asks it before any sleep.
-        return work == 0 && unsettledWhileAsking ? 1 : work;
-    }
-
-    /** Lists a source to be asked before the next sleep (once). */
-    private void listToAsk(LoopSource s) {
-        if (!s.toAsk) {
-            s.toAsk = true;
-            toAsk.add(s);
+        settled.added(s);
+        if (s.cq == null) {
+            othersDue = true; // a busy round asks about it at once, not after the interval
         }
     }
 
-    /**
-     * A watched source said yes: it is asked no more, and a costly queue is polled no more, until
-     * it is touched or epoll reports its fd.
-     */
-    void settle(LoopSource s) {
+    /** A cheap queue's drain delivered: the sleep path polls it once more first (pollBeforeSleep). */
+    void listBeforeSleep(LoopSource s) {
         assert loop.inEventLoop();
-        s.settled = true;
-        if (s.cq != null && !s.cheapPoll && s.polled) {
-            s.polled = false;
-            polledHoles = true;
-            settledQueues++;
+        s.pollBeforeSleep = true;
+        if (!s.listedBeforeSleep) {
+            s.listedBeforeSleep = true;
+            pollBeforeSleepList.add(s);
         }
-    }
-
-    /** A settled source was touched or reported ready: asked before the next sleep, polled again. */
-    private void unsettle(LoopSource s) {
-        assert loop.inEventLoop();
-        if (!s.settled || !s.isActive()) {
-            return;
-        }
-        s.settled = false;
-        s.emptyPolls = 0; // touched: an operation may be in flight
-        if (s.cq != null && !s.cheapPoll && !s.polled) {
-            settledQueues--;
-            addPolled(s);
-        }
-        listToAsk(s);
-        unsettledWhileAsking = true;
-    }
-
-    /** The listener a watched source calls when its yes stops standing. */
-    private void touched(LoopSource s) {
-        if (loop.inEventLoop()) {
-            unsettle(s);
-            return;
-        }
-        try {
-            loop.execute(() -> unsettle(s));
-        } catch (ResourceClosedException e) {
-            // shutting down: nothing sleeps on the source any more
-        }
-    }
-
-    private void addPolled(LoopSource s) {
-        if (polledCount == polled.length) {
-            polled = Arrays.copyOf(polled, polled.length * 2);
-        }
-        polled[polledCount++] = s;
-        s.polled = true;
-    }
-
-    /** Drops the queues that left {@link #polled} (settled, unregistered); after a round, never inside one. */
-    void compactPolled() {
-        if (!polledHoles) {
-            return;
-        }
-        polledHoles = false;
-        int n = 0;
-        for (int i = 0; i < polledCount; i++) {
-            LoopSource s = polled[i];
-            if (s.polled) {
-                polled[n++] = s;
-            }
-        }
-        Arrays.fill(polled, n, polledCount, null);
-        polledCount = n;
     }
 
     boolean askToSleep(LoopSource s) {
@@ -530,8 +358,8 @@ final class EpollIoHandler {
         try {
             return s.pollable.prepareToSleep();
         } catch (Throwable t) {
-            EventLoop.rethrowIfFatal(t);
-            fail(s, "prepareToSleep", t);
+            LoopLifecycle.rethrowIfFatal(t);
+            registry.fail(s, "prepareToSleep", t);
             return true;
         }
     }
@@ -574,23 +402,23 @@ final class EpollIoHandler {
             }
             if (s.cq != null) {
                 if (!busy) {
-                    unsettle(s);
-                    if (acknowledge(s)) {
-                        work += drain(s);
+                    settled.unsettle(s);
+                    if (drainer.acknowledge(s)) {
+                        work += drainer.drain(s);
                     }
                 } else if ((s.skippedTurn == turn || s.settled) && s.isActive()) {
                     // A quiet or settled queue that this busy round left unpolled, and whose fd is readable.
-                    unsettle(s);
+                    settled.unsettle(s);
                     s.skippedTurn = -1;
                     work += spin.drainCountingEmpty(s);
                 }
             } else if (others) {
-                unsettle(s);
+                settled.unsettle(s);
                 // Busy: ask first, then handle ("A readable source in a busy round" above).
-                boolean settled = !busy || askToSleep(s);
+                boolean mayRest = !busy || askToSleep(s);
                 if (s.isActive()) {
                     handleReadable(s);
-                    if (!settled && s.isActive()) {
+                    if (!mayRest && s.isActive()) {
                         spin.queueAskAgain(s);
                     }
                 }
@@ -600,312 +428,16 @@ final class EpollIoHandler {
         return work;
     }
 
-    private boolean acknowledge(LoopSource s) {
-        assert loop.inEventLoop();
-        try {
-            s.cq.acknowledge();
-            return true;
-        } catch (Throwable t) {
-            EventLoop.rethrowIfFatal(t);
-            fail(s, "acknowledge", t);
-            return false;
-        }
-    }
-
-    /**
-     * Polls the queues that {@link #MAX_BATCHES_PER_TURN} cut off in an earlier turn, each once
-     * (with this turn's budget); one that is cut off again goes back on the list.
-     *
-     * @return completions delivered
-     */
-    private int drainCutOff() {
-        assert loop.inEventLoop();
-        int work = 0;
-        for (int i = cutOff.size(); i > 0; i--) {
-            LoopSource s = cutOff.poll();
-            s.cutOff = false;
-            if (s.isActive()) {
-                work += drain(s);
-            }
-        }
-        return work;
-    }
-
-    /**
-     * Polls a queue until a batch comes back short or the queue has had its
-     * {@link #MAX_BATCHES_PER_TURN} polls of this turn; in the latter case, while the last batch
-     * was full, the queue goes on the cut-off list so that the next turn polls it again without
-     * waiting for its fd.
-     *
-     * @return completions delivered
-     */
-    int drain(LoopSource s) {
-        assert loop.inEventLoop();
-        if (s.turn != turn) {
-            s.turn = turn;
-            s.pollsThisTurn = 0;
-        }
-        int total = 0;
-        int n;
-        do {
-            if (s.pollsThisTurn == MAX_BATCHES_PER_TURN) {
-                if (!s.cutOff) {
-                    s.cutOff = true;
-                    cutOff.add(s);
-                }
-                return total;
-            }
-            s.pollsThisTurn++;
-            n = pollOnce(s);
-            if (n < 0) {
-                return total;
-            }
-            total += n;
-        } while (n == batchSize && s.isActive());
-        if (total > 0) {
-            if (s.cheapPoll) {
-                s.pollBeforeSleep = true;
-                if (!s.listedBeforeSleep) {
-                    s.listedBeforeSleep = true;
-                    pollBeforeSleepList.add(s);
-                }
-            }
-            s.emptyPolls = 0; // a queue that can be quiet counts its empty polls from here
-        }
-        return total;
-    }
-
-    /**
-     * Polls a queue until a batch comes back short, with no budget: the graceful shutdown's last
-     * drain, after which nothing else runs on the loop.
-     *
-     * @return completions delivered
-     */
-    private int drainAll(LoopSource s) {
-        assert loop.inEventLoop();
-        int total = 0;
-        int n;
-        do {
-            n = pollOnce(s);
-            if (n < 0) {
-                return total;
-            }
-            total += n;
-        } while (n == batchSize && s.isActive());
-        return total;
-    }
-
-    /**
-     * One native poll into the scratch batch, counted.
-     *
-     * @return the completions delivered, or -1 when the queue failed (it is unregistered)
-     */
-    private int pollOnce(LoopSource s) {
-        assert loop.inEventLoop();
-        assert !delivering : "a poll from inside a sink";
-        int n;
-        delivering = true;
-        try {
-            n = s.cq.poll(scratch, batchSize, s.sink);
-        } catch (Throwable t) {
-            delivering = false;
-            if (t instanceof VirtualMachineError || t instanceof LinkageError) {
-                // The loop ends (run() handles it): no subscriber code runs on the way out.
-                afterBatch.clear();
-                EventLoop.rethrowIfFatal(t);
-            }
-            // The queue's owner hears of its failure first (the reactive layer ends the
-            // connection, so that the put-off work, a stream asking for more, posts nothing
-            // new on it; a stream's failure sends its completed results first on its own).
-            fail(s, "poll", t);
-            runAfterBatchTasks();
-            return -1;
-        }
-        delivering = false;
-        if (n < 0 || n > batchSize) {
-            fail(s, "poll", new IllegalStateException("poll returned " + n + ", outside [0, " + batchSize + "]"));
-            runAfterBatchTasks();
-            return -1;
-        }
-        runAfterBatchTasks();
-        if (n > 0) {
-            counters.batch(n);
-            if (blockedThresholdNanos != 0) {
-                detector.endUnit(BlockedLoopDetector.UNIT_BATCH, s, n);
-            }
-        }
-        return n;
-    }
-
     void handleReadable(LoopSource s) {
         assert loop.inEventLoop();
         try {
             s.onReadable.run();
         } catch (Throwable t) {
-            EventLoop.rethrowIfFatal(t);
+            LoopLifecycle.rethrowIfFatal(t);
             EventLoop.LOG.log(System.Logger.Level.WARNING, "readiness handler of " + s + " threw; the loop goes on", t);
         }
         if (blockedThresholdNanos != 0) {
             detector.endUnit(BlockedLoopDetector.UNIT_HANDLER, s, 0);
         }
     }
-
-    private void runAfterBatchTasks() {
-        assert loop.inEventLoop();
-        if (afterBatch.isEmpty()) {
-            return;
-        }
-        try {
-            Runnable r;
-            while ((r = afterBatch.poll()) != null) {
-                loop.safeRun(r);
-            }
-        } finally {
-            // Only a fatal error (safeRun rethrows nothing else) leaves work here: the loop ends.
-            afterBatch.clear();
-        }
-    }
-
-    /** A queue or source that failed itself is dropped and its owner told. */
-    void fail(LoopSource s, String call, Throwable t) {
-        assert loop.inEventLoop();
-        EventLoop.LOG.log(System.Logger.Level.ERROR, call + " of " + s + " failed; it is unregistered from event loop " + loop.name(), t);
-        unregister(s, true);
-    }
-
-    /** Unregisters every source and runs its hook; no registration is accepted afterwards. */
-    void closeSources() {
-        assert loop.inEventLoop();
-        sourcesClosed = true;
-        for (LoopSource s : sources.all()) {
-            try {
-                unregister(s, true);
-            } catch (Throwable t) {
-                EventLoop.rethrowIfFatal(t);
-                EventLoop.LOG.log(System.Logger.Level.WARNING, "unregistering " + s + " failed", t);
-            }
-        }
-    }
-
-    /** Adds a source to epoll; loop thread. */
-    void add(LoopSource s) {
-        assert loop.inEventLoop();
-        if (sourcesClosed || loop.isTerminated()) {
-            throw new ResourceClosedException("event loop " + loop.name() + " is shut down: " + s + " not registered");
-        }
-        if (s.phase != LoopSource.PENDING) {
-            return; // closed before the hand-over ran
-        }
-        int fd = s.pollable.fd();
-        if (fd < 0) {
-            throw new IllegalArgumentException("source " + s.pollable + " has fd " + fd + " (must be >= 0)");
-        }
-        s.watched = watch(s);
-        if (s.watched) {
-            s.quietCapable = false; // settling replaces the quiet-queue rules for it
-        }
-        long id = sources.add(s);
-        int e = poller.add(fd, id);
-        if (e != 0) {
-            sources.remove(s);
-            unwatch(s);
-            throw NativeErrors.errno("epoll_ctl", e, "EPOLL_CTL_ADD of fd " + fd + " (" + s.pollable + ")");
-        }
-        s.phase = LoopSource.ACTIVE;
-        listToAsk(s);
-        if (s.cq != null) {
-            addPolled(s);
-            if (s.watched && !s.cheapPoll) {
-                watchedCostly++;
-            }
-        }
-        if (s.cq == null) {
-            othersDue = true; // a busy round asks about it at once, not after the interval
-        }
-    }
-
-    /**
-     * Removes a source; loop thread; idempotent.
-     *
-     * @param runHook whether to run the owner's hook (not when the owner asked)
-     */
-    void unregister(LoopSource s, boolean runHook) {
-        assert loop.inEventLoop();
-        if (s.phase == LoopSource.PENDING) {
-            s.phase = LoopSource.REMOVED;
-            s.removed.complete(null);
-            return;
-        }
-        if (s.phase != LoopSource.ACTIVE) {
-            return;
-        }
-        s.phase = LoopSource.REMOVED;
-        sources.remove(s);
-        if (s.watched) {
-            if (s.settled && s.cq != null && !s.cheapPoll) {
-                settledQueues--;
-            }
-            if (s.cq != null && !s.cheapPoll) {
-                watchedCostly--;
-            }
-            s.settled = false;
-            unwatch(s);
-        }
-        if (s.polled) {
-            s.polled = false;
-            polledHoles = true;
-        }
-        int fd = -1;
-        try {
-            fd = s.pollable.fd();
-        } catch (RuntimeException e) {
-            EventLoop.LOG.log(System.Logger.Level.DEBUG, "fd of " + s.pollable + " unavailable at unregistration", e);
-        }
-        if (fd >= 0) {
-            int e = poller.delete(fd);
-            if (e != 0) {
-                // EBADF/ENOENT: the owner closed the fd first; epoll(7) drops a file description
-                // from every set when its last fd is closed, so there is nothing left to remove.
-                EventLoop.LOG.log(System.Logger.Level.DEBUG, "EPOLL_CTL_DEL of fd {0}: {1}", fd, NativeErrors.errnoName(e));
-            }
-        }
-        s.removed.complete(null);
-        if (runHook) {
-            runHook(s);
-        }
-    }
-
-    /** {@return whether the source accepted {@link Pollable#watchTouches}; one that throws is asked every sleep} */
-    private boolean watch(LoopSource s) {
-        try {
-            return s.pollable.watchTouches(() -> touched(s));
-        } catch (RuntimeException e) {
-            EventLoop.LOG.log(System.Logger.Level.WARNING, "watchTouches of " + s + " threw; it is asked before every sleep", e);
-            return false;
-        }
-    }
-
-    private void unwatch(LoopSource s) {
-        s.watched = false;
-        try {
-            s.pollable.watchTouches(null);
-        } catch (RuntimeException e) {
-            EventLoop.LOG.log(System.Logger.Level.DEBUG, "watchTouches(null) of " + s + " threw", e);
-        }
-    }
-
-    void runHook(LoopSource s) {
-        assert loop.inEventLoop();
-        if (s.onShutdown == null || s.closeRequested) {
-            return;
-        }
-        try {
-            s.onShutdown.run();
-        } catch (Throwable t) {
-            EventLoop.rethrowIfFatal(t);
-            EventLoop.LOG.log(System.Logger.Level.WARNING, "shutdown hook of " + s + " threw", t);
-        }
-    }
-
-
 }

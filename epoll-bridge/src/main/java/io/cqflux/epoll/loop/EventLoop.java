@@ -8,22 +8,17 @@ import io.cqflux.epoll.LoopStats;
 import io.cqflux.epoll.WaitStrategy;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ThreadFactory;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 
 /*
  * Design.
  *
  * The split (after Netty 4.2's SingleThreadIoEventLoop / IoHandler). EventLoop is the thread, the
- * MPSC TaskQueue, the lifecycle (start, shutdownGracefully, shutdownNow, close,
- * terminationFuture) and the run cycle: each turn runs the tasks, the due timers (LoopTimer),
+ * MPSC TaskQueue, the lifecycle's API (start, shutdownGracefully, shutdownNow, close,
+ * terminationFuture; the states and the way out are LoopLifecycle's) and the run cycle: each turn runs the tasks, the due timers (LoopTimer),
  * then one turn of the I/O handler (EpollIoHandler.runIo), which owns the wait, the sources and
  * the spin/sleep policy. EpollPoller owns the epoll fd, the wake-up eventfd, the epoll_event array
  * and the native half of the sleep/wake protocol; SourceTable maps the ids in epoll_event.data to
@@ -43,12 +38,9 @@ import java.util.concurrent.TimeoutException;
  * connection's backlog a chunk at a time, would otherwise fill the whole turn); the I/O handler
  * bounds its own share (see its design comment).
  *
- * Failure. A handler (sink entry, onReadable, task, hook) that throws is logged and the loop goes
- * on. A queue whose poll()/acknowledge() throws is unregistered and its owner told through the
- * shutdown hook. Only a fatal Error (VirtualMachineError, LinkageError), or a failure of the
- * loop's own epoll_wait / eventfd (other than EINTR), ends the loop: it then
- * drops its tasks, unregisters every source with its hook, frees its native memory and completes
- * terminationFuture exceptionally.
+ * Failure: what ends the loop, and how, is in LoopLifecycle's design comment. The I/O handler's
+ * own parts: SourceRegistry (adding and removing sources), SettledSources (which
+ * sources a sleep asks and a spinning round polls), QueueDrainer (the batched drain).
  */
 
 /**
@@ -70,8 +62,8 @@ public final class EventLoop implements AutoCloseable {
     static final int MAX_TASKS_PER_ROUND = 1024;
     /** Time one turn may spend on tasks before the ready fds get their turn; read every 16 tasks. */
     static final long TASK_BUDGET_NANOS = 1_000_000;
-    /** {@link EpollIoHandler#MAX_BATCHES_PER_TURN}. */
-    static final int MAX_BATCHES_PER_TURN = EpollIoHandler.MAX_BATCHES_PER_TURN;
+    /** {@link QueueDrainer#MAX_BATCHES_PER_TURN}. */
+    static final int MAX_BATCHES_PER_TURN = QueueDrainer.MAX_BATCHES_PER_TURN;
     /** {@link EpollIoHandler#OTHERS_CHECK_INTERVAL_NANOS}. */
     static final long OTHERS_CHECK_INTERVAL_NANOS = EpollIoHandler.OTHERS_CHECK_INTERVAL_NANOS;
     /** {@link SpinRound#QUIET_TICK_NANOS}. */
@@ -79,40 +71,20 @@ public final class EventLoop implements AutoCloseable {
     /** How long {@link #close()} lets queued work finish before it forces. */
     static final Duration CLOSE_TIMEOUT = Duration.ofSeconds(10);
 
-    private static final int RUNNING = 0;
-    private static final int SHUTTING_DOWN = 1;
-    private static final int FORCED = 2;
-    private static final int TERMINATED = 3;
-
-    private static final VarHandle STATE;
-
-    static {
-        try {
-            MethodHandles.Lookup l = MethodHandles.lookup();
-            STATE = l.findVarHandle(EventLoop.class, "state", int.class);
-        } catch (ReflectiveOperationException e) {
-            throw new ExceptionInInitializerError(e);
-        }
-    }
-
     private final String name;
     private final int batchSize;
     /** Empty busy rounds before sleeping: 0 blocking, {@code Integer.MAX_VALUE} never. */
     private final int spinBudget;
     private final Thread thread;
     private final TaskQueue taskQueue = new TaskQueue();
-    private final CompletableFuture<Void> termination = new CompletableFuture<>();
-    private final Object lifecycleLock = new Object();
 
     // Native resources, owned by the loop thread once it runs; all memory in `arena`.
     private final Arena arena;
     private final EpollPoller poller;
     private final MemorySegment scratch;
 
-    // Lifecycle (any thread).
-    @SuppressWarnings("unused")
-    private volatile int state = RUNNING;
-    private long gracefulDeadline;
+    /** The states, the shutdown requests (any thread) and the loop thread's way out. */
+    private final LoopLifecycle lifecycle;
 
     /** The I/O half of the loop: the wait, the sources, the spin/sleep policy. */
     private final EpollIoHandler io;
@@ -166,6 +138,7 @@ public final class EventLoop implements AutoCloseable {
         this.detector = new BlockedLoopDetector(thread, blockedThresholdNanos, counters);
         this.io = new EpollIoHandler(this, poller, scratch, batchSize, spinBudget, counters, detector, blockedThresholdNanos,
                 timers);
+        this.lifecycle = new LoopLifecycle(this, taskQueue, counters, detector, io, timers);
     }
 
     /**
@@ -240,7 +213,7 @@ public final class EventLoop implements AutoCloseable {
      */
     public void execute(Runnable task) {
         Objects.requireNonNull(task, "task");
-        if ((int) STATE.getVolatile(this) != RUNNING || !taskQueue.offer(task)) {
+        if (!lifecycle.isRunning() || !taskQueue.offer(task)) {
             throw new ResourceClosedException("event loop " + name + " is shut down: task rejected");
         }
         wakeup();
@@ -271,11 +244,11 @@ public final class EventLoop implements AutoCloseable {
             return;
         }
         try {
-            execute(new OrAfterTermination(task));
+            execute(lifecycle.orAfterTermination(task));
         } catch (ResourceClosedException e) {
             // Shutting down: the loop may still run its last round and its sources' hooks, so the
             // task waits for the thread to end.
-            runAfterTermination(task);
+            lifecycle.runAfterTermination(task);
         }
     }
 
@@ -290,20 +263,10 @@ public final class EventLoop implements AutoCloseable {
     public void executeLaterOrAfterTermination(Runnable task) {
         Objects.requireNonNull(task, "task");
         try {
-            execute(new OrAfterTermination(task));
+            execute(lifecycle.orAfterTermination(task));
         } catch (ResourceClosedException e) {
-            runAfterTermination(task);
+            lifecycle.runAfterTermination(task);
         }
-    }
-
-    private void runAfterTermination(Runnable task) {
-        termination.whenComplete((v, t) -> {
-            try {
-                task.run();
-            } catch (Throwable x) {
-                LOG.log(System.Logger.Level.WARNING, "task " + task + " run after event loop " + name + " ended threw", x);
-            }
-        });
     }
 
     /**
@@ -373,12 +336,7 @@ public final class EventLoop implements AutoCloseable {
     }
 
     private Registration register(LoopSource s) {
-        if (inEventLoop()) {
-            io.add(s);
-        } else {
-            execute(new AddTask(s));
-        }
-        return s;
+        return io.registry.register(s);
     }
 
     /** {@return a snapshot of the counters; any thread (each counter is exact, the set is not atomic)} */
@@ -396,33 +354,17 @@ public final class EventLoop implements AutoCloseable {
      */
     public CompletableFuture<Void> shutdownGracefully(Duration timeout) {
         Objects.requireNonNull(timeout, "timeout");
-        if (timeout.isNegative()) {
-            throw new IllegalArgumentException("timeout " + timeout + " is negative");
-        }
-        synchronized (lifecycleLock) {
-            if ((int) STATE.getVolatile(this) == RUNNING) {
-                long nanos = timeout.compareTo(Duration.ofDays(365)) > 0 ? TimeUnit.DAYS.toNanos(365) : timeout.toNanos();
-                gracefulDeadline = System.nanoTime() + nanos;
-                STATE.setVolatile(this, SHUTTING_DOWN);
-            }
-        }
-        wakeup();
-        return termination;
+        return lifecycle.shutdownGracefully(timeout);
     }
 
     /** Forced shutdown: queued tasks are dropped (logged, counted), the thread ends as soon as possible. */
     public void shutdownNow() {
-        synchronized (lifecycleLock) {
-            if ((int) STATE.getVolatile(this) < FORCED) {
-                STATE.setVolatile(this, FORCED);
-            }
-        }
-        wakeup();
+        lifecycle.shutdownNow();
     }
 
     /** {@return completes when the loop thread has ended and its native memory is freed} */
     public CompletableFuture<Void> terminationFuture() {
-        return termination;
+        return lifecycle.termination();
     }
 
     /**
@@ -432,31 +374,7 @@ public final class EventLoop implements AutoCloseable {
      */
     @Override
     public void close() {
-        shutdownGracefully(CLOSE_TIMEOUT);
-        if (inEventLoop()) {
-            return;
-        }
-        if (!await(CLOSE_TIMEOUT.plusSeconds(5))) {
-            LOG.log(System.Logger.Level.WARNING, "event loop {0} did not finish its graceful shutdown in time; forcing", name);
-            shutdownNow();
-            if (!await(Duration.ofSeconds(10))) {
-                LOG.log(System.Logger.Level.ERROR, "event loop {0} did not terminate; a handler is blocking its thread", name);
-            }
-        }
-    }
-
-    private boolean await(Duration d) {
-        try {
-            termination.get(d.toNanos(), TimeUnit.NANOSECONDS);
-            return true;
-        } catch (ExecutionException e) {
-            return true; // ended on a fatal error, already logged by the loop
-        } catch (TimeoutException e) {
-            return false;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return true;
-        }
+        lifecycle.close(CLOSE_TIMEOUT);
     }
 
     @Override
@@ -467,24 +385,15 @@ public final class EventLoop implements AutoCloseable {
     // ---------------------------------------------------------------- wake-up
 
     /** Makes a sleeping loop return from epoll_wait; a no-op (one volatile read) when it runs. */
-    private void wakeup() {
+    void wakeup() {
         poller.wakeup(inEventLoop());
-    }
-
-    /**
-     * Removes a source; loop thread; idempotent (LoopSource.close).
-     *
-     * @param runHook whether to run the owner's hook (not when the owner asked)
-     */
-    void unregister(LoopSource s, boolean runHook) {
-        io.unregister(s, runHook);
     }
 
     // ---------------------------------------------------------------- the loop
 
     private void loop() {
         assert inEventLoop();
-        while ((int) STATE.getVolatile(this) == RUNNING) {
+        while (lifecycle.isRunning()) {
             if (blockedThresholdNanos != 0) {
                 detector.turnStarted();
             }
@@ -503,12 +412,12 @@ public final class EventLoop implements AutoCloseable {
 
     /** {@return whether the loop still runs (no shutdown requested); any thread} */
     boolean isRunning() {
-        return (int) STATE.getVolatile(this) == RUNNING;
+        return lifecycle.isRunning();
     }
 
     /** {@return whether the loop has ended; any thread} */
     boolean isTerminated() {
-        return (int) STATE.getVolatile(this) >= TERMINATED;
+        return lifecycle.isTerminated();
     }
 
     private void run() {
@@ -516,31 +425,12 @@ public final class EventLoop implements AutoCloseable {
         Throwable fatal = null;
         try {
             loop();
-            shutdownSequence();
+            lifecycle.shutdownSequence();
         } catch (Throwable t) {
             fatal = t;
             LOG.log(System.Logger.Level.ERROR, "event loop " + name + " ends on a fatal error; failing everything it owns", t);
         }
-        try {
-            if (fatal != null) {
-                failEverything();
-            }
-        } catch (Throwable t) {
-            LOG.log(System.Logger.Level.ERROR, "event loop " + name + ": cleanup after the fatal error failed", t);
-        } finally {
-            try {
-                closeNative();
-            } catch (Throwable t) {
-                LOG.log(System.Logger.Level.ERROR, "event loop " + name + ": releasing its native resources failed", t);
-            } finally {
-                STATE.setVolatile(this, TERMINATED);
-                if (fatal != null) {
-                    termination.completeExceptionally(fatal);
-                } else {
-                    termination.complete(null);
-                }
-            }
-        }
+        lifecycle.end(fatal);
     }
 
     private int runTasks() {
@@ -550,7 +440,7 @@ public final class EventLoop implements AutoCloseable {
         long start = 0;
         // The state is re-read per task: a task may be long, and a shutdown requested meanwhile
         // decides what happens to the rest (graceful: run with a deadline; forced: dropped).
-        while (n < MAX_TASKS_PER_ROUND && (int) STATE.getVolatile(this) == RUNNING && (r = taskQueue.poll()) != null) {
+        while (n < MAX_TASKS_PER_ROUND && lifecycle.isRunning() && (r = taskQueue.poll()) != null) {
             if (n == 0) {
                 // The budget's start, read only when there is a task: a busy turn with an empty
                 // queue reads no clock here (the unit start is "now" when the detection is on).
@@ -628,7 +518,7 @@ public final class EventLoop implements AutoCloseable {
      */
     public boolean runAfterBatch(Runnable task) {
         assert inEventLoop();
-        return io.runAfterBatch(task);
+        return io.drainer.runAfterBatch(task);
     }
 
     void safeRun(Runnable r) {
@@ -636,7 +526,7 @@ public final class EventLoop implements AutoCloseable {
         try {
             r.run();
         } catch (Throwable t) {
-            rethrowIfFatal(t);
+            LoopLifecycle.rethrowIfFatal(t);
             LOG.log(System.Logger.Level.WARNING, "task " + r + " on event loop " + name + " threw; the loop goes on", t);
         }
     }
@@ -681,178 +571,25 @@ public final class EventLoop implements AutoCloseable {
         detector.endUnit(unit, what, n);
     }
 
-    // ---------------------------------------------------------------- shutdown
-
-    private void shutdownSequence() {
-        assert inEventLoop();
-        taskQueue.close();
-        boolean forced = (int) STATE.getVolatile(this) == FORCED;
-        if (!forced) {
-            long deadline = gracefulDeadline;
-            Runnable r;
-            while ((r = taskQueue.pollClosed()) != null) {
-                if ((int) STATE.getVolatile(this) == FORCED || System.nanoTime() - deadline > 0) {
-                    drop(r);
-                    forced = true;
-                    LOG.log(System.Logger.Level.WARNING, "event loop {0}: graceful shutdown forced (timeout or shutdownNow)", name);
-                    break;
-                }
-                safeRun(r);
-                counters.task();
-            }
-            if (!forced) {
-                // The last drain: completions that are already in the queues reach their sinks.
-                // No budget: nothing else runs on the loop any more, so no neighbour can starve.
-                detector.restart(); // the shutdown's tasks are not the drain's time
-                io.drainAllQueues();
-            }
-        }
-        dropRemainingTasks();
-        timers.cancelAll();
-        io.closeSources();
-    }
-
-    private void failEverything() {
-        assert inEventLoop();
-        taskQueue.close();
-        dropRemainingTasks();
-        timers.cancelAll();
-        io.closeSources();
-    }
-
-    private void dropRemainingTasks() {
-        assert inEventLoop();
-        long before = counters.droppedTasks();
-        Runnable r;
-        while ((r = taskQueue.pollClosed()) != null) {
-            drop(r);
-        }
-        if (counters.droppedTasks() != before) {
-            LOG.log(System.Logger.Level.WARNING, "event loop {0} shut down: dropped {1} queued task(s)", name,
-                    counters.droppedTasks() - before);
-        }
-    }
-
-    private void drop(Runnable r) {
-        assert inEventLoop();
-        counters.dropped();
-        LOG.log(System.Logger.Level.DEBUG, "event loop {0} shut down: dropped task {1}", name, r);
-        if (r instanceof AddTask a) {
-            a.source.phase = LoopSource.REMOVED;
-            a.source.removed.complete(null);
-            io.runHook(a.source);
-        } else if (r instanceof OrAfterTermination o) {
-            runAfterTermination(o.task);
-        }
-    }
-
-    private void closeNative() {
+    /** Frees the poller and the loop's native memory: the loop thread's last step, or a failed start. */
+    void closeNative() {
         poller.close();
         arena.close();
     }
 
-    // ---------------------------------------------------------------- registrations (loop thread)
+    // ---------------------------------------------------------------- registrations
 
     /** Registration.close() from another thread: hand over and wait until the loop let go. */
     void removeFromOtherThread(LoopSource s) {
-        try {
-            execute(new RemoveTask(s));
-        } catch (ResourceClosedException e) {
-            // Shutdown has begun: the loop removes every source itself before it ends.
-        }
-        boolean interrupted = false;
-        while (true) {
-            try {
-                s.removed.get();
-                break;
-            } catch (InterruptedException e) {
-                interrupted = true;
-            } catch (ExecutionException e) {
-                break;
-            }
-        }
-        if (interrupted) {
-            Thread.currentThread().interrupt();
-        }
+        io.registry.removeFromOtherThread(s);
     }
 
     /**
-     * Rethrows what must end the loop: a {@link VirtualMachineError} (out of memory, stack
-     * overflow, internal error) or a {@link LinkageError}; anything else a handler throws is
-     * logged and survived.
+     * Removes a source; loop thread; idempotent (LoopSource.close).
      *
-     * @param t the throwable
+     * @param runHook whether to run the owner's hook (not when the owner asked)
      */
-    static void rethrowIfFatal(Throwable t) {
-        if (t instanceof VirtualMachineError v) {
-            throw v;
-        }
-        if (t instanceof LinkageError l) {
-            throw l;
-        }
-    }
-
-    /** Hand-over of a registration from another thread. */
-    private final class AddTask implements Runnable {
-        final LoopSource source;
-
-        AddTask(LoopSource source) {
-            this.source = source;
-        }
-
-        @Override
-        public void run() {
-            try {
-                io.add(source);
-            } catch (RuntimeException e) {
-                LOG.log(System.Logger.Level.ERROR, "registering " + source + " on event loop " + name + " failed", e);
-                source.phase = LoopSource.REMOVED;
-                source.removed.complete(null);
-                io.runHook(source);
-            }
-        }
-
-        @Override
-        public String toString() {
-            return "register " + source;
-        }
-    }
-
-    /** A task of {@link #executeOrAfterTermination}: when dropped, it runs after termination. */
-    private static final class OrAfterTermination implements Runnable {
-        final Runnable task;
-
-        OrAfterTermination(Runnable task) {
-            this.task = task;
-        }
-
-        @Override
-        public void run() {
-            task.run();
-        }
-
-        @Override
-        public String toString() {
-            return task.toString();
-        }
-    }
-
-    /** Hand-over of an unregistration from another thread. */
-    private final class RemoveTask implements Runnable {
-        final LoopSource source;
-
-        RemoveTask(LoopSource source) {
-            this.source = source;
-        }
-
-        @Override
-        public void run() {
-            io.unregister(source, false);
-        }
-
-        @Override
-        public String toString() {
-            return "unregister " + source;
-        }
+    void unregister(LoopSource s, boolean runHook) {
+        io.registry.unregister(s, runHook);
     }
 }

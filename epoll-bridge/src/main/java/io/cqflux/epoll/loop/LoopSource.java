@@ -143,7 +143,7 @@ final class LoopSource implements Registration {
             try {
                 delegate.onCompletion(completion);
             } catch (Throwable t) {
-                EventLoop.rethrowIfFatal(t);
+                LoopLifecycle.rethrowIfFatal(t);
                 EventLoop.LOG.log(System.Logger.Level.WARNING, () -> "sink of " + source
                         + " threw on the completion with context 0x" + Long.toHexString(safeContext(completion))
                         + "; the batch goes on", t);

@@ -90,25 +90,25 @@ final class SpinRound {
     }
 
     /**
-     * Busy round: every queue io.polled directly, no acknowledge; while the loop has two or more
+     * Busy round: every queue polled directly, no acknowledge; while the loop has two or more
      * queues that can be quiet, two or more quiet ones are left to one {@code epoll_wait(0)}
      * ("Busy rounds and quiet queues" in the design comment).
      */
     int pollQueues() {
         assert io.loop.inEventLoop();
-        if (io.sources.quietCapableQueues() >= 2 || io.watchedCostly > 0) {
+        if (io.sources.quietCapableQueues() >= 2 || io.settled.watchedCostly > 0) {
             return pollQueuesSkippingQuiet();
         }
         // The usual loop without costly watched queues (RDMA queues): kept as small as it always
         // was, so that the JIT compiles the busy round's hottest path as before.
         int work = 0;
-        for (int i = 0; i < io.polledCount; i++) {
-            LoopSource s = io.polled[i];
+        for (int i = 0; i < io.settled.polledCount; i++) {
+            LoopSource s = io.settled.polled[i];
             if (s.polled && s.isActive()) {
-                work += io.drain(s);
+                work += io.drainer.drain(s);
             }
         }
-        io.compactPolled();
+        io.settled.compactPolled();
         return work;
     }
 
@@ -124,11 +124,11 @@ final class SpinRound {
         int work = 0;
         int skipped = 0;
         int candidates = 0;
-        // An idle queue is asked only where another could io.turn quiet with it (last round's count).
+        // An idle queue is asked only where another could turn quiet with it (last round's count).
         boolean askIdle = tick && quietCandidates >= 2;
         LoopSource lastSkipped = null;
-        for (int i = 0; i < io.polledCount; i++) {
-            LoopSource s = io.polled[i];
+        for (int i = 0; i < io.settled.polledCount; i++) {
+            LoopSource s = io.settled.polled[i];
             if (!s.polled || !s.isActive()) {
                 continue;
             }
@@ -141,7 +141,7 @@ final class SpinRound {
                         continue;
                     }
                     if (yes) {
-                        io.settle(s);
+                        io.settled.settle(s);
                         continue;
                     }
                 }
@@ -149,7 +149,7 @@ final class SpinRound {
                 continue;
             }
             if (!s.quietCapable) {
-                work += io.drain(s);
+                work += io.drainer.drain(s);
                 continue;
             }
             boolean quiet = isQuiet(s);
@@ -159,13 +159,13 @@ final class SpinRound {
             boolean skip;
             if (quiet) {
                 // The tick renews its answer (prepareToSleep answers from the transport's last
-                // call while it trusts that, and calls again after); a "not yet" has it io.polled.
+                // call while it trusts that, and calls again after); a "not yet" has it polled.
                 skip = !tick || io.askToSleep(s);
             } else {
                 if (s.skippedTurn == io.turn - 1) {
                     s.emptyPolls = 0; // quiet last round, touched since (a post): work in flight
                 }
-                // Idle long enough: asked on the tick, so that idle queues io.turn quiet together,
+                // Idle long enough: asked on the tick, so that idle queues turn quiet together,
                 // and only beside another candidate (a round skips only when it leaves two or more).
                 skip = askIdle && s.emptyPolls >= QUIET_AFTER_EMPTY_POLLS && io.askToSleep(s) && s.isActive()
                         && isQuiet(s);
@@ -185,7 +185,7 @@ final class SpinRound {
             }
         }
         quietCandidates = candidates;
-        io.compactPolled();
+        io.settled.compactPolled();
         if (skipped == 1) {
             // A single quiet queue: its poll costs what the ask would, and finds what came
             // without an epoll_wait before it.
@@ -193,10 +193,10 @@ final class SpinRound {
             work += drainCountingEmpty(lastSkipped);
             skipped = 0;
         }
-        if (skipped > 1 || io.settledQueues > 0) {
+        if (skipped > 1 || io.settled.settledQueues > 0) {
             // One ask about every fd stands for the polls of all the quiet and settled queues; the
             // other sources it finds ready are handled only when they are due anyway.
-            io.counters.quietSkips(skipped + io.settledQueues);
+            io.counters.quietSkips(skipped + io.settled.settledQueues);
             boolean others = io.sources.others().length > 0 && io.othersDue();
             int n = io.poller.selectNow();
             if (n > 0) {
@@ -215,7 +215,7 @@ final class SpinRound {
      */
     int drainCountingEmpty(LoopSource s) {
         assert io.loop.inEventLoop();
-        int n = io.drain(s);
+        int n = io.drainer.drain(s);
         if (s.cutOff) {
             s.emptyPolls = 0;
         } else if (n == 0 && s.isActive() && s.emptyPolls < QUIET_AFTER_EMPTY_POLLS) {
@@ -230,8 +230,8 @@ final class SpinRound {
         try {
             return s.cq.quiet();
         } catch (Throwable t) {
-            EventLoop.rethrowIfFatal(t);
-            io.fail(s, "quiet", t);
+            LoopLifecycle.rethrowIfFatal(t);
+            io.registry.fail(s, "quiet", t);
             return false;
         }
     }
