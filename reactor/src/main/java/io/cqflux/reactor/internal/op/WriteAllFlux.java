@@ -64,7 +64,7 @@ import reactor.util.context.Context;
  * and never while the NIC may still read its buffer: at once for a held result (completed, not
  * yet asked for), a request whose write was never posted, or one that arrives after the end; for
  * a write that failed or that the end cancelled in flight, once its regions are released, which
- * {@link OpMono} tells its slot ({@link OpMono.ReleaseListener}): at its completion, or, when the
+ * {@link OpMono} tells its slot ({@link ReleaseListener}): at its completion, or, when the
  * connection's end failed it, after the native close destroyed the queue pair (later than a
  * {@code write()} subscriber hears of the end; never, if that close failed and the buffers are
  * kept).

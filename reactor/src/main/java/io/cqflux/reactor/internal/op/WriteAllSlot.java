@@ -13,7 +13,7 @@ import reactor.util.context.Context;
  * One place of {@link WriteAllFlux}'s window and the inner subscriber of the write it holds; reused once its
  * result was emitted (its previous write then terminated, so no late signal can reach it).
  */
-final class WriteAllSlot implements CoreSubscriber<Void>, Scannable, OpMono.ReleaseListener {
+final class WriteAllSlot implements CoreSubscriber<Void>, Scannable, ReleaseListener {
     private static final VarHandle STATE;
 
     static {
