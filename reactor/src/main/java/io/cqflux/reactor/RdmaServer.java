@@ -5,32 +5,26 @@ import io.cqflux.core.spi.Connection;
 import io.cqflux.core.spi.ConnectionRequest;
 import io.cqflux.core.spi.Listener;
 import io.cqflux.epoll.loop.EventLoop;
-import io.cqflux.epoll.loop.LoopTimer;
 import io.cqflux.epoll.loop.Registration;
 import io.cqflux.reactor.internal.connection.ConnectionCore;
 import io.cqflux.reactor.internal.connection.Lifecycle;
 import io.cqflux.reactor.internal.connection.PeerControl;
 import io.cqflux.reactor.internal.connection.PeerHello;
 import io.cqflux.reactor.internal.connection.Receiver;
-import io.cqflux.reactor.internal.op.Emissions;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Objects;
 import java.util.Set;
-import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
 import org.reactivestreams.Publisher;
 import reactor.core.Disposable;
 import reactor.core.Exceptions;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
-import reactor.core.publisher.Sinks;
 import reactor.util.Logger;
 import reactor.util.Loggers;
 
@@ -67,44 +61,30 @@ public final class RdmaServer implements Disposable, AutoCloseable {
     private final List<Region> exposed;
     private final ConnectionConfig config;
     private final InetSocketAddress address;
-    private final Function<? super RdmaConnection, ? extends Publisher<Void>> handler;
     /** Decides on each request from its raw private data; null: a cqflux hello server. */
     private final Function<byte[], AcceptDecision> rawAccept;
-    private final int bufferSize;
     /** Receives kept posted ahead of demand on each connection; -1: the connection's default. */
     private final int receivePrefetch;
     private final boolean endOnReceiveOverflow;
     /** Whether the prefetch is posted before each accept (raw private data only). */
     private final boolean receivesBeforeAccept;
-    private final Sinks.Many<RdmaConnection> connections;
+    /** Where established connections go: the handler, or {@link #connections()}. */
+    private final ServerOutlet outlet;
     private final CompletableFuture<Void> closed = new CompletableFuture<>();
     private final AtomicBoolean disposed = new AtomicBoolean();
     private Registration registration;
     private boolean closing;
 
     private final Authenticator authenticator;
-    private final int maxConnections;
-    private final int maxPending;
+    /** The limits, the handshakes and the counters of {@link #stats()}. */
+    private final ServerAdmission admission;
     private final Duration handshakeTimeout;
-    /** Requests taken from the listener and not yet established or ended. */
-    private final AtomicInteger pending = new AtomicInteger();
-    /** Established connections not yet released. */
-    private final AtomicInteger established = new AtomicInteger();
-    /** Per-connection registrations of exposed regions that are live. */
-    private final AtomicInteger liveExposures = new AtomicInteger();
-    private final AtomicLong refusedConnections = new AtomicLong();
-    private final AtomicLong refusedPending = new AtomicLong();
-    private final AtomicLong refusedAuth = new AtomicLong();
-    private final AtomicLong handshakeTimeouts = new AtomicLong();
-    private final RateLimitedWarn limitWarn = new RateLimitedWarn();
-    private final RateLimitedWarn authWarn = new RateLimitedWarn();
-    private final RateLimitedWarn timeoutWarn = new RateLimitedWarn();
     /**
      * Requests the authenticator has not decided on: neither accepted nor rejected yet. The close
      * rejects them before the listener goes, since a request must not outlive its listener
      * ({@code fi_reject(3)} names the passive endpoint). Loop thread only.
      */
-    private final Set<Handshake> undecided = new HashSet<>();
+    private final Set<ServerAdmission.Handshake> undecided = new HashSet<>();
 
     RdmaServer(Cqflux owner, EventLoop loop, Listener listener, List<Region> exposed, ConnectionConfig config,
                Function<? super RdmaConnection, ? extends Publisher<Void>> handler,
@@ -115,20 +95,15 @@ public final class RdmaServer implements Disposable, AutoCloseable {
         this.exposed = exposed;
         this.config = config;
         this.address = listener.address();
-        this.handler = handler;
         this.rawAccept = rawAccept;
-        this.bufferSize = bufferSize;
         this.receivePrefetch = options == null ? -1 : options.receivePrefetch();
         this.endOnReceiveOverflow = options == null || options.endsOnReceiveOverflow();
         this.receivesBeforeAccept = rawAccept != null && options != null && options.receivesBeforeAccept();
         AcceptOptions o = options != null ? options : AcceptOptions.defaults(exposed);
         this.authenticator = o.authenticator();
-        this.maxConnections = o.maxConnections();
-        this.maxPending = o.maxPendingHandshakes();
+        this.admission = new ServerAdmission(address, o.maxConnections(), o.maxPendingHandshakes());
         this.handshakeTimeout = o.handshakeTimeout() != null ? o.handshakeTimeout() : config.timeout();
-        // A bounded queue: when it is full, tryEmitNext fails (FAIL_OVERFLOW / FAIL_ZERO_SUBSCRIBER)
-        // and the newcomer is closed instead of piling up.
-        this.connections = Sinks.many().unicast().onBackpressureBuffer(new ArrayBlockingQueue<>(bufferSize));
+        this.outlet = new ServerOutlet(toString(), handler, bufferSize);
     }
 
     /** Loop thread: starts watching the listener. */
@@ -152,13 +127,11 @@ public final class RdmaServer implements Disposable, AutoCloseable {
      * handler receives every connection}
      */
     public Flux<RdmaConnection> connections() {
-        if (handler != null) {
+        if (outlet.hasHandler()) {
             return Flux.error(new IllegalStateException(this + " hands every connection to the handler given to"
                     + " Cqflux.bind; connections() has none"));
         }
-        // The sink discards what it still buffers when its subscriber cancels: close those.
-        return connections.asFlux().doOnDiscard(RdmaConnection.class,
-                c -> refuse(c, "the connections() subscriber cancelled with it still buffered"));
+        return outlet.flux();
     }
 
     private void onReadable() {
@@ -176,10 +149,11 @@ public final class RdmaServer implements Disposable, AutoCloseable {
             if (req == null) {
                 return;
             }
-            if (!admit(req)) {
+            if (!admission.admit(req)) {
+                rejectQuietly(req);
                 continue;
             }
-            Handshake h = new Handshake(req);
+            ServerAdmission.Handshake h = admission.handshake(req);
             if (rawAccept != null) {
                 byte[] acceptData = decideRaw(req);
                 if (acceptData == null) {
@@ -209,55 +183,19 @@ public final class RdmaServer implements Disposable, AutoCloseable {
     }
 
     /**
-     * Applies the limits to a new request before anything is done for it: over either, it is
-     * rejected (the client's connect fails with REJECTED), counted and logged (rate-limited).
-     */
-    private boolean admit(ConnectionRequest req) {
-        String why = null;
-        if (pending.get() >= maxPending) {
-            refusedPending.incrementAndGet();
-            why = pending.get() + " handshakes in progress, the maximum (AcceptOptions.withMaxPendingHandshakes "
-                    + maxPending + ")";
-        } else if (pending.get() + established.get() >= maxConnections) {
-            refusedConnections.incrementAndGet();
-            why = (pending.get() + established.get()) + " connections, the maximum (AcceptOptions.withMaxConnections "
-                    + maxConnections + ")";
-        }
-        if (why == null) {
-            return true;
-        }
-        limitWarn.warn("rejecting a connection request on " + address + " from " + peerOf(req) + ": " + why);
-        rejectQuietly(req);
-        return false;
-    }
-
-    private static String peerOf(ConnectionRequest req) {
-        InetSocketAddress a;
-        try {
-            a = req.peerAddress();
-        } catch (RuntimeException e) {
-            a = null;
-        }
-        return a == null ? "an unknown address" : a.toString();
-    }
-
-    /**
      * Asks the authenticator about a request; until it answers nothing is registered for it. The
      * answer (or the handshake timeout) is taken on this loop.
      */
-    private void authenticate(Handshake h, byte[] credentials) {
+    private void authenticate(ServerAdmission.Handshake h, byte[] credentials) {
         undecided.add(h);
-        h.timer = loop.schedule(handshakeTimeout, () -> {
+        h.timeout(loop.schedule(handshakeTimeout, () -> {
             if (undecided.remove(h)) {
-                if (h.decision != null) {
-                    h.decision.dispose(); // a decision that never comes holds nothing
-                }
-                handshakeTimeouts.incrementAndGet();
-                timeoutWarn.warn("the authenticator of " + this + " did not decide on " + peerOf(h.req) + " within "
+                h.dropDecision(); // a decision that never comes holds nothing
+                admission.timedOut("the authenticator of " + this + " did not decide on " + ServerAdmission.peerOf(h.req) + " within "
                         + handshakeTimeout.toMillis() + " ms; the request is refused");
                 refuse(h, "authentication timed out after " + handshakeTimeout.toMillis() + " ms");
             }
-        });
+        }));
         Mono<Authenticator.Decision> m;
         try {
             loop.noteOperation("cqflux.authenticate"); // the application's authenticator
@@ -270,26 +208,25 @@ public final class RdmaServer implements Disposable, AutoCloseable {
         } finally {
             loop.noteSetup("cqflux.accept");
         }
-        h.decision = m.singleOptional().subscribe(
+        h.decision(m.singleOptional().subscribe(
                 d -> decided(h, d.orElse(null)),
                 e -> {
                     LOG.warn("the authenticator of " + this + " failed; the request is refused", e);
                     decided(h, Authenticator.Decision.deny("the server could not authenticate the request"));
-                });
+                }));
     }
 
     /** Any thread: the authenticator's answer, taken on this loop; null is a refusal. */
-    private void decided(Handshake h, Authenticator.Decision d) {
+    private void decided(ServerAdmission.Handshake h, Authenticator.Decision d) {
         Runnable task = () -> {
             loop.noteSetup("cqflux.accept");
             if (!undecided.remove(h)) {
                 return; // timed out, or the server closed
             }
-            h.timer.cancel();
+            h.cancelTimeout();
             if (d == null || !d.allowed()) {
-                refusedAuth.incrementAndGet();
                 String reason = d == null ? "the authenticator gave no decision" : d.reason();
-                authWarn.warn("the authenticator of " + this + " refused " + peerOf(h.req) + ": " + reason);
+                admission.refusedByAuthenticator("the authenticator of " + this + " refused " + ServerAdmission.peerOf(h.req) + ": " + reason);
                 refuse(h, reason);
                 return;
             }
@@ -308,7 +245,7 @@ public final class RdmaServer implements Disposable, AutoCloseable {
      * Neither control words nor exposures are registered for it, and it receives nothing
      * (prefetch 0). It counts as a pending handshake until closed, bounded by the timeout.
      */
-    private void refuse(Handshake h, String reason) {
+    private void refuse(ServerAdmission.Handshake h, String reason) {
         if (closing) {
             rejectQuietly(h.req);
             h.done();
@@ -335,12 +272,12 @@ public final class RdmaServer implements Disposable, AutoCloseable {
         core.closed.whenComplete((v, t) -> h.done());
         // The handshake's time runs from the request's arrival (docs/security.md), a refusal's too.
         Duration left = handshakeTimeout.minusNanos(System.nanoTime() - h.arrived);
-        h.timer = loop.schedule(left.isNegative() ? Duration.ZERO : left, core::closeAsync);
+        h.timeout(loop.schedule(left.isNegative() ? Duration.ZERO : left, core::closeAsync));
         core.start(RdmaConnection::dispose, e -> { });
     }
 
     /** Registers what the request's connection is given (control words, exposures) and accepts it. */
-    private void serve(Handshake h) {
+    private void serve(ServerAdmission.Handshake h) {
         // Each accept names the connection's own control words and its own registrations of the
         // exposed regions, never a region that was closed since the bind: such a request is
         // refused, not served a dead region.
@@ -349,7 +286,7 @@ public final class RdmaServer implements Disposable, AutoCloseable {
         byte[] acceptData;
         try {
             control = PeerControl.register(owner.transport());
-            exposures = ExposureSet.register(exposed, liveExposures);
+            exposures = ExposureSet.register(exposed, admission.liveExposures());
             acceptData = owner.acceptHello(exposures.descriptors(), control, owner.transport().maxAcceptPrivateData());
         } catch (RuntimeException e) {
             if (control != null) {
@@ -370,7 +307,8 @@ public final class RdmaServer implements Disposable, AutoCloseable {
      * Accepts a request and starts its connection on the next loop; the exposures are revoked
      * once the connection's native side is gone, so that its keys die with it.
      */
-    private void acceptAndStart(Handshake h, byte[] acceptData, PeerControl control, ExposureSet exposures) {
+    private void acceptAndStart(ServerAdmission.Handshake h, byte[] acceptData, PeerControl control,
+                                ExposureSet exposures) {
         ConnectionRequest req = h.req;
         Receiver.Pool early;
         try {
@@ -402,22 +340,21 @@ public final class RdmaServer implements Disposable, AutoCloseable {
         core.closed.whenComplete((v, t) -> {
             // The native connection is gone: no key of its exposures may outlive it.
             closeExposures(exposures);
-            if (h.end() == Handshake.ESTABLISHED) {
-                established.decrementAndGet();
+            if (h.end() == ServerAdmission.Handshake.ESTABLISHED) {
+                admission.released();
             }
         });
         // The handshake's time runs from the request's arrival (the authenticator's included).
         Duration left = handshakeTimeout.minusNanos(System.nanoTime() - h.arrived);
-        h.timer = loop.schedule(left.isNegative() ? Duration.ZERO : left, () -> {
-                // The timer must claim the handshake: establishment on the target loop may win
-                // the race, and a connection already handed out is not the timer's to close.
-                if (h.timeOut()) {
-                    handshakeTimeouts.incrementAndGet();
-                    timeoutWarn.warn("incoming connection on " + address + " from " + peerOf(req) + " was not"
-                            + " established within " + handshakeTimeout.toMillis() + " ms; it is closed");
+        h.timeout(loop.schedule(left.isNegative() ? Duration.ZERO : left, () -> {
+            // The timer must claim the handshake: establishment on the target loop may win
+            // the race, and a connection already handed out is not the timer's to close.
+            if (h.timeOut()) {
+                admission.timedOut("incoming connection on " + address + " from " + ServerAdmission.peerOf(req) + " was not"
+                        + " established within " + handshakeTimeout.toMillis() + " ms; it is closed");
                 core.closeAsync();
             }
-        });
+        }));
         try {
             if (receivePrefetch >= 0) {
                 core.receiver.prefetch(receivePrefetch, rawAccept != null); // AcceptOptions.withReceivePrefetch
@@ -437,8 +374,8 @@ public final class RdmaServer implements Disposable, AutoCloseable {
         }
         Runnable start = () -> core.start(c -> {
             if (h.establish()) {
-                established.incrementAndGet();
-                emit(c);
+                admission.established();
+                outlet.emit(c);
             } else {
                 c.dispose(); // its handshake timed out just now
             }
@@ -558,56 +495,6 @@ public final class RdmaServer implements Disposable, AutoCloseable {
         }
     }
 
-    /** Loop thread of the connection: an incoming connection is established. */
-    private void emit(RdmaConnection c) {
-        if (handler != null) {
-            handle(c);
-            return;
-        }
-        // Connections established on different loops: serialise the emissions. A subscriber that
-        // throws from onNext had the connection handed to it: delivered (OK), not refused.
-        Sinks.EmitResult r = Emissions.guarded(() -> {
-            synchronized (connections) {
-                return connections.tryEmitNext(c);
-            }
-        });
-        if (r.isFailure()) {
-            refuse(c, switch (r) {
-                case FAIL_OVERFLOW, FAIL_ZERO_SUBSCRIBER -> "connections() already buffers " + bufferSize
-                        + " unclaimed connections (Cqflux.Builder.acceptBufferSize)";
-                case FAIL_CANCELLED -> "the connections() subscriber cancelled: nobody will claim it";
-                case FAIL_TERMINATED -> "the server is disposed";
-                default -> "connections() refused it (" + r + ")";
-            });
-        }
-    }
-
-    /**
-     * Hands a connection to the handler and closes it once the handler's publisher terminates;
-     * cancels the handler's subscription once the connection is released (peer closed, lost).
-     */
-    private void handle(RdmaConnection c) {
-        Publisher<Void> p;
-        try {
-            p = Objects.requireNonNull(handler.apply(c), "the handler returned null");
-        } catch (Throwable t) {
-            Exceptions.throwIfJvmFatal(t);
-            LOG.warn("the handler of " + this + " threw for " + c + "; the connection is closed", t);
-            c.dispose();
-            return;
-        }
-        Disposable d = Flux.from(p).subscribe(null, e -> {
-            LOG.warn("the handler of " + this + " failed for " + c + "; the connection is closed", e);
-            c.dispose();
-        }, c::dispose);
-        c.onDispose().subscribe(null, null, d::dispose);
-    }
-
-    private void refuse(RdmaConnection c, String reason) {
-        LOG.warn("closing incoming connection " + c.description() + " on " + this + ": " + reason);
-        c.dispose();
-    }
-
     /** Stops listening; idempotent, non-blocking, any thread. Accepted connections live on. */
     @Override
     public void dispose() {
@@ -656,10 +543,8 @@ public final class RdmaServer implements Disposable, AutoCloseable {
                 if (registration != null) {
                     registration.close();
                 }
-                for (Handshake h : undecided) {
-                    if (h.decision != null) {
-                        h.decision.dispose();
-                    }
+                for (ServerAdmission.Handshake h : undecided) {
+                    h.dropDecision();
                     rejectQuietly(h.req);
                     h.done();
                 }
@@ -668,11 +553,7 @@ public final class RdmaServer implements Disposable, AutoCloseable {
                 listener.close();
                 // A raw subscriber that throws from onComplete: the server is still forgotten and
                 // onDispose() completes.
-                Emissions.guarded(() -> {
-                    synchronized (connections) {
-                        return connections.tryEmitComplete();
-                    }
-                });
+                outlet.complete();
                 owner.forget(this);
                 closed.complete(null);
             }
@@ -698,8 +579,7 @@ public final class RdmaServer implements Disposable, AutoCloseable {
      * one snapshot}
      */
     public Stats stats() {
-        return new Stats(established.get(), pending.get(), liveExposures.get(), refusedConnections.get(),
-                refusedPending.get(), refusedAuth.get(), handshakeTimeouts.get());
+        return admission.stats();
     }
 
     /**
@@ -716,82 +596,6 @@ public final class RdmaServer implements Disposable, AutoCloseable {
      */
     public record Stats(int connections, int pendingHandshakes, int exposures, long refusedOverMaxConnections,
                         long refusedOverMaxPending, long refusedByAuthenticator, long handshakeTimeouts) {
-    }
-
-    /** One request's way from arrival to establishment or end; counted in {@link #pending} until then. */
-    private final class Handshake {
-        static final int PENDING = 0;
-        static final int ESTABLISHED = 1;
-        static final int ENDED = 2;
-        static final int TIMED_OUT = 3;
-
-        final ConnectionRequest req;
-        final long arrived = System.nanoTime();
-        /** Its timeout; server loop only. */
-        LoopTimer.Timeout timer;
-        /** The authenticator's subscription, or null. */
-        Disposable decision;
-        private final AtomicInteger state = new AtomicInteger(PENDING);
-
-        Handshake(ConnectionRequest req) {
-            this.req = req;
-            pending.incrementAndGet();
-        }
-
-        /** {@return whether it was pending and is established now} */
-        boolean establish() {
-            if (state.compareAndSet(PENDING, ESTABLISHED)) {
-                pending.decrementAndGet();
-                return true;
-            }
-            return false;
-        }
-
-        /**
-         * {@return whether it was pending and has timed out now} Its timer acts only when this
-         * wins, so that an establishment that won first is never undone.
-         */
-        boolean timeOut() {
-            if (state.compareAndSet(PENDING, TIMED_OUT)) {
-                pending.decrementAndGet();
-                return true;
-            }
-            return false;
-        }
-
-        /** Ends it; {@return the state it was in} */
-        int end() {
-            int prev = state.getAndSet(ENDED);
-            if (prev == PENDING) {
-                pending.decrementAndGet();
-            }
-            return prev;
-        }
-
-        /** Ends a handshake that never got a connection. */
-        void done() {
-            end();
-        }
-    }
-
-    /**
-     * A WARN at most once a second per kind, telling how many were left out since: a flood of
-     * refused requests must not become a flood of log lines.
-     */
-    private static final class RateLimitedWarn {
-        private final AtomicLong last = new AtomicLong(System.nanoTime() - 2_000_000_000L);
-        private final AtomicLong suppressed = new AtomicLong();
-
-        void warn(String message) {
-            long now = System.nanoTime();
-            long l = last.get();
-            if (now - l >= 1_000_000_000L && last.compareAndSet(l, now)) {
-                long n = suppressed.getAndSet(0);
-                LOG.warn(message + (n > 0 ? " (" + n + " more like it not logged since the last)" : ""));
-            } else {
-                suppressed.incrementAndGet();
-            }
-        }
     }
 
     @Override

@@ -16,7 +16,6 @@ import reactor.core.CoreSubscriber;
 import reactor.core.Exceptions;
 import reactor.core.Scannable;
 import reactor.core.publisher.Flux;
-import reactor.core.publisher.Mono;
 import reactor.core.publisher.Operators;
 import reactor.util.annotation.Nullable;
 import reactor.util.context.Context;
@@ -33,14 +32,10 @@ import reactor.util.context.Context;
  * {@code window} requests or results are held, whatever the downstream demand. A request that
  * arrives with no free slot is an upstream overflow ({@link Exceptions#failWithOverflow}).
  *
- * <p><b>Posting.</b> A request is posted from the connection's loop thread: when upstream emits it
- * there in answer to the drain's request (a synchronous source), by the one scan that follows that
- * request, with every other request it emitted; emitted there otherwise, at once (or by the
- * posting task already queued, if one is); emitted on another thread, it waits in its slot and
- * one loop task posts every request waiting, in order. So a producer on
- * another thread (a request-handling thread, a {@code Sinks.many()} fed from elsewhere) costs one
- * hand-over to the loop per burst, not one per write as a {@code write()} subscribed on that thread
- * does: posting is batched per loop turn.
+ * <p><b>Posting.</b> A request is posted from the connection's loop thread, by one posting scan
+ * at a time ({@link WriteAllPosting}): a producer on another thread (a request-handling thread, a
+ * {@code Sinks.many()} fed from elsewhere) costs one hand-over to the loop per burst, not one per
+ * write as a {@code write()} subscribed on that thread does: posting is batched per loop turn.
  *
  * <p><b>Signals.</b> Every downstream signal is sent by one WIP drain loop (Reactor's usual
  * pattern): completions arrive on the connection's loop thread, requests on whatever thread
@@ -69,14 +64,14 @@ import reactor.util.context.Context;
  * and never while the NIC may still read its buffer: at once for a held result (completed, not
  * yet asked for), a request whose write was never posted, or one that arrives after the end; for
  * a write that failed or that the end cancelled in flight, once its regions are released, which
- * {@link OpMono} tells its slot ({@link OpMono.ReleaseListener}): at its completion, or, when the
+ * {@link OpMono} tells its slot ({@link ReleaseListener}): at its completion, or, when the
  * connection's end failed it, after the native close destroyed the queue pair (later than a
  * {@code write()} subscriber hears of the end; never, if that close failed and the buffers are
  * kept).
  * So every request is either emitted or discarded. A drain after the end emits nothing, asks
  * upstream for nothing and only discards. The hook also reaches upstream through the context, for
  * what upstream discards on its own, but not upstream's discard of a request taken here that is
- * the last one taken or still in a slot ({@code Main#currentContext}: Reactor's unicast sink can
+ * the last one taken or still in a slot ({@link WriteAllDiscards}: Reactor's unicast sink can
  * discard one when an emission races the cancel).
  */
 public final class WriteAllFlux extends Flux<WriteResult> implements Scannable {
@@ -146,13 +141,6 @@ public final class WriteAllFlux extends Flux<WriteResult> implements Scannable {
                 AtomicLongFieldUpdater.newUpdater(Main.class, "requested");
         private static final VarHandle ERROR;
         private static final VarHandle UPSTREAM_CANCELLED;
-        private static final VarHandle POST_WIP;
-        private static final VarHandle LAST_TAKEN;
-        /**
-         * The context key under which Reactor keeps a local discard hook ({@code Hooks.KEY_ON_DISCARD},
-         * package-private in reactor-core; {@code WriteAllDiscardHookKeyTest} pins it).
-         */
-        public static final String DISCARD_HOOK_KEY = "reactor.onDiscard.local";
 
         static {
             try {
@@ -160,19 +148,14 @@ public final class WriteAllFlux extends Flux<WriteResult> implements Scannable {
                 WIP = l.findVarHandle(Main.class, "wip", int.class);
                 ERROR = l.findVarHandle(Main.class, "error", Throwable.class);
                 UPSTREAM_CANCELLED = l.findVarHandle(Main.class, "upstreamCancelled", int.class);
-                POST_WIP = l.findVarHandle(Main.class, "postWip", int.class);
-                LAST_TAKEN = l.findVarHandle(Main.class, "lastTaken", WriteRequest.class);
             } catch (ReflectiveOperationException e) {
                 throw new ExceptionInInitializerError(e);
             }
         }
 
         public final CoreSubscriber<? super WriteResult> actual;
-        private final RdmaConnection connection;
         private final ConnectionCore core;
-        private final Slot[] ring;
-        /** {@link #postQueued}, made once: the task that posts the waiting requests. */
-        private final Runnable postTask = this::postQueued;
+        private final WriteAllSlot[] ring;
         /** {@link #batchEnded}, made once: the drain put off to the end of a completion batch. */
         private final Runnable batchDrain = this::batchEnded;
         /** A drain waits for the end of the completion batch being delivered. Loop thread. */
@@ -205,93 +188,35 @@ public final class WriteAllFlux extends Flux<WriteResult> implements Scannable {
          */
         private boolean finished;
 
-        /**
-         * Ownership of the posting scan, as {@link #wip} owns the drain: the request that moves it
-         * from 0 starts a scan (inline on the loop thread, else as a {@link #postTask} handed to
-         * the loop), or a drain on the loop takes it before it asks upstream for more
-         * ({@link #requestMore}, which scans once upstream has emitted), and the scan goes round
-         * again while requests were queued meanwhile. So
-         * exactly one scan runs at a time, on whatever thread (after the loop ended, the closing
-         * or the emitting one), and a request queued during a scan (a nested emission included)
-         * is seen by it. Through {@link #POST_WIP}.
-         */
-        @SuppressWarnings("unused")
-        private volatile int postWip;
-        /**
-         * A drain on the loop thread holds the posting scan while it asks upstream for more
-         * ({@link #requestMore}): a request emitted on this thread meanwhile is left for the scan
-         * that follows. Loop thread.
-         */
-        private boolean scanAfterRequest;
-        /** Slot of the oldest request not yet posted (or of the next one). Owner of {@link #postWip}. */
-        private int postHead;
-
         /** Next slot a request goes to. Upstream's thread (serial, §1.3). */
         private int tail;
         /** Slot of the next result to emit. Drain loop only. */
         private int head;
-        /** What upstream sees as its context ({@link #currentContext()}). */
-        private final Context upstreamContext;
-        /**
-         * The request upstream delivered last, whose discard by upstream itself the caller's hook
-         * does not get ({@link #currentContext()}). Written by upstream's thread with a release
-         * store (one reference store and its GC barrier per write, as {@code Slot.request} costs),
-         * read with an acquire by whichever thread upstream discards on; through
-         * {@link #LAST_TAKEN}. A stale read lets that one discard through: a second discard, as
-         * before this filter.
-         */
-        @SuppressWarnings("unused")
-        private WriteRequest lastTaken;
+        /** What upstream sees as its context, and what it discards ({@link #currentContext()}). */
+        private final WriteAllDiscards discards;
+        /** The posting scan: posts the requests waiting in their slots, from the loop thread. */
+        private final WriteAllPosting posting;
         /** Results emitted so far: the next result's sequence. Drain loop only. */
         private long emitted;
 
         public Main(CoreSubscriber<? super WriteResult> actual, RdmaConnection connection, int window) {
             this.actual = actual;
-            this.connection = connection;
             this.core = API.core(connection);
-            this.ring = new Slot[window];
+            this.ring = new WriteAllSlot[window];
             for (int i = 0; i < window; i++) {
-                ring[i] = new Slot(this);
+                ring[i] = new WriteAllSlot(this);
             }
-            Context down = actual.currentContext();
-            // Only where the caller set a hook: with one in the context, upstream walks what it
-            // still holds on a cancel (Operators.onDiscardMultiple: a finite source builds every
-            // element it has left), work nobody asked for otherwise.
-            this.upstreamContext = down.hasKey(DISCARD_HOOK_KEY)
-                    ? Operators.enableOnDiscard(down, this::upstreamDiscarded) : down;
+            this.discards = new WriteAllDiscards(actual, ring);
+            this.posting = new WriteAllPosting(this, connection, core.loop, ring);
         }
 
         /**
-         * The context upstream sees: downstream's; where it has a discard hook, one that passes
-         * what upstream discards on to it, except a request this stream took (the one taken last,
-         * or one a slot holds). Reactor's unicast sink can discard a request it has delivered: an
-         * {@code emitNext} that offered it, then finds the sink cancelled and its drain owned by
-         * the thread that already delivered it, discards it ({@code SinkManyUnicast.drain(T)},
-         * reactor-core 3.7). That request is this stream's, to emit or discard once its write is
-         * done; the sink's discard could reach the caller's hook while the NIC still reads the
-         * buffer. With one serialized producer it is the last one taken (the producer cannot
-         * offer another in between); with several (a merge of sources, a multi-producer sink) it
-         * may be one still in flight, which its slot holds. A request an operator in between
-         * remade (a {@code map}) is another object, and passes: Reactor asks discard hooks to be
-         * idempotent in general.
+         * The context upstream sees: downstream's; where it has a discard hook, one that keeps
+         * from it what upstream discards of the requests this stream took ({@link WriteAllDiscards}).
          */
         @Override
         public Context currentContext() {
-            return upstreamContext;
-        }
-
-        private void upstreamDiscarded(Object o) {
-            if (o == LAST_TAKEN.getAcquire(this)) {
-                return;
-            }
-            for (Slot slot : ring) {
-                // Read after the state the request was published with (onNext writes the request,
-                // then the state).
-                if (slot.state != Slot.EMPTY && slot.request == o) {
-                    return;
-                }
-            }
-            Operators.onDiscard(o, actual.currentContext());
+            return discards.context();
         }
 
         @Override
@@ -308,7 +233,7 @@ public final class WriteAllFlux extends Flux<WriteResult> implements Scannable {
         public void onNext(WriteRequest r) {
             // Reactive Streams §2.13: a null element is the caller's protocol error.
             Objects.requireNonNull(r, "onNext called with a null WriteRequest (Reactive Streams §2.13)");
-            LAST_TAKEN.setRelease(this, r);
+            discards.taken(r);
             if (done) {
                 Operators.onNextDropped(r, actual.currentContext());
                 return;
@@ -317,8 +242,8 @@ public final class WriteAllFlux extends Flux<WriteResult> implements Scannable {
                 Operators.onDiscard(r, actual.currentContext());
                 return;
             }
-            Slot slot = ring[tail];
-            if (slot.state != Slot.EMPTY) {
+            WriteAllSlot slot = ring[tail];
+            if (slot.state != WriteAllSlot.EMPTY) {
                 // More requests than were asked for: upstream broke §1.1. Our failure, not
                 // upstream's: the drain cancels upstream (once) and fails the stream.
                 innerError(Operators.onOperatorError(null, Exceptions.failWithOverflow(
@@ -327,100 +252,26 @@ public final class WriteAllFlux extends Flux<WriteResult> implements Scannable {
                 return;
             }
             tail = tail + 1 == ring.length ? 0 : tail + 1;
-            slot.request = r;
-            slot.state = Slot.QUEUED; // publishes the request to the posting scan
+            slot.queue(r); // publishes the request to the posting scan
             if (stopped) {
                 // The stream ended while this request arrived (a cancel racing this onNext):
                 // stop() may have passed this slot before it was QUEUED, and the scan stops at the
                 // first request stop() spent. Either this or stop() spends it (both read the
                 // other's volatile write after their own).
-                if (Slot.STATE.compareAndSet(slot, Slot.QUEUED, Slot.SPENT)) {
+                if (slot.spendQueued()) {
                     drain();
                 }
                 return;
             }
-            boolean onLoop = core.loop.inEventLoop();
-            if (onLoop && scanAfterRequest) {
-                // Emitted while a drain on this thread asks upstream for more (requestMore): the
-                // scan that follows that request posts this write with the others.
-                return;
-            }
-            if ((int) POST_WIP.getAndAdd(this, 1) == 0) {
-                if (onLoop) {
-                    postQueued();
-                } else {
-                    // One hand-over per burst: the task posts this request and every one
-                    // queued until its scan ends. After the loop ended it runs on the closing
-                    // (or this) thread, and the writes fail with the connection's end.
-                    core.loop.executeLaterOrAfterTermination(postTask);
-                }
-            }
-        }
-
-        /**
-         * Posts the waiting requests in ring order, from {@link #postHead} to the first slot that
-         * is not {@link Slot#QUEUED}, and again while requests were queued meanwhile. Runs only as
-         * the owner of {@link #postWip}: on the loop thread, or after the loop ended.
-         */
-        private void postQueued() {
-            Slot[] ring = this.ring;
-            int missed = 1;
-            for (;;) {
-                for (Slot slot = ring[postHead]; slot.state == Slot.QUEUED; slot = ring[postHead]) {
-                    postHead = postHead + 1 == ring.length ? 0 : postHead + 1;
-                    try {
-                        post(slot);
-                    } catch (Throwable t) {
-                        // A hook that throws (onOperatorError's, onErrorDropped's) must not leave
-                        // the scan owned and the later requests waiting: the error fails the
-                        // stream (or is dropped after the first), and the scan goes on.
-                        Exceptions.throwIfJvmFatal(t);
-                        if (!ERROR.compareAndSet(this, null, t)) {
-                            try {
-                                Operators.onErrorDropped(t, actual.currentContext());
-                            } catch (Throwable x) {
-                                Exceptions.throwIfJvmFatal(x);
-                            }
-                        }
-                        drain();
-                    }
-                }
-                missed = (int) POST_WIP.getAndAdd(this, -missed) - missed;
-                if (missed == 0) {
-                    return;
-                }
-            }
-        }
-
-        /**
-         * Asks upstream for {@code n} more requests. On the loop thread this thread takes the
-         * posting scan first, so that what a synchronous upstream emits during the request is
-         * only queued ({@link #onNext}), and one scan posts it all afterwards: no hand-over of the
-         * scan per write. Drain loop only.
-         */
-        private void requestMore(long n) {
-            if (!core.loop.inEventLoop() || (int) POST_WIP.getAndAdd(this, 1) != 0) {
-                // Off the loop, or the scan has an owner already: a scan under way on this thread
-                // (this drain runs nested in it), or a posting task queued and not yet run. The
-                // increment makes that owner go round once more, and it posts what is emitted.
-                requestUpstream(n);
-                return;
-            }
-            scanAfterRequest = true;
-            try {
-                requestUpstream(n);
-            } finally {
-                scanAfterRequest = false;
-                postQueued(); // owner of the scan: releases it when nothing more is queued
-            }
+            posting.queued();
         }
 
         /**
          * {@code upstream.request(n)}; one that throws (Reactive Streams §3.16 forbids it) fails
          * the stream as a callback of Reactor's operators that throws does, instead of leaving
-         * the drain's WIP held for good. Drain loop only.
+         * the drain's WIP held for good. Drain loop only (through {@link WriteAllPosting#requestMore}).
          */
-        private void requestUpstream(long n) {
+        void requestUpstream(long n) {
             try {
                 upstream.request(n);
             } catch (Throwable t) {
@@ -442,47 +293,33 @@ public final class WriteAllFlux extends Flux<WriteResult> implements Scannable {
             }
         }
 
-        /** Posts one waiting request, unless the stream ended or failed first (then it is discarded). */
-        private void post(Slot slot) {
-            WriteRequest r = slot.request;
-            if (stopped || error != null) {
-                // Taken, never posted: spent, and the drain (after the end) discards it. stop()
-                // may have got there first. A failure not yet turned into the stream's end
-                // (another thread owns the drain) stops the posting too, soon after it (a failure
-                // recorded after this check still lets this one write go out).
-                if (Slot.STATE.compareAndSet(slot, Slot.QUEUED, Slot.SPENT)) {
-                    drain();
+        /** {@return whether the stream ended (its terminal signal sent or cancelled): start no more writes} */
+        boolean stopped() {
+            return stopped;
+        }
+
+        /**
+         * {@return whether the posting stops}: the stream ended, or failed and the failure is not
+         * yet turned into its end (another thread owns the drain); a failure recorded after this
+         * check still lets the write being posted go out
+         */
+        boolean postingStopped() {
+            return stopped || error != null;
+        }
+
+        /**
+         * A hook that the posting scan ran threw (onOperatorError's, onErrorDropped's): the error
+         * fails the stream, or is dropped after the first, and the scan goes on.
+         */
+        void postingThrew(Throwable t) {
+            if (!ERROR.compareAndSet(this, null, t)) {
+                try {
+                    Operators.onErrorDropped(t, actual.currentContext());
+                } catch (Throwable x) {
+                    Exceptions.throwIfJvmFatal(x);
                 }
-                return;
             }
-            if (!Slot.STATE.compareAndSet(slot, Slot.QUEUED, Slot.PENDING)) {
-                return; // stop() spent it meanwhile
-            }
-            Mono<Void> op;
-            try {
-                op = r.durable()
-                        ? connection.durableWrite(r.remote(), r.remoteOffset(), r.local(), r.localOffset(), r.length())
-                        : connection.write(r.remote(), r.remoteOffset(), r.local(), r.localOffset(), r.length());
-            } catch (Throwable t) {
-                // Taken but never posted: the drain discards the request once the stream ends.
-                slot.state = Slot.SPENT;
-                // null: the drain cancels upstream, once (onOperatorError would cancel it too).
-                innerError(Operators.onOperatorError(null, t, r, actual.currentContext()));
-                return;
-            }
-            // An OpMono is its own subscription: this allocates nothing more per request. A stop()
-            // between the state change and here is seen by Slot.onSubscribe, which cancels.
-            try {
-                op.subscribe(slot);
-            } catch (Throwable t) {
-                // Only a Mono an assembly hook wrapped can throw here (§2.13 forbids it). Not
-                // subscribed, so never posted: spent now. Otherwise its outcome still comes.
-                Exceptions.throwIfJvmFatal(t);
-                if (slot.op == null) {
-                    slot.state = Slot.SPENT;
-                }
-                innerError(Operators.onOperatorError(null, t, r, actual.currentContext()));
-            }
+            drain();
         }
 
         @Override
@@ -525,12 +362,12 @@ public final class WriteAllFlux extends Flux<WriteResult> implements Scannable {
         }
 
         /**
-         * A write completed (its slot is {@link Slot#DONE}). Inside a completion batch on the loop
+         * A write completed (its slot is {@link WriteAllSlot#DONE}). Inside a completion batch on the loop
          * the drain waits for the batch's end ({@link io.cqflux.epoll.loop.EventLoop#runAfterBatch}),
          * so that the batch's results go out, and upstream is asked for as many more requests, in
          * one drain instead of one per write; the new writes are then posted one after the other,
          * as a C program reads a batch of completions and then posts (together with
-         * {@link #requestMore}). Any other thread (the connection's end after the loop ended)
+         * {@link WriteAllPosting#requestMore}). Any other thread (the connection's end after the loop ended)
          * drains at once.
          */
         public void writeCompleted() {
@@ -592,45 +429,24 @@ public final class WriteAllFlux extends Flux<WriteResult> implements Scannable {
          * still pending (each keeps its credits and regions until its completion, as a cancelled
          * {@code write()} does; one waiting for a credit is never posted) and discards the
          * requests whose writes already ended. The cancelled writes' requests are discarded as
-         * they are released ({@link Slot#operationReleased}). Drain loop only.
+         * they are released ({@link WriteAllSlot#operationReleased}). Drain loop only.
          */
         private void stop() {
-            for (Slot s : ring) {
-                if (s.state == Slot.QUEUED) {
+            for (WriteAllSlot s : ring) {
+                if (s.state == WriteAllSlot.QUEUED) {
                     // Never posted, and now never will be (post() sees stopped or loses this CAS).
-                    Slot.STATE.compareAndSet(s, Slot.QUEUED, Slot.SPENT);
+                    s.spendQueued();
                 }
-                if (s.state == Slot.PENDING) {
+                if (s.state == WriteAllSlot.PENDING) {
                     // Read after stopped was set: a write subscribed later cancels itself
-                    // (Slot.onSubscribe), so each pending write is cancelled by one side or both.
+                    // (WriteAllSlot.onSubscribe), so each pending write is cancelled by one side or both.
                     Subscription op = s.op;
                     if (op != null) {
                         op.cancel();
                     }
                 }
             }
-            discardEnded();
-        }
-
-        /**
-         * Hands to {@link Operators#onDiscard} the request of every slot whose write ended but
-         * whose result will never be emitted: completed and held for lack of demand, failed, or
-         * never posted. Never one still pending: its buffers may still be read by the NIC. Each
-         * request once (the slot forgets it). Drain loop only, after the end.
-         */
-        private void discardEnded() {
-            Context ctx = actual.currentContext();
-            for (Slot s : ring) {
-                int st = s.state;
-                if (st == Slot.DONE || st == Slot.SPENT) {
-                    WriteRequest r = s.request;
-                    if (r != null) {
-                        s.request = null;
-                        s.op = null;
-                        Operators.onDiscard(r, ctx);
-                    }
-                }
-            }
+            discards.discardEnded();
         }
 
         /**
@@ -682,12 +498,12 @@ public final class WriteAllFlux extends Flux<WriteResult> implements Scannable {
                 return;
             }
             int missed = 1;
-            Slot[] ring = this.ring;
+            WriteAllSlot[] ring = this.ring;
             CoreSubscriber<? super WriteResult> a = actual;
             for (;;) {
                 if (finished) {
                     // After the end: the requests of writes that ended since go to discard.
-                    discardEnded();
+                    discards.discardEnded();
                     missed = (int) WIP.getAndAdd(this, -missed) - missed;
                     if (missed == 0) {
                         return;
@@ -724,10 +540,10 @@ public final class WriteAllFlux extends Flux<WriteResult> implements Scannable {
                     // done before the head's state: every request upstream sent before it
                     // completed is then visible.
                     boolean d = done;
-                    Slot slot = ring[head];
+                    WriteAllSlot slot = ring[head];
                     int st = slot.state;
-                    if (st != Slot.DONE) {
-                        if (d && st == Slot.EMPTY) {
+                    if (st != WriteAllSlot.DONE) {
+                        if (d && st == WriteAllSlot.EMPTY) {
                             finished = true;
                             stopped = true;
                             terminate(a, null);
@@ -737,12 +553,8 @@ public final class WriteAllFlux extends Flux<WriteResult> implements Scannable {
                     if (e == r) {
                         break;
                     }
-                    WriteResult result = new WriteResult(slot.request, emitted++);
-                    slot.request = null;
-                    slot.op = null;
-                    // Free before upstream is asked again: onNext finds the slot empty (a
-                    // release store: upstream's thread sees it through the request's own hand-over).
-                    Slot.STATE.setRelease(slot, Slot.EMPTY);
+                    // Free before upstream is asked again: onNext finds the slot empty.
+                    WriteResult result = new WriteResult(slot.emptied(), emitted++);
                     head = head + 1 == ring.length ? 0 : head + 1;
                     e++;
                     try {
@@ -756,7 +568,7 @@ public final class WriteAllFlux extends Flux<WriteResult> implements Scannable {
                         REQUESTED.addAndGet(this, -e);
                     }
                     if (!done) {
-                        requestMore(e);
+                        posting.requestMore(e);
                     }
                 }
                 missed = (int) WIP.getAndAdd(this, -missed) - missed;
@@ -794,134 +606,6 @@ public final class WriteAllFlux extends Flux<WriteResult> implements Scannable {
             if (key == Attr.ERROR) {
                 Throwable e = error;
                 return e == Exceptions.TERMINATED ? null : e;
-            }
-            if (key == Attr.RUN_STYLE) {
-                return Attr.RunStyle.ASYNC;
-            }
-            return null;
-        }
-    }
-
-    /**
-     * One place of the window and the inner subscriber of the write it holds; reused once its
-     * result was emitted (its previous write then terminated, so no late signal can reach it).
-     */
-    public static final class Slot implements CoreSubscriber<Void>, Scannable, OpMono.ReleaseListener {
-        public static final VarHandle STATE;
-
-        static {
-            try {
-                STATE = MethodHandles.lookup().findVarHandle(Slot.class, "state", int.class);
-            } catch (ReflectiveOperationException e) {
-                throw new ExceptionInInitializerError(e);
-            }
-        }
-
-        public static final int EMPTY = 0;
-        public static final int PENDING = 1;
-        public static final int DONE = 2;
-        /**
-         * The write ended without a result to emit and its buffers are released (it failed, was
-         * never posted, or ended after the stream cancelled it): its request goes to discard
-         * once the stream has ended.
-         */
-        public static final int SPENT = 3;
-        /**
-         * The write failed, but its buffers may still be read by the NIC: failed by the
-         * connection's end, it is released only after the native close. Its request is
-         * discarded once {@link #operationReleased} says so.
-         */
-        public static final int FAILED = 4;
-        /** Taken from upstream, waiting for the posting scan ({@link Main#postQueued}). */
-        public static final int QUEUED = 5;
-
-        private final Main parent;
-        /** The request; written by upstream's thread before the write is subscribed. */
-        public WriteRequest request;
-        /** The write's subscription, for cancellation. */
-        public volatile Subscription op;
-        /** {@link #EMPTY}, {@link #QUEUED}, {@link #PENDING}, {@link #DONE}, {@link #SPENT} or {@link #FAILED}. */
-        public volatile int state;
-
-        public Slot(Main parent) {
-            this.parent = parent;
-        }
-
-        @Override
-        public Context currentContext() {
-            return parent.actual.currentContext();
-        }
-
-        @Override
-        public void onSubscribe(Subscription s) {
-            op = s;
-            // Written before the stopped check, read after it in stop(): one of the two
-            // sides sees the other, so a write subscribed while the stream ends is detached.
-            if (parent.stopped) {
-                s.cancel();
-                return;
-            }
-            // A Mono<Void> needs no demand for its terminal signal; asked anyway, for any Mono an
-            // assembly hook may have wrapped the operation in (OpMono ignores it).
-            s.request(Long.MAX_VALUE);
-        }
-
-        @Override
-        public void onNext(Void v) {
-            // A Mono<Void> emits no value.
-        }
-
-        @Override
-        public void onError(Throwable t) {
-            // A write whose regions are already released (refused by its check, or failed by its
-            // own error completion) is spent now: read on the thread that released them, which is
-            // the one failing it. Otherwise its request waits for operationReleased(), which
-            // OpMono finds by walking Attr.ACTUAL from its subscriber: an assembly hook whose
-            // subscriber hides that walk leaves such a request undiscarded.
-            if (state == PENDING) {
-                state = op instanceof OpMono o && o.released ? SPENT : FAILED;
-            }
-            parent.innerError(t);
-        }
-
-        /**
-         * The write failed, or the stream cancelled it and it is over (completed, failed or never
-         * posted), and its regions are released: its request can go to discard now that the NIC
-         * no longer reads its buffer. Loop thread (or the thread that closed the connection).
-         */
-        @Override
-        public void operationReleased() {
-            int st = state;
-            if (st == PENDING || st == FAILED) {
-                state = SPENT;
-            }
-            parent.drain();
-        }
-
-        @Override
-        public void onComplete() {
-            // A release store: the drain that emits the result reads it (a volatile read) on this
-            // thread or after a WIP hand-over; no store-load order is needed here.
-            STATE.setRelease(this, DONE);
-            parent.writeCompleted();
-        }
-
-        /**
-         * An inner subscriber answers as Reactor's own do, so that a {@link Scannable} walk from a
-         * write (its {@code ACTUAL} is this slot) reaches the stream and its subscriber.
-         */
-        @Override
-        @Nullable
-        @SuppressWarnings("rawtypes") // Scannable declares it with the raw Attr
-        public Object scanUnsafe(Attr key) {
-            if (key == Attr.PARENT) {
-                return op;
-            }
-            if (key == Attr.ACTUAL) {
-                return parent;
-            }
-            if (key == Attr.TERMINATED) {
-                return state == DONE;
             }
             if (key == Attr.RUN_STYLE) {
                 return Attr.RunStyle.ASYNC;

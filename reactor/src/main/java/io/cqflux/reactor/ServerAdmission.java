@@ -1,0 +1,219 @@
+package io.cqflux.reactor;
+
+import io.cqflux.core.spi.ConnectionRequest;
+import io.cqflux.epoll.loop.LoopTimer;
+import java.net.InetSocketAddress;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import reactor.core.Disposable;
+import reactor.util.Logger;
+import reactor.util.Loggers;
+
+/**
+ * What an {@link RdmaServer} admits and counts: the limits on connections and pending handshakes
+ * ({@link AcceptOptions#withMaxConnections}, {@link AcceptOptions#withMaxPendingHandshakes})
+ * applied to each new request, each request's handshake from arrival to establishment or end,
+ * and the counters {@link RdmaServer#stats()} reads. Refusals and timeouts are logged at WARN,
+ * at most once a second per kind, so that a flood of refused requests is not a flood of lines.
+ */
+final class ServerAdmission {
+    /** The server's logger: what is refused is the server's to say. */
+    private static final Logger LOG = Loggers.getLogger(RdmaServer.class);
+
+    private final InetSocketAddress address;
+    private final int maxConnections;
+    private final int maxPending;
+    /** Requests taken from the listener and not yet established or ended. */
+    private final AtomicInteger pending = new AtomicInteger();
+    /** Established connections not yet released. */
+    private final AtomicInteger established = new AtomicInteger();
+    /** Per-connection registrations of exposed regions that are live. */
+    private final AtomicInteger liveExposures = new AtomicInteger();
+    private final AtomicLong refusedConnections = new AtomicLong();
+    private final AtomicLong refusedPending = new AtomicLong();
+    private final AtomicLong refusedAuth = new AtomicLong();
+    private final AtomicLong handshakeTimeouts = new AtomicLong();
+    private final RateLimitedWarn limitWarn = new RateLimitedWarn();
+    private final RateLimitedWarn authWarn = new RateLimitedWarn();
+    private final RateLimitedWarn timeoutWarn = new RateLimitedWarn();
+
+    ServerAdmission(InetSocketAddress address, int maxConnections, int maxPending) {
+        this.address = address;
+        this.maxConnections = maxConnections;
+        this.maxPending = maxPending;
+    }
+
+    /**
+     * Applies the limits to a new request before anything is done for it: over either, it is
+     * counted and logged (rate-limited), and the caller rejects it (the client's connect fails
+     * with REJECTED).
+     *
+     * @return whether the request is admitted
+     */
+    boolean admit(ConnectionRequest req) {
+        String why = null;
+        if (pending.get() >= maxPending) {
+            refusedPending.incrementAndGet();
+            why = pending.get() + " handshakes in progress, the maximum (AcceptOptions.withMaxPendingHandshakes "
+                    + maxPending + ")";
+        } else if (pending.get() + established.get() >= maxConnections) {
+            refusedConnections.incrementAndGet();
+            why = (pending.get() + established.get()) + " connections, the maximum (AcceptOptions.withMaxConnections "
+                    + maxConnections + ")";
+        }
+        if (why == null) {
+            return true;
+        }
+        limitWarn.warn("rejecting a connection request on " + address + " from " + peerOf(req) + ": " + why);
+        return false;
+    }
+
+    /** {@return the request's peer as text, or "an unknown address"} */
+    static String peerOf(ConnectionRequest req) {
+        InetSocketAddress a;
+        try {
+            a = req.peerAddress();
+        } catch (RuntimeException e) {
+            a = null;
+        }
+        return a == null ? "an unknown address" : a.toString();
+    }
+
+    /** {@return the handshake of an admitted request, counted as pending until it ends} */
+    Handshake handshake(ConnectionRequest req) {
+        return new Handshake(req, pending);
+    }
+
+    /** {@return the count of live per-connection exposures, which each connection's ExposureSet keeps} */
+    AtomicInteger liveExposures() {
+        return liveExposures;
+    }
+
+    /** A handshake was established: the connection counts until {@link #released()}. */
+    void established() {
+        established.incrementAndGet();
+    }
+
+    /** An established connection was released. */
+    void released() {
+        established.decrementAndGet();
+    }
+
+    /** The authenticator refused a request (or gave no decision); {@code message} is logged, rate-limited. */
+    void refusedByAuthenticator(String message) {
+        refusedAuth.incrementAndGet();
+        authWarn.warn(message);
+    }
+
+    /** A handshake timed out; {@code message} is logged, rate-limited. */
+    void timedOut(String message) {
+        handshakeTimeouts.incrementAndGet();
+        timeoutWarn.warn(message);
+    }
+
+    /** {@return the counters, read one after another} */
+    RdmaServer.Stats stats() {
+        return new RdmaServer.Stats(established.get(), pending.get(), liveExposures.get(), refusedConnections.get(),
+                refusedPending.get(), refusedAuth.get(), handshakeTimeouts.get());
+    }
+
+    /** One request's way from arrival to establishment or end; counted as pending until then. */
+    static final class Handshake {
+        static final int PENDING = 0;
+        static final int ESTABLISHED = 1;
+        static final int ENDED = 2;
+        static final int TIMED_OUT = 3;
+
+        final ConnectionRequest req;
+        final long arrived = System.nanoTime();
+        private final AtomicInteger pending;
+        /** Its timeout; server loop only. */
+        private LoopTimer.Timeout timer;
+        /** The authenticator's subscription, or null. Server loop only. */
+        private Disposable decision;
+        private final AtomicInteger state = new AtomicInteger(PENDING);
+
+        private Handshake(ConnectionRequest req, AtomicInteger pending) {
+            this.req = req;
+            this.pending = pending;
+            pending.incrementAndGet();
+        }
+
+        /** Sets its timeout. Server loop only. */
+        void timeout(LoopTimer.Timeout t) {
+            timer = t;
+        }
+
+        /** Cancels its timeout. Server loop only. */
+        void cancelTimeout() {
+            timer.cancel();
+        }
+
+        /** Keeps the authenticator's subscription, for {@link #dropDecision()}. Server loop only. */
+        void decision(Disposable d) {
+            decision = d;
+        }
+
+        /** Disposes the authenticator's subscription, if any: a decision that never comes holds nothing. */
+        void dropDecision() {
+            if (decision != null) {
+                decision.dispose();
+            }
+        }
+
+        /** {@return whether it was pending and is established now} */
+        boolean establish() {
+            if (state.compareAndSet(PENDING, ESTABLISHED)) {
+                pending.decrementAndGet();
+                return true;
+            }
+            return false;
+        }
+
+        /**
+         * {@return whether it was pending and has timed out now} Its timer acts only when this
+         * wins, so that an establishment that won first is never undone.
+         */
+        boolean timeOut() {
+            if (state.compareAndSet(PENDING, TIMED_OUT)) {
+                pending.decrementAndGet();
+                return true;
+            }
+            return false;
+        }
+
+        /** Ends it; {@return the state it was in} */
+        int end() {
+            int prev = state.getAndSet(ENDED);
+            if (prev == PENDING) {
+                pending.decrementAndGet();
+            }
+            return prev;
+        }
+
+        /** Ends a handshake that never got a connection. */
+        void done() {
+            end();
+        }
+    }
+
+    /**
+     * A WARN at most once a second per kind, telling how many were left out since: a flood of
+     * refused requests must not become a flood of log lines.
+     */
+    private static final class RateLimitedWarn {
+        private final AtomicLong last = new AtomicLong(System.nanoTime() - 2_000_000_000L);
+        private final AtomicLong suppressed = new AtomicLong();
+
+        void warn(String message) {
+            long now = System.nanoTime();
+            long l = last.get();
+            if (now - l >= 1_000_000_000L && last.compareAndSet(l, now)) {
+                long n = suppressed.getAndSet(0);
+                LOG.warn(message + (n > 0 ? " (" + n + " more like it not logged since the last)" : ""));
+            } else {
+                suppressed.incrementAndGet();
+            }
+        }
+    }
+}
