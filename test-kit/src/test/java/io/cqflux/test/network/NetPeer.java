@@ -39,13 +39,17 @@ import java.util.zip.CRC32C;
 /**
  * The peer of the network-fault tests, in its own JVM (started by {@link NetworkRig} inside the
  * rig's namespace): a fabric/tcp cqflux server on the given address exposing one zeroed region
- * with {@code WRITE_DST}, {@code READ_SRC} and {@code FLUSH_TYPE_VISIBILITY}, and a plain TCP
- * listener that counts the bytes it receives (for the rig's own facts). It prints
- * {@code READY <cqflux port> <tcp port>} and then answers one line per command on stdin:
+ * with {@code WRITE_DST}, {@code READ_SRC} and {@code FLUSH_TYPE_VISIBILITY}, and two plain TCP
+ * listeners for the rig's own facts: one counts the bytes it receives, the other (the source)
+ * reads a count (8 bytes, big-endian) from each connection, sends that many zero bytes and
+ * closes it. It prints {@code READY <cqflux port> <tcp port> <raw port> <source port>} and then
+ * answers one line per command on stdin:
  *
  * <ul>
  *   <li>{@code DUMP <offset> <length>}: {@code DUMP <base64 of those bytes of the region>};</li>
  *   <li>{@code CRC <offset> <length>}: {@code CRC <CRC32C of those bytes, hex>};</li>
+ *   <li>{@code CRCS <offset> <slot size> <count>}: {@code CRCS} and the CRC32C (hex) of each of
+ *       {@code count} consecutive slots from {@code offset};</li>
  *   <li>{@code TCP}: {@code TCP <bytes received> <connections that reached end of stream>};</li>
  *   <li>{@code CONNS}: {@code CONNS <accepted> <open> <ended LOST> <keep-alive probes sent>}, over
  *       every connection it accepted on either listener.</li>
@@ -110,7 +114,32 @@ final class NetPeer {
                 });
             }
         });
-        out.println("READY " + s.address().getPort() + " " + tcp.getLocalPort() + " " + raw.address().getPort());
+        ServerSocket source = new ServerSocket(0, 50, address);
+        Thread.ofPlatform().daemon().start(() -> {
+            while (true) {
+                Socket c;
+                try {
+                    c = source.accept();
+                } catch (IOException e) {
+                    return;
+                }
+                Thread.ofPlatform().daemon().start(() -> {
+                    try (c) {
+                        long n = new java.io.DataInputStream(c.getInputStream()).readLong();
+                        java.io.OutputStream o = c.getOutputStream();
+                        byte[] buf = new byte[8192];
+                        for (long left = n; left > 0; left -= Math.min(left, buf.length)) {
+                            o.write(buf, 0, (int) Math.min(left, buf.length));
+                        }
+                        o.flush();
+                    } catch (IOException e) {
+                        // the client went away: nothing to tell
+                    }
+                });
+            }
+        });
+        out.println("READY " + s.address().getPort() + " " + tcp.getLocalPort() + " " + raw.address().getPort() + " "
+                + source.getLocalPort());
         out.flush();
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
         String line;
@@ -120,6 +149,18 @@ final class NetPeer {
                 case "DUMP" -> {
                     byte[] b = mem.asSlice(Long.parseLong(f[1]), Long.parseLong(f[2])).toArray(ValueLayout.JAVA_BYTE);
                     out.println("DUMP " + Base64.getEncoder().encodeToString(b));
+                }
+                case "CRCS" -> {
+                    long off = Long.parseLong(f[1]);
+                    int slot = Integer.parseInt(f[2]);
+                    int count = Integer.parseInt(f[3]);
+                    StringBuilder b = new StringBuilder("CRCS");
+                    for (int i = 0; i < count; i++) {
+                        CRC32C crc = new CRC32C();
+                        crc.update(mem.asSlice(off + (long) i * slot, slot).asByteBuffer());
+                        b.append(' ').append(Long.toHexString(crc.getValue()));
+                    }
+                    out.println(b);
                 }
                 case "CRC" -> {
                     CRC32C crc = new CRC32C();
@@ -148,13 +189,15 @@ final class NetPeer {
         private final InetSocketAddress address;
         private final InetSocketAddress tcpAddress;
         private final InetSocketAddress rawAddress;
+        private final InetSocketAddress sourceAddress;
         private final BlockingQueue<String> lines;
         private final PrintStream commands;
         private final AtomicBoolean destroyed = new AtomicBoolean();
 
         private Handle(Process process, InetSocketAddress address, InetSocketAddress tcpAddress,
-                       InetSocketAddress rawAddress, BlockingQueue<String> lines) {
+                       InetSocketAddress rawAddress, InetSocketAddress sourceAddress, BlockingQueue<String> lines) {
             this.rawAddress = rawAddress;
+            this.sourceAddress = sourceAddress;
             this.process = process;
             this.address = address;
             this.tcpAddress = tcpAddress;
@@ -179,6 +222,27 @@ final class NetPeer {
         /** {@return the address of the peer's cqflux server} */
         InetSocketAddress address() {
             return address;
+        }
+
+        /** {@return the address of the peer's TCP source: send it a count (8 bytes), read that many bytes} */
+        InetSocketAddress sourceAddress() {
+            return sourceAddress;
+        }
+
+        /**
+         * {@return the CRC32C of each of {@code count} consecutive slots of {@code slot} bytes from
+         * {@code offset}, as the peer's memory holds them now}
+         */
+        long[] crcs(long offset, int slot, int count) {
+            String[] f = command("CRCS " + offset + " " + slot + " " + count, "CRCS").trim().split(" ");
+            if (f.length != count) {
+                throw new AssertionError("the peer answered " + f.length + " CRCs for " + count + " slots");
+            }
+            long[] r = new long[count];
+            for (int i = 0; i < count; i++) {
+                r[i] = Long.parseLong(f[i], 16);
+            }
+            return r;
         }
 
         /** {@return the address of the peer's byte-counting TCP listener} */
@@ -285,7 +349,8 @@ final class NetPeer {
             String[] f = line.split(" ");
             h = new Handle(p, new InetSocketAddress(address, Integer.parseInt(f[1])),
                     new InetSocketAddress(address, Integer.parseInt(f[2])),
-                    new InetSocketAddress(address, Integer.parseInt(f[3])), lines);
+                    new InetSocketAddress(address, Integer.parseInt(f[3])),
+                    new InetSocketAddress(address, Integer.parseInt(f[4])), lines);
             return h;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();

@@ -58,14 +58,22 @@ import java.util.concurrent.atomic.AtomicInteger;
  *   therefore adds a blackhole route for its /30 with a higher metric than the connected route
  *   (the connected one wins while the veth lives; `ip route get` then says "Invalid argument"
  *   for the address), and keeps it until this JVM exits, so nothing of the test ever leaves.
- * - Random loss without netem (and without act_gact, also absent): a classic BPF filter on the
- *   peer end's ingress (clsact, cls_bpf with `bytecode`) that loads the kernel's random number
- *   (the ancillary load SKF_AD_RANDOM) and matches above a threshold, with the action `mirred
- *   egress redirect` to a veth inside the namespace that stays down: the matched packet is
- *   dropped there (mirred counts it under overlimits). On the ingress side the drop is a real
- *   network loss for the client (TCP retransmits: 10 % cost 365 retransmitted segments for 2 MB);
- *   the same filter on an egress is a local drop that the sending stack sees and requeues at once
- *   (1 retransmission for the same 2 MB): so loss() only drops what the client sends.
+ * - Random loss without netem (and without act_gact, also absent): a classic BPF filter on a
+ *   receiving end's ingress (clsact, cls_bpf with `bytecode`) that loads the kernel's random
+ *   number (the ancillary load SKF_AD_RANDOM) and matches above a threshold, with the action
+ *   `mirred egress redirect` to a veth that stays down in the same namespace (mirred looks its
+ *   target up there): the matched packet is dropped there (mirred counts it under overlimits). On
+ *   an ingress the drop is a real network loss for the sender (TCP retransmits: 10 % cost 365
+ *   retransmitted segments for 2 MB); the same filter on an egress is a local drop that the
+ *   sending stack sees and requeues at once (1 retransmission for the same 2 MB). So each
+ *   direction is dropped at its receiver: what the client sends on the peer end's ingress (sink
+ *   pair `s`/`t` inside the namespace), what the peer sends on the root end's ingress (sink pair
+ *   `u`/`v` in the root namespace). Each filter matches `protocol ip` only: ARP passes, and the
+ *   root end's permanent neighbour entry needs none anyway. A veth passes TCP's segmentation
+ *   offload through: one packet on it may carry up to 64 KB (the first loss test saw 8 drops at
+ *   30 % for 200 KB), so one draw would drop dozens of wire frames at once. Both ends therefore
+ *   have gso_max_segs 1 (ip-link(8)): the stack then sizes each packet to one MSS (within the
+ *   1500-byte MTU), and a drop is one frame, as on a real link.
  * - Names and addresses are the rig's own, and each names the JVM that made it, so that two JVMs
  *   (two builds on one host) neither collide nor sweep each other's rigs: namespaces
  *   `cqfxnf-<pid>-<n>`; links `cqfxnf<pid36>-<n36><role>`, the pid and the rig's index in base 36
@@ -85,7 +93,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * A network the test owns: a namespace for the peer, joined to the root namespace (where the test
  * JVM runs the client) by a veth pair with an address at each end; a peer JVM ({@link NetPeer})
  * started inside the namespace; and the faults: {@link #partition()}, {@link #heal()},
- * {@link #vanish()}. {@link #close()} kills the peer and deletes the namespace and the links, and
+ * {@link #vanish()}, random loss per direction ({@link #loss(int, int)}). {@link #close()} kills the peer and deletes the namespace and the links, and
  * is idempotent; every command it runs is bounded in time.
  */
 final class NetworkRig implements AutoCloseable {
@@ -123,7 +131,8 @@ final class NetworkRig implements AutoCloseable {
      *
      * @param token the owner's pid in base 36
      * @param index the rig's index in that JVM, below 1296 (two base-36 digits)
-     * @param role {@code r} root end, {@code p} peer end, {@code s}/{@code t} the loss sink's pair
+     * @param role {@code r} root end, {@code p} peer end, {@code s}/{@code t} the namespace's loss
+     *     sink pair, {@code u}/{@code v} the root namespace's
      */
     static String link(String token, int index, char role) {
         String name = PREFIX + token + "-" + Integer.toString(index, 36) + role;
@@ -171,6 +180,9 @@ final class NetworkRig implements AutoCloseable {
             rig.blackhole();
             rig.ip("netns", "add", rig.namespace);
             rig.ip("link", "add", rig.rootLink, "type", "veth", "peer", "name", rig.peerLink);
+            // One wire-size frame per packet, so that the loss filter drops frames (see the facts).
+            rig.ip("link", "set", "dev", rig.rootLink, "gso_max_segs", "1");
+            rig.ip("link", "set", "dev", rig.peerLink, "gso_max_segs", "1");
             rig.ip("link", "set", rig.peerLink, "netns", rig.namespace);
             rig.ip("addr", "add", rig.rootAddress.getHostAddress() + "/30", "dev", rig.rootLink);
             rig.ip("link", "set", rig.rootLink, "up");
@@ -250,38 +262,94 @@ final class NetworkRig implements AutoCloseable {
     }
 
     /**
-     * Drops each packet the client sends to the peer with probability {@code percent} / 100 (see
-     * the facts: a BPF filter on the peer end's ingress); {@link #noLoss()} removes it.
+     * Drops each packet the client sends to the peer with probability {@code percent} / 100, and
+     * nothing the peer sends; {@link #noLoss()} removes it.
      *
      * @param percent 1..100
      */
     void loss(int percent) {
-        if (percent < 1 || percent > 100) {
+        if (percent < 1) {
             throw new IllegalArgumentException("loss percent " + percent + " is outside [1, 100]");
         }
-        String sink = link(TOKEN, index, 's');
-        if (!run(List.of("ip", "-n", namespace, "-o", "link", "show"), false).contains(": " + sink + "@")) {
-            ip("-n", namespace, "link", "add", sink, "type", "veth", "peer", "name", link(TOKEN, index, 't'));
+        loss(percent, 0);
+    }
+
+    /**
+     * Drops packets at random in each direction (see the facts: a BPF filter on each receiving
+     * end's ingress), replacing what an earlier call set; a direction at 0 % has no filter.
+     * {@link #noLoss()} removes both.
+     *
+     * @param toPeer percent of what the client sends that is dropped, 0..100
+     * @param toClient percent of what the peer sends that is dropped, 0..100
+     */
+    void loss(int toPeer, int toClient) {
+        for (int p : new int[] {toPeer, toClient}) {
+            if (p < 0 || p > 100) {
+                throw new IllegalArgumentException("loss percent " + p + " is outside [0, 100]");
+            }
         }
-        ipQuiet("-n", namespace, "link", "set", sink, "down");
-        run(List.of("tc", "-n", namespace, "qdisc", "replace", "dev", peerLink, "clsact"), true);
-        run(List.of("tc", "-n", namespace, "filter", "del", "dev", peerLink, "ingress"), false);
+        noLoss();
+        if (toPeer > 0) {
+            lossFilter(List.of("-n", namespace), peerLink, link(TOKEN, index, 's'), link(TOKEN, index, 't'), toPeer);
+        }
+        if (toClient > 0) {
+            lossFilter(List.of(), rootLink, link(TOKEN, index, 'u'), link(TOKEN, index, 'v'), toClient);
+        }
+    }
+
+    /**
+     * Puts the loss filter on {@code dev}'s ingress, redirecting its matches to {@code sink}, a
+     * veth made (once) in the same namespace and kept down.
+     *
+     * @param ns {@code -n <namespace>}, or nothing for the root namespace
+     */
+    private void lossFilter(List<String> ns, String dev, String sink, String sinkPeer, int percent) {
+        List<String> ip = new ArrayList<>(List.of("ip"));
+        ip.addAll(ns);
+        List<String> tc = new ArrayList<>(List.of("tc"));
+        tc.addAll(ns);
+        if (!run(concat(ip, "-o", "link", "show"), false).contains(": " + sink + "@")) {
+            run(concat(ip, "link", "add", sink, "type", "veth", "peer", "name", sinkPeer), true);
+        }
+        run(concat(ip, "link", "set", sink, "down"), false);
+        run(concat(tc, "qdisc", "replace", "dev", dev, "clsact"), true);
+        run(concat(tc, "filter", "del", "dev", dev, "ingress"), false);
         // ld rand (SKF_AD_OFF + SKF_AD_RANDOM = -0x1000 + 56); jgt threshold ? match : no match.
         long threshold = Math.round((100 - percent) / 100.0 * 0xFFFF_FFFFL);
         String bytecode = "4,32 0 0 4294963256,37 0 1 " + threshold + ",6 0 0 4294967295,6 0 0 0";
-        run(List.of("tc", "-n", namespace, "filter", "add", "dev", peerLink, "ingress", "protocol", "ip", "bpf",
-                "bytecode", bytecode, "action", "mirred", "egress", "redirect", "dev", sink), true);
+        run(concat(tc, "filter", "add", "dev", dev, "ingress", "protocol", "ip", "bpf", "bytecode", bytecode, "action",
+                "mirred", "egress", "redirect", "dev", sink), true);
     }
 
-    /** Removes the loss filter of {@link #loss(int)}. */
+    private static List<String> concat(List<String> head, String... tail) {
+        List<String> all = new ArrayList<>(head);
+        all.addAll(List.of(tail));
+        return all;
+    }
+
+    /** Removes the loss filters of {@link #loss(int, int)}, in both directions. */
     void noLoss() {
         run(List.of("tc", "-n", namespace, "filter", "del", "dev", peerLink, "ingress"), false);
+        run(List.of("tc", "filter", "del", "dev", rootLink, "ingress"), false);
     }
 
-    /** {@return packets the loss filter dropped so far (mirred's overlimits: redirects to the downed sink)} */
+    /** {@return packets the loss filters dropped so far, both directions} */
     long lossDrops() {
-        String out = run(List.of("tc", "-n", namespace, "-s", "filter", "show", "dev", peerLink, "ingress"), false);
-        java.util.regex.Matcher m = java.util.regex.Pattern.compile("overlimits (\\d+)").matcher(out);
+        return lossDropsToPeer() + lossDropsToClient();
+    }
+
+    /** {@return packets the client sent that the loss filter dropped (mirred's overlimits: redirects to the downed sink)} */
+    long lossDropsToPeer() {
+        return overlimits(run(List.of("tc", "-n", namespace, "-s", "filter", "show", "dev", peerLink, "ingress"), false));
+    }
+
+    /** {@return packets the peer sent that the loss filter dropped} */
+    long lossDropsToClient() {
+        return overlimits(run(List.of("tc", "-s", "filter", "show", "dev", rootLink, "ingress"), false));
+    }
+
+    private static long overlimits(String tcStats) {
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("overlimits (\\d+)").matcher(tcStats);
         return m.find() ? Long.parseLong(m.group(1)) : 0;
     }
 
@@ -311,6 +379,7 @@ final class NetworkRig implements AutoCloseable {
             p.destroy();
         }
         ipQuiet("link", "del", rootLink);
+        ipQuiet("link", "del", link(TOKEN, index, 'u')); // the root namespace's loss sink, if made
         killNamespaceProcesses(namespace);
         ipQuiet("netns", "del", namespace);
     }

@@ -17,7 +17,8 @@ import org.junit.jupiter.api.Test;
 /**
  * Proves the facts {@link NetworkRig} depends on, with plain TCP sockets between the test JVM (root
  * namespace) and the peer's byte-counting listener (in the rig's namespace): the link carries
- * traffic; a partition drops it silently and the heal delivers what was sent meanwhile; a vanished
+ * traffic; a partition drops it silently and the heal delivers what was sent meanwhile; random
+ * loss, in either direction, is loss on the wire that the sender's TCP retransmits; a vanished
  * host sends no FIN or RST; closing the rig leaves no namespace, link or route of its own behind
  * but the blackhole; and leftovers of a killed run are swept.
  */
@@ -102,7 +103,16 @@ class NetworkRigTest {
 
     /** {@return the root namespace's TCP RetransSegs (rfc1213 tcpRetransSegs) from /proc/net/snmp} */
     private static long retransSegs() throws IOException {
-        List<String> lines = java.nio.file.Files.readAllLines(java.nio.file.Path.of("/proc/net/snmp"));
+        return retransSegs(java.nio.file.Files.readAllLines(java.nio.file.Path.of("/proc/net/snmp")));
+    }
+
+    /** {@return the peer namespace's TCP RetransSegs: /proc/net/snmp read from inside it} */
+    private static long peerRetransSegs(NetworkRig rig) {
+        return retransSegs(NetworkRig.run(List.of("ip", "netns", "exec", rig.namespace, "cat", "/proc/net/snmp"), true)
+                .lines().toList());
+    }
+
+    private static long retransSegs(List<String> lines) {
         for (int i = 0; i + 1 < lines.size(); i++) {
             if (lines.get(i).startsWith("Tcp:") && lines.get(i + 1).startsWith("Tcp:")) {
                 List<String> names = List.of(lines.get(i).split("\\s+"));
@@ -134,6 +144,66 @@ class NetworkRigTest {
             assertTrue(retrans > 0, "no retransmission: the drops were not losses on the wire");
             rig.noLoss();
         }
+    }
+
+    /**
+     * Loss both ways: the client sends 200 KB to the peer's counter and reads 200 KB from its
+     * source, each direction losing 20 %. Each filter drops on its own ingress, each sender's
+     * stack retransmits (the root namespace's counter for the client, the namespace's for the
+     * peer), and every byte arrives both ways.
+     */
+    @Test
+    void lossBothWays_dropsWhatEachSideSendsOnTheWire_bothStacksRetransmit_andEveryByteArrives() throws IOException {
+        NetworkRig rig = NetworkRig.create();
+        try (rig; Socket s = connect(rig, rig.startPeer(4096)); Socket src = new Socket()) {
+            NetPeer.Handle peer = peerOf(rig);
+            src.bind(new InetSocketAddress(rig.rootAddress, 0));
+            src.connect(peer.sourceAddress(), 5_000);
+            src.setSoTimeout(60_000);
+            rig.loss(20, 20);
+            long r0 = retransSegs();
+            long p0 = peerRetransSegs(rig);
+            long n = 200L * BYTES;
+            OutputStream out = s.getOutputStream();
+            for (int i = 0; i < 200; i++) {
+                out.write(new byte[BYTES]);
+                out.flush();
+            }
+            new java.io.DataOutputStream(src.getOutputStream()).writeLong(n);
+            InputStream in = src.getInputStream();
+            byte[] buf = new byte[8192];
+            long got = 0;
+            for (int k; (k = in.read(buf)) >= 0; ) {
+                got += k;
+            }
+            assertEquals(n, got, "not every byte the peer sent arrived under loss");
+            assertTrue(await(() -> peer.tcp()[0] == n, 60_000), "not every byte the client sent arrived under loss: "
+                    + peer.tcp()[0]);
+            long toPeer = rig.lossDropsToPeer();
+            long toClient = rig.lossDropsToClient();
+            long clientRetrans = retransSegs() - r0;
+            long peerRetrans = peerRetransSegs(rig) - p0;
+            System.out.printf("FACT 20 %% loss both ways: dropped %d packets to the peer and %d to the client; the"
+                    + " client's stack retransmitted %d segments (root namespace), the peer's %d%n", toPeer, toClient,
+                    clientRetrans, peerRetrans);
+            assertTrue(toPeer > 0, "the filter on the peer's ingress dropped nothing");
+            assertTrue(toClient > 0, "the filter on the client's ingress dropped nothing");
+            assertTrue(peerRetrans > 0, "the peer's stack retransmitted nothing: the drops on the client's ingress"
+                    + " were not losses on the wire");
+            assertTrue(clientRetrans > 0, "the client's stack retransmitted nothing");
+            assertEquals(toPeer + toClient, rig.lossDrops(), "lossDrops is not the sum of both directions");
+
+            rig.loss(0, 30); // one direction only: the other filter is gone
+            long before = rig.lossDropsToPeer();
+            out.write(new byte[BYTES]);
+            out.flush();
+            assertTrue(await(() -> peer.tcp()[0] == n + BYTES, 15_000), "bytes lost with the link's loss at 0 %");
+            assertEquals(0, before, "loss(0, 30) kept a filter on the peer's ingress");
+            rig.noLoss();
+            assertEquals(0, rig.lossDrops(), "noLoss kept a filter");
+        }
+        assertFalse(NetworkRig.linkExists(NetworkRig.link(NetworkRig.TOKEN, rig.index, 'u')),
+                "the root namespace's loss sink outlived the rig");
     }
 
     @Test

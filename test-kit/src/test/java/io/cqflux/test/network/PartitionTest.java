@@ -316,6 +316,44 @@ class PartitionTest {
         assertCompletedWritesLanded("10 % loss");
     }
 
+    /**
+     * The transparency claim: under 5 % loss in both directions (what each side sends, acks
+     * included), durable writes with the library's default operation timeout all complete, slower,
+     * and none fails; the connection stays up, and every write is in the peer's memory. The
+     * latency and throughput this costs are the loss benchmark's ({@link LossBench}).
+     */
+    @Test
+    void durableWrites_underFivePercentLossBothWays_allComplete_noneFails_allLanded() {
+        Duration opTimeout = Duration.ofSeconds(30); // the library's default
+        start(opTimeout, Duration.ofSeconds(2));
+        RdmaConnection conn = connectPatiently(client, peer);
+        int before;
+        long toPeer;
+        long toClient;
+        try (Writer w = writeOn(conn)) {
+            awaitTraffic();
+            before = records.ended();
+            rig.loss(5, 5);
+            sleep(Duration.ofSeconds(2));
+            toPeer = rig.lossDropsToPeer();
+            toClient = rig.lossDropsToClient();
+            rig.noLoss();
+            w.close();
+            assertTrue(await(() -> records.ended() == records.started(), opTimeout.plus(SLACK)),
+                    "writes pending after the loss ended: " + records);
+        }
+        System.out.printf("FACT 5 %% loss both ways for 2 s (operationTimeout %d ms): %d packets dropped to the peer, %d"
+                + " to the client, %d writes ended during it; connection %s%n", opTimeout.toMillis(), toPeer, toClient,
+                records.ended() - before, conn.isDisposed() ? "ended" : "still up");
+        assertTrue(toPeer > 0 && toClient > 0, "a direction lost nothing (to the peer " + toPeer + ", to the client "
+                + toClient + "): it tested nothing");
+        assertEveryWriteEndedOnce(startTimes(), opTimeout.plus(SLACK));
+        assertEquals(java.util.Map.of("ok", records.started()), records.outcomes(),
+                "a write failed under 5 % loss: " + records);
+        assertTrue(!conn.isDisposed(), "the connection ended under 5 % loss");
+        assertCompletedWritesLanded("5 % loss both ways");
+    }
+
     /** The keep-alive of the idle-connection cases, on both sides: a silent peer is found within about 4 x this. */
     static final Duration KEEP_ALIVE = Duration.ofMillis(200);
     static final int MISSES = 3;
