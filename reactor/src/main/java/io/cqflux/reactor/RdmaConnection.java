@@ -47,8 +47,9 @@ import reactor.core.publisher.Mono;
  * Reactor's: {@code .timeout(...)} (virtual time works).
  *
  * <p><b>Cancellation</b> detaches the subscriber only: the NIC may still use the buffers, so the
- * operation keeps its credit and its regions until its completion arrives; its late outcome is
- * dropped ({@code Operators.onErrorDropped}). The forms on {@code byte[]} and {@code ByteBuffer}
+ * operation keeps its credit and its regions until its completion arrives; a late failure of its
+ * own is dropped ({@code Operators.onErrorDropped}), the connection's end is not (the connection
+ * reports it once: {@link #events()} and a log line). The forms on {@code byte[]} and {@code ByteBuffer}
  * stage the data through the instance's {@link BufferPool}, whose buffer is likewise released only
  * then; for regions of your own, {@link Region#inFlight()} tells when a range may be reused.
  *

@@ -400,7 +400,11 @@ public final class ConnectionCore {
         }
         sendQueue.forEachInFlight((ctx, o) -> {
             if (o instanceof OpMono op) {
-                op.fail(op.ownError() != null ? op.ownError() : cause);
+                if (op.ownError() != null) {
+                    op.fail(op.ownError());
+                } else {
+                    op.failOnConnectionEnd(cause);
+                }
             }
         });
         // Staged operations still waiting for a pooled buffer: nothing of theirs is posted yet,

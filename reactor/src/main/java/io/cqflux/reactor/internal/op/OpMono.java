@@ -43,8 +43,9 @@ import reactor.util.annotation.Nullable;
  * hand-over to the loop on, every field but {@link #cancelled} and the flags is confined to the
  * connection's loop thread. Cancellation only detaches the subscriber: the slot, the credits and
  * the region references stay held until the completion arrives or the connection's native
- * objects are destroyed (the NIC may still use the buffers), and a late outcome is dropped through
- * {@link Operators#onErrorDropped}. An operation cancelled while still waiting for a credit is
+ * objects are destroyed (the NIC may still use the buffers), and a late failure of its own is
+ * dropped through {@link Operators#onErrorDropped} (the connection's end is not:
+ * {@link #failOnConnectionEnd}). An operation cancelled while still waiting for a credit is
  * never posted. The terminal signal is sent at most once, whichever thread gets there first: the
  * loop (a completion, the connection's end) or the subscriber's own thread (a
  * {@code request(n <= 0)}, Reactive Streams §3.9).
@@ -484,6 +485,23 @@ public final class OpMono extends Mono<Void> implements Subscription, Scannable,
      * @param error the failure
      */
     public void fail(Throwable error) {
+        fail(error, false);
+    }
+
+    /**
+     * Signals the connection's end, unless already terminated. After cancellation nothing is
+     * dropped: the end is the connection's news, told once by its events and its log line, and a
+     * subscriber that let go of the operation has no use for it. Without this, every cancelled
+     * operation in flight (a {@code writeAll}'s window, a burst of {@code timeout()}s) reported
+     * the same exception to {@link Operators#onErrorDropped}, whose default logs each at ERROR.
+     *
+     * @param cause what ended the connection
+     */
+    public void failOnConnectionEnd(Throwable cause) {
+        fail(cause, true);
+    }
+
+    private void fail(Throwable error, boolean connectionEnd) {
         if (!setFlag(TERMINATED)) {
             return;
         }
@@ -499,7 +517,9 @@ public final class OpMono extends Mono<Void> implements Subscription, Scannable,
         if (cancelled) {
             reportCancelled();
             try {
-                Operators.onErrorDropped(error, a.currentContext());
+                if (!connectionEnd) {
+                    Operators.onErrorDropped(error, a.currentContext());
+                }
             } finally {
                 if (releasedNow) {
                     ReleaseListener.tell(a);

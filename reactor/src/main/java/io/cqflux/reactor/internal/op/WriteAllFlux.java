@@ -50,7 +50,8 @@ import reactor.util.context.Context;
  * <p><b>Failures.</b> The first failure of a write (its check, its completion, the connection's
  * end) fails the stream at once: upstream is cancelled, the other writes in flight are cancelled,
  * which only detaches them (they still finish at the NIC and keep their credits and regions until
- * then; a later failure of theirs goes to {@link Operators#onErrorDropped}). An upstream error does
+ * then; a later failure of their own goes to {@link Operators#onErrorDropped}, the connection's
+ * end, which the stream has reported or the connection reports, does not). An upstream error does
  * the same, at once, without waiting for the writes in flight. A {@code request(n <= 0)} fails the
  * stream with the {@link IllegalArgumentException} Reactive Streams §3.9 asks for. A subscriber
  * whose {@code onNext} throws (§2.13 forbids it) is treated as Reactor's operators treat a callback
@@ -355,7 +356,9 @@ public final class WriteAllFlux extends Flux<WriteResult> implements Scannable {
             if (core.loop.inEventLoop() && drainPutOff) {
                 batchEnded();
             }
-            if (!ERROR.compareAndSet(this, null, t)) {
+            // The same exception again (the connection's end, which fails every write in flight)
+            // is no news: only a different one is dropped.
+            if (!ERROR.compareAndSet(this, null, t) && error != t) {
                 Operators.onErrorDropped(t, actual.currentContext());
             }
             drain();
