@@ -100,7 +100,7 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
      * hello}
      */
     public byte[] peerPrivateData() {
-        return core.peerPrivateData();
+        return core.intake.peerPrivateData();
     }
 
     /**
@@ -174,7 +174,7 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
         byte[] d = descriptor.clone();
         return Mono.create(sink -> core.runOnLoop(() -> {
             try {
-                core.applyPeerConfiguration(d);
+                core.intake.applyPeerConfiguration(d);
                 sink.success();
             } catch (RuntimeException e) {
                 sink.error(e);
@@ -187,7 +187,7 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
      * hold at once (a durable write holds two, every other operation one)}
      */
     public int sendCredits() {
-        return core.creditLimit();
+        return core.monitor.creditLimit();
     }
 
     /**
@@ -196,7 +196,7 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
      * read from any thread}
      */
     public int inFlight() {
-        return core.inFlightOps();
+        return core.monitor.inFlightOps();
     }
 
     /**
@@ -205,7 +205,7 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
      * metrics, read from any thread}
      */
     public int waiting() {
-        return core.waitingOps();
+        return core.monitor.waitingOps();
     }
 
     /**
@@ -214,7 +214,7 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
      * interval, with the keep-alive off, and with a peer not written with cqflux. Any thread.
      */
     public long keepAliveProbes() {
-        return core.keepAliveProbes();
+        return core.monitor.keepAliveProbes();
     }
 
     /**
@@ -223,12 +223,12 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
      * {@link io.cqflux.core.QueueFullException}); for metrics, read from any thread}
      */
     public long rejections() {
-        return core.rejections();
+        return core.monitor.rejections();
     }
 
     /** {@return the most send-queue credits ever held at once on this connection} */
     public int maxInFlight() {
-        return core.maxInFlight();
+        return core.monitor.maxInFlight();
     }
 
     /**
@@ -626,7 +626,7 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
      */
     public Flux<WriteResult> writeAll(Publisher<WriteRequest> requests) {
         Objects.requireNonNull(requests, "requests");
-        return WriteAllFlux.create(this, requests, Math.max(1, core.creditLimit() / 2));
+        return WriteAllFlux.create(this, requests, Math.max(1, core.monitor.creditLimit() / 2));
     }
 
     /**
@@ -669,7 +669,7 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
 
     /** {@return the connection's events (ESTABLISHED, then CLOSED or LOST), replayed to late subscribers} */
     public Flux<ConnectionEvent> events() {
-        return core.events();
+        return core.monitor.events();
     }
 
     /**
@@ -681,7 +681,7 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
      * completes once the connection is released}
      */
     public Flux<CompletionRecord> completions() {
-        return core.completions();
+        return core.monitor.completions();
     }
 
     /**
