@@ -72,7 +72,7 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
 
     /** {@return the regions the peer exposed, in its order (empty on the server side of a plain client)} */
     public List<PeerRegion> remoteRegions() {
-        return core.peerRegions();
+        return core.admission.peerRegions();
     }
 
     /**
@@ -82,7 +82,7 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
      * @throws IllegalArgumentException when there is no such region
      */
     public PeerRegion remoteRegion(int index) {
-        List<PeerRegion> r = core.peerRegions();
+        List<PeerRegion> r = core.admission.peerRegions();
         if (index < 0 || index >= r.size()) {
             throw new IllegalArgumentException("remote region index " + index + " is outside [0, " + r.size()
                     + ") on " + description());
@@ -728,7 +728,7 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
         Lifecycle.checkTimeout(timeout, "timeout");
         Lifecycle.checkMayBlock(this);
         dispose();
-        Lifecycle.await(this, core.closed, timeout, core::releasePending);
+        Lifecycle.await(this, core.closed, timeout, core.monitor::releasePending);
     }
 
     /**

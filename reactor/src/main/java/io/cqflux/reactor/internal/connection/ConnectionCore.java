@@ -14,7 +14,6 @@ import io.cqflux.epoll.loop.EventLoop;
 import io.cqflux.epoll.loop.Registration;
 import io.cqflux.reactor.BufferPool;
 import io.cqflux.reactor.CqfluxListener;
-import io.cqflux.reactor.PeerRegion;
 import io.cqflux.reactor.RdmaConnection;
 import io.cqflux.reactor.internal.op.OpMono;
 import io.cqflux.reactor.internal.op.SpinThenParkSubscriber;
@@ -164,7 +163,7 @@ public final class ConnectionCore {
                 new InFlightTable(Math.min(config.sendQueueSize(), cqForSends), config.receiveQueueSize()), control,
                 limits.pendingLimit(), operationTimeoutNanos >= COARSE_POST_CLOCK_FROM_NANOS);
         this.blockSpinNanos = limits.blockSpinNanos();
-        this.receiver = new Receiver(this, config.receiveQueueSize(), limits.receiveBufferSize(),
+        this.receiver = new Receiver(this, sendQueue, config.receiveQueueSize(), limits.receiveBufferSize(),
                 limits.notificationBacklog());
         // A peer with raw private data sends without credits: by default every receive is posted
         // ahead of demand (Receiver's class comment; ConnectOptions/AcceptOptions override it).
@@ -175,7 +174,7 @@ public final class ConnectionCore {
         this.goodbye = new Goodbye(this, sendQueue, control);
         this.deadlines = new Deadlines(this, sendQueue, control, operationTimeoutNanos);
         this.control = control;
-        this.monitor = new ConnectionMonitor(sendQueue, dispatch, deadlines, keepAlive);
+        this.monitor = new ConnectionMonitor(this, sendQueue, dispatch, deadlines, keepAlive, goodbye);
         this.intake = new EventIntake(this, control, monitor);
         this.api = API.newConnection(this);
     }
@@ -322,30 +321,6 @@ public final class ConnectionCore {
         goodbye.startBounded(() -> afterDrain(this::finishEnd));
     }
 
-    /**
-     * {@return what the release of this connection still waits for, for the error of
-     * {@link RdmaConnection#disposeNow}: the close task not run yet (its loop busy or blocked), the
-     * goodbye write (waiting for a send credit, or posted and not completed: bounded by
-     * {@link Goodbye#boundMillis}), or the teardown after it on the loop}; any thread, a snapshot
-     * that the loop may have moved past already
-     */
-    public String releasePending() {
-        State s = state;
-        if (s.compareTo(State.ENDED) < 0) {
-            return "the native connection is not freed yet: its loop " + loop.name() + " has not run the close task"
-                    + " (it is busy or blocked)";
-        }
-        if (s == State.ENDED) {
-            String g = goodbye.describePending();
-            if (g != null) {
-                return g;
-            }
-            return "the close task ran; its loop " + loop.name() + " has not finished the teardown (failing the queued"
-                    + " operations, freeing the native connection): it is busy or blocked";
-        }
-        return "the native connection is freed; its loop " + loop.name() + " is running the last releases";
-    }
-
     /** Loop thread: the goodbye write completed; an ended connection's teardown can go on. */
     void goodbyeCompleted() {
         if (goodbye.completed()) {
@@ -487,21 +462,6 @@ public final class ConnectionCore {
         loop.executeOrAfterTermination(task);
     }
 
-    /** Loop thread: the receiver posted receives; tell a cqflux peer (its credits). */
-    public void receivesPosted(int n) {
-        sendQueue.receivesPosted(n);
-    }
-
-    /** Loop thread: a context for a receive buffer (see {@link InFlightTable}). */
-    public long acquireReceiveContext(Receiver.Buffer b) {
-        return sendQueue.acquireReceiveContext(b);
-    }
-
-    /** Loop thread: gives back a receive context whose post failed. */
-    public void releaseReceiveContext(long ctx) {
-        sendQueue.releaseReceiveContext(ctx);
-    }
-
     /** {@return the lifecycle state} Any thread (a volatile read). */
     State state() {
         return state;
@@ -555,10 +515,6 @@ public final class ConnectionCore {
     }
 
     // ---------------------------------------------------------------- accessors
-
-    public List<PeerRegion> peerRegions() {
-        return admission.peerRegions();
-    }
 
     public boolean isOpen() {
         return state.compareTo(State.ENDED) < 0;
