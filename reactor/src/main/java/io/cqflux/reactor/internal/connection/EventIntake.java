@@ -78,7 +78,6 @@ public final class EventIntake {
 
     /** Loop thread: takes the events waiting on the channel, until there are none or the connection ended. */
     void poll() {
-        assert loop.inEventLoop();
         ConnectionEvent e;
         while (core.state().compareTo(State.ENDED) < 0) {
             try {
