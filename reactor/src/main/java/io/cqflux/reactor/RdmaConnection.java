@@ -73,7 +73,7 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
 
     /** {@return the regions the peer exposed, in its order (empty on the server side of a plain client)} */
     public List<PeerRegion> remoteRegions() {
-        return core.peerRegions();
+        return core.admission.peerRegions();
     }
 
     /**
@@ -83,7 +83,7 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
      * @throws IllegalArgumentException when there is no such region
      */
     public PeerRegion remoteRegion(int index) {
-        List<PeerRegion> r = core.peerRegions();
+        List<PeerRegion> r = core.admission.peerRegions();
         if (index < 0 || index >= r.size()) {
             throw new IllegalArgumentException("remote region index " + index + " is outside [0, " + r.size()
                     + ") on " + description());
@@ -101,7 +101,7 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
      * hello}
      */
     public byte[] peerPrivateData() {
-        return core.peerPrivateData();
+        return core.intake.peerPrivateData();
     }
 
     /**
@@ -175,7 +175,7 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
         byte[] d = descriptor.clone();
         return Mono.create(sink -> core.runOnLoop(() -> {
             try {
-                core.applyPeerConfiguration(d);
+                core.intake.applyPeerConfiguration(d);
                 sink.success();
             } catch (RuntimeException e) {
                 sink.error(e);
@@ -188,7 +188,7 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
      * hold at once (a durable write holds two, every other operation one)}
      */
     public int sendCredits() {
-        return core.creditLimit();
+        return core.monitor.creditLimit();
     }
 
     /**
@@ -197,7 +197,7 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
      * read from any thread}
      */
     public int inFlight() {
-        return core.inFlightOps();
+        return core.monitor.inFlightOps();
     }
 
     /**
@@ -206,7 +206,7 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
      * metrics, read from any thread}
      */
     public int waiting() {
-        return core.waitingOps();
+        return core.monitor.waitingOps();
     }
 
     /**
@@ -215,7 +215,7 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
      * interval, with the keep-alive off, and with a peer not written with cqflux. Any thread.
      */
     public long keepAliveProbes() {
-        return core.keepAliveProbes();
+        return core.monitor.keepAliveProbes();
     }
 
     /**
@@ -224,12 +224,12 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
      * {@link io.cqflux.core.QueueFullException}); for metrics, read from any thread}
      */
     public long rejections() {
-        return core.rejections();
+        return core.monitor.rejections();
     }
 
     /** {@return the most send-queue credits ever held at once on this connection} */
     public int maxInFlight() {
-        return core.maxInFlight();
+        return core.monitor.maxInFlight();
     }
 
     /**
@@ -627,7 +627,7 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
      */
     public Flux<WriteResult> writeAll(Publisher<WriteRequest> requests) {
         Objects.requireNonNull(requests, "requests");
-        return WriteAllFlux.create(this, requests, Math.max(1, core.creditLimit() / 2));
+        return WriteAllFlux.create(this, requests, Math.max(1, core.monitor.creditLimit() / 2));
     }
 
     /**
@@ -670,7 +670,7 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
 
     /** {@return the connection's events (ESTABLISHED, then CLOSED or LOST), replayed to late subscribers} */
     public Flux<ConnectionEvent> events() {
-        return core.events();
+        return core.monitor.events();
     }
 
     /**
@@ -682,7 +682,7 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
      * completes once the connection is released}
      */
     public Flux<CompletionRecord> completions() {
-        return core.completions();
+        return core.monitor.completions();
     }
 
     /**
@@ -729,7 +729,7 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
         Lifecycle.checkTimeout(timeout, "timeout");
         Lifecycle.checkMayBlock(this);
         dispose();
-        Lifecycle.await(this, core.closed, timeout, core::releasePending);
+        Lifecycle.await(this, core.closed, timeout, core.monitor::releasePending);
     }
 
     /**

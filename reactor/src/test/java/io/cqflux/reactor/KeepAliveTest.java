@@ -67,16 +67,16 @@ class KeepAliveTest {
         Duration timeout = Duration.ofMillis(200);
         rig = new FaultRig(b -> b, b -> b.operationTimeout(timeout));
         RdmaConnection conn = rig.conn;
-        assertFalse(onLoop(conn, () -> conn.core().operationDeadlineArmed()), "an idle connection armed a deadline");
+        assertFalse(onLoop(conn, () -> conn.core().monitor.operationDeadlineArmed()), "an idle connection armed a deadline");
         conn.write(rig.remote(), 0, rig.local, 0, 64).block(T);
-        assertTrue(onLoop(conn, () -> conn.core().operationDeadlineArmed()),
+        assertTrue(onLoop(conn, () -> conn.core().monitor.operationDeadlineArmed()),
                 "a post armed no deadline (it stays armed until it fires once)");
-        assertTrue(FaultRig.await(() -> !onLoop(conn, () -> conn.core().operationDeadlineArmed()), T),
+        assertTrue(FaultRig.await(() -> !onLoop(conn, () -> conn.core().monitor.operationDeadlineArmed()), T),
                 "the deadline is still armed " + T + " after the last operation completed");
-        long runs = onLoop(conn, () -> conn.core().operationDeadlineRuns());
+        long runs = onLoop(conn, () -> conn.core().monitor.operationDeadlineRuns());
         assertEquals(1, runs, "the deadline fired once and, finding nothing in flight, re-armed nothing");
         sleep(timeout.multipliedBy(3));
-        assertEquals(runs, onLoop(conn, () -> conn.core().operationDeadlineRuns()),
+        assertEquals(runs, onLoop(conn, () -> conn.core().monitor.operationDeadlineRuns()),
                 "an idle connection's deadline fired again");
         assertFalse(conn.isDisposed());
     }
@@ -92,7 +92,7 @@ class KeepAliveTest {
             conn.write(rig.remote(), 0, rig.local, 0, 64).block(T);
             ops++;
         }
-        long runs = onLoop(conn, () -> conn.core().operationDeadlineRuns());
+        long runs = onLoop(conn, () -> conn.core().monitor.operationDeadlineRuns());
         System.out.printf("FACT busy connection, operationTimeout %d ms: %d operations in 2 s, the deadline fired %d"
                 + " times%n", timeout.toMillis(), ops, runs);
         assertTrue(ops > 100, "too little traffic to test anything: " + ops + " operations");
@@ -109,7 +109,7 @@ class KeepAliveTest {
         assertFalse(rig.serverConn.isDisposed(), "the server side of an idle connection to a live peer was ended");
         assertTrue(rig.conn.keepAliveProbes() > 0, "the idle client sent no probe");
         assertTrue(rig.serverConn.keepAliveProbes() > 0, "the idle server side sent no probe");
-        assertTrue(onLoop(rig.conn, () -> rig.conn.core().keepAliveArmed()), "the keep-alive stopped ticking");
+        assertTrue(onLoop(rig.conn, () -> rig.conn.core().monitor.keepAliveArmed()), "the keep-alive stopped ticking");
     }
 
     @Test
@@ -144,7 +144,7 @@ class KeepAliveTest {
     void keepAlive_off_idleConnection_armsNothing_andSendsNothing() {
         rig = new FaultRig(b -> b.noKeepAlive(), b -> b.noKeepAlive());
         sleep(Duration.ofMillis(200));
-        assertFalse(onLoop(rig.conn, () -> rig.conn.core().keepAliveArmed()));
+        assertFalse(onLoop(rig.conn, () -> rig.conn.core().monitor.keepAliveArmed()));
         assertEquals(0, rig.conn.keepAliveProbes());
         assertEquals(0, rig.serverConn.keepAliveProbes());
     }

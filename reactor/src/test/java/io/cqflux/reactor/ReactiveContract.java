@@ -278,14 +278,14 @@ abstract class ReactiveContract {
 
     @Test
     void completions_hotFlux_reportsSnapshots_andCostsNothingWithoutSubscribers() {
-        assertEquals(0, conn.core().monitors());
+        assertEquals(0, conn.core().monitor.monitors());
         List<CompletionRecord> got = new ArrayList<>();
         StepVerifier.create(conn.completions().take(2).doOnNext(got::add))
                 .then(() -> conn.write(remote(), 0, local, 0, 8).then(conn.read(local, 8, remote(), 0, 8)).subscribe())
                 .expectNextCount(2).expectComplete().verify(T);
         assertEquals(Opcode.WRITE, got.get(0).opcode());
         assertEquals(Opcode.READ, got.get(1).opcode());
-        assertEquals(0, conn.core().monitors(), "monitor flag cleared after cancel");
+        assertEquals(0, conn.core().monitor.monitors(), "monitor flag cleared after cancel");
     }
 
     /**

@@ -1,7 +1,6 @@
 package io.cqflux.reactor.internal.connection;
 
 import io.cqflux.core.Completion;
-import io.cqflux.core.CompletionRecord;
 import io.cqflux.core.CompletionStatus;
 import io.cqflux.core.ConnectionConfig;
 import io.cqflux.core.ConnectionEvent;
@@ -14,25 +13,18 @@ import io.cqflux.core.spi.Transport;
 import io.cqflux.epoll.loop.EventLoop;
 import io.cqflux.epoll.loop.Registration;
 import io.cqflux.reactor.BufferPool;
-import io.cqflux.reactor.Cqflux;
 import io.cqflux.reactor.CqfluxListener;
-import io.cqflux.reactor.PeerRegion;
 import io.cqflux.reactor.RdmaConnection;
-import io.cqflux.reactor.internal.op.Emissions;
 import io.cqflux.reactor.internal.op.OpMono;
 import io.cqflux.reactor.internal.op.SpinThenParkSubscriber;
 import io.cqflux.reactor.internal.resources.ApiAccess;
 import io.cqflux.reactor.internal.resources.Instrumentation;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import reactor.core.Exceptions;
-import reactor.core.publisher.Flux;
-import reactor.core.publisher.Sinks;
 import reactor.util.Logger;
 import reactor.util.Loggers;
 
@@ -68,12 +60,14 @@ import reactor.util.Loggers;
  */
 
 /**
- * The loop-side state of one connection: its lifecycle (the handshake and the transport's events,
- * the end, the native close; see the design comment at the top of this file), and the parts it
- * is made of, each of which reads the lifecycle through {@link #state()} and ends the connection
- * through {@link #end}: {@link Admission} (what an operation must pass, the peer's regions),
- * {@link SendQueue} (credits, queues, posting), {@link CompletionDispatch}, {@link Deadlines},
- * {@link KeepAlive}, {@link Goodbye} and the {@link Receiver}.
+ * The loop-side state of one connection: its lifecycle (the transitions, the end, the native
+ * close; see the design comment at the top of this file), and the parts it is made of, each of
+ * which reads the lifecycle through {@link #state()} and ends the connection through
+ * {@link #end}: the {@link EventIntake} (the transport's events and the handshake, which
+ * establish the connection through {@link #establish}), {@link Admission} (what an operation
+ * must pass, the peer's regions), {@link SendQueue} (credits, queues, posting),
+ * {@link CompletionDispatch}, {@link Deadlines}, {@link KeepAlive}, {@link Goodbye}, the
+ * {@link Receiver}, and the {@link ConnectionMonitor} (events, completions, metrics).
  */
 public final class ConnectionCore {
     private static final ApiAccess API = ApiAccess.get();
@@ -105,8 +99,6 @@ public final class ConnectionCore {
     /** The goodbye of an orderly close by this side. */
     private final Goodbye goodbye;
     private final List<Registration> registrations = new ArrayList<>();
-    /** The peer's private data as delivered, once established. */
-    private volatile byte[] peerData = new byte[0];
     /** Opened with raw private data: no hello, no control words, no transport handshake of its own. */
     public final boolean raw;
     private volatile State state = State.CONNECTING;
@@ -118,8 +110,6 @@ public final class ConnectionCore {
      * the close does, not with the end's verdict that the operations pending at the close get.
      */
     private volatile boolean closeRequested;
-    private Consumer<RdmaConnection> onEstablished;
-    private Consumer<Throwable> onFailed;
     private final Deadlines deadlines;
     /** The liveness check of an idle connection to a cqflux peer. */
     private final KeepAlive keepAlive;
@@ -134,16 +124,10 @@ public final class ConnectionCore {
      * connection forgotten.
      */
     private final Consumer<ConnectionCore> onReleased;
-    /** Established and reported opened: a listener added later is told of it ({@link Instrumentation#add}). */
-    private volatile boolean announced;
-    /**
-     * Per added listener (the key is {@link Instrumentation}'s registration, compared by
-     * identity), the state of its opened/closed notices for this connection.
-     */
-    public final java.util.Map<Object, java.util.concurrent.atomic.AtomicInteger> notices =
-            new java.util.concurrent.ConcurrentHashMap<>();
-
-    private final Sinks.Many<ConnectionEvent> events = Sinks.many().replay().all();
+    /** What the connection shows to whoever watches it: events, completions, metrics. */
+    public final ConnectionMonitor monitor;
+    /** The transport's connection-management events and the handshake. */
+    public final EventIntake intake;
     public final CompletableFuture<Void> closed = new CompletableFuture<>();
 
     /**
@@ -179,7 +163,7 @@ public final class ConnectionCore {
                 new InFlightTable(Math.min(config.sendQueueSize(), cqForSends), config.receiveQueueSize()), control,
                 limits.pendingLimit(), operationTimeoutNanos >= COARSE_POST_CLOCK_FROM_NANOS);
         this.blockSpinNanos = limits.blockSpinNanos();
-        this.receiver = new Receiver(this, config.receiveQueueSize(), limits.receiveBufferSize(),
+        this.receiver = new Receiver(this, sendQueue, config.receiveQueueSize(), limits.receiveBufferSize(),
                 limits.notificationBacklog());
         // A peer with raw private data sends without credits: by default every receive is posted
         // ahead of demand (Receiver's class comment; ConnectOptions/AcceptOptions override it).
@@ -189,8 +173,10 @@ public final class ConnectionCore {
         this.dispatch = new CompletionDispatch(this, sendQueue, control, receiver, keepAlive);
         this.goodbye = new Goodbye(this, sendQueue, control);
         this.deadlines = new Deadlines(this, sendQueue, control, operationTimeoutNanos);
-        this.api = API.newConnection(this);
         this.control = control;
+        this.monitor = new ConnectionMonitor(this, sendQueue, dispatch, deadlines, keepAlive, goodbye);
+        this.intake = new EventIntake(this, control, monitor);
+        this.api = API.newConnection(this);
     }
 
     // ---------------------------------------------------------------- lifecycle
@@ -204,8 +190,7 @@ public final class ConnectionCore {
      */
     public void start(Consumer<RdmaConnection> established, Consumer<Throwable> failed) {
         assert loop.inEventLoop();
-        this.onEstablished = established;
-        this.onFailed = failed;
+        intake.await(established, failed);
         try {
             // The hook: the loop let go of a source on its own (shutdown, fatal error, a queue that
             // failed): nothing would complete what is pending any more, so end it all now.
@@ -226,113 +211,39 @@ public final class ConnectionCore {
             for (CompletionQueue cq : conn.completionQueues()) {
                 registrations.add(loop.register(cq, dispatch::onCompletion, lost));
             }
-            registrations.add(loop.register(conn.events(), this::onEventsReadable, lost));
+            registrations.add(loop.register(conn.events(), intake::onReadable, lost));
         } catch (RuntimeException e) {
             end(e, null);
             return;
         }
         deadlines.start();
-        onEvents();
+        intake.poll();
     }
 
     /**
-     * The event channel's readiness handler: the library's own work (the handshake, the hello),
-     * so a slow one is not a blocked-loop WARN; subscriber code it runs (the established
-     * callback, the end's failures) is named before it runs and reported again.
+     * Loop thread: the handshake is done ({@link EventIntake}); the connection is ESTABLISHED and
+     * its parts start (the deadlines, the credit grant of a side that never receives, the receive
+     * prefetch, the keep-alive).
+     *
+     * @return whether it is still established: a part whose start failed ended it
      */
-    private void onEventsReadable() {
-        loop.noteSetup("cqflux.connectionEvent");
-        onEvents();
-    }
-
-    private void onEvents() {
-        ConnectionEvent e;
-        while (state.compareTo(State.ENDED) < 0) {
-            try {
-                e = conn.events().nextEvent();
-            } catch (RuntimeException ex) {
-                end(new ConnectionException(ConnectionEvent.LOST, description + ": event channel failed", ex),
-                        ConnectionEvent.LOST);
-                return;
-            }
-            if (e == null) {
-                return;
-            }
-            onEvent(e);
-        }
-    }
-
-    private void onEvent(ConnectionEvent e) {
-        if (e == ConnectionEvent.ESTABLISHED) {
-            if (state != State.CONNECTING) {
-                return;
-            }
-            try {
-                peerData = conn.peerPrivateData();
-            } catch (RuntimeException ex) {
-                end(new ConnectionException(ConnectionEvent.LOST, "connection " + description
-                        + ": reading the peer's private data failed", ex), ConnectionEvent.LOST);
-                return;
-            }
-            if (!raw) {
-                try {
-                    PeerHello.Accepted hello = PeerHello.accept(transport, conn, control);
-                    admission.peerHello(hello);
-                } catch (PeerHello.Refused ex) {
-                    // The server's authenticator refused this client and said why.
-                    end(new ConnectionException(ConnectionEvent.REJECTED, "connection " + description + ": "
-                            + ex.getMessage(), ex), ConnectionEvent.REJECTED);
-                    return;
-                } catch (RuntimeException ex) {
-                    end(new ConnectionException(ConnectionEvent.LOST, "connection " + description
-                            + ": the peer's private data is not a usable cqflux hello, so the connection is closed: "
-                            + ex.getMessage(), ex), ConnectionEvent.LOST);
-                    return;
-                }
-            }
-            state = State.ESTABLISHED;
-            deadlines.established();
-            if (config.receiveQueueSize() == 0 && control.enabled()) {
-                control.neverReceives(); // the peer's sends fail at once instead of waiting forever
-                sendQueue.grant();
-                if (state != State.ESTABLISHED) {
-                    return; // the grant's post failed and ended the connection: nothing to announce
-                }
-            }
-            receiver.established(); // a receive prefetch is posted before anyone subscribes
+    boolean establish() {
+        assert loop.inEventLoop();
+        state = State.ESTABLISHED;
+        deadlines.established();
+        if (config.receiveQueueSize() == 0 && control.enabled()) {
+            control.neverReceives(); // the peer's sends fail at once instead of waiting forever
+            sendQueue.grant();
             if (state != State.ESTABLISHED) {
-                return; // it failed and ended the connection
+                return false; // the grant's post failed and ended the connection
             }
-            keepAlive.established();
-            announced = true; // before the listeners hear of it (Instrumentation.add reads it)
-            instrumentation.opened(this);
-            Emissions.guarded(() -> events.tryEmitNext(e));
-            Consumer<RdmaConnection> cb = onEstablished;
-            onEstablished = null;
-            onFailed = null;
-            if (cb != null) {
-                loop.noteOperation("cqflux.established"); // subscriber code: reported if it blocks
-                safely(() -> cb.accept(api));
-            }
-            return;
         }
-        if (e == ConnectionEvent.CLOSED && control.enabled() && !control.peerSaidGoodbye()) {
-            // The transport reports a peer process that died like an orderly close (its kernel
-            // closes the socket or the RDMA CM id): a cqflux peer that closes in order says
-            // goodbye first (PeerControl), so one that did not is lost.
-            end(new ConnectionException(ConnectionEvent.LOST, "connection " + description + " lost: the peer"
-                    + " ended it without an orderly close (its process died or stopped serving it)"),
-                    ConnectionEvent.LOST);
-            return;
+        receiver.established(); // a receive prefetch is posted before anyone subscribes
+        if (state != State.ESTABLISHED) {
+            return false; // it failed and ended the connection
         }
-        String what = switch (e) {
-            case CLOSED -> "closed by the peer";
-            case LOST -> "lost";
-            case REJECTED -> "refused: nothing listens at that address, or the server rejected the request";
-            case UNREACHABLE -> "peer unreachable";
-            default -> e.name();
-        };
-        end(new ConnectionException(e, "connection " + description + " " + what), e);
+        keepAlive.established();
+        return true;
     }
 
     /** Any thread: closes the connection; completes {@link #closed} once its native objects are freed. */
@@ -384,7 +295,7 @@ public final class ConnectionCore {
         deadlines.stop();
         keepAlive.stop();
         if (event != null) {
-            Emissions.guarded(() -> events.tryEmitNext(event));
+            monitor.emit(event);
         }
         if (event == ConnectionEvent.LOST) {
             // Once per connection: what a service operator needs to see without debug logging.
@@ -392,9 +303,7 @@ public final class ConnectionCore {
             String m = cause.getMessage();
             LOG.warn(m != null && !m.isBlank() ? m : "connection " + description + " lost: " + cause);
         }
-        Consumer<Throwable> failed = onFailed;
-        onFailed = null;
-        onEstablished = null;
+        Consumer<Throwable> failed = intake.takeFailed();
         if (failed != null) {
             safely(() -> failed.accept(cause));
         }
@@ -414,30 +323,6 @@ public final class ConnectionCore {
         safely(() -> receiver.terminate(closedLocally
                 ? new ResourceClosedException("connection " + description + " was closed by this side") : cause));
         goodbye.startBounded(() -> afterDrain(this::finishEnd));
-    }
-
-    /**
-     * {@return what the release of this connection still waits for, for the error of
-     * {@link RdmaConnection#disposeNow}: the close task not run yet (its loop busy or blocked), the
-     * goodbye write (waiting for a send credit, or posted and not completed: bounded by
-     * {@link Goodbye#boundMillis}), or the teardown after it on the loop}; any thread, a snapshot
-     * that the loop may have moved past already
-     */
-    public String releasePending() {
-        State s = state;
-        if (s.compareTo(State.ENDED) < 0) {
-            return "the native connection is not freed yet: its loop " + loop.name() + " has not run the close task"
-                    + " (it is busy or blocked)";
-        }
-        if (s == State.ENDED) {
-            String g = goodbye.describePending();
-            if (g != null) {
-                return g;
-            }
-            return "the close task ran; its loop " + loop.name() + " has not finished the teardown (failing the queued"
-                    + " operations, freeing the native connection): it is busy or blocked";
-        }
-        return "the native connection is freed; its loop " + loop.name() + " is running the last releases";
     }
 
     /** Loop thread: the goodbye write completed; an ended connection's teardown can go on. */
@@ -543,7 +428,7 @@ public final class ConnectionCore {
         sendQueue.clearInFlight();
         admission.closeRegions();
         loop.noteOperation("cqflux.connectionEnd"); // the subscribers of events() and closed
-        Emissions.guarded(events::tryEmitComplete);
+        monitor.completeEvents();
         dispatch.complete();
         // Before the completion, not as one of its dependents: CompletableFuture runs those in no
         // promised order, and onDispose()'s subscriber could see it before the owner forgot it.
@@ -561,16 +446,6 @@ public final class ConnectionCore {
 
     // ---------------------------------------------------------------- operations
 
-    /** Loop thread: applies a peer configuration descriptor ({@link Connection#applyPeerHandshake(byte[])}). */
-    public void applyPeerConfiguration(byte[] descriptor) {
-        assert loop.inEventLoop();
-        admission.checkOpen();
-        if (state == State.CONNECTING) {
-            throw new IllegalStateException("connection " + description + " is not established");
-        }
-        conn.applyPeerHandshake(descriptor);
-    }
-
     /** Any thread: hands an operation to the loop ({@link SendQueue#enqueue}). */
     public void enqueue(OpMono op) {
         sendQueue.enqueue(op);
@@ -586,44 +461,9 @@ public final class ConnectionCore {
         deadlines.posted();
     }
 
-    /** {@return whether the operation deadline's timer is armed} Loop thread (tests). */
-    public boolean operationDeadlineArmed() {
-        return deadlines.operationTimerArmed();
-    }
-
-    /** {@return how many times the operation deadline's timer fired} Loop thread (tests). */
-    public long operationDeadlineRuns() {
-        return deadlines.operationTimerRuns();
-    }
-
-    /** {@return whether the keep-alive's timer is armed} Loop thread (tests). */
-    public boolean keepAliveArmed() {
-        return keepAlive.armed();
-    }
-
-    /** {@return the keep-alive probes this connection posted} Any thread. */
-    public long keepAliveProbes() {
-        return keepAlive.probes();
-    }
-
     /** Any thread: runs a task on the loop, inline when already there, or after the loop ended. */
     public void runOnLoop(Runnable task) {
         loop.executeOrAfterTermination(task);
-    }
-
-    /** Loop thread: the receiver posted receives; tell a cqflux peer (its credits). */
-    public void receivesPosted(int n) {
-        sendQueue.receivesPosted(n);
-    }
-
-    /** Loop thread: a context for a receive buffer (see {@link InFlightTable}). */
-    public long acquireReceiveContext(Receiver.Buffer b) {
-        return sendQueue.acquireReceiveContext(b);
-    }
-
-    /** Loop thread: gives back a receive context whose post failed. */
-    public void releaseReceiveContext(long ctx) {
-        sendQueue.releaseReceiveContext(ctx);
     }
 
     /** {@return the lifecycle state} Any thread (a volatile read). */
@@ -669,7 +509,7 @@ public final class ConnectionCore {
                 deadlines.ending();
                 keepAlive.stop();
             }
-            onEvents(); // the terminal event may already be waiting
+            intake.poll(); // the terminal event may already be waiting
             return;
         }
         end(new ConnectionException(ConnectionEvent.LOST, "connection " + description + " lost: "
@@ -678,35 +518,7 @@ public final class ConnectionCore {
                 + "; an error completion ends the connection"), ConnectionEvent.LOST);
     }
 
-    // ---------------------------------------------------------------- monitoring and accessors
-
-
-    /** {@return the hot stream of this connection's completions, for monitoring} Any thread. */
-    public Flux<CompletionRecord> completions() {
-        return dispatch.completions();
-    }
-
-    /** {@return the subscribers of {@link #completions()} now (diagnostics, tests)} Any thread. */
-    public int monitors() {
-        return dispatch.monitors();
-    }
-
-    /** {@return whether the connection was established and its listeners told so} Any thread. */
-    public boolean announced() {
-        return announced;
-    }
-
-    public Flux<ConnectionEvent> events() {
-        return events.asFlux();
-    }
-
-    public byte[] peerPrivateData() {
-        return peerData.clone();
-    }
-
-    public List<PeerRegion> peerRegions() {
-        return admission.peerRegions();
-    }
+    // ---------------------------------------------------------------- accessors
 
     public boolean isOpen() {
         return state.compareTo(State.ENDED) < 0;
@@ -720,30 +532,6 @@ public final class ConnectionCore {
     /** {@return what ended the connection (what its pending operations got), or null while it is open; any thread} */
     public Throwable endCause() {
         return state.compareTo(State.ENDED) >= 0 ? terminal : null;
-    }
-
-    public int creditLimit() {
-        return sendQueue.creditLimit();
-    }
-
-    public int waitingOps() {
-        return sendQueue.waitingOps();
-    }
-
-    public int inFlightOps() {
-        return sendQueue.inFlightOps();
-    }
-
-    public int maxInFlight() {
-        return sendQueue.maxInFlight();
-    }
-
-    public long rejections() {
-        return sendQueue.rejections();
-    }
-
-    public long staleCompletions() {
-        return dispatch.staleCompletions();
     }
 
     /** Runs a step of a close, logging (at WARN, under this class's logger) what it throws. */

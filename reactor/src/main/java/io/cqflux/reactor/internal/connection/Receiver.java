@@ -83,6 +83,8 @@ public final class Receiver {
     }
 
     private final ConnectionCore core;
+    /** Where a receive takes its context, and how a cqflux peer hears of posted receives. */
+    private final SendQueue sendQueue;
     private final int count;
     private final int bufferSize;
     private final int notificationLimit;
@@ -125,8 +127,9 @@ public final class Receiver {
     private record Kept(long length, Opcode opcode, boolean hasImmediate, int immediate, byte[] data) {
     }
 
-    public Receiver(ConnectionCore core, int count, int bufferSize, int notificationLimit) {
+    Receiver(ConnectionCore core, SendQueue sendQueue, int count, int bufferSize, int notificationLimit) {
         this.core = core;
+        this.sendQueue = sendQueue;
         this.count = count;
         this.bufferSize = bufferSize;
         this.notificationLimit = notificationLimit;
@@ -253,7 +256,7 @@ public final class Receiver {
         use(p);
         for (int i = 0; i < p.posted; i++) {
             Buffer b = buffers[free[--freeTop]];
-            long ctx = core.acquireReceiveContext(b);
+            long ctx = sendQueue.acquireReceiveContext(b);
             if (b.index != i || ctx != InFlightTable.freshContext(i)) {
                 throw new IllegalStateException("receive " + i + " posted before the accept has context 0x"
                         + Long.toHexString(InFlightTable.freshContext(i)) + " in buffer " + i + ", but the table gave 0x"
@@ -399,12 +402,12 @@ public final class Receiver {
     private void repost() {
         while (!ended && core.canPost() && posted < target() && freeTop > 0) {
             Buffer b = buffers[free[--freeTop]];
-            long ctx = core.acquireReceiveContext(b);
+            long ctx = sendQueue.acquireReceiveContext(b);
             boolean ok;
             try {
                 ok = core.conn.receive(pool, (long) b.index * bufferSize, bufferSize, ctx);
             } catch (RuntimeException e) {
-                core.releaseReceiveContext(ctx);
+                sendQueue.releaseReceiveContext(ctx);
                 free[freeTop++] = b.index;
                 ReceiveFlux.Inbound<Object> s = sink;
                 sink = null;
@@ -416,13 +419,13 @@ public final class Receiver {
                 return;
             }
             if (!ok) {
-                core.releaseReceiveContext(ctx);
+                sendQueue.releaseReceiveContext(ctx);
                 free[freeTop++] = b.index;
                 scheduleRetry();
                 return;
             }
             posted++;
-            core.receivesPosted(1);
+            sendQueue.receivesPosted(1);
         }
     }
 

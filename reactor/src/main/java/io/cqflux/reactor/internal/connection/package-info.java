@@ -1,7 +1,9 @@
 /**
  * One connection's state behind {@link io.cqflux.reactor.RdmaConnection}: its lifecycle and end,
- * the send queue and credits, the in-flight table and completion dispatch, deadlines and the
- * keep-alive (timers of the loop's heap), the receiver, the peer's control words and the hello. Internal: exported to no module, and the
- * loop-thread rules stated on each class hold for every caller.
+ * the intake of the transport's events and the handshake, the send queue and credits, the
+ * in-flight table and completion dispatch, deadlines and the keep-alive (timers of the loop's
+ * heap), the receiver, the peer's control words and the hello, and the monitoring side (events,
+ * completions, metrics). Internal: exported to no module, and the loop-thread rules stated on
+ * each class hold for every caller.
  */
 package io.cqflux.reactor.internal.connection;

@@ -31,7 +31,7 @@ public final class Instrumentation {
     /**
      * One entry per {@link #add} (the same listener added twice is two), in the order added;
      * replaced whole under {@code this}. The connection notices go through these one by one,
-     * each with its own state per connection ({@link ConnectionCore#notices}).
+     * each with its own state per connection ({@link io.cqflux.reactor.internal.connection.ConnectionMonitor#notices}).
      */
     private volatile Registration[] all = new Registration[0];
 
@@ -55,7 +55,7 @@ public final class Instrumentation {
         // see it, the per-connection state lets one of them deliver. A connection that ends now
         // either has ended before the check below (skipped) or sees the listener in closed().
         for (ConnectionCore c : open) {
-            if (c.announced() && !c.api.isDisposed()) {
+            if (c.monitor.announced() && !c.api.isDisposed()) {
                 r.opened(c);
             }
         }
@@ -138,7 +138,7 @@ public final class Instrumentation {
         }
 
         private AtomicInteger state(ConnectionCore c) {
-            return c.notices.computeIfAbsent(this, k -> new AtomicInteger(NONE));
+            return c.monitor.notices.computeIfAbsent(this, k -> new AtomicInteger(NONE));
         }
 
         public void opened(ConnectionCore c) {

@@ -152,7 +152,7 @@ public final class Shutdown {
                     each.add("...");
                     break;
                 }
-                each.add(c.description + ": " + c.releasePending());
+                each.add(c.description + ": " + c.monitor.releasePending());
             }
             left.add(connections.size() + " connection(s) open (" + String.join("; ", each) + ")");
         }
