@@ -34,8 +34,8 @@ import reactor.core.publisher.Flux;
 
 /**
  * {@link PartitionTest}'s guarantee on librpma over Soft-RoCE: durable writes running into a
- * partition shorter than the operation timeout, one longer than every timeout, and random loss in
- * both directions each end exactly once, within the operation timeout (plus the deadline's slack)
+ * partition shorter than the operation timeout, one longer than every timeout, random loss, and
+ * reordering with duplication (each in both directions) each end exactly once, within the operation timeout (plus the deadline's slack)
  * of their start, completed or with {@code ConnectionException(LOST)}; after the heal a fresh
  * connection finds every completed write in the server's memory byte for byte. Client and server
  * are two Cqflux instances of this JVM on the two ends of an {@link RxeLinkRig}, whose netem
@@ -152,9 +152,23 @@ class RpmaPartitionTest {
         assertTrue(PartitionTest.await(() -> records.ended() >= from + 100, T), "no traffic to the server: " + records);
     }
 
-    private void assertWritesRunIntoTheFault() {
-        PartitionTest.sleep(Duration.ofMillis(200));
-        assertTrue(records.started() > records.ended(), "no write running while the link is down: " + records);
+    /**
+     * Sets a fault under the running writes and checks that they run into it: within a second of
+     * it, a write is in flight or one has failed. Setting it takes the better part of a second
+     * under TCG (one tc process, see {@link RxeLinkRig}); the fault holds from the call's return
+     * at the latest.
+     *
+     * @return {@code System.nanoTime()} at the call's return
+     */
+    private long faultUnderWrites(Runnable fault, String what) {
+        long t0 = System.nanoTime();
+        fault.run();
+        long set = System.nanoTime();
+        System.out.printf("FACT rpma setting %s took %.0f ms%n", what, (set - t0) / 1e6);
+        assertTrue(PartitionTest.await(() -> records.started() > records.ended()
+                        || records.firstErrorOtherThan("none") != null, Duration.ofSeconds(1)),
+                "no write ran into the " + what + ": " + records);
+        return set;
     }
 
     private void assertEveryWriteEndedOnce(Duration bound) {
@@ -215,15 +229,12 @@ class RpmaPartitionTest {
         long drops;
         try (Writer w = writeOn(conn)) {
             awaitTraffic();
-            long before = rig.drops();
-            rig.partition();
-            long t0 = System.nanoTime();
             int endedAtPartition = records.ended();
-            assertWritesRunIntoTheFault();
+            long t0 = faultUnderWrites(rig::partition, "partition");
             PartitionTest.sleep(Duration.ofNanos(Duration.ofSeconds(2).toNanos() - (System.nanoTime() - t0)));
             int endedDuring = records.ended() - endedAtPartition;
+            drops = rig.drops();
             rig.heal();
-            drops = rig.drops() - before;
             long healed = System.nanoTime();
             int atHeal = records.ended();
             // Either the connection rides the partition out (rxe retransmits after its ack
@@ -252,9 +263,7 @@ class RpmaPartitionTest {
         long t0;
         try (Writer w = writeOn(conn)) {
             awaitTraffic();
-            rig.partition();
-            t0 = System.nanoTime();
-            assertWritesRunIntoTheFault();
+            t0 = faultUnderWrites(rig::partition, "partition");
             assertTrue(PartitionTest.await(() -> records.ended() == records.started() && conn.isDisposed(),
                     opTimeout.plus(SLACK).plus(SLACK)), "writes still pending " + opTimeout.plus(SLACK).plus(SLACK)
                     + " into the partition: " + records);
@@ -301,11 +310,10 @@ class RpmaPartitionTest {
         try (Writer w = writeOn(conn)) {
             awaitTraffic();
             before = records.ended();
-            long dropsBefore = rig.drops();
-            rig.loss(5);
+            faultUnderWrites(() -> rig.loss(5), "5 % loss");
             PartitionTest.sleep(Duration.ofSeconds(3));
+            drops = rig.drops();
             rig.heal();
-            drops = rig.drops() - dropsBefore;
             w.close();
             assertTrue(PartitionTest.await(() -> records.ended() == records.started(), opTimeout.plus(SLACK)),
                     "writes pending after the loss ended: " + records);
@@ -316,5 +324,36 @@ class RpmaPartitionTest {
                 + " ended during it; connection %s%n", opTimeout.toMillis(), drops, records.ended() - before,
                 conn.isDisposed() ? "ended" : "still up");
         assertCompletedWritesLanded("5 % loss");
+    }
+    @Test
+    void durableWrites_underReorderingAndDuplicationBothWays_everyWriteEndsOnceInBound_completedOnesLanded() {
+        Duration opTimeout = Duration.ofSeconds(5);
+        start(opTimeout, Duration.ofSeconds(3));
+        RdmaConnection conn = connectPatiently();
+        long duplicates;
+        long outOfSequence;
+        int before;
+        try (Writer w = writeOn(conn)) {
+            awaitTraffic();
+            before = records.ended();
+            long dup0 = rig.rxeCounter(true, "duplicate_request");
+            long oos0 = rig.rxeCounter(true, "out_of_seq_request");
+            faultUnderWrites(() -> rig.reorderAndDuplicate(Duration.ofMillis(2), 25, 5), "reordering");
+            PartitionTest.sleep(Duration.ofSeconds(3));
+            rig.heal();
+            duplicates = rig.rxeCounter(true, "duplicate_request") - dup0;
+            outOfSequence = rig.rxeCounter(true, "out_of_seq_request") - oos0;
+            w.close();
+            assertTrue(PartitionTest.await(() -> records.ended() == records.started(), opTimeout.plus(SLACK)),
+                    "writes pending after the reordering ended: " + records);
+        }
+        System.out.printf("FACT rpma reordering (25 %% at once, the rest 2 ms later) and 5 %% duplication both ways for"
+                + " 3 s (operationTimeout %d ms): the server's rxe counted %d duplicate and %d out-of-sequence requests;"
+                + " %d writes ended during it; connection %s%n", opTimeout.toMillis(), duplicates, outOfSequence,
+                records.ended() - before, conn.isDisposed() ? "ended" : "still up");
+        assertTrue(duplicates + outOfSequence > 0,
+                "the server's rxe saw no duplicate and no out-of-sequence request: the case tested nothing");
+        assertEveryWriteEndedOnce(opTimeout.plus(SLACK));
+        assertCompletedWritesLanded("reordering and duplication");
     }
 }

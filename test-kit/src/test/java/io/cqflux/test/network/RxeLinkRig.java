@@ -227,7 +227,46 @@ final class RxeLinkRig implements AutoCloseable {
         netem("delay", (oneWay.toNanos() / 1000) + "us");
     }
 
-    /** {@return the packets netem dropped on both ends since the rig was made} */
+    /**
+     * Reorders and duplicates what each end sends: {@code reorderPercent} of the packets leave at
+     * once, the others {@code delay} later (netem's {@code reorder} needs a delay, tc-netem(8)),
+     * and {@code duplicatePercent} are sent twice.
+     *
+     * @param delay the delay of the packets not sent at once, in (0, 1 s]
+     * @param reorderPercent in [0, 100]
+     * @param duplicatePercent in [0, 100]
+     */
+    void reorderAndDuplicate(Duration delay, double reorderPercent, double duplicatePercent) {
+        if (delay.isNegative() || delay.isZero() || delay.compareTo(Duration.ofSeconds(1)) > 0) {
+            throw new IllegalArgumentException("delay " + delay + " is outside (0, 1 s]");
+        }
+        for (double p : new double[] {reorderPercent, duplicatePercent}) {
+            if (!(p >= 0 && p <= 100)) {
+                throw new IllegalArgumentException(p + " % is outside [0, 100]");
+            }
+        }
+        netem("delay", (delay.toNanos() / 1000) + "us", "reorder", reorderPercent + "%", "duplicate",
+                duplicatePercent + "%");
+    }
+
+    /**
+     * {@return one counter of an rxe device ({@code rdma statistic show link DEV/1}), e.g. the
+     * responder's {@code duplicate_request} or {@code out_of_seq_request}}
+     *
+     * @param serverSide the server end's device, else the client's
+     * @param name the counter's name
+     */
+    long rxeCounter(boolean serverSide, String name) {
+        String text = NetworkRig.run(List.of("rdma", "statistic", "show", "link",
+                (serverSide ? SERVER_RXE : CLIENT_RXE) + "/1"), true);
+        Matcher m = Pattern.compile("\\b" + Pattern.quote(name) + " (\\d+)").matcher(text);
+        if (!m.find()) {
+            throw new AssertionError("no counter " + name + " in: " + text.trim());
+        }
+        return Long.parseLong(m.group(1));
+    }
+
+    /** {@return the packets netem dropped on both ends since the last fault was set} */
     long drops() {
         long n = 0;
         for (String link : List.of(CLIENT_LINK, SERVER_LINK)) {
@@ -246,15 +285,36 @@ final class RxeLinkRig implements AutoCloseable {
                 + NetworkRig.run(List.of("rdma", "statistic", "show", "link", SERVER_RXE + "/1"), false).trim();
     }
 
-    /** Sets both ends' netem to {@code options} alone (none: no fault); the drop counters stay. */
+    /**
+     * Sets both ends' netem to {@code options} alone (none: no fault), in one {@code tc -batch}
+     * process: under TCG a process start takes a sizeable part of a second, and the two ends should
+     * change together. The qdisc is replaced, not changed: `tc qdisc change ... netem` keeps a
+     * reordering left by an earlier change that does not name one. Replacing resets the drop
+     * counters: read {@link #drops()} before the next change.
+     */
     private void netem(String... options) {
         if (closed) {
             throw new IllegalStateException("the rig is closed");
         }
+        StringBuilder batch = new StringBuilder();
         for (String link : List.of(CLIENT_LINK, SERVER_LINK)) {
-            List<String> c = new ArrayList<>(List.of("tc", "qdisc", "change", "dev", link, "root", "netem"));
-            c.addAll(List.of(options));
-            NetworkRig.run(c, true);
+            batch.append("qdisc del dev ").append(link).append(" root\n");
+            batch.append("qdisc add dev ").append(link).append(" root netem");
+            for (String o : options) {
+                batch.append(' ').append(o);
+            }
+            batch.append('\n');
+        }
+        try {
+            Path file = Files.createTempFile("cqflux-netem", ".tc");
+            try {
+                Files.writeString(file, batch);
+                NetworkRig.run(List.of("tc", "-batch", file.toString()), true);
+            } finally {
+                Files.deleteIfExists(file);
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot write the tc batch", e);
         }
     }
 
