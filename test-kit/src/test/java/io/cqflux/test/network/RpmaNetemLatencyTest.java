@@ -36,8 +36,8 @@ import org.junit.jupiter.api.Test;
  * shows that the condition was applied: every write completed, netem dropped packets under loss,
  * and a delayed write took at least the round trip's two delays.
  *
- * <p>Tagged {@code rpma-netem-bench}, which the lane does not select by default (about 4 minutes
- * under TCG): {@code scripts/softroce/run-tests.sh -- --select-class=io.cqflux.test.network.RpmaNetemLatencyTest
+ * <p>Tagged {@code rpma-netem-bench}, which the lane does not select by default (minutes under
+ * TCG): {@code scripts/softroce/run-tests.sh -- --select-class=io.cqflux.test.network.RpmaNetemLatencyTest
  * --include-tag rpma-netem-bench}.
  */
 @Tag("rpma-netem-bench")

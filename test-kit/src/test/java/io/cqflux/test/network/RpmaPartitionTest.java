@@ -154,9 +154,8 @@ class RpmaPartitionTest {
 
     /**
      * Sets a fault under the running writes and checks that they run into it: within a second of
-     * it, a write is in flight or one has failed. Setting it takes the better part of a second
-     * under TCG (one tc process, see {@link RxeLinkRig}); the fault holds from the call's return
-     * at the latest.
+     * it, a write is in flight or one has failed. Setting it can take seconds under TCG (one tc
+     * process, see {@link RxeLinkRig}); the fault holds from the call's return at the latest.
      *
      * @return {@code System.nanoTime()} at the call's return
      */

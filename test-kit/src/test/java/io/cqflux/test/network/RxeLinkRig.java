@@ -44,12 +44,21 @@ import java.util.regex.Pattern;
  *   (a lookup of the client's address with that device as output interface) holds by the main
  *   table's route. Both ends need net.ipv4.conf.*.accept_local = 1 and rp_filter = 0: the source
  *   of an arriving packet is an address of this host.
- * - rping over the pair: 3 pings in 3.2 s with no fault; with netem `loss 100%` on the client's
- *   end nothing connects (rping times out, netem counts the drops); `loss 20%` took 8.8 s for the
- *   same 3 pings (rxe retransmits after its ack timeout); `delay 50ms` 2.4 s.
+ * - rping over the pair works; with netem `loss 100%` on the client's end nothing connects (rping
+ *   times out, netem counts the drops); with `loss 20%` or `delay 50ms` it completes, slower (rxe
+ *   retransmits what was lost after its ack timeout).
  * - netem on a veth end's root qdisc shapes what that end sends: a fault on both ends shapes both
  *   directions (requests and acknowledgements). A netem drop reports success to the sender (it
  *   counts the packet under "dropped"): a real loss as far as rxe knows, not a local error.
+ * - `tc qdisc change ... netem` keeps a `reorder` that an earlier change set and the new one does
+ *   not name (tc sends the reorder attribute only when given); a fault therefore replaces the
+ *   qdisc (delete, add), which resets its drop counter.
+ * - Under TCG starting a process (tc) can take seconds beside the host's builds: a fault takes
+ *   effect somewhere inside that call, both ends from one `tc -batch` file.
+ * - rxe retransmits a lost packet after a fixed timeout of seconds, without backoff (the writes
+ *   slowed by netem loss took that timeout or a multiple of it; figures in docs/reliability.md);
+ *   a lost packet with nothing behind it, which would provoke a sequence NAK, costs the whole
+ *   timeout.
  * - Each end holds a permanent neighbour entry for the other's address: during a partition ARP is
  *   dropped too, and a learned entry that expired then would delay the first packets after the
  *   heal by an ARP probe interval.
