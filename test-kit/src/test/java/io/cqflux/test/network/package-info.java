@@ -1,9 +1,11 @@
 /**
- * Network faults on fabric/tcp: a rig of network namespaces and veth links that the tests own
- * ({@link io.cqflux.test.network.NetworkRig}), a peer JVM inside one of them
- * ({@link io.cqflux.test.network.NetPeer}), the suites that partition, heal and vanish it
- * under durable writes and a {@link io.cqflux.reactor.PeerPool}, and the packet-loss benchmark
- * ({@link io.cqflux.test.network.LossBench}, {@code ./cqflux bench loss}). They need root
- * (ip-netns(8)).
+ * Network faults. On fabric/tcp, on the host: a rig of network namespaces and veth links that the
+ * tests own ({@link io.cqflux.test.network.NetworkRig}), a peer JVM inside one of them
+ * ({@link io.cqflux.test.network.NetPeer}), the suites that partition, heal and vanish it under
+ * durable writes and a {@link io.cqflux.reactor.PeerPool}, and the packet-loss benchmark
+ * ({@link io.cqflux.test.network.LossBench}, {@code ./cqflux bench loss}); they need root
+ * (ip-netns(8)). On rpma, in the Soft-RoCE lane's guest (tag {@code rpma}): two rxe endpoints
+ * joined by a veth pair that netem shapes ({@link io.cqflux.test.network.RxeLinkRig}) and the
+ * partition, loss and reordering suite over it ({@link io.cqflux.test.network.RpmaPartitionTest}).
  */
 package io.cqflux.test.network;

@@ -1,0 +1,352 @@
+package io.cqflux.test.network;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/*
+ * Facts the code depends on (checked in the Soft-RoCE lane's guest: Debian's kernel 6.1, rdma_rxe,
+ * QEMU/TCG, client and server in one guest and one JVM):
+ *
+ * - Two addresses of one host never meet on a wire: the kernel finds the destination in its
+ *   `local` routing table and loops the packet back inside the stack, and rxe does the same (it
+ *   resolves the route in the initial namespace with its own netdev as the output interface). So
+ *   netem on the guest's eth0, where the lane's other tests have both ends on 10.0.2.15, shapes
+ *   none of their RDMA traffic.
+ * - rxe does not follow network namespaces (its UDP socket and its route lookups are the initial
+ *   namespace's): with one end of a veth pair in another namespace, an rping connect from the
+ *   root namespace hangs, inside the namespace it fails RDMA_CM_EVENT_UNREACHABLE, and
+ *   `rdma dev set rxe... netns` answers EOPNOTSUPP. Both ends stay in the initial namespace.
+ * - A VRF per veth end (`ip link add vrf-a type vrf table N`, the end enslaved to it) does put the
+ *   packets on the wire: the route lookup with the end as output interface goes to the VRF's
+ *   table, where the other address is not local, and the packets cross the veth. But the
+ *   receiving side's VRF sets the packet's device to the VRF device itself on input, and rxe finds
+ *   its device by the packet's netdev: nothing answers, rping hangs until its timeout (with
+ *   net.ipv4.udp_l3mdev_accept = 1). rxe attached to the VRF device instead gets no GID (the
+ *   VRF device has no address; rping: "rdma_bind_addr: No such device").
+ * - What works is policy routing: each end gets its address as a /32, its `local` route is moved
+ *   from the `local` table into a table of its own that a rule consults only for packets that
+ *   arrive on that end (`ip rule add iif END lookup TABLE`), and the main table routes each
+ *   address as on-link over the other end. A lookup for a locally sent packet (iif is the
+ *   loopback) then sends it over the veth; the packet arriving on the other end finds its local
+ *   route there and is delivered to rxe's UDP socket with that end as its device, so the rxe
+ *   device of that end takes it. rdma_cm resolves the client's source from the route (the address
+ *   on the sending end), librpma's rpma_utils_get_ibv_context(3) maps each address to its own
+ *   rxe device, and the server's rdma_cm check that the reply leaves through the receiving device
+ *   (a lookup of the client's address with that device as output interface) holds by the main
+ *   table's route. Both ends need net.ipv4.conf.*.accept_local = 1 and rp_filter = 0: the source
+ *   of an arriving packet is an address of this host.
+ * - rping over the pair works; with netem `loss 100%` on the client's end nothing connects (rping
+ *   times out, netem counts the drops); with `loss 20%` or `delay 50ms` it completes, slower (rxe
+ *   retransmits what was lost after its ack timeout).
+ * - netem on a veth end's root qdisc shapes what that end sends: a fault on both ends shapes both
+ *   directions (requests and acknowledgements). A netem drop reports success to the sender (it
+ *   counts the packet under "dropped"): a real loss as far as rxe knows, not a local error.
+ * - `tc qdisc change ... netem` keeps a `reorder` that an earlier change set and the new one does
+ *   not name (tc sends the reorder attribute only when given); a fault therefore replaces the
+ *   qdisc (delete, add), which resets its drop counter.
+ * - Under TCG starting a process (tc) can take seconds beside the host's builds: a fault takes
+ *   effect somewhere inside that call, both ends from one `tc -batch` file.
+ * - rxe retransmits a lost packet after a fixed timeout of seconds, without backoff (the writes
+ *   slowed by netem loss took that timeout or a multiple of it; figures in docs/reliability.md);
+ *   a lost packet with nothing behind it, which would provoke a sequence NAK, costs the whole
+ *   timeout.
+ * - Each end holds a permanent neighbour entry for the other's address: during a partition ARP is
+ *   dropped too, and a learned entry that expired then would delay the first packets after the
+ *   heal by an ARP probe interval.
+ * - A socket cannot bind these addresses (bind(2): EADDRNOTAVAIL, the kernel checks the `local`
+ *   table), while rdma_bind_addr(3) can (it looks for the interface holding the address). A test
+ *   that wants a free port number asks the wildcard address: the RDMA CM's port space is apart
+ *   from TCP's anyway.
+ * - `rdma link del` of an rxe device blocks while a process holds a context of it (rxe cannot
+ *   disassociate its user contexts, so unregistering waits for their files to close), and
+ *   librdmacm opens every device's context once and keeps them for the life of the process: a
+ *   JVM that used the rig cannot remove its rxe devices (the command ran into the 10 s bound).
+ *   librdmacm does find devices added after its first use (rdma-core's device hot-plug), so the
+ *   rig can be made by a JVM that used rxe0 before. The rig is therefore made once per boot and
+ *   left standing: create() finds and reuses it, close() only removes the faults. The guest is
+ *   the test's own throw-away machine, so names, tables and rule priorities are fixed.
+ * - Addresses come from 198.18.0.0/15 (RFC 2544's benchmarking block); the guest has no default
+ *   route, and the /32 routes keep them on the veth.
+ */
+
+/**
+ * Two RDMA endpoints of one host joined by a link that netem can shape: a veth pair in the initial
+ * namespace, an rxe device on each end, and the routing that makes the two addresses meet over the
+ * pair instead of inside the stack (see the facts above). Runs only where rdma_rxe and sch_netem
+ * exist and the JVM is root: the Soft-RoCE lane's guest. The faults act on both ends' egress, so
+ * on both directions: {@link #partition()} (everything dropped), {@link #loss}, {@link #delay},
+ * {@link #heal()}. The rig stays up until the guest powers off (see the facts); {@link #close()}
+ * removes the faults.
+ */
+final class RxeLinkRig implements AutoCloseable {
+    static final String CLIENT_LINK = "cqfxrxa";
+    static final String SERVER_LINK = "cqfxrxb";
+    static final String CLIENT_RXE = "rxe-cqfxa";
+    static final String SERVER_RXE = "rxe-cqfxb";
+    /** Routing tables (and rule priorities) holding each end's local route. */
+    static final int CLIENT_TABLE = 4791;
+    static final int SERVER_TABLE = 4792;
+    private static final Pattern DROPPED = Pattern.compile("dropped (\\d+)");
+
+    final InetAddress clientAddress = address(198, 18, 200, 1);
+    final InetAddress serverAddress = address(198, 18, 200, 2);
+    private boolean closed;
+
+    private RxeLinkRig() {
+    }
+
+    private static InetAddress address(int a, int b, int c, int d) {
+        try {
+            return InetAddress.getByAddress(new byte[] {(byte) a, (byte) b, (byte) c, (byte) d});
+        } catch (UnknownHostException e) {
+            throw new AssertionError(e);
+        }
+    }
+
+    /**
+     * Makes the pair, the routing, the rxe devices and a netem qdisc (no fault yet) on each end,
+     * and waits until both rxe ports are active.
+     *
+     * @return the rig; close it
+     */
+    static synchronized RxeLinkRig create() {
+        RxeLinkRig rig = new RxeLinkRig();
+        boolean devices = Files.isDirectory(Path.of("/sys/class/infiniband", CLIENT_RXE))
+                && Files.isDirectory(Path.of("/sys/class/infiniband", SERVER_RXE));
+        if (devices && Files.isDirectory(Path.of("/sys/class/net", CLIENT_LINK))) {
+            rig.heal();
+            return rig;
+        }
+        if (devices) {
+            throw new AssertionError("rxe devices " + CLIENT_RXE + " and " + SERVER_RXE + " exist without their link "
+                    + CLIENT_LINK + ": remove them (rdma link del) or boot afresh");
+        }
+        String a = rig.clientAddress.getHostAddress();
+        String b = rig.serverAddress.getHostAddress();
+        removeLinks();
+        cmd("modprobe", "-a", "veth", "sch_netem", "rdma_rxe");
+        cmd("ip", "link", "add", CLIENT_LINK, "type", "veth", "peer", "name", SERVER_LINK);
+        for (String scope : List.of("all", "default", CLIENT_LINK, SERVER_LINK)) {
+            sysctl("net/ipv4/conf/" + scope + "/accept_local", "1");
+            sysctl("net/ipv4/conf/" + scope + "/rp_filter", "0");
+        }
+        cmd("ip", "addr", "add", a + "/32", "dev", CLIENT_LINK);
+        cmd("ip", "addr", "add", b + "/32", "dev", SERVER_LINK);
+        cmd("ip", "link", "set", CLIENT_LINK, "up");
+        cmd("ip", "link", "set", SERVER_LINK, "up");
+        // The local routes leave the `local` table (consulted first for every packet) for tables
+        // consulted only for what arrives on the owning end.
+        cmd("ip", "route", "del", "local", a, "dev", CLIENT_LINK, "table", "local");
+        cmd("ip", "route", "del", "local", b, "dev", SERVER_LINK, "table", "local");
+        cmd("ip", "route", "add", "local", a, "dev", CLIENT_LINK, "table", Integer.toString(CLIENT_TABLE));
+        cmd("ip", "route", "add", "local", b, "dev", SERVER_LINK, "table", Integer.toString(SERVER_TABLE));
+        cmd("ip", "rule", "add", "iif", CLIENT_LINK, "lookup", Integer.toString(CLIENT_TABLE), "pref",
+                Integer.toString(CLIENT_TABLE));
+        cmd("ip", "rule", "add", "iif", SERVER_LINK, "lookup", Integer.toString(SERVER_TABLE), "pref",
+                Integer.toString(SERVER_TABLE));
+        cmd("ip", "route", "add", b + "/32", "dev", CLIENT_LINK);
+        cmd("ip", "route", "add", a + "/32", "dev", SERVER_LINK);
+        cmd("ip", "neigh", "replace", b, "lladdr", mac(SERVER_LINK), "dev", CLIENT_LINK, "nud", "permanent");
+        cmd("ip", "neigh", "replace", a, "lladdr", mac(CLIENT_LINK), "dev", SERVER_LINK, "nud", "permanent");
+        for (String link : List.of(CLIENT_LINK, SERVER_LINK)) {
+            cmd("tc", "qdisc", "replace", "dev", link, "root", "netem");
+        }
+        // The addresses exist before the rxe devices: rxe fills its GID table from them.
+        cmd("rdma", "link", "add", CLIENT_RXE, "type", "rxe", "netdev", CLIENT_LINK);
+        cmd("rdma", "link", "add", SERVER_RXE, "type", "rxe", "netdev", SERVER_LINK);
+        awaitActive(CLIENT_RXE);
+        awaitActive(SERVER_RXE);
+        return rig;
+    }
+
+    private static void awaitActive(String rxe) {
+        Path state = Path.of("/sys/class/infiniband", rxe, "ports/1/state");
+        long end = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        String s = "";
+        while (System.nanoTime() < end) {
+            try {
+                s = Files.readString(state).trim();
+            } catch (IOException e) {
+                s = e.toString();
+            }
+            if (s.equals("4: ACTIVE")) {
+                return;
+            }
+            PartitionTest.sleep(Duration.ofMillis(50));
+        }
+        throw new AssertionError(rxe + " port 1 not ACTIVE after 10 s: " + s);
+    }
+
+    private static String mac(String link) {
+        try {
+            return Files.readString(Path.of("/sys/class/net", link, "address")).trim();
+        } catch (IOException e) {
+            throw new UncheckedIOException("no MAC address for " + link, e);
+        }
+    }
+
+    private static void sysctl(String key, String value) {
+        try {
+            Files.writeString(Path.of("/proc/sys", key), value);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot set " + key + " to " + value, e);
+        }
+    }
+
+    /** Drops everything both ends send (a silent partition, as behind a failed switch). */
+    void partition() {
+        netem("loss", "100%");
+    }
+
+    /** Removes every fault. */
+    void heal() {
+        netem();
+    }
+
+    /**
+     * Drops {@code percent} of what each end sends, at random.
+     *
+     * @param percent in [0, 100]
+     */
+    void loss(double percent) {
+        if (!(percent >= 0 && percent <= 100)) {
+            throw new IllegalArgumentException("loss " + percent + " % is outside [0, 100]");
+        }
+        netem("loss", percent + "%");
+    }
+
+    /**
+     * Delays what each end sends by {@code oneWay} (a round trip so gains twice that).
+     *
+     * @param oneWay at least 0 and at most 10 s
+     */
+    void delay(Duration oneWay) {
+        if (oneWay.isNegative() || oneWay.compareTo(Duration.ofSeconds(10)) > 0) {
+            throw new IllegalArgumentException("delay " + oneWay + " is outside [0, 10 s]");
+        }
+        netem("delay", (oneWay.toNanos() / 1000) + "us");
+    }
+
+    /**
+     * Reorders and duplicates what each end sends: {@code reorderPercent} of the packets leave at
+     * once, the others {@code delay} later (netem's {@code reorder} needs a delay, tc-netem(8)),
+     * and {@code duplicatePercent} are sent twice.
+     *
+     * @param delay the delay of the packets not sent at once, in (0, 1 s]
+     * @param reorderPercent in [0, 100]
+     * @param duplicatePercent in [0, 100]
+     */
+    void reorderAndDuplicate(Duration delay, double reorderPercent, double duplicatePercent) {
+        if (delay.isNegative() || delay.isZero() || delay.compareTo(Duration.ofSeconds(1)) > 0) {
+            throw new IllegalArgumentException("delay " + delay + " is outside (0, 1 s]");
+        }
+        for (double p : new double[] {reorderPercent, duplicatePercent}) {
+            if (!(p >= 0 && p <= 100)) {
+                throw new IllegalArgumentException(p + " % is outside [0, 100]");
+            }
+        }
+        netem("delay", (delay.toNanos() / 1000) + "us", "reorder", reorderPercent + "%", "duplicate",
+                duplicatePercent + "%");
+    }
+
+    /**
+     * {@return one counter of an rxe device ({@code rdma statistic show link DEV/1}), e.g. the
+     * responder's {@code duplicate_request} or {@code out_of_seq_request}}
+     *
+     * @param serverSide the server end's device, else the client's
+     * @param name the counter's name
+     */
+    long rxeCounter(boolean serverSide, String name) {
+        String text = NetworkRig.run(List.of("rdma", "statistic", "show", "link",
+                (serverSide ? SERVER_RXE : CLIENT_RXE) + "/1"), true);
+        Matcher m = Pattern.compile("\\b" + Pattern.quote(name) + " (\\d+)").matcher(text);
+        if (!m.find()) {
+            throw new AssertionError("no counter " + name + " in: " + text.trim());
+        }
+        return Long.parseLong(m.group(1));
+    }
+
+    /** {@return the packets netem dropped on both ends since the last fault was set} */
+    long drops() {
+        long n = 0;
+        for (String link : List.of(CLIENT_LINK, SERVER_LINK)) {
+            Matcher m = DROPPED.matcher(NetworkRig.run(List.of("tc", "-s", "qdisc", "show", "dev", link), true));
+            if (!m.find()) {
+                throw new AssertionError("no drop count in tc's statistics of " + link);
+            }
+            n += Long.parseLong(m.group(1));
+        }
+        return n;
+    }
+
+    /** {@return each rxe device's counters, one line each ({@code rdma statistic show link DEV/1})} */
+    String rxeStatistics() {
+        return NetworkRig.run(List.of("rdma", "statistic", "show", "link", CLIENT_RXE + "/1"), false).trim() + "; "
+                + NetworkRig.run(List.of("rdma", "statistic", "show", "link", SERVER_RXE + "/1"), false).trim();
+    }
+
+    /**
+     * Sets both ends' netem to {@code options} alone (none: no fault), in one {@code tc -batch}
+     * process: under TCG a process start takes a sizeable part of a second, and the two ends should
+     * change together. The qdisc is replaced, not changed: `tc qdisc change ... netem` keeps a
+     * reordering left by an earlier change that does not name one. Replacing resets the drop
+     * counters: read {@link #drops()} before the next change.
+     */
+    private void netem(String... options) {
+        if (closed) {
+            throw new IllegalStateException("the rig is closed");
+        }
+        StringBuilder batch = new StringBuilder();
+        for (String link : List.of(CLIENT_LINK, SERVER_LINK)) {
+            batch.append("qdisc del dev ").append(link).append(" root\n");
+            batch.append("qdisc add dev ").append(link).append(" root netem");
+            for (String o : options) {
+                batch.append(' ').append(o);
+            }
+            batch.append('\n');
+        }
+        try {
+            Path file = Files.createTempFile("cqflux-netem", ".tc");
+            try {
+                Files.writeString(file, batch);
+                NetworkRig.run(List.of("tc", "-batch", file.toString()), true);
+            } finally {
+                Files.deleteIfExists(file);
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot write the tc batch", e);
+        }
+    }
+
+    /** Removes the faults; the rig itself stays up (see the facts). */
+    @Override
+    public void close() {
+        if (!closed) {
+            heal();
+            closed = true;
+        }
+    }
+
+    /** Removes the links, rules and tables of a rig whose rxe devices were never made. */
+    private static void removeLinks() {
+        // Deleting one end removes both (veth(4)), and with them their addresses and routes.
+        NetworkRig.run(List.of("ip", "link", "del", CLIENT_LINK), false);
+        for (int t : new int[] {CLIENT_TABLE, SERVER_TABLE}) {
+            NetworkRig.run(List.of("ip", "rule", "del", "pref", Integer.toString(t)), false);
+            NetworkRig.run(List.of("ip", "route", "flush", "table", Integer.toString(t)), false);
+        }
+    }
+
+    private static void cmd(String... c) {
+        NetworkRig.run(List.of(c), true);
+    }
+}
