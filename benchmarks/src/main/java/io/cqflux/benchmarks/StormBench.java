@@ -84,8 +84,7 @@ final class StormBench {
     static void run(WaitStrategy strategy, String strategyName, String kind, int size, int connects, int parallel,
                     double seconds, int sequential) throws IOException {
         warmUp(strategy);
-        System.out.printf(Locale.ROOT, "%-8s %-9s %7s %9s %9s %9s %9s %8s %11s %11s %11s%n", "scene", "op",
-                "ops", "p50_us", "p99_us", "max_us", "events", "per_s", "srv_max_ms", "busy_max_ms", "storm_max_ms");
+        System.out.println(HEADER);
         InetAddress lo = InetAddress.getLoopbackAddress();
         String op = kind + "." + size;
         try (Arena arena = Arena.ofShared();
@@ -108,7 +107,7 @@ final class StormBench {
             while (System.nanoTime() - t0 < seconds * 1e9) {
                 alone.add(ChainedLatency.chain(busy, kind, remote, local, size, SLICE, TIMEOUT));
             }
-            print("alone", op, alone, 0, System.nanoTime() - t0, loops);
+            loops = print("alone", op, alone, 0, System.nanoTime() - t0, loops);
 
             long fds0 = openFds();
             double rss0 = rssMib();
@@ -123,7 +122,7 @@ final class StormBench {
                                 return Mono.empty();
                             }), parallel)
                     .then().block(TIMEOUT));
-            print("storm", op, s.stamps, storm.size(), s.nanos, loops);
+            loops = print("storm", op, s.stamps, storm.size(), s.nanos, loops);
             Await.until(() -> listening.stats().connections() >= storm.size() + 1, TIMEOUT);
             long fds1 = openFds();
             double rss1 = rssMib();
@@ -134,6 +133,7 @@ final class StormBench {
                     parallel, (fds1 - fds0) / 2.0 / Math.max(1, n), (rss1 - rss0) * 1024 / Math.max(1, n),
                     (exposures1 - exposures0) / (double) Math.max(1, n));
 
+            loops = loops.next();
             Scene c = scene(busy, kind, remote, local, size, () -> Flux.fromIterable(new ArrayList<>(storm))
                     .flatMap(StormBench::closeAndWait, parallel).then().block(TIMEOUT));
             print("close", op, c.stamps, n, c.nanos, loops);
@@ -199,7 +199,7 @@ final class StormBench {
                                 return Mono.empty();
                             }), parallel)
                     .then().block(TIMEOUT));
-            print(scene, "" + kind + "." + size, s.stamps, refused.get(), s.nanos, loops);
+            print(scene, kind + "." + size, s.stamps, refused.get(), s.nanos, loops);
             RdmaServer.Stats st = listening.stats();
             Await.until(() -> listening.stats().connections() == 1 && listening.stats().pendingHandshakes() == 0,
                     TIMEOUT);
@@ -250,14 +250,35 @@ final class StormBench {
         return new Scene(stamps, done.join() - t0);
     }
 
-    /** The longest unit of each instance's loop so far. */
-    private record Loops(Cqflux server, Cqflux busy, Cqflux storm) {
+    /**
+     * Each instance's loop counters at the start of a scene: the scene's row shows how many units
+     * of the server's and the busy client's loop took over 1 ms and over 10 ms meanwhile, and the
+     * longest unit of each loop so far. The busy client's loop runs nothing but the busy
+     * connection: its long units are the host's (a preempted loop thread), the control.
+     */
+    private record Loops(Cqflux server, Cqflux busy, Cqflux storm, LoopStats s0, LoopStats b0) {
+        Loops(Cqflux server, Cqflux busy, Cqflux storm) {
+            this(server, busy, storm, stats(server), stats(busy));
+        }
+
+        Loops next() {
+            return new Loops(server, busy, storm);
+        }
+
+        static LoopStats stats(Cqflux c) {
+            return c.loopStats().getFirst(); // one loop each (builder)
+        }
+
         static double ms(Cqflux c) {
-            return c.loopStats().stream().mapToLong(LoopStats::longestUnitNanos).max().orElse(0) / 1e6;
+            return stats(c).longestUnitNanos() / 1e6;
         }
     }
 
-    private static void print(String scene, String op, List<long[]> slices, int events, long nanos, Loops loops) {
+    static final String HEADER = String.format(Locale.ROOT, "%-8s %-9s %7s %9s %9s %9s %6s %7s %7s %7s %7s %8s %8s %8s",
+            "scene", "op", "ops", "p50_us", "p99_us", "max_us", "events", "per_s", "srv>1ms", "srv>10", "busy>10",
+            "srv_max", "busy_max", "strm_max");
+
+    private static Loops print(String scene, String op, List<long[]> slices, int events, long nanos, Loops loops) {
         List<Double> us = new ArrayList<>();
         for (long[] st : slices) {
             for (int i = 1; i < st.length; i++) {
@@ -269,9 +290,13 @@ final class StormBench {
         double p50 = n == 0 ? Double.NaN : us.get(n / 2);
         double p99 = n == 0 ? Double.NaN : us.get((int) (n * 0.99));
         double max = n == 0 ? Double.NaN : us.get(n - 1);
-        System.out.printf(Locale.ROOT, "%-8s %-9s %7d %9.1f %9.1f %9.1f %9d %8.0f %11.2f %11.2f %11.2f%n", scene, op, n,
-                p50, p99, max, events, events / (nanos / 1e9), Loops.ms(loops.server), Loops.ms(loops.busy),
-                Loops.ms(loops.storm));
+        LoopStats s = Loops.stats(loops.server);
+        LoopStats b = Loops.stats(loops.busy);
+        System.out.printf(Locale.ROOT, "%-8s %-9s %7d %9.1f %9.1f %9.1f %6d %7.0f %7d %7d %7d %8.1f %8.1f %8.1f%n", scene,
+                op, n, p50, p99, max, events, events / (nanos / 1e9), s.unitsOver1ms() - loops.s0.unitsOver1ms(),
+                s.unitsOver10ms() - loops.s0.unitsOver10ms(), b.unitsOver10ms() - loops.b0.unitsOver10ms(),
+                Loops.ms(loops.server), Loops.ms(loops.busy), Loops.ms(loops.storm));
+        return loops.next();
     }
 
     /** One storm and its closes on throwaway instances: bindings linked, code compiled. */

@@ -28,12 +28,17 @@ package io.cqflux.epoll;
  *     loop thread since the loop started, the library's own set-up work (connects, accepts,
  *     closes) included: how long the loop's other connections waited at worst. Taken by the
  *     blocked-loop detection from the clock reading it makes anyway; 0 when the detection is off
+ * @param unitsOver1ms units (as for {@code longestUnitNanos}) that held the loop longer than 1 ms;
+ *     0 when the detection is off. Unlike the maximum, differences of two snapshots tell what a
+ *     period did, and a preempted loop thread shows as a few, a slow kind of work as many
+ * @param unitsOver10ms units that held it longer than 10 ms (also counted in {@code unitsOver1ms})
  */
 public record LoopStats(long wakeups, long emptyWakeups, long batches, long completions, int largestBatch, long tasks,
-        long droppedTasks, long blocked, long lagNanos, long quietSkips, long longestUnitNanos) {
+        long droppedTasks, long blocked, long lagNanos, long quietSkips, long longestUnitNanos, long unitsOver1ms,
+        long unitsOver10ms) {
 
     /**
-     * The counters without {@code longestUnitNanos} (0).
+     * The counters without {@code longestUnitNanos}, {@code unitsOver1ms} and {@code unitsOver10ms} (0).
      *
      * @param wakeups wake-ups
      * @param emptyWakeups empty wake-ups
@@ -49,7 +54,7 @@ public record LoopStats(long wakeups, long emptyWakeups, long batches, long comp
     public LoopStats(long wakeups, long emptyWakeups, long batches, long completions, int largestBatch, long tasks,
             long droppedTasks, long blocked, long lagNanos, long quietSkips) {
         this(wakeups, emptyWakeups, batches, completions, largestBatch, tasks, droppedTasks, blocked, lagNanos,
-                quietSkips, 0);
+                quietSkips, 0, 0, 0);
     }
 
     /**
@@ -67,7 +72,7 @@ public record LoopStats(long wakeups, long emptyWakeups, long batches, long comp
      */
     public LoopStats(long wakeups, long emptyWakeups, long batches, long completions, int largestBatch, long tasks,
             long droppedTasks, long blocked, long lagNanos) {
-        this(wakeups, emptyWakeups, batches, completions, largestBatch, tasks, droppedTasks, blocked, lagNanos, 0, 0);
+        this(wakeups, emptyWakeups, batches, completions, largestBatch, tasks, droppedTasks, blocked, lagNanos, 0, 0, 0, 0);
     }
 
     /**
@@ -83,7 +88,7 @@ public record LoopStats(long wakeups, long emptyWakeups, long batches, long comp
      */
     public LoopStats(long wakeups, long emptyWakeups, long batches, long completions, int largestBatch, long tasks,
             long droppedTasks) {
-        this(wakeups, emptyWakeups, batches, completions, largestBatch, tasks, droppedTasks, 0, 0, 0, 0);
+        this(wakeups, emptyWakeups, batches, completions, largestBatch, tasks, droppedTasks, 0, 0, 0, 0, 0, 0);
     }
 
     /**
@@ -97,6 +102,6 @@ public record LoopStats(long wakeups, long emptyWakeups, long batches, long comp
      * @param tasks tasks run
      */
     public LoopStats(long wakeups, long emptyWakeups, long batches, long completions, int largestBatch, long tasks) {
-        this(wakeups, emptyWakeups, batches, completions, largestBatch, tasks, 0, 0, 0, 0, 0);
+        this(wakeups, emptyWakeups, batches, completions, largestBatch, tasks, 0, 0, 0, 0, 0, 0, 0);
     }
 }

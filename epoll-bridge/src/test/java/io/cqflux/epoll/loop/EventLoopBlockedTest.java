@@ -116,9 +116,14 @@ class EventLoopBlockedTest {
             assertTrue(longest >= Duration.ofMillis(80).toNanos(), "longest unit " + longest + " ns");
             assertTrue(longest < Duration.ofSeconds(5).toNanos(), "longest unit " + longest + " ns");
             assertEquals(0, loop.stats().blocked(), "under the threshold, nothing is blocked");
+            assertEquals(1, loop.stats().unitsOver10ms(), "the one long unit, counted whole");
+            long over1 = loop.stats().unitsOver1ms();
+            assertTrue(over1 >= 1, "units over 1 ms: " + over1);
             loop.execute(() -> sleep(5));
             Await.roundTrip(loop);
             assertEquals(longest, loop.stats().longestUnitNanos(), "a shorter unit leaves the maximum");
+            assertTrue(loop.stats().unitsOver1ms() > over1, "the 5 ms unit counted over 1 ms");
+            assertEquals(1, loop.stats().unitsOver10ms(), "and not over 10 ms");
         }
     }
 
