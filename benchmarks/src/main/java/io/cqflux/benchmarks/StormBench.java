@@ -59,6 +59,15 @@ import reactor.core.publisher.Mono;
  * cost: the process's fds and resident memory per connection (both ends are in this process),
  * the server's exposures per connection ({@link RdmaServer.Stats#exposures()}), and a sequential
  * connect's time (one in flight, the client's and the server's work together).
+ *
+ * <p>Columns: {@code srv>1ms}, {@code srv>10} the server loop's units over 1 and 10 ms during the
+ * scene ({@link LoopStats#unitsOver1ms()}); {@code busy>10} the same of the busy client's loop,
+ * which runs nothing but the busy connection: the host's own stalls, the control;
+ * {@code srv_max}, {@code busy_max}, {@code strm_max} each loop's longest unit so far, in ms;
+ * {@code srv_cpu}, {@code cli_cpu} the CPU time of the server's and the storm client's loop thread
+ * per connect (close, refusal) in µs, the server's less the busy operations' share (see
+ * {@link #serverCpuPerOp}): wall-clock units stretch when a loaded host preempts the loop, CPU
+ * time does not.
  */
 final class StormBench {
 
@@ -256,9 +265,10 @@ final class StormBench {
      * longest unit of each loop so far. The busy client's loop runs nothing but the busy
      * connection: its long units are the host's (a preempted loop thread), the control.
      */
-    private record Loops(Cqflux server, Cqflux busy, Cqflux storm, LoopStats s0, LoopStats b0) {
+    private record Loops(Cqflux server, Cqflux busy, Cqflux storm, LoopStats s0, LoopStats b0, long sCpu0,
+                         long cCpu0) {
         Loops(Cqflux server, Cqflux busy, Cqflux storm) {
-            this(server, busy, storm, stats(server), stats(busy));
+            this(server, busy, storm, stats(server), stats(busy), cpuNanos(server), cpuNanos(storm));
         }
 
         Loops next() {
@@ -272,11 +282,43 @@ final class StormBench {
         static double ms(Cqflux c) {
             return stats(c).longestUnitNanos() / 1e6;
         }
+
+        /**
+         * The CPU time the instance's loop thread used so far ({@code /proc/self/task/TID/stat},
+         * utime + stime, in clock ticks of 10 ms): unlike a unit's wall time it does not grow
+         * while a loaded host leaves the thread waiting, so per connection it is the set-up's
+         * own cost. -1 when the thread is not found.
+         */
+        static long cpuNanos(Cqflux c) {
+            String name = c.loopNames().getFirst();
+            String comm = name.length() > 15 ? name.substring(0, 15) : name; // the kernel keeps 15 chars
+            try (Stream<Path> tasks = Files.list(Path.of("/proc/self/task"))) {
+                for (Path t : (Iterable<Path>) tasks::iterator) {
+                    if (Files.readString(t.resolve("comm")).strip().equals(comm)) {
+                        String stat = Files.readString(t.resolve("stat"));
+                        String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+                        // fields after the name: state is field 3 (index 0 here); utime 14, stime 15
+                        return (Long.parseLong(f[11]) + Long.parseLong(f[12])) * 10_000_000L;
+                    }
+                }
+            } catch (IOException | RuntimeException e) {
+                return -1;
+            }
+            return -1;
+        }
     }
 
-    static final String HEADER = String.format(Locale.ROOT, "%-8s %-9s %7s %9s %9s %9s %6s %7s %7s %7s %7s %8s %8s %8s",
+    static final String HEADER = String.format(Locale.ROOT,
+            "%-8s %-9s %7s %9s %9s %9s %6s %7s %7s %7s %7s %8s %8s %8s %8s %8s",
             "scene", "op", "ops", "p50_us", "p99_us", "max_us", "events", "per_s", "srv>1ms", "srv>10", "busy>10",
-            "srv_max", "busy_max", "strm_max");
+            "srv_max", "busy_max", "strm_max", "srv_cpu", "cli_cpu");
+
+    /**
+     * The server loop's CPU time per busy operation, from the {@code alone} scene: the other
+     * scenes' {@code srv_cpu} is their server loop's CPU time less their busy operations' share,
+     * per connect (close, refusal); the {@code alone} row's is per operation.
+     */
+    private static double serverCpuPerOp;
 
     private static Loops print(String scene, String op, List<long[]> slices, int events, long nanos, Loops loops) {
         List<Double> us = new ArrayList<>();
@@ -292,10 +334,18 @@ final class StormBench {
         double max = n == 0 ? Double.NaN : us.get(n - 1);
         LoopStats s = Loops.stats(loops.server);
         LoopStats b = Loops.stats(loops.busy);
-        System.out.printf(Locale.ROOT, "%-8s %-9s %7d %9.1f %9.1f %9.1f %6d %7.0f %7d %7d %7d %8.1f %8.1f %8.1f%n", scene,
+        long sCpu = Loops.cpuNanos(loops.server) - loops.sCpu0;
+        long cCpu = Loops.cpuNanos(loops.storm) - loops.cCpu0;
+        System.out.printf(Locale.ROOT,
+                "%-8s %-9s %7d %9.1f %9.1f %9.1f %6d %7.0f %7d %7d %7d %8.1f %8.1f %8.1f %8.0f %8.0f%n", scene,
                 op, n, p50, p99, max, events, events / (nanos / 1e9), s.unitsOver1ms() - loops.s0.unitsOver1ms(),
                 s.unitsOver10ms() - loops.s0.unitsOver10ms(), b.unitsOver10ms() - loops.b0.unitsOver10ms(),
-                Loops.ms(loops.server), Loops.ms(loops.busy), Loops.ms(loops.storm));
+                Loops.ms(loops.server), Loops.ms(loops.busy), Loops.ms(loops.storm),
+                events == 0 ? sCpu / 1e3 / Math.max(1, n) : (sCpu - n * serverCpuPerOp) / 1e3 / events,
+                events == 0 ? Double.NaN : cCpu / 1e3 / events);
+        if (events == 0) {
+            serverCpuPerOp = sCpu / (double) Math.max(1, n);
+        }
         return loops.next();
     }
 
