@@ -64,6 +64,38 @@ final class SetupCostProbe {
             }
             l.close();
         }
+        // The same arena closes while two other Java threads run Java code (as a loop that
+        // spins, or a busy connection's callbacks, do): a shared arena's close waits for each
+        // thread to reach a handshake point, and a thread the host has preempted gets there only
+        // once it runs again.
+        java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
+        List<Thread> spinners = new ArrayList<>();
+        for (int i = 0; i < 2; i++) {
+            spinners.add(Thread.ofPlatform().daemon().start(() -> {
+                long x = 0;
+                while (!stop.get()) {
+                    x += System.nanoTime() & 1;
+                }
+                if (x == 42) {
+                    System.out.print("");
+                }
+            }));
+        }
+        for (int i = 0; i < rounds; i++) {
+            long t0 = System.nanoTime();
+            Arena a = Arena.ofShared();
+            a.allocate(64);
+            a.close();
+            t0 = p.time("Arena.ofShared, 2 Java threads spinning", t0);
+            Arena b = Arena.ofConfined();
+            b.allocate(64);
+            b.close();
+            p.time("Arena.ofConfined, 2 Java threads spinning", t0);
+        }
+        stop.set(true);
+        for (Thread t : spinners) {
+            t.join();
+        }
         System.out.printf(Locale.ROOT, "# SetupCostProbe: %d rounds after 50 of warm-up, fabric/tcp on 127.0.0.1, one"
                 + " thread; us per call%n", rounds);
         System.out.printf(Locale.ROOT, "%-44s %9s %9s %9s %9s%n", "call", "p50_us", "p90_us", "p99_us", "mean_us");
