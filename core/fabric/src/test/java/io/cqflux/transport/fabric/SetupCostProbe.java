@@ -31,8 +31,10 @@ import java.util.Map;
  * close make, in the same order and with the same arguments, each bracketed by
  * {@code System.nanoTime()}. Not a test (no assertion, not run by the build): a measurement tool
  * for docs/performance.md's "Connection set-up" section. Run from the module's test classpath:
- * {@code java --enable-native-access=ALL-UNNAMED -cp <classes:test-classes of core and core/fabric>
- * io.cqflux.transport.fabric.SetupCostProbe [rounds]}.
+ * {@code IPATH_NO_BACKTRACE=1 java --enable-native-access=ALL-UNNAMED -cp <classes:test-classes of
+ * core and core/fabric> io.cqflux.transport.fabric.SetupCostProbe [rounds]} (without that variable,
+ * libinfinipath, which Debian's libfabric pulls in, installs a SIGSEGV handler of its own that
+ * kills the JVM at its first ordinary SIGSEGV: see benchmarks/run.sh).
  */
 final class SetupCostProbe {
 
