@@ -40,8 +40,15 @@ import java.util.stream.Stream;
  * operation, then as many as fit {@code -t} seconds, within [{@link #MIN_OPS}, {@code -i}], so
  * that a slow configuration does not take minutes.
  *
+ * <p>With {@code -c N} it runs the storm mode instead ({@link StormBench}): the busy connection's
+ * latency while N connects arrive at its server ({@code -p} in flight), while they close, and
+ * while N refused clients flood it; with the first {@code -s} strategy and the first {@code -o}
+ * operation, {@code -t} seconds for the busy connection alone and {@code -q} sequential connects
+ * for the set-up time.
+ *
  * <p>Usage: {@code ScaleBench [-n 0,10,100,1000] [-s BLOCKING,ADAPTIVE,BUSY_POLL]
- * [-o write.8,read.8,write.4096,read.4096] [-i max-ops] [-w warm-up] [-t seconds]}.
+ * [-o write.8,read.8,write.4096,read.4096] [-i max-ops] [-w warm-up] [-t seconds]
+ * [-c connects [-p in-flight] [-q sequential]]}.
  */
 public final class ScaleBench {
 
@@ -64,9 +71,12 @@ public final class ScaleBench {
         int maxOps = 20_000;
         int warmup = 2_000;
         double seconds = 2;
+        int storm = 0;
+        int parallel = 64;
+        int sequential = 200;
         for (int i = 0; i < args.length; i++) {
             if (i + 1 == args.length) {
-                throw new IllegalArgumentException(args[i] + " wants a value (-n, -s, -o, -i, -w, -t)");
+                throw new IllegalArgumentException(args[i] + " wants a value (-n, -s, -o, -i, -w, -t, -c, -p, -q)");
             }
             switch (args[i]) {
                 case "-n" -> counts = Arrays.stream(args[++i].split(",")).mapToInt(Integer::parseInt).sorted().toArray();
@@ -75,7 +85,11 @@ public final class ScaleBench {
                 case "-i" -> maxOps = Integer.parseInt(args[++i]);
                 case "-w" -> warmup = Integer.parseInt(args[++i]);
                 case "-t" -> seconds = Double.parseDouble(args[++i]);
-                default -> throw new IllegalArgumentException("unknown argument " + args[i] + " (-n, -s, -o, -i, -w, -t)");
+                case "-c" -> storm = Integer.parseInt(args[++i]);
+                case "-p" -> parallel = Integer.parseInt(args[++i]);
+                case "-q" -> sequential = Integer.parseInt(args[++i]);
+                default -> throw new IllegalArgumentException("unknown argument " + args[i]
+                        + " (-n, -s, -o, -i, -w, -t, -c, -p, -q)");
             }
         }
         if (counts.length == 0 || counts[0] < 0) {
@@ -89,6 +103,19 @@ public final class ScaleBench {
         }
         for (String s : strategies) {
             Strategies.of(s); // a bad -s fails before any output
+        }
+        if (storm < 0 || parallel < 1 || sequential < 1) {
+            throw new IllegalArgumentException("-c " + storm + " must be >= 0, -p " + parallel + " and -q " + sequential
+                    + " >= 1");
+        }
+        if (storm > 0) {
+            Object[] o = parseOp(ops.getFirst());
+            System.out.printf(Locale.ROOT, "# %s java=%s cpus=%d load=%s fd-limit=%s storm: -c %d -p %d -s %s -o %s -t %s%n",
+                    Instant.now(), Runtime.version(), Runtime.getRuntime().availableProcessors(), LoadAverage.read(3, " "),
+                    fdLimit(), storm, parallel, strategies.getFirst(), ops.getFirst(), seconds);
+            StormBench.run(Strategies.of(strategies.getFirst()), strategies.getFirst(), (String) o[0], (Integer) o[1],
+                    storm, parallel, seconds, sequential);
+            return;
         }
         System.out.printf(Locale.ROOT, "# %s java=%s cpus=%d load=%s fd-limit=%s%n", Instant.now(), Runtime.version(),
                 Runtime.getRuntime().availableProcessors(), LoadAverage.read(3, " "), fdLimit());

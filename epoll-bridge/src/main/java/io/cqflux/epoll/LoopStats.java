@@ -24,9 +24,38 @@ package io.cqflux.epoll;
  *     quiet queues of a loop with two or more that can be quiet but do not watch their touches
  *     (SpinRound's design comment, "Busy rounds and quiet queues"): per round, one
  *     {@code epoll_wait(0)} stood for that many polls, each a system call on tcp
+ * @param longestUnitNanos the longest a task, a completion batch or a readiness handler held the
+ *     loop thread since the loop started, the library's own set-up work (connects, accepts,
+ *     closes) included: how long the loop's other connections waited at worst. Taken by the
+ *     blocked-loop detection from the clock reading it makes anyway; 0 when the detection is off
+ * @param unitsOver1ms units (as for {@code longestUnitNanos}) that held the loop longer than 1 ms;
+ *     0 when the detection is off. Unlike the maximum, differences of two snapshots tell what a
+ *     period did, and a preempted loop thread shows as a few, a slow kind of work as many
+ * @param unitsOver10ms units that held it longer than 10 ms (also counted in {@code unitsOver1ms})
  */
 public record LoopStats(long wakeups, long emptyWakeups, long batches, long completions, int largestBatch, long tasks,
-        long droppedTasks, long blocked, long lagNanos, long quietSkips) {
+        long droppedTasks, long blocked, long lagNanos, long quietSkips, long longestUnitNanos, long unitsOver1ms,
+        long unitsOver10ms) {
+
+    /**
+     * The counters without {@code longestUnitNanos}, {@code unitsOver1ms} and {@code unitsOver10ms} (0).
+     *
+     * @param wakeups wake-ups
+     * @param emptyWakeups empty wake-ups
+     * @param batches batches
+     * @param completions completions
+     * @param largestBatch largest batch
+     * @param tasks tasks run
+     * @param droppedTasks tasks dropped
+     * @param blocked blocked units
+     * @param lagNanos the latest lag sample
+     * @param quietSkips polls left to one epoll ask
+     */
+    public LoopStats(long wakeups, long emptyWakeups, long batches, long completions, int largestBatch, long tasks,
+            long droppedTasks, long blocked, long lagNanos, long quietSkips) {
+        this(wakeups, emptyWakeups, batches, completions, largestBatch, tasks, droppedTasks, blocked, lagNanos,
+                quietSkips, 0, 0, 0);
+    }
 
     /**
      * The counters without {@code quietSkips} (0).
@@ -43,7 +72,7 @@ public record LoopStats(long wakeups, long emptyWakeups, long batches, long comp
      */
     public LoopStats(long wakeups, long emptyWakeups, long batches, long completions, int largestBatch, long tasks,
             long droppedTasks, long blocked, long lagNanos) {
-        this(wakeups, emptyWakeups, batches, completions, largestBatch, tasks, droppedTasks, blocked, lagNanos, 0);
+        this(wakeups, emptyWakeups, batches, completions, largestBatch, tasks, droppedTasks, blocked, lagNanos, 0, 0, 0, 0);
     }
 
     /**
@@ -59,7 +88,7 @@ public record LoopStats(long wakeups, long emptyWakeups, long batches, long comp
      */
     public LoopStats(long wakeups, long emptyWakeups, long batches, long completions, int largestBatch, long tasks,
             long droppedTasks) {
-        this(wakeups, emptyWakeups, batches, completions, largestBatch, tasks, droppedTasks, 0, 0, 0);
+        this(wakeups, emptyWakeups, batches, completions, largestBatch, tasks, droppedTasks, 0, 0, 0, 0, 0, 0);
     }
 
     /**
@@ -73,6 +102,6 @@ public record LoopStats(long wakeups, long emptyWakeups, long batches, long comp
      * @param tasks tasks run
      */
     public LoopStats(long wakeups, long emptyWakeups, long batches, long completions, int largestBatch, long tasks) {
-        this(wakeups, emptyWakeups, batches, completions, largestBatch, tasks, 0, 0, 0, 0);
+        this(wakeups, emptyWakeups, batches, completions, largestBatch, tasks, 0, 0, 0, 0, 0, 0, 0);
     }
 }

@@ -134,9 +134,23 @@ public final class RdmaServer implements Disposable, AutoCloseable {
         return outlet.flux();
     }
 
+    /**
+     * The most requests one readiness call of the listener takes. Why: each accept is native
+     * set-up on this loop (endpoint, queues, registrations, fi_accept), and a burst of clients
+     * queues many requests at once; taken all in one call, every other connection of the loop
+     * waits for the whole burst (docs/performance.md, "Connection set-up"). What must hold: no
+     * request is stranded by the early return. The listener stays ready while requests are
+     * queued: its fd is level-triggered; before any sleep the loop asks it ({@code prepareToSleep},
+     * fi_trywait(3): -FI_EAGAIN while its event queue holds entries) and calls this again on a
+     * "not yet", and a spinning loop asks again after each call while the answer stays so
+     * (SpinRound's design comment, "A readable source in a busy round"). AcceptBurstTest.
+     */
+    static final int ACCEPTS_PER_CALL = 4;
+
     private void onReadable() {
         loop.noteSetup("cqflux.accept"); // the library's own work: not a blocked-loop WARN
-        while (!closing) {
+        for (int taken = 0; !closing && taken < ACCEPTS_PER_CALL; taken++) {
+            loop.noteSetup("cqflux.accept"); // after a previous request's subscriber code
             ConnectionRequest req;
             try {
                 req = listener.nextRequest();

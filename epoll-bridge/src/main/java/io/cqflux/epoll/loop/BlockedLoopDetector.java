@@ -33,6 +33,11 @@ final class BlockedLoopDetector {
     private final LoopCounters counters;
     /** {@code System.nanoTime()} at the end of the last measured unit (or the last wake-up). */
     private long unitStart;
+    /**
+     * Where the current unit began: {@link #unitStart} without the restarts of a part
+     * ({@link #endPart}), so that the longest unit is what the loop's other sources waited.
+     */
+    private long unitBegan;
     /** The last turn judged a unit: {@link #unitStart} was read after its work. */
     private boolean clockFresh;
     /** What the reactive layer said it is running (an operation kind), or {@code null}. */
@@ -69,6 +74,7 @@ final class BlockedLoopDetector {
     void turnStarted() {
         if (!clockFresh) {
             unitStart = System.nanoTime();
+            unitBegan = unitStart;
         }
         clockFresh = false;
     }
@@ -76,6 +82,7 @@ final class BlockedLoopDetector {
     /** The clock restarts: what came before (a sleep, a shutdown's tasks) is no unit's time. */
     void restart() {
         unitStart = System.nanoTime();
+        unitBegan = unitStart;
     }
 
 
@@ -155,15 +162,21 @@ final class BlockedLoopDetector {
         unitLabel = null;
         boolean setup = unitIsSetup;
         unitIsSetup = false;
-        judge(unit, what, n, label, setup);
+        long end = judge(unit, what, n, label, setup);
+        // The whole unit, its parts together and set-up included: how long every other source
+        // of the loop waited (LoopStats.longestUnitNanos). One compare; the clock was read above.
+        counters.unit(end - unitBegan);
+        unitBegan = unitStart;
     }
 
     /**
      * Reads the clock once and judges the time since {@code unitStart}: over the threshold,
      * library set-up is logged at DEBUG, anything else is a blocked loop (counted, maybe logged);
      * the clock restarts for what follows.
+     *
+     * @return the clock reading that ended the unit (before any report)
      */
-    private void judge(int unit, Object what, int n, String label, boolean setup) {
+    private long judge(int unit, Object what, int n, String label, boolean setup) {
         long now = System.nanoTime();
         long held = now - unitStart;
         unitStart = now;
@@ -172,11 +185,12 @@ final class BlockedLoopDetector {
             if (setup) {
                 EventLoop.LOG.log(System.Logger.Level.DEBUG, "event loop thread {0}: {1} held it for {2} ms",
                         thread.getName(), label, TimeUnit.NANOSECONDS.toMillis(held));
-                return;
+                return now;
             }
             blocked(held, unit, what, n, label);
             unitStart = System.nanoTime(); // the report itself is not the next unit's time
         }
+        return now;
     }
 
     /**

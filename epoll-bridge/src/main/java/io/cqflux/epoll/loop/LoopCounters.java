@@ -23,6 +23,9 @@ final class LoopCounters {
     private static final VarHandle BLOCKED;
     private static final VarHandle LAG;
     private static final VarHandle QUIET_SKIPS;
+    private static final VarHandle LONGEST_UNIT;
+    private static final VarHandle UNITS_OVER_1MS;
+    private static final VarHandle UNITS_OVER_10MS;
 
     static {
         try {
@@ -37,6 +40,9 @@ final class LoopCounters {
             BLOCKED = l.findVarHandle(LoopCounters.class, "blocked", long.class);
             LAG = l.findVarHandle(LoopCounters.class, "lagNanos", long.class);
             QUIET_SKIPS = l.findVarHandle(LoopCounters.class, "quietSkips", long.class);
+            LONGEST_UNIT = l.findVarHandle(LoopCounters.class, "longestUnitNanos", long.class);
+            UNITS_OVER_1MS = l.findVarHandle(LoopCounters.class, "unitsOver1ms", long.class);
+            UNITS_OVER_10MS = l.findVarHandle(LoopCounters.class, "unitsOver10ms", long.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -52,6 +58,9 @@ final class LoopCounters {
     private long blocked;
     private long lagNanos;
     private long quietSkips;
+    private long longestUnitNanos;
+    private long unitsOver1ms;
+    private long unitsOver10ms;
 
     /** A sleep ended with ready fds. */
     void wakeup() {
@@ -114,11 +123,32 @@ final class LoopCounters {
         QUIET_SKIPS.setOpaque(this, quietSkips + n);
     }
 
+    /**
+     * A measured unit (a task, a completion batch, a readiness handler) ended.
+     *
+     * @param nanos how long it held the loop thread
+     */
+    void unit(long nanos) {
+        if (nanos > 1_000_000L) {
+            UNITS_OVER_1MS.setOpaque(this, unitsOver1ms + 1);
+            if (nanos > 10_000_000L) {
+                UNITS_OVER_10MS.setOpaque(this, unitsOver10ms + 1);
+            }
+            if (nanos > longestUnitNanos) {
+                LONGEST_UNIT.setOpaque(this, nanos);
+            }
+        } else if (nanos > longestUnitNanos) {
+            LONGEST_UNIT.setOpaque(this, nanos);
+        }
+    }
+
     /** {@return a snapshot; any thread} */
     LoopStats snapshot() {
         return new LoopStats((long) WAKEUPS.getOpaque(this), (long) EMPTY_WAKEUPS.getOpaque(this),
                 (long) BATCHES.getOpaque(this), (long) COMPLETIONS.getOpaque(this),
                 (int) LARGEST_BATCH.getOpaque(this), (long) TASKS.getOpaque(this), (long) DROPPED.getOpaque(this),
-                (long) BLOCKED.getOpaque(this), (long) LAG.getOpaque(this), (long) QUIET_SKIPS.getOpaque(this));
+                (long) BLOCKED.getOpaque(this), (long) LAG.getOpaque(this), (long) QUIET_SKIPS.getOpaque(this),
+                (long) LONGEST_UNIT.getOpaque(this), (long) UNITS_OVER_1MS.getOpaque(this),
+                (long) UNITS_OVER_10MS.getOpaque(this));
     }
 }

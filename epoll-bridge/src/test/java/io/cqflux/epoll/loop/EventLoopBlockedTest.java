@@ -98,6 +98,50 @@ class EventLoopBlockedTest {
     }
 
     @Test
+    void longestUnit_countsSetupAndSubscriberPartsOfOneUnitTogether() {
+        try (EventLoop loop = EventLoop.start(config("longest-unit", Duration.ofMillis(500)))) {
+            assertEquals(0, loop.stats().longestUnitNanos(), "no unit ran yet");
+            CompletableFuture<Void> done = new CompletableFuture<>();
+            loop.execute(() -> {
+                loop.noteSetup("cqflux.accept");
+                sleep(40); // set-up: judged as a part of its own, under the threshold
+                loop.noteOperation("cqflux.established");
+                sleep(40); // subscriber code: another part
+                done.complete(null);
+            });
+            Await.done(done, "the task");
+            Await.roundTrip(loop);
+            long longest = loop.stats().longestUnitNanos();
+            // The neighbours waited for both parts: at least 80 ms, though neither part alone was.
+            assertTrue(longest >= Duration.ofMillis(80).toNanos(), "longest unit " + longest + " ns");
+            assertTrue(longest < Duration.ofSeconds(5).toNanos(), "longest unit " + longest + " ns");
+            assertEquals(0, loop.stats().blocked(), "under the threshold, nothing is blocked");
+            assertEquals(1, loop.stats().unitsOver10ms(), "the one long unit, counted whole");
+            long over1 = loop.stats().unitsOver1ms();
+            assertTrue(over1 >= 1, "units over 1 ms: " + over1);
+            loop.execute(() -> sleep(5));
+            Await.roundTrip(loop);
+            assertEquals(longest, loop.stats().longestUnitNanos(), "a shorter unit leaves the maximum");
+            assertTrue(loop.stats().unitsOver1ms() > over1, "the 5 ms unit counted over 1 ms");
+            assertEquals(1, loop.stats().unitsOver10ms(), "and not over 10 ms");
+        }
+    }
+
+    @Test
+    void longestUnit_isZeroWhenTheDetectionIsOff() {
+        try (EventLoop loop = EventLoop.start(config("longest-unit-off", Duration.ZERO))) {
+            CompletableFuture<Void> done = new CompletableFuture<>();
+            loop.execute(() -> {
+                sleep(30);
+                done.complete(null);
+            });
+            Await.done(done, "the task");
+            Await.roundTrip(loop);
+            assertEquals(0, loop.stats().longestUnitNanos());
+        }
+    }
+
+    @Test
     void slowSetupThenFastSubscriberCode_isNotReportedAsTheSubscriberBlocking() {
         try (EventLoop loop = EventLoop.start(config("setup-then-subscriber", Duration.ofMillis(100)))) {
             CompletableFuture<Void> done = new CompletableFuture<>();
