@@ -8,7 +8,6 @@ import io.cqflux.core.ConnectionConfig;
 import io.cqflux.core.ConnectionEvent;
 import io.cqflux.core.FlushType;
 import io.cqflux.core.Opcode;
-import io.cqflux.core.RegionAccess;
 import io.cqflux.core.ResourceClosedException;
 import io.cqflux.transport.fabric.ffm.fi_info;
 import io.cqflux.transport.fabric.ffm.fi_msg;
@@ -87,7 +86,7 @@ final class FabricConnection implements Connection {
     private final MemorySegment msgRma;
     private final MemorySegment msg;
     private final long writeLevel;
-    /** Where a flush reads back into (see {@link #flush}): 8 bytes, registered READ_DST. */
+    /** Where a flush reads back into (see {@link #flush}): the domain's, 8 bytes, READ_DST. */
     private final FabricLocalRegion flushSink;
     /** Whether the endpoint must be shut down by us when the peer ends (see Events#peerEnded). */
     private final boolean shutdownOnPeerEnd;
@@ -117,8 +116,7 @@ final class FabricConnection implements Connection {
         MemorySegment endpoint = MemorySegment.NULL;
         transport.retain(); // released by close(), or below when construction fails
         try {
-            sink = (FabricLocalRegion) transport.register(arena.allocate(8, 8), java.util.EnumSet.of(
-                    RegionAccess.READ_DST));
+            sink = transport.flushSink(); // the domain's: closed with the transport, not here
             e = new FabricEventQueue(transport);
             c = new FabricCompletionQueue(transport, this, config.completionQueueSize(), false);
             if (config.receiveCompletionQueueSize() > 0) {
@@ -151,9 +149,6 @@ final class FabricConnection implements Connection {
             }
             if (e != null) {
                 e.close();
-            }
-            if (sink != null) {
-                sink.close();
             }
             arena.close();
             transport.release();
@@ -365,7 +360,7 @@ final class FabricConnection implements Connection {
 
     /**
      * Flush: make earlier writes to the peer's region visible. libfabric has no flush operation;
-     * we read back up to 8 bytes of the range into the connection's flush sink, as librpma's
+     * we read back up to 8 bytes of the range into the domain's flush sink, as librpma's
      * VISIBILITY flush does ({@code rpma_flush(3)}). PERSISTENT is refused before posting:
      * regions of this transport never offer it (registering one with FLUSH_TYPE_PERSISTENT fails
      * with UnsupportedCapabilityException; see FabricTransport's capabilities).
@@ -559,7 +554,6 @@ final class FabricConnection implements Connection {
                 rcq.close();
             }
             eq.close();
-            flushSink.close();
         } finally {
             arena.close();
             transport.release();

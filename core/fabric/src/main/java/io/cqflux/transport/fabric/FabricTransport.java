@@ -101,6 +101,17 @@ final class FabricTransport implements Transport {
     private volatile boolean closed;
     /** Open listeners, connections and regions (guarded by this): the domain outlives them. */
     private int children;
+    /**
+     * Where every connection's flush reads back into ({@link FabricConnection#flush}): 8 bytes
+     * registered once per domain, on the first connection, not once per connection, so that a
+     * connection (a refused or flooding client's too) costs the domain no registration of its
+     * own. What a read-back fetches is never looked at, so concurrent flushes of several
+     * connections may land in it in any order. One of {@link #children} while it is open; closed
+     * when it is the last child of a closed transport (guarded by this).
+     */
+    private FabricLocalRegion flushSink;
+    /** The domain and fabric are closed (guarded by this). */
+    private boolean nativeClosed;
 
     private FabricTransport(String provider, MemorySegment info, MemorySegment fabric, MemorySegment domain) {
         this.provider = provider;
@@ -459,6 +470,30 @@ final class FabricTransport implements Transport {
     synchronized void release() {
         if (--children == 0 && closed) {
             closeNative();
+        } else {
+            closeFlushSinkIfLast();
+        }
+    }
+
+    /**
+     * {@return the domain's flush sink} Registered on first use (see {@link #flushSink}).
+     *
+     * @throws ResourceClosedException when the transport is closed
+     */
+    synchronized FabricLocalRegion flushSink() {
+        ensureOpen();
+        if (flushSink == null) {
+            flushSink = (FabricLocalRegion) register(arena.allocate(8, 8), EnumSet.of(RegionAccess.READ_DST));
+        }
+        return flushSink;
+    }
+
+    /** Closed and nothing left but the flush sink: it goes, and its release closes the domain. */
+    private void closeFlushSinkIfLast() {
+        if (closed && children == 1 && flushSink != null) {
+            FabricLocalRegion sink = flushSink;
+            flushSink = null;
+            sink.close();
         }
     }
 
@@ -617,10 +652,18 @@ final class FabricTransport implements Transport {
         closed = true;
         if (children == 0) {
             closeNative();
+        } else {
+            closeFlushSinkIfLast();
         }
     }
 
+    /** {@return whether the domain and the fabric are closed} (tests: nothing kept them open) */
+    synchronized boolean nativeClosed() {
+        return nativeClosed;
+    }
+
     private void closeNative() {
+        nativeClosed = true;
         // fi_domain(3): close the domain after every object opened from it, then the fabric.
         try {
             FabricLibrary.close(domain, "domain", this);

@@ -1,6 +1,7 @@
 package io.cqflux.transport.fabric;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -74,6 +75,49 @@ class FabricLifecycleTest extends TransportFixture {
         c.close();
         l.close();
         target.close();
+        assertEquals(before, FabricLibrary.closeFailures(), "fi_close failures (see the WARNING log lines)");
+    }
+
+    /**
+     * A flush reads back into memory of this side's: one 8-byte registration per domain, shared by
+     * its connections (a connection, a refused client's too, registers nothing of its own), and
+     * closed with the domain once the last connection is gone, the transport closed first.
+     */
+    @Test
+    void flushSink_isOneRegistrationPerDomain_sharedByItsConnections_andClosedWithTheDomain() {
+        long before = FabricLibrary.closeFailures();
+        FabricTransport t = (FabricTransport) Fabric.open("tcp", LOOPBACK);
+        LocalRegion target = region(t, 4096, RegionAccess.WRITE_DST);
+        Listener l = t.listen(listenAddress(), config());
+        Deque<ConnectionRequest> reqs = pump.add(l);
+        List<Connection> clients = new ArrayList<>();
+        List<Connection> servers = new ArrayList<>();
+        List<TransportPump.Side> sides = new ArrayList<>();
+        for (int i = 0; i < 2; i++) {
+            Connection c = client.connect(l.address(), config(), bytes("c" + i));
+            clients.add(c);
+            TransportPump.Side cs = pump.add("client " + i, c);
+            sides.add(cs);
+            pump.until("a request", DEADLINE, () -> !reqs.isEmpty());
+            Connection s = reqs.poll().accept(target.descriptor());
+            servers.add(s);
+            TransportPump.Side ss = pump.add("server " + i, s);
+            sides.add(ss);
+            pump.until("both established", DEADLINE, () -> cs.events.contains(ConnectionEvent.ESTABLISHED)
+                    && ss.events.contains(ConnectionEvent.ESTABLISHED));
+        }
+        sides.forEach(pump::remove);
+        assertEquals(((FabricConnection) servers.get(0)).flushSinkSegment().address(),
+                ((FabricConnection) servers.get(1)).flushSinkSegment().address(), "one sink per domain");
+        pump.remove(l);
+        t.close();
+        l.close();
+        target.close();
+        servers.get(0).close();
+        assertFalse(t.nativeClosed(), "a connection is still open: the domain must wait (fi_domain(3))");
+        servers.get(1).close();
+        assertTrue(t.nativeClosed(), "the last connection closed: the sink, then the domain, must close");
+        clients.forEach(Connection::close);
         assertEquals(before, FabricLibrary.closeFailures(), "fi_close failures (see the WARNING log lines)");
     }
 
