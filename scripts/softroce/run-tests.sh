@@ -89,10 +89,12 @@ if [ "$cp_ok" = 0 ]; then
     mvn -DskipTests -pl "$lane_modules" test-compile dependency:build-classpath -Dmdep.includeScope=test \
         -Dmdep.outputFile=target/softroce.classpath \
         -DexcludeGroupIds=io.cqflux,org.junit.jupiter,org.junit.platform,org.opentest4j,org.apiguardian
+    # The cache is shared by every checkout on the machine: two lanes resolving at once each
+    # write a file of their own and rename it (the same content, whichever rename wins).
     for m in core core/rpma core/fabric epoll-bridge reactor test-kit samples/quickstart samples/pipeline; do
         [ ! -s "$m/target/softroce.classpath" ] || { tr ':' '\n' <"$m/target/softroce.classpath"; echo; }
-    done | awk 'NF && !seen[$0]++' >"$cp_file.tmp"
-    mv "$cp_file.tmp" "$cp_file"
+    done | awk 'NF && !seen[$0]++' >"$cp_file.tmp.$$"
+    mv "$cp_file.tmp.$$" "$cp_file"
 fi
 # The VM runs copies of the modules' classes (target/softroce-classes/<module>/), taken now: a
 # build running beside the lane (./cqflux test runs the host tiers meanwhile) recompiles modules
