@@ -89,10 +89,12 @@ if [ "$cp_ok" = 0 ]; then
     mvn -DskipTests -pl "$lane_modules" test-compile dependency:build-classpath -Dmdep.includeScope=test \
         -Dmdep.outputFile=target/softroce.classpath \
         -DexcludeGroupIds=io.cqflux,org.junit.jupiter,org.junit.platform,org.opentest4j,org.apiguardian
+    # The cache is shared by every checkout on the machine: two lanes resolving at once each
+    # write a file of their own and rename it (the same content, whichever rename wins).
     for m in core core/rpma core/fabric epoll-bridge reactor test-kit samples/quickstart samples/pipeline; do
         [ ! -s "$m/target/softroce.classpath" ] || { tr ':' '\n' <"$m/target/softroce.classpath"; echo; }
-    done | awk 'NF && !seen[$0]++' >"$cp_file.tmp"
-    mv "$cp_file.tmp" "$cp_file"
+    done | awk 'NF && !seen[$0]++' >"$cp_file.tmp.$$"
+    mv "$cp_file.tmp.$$" "$cp_file"
 fi
 # The VM runs copies of the modules' classes (target/softroce-classes/<module>/), taken now: a
 # build running beside the lane (./cqflux test runs the host tiers meanwhile) recompiles modules
@@ -113,6 +115,9 @@ while IFS= read -r jar; do cp=$cp:$jar; done <"$cp_file"
 for m in core core/rpma core/fabric reactor test-kit samples/quickstart samples/pipeline; do
     [ -d "$snap/$m/test-classes" ] && scan=$scan${scan:+:}$snap/$m/test-classes
 done
+# Nothing below reads the modules' target/ folders (the console launcher jar and the discovery
+# read the cache and the copies).
+[ -z "$ready_file" ] || : >"$ready_file"
 
 # ---------------------------------------------------------------------------- console launcher
 # Jupiter 5.x.y runs on Platform 1.x.y; from JUnit 6 on both carry the same version.
@@ -136,22 +141,42 @@ argline=$(sed -n 's:.*<cqflux.test.argLine>\(.*\)</cqflux.test.argLine>.*:\1:p' 
 [ -n "$argline" ] || argline="--enable-native-access=ALL-UNNAMED"
 reports=$repo/target/softroce-reports
 rm -rf "$reports"
-selection=(--scan-class-path "$scan")
+tags=(--include-tag rpma --include-tag fabric-verbs --exclude-tag host-only)
+engines=(--exclude-engine=junit-vintage --exclude-engine=junit-platform-suite)
 colors=()
 [ -t 1 ] || colors=(--disable-ansi-colors)
-for a in "${extra[@]}"; do case $a in --select*) selection=() ;; esac; done
+scan_all=1
+for a in "${extra[@]}"; do case $a in --select*) scan_all=0 ;; esac; done
+selection=()
+if [ "$scan_all" = 1 ]; then
+    # The class-path scan runs here, on the host, and the VM gets the classes it found by name:
+    # the scan loads and reflects on every test class of the seven modules (the tag filter applies
+    # only after discovery), which costs the host a second or two of CPU and the emulated guest
+    # minutes. The VM applies the same tag filter again, so it runs exactly what a scan in the
+    # guest would have run.
+    say "discovering the tagged test classes (console launcher, on the host)"
+    discovered=$("$JAVA_HOME/bin/java" -XX:TieredStopAtLevel=1 -jar "$console_jar" discover \
+        --disable-banner --details=flat --disable-ansi-colors "${engines[@]}" \
+        --class-path "$cp" --scan-class-path "$scan" "${tags[@]}") \
+        || die "test discovery on the host failed:
+$discovered"
+    while IFS= read -r c; do
+        selection+=("--select-class=$c")
+    done < <(printf '%s\n' "$discovered" | grep -o '\[class:[^]]*\]' | sed 's/^\[class:\(.*\)\]$/\1/' \
+        | awk '!seen[$0]++')
+    [ ${#selection[@]} -gt 0 ] || die "the class-path scan found no test class tagged rpma or fabric-verbs:
+$discovered"
+    say "${#selection[@]} test classes to run"
+fi
 
 say "prepared in $(elapsed) s; booting the VM"
-[ -z "$ready_file" ] || : >"$ready_file"
 # shellcheck disable=SC2086  # argline is a list of JVM flags
 "$here/run-in-vm.sh" "${vm_args[@]}" --out "$reports" -- \
     "$JAVA_HOME/bin/java" $argline -XX:TieredStopAtLevel=1 -XX:ErrorFile=/run/cqflux/out/hs_err_pid%p.log \
     "-Djava.util.logging.config.file=$repo/.mvn/test-logging.properties" \
     -jar "$console_jar" execute \
-    --disable-banner --details=tree --fail-if-no-tests "${colors[@]}" \
-    --exclude-engine=junit-vintage --exclude-engine=junit-platform-suite \
-    --class-path "$cp" "${selection[@]}" \
-    --include-tag rpma --include-tag fabric-verbs --exclude-tag host-only \
+    --disable-banner --details=tree --fail-if-no-tests "${colors[@]}" "${engines[@]}" \
+    --class-path "$cp" "${selection[@]}" "${tags[@]}" \
     --reports-dir /run/cqflux/out \
     "${extra[@]}" && rc=0 || rc=$?
 
