@@ -1,11 +1,15 @@
 package io.cqflux.reactor;
 
 import java.io.BufferedReader;
+import java.io.File;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.lang.foreign.Arena;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.net.URISyntaxException;
+import java.net.URL;
+import java.net.URLClassLoader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -33,6 +37,7 @@ final class PeerProcess {
      *     optionally followed by a {@link TransportChoice} name and the address to serve on
      */
     public static void main(String[] args) throws IOException {
+        long t0 = System.nanoTime();
         List<RdmaConnection> keep = new ArrayList<>();
         int port = args.length > 0 ? Integer.parseInt(args[0]) : 0;
         int generation = args.length > 1 ? Integer.parseInt(args[1]) : 0;
@@ -44,6 +49,12 @@ final class PeerProcess {
             Region r = cq.register(mem, FaultRig.ALL);
             RdmaServer s = cq.bind(new InetSocketAddress(address, port), r).block(Duration.ofSeconds(10));
             s.connections().subscribe(keep::add);
+            // Where a start's time goes (JVM and classes versus the transport's set-up) on stderr,
+            // which the test JVM inherits: in the Soft-RoCE lane a start takes tens of seconds.
+            long upMs = ProcessHandle.current().info().startInstant()
+                    .map(i -> Duration.between(i, java.time.Instant.now()).toMillis()).orElse(-1L);
+            System.err.printf("peer %s: listening %d ms after the process started, %d ms of them after main()"
+                    + " began%n", transport, upMs, (System.nanoTime() - t0) / 1_000_000);
             System.out.println("PORT " + s.address().getPort());
             System.out.flush();
             while (System.in.read() >= 0) {
@@ -93,7 +104,7 @@ final class PeerProcess {
 
     /** Starts a peer and waits (at most 30 s) for its port. */
     static Handle start() throws IOException {
-        return start(List.of(), FaultRig.LO, Duration.ofSeconds(30));
+        return start(List.of(), FaultRig.LO, Duration.ofSeconds(30), List.of());
     }
 
     /**
@@ -102,8 +113,11 @@ final class PeerProcess {
      */
     static Handle start(TransportChoice transport, InetAddress address, int port, Duration startBound)
             throws IOException {
+        // C1 only, as the lane's own JVM (scripts/softroce/run-tests.sh): under TCG the C2
+        // compiler's work at start-up costs seconds of emulated CPU that the peer never repays.
+        List<String> jvm = transport == TransportChoice.RPMA ? List.of("-XX:TieredStopAtLevel=1") : List.of();
         return start(List.of(Integer.toString(port), "0", transport.name(), address.getHostAddress()), address,
-                startBound);
+                startBound, jvm);
     }
 
     /**
@@ -112,13 +126,40 @@ final class PeerProcess {
      */
     static Handle start(int port, int generation) throws IOException {
         return start(List.of(Integer.toString(port), Integer.toString(generation)), FaultRig.LO,
-                Duration.ofSeconds(30));
+                Duration.ofSeconds(30), List.of());
     }
 
-    private static Handle start(List<String> args, InetAddress address, Duration startBound) throws IOException {
+    /**
+     * {@return this JVM's class path plus, where the test classes came through a class loader of
+     * their own (the JUnit console launcher's {@code --class-path}, as in the Soft-RoCE lane), that
+     * loader's entries: {@code java.class.path} alone then holds only the launcher}
+     */
+    static String classPath() {
+        List<String> entries = new ArrayList<>(List.of(System.getProperty("java.class.path").split(File.pathSeparator)));
+        for (ClassLoader l = PeerProcess.class.getClassLoader(); l != null; l = l.getParent()) {
+            if (l instanceof URLClassLoader u) {
+                for (URL url : u.getURLs()) {
+                    try {
+                        String e = Path.of(url.toURI()).toString();
+                        if (!entries.contains(e)) {
+                            entries.add(e);
+                        }
+                    } catch (URISyntaxException | IllegalArgumentException e) {
+                        throw new AssertionError("a class path entry that is no file: " + url, e);
+                    }
+                }
+            }
+        }
+        return String.join(File.pathSeparator, entries);
+    }
+
+    private static Handle start(List<String> args, InetAddress address, Duration startBound, List<String> jvm)
+            throws IOException {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         List<String> cmd = new ArrayList<>(List.of(java, "--enable-native-access=ALL-UNNAMED", "-Xmx256m",
-                "-XX:+UseSerialGC", "-cp", System.getProperty("java.class.path"), PeerProcess.class.getName()));
+                "-XX:+UseSerialGC"));
+        cmd.addAll(jvm);
+        cmd.addAll(List.of("-cp", classPath(), PeerProcess.class.getName()));
         cmd.addAll(args);
         ProcessBuilder pb = new ProcessBuilder(cmd);
         pb.redirectError(ProcessBuilder.Redirect.INHERIT);

@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -19,8 +20,10 @@ import org.junit.jupiter.api.Test;
  * dying (SIGSTOP) while thousands of operations are in flight or queued: every Mono still
  * terminates within a bound, with {@code ConnectionException(LOST)} for a death and
  * {@code ConnectionException(CLOSED)} for a close by this side, none twice. The peer is resumed and
- * killed after each test; every wait is bounded. Each transport gives its client builder, its peer
- * and the bounds that suit where it runs; the assertions are the same.
+ * killed after each test (unless the transport keeps a resumed peer: {@link #releasePeer}); every
+ * wait is bounded. Each transport gives its client builder, its peer and the bounds that suit
+ * where it runs; the assertions are the same. The {@link Order}s matter only to a transport that
+ * keeps its peer: the kill comes last.
  */
 abstract class PeerProcessFaultContract {
     PeerProcess.Handle peer;
@@ -62,10 +65,18 @@ abstract class PeerProcessFaultContract {
         conn = client.connect(peer.address()).block(FaultRig.T);
     }
 
+    /**
+     * Ends the test's use of its peer: by default resumes and kills it. A transport whose peer is
+     * costly to start may resume one that is still alive and keep it for the next test.
+     */
+    void releasePeer(PeerProcess.Handle p) {
+        p.destroy();
+    }
+
     @AfterEach
     void tearDown() {
         if (peer != null) {
-            peer.destroy();
+            releasePeer(peer);
         }
         if (client != null) {
             client.dispose();
@@ -88,6 +99,7 @@ abstract class PeerProcessFaultContract {
     }
 
     @Test
+    @Order(3)
     void peerKilled_withThousandsInFlight_everyOperationFailsWithConnectionLost_withinBound() {
         Tally t = loadAndWaitForTraffic();
         int pending = t.unterminated();
@@ -110,6 +122,7 @@ abstract class PeerProcessFaultContract {
 
     /** A stopped peer must not hold up a local close: everything ends at once with CLOSED. */
     @Test
+    @Order(1)
     void peerStopped_localClose_failsEveryPendingOperationWithConnectionClosed_promptly() {
         Tally t = loadAndWaitForTraffic();
         peer.signal("STOP");
@@ -129,6 +142,7 @@ abstract class PeerProcessFaultContract {
 
     /** Closing the entry point while the peer is stopped ends every Mono and returns within a bound. */
     @Test
+    @Order(2)
     void peerStopped_entryPointClose_endsEveryOperationAndReturnsPromptly() {
         Tally t = loadAndWaitForTraffic();
         peer.signal("STOP");
