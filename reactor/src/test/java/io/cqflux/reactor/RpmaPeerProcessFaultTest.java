@@ -1,8 +1,8 @@
 package io.cqflux.reactor;
 
+import io.cqflux.core.ConnectionConfig;
 import java.io.IOException;
 import java.time.Duration;
-import io.cqflux.core.ConnectionConfig;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Tag;
@@ -13,15 +13,18 @@ import org.junit.jupiter.api.TestMethodOrder;
  * {@code rpma}), the peer JVM in the same guest, both ends on {@code CQFLUX_RPMA_ADDRESS}.
  *
  * <p>Bounds: the guest runs under TCG (emulated CPUs, two of them shared by both JVMs, rxe's
- * kernel threads and the host's other builds), so a JVM start takes seconds and an operation tens
- * of times longer than on the host. Fewer operations (still thousands pending at the fault) keep
- * the class's time in the lane small; the bound is twice fabric's because every step of the end
- * (the RDMA CM event, the loop's wake-up, failing thousands of sinks) runs on an emulated CPU.
+ * kernel threads and the host's other builds), so a peer JVM takes tens of seconds to listen and
+ * an operation tens of times longer than on the host. Fewer operations (still thousands pending
+ * at the fault) keep the class's time in the lane small. The bound is three times fabric's:
+ * every step of the end (the RDMA CM event, the loop's wake-up, failing thousands of sinks) runs on
+ * an emulated CPU, and after a SIGSTOP the pending operations complete at rxe's rate under TCG
+ * rather than fail (below), which takes seconds for a few thousand.
  * The peer gets a minute and a half to listen, the traffic half a minute to reach its threshold.
  *
  * <p>A stopped peer still serves one-sided operations: its RDMA device (here rxe, in the guest's
  * kernel) answers writes, reads and the flush's read without the process, so operations keep
- * completing after the SIGSTOP; what ends them is this side's close, which the tests measure.
+ * completing after the SIGSTOP. In the lane the close, handed to a loop thousands of operations
+ * behind, ended none of them early: they all completed (docs/reliability.md gives the figures).
  */
 @Tag("rpma")
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
@@ -58,6 +61,17 @@ class RpmaPeerProcessFaultTest extends PeerProcessFaultContract {
     }
 
     /**
+     * The kernel frees a killed process's memory registrations as it tears down its verbs objects;
+     * a write that reaches the peer's rxe in between finds its rkey gone and is answered with a
+     * remote access error, which its own work completion reports ({@code IBV_WC_REM_ACCESS_ERR},
+     * ibv_poll_cq(3)) and which fails that operation's Mono.
+     */
+    @Override
+    boolean deathMayFailInFlightWithRemoteAccessError() {
+        return true;
+    }
+
+    /**
      * A peer that was only stopped is resumed and kept: a peer JVM's start in the guest takes tens
      * of seconds, most of the class's time. Each test still has its own client and connection.
      */
@@ -78,7 +92,7 @@ class RpmaPeerProcessFaultTest extends PeerProcessFaultContract {
 
     @Override
     int operations() {
-        return 10_000;
+        return 5_000;
     }
 
     @Override
@@ -93,6 +107,6 @@ class RpmaPeerProcessFaultTest extends PeerProcessFaultContract {
 
     @Override
     Duration bound() {
-        return Duration.ofSeconds(10);
+        return Duration.ofSeconds(15);
     }
 }

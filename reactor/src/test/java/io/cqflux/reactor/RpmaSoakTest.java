@@ -13,16 +13,16 @@ import org.junit.jupiter.api.Test;
  * checksummed where it landed, nothing left in flight.
  *
  * <p>Bounded by time, not by count: under TCG an operation costs tens of times what it costs on
- * the host, and the lane's whole budget for this class is about a quarter of a minute, so the
+ * the host, and the lane's whole budget for this class is about ten seconds, so the
  * connections start no new round after {@link #BUDGET}; what ran is checked in full.
  */
 @Tag("rpma")
 class RpmaSoakTest {
     static final int CONNECTIONS = 4;
-    static final Duration BUDGET = Duration.ofSeconds(12);
+    static final Duration BUDGET = Duration.ofSeconds(8);
 
     @Test
-    void fourConnections_mixedOperationsForTwelveSeconds_everyByteVerified() throws Exception {
+    void fourConnections_mixedOperationsForEightSeconds_everyByteVerified() throws Exception {
         try (Cqflux server = rpma().batchSize(64).build(); Cqflux client = rpma().loops(2).batchSize(64).build()) {
             SoakTest.Result r = SoakTest.run(server, client,
                     new InetSocketAddress(RpmaReactiveContractTest.address(), ReactiveContract.freePort()),
