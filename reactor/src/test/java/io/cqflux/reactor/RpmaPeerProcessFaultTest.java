@@ -24,7 +24,7 @@ import org.junit.jupiter.api.TestMethodOrder;
  * <p>A stopped peer still serves one-sided operations: its RDMA device (here rxe, in the guest's
  * kernel) answers writes, reads and the flush's read without the process, so operations keep
  * completing after the SIGSTOP. In the lane the close, handed to a loop thousands of operations
- * behind, ended none of them early: they all completed (docs/reliability.md gives the figures).
+ * behind, ends at most a handful early: the others complete (docs/reliability.md gives the figures).
  */
 @Tag("rpma")
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
