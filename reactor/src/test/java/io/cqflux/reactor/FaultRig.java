@@ -16,7 +16,6 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
-import java.util.function.Supplier;
 import java.util.function.UnaryOperator;
 
 /**
@@ -56,24 +55,11 @@ final class FaultRig implements AutoCloseable {
      * @param clientB adjusts the client's builder
      */
     FaultRig(UnaryOperator<Cqflux.Builder> serverB, UnaryOperator<Cqflux.Builder> clientB) {
-        this(FaultRig::fabric, new InetSocketAddress(LO, 0), serverB, clientB);
-    }
-
-    /**
-     * The rig on another transport.
-     *
-     * @param base a fresh builder for the transport and its address, for either side
-     * @param listen where the server listens (librpma needs a port given: {@code rpma_ep_listen(3)})
-     * @param serverB adjusts the server's builder
-     * @param clientB adjusts the client's builder
-     */
-    FaultRig(Supplier<Cqflux.Builder> base, InetSocketAddress listen, UnaryOperator<Cqflux.Builder> serverB,
-             UnaryOperator<Cqflux.Builder> clientB) {
-        server = serverB.apply(base.get()).build();
-        client = clientB.apply(base.get()).build();
+        server = serverB.apply(fabric()).build();
+        client = clientB.apply(fabric()).build();
         serverRegion = server.register(arena.allocate(SIZE, 64), ALL);
         local = client.register(arena.allocate(SIZE, 64), ALL);
-        srv = server.bind(listen, serverRegion).block(T);
+        srv = server.bind(new InetSocketAddress(LO, 0), serverRegion).block(T);
         srv.connections().subscribe(accepted::add);
         conn = connectOne();
         serverConn = accepted.get(accepted.size() - 1);
