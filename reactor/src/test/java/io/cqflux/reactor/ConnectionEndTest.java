@@ -49,38 +49,59 @@ class ConnectionEndTest {
     @Test
     void localClose_failsPendingAndQueuedWithConnectionClosed_andEmitsClosed() {
         rig = new FaultRig(b -> b, b -> b.pendingLimit(1 << 20));
-        Tally t = new Tally(BACKLOG);
-        flood(rig.conn, rig.local, t, BACKLOG);
-        FaultRig.drainLoop(rig.conn);
-        int before = t.terminated();
-        rig.conn.close();
-        assertTrue(t.awaitAll(BOUND), "not every operation ended within " + BOUND + " of the local close: " + t);
-        assertTrue(t.terminated() - before > 0, "the close came too late to fail anything: " + t);
-        assertNull(t.firstOtherThan("ConnectionException(CLOSED)"),
-                "a local close must fail pending and queued operations with ConnectionException(CLOSED): " + t);
-        assertEquals(0, t.twice(), t.toString());
-        List<ConnectionEvent> events = rig.conn.events().collectList().block(BOUND);
-        assertEquals(List.of(ConnectionEvent.ESTABLISHED, ConnectionEvent.CLOSED), events,
-                "a local close emits CLOSED on the connection's own events()");
+        localCloseCase(rig, BACKLOG, BOUND, "fabric/tcp");
     }
 
     @Test
     void peerClose_failsPendingAndQueuedWithConnectionClosed_withinBound() {
         rig = new FaultRig(b -> b, b -> b.pendingLimit(1 << 20));
-        Tally t = new Tally(BACKLOG);
-        flood(rig.conn, rig.local, t, BACKLOG);
+        peerCloseCase(rig, BACKLOG, BOUND, "fabric/tcp");
+    }
+
+    /**
+     * {@code backlog} mixed operations queued on {@code rig}'s connection (its client needs a
+     * pendingLimit above it), then this side closes: every one ends within {@code bound}, each
+     * failure {@code ConnectionException(CLOSED)}, none twice; the events read ESTABLISHED, CLOSED.
+     */
+    static void localCloseCase(FaultRig rig, int backlog, Duration bound, String transport) {
+        Tally t = new Tally(backlog);
+        flood(rig.conn, rig.local, t, backlog);
         FaultRig.drainLoop(rig.conn);
+        int before = t.terminated();
+        long t0 = System.nanoTime();
+        rig.conn.close();
+        boolean all = t.awaitAll(bound);
+        System.out.printf("FACT %s: local close with %d of %d operations pending: last Mono ended %.1f ms after the"
+                + " close; %s%n", transport, backlog - before, backlog, (t.lastNanos() - t0) / 1e6, t);
+        assertTrue(all, "not every operation ended within " + bound + " of the local close: " + t);
+        assertTrue(t.terminated() - before > 0, "the close came too late to fail anything: " + t);
+        assertNull(t.firstOtherThan("ConnectionException(CLOSED)"),
+                "a local close must fail pending and queued operations with ConnectionException(CLOSED): " + t);
+        assertEquals(0, t.twice(), t.toString());
+        List<ConnectionEvent> events = rig.conn.events().collectList().block(bound);
+        assertEquals(List.of(ConnectionEvent.ESTABLISHED, ConnectionEvent.CLOSED), events,
+                "a local close emits CLOSED on the connection's own events()");
+    }
+
+    /** As {@link #localCloseCase}, but the peer's side of the connection closes; prints a FACT line. */
+    static void peerCloseCase(FaultRig rig, int backlog, Duration bound, String transport) {
+        Tally t = new Tally(backlog);
+        flood(rig.conn, rig.local, t, backlog);
+        FaultRig.drainLoop(rig.conn);
+        int before = t.terminated();
         long t0 = System.nanoTime();
         rig.serverConn.close();
-        boolean all = t.awaitAll(BOUND);
-        System.out.printf("FACT peer close with %d operations queued: last Mono ended %.1f ms after the close; %s%n",
-                BACKLOG, (t.lastNanos() - t0) / 1e6, t);
-        assertTrue(all, "not every operation ended within " + BOUND + " of the peer's close: " + t);
+        boolean all = t.awaitAll(bound);
+        System.out.printf("FACT %s: peer close with %d of %d operations pending: last Mono ended %.1f ms after the"
+                + " close; %s%n", transport, backlog - before, backlog, (t.lastNanos() - t0) / 1e6, t);
+        assertTrue(all, "not every operation ended within " + bound + " of the peer's close: " + t);
+        assertTrue(t.kinds().containsKey("ConnectionException(CLOSED)"),
+                "the peer's close came too late to fail anything: " + t);
         assertNull(t.firstOtherThan("ConnectionException(CLOSED)"),
                 "an orderly close by the peer must fail pending and queued operations with"
                         + " ConnectionException(CLOSED): " + t);
         assertEquals(0, t.twice(), t.toString());
-        List<ConnectionEvent> events = rig.conn.events().collectList().block(BOUND);
+        List<ConnectionEvent> events = rig.conn.events().collectList().block(bound);
         assertEquals(List.of(ConnectionEvent.ESTABLISHED, ConnectionEvent.CLOSED), events);
     }
 

@@ -3,6 +3,7 @@ package io.cqflux.reactor;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.cqflux.core.RegionAccess;
 import java.lang.foreign.Arena;
@@ -29,6 +30,8 @@ import reactor.core.scheduler.Schedulers;
  * checksum where it landed: each round of 128 operations per connection writes 128 distinct
  * slots of the peer's region, and once the round is done the peer's memory is checksummed slot by
  * slot against the source; every read is checksummed against the peer's memory it came from.
+ * {@link #run} is the soak itself, on any pair of entry points ({@code RpmaSoakTest} runs it on
+ * librpma in the Soft-RoCE lane).
  */
 class SoakTest {
     static final int CONNECTIONS = 16;
@@ -36,7 +39,6 @@ class SoakTest {
     static final int SLOT = 4096;
     static final long TOTAL = 1_000_000;
     static final int ROUNDS = (int) ((TOTAL + (long) CONNECTIONS * ROUND - 1) / ((long) CONNECTIONS * ROUND));
-    static final long AREA = (long) CONNECTIONS * ROUND * SLOT; // write area (server) / read destination (client)
     static final long SOURCE = 1 << 20;
 
     enum Kind { WRITE, DURABLE_WRITE, READ }
@@ -47,16 +49,58 @@ class SoakTest {
 
     @Test
     void sixteenConnections_millionMixedOperations_everyByteVerified() throws Exception {
-        try (Arena arena = Arena.ofShared();
-             Cqflux server = FaultRig.fabric().batchSize(64).build();
+        try (Cqflux server = FaultRig.fabric().batchSize(64).build();
              Cqflux client = FaultRig.fabric().loops(2).batchSize(64).build()) {
+            Result r = run(server, client, new InetSocketAddress(FaultRig.LO, 0), CONNECTIONS, ROUNDS,
+                    Duration.ofSeconds(120));
+            System.out.println("FACT soak: " + r);
+            r.assertClean();
+            assertEquals((long) CONNECTIONS * ROUNDS * ROUND, r.operations());
+        }
+    }
+
+    /**
+     * What one soak did: operations per kind, bytes, seconds, the first checksum mismatch (or null)
+     * and what was still in flight at the end on the connections and the client's regions.
+     */
+    record Result(int connections, long writes, long durableWrites, long reads, long bytes, double seconds,
+                  String mismatch, long leftInFlight) {
+        long operations() {
+            return writes + durableWrites + reads;
+        }
+
+        /** Asserts no mismatch, at least one round per connection, and nothing left in flight. */
+        void assertClean() {
+            assertNull(mismatch);
+            assertTrue(operations() >= (long) connections * ROUND, "not one round per connection: " + this);
+            assertEquals(0, leftInFlight, "operations still in flight after the soak: " + this);
+        }
+
+        @Override
+        public String toString() {
+            return String.format("%d connections, %d operations (%d writes, %d durable writes, %d reads), %.1f MB,"
+                    + " %.1f s, %.0f ops/s, %.1f MB/s, every byte checksummed%s", connections, operations(), writes,
+                    durableWrites, reads, bytes / 1e6, seconds, operations() / seconds, bytes / 1e6 / seconds,
+                    mismatch == null ? "" : ", MISMATCH " + mismatch);
+        }
+    }
+
+    /**
+     * Soaks {@code connections} connections from {@code client} to a server of {@code server}
+     * bound at {@code listen}: each connection runs rounds of {@link #ROUND} mixed operations, at
+     * most {@code rounds} of them, and starts no new round once {@code budget} has passed.
+     */
+    static Result run(Cqflux server, Cqflux client, InetSocketAddress listen, int connections, int rounds,
+                      Duration budget) throws Exception {
+        long area = (long) connections * ROUND * SLOT; // write area (server) / read destination (client)
+        try (Arena arena = Arena.ofShared()) {
             // Server: [write area][read area of SOURCE bytes, a fixed pattern].
-            MemorySegment sMem = arena.allocate(AREA + SOURCE, 64);
+            MemorySegment sMem = arena.allocate(area + SOURCE, 64);
             MemorySegment cSrc = arena.allocate(SOURCE + SLOT, 64);
-            MemorySegment cDst = arena.allocate(AREA, 64);
+            MemorySegment cDst = arena.allocate(area, 64);
             SplittableRandom fill = new SplittableRandom(7);
             for (long i = 0; i < SOURCE; i += 8) {
-                sMem.set(ValueLayout.JAVA_LONG, AREA + i, fill.nextLong());
+                sMem.set(ValueLayout.JAVA_LONG, area + i, fill.nextLong());
             }
             for (long i = 0; i < SOURCE + SLOT; i += 8) {
                 cSrc.set(ValueLayout.JAVA_LONG, i, fill.nextLong());
@@ -65,10 +109,11 @@ class SoakTest {
                     RegionAccess.FLUSH_TYPE_VISIBILITY);
             Region src = client.register(cSrc, RegionAccess.WRITE_SRC);
             Region dst = client.register(cDst, RegionAccess.READ_DST);
-            RdmaServer srv = server.bind(new InetSocketAddress(FaultRig.LO, 0), sRegion).block(FaultRig.T);
+            RdmaServer srv = server.bind(listen, sRegion).block(FaultRig.T);
             assertNotNull(srv);
-            CompletableFuture<List<RdmaConnection>> accepted = srv.connections().take(CONNECTIONS).collectList().toFuture();
-            List<RdmaConnection> conns = Flux.range(0, CONNECTIONS).concatMap(i -> client.connect(srv.address()))
+            CompletableFuture<List<RdmaConnection>> accepted = srv.connections().take(connections).collectList()
+                    .toFuture();
+            List<RdmaConnection> conns = Flux.range(0, connections).concatMap(i -> client.connect(srv.address()))
                     .collectList().block(Duration.ofSeconds(30));
             assertNotNull(conns);
             accepted.get(30, TimeUnit.SECONDS);
@@ -77,41 +122,37 @@ class SoakTest {
             AtomicLong bytes = new AtomicLong();
             AtomicReference<String> mismatch = new AtomicReference<>();
             List<Mono<Void>> all = new ArrayList<>();
-            for (int ci = 0; ci < CONNECTIONS; ci++) {
-                all.add(soak(ci, conns.get(ci), src, dst, sMem, cSrc, cDst, perKind, bytes, mismatch));
-            }
             long t0 = System.nanoTime();
-            Mono.when(all).block(Duration.ofSeconds(120));
-            double s = (System.nanoTime() - t0) / 1e9;
-            long ops = perKind[0].get() + perKind[1].get() + perKind[2].get();
-            System.out.printf("FACT soak: %d connections, %d operations (%d writes, %d durable writes, %d reads),"
-                            + " %.1f MB, %.1f s, %.0f ops/s, %.1f MB/s, every byte checksummed%n", CONNECTIONS, ops,
-                    perKind[0].get(), perKind[1].get(), perKind[2].get(), bytes.get() / 1e6, s, ops / s,
-                    bytes.get() / 1e6 / s);
-            assertNull(mismatch.get());
-            assertEquals((long) CONNECTIONS * ROUNDS * ROUND, ops);
-            for (RdmaConnection c : conns) {
-                assertEquals(0, c.inFlight(), c.toString());
+            long deadline = t0 + budget.toNanos();
+            for (int ci = 0; ci < connections; ci++) {
+                all.add(soak(ci, conns.get(ci), rounds, deadline, area, src, dst, sMem, cSrc, cDst, perKind, bytes,
+                        mismatch));
             }
-            assertEquals(0, src.inFlight());
-            assertEquals(0, dst.inFlight());
+            Mono.when(all).block(budget.plusSeconds(60));
+            double s = (System.nanoTime() - t0) / 1e9;
+            long left = src.inFlight() + dst.inFlight();
+            for (RdmaConnection c : conns) {
+                left += c.inFlight();
+            }
+            return new Result(connections, perKind[0].get(), perKind[1].get(), perKind[2].get(), bytes.get(), s,
+                    mismatch.get(), left);
         }
     }
 
-    private static Mono<Void> soak(int ci, RdmaConnection c, Region src, Region dst, MemorySegment sMem,
-                                   MemorySegment cSrc, MemorySegment cDst, AtomicLong[] perKind, AtomicLong bytes,
-                                   AtomicReference<String> mismatch) {
+    private static Mono<Void> soak(int ci, RdmaConnection c, int rounds, long deadline, long area, Region src,
+                                   Region dst, MemorySegment sMem, MemorySegment cSrc, MemorySegment cDst,
+                                   AtomicLong[] perKind, AtomicLong bytes, AtomicReference<String> mismatch) {
         SplittableRandom rnd = new SplittableRandom(1000 + ci);
         PeerRegion remote = c.remoteRegion(0);
         long base = (long) ci * ROUND * SLOT;
-        return Flux.range(0, ROUNDS).concatMap(round -> {
+        return Flux.range(0, rounds).takeWhile(round -> round == 0 || System.nanoTime() < deadline).concatMap(round -> {
             Planned[] plan = new Planned[ROUND];
             for (int j = 0; j < ROUND; j++) {
                 int len = 1 + rnd.nextInt(SLOT);
                 int p = rnd.nextInt(100);
                 Kind k = p < 45 ? Kind.WRITE : p < 65 ? Kind.DURABLE_WRITE : Kind.READ;
                 plan[j] = k == Kind.READ
-                        ? new Planned(k, base + (long) j * SLOT, AREA + rnd.nextLong(SOURCE - len + 1), len)
+                        ? new Planned(k, base + (long) j * SLOT, area + rnd.nextLong(SOURCE - len + 1), len)
                         : new Planned(k, rnd.nextLong(SOURCE + 1), base + (long) j * SLOT, len);
             }
             return Flux.range(0, ROUND).flatMap(j -> {
