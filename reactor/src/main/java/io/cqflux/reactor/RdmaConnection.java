@@ -49,8 +49,8 @@ import reactor.core.publisher.Mono;
  * <p><b>Cancellation</b> detaches the subscriber only: the NIC may still use the buffers, so the
  * operation keeps its credit and its regions until its completion arrives; a late failure of its
  * own is dropped ({@code Operators.onErrorDropped}), the connection's end is not (the connection
- * reports it once: {@link #events()} and a log line). The forms on {@code byte[]} and {@code ByteBuffer}
- * stage the data through the instance's {@link BufferPool}, whose buffer is likewise released only
+ * reports it once: {@link #events()}, and a WARN line when it is lost). The forms on
+ * {@code byte[]} and {@code ByteBuffer} stage the data through the instance's {@link BufferPool}, whose buffer is likewise released only
  * then; for regions of your own, {@link Region#inFlight()} tells when a range may be reused.
  *
  * <p><b>Lifetime and thread safety.</b> Thread-safe. {@link #dispose()} (or {@link #close()}, the

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.cqflux.core.CompletionStatus;
+import io.cqflux.core.ConnectionException;
 import io.cqflux.core.OperationFailedException;
 import io.cqflux.core.Opcode;
 import io.cqflux.reactor.RdmaConnection;
@@ -90,8 +91,49 @@ class ConnectionEndDropTest {
     }
 
     @Test
+    void cancelledWritesQueuedForACredit_connectionEnds_theEndIsNotDroppedOncePerWrite() {
+        Fault f = faults.on(Opcode.WRITE).hang();
+        RdmaConnection conn = peer.connection();
+        int credits = conn.sendCredits();
+        List<Disposable> writes = new ArrayList<>();
+        for (int i = 0; i < credits + WRITES; i++) {
+            writes.add(conn.write(peer.remote(), 64L * (i % 64), peer.local(), 0, 64).subscribe());
+        }
+        awaitHits(f, credits); // the rest wait in the queue for a credit that never comes back
+        writes.forEach(Disposable::dispose);
+        conn.disposeNow(T);
+        assertEquals(List.of(), dropped, "the connection's end, once per cancelled write, queued ones included");
+    }
+
+    @Test
+    void writeAll_failedByAWritesOwnStatus_thenTheEnd_dropsNothing() {
+        faults.on(Opcode.WRITE).nth(1).fail(CompletionStatus.REM_ACCESS_ERR, Duration.ofMillis(300));
+        Fault hung = faults.on(Opcode.WRITE).hang();
+        RdmaConnection conn = peer.connection();
+        AtomicReference<Throwable> failed = new AtomicReference<>();
+        Disposable stream = conn.writeAll(Flux.range(0, WRITES)
+                        .map(i -> new WriteRequest(peer.remote(), 64L * i, peer.local(), 0, 64, false)))
+                .subscribe(r -> { }, failed::set);
+        try {
+            awaitHits(hung, WRITES - 1);
+            // The first write's error completion ends the connection, whose end fails the other
+            // writes in flight: the stream fails with one of the two (whichever its writes report
+            // first), the write's own error may be dropped once, the end never.
+            assertTrue(Await.until(() -> failed.get() != null, T), "the stream did not fail");
+            assertTrue(Await.until(conn::isDisposed, T), "the error completion did not end the connection");
+            assertTrue(dropped.stream().noneMatch(ConnectionException.class::isInstance),
+                    "the end, dropped by the writes in flight after the stream failed: " + dropped);
+            assertTrue(dropped.size() <= 1 && dropped.stream().allMatch(OperationFailedException.class::isInstance),
+                    "only the write's own failure may be dropped, once: " + dropped);
+        } finally {
+            stream.dispose();
+        }
+    }
+
+    @Test
     void cancelledWrite_failingWithItsOwnStatus_isStillDropped_once() {
-        Fault f = faults.on(Opcode.WRITE).once().fail(CompletionStatus.REM_ACCESS_ERR, Duration.ofMillis(300));
+        // A second for the cancel to land before the failure does, even on a loaded host.
+        Fault f = faults.on(Opcode.WRITE).once().fail(CompletionStatus.REM_ACCESS_ERR, Duration.ofMillis(1000));
         Disposable write = peer.connection().write(peer.remote(), 0, peer.local(), 0, 64).subscribe();
         awaitHits(f, 1);
         write.dispose();

@@ -373,9 +373,11 @@ public final class ConnectionCore {
             // A durable write waiting for its flush has its write on the wire and a slot in the
             // table: its regions stay held until the native close.
             if (op.stage() == OpMono.NEW) {
-                op.failUnposted(cause);
+                op.failUnpostedOnConnectionEnd(cause);
+            } else if (op.ownError() != null) {
+                op.fail(op.ownError());
             } else {
-                op.fail(cause);
+                op.failOnConnectionEnd(cause);
             }
         }
         afterDrain(this::finishEnd);
@@ -471,8 +473,8 @@ public final class ConnectionCore {
         return state;
     }
 
-    /** {@return what ended the connection; read after {@link #state()} said ENDED} */
-    Throwable terminal() {
+    /** {@return what ended the connection, or null before its end} Any thread (a volatile read). */
+    public Throwable terminal() {
         return terminal;
     }
 

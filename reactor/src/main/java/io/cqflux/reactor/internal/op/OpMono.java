@@ -490,8 +490,8 @@ public final class OpMono extends Mono<Void> implements Subscription, Scannable,
 
     /**
      * Signals the connection's end, unless already terminated. After cancellation nothing is
-     * dropped: the end is the connection's news, told once by its events and its log line, and a
-     * subscriber that let go of the operation has no use for it. Without this, every cancelled
+     * dropped: the end is the connection's news, told once by its {@code events()} (and a WARN
+     * line when it is LOST), and a subscriber that let go of the operation has no use for it. Without this, every cancelled
      * operation in flight (a {@code writeAll}'s window, a burst of {@code timeout()}s) reported
      * the same exception to {@link Operators#onErrorDropped}, whose default logs each at ERROR.
      *
@@ -546,6 +546,17 @@ public final class OpMono extends Mono<Void> implements Subscription, Scannable,
     public void failUnposted(Throwable error) {
         releaseRegions();
         fail(error);
+    }
+
+    /**
+     * {@link #failUnposted} for the connection's end: a queued operation, cancelled or not, that
+     * the end fails (nothing dropped after a cancel, as {@link #failOnConnectionEnd}).
+     *
+     * @param cause what ended the connection
+     */
+    public void failUnpostedOnConnectionEnd(Throwable cause) {
+        releaseRegions();
+        fail(cause, true);
     }
 
     private void signalError(Throwable error) {

@@ -356,9 +356,9 @@ public final class WriteAllFlux extends Flux<WriteResult> implements Scannable {
             if (core.loop.inEventLoop() && drainPutOff) {
                 batchEnded();
             }
-            // The same exception again (the connection's end, which fails every write in flight)
-            // is no news: only a different one is dropped.
-            if (!ERROR.compareAndSet(this, null, t) && error != t) {
+            // The same exception again, or the connection's end (which fails every write in flight,
+            // after a write's own failure too) is no news: only another one is dropped.
+            if (!ERROR.compareAndSet(this, null, t) && error != t && t != core.terminal()) {
                 Operators.onErrorDropped(t, actual.currentContext());
             }
             drain();
