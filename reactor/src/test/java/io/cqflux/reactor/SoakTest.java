@@ -109,33 +109,51 @@ class SoakTest {
                     RegionAccess.FLUSH_TYPE_VISIBILITY);
             Region src = client.register(cSrc, RegionAccess.WRITE_SRC);
             Region dst = client.register(cDst, RegionAccess.READ_DST);
-            RdmaServer srv = server.bind(listen, sRegion).block(FaultRig.T);
-            assertNotNull(srv);
-            CompletableFuture<List<RdmaConnection>> accepted = srv.connections().take(connections).collectList()
-                    .toFuture();
-            List<RdmaConnection> conns = Flux.range(0, connections).concatMap(i -> client.connect(srv.address()))
-                    .collectList().block(Duration.ofSeconds(30));
-            assertNotNull(conns);
-            accepted.get(30, TimeUnit.SECONDS);
+            RdmaServer srv = null;
+            List<RdmaConnection> conns = null;
+            // The memory is the arena's: everything registered over it ends before the arena does.
+            try {
+                srv = server.bind(listen, sRegion).block(FaultRig.T);
+                assertNotNull(srv);
+                RdmaServer bound = srv;
+                CompletableFuture<List<RdmaConnection>> accepted = srv.connections().take(connections).collectList()
+                        .toFuture();
+                conns = Flux.range(0, connections).concatMap(i -> client.connect(bound.address()))
+                        .collectList().block(Duration.ofSeconds(30));
+                assertNotNull(conns);
+                accepted.get(30, TimeUnit.SECONDS);
 
-            AtomicLong[] perKind = {new AtomicLong(), new AtomicLong(), new AtomicLong()};
-            AtomicLong bytes = new AtomicLong();
-            AtomicReference<String> mismatch = new AtomicReference<>();
-            List<Mono<Void>> all = new ArrayList<>();
-            long t0 = System.nanoTime();
-            long deadline = t0 + budget.toNanos();
-            for (int ci = 0; ci < connections; ci++) {
-                all.add(soak(ci, conns.get(ci), rounds, deadline, area, src, dst, sMem, cSrc, cDst, perKind, bytes,
-                        mismatch));
+                AtomicLong[] perKind = {new AtomicLong(), new AtomicLong(), new AtomicLong()};
+                AtomicLong bytes = new AtomicLong();
+                AtomicReference<String> mismatch = new AtomicReference<>();
+                List<Mono<Void>> all = new ArrayList<>();
+                long t0 = System.nanoTime();
+                long deadline = t0 + budget.toNanos();
+                for (int ci = 0; ci < connections; ci++) {
+                    all.add(soak(ci, conns.get(ci), rounds, deadline, area, src, dst, sMem, cSrc, cDst, perKind, bytes,
+                            mismatch));
+                }
+                Mono.when(all).block(budget.plusSeconds(60));
+                double s = (System.nanoTime() - t0) / 1e9;
+                long left = src.inFlight() + dst.inFlight();
+                for (RdmaConnection c : conns) {
+                    left += c.inFlight();
+                }
+                return new Result(connections, perKind[0].get(), perKind[1].get(), perKind[2].get(), bytes.get(), s,
+                        mismatch.get(), left);
+            } finally {
+                if (conns != null) {
+                    for (RdmaConnection c : conns) {
+                        c.disposeNow(FaultRig.T);
+                    }
+                }
+                if (srv != null) {
+                    srv.disposeNow(FaultRig.T);
+                }
+                sRegion.close();
+                src.close();
+                dst.close();
             }
-            Mono.when(all).block(budget.plusSeconds(60));
-            double s = (System.nanoTime() - t0) / 1e9;
-            long left = src.inFlight() + dst.inFlight();
-            for (RdmaConnection c : conns) {
-                left += c.inFlight();
-            }
-            return new Result(connections, perKind[0].get(), perKind[1].get(), perKind[2].get(), bytes.get(), s,
-                    mismatch.get(), left);
         }
     }
 

@@ -209,7 +209,7 @@ final class SpinRound {
     /**
      * Drains a queue that can be quiet and counts a poll that found it empty towards
      * {@link #QUIET_AFTER_EMPTY_POLLS} (a delivery, in any path, restarts the count in
-     * {@link EpollIoHandler#drain}); a cut-off (full batches) or a failure does not count.
+     * {@link QueueDrainer#drain}); a cut-off (full batches) or a failure does not count.
      *
      * @return completions delivered
      */
