@@ -73,8 +73,9 @@ fi
 # ---------------------------------------------------------------------------- classes
 # A missing class path is resolved below by a Maven run that test-compiles the lane's modules
 # too, so a fresh checkout pays one Maven run here, not two.
-# Only the lane's modules (the ones copied below): ./cqflux test passes --build and starts the
-# host build once this is done, so compiling the rest here would only delay it.
+# Only the lane's modules (the ones copied below): ./cqflux lane passes --build (./cqflux test
+# compiles every module itself first) and the host build starts once this is done, so compiling
+# the rest here would only delay it.
 lane_modules=core,core/rpma,core/fabric,epoll-bridge,reactor,test-kit,samples/quickstart,samples/pipeline
 if [ "$cp_ok" = 1 ] && { [ "$build" = 1 ] || [ ! -d core/rpma/target/classes ] || [ ! -d core/rpma/target/test-classes ]; }; then
     say "compiling (mvnw test-compile)"
