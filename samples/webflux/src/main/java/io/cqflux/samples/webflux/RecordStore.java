@@ -137,7 +137,7 @@ public class RecordStore {
             return onSlot(id, (c, region, offset) -> buffers.read(c, region, offset, props.slotSize(),
                             DefaultDataBufferFactory.sharedInstance))
                     .flatMap(buf -> {
-                        ByteBuffer slot = buf.toByteBuffer(0, props.slotSize());
+                        ByteBuffer slot = view(buf);
                         return switch (RecordFormat.check(slot, id)) {
                             case EMPTY -> Mono.empty();
                             case OK -> Mono.just(RecordFormat.payload(slot));
@@ -146,6 +146,24 @@ public class RecordStore {
                         };
                     });
         });
+    }
+
+    /**
+     * The slot's bytes without a copy where they are one piece, as the read's data buffer is (an
+     * array that {@link DefaultDataBufferFactory} wrapped: nothing to release, so the view may
+     * outlive the iterator); a copy only for a buffer in several pieces.
+     */
+    private static ByteBuffer view(DataBuffer buf) {
+        int n = buf.readableByteCount();
+        try (DataBuffer.ByteBufferIterator it = buf.readableByteBuffers()) {
+            ByteBuffer first = it.next().slice();
+            if (!it.hasNext() && first.remaining() == n) {
+                return first;
+            }
+        }
+        ByteBuffer copy = ByteBuffer.allocate(n);
+        buf.toByteBuffer(buf.readPosition(), copy, 0, n);
+        return copy;
     }
 
     /** One operation on a record's slot; a slot beyond the region the peer exposed is refused first. */
