@@ -147,9 +147,21 @@ public final class RdmaServer implements Disposable, AutoCloseable {
      */
     static final int ACCEPTS_PER_CALL = 4;
 
+    /** Readiness calls that stopped at {@link #ACCEPTS_PER_CALL} (loop thread writes; tests read). */
+    private volatile long callsAtTheCap;
+
+    /** {@return how many readiness calls of the listener stopped at the cap} (tests) */
+    long callsAtTheCap() {
+        return callsAtTheCap;
+    }
+
     private void onReadable() {
         loop.noteSetup("cqflux.accept"); // the library's own work: not a blocked-loop WARN
-        for (int taken = 0; !closing && taken < ACCEPTS_PER_CALL; taken++) {
+        for (int taken = 0; !closing; taken++) {
+            if (taken == ACCEPTS_PER_CALL) {
+                callsAtTheCap++; // NOSONAR: written by the loop thread only
+                return;
+            }
             loop.noteSetup("cqflux.accept"); // after a previous request's subscriber code
             ConnectionRequest req;
             try {
