@@ -36,12 +36,12 @@ import reactor.core.publisher.Mono;
 import reactor.test.StepVerifier;
 
 /**
- * A hostile client, through the public API only, shared by the transports (subclasses pick the
- * transport, the address and the descriptor format): a server exposes a
- * region on one {@code bind()} for a trusted peer and read-only regions on a second {@code bind()}
- * for everyone; the attacker, a client of the second, forges peer regions from raw descriptors
- * ({@link RdmaConnection#remoteRegion(byte[], RegionAccess...)}: key, base, length) and writes to
- * each. Whatever the key, nothing outside what its connection was granted may change, the
+ * A hostile client, through the public API only, shared by the transports (the subclasses pick
+ * the transport, the address, the descriptor format and the key space): a server exposes a region
+ * on one {@code bind()} for a trusted peer and read-only regions on a second {@code bind()} for
+ * everyone; the attacker, a client of the second, forges peer regions from raw descriptors
+ * ({@link RdmaConnection#remoteRegion(byte[], RegionAccess...)}: key, address, length, in the
+ * transport's format) and writes to each. Whatever the key, nothing outside what its connection was granted may change, the
  * forging connection must end with a clear error, and the trusted peer's connection must keep
  * working (its control words, credits and goodbye, are remotely written regions too: a hit there
  * would stall or end it).
@@ -68,8 +68,11 @@ abstract class HostilePeerContract {
     RdmaServer publicServer;
     RdmaConnection neighbour;
     private long neighbourWrites;
-    /** Forged descriptors written through, and how many of them changed server memory (must stay 0). */
-    long forgedTries;
+    /** Forged descriptors written through (every one must fail and change nothing). */
+    final java.util.concurrent.atomic.AtomicLong forgedTries = new java.util.concurrent.atomic.AtomicLong();
+    /** Time spent connecting forgers, failing their writes and waiting for their ends, summed. */
+    final java.util.concurrent.atomic.AtomicLong[] forgeNanos = {new java.util.concurrent.atomic.AtomicLong(),
+        new java.util.concurrent.atomic.AtomicLong(), new java.util.concurrent.atomic.AtomicLong()};
 
     /** {@return a new instance of the transport under test, its threads named after {@code role}} */
     abstract Cqflux instance(String role);
@@ -147,9 +150,7 @@ abstract class HostilePeerContract {
         try {
             long known = exposedKey(mine, 0);
             long flushable = exposedKey(mine, 1);
-            for (long key : nearKeys(known, flushable)) {
-                forge(key, readOnly);
-            }
+            forgeMany(nearKeys(known, flushable), readOnly, publicServer.address(), 4);
         } finally {
             mine.dispose();
         }
@@ -158,9 +159,11 @@ abstract class HostilePeerContract {
     @Test
     void forgedRandomKeys_changeNothing() {
         SecureRandom r = new SecureRandom();
-        for (int i = 0; i < 8; i++) {
-            forge(randomKey(r), trusted);
+        long[] keys = new long[8];
+        for (int i = 0; i < keys.length; i++) {
+            keys[i] = randomKey(r);
         }
+        forgeMany(keys, trusted, publicServer.address(), 4);
     }
 
     @Test
@@ -511,9 +514,63 @@ abstract class HostilePeerContract {
      * no byte the server exposes may change and the trusted peer must keep working.
      */
     void forge(long key, Region target, InetSocketAddress address, RegionAccess claimed) {
-        forgedTries++;
         byte[] before = snapshot();
+        forgeOnce(key, target, address, claimed);
+        assertArrayEquals(before, snapshot(), "forged key 0x" + Long.toHexString(key)
+                + " changed server memory outside its connection's grant");
+        neighbourStillWorks();
+    }
+
+    /**
+     * {@link #forge(long, Region)} for many keys, through clients of {@code address}, in groups of
+     * {@code group}: each forging connection connects and has its write fail in turn, and the
+     * group's connections are then checked to have ended (their ends overlap: an end waits for the
+     * transport's disconnect more than it works). After each group the server's memory is compared
+     * with the group's start and the trusted peer must still work, so a change is pinned to the
+     * group's keys (named in the failure).
+     */
+    void forgeMany(long[] keys, Region target, InetSocketAddress address, int group) {
+        for (int from = 0; from < keys.length; from += group) {
+            long[] these = java.util.Arrays.copyOfRange(keys, from, Math.min(keys.length, from + group));
+            byte[] before = snapshot();
+            List<RdmaConnection> ending = new ArrayList<>();
+            try {
+                for (long key : these) {
+                    ending.add(forgedWrite(key, target, address, RegionAccess.WRITE_DST));
+                }
+                for (RdmaConnection c : ending) {
+                    assertEnded(c);
+                }
+            } finally {
+                ending.forEach(RdmaConnection::dispose);
+            }
+            assertArrayEquals(before, snapshot(), () -> "one of the forged keys " + java.util.Arrays.stream(these)
+                    .mapToObj(k -> "0x" + Long.toHexString(k)).toList() + " changed server memory outside its"
+                    + " connection's grant");
+            neighbourStillWorks();
+        }
+    }
+
+    /** One client of {@code address} writes through a forged descriptor, and its connection ends. */
+    private void forgeOnce(long key, Region target, InetSocketAddress address, RegionAccess claimed) {
+        RdmaConnection c = forgedWrite(key, target, address, claimed);
+        try {
+            assertEnded(c);
+        } finally {
+            c.dispose();
+        }
+    }
+
+    /**
+     * One client of {@code address} writes 64 bytes through a forged descriptor: the write must
+     * fail with a clear error. {@return the forging connection, to be checked to end}
+     */
+    private RdmaConnection forgedWrite(long key, Region target, InetSocketAddress address, RegionAccess claimed) {
+        forgedTries.incrementAndGet();
+        long t0 = System.nanoTime();
         RdmaConnection c = attacker.connect(address).block(T);
+        long t1 = System.nanoTime();
+        forgeNanos[0].addAndGet(t1 - t0);
         try {
             PeerRegion forged = c.remoteRegion(forged(key, target, claimed), claimed);
             byte[] payload = new byte[64];
@@ -525,17 +582,23 @@ abstract class HostilePeerContract {
                         assertFalse(e.getMessage() == null || e.getMessage().isBlank(), "an error without text");
                     })
                     .verify(T);
-            StepVerifier.create(c.onDispose()).expectComplete().verify(T);
-            assertTrue(c.isDisposed());
-            List<ConnectionEvent> events = c.events().collectList().block(T);
-            assertTrue(events.contains(ConnectionEvent.LOST) || events.contains(ConnectionEvent.CLOSED),
-                    "forging connection's events " + events);
-        } finally {
+            forgeNanos[1].addAndGet(System.nanoTime() - t1);
+            return c;
+        } catch (RuntimeException | Error e) {
             c.dispose();
+            throw e;
         }
-        assertArrayEquals(before, snapshot(), "forged key 0x" + Long.toHexString(key)
-                + " changed server memory outside its connection's grant");
-        neighbourStillWorks();
+    }
+
+    /** The forging connection ends by itself, lost or closed, within {@link #T}. */
+    private void assertEnded(RdmaConnection c) {
+        long t0 = System.nanoTime();
+        StepVerifier.create(c.onDispose()).expectComplete().verify(T);
+        forgeNanos[2].addAndGet(System.nanoTime() - t0);
+        assertTrue(c.isDisposed());
+        List<ConnectionEvent> events = c.events().collectList().block(T);
+        assertTrue(events.contains(ConnectionEvent.LOST) || events.contains(ConnectionEvent.CLOSED),
+                "forging connection's events " + events);
     }
 
     /**
