@@ -1,7 +1,6 @@
 package io.cqflux.test;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.cqflux.core.RegionAccess;
 import io.cqflux.reactor.AcceptOptions;
