@@ -1,0 +1,634 @@
+package io.cqflux.test;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.cqflux.core.ConnectionEvent;
+import io.cqflux.core.ConnectionException;
+import io.cqflux.core.FlushType;
+import io.cqflux.core.OperationFailedException;
+import io.cqflux.core.RegionAccess;
+import io.cqflux.reactor.AcceptOptions;
+import io.cqflux.reactor.ConnectOptions;
+import io.cqflux.reactor.Cqflux;
+import io.cqflux.reactor.PeerRegion;
+import io.cqflux.reactor.RdmaConnection;
+import io.cqflux.reactor.RdmaServer;
+import io.cqflux.reactor.Region;
+import java.lang.foreign.Arena;
+import java.lang.foreign.ValueLayout;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import reactor.core.Disposable;
+import reactor.core.publisher.Mono;
+import reactor.test.StepVerifier;
+
+/**
+ * A hostile client, through the public API only, shared by the transports (the subclasses pick
+ * the transport, the address, the descriptor format and the key space): a server exposes a region
+ * on one {@code bind()} for a trusted peer and read-only regions on a second {@code bind()} for
+ * everyone; the attacker, a client of the second, forges peer regions from raw descriptors
+ * ({@link RdmaConnection#remoteRegion(byte[], RegionAccess...)}: key, address, length, in the
+ * transport's format) and writes to each. Whatever the key, nothing outside what its connection was granted may change, the
+ * forging connection must end with a clear error, and the trusted peer's connection must keep
+ * working (its control words, credits and goodbye, are remotely written regions too: a hit there
+ * would stall or end it).
+ *
+ * <p>Bounded: one attacker connection per forged key (a bad key ends the connection: tcp drops
+ * it, a verbs queue pair goes to the error state), 64 bytes each; the subclasses bound how many.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+abstract class HostilePeerContract {
+
+    static final Duration T = Duration.ofSeconds(10);
+    static final int SIZE = 4096;
+
+    final Arena arena = Arena.ofShared();
+    final List<RdmaConnection> accepted = new CopyOnWriteArrayList<>();
+    final List<Disposable> subscriptions = new ArrayList<>();
+    Cqflux server;
+    Cqflux trustedSide;
+    Cqflux attacker;
+    Region trusted;
+    Region readOnly;
+    Region readOnlyFlushable;
+    RdmaServer trustedServer;
+    RdmaServer publicServer;
+    RdmaConnection neighbour;
+    private long neighbourWrites;
+    /** Forged descriptors written through (every one must fail and change nothing). */
+    final java.util.concurrent.atomic.AtomicLong forgedTries = new java.util.concurrent.atomic.AtomicLong();
+    /** Time spent connecting forgers, failing their writes and waiting for their ends, summed. */
+    final java.util.concurrent.atomic.AtomicLong[] forgeNanos = {new java.util.concurrent.atomic.AtomicLong(),
+        new java.util.concurrent.atomic.AtomicLong(), new java.util.concurrent.atomic.AtomicLong()};
+
+    /** {@return a new instance of the transport under test, its threads named after {@code role}} */
+    abstract Cqflux instance(String role);
+
+    /** {@return where a server listens; port 0 where the transport reports the bound port} */
+    abstract InetSocketAddress listenAddress();
+
+    /** {@return the key in a region descriptor of a hello (the server's per-connection exposure)} */
+    abstract long keyOfHelloDescriptor(byte[] descriptor);
+
+    /** {@return the key in a region's own raw descriptor ({@link Region#rawDescriptor()})} */
+    abstract long keyOfRaw(byte[] raw);
+
+    /**
+     * {@return the raw descriptor of a forged peer region: {@code key}, the address of {@code target}
+     * as the transport addresses it, {@link #SIZE} bytes, granting {@code claimed}} The attacker is
+     * given the target's address: only the key stands between it and the memory.
+     */
+    abstract byte[] forged(long key, Region target, RegionAccess claimed);
+
+    /** {@return a key drawn uniformly from the transport's key space} */
+    abstract long randomKey(SecureRandom r);
+
+    /**
+     * {@return the keys next to the issued ones an attacker that knows them would try first}
+     *
+     * @param known the key of the attacker's first exposed region
+     * @param flushable the key of its second
+     */
+    abstract long[] nearKeys(long known, long flushable);
+
+    /**
+     * {@return the hellos that are malformed on this transport's wire} A transport that pads the
+     * private data it delivers (RDMA CM: rdma_get_cm_event(3)) turns some truncated hellos into
+     * well-formed ones, so those belong to the transports that deliver exactly what was sent.
+     */
+    abstract byte[][] malformedHellos();
+
+    /** {@return how many concurrent connects the flood makes} */
+    int floodSize() {
+        return 32;
+    }
+
+    @BeforeAll
+    void start() {
+        server = instance("server");
+        trustedSide = instance("trusted");
+        attacker = instance("attacker");
+        trusted = server.register(filled(0x11), RegionAccess.WRITE_DST, RegionAccess.READ_SRC);
+        readOnly = server.register(filled(0x22), RegionAccess.READ_SRC);
+        readOnlyFlushable = server.register(filled(0x33), RegionAccess.READ_SRC, RegionAccess.FLUSH_TYPE_VISIBILITY);
+        trustedServer = server.bind(listenAddress(), trusted).block(T);
+        publicServer = server.bind(listenAddress(), readOnly, readOnlyFlushable).block(T);
+        subscriptions.add(trustedServer.connections().subscribe(accepted::add));
+        subscriptions.add(publicServer.connections().subscribe(accepted::add));
+        neighbour = trustedSide.connect(trustedServer.address()).block(T);
+        neighbourStillWorks();
+    }
+
+    @AfterAll
+    void stop() {
+        subscriptions.forEach(Disposable::dispose);
+        for (Cqflux c : new Cqflux[] {attacker, trustedSide, server}) {
+            if (c != null) {
+                c.disposeNow(T);
+            }
+        }
+        arena.close();
+    }
+
+    @Test
+    void forgedKeysNearTheIssuedOnes_changeNothing() {
+        // The attacker knows the keys of what it was exposed to (its hello carries them).
+        RdmaConnection mine = attacker.connect(publicServer.address()).block(T);
+        try {
+            long known = exposedKey(mine, 0);
+            long flushable = exposedKey(mine, 1);
+            forgeMany(nearKeys(known, flushable), readOnly, publicServer.address(), 4);
+        } finally {
+            mine.dispose();
+        }
+    }
+
+    @Test
+    void forgedRandomKeys_changeNothing() {
+        SecureRandom r = new SecureRandom();
+        long[] keys = new long[8];
+        for (int i = 0; i < keys.length; i++) {
+            keys[i] = randomKey(r);
+        }
+        forgeMany(keys, trusted, publicServer.address(), 4);
+    }
+
+    @Test
+    void readOnlyExposures_writtenToWithTheirRealKeys_areRefusedAndUnchanged() {
+        // The real keys, write access claimed by the attacker itself: the registration has no
+        // remote write right, so the provider refuses it (a flushable region included: its flush
+        // is a read-back and needs no write right). The same forged descriptor first reads the
+        // region's bytes, so the write is refused for its missing right, not a wrong address. The
+        // connection they were issued to stays open, so the keys are live.
+        RdmaConnection mine = attacker.connect(publicServer.address()).block(T);
+        try {
+            writeWithTheRealKey(exposedKey(mine, 0), readOnly, 0x22);
+            writeWithTheRealKey(exposedKey(mine, 1), readOnlyFlushable, 0x33);
+        } finally {
+            mine.dispose();
+        }
+    }
+
+    /**
+     * Another attacker connection forges a descriptor from a real key: a read through it
+     * returns {@code expected} (key and address are right), then a write through it fails the way
+     * a refused remote access ends a connection (fabric/tcp: the target drops it, so the write
+     * is flushed, {@code WR_FLUSH_ERR}, or meets the end, {@code LOST}; a provider that reports
+     * the access itself: {@code REM_ACCESS_ERR}), the connection ends LOST, and no byte changes.
+     */
+    private void writeWithTheRealKey(long key, Region region, int expected) {
+        byte[] before = snapshot();
+        RdmaConnection c = attacker.connect(publicServer.address()).block(T);
+        try {
+            PeerRegion readable = c.remoteRegion(forged(key, region, RegionAccess.READ_SRC),
+                    RegionAccess.READ_SRC);
+            StepVerifier.create(c.read(readable, 0, 64))
+                    .assertNext(b -> {
+                        for (byte x : b) {
+                            assertEquals(expected, x & 0xff, "the forged descriptor does not address the region");
+                        }
+                    })
+                    .expectComplete()
+                    .verify(T);
+            PeerRegion writable = c.remoteRegion(forged(key, region, RegionAccess.WRITE_DST),
+                    RegionAccess.WRITE_DST);
+            byte[] payload = new byte[64];
+            java.util.Arrays.fill(payload, (byte) 0x66);
+            StepVerifier.create(c.write(writable, 0, payload))
+                    .expectErrorSatisfies(e -> {
+                        System.out.println("FACT a write with the real key of a read-only region fails with " + e);
+                        boolean refusedAccess = e instanceof OperationFailedException o
+                                && (o.status() == io.cqflux.core.CompletionStatus.WR_FLUSH_ERR
+                                    || o.status() == io.cqflux.core.CompletionStatus.REM_ACCESS_ERR);
+                        boolean lost = e instanceof ConnectionException ce && ce.event() == ConnectionEvent.LOST;
+                        assertTrue(refusedAccess || lost, "real key 0x" + Long.toHexString(key)
+                                + ": not a refused access nor the connection's loss: " + e);
+                    })
+                    .verify(T);
+            StepVerifier.create(c.onDispose()).expectComplete().verify(T);
+            List<ConnectionEvent> events = c.events().collectList().block(T);
+            assertTrue(events.contains(ConnectionEvent.LOST), "the refused write's connection ended " + events);
+        } finally {
+            c.dispose();
+        }
+        assertArrayEquals(before, snapshot(), "a write with the real key 0x" + Long.toHexString(key)
+                + " changed server memory");
+        neighbourStillWorks();
+    }
+
+    @Test
+    void readOnlyFlushableExposure_canStillBeFlushedAndRead() {
+        RdmaConnection c = attacker.connect(publicServer.address()).block(T);
+        try {
+            PeerRegion flushable = c.remoteRegions().get(1);
+            assertEquals(java.util.Set.of(FlushType.VISIBILITY), flushable.flushTypes());
+            StepVerifier.create(c.flush(flushable, 0, 64, FlushType.VISIBILITY)).expectComplete().verify(T);
+            StepVerifier.create(c.read(flushable, 0, 8))
+                    .assertNext(b -> assertEquals(0x33, b[0] & 0xff))
+                    .expectComplete()
+                    .verify(T);
+        } finally {
+            c.disposeNow(T);
+        }
+        neighbourStillWorks();
+    }
+
+    @Test
+    void malformedHellos_areRejected_andTheServerKeepsServing() {
+        byte[][] hellos = malformedHellos();
+        for (byte[] hello : hellos) {
+            StepVerifier.create(attacker.connect(publicServer.address(), ConnectOptions.rawPrivateData(hello)))
+                    .expectErrorSatisfies(e -> {
+                        ConnectionException c = org.junit.jupiter.api.Assertions.assertInstanceOf(
+                                ConnectionException.class, e, () -> "hello " + java.util.HexFormat.of().formatHex(hello));
+                        assertEquals(ConnectionEvent.REJECTED, c.event(), c::toString);
+                    })
+                    .verify(T);
+        }
+        aProperClientIsStillServed();
+        neighbourStillWorks();
+    }
+
+    @Test
+    void aConnectFlood_isServed_andSparesTheNeighbour() {
+        int n = floodSize();
+        List<RdmaConnection> flood = reactor.core.publisher.Flux.range(0, n)
+                .flatMap(i -> attacker.connect(publicServer.address()))
+                .collectList()
+                .block(Duration.ofSeconds(30));
+        try {
+            assertEquals(n, flood.size());
+            neighbourStillWorks();
+        } finally {
+            flood.forEach(c -> c.disposeNow(T));
+        }
+        aProperClientIsStillServed();
+    }
+
+    @Test
+    void eachConnection_isGivenKeysOfItsOwn_andThoseDieWithIt() {
+        RdmaConnection a = trustedSide.connect(trustedServer.address()).block(T);
+        long keyA = exposedKey(a, 0);
+        long keyNeighbour = exposedKey(neighbour, 0);
+        assertNotEquals(keyA, keyNeighbour, "two connections were handed the same key");
+        assertNotEquals(keyOfRaw(trusted.rawDescriptor()), keyA, "the region's own key went to a peer");
+        awaitTrue(() -> trustedServer.stats().exposures() == 2, () -> "one registration per live connection: "
+                + trustedServer.stats());
+        // A's key works through A.
+        byte[] mine = ByteBuffer.allocate(8).putLong(0x0A0A_0A0A_0A0A_0A0AL).array();
+        StepVerifier.create(a.write(a.remoteRegion(0), 64, mine)).expectComplete().verify(T);
+        a.disposeNow(T);
+        awaitTrue(() -> trustedServer.stats().exposures() == 1, () -> "A's exposure was not revoked: "
+                + trustedServer.stats());
+        // Once A is gone its key reaches nothing, from either endpoint, and the neighbour is untouched.
+        forge(keyA, trusted, trustedServer.address(), RegionAccess.WRITE_DST);
+        forge(keyA, trusted, publicServer.address(), RegionAccess.WRITE_DST);
+        readWith(keyA, trusted, publicServer.address(), false);
+        neighbourStillWorks();
+        assertEquals(keyNeighbour, exposedKey(neighbour, 0));
+    }
+
+    @Test
+    void aLeakedKey_worksOnlyWhileItsConnectionLives() {
+        // libfabric 1.17 cannot bind a key to an endpoint (fi_mr_bind is -FI_ENOSYS on tcp): a key
+        // handed to connection A is valid on every connection of the server's domain while A
+        // lives. What per-connection exposure adds is that it dies with A, and that it reaches
+        // only what A was granted (read-only here).
+        RdmaConnection a = attacker.connect(publicServer.address()).block(T);
+        long leaked = exposedKey(a, 0);
+        readWith(leaked, readOnly, publicServer.address(), true);     // B, another client, while A lives
+        forge(leaked, readOnly, publicServer.address(), RegionAccess.WRITE_DST); // still no write right
+        a.disposeNow(T);
+        awaitTrue(() -> publicServer.stats().exposures() == 0, () -> "A's exposures were not revoked: "
+                + publicServer.stats());
+        readWith(leaked, readOnly, publicServer.address(), false);    // B once A is gone
+        aProperClientIsStillServed();
+        neighbourStillWorks();
+    }
+
+    @Test
+    void closingAnExposedRegion_revokesTheKeysItsPeersHold() {
+        Region shortLived = server.register(filled(0x44), RegionAccess.READ_SRC);
+        RdmaServer s = server.bind(listenAddress(), shortLived).block(T);
+        List<RdmaConnection> served = new CopyOnWriteArrayList<>();
+        Disposable sub = s.connections().subscribe(served::add);
+        RdmaConnection c = attacker.connect(s.address()).block(T);
+        try {
+            StepVerifier.create(c.read(c.remoteRegion(0), 0, 8)).assertNext(b -> assertEquals(0x44, b[0] & 0xff))
+                    .expectComplete().verify(T);
+            shortLived.close();
+            assertEquals(0, s.stats().exposures(), "the region's close left a registration a peer holds");
+            StepVerifier.create(c.read(c.remoteRegion(0), 0, 8)).expectError().verify(T);
+        } finally {
+            c.dispose();
+            sub.dispose();
+            served.forEach(RdmaConnection::dispose);
+            s.disposeNow(T);
+        }
+        neighbourStillWorks();
+    }
+
+    @Test
+    void anAuthenticatorThatNeverDecides_isBoundedByTheHandshakeTimeout() {
+        RdmaServer s = server.bind(listenAddress(), AcceptOptions.exposing(readOnly).authenticatedBy(r -> Mono.never())
+                .withHandshakeTimeout(Duration.ofMillis(300))).block(T);
+        try {
+            long t0 = System.nanoTime();
+            refused(attacker.connect(s.address(), ConnectOptions.defaults().credentials(new byte[] {1})),
+                    "authentication timed out after 300 ms");
+            long ms = (System.nanoTime() - t0) / 1_000_000;
+            assertTrue(ms >= 250 && ms < 4_000, "refused after " + ms + " ms");
+            assertEquals(1, s.stats().handshakeTimeouts());
+            awaitTrue(() -> s.stats().pendingHandshakes() == 0, () -> "" + s.stats());
+            assertEquals(0, s.stats().exposures());
+        } finally {
+            s.disposeNow(T);
+        }
+        neighbourStillWorks();
+    }
+
+    @Test
+    void aConnectFloodPastTheLimits_isRefused_countedAndSparesTheConnectionsWithin() {
+        RdmaServer s = server.bind(listenAddress(), AcceptOptions.exposing(readOnly).withMaxConnections(4)).block(T);
+        List<RdmaConnection> served = new CopyOnWriteArrayList<>();
+        Disposable sub = s.connections().subscribe(served::add);
+        List<RdmaConnection> held = new CopyOnWriteArrayList<>();
+        try {
+            for (int i = 0; i < 4; i++) {
+                held.add(attacker.connect(s.address()).block(T));
+            }
+            List<Throwable> errors = reactor.core.publisher.Flux.range(0, 16)
+                    .flatMap(i -> attacker.connect(s.address()).map(c -> {
+                        held.add(c);
+                        return (Throwable) new AssertionError("connection " + i + " past the limit was served");
+                    }).onErrorResume(e -> Mono.just(e)))
+                    .collectList().block(Duration.ofSeconds(30));
+            for (Throwable e : errors) {
+                ConnectionException c = org.junit.jupiter.api.Assertions.assertInstanceOf(ConnectionException.class, e);
+                assertEquals(ConnectionEvent.REJECTED, c.event(), c::toString);
+            }
+            assertEquals(16, s.stats().refusedOverMaxConnections(), () -> "" + s.stats());
+            assertEquals(4, s.stats().connections());
+            for (RdmaConnection c : held) {
+                StepVerifier.create(c.read(c.remoteRegion(0), 0, 8)).assertNext(b -> assertEquals(0x22, b[0] & 0xff))
+                        .expectComplete().verify(T);
+            }
+            // Room again once one leaves.
+            held.remove(0).disposeNow(T);
+            awaitTrue(() -> s.stats().connections() == 3, () -> "" + s.stats());
+            held.add(attacker.connect(s.address()).block(T));
+        } finally {
+            held.forEach(RdmaConnection::dispose);
+            sub.dispose();
+            served.forEach(RdmaConnection::dispose);
+            s.disposeNow(T);
+        }
+        neighbourStillWorks();
+    }
+
+    @Test
+    void handshakesPastTheirLimit_areRefusedAtOnce() {
+        RdmaServer s = server.bind(listenAddress(), AcceptOptions.exposing(readOnly).authenticatedBy(r -> Mono.never())
+                .withMaxPendingHandshakes(2).withHandshakeTimeout(Duration.ofSeconds(3))).block(T);
+        try {
+            List<Disposable> waiting = new ArrayList<>();
+            for (int i = 0; i < 2; i++) {
+                waiting.add(attacker.connect(s.address(), ConnectOptions.defaults().credentials(new byte[] {1}))
+                        .subscribe(c -> c.dispose(), e -> { }));
+            }
+            awaitTrue(() -> s.stats().pendingHandshakes() == 2, () -> "" + s.stats());
+            long t0 = System.nanoTime();
+            StepVerifier.create(attacker.connect(s.address(), ConnectOptions.defaults().credentials(new byte[] {1})))
+                    .expectErrorSatisfies(e -> assertEquals(ConnectionEvent.REJECTED, ((ConnectionException) e).event()))
+                    .verify(T);
+            assertTrue((System.nanoTime() - t0) / 1_000_000 < 2_000, "the third was not refused at once");
+            assertEquals(1, s.stats().refusedOverMaxPending());
+            waiting.forEach(Disposable::dispose);
+        } finally {
+            s.disposeNow(T);
+        }
+        aProperClientIsStillServed();
+        neighbourStillWorks();
+    }
+
+    /** The connect fails with REJECTED and a message that carries the server's reason. */
+    static void refused(Mono<RdmaConnection> connect, String reason) {
+        StepVerifier.create(connect)
+                .expectErrorSatisfies(e -> {
+                    ConnectionException c = org.junit.jupiter.api.Assertions.assertInstanceOf(ConnectionException.class,
+                            e, () -> "expected a refusal for " + reason);
+                    assertEquals(ConnectionEvent.REJECTED, c.event(), c::toString);
+                    assertTrue(c.getMessage().contains(reason), () -> "message " + c.getMessage() + " lacks " + reason);
+                })
+                .verify(T);
+    }
+
+    /** A client of {@code address} reads 8 bytes through a peer region forged with {@code key}. */
+    void readWith(long key, Region target, InetSocketAddress address, boolean expectSuccess) {
+        RdmaConnection c = attacker.connect(address).block(T);
+        try {
+            PeerRegion forged = c.remoteRegion(forged(key, target, RegionAccess.READ_SRC), RegionAccess.READ_SRC);
+            if (expectSuccess) {
+                StepVerifier.create(c.read(forged, 0, 8)).expectNextCount(1).expectComplete().verify(T);
+            } else {
+                StepVerifier.create(c.read(forged, 0, 8))
+                        .expectErrorSatisfies(e -> assertTrue(e instanceof OperationFailedException
+                                || e instanceof ConnectionException, "key 0x" + Long.toHexString(key) + ": " + e))
+                        .verify(T);
+            }
+        } finally {
+            c.dispose();
+        }
+    }
+
+    /**
+     * The key of region {@code i} in the hello the server sent this connection: after the hello's
+     * 4-byte header, each descriptor behind a 2-byte big-endian length ({@code PeerHello}).
+     */
+    long exposedKey(RdmaConnection c, int i) {
+        return keyOfHelloDescriptor(exposedDescriptor(c, i));
+    }
+
+    /** {@return the descriptor of region {@code i} in the hello the server sent {@code c}} */
+    static byte[] exposedDescriptor(RdmaConnection c, int i) {
+        ByteBuffer hello = ByteBuffer.wrap(c.peerPrivateData());
+        assertEquals('C', hello.get(0), "not a hello");
+        assertTrue(i < (hello.get(3) & 0xff), "the hello names " + (hello.get(3) & 0xff) + " regions, not " + (i + 1));
+        hello.position(4);
+        for (int j = 0; j < i; j++) {
+            int n = hello.getShort() & 0xffff;
+            hello.position(hello.position() + n);
+        }
+        byte[] d = new byte[hello.getShort() & 0xffff];
+        hello.get(d);
+        return d;
+    }
+
+    static void awaitTrue(java.util.function.BooleanSupplier cond, java.util.function.Supplier<String> what) {
+        long end = System.nanoTime() + T.toNanos();
+        while (!cond.getAsBoolean()) {
+            if (System.nanoTime() > end) {
+                org.junit.jupiter.api.Assertions.fail(what.get());
+            }
+            java.util.concurrent.locks.LockSupport.parkNanos(10_000_000L);
+        }
+    }
+
+    /** A fresh client of the public endpoint connects and reads what it was granted. */
+    void aProperClientIsStillServed() {
+        RdmaConnection c = attacker.connect(publicServer.address()).block(T);
+        try {
+            StepVerifier.create(c.read(c.remoteRegion(0), 0, 8))
+                    .assertNext(b -> assertEquals(0x22, b[0] & 0xff))
+                    .expectComplete()
+                    .verify(T);
+        } finally {
+            c.disposeNow(T);
+        }
+    }
+
+    /**
+     * One attacker connection of the public endpoint writes 64 bytes through a forged descriptor
+     * with {@code key} at {@code target}'s address.
+     */
+    void forge(long key, Region target) {
+        forge(key, target, publicServer.address(), RegionAccess.WRITE_DST);
+    }
+
+    /**
+     * One client of {@code address} writes 64 bytes through a forged descriptor with {@code key} at
+     * {@code target}'s address: the write must fail with a clear error, the connection must end,
+     * no byte the server exposes may change and the trusted peer must keep working.
+     */
+    void forge(long key, Region target, InetSocketAddress address, RegionAccess claimed) {
+        byte[] before = snapshot();
+        forgeOnce(key, target, address, claimed);
+        assertArrayEquals(before, snapshot(), "forged key 0x" + Long.toHexString(key)
+                + " changed server memory outside its connection's grant");
+        neighbourStillWorks();
+    }
+
+    /**
+     * {@link #forge(long, Region)} for many keys, through clients of {@code address}, in groups of
+     * {@code group}: each forging connection connects and has its write fail in turn, and the
+     * group's connections are then checked to have ended (their ends overlap: an end waits for the
+     * transport's disconnect more than it works). After each group the server's memory is compared
+     * with the group's start and the trusted peer must still work, so a change is pinned to the
+     * group's keys (named in the failure).
+     */
+    void forgeMany(long[] keys, Region target, InetSocketAddress address, int group) {
+        for (int from = 0; from < keys.length; from += group) {
+            long[] these = java.util.Arrays.copyOfRange(keys, from, Math.min(keys.length, from + group));
+            byte[] before = snapshot();
+            List<RdmaConnection> ending = new ArrayList<>();
+            try {
+                for (long key : these) {
+                    ending.add(forgedWrite(key, target, address, RegionAccess.WRITE_DST));
+                }
+                for (RdmaConnection c : ending) {
+                    assertEnded(c);
+                }
+            } finally {
+                ending.forEach(RdmaConnection::dispose);
+            }
+            assertArrayEquals(before, snapshot(), () -> "one of the forged keys " + java.util.Arrays.stream(these)
+                    .mapToObj(k -> "0x" + Long.toHexString(k)).toList() + " changed server memory outside its"
+                    + " connection's grant");
+            neighbourStillWorks();
+        }
+    }
+
+    /** One client of {@code address} writes through a forged descriptor, and its connection ends. */
+    private void forgeOnce(long key, Region target, InetSocketAddress address, RegionAccess claimed) {
+        RdmaConnection c = forgedWrite(key, target, address, claimed);
+        try {
+            assertEnded(c);
+        } finally {
+            c.dispose();
+        }
+    }
+
+    /**
+     * One client of {@code address} writes 64 bytes through a forged descriptor: the write must
+     * fail with a clear error. {@return the forging connection, to be checked to end}
+     */
+    private RdmaConnection forgedWrite(long key, Region target, InetSocketAddress address, RegionAccess claimed) {
+        forgedTries.incrementAndGet();
+        long t0 = System.nanoTime();
+        RdmaConnection c = attacker.connect(address).block(T);
+        long t1 = System.nanoTime();
+        forgeNanos[0].addAndGet(t1 - t0);
+        try {
+            PeerRegion forged = c.remoteRegion(forged(key, target, claimed), claimed);
+            byte[] payload = new byte[64];
+            java.util.Arrays.fill(payload, (byte) 0x66);
+            StepVerifier.create(c.write(forged, 0, payload))
+                    .expectErrorSatisfies(e -> {
+                        assertTrue(e instanceof OperationFailedException || e instanceof ConnectionException,
+                                "forged key 0x" + Long.toHexString(key) + ": unexpected " + e);
+                        assertFalse(e.getMessage() == null || e.getMessage().isBlank(), "an error without text");
+                    })
+                    .verify(T);
+            forgeNanos[1].addAndGet(System.nanoTime() - t1);
+            return c;
+        } catch (RuntimeException | Error e) {
+            c.dispose();
+            throw e;
+        }
+    }
+
+    /** The forging connection ends by itself, lost or closed, within {@link #T}. */
+    private void assertEnded(RdmaConnection c) {
+        long t0 = System.nanoTime();
+        StepVerifier.create(c.onDispose()).expectComplete().verify(T);
+        forgeNanos[2].addAndGet(System.nanoTime() - t0);
+        assertTrue(c.isDisposed());
+        List<ConnectionEvent> events = c.events().collectList().block(T);
+        assertTrue(events.contains(ConnectionEvent.LOST) || events.contains(ConnectionEvent.CLOSED),
+                "forging connection's events " + events);
+    }
+
+    /**
+     * The trusted peer writes a fresh value and reads it back, and the server sees it: its
+     * connection, credits and control words included, is intact.
+     */
+    void neighbourStillWorks() {
+        long v = 0x7000_0000_0000_0000L + ++neighbourWrites;
+        PeerRegion p = neighbour.remoteRegion(0);
+        byte[] b = ByteBuffer.allocate(8).putLong(v).array();
+        StepVerifier.create(neighbour.write(p, 8, b)).expectComplete().verify(T);
+        StepVerifier.create(neighbour.read(p, 8, 8)).assertNext(r -> assertArrayEquals(b, r)).expectComplete()
+                .verify(T);
+        assertEquals(v, trusted.segment().get(ValueLayout.JAVA_LONG_UNALIGNED.withOrder(java.nio.ByteOrder.BIG_ENDIAN),
+                8));
+    }
+
+    /** Every byte the server exposes, in one array. */
+    byte[] snapshot() {
+        ByteBuffer all = ByteBuffer.allocate(3 * SIZE);
+        for (Region r : new Region[] {trusted, readOnly, readOnlyFlushable}) {
+            all.put(r.segment().toArray(ValueLayout.JAVA_BYTE));
+        }
+        return all.array();
+    }
+
+    java.lang.foreign.MemorySegment filled(int b) {
+        java.lang.foreign.MemorySegment m = arena.allocate(SIZE, 4096);
+        m.fill((byte) b);
+        return m;
+    }
+
+}

@@ -1,0 +1,222 @@
+package io.cqflux.test;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import io.cqflux.core.RegionAccess;
+import io.cqflux.reactor.Cqflux;
+import io.cqflux.reactor.RdmaConnection;
+import io.cqflux.reactor.RdmaServer;
+import io.cqflux.reactor.Region;
+import io.cqflux.reactor.TransportChoice;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.UnknownHostException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.security.SecureRandom;
+import java.time.Duration;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@link HostilePeerContract} on librpma over Soft-RoCE (rxe): runs only in the lane (tag
+ * {@code rpma}), where {@code CQFLUX_RPMA_ADDRESS} names the guest's rxe address; without it the
+ * fixture fails loudly. Server, trusted peer and attacker are three instances of this JVM, so
+ * three protection domains on the one rxe device.
+ *
+ * <p>What the contract's fabric subclass has and this one leaves out, and why:
+ * <ul>
+ *   <li>keys 0-15 (a sequential allocator's first keys): rxe never issues them (its MR pool
+ *       starts at index 1, and the key is {@code index << 8 | random byte}); the sweep below
+ *       covers what rxe does issue;</li>
+ *   <li>raw TCP sockets on the listener: an RDMA CM listener has no TCP port (the connect
+ *       request is a CM MAD), so there is no socket that half-opens it;</li>
+ *   <li>the shared-secret credentials: they take 57 bytes, an rpma connect carries 56 of private
+ *       data (the connect fails before sending, naming the sizes: docs/security.md, section 6);</li>
+ *   <li>the truncated hellos: RDMA CM pads the private data it delivers to its fixed size
+ *       ({@code rdma_get_cm_event(3)}), so a hello cut short arrives as a well-formed one with
+ *       zero regions.</li>
+ * </ul>
+ *
+ * <p>The attacker is given every address (librpma's descriptor addresses by virtual address, so
+ * it needs one; a server's regions are guessable neighbours in its heap): only the key stands
+ * between it and the memory. Bounded: one attacker connection per forged key, 64 bytes each, on
+ * the guest's one rxe address; the key sweep is {@link #VARIANTS} + 2 x {@link #INDEX_SPAN} x
+ * {@link #PER_INDEX} connections.
+ */
+@Tag("rpma")
+@Tag("hostile-peer")
+class RpmaHostilePeerTest extends HostilePeerContract {
+
+    /** rxe's key: the MR pool index above a byte drawn at registration (rxe_mr.c, rxe_mr_init). */
+    static final int VARIANTS = 256;
+    /** How many pool indices on each side of an issued key the sweep tries. */
+    static final int INDEX_SPAN = 4;
+    /** Variant bytes tried at each of those indices. */
+    static final int PER_INDEX = 2;
+    /**
+     * Forging connections whose ends are awaited together: a forger ends after its failed write
+     * only once the connection manager's disconnect has gone both ways, a wait that overlaps with
+     * the next forgers' connects.
+     */
+    static final int GROUP = 8;
+
+    static InetAddress address() {
+        String a = System.getenv("CQFLUX_RPMA_ADDRESS");
+        if (a == null || a.isBlank()) {
+            throw new IllegalStateException("CQFLUX_RPMA_ADDRESS is not set: the rpma tier runs in the Soft-RoCE lane"
+                    + " (scripts/softroce), with the guest's rxe address");
+        }
+        try {
+            return InetAddress.getByName(a);
+        } catch (UnknownHostException e) {
+            throw new IllegalStateException("CQFLUX_RPMA_ADDRESS " + a + " does not resolve", e);
+        }
+    }
+
+    @Override
+    Cqflux instance(String role) {
+        return Cqflux.builder().transport(TransportChoice.RPMA).localAddress(address())
+                .threadNamePrefix("cqflux-hostile-" + role).shutdownTimeout(Duration.ofSeconds(5)).build();
+    }
+
+    /**
+     * librpma listens on exactly the port given and cannot report a chosen one
+     * ({@code rpma_ep_listen(3)}): one the TCP stack has free. RDMA CM's ports are not the TCP
+     * stack's, so it may offer one this class's listeners already hold (an {@code EADDRINUSE} from
+     * {@code rpma_ep_listen}): a port handed out once is never handed out again.
+     */
+    @Override
+    InetSocketAddress listenAddress() {
+        for (int attempt = 0; attempt < 100; attempt++) {
+            try (ServerSocket s = new ServerSocket(0)) {
+                if (handedOut.add(s.getLocalPort())) {
+                    return new InetSocketAddress(address(), s.getLocalPort());
+                }
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
+        throw new IllegalStateException("no fresh port in 100 tries; handed out " + handedOut);
+    }
+
+    private final java.util.Set<Integer> handedOut = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
+    /**
+     * The rpma descriptor in a hello: a 3-byte header (magic, access, length) before librpma's own
+     * 21 bytes ({@code rpma_mr_get_descriptor(3)}: address, length, rkey, usage, little-endian).
+     */
+    @Override
+    long keyOfHelloDescriptor(byte[] descriptor) {
+        assertEquals(24, descriptor.length, "rpma's descriptor in a hello");
+        return keyOfRaw(java.util.Arrays.copyOfRange(descriptor, 3, 24));
+    }
+
+    @Override
+    long keyOfRaw(byte[] raw) {
+        assertEquals(21, raw.length, "librpma 1.2's descriptor");
+        return ByteBuffer.wrap(raw).order(ByteOrder.LITTLE_ENDIAN).getInt(16) & 0xffff_ffffL;
+    }
+
+    /**
+     * librpma's descriptor forged: the target's virtual address, {@link #SIZE} bytes, the key, and
+     * the usage byte claiming {@code claimed} (the attacker writes it, so the client side's check
+     * against it passes: only the target's NIC decides).
+     */
+    @Override
+    byte[] forged(long key, Region target, RegionAccess claimed) {
+        return ByteBuffer.allocate(21).order(ByteOrder.LITTLE_ENDIAN).putLong(target.segment().address())
+                .putLong(SIZE).putInt((int) key).put((byte) claimed.bit()).array();
+    }
+
+    @Override
+    long randomKey(SecureRandom r) {
+        return r.nextInt() & 0xffff_ffffL;
+    }
+
+    /** The next and previous pool index of each issued key, and the variant bytes next to the issued one. */
+    @Override
+    long[] nearKeys(long known, long flushable) {
+        return new long[] {known + 0x100, known - 0x100, known ^ 1, known ^ 0x80, flushable + 0x100,
+            flushable - 0x100, flushable ^ 1, flushable ^ 0x80};
+    }
+
+    @Override
+    byte[][] malformedHellos() {
+        return new byte[][] {
+            new byte[16],                                                   // no hello: all zero
+            {'X', 'Q', 3, 0, 0, 0},                                         // wrong magic
+            {'C', 'Q', 9, 0, 0, 0},                                         // unknown version
+            {'C', 'Q', 3, 1, (byte) 0xff, (byte) 0xff, 1, 2, 3},            // region beyond the 56 bytes
+            {'C', 'Q', 3, (byte) 0xff, 0, 24},                              // 255 regions in 56 bytes
+            {'C', 'Q', 3, 0, (byte) 0xff, 1, 2},                            // handshake beyond the 56 bytes
+            {'C', 'Q', 3, 0, 0, (byte) 0xff, 1, 2},                         // control words beyond the 56 bytes
+        };
+    }
+
+    /**
+     * Soft-RoCE under TCG sets up connections far slower than tcp on loopback: half the fabric
+     * flood keeps the class within its share of the lane.
+     */
+    @Override
+    int floodSize() {
+        return 16;
+    }
+
+    /**
+     * rxe's plausible range around a key the attacker holds: all 256 variant bytes of its own
+     * region's pool index (one of them the real key, which has no write right), then
+     * {@link #PER_INDEX} random variants at each of the {@link #INDEX_SPAN} indices on either side
+     * (where the server registers the next and previous connections' exposures and control words),
+     * aimed at the trusted region. The connection the keys were issued to stays open, so the
+     * registrations at and next to that index are live.
+     */
+    @Test
+    void forgedKeys_everyVariantOfAnIssuedIndex_andNeighbouringIndices_changeNothing() {
+        RdmaConnection mine = attacker.connect(publicServer.address()).block(T);
+        // An rxe key is valid on every queue pair of its protection domain (rxe_resp.c, check_rkey:
+        // the MR's PD against the QP's), which is the server instance's: the forgers connect to an
+        // endpoint of the same server that exposes nothing, so that a forging connection costs no
+        // registrations but its own control words.
+        RdmaServer bare = server.bind(listenAddress()).block(T);
+        bare.connections().subscribe();
+        long tries = forgedTries.get();
+        long issued = -1;
+        for (java.util.concurrent.atomic.AtomicLong a : forgeNanos) {
+            a.set(0);
+        }
+        long t0 = System.nanoTime();
+        try {
+            issued = exposedKey(mine, 0);
+            long index = issued >>> 8;
+            long[] variants = new long[VARIANTS];
+            for (int v = 0; v < VARIANTS; v++) {
+                variants[v] = index << 8 | v;
+            }
+            forgeMany(variants, readOnly, bare.address(), GROUP);
+            SecureRandom r = new SecureRandom();
+            long[] around = new long[2 * INDEX_SPAN * PER_INDEX];
+            int n = 0;
+            for (int d = 1; d <= INDEX_SPAN; d++) {
+                for (long i : new long[] {index + d, index - d}) {
+                    for (int k = 0; k < PER_INDEX; k++) {
+                        around[n++] = i << 8 | r.nextInt(VARIANTS);
+                    }
+                }
+            }
+            forgeMany(around, trusted, bare.address(), GROUP);
+        } finally {
+            mine.dispose();
+            bare.disposeNow(T);
+        }
+        long n = forgedTries.get() - tries;
+        System.out.println(String.format("FACT rpma: %d forged keys around the issued rxe key 0x%x, ends awaited"
+                + " in groups of %d, none changed server memory, %d ms; per forger on average: connect %d ms, failed"
+                + " write %d ms, wait for its end %d ms", n, issued, GROUP, (System.nanoTime() - t0) / 1_000_000,
+                forgeNanos[0].get() / n / 1_000_000, forgeNanos[1].get() / n / 1_000_000,
+                forgeNanos[2].get() / n / 1_000_000));
+    }
+}
