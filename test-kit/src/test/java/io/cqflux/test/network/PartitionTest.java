@@ -2,7 +2,6 @@ package io.cqflux.test.network;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
-import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.cqflux.core.ConnectionConfig;
@@ -152,28 +151,9 @@ class PartitionTest {
         assertTrue(records.started() > records.ended(), "no write running while the link is down: " + records);
     }
 
-    /**
-     * Every started write ended exactly once, within {@code bound} of its start, completed or
-     * failed with {@code ConnectionException(LOST)}.
-     */
-    private void assertEveryWriteEndedOnce(long[] startNanos, Duration bound) {
-        assertEquals(records.started(), records.ended(), "writes still pending: " + records);
-        assertEquals(0, records.twice(), "a write signalled twice: " + records);
-        assertNull(records.firstErrorOtherThan("ConnectionException(LOST)"),
-                "a write failed otherwise than with ConnectionException(LOST): " + records);
-        long worst = 0;
-        int worstAt = -1;
-        for (int i = 0; i < records.started(); i++) {
-            long took = records.endNanos(i) - startNanos[i];
-            if (took > worst) {
-                worst = took;
-                worstAt = i;
-            }
-        }
-        System.out.printf("FACT longest write: record %d took %.0f ms (%s)%n", worstAt, worst / 1e6,
-                Records.outcome(worstAt < 0 ? null : records.error(worstAt)));
-        assertTrue(worst <= bound.toNanos(), "record " + worstAt + " took " + worst / 1_000_000 + " ms to end, beyond "
-                + bound.toMillis() + " ms: " + records);
+    /** {@link Records#assertEveryWriteEndedOnce}, the longest printed as this suite's. */
+    private void assertEveryWriteEndedOnce(Duration bound) {
+        records.assertEveryWriteEndedOnce(bound, "longest write");
     }
 
     /**
@@ -206,9 +186,6 @@ class PartitionTest {
         fresh.dispose();
     }
 
-    private long[] startTimes() {
-        return records.startNanos();
-    }
 
     @Test
     void durableWrites_twoSecondPartition_shorterThanTheTimeout_everyWriteEndsOnceInBound_completedOnesLanded() {
@@ -237,7 +214,7 @@ class PartitionTest {
             assertTrue(await(() -> records.ended() == records.started(), opTimeout.plus(SLACK)),
                     "writes pending long after the heal: " + records);
         }
-        assertEveryWriteEndedOnce(startTimes(), opTimeout.plus(SLACK));
+        assertEveryWriteEndedOnce(opTimeout.plus(SLACK));
         assertCompletedWritesLanded("2 s partition");
     }
 
@@ -258,7 +235,7 @@ class PartitionTest {
             w.close();
         }
         long lastEnd = records.lastEndNanos() - t0;
-        assertEveryWriteEndedOnce(startTimes(), opTimeout.plus(SLACK));
+        assertEveryWriteEndedOnce(opTimeout.plus(SLACK));
         assertTrue(records.outcomes().containsKey("ConnectionException(LOST)"),
                 "the partition ended no write, so it tested nothing: " + records);
         assertEquals(List.of(ConnectionEvent.ESTABLISHED, ConnectionEvent.LOST),
@@ -309,7 +286,7 @@ class PartitionTest {
                     "writes pending after the loss ended: " + records);
         }
         assertTrue(drops > 0, "the loss filter dropped nothing: it tested nothing");
-        assertEveryWriteEndedOnce(startTimes(), opTimeout.plus(SLACK));
+        assertEveryWriteEndedOnce(opTimeout.plus(SLACK));
         System.out.printf("FACT 10 %% loss for 2 s (operationTimeout %d ms): %d packets dropped, %d writes ended during it;"
                 + " connection %s%n", opTimeout.toMillis(), drops, records.ended() - before,
                 conn.isDisposed() ? "ended" : "still up");
@@ -347,7 +324,7 @@ class PartitionTest {
                 records.ended() - before, conn.isDisposed() ? "ended" : "still up");
         assertTrue(toPeer > 0 && toClient > 0, "a direction lost nothing (to the peer " + toPeer + ", to the client "
                 + toClient + "): it tested nothing");
-        assertEveryWriteEndedOnce(startTimes(), opTimeout.plus(SLACK));
+        assertEveryWriteEndedOnce(opTimeout.plus(SLACK));
         assertEquals(java.util.Map.of("ok", records.started()), records.outcomes(),
                 "a write failed under 5 % loss: " + records);
         assertTrue(!conn.isDisposed(), "the connection ended under 5 % loss");
@@ -497,7 +474,7 @@ class PartitionTest {
                     "writes still pending " + opTimeout.plus(SLACK).plus(SLACK) + " after the peer vanished: " + records);
             w.close();
         }
-        assertEveryWriteEndedOnce(startTimes(), opTimeout.plus(SLACK));
+        assertEveryWriteEndedOnce(opTimeout.plus(SLACK));
         assertTrue(records.outcomes().containsKey("ConnectionException(LOST)"),
                 "the vanish ended no write, so it tested nothing: " + records);
         long c0 = System.nanoTime();

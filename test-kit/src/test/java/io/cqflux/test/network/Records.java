@@ -1,10 +1,15 @@
 package io.cqflux.test.network;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
 import io.cqflux.core.ConnectionException;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.time.Duration;
 import java.util.Arrays;
 import java.util.Map;
 import java.util.SplittableRandom;
@@ -125,6 +130,32 @@ final class Records {
             r[i] = startNanos.get(i);
         }
         return r;
+    }
+
+    /**
+     * Asserts that every started write ended exactly once, within {@code bound} of its start,
+     * completed or failed with {@code ConnectionException(LOST)}; prints the longest as a FACT
+     * line named {@code label}.
+     */
+    void assertEveryWriteEndedOnce(Duration bound, String label) {
+        assertEquals(started(), ended(), "writes still pending: " + this);
+        assertEquals(0, twice(), "a write signalled twice: " + this);
+        assertNull(firstErrorOtherThan("ConnectionException(LOST)"),
+                "a write failed otherwise than with ConnectionException(LOST): " + this);
+        long[] starts = startNanos();
+        long worst = 0;
+        int worstAt = -1;
+        for (int i = 0; i < starts.length; i++) {
+            long took = endNanos(i) - starts[i];
+            if (took > worst) {
+                worst = took;
+                worstAt = i;
+            }
+        }
+        System.out.printf("FACT %s: record %d took %.0f ms (%s)%n", label, worstAt, worst / 1e6,
+                outcome(worstAt < 0 ? null : error(worstAt)));
+        assertTrue(worst <= bound.toNanos(), "record " + worstAt + " took " + worst / 1_000_000 + " ms to end, beyond "
+                + bound.toMillis() + " ms: " + this);
     }
 
     long endNanos(int i) {

@@ -2,7 +2,6 @@ package io.cqflux.test.network;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
-import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.cqflux.core.ConnectionConfig;
@@ -171,24 +170,7 @@ class RpmaPartitionTest {
     }
 
     private void assertEveryWriteEndedOnce(Duration bound) {
-        assertEquals(records.started(), records.ended(), "writes still pending: " + records);
-        assertEquals(0, records.twice(), "a write signalled twice: " + records);
-        assertNull(records.firstErrorOtherThan("ConnectionException(LOST)"),
-                "a write failed otherwise than with ConnectionException(LOST): " + records);
-        long[] startNanos = records.startNanos();
-        long worst = 0;
-        int worstAt = -1;
-        for (int i = 0; i < startNanos.length; i++) {
-            long took = records.endNanos(i) - startNanos[i];
-            if (took > worst) {
-                worst = took;
-                worstAt = i;
-            }
-        }
-        System.out.printf("FACT rpma longest write: record %d took %.0f ms (%s)%n", worstAt, worst / 1e6,
-                Records.outcome(worstAt < 0 ? null : records.error(worstAt)));
-        assertTrue(worst <= bound.toNanos(), "record " + worstAt + " took " + worst / 1_000_000 + " ms to end, beyond "
-                + bound.toMillis() + " ms: " + records);
+        records.assertEveryWriteEndedOnce(bound, "rpma longest write");
     }
 
     /**
