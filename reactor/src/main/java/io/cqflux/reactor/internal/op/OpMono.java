@@ -491,9 +491,10 @@ public final class OpMono extends Mono<Void> implements Subscription, Scannable,
     /**
      * Signals the connection's end, unless already terminated. After cancellation nothing is
      * dropped: the end is the connection's news, told once by its {@code events()} (and a WARN
-     * line when it is LOST), and a subscriber that let go of the operation has no use for it. Without this, every cancelled
-     * operation in flight (a {@code writeAll}'s window, a burst of {@code timeout()}s) reported
-     * the same exception to {@link Operators#onErrorDropped}, whose default logs each at ERROR.
+     * line when it is LOST), and a subscriber that let go of the operation has no use for it.
+     * Otherwise every cancelled operation in flight (a {@code writeAll}'s window, a burst of
+     * {@code timeout()}s) would report the same exception to {@link Operators#onErrorDropped},
+     * whose default logs each at ERROR.
      *
      * @param cause what ended the connection
      */
