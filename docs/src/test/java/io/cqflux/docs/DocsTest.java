@@ -153,7 +153,8 @@ class DocsTest {
             // guarantee, and the lane's commands select them by name): a directory with
             // src/main/java or src/test/java, at any depth (core/rpma, samples/…).
             try (Stream<Path> s = Files.walk(ROOT, 6)) {
-                return s.filter(p -> p.endsWith(Path.of("src", "main", "java")) || p.endsWith(Path.of("src", "test", "java")))
+                return s.filter(p -> p.endsWith(Path.of("src", "main", "java"))
+                                || p.endsWith(Path.of("src", "test", "java")))
                         .filter(p -> !p.toString().contains("/target/"))
                         .anyMatch(p -> Files.exists(p.resolve(dir)) || Files.exists(p.resolve(dir + ".java")));
             } catch (IOException io) {
