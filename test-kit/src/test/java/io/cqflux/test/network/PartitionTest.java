@@ -16,7 +16,6 @@ import io.cqflux.reactor.Region;
 import io.cqflux.reactor.TransportChoice;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -24,7 +23,6 @@ import java.util.function.BooleanSupplier;
 import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
-import reactor.core.publisher.Flux;
 
 /**
  * Durable writes over fabric/tcp while the link to the peer goes down: a partition of 2 s
@@ -161,28 +159,10 @@ class PartitionTest {
      * connection) holds every completed write byte for byte.
      */
     private void assertCompletedWritesLanded(String what) {
-        long used = (long) records.started() * Records.SIZE;
         RdmaConnection fresh = connectPatiently(client, peer);
         assertTrue(fresh != null && !fresh.isDisposed(), "no fresh connection after the heal");
-        PeerRegion remote = fresh.remoteRegion(0);
-        int chunk = 256 * 1024;
-        Flux.range(0, (int) ((used + chunk - 1) / chunk))
-                .concatMap(c -> fresh.read(readBack, (long) c * chunk, remote, (long) c * chunk,
-                        Math.min(chunk, used - (long) c * chunk)))
-                .then().block(T);
-        byte[] read = readBack.segment().asSlice(0, used).toArray(ValueLayout.JAVA_BYTE);
-        byte[] dump = peer.dump(0, used);
-        int missingInDump = records.firstCompletedMissing(dump);
-        int missingInRead = records.firstCompletedMissing(read);
-        int[] v = records.verify(dump);
-        System.out.printf("FACT %s: %s; in the peer's memory: completed and intact %d, completed and wrong %d,"
-                + " failed but landed %d, failed and absent %d, failed and torn %d%n", what, records, v[0], v[1], v[2],
-                v[3], v[4]);
-        assertEquals(-1, missingInDump, "a completed durable write is not in the peer's memory (its dump): record "
-                + missingInDump + "; " + records);
-        assertEquals(-1, missingInRead, "a completed durable write is not in the peer's memory (read over a fresh"
-                + " connection): record " + missingInRead + "; " + records);
-        assertTrue(v[0] > 0, "no write completed at all: the case proves nothing: " + records);
+        byte[] read = records.readOver(fresh, readBack, T);
+        records.assertCompletedWritesLanded(what, "peer", " (its dump)", peer.dump(0, read.length), read, "");
         fresh.dispose();
     }
 

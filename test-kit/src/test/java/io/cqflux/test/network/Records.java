@@ -5,6 +5,9 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.cqflux.core.ConnectionException;
+import io.cqflux.reactor.PeerRegion;
+import io.cqflux.reactor.RdmaConnection;
+import io.cqflux.reactor.Region;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
@@ -19,6 +22,7 @@ import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.zip.CRC32C;
+import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
 /**
@@ -156,6 +160,44 @@ final class Records {
                 outcome(worstAt < 0 ? null : error(worstAt)));
         assertTrue(worst <= bound.toNanos(), "record " + worstAt + " took " + worst / 1_000_000 + " ms to end, beyond "
                 + bound.toMillis() + " ms: " + this);
+    }
+
+    /**
+     * {@return the bytes of every started record as the peer holds them} Read over {@code fresh}
+     * (a connection made after the fault) into {@code into}, 256 KiB per read.
+     */
+    byte[] readOver(RdmaConnection fresh, Region into, Duration timeout) {
+        long used = (long) started() * SIZE;
+        PeerRegion remote = fresh.remoteRegion(0);
+        int chunk = 256 * 1024;
+        Flux.range(0, (int) ((used + chunk - 1) / chunk))
+                .concatMap(c -> fresh.read(into, (long) c * chunk, remote, (long) c * chunk,
+                        Math.min(chunk, used - (long) c * chunk)))
+                .then().block(timeout);
+        return into.segment().asSlice(0, used).toArray(ValueLayout.JAVA_BYTE);
+    }
+
+    /**
+     * Asserts that every completed write is in {@code memory} (the peer's own bytes) and in
+     * {@code read} (the same read over a fresh connection), and that some write completed; prints
+     * the tally as a FACT line named {@code fact}, followed by {@code extra}.
+     *
+     * @param owner whose memory it is, as the messages name it ("peer", "server")
+     * @param memoryNote what the first message adds to "the owner's memory" (how it was taken)
+     */
+    void assertCompletedWritesLanded(String fact, String owner, String memoryNote, byte[] memory, byte[] read,
+                                     String extra) {
+        int missingInMemory = firstCompletedMissing(memory);
+        int missingInRead = firstCompletedMissing(read);
+        int[] v = verify(memory);
+        System.out.printf("FACT %s: %s; in the %s's memory: completed and intact %d, completed and wrong %d,"
+                + " failed but landed %d, failed and absent %d, failed and torn %d%s%n", fact, this, owner, v[0], v[1],
+                v[2], v[3], v[4], extra);
+        assertEquals(-1, missingInMemory, "a completed durable write is not in the " + owner + "'s memory" + memoryNote
+                + ": record " + missingInMemory + "; " + this);
+        assertEquals(-1, missingInRead, "a completed durable write is not in the " + owner + "'s memory (read over a"
+                + " fresh connection): record " + missingInRead + "; " + this);
+        assertTrue(v[0] > 0, "no write completed at all: the case proves nothing: " + this);
     }
 
     long endNanos(int i) {
