@@ -50,8 +50,9 @@ final class ServerAuthentication {
         h.timeout(loop.schedule(handshakeTimeout, () -> {
             if (undecided.remove(h)) {
                 h.dropDecision(); // a decision that never comes holds nothing
-                admission.timedOut("the authenticator of " + server + " did not decide on " + ServerAdmission.peerOf(h.req) + " within "
-                        + handshakeTimeout.toMillis() + " ms; the request is refused");
+                admission.timedOut("the authenticator of " + server + " did not decide on "
+                        + ServerAdmission.peerOf(h.req) + " within " + handshakeTimeout.toMillis()
+                        + " ms; the request is refused");
                 server.refuse(h, "authentication timed out after " + handshakeTimeout.toMillis() + " ms");
             }
         }));
@@ -85,7 +86,8 @@ final class ServerAuthentication {
             h.cancelTimeout();
             if (d == null || !d.allowed()) {
                 String reason = d == null ? "the authenticator gave no decision" : d.reason();
-                admission.refusedByAuthenticator("the authenticator of " + server + " refused " + ServerAdmission.peerOf(h.req) + ": " + reason);
+                admission.refusedByAuthenticator("the authenticator of " + server + " refused "
+                        + ServerAdmission.peerOf(h.req) + ": " + reason);
                 server.refuse(h, reason);
                 return;
             }
