@@ -22,7 +22,7 @@ import io.cqflux.reactor.internal.resources.ConnectionFactory;
 import io.cqflux.reactor.internal.resources.Instrumentation;
 import io.cqflux.reactor.internal.resources.LoopGroup;
 import io.cqflux.reactor.internal.resources.Shutdown;
-import io.cqflux.reactor.internal.resources.LoopThreadFactory;
+import io.cqflux.reactor.internal.resources.Startup;
 import java.lang.foreign.MemorySegment;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -37,7 +37,6 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
@@ -46,8 +45,6 @@ import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
-import reactor.util.Logger;
-import reactor.util.Loggers;
 
 /**
  * The entry point: one per application. It owns a native transport, a group of event-loop
@@ -75,8 +72,6 @@ import reactor.util.Loggers;
  * {@code <threadNamePrefix>-loop-<n>} ({@link Builder#threadNamePrefix(String)}).
  */
 public final class Cqflux implements Disposable, AutoCloseable {
-    private static final Logger LOG = Loggers.getLogger(Cqflux.class);
-
     final Transport transport;
     /** The event loops. */
     private final LoopGroup loops;
@@ -713,12 +708,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
 
         /** {@return the spin budget in nanoseconds: the one set, else the default (see blockSpin)} */
         long blockSpinNanos() {
-            if (blockSpin != null) {
-                return blockSpin.toNanos();
-            }
-            int spinningLoops = waitStrategy instanceof WaitStrategy.Blocking ? 0 : loopCount;
-            return Runtime.getRuntime().availableProcessors() > spinningLoops + 1
-                    ? TimeUnit.MICROSECONDS.toNanos(DEFAULT_BLOCK_SPIN_MICROS) : 0;
+            return Startup.blockSpinNanos(blockSpin, waitStrategy, loopCount, DEFAULT_BLOCK_SPIN_MICROS);
         }
 
         /**
@@ -900,20 +890,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
          */
         public Builder localAddress(InetAddress a) {
             Objects.requireNonNull(a, "localAddress");
-            boolean ours;
-            try {
-                ours = a.isLoopbackAddress() || a.isAnyLocalAddress() || java.net.NetworkInterface.getByInetAddress(a) != null;
-            } catch (java.net.SocketException e) {
-                // A sandbox that hides the interfaces: nothing to check against, so not refused.
-                LOG.warn("localAddress " + a.getHostAddress() + " not checked: the host's interfaces cannot be listed ("
-                        + e.getMessage() + ")");
-                ours = true;
-            }
-            if (!ours) {
-                throw new IllegalArgumentException("localAddress " + a.getHostAddress() + " is not an address of this"
-                        + " host (no network interface has it)");
-            }
-            this.localAddress = a;
+            this.localAddress = Startup.checkLocalAddress(a);
             return this;
         }
 
@@ -1085,72 +1062,12 @@ public final class Cqflux implements Disposable, AutoCloseable {
          *     deliver a PERSISTENT flush (fabric)
          */
         public Cqflux build() {
-            Transport t = openTransport();
-            String prefix = threadNamePrefix != null ? threadNamePrefix : "cqflux-" + INSTANCES.incrementAndGet();
-            EventLoop[] ls = new EventLoop[loopCount];
-            try {
-                // One thread per loop: the factory's counter matches the loop's index.
-                LoopThreadFactory tf = new LoopThreadFactory(prefix + "-loop");
-                for (int i = 0; i < loopCount; i++) {
-                    ls[i] = EventLoop.start(new LoopConfig(prefix + "-loop-" + i, waitStrategy, batchSize, tf,
-                            blockedLoopThreshold));
-                }
-            } catch (RuntimeException e) {
-                stopStarted(ls);
-                t.close();
-                throw e;
-            }
-            return new Cqflux(this, t, ls, prefix);
-        }
-
-        /**
-         * Stops the loops started before a failure and waits for them within the shutdown budget:
-         * the transport is closed right after, so no loop thread may still be running then.
-         */
-        private void stopStarted(EventLoop[] ls) {
-            List<CompletableFuture<Void>> ends = new ArrayList<>();
-            for (EventLoop l : ls) {
-                if (l != null) {
-                    ends.add(l.shutdownGracefully(shutdownTimeout));
-                }
-            }
-            try {
-                CompletableFuture.allOf(ends.toArray(CompletableFuture[]::new))
-                        .get(TimeUnit.NANOSECONDS.convert(shutdownTimeout), TimeUnit.NANOSECONDS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            } catch (Exception e) {
-                LOG.warn("event loops started before the failure did not stop within " + shutdownTimeout, e);
-            }
-        }
-
-        private Transport openTransport() {
-            Transports.Opened o = Transports.open(transportName,
+            Transport t = Startup.openTransport(transportName,
                     new TransportOptions(localAddress, directWriteToPmem, transportProperties));
-            if (directWriteToPmem && !o.transport().capabilities().contains(io.cqflux.core.Capability.FLUSH_PERSISTENT)) {
-                // The declaration promises peers persistence this transport cannot give: refused,
-                // not left to fail later at a region's registration (or never, for a caller that
-                // registers no FLUSH_TYPE_PERSISTENT region and believes its writes durable).
-                String name = o.transport().name();
-                io.cqflux.core.UnsupportedCapabilityException refused = new io.cqflux.core.UnsupportedCapabilityException(
-                        name, io.cqflux.core.Capability.FLUSH_PERSISTENT,
-                        "directWriteToPersistentMemory(true) declares persistent memory to peers, but " + name
-                                + " cannot deliver a PERSISTENT flush; use the rpma transport"
-                                + (o.skipped().isEmpty() ? "" : " (skipped here: " + String.join("; ", o.skipped()) + ")")
-                                + ", or leave the declaration off");
-                try {
-                    o.transport().close();
-                } catch (RuntimeException x) {
-                    refused.addSuppressed(x); // the refusal is what the caller must hear of
-                }
-                throw refused;
-            }
-            if (!o.skipped().isEmpty()) {
-                LOG.info("transport " + o.transport().name() + " chosen; skipped: " + String.join("; ", o.skipped()));
-            } else {
-                LOG.info("transport " + o.transport().name() + " chosen");
-            }
-            return o.transport();
+            String prefix = threadNamePrefix != null ? threadNamePrefix : "cqflux-" + INSTANCES.incrementAndGet();
+            EventLoop[] ls = Startup.startLoops(prefix, loopCount, waitStrategy, batchSize, blockedLoopThreshold,
+                    shutdownTimeout, t);
+            return new Cqflux(this, t, ls, prefix);
         }
     }
 }

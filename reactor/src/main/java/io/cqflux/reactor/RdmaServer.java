@@ -10,13 +10,10 @@ import io.cqflux.reactor.internal.connection.ConnectionCore;
 import io.cqflux.reactor.internal.connection.Lifecycle;
 import io.cqflux.reactor.internal.connection.PeerControl;
 import io.cqflux.reactor.internal.connection.PeerHello;
-import io.cqflux.reactor.internal.connection.Receiver;
+import io.cqflux.reactor.internal.connection.ReceivePool;
 import java.net.InetSocketAddress;
 import java.time.Duration;
-import java.util.HashSet;
 import java.util.List;
-import java.util.Objects;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Function;
@@ -75,16 +72,11 @@ public final class RdmaServer implements Disposable, AutoCloseable {
     private Registration registration;
     private boolean closing;
 
-    private final Authenticator authenticator;
     /** The limits, the handshakes and the counters of {@link #stats()}. */
     private final ServerAdmission admission;
     private final Duration handshakeTimeout;
-    /**
-     * Requests the authenticator has not decided on: neither accepted nor rejected yet. The close
-     * rejects them before the listener goes, since a request must not outlive its listener
-     * ({@code fi_reject(3)} names the passive endpoint). Loop thread only.
-     */
-    private final Set<ServerAdmission.Handshake> undecided = new HashSet<>();
+    /** The authenticator's questions and the requests it has not decided on; null: none. */
+    private final ServerAuthentication authentication;
 
     RdmaServer(Cqflux owner, EventLoop loop, Listener listener, List<Region> exposed, ConnectionConfig config,
                Function<? super RdmaConnection, ? extends Publisher<Void>> handler,
@@ -100,9 +92,10 @@ public final class RdmaServer implements Disposable, AutoCloseable {
         this.endOnReceiveOverflow = options == null || options.endsOnReceiveOverflow();
         this.receivesBeforeAccept = rawAccept != null && options != null && options.receivesBeforeAccept();
         AcceptOptions o = options != null ? options : AcceptOptions.defaults(exposed);
-        this.authenticator = o.authenticator();
         this.admission = new ServerAdmission(address, o.maxConnections(), o.maxPendingHandshakes());
         this.handshakeTimeout = o.handshakeTimeout() != null ? o.handshakeTimeout() : config.timeout();
+        this.authentication = o.authenticator() == null ? null
+                : new ServerAuthentication(this, loop, o.authenticator(), admission, handshakeTimeout);
         this.outlet = new ServerOutlet(toString(), handler, bufferSize);
     }
 
@@ -200,68 +193,11 @@ public final class RdmaServer implements Disposable, AutoCloseable {
                 h.done();
                 continue;
             }
-            if (authenticator == null) {
+            if (authentication == null) {
                 serve(h);
             } else {
-                authenticate(h, hello.credentials());
+                authentication.authenticate(h, hello.credentials());
             }
-        }
-    }
-
-    /**
-     * Asks the authenticator about a request; until it answers nothing is registered for it. The
-     * answer (or the handshake timeout) is taken on this loop.
-     */
-    private void authenticate(ServerAdmission.Handshake h, byte[] credentials) {
-        undecided.add(h);
-        h.timeout(loop.schedule(handshakeTimeout, () -> {
-            if (undecided.remove(h)) {
-                h.dropDecision(); // a decision that never comes holds nothing
-                admission.timedOut("the authenticator of " + this + " did not decide on " + ServerAdmission.peerOf(h.req) + " within "
-                        + handshakeTimeout.toMillis() + " ms; the request is refused");
-                refuse(h, "authentication timed out after " + handshakeTimeout.toMillis() + " ms");
-            }
-        }));
-        Mono<Authenticator.Decision> m;
-        try {
-            loop.noteOperation("cqflux.authenticate"); // the application's authenticator
-            m = Objects.requireNonNull(authenticator.authenticate(
-                    new Authenticator.Request(credentials, h.req.peerAddress())), "the authenticator returned null");
-        } catch (Throwable t) {
-            Exceptions.throwIfJvmFatal(t);
-            LOG.warn("the authenticator of " + this + " threw; the request is refused", t);
-            m = Mono.just(Authenticator.Decision.deny("the server could not authenticate the request"));
-        } finally {
-            loop.noteSetup("cqflux.accept");
-        }
-        h.decision(m.singleOptional().subscribe(
-                d -> decided(h, d.orElse(null)),
-                e -> {
-                    LOG.warn("the authenticator of " + this + " failed; the request is refused", e);
-                    decided(h, Authenticator.Decision.deny("the server could not authenticate the request"));
-                }));
-    }
-
-    /** Any thread: the authenticator's answer, taken on this loop; null is a refusal. */
-    private void decided(ServerAdmission.Handshake h, Authenticator.Decision d) {
-        Runnable task = () -> {
-            loop.noteSetup("cqflux.accept");
-            if (!undecided.remove(h)) {
-                return; // timed out, or the server closed
-            }
-            h.cancelTimeout();
-            if (d == null || !d.allowed()) {
-                String reason = d == null ? "the authenticator gave no decision" : d.reason();
-                admission.refusedByAuthenticator("the authenticator of " + this + " refused " + ServerAdmission.peerOf(h.req) + ": " + reason);
-                refuse(h, reason);
-                return;
-            }
-            serve(h);
-        };
-        try {
-            loop.execute(task);
-        } catch (RuntimeException e) {
-            // The loop is shutting down: the server's close rejects what is undecided.
         }
     }
 
@@ -270,8 +206,9 @@ public final class RdmaServer implements Disposable, AutoCloseable {
      * refusal in place of a hello ({@link PeerHello#encodeRefusal}) and closed once established.
      * Neither control words nor exposures are registered for it, and it receives nothing
      * (prefetch 0). It counts as a pending handshake until closed, bounded by the timeout.
+     * Loop thread ({@link ServerAuthentication}).
      */
-    private void refuse(ServerAdmission.Handshake h, String reason) {
+    void refuse(ServerAdmission.Handshake h, String reason) {
         if (closing) {
             rejectQuietly(h.req);
             h.done();
@@ -302,8 +239,8 @@ public final class RdmaServer implements Disposable, AutoCloseable {
         core.start(RdmaConnection::dispose, e -> { });
     }
 
-    /** Registers what the request's connection is given (control words, exposures) and accepts it. */
-    private void serve(ServerAdmission.Handshake h) {
+    /** Registers what the request's connection is given (control words, exposures) and accepts it. Loop thread. */
+    void serve(ServerAdmission.Handshake h) {
         // Each accept names the connection's own control words and its own registrations of the
         // exposed regions, never a region that was closed since the bind: such a request is
         // refused, not served a dead region.
@@ -336,7 +273,7 @@ public final class RdmaServer implements Disposable, AutoCloseable {
     private void acceptAndStart(ServerAdmission.Handshake h, byte[] acceptData, PeerControl control,
                                 ExposureSet exposures) {
         ConnectionRequest req = h.req;
-        Receiver.Pool early;
+        ReceivePool early;
         try {
             early = receivesBeforeAccept(req);
         } catch (RuntimeException e) {
@@ -435,15 +372,15 @@ public final class RdmaServer implements Disposable, AutoCloseable {
      * the receive queue is 0). On a transport that cannot post before accepting the pool comes
      * back with none posted, and the connection posts once established.
      */
-    private Receiver.Pool receivesBeforeAccept(ConnectionRequest req) {
+    private ReceivePool receivesBeforeAccept(ConnectionRequest req) {
         int count = config.receiveQueueSize();
         int n = Math.min(receivePrefetch < 0 ? count : receivePrefetch, count);
         if (!receivesBeforeAccept || n == 0) {
             return null;
         }
-        Receiver.Pool p;
+        ReceivePool p;
         try {
-            p = Receiver.Pool.allocate(owner.transport(), count, owner.limits().receiveBufferSize());
+            p = ReceivePool.allocate(owner.transport(), count, owner.limits().receiveBufferSize());
         } catch (RuntimeException e) {
             rejectQuietly(req);
             throw e;
@@ -513,7 +450,7 @@ public final class RdmaServer implements Disposable, AutoCloseable {
         return data;
     }
 
-    private void rejectQuietly(ConnectionRequest req) {
+    void rejectQuietly(ConnectionRequest req) {
         try {
             req.reject();
         } catch (RuntimeException re) {
@@ -569,12 +506,9 @@ public final class RdmaServer implements Disposable, AutoCloseable {
                 if (registration != null) {
                     registration.close();
                 }
-                for (ServerAdmission.Handshake h : undecided) {
-                    h.dropDecision();
-                    rejectQuietly(h.req);
-                    h.done();
+                if (authentication != null) {
+                    authentication.rejectUndecided();
                 }
-                undecided.clear();
             } finally {
                 listener.close();
                 // A raw subscriber that throws from onComplete: the server is still forgotten and

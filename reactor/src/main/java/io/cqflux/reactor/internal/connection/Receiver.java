@@ -6,7 +6,6 @@ import io.cqflux.core.ConnectionEvent;
 import io.cqflux.core.ConnectionException;
 import io.cqflux.core.Opcode;
 import io.cqflux.core.OperationFailedException;
-import io.cqflux.core.RegionAccess;
 import io.cqflux.core.ResourceClosedException;
 import io.cqflux.core.spi.LocalRegion;
 import io.cqflux.reactor.InboundMessage;
@@ -14,9 +13,7 @@ import io.cqflux.reactor.internal.op.ReceiveFlux;
 import io.cqflux.reactor.internal.resources.ApiAccess;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.util.ArrayDeque;
-import java.util.EnumSet;
 import reactor.core.Exceptions;
 import reactor.core.publisher.Operators;
 
@@ -102,13 +99,8 @@ public final class Receiver {
     private ReceiveFlux.Inbound<Object> sink;
     private boolean retryScheduled;
     private boolean ended;
-    /**
-     * What had arrived and was not yet delivered when the connection ended, copied out of the pool
-     * (which is freed with the connection): delivered before the stream's terminal signal, to the
-     * subscriber of the moment or the next one. Bounded by the receive queue's depth plus the
-     * notification backlog.
-     */
-    private final ArrayDeque<Kept> leftovers = new ArrayDeque<>();
+    /** What had arrived and was not yet delivered when the connection ended. */
+    private final ReceiveLeftovers leftovers = new ReceiveLeftovers();
     /** What subscribers get once the leftovers are delivered. */
     private Throwable endCause;
     /** The native connection is gone: nothing more can arrive. */
@@ -122,10 +114,6 @@ public final class Receiver {
     private boolean endOnOverflow = true;
     /** Buffers in the backlog (the rest of it is notifications). */
     private int backlogBuffers;
-
-    /** A message or notification kept past the end of its connection. */
-    private record Kept(long length, Opcode opcode, boolean hasImmediate, int immediate, byte[] data) {
-    }
 
     Receiver(ConnectionCore core, SendQueue sendQueue, int count, int bufferSize, int notificationLimit) {
         this.core = core;
@@ -181,7 +169,7 @@ public final class Receiver {
             return null;
         }
         try {
-            Pool p = Pool.allocate(core.transport, count, bufferSize);
+            ReceivePool p = ReceivePool.allocate(core.transport, count, bufferSize);
             use(p);
             return null;
         } catch (RuntimeException e) {
@@ -189,7 +177,7 @@ public final class Receiver {
         }
     }
 
-    private void use(Pool p) {
+    private void use(ReceivePool p) {
         arena = p.arena;
         pool = p.region;
         buffers = new Buffer[count];
@@ -252,7 +240,7 @@ public final class Receiver {
      * @param p the pool and what was posted into it
      * @throws IllegalStateException when the table hands out other contexts (a bookkeeping bug)
      */
-    public void adopt(Pool p) {
+    public void adopt(ReceivePool p) {
         use(p);
         for (int i = 0; i < p.posted; i++) {
             Buffer b = buffers[free[--freeTop]];
@@ -263,58 +251,6 @@ public final class Receiver {
                         + Long.toHexString(ctx) + " for buffer " + b.index);
             }
             posted++;
-        }
-    }
-
-    /**
-     * A receive pool made before its connection exists, for receives posted before a server
-     * accepts ({@code rpma_conn_req_recv(3)}). Closed by its receiver once adopted; by its
-     * creator if the accept fails.
-     */
-    public static final class Pool {
-        final Arena arena;
-        final LocalRegion region;
-        final int bufferSize;
-        int posted;
-
-        private Pool(Arena arena, LocalRegion region, int bufferSize) {
-            this.arena = arena;
-            this.region = region;
-            this.bufferSize = bufferSize;
-        }
-
-        public static Pool allocate(io.cqflux.core.spi.Transport t, int count, int bufferSize) {
-            Arena a = Arena.ofShared();
-            try {
-                MemorySegment mem = a.allocate((long) count * bufferSize, 64);
-                return new Pool(a, t.register(mem, EnumSet.of(RegionAccess.RECV)), bufferSize);
-            } catch (RuntimeException | Error e) {
-                a.close();
-                throw e;
-            }
-        }
-
-        /**
-         * Posts up to {@code n} receives on a request before it is accepted, in buffers 0.. with
-         * the contexts a new in-flight table hands out first.
-         *
-         * @return how many were posted: 0 where the transport cannot post before accepting
-         */
-        public int postBeforeAccept(io.cqflux.core.spi.ConnectionRequest req, int n) {
-            while (posted < n && req.receiveBeforeAccept(region, (long) posted * bufferSize, bufferSize,
-                    InFlightTable.freshContext(posted))) {
-                posted++;
-            }
-            return posted;
-        }
-
-        /** Frees it (the accept failed: its receives went with the request). */
-        public void close() {
-            try {
-                region.close();
-            } finally {
-                arena.close();
-            }
         }
     }
 
@@ -339,9 +275,8 @@ public final class Receiver {
 
     private void serveLeftovers() {
         while (!leftovers.isEmpty() && wanted()) {
-            Kept k = leftovers.poll();
-            MemorySegment data = k.data() == null ? MemorySegment.NULL : MemorySegment.ofArray(k.data());
-            deliver(k.length(), k.opcode(), k.hasImmediate(), k.immediate(), data);
+            ReceiveLeftovers.Kept k = leftovers.poll();
+            deliver(k.length(), k.opcode(), k.hasImmediate(), k.immediate(), k.segment());
         }
         if (leftovers.isEmpty() && finished && sink != null) {
             ReceiveFlux.Inbound<Object> s = sink;
@@ -352,12 +287,7 @@ public final class Receiver {
 
     /** Copies a message (or, with no buffer, a notification) into the leftovers. */
     private void keep(long length, Opcode opcode, boolean imm, int immediate, Buffer b) {
-        byte[] data = null;
-        if (b != null) {
-            long n = opcode == Opcode.RECEIVE ? Math.max(0, Math.min(length, bufferSize)) : 0;
-            data = slice(b).asSlice(0, n).toArray(ValueLayout.JAVA_BYTE);
-        }
-        leftovers.add(new Kept(length, opcode, imm, immediate, data));
+        leftovers.keep(length, opcode, imm, immediate, b == null ? null : slice(b));
     }
 
     /** Detaches the subscriber; posted buffers stay posted and keep what lands in them. Loop thread. */

@@ -20,79 +20,79 @@ import io.cqflux.reactor.internal.connection.PeerControl;
 public enum OpKind {
     READ(Opcode.READ, 1, "local destination", Receive.NO) {
         @Override
-        public void check(Transport t, OpMono o) {
+        public void check(Transport t, OpRequest o) {
             Checks.read(t, o.nativeLocal(), o.localOffset, o.nativeRemote(), o.remoteOffset, o.length);
         }
 
         @Override
-        public boolean post(Connection c, OpMono o, long ctx) {
+        public boolean post(Connection c, OpRequest o, long ctx) {
             return c.read(o.nativeLocal(), o.localOffset, o.nativeRemote(), o.remoteOffset, o.length, ctx, true);
         }
     },
     WRITE(Opcode.WRITE, 1, "local source", Receive.NO) {
         @Override
-        public void check(Transport t, OpMono o) {
+        public void check(Transport t, OpRequest o) {
             Checks.write(t, o.nativeRemote(), o.remoteOffset, o.nativeLocal(), o.localOffset, o.length);
         }
 
         @Override
-        public boolean post(Connection c, OpMono o, long ctx) {
+        public boolean post(Connection c, OpRequest o, long ctx) {
             return c.write(o.nativeRemote(), o.remoteOffset, o.nativeLocal(), o.localOffset, o.length, ctx, true);
         }
     },
     WRITE_WITH_IMMEDIATE(Opcode.WRITE_WITH_IMMEDIATE, 1, "local source", Receive.WHERE_THE_TRANSPORT_SAYS) {
         @Override
-        public void check(Transport t, OpMono o) {
+        public void check(Transport t, OpRequest o) {
             Checks.writeWithImmediate(t, o.nativeRemote(), o.remoteOffset, o.nativeLocal(), o.localOffset, o.length);
         }
 
         @Override
-        public boolean post(Connection c, OpMono o, long ctx) {
+        public boolean post(Connection c, OpRequest o, long ctx) {
             return c.writeWithImmediate(o.nativeRemote(), o.remoteOffset, o.nativeLocal(), o.localOffset, o.length,
                     (int) o.value, ctx, true);
         }
     },
     ATOMIC_WRITE(Opcode.ATOMIC_WRITE, 1, "local source", Receive.NO) {
         @Override
-        public void check(Transport t, OpMono o) {
+        public void check(Transport t, OpRequest o) {
             Checks.atomicWrite(t, o.nativeRemote(), o.remoteOffset);
         }
 
         @Override
-        public boolean post(Connection c, OpMono o, long ctx) {
+        public boolean post(Connection c, OpRequest o, long ctx) {
             return c.atomicWrite(o.nativeRemote(), o.remoteOffset, o.value, ctx, true);
         }
     },
     FLUSH(Opcode.FLUSH, 1, "local source", Receive.NO) {
         @Override
-        public void check(Transport t, OpMono o) {
+        public void check(Transport t, OpRequest o) {
             Checks.flush(t, o.nativeRemote(), o.remoteOffset, o.length, o.flushType());
         }
 
         @Override
-        public boolean post(Connection c, OpMono o, long ctx) {
+        public boolean post(Connection c, OpRequest o, long ctx) {
             return c.flush(o.nativeRemote(), o.remoteOffset, o.length, o.flushType(), ctx, true);
         }
     },
     SEND(Opcode.SEND, 1, "send source", Receive.YES) {
         @Override
-        public void check(Transport t, OpMono o) {
+        public void check(Transport t, OpRequest o) {
             Checks.send(t, o.nativeLocal(), o.localOffset, o.length, false);
         }
 
         @Override
-        public boolean post(Connection c, OpMono o, long ctx) {
+        public boolean post(Connection c, OpRequest o, long ctx) {
             return c.send(o.nativeLocal(), o.localOffset, o.length, ctx, true);
         }
     },
     SEND_WITH_IMMEDIATE(Opcode.SEND_WITH_IMMEDIATE, 1, "send source", Receive.YES) {
         @Override
-        public void check(Transport t, OpMono o) {
+        public void check(Transport t, OpRequest o) {
             Checks.send(t, o.nativeLocal(), o.localOffset, o.length, true);
         }
 
         @Override
-        public boolean post(Connection c, OpMono o, long ctx) {
+        public boolean post(Connection c, OpRequest o, long ctx) {
             return c.sendWithImmediate(o.nativeLocal(), o.localOffset, o.length, (int) o.value, ctx, true);
         }
     },
@@ -105,13 +105,13 @@ public enum OpKind {
      */
     DURABLE_WRITE(Opcode.FLUSH, 2, "local source", Receive.NO) {
         @Override
-        public void check(Transport t, OpMono o) {
+        public void check(Transport t, OpRequest o) {
             Checks.durableWrite(t, o.nativeRemote(), o.remoteOffset, o.nativeLocal(), o.localOffset, o.length,
                     o.flushType());
         }
 
         @Override
-        public boolean post(Connection c, OpMono o, long ctx) {
+        public boolean post(Connection c, OpRequest o, long ctx) {
             return c.write(o.nativeRemote(), o.remoteOffset, o.nativeLocal(), o.localOffset, o.length,
                     InFlightTable.part(ctx), false);
         }
@@ -122,7 +122,7 @@ public enum OpKind {
         }
 
         @Override
-        public boolean postSecond(Connection c, OpMono o, long ctx) {
+        public boolean postSecond(Connection c, OpRequest o, long ctx) {
             return c.flush(o.nativeRemote(), o.remoteOffset, o.length, o.flushType(), ctx, true);
         }
     };
@@ -155,7 +155,7 @@ public enum OpKind {
      * @param t the transport
      * @param o the operation
      */
-    public abstract void check(Transport t, OpMono o);
+    public abstract void check(Transport t, OpRequest o);
 
     /**
      * Posts the first (or only) work request. Loop thread.
@@ -165,7 +165,7 @@ public enum OpKind {
      * @param ctx the in-flight table context
      * @return whether it was posted (false: the transport's queue is momentarily full)
      */
-    public abstract boolean post(Connection c, OpMono o, long ctx);
+    public abstract boolean post(Connection c, OpRequest o, long ctx);
 
     /**
      * Posts the second work request of a two-part operation. Loop thread.
@@ -175,7 +175,7 @@ public enum OpKind {
      * @param ctx the in-flight table context
      * @return whether it was posted
      */
-    public boolean postSecond(Connection c, OpMono o, long ctx) {
+    public boolean postSecond(Connection c, OpRequest o, long ctx) {
         throw new IllegalStateException(this + " has no second part");
     }
 

@@ -1,9 +1,6 @@
 package io.cqflux.reactor.internal.op;
 
 import io.cqflux.core.FlushType;
-import io.cqflux.core.spi.Connection;
-import io.cqflux.core.spi.LocalRegion;
-import io.cqflux.core.spi.RemoteRegion;
 import io.cqflux.reactor.BufferLease;
 import io.cqflux.reactor.Cqflux;
 import io.cqflux.reactor.CqfluxListener;
@@ -33,7 +30,8 @@ import reactor.util.annotation.Nullable;
  * runs on a fresh copy made by {@link #copy()}, independent of the first: each subscription posts
  * again, as a cold Mono does.
  *
- * <p><b>As a Mono.</b> An immutable description of what to post. Each subscription checks the
+ * <p><b>As a Mono.</b> An immutable description of what to post ({@link OpRequest}, which also
+ * keeps how far the loop got in posting it). Each subscription checks the
  * arguments (errors are signalled, never thrown), takes references on the local regions, and
  * hands the operation to the connection's loop, which posts it when a credit is free. One that
  * carries a {@link BufferLease} is for one subscription: the lease goes with it (the copy a second
@@ -63,13 +61,8 @@ import reactor.util.annotation.Nullable;
  * create it through {@link #assemble} ({@code Mono.onAssembly}), so Reactor's assembly hooks see
  * it.
  */
-public final class OpMono extends Mono<Void> implements Subscription, Scannable, Runnable {
+public final class OpMono extends OpRequest implements Subscription, Scannable, Runnable {
     private static final ApiAccess API = ApiAccess.get();
-
-    public static final int NEW = 0;
-    /** First part of a two-part operation posted, the second still to post. */
-    public static final int SECOND_PENDING = 1;
-    public static final int POSTED = 2;
 
     /** {@link #flags}: a subscriber owns this instance (the first subscription). */
     private static final int CLAIMED = 1;
@@ -87,39 +80,6 @@ public final class OpMono extends Mono<Void> implements Subscription, Scannable,
         }
     }
 
-    // ------------------------------------------------------------ what to post (immutable)
-
-    public final ConnectionCore core;
-    public final OpKind kind;
-    public final PeerRegion remote;
-    public final long remoteOffset;
-    public final Region local;
-    public final long localOffset;
-    public final long length;
-    /**
-     * Immediate data, or the value of an atomic write; for a flush or a durable write the flush
-     * type's ordinal, -1 for none ({@link #flushType()}): one field less per operation, which
-     * keeps the operation object small.
-     */
-    public final long value;
-    /**
-     * A pooled buffer this operation owns from its subscription on (its memory is {@link #local}
-     * at {@link #localOffset}), given back in {@link #releaseRegions}; or null. One subscription
-     * only: a second fails.
-     */
-    public final BufferLease lease;
-    /**
-     * Whether this is a staged read ({@link #stagedBy} then set), whose data is copied out in
-     * {@link #releaseRegions}.
-     */
-    private final boolean readBack;
-    /**
-     * The staged subscription ({@link StagedMono}) this operation runs for, or null: its
-     * subscription time, not this one's, starts the time the listener hears of (the wait for a
-     * buffer counts), and it may have reported the outcome itself.
-     */
-    public final StagedMono.Staged<?> stagedBy;
-
     // ------------------------------------------------------------ the subscription
 
     /**
@@ -136,21 +96,6 @@ public final class OpMono extends Mono<Void> implements Subscription, Scannable,
     private volatile int flags;
     /** Whether the region references were released. Loop thread. */
     public boolean released;
-    /** {@link #NEW}, {@link #SECOND_PENDING} or {@link #POSTED}; a byte, to keep the object small. Loop thread. */
-    private byte stage = NEW;
-    /** The in-flight table context, or -1. Loop thread. */
-    private long context = -1;
-    /**
-     * When posted ({@code System.nanoTime()}, or the loop's unit clock for an operationTimeout of a
-     * second or more: see {@code SendQueue.post}); the operation deadline counts from here.
-     * Loop thread.
-     */
-    private long postedAt;
-    /**
-     * This operation's own failure (its error completion), which the end of the connection that
-     * follows must not replace with the connection's. Loop thread.
-     */
-    private Throwable ownError;
     /**
      * The listener when one was installed at subscription ({@link CqfluxListener}), else
      * {@code null}: then {@link #report} is one null check, and nothing reads the clock.
@@ -176,31 +121,7 @@ public final class OpMono extends Mono<Void> implements Subscription, Scannable,
     public OpMono(ConnectionCore core, OpKind kind, PeerRegion remote, long remoteOffset, Region local, long localOffset,
            long length, long value, FlushType flushType, BufferLease lease, StagedMono.Staged<?> readBack,
            StagedMono.Staged<?> stagedBy) {
-        if (readBack != null && stagedBy != null && readBack != stagedBy) {
-            throw new IllegalArgumentException("a staged read copies out to the subscription it runs for");
-        }
-        this.stagedBy = stagedBy != null ? stagedBy : readBack;
-        this.readBack = readBack != null;
-        this.lease = lease;
-        this.core = core;
-        this.kind = kind;
-        this.remote = remote;
-        this.remoteOffset = remoteOffset;
-        this.local = local;
-        this.localOffset = localOffset;
-        this.length = length;
-        this.value = flushes(kind) ? (flushType == null ? -1 : flushType.ordinal()) : value;
-    }
-
-    private static final FlushType[] FLUSH_TYPES = FlushType.values();
-
-    private static boolean flushes(OpKind kind) {
-        return kind == OpKind.FLUSH || kind == OpKind.DURABLE_WRITE;
-    }
-
-    /** {@return the flush type of a flush or a durable write (null when none was given); null for other kinds} */
-    public FlushType flushType() {
-        return flushes(kind) && value >= 0 ? FLUSH_TYPES[(int) value] : null;
+        super(core, kind, remote, remoteOffset, local, localOffset, length, value, flushType, lease, readBack, stagedBy);
     }
 
     /** {@return a fresh, unclaimed operation of the same description, for another subscription} */
@@ -358,42 +279,6 @@ public final class OpMono extends Mono<Void> implements Subscription, Scannable,
     @Override
     public void run() {
         core.submit(this);
-    }
-
-    /**
-     * Checks everything that can be checked before posting, with the same check the transport
-     * runs before its native call ({@link OpKind#check}); throws what the Mono signals.
-     */
-    public void validate() {
-        core.admission.checkOpen();
-        if (remote != null) {
-            core.admission.checkOwns(remote);
-        }
-        if (local != null) {
-            // At subscription, before the transport's own refusal on the loop, which would come
-            // after a credit was taken.
-            API.checkRegisteredWith(local, core.transport, kind.localRole);
-        }
-        kind.check(core.transport, this);
-        core.admission.checkMessageLength(kind, length);
-    }
-
-    public LocalRegion nativeLocal() {
-        return local == null ? null : API.nativeRegion(local);
-    }
-
-    public RemoteRegion nativeRemote() {
-        return remote == null ? null : API.nativeRegion(remote);
-    }
-
-    /** Posts the first (or only) work request. Loop thread. */
-    public boolean postFirst(Connection c, long ctx) {
-        return kind.post(c, this, ctx);
-    }
-
-    /** Posts the second work request of a two-part operation. Loop thread. */
-    public boolean postSecond(Connection c, long ctx) {
-        return kind.postSecond(c, this, ctx);
     }
 
     // ------------------------------------------------------------ the subscription's signals
@@ -647,63 +532,4 @@ public final class OpMono extends Mono<Void> implements Subscription, Scannable,
             }
         }
     }
-
-    // ---------------------------------------------------------------- the posting protocol (loop thread)
-
-    /** {@return {@link #NEW}, {@link #SECOND_PENDING} or {@link #POSTED}} Loop thread. */
-    public int stage() {
-        return stage;
-    }
-
-    /** {@return the in-flight table context, or -1} Loop thread. */
-    public long context() {
-        return context;
-    }
-
-    /** {@return when the operation was posted, on the clock the connection's deadline reads} Loop thread. */
-    public long postedAt() {
-        return postedAt;
-    }
-
-    /** {@return this operation's own failure (a failed unsignaled part), or {@code null}} Loop thread. */
-    public Throwable ownError() {
-        return ownError;
-    }
-
-    /**
-     * The connection is about to post the operation's first part under {@code ctx}. Loop thread.
-     *
-     * @param ctx the in-flight table context
-     * @param at the post's time on the deadline's clock
-     */
-    public void posting(long ctx, long at) {
-        this.context = ctx;
-        this.postedAt = at;
-    }
-
-    /** The transport's queue was full: the operation waits again, with no context. Loop thread. */
-    public void notPosted() {
-        this.context = -1;
-    }
-
-    /** The first part of a two-part operation is posted; the second waits. Loop thread. */
-    public void firstPartPosted() {
-        this.stage = SECOND_PENDING;
-    }
-
-    /** Every part is posted (or, for a failed second part, nothing more will be). Loop thread. */
-    public void posted() {
-        this.stage = POSTED;
-    }
-
-    /**
-     * The unsignaled part failed with an error of its own, which the end of the connection must
-     * not replace. Loop thread.
-     *
-     * @param error the part's failure
-     */
-    public void partFailed(Throwable error) {
-        this.ownError = error;
-    }
-
 }

@@ -31,7 +31,7 @@ final class WriteAllPosting {
         }
     }
 
-    private final WriteAllFlux.Main main;
+    private final WriteAllMain main;
     private final RdmaConnection connection;
     private final EventLoop loop;
     private final WriteAllSlot[] ring;
@@ -58,7 +58,7 @@ final class WriteAllPosting {
     /** Slot of the oldest request not yet posted (or of the next one). Owner of {@link #postWip}. */
     private int postHead;
 
-    WriteAllPosting(WriteAllFlux.Main main, RdmaConnection connection, EventLoop loop, WriteAllSlot[] ring) {
+    WriteAllPosting(WriteAllMain main, RdmaConnection connection, EventLoop loop, WriteAllSlot[] ring) {
         this.main = main;
         this.connection = connection;
         this.loop = loop;

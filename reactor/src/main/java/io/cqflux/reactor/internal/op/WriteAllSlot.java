@@ -42,7 +42,7 @@ final class WriteAllSlot implements CoreSubscriber<Void>, Scannable, ReleaseList
     /** Taken from upstream, waiting for the posting scan ({@link WriteAllPosting}). */
     static final int QUEUED = 5;
 
-    private final WriteAllFlux.Main parent;
+    private final WriteAllMain parent;
     /** The request; written by upstream's thread before the write is subscribed. */
     WriteRequest request;
     /** The write's subscription, for cancellation. */
@@ -50,7 +50,7 @@ final class WriteAllSlot implements CoreSubscriber<Void>, Scannable, ReleaseList
     /** {@link #EMPTY}, {@link #QUEUED}, {@link #PENDING}, {@link #DONE}, {@link #SPENT} or {@link #FAILED}. */
     volatile int state;
 
-    WriteAllSlot(WriteAllFlux.Main parent) {
+    WriteAllSlot(WriteAllMain parent) {
         this.parent = parent;
     }
 
