@@ -37,12 +37,11 @@ import java.util.concurrent.ThreadFactory;
  * TASK_BUDGET_NANOS (a task that re-queues itself to continue a long job, such as failing a dying
  * connection's backlog a chunk at a time, would otherwise fill the whole turn); the I/O handler
  * bounds its own share in batches (see its design comment), not in time. Where a completion's
- * sink is slow (it signals a subscriber and posts the next waiting operation: under an emulator
- * a system call into the RDMA driver is tens of microseconds), a turn's I/O share of 16 batches
- * per queue can take a hundred milliseconds while the tasks got one: a backlog of thousands of
- * operations handed over from another thread then took minutes to reach the loop, and a close
- * (or any task) queued behind it waited for all of it, while the queue of the same connection
- * went on completing. So when a turn's tasks stopped on their budget with tasks still queued, the
+ * sink is slow (it signals a subscriber and posts the next waiting operation, which under an
+ * emulator is a costly system call into the RDMA driver), a turn's I/O share of 16 batches per
+ * queue can take many times the tasks' budget: a backlog of operations handed over from another
+ * thread then reached the loop only at the pace their own queue completed them, and a close (or
+ * any task) queued behind it waited for all of it. So when a turn's tasks stopped on their budget with tasks still queued, the
  * turn's I/O is timed, and the next turn's tasks get as long as that I/O took (and no count
  * limit): tasks and completions then share the thread about evenly while both have work. A turn
  * whose tasks ran out times nothing (no clock read) and the next gets the plain budget.

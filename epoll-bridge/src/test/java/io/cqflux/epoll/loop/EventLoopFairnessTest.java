@@ -128,8 +128,8 @@ class EventLoopFairnessTest {
      * handed over from another thread, then a close): the tasks get as long as the last turn's
      * I/O took, not a fixed millisecond, so the last of them runs within a few turns instead of
      * after the whole backlog was served a millisecond per turn. Counted in polls of the flooding
-     * queue (16 per turn), each sink and task spinning a fixed time: with the fixed budget the
-     * marker task behind 4,000 tasks of 5 us waited about 20 turns behind sinks of 20 us.
+     * queue (16 per turn), each sink and task spinning a fixed time, so the bound holds however
+     * slow the machine; with a fixed task budget per turn the marker waits for tens of turns.
      */
     @ParameterizedTest
     @MethodSource("strategies")

@@ -34,7 +34,7 @@ import org.junit.jupiter.api.Test;
 class RpmaKeepAliveTest {
     /**
      * The keep-alive of both sides. Longer than the host's 200 ms: under TCG beside the host's
-     * builds the loop's timers run late by tens to hundreds of milliseconds.
+     * builds the loop's timers run late.
      */
     static final Duration INTERVAL = Duration.ofMillis(400);
     static final int MISSES = 3;

@@ -21,8 +21,8 @@ import org.junit.jupiter.api.Test;
  * with {@code ConnectionException(LOST)}, and every completed one is in the server's memory
  * (directly and read over a fresh connection) byte for byte.
  *
- * <p>Tagged {@code rpma-netem-bench} (the lane's netem cases it runs only when asked): about 20 s
- * under TCG, over the lane's budget for its default run. {@code scripts/softroce/run-tests.sh
+ * <p>Tagged {@code rpma-netem-bench} (the lane's netem cases it runs only when asked): the
+ * partition alone is 10 s, more than the lane's default run can spend on one case. {@code scripts/softroce/run-tests.sh
  * --build -- --select-class=io.cqflux.test.network.RpmaLongPartitionTest --include-tag rpma-netem-bench}.
  */
 @Tag("rpma-netem-bench")
