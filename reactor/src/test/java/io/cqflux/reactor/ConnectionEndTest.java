@@ -105,6 +105,51 @@ class ConnectionEndTest {
         assertEquals(List.of(ConnectionEvent.ESTABLISHED, ConnectionEvent.CLOSED), events);
     }
 
+    /**
+     * A close by this side queued behind thousands of operations handed over to the loop (here
+     * while the loop is held, as a slow loop under an emulator is) takes effect at the first of
+     * them the loop takes: none of them is posted, each fails with
+     * {@code ConnectionException(CLOSED)}, and the peer still gets the goodbye (its side ends
+     * CLOSED, not LOST). Before, the close task ran only after every operation ahead of it had
+     * been posted or queued, and under rpma/TCG after they had all completed.
+     */
+    @Test
+    void localClose_behindThousandsOfHandedOverOperations_takesEffectAtTheFirst_postingNone() throws Exception {
+        rig = new FaultRig(b -> b, b -> b.pendingLimit(1 << 20));
+        java.util.concurrent.CountDownLatch entered = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        rig.conn.core().runOnLoop(() -> {
+            entered.countDown();
+            try {
+                release.await(FaultRig.T.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        assertTrue(entered.await(FaultRig.T.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS),
+                "the loop did not take the holding task");
+        int n = 5_000;
+        int mostInFlightBefore = rig.conn.maxInFlight();
+        Tally t = new Tally(n);
+        flood(rig.conn, rig.local, t, n);
+        rig.conn.close();
+        release.countDown();
+        assertTrue(t.awaitAll(BOUND), "not every operation ended within " + BOUND + " of the close: " + t);
+        int mostInFlight = rig.conn.maxInFlight();
+        System.out.printf("FACT fabric/tcp: local close queued behind %d handed-over operations: most send credits in"
+                + " use %d before, %d after; %s%n", n, mostInFlightBefore, mostInFlight, t);
+        // The goodbye, a control write, may take one credit.
+        assertTrue(mostInFlight <= mostInFlightBefore + 1, "operations handed over before the close were posted:"
+                + " most send credits in use went from " + mostInFlightBefore + " to " + mostInFlight + "; " + t);
+        assertEquals(java.util.Map.of("ConnectionException(CLOSED)", n), t.kinds(),
+                "an operation handed over before the close was posted (or ended otherwise): " + t);
+        assertEquals(0, t.twice(), t.toString());
+        assertEquals(List.of(ConnectionEvent.ESTABLISHED, ConnectionEvent.CLOSED),
+                rig.conn.events().collectList().block(BOUND));
+        assertEquals(List.of(ConnectionEvent.ESTABLISHED, ConnectionEvent.CLOSED),
+                rig.serverConn.events().collectList().block(BOUND), "the peer did not get the goodbye");
+    }
+
     /** The peer closing its whole entry point is an orderly close too. */
     @Test
     void peerEntryPointClose_failsPendingAndQueuedWithConnectionClosed_withinBound() {

@@ -36,7 +36,15 @@ import java.util.concurrent.ThreadFactory;
  * Fairness. One turn of the loop runs up to MAX_TASKS_PER_ROUND tasks, for at most
  * TASK_BUDGET_NANOS (a task that re-queues itself to continue a long job, such as failing a dying
  * connection's backlog a chunk at a time, would otherwise fill the whole turn); the I/O handler
- * bounds its own share (see its design comment).
+ * bounds its own share in batches (see its design comment), not in time. Where a completion's
+ * sink is slow (it signals a subscriber and posts the next waiting operation, which under an
+ * emulator is a costly system call into the RDMA driver), a turn's I/O share of 16 batches per
+ * queue can take many times the tasks' budget: a backlog of operations handed over from another
+ * thread then reached the loop only at the pace their own queue completed them, and a close (or
+ * any task) queued behind it waited for all of it. So when a turn's tasks stopped on their budget with tasks still queued, the
+ * turn's I/O is timed, and the next turn's tasks get as long as that I/O took (and no count
+ * limit): tasks and completions then share the thread about evenly while both have work. A turn
+ * whose tasks ran out times nothing (no clock read) and the next gets the plain budget.
  *
  * Failure: what ends the loop, and how, is in LoopLifecycle's design comment. The I/O handler's
  * own parts: SourceRegistry (adding and removing sources), SettledSources (which
@@ -88,6 +96,15 @@ public final class EventLoop implements AutoCloseable {
 
     /** The I/O half of the loop: the wait, the sources, the spin/sleep policy. */
     private final EpollIoHandler io;
+
+    /**
+     * How long the last turn's I/O took, timed only when that turn's tasks stopped on their budget
+     * with tasks still queued, else 0: the next turn's task budget when it is above
+     * {@link #TASK_BUDGET_NANOS} (see Fairness in the design comment). Loop thread only.
+     */
+    private long lastIoNanos;
+    /** Whether the last {@link #runTasks()} stopped on its budget with tasks still queued. Loop thread only. */
+    private boolean tasksCutOff;
 
     /** The loop's timers (LoopTimer); loop thread only. */
     private final LoopTimer timers = new LoopTimer(this);
@@ -401,7 +418,14 @@ public final class EventLoop implements AutoCloseable {
             if (!timers.isEmpty()) {
                 work += timers.runExpired(System.nanoTime(), this::runTimer);
             }
-            io.runIo(work);
+            if (tasksCutOff) {
+                long ioStart = System.nanoTime();
+                io.runIo(work);
+                lastIoNanos = System.nanoTime() - ioStart;
+            } else {
+                io.runIo(work);
+                lastIoNanos = 0;
+            }
         }
     }
 
@@ -438,9 +462,13 @@ public final class EventLoop implements AutoCloseable {
         int n = 0;
         Runnable r;
         long start = 0;
+        // As long as the last turn's I/O, when that was longer than the plain budget (Fairness).
+        long budget = Math.max(TASK_BUDGET_NANOS, lastIoNanos);
+        int maxTasks = budget > TASK_BUDGET_NANOS ? Integer.MAX_VALUE : MAX_TASKS_PER_ROUND;
+        tasksCutOff = false;
         // The state is re-read per task: a task may be long, and a shutdown requested meanwhile
         // decides what happens to the rest (graceful: run with a deadline; forced: dropped).
-        while (n < MAX_TASKS_PER_ROUND && lifecycle.isRunning() && (r = taskQueue.poll()) != null) {
+        while (n < maxTasks && lifecycle.isRunning() && (r = taskQueue.poll()) != null) {
             if (n == 0) {
                 // The budget's start, read only when there is a task: a busy turn with an empty
                 // queue reads no clock here (the unit start is "now" when the detection is on).
@@ -459,9 +487,13 @@ public final class EventLoop implements AutoCloseable {
             if (blockedThresholdNanos != 0) {
                 endUnit(BlockedLoopDetector.UNIT_TASK, r, 0);
             }
-            if ((n & 15) == 0 && System.nanoTime() - start > TASK_BUDGET_NANOS) {
+            if ((n & 15) == 0 && System.nanoTime() - start > budget) {
+                tasksCutOff = true;
                 break;
             }
+        }
+        if (n == maxTasks) {
+            tasksCutOff = true;
         }
         return n;
     }

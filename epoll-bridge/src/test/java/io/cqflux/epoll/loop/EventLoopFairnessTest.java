@@ -121,4 +121,57 @@ class EventLoopFairnessTest {
                     + " steps of a self-requeuing task ran before a ready queue was served (at most " + bound + ")");
         }
     }
+
+    /**
+     * Completions whose sinks are slow (each signals a subscriber and posts the next operation:
+     * under an emulator tens of microseconds) and a backlog of thousands of tasks (operations
+     * handed over from another thread, then a close): the tasks get as long as the last turn's
+     * I/O took, not a fixed millisecond, so the last of them runs within a few turns instead of
+     * after the whole backlog was served a millisecond per turn. Counted in polls of the flooding
+     * queue (16 per turn), each sink and task spinning a fixed time, so the bound holds however
+     * slow the machine; with a fixed task budget per turn the marker waits for tens of turns.
+     */
+    @ParameterizedTest
+    @MethodSource("strategies")
+    void slowCompletions_doNotStarveABacklogOfTasks_theTasksGetAsLongAsTheIo(WaitStrategy strategy) {
+        long sinkNanos = 20_000;
+        long taskNanos = 5_000;
+        int backlog = 4_000;
+        long bound = 6L * EventLoop.MAX_BATCHES_PER_TURN;
+        try (EventfdTestCompletionQueue flooding = new EventfdTestCompletionQueue("slow");
+                EventLoop loop = EventLoop.start(new LoopConfig("fair-slow-" + strategy, strategy, BATCH, null))) {
+            AtomicBoolean slow = new AtomicBoolean(true);
+            loop.register(flooding, c -> {
+                if (slow.get()) { // fast again once measured, so that the close drains the rest quickly
+                    spin(sinkNanos);
+                }
+            });
+            Await.roundTrip(loop);
+            flooding.flood(0, FLOOD_BATCHES);
+            Await.until(() -> flooding.polls.get() > 4L * EventLoop.MAX_BATCHES_PER_TURN, "the flood under way");
+            CompletableFuture<Void> release = Await.blockLoop(loop);
+            for (int i = 0; i < backlog; i++) {
+                loop.execute(() -> spin(taskNanos));
+            }
+            CompletableFuture<Long> pollsWhenMarkerRan = new CompletableFuture<>();
+            loop.execute(() -> pollsWhenMarkerRan.complete(flooding.polls.get()));
+            long pollsAtSubmit = flooding.polls.get();
+            release.complete(null);
+            long polls = Await.done(pollsWhenMarkerRan, "the task behind the backlog") - pollsAtSubmit;
+            slow.set(false);
+            System.out.printf("FACT %s: a task behind %d tasks of %d us ran after %d polls (%d turns) of a queue whose"
+                    + " sinks take %d us%n", strategy, backlog, taskNanos / 1000, polls,
+                    polls / EventLoop.MAX_BATCHES_PER_TURN, sinkNanos / 1000);
+            assertTrue(polls <= bound, strategy + ": the slow queue was polled " + polls + " times (" + polls
+                    / EventLoop.MAX_BATCHES_PER_TURN + " turns) before the task behind " + backlog + " others ran"
+                    + " (at most " + bound + ")");
+        }
+    }
+
+    private static void spin(long nanos) {
+        long t0 = System.nanoTime();
+        while (System.nanoTime() - t0 < nanos) {
+            Thread.onSpinWait();
+        }
+    }
 }

@@ -86,7 +86,7 @@ class PeerPoolPartitionTest {
     }
 
     /** {@return whether {@code kinds} occur in {@code seen} in this order (others may come between)} */
-    private static boolean inOrder(List<PeerPoolEvent> seen, PeerPoolEvent.Kind... kinds) {
+    static boolean inOrder(List<PeerPoolEvent> seen, PeerPoolEvent.Kind... kinds) {
         int k = 0;
         for (PeerPoolEvent e : seen) {
             if (k < kinds.length && e.kind() == kinds[k]) {

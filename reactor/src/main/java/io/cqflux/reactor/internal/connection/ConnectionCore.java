@@ -249,19 +249,28 @@ public final class ConnectionCore {
     /** Any thread: closes the connection; completes {@link #closed} once its native objects are freed. */
     public CompletableFuture<Void> closeAsync() {
         closeRequested = true;
-        runOnLoop(() -> {
-            if (state.compareTo(State.ENDED) < 0) {
-                closedLocally = true;
-                // An orderly close tells a cqflux peer so (the goodbye word), before the native
-                // close; posted after every earlier operation, it also completes after them.
-                if (state == State.ESTABLISHED && control.enabled()) {
-                    goodbye.want();
-                }
-                end(new ConnectionException(ConnectionEvent.CLOSED, "connection " + description
-                        + " closed by this side"), ConnectionEvent.CLOSED);
-            }
-        });
+        runOnLoop(this::closeRequestedNow);
         return closed;
+    }
+
+    /**
+     * Loop thread (or any once the loop is gone): carries out a close that {@link #closeAsync}
+     * requested, once; a no-op after the end. Run by the close's own task, and by the first
+     * operation of this connection that the loop takes from its task queue after the request
+     * (SendQueue): the close task waits behind everything handed over before it, thousands of
+     * operations under load, and none of them is worth posting once the close is asked for.
+     */
+    void closeRequestedNow() {
+        if (state.compareTo(State.ENDED) < 0) {
+            closedLocally = true;
+            // An orderly close tells a cqflux peer so (the goodbye word), before the native
+            // close; posted after every operation posted so far, it also completes after them.
+            if (state == State.ESTABLISHED && control.enabled()) {
+                goodbye.want();
+            }
+            end(new ConnectionException(ConnectionEvent.CLOSED, "connection " + description
+                    + " closed by this side"), ConnectionEvent.CLOSED);
+        }
     }
 
     /**

@@ -108,6 +108,12 @@ final class SendQueue {
     }
 
     private void enqueueOrPost(OpMono op) {
+        if (core.closeRequested()) {
+            // This side asked to close, and the close's task waits behind this operation in the
+            // loop's queue: the close takes effect now, and this operation (handed over before
+            // the request, or it would have been refused) fails with it rather than posting.
+            core.closeRequestedNow();
+        }
         State s = core.state();
         if (s == State.CONNECTING || s.compareTo(State.ENDED) >= 0) {
             Throwable t = s == State.CONNECTING
