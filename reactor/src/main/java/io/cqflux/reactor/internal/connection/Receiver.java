@@ -284,7 +284,7 @@ public final class Receiver {
         }
 
         public static Pool allocate(io.cqflux.core.spi.Transport t, int count, int bufferSize) {
-            Arena a = Arena.ofShared();
+            Arena a = io.cqflux.core.internal.DeferredArena.ofShared(); // closed after the deregistration: DeferredArena
             try {
                 MemorySegment mem = a.allocate((long) count * bufferSize, 64);
                 return new Pool(a, t.register(mem, EnumSet.of(RegionAccess.RECV)), bufferSize);
