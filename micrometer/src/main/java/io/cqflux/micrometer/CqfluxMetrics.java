@@ -6,6 +6,8 @@ import io.cqflux.reactor.CqfluxListener;
 import io.cqflux.reactor.OperationKind;
 import io.cqflux.reactor.OperationOutcome;
 import io.cqflux.reactor.RdmaConnection;
+import io.cqflux.reactor.RdmaServer;
+import io.cqflux.reactor.RefusalKind;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Meter;
@@ -60,6 +62,17 @@ import reactor.core.Disposable;
  * <tr><td>{@code cqflux.loop.quiet.skips}</td><td>function counter</td><td>polls</td><td>{@code loop}</td>
  *     <td>polls of idle (settled or quiet) fabric/tcp queues that a spinning loop left to one
  *     {@code epoll_wait} ({@link LoopStats#quietSkips()})</td></tr>
+ * <tr><td>{@code cqflux.server.refusals}</td><td>function counter</td><td>requests</td><td>{@code kind}</td>
+ *     <td>requests the instance's servers refused, and connections they ended for what the peer
+ *     did, by {@link RefusalKind#tagValue()}: {@code max_connections}, {@code max_pending},
+ *     {@code authenticator}, {@code malformed_hello}, {@code handshake_timeout},
+ *     {@code control_word}, {@code beyond_credits} ({@link Cqflux#serverStats()}; disposed servers' counts stay)</td></tr>
+ * <tr><td>{@code cqflux.server.connections}</td><td>gauge</td><td>connections</td><td></td>
+ *     <td>established connections of the live servers ({@link RdmaServer.Stats#connections()})</td></tr>
+ * <tr><td>{@code cqflux.server.handshakes.pending}</td><td>gauge</td><td>handshakes</td><td></td>
+ *     <td>requests between arrival and establishment or end ({@link RdmaServer.Stats#pendingHandshakes()})</td></tr>
+ * <tr><td>{@code cqflux.server.exposures}</td><td>gauge</td><td>registrations</td><td></td>
+ *     <td>live per-connection registrations of exposed regions ({@link RdmaServer.Stats#exposures()})</td></tr>
  * <tr><td>{@code cqflux.connection.credits.used}</td><td>gauge</td><td>credits</td><td>{@code transport}, {@code connection}, {@code id}</td>
  *     <td>send-queue credits held by operations in flight ({@link RdmaConnection#inFlight()})</td></tr>
  * <tr><td>{@code cqflux.connection.credits.max}</td><td>gauge</td><td>credits</td><td>{@code transport}, {@code connection}, {@code id}</td>
@@ -227,6 +240,22 @@ public final class CqfluxMetrics implements MeterBinder, AutoCloseable {
                         .tags(t).description("Latest sampled wait of a task between its hand-over and its run")
                         .register(registry));
             }
+            for (RefusalKind k : RefusalKind.values()) {
+                fixed.add(FunctionCounter.builder("cqflux.server.refusals", cqflux, c -> c.serverStats().count(k))
+                        .tags(tags).tag("kind", k.tagValue()).baseUnit("requests")
+                        .description("Requests the servers refused, and connections they ended for what the peer did,"
+                                + " by kind").register(registry));
+            }
+            fixed.add(Gauge.builder("cqflux.server.connections", cqflux, c -> c.serverStats().connections())
+                    .tags(tags).baseUnit("connections")
+                    .description("Established connections of the live servers").register(registry));
+            fixed.add(Gauge.builder("cqflux.server.handshakes.pending", cqflux,
+                            c -> c.serverStats().pendingHandshakes())
+                    .tags(tags).baseUnit("handshakes")
+                    .description("Connection requests between arrival and establishment or end").register(registry));
+            fixed.add(Gauge.builder("cqflux.server.exposures", cqflux, c -> c.serverStats().exposures())
+                    .tags(tags).baseUnit("registrations")
+                    .description("Live per-connection registrations of exposed regions").register(registry));
             listening = cqflux.addListener(this);
         }
 

@@ -81,6 +81,8 @@ public final class Cqflux implements Disposable, AutoCloseable {
     private final Duration shutdownTimeout;
     private final String threadNamePrefix;
     final Set<RdmaServer> servers = ConcurrentHashMap.newKeySet();
+    /** What every server of this instance refused or ended, by kind: outlives the servers ({@link #serverStats()}). */
+    final ServerAdmission.Counts refusalCounts = new ServerAdmission.Counts();
     private final Set<Region> regions = ConcurrentHashMap.newKeySet();
     final AtomicBoolean closing = new AtomicBoolean();
     private final BufferPool buffers;
@@ -186,6 +188,26 @@ public final class Cqflux implements Disposable, AutoCloseable {
     /** {@return a snapshot of each event loop's counters} */
     public List<LoopStats> loopStats() {
         return loops.stats();
+    }
+
+    /**
+     * {@return the servers of this instance together: the connections, handshakes and exposures
+     * its live servers hold now, and what all its servers, disposed ones included, refused or
+     * ended by {@link RefusalKind} since it was built (monotonic, for an operator's counters:
+     * the micrometer module's {@code cqflux.server.*} meters read it). Any thread; the values are
+     * read one after another, not as one snapshot}
+     */
+    public RdmaServer.Stats serverStats() {
+        int connections = 0;
+        int pending = 0;
+        int exposures = 0;
+        for (RdmaServer s : servers) {
+            int[] l = s.live();
+            connections += l[0];
+            pending += l[1];
+            exposures += l[2];
+        }
+        return ServerAdmission.stats(connections, pending, exposures, refusalCounts);
     }
 
     /**

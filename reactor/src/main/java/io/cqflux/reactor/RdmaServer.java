@@ -92,7 +92,8 @@ public final class RdmaServer implements Disposable, AutoCloseable {
         this.endOnReceiveOverflow = options == null || options.endsOnReceiveOverflow();
         this.receivesBeforeAccept = rawAccept != null && options != null && options.receivesBeforeAccept();
         AcceptOptions o = options != null ? options : AcceptOptions.defaults(exposed);
-        this.admission = new ServerAdmission(address, o.maxConnections(), o.maxPendingHandshakes());
+        this.admission = new ServerAdmission(address, o.maxConnections(), o.maxPendingHandshakes(),
+                owner.refusalCounts);
         this.handshakeTimeout = o.handshakeTimeout() != null ? o.handshakeTimeout() : config.timeout();
         this.authentication = o.authenticator() == null ? null
                 : new ServerAuthentication(this, loop, o.authenticator(), admission, handshakeTimeout);
@@ -188,7 +189,8 @@ public final class RdmaServer implements Disposable, AutoCloseable {
             try {
                 hello = PeerHello.decode(req.privateData());
             } catch (RuntimeException e) {
-                LOG.warn("rejecting a connection request on " + address + ": " + e.getMessage());
+                admission.malformedHello("rejecting a connection request on " + address + " from "
+                        + ServerAdmission.peerOf(req) + ": " + e.getMessage());
                 rejectQuietly(req);
                 h.done();
                 continue;
@@ -300,6 +302,7 @@ public final class RdmaServer implements Disposable, AutoCloseable {
         }
         EventLoop target = owner.nextLoop();
         ConnectionCore core = owner.adopt(target, spi, config, control, rawAccept != null);
+        core.onPeerViolation(admission::peerViolation);
         core.closed.whenComplete((v, t) -> {
             // The native connection is gone: no key of its exposures may outlive it.
             closeExposures(exposures);
@@ -553,9 +556,37 @@ public final class RdmaServer implements Disposable, AutoCloseable {
      * @param refusedOverMaxPending requests rejected by {@link AcceptOptions#withMaxPendingHandshakes}
      * @param refusedByAuthenticator requests the authenticator refused (or did not decide on in time)
      * @param handshakeTimeouts handshakes ended by {@link AcceptOptions#withHandshakeTimeout}
+     * @param malformedHellos requests rejected because their private data was not a well-formed hello
+     * @param controlWordViolations connections ended because their peer wrote into its control
+     *     words (credits, goodbye) what no cqflux peer can
+     * @param beyondCredits connections ended because their peer sent a message it was granted no
+     *     receive for
      */
     public record Stats(int connections, int pendingHandshakes, int exposures, long refusedOverMaxConnections,
-                        long refusedOverMaxPending, long refusedByAuthenticator, long handshakeTimeouts) {
+                        long refusedOverMaxPending, long refusedByAuthenticator, long handshakeTimeouts,
+                        long malformedHellos, long controlWordViolations, long beyondCredits) {
+
+        /**
+         * {@return the counter of {@code kind}}
+         *
+         * @param kind the kind
+         */
+        public long count(RefusalKind kind) {
+            return switch (kind) {
+                case MAX_CONNECTIONS -> refusedOverMaxConnections;
+                case MAX_PENDING -> refusedOverMaxPending;
+                case AUTHENTICATOR -> refusedByAuthenticator;
+                case MALFORMED_HELLO -> malformedHellos;
+                case HANDSHAKE_TIMEOUT -> handshakeTimeouts;
+                case CONTROL_WORD -> controlWordViolations;
+                case BEYOND_CREDITS -> beyondCredits;
+            };
+        }
+    }
+
+    /** {@return what this server holds now (connections, handshakes, exposures), for the instance's sum} */
+    int[] live() {
+        return admission.live();
     }
 
     @Override

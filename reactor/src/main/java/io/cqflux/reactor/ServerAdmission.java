@@ -29,15 +29,17 @@ final class ServerAdmission {
     private final AtomicInteger established = new AtomicInteger();
     /** Per-connection registrations of exposed regions that are live. */
     private final AtomicInteger liveExposures = new AtomicInteger();
-    private final AtomicLong refusedConnections = new AtomicLong();
-    private final AtomicLong refusedPending = new AtomicLong();
-    private final AtomicLong refusedAuth = new AtomicLong();
-    private final AtomicLong handshakeTimeouts = new AtomicLong();
+    /** This server's counts by {@link RefusalKind}, and the instance's, which outlive the server. */
+    private final Counts counts = new Counts();
+    private final Counts instanceCounts;
     private final RateLimitedWarn limitWarn = new RateLimitedWarn();
     private final RateLimitedWarn authWarn = new RateLimitedWarn();
     private final RateLimitedWarn timeoutWarn = new RateLimitedWarn();
+    private final RateLimitedWarn helloWarn = new RateLimitedWarn();
+    private final RateLimitedWarn controlWarn = new RateLimitedWarn();
 
-    ServerAdmission(InetSocketAddress address, int maxConnections, int maxPending) {
+    ServerAdmission(InetSocketAddress address, int maxConnections, int maxPending, Counts instanceCounts) {
+        this.instanceCounts = instanceCounts;
         this.address = address;
         this.maxConnections = maxConnections;
         this.maxPending = maxPending;
@@ -53,11 +55,11 @@ final class ServerAdmission {
     boolean admit(ConnectionRequest req) {
         String why = null;
         if (pending.get() >= maxPending) {
-            refusedPending.incrementAndGet();
+            count(RefusalKind.MAX_PENDING);
             why = pending.get() + " handshakes in progress, the maximum (AcceptOptions.withMaxPendingHandshakes "
                     + maxPending + ")";
         } else if (pending.get() + established.get() >= maxConnections) {
-            refusedConnections.incrementAndGet();
+            count(RefusalKind.MAX_CONNECTIONS);
             why = (pending.get() + established.get()) + " connections, the maximum (AcceptOptions.withMaxConnections "
                     + maxConnections + ")";
         }
@@ -101,20 +103,64 @@ final class ServerAdmission {
 
     /** The authenticator refused a request (or gave no decision); {@code message} is logged, rate-limited. */
     void refusedByAuthenticator(String message) {
-        refusedAuth.incrementAndGet();
+        count(RefusalKind.AUTHENTICATOR);
         authWarn.warn(message);
     }
 
     /** A handshake timed out; {@code message} is logged, rate-limited. */
     void timedOut(String message) {
-        handshakeTimeouts.incrementAndGet();
+        count(RefusalKind.HANDSHAKE_TIMEOUT);
         timeoutWarn.warn(message);
+    }
+
+    /** A request's private data was not a hello; {@code message} is logged, rate-limited. */
+    void malformedHello(String message) {
+        count(RefusalKind.MALFORMED_HELLO);
+        helloWarn.warn(message);
+    }
+
+    /** A connection was ended for what its peer did (ConnectionCore logs each end itself, LOST at WARN). */
+    void peerViolation(RefusalKind kind) {
+        count(kind);
+        controlWarn.warn("a peer of " + address + (kind == RefusalKind.CONTROL_WORD
+                ? " wrote what no cqflux peer can into its connection's control words"
+                : " sent messages beyond the receive credits it was granted") + "; that connection was ended");
+    }
+
+    private void count(RefusalKind k) {
+        counts.add(k);
+        instanceCounts.add(k);
     }
 
     /** {@return the counters, read one after another} */
     RdmaServer.Stats stats() {
-        return new RdmaServer.Stats(established.get(), pending.get(), liveExposures.get(), refusedConnections.get(),
-                refusedPending.get(), refusedAuth.get(), handshakeTimeouts.get());
+        return stats(established.get(), pending.get(), liveExposures.get(), counts);
+    }
+
+    static RdmaServer.Stats stats(int connections, int pending, int exposures, Counts c) {
+        return new RdmaServer.Stats(connections, pending, exposures, c.get(RefusalKind.MAX_CONNECTIONS),
+                c.get(RefusalKind.MAX_PENDING), c.get(RefusalKind.AUTHENTICATOR), c.get(RefusalKind.HANDSHAKE_TIMEOUT),
+                c.get(RefusalKind.MALFORMED_HELLO), c.get(RefusalKind.CONTROL_WORD),
+                c.get(RefusalKind.BEYOND_CREDITS));
+    }
+
+    /** {@return the connections, handshakes and exposures this server holds now: 0 1 2 of an int[3]} */
+    int[] live() {
+        return new int[] {established.get(), pending.get(), liveExposures.get()};
+    }
+
+    /** Monotonic counts by {@link RefusalKind}; any thread. */
+    static final class Counts {
+        private final java.util.concurrent.atomic.AtomicLongArray n =
+                new java.util.concurrent.atomic.AtomicLongArray(RefusalKind.values().length);
+
+        void add(RefusalKind k) {
+            n.incrementAndGet(k.ordinal());
+        }
+
+        long get(RefusalKind k) {
+            return n.get(k.ordinal());
+        }
     }
 
     /** One request's way from arrival to establishment or end; counted as pending until then. */

@@ -30,7 +30,7 @@ final class FabricCompletionQueue implements CompletionQueue {
     private final FabricTransport transport;
     private final FabricConnection owner;
     private final boolean receive;
-    private final Arena arena = Arena.ofShared();
+    private final Arena arena = io.cqflux.core.internal.DeferredArena.ofShared(); // closed after fi_close: DeferredArena
     private final MemorySegment cq;
     private final MemorySegment readFp;
     private final MemorySegment readerrFp;

@@ -66,7 +66,7 @@ final class FabricConnection implements Connection {
     private final ConnectionConfig config;
     private final String description;
     private final boolean client;
-    private final Arena arena = Arena.ofShared();
+    private final Arena arena = io.cqflux.core.internal.DeferredArena.ofShared(); // closed after fi_close: DeferredArena
     private final FabricEventQueue eq;
     private final FabricCompletionQueue cq;
     private final FabricCompletionQueue rcq;

@@ -26,7 +26,7 @@ final class FabricEventQueue implements AutoCloseable {
     static final int ERROR = -2;
 
     private final FabricTransport transport;
-    private final Arena arena = Arena.ofShared();
+    private final Arena arena = io.cqflux.core.internal.DeferredArena.ofShared(); // closed after fi_close: DeferredArena
     private final MemorySegment eq;
     private final MemorySegment readFp;
     private final MemorySegment readerrFp;

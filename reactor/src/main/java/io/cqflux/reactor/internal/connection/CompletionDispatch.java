@@ -80,6 +80,8 @@ final class CompletionDispatch {
             sendQueue.retire(ctx, 0);
             if (!c.isSuccess()) {
                 core.errorCompletion(c, Opcode.RECEIVE);
+            } else {
+                core.checkReceiveCredit(); // a peer beyond its credits ends here; the buffer is the receiver's still
             }
             receiver.onCompletion(c, b);
         } else if (c.isSuccess() && c.opcode().isReceive()) {

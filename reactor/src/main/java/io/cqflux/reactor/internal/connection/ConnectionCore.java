@@ -15,6 +15,7 @@ import io.cqflux.epoll.loop.Registration;
 import io.cqflux.reactor.BufferPool;
 import io.cqflux.reactor.CqfluxListener;
 import io.cqflux.reactor.RdmaConnection;
+import io.cqflux.reactor.RefusalKind;
 import io.cqflux.reactor.internal.op.OpMono;
 import io.cqflux.reactor.internal.op.SpinThenParkSubscriber;
 import io.cqflux.reactor.internal.resources.ApiAccess;
@@ -103,6 +104,8 @@ public final class ConnectionCore {
     public final boolean raw;
     private volatile State state = State.CONNECTING;
     private volatile Throwable terminal;
+    /** Told when the peer broke the control-word or credit protocol (a server's counters); null: nobody. */
+    private volatile java.util.function.Consumer<RefusalKind> onPeerViolation;
     private volatile boolean closedLocally;
     /**
      * {@link #closeAsync} was called (any thread), perhaps before its task ran on the loop: an
@@ -332,6 +335,67 @@ public final class ConnectionCore {
         safely(() -> receiver.terminate(closedLocally
                 ? new ResourceClosedException("connection " + description + " was closed by this side") : cause));
         goodbye.startBounded(() -> afterDrain(this::finishEnd));
+    }
+
+    /**
+     * Sets who is told when the peer breaks the protocol of the control words
+     * ({@link RefusalKind#CONTROL_WORD}) or sends beyond its credits
+     * ({@link RefusalKind#BEYOND_CREDITS}): an {@code RdmaServer}'s counters; before {@link #start}.
+     *
+     * @param listener run on the loop, once, before the connection ends
+     */
+    public void onPeerViolation(java.util.function.Consumer<RefusalKind> listener) {
+        this.onPeerViolation = listener;
+    }
+
+    private void violated(RefusalKind kind, String what) {
+        java.util.function.Consumer<RefusalKind> l = onPeerViolation;
+        if (l != null) {
+            safely(() -> l.accept(kind));
+        }
+        end(new ConnectionException(ConnectionEvent.LOST, "connection " + description + " ended: " + what
+                + " (docs/security.md)"), ConnectionEvent.LOST);
+    }
+
+    /**
+     * Loop thread, per message received (a receive completed with success): ends the connection
+     * LOST when the peer sent more messages than this side had granted it credits for
+     * ({@link PeerControl#receivedBeyondGrant()}).
+     *
+     * @return whether it ended the connection
+     */
+    boolean checkReceiveCredit() {
+        if (state.compareTo(State.ENDED) >= 0) {
+            return false;
+        }
+        String v = control.receivedBeyondGrant();
+        if (v == null) {
+            return false;
+        }
+        violated(RefusalKind.BEYOND_CREDITS, "the peer sent beyond its credits: " + v + "; a peer that sends"
+                + " messages it was granted no receive for is disconnected");
+        return true;
+    }
+
+    /**
+     * Loop thread: ends the connection LOST, naming what is wrong, when the peer wrote values into
+     * this side's control words that no cqflux peer can write ({@link PeerControl#violation()}):
+     * as a TLS endpoint ends a session on a record that cannot be right. Only this connection
+     * ends; the words are its own.
+     *
+     * @return whether it ended the connection
+     */
+    boolean checkControlWords() {
+        if (state.compareTo(State.ENDED) >= 0) {
+            return false;
+        }
+        String v = control.violation();
+        if (v == null) {
+            return false;
+        }
+        violated(RefusalKind.CONTROL_WORD, "the peer broke the control-word protocol: " + v + "; a peer that"
+                + " writes what no cqflux peer can into its connection's control words is disconnected");
+        return true;
     }
 
     /** Loop thread: the goodbye write completed; an ended connection's teardown can go on. */

@@ -99,6 +99,9 @@ public final class EventIntake {
             onEstablished();
             return;
         }
+        if (e == ConnectionEvent.CLOSED && core.checkControlWords()) {
+            return; // a forged goodbye word: ended LOST, naming it
+        }
         if (e == ConnectionEvent.CLOSED && control.enabled() && !control.peerSaidGoodbye()) {
             // The transport reports a peer process that died like an orderly close (its kernel
             // closes the socket or the RDMA CM id): a cqflux peer that closes in order says

@@ -133,6 +133,9 @@ final class KeepAlive {
         if (stopped || core.state() != State.ESTABLISHED) {
             return;
         }
+        if (core.checkControlWords()) {
+            return; // the peer wrote what no cqflux peer can: it ended
+        }
         if (life != lifeAtTick) {
             lifeAtTick = life;
             missed = 0;

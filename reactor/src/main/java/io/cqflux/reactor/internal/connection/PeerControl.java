@@ -53,6 +53,21 @@ import java.util.Set;
  * A peer whose hello names no control words (an older cqflux, or a peer not written with cqflux)
  * gets raw sends and its end is judged by the transport's event alone.
  *
+ * Forged words. The peer may write any 8 bytes into these 40 (it holds their key with write
+ * access, and an RDMA write needs no receive), and so may any code that speaks the wire protocol
+ * as a client. Nothing here is trusted: what the peer writes reaches only its own connection (a
+ * credit count that lies makes this side post messages the peer cannot receive, which stall that
+ * connection's own stream or queue pair; a forged goodbye makes its own end read CLOSED). As a
+ * TLS endpoint ends a session on a record that cannot be right, this side ends the connection on
+ * a value no cqflux peer can write (violation()): a credit count that is negative (other than
+ * NO_RECEIVES), that goes back (counts only grow, and the writes of one side complete in order),
+ * that says NO_RECEIVES after a count or a count after NO_RECEIVES, or that leaves more receives
+ * outstanding than any peer can post at once (ConnectionConfig.MAX_QUEUE_SIZE); a goodbye word
+ * that is neither 0 nor GOODBYE. The check is a read of two words, made at each keep-alive tick,
+ * before each message is posted and when the connection ends; a lie that stays plausible (a
+ * count that grows too fast, within the bound) cannot be told from the truth and only hurts the
+ * liar's own connection, which the operation deadline ends.
+ *
  * Keep-alive. The words are also registered for remote reading, so that an idle side can ask
  * the peer's NIC for a sign of life without anything from the peer's application: an 8-byte
  * RDMA read of the peer's credit word into this side's landing word (KeepAlive). A read needs
@@ -104,6 +119,15 @@ public final class PeerControl implements AutoCloseable {
     /** The last count whose write into the peer's credit word was posted. */
     private long granted;
     private boolean grantInFlight;
+    /** The largest credit count read from the peer so far; 0 before any. */
+    private long creditSeen;
+    /** Whether the peer's credit word said NO_RECEIVES. */
+    private boolean noReceivesSeen;
+    /** Messages the peer sent that consumed one of this side's receives. */
+    private long received;
+
+    /** The most receives a cqflux peer can have posted at once: its receive queue's bound. */
+    static final long MAX_OUTSTANDING = io.cqflux.core.ConnectionConfig.MAX_QUEUE_SIZE;
 
     private PeerControl(Arena arena, LocalRegion words) {
         this.arena = arena;
@@ -117,7 +141,7 @@ public final class PeerControl implements AutoCloseable {
      * @return the control words, not yet linked to a peer
      */
     public static PeerControl register(Transport t) {
-        Arena a = Arena.ofShared();
+        Arena a = io.cqflux.core.internal.DeferredArena.ofShared(); // closed after the deregistration: DeferredArena
         try {
             MemorySegment mem = a.allocate(SIZE, 8);
             return new PeerControl(a, t.register(mem, EnumSet.of(RegionAccess.WRITE_DST,
@@ -255,6 +279,67 @@ public final class PeerControl implements AutoCloseable {
     /** {@return whether the peer wrote its goodbye into this side's word} */
     public boolean peerSaidGoodbye() {
         return (long) WORD.getAcquire(words.segment(), GOODBYE_WORD) == GOODBYE;
+    }
+
+    // ---------------------------------------------------------------- forged words
+
+    /**
+     * Reads the words the peer writes and says what no cqflux peer could have written there (see
+     * "Forged words" in the design comment at the top of this file). Loop thread.
+     *
+     * @return what is impossible, or {@code null} when the words are plausible (or the peer takes
+     *     no part)
+     */
+    public String violation() {
+        if (peer == null || words == null) {
+            return null;
+        }
+        long g = (long) WORD.getAcquire(words.segment(), GOODBYE_WORD);
+        if (g != 0 && g != GOODBYE) {
+            return "its goodbye word holds 0x" + Long.toHexString(g) + ", neither 0 nor the goodbye 0x"
+                    + Long.toHexString(GOODBYE);
+        }
+        long c = (long) WORD.getAcquire(words.segment(), CREDIT_WORD);
+        if (c == NO_RECEIVES) {
+            if (creditSeen > 0) {
+                return "its credit word says it posts no receives after it granted " + creditSeen;
+            }
+            noReceivesSeen = true;
+            return null;
+        }
+        if (noReceivesSeen) {
+            return "its credit word grants " + c + " receives after it said it posts none";
+        }
+        if (c < 0) {
+            return "its credit word holds the negative count " + c;
+        }
+        if (c < creditSeen) {
+            return "its credit count went back from " + creditSeen + " to " + c + " (counts only grow)";
+        }
+        if (c - used > MAX_OUTSTANDING) {
+            return "its credit count " + c + " leaves " + (c - used) + " receives outstanding beyond the "
+                    + used + " messages sent, more than any peer can post at once (" + MAX_OUTSTANDING + ")";
+        }
+        creditSeen = c;
+        return null;
+    }
+
+    /**
+     * A message from the peer consumed one of this side's receives. Loop thread.
+     *
+     * @return what is wrong when the peer sent more messages than this side granted it credits
+     *     for, else {@code null} (also when the peer takes no part: raw sends have no credits)
+     */
+    public String receivedBeyondGrant() {
+        received++;
+        if (peer == null || posted == NO_RECEIVES || received <= granted) {
+            return null;
+        }
+        // An honest peer posts its n-th message only after it read a count of at least n in its
+        // credit word, which only a grant write carries, and granted is that write's count from
+        // its post on: so received never passes granted. The message found a receive this side
+        // had posted and not yet granted.
+        return "its message " + received + " arrived when " + granted + " receives had been granted to it";
     }
 
     // ---------------------------------------------------------------- keep-alive

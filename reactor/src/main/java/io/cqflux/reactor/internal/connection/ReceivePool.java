@@ -32,7 +32,7 @@ public final class ReceivePool {
      * @return the pool, with nothing posted
      */
     public static ReceivePool allocate(Transport t, int count, int bufferSize) {
-        Arena a = Arena.ofShared();
+        Arena a = io.cqflux.core.internal.DeferredArena.ofShared(); // closed after the deregistration: DeferredArena
         try {
             MemorySegment mem = a.allocate((long) count * bufferSize, 64);
             return new ReceivePool(a, t.register(mem, EnumSet.of(RegionAccess.RECV)), bufferSize);

@@ -156,6 +156,9 @@ final class SendQueue {
                 op.releaseRegions();
                 continue;
             }
+            if (core.checkControlWords()) {
+                return; // ended: the messages fail with the end
+            }
             if (!control.mayPost()) {
                 if (control.peerNeverReceives()) {
                     failMessagesToAPeerThatNeverReceives();
