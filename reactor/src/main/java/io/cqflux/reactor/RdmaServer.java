@@ -287,7 +287,7 @@ public final class RdmaServer implements Disposable, AutoCloseable {
         }
         Connection spi;
         try {
-            spi = h.req.accept(data);
+            spi = h.req.accept(data, loop);
         } catch (RuntimeException e) {
             LOG.warn("refusing a connection on " + address + " failed", e);
             h.done();
@@ -348,9 +348,11 @@ public final class RdmaServer implements Disposable, AutoCloseable {
             h.done();
             return;
         }
+        // The loop that serves it is chosen first: the transport may bind it to that loop's queues.
+        EventLoop target = owner.nextLoop();
         Connection spi;
         try {
-            spi = req.accept(acceptData);
+            spi = req.accept(acceptData, target);
         } catch (RuntimeException e) {
             control.close();
             closeExposures(exposures);
@@ -361,7 +363,6 @@ public final class RdmaServer implements Disposable, AutoCloseable {
             h.done();
             return;
         }
-        EventLoop target = owner.nextLoop();
         ConnectionCore core = owner.adopt(target, spi, config, control, rawAccept != null);
         core.closed.whenComplete((v, t) -> {
             // The native connection is gone: no key of its exposures may outlive it.
