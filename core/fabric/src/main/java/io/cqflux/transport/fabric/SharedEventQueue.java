@@ -87,7 +87,9 @@ final class SharedEventQueue implements SharedSource {
             }
             boolean error = ev == FabricEventQueue.ERROR;
             long fid = eq.lastFid(error);
-            Member m = routes.get(fid);
+            // A queue of one endpoint's own gives it everything, whatever fid the provider wrote
+            // (checked for tcp only; verbs' error entries are not relied on to name one).
+            Member m = affinity == null && routes.size() == 1 ? routes.values().iterator().next() : routes.get(fid);
             if (m == null) {
                 LOG.log(System.Logger.Level.DEBUG, "event {0} for fid 0x{1} of no connection dropped", ev,
                         Long.toHexString(fid));

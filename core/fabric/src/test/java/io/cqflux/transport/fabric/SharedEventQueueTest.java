@@ -20,6 +20,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.Deque;
+import java.util.List;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 
@@ -115,6 +116,12 @@ class SharedEventQueueTest extends TransportFixture {
         assertEquals(7, afterFirst - before, "fds of the loop's first connection");
         assertEquals(4, afterSecond - afterFirst, "fds of the second: its socket and its CQ (3 fds), no EQ");
         assertSame(a.sharedEventQueue(), b.sharedEventQueue());
+        // The refusals are error entries (fi_eq_err_entry.fid names the endpoint): each gets its own.
+        TransportPump.Side sa = pump.add("a", a);
+        TransportPump.Side sb = pump.add("b", b);
+        pump.until("both refused", DEADLINE, () -> sa.events.size() == 1 && sb.events.size() == 1);
+        assertEquals(List.of(ConnectionEvent.REJECTED), sa.events);
+        assertEquals(List.of(ConnectionEvent.REJECTED), sb.events);
     }
 
     /**
