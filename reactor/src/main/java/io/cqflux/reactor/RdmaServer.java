@@ -330,8 +330,8 @@ public final class RdmaServer implements Disposable, AutoCloseable {
     }
 
     /**
-     * Accepts a request and starts its connection on the next loop; the exposures are revoked
-     * once the connection's native side is gone, so that its keys die with it.
+     * Accepts a request for the next loop (chosen first: the transport may bind it to that loop's
+     * queues) and starts it there; its exposures are revoked with its native side (keys die too).
      */
     private void acceptAndStart(ServerAdmission.Handshake h, byte[] acceptData, PeerControl control,
                                 ExposureSet exposures) {
@@ -348,7 +348,6 @@ public final class RdmaServer implements Disposable, AutoCloseable {
             h.done();
             return;
         }
-        // The loop that serves it is chosen first: the transport may bind it to that loop's queues.
         EventLoop target = owner.nextLoop();
         Connection spi;
         try {
