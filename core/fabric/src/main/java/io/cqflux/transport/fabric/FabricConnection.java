@@ -48,7 +48,7 @@ import java.util.List;
  * rxe in the Soft-RoCE lane; FabricVerbsContractTest): local buffers need their {@code fi_mr_desc}
  * (FI_MR_LOCAL), and a zero-length post must pass {@code desc == NULL} (see {@link #rmaRaw});
  * it ignores completion-level flags (tx op_flags empty); a peer's disconnect leaves posted
- * receives pending until we shut down (see Events#peerEnded); the op context
+ * receives pending until we shut down (see FabricEvents#peerEnded); the op context
  * {@code (uint64_t) -1} is its "no completion" marker, and a completion carrying it is dropped
  * even when it is an error (vrb_poll_cq), against fi_cq(3), so an unsignaled operation that fails reports
  * nothing itself -- its failure shows as the queue pair's error state (later operations fail
@@ -89,7 +89,7 @@ final class FabricConnection implements Connection {
     private final long writeLevel;
     /** Where a flush reads back into (see {@link #flush}): the domain's, 8 bytes, READ_DST. */
     private final FabricLocalRegion flushSink;
-    /** Whether the endpoint must be shut down by us when the peer ends (see Events#peerEnded). */
+    /** Whether the endpoint must be shut down by us when the peer ends (see FabricEvents#peerEnded). */
     private final boolean shutdownOnPeerEnd;
     private byte[] peerData;
     private boolean refusedAtConnect;

@@ -323,7 +323,7 @@ final class FabricTransport implements Transport {
     /**
      * {@return whether this is libfabric's tcp provider} Where tcp and the RDMA providers differ
      * in a way the mode and capability bits do not say (flush, what a peer's end does to posted
-     * receives), the transport checks this; see FabricConnection#flush and Events#peerEnded.
+     * receives), the transport checks this; see FabricConnection#flush and FabricEvents#peerEnded.
      */
     boolean isTcp() {
         return "tcp".equals(provider);
