@@ -5,13 +5,15 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.cqflux.core.RegionAccess;
+import io.cqflux.epoll.WaitStrategy;
 import java.lang.foreign.Arena;
 import java.lang.foreign.ValueLayout;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.List;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
@@ -33,12 +35,20 @@ class SharedQueuesFdTest {
     static final int SHARED_FDS_PER_LOOP = 3;
     static final Duration T = Duration.ofSeconds(60);
 
-    @Test
-    void manyConnections_oneLoopEachSide_addAtMostTheirOwnFdsPerSide_andGiveEveryOneBack() {
+    /**
+     * BLOCKING and BUSY_POLL: a spinning loop finds the connections whose events the shared EQ
+     * routed through the loop's askAgain list, a sleeping one through the EQ's fd and touches.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"BLOCKING", "BUSY_POLL"})
+    void manyConnections_oneLoopEachSide_addAtMostTheirOwnFdsPerSide_andGiveEveryOneBack(String strategy) {
         InetAddress lo = InetAddress.getLoopbackAddress();
+        WaitStrategy wait = strategy.equals("BUSY_POLL") ? WaitStrategy.BUSY_POLL : WaitStrategy.BLOCKING;
         try (Arena arena = Arena.ofShared();
-             Cqflux server = Cqflux.builder().transport(TransportChoice.FABRIC).localAddress(lo).loops(1).build();
-             Cqflux client = Cqflux.builder().transport(TransportChoice.FABRIC).localAddress(lo).loops(1).build()) {
+             Cqflux server = Cqflux.builder().transport(TransportChoice.FABRIC).localAddress(lo).loops(1)
+                     .waitStrategy(wait).build();
+             Cqflux client = Cqflux.builder().transport(TransportChoice.FABRIC).localAddress(lo).loops(1)
+                     .waitStrategy(wait).build()) {
             long bytes = (long) CONNECTIONS * Long.BYTES;
             Region exposed = server.register(arena.allocate(bytes, 64), RegionAccess.WRITE_DST, RegionAccess.READ_SRC);
             Region local = client.register(arena.allocate(bytes, 64), RegionAccess.WRITE_SRC, RegionAccess.READ_DST);
@@ -70,7 +80,7 @@ class SharedQueuesFdTest {
                 assertEquals(1000L + i, exposed.segment().getAtIndex(ValueLayout.JAVA_LONG, i), "server slot " + i);
                 assertEquals(1000L + i, local.segment().getAtIndex(ValueLayout.JAVA_LONG, i), "read-back " + i);
             }
-            System.out.printf("SharedQueuesFdTest: %d connections, %d fds before, %d open, %.3f fds per connection"
+            System.out.printf("SharedQueuesFdTest " + strategy + ": %d connections, %d fds before, %d open, %.3f fds per connection"
                     + " per side%n", CONNECTIONS, baseline, open, perSide);
             int bound = 2 * (CONNECTIONS * MAX_FDS_PER_SIDE + SHARED_FDS_PER_LOOP);
             assertTrue(open - baseline <= bound, CONNECTIONS + " connections added " + (open - baseline)
