@@ -226,7 +226,7 @@ public final class RdmaServer implements Disposable, AutoCloseable {
         }
         Connection spi;
         try {
-            spi = h.req.accept(data);
+            spi = h.req.accept(data, loop);
         } catch (RuntimeException e) {
             LOG.warn("refusing a connection on " + address + " failed", e);
             h.done();
@@ -269,8 +269,8 @@ public final class RdmaServer implements Disposable, AutoCloseable {
     }
 
     /**
-     * Accepts a request and starts its connection on the next loop; the exposures are revoked
-     * once the connection's native side is gone, so that its keys die with it.
+     * Accepts a request for the next loop (chosen first: the transport may bind it to that loop's
+     * queues) and starts it there; its exposures are revoked with its native side (keys die too).
      */
     private void acceptAndStart(ServerAdmission.Handshake h, byte[] acceptData, PeerControl control,
                                 ExposureSet exposures) {
@@ -287,9 +287,10 @@ public final class RdmaServer implements Disposable, AutoCloseable {
             h.done();
             return;
         }
+        EventLoop target = owner.nextLoop();
         Connection spi;
         try {
-            spi = req.accept(acceptData);
+            spi = req.accept(acceptData, target);
         } catch (RuntimeException e) {
             control.close();
             closeExposures(exposures);
@@ -300,7 +301,6 @@ public final class RdmaServer implements Disposable, AutoCloseable {
             h.done();
             return;
         }
-        EventLoop target = owner.nextLoop();
         ConnectionCore core = owner.adopt(target, spi, config, control, rawAccept != null);
         core.onPeerViolation(admission::peerViolation);
         core.closed.whenComplete((v, t) -> {

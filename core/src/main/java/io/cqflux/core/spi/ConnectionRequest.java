@@ -20,6 +20,20 @@ public interface ConnectionRequest {
     Connection accept(byte[] privateData);
 
     /**
+     * Accepts the request for a connection that {@code affinity}'s event loop will serve (see
+     * {@link Transport#connect(java.net.InetSocketAddress, io.cqflux.core.ConnectionConfig, byte[],
+     * Object)}). The default ignores the affinity.
+     *
+     * @param privateData as for {@link #accept(byte[])}
+     * @param affinity the loop that will register the connection (compared by identity), or
+     *     {@code null} for queues of its own
+     * @return the new connection (not yet established)
+     */
+    default Connection accept(byte[] privateData, Object affinity) {
+        return accept(privateData);
+    }
+
+    /**
      * Posts a receive on the request's queue pair before it is accepted, so that a peer which
      * sends as soon as it is connected (with no credits to wait for) finds it posted
      * ({@code rpma_conn_req_recv(3)}). Its completion arrives on the accepted connection's

@@ -46,4 +46,22 @@ public interface Pollable {
     default boolean watchTouches(Runnable touched) {
         return false;
     }
+
+    /**
+     * The native source that serves this one, when several owners share one fd (a libfabric
+     * event queue bound to many endpoints). The loop then never registers this source's fd: it
+     * registers the shared source once (counting the members registered with it, removing it
+     * with the last one), calls {@link SharedSource#dispatch()} when its fd is readable, and runs
+     * this member's handler whenever the member calls the {@code touched} callback that the loop
+     * gives it through {@link #watchTouches} (which a member must accept): the member calls it
+     * when something waits for its handler (an entry the dispatch routed to it, an event of its
+     * own). So the work per wake-up follows the members that got something, however many share
+     * the source. The loop does not ask a member {@link #prepareToSleep()}; it asks the shared
+     * source. Asked once, at registration.
+     *
+     * @return the shared source, or {@code null} (the default) when this source has its own fd
+     */
+    default SharedSource sharedBy() {
+        return null;
+    }
 }

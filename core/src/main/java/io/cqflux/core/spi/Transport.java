@@ -125,6 +125,24 @@ public interface Transport extends AutoCloseable {
      */
     Connection connect(InetSocketAddress address, ConnectionConfig config, byte[] privateData);
 
+    /**
+     * Starts connecting a connection that {@code affinity}'s event loop will serve: a transport
+     * may bind it to native queues it shares among the connections of the same affinity (their
+     * event channels then name a {@link Pollable#sharedBy() shared source}), so that a
+     * connection costs fewer file descriptors. The default ignores the affinity.
+     *
+     * @param address the server
+     * @param config queue sizes and options
+     * @param privateData as for {@link #connect(InetSocketAddress, ConnectionConfig, byte[])}
+     * @param affinity the loop that will register the connection (compared by identity), or
+     *     {@code null} for queues of its own
+     * @return the connection, not yet established
+     */
+    default Connection connect(InetSocketAddress address, ConnectionConfig config, byte[] privateData,
+                               Object affinity) {
+        return connect(address, config, privateData);
+    }
+
     /** Frees the transport's native objects; idempotent. */
     @Override
     void close();

@@ -132,6 +132,8 @@ final class EpollIoHandler {
     final QueueDrainer drainer;
     /** Which sources are asked before a sleep and polled by a spinning round; the settling. */
     final SettledSources settled;
+    /** The shared sources and their members (Pollable.sharedBy()). */
+    final SharedSources shared;
     /** Loop turns so far; a queue's batch budget is per turn. */
     long turn;
     /** When a busy round last asked epoll about the non-queue sources ({@code System.nanoTime()}). */
@@ -155,6 +157,7 @@ final class EpollIoHandler {
         this.timers = timers;
         this.registry = new SourceRegistry(this);
         this.settled = new SettledSources(this);
+        this.shared = new SharedSources(this);
         this.drainer = new QueueDrainer(this, scratch, batchSize, counters, detector, blockedThresholdNanos);
     }
 

@@ -71,6 +71,10 @@ final class LoopSource implements Registration {
      * asks again, and runs the handler again while the answer stays so; loop thread only.
      */
     boolean askAgain;
+    /** A member's shared source in the loop (Pollable.sharedBy()), else {@code null}; loop thread only. */
+    SharedSources.Hub hub;
+    /** A member listed as ready in its {@link #hub}; loop thread only. */
+    boolean sharedReady;
     /** The loop turn in which a busy round left it unpolled as quiet; loop thread only. */
     long skippedTurn = -1;
     volatile int phase = PENDING;

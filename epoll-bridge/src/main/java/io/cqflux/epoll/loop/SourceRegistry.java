@@ -2,6 +2,7 @@ package io.cqflux.epoll.loop;
 
 import io.cqflux.core.ResourceClosedException;
 import io.cqflux.core.internal.NativeErrors;
+import io.cqflux.core.spi.SharedSource;
 import java.util.concurrent.ExecutionException;
 
 /**
@@ -112,6 +113,11 @@ final class SourceRegistry {
         if (s.phase != LoopSource.PENDING) {
             return; // closed before the hand-over ran
         }
+        SharedSource shared = s.cq == null ? s.pollable.sharedBy() : null;
+        if (shared != null) {
+            io.shared.add(s, shared); // no fd of its own in epoll: its shared source's
+            return;
+        }
         int fd = s.pollable.fd();
         if (fd < 0) {
             throw new IllegalArgumentException("source " + s.pollable + " has fd " + fd + " (must be >= 0)");
@@ -147,6 +153,14 @@ final class SourceRegistry {
             return;
         }
         s.phase = LoopSource.REMOVED;
+        if (s.hub != null) {
+            io.shared.remove(s);
+            s.removed.complete(null);
+            if (runHook) {
+                runHook(s);
+            }
+            return;
+        }
         io.sources.remove(s);
         io.settled.removed(s);
         if (s.watched) {

@@ -34,7 +34,9 @@ import java.net.InetSocketAddress;
 import java.util.List;
 
 /**
- * A connected {@code FI_EP_MSG} endpoint with its own event queue and completion queue(s).
+ * A connected {@code FI_EP_MSG} endpoint with its own completion queue(s); its events come
+ * through the event queue of its loop (on tcp, shared with the loop's other connections and
+ * routed by fid: SharedEventQueue, LoopQueues) or, without a loop, its own.
  *
  * <p>Every post goes through the {@code *msg} ops ({@code fi_writemsg}, {@code fi_readmsg},
  * {@code fi_sendmsg}, {@code fi_recvmsg}) so that the flags are per operation: the CQ is bound
@@ -46,7 +48,7 @@ import java.util.List;
  * rxe in the Soft-RoCE lane; FabricVerbsContractTest): local buffers need their {@code fi_mr_desc}
  * (FI_MR_LOCAL), and a zero-length post must pass {@code desc == NULL} (see {@link #rmaRaw});
  * it ignores completion-level flags (tx op_flags empty); a peer's disconnect leaves posted
- * receives pending until we shut down (see Events#peerEnded); the op context
+ * receives pending until we shut down (see FabricEvents#peerEnded); the op context
  * {@code (uint64_t) -1} is its "no completion" marker, and a completion carrying it is dropped
  * even when it is an error (vrb_poll_cq), against fi_cq(3), so an unsignaled operation that fails reports
  * nothing itself -- its failure shows as the queue pair's error state (later operations fail
@@ -54,25 +56,24 @@ import java.util.List;
  * none collides with the marker.
  *
  * <p>Threading: loop-confined (see {@link Connection}); {@link #description()} is thread-safe.
- * Lifetime: {@link #close()} closes the endpoint, then the CQs, then the EQ ({@code fi_endpoint(3)}:
- * an endpoint must be closed before the objects bound to it); idempotent.
+ * Lifetime: {@link #close()} closes the endpoint, then the CQs, then releases the EQ, which its
+ * LoopQueues closes after its last endpoint ({@code fi_endpoint(3)}: an endpoint must be closed
+ * before the objects bound to it); idempotent.
  */
 @SuppressWarnings("restricted") // FFM: this package is the native-access boundary of the fabric transport
 final class FabricConnection implements Connection {
-
-    private enum State { CONNECTING, ESTABLISHED, ENDED }
 
     private final FabricTransport transport;
     private final ConnectionConfig config;
     private final String description;
     private final boolean client;
     private final Arena arena = io.cqflux.core.internal.DeferredArena.ofShared(); // closed after fi_close: DeferredArena
-    private final FabricEventQueue eq;
+    private final SharedEventQueue queue;
     private final FabricCompletionQueue cq;
     private final FabricCompletionQueue rcq;
     private final List<CompletionQueue> queues;
     private final MemorySegment ep;
-    private final Events events = new Events();
+    private final FabricEvents events;
     // fid ops resolved once per endpoint
     private final MemorySegment writemsgFp;
     private final MemorySegment readmsgFp;
@@ -88,17 +89,14 @@ final class FabricConnection implements Connection {
     private final long writeLevel;
     /** Where a flush reads back into (see {@link #flush}): the domain's, 8 bytes, READ_DST. */
     private final FabricLocalRegion flushSink;
-    /** Whether the endpoint must be shut down by us when the peer ends (see Events#peerEnded). */
+    /** Whether the endpoint must be shut down by us when the peer ends (see FabricEvents#peerEnded). */
     private final boolean shutdownOnPeerEnd;
-    private State state = State.CONNECTING;
     private byte[] peerData;
-    private ConnectionEvent pendingTerminal;
     private boolean refusedAtConnect;
-    private boolean disconnected;
     private boolean closed;
 
     private FabricConnection(FabricTransport transport, ConnectionConfig config, MemorySegment info, boolean client,
-                             String description) {
+                             String description, Object affinity) {
         this.transport = transport;
         this.config = config;
         this.client = client;
@@ -109,7 +107,7 @@ final class FabricConnection implements Connection {
         // completes once the data is queued on the socket.
         this.writeLevel = config.writeCompletion() == CompletionLevel.TRANSMIT ? 0 : FI_DELIVERY_COMPLETE();
         this.shutdownOnPeerEnd = !transport.isTcp();
-        FabricEventQueue e = null;
+        SharedEventQueue e = null;
         FabricCompletionQueue c = null;
         FabricCompletionQueue r = null;
         FabricLocalRegion sink = null;
@@ -117,7 +115,7 @@ final class FabricConnection implements Connection {
         transport.retain(); // released by close(), or below when construction fails
         try {
             sink = transport.flushSink(); // the domain's: closed with the transport, not here
-            e = new FabricEventQueue(transport);
+            e = transport.loopQueues().acquire(affinity);
             c = new FabricCompletionQueue(transport, this, config.completionQueueSize(), false);
             if (config.receiveCompletionQueueSize() > 0) {
                 r = new FabricCompletionQueue(transport, this, config.receiveCompletionQueueSize(), true);
@@ -128,7 +126,7 @@ final class FabricConnection implements Connection {
             FabricLibrary.check("fi_endpoint", fi_ops_domain.endpoint.invoke(transport.endpointFp, transport.domain(),
                     info, out, MemorySegment.NULL), description);
             endpoint = out.get(C_POINTER, 0);
-            FabricLibrary.check("fi_ep_bind(eq)", FabricLibrary.bind(endpoint, e.eq(), 0), description);
+            FabricLibrary.check("fi_ep_bind(eq)", FabricLibrary.bind(endpoint, e.eq().eq(), 0), description);
             long txFlags = FI_TRANSMIT() | FI_SELECTIVE_COMPLETION() | (r == null ? FI_RECV() : 0);
             FabricLibrary.check("fi_ep_bind(cq)", FabricLibrary.bind(endpoint, c.cq(), txFlags), description);
             if (r != null) {
@@ -148,18 +146,20 @@ final class FabricConnection implements Connection {
                 c.close();
             }
             if (e != null) {
-                e.close();
+                transport.loopQueues().release(e);
             }
             arena.close();
             transport.release();
             throw ex;
         }
         this.flushSink = sink;
-        this.eq = e;
+        this.queue = e;
+        this.events = new FabricEvents(this, e, shutdownOnPeerEnd);
         this.cq = c;
         this.rcq = r;
         this.queues = r == null ? List.of(c) : List.of(c, r);
         this.ep = endpoint;
+        e.route(endpoint, events); // before fi_connect/fi_accept: the first event may follow at once
         this.writemsgFp = fi_ops_rma.writemsg(fid_ep.rma(ep));
         this.readmsgFp = fi_ops_rma.readmsg(fid_ep.rma(ep));
         this.sendmsgFp = fi_ops_msg.sendmsg(fid_ep.msg(ep));
@@ -185,11 +185,11 @@ final class FabricConnection implements Connection {
     }
 
     static FabricConnection connect(FabricTransport transport, InetSocketAddress address, ConnectionConfig config,
-                                    byte[] data) {
+                                    byte[] data, Object affinity) {
         String host = address.getAddress() == null ? address.getHostString() : address.getAddress().getHostAddress();
         String desc = transport.name() + " client to " + host + ":" + address.getPort();
         try (Arena tmp = Arena.ofConfined()) {
-            MemorySegment info = FabricTransport.getinfo(tmp, transport.provider(), transport.fabricName(),
+            MemorySegment info = FabricInfo.getinfo(tmp, transport.provider(), transport.fabricName(),
                     transport.domainName(), host, Integer.toString(address.getPort()), 0);
             if (info.equals(MemorySegment.NULL)) {
                 throw new IllegalArgumentException(transport.name() + " cannot reach " + address
@@ -197,14 +197,14 @@ final class FabricConnection implements Connection {
             }
             FabricConnection c;
             try {
-                c = new FabricConnection(transport, config, info, true, desc);
+                c = new FabricConnection(transport, config, info, true, desc, affinity);
                 MemorySegment param = data.length == 0 ? MemorySegment.NULL : tmp.allocateFrom(ValueLayout.JAVA_BYTE, data);
                 int rc = fi_ops_cm.connect.invoke(fi_ops_cm.connect(fid_ep.cm(c.ep)), c.ep, fi_info.dest_addr(info),
                         param, (long) data.length);
                 if (rc == -FabricErrno.ECONNREFUSED.code()) {
                     // fi_cm(3) lets fi_connect fail at once when the peer refuses: that is the
                     // REJECTED event, not an exception (tcp reports it through the EQ instead).
-                    c.pendingTerminal = ConnectionEvent.REJECTED;
+                    c.events.pendingTerminal = ConnectionEvent.REJECTED;
                     c.refusedAtConnect = true;
                 } else {
                     try {
@@ -222,9 +222,9 @@ final class FabricConnection implements Connection {
     }
 
     static FabricConnection accept(FabricTransport transport, MemorySegment info, byte[] requestData,
-                                   ConnectionConfig config, byte[] data) {
+                                   ConnectionConfig config, byte[] data, Object affinity) {
         String desc = transport.name() + " server connection from " + peerAddress(info);
-        FabricConnection c = new FabricConnection(transport, config, info, false, desc);
+        FabricConnection c = new FabricConnection(transport, config, info, false, desc, affinity);
         c.peerData = requestData.clone();
         try (Arena tmp = Arena.ofConfined()) {
             MemorySegment param = data.length == 0 ? MemorySegment.NULL : tmp.allocateFrom(ValueLayout.JAVA_BYTE, data);
@@ -265,7 +265,7 @@ final class FabricConnection implements Connection {
 
     /** {@return the err of the last EQ error entry, for diagnostics and tests} */
     int lastEqError() {
-        return eq.lastError();
+        return events.lastError();
     }
 
     @Override
@@ -299,8 +299,8 @@ final class FabricConnection implements Connection {
         if (closed) {
             throw new ResourceClosedException(description + " is closed");
         }
-        if (state != State.ESTABLISHED) {
-            throw new IllegalStateException(description + " is " + (state == State.CONNECTING
+        if (events.state != FabricEvents.State.ESTABLISHED) {
+            throw new IllegalStateException(description + " is " + (events.state == FabricEvents.State.CONNECTING
                     ? "not established yet" : "no longer connected") + ": cannot post");
         }
     }
@@ -428,7 +428,7 @@ final class FabricConnection implements Connection {
         if (closed) {
             throw new ResourceClosedException(description + " is closed");
         }
-        if (state == State.ENDED) {
+        if (events.state == FabricEvents.State.ENDED) {
             throw new IllegalStateException(description + " is no longer connected: cannot post a receive");
         }
         // Receives may be posted once the endpoint is enabled, before the connection is up.
@@ -505,33 +505,50 @@ final class FabricConnection implements Connection {
 
     /** {@return the connection's event queue (tests)} */
     FabricEventQueue eventQueue() {
-        return eq;
+        return queue.eq();
+    }
+
+    /** {@return the shared queue its events come through (tests)} */
+    SharedEventQueue sharedEventQueue() {
+        return queue;
+    }
+
+    boolean isClosed() {
+        return closed;
+    }
+
+    /** FI_CONNECTED: a client keeps the server's accept data (the event's CM data). */
+    void connected(byte[] cmData) {
+        if (client) {
+            peerData = cmData;
+        }
     }
 
     /**
      * {@code fi_shutdown(3)}. It flushes what was posted into the CQs and changes the endpoint's
      * connection state: every queue calls fi_trywait again before the loop sleeps (TrywaitAnswer).
      */
-    private void shutdown() {
+    void shutdown() {
         fi_ops_cm.shutdown.invoke(shutdownFp, ep, 0L);
-        eq.touched();
+        queue.touched();
         touchedQueues();
     }
 
     @Override
     public void disconnect() {
-        if (closed || disconnected) {
+        if (closed || events.disconnected) {
             return;
         }
-        disconnected = true;
-        if (state == State.ESTABLISHED) {
+        events.disconnected = true;
+        if (events.state == FabricEvents.State.ESTABLISHED) {
             shutdown();
         }
         // fi_cm(3): FI_SHUTDOWN is reported to the peer; the side that calls fi_shutdown gets no
         // event of its own on tcp, so we report CLOSED ourselves.
-        if (state != State.ENDED && pendingTerminal == null) {
-            pendingTerminal = ConnectionEvent.CLOSED;
-            eq.touched(); // a loop that watches the channel asks it again, and hears "not yet"
+        if (events.state != FabricEvents.State.ENDED && events.pendingTerminal == null) {
+            events.pendingTerminal = ConnectionEvent.CLOSED;
+            queue.touched(); // a loop that watches the queue asks it again
+            events.tell(); // and runs this connection's handler, which reports the CLOSED
         }
     }
 
@@ -540,20 +557,21 @@ final class FabricConnection implements Connection {
         if (closed) {
             return;
         }
-        if (state == State.ESTABLISHED && !disconnected) {
+        if (events.state == FabricEvents.State.ESTABLISHED && !events.disconnected) {
             shutdown();
         }
         closed = true;
-        state = State.ENDED;
+        events.state = FabricEvents.State.ENDED;
         // fi_endpoint(3): close the endpoint before the CQs and the EQ bound to it (they refuse
         // with -FI_EBUSY while bound), and all of them before the domain (transport.release()).
         try {
             FabricLibrary.close(ep, "endpoint", description);
+            queue.unroute(ep); // its queued events went with the endpoint (SharedEventQueue)
             cq.close();
             if (rcq != null) {
                 rcq.close();
             }
-            eq.close();
+            transport.loopQueues().release(queue);
         } finally {
             arena.close();
             transport.release();
@@ -563,120 +581,5 @@ final class FabricConnection implements Connection {
     @Override
     public String toString() {
         return description;
-    }
-
-    /** The connection's EQ as the loop sees it. */
-    private final class Events implements EventChannel {
-        @Override
-        public int fd() {
-            return eq.fd();
-        }
-
-        /**
-         * The EQ's fi_trywait answer stands until a read or a shutdown clears it; an event the
-         * connection holds for the loop itself (a CLOSED of its own) clears it too.
-         */
-        @Override
-        public boolean watchTouches(Runnable touched) {
-            return eq.watch(touched);
-        }
-
-        @Override
-        public boolean prepareToSleep() {
-            if (closed) {
-                return true;
-            }
-            if (state == State.ENDED) {
-                drainAfterEnd();
-            }
-            return pendingTerminal == null && eq.trywait();
-        }
-
-        /**
-         * After the terminal event the EQ may still receive entries (the peer's FI_SHUTDOWN after
-         * our own CLOSED): read and drop them, or fi_trywait would keep saying "not empty" and
-         * the loop would spin.
-         */
-        private void drainAfterEnd() {
-            while (eq.read() != FabricEventQueue.NONE) {
-                // dropped: the connection already reported its end
-            }
-        }
-
-        @Override
-        public ConnectionEvent nextEvent() {
-            if (closed) {
-                return null;
-            }
-            if (state == State.ENDED) {
-                drainAfterEnd();
-                return null;
-            }
-            while (true) {
-                int ev = eq.read();
-                if (ev == FabricEventQueue.NONE) {
-                    break;
-                }
-                if (ev == FI_CONNECTED()) {
-                    if (state == State.CONNECTING && disconnected) {
-                        // disconnect() came first: the connection completes only to end at once
-                        // (fi_cm(3): shut down the now-connected endpoint); report CLOSED.
-                        state = State.ESTABLISHED;
-                        shutdown();
-                        return end(ConnectionEvent.CLOSED);
-                    }
-                    if (state == State.CONNECTING) {
-                        state = State.ESTABLISHED;
-                        if (client) {
-                            peerData = eq.cmData(); // the server's accept data
-                        }
-                        return ConnectionEvent.ESTABLISHED;
-                    }
-                } else if (ev == FI_SHUTDOWN()) {
-                    // tcp reports an orderly fi_shutdown by the peer and a dropped socket alike
-                    // (fi_cm(3) FI_SHUTDOWN): the transport reports what the provider said; the
-                    // owner of the operations knows whether any failed before it.
-                    peerEnded();
-                    return end(ConnectionEvent.CLOSED);
-                } else if (ev == FabricEventQueue.ERROR) {
-                    int err = eq.lastError();
-                    if (state == State.CONNECTING) {
-                        // fi_cm(3): a refused connect is an EQ error entry; tcp gives ECONNREFUSED
-                        // for a port with no listener as well as for fi_reject.
-                        return end(err == FabricErrno.ECONNREFUSED.code() ? ConnectionEvent.REJECTED
-                                : ConnectionEvent.UNREACHABLE);
-                    }
-                    peerEnded();
-                    return end(ConnectionEvent.LOST);
-                }
-            }
-            if (pendingTerminal != null) {
-                ConnectionEvent e = pendingTerminal;
-                pendingTerminal = null;
-                return end(e);
-            }
-            return null;
-        }
-
-        /**
-         * The peer ended an established connection. tcp then fails our posted receives itself
-         * (ECANCELED entries). verbs does not: the DISCONNECTED event leaves our queue pair
-         * working and its receives posted until the endpoint is closed, so they would never
-         * complete. fi_shutdown (rdma_disconnect(3): moves the queue pair to the error state)
-         * flushes them as FI_ECANCELED error entries, as ibv_modify_qp(3) documents for a QP in
-         * error. Its return code is not checked: the connection is gone either way.
-         */
-        private void peerEnded() {
-            if (shutdownOnPeerEnd && state == State.ESTABLISHED && !disconnected) {
-                disconnected = true;
-                shutdown();
-            }
-        }
-
-        private ConnectionEvent end(ConnectionEvent e) {
-            state = State.ENDED;
-            pendingTerminal = null;
-            return e;
-        }
     }
 }

@@ -41,11 +41,20 @@ final class FabricEventQueue implements AutoCloseable {
     private boolean closed;
 
     FabricEventQueue(FabricTransport transport) {
+        this(transport, 16);
+    }
+
+    /**
+     * @param transport the fabric
+     * @param size the entries asked for ({@code fi_eq_attr.size}); a queue shared by many
+     *     endpoints asks for more
+     */
+    FabricEventQueue(FabricTransport transport, int size) {
         this.transport = transport;
         this.trywait = TrywaitAnswer.ofEventQueue(transport.provider());
         try {
             MemorySegment attr = fi_eq_attr.allocate(arena);
-            fi_eq_attr.size(attr, 16);
+            fi_eq_attr.size(attr, size);
             fi_eq_attr.wait_obj(attr, FI_WAIT_FD());
             MemorySegment out = arena.allocate(C_POINTER);
             FabricLibrary.check("fi_eq_open",
@@ -156,6 +165,17 @@ final class FabricEventQueue implements AutoCloseable {
         }
         return entry.asSlice(fi_eq_cm_entry.data$offset(), Math.min(n, entry.byteSize() - fi_eq_cm_entry.sizeof()))
                 .toArray(ValueLayout.JAVA_BYTE);
+    }
+
+    /**
+     * {@return the address of the fid the last event names} {@code fi_eq(3)}: a CM entry's
+     * {@code fid} and an error entry's {@code fid} are the endpoint (or passive endpoint) the
+     * event is for, which is how a queue shared by many endpoints routes its events.
+     *
+     * @param error whether the last read was an error entry ({@link #ERROR})
+     */
+    long lastFid(boolean error) {
+        return (error ? fi_eq_err_entry.fid(errEntry) : fi_eq_cm_entry.fid(entry)).address();
     }
 
     /** {@return the positive error of the last error entry} */

@@ -68,7 +68,7 @@ final class FabricListener implements Listener {
         MemorySegment pep = MemorySegment.NULL;
         transport.retain(); // released by close(), or below when opening fails
         try (Arena tmp = Arena.ofConfined()) {
-            MemorySegment info = FabricTransport.getinfo(tmp, transport.provider(), null, null, host,
+            MemorySegment info = FabricInfo.getinfo(tmp, transport.provider(), null, null, host,
                     Integer.toString(address.getPort()), FI_SOURCE());
             if (info.equals(MemorySegment.NULL)) {
                 throw new IllegalArgumentException("provider " + transport.provider() + " cannot listen on " + address);
@@ -290,13 +290,18 @@ final class FabricListener implements Listener {
 
         @Override
         public io.cqflux.core.spi.Connection accept(byte[] privateData) {
+            return accept(privateData, null);
+        }
+
+        @Override
+        public io.cqflux.core.spi.Connection accept(byte[] privateData, Object affinity) {
             io.cqflux.core.internal.Checks.privateData(privateData, transport.maxAcceptPrivateData(), "accept");
             synchronized (FabricListener.this) {
                 once();
                 boolean accepted = false;
                 try {
                     io.cqflux.core.spi.Connection c = FabricConnection.accept(transport, info, data, config,
-                            privateData == null ? new byte[0] : privateData);
+                            privateData == null ? new byte[0] : privateData, affinity);
                     accepted = true;
                     return c;
                 } finally {

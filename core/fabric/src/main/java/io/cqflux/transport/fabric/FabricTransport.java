@@ -16,7 +16,6 @@ import io.cqflux.transport.fabric.ffm.fi_ops_domain;
 import io.cqflux.transport.fabric.ffm.fi_ops_fabric;
 import io.cqflux.transport.fabric.ffm.fi_ops_mr;
 import io.cqflux.transport.fabric.ffm.fi_rx_attr;
-import io.cqflux.transport.fabric.ffm.fi_tx_attr;
 import io.cqflux.transport.fabric.ffm.fid_domain;
 import io.cqflux.transport.fabric.ffm.fid_fabric;
 import io.cqflux.transport.fabric.ffm.fid_mr;
@@ -34,7 +33,6 @@ import java.net.InetSocketAddress;
 import java.security.SecureRandom;
 import java.util.Collections;
 import java.util.EnumSet;
-import java.util.LinkedHashSet;
 import java.util.Objects;
 import java.util.Set;
 
@@ -110,6 +108,8 @@ final class FabricTransport implements Transport {
      * when it is the last child of a closed transport (guarded by this).
      */
     private FabricLocalRegion flushSink;
+    /** The event queues shared per loop by this domain's connections. */
+    private final LoopQueues loopQueues = new LoopQueues(this);
     /** The domain and fabric are closed (guarded by this). */
     private boolean nativeClosed;
 
@@ -145,7 +145,7 @@ final class FabricTransport implements Transport {
         // size_t: tcp reports SIZE_MAX, which reads as -1 in a Java long.
         this.maxMessageSize = mms < 0 ? Long.MAX_VALUE : mms;
         EnumSet<Capability> c = EnumSet.noneOf(Capability.class);
-        this.readAfterWriteOrdered = readAfterWriteOrdered(info);
+        this.readAfterWriteOrdered = FabricInfo.readAfterWriteOrdered(info);
         if ((caps & FI_RMA()) != 0) {
             c.add(Capability.RMA);
         }
@@ -229,11 +229,11 @@ final class FabricTransport implements Transport {
         MemorySegment fabric = MemorySegment.NULL;
         MemorySegment domain = MemorySegment.NULL;
         try (Arena tmp = Arena.ofConfined()) {
-            MemorySegment list = getinfo(tmp, requested, null, null, localAddress.getHostAddress(), null, FI_SOURCE());
+            MemorySegment list = FabricInfo.getinfo(tmp, requested, null, null, localAddress.getHostAddress(), null, FI_SOURCE());
             if (list.equals(MemorySegment.NULL)) {
                 throw new TransportUnavailableException("fabric", "provider '" + requested
                         + "' offers no FI_EP_MSG endpoint with FI_MSG|FI_RMA on " + localAddress.getHostAddress()
-                        + "; providers present here: " + providers(), null);
+                        + "; providers present here: " + FabricInfo.providers(), null);
             }
             info = fi_dupinfo(list);
             fi_freeinfo(list);
@@ -296,105 +296,6 @@ final class FabricTransport implements Transport {
                 + FabricLibrary.MR_CACHE_OFF;
     }
 
-    /**
-     * {@return whether {@code info} orders an RMA read after the RMA writes posted before it on
-     * the same endpoint}: FI_ORDER_RAW in both the tx_attr's and the rx_attr's {@code msg_order}
-     * ({@code fi_endpoint(3)} "msg_order"). The fabric flush is a read-back and rests on it.
-     */
-    static boolean readAfterWriteOrdered(MemorySegment info) {
-        long raw = FI_ORDER_RAW();
-        return (fi_tx_attr.msg_order(fi_info.tx_attr(info)) & raw) != 0
-                && (fi_rx_attr.msg_order(fi_info.rx_attr(info)) & raw) != 0;
-    }
-
-    /**
-     * {@code fi_getinfo} with our hints: FI_EP_MSG, FI_MSG|FI_RMA, FI_THREAD_SAFE, the MR modes we
-     * handle, and of the mode bits only FI_RX_CQ_DATA. Returns NULL for -FI_ENODATA (nothing
-     * matches). The hints' strings point into {@code tmp}; they are detached before
-     * {@code fi_freeinfo} (which would free them).
-     *
-     * <p>Facts this depends on ({@code fi_getinfo(3)}, {@code fi_mr(3)}; checked on libfabric 1.17
-     * with {@code tcp} on loopback and {@code verbs} over rxe in the Soft-RoCE lane):
-     * <ul>
-     *   <li>mode: no FI_CONTEXT/FI_CONTEXT2, so {@code context} may be any 64-bit value (our
-     *       wr_id): neither provider asks for them on FI_EP_MSG, and one that did would not match.
-     *       FI_RX_CQ_DATA is accepted: verbs needs it (a write with immediate consumes a posted
-     *       receive, as in verbs itself) and otherwise reports {@code cq_data_size} 0, i.e. no
-     *       immediate data at all; tcp ignores the bit (its mode comes back 0).</li>
-     *   <li>mr_mode: tcp returns 0 (offsets into the region, our requested keys); verbs returns
-     *       FI_MR_LOCAL|FI_MR_VIRT_ADDR|FI_MR_ALLOCATED|FI_MR_PROV_KEY: every local buffer needs
-     *       its descriptor ({@code fi_mr_desc}), remote addresses are virtual addresses, keys are
-     *       the provider's (4 bytes). {@link #register} and FabricConnection handle both.</li>
-     *   <li>msg_order: the hints ask for FI_ORDER_RAW | FI_ORDER_WAW in tx_attr and rx_attr
-     *       (a provider that cannot order so does not match): the flush is a read-back that must
-     *       come after the earlier writes, and a durable write's writes stay in order. tcp returns
-     *       both bits in both attributes ({@code FabricTransportTest} asserts it);
-     *       {@link #readAfterWriteOrdered} checks the returned info before FLUSH_VISIBILITY is
-     *       offered.</li>
-     * </ul>
-     */
-    static MemorySegment getinfo(Arena tmp, String provider, MemorySegment fabricName, MemorySegment domainName,
-                                 String node, String service, long flags) {
-        MemorySegment hints = fi_dupinfo(MemorySegment.NULL); // fi_allocinfo() is static inline: this
-        if (hints.equals(MemorySegment.NULL)) {
-            throw FabricLibrary.failure("fi_allocinfo", -FabricErrno.ENOMEM.code(), "");
-        }
-        MemorySegment fattr = fi_info.fabric_attr(hints);
-        MemorySegment dattr = fi_info.domain_attr(hints);
-        try {
-            fi_info.caps(hints, FI_MSG() | FI_RMA());
-            fi_info.mode(hints, FI_RX_CQ_DATA());
-            fi_rx_attr.mode(fi_info.rx_attr(hints), FI_RX_CQ_DATA());
-            fi_tx_attr.msg_order(fi_info.tx_attr(hints), FI_ORDER_RAW() | FI_ORDER_WAW());
-            fi_rx_attr.msg_order(fi_info.rx_attr(hints), FI_ORDER_RAW() | FI_ORDER_WAW());
-            fi_ep_attr.type(fi_info.ep_attr(hints), FI_EP_MSG());
-            fi_domain_attr.mr_mode(dattr, FI_MR_LOCAL() | FI_MR_VIRT_ADDR() | FI_MR_ALLOCATED() | FI_MR_PROV_KEY());
-            fi_domain_attr.threading(dattr, FI_THREAD_SAFE());
-            fi_fabric_attr.prov_name(fattr, tmp.allocateFrom(provider));
-            if (fabricName != null) {
-                fi_fabric_attr.name(fattr, fabricName);
-            }
-            if (domainName != null) {
-                fi_domain_attr.name(dattr, domainName);
-            }
-            MemorySegment out = tmp.allocate(C_POINTER);
-            MemorySegment nodeStr = node == null ? MemorySegment.NULL : tmp.allocateFrom(node);
-            MemorySegment serviceStr = service == null ? MemorySegment.NULL : tmp.allocateFrom(service);
-            int rc = SignalGuard.preserve(() -> fi_getinfo(FabricLibrary.apiVersion(), nodeStr, serviceStr, flags, hints,
-                    out));
-            if (rc == -FI_ENODATA()) {
-                return MemorySegment.NULL;
-            }
-            FabricLibrary.check("fi_getinfo", rc, "provider " + provider + ", node " + node + ", service " + service);
-            return out.get(C_POINTER, 0);
-        } finally {
-            fi_fabric_attr.prov_name(fattr, MemorySegment.NULL);
-            fi_fabric_attr.name(fattr, MemorySegment.NULL);
-            fi_domain_attr.name(dattr, MemorySegment.NULL);
-            fi_freeinfo(hints);
-        }
-    }
-
-    /** {@return the provider names fi_getinfo offers without hints} */
-    static Set<String> providers() {
-        Set<String> names = new LinkedHashSet<>();
-        try (Arena tmp = Arena.ofConfined()) {
-            MemorySegment out = tmp.allocate(C_POINTER);
-            // Without hints every provider initialises, the psm ones included (see SignalGuard).
-            int rc = SignalGuard.preserve(() -> fi_getinfo(FabricLibrary.apiVersion(), MemorySegment.NULL,
-                    MemorySegment.NULL, 0, MemorySegment.NULL, out));
-            if (rc != 0) {
-                return names;
-            }
-            MemorySegment head = out.get(C_POINTER, 0);
-            for (MemorySegment i = head; !i.equals(MemorySegment.NULL); i = fi_info.next(i)) {
-                names.add(FabricLibrary.string(fi_fabric_attr.prov_name(fi_info.fabric_attr(i))));
-            }
-            fi_freeinfo(head);
-        }
-        return names;
-    }
-
     MemorySegment fabric() {
         return fabric;
     }
@@ -422,7 +323,7 @@ final class FabricTransport implements Transport {
     /**
      * {@return whether this is libfabric's tcp provider} Where tcp and the RDMA providers differ
      * in a way the mode and capability bits do not say (flush, what a peer's end does to posted
-     * receives), the transport checks this; see FabricConnection#flush and Events#peerEnded.
+     * receives), the transport checks this; see FabricConnection#flush and FabricEvents#peerEnded.
      */
     boolean isTcp() {
         return "tcp".equals(provider);
@@ -631,13 +532,25 @@ final class FabricTransport implements Transport {
         return FabricListener.open(this, address, config);
     }
 
+    LoopQueues loopQueues() {
+        return loopQueues;
+    }
+
     @Override
     public Connection connect(InetSocketAddress address, ConnectionConfig config, byte[] privateData) {
+        return connect(address, config, privateData, null);
+    }
+
+    /** tcp: the connection's events come through its loop's shared event queue (LoopQueues). */
+    @Override
+    public Connection connect(InetSocketAddress address, ConnectionConfig config, byte[] privateData,
+                              Object affinity) {
         Objects.requireNonNull(address, "address");
         Objects.requireNonNull(config, "config");
         Checks.privateData(privateData, maxConnectPrivateData(), "connect");
         ensureOpen();
-        return FabricConnection.connect(this, address, config, privateData == null ? new byte[0] : privateData);
+        return FabricConnection.connect(this, address, config, privateData == null ? new byte[0] : privateData,
+                affinity);
     }
 
     /**

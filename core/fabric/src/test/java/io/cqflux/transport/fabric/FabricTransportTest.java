@@ -58,7 +58,7 @@ class FabricTransportTest extends TransportFixture {
     @Test
     void tcp_info_ordersReadAfterWriteAndWriteAfterWrite_soTheReadBackFlushIsOffered() {
         try (java.lang.foreign.Arena tmp = java.lang.foreign.Arena.ofConfined()) {
-            java.lang.foreign.MemorySegment info = FabricTransport.getinfo(tmp, "tcp", null, null,
+            java.lang.foreign.MemorySegment info = FabricInfo.getinfo(tmp, "tcp", null, null,
                     LOOPBACK.getHostAddress(), null, io.cqflux.transport.fabric.ffm.fabric_h.FI_SOURCE());
             assertFalse(info.equals(java.lang.foreign.MemorySegment.NULL), "tcp does not match the hints");
             try {
@@ -71,14 +71,14 @@ class FabricTransportTest extends TransportFixture {
                 System.out.printf("FACT tcp msg_order tx 0x%x rx 0x%x%n", tx, rx);
                 assertEquals(want, tx & want, "tx_attr msg_order 0x" + Long.toHexString(tx));
                 assertEquals(want, rx & want, "rx_attr msg_order 0x" + Long.toHexString(rx));
-                assertEquals(FabricFacts.TCP_ORDERS_READ_AFTER_WRITE, FabricTransport.readAfterWriteOrdered(info));
+                assertEquals(FabricFacts.TCP_ORDERS_READ_AFTER_WRITE, FabricInfo.readAfterWriteOrdered(info));
             } finally {
                 io.cqflux.transport.fabric.ffm.fabric_h.fi_freeinfo(info);
             }
             java.lang.foreign.MemorySegment blank = io.cqflux.transport.fabric.ffm.fabric_h.fi_dupinfo(
                     java.lang.foreign.MemorySegment.NULL);
             try {
-                assertFalse(FabricTransport.readAfterWriteOrdered(blank), "an info with msg_order 0 is ordered");
+                assertFalse(FabricInfo.readAfterWriteOrdered(blank), "an info with msg_order 0 is ordered");
             } finally {
                 io.cqflux.transport.fabric.ffm.fabric_h.fi_freeinfo(blank);
             }

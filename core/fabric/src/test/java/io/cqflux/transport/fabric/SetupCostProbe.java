@@ -113,7 +113,7 @@ final class SetupCostProbe {
     private void pieces(FabricTransport t, InetSocketAddress to, ConnectionConfig config) {
         try (Arena tmp = Arena.ofConfined()) {
             long t0 = System.nanoTime();
-            MemorySegment info = FabricTransport.getinfo(tmp, t.provider(), t.fabricName(), t.domainName(),
+            MemorySegment info = FabricInfo.getinfo(tmp, t.provider(), t.fabricName(), t.domainName(),
                     to.getAddress().getHostAddress(), Integer.toString(to.getPort()), 0);
             t0 = time("fi_getinfo (client, to the server)", t0);
             LocalRegion sink = t.register(tmp.allocate(8, 8), EnumSet.of(RegionAccess.READ_DST));

@@ -16,7 +16,7 @@ class SignalGuardTest {
         long segv = SignalGuard.handler(signal_h.SIGSEGV());
         long bus = SignalGuard.handler(signal_h.SIGBUS());
         assertTrue(Fabric.isAvailable(), Fabric.unavailabilityCause());
-        FabricTransport.providers(); // initialises every provider, the psm ones included
+        FabricInfo.providers(); // initialises every provider, the psm ones included
         try (Transport t = Fabric.open(InetAddress.getLoopbackAddress())) {
             assertEquals("fabric/tcp", t.name());
         }

@@ -145,7 +145,7 @@ public final class ConnectionFactory {
                         }
                         requestData = hello(regionList, control, cred, transport.maxConnectPrivateData());
                     }
-                    spi = transport.connect(address, config, requestData);
+                    spi = transport.connect(address, config, requestData, loop); // the loop that serves it
                 } catch (RuntimeException e) {
                     if (control != null) {
                         control.close();

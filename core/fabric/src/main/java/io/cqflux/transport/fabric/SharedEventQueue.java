@@ -1,0 +1,130 @@
+package io.cqflux.transport.fabric;
+
+import io.cqflux.core.spi.SharedSource;
+import java.lang.foreign.MemorySegment;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * One event queue bound to every endpoint that one event loop serves (or to one endpoint, for a
+ * connection opened without a loop), and the routing of its events to those endpoints'
+ * connections. Opened and closed by {@link LoopQueues}, which counts its endpoints.
+ *
+ * <p>Facts this rests on (libfabric 1.17, tcp; {@code benchmarks/c/fabric_shared_queues.c} and
+ * {@code SharedEventQueueTest}):
+ * <ul>
+ *   <li>One EQ serves many endpoints, accepted and connecting alike: every entry names its
+ *       endpoint ({@code fi_eq(3)}: {@code fi_eq_cm_entry.fid}, {@code fi_eq_err_entry.fid}), so
+ *       routing by the endpoint's address is exact.</li>
+ *   <li>{@code fi_close} of an endpoint removes its entries still queued in its EQ
+ *       ({@code ofi_eq_remove_fid_events} in the provider's endpoint close): once the route of a
+ *       closed endpoint is gone, a new endpoint at the same address can get none of them.</li>
+ *   <li>{@code fi_close} of an EQ with endpoints still bound answers {@code -FI_EBUSY} and does
+ *       no harm, but it closes nothing: the queue is closed after its last endpoint.</li>
+ * </ul>
+ *
+ * <p>Threading: {@link #dispatch()} and the members run on the loop thread of the queue's
+ * endpoints; {@link #route}, {@link #unroute} may come from another thread (an accept on the
+ * listener's loop for a connection another loop serves), hence the concurrent map.
+ */
+final class SharedEventQueue implements SharedSource {
+
+    private static final System.Logger LOG = System.getLogger(SharedEventQueue.class.getName());
+
+    /** The entries a shared queue asks for: one loop's connects and shutdowns at once. */
+    static final int SHARED_SIZE = 1024;
+
+    /** What the queue hands an event to: a connection's event channel. */
+    interface Member {
+        /**
+         * One event for this member, copied out of the queue's entry buffer.
+         *
+         * @param event the event ({@code FI_CONNECTED}, {@code FI_SHUTDOWN}, ...) or
+         *     {@link FabricEventQueue#ERROR}
+         * @param cmData a CM event's private data (a copy, possibly empty); empty for an error
+         * @param error an error entry's positive {@code err}, else 0
+         */
+        void deliver(int event, byte[] cmData, int error);
+    }
+
+    final Object affinity;
+    private final FabricEventQueue eq;
+    private final Map<Long, Member> routes = new ConcurrentHashMap<>();
+    /** Endpoints bound to it, counted by its {@link LoopQueues} (guarded by that). */
+    int endpoints;
+
+    SharedEventQueue(FabricTransport transport, Object affinity) {
+        this.affinity = affinity;
+        this.eq = new FabricEventQueue(transport, affinity == null ? 16 : SHARED_SIZE);
+    }
+
+    /** {@return the native queue} */
+    FabricEventQueue eq() {
+        return eq;
+    }
+
+    /** Routes the events of {@code ep} to {@code member}: before {@code fi_connect}/{@code fi_accept}. */
+    void route(MemorySegment ep, Member member) {
+        routes.put(ep.address(), member);
+    }
+
+    /** Stops routing to {@code ep}: after its {@code fi_close} (see the class comment). */
+    void unroute(MemorySegment ep) {
+        routes.remove(ep.address());
+    }
+
+    /** {@return how many endpoints it routes to (tests)} */
+    int routes() {
+        return routes.size();
+    }
+
+    @Override
+    public void dispatch() {
+        while (true) {
+            int ev = eq.read();
+            if (ev == FabricEventQueue.NONE) {
+                return;
+            }
+            boolean error = ev == FabricEventQueue.ERROR;
+            long fid = eq.lastFid(error);
+            // A queue of one endpoint's own gives it everything, whatever fid the provider wrote
+            // (checked for tcp only; verbs' error entries are not relied on to name one).
+            Member m = affinity == null && routes.size() == 1 ? routes.values().iterator().next() : routes.get(fid);
+            if (m == null) {
+                LOG.log(System.Logger.Level.DEBUG, "event {0} for fid 0x{1} of no connection dropped", ev,
+                        Long.toHexString(fid));
+                continue;
+            }
+            m.deliver(ev, error ? new byte[0] : eq.cmData(), error ? eq.lastError() : 0);
+        }
+    }
+
+    @Override
+    public int fd() {
+        return eq.fd();
+    }
+
+    @Override
+    public boolean prepareToSleep() {
+        return eq.trywait();
+    }
+
+    @Override
+    public boolean watchTouches(Runnable touched) {
+        return eq.watch(touched);
+    }
+
+    /** Something changed the queue's endpoints (a shutdown): fi_trywait is asked again. */
+    void touched() {
+        eq.touched();
+    }
+
+    void close() {
+        eq.close();
+    }
+
+    @Override
+    public String toString() {
+        return "fabric event queue (fd " + eq.fd() + ", " + routes.size() + " endpoints)";
+    }
+}

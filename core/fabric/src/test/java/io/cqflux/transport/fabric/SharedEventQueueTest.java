@@ -1,0 +1,159 @@
+package io.cqflux.transport.fabric;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotSame;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.cqflux.core.ConnectionEvent;
+import io.cqflux.core.spi.ConnectionRequest;
+import io.cqflux.core.spi.Listener;
+import io.cqflux.core.spi.Transport;
+import io.cqflux.core.testing.TransportFixture;
+import io.cqflux.core.testing.TransportPump;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.Deque;
+import java.util.List;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The event queue a tcp domain shares among the connections of one loop (LoopQueues,
+ * SharedEventQueue): one EQ for all of them, each event routed to the endpoint its fid names, a
+ * close of the EQ while endpoints are bound refused with {@code -FI_EBUSY} without harm, and the
+ * EQ closed after its last endpoint. Driven without a loop: a connection's {@code nextEvent()}
+ * reads the shared queue itself.
+ */
+class SharedEventQueueTest extends TransportFixture {
+
+    private static final InetAddress LOOPBACK = InetAddress.getLoopbackAddress();
+
+    @Override
+    protected Transport openTransport() {
+        return Fabric.open("tcp", LOOPBACK);
+    }
+
+    @Override
+    protected InetSocketAddress listenAddress() {
+        return new InetSocketAddress(LOOPBACK, 0);
+    }
+
+    @Test
+    void connectionsOfOneLoop_shareOneEventQueue_andEachGetsTheEventsItsFidNames() throws IOException {
+        Object clientLoop = new Object();
+        Object serverLoop = new Object();
+        FabricTransport ct = (FabricTransport) client;
+        FabricTransport st = (FabricTransport) server;
+        Listener l = closeLater(server.listen(listenAddress(), config()));
+        Deque<ConnectionRequest> reqs = pump.add(l);
+        FabricConnection a = (FabricConnection) ct.connect(l.address(), config(), bytes("a"), clientLoop);
+        FabricConnection b = (FabricConnection) ct.connect(l.address(), config(), bytes("b"), clientLoop);
+        FabricConnection own = (FabricConnection) ct.connect(l.address(), config(), bytes("c"), null);
+        assertSame(a.sharedEventQueue(), b.sharedEventQueue());
+        assertNotSame(a.sharedEventQueue(), own.sharedEventQueue(), "a connection without a loop has its own EQ");
+        assertEquals(2, a.sharedEventQueue().routes());
+        TransportPump.Side sa = pump.add("a", a);
+        TransportPump.Side sb = pump.add("b", b);
+        TransportPump.Side so = pump.add("own", own);
+        pump.until("three requests", DEADLINE, () -> reqs.size() == 3);
+        FabricConnection[] accepted = new FabricConnection[3];
+        TransportPump.Side[] serverSides = new TransportPump.Side[3];
+        for (int i = 0; i < 3; i++) {
+            ConnectionRequest r = reqs.poll();
+            byte[] asked = r.privateData();
+            // Each accept answers with its request's own byte in upper case: each client must get its own.
+            byte[] answer = {(byte) Character.toUpperCase((char) asked[0])};
+            accepted[i] = (FabricConnection) r.accept(answer, serverLoop);
+            serverSides[i] = pump.add("server " + (char) asked[0], accepted[i]);
+        }
+        assertSame(accepted[0].sharedEventQueue(), accepted[2].sharedEventQueue());
+        assertEquals(1, st.loopQueues().sharedEventQueues());
+        pump.until("all established", DEADLINE, () -> Stream.of(sa, sb, so).allMatch(
+                s -> s.events.contains(ConnectionEvent.ESTABLISHED)));
+        assertArrayEquals(bytes("A"), Arrays.copyOf(a.peerPrivateData(), 1));
+        assertArrayEquals(bytes("B"), Arrays.copyOf(b.peerPrivateData(), 1));
+        assertArrayEquals(bytes("C"), Arrays.copyOf(own.peerPrivateData(), 1));
+
+        // b's peer ends: b alone hears of it.
+        TransportPump.Side bServer = Stream.of(serverSides).filter(s -> s.connection().peerPrivateData()[0] == 'b')
+                .findFirst().orElseThrow();
+        bServer.connection().disconnect();
+        pump.until("b closed", DEADLINE, () -> sb.events.contains(ConnectionEvent.CLOSED));
+        pump.drainFor(java.time.Duration.ofMillis(100));
+        assertFalse(sa.events.contains(ConnectionEvent.CLOSED), "a got b's FI_SHUTDOWN: " + sa.events);
+
+        for (TransportPump.Side s : new TransportPump.Side[] {sa, sb, so, serverSides[0], serverSides[1], serverSides[2]}) {
+            pump.remove(s);
+            s.connection().close();
+        }
+        assertEquals(0, ct.loopQueues().sharedEventQueues(), "the client loop's EQ after its last endpoint");
+        assertEquals(0, st.loopQueues().sharedEventQueues(), "the server loop's EQ after its last endpoint");
+    }
+
+    @Test
+    void aSecondConnectionOfTheLoop_addsItsSocketAndItsCompletionQueue_andNoEventQueue() throws IOException {
+        int port;
+        try (java.net.ServerSocket free = new java.net.ServerSocket(0, 1, LOOPBACK)) {
+            port = free.getLocalPort(); // closed again: nothing listens there, nothing in this process accepts
+        }
+        InetSocketAddress nowhere = new InetSocketAddress(LOOPBACK, port);
+        Object loop = new Object();
+        long before = openFds();
+        FabricConnection a = closeLater((FabricConnection) ((FabricTransport) client).connect(nowhere, config(),
+                new byte[0], loop));
+        long afterFirst = openFds();
+        FabricConnection b = closeLater((FabricConnection) ((FabricTransport) client).connect(nowhere, config(),
+                new byte[0], loop));
+        long afterSecond = openFds();
+        // The first also opens the loop's EQ (an epoll fd and a socketpair, 3 fds).
+        assertEquals(7, afterFirst - before, "fds of the loop's first connection");
+        assertEquals(4, afterSecond - afterFirst, "fds of the second: its socket and its CQ (3 fds), no EQ");
+        assertSame(a.sharedEventQueue(), b.sharedEventQueue());
+        // The refusals are error entries (fi_eq_err_entry.fid names the endpoint): each gets its own.
+        TransportPump.Side sa = pump.add("a", a);
+        TransportPump.Side sb = pump.add("b", b);
+        pump.until("both refused", DEADLINE, () -> sa.events.size() == 1 && sb.events.size() == 1);
+        assertEquals(List.of(ConnectionEvent.REJECTED), sa.events);
+        assertEquals(List.of(ConnectionEvent.REJECTED), sb.events);
+    }
+
+    /**
+     * Pins the fact LoopQueues rests on: {@code fi_close} of an EQ with an endpoint still bound
+     * answers {@code -FI_EBUSY}, closes nothing and harms nothing (its events still come); the
+     * close after the endpoint's succeeds.
+     */
+    @Test
+    void closingAnEventQueueWithAnEndpointBound_isRefusedWithEbusy_andTheQueueKeepsServing() {
+        Listener l = closeLater(server.listen(listenAddress(), config()));
+        Deque<ConnectionRequest> reqs = pump.add(l);
+        FabricConnection c = (FabricConnection) ((FabricTransport) client).connect(l.address(), config(), bytes("x"),
+                new Object());
+        long failures = FabricLibrary.closeFailures();
+        assertFalse(FabricLibrary.close(c.eventQueue().eq(), "eq", "a shared EQ with an endpoint bound"));
+        assertEquals(failures + 1, FabricLibrary.closeFailures());
+        TransportPump.Side cs = pump.add("client", c);
+        pump.until("a request", DEADLINE, () -> !reqs.isEmpty());
+        TransportPump.Side ss = pump.add("server", reqs.poll().accept(new byte[0]));
+        pump.until("established after the refused close", DEADLINE,
+                () -> cs.events.contains(ConnectionEvent.ESTABLISHED) && ss.events.contains(ConnectionEvent.ESTABLISHED));
+        pump.remove(cs);
+        pump.remove(ss);
+        c.close();
+        ss.connection().close();
+        assertEquals(failures + 1, FabricLibrary.closeFailures(), "the close after the endpoint's failed");
+        assertTrue(c.eventQueue().trywait(), "the closed queue answers as closed");
+    }
+
+    private static long openFds() throws IOException {
+        try (Stream<Path> s = Files.list(Path.of("/proc/self/fd"))) {
+            return s.count();
+        }
+    }
+}

@@ -1,0 +1,188 @@
+package io.cqflux.epoll.loop;
+
+import io.cqflux.core.spi.Pollable;
+import io.cqflux.core.spi.SharedSource;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.IdentityHashMap;
+import java.util.LinkedHashSet;
+import java.util.Map;
+import java.util.Set;
+
+/*
+ * Design.
+ *
+ * A member source (Pollable.sharedBy() != null) has no fd of its own in epoll: its shared source
+ * is registered once per loop, as a plain source whose handler is a Hub. The hub counts the
+ * members registered with it and leaves epoll with the last one. On readiness (or when it says
+ * it is not safe to sleep) the hub runs SharedSource.dispatch(), which routes each native entry
+ * to its member; a member that got something calls the touched callback the hub gave it, which
+ * lists the member as ready and touches the hub (so a settled hub is asked again). The hub then
+ * runs the handlers of the ready members only: the work of a wake-up follows the members that got
+ * something, not how many share the source. A member that is ready although the fd is not
+ * readable (its own event, or an entry read before its registration) is found by a sleeping loop
+ * through the hub's touch (asked before the sleep) and by a spinning one through its askAgain
+ * list (a busy round asks only readable sources). The hub says it is safe to sleep only when no member
+ * is listed and the shared source itself says so.
+ */
+
+/**
+ * The shared sources of one {@link EpollIoHandler} and the members registered with each (see
+ * {@link Pollable#sharedBy()}).
+ *
+ * <p>Thread safety and lifetime: loop thread only (but a member's touched callback, which hands
+ * over from any thread); lives as long as its loop and holds no native memory.
+ */
+final class SharedSources {
+
+    private final EpollIoHandler io;
+    private final EventLoop loop;
+    private final Map<SharedSource, Hub> hubs = new IdentityHashMap<>();
+
+    SharedSources(EpollIoHandler io) {
+        this.io = io;
+        this.loop = io.loop;
+    }
+
+    /**
+     * Adds a member: registers its shared source first if this is the loop's first member of it,
+     * then lists the member as ready once (something may have been routed to it before it was
+     * registered).
+     *
+     * @throws IllegalArgumentException when the member does not accept {@link Pollable#watchTouches}
+     */
+    void add(LoopSource member, SharedSource shared) {
+        assert loop.inEventLoop();
+        Hub hub = hubs.get(shared);
+        if (hub == null) {
+            hub = new Hub(shared);
+            hub.source = new LoopSource(loop, hub, hub::run, hub::loopLetGo);
+            io.registry.add(hub.source); // throws when epoll refuses: nothing was listed yet
+            hubs.put(shared, hub);
+        }
+        Hub h = hub;
+        member.hub = h;
+        h.members.add(member);
+        boolean accepted;
+        try {
+            accepted = member.pollable.watchTouches(() -> h.touched(member));
+        } catch (RuntimeException e) {
+            remove(member);
+            throw e;
+        }
+        if (!accepted) {
+            remove(member);
+            throw new IllegalArgumentException("source " + member.pollable + " names a shared source but does not"
+                    + " accept watchTouches: the loop could not tell when it has something");
+        }
+        member.phase = LoopSource.ACTIVE;
+        h.ready(member);
+    }
+
+    /** Removes a member; the last one of its shared source takes the source out of epoll. */
+    void remove(LoopSource member) {
+        assert loop.inEventLoop();
+        Hub h = member.hub;
+        if (h == null || !h.members.remove(member)) {
+            return;
+        }
+        try {
+            member.pollable.watchTouches(null);
+        } catch (RuntimeException e) {
+            EventLoop.LOG.log(System.Logger.Level.DEBUG, "watchTouches(null) of " + member + " threw", e);
+        }
+        if (h.members.isEmpty() && hubs.get(h.shared) == h) {
+            hubs.remove(h.shared);
+            io.registry.unregister(h.source, false);
+        }
+    }
+
+    /** {@return how many shared sources are registered (tests)} */
+    int size() {
+        return hubs.size();
+    }
+
+    /** One shared source in epoll, with its members and the ones that have something. */
+    final class Hub implements Pollable {
+        final SharedSource shared;
+        final Set<LoopSource> members = new LinkedHashSet<>();
+        /** Members whose handler is due (each once; LoopSource.sharedReady). */
+        final ArrayDeque<LoopSource> ready = new ArrayDeque<>();
+        LoopSource source;
+        /** The loop's touched callback for {@link #source}, while it watches. */
+        Runnable hubTouched;
+
+        Hub(SharedSource shared) {
+            this.shared = shared;
+        }
+
+        @Override
+        public int fd() {
+            return shared.fd();
+        }
+
+        @Override
+        public boolean prepareToSleep() {
+            return ready.isEmpty() && shared.prepareToSleep();
+        }
+
+        @Override
+        public boolean watchTouches(Runnable touched) {
+            hubTouched = touched;
+            return shared.watchTouches(touched);
+        }
+
+        /** A member's touched callback: any thread. */
+        void touched(LoopSource member) {
+            if (loop.inEventLoop()) {
+                ready(member);
+                return;
+            }
+            try {
+                loop.execute(() -> ready(member));
+            } catch (RuntimeException e) {
+                // shutting down: the loop lets go of every member
+            }
+        }
+
+        void ready(LoopSource member) {
+            if (!member.isActive() || member.sharedReady) {
+                return;
+            }
+            member.sharedReady = true;
+            ready.add(member);
+            Runnable t = hubTouched;
+            if (t != null) {
+                t.run(); // a sleeping loop asks the hub again before it sleeps
+            }
+            if (source.isActive()) {
+                io.spin.queueAskAgain(source); // a spinning one, whose fd may not be readable
+            }
+        }
+
+        /** The readiness handler: route what is pending, then run the members that got something. */
+        void run() {
+            shared.dispatch();
+            for (int i = ready.size(); i > 0; i--) {
+                LoopSource m = ready.poll();
+                m.sharedReady = false;
+                if (m.isActive()) {
+                    io.handleReadable(m);
+                }
+            }
+        }
+
+        /** The loop let go of the shared source on its own (shutdown, a failure): its members go too. */
+        void loopLetGo() {
+            hubs.remove(shared, this);
+            for (LoopSource m : new ArrayList<>(members)) {
+                io.registry.unregister(m, true);
+            }
+        }
+
+        @Override
+        public String toString() {
+            return "shared " + shared + " (" + members.size() + " members)";
+        }
+    }
+}

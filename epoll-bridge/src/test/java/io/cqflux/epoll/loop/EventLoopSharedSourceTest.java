@@ -1,0 +1,212 @@
+package io.cqflux.epoll.loop;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.cqflux.core.NativeCallException;
+import io.cqflux.core.spi.Pollable;
+import io.cqflux.core.spi.SharedSource;
+import io.cqflux.epoll.WaitStrategy;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * Sources that share one native source (Pollable.sharedBy(), a libfabric EQ bound to many
+ * endpoints): the shared fd is in epoll once, with the first member, and leaves with the last;
+ * a wake-up runs the handlers of the members that got something and of no other; a member's own
+ * touch runs its handler without the fd; a loop that shuts down tells every member.
+ */
+class EventLoopSharedSourceTest {
+
+    private static final int MEMBERS = 50;
+
+    @ParameterizedTest
+    @ValueSource(strings = {"BLOCKING", "BUSY_POLL"})
+    void aWakeUp_runsOnlyTheMembersThatGotSomething(String strategy) {
+        try (TestShared shared = new TestShared();
+             EventLoop loop = EventLoop.start(new LoopConfig("shared-" + strategy, strategy(strategy), 32, null))) {
+            List<TestMember> members = shared.members(MEMBERS);
+            members.forEach(m -> loop.register(m, m::handle)); // one fd, 50 members: no EEXIST
+            Await.until(() -> members.stream().allMatch(m -> m.runs.get() >= 1), "the first run of every member");
+            int[] before = members.stream().mapToInt(m -> m.runs.get()).toArray();
+            for (int i = 1; i <= 100; i++) {
+                shared.post(7);
+                int want = i;
+                Await.until(() -> members.get(7).handled.get() == want, "event " + want + " of member 7");
+            }
+            for (int i = 0; i < MEMBERS; i++) {
+                if (i != 7) {
+                    assertEquals(before[i], members.get(i).runs.get(), "runs of member " + i
+                            + " while member 7 got 100 events");
+                }
+            }
+        }
+    }
+
+    @Test
+    void aMemberThatTouchesItself_runsWithoutTheSharedFd() {
+        try (TestShared shared = new TestShared();
+             EventLoop loop = EventLoop.start(new LoopConfig("shared-touch", WaitStrategy.BLOCKING, 32, null))) {
+            List<TestMember> members = shared.members(3);
+            members.forEach(m -> loop.register(m, m::handle));
+            Await.until(() -> members.stream().allMatch(m -> m.runs.get() >= 1), "the first run of every member");
+            int before = members.get(2).runs.get();
+            loop.execute(() -> members.get(2).own()); // its own event (a CLOSED it reports itself)
+            Await.until(() -> members.get(2).handled.get() == 1, "member 2's own event");
+            assertTrue(members.get(2).runs.get() > before);
+            assertEquals(0, members.get(0).handled.get() + members.get(1).handled.get());
+        }
+    }
+
+    @Test
+    void theLastMemberToLeave_takesTheSharedFdOutOfEpoll() {
+        try (TestShared shared = new TestShared();
+             EventLoop loop = EventLoop.start(new LoopConfig("shared-leave", WaitStrategy.BLOCKING, 32, null))) {
+            List<TestMember> members = shared.members(3);
+            List<Registration> regs = new ArrayList<>();
+            members.forEach(m -> regs.add(loop.register(m, m::handle)));
+            regs.get(0).close();
+            regs.get(1).close();
+            // One member left: the shared fd is still in epoll, so registering it directly fails.
+            assertThrows(NativeCallException.class, () -> registerOnLoop(loop, shared.fd));
+            regs.get(2).close();
+            Registration direct = registerOnLoop(loop, shared.fd); // out of epoll with the last member
+            direct.close();
+        }
+    }
+
+    @Test
+    void aLoopThatShutsDown_tellsEveryMember() {
+        AtomicInteger hooks = new AtomicInteger();
+        try (TestShared shared = new TestShared()) {
+            EventLoop loop = EventLoop.start(new LoopConfig("shared-shutdown", WaitStrategy.BLOCKING, 32, null));
+            List<TestMember> members = shared.members(5);
+            members.forEach(m -> loop.register(m, m::handle, hooks::incrementAndGet));
+            Await.roundTrip(loop);
+            loop.close();
+            assertEquals(5, hooks.get(), "shutdown hooks of the members");
+        }
+    }
+
+    /** Registers on the loop thread, so that epoll's refusal is thrown rather than logged. */
+    private static Registration registerOnLoop(EventLoop loop, Pollable p) {
+        CompletableFuture<Registration> f = new CompletableFuture<>();
+        loop.execute(() -> {
+            try {
+                f.complete(loop.register(p, () -> { }));
+            } catch (RuntimeException e) {
+                f.completeExceptionally(e);
+            }
+        });
+        try {
+            return f.join();
+        } catch (java.util.concurrent.CompletionException e) {
+            throw (RuntimeException) e.getCause();
+        }
+    }
+
+    private static WaitStrategy strategy(String name) {
+        return switch (name) {
+            case "BLOCKING" -> WaitStrategy.BLOCKING;
+            case "BUSY_POLL" -> WaitStrategy.BUSY_POLL;
+            default -> throw new IllegalArgumentException(name);
+        };
+    }
+
+    /** A shared eventfd whose entries name a member by index. */
+    private static final class TestShared implements SharedSource, AutoCloseable {
+        final EventfdTestSource fd = new EventfdTestSource();
+        final ConcurrentLinkedQueue<Integer> inbox = new ConcurrentLinkedQueue<>();
+        final List<TestMember> members = new ArrayList<>();
+
+        List<TestMember> members(int n) {
+            for (int i = 0; i < n; i++) {
+                members.add(new TestMember(this));
+            }
+            return members;
+        }
+
+        /** An entry for member {@code i}; any thread. */
+        void post(int i) {
+            inbox.add(i);
+            fd.signal();
+        }
+
+        @Override
+        public void dispatch() {
+            fd.consume();
+            Integer i;
+            while ((i = inbox.poll()) != null) {
+                members.get(i).deliver();
+            }
+        }
+
+        @Override
+        public int fd() {
+            return fd.fd();
+        }
+
+        @Override
+        public boolean prepareToSleep() {
+            return inbox.isEmpty();
+        }
+
+        @Override
+        public void close() {
+            fd.close();
+        }
+    }
+
+    /** A member: counts what was routed to it and what its handler took. Loop thread. */
+    private static final class TestMember implements Pollable {
+        final TestShared shared;
+        final AtomicInteger runs = new AtomicInteger();
+        final AtomicInteger handled = new AtomicInteger();
+        private int queued;
+        private Runnable touched;
+
+        TestMember(TestShared shared) {
+            this.shared = shared;
+        }
+
+        void deliver() {
+            queued++;
+            if (touched != null) {
+                touched.run();
+            }
+        }
+
+        void own() {
+            deliver();
+        }
+
+        void handle() {
+            runs.incrementAndGet();
+            handled.addAndGet(queued);
+            queued = 0;
+        }
+
+        @Override
+        public SharedSource sharedBy() {
+            return shared;
+        }
+
+        @Override
+        public int fd() {
+            return shared.fd();
+        }
+
+        @Override
+        public boolean watchTouches(Runnable t) {
+            touched = t;
+            return true;
+        }
+    }
+}
