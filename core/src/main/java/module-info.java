@@ -3,7 +3,8 @@
  * the transport SPI with its {@link io.cqflux.core.spi.TransportProvider} found through
  * {@link java.util.ServiceLoader} ({@code io.cqflux.core.spi}), and internals shared by the
  * project's own modules only ({@code io.cqflux.core.internal}: the one argument check per
- * operation, the errno names and the native-error exception builder).
+ * operation, the errno names, the native-error exception builder, and the arena whose close
+ * leaves the loop).
  */
 module io.cqflux.core {
     exports io.cqflux.core;

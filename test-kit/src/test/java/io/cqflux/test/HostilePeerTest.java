@@ -299,8 +299,10 @@ class HostilePeerTest extends HostilePeerContract {
                             RegionAccess.READ_SRC);
                     awaitTrue(() -> readWord(c, words, 0) > 0, () -> "the forger's cqflux granted no receive");
                     long h = readWord(c, words, 0);
-                    // At least one keep-alive tick (50 ms) has read the honest count before the lie.
-                    java.util.concurrent.locks.LockSupport.parkNanos(300_000_000L);
+                    // A keep-alive tick (every 50 ms) has read the honest count before the lie: the
+                    // lie "no receives after a count" is one only to a server that saw the count.
+                    // A second is room for a loop that a loaded host holds up.
+                    java.util.concurrent.locks.LockSupport.parkNanos(1_000_000_000L);
                     for (long[] w : f.writes().apply(h)) {
                         c.write(words, w[0], le(w[1])).onErrorResume(e -> reactor.core.publisher.Mono.empty())
                                 .block(T);

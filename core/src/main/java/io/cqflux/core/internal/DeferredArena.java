@@ -11,9 +11,9 @@ import java.util.concurrent.atomic.AtomicLong;
  *
  * Closing a shared arena (Arena.ofShared) is a handshake with every Java thread: the JVM must
  * know that no thread is inside an access to the arena's memory before it frees it, and a thread
- * that the host has preempted answers only once it runs again. On a loaded host that is
- * milliseconds at the tail, tens of them at worst, where a confined arena's close is a
- * microsecond (benchmarks/results, the storm folder's probe4). A connection's native objects
+ * that the host has preempted answers only once it runs again. On a loaded host that is a long
+ * tail, where a confined arena's close is not (benchmarks/results, the arenas folder, has the
+ * measurements). A connection's native objects
  * (endpoint, queues, control words) each keep their native scratch in a shared arena, because the
  * thread that makes them is not always the loop that uses and closes them; closing those arenas
  * on the loop made every close and every refused client a stall of the loop and of every other
@@ -46,6 +46,9 @@ public final class DeferredArena implements Arena {
 
     static {
         CLOSER = Thread.ofPlatform().daemon().name("cqflux-arena-closer").unstarted(DeferredArena::closeLoop);
+        // A process-wide thread started by whichever caller comes first: it must not pin that
+        // caller's class loader (an application server's redeploy would leak it).
+        CLOSER.setContextClassLoader(null);
         CLOSER.start();
     }
 

@@ -41,10 +41,12 @@ import java.util.concurrent.ThreadFactory;
  * emulator is a costly system call into the RDMA driver), a turn's I/O share of 16 batches per
  * queue can take many times the tasks' budget: a backlog of operations handed over from another
  * thread then reached the loop only at the pace their own queue completed them, and a close (or
- * any task) queued behind it waited for all of it. So when a turn's tasks stopped on their budget with tasks still queued, the
- * turn's I/O is timed, and the next turn's tasks get as long as that I/O took (and no count
- * limit): tasks and completions then share the thread about evenly while both have work. A turn
- * whose tasks ran out times nothing (no clock read) and the next gets the plain budget.
+ * any task) queued behind it waited for all of it. So when a turn's tasks stopped on their
+ * budget, the turn's I/O is timed, and the next turn's tasks get as long as that I/O took (and no
+ * count limit), up to MAX_TASK_BUDGET_NANOS: tasks and completions then share the thread about
+ * evenly while both have work, and a turn whose timed I/O was stretched by a GC pause or the
+ * host's preemption does not hand the tasks that whole time. A turn whose tasks ran out times
+ * nothing (no clock read) and the next gets the plain budget.
  *
  * Failure: what ends the loop, and how, is in LoopLifecycle's design comment. The I/O handler's
  * own parts: SourceRegistry (adding and removing sources), SettledSources (which
@@ -70,6 +72,8 @@ public final class EventLoop implements AutoCloseable {
     static final int MAX_TASKS_PER_ROUND = 1024;
     /** Time one turn may spend on tasks before the ready fds get their turn; read every 16 tasks. */
     static final long TASK_BUDGET_NANOS = 1_000_000;
+    /** The most a turn's tasks get after a timed turn of I/O (see Fairness in the design comment). */
+    static final long MAX_TASK_BUDGET_NANOS = 16 * TASK_BUDGET_NANOS;
     /** {@link QueueDrainer#MAX_BATCHES_PER_TURN}. */
     static final int MAX_BATCHES_PER_TURN = QueueDrainer.MAX_BATCHES_PER_TURN;
     /** {@link EpollIoHandler#OTHERS_CHECK_INTERVAL_NANOS}. */
@@ -463,7 +467,7 @@ public final class EventLoop implements AutoCloseable {
         Runnable r;
         long start = 0;
         // As long as the last turn's I/O, when that was longer than the plain budget (Fairness).
-        long budget = Math.max(TASK_BUDGET_NANOS, lastIoNanos);
+        long budget = Math.clamp(lastIoNanos, TASK_BUDGET_NANOS, MAX_TASK_BUDGET_NANOS);
         int maxTasks = budget > TASK_BUDGET_NANOS ? Integer.MAX_VALUE : MAX_TASKS_PER_ROUND;
         tasksCutOff = false;
         // The state is re-read per task: a task may be long, and a shutdown requested meanwhile

@@ -64,7 +64,12 @@ import java.util.Set;
  * that says NO_RECEIVES after a count or a count after NO_RECEIVES, or that leaves more receives
  * outstanding than any peer can post at once (ConnectionConfig.MAX_QUEUE_SIZE); a goodbye word
  * that is neither 0 nor GOODBYE. The check is a read of two words, made at each keep-alive tick,
- * before each message is posted and when the connection ends; a lie that stays plausible (a
+ * before each message is posted and when the connection ends. An impossible value counts only
+ * when a later check, at least CONFIRM_NANOS after the first, reads the same two words again: a
+ * provider may place an 8-byte payload in pieces (libfabric's tcp provider copies a write's data
+ * from the socket as it arrives, and one read of the socket can end inside the word), so a
+ * single read can see an honest word half written; the loop's next progress of the connection
+ * completes it, and only a value that stays is a lie. A lie that stays plausible (a
  * count that grows too fast, within the bound) cannot be told from the truth and only hurts the
  * liar's own connection, which the operation deadline ends.
  *
@@ -125,6 +130,15 @@ public final class PeerControl implements AutoCloseable {
     private boolean noReceivesSeen;
     /** Messages the peer sent that consumed one of this side's receives. */
     private long received;
+
+    /** An impossible value read at the last check, which a later check must read again to count. */
+    private boolean suspect;
+    private long suspectGoodbye;
+    private long suspectCredit;
+    private long suspectSince;
+
+    /** How long an impossible value must stay before it counts (see "Forged words"). */
+    static final long CONFIRM_NANOS = 1_000_000L;
 
     /** The most receives a cqflux peer can have posted at once: its receive queue's bound. */
     static final long MAX_OUTSTANDING = io.cqflux.core.ConnectionConfig.MAX_QUEUE_SIZE;
@@ -287,19 +301,38 @@ public final class PeerControl implements AutoCloseable {
      * Reads the words the peer writes and says what no cqflux peer could have written there (see
      * "Forged words" in the design comment at the top of this file). Loop thread.
      *
-     * @return what is impossible, or {@code null} when the words are plausible (or the peer takes
-     *     no part)
+     * @return what is impossible, once a later check read the same words again (see
+     *     CONFIRM_NANOS), or {@code null} when the words are plausible, not yet confirmed, or the
+     *     peer takes no part
      */
     public String violation() {
         if (peer == null || words == null) {
             return null;
         }
         long g = (long) WORD.getAcquire(words.segment(), GOODBYE_WORD);
+        long c = (long) WORD.getAcquire(words.segment(), CREDIT_WORD);
+        String v = impossible(g, c);
+        if (v == null) {
+            suspect = false;
+            return null;
+        }
+        long now = System.nanoTime();
+        if (suspect && g == suspectGoodbye && c == suspectCredit) {
+            return now - suspectSince >= CONFIRM_NANOS ? v : null;
+        }
+        suspect = true;
+        suspectGoodbye = g;
+        suspectCredit = c;
+        suspectSince = now;
+        return null;
+    }
+
+    /** {@return what no cqflux peer can write about these two words, or null}; notes plausible counts */
+    private String impossible(long g, long c) {
         if (g != 0 && g != GOODBYE) {
             return "its goodbye word holds 0x" + Long.toHexString(g) + ", neither 0 nor the goodbye 0x"
                     + Long.toHexString(GOODBYE);
         }
-        long c = (long) WORD.getAcquire(words.segment(), CREDIT_WORD);
         if (c == NO_RECEIVES) {
             if (creditSeen > 0) {
                 return "its credit word says it posts no receives after it granted " + creditSeen;
