@@ -17,6 +17,12 @@
  *   epoll  both threads sleep in epoll_wait on their CQ's FI_WAIT_FD fd, calling fi_trywait(3)
  *          before each sleep (-FI_EAGAIN: read the CQ again first).
  *
+ * What a shared CQ costs on tcp: libfabric 1.17's tcp provider progresses a CQ on every
+ * fi_cq_read (tcpx_cq_progress) by first visiting every endpoint bound to it, under each
+ * endpoint's lock, and only then asking its epoll set which sockets are ready; so the busy
+ * endpoint's reads here pay for each idle endpoint on the same CQ, which is what this program
+ * shows against cqflux's CQ per connection.
+ *
  * Writes are posted with FI_DELIVERY_COMPLETE (cqflux's default completion level); reads complete
  * when the data is local. Each CQ is bound FI_TRANSMIT | FI_RECV; the idle endpoints post nothing.
  *
