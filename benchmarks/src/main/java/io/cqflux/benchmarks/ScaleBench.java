@@ -20,6 +20,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.stream.Stream;
 
 /**
@@ -40,6 +41,15 @@ import java.util.stream.Stream;
  * operation, then as many as fit {@code -t} seconds, within [{@link #MIN_OPS}, {@code -i}], so
  * that a slow configuration does not take minutes.
  *
+ * <p>With {@code -C program} (the compiled {@code benchmarks/c/fabric_scale_bench.c}; the
+ * {@code ./cqflux bench scale} script passes it) each strategy's rows are followed by the same
+ * figures from C: libfabric alone, one EQ and one CQ per side shared by the busy endpoint and the
+ * N idle ones, at the same N and operations, and a table of cqflux ÷ C per row. BUSY_POLL is set
+ * beside C's busy-polling, BLOCKING and ADAPTIVE beside C sleeping in {@code epoll_wait} after
+ * {@code fi_trywait}. C runs after the strategy's cqflux instances are closed, so that no loop of
+ * this process spins while C is measured: the two alternate per strategy, in one run.
+ * {@code -I} sets C's iterations per figure ({@code -I / 10} of warm-up).
+ *
  * <p>With {@code -c N} it runs the storm mode instead ({@link StormBench}): the busy connection's
  * latency while N connects arrive at its server ({@code -p} in flight), while they close, and
  * while N refused clients flood it; with the first {@code -s} strategy and the first {@code -o}
@@ -48,7 +58,7 @@ import java.util.stream.Stream;
  *
  * <p>Usage: {@code ScaleBench [-n 0,10,100,1000] [-s BLOCKING,ADAPTIVE,BUSY_POLL]
  * [-o write.8,read.8,write.4096,read.4096] [-i max-ops] [-w warm-up] [-t seconds]
- * [-c connects [-p in-flight] [-q sequential]]}.
+ * [-C fabric_scale_bench|none [-I c-iterations]] [-c connects [-p in-flight] [-q sequential]]}.
  */
 public final class ScaleBench {
 
@@ -74,9 +84,11 @@ public final class ScaleBench {
         int storm = 0;
         int parallel = 64;
         int sequential = 200;
+        Path cProgram = null;
+        int cIterations = 5_000;
         for (int i = 0; i < args.length; i++) {
             if (i + 1 == args.length) {
-                throw new IllegalArgumentException(args[i] + " wants a value (-n, -s, -o, -i, -w, -t, -c, -p, -q)");
+                throw new IllegalArgumentException(args[i] + " wants a value (-n, -s, -o, -i, -w, -t, -C, -I, -c, -p, -q)");
             }
             switch (args[i]) {
                 case "-n" -> counts = Arrays.stream(args[++i].split(",")).mapToInt(Integer::parseInt).sorted().toArray();
@@ -88,8 +100,10 @@ public final class ScaleBench {
                 case "-c" -> storm = Integer.parseInt(args[++i]);
                 case "-p" -> parallel = Integer.parseInt(args[++i]);
                 case "-q" -> sequential = Integer.parseInt(args[++i]);
+                case "-C" -> cProgram = args[++i].equals("none") ? null : Path.of(args[i]);
+                case "-I" -> cIterations = Integer.parseInt(args[++i]);
                 default -> throw new IllegalArgumentException("unknown argument " + args[i]
-                        + " (-n, -s, -o, -i, -w, -t, -c, -p, -q)");
+                        + " (-n, -s, -o, -i, -w, -t, -C, -I, -c, -p, -q)");
             }
         }
         if (counts.length == 0 || counts[0] < 0) {
@@ -108,6 +122,12 @@ public final class ScaleBench {
             throw new IllegalArgumentException("-c " + storm + " must be >= 0, -p " + parallel + " and -q " + sequential
                     + " >= 1");
         }
+        if (cProgram != null && !Files.isExecutable(cProgram)) {
+            throw new IllegalArgumentException("-C " + cProgram + ": want the compiled fabric_scale_bench (or none)");
+        }
+        if (cIterations < C_MIN_ITERATIONS) {
+            throw new IllegalArgumentException("-I " + cIterations + " is below " + C_MIN_ITERATIONS);
+        }
         if (storm > 0) {
             Object[] o = parseOp(ops.getFirst());
             System.out.printf(Locale.ROOT, "# %s java=%s cpus=%d load=%s fd-limit=%s storm: -c %d -p %d -s %s -o %s -t %s%n",
@@ -122,12 +142,73 @@ public final class ScaleBench {
         System.out.printf(Locale.ROOT, "%-10s %-10s %6s %10s %10s %9s %7s %9s %9s %12s%n",
                 "strategy", "op", "idle", "p50_us", "p99_us", "ops", "fds", "rss_mib", "fds/side", "rss_kib/pair");
         for (String s : strategies) {
-            run(s, Strategies.of(s), counts, ops, maxOps, warmup, seconds);
+            List<Row> rows = run(s, Strategies.of(s), counts, ops, maxOps, warmup, seconds);
+            if (cProgram != null) {
+                besideC(cProgram, s, rows, counts, ops, cIterations);
+            }
         }
     }
 
-    private static void run(String name, WaitStrategy strategy, int[] counts, List<String> ops, int maxOps,
+    private static final int C_MIN_ITERATIONS = 100;
+
+    /** One printed cqflux row: the busy connection's figures at {@code idle} idle connections. */
+    private record Row(String op, int idle, double p50, double p99) {
+    }
+
+    /** {@return C's wait mode set beside a strategy: busy-polling beside BUSY_POLL, epoll otherwise} */
+    static String cMode(String strategy) {
+        return strategy.equalsIgnoreCase("BUSY_POLL") ? "busy" : "epoll";
+    }
+
+    /**
+     * Runs fabric_scale_bench at the strategy's counts and operations and prints, per cqflux row,
+     * C's p50 and p99 and cqflux ÷ C, then C's fds and resident memory per idle count.
+     */
+    private static void besideC(Path program, String strategy, List<Row> rows, int[] counts, List<String> ops,
+                                int iterations) throws IOException, InterruptedException {
+        String mode = cMode(strategy);
+        List<String> command = List.of(program.toString(), "-n",
+                String.join(",", Arrays.stream(counts).mapToObj(Integer::toString).toList()),
+                "-o", String.join(",", ops), "-m", mode, "-i", Integer.toString(iterations),
+                "-w", Integer.toString(iterations / 10));
+        Process p = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+        List<String> lines;
+        try (var out = p.inputReader()) {
+            lines = out.lines().toList();
+        }
+        int status = p.waitFor();
+        if (status != 0) {
+            throw new IOException(String.join(" ", command) + " exited with " + status);
+        }
+        Map<String, CBaselines.Figure> c = CBaselines.parse(lines);
+        System.out.printf(Locale.ROOT, "# beside C (%s, one EQ and CQ per side, %d iterations), load=%s%n",
+                mode, iterations, LoadAverage.read(3, " "));
+        System.out.printf(Locale.ROOT, "%-10s %-10s %6s %10s %10s %8s %10s %10s %8s%n", "strategy", "op", "idle",
+                "p50_us", "c_p50_us", "x_p50", "p99_us", "c_p99_us", "x_p99");
+        for (Row r : rows) {
+            String key = "fabric.scale." + r.idle() + "." + r.op() + "." + mode;
+            double c50 = figure(c, key + ".p50");
+            double c99 = figure(c, key + ".p99");
+            System.out.printf(Locale.ROOT, "%-10s %-10s %6d %10.1f %10.1f %8.2f %10.1f %10.1f %8.2f%n", strategy,
+                    r.op(), r.idle(), r.p50(), c50, r.p50() / c50, r.p99(), c99, r.p99() / c99);
+        }
+        for (int n : counts) {
+            System.out.printf(Locale.ROOT, "# C at %d idle: %.0f fds, %.1f MiB resident%n", n,
+                    figure(c, "fabric.scale." + n + ".fds"), figure(c, "fabric.scale." + n + ".rss") / 1024);
+        }
+    }
+
+    private static double figure(Map<String, CBaselines.Figure> c, String name) {
+        CBaselines.Figure f = c.get(name);
+        if (f == null) {
+            throw new IllegalStateException("fabric_scale_bench printed no " + name);
+        }
+        return f.value();
+    }
+
+    private static List<Row> run(String name, WaitStrategy strategy, int[] counts, List<String> ops, int maxOps,
                             int warmup, double seconds) throws IOException {
+        List<Row> rows = new ArrayList<>();
         InetAddress lo = InetAddress.getLoopbackAddress();
         try (Arena arena = Arena.ofShared();
              Cqflux server = builder(strategy).build();
@@ -168,6 +249,7 @@ public final class ScaleBench {
                             name, op, n, st.p50(), st.p99(), count, fds, rss,
                             n == 0 ? "-" : String.format(Locale.ROOT, "%.2f", (fds - baseFds) / 2.0 / n),
                             n == 0 ? "-" : String.format(Locale.ROOT, "%.1f", (rss - baseRss) * 1024 / n));
+                    rows.add(new Row(op, n, st.p50(), st.p99()));
                 }
                 warm = true;
             }
@@ -176,6 +258,7 @@ public final class ScaleBench {
             }
             busy.close();
         }
+        return rows;
     }
 
     private static Cqflux.Builder builder(WaitStrategy strategy) {
