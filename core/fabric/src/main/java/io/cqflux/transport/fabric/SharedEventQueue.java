@@ -4,6 +4,7 @@ import io.cqflux.core.spi.SharedSource;
 import java.lang.foreign.MemorySegment;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * One event queue bound to every endpoint that one event loop serves (or to one endpoint, for a
@@ -50,6 +51,8 @@ final class SharedEventQueue implements SharedSource {
     final Object affinity;
     private final FabricEventQueue eq;
     private final Map<Long, Member> routes = new ConcurrentHashMap<>();
+    /** The loop that registered it first (SharedSource#claimLoop), else null. */
+    private final AtomicReference<Object> loop = new AtomicReference<>();
     /** Endpoints bound to it, counted by its {@link LoopQueues} (guarded by that). */
     int endpoints;
 
@@ -97,6 +100,12 @@ final class SharedEventQueue implements SharedSource {
             }
             m.deliver(ev, error ? new byte[0] : eq.cmData(), error ? eq.lastError() : 0);
         }
+    }
+
+    @Override
+    public Object claimLoop(Object l) {
+        loop.compareAndSet(null, l);
+        return loop.get();
     }
 
     @Override
