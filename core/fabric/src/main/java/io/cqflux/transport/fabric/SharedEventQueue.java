@@ -95,6 +95,11 @@ final class SharedEventQueue implements SharedSource {
         }
     }
 
+    /** {@return the lock of a read with its lookup and of an endpoint's close with its unroute (tests)} */
+    Object readLock() {
+        return readLock;
+    }
+
     /** {@return how many endpoints it routes to (tests)} */
     int routes() {
         return routes.size();

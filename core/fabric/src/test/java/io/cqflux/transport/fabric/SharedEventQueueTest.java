@@ -183,6 +183,35 @@ class SharedEventQueueTest extends TransportFixture {
         assertEquals(ConnectionEvent.REJECTED, a.events().nextEvent());
     }
 
+    /**
+     * A close off the loop (a failed fi_accept on the listener's loop) waits while the loop is
+     * between a read and its route lookup: otherwise the endpoint could be closed and unrouted,
+     * a new one routed at its address, and the lookup hand the new one the old one's event.
+     */
+    @Test
+    void aCloseOffTheLoop_waitsForTheLoopsReadAndLookup_thenUnroutes() throws Exception {
+        int port;
+        try (java.net.ServerSocket free = new java.net.ServerSocket(0, 1, LOOPBACK)) {
+            port = free.getLocalPort();
+        }
+        FabricConnection a = (FabricConnection) ((FabricTransport) client).connect(
+                new InetSocketAddress(LOOPBACK, port), config(), new byte[0], new Object());
+        SharedEventQueue q = a.sharedEventQueue();
+        Thread closer;
+        synchronized (q.readLock()) { // the loop, between fi_eq_read and the lookup
+            closer = Thread.ofPlatform().name("closer").start(a::close);
+            long deadline = System.nanoTime() + DEADLINE.toNanos();
+            while (closer.getState() != Thread.State.BLOCKED && closer.isAlive() && System.nanoTime() < deadline) {
+                Thread.onSpinWait();
+            }
+            assertEquals(Thread.State.BLOCKED, closer.getState(), "the close did not wait for the read and lookup");
+            assertEquals(1, q.routes(), "routes while the loop reads");
+        }
+        closer.join(DEADLINE.toMillis());
+        assertFalse(closer.isAlive(), "the close after the read");
+        assertEquals(0, q.routes(), "routes after the close");
+    }
+
     private static final MethodHandle POLL = Linker.nativeLinker().downcallHandle(
             Linker.nativeLinker().defaultLookup().find("poll").orElseThrow(),
             FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT));
