@@ -48,8 +48,9 @@ public interface Pollable {
     }
 
     /**
-     * The native source that serves this one, when several owners share one fd (a libfabric
-     * event queue bound to many endpoints). The loop then never registers this source's fd: it
+     * The native source that serves this one, when owners share one fd (a libfabric event queue
+     * bound to many endpoints); a shared source may have a single member (a connection's queue of
+     * its own, served the same way). The loop then never registers this source's fd: it
      * registers the shared source once (counting the members registered with it, removing it
      * with the last one), calls {@link SharedSource#dispatch()} when its fd is readable, and runs
      * this member's handler whenever the member calls the {@code touched} callback that the loop

@@ -5,6 +5,12 @@ package io.cqflux.core.spi;
  * {@link Pollable#sharedBy()} names it: one fd for many connections. All its members belong to
  * the one loop that registers it; it is registered once per loop however many members it has.
  * Its {@link #prepareToSleep()} and {@link #watchTouches} are those of the native source.
+ *
+ * <p>The price of sharing is a wider blast radius: a failure of the shared source is a failure of
+ * every member on its loop. The loop retries a {@link #dispatch()} that throws on its next
+ * wake-up, and only when it keeps failing does it drop the shared source together with all its
+ * members (each owner's shutdown hook runs: every connection on that loop ends), where a source
+ * of one's own would take down one connection.
  */
 public interface SharedSource extends Pollable {
 
@@ -15,4 +21,15 @@ public interface SharedSource extends Pollable {
      * thread when the fd is readable or the source said it is not safe to sleep.
      */
     void dispatch();
+
+    /**
+     * Remembers the first loop that registers this source and answers it from then on. Two loops
+     * must never dispatch one native source (its entry buffer and routing are loop-confined), so a
+     * loop that is answered another loop refuses the member. Called by a loop each time it
+     * registers the source (with its first member there); thread-safe.
+     *
+     * @param loop the loop that registers the source
+     * @return the loop that registered it first: {@code loop} on the first call
+     */
+    Object claimLoop(Object loop);
 }

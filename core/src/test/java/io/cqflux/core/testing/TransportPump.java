@@ -3,6 +3,7 @@ package io.cqflux.core.testing;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import io.cqflux.core.spi.Pollable;
+import io.cqflux.core.spi.SharedSource;
 import io.cqflux.core.spi.Listener;
 import io.cqflux.core.spi.ConnectionRequest;
 import io.cqflux.core.spi.Connection;
@@ -24,7 +25,8 @@ import java.util.function.BooleanSupplier;
 
 /**
  * Test-side stand-in for the event loop (core cannot use it): polls every registered completion
- * queue, event channel and listener in the calling thread until a condition holds or a deadline
+ * queue, event channel (dispatching the shared sources they name, as the loop does) and listener
+ * in the calling thread until a condition holds or a deadline
  * passes. Between passes it honours {@link Pollable#prepareToSleep()} and then waits on all fds
  * with {@code poll(2)} for at most a few milliseconds, so an idle pump does not spin. Every wait
  * has a deadline; nothing sleeps as synchronisation. Not thread-safe.
@@ -113,6 +115,15 @@ public final class TransportPump implements AutoCloseable {
     /** One pass over everything; {@return how many items it produced} */
     public int pollOnce() {
         int n = 0;
+        // The loop's part for shared event sources (Pollable.sharedBy()): it alone reads them,
+        // once per pass, routing each entry to its member, whose nextEvent() then returns it.
+        java.util.Set<SharedSource> dispatched = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+        for (Side s : sides) {
+            SharedSource shared = s.connection.events().sharedBy();
+            if (shared != null && dispatched.add(shared)) {
+                shared.dispatch();
+            }
+        }
         for (Side s : sides) {
             for (CompletionQueue q : s.connection.completionQueues()) {
                 // the loop's cycle: acknowledge (rpma: consume the notification and re-arm the CQ,

@@ -35,6 +35,17 @@ import java.util.Set;
  */
 final class SharedSources {
 
+    /**
+     * Failed dispatches in a row after which a hub is dropped with its members. A failure that
+     * passes (an error entry that one read consumes, a transient errno) does not repeat, so a
+     * few retries cover it; one that stays makes the level-triggered fd readable at once again,
+     * so the loop would spin on it forever, failing each time. Sixteen in a row with no success
+     * in between leave no doubt, and end such a spin within a few loop turns.
+     */
+    static final int MAX_FAILURES = 16;
+    /** The least time between two WARNINGs about one hub's failed dispatches. */
+    static final long LOG_INTERVAL_NANOS = 10_000_000_000L;
+
     private final EpollIoHandler io;
     private final EventLoop loop;
     private final Map<SharedSource, Hub> hubs = new IdentityHashMap<>();
@@ -49,12 +60,20 @@ final class SharedSources {
      * then lists the member as ready once (something may have been routed to it before it was
      * registered).
      *
-     * @throws IllegalArgumentException when the member does not accept {@link Pollable#watchTouches}
+     * @throws IllegalArgumentException when the member does not accept {@link Pollable#watchTouches},
+     *     or when its shared source belongs to another loop ({@link SharedSource#claimLoop})
      */
     void add(LoopSource member, SharedSource shared) {
         assert loop.inEventLoop();
         Hub hub = hubs.get(shared);
         if (hub == null) {
+            Object owner = shared.claimLoop(loop);
+            if (owner != loop) {
+                // Two loops would read one native source: its entry buffer and routing are
+                // confined to one loop, so events would be misrouted or lost.
+                throw new IllegalArgumentException("source " + member.pollable + " shares " + shared
+                        + ", which is served by " + owner + ": it cannot be registered on " + loop);
+            }
             hub = new Hub(shared);
             hub.source = new LoopSource(loop, hub, hub::run, hub::loopLetGo);
             io.registry.add(hub.source); // throws when epoll refuses: nothing was listed yet
@@ -109,6 +128,10 @@ final class SharedSources {
         /** Members whose handler is due (each once; LoopSource.sharedReady). */
         final ArrayDeque<LoopSource> ready = new ArrayDeque<>();
         LoopSource source;
+        /** Failed dispatches since the last one that succeeded. */
+        int failures;
+        /** When the last failure was logged at WARNING ({@link System#nanoTime()}), or 0. */
+        long loggedAt;
         /** The loop's touched callback for {@link #source}, while it watches. */
         Runnable hubTouched;
 
@@ -160,15 +183,44 @@ final class SharedSources {
             }
         }
 
-        /** The readiness handler: route what is pending, then run the members that got something. */
+        /**
+         * The readiness handler: route what is pending, then run the members that got something
+         * (also those routed before a dispatch that threw). A failed dispatch is retried on the
+         * next wake-up; only {@link #MAX_FAILURES} in a row drop the hub (see there).
+         */
         void run() {
-            shared.dispatch();
+            RuntimeException failure = null;
+            try {
+                shared.dispatch();
+                failures = 0;
+            } catch (RuntimeException e) {
+                failure = e;
+                failures++;
+                logFailure(e);
+            }
             for (int i = ready.size(); i > 0; i--) {
                 LoopSource m = ready.poll();
                 m.sharedReady = false;
                 if (m.isActive()) {
                     io.handleReadable(m);
                 }
+            }
+            if (failure != null && failures >= MAX_FAILURES && source.isActive()) {
+                EventLoop.LOG.log(System.Logger.Level.ERROR, "dispatch of " + this + " failed " + failures
+                        + " times in a row: the loop drops it and its members", failure);
+                io.registry.unregister(source, true); // its hook (loopLetGo) tells every member
+            }
+        }
+
+        /** At most one WARNING per {@link #LOG_INTERVAL_NANOS}; the others at DEBUG. */
+        private void logFailure(RuntimeException e) {
+            long now = System.nanoTime();
+            if (loggedAt == 0 || now - loggedAt >= LOG_INTERVAL_NANOS) {
+                loggedAt = now;
+                EventLoop.LOG.log(System.Logger.Level.WARNING, "dispatch of " + this + " failed (" + failures
+                        + " in a row); retried on the next wake-up", e);
+            } else {
+                EventLoop.LOG.log(System.Logger.Level.DEBUG, "dispatch of " + this + " failed again", e);
             }
         }
 

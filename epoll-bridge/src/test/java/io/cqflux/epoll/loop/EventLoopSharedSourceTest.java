@@ -13,6 +13,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -95,6 +96,58 @@ class EventLoopSharedSourceTest {
         }
     }
 
+    @Test
+    void aMemberOnAnotherLoop_isRefusedNamingBothLoops() {
+        try (TestShared shared = new TestShared();
+             EventLoop a = EventLoop.start(new LoopConfig("shared-a", WaitStrategy.BLOCKING, 32, null));
+             EventLoop b = EventLoop.start(new LoopConfig("shared-b", WaitStrategy.BLOCKING, 32, null))) {
+            List<TestMember> members = shared.members(2);
+            a.register(members.get(0), members.get(0)::handle);
+            Await.until(() -> members.get(0).runs.get() >= 1, "member 0 registered on loop a");
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                    () -> registerOnLoop(b, members.get(1)));
+            assertTrue(e.getMessage().contains("shared-a") && e.getMessage().contains("shared-b"), e.getMessage());
+            shared.post(0);
+            Await.until(() -> members.get(0).handled.get() == 1, "member 0's event on its own loop");
+            assertEquals(0, members.get(1).runs.get(), "runs of the refused member");
+        }
+    }
+
+    @Test
+    void aDispatchThatFailsOnce_isRetriedAndTheMembersGoOn() {
+        AtomicInteger hooks = new AtomicInteger();
+        try (TestShared shared = new TestShared();
+             EventLoop loop = EventLoop.start(new LoopConfig("shared-retry", WaitStrategy.BLOCKING, 32, null))) {
+            List<TestMember> members = shared.members(3);
+            members.forEach(m -> loop.register(m, m::handle, hooks::incrementAndGet));
+            Await.until(() -> members.stream().allMatch(m -> m.runs.get() >= 1), "the first run of every member");
+            shared.failuresLeft.set(SharedSources.MAX_FAILURES - 1);
+            shared.post(1);
+            Await.until(() -> members.get(1).handled.get() == 1, "member 1's event after the failed dispatches");
+            assertEquals(0, shared.failuresLeft.get(), "failed dispatches left");
+            shared.failuresLeft.set(SharedSources.MAX_FAILURES - 1); // in a row again: the count restarted
+            shared.post(2);
+            Await.until(() -> members.get(2).handled.get() == 1, "member 2's event after the failed dispatches");
+            assertEquals(0, hooks.get(), "members dropped");
+        }
+    }
+
+    @Test
+    void aDispatchThatKeepsFailing_dropsEveryMember() {
+        AtomicInteger hooks = new AtomicInteger();
+        try (TestShared shared = new TestShared();
+             EventLoop loop = EventLoop.start(new LoopConfig("shared-failing", WaitStrategy.BLOCKING, 32, null))) {
+            List<TestMember> members = shared.members(4);
+            members.forEach(m -> loop.register(m, m::handle, hooks::incrementAndGet));
+            Await.until(() -> members.stream().allMatch(m -> m.runs.get() >= 1), "the first run of every member");
+            shared.failuresLeft.set(Integer.MAX_VALUE);
+            shared.post(0);
+            Await.until(() -> hooks.get() == 4, "the shutdown hooks of every member");
+            Registration direct = registerOnLoop(loop, shared.fd); // the shared fd left epoll
+            direct.close();
+        }
+    }
+
     /** Registers on the loop thread, so that epoll's refusal is thrown rather than logged. */
     private static Registration registerOnLoop(EventLoop loop, Pollable p) {
         CompletableFuture<Registration> f = new CompletableFuture<>();
@@ -139,8 +192,21 @@ class EventLoopSharedSourceTest {
             fd.signal();
         }
 
+        /** Dispatches that throw before reading anything (a failing fi_eq_read). */
+        final AtomicInteger failuresLeft = new AtomicInteger();
+        private final AtomicReference<Object> loop = new AtomicReference<>();
+
+        @Override
+        public Object claimLoop(Object l) {
+            loop.compareAndSet(null, l);
+            return loop.get();
+        }
+
         @Override
         public void dispatch() {
+            if (failuresLeft.getAndUpdate(n -> n > 0 ? n - 1 : 0) > 0) {
+                throw new IllegalStateException("test: dispatch fails");
+            }
             fd.consume();
             Integer i;
             while ((i = inbox.poll()) != null) {

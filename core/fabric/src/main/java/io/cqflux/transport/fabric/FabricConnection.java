@@ -58,10 +58,20 @@ import java.util.List;
  * <p>Threading: loop-confined (see {@link Connection}); {@link #description()} is thread-safe.
  * Lifetime: {@link #close()} closes the endpoint, then the CQs, then releases the EQ, which its
  * LoopQueues closes after its last endpoint ({@code fi_endpoint(3)}: an endpoint must be closed
- * before the objects bound to it); idempotent.
+ * before the objects bound to it); an endpoint that fails to close keeps them all, logged once
+ * ({@link #KEPT_ON_FAILED_CLOSE}); idempotent.
  */
 @SuppressWarnings("restricted") // FFM: this package is the native-access boundary of the fabric transport
 final class FabricConnection implements Connection {
+
+    /**
+     * What a connection keeps when fi_close of its endpoint fails: everything the endpoint may
+     * still be bound to. fi_close of a CQ with an endpoint bound damages it on tcp 1.17 (see
+     * LoopQueues), the EQ's count must not drop while the endpoint is bound to it, the route
+     * stays with the endpoint's entries, and the domain (the transport's count) stays open.
+     */
+    private static final String KEPT_ON_FAILED_CLOSE =
+            "its completion queues, its route and count in the event queue, and the domain";
 
     private final FabricTransport transport;
     private final ConnectionConfig config;
@@ -135,21 +145,25 @@ final class FabricConnection implements Connection {
             FabricLibrary.check("fi_enable", FabricLibrary.control(endpoint, FI_ENABLE(), MemorySegment.NULL),
                     description);
         } catch (RuntimeException ex) {
-            // fi_endpoint(3): the endpoint first, then the CQs and the EQ it was bound to.
-            if (!endpoint.equals(MemorySegment.NULL)) {
-                FabricLibrary.close(endpoint, "endpoint", description);
-            }
-            if (r != null) {
-                r.close();
-            }
-            if (c != null) {
-                c.close();
-            }
-            if (e != null) {
-                transport.loopQueues().release(e);
+            // fi_endpoint(3): the endpoint first, then the CQs and the EQ it was bound to. An
+            // endpoint that fails to close keeps them all (see close()).
+            boolean unbound = endpoint.equals(MemorySegment.NULL)
+                    || e.closeEndpoint(endpoint, description, KEPT_ON_FAILED_CLOSE);
+            if (unbound) {
+                if (r != null) {
+                    r.close();
+                }
+                if (c != null) {
+                    c.close();
+                }
+                if (e != null) {
+                    transport.loopQueues().release(e);
+                }
             }
             arena.close();
-            transport.release();
+            if (unbound) {
+                transport.release();
+            }
             throw ex;
         }
         this.flushSink = sink;
@@ -564,17 +578,23 @@ final class FabricConnection implements Connection {
         events.state = FabricEvents.State.ENDED;
         // fi_endpoint(3): close the endpoint before the CQs and the EQ bound to it (they refuse
         // with -FI_EBUSY while bound), and all of them before the domain (transport.release()).
+        // closeEndpoint also unroutes it, atomically against the loop's read of the EQ (its
+        // queued events went with the endpoint: SharedEventQueue).
+        boolean unbound = false;
         try {
-            FabricLibrary.close(ep, "endpoint", description);
-            queue.unroute(ep); // its queued events went with the endpoint (SharedEventQueue)
-            cq.close();
-            if (rcq != null) {
-                rcq.close();
+            unbound = queue.closeEndpoint(ep, description, KEPT_ON_FAILED_CLOSE);
+            if (unbound) {
+                cq.close();
+                if (rcq != null) {
+                    rcq.close();
+                }
+                transport.loopQueues().release(queue);
             }
-            transport.loopQueues().release(queue);
         } finally {
-            arena.close();
-            transport.release();
+            arena.close(); // scratch for posts, which `closed` stops: nothing native points into it
+            if (unbound) {
+                transport.release();
+            }
         }
     }
 

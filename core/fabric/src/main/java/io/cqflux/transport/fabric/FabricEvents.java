@@ -14,8 +14,8 @@ import java.util.ArrayDeque;
  *
  * <p>With the loop, a member of its shared queue ({@link #sharedBy()}): the loop reads the queue
  * once for all its connections and runs this channel's handler when something was routed here.
- * Used directly (tests, without a loop), {@link #nextEvent()} reads the queue itself, routing
- * what belongs to others to them.
+ * Used directly (tests, without a loop) with a queue of its own, {@link #nextEvent()} reads the
+ * queue itself; with a loop's shared queue it only returns what that loop routed here.
  */
 final class FabricEvents implements EventChannel, SharedEventQueue.Member {
 
@@ -101,8 +101,11 @@ final class FabricEvents implements EventChannel, SharedEventQueue.Member {
             routed.clear();
             return null;
         }
-        if (routed.isEmpty() && touched == null) {
-            queue.dispatch(); // not served by a loop: read the queue ourselves
+        if (routed.isEmpty() && touched == null && !queue.shared()) {
+            // Not served by a loop, and the queue is this connection's own: read it ourselves. A
+            // loop's shared queue is read by that loop alone (its entry buffer is not ours to
+            // race); until the loop watches this member, what it routed here waits in `routed`.
+            queue.dispatch();
         }
         while (!routed.isEmpty()) {
             Queued q = routed.poll();

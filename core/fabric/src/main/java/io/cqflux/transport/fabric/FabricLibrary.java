@@ -266,6 +266,18 @@ final class FabricLibrary {
      * @return whether it was closed
      */
     static boolean close(MemorySegment f, String kind, Object detail) {
+        return close(f, kind, detail, null);
+    }
+
+    /**
+     * {@link #close(MemorySegment, String, Object)}, whose one WARNING on failure also says what
+     * the caller keeps because of it.
+     *
+     * @param kept what stays allocated when the close fails (e.g. the objects bound to an
+     *     endpoint that could not be closed), or {@code null}
+     * @return whether it was closed
+     */
+    static boolean close(MemorySegment f, String kind, Object detail, String kept) {
         MemorySegment ops = fid.ops(f);
         int rc = fi_ops.close.invoke(fi_ops.close(ops), f);
         if (rc == 0) {
@@ -274,7 +286,8 @@ final class FabricLibrary {
         CLOSE_FAILURES.incrementAndGet();
         LOG.log(System.Logger.Level.WARNING, () -> "fi_close(" + kind + ") of " + detail + " failed: "
                 + FabricErrno.nameOf(rc) + " " + strerror(rc)
-                + (rc == -FabricErrno.EBUSY.code() ? "; still in use by an object bound to it: it stays allocated" : ""));
+                + (rc == -FabricErrno.EBUSY.code() ? "; still in use by an object bound to it: it stays allocated" : "")
+                + (kept == null ? "" : "; kept (leaked): " + kept));
         return false;
     }
 

@@ -4,6 +4,7 @@ import io.cqflux.core.spi.SharedSource;
 import java.lang.foreign.MemorySegment;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * One event queue bound to every endpoint that one event loop serves (or to one endpoint, for a
@@ -24,8 +25,12 @@ import java.util.concurrent.ConcurrentHashMap;
  * </ul>
  *
  * <p>Threading: {@link #dispatch()} and the members run on the loop thread of the queue's
- * endpoints; {@link #route}, {@link #unroute} may come from another thread (an accept on the
- * listener's loop for a connection another loop serves), hence the concurrent map.
+ * endpoints; {@link #route}, {@link #closeEndpoint} may come from another thread (an accept on
+ * the listener's loop for a connection another loop serves, which closes it when fi_accept
+ * fails), hence the concurrent map. A read and the lookup of its endpoint's route are one step
+ * against an endpoint's fi_close and the removal of its route (one lock, uncontended but for such
+ * a close): otherwise the loop could read an entry of endpoint X, X be closed and unrouted, a new
+ * endpoint be routed at X's address, and the lookup hand it X's event.
  */
 final class SharedEventQueue implements SharedSource {
 
@@ -50,6 +55,10 @@ final class SharedEventQueue implements SharedSource {
     final Object affinity;
     private final FabricEventQueue eq;
     private final Map<Long, Member> routes = new ConcurrentHashMap<>();
+    /** Guards a read with its lookup, and an endpoint's fi_close with its unroute (class comment). */
+    private final Object readLock = new Object();
+    /** The loop that registered it first (SharedSource#claimLoop), else null. */
+    private final AtomicReference<Object> loop = new AtomicReference<>();
     /** Endpoints bound to it, counted by its {@link LoopQueues} (guarded by that). */
     int endpoints;
 
@@ -68,9 +77,27 @@ final class SharedEventQueue implements SharedSource {
         routes.put(ep.address(), member);
     }
 
-    /** Stops routing to {@code ep}: after its {@code fi_close} (see the class comment). */
-    void unroute(MemorySegment ep) {
-        routes.remove(ep.address());
+    /**
+     * Closes {@code ep}, bound to this queue, and stops routing to it: {@code fi_close} removes
+     * its queued events (see the class comment), so no later read can name it. When the close
+     * fails the route stays, like everything else bound to the endpoint. Any thread.
+     *
+     * @param kept what the caller keeps when the close fails, for the log line
+     * @return whether the endpoint was closed
+     */
+    boolean closeEndpoint(MemorySegment ep, String description, String kept) {
+        synchronized (readLock) {
+            if (!FabricLibrary.close(ep, "endpoint", description, kept)) {
+                return false;
+            }
+            routes.remove(ep.address());
+            return true;
+        }
+    }
+
+    /** {@return the lock of a read with its lookup and of an endpoint's close with its unroute (tests)} */
+    Object readLock() {
+        return readLock;
     }
 
     /** {@return how many endpoints it routes to (tests)} */
@@ -81,22 +108,39 @@ final class SharedEventQueue implements SharedSource {
     @Override
     public void dispatch() {
         while (true) {
-            int ev = eq.read();
-            if (ev == FabricEventQueue.NONE) {
-                return;
+            int ev;
+            long fid;
+            Member m;
+            synchronized (readLock) { // the read and its lookup against a close (class comment)
+                ev = eq.read();
+                if (ev == FabricEventQueue.NONE) {
+                    return;
+                }
+                fid = eq.lastFid(ev == FabricEventQueue.ERROR);
+                // A queue of one endpoint's own gives it everything, whatever fid the provider wrote
+                // (checked for tcp only; verbs' error entries are not relied on to name one).
+                m = affinity == null && routes.size() == 1 ? routes.values().iterator().next() : routes.get(fid);
             }
-            boolean error = ev == FabricEventQueue.ERROR;
-            long fid = eq.lastFid(error);
-            // A queue of one endpoint's own gives it everything, whatever fid the provider wrote
-            // (checked for tcp only; verbs' error entries are not relied on to name one).
-            Member m = affinity == null && routes.size() == 1 ? routes.values().iterator().next() : routes.get(fid);
             if (m == null) {
                 LOG.log(System.Logger.Level.DEBUG, "event {0} for fid 0x{1} of no connection dropped", ev,
                         Long.toHexString(fid));
                 continue;
             }
+            // The entry buffer is the loop's alone (only dispatch reads into it): copied unlocked.
+            boolean error = ev == FabricEventQueue.ERROR;
             m.deliver(ev, error ? new byte[0] : eq.cmData(), error ? eq.lastError() : 0);
         }
+    }
+
+    @Override
+    public Object claimLoop(Object l) {
+        loop.compareAndSet(null, l);
+        return loop.get();
+    }
+
+    /** {@return whether it serves one loop's endpoints (a shared queue), not one endpoint's own} */
+    boolean shared() {
+        return affinity != null;
     }
 
     @Override

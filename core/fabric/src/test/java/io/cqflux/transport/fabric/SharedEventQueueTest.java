@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotSame;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -14,6 +15,12 @@ import io.cqflux.core.spi.Transport;
 import io.cqflux.core.testing.TransportFixture;
 import io.cqflux.core.testing.TransportPump;
 import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandle;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
@@ -28,8 +35,8 @@ import org.junit.jupiter.api.Test;
  * The event queue a tcp domain shares among the connections of one loop (LoopQueues,
  * SharedEventQueue): one EQ for all of them, each event routed to the endpoint its fid names, a
  * close of the EQ while endpoints are bound refused with {@code -FI_EBUSY} without harm, and the
- * EQ closed after its last endpoint. Driven without a loop: a connection's {@code nextEvent()}
- * reads the shared queue itself.
+ * EQ closed after its last endpoint. Driven without a loop: the pump dispatches the shared queue
+ * as the loop would; a connection's {@code nextEvent()} never reads a loop's queue itself.
  */
 class SharedEventQueueTest extends TransportFixture {
 
@@ -150,6 +157,64 @@ class SharedEventQueueTest extends TransportFixture {
         assertEquals(failures + 1, FabricLibrary.closeFailures(), "the close after the endpoint's failed");
         assertTrue(c.eventQueue().trywait(), "the closed queue answers as closed");
     }
+
+    /**
+     * A connection of a loop whose loop is not watching it yet (or another thread that calls it)
+     * must not read the loop's shared queue: the loop alone reads its entry buffer and routes.
+     */
+    @Test
+    void nextEventOfALoopsConnection_doesNotReadTheSharedQueue_theLoopRoutesTheEventToIt() throws Throwable {
+        int port;
+        try (java.net.ServerSocket free = new java.net.ServerSocket(0, 1, LOOPBACK)) {
+            port = free.getLocalPort(); // closed again: the connect is refused
+        }
+        FabricConnection a = closeLater((FabricConnection) ((FabricTransport) client).connect(
+                new InetSocketAddress(LOOPBACK, port), config(), new byte[0], new Object()));
+        SharedEventQueue q = a.sharedEventQueue();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment pfd = arena.allocate(8, 4);
+            pfd.set(ValueLayout.JAVA_INT, 0, q.fd());
+            pfd.set(ValueLayout.JAVA_SHORT, 4, (short) 1); // POLLIN
+            int ready = (int) POLL.invokeExact(pfd, 1L, (int) DEADLINE.toMillis());
+            assertEquals(1, ready, "the refusal in the shared queue");
+        }
+        assertNull(a.events().nextEvent(), "nextEvent read the loop's shared queue itself");
+        q.dispatch(); // the loop's part
+        assertEquals(ConnectionEvent.REJECTED, a.events().nextEvent());
+    }
+
+    /**
+     * A close off the loop (a failed fi_accept on the listener's loop) waits while the loop is
+     * between a read and its route lookup: otherwise the endpoint could be closed and unrouted,
+     * a new one routed at its address, and the lookup hand the new one the old one's event.
+     */
+    @Test
+    void aCloseOffTheLoop_waitsForTheLoopsReadAndLookup_thenUnroutes() throws Exception {
+        int port;
+        try (java.net.ServerSocket free = new java.net.ServerSocket(0, 1, LOOPBACK)) {
+            port = free.getLocalPort();
+        }
+        FabricConnection a = (FabricConnection) ((FabricTransport) client).connect(
+                new InetSocketAddress(LOOPBACK, port), config(), new byte[0], new Object());
+        SharedEventQueue q = a.sharedEventQueue();
+        Thread closer;
+        synchronized (q.readLock()) { // the loop, between fi_eq_read and the lookup
+            closer = Thread.ofPlatform().name("closer").start(a::close);
+            long deadline = System.nanoTime() + DEADLINE.toNanos();
+            while (closer.getState() != Thread.State.BLOCKED && closer.isAlive() && System.nanoTime() < deadline) {
+                Thread.onSpinWait();
+            }
+            assertEquals(Thread.State.BLOCKED, closer.getState(), "the close did not wait for the read and lookup");
+            assertEquals(1, q.routes(), "routes while the loop reads");
+        }
+        closer.join(DEADLINE.toMillis());
+        assertFalse(closer.isAlive(), "the close after the read");
+        assertEquals(0, q.routes(), "routes after the close");
+    }
+
+    private static final MethodHandle POLL = Linker.nativeLinker().downcallHandle(
+            Linker.nativeLinker().defaultLookup().find("poll").orElseThrow(),
+            FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT));
 
     private static long openFds() throws IOException {
         try (Stream<Path> s = Files.list(Path.of("/proc/self/fd"))) {
