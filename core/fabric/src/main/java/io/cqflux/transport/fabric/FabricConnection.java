@@ -126,6 +126,10 @@ final class FabricConnection implements Connection {
         try {
             sink = transport.flushSink(); // the domain's: closed with the transport, not here
             e = transport.loopQueues().acquire(affinity);
+            // The events are shared per loop, the CQ is not: tcp's CQ progress walks every
+            // endpoint bound to the CQ on each fi_cq_read (prov/tcp, tcpx_cq_progress), so a CQ
+            // shared by a loop's connections would cost each read O(connections) where a CQ of
+            // its own costs O(ready) (benchmarks/c/fabric_scale_bench.c, the scale results README).
             c = new FabricCompletionQueue(transport, this, config.completionQueueSize(), false);
             if (config.receiveCompletionQueueSize() > 0) {
                 r = new FabricCompletionQueue(transport, this, config.receiveCompletionQueueSize(), true);
