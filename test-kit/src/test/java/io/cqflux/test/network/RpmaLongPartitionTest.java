@@ -21,11 +21,11 @@ import org.junit.jupiter.api.Test;
  * with {@code ConnectionException(LOST)}, and every completed one is in the server's memory
  * (directly and read over a fresh connection) byte for byte.
  *
- * <p>Tagged {@code rpma-netem-bench} (the lane's netem cases it runs only when asked): the
- * partition alone is 10 s, more than the lane's default run can spend on one case. {@code scripts/softroce/run-tests.sh
- * --build -- --select-class=io.cqflux.test.network.RpmaLongPartitionTest --include-tag rpma-netem-bench}.
+ * <p>Tagged {@code rpma}: part of the lane's default run (about 20 s, the partition alone 10 s);
+ * alone with {@code scripts/softroce/run-tests.sh --build --
+ * --select-class=io.cqflux.test.network.RpmaLongPartitionTest}.
  */
-@Tag("rpma-netem-bench")
+@Tag("rpma")
 class RpmaLongPartitionTest {
     static final int CAPACITY = 4096;
 
