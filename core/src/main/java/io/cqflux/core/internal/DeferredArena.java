@@ -45,9 +45,11 @@ public final class DeferredArena implements Arena {
     private static final Thread CLOSER;
 
     static {
-        CLOSER = Thread.ofPlatform().daemon().name("cqflux-arena-closer").unstarted(DeferredArena::closeLoop);
+        CLOSER = Thread.ofPlatform().daemon().name("cqflux-arena-closer")
+                .inheritInheritableThreadLocals(false).unstarted(DeferredArena::closeLoop);
         // A process-wide thread started by whichever caller comes first: it must not pin that
-        // caller's class loader (an application server's redeploy would leak it).
+        // caller's class loader (an application server's redeploy would leak it), neither as its
+        // context class loader nor through an inherited thread-local.
         CLOSER.setContextClassLoader(null);
         CLOSER.start();
     }

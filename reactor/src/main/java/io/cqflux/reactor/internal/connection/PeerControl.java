@@ -65,11 +65,14 @@ import java.util.Set;
  * outstanding than any peer can post at once (ConnectionConfig.MAX_QUEUE_SIZE); a goodbye word
  * that is neither 0 nor GOODBYE. The check is a read of two words, made at each keep-alive tick,
  * before each message is posted and when the connection ends. An impossible value counts only
- * when a later check, at least CONFIRM_NANOS after the first, reads the same two words again: a
- * provider may place an 8-byte payload in pieces (libfabric's tcp provider copies a write's data
- * from the socket as it arrives, and one read of the socket can end inside the word), so a
- * single read can see an honest word half written; the loop's next progress of the connection
- * completes it, and only a value that stays is a lie. A lie that stays plausible (a
+ * when a later check, at least CONFIRM_NANOS after the first impossible read and within
+ * SUSPECT_WINDOW_NANOS of it, reads an impossible value again (the same or another): a provider
+ * may place an 8-byte payload in pieces (libfabric's tcp provider copies a write's data from the
+ * socket as it arrives, and one read of the socket can end inside the word), so a single read can
+ * see an honest word half written; the loop's next progress of the connection completes it, and
+ * an honest peer is never caught half-written twice so close together. A liar that changes its
+ * value, or alternates lies with plausible values, is caught at its second impossible read. A lie
+ * that stays plausible (a
  * count that grows too fast, within the bound) cannot be told from the truth and only hurts the
  * liar's own connection, which the operation deadline ends.
  *
@@ -131,14 +134,14 @@ public final class PeerControl implements AutoCloseable {
     /** Messages the peer sent that consumed one of this side's receives. */
     private long received;
 
-    /** An impossible value read at the last check, which a later check must read again to count. */
+    /** Whether an impossible value was read, at {@link #suspectSince}, and not yet confirmed. */
     private boolean suspect;
-    private long suspectGoodbye;
-    private long suspectCredit;
     private long suspectSince;
 
-    /** How long an impossible value must stay before it counts (see "Forged words"). */
+    /** How long after the first impossible read a second one confirms it (see "Forged words"). */
     static final long CONFIRM_NANOS = 1_000_000L;
+    /** How long a first impossible read waits for a second before it is forgotten. */
+    static final long SUSPECT_WINDOW_NANOS = 60_000_000_000L;
 
     /** The most receives a cqflux peer can have posted at once: its receive queue's bound. */
     static final long MAX_OUTSTANDING = io.cqflux.core.ConnectionConfig.MAX_QUEUE_SIZE;
@@ -301,7 +304,7 @@ public final class PeerControl implements AutoCloseable {
      * Reads the words the peer writes and says what no cqflux peer could have written there (see
      * "Forged words" in the design comment at the top of this file). Loop thread.
      *
-     * @return what is impossible, once a later check read the same words again (see
+     * @return what is impossible, once a later check confirmed an earlier impossible read (see
      *     CONFIRM_NANOS), or {@code null} when the words are plausible, not yet confirmed, or the
      *     peer takes no part
      */
@@ -313,16 +316,13 @@ public final class PeerControl implements AutoCloseable {
         long c = (long) WORD.getAcquire(words.segment(), CREDIT_WORD);
         String v = impossible(g, c);
         if (v == null) {
-            suspect = false;
             return null;
         }
         long now = System.nanoTime();
-        if (suspect && g == suspectGoodbye && c == suspectCredit) {
+        if (suspect && now - suspectSince <= SUSPECT_WINDOW_NANOS) {
             return now - suspectSince >= CONFIRM_NANOS ? v : null;
         }
         suspect = true;
-        suspectGoodbye = g;
-        suspectCredit = c;
         suspectSince = now;
         return null;
     }

@@ -131,6 +131,20 @@ class PeerControlTest {
     }
 
     @Test
+    void aLiarThatChangesItsValue_orAlternatesWithPlausibleOnes_isCaughtAtItsSecondLie() {
+        word(CREDIT, 10);
+        assertNull(pc.violation());
+        word(CREDIT, -1);
+        assertNull(pc.violation(), "the first impossible read is a suspect");
+        word(CREDIT, 11);
+        assertNull(pc.violation(), "a plausible value in between");
+        java.util.concurrent.locks.LockSupport.parkNanos(2 * PeerControl.CONFIRM_NANOS);
+        word(CREDIT, -2);
+        String v = pc.violation();
+        assertTrue(v != null && v.contains("negative count -2"), v);
+    }
+
+    @Test
     void aMessageBeyondTheGrantedCount_isAViolation_andOneWithinIsNot() {
         pc.receivesPosted(2);
         pc.postGrant(proxy(io.cqflux.core.spi.Connection.class, (m, a) -> true), 1); // granted = 2
