@@ -110,6 +110,9 @@ static double now_us(void) {
 static int open_fds(void) {
     int n = 0;
     DIR *d = opendir("/proc/self/fd");
+    if (d == NULL) {
+        return -1; /* no fd left to list them with: reported as -1 */
+    }
     while (readdir(d)) {
         n++;
     }
@@ -446,6 +449,10 @@ int main(int argc, char **argv) {
     server_addr = (server.info->domain_attr->mr_mode & FI_MR_VIRT_ADDR) ? (uint64_t) (uintptr_t) server.buf : 0;
     server_key = fi_mr_key(server.mr);
     server_stop_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (server_stop_fd < 0) {
+        perror("eventfd");
+        return 1;
+    }
     printf("fabric.scale.info provider=%s fds-before-fabric=%d\n", connect_info->fabric_attr->prov_name, base_fds);
 
     for (int c = 0; c < ncounts; c++) {
@@ -454,7 +461,10 @@ int main(int argc, char **argv) {
         printf("fabric.scale.%d.rss %ld KiB\n", counts[c], rss_kib());
         atomic_store(&server_stop, 0);
         pthread_t th;
-        pthread_create(&th, NULL, server_main, NULL);
+        if (pthread_create(&th, NULL, server_main, NULL) != 0) {
+            fprintf(stderr, "pthread_create failed\n");
+            return 1;
+        }
         for (int m = 0; m < nmodes; m++) {
             for (int o = 0; o < nops; o++) {
                 latency(counts[c], opname[o], opsize[o], modes[m], iters, warmup);
@@ -472,5 +482,6 @@ int main(int argc, char **argv) {
         fi_close(&server.eps[i]->fid);
     }
     fi_close(&pep->fid);
+    /* The queues, regions, domains and fabrics go with the process: a measurement's exit. */
     return 0;
 }
