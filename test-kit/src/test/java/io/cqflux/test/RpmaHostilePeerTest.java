@@ -78,9 +78,15 @@ class RpmaHostilePeerTest extends HostilePeerContract {
     }
 
     @Override
-    Cqflux instance(String role) {
+    Cqflux.Builder builder(String role) {
         return Cqflux.builder().transport(TransportChoice.RPMA).localAddress(address())
-                .threadNamePrefix("cqflux-hostile-" + role).shutdownTimeout(Duration.ofSeconds(5)).build();
+                .threadNamePrefix("cqflux-hostile-" + role).shutdownTimeout(Duration.ofSeconds(5));
+    }
+
+    /** librpma 1.2's descriptor: 21 bytes ({@code rpma_mr_get_descriptor(3)}). */
+    @Override
+    int rawDescriptorLength() {
+        return 21;
     }
 
     /**
