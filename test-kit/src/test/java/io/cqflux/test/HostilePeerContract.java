@@ -46,6 +46,10 @@ import reactor.test.StepVerifier;
  * working (its control words, credits and goodbye, are remotely written regions too: a hit there
  * would stall or end it).
  *
+ * <p>A client's own connection's control words are the one remotely writable region it holds by
+ * design: lies written there must end only that connection, counted, and a raw client that sends
+ * beyond its credits must neither take a neighbour's receive nor disorder its own messages.
+ *
  * <p>Bounded: one attacker connection per forged key (a bad key ends the connection: tcp drops
  * it, a verbs queue pair goes to the error state), 64 bytes each; the subclasses bound how many.
  */
@@ -118,6 +122,14 @@ abstract class HostilePeerContract {
      * well-formed ones, so those belong to the transports that deliver exactly what was sent.
      */
     abstract byte[][] malformedHellos();
+
+    /**
+     * {@return the NIC's counters that tell what a send without a posted receive met, for the
+     * beyond-credits measurement's report; empty where the transport has none}
+     */
+    String receiverNotReadyCounters() {
+        return "";
+    }
 
     /** {@return how many concurrent connects the flood makes} */
     int floodSize() {
@@ -843,6 +855,7 @@ abstract class HostilePeerContract {
             hello.put((byte) handshake.length).put(handshake);
             hello.put((byte) raw.length).put(raw); // control words: credits will be written here
             hello.putShort((short) 0).put((byte) 0); // receive buffer size not told; not readable
+            String countersBefore = receiverNotReadyCounters();
             RdmaConnection c = attacker.connect(rig.publicSide.address(), ConnectOptions.rawPrivateData(hello.array()))
                     .block(T);
             try {
@@ -881,7 +894,9 @@ abstract class HostilePeerContract {
                 System.out.println("FACT " + rig.srv.transportName() + ": a raw client sent " + n + " messages"
                         + " against a receive queue of 128 (the default) in a hello of " + hello.capacity()
                         + " bytes; beyondCredits " + rig.srv.serverStats().beyondCredits() + ", the server received "
-                        + sizes(got) + ", the offender " + (c.isDisposed() ? "ended" : "still connected"));
+                        + sizes(got) + ", the offender " + (c.isDisposed() ? "ended" : "still connected")
+                        + (countersBefore.isEmpty() ? "" : "; NIC counters before " + countersBefore + ", after "
+                        + receiverNotReadyCounters()));
                 assertFalse(neighbourConn.isDisposed(), "the neighbour ended");
                 StepVerifier.create(neighbourConn.read(neighbourConn.remoteRegion(0), 0, 8)).expectNextCount(1)
                         .expectComplete().verify(T);
