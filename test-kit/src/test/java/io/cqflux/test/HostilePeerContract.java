@@ -672,16 +672,29 @@ abstract class HostilePeerContract {
 
         /** @param onAccepted also given each accepted connection, on the server's loop */
         ControlWordRig(java.util.function.Consumer<RdmaConnection> onAccepted) {
+            this(onAccepted, onAccepted, true);
+        }
+
+        /**
+         * @param onPublic also given each connection accepted on the attacker's side
+         * @param onNeighbour also given each connection accepted on the neighbour's side
+         * @param endOnReceiveOverflow the attacker's side's {@link AcceptOptions#withEndOnReceiveOverflow}
+         */
+        ControlWordRig(java.util.function.Consumer<RdmaConnection> onPublic,
+                       java.util.function.Consumer<RdmaConnection> onNeighbour, boolean endOnReceiveOverflow) {
             open = srv.register(fill(mem, 0x66), RegionAccess.READ_SRC);
             neighbourRegion = srv.register(fill(mem, 0x77), RegionAccess.WRITE_DST, RegionAccess.READ_SRC);
-            publicSide = srv.bind(listenAddress(), open).block(T);
+            publicSide = srv.bind(listenAddress(), AcceptOptions.exposing(open)
+                    .withEndOnReceiveOverflow(endOnReceiveOverflow)).block(T);
             neighbourSide = srv.bind(listenAddress(), neighbourRegion).block(T);
-            for (RdmaServer side : new RdmaServer[] {publicSide, neighbourSide}) {
-                subs.add(side.connections().subscribe(c -> {
-                    accepted.add(c);
-                    onAccepted.accept(c);
-                }));
-            }
+            subs.add(publicSide.connections().subscribe(c -> {
+                accepted.add(c);
+                onPublic.accept(c);
+            }));
+            subs.add(neighbourSide.connections().subscribe(c -> {
+                accepted.add(c);
+                onNeighbour.accept(c);
+            }));
         }
 
         static java.lang.foreign.MemorySegment fill(Arena a, int b) {
@@ -897,6 +910,104 @@ abstract class HostilePeerContract {
                         + sizes(got) + ", the offender " + (c.isDisposed() ? "ended" : "still connected")
                         + (countersBefore.isEmpty() ? "" : "; NIC counters before " + countersBefore + ", after "
                         + receiverNotReadyCounters()));
+                assertFalse(neighbourConn.isDisposed(), "the neighbour ended");
+                StepVerifier.create(neighbourConn.read(neighbourConn.remoteRegion(0), 0, 8)).expectNextCount(1)
+                        .expectComplete().verify(T);
+            } finally {
+                c.dispose();
+                neighbourConn.disposeNow(T);
+                words.close();
+            }
+        }
+        neighbourStillWorks();
+    }
+
+    /**
+     * A client that sends more than the server's receive queue holds while the server's application
+     * asks for no message: the attacker's side does not end a connection whose posted receives are
+     * all full ({@code withEndOnReceiveOverflow(false)}), so the sends beyond what is posted (at
+     * most the queue) meet no posted receive (rpma: the responder answers with an RNR NAK and the sender's NIC
+     * retries; tcp: the stream stalls). The neighbour's messages meanwhile arrive; once the
+     * application asks, every message of the offender arrives in order, or it is ended and
+     * counted as beyond its credits.
+     */
+    @Test
+    void aPeerSendingIntoAFullReceiveQueue_isHeldBackOrEnded_andTheNeighboursMessagesArriveMeanwhile() {
+        int n = 200; // beyond the server's receive queue (128): the excess finds no receive while held
+        List<Long> offender = new CopyOnWriteArrayList<>();
+        List<Long> fromNeighbour = new CopyOnWriteArrayList<>();
+        List<reactor.core.publisher.BaseSubscriber<io.cqflux.reactor.Message>> held = new CopyOnWriteArrayList<>();
+        try (ControlWordRig rig = new ControlWordRig(conn -> {
+            reactor.core.publisher.BaseSubscriber<io.cqflux.reactor.Message> s =
+                    new reactor.core.publisher.BaseSubscriber<>() {
+                        @Override
+                        protected void hookOnSubscribe(org.reactivestreams.Subscription subscription) {
+                            // no demand until the test asks
+                        }
+
+                        @Override
+                        protected void hookOnNext(io.cqflux.reactor.Message m) {
+                            offender.add(ByteBuffer.wrap(m.data()).getLong());
+                        }
+                    };
+            held.add(s);
+            conn.receive().subscribe(s);
+        }, conn -> conn.receive().subscribe(m -> fromNeighbour.add(ByteBuffer.wrap(m.data()).getLong()), e -> { }),
+                false)) {
+            RdmaConnection neighbourConn = trustedSide.connect(rig.neighbourSide.address()).block(T);
+            Region words = attacker.register(ControlWordRig.fill(rig.mem, 0), RegionAccess.WRITE_DST);
+            byte[] raw = words.rawDescriptor();
+            byte[] handshake = attacker.peerConfigurationDescriptor();
+            ByteBuffer hello = ByteBuffer.allocate(4 + 1 + handshake.length + 1 + raw.length + 3);
+            hello.put((byte) 'C').put((byte) 'Q').put((byte) 3).put((byte) 0); // version 3, no regions
+            hello.put((byte) handshake.length).put(handshake);
+            hello.put((byte) raw.length).put(raw); // control words: credits will be written here
+            hello.putShort((short) 0).put((byte) 0); // receive buffer size not told; not readable
+            String countersBefore = receiverNotReadyCounters();
+            RdmaConnection c = attacker.connect(rig.publicSide.address(), ConnectOptions.rawPrivateData(hello.array()))
+                    .block(T);
+            try {
+                java.util.concurrent.atomic.AtomicLong sent = new java.util.concurrent.atomic.AtomicLong();
+                Disposable sending = reactor.core.publisher.Flux.range(0, n)
+                        .concatMap(i -> c.send(ByteBuffer.allocate(8).putLong(0xBAD0_0000_0000_0000L | i).array())
+                                .doOnSuccess(x -> sent.incrementAndGet()), 32)
+                        .subscribe(x -> { }, e -> { });
+                // The neighbour's messages arrive while the offender's wait.
+                StepVerifier.create(reactor.core.publisher.Flux.range(0, 50)
+                        .concatMap(i -> neighbourConn.send(ByteBuffer.allocate(8).putLong(0x600D_0000_0000_0000L | i)
+                                .array())).then()).expectComplete().verify(T);
+                awaitTrue(() -> fromNeighbour.size() == 50, () -> "the neighbour's messages: " + fromNeighbour.size());
+                for (int i = 0; i < 50; i++) {
+                    assertEquals(0x600D_0000_0000_0000L | i, fromNeighbour.get(i), "the neighbour's message " + i);
+                }
+                java.util.concurrent.locks.LockSupport.parkNanos(300_000_000L); // the offender meets the full queue
+                assertTrue(offender.isEmpty(), "delivered without demand: " + offender.size());
+                String countersHeld = receiverNotReadyCounters();
+                long sentWhileHeld = sent.get();
+                boolean endedWhileHeld = c.isDisposed();
+                assertEquals(1, held.size(), "the offender's connection was not accepted once");
+                long asked = System.nanoTime();
+                held.getFirst().request(Long.MAX_VALUE);
+                awaitTrue(() -> offender.size() == n || rig.srv.serverStats().beyondCredits() == 1,
+                        () -> "neither all delivered nor ended: " + offender.size() + " delivered, "
+                                + rig.srv.serverStats());
+                long deliveredMs = (System.nanoTime() - asked) / 1_000_000;
+                for (int i = 0; i < offender.size(); i++) {
+                    assertEquals(0xBAD0_0000_0000_0000L | i, offender.get(i), "the offender's message " + i
+                            + " mis-delivered or out of order");
+                }
+                if (rig.srv.serverStats().beyondCredits() == 1) {
+                    StepVerifier.create(c.onDispose()).expectComplete().verify(T);
+                }
+                System.out.println("FACT " + rig.srv.transportName() + ": a raw client sent " + n + " messages into a"
+                        + " server connection (receive queue 128) whose application asked for none for 300 ms: sends completed"
+                        + " while held " + sentWhileHeld + ", offender ended while held " + endedWhileHeld
+                        + "; then delivered " + offender.size() + " within " + deliveredMs + " ms, beyondCredits "
+                        + rig.srv.serverStats().beyondCredits() + ", the offender "
+                        + (c.isDisposed() ? "ended" : "still connected")
+                        + (countersBefore.isEmpty() ? "" : "; NIC counters before " + countersBefore + ", held "
+                        + countersHeld + ", after " + receiverNotReadyCounters()));
+                sending.dispose();
                 assertFalse(neighbourConn.isDisposed(), "the neighbour ended");
                 StepVerifier.create(neighbourConn.read(neighbourConn.remoteRegion(0), 0, 8)).expectNextCount(1)
                         .expectComplete().verify(T);
