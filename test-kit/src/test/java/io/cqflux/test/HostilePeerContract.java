@@ -46,6 +46,10 @@ import reactor.test.StepVerifier;
  * working (its control words, credits and goodbye, are remotely written regions too: a hit there
  * would stall or end it).
  *
+ * <p>A client's own connection's control words are the one remotely writable region it holds by
+ * design: lies written there must end only that connection, counted, and a raw client that sends
+ * beyond its credits must neither take a neighbour's receive nor disorder its own messages.
+ *
  * <p>Bounded: one attacker connection per forged key (a bad key ends the connection: tcp drops
  * it, a verbs queue pair goes to the error state), 64 bytes each; the subclasses bound how many.
  */
@@ -74,8 +78,16 @@ abstract class HostilePeerContract {
     final java.util.concurrent.atomic.AtomicLong[] forgeNanos = {new java.util.concurrent.atomic.AtomicLong(),
         new java.util.concurrent.atomic.AtomicLong(), new java.util.concurrent.atomic.AtomicLong()};
 
+    /** {@return a builder of an instance of the transport under test, its threads named after {@code role}} */
+    abstract Cqflux.Builder builder(String role);
+
     /** {@return a new instance of the transport under test, its threads named after {@code role}} */
-    abstract Cqflux instance(String role);
+    Cqflux instance(String role) {
+        return builder(role).build();
+    }
+
+    /** {@return the length of a region's raw descriptor on this transport ({@link Region#rawDescriptor()})} */
+    abstract int rawDescriptorLength();
 
     /** {@return where a server listens; port 0 where the transport reports the bound port} */
     abstract InetSocketAddress listenAddress();
@@ -110,6 +122,14 @@ abstract class HostilePeerContract {
      * well-formed ones, so those belong to the transports that deliver exactly what was sent.
      */
     abstract byte[][] malformedHellos();
+
+    /**
+     * {@return the NIC's counters that tell what a send without a posted receive met, for the
+     * beyond-credits measurement's report; empty where the transport has none}
+     */
+    String receiverNotReadyCounters() {
+        return "";
+    }
 
     /** {@return how many concurrent connects the flood makes} */
     int floodSize() {
@@ -631,4 +651,377 @@ abstract class HostilePeerContract {
         return m;
     }
 
+    /**
+     * A server with a short keep-alive, so that its checks of the control words run every 50 ms
+     * whether or not it sends anything; one read-only region for the attacker, one writable for a
+     * neighbour, each on a {@code bind()} of its own. Closed by the caller.
+     */
+    final class ControlWordRig implements AutoCloseable {
+        final Cqflux srv = builder("words").keepAlive(Duration.ofMillis(50), 3).build();
+        final Arena mem = Arena.ofShared();
+        final Region open;
+        final Region neighbourRegion;
+        final RdmaServer publicSide;
+        final RdmaServer neighbourSide;
+        final List<RdmaConnection> accepted = new CopyOnWriteArrayList<>();
+        final List<Disposable> subs = new ArrayList<>();
+
+        ControlWordRig() {
+            this(c -> { });
+        }
+
+        /** @param onAccepted also given each accepted connection, on the server's loop */
+        ControlWordRig(java.util.function.Consumer<RdmaConnection> onAccepted) {
+            this(onAccepted, onAccepted, true);
+        }
+
+        /**
+         * @param onPublic also given each connection accepted on the attacker's side
+         * @param onNeighbour also given each connection accepted on the neighbour's side
+         * @param endOnReceiveOverflow the attacker's side's {@link AcceptOptions#withEndOnReceiveOverflow}
+         */
+        ControlWordRig(java.util.function.Consumer<RdmaConnection> onPublic,
+                       java.util.function.Consumer<RdmaConnection> onNeighbour, boolean endOnReceiveOverflow) {
+            open = srv.register(fill(mem, 0x66), RegionAccess.READ_SRC);
+            neighbourRegion = srv.register(fill(mem, 0x77), RegionAccess.WRITE_DST, RegionAccess.READ_SRC);
+            publicSide = srv.bind(listenAddress(), AcceptOptions.exposing(open)
+                    .withEndOnReceiveOverflow(endOnReceiveOverflow)).block(T);
+            neighbourSide = srv.bind(listenAddress(), neighbourRegion).block(T);
+            subs.add(publicSide.connections().subscribe(c -> {
+                accepted.add(c);
+                onPublic.accept(c);
+            }));
+            subs.add(neighbourSide.connections().subscribe(c -> {
+                accepted.add(c);
+                onNeighbour.accept(c);
+            }));
+        }
+
+        static java.lang.foreign.MemorySegment fill(Arena a, int b) {
+            java.lang.foreign.MemorySegment m = a.allocate(SIZE, 4096);
+            m.fill((byte) b);
+            return m;
+        }
+
+        byte[] snapshot() {
+            ByteBuffer all = ByteBuffer.allocate(2 * SIZE);
+            all.put(open.segment().toArray(java.lang.foreign.ValueLayout.JAVA_BYTE));
+            all.put(neighbourRegion.segment().toArray(java.lang.foreign.ValueLayout.JAVA_BYTE));
+            return all.array();
+        }
+
+        @Override
+        public void close() {
+            subs.forEach(Disposable::dispose);
+            srv.disposeNow(T);
+            mem.close();
+        }
+    }
+
+    /** {@return the raw descriptor of the server's control words in the hello it sent {@code c}} */
+    private byte[] controlWordsDescriptor(RdmaConnection c) {
+        ByteBuffer hello = ByteBuffer.wrap(c.peerPrivateData());
+        assertEquals('C', hello.get(0), "not a hello");
+        assertTrue(hello.get(2) >= 3, "a hello of version " + hello.get(2) + " names no control words");
+        int count = hello.get(3) & 0xff;
+        hello.position(4);
+        for (int j = 0; j < count; j++) {
+            int n = hello.getShort() & 0xffff;
+            hello.position(hello.position() + n);
+        }
+        int handshake = hello.get() & 0xff;
+        hello.position(hello.position() + handshake);
+        byte[] d = new byte[hello.get() & 0xff];
+        assertEquals(rawDescriptorLength(), d.length, "the transport's raw descriptor of the control words");
+        hello.get(d);
+        return d;
+    }
+
+    private static byte[] le(long v) {
+        return ByteBuffer.allocate(8).order(java.nio.ByteOrder.nativeOrder()).putLong(v).array();
+    }
+
+    private static long readWord(RdmaConnection c, PeerRegion words, long offset) {
+        byte[] b = c.read(words, offset, 8).block(T);
+        return ByteBuffer.wrap(b).order(java.nio.ByteOrder.nativeOrder()).getLong();
+    }
+
+    /** What a forger writes into its own connection's control words, given the count the server saw. */
+    private record Forgery(String name, java.util.function.LongFunction<long[][]> writes) {
+    }
+
+    @Test
+    void forgedControlWords_endOnlyTheForgersConnection_areCounted_andChangeNothingElse() {
+        // The client writes into its OWN connection's control words on the server (it holds their
+        // key with write access: the credit and goodbye words are written by RDMA): offset, value
+        // pairs, given the credit count the server has seen. Each is what no cqflux peer can write.
+        long goodbye = 0x6371_6678_2062_7965L;
+        SecureRandom r = new SecureRandom();
+        List<Forgery> forgeries = List.of(
+                new Forgery("credits far beyond any receive queue", h -> new long[][] {{0, h + 1_000_000}}),
+                new Forgery("credits going backwards", h -> new long[][] {{0, h - 1}}),
+                new Forgery("a negative credit count", h -> new long[][] {{0, -5}}),
+                new Forgery("'no receives' after a count", h -> new long[][] {{0, 0x8371_6678_206E_7278L}}),
+                new Forgery("a goodbye word of impossible value", h -> new long[][] {{16, goodbye ^ 1}}),
+                new Forgery("random bytes over all 40", h -> {
+                    long[][] w = new long[5][];
+                    for (int i = 0; i < 5; i++) {
+                        w[i] = new long[] {8L * i, r.nextLong()};
+                    }
+                    return w;
+                }));
+        try (ControlWordRig rig = new ControlWordRig()) {
+            RdmaConnection neighbourConn = trustedSide.connect(rig.neighbourSide.address()).block(T);
+            try {
+                long v = 0;
+                for (Forgery f : forgeries) {
+                    byte[] before = rig.snapshot();
+                    long violations = rig.srv.serverStats().controlWordViolations();
+                    // The forger posts receives, so that its own cqflux writes a count first.
+                    RdmaConnection c = attacker.connect(rig.publicSide.address(),
+                            ConnectOptions.defaults().withReceivePrefetch(4)).block(T);
+                    PeerRegion words = c.remoteRegion(controlWordsDescriptor(c), RegionAccess.WRITE_DST,
+                            RegionAccess.READ_SRC);
+                    awaitTrue(() -> readWord(c, words, 0) > 0, () -> "the forger's cqflux granted no receive");
+                    long h = readWord(c, words, 0);
+                    // A keep-alive tick (every 50 ms) has read the honest count before the lie: the
+                    // lie "no receives after a count" is one only to a server that saw the count.
+                    // A second is room for a loop that a loaded host holds up.
+                    java.util.concurrent.locks.LockSupport.parkNanos(1_000_000_000L);
+                    for (long[] w : f.writes().apply(h)) {
+                        c.write(words, w[0], le(w[1])).onErrorResume(e -> reactor.core.publisher.Mono.empty())
+                                .block(T);
+                    }
+                    StepVerifier.create(c.onDispose()).expectComplete().verify(T);
+                    List<ConnectionEvent> events = c.events().collectList().block(T);
+                    assertTrue(events.contains(ConnectionEvent.LOST), f.name() + ": the forger's events " + events);
+                    awaitTrue(() -> rig.srv.serverStats().controlWordViolations() == violations + 1,
+                            () -> f.name() + ": not counted, " + rig.srv.serverStats());
+                    assertArrayEquals(before, rig.snapshot(), f.name() + " changed the server's exposed memory");
+                    awaitTrue(() -> rig.publicSide.stats().exposures() == 0 && rig.publicSide.stats().connections() == 0,
+                            () -> f.name() + ": the forger's connection or keys outlived it " + rig.publicSide.stats());
+                    // The neighbour, on the same server loop, writes and reads on.
+                    byte[] b = ByteBuffer.allocate(8).putLong(++v).array();
+                    StepVerifier.create(neighbourConn.write(neighbourConn.remoteRegion(0), 0, b)).expectComplete()
+                            .verify(T);
+                    StepVerifier.create(neighbourConn.read(neighbourConn.remoteRegion(0), 0, 8))
+                            .assertNext(x -> assertArrayEquals(b, x)).expectComplete().verify(T);
+                    assertFalse(neighbourConn.isDisposed(), "the neighbour ended");
+                }
+                assertEquals(forgeries.size(), rig.srv.serverStats().controlWordViolations(), "" + rig.srv.serverStats());
+                assertEquals(1, rig.neighbourSide.stats().connections(), "the neighbour is still connected");
+            } finally {
+                neighbourConn.disposeNow(T);
+            }
+        }
+        neighbourStillWorks();
+    }
+
+    @Test
+    void aPlausibleCountAndAnHonestGoodbye_areNotViolations() {
+        // What an honest peer may write: a count that grew (within any receive queue), and the
+        // goodbye itself. Neither ends the connection nor is counted.
+        try (ControlWordRig rig = new ControlWordRig()) {
+            RdmaConnection c = attacker.connect(rig.publicSide.address(),
+                    ConnectOptions.defaults().withReceivePrefetch(4)).block(T);
+            try {
+                PeerRegion words = c.remoteRegion(controlWordsDescriptor(c), RegionAccess.WRITE_DST,
+                        RegionAccess.READ_SRC);
+                awaitTrue(() -> readWord(c, words, 0) > 0, () -> "the client's cqflux granted no receive");
+                long h = readWord(c, words, 0);
+                StepVerifier.create(c.write(words, 0, le(h + 10))).expectComplete().verify(T);
+                java.util.concurrent.locks.LockSupport.parkNanos(300_000_000L); // several 50 ms ticks
+                StepVerifier.create(c.read(c.remoteRegion(0), 0, 8)).assertNext(b -> assertEquals(0x66, b[0] & 0xff))
+                        .expectComplete().verify(T);
+                assertEquals(0, rig.srv.serverStats().controlWordViolations(), "" + rig.srv.serverStats());
+                assertEquals(1, rig.publicSide.stats().connections());
+            } finally {
+                c.disposeNow(T);
+            }
+            assertEquals(0, rig.srv.serverStats().controlWordViolations(), "an orderly close counted: "
+                    + rig.srv.serverStats());
+        }
+    }
+
+    /**
+     * A client that sends more messages than the server granted it receives for. Its hello (sent
+     * as raw private data) names control words of its own, so the server grants it credits; its
+     * connection is raw, so its sends ignore them. The server's application takes every message.
+     */
+    @Test
+    void aPeerSendingBeyondItsCredits_isEndedAndCountedOrHeldBack_andTheNeighboursMessagesAllArrive() {
+        int n = 400; // beyond the server's receive queue (128): the excess must wait for reposts
+        java.util.Map<RdmaConnection, List<Long>> got = new java.util.concurrent.ConcurrentHashMap<>();
+        try (ControlWordRig rig = new ControlWordRig(conn -> {
+            // The server's application takes every message of every connection.
+            List<Long> l = new CopyOnWriteArrayList<>();
+            got.put(conn, l);
+            conn.receive().subscribe(m -> l.add(ByteBuffer.wrap(m.data()).getLong()), e -> { });
+        })) {
+            RdmaConnection neighbourConn = trustedSide.connect(rig.neighbourSide.address()).block(T);
+            Region words = attacker.register(ControlWordRig.fill(rig.mem, 0), RegionAccess.WRITE_DST);
+            byte[] raw = words.rawDescriptor();
+            ByteBuffer hello = ByteBuffer.allocate(4 + 1 + attacker.peerConfigurationDescriptor().length + 1
+                    + raw.length + 3);
+            hello.put((byte) 'C').put((byte) 'Q').put((byte) 3).put((byte) 0); // version 3, no regions
+            byte[] handshake = attacker.peerConfigurationDescriptor(); // tcp has none, rpma 1 byte
+            hello.put((byte) handshake.length).put(handshake);
+            hello.put((byte) raw.length).put(raw); // control words: credits will be written here
+            hello.putShort((short) 0).put((byte) 0); // receive buffer size not told; not readable
+            String countersBefore = receiverNotReadyCounters();
+            RdmaConnection c = attacker.connect(rig.publicSide.address(), ConnectOptions.rawPrivateData(hello.array()))
+                    .block(T);
+            try {
+                reactor.core.publisher.Flux<Long> sends = reactor.core.publisher.Flux.range(0, n)
+                        .concatMap(i -> c.send(ByteBuffer.allocate(8).putLong(0xBAD0_0000_0000_0000L | i).array())
+                                .thenReturn(1L).onErrorResume(e -> reactor.core.publisher.Mono.empty()), 32);
+                reactor.core.publisher.Flux<Long> honest = reactor.core.publisher.Flux.range(0, 50)
+                        .concatMap(i -> neighbourConn.send(ByteBuffer.allocate(8).putLong(0x600D_0000_0000_0000L | i)
+                                .array()).thenReturn(1L));
+                StepVerifier.create(reactor.core.publisher.Flux.merge(sends, honest).count())
+                        .assertNext(x -> assertTrue(x >= 50, "sends completed " + x)).expectComplete()
+                        .verify(Duration.ofSeconds(30));
+                awaitTrue(() -> got.entrySet().stream().anyMatch(e -> e.getValue().size() == 50
+                        && e.getValue().getFirst() >> 48 == 0x600D), () -> "the neighbour's 50 messages: " + sizes(got));
+                for (var e : got.entrySet()) {
+                    List<Long> l = e.getValue();
+                    if (!l.isEmpty() && l.getFirst() >> 48 == 0x600D) {
+                        for (int i = 0; i < l.size(); i++) {
+                            assertEquals(0x600D_0000_0000_0000L | i, l.get(i), "the neighbour's message " + i);
+                        }
+                    } else {
+                        for (int i = 0; i < l.size(); i++) {
+                            assertEquals(0xBAD0_0000_0000_0000L | i, l.get(i), "the offender's message " + i
+                                    + " mis-delivered or out of order");
+                        }
+                    }
+                }
+                // Either the server caught a message beyond the grant (ended and counted), or the
+                // transport held the excess back until receives were posted (all delivered, in order).
+                awaitTrue(() -> rig.srv.serverStats().beyondCredits() == 1
+                        || got.values().stream().anyMatch(l -> l.size() == n), () -> "neither ended nor all delivered: "
+                        + rig.srv.serverStats() + " " + sizes(got));
+                if (rig.srv.serverStats().beyondCredits() == 1) {
+                    StepVerifier.create(c.onDispose()).expectComplete().verify(T);
+                }
+                System.out.println("FACT " + rig.srv.transportName() + ": a raw client sent " + n + " messages"
+                        + " against a receive queue of 128 (the default) in a hello of " + hello.capacity()
+                        + " bytes; beyondCredits " + rig.srv.serverStats().beyondCredits() + ", the server received "
+                        + sizes(got) + ", the offender " + (c.isDisposed() ? "ended" : "still connected")
+                        + (countersBefore.isEmpty() ? "" : "; NIC counters before " + countersBefore + ", after "
+                        + receiverNotReadyCounters()));
+                assertFalse(neighbourConn.isDisposed(), "the neighbour ended");
+                StepVerifier.create(neighbourConn.read(neighbourConn.remoteRegion(0), 0, 8)).expectNextCount(1)
+                        .expectComplete().verify(T);
+            } finally {
+                c.dispose();
+                neighbourConn.disposeNow(T);
+                words.close();
+            }
+        }
+        neighbourStillWorks();
+    }
+
+    /**
+     * A client that sends more than the server's receive queue holds while the server's application
+     * asks for no message: the attacker's side does not end a connection whose posted receives are
+     * all full ({@code withEndOnReceiveOverflow(false)}), so the sends beyond what is posted (at
+     * most the queue) meet no posted receive (rpma: the responder answers with an RNR NAK and the sender's NIC
+     * retries; tcp: the stream stalls). The neighbour's messages meanwhile arrive; once the
+     * application asks, every message of the offender arrives in order, or it is ended and
+     * counted as beyond its credits.
+     */
+    @Test
+    void aPeerSendingIntoAFullReceiveQueue_isHeldBackOrEnded_andTheNeighboursMessagesArriveMeanwhile() {
+        int n = 200; // beyond the server's receive queue (128): the excess finds no receive while held
+        List<Long> offender = new CopyOnWriteArrayList<>();
+        List<Long> fromNeighbour = new CopyOnWriteArrayList<>();
+        List<reactor.core.publisher.BaseSubscriber<io.cqflux.reactor.Message>> held = new CopyOnWriteArrayList<>();
+        try (ControlWordRig rig = new ControlWordRig(conn -> {
+            reactor.core.publisher.BaseSubscriber<io.cqflux.reactor.Message> s =
+                    new reactor.core.publisher.BaseSubscriber<>() {
+                        @Override
+                        protected void hookOnSubscribe(org.reactivestreams.Subscription subscription) {
+                            // no demand until the test asks
+                        }
+
+                        @Override
+                        protected void hookOnNext(io.cqflux.reactor.Message m) {
+                            offender.add(ByteBuffer.wrap(m.data()).getLong());
+                        }
+                    };
+            held.add(s);
+            conn.receive().subscribe(s);
+        }, conn -> conn.receive().subscribe(m -> fromNeighbour.add(ByteBuffer.wrap(m.data()).getLong()), e -> { }),
+                false)) {
+            RdmaConnection neighbourConn = trustedSide.connect(rig.neighbourSide.address()).block(T);
+            Region words = attacker.register(ControlWordRig.fill(rig.mem, 0), RegionAccess.WRITE_DST);
+            byte[] raw = words.rawDescriptor();
+            byte[] handshake = attacker.peerConfigurationDescriptor();
+            ByteBuffer hello = ByteBuffer.allocate(4 + 1 + handshake.length + 1 + raw.length + 3);
+            hello.put((byte) 'C').put((byte) 'Q').put((byte) 3).put((byte) 0); // version 3, no regions
+            hello.put((byte) handshake.length).put(handshake);
+            hello.put((byte) raw.length).put(raw); // control words: credits will be written here
+            hello.putShort((short) 0).put((byte) 0); // receive buffer size not told; not readable
+            String countersBefore = receiverNotReadyCounters();
+            RdmaConnection c = attacker.connect(rig.publicSide.address(), ConnectOptions.rawPrivateData(hello.array()))
+                    .block(T);
+            try {
+                java.util.concurrent.atomic.AtomicLong sent = new java.util.concurrent.atomic.AtomicLong();
+                Disposable sending = reactor.core.publisher.Flux.range(0, n)
+                        .concatMap(i -> c.send(ByteBuffer.allocate(8).putLong(0xBAD0_0000_0000_0000L | i).array())
+                                .doOnSuccess(x -> sent.incrementAndGet()), 32)
+                        .subscribe(x -> { }, e -> { });
+                // The neighbour's messages arrive while the offender's wait.
+                StepVerifier.create(reactor.core.publisher.Flux.range(0, 50)
+                        .concatMap(i -> neighbourConn.send(ByteBuffer.allocate(8).putLong(0x600D_0000_0000_0000L | i)
+                                .array())).then()).expectComplete().verify(T);
+                awaitTrue(() -> fromNeighbour.size() == 50, () -> "the neighbour's messages: " + fromNeighbour.size());
+                for (int i = 0; i < 50; i++) {
+                    assertEquals(0x600D_0000_0000_0000L | i, fromNeighbour.get(i), "the neighbour's message " + i);
+                }
+                java.util.concurrent.locks.LockSupport.parkNanos(300_000_000L); // the offender meets the full queue
+                assertTrue(offender.isEmpty(), "delivered without demand: " + offender.size());
+                String countersHeld = receiverNotReadyCounters();
+                long sentWhileHeld = sent.get();
+                boolean endedWhileHeld = c.isDisposed();
+                assertEquals(1, held.size(), "the offender's connection was not accepted once");
+                long asked = System.nanoTime();
+                held.getFirst().request(Long.MAX_VALUE);
+                awaitTrue(() -> offender.size() == n || rig.srv.serverStats().beyondCredits() == 1,
+                        () -> "neither all delivered nor ended: " + offender.size() + " delivered, "
+                                + rig.srv.serverStats());
+                long deliveredMs = (System.nanoTime() - asked) / 1_000_000;
+                for (int i = 0; i < offender.size(); i++) {
+                    assertEquals(0xBAD0_0000_0000_0000L | i, offender.get(i), "the offender's message " + i
+                            + " mis-delivered or out of order");
+                }
+                if (rig.srv.serverStats().beyondCredits() == 1) {
+                    StepVerifier.create(c.onDispose()).expectComplete().verify(T);
+                }
+                System.out.println("FACT " + rig.srv.transportName() + ": a raw client sent " + n + " messages into a"
+                        + " server connection (receive queue 128) whose application asked for none for 300 ms: sends completed"
+                        + " while held " + sentWhileHeld + ", offender ended while held " + endedWhileHeld
+                        + "; then delivered " + offender.size() + " within " + deliveredMs + " ms, beyondCredits "
+                        + rig.srv.serverStats().beyondCredits() + ", the offender "
+                        + (c.isDisposed() ? "ended" : "still connected")
+                        + (countersBefore.isEmpty() ? "" : "; NIC counters before " + countersBefore + ", held "
+                        + countersHeld + ", after " + receiverNotReadyCounters()));
+                sending.dispose();
+                assertFalse(neighbourConn.isDisposed(), "the neighbour ended");
+                StepVerifier.create(neighbourConn.read(neighbourConn.remoteRegion(0), 0, 8)).expectNextCount(1)
+                        .expectComplete().verify(T);
+            } finally {
+                c.dispose();
+                neighbourConn.disposeNow(T);
+                words.close();
+            }
+        }
+        neighbourStillWorks();
+    }
+
+    private static String sizes(java.util.Map<RdmaConnection, List<Long>> got) {
+        return got.values().stream().map(l -> l.size() + (l.isEmpty() ? "" : l.getFirst() >> 48 == 0x600D
+                ? " (neighbour)" : " (offender)")).toList().toString();
+    }
 }

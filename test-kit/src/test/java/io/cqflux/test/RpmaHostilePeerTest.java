@@ -78,9 +78,39 @@ class RpmaHostilePeerTest extends HostilePeerContract {
     }
 
     @Override
-    Cqflux instance(String role) {
+    Cqflux.Builder builder(String role) {
         return Cqflux.builder().transport(TransportChoice.RPMA).localAddress(address())
-                .threadNamePrefix("cqflux-hostile-" + role).shutdownTimeout(Duration.ofSeconds(5)).build();
+                .threadNamePrefix("cqflux-hostile-" + role).shutdownTimeout(Duration.ofSeconds(5));
+    }
+
+    /**
+     * rxe's counters of "receiver not ready" ({@code rxe_hw_counters.c}): {@code send_rnr_err}
+     * moves when a responder finds no posted receive and answers with an RNR NAK,
+     * {@code rcvd_rnr_err} when a requester gets one and waits to retry; server and attacker
+     * share the guest's one device, so both move for one such send.
+     */
+    @Override
+    String receiverNotReadyCounters() {
+        StringBuilder s = new StringBuilder();
+        java.io.File[] devices = new java.io.File("/sys/class/infiniband").listFiles();
+        for (java.io.File d : devices == null ? new java.io.File[0] : devices) {
+            for (String name : new String[] {"send_rnr_err", "rcvd_rnr_err", "retry_rnr_exceeded_err"}) {
+                java.nio.file.Path p = d.toPath().resolve("ports/1/hw_counters/" + name);
+                try {
+                    s.append(d.getName()).append('.').append(name).append('=')
+                            .append(java.nio.file.Files.readString(p).trim()).append(' ');
+                } catch (IOException e) {
+                    s.append(d.getName()).append('.').append(name).append("=unreadable ");
+                }
+            }
+        }
+        return s.isEmpty() ? "none found under /sys/class/infiniband" : s.toString().trim();
+    }
+
+    /** librpma 1.2's descriptor: 21 bytes ({@code rpma_mr_get_descriptor(3)}). */
+    @Override
+    int rawDescriptorLength() {
+        return 21;
     }
 
     /**
