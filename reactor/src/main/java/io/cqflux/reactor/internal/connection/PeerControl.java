@@ -72,9 +72,8 @@ import java.util.Set;
  * see an honest word half written; the loop's next progress of the connection completes it, and
  * an honest peer is never caught half-written twice so close together. A liar that changes its
  * value, or alternates lies with plausible values, is caught at its second impossible read. A lie
- * that stays plausible (a
- * count that grows too fast, within the bound) cannot be told from the truth and only hurts the
- * liar's own connection, which the operation deadline ends.
+ * that stays plausible (a count that grows too fast, within the bound) cannot be told from the
+ * truth and only hurts the liar's own connection, which the operation deadline ends.
  *
  * Keep-alive. The words are also registered for remote reading, so that an idle side can ask
  * the peer's NIC for a sign of life without anything from the peer's application: an 8-byte
