@@ -65,15 +65,15 @@ import java.util.Set;
  * outstanding than any peer can post at once (ConnectionConfig.MAX_QUEUE_SIZE); a goodbye word
  * that is neither 0 nor GOODBYE. The check is a read of two words, made at each keep-alive tick,
  * before each message is posted and when the connection ends. An impossible value counts only
- * when a later check, at least CONFIRM_NANOS after the first impossible read and within
- * SUSPECT_WINDOW_NANOS of it, reads an impossible value again (the same or another): a provider
- * may place an 8-byte payload in pieces (libfabric's tcp provider copies a write's data from the
- * socket as it arrives, and one read of the socket can end inside the word), so a single read can
- * see an honest word half written; the loop's next progress of the connection completes it, and
- * an honest peer is never caught half-written twice so close together. A liar that changes its
- * value, or alternates lies with plausible values, is caught at its second impossible read. A lie
- * that stays plausible (a count that grows too fast, within the bound) cannot be told from the
- * truth and only hurts the liar's own connection, which the operation deadline ends.
+ * when the next check, at least CONFIRM_NANOS later, still reads an impossible value (the same or
+ * another); a plausible read in between clears it: a provider may place an 8-byte payload in
+ * pieces (libfabric's tcp provider copies a write's data from the socket as it arrives, and one
+ * read of the socket can end inside the word), so a single read can see an honest word half
+ * written, and the loop's next progress of the connection completes it. An honest connection must
+ * never end on such a read, however many it meets over its life; so a liar that alternates lies
+ * with plausible values is not caught, and like a lie that stays plausible (a count that grows too
+ * fast, within the bound) it only hurts the liar's own connection, which the operation deadline
+ * ends. A liar whose value stays impossible, changing or not, is caught at the next check.
  *
  * Keep-alive. The words are also registered for remote reading, so that an idle side can ask
  * the peer's NIC for a sign of life without anything from the peer's application: an 8-byte
@@ -133,14 +133,12 @@ public final class PeerControl implements AutoCloseable {
     /** Messages the peer sent that consumed one of this side's receives. */
     private long received;
 
-    /** Whether an impossible value was read, at {@link #suspectSince}, and not yet confirmed. */
+    /** Whether the last check read an impossible value, first at {@link #suspectSince}. */
     private boolean suspect;
     private long suspectSince;
 
-    /** How long after the first impossible read a second one confirms it (see "Forged words"). */
+    /** How long an impossible value must stay impossible before it counts (see "Forged words"). */
     static final long CONFIRM_NANOS = 1_000_000L;
-    /** How long a first impossible read waits for a second before it is forgotten. */
-    static final long SUSPECT_WINDOW_NANOS = 60_000_000_000L;
 
     /** The most receives a cqflux peer can have posted at once: its receive queue's bound. */
     static final long MAX_OUTSTANDING = io.cqflux.core.ConnectionConfig.MAX_QUEUE_SIZE;
@@ -303,7 +301,7 @@ public final class PeerControl implements AutoCloseable {
      * Reads the words the peer writes and says what no cqflux peer could have written there (see
      * "Forged words" in the design comment at the top of this file). Loop thread.
      *
-     * @return what is impossible, once a later check confirmed an earlier impossible read (see
+     * @return what is impossible, once it stayed impossible from one check to a later one (see
      *     CONFIRM_NANOS), or {@code null} when the words are plausible, not yet confirmed, or the
      *     peer takes no part
      */
@@ -315,10 +313,11 @@ public final class PeerControl implements AutoCloseable {
         long c = (long) WORD.getAcquire(words.segment(), CREDIT_WORD);
         String v = impossible(g, c);
         if (v == null) {
+            suspect = false;
             return null;
         }
         long now = System.nanoTime();
-        if (suspect && now - suspectSince <= SUSPECT_WINDOW_NANOS) {
+        if (suspect) {
             return now - suspectSince >= CONFIRM_NANOS ? v : null;
         }
         suspect = true;
