@@ -844,6 +844,22 @@ abstract class HostilePeerContract {
     }
 
     /**
+     * A raw client's hello (version 3, no regions) with the attacker's handshake and, as its
+     * control words, {@code words}: the server then grants it credits there, which a raw client
+     * is free to ignore. The receive buffer size is not told.
+     */
+    private ByteBuffer helloNamingOwnControlWords(Region words) {
+        byte[] raw = words.rawDescriptor();
+        byte[] handshake = attacker.peerConfigurationDescriptor(); // tcp has none, rpma 1 byte
+        ByteBuffer hello = ByteBuffer.allocate(4 + 1 + handshake.length + 1 + raw.length + 3);
+        hello.put((byte) 'C').put((byte) 'Q').put((byte) 3).put((byte) 0); // version 3, no regions
+        hello.put((byte) handshake.length).put(handshake);
+        hello.put((byte) raw.length).put(raw); // control words: credits will be written here
+        hello.putShort((short) 0).put((byte) 0); // receive buffer size not told; not readable
+        return hello;
+    }
+
+    /**
      * A client that sends more messages than the server granted it receives for. Its hello (sent
      * as raw private data) names control words of its own, so the server grants it credits; its
      * connection is raw, so its sends ignore them. The server's application takes every message.
@@ -860,14 +876,7 @@ abstract class HostilePeerContract {
         })) {
             RdmaConnection neighbourConn = trustedSide.connect(rig.neighbourSide.address()).block(T);
             Region words = attacker.register(ControlWordRig.fill(rig.mem, 0), RegionAccess.WRITE_DST);
-            byte[] raw = words.rawDescriptor();
-            ByteBuffer hello = ByteBuffer.allocate(4 + 1 + attacker.peerConfigurationDescriptor().length + 1
-                    + raw.length + 3);
-            hello.put((byte) 'C').put((byte) 'Q').put((byte) 3).put((byte) 0); // version 3, no regions
-            byte[] handshake = attacker.peerConfigurationDescriptor(); // tcp has none, rpma 1 byte
-            hello.put((byte) handshake.length).put(handshake);
-            hello.put((byte) raw.length).put(raw); // control words: credits will be written here
-            hello.putShort((short) 0).put((byte) 0); // receive buffer size not told; not readable
+            ByteBuffer hello = helloNamingOwnControlWords(words);
             String countersBefore = receiverNotReadyCounters();
             RdmaConnection c = attacker.connect(rig.publicSide.address(), ConnectOptions.rawPrivateData(hello.array()))
                     .block(T);
@@ -956,13 +965,7 @@ abstract class HostilePeerContract {
                 false)) {
             RdmaConnection neighbourConn = trustedSide.connect(rig.neighbourSide.address()).block(T);
             Region words = attacker.register(ControlWordRig.fill(rig.mem, 0), RegionAccess.WRITE_DST);
-            byte[] raw = words.rawDescriptor();
-            byte[] handshake = attacker.peerConfigurationDescriptor();
-            ByteBuffer hello = ByteBuffer.allocate(4 + 1 + handshake.length + 1 + raw.length + 3);
-            hello.put((byte) 'C').put((byte) 'Q').put((byte) 3).put((byte) 0); // version 3, no regions
-            hello.put((byte) handshake.length).put(handshake);
-            hello.put((byte) raw.length).put(raw); // control words: credits will be written here
-            hello.putShort((short) 0).put((byte) 0); // receive buffer size not told; not readable
+            ByteBuffer hello = helloNamingOwnControlWords(words);
             String countersBefore = receiverNotReadyCounters();
             RdmaConnection c = attacker.connect(rig.publicSide.address(), ConnectOptions.rawPrivateData(hello.array()))
                     .block(T);
