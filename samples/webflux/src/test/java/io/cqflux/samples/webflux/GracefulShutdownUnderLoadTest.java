@@ -115,13 +115,18 @@ class GracefulShutdownUnderLoadTest {
                     .initializers(c -> instrument(c, seen, storeCalls, stopBegan, stopBeganAt))
                     .run("--server.port=0", "--cqflux.transport=fabric", "--records.storage-transport=fabric",
                             "--records.slots=" + CLIENTS * 32, "--records.embedded-storage=false",
-                            "--cqflux.peers.store.port=" + remote.address().getPort(), "--cqflux.shutdown-timeout=5s",
+                            "--cqflux.peers.store.port=" + remote.address().getPort(),
+                            // Deadlines far above a write's time on a loaded two-core host (a 2 s
+                            // records.timeout answered one request 504 there), and the request's
+                            // deadline inside the gate's wait (three quarters of shutdown-timeout), so
+                            // that only the shutdown path decides what a request gets.
+                            "--records.timeout=10s", "--cqflux.shutdown-timeout=20s",
                             "--logging.level.root=WARN", "--logging.level.io.cqflux=INFO",
                             "--logging.level.org.springframework.boot.web=INFO");
             int port = Integer.parseInt(ctx.getEnvironment().getProperty("local.server.port"));
             WebClient client = WebClient.builder()
                     .clientConnector(new ReactorClientHttpConnector(HttpClient.create(CLIENT_POOL).runOn(CLIENT_LOOPS)
-                            .disableRetry(true).responseTimeout(Duration.ofSeconds(10))))
+                            .disableRetry(true).responseTimeout(Duration.ofSeconds(30))))
                     .baseUrl("http://127.0.0.1:" + port).build();
             Map<Integer, Outcome> outcomes = new ConcurrentHashMap<>();
             AtomicBoolean stopLoad = new AtomicBoolean();
