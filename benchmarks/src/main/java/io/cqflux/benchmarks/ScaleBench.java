@@ -56,9 +56,17 @@ import java.util.stream.Stream;
  * operation, {@code -t} seconds for the busy connection alone and {@code -q} sequential connects
  * for the set-up time.
  *
+ * <p>With {@code -P k} the idle connections come from child processes ({@link IdleClients}, at
+ * most {@code k} connections each, one {@code BLOCKING} loop each), so that only the server's
+ * side of them counts against this process's open-file limit: at 4 fds per fabric/tcp connection
+ * and side, a 20,000-fd limit holds about 4,900 in one process, about half that with both ends in
+ * it. The busy pair stays in this process. Each row then gives what one idle connection costs the
+ * server: its fds, resident KiB, and heap KiB (heap in use after a full collection, against the
+ * busy pair alone).
+ *
  * <p>Usage: {@code ScaleBench [-n 0,10,100,1000] [-s BLOCKING,ADAPTIVE,BUSY_POLL]
  * [-o write.8,read.8,write.4096,read.4096] [-i max-ops] [-w warm-up] [-t seconds]
- * [-C fabric_scale_bench|none [-I c-iterations]] [-c connects [-p in-flight] [-q sequential]]}.
+ * [-P per-child] [-C fabric_scale_bench|none [-I c-iterations]] [-c connects [-p in-flight] [-q sequential]]}.
  */
 public final class ScaleBench {
 
@@ -86,9 +94,10 @@ public final class ScaleBench {
         int sequential = 200;
         Path cProgram = null;
         int cIterations = 5_000;
+        int perChild = 0;
         for (int i = 0; i < args.length; i++) {
             if (i + 1 == args.length) {
-                throw new IllegalArgumentException(args[i] + " wants a value (-n, -s, -o, -i, -w, -t, -C, -I, -c, -p, -q)");
+                throw new IllegalArgumentException(args[i] + " wants a value (-n, -s, -o, -i, -w, -t, -P, -C, -I, -c, -p, -q)");
             }
             switch (args[i]) {
                 case "-n" -> counts = Arrays.stream(args[++i].split(",")).mapToInt(Integer::parseInt).sorted().toArray();
@@ -102,8 +111,9 @@ public final class ScaleBench {
                 case "-q" -> sequential = Integer.parseInt(args[++i]);
                 case "-C" -> cProgram = args[++i].equals("none") ? null : Path.of(args[i]);
                 case "-I" -> cIterations = Integer.parseInt(args[++i]);
+                case "-P" -> perChild = Integer.parseInt(args[++i]);
                 default -> throw new IllegalArgumentException("unknown argument " + args[i]
-                        + " (-n, -s, -o, -i, -w, -t, -C, -I, -c, -p, -q)");
+                        + " (-n, -s, -o, -i, -w, -t, -P, -C, -I, -c, -p, -q)");
             }
         }
         if (counts.length == 0 || counts[0] < 0) {
@@ -125,6 +135,9 @@ public final class ScaleBench {
         if (cProgram != null && !Files.isExecutable(cProgram)) {
             throw new IllegalArgumentException("-C " + cProgram + ": want the compiled fabric_scale_bench (or none)");
         }
+        if (perChild < 0) {
+            throw new IllegalArgumentException("-P " + perChild + " must be >= 0 (0: the idle clients in this process)");
+        }
         if (cIterations < C_MIN_ITERATIONS) {
             throw new IllegalArgumentException("-I " + cIterations + " is below " + C_MIN_ITERATIONS);
         }
@@ -139,10 +152,19 @@ public final class ScaleBench {
         }
         System.out.printf(Locale.ROOT, "# %s java=%s cpus=%d load=%s fd-limit=%s%n", Instant.now(), Runtime.version(),
                 Runtime.getRuntime().availableProcessors(), LoadAverage.read(3, " "), fdLimit());
-        System.out.printf(Locale.ROOT, "%-10s %-10s %6s %10s %10s %9s %7s %9s %9s %12s%n",
-                "strategy", "op", "idle", "p50_us", "p99_us", "ops", "fds", "rss_mib", "fds/side", "rss_kib/pair");
+        if (perChild > 0) {
+            System.out.printf(Locale.ROOT, "# idle clients in child processes, at most %d connections each%n", perChild);
+            System.out.printf(Locale.ROOT, "%-10s %-10s %6s %10s %10s %9s %7s %9s %9s %12s %12s%n",
+                    "strategy", "op", "idle", "p50_us", "p99_us", "ops", "fds", "rss_mib", "srv_fds/c", "srv_rss_kib/c",
+                    "srv_heap_kib/c");
+        } else {
+            System.out.printf(Locale.ROOT, "%-10s %-10s %6s %10s %10s %9s %7s %9s %9s %12s%n",
+                    "strategy", "op", "idle", "p50_us", "p99_us", "ops", "fds", "rss_mib", "fds/side", "rss_kib/pair");
+        }
         for (String s : strategies) {
-            List<Row> rows = run(s, Strategies.of(s), counts, ops, maxOps, warmup, seconds);
+            List<Row> rows = perChild > 0
+                    ? runSplit(s, Strategies.of(s), counts, ops, maxOps, warmup, seconds, perChild)
+                    : run(s, Strategies.of(s), counts, ops, maxOps, warmup, seconds);
             if (cProgram != null) {
                 besideC(cProgram, s, rows, counts, ops, cIterations);
             }
@@ -231,25 +253,14 @@ public final class ScaleBench {
                     idle.add(client.connect(listening.address()).block(TIMEOUT));
                 }
                 for (String op : ops) {
-                    Object[] o = parseOp(op);
-                    String kind = (String) o[0];
-                    int size = (Integer) o[1];
-                    if (!warm) {
-                        ChainedLatency.chain(busy, kind, remote, local, size, warmup, TIMEOUT);
-                    }
-                    long t0 = System.nanoTime();
-                    ChainedLatency.chain(busy, kind, remote, local, size, PILOT, TIMEOUT);
-                    double perOp = (System.nanoTime() - t0) / 1e9 / PILOT;
-                    int count = (int) Math.max(MIN_OPS, Math.min(maxOps, seconds / perOp));
-                    ChainedLatency.Stats st = ChainedLatency.stats(
-                            ChainedLatency.chain(busy, kind, remote, local, size, count, TIMEOUT));
+                    Measured m = measure(busy, remote, local, op, warm ? 0 : warmup, maxOps, seconds);
                     long fds = openFds();
                     double rss = rssMib();
                     System.out.printf(Locale.ROOT, "%-10s %-10s %6d %10.1f %10.1f %9d %7d %9.1f %9s %12s%n",
-                            name, op, n, st.p50(), st.p99(), count, fds, rss,
+                            name, op, n, m.stats().p50(), m.stats().p99(), m.count(), fds, rss,
                             n == 0 ? "-" : String.format(Locale.ROOT, "%.2f", (fds - baseFds) / 2.0 / n),
                             n == 0 ? "-" : String.format(Locale.ROOT, "%.1f", (rss - baseRss) * 1024 / n));
-                    rows.add(new Row(op, n, st.p50(), st.p99()));
+                    rows.add(new Row(op, n, m.stats().p50(), m.stats().p99()));
                 }
                 warm = true;
             }
@@ -259,6 +270,126 @@ public final class ScaleBench {
             busy.close();
         }
         return rows;
+    }
+
+    /** The busy connection's figures for one operation, and how many operations they cover. */
+    private record Measured(ChainedLatency.Stats stats, int count) {
+    }
+
+    /**
+     * Warms up ({@code warmup} operations, 0 for none), runs a pilot to estimate the time per
+     * operation, then as many chained operations as fit {@code seconds}, within [{@link #MIN_OPS},
+     * {@code maxOps}].
+     */
+    private static Measured measure(RdmaConnection busy, PeerRegion remote, Region local, String op, int warmup,
+                                    int maxOps, double seconds) {
+        Object[] o = parseOp(op);
+        String kind = (String) o[0];
+        int size = (Integer) o[1];
+        if (warmup > 0) {
+            ChainedLatency.chain(busy, kind, remote, local, size, warmup, TIMEOUT);
+        }
+        long t0 = System.nanoTime();
+        ChainedLatency.chain(busy, kind, remote, local, size, PILOT, TIMEOUT);
+        double perOp = (System.nanoTime() - t0) / 1e9 / PILOT;
+        int count = (int) Math.max(MIN_OPS, Math.min(maxOps, seconds / perOp));
+        return new Measured(ChainedLatency.stats(ChainedLatency.chain(busy, kind, remote, local, size, count, TIMEOUT)),
+                count);
+    }
+
+    /**
+     * {@code -P}: the server and the busy pair in this process, the idle connections from child
+     * processes ({@link IdleClients}) of at most {@code perChild} connections each, started as N
+     * grows and ended (standard input closed, exit awaited) when the strategy's rows are done.
+     */
+    private static List<Row> runSplit(String name, WaitStrategy strategy, int[] counts, List<String> ops, int maxOps,
+                                      int warmup, double seconds, int perChild)
+            throws IOException, InterruptedException {
+        List<Row> rows = new ArrayList<>();
+        InetAddress lo = InetAddress.getLoopbackAddress();
+        List<Process> children = new ArrayList<>();
+        try (Arena arena = Arena.ofShared();
+             Cqflux server = builder(strategy).build();
+             Cqflux client = builder(strategy).build()) {
+            Region exposed = server.register(arena.allocate(REGION, 4096),
+                    RegionAccess.WRITE_DST, RegionAccess.READ_SRC);
+            RdmaServer listening = server.bind(new InetSocketAddress(lo, 0), c -> c.onDispose(), exposed)
+                    .block(TIMEOUT);
+            Region local = client.register(arena.allocate(REGION, 4096), RegionAccess.WRITE_SRC, RegionAccess.READ_DST);
+            RdmaConnection busy = client.connect(listening.address()).block(TIMEOUT);
+            PeerRegion remote = busy.remoteRegion(0);
+            boolean warm = false;
+            long baseFds = openFds();
+            double baseRss = rssMib();
+            long baseHeap = heapAfterGc();
+            int connected = 0;
+            for (int n : counts) {
+                while (connected < n) {
+                    int k = Math.min(perChild, n - connected);
+                    children.add(idleClients(listening.address(), k));
+                    connected += k;
+                }
+                long heap = heapAfterGc();
+                for (String op : ops) {
+                    Measured m = measure(busy, remote, local, op, warm ? 0 : warmup, maxOps, seconds);
+                    long fds = openFds();
+                    double rss = rssMib();
+                    System.out.printf(Locale.ROOT, "%-10s %-10s %6d %10.1f %10.1f %9d %7d %9.1f %9s %12s %12s%n",
+                            name, op, n, m.stats().p50(), m.stats().p99(), m.count(), fds, rss,
+                            n == 0 ? "-" : String.format(Locale.ROOT, "%.2f", (fds - baseFds) / (double) n),
+                            n == 0 ? "-" : String.format(Locale.ROOT, "%.1f", (rss - baseRss) * 1024 / n),
+                            n == 0 ? "-" : String.format(Locale.ROOT, "%.1f", (heap - baseHeap) / 1024.0 / n));
+                    rows.add(new Row(op, n, m.stats().p50(), m.stats().p99()));
+                }
+                warm = true;
+            }
+            busy.close();
+        } finally {
+            endChildren(children);
+        }
+        return rows;
+    }
+
+    /** Starts an {@link IdleClients} child and waits until its {@code count} connections are up. */
+    private static Process idleClients(InetSocketAddress server, int count) throws IOException, InterruptedException {
+        String java = ProcessHandle.current().info().command()
+                .orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        List<String> command = List.of(java, "--enable-native-access=ALL-UNNAMED", "-XX:TieredStopAtLevel=1",
+                "-cp", System.getProperty("java.class.path"), IdleClients.class.getName(),
+                server.getAddress().getHostAddress(), Integer.toString(server.getPort()), Integer.toString(count));
+        Process p = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+        String line;
+        // The JVM prints its own warnings on standard output: pass them on, wait for the answer.
+        while ((line = p.inputReader().readLine()) != null && !line.startsWith("connected ")
+                && !line.startsWith("failed ")) {
+            System.err.println("idle-client process: " + line);
+        }
+        if (line == null || !line.startsWith("connected " + count + " ")) {
+            p.destroyForcibly();
+            p.waitFor();
+            throw new IOException("idle-client process for " + count + " connections said " + line);
+        }
+        return p;
+    }
+
+    /** Closes each child's standard input (it closes its connections and exits) and waits for it. */
+    private static void endChildren(List<Process> children) throws IOException, InterruptedException {
+        for (Process p : children) {
+            p.getOutputStream().close();
+        }
+        for (Process p : children) {
+            if (!p.waitFor(TIMEOUT.toSeconds(), java.util.concurrent.TimeUnit.SECONDS)) {
+                p.destroyForcibly();
+                p.waitFor();
+            }
+        }
+    }
+
+    /** {@return the heap in use after two full collections, in bytes} */
+    private static long heapAfterGc() {
+        System.gc();
+        System.gc();
+        return java.lang.management.ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
     }
 
     private static Cqflux.Builder builder(WaitStrategy strategy) {

@@ -4,6 +4,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -35,6 +38,39 @@ class ScaleBenchTest {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                 () -> ScaleBench.main(new String[] {"-C", "/nonexistent/fabric_scale_bench"}));
         assertTrue(e.getMessage().contains("/nonexistent/fabric_scale_bench"), e.getMessage());
+    }
+
+    @Test
+    void main_withANegativePerChildCount_failsNamingIt() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> ScaleBench.main(new String[] {"-C", "none", "-P", "-1"}));
+        assertTrue(e.getMessage().contains("-P -1"), e.getMessage());
+    }
+
+    /**
+     * The split mode for real: two idle-client processes (3 and 2 connections) connect to this
+     * process's server, the busy pair runs its operations beside them, and the row names what one
+     * idle connection costs the server: 4 fds on fabric/tcp (its socket, and the connection's
+     * completion queue: an epoll fd and a socketpair), asserted loosely (3-6) as the JVM may open
+     * a file meanwhile.
+     */
+    @Test
+    void splitMode_idleClientsFromChildProcesses_rowGivesTheServersFdsPerConnection() throws Exception {
+        PrintStream out = System.out;
+        ByteArrayOutputStream captured = new ByteArrayOutputStream();
+        System.setOut(new PrintStream(captured, true, StandardCharsets.UTF_8));
+        try {
+            ScaleBench.main(new String[] {"-P", "3", "-n", "0,5", "-s", "BLOCKING", "-o", "write.8", "-i", "500",
+                "-w", "100", "-t", "0.05", "-C", "none"});
+        } finally {
+            System.setOut(out);
+        }
+        String text = captured.toString(StandardCharsets.UTF_8);
+        out.print(text);
+        String row = text.lines().filter(l -> l.matches("BLOCKING\\s+write\\.8\\s+5\\s.*")).findFirst()
+                .orElseThrow(() -> new AssertionError("no row for 5 idle connections in:\n" + text));
+        double fdsPerConnection = Double.parseDouble(row.trim().split("\\s+")[8]);
+        assertTrue(fdsPerConnection >= 3 && fdsPerConnection <= 6, row);
     }
 
     @Test
