@@ -61,8 +61,9 @@ import java.util.stream.Stream;
  * side of them counts against this process's open-file limit: at 4 fds per fabric/tcp connection
  * and side, a 20,000-fd limit holds about 4,900 in one process, about half that with both ends in
  * it. The busy pair stays in this process. Each row then gives what one idle connection costs the
- * server: its fds, resident KiB, and heap KiB (heap in use after a full collection, against the
- * busy pair alone).
+ * server: its fds, resident KiB, heap KiB (heap in use after a full collection, against the
+ * busy pair alone) and native KiB (bytes from {@code malloc}: {@link MallocStats}; given only
+ * when {@code MALLOC_ARENA_MAX=1}, which {@code ./cqflux bench scale} sets, else {@code -}).
  *
  * <p>Usage: {@code ScaleBench [-n 0,10,100,1000] [-s BLOCKING,ADAPTIVE,BUSY_POLL]
  * [-o write.8,read.8,write.4096,read.4096] [-i max-ops] [-w warm-up] [-t seconds]
@@ -154,9 +155,9 @@ public final class ScaleBench {
                 Runtime.getRuntime().availableProcessors(), LoadAverage.read(3, " "), fdLimit());
         if (perChild > 0) {
             System.out.printf(Locale.ROOT, "# idle clients in child processes, at most %d connections each%n", perChild);
-            System.out.printf(Locale.ROOT, "%-10s %-10s %6s %10s %10s %9s %7s %9s %9s %12s %12s%n",
+            System.out.printf(Locale.ROOT, "%-10s %-10s %6s %10s %10s %9s %7s %9s %9s %12s %12s %12s%n",
                     "strategy", "op", "idle", "p50_us", "p99_us", "ops", "fds", "rss_mib", "srv_fds/c", "srv_rss_kib/c",
-                    "srv_heap_kib/c");
+                    "srv_heap_kib/c", "srv_malloc_kib/c");
         } else {
             System.out.printf(Locale.ROOT, "%-10s %-10s %6s %10s %10s %9s %7s %9s %9s %12s%n",
                     "strategy", "op", "idle", "p50_us", "p99_us", "ops", "fds", "rss_mib", "fds/side", "rss_kib/pair");
@@ -322,6 +323,7 @@ public final class ScaleBench {
             long baseFds = openFds();
             double baseRss = rssMib();
             long baseHeap = heapAfterGc();
+            long baseMalloc = MallocStats.allocatedBytes();
             int connected = 0;
             for (int n : counts) {
                 while (connected < n) {
@@ -330,15 +332,18 @@ public final class ScaleBench {
                     connected += k;
                 }
                 long heap = heapAfterGc();
+                long malloc = MallocStats.allocatedBytes();
                 for (String op : ops) {
                     Measured m = measure(busy, remote, local, op, warm ? 0 : warmup, maxOps, seconds);
                     long fds = openFds();
                     double rss = rssMib();
-                    System.out.printf(Locale.ROOT, "%-10s %-10s %6d %10.1f %10.1f %9d %7d %9.1f %9s %12s %12s%n",
+                    System.out.printf(Locale.ROOT, "%-10s %-10s %6d %10.1f %10.1f %9d %7d %9.1f %9s %12s %12s %12s%n",
                             name, op, n, m.stats().p50(), m.stats().p99(), m.count(), fds, rss,
                             n == 0 ? "-" : String.format(Locale.ROOT, "%.2f", (fds - baseFds) / (double) n),
                             n == 0 ? "-" : String.format(Locale.ROOT, "%.1f", (rss - baseRss) * 1024 / n),
-                            n == 0 ? "-" : String.format(Locale.ROOT, "%.1f", (heap - baseHeap) / 1024.0 / n));
+                            n == 0 ? "-" : String.format(Locale.ROOT, "%.1f", (heap - baseHeap) / 1024.0 / n),
+                            n == 0 || !MallocStats.complete() ? "-"
+                                    : String.format(Locale.ROOT, "%.1f", (malloc - baseMalloc) / 1024.0 / n));
                     rows.add(new Row(op, n, m.stats().p50(), m.stats().p99()));
                 }
                 warm = true;
