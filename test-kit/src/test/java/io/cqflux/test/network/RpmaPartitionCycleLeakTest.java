@@ -12,6 +12,7 @@ import io.cqflux.reactor.Region;
 import java.lang.foreign.MemorySegment;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -45,9 +46,12 @@ class RpmaPartitionCycleLeakTest {
     static final Duration INTERVAL = RpmaKeepAliveTest.INTERVAL;
     static final int MISSES = RpmaKeepAliveTest.MISSES;
     static final Duration SLACK = RxePartitionContract.SLACK;
-    static final int WARM_UP = 1;
+    /** One warm-up cycle of this many connections: the first cycle loads and compiles the paths. */
+    static final int WARM_UP_CONNECTIONS = 4;
     static final int CYCLES = 4;
     static final int PER_CYCLE = 16;
+    /** Connections held open at once to measure what one costs. */
+    static final int HELD = 8;
     static final long NATIVE_GROWTH_BOUND = PartitionCycleLeakTest.NATIVE_GROWTH_BOUND;
 
     static RxeLinkRig rig;
@@ -77,15 +81,15 @@ class RpmaPartitionCycleLeakTest {
     }
 
     /**
-     * One cycle: {@link #PER_CYCLE} connections, a durable write on each, a partition under one
+     * One cycle: {@code connections} fresh connections, a durable write on each, a partition under one
      * more write on each (the client's sides end LOST by the deadline, the server's by the
      * keep-alive), the heal.
      */
-    private void cycle(Region local) {
+    private void cycle(Region local, int connections) {
         long s0 = System.nanoTime();
         List<RdmaConnection> clients = new ArrayList<>();
         List<RdmaConnection> servers = new ArrayList<>();
-        for (int i = 0; i < PER_CYCLE; i++) {
+        for (int i = 0; i < connections; i++) {
             clients.add(pair.connectPatiently());
             servers.add(pair.accepted());
         }
@@ -115,14 +119,14 @@ class RpmaPartitionCycleLeakTest {
                         });
             }
             Duration keepAliveBound = INTERVAL.multipliedBy(2L * MISSES);
-            assertTrue(PartitionTest.await(() -> ended.get() == PER_CYCLE
+            assertTrue(PartitionTest.await(() -> ended.get() == connections
                             && clients.stream().allMatch(RdmaConnection::isDisposed)
                             && servers.stream().allMatch(RdmaConnection::isDisposed),
                     keepAliveBound.plus(OP_TIMEOUT).plus(SLACK)), "the partition did not end every connection within "
-                    + keepAliveBound.plus(OP_TIMEOUT).plus(SLACK) + ": writes ended " + ended + " of " + PER_CYCLE
+                    + keepAliveBound.plus(OP_TIMEOUT).plus(SLACK) + ": writes ended " + ended + " of " + connections
                     + ", client sides disposed " + clients.stream().filter(RdmaConnection::isDisposed).count()
                     + ", server sides " + servers.stream().filter(RdmaConnection::isDisposed).count());
-            cut.addAndGet(PER_CYCLE);
+            cut.addAndGet(connections);
         } finally {
             long s4 = System.nanoTime();
             rig.heal();
@@ -143,20 +147,19 @@ class RpmaPartitionCycleLeakTest {
         new Records(1, 4).fill(mem);
         Region local = pair.client.register(mem, RegionAccess.WRITE_SRC);
         long w0 = System.nanoTime();
-        for (int i = 0; i < WARM_UP; i++) {
-            cycle(local);
-        }
+        cycle(local, WARM_UP_CONNECTIONS);
         long warmUp = System.nanoTime() - w0;
-        // What one connection costs (both its sides), to judge the growth by: PER_CYCLE held open at once.
+        Arrays.fill(stepNanos, 0);
+        // What one connection costs (both its sides), to judge the growth by: HELD open at once.
         long before = PartitionCycleLeakTest.settledNativeInUse();
         long fdBefore = PartitionCycleLeakTest.openFds();
         List<RdmaConnection> held = new ArrayList<>();
-        for (int i = 0; i < PER_CYCLE; i++) {
+        for (int i = 0; i < HELD; i++) {
             held.add(pair.connectPatiently());
             held.add(pair.accepted());
         }
-        long perConnection = (PartitionCycleLeakTest.settledNativeInUse() - before) / PER_CYCLE;
-        long fdsPerConnection = (PartitionCycleLeakTest.openFds() - fdBefore) / PER_CYCLE;
+        long perConnection = (PartitionCycleLeakTest.settledNativeInUse() - before) / HELD;
+        long fdsPerConnection = (PartitionCycleLeakTest.openFds() - fdBefore) / HELD;
         held.forEach(RdmaConnection::dispose);
         PartitionTest.await(() -> held.stream().allMatch(RdmaConnection::isDisposed), RxePair.T);
         PartitionTest.await(() -> PartitionCycleLeakTest.openFds() <= fdBefore, Duration.ofSeconds(5));
@@ -170,17 +173,16 @@ class RpmaPartitionCycleLeakTest {
         long t0 = System.nanoTime();
         long memMid = 0;
         for (int i = 0; i < CYCLES; i++) {
-            cycle(local);
+            cycle(local, PER_CYCLE);
             if (i == CYCLES / 2 - 1) {
                 memMid = PartitionCycleLeakTest.settledNativeInUse();
             }
         }
         long took = System.nanoTime() - t0;
-        int cycles = CYCLES + WARM_UP;
         System.out.printf("FACT rpma per cycle of %d connections (ms, mean): connect %.0f, healthy writes %.0f, partition"
-                        + " %.0f, until both sides ended %.0f, heal %.0f; warm-up cycle %.0f ms%n", PER_CYCLE,
-                stepNanos[0] / 1e6 / cycles, stepNanos[1] / 1e6 / cycles, stepNanos[2] / 1e6 / cycles,
-                stepNanos[3] / 1e6 / cycles, stepNanos[4] / 1e6 / cycles, warmUp / 1e6 / WARM_UP);
+                        + " %.0f, until both sides ended %.0f, heal %.0f; the warm-up cycle of %d took %.0f ms%n", PER_CYCLE,
+                stepNanos[0] / 1e6 / CYCLES, stepNanos[1] / 1e6 / CYCLES, stepNanos[2] / 1e6 / CYCLES,
+                stepNanos[3] / 1e6 / CYCLES, stepNanos[4] / 1e6 / CYCLES, WARM_UP_CONNECTIONS, warmUp / 1e6);
         // Native closes are deferred to loop tasks: give the last cycle's a moment.
         PartitionTest.await(() -> PartitionCycleLeakTest.openFds() <= fd0, Duration.ofSeconds(5));
         System.gc();
