@@ -33,7 +33,8 @@ import reactor.core.publisher.Mono;
  * {@link PeerPool#state()} and {@link PeerPool#events()} report the outage, a
  * FAIL_FAST pool fails operations at once during it, a WAIT pool holds them and completes them
  * after the heal, and the pool serves again within the connect timeout (an attempt in flight when
- * the link comes back), the longest backoff and one connect.
+ * the link comes back), the longest backoff and one connect, and within the longest backoff and one
+ * connect of the moment it could see the heal ({@link PoolTimeline}).
  */
 class PeerPoolPartitionTest {
     static final Duration T = Duration.ofSeconds(10);

@@ -33,8 +33,9 @@ import reactor.core.publisher.Mono;
  * never says {@code CONNECTED} while the partition holds; the {@code FAIL_FAST} pool fails an
  * operation at once, the {@code WAIT} pool holds its writes; and after the heal the pools serve
  * again within the longest backoff, the connect timeout (an attempt in flight at the heal) and
- * one connect, the held writes complete and are in the server's memory. Runs only in the
- * Soft-RoCE lane (tag {@code rpma}).
+ * one connect, and within the longest backoff and one connect of the moment they could see the
+ * heal ({@link PoolTimeline}), the held writes complete and are in the server's memory. Runs only
+ * in the Soft-RoCE lane (tag {@code rpma}).
  */
 @Tag("rpma")
 class RpmaPeerPoolPartitionTest {
