@@ -31,8 +31,8 @@ import org.junit.jupiter.api.Test;
  * this JVM (an {@link RxePair}), so both sides' releases are counted.
  *
  * <p>Why fewer cycles than the host's 100 of one connection each: under TCG one netem change (a
- * {@code tc} process) takes 0.5 s to seconds and the server's side needs the keep-alive's bound to
- * end, so a cycle costs about 3.5 s whatever it carries, besides about 165 ms per connect;
+ * {@code tc} process) takes up to seconds and the server's side needs the keep-alive's bound to
+ * end, so a cycle costs seconds whatever it carries, and a connect only a fraction of a second;
  * {@link #CYCLES} cycles of {@link #PER_CYCLE} connections end 64 connections on each side (128
  * ends, more than the host's 100) with a twenty-fifth of its partitions. The file-descriptor count
  * is exact, so one leaked descriptor per connection shows after any number of cycles; the native
