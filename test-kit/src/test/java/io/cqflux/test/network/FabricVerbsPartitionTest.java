@@ -34,8 +34,8 @@ import org.junit.jupiter.api.Tag;
  *   FI_EP_MSG endpoint with FI_MSG|FI_RMA on 198.18.200.2"), although the rig stands and rpma
  *   (librdmacm, which finds devices added later) uses it. So this class runs alone in its JVM.
  * - The JVM's first verbs transport is slow to come up under TCG (tens of seconds), its first
- *   listener takes seconds, and its first connect may time out once before the next attempt
- *   succeeds; later ones take well under a second. Without the warm-up below the first case ran
+ *   listener takes seconds, and its first connect may time out once (as it did in most runs)
+ *   before the next attempt succeeds; later ones take well under a second. Without the warm-up below the first case ran
  *   into its bound on bind.
  * - A partition reaches the provider as nothing at all within these bounds: no error completion
  *   and no CM event while it holds (rxe's retry_exceeded_err stays 0: the queue pair does not
