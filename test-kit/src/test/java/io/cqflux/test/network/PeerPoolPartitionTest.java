@@ -33,7 +33,8 @@ import reactor.core.publisher.Mono;
  * {@link PeerPool#state()} and {@link PeerPool#events()} report the outage, a
  * FAIL_FAST pool fails operations at once during it, a WAIT pool holds them and completes them
  * after the heal, and the pool serves again within the connect timeout (an attempt in flight when
- * the link comes back), the longest backoff and one connect.
+ * the link comes back), the longest backoff and one connect, and within the longest backoff and one
+ * connect of the moment it could see the heal ({@link PoolTimeline}).
  */
 class PeerPoolPartitionTest {
     static final Duration T = Duration.ofSeconds(10);
@@ -41,6 +42,11 @@ class PeerPoolPartitionTest {
     static final Duration OP_TIMEOUT = Duration.ofMillis(500);
     static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(1);
     static final Duration BACKOFF_MAX = Duration.ofMillis(200);
+    /**
+     * The issue's goal for the heal: served within the longest backoff and one connect (1 s) once
+     * an attempt can reach the peer.
+     */
+    static final Duration ONE_CONNECT = Duration.ofSeconds(1);
     static final int CAPACITY = 256;
     static final int WAITING = 20;
 
@@ -145,6 +151,10 @@ class PeerPoolPartitionTest {
         PeerPool failFast = pool(PeerPoolOptions.WhenUnavailable.FAIL_FAST);
         List<PeerPoolEvent> waitingEvents = record(waiting);
         List<PeerPoolEvent> failFastEvents = record(failFast);
+        PoolTimeline waitingLine = new PoolTimeline();
+        PoolTimeline failFastLine = new PoolTimeline();
+        subscriptions.add(waitingLine.record(waiting));
+        subscriptions.add(failFastLine.record(failFast));
         // Both pools up and carrying (the first connects to a fresh peer may time out and retry).
         assertTrue(PartitionTest.await(() -> waiting.state() == PeerPool.State.CONNECTED
                 && failFast.state() == PeerPool.State.CONNECTED, T.plus(T)), "the pools did not connect: " + waitingEvents
@@ -222,11 +232,37 @@ class PeerPoolPartitionTest {
         byte[] dump = peer.dump(0, (long) CAPACITY * Records.SIZE);
         assertEquals(-1, records.firstCompletedMissing(dump), "a completed write is not in the peer's memory: " + records);
         long retries = waitingEvents.stream().filter(e -> e.kind() == PeerPoolEvent.Kind.CONNECTING).count();
+        long[] heal = healSeen(h, waitingLine, "WAIT");
+        long[] fastHeal = healSeen(h, failFastLine, "FAIL_FAST");
         System.out.printf("FACT PeerPool across a 3 s partition (operationTimeout %d ms, connect timeout %d ms, backoff"
                         + " 100-%d ms): outage reported %.0f ms into it; FAIL_FAST failed in %.1f ms; after the heal the WAIT"
                         + " pool was connected in %.0f ms and its %d queued writes done %.0f ms after the heal;"
                         + " %d connect attempts; %s%n", OP_TIMEOUT.toMillis(), CONNECT_TIMEOUT.toMillis(),
                 BACKOFF_MAX.toMillis(), reported / 1e6, fastTook / 1e6, served / 1e6, WAITING, queuedDone / 1e6,
                 retries, records);
+        System.out.printf("FACT PeerPool heal (goal: backoff max + %d ms once an attempt can reach the peer): WAIT pool"
+                        + " connected %.0f ms after the heal, the attempt in flight at it ended %.0f ms after it, so %.0f ms"
+                        + " after the pool could see the heal; FAIL_FAST %.0f, %.0f, %.0f ms; WAIT events from the partition %s%n",
+                ONE_CONNECT.toMillis(), (heal[1] - h) / 1e6, (heal[0] - h) / 1e6, (heal[1] - heal[0]) / 1e6,
+                (fastHeal[1] - h) / 1e6, (fastHeal[0] - h) / 1e6, (fastHeal[1] - fastHeal[0]) / 1e6,
+                waitingLine.describe(t0));
+        for (long[] x : List.of(heal, fastHeal)) {
+            assertTrue(x[1] - x[0] <= BACKOFF_MAX.plus(ONE_CONNECT).toNanos(), "a pool connected "
+                    + (x[1] - x[0]) / 1_000_000 + " ms after the attempt in flight at the heal ended (or the heal), beyond"
+                    + " backoff max + one connect = " + BACKOFF_MAX.plus(ONE_CONNECT).toMillis() + " ms: WAIT "
+                    + waitingLine.describe(h) + ", FAIL_FAST " + failFastLine.describe(h));
+        }
+    }
+
+    /**
+     * {@return when the pool could first see the heal at {@code h} (the heal, or the end of the
+     * attempt in flight at it, see {@link PoolTimeline}) and when it was next connected}
+     */
+    static long[] healSeen(long h, PoolTimeline line, String which) {
+        long seen = line.attemptInFlightEnds(h);
+        long connected = line.first(PeerPoolEvent.Kind.CONNECTED, h);
+        assertTrue(seen >= 0 && connected >= 0, "the " + which + " pool's events after the heal lack an outcome: "
+                + line.describe(h));
+        return new long[] {seen, connected};
     }
 }

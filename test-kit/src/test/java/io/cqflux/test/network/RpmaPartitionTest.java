@@ -1,223 +1,33 @@
 package io.cqflux.test.network;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertInstanceOf;
-import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.cqflux.core.ConnectionConfig;
-import io.cqflux.core.ConnectionEvent;
-import io.cqflux.core.ConnectionException;
-import io.cqflux.core.RegionAccess;
 import io.cqflux.reactor.Cqflux;
 import io.cqflux.reactor.PeerRegion;
 import io.cqflux.reactor.RdmaConnection;
-import io.cqflux.reactor.RdmaServer;
-import io.cqflux.reactor.Region;
 import io.cqflux.reactor.TransportChoice;
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.lang.foreign.Arena;
-import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
-import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * {@link PartitionTest}'s guarantee on librpma over Soft-RoCE: durable writes running into a
- * partition shorter than the operation timeout, one longer than every timeout, random loss, and
- * reordering with duplication (each in both directions) each end exactly once, within the operation timeout (plus the deadline's slack)
- * of their start, completed or with {@code ConnectionException(LOST)}; after the heal a fresh
- * connection finds every completed write in the server's memory byte for byte. Client and server
- * are two Cqflux instances of this JVM on the two ends of an {@link RxeLinkRig}, whose netem
- * shapes what crosses between them. Runs only in the Soft-RoCE lane (tag {@code rpma}; root,
- * rdma_rxe and sch_netem in the guest).
+ * The {@link RxePartitionContract} on librpma over Soft-RoCE (tag {@code rpma}), and one case of
+ * rpma's own: writes under netem delay. Figures in docs/reliability.md ("On rpma, in the Soft-RoCE
+ * lane").
  */
 @Tag("rpma")
-class RpmaPartitionTest {
-    static final Duration T = Duration.ofSeconds(20);
-    /**
-     * The deadline's slack: how late past {@code operationTimeout} a write may still end. Twice
-     * the host's ({@link PartitionTest#SLACK}): the guest runs under TCG, where the loop's timer and
-     * the completion path run many times slower, beside the host's builds.
-     */
-    static final Duration SLACK = Duration.ofMillis(3000);
-    static final int CAPACITY = 4096;
-    static final int WINDOW = 16;
-    static final long PACE_NANOS = 250_000;
+class RpmaPartitionTest extends RxePartitionContract {
 
-    static RxeLinkRig rig;
-
-    Arena arena;
-    Cqflux server;
-    MemorySegment serverMem;
-    InetSocketAddress serverAddress;
-    Cqflux client;
-    Region local;
-    Region readBack;
-    Records records;
-
-    @BeforeAll
-    static void makeRig() {
-        rig = RxeLinkRig.create();
+    @Override
+    Cqflux.Builder transport(Cqflux.Builder b) {
+        return b.transport(TransportChoice.RPMA);
     }
 
-    @AfterAll
-    static void removeRig() {
-        if (rig != null) {
-            rig.close();
-        }
-    }
-
-    private void start(Duration operationTimeout, Duration connectTimeout) {
-        arena = Arena.ofShared();
-        server = Cqflux.builder().transport(TransportChoice.RPMA).localAddress(rig.serverAddress)
-                .shutdownTimeout(Duration.ofSeconds(2)).build();
-        serverMem = arena.allocate((long) CAPACITY * Records.SIZE, 64);
-        Region exposed = server.register(serverMem, RegionAccess.WRITE_DST, RegionAccess.READ_SRC,
-                RegionAccess.FLUSH_TYPE_VISIBILITY);
-        RdmaServer bound = server.bind(new InetSocketAddress(rig.serverAddress, freePort()), exposed).block(T);
-        bound.connections().subscribe();
-        serverAddress = bound.address();
-        client = Cqflux.builder().transport(TransportChoice.RPMA).localAddress(rig.clientAddress)
-                .operationTimeout(operationTimeout).connectionConfig(ConnectionConfig.DEFAULT.withTimeout(connectTimeout))
-                .shutdownTimeout(Duration.ofSeconds(2)).build();
-        MemorySegment mem = arena.allocate((long) CAPACITY * Records.SIZE, 64);
-        records = new Records(System.nanoTime(), CAPACITY);
-        records.fill(mem);
-        local = client.register(mem, RegionAccess.WRITE_SRC);
-        readBack = client.register(arena.allocate((long) CAPACITY * Records.SIZE, 64), RegionAccess.READ_DST);
-    }
-
-    /**
-     * librpma listens on exactly the port given (rpma_ep_listen(3)): one free right now, asked of
-     * the wildcard address (a socket cannot bind the rig's addresses, see {@link RxeLinkRig}).
-     */
-    private static int freePort() {
-        try (ServerSocket s = new ServerSocket(0)) {
-            return s.getLocalPort();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-    }
-
-    @AfterEach
-    void tearDown() {
-        try {
-            rig.heal();
-        } finally {
-            for (Cqflux c : new Cqflux[] {client, server}) {
-                if (c != null) {
-                    c.dispose();
-                    c.onDispose().toFuture().completeOnTimeout(null, 20, TimeUnit.SECONDS).join();
-                }
-            }
-            if (arena != null) {
-                arena.close();
-            }
-        }
-    }
-
-    /** A connect whose timing is not under test, tried up to three times on a timeout (see PartitionTest). */
-    private RdmaConnection connectPatiently() {
-        for (int attempt = 1; ; attempt++) {
-            try {
-                return client.connect(serverAddress).block(T);
-            } catch (ConnectionException e) {
-                if (attempt == 3 || e.event() != ConnectionEvent.UNREACHABLE) {
-                    throw e;
-                }
-                System.out.printf("FACT rpma connect to %s, attempt %d: %s%n", serverAddress, attempt, e.getMessage());
-            }
-        }
-    }
-
-    private Writer writeOn(RdmaConnection conn) {
-        PeerRegion remote = conn.remoteRegion(0);
-        return new Writer(records, CAPACITY, WINDOW, PACE_NANOS, i -> conn.durableWrite(remote, (long) i * Records.SIZE,
-                local, (long) i * Records.SIZE, Records.SIZE));
-    }
-
-    private void awaitTraffic() {
-        int from = records.ended();
-        assertTrue(PartitionTest.await(() -> records.ended() >= from + 100, T), "no traffic to the server: " + records);
-    }
-
-    /**
-     * Sets a fault under the running writes and checks that they run into it: within a second of
-     * it, a write is in flight or one has failed. Setting it can take seconds under TCG (one tc
-     * process, see {@link RxeLinkRig}); the fault holds from the call's return at the latest.
-     *
-     * @return {@code System.nanoTime()} at the call's return
-     */
-    private long faultUnderWrites(Runnable fault, String what) {
-        long t0 = System.nanoTime();
-        fault.run();
-        long set = System.nanoTime();
-        System.out.printf("FACT rpma setting %s took %.0f ms%n", what, (set - t0) / 1e6);
-        assertTrue(PartitionTest.await(() -> records.started() > records.ended()
-                        || records.firstErrorOtherThan("none") != null, Duration.ofSeconds(1)),
-                "no write ran into the " + what + ": " + records);
-        return set;
-    }
-
-    private void assertEveryWriteEndedOnce(Duration bound) {
-        records.assertEveryWriteEndedOnce(bound, "rpma longest write");
-    }
-
-    /**
-     * A fresh connection over the healed link: the server's memory (read directly, and over the
-     * fresh connection) holds every completed write byte for byte.
-     */
-    private void assertCompletedWritesLanded(String what) {
-        RdmaConnection fresh = connectPatiently();
-        byte[] read = records.readOver(fresh, readBack, T);
-        byte[] direct = serverMem.asSlice(0, read.length).toArray(ValueLayout.JAVA_BYTE);
-        records.assertCompletedWritesLanded("rpma " + what, "server", "", direct, read, "; " + rig.rxeStatistics());
-        fresh.dispose();
-    }
-
-    @Test
-    void durableWrites_twoSecondPartition_shorterThanTheTimeout_everyWriteEndsOnceInBound_completedOnesLanded() {
-        Duration opTimeout = Duration.ofSeconds(5);
-        start(opTimeout, Duration.ofSeconds(3));
-        RdmaConnection conn = connectPatiently();
-        long drops;
-        try (Writer w = writeOn(conn)) {
-            awaitTraffic();
-            int endedAtPartition = records.ended();
-            long t0 = faultUnderWrites(rig::partition, "partition");
-            PartitionTest.sleep(Duration.ofNanos(Duration.ofSeconds(2).toNanos() - (System.nanoTime() - t0)));
-            int endedDuring = records.ended() - endedAtPartition;
-            drops = rig.drops();
-            rig.heal();
-            long healed = System.nanoTime();
-            int atHeal = records.ended();
-            // Either the connection rides the partition out (rxe retransmits after its ack
-            // timeout) or the deadline ends it: wait for one or the other.
-            assertTrue(PartitionTest.await(() -> records.ended() > atHeal + 100 || conn.isDisposed(),
-                    opTimeout.plus(SLACK)), "neither did writes resume after the heal nor did the connection end: "
-                    + records);
-            System.out.printf("FACT rpma 2 s partition, operationTimeout %d ms: %d packets dropped, %d writes ended"
-                    + " during it; %s %.0f ms after the heal%n", opTimeout.toMillis(), drops, endedDuring,
-                    conn.isDisposed() ? "the connection ended" : "writes resumed", (System.nanoTime() - healed) / 1e6);
-            w.close();
-            assertTrue(PartitionTest.await(() -> records.ended() == records.started(), opTimeout.plus(SLACK)),
-                    "writes pending long after the heal: " + records);
-        }
-        assertTrue(drops > 0, "netem dropped nothing during the partition: it tested nothing");
-        assertEveryWriteEndedOnce(opTimeout.plus(SLACK));
-        assertCompletedWritesLanded("2 s partition");
+    @Override
+    String name() {
+        return "rpma";
     }
 
     /**
@@ -264,122 +74,5 @@ class RpmaPartitionTest {
                 + records);
         assertTrue(!conn.isDisposed(), "the connection ended under delay");
         assertCompletedWritesLanded("delay");
-    }
-
-    @Test
-    void durableWrites_partitionLongerThanEveryTimeout_failLostInBound_connectFailsInBound_completedOnesLanded() {
-        Duration opTimeout = Duration.ofSeconds(1);
-        Duration connectTimeout = Duration.ofSeconds(1);
-        start(opTimeout, connectTimeout);
-        RdmaConnection conn = connectPatiently();
-        long t0;
-        try (Writer w = writeOn(conn)) {
-            awaitTraffic();
-            t0 = faultUnderWrites(rig::partition, "partition");
-            assertTrue(PartitionTest.await(() -> records.ended() == records.started() && conn.isDisposed(),
-                    opTimeout.plus(SLACK).plus(SLACK)), "writes still pending " + opTimeout.plus(SLACK).plus(SLACK)
-                    + " into the partition: " + records);
-            w.close();
-        }
-        long lastEnd = records.lastEndNanos() - t0;
-        assertEveryWriteEndedOnce(opTimeout.plus(SLACK));
-        assertTrue(records.outcomes().containsKey("ConnectionException(LOST)"),
-                "the partition ended no write, so it tested nothing: " + records);
-        assertEquals(List.of(ConnectionEvent.ESTABLISHED, ConnectionEvent.LOST), conn.events().collectList().block(T));
-
-        long c0 = System.nanoTime();
-        Throwable connectError = null;
-        try {
-            client.connect(serverAddress).block(T);
-        } catch (RuntimeException e) {
-            connectError = e;
-        }
-        long connectTook = System.nanoTime() - c0;
-        System.out.printf("FACT rpma partition longer than every timeout (operationTimeout %d ms): last write ended"
-                + " %.0f ms into it; a connect during it failed after %.0f ms with %s%n", opTimeout.toMillis(),
-                lastEnd / 1e6, connectTook / 1e6, connectError);
-        ConnectionException ce = assertInstanceOf(ConnectionException.class, connectError,
-                "a connect across the partition did not fail with a ConnectionException");
-        assertEquals(ConnectionEvent.UNREACHABLE, ce.event(), ce.toString());
-        assertTrue(connectTook <= connectTimeout.plus(SLACK).toNanos(),
-                "the connect took " + connectTook / 1_000_000 + " ms to fail, beyond its timeout and slack");
-
-        long left = Duration.ofSeconds(4).toNanos() - (System.nanoTime() - t0);
-        if (left > 0) {
-            PartitionTest.sleep(Duration.ofNanos(left));
-        }
-        rig.heal();
-        assertCompletedWritesLanded("partition of 4 s");
-    }
-
-    /**
-     * Random loss both ways for 3 s, at each rate the lane's netem applies. With the library's
-     * default operationTimeout (30 s), RDMA's own retries are transparent up to 5 %: every write
-     * completes (rxe resends a lost packet after its ack timeout, about 2.2 s), none fails. At 20 %
-     * a write may outlast the timeout (several resends of one packet in a row) and end LOST; what
-     * holds at every rate is that each ends once, in bound, and the completed ones landed.
-     */
-    @ParameterizedTest(name = "{0} % loss")
-    @ValueSource(ints = {1, 5, 20})
-    void durableWrites_underRandomLossBothWays_everyWriteEndsOnceInBound_completedOnesLanded_noneFailsUpToFivePercent(
-            int percent) {
-        Duration opTimeout = Duration.ofSeconds(30);
-        start(opTimeout, Duration.ofSeconds(3));
-        RdmaConnection conn = connectPatiently();
-        int before;
-        long drops;
-        String what = percent + " % loss";
-        try (Writer w = writeOn(conn)) {
-            awaitTraffic();
-            before = records.ended();
-            faultUnderWrites(() -> rig.loss(percent), what);
-            PartitionTest.sleep(Duration.ofSeconds(3));
-            drops = rig.drops();
-            rig.heal();
-            w.close();
-            assertTrue(PartitionTest.await(() -> records.ended() == records.started(), opTimeout.plus(SLACK)),
-                    "writes pending after the loss ended: " + records);
-        }
-        assertTrue(drops > 0, "netem dropped nothing: it tested nothing");
-        assertEveryWriteEndedOnce(opTimeout.plus(SLACK));
-        System.out.printf("FACT rpma %d %% loss both ways for 3 s (operationTimeout %d ms): %d packets dropped, %d writes"
-                + " ended during it, first failure %s; connection %s%n", percent, opTimeout.toMillis(), drops,
-                records.ended() - before, records.firstErrorOtherThan("none"), conn.isDisposed() ? "ended" : "still up");
-        if (percent <= 5) {
-            assertNull(records.firstErrorOtherThan("none"), what + ": RDMA's retries were not transparent, a write failed");
-        }
-        assertCompletedWritesLanded(what);
-    }
-
-    @Test
-    void durableWrites_underReorderingAndDuplicationBothWays_everyWriteEndsOnceInBound_completedOnesLanded() {
-        Duration opTimeout = Duration.ofSeconds(5);
-        start(opTimeout, Duration.ofSeconds(3));
-        RdmaConnection conn = connectPatiently();
-        long duplicates;
-        long outOfSequence;
-        int before;
-        try (Writer w = writeOn(conn)) {
-            awaitTraffic();
-            before = records.ended();
-            long dup0 = rig.rxeCounter(true, "duplicate_request");
-            long oos0 = rig.rxeCounter(true, "out_of_seq_request");
-            faultUnderWrites(() -> rig.reorderAndDuplicate(Duration.ofMillis(2), 25, 5), "reordering");
-            PartitionTest.sleep(Duration.ofSeconds(3));
-            rig.heal();
-            duplicates = rig.rxeCounter(true, "duplicate_request") - dup0;
-            outOfSequence = rig.rxeCounter(true, "out_of_seq_request") - oos0;
-            w.close();
-            assertTrue(PartitionTest.await(() -> records.ended() == records.started(), opTimeout.plus(SLACK)),
-                    "writes pending after the reordering ended: " + records);
-        }
-        System.out.printf("FACT rpma reordering (25 %% at once, the rest 2 ms later) and 5 %% duplication both ways for"
-                + " 3 s (operationTimeout %d ms): the server's rxe counted %d duplicate and %d out-of-sequence requests;"
-                + " %d writes ended during it; connection %s%n", opTimeout.toMillis(), duplicates, outOfSequence,
-                records.ended() - before, conn.isDisposed() ? "ended" : "still up");
-        assertTrue(duplicates + outOfSequence > 0,
-                "the server's rxe saw no duplicate and no out-of-sequence request: the case tested nothing");
-        assertEveryWriteEndedOnce(opTimeout.plus(SLACK));
-        assertCompletedWritesLanded("reordering and duplication");
     }
 }

@@ -33,8 +33,9 @@ import reactor.core.publisher.Mono;
  * never says {@code CONNECTED} while the partition holds; the {@code FAIL_FAST} pool fails an
  * operation at once, the {@code WAIT} pool holds its writes; and after the heal the pools serve
  * again within the longest backoff, the connect timeout (an attempt in flight at the heal) and
- * one connect, the held writes complete and are in the server's memory. Runs only in the
- * Soft-RoCE lane (tag {@code rpma}).
+ * one connect, and within the longest backoff and one connect of the moment they could see the
+ * heal ({@link PoolTimeline}), the held writes complete and are in the server's memory. Runs only
+ * in the Soft-RoCE lane (tag {@code rpma}).
  */
 @Tag("rpma")
 class RpmaPeerPoolPartitionTest {
@@ -102,6 +103,10 @@ class RpmaPeerPoolPartitionTest {
         PeerPool failFast = pool(PeerPoolOptions.WhenUnavailable.FAIL_FAST);
         List<PeerPoolEvent> waitingEvents = record(waiting);
         List<PeerPoolEvent> failFastEvents = record(failFast);
+        PoolTimeline waitingLine = new PoolTimeline();
+        PoolTimeline failFastLine = new PoolTimeline();
+        subscriptions.add(waitingLine.record(waiting));
+        subscriptions.add(failFastLine.record(failFast));
         assertTrue(PartitionTest.await(() -> waiting.state() == PeerPool.State.CONNECTED
                 && failFast.state() == PeerPool.State.CONNECTED, RxePair.T), "the pools did not connect: "
                 + waitingEvents + " / " + failFastEvents);
@@ -195,5 +200,22 @@ class RpmaPeerPoolPartitionTest {
         byte[] memory = pair.serverMem.toArray(ValueLayout.JAVA_BYTE);
         assertEquals(-1, records.firstCompletedMissing(memory), "a completed write is not in the server's memory: "
                 + records);
+
+        // The goal, backoff max + one connect, counted from when the pool could see the
+        // heal: the heal, or the end of the attempt in flight at it (PoolTimeline).
+        long[] heal = PeerPoolPartitionTest.healSeen(h, waitingLine, "WAIT");
+        long[] fastHeal = PeerPoolPartitionTest.healSeen(h, failFastLine, "FAIL_FAST");
+        System.out.printf("FACT rpma PeerPool heal (goal: backoff max + %d ms once an attempt can reach the peer): WAIT"
+                        + " pool connected %.0f ms after the heal, the attempt in flight at it ended %.0f ms after it, so"
+                        + " %.0f ms after the pool could see the heal; FAIL_FAST %.0f, %.0f, %.0f ms; WAIT events from the"
+                        + " partition %s%n", ONE_CONNECT.toMillis(), (heal[1] - h) / 1e6, (heal[0] - h) / 1e6,
+                (heal[1] - heal[0]) / 1e6, (fastHeal[1] - h) / 1e6, (fastHeal[0] - h) / 1e6,
+                (fastHeal[1] - fastHeal[0]) / 1e6, waitingLine.describe(t0));
+        for (long[] x : List.of(heal, fastHeal)) {
+            assertTrue(x[1] - x[0] <= BACKOFF_MAX.plus(ONE_CONNECT).toNanos(), "a pool connected "
+                    + (x[1] - x[0]) / 1_000_000 + " ms after the attempt in flight at the heal ended (or the heal), beyond"
+                    + " backoff max + one connect = " + BACKOFF_MAX.plus(ONE_CONNECT).toMillis() + " ms: WAIT "
+                    + waitingLine.describe(h) + ", FAIL_FAST " + failFastLine.describe(h));
+        }
     }
 }

@@ -100,6 +100,8 @@ final class RxeLinkRig implements AutoCloseable {
     final InetAddress clientAddress = address(198, 18, 200, 1);
     final InetAddress serverAddress = address(198, 18, 200, 2);
     private boolean closed;
+    /** A fault may be set: true at first (a rig found standing may carry an earlier JVM's). */
+    private boolean faulted = true;
 
     private RxeLinkRig() {
     }
@@ -207,9 +209,15 @@ final class RxeLinkRig implements AutoCloseable {
         netem("loss", "100%");
     }
 
-    /** Removes every fault. */
+    /**
+     * Removes every fault; nothing to do (no tc process) when none was set since the last heal,
+     * which each test's clean-up relies on to cost nothing after a test that healed already.
+     */
     void heal() {
-        netem();
+        if (faulted) {
+            netem();
+            faulted = false;
+        }
     }
 
     /**
@@ -275,23 +283,33 @@ final class RxeLinkRig implements AutoCloseable {
         return Long.parseLong(m.group(1));
     }
 
-    /** {@return the packets netem dropped on both ends since the last fault was set} */
+    /**
+     * {@return the packets netem dropped on both ends since the last fault was set}; one tc
+     * process for both ends (a process costs a sizeable part of a second under TCG)
+     */
     long drops() {
+        String text = NetworkRig.run(List.of("tc", "-s", "qdisc", "show"), true);
         long n = 0;
         for (String link : List.of(CLIENT_LINK, SERVER_LINK)) {
-            Matcher m = DROPPED.matcher(NetworkRig.run(List.of("tc", "-s", "qdisc", "show", "dev", link), true));
+            Matcher m = Pattern.compile("qdisc netem \\S+ dev " + link + " [^\\n]*\\n[^\\n]*?" + DROPPED.pattern())
+                    .matcher(text);
             if (!m.find()) {
-                throw new AssertionError("no drop count in tc's statistics of " + link);
+                throw new AssertionError("no drop count in tc's statistics of " + link + ": " + text.trim());
             }
             n += Long.parseLong(m.group(1));
         }
         return n;
     }
 
-    /** {@return each rxe device's counters, one line each ({@code rdma statistic show link DEV/1})} */
+    /** {@return each rxe device's counters, one line each, from one {@code rdma statistic show} process} */
     String rxeStatistics() {
-        return NetworkRig.run(List.of("rdma", "statistic", "show", "link", CLIENT_RXE + "/1"), false).trim() + "; "
-                + NetworkRig.run(List.of("rdma", "statistic", "show", "link", SERVER_RXE + "/1"), false).trim();
+        StringBuilder b = new StringBuilder();
+        for (String line : NetworkRig.run(List.of("rdma", "statistic", "show"), false).split("\n")) {
+            if (line.startsWith("link " + CLIENT_RXE + "/") || line.startsWith("link " + SERVER_RXE + "/")) {
+                b.append(b.isEmpty() ? "" : "; ").append(line.trim());
+            }
+        }
+        return b.toString();
     }
 
     /**
@@ -313,6 +331,9 @@ final class RxeLinkRig implements AutoCloseable {
                 batch.append(' ').append(o);
             }
             batch.append('\n');
+        }
+        if (options.length > 0) {
+            faulted = true; // before tc runs: a failed change may have set half of it
         }
         try {
             Path file = Files.createTempFile("cqflux-netem", ".tc");

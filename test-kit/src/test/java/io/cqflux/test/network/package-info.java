@@ -4,8 +4,10 @@
  * ({@link io.cqflux.test.network.NetPeer}), the suites that partition, heal and vanish it under
  * durable writes and a {@link io.cqflux.reactor.PeerPool}, and the packet-loss benchmark
  * ({@link io.cqflux.test.network.LossBench}, {@code ./cqflux bench loss}); they need root
- * (ip-netns(8)). On rpma, in the Soft-RoCE lane's guest (tag {@code rpma}): two rxe endpoints
- * joined by a veth pair that netem shapes ({@link io.cqflux.test.network.RxeLinkRig}) and the
- * partition, loss and reordering suite over it ({@link io.cqflux.test.network.RpmaPartitionTest}).
+ * (ip-netns(8)). On rxe, in the Soft-RoCE lane's guest: two rxe endpoints joined by a veth pair
+ * that netem shapes ({@link io.cqflux.test.network.RxeLinkRig}), the partition, loss and
+ * reordering suite over it as a contract ({@link io.cqflux.test.network.RxePartitionContract}) that
+ * rpma (tag {@code rpma}) and libfabric's verbs provider (tag {@code fabric-verbs}) run, and rpma's
+ * keep-alive, {@code PeerPool}, close-under-load and partition-cycle leak checks.
  */
 package io.cqflux.test.network;
