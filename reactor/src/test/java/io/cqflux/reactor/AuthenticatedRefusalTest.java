@@ -66,6 +66,32 @@ class AuthenticatedRefusalTest {
     }
 
     @Test
+    void anAuthenticatorThatAnswersLaterOnAnotherThread_isHeardOnTheLoop_bothWays() {
+        InetAddress lo = InetAddress.getLoopbackAddress();
+        try (Arena arena = Arena.ofShared();
+             Cqflux server = Cqflux.builder().transport(TransportChoice.FABRIC).localAddress(lo).loops(1).build();
+             Cqflux client = Cqflux.builder().transport(TransportChoice.FABRIC).localAddress(lo).loops(1).build()) {
+            Region exposed = server.register(arena.allocate(4096, 4096), RegionAccess.READ_SRC);
+            RdmaServer s = server.bind(new InetSocketAddress(lo, 0), AcceptOptions.exposing(exposed)
+                    .authenticatedBy(r -> Mono.delay(Duration.ofMillis(50)).map(x -> Arrays.equals(r.credentials(), GOOD)
+                            ? Authenticator.Decision.allow() : Authenticator.Decision.deny("later: no"))),
+                    c -> c.onDispose()).block(T);
+            assertNotNull(s);
+            Throwable e = client.connect(s.address(), ConnectOptions.defaults().credentials(new byte[] {1}))
+                    .map(c -> (Throwable) new AssertionError("served"))
+                    .onErrorResume(Mono::just).block(T);
+            ConnectionException c = assertInstanceOf(ConnectionException.class, e, () -> "not a refusal: " + e);
+            assertEquals(ConnectionEvent.REJECTED, c.event(), c::toString);
+            assertTrue(c.getMessage().endsWith(": refused by the server: later: no"), c::getMessage);
+            RdmaConnection ok = client.connect(s.address(), ConnectOptions.defaults().credentials(GOOD)).block(T);
+            assertNotNull(ok);
+            assertEquals(1, s.stats().refusedByAuthenticator(), () -> "" + s.stats());
+            assertEquals(0, s.refusedByAccept());
+            ok.dispose();
+        }
+    }
+
+    @Test
     void aLongReason_isCutToTwoHundredBytes_whichTheClientReads() {
         InetAddress lo = InetAddress.getLoopbackAddress();
         String reason = "r".repeat(150) + "s".repeat(50) + "t".repeat(100);
