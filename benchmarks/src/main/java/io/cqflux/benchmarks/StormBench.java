@@ -46,8 +46,8 @@ import reactor.core.publisher.Mono;
  *   <li>{@code storm}: {@code -c} connects from the storm client, {@code -p} in flight, each
  *       accepted with one exposed region (a per-connection registration on the server) and kept
  *       open; then {@code close}: the same connections closed, {@code -p} at a time;</li>
- *   <li>{@code deny}: {@code -c} connects refused by the server's authenticator (each is accepted
- *       with a refusal, then closed);</li>
+ *   <li>{@code deny}: {@code -c} connects refused by the server's authenticator (on fabric/tcp
+ *       each is rejected with the refusal as the reject's private data: no endpoint is opened);</li>
  *   <li>{@code full}: {@code -c} connects refused at admission because the server holds its
  *       {@code maxConnections} (the busy connection alone fills it).</li>
  * </ul>
