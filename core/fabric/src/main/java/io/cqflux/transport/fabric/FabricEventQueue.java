@@ -194,7 +194,9 @@ final class FabricEventQueue implements AutoCloseable {
      */
     byte[] lastErrorData() {
         long n = fi_eq_err_entry.err_data_size(errEntry);
-        if (n <= 0 || !fi_eq_err_entry.err_data(errEntry).equals(errData)) {
+        // Only what the provider copied into our buffer: one that pointed err_data elsewhere (its own
+        // buffer, fi_eq(3)) is not read.
+        if (n <= 0 || fi_eq_err_entry.err_data(errEntry).address() != errData.address()) {
             return new byte[0];
         }
         return errData.asSlice(0, Math.min(n, errData.byteSize())).toArray(ValueLayout.JAVA_BYTE);
