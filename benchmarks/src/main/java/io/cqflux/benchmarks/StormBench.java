@@ -46,8 +46,8 @@ import reactor.core.publisher.Mono;
  *   <li>{@code storm}: {@code -c} connects from the storm client, {@code -p} in flight, each
  *       accepted with one exposed region (a per-connection registration on the server) and kept
  *       open; then {@code close}: the same connections closed, {@code -p} at a time;</li>
- *   <li>{@code deny}: {@code -c} connects refused by the server's authenticator (each is accepted
- *       with a refusal, then closed);</li>
+ *   <li>{@code deny}: {@code -c} connects refused by the server's authenticator (on fabric/tcp
+ *       each is rejected with the refusal as the reject's private data: no endpoint is opened);</li>
  *   <li>{@code full}: {@code -c} connects refused at admission because the server holds its
  *       {@code maxConnections} (the busy connection alone fills it).</li>
  * </ul>
@@ -94,6 +94,20 @@ final class StormBench {
                     double seconds, int sequential) throws IOException {
         warmUp(strategy);
         System.out.println(HEADER);
+        if (SCENES.contains("storm")) {
+            storm(strategy, kind, size, connects, parallel, seconds, sequential);
+        }
+        if (SCENES.contains("deny")) {
+            flood("deny", strategy, kind, size, connects, parallel);
+        }
+        if (SCENES.contains("full")) {
+            flood("full", strategy, kind, size, connects, parallel);
+        }
+    }
+
+    /** The {@code alone}, {@code storm} and {@code close} scenes, and the sequential connect's cost. */
+    private static void storm(WaitStrategy strategy, String kind, int size, int connects, int parallel,
+                              double seconds, int sequential) throws IOException {
         InetAddress lo = InetAddress.getLoopbackAddress();
         String op = kind + "." + size;
         try (Arena arena = Arena.ofShared();
@@ -161,8 +175,6 @@ final class StormBench {
                     us[(int) (sequential * 0.99)]);
             busy.close();
         }
-        flood("deny", strategy, kind, size, connects, parallel);
-        flood("full", strategy, kind, size, connects, parallel);
     }
 
     /**
@@ -196,6 +208,7 @@ final class StormBench {
             int exposures0 = listening.stats().exposures();
             AtomicInteger refused = new AtomicInteger();
             AtomicInteger served = new AtomicInteger();
+            java.util.concurrent.atomic.AtomicReference<String> firstError = new java.util.concurrent.atomic.AtomicReference<>();
             Scene s = scene(busy, kind, remote, local, size, () -> Flux.range(0, connects)
                     .flatMap(i -> floodClient.connect(listening.address(), ConnectOptions.defaults()
                                     .credentials("intruder".getBytes(StandardCharsets.US_ASCII)))
@@ -205,6 +218,7 @@ final class StormBench {
                             })
                             .onErrorResume(e -> {
                                 refused.incrementAndGet();
+                                firstError.compareAndSet(null, String.valueOf(e.getMessage()));
                                 return Mono.empty();
                             }), parallel)
                     .then().block(TIMEOUT));
@@ -217,6 +231,7 @@ final class StormBench {
                             + " fds right after: %+d, %s%n", scene, refused.get(), served.get(), connects, st.exposures(),
                     exposures0, st.refusedByAuthenticator(), st.refusedOverMaxConnections(), st.refusedOverMaxPending(),
                     openFds() - fds0, settle(fds0));
+            System.out.printf(Locale.ROOT, "#   %s: the first refused client's error: %s%n", scene, firstError.get());
             busy.close();
         }
     }
@@ -384,6 +399,13 @@ final class StormBench {
      * {@code io.cqflux.epoll.loop.EventLoop}); the counters do not depend on it.
      */
     private static final long BLOCKED_MS = Long.getLong("storm.blockedMs", 0);
+
+    /**
+     * The scenes to run, {@code -Dstorm.scenes=deny,full} for the refused floods alone (about a
+     * minute instead of several; {@code storm} stands for alone, storm and close); all by default.
+     */
+    private static final List<String> SCENES = List.of(System.getProperty("storm.scenes", "storm,deny,full")
+            .split(","));
 
     static Cqflux.Builder builder(WaitStrategy strategy) {
         Cqflux.Builder b = Cqflux.builder().transport(TransportChoice.FABRIC)

@@ -144,6 +144,14 @@ public final class RdmaServer implements Disposable, AutoCloseable {
     /** Readiness calls that stopped at {@link #ACCEPTS_PER_CALL} (loop thread writes; tests read). */
     private volatile long callsAtTheCap;
 
+    /** Refusals that accepted a connection to carry their reason (loop thread writes; tests read). */
+    private volatile long refusedByAccept;
+
+    /** {@return how many refusals accepted a connection to carry their reason, i.e. opened an endpoint} (tests) */
+    long refusedByAccept() {
+        return refusedByAccept;
+    }
+
     /** {@return how many readiness calls of the listener stopped at the cap} (tests) */
     long callsAtTheCap() {
         return callsAtTheCap;
@@ -204,11 +212,15 @@ public final class RdmaServer implements Disposable, AutoCloseable {
     }
 
     /**
-     * Refuses an authenticated request with a reason the client reads: it is accepted with a
-     * refusal in place of a hello ({@link PeerHello#encodeRefusal}) and closed once established.
-     * Neither control words nor exposures are registered for it, and it receives nothing
-     * (prefetch 0). It counts as a pending handshake until closed, bounded by the timeout.
-     * Loop thread ({@link ServerAuthentication}).
+     * Refuses an authenticated request with a reason the client reads. Where the transport's
+     * reject carries private data to the client (fabric/tcp: {@code fi_reject(3)}), the refusal
+     * ({@link PeerHello#encodeRefusal}) is the reject's data: nothing is opened for the request,
+     * and it costs this loop what a refusal at admission does. Elsewhere (rpma: librpma rejects
+     * with no data, {@code rpma_conn_req_delete(3)}) it is accepted with the refusal in place of a
+     * hello and closed once established, so that the client still reads why; neither control
+     * words nor exposures are registered for it, it receives nothing (prefetch 0), and it counts
+     * as a pending handshake until closed, bounded by the timeout. Loop thread
+     * ({@link ServerAuthentication}).
      */
     void refuse(ServerAdmission.Handshake h, String reason) {
         if (closing) {
@@ -216,6 +228,17 @@ public final class RdmaServer implements Disposable, AutoCloseable {
             h.done();
             return;
         }
+        int rejectMax = owner.transport().maxRejectPrivateData();
+        if (rejectMax >= PeerHello.MIN_REFUSAL) {
+            try {
+                h.req.reject(PeerHello.encodeRefusal(reason, rejectMax));
+            } catch (RuntimeException e) {
+                LOG.warn("refusing a connection request on " + address + " failed", e);
+            }
+            h.done();
+            return;
+        }
+        refusedByAccept++; // NOSONAR: written by the loop thread only
         byte[] data;
         try {
             data = PeerHello.encodeRefusal(reason, owner.transport().maxAcceptPrivateData());

@@ -15,7 +15,8 @@ import reactor.util.Loggers;
  * ({@link AcceptOptions#authenticatedBy(Authenticator)}): each request's credentials go to the
  * authenticator, and until it answers (or the handshake timeout passes) nothing is registered for
  * the request. The answer is taken on the server's loop: an allowed request is served, a refused
- * one is accepted with the refusal's reason and closed ({@link RdmaServer#refuse}). Whatever is
+ * one is rejected with the refusal's reason as the reject's data, or, on a transport whose reject
+ * carries none to the client, accepted with it and closed ({@link RdmaServer#refuse}). Whatever is
  * still undecided when the server closes is rejected, since a request must not outlive its
  * listener ({@code fi_reject(3)} names the passive endpoint). Loop-confined, as the server's
  * accept path is; only {@link #authenticate}'s answer arrives on any thread.

@@ -40,7 +40,9 @@ public interface Connection extends AutoCloseable {
      * {@return the private data the peer sent: on the client, the server's accept data; on the
      * server, the client's request data; verbatim as the transport delivered it, which may be
      * zero-padded beyond what was sent (RDMA CM, rdma_get_cm_event(3)); a copy, possibly empty;
-     * valid once established}
+     * valid once established. On a client whose connect ended
+     * {@link io.cqflux.core.ConnectionEvent#REJECTED}, the server's reject data where the
+     * transport delivers it ({@link ConnectionRequest#reject(byte[])}), else empty}
      */
     byte[] peerPrivateData();
 

@@ -62,4 +62,19 @@ public interface ConnectionRequest {
 
     /** Rejects the request and frees it. */
     void reject();
+
+    /**
+     * Rejects the request with private data for the client, and frees it: nothing is opened for
+     * the request, and the client's connect ends {@link io.cqflux.core.ConnectionEvent#REJECTED}
+     * with these bytes as its {@link Connection#peerPrivateData()} where the transport delivers
+     * them ({@code fi_reject(3)}'s {@code param}). The default, for transports that reject
+     * without data ({@link Transport#maxRejectPrivateData()} 0), drops them and calls
+     * {@link #reject()}.
+     *
+     * @param privateData bytes for the client, at most {@link Transport#maxRejectPrivateData()}
+     *     where that is above 0
+     */
+    default void reject(byte[] privateData) {
+        reject();
+    }
 }

@@ -46,6 +46,16 @@ public interface Transport extends AutoCloseable {
     int maxAcceptPrivateData();
 
     /**
+     * {@return the most private-data bytes a reject carries to the client
+     * ({@link ConnectionRequest#reject(byte[])}), 0 where the client cannot read any: a server
+     * that wants the client to read why it was refused then has to accept it first} The default
+     * is 0.
+     */
+    default int maxRejectPrivateData() {
+        return 0;
+    }
+
+    /**
      * This side's connection handshake: the transport's own parameters that the peer's
      * connection needs before it posts anything, carried in the connection's private data beside
      * the exposed regions and handed to the peer's {@link Connection#applyPeerHandshake(byte[])}.

@@ -542,6 +542,13 @@ final class FabricConnection implements Connection {
         }
     }
 
+    /** A refused connect: a client keeps the server's reject data (the error entry's err_data), possibly none. */
+    void rejected(byte[] errData) {
+        if (client) {
+            peerData = errData;
+        }
+    }
+
     /**
      * {@code fi_shutdown(3)}. It flushes what was posted into the CQs and changes the endpoint's
      * connection state: every queue calls fi_trywait again before the loop sleeps (TrywaitAnswer).

@@ -33,6 +33,8 @@ final class FabricEventQueue implements AutoCloseable {
     private final MemorySegment eventOut;
     private final MemorySegment entry;
     private final MemorySegment errEntry;
+    /** Where the provider copies an error entry's {@code err_data} (a reject's private data). */
+    private final MemorySegment errData;
     private final MemorySegment trywaitFids;
     private final int fd;
     private long lastLength;
@@ -72,6 +74,7 @@ final class FabricEventQueue implements AutoCloseable {
             this.eventOut = arena.allocate(ValueLayout.JAVA_INT);
             this.entry = arena.allocate(fi_eq_cm_entry.sizeof() + FabricTransport.PRIVATE_DATA_BOUND + 64, 8);
             this.errEntry = fi_eq_err_entry.allocate(arena);
+            this.errData = arena.allocate(FabricTransport.PRIVATE_DATA_BOUND, 8);
             this.trywaitFids = arena.allocate(C_POINTER);
             trywaitFids.set(C_POINTER, 0, eq);
             // fi_control(3) FI_GETWAIT: the fd behind FI_WAIT_FD.
@@ -138,10 +141,12 @@ final class FabricEventQueue implements AutoCloseable {
         trywait.clear(); // a read: fi_trywait(3) asks for the call again before blocking
         long rc = fi_ops_eq.read.invoke(readFp, eq, eventOut, entry, entry.byteSize(), 0L);
         if (rc == -FI_EAVAIL()) {
-            // fi_eq(3): err_data_size is an input (0 = let the provider point at its own buffer);
-            // reset what the previous call returned, see FabricCompletionQueue#poll.
-            fi_eq_err_entry.err_data(errEntry, MemorySegment.NULL);
-            fi_eq_err_entry.err_data_size(errEntry, 0L);
+            // fi_eq(3): err_data_size is an input, the room at err_data, and comes back as what was
+            // copied there; reset what the previous call returned. A buffer of our own, not the
+            // provider's (err_data_size 0 on input): tcp copies a refused connect's fi_reject(3)
+            // data into it, and only then (core/fabric/src/test/c/reject_data_probe.c).
+            fi_eq_err_entry.err_data(errEntry, errData);
+            fi_eq_err_entry.err_data_size(errEntry, errData.byteSize());
             long r = fi_ops_eq.readerr.invoke(readerrFp, eq, errEntry, 0L);
             return FabricLibrary.result("fi_eq_readerr", r, "event queue") == FabricLibrary.AGAIN ? NONE : ERROR;
         }
@@ -181,6 +186,20 @@ final class FabricEventQueue implements AutoCloseable {
     /** {@return the positive error of the last error entry} */
     int lastError() {
         return fi_eq_err_entry.err(errEntry);
+    }
+
+    /**
+     * {@return the provider's error data of the last error entry, a copy, possibly empty: for a
+     * refused connect on tcp, the private data the server passed to fi_reject(3)}
+     */
+    byte[] lastErrorData() {
+        long n = fi_eq_err_entry.err_data_size(errEntry);
+        // Only what the provider copied into our buffer: one that pointed err_data elsewhere (its own
+        // buffer, fi_eq(3)) is not read.
+        if (n <= 0 || fi_eq_err_entry.err_data(errEntry).address() != errData.address()) {
+            return new byte[0];
+        }
+        return errData.asSlice(0, Math.min(n, errData.byteSize())).toArray(ValueLayout.JAVA_BYTE);
     }
 
     @Override

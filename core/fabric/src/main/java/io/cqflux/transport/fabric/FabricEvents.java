@@ -147,9 +147,13 @@ final class FabricEvents implements EventChannel, SharedEventQueue.Member {
             lastError = q.error();
             if (state == State.CONNECTING) {
                 // fi_cm(3): a refused connect is an EQ error entry; tcp gives ECONNREFUSED
-                // for a port with no listener as well as for fi_reject.
-                return end(q.error() == FabricErrno.ECONNREFUSED.code() ? ConnectionEvent.REJECTED
-                        : ConnectionEvent.UNREACHABLE);
+                // for a port with no listener as well as for fi_reject, whose data the entry
+                // carries: the connection keeps it as the peer's private data.
+                if (q.error() == FabricErrno.ECONNREFUSED.code()) {
+                    conn.rejected(q.cmData());
+                    return end(ConnectionEvent.REJECTED);
+                }
+                return end(ConnectionEvent.UNREACHABLE);
             }
             peerEnded();
             return end(ConnectionEvent.LOST);

@@ -48,6 +48,11 @@ final class FabricListener implements Listener {
     private final MemorySegment pep;
     private final MemorySegment rejectFp;
     private final InetSocketAddress bound;
+    /**
+     * The native copy of a reject's private data, {@code fi_reject(3)}'s {@code param}: one per
+     * listener, since every answer runs under its lock; the provider copies it before returning.
+     */
+    private final MemorySegment rejectData = Arena.ofAuto().allocate(FabricTransport.PRIVATE_DATA_BOUND, 8);
     /** Requests handed out by {@link #nextRequest()} and not yet answered (guarded by this). */
     private final Set<Request> pending = new LinkedHashSet<>();
     private boolean closed;
@@ -317,12 +322,31 @@ final class FabricListener implements Listener {
 
         @Override
         public void reject() {
+            reject(null);
+        }
+
+        /**
+         * {@code fi_reject(pep, info->handle, param, paramlen)} (fi_cm(3)): on tcp the client's
+         * connect ends with an {@code FI_ECONNREFUSED} error entry whose {@code err_data} holds
+         * these bytes (FabricEventQueue#read), and nothing was opened for the request here: the
+         * provider answers on the request's socket and closes it.
+         */
+        @Override
+        public void reject(byte[] privateData) {
+            int n = privateData == null ? 0 : privateData.length;
+            if (n > 0) {
+                io.cqflux.core.internal.Checks.privateData(privateData, transport.maxRejectPrivateData(), "reject");
+            }
             synchronized (FabricListener.this) {
                 once();
                 try {
-                    // fi_cm(3): fi_reject(pep, info->handle, param, paramlen).
+                    MemorySegment param = MemorySegment.NULL;
+                    if (n > 0) {
+                        MemorySegment.copy(privateData, 0, rejectData, ValueLayout.JAVA_BYTE, 0, n);
+                        param = rejectData;
+                    }
                     FabricLibrary.check("fi_reject", fi_ops_cm.reject.invoke(rejectFp, pep, fi_info.handle(info),
-                            MemorySegment.NULL, 0L), bound.toString());
+                            param, (long) n), bound.toString());
                 } finally {
                     fi_freeinfo(info);
                 }

@@ -428,6 +428,17 @@ final class FabricTransport implements Transport {
         return maxPrivateData;
     }
 
+    /**
+     * tcp: the provider's private-data limit. fi_reject(3)'s data reaches the client's error
+     * entry there ({@code core/fabric/src/test/c/reject_data_probe.c}; {@code FabricTransportTest}).
+     * Other providers: 0, not measured (verbs passes it to rdma_reject(3), whether its client's
+     * error entry carries it was not checked), so a server accepts to say why it refuses.
+     */
+    @Override
+    public int maxRejectPrivateData() {
+        return "tcp".equals(provider) ? maxPrivateData : 0;
+    }
+
     @Override
     public LocalRegion register(MemorySegment memory, Set<RegionAccess> access) {
         Checks.registration(memory, access);

@@ -46,7 +46,8 @@ final class SharedEventQueue implements SharedSource {
          *
          * @param event the event ({@code FI_CONNECTED}, {@code FI_SHUTDOWN}, ...) or
          *     {@link FabricEventQueue#ERROR}
-         * @param cmData a CM event's private data (a copy, possibly empty); empty for an error
+         * @param cmData a CM event's private data (a copy, possibly empty); for an error, the
+         *     entry's error data (a refused connect's reject data on tcp), possibly empty
          * @param error an error entry's positive {@code err}, else 0
          */
         void deliver(int event, byte[] cmData, int error);
@@ -128,7 +129,7 @@ final class SharedEventQueue implements SharedSource {
             }
             // The entry buffer is the loop's alone (only dispatch reads into it): copied unlocked.
             boolean error = ev == FabricEventQueue.ERROR;
-            m.deliver(ev, error ? new byte[0] : eq.cmData(), error ? eq.lastError() : 0);
+            m.deliver(ev, error ? eq.lastErrorData() : eq.cmData(), error ? eq.lastError() : 0);
         }
     }
 

@@ -1,5 +1,6 @@
 package io.cqflux.transport.fabric;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -300,6 +301,39 @@ class FabricTransportTest extends TransportFixture {
         assertThrows(IllegalStateException.class, r::reject, "once only");
         pump.until("REJECTED", DEADLINE, () -> !s.events.isEmpty());
         assertEquals(java.util.List.of(ConnectionEvent.REJECTED), s.events);
+    }
+
+    @Test
+    void rejectedWithData_theClientReadsTheDataAsThePeersPrivateData() {
+        io.cqflux.core.spi.Listener l = closeLater(server.listen(listenAddress(), config()));
+        java.util.Deque<io.cqflux.core.spi.ConnectionRequest> reqs = pump.add(l);
+        io.cqflux.core.spi.Connection c = closeLater(client.connect(l.address(), config(), bytes("let me in")));
+        io.cqflux.core.testing.TransportPump.Side s = pump.add("client", c);
+        pump.until("a request", DEADLINE, () -> !reqs.isEmpty());
+        assertEquals(server.maxAcceptPrivateData(), server.maxRejectPrivateData(), "tcp carries a reject's data");
+        byte[] reason = bytes("CX not on the list");
+        reqs.poll().reject(reason);
+        pump.until("REJECTED", DEADLINE, () -> !s.events.isEmpty());
+        assertEquals(java.util.List.of(ConnectionEvent.REJECTED), s.events);
+        assertArrayEquals(reason, c.peerPrivateData(), "the reject's data, byte for byte");
+    }
+
+    @Test
+    void rejectWithDataBeyondTheBound_isRefusedNamingTheBound_andTheRequestStaysAnswerable() {
+        io.cqflux.core.spi.Listener l = closeLater(server.listen(listenAddress(), config()));
+        java.util.Deque<io.cqflux.core.spi.ConnectionRequest> reqs = pump.add(l);
+        io.cqflux.core.spi.Connection c = closeLater(client.connect(l.address(), config(), bytes("x")));
+        io.cqflux.core.testing.TransportPump.Side s = pump.add("client", c);
+        pump.until("a request", DEADLINE, () -> !reqs.isEmpty());
+        io.cqflux.core.spi.ConnectionRequest r = reqs.poll();
+        int max = server.maxRejectPrivateData();
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> r.reject(new byte[max + 1]));
+        assertTrue(e.getMessage().contains((max + 1) + " bytes") && e.getMessage().contains("maximum " + max),
+                e::getMessage);
+        r.reject();
+        pump.until("REJECTED", DEADLINE, () -> !s.events.isEmpty());
+        assertEquals(java.util.List.of(ConnectionEvent.REJECTED), s.events);
+        assertEquals(0, c.peerPrivateData().length, "a reject without data delivers none");
     }
 
     /** Prints rough loopback latencies (no timed assertion: the machine is shared and noisy). */

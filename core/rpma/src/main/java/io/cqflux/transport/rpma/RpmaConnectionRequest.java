@@ -110,7 +110,13 @@ final class RpmaConnectionRequest implements ConnectionRequest {
         return RpmaConnection.create(transport, conn, config, description, true, this.privateData);
     }
 
-    /** Rejects and frees the request ({@code rpma_conn_req_delete(3)} rejects a passive-side request). */
+    /**
+     * Rejects and frees the request ({@code rpma_conn_req_delete(3)} rejects a passive-side
+     * request). It carries no data: librpma 1.2 destroys the request's QP and CQs and calls
+     * {@code rdma_reject(3)} with no private data, and has no call that passes any, so the
+     * transport's {@link RpmaTransport#maxRejectPrivateData()} stays 0 and the client reads a bare
+     * {@code RPMA_CONN_REJECTED}.
+     */
     @Override
     public void reject() {
         MemorySegment r = take();

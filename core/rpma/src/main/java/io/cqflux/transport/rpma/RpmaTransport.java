@@ -258,6 +258,16 @@ final class RpmaTransport implements Transport {
     }
 
     /**
+     * 0: {@code rpma_conn_req_delete(3)} rejects with no private data ({@code rdma_reject(3)}
+     * with none; librpma 1.2 has no call that passes any), so a client reads no reason from a
+     * reject (RpmaConnectionRequest#reject).
+     */
+    @Override
+    public int maxRejectPrivateData() {
+        return 0;
+    }
+
+    /**
      * The peer configuration descriptor ({@code rpma_peer_cfg_get_descriptor(3)}) with direct
      * write to persistent memory as this side declared it: the peer applies it to its connection
      * ({@link RpmaConnection#applyPeerHandshake}) so that its {@code rpma_flush} may use

@@ -111,6 +111,9 @@ public final class EventIntake {
                     ConnectionEvent.LOST);
             return;
         }
+        if (e == ConnectionEvent.REJECTED && !raw && refusedWithReason()) {
+            return;
+        }
         String what = switch (e) {
             case CLOSED -> "closed by the peer";
             case LOST -> "lost";
@@ -119,6 +122,34 @@ public final class EventIntake {
             default -> e.name();
         };
         core.end(new ConnectionException(e, "connection " + description + " " + what), e);
+    }
+
+    /**
+     * REJECTED: a server that refused this client with a reason sent it as its reject's private
+     * data where the transport delivers that (fabric/tcp); {@return whether it did, and the
+     * connection ended REJECTED naming the reason} Anything else there (nothing, a transport's
+     * padding, not a refusal) leaves the plain REJECTED to the caller.
+     */
+    private boolean refusedWithReason() {
+        byte[] data;
+        try {
+            data = conn.peerPrivateData();
+        } catch (RuntimeException ex) {
+            return false;
+        }
+        if (data.length == 0) {
+            return false;
+        }
+        try {
+            PeerHello.decode(data);
+        } catch (PeerHello.Refused ex) {
+            core.end(new ConnectionException(ConnectionEvent.REJECTED, "connection " + description + ": "
+                    + ex.getMessage(), ex), ConnectionEvent.REJECTED);
+            return true;
+        } catch (RuntimeException ex) {
+            return false;
+        }
+        return false;
     }
 
     /**

@@ -41,10 +41,12 @@ import java.util.List;
  * them stays readable by a peer that knows version 3 only.
  *
  * <p><b>Refusal.</b> A server that refuses an authenticated client for a reason it wants the
- * client to read accepts with a refusal instead of a hello ({@link #encodeRefusal}):
- * {@code 'C' 'X' u8 length, reason (UTF-8)}, then ends the connection. The client's decoder
- * turns it into a {@link Refused} exception naming the reason. Nothing of the server's is
- * registered for such a connection.
+ * client to read sends a refusal instead of a hello ({@link #encodeRefusal}):
+ * {@code 'C' 'X' u8 length, reason (UTF-8)}: as the private data of its reject where the
+ * transport carries that to the client (fabric/tcp, {@code fi_reject(3)}), else of an accept it
+ * ends at once (rpma: librpma's reject carries none). The client's decoder turns it into a
+ * {@link Refused} exception naming the reason. Nothing of the server's is registered for such a
+ * client.
  *
  * <p>The receive buffer size trails the version 3 hello, so that a peer that does not know it
  * ignores it as the trailing bytes it always ignored. Up to 32,767 bytes it is a u16; above, a
@@ -86,6 +88,8 @@ public record PeerHello(List<byte[]> regions, byte[] handshake, byte[] control, 
     public static final int CONTROL_READABLE = 0x01;
     /** The second magic byte of a refusal ({@link #encodeRefusal}). */
     private static final byte REFUSED = 'X';
+    /** The bytes of a refusal with an empty reason: the smallest private data that carries one. */
+    public static final int MIN_REFUSAL = 3;
     /** The longest reason a refusal carries, in bytes; a longer one is cut. */
     private static final int MAX_REASON = 200;
 
@@ -237,7 +241,7 @@ public record PeerHello(List<byte[]> regions, byte[] handshake, byte[] control, 
         private final String reason;
 
         Refused(String reason) {
-            super("the server refused the connection: " + reason);
+            super("refused by the server: " + reason);
             this.reason = reason;
         }
 

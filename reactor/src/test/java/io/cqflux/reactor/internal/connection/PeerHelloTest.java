@@ -252,7 +252,7 @@ class PeerHelloTest {
         byte[] r = PeerHello.encodeRefusal("bad credentials", 196);
         PeerHello.Refused e = assertThrows(PeerHello.Refused.class, () -> PeerHello.decode(Arrays.copyOf(r, 56)));
         assertEquals("bad credentials", e.reason());
-        assertTrue(e.getMessage().contains("refused the connection: bad credentials"), e.getMessage());
+        assertTrue(e.getMessage().contains("refused by the server: bad credentials"), e.getMessage());
         // A long reason is cut to fit, never an error.
         assertTrue(PeerHello.encodeRefusal("x".repeat(1000), 56).length <= 56);
     }
