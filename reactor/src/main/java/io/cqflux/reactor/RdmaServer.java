@@ -11,6 +11,7 @@ import io.cqflux.reactor.internal.connection.Lifecycle;
 import io.cqflux.reactor.internal.connection.PeerControl;
 import io.cqflux.reactor.internal.connection.PeerHello;
 import io.cqflux.reactor.internal.connection.ReceivePool;
+import io.cqflux.reactor.internal.connection.SharedReceivePool;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.List;
@@ -65,6 +66,10 @@ public final class RdmaServer implements Disposable, AutoCloseable {
     private final boolean endOnReceiveOverflow;
     /** Whether the prefetch is posted before each accept (raw private data only). */
     private final boolean receivesBeforeAccept;
+    /** Buffers of the shared receive pool; 0: each connection has its own (AcceptOptions.withSharedReceivePool). */
+    private final int sharedReceiveBuffers;
+    /** The connections' shared receive pool, registered on the first accept; loop thread. */
+    private SharedReceivePool sharedReceives;
     /** Where established connections go: the handler, or {@link #connections()}. */
     private final ServerOutlet outlet;
     private final CompletableFuture<Void> closed = new CompletableFuture<>();
@@ -91,6 +96,11 @@ public final class RdmaServer implements Disposable, AutoCloseable {
         this.receivePrefetch = options == null ? -1 : options.receivePrefetch();
         this.endOnReceiveOverflow = options == null || options.endsOnReceiveOverflow();
         this.receivesBeforeAccept = rawAccept != null && options != null && options.receivesBeforeAccept();
+        int shared = options == null ? -1 : options.sharedReceivePool();
+        this.sharedReceiveBuffers = rawAccept != null || config.receiveQueueSize() == 0 ? 0
+                : shared >= 0 ? shared
+                : (int) Math.min(AcceptOptions.MAX_SHARED_RECEIVE_POOL,
+                        (long) AcceptOptions.SHARED_POOL_DEPTHS * config.receiveQueueSize());
         AcceptOptions o = options != null ? options : AcceptOptions.defaults(exposed);
         this.admission = new ServerAdmission(address, o.maxConnections(), o.maxPendingHandshakes(),
                 owner.refusalCounts);
@@ -143,6 +153,11 @@ public final class RdmaServer implements Disposable, AutoCloseable {
 
     /** Readiness calls that stopped at {@link #ACCEPTS_PER_CALL} (loop thread writes; tests read). */
     private volatile long callsAtTheCap;
+
+    /** {@return the shared receive pool, or {@code null} before the first accept or without one} (tests; loop thread) */
+    SharedReceivePool sharedReceivePool() {
+        return sharedReceives;
+    }
 
     /** {@return how many readiness calls of the listener stopped at the cap} (tests) */
     long callsAtTheCap() {
@@ -250,6 +265,13 @@ public final class RdmaServer implements Disposable, AutoCloseable {
         ExposureSet exposures = null;
         byte[] acceptData;
         try {
+            if (sharedReceiveBuffers > 0 && !closing) {
+                if (sharedReceives == null) {
+                    sharedReceives = SharedReceivePool.allocate(owner.transport(), sharedReceiveBuffers,
+                            owner.limits().receiveBufferSize());
+                }
+                sharedReceives.ensureRoom(); // this connection's starting window, however many idle ones hold theirs
+            }
             control = PeerControl.register(owner.transport());
             exposures = ExposureSet.register(exposed, admission.liveExposures());
             acceptData = owner.acceptHello(exposures.descriptors(), control, owner.transport().maxAcceptPrivateData());
@@ -328,6 +350,9 @@ public final class RdmaServer implements Disposable, AutoCloseable {
             core.receiver.endOnOverflow(endOnReceiveOverflow);
             if (early != null) {
                 core.receiver.adopt(early); // before start: the table's first contexts are its receives'
+            }
+            if (sharedReceives != null) {
+                core.receiver.share(sharedReceives); // a peer with credits: its receives come from the server's pool
             }
         } catch (RuntimeException e) {
             // The core owns the connection, its control words and the adopted pool: ending it
@@ -513,6 +538,9 @@ public final class RdmaServer implements Disposable, AutoCloseable {
                     authentication.rejectUndecided();
                 }
             } finally {
+                if (sharedReceives != null) {
+                    sharedReceives.release(); // freed once its last connection's native side is gone
+                }
                 listener.close();
                 // A raw subscriber that throws from onComplete: the server is still forgotten and
                 // onDispose() completes.
