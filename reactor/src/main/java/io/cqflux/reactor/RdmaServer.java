@@ -68,8 +68,8 @@ public final class RdmaServer implements Disposable, AutoCloseable {
     private final boolean receivesBeforeAccept;
     /** Buffers of the shared receive pool; 0: each connection has its own (AcceptOptions.withSharedReceivePool). */
     private final int sharedReceiveBuffers;
-    /** The connections' shared receive pool, registered on the first accept; loop thread. */
-    private SharedReceivePool sharedReceives;
+    /** The connections' shared receive pool, registered on the first accept (written by the loop thread). */
+    private volatile SharedReceivePool sharedReceives;
     /** Where established connections go: the handler, or {@link #connections()}. */
     private final ServerOutlet outlet;
     private final CompletableFuture<Void> closed = new CompletableFuture<>();
@@ -96,7 +96,7 @@ public final class RdmaServer implements Disposable, AutoCloseable {
         this.receivePrefetch = options == null ? -1 : options.receivePrefetch();
         this.endOnReceiveOverflow = options == null || options.endsOnReceiveOverflow();
         this.receivesBeforeAccept = rawAccept != null && options != null && options.receivesBeforeAccept();
-        int shared = options == null ? -1 : options.sharedReceivePool();
+        int shared = options == null ? 0 : options.sharedReceivePool();
         this.sharedReceiveBuffers = rawAccept != null || config.receiveQueueSize() == 0 ? 0
                 : shared >= 0 ? shared
                 : (int) Math.min(AcceptOptions.MAX_SHARED_RECEIVE_POOL,
@@ -154,7 +154,7 @@ public final class RdmaServer implements Disposable, AutoCloseable {
     /** Readiness calls that stopped at {@link #ACCEPTS_PER_CALL} (loop thread writes; tests read). */
     private volatile long callsAtTheCap;
 
-    /** {@return the shared receive pool, or {@code null} before the first accept or without one} (tests; loop thread) */
+    /** {@return the shared receive pool, or {@code null} before the first accept or without one} (tests) */
     SharedReceivePool sharedReceivePool() {
         return sharedReceives;
     }

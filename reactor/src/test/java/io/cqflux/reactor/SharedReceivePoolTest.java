@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.cqflux.reactor.internal.connection.ConnectionCore;
+import io.cqflux.reactor.internal.connection.PeerControl;
 import io.cqflux.reactor.internal.connection.SharedReceivePool;
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
@@ -65,20 +66,9 @@ class SharedReceivePoolTest {
     }
 
     private static SharedReceivePool pool(RdmaServer s) {
-        CompletableFuture<SharedReceivePool> f = new CompletableFuture<>();
-        // The server's loop owns the field.
-        ((io.cqflux.epoll.loop.EventLoop) serverLoop(s)).execute(() -> f.complete(s.sharedReceivePool()));
-        return f.orTimeout(10, TimeUnit.SECONDS).join();
-    }
-
-    private static Object serverLoop(RdmaServer s) {
-        try {
-            var field = RdmaServer.class.getDeclaredField("loop");
-            field.setAccessible(true);
-            return field.get(s);
-        } catch (ReflectiveOperationException e) {
-            throw new AssertionError(e);
-        }
+        SharedReceivePool p = s.sharedReceivePool();
+        assertNotNull(p, s + " has no shared receive pool");
+        return p;
     }
 
     private static void await(BooleanSupplier condition, Supplier<String> what) {
@@ -96,7 +86,7 @@ class SharedReceivePoolTest {
         }
     }
 
-    private static List<RdmaConnection> connect(Cqflux client, RdmaServer server, int n, int concurrency) {
+    static List<RdmaConnection> connect(Cqflux client, RdmaServer server, int n, int concurrency) {
         List<RdmaConnection> out = Flux.range(0, n).flatMap(i -> client.connect(server.address()), concurrency)
                 .collectList().block(Duration.ofSeconds(300));
         assertNotNull(out);
@@ -107,8 +97,19 @@ class SharedReceivePoolTest {
     @Test
     @Timeout(value = 600, unit = TimeUnit.SECONDS)
     void idleConnections_eachPinOnlyItsStartingWindow_andClosingReturnsEveryBuffer() throws Exception {
-        try (Cqflux srv = fabric(2); Cqflux cli = fabric(2)) {
-            RdmaServer server = srv.bind(new InetSocketAddress(LO, 0)).block(T);
+        idleConnections(() -> fabric(2), () -> new InetSocketAddress(LO, 0), IDLE);
+    }
+
+    /**
+     * {@code idle} connections to one server, each subscribed with unbounded demand while its
+     * client sends nothing: each posts its starting window, the pool holds at most a chunk and a
+     * half of slack, and every buffer is back (and the pool deregistered) once all are closed.
+     * Prints what the connections cost (malloc's bytes in use over all arenas, the heap in use).
+     */
+    static void idleConnections(Supplier<Cqflux> instance, Supplier<InetSocketAddress> listen, int idle)
+            throws Exception {
+        try (Cqflux srv = instance.get(); Cqflux cli = instance.get()) {
+            RdmaServer server = srv.bind(listen.get(), AcceptOptions.exposing().withSharedReceivePool()).block(T);
             assertNotNull(server);
             Queue<RdmaConnection> accepted = new ConcurrentLinkedQueue<>();
             // Every accepted connection subscribes with unbounded demand: without the shared pool
@@ -119,13 +120,13 @@ class SharedReceivePoolTest {
             });
             // One connection first: what the first one sets up once (the pool's first chunk, the
             // transport's fabric and domain) is not what a connection costs.
-            connect(cli, server, 1, 1);
+            List<RdmaConnection> clients = new ArrayList<>(connect(cli, server, 1, 1));
             await(() -> accepted.size() == 1, () -> "the first connection");
             long nativeBefore = mallocInUse();
             long heapBefore = usedHeapAfterGc();
 
-            List<RdmaConnection> clients = connect(cli, server, IDLE, 16);
-            await(() -> accepted.size() == IDLE + 1, () -> accepted.size() + " of " + (IDLE + 1) + " accepted");
+            clients.addAll(connect(cli, server, idle, 16));
+            await(() -> accepted.size() == idle + 1, () -> accepted.size() + " of " + (idle + 1) + " accepted");
             for (RdmaConnection c : accepted) {
                 await(() -> onLoop(c, () -> core(c).receiver.posted()) == SharedReceivePool.INITIAL_WINDOW,
                         () -> c + " posted " + onLoop(c, () -> core(c).receiver.posted()));
@@ -136,19 +137,17 @@ class SharedReceivePoolTest {
             SharedReceivePool pool = pool(server);
             int chunk = AcceptOptions.SHARED_POOL_DEPTHS * io.cqflux.core.ConnectionConfig.DEFAULT.receiveQueueSize();
             int pinned = pool.capacity() - pool.free();
-            assertEquals((IDLE + 1) * SharedReceivePool.INITIAL_WINDOW, pinned, "buffers pinned by idle connections");
+            assertEquals((idle + 1) * SharedReceivePool.INITIAL_WINDOW, pinned, "buffers pinned by idle connections");
             // It grows by a chunk while less than half a chunk is free: never more than a chunk and
             // a half of slack.
             assertTrue(pool.capacity() - pinned < chunk + chunk / 2, "the pool of " + pool.capacity()
                     + " buffers has more than a chunk and a half (" + chunk + ") of slack over the " + pinned + " pinned");
-            double nativePerPair = (nativeAfter - nativeBefore) / (double) IDLE;
-            double heapPerPair = (heapAfter - heapBefore) / (double) IDLE;
             System.out.printf("SharedReceivePoolTest: %d idle connections (server and client in this process):"
                             + " malloc in use +%.1f KiB per connection pair, heap +%.1f KiB per pair; pool %d buffers"
                             + " (%d KiB), %d pinned (%.1f KiB per connection)%n",
-                    IDLE, nativePerPair / 1024, heapPerPair / 1024, pool.capacity(),
-                    (long) pool.capacity() * pool.bufferSize() / 1024, pinned,
-                    pinned * (double) pool.bufferSize() / 1024 / (IDLE + 1));
+                    idle, (nativeAfter - nativeBefore) / 1024.0 / idle, (heapAfter - heapBefore) / 1024.0 / idle,
+                    pool.capacity(), (long) pool.capacity() * pool.bufferSize() / 1024, pinned,
+                    pinned * (double) pool.bufferSize() / 1024 / (idle + 1));
 
             Flux.fromIterable(clients).flatMap(c -> Mono.fromRunnable(c::dispose).then(c.onDispose()), 64)
                     .then().block(Duration.ofSeconds(120));
@@ -166,8 +165,8 @@ class SharedReceivePoolTest {
     @Timeout(value = 300, unit = TimeUnit.SECONDS)
     void busyConnection_windowGrowsToItsDepth_andEveryMessageArrivesOnce() {
         int n = 20_000;
-        double shared = throughput(n, AcceptOptions.exposing(), true);
-        double own = throughput(n, AcceptOptions.exposing().withSharedReceivePool(0), false);
+        double shared = throughput(n, AcceptOptions.exposing().withSharedReceivePool(), true);
+        double own = throughput(n, AcceptOptions.exposing(), false);
         System.out.printf("SharedReceivePoolTest: one busy connection, %d messages of 8 bytes: %.0f msg/s with the"
                 + " shared pool, %.0f msg/s with a pool of its own%n", n, shared, own);
         // Loose: two shared cores; the point is that the window does not stay at its start.
@@ -206,9 +205,9 @@ class SharedReceivePoolTest {
             assertEquals(null, wrong.get());
             int depth = io.cqflux.core.ConnectionConfig.DEFAULT.receiveQueueSize();
             int window = onLoop(sc, () -> core(sc).receiver.window());
-            if (expectShared) {
-                assertEquals(depth, window, "the busy connection's window after " + n + " messages");
-            }
+            // With a pool of its own the window is the depth from the start.
+            assertEquals(depth, window, "the busy connection's window after " + n + " messages");
+            assertEquals(expectShared, server.sharedReceivePool() != null, "whether the server has a shared pool");
             client.dispose();
             return n / (nanos / 1e9);
         }
@@ -282,6 +281,79 @@ class SharedReceivePoolTest {
         }
     }
 
+    /**
+     * A client whose hello names control words, so that the server grants it credits, but whose
+     * connection is raw, so that its sends ignore them: it sends far beyond its window. The server
+     * either catches a message beyond the grant (the connection ends, counted) or the transport
+     * holds the excess back until receives are posted (all delivered, in order, on tcp); either
+     * way the offender never holds more of the pool than its depth, and a neighbour's messages
+     * all arrive.
+     */
+    @Test
+    @Timeout(value = 120, unit = TimeUnit.SECONDS)
+    void hostileClientSendingBeyondItsGrant_isCaughtOrHeldBack_andCannotTakeTheNeighboursBuffers() {
+        int n = 300;
+        int depth = io.cqflux.core.ConnectionConfig.DEFAULT.receiveQueueSize();
+        try (Arena arena = Arena.ofShared(); Cqflux srv = fabric(1); Cqflux cli = fabric(1)) {
+            RdmaServer server = srv.bind(new InetSocketAddress(LO, 0),
+                    AcceptOptions.exposing().withSharedReceivePool(depth)).block(T);
+            assertNotNull(server);
+            java.util.Map<RdmaConnection, List<Long>> got = new java.util.concurrent.ConcurrentHashMap<>();
+            Queue<RdmaConnection> accepted = new ConcurrentLinkedQueue<>();
+            server.connections().subscribe(c -> {
+                List<Long> l = new java.util.concurrent.CopyOnWriteArrayList<>();
+                got.put(c, l);
+                accepted.add(c);
+                c.receive().subscribe(m -> l.add(ByteBuffer.wrap(m.data()).getLong()), e -> { });
+            });
+            RdmaConnection neighbour = cli.connect(server.address()).block(T);
+            assertNotNull(neighbour);
+            // The attacker's hello: version 3, no regions, the transport's handshake, control
+            // words of its own (credits are written there), receive buffer size not told.
+            Region words = cli.register(arena.allocate(PeerControl.SIZE, 8), io.cqflux.core.RegionAccess.WRITE_DST);
+            byte[] raw = words.rawDescriptor();
+            byte[] handshake = cli.peerConfigurationDescriptor();
+            ByteBuffer hello = ByteBuffer.allocate(4 + 1 + handshake.length + 1 + raw.length + 3);
+            hello.put((byte) 'C').put((byte) 'Q').put((byte) 3).put((byte) 0);
+            hello.put((byte) handshake.length).put(handshake);
+            hello.put((byte) raw.length).put(raw);
+            hello.putShort((short) 0).put((byte) 0);
+            RdmaConnection attacker = cli.connect(server.address(), ConnectOptions.rawPrivateData(hello.array()))
+                    .block(T);
+            assertNotNull(attacker);
+            Flux<Long> bad = Flux.range(0, n).concatMap(i -> attacker.send(ByteBuffer.allocate(8)
+                    .putLong(0, 0xBAD0_0000_0000_0000L | i).array()).thenReturn(1L).onErrorResume(e -> Mono.empty()), 32);
+            Flux<Long> good = Flux.range(0, 50).concatMap(i -> neighbour.send(ByteBuffer.allocate(8)
+                    .putLong(0, 0x600D_0000_0000_0000L | i).array()).thenReturn(1L));
+            Long sent = Flux.merge(bad, good).count().block(Duration.ofSeconds(60));
+            assertNotNull(sent);
+            assertTrue(sent >= 50, "sends completed " + sent);
+            await(() -> got.values().stream().anyMatch(l -> l.size() == 50 && l.getFirst() >> 48 == 0x600D),
+                    () -> "the neighbour's 50 messages: " + got.values().stream().map(List::size).toList());
+            await(() -> server.stats().beyondCredits() == 1 || got.values().stream().anyMatch(l -> l.size() == n),
+                    () -> "neither ended nor all delivered: " + server.stats());
+            for (List<Long> l : got.values()) {
+                long tag = l.isEmpty() ? 0 : l.getFirst() >> 48;
+                for (int i = 0; i < l.size(); i++) {
+                    assertEquals((tag << 48) | i, (long) l.get(i), "message " + i + " of 0x" + Long.toHexString(tag));
+                }
+            }
+            for (RdmaConnection c : accepted) {
+                if (!c.isDisposed()) {
+                    int posted = onLoop(c, () -> core(c).receiver.posted());
+                    assertTrue(posted <= depth, c + " holds " + posted + " receives, beyond its depth " + depth);
+                }
+            }
+            System.out.println("SharedReceivePoolTest: a raw client sent " + n + " messages beyond its grant;"
+                    + " beyondCredits " + server.stats().beyondCredits() + ", delivered "
+                    + got.values().stream().map(List::size).toList());
+            assertFalse(neighbour.isDisposed(), "the neighbour ended");
+            attacker.dispose();
+            neighbour.dispose();
+            words.close();
+        }
+    }
+
     @Test
     void sharedReceivePoolOption_refusesBadSizesAndRawPrivateData_namingTheValue() {
         IllegalArgumentException neg = assertThrows(IllegalArgumentException.class,
@@ -294,8 +366,10 @@ class SharedReceivePoolTest {
         IllegalStateException raw = assertThrows(IllegalStateException.class,
                 () -> AcceptOptions.rawPrivateData(d -> AcceptDecision.reject()).withSharedReceivePool(64));
         assertTrue(raw.getMessage().contains("raw private data"), raw.getMessage());
-        assertEquals(0, AcceptOptions.exposing().withSharedReceivePool(0).sharedReceivePool());
-        assertEquals(-1, AcceptOptions.exposing().sharedReceivePool());
+        assertEquals(0, AcceptOptions.exposing().withSharedReceivePool().withSharedReceivePool(0).sharedReceivePool());
+        assertEquals(0, AcceptOptions.exposing().sharedReceivePool(), "off by default");
+        assertEquals(-1, AcceptOptions.exposing().withSharedReceivePool().sharedReceivePool());
+        assertEquals(64, AcceptOptions.exposing().withSharedReceivePool(64).sharedReceivePool());
     }
 
     // ---------------------------------------------------------------- native memory in use

@@ -1,0 +1,27 @@
+package io.cqflux.reactor;
+
+import java.net.InetSocketAddress;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * The shared receive pool on librpma, in the Soft-RoCE lane (tag {@code rpma}): a few hundred
+ * idle connections to one server each pin their starting window of its pool, and every buffer is
+ * back once they close (SharedReceivePoolTest's scenario). The guest's 4,096 fds bound the count.
+ */
+@Tag("rpma")
+class RpmaSharedReceivePoolTest {
+    private static final int IDLE = Integer.getInteger("srq.rpma.idle", 300);
+
+    @Test
+    @Timeout(value = 600, unit = TimeUnit.SECONDS)
+    void threeHundredIdleConnections_eachPinOnlyItsStartingWindow_andClosingReturnsEveryBuffer() throws Exception {
+        SharedReceivePoolTest.idleConnections(
+                () -> Cqflux.builder().transport(TransportChoice.RPMA).localAddress(RpmaReactiveContractTest.address())
+                        .loops(2).build(),
+                () -> new InetSocketAddress(RpmaReactiveContractTest.address(), ReactiveContract.freePort()),
+                IDLE);
+    }
+}
