@@ -1,6 +1,8 @@
 package io.cqflux.reactor;
 
+import io.cqflux.core.ConnectionConfig;
 import java.net.InetSocketAddress;
+import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -18,10 +20,12 @@ class RpmaSharedReceivePoolTest {
     @Test
     @Timeout(value = 600, unit = TimeUnit.SECONDS)
     void threeHundredIdleConnections_eachPinOnlyItsStartingWindow_andClosingReturnsEveryBuffer() throws Exception {
+        // One connect at a time, each with 30 s: the emulated NIC sets connections up slowly, and
+        // sixteen at once ran past the default 5 s.
         SharedReceivePoolTest.idleConnections(
                 () -> Cqflux.builder().transport(TransportChoice.RPMA).localAddress(RpmaReactiveContractTest.address())
-                        .loops(2).build(),
+                        .connectionConfig(ConnectionConfig.DEFAULT.withTimeout(Duration.ofSeconds(30))).loops(2).build(),
                 () -> new InetSocketAddress(RpmaReactiveContractTest.address(), ReactiveContract.freePort()),
-                IDLE);
+                IDLE, 1);
     }
 }
