@@ -292,10 +292,15 @@ class SharedReceivePoolTest {
     @Test
     @Timeout(value = 120, unit = TimeUnit.SECONDS)
     void hostileClientSendingBeyondItsGrant_isCaughtOrHeldBack_andCannotTakeTheNeighboursBuffers() {
+        hostileClient(() -> fabric(1), () -> new InetSocketAddress(LO, 0));
+    }
+
+    /** The hostile client's scenario (see above) on any transport. */
+    static void hostileClient(Supplier<Cqflux> instance, Supplier<InetSocketAddress> listen) {
         int n = 300;
         int depth = io.cqflux.core.ConnectionConfig.DEFAULT.receiveQueueSize();
-        try (Arena arena = Arena.ofShared(); Cqflux srv = fabric(1); Cqflux cli = fabric(1)) {
-            RdmaServer server = srv.bind(new InetSocketAddress(LO, 0),
+        try (Arena arena = Arena.ofShared(); Cqflux srv = instance.get(); Cqflux cli = instance.get()) {
+            RdmaServer server = srv.bind(listen.get(),
                     AcceptOptions.exposing().withSharedReceivePool(depth)).block(T);
             assertNotNull(server);
             java.util.Map<RdmaConnection, List<Long>> got = new java.util.concurrent.ConcurrentHashMap<>();
@@ -344,7 +349,10 @@ class SharedReceivePoolTest {
                     assertTrue(posted <= depth, c + " holds " + posted + " receives, beyond its depth " + depth);
                 }
             }
-            System.out.println("SharedReceivePoolTest: a raw client sent " + n + " messages beyond its grant;"
+            if (server.stats().beyondCredits() == 1) {
+                assertTrue(FaultRig.await(attacker::isDisposed, T), "the offender's connection did not end");
+            }
+            System.out.println("SharedReceivePoolTest: " + server + ": a raw client sent " + n + " messages beyond its grant;"
                     + " beyondCredits " + server.stats().beyondCredits() + ", delivered "
                     + got.values().stream().map(List::size).toList());
             assertFalse(neighbour.isDisposed(), "the neighbour ended");
