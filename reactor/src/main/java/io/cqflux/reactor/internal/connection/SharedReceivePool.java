@@ -16,15 +16,22 @@ import java.util.concurrent.atomic.AtomicLongArray;
  * Why. A connection that receives used to register its own pool of receiveQueueSize buffers
  * (512 KiB by default) and post as many receives as its subscriber asked for, up to that depth,
  * whether or not its peer ever sent anything. A server with thousands of mostly idle clients paid
- * that for each of them. Here the server registers one pool of S buffers, once, for local receive
- * access only (nothing of it is reachable remotely), and every connection takes its receive
- * buffers from it. A connection posts at most its window: INITIAL_WINDOW receives to start with,
+ * that for each of them. Here the server registers one pool, for local receive access only
+ * (nothing of it is reachable remotely), and every connection takes its receive buffers from it.
+ * A connection posts at most its window: INITIAL_WINDOW receives to start with,
  * one more for each message that arrives while the pool is above its low-water mark, one fewer
  * for each message that arrives while it is below it (never under INITIAL_WINDOW), never more
  * than receiveQueueSize, and never more than its subscriber's demand (as before). A busy
  * connection so grows to its full depth within receiveQueueSize messages (one more receive per
  * message received doubles its window each round trip), and an idle one pins its window, not
- * its depth.
+ * its depth. The server asks for it (AcceptOptions.withSharedReceivePool): with it request(n)
+ * posts at most the window, not n, which the reactive contract holds a default server to (a
+ * client's burst right after request(n) would start with INITIAL_WINDOW in flight).
+ *
+ * Who takes part: connections whose peer speaks the credit protocol. A peer with raw private data
+ * (a client not written with cqflux, a foreign librpma peer) sends whenever it likes, so its
+ * connection keeps a pool of its own and its prefetch, as without the shared pool (Receiver.share
+ * refuses it); so does every client-side connection.
  *
  * What must hold: the credit protocol stays exact (PeerControl's design comment). A connection
  * grants its peer exactly the receives it posted on its own queue pair or endpoint, as before;
@@ -42,7 +49,7 @@ import java.util.concurrent.atomic.AtomicLongArray;
  * A busy connection grows its window only while more than a quarter of a chunk is free (the
  * low-water mark), so busy connections never take the starting windows of the next ones. What a
  * server pins is so its chunks: about INITIAL_WINDOW buffers per idle connection plus the
- * windows of the busy ones and up to a chunk of slack. Should the pool still run dry (at
+ * windows of the busy ones and less than a chunk and a half of slack. Should the pool still run dry (at
  * MAX_BUFFERS, or between accepts), a connection with nothing posted grants nothing and its
  * cqflux peer's messages wait for credits (nothing is lost); the connection waits for a buffer
  * (await), and each buffer given back wakes one waiter.
@@ -62,7 +69,10 @@ import java.util.concurrent.atomic.AtomicLongArray;
  * (ibv_poll_cq(3); rpma_conn_get_qp_num(3) gives a connection's), on libfabric only the CQ the
  * receiving endpoint is bound to does (fi_endpoint(3), "SHARED CONTEXTS": "Completed receive
  * operations are posted to the CQs bound to the endpoint"), which endpoints sharing one CQ per
- * loop cannot tell apart. That is not built here.
+ * loop cannot tell apart. That is not built here. Nor would an srx make an idle fabric/tcp
+ * connection cheap: the provider allocates about 452 KiB of transfer entries per endpoint on its
+ * first post of anything, a credit write or keep-alive read as much as a receive (srx_probe.c),
+ * so an endpoint that writes pays it with or without an srx.
  */
 
 /**
