@@ -362,6 +362,62 @@ class SharedReceivePoolTest {
         }
     }
 
+    /**
+     * Three connections accepted while a chunk of 4 buffers had room; two take 2 each, so the
+     * third finds the pool empty: it grants nothing and its client's message waits (not lost, not
+     * posted into nothing) until the first connection closes and its buffers wake the third.
+     */
+    @Test
+    @Timeout(value = 120, unit = TimeUnit.SECONDS)
+    void connectionFindingThePoolEmpty_grantsNothing_andIsWokenByABufferGivenBack() {
+        try (Cqflux srv = fabric(2); Cqflux cli = fabric(1)) {
+            RdmaServer server = srv.bind(new InetSocketAddress(LO, 0),
+                    AcceptOptions.exposing().withSharedReceivePool(4)).block(T);
+            assertNotNull(server);
+            Queue<RdmaConnection> accepted = new ConcurrentLinkedQueue<>();
+            server.connections().subscribe(accepted::add);
+            // One at a time, each accepted before the next: the i-th accepted is the i-th client's.
+            List<RdmaConnection> clients = new ArrayList<>();
+            for (int i = 1; i <= 3; i++) {
+                clients.addAll(connect(cli, server, 1, 1));
+                int n = i;
+                await(() -> accepted.size() == n, () -> accepted.size() + " accepted");
+            }
+            List<RdmaConnection> sides = new ArrayList<>(accepted);
+            SharedReceivePool pool = pool(server);
+            assertEquals(4, pool.capacity(), "three accepts with at least 2 free each need no second chunk");
+            for (int i = 0; i < 2; i++) {
+                RdmaConnection c = sides.get(i);
+                c.receive().subscribe(m -> { }, e -> { });
+                await(() -> onLoop(c, () -> core(c).receiver.posted()) == 2, () -> c + " did not post its window");
+            }
+            assertEquals(0, pool.free());
+            RdmaConnection third = sides.get(2);
+            CompletableFuture<byte[]> got = third.receive().next().map(Message::data).toFuture();
+            CompletableFuture<Void> sent = new CompletableFuture<>();
+            RdmaConnection thirdsClient = clients.get(2);
+            thirdsClient.send("waits".getBytes(StandardCharsets.US_ASCII)).subscribe(v -> { }, sent::completeExceptionally,
+                    () -> sent.complete(null));
+            try {
+                Thread.sleep(300);
+            } catch (InterruptedException e) {
+                throw new AssertionError(e);
+            }
+            assertEquals(0, (int) onLoop(third, () -> core(third).receiver.posted()), "posted with the pool empty");
+            assertFalse(sent.isDone(), "the send completed with no receive posted for it");
+            assertFalse(got.isDone(), "a message arrived with no receive posted");
+            RdmaConnection first = sides.get(0);
+            first.dispose();
+            assertEquals("waits", new String(got.orTimeout(30, TimeUnit.SECONDS).join(), StandardCharsets.US_ASCII));
+            sent.orTimeout(30, TimeUnit.SECONDS).join();
+            for (RdmaConnection c : clients) {
+                c.dispose();
+            }
+            Flux.fromIterable(sides).flatMap(RdmaConnection::onDispose).then().block(Duration.ofSeconds(60));
+            assertEquals(pool.capacity(), pool.free(), "buffers back in the pool once every connection closed");
+        }
+    }
+
     @Test
     void sharedReceivePoolOption_refusesBadSizesAndRawPrivateData_namingTheValue() {
         IllegalArgumentException neg = assertThrows(IllegalArgumentException.class,
