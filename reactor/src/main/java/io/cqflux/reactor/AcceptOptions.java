@@ -34,9 +34,39 @@ import java.util.function.Function;
  * {@link ConnectOptions}). {@link #withReceivePrefetch(int)}, {@link #withReceivesBeforeAccept(boolean)}
  * and {@link #withEndOnReceiveOverflow(boolean)} change that.
  *
+ * <p><b>One receive pool for the server's connections</b> ({@link #withSharedReceivePool()}, off
+ * by default). By default each accepted connection that receives registers a pool of its own of
+ * {@code receiveQueueSize} buffers and posts as many receives as its subscriber asks for, up to
+ * that depth: 512 KiB with the defaults for each subscriber that asks for unbounded demand, idle
+ * or not. With the shared pool the server registers one pool of receive buffers, for local
+ * receive access only, and every connection takes its receive buffers from it: a connection posts
+ * two receives to begin with (if its subscriber asks for that many) and one more for each message
+ * that arrives while the pool has room, up to {@code receiveQueueSize}; under pressure its window
+ * shrinks again as messages arrive. So {@code request(n)} then posts at most the window, not
+ * {@code n}: a client's burst of messages starts at two in flight and grows to the full depth
+ * within {@code receiveQueueSize} messages, which is why it is not the default. Its client sends only into receives the connection posted and granted (message
+ * credits), so nothing is lost and nothing waits in the NIC, and a mostly idle connection pins
+ * two buffers instead of its whole receive queue. The pool is registered in chunks, the first on
+ * the first accept and another whenever less than half a chunk is free before an accept, so
+ * every new connection finds its starting window. {@link #withSharedReceivePool()} registers chunks of
+ * {@value #SHARED_POOL_DEPTHS} receive queue depths (2 MiB with the default 128 x 4 KiB), so a
+ * few busy connections reach their full window at once. Should the windows use the pool up (at
+ * its bound of {@value #MAX_SHARED_RECEIVE_POOL} buffers), a connection with nothing posted waits
+ * for a buffer and its client's messages wait for credits. {@link #withSharedReceivePool(int)}
+ * sizes the chunk. A client with raw private data sends without
+ * credits and keeps a pool of its own (above).
+ *
  * <p>Immutable and thread-safe.
  */
 public final class AcceptOptions {
+    /** The most buffers a shared receive pool may have, its chunks together (and so the largest chunk). */
+    public static final int MAX_SHARED_RECEIVE_POOL = io.cqflux.reactor.internal.connection.SharedReceivePool.MAX_BUFFERS;
+    /**
+     * The chunk of {@link #withSharedReceivePool()}, in receive queue depths: enough for a few
+     * connections at their full window at once while the rest hold their starting windows.
+     */
+    public static final int SHARED_POOL_DEPTHS = 4;
+
     /** The default bound on requests between their arrival and their establishment or refusal. */
     public static final int DEFAULT_MAX_PENDING_HANDSHAKES = 128;
 
@@ -50,10 +80,13 @@ public final class AcceptOptions {
     /** Null: the instance's connect timeout. */
     private final Duration handshakeTimeout;
     private final boolean endOnReceiveOverflow;
+    /** Buffers per chunk of the server's shared receive pool; 0: off (the default); -1: SHARED_POOL_DEPTHS depths. */
+    private final int sharedReceivePool;
 
     private AcceptOptions(List<Region> exposed, Function<byte[], AcceptDecision> accept, int receivePrefetch,
                           boolean beforeAccept, Authenticator authenticator, int maxConnections,
-                          int maxPendingHandshakes, Duration handshakeTimeout, boolean endOnReceiveOverflow) {
+                          int maxPendingHandshakes, Duration handshakeTimeout, boolean endOnReceiveOverflow,
+                          int sharedReceivePool) {
         this.exposed = exposed;
         this.accept = accept;
         this.receivePrefetch = receivePrefetch;
@@ -63,12 +96,13 @@ public final class AcceptOptions {
         this.maxPendingHandshakes = maxPendingHandshakes;
         this.handshakeTimeout = handshakeTimeout;
         this.endOnReceiveOverflow = endOnReceiveOverflow;
+        this.sharedReceivePool = sharedReceivePool;
     }
 
     private AcceptOptions(List<Region> exposed, Function<byte[], AcceptDecision> accept, int receivePrefetch,
                           boolean beforeAccept) {
         this(exposed, accept, receivePrefetch, beforeAccept, null, Integer.MAX_VALUE, DEFAULT_MAX_PENDING_HANDSHAKES,
-                null, true);
+                null, true, 0);
     }
 
     /** {@return the defaults of a server bound without options: {@code exposing(regions)}} */
@@ -111,7 +145,7 @@ public final class AcceptOptions {
             throw new IllegalArgumentException("receive prefetch " + receives + " is negative (0 turns it off)");
         }
         return new AcceptOptions(exposed, accept, receives, beforeAccept, authenticator, maxConnections,
-                maxPendingHandshakes, handshakeTimeout, endOnReceiveOverflow);
+                maxPendingHandshakes, handshakeTimeout, endOnReceiveOverflow, sharedReceivePool);
     }
 
     /**
@@ -129,7 +163,7 @@ public final class AcceptOptions {
                     + " sends only into receives this side granted");
         }
         return new AcceptOptions(exposed, accept, receivePrefetch, before, authenticator, maxConnections,
-                maxPendingHandshakes, handshakeTimeout, endOnReceiveOverflow);
+                maxPendingHandshakes, handshakeTimeout, endOnReceiveOverflow, sharedReceivePool);
     }
 
     /**
@@ -151,7 +185,7 @@ public final class AcceptOptions {
                     + " data the accept function decides");
         }
         return new AcceptOptions(exposed, accept, receivePrefetch, beforeAccept, authenticator, maxConnections,
-                maxPendingHandshakes, handshakeTimeout, endOnReceiveOverflow);
+                maxPendingHandshakes, handshakeTimeout, endOnReceiveOverflow, sharedReceivePool);
     }
 
     /**
@@ -168,7 +202,7 @@ public final class AcceptOptions {
             throw new IllegalArgumentException("max connections " + max + " is below 1");
         }
         return new AcceptOptions(exposed, accept, receivePrefetch, beforeAccept, authenticator, max,
-                maxPendingHandshakes, handshakeTimeout, endOnReceiveOverflow);
+                maxPendingHandshakes, handshakeTimeout, endOnReceiveOverflow, sharedReceivePool);
     }
 
     /**
@@ -186,7 +220,7 @@ public final class AcceptOptions {
             throw new IllegalArgumentException("max pending handshakes " + max + " is below 1");
         }
         return new AcceptOptions(exposed, accept, receivePrefetch, beforeAccept, authenticator, maxConnections, max,
-                handshakeTimeout, endOnReceiveOverflow);
+                handshakeTimeout, endOnReceiveOverflow, sharedReceivePool);
     }
 
     /**
@@ -205,7 +239,7 @@ public final class AcceptOptions {
             throw new IllegalArgumentException("handshake timeout " + timeout + " is outside (0, 1 day]");
         }
         return new AcceptOptions(exposed, accept, receivePrefetch, beforeAccept, authenticator, maxConnections,
-                maxPendingHandshakes, timeout, endOnReceiveOverflow);
+                maxPendingHandshakes, timeout, endOnReceiveOverflow, sharedReceivePool);
     }
 
     /** {@return the authenticator, or {@code null} for none} */
@@ -265,7 +299,57 @@ public final class AcceptOptions {
      */
     public AcceptOptions withEndOnReceiveOverflow(boolean end) {
         return new AcceptOptions(exposed, accept, receivePrefetch, beforeAccept, authenticator, maxConnections,
-                maxPendingHandshakes, handshakeTimeout, end);
+                maxPendingHandshakes, handshakeTimeout, end, sharedReceivePool);
+    }
+
+    /**
+     * These options with the size of the server's shared receive pool (see the class comment).
+     *
+     * @param buffers buffers of {@code receiveBufferSize} bytes per chunk (one registration) of
+     *     the pool, at most {@value #MAX_SHARED_RECEIVE_POOL}; 0 turns the shared pool off (the
+     *     default): each connection that receives registers a pool of its own of
+     *     {@code receiveQueueSize} buffers and posts as many receives as its subscriber asks for,
+     *     up to that depth
+     * @return new options
+     * @throws IllegalArgumentException when {@code buffers} is negative or beyond the bound
+     * @throws IllegalStateException on options with raw private data, whose clients send without
+     *     credits and so keep a pool of their own per connection
+     */
+    public AcceptOptions withSharedReceivePool(int buffers) {
+        if (buffers < 0 || buffers > MAX_SHARED_RECEIVE_POOL) {
+            throw new IllegalArgumentException("shared receive pool of " + buffers + " buffers a chunk is outside [0, "
+                    + MAX_SHARED_RECEIVE_POOL + "] (0 turns it off)");
+        }
+        return sharedReceivePool(buffers);
+    }
+
+    /**
+     * These options with a shared receive pool registered in chunks of {@value #SHARED_POOL_DEPTHS}
+     * times {@code receiveQueueSize} buffers (see the class comment).
+     *
+     * @return new options
+     * @throws IllegalStateException on options with raw private data, whose clients send without
+     *     credits and so keep a pool of their own per connection
+     */
+    public AcceptOptions withSharedReceivePool() {
+        return sharedReceivePool(-1);
+    }
+
+    private AcceptOptions sharedReceivePool(int buffers) {
+        if (accept != null && buffers != 0) {
+            throw new IllegalStateException("a shared receive pool is for clients with a cqflux hello: a client with"
+                    + " raw private data sends without credits, so each of its connections keeps a pool of its own");
+        }
+        return new AcceptOptions(exposed, accept, receivePrefetch, beforeAccept, authenticator, maxConnections,
+                maxPendingHandshakes, handshakeTimeout, endOnReceiveOverflow, buffers);
+    }
+
+    /**
+     * {@return the shared receive pool's chunk asked for, in buffers: 0 for none (the default), -1
+     * for {@value #SHARED_POOL_DEPTHS} times {@code receiveQueueSize}}
+     */
+    public int sharedReceivePool() {
+        return sharedReceivePool;
     }
 
     /** {@return whether a full receive pool ends an accepted raw connection (the default) or holds the client back} */
@@ -281,6 +365,8 @@ public final class AcceptOptions {
                 + (authenticator != null ? ", authenticated by " + authenticator : "")
                 + (maxConnections != Integer.MAX_VALUE ? ", max connections " + maxConnections : "")
                 + ", max pending handshakes " + maxPendingHandshakes
-                + (handshakeTimeout != null ? ", handshake timeout " + handshakeTimeout.toMillis() + " ms" : "") + "]";
+                + (handshakeTimeout != null ? ", handshake timeout " + handshakeTimeout.toMillis() + " ms" : "")
+                + (sharedReceivePool != 0 ? ", shared receive pool" + (sharedReceivePool > 0 ? " of " + sharedReceivePool
+                        + " buffers a chunk" : "") : "") + "]";
     }
 }

@@ -11,6 +11,7 @@ import io.cqflux.reactor.internal.connection.Lifecycle;
 import io.cqflux.reactor.internal.connection.PeerControl;
 import io.cqflux.reactor.internal.connection.PeerHello;
 import io.cqflux.reactor.internal.connection.ReceivePool;
+import io.cqflux.reactor.internal.connection.SharedReceivePool;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.List;
@@ -65,6 +66,10 @@ public final class RdmaServer implements Disposable, AutoCloseable {
     private final boolean endOnReceiveOverflow;
     /** Whether the prefetch is posted before each accept (raw private data only). */
     private final boolean receivesBeforeAccept;
+    /** Buffers of the shared receive pool; 0: each connection has its own (AcceptOptions.withSharedReceivePool). */
+    private final int sharedReceiveBuffers;
+    /** The connections' shared receive pool, registered on the first accept (written by the loop thread). */
+    private volatile SharedReceivePool sharedReceives;
     /** Where established connections go: the handler, or {@link #connections()}. */
     private final ServerOutlet outlet;
     private final CompletableFuture<Void> closed = new CompletableFuture<>();
@@ -91,6 +96,11 @@ public final class RdmaServer implements Disposable, AutoCloseable {
         this.receivePrefetch = options == null ? -1 : options.receivePrefetch();
         this.endOnReceiveOverflow = options == null || options.endsOnReceiveOverflow();
         this.receivesBeforeAccept = rawAccept != null && options != null && options.receivesBeforeAccept();
+        int shared = options == null ? 0 : options.sharedReceivePool();
+        this.sharedReceiveBuffers = rawAccept != null || config.receiveQueueSize() == 0 ? 0
+                : shared >= 0 ? shared
+                : (int) Math.min(AcceptOptions.MAX_SHARED_RECEIVE_POOL,
+                        (long) AcceptOptions.SHARED_POOL_DEPTHS * config.receiveQueueSize());
         AcceptOptions o = options != null ? options : AcceptOptions.defaults(exposed);
         this.admission = new ServerAdmission(address, o.maxConnections(), o.maxPendingHandshakes(),
                 owner.refusalCounts);
@@ -150,6 +160,11 @@ public final class RdmaServer implements Disposable, AutoCloseable {
     /** {@return how many refusals accepted a connection to carry their reason, i.e. opened an endpoint} (tests) */
     long refusedByAccept() {
         return refusedByAccept;
+    }
+
+    /** {@return the shared receive pool, or {@code null} before the first accept or without one} (tests) */
+    SharedReceivePool sharedReceivePool() {
+        return sharedReceives;
     }
 
     /** {@return how many readiness calls of the listener stopped at the cap} (tests) */
@@ -273,6 +288,13 @@ public final class RdmaServer implements Disposable, AutoCloseable {
         ExposureSet exposures = null;
         byte[] acceptData;
         try {
+            if (sharedReceiveBuffers > 0 && !closing) {
+                if (sharedReceives == null) {
+                    sharedReceives = SharedReceivePool.allocate(owner.transport(), sharedReceiveBuffers,
+                            owner.limits().receiveBufferSize());
+                }
+                sharedReceives.ensureRoom(); // this connection's starting window, however many idle ones hold theirs
+            }
             control = PeerControl.register(owner.transport());
             exposures = ExposureSet.register(exposed, admission.liveExposures());
             acceptData = owner.acceptHello(exposures.descriptors(), control, owner.transport().maxAcceptPrivateData());
@@ -351,6 +373,9 @@ public final class RdmaServer implements Disposable, AutoCloseable {
             core.receiver.endOnOverflow(endOnReceiveOverflow);
             if (early != null) {
                 core.receiver.adopt(early); // before start: the table's first contexts are its receives'
+            }
+            if (sharedReceives != null) {
+                core.receiver.share(sharedReceives); // a peer with credits: its receives come from the server's pool
             }
         } catch (RuntimeException e) {
             // The core owns the connection, its control words and the adopted pool: ending it
@@ -536,6 +561,9 @@ public final class RdmaServer implements Disposable, AutoCloseable {
                     authentication.rejectUndecided();
                 }
             } finally {
+                if (sharedReceives != null) {
+                    sharedReceives.release(); // freed once its last connection's native side is gone
+                }
                 listener.close();
                 // A raw subscriber that throws from onComplete: the server is still forgotten and
                 // onDispose() completes.

@@ -491,6 +491,8 @@ public final class ConnectionCore {
             sendQueue.forEachInFlight((ctx, o) -> {
                 if (o instanceof OpMono op) {
                     safely(op::releaseRegions);
+                } else if (o instanceof Receiver.Buffer b) {
+                    receiver.postedAtClose(b); // a shared pool's buffer is free again with its queue pair gone
                 }
                 sendQueue.forget(ctx);
             });

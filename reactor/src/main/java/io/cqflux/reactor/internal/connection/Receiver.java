@@ -54,7 +54,10 @@ import reactor.core.publisher.Operators;
  * <p>The pool ({@code receiveQueueSize} buffers) is allocated and registered on the first
  * subscription (or at establishment with a prefetch, or before the accept) and freed when the
  * connection's native objects are gone: posted receives keep
- * using it until the queue pair is destroyed. With {@code receiveQueueSize} 0 there is no pool:
+ * using it until the queue pair is destroyed. A server's connection to a cqflux peer takes its
+ * buffers from the server's {@link SharedReceivePool} instead ({@link #share}), and posts at most
+ * its window, which starts small and grows with use (that class's design comment); its posted
+ * receives and the buffers of its backlog go back to that pool. With {@code receiveQueueSize} 0 there is no pool:
  * a subscriber then gets only the notifications that consume no receive, and where there are
  * none (a write with immediate consumes a receive) it is refused.
  */
@@ -70,8 +73,19 @@ public final class Receiver {
         public boolean hasImmediate;
         public int immediate;
 
+        /** Where it is registered, for a shared pool's buffer; null: its receiver's own pool. */
+        public final LocalRegion region;
+        /** Its offset in {@link #region}. */
+        public final long offset;
+
         public Buffer(int index) {
+            this(index, null, 0);
+        }
+
+        public Buffer(int index, LocalRegion region, long offset) {
             this.index = index;
+            this.region = region;
+            this.offset = offset;
         }
     }
 
@@ -114,6 +128,14 @@ public final class Receiver {
     private boolean endOnOverflow = true;
     /** Buffers in the backlog (the rest of it is notifications). */
     private int backlogBuffers;
+    /** The server's pool this connection's buffers come from; null: a pool of its own. */
+    private SharedReceivePool shared;
+    /** With a shared pool: the most receives posted at once (SharedReceivePool's design comment). */
+    private int window;
+    /** With a shared pool: waiting for a buffer to be given back. */
+    private boolean awaitingBuffer;
+    /** With a shared pool: this connection let go of it ({@link #freePool()}). */
+    private boolean released;
 
     Receiver(ConnectionCore core, SendQueue sendQueue, int count, int bufferSize, int notificationLimit) {
         this.core = core;
@@ -163,9 +185,97 @@ public final class Receiver {
         request(s);
     }
 
+    /**
+     * Takes this connection's receive buffers from a server's shared pool instead of a pool of its
+     * own, with a window that starts at {@link SharedReceivePool#INITIAL_WINDOW} and grows on use
+     * (SharedReceivePool's design comment). For a peer with credits only: one without sends
+     * whenever it likes, so it keeps its own pool and prefetch. Before the connection starts;
+     * the pool is held until {@link #freePool()}.
+     *
+     * @param p the server's pool
+     * @return whether it is used (not with receiveQueueSize 0, a peer without credits, or
+     *     buffers of another size)
+     */
+    public boolean share(SharedReceivePool p) {
+        if (count == 0 || uncredited || pool != null || p.bufferSize() != bufferSize) {
+            return false;
+        }
+        p.retain();
+        shared = p;
+        window = Math.min(SharedReceivePool.INITIAL_WINDOW, count);
+        return true;
+    }
+
+    /** {@return the receives this connection may have posted at once: its window, or its depth without a shared pool} */
+    public int window() {
+        return shared != null ? window : count;
+    }
+
+    /** {@return receives posted now (diagnostics, tests)} */
+    public int posted() {
+        return posted;
+    }
+
+    /** {@return a free buffer, taken, or null} */
+    private Buffer takeFree() {
+        if (shared != null) {
+            return shared.take();
+        }
+        return freeTop > 0 ? buffers[free[--freeTop]] : null;
+    }
+
+    private void giveBack(Buffer b) {
+        if (shared != null) {
+            shared.give(b);
+        } else {
+            free[freeTop++] = b.index;
+        }
+    }
+
+    /**
+     * A receive that was still posted when the native connection was closed: its buffer goes
+     * back to the shared pool (the queue pair that could write it is gone). Loop thread, or the
+     * forced close's.
+     *
+     * @param b the buffer
+     */
+    public void postedAtClose(Buffer b) {
+        if (shared != null) {
+            posted--;
+            shared.give(b);
+        }
+    }
+
+    /** Waits (once) for the shared pool to give a buffer back, then posts again on the loop. */
+    private void awaitBuffer() {
+        if (awaitingBuffer) {
+            return;
+        }
+        awaitingBuffer = true;
+        SharedReceivePool p = shared;
+        p.await(() -> {
+            try {
+                core.loop.execute(this::bufferGivenBack);
+            } catch (RuntimeException e) {
+                p.signal(); // this loop is gone: the buffer is for another waiter
+            }
+        });
+    }
+
+    private void bufferGivenBack() {
+        awaitingBuffer = false;
+        int before = posted;
+        if (!ended && shared != null) {
+            repost();
+        }
+        if (posted == before && shared != null && !awaitingBuffer) {
+            shared.signal(); // took none: pass the wake-up on to the next waiter
+        }
+    }
+
     /** Allocates and registers the pool if it is not yet; {@return the failure, or null} */
     private RuntimeException ensurePool() {
-        if (pool != null || count == 0) {
+        if (pool != null || shared != null || count == 0) {
             return null;
         }
         try {
@@ -330,15 +440,22 @@ public final class Receiver {
     }
 
     private void repost() {
-        while (!ended && core.canPost() && posted < target() && freeTop > 0) {
-            Buffer b = buffers[free[--freeTop]];
+        while (!ended && core.canPost() && posted < target()) {
+            Buffer b = takeFree();
+            if (b == null) {
+                if (shared != null) {
+                    awaitBuffer();
+                }
+                return;
+            }
             long ctx = sendQueue.acquireReceiveContext(b);
             boolean ok;
             try {
-                ok = core.conn.receive(pool, (long) b.index * bufferSize, bufferSize, ctx);
+                ok = b.region != null ? core.conn.receive(b.region, b.offset, bufferSize, ctx)
+                        : core.conn.receive(pool, (long) b.index * bufferSize, bufferSize, ctx);
             } catch (RuntimeException e) {
                 sendQueue.releaseReceiveContext(ctx);
-                free[freeTop++] = b.index;
+                giveBack(b);
                 ReceiveFlux.Inbound<Object> s = sink;
                 sink = null;
                 if (s != null) {
@@ -350,7 +467,7 @@ public final class Receiver {
             }
             if (!ok) {
                 sendQueue.releaseReceiveContext(ctx);
-                free[freeTop++] = b.index;
+                giveBack(b);
                 scheduleRetry();
                 return;
             }
@@ -369,7 +486,7 @@ public final class Receiver {
             long ahead = Math.max(1, prefetch - backlogBuffers);
             want = want + ahead < 0 ? Long.MAX_VALUE : want + ahead;
         }
-        return want;
+        return shared != null ? Math.min(want, window) : want;
     }
 
     private void scheduleRetry() {
@@ -402,7 +519,7 @@ public final class Receiver {
                 keep(c.byteLength(), c.opcode(), c.hasImmediate(), c.hasImmediate() ? c.immediate() : 0, b);
                 serveLeftovers();
             }
-            free[freeTop++] = b.index;
+            giveBack(b);
             return;
         }
         if (!c.isSuccess()) {
@@ -410,7 +527,7 @@ public final class Receiver {
             // subscriber hears of that end. Any other error is this receive's own, and also ends
             // the connection (an error completion puts the queue pair in the error state,
             // ibv_poll_cq(3)); the buffer is not reposted either way.
-            free[freeTop++] = b.index;
+            giveBack(b);
             if (c.status() != CompletionStatus.WR_FLUSH_ERR && sink != null) {
                 ReceiveFlux.Inbound<Object> s = sink;
                 sink = null;
@@ -425,6 +542,15 @@ public final class Receiver {
         }
         boolean imm = c.hasImmediate();
         int immediate = imm ? c.immediate() : 0;
+        if (shared != null) {
+            // The window follows use: one more receive per message while the pool has room,
+            // one fewer while it is short (SharedReceivePool's design comment).
+            if (shared.roomToGrow()) {
+                window = Math.min(count, window + 1);
+            } else {
+                window = Math.max(Math.min(SharedReceivePool.INITIAL_WINDOW, count), window - 1);
+            }
+        }
         if (backlog.isEmpty() && wanted()) {
             deliver(len, opcode, imm, immediate, slice(b));
             recycle(b);
@@ -481,6 +607,9 @@ public final class Receiver {
     }
 
     private MemorySegment slice(Buffer b) {
+        if (b.region != null) {
+            return b.region.segment().asSlice(b.offset, bufferSize);
+        }
         return pool.segment().asSlice((long) b.index * bufferSize, bufferSize);
     }
 
@@ -520,7 +649,7 @@ public final class Receiver {
     }
 
     private void recycle(Buffer b) {
-        free[freeTop++] = b.index;
+        giveBack(b);
         repost();
     }
 
@@ -539,6 +668,9 @@ public final class Receiver {
         for (Object o : backlog) {
             if (o instanceof Buffer b) {
                 keep(b.length, b.opcode, b.hasImmediate, b.immediate, b);
+                if (shared != null) {
+                    shared.give(b); // copied out: another connection may use it now
+                }
             } else {
                 Notification m = (Notification) o;
                 keep(m.length(), m.opcode(), m.hasImmediate(), m.immediate(), null);
@@ -567,6 +699,13 @@ public final class Receiver {
      * ends once its leftovers are delivered. Loop thread, or any thread once the loop is gone.
      */
     public void finish() {
+        if (shared != null && !released) {
+            for (Object o : backlog) {
+                if (o instanceof Buffer b) {
+                    shared.give(b);
+                }
+            }
+        }
         backlog.clear();
         backlogBuffers = 0;
         finished = true;
@@ -576,6 +715,15 @@ public final class Receiver {
     /** Frees the pool, after the native connection is closed; then {@link #finish()}. */
     public void freePool() {
         finish();
+        if (shared != null) {
+            // Its posted receives went back with postedAtClose; the region is the server's.
+            pool = null;
+            if (!released) {
+                released = true;
+                shared.release();
+            }
+            return;
+        }
         if (pool != null) {
             pool.close();
             pool = null;

@@ -1,0 +1,199 @@
+package io.cqflux.reactor.internal.connection;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.cqflux.core.RegionAccess;
+import io.cqflux.core.spi.LocalRegion;
+import io.cqflux.core.spi.Transport;
+import java.lang.foreign.MemorySegment;
+import java.lang.reflect.Proxy;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicIntegerArray;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.Test;
+
+/** The shared pool's own bookkeeping, on a stand-in transport whose registrations are plain memory. */
+class SharedReceivePoolUnitTest {
+
+    /** Registrations the stand-in transport made, to see them closed. */
+    private final List<StubRegion> registered = new ArrayList<>();
+
+    private final class StubRegion implements LocalRegion {
+        private final MemorySegment memory;
+        private boolean open = true;
+
+        StubRegion(MemorySegment memory) {
+            this.memory = memory;
+        }
+
+        @Override
+        public MemorySegment segment() {
+            return memory;
+        }
+
+        @Override
+        public Set<RegionAccess> access() {
+            return Set.of(RegionAccess.RECV);
+        }
+
+        @Override
+        public byte[] descriptor() {
+            return new byte[0];
+        }
+
+        @Override
+        public byte[] rawDescriptor() {
+            return new byte[0];
+        }
+
+        @Override
+        public boolean isOpen() {
+            return open;
+        }
+
+        @Override
+        public void close() {
+            open = false;
+        }
+    }
+
+    private Transport transport() {
+        return (Transport) Proxy.newProxyInstance(getClass().getClassLoader(), new Class<?>[] {Transport.class},
+                (proxy, method, args) -> {
+                    if (method.getName().equals("register")) {
+                        StubRegion r = new StubRegion((MemorySegment) args[0]);
+                        registered.add(r);
+                        return r;
+                    }
+                    throw new UnsupportedOperationException(method.getName());
+                });
+    }
+
+    @Test
+    void take_fromFourThreadsAtOnce_neverHandsOneBufferToTwoTakers_andEveryOneComesBack() throws Exception {
+        SharedReceivePool pool = SharedReceivePool.allocate(transport(), 64, 64);
+        AtomicIntegerArray held = new AtomicIntegerArray(pool.capacity());
+        AtomicReference<String> wrong = new AtomicReference<>();
+        int threads = 4;
+        int rounds = 200_000;
+        CountDownLatch go = new CountDownLatch(1);
+        List<Thread> ts = new ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+            Thread th = new Thread(() -> {
+                try {
+                    go.await();
+                } catch (InterruptedException e) {
+                    return;
+                }
+                List<Receiver.Buffer> mine = new ArrayList<>();
+                for (int i = 0; i < rounds; i++) {
+                    // Hold up to 20 at a time: 4 x 20 > 64, so takers also meet an empty pool.
+                    Receiver.Buffer b = mine.size() < 20 ? pool.take() : null;
+                    if (b != null) {
+                        if (!held.compareAndSet(b.index, 0, 1)) {
+                            wrong.compareAndSet(null, "buffer " + b.index + " handed to two takers");
+                        }
+                        mine.add(b);
+                    } else if (!mine.isEmpty()) {
+                        Receiver.Buffer g = mine.remove(mine.size() - 1);
+                        held.set(g.index, 0);
+                        pool.give(g);
+                    }
+                }
+                for (Receiver.Buffer g : mine) {
+                    held.set(g.index, 0);
+                    pool.give(g);
+                }
+            });
+            ts.add(th);
+            th.start();
+        }
+        go.countDown();
+        for (Thread th : ts) {
+            th.join(60_000);
+            assertFalse(th.isAlive(), "a taker is still running after 60 s");
+        }
+        assertNull(wrong.get());
+        assertEquals(pool.capacity(), pool.free());
+    }
+
+    @Test
+    void take_onAnEmptyPool_returnsNull_andAWaiterIsWokenByTheNextGive() {
+        SharedReceivePool pool = SharedReceivePool.allocate(transport(), 2, 64);
+        Receiver.Buffer a = pool.take();
+        Receiver.Buffer b = pool.take();
+        assertNotNull(a);
+        assertNotNull(b);
+        assertTrue(a.index != b.index);
+        assertNull(pool.take());
+        int[] woken = {0};
+        pool.await(() -> woken[0]++);
+        assertEquals(0, woken[0], "woken with nothing free");
+        pool.give(a);
+        assertEquals(1, woken[0], "not woken by the give");
+        pool.give(b);
+        assertEquals(1, woken[0], "woken twice for one wait");
+    }
+
+    @Test
+    void give_ofABufferAlreadyFree_failsNamingIt() {
+        SharedReceivePool pool = SharedReceivePool.allocate(transport(), 4, 64);
+        Receiver.Buffer b = pool.take();
+        pool.give(b);
+        IllegalStateException e = assertThrows(IllegalStateException.class, () -> pool.give(b));
+        assertTrue(e.getMessage().contains("buffer " + b.index), e.getMessage());
+    }
+
+    @Test
+    void ensureRoom_registersAChunkWhileLessThanHalfAChunkIsFree_andBuffersNameTheirChunk() {
+        SharedReceivePool pool = SharedReceivePool.allocate(transport(), 8, 64);
+        assertEquals(8, pool.capacity());
+        List<Receiver.Buffer> taken = new ArrayList<>();
+        for (int i = 0; i < 5; i++) {
+            taken.add(pool.take());
+        }
+        pool.ensureRoom(); // 3 free, below 4: one more chunk
+        assertEquals(16, pool.capacity());
+        assertEquals(2, registered.size());
+        pool.ensureRoom(); // 11 free: nothing
+        assertEquals(16, pool.capacity());
+        for (int i = 0; i < 11; i++) {
+            taken.add(pool.take());
+        }
+        assertNull(pool.take());
+        for (Receiver.Buffer b : taken) {
+            StubRegion chunk = registered.get(b.index / 8);
+            assertEquals(chunk, b.region, "buffer " + b.index + "'s region");
+            assertEquals((long) (b.index % 8) * 64, b.offset, "buffer " + b.index + "'s offset");
+        }
+    }
+
+    @Test
+    void release_byTheLastHolder_deregistersEveryChunk() {
+        SharedReceivePool pool = SharedReceivePool.allocate(transport(), 2, 64);
+        pool.take();
+        pool.take();
+        pool.ensureRoom();
+        assertEquals(2, registered.size());
+        pool.retain(); // a connection
+        pool.release(); // the server
+        assertTrue(registered.stream().allMatch(StubRegion::isOpen), "freed while a connection holds it");
+        pool.release(); // the connection
+        assertTrue(registered.stream().noneMatch(StubRegion::isOpen), "a chunk is still registered");
+    }
+
+    @Test
+    void allocate_withAChunkOutsideItsBounds_failsNamingTheValueAndTheBound() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> SharedReceivePool.allocate(transport(), 0, 64));
+        assertTrue(e.getMessage().contains("0 buffers") && e.getMessage().contains("[1, "), e.getMessage());
+    }
+}
