@@ -58,12 +58,11 @@ import java.util.stream.Stream;
  *
  * <p>With {@code -P k} the idle connections come from child processes ({@link IdleClients}, at
  * most {@code k} connections each, one {@code BLOCKING} loop each), so that only the server's
- * side of them counts against this process's open-file limit: at 4 fds per fabric/tcp connection
- * and side, a 20,000-fd limit holds about 4,900 in one process, about half that with both ends in
- * it. The busy pair stays in this process. Each row then gives what one idle connection costs the
- * server: its fds, resident KiB, heap KiB (heap in use after a full collection, against the
- * busy pair alone) and native KiB (bytes from {@code malloc}: {@link MallocStats}; given only
- * when {@code MALLOC_ARENA_MAX=1}, which {@code ./cqflux bench scale} sets, else {@code -}).
+ * side of them counts against this process's open-file limit (with both ends in one process, each
+ * connection counts twice). The busy pair stays in this process. Each row then gives what one idle
+ * connection costs the server: its fds (without the two pipes this process holds per child),
+ * resident KiB, heap KiB (heap in use after a full collection, against the busy pair alone) and
+ * native KiB (bytes from {@code malloc}: {@link MallocStats}).
  *
  * <p>Usage: {@code ScaleBench [-n 0,10,100,1000] [-s BLOCKING,ADAPTIVE,BUSY_POLL]
  * [-o write.8,read.8,write.4096,read.4096] [-i max-ops] [-w warm-up] [-t seconds]
@@ -335,25 +334,29 @@ public final class ScaleBench {
                 long malloc = MallocStats.allocatedBytes();
                 for (String op : ops) {
                     Measured m = measure(busy, remote, local, op, warm ? 0 : warmup, maxOps, seconds);
-                    long fds = openFds();
+                    long fds = openFds() - PIPES_PER_CHILD * children.size();
                     double rss = rssMib();
                     System.out.printf(Locale.ROOT, "%-10s %-10s %6d %10.1f %10.1f %9d %7d %9.1f %9s %12s %12s %12s%n",
                             name, op, n, m.stats().p50(), m.stats().p99(), m.count(), fds, rss,
                             n == 0 ? "-" : String.format(Locale.ROOT, "%.2f", (fds - baseFds) / (double) n),
                             n == 0 ? "-" : String.format(Locale.ROOT, "%.1f", (rss - baseRss) * 1024 / n),
                             n == 0 ? "-" : String.format(Locale.ROOT, "%.1f", (heap - baseHeap) / 1024.0 / n),
-                            n == 0 || !MallocStats.complete() ? "-"
-                                    : String.format(Locale.ROOT, "%.1f", (malloc - baseMalloc) / 1024.0 / n));
+                            n == 0 ? "-" : String.format(Locale.ROOT, "%.1f", (malloc - baseMalloc) / 1024.0 / n));
                     rows.add(new Row(op, n, m.stats().p50(), m.stats().p99()));
                 }
                 warm = true;
             }
+            // The idle clients go first, while the server still serves them: they close in order.
+            endChildren(children);
             busy.close();
         } finally {
             endChildren(children);
         }
         return rows;
     }
+
+    /** Standard input and output of each child: fds of this process that no connection owns. */
+    private static final int PIPES_PER_CHILD = 2;
 
     /** Starts an {@link IdleClients} child and waits until its {@code count} connections are up. */
     private static Process idleClients(InetSocketAddress server, int count) throws IOException, InterruptedException {
@@ -377,7 +380,10 @@ public final class ScaleBench {
         return p;
     }
 
-    /** Closes each child's standard input (it closes its connections and exits) and waits for it. */
+    /**
+     * Closes each child's standard input (it closes its connections and exits), waits for it and
+     * forgets it; a second call finds none.
+     */
     private static void endChildren(List<Process> children) throws IOException, InterruptedException {
         for (Process p : children) {
             p.getOutputStream().close();
@@ -387,7 +393,9 @@ public final class ScaleBench {
                 p.destroyForcibly();
                 p.waitFor();
             }
+            p.getInputStream().close();
         }
+        children.clear();
     }
 
     /** {@return the heap in use after two full collections, in bytes} */

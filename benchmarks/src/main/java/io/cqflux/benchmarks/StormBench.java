@@ -401,11 +401,22 @@ final class StormBench {
     private static final long BLOCKED_MS = Long.getLong("storm.blockedMs", 0);
 
     /**
-     * The scenes to run, {@code -Dstorm.scenes=deny,full} for the refused floods alone (about a
-     * minute instead of several; {@code storm} stands for alone, storm and close); all by default.
+     * The scenes to run, {@code -Dstorm.scenes=deny,full} for the refused floods alone
+     * ({@code storm} stands for alone, storm and close); all by default. An unknown name is
+     * refused, naming the known ones.
      */
-    private static final List<String> SCENES = List.of(System.getProperty("storm.scenes", "storm,deny,full")
-            .split(","));
+    private static final List<String> SCENES = scenes(System.getProperty("storm.scenes", "storm,deny,full"));
+
+    private static List<String> scenes(String names) {
+        List<String> known = List.of("storm", "deny", "full");
+        List<String> s = java.util.Arrays.stream(names.split(",")).map(String::trim).toList();
+        for (String n : s) {
+            if (!known.contains(n)) {
+                throw new IllegalArgumentException("storm.scenes names " + n + ", not one of " + known);
+            }
+        }
+        return s;
+    }
 
     static Cqflux.Builder builder(WaitStrategy strategy) {
         Cqflux.Builder b = Cqflux.builder().transport(TransportChoice.FABRIC)

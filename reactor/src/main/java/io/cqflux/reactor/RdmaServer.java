@@ -248,7 +248,10 @@ public final class RdmaServer implements Disposable, AutoCloseable {
             try {
                 h.req.reject(PeerHello.encodeRefusal(reason, rejectMax));
             } catch (RuntimeException e) {
-                LOG.warn("refusing a connection request on " + address + " failed", e);
+                // Not answered with the reason: answer it without one, so that neither the
+                // request nor the client's connect waits for the listener's close.
+                LOG.warn("refusing a connection request on " + address + " with its reason failed", e);
+                rejectQuietly(h.req);
             }
             h.done();
             return;

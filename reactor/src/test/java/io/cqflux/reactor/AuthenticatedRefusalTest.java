@@ -53,6 +53,12 @@ class AuthenticatedRefusalTest {
                 assertEquals(ConnectionEvent.REJECTED, c.event(), c::toString);
                 assertTrue(c.getMessage().endsWith(": refused by the server: not on the list"), c::getMessage);
             }
+            // The client may read its REJECTED before the server's loop has counted the reject done.
+            long until = System.nanoTime() + T.toNanos();
+            while ((s.stats().pendingHandshakes() != 0 || s.stats().refusedByAuthenticator() != n)
+                    && System.nanoTime() < until) {
+                java.util.concurrent.locks.LockSupport.parkNanos(1_000_000);
+            }
             assertEquals(n, s.stats().refusedByAuthenticator(), () -> "" + s.stats());
             assertEquals(0, s.refusedByAccept(), "a refusal opened an endpoint to carry its reason");
             assertEquals(0, s.stats().pendingHandshakes(), () -> "a refusal is still pending: " + s.stats());

@@ -43,7 +43,7 @@ class PeerPoolPartitionTest {
     static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(1);
     static final Duration BACKOFF_MAX = Duration.ofMillis(200);
     /**
-     * The issue's goal for the heal: served within the longest backoff and one connect (1 s) once
+     * The goal for the heal: served within the longest backoff and one connect (1 s) once
      * an attempt can reach the peer.
      */
     static final Duration ONE_CONNECT = Duration.ofSeconds(1);

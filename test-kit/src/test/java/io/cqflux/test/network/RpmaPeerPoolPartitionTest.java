@@ -201,7 +201,7 @@ class RpmaPeerPoolPartitionTest {
         assertEquals(-1, records.firstCompletedMissing(memory), "a completed write is not in the server's memory: "
                 + records);
 
-        // The goal, backoff max + one connect, counted from when the pool could see the
+        // The goal, backoff max + one connect, counted from when the pool could see the
         // heal: the heal, or the end of the attempt in flight at it (PoolTimeline).
         long[] heal = PeerPoolPartitionTest.healSeen(h, waitingLine, "WAIT");
         long[] fastHeal = PeerPoolPartitionTest.healSeen(h, failFastLine, "FAIL_FAST");

@@ -7,7 +7,7 @@
  * (ip-netns(8)). On rxe, in the Soft-RoCE lane's guest: two rxe endpoints joined by a veth pair
  * that netem shapes ({@link io.cqflux.test.network.RxeLinkRig}), the partition, loss and
  * reordering suite over it as a contract ({@link io.cqflux.test.network.RxePartitionContract}) that
- * rpma (tag {@code rpma}) and libfabric's verbs provider (tag {@code fabric-verbs}) run, and rpma's
+ * rpma (tag {@code rpma}) and libfabric's verbs provider (tag {@code fabric-verbs-netem}, run on request) run, and rpma's
  * keep-alive, {@code PeerPool}, close-under-load and partition-cycle leak checks.
  */
 package io.cqflux.test.network;

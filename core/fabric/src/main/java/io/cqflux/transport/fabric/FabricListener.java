@@ -333,7 +333,9 @@ final class FabricListener implements Listener {
          */
         @Override
         public void reject(byte[] privateData) {
-            int n = privateData == null ? 0 : privateData.length;
+            // A provider whose reject carries no data (maxRejectPrivateData 0) drops it, as the
+            // SPI's contract says; a bound above 0 is checked.
+            int n = privateData == null || transport.maxRejectPrivateData() == 0 ? 0 : privateData.length;
             if (n > 0) {
                 io.cqflux.core.internal.Checks.privateData(privateData, transport.maxRejectPrivateData(), "reject");
             }

@@ -64,6 +64,10 @@ class GracefulShutdownUnderLoadTest {
     static final int CLIENTS = 32;
     static final int ROUNDS = 3;
     static final String ATTEMPT = "X-Probe-Attempt";
+    /** {@code cqflux.shutdown-timeout}: the close must end within it (plus the context's own steps). */
+    static final Duration SHUTDOWN_BUDGET = Duration.ofSeconds(20);
+    /** {@code records.timeout}: below the gate's wait for requests, three quarters of the budget. */
+    static final Duration REQUEST_DEADLINE = Duration.ofSeconds(10);
 
     static final LoopResources CLIENT_LOOPS = LoopResources.create("probe-client", 2, true);
     static final ConnectionProvider CLIENT_POOL = ConnectionProvider.builder("probe-client").maxConnections(64)
@@ -116,11 +120,11 @@ class GracefulShutdownUnderLoadTest {
                     .run("--server.port=0", "--cqflux.transport=fabric", "--records.storage-transport=fabric",
                             "--records.slots=" + CLIENTS * 32, "--records.embedded-storage=false",
                             "--cqflux.peers.store.port=" + remote.address().getPort(),
-                            // Deadlines far above a write's time on a loaded two-core host (a 2 s
-                            // records.timeout answered one request 504 there), and the request's
-                            // deadline inside the gate's wait (three quarters of shutdown-timeout), so
-                            // that only the shutdown path decides what a request gets.
-                            "--records.timeout=10s", "--cqflux.shutdown-timeout=20s",
+                            // Deadlines far above a write's time on a loaded host, the request's inside
+                            // the gate's wait (three quarters of shutdown-timeout): only the shutdown
+                            // path decides what a request gets.
+                            "--records.timeout=" + REQUEST_DEADLINE.toSeconds() + "s",
+                            "--cqflux.shutdown-timeout=" + SHUTDOWN_BUDGET.toSeconds() + "s",
                             "--logging.level.root=WARN", "--logging.level.io.cqflux=INFO",
                             "--logging.level.org.springframework.boot.web=INFO");
             int port = Integer.parseInt(ctx.getEnvironment().getProperty("local.server.port"));
@@ -236,7 +240,8 @@ class GracefulShutdownUnderLoadTest {
             System.out.printf("PROBE graceful round %d: close %d ms; %d attempts %s; %d records' 201 checked at the peer;"
                     + " RecordStore calls %d, after cqflux's stop began %d%n", round, closeMs, outcomes.size(), tally,
                     checked, storeCalls.size(), afterStop);
-            assertThat(closeMs).as("the close (shutdown budget 5 s)").isLessThan(15_000);
+            assertThat(closeMs).as("the close (shutdown budget %d s)", SHUTDOWN_BUDGET.toSeconds())
+                    .isLessThan(SHUTDOWN_BUDGET.plusSeconds(5).toMillis());
             assertThat(checked).as("records created before the close").isPositive();
             return new Round(violations, refusals);
         } finally {
