@@ -36,7 +36,14 @@ import io.cqflux.reactor.internal.op.OpMono;
  * signaled completion arrives, or when the connection's native objects are destroyed. Receives
  * take a slot but no credit: the receive queue's depth bounds them.
  *
- * Loop-confined; no allocation after construction.
+ * Storage grows with use: the arrays start at INITIAL_SLOTS (or the capacity, if smaller) and
+ * double when every slot is taken, up to the capacity, so that an idle connection of a server with
+ * thousands holds a few hundred bytes here rather than its whole queue depth. A busy connection
+ * reaches its working size within its first round of posts and allocates nothing after that.
+ * Growth keeps every index and generation: a context handed out before stays valid, and the
+ * indices a fresh table hands out first (freshContext) are the same.
+ *
+ * Loop-confined.
  */
 
 /**
@@ -54,9 +61,14 @@ public final class InFlightTable {
     private static final long GEN_MASK = (1L << (63 - GEN_SHIFT)) - 1;
     private static final long INDEX_MASK = MAX_CAPACITY - 1;
 
-    private final Object[] owners;
-    private final long[] generations;
-    private final int[] free;
+    /** Slots a new table holds before it first grows. */
+    static final int INITIAL_SLOTS = 16;
+
+    /** Slots the table may grow to: send credits plus receive slots. */
+    private final int capacity;
+    private Object[] owners;
+    private long[] generations;
+    private int[] free;
     private int freeTop;
     private final int creditLimit;
     private int credits;
@@ -73,20 +85,40 @@ public final class InFlightTable {
         }
         this.creditLimit = creditLimit;
         this.credits = creditLimit;
-        int n = (int) capacity;
+        this.capacity = (int) capacity;
+        int n = Math.min(this.capacity, INITIAL_SLOTS);
         owners = new Object[n];
         generations = new long[n];
         free = new int[n];
-        for (int i = 0; i < n; i++) {
-            free[i] = n - 1 - i;
+        pushFree(0, n);
+    }
+
+    /** Pushes slots {@code from..to-1} on the free stack so that {@code from} is taken first. */
+    private void pushFree(int from, int to) {
+        for (int i = to - 1; i >= from; i--) {
+            free[freeTop++] = i;
         }
-        freeTop = n;
+    }
+
+    /** Doubles the arrays (at most to the capacity); every slot in use is still in use. */
+    private void grow() {
+        int n = owners.length;
+        int m = (int) Math.min(capacity, 2L * n);
+        owners = java.util.Arrays.copyOf(owners, m);
+        generations = java.util.Arrays.copyOf(generations, m);
+        free = java.util.Arrays.copyOf(free, m);
+        pushFree(n, m);
     }
 
     // ---------------------------------------------------------------- slots and contexts
 
-    /** {@return the number of slots} */
+    /** {@return the number of slots the table may hold: send credits plus receive slots} */
     public int capacity() {
+        return capacity;
+    }
+
+    /** {@return the number of slots it holds now (grown with use, at most the capacity)} */
+    int allocated() {
         return owners.length;
     }
 
@@ -105,7 +137,10 @@ public final class InFlightTable {
      */
     public long acquire(Object owner) {
         if (freeTop == 0) {
-            throw new IllegalStateException("in-flight table full (" + owners.length + " slots)");
+            if (owners.length == capacity) {
+                throw new IllegalStateException("in-flight table full (" + capacity + " slots)");
+            }
+            grow();
         }
         int index = free[--freeTop];
         long gen = (generations[index] + 1) & GEN_MASK;

@@ -77,6 +77,38 @@ class InFlightTableTest {
     }
 
     @Test
+    void storage_startsSmall_growsWithUse_andEveryContextHandedOutStaysValid() {
+        InFlightTable t = new InFlightTable(128, 128);
+        assertEquals(256, t.capacity());
+        assertEquals(InFlightTable.INITIAL_SLOTS, t.allocated(), "an idle connection holds the initial slots only");
+        long[] ctx = new long[256];
+        for (int i = 0; i < 256; i++) {
+            ctx[i] = t.acquire("op" + i);
+            assertEquals(InFlightTable.freshContext(i), ctx[i], "a fresh table hands out slot " + i + " in order");
+        }
+        assertEquals(256, t.allocated());
+        assertThrows(IllegalStateException.class, () -> t.acquire("one more"), "grown to the capacity, no further");
+        for (int i = 0; i < 256; i++) {
+            assertEquals("op" + i, t.lookup(ctx[i]), "context " + i + " after the growth");
+        }
+        assertTrue(t.release(ctx[3]));
+        long reused = t.acquire("again");
+        assertEquals(ctx[3] & (InFlightTable.MAX_CAPACITY - 1), reused & (InFlightTable.MAX_CAPACITY - 1));
+        assertNull(t.lookup(ctx[3]), "the old owner's context misses after the slot's reuse");
+        assertEquals(256, t.allocated(), "no growth while a slot is free");
+    }
+
+    @Test
+    void aContextBeyondTheSlotsHeldSoFar_isNotFound_andDoesNotGrowTheTable() {
+        InFlightTable t = new InFlightTable(128, 0);
+        t.acquire("a");
+        long beyond = InFlightTable.freshContext(100);
+        assertNull(t.lookup(beyond));
+        assertFalse(t.release(beyond));
+        assertEquals(InFlightTable.INITIAL_SLOTS, t.allocated());
+    }
+
+    @Test
     void credits_areTakenAndReturned_andNeverOvercommitted() {
         InFlightTable t = new InFlightTable(3, 8);
         assertEquals(3, t.creditLimit());
