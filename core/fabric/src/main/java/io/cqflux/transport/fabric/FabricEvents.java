@@ -28,7 +28,8 @@ final class FabricEvents implements EventChannel, SharedEventQueue.Member {
     private final FabricConnection conn;
     private final SharedEventQueue queue;
     private final boolean shutdownOnPeerEnd;
-    private final ArrayDeque<Queued> routed = new ArrayDeque<>();
+    // Sized for an idle connection (one per connection, thousands per server); it grows on use.
+    private final ArrayDeque<Queued> routed = new ArrayDeque<>(4);
     State state = State.CONNECTING;
     ConnectionEvent pendingTerminal;
     boolean disconnected;

@@ -21,7 +21,8 @@ final class ReceiveLeftovers {
         }
     }
 
-    private final ArrayDeque<Kept> kept = new ArrayDeque<>();
+    // Sized for an idle connection (one per connection, thousands per server); it grows on use.
+    private final ArrayDeque<Kept> kept = new ArrayDeque<>(4);
 
     /**
      * Copies a message (or, with no buffer, a notification) in: a receive's bytes up to its

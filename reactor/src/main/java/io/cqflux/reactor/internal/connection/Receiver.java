@@ -101,7 +101,8 @@ public final class Receiver {
     private final int notificationLimit;
     private final InboundMessage view = API.newInboundMessage();
     /** Completed receives (a {@link Buffer}) and notifications nobody has asked for yet, in arrival order. */
-    private final ArrayDeque<Object> backlog = new ArrayDeque<>();
+    // Sized for an idle connection (one per connection, thousands per server); it grows on use.
+    private final ArrayDeque<Object> backlog = new ArrayDeque<>(4);
     private int backlogNotifications;
     private Arena arena;
     private LocalRegion pool;

@@ -56,9 +56,10 @@ final class SendQueue {
     private final int pendingLimit;
     /** Whether {@link #post} stamps {@code postedAt} with the loop's unit clock (see there). */
     private final boolean coarsePostClock;
-    private final ArrayDeque<OpMono> waiting = new ArrayDeque<>();
+    // Sized for an idle connection (one per connection, thousands per server); it grows on use.
+    private final ArrayDeque<OpMono> waiting = new ArrayDeque<>(4);
     /** Messages waiting for a credit from the peer's receiver (PeerControl), in order. */
-    private final ArrayDeque<OpMono> messages = new ArrayDeque<>();
+    private final ArrayDeque<OpMono> messages = new ArrayDeque<>(4);
     private boolean creditPollScheduled;
     private boolean retryScheduled;
     private volatile int maxInFlight;
