@@ -4,6 +4,7 @@ import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
 import java.util.concurrent.Executor;
+import java.util.concurrent.ScheduledExecutorService;
 import reactor.core.scheduler.Scheduler;
 import reactor.core.scheduler.Schedulers;
 
@@ -12,7 +13,9 @@ import reactor.core.scheduler.Schedulers;
  * Netty subscribes a handler's Mono, and where that request's response is written. Handing an
  * RDMA result there costs one wake-up of that loop; handing it to {@code Schedulers.parallel()}
  * costs a wake-up of a parallel worker and then, when the worker writes the response, another of
- * the Netty loop (Netty runs a channel's writes from other threads as tasks on its loop).
+ * the Netty loop (Netty runs a channel's writes from other threads as tasks on its loop). A timer
+ * set there from the loop itself (a request's timeout) costs no wake-up at all, where one on
+ * {@code Schedulers.parallel()} wakes a worker whenever it becomes that worker's earliest.
  *
  * <p>Netty publishes the current thread's event executor only through
  * {@code io.netty.util.internal.ThreadExecutorMap#currentExecutor()}, set by its single-thread
@@ -35,7 +38,9 @@ final class CallerLoop {
         }
         LoopScheduler s = SCHEDULER.get();
         if (s == null || s.loop != loop) {
-            s = new LoopScheduler(loop, Schedulers.fromExecutor(loop));
+            // Netty's event executors are scheduled executors: the scheduler takes timers too.
+            s = new LoopScheduler(loop, loop instanceof ScheduledExecutorService ses
+                    ? Schedulers.fromExecutorService(ses, "netty-loop") : Schedulers.fromExecutor(loop));
             SCHEDULER.set(s);
         }
         return s.scheduler;

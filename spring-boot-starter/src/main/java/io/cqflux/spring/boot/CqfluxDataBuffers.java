@@ -144,6 +144,20 @@ public final class CqfluxDataBuffers {
     }
 
     /**
+     * The scheduler this class hands results to by default, for the calling thread: its Netty
+     * event loop when it runs one (WebFlux on Reactor Netty: the request's own loop), else
+     * {@code Schedulers.parallel()}. Call it where the request's Mono is subscribed (in
+     * {@code Mono.defer}), e.g. for a request's timeout,
+     * {@code Mono.defer(() -> op.timeout(limit, CqfluxDataBuffers.callerLoopOrParallel()))}: a timer
+     * set and cancelled on the request's loop wakes no other thread. Never dispose it.
+     *
+     * @return the caller's Netty loop as a scheduler, or {@code Schedulers.parallel()}
+     */
+    public static Scheduler callerLoopOrParallel() {
+        return CallerLoop.orElse(Schedulers.parallel());
+    }
+
+    /**
      * The result off the cqflux loop: to the given scheduler, or to the subscribing thread's
      * Netty loop, found when the Mono is subscribed (the result itself arrives on the cqflux loop).
      */
@@ -151,7 +165,7 @@ public final class CqfluxDataBuffers {
         if (resultsOn != null) {
             return result.publishOn(resultsOn);
         }
-        return Mono.defer(() -> result.publishOn(CallerLoop.orElse(Schedulers.parallel())));
+        return Mono.defer(() -> result.publishOn(callerLoopOrParallel()));
     }
 
     private Mono<Void> post(RdmaConnection c, PeerRegion dst, long dstOffset, DataBuffer data, boolean durable) {

@@ -122,6 +122,21 @@ class CqfluxDataBuffersTest {
     }
 
     @Test
+    void callerLoopOrParallel_runsATimerSetOnANettyLoopOnThatLoop_andIsParallelOffAnyLoop() throws Exception {
+        assertThat(CqfluxDataBuffers.callerLoopOrParallel()).isSameAs(reactor.core.scheduler.Schedulers.parallel());
+        io.netty.util.concurrent.DefaultEventExecutor nettyLoop = new io.netty.util.concurrent.DefaultEventExecutor();
+        try {
+            java.util.concurrent.CompletableFuture<Boolean> firedOnLoop = new java.util.concurrent.CompletableFuture<>();
+            nettyLoop.execute(() -> reactor.core.publisher.Mono.delay(Duration.ofMillis(20),
+                            CqfluxDataBuffers.callerLoopOrParallel())
+                    .subscribe(v -> firedOnLoop.complete(nettyLoop.inEventLoop()), firedOnLoop::completeExceptionally));
+            assertThat(firedOnLoop.get(10, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+        } finally {
+            nettyLoop.shutdownGracefully(0, 1, java.util.concurrent.TimeUnit.SECONDS);
+        }
+    }
+
+    @Test
     void aSchedulerGivenToTheConstructor_isUsedEvenWhenSubscribedOnANettyLoop() throws Exception {
         io.netty.util.concurrent.DefaultEventExecutor nettyLoop = new io.netty.util.concurrent.DefaultEventExecutor();
         reactor.core.scheduler.Scheduler mine = reactor.core.scheduler.Schedulers.newSingle("mine");
