@@ -5,6 +5,8 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import reactor.core.Disposable;
 import reactor.core.scheduler.Scheduler;
 import reactor.core.scheduler.Schedulers;
 
@@ -39,8 +41,8 @@ final class CallerLoop {
         LoopScheduler s = SCHEDULER.get();
         if (s == null || s.loop != loop) {
             // Netty's event executors are scheduled executors: the scheduler takes timers too.
-            s = new LoopScheduler(loop, loop instanceof ScheduledExecutorService ses
-                    ? Schedulers.fromExecutorService(ses, "netty-loop") : Schedulers.fromExecutor(loop));
+            s = new LoopScheduler(loop, new Undisposable(loop instanceof ScheduledExecutorService ses
+                    ? Schedulers.fromExecutorService(ses, "netty-loop") : Schedulers.fromExecutor(loop)));
             SCHEDULER.set(s);
         }
         return s.scheduler;
@@ -71,5 +73,31 @@ final class CallerLoop {
     }
 
     private record LoopScheduler(Executor loop, Scheduler scheduler) {
+    }
+
+    /**
+     * A scheduler whose dispose does nothing: disposing a scheduler made from an executor service
+     * shuts the service down, and this one is Netty's loop, which only Netty may end.
+     */
+    private record Undisposable(Scheduler delegate) implements Scheduler {
+        @Override
+        public Disposable schedule(Runnable task) {
+            return delegate.schedule(task);
+        }
+
+        @Override
+        public Disposable schedule(Runnable task, long delay, TimeUnit unit) {
+            return delegate.schedule(task, delay, unit);
+        }
+
+        @Override
+        public Disposable schedulePeriodically(Runnable task, long initialDelay, long period, TimeUnit unit) {
+            return delegate.schedulePeriodically(task, initialDelay, period, unit);
+        }
+
+        @Override
+        public Worker createWorker() {
+            return delegate.createWorker();
+        }
     }
 }

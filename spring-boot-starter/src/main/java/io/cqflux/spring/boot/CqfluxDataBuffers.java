@@ -149,7 +149,8 @@ public final class CqfluxDataBuffers {
      * {@code Schedulers.parallel()}. Call it where the request's Mono is subscribed (in
      * {@code Mono.defer}), e.g. for a request's timeout,
      * {@code Mono.defer(() -> op.timeout(limit, CqfluxDataBuffers.callerLoopOrParallel()))}: a timer
-     * set and cancelled on the request's loop wakes no other thread. Never dispose it.
+     * set and cancelled on the request's loop wakes no other thread. Disposing the loop's scheduler
+     * does nothing: the loop is Netty's to end.
      *
      * @return the caller's Netty loop as a scheduler, or {@code Schedulers.parallel()}
      */

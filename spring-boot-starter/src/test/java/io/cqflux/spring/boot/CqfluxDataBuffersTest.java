@@ -131,6 +131,10 @@ class CqfluxDataBuffersTest {
                             CqfluxDataBuffers.callerLoopOrParallel())
                     .subscribe(v -> firedOnLoop.complete(nettyLoop.inEventLoop()), firedOnLoop::completeExceptionally));
             assertThat(firedOnLoop.get(10, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+            // A caller that disposes the scheduler must not end Netty's loop.
+            nettyLoop.submit(() -> CqfluxDataBuffers.callerLoopOrParallel().dispose()).get(10, java.util.concurrent.TimeUnit.SECONDS);
+            assertThat(nettyLoop.isShuttingDown()).isFalse();
+            assertThat(nettyLoop.submit(() -> nettyLoop.inEventLoop()).get(10, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
         } finally {
             nettyLoop.shutdownGracefully(0, 1, java.util.concurrent.TimeUnit.SECONDS);
         }
