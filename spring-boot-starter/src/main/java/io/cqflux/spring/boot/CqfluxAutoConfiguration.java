@@ -348,7 +348,8 @@ public class CqfluxAutoConfiguration {
     /**
      * The {@link org.springframework.core.io.buffer.DataBuffer} forms of write, durable write and
      * read, copying through the registered buffer pool ({@code cqflux.buffer-pool.*}), their
-     * results handed to {@code Schedulers.parallel()}.
+     * results handed to the Netty event loop that subscribed (WebFlux's request loop), else to
+     * {@code Schedulers.parallel()}.
      *
      * @param cqflux the instance whose pool they lease from
      * @return the data-buffer operations

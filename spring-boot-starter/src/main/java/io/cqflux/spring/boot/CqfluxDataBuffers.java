@@ -32,14 +32,17 @@ import reactor.core.scheduler.Schedulers;
  * posted in place, without a copy. Nothing else is: a direct buffer elsewhere is still copied.
  *
  * <p><b>Threads.</b> An operation's outcome arrives on the connection's event loop, which serves
- * every connection on it. The Monos returned here hand their result to a scheduler first
- * ({@code Schedulers.parallel()} unless another is given to
- * {@link #CqfluxDataBuffers(Cqflux, Scheduler)}), so that what follows in a WebFlux handler (the
- * response's mapping, its encoding, a checksum) runs there and not on the loop. The hop costs a
- * task hand-over per operation; {@code Schedulers.immediate()} leaves the result on the loop, for
- * code that does next to nothing with it. The copy into the pooled buffer runs where the lease is
- * granted: on the subscribing thread when a buffer is free, else on the thread that gave one back
- * (often an event loop), at most one pooled buffer's worth of bytes.
+ * every connection on it. The Monos returned here hand their result to another thread first, so
+ * that what follows in a WebFlux handler (the response's mapping, its encoding, a checksum) runs
+ * there and not on the cqflux loop. By default ({@link #CqfluxDataBuffers(Cqflux)}, the starter's
+ * bean) that is the Netty event loop the Mono was subscribed on, when it was (WebFlux on Reactor
+ * Netty subscribes a handler there, and writes that request's response there anyway: one
+ * wake-up of that loop per operation), and {@code Schedulers.parallel()} otherwise. A scheduler
+ * given to {@link #CqfluxDataBuffers(Cqflux, Scheduler)} is used always;
+ * {@code Schedulers.immediate()} leaves the result on the cqflux loop, for code that does next to
+ * nothing with it. The copy into the pooled buffer runs where the lease is granted: on the
+ * subscribing thread when a buffer is free, else on the thread that gave one back (often an
+ * event loop), at most one pooled buffer's worth of bytes.
  *
  * <p><b>Ownership and cancellation.</b> These methods never release the caller's data buffer. Its
  * readable bytes are copied when a pooled buffer is granted, which may be after a wait (all
@@ -55,25 +58,27 @@ import reactor.core.scheduler.Schedulers;
  */
 public final class CqfluxDataBuffers {
     private final Cqflux cqflux;
+    /** Where results are handed; null: the subscriber's Netty event loop, else {@code Schedulers.parallel()}. */
     private final Scheduler resultsOn;
     private final List<Region> zeroCopy = new CopyOnWriteArrayList<>();
 
     /**
-     * Data-buffer operations leasing from {@code cqflux}'s pool, their results handed to
-     * {@code Schedulers.parallel()}, as the starter's bean does.
+     * Data-buffer operations leasing from {@code cqflux}'s pool, their results handed to the Netty
+     * event loop that subscribed, else to {@code Schedulers.parallel()}, as the starter's bean does.
      *
      * @param cqflux the instance of the connections these methods are given
      */
     public CqfluxDataBuffers(Cqflux cqflux) {
-        this(cqflux, Schedulers.parallel());
+        this.cqflux = Objects.requireNonNull(cqflux, "cqflux");
+        this.resultsOn = null;
     }
 
     /**
      * Data-buffer operations leasing from {@code cqflux}'s pool.
      *
      * @param cqflux the instance of the connections these methods are given
-     * @param resultsOn where the returned Monos signal their result ({@code Schedulers.immediate()}:
-     *     on the event loop)
+     * @param resultsOn where the returned Monos signal their result, whichever thread subscribed
+     *     ({@code Schedulers.immediate()}: on the cqflux event loop)
      */
     public CqfluxDataBuffers(Cqflux cqflux, Scheduler resultsOn) {
         this.cqflux = Objects.requireNonNull(cqflux, "cqflux");
@@ -103,7 +108,7 @@ public final class CqfluxDataBuffers {
      *     buffer, and with a {@link io.cqflux.core.QueueFullException} when too many wait for one
      */
     public Mono<Void> write(RdmaConnection connection, PeerRegion dst, long dstOffset, DataBuffer data) {
-        return post(connection, dst, dstOffset, data, false).publishOn(resultsOn);
+        return handOff(post(connection, dst, dstOffset, data, false));
     }
 
     /**
@@ -117,7 +122,7 @@ public final class CqfluxDataBuffers {
      * @return a cold Mono; fails as the connection's durable write does
      */
     public Mono<Void> durableWrite(RdmaConnection connection, PeerRegion dst, long dstOffset, DataBuffer data) {
-        return post(connection, dst, dstOffset, data, true).publishOn(resultsOn);
+        return handOff(post(connection, dst, dstOffset, data, true));
     }
 
     /**
@@ -135,7 +140,33 @@ public final class CqfluxDataBuffers {
                                  DataBufferFactory factory) {
         Objects.requireNonNull(connection, "connection");
         Objects.requireNonNull(factory, "factory");
-        return connection.read(src, srcOffset, length).map(factory::wrap).publishOn(resultsOn);
+        return handOff(connection.read(src, srcOffset, length).map(factory::wrap));
+    }
+
+    /**
+     * The scheduler this class hands results to by default, for the calling thread: its Netty
+     * event loop when it runs one (WebFlux on Reactor Netty: the request's own loop), else
+     * {@code Schedulers.parallel()}. Call it where the request's Mono is subscribed (in
+     * {@code Mono.defer}), e.g. for a request's timeout,
+     * {@code Mono.defer(() -> op.timeout(limit, CqfluxDataBuffers.callerLoopOrParallel()))}: a timer
+     * set and cancelled on the request's loop wakes no other thread. Disposing the loop's scheduler
+     * does nothing: the loop is Netty's to end.
+     *
+     * @return the caller's Netty loop as a scheduler, or {@code Schedulers.parallel()}
+     */
+    public static Scheduler callerLoopOrParallel() {
+        return CallerLoop.orElse(Schedulers.parallel());
+    }
+
+    /**
+     * The result off the cqflux loop: to the given scheduler, or to the subscribing thread's
+     * Netty loop, found when the Mono is subscribed (the result itself arrives on the cqflux loop).
+     */
+    private <T> Mono<T> handOff(Mono<T> result) {
+        if (resultsOn != null) {
+            return result.publishOn(resultsOn);
+        }
+        return Mono.defer(() -> result.publishOn(callerLoopOrParallel()));
     }
 
     private Mono<Void> post(RdmaConnection c, PeerRegion dst, long dstOffset, DataBuffer data, boolean durable) {

@@ -91,6 +91,77 @@ class CqfluxDataBuffersTest {
     }
 
     @Test
+    void operationsSubscribedOnANettyLoop_signalOnThatLoop_notOnParallelNorTheCqfluxLoop() throws Exception {
+        io.netty.util.concurrent.DefaultEventExecutor nettyLoop = new io.netty.util.concurrent.DefaultEventExecutor();
+        try (LoopbackPeer server = CqfluxTest.loopback().start()) {
+            runner(server, Faults.create()).run(ctx -> {
+                Cqflux cq = ctx.getBean(Cqflux.class);
+                CqfluxDataBuffers buffers = ctx.getBean(CqfluxDataBuffers.class);
+                CqfluxPeer store = ctx.getBean(CqfluxPeers.class).get("store");
+                store.withConnection(c -> reactor.core.publisher.Mono.just(c)).block(Duration.ofSeconds(10));
+                java.util.concurrent.CompletableFuture<Boolean> writeOnLoop = new java.util.concurrent.CompletableFuture<>();
+                java.util.concurrent.CompletableFuture<Boolean> readOnLoop = new java.util.concurrent.CompletableFuture<>();
+                java.util.concurrent.atomic.AtomicReference<String> readThread = new java.util.concurrent.atomic.AtomicReference<>();
+                // As WebFlux on Reactor Netty does: the handler's Mono is subscribed on the request's loop.
+                nettyLoop.execute(() -> store.withConnection(c -> buffers.durableWrite(c, c.remoteRegion(0), 0,
+                                F.wrap("on the loop".getBytes(StandardCharsets.UTF_8))))
+                        .subscribe(null, writeOnLoop::completeExceptionally,
+                                () -> writeOnLoop.complete(nettyLoop.inEventLoop())));
+                assertThat(writeOnLoop.get(10, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+                nettyLoop.execute(() -> store.withConnection(c -> buffers.read(c, c.remoteRegion(0), 0, 11, F))
+                        .subscribe(b -> {
+                            readThread.set(Thread.currentThread().getName());
+                            readOnLoop.complete(nettyLoop.inEventLoop());
+                        }, readOnLoop::completeExceptionally));
+                assertThat(readOnLoop.get(10, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+                assertThat(cq.loopNames()).doesNotContain(readThread.get());
+            });
+        } finally {
+            nettyLoop.shutdownGracefully(0, 1, java.util.concurrent.TimeUnit.SECONDS);
+        }
+    }
+
+    @Test
+    void callerLoopOrParallel_runsATimerSetOnANettyLoopOnThatLoop_andIsParallelOffAnyLoop() throws Exception {
+        assertThat(CqfluxDataBuffers.callerLoopOrParallel()).isSameAs(reactor.core.scheduler.Schedulers.parallel());
+        io.netty.util.concurrent.DefaultEventExecutor nettyLoop = new io.netty.util.concurrent.DefaultEventExecutor();
+        try {
+            java.util.concurrent.CompletableFuture<Boolean> firedOnLoop = new java.util.concurrent.CompletableFuture<>();
+            nettyLoop.execute(() -> reactor.core.publisher.Mono.delay(Duration.ofMillis(20),
+                            CqfluxDataBuffers.callerLoopOrParallel())
+                    .subscribe(v -> firedOnLoop.complete(nettyLoop.inEventLoop()), firedOnLoop::completeExceptionally));
+            assertThat(firedOnLoop.get(10, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+            // A caller that disposes the scheduler must not end Netty's loop.
+            nettyLoop.submit(() -> CqfluxDataBuffers.callerLoopOrParallel().dispose()).get(10, java.util.concurrent.TimeUnit.SECONDS);
+            assertThat(nettyLoop.isShuttingDown()).isFalse();
+            assertThat(nettyLoop.submit(() -> nettyLoop.inEventLoop()).get(10, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+        } finally {
+            nettyLoop.shutdownGracefully(0, 1, java.util.concurrent.TimeUnit.SECONDS);
+        }
+    }
+
+    @Test
+    void aSchedulerGivenToTheConstructor_isUsedEvenWhenSubscribedOnANettyLoop() throws Exception {
+        io.netty.util.concurrent.DefaultEventExecutor nettyLoop = new io.netty.util.concurrent.DefaultEventExecutor();
+        reactor.core.scheduler.Scheduler mine = reactor.core.scheduler.Schedulers.newSingle("mine");
+        try (LoopbackPeer server = CqfluxTest.loopback().start()) {
+            runner(server, Faults.create()).run(ctx -> {
+                CqfluxDataBuffers buffers = new CqfluxDataBuffers(ctx.getBean(Cqflux.class), mine);
+                CqfluxPeer store = ctx.getBean(CqfluxPeers.class).get("store");
+                java.util.concurrent.CompletableFuture<String> signalledOn = new java.util.concurrent.CompletableFuture<>();
+                nettyLoop.execute(() -> store.withConnection(c -> buffers.durableWrite(c, c.remoteRegion(0), 0,
+                                F.wrap("elsewhere".getBytes(StandardCharsets.UTF_8))))
+                        .subscribe(null, signalledOn::completeExceptionally,
+                                () -> signalledOn.complete(Thread.currentThread().getName())));
+                assertThat(signalledOn.get(10, java.util.concurrent.TimeUnit.SECONDS)).startsWith("mine-");
+            });
+        } finally {
+            mine.dispose();
+            nettyLoop.shutdownGracefully(0, 1, java.util.concurrent.TimeUnit.SECONDS);
+        }
+    }
+
+    @Test
     void write_neverUsesADataBuffersByteBufferViewAfterItsIteratorClosed() {
         try (LoopbackPeer server = CqfluxTest.loopback().start()) {
             runner(server, Faults.create()).run(ctx -> {

@@ -166,9 +166,17 @@ public class RecordStore {
         return copy;
     }
 
-    /** One operation on a record's slot; a slot beyond the region the peer exposed is refused first. */
+    /**
+     * One operation on a record's slot; a slot beyond the region the peer exposed is refused first.
+     * Its timeout's timer is set on the request's own Netty loop, where the result is handed too
+     * (on {@code Schedulers.parallel()}, the default, it would wake a parallel worker per request).
+     */
     private <T> Mono<T> onSlot(long id, SlotWork<T> work) {
         long offset = id * props.slotSize();
+        return Mono.defer(() -> slot(id, offset, work).timeout(props.timeout(), CqfluxDataBuffers.callerLoopOrParallel()));
+    }
+
+    private <T> Mono<T> slot(long id, long offset, SlotWork<T> work) {
         return store.withConnection(c -> {
             PeerRegion region = c.remoteRegion(0);
             regionSeen(region.size());
@@ -181,7 +189,7 @@ public class RecordStore {
                         + " slots of " + props.slotSize() + " bytes"));
             }
             return work.apply(c, region, offset);
-        }).timeout(props.timeout());
+        });
     }
 
     /** Logs, once per size, a peer region that holds fewer slots than {@code records.slots}. */

@@ -1,0 +1,103 @@
+package io.cqflux.spring.boot;
+
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.MethodType;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import reactor.core.Disposable;
+import reactor.core.scheduler.Scheduler;
+import reactor.core.scheduler.Schedulers;
+
+/**
+ * The Netty event loop the calling thread runs, as a {@link Scheduler}: where WebFlux on Reactor
+ * Netty subscribes a handler's Mono, and where that request's response is written. Handing an
+ * RDMA result there costs one wake-up of that loop; handing it to {@code Schedulers.parallel()}
+ * costs a wake-up of a parallel worker and then, when the worker writes the response, another of
+ * the Netty loop (Netty runs a channel's writes from other threads as tasks on its loop). A timer
+ * set there from the loop itself (a request's timeout) costs no wake-up at all, where one on
+ * {@code Schedulers.parallel()} wakes a worker whenever it becomes that worker's earliest.
+ *
+ * <p>Netty publishes the current thread's event executor only through
+ * {@code io.netty.util.internal.ThreadExecutorMap#currentExecutor()}, set by its single-thread
+ * executors for their thread: looked up once, reflectively, so that the starter needs no Netty at
+ * all, and where it is missing or changed every caller counts as off any loop.
+ */
+final class CallerLoop {
+    private static final MethodHandle CURRENT = currentExecutorHandle();
+    /** The scheduler of each Netty loop thread's own executor, which never changes for that thread. */
+    private static final ThreadLocal<LoopScheduler> SCHEDULER = new ThreadLocal<>();
+
+    private CallerLoop() {
+    }
+
+    /** {@return the calling thread's Netty event loop as a scheduler, or {@code orElse} off any} */
+    static Scheduler orElse(Scheduler orElse) {
+        Executor loop = current();
+        if (loop == null) {
+            return orElse;
+        }
+        LoopScheduler s = SCHEDULER.get();
+        if (s == null || s.loop != loop) {
+            // Netty's event executors are scheduled executors: the scheduler takes timers too.
+            s = new LoopScheduler(loop, new Undisposable(loop instanceof ScheduledExecutorService ses
+                    ? Schedulers.fromExecutorService(ses, "netty-loop") : Schedulers.fromExecutor(loop)));
+            SCHEDULER.set(s);
+        }
+        return s.scheduler;
+    }
+
+    private static Executor current() {
+        if (CURRENT == null) {
+            return null;
+        }
+        try {
+            return (Executor) CURRENT.invokeExact();
+        } catch (Throwable e) {
+            return null;
+        }
+    }
+
+    private static MethodHandle currentExecutorHandle() {
+        try {
+            Class<?> map = Class.forName("io.netty.util.internal.ThreadExecutorMap", false,
+                    CallerLoop.class.getClassLoader());
+            Class<?> executor = Class.forName("io.netty.util.concurrent.EventExecutor", false,
+                    CallerLoop.class.getClassLoader());
+            return MethodHandles.publicLookup().findStatic(map, "currentExecutor", MethodType.methodType(executor))
+                    .asType(MethodType.methodType(Executor.class));
+        } catch (ReflectiveOperationException | LinkageError | SecurityException e) {
+            return null;
+        }
+    }
+
+    private record LoopScheduler(Executor loop, Scheduler scheduler) {
+    }
+
+    /**
+     * A scheduler whose dispose does nothing: disposing a scheduler made from an executor service
+     * shuts the service down, and this one is Netty's loop, which only Netty may end.
+     */
+    private record Undisposable(Scheduler delegate) implements Scheduler {
+        @Override
+        public Disposable schedule(Runnable task) {
+            return delegate.schedule(task);
+        }
+
+        @Override
+        public Disposable schedule(Runnable task, long delay, TimeUnit unit) {
+            return delegate.schedule(task, delay, unit);
+        }
+
+        @Override
+        public Disposable schedulePeriodically(Runnable task, long initialDelay, long period, TimeUnit unit) {
+            return delegate.schedulePeriodically(task, initialDelay, period, unit);
+        }
+
+        @Override
+        public Worker createWorker() {
+            return delegate.createWorker();
+        }
+    }
+}
