@@ -19,6 +19,13 @@ import reactor.core.scheduler.Schedulers;
  * set there from the loop itself (a request's timeout) costs no wake-up at all, where one on
  * {@code Schedulers.parallel()} wakes a worker whenever it becomes that worker's earliest.
  *
+ * <p>Only a loop whose threads are Reactor's {@code NonBlocking} (Reactor Netty's are) counts: on
+ * another Netty loop (a plain {@code NioEventLoop}, a client library's) Reactor allows
+ * {@code block()}, and a result handed to the very loop that blocks for it would never run.
+ *
+ * <p>A loop that has shut down takes nothing more: what would go to it goes to
+ * {@code Schedulers.parallel()} instead, so that no result waits for a loop that will never run it.
+ *
  * <p>Netty publishes the current thread's event executor only through
  * {@code io.netty.util.internal.ThreadExecutorMap#currentExecutor()}, set by its single-thread
  * executors for their thread: looked up once, reflectively, so that the starter needs no Netty at
@@ -35,13 +42,13 @@ final class CallerLoop {
     /** {@return the calling thread's Netty event loop as a scheduler, or {@code orElse} off any} */
     static Scheduler orElse(Scheduler orElse) {
         Executor loop = current();
-        if (loop == null) {
+        if (loop == null || !Schedulers.isInNonBlockingThread()) {
             return orElse;
         }
         LoopScheduler s = SCHEDULER.get();
         if (s == null || s.loop != loop) {
             // Netty's event executors are scheduled executors: the scheduler takes timers too.
-            s = new LoopScheduler(loop, new Undisposable(loop instanceof ScheduledExecutorService ses
+            s = new LoopScheduler(loop, new Undisposable(loop, loop instanceof ScheduledExecutorService ses
                     ? Schedulers.fromExecutorService(ses, "netty-loop") : Schedulers.fromExecutor(loop)));
             SCHEDULER.set(s);
         }
@@ -77,27 +84,88 @@ final class CallerLoop {
 
     /**
      * A scheduler whose dispose does nothing: disposing a scheduler made from an executor service
-     * shuts the service down, and this one is Netty's loop, which only Netty may end.
+     * shuts the service down, and this one is Netty's loop, which only Netty may end. A task the
+     * loop no longer takes (it shut down, or refuses) goes to {@code Schedulers.parallel()}.
      */
-    private record Undisposable(Scheduler delegate) implements Scheduler {
+    private record Undisposable(Executor loop, Scheduler delegate) implements Scheduler {
+        private boolean shutDown() {
+            return loop instanceof java.util.concurrent.ExecutorService es && es.isShutdown();
+        }
+
         @Override
         public Disposable schedule(Runnable task) {
-            return delegate.schedule(task);
+            if (!shutDown()) {
+                try {
+                    return delegate.schedule(task);
+                } catch (java.util.concurrent.RejectedExecutionException e) {
+                    // the loop is ending: below
+                }
+            }
+            return Schedulers.parallel().schedule(task);
         }
 
         @Override
         public Disposable schedule(Runnable task, long delay, TimeUnit unit) {
-            return delegate.schedule(task, delay, unit);
+            if (!shutDown()) {
+                try {
+                    return delegate.schedule(task, delay, unit);
+                } catch (java.util.concurrent.RejectedExecutionException e) {
+                    // the loop is ending: below
+                }
+            }
+            return Schedulers.parallel().schedule(task, delay, unit);
         }
 
         @Override
         public Disposable schedulePeriodically(Runnable task, long initialDelay, long period, TimeUnit unit) {
-            return delegate.schedulePeriodically(task, initialDelay, period, unit);
+            if (!shutDown()) {
+                try {
+                    return delegate.schedulePeriodically(task, initialDelay, period, unit);
+                } catch (java.util.concurrent.RejectedExecutionException e) {
+                    // the loop is ending: below
+                }
+            }
+            return Schedulers.parallel().schedulePeriodically(task, initialDelay, period, unit);
         }
 
         @Override
         public Worker createWorker() {
-            return delegate.createWorker();
+            Worker w = delegate.createWorker();
+            return new Worker() {
+                @Override
+                public Disposable schedule(Runnable task) {
+                    if (!shutDown()) {
+                        try {
+                            return w.schedule(task);
+                        } catch (java.util.concurrent.RejectedExecutionException e) {
+                            // the loop is ending: below
+                        }
+                    }
+                    return Schedulers.parallel().schedule(task);
+                }
+
+                @Override
+                public Disposable schedule(Runnable task, long delay, TimeUnit unit) {
+                    if (!shutDown()) {
+                        try {
+                            return w.schedule(task, delay, unit);
+                        } catch (java.util.concurrent.RejectedExecutionException e) {
+                            // the loop is ending: below
+                        }
+                    }
+                    return Schedulers.parallel().schedule(task, delay, unit);
+                }
+
+                @Override
+                public void dispose() {
+                    w.dispose();
+                }
+
+                @Override
+                public boolean isDisposed() {
+                    return w.isDisposed();
+                }
+            };
         }
     }
 }

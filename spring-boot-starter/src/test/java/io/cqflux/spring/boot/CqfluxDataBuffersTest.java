@@ -92,7 +92,7 @@ class CqfluxDataBuffersTest {
 
     @Test
     void operationsSubscribedOnANettyLoop_signalOnThatLoop_notOnParallelNorTheCqfluxLoop() throws Exception {
-        io.netty.util.concurrent.DefaultEventExecutor nettyLoop = new io.netty.util.concurrent.DefaultEventExecutor();
+        io.netty.util.concurrent.DefaultEventExecutor nettyLoop = nonBlockingNettyLoop();
         try (LoopbackPeer server = CqfluxTest.loopback().start()) {
             runner(server, Faults.create()).run(ctx -> {
                 Cqflux cq = ctx.getBean(Cqflux.class);
@@ -124,7 +124,7 @@ class CqfluxDataBuffersTest {
     @Test
     void callerLoopOrParallel_runsATimerSetOnANettyLoopOnThatLoop_andIsParallelOffAnyLoop() throws Exception {
         assertThat(CqfluxDataBuffers.callerLoopOrParallel()).isSameAs(reactor.core.scheduler.Schedulers.parallel());
-        io.netty.util.concurrent.DefaultEventExecutor nettyLoop = new io.netty.util.concurrent.DefaultEventExecutor();
+        io.netty.util.concurrent.DefaultEventExecutor nettyLoop = nonBlockingNettyLoop();
         try {
             java.util.concurrent.CompletableFuture<Boolean> firedOnLoop = new java.util.concurrent.CompletableFuture<>();
             nettyLoop.execute(() -> reactor.core.publisher.Mono.delay(Duration.ofMillis(20),
@@ -140,9 +140,51 @@ class CqfluxDataBuffersTest {
         }
     }
 
+    /** A Netty loop whose thread is Reactor's {@code NonBlocking}, as Reactor Netty's loops are. */
+    private static io.netty.util.concurrent.DefaultEventExecutor nonBlockingNettyLoop() {
+        return new io.netty.util.concurrent.DefaultEventExecutor(NonBlockingThread::new);
+    }
+
+    private static final class NonBlockingThread extends Thread implements reactor.core.scheduler.NonBlocking {
+        NonBlockingThread(Runnable r) {
+            super(r, "test-netty-loop");
+            setDaemon(true);
+        }
+    }
+
+    @Test
+    void onANettyLoopWhereBlockingIsAllowed_resultsGoToParallel_soABlockThereCannotWaitForItself() throws Exception {
+        io.netty.util.concurrent.DefaultEventExecutor plain = new io.netty.util.concurrent.DefaultEventExecutor();
+        try {
+            assertThat(plain.submit(CqfluxDataBuffers::callerLoopOrParallel).get(10, java.util.concurrent.TimeUnit.SECONDS))
+                    .isSameAs(reactor.core.scheduler.Schedulers.parallel());
+            // A result handed to the loop that blocks for it would never run; on parallel it does.
+            assertThat(plain.submit(() -> reactor.core.publisher.Mono.just("x")
+                            .publishOn(CqfluxDataBuffers.callerLoopOrParallel()).block(Duration.ofSeconds(5)))
+                    .get(10, java.util.concurrent.TimeUnit.SECONDS)).isEqualTo("x");
+        } finally {
+            plain.shutdownGracefully(0, 1, java.util.concurrent.TimeUnit.SECONDS);
+        }
+    }
+
+    @Test
+    void aTaskForANettyLoopThatHasShutDown_runsOnParallel_insteadOfWaitingForever() throws Exception {
+        io.netty.util.concurrent.DefaultEventExecutor nettyLoop = nonBlockingNettyLoop();
+        reactor.core.scheduler.Scheduler onLoop = nettyLoop.submit(CqfluxDataBuffers::callerLoopOrParallel)
+                .get(10, java.util.concurrent.TimeUnit.SECONDS);
+        assertThat(onLoop).isNotSameAs(reactor.core.scheduler.Schedulers.parallel());
+        nettyLoop.shutdownGracefully(0, 1, java.util.concurrent.TimeUnit.SECONDS).await(10, java.util.concurrent.TimeUnit.SECONDS);
+        java.util.concurrent.CompletableFuture<String> ranOn = new java.util.concurrent.CompletableFuture<>();
+        onLoop.schedule(() -> ranOn.complete(Thread.currentThread().getName()));
+        assertThat(ranOn.get(10, java.util.concurrent.TimeUnit.SECONDS)).startsWith("parallel-");
+        java.util.concurrent.CompletableFuture<String> workerRanOn = new java.util.concurrent.CompletableFuture<>();
+        onLoop.createWorker().schedule(() -> workerRanOn.complete(Thread.currentThread().getName()));
+        assertThat(workerRanOn.get(10, java.util.concurrent.TimeUnit.SECONDS)).startsWith("parallel-");
+    }
+
     @Test
     void aSchedulerGivenToTheConstructor_isUsedEvenWhenSubscribedOnANettyLoop() throws Exception {
-        io.netty.util.concurrent.DefaultEventExecutor nettyLoop = new io.netty.util.concurrent.DefaultEventExecutor();
+        io.netty.util.concurrent.DefaultEventExecutor nettyLoop = nonBlockingNettyLoop();
         reactor.core.scheduler.Scheduler mine = reactor.core.scheduler.Schedulers.newSingle("mine");
         try (LoopbackPeer server = CqfluxTest.loopback().start()) {
             runner(server, Faults.create()).run(ctx -> {
