@@ -21,8 +21,8 @@ class RpmaSharedReceivePoolTest {
     @Test
     @Timeout(value = 600, unit = TimeUnit.SECONDS)
     void threeHundredIdleConnections_eachPinOnlyItsStartingWindow_andClosingReturnsEveryBuffer() throws Exception {
-        // One connect at a time, each with 30 s: the emulated NIC sets connections up slowly, and
-        // sixteen at once ran past the default 5 s.
+        // One connect at a time, each with 30 s: the emulated NIC sets connections up slowly, so
+        // concurrent connects can outlast the default timeout.
         SharedReceivePoolTest.idleConnections(
                 () -> Cqflux.builder().transport(TransportChoice.RPMA).localAddress(RpmaReactiveContractTest.address())
                         .connectionConfig(ConnectionConfig.DEFAULT.withTimeout(Duration.ofSeconds(30))).loops(2).build(),
@@ -33,7 +33,7 @@ class RpmaSharedReceivePoolTest {
     /**
      * A raw client that ignores its grant: on rpma a send that finds no posted receive is retried
      * by the NIC (RNR), so the excess lands in receives as they are posted; caught beyond the
-     * grant or delivered in order, never beyond the connection's depth of the pool.
+     * grant or delivered in order, and every buffer is back in the pool once both clients leave.
      */
     @Test
     @Timeout(value = 300, unit = TimeUnit.SECONDS)
