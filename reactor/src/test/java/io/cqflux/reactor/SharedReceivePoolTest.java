@@ -113,7 +113,7 @@ class SharedReceivePoolTest {
             assertNotNull(server);
             Queue<RdmaConnection> accepted = new ConcurrentLinkedQueue<>();
             // Every accepted connection subscribes with unbounded demand: without the shared pool
-            // each would register and post its whole receive queue (128 x 4 KiB).
+            // each would register and post its whole receive queue (receiveQueueSize x receiveBufferSize bytes).
             server.connections().subscribe(c -> {
                 accepted.add(c);
                 c.receive().subscribe(m -> { }, e -> { }); // ends with its connection at the close below
