@@ -11,7 +11,8 @@ import org.junit.jupiter.api.Timeout;
 /**
  * The shared receive pool on librpma, in the Soft-RoCE lane (tag {@code rpma}): a few hundred
  * idle connections to one server each pin their starting window of its pool, and every buffer is
- * back once they close; a hostile client is caught or held back (SharedReceivePoolTest's
+ * back once they close; connections accepted before any subscribes each get their window; a
+ * hostile client is caught or held back (SharedReceivePoolTest's
  * scenarios). The guest's 4,096 fds bound the count.
  */
 @Tag("rpma")
@@ -28,6 +29,22 @@ class RpmaSharedReceivePoolTest {
                         .connectionConfig(ConnectionConfig.DEFAULT.withTimeout(Duration.ofSeconds(30))).loops(2).build(),
                 () -> new InetSocketAddress(RpmaReactiveContractTest.address(), ReactiveContract.freePort()),
                 IDLE, 1);
+    }
+
+    /**
+     * Connections accepted before any subscribes, then all subscribing: those that find the pool
+     * empty make it grow, and each posts its starting window and receives its client's message.
+     */
+    @Test
+    @Timeout(value = 300, unit = TimeUnit.SECONDS)
+    void manyConnectionsAcceptedBeforeAnySubscribes_eachGetsItsWindow_thePoolGrowingWhenFoundEmpty() {
+        SharedReceivePoolTest.acceptedThenSubscribing(RpmaSharedReceivePoolTest::rpma, RpmaSharedReceivePoolTest::rpma,
+                () -> new InetSocketAddress(RpmaReactiveContractTest.address(), ReactiveContract.freePort()));
+    }
+
+    private static Cqflux rpma() {
+        return Cqflux.builder().transport(TransportChoice.RPMA).localAddress(RpmaReactiveContractTest.address())
+                .connectionConfig(ConnectionConfig.DEFAULT.withTimeout(Duration.ofSeconds(30))).loops(2).build();
     }
 
     /**

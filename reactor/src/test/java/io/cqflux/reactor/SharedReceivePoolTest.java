@@ -370,10 +370,16 @@ class SharedReceivePoolTest {
     @Test
     @Timeout(value = 120, unit = TimeUnit.SECONDS)
     void manyConnectionsAcceptedBeforeAnySubscribes_eachGetsItsWindow_thePoolGrowingWhenFoundEmpty() {
+        acceptedThenSubscribing(() -> fabric(2), () -> fabric(1), () -> new InetSocketAddress(LO, 0));
+    }
+
+    /** The scenario above on any transport. */
+    static void acceptedThenSubscribing(Supplier<Cqflux> serving, Supplier<Cqflux> connecting,
+                                        Supplier<InetSocketAddress> listen) {
         int chunk = AcceptOptions.MIN_SHARED_RECEIVE_CHUNK;
         int n = 3 * chunk / SharedReceivePool.INITIAL_WINDOW; // three chunks of starting windows
-        try (Cqflux srv = fabric(2); Cqflux cli = fabric(1)) {
-            RdmaServer server = srv.bind(new InetSocketAddress(LO, 0),
+        try (Cqflux srv = serving.get(); Cqflux cli = connecting.get()) {
+            RdmaServer server = srv.bind(listen.get(),
                     AcceptOptions.exposing().withSharedReceivePool(chunk)).block(T);
             assertNotNull(server);
             Queue<RdmaConnection> accepted = new ConcurrentLinkedQueue<>();
