@@ -37,8 +37,8 @@ import java.util.function.Function;
  * <p><b>One receive pool for the server's connections</b> ({@link #withSharedReceivePool()}, off
  * by default). By default each accepted connection that receives registers a pool of its own of
  * {@code receiveQueueSize} buffers and posts as many receives as its subscriber asks for, up to
- * that depth: 512 KiB with the defaults for each subscriber that asks for unbounded demand, idle
- * or not. With the shared pool the server registers one pool of receive buffers, for local
+ * that depth: {@code receiveQueueSize} x {@code receiveBufferSize} bytes for each subscriber that
+ * asks for unbounded demand, idle or not. With the shared pool the server registers one pool of receive buffers, for local
  * receive access only, and every connection takes its receive buffers from it: a connection posts
  * two receives to begin with (if its subscriber asks for that many) and one more for each message
  * that arrives while the pool has room, up to {@code receiveQueueSize}; under pressure its window
@@ -47,14 +47,17 @@ import java.util.function.Function;
  * within {@code receiveQueueSize} messages, which is why it is not the default. Its client sends only into receives the connection posted and granted (message
  * credits), so nothing is lost and nothing waits in the NIC, and a mostly idle connection pins
  * two buffers instead of its whole receive queue. The pool is registered in chunks, the first on
- * the first accept and another whenever less than half a chunk is free before an accept, so
- * every new connection finds its starting window. {@link #withSharedReceivePool()} registers chunks of
- * {@value #SHARED_POOL_DEPTHS} receive queue depths (2 MiB with the default 128 x 4 KiB), so a
- * few busy connections reach their full window at once. Should the windows use the pool up (at
- * its bound of {@value #MAX_SHARED_RECEIVE_POOL} buffers), a connection with nothing posted waits
- * for a buffer and its client's messages wait for credits. {@link #withSharedReceivePool(int)}
- * sizes the chunk. A client with raw private data sends without
- * credits and keeps a pool of its own (above).
+ * the first accept, another whenever less than half a chunk is free before an accept, and another
+ * whenever a connection finds it empty, so every connection gets its starting window while the
+ * pool is below its bound of {@value #MAX_SHARED_RECEIVE_POOL} buffers (and a chunk can be
+ * registered). {@link #withSharedReceivePool()} registers chunks of {@value #SHARED_POOL_DEPTHS}
+ * receive queue depths ({@value #SHARED_POOL_DEPTHS} x {@code receiveQueueSize} x
+ * {@code receiveBufferSize} bytes), so a few busy connections reach their full window at once.
+ * Only at the bound (or when registering a chunk fails) does a connection with nothing posted wait
+ * for a buffer given back, its client's messages waiting for credits meanwhile. A chunk may hold
+ * at most {@value #MAX_SHARED_RECEIVE_CHUNK_BYTES} bytes:
+ * a larger one fails the bind. {@link #withSharedReceivePool(int)} sizes the chunk. A client with
+ * raw private data sends without credits and keeps a pool of its own (above).
  *
  * <p>Immutable and thread-safe.
  */
@@ -66,6 +69,14 @@ public final class AcceptOptions {
      * connections at their full window at once while the rest hold their starting windows.
      */
     public static final int SHARED_POOL_DEPTHS = 4;
+    /** The most bytes one chunk of a shared receive pool may register (its buffers times {@code receiveBufferSize}). */
+    public static final long MAX_SHARED_RECEIVE_CHUNK_BYTES =
+            io.cqflux.reactor.internal.connection.SharedReceivePool.MAX_CHUNK_BYTES;
+    /**
+     * The smallest chunk of {@link #withSharedReceivePool(int)}: four starting windows, so that the
+     * low-water mark (a quarter of a chunk) leaves a window free.
+     */
+    public static final int MIN_SHARED_RECEIVE_CHUNK = 4 * io.cqflux.reactor.internal.connection.SharedReceivePool.INITIAL_WINDOW;
 
     /** The default bound on requests between their arrival and their establishment or refusal. */
     public static final int DEFAULT_MAX_PENDING_HANDSHAKES = 128;
@@ -136,7 +147,9 @@ public final class AcceptOptions {
      * and {@link ConnectOptions#withReceivePrefetch(int)}).
      *
      * @param receives receives kept posted ahead of demand; 0 posts for demand only (and none
-     *     before the accept). At most {@code receiveQueueSize} are posted, whatever this says
+     *     before the accept). At most {@code receiveQueueSize} are posted, whatever this says,
+     *     and with a shared receive pool ({@link #withSharedReceivePool()}) at most the
+     *     connection's window
      * @return new options
      * @throws IllegalArgumentException when {@code receives} is negative
      */
@@ -306,19 +319,21 @@ public final class AcceptOptions {
      * These options with the size of the server's shared receive pool (see the class comment).
      *
      * @param buffers buffers of {@code receiveBufferSize} bytes per chunk (one registration) of
-     *     the pool, at most {@value #MAX_SHARED_RECEIVE_POOL}; 0 turns the shared pool off (the
+     *     the pool, from {@value #MIN_SHARED_RECEIVE_CHUNK} to {@value #MAX_SHARED_RECEIVE_POOL}
+     *     (and a chunk of at most {@value #MAX_SHARED_RECEIVE_CHUNK_BYTES}
+     *     bytes, checked at the bind); 0 turns the shared pool off (the
      *     default): each connection that receives registers a pool of its own of
      *     {@code receiveQueueSize} buffers and posts as many receives as its subscriber asks for,
      *     up to that depth
      * @return new options
-     * @throws IllegalArgumentException when {@code buffers} is negative or beyond the bound
+     * @throws IllegalArgumentException when {@code buffers} is neither 0 nor within those bounds
      * @throws IllegalStateException on options with raw private data, whose clients send without
      *     credits and so keep a pool of their own per connection
      */
     public AcceptOptions withSharedReceivePool(int buffers) {
-        if (buffers < 0 || buffers > MAX_SHARED_RECEIVE_POOL) {
-            throw new IllegalArgumentException("shared receive pool of " + buffers + " buffers a chunk is outside [0, "
-                    + MAX_SHARED_RECEIVE_POOL + "] (0 turns it off)");
+        if (buffers != 0 && (buffers < MIN_SHARED_RECEIVE_CHUNK || buffers > MAX_SHARED_RECEIVE_POOL)) {
+            throw new IllegalArgumentException("shared receive pool of " + buffers + " buffers a chunk is outside ["
+                    + MIN_SHARED_RECEIVE_CHUNK + ", " + MAX_SHARED_RECEIVE_POOL + "] (0 turns it off)");
         }
         return sharedReceivePool(buffers);
     }

@@ -37,6 +37,8 @@ final class Binder {
                 if (rawAccept == null) {
                     owner.factory.checkHelloFits(regionList, owner.transport.maxAcceptPrivateData());
                 }
+                // A shared receive pool's chunk too large fails the bind, not its first accept.
+                RdmaServer.sharedReceiveChunk(options, owner.config, rawAccept != null, owner.limits().receiveBufferSize());
                 EventLoop loop = owner.firstLoop();
                 Runnable task = () -> {
                     loop.noteSetup("cqflux.bind"); // the library's own work: not a blocked-loop WARN

@@ -96,11 +96,8 @@ public final class RdmaServer implements Disposable, AutoCloseable {
         this.receivePrefetch = options == null ? -1 : options.receivePrefetch();
         this.endOnReceiveOverflow = options == null || options.endsOnReceiveOverflow();
         this.receivesBeforeAccept = rawAccept != null && options != null && options.receivesBeforeAccept();
-        int shared = options == null ? 0 : options.sharedReceivePool();
-        this.sharedReceiveBuffers = rawAccept != null || config.receiveQueueSize() == 0 ? 0
-                : shared >= 0 ? shared
-                : (int) Math.min(AcceptOptions.MAX_SHARED_RECEIVE_POOL,
-                        (long) AcceptOptions.SHARED_POOL_DEPTHS * config.receiveQueueSize());
+        this.sharedReceiveBuffers = sharedReceiveChunk(options, config, rawAccept != null,
+                owner.limits().receiveBufferSize());
         AcceptOptions o = options != null ? options : AcceptOptions.defaults(exposed);
         this.admission = new ServerAdmission(address, o.maxConnections(), o.maxPendingHandshakes(),
                 owner.refusalCounts);
@@ -160,6 +157,25 @@ public final class RdmaServer implements Disposable, AutoCloseable {
     /** {@return how many refusals accepted a connection to carry their reason, i.e. opened an endpoint} (tests) */
     long refusedByAccept() {
         return refusedByAccept;
+    }
+
+    /**
+     * The shared receive pool's chunk of a server bound with these options, checked against
+     * {@link SharedReceivePool#MAX_CHUNK_BYTES} so that a chunk too large fails the bind, not an accept.
+     *
+     * @return buffers per chunk; 0: no shared pool
+     * @throws IllegalArgumentException naming the chunk, the buffer size and the bound when it is too large
+     */
+    static int sharedReceiveChunk(AcceptOptions options, ConnectionConfig config, boolean raw, int bufferSize) {
+        int shared = options == null ? 0 : options.sharedReceivePool();
+        int chunk = raw || config.receiveQueueSize() == 0 ? 0
+                : shared >= 0 ? shared
+                : (int) Math.min(AcceptOptions.MAX_SHARED_RECEIVE_POOL,
+                        (long) AcceptOptions.SHARED_POOL_DEPTHS * config.receiveQueueSize());
+        if (chunk > 0) {
+            SharedReceivePool.checkChunkBytes(chunk, bufferSize);
+        }
+        return chunk;
     }
 
     /** {@return the shared receive pool, or {@code null} before the first accept or without one} (tests) */

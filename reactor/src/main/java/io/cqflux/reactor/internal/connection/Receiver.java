@@ -135,6 +135,8 @@ public final class Receiver {
     private int window;
     /** With a shared pool: waiting for a buffer to be given back. */
     private boolean awaitingBuffer;
+    /** With a shared pool: the wake-up this connection waits with, withdrawn when it closes; null: none. */
+    private volatile Runnable waitingWith;
     /** With a shared pool: this connection let go of it ({@link #freePool()}). */
     private boolean released;
 
@@ -254,23 +256,29 @@ public final class Receiver {
         }
         awaitingBuffer = true;
         SharedReceivePool p = shared;
-        p.await(() -> {
+        Runnable wake = () -> {
             try {
                 core.loop.execute(this::bufferGivenBack);
             } catch (RuntimeException e) {
                 p.signal(); // this loop is gone: the buffer is for another waiter
             }
-        });
+        };
+        waitingWith = wake;
+        p.await(wake); // may run wake now (the pool grew): it only hands over to this loop
     }
 
     private void bufferGivenBack() {
         awaitingBuffer = false;
+        waitingWith = null;
         int before = posted;
         if (!ended && shared != null) {
             repost();
         }
-        if (posted == before && shared != null && !awaitingBuffer) {
-            shared.signal(); // took none: pass the wake-up on to the next waiter
+        // Pass the wake-up on when this connection took none, or when buffers are still free
+        // after its take: a chunk's wake-ups may be fewer than its waiters (SharedReceivePool's
+        // design comment).
+        if (shared != null && !awaitingBuffer && (posted == before || shared.free() > 0)) {
+            shared.signal();
         }
     }
 
@@ -717,6 +725,11 @@ public final class Receiver {
     public void freePool() {
         finish();
         if (shared != null) {
+            Runnable w = waitingWith;
+            if (w != null) {
+                waitingWith = null;
+                shared.cancel(w); // closed while waiting: leave the queue, and its core with it
+            }
             // Its posted receives went back with postedAtClose; the region is the server's.
             pool = null;
             if (!released) {

@@ -7,14 +7,18 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.EnumSet;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicLongArray;
+import reactor.util.Logger;
+import reactor.util.Loggers;
 
 /*
  * Design: one receive buffer pool for all of a server's connections to cqflux peers.
  *
  * Why. A connection that receives used to register its own pool of receiveQueueSize buffers
- * (512 KiB by default) and post as many receives as its subscriber asked for, up to that depth,
+ * (receiveQueueSize x receiveBufferSize bytes) and post as many receives as its subscriber asked for, up to that depth,
  * whether or not its peer ever sent anything. A server with thousands of mostly idle clients paid
  * that for each of them. Here the server registers one pool, for local receive access only
  * (nothing of it is reachable remotely), and every connection takes its receive buffers from it.
@@ -49,10 +53,21 @@ import java.util.concurrent.atomic.AtomicLongArray;
  * A busy connection grows its window only while more than a quarter of a chunk is free (the
  * low-water mark), so busy connections never take the starting windows of the next ones. What a
  * server pins is so its chunks: about INITIAL_WINDOW buffers per idle connection plus the
- * windows of the busy ones and less than a chunk and a half of slack. Should the pool still run dry (at
- * MAX_BUFFERS, or between accepts), a connection with nothing posted grants nothing and its
- * cqflux peer's messages wait for credits (nothing is lost); the connection waits for a buffer
- * (await), and each buffer given back wakes one waiter.
+ * windows of the busy ones and less than a chunk and a half of slack. Accepted connections take
+ * their windows only when their subscribers ask, so a burst of accepts whose subscribers come
+ * later can still find the pool empty: a connection whose take fails waits for a buffer (await),
+ * and its wait asks the pool to grow.
+ *
+ * What must hold for liveness: no connection waits for a buffer forever while the pool may still
+ * grow (capacity below maxBuffers and registration succeeding). So: every failed take of a waiter
+ * asks for a chunk (growForWaiters); one grower at a time (a flag taken by compare-and-set, so no
+ * loop thread ever blocks on another), and the grower looks again for waiters on an empty pool
+ * after it lets the flag go, which covers a waiter whose request found the flag taken; a new
+ * chunk wakes as many waiters as it added buffers, a buffer given back wakes one, and a woken
+ * connection that took what it needed passes the wake-up on while buffers are still free. Only
+ * at the bound (or when registration fails) does a connection with nothing posted wait for a
+ * buffer given back; meanwhile it grants nothing and its cqflux peer's messages wait for
+ * credits (nothing is lost). A connection that closes while it waits leaves the queue (cancel).
  *
  * Threading: the connections of one server run on several loops, so taking and giving back are
  * lock-free (a loop thread must never block): a count of free buffers reserves one, then a bit of
@@ -61,29 +76,38 @@ import java.util.concurrent.atomic.AtomicLongArray;
  * connection that took from it let go (release), after each connection's native objects are
  * closed: a posted receive uses the memory until its queue pair is destroyed.
  *
- * Native shared receive queues (rpma_srq_new(3); libfabric's fi_srx_context(3), which the tcp
- * provider offers: core/fabric/src/test/c/srx_probe.c) would let the grants be reservations in
- * one queue rather than receives posted per connection. Their completions do not name the
- * connection by their context (it is the receive's, and a shared receive is taken by whichever
- * message arrives first): on verbs the work completion's qp_num names the queue pair
- * (ibv_poll_cq(3); rpma_conn_get_qp_num(3) gives a connection's), on libfabric only the CQ the
- * receiving endpoint is bound to does (fi_endpoint(3), "SHARED CONTEXTS": "Completed receive
- * operations are posted to the CQs bound to the endpoint"), which endpoints sharing one CQ per
- * loop cannot tell apart. That is not built here. Nor would an srx make an idle fabric/tcp
- * connection cheap: the provider allocates about 452 KiB of transfer entries per endpoint on its
- * first post of anything, a credit write or keep-alive read as much as a receive (srx_probe.c),
- * so an endpoint that writes pays it with or without an srx.
+ * Why not a native shared receive queue (rpma_srq_new(3); libfabric's fi_srx_context(3), which
+ * the tcp provider offers: core/fabric/src/test/c/srx_probe.c). The credit protocol grants each
+ * peer exactly the receives posted for it, while a receive posted on a shared queue belongs to no
+ * connection: whichever peer's message arrives first takes it, so a grant could no longer be
+ * backed by a receive that only its grantee can consume, and one peer could use up what others
+ * were granted. Telling which connection a shared receive served is possible on verbs (the work
+ * completion's qp_num, ibv_poll_cq(3); rpma_conn_get_qp_num(3)), but on libfabric only through
+ * the CQ the receiving endpoint is bound to (fi_endpoint(3), "SHARED CONTEXTS": "Completed
+ * receive operations are posted to the CQs bound to the endpoint"); each fabric connection here
+ * has a CQ of its own (only the EQ is shared), so that would hold, but the per-connection credit
+ * would not. Nor would an srx make an idle fabric/tcp connection cheap: the provider allocates
+ * its transfer entries per endpoint on its first post of anything, a credit write or keep-alive
+ * read as much as a receive (srx_probe.c; the size is in docs/performance.md), so an endpoint
+ * that writes pays it with or without an srx.
  */
 
 /**
  * A server's receive buffers, shared by its connections to cqflux peers (see the design comment
- * at the top of this file). Thread-safe; {@link #ensureRoom} on the server's loop only.
+ * at the top of this file). Thread-safe.
  */
 public final class SharedReceivePool {
+    private static final Logger LOG = Loggers.getLogger(SharedReceivePool.class);
+
     /** Receives a connection posts before its peer sent anything. */
     public static final int INITIAL_WINDOW = 2;
     /** The most buffers a pool grows to, all chunks together. */
     public static final int MAX_BUFFERS = 1 << 19;
+    /**
+     * The most bytes one chunk may register: a chunk is one allocation and one registration, made
+     * on a loop thread when the pool grows, so its size is checked when the server is bound.
+     */
+    public static final long MAX_CHUNK_BYTES = 1L << 30;
 
     /** One registration of {@code chunkSize} buffers. */
     private record Chunk(Arena arena, LocalRegion region) {
@@ -93,6 +117,12 @@ public final class SharedReceivePool {
     private final int bufferSize;
     private final int chunkSize;
     private final Chunk[] chunks;
+    /** The most buffers it grows to: a whole number of chunks, at most {@link #MAX_BUFFERS}. */
+    private final int maxBuffers;
+    /** Held by the one thread registering a chunk now. */
+    private final AtomicBoolean growing = new AtomicBoolean();
+    /** Chunks whose allocation or registration failed. */
+    private final AtomicLong failedGrowths = new AtomicLong();
     /** Buffer i is {@code buffers[i / chunkSize][i % chunkSize]}; a chunk's row is written before its bits are set. */
     private final Receiver.Buffer[][] buffers;
     /** Chunks registered so far; written by the server's loop only. */
@@ -106,11 +136,12 @@ public final class SharedReceivePool {
     private final AtomicInteger refs = new AtomicInteger(1);
     private final ConcurrentLinkedQueue<Runnable> waiters = new ConcurrentLinkedQueue<>();
 
-    private SharedReceivePool(Transport transport, int chunkSize, int bufferSize) {
+    private SharedReceivePool(Transport transport, int chunkSize, int bufferSize, int maxBuffers) {
         this.transport = transport;
         this.bufferSize = bufferSize;
         this.chunkSize = chunkSize;
-        int max = Math.max(1, MAX_BUFFERS / chunkSize);
+        int max = Math.max(1, maxBuffers / chunkSize);
+        this.maxBuffers = max * chunkSize;
         this.chunks = new Chunk[max];
         this.buffers = new Receiver.Buffer[max][];
         this.freeBits = new AtomicLongArray((int) (((long) max * chunkSize + 63) >>> 6));
@@ -127,19 +158,48 @@ public final class SharedReceivePool {
      * @throws IllegalArgumentException when {@code chunkSize} is outside that range
      */
     public static SharedReceivePool allocate(Transport t, int chunkSize, int bufferSize) {
+        return allocate(t, chunkSize, bufferSize, MAX_BUFFERS);
+    }
+
+    /** As {@link #allocate(Transport, int, int)}, bounded at {@code maxBuffers} (tests: a bound within reach). */
+    static SharedReceivePool allocate(Transport t, int chunkSize, int bufferSize, int maxBuffers) {
         if (chunkSize < 1 || chunkSize > MAX_BUFFERS) {
             throw new IllegalArgumentException("shared receive pool chunk of " + chunkSize + " buffers is outside [1, "
                     + MAX_BUFFERS + "]");
         }
-        SharedReceivePool p = new SharedReceivePool(t, chunkSize, bufferSize);
-        p.grow();
+        checkChunkBytes(chunkSize, bufferSize);
+        SharedReceivePool p = new SharedReceivePool(t, chunkSize, bufferSize, Math.min(maxBuffers, MAX_BUFFERS));
+        p.growing.set(true);
+        try {
+            p.grow();
+        } finally {
+            p.growing.set(false);
+        }
         return p;
     }
 
     /**
-     * Registers one more chunk. The server's loop only (one grower).
+     * Checks that a chunk's memory stays within {@link #MAX_CHUNK_BYTES}.
      *
-     * @return whether it grew (false: at {@link #MAX_BUFFERS})
+     * @param chunkSize buffers per chunk
+     * @param bufferSize bytes per buffer
+     * @throws IllegalArgumentException naming both values and the bound when it does not
+     */
+    public static void checkChunkBytes(int chunkSize, int bufferSize) {
+        long bytes = (long) chunkSize * bufferSize;
+        if (bytes > MAX_CHUNK_BYTES) {
+            throw new IllegalArgumentException("shared receive pool chunk of " + chunkSize + " buffers of " + bufferSize
+                    + " bytes is " + bytes + " bytes, beyond the bound of " + MAX_CHUNK_BYTES
+                    + " bytes a chunk: choose fewer buffers with AcceptOptions.withSharedReceivePool(int)");
+        }
+    }
+
+    /**
+     * Registers one more chunk and wakes as many waiters as it added buffers. Only by the holder of
+     * {@link #growing}.
+     *
+     * @return whether it grew (false: at its bound)
+     * @throws IllegalStateException when the memory cannot be allocated or registered (counted)
      */
     private boolean grow() {
         int n = chunkCount;
@@ -148,12 +208,21 @@ public final class SharedReceivePool {
         }
         Arena a = io.cqflux.core.internal.DeferredArena.ofShared(); // closed after the deregistration: DeferredArena
         LocalRegion region;
+        long bytes = (long) chunkSize * bufferSize;
         try {
-            MemorySegment mem = a.allocate((long) chunkSize * bufferSize, 64);
+            MemorySegment mem = a.allocate(bytes, 64);
             region = transport.register(mem, EnumSet.of(RegionAccess.RECV));
-        } catch (RuntimeException | Error e) {
+        } catch (RuntimeException e) {
             a.close();
+            failedGrowths.incrementAndGet();
             throw e;
+        } catch (OutOfMemoryError e) {
+            // Native memory refused: the pool stays as it is and the caller refuses what needed
+            // the room; a loop thread must not end on it (its lifecycle treats errors as fatal).
+            a.close();
+            failedGrowths.incrementAndGet();
+            throw new IllegalStateException("the shared receive pool could not allocate another chunk of " + bytes
+                    + " bytes: " + e.getMessage(), e);
         }
         chunks[n] = new Chunk(a, region);
         Receiver.Buffer[] row = new Receiver.Buffer[chunkSize];
@@ -168,21 +237,80 @@ public final class SharedReceivePool {
             freeBits.getAndAccumulate(g >>> 6, 1L << g, SharedReceivePool::or);
         }
         free.addAndGet(chunkSize);
-        signal();
+        for (int i = 0; i < chunkSize; i++) {
+            Runnable w = waiters.poll();
+            if (w == null) {
+                break;
+            }
+            w.run();
+        }
         return true;
     }
 
     /**
+     * Registers one more chunk unless another thread is registering one now.
+     *
+     * @return whether it grew (false: at its bound, or another thread grows it)
+     */
+    private boolean tryGrow() {
+        if (!growing.compareAndSet(false, true)) {
+            return false;
+        }
+        try {
+            return grow();
+        } finally {
+            growing.set(false);
+        }
+    }
+
+    /**
      * Keeps room for a connection about to be accepted: while fewer than half a chunk of buffers
-     * is free, registers another chunk (up to {@link #MAX_BUFFERS}), so that every connection
-     * finds its starting window however many idle ones hold theirs. The server's loop only.
+     * is free, registers another chunk (up to its bound), so that connections accepted one after
+     * another find their starting windows however many idle ones hold theirs. Any thread.
      *
      * @throws RuntimeException when a registration fails (the request is refused)
      */
     public void ensureRoom() {
-        while (free.get() < Math.max(INITIAL_WINDOW, chunkSize / 2) && grow()) {
+        while (free.get() < Math.max(INITIAL_WINDOW, chunkSize / 2) && tryGrow()) {
             // one more chunk
         }
+        growForWaiters();
+    }
+
+    /**
+     * Registers chunks while connections wait on an empty pool, up to its bound (the design
+     * comment's liveness rule). A thread that finds another growing leaves it to that one, which
+     * looks again once it is done. A failed registration is counted and logged; the waiters then
+     * wait for buffers given back. Any thread.
+     */
+    private void growForWaiters() {
+        while (free.get() == 0 && !waiters.isEmpty() && chunkCount < chunks.length) {
+            if (!growing.compareAndSet(false, true)) {
+                return; // the grower looks again after it lets go
+            }
+            boolean grew;
+            try {
+                grew = grow();
+            } catch (RuntimeException e) {
+                LOG.warn("a connection waits for a receive buffer: the shared receive pool could not grow", e);
+                return;
+            } finally {
+                growing.set(false);
+            }
+            if (!grew) {
+                return;
+            }
+        }
+    }
+
+    /** {@return how many chunks failed to be allocated or registered} */
+    public long failedGrowths() {
+        return failedGrowths.get();
+    }
+
+    /** {@return the most buffers it grows to} */
+    public int maxBuffers() {
+        return maxBuffers;
     }
 
     /** {@return bytes per buffer} */
@@ -250,15 +378,34 @@ public final class SharedReceivePool {
     }
 
     /**
-     * Asks to be woken (on any thread) when a buffer is given back; once, for one buffer.
+     * Asks to be woken (on any thread) when a buffer is free; once. Asks the pool to grow when it
+     * is empty (the design comment's liveness rule), which may wake {@code wake} on this thread.
      *
-     * @param wake what to run; it must hand over to its loop and, if it took nothing, {@link #signal()}
+     * @param wake what to run; it must hand over to its loop and, if it took nothing or buffers
+     *     are still free after its take, {@link #signal()}
      */
     void await(Runnable wake) {
         waiters.add(wake);
         if (free.get() > 0) {
             signal(); // given back between the failed take and the add
+        } else {
+            growForWaiters();
         }
+    }
+
+    /**
+     * Withdraws a wait of {@link #await} (its connection closed); a wake-up already under way
+     * still runs. Any thread.
+     *
+     * @param wake what was passed to {@link #await}
+     */
+    void cancel(Runnable wake) {
+        waiters.remove(wake);
+    }
+
+    /** {@return how many connections wait for a buffer (a snapshot; tests)} */
+    int waiting() {
+        return waiters.size();
     }
 
     /** Wakes one waiting connection, if there is one. Any thread. */

@@ -65,10 +65,16 @@ class SharedReceivePoolUnitTest {
         }
     }
 
+    /** What the stand-in transport's next registrations throw; null: they succeed. */
+    private Throwable failRegistrations;
+
     private Transport transport() {
         return (Transport) Proxy.newProxyInstance(getClass().getClassLoader(), new Class<?>[] {Transport.class},
                 (proxy, method, args) -> {
                     if (method.getName().equals("register")) {
+                        if (failRegistrations != null) {
+                            throw failRegistrations;
+                        }
                         StubRegion r = new StubRegion((MemorySegment) args[0]);
                         registered.add(r);
                         return r;
@@ -126,8 +132,8 @@ class SharedReceivePoolUnitTest {
     }
 
     @Test
-    void take_onAnEmptyPool_returnsNull_andAWaiterIsWokenByTheNextGive() {
-        SharedReceivePool pool = SharedReceivePool.allocate(transport(), 2, 64);
+    void take_onAnEmptyPoolAtItsBound_returnsNull_andAWaiterIsWokenByTheNextGive() {
+        SharedReceivePool pool = SharedReceivePool.allocate(transport(), 2, 64, 2);
         Receiver.Buffer a = pool.take();
         Receiver.Buffer b = pool.take();
         assertNotNull(a);
@@ -141,6 +147,88 @@ class SharedReceivePoolUnitTest {
         assertEquals(1, woken[0], "not woken by the give");
         pool.give(b);
         assertEquals(1, woken[0], "woken twice for one wait");
+        assertEquals(2, pool.capacity(), "grew beyond its bound");
+    }
+
+    @Test
+    void await_onAnEmptyPoolBelowItsBound_growsIt_andWakesTheWaiter() {
+        SharedReceivePool pool = SharedReceivePool.allocate(transport(), 8, 64, 24);
+        for (int i = 0; i < 8; i++) {
+            assertNotNull(pool.take());
+        }
+        assertNull(pool.take());
+        int[] woken = {0};
+        pool.await(() -> woken[0]++);
+        assertEquals(1, woken[0], "a waiter on an empty pool below its bound was not woken");
+        assertEquals(16, pool.capacity(), "the pool did not grow for its waiter");
+        assertEquals(0, pool.waiting());
+    }
+
+    @Test
+    void grow_wakesAsManyWaitersAsItAddsBuffers_notOne() {
+        SharedReceivePool pool = SharedReceivePool.allocate(transport(), 8, 64, 24);
+        for (int i = 0; i < 8; i++) {
+            pool.take();
+        }
+        // Registrations fail while three connections find it empty: they wait.
+        failRegistrations = new IllegalStateException("registration refused");
+        int[] woken = new int[4];
+        for (int i = 0; i < 4; i++) {
+            int k = i;
+            pool.await(() -> woken[k]++);
+        }
+        assertEquals(0, woken[0] + woken[1] + woken[2] + woken[3], "woken with nothing free");
+        assertEquals(4, pool.failedGrowths(), "each waiter's request for a chunk failed and was counted");
+        assertEquals(4, pool.waiting());
+        failRegistrations = null;
+        pool.ensureRoom(); // the server's next accept: one chunk of 8, four waiters
+        assertEquals(16, pool.capacity());
+        assertEquals(List.of(1, 1, 1, 1), List.of(woken[0], woken[1], woken[2], woken[3]),
+                "every waiter is woken by a chunk with room for all of them");
+        assertEquals(0, pool.waiting());
+    }
+
+    @Test
+    void grow_whoseMemoryCannotBeAllocated_failsTheRequestNotTheThread() {
+        SharedReceivePool pool = SharedReceivePool.allocate(transport(), 8, 64);
+        for (int i = 0; i < 6; i++) {
+            pool.take();
+        }
+        failRegistrations = new OutOfMemoryError("no native memory");
+        IllegalStateException e = assertThrows(IllegalStateException.class, pool::ensureRoom);
+        assertTrue(e.getMessage().contains((8 * 64) + " bytes"), e.getMessage());
+        assertEquals(1, pool.failedGrowths());
+        assertEquals(8, pool.capacity());
+        failRegistrations = null;
+        pool.ensureRoom();
+        assertEquals(16, pool.capacity(), "a later request grows it");
+    }
+
+    @Test
+    void cancel_ofAWaitingConnection_leavesTheQueue_andIsNotWoken() {
+        SharedReceivePool pool = SharedReceivePool.allocate(transport(), 2, 64, 2);
+        Receiver.Buffer a = pool.take();
+        pool.take();
+        int[] woken = {0, 0};
+        Runnable closed = () -> woken[0]++;
+        pool.await(closed);
+        pool.await(() -> woken[1]++);
+        assertEquals(2, pool.waiting());
+        pool.cancel(closed);
+        assertEquals(1, pool.waiting(), "the closed connection is still queued");
+        pool.give(a);
+        assertEquals(0, woken[0], "a closed connection was woken");
+        assertEquals(1, woken[1], "the buffer given back went to the closed connection, not the open one");
+    }
+
+    @Test
+    void checkChunkBytes_beyondTheBound_failsNamingBothValuesAndTheBound() {
+        int buffers = 1 << 19;
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> SharedReceivePool.checkChunkBytes(buffers, 4096));
+        assertTrue(e.getMessage().contains(buffers + " buffers of 4096 bytes")
+                && e.getMessage().contains(Long.toString(SharedReceivePool.MAX_CHUNK_BYTES)), e.getMessage());
+        SharedReceivePool.checkChunkBytes(512, 4096);
     }
 
     @Test
