@@ -167,49 +167,65 @@ jvm_flags=($argline -XX:TieredStopAtLevel=1)
 # makes a class loader of its own): the AOT cache holds only classes of the JVM's built-in loaders.
 launch_cp=$console_jar:$cp:$snap/aot-trainer.jar
 aot=$snap/lane.aot
+# What the discovery looks at: the seven modules' test classes, or the --select-* arguments given
+# after -- (then the guest runs what they name, and the discovery only trains the cache).
 scan_all=1
-for a in "${extra[@]}"; do case $a in --select*) scan_all=0 ;; esac; done
+given=()
+prev=
+for a in "${extra[@]}"; do
+    case $a in
+        --select*=*) scan_all=0; given+=("$a") ;;
+        --select*) scan_all=0; given+=("$a") ;;
+        *) [[ $prev == --select* && $prev != *=* ]] && given+=("$a") ;;
+    esac
+    prev=$a
+done
+if [ "$scan_all" = 1 ]; then
+    discover_args=(--scan-class-path "$scan")
+else
+    discover_args=("${given[@]}")
+fi
+# The class-path scan runs here, on the host, and the VM gets the classes it found by name: the
+# scan loads and reflects on every test class of the seven modules (the tag filter applies only
+# after discovery), which costs the host a second or two of CPU and the emulated guest minutes.
+# The VM applies the same tag filter again, so it runs exactly what a scan in the guest would
+# have run.
+# The discovery is also the training run of an AOT cache for the guest's JVMs (JEP 483, made in
+# one step by -XX:AOTCacheOutput, JEP 514): AotTrainer first loads every class of the project's
+# jars and of reactor-core, then discovers. Under TCG the guest's JVM would parse, verify and link
+# each of those classes in emulation; from the cache it maps them. The host pays the assembly
+# once, natively. CQFLUX_SOFTROCE_AOT=0 runs the lane without a cache.
+aot_flags=()
+preload=$own_jars
+while IFS= read -r jar; do
+    case $jar in */reactor-core-*.jar | */reactive-streams-*.jar) preload=$preload:$jar ;; esac
+done <"$cp_file"
+if [ "${CQFLUX_SOFTROCE_AOT:-1}" != 0 ]; then
+    aot_flags=(-XX:AOTCacheOutput="$aot" -Dcqflux.aot.preload="$preload")
+    say "discovering the tagged test classes and making the guest JVMs' AOT cache (on the host)"
+else
+    say "discovering the tagged test classes (on the host; no AOT cache: CQFLUX_SOFTROCE_AOT=0)"
+fi
+discovered=$("$JAVA_HOME/bin/java" "${jvm_flags[@]}" "${aot_flags[@]}" -cp "$launch_cp" AotTrainer discover \
+    --disable-banner --details=flat --disable-ansi-colors "${engines[@]}" \
+    "${discover_args[@]}" "${tags[@]}") \
+    || die "test discovery on the host failed:
+$discovered"
+# What the JVM said about the cache (stdout): its size, or why it made none; not the classes it
+# left out (those it cannot link ahead of time, which the guest loads itself).
+printf '%s\n' "$discovered" | grep -E 'AOTCache creation|\[(warning|error)\]\[aot' | grep -v 'Skipping ' >&2 || true
 selection=()
 if [ "$scan_all" = 1 ]; then
-    # The class-path scan runs here, on the host, and the VM gets the classes it found by name:
-    # the scan loads and reflects on every test class of the seven modules (the tag filter applies
-    # only after discovery), which costs the host a second or two of CPU and the emulated guest
-    # minutes. The VM applies the same tag filter again, so it runs exactly what a scan in the
-    # guest would have run.
-    # The discovery is also the training run of an AOT cache for the guest's JVM (JEP 483, made in
-    # one step by -XX:AOTCacheOutput, JEP 514): AotTrainer first loads every class of the
-    # project's jars and of reactor-core, then discovers. Under TCG the guest's JVM would parse,
-    # verify and link each of those classes in emulation; from the cache it maps them. The host
-    # pays the assembly once, natively. CQFLUX_SOFTROCE_AOT=0 runs the lane without a cache.
-    aot_flags=()
-    preload=$own_jars
-    while IFS= read -r jar; do
-        case $jar in */reactor-core-*.jar | */reactive-streams-*.jar) preload=$preload:$jar ;; esac
-    done <"$cp_file"
-    if [ "${CQFLUX_SOFTROCE_AOT:-1}" != 0 ]; then
-        aot_flags=(-XX:AOTCacheOutput="$aot" -Dcqflux.aot.preload="$preload")
-        say "discovering the tagged test classes and making the guest JVM's AOT cache (on the host)"
-    else
-        say "discovering the tagged test classes (console launcher, on the host; no AOT cache)"
-    fi
-    discovered=$("$JAVA_HOME/bin/java" "${jvm_flags[@]}" "${aot_flags[@]}" -cp "$launch_cp" AotTrainer discover \
-        --disable-banner --details=flat --disable-ansi-colors "${engines[@]}" \
-        --scan-class-path "$scan" "${tags[@]}") \
-        || die "test discovery on the host failed:
-$discovered"
     while IFS= read -r c; do
         selection+=("--select-class=$c")
     done < <(printf '%s\n' "$discovered" | grep -o '\[class:[^]]*\]' | sed 's/^\[class:\(.*\)\]$/\1/' \
         | awk '!seen[$0]++')
     [ ${#selection[@]} -gt 0 ] || die "the class-path scan found no test class tagged rpma or fabric-verbs:
 $discovered"
-    # What the JVM said about the cache (stdout): its size, or why it made none; not the classes
-    # it left out (those it cannot link ahead of time, which the guest loads itself).
-    printf '%s\n' "$discovered" | grep -E 'AOTCache creation|\[(warning|error)\]\[aot' | grep -v 'Skipping ' >&2 || true
     say "${#selection[@]} test classes to run"
 fi
-# A cache that failed to be made (or a run with its own --select-*, which trains nothing) leaves
-# the guest's JVMs without one: they then load every class themselves, as without this step.
+# A cache that failed to be made leaves the guest's JVMs without one: they then load every class
+# themselves, as without this step.
 # Given through JDK_JAVA_OPTIONS (java(1)), so that the peer JVMs the tests start in the guest
 # (PeerProcess, NetPeer: the same class path, taken from java.class.path) map it too; a JVM whose
 # class path differs only leaves the cache's application classes unused.
