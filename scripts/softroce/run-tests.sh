@@ -59,7 +59,7 @@ mvn() { ./mvnw -B -q "$@"; }
 # ---------------------------------------------------------------------------- class path
 # Third-party jars of the core, epoll-bridge and reactor test class paths, from Maven, cached by the
 # poms' content (the paths point into ~/.m2, not into this checkout). The project's own modules are
-# added as jars of their target/ folders below: nothing is installed into ~/.m2. JUnit's own
+# added as copies of their target/ folders below: nothing is installed into ~/.m2. JUnit's own
 # jars are left out: the console launcher brings them, and two Jupiter engines on one class path
 # abort the launcher.
 poms_hash=$(cat pom.xml ./*/pom.xml ./*/*/pom.xml 2>/dev/null | sha256sum | cut -c1-16)
@@ -97,29 +97,24 @@ if [ "$cp_ok" = 0 ]; then
     done | awk 'NF && !seen[$0]++' >"$cp_file.tmp.$$"
     mv "$cp_file.tmp.$$" "$cp_file"
 fi
-# The VM runs copies of the modules' classes (target/softroce-classes/<module>/<classes|test-classes>.jar),
-# taken now: a build running beside the lane (./cqflux test runs the host tiers meanwhile)
-# recompiles modules whose dependencies it repackages, and a class rewritten under a running JVM
-# fails at random. Jars, not folders: the AOT cache below takes classes from jars only (a folder
-# on the class path stops its creation). Stored, not compressed: the guest inflates nothing.
+# The VM runs copies of the modules' classes (target/softroce-classes/<module>/), taken now: a
+# build running beside the lane (./cqflux test runs the host tiers meanwhile) recompiles modules
+# whose dependencies it repackages, and a class rewritten under a running JVM fails at random.
 snap=$repo/target/softroce-classes
 rm -rf "$snap"
 cp=
 scan=
-own_jars=
 for m in core core/rpma core/fabric epoll-bridge reactor test-kit samples/quickstart samples/pipeline; do
     for k in classes test-classes; do
         [ -d "$repo/$m/target/$k" ] || continue
         mkdir -p "$snap/$m"
-        "$JAVA_HOME/bin/jar" -J-XX:TieredStopAtLevel=1 -J-XX:+UseSerialGC --create --no-compress --no-manifest \
-            --file "$snap/$m/$k.jar" -C "$repo/$m/target/$k" . || die "jar of $m/target/$k failed"
-        cp=$cp${cp:+:}$snap/$m/$k.jar
+        cp -R "$repo/$m/target/$k" "$snap/$m/$k"
+        cp=$cp${cp:+:}$snap/$m/$k
     done
 done
-own_jars=$cp
 while IFS= read -r jar; do cp=$cp:$jar; done <"$cp_file"
 for m in core core/rpma core/fabric reactor test-kit samples/quickstart samples/pipeline; do
-    [ -f "$snap/$m/test-classes.jar" ] && scan=$scan${scan:+:}$snap/$m/test-classes.jar
+    [ -d "$snap/$m/test-classes" ] && scan=$scan${scan:+:}$snap/$m/test-classes
 done
 # Nothing below reads the modules' target/ folders (the console launcher jar and the discovery
 # read the cache and the copies).
@@ -138,14 +133,6 @@ if [ ! -s "$console_jar" ]; then
     [ -s "$console_jar" ] || die "dependency:copy did not produce $console_jar"
 fi
 
-# The AOT trainer (AotTrainer.java, below), compiled into the snapshot: it stays on the guest's
-# class path too, since the cache is only used with the class path it was made for.
-mkdir -p "$snap/aot-trainer"
-"$JAVA_HOME/bin/javac" -J-XX:TieredStopAtLevel=1 -J-XX:+UseSerialGC -nowarn -d "$snap/aot-trainer" \
-    -cp "$console_jar" "$here/AotTrainer.java" || die "compiling AotTrainer.java failed"
-"$JAVA_HOME/bin/jar" -J-XX:TieredStopAtLevel=1 -J-XX:+UseSerialGC --create --no-compress --no-manifest \
-    --file "$snap/aot-trainer.jar" -C "$snap/aot-trainer" . || die "jar of the AOT trainer failed"
-
 # ---------------------------------------------------------------------------- run in the VM
 # Same JVM flags as Surefire's (the pom's cqflux.test.argLine), plus C1 only: under TCG every
 # C2 compilation is expensive and these runs are short (measured: ~20% less CPU for the lane).
@@ -159,63 +146,21 @@ tags=(--include-tag rpma --include-tag fabric-verbs --exclude-tag host-only)
 engines=(--exclude-engine=junit-vintage --exclude-engine=junit-platform-suite)
 colors=()
 [ -t 1 ] || colors=(--disable-ansi-colors)
-# The JVM flags of the discovery (the AOT training run) and of the guest's run: an AOT cache is
-# used only by a JVM started with the flags (and the class path) it was made with.
-# shellcheck disable=SC2206  # argline is a list of JVM flags
-jvm_flags=($argline -XX:TieredStopAtLevel=1)
-# The launcher runs its main class from the JVM's own class path, not from --class-path (which
-# makes a class loader of its own): the AOT cache holds only classes of the JVM's built-in loaders.
-launch_cp=$console_jar:$cp:$snap/aot-trainer.jar
-aot=$snap/lane.aot
-# What the discovery looks at: the seven modules' test classes, or the --select-* arguments given
-# after -- (then the guest runs what they name, and the discovery only trains the cache).
 scan_all=1
-given=()
-prev=
-for a in "${extra[@]}"; do
-    case $a in
-        --select*=*) scan_all=0; given+=("$a") ;;
-        --select*) scan_all=0; given+=("$a") ;;
-        *) [[ $prev == --select* && $prev != *=* ]] && given+=("$a") ;;
-    esac
-    prev=$a
-done
-if [ "$scan_all" = 1 ]; then
-    discover_args=(--scan-class-path "$scan")
-else
-    discover_args=("${given[@]}")
-fi
-# The class-path scan runs here, on the host, and the VM gets the classes it found by name: the
-# scan loads and reflects on every test class of the seven modules (the tag filter applies only
-# after discovery), which costs the host a second or two of CPU and the emulated guest minutes.
-# The VM applies the same tag filter again, so it runs exactly what a scan in the guest would
-# have run.
-# The discovery is also the training run of an AOT cache for the guest's JVMs (JEP 483, made in
-# one step by -XX:AOTCacheOutput, JEP 514): AotTrainer first loads every class of the project's
-# jars and of reactor-core, then discovers. Under TCG the guest's JVM would parse, verify and link
-# each of those classes in emulation; from the cache it maps them. The host pays the assembly
-# once, natively. CQFLUX_SOFTROCE_AOT=0 runs the lane without a cache.
-aot_flags=()
-preload=$own_jars
-while IFS= read -r jar; do
-    case $jar in */reactor-core-*.jar | */reactive-streams-*.jar) preload=$preload:$jar ;; esac
-done <"$cp_file"
-if [ "${CQFLUX_SOFTROCE_AOT:-1}" != 0 ]; then
-    aot_flags=(-XX:AOTCacheOutput="$aot" -Dcqflux.aot.preload="$preload")
-    say "discovering the tagged test classes and making the guest JVMs' AOT cache (on the host)"
-else
-    say "discovering the tagged test classes (on the host; no AOT cache: CQFLUX_SOFTROCE_AOT=0)"
-fi
-discovered=$("$JAVA_HOME/bin/java" "${jvm_flags[@]}" "${aot_flags[@]}" -cp "$launch_cp" AotTrainer discover \
-    --disable-banner --details=flat --disable-ansi-colors "${engines[@]}" \
-    "${discover_args[@]}" "${tags[@]}") \
-    || die "test discovery on the host failed:
-$discovered"
-# What the JVM said about the cache (stdout): its size, or why it made none; not the classes it
-# left out (those it cannot link ahead of time, which the guest loads itself).
-printf '%s\n' "$discovered" | grep -E 'AOTCache creation|\[(warning|error)\]\[aot' | grep -v 'Skipping ' >&2 || true
+for a in "${extra[@]}"; do case $a in --select*) scan_all=0 ;; esac; done
 selection=()
 if [ "$scan_all" = 1 ]; then
+    # The class-path scan runs here, on the host, and the VM gets the classes it found by name:
+    # the scan loads and reflects on every test class of the seven modules (the tag filter applies
+    # only after discovery), which costs the host a second or two of CPU and the emulated guest
+    # minutes. The VM applies the same tag filter again, so it runs exactly what a scan in the
+    # guest would have run.
+    say "discovering the tagged test classes (console launcher, on the host)"
+    discovered=$("$JAVA_HOME/bin/java" -XX:TieredStopAtLevel=1 -jar "$console_jar" discover \
+        --disable-banner --details=flat --disable-ansi-colors "${engines[@]}" \
+        --class-path "$cp" --scan-class-path "$scan" "${tags[@]}") \
+        || die "test discovery on the host failed:
+$discovered"
     while IFS= read -r c; do
         selection+=("--select-class=$c")
     done < <(printf '%s\n' "$discovered" | grep -o '\[class:[^]]*\]' | sed 's/^\[class:\(.*\)\]$/\1/' \
@@ -224,24 +169,15 @@ if [ "$scan_all" = 1 ]; then
 $discovered"
     say "${#selection[@]} test classes to run"
 fi
-# A cache that failed to be made leaves the guest's JVMs without one: they then load every class
-# themselves, as without this step.
-# Given through JDK_JAVA_OPTIONS (java(1)), so that the peer JVMs the tests start in the guest
-# (PeerProcess, NetPeer: the same class path, taken from java.class.path) map it too; a JVM whose
-# class path differs only leaves the cache's application classes unused.
-guest_env=()
-if [ -s "$aot" ]; then
-    guest_env=("JDK_JAVA_OPTIONS=-XX:AOTCache=$aot")
-    say "guest JVMs' AOT cache: $(du -m "$aot" | cut -f1) MB"
-fi
 
 say "prepared in $(elapsed) s; booting the VM"
+# shellcheck disable=SC2086  # argline is a list of JVM flags
 "$here/run-in-vm.sh" "${vm_args[@]}" --out "$reports" -- \
-    /usr/bin/env "${guest_env[@]}" "$JAVA_HOME/bin/java" "${jvm_flags[@]}" -XX:ErrorFile=/run/cqflux/out/hs_err_pid%p.log \
+    "$JAVA_HOME/bin/java" $argline -XX:TieredStopAtLevel=1 -XX:ErrorFile=/run/cqflux/out/hs_err_pid%p.log \
     "-Djava.util.logging.config.file=$repo/.mvn/test-logging.properties" \
-    -cp "$launch_cp" org.junit.platform.console.ConsoleLauncher execute \
+    -jar "$console_jar" execute \
     --disable-banner --details=tree --fail-if-no-tests "${colors[@]}" "${engines[@]}" \
-    "${selection[@]}" "${tags[@]}" \
+    --class-path "$cp" "${selection[@]}" "${tags[@]}" \
     --reports-dir /run/cqflux/out \
     "${extra[@]}" && rc=0 || rc=$?
 
