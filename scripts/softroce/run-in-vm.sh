@@ -4,7 +4,7 @@
 # Usage: run-in-vm.sh [options] -- CMD [ARG...]
 #   --timeout SEC       hard limit for the whole run, boot included (default 900); QEMU is killed
 #                       and the exit code is 124
-#   --boot-timeout SEC  deadline for the guest's "ready" marker (default 90); a boot that misses
+#   --boot-timeout SEC  deadline for the guest's "ready" marker (default 240); a boot that misses
 #                       it is retried at most twice. CMD itself is never retried.
 #   --mem MIB           guest memory (default 2048)
 #   --smp N             guest CPUs (default 2)
@@ -24,7 +24,11 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
 timeout=900
-boot_timeout=90
+# Wall time, so it must hold on a loaded machine: with the host's CPUs shared by many busy
+# processes, TCG's vCPU threads get a small share and a boot that takes seconds on a quiet
+# machine takes minutes. A boot cut off for being slow is retried from the start: its CPU time is
+# lost and the next boot is as slow, so a deadline that is too short only adds load.
+boot_timeout=240
 mem=2048
 smp=2
 log_file=

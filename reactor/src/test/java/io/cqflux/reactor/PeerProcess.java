@@ -104,7 +104,7 @@ final class PeerProcess {
 
     /** Starts a peer and waits (at most 30 s) for its port. */
     static Handle start() throws IOException {
-        return start(List.of(), FaultRig.LO, Duration.ofSeconds(30), List.of());
+        return start(List.of(), FaultRig.LO, Duration.ofSeconds(30));
     }
 
     /**
@@ -113,11 +113,8 @@ final class PeerProcess {
      */
     static Handle start(TransportChoice transport, InetAddress address, int port, Duration startBound)
             throws IOException {
-        // C1 only, as the lane's own JVM (scripts/softroce/run-tests.sh): under TCG the C2
-        // compiler's work at start-up costs seconds of emulated CPU that the peer never repays.
-        List<String> jvm = transport == TransportChoice.RPMA ? List.of("-XX:TieredStopAtLevel=1") : List.of();
         return start(List.of(Integer.toString(port), "0", transport.name(), address.getHostAddress()), address,
-                startBound, jvm);
+                startBound);
     }
 
     /**
@@ -126,7 +123,7 @@ final class PeerProcess {
      */
     static Handle start(int port, int generation) throws IOException {
         return start(List.of(Integer.toString(port), Integer.toString(generation)), FaultRig.LO,
-                Duration.ofSeconds(30), List.of());
+                Duration.ofSeconds(30));
     }
 
     /**
@@ -153,12 +150,15 @@ final class PeerProcess {
         return String.join(File.pathSeparator, entries);
     }
 
-    private static Handle start(List<String> args, InetAddress address, Duration startBound, List<String> jvm)
+    private static Handle start(List<String> args, InetAddress address, Duration startBound)
             throws IOException {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        // C1 only, as the test JVMs themselves (the pom's cqflux.test.jit) and the lane's
+        // (scripts/softroce/run-tests.sh): a peer lives for one test and mostly starts, loads classes
+        // and serves a few thousand operations; C2's compiler threads would take CPU time from the
+        // test JVM beside it that they never repay, and under TCG seconds of emulated CPU.
         List<String> cmd = new ArrayList<>(List.of(java, "--enable-native-access=ALL-UNNAMED", "-Xmx256m",
-                "-XX:+UseSerialGC"));
-        cmd.addAll(jvm);
+                "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"));
         cmd.addAll(List.of("-cp", classPath(), PeerProcess.class.getName()));
         cmd.addAll(args);
         ProcessBuilder pb = new ProcessBuilder(cmd);
