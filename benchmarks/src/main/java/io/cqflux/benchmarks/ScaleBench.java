@@ -231,17 +231,14 @@ public final class ScaleBench {
     private static List<Row> run(String name, WaitStrategy strategy, int[] counts, List<String> ops, int maxOps,
                             int warmup, double seconds) throws IOException {
         List<Row> rows = new ArrayList<>();
-        InetAddress lo = InetAddress.getLoopbackAddress();
         try (Arena arena = Arena.ofShared();
              Cqflux server = builder(strategy).build();
              Cqflux client = builder(strategy).build()) {
-            Region exposed = server.register(arena.allocate(REGION, 4096),
-                    RegionAccess.WRITE_DST, RegionAccess.READ_SRC);
-            RdmaServer listening = server.bind(new InetSocketAddress(lo, 0), c -> c.onDispose(), exposed)
-                    .block(TIMEOUT);
-            Region local = client.register(arena.allocate(REGION, 4096), RegionAccess.WRITE_SRC, RegionAccess.READ_DST);
-            RdmaConnection busy = client.connect(listening.address()).block(TIMEOUT);
-            PeerRegion remote = busy.remoteRegion(0);
+            BusyPair pair = BusyPair.open(arena, server, client);
+            RdmaServer listening = pair.listening();
+            Region local = pair.local();
+            RdmaConnection busy = pair.busy();
+            PeerRegion remote = pair.remote();
             List<RdmaConnection> idle = new ArrayList<>();
             boolean warm = false;
             // What one idle connection costs: its fds on each side (both ends are in this process),
@@ -270,6 +267,22 @@ public final class ScaleBench {
             busy.close();
         }
         return rows;
+    }
+
+    /**
+     * The measured pair: a server listening on 127.0.0.1 with one exposed region, the client's
+     * local region, its busy connection and that connection's view of the exposed region.
+     */
+    private record BusyPair(RdmaServer listening, Region local, RdmaConnection busy, PeerRegion remote) {
+        static BusyPair open(Arena arena, Cqflux server, Cqflux client) {
+            Region exposed = server.register(arena.allocate(REGION, 4096),
+                    RegionAccess.WRITE_DST, RegionAccess.READ_SRC);
+            RdmaServer listening = server.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0),
+                    c -> c.onDispose(), exposed).block(TIMEOUT);
+            Region local = client.register(arena.allocate(REGION, 4096), RegionAccess.WRITE_SRC, RegionAccess.READ_DST);
+            RdmaConnection busy = client.connect(listening.address()).block(TIMEOUT);
+            return new BusyPair(listening, local, busy, busy.remoteRegion(0));
+        }
     }
 
     /** The busy connection's figures for one operation, and how many operations they cover. */
@@ -306,18 +319,15 @@ public final class ScaleBench {
                                       int warmup, double seconds, int perChild)
             throws IOException, InterruptedException {
         List<Row> rows = new ArrayList<>();
-        InetAddress lo = InetAddress.getLoopbackAddress();
         List<Process> children = new ArrayList<>();
         try (Arena arena = Arena.ofShared();
              Cqflux server = builder(strategy).build();
              Cqflux client = builder(strategy).build()) {
-            Region exposed = server.register(arena.allocate(REGION, 4096),
-                    RegionAccess.WRITE_DST, RegionAccess.READ_SRC);
-            RdmaServer listening = server.bind(new InetSocketAddress(lo, 0), c -> c.onDispose(), exposed)
-                    .block(TIMEOUT);
-            Region local = client.register(arena.allocate(REGION, 4096), RegionAccess.WRITE_SRC, RegionAccess.READ_DST);
-            RdmaConnection busy = client.connect(listening.address()).block(TIMEOUT);
-            PeerRegion remote = busy.remoteRegion(0);
+            BusyPair pair = BusyPair.open(arena, server, client);
+            RdmaServer listening = pair.listening();
+            Region local = pair.local();
+            RdmaConnection busy = pair.busy();
+            PeerRegion remote = pair.remote();
             boolean warm = false;
             long baseFds = openFds();
             double baseRss = rssMib();

@@ -4,8 +4,11 @@ import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
 import java.util.concurrent.Executor;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 import reactor.core.Disposable;
 import reactor.core.scheduler.Scheduler;
 import reactor.core.scheduler.Schedulers;
@@ -88,44 +91,33 @@ final class CallerLoop {
      * loop no longer takes (it shut down, or refuses) goes to {@code Schedulers.parallel()}.
      */
     private record Undisposable(Executor loop, Scheduler delegate) implements Scheduler {
-        private boolean shutDown() {
-            return loop instanceof java.util.concurrent.ExecutorService es && es.isShutdown();
+        /** Schedules on the loop, or on parallel where the loop has shut down or refuses the task. */
+        private Disposable onLoopOrParallel(Supplier<Disposable> onLoop, Supplier<Disposable> onParallel) {
+            if (!(loop instanceof ExecutorService es && es.isShutdown())) {
+                try {
+                    return onLoop.get();
+                } catch (RejectedExecutionException e) {
+                    // the loop is ending: on parallel
+                }
+            }
+            return onParallel.get();
         }
 
         @Override
         public Disposable schedule(Runnable task) {
-            if (!shutDown()) {
-                try {
-                    return delegate.schedule(task);
-                } catch (java.util.concurrent.RejectedExecutionException e) {
-                    // the loop is ending: below
-                }
-            }
-            return Schedulers.parallel().schedule(task);
+            return onLoopOrParallel(() -> delegate.schedule(task), () -> Schedulers.parallel().schedule(task));
         }
 
         @Override
         public Disposable schedule(Runnable task, long delay, TimeUnit unit) {
-            if (!shutDown()) {
-                try {
-                    return delegate.schedule(task, delay, unit);
-                } catch (java.util.concurrent.RejectedExecutionException e) {
-                    // the loop is ending: below
-                }
-            }
-            return Schedulers.parallel().schedule(task, delay, unit);
+            return onLoopOrParallel(() -> delegate.schedule(task, delay, unit),
+                    () -> Schedulers.parallel().schedule(task, delay, unit));
         }
 
         @Override
         public Disposable schedulePeriodically(Runnable task, long initialDelay, long period, TimeUnit unit) {
-            if (!shutDown()) {
-                try {
-                    return delegate.schedulePeriodically(task, initialDelay, period, unit);
-                } catch (java.util.concurrent.RejectedExecutionException e) {
-                    // the loop is ending: below
-                }
-            }
-            return Schedulers.parallel().schedulePeriodically(task, initialDelay, period, unit);
+            return onLoopOrParallel(() -> delegate.schedulePeriodically(task, initialDelay, period, unit),
+                    () -> Schedulers.parallel().schedulePeriodically(task, initialDelay, period, unit));
         }
 
         @Override
@@ -134,26 +126,13 @@ final class CallerLoop {
             return new Worker() {
                 @Override
                 public Disposable schedule(Runnable task) {
-                    if (!shutDown()) {
-                        try {
-                            return w.schedule(task);
-                        } catch (java.util.concurrent.RejectedExecutionException e) {
-                            // the loop is ending: below
-                        }
-                    }
-                    return Schedulers.parallel().schedule(task);
+                    return onLoopOrParallel(() -> w.schedule(task), () -> Schedulers.parallel().schedule(task));
                 }
 
                 @Override
                 public Disposable schedule(Runnable task, long delay, TimeUnit unit) {
-                    if (!shutDown()) {
-                        try {
-                            return w.schedule(task, delay, unit);
-                        } catch (java.util.concurrent.RejectedExecutionException e) {
-                            // the loop is ending: below
-                        }
-                    }
-                    return Schedulers.parallel().schedule(task, delay, unit);
+                    return onLoopOrParallel(() -> w.schedule(task, delay, unit),
+                            () -> Schedulers.parallel().schedule(task, delay, unit));
                 }
 
                 @Override
