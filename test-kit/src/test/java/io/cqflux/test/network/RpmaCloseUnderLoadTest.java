@@ -12,9 +12,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Mono;
@@ -29,7 +27,7 @@ import reactor.core.publisher.Mono;
  * lane (tag {@code rpma}).
  */
 @Tag("rpma")
-class RpmaCloseUnderLoadTest {
+class RpmaCloseUnderLoadTest extends RxeRigTest {
     static final int BACKLOG = 20_000;
     static final int SIZE = 4096;
     /** How soon after the close its effect (the CLOSED event) must show, though thousands of operations wait. */
@@ -37,20 +35,7 @@ class RpmaCloseUnderLoadTest {
     /** How soon after the close every operation must have ended. */
     static final Duration END_BOUND = Duration.ofSeconds(10);
 
-    static RxeLinkRig rig;
     RxePair pair;
-
-    @BeforeAll
-    static void makeRig() {
-        rig = RxeLinkRig.create();
-    }
-
-    @AfterAll
-    static void removeRig() {
-        if (rig != null) {
-            rig.close();
-        }
-    }
 
     @AfterEach
     void tearDown() {

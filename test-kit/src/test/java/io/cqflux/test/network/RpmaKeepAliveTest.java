@@ -15,9 +15,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
@@ -31,7 +29,7 @@ import org.junit.jupiter.api.Test;
  * Soft-RoCE lane (tag {@code rpma}).
  */
 @Tag("rpma")
-class RpmaKeepAliveTest {
+class RpmaKeepAliveTest extends RxeRigTest {
     /**
      * The keep-alive of both sides. Longer than the host's 200 ms: under TCG beside the host's
      * builds the loop's timers run late.
@@ -41,20 +39,7 @@ class RpmaKeepAliveTest {
     /** What the keep-alive promises: a silent peer is found within 2 x interval x misses. */
     static final Duration BOUND = INTERVAL.multipliedBy(2L * MISSES);
 
-    static RxeLinkRig rig;
     RxePair pair;
-
-    @BeforeAll
-    static void makeRig() {
-        rig = RxeLinkRig.create();
-    }
-
-    @AfterAll
-    static void removeRig() {
-        if (rig != null) {
-            rig.close();
-        }
-    }
 
     @AfterEach
     void tearDown() {

@@ -16,9 +16,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
@@ -39,7 +37,7 @@ import org.junit.jupiter.api.Test;
  * bound per half is the host's, over 64 connection ends per half against its 50.
  */
 @Tag("rpma")
-class RpmaPartitionCycleLeakTest {
+class RpmaPartitionCycleLeakTest extends RxeRigTest {
     static final Duration OP_TIMEOUT = Duration.ofSeconds(1);
     static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(3);
     /** The server side's keep-alive, as in {@link RpmaKeepAliveTest} (TCG's late timers). */
@@ -54,24 +52,11 @@ class RpmaPartitionCycleLeakTest {
     static final int HELD = 8;
     static final long NATIVE_GROWTH_BOUND = PartitionCycleLeakTest.NATIVE_GROWTH_BOUND;
 
-    static RxeLinkRig rig;
     RxePair pair;
     final long[] stepNanos = new long[5];
     final AtomicInteger healthy = new AtomicInteger();
     final AtomicInteger cut = new AtomicInteger();
     final ConcurrentHashMap<String, Integer> outcomes = new ConcurrentHashMap<>();
-
-    @BeforeAll
-    static void makeRig() {
-        rig = RxeLinkRig.create();
-    }
-
-    @AfterAll
-    static void removeRig() {
-        if (rig != null) {
-            rig.close();
-        }
-    }
 
     @AfterEach
     void tearDown() {

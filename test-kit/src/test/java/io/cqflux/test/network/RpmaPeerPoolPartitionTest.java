@@ -18,9 +18,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import reactor.core.Disposable;
@@ -38,7 +36,7 @@ import reactor.core.publisher.Mono;
  * in the Soft-RoCE lane (tag {@code rpma}).
  */
 @Tag("rpma")
-class RpmaPeerPoolPartitionTest {
+class RpmaPeerPoolPartitionTest extends RxeRigTest {
     static final Duration INTERVAL = RpmaKeepAliveTest.INTERVAL;
     static final int MISSES = RpmaKeepAliveTest.MISSES;
     static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(1);
@@ -49,21 +47,8 @@ class RpmaPeerPoolPartitionTest {
     static final int CAPACITY = 256;
     static final int WAITING = 20;
 
-    static RxeLinkRig rig;
     RxePair pair;
     final List<Disposable> subscriptions = new ArrayList<>();
-
-    @BeforeAll
-    static void makeRig() {
-        rig = RxeLinkRig.create();
-    }
-
-    @AfterAll
-    static void removeRig() {
-        if (rig != null) {
-            rig.close();
-        }
-    }
 
     @AfterEach
     void tearDown() {

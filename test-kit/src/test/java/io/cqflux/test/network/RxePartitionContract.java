@@ -21,9 +21,7 @@ import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -40,7 +38,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * and its lane tag; the suite runs only in the Soft-RoCE lane (root, rdma_rxe and sch_netem in the
  * guest).
  */
-abstract class RxePartitionContract {
+abstract class RxePartitionContract extends RxeRigTest {
     static final Duration T = Duration.ofSeconds(20);
     /**
      * The deadline's slack: how late past {@code operationTimeout} a write may still end. Twice
@@ -52,8 +50,6 @@ abstract class RxePartitionContract {
     static final int WINDOW = 16;
     static final long PACE_NANOS = 250_000;
 
-    static RxeLinkRig rig;
-
     Arena arena;
     Cqflux server;
     MemorySegment serverMem;
@@ -62,18 +58,6 @@ abstract class RxePartitionContract {
     Region local;
     Region readBack;
     Records records;
-
-    @BeforeAll
-    static void makeRig() {
-        rig = RxeLinkRig.create();
-    }
-
-    @AfterAll
-    static void removeRig() {
-        if (rig != null) {
-            rig.close();
-        }
-    }
 
     /** {@return {@code b} set to the transport under test} */
     abstract Cqflux.Builder transport(Cqflux.Builder b);
