@@ -26,8 +26,9 @@ import reactor.core.scheduler.Schedulers;
  * another Netty loop (a plain {@code NioEventLoop}, a client library's) Reactor allows
  * {@code block()}, and a result handed to the very loop that blocks for it would never run.
  *
- * <p>A loop that has shut down takes nothing more: what would go to it goes to
- * {@code Schedulers.parallel()} instead, so that no result waits for a loop that will never run it.
+ * <p>A loop that has shut down takes nothing more: what is handed to it from then on goes to
+ * {@code Schedulers.parallel()} instead. A timer it had already taken when it shut down is
+ * Netty's to run or cancel.
  *
  * <p>Netty publishes the current thread's event executor only through
  * {@code io.netty.util.internal.ThreadExecutorMap#currentExecutor()}, set by its single-thread
@@ -122,29 +123,60 @@ final class CallerLoop {
 
         @Override
         public Worker createWorker() {
-            Worker w = delegate.createWorker();
-            return new Worker() {
-                @Override
-                public Disposable schedule(Runnable task) {
-                    return onLoopOrParallel(() -> w.schedule(task), () -> Schedulers.parallel().schedule(task));
-                }
+            return new LoopWorker(delegate.createWorker());
+        }
 
-                @Override
-                public Disposable schedule(Runnable task, long delay, TimeUnit unit) {
-                    return onLoopOrParallel(() -> w.schedule(task, delay, unit),
-                            () -> Schedulers.parallel().schedule(task, delay, unit));
-                }
+        /**
+         * The loop's worker; once the loop no longer takes its tasks, one parallel worker of its
+         * own takes them, so that they still run one at a time, in order. A task for a worker
+         * that was disposed is refused, as Reactor's workers refuse it, never run elsewhere.
+         */
+        private final class LoopWorker implements Worker {
+            private final Worker onLoop;
+            private Worker fallback;
 
-                @Override
-                public void dispose() {
-                    w.dispose();
-                }
+            LoopWorker(Worker onLoop) {
+                this.onLoop = onLoop;
+            }
 
-                @Override
-                public boolean isDisposed() {
-                    return w.isDisposed();
+            private synchronized Worker fallback() {
+                if (fallback == null) {
+                    fallback = Schedulers.parallel().createWorker();
                 }
-            };
+                return fallback;
+            }
+
+            private Disposable schedule(Supplier<Disposable> here, java.util.function.Function<Worker, Disposable> there) {
+                if (onLoop.isDisposed()) {
+                    throw reactor.core.Exceptions.failWithRejected();
+                }
+                return onLoopOrParallel(here, () -> there.apply(fallback()));
+            }
+
+            @Override
+            public Disposable schedule(Runnable task) {
+                return schedule(() -> onLoop.schedule(task), w -> w.schedule(task));
+            }
+
+            @Override
+            public Disposable schedule(Runnable task, long delay, TimeUnit unit) {
+                return schedule(() -> onLoop.schedule(task, delay, unit), w -> w.schedule(task, delay, unit));
+            }
+
+            @Override
+            public void dispose() {
+                onLoop.dispose();
+                synchronized (this) {
+                    if (fallback != null) {
+                        fallback.dispose();
+                    }
+                }
+            }
+
+            @Override
+            public boolean isDisposed() {
+                return onLoop.isDisposed();
+            }
         }
     }
 }

@@ -177,9 +177,23 @@ class CqfluxDataBuffersTest {
         java.util.concurrent.CompletableFuture<String> ranOn = new java.util.concurrent.CompletableFuture<>();
         onLoop.schedule(() -> ranOn.complete(Thread.currentThread().getName()));
         assertThat(ranOn.get(10, java.util.concurrent.TimeUnit.SECONDS)).startsWith("parallel-");
-        java.util.concurrent.CompletableFuture<String> workerRanOn = new java.util.concurrent.CompletableFuture<>();
-        onLoop.createWorker().schedule(() -> workerRanOn.complete(Thread.currentThread().getName()));
-        assertThat(workerRanOn.get(10, java.util.concurrent.TimeUnit.SECONDS)).startsWith("parallel-");
+        // A worker's tasks still run one at a time, in order: on one parallel worker of its own.
+        reactor.core.scheduler.Scheduler.Worker worker = onLoop.createWorker();
+        java.util.List<String> ran = new java.util.concurrent.CopyOnWriteArrayList<>();
+        java.util.concurrent.CompletableFuture<Void> both = new java.util.concurrent.CompletableFuture<>();
+        worker.schedule(() -> ran.add("first " + Thread.currentThread().getName()));
+        worker.schedule(() -> {
+            ran.add("second " + Thread.currentThread().getName());
+            both.complete(null);
+        });
+        both.get(10, java.util.concurrent.TimeUnit.SECONDS);
+        assertThat(ran).hasSize(2);
+        assertThat(ran.get(0)).startsWith("first parallel-");
+        assertThat(ran.get(1)).isEqualTo("second" + ran.get(0).substring("first".length()));
+        // A disposed worker refuses, as Reactor's do, instead of running the task elsewhere.
+        worker.dispose();
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> worker.schedule(() -> { }))
+                .isInstanceOf(java.util.concurrent.RejectedExecutionException.class);
     }
 
     @Test

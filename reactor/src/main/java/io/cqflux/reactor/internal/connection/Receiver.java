@@ -270,15 +270,13 @@ public final class Receiver {
     private void bufferGivenBack() {
         awaitingBuffer = false;
         waitingWith = null;
-        int before = posted;
         if (!ended && shared != null) {
             repost();
         }
-        // Pass the wake-up on when this connection took none, or when buffers are still free
-        // after its take: a chunk's wake-ups may be fewer than its waiters (SharedReceivePool's
-        // design comment).
-        if (shared != null && !awaitingBuffer && (posted == before || shared.free() > 0)) {
-            shared.signal();
+        // Pass the wake-up on: to the next waiter while buffers are free, else to a growth for
+        // the waiters (SharedReceivePool.passOn; a chunk's wake-ups may be fewer than its waiters).
+        if (shared != null && !awaitingBuffer) {
+            shared.passOn();
         }
     }
 

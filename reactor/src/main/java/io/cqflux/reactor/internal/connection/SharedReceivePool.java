@@ -125,7 +125,7 @@ public final class SharedReceivePool {
     private final AtomicLong failedGrowths = new AtomicLong();
     /** Buffer i is {@code buffers[i / chunkSize][i % chunkSize]}; a chunk's row is written before its bits are set. */
     private final Receiver.Buffer[][] buffers;
-    /** Chunks registered so far; written by the server's loop only. */
+    /** Chunks registered so far; written by the holder of {@link #growing} only. */
     private volatile int chunkCount;
     /** Bit i set: buffer i is free. */
     private final AtomicLongArray freeBits;
@@ -223,13 +223,29 @@ public final class SharedReceivePool {
             failedGrowths.incrementAndGet();
             throw new IllegalStateException("the shared receive pool could not allocate another chunk of " + bytes
                     + " bytes: " + e.getMessage(), e);
+        } catch (Error e) {
+            a.close();
+            failedGrowths.incrementAndGet();
+            throw e;
+        }
+        int base = n * chunkSize;
+        Receiver.Buffer[] row;
+        try {
+            row = new Receiver.Buffer[chunkSize];
+            for (int i = 0; i < chunkSize; i++) {
+                row[i] = new Receiver.Buffer(base + i, region, (long) i * bufferSize);
+            }
+        } catch (RuntimeException | Error e) {
+            // Not stored yet: nothing else would ever deregister and free it.
+            try {
+                region.close();
+            } finally {
+                a.close();
+            }
+            failedGrowths.incrementAndGet();
+            throw e;
         }
         chunks[n] = new Chunk(a, region);
-        Receiver.Buffer[] row = new Receiver.Buffer[chunkSize];
-        int base = n * chunkSize;
-        for (int i = 0; i < chunkSize; i++) {
-            row[i] = new Receiver.Buffer(base + i, region, (long) i * bufferSize);
-        }
         buffers[n] = row;
         chunkCount = n + 1; // published before any of its bits: a taker that claims one sees the row
         for (int i = 0; i < chunkSize; i++) {
@@ -260,6 +276,23 @@ public final class SharedReceivePool {
             return grow();
         } finally {
             growing.set(false);
+        }
+    }
+
+    /**
+     * Passes a wake-up on after a woken connection took what it needed: to the next waiter while
+     * buffers are free, else to a growth for the waiters (the liveness rule: a chunk's wake-ups
+     * may all be taken by connections that each needed one buffer, leaving later waiters with an
+     * empty pool and nobody to grow it). Any thread.
+     */
+    public void passOn() {
+        if (waiters.isEmpty()) {
+            return;
+        }
+        if (free.get() > 0) {
+            signal();
+        } else {
+            growForWaiters();
         }
     }
 

@@ -188,6 +188,39 @@ class SharedReceivePoolUnitTest {
         assertEquals(0, pool.waiting());
     }
 
+    /**
+     * Connections on several loops: a chunk's wake-ups all go to connections that each take one
+     * buffer, all of them before any looks whether buffers are left. The one still waiting is then
+     * reached through passOn's growth, not left with an empty pool and nobody to grow it.
+     */
+    @Test
+    void passOn_afterWokenConnectionsTookTheLastBuffers_growsForTheOneStillWaiting() {
+        SharedReceivePool pool = SharedReceivePool.allocate(transport(), 8, 64, 24);
+        for (int i = 0; i < 8; i++) {
+            pool.take();
+        }
+        failRegistrations = new IllegalStateException("registration refused");
+        List<Integer> handedToTheirLoops = new java.util.ArrayList<>();
+        for (int i = 0; i < 9; i++) {
+            int k = i;
+            pool.await(() -> handedToTheirLoops.add(k));
+        }
+        failRegistrations = null;
+        pool.ensureRoom(); // one chunk of 8 for nine waiters
+        assertEquals(16, pool.capacity());
+        assertEquals(8, handedToTheirLoops.size(), "a chunk of 8 wakes 8");
+        assertEquals(1, pool.waiting());
+        for (int i = 0; i < 8; i++) {
+            assertNotNull(pool.take(), "woken connection " + i + " takes its buffer");
+        }
+        for (int i = 0; i < 8; i++) {
+            pool.passOn(); // each looks only after all took: the pool is empty
+        }
+        assertEquals(9, handedToTheirLoops.size(), "the ninth waiter was left with an empty pool that may grow");
+        assertEquals(24, pool.capacity());
+        assertEquals(0, pool.waiting());
+    }
+
     @Test
     void grow_whoseMemoryCannotBeAllocated_failsTheRequestNotTheThread() {
         SharedReceivePool pool = SharedReceivePool.allocate(transport(), 8, 64);
