@@ -128,18 +128,23 @@ final class CallerLoop {
 
         /**
          * The loop's worker; once the loop no longer takes its tasks, one parallel worker of its
-         * own takes them, so that they still run one at a time, in order. A task for a worker
-         * that was disposed is refused, as Reactor's workers refuse it, never run elsewhere.
+         * own takes them, one at a time, in order (a task the loop took just before its shutdown
+         * may still run there meanwhile: Netty runs what it accepted before it ends). A task for a
+         * worker that was disposed is refused, as Reactor's workers refuse it, never run elsewhere.
          */
         private final class LoopWorker implements Worker {
             private final Worker onLoop;
             private Worker fallback;
+            private boolean disposed;
 
             LoopWorker(Worker onLoop) {
                 this.onLoop = onLoop;
             }
 
             private synchronized Worker fallback() {
+                if (disposed) {
+                    throw reactor.core.Exceptions.failWithRejected();
+                }
                 if (fallback == null) {
                     fallback = Schedulers.parallel().createWorker();
                 }
@@ -164,9 +169,16 @@ final class CallerLoop {
             }
 
             @Override
+            public Disposable schedulePeriodically(Runnable task, long initialDelay, long period, TimeUnit unit) {
+                return schedule(() -> onLoop.schedulePeriodically(task, initialDelay, period, unit),
+                        w -> w.schedulePeriodically(task, initialDelay, period, unit));
+            }
+
+            @Override
             public void dispose() {
                 onLoop.dispose();
                 synchronized (this) {
+                    disposed = true;
                     if (fallback != null) {
                         fallback.dispose();
                     }

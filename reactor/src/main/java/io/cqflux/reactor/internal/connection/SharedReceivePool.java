@@ -64,7 +64,11 @@ import reactor.util.Loggers;
  * loop thread ever blocks on another), and the grower looks again for waiters on an empty pool
  * after it lets the flag go, which covers a waiter whose request found the flag taken; a new
  * chunk wakes as many waiters as it added buffers, a buffer given back wakes one, and a woken
- * connection that took what it needed passes the wake-up on while buffers are still free. Only
+ * connection that took what it needed passes the wake-up on (passOn): to the next waiter while
+ * buffers are free, else as a request for a chunk, since woken connections on several loops may
+ * take the last buffers before any of them looks (not within a second of a failed registration
+ * unless one succeeded since, so that a registration that keeps failing is not retried on every
+ * hand-off). Only
  * at the bound (or when registration fails) does a connection with nothing posted wait for a
  * buffer given back; meanwhile it grants nothing and its cqflux peer's messages wait for
  * credits (nothing is lost). A connection that closes while it waits leaves the queue (cancel).
@@ -239,10 +243,16 @@ public final class SharedReceivePool {
             // Not stored yet: nothing else would ever deregister and free it.
             try {
                 region.close();
+            } catch (RuntimeException closing) {
+                e.addSuppressed(closing);
             } finally {
                 a.close();
             }
             failedGrowths.incrementAndGet();
+            if (e instanceof OutOfMemoryError oom) {
+                throw new IllegalStateException("the shared receive pool could not make the buffers of another chunk: "
+                        + oom.getMessage(), oom);
+            }
             throw e;
         }
         chunks[n] = new Chunk(a, region);
@@ -253,6 +263,7 @@ public final class SharedReceivePool {
             freeBits.getAndAccumulate(g >>> 6, 1L << g, SharedReceivePool::or);
         }
         free.addAndGet(chunkSize);
+        lastFailedGrowth = System.nanoTime() - GROWTH_RETRY_NANOS; // registering works again
         for (int i = 0; i < chunkSize; i++) {
             Runnable w = waiters.poll();
             if (w == null) {
@@ -291,10 +302,15 @@ public final class SharedReceivePool {
         }
         if (free.get() > 0) {
             signal();
-        } else {
+        } else if (System.nanoTime() - lastFailedGrowth >= GROWTH_RETRY_NANOS) {
             growForWaiters();
         }
     }
+
+    /** How long passOn leaves the pool as it is after a failed registration. */
+    private static final long GROWTH_RETRY_NANOS = java.util.concurrent.TimeUnit.SECONDS.toNanos(1);
+    /** When a registration for waiters last failed ({@link System#nanoTime()}). */
+    private volatile long lastFailedGrowth = System.nanoTime() - GROWTH_RETRY_NANOS;
 
     /**
      * Keeps room for a connection about to be accepted: while fewer than half a chunk of buffers
@@ -325,6 +341,7 @@ public final class SharedReceivePool {
             try {
                 grew = grow();
             } catch (RuntimeException e) {
+                lastFailedGrowth = System.nanoTime();
                 LOG.warn("a connection waits for a receive buffer: the shared receive pool could not grow", e);
                 return;
             } finally {
@@ -414,8 +431,8 @@ public final class SharedReceivePool {
      * Asks to be woken (on any thread) when a buffer is free; once. Asks the pool to grow when it
      * is empty (the design comment's liveness rule), which may wake {@code wake} on this thread.
      *
-     * @param wake what to run; it must hand over to its loop and, if it took nothing or buffers
-     *     are still free after its take, {@link #signal()}
+     * @param wake what to run; it must hand over to its loop and, once its connection took what
+     *     it needed, call {@link #passOn()}
      */
     void await(Runnable wake) {
         waiters.add(wake);

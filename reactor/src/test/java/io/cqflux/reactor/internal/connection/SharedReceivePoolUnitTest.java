@@ -222,6 +222,23 @@ class SharedReceivePoolUnitTest {
     }
 
     @Test
+    void passOn_rightAfterAFailedRegistration_doesNotTryAgain_untilOneSucceeds() {
+        SharedReceivePool pool = SharedReceivePool.allocate(transport(), 8, 64, 24);
+        for (int i = 0; i < 8; i++) {
+            pool.take();
+        }
+        failRegistrations = new IllegalStateException("registration refused");
+        pool.await(() -> { });
+        assertEquals(1, pool.failedGrowths());
+        pool.passOn();
+        pool.passOn();
+        assertEquals(1, pool.failedGrowths(), "a failing registration retried on every hand-off");
+        failRegistrations = null;
+        pool.ensureRoom();
+        assertEquals(0, pool.waiting(), "the next successful growth woke the waiter");
+    }
+
+    @Test
     void grow_whoseMemoryCannotBeAllocated_failsTheRequestNotTheThread() {
         SharedReceivePool pool = SharedReceivePool.allocate(transport(), 8, 64);
         for (int i = 0; i < 6; i++) {
