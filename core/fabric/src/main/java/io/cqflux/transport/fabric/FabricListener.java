@@ -255,13 +255,21 @@ final class FabricListener implements Listener {
      */
     private void rejectAndFree(MemorySegment info) {
         try {
-            long rc = fi_ops_cm.reject.invoke(rejectFp, pep, fi_info.handle(info), MemorySegment.NULL, 0L);
-            FabricLibrary.check("fi_reject", rc, bound.toString());
+            reject(info, MemorySegment.NULL, 0);
         } catch (RuntimeException e) {
             LOG.log(System.Logger.Level.WARNING, "listener " + bound + ": rejecting a connection request failed", e);
         } finally {
             fi_freeinfo(info);
         }
+    }
+
+    /**
+     * {@code fi_reject(pep, info->handle, param, paramlen)} (fi_cm(3)), its failure thrown; the
+     * caller frees {@code info}.
+     */
+    private void reject(MemorySegment info, MemorySegment param, long length) {
+        FabricLibrary.check("fi_reject", fi_ops_cm.reject.invoke(rejectFp, pep, fi_info.handle(info), param, length),
+                bound.toString());
     }
 
     /** {@return how many requests were handed out and not yet answered (tests)} */
@@ -347,8 +355,7 @@ final class FabricListener implements Listener {
                         MemorySegment.copy(privateData, 0, rejectData, ValueLayout.JAVA_BYTE, 0, n);
                         param = rejectData;
                     }
-                    FabricLibrary.check("fi_reject", fi_ops_cm.reject.invoke(rejectFp, pep, fi_info.handle(info),
-                            param, (long) n), bound.toString());
+                    FabricListener.this.reject(info, param, n);
                 } finally {
                     fi_freeinfo(info);
                 }
