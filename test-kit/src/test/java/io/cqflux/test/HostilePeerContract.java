@@ -929,9 +929,7 @@ abstract class HostilePeerContract {
                         + sizes(got) + ", the offender " + (c.isDisposed() ? "ended" : "still connected")
                         + (countersBefore.isEmpty() ? "" : "; NIC counters before " + countersBefore + ", after "
                         + receiverNotReadyCounters()));
-                assertFalse(neighbourConn.isDisposed(), "the neighbour ended");
-                StepVerifier.create(neighbourConn.read(neighbourConn.remoteRegion(0), 0, 8)).expectNextCount(1)
-                        .expectComplete().verify(T);
+                assertStillServed(neighbourConn);
             } finally {
                 c.dispose();
                 neighbourConn.disposeNow(T);
@@ -1021,9 +1019,7 @@ abstract class HostilePeerContract {
                         + (countersBefore.isEmpty() ? "" : "; NIC counters before " + countersBefore + ", held "
                         + countersHeld + ", after " + receiverNotReadyCounters()));
                 sending.dispose();
-                assertFalse(neighbourConn.isDisposed(), "the neighbour ended");
-                StepVerifier.create(neighbourConn.read(neighbourConn.remoteRegion(0), 0, 8)).expectNextCount(1)
-                        .expectComplete().verify(T);
+                assertStillServed(neighbourConn);
             } finally {
                 c.dispose();
                 neighbourConn.disposeNow(T);
@@ -1031,6 +1027,13 @@ abstract class HostilePeerContract {
             }
         }
         neighbourStillWorks();
+    }
+
+    /** The neighbour's own connection is still up and reads from the region it was given. */
+    private static void assertStillServed(RdmaConnection neighbourConn) {
+        assertFalse(neighbourConn.isDisposed(), "the neighbour ended");
+        StepVerifier.create(neighbourConn.read(neighbourConn.remoteRegion(0), 0, 8)).expectNextCount(1)
+                .expectComplete().verify(T);
     }
 
     private static String sizes(java.util.Map<RdmaConnection, List<Long>> got) {
