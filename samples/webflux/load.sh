@@ -5,6 +5,10 @@
 # that does not verify.
 #
 #   samples/webflux/load.sh [--duration S] [--concurrency "1 16 64 256"] [--plot FILE.svg]
+#                           [--service-arg --cqflux.wait-strategy=adaptive ...]
+#
+# --service-arg (repeatable) passes one more argument to the records service, e.g. a cqflux.*
+# property to compare against the defaults in the same way.
 #
 # Run it through ./cqflux demo webflux, which builds the sample and installs wrk (Debian's
 # package) first. Results: samples/webflux/target/load/results.tsv (and the plot, with --plot).
@@ -16,13 +20,15 @@ OUT="$HERE/target/load"
 DURATION=10
 CONCURRENCY="1 16 64 256"
 PLOT=""
+SERVICE_ARGS=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --duration) DURATION=$2; shift 2 ;;
     --concurrency) CONCURRENCY=$2; shift 2 ;;
     --plot) PLOT=$2; shift 2 ;;
-    -h|--help) sed -n '2,12s/^# \{0,1\}//p' "$0"; exit 0 ;;
-    *) echo "load.sh: unknown option $1 (--duration, --concurrency, --plot)" >&2; exit 2 ;;
+    --service-arg) SERVICE_ARGS+=("$2"); shift 2 ;;
+    -h|--help) sed -n '2,15s/^# \{0,1\}//p' "$0"; exit 0 ;;
+    *) echo "load.sh: unknown option $1 (--duration, --concurrency, --plot, --service-arg)" >&2; exit 2 ;;
   esac
 done
 
@@ -46,7 +52,7 @@ BASE="http://127.0.0.1:$HTTP_PORT"
 # ---- the service, in the background; stopped by its own pid on exit --------------------------
 "$JAVA_HOME/bin/java" --enable-native-access=ALL-UNNAMED -XX:+UseParallelGC -Xms512m -Xmx512m \
   -cp "$HERE/target/classes:$HERE/target/lib/*" io.cqflux.samples.webflux.RecordsApplication \
-  --server.port="$HTTP_PORT" --cqflux.peers.store.port="$PEER_PORT" >"$OUT/service.log" 2>&1 &
+  --server.port="$HTTP_PORT" --cqflux.peers.store.port="$PEER_PORT" ${SERVICE_ARGS[@]+"${SERVICE_ARGS[@]}"} >"$OUT/service.log" 2>&1 &
 SERVICE=$!
 stop_service() {
   if kill -0 "$SERVICE" 2>/dev/null; then

@@ -31,8 +31,9 @@ public final class CProbe {
      * @return the values by name, in output order
      */
     public static Map<String, Long> run(String name, String source, String... gccArgs) {
+        Path dir = null;
         try {
-            Path dir = Files.createTempDirectory("cqflux-probe-" + name);
+            dir = Files.createTempDirectory("cqflux-probe-" + name);
             Path c = dir.resolve(name + ".c");
             Path exe = dir.resolve(name);
             Files.writeString(c, source, StandardCharsets.UTF_8);
@@ -54,6 +55,23 @@ public final class CProbe {
             return values;
         } catch (IOException e) {
             throw new AssertionError("probe " + name + " failed: " + e, e);
+        } finally {
+            deleteQuietly(dir);
+        }
+    }
+
+    /** Removes the probe's directory (its source and executable): every test run compiles a dozen. */
+    private static void deleteQuietly(Path dir) {
+        if (dir == null) {
+            return;
+        }
+        try (var files = Files.list(dir)) {
+            for (Path f : (Iterable<Path>) files::iterator) {
+                Files.deleteIfExists(f);
+            }
+            Files.deleteIfExists(dir);
+        } catch (IOException e) {
+            System.err.println("CProbe: could not remove " + dir + ": " + e);
         }
     }
 
