@@ -148,6 +148,20 @@ for s in "post.lua /records/" "post.lua /baseline/" "get.lua /records/" "get.lua
   LOAD_PATH=$2 wrk -t 2 -c 16 -d 5s --timeout 10s -s "$OUT/$1" "$BASE" >/dev/null 2>&1
 done
 say "load average before: $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) cores; ${DURATION} s per run"
+# The library's own durable write, in the same run: one connection of a plain cqflux client to
+# the same storage peer, chained writes of a record-sized slot that the POSTs never touch (wrk's
+# ids stay below 2 x 16,384), one in flight. What a record POST adds beyond it and beyond the
+# HTTP baseline is the service's share: Spring, the hops between Netty's loop and cqflux's.
+PROBE=$("$JAVA_HOME/bin/java" --enable-native-access=ALL-UNNAMED -XX:+UseParallelGC \
+  -cp "$HERE/target/classes:$HERE/target/lib/*" io.cqflux.samples.webflux.DurableWriteProbe \
+  127.0.0.1 "$PEER_PORT" 65535 1024 "$(( DURATION < 5 ? DURATION : 5 ))" 2>"$OUT/probe.log" | awk '$1 == "probe"') \
+  || { say "FAILED: the durable-write probe (see $OUT/probe.log)"; tail -5 "$OUT/probe.log" >&2; exit 1; }
+read -r _ PROBE_N PROBE_P50 PROBE_P99 <<<"$PROBE"
+PROBE_SECONDS=$(( DURATION < 5 ? DURATION : 5 ))
+printf '%s\t%s\t%s\t%s\t%s\t%s\n' library-durable-write 1 "$(awk -v n="$PROBE_N" -v s="$PROBE_SECONDS" 'BEGIN { printf "%.2f", n / s }')" \
+  "$(awk -v v="$PROBE_P50" 'BEGIN { printf "%.3f", v / 1000 }')" "$(awk -v v="$PROBE_P99" 'BEGIN { printf "%.3f", v / 1000 }')" 0 >>"$OUT/results.tsv"
+printf '  %-14s c=%-4s %10s writes  p50 %8s us   p99 %8s us   (the library alone: DurableWriteProbe)\n' \
+  durable-write 1 "$PROBE_N" "$PROBE_P50" "$PROBE_P99" >&2
 for c in $CONCURRENCY; do
   run post-records post.lua /records/ "$c" "$DURATION"
   run post-baseline post.lua /baseline/ "$c" "$DURATION"
@@ -155,6 +169,14 @@ for c in $CONCURRENCY; do
   run get-baseline get.lua /baseline/ "$c" "$DURATION"
 done
 say "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+# At one connection: a record POST's p50 beside the baseline's plus twice the library's own.
+if grep -q '^post-records	1	' "$OUT/results.tsv"; then
+  awk -F'\t' -v lib="$PROBE_P50" '
+    $1 == "post-records" && $2 == 1 { rec = $4 } $1 == "post-baseline" && $2 == 1 { base = $4 }
+    END { bound = base + 2 * lib / 1000
+          printf "load: one connection: POST p50 %.3f ms; baseline %.3f ms + 2 x the library'"'"'s durable write %.3f ms = %.3f ms (%s)\n",
+                 rec, base, lib / 1000, bound, rec <= bound ? "within" : "above" }' "$OUT/results.tsv" >&2
+fi
 
 # ---- verification at the peer: every stored record, in the storage's own memory ----------------
 VERIFY=$(curl -s "$BASE/admin/verify")
