@@ -33,11 +33,11 @@ import reactor.core.publisher.Mono;
  * {@link SecureRandom}; and the first 13 bytes (104 bits) of
  * {@code HMAC-SHA256(secret, "cqflux-auth-2" || 0x02 || seconds || nonce)}, {@code seconds} the
  * whole count as a u64 big-endian. They are made that small for rpma: RDMA CM's connect carries 56
- * bytes of private data on IB/RoCE, and the hello of a client that exposes no region takes 34 of
- * them beside the credentials' length byte at most (its 4-byte header, the 1-byte peer
- * configuration and the 21-byte control-word descriptor behind a length byte each, a receive
- * buffer size above 32,767 as a u32, and the flags byte that lets the server's keep-alive probe
- * the client): 34 + 22 = 56. A client that exposes a region on rpma has no room for them: its
+ * bytes of private data on IB/RoCE, and the hello of a client that exposes no region takes at
+ * most 34 of them besides the credentials (its 4-byte header; the 1-byte peer configuration, the
+ * 21-byte control-word descriptor and the credentials behind a length byte each; a receive buffer
+ * size above 32,767 as a u32; and the flags byte that lets the server's keep-alive probe the
+ * client): 34 + 22 = 56. A client that exposes a region on rpma has no room for them: its
  * connect fails before anything is sent, naming the sizes.
  *
  * <p>Why each part is as small as it is:
@@ -47,10 +47,13 @@ import reactor.core.publisher.Mono;
  *       covers the whole count, so a credential replayed one wrap (about 18 h) later is refused by
  *       its MAC, and clocks apart by more than the skew are refused as such (unless they are apart
  *       by a multiple of 65,536 s, within the skew: then the MAC refuses them).</li>
- *   <li>The tag: RFC 2104, section 5, allows a truncated HMAC that keeps at least 80 bits and
- *       half the hash's output; 104 bits is what fits beside the rest. Forging one needs the secret
- *       or a guess right with probability 2<sup>-104</sup> per connect, and every guess is a
- *       connect the server sees: there is nothing to search offline.</li>
+ *   <li>The tag: forging one needs the secret or a guess right with probability
+ *       2<sup>-104</sup>, and every guess is a connect the server sees and refuses: there is
+ *       nothing to search offline. RFC 2104, section 5, recommends keeping at least 80 bits and
+ *       at least half the hash's output (128 bits here, for the birthday bound); 104 bits, what
+ *       fits beside the rest, meet the first. The birthday bound is about an observer collecting
+ *       some 2<sup>52</sup> tags to find two that agree, which yields no credential here: the
+ *       server checks one tag against one exact timestamp and nonce.</li>
  *   <li>The nonce: it does not resist guessing (the MAC does; a nonce an attacker chooses still
  *       needs the tag) but keeps two honest credentials apart. The replay cache holds the pair of
  *       second and nonce, so two honest clients collide only when they draw the same nonce in the
