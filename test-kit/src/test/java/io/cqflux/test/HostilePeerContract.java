@@ -18,6 +18,7 @@ import io.cqflux.reactor.PeerRegion;
 import io.cqflux.reactor.RdmaConnection;
 import io.cqflux.reactor.RdmaServer;
 import io.cqflux.reactor.Region;
+import io.cqflux.reactor.SharedSecretAuthenticator;
 import java.lang.foreign.Arena;
 import java.lang.foreign.ValueLayout;
 import java.net.InetSocketAddress;
@@ -58,6 +59,8 @@ abstract class HostilePeerContract {
 
     static final Duration T = Duration.ofSeconds(10);
     static final int SIZE = 4096;
+    /** A receive buffer size the hello tells as a u32, its largest form (PeerHello). */
+    static final int BIG_RECEIVE_BUFFER = 65_536;
 
     final Arena arena = Arena.ofShared();
     final List<RdmaConnection> accepted = new CopyOnWriteArrayList<>();
@@ -442,6 +445,109 @@ abstract class HostilePeerContract {
         }
         aProperClientIsStillServed();
         neighbourStillWorks();
+    }
+
+    /**
+     * The shared secret's credentials on this transport: a client that exposes no region presents
+     * them within its connect's private data ({@code SharedSecretAuthenticator}: 22 bytes, which fit
+     * rpma's 56 beside the rest of the hello). The valid client tells a receive buffer size above
+     * 32,767 (the u32 form of the hello's trailer, its largest), so that the server reads the
+     * largest such hello, and must still read the flag that lets its keep-alive probe the client.
+     */
+    @Test
+    void wrongOrMissingCredentials_areRefusedWithTheServersReason_andNothingIsRegisteredForThem() {
+        byte[] secret = "hostile-peer-test shared secret!".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+        Region guarded = server.register(filled(0x55), RegionAccess.READ_SRC, RegionAccess.WRITE_DST);
+        RdmaServer s = server.bind(listenAddress(), AcceptOptions.exposing(guarded)
+                .authenticatedBy(SharedSecretAuthenticator.of(secret))).block(T);
+        List<RdmaConnection> served = new CopyOnWriteArrayList<>();
+        Disposable sub = s.connections().subscribe(served::add);
+        Cqflux authed = builder("authed").receiveBufferSize(BIG_RECEIVE_BUFFER).build();
+        try {
+            refused(attacker.connect(s.address()), "no credentials");
+            refused(attacker.connect(s.address(), ConnectOptions.defaults()
+                    .credentials(SharedSecretAuthenticator.credentials("not the secret, but 32 bytes long".getBytes()))),
+                    "bad credentials");
+            refused(attacker.connect(s.address(), ConnectOptions.defaults().credentials(new byte[] {1, 2, 3})),
+                    "malformed credentials");
+            assertEquals(0, s.stats().exposures(), "something was registered for a refused client");
+            assertEquals(3, s.stats().refusedByAuthenticator());
+            // A captured credential replayed.
+            byte[] captured = SharedSecretAuthenticator.credentials(secret).get();
+            RdmaConnection ok = authed.connect(s.address(), ConnectOptions.defaults().credentials(captured)).block(T);
+            refused(attacker.connect(s.address(), ConnectOptions.defaults().credentials(captured)),
+                    "replayed credentials");
+            assertEquals(4, s.stats().refusedByAuthenticator());
+            StepVerifier.create(ok.read(ok.remoteRegion(0), 0, 8)).assertNext(b -> assertEquals(0x55, b[0] & 0xff))
+                    .expectComplete().verify(T);
+            assertEquals(1, s.stats().exposures());
+            // What the server read from the valid client: its credentials, its buffer size and the flag.
+            awaitTrue(() -> served.size() == 1, () -> served.size() + " connections served, expected 1");
+            byte[] data = served.get(0).peerPrivateData();
+            ClientHello hello = ClientHello.read(data);
+            assertEquals(4, hello.version(), "a hello with credentials is version 4");
+            assertArrayEquals(captured, hello.credentials());
+            assertEquals(BIG_RECEIVE_BUFFER, hello.bufferSize());
+            assertEquals(1, hello.flags() & 1, "the flag for the server's keep-alive is missing from the hello");
+            assertTrue(hello.length() <= server.maxConnectPrivateData(), hello.length() + " bytes");
+            System.out.println("FACT " + getClass().getSimpleName() + ": a client without regions presenting "
+                    + captured.length + " bytes of shared-secret credentials sends a hello of " + hello.length()
+                    + " bytes (" + hello.handshake() + "-byte handshake, " + hello.control() + "-byte control"
+                    + " descriptor, u32 buffer size, flags) of the connect's " + server.maxConnectPrivateData()
+                    + "; the server read " + data.length + " bytes");
+            // Fresh credentials per connect, as a PeerPool's reconnects need.
+            RdmaConnection ok2 = attacker.connect(s.address(), ConnectOptions.defaults()
+                    .credentials(SharedSecretAuthenticator.credentials(secret))).block(T);
+            assertEquals(2, s.stats().exposures());
+            ok.disposeNow(T);
+            ok2.disposeNow(T);
+            awaitTrue(() -> s.stats().exposures() == 0 && s.stats().pendingHandshakes() == 0, () -> "" + s.stats());
+        } finally {
+            sub.dispose();
+            served.forEach(RdmaConnection::dispose);
+            authed.disposeNow(T);
+            s.disposeNow(T);
+            guarded.close();
+        }
+        neighbourStillWorks();
+    }
+
+    /**
+     * A client's hello as the server received it, read here by its documented layout
+     * ({@code PeerHello}, not exported): {@code 'C' 'Q' version count}, the regions, then behind a
+     * length byte each the handshake, the control words' descriptor and (version 4) the
+     * credentials, then the receive buffer size (u16, or u32 with its top bit set) and the flags.
+     *
+     * @param handshake the handshake's length
+     * @param control the control descriptor's length
+     * @param length the bytes up to and with the flags
+     */
+    record ClientHello(int version, int handshake, int control, byte[] credentials, int bufferSize, int flags,
+                       int length) {
+        static ClientHello read(byte[] data) {
+            ByteBuffer b = ByteBuffer.wrap(data);
+            assertEquals('C', b.get(), "not a hello");
+            assertEquals('Q', b.get(), "not a hello");
+            int version = b.get();
+            int regions = b.get() & 0xff;
+            for (int i = 0; i < regions; i++) {
+                b.position(b.position() + (b.getShort() & 0xffff));
+            }
+            int handshake = b.get() & 0xff;
+            b.position(b.position() + handshake);
+            int control = b.get() & 0xff;
+            b.position(b.position() + control);
+            byte[] credentials = new byte[version == 4 ? b.get() & 0xff : 0];
+            b.get(credentials);
+            int size = b.getShort(b.position()) & 0xffff;
+            if ((size & 0x8000) != 0) {
+                size = b.getInt() & 0x7fff_ffff;
+            } else {
+                b.getShort();
+            }
+            int flags = b.get() & 0xff;
+            return new ClientHello(version, handshake, control, credentials, size, flags, b.position());
+        }
     }
 
     /** The connect fails with REJECTED and a message that carries the server's reason. */

@@ -1,12 +1,17 @@
 package io.cqflux.test;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.cqflux.core.RegionAccess;
+import io.cqflux.reactor.AcceptOptions;
+import io.cqflux.reactor.ConnectOptions;
 import io.cqflux.reactor.Cqflux;
 import io.cqflux.reactor.RdmaConnection;
 import io.cqflux.reactor.RdmaServer;
 import io.cqflux.reactor.Region;
+import io.cqflux.reactor.SharedSecretAuthenticator;
 import io.cqflux.reactor.TransportChoice;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -20,6 +25,7 @@ import java.security.SecureRandom;
 import java.time.Duration;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import reactor.test.StepVerifier;
 
 /**
  * {@link HostilePeerContract} on librpma over Soft-RoCE (rxe): runs only in the lane (tag
@@ -34,12 +40,16 @@ import org.junit.jupiter.api.Test;
  *       covers what rxe does issue;</li>
  *   <li>raw TCP sockets on the listener: an RDMA CM listener has no TCP port (the connect
  *       request is a CM MAD), so there is no socket that half-opens it;</li>
- *   <li>the shared-secret credentials: they take 57 bytes, an rpma connect carries 56 of private
- *       data (the connect fails before sending, naming the sizes: docs/security.md, section 6);</li>
  *   <li>the truncated hellos: RDMA CM pads the private data it delivers to its fixed size
  *       ({@code rdma_get_cm_event(3)}), so a hello cut short arrives as a well-formed one with
  *       zero regions.</li>
  * </ul>
+ *
+ * <p>The shared secret's credentials run here as on fabric (22 bytes: they fit rpma's 56 of connect
+ * private data beside the hello of a client that exposes no region); a client that exposes a
+ * region has no room for them, which {@link
+ * #aClientThatExposesARegion_hasNoRoomForSharedSecretCredentials_andItsConnectFailsBeforeSending}
+ * checks.
  *
  * <p>The attacker is given every address (librpma's descriptor addresses by virtual address, so
  * it needs one; a server's regions are guessable neighbours in its heap): only the key stands
@@ -248,5 +258,43 @@ class RpmaHostilePeerTest extends HostilePeerContract {
                 + " write %d ms, wait for its end %d ms", n, issued, GROUP, (System.nanoTime() - t0) / 1_000_000,
                 forgeNanos[0].get() / n / 1_000_000, forgeNanos[1].get() / n / 1_000_000,
                 forgeNanos[2].get() / n / 1_000_000));
+    }
+
+    /**
+     * On rpma a client's hello with one exposed region takes 54 of the connect's 56 bytes, so the
+     * shared secret's credentials do not fit beside it: the connect fails on the client, before a
+     * request is sent, naming the sizes and what to do; the server sees nothing of it.
+     */
+    @Test
+    void aClientThatExposesARegion_hasNoRoomForSharedSecretCredentials_andItsConnectFailsBeforeSending() {
+        byte[] secret = "rpma hostile-peer shared secret!".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+        RdmaServer s = server.bind(listenAddress(), AcceptOptions.exposing(readOnly)
+                .authenticatedBy(SharedSecretAuthenticator.of(secret))).block(T);
+        Region mine = attacker.register(filled(0x66), RegionAccess.READ_SRC);
+        try {
+            StepVerifier.create(attacker.connect(s.address(), ConnectOptions.exposing(mine)
+                            .credentials(SharedSecretAuthenticator.credentials(secret))))
+                    .expectErrorSatisfies(e -> {
+                        assertInstanceOf(IllegalArgumentException.class, e);
+                        assertTrue(e.getMessage().contains("above the transport's maximum 56")
+                                && e.getMessage().contains("22 bytes of credentials")
+                                && e.getMessage().contains("expose fewer regions or send shorter credentials"),
+                                e.getMessage());
+                    })
+                    .verify(T);
+            RdmaServer.Stats st = s.stats();
+            assertEquals(0, st.connections() + st.pendingHandshakes() + st.refusedByAuthenticator()
+                    + st.malformedHellos(), () -> "the server saw a request: " + st);
+            // Without the region, the same client is served.
+            RdmaConnection ok = attacker.connect(s.address(), ConnectOptions.defaults()
+                    .credentials(SharedSecretAuthenticator.credentials(secret))).block(T);
+            StepVerifier.create(ok.read(ok.remoteRegion(0), 0, 8)).assertNext(b -> assertEquals(0x22, b[0] & 0xff))
+                    .expectComplete().verify(T);
+            ok.disposeNow(T);
+        } finally {
+            s.disposeNow(T);
+            mine.close();
+        }
+        neighbourStillWorks();
     }
 }
