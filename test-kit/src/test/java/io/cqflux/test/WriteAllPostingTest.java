@@ -141,7 +141,7 @@ class WriteAllPostingTest {
                 Sinks.Many<WriteRequest> sink = round % 2 == 0 ? Sinks.many().unicast().onBackpressureBuffer()
                         : Sinks.many().unicast().onBackpressureBuffer(new StallingQueue(taken, cancelled));
                 // The hook doOnDiscard sets reaches upstream too (through the context), and the
-                // unicast sink discards on its own (SinkManyUnicast.drain(T), reactor-core 3.7.9):
+                // unicast sink discards on its own (SinkManyUnicast.drain(T)):
                 // an emitNext that offered a request and then finds the sink cancelled and its
                 // drain owned discards that request, though the owner (the loop, asking for more)
                 // may have delivered it already. writeAll keeps that discard from the hook: the

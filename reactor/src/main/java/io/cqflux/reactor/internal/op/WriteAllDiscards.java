@@ -17,7 +17,7 @@ import reactor.util.context.Context;
  *
  * <p>Reactor's unicast sink can discard a request it has delivered: an {@code emitNext} that
  * offered it, then finds the sink cancelled and its drain owned by the thread that already
- * delivered it, discards it ({@code SinkManyUnicast.drain(T)}, reactor-core 3.7). That request is
+ * delivered it, discards it ({@code SinkManyUnicast.drain(T)}). That request is
  * the stream's, to emit or discard once its write is done; the sink's discard could reach the
  * caller's hook while the NIC still reads the buffer. With one serialized producer it is the last
  * one taken (the producer cannot offer another in between); with several (a merge of sources, a
