@@ -175,7 +175,7 @@ public final class PeerPool implements Disposable, AutoCloseable {
     }
 
     /** {@return the address as given, with the IP where the name is not one: {@code host/ip:port}} */
-    private static String hostAndPort(InetSocketAddress a) {
+    static String hostAndPort(InetSocketAddress a) {
         String host = a.getHostString();
         java.net.InetAddress ip = a.getAddress();
         if (ip != null && !host.equals(ip.getHostAddress())) {
