@@ -428,8 +428,8 @@ final class PoolSlots {
     }
 
     /**
-     * The attempt {@code a} ended (call under the lock, with {@code a} current): the slot has no
-     * attempt in flight; {@return its window's timer, to dispose outside the lock, or null}
+     * The slot's current attempt ended (call under the lock): the slot has no attempt in flight;
+     * {@return the attempt's window timer, to dispose outside the lock, or null}
      */
     private static Disposable attemptEnded(Slot s) {
         s.connecting = false;
@@ -454,7 +454,7 @@ final class PoolSlots {
         synchronized (lock) {
             if (s.current != a) {
                 // An abandoned attempt whose connection arrived as it was disposed: the slot has
-                // moved on to another attempt (or the pool closed), so nobody takes this one.
+                // moved on to another attempt, so nobody takes this one.
                 attempts = -1;
                 outage = 0;
                 firstReconnect = false;
