@@ -71,6 +71,14 @@ import reactor.util.Loggers;
  * {@link io.cqflux.core.ConnectionException} ({@code UNREACHABLE}) naming the address and how
  * long it waited, or fails at once ({@link PeerPoolOptions.WhenUnavailable#FAIL_FAST}).
  *
+ * <p><b>How soon it heals.</b> The attempts of a reconnect start at most
+ * {@code max(reconnectBackoffMax, minAttemptTime)} apart ({@link PeerPoolOptions#minAttemptTime()}
+ * capped by the connect timeout), so once the network returns the pool is served within that and
+ * one connect. A reconnect attempt runs at most the backoff delay before it, at least
+ * {@code minAttemptTime}: a connect sent into a partition cannot see the link come back, so one
+ * still running then is abandoned (its set-up released; {@link PeerPoolEvent.Kind#RETRYING} with a
+ * zero delay) and the next starts at once. The pool's first connect keeps the full connect timeout.
+ *
  * <p><b>Nothing is retried.</b> Operations in flight on a connection that ends fail as they do
  * without a pool ({@code ConnectionException} {@code LOST} or {@code CLOSED}): a write or a durable
  * write may or may not have reached the peer, and replaying it is not idempotent in general, so
@@ -175,7 +183,7 @@ public final class PeerPool implements Disposable, AutoCloseable {
     }
 
     /** {@return the address as given, with the IP where the name is not one: {@code host/ip:port}} */
-    private static String hostAndPort(InetSocketAddress a) {
+    static String hostAndPort(InetSocketAddress a) {
         String host = a.getHostString();
         java.net.InetAddress ip = a.getAddress();
         if (ip != null && !host.equals(ip.getHostAddress())) {

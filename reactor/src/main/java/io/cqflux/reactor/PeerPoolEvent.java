@@ -25,7 +25,13 @@ public final class PeerPoolEvent {
         CONNECTED,
         /** A live connection ended without the pool ending it ({@link #cause()}: why). */
         LOST,
-        /** The next attempt ({@link #attempt()}) starts after {@link #delay()}; {@link #cause()} is the last failure or loss. */
+        /**
+         * The next attempt ({@link #attempt()}) starts after {@link #delay()}; {@link #cause()} is
+         * the last failure or loss. The delay is zero when the attempt before was abandoned at the
+         * end of its time ({@link PeerPoolOptions.Builder#minAttemptTime(java.time.Duration)}; the cause,
+         * a {@link io.cqflux.core.ConnectionException} {@code UNREACHABLE}, says so) or ran as long
+         * as the longest gap between attempts allows.
+         */
         RETRYING,
         /**
          * The pool was disposed (or its {@link Cqflux} was), or it ended on its own because its

@@ -10,7 +10,8 @@ import java.util.function.Predicate;
  * the one peer ({@link Builder#size(int)}), what each connect sends ({@link ConnectOptions}), the
  * reconnect backoff (exponential from {@link #reconnectBackoffMin()} to
  * {@link #reconnectBackoffMax()}, with {@link #jitter()}; it starts again from the minimum only
- * after a connection stayed up {@link #backoffResetAfter()}), what an operation does while no
+ * after a connection stayed up {@link #backoffResetAfter()}), how long a reconnect attempt may run
+ * ({@link #minAttemptTime()}), what an operation does while no
  * connection is live ({@link WhenUnavailable}: wait up to {@link #maxAcquireTime()}, or fail
  * fast), how many operations may wait so, and an optional validation of a connection before it is
  * handed out (one that fails it is evicted and replaced).
@@ -41,6 +42,8 @@ public final class PeerPoolOptions {
     public static final int DEFAULT_MAX_PENDING_ACQUIRES = 4096;
     /** The default of {@link Builder#backoffResetAfter(Duration)}: 5 s. */
     public static final Duration DEFAULT_BACKOFF_RESET_AFTER = Duration.ofSeconds(5);
+    /** The default of {@link Builder#minAttemptTime(Duration)}: 1 s. */
+    public static final Duration DEFAULT_MIN_ATTEMPT_TIME = Duration.ofSeconds(1);
 
     private static final PeerPoolOptions DEFAULTS = new Builder().build();
 
@@ -71,6 +74,7 @@ public final class PeerPoolOptions {
     private final int maxPendingAcquires;
     private final Predicate<? super RdmaConnection> validation;
     private final Duration backoffResetAfter;
+    private final Duration minAttemptTime;
 
     private PeerPoolOptions(Builder b) {
         this.size = b.size;
@@ -83,11 +87,13 @@ public final class PeerPoolOptions {
         this.maxPendingAcquires = b.maxPendingAcquires;
         this.validation = b.validation;
         this.backoffResetAfter = b.backoffResetAfter;
+        this.minAttemptTime = b.minAttemptTime;
     }
 
     /**
      * {@return the defaults: one connection, a cqflux hello exposing nothing, backoff 100 ms to
-     * 10 s with jitter 0.5 (reset after a connection stayed up 5 s), WAIT up to 5 s}
+     * 10 s with jitter 0.5 (reset after a connection stayed up 5 s), a reconnect attempt given at
+     * least 1 s, WAIT up to 5 s}
      */
     public static PeerPoolOptions defaults() {
         return DEFAULTS;
@@ -125,6 +131,29 @@ public final class PeerPoolOptions {
      */
     public Duration backoffResetAfter() {
         return backoffResetAfter;
+    }
+
+    /**
+     * {@return the least time a reconnect attempt runs before the pool abandons it for a fresh one}
+     * A reconnect attempt (one after a loss or a failed attempt, not the pool's first) may run as
+     * long as the backoff delay before it, at least this, and at most the connect timeout
+     * ({@link io.cqflux.core.ConnectionConfig#timeout()}); see {@link Builder#minAttemptTime(Duration)}.
+     */
+    public Duration minAttemptTime() {
+        return minAttemptTime;
+    }
+
+    /**
+     * {@return the longest time between the starts of two attempts of a reconnect, given the
+     * connect timeout}: the longest backoff, or the time an attempt may run when that is longer
+     * (the least attempt time, capped by the connect timeout); the first attempt after the
+     * pool's first connect, which runs out the full connect timeout, excepted
+     *
+     * @param connectTimeout the instance's connect timeout
+     */
+    Duration longestAttemptGap(Duration connectTimeout) {
+        Duration run = minAttemptTime.compareTo(connectTimeout) < 0 ? minAttemptTime : connectTimeout;
+        return run.compareTo(backoffMax) > 0 ? run : backoffMax;
     }
 
     /** {@return the jitter factor in [0, 1]: each delay is drawn from its nominal value times 1 ± jitter} */
@@ -169,7 +198,8 @@ public final class PeerPoolOptions {
     @Override
     public String toString() {
         return "PeerPoolOptions[size " + size + ", " + connectOptions + ", backoff " + backoffMin + ".." + backoffMax
-                + " jitter " + jitter + " reset after " + backoffResetAfter + ", " + whenUnavailable
+                + " jitter " + jitter + " reset after " + backoffResetAfter + ", attempts at least " + minAttemptTime
+                + ", " + whenUnavailable
                 + (whenUnavailable == WhenUnavailable.WAIT ? " up to " + maxAcquireTime + " (at most "
                         + maxPendingAcquires + " waiting)" : "") + "]";
     }
@@ -186,6 +216,7 @@ public final class PeerPoolOptions {
         private int maxPendingAcquires = DEFAULT_MAX_PENDING_ACQUIRES;
         private Predicate<? super RdmaConnection> validation = c -> true;
         private Duration backoffResetAfter = DEFAULT_BACKOFF_RESET_AFTER;
+        private Duration minAttemptTime = DEFAULT_MIN_ATTEMPT_TIME;
 
         private Builder() {
         }
@@ -263,6 +294,40 @@ public final class PeerPoolOptions {
                 throw new IllegalArgumentException("backoffResetAfter " + stable + " is outside [PT0S, PT24H]");
             }
             this.backoffResetAfter = stable;
+            return this;
+        }
+
+        /**
+         * Sets the least time a reconnect attempt runs before the pool abandons it and starts the
+         * next. A connect sent into a partition cannot see the network come back (its request was
+         * dropped; TCP resends a SYN only after 1 s, 3 s, 7 s, the RDMA CM its request after
+         * seconds), so an attempt that ran out the whole connect timeout would hold its connection
+         * slot long after a heal. Instead, a reconnect attempt (after a loss or a failed attempt;
+         * not the pool's very first connect, which keeps the full connect timeout) runs at most
+         * the backoff delay that came before it, at least {@code floor}, and never longer than the
+         * connect timeout; one not established by then is cancelled (its set-up released, as a
+         * connect timeout releases it), reported by a {@code RETRYING} event with a zero delay
+         * and a {@link io.cqflux.core.ConnectionException} ({@code UNREACHABLE}) saying it was
+         * abandoned, and the next attempt starts at once. An attempt that fails sooner waits the
+         * next backoff delay, never past the longest backoff (or this, when longer) after its
+         * own start. So the attempts of a reconnect start at most
+         * {@code max(reconnectBackoffMax, min(floor, connect timeout))} apart, and a pool is served
+         * again within that and one connect of the network's return.
+         *
+         * <p>Set it above the slowest connect your network needs (a WAN, a loaded host, Soft-RoCE
+         * under emulation): an honest connect slower than its attempt's time is abandoned like a
+         * lost one, and succeeds only once the backoff has grown past it. A value at or above the
+         * connect timeout lets every reconnect attempt run the full connect timeout. Default
+         * {@link PeerPoolOptions#DEFAULT_MIN_ATTEMPT_TIME} (1 s).
+         *
+         * @param floor positive, at most one day
+         * @return this
+         * @throws IllegalArgumentException when {@code floor} is outside (0, PT24H]
+         */
+        public Builder minAttemptTime(Duration floor) {
+            Objects.requireNonNull(floor, "minAttemptTime");
+            Checks.timeout("minAttemptTime", floor);
+            this.minAttemptTime = floor;
             return this;
         }
 

@@ -26,7 +26,31 @@ import reactor.util.Logger;
  *
  *   start --> CONNECTING --ok--> live --(its events(): CLOSED/LOST, or evicted)--> RETRYING(delay)
  *                 ^    \--fail--> RETRYING(delay) --timer--> CONNECTING                 |
+ *                 |    \--its window ends--> RETRYING(0) --at once--> CONNECTING       |
  *                 +---------------------------------------------------------------------+
+ *
+ * The attempts of a reconnect start at most `gap` = max(backoff max, min(minAttemptTime, connect
+ * timeout)) apart, so that a pool sees a heal with an attempt that starts within `gap` of it and
+ * is served within that and one connect. A connect sent into a partition cannot see the link come
+ * back (its request was dropped, and the transport resends it only on its own timer: TCP's SYN
+ * after 1 s, 3 s, 7 s, the RDMA CM's request after its response timeout), so the attempt in flight
+ * at a heal must not hold the slot for the whole connect timeout. Hence:
+ *  - a reconnect attempt (started by a retry timer or right after an abandoned attempt) has a
+ *    window: the backoff delay that came before it, at least minAttemptTime, capped by the connect
+ *    timeout (ConnectionConfig#timeout; at the cap no timer of the pool's own, the connect's
+ *    timeout ends it). An attempt still running at the end of its window is abandoned: its
+ *    subscription is disposed, which releases its set-up through the connect Mono's cancel path
+ *    (the one its own timeout takes), RETRYING is emitted with a zero delay (the wait was spent
+ *    inside the window) and an UNREACHABLE cause, and the next attempt starts at once;
+ *  - an attempt that fails waits the next backoff delay (reported by RETRYING, as always), cut so
+ *    that the next starts no later than `gap` after this one started: a late failure (the connect
+ *    timeout at the cap, a network error reported after seconds) does not add a whole delay on top;
+ *  - the pool's very first connect has no window: it keeps the full connect timeout, so a slow
+ *    first handshake is not cut short by a backoff that has not begun.
+ * Each attempt is a token (Attempt) in its slot while it runs: an abandoned attempt's late outcome
+ * (its connection arriving as it is disposed) finds another token there and is dropped, the
+ * connection disposed, so a slot has at most one attempt in flight and its events stay in the
+ * documented order (CONNECTING, then CONNECTED or RETRYING, then CONNECTING again).
  *
  * The backoff's attempt count is reset only when a connection that stayed up
  * options.backoffResetAfter() ends, not when one is established: a peer that accepts and drops
@@ -68,6 +92,10 @@ final class PoolSlots {
         /** A connect in progress or a retry timer. */
         Disposable pending;
         boolean connecting;
+        /** The attempt in progress, or null: an outcome of any other attempt is dropped. */
+        Attempt current;
+        /** The end of the current attempt's window (a timer), or null. */
+        Disposable windowEnd;
         /** Attempts since the start or the loss of a connection that stayed up (PeerPoolOptions.backoffResetAfter). */
         int attempt;
         /** When the current outage began ({@code System.nanoTime()}), or 0 when none. */
@@ -88,6 +116,19 @@ final class PoolSlots {
         }
     }
 
+    /** One connect attempt of a slot: its token while it runs. */
+    private static final class Attempt {
+        /** When it started ({@code System.nanoTime()}). */
+        final long startedAt;
+        /** How long it may run before it is abandoned, or 0 when only the connect timeout ends it. */
+        final long windowNanos;
+
+        Attempt(long startedAt, long windowNanos) {
+            this.startedAt = startedAt;
+            this.windowNanos = windowNanos;
+        }
+    }
+
     /** A live connection and the slot it is in, as {@link #leastLoaded()} finds it. */
     record Pick(RdmaConnection conn, Slot slot) {
     }
@@ -103,6 +144,10 @@ final class PoolSlots {
     private final PoolReleases releases;
     private final Host host;
     private final Slot[] slots;
+    /** The instance's connect timeout: the longest an attempt runs. */
+    private final long connectTimeoutNanos;
+    /** The longest time between the starts of two attempts of a reconnect (the design's `gap`). */
+    private final long gapNanos;
     private final AtomicInteger turn = new AtomicInteger();
     private volatile PeerPool.State state = PeerPool.State.CONNECTING;
     private boolean closed;
@@ -121,6 +166,9 @@ final class PoolSlots {
         this.events = events;
         this.releases = releases;
         this.host = host;
+        Duration connectTimeout = cq.connectionConfig().timeout();
+        this.connectTimeoutNanos = connectTimeout.toNanos();
+        this.gapNanos = options.longestAttemptGap(connectTimeout).toNanos();
         this.slots = new Slot[options.size()];
         for (int i = 0; i < slots.length; i++) {
             slots[i] = new Slot(i);
@@ -134,7 +182,7 @@ final class PoolSlots {
     /** Starts connecting every slot. */
     void start() {
         for (Slot s : slots) {
-            connect(s);
+            connect(s, 0); // the first connect: the full connect timeout
         }
     }
 
@@ -211,6 +259,10 @@ final class PoolSlots {
             if (s.pending != null) {
                 pendings.add(s.pending);
                 s.pending = null;
+            }
+            if (s.windowEnd != null) {
+                pendings.add(s.windowEnd);
+                s.windowEnd = null;
             }
             if (s.conn != null) {
                 conns.add(s.conn);
@@ -296,9 +348,15 @@ final class PoolSlots {
         cq.firstLoop().executeOrAfterTermination(task);
     }
 
-    /** Starts a connect attempt for {@code s}. */
-    private void connect(Slot s) {
+    /**
+     * Starts a connect attempt for {@code s}.
+     *
+     * @param windowNanos how long it may run before it is abandoned ({@link #window}), or 0 for
+     *     the connect timeout alone (the pool's first connect)
+     */
+    private void connect(Slot s, long windowNanos) {
         Runnable uncount;
+        Attempt a;
         synchronized (lock) {
             if (closed) {
                 return;
@@ -306,6 +364,8 @@ final class PoolSlots {
             s.pending = null;
             s.connecting = true;
             s.attempt++;
+            a = new Attempt(System.nanoTime(), windowNanos);
+            s.current = a;
             events.emit(PeerPoolEvent.Kind.CONNECTING, s.index, s.attempt, null, null, null);
             uncount = releases.connectStarted();
         }
@@ -319,13 +379,13 @@ final class PoolSlots {
             // its outcome was handled, or when it is disposed.
             Disposable attempt = connector.connect(address, options.connectOptions(), releases::track).subscribe(c -> {
                 try {
-                    onConnected(s, c);
+                    onConnected(s, a, c);
                 } finally {
                     uncount.run();
                 }
             }, e -> {
                 try {
-                    onConnectFailed(s, e);
+                    onConnectFailed(s, a, e);
                 } finally {
                     uncount.run();
                 }
@@ -336,14 +396,20 @@ final class PoolSlots {
             };
         } catch (RuntimeException e) {
             uncount.run();
-            onConnectFailed(s, e);
+            onConnectFailed(s, a, e);
             return;
         }
         boolean cancel;
         synchronized (lock) {
             cancel = closed;
-            if (!cancel && s.connecting) {
+            if (!cancel && s.current == a) {
                 s.pending = d;
+                if (a.windowNanos > 0) {
+                    // Armed here, with the attempt's subscription in `pending`, so that its end finds it.
+                    long left = a.windowNanos - (System.nanoTime() - a.startedAt);
+                    s.windowEnd = LibraryTimer.schedule(() -> onLoop(() -> windowEnded(s, a)), Math.max(0, left),
+                            TimeUnit.NANOSECONDS);
+                }
             }
         }
         if (cancel) {
@@ -351,18 +417,55 @@ final class PoolSlots {
         }
     }
 
-    private void onConnected(Slot s, RdmaConnection c) {
+    /**
+     * {@return how long a reconnect attempt after the backoff delay {@code delay} may run}: the
+     * delay, at least {@link PeerPoolOptions#minAttemptTime()}; 0 (no window of the pool's own) when
+     * that reaches the connect timeout, which then ends the attempt
+     */
+    private long window(Duration delay) {
+        long w = Math.max(delay.toNanos(), options.minAttemptTime().toNanos());
+        return w >= connectTimeoutNanos ? 0 : w;
+    }
+
+    /**
+     * The slot's current attempt ended (call under the lock): the slot has no attempt in flight;
+     * {@return the attempt's window timer, to dispose outside the lock, or null}
+     */
+    private static Disposable attemptEnded(Slot s) {
+        s.connecting = false;
+        s.pending = null;
+        s.current = null;
+        Disposable w = s.windowEnd;
+        s.windowEnd = null;
+        return w;
+    }
+
+    private static void dispose(Disposable d) {
+        if (d != null) {
+            d.dispose();
+        }
+    }
+
+    private void onConnected(Slot s, Attempt a, RdmaConnection c) {
         int attempts;
         long outage;
         boolean firstReconnect;
+        Disposable windowEnd;
         synchronized (lock) {
-            s.connecting = false;
-            s.pending = null;
-            if (closed) {
+            if (s.current != a) {
+                // An abandoned attempt whose connection arrived as it was disposed: the slot has
+                // moved on to another attempt, so nobody takes this one.
+                attempts = -1;
+                outage = 0;
+                firstReconnect = false;
+                windowEnd = null;
+            } else if (closed) {
+                windowEnd = attemptEnded(s);
                 attempts = -1;
                 outage = 0;
                 firstReconnect = false;
             } else {
+                windowEnd = attemptEnded(s);
                 s.conn = c;
                 s.connectedAt = System.nanoTime();
                 // The attempts and the outage are not reset here but once this connection has
@@ -379,6 +482,7 @@ final class PoolSlots {
                 events.emit(PeerPoolEvent.Kind.CONNECTED, s.index, attempts, null, null, c.description());
             }
         }
+        dispose(windowEnd);
         if (attempts < 0) {
             c.dispose();
             return;
@@ -403,22 +507,28 @@ final class PoolSlots {
         host.serveWaiters();
     }
 
-    private void onConnectFailed(Slot s, Throwable e) {
+    private void onConnectFailed(Slot s, Attempt a, Throwable e) {
         boolean report;
-        boolean first;
+        boolean isClosed;
+        Disposable windowEnd;
         synchronized (lock) {
-            s.connecting = false;
-            s.pending = null;
-            if (closed) {
-                return;
+            if (s.current != a) {
+                return; // an abandoned attempt: its end was reported when it was abandoned
             }
-            lastFailure = e;
+            windowEnd = attemptEnded(s);
+            isClosed = closed;
             report = !s.outageLogged;
-            s.outageLogged = true;
-            first = s.outageSince == 0;
-            if (first) {
-                s.outageSince = System.nanoTime();
+            if (!isClosed) {
+                lastFailure = e;
+                s.outageLogged = true;
+                if (s.outageSince == 0) {
+                    s.outageSince = System.nanoTime();
+                }
             }
+        }
+        dispose(windowEnd);
+        if (isClosed) {
+            return;
         }
         // A connect that failed before sending anything (not the peer's or the network's
         // ConnectionException) may have a request that can no longer be sent: then no retry can
@@ -432,10 +542,51 @@ final class PoolSlots {
             host.end(unsendable);
             return;
         }
-        Duration next = scheduleRetry(s, e);
-        if (next == null) {
-            return;
+        Duration next = scheduleRetry(s, e, System.nanoTime() - a.startedAt);
+        if (next != null) {
+            logFailedAttempt(s, e, report, next);
         }
+    }
+
+    /**
+     * The window of the attempt {@code a} ended (on a loop): when it is still running, it is
+     * abandoned and the next attempt starts at once, its wait spent inside the window.
+     */
+    private void windowEnded(Slot s, Attempt a) {
+        Disposable attempt;
+        boolean report;
+        ConnectionException cause;
+        long nextWindow;
+        synchronized (lock) {
+            if (closed || s.current != a) {
+                return;
+            }
+            attempt = s.pending;
+            attemptEnded(s); // the timer that runs this is spent
+            cause = new ConnectionException(ConnectionEvent.UNREACHABLE, "connect attempt " + s.attempt + " to "
+                    + PeerPool.hostAndPort(address) + " abandoned: not established within its "
+                    + TimeUnit.NANOSECONDS.toMillis(a.windowNanos) + " ms (the backoff delay before it, at least"
+                    + " minAttemptTime " + options.minAttemptTime().toMillis() + " ms); the next attempt starts at once");
+            lastFailure = cause;
+            report = !s.outageLogged;
+            s.outageLogged = true;
+            if (s.outageSince == 0) {
+                s.outageSince = System.nanoTime();
+            }
+            int next = s.attempt + 1;
+            Duration delay = jittered(options.nominalBackoff(next));
+            nextWindow = window(delay);
+            events.emit(PeerPoolEvent.Kind.RETRYING, s.index, next, Duration.ZERO, cause, null);
+        }
+        events.drain();
+        // Released as a connect timeout releases it: the connect Mono's cancel closes what it set up.
+        dispose(attempt);
+        logFailedAttempt(s, cause, report, Duration.ZERO);
+        connect(s, nextWindow);
+    }
+
+    /** Logs a failed (or abandoned) attempt: the outage's first at WARN or INFO, further ones at DEBUG. */
+    private void logFailedAttempt(Slot s, Throwable e, boolean report, Duration next) {
         Logger log = log();
         String msg = name + ": connect attempt for connection " + s.index + " failed (" + e.getMessage()
                 + "); next attempt in " + next.toMillis() + " ms";
@@ -447,7 +598,6 @@ final class PoolSlots {
             log.debug(msg);
         }
     }
-
     /**
      * {@return why the pool's connect request can no longer be sent, or null when it can}: the
      * check that {@link Cqflux#peerPool} ran when the pool was made ({@link Cqflux#checkConnectRequest}),
@@ -526,7 +676,7 @@ final class PoolSlots {
             log.debug(name + ": connection " + s.index + " ended again after " + TimeUnit.NANOSECONDS.toMillis(lived)
                     + " ms, before it proved stable (" + options.backoffResetAfter() + "): " + cause.getMessage());
         }
-        Duration next = scheduleRetry(s, cause);
+        Duration next = scheduleRetry(s, cause, 0);
         if (next == null) {
             return;
         }
@@ -538,21 +688,39 @@ final class PoolSlots {
         }
     }
 
-    /** Emits RETRYING and schedules the next attempt; {@return its delay, or null when closed} */
-    private Duration scheduleRetry(Slot s, Throwable cause) {
-        Duration delay;
+    /**
+     * Emits RETRYING and schedules the next attempt; {@return its wait, or null when closed}
+     *
+     * @param spentNanos how long the failed attempt ran (0 after a loss): the wait is cut so that
+     *     the next attempt starts at most the longest gap after it started
+     */
+    private Duration scheduleRetry(Slot s, Throwable cause, long spentNanos) {
+        Duration wait;
         synchronized (lock) {
             if (closed) {
                 return null;
             }
             int next = s.attempt + 1;
-            delay = jittered(options.nominalBackoff(next));
-            events.emit(PeerPoolEvent.Kind.RETRYING, s.index, next, delay, cause, null);
+            Duration delay = jittered(options.nominalBackoff(next));
+            long waitNanos = waitAfter(delay.toNanos(), spentNanos, gapNanos);
+            wait = waitNanos == delay.toNanos() ? delay : Duration.ofNanos(waitNanos);
+            long nextWindow = window(delay);
+            events.emit(PeerPoolEvent.Kind.RETRYING, s.index, next, wait, cause, null);
             // Real time (LibraryTimer), on a loop: the attempt emits the pool's events.
-            s.pending = LibraryTimer.schedule(() -> onLoop(() -> connect(s)), delay.toNanos(), TimeUnit.NANOSECONDS);
+            s.pending = LibraryTimer.schedule(() -> onLoop(() -> connect(s, nextWindow)), waitNanos,
+                    TimeUnit.NANOSECONDS);
         }
         events.drain();
-        return delay;
+        return wait;
+    }
+
+    /**
+     * {@return the wait before the next attempt}: the backoff delay {@code delayNanos}, cut so that
+     * the next attempt starts no later than {@code gapNanos} after the failed one started
+     * ({@code spentNanos} ago), never negative
+     */
+    static long waitAfter(long delayNanos, long spentNanos, long gapNanos) {
+        return Math.clamp(gapNanos - spentNanos, 0, delayNanos);
     }
 
     private Duration jittered(Duration nominal) {

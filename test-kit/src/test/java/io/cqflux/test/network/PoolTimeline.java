@@ -8,12 +8,13 @@ import reactor.core.Disposable;
 
 /**
  * A {@link PeerPool}'s events, each stamped with {@code System.nanoTime()} as it arrives: what the
- * heal-bound checks need to tell when the pool could first have reached a healed peer. A connect
- * attempt sent into a partition cannot see the link come back (its request was dropped, and the
- * transport resends it only after its own timer: TCP's SYN after 1 s, the RDMA CM's request after
- * seconds), so it runs out its connect timeout; the pool, which has one attempt per connection at
- * a time, starts the next after that and its backoff. So the heal is "seen" by the pool at the later
- * of the heal and the end of the attempt in flight at it.
+ * heal-bound checks need to tell whether an attempt was in flight at the heal and when it ended. A
+ * connect attempt sent into a partition cannot see the link come back (its request was dropped,
+ * and the transport resends it only after its own timer: TCP's SYN after 1 s, 3 s, 7 s, the RDMA
+ * CM's request after seconds); the pool, which has one attempt per connection at a time, abandons
+ * a reconnect attempt at the end of its backoff slot ({@link io.cqflux.reactor.PeerPoolOptions#minAttemptTime()})
+ * and starts the next at once, so the attempt in flight at a heal delays the pool by at most that
+ * slot, not by the connect timeout.
  */
 final class PoolTimeline {
     record Stamped(long nanos, PeerPoolEvent event) {
