@@ -50,7 +50,7 @@ final class TaskTurn {
     private boolean cutOff;
 
     TaskTurn(EventLoop loop, TaskQueue taskQueue, LoopLifecycle lifecycle, LoopCounters counters,
-             BlockedLoopDetector detector, long blockedThresholdNanos) {
+            BlockedLoopDetector detector, long blockedThresholdNanos) {
         this.loop = loop;
         this.taskQueue = taskQueue;
         this.lifecycle = lifecycle;
