@@ -18,7 +18,8 @@ import java.util.concurrent.ThreadFactory;
  *
  * The split (after Netty 4.2's SingleThreadIoEventLoop / IoHandler). EventLoop is the thread, the
  * MPSC TaskQueue, the lifecycle's API (start, shutdownGracefully, shutdownNow, close,
- * terminationFuture; the states and the way out are LoopLifecycle's) and the run cycle: each turn runs the tasks, the due timers (LoopTimer),
+ * terminationFuture; the states and the way out are LoopLifecycle's) and the run cycle: each turn
+ * runs the tasks (TaskTurn, within their budget), the due timers (LoopTimer),
  * then one turn of the I/O handler (EpollIoHandler.runIo), which owns the wait, the sources and
  * the spin/sleep policy. EpollPoller owns the epoll fd, the wake-up eventfd, the epoll_event array
  * and the native half of the sleep/wake protocol; SourceTable maps the ids in epoll_event.data to
@@ -33,20 +34,8 @@ import java.util.concurrent.ThreadFactory;
  * thread itself as the very last thing it does. Sources are polled only on this thread; other
  * threads hand work over through the MPSC TaskQueue.
  *
- * Fairness. One turn of the loop runs up to MAX_TASKS_PER_ROUND tasks, for at most
- * TASK_BUDGET_NANOS (a task that re-queues itself to continue a long job, such as failing a dying
- * connection's backlog a chunk at a time, would otherwise fill the whole turn); the I/O handler
- * bounds its own share in batches (see its design comment), not in time. Where a completion's
- * sink is slow (it signals a subscriber and posts the next waiting operation, which under an
- * emulator is a costly system call into the RDMA driver), a turn's I/O share of 16 batches per
- * queue can take many times the tasks' budget: a backlog of operations handed over from another
- * thread then reached the loop only at the pace their own queue completed them, and a close (or
- * any task) queued behind it waited for all of it. So when a turn's tasks stopped on their
- * budget, the turn's I/O is timed, and the next turn's tasks get as long as that I/O took (and no
- * count limit), up to MAX_TASK_BUDGET_NANOS: tasks and completions then share the thread about
- * evenly while both have work, and a turn whose timed I/O was stretched by a GC pause or the
- * host's preemption does not hand the tasks that whole time. A turn whose tasks ran out times
- * nothing (no clock read) and the next gets the plain budget.
+ * Fairness: how long a turn's tasks may run before the I/O gets its turn, and how a turn's timed
+ * I/O lengthens the next turn's task budget, is TaskTurn's design comment.
  *
  * Failure: what ends the loop, and how, is in LoopLifecycle's design comment. The I/O handler's
  * own parts: SourceRegistry (adding and removing sources), SettledSources (which
@@ -68,12 +57,6 @@ public final class EventLoop implements AutoCloseable {
 
     static final System.Logger LOG = System.getLogger(EventLoop.class.getName());
 
-    /** Tasks run per loop round before the ready fds get their turn again (every strategy). */
-    static final int MAX_TASKS_PER_ROUND = 1024;
-    /** Time one turn may spend on tasks before the ready fds get their turn; read every 16 tasks. */
-    static final long TASK_BUDGET_NANOS = 1_000_000;
-    /** The most a turn's tasks get after a timed turn of I/O (see Fairness in the design comment). */
-    static final long MAX_TASK_BUDGET_NANOS = 16 * TASK_BUDGET_NANOS;
     /** {@link QueueDrainer#MAX_BATCHES_PER_TURN}. */
     static final int MAX_BATCHES_PER_TURN = QueueDrainer.MAX_BATCHES_PER_TURN;
     /** {@link EpollIoHandler#OTHERS_CHECK_INTERVAL_NANOS}. */
@@ -101,14 +84,8 @@ public final class EventLoop implements AutoCloseable {
     /** The I/O half of the loop: the wait, the sources, the spin/sleep policy. */
     private final EpollIoHandler io;
 
-    /**
-     * How long the last turn's I/O took, timed only when that turn's tasks stopped on their budget
-     * with tasks still queued, else 0: the next turn's task budget when it is above
-     * {@link #TASK_BUDGET_NANOS} (see Fairness in the design comment). Loop thread only.
-     */
-    private long lastIoNanos;
-    /** Whether the last {@link #runTasks()} stopped on its budget with tasks still queued. Loop thread only. */
-    private boolean tasksCutOff;
+    /** The task half of each turn, within its budget. */
+    private final TaskTurn tasks;
 
     /** The loop's timers (LoopTimer); loop thread only. */
     private final LoopTimer timers = new LoopTimer(this);
@@ -160,6 +137,7 @@ public final class EventLoop implements AutoCloseable {
         this.io = new EpollIoHandler(this, poller, scratch, batchSize, spinBudget, counters, detector, blockedThresholdNanos,
                 timers);
         this.lifecycle = new LoopLifecycle(this, taskQueue, counters, detector, io, timers);
+        this.tasks = new TaskTurn(this, taskQueue, lifecycle, counters, detector, blockedThresholdNanos);
     }
 
     /**
@@ -418,17 +396,17 @@ public final class EventLoop implements AutoCloseable {
             if (blockedThresholdNanos != 0) {
                 detector.turnStarted();
             }
-            int work = runTasks();
+            int work = tasks.run();
             if (!timers.isEmpty()) {
                 work += timers.runExpired(System.nanoTime(), this::runTimer);
             }
-            if (tasksCutOff) {
+            if (tasks.cutOff()) {
                 long ioStart = System.nanoTime();
                 io.runIo(work);
-                lastIoNanos = System.nanoTime() - ioStart;
+                tasks.ioTook(System.nanoTime() - ioStart);
             } else {
                 io.runIo(work);
-                lastIoNanos = 0;
+                tasks.ioTook(0);
             }
         }
     }
@@ -459,47 +437,6 @@ public final class EventLoop implements AutoCloseable {
             LOG.log(System.Logger.Level.ERROR, "event loop " + name + " ends on a fatal error; failing everything it owns", t);
         }
         lifecycle.end(fatal);
-    }
-
-    private int runTasks() {
-        assert inEventLoop();
-        int n = 0;
-        Runnable r;
-        long start = 0;
-        // As long as the last turn's I/O, when that was longer than the plain budget (Fairness).
-        long budget = Math.clamp(lastIoNanos, TASK_BUDGET_NANOS, MAX_TASK_BUDGET_NANOS);
-        int maxTasks = budget > TASK_BUDGET_NANOS ? Integer.MAX_VALUE : MAX_TASKS_PER_ROUND;
-        tasksCutOff = false;
-        // The state is re-read per task: a task may be long, and a shutdown requested meanwhile
-        // decides what happens to the rest (graceful: run with a deadline; forced: dropped).
-        while (n < maxTasks && lifecycle.isRunning() && (r = taskQueue.poll()) != null) {
-            if (n == 0) {
-                // The budget's start, read only when there is a task: a busy turn with an empty
-                // queue reads no clock here (the unit start is "now" when the detection is on).
-                start = unitClock();
-            }
-            n++;
-            long submitted = taskQueue.polledSubmittedAt;
-            if (submitted != 0) {
-                // A sampled task: its wait in the queue (the unit start is "now" when the
-                // detection is on; otherwise one extra clock read per sampled task).
-                long now = unitClock();
-                counters.lag(Math.max(0, now - submitted));
-            }
-            safeRun(r);
-            counters.task();
-            if (blockedThresholdNanos != 0) {
-                endUnit(BlockedLoopDetector.UNIT_TASK, r, 0);
-            }
-            if ((n & 15) == 0 && System.nanoTime() - start > budget) {
-                tasksCutOff = true;
-                break;
-            }
-        }
-        if (n == maxTasks) {
-            tasksCutOff = true;
-        }
-        return n;
     }
 
     /**

@@ -83,8 +83,8 @@ class EventLoopFairnessTest {
 
     /**
      * A task that re-queues itself to continue a long job (a dying connection failing its backlog
-     * a chunk at a time) gets {@link EventLoop#TASK_BUDGET_NANOS} of a turn; a queue that becomes
-     * ready meanwhile is served after a few of its steps, not after {@link EventLoop#MAX_TASKS_PER_ROUND}.
+     * a chunk at a time) gets {@link TaskTurn#TASK_BUDGET_NANOS} of a turn; a queue that becomes
+     * ready meanwhile is served after a few of its steps, not after {@link TaskTurn#MAX_TASKS_PER_ROUND}.
      * Counted in steps: each step spins at least 50 µs, so a turn's budget holds at most
      * budget / 50 µs + 16 of them, however slow the machine.
      */

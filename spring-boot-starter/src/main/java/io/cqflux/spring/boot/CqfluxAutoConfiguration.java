@@ -115,7 +115,7 @@ public class CqfluxAutoConfiguration {
         set("cqflux.pending-limit", p.getPendingLimit(), () -> b.pendingLimit(p.getPendingLimit()));
         set("cqflux.operation-timeout", p.getOperationTimeout(), () -> b.operationTimeout(p.getOperationTimeout()));
         set("cqflux.shutdown-timeout", p.getShutdownTimeout(), () -> b.shutdownTimeout(p.getShutdownTimeout()));
-        CqfluxProperties.KeepAlive keepAlive = p.getKeepAlive();
+        CqfluxKeepAliveProperties keepAlive = p.getKeepAlive();
         if (keepAlive.getInterval() != null && keepAlive.getInterval().isZero()) {
             b.noKeepAlive();
         } else {
@@ -153,7 +153,7 @@ public class CqfluxAutoConfiguration {
             InetAddress local = host("cqflux.local-address", p.getLocalAddress());
             set("cqflux.local-address", p.getLocalAddress(), () -> b.localAddress(local));
         }
-        CqfluxProperties.BufferPool pool = p.getBufferPool();
+        CqfluxBufferPoolProperties pool = p.getBufferPool();
         // Each value beside the smallest of the other two first, so that a refusal names its own
         // property and the total's bound cannot trip; then the three together, whose total
         // (buffers x buffer-size) has a bound of its own, named by both properties.
@@ -249,7 +249,7 @@ public class CqfluxAutoConfiguration {
     @ConditionalOnMissingBean
     @ConditionalOnProperty(name = "cqflux.server.port")
     public CqfluxServer cqfluxServer(Cqflux cqflux, CqfluxProperties properties) {
-        CqfluxProperties.Server cfg = properties.getServer();
+        CqfluxServerProperties cfg = properties.getServer();
         int port = cfg.getPort();
         if (port < 0 || port > 65535) {
             throw new CqfluxPropertyException("cqflux.server.port", port,
@@ -279,7 +279,7 @@ public class CqfluxAutoConfiguration {
      * The server's authenticator and limits, each value checked now so that a refusal names its
      * property; the secret itself is never shown in a message.
      */
-    static java.util.function.UnaryOperator<AcceptOptions> acceptOptions(CqfluxProperties.Server cfg) {
+    static java.util.function.UnaryOperator<AcceptOptions> acceptOptions(CqfluxServerProperties cfg) {
         java.util.List<java.util.function.UnaryOperator<AcceptOptions>> steps = new ArrayList<>();
         AcceptOptions probe = AcceptOptions.exposing();
         String secret = cfg.getAuth().getSharedSecret();

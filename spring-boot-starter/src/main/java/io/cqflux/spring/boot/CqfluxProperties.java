@@ -6,12 +6,19 @@ import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.boot.context.properties.NestedConfigurationProperty;
 
 /**
  * The {@code cqflux.*} configuration properties: how the auto-configured
  * {@link io.cqflux.reactor.Cqflux} is built, and the named peers it connects to. Every value left
  * unset keeps {@link io.cqflux.reactor.Cqflux.Builder}'s default; the builder checks each one and
  * names the bound it breaks, so a bad value fails the start with that message.
+ *
+ * <p>The groups {@code server}, {@code web}, {@code keep-alive} and {@code buffer-pool} are
+ * classes of their own, each field marked {@link NestedConfigurationProperty}: without it the
+ * configuration processor, which treats only inner classes as nested, would leave their
+ * properties out of the generated metadata (binding would still work). {@link Peer} and
+ * {@link WaitMode} stay inner types: applications name them.
  *
  * <pre>
  * cqflux.transport=auto
@@ -82,7 +89,8 @@ public class CqfluxProperties {
      * The keep-alive between cqflux peers: how an idle connection learns that its peer went
      * silent (an interval of 0 switches it off).
      */
-    private final KeepAlive keepAlive = new KeepAlive();
+    @NestedConfigurationProperty
+    private final CqfluxKeepAliveProperties keepAlive = new CqfluxKeepAliveProperties();
 
     /** Connection set-up timeout. */
     private Duration connectTimeout = Duration.ofSeconds(5);
@@ -104,261 +112,19 @@ public class CqfluxProperties {
     private boolean readiness = true;
 
     /** The registered buffer pool (Cqflux.buffers()) that byte[], ByteBuffer and DataBuffer operations copy through. */
-    private final BufferPool bufferPool = new BufferPool();
+    @NestedConfigurationProperty
+    private final CqfluxBufferPoolProperties bufferPool = new CqfluxBufferPoolProperties();
 
     /** Peers by name; each one is a client connection (or pool of them) to a cqflux server. */
     private Map<String, Peer> peers = new LinkedHashMap<>();
 
     /** The server side: where this application listens and what it exposes to its peers. */
-    private final Server server = new Server();
+    @NestedConfigurationProperty
+    private final CqfluxServerProperties server = new CqfluxServerProperties();
 
     /** The web layer: the HTTP answers of cqflux's errors. */
-    private final Web web = new Web();
-
-    /** The server side: a cqflux server started with the application, exposing regions. */
-    public static class Server {
-        /** Listen on this port (0: a free one); setting it turns the server on. */
-        private Integer port;
-
-        /** Listen on this address; unset: cqflux.local-address, or the loopback address. */
-        private String address;
-
-        /** The exposed regions, in the order declared: a client's remoteRegion(0) is the first. */
-        private Map<String, ExposedRegion> regions = new LinkedHashMap<>();
-
-        /** Authenticated accept: which clients are served. */
-        private final Auth auth = new Auth();
-
-        /** At most this many connections (established plus handshaking); unset: unbounded. */
-        private Integer maxConnections;
-
-        /** At most this many handshakes in progress; more are rejected at once. */
-        private int maxPendingHandshakes = io.cqflux.reactor.AcceptOptions.DEFAULT_MAX_PENDING_HANDSHAKES;
-
-        /** How long a handshake (the authentication included) may take; unset: cqflux.connect-timeout. */
-        private Duration handshakeTimeout;
-
-        /** Created by the binder. */
-        public Server() {
-        }
-
-        /** @return the authentication settings */
-        public Auth getAuth() {
-            return auth;
-        }
-
-        /** @return the bound on connections, or null for none */
-        public Integer getMaxConnections() {
-            return maxConnections;
-        }
-
-        /** @param maxConnections the bound on connections */
-        public void setMaxConnections(Integer maxConnections) {
-            this.maxConnections = maxConnections;
-        }
-
-        /** @return the bound on handshakes in progress */
-        public int getMaxPendingHandshakes() {
-            return maxPendingHandshakes;
-        }
-
-        /** @param maxPendingHandshakes the bound on handshakes in progress */
-        public void setMaxPendingHandshakes(int maxPendingHandshakes) {
-            this.maxPendingHandshakes = maxPendingHandshakes;
-        }
-
-        /** @return the handshake timeout, or null for cqflux.connect-timeout */
-        public Duration getHandshakeTimeout() {
-            return handshakeTimeout;
-        }
-
-        /** @param handshakeTimeout the handshake timeout */
-        public void setHandshakeTimeout(Duration handshakeTimeout) {
-            this.handshakeTimeout = handshakeTimeout;
-        }
-
-        /** @return the port, or null when the server is off */
-        public Integer getPort() {
-            return port;
-        }
-
-        /** @param port the port (0: a free one) */
-        public void setPort(Integer port) {
-            this.port = port;
-        }
-
-        /** @return the address, or null for cqflux.local-address or the loopback address */
-        public String getAddress() {
-            return address;
-        }
-
-        /** @param address the address */
-        public void setAddress(String address) {
-            this.address = address;
-        }
-
-        /** @return the exposed regions by name, in the order declared */
-        public Map<String, ExposedRegion> getRegions() {
-            return regions;
-        }
-
-        /** @param regions the exposed regions by name */
-        public void setRegions(Map<String, ExposedRegion> regions) {
-            this.regions = regions;
-        }
-    }
-
-    /**
-     * The server's authenticated accept: with a shared secret, every client must present an
-     * HMAC-SHA256 under it over a timestamp and a nonce (the peers' {@code shared-secret}).
-     */
-    public static class Auth {
-        /** The shared secret (UTF-8, at least 16 bytes); unset: clients are not authenticated. */
-        private String sharedSecret;
-
-        /** How far a client's clock may be from the server's. */
-        private Duration maxSkew = Duration.ofSeconds(30);
-
-        /** Created by the binder. */
-        public Auth() {
-        }
-
-        /** @return the shared secret, or null for none */
-        public String getSharedSecret() {
-            return sharedSecret;
-        }
-
-        /** @param sharedSecret the shared secret */
-        public void setSharedSecret(String sharedSecret) {
-            this.sharedSecret = sharedSecret;
-        }
-
-        /** @return the allowed clock skew */
-        public Duration getMaxSkew() {
-            return maxSkew;
-        }
-
-        /** @param maxSkew the allowed clock skew */
-        public void setMaxSkew(Duration maxSkew) {
-            this.maxSkew = maxSkew;
-        }
-    }
-
-    /** One exposed region: anonymous memory of a size, or a memory-mapped file. */
-    public static class ExposedRegion {
-        /** Its size: anonymous memory of this size, or a file's size (the file grows to it when shorter). */
-        private org.springframework.util.unit.DataSize size;
-
-        /** A file to map and expose (e.g. on a DAX file system for persistent memory); unset: anonymous memory. */
-        private java.nio.file.Path file;
-
-        /**
-         * What peers may do with it. The default lets them read it, write it, and make a write
-         * durable to the memory's visibility (what a durableWrite needs); FLUSH_TYPE_PERSISTENT
-         * must be asked for, and only persistent memory on rpma delivers it.
-         */
-        private java.util.Set<io.cqflux.core.RegionAccess> access = java.util.EnumSet.of(
-                io.cqflux.core.RegionAccess.READ_SRC, io.cqflux.core.RegionAccess.WRITE_DST,
-                io.cqflux.core.RegionAccess.FLUSH_TYPE_VISIBILITY);
-
-        /** Created by the binder. */
-        public ExposedRegion() {
-        }
-
-        /** @return its size, or null (a file's own size) */
-        public org.springframework.util.unit.DataSize getSize() {
-            return size;
-        }
-
-        /** @param size its size */
-        public void setSize(org.springframework.util.unit.DataSize size) {
-            this.size = size;
-        }
-
-        /** @return the file to map, or null for anonymous memory */
-        public java.nio.file.Path getFile() {
-            return file;
-        }
-
-        /** @param file the file to map */
-        public void setFile(java.nio.file.Path file) {
-            this.file = file;
-        }
-
-        /** @return what peers may do with it */
-        public java.util.Set<io.cqflux.core.RegionAccess> getAccess() {
-            return access;
-        }
-
-        /** @param access what peers may do with it */
-        public void setAccess(java.util.Set<io.cqflux.core.RegionAccess> access) {
-            this.access = access;
-        }
-    }
-
-    /** The web layer's settings. */
-    public static class Web {
-        /** The HTTP answers of cqflux's errors ({@link CqfluxErrorWebExceptionHandler}). */
-        private final ErrorMapping errorMapping = new ErrorMapping();
-
-        /** Created by the binder. */
-        public Web() {
-        }
-
-        /** @return the error mapping's settings */
-        public ErrorMapping getErrorMapping() {
-            return errorMapping;
-        }
-    }
-
-    /** The HTTP answers of cqflux's errors. */
-    public static class ErrorMapping {
-        /** Answer cqflux's errors with 503 / 400 / 500 problem details instead of the default 500 (opt-in). */
-        private boolean enabled = false;
-
-        /** The Retry-After of a 503 answered because the peer is away. */
-        private Duration retryAfter = Duration.ofSeconds(1);
-
-        /**
-         * Whether a 5xx problem's detail is the exception's message (it may name peer addresses
-         * and native calls) instead of a generic sentence; a 400's detail is always the message.
-         */
-        private boolean includeMessage = false;
-
-        /** Created by the binder. */
-        public ErrorMapping() {
-        }
-
-        /** @return whether the mapping is on */
-        public boolean isEnabled() {
-            return enabled;
-        }
-
-        /** @param enabled whether the mapping is on */
-        public void setEnabled(boolean enabled) {
-            this.enabled = enabled;
-        }
-
-        /** @return the Retry-After of a 503 answered because the peer is away */
-        public Duration getRetryAfter() {
-            return retryAfter;
-        }
-
-        /** @param retryAfter the Retry-After of a 503 answered because the peer is away */
-        public void setRetryAfter(Duration retryAfter) {
-            this.retryAfter = retryAfter;
-        }
-
-        /** @return whether a 5xx problem's detail is the exception's message */
-        public boolean isIncludeMessage() {
-            return includeMessage;
-        }
-
-        /** @param includeMessage whether a 5xx problem's detail is the exception's message */
-        public void setIncludeMessage(boolean includeMessage) {
-            this.includeMessage = includeMessage;
-        }
-    }
+    @NestedConfigurationProperty
+    private final CqfluxWebProperties web = new CqfluxWebProperties();
 
     /** How the loops wait. */
     public enum WaitMode {
@@ -368,81 +134,6 @@ public class CqfluxProperties {
         BUSY_POLL,
         /** Poll for {@code adaptive-spins} empty rounds, then sleep. */
         ADAPTIVE
-    }
-
-    /**
-     * The keep-alive (Cqflux.Builder.keepAlive): an idle connection to a cqflux peer is probed
-     * every interval without a completion, and ends LOST after misses intervals without a sign of
-     * life; never applied to a peer with raw private data.
-     */
-    public static class KeepAlive {
-        /** How often an idle connection is checked, 10 ms to 1 day; 0 switches the keep-alive off. */
-        private Duration interval = Cqflux.Builder.DEFAULT_KEEP_ALIVE_INTERVAL;
-
-        /** Intervals in a row without a sign of life before the connection ends LOST (1..1000). */
-        private int misses = Cqflux.Builder.DEFAULT_KEEP_ALIVE_MISSES;
-
-        /** @return the interval; 0: off */
-        public Duration getInterval() {
-            return interval;
-        }
-
-        /** @param interval the interval; 0: off */
-        public void setInterval(Duration interval) {
-            this.interval = interval;
-        }
-
-        /** @return intervals without a sign of life before the end */
-        public int getMisses() {
-            return misses;
-        }
-
-        /** @param misses intervals without a sign of life before the end */
-        public void setMisses(int misses) {
-            this.misses = misses;
-        }
-    }
-
-    /** The registered buffer pool's size. */
-    public static class BufferPool {
-        /** Registered buffers in the pool (never grows); an operation that finds none waits for one. */
-        private int buffers = io.cqflux.reactor.BufferPool.DEFAULT_BUFFERS;
-
-        /** Bytes per buffer: the largest byte[], ByteBuffer or DataBuffer one operation can carry. */
-        private int bufferSize = io.cqflux.reactor.BufferPool.DEFAULT_BUFFER_SIZE;
-
-        /** Operations that may wait for a free buffer; one more fails with QueueFullException. */
-        private int maxWaiters = io.cqflux.reactor.BufferPool.DEFAULT_MAX_WAITERS;
-
-        /** @return operations that may wait for a free buffer */
-        public int getMaxWaiters() {
-            return maxWaiters;
-        }
-
-        /** @param maxWaiters operations that may wait for a free buffer */
-        public void setMaxWaiters(int maxWaiters) {
-            this.maxWaiters = maxWaiters;
-        }
-
-        /** @return buffers in the pool */
-        public int getBuffers() {
-            return buffers;
-        }
-
-        /** @param buffers buffers in the pool */
-        public void setBuffers(int buffers) {
-            this.buffers = buffers;
-        }
-
-        /** @return bytes per buffer */
-        public int getBufferSize() {
-            return bufferSize;
-        }
-
-        /** @param bufferSize bytes per buffer */
-        public void setBufferSize(int bufferSize) {
-            this.bufferSize = bufferSize;
-        }
     }
 
     /** One named peer: a cqflux server this application connects to. */
@@ -726,22 +417,22 @@ public class CqfluxProperties {
     }
 
     /** @return the keep-alive's settings */
-    public KeepAlive getKeepAlive() {
+    public CqfluxKeepAliveProperties getKeepAlive() {
         return keepAlive;
     }
 
     /** @return the buffer pool's size */
-    public BufferPool getBufferPool() {
+    public CqfluxBufferPoolProperties getBufferPool() {
         return bufferPool;
     }
 
     /** @return the server side's settings */
-    public Server getServer() {
+    public CqfluxServerProperties getServer() {
         return server;
     }
 
     /** @return the web layer's settings */
-    public Web getWeb() {
+    public CqfluxWebProperties getWeb() {
         return web;
     }
 

@@ -1,6 +1,6 @@
 /**
- * The cqflux Spring Boot starter: {@code cqflux.*} properties ({@link io.cqflux.spring.boot.CqfluxProperties}),
- * the auto-configured {@link io.cqflux.reactor.Cqflux} and named peers
+ * The cqflux Spring Boot starter: {@code cqflux.*} properties ({@link io.cqflux.spring.boot.CqfluxProperties}
+ * and its groups' classes), the auto-configured {@link io.cqflux.reactor.Cqflux} and named peers
  * ({@link io.cqflux.spring.boot.CqfluxPeers}), readiness tied to the peers, a failure analyzer for
  * an unavailable transport, and an orderly shutdown: in a reactive web application a request gate
  * ({@link io.cqflux.spring.boot.CqfluxRequestGate}, {@link io.cqflux.spring.boot.CqfluxRequestGateFilter})

@@ -76,7 +76,7 @@ final class CompletionDispatch {
             }
             sendQueue.drainWaiting();
             core.postGoodbye();
-        } else if (o instanceof Receiver.Buffer b) {
+        } else if (o instanceof ReceiveBuffer b) {
             sendQueue.retire(ctx, 0);
             if (!c.isSuccess()) {
                 core.errorCompletion(c, Opcode.RECEIVE);

@@ -491,7 +491,7 @@ public final class ConnectionCore {
             sendQueue.forEachInFlight((ctx, o) -> {
                 if (o instanceof OpMono op) {
                     safely(op::releaseRegions);
-                } else if (o instanceof Receiver.Buffer b) {
+                } else if (o instanceof ReceiveBuffer b) {
                     receiver.postedAtClose(b); // a shared pool's buffer is free again with its queue pair gone
                 }
                 sendQueue.forget(ctx);

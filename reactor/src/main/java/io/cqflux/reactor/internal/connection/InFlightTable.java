@@ -24,7 +24,7 @@ import io.cqflux.reactor.internal.op.OpMono;
  *   bit  63      0: contexts are never negative.
  *
  * Sends and receives share the table: a slot's owner is an OpMono (send side: read, write, flush,
- * atomic write, send, durable write) or a Receiver.Buffer (a posted receive).
+ * atomic write, send, durable write) or a ReceiveBuffer (a posted receive).
  *
  * Credits (send side only). A connection may have at most `creditLimit` send-queue slots in
  * use: the send queue's depth, and no more than the part of the main completion queue that

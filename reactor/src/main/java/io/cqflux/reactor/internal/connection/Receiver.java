@@ -7,13 +7,10 @@ import io.cqflux.core.ConnectionException;
 import io.cqflux.core.Opcode;
 import io.cqflux.core.OperationFailedException;
 import io.cqflux.core.ResourceClosedException;
-import io.cqflux.core.spi.LocalRegion;
 import io.cqflux.reactor.InboundMessage;
 import io.cqflux.reactor.internal.op.ReceiveFlux;
 import io.cqflux.reactor.internal.resources.ApiAccess;
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.util.ArrayDeque;
 import reactor.core.Exceptions;
 import reactor.core.publisher.Operators;
 
@@ -56,42 +53,13 @@ import reactor.core.publisher.Operators;
  * connection's native objects are gone: posted receives keep
  * using it until the queue pair is destroyed. A server's connection to a cqflux peer takes its
  * buffers from the server's {@link SharedReceivePool} instead ({@link #share}), and posts at most
- * its window, which starts small and grows with use (that class's design comment); its posted
+ * its window, which starts small and grows with use (its {@link PoolShare}); its posted
  * receives and the buffers of its backlog go back to that pool. With {@code receiveQueueSize} 0 there is no pool:
  * a subscriber then gets only the notifications that consume no receive, and where there are
  * none (a write with immediate consumes a receive) it is refused.
  */
 public final class Receiver {
     private static final ApiAccess API = ApiAccess.get();
-
-
-    /** One registered receive buffer: its slot in the pool and, while it waits in the backlog, what it holds. */
-    public static final class Buffer {
-        public final int index;
-        public long length;
-        public Opcode opcode;
-        public boolean hasImmediate;
-        public int immediate;
-
-        /** Where it is registered, for a shared pool's buffer; null: its receiver's own pool. */
-        public final LocalRegion region;
-        /** Its offset in {@link #region}. */
-        public final long offset;
-
-        public Buffer(int index) {
-            this(index, null, 0);
-        }
-
-        public Buffer(int index, LocalRegion region, long offset) {
-            this.index = index;
-            this.region = region;
-            this.offset = offset;
-        }
-    }
-
-    /** A notification that consumed no buffer, kept until asked for. */
-    private record Notification(long length, Opcode opcode, boolean hasImmediate, int immediate) {
-    }
 
     private final ConnectionCore core;
     /** Where a receive takes its context, and how a cqflux peer hears of posted receives. */
@@ -100,15 +68,12 @@ public final class Receiver {
     private final int bufferSize;
     private final int notificationLimit;
     private final InboundMessage view = API.newInboundMessage();
-    /** Completed receives (a {@link Buffer}) and notifications nobody has asked for yet, in arrival order. */
-    // Sized for an idle connection (one per connection, thousands per server); it grows on use.
-    private final ArrayDeque<Object> backlog = new ArrayDeque<>(4);
-    private int backlogNotifications;
-    private Arena arena;
-    private LocalRegion pool;
-    private Buffer[] buffers;
-    private int[] free;
-    private int freeTop;
+    /** Completed receives and notifications nobody has asked for yet, in arrival order. */
+    private final ReceiveBacklog backlog = new ReceiveBacklog();
+    /** The connection's own buffers; null: none yet, or it takes part in a server's pool. */
+    private ReceivePool pool;
+    /** Its share of the server's pool its buffers come from; null: a pool of its own. */
+    private PoolShare share;
     private int posted;
     private long demand;
     private ReceiveFlux.Inbound<Object> sink;
@@ -127,18 +92,6 @@ public final class Receiver {
     private boolean uncredited;
     /** Whether a full pool of an uncredited peer ends the connection (else the peer is held back). */
     private boolean endOnOverflow = true;
-    /** Buffers in the backlog (the rest of it is notifications). */
-    private int backlogBuffers;
-    /** The server's pool this connection's buffers come from; null: a pool of its own. */
-    private SharedReceivePool shared;
-    /** With a shared pool: the most receives posted at once (SharedReceivePool's design comment). */
-    private int window;
-    /** With a shared pool: waiting for a buffer to be given back. */
-    private boolean awaitingBuffer;
-    /** With a shared pool: the wake-up this connection waits with, withdrawn when it closes; null: none. */
-    private volatile Runnable waitingWith;
-    /** With a shared pool: this connection let go of it ({@link #freePool()}). */
-    private boolean released;
 
     Receiver(ConnectionCore core, SendQueue sendQueue, int count, int bufferSize, int notificationLimit) {
         this.core = core;
@@ -203,15 +156,13 @@ public final class Receiver {
         if (count == 0 || uncredited || pool != null || p.bufferSize() != bufferSize) {
             return false;
         }
-        p.retain();
-        shared = p;
-        window = Math.min(SharedReceivePool.INITIAL_WINDOW, count);
+        share = new PoolShare(p, count, core.loop, this::repost);
         return true;
     }
 
     /** {@return the receives this connection may have posted at once: its window, or its depth without a shared pool} */
     public int window() {
-        return shared != null ? window : count;
+        return share != null ? share.window() : count;
     }
 
     /** {@return receives posted now (diagnostics, tests)} */
@@ -220,18 +171,18 @@ public final class Receiver {
     }
 
     /** {@return a free buffer, taken, or null} */
-    private Buffer takeFree() {
-        if (shared != null) {
-            return shared.take();
+    private ReceiveBuffer takeFree() {
+        if (share != null) {
+            return share.take();
         }
-        return freeTop > 0 ? buffers[free[--freeTop]] : null;
+        return pool != null ? pool.take() : null; // receiveQueueSize 0: no pool, nothing to post
     }
 
-    private void giveBack(Buffer b) {
-        if (shared != null) {
-            shared.give(b);
+    private void giveBack(ReceiveBuffer b) {
+        if (share != null) {
+            share.give(b);
         } else {
-            free[freeTop++] = b.index;
+            pool.give(b);
         }
     }
 
@@ -242,68 +193,24 @@ public final class Receiver {
      *
      * @param b the buffer
      */
-    public void postedAtClose(Buffer b) {
-        if (shared != null) {
+    public void postedAtClose(ReceiveBuffer b) {
+        if (share != null) {
             posted--;
-            shared.give(b);
-        }
-    }
-
-    /** Waits (once) for the shared pool to give a buffer back, then posts again on the loop. */
-    private void awaitBuffer() {
-        if (awaitingBuffer) {
-            return;
-        }
-        awaitingBuffer = true;
-        SharedReceivePool p = shared;
-        Runnable wake = () -> {
-            try {
-                core.loop.execute(this::bufferGivenBack);
-            } catch (RuntimeException e) {
-                p.signal(); // this loop is gone: the buffer is for another waiter
-            }
-        };
-        waitingWith = wake;
-        p.await(wake); // may run wake now (the pool grew): it only hands over to this loop
-    }
-
-    private void bufferGivenBack() {
-        awaitingBuffer = false;
-        waitingWith = null;
-        if (!ended && shared != null) {
-            repost();
-        }
-        // Pass the wake-up on: to the next waiter while buffers are free, else to a growth for
-        // the waiters (SharedReceivePool.passOn; a chunk's wake-ups may be fewer than its waiters).
-        if (shared != null && !awaitingBuffer) {
-            shared.passOn();
+            share.give(b);
         }
     }
 
     /** Allocates and registers the pool if it is not yet; {@return the failure, or null} */
     private RuntimeException ensurePool() {
-        if (pool != null || shared != null || count == 0) {
+        if (pool != null || share != null || count == 0) {
             return null;
         }
         try {
-            ReceivePool p = ReceivePool.allocate(core.transport, count, bufferSize);
-            use(p);
+            pool = ReceivePool.allocate(core.transport, count, bufferSize);
             return null;
         } catch (RuntimeException e) {
             return e;
         }
-    }
-
-    private void use(ReceivePool p) {
-        arena = p.arena;
-        pool = p.region;
-        buffers = new Buffer[count];
-        free = new int[count];
-        for (int i = 0; i < count; i++) {
-            buffers[i] = new Buffer(i);
-            free[i] = count - 1 - i;
-        }
-        freeTop = count;
     }
 
     /**
@@ -350,25 +257,15 @@ public final class Receiver {
     }
 
     /**
-     * Takes over a pool whose first {@code p.posted} buffers were posted before the accept, with
-     * the contexts {@link InFlightTable#freshContext} names: the connection's table must hand out
-     * exactly those now, before anything else was posted. Before the connection starts.
+     * Takes over a pool whose first {@code p.posted} buffers were posted before the accept
+     * ({@link ReceivePool#handOver}). Before the connection starts.
      *
      * @param p the pool and what was posted into it
      * @throws IllegalStateException when the table hands out other contexts (a bookkeeping bug)
      */
     public void adopt(ReceivePool p) {
-        use(p);
-        for (int i = 0; i < p.posted; i++) {
-            Buffer b = buffers[free[--freeTop]];
-            long ctx = sendQueue.acquireReceiveContext(b);
-            if (b.index != i || ctx != InFlightTable.freshContext(i)) {
-                throw new IllegalStateException("receive " + i + " posted before the accept has context 0x"
-                        + Long.toHexString(InFlightTable.freshContext(i)) + " in buffer " + i + ", but the table gave 0x"
-                        + Long.toHexString(ctx) + " for buffer " + b.index);
-            }
-            posted++;
-        }
+        pool = p;
+        posted += p.handOver(sendQueue);
     }
 
     /**
@@ -403,7 +300,7 @@ public final class Receiver {
     }
 
     /** Copies a message (or, with no buffer, a notification) into the leftovers. */
-    private void keep(long length, Opcode opcode, boolean imm, int immediate, Buffer b) {
+    private void keep(long length, Opcode opcode, boolean imm, int immediate, ReceiveBuffer b) {
         leftovers.keep(length, opcode, imm, immediate, b == null ? null : slice(b));
     }
 
@@ -434,13 +331,11 @@ public final class Receiver {
     private void serveBacklog() {
         while (!backlog.isEmpty() && wanted()) {
             Object o = backlog.poll();
-            if (o instanceof Buffer b) {
-                backlogBuffers--;
+            if (o instanceof ReceiveBuffer b) {
                 deliver(b.length, b.opcode, b.hasImmediate, b.immediate, slice(b));
                 recycle(b);
             } else {
-                backlogNotifications--;
-                Notification m = (Notification) o;
+                ReceiveBacklog.Notification m = (ReceiveBacklog.Notification) o;
                 deliver(m.length(), m.opcode(), m.hasImmediate(), m.immediate(), MemorySegment.NULL);
             }
         }
@@ -448,18 +343,17 @@ public final class Receiver {
 
     private void repost() {
         while (!ended && core.canPost() && posted < target()) {
-            Buffer b = takeFree();
+            ReceiveBuffer b = takeFree();
             if (b == null) {
-                if (shared != null) {
-                    awaitBuffer();
+                if (share != null) {
+                    share.awaitBuffer();
                 }
                 return;
             }
             long ctx = sendQueue.acquireReceiveContext(b);
             boolean ok;
             try {
-                ok = b.region != null ? core.conn.receive(b.region, b.offset, bufferSize, ctx)
-                        : core.conn.receive(pool, (long) b.index * bufferSize, bufferSize, ctx);
+                ok = core.conn.receive(b.region, b.offset, bufferSize, ctx);
             } catch (RuntimeException e) {
                 sendQueue.releaseReceiveContext(ctx);
                 giveBack(b);
@@ -490,10 +384,10 @@ public final class Receiver {
     private long target() {
         long want = sink != null ? demand : 0;
         if (prefetch > 0) {
-            long ahead = Math.max(1, prefetch - backlogBuffers);
+            long ahead = Math.max(1, prefetch - backlog.buffers());
             want = want + ahead < 0 ? Long.MAX_VALUE : want + ahead;
         }
-        return shared != null ? Math.min(want, window) : want;
+        return share != null ? Math.min(want, share.window()) : want;
     }
 
     private void scheduleRetry() {
@@ -517,7 +411,7 @@ public final class Receiver {
      * @param c the completion
      * @param b the buffer it landed in
      */
-    public void onCompletion(Completion c, Buffer b) {
+    public void onCompletion(Completion c, ReceiveBuffer b) {
         posted--;
         if (ended) {
             // Arrived after the connection ended but before its queue pair was destroyed: kept
@@ -549,14 +443,8 @@ public final class Receiver {
         }
         boolean imm = c.hasImmediate();
         int immediate = imm ? c.immediate() : 0;
-        if (shared != null) {
-            // The window follows use: one more receive per message while the pool has room,
-            // one fewer while it is short (SharedReceivePool's design comment).
-            if (shared.roomToGrow()) {
-                window = Math.min(count, window + 1);
-            } else {
-                window = Math.max(Math.min(SharedReceivePool.INITIAL_WINDOW, count), window - 1);
-            }
+        if (share != null) {
+            share.messageArrived(); // the window follows use
         }
         if (backlog.isEmpty() && wanted()) {
             deliver(len, opcode, imm, immediate, slice(b));
@@ -564,13 +452,10 @@ public final class Receiver {
             return;
         }
         // Nobody asks for it now: keep it in its buffer, in order, for the next subscriber.
-        b.length = len;
-        b.opcode = opcode;
-        b.hasImmediate = imm;
-        b.immediate = immediate;
+        b.hold(len, opcode, imm, immediate);
         backlog.add(b);
-        backlogBuffers++;
-        if (uncredited && endOnOverflow && prefetch > 0 && freeTop == 0 && posted == 0) {
+        if (uncredited && endOnOverflow && prefetch > 0 && (pool == null || pool.exhausted())
+                && posted == 0) {
             // Every buffer holds a message nobody asked for: nothing is lost yet, but the peer's
             // next send would find no receive (see the class comment). Ended loudly; what arrived
             // is still delivered.
@@ -601,11 +486,10 @@ public final class Receiver {
             deliver(c.byteLength(), c.opcode(), imm, immediate, MemorySegment.NULL);
             return;
         }
-        boolean overflow = backlogNotifications >= notificationLimit;
+        boolean overflow = backlog.notifications() >= notificationLimit;
         // Kept in every case, the one past the limit too, in order, before the end copies the
         // backlog out: the overflow ends the connection, it does not drop what arrived.
-        backlogNotifications++;
-        backlog.add(new Notification(c.byteLength(), c.opcode(), imm, immediate));
+        backlog.add(new ReceiveBacklog.Notification(c.byteLength(), c.opcode(), imm, immediate));
         if (overflow) {
             core.endOnReceiveOverflow(notificationLimit + " write-with-immediate notifications arrived with nobody"
                     + " receiving them (the backlog limit); subscribe to receive() or raise"
@@ -613,11 +497,8 @@ public final class Receiver {
         }
     }
 
-    private MemorySegment slice(Buffer b) {
-        if (b.region != null) {
-            return b.region.segment().asSlice(b.offset, bufferSize);
-        }
-        return pool.segment().asSlice((long) b.index * bufferSize, bufferSize);
+    private MemorySegment slice(ReceiveBuffer b) {
+        return b.region.segment().asSlice(b.offset, bufferSize);
     }
 
     private void deliver(long length, Opcode opcode, boolean imm, int immediate, MemorySegment data) {
@@ -655,7 +536,7 @@ public final class Receiver {
         }
     }
 
-    private void recycle(Buffer b) {
+    private void recycle(ReceiveBuffer b) {
         giveBack(b);
         repost();
     }
@@ -672,20 +553,12 @@ public final class Receiver {
         ended = true;
         endCause = cause;
         // What nobody asked for yet outlives the pool: copy it out, in order.
-        for (Object o : backlog) {
-            if (o instanceof Buffer b) {
-                keep(b.length, b.opcode, b.hasImmediate, b.immediate, b);
-                if (shared != null) {
-                    shared.give(b); // copied out: another connection may use it now
-                }
-            } else {
-                Notification m = (Notification) o;
-                keep(m.length(), m.opcode(), m.hasImmediate(), m.immediate(), null);
+        backlog.drain(b -> {
+            keep(b.length, b.opcode, b.hasImmediate, b.immediate, b);
+            if (share != null) {
+                share.give(b); // copied out: another connection may use it now
             }
-        }
-        backlog.clear();
-        backlogNotifications = 0;
-        backlogBuffers = 0;
+        }, m -> keep(m.length(), m.opcode(), m.hasImmediate(), m.immediate(), null));
         if (sink != null && sink.isCancelled()) {
             detach(sink);
         }
@@ -706,15 +579,12 @@ public final class Receiver {
      * ends once its leftovers are delivered. Loop thread, or any thread once the loop is gone.
      */
     public void finish() {
-        if (shared != null && !released) {
-            for (Object o : backlog) {
-                if (o instanceof Buffer b) {
-                    shared.give(b);
-                }
+        boolean giveBack = share != null && !share.released();
+        backlog.drain(b -> {
+            if (giveBack) {
+                share.give(b);
             }
-        }
-        backlog.clear();
-        backlogBuffers = 0;
+        }, m -> { });
         finished = true;
         serveLeftovers();
     }
@@ -722,27 +592,17 @@ public final class Receiver {
     /** Frees the pool, after the native connection is closed; then {@link #finish()}. */
     public void freePool() {
         finish();
-        if (shared != null) {
-            Runnable w = waitingWith;
-            if (w != null) {
-                waitingWith = null;
-                shared.cancel(w); // closed while waiting: leave the queue, and its core with it
-            }
+        if (share != null) {
             // Its posted receives went back with postedAtClose; the region is the server's.
-            pool = null;
-            if (!released) {
-                released = true;
-                shared.release();
-            }
+            share.release();
             return;
         }
         if (pool != null) {
-            pool.close();
+            // The deregistration first: only then may the memory go (DeferredArena's design
+            // comment); a deregistration that fails keeps the memory.
+            pool.region.close();
+            pool.arena.close();
             pool = null;
-        }
-        if (arena != null) {
-            arena.close();
-            arena = null;
         }
     }
 }

@@ -392,7 +392,7 @@ final class SendQueue {
     }
 
     /** Loop thread: a context for a receive buffer (see {@link InFlightTable}). */
-    long acquireReceiveContext(Receiver.Buffer b) {
+    long acquireReceiveContext(ReceiveBuffer b) {
         long ctx = table.acquire(b);
         noteInFlight();
         return ctx;

@@ -128,7 +128,7 @@ public final class SharedReceivePool {
     /** Chunks whose allocation or registration failed. */
     private final AtomicLong failedGrowths = new AtomicLong();
     /** Buffer i is {@code buffers[i / chunkSize][i % chunkSize]}; a chunk's row is written before its bits are set. */
-    private final Receiver.Buffer[][] buffers;
+    private final ReceiveBuffer[][] buffers;
     /** Chunks registered so far; written by the holder of {@link #growing} only. */
     private volatile int chunkCount;
     /** Bit i set: buffer i is free. */
@@ -147,7 +147,7 @@ public final class SharedReceivePool {
         int max = Math.max(1, maxBuffers / chunkSize);
         this.maxBuffers = max * chunkSize;
         this.chunks = new Chunk[max];
-        this.buffers = new Receiver.Buffer[max][];
+        this.buffers = new ReceiveBuffer[max][];
         this.freeBits = new AtomicLongArray((int) (((long) max * chunkSize + 63) >>> 6));
     }
 
@@ -233,11 +233,11 @@ public final class SharedReceivePool {
             throw e;
         }
         int base = n * chunkSize;
-        Receiver.Buffer[] row;
+        ReceiveBuffer[] row;
         try {
-            row = new Receiver.Buffer[chunkSize];
+            row = new ReceiveBuffer[chunkSize];
             for (int i = 0; i < chunkSize; i++) {
-                row[i] = new Receiver.Buffer(base + i, region, (long) i * bufferSize);
+                row[i] = new ReceiveBuffer(base + i, region, (long) i * bufferSize);
             }
         } catch (RuntimeException | Error e) {
             // Not stored yet: nothing else would ever deregister and free it.
@@ -384,7 +384,7 @@ public final class SharedReceivePool {
     }
 
     /** {@return a free buffer, now taken, or {@code null} when none is free} Any thread. */
-    Receiver.Buffer take() {
+    ReceiveBuffer take() {
         int f;
         do {
             f = free.get();
@@ -415,7 +415,7 @@ public final class SharedReceivePool {
     }
 
     /** Gives a buffer back and wakes one connection waiting for one. Any thread. */
-    void give(Receiver.Buffer b) {
+    void give(ReceiveBuffer b) {
         int i = b.index;
         long old = freeBits.getAndAccumulate(i >>> 6, 1L << i, SharedReceivePool::or);
         if ((old & (1L << i)) != 0) {

@@ -99,22 +99,22 @@ class SharedReceivePoolUnitTest {
                 } catch (InterruptedException e) {
                     return;
                 }
-                List<Receiver.Buffer> mine = new ArrayList<>();
+                List<ReceiveBuffer> mine = new ArrayList<>();
                 for (int i = 0; i < rounds; i++) {
                     // Hold up to 20 at a time: 4 x 20 > 64, so takers also meet an empty pool.
-                    Receiver.Buffer b = mine.size() < 20 ? pool.take() : null;
+                    ReceiveBuffer b = mine.size() < 20 ? pool.take() : null;
                     if (b != null) {
                         if (!held.compareAndSet(b.index, 0, 1)) {
                             wrong.compareAndSet(null, "buffer " + b.index + " handed to two takers");
                         }
                         mine.add(b);
                     } else if (!mine.isEmpty()) {
-                        Receiver.Buffer g = mine.remove(mine.size() - 1);
+                        ReceiveBuffer g = mine.remove(mine.size() - 1);
                         held.set(g.index, 0);
                         pool.give(g);
                     }
                 }
-                for (Receiver.Buffer g : mine) {
+                for (ReceiveBuffer g : mine) {
                     held.set(g.index, 0);
                     pool.give(g);
                 }
@@ -134,8 +134,8 @@ class SharedReceivePoolUnitTest {
     @Test
     void take_onAnEmptyPoolAtItsBound_returnsNull_andAWaiterIsWokenByTheNextGive() {
         SharedReceivePool pool = SharedReceivePool.allocate(transport(), 2, 64, 2);
-        Receiver.Buffer a = pool.take();
-        Receiver.Buffer b = pool.take();
+        ReceiveBuffer a = pool.take();
+        ReceiveBuffer b = pool.take();
         assertNotNull(a);
         assertNotNull(b);
         assertTrue(a.index != b.index);
@@ -257,7 +257,7 @@ class SharedReceivePoolUnitTest {
     @Test
     void cancel_ofAWaitingConnection_leavesTheQueue_andIsNotWoken() {
         SharedReceivePool pool = SharedReceivePool.allocate(transport(), 2, 64, 2);
-        Receiver.Buffer a = pool.take();
+        ReceiveBuffer a = pool.take();
         pool.take();
         int[] woken = {0, 0};
         Runnable closed = () -> woken[0]++;
@@ -284,7 +284,7 @@ class SharedReceivePoolUnitTest {
     @Test
     void give_ofABufferAlreadyFree_failsNamingIt() {
         SharedReceivePool pool = SharedReceivePool.allocate(transport(), 4, 64);
-        Receiver.Buffer b = pool.take();
+        ReceiveBuffer b = pool.take();
         pool.give(b);
         IllegalStateException e = assertThrows(IllegalStateException.class, () -> pool.give(b));
         assertTrue(e.getMessage().contains("buffer " + b.index), e.getMessage());
@@ -294,7 +294,7 @@ class SharedReceivePoolUnitTest {
     void ensureRoom_registersAChunkWhileLessThanHalfAChunkIsFree_andBuffersNameTheirChunk() {
         SharedReceivePool pool = SharedReceivePool.allocate(transport(), 8, 64);
         assertEquals(8, pool.capacity());
-        List<Receiver.Buffer> taken = new ArrayList<>();
+        List<ReceiveBuffer> taken = new ArrayList<>();
         for (int i = 0; i < 5; i++) {
             taken.add(pool.take());
         }
@@ -307,7 +307,7 @@ class SharedReceivePoolUnitTest {
             taken.add(pool.take());
         }
         assertNull(pool.take());
-        for (Receiver.Buffer b : taken) {
+        for (ReceiveBuffer b : taken) {
             StubRegion chunk = registered.get(b.index / 8);
             assertEquals(chunk, b.region, "buffer " + b.index + "'s region");
             assertEquals((long) (b.index % 8) * 64, b.offset, "buffer " + b.index + "'s offset");
