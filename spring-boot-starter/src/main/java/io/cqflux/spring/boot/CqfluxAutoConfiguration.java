@@ -227,6 +227,7 @@ public class CqfluxAutoConfiguration {
         set(at + ".max-backoff", cfg.getMaxBackoff(), () -> o.reconnectBackoff(cfg.getMaxBackoff(), cfg.getMaxBackoff()));
         set(at + ".min-backoff", cfg.getMinBackoff() + " (max-backoff " + cfg.getMaxBackoff() + ")",
                 () -> o.reconnectBackoff(cfg.getMinBackoff(), cfg.getMaxBackoff()));
+        set(at + ".min-attempt-time", cfg.getMinAttemptTime(), () -> o.minAttemptTime(cfg.getMinAttemptTime()));
         set(at + ".max-wait", cfg.getMaxWait(), () -> {
             if (cfg.getMaxWait().isZero()) {
                 o.whenUnavailable(PeerPoolOptions.WhenUnavailable.FAIL_FAST);

@@ -2,6 +2,7 @@ package io.cqflux.spring.boot;
 
 import io.cqflux.reactor.Cqflux;
 
+import io.cqflux.reactor.PeerPoolOptions;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -175,6 +176,13 @@ public class CqfluxProperties {
         /** The longest delay between reconnection attempts. */
         private Duration maxBackoff = Duration.ofSeconds(5);
 
+        /**
+         * The least time a reconnection attempt is given before it is abandoned for the next;
+         * set it above the slowest connect of a healthy network to this peer. A pool heals within
+         * the larger of this and max-backoff, plus one connect, of the network's return.
+         */
+        private Duration minAttemptTime = PeerPoolOptions.DEFAULT_MIN_ATTEMPT_TIME;
+
         /** @return the peer's host name or address */
         public String getAddress() {
             return address;
@@ -243,6 +251,16 @@ public class CqfluxProperties {
         /** @param maxBackoff the longest reconnection delay */
         public void setMaxBackoff(Duration maxBackoff) {
             this.maxBackoff = maxBackoff;
+        }
+
+        /** @return the least time a reconnection attempt is given */
+        public Duration getMinAttemptTime() {
+            return minAttemptTime;
+        }
+
+        /** @param minAttemptTime the least time a reconnection attempt is given */
+        public void setMinAttemptTime(Duration minAttemptTime) {
+            this.minAttemptTime = minAttemptTime;
         }
     }
 

@@ -176,7 +176,9 @@ class CqfluxAutoConfigurationTest {
                 {"cqflux.peers.store.address=127.0.0.1\ncqflux.peers.store.port=7000\ncqflux.peers.store.connections=0",
                         "cqflux.peers.store.connections"},
                 {"cqflux.peers.store.address=127.0.0.1\ncqflux.peers.store.port=7000\ncqflux.peers.store.max-backoff=-1s",
-                        "cqflux.peers.store.max-backoff"}};
+                        "cqflux.peers.store.max-backoff"},
+                {"cqflux.peers.store.address=127.0.0.1\ncqflux.peers.store.port=7000\ncqflux.peers.store.min-attempt-time=0s",
+                        "cqflux.peers.store.min-attempt-time"}};
         for (String[] c : cases) {
             runner.withPropertyValues(c[0].split("\n")).run(ctx -> {
                 assertThat(ctx).as(c[0]).hasFailed();
