@@ -543,6 +543,11 @@ final class FabricTransport implements Transport {
         return FabricListener.open(this, address, config);
     }
 
+    /** {@return the domain's threading level as the provider granted it (fi_domain(3) enum fi_threading)} */
+    int threading() {
+        return fi_domain_attr.threading(fi_info.domain_attr(info));
+    }
+
     LoopQueues loopQueues() {
         return loopQueues;
     }
@@ -562,6 +567,36 @@ final class FabricTransport implements Transport {
         ensureOpen();
         return FabricConnection.connect(this, address, config, privateData == null ? new byte[0] : privateData,
                 affinity);
+    }
+
+    /**
+     * Yes. Facts the answer depends on: the domain is opened {@code FI_THREAD_SAFE}
+     * ({@link FabricInfo#getinfo}'s hints; {@code fi_domain(3)}: "all objects, including
+     * endpoints and completion queues, may be accessed by multiple threads at once"), tcp and
+     * verbs both grant it ({@code FabricThreadingTest} reads it back), so {@code fi_getinfo},
+     * {@code fi_mr_reg}, {@code fi_cq_open}, {@code fi_endpoint}, {@code fi_ep_bind} to the
+     * loop's shared EQ (which that loop reads at the same time), {@code fi_enable} and
+     * {@code fi_connect} may run on a set-up thread. The connection's route in its loop's
+     * {@link SharedEventQueue} is made before {@code fi_connect} (a concurrent map): an event that
+     * the loop reads before the connection is handed to it waits in its {@link FabricEvents}
+     * until the loop watches it. From the hand-over on only the loop uses the connection.
+     */
+    @Override
+    public boolean connectsOffLoop() {
+        if (threading() != FI_THREAD_SAFE()) {
+            return false; // not the level the hints asked for: every call stays on its loop
+        }
+        return true;
+    }
+
+    /**
+     * Yes, for the same facts as {@link #connectsOffLoop()}; a request's {@code fi_accept} and
+     * the listener's close are one step apart ({@link FabricListener}'s lock): an accept after
+     * the close throws {@link ResourceClosedException}, a close during an accept waits for it.
+     */
+    @Override
+    public boolean acceptsOffLoop() {
+        return connectsOffLoop();
     }
 
     /**
