@@ -66,6 +66,7 @@ class SetupThreadTest {
             assertNotNull(s);
             RdmaConnection busy = client.connect(s.address()).block(T);
             assertNotNull(busy);
+            assertTrue(server.factory.setups().started(), "the server accepted on its set-up thread");
             CountDownLatch entered = new CountDownLatch(1);
             CountDownLatch release = new CountDownLatch(1);
             AtomicReference<String> setupThread = new AtomicReference<>();
