@@ -20,8 +20,9 @@ import reactor.util.Loggers;
  * An instance's shutdown, run once within a budget: what must stop first (the peer pools, the
  * buffer pool's takers), then servers and connections close; at the deadline (or sooner) the
  * loops shut down gracefully with what is left of it, and then force; after every loop thread
- * ended (and the set-up thread's last task), leftovers are freed and the transport last. The loops are awaited without a deadline:
- * the transport is never freed under a loop thread still in it. Thread-safe.
+ * ended (and the set-up thread's last task), leftovers are freed and the transport last. The
+ * loops and the set-up thread are awaited without a deadline: the transport is never freed under
+ * a thread still in it. Thread-safe.
  */
 public final class Shutdown {
     /** Under the instance's name, where the guide says its shutdown overruns are logged. */
