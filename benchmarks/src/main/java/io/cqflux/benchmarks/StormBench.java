@@ -36,8 +36,9 @@ import reactor.core.publisher.Mono;
  * set-ups costs a busy neighbour. Public API only, fabric/tcp on 127.0.0.1, three {@link Cqflux}
  * instances of one loop each: the server, the busy client (one connection running chained
  * operations, {@link ChainedLatency#chain}) and the storm client. The busy connection and every
- * storm connection share the server's one loop, so the server's set-up work is what the busy
- * connection waits behind; the storm client's own set-up runs on its own loop.
+ * storm connection share the server's one loop, so the server's set-up work left on that loop
+ * (the native part runs on the instance's set-up thread where the transport allows it) is what
+ * the busy connection waits behind; the storm client's own set-up runs on its own instance.
  *
  * <p>Four scenes, each on fresh instances after one warm-up of the JVM (linking the native
  * bindings and the JIT are one-off costs that would otherwise land in the first scene):
@@ -67,7 +68,9 @@ import reactor.core.publisher.Mono;
  * {@code srv_cpu}, {@code cli_cpu} the CPU time of the server's and the storm client's loop thread
  * per connect (close, refusal) in µs, the server's less the busy operations' share (see
  * {@link #serverCpuPerOp}): wall-clock units stretch when a loaded host preempts the loop, CPU
- * time does not.
+ * time does not; {@code srv_set}, {@code cli_set} the CPU time of the server's and the storm
+ * client's set-up thread per connect (close, refusal) in µs, where the native part of a connect
+ * and an accept runs when the transport allows it (0 where it stays on the loop).
  */
 final class StormBench {
 
@@ -281,9 +284,10 @@ final class StormBench {
      * connection: its long units are the host's (a preempted loop thread), the control.
      */
     private record Loops(Cqflux server, Cqflux busy, Cqflux storm, LoopStats s0, LoopStats b0, long sCpu0,
-                         long cCpu0) {
+                         long cCpu0, long sSetup0, long cSetup0) {
         Loops(Cqflux server, Cqflux busy, Cqflux storm) {
-            this(server, busy, storm, stats(server), stats(busy), cpuNanos(server), cpuNanos(storm));
+            this(server, busy, storm, stats(server), stats(busy), cpuNanos(server), cpuNanos(storm),
+                    setupCpuNanos(server), setupCpuNanos(storm));
         }
 
         Loops next() {
@@ -305,7 +309,22 @@ final class StormBench {
          * own cost. -1 when the thread is not found.
          */
         static long cpuNanos(Cqflux c) {
-            String name = c.loopNames().getFirst();
+            return threadCpuNanos(c.loopNames().getFirst());
+        }
+
+        /**
+         * The CPU time of the instance's set-up thread ({@code <prefix>-setup}, where the native
+         * part of its connects and accepts runs), as {@link #cpuNanos}; 0 before it started (it
+         * starts with the first set-up) or where the library has none.
+         */
+        static long setupCpuNanos(Cqflux c) {
+            String loop = c.loopNames().getFirst();
+            int at = loop.lastIndexOf("-loop-");
+            long n = at < 0 ? -1 : threadCpuNanos(loop.substring(0, at) + "-setup");
+            return Math.max(0, n);
+        }
+
+        private static long threadCpuNanos(String name) {
             String comm = name.length() > 15 ? name.substring(0, 15) : name; // the kernel keeps 15 chars
             try (Stream<Path> tasks = Files.list(Path.of("/proc/self/task"))) {
                 for (Path t : (Iterable<Path>) tasks::iterator) {
@@ -326,7 +345,8 @@ final class StormBench {
     static final String HEADER = String.format(Locale.ROOT,
             "%-8s %-9s %7s %9s %9s %9s %6s %7s %7s %7s %7s %8s %8s %8s %8s %8s",
             "scene", "op", "ops", "p50_us", "p99_us", "max_us", "events", "per_s", "srv>1ms", "srv>10", "busy>10",
-            "srv_max", "busy_max", "strm_max", "srv_cpu", "cli_cpu");
+            "srv_max", "busy_max", "strm_max", "srv_cpu", "cli_cpu") + String.format(Locale.ROOT, " %8s %8s",
+            "srv_set", "cli_set");
 
     /**
      * The server loop's CPU time per busy operation, from the {@code alone} scene: the other
@@ -351,13 +371,16 @@ final class StormBench {
         LoopStats b = Loops.stats(loops.busy);
         long sCpu = Loops.cpuNanos(loops.server) - loops.sCpu0;
         long cCpu = Loops.cpuNanos(loops.storm) - loops.cCpu0;
+        long sSet = Loops.setupCpuNanos(loops.server) - loops.sSetup0;
+        long cSet = Loops.setupCpuNanos(loops.storm) - loops.cSetup0;
         System.out.printf(Locale.ROOT,
-                "%-8s %-9s %7d %9.1f %9.1f %9.1f %6d %7.0f %7d %7d %7d %8.1f %8.1f %8.1f %8.0f %8.0f%n", scene,
+                "%-8s %-9s %7d %9.1f %9.1f %9.1f %6d %7.0f %7d %7d %7d %8.1f %8.1f %8.1f %8.0f %8.0f %8.0f %8.0f%n", scene,
                 op, n, p50, p99, max, events, events / (nanos / 1e9), s.unitsOver1ms() - loops.s0.unitsOver1ms(),
                 s.unitsOver10ms() - loops.s0.unitsOver10ms(), b.unitsOver10ms() - loops.b0.unitsOver10ms(),
                 Loops.ms(loops.server), Loops.ms(loops.busy), Loops.ms(loops.storm),
                 events == 0 ? sCpu / 1e3 / Math.max(1, n) : (sCpu - n * serverCpuPerOp) / 1e3 / events,
-                events == 0 ? Double.NaN : cCpu / 1e3 / events);
+                events == 0 ? Double.NaN : cCpu / 1e3 / events, events == 0 ? Double.NaN : sSet / 1e3 / events,
+                events == 0 ? Double.NaN : cSet / 1e3 / events);
         if (events == 0) {
             serverCpuPerOp = sCpu / (double) Math.max(1, n);
         }

@@ -148,8 +148,10 @@ public final class ConnectOptions {
      * These options with credentials made afresh for each connect, a PeerPool's reconnects
      * included (a MAC over a timestamp and a nonce: {@link SharedSecretAuthenticator#credentials(byte[])}).
      *
-     * @param supplier called on an event loop once per connect; must not block; its bytes must be 1
-     *     to 255 long, or the connect fails with an {@link IllegalArgumentException}
+     * @param supplier called once per connect, on the instance's set-up thread where the transport
+     *     builds connections off the loop (fabric, rpma), else on an event loop; must not block (the
+     *     instance's other connects wait for it); its bytes must be 1 to 255 long, or the connect
+     *     fails with an {@link IllegalArgumentException}
      * @return new options
      * @throws IllegalStateException on options with raw private data, which carry no hello
      */

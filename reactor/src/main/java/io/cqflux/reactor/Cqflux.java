@@ -21,6 +21,7 @@ import io.cqflux.reactor.internal.connection.PeerControl;
 import io.cqflux.reactor.internal.resources.ConnectionFactory;
 import io.cqflux.reactor.internal.resources.Instrumentation;
 import io.cqflux.reactor.internal.resources.LoopGroup;
+import io.cqflux.reactor.internal.resources.SetupThread;
 import io.cqflux.reactor.internal.resources.Shutdown;
 import io.cqflux.reactor.internal.resources.Startup;
 import java.lang.foreign.MemorySegment;
@@ -106,7 +107,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
         this.shutdownTimeout = b.shutdownTimeout;
         this.threadNamePrefix = threadNamePrefix;
         this.factory = new ConnectionFactory(this, transport, config, limits, this.loops, buffers, instrumentation,
-                closing);
+                closing, new SetupThread(threadNamePrefix));
         this.connections = factory.connections();
         this.shutdown = new Shutdown(this, this.loops, connections, transport, closing, new Shutdown.Owned() {
             @Override
@@ -133,7 +134,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
             public Collection<Region> regions() {
                 return regions;
             }
-        });
+        }, factory.setups());
     }
 
     /** {@return a builder with the defaults: AUTO transport on the loopback address, one blocking loop} */

@@ -10,7 +10,6 @@ import io.cqflux.reactor.internal.connection.ConnectionCore;
 import io.cqflux.reactor.internal.connection.Lifecycle;
 import io.cqflux.reactor.internal.connection.PeerControl;
 import io.cqflux.reactor.internal.connection.PeerHello;
-import io.cqflux.reactor.internal.connection.ReceivePool;
 import io.cqflux.reactor.internal.connection.SharedReceivePool;
 import java.net.InetSocketAddress;
 import java.time.Duration;
@@ -61,17 +60,14 @@ public final class RdmaServer implements Disposable, AutoCloseable {
     private final InetSocketAddress address;
     /** Decides on each request from its raw private data; null: a cqflux hello server. */
     private final Function<byte[], AcceptDecision> rawAccept;
-    /** Receives kept posted ahead of demand on each connection; -1: the connection's default. */
-    private final int receivePrefetch;
-    private final boolean endOnReceiveOverflow;
-    /** Whether the prefetch is posted before each accept (raw private data only). */
-    private final boolean receivesBeforeAccept;
     /** Buffers of the shared receive pool; 0: each connection has its own (AcceptOptions.withSharedReceivePool). */
     private final int sharedReceiveBuffers;
     /** The connections' shared receive pool, registered on the first accept (written by the loop thread). */
     private volatile SharedReceivePool sharedReceives;
     /** Where established connections go: the handler, or {@link #connections()}. */
     private final ServerOutlet outlet;
+    /** How admitted requests are accepted (their native part off the loop where the transport allows it). */
+    private final ServerAccepts accepts;
     private final CompletableFuture<Void> closed = new CompletableFuture<>();
     private final AtomicBoolean disposed = new AtomicBoolean();
     private Registration registration;
@@ -93,9 +89,6 @@ public final class RdmaServer implements Disposable, AutoCloseable {
         this.config = config;
         this.address = listener.address();
         this.rawAccept = rawAccept;
-        this.receivePrefetch = options == null ? -1 : options.receivePrefetch();
-        this.endOnReceiveOverflow = options == null || options.endsOnReceiveOverflow();
-        this.receivesBeforeAccept = rawAccept != null && options != null && options.receivesBeforeAccept();
         this.sharedReceiveBuffers = sharedReceiveChunk(options, config, rawAccept != null,
                 owner.limits().receiveBufferSize());
         AcceptOptions o = options != null ? options : AcceptOptions.defaults(exposed);
@@ -105,6 +98,12 @@ public final class RdmaServer implements Disposable, AutoCloseable {
         this.authentication = o.authenticator() == null ? null
                 : new ServerAuthentication(this, loop, o.authenticator(), admission, handshakeTimeout);
         this.outlet = new ServerOutlet(toString(), handler, bufferSize);
+        // Receives kept posted ahead of demand on each connection (-1: the connection's default);
+        // posted before each accept only with raw private data.
+        this.accepts = new ServerAccepts(this, owner, loop, config, exposed, admission, outlet, handshakeTimeout,
+                rawAccept != null, options == null ? -1 : options.receivePrefetch(),
+                options == null || options.endsOnReceiveOverflow(),
+                rawAccept != null && options != null && options.receivesBeforeAccept());
     }
 
     /** Loop thread: starts watching the listener. */
@@ -136,8 +135,9 @@ public final class RdmaServer implements Disposable, AutoCloseable {
     }
 
     /**
-     * The most requests one readiness call of the listener takes. Why: each accept is native
-     * set-up on this loop (endpoint, queues, registrations, fi_accept), and a burst of clients
+     * The most requests one readiness call of the listener takes. Why: each accept is set-up
+     * work on this loop (the request's read and admission, the adoption; and the native accept
+     * itself where the transport keeps it on the loop, ServerAccepts), and a burst of clients
      * queues many requests at once; taken all in one call, every other connection of the loop
      * waits for the whole burst (docs/performance.md, "Connection set-up"). What must hold: no
      * request is stranded by the early return. The listener stays ready while requests are
@@ -219,7 +219,7 @@ public final class RdmaServer implements Disposable, AutoCloseable {
                     h.done();
                     continue;
                 }
-                acceptAndStart(h, acceptData, PeerControl.none(), null);
+                accepts.accept(h, acceptData, null);
                 continue;
             }
             // A request that is not a cqflux hello is refused before anything is accepted,
@@ -298,14 +298,12 @@ public final class RdmaServer implements Disposable, AutoCloseable {
         core.start(RdmaConnection::dispose, e -> { });
     }
 
-    /** Registers what the request's connection is given (control words, exposures) and accepts it. Loop thread. */
+    /**
+     * Accepts a hello request the admission (and the authenticator) let in: its control words,
+     * exposures and the accept are {@link ServerAccepts}'s (on the set-up thread where the
+     * transport allows it). Loop thread.
+     */
     void serve(ServerAdmission.Handshake h) {
-        // Each accept names the connection's own control words and its own registrations of the
-        // exposed regions, never a region that was closed since the bind: such a request is
-        // refused, not served a dead region.
-        PeerControl control = null;
-        ExposureSet exposures = null;
-        byte[] acceptData;
         try {
             if (sharedReceiveBuffers > 0 && !closing) {
                 if (sharedReceives == null) {
@@ -314,170 +312,13 @@ public final class RdmaServer implements Disposable, AutoCloseable {
                 }
                 sharedReceives.ensureRoom(); // this connection's starting window, however many idle ones hold theirs
             }
-            control = PeerControl.register(owner.transport());
-            exposures = ExposureSet.register(exposed, admission.liveExposures());
-            acceptData = owner.acceptHello(exposures.descriptors(), control, owner.transport().maxAcceptPrivateData());
         } catch (RuntimeException e) {
-            if (control != null) {
-                control.close();
-            }
-            if (exposures != null) {
-                exposures.close();
-            }
             LOG.warn("refusing a connection on " + address + ": " + e.getMessage());
             rejectQuietly(h.req);
             h.done();
             return;
         }
-        acceptAndStart(h, acceptData, control, exposures);
-    }
-
-    /**
-     * Accepts a request for the next loop (chosen first: the transport may bind it to that loop's
-     * queues) and starts it there; its exposures are revoked with its native side (keys die too).
-     */
-    private void acceptAndStart(ServerAdmission.Handshake h, byte[] acceptData, PeerControl control,
-                                ExposureSet exposures) {
-        ConnectionRequest req = h.req;
-        ReceivePool early;
-        try {
-            early = receivesBeforeAccept(req);
-        } catch (RuntimeException e) {
-            control.close();
-            closeExposures(exposures);
-            // receivesBeforeAccept rejected the request before it freed the pool.
-            LOG.warn("posting receives before accepting a connection on " + address + " failed; the request"
-                    + " is rejected", e);
-            h.done();
-            return;
-        }
-        EventLoop target = owner.nextLoop();
-        Connection spi;
-        try {
-            spi = req.accept(acceptData, target);
-        } catch (RuntimeException e) {
-            control.close();
-            closeExposures(exposures);
-            if (early != null) {
-                early.close(); // its receives went with the request
-            }
-            LOG.warn("accepting a connection on " + address + " failed", e);
-            h.done();
-            return;
-        }
-        ConnectionCore core = owner.adopt(target, spi, config, control, rawAccept != null);
-        core.onPeerViolation(admission::peerViolation);
-        core.closed.whenComplete((v, t) -> {
-            // The native connection is gone: no key of its exposures may outlive it.
-            closeExposures(exposures);
-            if (h.end() == ServerAdmission.Handshake.ESTABLISHED) {
-                admission.released();
-            }
-        });
-        // The handshake's time runs from the request's arrival (the authenticator's included).
-        Duration left = handshakeTimeout.minusNanos(System.nanoTime() - h.arrived);
-        h.timeout(loop.schedule(left.isNegative() ? Duration.ZERO : left, () -> {
-            // The timer must claim the handshake: establishment on the target loop may win
-            // the race, and a connection already handed out is not the timer's to close.
-            if (h.timeOut()) {
-                admission.timedOut("incoming connection on " + address + " from " + ServerAdmission.peerOf(req) + " was not"
-                        + " established within " + handshakeTimeout.toMillis() + " ms; it is closed");
-                core.closeAsync();
-            }
-        }));
-        try {
-            if (receivePrefetch >= 0) {
-                core.receiver.prefetch(receivePrefetch, rawAccept != null); // AcceptOptions.withReceivePrefetch
-            }
-            core.receiver.endOnOverflow(endOnReceiveOverflow);
-            if (early != null) {
-                core.receiver.adopt(early); // before start: the table's first contexts are its receives'
-            }
-            if (sharedReceives != null) {
-                core.receiver.share(sharedReceives); // a peer with credits: its receives come from the server's pool
-            }
-        } catch (RuntimeException e) {
-            // The core owns the connection, its control words and the adopted pool: ending it
-            // (on its loop) releases them (its closed future closes the exposures and ends the
-            // handshake), and the accept loop goes on with the next request.
-            LOG.warn("setting up the receives of a connection accepted on " + address + " failed; it is"
-                    + " closed", e);
-            endOnItsLoop(core, target, e);
-            return;
-        }
-        Runnable start = () -> core.start(c -> {
-            if (h.establish()) {
-                admission.established();
-                outlet.emit(c);
-            } else {
-                c.dispose(); // its handshake timed out just now
-            }
-        }, e -> LOG.warn("incoming connection on " + address + " failed before it was established: "
-                + e.getMessage()));
-        if (target == loop) {
-            start.run();
-        } else {
-            try {
-                target.execute(start);
-            } catch (RuntimeException e) {
-                core.end(e, null);
-            }
-        }
-    }
-
-    private static void closeExposures(ExposureSet exposures) {
-        if (exposures != null) {
-            try {
-                exposures.close();
-            } catch (RuntimeException e) {
-                LOG.warn("revoking a connection's exposures failed", e);
-            }
-        }
-    }
-
-    /**
-     * Posts the connection's receive prefetch on a request before it is accepted
-     * ({@code rpma_conn_req_recv(3)}), so that a client which sends at once finds receives
-     * posted; {@code null} when there is nothing to post (the option is off, or the prefetch or
-     * the receive queue is 0). On a transport that cannot post before accepting the pool comes
-     * back with none posted, and the connection posts once established.
-     */
-    private ReceivePool receivesBeforeAccept(ConnectionRequest req) {
-        int count = config.receiveQueueSize();
-        int n = Math.min(receivePrefetch < 0 ? count : receivePrefetch, count);
-        if (!receivesBeforeAccept || n == 0) {
-            return null;
-        }
-        ReceivePool p;
-        try {
-            p = ReceivePool.allocate(owner.transport(), count, owner.limits().receiveBufferSize());
-        } catch (RuntimeException e) {
-            rejectQuietly(req);
-            throw e;
-        }
-        try {
-            p.postBeforeAccept(req, n);
-        } catch (RuntimeException | Error e) {
-            // The receives posted so far point into the pool's registered memory: the request
-            // (and with it those receives) goes first, the memory after.
-            rejectQuietly(req);
-            p.close();
-            throw e;
-        }
-        return p;
-    }
-
-    /** Ends a connection that never started, on its loop's thread, or here when that loop is gone. */
-    private void endOnItsLoop(ConnectionCore core, EventLoop target, RuntimeException cause) {
-        if (target == loop) {
-            core.end(cause, null);
-            return;
-        }
-        try {
-            target.execute(() -> core.end(cause, null));
-        } catch (RuntimeException e) {
-            core.end(cause, null);
-        }
+        accepts.accept(h, null, sharedReceives);
     }
 
     /**

@@ -169,6 +169,18 @@ final class FaultyTransport implements Transport {
         return new FaultyConnection(inner.connect(address, config, privateData), this);
     }
 
+    /** As the wrapped transport: a connection and its wrapper are made on one thread and handed to the loop together. */
+    @Override
+    public boolean connectsOffLoop() {
+        return inner.connectsOffLoop();
+    }
+
+    /** As the wrapped transport (see {@link #connectsOffLoop()}). */
+    @Override
+    public boolean acceptsOffLoop() {
+        return inner.acceptsOffLoop();
+    }
+
     @Override
     public void close() {
         inner.close();

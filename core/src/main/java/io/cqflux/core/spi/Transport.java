@@ -153,6 +153,28 @@ public interface Transport extends AutoCloseable {
         return connect(address, config, privateData);
     }
 
+    /**
+     * {@return whether {@link #connect(InetSocketAddress, ConnectionConfig, byte[], Object)} (and
+     * the registrations a connect makes) may run on a thread other than the affinity's loop, while
+     * that loop serves the affinity's other connections: then a caller may build a connection on a
+     * set-up thread and hand it to its loop, which alone uses it from then on. The default is the
+     * safe answer, no: a transport says yes only where its native library allows it}
+     */
+    default boolean connectsOffLoop() {
+        return false;
+    }
+
+    /**
+     * {@return whether {@link ConnectionRequest#accept(byte[], Object)} (with the request's
+     * {@link ConnectionRequest#receiveBeforeAccept receives before the accept}) may run on a thread
+     * other than the one that reads the listener, while that thread goes on reading it; the
+     * request is then answered by that one other thread only. The default is no (see
+     * {@link #connectsOffLoop()})}
+     */
+    default boolean acceptsOffLoop() {
+        return false;
+    }
+
     /** Frees the transport's native objects; idempotent. */
     @Override
     void close();

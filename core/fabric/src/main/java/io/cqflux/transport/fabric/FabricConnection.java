@@ -55,7 +55,9 @@ import java.util.List;
  * WR_FLUSH_ERR). The reactive layer's contexts never have the top bit set (InFlightTable), so
  * none collides with the marker.
  *
- * <p>Threading: loop-confined (see {@link Connection}); {@link #description()} is thread-safe.
+ * <p>Threading: loop-confined (see {@link Connection}) once handed to its loop; it may be built
+ * (connect, accept) on another thread first (FabricTransport#connectsOffLoop), while the loop
+ * routes its events already; {@link #description()} is thread-safe.
  * Lifetime: {@link #close()} closes the endpoint, then the CQs, then releases the EQ, which its
  * LoopQueues closes after its last endpoint ({@code fi_endpoint(3)}: an endpoint must be closed
  * before the objects bound to it); an endpoint that fails to close keeps them all, logged once

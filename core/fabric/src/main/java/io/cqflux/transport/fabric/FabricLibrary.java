@@ -1,6 +1,7 @@
 package io.cqflux.transport.fabric;
 
 import io.cqflux.core.NativeCallException;
+import io.cqflux.core.TransportUnavailableException;
 import io.cqflux.transport.fabric.ffm.fabric_h;
 import io.cqflux.transport.fabric.ffm.fi_ops;
 import io.cqflux.transport.fabric.ffm.fid;
@@ -124,6 +125,36 @@ final class FabricLibrary {
 
     /** The {@link #MR_CACHE_MONITOR} value that turns libfabric's MR cache off. */
     static final String MR_CACHE_OFF = "disabled";
+
+    /**
+     * Refuses a provider that would register regions through libfabric's MR cache (see
+     * {@link #MR_CACHE_MONITOR}): every provider but tcp, unless the cache is off.
+     * cqflux turns it off itself; this fires only when the user's environment turned it on.
+     */
+    static void refuseMrCache(String provider) {
+        String why = mrCacheRefusal(provider, nativeEnv(MR_CACHE_MONITOR));
+        if (why != null) {
+            throw new TransportUnavailableException("fabric", why, null);
+        }
+    }
+
+    /**
+     * @param provider the provider's name
+     * @param monitor the value of {@link #MR_CACHE_MONITOR}, null when unset
+     * @return why the provider is refused with that MR cache setting, or null when it is not
+     */
+    static String mrCacheRefusal(String provider, String monitor) {
+        if ("tcp".equals(provider)) {
+            return null; // tcp registers through no cache (util MR map): access and close are exact
+        }
+        if (monitor == null || MR_CACHE_OFF.equals(monitor)) {
+            return null;
+        }
+        return "provider '" + provider + "' with " + MR_CACHE_MONITOR + "=" + monitor
+                + ": libfabric's MR cache would register every region with all remote access rights and keep it"
+                + " registered after close; unset " + MR_CACHE_MONITOR + " or set it to "
+                + MR_CACHE_OFF;
+    }
 
     /**
      * {@code getenv(3)} of the process environment (not {@link System#getenv}, which is a copy

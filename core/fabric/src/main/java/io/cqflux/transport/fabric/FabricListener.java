@@ -24,8 +24,12 @@ import java.util.Set;
 
 /**
  * A passive endpoint ({@code fi_endpoint(3)} {@code fi_passive_ep}) listening with its own event
- * queue. Loop-confined after construction; {@link #close()} is idempotent and leaves accepted
- * connections alive.
+ * queue. Its reads are loop-confined after construction; a request it handed out may be
+ * answered (accepted or rejected) by one other thread, the reactive layer's set-up thread
+ * (FabricTransport#acceptsOffLoop), while the loop goes on reading: the answer and
+ * {@link #close()} hold the listener's lock, so a close waits for an accept in progress and an
+ * answer after the close throws. {@link #close()} is idempotent and leaves accepted connections
+ * alive.
  *
  * <p><b>Pending requests on close.</b> A connection request is an {@code FI_CONNREQ} event whose
  * {@code fi_info} the application owns ({@code fi_freeinfo}) and whose {@code info->handle} holds

@@ -241,7 +241,7 @@ final class FabricTransport implements Transport {
             // regard to case (libfabric 1.17 gives "TCP" and "Tcp" the provider "tcp"), and every
             // check of the provider (isTcp, the trywait answers, the MR cache rule) compares names.
             String provider = FabricLibrary.string(fi_fabric_attr.prov_name(fi_info.fabric_attr(info)));
-            refuseMrCache(provider);
+            FabricLibrary.refuseMrCache(provider);
             MemorySegment pp = tmp.allocate(ValueLayout.ADDRESS);
             FabricLibrary.check("fi_fabric", fi_fabric(fi_info.fabric_attr(info), pp, MemorySegment.NULL), provider);
             fabric = pp.get(C_POINTER, 0);
@@ -264,36 +264,6 @@ final class FabricTransport implements Transport {
             }
             throw e;
         }
-    }
-
-    /**
-     * Refuses a provider that would register regions through libfabric's MR cache (see
-     * {@link FabricLibrary#MR_CACHE_MONITOR}): every provider but tcp, unless the cache is off.
-     * cqflux turns it off itself; this fires only when the user's environment turned it on.
-     */
-    private static void refuseMrCache(String provider) {
-        String why = mrCacheRefusal(provider, FabricLibrary.nativeEnv(FabricLibrary.MR_CACHE_MONITOR));
-        if (why != null) {
-            throw new TransportUnavailableException("fabric", why, null);
-        }
-    }
-
-    /**
-     * @param provider the provider's name
-     * @param monitor the value of {@link FabricLibrary#MR_CACHE_MONITOR}, null when unset
-     * @return why the provider is refused with that MR cache setting, or null when it is not
-     */
-    static String mrCacheRefusal(String provider, String monitor) {
-        if ("tcp".equals(provider)) {
-            return null; // tcp registers through no cache (util MR map): access and close are exact
-        }
-        if (monitor == null || FabricLibrary.MR_CACHE_OFF.equals(monitor)) {
-            return null;
-        }
-        return "provider '" + provider + "' with " + FabricLibrary.MR_CACHE_MONITOR + "=" + monitor
-                + ": libfabric's MR cache would register every region with all remote access rights and keep it"
-                + " registered after close; unset " + FabricLibrary.MR_CACHE_MONITOR + " or set it to "
-                + FabricLibrary.MR_CACHE_OFF;
     }
 
     MemorySegment fabric() {
@@ -543,6 +513,11 @@ final class FabricTransport implements Transport {
         return FabricListener.open(this, address, config);
     }
 
+    /** {@return the domain's threading level as the provider granted it (fi_domain(3) enum fi_threading)} */
+    int threading() {
+        return fi_domain_attr.threading(fi_info.domain_attr(info));
+    }
+
     LoopQueues loopQueues() {
         return loopQueues;
     }
@@ -562,6 +537,26 @@ final class FabricTransport implements Transport {
         ensureOpen();
         return FabricConnection.connect(this, address, config, privateData == null ? new byte[0] : privateData,
                 affinity);
+    }
+
+    /**
+     * Yes where the domain is {@code FI_THREAD_SAFE}, as the hints ask ({@link FabricInfo#getinfo};
+     * tcp and verbs grant it: FabricThreadingTest, FabricVerbsThreadingTest). {@code fi_domain(3)}:
+     * then all objects, endpoints and queues included, may be used by several threads at once,
+     * so {@code fi_getinfo}, {@code fi_mr_reg}, {@code fi_cq_open}, {@code fi_endpoint},
+     * {@code fi_ep_bind} to the loop's shared EQ (which that loop reads meanwhile), {@code fi_enable}
+     * and {@code fi_connect} may run on a set-up thread. An event the loop reads before the
+     * hand-over waits in the connection's {@link FabricEvents} (routed before {@code fi_connect}).
+     */
+    @Override
+    public boolean connectsOffLoop() {
+        return threading() == FI_THREAD_SAFE();
+    }
+
+    /** As {@link #connectsOffLoop()}; a request's answer and the listener's close are one step apart (FabricListener). */
+    @Override
+    public boolean acceptsOffLoop() {
+        return connectsOffLoop();
     }
 
     /**

@@ -27,7 +27,8 @@ import java.util.concurrent.atomic.AtomicReference;
  * <p>Threading: {@link #dispatch()} and the members run on the loop thread of the queue's
  * endpoints; {@link #route}, {@link #closeEndpoint} may come from another thread (an accept on
  * the listener's loop for a connection another loop serves, which closes it when fi_accept
- * fails), hence the concurrent map. A read and the lookup of its endpoint's route are one step
+ * fails; a connect or an accept on the reactive layer's set-up thread, which builds the
+ * connection before its loop knows it), hence the concurrent map. A read and the lookup of its endpoint's route are one step
  * against an endpoint's fi_close and the removal of its route (one lock, uncontended but for such
  * a close): otherwise the loop could read an entry of endpoint X, X be closed and unrouted, a new
  * endpoint be routed at X's address, and the lookup hand it X's event.

@@ -107,10 +107,10 @@ class FabricTransportTest extends TransportFixture {
         if (System.getenv(FabricLibrary.MR_CACHE_MONITOR) == null) {
             assertEquals(FabricLibrary.MR_CACHE_OFF, FabricLibrary.nativeEnv(FabricLibrary.MR_CACHE_MONITOR));
         }
-        assertEquals(null, FabricTransport.mrCacheRefusal("verbs", null));
-        assertEquals(null, FabricTransport.mrCacheRefusal("verbs", "disabled"));
-        assertEquals(null, FabricTransport.mrCacheRefusal("tcp", "memhooks"));
-        String why = FabricTransport.mrCacheRefusal("verbs", "memhooks");
+        assertEquals(null, FabricLibrary.mrCacheRefusal("verbs", null));
+        assertEquals(null, FabricLibrary.mrCacheRefusal("verbs", "disabled"));
+        assertEquals(null, FabricLibrary.mrCacheRefusal("tcp", "memhooks"));
+        String why = FabricLibrary.mrCacheRefusal("verbs", "memhooks");
         assertTrue(why != null && why.contains("FI_MR_CACHE_MONITOR=memhooks") && why.contains("disabled"), why);
     }
 

@@ -379,6 +379,35 @@ final class RpmaTransport implements Transport {
     }
 
     /**
+     * Yes. Facts the answer depends on (librpma's THREAD_SAFETY.md, referenced by librpma(7)):
+     * {@code rpma_conn_req_new} is thread-safe when each thread uses a connection configuration of
+     * its own (each connect makes and deletes its own, {@link #newConnCfg}), and
+     * {@code rpma_conn_req_connect} when each thread uses a request of its own (a connect's is
+     * its own); the peer may be shared by threads making separate connections; {@code rpma_mr_reg}
+     * is reached from any thread already (regions are registered by the application's threads).
+     * The active side's CM id is created by {@code rpma_conn_req_new} on no event channel and
+     * migrated to the connection's own, which no loop reads yet: nothing polls a channel under the
+     * migration ({@code rdma_migrate_id(3)}).
+     */
+    @Override
+    public boolean connectsOffLoop() {
+        return true;
+    }
+
+    /**
+     * No: the passive side's accept ({@code rpma_conn_req_connect(3)} of a request from
+     * {@code rpma_ep_next_conn_req(3)}) migrates the request's CM id from the listener's event
+     * channel to the connection's own ({@code rpma_conn_new} calls {@code rdma_migrate_id}), and
+     * {@code rdma_migrate_id(3)} says that no one may poll for events on the id's current channel
+     * during the migration, while the listener's loop reads that channel whenever it is readable.
+     * So a request is accepted on the thread that reads the listener.
+     */
+    @Override
+    public boolean acceptsOffLoop() {
+        return false;
+    }
+
+    /**
      * {@code rpma_conn_req_connect(3)}: consumes {@code req} whether it succeeds or not. The
      * private data goes verbatim; empty data goes as none (NULL), which librpma allows, where an
      * empty buffer is {@code RPMA_E_INVAL}.

@@ -27,12 +27,14 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
 import reactor.core.publisher.Mono;
+import reactor.core.publisher.MonoSink;
 
 /**
  * How an instance makes connections: it connects (a hello or raw private data in the request,
  * the transport's connect on a loop of the group, the connection's start there), adopts the
  * connections its servers accept, encodes this side's hello, and keeps every connection until
- * its release (what the shutdown closes). Thread-safe; a connect's native work runs on its loop.
+ * its release (what the shutdown closes). Thread-safe; a connect's native work runs on the set-up
+ * thread where the transport allows it, else on its loop (see {@link Connect}).
  */
 public final class ConnectionFactory {
     private static final ApiAccess API = ApiAccess.get();
@@ -47,6 +49,8 @@ public final class ConnectionFactory {
     /** The owner's shutdown flag: read here, set by the owner. */
     private final AtomicBoolean closing;
     private final Set<ConnectionCore> connections = ConcurrentHashMap.newKeySet();
+    /** Where connects and accepts make their native part, where the transport allows it. */
+    private final SetupThread setups;
 
     /**
      * @param owner the instance, for messages
@@ -57,9 +61,12 @@ public final class ConnectionFactory {
      * @param buffers its staging buffers
      * @param instrumentation its listeners
      * @param closing its shutdown flag (read only here)
+     * @param setups its set-up thread
      */
     public ConnectionFactory(Object owner, Transport transport, ConnectionConfig config, Limits limits, LoopGroup loops,
-                             BufferPool buffers, Instrumentation instrumentation, AtomicBoolean closing) {
+                             BufferPool buffers, Instrumentation instrumentation, AtomicBoolean closing,
+                             SetupThread setups) {
+        this.setups = setups;
         this.owner = owner;
         this.transport = transport;
         this.config = config;
@@ -68,6 +75,11 @@ public final class ConnectionFactory {
         this.buffers = buffers;
         this.instrumentation = instrumentation;
         this.closing = closing;
+    }
+
+    /** {@return the instance's set-up thread} */
+    public SetupThread setups() {
+        return setups;
     }
 
     /** {@return the connections not released yet (live view)} */
@@ -118,64 +130,19 @@ public final class ConnectionFactory {
                     }
                 }
             });
-            Runnable task = () -> {
-                loop.noteSetup("cqflux.connect"); // the library's own work: not a blocked-loop WARN
-                if (handedOver.get()) {
+            Connect c = new Connect(address, regionList, raw, receivePrefetch, credentials, endOnReceiveOverflow,
+                    releases, loop, sink, ref, handedOver);
+            if (transport.connectsOffLoop()) {
+                try {
+                    setups.execute(c::build);
                     return;
-                }
-                if (closing.get()) {
-                    // A hand-over that the loop dropped in its shutdown runs after it ended.
-                    loop.noteOperation("cqflux.connect"); // subscriber code: reported if it blocks
+                } catch (RuntimeException e) {
                     sink.error(new ResourceClosedException("cqflux is closed: cannot connect to " + address));
                     return;
                 }
-                PeerControl control = null;
-                Connection spi;
-                try {
-                    byte[] requestData;
-                    if (raw != null) {
-                        control = PeerControl.none();
-                        checkRawConnectData(raw);
-                        requestData = raw;
-                    } else {
-                        control = PeerControl.register(transport);
-                        byte[] cred = credentials == null ? new byte[0] : credentials.get();
-                        if (cred == null) {
-                            throw new IllegalArgumentException("the credentials supplier returned null");
-                        }
-                        requestData = hello(regionList, control, cred, transport.maxConnectPrivateData());
-                    }
-                    spi = transport.connect(address, config, requestData, loop); // the loop that serves it
-                } catch (RuntimeException e) {
-                    if (control != null) {
-                        control.close();
-                    }
-                    loop.noteOperation("cqflux.connect");
-                    sink.error(e);
-                    return;
-                }
-                ConnectionCore core = adopt(loop, spi, config, control, raw != null);
-                if (receivePrefetch >= 0) {
-                    core.receiver.prefetch(receivePrefetch, raw != null); // ConnectOptions.withReceivePrefetch
-                }
-                core.receiver.endOnOverflow(endOnReceiveOverflow);
-                ref.set(core);
-                // A PeerPool keeps the release of every connection it starts, a cancelled one's too.
-                if (releases != null) {
-                    releases.accept(core.closed);
-                }
-                if (handedOver.get()) {
-                    core.end(new ResourceClosedException("connect to " + address + " cancelled"), null);
-                    return;
-                }
-                core.start(c -> {
-                    if (handedOver.compareAndSet(false, true)) {
-                        sink.success(c);
-                    }
-                }, sink::error);
-            };
+            }
             try {
-                loop.executeOrAfterTermination(task);
+                loop.executeOrAfterTermination(c::onLoop);
             } catch (RuntimeException e) {
                 sink.error(new ResourceClosedException("cqflux is closed: cannot connect to " + address));
             }
@@ -188,6 +155,169 @@ public final class ConnectionFactory {
         return LoopSafeMono.of(m.timeout(t, Mono.defer(() -> Mono.error(new ConnectionException(ConnectionEvent.UNREACHABLE,
                 "connect to " + address + " timed out after " + t.toMillis() + " ms"))))
                 .doOnDiscard(RdmaConnection.class, RdmaConnection::dispose), RdmaConnection.class, RdmaConnection::dispose);
+    }
+
+    /**
+     * One connect's steps. The native part ({@link #nativePart}: the control words'
+     * registration, the hello, the transport's connect) runs on the instance's set-up thread
+     * where the transport allows it ({@link #build}), else on the loop ({@link #onLoop}); the
+     * adoption and the start run on the connection's loop ({@link #start}), which from then on
+     * alone touches the connection: the loop's task queue carries it over (happens-before).
+     *
+     * <p>What must hold on cancellation (the subscriber's or the timeout's, which claim
+     * {@code handedOver}): cancelled while queued, nothing native is made; cancelled while the
+     * native part runs, it finishes and the loop ends the connection through its own close, as for
+     * one cancelled while establishing. Until {@link #start} nothing of it is registered with the
+     * loop and no receive is posted, so nothing the NIC may touch is freed early. When the
+     * instance is closing by the time the loop would adopt it, it is closed there and then instead
+     * (the shutdown waits for the set-up thread before it frees the transport).
+     */
+    private final class Connect {
+        private final InetSocketAddress address;
+        private final List<Region> regionList;
+        private final byte[] raw;
+        private final int receivePrefetch;
+        private final Supplier<byte[]> credentials;
+        private final boolean endOnReceiveOverflow;
+        private final Consumer<CompletableFuture<Void>> releases;
+        private final EventLoop loop;
+        private final MonoSink<RdmaConnection> sink;
+        private final AtomicReference<ConnectionCore> ref;
+        private final AtomicBoolean handedOver;
+
+        Connect(InetSocketAddress address, List<Region> regionList, byte[] raw, int receivePrefetch,
+                Supplier<byte[]> credentials, boolean endOnReceiveOverflow, Consumer<CompletableFuture<Void>> releases,
+                EventLoop loop, MonoSink<RdmaConnection> sink, AtomicReference<ConnectionCore> ref,
+                AtomicBoolean handedOver) {
+            this.address = address;
+            this.regionList = regionList;
+            this.raw = raw;
+            this.receivePrefetch = receivePrefetch;
+            this.credentials = credentials;
+            this.endOnReceiveOverflow = endOnReceiveOverflow;
+            this.releases = releases;
+            this.loop = loop;
+            this.sink = sink;
+            this.ref = ref;
+            this.handedOver = handedOver;
+        }
+
+        private ResourceClosedException closed() {
+            return new ResourceClosedException("cqflux is closed: cannot connect to " + address);
+        }
+
+        /** Set-up thread: the native part, then the hand-over to the loop. */
+        void build() {
+            assert setups.inSetupThread() : "a connect's set-up runs on " + setups;
+            if (handedOver.get()) {
+                return; // cancelled while queued: nothing native exists
+            }
+            if (closing.get()) {
+                sink.error(closed());
+                return;
+            }
+            Built b = nativePart();
+            if (b == null) {
+                return;
+            }
+            try {
+                loop.executeOrAfterTermination(() -> start(b));
+            } catch (RuntimeException e) {
+                b.release();
+                sink.error(closed());
+            }
+        }
+
+        /** Loop thread, for a transport whose connect may not leave it: all of it there. */
+        void onLoop() {
+            loop.noteSetup("cqflux.connect"); // the library's own work: not a blocked-loop WARN
+            if (handedOver.get()) {
+                return;
+            }
+            if (closing.get()) {
+                // A hand-over that the loop dropped in its shutdown runs after it ended.
+                loop.noteOperation("cqflux.connect"); // subscriber code: reported if it blocks
+                sink.error(closed());
+                return;
+            }
+            Built b = nativePart();
+            if (b != null) {
+                start(b);
+            }
+        }
+
+        /** {@return the transport's connection and its control words, or null once the sink failed} */
+        private Built nativePart() {
+            PeerControl control = null;
+            try {
+                byte[] requestData;
+                if (raw != null) {
+                    control = PeerControl.none();
+                    checkRawConnectData(raw);
+                    requestData = raw;
+                } else {
+                    control = PeerControl.register(transport);
+                    byte[] cred = credentials == null ? new byte[0] : credentials.get();
+                    if (cred == null) {
+                        throw new IllegalArgumentException("the credentials supplier returned null");
+                    }
+                    requestData = hello(regionList, control, cred, transport.maxConnectPrivateData());
+                }
+                return new Built(transport.connect(address, config, requestData, loop), control); // the loop that serves it
+            } catch (RuntimeException e) {
+                if (control != null) {
+                    control.close();
+                }
+                if (loop.inEventLoop()) {
+                    loop.noteOperation("cqflux.connect");
+                }
+                sink.error(e);
+                return null;
+            }
+        }
+
+        /** The connection's loop: adopts what the native part made and starts it. */
+        private void start(Built b) {
+            if (closing.get()) {
+                // The instance is shutting down (the loop may have ended: this may run after it).
+                b.release();
+                sink.error(closed());
+                return;
+            }
+            assert loop.inEventLoop() : "a connection is adopted on its loop " + loop.name();
+            loop.noteSetup("cqflux.connect");
+            ConnectionCore core = adopt(loop, b.spi, config, b.control, raw != null);
+            if (receivePrefetch >= 0) {
+                core.receiver.prefetch(receivePrefetch, raw != null); // ConnectOptions.withReceivePrefetch
+            }
+            core.receiver.endOnOverflow(endOnReceiveOverflow);
+            ref.set(core);
+            // A PeerPool keeps the release of every connection it starts, a cancelled one's too.
+            if (releases != null) {
+                releases.accept(core.closed);
+            }
+            if (handedOver.get()) {
+                core.end(new ResourceClosedException("connect to " + address + " cancelled"), null);
+                return;
+            }
+            core.start(c -> {
+                if (handedOver.compareAndSet(false, true)) {
+                    sink.success(c);
+                }
+            }, sink::error);
+        }
+    }
+
+    /** What a connect's native part made: nothing of it is known to a loop yet. */
+    private record Built(Connection spi, PeerControl control) {
+        /** Frees it where no loop will: the connection first (it uses the control words' memory). */
+        void release() {
+            try {
+                spi.close();
+            } finally {
+                control.close();
+            }
+        }
     }
 
     /**

@@ -20,8 +20,9 @@ import reactor.util.Loggers;
  * An instance's shutdown, run once within a budget: what must stop first (the peer pools, the
  * buffer pool's takers), then servers and connections close; at the deadline (or sooner) the
  * loops shut down gracefully with what is left of it, and then force; after every loop thread
- * ended, leftovers are freed and the transport last. The loops are awaited without a deadline:
- * the transport is never freed under a loop thread still in it. Thread-safe.
+ * ended (and the set-up thread's last task), leftovers are freed and the transport last. The
+ * loops and the set-up thread are awaited without a deadline: the transport is never freed under
+ * a thread still in it. Thread-safe.
  */
 public final class Shutdown {
     /** Under the instance's name, where the guide says its shutdown overruns are logged. */
@@ -49,6 +50,8 @@ public final class Shutdown {
     /** The owner's shutdown flag: set here, once. */
     private final AtomicBoolean closing;
     private final Owned owned;
+    /** Its set-up thread: ended before the transport is freed. */
+    private final SetupThread setups;
     private final CompletableFuture<Void> terminated = new CompletableFuture<>();
 
     /**
@@ -58,9 +61,11 @@ public final class Shutdown {
      * @param transport its transport, freed last
      * @param closing its shutdown flag, which only this sets
      * @param owned what of it only its public side reaches
+     * @param setups its set-up thread, whose last task ends before the transport is freed
      */
     public Shutdown(Object owner, LoopGroup loops, Set<ConnectionCore> connections, Transport transport,
-                    AtomicBoolean closing, Owned owned) {
+                    AtomicBoolean closing, Owned owned, SetupThread setups) {
+        this.setups = setups;
         this.owner = owner;
         this.loops = loops;
         this.connections = connections;
@@ -90,6 +95,10 @@ public final class Shutdown {
         // deregisters once the operations still using its buffers are released, like any region.
         owned.stopFirst();
         List<CompletableFuture<Void>> parts = new ArrayList<>(owned.closeServers());
+        // Set-ups in progress finish and find the instance closing: each releases what it built,
+        // or hands it to its loop, which closes it (ConnectionFactory.Connect, ServerAccepts).
+        CompletableFuture<Void> setupsEnded = setups.shutdown();
+        parts.add(setupsEnded);
         for (ConnectionCore c : List.copyOf(connections)) {
             parts.add(c.closeAsync());
         }
@@ -104,10 +113,14 @@ public final class Shutdown {
                     return loops.shutdownGracefully(Duration.ofNanos(remaining(deadline)));
                 })
                 .thenCompose(f -> f)
-                .whenComplete((v, e) -> {
+                .handle((v, e) -> {
                     if (e != null) {
                         LOG.warn(owner + ": an event loop ended on an error", e);
                     }
+                    return setupsEnded; // never fails; the transport outlives every set-up
+                })
+                .thenCompose(f -> f)
+                .whenComplete((v, e) -> {
                     // The loops have ended: whatever a connection still holds is freed here and now
                     // (one failing close never keeps the others, or the transport, from closing).
                     for (ConnectionCore c : List.copyOf(connections)) {

@@ -1,0 +1,115 @@
+package io.cqflux.transport.fabric;
+
+import static io.cqflux.transport.fabric.ffm.fabric_h.FI_THREAD_SAFE;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.cqflux.core.ConnectionConfig;
+import io.cqflux.core.ConnectionEvent;
+import io.cqflux.core.spi.Connection;
+import io.cqflux.core.spi.ConnectionRequest;
+import io.cqflux.core.spi.Listener;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+/**
+ * What the reactive layer's set-up thread relies on (FabricTransport#connectsOffLoop): the domain
+ * is FI_THREAD_SAFE as granted, and a connect built on one thread, while another thread reads the
+ * loop's shared event queue it is bound to, is established and served by that other thread.
+ * Transports are opened through {@link Fabric#open}, never FabricTransport.open directly: the
+ * former loads libfabric with its signal guard (IPATH_NO_BACKTRACE; docs/troubleshooting.md), and
+ * a JVM that loaded it without dies of SIGSEGV at a later safepoint where libinfinipath is present.
+ */
+class FabricThreadingTest {
+
+    private static final InetAddress LOOPBACK = InetAddress.getLoopbackAddress();
+
+    @Test
+    void tcpDomain_isGrantedThreadSafe_soConnectsAndAcceptsMayLeaveTheLoop() {
+        try (FabricTransport t = (FabricTransport) Fabric.open("tcp", LOOPBACK)) {
+            assertEquals(FI_THREAD_SAFE(), t.threading(), "fi_domain(3) threading level the tcp provider granted");
+            assertTrue(t.connectsOffLoop());
+            assertTrue(t.acceptsOffLoop());
+        }
+    }
+
+    @Test
+    void connectBuiltOnAnotherThread_whileTheLoopThreadReadsItsSharedQueue_isEstablishedThere() throws Exception {
+        ConnectionConfig cfg = ConnectionConfig.DEFAULT;
+        Object loop = new Object(); // an affinity: the connects of one "loop" share its event queue
+        ExecutorService loopThread = Executors.newSingleThreadExecutor();
+        ExecutorService setupThread = Executors.newSingleThreadExecutor();
+        try (FabricTransport server = (FabricTransport) Fabric.open("tcp", LOOPBACK);
+             FabricTransport client = (FabricTransport) Fabric.open("tcp", LOOPBACK);
+             Listener l = server.listen(new InetSocketAddress(LOOPBACK, 0), cfg)) {
+            // A first connection of the loop, made and read on the loop thread: the shared queue exists.
+            Connection first = loopThread.submit(() -> client.connect(l.address(), cfg, new byte[0], loop)).get();
+            ConnectionRequest r1 = awaitRequest(l, loopThread, first);
+            Connection a1 = r1.accept(new byte[0]);
+            assertEquals(ConnectionEvent.ESTABLISHED, awaitEvent(loopThread, first, a1));
+            // The second is made on another thread while the loop thread keeps reading the queue.
+            CompletableFuture<Void> reading = CompletableFuture.runAsync(() -> {
+                for (int i = 0; i < 2_000; i++) {
+                    first.events().sharedBy().dispatch(); // the loop reads its shared queue
+                    assertNull(first.events().nextEvent(), "the first connection has no further event");
+                }
+            }, loopThread);
+            Connection second = setupThread.submit(() -> client.connect(l.address(), cfg, new byte[0], loop)).get();
+            reading.get(30, TimeUnit.SECONDS);
+            ConnectionRequest r2 = awaitRequest(l, loopThread, second);
+            // Accepted off the thread that reads the listener, too (acceptsOffLoop).
+            Connection a2 = setupThread.submit(() -> r2.accept(new byte[0])).get();
+            // Handed over: from here only the loop thread uses it.
+            assertEquals(ConnectionEvent.ESTABLISHED, awaitEvent(loopThread, second, a2));
+            loopThread.submit(() -> {
+                second.close();
+                first.close();
+            }).get();
+            a2.close();
+            a1.close();
+        } finally {
+            loopThread.shutdownNow();
+            setupThread.shutdownNow();
+        }
+    }
+
+    /** tcp has no progress thread: the client's loop reads its shared queue meanwhile. */
+    private static ConnectionRequest awaitRequest(Listener l, ExecutorService loopThread, Connection client)
+            throws Exception {
+        long end = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        while (System.nanoTime() < end) {
+            loopThread.submit(() -> client.events().sharedBy().dispatch()).get();
+            ConnectionRequest r = l.nextRequest();
+            if (r != null) {
+                return r;
+            }
+            Thread.sleep(1);
+        }
+        throw new AssertionError("no connection request within 10 s");
+    }
+
+    /** Reads {@code c}'s events on its loop thread, the server side's here, until one comes. */
+    private static ConnectionEvent awaitEvent(ExecutorService loopThread, Connection c, Connection server)
+            throws Exception {
+        long end = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        while (System.nanoTime() < end) {
+            server.events().nextEvent(); // its own queue: read by itself (no loop serves it)
+            ConnectionEvent e = loopThread.submit(() -> {
+                c.events().sharedBy().dispatch(); // what a loop does when the queue's fd is readable
+                return c.events().nextEvent();
+            }).get();
+            if (e != null) {
+                return e;
+            }
+            Thread.sleep(1);
+        }
+        return null;
+    }
+}

@@ -1,0 +1,305 @@
+package io.cqflux.reactor;
+
+import io.cqflux.core.ConnectionConfig;
+import io.cqflux.core.spi.Connection;
+import io.cqflux.core.spi.ConnectionRequest;
+import io.cqflux.epoll.loop.EventLoop;
+import io.cqflux.reactor.internal.connection.ConnectionCore;
+import io.cqflux.reactor.internal.connection.PeerControl;
+import io.cqflux.reactor.internal.connection.ReceivePool;
+import io.cqflux.reactor.internal.connection.SharedReceivePool;
+import io.cqflux.reactor.internal.resources.SetupThread;
+import java.time.Duration;
+import java.util.List;
+import reactor.util.Logger;
+import reactor.util.Loggers;
+
+/**
+ * How a server accepts a request that its admission (and its authenticator) let in: what the
+ * connection is given (control words, its own registrations of the exposed regions, receives
+ * posted before the accept), the transport's accept, then the connection's adoption and start.
+ *
+ * <p><b>Where each step runs.</b> The native part ({@link #build}) runs on the instance's set-up
+ * thread where the transport allows it ({@code Transport.acceptsOffLoop()}), else on the server's
+ * loop; everything else on the server's loop (admission, handshake, timers: loop-only state), and
+ * the connection's start on its own loop. The native part touches nothing of the server but the
+ * request it was handed (answered by that one thread only) and the admission's atomic exposure
+ * count; its result comes back through the server loop's task queue (happens-before), and only
+ * then does any loop know the connection. A request waiting for the set-up thread still counts as
+ * a pending handshake, so {@link AcceptOptions#withMaxPendingHandshakes} bounds that queue: past
+ * it, requests are rejected at admission, on the loop, before anything is opened for them.
+ *
+ * <p><b>What must hold on close.</b> The listener may close while a request's accept runs on the
+ * set-up thread: the transports make a request's accept and the listener's close one step apart
+ * (an accept after the close throws, and is handled as a failed accept). When the instance is
+ * closing by the time the loop would adopt a connection, the connection is closed there and then
+ * (nothing of it is registered with a loop yet, no receive was posted but those the accept took,
+ * which go with its queue pair), and the instance's shutdown waits for the set-up thread before
+ * it frees the transport.
+ */
+final class ServerAccepts {
+    private static final Logger LOG = Loggers.getLogger(RdmaServer.class);
+
+    private final RdmaServer server;
+    private final Cqflux owner;
+    private final EventLoop loop;
+    private final ConnectionConfig config;
+    private final List<Region> exposed;
+    private final ServerAdmission admission;
+    private final ServerOutlet outlet;
+    private final Duration handshakeTimeout;
+    private final boolean raw;
+    private final int receivePrefetch;
+    private final boolean endOnReceiveOverflow;
+    private final boolean receivesBeforeAccept;
+    /** Null where the transport's accepts stay on the loop. */
+    private final SetupThread setups;
+
+    ServerAccepts(RdmaServer server, Cqflux owner, EventLoop loop, ConnectionConfig config, List<Region> exposed,
+                  ServerAdmission admission, ServerOutlet outlet, Duration handshakeTimeout, boolean raw,
+                  int receivePrefetch, boolean endOnReceiveOverflow, boolean receivesBeforeAccept) {
+        this.server = server;
+        this.owner = owner;
+        this.loop = loop;
+        this.config = config;
+        this.exposed = exposed;
+        this.admission = admission;
+        this.outlet = outlet;
+        this.handshakeTimeout = handshakeTimeout;
+        this.raw = raw;
+        this.receivePrefetch = receivePrefetch;
+        this.endOnReceiveOverflow = endOnReceiveOverflow;
+        this.receivesBeforeAccept = receivesBeforeAccept;
+        this.setups = owner.transport().acceptsOffLoop() ? owner.factory.setups() : null;
+    }
+
+    /**
+     * Accepts a request: a hello request ({@code rawData} null) is given control words and
+     * exposures, a raw one is answered with {@code rawData}. Server loop.
+     *
+     * @param shared the server's shared receive pool, already with room for this connection, or null
+     */
+    void accept(ServerAdmission.Handshake h, byte[] rawData, SharedReceivePool shared) {
+        assert loop.inEventLoop() : "requests are taken on the server's loop " + loop.name();
+        if (setups == null) {
+            build(h, rawData, shared);
+            return;
+        }
+        try {
+            setups.execute(() -> build(h, rawData, shared));
+        } catch (RuntimeException e) {
+            // The instance is shutting down: nothing was opened for the request.
+            server.rejectQuietly(h.req);
+            h.done();
+        }
+    }
+
+    /** The native part, on the set-up thread or the server's loop; its outcome goes back to the loop. */
+    private void build(ServerAdmission.Handshake h, byte[] rawData, SharedReceivePool shared) {
+        ConnectionRequest req = h.req;
+        PeerControl control = null;
+        ExposureSet exposures = null;
+        byte[] acceptData;
+        try {
+            if (rawData != null) {
+                control = PeerControl.none();
+                acceptData = rawData;
+            } else {
+                // Each accept names the connection's own control words and its own registrations
+                // of the exposed regions, never a region that was closed since the bind: such a
+                // request is refused, not served a dead region.
+                control = PeerControl.register(owner.transport());
+                exposures = ExposureSet.register(exposed, admission.liveExposures());
+                acceptData = owner.acceptHello(exposures.descriptors(), control,
+                        owner.transport().maxAcceptPrivateData());
+            }
+        } catch (RuntimeException e) {
+            if (control != null) {
+                control.close();
+            }
+            closeExposures(exposures);
+            LOG.warn("refusing a connection on " + server.address() + ": " + e.getMessage());
+            server.rejectQuietly(req);
+            back(h::done);
+            return;
+        }
+        ReceivePool early;
+        try {
+            early = receivesBeforeAccept(req);
+        } catch (RuntimeException e) {
+            control.close();
+            closeExposures(exposures);
+            // receivesBeforeAccept rejected the request before it freed the pool.
+            LOG.warn("posting receives before accepting a connection on " + server.address() + " failed; the request"
+                    + " is rejected", e);
+            back(h::done);
+            return;
+        }
+        // Chosen first: the transport may bind the connection to that loop's queues.
+        EventLoop target = owner.nextLoop();
+        Connection spi;
+        try {
+            spi = req.accept(acceptData, target);
+        } catch (RuntimeException e) {
+            control.close();
+            closeExposures(exposures);
+            if (early != null) {
+                early.close(); // its receives went with the request
+            }
+            LOG.warn("accepting a connection on " + server.address() + " failed", e);
+            back(h::done);
+            return;
+        }
+        PeerControl c = control;
+        ExposureSet x = exposures;
+        back(() -> adoptAndStart(h, spi, c, x, early, shared, target));
+    }
+
+    /** Runs {@code step} on the server's loop: inline when already there, else through its task queue. */
+    private void back(Runnable step) {
+        if (loop.inEventLoop()) {
+            step.run();
+            return;
+        }
+        // When the loop is shutting down the step runs once it ended (and finds the instance closing).
+        loop.executeOrAfterTermination(step);
+    }
+
+    /**
+     * Adopts an accepted connection for its loop and starts it there; its exposures are revoked
+     * with its native side (keys die too). Server loop (or after it ended, in a shutdown).
+     */
+    private void adoptAndStart(ServerAdmission.Handshake h, Connection spi, PeerControl control, ExposureSet exposures,
+                               ReceivePool early, SharedReceivePool shared, EventLoop target) {
+        if (owner.closing.get()) {
+            // Nothing of it is registered with a loop: closed here, the connection before what it used.
+            try {
+                spi.close();
+            } finally {
+                control.close();
+                closeExposures(exposures);
+                if (early != null) {
+                    early.close();
+                }
+                h.done();
+            }
+            return;
+        }
+        assert loop.inEventLoop() : "an accepted connection is adopted on the server's loop " + loop.name();
+        loop.noteSetup("cqflux.accept");
+        ConnectionCore core = owner.adopt(target, spi, config, control, raw);
+        core.onPeerViolation(admission::peerViolation);
+        core.closed.whenComplete((v, t) -> {
+            // The native connection is gone: no key of its exposures may outlive it.
+            closeExposures(exposures);
+            if (h.end() == ServerAdmission.Handshake.ESTABLISHED) {
+                admission.released();
+            }
+        });
+        // The handshake's time runs from the request's arrival (the authenticator's included).
+        Duration left = handshakeTimeout.minusNanos(System.nanoTime() - h.arrived);
+        h.timeout(loop.schedule(left.isNegative() ? Duration.ZERO : left, () -> {
+            // The timer must claim the handshake: establishment on the target loop may win
+            // the race, and a connection already handed out is not the timer's to close.
+            if (h.timeOut()) {
+                admission.timedOut("incoming connection on " + server.address() + " from "
+                        + ServerAdmission.peerOf(h.req) + " was not established within "
+                        + handshakeTimeout.toMillis() + " ms; it is closed");
+                core.closeAsync();
+            }
+        }));
+        try {
+            if (receivePrefetch >= 0) {
+                core.receiver.prefetch(receivePrefetch, raw); // AcceptOptions.withReceivePrefetch
+            }
+            core.receiver.endOnOverflow(endOnReceiveOverflow);
+            if (early != null) {
+                core.receiver.adopt(early); // before start: the table's first contexts are its receives'
+            }
+            if (shared != null) {
+                core.receiver.share(shared); // a peer with credits: its receives come from the server's pool
+            }
+        } catch (RuntimeException e) {
+            // The core owns the connection, its control words and the adopted pool: ending it
+            // (on its loop) releases them (its closed future closes the exposures and ends the
+            // handshake), and the accept loop goes on with the next request.
+            LOG.warn("setting up the receives of a connection accepted on " + server.address() + " failed; it is"
+                    + " closed", e);
+            endOnItsLoop(core, target, e);
+            return;
+        }
+        Runnable start = () -> core.start(c -> {
+            if (h.establish()) {
+                admission.established();
+                outlet.emit(c);
+            } else {
+                c.dispose(); // its handshake timed out just now
+            }
+        }, e -> LOG.warn("incoming connection on " + server.address() + " failed before it was established: "
+                + e.getMessage()));
+        if (target == loop) {
+            start.run();
+        } else {
+            try {
+                target.execute(start);
+            } catch (RuntimeException e) {
+                core.end(e, null);
+            }
+        }
+    }
+
+    static void closeExposures(ExposureSet exposures) {
+        if (exposures != null) {
+            try {
+                exposures.close();
+            } catch (RuntimeException e) {
+                LOG.warn("revoking a connection's exposures failed", e);
+            }
+        }
+    }
+
+    /**
+     * Posts the connection's receive prefetch on a request before it is accepted
+     * ({@code rpma_conn_req_recv(3)}), so that a client which sends at once finds receives
+     * posted; {@code null} when there is nothing to post (the option is off, or the prefetch or
+     * the receive queue is 0). On a transport that cannot post before accepting the pool comes
+     * back with none posted, and the connection posts once established.
+     */
+    private ReceivePool receivesBeforeAccept(ConnectionRequest req) {
+        int count = config.receiveQueueSize();
+        int n = Math.min(receivePrefetch < 0 ? count : receivePrefetch, count);
+        if (!receivesBeforeAccept || n == 0) {
+            return null;
+        }
+        ReceivePool p;
+        try {
+            p = ReceivePool.allocate(owner.transport(), count, owner.limits().receiveBufferSize());
+        } catch (RuntimeException e) {
+            server.rejectQuietly(req);
+            throw e;
+        }
+        try {
+            p.postBeforeAccept(req, n);
+        } catch (RuntimeException | Error e) {
+            // The receives posted so far point into the pool's registered memory: the request
+            // (and with it those receives) goes first, the memory after.
+            server.rejectQuietly(req);
+            p.close();
+            throw e;
+        }
+        return p;
+    }
+
+    /** Ends a connection that never started, on its loop's thread, or here when that loop is gone. */
+    private void endOnItsLoop(ConnectionCore core, EventLoop target, RuntimeException cause) {
+        if (target == loop) {
+            core.end(cause, null);
+            return;
+        }
+        try {
+            target.execute(() -> core.end(cause, null));
+        } catch (RuntimeException e) {
+            core.end(cause, null);
+        }
+    }
+}
