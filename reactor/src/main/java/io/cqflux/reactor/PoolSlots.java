@@ -63,10 +63,10 @@ import reactor.util.Logger;
 
 /**
  * The connection slots of one {@link PeerPool}: each slot's connect and reconnect, and the pool's
- * state that follows from them; when each attempt starts and how long it may run is the
- * {@link AttemptSchedule}'s, the per-outage logging each slot's {@link OutageLog}'s. Guarded by
- * the pool's lock, which the pool shares with it; what ends the pool or serves its waiters is the
- * pool's ({@link Host}).
+ * state that follows from them (recorded in its {@link PoolStatus}); when each attempt starts and
+ * how long it may run is the {@link AttemptSchedule}'s, the per-outage logging each slot's
+ * {@link OutageLog}'s. Guarded by the pool's lock, which the pool shares with it; what ends the
+ * pool or serves its waiters is the pool's ({@link Host}).
  */
 final class PoolSlots {
 
@@ -131,20 +131,18 @@ final class PoolSlots {
     private final Slot[] slots;
     private final AttemptSchedule schedule;
     private final AtomicInteger turn = new AtomicInteger();
-    private volatile PeerPool.State state = PeerPool.State.CONNECTING;
-    private boolean closed;
-    /** Why the pool ended on its own (its connect request can no longer be sent); null when disposed or open. */
-    private String closedFor;
-    private Throwable lastFailure;
+    /** The pool's state, written here only. */
+    private final PoolStatus status;
 
     PoolSlots(Cqflux cq, Connector connector, InetSocketAddress address, PeerPoolOptions options, String name,
-              Object lock, PoolEvents events, PoolReleases releases, Host host) {
+              Object lock, PoolStatus status, PoolEvents events, PoolReleases releases, Host host) {
         this.cq = cq;
         this.connector = connector;
         this.address = address;
         this.options = options;
         this.name = name;
         this.lock = lock;
+        this.status = status;
         this.events = events;
         this.releases = releases;
         this.host = host;
@@ -168,14 +166,9 @@ final class PoolSlots {
 
     // ---------------------------------------------------------------- the pool's state
 
-    /** {@return the state as last recorded (not checked against the connections)} */
-    PeerPool.State recorded() {
-        return state;
-    }
-
     /** {@return the state, {@code CONNECTED} only while a connection is live} */
     PeerPool.State state() {
-        PeerPool.State s = state;
+        PeerPool.State s = status.recorded();
         if (s == PeerPool.State.CONNECTED) {
             synchronized (lock) {
                 if (!anyLive()) {
@@ -184,27 +177,6 @@ final class PoolSlots {
             }
         }
         return s;
-    }
-
-    /** {@return whether the pool is closed}; call under the lock */
-    boolean closed() {
-        return closed;
-    }
-
-    /** {@return why the pool ended on its own, or null when disposed or open}; call under the lock */
-    String closedFor() {
-        return closedFor;
-    }
-
-    /** {@return the last failed attempt's or loss's cause, or null} */
-    Throwable lastFailure() {
-        return lastFailure;
-    }
-
-    /** {@return the last failure as a clause for a message ("; last failure: ..."), or empty} */
-    String lastFailureText() {
-        Throwable f = lastFailure;
-        return f == null ? "" : "; last failure: " + f.getMessage();
     }
 
     /** {@return how many connections are live now} */
@@ -221,7 +193,7 @@ final class PoolSlots {
     }
 
     /**
-     * Closes the slots, once; call under the lock.
+     * Closes the pool's status and its slots, once; call under the lock.
      *
      * @param reason null for a dispose, else why the pool ends on its own
      * @param pendings receives the connects in progress and retry timers to dispose
@@ -229,12 +201,9 @@ final class PoolSlots {
      * @return false when closed already
      */
     boolean close(String reason, List<Disposable> pendings, List<RdmaConnection> conns) {
-        if (closed) {
+        if (!status.close(reason)) {
             return false;
         }
-        closed = true;
-        closedFor = reason;
-        state = PeerPool.State.CLOSED;
         for (Slot s : slots) {
             if (s.pending != null) {
                 pendings.add(s.pending);
@@ -278,7 +247,7 @@ final class PoolSlots {
      */
     Pick leastLoaded() {
         synchronized (lock) {
-            if (closed) {
+            if (status.closed()) {
                 return null;
             }
             RdmaConnection best = null;
@@ -338,7 +307,7 @@ final class PoolSlots {
         Runnable uncount;
         Attempt a;
         synchronized (lock) {
-            if (closed) {
+            if (status.closed()) {
                 return;
             }
             s.pending = null;
@@ -380,7 +349,7 @@ final class PoolSlots {
         }
         boolean cancel;
         synchronized (lock) {
-            cancel = closed;
+            cancel = status.closed();
             if (!cancel && s.current == a) {
                 s.pending = d;
                 if (a.windowNanos() > 0) {
@@ -427,7 +396,7 @@ final class PoolSlots {
                 outage = 0;
                 firstReconnect = false;
                 windowEnd = null;
-            } else if (closed) {
+            } else if (status.closed()) {
                 windowEnd = attemptEnded(s);
                 attempts = -1;
                 outage = 0;
@@ -443,7 +412,7 @@ final class PoolSlots {
                 outage = s.outage.since();
                 firstReconnect = s.outage.reconnected();
                 s.evictedFor = null;
-                state = PeerPool.State.CONNECTED;
+                status.record(PeerPool.State.CONNECTED);
                 events.emit(PeerPoolEvent.Kind.CONNECTED, s.index, attempts, null, null, c.description());
             }
         }
@@ -469,10 +438,10 @@ final class PoolSlots {
                 return; // an abandoned attempt: its end was reported when it was abandoned
             }
             windowEnd = attemptEnded(s);
-            isClosed = closed;
+            isClosed = status.closed();
             report = !isClosed && s.outage.attemptFailed(System.nanoTime());
             if (!isClosed) {
-                lastFailure = e;
+                status.failed(e);
             }
         }
         dispose(windowEnd);
@@ -493,7 +462,7 @@ final class PoolSlots {
         }
         Duration next = scheduleRetry(s, e, System.nanoTime() - a.startedAt());
         if (next != null) {
-            s.outage.logFailedAttempt(e, report, state == PeerPool.State.CONNECTING, next);
+            s.outage.logFailedAttempt(e, report, status.recorded() == PeerPool.State.CONNECTING, next);
         }
     }
 
@@ -507,7 +476,7 @@ final class PoolSlots {
         ConnectionException cause;
         AttemptSchedule.Next next;
         synchronized (lock) {
-            if (closed || s.current != a) {
+            if (status.closed() || s.current != a) {
                 return;
             }
             attempt = s.pending;
@@ -516,7 +485,7 @@ final class PoolSlots {
                     + PeerPool.hostAndPort(address) + " abandoned: not established within its "
                     + TimeUnit.NANOSECONDS.toMillis(a.windowNanos()) + " ms (the backoff delay before it, at least"
                     + " minAttemptTime " + options.minAttemptTime().toMillis() + " ms); the next attempt starts at once");
-            lastFailure = cause;
+            status.failed(cause);
             report = s.outage.attemptFailed(System.nanoTime());
             next = schedule.afterAbandon(s.attempt);
             events.emit(PeerPoolEvent.Kind.RETRYING, s.index, next.attempt(), next.pause(), cause, null);
@@ -524,7 +493,7 @@ final class PoolSlots {
         events.drain();
         // Released as a connect timeout releases it: the connect Mono's cancel closes what it set up.
         dispose(attempt);
-        s.outage.logFailedAttempt(cause, report, state == PeerPool.State.CONNECTING, next.pause());
+        s.outage.logFailedAttempt(cause, report, status.recorded() == PeerPool.State.CONNECTING, next.pause());
         connect(s, next.windowNanos());
     }
 
@@ -559,7 +528,7 @@ final class PoolSlots {
                 return;
             }
             s.conn = null;
-            if (closed) {
+            if (status.closed()) {
                 return;
             }
             Throwable end = c.core().endCause();
@@ -576,13 +545,9 @@ final class PoolSlots {
                 s.attempt = 0;
             }
             firstLoss = s.outage.lost(now, stable);
-            lastFailure = cause;
+            status.failed(cause);
             events.emit(PeerPoolEvent.Kind.LOST, s.index, 0, null, cause, c.description());
-            if (anyLive()) {
-                state = PeerPool.State.CONNECTED;
-            } else {
-                state = PeerPool.State.RECONNECTING;
-            }
+            status.record(anyLive() ? PeerPool.State.CONNECTED : PeerPool.State.RECONNECTING);
         }
         events.drain();
         if (cq.isDisposed()) {
@@ -605,7 +570,7 @@ final class PoolSlots {
     private Duration scheduleRetry(Slot s, Throwable cause, long spentNanos) {
         Duration wait;
         synchronized (lock) {
-            if (closed) {
+            if (status.closed()) {
                 return null;
             }
             AttemptSchedule.Next next = schedule.afterFailure(s.attempt, spentNanos);
