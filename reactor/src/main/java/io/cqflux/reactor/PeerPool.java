@@ -25,10 +25,11 @@ import reactor.util.Loggers;
 /*
  * Design: connections that heal.
  *
- * The pool is a facade over its parts, all sharing its `lock`: PoolSlots (each slot's connect,
- * backoff and reconnect, and the pool's state; its design block has the state machine),
- * PoolEvents (the ordered event stream), PoolReleases (what onDispose waits for) and the queue of
- * PoolWaiters here. Nothing slow or user-supplied runs under the lock (connect subscriptions,
+ * The pool is a facade over its parts, all sharing its `lock`: PoolSlots (each slot's connect and
+ * reconnect; its design block has the state machine), with AttemptSchedule (when each attempt
+ * starts and how long it may run) and OutageLog (each slot's per-outage logging), PoolStatus (the
+ * state PoolSlots records), PoolEvents (the ordered event stream), PoolReleases (what onDispose
+ * waits for) and the queue of PoolWaiters here. Nothing slow or user-supplied runs under the lock (connect subscriptions,
  * disposals, waiters' signals, the validation and the event sink all run after it is released).
  *
  * A connection is shared, not leased: RDMA connections multiplex (every operation is its own
@@ -139,10 +140,11 @@ public final class PeerPool implements Disposable, AutoCloseable {
     private final InetSocketAddress address;
     private final PeerPoolOptions options;
     private final String name;
-    /** Guards {@code waiters} and everything of {@link PoolSlots}. */
+    /** Guards {@code waiters} and everything of {@link PoolSlots} and {@link PoolStatus}. */
     private final Object lock = new Object();
     private final PoolEvents events;
     private final PoolReleases releases = new PoolReleases();
+    private final PoolStatus status = new PoolStatus();
     private final PoolSlots slots;
     private final ArrayDeque<PoolWaiter> waiters = new ArrayDeque<>();
 
@@ -152,7 +154,7 @@ public final class PeerPool implements Disposable, AutoCloseable {
         this.options = options;
         this.name = "peer pool " + hostAndPort(address);
         this.events = new PoolEvents(address);
-        this.slots = new PoolSlots(cq, connector, address, options, name, lock, events, releases, new PoolSlots.Host() {
+        this.slots = new PoolSlots(cq, connector, address, options, name, lock, status, events, releases, new PoolSlots.Host() {
             @Override
             public void serveWaiters() {
                 PeerPool.this.serveWaiters();
@@ -279,16 +281,16 @@ public final class PeerPool implements Disposable, AutoCloseable {
             PoolWaiter w = new PoolWaiter(sink);
             Throwable refused = null;
             synchronized (lock) {
-                Throwable lastFailure = slots.lastFailure();
-                if (slots.closed()) {
-                    String closedFor = slots.closedFor();
+                Throwable lastFailure = status.lastFailure();
+                if (status.closed()) {
+                    String closedFor = status.closedFor();
                     refused = new ResourceClosedException(closedFor != null ? closedFor : name + " is disposed");
                 } else if (options.whenUnavailable() == PeerPoolOptions.WhenUnavailable.FAIL_FAST
-                        && (slots.recorded() != State.CONNECTING || lastFailure != null)) {
+                        && (status.recorded() != State.CONNECTING || lastFailure != null)) {
                     // The pool's very first attempts, before any failed, are waited for (bounded):
                     // an operation right after peerPool() is not "during a gap".
                     refused = new ConnectionException(ConnectionEvent.UNREACHABLE, name + ": no live connection"
-                            + " (pool " + slots.recorded() + ", failing fast as configured)" + slots.lastFailureText(),
+                            + " (pool " + status.recorded() + ", failing fast as configured)" + status.lastFailureText(),
                             lastFailure);
                 } else if (waiters.size() >= options.maxPendingAcquires()) {
                     refused = new QueueFullException(name + ": " + waiters.size() + " operations wait for a connection"
@@ -325,8 +327,8 @@ public final class PeerPool implements Disposable, AutoCloseable {
         }
         long waited = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - w.since());
         w.fail(new ConnectionException(ConnectionEvent.UNREACHABLE, name + ": no live connection within "
-                + options.maxAcquireTime() + " (waited " + waited + " ms; pool " + slots.recorded() + ")"
-                + slots.lastFailureText(), slots.lastFailure()));
+                + options.maxAcquireTime() + " (waited " + waited + " ms; pool " + status.recorded() + ")"
+                + status.lastFailureText(), status.lastFailure()));
     }
 
     /**
@@ -444,7 +446,7 @@ public final class PeerPool implements Disposable, AutoCloseable {
      */
     @Override
     public boolean isDisposed() {
-        return slots.recorded() == State.CLOSED;
+        return status.recorded() == State.CLOSED;
     }
 
     /**
@@ -482,6 +484,6 @@ public final class PeerPool implements Disposable, AutoCloseable {
 
     @Override
     public String toString() {
-        return "PeerPool[" + address + ", " + slots.recorded() + "]";
+        return "PeerPool[" + address + ", " + status.recorded() + "]";
     }
 }

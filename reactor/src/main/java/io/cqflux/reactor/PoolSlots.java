@@ -8,7 +8,6 @@ import io.cqflux.reactor.internal.resources.LibraryTimer;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import reactor.core.Disposable;
@@ -29,22 +28,17 @@ import reactor.util.Logger;
  *                 |    \--its window ends--> RETRYING(0) --at once--> CONNECTING       |
  *                 +---------------------------------------------------------------------+
  *
- * The attempts of a reconnect start at most `gap` = max(backoff max, min(minAttemptTime, connect
- * timeout)) apart, so that a pool sees a heal with an attempt that starts within `gap` of it and
- * is served within that and one connect. A connect sent into a partition cannot see the link come
- * back (its request was dropped, and the transport resends it only on its own timer: TCP's SYN
- * after 1 s, 3 s, 7 s, the RDMA CM's request after its response timeout), so the attempt in flight
- * at a heal must not hold the slot for the whole connect timeout. Hence:
- *  - a reconnect attempt (started by a retry timer or right after an abandoned attempt) has a
- *    window: the backoff delay that came before it, at least minAttemptTime, capped by the connect
- *    timeout (ConnectionConfig#timeout; at the cap no timer of the pool's own, the connect's
- *    timeout ends it). An attempt still running at the end of its window is abandoned: its
- *    subscription is disposed, which releases its set-up through the connect Mono's cancel path
- *    (the one its own timeout takes), RETRYING is emitted with a zero delay (the wait was spent
- *    inside the window) and an UNREACHABLE cause, and the next attempt starts at once;
- *  - an attempt that fails waits the next backoff delay (reported by RETRYING, as always), cut so
- *    that the next starts no later than `gap` after this one started: a late failure (the connect
- *    timeout at the cap, a network error reported after seconds) does not add a whole delay on top;
+ * When each attempt starts and how long it may run is the schedule's (AttemptSchedule: the
+ * backoff, the attempt's window, the shortened wait after a late failure, the attempt count's
+ * reset); what happens at each step is here:
+ *  - a reconnect attempt (started by a retry timer or right after an abandoned attempt) gets its
+ *    window as a timer of its own, unless the window is 0 (the connect's timeout ends it). An
+ *    attempt still running at the end of its window is abandoned: its subscription is disposed,
+ *    which releases its set-up through the connect Mono's cancel path (the one its own timeout
+ *    takes), RETRYING is emitted with a zero delay and an UNREACHABLE cause, and the next attempt
+ *    starts at once;
+ *  - an attempt that fails, or a live connection that ends, emits RETRYING with the schedule's
+ *    wait and arms a retry timer for it;
  *  - the pool's very first connect has no window: it keeps the full connect timeout, so a slow
  *    first handshake is not cut short by a backoff that has not begun.
  * Each attempt is a token (Attempt) in its slot while it runs: an abandoned attempt's late outcome
@@ -52,11 +46,10 @@ import reactor.util.Logger;
  * connection disposed, so a slot has at most one attempt in flight and its events stay in the
  * documented order (CONNECTING, then CONNECTED or RETRYING, then CONNECTING again).
  *
- * The backoff's attempt count is reset only when a connection that stayed up
- * options.backoffResetAfter() ends, not when one is established: a peer that accepts and drops
- * at once (or a validation that always fails) sees the delays double up to the maximum like a
- * peer that refuses. A live connection that has begun to end (ENDING: still open, posting
- * nothing) is not handed out.
+ * The attempt count is reset only when a connection that stayed up ends (the schedule decides),
+ * not when one is established. A live connection that has begun to end (ENDING: still open,
+ * posting nothing) is not handed out. Each step records what its outage has logged (OutageLog)
+ * under the lock and writes the line after it.
  *
  * Events are queued under the lock (so their order is the order of the state changes) and handed
  * to the sink by PoolEvents' one drainer, outside it.
@@ -69,10 +62,11 @@ import reactor.util.Logger;
  */
 
 /**
- * The connection slots of one {@link PeerPool}: each slot's connect, backoff and reconnect, the
- * per-outage logging, and the pool's state that follows from them. Guarded by the pool's lock,
- * which the pool shares with it; what ends the pool or serves its waiters is the pool's
- * ({@link Host}).
+ * The connection slots of one {@link PeerPool}: each slot's connect and reconnect, and the pool's
+ * state that follows from them (recorded in its {@link PoolStatus}); when each attempt starts and
+ * how long it may run is the {@link AttemptSchedule}'s, the per-outage logging each slot's
+ * {@link OutageLog}'s. Guarded by the pool's lock, which the pool shares with it; what ends the
+ * pool or serves its waiters is the pool's ({@link Host}).
  */
 final class PoolSlots {
 
@@ -91,42 +85,33 @@ final class PoolSlots {
         RdmaConnection conn;
         /** A connect in progress or a retry timer. */
         Disposable pending;
-        boolean connecting;
         /** The attempt in progress, or null: an outcome of any other attempt is dropped. */
         Attempt current;
         /** The end of the current attempt's window (a timer), or null. */
         Disposable windowEnd;
-        /** Attempts since the start or the loss of a connection that stayed up (PeerPoolOptions.backoffResetAfter). */
+        /** Attempts since the start or the loss of a connection that stayed up (AttemptSchedule#provedStable). */
         int attempt;
-        /** When the current outage began ({@code System.nanoTime()}), or 0 when none. */
-        long outageSince;
-        /** The outage's first failed connect attempt is logged (WARN or INFO). */
-        boolean outageLogged;
-        /** The outage's first loss is logged (WARN): further ones within it go to DEBUG. */
-        boolean lossLogged;
-        /** The outage's first reconnect is logged (INFO): further ones within it go to DEBUG. */
-        boolean reconnectLogged;
+        /** What the current outage has logged. */
+        final OutageLog outage;
         /** When the live connection was established ({@code System.nanoTime()}). */
         long connectedAt;
         /** Why the pool itself ended the live connection (validation), or null. */
         Throwable evictedFor;
 
-        Slot(int index) {
+        Slot(int index, OutageLog outage) {
             this.index = index;
+            this.outage = outage;
         }
     }
 
-    /** One connect attempt of a slot: its token while it runs. */
-    private static final class Attempt {
-        /** When it started ({@code System.nanoTime()}). */
-        final long startedAt;
-        /** How long it may run before it is abandoned, or 0 when only the connect timeout ends it. */
-        final long windowNanos;
-
-        Attempt(long startedAt, long windowNanos) {
-            this.startedAt = startedAt;
-            this.windowNanos = windowNanos;
-        }
+    /**
+     * One connect attempt of a slot: its token while it runs (compared by identity: each attempt is
+     * a new one).
+     *
+     * @param startedAt when it started ({@code System.nanoTime()})
+     * @param windowNanos how long it may run before it is abandoned, or 0 when only the connect timeout ends it
+     */
+    private record Attempt(long startedAt, long windowNanos) {
     }
 
     /** A live connection and the slot it is in, as {@link #leastLoaded()} finds it. */
@@ -144,34 +129,27 @@ final class PoolSlots {
     private final PoolReleases releases;
     private final Host host;
     private final Slot[] slots;
-    /** The instance's connect timeout: the longest an attempt runs. */
-    private final long connectTimeoutNanos;
-    /** The longest time between the starts of two attempts of a reconnect (the design's `gap`). */
-    private final long gapNanos;
+    private final AttemptSchedule schedule;
     private final AtomicInteger turn = new AtomicInteger();
-    private volatile PeerPool.State state = PeerPool.State.CONNECTING;
-    private boolean closed;
-    /** Why the pool ended on its own (its connect request can no longer be sent); null when disposed or open. */
-    private String closedFor;
-    private Throwable lastFailure;
+    /** The pool's state, written here only. */
+    private final PoolStatus status;
 
     PoolSlots(Cqflux cq, Connector connector, InetSocketAddress address, PeerPoolOptions options, String name,
-              Object lock, PoolEvents events, PoolReleases releases, Host host) {
+              Object lock, PoolStatus status, PoolEvents events, PoolReleases releases, Host host) {
         this.cq = cq;
         this.connector = connector;
         this.address = address;
         this.options = options;
         this.name = name;
         this.lock = lock;
+        this.status = status;
         this.events = events;
         this.releases = releases;
         this.host = host;
-        Duration connectTimeout = cq.connectionConfig().timeout();
-        this.connectTimeoutNanos = connectTimeout.toNanos();
-        this.gapNanos = options.longestAttemptGap(connectTimeout).toNanos();
+        this.schedule = new AttemptSchedule(options, cq.connectionConfig().timeout());
         this.slots = new Slot[options.size()];
         for (int i = 0; i < slots.length; i++) {
-            slots[i] = new Slot(i);
+            slots[i] = new Slot(i, new OutageLog(name, i, options));
         }
     }
 
@@ -188,14 +166,9 @@ final class PoolSlots {
 
     // ---------------------------------------------------------------- the pool's state
 
-    /** {@return the state as last recorded (not checked against the connections)} */
-    PeerPool.State recorded() {
-        return state;
-    }
-
     /** {@return the state, {@code CONNECTED} only while a connection is live} */
     PeerPool.State state() {
-        PeerPool.State s = state;
+        PeerPool.State s = status.recorded();
         if (s == PeerPool.State.CONNECTED) {
             synchronized (lock) {
                 if (!anyLive()) {
@@ -204,27 +177,6 @@ final class PoolSlots {
             }
         }
         return s;
-    }
-
-    /** {@return whether the pool is closed}; call under the lock */
-    boolean closed() {
-        return closed;
-    }
-
-    /** {@return why the pool ended on its own, or null when disposed or open}; call under the lock */
-    String closedFor() {
-        return closedFor;
-    }
-
-    /** {@return the last failed attempt's or loss's cause, or null} */
-    Throwable lastFailure() {
-        return lastFailure;
-    }
-
-    /** {@return the last failure as a clause for a message ("; last failure: ..."), or empty} */
-    String lastFailureText() {
-        Throwable f = lastFailure;
-        return f == null ? "" : "; last failure: " + f.getMessage();
     }
 
     /** {@return how many connections are live now} */
@@ -241,7 +193,7 @@ final class PoolSlots {
     }
 
     /**
-     * Closes the slots, once; call under the lock.
+     * Closes the pool's status and its slots, once; call under the lock.
      *
      * @param reason null for a dispose, else why the pool ends on its own
      * @param pendings receives the connects in progress and retry timers to dispose
@@ -249,12 +201,9 @@ final class PoolSlots {
      * @return false when closed already
      */
     boolean close(String reason, List<Disposable> pendings, List<RdmaConnection> conns) {
-        if (closed) {
+        if (!status.close(reason)) {
             return false;
         }
-        closed = true;
-        closedFor = reason;
-        state = PeerPool.State.CLOSED;
         for (Slot s : slots) {
             if (s.pending != null) {
                 pendings.add(s.pending);
@@ -298,7 +247,7 @@ final class PoolSlots {
      */
     Pick leastLoaded() {
         synchronized (lock) {
-            if (closed) {
+            if (status.closed()) {
                 return null;
             }
             RdmaConnection best = null;
@@ -351,18 +300,17 @@ final class PoolSlots {
     /**
      * Starts a connect attempt for {@code s}.
      *
-     * @param windowNanos how long it may run before it is abandoned ({@link #window}), or 0 for
+     * @param windowNanos how long it may run before it is abandoned ({@link AttemptSchedule#window}), or 0 for
      *     the connect timeout alone (the pool's first connect)
      */
     private void connect(Slot s, long windowNanos) {
         Runnable uncount;
         Attempt a;
         synchronized (lock) {
-            if (closed) {
+            if (status.closed()) {
                 return;
             }
             s.pending = null;
-            s.connecting = true;
             s.attempt++;
             a = new Attempt(System.nanoTime(), windowNanos);
             s.current = a;
@@ -401,12 +349,12 @@ final class PoolSlots {
         }
         boolean cancel;
         synchronized (lock) {
-            cancel = closed;
+            cancel = status.closed();
             if (!cancel && s.current == a) {
                 s.pending = d;
-                if (a.windowNanos > 0) {
+                if (a.windowNanos() > 0) {
                     // Armed here, with the attempt's subscription in `pending`, so that its end finds it.
-                    long left = a.windowNanos - (System.nanoTime() - a.startedAt);
+                    long left = a.windowNanos() - (System.nanoTime() - a.startedAt());
                     s.windowEnd = LibraryTimer.schedule(() -> onLoop(() -> windowEnded(s, a)), Math.max(0, left),
                             TimeUnit.NANOSECONDS);
                 }
@@ -418,21 +366,10 @@ final class PoolSlots {
     }
 
     /**
-     * {@return how long a reconnect attempt after the backoff delay {@code delay} may run}: the
-     * delay, at least {@link PeerPoolOptions#minAttemptTime()}; 0 (no window of the pool's own) when
-     * that reaches the connect timeout, which then ends the attempt
-     */
-    private long window(Duration delay) {
-        long w = Math.max(delay.toNanos(), options.minAttemptTime().toNanos());
-        return w >= connectTimeoutNanos ? 0 : w;
-    }
-
-    /**
      * The slot's current attempt ended (call under the lock): the slot has no attempt in flight;
      * {@return the attempt's window timer, to dispose outside the lock, or null}
      */
     private static Disposable attemptEnded(Slot s) {
-        s.connecting = false;
         s.pending = null;
         s.current = null;
         Disposable w = s.windowEnd;
@@ -459,7 +396,7 @@ final class PoolSlots {
                 outage = 0;
                 firstReconnect = false;
                 windowEnd = null;
-            } else if (closed) {
+            } else if (status.closed()) {
                 windowEnd = attemptEnded(s);
                 attempts = -1;
                 outage = 0;
@@ -472,13 +409,10 @@ final class PoolSlots {
                 // proved stable (see onEnded): a peer that accepts and drops at once must not
                 // bring the backoff back to its minimum each time.
                 attempts = s.attempt;
-                outage = s.outageSince;
-                firstReconnect = outage != 0 && !s.reconnectLogged;
-                if (outage != 0) {
-                    s.reconnectLogged = true;
-                }
+                outage = s.outage.since();
+                firstReconnect = s.outage.reconnected();
                 s.evictedFor = null;
-                state = PeerPool.State.CONNECTED;
+                status.record(PeerPool.State.CONNECTED);
                 events.emit(PeerPoolEvent.Kind.CONNECTED, s.index, attempts, null, null, c.description());
             }
         }
@@ -488,19 +422,7 @@ final class PoolSlots {
             return;
         }
         events.drain();
-        Logger log = log();
-        if (outage != 0) {
-            String msg = name + ": connection " + s.index + " re-established at attempt " + attempts + ", "
-                    + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - outage) + " ms after the outage began ("
-                    + c.description() + ")";
-            if (firstReconnect) {
-                log.info(msg);
-            } else if (log.isDebugEnabled()) {
-                log.debug(msg);
-            }
-        } else if (log.isDebugEnabled()) {
-            log.debug(name + ": connection " + s.index + " established (" + c.description() + ")");
-        }
+        s.outage.logConnected(attempts, outage, firstReconnect, c.description());
         // The end of the connection, whichever way it comes: its terminal event, or its release.
         c.events().filter(ConnectionEvent::isTerminal).next()
                 .subscribe(ev -> onEnded(s, c), e -> onEnded(s, c), () -> onEnded(s, c));
@@ -516,14 +438,10 @@ final class PoolSlots {
                 return; // an abandoned attempt: its end was reported when it was abandoned
             }
             windowEnd = attemptEnded(s);
-            isClosed = closed;
-            report = !s.outageLogged;
+            isClosed = status.closed();
+            report = !isClosed && s.outage.attemptFailed(System.nanoTime());
             if (!isClosed) {
-                lastFailure = e;
-                s.outageLogged = true;
-                if (s.outageSince == 0) {
-                    s.outageSince = System.nanoTime();
-                }
+                status.failed(e);
             }
         }
         dispose(windowEnd);
@@ -542,9 +460,9 @@ final class PoolSlots {
             host.end(unsendable);
             return;
         }
-        Duration next = scheduleRetry(s, e, System.nanoTime() - a.startedAt);
+        Duration next = scheduleRetry(s, e, System.nanoTime() - a.startedAt());
         if (next != null) {
-            logFailedAttempt(s, e, report, next);
+            s.outage.logFailedAttempt(e, report, status.recorded() == PeerPool.State.CONNECTING, next);
         }
     }
 
@@ -556,48 +474,29 @@ final class PoolSlots {
         Disposable attempt;
         boolean report;
         ConnectionException cause;
-        long nextWindow;
+        AttemptSchedule.Next next;
         synchronized (lock) {
-            if (closed || s.current != a) {
+            if (status.closed() || s.current != a) {
                 return;
             }
             attempt = s.pending;
             attemptEnded(s); // the timer that runs this is spent
             cause = new ConnectionException(ConnectionEvent.UNREACHABLE, "connect attempt " + s.attempt + " to "
                     + PeerPool.hostAndPort(address) + " abandoned: not established within its "
-                    + TimeUnit.NANOSECONDS.toMillis(a.windowNanos) + " ms (the backoff delay before it, at least"
+                    + TimeUnit.NANOSECONDS.toMillis(a.windowNanos()) + " ms (the backoff delay before it, at least"
                     + " minAttemptTime " + options.minAttemptTime().toMillis() + " ms); the next attempt starts at once");
-            lastFailure = cause;
-            report = !s.outageLogged;
-            s.outageLogged = true;
-            if (s.outageSince == 0) {
-                s.outageSince = System.nanoTime();
-            }
-            int next = s.attempt + 1;
-            Duration delay = jittered(options.nominalBackoff(next));
-            nextWindow = window(delay);
-            events.emit(PeerPoolEvent.Kind.RETRYING, s.index, next, Duration.ZERO, cause, null);
+            status.failed(cause);
+            report = s.outage.attemptFailed(System.nanoTime());
+            next = schedule.afterAbandon(s.attempt);
+            events.emit(PeerPoolEvent.Kind.RETRYING, s.index, next.attempt(), next.pause(), cause, null);
         }
         events.drain();
         // Released as a connect timeout releases it: the connect Mono's cancel closes what it set up.
         dispose(attempt);
-        logFailedAttempt(s, cause, report, Duration.ZERO);
-        connect(s, nextWindow);
+        s.outage.logFailedAttempt(cause, report, status.recorded() == PeerPool.State.CONNECTING, next.pause());
+        connect(s, next.windowNanos());
     }
 
-    /** Logs a failed (or abandoned) attempt: the outage's first at WARN or INFO, further ones at DEBUG. */
-    private void logFailedAttempt(Slot s, Throwable e, boolean report, Duration next) {
-        Logger log = log();
-        String msg = name + ": connect attempt for connection " + s.index + " failed (" + e.getMessage()
-                + "); next attempt in " + next.toMillis() + " ms";
-        if (report && state == PeerPool.State.CONNECTING) {
-            log.warn(msg + ", backing off up to " + options.reconnectBackoffMax());
-        } else if (report) {
-            log.info(msg + ", backing off up to " + options.reconnectBackoffMax());
-        } else if (log.isDebugEnabled()) {
-            log.debug(msg);
-        }
-    }
     /**
      * {@return why the pool's connect request can no longer be sent, or null when it can}: the
      * check that {@link Cqflux#peerPool} ran when the pool was made ({@link Cqflux#checkConnectRequest}),
@@ -629,7 +528,7 @@ final class PoolSlots {
                 return;
             }
             s.conn = null;
-            if (closed) {
+            if (status.closed()) {
                 return;
             }
             Throwable end = c.core().endCause();
@@ -639,52 +538,26 @@ final class PoolSlots {
             s.evictedFor = null;
             long now = System.nanoTime();
             lived = now - s.connectedAt;
-            if (lived >= options.backoffResetAfter().toNanos()) {
-                // The connection stayed up: the outage (if any) is over, this loss starts a new one
-                // and the backoff starts again from its minimum.
+            // A connection that stayed up ends the outage (if any): this loss starts a new one and
+            // the backoff starts again from its minimum.
+            boolean stable = schedule.provedStable(lived);
+            if (stable) {
                 s.attempt = 0;
-                s.outageSince = 0;
-                s.outageLogged = false;
-                s.lossLogged = false;
-                s.reconnectLogged = false;
             }
-            if (s.outageSince == 0) {
-                s.outageSince = now;
-            }
-            firstLoss = !s.lossLogged;
-            s.lossLogged = true;
-            lastFailure = cause;
+            firstLoss = s.outage.lost(now, stable);
+            status.failed(cause);
             events.emit(PeerPoolEvent.Kind.LOST, s.index, 0, null, cause, c.description());
-            if (anyLive()) {
-                state = PeerPool.State.CONNECTED;
-            } else {
-                state = PeerPool.State.RECONNECTING;
-            }
+            status.record(anyLive() ? PeerPool.State.CONNECTED : PeerPool.State.RECONNECTING);
         }
         events.drain();
         if (cq.isDisposed()) {
             host.end(null);
             return;
         }
-        // One WARN line per outage: ConnectionCore has written it already for a LOST end, and
-        // the further losses of one outage (connections that did not stay up) go to DEBUG.
-        Logger log = log();
-        boolean saidAlready = cause instanceof ConnectionException ce && ce.event() == ConnectionEvent.LOST;
-        if (firstLoss && !saidAlready) {
-            log.warn(name + ": connection " + s.index + " ended: " + cause.getMessage());
-        } else if (!firstLoss && log.isDebugEnabled()) {
-            log.debug(name + ": connection " + s.index + " ended again after " + TimeUnit.NANOSECONDS.toMillis(lived)
-                    + " ms, before it proved stable (" + options.backoffResetAfter() + "): " + cause.getMessage());
-        }
+        s.outage.logLost(cause, firstLoss, lived);
         Duration next = scheduleRetry(s, cause, 0);
-        if (next == null) {
-            return;
-        }
-        String msg = name + ": reconnecting connection " + s.index + " in " + next.toMillis() + " ms";
-        if (firstLoss) {
-            log.info(msg);
-        } else if (log.isDebugEnabled()) {
-            log.debug(msg);
+        if (next != null) {
+            s.outage.logReconnecting(firstLoss, next);
         }
     }
 
@@ -697,40 +570,22 @@ final class PoolSlots {
     private Duration scheduleRetry(Slot s, Throwable cause, long spentNanos) {
         Duration wait;
         synchronized (lock) {
-            if (closed) {
+            if (status.closed()) {
                 return null;
             }
-            int next = s.attempt + 1;
-            Duration delay = jittered(options.nominalBackoff(next));
-            long waitNanos = waitAfter(delay.toNanos(), spentNanos, gapNanos);
-            wait = waitNanos == delay.toNanos() ? delay : Duration.ofNanos(waitNanos);
-            long nextWindow = window(delay);
-            events.emit(PeerPoolEvent.Kind.RETRYING, s.index, next, wait, cause, null);
+            AttemptSchedule.Next next = schedule.afterFailure(s.attempt, spentNanos);
+            wait = next.pause();
+            events.emit(PeerPoolEvent.Kind.RETRYING, s.index, next.attempt(), wait, cause, null);
             // Real time (LibraryTimer), on a loop: the attempt emits the pool's events.
-            s.pending = LibraryTimer.schedule(() -> onLoop(() -> connect(s, nextWindow)), waitNanos,
+            s.pending = LibraryTimer.schedule(() -> onLoop(() -> connect(s, next.windowNanos())), wait.toNanos(),
                     TimeUnit.NANOSECONDS);
         }
         events.drain();
         return wait;
     }
 
-    /**
-     * {@return the wait before the next attempt}: the backoff delay {@code delayNanos}, cut so that
-     * the next attempt starts no later than {@code gapNanos} after the failed one started
-     * ({@code spentNanos} ago), never negative
-     */
+    /** {@return the wait before the next attempt}: {@link AttemptSchedule#waitAfter}, which owns it */
     static long waitAfter(long delayNanos, long spentNanos, long gapNanos) {
-        return Math.clamp(gapNanos - spentNanos, 0, delayNanos);
-    }
-
-    private Duration jittered(Duration nominal) {
-        double j = options.jitter();
-        if (j == 0) {
-            return nominal;
-        }
-        double f = 1 + j * (2 * ThreadLocalRandom.current().nextDouble() - 1);
-        long d = (long) (nominal.toNanos() * f);
-        d = Math.clamp(d, options.reconnectBackoffMin().toNanos(), options.reconnectBackoffMax().toNanos());
-        return Duration.ofNanos(d);
+        return AttemptSchedule.waitAfter(delayNanos, spentNanos, gapNanos);
     }
 }
