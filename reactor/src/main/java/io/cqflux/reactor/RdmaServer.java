@@ -208,8 +208,14 @@ public final class RdmaServer implements Disposable, AutoCloseable {
             if (req == null) {
                 return;
             }
-            if (!admission.admit(req)) {
-                rejectQuietly(req);
+            String refused = admission.admit(req);
+            if (refused != null) {
+                // A raw-private-data client is not a cqflux peer: it gets the plain reject.
+                if (rawAccept == null) {
+                    rejectWithReason(req, refused);
+                } else {
+                    rejectQuietly(req);
+                }
                 continue;
             }
             ServerAdmission.Handshake h = admission.handshake(req);
@@ -230,7 +236,7 @@ public final class RdmaServer implements Disposable, AutoCloseable {
             } catch (RuntimeException e) {
                 admission.malformedHello("rejecting a connection request on " + address + " from "
                         + ServerAdmission.peerOf(req) + ": " + e.getMessage());
-                rejectQuietly(req);
+                rejectWithReason(req, "malformed hello: " + e.getMessage());
                 h.done();
                 continue;
             }
@@ -259,16 +265,8 @@ public final class RdmaServer implements Disposable, AutoCloseable {
             h.done();
             return;
         }
-        int rejectMax = owner.transport().maxRejectPrivateData();
-        if (rejectMax >= PeerHello.MIN_REFUSAL) {
-            try {
-                h.req.reject(PeerHello.encodeRefusal(reason, rejectMax));
-            } catch (RuntimeException e) {
-                // Not answered with the reason: answer it without one, so that neither the
-                // request nor the client's connect waits for the listener's close.
-                LOG.warn("refusing a connection request on " + address + " with its reason failed", e);
-                rejectQuietly(h.req);
-            }
+        if (owner.transport().maxRejectPrivateData() >= PeerHello.MIN_REFUSAL) {
+            rejectWithReason(h.req, reason);
             h.done();
             return;
         }
@@ -359,6 +357,28 @@ public final class RdmaServer implements Disposable, AutoCloseable {
             return null;
         }
         return data;
+    }
+
+    /**
+     * Rejects a request with a reason its client reads where the transport's reject carries data
+     * ({@code fi_reject(3)} on fabric/tcp), else without one (rpma: {@code rpma_conn_req_delete(3)}
+     * has none; a refusal that must be read there is {@link #refuse}'s accept). Nothing is opened
+     * for the request either way.
+     */
+    void rejectWithReason(ConnectionRequest req, String reason) {
+        int max = owner.transport().maxRejectPrivateData();
+        if (max < PeerHello.MIN_REFUSAL) {
+            rejectQuietly(req);
+            return;
+        }
+        try {
+            req.reject(PeerHello.encodeRefusal(reason, max));
+        } catch (RuntimeException e) {
+            // Not answered with the reason: answer it without one, so that neither the request
+            // nor the client's connect waits for the listener's close.
+            LOG.warn("refusing a connection request on " + address + " with its reason failed", e);
+            rejectQuietly(req);
+        }
     }
 
     void rejectQuietly(ConnectionRequest req) {

@@ -50,24 +50,27 @@ final class ServerAdmission {
      * counted and logged (rate-limited), and the caller rejects it (the client's connect fails
      * with REJECTED).
      *
-     * @return whether the request is admitted
+     * @return null when the request is admitted, else the reason for its client: which limit,
+     *     without the server's figures (those go to the log)
      */
-    boolean admit(ConnectionRequest req) {
-        String why = null;
+    String admit(ConnectionRequest req) {
+        String why;
+        String forClient;
         if (pending.get() >= maxPending) {
             count(RefusalKind.MAX_PENDING);
             why = pending.get() + " handshakes in progress, the maximum (AcceptOptions.withMaxPendingHandshakes "
                     + maxPending + ")";
+            forClient = "too many handshakes in progress; try again later";
         } else if (pending.get() + established.get() >= maxConnections) {
             count(RefusalKind.MAX_CONNECTIONS);
             why = (pending.get() + established.get()) + " connections, the maximum (AcceptOptions.withMaxConnections "
                     + maxConnections + ")";
-        }
-        if (why == null) {
-            return true;
+            forClient = "the server has its maximum of connections; try again later";
+        } else {
+            return null;
         }
         limitWarn.warn("rejecting a connection request on " + address + " from " + peerOf(req) + ": " + why);
-        return false;
+        return forClient;
     }
 
     /** {@return the request's peer as text, or "an unknown address"} */

@@ -127,6 +127,14 @@ abstract class HostilePeerContract {
     abstract byte[][] malformedHellos();
 
     /**
+     * {@return the text a client refused at admission or for a malformed hello reads after
+     * "refused by the server: ", where the transport's reject carries the server's reason
+     * (fabric/tcp: fi_reject(3)); null where it carries none (rpma: rpma_conn_req_delete(3)), so
+     * that such a client reads the plain refusal}
+     */
+    abstract String rejectReasonPrefix(String reason);
+
+    /**
      * {@return the NIC's counters that tell what a send without a posted receive met, for the
      * beyond-credits measurement's report; empty where the transport has none}
      */
@@ -269,6 +277,16 @@ abstract class HostilePeerContract {
         neighbourStillWorks();
     }
 
+    /** The refused client's message carries the server's reason where the transport's reject can. */
+    private void assertRefusalReads(ConnectionException c, String reason) {
+        String prefix = rejectReasonPrefix(reason);
+        if (prefix == null) {
+            assertFalse(c.getMessage().contains("refused by the server: "), c::getMessage);
+        } else {
+            assertTrue(c.getMessage().contains("refused by the server: " + prefix), c::getMessage);
+        }
+    }
+
     @Test
     void malformedHellos_areRejected_andTheServerKeepsServing() {
         byte[][] hellos = malformedHellos();
@@ -278,6 +296,7 @@ abstract class HostilePeerContract {
                         ConnectionException c = org.junit.jupiter.api.Assertions.assertInstanceOf(
                                 ConnectionException.class, e, () -> "hello " + java.util.HexFormat.of().formatHex(hello));
                         assertEquals(ConnectionEvent.REJECTED, c.event(), c::toString);
+                        assertRefusalReads(c, "malformed hello: ");
                     })
                     .verify(T);
         }
@@ -402,6 +421,7 @@ abstract class HostilePeerContract {
             for (Throwable e : errors) {
                 ConnectionException c = org.junit.jupiter.api.Assertions.assertInstanceOf(ConnectionException.class, e);
                 assertEquals(ConnectionEvent.REJECTED, c.event(), c::toString);
+                assertRefusalReads(c, "the server has its maximum of connections; try again later");
             }
             assertEquals(16, s.stats().refusedOverMaxConnections(), () -> "" + s.stats());
             assertEquals(4, s.stats().connections());

@@ -76,6 +76,11 @@ class HostilePeerTest extends HostilePeerContract {
     }
 
     @Override
+    String rejectReasonPrefix(String reason) {
+        return reason; // fi_reject(3) carries it
+    }
+
+    @Override
     byte[][] malformedHellos() {
         return new byte[][] {
             new byte[16],                                                   // no hello: all zero

@@ -185,6 +185,11 @@ class RpmaHostilePeerTest extends HostilePeerContract {
     }
 
     @Override
+    String rejectReasonPrefix(String reason) {
+        return null; // rpma_conn_req_delete(3) rejects with no private data
+    }
+
+    @Override
     byte[][] malformedHellos() {
         return new byte[][] {
             new byte[16],                                                   // no hello: all zero

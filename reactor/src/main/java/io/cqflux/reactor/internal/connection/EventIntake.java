@@ -111,7 +111,7 @@ public final class EventIntake {
                     ConnectionEvent.LOST);
             return;
         }
-        if (e == ConnectionEvent.REJECTED && !raw && refusedWithReason()) {
+        if (e == ConnectionEvent.REJECTED && refusedWithReason()) {
             return;
         }
         String what = switch (e) {
@@ -128,7 +128,9 @@ public final class EventIntake {
      * REJECTED: a server that refused this client with a reason sent it as its reject's private
      * data where the transport delivers that (fabric/tcp); {@return whether it did, and the
      * connection ended REJECTED naming the reason} Anything else there (nothing, a transport's
-     * padding, not a refusal) leaves the plain REJECTED to the caller.
+     * padding, not a refusal) leaves the plain REJECTED to the caller. A raw-private-data client
+     * reads it too: a cqflux server refuses its malformed hello, or any request past its limits,
+     * so, and only a refusal's exact framing counts as one.
      */
     private boolean refusedWithReason() {
         byte[] data;
