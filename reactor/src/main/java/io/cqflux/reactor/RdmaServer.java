@@ -236,7 +236,10 @@ public final class RdmaServer implements Disposable, AutoCloseable {
             } catch (RuntimeException e) {
                 admission.malformedHello("rejecting a connection request on " + address + " from "
                         + ServerAdmission.peerOf(req) + ": " + e.getMessage());
-                rejectWithReason(req, "malformed hello: " + e.getMessage());
+                // The client reads a short reason; the detail, which names the server's options,
+                // is in the log line above.
+                rejectWithReason(req, "malformed hello: the private data is not a cqflux hello of a version this"
+                        + " server reads (1 to 4)");
                 h.done();
                 continue;
             }

@@ -115,6 +115,8 @@ public final class SharedSecretAuthenticator implements Authenticator {
      * skew and a second after it was accepted, which only ever refuses more, never less.
      */
     private final LinkedHashMap<ByteBuffer, Long> seen = new LinkedHashMap<>();
+    /** The latest server time any check has used (guarded by {@code seen}). */
+    private long highWater = Long.MIN_VALUE;
 
     private SharedSecretAuthenticator(SecretKeySpec key, Duration maxSkew, int cacheSize, Clock clock) {
         this.key = key;
@@ -284,8 +286,17 @@ public final class SharedSecretAuthenticator implements Authenticator {
         // The last server time at which these credentials still pass the skew check.
         long expiry = lastMillis + skew;
         synchronized (seen) {
+            // One time that never goes back for both the eviction and the check below: with the
+            // clock read per call, a clock stepped back (NTP, a resumed VM), or two servers'
+            // checks on different threads, could evict an entry by a later time and then accept
+            // its replay by an earlier one.
+            highWater = Math.max(highWater, now);
+            if (expiry < highWater) {
+                return Decision.deny("credentials timestamp outside the allowed skew of " + skew
+                        + " ms (check the clocks)");
+            }
             for (Iterator<Map.Entry<ByteBuffer, Long>> it = seen.entrySet().iterator(); it.hasNext();) {
-                if (it.next().getValue() >= now) {
+                if (it.next().getValue() >= highWater) {
                     break;
                 }
                 it.remove();
@@ -295,7 +306,7 @@ public final class SharedSecretAuthenticator implements Authenticator {
             }
             if (seen.size() >= cacheSize) {
                 return Decision.deny("replay cache full (" + cacheSize + " authentications within "
-                        + (2 * skew) + " ms): try again later");
+                        + (2 * skew + 1000) + " ms): try again later");
             }
             seen.put(n, expiry);
         }

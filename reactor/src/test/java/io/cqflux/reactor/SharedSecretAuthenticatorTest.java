@@ -101,6 +101,25 @@ class SharedSecretAuthenticatorTest {
         assertFalse(java.util.Arrays.equals(s.get(), s.get()), "each call has its own nonce");
     }
 
+    @Test
+    void aReplay_isRefused_evenAfterItsEntryWasEvictedAndTheClockSteppedBack() {
+        long[] t = {NOW.toEpochMilli()};
+        SharedSecretAuthenticator a = SharedSecretAuthenticator.of(SECRET).withMaxSkew(Duration.ofSeconds(30))
+                .withClock(settable(t));
+        var k = SharedSecretAuthenticator.key(SECRET);
+        byte[] c = SharedSecretAuthenticator.credentials(k, t[0]);
+        assertTrue(a.check(c).allowed());
+        assertFalse(a.check(c).allowed(), "the replay at once");
+        t[0] += 40_000; // past c's window: another client's check evicts c's entry
+        assertTrue(a.check(SharedSecretAuthenticator.credentials(k, t[0])).allowed());
+        t[0] -= 20_000; // the clock steps back (NTP, a resumed VM): c's timestamp is within the skew again
+        Authenticator.Decision d = a.check(c);
+        assertFalse(d.allowed(), "a replay after its entry was evicted and the clock stepped back");
+        assertTrue(d.reason().contains("outside the allowed skew"), d.reason());
+        // A fresh client is still served at the stepped-back time.
+        assertTrue(a.check(SharedSecretAuthenticator.credentials(k, t[0])).allowed());
+    }
+
     /** A clock that reads {@code t[0]} milliseconds since the epoch. */
     private static Clock settable(long[] t) {
         return new Clock() {

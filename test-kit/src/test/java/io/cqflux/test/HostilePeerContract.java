@@ -778,12 +778,13 @@ abstract class HostilePeerContract {
     }
 
     /**
-     * A server with a short keep-alive, so that its checks of the control words run every 50 ms
-     * whether or not it sends anything; one read-only region for the attacker, one writable for a
+     * A server with a short keep-alive, so that its checks of the control words run every 100 ms
+     * whether or not it sends anything (five misses: a neighbour's process held off the CPU of a
+     * loaded host for a few hundred ms is not taken for a silent peer); one read-only region for the attacker, one writable for a
      * neighbour, each on a {@code bind()} of its own. Closed by the caller.
      */
     final class ControlWordRig implements AutoCloseable {
-        final Cqflux srv = builder("words").keepAlive(Duration.ofMillis(50), 3).build();
+        final Cqflux srv = builder("words").keepAlive(Duration.ofMillis(100), 5).build();
         final Arena mem = Arena.ofShared();
         final Region open;
         final Region neighbourRegion;
@@ -910,7 +911,7 @@ abstract class HostilePeerContract {
                             RegionAccess.READ_SRC);
                     awaitTrue(() -> readWord(c, words, 0) > 0, () -> "the forger's cqflux granted no receive");
                     long h = readWord(c, words, 0);
-                    // A keep-alive tick (every 50 ms) has read the honest count before the lie: the
+                    // A keep-alive tick (every 100 ms) has read the honest count before the lie: the
                     // lie "no receives after a count" is one only to a server that saw the count.
                     // A second is room for a loop that a loaded host holds up.
                     java.util.concurrent.locks.LockSupport.parkNanos(1_000_000_000L);
@@ -966,7 +967,7 @@ abstract class HostilePeerContract {
                 awaitTrue(() -> readWord(c, words, 0) > 0, () -> "the client's cqflux granted no receive");
                 long h = readWord(c, words, 0);
                 StepVerifier.create(c.write(words, 0, le(h + 10))).expectComplete().verify(T);
-                java.util.concurrent.locks.LockSupport.parkNanos(300_000_000L); // several 50 ms ticks
+                java.util.concurrent.locks.LockSupport.parkNanos(500_000_000L); // several 100 ms ticks
                 StepVerifier.create(c.read(c.remoteRegion(0), 0, 8)).assertNext(b -> assertEquals(0x66, b[0] & 0xff))
                         .expectComplete().verify(T);
                 assertEquals(0, rig.srv.serverStats().controlWordViolations(), "" + rig.srv.serverStats());

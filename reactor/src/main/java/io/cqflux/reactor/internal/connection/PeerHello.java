@@ -229,6 +229,10 @@ public record PeerHello(List<byte[]> regions, byte[] handshake, byte[] control, 
     public static byte[] encodeRefusal(String reason, int max) {
         byte[] r = reason.getBytes(java.nio.charset.StandardCharsets.UTF_8);
         int len = Math.min(r.length, Math.min(MAX_REASON, max - 3));
+        // Cut at a character's start, so that the client's strict decoding reads what was kept.
+        while (len > 0 && len < r.length && (r[len] & 0xC0) == 0x80) {
+            len--;
+        }
         ByteBuffer b = ByteBuffer.allocate(3 + len);
         b.put(M0).put(REFUSED).put((byte) len).put(r, 0, len);
         return b.array();
@@ -277,8 +281,30 @@ public record PeerHello(List<byte[]> regions, byte[] handshake, byte[] control, 
             data = java.util.Arrays.copyOfRange(data, 1, 1 + (data[0] & 0xFF));
         }
         if (data.length >= 3 && data[0] == M0 && data[1] == REFUSED) {
-            int len = Math.min(data[2] & 0xFF, data.length - 3);
-            throw new Refused(new String(data, 3, len, java.nio.charset.StandardCharsets.UTF_8));
+            // Only a refusal's exact framing counts as one: its length within the data, nothing
+            // after it but a transport's zero padding (rdma_get_cm_event(3)), and UTF-8 text.
+            // Anything else (a foreign peer's bytes that happen to start so) is no hello at all.
+            int len = data[2] & 0xFF;
+            boolean framed = 3 + len <= data.length;
+            for (int i = 3 + len; framed && i < data.length; i++) {
+                framed = data[i] == 0;
+            }
+            String reason = null;
+            if (framed) {
+                try {
+                    reason = java.nio.charset.StandardCharsets.UTF_8.newDecoder()
+                            .onMalformedInput(java.nio.charset.CodingErrorAction.REPORT)
+                            .onUnmappableCharacter(java.nio.charset.CodingErrorAction.REPORT)
+                            .decode(ByteBuffer.wrap(data, 3, len)).toString();
+                } catch (java.nio.charset.CharacterCodingException e) {
+                    reason = null;
+                }
+            }
+            if (reason == null) {
+                throw new IllegalArgumentException("peer private data of " + data.length + " bytes starts as a refusal"
+                        + " (0x4358 \"CX\") but is not one: its length byte says " + len + " bytes of UTF-8 text");
+            }
+            throw new Refused(reason);
         }
         if (data.length < HEADER || data[0] != M0 || data[1] != M1) {
             throw new IllegalArgumentException("peer private data of " + data.length + " bytes is not a cqflux hello"

@@ -258,6 +258,34 @@ class PeerHelloTest {
     }
 
     @Test
+    void aLongReason_isCutAtACharactersStart_soThatItStillDecodes() {
+        String reason = "é".repeat(150); // two bytes each: a byte cut at 200 ends on a whole one, at 53 not
+        for (int max : new int[] {56, 57, 196, 256}) {
+            byte[] r = PeerHello.encodeRefusal(reason, max);
+            assertTrue(r.length <= max, () -> r.length + " > " + max);
+            PeerHello.Refused e = assertThrows(PeerHello.Refused.class, () -> PeerHello.decode(r));
+            assertTrue(reason.startsWith(e.reason()) && !e.reason().isEmpty(), e::reason);
+        }
+    }
+
+    @Test
+    void bytesThatOnlyStartLikeARefusal_areNoRefusal() {
+        byte[] foreign = "CX: connection refused, quota exceeded".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> PeerHello.decode(foreign));
+        assertFalse(e instanceof PeerHello.Refused, e::getMessage);
+        byte[] trailing = Arrays.copyOf(PeerHello.encodeRefusal("no", 56), 8);
+        trailing[7] = 'x'; // something after the reason that is not padding
+        assertFalse(assertThrows(IllegalArgumentException.class, () -> PeerHello.decode(trailing))
+                instanceof PeerHello.Refused);
+        byte[] notUtf8 = {'C', 'X', 2, (byte) 0xC3, (byte) 0x28};
+        assertFalse(assertThrows(IllegalArgumentException.class, () -> PeerHello.decode(notUtf8))
+                instanceof PeerHello.Refused);
+        // Zero padding after a refusal (RDMA CM's) is still one.
+        assertEquals("no", assertThrows(PeerHello.Refused.class,
+                () -> PeerHello.decode(Arrays.copyOf(PeerHello.encodeRefusal("no", 56), 56))).reason());
+    }
+
+    @Test
     void controlReadableFlag_trailsTheBufferSize_andRoundTrips() {
         byte[] control = {3, 3};
         byte[] enc = new PeerHello(List.of(), new byte[] {7}, control, 4096).encode(1000);

@@ -1,6 +1,7 @@
 package io.cqflux.samples.webflux;
 
 import io.cqflux.core.RegionAccess;
+import io.cqflux.epoll.WaitStrategy;
 import io.cqflux.reactor.Cqflux;
 import io.cqflux.reactor.PeerRegion;
 import io.cqflux.reactor.RdmaConnection;
@@ -20,14 +21,16 @@ import reactor.core.publisher.Mono;
 
 /**
  * The library's own durable write, without HTTP or Spring, against the service's storage peer:
- * {@code java -cp ... io.cqflux.samples.webflux.DurableWriteProbe address port slot slot-size seconds}.
+ * {@code java -cp ... io.cqflux.samples.webflux.DurableWriteProbe address port slot slot-size seconds [wait]}.
  * {@code load.sh} runs it in the same run as its HTTP load, so that a record POST's latency can be
  * set beside what the durable write inside it costs by itself.
  *
  * <p>One connection, one write in flight: each write of a record-sized slot (header and the
  * POST's 255-byte payload, a valid record of id {@code slot}) is subscribed when the previous one
  * has completed, on the loop's thread, as a pipeline chaining its writes would. The instance
- * waits as the service's does (the starter's default, {@code BLOCKING}). Prints one line:
+ * waits as the service's does: {@code wait} is the service's {@code cqflux.wait-strategy}
+ * ({@code blocking}, the starter's default; {@code busy-poll}; {@code adaptive}, with the
+ * starter's default of 1,000 spins). Prints one line:
  * {@code probe <writes> <p50_us> <p99_us>}, after a warm-up of a quarter of the time (the JIT).
  * The slot must be one the HTTP load never writes: it holds a valid record afterwards, which the
  * storage peer's verification counts.
@@ -41,12 +44,13 @@ public final class DurableWriteProbe {
      * @throws Exception when the address does not resolve or the peer cannot be reached
      */
     public static void main(String[] args) throws Exception {
-        if (args.length != 5) {
-            System.err.println("usage: DurableWriteProbe address port slot slot-size seconds");
+        if (args.length != 5 && args.length != 6) {
+            System.err.println("usage: DurableWriteProbe address port slot slot-size seconds [blocking|busy-poll|adaptive]");
             System.exit(2);
         }
         InetSocketAddress peer = new InetSocketAddress(InetAddress.getByName(args[0]), Integer.parseInt(args[1]));
-        Result r = measure(peer, Long.parseLong(args[2]), Integer.parseInt(args[3]), Double.parseDouble(args[4]));
+        WaitStrategy wait = waitStrategy(args.length == 6 ? args[5] : "blocking");
+        Result r = measure(peer, Long.parseLong(args[2]), Integer.parseInt(args[3]), Double.parseDouble(args[4]), wait);
         System.out.printf(Locale.ROOT, "probe %d %.1f %.1f%n", r.writes(), r.p50Nanos() / 1e3, r.p99Nanos() / 1e3);
     }
 
@@ -67,16 +71,17 @@ public final class DurableWriteProbe {
      * @param slot the slot written (a valid record of this id lands there)
      * @param slotSize the peer's slot size
      * @param seconds how long to time writes, after a warm-up of a quarter of it
+     * @param wait how the probe's loop waits
      * @return the latencies
      */
-    public static Result measure(InetSocketAddress peer, long slot, int slotSize, double seconds) {
+    public static Result measure(InetSocketAddress peer, long slot, int slotSize, double seconds, WaitStrategy wait) {
         byte[] payload = (String.format(Locale.ROOT, "%015d", slot) + "p".repeat(240)).getBytes(StandardCharsets.US_ASCII);
         byte[] header = RecordFormat.header(slot, ByteBuffer.wrap(payload));
         int length = header.length + payload.length;
         if (length > slotSize) {
             throw new IllegalArgumentException("a record of " + length + " bytes does not fit a slot of " + slotSize);
         }
-        try (Arena arena = Arena.ofShared(); Cqflux cq = Cqflux.builder().threadNamePrefix("probe").build()) {
+        try (Arena arena = Arena.ofShared(); Cqflux cq = Cqflux.builder().threadNamePrefix("probe").waitStrategy(wait).build()) {
             MemorySegment src = arena.allocate(length, 64);
             MemorySegment.copy(header, 0, src, ValueLayout.JAVA_BYTE, 0, header.length);
             MemorySegment.copy(payload, 0, src, ValueLayout.JAVA_BYTE, header.length, payload.length);
@@ -97,6 +102,17 @@ public final class DurableWriteProbe {
                 c.dispose();
             }
         }
+    }
+
+    /** {@return the strategy a {@code cqflux.wait-strategy} value names, as the starter maps it} */
+    static WaitStrategy waitStrategy(String name) {
+        return switch (name.toLowerCase(Locale.ROOT).replace('_', '-')) {
+            case "blocking" -> WaitStrategy.BLOCKING;
+            case "busy-poll" -> WaitStrategy.BUSY_POLL;
+            case "adaptive" -> WaitStrategy.adaptive(1000);
+            default -> throw new IllegalArgumentException("wait strategy '" + name
+                    + "' is none of blocking, busy-poll, adaptive");
+        };
     }
 
     /** Chained durable writes for {@code nanos}; {@return each one's latency, in ns} */
