@@ -49,9 +49,10 @@ class PeerPoolPartitionTest {
      */
     static final Duration HEAL_CONNECT_TIMEOUT = Duration.ofSeconds(20);
     /**
-     * The heal case's partition: its first reconnect attempt (sent about 0.6 s into it, after the
-     * loss was found) is then at its eighth second at the heal, between TCP's SYN resends at 7 s
-     * and 15 s.
+     * The heal case's partition: long enough that an attempt sent into it in its first second, had
+     * it been left to run its whole connect timeout (the schedule before attempts were bounded by
+     * their slot), would be past TCP's SYN resend at 7 s and waiting for the one at 15 s at the
+     * heal; so the heal assertion fails unless the attempt in flight is abandoned at its slot.
      */
     static final Duration PARTITION = Duration.ofSeconds(9);
     /** The longest backoff, equal to the default least attempt time: attempts of an outage start at most 1 s apart. */

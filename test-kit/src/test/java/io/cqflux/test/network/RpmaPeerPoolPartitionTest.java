@@ -48,8 +48,8 @@ class RpmaPeerPoolPartitionTest extends RxeRigTest {
     static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(10);
     /**
      * The least attempt time: a slow network's setting. An honest connect under TCG beside the
-     * host's builds took up to 2 s (a pool's first connect; more than 1.3 s for one right after a
-     * heal), so the default 1 s would abandon some of them.
+     * host's builds can take longer than the default 1 s (docs/reliability.md has the lane's
+     * figures), which would abandon it.
      */
     static final Duration MIN_ATTEMPT = Duration.ofSeconds(2);
     /** The longest backoff, equal to the least attempt time: attempts of an outage start at most 2 s apart. */
@@ -57,6 +57,8 @@ class RpmaPeerPoolPartitionTest extends RxeRigTest {
     /** One connect under TCG beside the host's builds (rdma_cm's resolution, the handshake): the heal's slack. */
     static final Duration ONE_CONNECT = Duration.ofSeconds(1);
     static final Duration PARTITION = Duration.ofSeconds(5);
+    /** What a loaded host adds to the timers and loops involved (as PeerPoolPartitionTest allows). */
+    static final Duration SCHEDULING_SLACK = Duration.ofMillis(500);
     static final int CAPACITY = 256;
     static final int WAITING = 20;
 
@@ -152,7 +154,7 @@ class RpmaPeerPoolPartitionTest extends RxeRigTest {
         long h = System.nanoTime();
         // The goal, counted from the heal itself: the attempt in flight at it runs at most its
         // backoff slot, then the next one reaches the peer.
-        Duration serveBound = BACKOFF_MAX.plus(ONE_CONNECT);
+        Duration serveBound = BACKOFF_MAX.plus(ONE_CONNECT).plus(SCHEDULING_SLACK);
         boolean served = PartitionTest.await(() -> waiting.state() == PeerPool.State.CONNECTED, RxePair.T);
         long servedTook = System.nanoTime() - h;
         boolean queuedDone = PartitionTest.await(() -> records.ended() == 3 + WAITING, RxePair.T);
@@ -181,7 +183,7 @@ class RpmaPeerPoolPartitionTest extends RxeRigTest {
         assertEquals(3, endedDuring, "a write held by the WAIT pool ended during the outage: " + records);
         assertTrue(served, "the WAIT pool is not connected " + RxePair.T + " after the heal: " + waitingEvents);
         assertTrue(servedTook <= serveBound.toNanos(), "the WAIT pool served again " + servedTook / 1_000_000
-                + " ms after the heal, beyond backoff max + one connect = " + serveBound.toMillis()
+                + " ms after the heal, beyond backoff max + one connect + scheduling slack = " + serveBound.toMillis()
                 + " ms: " + waitingLine.describe(h));
         assertTrue(fastServed && fastServedTook <= serveBound.toNanos(), "the FAIL_FAST pool served again "
                 + fastServedTook / 1_000_000 + " ms after the heal, beyond " + serveBound.toMillis() + " ms: "
@@ -215,7 +217,7 @@ class RpmaPeerPoolPartitionTest extends RxeRigTest {
             assertTrue(x[0] > h, "no connect attempt was in flight at the heal, so the heal bound was not put to"
                     + " the test: WAIT " + waitingLine.describe(h) + ", FAIL_FAST " + failFastLine.describe(h));
             assertTrue(x[1] - h <= serveBound.toNanos(), "a pool connected " + (x[1] - h) / 1_000_000 + " ms after"
-                    + " the heal, beyond backoff max + one connect = " + serveBound.toMillis() + " ms (the attempt in"
+                    + " the heal, beyond backoff max + one connect + scheduling slack = " + serveBound.toMillis() + " ms (the attempt in"
                     + " flight at the heal ended " + (x[0] - h) / 1_000_000 + " ms after it): WAIT "
                     + waitingLine.describe(h) + ", FAIL_FAST " + failFastLine.describe(h));
         }
