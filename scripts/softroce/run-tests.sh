@@ -2,7 +2,7 @@
 # The rpma test tier: runs every JUnit test tagged "rpma" or "fabric-verbs" (the fabric transport on
 # libfabric's verbs provider over rxe), and not "host-only", from the test classes of core, core/rpma,
 # core/fabric, reactor, test-kit, samples/quickstart and samples/pipeline inside the Soft-RoCE VM,
-# with the JUnit Platform console launcher.
+# with the JUnit Platform console launcher, after rxe-link-rig.sh has made test-kit's rxe link rig.
 #
 # Usage: run-tests.sh [--build] [--ready-file FILE] [--timeout SEC] [--keep] [-- EXTRA CONSOLE LAUNCHER ARGS...]
 #   --build        run `mvnw test-compile` first even if the classes exist (otherwise only when
@@ -171,8 +171,12 @@ $discovered"
 fi
 
 say "prepared in $(elapsed) s; booting the VM"
+# The rxe link rig of test-kit's network tests is made before the JVM starts, not by the first
+# test class that needs it: libfabric's verbs provider lists the RDMA devices once per process, at
+# the JVM's first libfabric call, so FabricVerbsPartitionTest would find no verbs endpoint on the
+# rig's addresses after FabricVerbsContractTest had used libfabric (see RxeLinkRig's facts).
 # shellcheck disable=SC2086  # argline is a list of JVM flags
-"$here/run-in-vm.sh" "${vm_args[@]}" --out "$reports" -- \
+"$here/run-in-vm.sh" "${vm_args[@]}" --out "$reports" -- "$here/rxe-link-rig.sh" -- \
     "$JAVA_HOME/bin/java" $argline -XX:TieredStopAtLevel=1 -XX:ErrorFile=/run/cqflux/out/hs_err_pid%p.log \
     "-Djava.util.logging.config.file=$repo/.mvn/test-logging.properties" \
     -jar "$console_jar" execute \

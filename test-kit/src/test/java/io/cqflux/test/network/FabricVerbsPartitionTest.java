@@ -28,11 +28,16 @@ import org.junit.jupiter.api.Tag;
  *   as its source (FI_SOURCE) finds that end's rxe device, a listener takes port 0, and the
  *   packets cross the veth (netem counts the drops, the server's rxe counts the duplicates).
  * - libfabric's verbs provider lists the RDMA devices and their addresses once per process, when
- *   libfabric is first used: in a JVM that used libfabric before the rig's rxe devices existed
- *   (the full lane, where FabricVerbsContractTest and FabricVerbsReactiveContractTest run first),
- *   fi_getinfo offers no FI_EP_MSG endpoint on the rig's addresses ("provider 'verbs' offers no
- *   FI_EP_MSG endpoint with FI_MSG|FI_RMA on 198.18.200.2"), although the rig stands and rpma
- *   (librdmacm, which finds devices added later) uses it. So this class runs alone in its JVM.
+ *   libfabric is first used (libfabric 1.17's prov/verbs: VERBS_INI -> vrb_init_info; no hint,
+ *   environment variable or fi_freeinfo refreshes it, see RxeLinkRig's facts): in a JVM that used
+ *   libfabric before the rig's rxe devices existed (the full lane, where FabricVerbsContractTest
+ *   and FabricVerbsReactiveContractTest run first), fi_getinfo offered no FI_EP_MSG endpoint on
+ *   the rig's addresses ("provider 'verbs' offers no FI_EP_MSG endpoint with FI_MSG|FI_RMA on
+ *   198.18.200.2"), although the rig stood and rpma (librdmacm, which finds devices added later)
+ *   used it. So the lane makes the rig before its JVM starts (scripts/softroce/rxe-link-rig.sh,
+ *   run by run-tests.sh), and this class runs in the lane's one JVM, in its default run, wherever
+ *   it falls among the verbs classes; run alone outside run-tests.sh, its rig is made by its own
+ *   JVM before that JVM's first libfabric call (RxeRigTest's set-up runs before the one below).
  * - The JVM's first verbs transport is slow to come up under TCG (tens of seconds), its first
  *   listener takes seconds, and its first connect may time out once (as it did in most runs)
  *   before the next attempt succeeds; later ones take well under a second. Without the warm-up below the first case ran
@@ -53,12 +58,11 @@ import org.junit.jupiter.api.Tag;
 /**
  * The {@link RxePartitionContract} on libfabric's {@code verbs} provider over Soft-RoCE: the same
  * partitions, loss, reordering and duplication as on rpma, over the same {@link RxeLinkRig}. Runs
- * in the lane only when asked, alone in its JVM (see the facts), which also keeps its minute or two
- * out of the lane's default run: tag {@code fabric-verbs-netem},
- * {@code scripts/softroce/run-tests.sh --build -- --select-class=io.cqflux.test.network.FabricVerbsPartitionTest
- * --include-tag fabric-verbs-netem}.
+ * in the lane's default run (tag {@code fabric-verbs}), which makes the rig before the JVM's first
+ * libfabric call (see the facts); alone:
+ * {@code scripts/softroce/run-tests.sh --build -- --select-class=io.cqflux.test.network.FabricVerbsPartitionTest}.
  */
-@Tag("fabric-verbs-netem")
+@Tag("fabric-verbs")
 class FabricVerbsPartitionTest extends RxePartitionContract {
     /**
      * What the end of a verbs connection, which can hold its loop for seconds under load, adds to
@@ -81,7 +85,8 @@ class FabricVerbsPartitionTest extends RxePartitionContract {
         } catch (TransportUnavailableException e) {
             throw new AssertionError("libfabric's verbs provider does not see the rig's address " + rig.serverAddress
                     + ": it lists the RDMA devices once per process, so this JVM used libfabric before the rig's rxe"
-                    + " devices existed; run this class alone in its JVM (see its javadoc)", e);
+                    + " devices existed; start the JVM after " + RxeLinkRig.RIG_SCRIPT
+                    + " (scripts/softroce/run-tests.sh does), or run this class first in its JVM", e);
         }
         Cqflux client = null;
         try (Arena arena = Arena.ofShared()) {

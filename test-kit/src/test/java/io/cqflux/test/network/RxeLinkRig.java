@@ -4,11 +4,13 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -74,6 +76,19 @@ import java.util.regex.Pattern;
  *   rig can be made by a JVM that used rxe0 before. The rig is therefore made once per boot and
  *   left standing: create() finds and reuses it, close() only removes the faults. The guest is
  *   the test's own throw-away machine, so names, tables and rule priorities are fixed.
+ * - libfabric's verbs provider, unlike librdmacm, does not find devices added later: it lists the
+ *   RDMA devices and the interfaces' addresses once per process, at libfabric's initialisation on
+ *   the first fi_getinfo (libfabric 1.17, prov/verbs: VERBS_INI -> vrb_init_info, which fills
+ *   the provider's fi_info list and its interface list; vrb_getinfo only matches against those;
+ *   FI_VERBS_IFACE and FI_VERBS_DEVICE_NAME are read at the same moment and only filter that
+ *   list; fi_freeinfo frees the caller's copy, not the provider's). A JVM that used libfabric
+ *   before the rig existed is offered no FI_EP_MSG endpoint on the rig's addresses. Rescanning on
+ *   each fi_getinfo came upstream only in 2025 (ofiwg/libfabric#10886). So the lane makes the rig
+ *   before its JVM starts (scripts/softroce/run-tests.sh runs the script below), and the script
+ *   is the one place that makes it: create() runs it when no rig stands.
+ * - rxe builds its GID table from the netdev's addresses: an end's IPv4 address appears as an
+ *   IPv4-mapped GID (index 1 here) whose netdev is that end, which create() checks of an adopted
+ *   rig.
  * - Addresses come from 198.18.0.0/15 (RFC 2544's benchmarking block); the guest has no default
  *   route, and the /32 routes keep them on the veth.
  */
@@ -92,9 +107,12 @@ final class RxeLinkRig implements AutoCloseable {
     static final String SERVER_LINK = "cqfxrxb";
     static final String CLIENT_RXE = "rxe-cqfxa";
     static final String SERVER_RXE = "rxe-cqfxb";
-    /** Routing tables (and rule priorities) holding each end's local route. */
-    static final int CLIENT_TABLE = 4791;
-    static final int SERVER_TABLE = 4792;
+    /** The script that makes the rig, relative to the checkout's root. */
+    static final String RIG_SCRIPT = "scripts/softroce/rxe-link-rig.sh";
+    /** What making the rig may take: a handful of processes, each seconds under TCG beside builds. */
+    private static final Duration MAKE_BOUND = Duration.ofSeconds(60);
+    /** How many of an rxe device's first GIDs are searched for its end's address (it is at index 1). */
+    private static final int GIDS_CHECKED = 8;
     private static final Pattern DROPPED = Pattern.compile("dropped (\\d+)");
 
     final InetAddress clientAddress = address(198, 18, 200, 1);
@@ -115,59 +133,90 @@ final class RxeLinkRig implements AutoCloseable {
     }
 
     /**
-     * Makes the pair, the routing, the rxe devices and a netem qdisc (no fault yet) on each end,
-     * and waits until both rxe ports are active.
-     *
-     * @return the rig; close it
+     * {@return the rig of this boot}: adopted when it stands (the lane makes it before the JVM
+     * starts, see the facts), else made by {@code scripts/softroce/rxe-link-rig.sh} (found from the
+     * working directory up), which makes the pair, the routing, a netem qdisc (no fault) on each end
+     * and the rxe devices, and waits until both ports are active. Either way the rig is checked for
+     * what the tests rely on: both rxe devices' port 1 active, each holding its end's address as a
+     * GID. Close it after the test.
      */
     static synchronized RxeLinkRig create() {
         RxeLinkRig rig = new RxeLinkRig();
         boolean devices = Files.isDirectory(Path.of("/sys/class/infiniband", CLIENT_RXE))
                 && Files.isDirectory(Path.of("/sys/class/infiniband", SERVER_RXE));
-        if (devices && Files.isDirectory(Path.of("/sys/class/net", CLIENT_LINK))) {
-            rig.heal();
-            return rig;
+        if (!devices || !Files.isDirectory(Path.of("/sys/class/net", CLIENT_LINK))) {
+            makeRig();
         }
-        if (devices) {
-            throw new AssertionError("rxe devices " + CLIENT_RXE + " and " + SERVER_RXE + " exist without their link "
-                    + CLIENT_LINK + ": remove them (rdma link del) or boot afresh");
-        }
-        String a = rig.clientAddress.getHostAddress();
-        String b = rig.serverAddress.getHostAddress();
-        removeLinks();
-        cmd("modprobe", "-a", "veth", "sch_netem", "rdma_rxe");
-        cmd("ip", "link", "add", CLIENT_LINK, "type", "veth", "peer", "name", SERVER_LINK);
-        for (String scope : List.of("all", "default", CLIENT_LINK, SERVER_LINK)) {
-            sysctl("net/ipv4/conf/" + scope + "/accept_local", "1");
-            sysctl("net/ipv4/conf/" + scope + "/rp_filter", "0");
-        }
-        cmd("ip", "addr", "add", a + "/32", "dev", CLIENT_LINK);
-        cmd("ip", "addr", "add", b + "/32", "dev", SERVER_LINK);
-        cmd("ip", "link", "set", CLIENT_LINK, "up");
-        cmd("ip", "link", "set", SERVER_LINK, "up");
-        // The local routes leave the `local` table (consulted first for every packet) for tables
-        // consulted only for what arrives on the owning end.
-        cmd("ip", "route", "del", "local", a, "dev", CLIENT_LINK, "table", "local");
-        cmd("ip", "route", "del", "local", b, "dev", SERVER_LINK, "table", "local");
-        cmd("ip", "route", "add", "local", a, "dev", CLIENT_LINK, "table", Integer.toString(CLIENT_TABLE));
-        cmd("ip", "route", "add", "local", b, "dev", SERVER_LINK, "table", Integer.toString(SERVER_TABLE));
-        cmd("ip", "rule", "add", "iif", CLIENT_LINK, "lookup", Integer.toString(CLIENT_TABLE), "pref",
-                Integer.toString(CLIENT_TABLE));
-        cmd("ip", "rule", "add", "iif", SERVER_LINK, "lookup", Integer.toString(SERVER_TABLE), "pref",
-                Integer.toString(SERVER_TABLE));
-        cmd("ip", "route", "add", b + "/32", "dev", CLIENT_LINK);
-        cmd("ip", "route", "add", a + "/32", "dev", SERVER_LINK);
-        cmd("ip", "neigh", "replace", b, "lladdr", mac(SERVER_LINK), "dev", CLIENT_LINK, "nud", "permanent");
-        cmd("ip", "neigh", "replace", a, "lladdr", mac(CLIENT_LINK), "dev", SERVER_LINK, "nud", "permanent");
-        for (String link : List.of(CLIENT_LINK, SERVER_LINK)) {
-            cmd("tc", "qdisc", "replace", "dev", link, "root", "netem");
-        }
-        // The addresses exist before the rxe devices: rxe fills its GID table from them.
-        cmd("rdma", "link", "add", CLIENT_RXE, "type", "rxe", "netdev", CLIENT_LINK);
-        cmd("rdma", "link", "add", SERVER_RXE, "type", "rxe", "netdev", SERVER_LINK);
-        awaitActive(CLIENT_RXE);
-        awaitActive(SERVER_RXE);
+        rig.check(CLIENT_RXE, CLIENT_LINK, rig.clientAddress);
+        rig.check(SERVER_RXE, SERVER_LINK, rig.serverAddress);
+        rig.heal();
         return rig;
+    }
+
+    /**
+     * Runs the script that makes the rig (the one place that does, so that a rig the lane made and
+     * one a JVM made are the same), bounded by {@link #MAKE_BOUND}; its output (a few lines) goes to
+     * this JVM's stdout, and into the error when it fails.
+     */
+    private static void makeRig() {
+        Path script = null;
+        for (Path d = Path.of("").toAbsolutePath(); d != null && script == null; d = d.getParent()) {
+            Path p = d.resolve(RIG_SCRIPT);
+            script = Files.isRegularFile(p) ? p : null;
+        }
+        if (script == null) {
+            throw new AssertionError("no rxe link rig stands and " + RIG_SCRIPT + " is not found from "
+                    + Path.of("").toAbsolutePath() + " upwards: run the test from the checkout"
+                    + " (scripts/softroce/run-tests.sh makes the rig before the JVM starts)");
+        }
+        try {
+            Process p = new ProcessBuilder("/bin/sh", script.toString()).redirectErrorStream(true).start();
+            p.getOutputStream().close();
+            // The output is a few lines, far below a pipe's buffer: read once the script ended (not
+            // after a timeout: a command it started may still hold the pipe open).
+            if (!p.waitFor(MAKE_BOUND.toMillis(), TimeUnit.MILLISECONDS)) {
+                p.destroyForcibly();
+                throw new AssertionError(script + " took over " + MAKE_BOUND);
+            }
+            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
+            System.out.println(out);
+            if (p.exitValue() != 0) {
+                throw new AssertionError(script + " exited " + p.exitValue() + ": " + out);
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(script + " could not be started", e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError(script + " interrupted", e);
+        }
+    }
+
+    /**
+     * Checks that {@code rxe} is attached to {@code link}, its port 1 is active and one of its
+     * first GIDs is {@code address} (IPv4-mapped, as rxe builds them from the netdev's addresses):
+     * a rig of other names or addresses would otherwise fail later as an unreachable peer.
+     */
+    private void check(String rxe, String link, InetAddress address) {
+        awaitActive(rxe);
+        Path port = Path.of("/sys/class/infiniband", rxe, "ports/1");
+        byte[] a = address.getAddress();
+        String gid = String.format("0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x", a[0], a[1], a[2], a[3]);
+        List<String> seen = new ArrayList<>();
+        for (int i = 0; i < GIDS_CHECKED; i++) {
+            try {
+                String g = Files.readString(port.resolve("gids/" + i)).trim();
+                String dev = Files.readString(port.resolve("gid_attrs/ndevs/" + i)).trim();
+                if (g.equals(gid) && dev.equals(link)) {
+                    return;
+                }
+                seen.add(g + " on " + dev);
+            } catch (IOException e) {
+                seen.add("(" + i + ": " + e.getClass().getSimpleName() + ")");
+            }
+        }
+        throw new AssertionError(rxe + " has no GID " + gid + " (" + address.getHostAddress() + ") on " + link
+                + " among its first " + GIDS_CHECKED + ": " + seen
+                + "; a rig of other addresses stands (compare " + RIG_SCRIPT + " with RxeLinkRig)");
     }
 
     private static void awaitActive(String rxe) {
@@ -186,22 +235,6 @@ final class RxeLinkRig implements AutoCloseable {
             PartitionTest.sleep(Duration.ofMillis(50));
         }
         throw new AssertionError(rxe + " port 1 not ACTIVE after 10 s: " + s);
-    }
-
-    private static String mac(String link) {
-        try {
-            return Files.readString(Path.of("/sys/class/net", link, "address")).trim();
-        } catch (IOException e) {
-            throw new UncheckedIOException("no MAC address for " + link, e);
-        }
-    }
-
-    private static void sysctl(String key, String value) {
-        try {
-            Files.writeString(Path.of("/proc/sys", key), value);
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot set " + key + " to " + value, e);
-        }
     }
 
     /** Drops everything both ends send (a silent partition, as behind a failed switch). */
@@ -355,19 +388,5 @@ final class RxeLinkRig implements AutoCloseable {
             heal();
             closed = true;
         }
-    }
-
-    /** Removes the links, rules and tables of a rig whose rxe devices were never made. */
-    private static void removeLinks() {
-        // Deleting one end removes both (veth(4)), and with them their addresses and routes.
-        NetworkRig.run(List.of("ip", "link", "del", CLIENT_LINK), false);
-        for (int t : new int[] {CLIENT_TABLE, SERVER_TABLE}) {
-            NetworkRig.run(List.of("ip", "rule", "del", "pref", Integer.toString(t)), false);
-            NetworkRig.run(List.of("ip", "route", "flush", "table", Integer.toString(t)), false);
-        }
-    }
-
-    private static void cmd(String... c) {
-        NetworkRig.run(List.of(c), true);
     }
 }
