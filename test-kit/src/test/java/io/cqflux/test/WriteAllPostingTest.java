@@ -267,7 +267,7 @@ class WriteAllPostingTest {
     @Test
     void writeAll_cancelWhileTheSinksDrainOwnerHoldsARequest_manyRounds_everyRequestTakenReachesTheAppOnce()
             throws Exception {
-        int rounds = Integer.getInteger("cqflux.test.writeAllCancelRounds", 300);
+        int rounds = Integer.getInteger("cqflux.test.writeAllCancelRounds", 600);
         try (LoopbackPeer peer = CqfluxTest.loopback().start()) {
             RdmaConnection conn = peer.connection();
             PeerRegion remote = peer.remote();
