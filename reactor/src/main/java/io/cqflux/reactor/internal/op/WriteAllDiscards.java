@@ -35,20 +35,20 @@ import reactor.util.context.Context;
  * <p><b>Delivered after the discard.</b> The owner can also deliver the request after the
  * producer's discard: it polled it, then the cancel came, then the producer discarded it (not yet
  * taken, so it passed), then the owner hands it on, and {@code onNext}, finding the stream ended,
- * would discard it a second time. The filter therefore remembers each request it lets through
- * after the end ({@link #passedOn}), and one compare-and-set on its entry's {@link Passed#state}
- * decides which side hands such a request to the hook: the filter publishes the entry, then reads
- * {@link #lastTaken}; {@code onNext} stores {@link #lastTaken}, then (after a full fence) looks the
- * request up. At least one side sees the other's store: a filter that sees the request taken
- * withdraws its entry, {@code onNext} that finds it open claims it; the loser of the two
- * compare-and-sets does the discard, and a side that saw nothing of the other does it too (the
- * other then sees it). The entries hold their requests weakly, keyed by identity: one that
- * upstream may still deliver is strongly held by whoever holds it to deliver it, so its entry
+ * would discard it a second time. The filter therefore remembers each request it lets through after
+ * the end ({@link #passedOn}), and one compare-and-set on its entry's {@link Passed#state} decides
+ * which side hands such a request to the hook: the filter publishes the entry, then reads
+ * {@link #lastTaken}; {@code onNext} stores {@link #lastTaken}, then looks the request up, a full
+ * fence between each side's store and its read. At least one side sees the other's store: a filter that
+ * sees the request taken withdraws its entry, {@code onNext} that finds it open claims it; the
+ * loser of the two compare-and-sets does the discard, and a side that saw nothing of the other does
+ * it too (the other then sees it). The entries hold their requests weakly, keyed by identity: one
+ * that upstream may still deliver is strongly held by whoever holds it to deliver it, so its entry
  * stays while it matters, and the requests a producer goes on emitting into the cancelled sink
  * (each discarded through this filter, {@code FAIL_CANCELLED}) cost memory only until they are
  * collected. Only discards after the end are remembered: the sink's come after the cancel. A
- * request upstream discards a second time after the end (the sink's own drain race can) is not
- * let through again.
+ * request upstream discards a second time after the end (the sink's own drain race can) is not let
+ * through again.
  *
  * <p>An upstream discard that happens only after the cancel (the sink's are) cannot miss a request
  * {@code onNext} took before it saw the stream ended: that {@code onNext} stored
@@ -187,13 +187,14 @@ final class WriteAllDiscards {
         for (Reference<?> gone; (gone = collected.poll()) != null; ) {
             kept.remove((Passed) gone);
         }
-        // Published before lastTaken is read (the map's insertion is a volatile write): an
-        // onNext that takes o after the end and misses it stored lastTaken before its lookup, so
-        // the read below sees o (class comment).
+        // Published before lastTaken is read (the fence: the map's insertion may be a plain
+        // write under its bin's lock): an onNext that takes o after the end and misses it stored
+        // lastTaken before its lookup, so the read below sees o (class comment).
         Passed p = new Passed(o, collected);
         if (kept.putIfAbsent(p, p) != null) {
             return; // seen after the end already (let through, or kept back): not again
         }
+        VarHandle.fullFence();
         if (LAST_TAKEN.getVolatile(this) == o && Passed.STATE.compareAndSet(p, Passed.OPEN, Passed.WITHDRAWN)) {
             return; // taken: the stream emits or discards it (onNext did not claim it)
         }
