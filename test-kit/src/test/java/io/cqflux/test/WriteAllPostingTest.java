@@ -25,7 +25,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
+import org.reactivestreams.Subscription;
 import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Sinks;
@@ -177,6 +179,151 @@ class WriteAllPostingTest {
             // Not vacuous: some cancels landed while results were flowing and requests were taken
             // but not yet emitted.
             assertTrue(cutMidStream > 0, "rounds cut mid-stream: " + cutMidStream);
+            conn.write(remote, 0, local, 0, 8).block(T); // the connection is still fine
+        }
+    }
+
+    /**
+     * The interleaving behind a request that reached the application twice, forced step by step
+     * rather than left to timing: the unicast sink's drain owner (here the subscribing thread) has
+     * polled a request but not yet handed it to writeAll; the subscriber cancels; the producer that
+     * offered that request then finds the sink cancelled and its drain owned, and discards it
+     * ({@code SinkManyUnicast.drain(T)}) before writeAll took it; writeAll, handed the request after
+     * its end, must not discard it again.
+     */
+    @Test
+    void writeAll_sinkDiscardsARequestItsDrainOwnerHasNotHandedOverYet_theRequestReachesTheHookOnce()
+            throws Exception {
+        try (LoopbackPeer peer = CqfluxTest.loopback().start()) {
+            RdmaConnection conn = peer.connection();
+            PeerRegion remote = peer.remote();
+            Region local = peer.local();
+            WriteRequest first = new WriteRequest(remote, 0, local, 0, 8, false);
+            WriteRequest racing = new WriteRequest(remote, 8, local, 8, 8, false);
+            CountDownLatch offered = new CountDownLatch(1);
+            CountDownLatch held = new CountDownLatch(1);
+            CountDownLatch cancelledLatch = new CountDownLatch(1);
+            CountDownLatch producerDone = new CountDownLatch(1);
+            // The producer stalls between the sink's offer of racing and its drain, until the cancel.
+            Sinks.Many<WriteRequest> sink = Sinks.many().unicast().onBackpressureBuffer(
+                    new ConcurrentLinkedQueue<WriteRequest>() {
+                        @Override
+                        public boolean offer(WriteRequest r) {
+                            boolean ok = super.offer(r);
+                            if (r == racing) {
+                                offered.countDown();
+                                await(cancelledLatch);
+                            }
+                            return ok;
+                        }
+                    });
+            // Buffered before the subscription: its delivery makes the subscribing thread the
+            // sink's drain owner, which then waits for the producer to offer racing.
+            assertEquals(Sinks.EmitResult.OK, sink.tryEmitNext(first));
+            List<WriteRequest> out = new CopyOnWriteArrayList<>();
+            AtomicReference<Subscription> subscription =
+                    new AtomicReference<>();
+            Flux<WriteRequest> requests = sink.asFlux().doOnNext(r -> {
+                if (r == first) {
+                    await(offered);
+                } else if (r == racing) {
+                    // Polled by the drain owner, not yet handed to writeAll: the cancel and the
+                    // producer's discard happen now.
+                    held.countDown();
+                    await(producerDone);
+                }
+            });
+            Thread owner = Thread.ofPlatform().start(() -> conn.writeAll(requests)
+                    .doOnSubscribe(subscription::set)
+                    .doOnDiscard(WriteRequest.class, out::add)
+                    .subscribe(res -> out.add(res.request())));
+            Thread producer = Thread.ofPlatform().start(() -> {
+                sink.tryEmitNext(racing);
+                producerDone.countDown();
+            });
+            assertTrue(held.await(T.toMillis(), TimeUnit.MILLISECONDS), "the drain owner holds racing");
+            subscription.get().cancel();
+            cancelledLatch.countDown();
+            producer.join(T.toMillis());
+            owner.join(T.toMillis());
+            assertFalse(producer.isAlive() || owner.isAlive(), "the producer and the drain owner ended");
+            // first was posted before the cancel: emitted, or discarded at its completion.
+            assertTrue(Await.until(() -> out.contains(first), T), "first emitted or discarded");
+            conn.write(remote, 16, local, 16, 8).block(T); // a round trip: nothing more is on its way
+            assertEquals(1, out.stream().filter(r -> r == racing).count(), "racing reached the app once");
+            assertEquals(1, out.stream().filter(r -> r == first).count(), "first reached the app once");
+        }
+    }
+
+    /**
+     * The same race as the producer test above, many rounds over, with the window in which it
+     * doubled a request held open rather than left to preemption: the sink's drain owner on the
+     * loop (asking for more) holds each request it polled, before writeAll gets it, until the
+     * cancel (for up to 200 µs) and a little after it, while the producer that offered that
+     * request waits for the cancel before its own drain ({@link StallingQueue}), which then finds
+     * the sink cancelled and its drain owned. {@code -Dcqflux.test.writeAllCancelRounds=N} runs
+     * more rounds than the suite's.
+     */
+    @Test
+    void writeAll_cancelWhileTheSinksDrainOwnerHoldsARequest_manyRounds_everyRequestTakenReachesTheAppOnce()
+            throws Exception {
+        int rounds = Integer.getInteger("cqflux.test.writeAllCancelRounds", 600);
+        try (LoopbackPeer peer = CqfluxTest.loopback().start()) {
+            RdmaConnection conn = peer.connection();
+            PeerRegion remote = peer.remote();
+            Region local = peer.local();
+            java.util.Random random = new java.util.Random(7);
+            int ownerHeldAtCancel = 0;
+            for (int round = 0; round < rounds; round++) {
+                Set<WriteRequest> taken = ConcurrentHashMap.newKeySet();
+                List<WriteRequest> out = new CopyOnWriteArrayList<>();
+                AtomicBoolean cancelled = new AtomicBoolean();
+                AtomicBoolean heldAtCancel = new AtomicBoolean();
+                AtomicReference<Thread> producerThread = new AtomicReference<>();
+                Sinks.Many<WriteRequest> sink = Sinks.many().unicast()
+                        .onBackpressureBuffer(new StallingQueue(taken, cancelled));
+                Disposable d = conn.writeAll(sink.asFlux().doOnNext(r -> {
+                            taken.add(r);
+                            if (Thread.currentThread() != producerThread.get()) {
+                                long start = System.nanoTime();
+                                while (!cancelled.get() && System.nanoTime() - start < 200_000) {
+                                    Thread.onSpinWait();
+                                }
+                                if (cancelled.get()) {
+                                    heldAtCancel.set(true);
+                                    long after = System.nanoTime();
+                                    while (System.nanoTime() - after < 20_000) {
+                                        Thread.onSpinWait();
+                                    }
+                                }
+                            }
+                        }))
+                        .doOnDiscard(WriteRequest.class, out::add)
+                        .subscribe(res -> out.add(res.request()));
+                Thread producer = Thread.ofPlatform().unstarted(() -> {
+                    for (int i = 0; i < 200; i++) {
+                        sink.emitNext(new WriteRequest(remote, 8L * (i % 64), local, 8L * i, 8, false),
+                                Sinks.EmitFailureHandler.busyLooping(Duration.ofSeconds(1)));
+                    }
+                });
+                producerThread.set(producer);
+                producer.start();
+                Thread.sleep(0, random.nextInt(500_000));
+                d.dispose();
+                cancelled.set(true);
+                producer.join(T.toMillis());
+                assertFalse(producer.isAlive(), "round " + round + ": the producer ended");
+                assertTrue(Await.until(() -> ofTaken(out, taken).size() >= taken.size(), T),
+                        "round " + round + ": " + taken.size() + " taken, " + ofTaken(out, taken).size()
+                                + " of them emitted or discarded");
+                List<WriteRequest> mine = ofTaken(out, taken);
+                assertEquals(mine.size(), Set.copyOf(mine).size(), "round " + round + ": each exactly once");
+                if (heldAtCancel.get()) {
+                    ownerHeldAtCancel++;
+                }
+            }
+            // Not vacuous: in some rounds the cancel came while the drain owner held a request.
+            assertTrue(ownerHeldAtCancel > 0, "rounds cancelled while the owner held a request: " + ownerHeldAtCancel);
             conn.write(remote, 0, local, 0, 8).block(T); // the connection is still fine
         }
     }

@@ -3,8 +3,14 @@ package io.cqflux.reactor.internal.op;
 import io.cqflux.reactor.WriteRequest;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import java.lang.ref.Reference;
+import java.lang.ref.ReferenceQueue;
+import java.lang.ref.WeakReference;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.BooleanSupplier;
 import reactor.core.CoreSubscriber;
 import reactor.core.publisher.Operators;
+import reactor.util.annotation.Nullable;
 import reactor.util.context.Context;
 
 /**
@@ -15,15 +21,39 @@ import reactor.util.context.Context;
  * <p>That context is downstream's; where it has a discard hook, one that passes what upstream
  * discards on to it, except a request the stream took (the one taken last, or one a slot holds).
  *
- * <p>Reactor's unicast sink can discard a request it has delivered: an {@code emitNext} that
- * offered it, then finds the sink cancelled and its drain owned by the thread that already
- * delivered it, discards it ({@code SinkManyUnicast.drain(T)}). That request is
- * the stream's, to emit or discard once its write is done; the sink's discard could reach the
- * caller's hook while the NIC still reads the buffer. With one serialized producer it is the last
- * one taken (the producer cannot offer another in between); with several (a merge of sources, a
- * multi-producer sink) it may be one still in flight, which its slot holds. A request an operator
- * in between remade (a {@code map}) is another object, and passes: Reactor asks discard hooks to
- * be idempotent in general.
+ * <p>Reactor's unicast sink can discard a request it delivers: an {@code emitNext} that
+ * offered it, then finds the sink cancelled and its drain owned by another thread, discards it
+ * ({@code SinkManyUnicast.drain(T)}), though that owner may have polled it and deliver it
+ * (before or after that discard). A request delivered before the discard is the stream's, to
+ * emit or discard once its write is done; the sink's discard could reach the caller's hook while
+ * the NIC still reads the buffer. With one serialized producer it is the last one taken (the
+ * producer cannot offer another in between); with several (a merge of sources, a multi-producer
+ * sink) it may be one still in flight, which its slot holds. A request an operator in between
+ * remade (a {@code map}) is another object, and passes: Reactor asks discard hooks to be
+ * idempotent in general.
+ *
+ * <p><b>Delivered after the discard.</b> The owner can also deliver the request after the
+ * producer's discard: it polled it, then the cancel came, then the producer discarded it (not yet
+ * taken, so it passed), then the owner hands it on, and {@code onNext}, finding the stream ended,
+ * would discard it a second time. The filter therefore remembers each request it lets through after
+ * the end ({@link #passedOn}), and one compare-and-set on its entry's {@link Passed#state} decides
+ * which side hands such a request to the hook: the filter publishes the entry, then reads
+ * {@link #lastTaken}; {@code onNext} stores {@link #lastTaken}, then looks the request up, a full
+ * fence between each side's store and its read. At least one side sees the other's store: a filter that
+ * sees the request taken withdraws its entry, {@code onNext} that finds it open claims it; the
+ * loser of the two compare-and-sets does the discard, and a side that saw nothing of the other does
+ * it too (the other then sees it). The entries hold their requests weakly, keyed by identity: one
+ * that upstream may still deliver is strongly held by whoever holds it to deliver it, so its entry
+ * stays while it matters, and the requests a producer goes on emitting into the cancelled sink
+ * (each discarded through this filter, {@code FAIL_CANCELLED}) cost memory only until they are
+ * collected. Only discards after the end are remembered: the sink's come after the cancel. A
+ * request upstream discards a second time after the end (the sink's own drain race can) is not let
+ * through again.
+ *
+ * <p>An upstream discard that happens only after the cancel (the sink's are) cannot miss a request
+ * {@code onNext} took before it saw the stream ended: that {@code onNext} stored
+ * {@link #lastTaken} before it read {@code stopped} as false, so before the cancel stored it, so
+ * before the filter's read.
  */
 final class WriteAllDiscards {
     /**
@@ -36,7 +66,8 @@ final class WriteAllDiscards {
 
     static {
         try {
-            LAST_TAKEN = MethodHandles.lookup().findVarHandle(WriteAllDiscards.class, "lastTaken", WriteRequest.class);
+            MethodHandles.Lookup l = MethodHandles.lookup();
+            LAST_TAKEN = l.findVarHandle(WriteAllDiscards.class, "lastTaken", WriteRequest.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -47,26 +78,45 @@ final class WriteAllDiscards {
     private final Context context;
     /**
      * The request upstream delivered last, whose discard by upstream itself the caller's hook
-     * does not get. Written by upstream's thread with a release store (one reference store and
-     * its GC barrier per write, as {@code Slot.request} costs), read with an acquire by whichever
-     * thread upstream discards on; through {@link #LAST_TAKEN}. A stale read lets that one discard
-     * through: a second discard, as before this filter.
+     * does not get. Written by upstream's thread, read by whichever thread upstream discards on,
+     * both volatile (through {@link #LAST_TAKEN}): the store must be seen by a discard that comes
+     * after the cancel {@code onNext} had not yet seen, and it is one side of the handshake with
+     * {@link #passedOn} (the class comment). A volatile store per request, a fence beside the
+     * posting of an RDMA write.
      */
     @SuppressWarnings("unused")
     private WriteRequest lastTaken;
+    /**
+     * The requests upstream discarded after the end that the filter let through (or is letting
+     * through) to the hook, weakly and by identity (the class comment); entries whose requests
+     * were collected are dropped as the next one is added. Null where the caller set no hook (no
+     * filter then).
+     */
+    @Nullable
+    private final ConcurrentHashMap<Passed, Passed> passedOn;
+    /** Where the collector queues the entries of {@link #passedOn} whose requests it collected. */
+    @Nullable
+    private final ReferenceQueue<Object> collected;
+    /** Whether the stream ended ({@link WriteAllMain#stopped()}). */
+    private final BooleanSupplier ended;
 
     /**
      * @param actual downstream, whose context (and discard hook) upstream is given
      * @param ring the stream's slots, whose requests upstream's discards must not reach the hook
+     * @param ended whether the stream ended
      */
-    WriteAllDiscards(CoreSubscriber<?> actual, WriteAllSlot[] ring) {
+    WriteAllDiscards(CoreSubscriber<?> actual, WriteAllSlot[] ring, BooleanSupplier ended) {
         this.actual = actual;
         this.ring = ring;
+        this.ended = ended;
         Context down = actual.currentContext();
         // Only where the caller set a hook: with one in the context, upstream walks what it
         // still holds on a cancel (Operators.onDiscardMultiple: a finite source builds every
         // element it has left), work nobody asked for otherwise.
-        this.context = down.hasKey(DISCARD_HOOK_KEY) ? Operators.enableOnDiscard(down, this::upstreamDiscarded) : down;
+        boolean hook = down.hasKey(DISCARD_HOOK_KEY);
+        this.passedOn = hook ? new ConcurrentHashMap<>() : null;
+        this.collected = hook ? new ReferenceQueue<>() : null;
+        this.context = hook ? Operators.enableOnDiscard(down, this::upstreamDiscarded) : down;
     }
 
     /** {@return the context to give upstream} */
@@ -76,7 +126,26 @@ final class WriteAllDiscards {
 
     /** Upstream delivered {@code r}. Upstream's thread (serial, §1.3). */
     void taken(WriteRequest r) {
-        LAST_TAKEN.setRelease(this, r);
+        LAST_TAKEN.setVolatile(this, r);
+    }
+
+    /**
+     * {@code r}, {@link #taken} already, arrived after the stream ended: it goes to
+     * {@link Operators#onDiscard}, unless upstream's own discard of it already went through the
+     * filter (or is going through it, and this call claimed that). Upstream's thread.
+     */
+    void discardTakenAfterEnd(WriteRequest r) {
+        ConcurrentHashMap<Passed, Passed> kept = passedOn;
+        if (kept != null) {
+            // taken(r) stored lastTaken (volatile) before this: the handshake's order, made
+            // explicit for the map's own (acquire) read.
+            VarHandle.fullFence();
+            Passed p = kept.get(new Passed(r, null));
+            if (p != null && Passed.STATE.compareAndSet(p, Passed.OPEN, Passed.CLAIMED)) {
+                return;
+            }
+        }
+        Operators.onDiscard(r, actual.currentContext());
     }
 
     /**
@@ -99,9 +168,6 @@ final class WriteAllDiscards {
     }
 
     private void upstreamDiscarded(Object o) {
-        if (o == LAST_TAKEN.getAcquire(this)) {
-            return;
-        }
         for (WriteAllSlot slot : ring) {
             // Read after the state the request was published with (onNext writes the request,
             // then the state).
@@ -109,6 +175,77 @@ final class WriteAllDiscards {
                 return;
             }
         }
+        if (!ended.getAsBoolean()) {
+            if (o != LAST_TAKEN.getVolatile(this)) {
+                Operators.onDiscard(o, actual.currentContext());
+            }
+            return;
+        }
+        // Only the filter calls this, and there is one only with a hook: both are set.
+        ConcurrentHashMap<Passed, Passed> kept = passedOn;
+        ReferenceQueue<Object> collected = this.collected;
+        for (Reference<?> gone; (gone = collected.poll()) != null; ) {
+            kept.remove((Passed) gone);
+        }
+        // Published before lastTaken is read (the fence: the map's insertion may be a plain
+        // write under its bin's lock): an onNext that takes o after the end and misses it stored
+        // lastTaken before its lookup, so the read below sees o (class comment).
+        Passed p = new Passed(o, collected);
+        if (kept.putIfAbsent(p, p) != null) {
+            return; // seen after the end already (let through, or kept back): not again
+        }
+        VarHandle.fullFence();
+        if (LAST_TAKEN.getVolatile(this) == o && Passed.STATE.compareAndSet(p, Passed.OPEN, Passed.WITHDRAWN)) {
+            return; // taken: the stream emits or discards it (onNext did not claim it)
+        }
         Operators.onDiscard(o, actual.currentContext());
+    }
+
+    /**
+     * An entry of {@link #passedOn}: a request upstream discarded after the end, held weakly,
+     * equal to another entry for the same request (by identity); a lookup key is one made without
+     * a queue.
+     */
+    private static final class Passed extends WeakReference<Object> {
+        static final int OPEN = 0;
+        static final int WITHDRAWN = 1;
+        static final int CLAIMED = 2;
+        static final VarHandle STATE;
+
+        static {
+            try {
+                STATE = MethodHandles.lookup().findVarHandle(Passed.class, "state", int.class);
+            } catch (ReflectiveOperationException e) {
+                throw new ExceptionInInitializerError(e);
+            }
+        }
+
+        private final int hash;
+        /**
+         * {@link #OPEN} while the filter lets the request through, {@link #WITHDRAWN} once it kept
+         * it back (taken), {@link #CLAIMED} once {@code onNext} found it let through; through
+         * {@link #STATE}.
+         */
+        @SuppressWarnings("unused")
+        private volatile int state;
+
+        Passed(Object request, @Nullable ReferenceQueue<Object> queue) {
+            super(request, queue);
+            this.hash = System.identityHashCode(request);
+        }
+
+        @Override
+        public int hashCode() {
+            return hash;
+        }
+
+        @Override
+        public boolean equals(Object o) {
+            if (o == this) {
+                return true;
+            }
+            Object r = get();
+            return r != null && o instanceof Passed p && p.get() == r;
+        }
     }
 }

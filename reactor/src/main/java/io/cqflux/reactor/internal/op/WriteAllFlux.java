@@ -63,8 +63,9 @@ import reactor.util.annotation.Nullable;
  * So every request is either emitted or discarded. A drain after the end emits nothing, asks
  * upstream for nothing and only discards. The hook also reaches upstream through the context, for
  * what upstream discards on its own, but not upstream's discard of a request taken here that is
- * the last one taken or still in a slot ({@link WriteAllDiscards}: Reactor's unicast sink can
- * discard one when an emission races the cancel).
+ * the last one taken or still in a slot, and a request upstream discarded after the end and then
+ * delivered is not discarded here again ({@link WriteAllDiscards}: Reactor's unicast sink can
+ * discard one, before or after its delivery, when an emission races the cancel).
  */
 public final class WriteAllFlux extends Flux<WriteResult> implements Scannable {
     public static final String NAME = "cqflux.writeAll";

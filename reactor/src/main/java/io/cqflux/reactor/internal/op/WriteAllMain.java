@@ -97,7 +97,7 @@ final class WriteAllMain implements CoreSubscriber<WriteRequest>, Subscription, 
         for (int i = 0; i < window; i++) {
             ring[i] = new WriteAllSlot(this);
         }
-        this.discards = new WriteAllDiscards(actual, ring);
+        this.discards = new WriteAllDiscards(actual, ring, this::stopped);
         this.posting = new WriteAllPosting(this, connection, core.loop, ring);
     }
 
@@ -130,7 +130,8 @@ final class WriteAllMain implements CoreSubscriber<WriteRequest>, Subscription, 
             return;
         }
         if (stopped) {
-            Operators.onDiscard(r, actual.currentContext());
+            // Upstream may have discarded it already, itself (WriteAllDiscards): not twice.
+            discards.discardTakenAfterEnd(r);
             return;
         }
         WriteAllSlot slot = ring[tail];
