@@ -91,7 +91,7 @@ final class ReceiveSubscriber {
         return true;
     }
 
-    /** Detaches the subscriber, if any, and ends it with {@code cause} ({@link #end(ReceiveFlux.Inbound, Throwable)}). */
+    /** Detaches the subscriber, if any, and ends it ({@link #end(ReceiveFlux.Inbound, Throwable)}). */
     void end(Throwable cause) {
         ReceiveFlux.Inbound<Object> s = sink;
         sink = null;
