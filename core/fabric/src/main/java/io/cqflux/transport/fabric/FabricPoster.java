@@ -84,9 +84,7 @@ final class FabricPoster {
     /** {@code fi_readmsg} or {@code fi_writemsg}; {@return false when the provider said again} */
     boolean rma(boolean read, long localAddress, MemorySegment localDesc, long remoteAddress, long len,
                 long key, long data, long flags, long context, Opcode op) {
-        iov.set(ValueLayout.JAVA_LONG, iovec.iov_base$offset(), localAddress);
-        iovec.iov_len(iov, len);
-        desc.set(C_POINTER, 0, localDesc);
+        buffer(localAddress, len, localDesc);
         fi_rma_iov.addr(rmaIov, remoteAddress);
         fi_rma_iov.len(rmaIov, len);
         fi_rma_iov.key(rmaIov, key);
@@ -98,10 +96,9 @@ final class FabricPoster {
         fi_msg_rma.desc(msgRma, len == 0 ? MemorySegment.NULL : desc);
         msgRma.set(ValueLayout.JAVA_LONG, fi_msg_rma.context$offset(), context);
         fi_msg_rma.data(msgRma, data);
-        long rc = read ? fi_ops_rma.readmsg.invoke(readmsgFp, ep, msgRma, flags)
-                : fi_ops_rma.writemsg.invoke(writemsgFp, ep, msgRma, flags);
-        touchedQueues();
-        return posted(rc, read ? "fi_readmsg" : "fi_writemsg", context, op);
+        return posted(read ? fi_ops_rma.readmsg.invoke(readmsgFp, ep, msgRma, flags)
+                : fi_ops_rma.writemsg.invoke(writemsgFp, ep, msgRma, flags), read ? "fi_readmsg" : "fi_writemsg",
+                context, op);
     }
 
     /** {@code fi_recvmsg} or {@code fi_sendmsg}; {@return false when the provider said again} */
@@ -111,15 +108,12 @@ final class FabricPoster {
         // (10000 writes were accepted on an endpoint opened with size 2) and would let the CQ
         // overrun. The caller's credits bound what is in flight (Connection's "Posting" contract);
         // the transport keeps no count of its own.
-        iov.set(ValueLayout.JAVA_LONG, iovec.iov_base$offset(), l.segment().address() + off);
-        iovec.iov_len(iov, len);
-        desc.set(C_POINTER, 0, l.desc());
+        buffer(l.segment().address() + off, len, l.desc());
         msg.set(ValueLayout.JAVA_LONG, fi_msg.context$offset(), context);
         fi_msg.data(msg, data);
-        long rc = receive ? fi_ops_msg.recvmsg.invoke(recvmsgFp, ep, msg, flags)
-                : fi_ops_msg.sendmsg.invoke(sendmsgFp, ep, msg, flags);
-        touchedQueues();
-        return posted(rc, receive ? "fi_recvmsg" : "fi_sendmsg", context, op);
+        return posted(receive ? fi_ops_msg.recvmsg.invoke(recvmsgFp, ep, msg, flags)
+                : fi_ops_msg.sendmsg.invoke(sendmsgFp, ep, msg, flags), receive ? "fi_recvmsg" : "fi_sendmsg",
+                context, op);
     }
 
     /**
@@ -134,7 +128,16 @@ final class FabricPoster {
         }
     }
 
+    /** The local buffer of the next post: the one iovec and its descriptor. */
+    private void buffer(long address, long len, MemorySegment localDesc) {
+        iov.set(ValueLayout.JAVA_LONG, iovec.iov_base$offset(), address);
+        iovec.iov_len(iov, len);
+        desc.set(C_POINTER, 0, localDesc);
+    }
+
+    /** After the call: the queues were touched (the post ran progress); {@return false on again} */
     private boolean posted(long rc, String call, long context, Opcode op) {
+        touchedQueues();
         if (rc == FabricLibrary.AGAIN) {
             return false;
         }

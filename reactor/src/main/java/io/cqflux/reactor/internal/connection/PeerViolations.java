@@ -32,15 +32,6 @@ final class PeerViolations {
         this.listener = l;
     }
 
-    private void violated(RefusalKind kind, String what) {
-        Consumer<RefusalKind> l = listener;
-        if (l != null) {
-            ConnectionCore.safely(() -> l.accept(kind));
-        }
-        core.end(new ConnectionException(ConnectionEvent.LOST, "connection " + core.description + " ended: " + what
-                + " (docs/security.md)"), ConnectionEvent.LOST);
-    }
-
     /**
      * Loop thread, per message received (a receive completed with success): ends the connection
      * LOST when the peer sent more messages than this side had granted it credits for
@@ -49,16 +40,8 @@ final class PeerViolations {
      * @return whether it ended the connection
      */
     boolean checkReceiveCredit() {
-        if (core.state().compareTo(ConnectionCore.State.ENDED) >= 0) {
-            return false;
-        }
-        String v = control.receivedBeyondGrant();
-        if (v == null) {
-            return false;
-        }
-        violated(RefusalKind.BEYOND_CREDITS, "the peer sent beyond its credits: " + v + "; a peer that sends"
-                + " messages it was granted no receive for is disconnected");
-        return true;
+        return !ended() && violated(RefusalKind.BEYOND_CREDITS, control.receivedBeyondGrant(),
+                "the peer sent beyond its credits: ", "a peer that sends messages it was granted no receive for");
     }
 
     /**
@@ -68,15 +51,33 @@ final class PeerViolations {
      * @return whether it ended the connection
      */
     boolean checkControlWords() {
-        if (core.state().compareTo(ConnectionCore.State.ENDED) >= 0) {
+        return !ended() && violated(RefusalKind.CONTROL_WORD, control.violation(),
+                "the peer broke the control-word protocol: ",
+                "a peer that writes what no cqflux peer can into its connection's control words");
+    }
+
+    private boolean ended() {
+        return core.state().compareTo(ConnectionCore.State.ENDED) >= 0;
+    }
+
+    /**
+     * Ends the connection LOST when {@code violation} names one, telling the listener first.
+     *
+     * @param violation what is wrong, or null: nothing
+     * @param what the kind of breach, before the violation
+     * @param who the peer it disconnects
+     * @return whether it ended the connection
+     */
+    private boolean violated(RefusalKind kind, String violation, String what, String who) {
+        if (violation == null) {
             return false;
         }
-        String v = control.violation();
-        if (v == null) {
-            return false;
+        Consumer<RefusalKind> l = listener;
+        if (l != null) {
+            ConnectionCore.safely(() -> l.accept(kind));
         }
-        violated(RefusalKind.CONTROL_WORD, "the peer broke the control-word protocol: " + v + "; a peer that"
-                + " writes what no cqflux peer can into its connection's control words is disconnected");
+        core.end(new ConnectionException(ConnectionEvent.LOST, "connection " + core.description + " ended: " + what
+                + violation + "; " + who + " is disconnected (docs/security.md)"), ConnectionEvent.LOST);
         return true;
     }
 }
