@@ -18,7 +18,9 @@ import io.cqflux.reactor.internal.connection.ConnectionCore;
 import io.cqflux.reactor.internal.connection.Lifecycle;
 import io.cqflux.reactor.internal.connection.Limits;
 import io.cqflux.reactor.internal.connection.PeerControl;
+import io.cqflux.reactor.internal.resources.Arguments;
 import io.cqflux.reactor.internal.resources.ConnectionFactory;
+import io.cqflux.reactor.internal.resources.Holdings;
 import io.cqflux.reactor.internal.resources.Instrumentation;
 import io.cqflux.reactor.internal.resources.LoopGroup;
 import io.cqflux.reactor.internal.resources.SetupThread;
@@ -28,8 +30,6 @@ import java.lang.foreign.MemorySegment;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
@@ -37,7 +37,6 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
@@ -81,10 +80,12 @@ public final class Cqflux implements Disposable, AutoCloseable {
     final int acceptBufferSize;
     private final Duration shutdownTimeout;
     private final String threadNamePrefix;
-    final Set<RdmaServer> servers = ConcurrentHashMap.newKeySet();
+    /** Its servers, regions and peer pools: what its shutdown closes besides the connections. */
+    private final Holdings<RdmaServer> holdings;
+    /** The listening servers ({@link #holdings}', a live view: servers add and remove themselves). */
+    final Set<RdmaServer> servers;
     /** What every server of this instance refused or ended, by kind: outlives the servers ({@link #serverStats()}). */
     final ServerAdmission.Counts refusalCounts = new ServerAdmission.Counts();
-    private final Set<Region> regions = ConcurrentHashMap.newKeySet();
     final AtomicBoolean closing = new AtomicBoolean();
     private final BufferPool buffers;
     /** The listeners ({@link #addListener(CqfluxListener)}). */
@@ -109,32 +110,9 @@ public final class Cqflux implements Disposable, AutoCloseable {
         this.factory = new ConnectionFactory(this, transport, config, limits, this.loops, buffers, instrumentation,
                 closing, new SetupThread(threadNamePrefix));
         this.connections = factory.connections();
-        this.shutdown = new Shutdown(this, this.loops, connections, transport, closing, new Shutdown.Owned() {
-            @Override
-            public void stopFirst() {
-                disposePools();
-                buffers.close();
-            }
-
-            @Override
-            public List<CompletableFuture<Void>> closeServers() {
-                List<CompletableFuture<Void>> closes = new ArrayList<>();
-                for (RdmaServer s : List.copyOf(servers)) {
-                    closes.add(s.closeAsync());
-                }
-                return closes;
-            }
-
-            @Override
-            public Collection<?> servers() {
-                return servers;
-            }
-
-            @Override
-            public Collection<Region> regions() {
-                return regions;
-            }
-        }, factory.setups());
+        this.holdings = new Holdings<>(RdmaServer::closeAsync, buffers::close);
+        this.servers = holdings.servers();
+        this.shutdown = new Shutdown(this, this.loops, connections, transport, closing, holdings, factory.setups());
     }
 
     /** {@return a builder with the defaults: AUTO transport on the loopback address, one blocking loop} */
@@ -241,8 +219,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
         checkOpen(); // the memory is checked by the transport (Checks.registration), once
         LocalRegion r = transport.register(memory, rights);
         Region region = new Region(r, transport);
-        regions.add(region);
-        region.onClose().subscribe(null, null, () -> regions.remove(region));
+        holdings.add(region);
         return region;
     }
 
@@ -255,7 +232,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
      * @return a cold Mono of the listening server
      */
     public Mono<RdmaServer> bind(InetSocketAddress address, Region... exposed) {
-        return bind0(address, null, exposed);
+        return Binder.bind(this, address, null, null, exposedRegions(exposed), null);
     }
 
     /**
@@ -274,7 +251,8 @@ public final class Cqflux implements Disposable, AutoCloseable {
     public Mono<RdmaServer> bind(InetSocketAddress address,
                                  Function<? super RdmaConnection, ? extends Publisher<Void>> handler,
                                  Region... exposed) {
-        return bind0(address, Objects.requireNonNull(handler, "handler"), exposed);
+        return Binder.bind(this, address, Objects.requireNonNull(handler, "handler"), null, exposedRegions(exposed),
+                null);
     }
 
     /**
@@ -290,7 +268,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
      */
     public Mono<RdmaServer> bind(InetSocketAddress address, AcceptOptions options) {
         Objects.requireNonNull(options, "options");
-        return bind0(address, null, options.acceptFunction(), options.exposed(), options);
+        return Binder.bind(this, address, null, options.acceptFunction(), options.exposed(), options);
     }
 
     /**
@@ -305,21 +283,8 @@ public final class Cqflux implements Disposable, AutoCloseable {
     public Mono<RdmaServer> bind(InetSocketAddress address, AcceptOptions options,
                                  Function<? super RdmaConnection, ? extends Publisher<Void>> handler) {
         Objects.requireNonNull(options, "options");
-        return bind0(address, Objects.requireNonNull(handler, "handler"), options.acceptFunction(), options.exposed(),
-                options);
-    }
-
-    private Mono<RdmaServer> bind0(InetSocketAddress address,
-                                   Function<? super RdmaConnection, ? extends Publisher<Void>> handler,
-                                   Region... exposed) {
-        return bind0(address, handler, null, exposedRegions(exposed), null);
-    }
-
-    private Mono<RdmaServer> bind0(InetSocketAddress address,
-                                   Function<? super RdmaConnection, ? extends Publisher<Void>> handler,
-                                   Function<byte[], AcceptDecision> rawAccept, List<Region> regionList,
-                                   AcceptOptions options) {
-        return Binder.bind(this, address, handler, rawAccept, regionList, options);
+        return Binder.bind(this, address, Objects.requireNonNull(handler, "handler"), options.acceptFunction(),
+                options.exposed(), options);
     }
 
     /**
@@ -441,7 +406,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
         checkConnectRequest(options.connectOptions());
         PeerPool pool = PeerPool.start(this, (a, o, r) -> factory.connect(a, o.exposed(), o.raw(), o.receivePrefetch(),
                 o.credentialsSupplier(), o.endsOnReceiveOverflow(), r), address, options);
-        pools.add(pool);
+        holdings.addPool(pool);
         if (closing.get()) {
             pool.dispose(); // raced with dispose(), which may not have seen it
         }
@@ -461,25 +426,9 @@ public final class Cqflux implements Disposable, AutoCloseable {
         return peerPool(address, PeerPoolOptions.defaults());
     }
 
-    // ---------------------------------------------------------------- the peer pools it made
-
-    /** The pools made by {@link #peerPool} and not disposed yet; the shutdown disposes them first. */
-    private final Set<PeerPool> pools = ConcurrentHashMap.newKeySet();
-
-    /**
-     * Disposes the pools first, before anything else closes: a pool whose slots wait out a
-     * backoff would otherwise notice only when its next attempt fails, up to the backoff's
-     * maximum later, and its waiting operations would fail UNREACHABLE instead of closed.
-     */
-    private void disposePools() {
-        for (PeerPool p : List.copyOf(pools)) {
-            p.dispose();
-        }
-    }
-
-    /** A pool was disposed: nothing left to dispose of it. */
+    /** A pool was disposed: nothing left to dispose of it (the shutdown disposes the rest first: {@link Holdings}). */
     void forget(PeerPool pool) {
-        pools.remove(pool);
+        holdings.forgetPool(pool);
     }
 
     /**
@@ -501,17 +450,9 @@ public final class Cqflux implements Disposable, AutoCloseable {
         }
     }
 
-    /** Copies the exposed regions, refusing a null array or element with the position named. */
+    /** Copies the exposed regions, refusing a null array or element with the position named ({@link Arguments}). */
     static List<Region> exposedRegions(Region[] exposed) {
-        if (exposed == null) {
-            throw new IllegalArgumentException("exposed regions array is null (pass none for no regions)");
-        }
-        for (int i = 0; i < exposed.length; i++) {
-            if (exposed[i] == null) {
-                throw new IllegalArgumentException("exposed region " + i + " of " + exposed.length + " is null");
-            }
-        }
-        return List.of(exposed);
+        return Arguments.exposedRegions(exposed);
     }
 
     /**
@@ -633,7 +574,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
 
     /** {@return the number of regions registered through {@link #register} and not yet deregistered (diagnostics, tests)} */
     int openRegions() {
-        return regions.size();
+        return holdings.regions().size();
     }
 
     /** {@return the number of listening servers (diagnostics, tests)} */

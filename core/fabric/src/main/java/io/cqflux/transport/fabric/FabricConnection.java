@@ -10,17 +10,11 @@ import io.cqflux.core.FlushType;
 import io.cqflux.core.Opcode;
 import io.cqflux.core.ResourceClosedException;
 import io.cqflux.transport.fabric.ffm.fi_info;
-import io.cqflux.transport.fabric.ffm.fi_msg;
-import io.cqflux.transport.fabric.ffm.fi_msg_rma;
 import io.cqflux.transport.fabric.ffm.fi_ops_cm;
 import io.cqflux.transport.fabric.ffm.fi_ops_domain;
-import io.cqflux.transport.fabric.ffm.fi_ops_msg;
-import io.cqflux.transport.fabric.ffm.fi_ops_rma;
-import io.cqflux.transport.fabric.ffm.fi_rma_iov;
 import io.cqflux.transport.fabric.ffm.fi_rx_attr;
 import io.cqflux.transport.fabric.ffm.fi_tx_attr;
 import io.cqflux.transport.fabric.ffm.fid_ep;
-import io.cqflux.transport.fabric.ffm.iovec;
 import io.cqflux.core.internal.Checks;
 import io.cqflux.core.spi.CompletionQueue;
 import io.cqflux.core.spi.Connection;
@@ -38,15 +32,13 @@ import java.util.List;
  * through the event queue of its loop (on tcp, shared with the loop's other connections and
  * routed by fid: SharedEventQueue, LoopQueues) or, without a loop, its own.
  *
- * <p>Every post goes through the {@code *msg} ops ({@code fi_writemsg}, {@code fi_readmsg},
- * {@code fi_sendmsg}, {@code fi_recvmsg}) so that the flags are per operation: the CQ is bound
- * with {@code FI_SELECTIVE_COMPLETION} ({@code fi_endpoint(3)}), so only posts carrying
- * {@code FI_COMPLETION} produce a success entry. The message structs, the iovec, the rma_iov and
- * the descriptor array are allocated once per connection and refilled per post.
+ * <p>Every post goes through its {@link FabricPoster} (the {@code *msg} ops, flags per
+ * operation, {@code FI_SELECTIVE_COMPLETION}), after this class checked the arguments and the
+ * connection's state.
  *
  * <p>Facts about libfabric 1.17's {@code verbs} provider this class depends on (measured over
  * rxe in the Soft-RoCE lane; FabricVerbsContractTest): local buffers need their {@code fi_mr_desc}
- * (FI_MR_LOCAL), and a zero-length post must pass {@code desc == NULL} (see {@link #rmaRaw});
+ * (FI_MR_LOCAL), and a zero-length post must pass {@code desc == NULL} (see {@link FabricPoster#rma});
  * it ignores completion-level flags (tx op_flags empty); a peer's disconnect leaves posted
  * receives pending until we shut down (see FabricEvents#peerEnded); the op context
  * {@code (uint64_t) -1} is its "no completion" marker, and a completion carrying it is dropped
@@ -86,18 +78,9 @@ final class FabricConnection implements Connection {
     private final List<CompletionQueue> queues;
     private final MemorySegment ep;
     private final FabricEvents events;
-    // fid ops resolved once per endpoint
-    private final MemorySegment writemsgFp;
-    private final MemorySegment readmsgFp;
-    private final MemorySegment sendmsgFp;
-    private final MemorySegment recvmsgFp;
     private final MemorySegment shutdownFp;
-    // per-connection scratch for posting
-    private final MemorySegment iov;
-    private final MemorySegment desc;
-    private final MemorySegment rmaIov;
-    private final MemorySegment msgRma;
-    private final MemorySegment msg;
+    /** Fills the message structs and calls the endpoint's ops. */
+    private final FabricPoster poster;
     private final long writeLevel;
     /** Where a flush reads back into (see {@link #flush}): the domain's, 8 bytes, READ_DST. */
     private final FabricLocalRegion flushSink;
@@ -180,28 +163,8 @@ final class FabricConnection implements Connection {
         this.queues = r == null ? List.of(c) : List.of(c, r);
         this.ep = endpoint;
         e.route(endpoint, events); // before fi_connect/fi_accept: the first event may follow at once
-        this.writemsgFp = fi_ops_rma.writemsg(fid_ep.rma(ep));
-        this.readmsgFp = fi_ops_rma.readmsg(fid_ep.rma(ep));
-        this.sendmsgFp = fi_ops_msg.sendmsg(fid_ep.msg(ep));
-        this.recvmsgFp = fi_ops_msg.recvmsg(fid_ep.msg(ep));
         this.shutdownFp = fi_ops_cm.shutdown(fid_ep.cm(ep));
-        // Posting scratch, written and passed to the provider after requireEstablished() or
-        // receive()'s own check of `closed`, before close(): unscoped (FabricLibrary.unscoped).
-        this.iov = FabricLibrary.unscoped(iovec.allocate(arena));
-        this.desc = FabricLibrary.unscoped(arena.allocate(C_POINTER));
-        this.rmaIov = FabricLibrary.unscoped(fi_rma_iov.allocate(arena));
-        this.msgRma = FabricLibrary.unscoped(fi_msg_rma.allocate(arena));
-        fi_msg_rma.msg_iov(msgRma, iov);
-        fi_msg_rma.desc(msgRma, desc);
-        fi_msg_rma.iov_count(msgRma, 1);
-        fi_msg_rma.addr(msgRma, 0);
-        fi_msg_rma.rma_iov(msgRma, rmaIov);
-        fi_msg_rma.rma_iov_count(msgRma, 1);
-        this.msg = FabricLibrary.unscoped(fi_msg.allocate(arena));
-        fi_msg.msg_iov(msg, iov);
-        fi_msg.desc(msg, desc);
-        fi_msg.iov_count(msg, 1);
-        fi_msg.addr(msg, 0);
+        this.poster = new FabricPoster(ep, arena, c, r, description);
     }
 
     static FabricConnection connect(FabricTransport transport, InetSocketAddress address, ConnectionConfig config,
@@ -417,7 +380,7 @@ final class FabricConnection implements Connection {
         requireEstablished();
         long n = Math.max(1, Math.min(8, length));
         long at = length == 0 && dstOffset == dst.size() ? dstOffset - 1 : dstOffset;
-        return rmaRaw(true, flushSink.segment().address(), flushSink.desc(), r.base() + at, n, r.key(), 0,
+        return poster.rma(true, flushSink.segment().address(), flushSink.desc(), r.base() + at, n, r.key(), 0,
                 signaled ? FI_COMPLETION() : 0, context, Opcode.FLUSH);
     }
 
@@ -426,8 +389,8 @@ final class FabricConnection implements Connection {
         Checks.send(transport, src, offset, length, false);
         FabricLocalRegion l = local(src);
         requireEstablished();
-        return message(sendmsgFp, "fi_sendmsg", l, offset, length, 0, (signaled ? FI_COMPLETION() : 0) | writeLevel,
-                context, Opcode.SEND, false);
+        return poster.message(false, l, offset, length, 0, (signaled ? FI_COMPLETION() : 0) | writeLevel,
+                context, Opcode.SEND);
     }
 
     @Override
@@ -436,9 +399,9 @@ final class FabricConnection implements Connection {
         Checks.send(transport, src, offset, length, true);
         FabricLocalRegion l = local(src);
         requireEstablished();
-        return message(sendmsgFp, "fi_sendmsg", l, offset, length, Integer.toUnsignedLong(immediate),
+        return poster.message(false, l, offset, length, Integer.toUnsignedLong(immediate),
                 FI_REMOTE_CQ_DATA() | (signaled ? FI_COMPLETION() : 0) | writeLevel, context,
-                Opcode.SEND_WITH_IMMEDIATE, false);
+                Opcode.SEND_WITH_IMMEDIATE);
     }
 
     @Override
@@ -452,73 +415,13 @@ final class FabricConnection implements Connection {
             throw new IllegalStateException(description + " is no longer connected: cannot post a receive");
         }
         // Receives may be posted once the endpoint is enabled, before the connection is up.
-        return message(recvmsgFp, "fi_recvmsg", l, offset, length, 0, FI_COMPLETION(), context, Opcode.RECEIVE, true);
+        return poster.message(true, l, offset, length, 0, FI_COMPLETION(), context, Opcode.RECEIVE);
     }
 
     private boolean rma(boolean read, FabricLocalRegion l, long lOff, RegionDescriptor.Remote r, long rOff, long len,
                         long data, long flags, long context, Opcode op) {
-        return rmaRaw(read, l.segment().address() + lOff, l.desc(), r.base() + rOff, len, r.key(), data, flags,
+        return poster.rma(read, l.segment().address() + lOff, l.desc(), r.base() + rOff, len, r.key(), data, flags,
                 context, op);
-    }
-
-    private boolean rmaRaw(boolean read, long localAddress, MemorySegment localDesc, long remoteAddress, long len,
-                           long key, long data, long flags, long context, Opcode op) {
-        iov.set(ValueLayout.JAVA_LONG, iovec.iov_base$offset(), localAddress);
-        iovec.iov_len(iov, len);
-        desc.set(C_POINTER, 0, localDesc);
-        fi_rma_iov.addr(rmaIov, remoteAddress);
-        fi_rma_iov.len(rmaIov, len);
-        fi_rma_iov.key(rmaIov, key);
-        fi_msg_rma.iov_count(msgRma, len == 0 ? 0 : 1);
-        // A zero-length post (a flush of length 0) passes no descriptor array at all: verbs 1.17
-        // (vrb_send_iov) reads desc[0] whenever desc is non-NULL, even for iov_count 0, and
-        // desc[0] is NULL there -- the SIGSEGV at libfabric.so.1+0x7da50 (a load from NULL+0x50,
-        // the descriptor's hmem iface). fi_rma(3): desc may be NULL when no local buffer needs one.
-        fi_msg_rma.desc(msgRma, len == 0 ? MemorySegment.NULL : desc);
-        msgRma.set(ValueLayout.JAVA_LONG, fi_msg_rma.context$offset(), context);
-        fi_msg_rma.data(msgRma, data);
-        long rc = read ? fi_ops_rma.readmsg.invoke(readmsgFp, ep, msgRma, flags)
-                : fi_ops_rma.writemsg.invoke(writemsgFp, ep, msgRma, flags);
-        touchedQueues();
-        return posted(rc, read ? "fi_readmsg" : "fi_writemsg", context, op);
-    }
-
-    private boolean message(MemorySegment fp, String call, FabricLocalRegion l, long off, long len, long data,
-                            long flags, long context, Opcode op, boolean receive) {
-        // tcp (1.17) never returns -FI_EAGAIN for a full queue: it ignores tx_attr/rx_attr size
-        // (10000 writes were accepted on an endpoint opened with size 2) and would let the CQ
-        // overrun. The caller's credits bound what is in flight (Connection's "Posting" contract);
-        // the transport keeps no count of its own.
-        iov.set(ValueLayout.JAVA_LONG, iovec.iov_base$offset(), l.segment().address() + off);
-        iovec.iov_len(iov, len);
-        desc.set(C_POINTER, 0, l.desc());
-        msg.set(ValueLayout.JAVA_LONG, fi_msg.context$offset(), context);
-        fi_msg.data(msg, data);
-        long rc = receive ? fi_ops_msg.recvmsg.invoke(fp, ep, msg, flags) : fi_ops_msg.sendmsg.invoke(fp, ep, msg, flags);
-        touchedQueues();
-        return posted(rc, call, context, op);
-    }
-
-    /**
-     * A post runs the provider's progress: it may match a message that waited for a receive, or
-     * leave bytes in the provider's send buffer that only a new fi_trywait asks epoll to flush
-     * (TrywaitAnswer). Both queues call fi_trywait again before the loop sleeps.
-     */
-    private void touchedQueues() {
-        cq.touched();
-        if (rcq != null) {
-            rcq.touched();
-        }
-    }
-
-    private boolean posted(long rc, String call, long context, Opcode op) {
-        if (rc == FabricLibrary.AGAIN) {
-            return false;
-        }
-        if (rc < 0) { // the detail is built only on failure: posting allocates nothing
-            throw FabricLibrary.failure(call, rc, description + ", " + op + " context 0x" + Long.toHexString(context));
-        }
-        return true;
     }
 
     // ---- lifecycle -------------------------------------------------------------------------
@@ -558,7 +461,7 @@ final class FabricConnection implements Connection {
     void shutdown() {
         fi_ops_cm.shutdown.invoke(shutdownFp, ep, 0L);
         queue.touched();
-        touchedQueues();
+        poster.touchedQueues();
     }
 
     @Override

@@ -81,7 +81,7 @@ final class CompletionDispatch {
             if (!c.isSuccess()) {
                 core.errorCompletion(c, Opcode.RECEIVE);
             } else {
-                core.checkReceiveCredit(); // a peer beyond its credits ends here; the buffer is the receiver's still
+                core.violations.checkReceiveCredit(); // a peer beyond its credits ends here; the buffer is the receiver's still
             }
             receiver.onCompletion(c, b);
         } else if (c.isSuccess() && c.opcode().isReceive()) {

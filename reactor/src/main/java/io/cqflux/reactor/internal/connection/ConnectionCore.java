@@ -68,7 +68,8 @@ import reactor.util.Loggers;
  * establish the connection through {@link #establish}), {@link Admission} (what an operation
  * must pass, the peer's regions), {@link SendQueue} (credits, queues, posting),
  * {@link CompletionDispatch}, {@link Deadlines}, {@link KeepAlive}, {@link Goodbye}, the
- * {@link Receiver}, and the {@link ConnectionMonitor} (events, completions, metrics).
+ * {@link Receiver}, {@link PeerViolations} (the peer's protocol), and the
+ * {@link ConnectionMonitor} (events, completions, metrics).
  */
 public final class ConnectionCore {
     private static final ApiAccess API = ApiAccess.get();
@@ -99,13 +100,13 @@ public final class ConnectionCore {
     private final PeerControl control;
     /** The goodbye of an orderly close by this side. */
     private final Goodbye goodbye;
+    /** Ends the connection when the peer breaks the control-word or credit protocol. */
+    final PeerViolations violations;
     private final List<Registration> registrations = new ArrayList<>();
     /** Opened with raw private data: no hello, no control words, no transport handshake of its own. */
     public final boolean raw;
     private volatile State state = State.CONNECTING;
     private volatile Throwable terminal;
-    /** Told when the peer broke the control-word or credit protocol (a server's counters); null: nobody. */
-    private volatile java.util.function.Consumer<RefusalKind> onPeerViolation;
     private volatile boolean closedLocally;
     /**
      * {@link #closeAsync} was called (any thread), perhaps before its task ran on the loop: an
@@ -177,6 +178,7 @@ public final class ConnectionCore {
         this.goodbye = new Goodbye(this, sendQueue, control);
         this.deadlines = new Deadlines(this, sendQueue, control, operationTimeoutNanos);
         this.control = control;
+        this.violations = new PeerViolations(this, control);
         this.monitor = new ConnectionMonitor(this, sendQueue, dispatch, deadlines, keepAlive, goodbye);
         this.intake = new EventIntake(this, control, monitor);
         this.api = API.newConnection(this);
@@ -344,58 +346,8 @@ public final class ConnectionCore {
      *
      * @param listener run on the loop, once, before the connection ends
      */
-    public void onPeerViolation(java.util.function.Consumer<RefusalKind> listener) {
-        this.onPeerViolation = listener;
-    }
-
-    private void violated(RefusalKind kind, String what) {
-        java.util.function.Consumer<RefusalKind> l = onPeerViolation;
-        if (l != null) {
-            safely(() -> l.accept(kind));
-        }
-        end(new ConnectionException(ConnectionEvent.LOST, "connection " + description + " ended: " + what
-                + " (docs/security.md)"), ConnectionEvent.LOST);
-    }
-
-    /**
-     * Loop thread, per message received (a receive completed with success): ends the connection
-     * LOST when the peer sent more messages than this side had granted it credits for
-     * ({@link PeerControl#receivedBeyondGrant()}).
-     *
-     * @return whether it ended the connection
-     */
-    boolean checkReceiveCredit() {
-        if (state.compareTo(State.ENDED) >= 0) {
-            return false;
-        }
-        String v = control.receivedBeyondGrant();
-        if (v == null) {
-            return false;
-        }
-        violated(RefusalKind.BEYOND_CREDITS, "the peer sent beyond its credits: " + v + "; a peer that sends"
-                + " messages it was granted no receive for is disconnected");
-        return true;
-    }
-
-    /**
-     * Loop thread: ends the connection LOST, naming what is wrong, when the peer wrote values into
-     * this side's control words that no cqflux peer can write ({@link PeerControl#violation()}):
-     * as a TLS endpoint ends a session on a record that cannot be right. Only this connection
-     * ends; the words are its own.
-     *
-     * @return whether it ended the connection
-     */
-    boolean checkControlWords() {
-        if (state.compareTo(State.ENDED) >= 0) {
-            return false;
-        }
-        String v = control.violation();
-        if (v == null) {
-            return false;
-        }
-        violated(RefusalKind.CONTROL_WORD, "the peer broke the control-word protocol: " + v + "; a peer that"
-                + " writes what no cqflux peer can into its connection's control words is disconnected");
-        return true;
+    public void onPeerViolation(Consumer<RefusalKind> listener) {
+        violations.listener(listener);
     }
 
     /** Loop thread: the goodbye write completed; an ended connection's teardown can go on. */

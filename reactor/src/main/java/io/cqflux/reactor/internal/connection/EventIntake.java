@@ -99,7 +99,7 @@ public final class EventIntake {
             onEstablished();
             return;
         }
-        if (e == ConnectionEvent.CLOSED && core.checkControlWords()) {
+        if (e == ConnectionEvent.CLOSED && core.violations.checkControlWords()) {
             return; // a forged goodbye word: ended LOST, naming it
         }
         if (e == ConnectionEvent.CLOSED && control.enabled() && !control.peerSaidGoodbye()) {

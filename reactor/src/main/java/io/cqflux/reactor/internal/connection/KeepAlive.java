@@ -133,7 +133,7 @@ final class KeepAlive {
         if (stopped || core.state() != State.ESTABLISHED) {
             return;
         }
-        if (core.checkControlWords()) {
+        if (core.violations.checkControlWords()) {
             return; // the peer wrote what no cqflux peer can: it ended
         }
         if (life != lifeAtTick) {

@@ -2,17 +2,12 @@ package io.cqflux.reactor.internal.connection;
 
 import io.cqflux.core.Completion;
 import io.cqflux.core.CompletionStatus;
-import io.cqflux.core.ConnectionEvent;
 import io.cqflux.core.ConnectionException;
 import io.cqflux.core.Opcode;
 import io.cqflux.core.OperationFailedException;
 import io.cqflux.core.ResourceClosedException;
-import io.cqflux.reactor.InboundMessage;
 import io.cqflux.reactor.internal.op.ReceiveFlux;
-import io.cqflux.reactor.internal.resources.ApiAccess;
 import java.lang.foreign.MemorySegment;
-import reactor.core.Exceptions;
-import reactor.core.publisher.Operators;
 
 /**
  * The receive side of one connection. Loop-confined.
@@ -57,17 +52,20 @@ import reactor.core.publisher.Operators;
  * receives and the buffers of its backlog go back to that pool. With {@code receiveQueueSize} 0 there is no pool:
  * a subscriber then gets only the notifications that consume no receive, and where there are
  * none (a write with immediate consumes a receive) it is refused.
+ *
+ * <p>This class keeps the buffers, what is posted and the backlog; the subscriber and its demand
+ * are a {@link ReceiveSubscriber}'s, and the end (what is left to deliver after it, and when the
+ * stream ends) is {@link ReceiveLeftovers}'.
  */
 public final class Receiver {
-    private static final ApiAccess API = ApiAccess.get();
-
     private final ConnectionCore core;
     /** Where a receive takes its context, and how a cqflux peer hears of posted receives. */
     private final SendQueue sendQueue;
     private final int count;
     private final int bufferSize;
     private final int notificationLimit;
-    private final InboundMessage view = API.newInboundMessage();
+    /** The one subscriber and its demand. */
+    private final ReceiveSubscriber subscriber = new ReceiveSubscriber();
     /** Completed receives and notifications nobody has asked for yet, in arrival order. */
     private final ReceiveBacklog backlog = new ReceiveBacklog();
     /** The connection's own buffers; null: none yet, or it takes part in a server's pool. */
@@ -75,16 +73,9 @@ public final class Receiver {
     /** Its share of the server's pool its buffers come from; null: a pool of its own. */
     private PoolShare share;
     private int posted;
-    private long demand;
-    private ReceiveFlux.Inbound<Object> sink;
     private boolean retryScheduled;
-    private boolean ended;
-    /** What had arrived and was not yet delivered when the connection ended. */
+    /** The end: whether it came, and what had arrived and was not yet delivered then. */
     private final ReceiveLeftovers leftovers = new ReceiveLeftovers();
-    /** What subscribers get once the leftovers are delivered. */
-    private Throwable endCause;
-    /** The native connection is gone: nothing more can arrive. */
-    private boolean finished;
 
     /** Receives kept posted ahead of demand, 0..count (see the class comment). */
     private int prefetch;
@@ -102,23 +93,22 @@ public final class Receiver {
     }
 
     /** Attaches the single subscriber, with the demand it asked for so far. Loop thread. */
-    @SuppressWarnings("unchecked")
     public void attach(ReceiveFlux.Inbound<?> s) {
         if (s.isCancelled()) {
             return;
         }
         Throwable refusal = core.admission.receiveRefusal();
         if (refusal != null) {
-            if (ended && sink == null && (!leftovers.isEmpty() || !finished)) {
-                sink = (ReceiveFlux.Inbound<Object>) s;
-                demand = 0;
+            if (!subscriber.attached() && leftovers.awaitSubscriber()) {
+                subscriber.attach(s);
                 request(s);
                 return;
             }
-            endSubscriber(s, ended && endCause != null ? endCause : refusal);
+            Throwable cause = leftovers.endCause();
+            ReceiveSubscriber.end(s, cause != null ? cause : refusal);
             return;
         }
-        if (sink != null) {
+        if (subscriber.attached()) {
             s.error(new IllegalStateException("connection " + core.description
                     + " already has a receiving subscriber; share its Flux instead"));
             return;
@@ -136,8 +126,7 @@ public final class Receiver {
             s.error(failed);
             return;
         }
-        sink = (ReceiveFlux.Inbound<Object>) s;
-        demand = 0;
+        subscriber.attach(s);
         request(s);
     }
 
@@ -245,7 +234,7 @@ public final class Receiver {
      * posted now, before anyone subscribes. Loop thread.
      */
     public void established() {
-        if (prefetch == 0 || ended) {
+        if (prefetch == 0 || leftovers.ended()) {
             return;
         }
         RuntimeException failed = ensurePool();
@@ -274,29 +263,16 @@ public final class Receiver {
      * thread.
      */
     public void request(ReceiveFlux.Inbound<?> s) {
-        if (s != sink) {
+        if (!subscriber.is(s)) {
             return;
         }
-        long n = s.takeRequested();
-        demand = demand + n < 0 ? Long.MAX_VALUE : demand + n;
-        if (ended) {
-            serveLeftovers();
+        subscriber.addDemand(s.takeRequested());
+        if (leftovers.ended()) {
+            leftovers.serve(subscriber);
             return;
         }
         serveBacklog();
         repost();
-    }
-
-    private void serveLeftovers() {
-        while (!leftovers.isEmpty() && wanted()) {
-            ReceiveLeftovers.Kept k = leftovers.poll();
-            deliver(k.length(), k.opcode(), k.hasImmediate(), k.immediate(), k.segment());
-        }
-        if (leftovers.isEmpty() && finished && sink != null) {
-            ReceiveFlux.Inbound<Object> s = sink;
-            sink = null;
-            endSubscriber(s, endCause);
-        }
     }
 
     /** Copies a message (or, with no buffer, a notification) into the leftovers. */
@@ -306,21 +282,7 @@ public final class Receiver {
 
     /** Detaches the subscriber; posted buffers stay posted and keep what lands in them. Loop thread. */
     public void detach(ReceiveFlux.Inbound<?> s) {
-        if (s == sink) {
-            sink = null;
-            demand = 0;
-        }
-    }
-
-    /**
-     * {@return whether a subscriber takes a message now} A subscriber that cancelled from another
-     * thread is detached here, before anything more is handed to it: what arrives is kept instead.
-     */
-    private boolean wanted() {
-        if (sink != null && sink.isCancelled()) {
-            detach(sink);
-        }
-        return sink != null && demand > 0;
+        subscriber.detach(s);
     }
 
     /** {@return the messages and notifications kept for the next subscriber (diagnostics, tests)} */
@@ -329,20 +291,20 @@ public final class Receiver {
     }
 
     private void serveBacklog() {
-        while (!backlog.isEmpty() && wanted()) {
+        while (!backlog.isEmpty() && subscriber.wanted()) {
             Object o = backlog.poll();
             if (o instanceof ReceiveBuffer b) {
-                deliver(b.length, b.opcode, b.hasImmediate, b.immediate, slice(b));
+                subscriber.deliver(b.length, b.opcode, b.hasImmediate, b.immediate, slice(b));
                 recycle(b);
             } else {
                 ReceiveBacklog.Notification m = (ReceiveBacklog.Notification) o;
-                deliver(m.length(), m.opcode(), m.hasImmediate(), m.immediate(), MemorySegment.NULL);
+                subscriber.deliver(m.length(), m.opcode(), m.hasImmediate(), m.immediate(), MemorySegment.NULL);
             }
         }
     }
 
     private void repost() {
-        while (!ended && core.canPost() && posted < target()) {
+        while (!leftovers.ended() && core.canPost() && posted < target()) {
             ReceiveBuffer b = takeFree();
             if (b == null) {
                 if (share != null) {
@@ -357,11 +319,7 @@ public final class Receiver {
             } catch (RuntimeException e) {
                 sendQueue.releaseReceiveContext(ctx);
                 giveBack(b);
-                ReceiveFlux.Inbound<Object> s = sink;
-                sink = null;
-                if (s != null) {
-                    s.error(e);
-                } else {
+                if (!subscriber.fail(e)) {
                     core.endOnReceiveFailure("posting a prefetched receive failed", e);
                 }
                 return;
@@ -382,7 +340,7 @@ public final class Receiver {
      * less what already waits in the backlog, and at least one while a prefetch is on}
      */
     private long target() {
-        long want = sink != null ? demand : 0;
+        long want = subscriber.demand();
         if (prefetch > 0) {
             long ahead = Math.max(1, prefetch - backlog.buffers());
             want = want + ahead < 0 ? Long.MAX_VALUE : want + ahead;
@@ -413,12 +371,12 @@ public final class Receiver {
      */
     public void onCompletion(Completion c, ReceiveBuffer b) {
         posted--;
-        if (ended) {
+        if (leftovers.ended()) {
             // Arrived after the connection ended but before its queue pair was destroyed: kept
             // like the backlog (the pool is alive until freePool).
             if (c.isSuccess()) {
                 keep(c.byteLength(), c.opcode(), c.hasImmediate(), c.hasImmediate() ? c.immediate() : 0, b);
-                serveLeftovers();
+                leftovers.serve(subscriber);
             }
             giveBack(b);
             return;
@@ -429,10 +387,8 @@ public final class Receiver {
             // the connection (an error completion puts the queue pair in the error state,
             // ibv_poll_cq(3)); the buffer is not reposted either way.
             giveBack(b);
-            if (c.status() != CompletionStatus.WR_FLUSH_ERR && sink != null) {
-                ReceiveFlux.Inbound<Object> s = sink;
-                sink = null;
-                s.error(new OperationFailedException(c.snapshot(), Opcode.RECEIVE, core.description));
+            if (c.status() != CompletionStatus.WR_FLUSH_ERR && subscriber.attached()) {
+                subscriber.fail(new OperationFailedException(c.snapshot(), Opcode.RECEIVE, core.description));
             }
             return;
         }
@@ -446,8 +402,8 @@ public final class Receiver {
         if (share != null) {
             share.messageArrived(); // the window follows use
         }
-        if (backlog.isEmpty() && wanted()) {
-            deliver(len, opcode, imm, immediate, slice(b));
+        if (backlog.isEmpty() && subscriber.wanted()) {
+            subscriber.deliver(len, opcode, imm, immediate, slice(b));
             recycle(b);
             return;
         }
@@ -477,13 +433,13 @@ public final class Receiver {
     public void onNotification(Completion c) {
         boolean imm = c.hasImmediate();
         int immediate = imm ? c.immediate() : 0;
-        if (ended) {
+        if (leftovers.ended()) {
             keep(c.byteLength(), c.opcode(), imm, immediate, null);
-            serveLeftovers();
+            leftovers.serve(subscriber);
             return;
         }
-        if (backlog.isEmpty() && wanted()) {
-            deliver(c.byteLength(), c.opcode(), imm, immediate, MemorySegment.NULL);
+        if (backlog.isEmpty() && subscriber.wanted()) {
+            subscriber.deliver(c.byteLength(), c.opcode(), imm, immediate, MemorySegment.NULL);
             return;
         }
         boolean overflow = backlog.notifications() >= notificationLimit;
@@ -501,41 +457,6 @@ public final class Receiver {
         return b.region.segment().asSlice(b.offset, bufferSize);
     }
 
-    private void deliver(long length, Opcode opcode, boolean imm, int immediate, MemorySegment data) {
-        ReceiveFlux.Inbound<Object> s = sink;
-        demand = demand == Long.MAX_VALUE ? demand : demand - 1;
-        API.set(view, data, length, opcode, imm, immediate);
-        Object value;
-        try {
-            value = s.decoder.apply(view);
-        } catch (Throwable t) {
-            Exceptions.throwIfJvmFatal(t);
-            sink = null;
-            s.error(t);
-            return;
-        } finally {
-            API.invalidate(view);
-        }
-        if (value == null) {
-            // Reactor's convention for a mapper that returns null (Flux.map): an error, not a
-            // silently used-up unit of demand that would stall the stream and the peer's sends.
-            sink = null;
-            s.error(new NullPointerException("the receive decoder returned null"));
-            return;
-        }
-        try {
-            s.next(value);
-        } catch (Throwable t) {
-            // A subscriber that throws from onNext breaks the protocol (§2.13): it is failed,
-            // and the loop goes on.
-            Exceptions.throwIfJvmFatal(t);
-            if (sink == s) {
-                sink = null;
-            }
-            s.error(Operators.onOperatorError(t, s.currentContext()));
-        }
-    }
-
     private void recycle(ReceiveBuffer b) {
         giveBack(b);
         repost();
@@ -550,8 +471,7 @@ public final class Receiver {
      */
     public void terminate(Throwable cause) {
         serveBacklog();
-        ended = true;
-        endCause = cause;
+        leftovers.end(cause);
         // What nobody asked for yet outlives the pool: copy it out, in order.
         backlog.drain(b -> {
             keep(b.length, b.opcode, b.hasImmediate, b.immediate, b);
@@ -559,19 +479,8 @@ public final class Receiver {
                 share.give(b); // copied out: another connection may use it now
             }
         }, m -> keep(m.length(), m.opcode(), m.hasImmediate(), m.immediate(), null));
-        if (sink != null && sink.isCancelled()) {
-            detach(sink);
-        }
-        serveLeftovers();
-    }
-
-    /** An orderly close by the peer completes the stream; anything else fails it. */
-    private static void endSubscriber(ReceiveFlux.Inbound<?> s, Throwable cause) {
-        if (cause instanceof ConnectionException ce && ce.event() == ConnectionEvent.CLOSED) {
-            s.complete();
-        } else {
-            s.error(cause);
-        }
+        subscriber.detachCancelled();
+        leftovers.serve(subscriber);
     }
 
     /**
@@ -585,8 +494,8 @@ public final class Receiver {
                 share.give(b);
             }
         }, m -> { });
-        finished = true;
-        serveLeftovers();
+        leftovers.finish();
+        leftovers.serve(subscriber);
     }
 
     /** Frees the pool, after the native connection is closed; then {@link #finish()}. */

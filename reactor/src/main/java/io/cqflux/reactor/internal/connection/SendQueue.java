@@ -157,7 +157,7 @@ final class SendQueue {
                 op.releaseRegions();
                 continue;
             }
-            if (core.checkControlWords()) {
+            if (core.violations.checkControlWords()) {
                 return; // ended: the messages fail with the end
             }
             if (!control.mayPost()) {

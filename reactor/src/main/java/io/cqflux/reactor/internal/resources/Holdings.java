@@ -1,0 +1,84 @@
+package io.cqflux.reactor.internal.resources;
+
+import io.cqflux.reactor.Region;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Function;
+import reactor.core.Disposable;
+
+/**
+ * What an instance made through its public side and has not released yet: its listening servers,
+ * its registered regions and its peer pools, each in a concurrent set (any thread), and what its
+ * {@link Shutdown} does with them. The pools are disposed first, before anything else closes: a
+ * pool whose slots wait out a backoff would otherwise notice only when its next attempt fails, up
+ * to the backoff's maximum later, and its waiting operations would fail UNREACHABLE instead of
+ * closed.
+ *
+ * @param <S> the server type, whose close only the public side can start
+ */
+public final class Holdings<S> implements Shutdown.Owned {
+    private final Set<S> servers = ConcurrentHashMap.newKeySet();
+    private final Set<Region> regions = ConcurrentHashMap.newKeySet();
+    /** The pools made and not disposed yet; the shutdown disposes them first. */
+    private final Set<Disposable> pools = ConcurrentHashMap.newKeySet();
+    private final Function<S, CompletableFuture<Void>> closeServer;
+    /** What else stops before anything closes, after the pools (the buffer pool's takers). */
+    private final Runnable afterPools;
+
+    /**
+     * @param closeServer starts a server's close
+     * @param afterPools what else stops first, after the pools
+     */
+    public Holdings(Function<S, CompletableFuture<Void>> closeServer, Runnable afterPools) {
+        this.closeServer = closeServer;
+        this.afterPools = afterPools;
+    }
+
+    /** Keeps a registered region until it closes. */
+    public void add(Region region) {
+        regions.add(region);
+        region.onClose().subscribe(null, null, () -> regions.remove(region));
+    }
+
+    /** Keeps a peer pool until it is disposed ({@link #forgetPool}). */
+    public void addPool(Disposable pool) {
+        pools.add(pool);
+    }
+
+    /** A pool was disposed: nothing left to dispose of it. */
+    public void forgetPool(Disposable pool) {
+        pools.remove(pool);
+    }
+
+    @Override
+    public void stopFirst() {
+        for (Disposable p : List.copyOf(pools)) {
+            p.dispose();
+        }
+        afterPools.run();
+    }
+
+    @Override
+    public List<CompletableFuture<Void>> closeServers() {
+        List<CompletableFuture<Void>> closes = new ArrayList<>();
+        for (S s : List.copyOf(servers)) {
+            closes.add(closeServer.apply(s));
+        }
+        return closes;
+    }
+
+    /** {@return the servers still listening (a live, mutable view: servers add and remove themselves)} */
+    @Override
+    public Set<S> servers() {
+        return servers;
+    }
+
+    @Override
+    public Collection<Region> regions() {
+        return regions;
+    }
+}
