@@ -187,7 +187,7 @@ final class FabricConnection implements Connection {
                 if (rc == -FabricErrno.ECONNREFUSED.code()) {
                     // fi_cm(3) lets fi_connect fail at once when the peer refuses: that is the
                     // REJECTED event, not an exception (tcp reports it through the EQ instead).
-                    c.events.pendingTerminal = ConnectionEvent.REJECTED;
+                    c.events.queueTerminal(ConnectionEvent.REJECTED);
                     c.refusedAtConnect = true;
                 } else {
                     try {
@@ -282,8 +282,8 @@ final class FabricConnection implements Connection {
         if (closed) {
             throw new ResourceClosedException(description + " is closed");
         }
-        if (events.state != FabricEvents.State.ESTABLISHED) {
-            throw new IllegalStateException(description + " is " + (events.state == FabricEvents.State.CONNECTING
+        if (events.state() != FabricEvents.State.ESTABLISHED) {
+            throw new IllegalStateException(description + " is " + (events.state() == FabricEvents.State.CONNECTING
                     ? "not established yet" : "no longer connected") + ": cannot post");
         }
     }
@@ -411,7 +411,7 @@ final class FabricConnection implements Connection {
         if (closed) {
             throw new ResourceClosedException(description + " is closed");
         }
-        if (events.state == FabricEvents.State.ENDED) {
+        if (events.state() == FabricEvents.State.ENDED) {
             throw new IllegalStateException(description + " is no longer connected: cannot post a receive");
         }
         // Receives may be posted once the endpoint is enabled, before the connection is up.
@@ -466,17 +466,16 @@ final class FabricConnection implements Connection {
 
     @Override
     public void disconnect() {
-        if (closed || events.disconnected) {
+        if (closed || events.disconnected()) {
             return;
         }
-        events.disconnected = true;
-        if (events.state == FabricEvents.State.ESTABLISHED) {
+        events.markDisconnected();
+        if (events.state() == FabricEvents.State.ESTABLISHED) {
             shutdown();
         }
         // fi_cm(3): FI_SHUTDOWN is reported to the peer; the side that calls fi_shutdown gets no
         // event of its own on tcp, so we report CLOSED ourselves.
-        if (events.state != FabricEvents.State.ENDED && events.pendingTerminal == null) {
-            events.pendingTerminal = ConnectionEvent.CLOSED;
+        if (events.queueTerminal(ConnectionEvent.CLOSED)) {
             queue.touched(); // a loop that watches the queue asks it again
             events.tell(); // and runs this connection's handler, which reports the CLOSED
         }
@@ -487,11 +486,11 @@ final class FabricConnection implements Connection {
         if (closed) {
             return;
         }
-        if (events.state == FabricEvents.State.ESTABLISHED && !events.disconnected) {
+        if (events.state() == FabricEvents.State.ESTABLISHED && !events.disconnected()) {
             shutdown();
         }
         closed = true;
-        events.state = FabricEvents.State.ENDED;
+        events.markEnded();
         // fi_endpoint(3): close the endpoint before the CQs and the EQ bound to it (they refuse
         // with -FI_EBUSY while bound), and all of them before the domain (transport.release()).
         // closeEndpoint also unroutes it, atomically against the loop's read of the EQ (its

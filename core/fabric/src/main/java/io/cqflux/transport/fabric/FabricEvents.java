@@ -30,9 +30,9 @@ final class FabricEvents implements EventChannel, SharedEventQueue.Member {
     private final boolean shutdownOnPeerEnd;
     // Sized for an idle connection (one per connection, thousands per server); it grows on use.
     private final ArrayDeque<Queued> routed = new ArrayDeque<>(4);
-    State state = State.CONNECTING;
-    ConnectionEvent pendingTerminal;
-    boolean disconnected;
+    private State state = State.CONNECTING;
+    private ConnectionEvent pendingTerminal;
+    private boolean disconnected;
     private int lastError;
     /** The loop's callback while it watches this member, else null. */
     private Runnable touched;
@@ -41,6 +41,39 @@ final class FabricEvents implements EventChannel, SharedEventQueue.Member {
         this.conn = conn;
         this.queue = queue;
         this.shutdownOnPeerEnd = shutdownOnPeerEnd;
+    }
+
+    /** {@return where the connection is: connecting, established, or ended} */
+    State state() {
+        return state;
+    }
+
+    /** {@return whether this side has begun its disconnect} */
+    boolean disconnected() {
+        return disconnected;
+    }
+
+    /** This side begins its disconnect ({@link FabricConnection#disconnect()}). */
+    void markDisconnected() {
+        disconnected = true;
+    }
+
+    /** The connection is closed: nothing routed here is delivered any more. */
+    void markEnded() {
+        state = State.ENDED;
+    }
+
+    /**
+     * Queues {@code e} as the connection's terminal event, one the provider will not report (a
+     * refusal fi_connect returned at once; this side's own CLOSED after fi_shutdown), unless the
+     * connection ended or another is queued. {@return whether it was queued}
+     */
+    boolean queueTerminal(ConnectionEvent e) {
+        if (state == State.ENDED || pendingTerminal != null) {
+            return false;
+        }
+        pendingTerminal = e;
+        return true;
     }
 
     /** {@return the err of the last EQ error entry routed here} */
