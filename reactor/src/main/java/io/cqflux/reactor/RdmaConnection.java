@@ -608,8 +608,10 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
      * operators discard (the context reaches upstream). Reactor's unicast sink can discard a
      * request it delivers, when an emission on another thread races the cancel; such a
      * discard of a request this stream took (the one taken last, or one still in flight) is kept
-     * from the hook, and a request it discarded and then delivered is not discarded again.
-     * Reactor asks discard hooks to be idempotent in general.
+     * from the hook, and, from a single producer, a request it discarded and then delivered is
+     * not discarded again (with several producers, one held between its offer and its drain may
+     * still see such a request discarded twice). Reactor asks discard hooks to be idempotent in
+     * general.
      *
      * <p>Threads: results are usually emitted on the connection's loop thread (once per batch of
      * completions: the results the batch completed go out together, right after it), and the

@@ -120,6 +120,27 @@ class WriteAllPostingTest {
     }
 
     /**
+     * After the end, each discard of one request object reaches the hook: an application that
+     * emits the same object twice into a cancelled sink (retaining a buffer per emission, releasing
+     * it in the hook) sees two discards, as Reactor gives them.
+     */
+    @Test
+    void writeAll_theSameRequestEmittedTwiceAfterTheCancel_reachesTheHookTwice() throws Exception {
+        try (LoopbackPeer peer = CqfluxTest.loopback().start()) {
+            RdmaConnection conn = peer.connection();
+            WriteRequest same = new WriteRequest(peer.remote(), 0, peer.local(), 0, 8, false);
+            List<WriteRequest> discarded = new CopyOnWriteArrayList<>();
+            Sinks.Many<WriteRequest> sink = Sinks.many().unicast().onBackpressureBuffer();
+            Disposable d = conn.writeAll(sink.asFlux()).doOnDiscard(WriteRequest.class, discarded::add).subscribe();
+            d.dispose();
+            // emitNext discards what a cancelled sink refuses (FAIL_CANCELLED), through the context.
+            sink.emitNext(same, Sinks.EmitFailureHandler.FAIL_FAST);
+            sink.emitNext(same, Sinks.EmitFailureHandler.FAIL_FAST);
+            assertEquals(2, discarded.size(), "each emission after the cancel discarded: " + discarded);
+        }
+    }
+
+    /**
      * A producer thread emitting while the subscriber cancels at a random moment, many times over:
      * every request writeAll took is either emitted as a result or discarded, exactly once, and
      * nothing hangs (the race between a late onNext, the posting scan and stop()). Every other

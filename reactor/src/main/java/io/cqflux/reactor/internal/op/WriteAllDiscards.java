@@ -45,10 +45,15 @@ import reactor.util.context.Context;
  * it too (the other then sees it). The entries hold their requests weakly, keyed by identity: one
  * that upstream may still deliver is strongly held by whoever holds it to deliver it, so its entry
  * stays while it matters, and the requests a producer goes on emitting into the cancelled sink
- * (each discarded through this filter, {@code FAIL_CANCELLED}) cost memory only until they are
- * collected. Only discards after the end are remembered: the sink's come after the cancel. A
- * request upstream discards a second time after the end (the sink's own drain race can) is not let
- * through again.
+ * (each discarded through this filter, {@code FAIL_CANCELLED}) cost memory until they are
+ * collected and a later discard clears their entries; a hook that keeps what it is given keeps
+ * them too. Only discards after the end are remembered: the sink's come after the cancel. A
+ * second discard of the same object after the end is passed on as every discard is: it is another
+ * emission of that object, or Reactor's own second discard of a request it never delivered.
+ *
+ * <p>With several producers the handshake does not cover every order: the stream may take a
+ * later request between an {@code onNext} after the end and a held producer's discard, so the
+ * filter no longer sees the first as the last taken, and that request reaches the hook twice.
  *
  * <p>An upstream discard that happens only after the cancel (the sink's are) cannot miss a request
  * {@code onNext} took before it saw the stream ended: that {@code onNext} stored
@@ -192,7 +197,12 @@ final class WriteAllDiscards {
         // lastTaken before its lookup, so the read below sees o (class comment).
         Passed p = new Passed(o, collected);
         if (kept.putIfAbsent(p, p) != null) {
-            return; // seen after the end already (let through, or kept back): not again
+            // The same object discarded after the end once more: another emission of it (an
+            // application may emit one request object again), or Reactor's own second discard
+            // of a request it never delivered. Each discard is passed on; Reactor asks hooks to
+            // be idempotent, and a hook that counts emissions must see each.
+            Operators.onDiscard(o, actual.currentContext());
+            return;
         }
         VarHandle.fullFence();
         if (LAST_TAKEN.getVolatile(this) == o && Passed.STATE.compareAndSet(p, Passed.OPEN, Passed.WITHDRAWN)) {
