@@ -162,9 +162,11 @@ final class FabricConnection implements Connection {
         this.rcq = r;
         this.queues = r == null ? List.of(c) : List.of(c, r);
         this.ep = endpoint;
-        e.route(endpoint, events); // before fi_connect/fi_accept: the first event may follow at once
         this.shutdownFp = fi_ops_cm.shutdown(fid_ep.cm(ep));
         this.poster = new FabricPoster(ep, arena, c, r, description);
+        // Last, with every field set (the loop's handler of an event reads them), and before
+        // fi_connect/fi_accept: the first event may follow at once.
+        e.route(endpoint, events);
     }
 
     static FabricConnection connect(FabricTransport transport, InetSocketAddress address, ConnectionConfig config,

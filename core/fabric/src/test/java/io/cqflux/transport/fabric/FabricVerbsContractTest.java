@@ -26,7 +26,7 @@ import org.junit.jupiter.api.Test;
  * operation with REM_ACCESS_ERR (the provider's prov_errno is the ibv_wc_status), a write with
  * immediate consumes a posted receive (FI_RX_CQ_DATA mode). The first lane runs crashed with
  * SIGSEGV at libfabric.so.1+0x7da50: the zero-length flush passed a descriptor array holding
- * NULL, which verbs dereferences even for iov_count 0 (see FabricConnection#rmaRaw).
+ * NULL, which verbs dereferences even for iov_count 0 (see FabricPoster#rma).
  */
 @Tag("fabric-verbs")
 class FabricVerbsContractTest extends TransportContract {
