@@ -63,22 +63,7 @@ class SharedSecretAuthenticatorTest {
     @Test
     void aFullReplayCache_failsClosed_untilItsNoncesExpire() {
         long[] t = {Instant.parse("2030-01-01T00:00:00Z").toEpochMilli()};
-        Clock clock = new Clock() {
-            @Override
-            public ZoneOffset getZone() {
-                return ZoneOffset.UTC;
-            }
-
-            @Override
-            public Clock withZone(java.time.ZoneId zone) {
-                return this;
-            }
-
-            @Override
-            public Instant instant() {
-                return Instant.ofEpochMilli(t[0]);
-            }
-        };
+        Clock clock = settable(t);
         SharedSecretAuthenticator a = SharedSecretAuthenticator.of(SECRET).withMaxSkew(Duration.ofSeconds(1))
                 .withReplayCacheSize(2).withClock(clock);
         var k = SharedSecretAuthenticator.key(SECRET);

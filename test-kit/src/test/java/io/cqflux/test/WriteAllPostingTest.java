@@ -185,14 +185,8 @@ class WriteAllPostingTest {
                 Thread.sleep(0, random.nextInt(500_000));
                 d.dispose();
                 cancelled.set(true);
-                producer.join(T.toMillis());
-                assertFalse(producer.isAlive(), "round " + round + ": the producer ended");
                 // In-flight writes are discarded at their completion: wait for the count.
-                assertTrue(Await.until(() -> ofTaken(out, taken).size() >= taken.size(), T),
-                        "round " + round + ": " + taken.size() + " taken, " + ofTaken(out, taken).size()
-                                + " of them emitted or discarded");
-                List<WriteRequest> mine = ofTaken(out, taken);
-                assertEquals(mine.size(), Set.copyOf(mine).size(), "round " + round + ": each exactly once");
+                List<WriteRequest> mine = eachTakenOnce(round, producer, out, taken);
                 if (emitted.get() > 0 && emitted.get() < taken.size()) {
                     cutMidStream++;
                 }
@@ -332,13 +326,7 @@ class WriteAllPostingTest {
                 Thread.sleep(0, random.nextInt(500_000));
                 d.dispose();
                 cancelled.set(true);
-                producer.join(T.toMillis());
-                assertFalse(producer.isAlive(), "round " + round + ": the producer ended");
-                assertTrue(Await.until(() -> ofTaken(out, taken).size() >= taken.size(), T),
-                        "round " + round + ": " + taken.size() + " taken, " + ofTaken(out, taken).size()
-                                + " of them emitted or discarded");
-                List<WriteRequest> mine = ofTaken(out, taken);
-                assertEquals(mine.size(), Set.copyOf(mine).size(), "round " + round + ": each exactly once");
+                List<WriteRequest> mine = eachTakenOnce(round, producer, out, taken);
                 if (heldAtCancel.get()) {
                     ownerHeldAtCancel++;
                 }
@@ -347,6 +335,23 @@ class WriteAllPostingTest {
             assertTrue(ownerHeldAtCancel > 0, "rounds cancelled while the owner held a request: " + ownerHeldAtCancel);
             conn.write(remote, 0, local, 0, 8).block(T); // the connection is still fine
         }
+    }
+
+    /**
+     * The end of a cancel round: the producer ended, every request taken reached the application
+     * (emitted or discarded: in-flight writes at their completion), and each exactly once.
+     * {@return what reached it of those taken}
+     */
+    private static List<WriteRequest> eachTakenOnce(int round, Thread producer, List<WriteRequest> out,
+                                                    Set<WriteRequest> taken) throws InterruptedException {
+        producer.join(T.toMillis());
+        assertFalse(producer.isAlive(), "round " + round + ": the producer ended");
+        assertTrue(Await.until(() -> ofTaken(out, taken).size() >= taken.size(), T),
+                "round " + round + ": " + taken.size() + " taken, " + ofTaken(out, taken).size()
+                        + " of them emitted or discarded");
+        List<WriteRequest> mine = ofTaken(out, taken);
+        assertEquals(mine.size(), Set.copyOf(mine).size(), "round " + round + ": each exactly once");
+        return mine;
     }
 
     private static List<WriteRequest> ofTaken(List<WriteRequest> out, Set<WriteRequest> taken) {
