@@ -161,6 +161,67 @@ class SetupThreadTest {
         }
     }
 
+    @Test
+    void server_disposedWhileAnAcceptRunsOnTheSetupThread_takesNoConnectionAndFreesItsPool() throws Exception {
+        try (Arena arena = Arena.ofShared(); Cqflux server = fabric(); Cqflux client = fabric()) {
+            Region exposed = server.register(arena.allocate(4096, 4096), RegionAccess.WRITE_DST);
+            AtomicReference<RdmaConnection> handed = new AtomicReference<>();
+            RdmaServer s = server.bind(new InetSocketAddress(LO, 0),
+                    AcceptOptions.exposing(exposed).withSharedReceivePool(), c -> {
+                        handed.set(c);
+                        return reactor.core.publisher.Mono.never();
+                    }).block(T);
+            assertNotNull(s);
+            CountDownLatch entered = new CountDownLatch(1);
+            CountDownLatch release = new CountDownLatch(1);
+            // A connect of the server's own instance holds its set-up thread.
+            CompletableFuture<RdmaConnection> holder = server.connect(s.address(), ConnectOptions.defaults()
+                    .credentials(heldCredentials(entered, release, new AtomicReference<>()))).toFuture();
+            CompletableFuture<RdmaConnection> connect;
+            try {
+                assertTrue(entered.await(T.toSeconds(), TimeUnit.SECONDS), "the holding set-up began");
+                connect = client.connect(s.address()).toFuture();
+                // Admitted on the loop and queued behind the holder, in one task of that loop.
+                assertTrue(FaultRig.await(() -> s.stats().pendingHandshakes() == 1, T), "server " + s.stats());
+            } catch (Throwable t) {
+                release.countDown();
+                throw t;
+            }
+            CountDownLatch marker = new CountDownLatch(1);
+            CompletableFuture<Void> disposedOnLoop = new CompletableFuture<>();
+            server.firstLoop().execute(() -> {
+                try {
+                    // Behind the accept on the set-up thread: once it ran, the accept's outcome
+                    // waits in this loop's queue, and the server is disposed before it runs.
+                    server.factory.setups().execute(marker::countDown);
+                    release.countDown();
+                    if (!marker.await(T.toSeconds(), TimeUnit.SECONDS)) {
+                        throw new IllegalStateException("the set-up thread never reached the marker");
+                    }
+                    s.dispose();
+                    disposedOnLoop.complete(null);
+                } catch (Throwable t) {
+                    disposedOnLoop.completeExceptionally(t);
+                }
+            });
+            disposedOnLoop.get(T.toSeconds(), TimeUnit.SECONDS);
+            s.onDispose().block(T);
+            assertTrue(FaultRig.await(() -> s.stats().pendingHandshakes() == 0, T), "server " + s.stats());
+            assertNull(handed.get(), "a disposed server hands over no connection");
+            assertEquals(0, s.stats().connections(), "server " + s.stats());
+            assertEquals(0, s.stats().exposures(), "server " + s.stats());
+            assertFalse(s.sharedReceivePool().isOpen(), "the shared pool is freed with the server's last hold");
+            // The client's connect fails, or the connection it got ends: it does not hang.
+            try {
+                RdmaConnection c = connect.get(T.toSeconds(), TimeUnit.SECONDS);
+                c.onDispose().block(T);
+            } catch (ExecutionException expected) {
+                // refused or closed before it was established
+            }
+            holder.handle((c, e) -> c).get(T.toSeconds(), TimeUnit.SECONDS);
+        }
+    }
+
     /** Whether the instance's fabric domain and fabric are closed (FabricTransport#nativeClosed). */
     private static boolean nativeClosed(Cqflux c) throws ReflectiveOperationException {
         Object t = c.transport();
