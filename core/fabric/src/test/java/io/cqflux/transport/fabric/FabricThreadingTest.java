@@ -14,9 +14,11 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -54,15 +56,29 @@ class FabricThreadingTest {
             ConnectionRequest r1 = awaitRequest(l, loopThread, first);
             Connection a1 = r1.accept(new byte[0]);
             assertEquals(ConnectionEvent.ESTABLISHED, awaitEvent(loopThread, first, a1));
-            // The second is made on another thread while the loop thread keeps reading the queue.
-            CompletableFuture<Void> reading = CompletableFuture.runAsync(() -> {
-                for (int i = 0; i < 2_000; i++) {
+            // The second is made on another thread while the loop thread keeps reading the queue:
+            // the reads begin before the connect is given and go on until it returned, so the
+            // whole connect (its fi_ep_bind to this queue included) overlaps them.
+            CountDownLatch readsBegan = new CountDownLatch(1);
+            AtomicBoolean connectReturned = new AtomicBoolean();
+            CompletableFuture<Integer> reading = CompletableFuture.supplyAsync(() -> {
+                int reads = 0;
+                do {
                     first.events().sharedBy().dispatch(); // the loop reads its shared queue
                     assertNull(first.events().nextEvent(), "the first connection has no further event");
-                }
+                    reads++;
+                    readsBegan.countDown();
+                } while (!connectReturned.get());
+                return reads;
             }, loopThread);
-            Connection second = setupThread.submit(() -> client.connect(l.address(), cfg, new byte[0], loop)).get();
-            reading.get(30, TimeUnit.SECONDS);
+            assertTrue(readsBegan.await(10, TimeUnit.SECONDS), "the loop thread began reading");
+            Connection second;
+            try {
+                second = setupThread.submit(() -> client.connect(l.address(), cfg, new byte[0], loop)).get();
+            } finally {
+                connectReturned.set(true);
+            }
+            assertTrue(reading.get(30, TimeUnit.SECONDS) >= 2, "the loop thread read during the connect");
             ConnectionRequest r2 = awaitRequest(l, loopThread, second);
             // Accepted off the thread that reads the listener, too (acceptsOffLoop).
             Connection a2 = setupThread.submit(() -> r2.accept(new byte[0])).get();
