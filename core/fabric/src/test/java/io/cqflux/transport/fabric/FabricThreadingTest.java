@@ -2,6 +2,7 @@ package io.cqflux.transport.fabric;
 
 import static io.cqflux.transport.fabric.ffm.fabric_h.FI_THREAD_SAFE;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -17,6 +18,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.Test;
@@ -93,6 +95,62 @@ class FabricThreadingTest {
         } finally {
             loopThread.shutdownNow();
             setupThread.shutdownNow();
+        }
+    }
+
+    @Test
+    void acceptHeldInItsNativeCalls_blocksNeitherNextRequestNorAReject_andCloseWaitsForIt() throws Exception {
+        ConnectionConfig cfg = ConnectionConfig.DEFAULT;
+        Object loop = new Object();
+        ExecutorService loopThread = Executors.newSingleThreadExecutor();
+        ExecutorService setupThread = Executors.newSingleThreadExecutor();
+        ExecutorService other = Executors.newSingleThreadExecutor();
+        CountDownLatch held = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        try (FabricTransport server = (FabricTransport) Fabric.open("tcp", LOOPBACK);
+             FabricTransport client = (FabricTransport) Fabric.open("tcp", LOOPBACK);
+             FabricListener l = (FabricListener) server.listen(new InetSocketAddress(LOOPBACK, 0), cfg)) {
+            Connection c1 = loopThread.submit(() -> client.connect(l.address(), cfg, new byte[0], loop)).get();
+            ConnectionRequest r1 = awaitRequest(l, loopThread, c1);
+            Connection c2 = loopThread.submit(() -> client.connect(l.address(), cfg, new byte[0], loop)).get();
+            ConnectionRequest r2 = awaitRequest(l, loopThread, c2);
+            AtomicBoolean first = new AtomicBoolean(true);
+            l.duringAnswer = () -> {
+                if (first.getAndSet(false)) { // the accept of r1 only
+                    held.countDown();
+                    try {
+                        release.await(30, TimeUnit.SECONDS);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                }
+            };
+            Future<Connection> accepted = setupThread.submit(() -> r1.accept(new byte[0]));
+            assertTrue(held.await(10, TimeUnit.SECONDS), "the accept reached its native calls");
+            // Another thread reads the listener and answers another request meanwhile.
+            Future<?> beside = other.submit(() -> {
+                l.nextRequest();
+                r2.reject();
+                return null;
+            });
+            beside.get(10, TimeUnit.SECONDS); // a TimeoutException: the listener's reads wait for the accept
+            Future<?> closing = other.submit(l::close);
+            Thread.sleep(200);
+            assertFalse(closing.isDone(), "the close waits for the accept in progress");
+            release.countDown();
+            Connection a1 = accepted.get(10, TimeUnit.SECONDS);
+            closing.get(10, TimeUnit.SECONDS);
+            assertEquals(0, l.pendingRequests());
+            a1.close();
+            loopThread.submit(() -> {
+                c2.close();
+                c1.close();
+            }).get();
+        } finally {
+            release.countDown();
+            loopThread.shutdownNow();
+            setupThread.shutdownNow();
+            other.shutdownNow();
         }
     }
 
