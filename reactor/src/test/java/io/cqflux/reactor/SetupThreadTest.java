@@ -222,6 +222,25 @@ class SetupThreadTest {
         }
     }
 
+    @Test
+    void connect_failingInItsSetup_signalsItsSubscriberOnTheLoop() throws Exception {
+        try (Arena arena = Arena.ofShared(); Cqflux server = fabric(); Cqflux client = fabric()) {
+            Region exposed = server.register(arena.allocate(4096, 4096), RegionAccess.WRITE_DST);
+            RdmaServer s = server.bind(new InetSocketAddress(LO, 0), exposed).block(T);
+            assertNotNull(s);
+            CompletableFuture<String> signalledOn = new CompletableFuture<>();
+            client.connect(s.address(), ConnectOptions.defaults().credentials(() -> {
+                throw new IllegalStateException("no credentials today");
+            })).subscribe(c -> signalledOn.completeExceptionally(new AssertionError("connected: " + c)),
+                    e -> signalledOn.complete(Thread.currentThread().getName() + " " + e.getMessage()));
+            String on = signalledOn.get(T.toSeconds(), TimeUnit.SECONDS);
+            assertTrue(on.contains("no credentials today"), on);
+            assertTrue(on.contains("-loop-"), "the failed connect is signalled on its loop, not the set-up thread: "
+                    + on);
+            assertTrue(client.factory.setups().started(), "the connect's set-up ran on the set-up thread");
+        }
+    }
+
     /** Whether the instance's fabric domain and fabric are closed (FabricTransport#nativeClosed). */
     private static boolean nativeClosed(Cqflux c) throws ReflectiveOperationException {
         Object t = c.transport();
