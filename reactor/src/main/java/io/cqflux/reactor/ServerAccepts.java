@@ -101,6 +101,18 @@ final class ServerAccepts {
     /** The native part, on the set-up thread or the server's loop; its outcome goes back to the loop. */
     private void build(ServerAdmission.Handshake h, byte[] rawData, SharedReceivePool shared) {
         ConnectionRequest req = h.req;
+        if (System.nanoTime() - h.arrived >= handshakeTimeout.toNanos()) {
+            // Its time ran out while it waited for this thread: accepting it would open an
+            // endpoint, control words and exposures only for the timer to close them at once.
+            server.rejectQuietly(req);
+            back(() -> {
+                admission.timedOut("incoming connection on " + server.address() + " from "
+                        + ServerAdmission.peerOf(req) + " waited " + handshakeTimeout.toMillis()
+                        + " ms for its accept; it is rejected");
+                failed(h, shared);
+            });
+            return;
+        }
         PeerControl control = null;
         ExposureSet exposures = null;
         byte[] acceptData;

@@ -241,6 +241,41 @@ class SetupThreadTest {
         }
     }
 
+    @Test
+    void request_whoseHandshakeTimeoutPassedInTheSetupQueue_isRejectedAndCountedAsTimedOut() throws Exception {
+        try (Arena arena = Arena.ofShared(); Cqflux server = fabric(); Cqflux client = fabric()) {
+            Region exposed = server.register(arena.allocate(4096, 4096), RegionAccess.WRITE_DST);
+            RdmaServer s = server.bind(new InetSocketAddress(LO, 0),
+                    AcceptOptions.exposing(exposed).withHandshakeTimeout(Duration.ofMillis(300))).block(T);
+            assertNotNull(s);
+            CountDownLatch entered = new CountDownLatch(1);
+            CountDownLatch release = new CountDownLatch(1);
+            CompletableFuture<RdmaConnection> holder;
+            CompletableFuture<RdmaConnection> late;
+            try {
+                // A connect of the server's own instance holds its set-up thread past the request's timeout.
+                holder = server.connect(s.address(), ConnectOptions.defaults()
+                        .credentials(heldCredentials(entered, release, new AtomicReference<>()))).toFuture();
+                assertTrue(entered.await(T.toSeconds(), TimeUnit.SECONDS), "the holding set-up began");
+                late = client.connect(s.address()).toFuture();
+                assertTrue(FaultRig.await(() -> s.stats().pendingHandshakes() == 1, T), "server " + s.stats());
+                Thread.sleep(600); // twice its handshake timeout, waiting behind the holder
+            } finally {
+                release.countDown();
+            }
+            ExecutionException e = org.junit.jupiter.api.Assertions.assertThrows(ExecutionException.class,
+                    () -> late.get(T.toSeconds(), TimeUnit.SECONDS), "the late request is not served");
+            assertInstanceOf(io.cqflux.core.ConnectionException.class, e.getCause(), e.getCause().toString());
+            assertEquals(io.cqflux.core.ConnectionEvent.REJECTED,
+                    ((io.cqflux.core.ConnectionException) e.getCause()).event(),
+                    "rejected before anything was accepted for it: " + e.getCause());
+            // Counted on the server's loop, after the reject the client saw.
+            assertTrue(FaultRig.await(() -> s.stats().handshakeTimeouts() == 1, T), "server " + s.stats());
+            holder.handle((c, x) -> c).get(T.toSeconds(), TimeUnit.SECONDS);
+            assertTrue(FaultRig.await(() -> s.stats().pendingHandshakes() == 0, T), "server " + s.stats());
+        }
+    }
+
     /** Whether the instance's fabric domain and fabric are closed (FabricTransport#nativeClosed). */
     private static boolean nativeClosed(Cqflux c) throws ReflectiveOperationException {
         Object t = c.transport();
