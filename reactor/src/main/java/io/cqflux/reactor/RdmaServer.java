@@ -305,13 +305,24 @@ public final class RdmaServer implements Disposable, AutoCloseable {
      * transport allows it). Loop thread.
      */
     void serve(ServerAdmission.Handshake h) {
+        if (closing) {
+            // The shared pool may be released already: nothing is built for a disposed server.
+            rejectQuietly(h.req);
+            h.done();
+            return;
+        }
+        SharedReceivePool held = null;
         try {
-            if (sharedReceiveBuffers > 0 && !closing) {
+            if (sharedReceiveBuffers > 0) {
                 if (sharedReceives == null) {
                     sharedReceives = SharedReceivePool.allocate(owner.transport(), sharedReceiveBuffers,
                             owner.limits().receiveBufferSize());
                 }
                 sharedReceives.ensureRoom(); // this connection's starting window, however many idle ones hold theirs
+                // The accept in flight holds the pool until its connection took its share (or the
+                // accept failed): a close meanwhile releases only the server's own hold.
+                sharedReceives.retain();
+                held = sharedReceives;
             }
         } catch (RuntimeException e) {
             LOG.warn("refusing a connection on " + address + ": " + e.getMessage());
@@ -319,7 +330,15 @@ public final class RdmaServer implements Disposable, AutoCloseable {
             h.done();
             return;
         }
-        accepts.accept(h, null, sharedReceives);
+        accepts.accept(h, null, held);
+    }
+
+    /**
+     * {@return whether the server is closing (disposed, or its listener ended)} Its loop's thread,
+     * or any thread once that loop ended.
+     */
+    boolean closing() {
+        return closing;
     }
 
     /**

@@ -31,11 +31,13 @@ import reactor.util.Loggers;
  *
  * <p><b>What must hold on close.</b> The listener may close while a request's accept runs on the
  * set-up thread: the transports make a request's accept and the listener's close one step apart
- * (an accept after the close throws, and is handled as a failed accept). When the instance is
- * closing by the time the loop would adopt a connection, the connection is closed there and then
- * (nothing of it is registered with a loop yet, no receive was posted but those the accept took,
- * which go with its queue pair), and the instance's shutdown waits for the set-up thread before
- * it frees the transport.
+ * (an accept after the close throws, and is handled as a failed accept). When the instance or the
+ * server is closing by the time the loop would adopt a connection, the connection is closed there
+ * and then (nothing of it is registered with a loop yet, no receive was posted but those the accept
+ * took, which go with its queue pair), and the instance's shutdown waits for the set-up thread
+ * before it frees the transport. Each accept in flight holds the server's shared receive pool from
+ * its hand-off until its connection took its share or the accept ended, so that a server closed
+ * meanwhile frees the pool only after its last accept let go.
  */
 final class ServerAccepts {
     private static final Logger LOG = Loggers.getLogger(RdmaServer.class);
@@ -77,7 +79,8 @@ final class ServerAccepts {
      * Accepts a request: a hello request ({@code rawData} null) is given control words and
      * exposures, a raw one is answered with {@code rawData}. Server loop.
      *
-     * @param shared the server's shared receive pool, already with room for this connection, or null
+     * @param shared the server's shared receive pool, already with room for this connection and held
+     *     for it ({@code retain}), or null: every path of the accept releases that hold once
      */
     void accept(ServerAdmission.Handshake h, byte[] rawData, SharedReceivePool shared) {
         assert loop.inEventLoop() : "requests are taken on the server's loop " + loop.name();
@@ -90,6 +93,7 @@ final class ServerAccepts {
         } catch (RuntimeException e) {
             // The instance is shutting down: nothing was opened for the request.
             server.rejectQuietly(h.req);
+            letGo(shared);
             h.done();
         }
     }
@@ -97,6 +101,18 @@ final class ServerAccepts {
     /** The native part, on the set-up thread or the server's loop; its outcome goes back to the loop. */
     private void build(ServerAdmission.Handshake h, byte[] rawData, SharedReceivePool shared) {
         ConnectionRequest req = h.req;
+        if (System.nanoTime() - h.arrived >= handshakeTimeout.toNanos()) {
+            // Its time ran out while it waited for this thread: accepting it would open an
+            // endpoint, control words and exposures only for the timer to close them at once.
+            server.rejectQuietly(req);
+            back(() -> {
+                admission.timedOut("incoming connection on " + server.address() + " from "
+                        + ServerAdmission.peerOf(req) + " waited " + handshakeTimeout.toMillis()
+                        + " ms for its accept; it is rejected");
+                failed(h, shared);
+            });
+            return;
+        }
         PeerControl control = null;
         ExposureSet exposures = null;
         byte[] acceptData;
@@ -120,7 +136,7 @@ final class ServerAccepts {
             closeExposures(exposures);
             LOG.warn("refusing a connection on " + server.address() + ": " + e.getMessage());
             server.rejectQuietly(req);
-            back(h::done);
+            back(() -> failed(h, shared));
             return;
         }
         ReceivePool early;
@@ -132,7 +148,7 @@ final class ServerAccepts {
             // receivesBeforeAccept rejected the request before it freed the pool.
             LOG.warn("posting receives before accepting a connection on " + server.address() + " failed; the request"
                     + " is rejected", e);
-            back(h::done);
+            back(() -> failed(h, shared));
             return;
         }
         // Chosen first: the transport may bind the connection to that loop's queues.
@@ -147,7 +163,7 @@ final class ServerAccepts {
                 early.close(); // its receives went with the request
             }
             LOG.warn("accepting a connection on " + server.address() + " failed", e);
-            back(h::done);
+            back(() -> failed(h, shared));
             return;
         }
         PeerControl c = control;
@@ -171,8 +187,11 @@ final class ServerAccepts {
      */
     private void adoptAndStart(ServerAdmission.Handshake h, Connection spi, PeerControl control, ExposureSet exposures,
                                ReceivePool early, SharedReceivePool shared, EventLoop target) {
-        if (owner.closing.get()) {
-            // Nothing of it is registered with a loop: closed here, the connection before what it used.
+        if (owner.closing.get() || server.closing()) {
+            // The instance or the server was closed while the accept ran off the loop (the
+            // server's shared pool may be released already): nothing of the connection is
+            // registered with a loop, so it is closed here, the connection before what it used,
+            // and its client sees the connection end.
             try {
                 spi.close();
             } finally {
@@ -181,6 +200,7 @@ final class ServerAccepts {
                 if (early != null) {
                     early.close();
                 }
+                letGo(shared);
                 h.done();
             }
             return;
@@ -220,6 +240,7 @@ final class ServerAccepts {
                 core.receiver.share(shared); // a peer with credits: its receives come from the server's pool
             }
         } catch (RuntimeException e) {
+            letGo(shared); // the connection's share, if it took one, holds the pool on its own
             // The core owns the connection, its control words and the adopted pool: ending it
             // (on its loop) releases them (its closed future closes the exposures and ends the
             // handshake), and the accept loop goes on with the next request.
@@ -228,6 +249,7 @@ final class ServerAccepts {
             endOnItsLoop(core, target, e);
             return;
         }
+        letGo(shared); // the connection's share holds the pool now
         Runnable start = () -> core.start(c -> {
             if (h.establish()) {
                 admission.established();
@@ -244,6 +266,23 @@ final class ServerAccepts {
                 target.execute(start);
             } catch (RuntimeException e) {
                 core.end(e, null);
+            }
+        }
+    }
+
+    /** An accept that built no connection ends: the pool's hold goes, then the handshake. Server loop. */
+    private static void failed(ServerAdmission.Handshake h, SharedReceivePool shared) {
+        letGo(shared);
+        h.done();
+    }
+
+    /** Releases an accept's hold of the shared pool ({@link RdmaServer#serve}); null: none. */
+    private static void letGo(SharedReceivePool shared) {
+        if (shared != null) {
+            try {
+                shared.release();
+            } catch (RuntimeException e) {
+                LOG.warn("freeing the shared receive pool failed", e);
             }
         }
     }

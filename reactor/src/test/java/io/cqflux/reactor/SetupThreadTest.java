@@ -161,6 +161,121 @@ class SetupThreadTest {
         }
     }
 
+    @Test
+    void server_disposedWhileAnAcceptRunsOnTheSetupThread_takesNoConnectionAndFreesItsPool() throws Exception {
+        try (Arena arena = Arena.ofShared(); Cqflux server = fabric(); Cqflux client = fabric()) {
+            Region exposed = server.register(arena.allocate(4096, 4096), RegionAccess.WRITE_DST);
+            AtomicReference<RdmaConnection> handed = new AtomicReference<>();
+            RdmaServer s = server.bind(new InetSocketAddress(LO, 0),
+                    AcceptOptions.exposing(exposed).withSharedReceivePool(), c -> {
+                        handed.set(c);
+                        return reactor.core.publisher.Mono.never();
+                    }).block(T);
+            assertNotNull(s);
+            CountDownLatch entered = new CountDownLatch(1);
+            CountDownLatch release = new CountDownLatch(1);
+            // A connect of the server's own instance holds its set-up thread.
+            CompletableFuture<RdmaConnection> holder = server.connect(s.address(), ConnectOptions.defaults()
+                    .credentials(heldCredentials(entered, release, new AtomicReference<>()))).toFuture();
+            CompletableFuture<RdmaConnection> connect;
+            try {
+                assertTrue(entered.await(T.toSeconds(), TimeUnit.SECONDS), "the holding set-up began");
+                connect = client.connect(s.address()).toFuture();
+                // Admitted on the loop and queued behind the holder, in one task of that loop.
+                assertTrue(FaultRig.await(() -> s.stats().pendingHandshakes() == 1, T), "server " + s.stats());
+            } catch (Throwable t) {
+                release.countDown();
+                throw t;
+            }
+            CountDownLatch marker = new CountDownLatch(1);
+            CompletableFuture<Void> disposedOnLoop = new CompletableFuture<>();
+            server.firstLoop().execute(() -> {
+                try {
+                    // Behind the accept on the set-up thread: once it ran, the accept's outcome
+                    // waits in this loop's queue, and the server is disposed before it runs.
+                    server.factory.setups().execute(marker::countDown);
+                    release.countDown();
+                    if (!marker.await(T.toSeconds(), TimeUnit.SECONDS)) {
+                        throw new IllegalStateException("the set-up thread never reached the marker");
+                    }
+                    s.dispose();
+                    disposedOnLoop.complete(null);
+                } catch (Throwable t) {
+                    disposedOnLoop.completeExceptionally(t);
+                }
+            });
+            disposedOnLoop.get(T.toSeconds(), TimeUnit.SECONDS);
+            s.onDispose().block(T);
+            assertTrue(FaultRig.await(() -> s.stats().pendingHandshakes() == 0, T), "server " + s.stats());
+            assertNull(handed.get(), "a disposed server hands over no connection");
+            assertEquals(0, s.stats().connections(), "server " + s.stats());
+            assertEquals(0, s.stats().exposures(), "server " + s.stats());
+            assertFalse(s.sharedReceivePool().isOpen(), "the shared pool is freed with the server's last hold");
+            // The client's connect fails, or the connection it got ends: it does not hang.
+            try {
+                RdmaConnection c = connect.get(T.toSeconds(), TimeUnit.SECONDS);
+                c.onDispose().block(T);
+            } catch (ExecutionException expected) {
+                // refused or closed before it was established
+            }
+            holder.handle((c, e) -> c).get(T.toSeconds(), TimeUnit.SECONDS);
+        }
+    }
+
+    @Test
+    void connect_failingInItsSetup_signalsItsSubscriberOnTheLoop() throws Exception {
+        try (Arena arena = Arena.ofShared(); Cqflux server = fabric(); Cqflux client = fabric()) {
+            Region exposed = server.register(arena.allocate(4096, 4096), RegionAccess.WRITE_DST);
+            RdmaServer s = server.bind(new InetSocketAddress(LO, 0), exposed).block(T);
+            assertNotNull(s);
+            CompletableFuture<String> signalledOn = new CompletableFuture<>();
+            client.connect(s.address(), ConnectOptions.defaults().credentials(() -> {
+                throw new IllegalStateException("no credentials today");
+            })).subscribe(c -> signalledOn.completeExceptionally(new AssertionError("connected: " + c)),
+                    e -> signalledOn.complete(Thread.currentThread().getName() + " " + e.getMessage()));
+            String on = signalledOn.get(T.toSeconds(), TimeUnit.SECONDS);
+            assertTrue(on.contains("no credentials today"), on);
+            assertTrue(on.contains("-loop-"), "the failed connect is signalled on its loop, not the set-up thread: "
+                    + on);
+            assertTrue(client.factory.setups().started(), "the connect's set-up ran on the set-up thread");
+        }
+    }
+
+    @Test
+    void request_whoseHandshakeTimeoutPassedInTheSetupQueue_isRejectedAndCountedAsTimedOut() throws Exception {
+        try (Arena arena = Arena.ofShared(); Cqflux server = fabric(); Cqflux client = fabric()) {
+            Region exposed = server.register(arena.allocate(4096, 4096), RegionAccess.WRITE_DST);
+            RdmaServer s = server.bind(new InetSocketAddress(LO, 0),
+                    AcceptOptions.exposing(exposed).withHandshakeTimeout(Duration.ofMillis(300))).block(T);
+            assertNotNull(s);
+            CountDownLatch entered = new CountDownLatch(1);
+            CountDownLatch release = new CountDownLatch(1);
+            CompletableFuture<RdmaConnection> holder;
+            CompletableFuture<RdmaConnection> late;
+            try {
+                // A connect of the server's own instance holds its set-up thread past the request's timeout.
+                holder = server.connect(s.address(), ConnectOptions.defaults()
+                        .credentials(heldCredentials(entered, release, new AtomicReference<>()))).toFuture();
+                assertTrue(entered.await(T.toSeconds(), TimeUnit.SECONDS), "the holding set-up began");
+                late = client.connect(s.address()).toFuture();
+                assertTrue(FaultRig.await(() -> s.stats().pendingHandshakes() == 1, T), "server " + s.stats());
+                Thread.sleep(600); // twice its handshake timeout, waiting behind the holder
+            } finally {
+                release.countDown();
+            }
+            ExecutionException e = org.junit.jupiter.api.Assertions.assertThrows(ExecutionException.class,
+                    () -> late.get(T.toSeconds(), TimeUnit.SECONDS), "the late request is not served");
+            assertInstanceOf(io.cqflux.core.ConnectionException.class, e.getCause(), e.getCause().toString());
+            assertEquals(io.cqflux.core.ConnectionEvent.REJECTED,
+                    ((io.cqflux.core.ConnectionException) e.getCause()).event(),
+                    "rejected before anything was accepted for it: " + e.getCause());
+            // Counted on the server's loop, after the reject the client saw.
+            assertTrue(FaultRig.await(() -> s.stats().handshakeTimeouts() == 1, T), "server " + s.stats());
+            holder.handle((c, x) -> c).get(T.toSeconds(), TimeUnit.SECONDS);
+            assertTrue(FaultRig.await(() -> s.stats().pendingHandshakes() == 0, T), "server " + s.stats());
+        }
+    }
+
     /** Whether the instance's fabric domain and fabric are closed (FabricTransport#nativeClosed). */
     private static boolean nativeClosed(Cqflux c) throws ReflectiveOperationException {
         Object t = c.transport();

@@ -26,10 +26,18 @@ import java.util.Set;
  * A passive endpoint ({@code fi_endpoint(3)} {@code fi_passive_ep}) listening with its own event
  * queue. Its reads are loop-confined after construction; a request it handed out may be
  * answered (accepted or rejected) by one other thread, the reactive layer's set-up thread
- * (FabricTransport#acceptsOffLoop), while the loop goes on reading: the answer and
- * {@link #close()} hold the listener's lock, so a close waits for an accept in progress and an
- * answer after the close throws. {@link #close()} is idempotent and leaves accepted connections
- * alive.
+ * (FabricTransport#acceptsOffLoop), while the loop goes on reading and answering others.
+ * What the listener's lock excludes is a close against an answer, not reads against answers: an
+ * answer claims its request ({@code once}) and raises the count of answers in progress under the
+ * lock, then makes its native calls (on accept {@code fi_endpoint}, the CQs, {@code fi_ep_bind},
+ * {@code fi_enable}, {@code fi_accept}; or {@code fi_reject}) outside it, and lowers the count
+ * under the lock again. {@link #close()} marks the listener closed, then waits until no answer
+ * is in progress before it rejects what is left and closes the passive endpoint: {@code fi_reject}
+ * and {@code fi_accept} need that endpoint alive, and an answer after the close throws. The
+ * native calls of an answer beside the loop's {@code fi_eq_read} on the passive endpoint's event
+ * queue (and beside another answer) are allowed because the domain is {@code FI_THREAD_SAFE}
+ * ({@code fi_domain(3)}: the provider serialises access to all objects itself; acceptsOffLoop
+ * is false otherwise). {@link #close()} is idempotent and leaves accepted connections alive.
  *
  * <p><b>Pending requests on close.</b> A connection request is an {@code FI_CONNREQ} event whose
  * {@code fi_info} the application owns ({@code fi_freeinfo}) and whose {@code info->handle} holds
@@ -52,14 +60,13 @@ final class FabricListener implements Listener {
     private final MemorySegment pep;
     private final MemorySegment rejectFp;
     private final InetSocketAddress bound;
-    /**
-     * The native copy of a reject's private data, {@code fi_reject(3)}'s {@code param}: one per
-     * listener, since every answer runs under its lock; the provider copies it before returning.
-     */
-    private final MemorySegment rejectData = Arena.ofAuto().allocate(FabricTransport.PRIVATE_DATA_BOUND, 8);
     /** Requests handed out by {@link #nextRequest()} and not yet answered (guarded by this). */
     private final Set<Request> pending = new LinkedHashSet<>();
     private boolean closed;
+    /** Answers (accepts, rejects) whose native calls are in progress; close waits for 0 (guarded by this). */
+    private int answering;
+    /** Tests: runs inside an answer after its request was claimed, before its native calls; null: none. */
+    volatile Runnable duringAnswer;
 
     private FabricListener(FabricTransport transport, ConnectionConfig config, FabricEventQueue eq, MemorySegment pep,
                            InetSocketAddress bound) {
@@ -215,6 +222,18 @@ final class FabricListener implements Listener {
             return;
         }
         closed = true;
+        // An answer in progress uses the passive endpoint (fi_accept, fi_reject): it goes first.
+        boolean interrupted = false;
+        while (answering > 0) {
+            try {
+                wait();
+            } catch (InterruptedException e) {
+                interrupted = true; // the endpoint must not close under an answer: wait on, then restore
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
         try {
             List<Request> unanswered = new ArrayList<>(pending);
             pending.clear();
@@ -313,21 +332,24 @@ final class FabricListener implements Listener {
         @Override
         public io.cqflux.core.spi.Connection accept(byte[] privateData, Object affinity) {
             io.cqflux.core.internal.Checks.privateData(privateData, transport.maxAcceptPrivateData(), "accept");
-            synchronized (FabricListener.this) {
-                once();
-                boolean accepted = false;
+            begin();
+            boolean accepted = false;
+            try {
+                hook();
+                io.cqflux.core.spi.Connection c = FabricConnection.accept(transport, info, data, config,
+                        privateData == null ? new byte[0] : privateData, affinity);
+                accepted = true;
+                return c;
+            } finally {
                 try {
-                    io.cqflux.core.spi.Connection c = FabricConnection.accept(transport, info, data, config,
-                            privateData == null ? new byte[0] : privateData, affinity);
-                    accepted = true;
-                    return c;
-                } finally {
                     if (accepted) {
                         fi_freeinfo(info);
                     } else {
                         // do not leave the client waiting for an answer until its timeout
                         rejectAndFree(info);
                     }
+                } finally {
+                    end();
                 }
             }
         }
@@ -351,17 +373,22 @@ final class FabricListener implements Listener {
             if (n > 0) {
                 io.cqflux.core.internal.Checks.privateData(privateData, transport.maxRejectPrivateData(), "reject");
             }
-            synchronized (FabricListener.this) {
-                once();
+            begin();
+            // The native copy of the reject's data, fi_reject(3)'s param: the provider copies it
+            // before returning, and answers run concurrently, so each has its own.
+            try (Arena a = Arena.ofConfined()) {
+                hook();
+                MemorySegment param = MemorySegment.NULL;
+                if (n > 0) {
+                    param = a.allocate(n, 8);
+                    MemorySegment.copy(privateData, 0, param, ValueLayout.JAVA_BYTE, 0, n);
+                }
+                FabricListener.this.reject(info, param, n);
+            } finally {
                 try {
-                    MemorySegment param = MemorySegment.NULL;
-                    if (n > 0) {
-                        MemorySegment.copy(privateData, 0, rejectData, ValueLayout.JAVA_BYTE, 0, n);
-                        param = rejectData;
-                    }
-                    FabricListener.this.reject(info, param, n);
-                } finally {
                     fi_freeinfo(info);
+                } finally {
+                    end();
                 }
             }
         }
@@ -371,6 +398,30 @@ final class FabricListener implements Listener {
             if (!done) {
                 done = true;
                 rejectAndFree(info);
+            }
+        }
+
+        /** Claims the request and counts its answer in progress, under the lock (see the class comment). */
+        private void begin() {
+            synchronized (FabricListener.this) {
+                once();
+                answering++;
+            }
+        }
+
+        /** The answer's native calls are done: a close waiting for them may go on. */
+        private void end() {
+            synchronized (FabricListener.this) {
+                if (--answering == 0) {
+                    FabricListener.this.notifyAll();
+                }
+            }
+        }
+
+        private void hook() {
+            Runnable h = duringAnswer;
+            if (h != null) {
+                h.run();
             }
         }
 

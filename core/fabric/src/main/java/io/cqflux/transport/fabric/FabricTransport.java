@@ -56,6 +56,7 @@ final class FabricTransport implements Transport {
     private final MemorySegment info;      // fi_dupinfo of the chosen entry, ours to free
     private final MemorySegment fabric;    // struct fid_fabric *
     private final MemorySegment domain;    // struct fid_domain *
+    private final int threading;           // read at open: closeNative frees the info
     private final MemorySegment fabricName;
     private final MemorySegment domainName;
     /** The domain's name as a Java string: toString() must work after close() freed the arena. */
@@ -136,6 +137,7 @@ final class FabricTransport implements Transport {
         this.mrMode = fi_domain_attr.mr_mode(dattr);
         this.caps = fi_info.caps(info);
         this.cqDataSize = fi_domain_attr.cq_data_size(dattr);
+        this.threading = fi_domain_attr.threading(dattr);
         long kb = fi_domain_attr.mr_key_size(dattr);
         this.keyBytes = kb <= 0 ? 8 : kb;
         this.keys = (mrMode & FI_MR_PROV_KEY()) != 0 ? null
@@ -515,7 +517,7 @@ final class FabricTransport implements Transport {
 
     /** {@return the domain's threading level as the provider granted it (fi_domain(3) enum fi_threading)} */
     int threading() {
-        return fi_domain_attr.threading(fi_info.domain_attr(info));
+        return threading;
     }
 
     LoopQueues loopQueues() {

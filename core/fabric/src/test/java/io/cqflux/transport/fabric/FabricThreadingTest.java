@@ -2,6 +2,7 @@ package io.cqflux.transport.fabric;
 
 import static io.cqflux.transport.fabric.ffm.fabric_h.FI_THREAD_SAFE;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -14,9 +15,12 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -54,15 +58,29 @@ class FabricThreadingTest {
             ConnectionRequest r1 = awaitRequest(l, loopThread, first);
             Connection a1 = r1.accept(new byte[0]);
             assertEquals(ConnectionEvent.ESTABLISHED, awaitEvent(loopThread, first, a1));
-            // The second is made on another thread while the loop thread keeps reading the queue.
-            CompletableFuture<Void> reading = CompletableFuture.runAsync(() -> {
-                for (int i = 0; i < 2_000; i++) {
+            // The second is made on another thread while the loop thread keeps reading the queue:
+            // the reads begin before the connect is given and go on until it returned, so the
+            // whole connect (its fi_ep_bind to this queue included) overlaps them.
+            CountDownLatch readsBegan = new CountDownLatch(1);
+            AtomicBoolean connectReturned = new AtomicBoolean();
+            CompletableFuture<Integer> reading = CompletableFuture.supplyAsync(() -> {
+                int reads = 0;
+                do {
                     first.events().sharedBy().dispatch(); // the loop reads its shared queue
                     assertNull(first.events().nextEvent(), "the first connection has no further event");
-                }
+                    reads++;
+                    readsBegan.countDown();
+                } while (!connectReturned.get());
+                return reads;
             }, loopThread);
-            Connection second = setupThread.submit(() -> client.connect(l.address(), cfg, new byte[0], loop)).get();
-            reading.get(30, TimeUnit.SECONDS);
+            assertTrue(readsBegan.await(10, TimeUnit.SECONDS), "the loop thread began reading");
+            Connection second;
+            try {
+                second = setupThread.submit(() -> client.connect(l.address(), cfg, new byte[0], loop)).get();
+            } finally {
+                connectReturned.set(true);
+            }
+            assertTrue(reading.get(30, TimeUnit.SECONDS) >= 2, "the loop thread read during the connect");
             ConnectionRequest r2 = awaitRequest(l, loopThread, second);
             // Accepted off the thread that reads the listener, too (acceptsOffLoop).
             Connection a2 = setupThread.submit(() -> r2.accept(new byte[0])).get();
@@ -77,6 +95,62 @@ class FabricThreadingTest {
         } finally {
             loopThread.shutdownNow();
             setupThread.shutdownNow();
+        }
+    }
+
+    @Test
+    void acceptHeldInItsNativeCalls_blocksNeitherNextRequestNorAReject_andCloseWaitsForIt() throws Exception {
+        ConnectionConfig cfg = ConnectionConfig.DEFAULT;
+        Object loop = new Object();
+        ExecutorService loopThread = Executors.newSingleThreadExecutor();
+        ExecutorService setupThread = Executors.newSingleThreadExecutor();
+        ExecutorService other = Executors.newSingleThreadExecutor();
+        CountDownLatch held = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        try (FabricTransport server = (FabricTransport) Fabric.open("tcp", LOOPBACK);
+             FabricTransport client = (FabricTransport) Fabric.open("tcp", LOOPBACK);
+             FabricListener l = (FabricListener) server.listen(new InetSocketAddress(LOOPBACK, 0), cfg)) {
+            Connection c1 = loopThread.submit(() -> client.connect(l.address(), cfg, new byte[0], loop)).get();
+            ConnectionRequest r1 = awaitRequest(l, loopThread, c1);
+            Connection c2 = loopThread.submit(() -> client.connect(l.address(), cfg, new byte[0], loop)).get();
+            ConnectionRequest r2 = awaitRequest(l, loopThread, c2);
+            AtomicBoolean first = new AtomicBoolean(true);
+            l.duringAnswer = () -> {
+                if (first.getAndSet(false)) { // the accept of r1 only
+                    held.countDown();
+                    try {
+                        release.await(30, TimeUnit.SECONDS);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                }
+            };
+            Future<Connection> accepted = setupThread.submit(() -> r1.accept(new byte[0]));
+            assertTrue(held.await(10, TimeUnit.SECONDS), "the accept reached its native calls");
+            // Another thread reads the listener and answers another request meanwhile.
+            Future<?> beside = other.submit(() -> {
+                l.nextRequest();
+                r2.reject();
+                return null;
+            });
+            beside.get(10, TimeUnit.SECONDS); // a TimeoutException: the listener's reads wait for the accept
+            Future<?> closing = other.submit(l::close);
+            Thread.sleep(200);
+            assertFalse(closing.isDone(), "the close waits for the accept in progress");
+            release.countDown();
+            Connection a1 = accepted.get(10, TimeUnit.SECONDS);
+            closing.get(10, TimeUnit.SECONDS);
+            assertEquals(0, l.pendingRequests());
+            a1.close();
+            loopThread.submit(() -> {
+                c2.close();
+                c1.close();
+            }).get();
+        } finally {
+            release.countDown();
+            loopThread.shutdownNow();
+            setupThread.shutdownNow();
+            other.shutdownNow();
         }
     }
 

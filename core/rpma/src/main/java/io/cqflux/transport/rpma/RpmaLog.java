@@ -51,6 +51,8 @@ final class RpmaLog {
     static final Logger LOGGER = System.getLogger("io.cqflux.transport.rpma.librpma");
 
     private static final AtomicBoolean INSTALLED = new AtomicBoolean();
+    /** librpma logs through {@link #onLog}, not its default function (set once by {@link #install}). */
+    private static volatile boolean replaced;
     /**
      * Bound while the transport probes for an RDMA device: a failing probe is the expected outcome
      * on hosts without one, and its exception carries the reason (return code and errno), so
@@ -83,7 +85,17 @@ final class RpmaLog {
                 "librpma keeps its default log")) {
             return;
         }
+        replaced = true;
         syncThreshold();
+    }
+
+    /**
+     * {@return whether librpma's log function is this class's upcall, not
+     * {@code rpma_log_default_function} (which {@code -Dcqflux.rpma.log=native} keeps, as does a
+     * failed {@code rpma_log_set_function}); false before {@link #install}}
+     */
+    static boolean replacesDefault() {
+        return replaced;
     }
 
     /** Sets {@code RPMA_LOG_THRESHOLD} from what the logger currently lets through. */

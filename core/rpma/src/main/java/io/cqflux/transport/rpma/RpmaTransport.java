@@ -379,19 +379,26 @@ final class RpmaTransport implements Transport {
     }
 
     /**
-     * Yes. Facts the answer depends on (librpma's THREAD_SAFETY.md, referenced by librpma(7)):
-     * {@code rpma_conn_req_new} is thread-safe when each thread uses a connection configuration of
-     * its own (each connect makes and deletes its own, {@link #newConnCfg}), and
-     * {@code rpma_conn_req_connect} when each thread uses a request of its own (a connect's is
-     * its own); the peer may be shared by threads making separate connections; {@code rpma_mr_reg}
-     * is reached from any thread already (regions are registered by the application's threads).
-     * The active side's CM id is created by {@code rpma_conn_req_new} on no event channel and
-     * migrated to the connection's own, which no loop reads yet: nothing polls a channel under the
-     * migration ({@code rdma_migrate_id(3)}).
+     * Yes while librpma logs through {@link RpmaLog}'s upcall; no where it keeps its default log
+     * function ({@code -Dcqflux.rpma.log=native}, or a failed {@code rpma_log_set_function}).
+     * Facts the answer depends on (librpma's THREAD_SAFETY.md, referenced by librpma(7)):
+     * {@code rpma_conn_req_new}, {@code rpma_conn_req_delete}, {@code rpma_mr_reg},
+     * {@code rpma_mr_dereg} and {@code rpma_ep_next_conn_req} are listed as NOT thread-safe, and
+     * the reason given is {@code rpma_log_default_function}: these calls log at NOTICE while a
+     * connection is established, and that function uses {@code localtime_r(3)} and
+     * {@code syslog(3)} (MT-Safe env locale). With the upcall installed no librpma call reaches
+     * that function: the upcall only hands a record to {@code System.Logger}, which is
+     * thread-safe. The rest of the set-up is thread-safe by the same document:
+     * {@code rpma_conn_req_connect} when each thread uses a request of its own (a connect's is its
+     * own), the connection configuration getters when each thread uses a configuration of its own
+     * (each connect makes and deletes its own, {@link #newConnCfg}), and the peer may be shared by
+     * threads making separate connections. The active side's CM id is created by
+     * {@code rpma_conn_req_new} on no event channel and migrated to the connection's own, which no
+     * loop reads yet: nothing polls a channel under the migration ({@code rdma_migrate_id(3)}).
      */
     @Override
     public boolean connectsOffLoop() {
-        return true;
+        return RpmaLog.replacesDefault();
     }
 
     /**

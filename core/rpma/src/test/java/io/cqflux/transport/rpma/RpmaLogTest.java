@@ -58,4 +58,14 @@ class RpmaLogTest {
                     a.allocateFrom("fn"), a.allocateFrom("value %d"));
         }
     }
+
+    @Test
+    void install_replacesTheDefaultLogFunction_unlessTheNativeOneIsAskedFor() {
+        RpmaLog.install();
+        // RpmaTransport#connectsOffLoop rests on this: rpma_log_default_function is what makes
+        // rpma_conn_req_new and rpma_mr_reg not thread-safe (librpma's THREAD_SAFETY.md).
+        boolean nativeAskedFor = "native".equals(System.getProperty("cqflux.rpma.log"));
+        assertEquals(!nativeAskedFor, RpmaLog.replacesDefault(),
+                "cqflux.rpma.log=" + System.getProperty("cqflux.rpma.log"));
+    }
 }

@@ -470,8 +470,11 @@ public final class SharedReceivePool {
         return a | b;
     }
 
-    /** A connection takes part: the pool stays until it {@link #release()}s. */
-    void retain() {
+    /**
+     * A connection takes part, or an accept in flight holds the pool for the connection it
+     * builds: the pool stays until that holder {@link #release()}s.
+     */
+    public void retain() {
         refs.incrementAndGet();
     }
 

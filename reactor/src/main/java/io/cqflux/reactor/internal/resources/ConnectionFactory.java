@@ -213,7 +213,7 @@ public final class ConnectionFactory {
                 return; // cancelled while queued: nothing native exists
             }
             if (closing.get()) {
-                sink.error(closed());
+                fail(closed());
                 return;
             }
             Built b = nativePart();
@@ -224,7 +224,26 @@ public final class ConnectionFactory {
                 loop.executeOrAfterTermination(() -> start(b));
             } catch (RuntimeException e) {
                 b.release();
-                sink.error(closed());
+                fail(closed());
+            }
+        }
+
+        /**
+         * Signals a failed connect on the connection's loop, as its success is (the subscriber is
+         * signalled on the loop thread: docs/architecture.md), so that a subscriber which blocks in
+         * onError holds up that loop, never the set-up thread every connect and accept of the
+         * instance waits for. Where the loop no longer takes tasks the error is signalled once it
+         * ended, or here when it already has ({@code executeOrAfterTermination}).
+         */
+        private void fail(Throwable e) {
+            Runnable signal = () -> {
+                loop.noteOperation("cqflux.connect"); // subscriber code: reported if it blocks
+                sink.error(e);
+            };
+            try {
+                loop.executeOrAfterTermination(signal);
+            } catch (RuntimeException x) {
+                sink.error(e); // signalled still, on this thread
             }
         }
 
@@ -268,10 +287,7 @@ public final class ConnectionFactory {
                 if (control != null) {
                     control.close();
                 }
-                if (loop.inEventLoop()) {
-                    loop.noteOperation("cqflux.connect");
-                }
-                sink.error(e);
+                fail(e); // inline on the loop, else handed to it
                 return null;
             }
         }

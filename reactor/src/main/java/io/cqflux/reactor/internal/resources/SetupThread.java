@@ -96,7 +96,9 @@ public final class SetupThread {
      * Takes no new task; the tasks given so far still run (each finds its instance closing).
      * Idempotent.
      *
-     * @return completes once the last task given ran and the thread ends
+     * @return completes once every task given before ran; it completes on the set-up thread
+     *     itself, as its last task, so the thread may still be ending then (what the instance's
+     *     shutdown waits for is the tasks, not the thread)
      */
     public CompletableFuture<Void> shutdown() {
         synchronized (this) {
