@@ -16,7 +16,8 @@
 # devices existed cannot use them through libfabric; one started after it can.
 #
 # Exit codes: CMD's (a rig that cannot be made is reported and CMD runs all the same); without
-# CMD, 0, or 125 when the rig cannot be made (the lane's own failure code); 2 for a usage error.
+# CMD, 0, or 125 when the rig cannot be made (the lane's own failure code); 2 for a usage error;
+# 125 without running CMD when not run as root (the lane's guest always is).
 set -eu
 
 CLIENT_LINK=cqfxrxa

@@ -151,9 +151,10 @@ public final class ConnectOptions {
      * included (a MAC over a timestamp and a nonce: {@link SharedSecretAuthenticator#credentials(byte[])}).
      *
      * @param supplier called once per connect, on the instance's set-up thread where the transport
-     *     builds connections off the loop (fabric, rpma), else on an event loop; must not block:
-     *     the instance's other connects wait for it, and so do the accepts of the instance's
-     *     servers, whose native part runs on that same thread; its bytes must be 1 to 255 long, or
+     *     builds connections off the loop (fabric; rpma with cqflux's log bridge), else on an event
+     *     loop; must not block: the instance's other connects wait for it, and so do the accepts of
+     *     the instance's servers whose native part runs on that same thread (fabric's); its bytes
+     *     must be 1 to 255 long, or
      *     the connect fails with an {@link IllegalArgumentException}
      * @return new options
      * @throws IllegalStateException on options with raw private data, which carry no hello

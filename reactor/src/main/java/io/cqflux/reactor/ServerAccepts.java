@@ -104,7 +104,12 @@ final class ServerAccepts {
         if (System.nanoTime() - h.arrived >= handshakeTimeout.toNanos()) {
             // Its time ran out while it waited for this thread: accepting it would open an
             // endpoint, control words and exposures only for the timer to close them at once.
-            server.rejectQuietly(req);
+            // (The request is this thread's to answer; a raw-private-data client is no cqflux peer.)
+            if (rawData == null) {
+                server.rejectWithReason(req, "the handshake timed out on a busy server; try again later");
+            } else {
+                server.rejectQuietly(req);
+            }
             back(() -> {
                 admission.timedOut("incoming connection on " + server.address() + " from "
                         + ServerAdmission.peerOf(req) + " waited " + handshakeTimeout.toMillis()
@@ -192,15 +197,17 @@ final class ServerAccepts {
             // server's shared pool may be released already): nothing of the connection is
             // registered with a loop, so it is closed here, the connection before what it used,
             // and its client sees the connection end.
+            // The pool first: this connection never took a share of it. Then each close on its
+            // own, so that one that throws skips none of the others, nor the handshake's end.
+            letGo(shared);
             try {
-                spi.close();
-            } finally {
-                control.close();
-                closeExposures(exposures);
+                closeQuietly(spi::close);
+                closeQuietly(control::close);
+                closeQuietly(() -> closeExposures(exposures));
                 if (early != null) {
-                    early.close();
+                    closeQuietly(early::close);
                 }
-                letGo(shared);
+            } finally {
                 h.done();
             }
             return;
@@ -339,6 +346,15 @@ final class ServerAccepts {
             target.execute(() -> core.end(cause, null));
         } catch (RuntimeException e) {
             core.end(cause, null);
+        }
+    }
+
+    /** Runs one close of a connection a closing server drops; a failure is logged, not thrown. */
+    private void closeQuietly(Runnable close) {
+        try {
+            close.run();
+        } catch (RuntimeException e) {
+            LOG.warn("closing what an accept built for a closed server failed", e);
         }
     }
 }

@@ -475,7 +475,15 @@ public final class SharedReceivePool {
      * builds: the pool stays until that holder {@link #release()}s.
      */
     public void retain() {
-        refs.incrementAndGet();
+        for (int n = refs.get(); ; n = refs.get()) {
+            if (n <= 0) {
+                // A freed pool's chunks are gone: holding it again would hand out freed memory.
+                throw new IllegalStateException("the shared receive pool is released");
+            }
+            if (refs.compareAndSet(n, n + 1)) {
+                return;
+            }
+        }
     }
 
     /** Lets go; the last one frees every chunk (after every user's native objects are closed). */

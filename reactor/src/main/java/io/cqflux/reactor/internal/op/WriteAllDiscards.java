@@ -51,9 +51,11 @@ import reactor.util.context.Context;
  * second discard of the same object after the end is passed on as every discard is: it is another
  * emission of that object, or Reactor's own second discard of a request it never delivered.
  *
- * <p>With several producers the handshake does not cover every order: the stream may take a
+ * <p>What the handshake does not cover, both rare: with several producers the stream may take a
  * later request between an {@code onNext} after the end and a held producer's discard, so the
- * filter no longer sees the first as the last taken, and that request reaches the hook twice.
+ * filter no longer sees the first as the last taken, and that request reaches the hook twice; and
+ * entries are keyed by identity, so one object emitted again after the cancel while its earlier
+ * emission is still being delivered can have its two discards counted as one.
  *
  * <p>An upstream discard that happens only after the cancel (the sink's are) cannot miss a request
  * {@code onNext} took before it saw the stream ended: that {@code onNext} stored

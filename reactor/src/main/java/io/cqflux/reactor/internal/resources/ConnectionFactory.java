@@ -240,10 +240,19 @@ public final class ConnectionFactory {
                 loop.noteOperation("cqflux.connect"); // subscriber code: reported if it blocks
                 sink.error(e);
             };
+            if (loop.inEventLoop()) {
+                signal.run(); // a subscriber's throw from onError is its own: no second signal
+                return;
+            }
+            boolean handed = false;
             try {
                 loop.executeOrAfterTermination(signal);
+                handed = true;
             } catch (RuntimeException x) {
-                sink.error(e); // signalled still, on this thread
+                // Not handed over: signalled still, on this thread.
+            }
+            if (!handed) {
+                sink.error(e);
             }
         }
 
