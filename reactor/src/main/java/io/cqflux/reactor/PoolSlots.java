@@ -583,9 +583,4 @@ final class PoolSlots {
         events.drain();
         return wait;
     }
-
-    /** {@return the wait before the next attempt}: {@link AttemptSchedule#waitAfter}, which owns it */
-    static long waitAfter(long delayNanos, long spentNanos, long gapNanos) {
-        return AttemptSchedule.waitAfter(delayNanos, spentNanos, gapNanos);
-    }
 }

@@ -265,10 +265,10 @@ class PeerPoolAttemptWindowTest {
     @Test
     void waitAfterAFailure_isTheBackoffDelay_cutToTheLongestGapAfterTheAttemptsStart() {
         long ms = 1_000_000L;
-        assertEquals(200 * ms, PoolSlots.waitAfter(200 * ms, 0, 1000 * ms), "after a loss: the whole delay");
-        assertEquals(200 * ms, PoolSlots.waitAfter(200 * ms, 5 * ms, 1000 * ms), "a quick refusal: the whole delay");
-        assertEquals(300 * ms, PoolSlots.waitAfter(800 * ms, 700 * ms, 1000 * ms), "a late failure: up to the gap");
-        assertEquals(0, PoolSlots.waitAfter(800 * ms, 5000 * ms, 1000 * ms), "beyond the gap: at once");
+        assertEquals(200 * ms, AttemptSchedule.waitAfter(200 * ms, 0, 1000 * ms), "after a loss: the whole delay");
+        assertEquals(200 * ms, AttemptSchedule.waitAfter(200 * ms, 5 * ms, 1000 * ms), "a quick refusal: the whole delay");
+        assertEquals(300 * ms, AttemptSchedule.waitAfter(800 * ms, 700 * ms, 1000 * ms), "a late failure: up to the gap");
+        assertEquals(0, AttemptSchedule.waitAfter(800 * ms, 5000 * ms, 1000 * ms), "beyond the gap: at once");
         PeerPoolOptions o = PeerPoolOptions.builder().reconnectBackoff(BACKOFF_MIN, Duration.ofSeconds(10))
                 .minAttemptTime(Duration.ofSeconds(1)).build();
         assertEquals(Duration.ofSeconds(10), o.longestAttemptGap(Duration.ofSeconds(5)), "the longest backoff");
