@@ -244,16 +244,13 @@ public final class ConnectionFactory {
                 signal.run(); // a subscriber's throw from onError is its own: no second signal
                 return;
             }
-            boolean handed = false;
             try {
                 loop.executeOrAfterTermination(signal);
-                handed = true;
+                return;
             } catch (RuntimeException x) {
                 // Not handed over: signalled still, on this thread.
             }
-            if (!handed) {
-                sink.error(e);
-            }
+            sink.error(e);
         }
 
         /** Loop thread, for a transport whose connect may not leave it: all of it there. */
