@@ -210,12 +210,7 @@ public final class RdmaServer implements Disposable, AutoCloseable {
             }
             String refused = admission.admit(req);
             if (refused != null) {
-                // A raw-private-data client is not a cqflux peer: it gets the plain reject.
-                if (rawAccept == null) {
-                    rejectWithReason(req, refused);
-                } else {
-                    rejectQuietly(req);
-                }
+                rejectBeforeAccept(req, refused);
                 continue;
             }
             ServerAdmission.Handshake h = admission.handshake(req);
@@ -399,6 +394,19 @@ public final class RdmaServer implements Disposable, AutoCloseable {
             // Not answered with the reason: answer it without one, so that neither the request
             // nor the client's connect waits for the listener's close.
             LOG.warn("refusing a connection request on " + address + " with its reason failed", e);
+            rejectQuietly(req);
+        }
+    }
+
+    /**
+     * Rejects a request nothing was opened for: with {@code reason} where this server speaks the
+     * cqflux hello ({@link #rejectWithReason}), plainly where it takes raw private data, whose
+     * clients are no cqflux peers. Any thread that answers the request (the loop, the set-up thread).
+     */
+    void rejectBeforeAccept(ConnectionRequest req, String reason) {
+        if (rawAccept == null) {
+            rejectWithReason(req, reason);
+        } else {
             rejectQuietly(req);
         }
     }

@@ -104,12 +104,8 @@ final class ServerAccepts {
         if (System.nanoTime() - h.arrived >= handshakeTimeout.toNanos()) {
             // Its time ran out while it waited for this thread: accepting it would open an
             // endpoint, control words and exposures only for the timer to close them at once.
-            // (The request is this thread's to answer; a raw-private-data client is no cqflux peer.)
-            if (rawData == null) {
-                server.rejectWithReason(req, "the handshake timed out on a busy server; try again later");
-            } else {
-                server.rejectQuietly(req);
-            }
+            // (The request is this thread's to answer.)
+            server.rejectBeforeAccept(req, "the handshake timed out on a busy server; try again later");
             back(() -> {
                 admission.timedOut("incoming connection on " + server.address() + " from "
                         + ServerAdmission.peerOf(req) + " waited " + handshakeTimeout.toMillis()
