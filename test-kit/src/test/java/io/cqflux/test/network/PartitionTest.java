@@ -119,14 +119,22 @@ class PartitionTest {
      * three times (only a timeout, UNREACHABLE, is retried) and each retry is printed.
      */
     static RdmaConnection connectPatiently(Cqflux client, NetPeer.Handle peer) {
+        return connectPatiently(client, peer.address(), T, "");
+    }
+
+    /**
+     * The same for any client and address (the rxe rig's tests too), each attempt bounded by
+     * {@code bound}; {@code who} prefixes the printed retries ("rpma ", or empty).
+     */
+    static RdmaConnection connectPatiently(Cqflux client, java.net.InetSocketAddress address, Duration bound, String who) {
         for (int attempt = 1; ; attempt++) {
             try {
-                return client.connect(peer.address()).block(T);
+                return client.connect(address).block(bound);
             } catch (ConnectionException e) {
                 if (attempt == 3 || e.event() != ConnectionEvent.UNREACHABLE) {
                     throw e;
                 }
-                System.out.printf("FACT connect to %s, attempt %d: %s%n", peer.address(), attempt, e.getMessage());
+                System.out.printf("FACT %sconnect to %s, attempt %d: %s%n", who, address, attempt, e.getMessage());
             }
         }
     }

@@ -1,7 +1,5 @@
 package io.cqflux.test.network;
 
-import io.cqflux.core.ConnectionEvent;
-import io.cqflux.core.ConnectionException;
 import io.cqflux.core.RegionAccess;
 import io.cqflux.reactor.Cqflux;
 import io.cqflux.reactor.RdmaConnection;
@@ -71,16 +69,7 @@ final class RxePair implements AutoCloseable {
 
     /** A connect whose timing is not under test, tried up to three times on a timeout (see PartitionTest). */
     RdmaConnection connectPatiently() {
-        for (int attempt = 1; ; attempt++) {
-            try {
-                return client.connect(serverAddress).block(T);
-            } catch (ConnectionException e) {
-                if (attempt == 3 || e.event() != ConnectionEvent.UNREACHABLE) {
-                    throw e;
-                }
-                System.out.printf("FACT rpma connect to %s, attempt %d: %s%n", serverAddress, attempt, e.getMessage());
-            }
-        }
+        return PartitionTest.connectPatiently(client, serverAddress, T, "rpma ");
     }
 
     /** {@return the server's side of the next connection it accepted, waiting up to {@link #T}} */

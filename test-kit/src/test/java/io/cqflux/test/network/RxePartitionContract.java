@@ -112,16 +112,7 @@ abstract class RxePartitionContract extends RxeRigTest {
 
     /** A connect whose timing is not under test, tried up to three times on a timeout (see PartitionTest). */
     RdmaConnection connectPatiently() {
-        for (int attempt = 1; ; attempt++) {
-            try {
-                return client.connect(serverAddress).block(T);
-            } catch (ConnectionException e) {
-                if (attempt == 3 || e.event() != ConnectionEvent.UNREACHABLE) {
-                    throw e;
-                }
-                System.out.printf("FACT %s connect to %s, attempt %d: %s%n", name(), serverAddress, attempt, e.getMessage());
-            }
-        }
+        return PartitionTest.connectPatiently(client, serverAddress, T, name() + " ");
     }
 
     private Writer writeOn(RdmaConnection conn) {
