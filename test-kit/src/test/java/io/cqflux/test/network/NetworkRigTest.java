@@ -24,6 +24,7 @@ import org.junit.jupiter.api.Test;
  */
 class NetworkRigTest {
     static final int BYTES = 1000;
+    static final int BOTH_WAYS_WRITES = 60;
 
     private static Socket connect(NetworkRig rig, NetPeer.Handle peer) throws IOException {
         Socket s = new Socket();
@@ -147,10 +148,15 @@ class NetworkRigTest {
     }
 
     /**
-     * Loss both ways: the client sends 200 KB to the peer's counter and reads 200 KB from its
-     * source, each direction losing 20 %. Each filter drops on its own ingress, each sender's
-     * stack retransmits (the root namespace's counter for the client, the namespace's for the
-     * peer), and every byte arrives both ways.
+     * Loss both ways: the client sends {@link #BOTH_WAYS_WRITES} KB to the peer's counter and reads
+     * as much from its source, each direction losing 20 %. Each filter drops on its own ingress,
+     * each sender's stack retransmits (the root namespace's counter for the client, the
+     * namespace's for the peer), and every byte arrives both ways.
+     *
+     * <p>Why 60 writes: about 42 full segments each way, so the chance that no data segment of a
+     * direction is dropped (and its stack has nothing to retransmit) is 0.8^42, below 1e-4; more
+     * bytes only add the exponential back-off chains of TCP's retransmission timer (tcp(7)
+     * {@code tcp_retries2}), which made the case's time grow with the bytes sent.
      */
     @Test
     void lossBothWays_dropsWhatEachSideSendsOnTheWire_bothStacksRetransmit_andEveryByteArrives() throws IOException {
@@ -163,9 +169,9 @@ class NetworkRigTest {
             rig.loss(20, 20);
             long r0 = retransSegs();
             long p0 = peerRetransSegs(rig);
-            long n = 200L * BYTES;
+            long n = (long) BOTH_WAYS_WRITES * BYTES;
             OutputStream out = s.getOutputStream();
-            for (int i = 0; i < 200; i++) {
+            for (int i = 0; i < BOTH_WAYS_WRITES; i++) {
                 out.write(new byte[BYTES]);
                 out.flush();
             }
