@@ -59,6 +59,25 @@ import java.util.function.Function;
  * a larger one fails the bind. {@link #withSharedReceivePool(int)} sizes the chunk. A client with
  * raw private data sends without credits and keeps a pool of its own (above).
  *
+ * <p><b>Keys scoped to their connection</b> ({@link #withKeysScopedToConnection(boolean)}, off by
+ * default). The server always registers what an accepted connection is exposed to, and the
+ * connection's control words, once more for that connection, so its keys die with it
+ * (docs/security.md, section 5). Without this option those registrations live in the instance's
+ * one domain, so while connection A lives, A's key also works when a peer presents it on
+ * another connection of the instance (it reaches only what A was granted, with A's rights).
+ * With it, each accepted connection gets a libfabric domain of its own: its endpoint, its
+ * completion queues and what the server registers for it are opened there, and a key presented
+ * on any other connection reaches nothing (the provider ends the connection it came on, as for a
+ * forged key). Ending or revoking the connection closes the domain after its last object. The
+ * cost is one domain per connection: on fabric/tcp no file descriptor and a little native heap
+ * and accept time (docs/security.md has the figures). Only fabric/tcp can: verbs needs every
+ * local buffer registered in the endpoint's own protection domain ({@code FI_MR_LOCAL}) and
+ * librpma creates a request's queue pair in the listening peer's protection domain, so the bind
+ * fails there with {@link io.cqflux.core.UnsupportedCapabilityException} naming the transport
+ * and why. The application's own regions and the receive buffers (the shared receive pool's
+ * included) stay registered in the instance's domain and work on such a connection, since tcp
+ * needs no local descriptor.
+ *
  * <p>Immutable and thread-safe.
  */
 public final class AcceptOptions {
@@ -93,11 +112,13 @@ public final class AcceptOptions {
     private final boolean endOnReceiveOverflow;
     /** Buffers per chunk of the server's shared receive pool; 0: off (the default); -1: SHARED_POOL_DEPTHS depths. */
     private final int sharedReceivePool;
+    /** Whether each accepted connection gets a key scope of its own (withKeysScopedToConnection). */
+    private final boolean scopedKeys;
 
     private AcceptOptions(List<Region> exposed, Function<byte[], AcceptDecision> accept, int receivePrefetch,
                           boolean beforeAccept, Authenticator authenticator, int maxConnections,
                           int maxPendingHandshakes, Duration handshakeTimeout, boolean endOnReceiveOverflow,
-                          int sharedReceivePool) {
+                          int sharedReceivePool, boolean scopedKeys) {
         this.exposed = exposed;
         this.accept = accept;
         this.receivePrefetch = receivePrefetch;
@@ -108,12 +129,13 @@ public final class AcceptOptions {
         this.handshakeTimeout = handshakeTimeout;
         this.endOnReceiveOverflow = endOnReceiveOverflow;
         this.sharedReceivePool = sharedReceivePool;
+        this.scopedKeys = scopedKeys;
     }
 
     private AcceptOptions(List<Region> exposed, Function<byte[], AcceptDecision> accept, int receivePrefetch,
                           boolean beforeAccept) {
         this(exposed, accept, receivePrefetch, beforeAccept, null, Integer.MAX_VALUE, DEFAULT_MAX_PENDING_HANDSHAKES,
-                null, true, 0);
+                null, true, 0, false);
     }
 
     /** {@return the defaults of a server bound without options: {@code exposing(regions)}} */
@@ -158,7 +180,7 @@ public final class AcceptOptions {
             throw new IllegalArgumentException("receive prefetch " + receives + " is negative (0 turns it off)");
         }
         return new AcceptOptions(exposed, accept, receives, beforeAccept, authenticator, maxConnections,
-                maxPendingHandshakes, handshakeTimeout, endOnReceiveOverflow, sharedReceivePool);
+                maxPendingHandshakes, handshakeTimeout, endOnReceiveOverflow, sharedReceivePool, scopedKeys);
     }
 
     /**
@@ -176,7 +198,7 @@ public final class AcceptOptions {
                     + " sends only into receives this side granted");
         }
         return new AcceptOptions(exposed, accept, receivePrefetch, before, authenticator, maxConnections,
-                maxPendingHandshakes, handshakeTimeout, endOnReceiveOverflow, sharedReceivePool);
+                maxPendingHandshakes, handshakeTimeout, endOnReceiveOverflow, sharedReceivePool, scopedKeys);
     }
 
     /**
@@ -198,7 +220,7 @@ public final class AcceptOptions {
                     + " data the accept function decides");
         }
         return new AcceptOptions(exposed, accept, receivePrefetch, beforeAccept, authenticator, maxConnections,
-                maxPendingHandshakes, handshakeTimeout, endOnReceiveOverflow, sharedReceivePool);
+                maxPendingHandshakes, handshakeTimeout, endOnReceiveOverflow, sharedReceivePool, scopedKeys);
     }
 
     /**
@@ -215,7 +237,7 @@ public final class AcceptOptions {
             throw new IllegalArgumentException("max connections " + max + " is below 1");
         }
         return new AcceptOptions(exposed, accept, receivePrefetch, beforeAccept, authenticator, max,
-                maxPendingHandshakes, handshakeTimeout, endOnReceiveOverflow, sharedReceivePool);
+                maxPendingHandshakes, handshakeTimeout, endOnReceiveOverflow, sharedReceivePool, scopedKeys);
     }
 
     /**
@@ -233,7 +255,7 @@ public final class AcceptOptions {
             throw new IllegalArgumentException("max pending handshakes " + max + " is below 1");
         }
         return new AcceptOptions(exposed, accept, receivePrefetch, beforeAccept, authenticator, maxConnections, max,
-                handshakeTimeout, endOnReceiveOverflow, sharedReceivePool);
+                handshakeTimeout, endOnReceiveOverflow, sharedReceivePool, scopedKeys);
     }
 
     /**
@@ -252,7 +274,7 @@ public final class AcceptOptions {
             throw new IllegalArgumentException("handshake timeout " + timeout + " is outside (0, 1 day]");
         }
         return new AcceptOptions(exposed, accept, receivePrefetch, beforeAccept, authenticator, maxConnections,
-                maxPendingHandshakes, timeout, endOnReceiveOverflow, sharedReceivePool);
+                maxPendingHandshakes, timeout, endOnReceiveOverflow, sharedReceivePool, scopedKeys);
     }
 
     /** {@return the authenticator, or {@code null} for none} */
@@ -312,7 +334,7 @@ public final class AcceptOptions {
      */
     public AcceptOptions withEndOnReceiveOverflow(boolean end) {
         return new AcceptOptions(exposed, accept, receivePrefetch, beforeAccept, authenticator, maxConnections,
-                maxPendingHandshakes, handshakeTimeout, end, sharedReceivePool);
+                maxPendingHandshakes, handshakeTimeout, end, sharedReceivePool, scopedKeys);
     }
 
     /**
@@ -356,7 +378,7 @@ public final class AcceptOptions {
                     + " raw private data sends without credits, so each of its connections keeps a pool of its own");
         }
         return new AcceptOptions(exposed, accept, receivePrefetch, beforeAccept, authenticator, maxConnections,
-                maxPendingHandshakes, handshakeTimeout, endOnReceiveOverflow, buffers);
+                maxPendingHandshakes, handshakeTimeout, endOnReceiveOverflow, buffers, scopedKeys);
     }
 
     /**
@@ -365,6 +387,31 @@ public final class AcceptOptions {
      */
     public int sharedReceivePool() {
         return sharedReceivePool;
+    }
+
+    /**
+     * These options with keys scoped to their connection, or not (the default): see the class
+     * comment. Refused at the bind, naming the transport and why, on a transport that cannot
+     * ({@code rpma}, {@code fabric/verbs}).
+     *
+     * @param scoped whether each accepted connection gets a domain of its own for what the server
+     *     registers for it
+     * @return new options
+     * @throws IllegalStateException when {@code scoped} is asked of options with raw private data:
+     *     the server registers nothing for such a connection, so there is no key to scope
+     */
+    public AcceptOptions withKeysScopedToConnection(boolean scoped) {
+        if (accept != null && scoped) {
+            throw new IllegalStateException("keys scoped to their connection are the keys of a cqflux hello (exposures,"
+                    + " control words): with raw private data the server registers nothing for a connection");
+        }
+        return new AcceptOptions(exposed, accept, receivePrefetch, beforeAccept, authenticator, maxConnections,
+                maxPendingHandshakes, handshakeTimeout, endOnReceiveOverflow, sharedReceivePool, scoped);
+    }
+
+    /** {@return whether each accepted connection's keys are scoped to it ({@link #withKeysScopedToConnection})} */
+    public boolean keysScopedToConnection() {
+        return scopedKeys;
     }
 
     /** {@return whether a full receive pool ends an accepted raw connection (the default) or holds the client back} */
@@ -382,6 +429,6 @@ public final class AcceptOptions {
                 + ", max pending handshakes " + maxPendingHandshakes
                 + (handshakeTimeout != null ? ", handshake timeout " + handshakeTimeout.toMillis() + " ms" : "")
                 + (sharedReceivePool != 0 ? ", shared receive pool" + (sharedReceivePool > 0 ? " of " + sharedReceivePool
-                        + " buffers a chunk" : "") : "") + "]";
+                        + " buffers a chunk" : "") : "") + (scopedKeys ? ", keys scoped to their connection" : "") + "]";
     }
 }

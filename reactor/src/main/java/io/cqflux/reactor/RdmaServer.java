@@ -103,7 +103,27 @@ public final class RdmaServer implements Disposable, AutoCloseable {
         this.accepts = new ServerAccepts(this, owner, loop, config, exposed, admission, outlet, handshakeTimeout,
                 rawAccept != null, options == null ? -1 : options.receivePrefetch(),
                 options == null || options.endsOnReceiveOverflow(),
-                rawAccept != null && options != null && options.receivesBeforeAccept());
+                rawAccept != null && options != null && options.receivesBeforeAccept(),
+                rawAccept == null && o.keysScopedToConnection());
+    }
+
+    /**
+     * Refuses, at the bind, keys scoped to their connection on a transport that cannot scope them,
+     * naming the transport and why.
+     *
+     * @throws io.cqflux.core.UnsupportedCapabilityException when {@code options} ask for them and the
+     *     transport cannot
+     */
+    static void checkScopedKeys(AcceptOptions options, io.cqflux.core.spi.Transport transport) {
+        if (options == null || !options.keysScopedToConnection()) {
+            return;
+        }
+        String why = transport.connectionScopedKeysRefusal();
+        if (why != null) {
+            throw new io.cqflux.core.UnsupportedCapabilityException(transport.name(),
+                    io.cqflux.core.Capability.CONNECTION_SCOPED_KEYS,
+                    "AcceptOptions.withKeysScopedToConnection cannot be served: " + why);
+        }
     }
 
     /** Loop thread: starts watching the listener. */

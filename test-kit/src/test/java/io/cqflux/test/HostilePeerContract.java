@@ -361,6 +361,76 @@ abstract class HostilePeerContract {
         neighbourStillWorks();
     }
 
+    /**
+     * {@return whether the transport under test gives an accepted connection keys of its own
+     * ({@code AcceptOptions.withKeysScopedToConnection}); where it does not, the bind that asks for
+     * them must fail naming the transport and why}
+     */
+    boolean offersScopedKeys() {
+        return false;
+    }
+
+    /** {@return what the refusal of scoped keys must name as the reason, beside the transport} */
+    String scopedKeysRefusalMentions() {
+        return "protection domain";
+    }
+
+    @Test
+    void keysScopedToTheirConnection_workOnlyThere_onTheSameBindAndAnother_orTheBindIsRefused() {
+        Region scopedRegion = server.register(filled(0x55), RegionAccess.WRITE_DST, RegionAccess.READ_SRC);
+        AcceptOptions scoped = AcceptOptions.exposing(scopedRegion).withKeysScopedToConnection(true);
+        if (!offersScopedKeys()) {
+            try {
+                StepVerifier.create(server.bind(listenAddress(), scoped))
+                        .expectErrorSatisfies(e -> {
+                            assertTrue(e instanceof io.cqflux.core.UnsupportedCapabilityException, e::toString);
+                            assertTrue(e.getMessage().contains(server.transportName())
+                                    && e.getMessage().contains(scopedKeysRefusalMentions()), e::getMessage);
+                        })
+                        .verify(T);
+            } finally {
+                scopedRegion.close();
+            }
+            return;
+        }
+        RdmaServer s = server.bind(listenAddress(), scoped).block(T);
+        RdmaServer other = server.bind(listenAddress(), scoped).block(T);
+        List<RdmaConnection> served = new CopyOnWriteArrayList<>();
+        Disposable sub = s.connections().subscribe(served::add);
+        Disposable subOther = other.connections().subscribe(served::add);
+        RdmaConnection a = trustedSide.connect(s.address()).block(T);
+        try {
+            long keyA = exposedKey(a, 0);
+            byte[] before = scopedRegion.segment().toArray(ValueLayout.JAVA_BYTE);
+            // A's key, presented by another client of the same bind, of another scoped bind and of
+            // an unscoped one, for a write and for a read: nothing, and each such connection ends.
+            for (InetSocketAddress where : new InetSocketAddress[] {s.address(), other.address(),
+                publicServer.address()}) {
+                forge(keyA, scopedRegion, where, RegionAccess.WRITE_DST);
+                readWith(keyA, scopedRegion, where, false);
+            }
+            assertArrayEquals(before, scopedRegion.segment().toArray(ValueLayout.JAVA_BYTE),
+                    "A's key changed its region through another connection");
+            // A itself goes on, with its key: a write and a read back.
+            byte[] mine = ByteBuffer.allocate(8).putLong(0x5C09_ED00_0000_0001L).array();
+            StepVerifier.create(a.write(a.remoteRegion(0), 16, mine)).expectComplete().verify(T);
+            StepVerifier.create(a.read(a.remoteRegion(0), 16, 8)).assertNext(r -> assertArrayEquals(mine, r))
+                    .expectComplete().verify(T);
+            neighbourStillWorks();
+            a.disposeNow(T);
+            awaitTrue(() -> s.stats().exposures() == 0, () -> "A's exposure was not revoked: " + s.stats());
+        } finally {
+            a.dispose();
+            sub.dispose();
+            subOther.dispose();
+            served.forEach(RdmaConnection::dispose);
+            s.disposeNow(T);
+            other.disposeNow(T);
+            scopedRegion.close();
+        }
+        aProperClientIsStillServed();
+    }
+
     @Test
     void closingAnExposedRegion_revokesTheKeysItsPeersHold() {
         Region shortLived = server.register(filled(0x44), RegionAccess.READ_SRC);
