@@ -156,7 +156,10 @@ abstract class HostilePeerContract {
         readOnly = server.register(filled(0x22), RegionAccess.READ_SRC);
         readOnlyFlushable = server.register(filled(0x33), RegionAccess.READ_SRC, RegionAccess.FLUSH_TYPE_VISIBILITY);
         trustedServer = server.bind(listenAddress(), trusted).block(T);
-        publicServer = server.bind(listenAddress(), readOnly, readOnlyFlushable).block(T);
+        // The public endpoint opts out of keys scoped to their connection: what a leaked key does
+        // in the instance's one domain is measured on it (aLeakedKey_worksOnlyWhileItsConnectionLives).
+        publicServer = server.bind(listenAddress(), AcceptOptions.exposing(readOnly, readOnlyFlushable)
+                .withKeysScopedToConnection(false)).block(T);
         subscriptions.add(trustedServer.connections().subscribe(accepted::add));
         subscriptions.add(publicServer.connections().subscribe(accepted::add));
         neighbour = trustedSide.connect(trustedServer.address()).block(T);
@@ -345,8 +348,9 @@ abstract class HostilePeerContract {
 
     @Test
     void aLeakedKey_worksOnlyWhileItsConnectionLives() {
-        // libfabric 1.17 cannot bind a key to an endpoint (fi_mr_bind is -FI_ENOSYS on tcp): a key
-        // handed to connection A is valid on every connection of the server's domain while A
+        // libfabric 1.17 cannot bind a key to an endpoint (fi_mr_bind is -FI_ENOSYS on tcp): on a
+        // server without keys scoped to their connection (the public endpoint opts out; rpma cannot)
+        // a key handed to connection A is valid on every connection of the server's domain while A
         // lives. What per-connection exposure adds is that it dies with A, and that it reaches
         // only what A was granted (read-only here).
         RdmaConnection a = attacker.connect(publicServer.address()).block(T);
@@ -377,6 +381,9 @@ abstract class HostilePeerContract {
 
     @Test
     void keysScopedToTheirConnection_workOnlyThere_onTheSameBindAndAnother_orTheBindIsRefused() {
+        // The default: scoped where the transport can; the public endpoint opted out.
+        assertEquals(offersScopedKeys(), trustedServer.keysScopedToConnection(), "the default on " + server.transportName());
+        assertFalse(publicServer.keysScopedToConnection(), "the opt-out");
         Region scopedRegion = server.register(filled(0x55), RegionAccess.WRITE_DST, RegionAccess.READ_SRC);
         AcceptOptions scoped = AcceptOptions.exposing(scopedRegion).withKeysScopedToConnection(true);
         if (!offersScopedKeys()) {

@@ -214,8 +214,7 @@ final class FabricConnection implements Connection {
 
     static FabricConnection accept(FabricTransport transport, MemorySegment info, byte[] requestData,
                                    ConnectionConfig config, byte[] data, Object affinity, ScopedDomain scope) {
-        String desc = transport.name() + " server connection from " + peerAddress(info)
-                + (scope == null ? "" : " (keys scoped to it)");
+        String desc = transport.name() + " server connection from " + peerAddress(info);
         FabricConnection c = new FabricConnection(transport, scope == null ? transport : scope, config, info, false,
                 desc, affinity);
         c.peerData = requestData.clone();
