@@ -15,8 +15,8 @@
  *   2. Client B reads with its own key (works), then with A's key through B's endpoint. How does
  *      it fail, which error, does B's connection end, does A still work afterwards?
  *   3. Cost: N times fi_domain(fabric, info) alone, then with a CQ (FI_WAIT_FD, as the transport
- *      opens them) and an MR in it: open fds (/proc/self/fd), native heap (mallinfo2 uordblks)
- *      and wall time of the opens and of the closes.
+ *      opens them) and an MR in it: open fds (/proc/self/fd), threads (/proc/self/task), native
+ *      heap (mallinfo2 uordblks) and wall time of the opens and of the closes.
  *
  * One thread drives both sides: tcp 1.17 progresses an endpoint when its CQ or EQ is read.
  *
@@ -54,6 +54,17 @@ static int fds(void) {
     }
     closedir(d);
     return n - 1; /* the directory's own fd */
+}
+
+static int threads(void) {
+    int n = 0;
+    DIR *d = opendir("/proc/self/task");
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] != '.') n++;
+    }
+    closedir(d);
+    return n;
 }
 
 static long heap(void) {
@@ -212,6 +223,7 @@ static void cost(struct fi_info *info, int n, int with_children) {
     struct fid_mr **m = calloc(n, sizeof *m);
     static char buf[4096] __attribute__((aligned(4096)));
     int f0 = fds();
+    int th0 = threads();
     long h0 = heap();
     double t0 = now_us();
     for (int i = 0; i < n; i++) {
@@ -223,6 +235,7 @@ static void cost(struct fi_info *info, int n, int with_children) {
     }
     double t1 = now_us();
     int f1 = fds();
+    int th1 = threads();
     long h1 = heap();
     for (int i = 0; i < n; i++) {
         if (with_children) {
@@ -236,6 +249,7 @@ static void cost(struct fi_info *info, int n, int with_children) {
     printf("%s_count %d\n", what, n);
     printf("%s_fds_per %.2f\n", what, (double) (f1 - f0) / n);
     printf("%s_heap_bytes_per %ld\n", what, (h1 - h0) / n);
+    printf("%s_threads_added %d\n", what, th1 - th0);
     printf("%s_open_us_per %.2f\n", what, (t1 - t0) / n);
     printf("%s_close_us_per %.2f\n", what, (t2 - t1) / n);
     printf("%s_fds_after_close_delta %d\n", what, fds() - f0);

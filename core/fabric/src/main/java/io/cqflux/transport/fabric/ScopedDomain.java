@@ -28,8 +28,8 @@ import java.util.Set;
  * so the transport offers scoped keys only there (FabricTransport#connectionScopedKeysRefusal).
  *
  * <p>Facts measured on libfabric 1.17's tcp over 127.0.0.1
- * ({@code core/fabric/src/test/c/scoped_domain_probe.c}): a domain costs no file descriptor
- * (tcp's progress and wait objects belong to its CQs and EQs) and little native heap; a read
+ * ({@code core/fabric/src/test/c/scoped_domain_probe.c}): a domain costs no file descriptor and
+ * no thread (tcp's progress and wait objects belong to its CQs and EQs) and little native heap; a read
  * with a key of domain A presented on an endpoint of domain B fails on the initiator with
  * {@code FI_ECANCELED} and the target drops that connection (the initiator's EQ reports
  * {@code FI_SHUTDOWN}), exactly as a key unknown to the whole domain does, while the connection
