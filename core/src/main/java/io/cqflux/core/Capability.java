@@ -19,5 +19,11 @@ public enum Capability {
     /** One completion fd for both of a connection's CQs (librpma ≥ 1.0 shared completion channel). */
     SHARED_COMPLETION_CHANNEL,
     /** On-demand paging of registered memory. */
-    ON_DEMAND_PAGING
+    ON_DEMAND_PAGING,
+    /**
+     * Keys that work on one accepted connection only: a server may register what a connection is
+     * exposed to in a scope of that connection's own ({@link io.cqflux.core.spi.ConnectionRequest#scopeKeys()};
+     * libfabric: a domain per connection), where no other endpoint looks its keys up.
+     */
+    CONNECTION_SCOPED_KEYS
 }

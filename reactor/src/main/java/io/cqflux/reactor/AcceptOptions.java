@@ -59,6 +59,28 @@ import java.util.function.Function;
  * a larger one fails the bind. {@link #withSharedReceivePool(int)} sizes the chunk. A client with
  * raw private data sends without credits and keeps a pool of its own (above).
  *
+ * <p><b>Keys scoped to their connection</b> (on by default where the transport can:
+ * fabric/tcp; {@link #withKeysScopedToConnection(boolean)}). The server always registers what an
+ * accepted connection is exposed to, and the connection's control words, once more for that
+ * connection, so its keys die with it (docs/security.md, section 5). With scoped keys each
+ * accepted connection also gets a libfabric domain of its own: its endpoint, its completion
+ * queues and what the server registers for it are opened there, so a key presented on any other
+ * connection reaches nothing (the provider ends the connection it came on, as for a forged key);
+ * ending or revoking the connection closes the domain after its last object. Without them (the
+ * opt-out {@code withKeysScopedToConnection(false)}, or a transport that cannot) those
+ * registrations live in the instance's one domain, so while connection A lives, A's key also
+ * works when a peer presents it on another connection of the instance (it reaches only what A
+ * was granted, with A's rights). The cost is one domain per connection: on fabric/tcp no file
+ * descriptor, well under a KiB of native heap, and no accept time that shows beside the
+ * connection's own (docs/security.md has the figures). Only fabric/tcp can: verbs needs every
+ * local buffer registered in the endpoint's own protection domain ({@code FI_MR_LOCAL}) and
+ * librpma creates a request's queue pair in the listening peer's protection domain; there the
+ * default is the instance's domain, and {@code withKeysScopedToConnection(true)} fails the bind
+ * with {@link io.cqflux.core.UnsupportedCapabilityException} naming the transport and why. The
+ * application's own regions and the receive buffers (the shared receive pool's included) stay
+ * registered in the instance's domain and work on a scoped connection, since tcp needs no local
+ * descriptor.
+ *
  * <p>Immutable and thread-safe.
  */
 public final class AcceptOptions {
@@ -93,11 +115,16 @@ public final class AcceptOptions {
     private final boolean endOnReceiveOverflow;
     /** Buffers per chunk of the server's shared receive pool; 0: off (the default); -1: SHARED_POOL_DEPTHS depths. */
     private final int sharedReceivePool;
+    /**
+     * Whether each accepted connection gets a key scope of its own (withKeysScopedToConnection);
+     * null: the default, where the transport can.
+     */
+    private final Boolean scopedKeys;
 
     private AcceptOptions(List<Region> exposed, Function<byte[], AcceptDecision> accept, int receivePrefetch,
                           boolean beforeAccept, Authenticator authenticator, int maxConnections,
                           int maxPendingHandshakes, Duration handshakeTimeout, boolean endOnReceiveOverflow,
-                          int sharedReceivePool) {
+                          int sharedReceivePool, Boolean scopedKeys) {
         this.exposed = exposed;
         this.accept = accept;
         this.receivePrefetch = receivePrefetch;
@@ -108,12 +135,13 @@ public final class AcceptOptions {
         this.handshakeTimeout = handshakeTimeout;
         this.endOnReceiveOverflow = endOnReceiveOverflow;
         this.sharedReceivePool = sharedReceivePool;
+        this.scopedKeys = scopedKeys;
     }
 
     private AcceptOptions(List<Region> exposed, Function<byte[], AcceptDecision> accept, int receivePrefetch,
                           boolean beforeAccept) {
         this(exposed, accept, receivePrefetch, beforeAccept, null, Integer.MAX_VALUE, DEFAULT_MAX_PENDING_HANDSHAKES,
-                null, true, 0);
+                null, true, 0, null);
     }
 
     /** {@return the defaults of a server bound without options: {@code exposing(regions)}} */
@@ -158,7 +186,7 @@ public final class AcceptOptions {
             throw new IllegalArgumentException("receive prefetch " + receives + " is negative (0 turns it off)");
         }
         return new AcceptOptions(exposed, accept, receives, beforeAccept, authenticator, maxConnections,
-                maxPendingHandshakes, handshakeTimeout, endOnReceiveOverflow, sharedReceivePool);
+                maxPendingHandshakes, handshakeTimeout, endOnReceiveOverflow, sharedReceivePool, scopedKeys);
     }
 
     /**
@@ -176,7 +204,7 @@ public final class AcceptOptions {
                     + " sends only into receives this side granted");
         }
         return new AcceptOptions(exposed, accept, receivePrefetch, before, authenticator, maxConnections,
-                maxPendingHandshakes, handshakeTimeout, endOnReceiveOverflow, sharedReceivePool);
+                maxPendingHandshakes, handshakeTimeout, endOnReceiveOverflow, sharedReceivePool, scopedKeys);
     }
 
     /**
@@ -198,7 +226,7 @@ public final class AcceptOptions {
                     + " data the accept function decides");
         }
         return new AcceptOptions(exposed, accept, receivePrefetch, beforeAccept, authenticator, maxConnections,
-                maxPendingHandshakes, handshakeTimeout, endOnReceiveOverflow, sharedReceivePool);
+                maxPendingHandshakes, handshakeTimeout, endOnReceiveOverflow, sharedReceivePool, scopedKeys);
     }
 
     /**
@@ -215,7 +243,7 @@ public final class AcceptOptions {
             throw new IllegalArgumentException("max connections " + max + " is below 1");
         }
         return new AcceptOptions(exposed, accept, receivePrefetch, beforeAccept, authenticator, max,
-                maxPendingHandshakes, handshakeTimeout, endOnReceiveOverflow, sharedReceivePool);
+                maxPendingHandshakes, handshakeTimeout, endOnReceiveOverflow, sharedReceivePool, scopedKeys);
     }
 
     /**
@@ -233,7 +261,7 @@ public final class AcceptOptions {
             throw new IllegalArgumentException("max pending handshakes " + max + " is below 1");
         }
         return new AcceptOptions(exposed, accept, receivePrefetch, beforeAccept, authenticator, maxConnections, max,
-                handshakeTimeout, endOnReceiveOverflow, sharedReceivePool);
+                handshakeTimeout, endOnReceiveOverflow, sharedReceivePool, scopedKeys);
     }
 
     /**
@@ -252,7 +280,7 @@ public final class AcceptOptions {
             throw new IllegalArgumentException("handshake timeout " + timeout + " is outside (0, 1 day]");
         }
         return new AcceptOptions(exposed, accept, receivePrefetch, beforeAccept, authenticator, maxConnections,
-                maxPendingHandshakes, timeout, endOnReceiveOverflow, sharedReceivePool);
+                maxPendingHandshakes, timeout, endOnReceiveOverflow, sharedReceivePool, scopedKeys);
     }
 
     /** {@return the authenticator, or {@code null} for none} */
@@ -312,7 +340,7 @@ public final class AcceptOptions {
      */
     public AcceptOptions withEndOnReceiveOverflow(boolean end) {
         return new AcceptOptions(exposed, accept, receivePrefetch, beforeAccept, authenticator, maxConnections,
-                maxPendingHandshakes, handshakeTimeout, end, sharedReceivePool);
+                maxPendingHandshakes, handshakeTimeout, end, sharedReceivePool, scopedKeys);
     }
 
     /**
@@ -356,7 +384,7 @@ public final class AcceptOptions {
                     + " raw private data sends without credits, so each of its connections keeps a pool of its own");
         }
         return new AcceptOptions(exposed, accept, receivePrefetch, beforeAccept, authenticator, maxConnections,
-                maxPendingHandshakes, handshakeTimeout, endOnReceiveOverflow, buffers);
+                maxPendingHandshakes, handshakeTimeout, endOnReceiveOverflow, buffers, scopedKeys);
     }
 
     /**
@@ -365,6 +393,37 @@ public final class AcceptOptions {
      */
     public int sharedReceivePool() {
         return sharedReceivePool;
+    }
+
+    /**
+     * These options with keys scoped to their connection required, or turned off: see the class
+     * comment. By default they are scoped where the transport can (fabric/tcp) and not elsewhere.
+     *
+     * @param scoped {@code true}: each accepted connection must get a domain of its own for what
+     *     the server registers for it, and the bind fails, naming the transport and why, where the
+     *     transport cannot ({@code rpma}, {@code fabric/verbs}); {@code false}: the instance's one
+     *     domain for every connection, for a trusted single-tenant server (a key of a live
+     *     connection then works on its neighbours too)
+     * @return new options
+     * @throws IllegalStateException when {@code scoped} is asked of options with raw private data:
+     *     the server registers nothing for such a connection, so there is no key to scope
+     */
+    public AcceptOptions withKeysScopedToConnection(boolean scoped) {
+        if (accept != null && scoped) {
+            throw new IllegalStateException("keys scoped to their connection are the keys of a cqflux hello (exposures,"
+                    + " control words): with raw private data the server registers nothing for a connection");
+        }
+        return new AcceptOptions(exposed, accept, receivePrefetch, beforeAccept, authenticator, maxConnections,
+                maxPendingHandshakes, handshakeTimeout, endOnReceiveOverflow, sharedReceivePool, scoped);
+    }
+
+    /**
+     * {@return what {@link #withKeysScopedToConnection(boolean)} asked for, or empty for the
+     * default: scoped where the transport can ({@link RdmaServer#keysScopedToConnection()} tells
+     * what a server got)}
+     */
+    public java.util.Optional<Boolean> keysScopedToConnection() {
+        return java.util.Optional.ofNullable(scopedKeys);
     }
 
     /** {@return whether a full receive pool ends an accepted raw connection (the default) or holds the client back} */
@@ -382,6 +441,7 @@ public final class AcceptOptions {
                 + ", max pending handshakes " + maxPendingHandshakes
                 + (handshakeTimeout != null ? ", handshake timeout " + handshakeTimeout.toMillis() + " ms" : "")
                 + (sharedReceivePool != 0 ? ", shared receive pool" + (sharedReceivePool > 0 ? " of " + sharedReceivePool
-                        + " buffers a chunk" : "") : "") + "]";
+                        + " buffers a chunk" : "") : "") + (scopedKeys == null ? "" : scopedKeys ? ", keys scoped to their connection"
+                : ", keys in the instance's domain") + "]";
     }
 }

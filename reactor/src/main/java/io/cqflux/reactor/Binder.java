@@ -39,6 +39,8 @@ final class Binder {
                 }
                 // A shared receive pool's chunk too large fails the bind, not its first accept.
                 RdmaServer.sharedReceiveChunk(options, owner.config, rawAccept != null, owner.limits().receiveBufferSize());
+                // Keys scoped to their connection that the transport cannot give fail the bind.
+                RdmaServer.checkScopedKeys(options, owner.transport);
                 EventLoop loop = owner.firstLoop();
                 Runnable task = () -> {
                     loop.noteSetup("cqflux.bind"); // the library's own work: not a blocked-loop WARN

@@ -1,6 +1,7 @@
 package io.cqflux.reactor;
 
 import io.cqflux.core.spi.LocalRegion;
+import io.cqflux.core.spi.Registrar;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -36,6 +37,17 @@ final class ExposureSet implements AutoCloseable {
      *     registered before it is closed again)
      */
     static ExposureSet register(List<Region> exposed, AtomicInteger live) {
+        return register(exposed, live, null);
+    }
+
+    /**
+     * Registers each region again for one connection, in order, in {@code into}: the instance's
+     * transport, or the connection's own key scope (AcceptOptions#withKeysScopedToConnection).
+     *
+     * @param into where to register; {@code null}: each region's own transport
+     * @see #register(List, AtomicInteger)
+     */
+    static ExposureSet register(List<Region> exposed, AtomicInteger live, Registrar into) {
         ExposureSet set = new ExposureSet();
         try {
             for (Region r : exposed) {
@@ -50,7 +62,7 @@ final class ExposureSet implements AutoCloseable {
                 live.incrementAndGet();
                 LocalRegion reg;
                 try {
-                    reg = r.expose(revoked);
+                    reg = r.expose(into, revoked);
                 } catch (RuntimeException | Error e) {
                     revoked.run();
                     throw e;

@@ -78,6 +78,8 @@ public final class RdmaServer implements Disposable, AutoCloseable {
     private final Duration handshakeTimeout;
     /** The authenticator's questions and the requests it has not decided on; null: none. */
     private final ServerAuthentication authentication;
+    /** Whether accepted connections get a key scope of their own (AcceptOptions#withKeysScopedToConnection). */
+    private final boolean scopedKeys;
 
     RdmaServer(Cqflux owner, EventLoop loop, Listener listener, List<Region> exposed, ConnectionConfig config,
                Function<? super RdmaConnection, ? extends Publisher<Void>> handler,
@@ -98,12 +100,43 @@ public final class RdmaServer implements Disposable, AutoCloseable {
         this.authentication = o.authenticator() == null ? null
                 : new ServerAuthentication(this, loop, o.authenticator(), admission, handshakeTimeout);
         this.outlet = new ServerOutlet(toString(), handler, bufferSize);
+        // Scoped keys by default where the transport can; the bind refused a request it cannot serve.
+        this.scopedKeys = rawAccept == null && o.keysScopedToConnection()
+                .orElse(owner.transport().connectionScopedKeysRefusal() == null);
         // Receives kept posted ahead of demand on each connection (-1: the connection's default);
         // posted before each accept only with raw private data.
         this.accepts = new ServerAccepts(this, owner, loop, config, exposed, admission, outlet, handshakeTimeout,
                 rawAccept != null, options == null ? -1 : options.receivePrefetch(),
                 options == null || options.endsOnReceiveOverflow(),
-                rawAccept != null && options != null && options.receivesBeforeAccept());
+                rawAccept != null && options != null && options.receivesBeforeAccept(), scopedKeys);
+    }
+
+    /**
+     * {@return whether each connection this server accepts gets keys that work on it only
+     * ({@link AcceptOptions#withKeysScopedToConnection(boolean)}): by default where the transport
+     * can (fabric/tcp), never with raw private data (nothing is registered for such a connection)}
+     */
+    public boolean keysScopedToConnection() {
+        return scopedKeys;
+    }
+
+    /**
+     * Refuses, at the bind, keys scoped to their connection on a transport that cannot scope them,
+     * naming the transport and why.
+     *
+     * @throws io.cqflux.core.UnsupportedCapabilityException when {@code options} ask for them and the
+     *     transport cannot
+     */
+    static void checkScopedKeys(AcceptOptions options, io.cqflux.core.spi.Transport transport) {
+        if (options == null || !options.keysScopedToConnection().orElse(false)) {
+            return; // not asked for, or the default: scoped only where the transport can
+        }
+        String why = transport.connectionScopedKeysRefusal();
+        if (why != null) {
+            throw new io.cqflux.core.UnsupportedCapabilityException(transport.name(),
+                    io.cqflux.core.Capability.CONNECTION_SCOPED_KEYS,
+                    "AcceptOptions.withKeysScopedToConnection cannot be served: " + why);
+        }
     }
 
     /** Loop thread: starts watching the listener. */

@@ -143,10 +143,18 @@ public final class Region implements AutoCloseable {
      * @throws ResourceClosedException when the region is closed
      */
     LocalRegion expose(Runnable onRevoke) {
+        return expose(null, onRevoke);
+    }
+
+    /**
+     * As {@link #expose(Runnable)}, registered in {@code into}: one connection's own key scope
+     * (its keys then work on that connection only), or the region's transport when {@code null}.
+     */
+    LocalRegion expose(io.cqflux.core.spi.Registrar into, Runnable onRevoke) {
         if (!isOpen()) {
             throw new ResourceClosedException("exposed " + this + " is closed");
         }
-        LocalRegion r = owner.register(native_.segment(), native_.access());
+        LocalRegion r = (into == null ? owner : into).register(native_.segment(), native_.access());
         exposures.put(r, onRevoke);
         if (!isOpen()) {
             unexpose(r); // closed meanwhile: its close() may have missed this one

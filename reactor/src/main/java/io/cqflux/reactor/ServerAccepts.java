@@ -3,6 +3,8 @@ package io.cqflux.reactor;
 import io.cqflux.core.ConnectionConfig;
 import io.cqflux.core.spi.Connection;
 import io.cqflux.core.spi.ConnectionRequest;
+import io.cqflux.core.spi.KeyScope;
+import io.cqflux.core.spi.Registrar;
 import io.cqflux.epoll.loop.EventLoop;
 import io.cqflux.reactor.internal.connection.ConnectionCore;
 import io.cqflux.reactor.internal.connection.PeerControl;
@@ -54,12 +56,15 @@ final class ServerAccepts {
     private final int receivePrefetch;
     private final boolean endOnReceiveOverflow;
     private final boolean receivesBeforeAccept;
+    /** Whether each connection's control words and exposures go into a key scope of its own (AcceptOptions). */
+    private final boolean scopedKeys;
     /** Null where the transport's accepts stay on the loop. */
     private final SetupThread setups;
 
     ServerAccepts(RdmaServer server, Cqflux owner, EventLoop loop, ConnectionConfig config, List<Region> exposed,
                   ServerAdmission admission, ServerOutlet outlet, Duration handshakeTimeout, boolean raw,
-                  int receivePrefetch, boolean endOnReceiveOverflow, boolean receivesBeforeAccept) {
+                  int receivePrefetch, boolean endOnReceiveOverflow, boolean receivesBeforeAccept,
+                  boolean scopedKeys) {
         this.server = server;
         this.owner = owner;
         this.loop = loop;
@@ -72,6 +77,7 @@ final class ServerAccepts {
         this.receivePrefetch = receivePrefetch;
         this.endOnReceiveOverflow = endOnReceiveOverflow;
         this.receivesBeforeAccept = receivesBeforeAccept;
+        this.scopedKeys = scopedKeys;
         this.setups = owner.transport().acceptsOffLoop() ? owner.factory.setups() : null;
     }
 
@@ -116,6 +122,7 @@ final class ServerAccepts {
         }
         PeerControl control = null;
         ExposureSet exposures = null;
+        KeyScope scope = null;
         byte[] acceptData;
         try {
             if (rawData != null) {
@@ -124,9 +131,15 @@ final class ServerAccepts {
             } else {
                 // Each accept names the connection's own control words and its own registrations
                 // of the exposed regions, never a region that was closed since the bind: such a
-                // request is refused, not served a dead region.
-                control = PeerControl.register(owner.transport());
-                exposures = ExposureSet.register(exposed, admission.liveExposures());
+                // request is refused, not served a dead region. With scoped keys they go into the
+                // request's own scope (its domain), which the accept opens the connection in.
+                Registrar into = owner.transport();
+                if (scopedKeys) {
+                    scope = req.scopeKeys();
+                    into = scope;
+                }
+                control = PeerControl.register(into);
+                exposures = ExposureSet.register(exposed, admission.liveExposures(), into);
                 acceptData = owner.acceptHello(exposures.descriptors(), control,
                         owner.transport().maxAcceptPrivateData());
             }
@@ -135,6 +148,7 @@ final class ServerAccepts {
                 control.close();
             }
             closeExposures(exposures);
+            closeScope(scope);
             LOG.warn("refusing a connection on " + server.address() + ": " + e.getMessage());
             server.rejectQuietly(req);
             back(() -> failed(h, shared));
@@ -146,6 +160,7 @@ final class ServerAccepts {
         } catch (RuntimeException e) {
             control.close();
             closeExposures(exposures);
+            closeScope(scope);
             // receivesBeforeAccept rejected the request before it freed the pool.
             LOG.warn("posting receives before accepting a connection on " + server.address() + " failed; the request"
                     + " is rejected", e);
@@ -160,6 +175,7 @@ final class ServerAccepts {
         } catch (RuntimeException e) {
             control.close();
             closeExposures(exposures);
+            closeScope(scope);
             if (early != null) {
                 early.close(); // its receives went with the request
             }
@@ -167,6 +183,9 @@ final class ServerAccepts {
             back(() -> failed(h, shared));
             return;
         }
+        // The scope's own hold goes: its domain now lives as long as the connection, the control
+        // words and the exposures opened in it, and closes after the last of them.
+        closeScope(scope);
         PeerControl c = control;
         ExposureSet x = exposures;
         back(() -> adoptAndStart(h, spi, c, x, early, shared, target));
@@ -286,6 +305,17 @@ final class ServerAccepts {
                 shared.release();
             } catch (RuntimeException e) {
                 LOG.warn("freeing the shared receive pool failed", e);
+            }
+        }
+    }
+
+    /** Gives up an accept's hold of its key scope; null: none. A failure is logged, not thrown. */
+    private static void closeScope(KeyScope scope) {
+        if (scope != null) {
+            try {
+                scope.close();
+            } catch (RuntimeException e) {
+                LOG.warn("closing a connection's key scope failed", e);
             }
         }
     }

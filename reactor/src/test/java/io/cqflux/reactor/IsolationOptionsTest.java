@@ -53,4 +53,43 @@ class IsolationOptionsTest {
         assertEquals(1, ok.credentialsSupplier().get()[0]);
         assertTrue(ok.hasCredentials());
     }
+
+    @Test
+    void keysScopedToTheirConnection_areTheDefaultWhereTheTransportCan_requiredOrTurnedOff() {
+        AcceptOptions o = AcceptOptions.exposing();
+        assertTrue(o.keysScopedToConnection().isEmpty(), "the default: where the transport can");
+        assertEquals(java.util.Optional.of(true), o.withKeysScopedToConnection(true).keysScopedToConnection());
+        assertEquals(java.util.Optional.of(false), o.withKeysScopedToConnection(false).keysScopedToConnection());
+        assertTrue(o.withKeysScopedToConnection(true).toString().contains("keys scoped to their connection"));
+        // Raw private data registers nothing for a connection: nothing to scope.
+        AcceptOptions raw = AcceptOptions.rawPrivateData(d -> AcceptDecision.reject());
+        assertThrows(IllegalStateException.class, () -> raw.withKeysScopedToConnection(true));
+        assertEquals(java.util.Optional.of(false), raw.withKeysScopedToConnection(false).keysScopedToConnection());
+    }
+
+    @Test
+    void keysScopedToTheirConnection_askedOfATransportThatCannot_failTheBindNamingItAndWhy() {
+        io.cqflux.core.spi.Transport rpma = transport("rpma", "librpma creates each request's queue pair in the"
+                + " listening peer's protection domain");
+        io.cqflux.core.UnsupportedCapabilityException e = assertThrows(io.cqflux.core.UnsupportedCapabilityException.class,
+                () -> RdmaServer.checkScopedKeys(AcceptOptions.exposing().withKeysScopedToConnection(true), rpma));
+        assertEquals(io.cqflux.core.Capability.CONNECTION_SCOPED_KEYS, e.capability());
+        assertTrue(e.getMessage().startsWith("rpma does not support CONNECTION_SCOPED_KEYS")
+                && e.getMessage().contains("listening peer's protection domain"), e.getMessage());
+        // The default and the opt-out bind there; a transport that can takes the request.
+        RdmaServer.checkScopedKeys(AcceptOptions.exposing(), rpma);
+        RdmaServer.checkScopedKeys(AcceptOptions.exposing().withKeysScopedToConnection(false), rpma);
+        RdmaServer.checkScopedKeys(AcceptOptions.exposing().withKeysScopedToConnection(true), transport("fabric/tcp", null));
+    }
+
+    /** A transport that answers its name and its refusal of scoped keys, and nothing else. */
+    private static io.cqflux.core.spi.Transport transport(String name, String refusal) {
+        return (io.cqflux.core.spi.Transport) java.lang.reflect.Proxy.newProxyInstance(
+                IsolationOptionsTest.class.getClassLoader(), new Class<?>[] {io.cqflux.core.spi.Transport.class},
+                (proxy, m, args) -> switch (m.getName()) {
+                    case "name" -> name;
+                    case "connectionScopedKeysRefusal" -> refusal;
+                    default -> throw new UnsupportedOperationException(m.getName());
+                });
+    }
 }

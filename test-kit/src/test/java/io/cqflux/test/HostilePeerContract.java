@@ -156,7 +156,10 @@ abstract class HostilePeerContract {
         readOnly = server.register(filled(0x22), RegionAccess.READ_SRC);
         readOnlyFlushable = server.register(filled(0x33), RegionAccess.READ_SRC, RegionAccess.FLUSH_TYPE_VISIBILITY);
         trustedServer = server.bind(listenAddress(), trusted).block(T);
-        publicServer = server.bind(listenAddress(), readOnly, readOnlyFlushable).block(T);
+        // The public endpoint opts out of keys scoped to their connection: what a leaked key does
+        // in the instance's one domain is measured on it (aLeakedKey_worksOnlyWhileItsConnectionLives).
+        publicServer = server.bind(listenAddress(), AcceptOptions.exposing(readOnly, readOnlyFlushable)
+                .withKeysScopedToConnection(false)).block(T);
         subscriptions.add(trustedServer.connections().subscribe(accepted::add));
         subscriptions.add(publicServer.connections().subscribe(accepted::add));
         neighbour = trustedSide.connect(trustedServer.address()).block(T);
@@ -345,8 +348,9 @@ abstract class HostilePeerContract {
 
     @Test
     void aLeakedKey_worksOnlyWhileItsConnectionLives() {
-        // libfabric 1.17 cannot bind a key to an endpoint (fi_mr_bind is -FI_ENOSYS on tcp): a key
-        // handed to connection A is valid on every connection of the server's domain while A
+        // libfabric 1.17 cannot bind a key to an endpoint (fi_mr_bind is -FI_ENOSYS on tcp): on a
+        // server without keys scoped to their connection (the public endpoint opts out; rpma cannot)
+        // a key handed to connection A is valid on every connection of the server's domain while A
         // lives. What per-connection exposure adds is that it dies with A, and that it reaches
         // only what A was granted (read-only here).
         RdmaConnection a = attacker.connect(publicServer.address()).block(T);
@@ -359,6 +363,79 @@ abstract class HostilePeerContract {
         readWith(leaked, readOnly, publicServer.address(), false);    // B once A is gone
         aProperClientIsStillServed();
         neighbourStillWorks();
+    }
+
+    /**
+     * {@return whether the transport under test gives an accepted connection keys of its own
+     * ({@code AcceptOptions.withKeysScopedToConnection}); where it does not, the bind that asks for
+     * them must fail naming the transport and why}
+     */
+    boolean offersScopedKeys() {
+        return false;
+    }
+
+    /** {@return what the refusal of scoped keys must name as the reason, beside the transport} */
+    String scopedKeysRefusalMentions() {
+        return "protection domain";
+    }
+
+    @Test
+    void keysScopedToTheirConnection_workOnlyThere_onTheSameBindAndAnother_orTheBindIsRefused() {
+        // The default: scoped where the transport can; the public endpoint opted out.
+        assertEquals(offersScopedKeys(), trustedServer.keysScopedToConnection(), "the default on " + server.transportName());
+        assertFalse(publicServer.keysScopedToConnection(), "the opt-out");
+        Region scopedRegion = server.register(filled(0x55), RegionAccess.WRITE_DST, RegionAccess.READ_SRC);
+        AcceptOptions scoped = AcceptOptions.exposing(scopedRegion).withKeysScopedToConnection(true);
+        if (!offersScopedKeys()) {
+            try {
+                StepVerifier.create(server.bind(listenAddress(), scoped))
+                        .expectErrorSatisfies(e -> {
+                            assertTrue(e instanceof io.cqflux.core.UnsupportedCapabilityException, e::toString);
+                            assertTrue(e.getMessage().contains(server.transportName())
+                                    && e.getMessage().contains(scopedKeysRefusalMentions()), e::getMessage);
+                        })
+                        .verify(T);
+            } finally {
+                scopedRegion.close();
+            }
+            return;
+        }
+        RdmaServer s = server.bind(listenAddress(), scoped).block(T);
+        RdmaServer other = server.bind(listenAddress(), scoped).block(T);
+        List<RdmaConnection> served = new CopyOnWriteArrayList<>();
+        Disposable sub = s.connections().subscribe(served::add);
+        Disposable subOther = other.connections().subscribe(served::add);
+        RdmaConnection a = trustedSide.connect(s.address()).block(T);
+        try {
+            long keyA = exposedKey(a, 0);
+            byte[] before = scopedRegion.segment().toArray(ValueLayout.JAVA_BYTE);
+            // A's key, presented by another client of the same bind, of another scoped bind and of
+            // an unscoped one, for a write and for a read: nothing, and each such connection ends.
+            for (InetSocketAddress where : new InetSocketAddress[] {s.address(), other.address(),
+                publicServer.address()}) {
+                forge(keyA, scopedRegion, where, RegionAccess.WRITE_DST);
+                readWith(keyA, scopedRegion, where, false);
+            }
+            assertArrayEquals(before, scopedRegion.segment().toArray(ValueLayout.JAVA_BYTE),
+                    "A's key changed its region through another connection");
+            // A itself goes on, with its key: a write and a read back.
+            byte[] mine = ByteBuffer.allocate(8).putLong(0x5C09_ED00_0000_0001L).array();
+            StepVerifier.create(a.write(a.remoteRegion(0), 16, mine)).expectComplete().verify(T);
+            StepVerifier.create(a.read(a.remoteRegion(0), 16, 8)).assertNext(r -> assertArrayEquals(mine, r))
+                    .expectComplete().verify(T);
+            neighbourStillWorks();
+            a.disposeNow(T);
+            awaitTrue(() -> s.stats().exposures() == 0, () -> "A's exposure was not revoked: " + s.stats());
+        } finally {
+            a.dispose();
+            sub.dispose();
+            subOther.dispose();
+            served.forEach(RdmaConnection::dispose);
+            s.disposeNow(T);
+            other.disposeNow(T);
+            scopedRegion.close();
+        }
+        aProperClientIsStillServed();
     }
 
     @Test

@@ -37,6 +37,11 @@ class HostilePeerTest extends HostilePeerContract {
 
     /** The fabric raw form: key, base, length, 8 bytes each. */
     @Override
+    boolean offersScopedKeys() {
+        return true;
+    }
+
+    @Override
     int rawDescriptorLength() {
         return 24;
     }
@@ -130,5 +135,53 @@ class HostilePeerTest extends HostilePeerContract {
             }
         }
         aProperClientIsStillServed();
+    }
+
+    @Test
+    void scopedConnections_leaveNoFileDescriptorsBehind_andServeMessagesFromTheSharedReceivePool() throws Exception {
+        // Each scoped connection's domain closes after its endpoint, CQs, control words and
+        // exposures; its receives come from the shared pool, registered in the instance's domain
+        // (tcp needs no local descriptor of the endpoint's own domain).
+        Region r = server.register(filled(0x66), RegionAccess.READ_SRC);
+        io.cqflux.reactor.RdmaServer s = server.bind(listenAddress(), io.cqflux.reactor.AcceptOptions.exposing(r)
+                .withKeysScopedToConnection(true).withSharedReceivePool(), c -> c.receive()
+                .concatMap(m -> c.send(m.data())).then()).block(T);
+        try {
+            echo(s); // the first connection opens what stays for the instance's life (the loops' event queues)
+            long before = openFds();
+            for (int i = 0; i < 16; i++) {
+                echo(s);
+            }
+            awaitTrue(() -> s.stats().exposures() == 0, () -> "exposures left: " + s.stats());
+            awaitTrue(() -> openFds() <= before, () -> "file descriptors left behind by 16 scoped connections: "
+                    + before + " before, " + openFds() + " after");
+        } finally {
+            s.disposeNow(T);
+            r.close();
+        }
+    }
+
+    /** One client of {@code s} reads its exposure, sends a message and reads the echo, then leaves. */
+    private void echo(io.cqflux.reactor.RdmaServer s) {
+        io.cqflux.reactor.RdmaConnection c = attacker.connect(s.address()).block(T);
+        try {
+            reactor.test.StepVerifier.create(c.read(c.remoteRegion(0), 0, 8))
+                    .assertNext(b -> assertEquals(0x66, b[0] & 0xff)).expectComplete().verify(T);
+            byte[] hello = "scoped".getBytes(java.nio.charset.StandardCharsets.UTF_8);
+            reactor.test.StepVerifier.create(c.send(hello).thenMany(c.receive().take(1)))
+                    .assertNext(m -> org.junit.jupiter.api.Assertions.assertArrayEquals(hello, m.data()))
+                    .expectComplete().verify(T);
+        } finally {
+            c.disposeNow(T);
+        }
+    }
+
+    private static long openFds() {
+        try (java.util.stream.Stream<java.nio.file.Path> fds = java.nio.file.Files.list(java.nio.file.Path.of(
+                "/proc/self/fd"))) {
+            return fds.count();
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
     }
 }

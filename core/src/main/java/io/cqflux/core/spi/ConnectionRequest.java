@@ -60,6 +60,23 @@ public interface ConnectionRequest {
         return null;
     }
 
+    /**
+     * Opens, once, the scope this request's connection will live in: what the caller registers
+     * in it (the connection's exposures and control words) has keys that work on this connection
+     * only, and {@link #accept} then opens the connection in it
+     * ({@link io.cqflux.core.Capability#CONNECTION_SCOPED_KEYS}). Only before {@link #accept};
+     * the caller closes the scope after the accept, or after the accept failed or the request was
+     * rejected (see {@link KeyScope} for its lifetime).
+     *
+     * @return the request's scope (the same one on every call)
+     * @throws io.cqflux.core.UnsupportedCapabilityException where the transport cannot scope keys
+     *     (the default), naming why ({@link Transport#connectionScopedKeysRefusal()})
+     */
+    default KeyScope scopeKeys() {
+        throw new io.cqflux.core.UnsupportedCapabilityException("this transport",
+                io.cqflux.core.Capability.CONNECTION_SCOPED_KEYS, "it has no scope of registrations per connection");
+    }
+
     /** Rejects the request and frees it. */
     void reject();
 

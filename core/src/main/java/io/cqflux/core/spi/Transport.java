@@ -18,7 +18,7 @@ import java.util.Set;
  * <p><b>Lifetime.</b> Close connections, listeners and regions first; {@link #close()} frees
  * the device objects and is idempotent.
  */
-public interface Transport extends AutoCloseable {
+public interface Transport extends Registrar, AutoCloseable {
 
     /** {@return the transport name with its provider, e.g. {@code rpma} or {@code fabric/tcp}} */
     String name();
@@ -88,7 +88,20 @@ public interface Transport extends AutoCloseable {
      *     {@link TransportOptions#directWriteToPersistentMemory()}; see
      *     {@link io.cqflux.core.internal.Checks#registerFlushAccess}
      */
+    @Override
     LocalRegion register(MemorySegment memory, Set<RegionAccess> access);
+
+    /**
+     * {@return why this transport cannot give an accepted connection keys of its own
+     * ({@link ConnectionRequest#scopeKeys()}), or {@code null} where it can: then
+     * {@link #capabilities()} holds {@link Capability#CONNECTION_SCOPED_KEYS}} A server refuses a
+     * bind that asks for scoped keys with this reason. The default answers for a transport
+     * without the capability.
+     */
+    default String connectionScopedKeysRefusal() {
+        return capabilities().contains(Capability.CONNECTION_SCOPED_KEYS) ? null
+                : "it has no scope of registrations per connection";
+    }
 
     /**
      * Parses a peer's region descriptor, with bounds checks: malformed bytes throw

@@ -305,6 +305,10 @@ public class CqfluxAutoConfiguration {
             set("cqflux.server.handshake-timeout", t, () -> probe.withHandshakeTimeout(t));
             steps.add(o -> o.withHandshakeTimeout(t));
         }
+        if (cfg.getKeysScopedToConnection() != null) {
+            boolean scoped = cfg.getKeysScopedToConnection();
+            steps.add(o -> o.withKeysScopedToConnection(scoped));
+        }
         return o -> {
             AcceptOptions out = o;
             for (var step : steps) {

@@ -219,4 +219,14 @@ public final class CqfluxServer implements SmartLifecycle {
         RdmaServer s = server;
         return s == null ? null : s.stats();
     }
+
+    /**
+     * {@return whether each connection it accepts gets keys that work on it only
+     * ({@link RdmaServer#keysScopedToConnection()}; {@code cqflux.server.keys-scoped-to-connection}),
+     * false before the start}
+     */
+    public boolean keysScopedToConnection() {
+        RdmaServer s = server;
+        return s != null && s.keysScopedToConnection();
+    }
 }

@@ -30,6 +30,14 @@ public class CqfluxServerProperties {
     /** How long a handshake (the authentication included) may take; unset: cqflux.connect-timeout. */
     private Duration handshakeTimeout;
 
+    /**
+     * Whether each accepted connection's keys work on that connection only (a libfabric domain per
+     * connection): true requires it (the server fails to start on a transport that cannot: rpma,
+     * fabric/verbs); false keeps every connection's registrations in the instance's one domain, for
+     * a trusted single-tenant server; unset: where the transport can (fabric/tcp).
+     */
+    private Boolean keysScopedToConnection;
+
     /** Created by the binder. */
     public CqfluxServerProperties() {
     }
@@ -67,6 +75,16 @@ public class CqfluxServerProperties {
     /** @param handshakeTimeout the handshake timeout */
     public void setHandshakeTimeout(Duration handshakeTimeout) {
         this.handshakeTimeout = handshakeTimeout;
+    }
+
+    /** @return whether keys are scoped to their connection, or null for where the transport can */
+    public Boolean getKeysScopedToConnection() {
+        return keysScopedToConnection;
+    }
+
+    /** @param keysScopedToConnection whether keys are scoped to their connection (null: where the transport can) */
+    public void setKeysScopedToConnection(Boolean keysScopedToConnection) {
+        this.keysScopedToConnection = keysScopedToConnection;
     }
 
     /** @return the port, or null when the server is off */

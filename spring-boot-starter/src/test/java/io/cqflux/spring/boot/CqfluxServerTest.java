@@ -150,6 +150,18 @@ class CqfluxServerTest {
     }
 
     @Test
+    void keysScopedToConnection_areTheDefaultOnFabricTcp_andThePropertyTurnsThemOff() {
+        runner.withPropertyValues("cqflux.server.port=0", "cqflux.server.regions.data.size=4KB")
+                .run(ctx -> assertThat(ctx.getBean(CqfluxServer.class).keysScopedToConnection()).isTrue());
+        runner.withPropertyValues("cqflux.server.port=0", "cqflux.server.regions.data.size=4KB",
+                        "cqflux.server.keys-scoped-to-connection=false")
+                .run(ctx -> {
+                    assertThat(ctx).hasNotFailed();
+                    assertThat(ctx.getBean(CqfluxServer.class).keysScopedToConnection()).isFalse();
+                });
+    }
+
+    @Test
     void noServerPort_noServer() {
         runner.run(ctx -> assertThat(ctx).hasNotFailed().doesNotHaveBean(CqfluxServer.class));
     }

@@ -45,6 +45,12 @@ final class FabricCompletionQueue implements CompletionQueue {
     private boolean closed;
 
     FabricCompletionQueue(FabricTransport transport, FabricConnection owner, int size, boolean receive) {
+        this(transport, transport, owner, size, receive);
+    }
+
+    /** A CQ opened in {@code home}'s domain: the one its connection's endpoint is opened in ({@code fi_endpoint(3)}). */
+    FabricCompletionQueue(FabricTransport transport, DomainHolder home, FabricConnection owner, int size,
+                          boolean receive) {
         this.transport = transport;
         this.owner = owner;
         this.receive = receive;
@@ -55,7 +61,7 @@ final class FabricCompletionQueue implements CompletionQueue {
             fi_cq_attr.format(attr, FI_CQ_FORMAT_DATA());
             fi_cq_attr.wait_obj(attr, FI_WAIT_FD());
             MemorySegment out = arena.allocate(C_POINTER);
-            FabricLibrary.check("fi_cq_open", fi_ops_domain.cq_open.invoke(transport.cqOpenFp, transport.domain(), attr,
+            FabricLibrary.check("fi_cq_open", fi_ops_domain.cq_open.invoke(home.cqOpenFp(), home.domain(), attr,
                     out, MemorySegment.NULL), "size " + size);
             this.cq = out.get(C_POINTER, 0);
         } catch (RuntimeException e) {

@@ -68,6 +68,11 @@ final class FabricConnection implements Connection {
             "its completion queues, its route and count in the event queue, and the domain";
 
     private final FabricTransport transport;
+    /**
+     * The domain the endpoint, its CQs and its flush sink are opened in: the transport's, or the
+     * connection's own (ScopedDomain, keys scoped to the connection); held until close.
+     */
+    private final DomainHolder home;
     private final ConnectionConfig config;
     private final String description;
     private final boolean client;
@@ -90,9 +95,10 @@ final class FabricConnection implements Connection {
     private boolean refusedAtConnect;
     private boolean closed;
 
-    private FabricConnection(FabricTransport transport, ConnectionConfig config, MemorySegment info, boolean client,
-                             String description, Object affinity) {
+    private FabricConnection(FabricTransport transport, DomainHolder home, ConnectionConfig config, MemorySegment info,
+                             boolean client, String description, Object affinity) {
         this.transport = transport;
+        this.home = home;
         this.config = config;
         this.client = client;
         this.description = description;
@@ -107,22 +113,22 @@ final class FabricConnection implements Connection {
         FabricCompletionQueue r = null;
         FabricLocalRegion sink = null;
         MemorySegment endpoint = MemorySegment.NULL;
-        transport.retain(); // released by close(), or below when construction fails
+        home.retain(); // released by close(), or below when construction fails
         try {
-            sink = transport.flushSink(); // the domain's: closed with the transport, not here
+            sink = home.flushSink(); // the domain's: closed with the domain, not here
             e = transport.loopQueues().acquire(affinity);
             // The events are shared per loop, the CQ is not: tcp's CQ progress walks every
             // endpoint bound to the CQ on each fi_cq_read (prov/tcp, tcpx_cq_progress), so a CQ
             // shared by a loop's connections would cost each read O(connections) where a CQ of
             // its own costs O(ready) (benchmarks/c/fabric_scale_bench.c, the scale results README).
-            c = new FabricCompletionQueue(transport, this, config.completionQueueSize(), false);
+            c = new FabricCompletionQueue(transport, home, this, config.completionQueueSize(), false);
             if (config.receiveCompletionQueueSize() > 0) {
-                r = new FabricCompletionQueue(transport, this, config.receiveCompletionQueueSize(), true);
+                r = new FabricCompletionQueue(transport, home, this, config.receiveCompletionQueueSize(), true);
             }
             fi_tx_attr.size(fi_info.tx_attr(info), config.sendQueueSize());
             fi_rx_attr.size(fi_info.rx_attr(info), Math.max(1, config.receiveQueueSize()));
             MemorySegment out = arena.allocate(C_POINTER);
-            FabricLibrary.check("fi_endpoint", fi_ops_domain.endpoint.invoke(transport.endpointFp, transport.domain(),
+            FabricLibrary.check("fi_endpoint", fi_ops_domain.endpoint.invoke(home.endpointFp(), home.domain(),
                     info, out, MemorySegment.NULL), description);
             endpoint = out.get(C_POINTER, 0);
             FabricLibrary.check("fi_ep_bind(eq)", FabricLibrary.bind(endpoint, e.eq().eq(), 0), description);
@@ -151,7 +157,7 @@ final class FabricConnection implements Connection {
             }
             arena.close();
             if (unbound) {
-                transport.release();
+                home.release();
             }
             throw ex;
         }
@@ -182,7 +188,7 @@ final class FabricConnection implements Connection {
             }
             FabricConnection c;
             try {
-                c = new FabricConnection(transport, config, info, true, desc, affinity);
+                c = new FabricConnection(transport, transport, config, info, true, desc, affinity);
                 MemorySegment param = data.length == 0 ? MemorySegment.NULL : tmp.allocateFrom(ValueLayout.JAVA_BYTE, data);
                 int rc = fi_ops_cm.connect.invoke(fi_ops_cm.connect(fid_ep.cm(c.ep)), c.ep, fi_info.dest_addr(info),
                         param, (long) data.length);
@@ -207,9 +213,10 @@ final class FabricConnection implements Connection {
     }
 
     static FabricConnection accept(FabricTransport transport, MemorySegment info, byte[] requestData,
-                                   ConnectionConfig config, byte[] data, Object affinity) {
+                                   ConnectionConfig config, byte[] data, Object affinity, ScopedDomain scope) {
         String desc = transport.name() + " server connection from " + peerAddress(info);
-        FabricConnection c = new FabricConnection(transport, config, info, false, desc, affinity);
+        FabricConnection c = new FabricConnection(transport, scope == null ? transport : scope, config, info, false,
+                desc, affinity);
         c.peerData = requestData.clone();
         try (Arena tmp = Arena.ofConfined()) {
             MemorySegment param = data.length == 0 ? MemorySegment.NULL : tmp.allocateFrom(ValueLayout.JAVA_BYTE, data);
@@ -494,7 +501,7 @@ final class FabricConnection implements Connection {
         closed = true;
         events.markEnded();
         // fi_endpoint(3): close the endpoint before the CQs and the EQ bound to it (they refuse
-        // with -FI_EBUSY while bound), and all of them before the domain (transport.release()).
+        // with -FI_EBUSY while bound), and all of them before the domain (home.release()).
         // closeEndpoint also unroutes it, atomically against the loop's read of the EQ (its
         // queued events went with the endpoint: SharedEventQueue).
         boolean unbound = false;
@@ -510,7 +517,7 @@ final class FabricConnection implements Connection {
         } finally {
             arena.close(); // scratch for posts, which `closed` stops: nothing native points into it
             if (unbound) {
-                transport.release();
+                home.release();
             }
         }
     }

@@ -307,6 +307,8 @@ final class FabricListener implements Listener {
         /** The requester's address, read while the info is ours (fi_cm(3): dest_addr of FI_CONNREQ). */
         private final InetSocketAddress peer;
         private boolean done;
+        /** The connection's own domain once {@link #scopeKeys()} opened it (guarded by the listener's lock). */
+        private ScopedDomain scope;
 
         Request(MemorySegment info, byte[] data) {
             this.info = info;
@@ -336,8 +338,12 @@ final class FabricListener implements Listener {
             boolean accepted = false;
             try {
                 hook();
+                ScopedDomain d;
+                synchronized (FabricListener.this) {
+                    d = scope;
+                }
                 io.cqflux.core.spi.Connection c = FabricConnection.accept(transport, info, data, config,
-                        privateData == null ? new byte[0] : privateData, affinity);
+                        privateData == null ? new byte[0] : privateData, affinity, d);
                 accepted = true;
                 return c;
             } finally {
@@ -351,6 +357,43 @@ final class FabricListener implements Listener {
                 } finally {
                     end();
                 }
+            }
+        }
+
+        /**
+         * {@code fi_domain(3)} with the request's info: the connection's own domain, which the
+         * accept opens its endpoint and CQs in. Counted as an answer in progress (the info must
+         * outlive the call: a listener's close frees it), without claiming the request.
+         */
+        @Override
+        public io.cqflux.core.spi.KeyScope scopeKeys() {
+            String refusal = transport.connectionScopedKeysRefusal();
+            if (refusal != null) {
+                throw new io.cqflux.core.UnsupportedCapabilityException(transport.name(),
+                        io.cqflux.core.Capability.CONNECTION_SCOPED_KEYS, refusal);
+            }
+            synchronized (FabricListener.this) {
+                if (closed) {
+                    throw new ResourceClosedException("listener on " + bound + " is closed: the request was rejected");
+                }
+                if (done) {
+                    throw new IllegalStateException("connection request already accepted or rejected: its keys can no"
+                            + " longer be scoped");
+                }
+                if (scope != null) {
+                    return scope;
+                }
+                answering++;
+            }
+            try {
+                ScopedDomain d = ScopedDomain.open(transport, info, "connection from " + FabricConnection.peerAddress(info)
+                        + " on " + bound);
+                synchronized (FabricListener.this) {
+                    scope = d;
+                }
+                return d;
+            } finally {
+                end();
             }
         }
 

@@ -15,6 +15,8 @@ import java.util.Set;
 final class FabricLocalRegion implements LocalRegion {
 
     private final FabricTransport transport;
+    /** The domain it is registered in (the transport's, or a connection's scoped one): released on close. */
+    private final DomainHolder home;
     private final MemorySegment memory;
     private final Set<RegionAccess> access;
     private final MemorySegment mr;
@@ -24,9 +26,10 @@ final class FabricLocalRegion implements LocalRegion {
     private final Set<FlushType> flushTypes;
     private volatile boolean open = true;
 
-    FabricLocalRegion(FabricTransport transport, MemorySegment memory, Set<RegionAccess> access, MemorySegment mr,
-                      MemorySegment desc, long key, long base, Set<FlushType> flushTypes) {
+    FabricLocalRegion(FabricTransport transport, DomainHolder home, MemorySegment memory, Set<RegionAccess> access,
+                      MemorySegment mr, MemorySegment desc, long key, long base, Set<FlushType> flushTypes) {
         this.transport = transport;
+        this.home = home;
         this.memory = memory;
         this.access = Collections.unmodifiableSet(access);
         this.mr = mr;
@@ -38,6 +41,11 @@ final class FabricLocalRegion implements LocalRegion {
 
     FabricTransport transport() {
         return transport;
+    }
+
+    /** {@return the domain it is registered in} */
+    DomainHolder home() {
+        return home;
     }
 
     /** {@return {@code fi_mr_desc(mr)}: the local descriptor passed with every post} */
@@ -83,7 +91,7 @@ final class FabricLocalRegion implements LocalRegion {
         try {
             FabricLibrary.close(mr, "mr", this);
         } finally {
-            transport.release();
+            home.release();
         }
     }
 

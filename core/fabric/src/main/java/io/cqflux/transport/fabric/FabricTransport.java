@@ -42,7 +42,7 @@ import java.util.Set;
  * {@code FI_THREAD_SAFE}); close it after its connections, listeners and regions.
  */
 @SuppressWarnings("restricted") // FFM: this package is the native-access boundary of the fabric transport
-final class FabricTransport implements Transport {
+final class FabricTransport implements Transport, DomainHolder {
 
     /**
      * The largest private data we pass whatever the provider allows (it sizes the EQ entry
@@ -177,6 +177,12 @@ final class FabricTransport implements Transport {
                 c.add(Capability.SEND_WITH_IMMEDIATE);
             }
         }
+        if ((mrMode & FI_MR_LOCAL()) == 0) {
+            // A domain per accepted connection (ScopedDomain); the instance's own registrations
+            // (the application's regions, receive buffers) stay in this domain, which only a
+            // provider that needs no local descriptor allows (fi_mr(3) FI_MR_LOCAL).
+            c.add(Capability.CONNECTION_SCOPED_KEYS);
+        }
         // ATOMIC_WRITE: not offered. tcp has no FI_ATOMIC at all; verbs lists FI_ATOMIC when
         // asked, but this transport does not bind fi_ops_atomic (fi_atomic(3)), so the capability
         // check refuses atomicWrite with UnsupportedCapabilityException on every provider.
@@ -272,8 +278,24 @@ final class FabricTransport implements Transport {
         return fabric;
     }
 
-    MemorySegment domain() {
+    @Override
+    public MemorySegment domain() {
         return domain;
+    }
+
+    @Override
+    public MemorySegment endpointFp() {
+        return endpointFp;
+    }
+
+    @Override
+    public MemorySegment cqOpenFp() {
+        return cqOpenFp;
+    }
+
+    /** {@return the fi_mr_reg op of {@code domain}'s MR ops} */
+    static MemorySegment mrRegFp(MemorySegment domain) {
+        return fi_ops_mr.reg(fid_domain.mr(domain));
     }
 
     MemorySegment fabricName() {
@@ -334,13 +356,15 @@ final class FabricTransport implements Transport {
      *
      * @throws ResourceClosedException when the transport is closed
      */
-    synchronized void retain() {
+    @Override
+    public synchronized void retain() {
         ensureOpen();
         children++;
     }
 
     /** A child closed; the last one completes a {@link #close()} that was asked for meanwhile. */
-    synchronized void release() {
+    @Override
+    public synchronized void release() {
         if (--children == 0 && closed) {
             closeNative();
         } else {
@@ -353,10 +377,11 @@ final class FabricTransport implements Transport {
      *
      * @throws ResourceClosedException when the transport is closed
      */
-    synchronized FabricLocalRegion flushSink() {
+    @Override
+    public synchronized FabricLocalRegion flushSink() {
         ensureOpen();
         if (flushSink == null) {
-            flushSink = (FabricLocalRegion) register(arena.allocate(8, 8), EnumSet.of(RegionAccess.READ_DST));
+            flushSink = register(this, mrRegFp, arena.allocate(8, 8), EnumSet.of(RegionAccess.READ_DST));
         }
         return flushSink;
     }
@@ -390,6 +415,25 @@ final class FabricTransport implements Transport {
         return capabilities;
     }
 
+    /**
+     * Scoped keys are a domain per accepted connection (ScopedDomain). A provider with
+     * {@code FI_MR_LOCAL} (verbs) needs every local buffer of a post registered in the
+     * endpoint's own domain (its protection domain), and the application's regions and the
+     * receive buffers are registered in this one: posts on a scoped connection would carry
+     * descriptors of another protection domain, so the option is refused there.
+     */
+    @Override
+    public String connectionScopedKeysRefusal() {
+        return capabilities.contains(Capability.CONNECTION_SCOPED_KEYS) ? null : scopedKeysRefusal(provider);
+    }
+
+    /** {@return the reason {@link #connectionScopedKeysRefusal()} gives for a provider with FI_MR_LOCAL} */
+    static String scopedKeysRefusal(String provider) {
+        return "provider " + provider + " needs every local buffer registered in the connection's own domain"
+                + " (FI_MR_LOCAL), and the application's regions and receive buffers are registered in the instance's"
+                + " domain: use a separate Cqflux instance per trust group instead";
+    }
+
     @Override
     public int maxConnectPrivateData() {
         return maxPrivateData;
@@ -413,6 +457,17 @@ final class FabricTransport implements Transport {
 
     @Override
     public LocalRegion register(MemorySegment memory, Set<RegionAccess> access) {
+        return register(this, mrRegFp, memory, access);
+    }
+
+    /**
+     * Registers memory in {@code home}'s domain (this transport's, or one connection's scoped
+     * domain), with a key from this transport's sequence: keys stay unique across all of them.
+     *
+     * @param home the domain, held by the region until it is closed
+     * @param regFp that domain's {@code fi_mr_reg} op
+     */
+    FabricLocalRegion register(DomainHolder home, MemorySegment regFp, MemorySegment memory, Set<RegionAccess> access) {
         Checks.registration(memory, access);
         ensureOpen();
         // Refused, never registered at VISIBILITY: a peer's durable write to it would otherwise
@@ -432,7 +487,7 @@ final class FabricTransport implements Transport {
         if (access.contains(RegionAccess.FLUSH_TYPE_PERSISTENT)) {
             flush.add(FlushType.PERSISTENT); // only where the provider delivers it (checked above)
         }
-        retain(); // released by the region's close, or below when registration fails
+        home.retain(); // released by the region's close, or below when registration fails
         boolean registered = false;
         try (Arena tmp = Arena.ofConfined()) {
             MemorySegment out = tmp.allocate(C_POINTER);
@@ -443,7 +498,7 @@ final class FabricTransport implements Transport {
             // registration in the domain could in principle hold one: draw the next.
             for (int attempt = 0; attempt < KEY_ATTEMPTS && rc == -FabricErrno.ENOKEY.code(); attempt++) {
                 key = keys == null ? 0 : keys.next();
-                rc = fi_ops_mr.reg.invoke(mrRegFp, domain, memory, memory.byteSize(), fiAccess, 0L, key, 0L, out,
+                rc = fi_ops_mr.reg.invoke(regFp, home.domain(), memory, memory.byteSize(), fiAccess, 0L, key, 0L, out,
                         MemorySegment.NULL);
                 if (keys == null) {
                     break;
@@ -454,13 +509,13 @@ final class FabricTransport implements Transport {
             long actualKey = keys == null ? fid_mr.key(mr) : key;
             // FI_MR_VIRT_ADDR: the peer addresses the region by virtual address; else by offset.
             long base = (mrMode & FI_MR_VIRT_ADDR()) != 0 ? memory.address() : 0;
-            FabricLocalRegion region = new FabricLocalRegion(this, memory, EnumSet.copyOf(access), mr,
+            FabricLocalRegion region = new FabricLocalRegion(this, home, memory, EnumSet.copyOf(access), mr,
                     fid_mr.mem_desc(mr), actualKey, base, flush);
             registered = true;
             return region;
         } finally {
             if (!registered) {
-                release();
+                home.release();
             }
         }
     }

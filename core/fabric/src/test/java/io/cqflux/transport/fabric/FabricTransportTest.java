@@ -45,8 +45,9 @@ class FabricTransportTest extends TransportFixture {
         assertFalse(client.capabilities().contains(Capability.ATOMIC_WRITE));
         // tcp has cq_data_size 8; it advertises FI_RMA_PMEM, but its commit covers only the
         // committing operation's own bytes, so no flush can make earlier writes persistent.
+        // mr_mode 0 (no FI_MR_LOCAL): a domain per accepted connection can scope its keys.
         assertEquals(EnumSet.of(Capability.RMA, Capability.MESSAGES, Capability.WRITE_WITH_IMMEDIATE,
-                Capability.SEND_WITH_IMMEDIATE, Capability.FLUSH_VISIBILITY),
+                Capability.SEND_WITH_IMMEDIATE, Capability.FLUSH_VISIBILITY, Capability.CONNECTION_SCOPED_KEYS),
                 client.capabilities());
         assertEquals(FabricTransport.PRIVATE_DATA_BOUND, client.maxConnectPrivateData());
     }

@@ -53,6 +53,29 @@ class FabricVerbsContractTest extends TransportContract {
                 + " failure is not reported)");
     }
 
+    /**
+     * verbs has FI_MR_LOCAL: a post's local buffers need descriptors of the endpoint's own
+     * protection domain, so a domain per connection would not serve the instance's regions and
+     * receive buffers. The transport says so, and a request refuses to scope its keys, naming why.
+     */
+    @Test
+    void keysScopedToTheirConnection_areRefused_namingFiMrLocal() {
+        org.junit.jupiter.api.Assertions.assertFalse(server.capabilities().contains(
+                io.cqflux.core.Capability.CONNECTION_SCOPED_KEYS), server.capabilities()::toString);
+        String why = server.connectionScopedKeysRefusal();
+        org.junit.jupiter.api.Assertions.assertTrue(why != null && why.contains("FI_MR_LOCAL"), why);
+        io.cqflux.core.spi.Listener l = closeLater(server.listen(listenAddress(), config()));
+        java.util.Deque<io.cqflux.core.spi.ConnectionRequest> reqs = pump.add(l);
+        pump.add("client", closeLater(client.connect(l.address(), config(), new byte[0])));
+        pump.until("a connection request", DEADLINE, () -> !reqs.isEmpty());
+        io.cqflux.core.spi.ConnectionRequest r = reqs.poll();
+        io.cqflux.core.UnsupportedCapabilityException e = org.junit.jupiter.api.Assertions.assertThrows(
+                io.cqflux.core.UnsupportedCapabilityException.class, r::scopeKeys);
+        org.junit.jupiter.api.Assertions.assertTrue(e.getMessage().startsWith("fabric/verbs does not support"
+                + " CONNECTION_SCOPED_KEYS") && e.getMessage().contains("FI_MR_LOCAL"), e::getMessage);
+        r.reject();
+    }
+
     static InetAddress laneAddress() {
         String a = System.getenv("CQFLUX_RPMA_ADDRESS");
         if (a == null || a.isBlank()) {

@@ -268,6 +268,19 @@ final class RpmaTransport implements Transport {
     }
 
     /**
+     * librpma 1.2 creates each incoming request's queue pair in the listening peer's protection
+     * domain when it hands the request out ({@code rpma_ep_next_conn_req(3)}), and registers
+     * memory only in a peer's ({@code rpma_mr_reg(3)}): a request cannot be given a protection
+     * domain of its own, so every key of the peer works on each of its queue pairs.
+     */
+    @Override
+    public String connectionScopedKeysRefusal() {
+        return "librpma creates each request's queue pair in the listening peer's protection domain"
+                + " (rpma_ep_next_conn_req(3)), so a key works on every connection of the instance: use a separate"
+                + " Cqflux instance (a separate peer) per trust group instead";
+    }
+
+    /**
      * The peer configuration descriptor ({@code rpma_peer_cfg_get_descriptor(3)}) with direct
      * write to persistent memory as this side declared it: the peer applies it to its connection
      * ({@link RpmaConnection#applyPeerHandshake}) so that its {@code rpma_flush} may use

@@ -4,7 +4,6 @@ import io.cqflux.core.RegionAccess;
 import io.cqflux.core.spi.Connection;
 import io.cqflux.core.spi.LocalRegion;
 import io.cqflux.core.spi.RemoteRegion;
-import io.cqflux.core.spi.Transport;
 import io.cqflux.reactor.Message;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -151,10 +150,10 @@ public final class PeerControl implements AutoCloseable {
     /**
      * Registers this side's control words.
      *
-     * @param t the transport
+     * @param t where to register them: the transport, or one accepted connection's own key scope
      * @return the control words, not yet linked to a peer
      */
-    public static PeerControl register(Transport t) {
+    public static PeerControl register(io.cqflux.core.spi.Registrar t) {
         Arena a = io.cqflux.core.internal.DeferredArena.ofShared(); // closed after the deregistration: DeferredArena
         try {
             MemorySegment mem = a.allocate(SIZE, 8);

@@ -1,0 +1,182 @@
+package io.cqflux.transport.fabric;
+
+import static io.cqflux.transport.fabric.ffm.fabric_h.*;
+
+import io.cqflux.core.RegionAccess;
+import io.cqflux.core.ResourceClosedException;
+import io.cqflux.core.spi.KeyScope;
+import io.cqflux.core.spi.LocalRegion;
+import io.cqflux.transport.fabric.ffm.fi_domain_attr;
+import io.cqflux.transport.fabric.ffm.fi_info;
+import io.cqflux.transport.fabric.ffm.fi_ops_domain;
+import io.cqflux.transport.fabric.ffm.fi_ops_fabric;
+import io.cqflux.transport.fabric.ffm.fid_domain;
+import io.cqflux.transport.fabric.ffm.fid_fabric;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.EnumSet;
+import java.util.Set;
+
+/**
+ * One accepted connection's own domain ({@code fi_domain(3)} opened with the connection
+ * request's {@code fi_info}), so that the keys registered in it work on that connection only:
+ * the target of a remote access looks the key up in the domain of the endpoint it arrived on.
+ * The connection's endpoint, its CQs, its flush sink and what the server registers for it (its
+ * exposures and control words) are opened in it; the instance's other registrations (the
+ * application's regions, receive buffers) stay in the transport's domain, which is correct only
+ * where local buffers need no descriptor of the endpoint's domain (no {@code FI_MR_LOCAL}: tcp),
+ * so the transport offers scoped keys only there (FabricTransport#connectionScopedKeysRefusal).
+ *
+ * <p>Facts measured on libfabric 1.17's tcp over 127.0.0.1
+ * ({@code core/fabric/src/test/c/scoped_domain_probe.c}): a domain costs no file descriptor and
+ * no thread (tcp's progress and wait objects belong to its CQs and EQs) and little native heap; a read
+ * with a key of domain A presented on an endpoint of domain B fails on the initiator with
+ * {@code FI_ECANCELED} and the target drops that connection (the initiator's EQ reports
+ * {@code FI_SHUTDOWN}), exactly as a key unknown to the whole domain does, while the connection
+ * of domain A goes on working.
+ *
+ * <p><b>Lifetime.</b> Holds one count of its transport from its open until its native close.
+ * Its children (the connection, every region registered in it, and the request's own hold,
+ * {@link #close()}) each hold it; the last to go closes the flush sink, then the domain, then
+ * gives the transport's count back ({@code fi_domain(3)}: a domain's objects before it).
+ * Thread-safe.
+ */
+@SuppressWarnings("restricted") // FFM: this package is the native-access boundary of the fabric transport
+final class ScopedDomain implements DomainHolder, KeyScope {
+
+    private final FabricTransport transport;
+    private final MemorySegment domain;
+    private final MemorySegment endpointFp;
+    private final MemorySegment cqOpenFp;
+    private final MemorySegment mrRegFp;
+    private final String label;
+    /** Its children (guarded by this); the request's hold is one of them until {@link #close()}. */
+    private int children = 1;
+    private boolean held = true;
+    private boolean nativeClosed;
+    /** The flush sink, registered on first use (guarded by this); one of {@link #children} while open. */
+    private FabricLocalRegion flushSink;
+    private final Arena arena = Arena.ofShared();
+
+    private ScopedDomain(FabricTransport transport, MemorySegment domain, String label) {
+        this.transport = transport;
+        this.domain = domain;
+        MemorySegment dops = fid_domain.ops(domain);
+        this.endpointFp = fi_ops_domain.endpoint(dops);
+        this.cqOpenFp = fi_ops_domain.cq_open(dops);
+        this.mrRegFp = FabricTransport.mrRegFp(domain);
+        this.label = label;
+    }
+
+    /**
+     * Opens a domain with a connection request's info ({@code fi_domain(3)}), thread-safe as the
+     * transport's (the hints ask for {@code FI_THREAD_SAFE}: set on the request's info too, which
+     * the caller owns, so that a set-up thread and the loop may use its objects as they use the
+     * transport's).
+     *
+     * @param transport the transport the listener belongs to; held until the domain closes
+     * @param info the {@code FI_CONNREQ} event's info
+     * @param label for messages
+     */
+    static ScopedDomain open(FabricTransport transport, MemorySegment info, String label) {
+        transport.retain(); // released by closeNative(), or below when opening fails
+        try (Arena tmp = Arena.ofConfined()) {
+            fi_domain_attr.threading(fi_info.domain_attr(info), transport.threading());
+            MemorySegment out = tmp.allocate(C_POINTER);
+            MemorySegment fp = fi_ops_fabric.domain(fid_fabric.ops(transport.fabric()));
+            FabricLibrary.check("fi_domain", fi_ops_fabric.domain.invoke(fp, transport.fabric(), info, out,
+                    MemorySegment.NULL), label);
+            return new ScopedDomain(transport, out.get(C_POINTER, 0), label);
+        } catch (RuntimeException e) {
+            transport.release();
+            throw e;
+        }
+    }
+
+    @Override
+    public MemorySegment domain() {
+        return domain;
+    }
+
+    @Override
+    public MemorySegment endpointFp() {
+        return endpointFp;
+    }
+
+    @Override
+    public MemorySegment cqOpenFp() {
+        return cqOpenFp;
+    }
+
+    @Override
+    public synchronized void retain() {
+        if (nativeClosed || !held && children == 0) {
+            throw new ResourceClosedException("the key scope of " + label + " is closed");
+        }
+        transport.ensureOpen();
+        children++;
+    }
+
+    @Override
+    public synchronized void release() {
+        children--;
+        closeIfDone();
+    }
+
+    /** Registers memory in this domain: its key works on the connection opened in it only. */
+    @Override
+    public LocalRegion register(MemorySegment memory, Set<RegionAccess> access) {
+        return transport.register(this, mrRegFp, memory, access);
+    }
+
+    @Override
+    public synchronized FabricLocalRegion flushSink() {
+        if (flushSink == null) {
+            flushSink = transport.register(this, mrRegFp, arena.allocate(8, 8), EnumSet.of(RegionAccess.READ_DST));
+        }
+        return flushSink;
+    }
+
+    /** The request's hold goes; the domain closes with its last child. */
+    @Override
+    public synchronized void close() {
+        if (!held) {
+            return;
+        }
+        held = false;
+        children--;
+        closeIfDone();
+    }
+
+    /** {@return whether the domain is closed} (tests) */
+    synchronized boolean nativeClosed() {
+        return nativeClosed;
+    }
+
+    /** Nothing left but the flush sink (and no hold): it goes; then nothing: the domain goes. */
+    private void closeIfDone() {
+        if (held || nativeClosed) {
+            return;
+        }
+        if (children == 1 && flushSink != null) {
+            FabricLocalRegion sink = flushSink;
+            flushSink = null;
+            sink.close(); // its release() comes back here with no children left
+            return;
+        }
+        if (children == 0) {
+            nativeClosed = true;
+            try {
+                FabricLibrary.close(domain, "domain", label);
+            } finally {
+                arena.close();
+                transport.release();
+            }
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "key scope of " + label;
+    }
+}

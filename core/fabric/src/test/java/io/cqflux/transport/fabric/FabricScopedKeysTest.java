@@ -1,0 +1,220 @@
+package io.cqflux.transport.fabric;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.cqflux.core.Capability;
+import io.cqflux.core.CompletionRecord;
+import io.cqflux.core.ConnectionEvent;
+import io.cqflux.core.FlushType;
+import io.cqflux.core.RegionAccess;
+import io.cqflux.core.spi.Connection;
+import io.cqflux.core.spi.ConnectionRequest;
+import io.cqflux.core.spi.KeyScope;
+import io.cqflux.core.spi.Listener;
+import io.cqflux.core.spi.LocalRegion;
+import io.cqflux.core.spi.Registrar;
+import io.cqflux.core.spi.RemoteRegion;
+import io.cqflux.core.spi.Transport;
+import io.cqflux.core.testing.TransportFixture;
+import io.cqflux.core.testing.TransportPump;
+import java.io.IOException;
+import java.lang.foreign.ValueLayout;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Deque;
+import java.util.EnumSet;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Keys scoped to their connection at the transport (fabric/tcp on loopback): a domain per
+ * accepted connection (ScopedDomain), and what a key of one presented on another does.
+ */
+class FabricScopedKeysTest extends TransportFixture {
+
+    private static final InetAddress LOOPBACK = InetAddress.getLoopbackAddress();
+
+    @Override
+    protected Transport openTransport() {
+        return Fabric.open("tcp", LOOPBACK);
+    }
+
+    @Override
+    protected InetSocketAddress listenAddress() {
+        return new InetSocketAddress(LOOPBACK, 0);
+    }
+
+    /** One accepted connection, the region registered for it, and the scope (null: the transport's domain). */
+    private record Accepted(TransportPump.Side client, TransportPump.Side server, LocalRegion region, KeyScope scope) {
+    }
+
+    /**
+     * Connects a client to {@code l}; the server registers 4 KiB (remote read and write), filled
+     * with {@code fill}, in the request's own scope when {@code scoped}, else in its domain.
+     */
+    private Accepted accept(Listener l, Deque<ConnectionRequest> reqs, boolean scoped, byte fill) {
+        Connection c = closeLater(client.connect(l.address(), config(), new byte[0]));
+        TransportPump.Side cs = pump.add("client", c);
+        pump.until("a connection request", DEADLINE, () -> !reqs.isEmpty());
+        ConnectionRequest r = reqs.poll();
+        KeyScope scope = scoped ? r.scopeKeys() : null;
+        Registrar into = scoped ? scope : server;
+        LocalRegion region = closeLater(into.register(arena.allocate(4096, 4096),
+                EnumSet.of(RegionAccess.WRITE_DST, RegionAccess.READ_SRC)));
+        region.segment().fill(fill);
+        Connection s = closeLater(r.accept(new byte[0]));
+        if (scope != null) {
+            scope.close(); // the request's hold: the domain lives on with the connection and the region
+        }
+        TransportPump.Side ss = pump.add("server", s);
+        pump.until("both ends established", DEADLINE,
+                () -> cs.events.contains(ConnectionEvent.ESTABLISHED) && ss.events.contains(ConnectionEvent.ESTABLISHED));
+        return new Accepted(cs, ss, region, scope);
+    }
+
+    /** B writes 64 bytes with A's key through B's own connection; returns the completion. */
+    private CompletionRecord writeWithItsKey(Accepted a, Accepted b, long ctx) {
+        RemoteRegion aKey = closeLater(client.remoteRegion(a.region().descriptor()));
+        LocalRegion src = region(client, 64, RegionAccess.WRITE_SRC);
+        src.segment().fill((byte) 0x66);
+        post("write", () -> b.client().connection().write(aKey, 0, src, 0, 64, ctx, true));
+        return await(b.client(), ctx);
+    }
+
+    @Test
+    void tcp_offersScopedKeys() {
+        assertTrue(server.capabilities().contains(Capability.CONNECTION_SCOPED_KEYS), server.capabilities()::toString);
+        assertNull(server.connectionScopedKeysRefusal());
+    }
+
+    @Test
+    void aScopedKey_presentedOnAnotherConnection_reachesNothing_andItsOwnerGoesOn() {
+        Listener l = closeLater(server.listen(listenAddress(), config()));
+        Deque<ConnectionRequest> reqs = pump.add(l);
+        Accepted a = accept(l, reqs, true, (byte) 0x11);
+        Accepted b = accept(l, reqs, true, (byte) 0x22);
+        byte[] aBefore = a.region().segment().toArray(ValueLayout.JAVA_BYTE);
+
+        CompletionRecord w = writeWithItsKey(a, b, 7);
+        assertFalse(w.isSuccess(), "A's key worked on B's connection: " + w);
+        assertArrayEquals(aBefore, a.region().segment().toArray(ValueLayout.JAVA_BYTE), "A's region changed");
+        pump.until("B's connection ends", DEADLINE, () -> b.client().events.stream().anyMatch(ConnectionEvent::isTerminal));
+
+        // A's own key still works on A's connection.
+        CompletionRecord own = writeWithItsKey(a, a, 8);
+        assertTrue(own.isSuccess(), own::toString);
+        assertEquals(0x66, a.region().segment().get(ValueLayout.JAVA_BYTE, 0) & 0xff, "A's write did not land");
+    }
+
+    @Test
+    void anUnscopedKey_presentedOnAnotherConnection_works_whileItsConnectionLives() {
+        // The same as above in the transport's one domain: what the scope changes.
+        Listener l = closeLater(server.listen(listenAddress(), config()));
+        Deque<ConnectionRequest> reqs = pump.add(l);
+        Accepted a = accept(l, reqs, false, (byte) 0x11);
+        Accepted b = accept(l, reqs, false, (byte) 0x22);
+        CompletionRecord w = writeWithItsKey(a, b, 9);
+        assertTrue(w.isSuccess(), w::toString);
+        assertEquals(0x66, a.region().segment().get(ValueLayout.JAVA_BYTE, 0) & 0xff);
+    }
+
+    @Test
+    void aScopedConnection_postsFromTheTransportsRegions_andFlushesIntoItsOwnSink() {
+        // tcp needs no local descriptor (mr_mode 0): the application's regions, registered in the
+        // transport's domain, serve the server's posts on a connection opened in another domain.
+        Listener l = closeLater(server.listen(listenAddress(), config()));
+        Deque<ConnectionRequest> reqs = pump.add(l);
+        LocalRegion target = region(client, 4096, RegionAccess.WRITE_DST, RegionAccess.READ_SRC,
+                RegionAccess.FLUSH_TYPE_VISIBILITY);
+        Accepted a = accept(l, reqs, true, (byte) 0x11);
+        RemoteRegion dst = closeLater(server.remoteRegion(target.descriptor()));
+        LocalRegion src = region(server, 64, RegionAccess.WRITE_SRC, RegionAccess.READ_DST);
+        src.segment().fill((byte) 0x5a);
+        Connection s = a.server().connection();
+        post("server write", () -> s.write(dst, 0, src, 0, 64, 1, true));
+        assertTrue(await(a.server(), 1).isSuccess());
+        post("server flush", () -> s.flush(dst, 0, 64, FlushType.VISIBILITY, 2, true));
+        assertTrue(await(a.server(), 2).isSuccess());
+        post("server read", () -> s.read(src, 0, dst, 0, 8, 3, true));
+        assertTrue(await(a.server(), 3).isSuccess());
+        assertEquals(0x5a, target.segment().get(ValueLayout.JAVA_BYTE, 63) & 0xff);
+        FabricConnection fc = (FabricConnection) s;
+        assertEquals(0x5a, fc.flushSinkSegment().get(ValueLayout.JAVA_BYTE, 0) & 0xff,
+                "the flush read back into the scoped domain's sink");
+    }
+
+    @Test
+    void aScopedDomain_closesAfterItsLastChild_connectionAndRegionsInAnyOrder() {
+        Listener l = closeLater(server.listen(listenAddress(), config()));
+        Deque<ConnectionRequest> reqs = pump.add(l);
+        Accepted a = accept(l, reqs, true, (byte) 0x11);
+        ScopedDomain d = (ScopedDomain) a.scope();
+        assertFalse(d.nativeClosed(), "closed while its connection and region live");
+        a.region().close();
+        assertFalse(d.nativeClosed(), "closed while its connection lives");
+        pump.remove(a.server());
+        a.server().connection().close();
+        assertTrue(d.nativeClosed(), "the domain outlived its last child");
+        // The transport's count went back: it closes natively once its own children are gone.
+        assertThrows(io.cqflux.core.ResourceClosedException.class,
+                () -> d.register(arena.allocate(64, 8), EnumSet.of(RegionAccess.READ_SRC)));
+    }
+
+    @Test
+    void scopeKeys_isOnePerRequest_andRefusedOnceAnswered() {
+        Listener l = closeLater(server.listen(listenAddress(), config()));
+        Deque<ConnectionRequest> reqs = pump.add(l);
+        Connection c = closeLater(client.connect(l.address(), config(), new byte[0]));
+        pump.add("client", c);
+        pump.until("a connection request", DEADLINE, () -> !reqs.isEmpty());
+        ConnectionRequest r = reqs.poll();
+        KeyScope first = r.scopeKeys();
+        assertSame(first, r.scopeKeys());
+        r.reject();
+        first.close();
+        assertTrue(((ScopedDomain) first).nativeClosed(), "a rejected request's scope closes with its hold");
+        assertThrows(IllegalStateException.class, r::scopeKeys);
+    }
+
+    @Test
+    void scopedConnections_leaveNoFileDescriptorsBehind() throws IOException {
+        Listener l = closeLater(server.listen(listenAddress(), config()));
+        Deque<ConnectionRequest> reqs = pump.add(l);
+        // One first, so that what stays for the transport's life (the loop's event queue) is counted before.
+        Accepted warm = accept(l, reqs, true, (byte) 1);
+        long before = openFds();
+        for (int i = 0; i < 16; i++) {
+            Accepted a = accept(l, reqs, true, (byte) i);
+            pump.remove(a.server());
+            pump.remove(a.client());
+            a.server().connection().close();
+            a.client().connection().close();
+            a.region().close();
+            assertTrue(((ScopedDomain) a.scope()).nativeClosed());
+        }
+        assertEquals(before, openFds(), "file descriptors left behind by 16 scoped connections");
+        assertNotNull(warm);
+    }
+
+    @Test
+    void verbsLikeProviders_areRefused_withTheReason() {
+        // FI_MR_LOCAL: the transport's answer without the capability names the provider and why.
+        String why = FabricTransport.scopedKeysRefusal("verbs");
+        assertTrue(why.contains("verbs") && why.contains("FI_MR_LOCAL"), why);
+    }
+
+    private static long openFds() throws IOException {
+        try (Stream<Path> s = Files.list(Path.of("/proc/self/fd"))) {
+            return s.count();
+        }
+    }
+}
