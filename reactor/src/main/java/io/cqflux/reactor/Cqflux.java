@@ -108,11 +108,12 @@ public final class Cqflux implements Disposable, AutoCloseable {
         this.shutdownTimeout = b.shutdownTimeout;
         this.threadNamePrefix = threadNamePrefix;
         this.factory = new ConnectionFactory(this, transport, config, limits, this.loops, buffers, instrumentation,
-                closing, new SetupThread(threadNamePrefix));
+                closing, new SetupThread(threadNamePrefix), SetupThread.forCloses(threadNamePrefix));
         this.connections = factory.connections();
         this.holdings = new Holdings<>(RdmaServer::closeAsync, buffers::close);
         this.servers = holdings.servers();
-        this.shutdown = new Shutdown(this, this.loops, connections, transport, closing, holdings, factory.setups());
+        this.shutdown = new Shutdown(this, this.loops, connections, transport, closing, holdings, factory.setups(),
+                factory.closes());
     }
 
     /** {@return a builder with the defaults: AUTO transport on the loopback address, one blocking loop} */

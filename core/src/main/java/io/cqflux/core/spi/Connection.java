@@ -8,7 +8,9 @@ import java.util.List;
  * One connection (a reliable queue pair) and the operations that can be posted on it.
  *
  * <p><b>Threading.</b> Confined to the event loop that registered its queues and event channel:
- * every method except {@link #description()} is called on that thread.
+ * every method except {@link #description()} is called on that thread. The one exception is
+ * {@link #close()} where the transport says {@link Transport#closesOffLoop()}: after the loop let
+ * go of the connection, it may run once on another thread.
  *
  * <p><b>Posting.</b> Each operation checks its arguments (ranges against region sizes, access
  * rights, alignment, capabilities) and throws {@link IllegalArgumentException},

@@ -15,8 +15,9 @@ import java.util.Set;
  * {@link #close()} are thread-safe. {@link #listen} and {@link #connect} may be called from any
  * thread; the objects they return are then confined to the event loop that registers them.
  *
- * <p><b>Lifetime.</b> Close connections, listeners and regions first; {@link #close()} frees
- * the device objects and is idempotent.
+ * <p><b>Lifetime.</b> Close connections, listeners and regions first (a connection closed off its
+ * loop, {@link #closesOffLoop()}, included: its close has returned); {@link #close()} frees the
+ * device objects and is idempotent.
  */
 public interface Transport extends Registrar, AutoCloseable {
 
@@ -185,6 +186,20 @@ public interface Transport extends Registrar, AutoCloseable {
      * {@link #connectsOffLoop()})}
      */
     default boolean acceptsOffLoop() {
+        return false;
+    }
+
+    /**
+     * {@return whether {@link Connection#close()} may run on a thread other than the connection's
+     * loop, while that loop serves the transport's other connections (those sharing native queues
+     * with it included), once the loop has let go of the connection: its completion queues and
+     * event channel are unregistered, nothing more is posted on it, and the loop does not touch it
+     * again until the close returned (the hand-off and the hand-back go through task queues: the
+     * happens-before edges). The close must then touch nothing that the loop still uses without
+     * a lock (a shared queue's state for the loop's sleep, say). The default is the safe answer,
+     * no (see {@link #connectsOffLoop()})}
+     */
+    default boolean closesOffLoop() {
         return false;
     }
 

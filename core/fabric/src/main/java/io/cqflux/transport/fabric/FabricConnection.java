@@ -490,13 +490,24 @@ final class FabricConnection implements Connection {
         }
     }
 
+    /**
+     * {@inheritDoc}
+     *
+     * <p>It may run off the loop (FabricTransport#closesOffLoop), after the loop unregistered the
+     * connection's CQs and events: so it touches nothing the loop still uses. Its
+     * {@code fi_shutdown} does not tell the shared event queue (SharedEventQueue#touched: the
+     * loop's fi_trywait answer, loop-confined): the endpoint's {@code fi_close} follows at once
+     * and takes the endpoint's queued events out of the queue and its socket out of the queue's
+     * wait set, so nothing of this endpoint is left there that a fresh {@code fi_trywait} would
+     * have to find. Its own CQs are closed right after, unwatched and unpolled.
+     */
     @Override
     public void close() {
         if (closed) {
             return;
         }
         if (events.state() == FabricEvents.State.ESTABLISHED && !events.disconnected()) {
-            shutdown();
+            fi_ops_cm.shutdown.invoke(shutdownFp, ep, 0L);
         }
         closed = true;
         events.markEnded();

@@ -617,6 +617,18 @@ final class FabricTransport implements Transport, DomainHolder {
     }
 
     /**
+     * Yes where the domain is {@code FI_THREAD_SAFE} ({@link #connectsOffLoop()}): then
+     * {@code fi_shutdown} and the {@code fi_close} of an endpoint and of its CQs may run on
+     * another thread while the loop reads the shared EQ the endpoint is bound to (the endpoint's
+     * close and its unroute are one step against that read: SharedEventQueue). What the close
+     * leaves alone for the loop: FabricConnection#close.
+     */
+    @Override
+    public boolean closesOffLoop() {
+        return connectsOffLoop();
+    }
+
+    /**
      * Closes the transport: new children are refused at once; the domain and the fabric are
      * closed when the last listener, connection and region is (at once when there are none).
      */

@@ -4,6 +4,7 @@ import static io.cqflux.transport.fabric.ffm.fabric_h.FI_THREAD_SAFE;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.cqflux.core.ConnectionConfig;
@@ -14,7 +15,9 @@ import io.cqflux.core.spi.Listener;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.time.Duration;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -26,7 +29,9 @@ import org.junit.jupiter.api.Test;
 /**
  * What the reactive layer's set-up thread relies on (FabricTransport#connectsOffLoop): the domain
  * is FI_THREAD_SAFE as granted, and a connect built on one thread, while another thread reads the
- * loop's shared event queue it is bound to, is established and served by that other thread.
+ * loop's shared event queue it is bound to, is established and served by that other thread; and
+ * what its close thread relies on (FabricTransport#closesOffLoop): a connection closed on another
+ * thread leaves the loop's shared queue, and its other connections, to the loop.
  * Transports are opened through {@link Fabric#open}, never FabricTransport.open directly: the
  * former loads libfabric with its signal guard (IPATH_NO_BACKTRACE; docs/troubleshooting.md), and
  * a JVM that loaded it without dies of SIGSEGV at a later safepoint where libinfinipath is present.
@@ -41,6 +46,64 @@ class FabricThreadingTest {
             assertEquals(FI_THREAD_SAFE(), t.threading(), "fi_domain(3) threading level the tcp provider granted");
             assertTrue(t.connectsOffLoop());
             assertTrue(t.acceptsOffLoop());
+            assertTrue(t.closesOffLoop());
+        }
+    }
+
+    @Test
+    void connectionClosedOnAnotherThread_leavesTheSharedQueueToTheLoop_whichServesItsOtherConnection()
+            throws Exception {
+        ConnectionConfig cfg = ConnectionConfig.DEFAULT;
+        Object loop = new Object();
+        ExecutorService loopThread = Executors.newSingleThreadExecutor();
+        ExecutorService closeThread = Executors.newSingleThreadExecutor();
+        try (FabricTransport server = (FabricTransport) Fabric.open("tcp", LOOPBACK);
+             FabricTransport client = (FabricTransport) Fabric.open("tcp", LOOPBACK);
+             Listener l = server.listen(new InetSocketAddress(LOOPBACK, 0), cfg)) {
+            Connection first = loopThread.submit(() -> client.connect(l.address(), cfg, new byte[0], loop)).get();
+            Connection a1 = awaitRequest(l, loopThread, first).accept(new byte[0]);
+            assertEquals(ConnectionEvent.ESTABLISHED, awaitEvent(loopThread, first, a1));
+            Connection second = loopThread.submit(() -> client.connect(l.address(), cfg, new byte[0], loop)).get();
+            Connection a2 = awaitRequest(l, loopThread, second).accept(new byte[0]);
+            assertEquals(ConnectionEvent.ESTABLISHED, awaitEvent(loopThread, second, a2));
+            SharedEventQueue q = ((FabricConnection) second).sharedEventQueue();
+            assertSame(q, ((FabricConnection) first).sharedEventQueue(), "one event queue for the loop's connections");
+            assertEquals(2, q.routes());
+            // The loop watches the queue and holds a standing fi_trywait answer, as before a sleep.
+            Set<String> toldOn = ConcurrentHashMap.newKeySet();
+            boolean standing = loopThread.submit(() -> {
+                assertTrue(q.watchTouches(() -> toldOn.add(Thread.currentThread().getName())), "tcp's answers stand");
+                for (int i = 0; i < 100; i++) {
+                    q.dispatch();
+                    if (q.prepareToSleep() && q.eq().trywaitAnswer().untouched()) {
+                        return true;
+                    }
+                }
+                return false;
+            }).get();
+            assertTrue(standing, "the loop got a standing FI_SUCCESS for its queue");
+            toldOn.clear();
+            // The close thread closes the second (fi_shutdown, fi_close of endpoint and CQs): the
+            // loop's answer for the shared queue is not its to touch.
+            closeThread.submit(second::close).get();
+            assertEquals(Set.of(), toldOn, "threads that touched the loop's trywait answer");
+            assertTrue(q.eq().trywaitAnswer().untouched(), "the standing answer was left to the loop");
+            assertEquals(1, q.routes(), "the closed endpoint's route went with it");
+            // The loop goes on serving its queue: a new connection of the loop is established through it.
+            Connection third = loopThread.submit(() -> client.connect(l.address(), cfg, new byte[0], loop)).get();
+            Connection a3 = awaitRequest(l, loopThread, third).accept(new byte[0]);
+            assertEquals(ConnectionEvent.ESTABLISHED, awaitEvent(loopThread, third, a3));
+            assertSame(q, ((FabricConnection) third).sharedEventQueue(), "the loop's queue stayed open");
+            loopThread.submit(() -> {
+                third.close();
+                first.close();
+            }).get();
+            a3.close();
+            a2.close();
+            a1.close();
+        } finally {
+            loopThread.shutdownNow();
+            closeThread.shutdownNow();
         }
     }
 

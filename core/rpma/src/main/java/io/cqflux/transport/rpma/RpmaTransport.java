@@ -415,6 +415,21 @@ final class RpmaTransport implements Transport {
     }
 
     /**
+     * As {@link #connectsOffLoop()}: yes while librpma logs through {@link RpmaLog}'s upcall.
+     * librpma's THREAD_SAFETY.md lists {@code rpma_conn_disconnect} and {@code rpma_conn_delete}
+     * as thread-safe, under its assumption that one connection is used by one thread at a time,
+     * which the hand-off keeps (the loop has let go of the connection and touches it again only
+     * after the close returned); a connection's CQs, CM id and event channel are its own, shared
+     * with no other connection's loop. The disconnect logs at NOTICE, which without the upcall
+     * reaches {@code rpma_log_default_function} ({@code localtime_r(3)}, {@code syslog(3)}): the
+     * same condition as the connect's.
+     */
+    @Override
+    public boolean closesOffLoop() {
+        return RpmaLog.replacesDefault();
+    }
+
+    /**
      * No: the passive side's accept ({@code rpma_conn_req_connect(3)} of a request from
      * {@code rpma_ep_next_conn_req(3)}) migrates the request's CM id from the listener's event
      * channel to the connection's own ({@code rpma_conn_new} calls {@code rdma_migrate_id}), and

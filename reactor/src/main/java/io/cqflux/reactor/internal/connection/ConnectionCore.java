@@ -20,6 +20,7 @@ import io.cqflux.reactor.internal.op.OpMono;
 import io.cqflux.reactor.internal.op.SpinThenParkSubscriber;
 import io.cqflux.reactor.internal.resources.ApiAccess;
 import io.cqflux.reactor.internal.resources.Instrumentation;
+import io.cqflux.reactor.internal.resources.SetupThread;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -58,6 +59,30 @@ import reactor.util.Loggers;
  * task (one dying connection with a huge backlog never stalls its neighbours), then the native
  * connection is closed, and only then are the slots, credits and region references of operations
  * that never completed released (the NIC may use their buffers until the queue pair is gone).
+ *
+ * The native close (Connection.close(): fi_shutdown and the fi_close of the endpoint and its CQs,
+ * or rpma_conn_delete) runs on the instance's close thread where the transport allows it
+ * (Transport.closesOffLoop()), so that a storm of closes costs the loop's other connections only
+ * the loop's own part. What must hold, and how:
+ *   - Before the hand-off the loop has let go of the connection: its CQs and event channel are
+ *     out of epoll (their registrations closed on the loop, which takes effect at once), the
+ *     state is CLOSED (nothing posts: canPost() is false, the deadlines and the keep-alive are
+ *     stopped), and no completion is read from its CQs any more. What was still in them is
+ *     discarded with the queues by the native close; every operation still in the in-flight
+ *     table is released after it, as on the loop.
+ *   - Nothing the NIC or the provider may still touch is freed before the native close returned:
+ *     the close thread runs conn.close() alone and hands the rest back to the loop, which then
+ *     releases the in-flight operations' regions and the posted receive buffers, frees the receive
+ *     pool and the control words, and closes the peer's regions (the transport's own scratch is
+ *     freed by its close, after its fi_close: DeferredArena).
+ *   - closed (onDispose()) completes only in that hand-back, after the native close returned.
+ *   - The instance's shutdown waits for the queued closes after the loops ended and before it
+ *     frees the transport (Shutdown); a close handed over once the close thread no longer takes
+ *     any, or asked for after the loop ended (forceClose), runs where it is asked.
+ *   - Idempotent: closeNative() runs once (state CLOSED), under this object's lock.
+ *   - Bounded: closes have a thread of their own, so a close never waits behind a connect that
+ *     holds the set-up thread; each close task is one connection's native close, and the queue
+ *     holds at most the instance's connections.
  */
 
 /**
@@ -133,6 +158,10 @@ public final class ConnectionCore {
     /** The transport's connection-management events and the handshake. */
     public final EventIntake intake;
     public final CompletableFuture<Void> closed = new CompletableFuture<>();
+    /** The instance's close thread where the transport closes off the loop, else {@code null}. */
+    private final SetupThread closes;
+    /** The thread that ran the native close, once it returned (tests). */
+    private volatile Thread nativeCloseThread;
 
     /**
      * A connection of an instance, not started yet ({@link #start}).
@@ -147,10 +176,13 @@ public final class ConnectionCore {
      * @param buffers the instance's staging buffers
      * @param instrumentation the instance's listeners
      * @param onReleased the instance's bookkeeping once the connection is released
+     * @param closes where its native close runs off the loop (the transport allows it), or
+     *     {@code null} for the loop (see the design comment at the top of this file)
      */
     public ConnectionCore(EventLoop loop, Transport transport, Connection conn, ConnectionConfig config,
                    Limits limits, PeerControl control, boolean raw, BufferPool buffers,
-                   Instrumentation instrumentation, Consumer<ConnectionCore> onReleased) {
+                   Instrumentation instrumentation, Consumer<ConnectionCore> onReleased, SetupThread closes) {
+        this.closes = closes;
         this.raw = raw;
         this.buffers = buffers;
         this.instrumentation = instrumentation;
@@ -410,7 +442,9 @@ public final class ConnectionCore {
 
     /**
      * Unregisters and frees the native connection, then releases what operations in flight held:
-     * after the queue pair is destroyed nothing can touch their buffers any more.
+     * after the queue pair is destroyed nothing can touch their buffers any more. On the loop,
+     * where the transport allows it, the native close is handed to the close thread and the rest
+     * follows on the loop once it returned (see the design comment at the top of this file).
      */
     private synchronized void closeNative() {
         if (state == State.CLOSED) {
@@ -423,21 +457,50 @@ public final class ConnectionCore {
         // subscriber code: named as such around them.
         loop.noteSetup("cqflux.connectionClose");
         for (Registration r : registrations) {
-            safely(r::close);
+            safely(r::close); // on the loop: out of epoll when it returns
         }
         registrations.clear();
-        boolean nativeClosed;
+        if (closes != null && loop.inEventLoop()) {
+            try {
+                closes.execute(this::closeOffLoop);
+                return;
+            } catch (RuntimeException e) {
+                // The close thread takes no more (the instance's shutdown is past its loops): here.
+            }
+        }
+        released(closeConnection());
+    }
+
+    /** The close thread: the native close, then the rest handed back to the loop (or after its end). */
+    private void closeOffLoop() {
+        assert closes.inSetupThread() && state == State.CLOSED && registrations.isEmpty();
+        boolean nativeClosed = closeConnection();
+        runOnLoop(() -> released(nativeClosed));
+    }
+
+    /** {@return whether the transport's connection was closed} Failures are logged. */
+    private boolean closeConnection() {
         try {
             conn.close();
-            nativeClosed = true;
+            nativeCloseThread = Thread.currentThread();
+            return true;
         } catch (Throwable t) {
             Exceptions.throwIfJvmFatal(t);
             // The queue pair may still be alive: keep every buffer it could touch (a leak,
             // reported) rather than free memory under the NIC.
-            nativeClosed = false;
             LOG.warn("connection " + description + ": closing the native connection failed; its buffers are"
                     + " kept (leaked) since the NIC may still use them", t);
+            return false;
         }
+    }
+
+    /**
+     * After the native close returned: releases what operations in flight held, frees the
+     * receive pool and the control words, completes {@code events()} and {@link #closed}. The
+     * loop, or any thread once the loop ended.
+     */
+    private synchronized void released(boolean nativeClosed) {
+        loop.noteSetup("cqflux.connectionClose");
         if (nativeClosed) {
             loop.noteOperation("cqflux.connectionEnd"); // releases grant pooled buffers: subscriber code
             sendQueue.forEachInFlight((ctx, o) -> {
@@ -551,6 +614,11 @@ public final class ConnectionCore {
 
     public boolean isOpen() {
         return state.compareTo(State.ENDED) < 0;
+    }
+
+    /** {@return the thread that ran the native close once it returned, else {@code null} (tests)} */
+    public Thread nativeCloseThread() {
+        return nativeCloseThread;
     }
 
     /** {@return whether this side asked to close it ({@link #closeAsync}); any thread} */

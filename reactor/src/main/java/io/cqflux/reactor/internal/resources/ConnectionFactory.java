@@ -51,6 +51,8 @@ public final class ConnectionFactory {
     private final Set<ConnectionCore> connections = ConcurrentHashMap.newKeySet();
     /** Where connects and accepts make their native part, where the transport allows it. */
     private final SetupThread setups;
+    /** Where connections are closed natively, where the transport allows it (ConnectionCore). */
+    private final SetupThread closes;
 
     /**
      * @param owner the instance, for messages
@@ -62,11 +64,13 @@ public final class ConnectionFactory {
      * @param instrumentation its listeners
      * @param closing its shutdown flag (read only here)
      * @param setups its set-up thread
+     * @param closes its close thread
      */
     public ConnectionFactory(Object owner, Transport transport, ConnectionConfig config, Limits limits, LoopGroup loops,
                              BufferPool buffers, Instrumentation instrumentation, AtomicBoolean closing,
-                             SetupThread setups) {
+                             SetupThread setups, SetupThread closes) {
         this.setups = setups;
+        this.closes = closes;
         this.owner = owner;
         this.transport = transport;
         this.config = config;
@@ -80,6 +84,11 @@ public final class ConnectionFactory {
     /** {@return the instance's set-up thread} */
     public SetupThread setups() {
         return setups;
+    }
+
+    /** {@return the instance's close thread} */
+    public SetupThread closes() {
+        return closes;
     }
 
     /** {@return the connections not released yet (live view)} */
@@ -353,7 +362,7 @@ public final class ConnectionFactory {
      */
     public ConnectionCore adopt(EventLoop loop, Connection spi, ConnectionConfig cfg, PeerControl control, boolean raw) {
         ConnectionCore core = new ConnectionCore(loop, transport, spi, cfg, limits, control, raw, buffers,
-                instrumentation, connections::remove);
+                instrumentation, connections::remove, transport.closesOffLoop() ? closes : null);
         connections.add(core);
         return core;
     }

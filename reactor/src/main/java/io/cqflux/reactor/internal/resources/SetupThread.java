@@ -24,6 +24,13 @@ import reactor.util.Loggers;
  * ({@code Transport.connectsOffLoop()}, {@code Transport.acceptsOffLoop()}); where it says no,
  * the work stays on the loop.
  *
+ * <p><b>The close thread.</b> The same class, named {@code <prefix>-close} ({@link #forCloses}),
+ * runs the native close of connections whose transport allows it off the loop
+ * ({@code Transport.closesOffLoop()}; ConnectionCore's design comment): a thread of its own, so
+ * that a close never waits behind a connect that holds the set-up thread (an address that takes
+ * seconds to resolve), and so that the instance's shutdown can end the set-ups first and the
+ * closes only after the loops, which hand over closes until they end.
+ *
  * <p><b>Shutdown.</b> {@link #shutdown()} takes no new task and completes its future once every
  * task given before it has run: a task finds the instance closing and releases what it holds (or
  * builds nothing), so that the instance frees its transport only after the last set-up ended.
@@ -43,6 +50,20 @@ public final class SetupThread {
     /** @param prefix the instance's thread-name prefix; the thread is {@code <prefix>-setup} */
     public SetupThread(String prefix) {
         this.name = prefix + "-setup";
+    }
+
+    private SetupThread(String prefix, String role) {
+        this.name = prefix + "-" + role;
+    }
+
+    /**
+     * {@return an instance's close thread, {@code <prefix>-close}: where the native close of its
+     * connections runs (see the class comment)}
+     *
+     * @param prefix the instance's thread-name prefix
+     */
+    public static SetupThread forCloses(String prefix) {
+        return new SetupThread(prefix, "close");
     }
 
     /**
@@ -82,7 +103,7 @@ public final class SetupThread {
         }
     }
 
-    /** {@return whether the caller runs on the set-up thread} */
+    /** {@return whether the caller runs on this thread} */
     public boolean inSetupThread() {
         return Thread.currentThread() == thread;
     }

@@ -20,7 +20,8 @@ import reactor.util.Loggers;
  * An instance's shutdown, run once within a budget: what must stop first (the peer pools, the
  * buffer pool's takers), then servers and connections close; at the deadline (or sooner) the
  * loops shut down gracefully with what is left of it, and then force; after every loop thread
- * ended (and the set-up thread's last task), leftovers are freed and the transport last. The
+ * ended (and the set-up thread's last task, and the close thread's last queued native close),
+ * leftovers are freed and the transport last. The
  * loops and the set-up thread are awaited without a deadline: the transport is never freed under
  * a thread still in it. Thread-safe.
  */
@@ -52,6 +53,8 @@ public final class Shutdown {
     private final Owned owned;
     /** Its set-up thread: ended before the transport is freed. */
     private final SetupThread setups;
+    /** Its close thread: ended after the loops (which hand it closes until they end), before the transport is freed. */
+    private final SetupThread closes;
     private final CompletableFuture<Void> terminated = new CompletableFuture<>();
 
     /**
@@ -62,10 +65,13 @@ public final class Shutdown {
      * @param closing its shutdown flag, which only this sets
      * @param owned what of it only its public side reaches
      * @param setups its set-up thread, whose last task ends before the transport is freed
+     * @param closes its close thread, whose queued closes end after the loops and before the
+     *     transport is freed
      */
     public Shutdown(Object owner, LoopGroup loops, Set<ConnectionCore> connections, Transport transport,
-                    AtomicBoolean closing, Owned owned, SetupThread setups) {
+                    AtomicBoolean closing, Owned owned, SetupThread setups, SetupThread closes) {
         this.setups = setups;
+        this.closes = closes;
         this.owner = owner;
         this.loops = loops;
         this.connections = connections;
@@ -120,6 +126,11 @@ public final class Shutdown {
                     return setupsEnded; // never fails; the transport outlives every set-up
                 })
                 .thenCompose(f -> f)
+                // The loops have ended, so no close is handed over any more: the closes queued so
+                // far run to their end (each hands its release back to its ended loop, which runs
+                // it at once), and a close after this one runs where it is asked (ConnectionCore).
+                // fi_domain(3): the domain is closed after its children, so the transport waits.
+                .thenCompose(v -> closes.shutdown())
                 .whenComplete((v, e) -> {
                     // The loops have ended: whatever a connection still holds is freed here and now
                     // (one failing close never keeps the others, or the transport, from closing).
