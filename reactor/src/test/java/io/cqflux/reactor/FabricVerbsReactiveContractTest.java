@@ -17,6 +17,15 @@ class FabricVerbsReactiveContractTest extends ReactiveContract {
                 .localAddress(RpmaReactiveContractTest.address());
     }
 
+    /**
+     * Under TCG two instances cost more to build and close than most of the contract's tests take:
+     * the class shares one server and one client (see {@link ReactiveContract#sharesInstances()}).
+     */
+    @Override
+    boolean sharesInstances() {
+        return true;
+    }
+
     @Override
     InetSocketAddress listenAddress() {
         return new InetSocketAddress(RpmaReactiveContractTest.address(), 0);

@@ -34,6 +34,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -64,8 +65,27 @@ abstract class ReactiveContract {
     MemorySegment localMem;
     Region local;
 
+    /**
+     * The server and client instances of a class whose tests share them ({@link #sharesInstances()}),
+     * made by its first test (or by the next one after a test disposed one) and closed after its last.
+     */
+    private static Cqflux sharedServer;
+    private static Cqflux sharedClient;
+
     /** {@return a builder for the transport under test (address, transport choice)} */
     abstract Cqflux.Builder builder();
+
+    /**
+     * {@return whether the class's tests share one server and one client instance} Each test still
+     * binds its own server endpoint, registers its own regions and makes its own connection; after
+     * it, the instances are handed to the next test only when they are back to what the test found
+     * (no connection, server or region left, see {@link #tearDown()}), and closed otherwise. For a
+     * transport whose instance is slow to build and close (the Soft-RoCE lane under TCG), where the
+     * two instances per test cost more than most tests themselves.
+     */
+    boolean sharesInstances() {
+        return false;
+    }
 
     /** {@return where the server listens; port 0 where the transport reports the bound port} */
     abstract InetSocketAddress listenAddress();
@@ -93,8 +113,19 @@ abstract class ReactiveContract {
     @BeforeEach
     void setUp() {
         arena = Arena.ofShared();
-        server = builder().build();
-        client = builder().build();
+        if (sharesInstances()) {
+            if (sharedServer == null || sharedServer.isDisposed()) {
+                sharedServer = builder().build();
+            }
+            if (sharedClient == null || sharedClient.isDisposed()) {
+                sharedClient = builder().build();
+            }
+            server = sharedServer;
+            client = sharedClient;
+        } else {
+            server = builder().build();
+            client = builder().build();
+        }
         serverMem = arena.allocate(SIZE, 64);
         java.util.EnumSet<RegionAccess> access = java.util.EnumSet.of(RegionAccess.WRITE_DST, RegionAccess.READ_SRC,
                 RegionAccess.SEND, RegionAccess.RECV, RegionAccess.WRITE_SRC, RegionAccess.READ_DST);
@@ -110,15 +141,92 @@ abstract class ReactiveContract {
         local = client.register(localMem, RegionAccess.WRITE_SRC, RegionAccess.READ_DST, RegionAccess.SEND);
     }
 
+    /**
+     * Closes both instances, which fails the test when something is left that the shutdown cannot
+     * release within its budget ({@link Cqflux#close()}). Instances shared by the class
+     * ({@link #sharesInstances()}) are kept instead when the test's connection, server endpoint and
+     * regions are released within {@link #T} and nothing else is left on either instance; after a
+     * test that left a connection, server or region of its own open, or disposed an instance, they
+     * are closed as above and the next test makes new ones. So every test starts from instances
+     * with no connection, server or region.
+     */
     @AfterEach
     void tearDown() {
-        if (client != null) {
-            client.close();
-        }
-        if (server != null) {
-            server.close();
+        if (!sharesInstances() || !handedBack()) {
+            if (sharesInstances()) {
+                sharedServer = null;
+                sharedClient = null;
+            }
+            try {
+                if (client != null) {
+                    client.close();
+                }
+            } finally {
+                if (server != null) {
+                    server.close();
+                }
+            }
         }
         arena.close();
+    }
+
+    /**
+     * Releases what {@link #setUp()} made on the shared instances: {@return whether both are back
+     * to no connection, server and region}
+     */
+    private boolean handedBack() {
+        if (server == null || client == null || server.isDisposed() || client.isDisposed()) {
+            return false;
+        }
+        List<Mono<Void>> ours = new ArrayList<>();
+        // The client's side first, as Cqflux.close() of the client would: its orderly close ends
+        // the server's side. Both closing at once would each wait out the goodbye's bound.
+        if (conn != null) {
+            conn.dispose();
+            ours.add(conn.onDispose());
+        }
+        if (serverConn != null) {
+            try {
+                serverConn.onDispose().block(T);
+            } catch (RuntimeException e) {
+                serverConn.dispose();
+            }
+            ours.add(serverConn.onDispose());
+        }
+        if (srv != null) {
+            srv.dispose();
+            ours.add(srv.onDispose());
+        }
+        for (Region r : new Region[] {serverRegion, local}) {
+            if (r != null) {
+                r.close();
+                ours.add(r.onClose());
+            }
+        }
+        try {
+            Mono.when(ours).block(T);
+        } catch (RuntimeException e) {
+            return false; // Cqflux.close() below names what is left
+        }
+        // What the test made itself and left (a connection, a server, a region) is not ours to end:
+        // those instances go.
+        return FaultRig.await(() -> server.openConnections() + client.openConnections() + server.openServers()
+                + client.openServers() + server.openRegions() + client.openRegions() == 0, Duration.ofMillis(200));
+    }
+
+    @AfterAll
+    static void closeSharedInstances() {
+        try {
+            if (sharedClient != null) {
+                sharedClient.close();
+            }
+        } finally {
+            if (sharedServer != null) {
+                sharedServer.close();
+            }
+            sharedClient = null;
+            sharedServer = null;
+        }
     }
 
     PeerRegion remote() {

@@ -34,6 +34,15 @@ class RpmaReactiveContractTest extends ReactiveContract {
         }
     }
 
+    /**
+     * Under TCG two instances cost more to build and close than most of the contract's tests take:
+     * the class shares one server and one client (see {@link ReactiveContract#sharesInstances()}).
+     */
+    @Override
+    boolean sharesInstances() {
+        return true;
+    }
+
     @Override
     Cqflux.Builder builder() {
         return Cqflux.builder().transport(TransportChoice.RPMA).localAddress(address());
