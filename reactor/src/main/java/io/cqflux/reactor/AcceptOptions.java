@@ -59,27 +59,33 @@ import java.util.function.Function;
  * a larger one fails the bind. {@link #withSharedReceivePool(int)} sizes the chunk. A client with
  * raw private data sends without credits and keeps a pool of its own (above).
  *
- * <p><b>Keys scoped to their connection</b> (on by default where the transport can:
- * fabric/tcp; {@link #withKeysScopedToConnection(boolean)}). The server always registers what an
+ * <p><b>Keys scoped to their connection</b> (opt-in, fabric/tcp only:
+ * {@link #withKeysScopedToConnection(boolean)}). The server always registers what an
  * accepted connection is exposed to, and the connection's control words, once more for that
  * connection, so its keys die with it (docs/security.md, section 5). With scoped keys each
  * accepted connection also gets a libfabric domain of its own: its endpoint, its completion
  * queues and what the server registers for it are opened there, so a key presented on any other
  * connection reaches nothing (the provider ends the connection it came on, as for a forged key);
  * ending or revoking the connection closes the domain after its last object. Without them (the
- * opt-out {@code withKeysScopedToConnection(false)}, or a transport that cannot) those
- * registrations live in the instance's one domain, so while connection A lives, A's key also
- * works when a peer presents it on another connection of the instance (it reaches only what A
- * was granted, with A's rights). The cost is one domain per connection: on fabric/tcp no file
- * descriptor, well under a KiB of native heap, and no accept time that shows beside the
- * connection's own (docs/security.md has the figures). Only fabric/tcp can: verbs needs every
- * local buffer registered in the endpoint's own protection domain ({@code FI_MR_LOCAL}) and
- * librpma creates a request's queue pair in the listening peer's protection domain; there the
- * default is the instance's domain, and {@code withKeysScopedToConnection(true)} fails the bind
- * with {@link io.cqflux.core.UnsupportedCapabilityException} naming the transport and why. The
- * application's own regions and the receive buffers (the shared receive pool's included) stay
- * registered in the instance's domain and work on a scoped connection, since tcp needs no local
- * descriptor.
+ * default) those registrations live in the instance's one domain, so while connection A lives,
+ * A's key also works when a peer presents it on another connection of the instance (it reaches
+ * only what A was granted, with A's rights). Only fabric/tcp can: verbs needs every local buffer
+ * registered in the endpoint's own protection domain ({@code FI_MR_LOCAL}) and librpma creates a
+ * request's queue pair in the listening peer's protection domain; there
+ * {@code withKeysScopedToConnection(true)} fails the bind with
+ * {@link io.cqflux.core.UnsupportedCapabilityException} naming the transport and why.
+ *
+ * <p>What a scoped connection's peer can reach is exactly what its hello named: a region the
+ * application registered with {@link Cqflux#register} and handed to that peer some other way (its
+ * {@link Region#rawDescriptor()} in a message, say) lives in the instance's domain, so the peer's
+ * access to it fails and ends the connection, as a forged key does. That is why it is not the
+ * default: servers that hand out raw descriptors would break. Locally the application's regions
+ * and the receive buffers (the shared receive pool's included) stay in the instance's domain and
+ * work on a scoped connection, since tcp needs no local descriptor. The cost measured on
+ * libfabric 1.17's tcp is one domain per connection: no file descriptor, well under a KiB of
+ * native heap, and no accept time that shows beside the connection's own (docs/security.md has
+ * the figures); later libfabric versions' tcp provider may give each domain progress objects of
+ * its own, so measure there before turning it on for many clients.
  *
  * <p>Immutable and thread-safe.
  */
@@ -115,16 +121,13 @@ public final class AcceptOptions {
     private final boolean endOnReceiveOverflow;
     /** Buffers per chunk of the server's shared receive pool; 0: off (the default); -1: SHARED_POOL_DEPTHS depths. */
     private final int sharedReceivePool;
-    /**
-     * Whether each accepted connection gets a key scope of its own (withKeysScopedToConnection);
-     * null: the default, where the transport can.
-     */
-    private final Boolean scopedKeys;
+    /** Whether each accepted connection gets a key scope of its own (withKeysScopedToConnection). */
+    private final boolean scopedKeys;
 
     private AcceptOptions(List<Region> exposed, Function<byte[], AcceptDecision> accept, int receivePrefetch,
                           boolean beforeAccept, Authenticator authenticator, int maxConnections,
                           int maxPendingHandshakes, Duration handshakeTimeout, boolean endOnReceiveOverflow,
-                          int sharedReceivePool, Boolean scopedKeys) {
+                          int sharedReceivePool, boolean scopedKeys) {
         this.exposed = exposed;
         this.accept = accept;
         this.receivePrefetch = receivePrefetch;
@@ -141,7 +144,7 @@ public final class AcceptOptions {
     private AcceptOptions(List<Region> exposed, Function<byte[], AcceptDecision> accept, int receivePrefetch,
                           boolean beforeAccept) {
         this(exposed, accept, receivePrefetch, beforeAccept, null, Integer.MAX_VALUE, DEFAULT_MAX_PENDING_HANDSHAKES,
-                null, true, 0, null);
+                null, true, 0, false);
     }
 
     /** {@return the defaults of a server bound without options: {@code exposing(regions)}} */
@@ -396,14 +399,14 @@ public final class AcceptOptions {
     }
 
     /**
-     * These options with keys scoped to their connection required, or turned off: see the class
-     * comment. By default they are scoped where the transport can (fabric/tcp) and not elsewhere.
+     * These options with keys scoped to their connection, or not (the default): see the class
+     * comment.
      *
-     * @param scoped {@code true}: each accepted connection must get a domain of its own for what
-     *     the server registers for it, and the bind fails, naming the transport and why, where the
+     * @param scoped {@code true}: each accepted connection gets a domain of its own for what the
+     *     server registers for it, and the bind fails, naming the transport and why, where the
      *     transport cannot ({@code rpma}, {@code fabric/verbs}); {@code false}: the instance's one
-     *     domain for every connection, for a trusted single-tenant server (a key of a live
-     *     connection then works on its neighbours too)
+     *     domain for every connection (a key of a live connection then works on its neighbours
+     *     too)
      * @return new options
      * @throws IllegalStateException when {@code scoped} is asked of options with raw private data:
      *     the server registers nothing for such a connection, so there is no key to scope
@@ -417,13 +420,9 @@ public final class AcceptOptions {
                 maxPendingHandshakes, handshakeTimeout, endOnReceiveOverflow, sharedReceivePool, scoped);
     }
 
-    /**
-     * {@return what {@link #withKeysScopedToConnection(boolean)} asked for, or empty for the
-     * default: scoped where the transport can ({@link RdmaServer#keysScopedToConnection()} tells
-     * what a server got)}
-     */
-    public java.util.Optional<Boolean> keysScopedToConnection() {
-        return java.util.Optional.ofNullable(scopedKeys);
+    /** {@return whether {@link #withKeysScopedToConnection(boolean)} asked for keys scoped to their connection} */
+    public boolean keysScopedToConnection() {
+        return scopedKeys;
     }
 
     /** {@return whether a full receive pool ends an accepted raw connection (the default) or holds the client back} */
@@ -441,7 +440,6 @@ public final class AcceptOptions {
                 + ", max pending handshakes " + maxPendingHandshakes
                 + (handshakeTimeout != null ? ", handshake timeout " + handshakeTimeout.toMillis() + " ms" : "")
                 + (sharedReceivePool != 0 ? ", shared receive pool" + (sharedReceivePool > 0 ? " of " + sharedReceivePool
-                        + " buffers a chunk" : "") : "") + (scopedKeys == null ? "" : scopedKeys ? ", keys scoped to their connection"
-                : ", keys in the instance's domain") + "]";
+                        + " buffers a chunk" : "") : "") + (scopedKeys ? ", keys scoped to their connection" : "") + "]";
     }
 }

@@ -100,9 +100,8 @@ public final class RdmaServer implements Disposable, AutoCloseable {
         this.authentication = o.authenticator() == null ? null
                 : new ServerAuthentication(this, loop, o.authenticator(), admission, handshakeTimeout);
         this.outlet = new ServerOutlet(toString(), handler, bufferSize);
-        // Scoped keys by default where the transport can; the bind refused a request it cannot serve.
-        this.scopedKeys = rawAccept == null && o.keysScopedToConnection()
-                .orElse(owner.transport().connectionScopedKeysRefusal() == null);
+        // Scoped keys only when asked for; the bind refused a request the transport cannot serve.
+        this.scopedKeys = rawAccept == null && o.keysScopedToConnection();
         // Receives kept posted ahead of demand on each connection (-1: the connection's default);
         // posted before each accept only with raw private data.
         this.accepts = new ServerAccepts(this, owner, loop, config, exposed, admission, outlet, handshakeTimeout,
@@ -113,8 +112,8 @@ public final class RdmaServer implements Disposable, AutoCloseable {
 
     /**
      * {@return whether each connection this server accepts gets keys that work on it only
-     * ({@link AcceptOptions#withKeysScopedToConnection(boolean)}): by default where the transport
-     * can (fabric/tcp), never with raw private data (nothing is registered for such a connection)}
+     * ({@link AcceptOptions#withKeysScopedToConnection(boolean)}; off by default, never with raw
+     * private data: nothing is registered for such a connection)}
      */
     public boolean keysScopedToConnection() {
         return scopedKeys;
@@ -128,8 +127,8 @@ public final class RdmaServer implements Disposable, AutoCloseable {
      *     transport cannot
      */
     static void checkScopedKeys(AcceptOptions options, io.cqflux.core.spi.Transport transport) {
-        if (options == null || !options.keysScopedToConnection().orElse(false)) {
-            return; // not asked for, or the default: scoped only where the transport can
+        if (options == null || !options.keysScopedToConnection()) {
+            return; // not asked for
         }
         String why = transport.connectionScopedKeysRefusal();
         if (why != null) {

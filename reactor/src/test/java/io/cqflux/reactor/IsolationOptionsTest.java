@@ -1,6 +1,7 @@
 package io.cqflux.reactor;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -55,16 +56,17 @@ class IsolationOptionsTest {
     }
 
     @Test
-    void keysScopedToTheirConnection_areTheDefaultWhereTheTransportCan_requiredOrTurnedOff() {
+    void keysScopedToTheirConnection_areOffByDefault_andAskedForOrNot() {
         AcceptOptions o = AcceptOptions.exposing();
-        assertTrue(o.keysScopedToConnection().isEmpty(), "the default: where the transport can");
-        assertEquals(java.util.Optional.of(true), o.withKeysScopedToConnection(true).keysScopedToConnection());
-        assertEquals(java.util.Optional.of(false), o.withKeysScopedToConnection(false).keysScopedToConnection());
+        assertFalse(o.keysScopedToConnection(), "the default: not scoped");
+        assertTrue(o.withKeysScopedToConnection(true).keysScopedToConnection());
+        assertFalse(o.withKeysScopedToConnection(true).withKeysScopedToConnection(false).keysScopedToConnection());
         assertTrue(o.withKeysScopedToConnection(true).toString().contains("keys scoped to their connection"));
+        assertFalse(o.toString().contains("scoped"), o::toString);
         // Raw private data registers nothing for a connection: nothing to scope.
         AcceptOptions raw = AcceptOptions.rawPrivateData(d -> AcceptDecision.reject());
         assertThrows(IllegalStateException.class, () -> raw.withKeysScopedToConnection(true));
-        assertEquals(java.util.Optional.of(false), raw.withKeysScopedToConnection(false).keysScopedToConnection());
+        assertFalse(raw.withKeysScopedToConnection(false).keysScopedToConnection());
     }
 
     @Test
@@ -76,7 +78,7 @@ class IsolationOptionsTest {
         assertEquals(io.cqflux.core.Capability.CONNECTION_SCOPED_KEYS, e.capability());
         assertTrue(e.getMessage().startsWith("rpma does not support CONNECTION_SCOPED_KEYS")
                 && e.getMessage().contains("listening peer's protection domain"), e.getMessage());
-        // The default and the opt-out bind there; a transport that can takes the request.
+        // The default and asking for none bind there; a transport that can takes the request.
         RdmaServer.checkScopedKeys(AcceptOptions.exposing(), rpma);
         RdmaServer.checkScopedKeys(AcceptOptions.exposing().withKeysScopedToConnection(false), rpma);
         RdmaServer.checkScopedKeys(AcceptOptions.exposing().withKeysScopedToConnection(true), transport("fabric/tcp", null));

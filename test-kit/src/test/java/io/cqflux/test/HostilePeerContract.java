@@ -156,8 +156,8 @@ abstract class HostilePeerContract {
         readOnly = server.register(filled(0x22), RegionAccess.READ_SRC);
         readOnlyFlushable = server.register(filled(0x33), RegionAccess.READ_SRC, RegionAccess.FLUSH_TYPE_VISIBILITY);
         trustedServer = server.bind(listenAddress(), trusted).block(T);
-        // The public endpoint opts out of keys scoped to their connection: what a leaked key does
-        // in the instance's one domain is measured on it (aLeakedKey_worksOnlyWhileItsConnectionLives).
+        // The public endpoint keeps its keys in the instance's one domain (the default, said here
+        // because it is what aLeakedKey_worksOnlyWhileItsConnectionLives measures).
         publicServer = server.bind(listenAddress(), AcceptOptions.exposing(readOnly, readOnlyFlushable)
                 .withKeysScopedToConnection(false)).block(T);
         subscriptions.add(trustedServer.connections().subscribe(accepted::add));
@@ -381,9 +381,10 @@ abstract class HostilePeerContract {
 
     @Test
     void keysScopedToTheirConnection_workOnlyThere_onTheSameBindAndAnother_orTheBindIsRefused() {
-        // The default: scoped where the transport can; the public endpoint opted out.
-        assertEquals(offersScopedKeys(), trustedServer.keysScopedToConnection(), "the default on " + server.transportName());
-        assertFalse(publicServer.keysScopedToConnection(), "the opt-out");
+        // The default: not scoped, on every transport (a region handed out by its raw descriptor
+        // must stay reachable: aRegionHandedOutByItsRawDescriptor_...).
+        assertFalse(trustedServer.keysScopedToConnection(), "the default on " + server.transportName());
+        assertFalse(publicServer.keysScopedToConnection(), "asked for: not scoped");
         Region scopedRegion = server.register(filled(0x55), RegionAccess.WRITE_DST, RegionAccess.READ_SRC);
         AcceptOptions scoped = AcceptOptions.exposing(scopedRegion).withKeysScopedToConnection(true);
         if (!offersScopedKeys()) {
@@ -436,6 +437,45 @@ abstract class HostilePeerContract {
             scopedRegion.close();
         }
         aProperClientIsStillServed();
+    }
+
+    /**
+     * A region the server's application registered and hands to a peer by its raw descriptor (not
+     * in the hello) is reachable on a connection of a default server; with keys scoped to their
+     * connection it is not, since it lives in the instance's domain: the access fails and ends
+     * that connection, as a forged key does (AcceptOptions' class comment says so).
+     */
+    @Test
+    void aRegionHandedOutByItsRawDescriptor_isReachableOnADefaultServersConnection_andNotOnAScopedOnes() {
+        Region handedOut = server.register(filled(0x66), RegionAccess.READ_SRC);
+        try {
+            PeerRegion raw = neighbour.remoteRegion(handedOut.rawDescriptor(), RegionAccess.READ_SRC);
+            StepVerifier.create(neighbour.read(raw, 0, 8)).assertNext(b -> assertEquals(0x66, b[0] & 0xff))
+                    .expectComplete().verify(T);
+            if (!offersScopedKeys()) {
+                return;
+            }
+            RdmaServer s = server.bind(listenAddress(), AcceptOptions.exposing().withKeysScopedToConnection(true))
+                    .block(T);
+            List<RdmaConnection> served = new CopyOnWriteArrayList<>();
+            Disposable sub = s.connections().subscribe(served::add);
+            RdmaConnection c = trustedSide.connect(s.address()).block(T);
+            try {
+                PeerRegion there = c.remoteRegion(handedOut.rawDescriptor(), RegionAccess.READ_SRC);
+                StepVerifier.create(c.read(there, 0, 8))
+                        .expectErrorSatisfies(e -> assertTrue(e instanceof OperationFailedException
+                                || e instanceof ConnectionException, e::toString))
+                        .verify(T);
+            } finally {
+                c.dispose();
+                sub.dispose();
+                served.forEach(RdmaConnection::dispose);
+                s.disposeNow(T);
+            }
+        } finally {
+            handedOut.close();
+        }
+        neighbourStillWorks();
     }
 
     @Test

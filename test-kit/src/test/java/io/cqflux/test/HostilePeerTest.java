@@ -35,12 +35,12 @@ class HostilePeerTest extends HostilePeerContract {
         return new InetSocketAddress(InetAddress.getLoopbackAddress(), 0);
     }
 
-    /** The fabric raw form: key, base, length, 8 bytes each. */
     @Override
     boolean offersScopedKeys() {
         return true;
     }
 
+    /** The fabric raw form: key, base, length, 8 bytes each. */
     @Override
     int rawDescriptorLength() {
         return 24;

@@ -66,7 +66,9 @@ public interface ConnectionRequest {
      * only, and {@link #accept} then opens the connection in it
      * ({@link io.cqflux.core.Capability#CONNECTION_SCOPED_KEYS}). Only before {@link #accept};
      * the caller closes the scope after the accept, or after the accept failed or the request was
-     * rejected (see {@link KeyScope} for its lifetime).
+     * rejected (see {@link KeyScope} for its lifetime). One caller: the thread that answers the
+     * request, which asks once; a call after that caller closed the scope may return a scope
+     * whose domain is already gone.
      *
      * @return the request's scope (the same one on every call)
      * @throws io.cqflux.core.UnsupportedCapabilityException where the transport cannot scope keys

@@ -305,9 +305,8 @@ public class CqfluxAutoConfiguration {
             set("cqflux.server.handshake-timeout", t, () -> probe.withHandshakeTimeout(t));
             steps.add(o -> o.withHandshakeTimeout(t));
         }
-        if (cfg.getKeysScopedToConnection() != null) {
-            boolean scoped = cfg.getKeysScopedToConnection();
-            steps.add(o -> o.withKeysScopedToConnection(scoped));
+        if (cfg.isKeysScopedToConnection()) {
+            steps.add(o -> o.withKeysScopedToConnection(true));
         }
         return o -> {
             AcceptOptions out = o;

@@ -32,11 +32,11 @@ public class CqfluxServerProperties {
 
     /**
      * Whether each accepted connection's keys work on that connection only (a libfabric domain per
-     * connection): true requires it (the server fails to start on a transport that cannot: rpma,
-     * fabric/verbs); false keeps every connection's registrations in the instance's one domain, for
-     * a trusted single-tenant server; unset: where the transport can (fabric/tcp).
+     * connection; fabric/tcp only, the server fails to start on a transport that cannot: rpma,
+     * fabric/verbs). Off by default: a region handed to a peer by its raw descriptor is then not
+     * reachable on such a connection (AcceptOptions.withKeysScopedToConnection).
      */
-    private Boolean keysScopedToConnection;
+    private boolean keysScopedToConnection;
 
     /** Created by the binder. */
     public CqfluxServerProperties() {
@@ -77,13 +77,13 @@ public class CqfluxServerProperties {
         this.handshakeTimeout = handshakeTimeout;
     }
 
-    /** @return whether keys are scoped to their connection, or null for where the transport can */
-    public Boolean getKeysScopedToConnection() {
+    /** @return whether keys are scoped to their connection */
+    public boolean isKeysScopedToConnection() {
         return keysScopedToConnection;
     }
 
-    /** @param keysScopedToConnection whether keys are scoped to their connection (null: where the transport can) */
-    public void setKeysScopedToConnection(Boolean keysScopedToConnection) {
+    /** @param keysScopedToConnection whether keys are scoped to their connection */
+    public void setKeysScopedToConnection(boolean keysScopedToConnection) {
         this.keysScopedToConnection = keysScopedToConnection;
     }
 

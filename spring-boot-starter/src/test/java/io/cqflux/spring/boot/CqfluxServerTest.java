@@ -150,14 +150,14 @@ class CqfluxServerTest {
     }
 
     @Test
-    void keysScopedToConnection_areTheDefaultOnFabricTcp_andThePropertyTurnsThemOff() {
+    void keysScopedToConnection_areOffByDefault_andThePropertyTurnsThemOnOnFabricTcp() {
         runner.withPropertyValues("cqflux.server.port=0", "cqflux.server.regions.data.size=4KB")
-                .run(ctx -> assertThat(ctx.getBean(CqfluxServer.class).keysScopedToConnection()).isTrue());
+                .run(ctx -> assertThat(ctx.getBean(CqfluxServer.class).keysScopedToConnection()).isFalse());
         runner.withPropertyValues("cqflux.server.port=0", "cqflux.server.regions.data.size=4KB",
-                        "cqflux.server.keys-scoped-to-connection=false")
+                        "cqflux.server.keys-scoped-to-connection=true")
                 .run(ctx -> {
                     assertThat(ctx).hasNotFailed();
-                    assertThat(ctx.getBean(CqfluxServer.class).keysScopedToConnection()).isFalse();
+                    assertThat(ctx.getBean(CqfluxServer.class).keysScopedToConnection()).isTrue();
                 });
     }
 

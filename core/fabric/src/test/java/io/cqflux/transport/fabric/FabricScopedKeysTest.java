@@ -164,7 +164,6 @@ class FabricScopedKeysTest extends TransportFixture {
         pump.remove(a.server());
         a.server().connection().close();
         assertTrue(d.nativeClosed(), "the domain outlived its last child");
-        // The transport's count went back: it closes natively once its own children are gone.
         assertThrows(io.cqflux.core.ResourceClosedException.class,
                 () -> d.register(arena.allocate(64, 8), EnumSet.of(RegionAccess.READ_SRC)));
     }
