@@ -231,8 +231,11 @@ final class ServerAccepts {
         loop.noteSetup("cqflux.accept");
         ConnectionCore core = owner.adopt(target, spi, config, control, raw);
         core.onPeerViolation(admission::peerViolation);
+        // No key of its exposures outlives the loop's hold of the connection: they go before its
+        // native close waits its turn on the close thread (and again here, idempotent, should
+        // the connection close without that step).
+        core.beforeNativeClose(() -> closeExposures(exposures));
         core.closed.whenComplete((v, t) -> {
-            // The native connection is gone: no key of its exposures may outlive it.
             closeExposures(exposures);
             if (h.end() == ServerAdmission.Handshake.ESTABLISHED) {
                 admission.released();

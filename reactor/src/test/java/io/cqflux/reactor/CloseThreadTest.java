@@ -168,6 +168,64 @@ class CloseThreadTest {
         }
     }
 
+    /**
+     * The close thread held while the instance shuts down: the budget runs out and the loops end
+     * with native closes still queued, and the transport stays open until those ran; then every
+     * connection is released, closed natively on the close thread, and the close thread ends with
+     * the instance.
+     */
+    @Test
+    void instanceShutdown_withTheCloseThreadHeld_freesTheTransportOnlyAfterTheQueuedCloses() throws Exception {
+        try (Arena arena = Arena.ofShared(); Cqflux server = fabric()) {
+            Region exposed = server.register(arena.allocate(4096, 4096), RegionAccess.WRITE_DST);
+            RdmaServer s = server.bind(new InetSocketAddress(LO, 0), exposed).block(T);
+            assertNotNull(s);
+            String prefix = "cqflux-closeheld";
+            Cqflux client = Cqflux.builder().transport(TransportChoice.FABRIC).localAddress(LO).loops(1)
+                    .threadNamePrefix(prefix).shutdownTimeout(Duration.ofMillis(200)).build();
+            List<RdmaConnection> cs = new ArrayList<>();
+            for (int i = 0; i < 4; i++) {
+                cs.add(client.connect(s.address()).block(T));
+            }
+            CountDownLatch entered = new CountDownLatch(1);
+            CountDownLatch release = new CountDownLatch(1);
+            client.factory.closes().execute(() -> {
+                entered.countDown();
+                try {
+                    release.await(T.toSeconds(), TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            });
+            try {
+                assertTrue(entered.await(T.toSeconds(), TimeUnit.SECONDS), "the close thread took the holding task");
+                cs.get(0).dispose(); // its native close queues behind the held task
+                client.dispose();    // the budget runs out with closes queued; the loops end
+                assertTrue(FaultRig.await(() -> !threadAlive(prefix + "-loop-0"), T), "the loop did not end");
+                assertFalse(nativeClosed(client), "the transport was freed with native closes still queued");
+                for (RdmaConnection c : cs) {
+                    assertNull(c.core().nativeCloseThread(), "closed natively while the close thread was held: " + c);
+                }
+            } finally {
+                release.countDown();
+            }
+            client.onDispose().block(T);
+            for (RdmaConnection c : cs) {
+                c.onDispose().block(T);
+                assertNotNull(c.core().nativeCloseThread(), "closed natively: " + c);
+            }
+            assertTrue(cs.get(0).core().nativeCloseThread().getName().endsWith("-close"),
+                    "the queued close ran on " + cs.get(0).core().nativeCloseThread());
+            assertTrue(nativeClosed(client), "the client's domain was not freed after the queued closes");
+            assertTrue(FaultRig.await(() -> !threadAlive(prefix + "-close"), T), "the close thread outlived its instance");
+            assertTrue(FaultRig.await(() -> s.stats().connections() == 0, T), "server " + s.stats());
+        }
+    }
+
+    private static boolean threadAlive(String name) {
+        return Thread.getAllStackTraces().keySet().stream().anyMatch(t -> t.isAlive() && t.getName().equals(name));
+    }
+
     /** Whether the instance's fabric domain and fabric are closed (FabricTransport#nativeClosed). */
     private static boolean nativeClosed(Cqflux c) throws ReflectiveOperationException {
         Object t = c.transport();

@@ -162,6 +162,8 @@ public final class ConnectionCore {
     private final SetupThread closes;
     /** The thread that ran the native close, once it returned (tests). */
     private volatile Thread nativeCloseThread;
+    /** Runs once the connection is let go, before its native close (beforeNativeClose); guarded by this. */
+    private Runnable beforeNativeClose;
 
     /**
      * A connection of an instance, not started yet ({@link #start}).
@@ -382,6 +384,15 @@ public final class ConnectionCore {
         violations.listener(listener);
     }
 
+    /**
+     * Loop thread, before the start: {@code task} runs once the connection is let go (nothing
+     * posts any more, its fds are out of epoll) and before its native close is handed over or
+     * run. Only for what no posted operation uses: a server's registrations for remote access.
+     */
+    public synchronized void beforeNativeClose(Runnable task) {
+        beforeNativeClose = task;
+    }
+
     /** Loop thread: the goodbye write completed; an ended connection's teardown can go on. */
     void goodbyeCompleted() {
         if (goodbye.completed()) {
@@ -460,6 +471,13 @@ public final class ConnectionCore {
             safely(r::close); // on the loop: out of epoll when it returns
         }
         registrations.clear();
+        if (beforeNativeClose != null) {
+            // Remote-only registrations (a server's exposures) go now, not after the close
+            // thread's queue: a peer being ended keeps no access meanwhile. Deregistering memory
+            // while the queue pair lives is allowed; the peer's accesses then fail.
+            safely(beforeNativeClose);
+            beforeNativeClose = null;
+        }
         if (closes != null && loop.inEventLoop()) {
             try {
                 closes.execute(this::closeOffLoop);
@@ -471,11 +489,20 @@ public final class ConnectionCore {
         released(closeConnection());
     }
 
-    /** The close thread: the native close, then the rest handed back to the loop (or after its end). */
+    /**
+     * The close thread: the native close, then the rest handed back to the loop (or after its
+     * end), whatever the close threw: an error the JVM cannot go on from still releases what
+     * cannot be touched any more, and keeps (leaks) the buffers the queue pair might still use.
+     */
     private void closeOffLoop() {
         assert closes.inSetupThread() && state == State.CLOSED && registrations.isEmpty();
-        boolean nativeClosed = closeConnection();
-        runOnLoop(() -> released(nativeClosed));
+        boolean nativeClosed = false;
+        try {
+            nativeClosed = closeConnection();
+        } finally {
+            boolean ok = nativeClosed;
+            runOnLoop(() -> released(ok));
+        }
     }
 
     /** {@return whether the transport's connection was closed} Failures are logged. */

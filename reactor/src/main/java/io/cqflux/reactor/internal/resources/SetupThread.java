@@ -67,7 +67,7 @@ public final class SetupThread {
     }
 
     /**
-     * Runs {@code task} on the set-up thread, after those given before it. A task that throws is
+     * Runs {@code task} on this thread, after those given before it. A task that throws is
      * logged; it must have released what it built itself.
      *
      * @throws ResourceClosedException when the thread was shut down
@@ -99,7 +99,7 @@ public final class SetupThread {
         try {
             task.run();
         } catch (RuntimeException | Error x) {
-            LOG.error(name + ": a set-up task failed", x);
+            LOG.error(name + ": a task failed", x);
         }
     }
 
