@@ -76,6 +76,10 @@ import reactor.util.Loggers;
  *     pool and the control words, and closes the peer's regions (the transport's own scratch is
  *     freed by its close, after its fi_close: DeferredArena).
  *   - closed (onDispose()) completes only in that hand-back, after the native close returned.
+ *   - What is registered for remote access only (a server's exposures: no local post uses them)
+ *     is revoked at the let-go, before the hand-off (beforeNativeClose), so that a peer being
+ *     ended keeps no access while its native close waits its turn; deregistering memory while
+ *     its queue pair lives is allowed (fi_mr(3), ibv_dereg_mr(3)), the peer's accesses then fail.
  *   - The instance's shutdown waits for the queued closes after the loops ended and before it
  *     frees the transport (Shutdown); a close handed over once the close thread no longer takes
  *     any, or asked for after the loop ended (forceClose), runs where it is asked.
