@@ -231,10 +231,10 @@ final class ServerAccepts {
         loop.noteSetup("cqflux.accept");
         ConnectionCore core = owner.adopt(target, spi, config, control, raw);
         core.onPeerViolation(admission::peerViolation);
-        // No key of its exposures outlives the loop's hold of the connection: they go before its
-        // native close waits its turn on the close thread (and again here, idempotent, should
-        // the connection close without that step).
-        core.beforeNativeClose(() -> closeExposures(exposures));
+        // No key of its exposures outlives the connection: a lost one's go as soon as the loop
+        // lets it go, before its native close waits its turn on the close thread; an orderly
+        // one's once the native connection is gone (ConnectionCore's design comment says why).
+        core.revokeIfLost(() -> closeExposures(exposures));
         core.closed.whenComplete((v, t) -> {
             closeExposures(exposures);
             if (h.end() == ServerAdmission.Handshake.ESTABLISHED) {

@@ -71,6 +71,8 @@ abstract class ReactiveContract {
      */
     private static Cqflux sharedServer;
     private static Cqflux sharedClient;
+    /** The class whose tests the shared instances serve. */
+    private static Class<?> sharedOwner;
 
     /** {@return a builder for the transport under test (address, transport choice)} */
     abstract Cqflux.Builder builder();
@@ -114,6 +116,12 @@ abstract class ReactiveContract {
     void setUp() {
         arena = Arena.ofShared();
         if (sharesInstances()) {
+            // Static, so one class's instances must never serve another's tests: the class that
+            // built them is remembered, and another class (another transport) builds its own.
+            if (sharedOwner != getClass()) {
+                closeShared();
+                sharedOwner = getClass();
+            }
             if (sharedServer == null || sharedServer.isDisposed()) {
                 sharedServer = builder().build();
             }
@@ -216,6 +224,10 @@ abstract class ReactiveContract {
 
     @AfterAll
     static void closeSharedInstances() {
+        closeShared();
+    }
+
+    private static void closeShared() {
         try {
             if (sharedClient != null) {
                 sharedClient.close();

@@ -349,7 +349,7 @@ abstract class HostilePeerContract {
     @Test
     void aLeakedKey_worksOnlyWhileItsConnectionLives() {
         // libfabric 1.17 cannot bind a key to an endpoint (fi_mr_bind is -FI_ENOSYS on tcp): on a
-        // server without keys scoped to their connection (the public endpoint opts out; rpma cannot)
+        // server without keys scoped to their connection (the default; rpma cannot scope them)
         // a key handed to connection A is valid on every connection of the server's domain while A
         // lives. What per-connection exposure adds is that it dies with A, and that it reaches
         // only what A was granted (read-only here).
@@ -452,9 +452,18 @@ abstract class HostilePeerContract {
             PeerRegion raw = neighbour.remoteRegion(handedOut.rawDescriptor(), RegionAccess.READ_SRC);
             StepVerifier.create(neighbour.read(raw, 0, 8)).assertNext(b -> assertEquals(0x66, b[0] & 0xff))
                     .expectComplete().verify(T);
-            if (!offersScopedKeys()) {
-                return;
+            if (offersScopedKeys()) {
+                readOnAScopedConnection_failsAndEndsIt(handedOut);
             }
+        } finally {
+            handedOut.close();
+        }
+        neighbourStillWorks();
+    }
+
+    /** The read of {@code handedOut} by its raw descriptor on a connection of a scoped server. */
+    private void readOnAScopedConnection_failsAndEndsIt(Region handedOut) {
+        {
             RdmaServer s = server.bind(listenAddress(), AcceptOptions.exposing().withKeysScopedToConnection(true))
                     .block(T);
             List<RdmaConnection> served = new CopyOnWriteArrayList<>();
@@ -466,16 +475,15 @@ abstract class HostilePeerContract {
                         .expectErrorSatisfies(e -> assertTrue(e instanceof OperationFailedException
                                 || e instanceof ConnectionException, e::toString))
                         .verify(T);
+                // As for a forged key: the provider ends the connection the access came on.
+                StepVerifier.create(c.onDispose()).expectComplete().verify(T);
             } finally {
                 c.dispose();
                 sub.dispose();
                 served.forEach(RdmaConnection::dispose);
                 s.disposeNow(T);
             }
-        } finally {
-            handedOut.close();
         }
-        neighbourStillWorks();
     }
 
     @Test

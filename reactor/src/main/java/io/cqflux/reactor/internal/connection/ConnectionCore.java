@@ -77,9 +77,13 @@ import reactor.util.Loggers;
  *     freed by its close, after its fi_close: DeferredArena).
  *   - closed (onDispose()) completes only in that hand-back, after the native close returned.
  *   - What is registered for remote access only (a server's exposures: no local post uses them)
- *     is revoked at the let-go, before the hand-off (beforeNativeClose), so that a peer being
- *     ended keeps no access while its native close waits its turn; deregistering memory while
- *     its queue pair lives is allowed (fi_mr(3), ibv_dereg_mr(3)), the peer's accesses then fail.
+ *     is revoked at the let-go of a connection that did not end in order (LOST: a peer violation,
+ *     a timeout, a silent peer), before the hand-off (revokeIfLost), so that a peer being ended
+ *     keeps no access while its native close waits its turn; deregistering memory while its queue
+ *     pair lives is allowed (fi_mr(3), ibv_dereg_mr(3)), the peer's accesses then fail. Not after
+ *     an orderly close: there the peer's operations still in flight must end CLOSED, by the
+ *     disconnect, not by a remote access error (on verbs and rxe a live queue pair answers a
+ *     revoked key with one), so those registrations go after the native close, as the rest.
  *   - The instance's shutdown waits for the queued closes after the loops ended and before it
  *     frees the transport (Shutdown); a close handed over once the close thread no longer takes
  *     any, or asked for after the loop ended (forceClose), runs where it is asked.
@@ -166,8 +170,8 @@ public final class ConnectionCore {
     private final SetupThread closes;
     /** The thread that ran the native close, once it returned (tests). */
     private volatile Thread nativeCloseThread;
-    /** Runs once the connection is let go, before its native close (beforeNativeClose); guarded by this. */
-    private Runnable beforeNativeClose;
+    /** Runs at the let-go of a connection that did not end in order (revokeIfLost); guarded by this. */
+    private Runnable revokeIfLost;
 
     /**
      * A connection of an instance, not started yet ({@link #start}).
@@ -389,12 +393,14 @@ public final class ConnectionCore {
     }
 
     /**
-     * Loop thread, before the start: {@code task} runs once the connection is let go (nothing
-     * posts any more, its fds are out of epoll) and before its native close is handed over or
-     * run. Only for what no posted operation uses: a server's registrations for remote access.
+     * Loop thread, before the start: {@code task} runs once a connection that did not end in
+     * order (not CLOSED) is let go (nothing posts any more, its fds are out of epoll), before its
+     * native close is handed over or run; after an orderly end it does not run (see the design
+     * comment). Only for what no posted operation uses: a server's registrations for remote
+     * access, which the owner also revokes after the native close.
      */
-    public synchronized void beforeNativeClose(Runnable task) {
-        beforeNativeClose = task;
+    public synchronized void revokeIfLost(Runnable task) {
+        revokeIfLost = task;
     }
 
     /** Loop thread: the goodbye write completed; an ended connection's teardown can go on. */
@@ -475,12 +481,14 @@ public final class ConnectionCore {
             safely(r::close); // on the loop: out of epoll when it returns
         }
         registrations.clear();
-        if (beforeNativeClose != null) {
-            // Remote-only registrations (a server's exposures) go now, not after the close
-            // thread's queue: a peer being ended keeps no access meanwhile. Deregistering memory
-            // while the queue pair lives is allowed; the peer's accesses then fail.
-            safely(beforeNativeClose);
-            beforeNativeClose = null;
+        if (revokeIfLost != null) {
+            // See the design comment: a lost connection's peer keeps no access meanwhile; an
+            // orderly close keeps its registrations until after the native close.
+            Runnable r = revokeIfLost;
+            revokeIfLost = null;
+            if (!(terminal instanceof ConnectionException ce && ce.event() == ConnectionEvent.CLOSED)) {
+                safely(r);
+            }
         }
         if (closes != null && loop.inEventLoop()) {
             try {
