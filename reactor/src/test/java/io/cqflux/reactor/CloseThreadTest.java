@@ -187,18 +187,9 @@ class CloseThreadTest {
             for (int i = 0; i < 4; i++) {
                 cs.add(client.connect(s.address()).block(T));
             }
-            CountDownLatch entered = new CountDownLatch(1);
             CountDownLatch release = new CountDownLatch(1);
-            client.factory.closes().execute(() -> {
-                entered.countDown();
-                try {
-                    release.await(T.toSeconds(), TimeUnit.SECONDS);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-            });
+            hold(client, release);
             try {
-                assertTrue(entered.await(T.toSeconds(), TimeUnit.SECONDS), "the close thread took the holding task");
                 cs.get(0).dispose(); // its native close queues behind the held task
                 client.dispose();    // the budget runs out with closes queued; the loops end
                 assertTrue(FaultRig.await(() -> !threadAlive(prefix + "-loop-0"), T), "the loop did not end");
@@ -239,19 +230,10 @@ class CloseThreadTest {
             assertNotNull(c);
             assertTrue(FaultRig.await(() -> served.size() == 1, T), "not served");
             assertEquals(1, s.stats().exposures());
-            CountDownLatch entered = new CountDownLatch(1);
             CountDownLatch release = new CountDownLatch(1);
-            server.factory.closes().execute(() -> {
-                entered.countDown();
-                try {
-                    release.await(T.toSeconds(), TimeUnit.SECONDS);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-            });
+            hold(server, release);
             ConnectionCore core = served.get(0).core();
             try {
-                assertTrue(entered.await(T.toSeconds(), TimeUnit.SECONDS), "the close thread took the holding task");
                 core.runOnLoop(() -> core.end(new io.cqflux.core.ConnectionException(io.cqflux.core.ConnectionEvent.LOST,
                         "ended by the test"), io.cqflux.core.ConnectionEvent.LOST));
                 assertTrue(FaultRig.await(() -> s.stats().exposures() == 0, T),
@@ -265,6 +247,20 @@ class CloseThreadTest {
             assertNotNull(core.nativeCloseThread(), "never closed natively");
             c.dispose();
         }
+    }
+
+    /** Occupies {@code c}'s close thread until {@code release}; returns once the holding task runs. */
+    private static void hold(Cqflux c, CountDownLatch release) throws InterruptedException {
+        CountDownLatch entered = new CountDownLatch(1);
+        c.factory.closes().execute(() -> {
+            entered.countDown();
+            try {
+                release.await(T.toSeconds(), TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        assertTrue(entered.await(T.toSeconds(), TimeUnit.SECONDS), "the close thread did not take the holding task");
     }
 
     private static boolean threadAlive(String name) {
