@@ -131,19 +131,24 @@ public final class ConnectionFactory {
                 sink.error(e);
                 return;
             }
+            Connect c = new Connect(address, regionList, raw, receivePrefetch, credentials, endOnReceiveOverflow,
+                    releases, loop, sink, ref, handedOver);
+            Runnable build = c::build;
             sink.onCancel(() -> {
                 if (handedOver.compareAndSet(false, true)) {
-                    ConnectionCore c = ref.get();
-                    if (c != null) {
-                        c.closeAsync();
+                    ConnectionCore core = ref.get();
+                    if (core != null) {
+                        core.closeAsync();
+                    } else if (transport.connectsOffLoop()) {
+                        // Cancelled (or timed out) while its native part may still run: the
+                        // connects queued behind it need not wait for that (SetupThread).
+                        setups.giveUp(build);
                     }
                 }
             });
-            Connect c = new Connect(address, regionList, raw, receivePrefetch, credentials, endOnReceiveOverflow,
-                    releases, loop, sink, ref, handedOver);
             if (transport.connectsOffLoop()) {
                 try {
-                    setups.execute(c::build);
+                    setups.execute(build);
                     return;
                 } catch (RuntimeException e) {
                     sink.error(new ResourceClosedException("cqflux is closed: cannot connect to " + address));
@@ -175,7 +180,8 @@ public final class ConnectionFactory {
      *
      * <p>What must hold on cancellation (the subscriber's or the timeout's, which claim
      * {@code handedOver}): cancelled while queued, nothing native is made; cancelled while the
-     * native part runs, it finishes and the loop ends the connection through its own close, as for
+     * native part runs, it finishes (on a worker of its own: the set-up thread's queue goes on
+     * without it, SetupThread#giveUp) and the loop ends the connection through its own close, as for
      * one cancelled while establishing. Until {@link #start} nothing of it is registered with the
      * loop and no receive is posted, so nothing the NIC may touch is freed early. When the
      * instance is closing by the time the loop would adopt it, it is closed there and then instead

@@ -1,12 +1,8 @@
 package io.cqflux.reactor.internal.resources;
 
 import io.cqflux.core.ResourceClosedException;
+import java.util.ArrayDeque;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
 import reactor.util.Logger;
 import reactor.util.Loggers;
 
@@ -31,20 +27,41 @@ import reactor.util.Loggers;
  * seconds to resolve), and so that the instance's shutdown can end the set-ups first and the
  * closes only after the loops, which hand over closes until they end.
  *
+ * <p><b>A task given up on.</b> A native set-up can block for as long as the library lets it
+ * (librpma resolves an address and a route inside {@code rpma_conn_req_new}, each for up to the
+ * connect timeout, {@code rpma_conn_req_new(3)}), and nothing can interrupt it. When its caller
+ * gives up on the task that is running ({@link #giveUp}: a connect cancelled or timed out, a
+ * pool's attempt abandoned), the thread hands the queue to a fresh worker of the same name and
+ * finishes the given-up task alone, then ends; so the connects behind it do not wait for it. The
+ * task itself still runs to its end and releases what it built (it finds itself cancelled). At
+ * most {@value #MAX_GIVEN_UP} given-up tasks run beside the queue at once; past that the queue
+ * waits as before. Tasks then no longer run one at a time: only while a given-up one finishes,
+ * and only calls a transport already allows from several threads (connects of different loops
+ * run on their loops at once where it keeps them there).
+ *
  * <p><b>Shutdown.</b> {@link #shutdown()} takes no new task and completes its future once every
- * task given before it has run: a task finds the instance closing and releases what it holds (or
- * builds nothing), so that the instance frees its transport only after the last set-up ended.
- * Thread-safe.
+ * task given before it has run, given-up ones included: a task finds the instance closing and
+ * releases what it holds (or builds nothing), so that the instance frees its transport only
+ * after the last set-up ended. Thread-safe.
  */
 public final class SetupThread {
     private static final Logger LOG = Loggers.getLogger(SetupThread.class);
+    /** The most given-up tasks that may run beside the queue at once. */
+    static final int MAX_GIVEN_UP = 4;
+    /** Which SetupThread, if any, the current thread works for ({@link #inSetupThread()}). */
+    private static final ThreadLocal<SetupThread> CURRENT = new ThreadLocal<>();
 
     private final String name;
     private final CompletableFuture<Void> terminated = new CompletableFuture<>();
-    /** Started with the first task (guarded by this). */
-    private ExecutorService executor;
-    /** The thread, once started: what {@link #inSetupThread()} compares with. */
-    private volatile Thread thread;
+    /** Tasks not yet taken (guarded by this). */
+    private final ArrayDeque<Runnable> queue = new ArrayDeque<>();
+    /** The worker that takes the queue's tasks; null before the first task and once ended (guarded by this). */
+    private Thread worker;
+    /** The task the worker runs now, or null (guarded by this). */
+    private Runnable running;
+    /** Given-up tasks still running on the workers they were left to (guarded by this). */
+    private int givenUpRunning;
+    private boolean started;
     private boolean shutdown;
 
     /** @param prefix the instance's thread-name prefix; the thread is {@code <prefix>-setup} */
@@ -73,25 +90,94 @@ public final class SetupThread {
      * @throws ResourceClosedException when the thread was shut down
      */
     public void execute(Runnable task) {
-        ExecutorService e;
         synchronized (this) {
             if (shutdown) {
                 throw new ResourceClosedException(name + " is shut down");
             }
-            if (executor == null) {
-                executor = new ThreadPoolExecutor(1, 1, 0, TimeUnit.NANOSECONDS, new LinkedBlockingQueue<>(), r -> {
-                    Thread t = new Thread(r, name);
-                    t.setDaemon(true);
-                    thread = t;
-                    return t;
-                });
+            queue.add(task);
+            started = true;
+            if (worker == null) {
+                worker = startWorker();
+            } else {
+                notifyAll();
             }
-            e = executor;
-            try {
-                e.execute(() -> run(task));
-            } catch (RejectedExecutionException x) {
-                throw new ResourceClosedException(name + " is shut down");
+        }
+    }
+
+    /**
+     * The caller gives up on {@code task} (compared by identity): if it is the one running now,
+     * the queue goes on on a fresh worker while it finishes alone (the class comment), unless
+     * {@value #MAX_GIVEN_UP} given-up tasks run already; if it is queued, nothing happens here
+     * (it runs in its turn and finds itself cancelled). Any thread.
+     *
+     * @return whether the queue was handed to a fresh worker
+     */
+    public boolean giveUp(Runnable task) {
+        synchronized (this) {
+            if (task == null || running != task || givenUpRunning >= MAX_GIVEN_UP) {
+                return false;
             }
+            givenUpRunning++;
+            running = null;
+            worker = queue.isEmpty() && shutdown ? null : startWorker();
+            return true;
+        }
+    }
+
+    private Thread startWorker() {
+        Thread t = new Thread(this::work, name);
+        t.setDaemon(true);
+        t.start();
+        return t;
+    }
+
+    /** A worker: takes tasks while it is the worker; a given-up task's worker ends after it. */
+    private void work() {
+        CURRENT.set(this);
+        Thread me = Thread.currentThread();
+        boolean last = false;
+        while (true) {
+            Runnable task;
+            synchronized (this) {
+                while (worker == me && queue.isEmpty() && !shutdown) {
+                    try {
+                        wait();
+                    } catch (InterruptedException e) {
+                        // Not an end: the instance's shutdown ends this thread.
+                    }
+                }
+                if (worker != me) {
+                    return; // a fresh worker took over (only possible after a given-up task)
+                }
+                task = queue.poll();
+                if (task == null) { // shut down and drained
+                    worker = null;
+                    last = givenUpRunning == 0;
+                } else {
+                    running = task;
+                }
+            }
+            if (task == null) {
+                if (last) {
+                    terminated.complete(null); // outside the lock: its dependents may call in
+                }
+                return;
+            }
+            run(task);
+            synchronized (this) {
+                if (worker != me) {
+                    // Given up on while it ran: the queue is another worker's now.
+                    givenUpRunning--;
+                    last = shutdown && worker == null && queue.isEmpty() && givenUpRunning == 0;
+                } else {
+                    running = null;
+                    continue;
+                }
+            }
+            if (last) {
+                terminated.complete(null);
+            }
+            return;
         }
     }
 
@@ -103,35 +189,37 @@ public final class SetupThread {
         }
     }
 
-    /** {@return whether the caller runs on this thread} */
+    /** {@return whether the caller runs on this thread (or finishes a given-up task of it)} */
     public boolean inSetupThread() {
-        return Thread.currentThread() == thread;
+        return CURRENT.get() == this;
     }
 
     /** {@return whether the thread was started (a task was given)} (tests) */
     public synchronized boolean started() {
-        return executor != null;
+        return started;
     }
 
     /**
      * Takes no new task; the tasks given so far still run (each finds its instance closing).
      * Idempotent.
      *
-     * @return completes once every task given before ran; it completes on the set-up thread
-     *     itself, as its last task, so the thread may still be ending then (what the instance's
-     *     shutdown waits for is the tasks, not the thread)
+     * @return completes once every task given before ran, given-up ones included (the threads
+     *     may still be ending then: what the instance's shutdown waits for is the tasks)
      */
     public CompletableFuture<Void> shutdown() {
+        boolean now = false;
         synchronized (this) {
             if (!shutdown) {
                 shutdown = true;
-                if (executor == null) {
-                    terminated.complete(null);
+                if (worker == null && givenUpRunning == 0) {
+                    now = true;
                 } else {
-                    executor.execute(() -> terminated.complete(null)); // after every task given before
-                    executor.shutdown();
+                    notifyAll();
                 }
             }
+        }
+        if (now) {
+            terminated.complete(null);
         }
         return terminated;
     }
