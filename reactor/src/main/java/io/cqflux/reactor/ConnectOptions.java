@@ -153,8 +153,10 @@ public final class ConnectOptions {
      * @param supplier called once per connect, on the instance's set-up thread where the transport
      *     builds connections off the loop (fabric; rpma with cqflux's log bridge), else on an event
      *     loop; must not block: the instance's other connects wait for it, and so do the accepts of
-     *     the instance's servers whose native part runs on that same thread (fabric's); its bytes
-     *     must be 1 to 255 long, or
+     *     the instance's servers whose native part runs on that same thread (fabric's); it may be
+     *     called from two threads at once (a connect given up on finishes beside the next, such as
+     *     a PeerPool's abandoned attempt and its next attempt), so it must be thread-safe; its
+     *     bytes must be 1 to 255 long, or
      *     the connect fails with an {@link IllegalArgumentException}
      * @return new options
      * @throws IllegalStateException on options with raw private data, which carry no hello

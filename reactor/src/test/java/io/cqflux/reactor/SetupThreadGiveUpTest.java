@@ -1,5 +1,6 @@
 package io.cqflux.reactor;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -14,6 +15,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
@@ -70,62 +72,94 @@ class SetupThreadGiveUpTest {
     }
 
     @Test
-    void atMostMaxGivenUpTasks_runBesideTheQueue() throws Exception {
+    void pastMaxGivenUpTasks_theNextGivenUpOneHoldsTheQueue_untilOneOfThemEnds() throws Exception {
         SetupThread t = new SetupThread("giveup-bound");
-        CountDownLatch release = new CountDownLatch(1);
-        List<Runnable> stuck = new ArrayList<>();
+        List<CountDownLatch> releases = new ArrayList<>();
         try {
             for (int i = 0; i <= 4; i++) {
                 CountDownLatch entered = new CountDownLatch(1);
+                CountDownLatch release = new CountDownLatch(1);
+                releases.add(release);
                 Runnable r = held(entered, release);
-                stuck.add(r);
                 t.execute(r);
                 assertTrue(entered.await(T.toSeconds(), TimeUnit.SECONDS), "task " + i + " did not start");
                 boolean handed = t.giveUp(r);
                 if (i < 4) {
                     assertTrue(handed, "give-up " + i + " of at most 4 refused");
                 } else {
-                    assertFalse(handed, "a fifth given-up task would run beside the queue");
+                    assertFalse(handed, "a fifth given-up task would run beside the queue at once");
                 }
             }
+            CountDownLatch behind = new CountDownLatch(1);
+            t.execute(behind::countDown);
+            assertFalse(behind.await(200, TimeUnit.MILLISECONDS), "the queue went on past the bound");
+            releases.get(0).countDown(); // one of the four ends: the fifth is handed over
+            assertTrue(behind.await(T.toSeconds(), TimeUnit.SECONDS),
+                    "the fifth given-up task still held the queue after one of the four ended");
         } finally {
-            release.countDown();
+            releases.forEach(CountDownLatch::countDown);
         }
         t.shutdown().get(T.toSeconds(), TimeUnit.SECONDS);
     }
 
     @Test
-    void aConnectCancelledInItsSetup_doesNotHoldTheNextConnect_andTheInstanceWaitsForIt() throws Exception {
+    void aGivenUpTask_afterTheShutdown_endsItAndNoWorkerIsLeft() throws Exception {
+        SetupThread t = new SetupThread("giveup-shutdown");
+        CountDownLatch entered = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        Runnable r = held(entered, release);
+        t.execute(r);
+        assertTrue(entered.await(T.toSeconds(), TimeUnit.SECONDS));
+        CompletableFuture<Void> ended = t.shutdown();
+        assertTrue(t.giveUp(r), "a running task can be given up after the shutdown");
+        assertFalse(ended.isDone(), "the shutdown ended while the given-up task ran");
+        release.countDown();
+        ended.get(T.toSeconds(), TimeUnit.SECONDS);
+        assertTrue(FaultRig.await(() -> Thread.getAllStackTraces().keySet().stream()
+                .noneMatch(x -> x.isAlive() && x.getName().equals("giveup-shutdown")), T), "a worker outlived the shutdown");
+    }
+
+    @Test
+    void aConnectCancelledInItsSetup_doesNotHoldTheNextConnect_sendsNothing_andTheInstanceWaitsForIt()
+            throws Exception {
         try (Arena arena = Arena.ofShared(); Cqflux server = Cqflux.builder().transport(TransportChoice.FABRIC)
                 .localAddress(LO).loops(1).build()) {
             Region exposed = server.register(arena.allocate(4096, 4096), RegionAccess.WRITE_DST);
             RdmaServer s = server.bind(new InetSocketAddress(LO, 0), exposed).block(T);
             assertNotNull(s);
-            Cqflux client = Cqflux.builder().transport(TransportChoice.FABRIC).localAddress(LO).loops(1)
-                    .shutdownTimeout(Duration.ofMillis(200)).build();
+            List<RdmaConnection> served = new CopyOnWriteArrayList<>();
+            Disposable sub = s.connections().subscribe(served::add);
             CountDownLatch entered = new CountDownLatch(1);
             CountDownLatch release = new CountDownLatch(1);
-            Disposable stuck = client.connect(s.address(), ConnectOptions.defaults().credentials(() -> {
-                held(entered, release).run();
-                return new byte[] {1};
-            })).subscribe(c -> { }, e -> { });
-            try {
-                assertTrue(entered.await(T.toSeconds(), TimeUnit.SECONDS), "the stuck connect's set-up began");
-                stuck.dispose(); // given up while its set-up runs
-                // Well within the stuck set-up's hold (T): without the give-up this waits for it.
-                RdmaConnection next = client.connect(s.address()).block(Duration.ofSeconds(10));
-                assertNotNull(next, "the next connect waited for the given-up set-up");
-                next.write(next.remoteRegion(0), 0, new byte[8]).block(T);
-                client.dispose();
-                assertTrue(FaultRig.await(() -> client.openConnections() == 0, T), "the next connection was not closed");
-                assertFalse(nativeClosed(client), "the transport was freed while a given-up set-up still ran");
+            try (Cqflux client = Cqflux.builder().transport(TransportChoice.FABRIC).localAddress(LO).loops(1)
+                    .shutdownTimeout(Duration.ofMillis(200)).build()) {
+                Disposable stuck = client.connect(s.address(), ConnectOptions.defaults().credentials(() -> {
+                    held(entered, release).run();
+                    return new byte[] {1};
+                })).subscribe(c -> { }, e -> { });
+                try {
+                    assertTrue(entered.await(T.toSeconds(), TimeUnit.SECONDS), "the stuck connect's set-up began");
+                    stuck.dispose(); // given up while its set-up runs
+                    // Well within the stuck set-up's hold (T): without the give-up this waits for it.
+                    RdmaConnection next = client.connect(s.address()).block(Duration.ofSeconds(10));
+                    assertNotNull(next, "the next connect waited for the given-up set-up");
+                    next.write(next.remoteRegion(0), 0, new byte[8]).block(T);
+                    client.dispose();
+                    assertTrue(FaultRig.await(() -> client.openConnections() == 0, T),
+                            "the next connection was not closed");
+                    assertFalse(nativeClosed(client), "the transport was freed while a given-up set-up still ran");
+                } finally {
+                    release.countDown();
+                }
+                client.onDispose().block(T);
+                assertTrue(nativeClosed(client), "the client's domain was not freed after the given-up set-up ended");
             } finally {
-                release.countDown();
+                sub.dispose();
             }
-            client.onDispose().block(T);
-            assertTrue(nativeClosed(client), "the client's domain was not freed after the given-up set-up ended");
             assertTrue(FaultRig.await(() -> s.stats().connections() == 0 && s.stats().pendingHandshakes() == 0, T),
                     "server " + s.stats());
+            // Given up on in its credentials: no connect request was sent for it.
+            assertEquals(1, served.size(), "the server served the given-up connect too: " + served);
         }
     }
 

@@ -170,9 +170,11 @@ public interface Transport extends Registrar, AutoCloseable {
     /**
      * {@return whether {@link #connect(InetSocketAddress, ConnectionConfig, byte[], Object)} (and
      * the registrations a connect makes) may run on a thread other than the affinity's loop, while
-     * that loop serves the affinity's other connections: then a caller may build a connection on a
-     * set-up thread and hand it to its loop, which alone uses it from then on. The default is the
-     * safe answer, no: a transport says yes only where its native library allows it}
+     * that loop serves the affinity's other connections, and at the same time as other connects
+     * and accepts of this transport on other such threads: then a caller may build a connection on
+     * a set-up thread (or, for a connect it gave up on, finish it on a second one) and hand it to
+     * its loop, which alone uses it from then on. The default is the safe answer, no: a transport
+     * says yes only where its native library allows it}
      */
     default boolean connectsOffLoop() {
         return false;
@@ -181,8 +183,9 @@ public interface Transport extends Registrar, AutoCloseable {
     /**
      * {@return whether {@link ConnectionRequest#accept(byte[], Object)} (with the request's
      * {@link ConnectionRequest#receiveBeforeAccept receives before the accept}) may run on a thread
-     * other than the one that reads the listener, while that thread goes on reading it; the
-     * request is then answered by that one other thread only. The default is no (see
+     * other than the one that reads the listener, while that thread goes on reading it and while
+     * other threads connect or accept on this transport; the request is then answered by that one
+     * other thread only. The default is no (see
      * {@link #connectsOffLoop()})}
      */
     default boolean acceptsOffLoop() {

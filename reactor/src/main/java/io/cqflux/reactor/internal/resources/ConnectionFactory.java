@@ -181,7 +181,8 @@ public final class ConnectionFactory {
      * <p>What must hold on cancellation (the subscriber's or the timeout's, which claim
      * {@code handedOver}): cancelled while queued, nothing native is made; cancelled while the
      * native part runs, it finishes (on a worker of its own: the set-up thread's queue goes on
-     * without it, SetupThread#giveUp) and the loop ends the connection through its own close, as for
+     * without it, SetupThread#giveUp), sends nothing to the server if it is not past the
+     * credentials yet, and else the loop ends the connection once made, through its own close, as for
      * one cancelled while establishing. Until {@link #start} nothing of it is registered with the
      * loop and no receive is posted, so nothing the NIC may touch is freed early. When the
      * instance is closing by the time the loop would adopt it, it is closed there and then instead
@@ -302,6 +303,12 @@ public final class ConnectionFactory {
                         throw new IllegalArgumentException("the credentials supplier returned null");
                     }
                     requestData = hello(regionList, control, cred, transport.maxConnectPrivateData());
+                }
+                if (handedOver.get()) {
+                    // Given up on meanwhile (the credentials can take their time): nothing is sent
+                    // to the server for it.
+                    control.close();
+                    return null;
                 }
                 return new Built(transport.connect(address, config, requestData, loop), control); // the loop that serves it
             } catch (RuntimeException e) {

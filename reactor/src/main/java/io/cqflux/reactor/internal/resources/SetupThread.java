@@ -10,8 +10,9 @@ import reactor.util.Loggers;
  * An instance's set-up thread: where the slow native part of a connect and of an accept runs
  * (address resolution, endpoint and queue creation, registrations, the connect or accept call),
  * so that the loop which serves the new connection, and every other connection of that loop,
- * waits for none of it. One daemon platform thread, {@code <prefix>-setup}, started with the
- * first task and ended by {@link #shutdown()}. Tasks run one at a time in the order given.
+ * waits for none of it. A daemon platform thread, {@code <prefix>-setup}, started with the first
+ * task and ended by {@link #shutdown()}; tasks run one at a time in the order given, except that
+ * a task given up on finishes beside the queue on the thread it ran on (below).
  *
  * <p><b>Threading contract.</b> A task builds native objects no loop knows yet, then hands them
  * to their loop through the loop's task queue ({@code EventLoop.execute}): the queue's hand-off
@@ -35,9 +36,9 @@ import reactor.util.Loggers;
  * finishes the given-up task alone, then ends; so the connects behind it do not wait for it. The
  * task itself still runs to its end and releases what it built (it finds itself cancelled). At
  * most {@value #MAX_GIVEN_UP} given-up tasks run beside the queue at once; past that the queue
- * waits as before. Tasks then no longer run one at a time: only while a given-up one finishes,
- * and only calls a transport already allows from several threads (connects of different loops
- * run on their loops at once where it keeps them there).
+ * waits until one of them ends, and the task given up on past that bound is handed over then.
+ * So a given-up task runs beside the next ones, which the transport's SPI allows of calls it
+ * lets leave the loop ({@code Transport.connectsOffLoop()}, {@code acceptsOffLoop()}).
  *
  * <p><b>Shutdown.</b> {@link #shutdown()} takes no new task and completes its future once every
  * task given before it has run, given-up ones included: a task finds the instance closing and
@@ -61,6 +62,8 @@ public final class SetupThread {
     private Runnable running;
     /** Given-up tasks still running on the workers they were left to (guarded by this). */
     private int givenUpRunning;
+    /** The running task given up on past {@link #MAX_GIVEN_UP}: handed over once a given-up task ends (guarded by this). */
+    private Runnable deferredGiveUp;
     private boolean started;
     private boolean shutdown;
 
@@ -106,22 +109,45 @@ public final class SetupThread {
 
     /**
      * The caller gives up on {@code task} (compared by identity): if it is the one running now,
-     * the queue goes on on a fresh worker while it finishes alone (the class comment), unless
-     * {@value #MAX_GIVEN_UP} given-up tasks run already; if it is queued, nothing happens here
-     * (it runs in its turn and finds itself cancelled). Any thread.
+     * the queue goes on on a fresh worker while it finishes alone (the class comment); with
+     * {@value #MAX_GIVEN_UP} given-up tasks running already, that happens once one of them ends.
+     * If it is queued, nothing happens here (it runs in its turn and finds itself cancelled).
+     * Any thread.
      *
-     * @return whether the queue was handed to a fresh worker
+     * @return whether the queue was handed to a fresh worker now
      */
     public boolean giveUp(Runnable task) {
         synchronized (this) {
-            if (task == null || running != task || givenUpRunning >= MAX_GIVEN_UP) {
+            if (task == null || running != task) {
                 return false;
             }
-            givenUpRunning++;
-            running = null;
-            worker = queue.isEmpty() && shutdown ? null : startWorker();
-            return true;
+            if (givenUpRunning >= MAX_GIVEN_UP) {
+                deferredGiveUp = task;
+                return false;
+            }
+            return handOver();
         }
+    }
+
+    /**
+     * Under the lock: leaves the running task to its worker and starts a fresh one for the queue
+     * (none when the queue is shut down and empty). A thread that cannot be made changes nothing.
+     */
+    private boolean handOver() {
+        Thread fresh = null;
+        if (!(queue.isEmpty() && shutdown)) {
+            try {
+                fresh = startWorker(); // it waits for this lock before it looks at the fields
+            } catch (RuntimeException | OutOfMemoryError e) {
+                LOG.warn(name + ": no thread for the queue beside a given-up task; the queue waits for it", e);
+                return false;
+            }
+        }
+        givenUpRunning++;
+        running = null;
+        deferredGiveUp = null;
+        worker = fresh;
+        return true;
     }
 
     private Thread startWorker() {
@@ -157,6 +183,7 @@ public final class SetupThread {
                     running = task;
                 }
             }
+            Thread.interrupted(); // a task's interrupt is not the next one's
             if (task == null) {
                 if (last) {
                     terminated.complete(null); // outside the lock: its dependents may call in
@@ -166,10 +193,17 @@ public final class SetupThread {
             run(task);
             synchronized (this) {
                 if (worker != me) {
-                    // Given up on while it ran: the queue is another worker's now.
+                    // Given up on while it ran: the queue is another worker's now, and a task
+                    // given up on past the bound may leave it now.
                     givenUpRunning--;
+                    if (deferredGiveUp != null && running == deferredGiveUp) {
+                        handOver();
+                    }
                     last = shutdown && worker == null && queue.isEmpty() && givenUpRunning == 0;
                 } else {
+                    if (deferredGiveUp == task) {
+                        deferredGiveUp = null;
+                    }
                     running = null;
                     continue;
                 }
