@@ -154,8 +154,9 @@ public final class ConnectOptions {
      *     builds connections off the loop (fabric; rpma with cqflux's log bridge), else on an event
      *     loop; must not block: the instance's other connects wait for it, and so do the accepts of
      *     the instance's servers whose native part runs on that same thread (fabric's); it may be
-     *     called from two threads at once (a connect given up on finishes beside the next, such as
-     *     a PeerPool's abandoned attempt and its next attempt), so it must be thread-safe; its
+     *     called from several threads at once (a connect given up on finishes beside the next, such
+     *     as a PeerPool's abandoned attempt and its next attempt; on the loops, where a transport
+     *     connects there), so it must be thread-safe; its
      *     bytes must be 1 to 255 long, or
      *     the connect fails with an {@link IllegalArgumentException}
      * @return new options

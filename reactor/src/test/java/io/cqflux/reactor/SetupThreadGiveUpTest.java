@@ -15,7 +15,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
@@ -125,10 +124,63 @@ class SetupThreadGiveUpTest {
         try (Arena arena = Arena.ofShared(); Cqflux server = Cqflux.builder().transport(TransportChoice.FABRIC)
                 .localAddress(LO).loops(1).build()) {
             Region exposed = server.register(arena.allocate(4096, 4096), RegionAccess.WRITE_DST);
+            // The authenticator is asked about every request that reaches the server.
+            java.util.concurrent.atomic.AtomicInteger requests = new java.util.concurrent.atomic.AtomicInteger();
+            RdmaServer s = server.bind(new InetSocketAddress(LO, 0), AcceptOptions.exposing(exposed)
+                    .authenticatedBy(r -> {
+                        requests.incrementAndGet();
+                        return reactor.core.publisher.Mono.just(Authenticator.Decision.allow());
+                    })).block(T);
+            assertNotNull(s);
+            CountDownLatch entered = new CountDownLatch(1);
+            CountDownLatch release = new CountDownLatch(1);
+            try (Cqflux client = Cqflux.builder().transport(TransportChoice.FABRIC).localAddress(LO).loops(1)
+                    .threadNamePrefix("giveup-client").shutdownTimeout(Duration.ofMillis(200)).build()) {
+                Disposable stuck = client.connect(s.address(), ConnectOptions.defaults().credentials(() -> {
+                    held(entered, release).run();
+                    return new byte[] {1};
+                })).subscribe(c -> { }, e -> { });
+                try {
+                    assertTrue(entered.await(T.toSeconds(), TimeUnit.SECONDS), "the stuck connect's set-up began");
+                    stuck.dispose(); // given up while its set-up runs
+                    // Well within the stuck set-up's hold (T): without the give-up this waits for it.
+                    RdmaConnection next = client.connect(s.address(), ConnectOptions.defaults()
+                            .credentials(new byte[] {2})).block(Duration.ofSeconds(10));
+                    assertNotNull(next, "the next connect waited for the given-up set-up");
+                    next.write(next.remoteRegion(0), 0, new byte[8]).block(T);
+                } finally {
+                    release.countDown(); // the given-up set-up goes on past its credentials
+                }
+                // Its worker ends with it: then whatever it sent was sent before the barrier's.
+                assertTrue(FaultRig.await(() -> Thread.getAllStackTraces().keySet().stream()
+                        .filter(x -> x.isAlive() && x.getName().equals("giveup-client-setup")).count() <= 1, T),
+                        "the given-up set-up did not end");
+                // A barrier on the same listener: the server has read every request sent before it.
+                RdmaConnection barrier = client.connect(s.address(), ConnectOptions.defaults()
+                        .credentials(new byte[] {3})).block(T);
+                assertNotNull(barrier);
+                assertEquals(2, requests.get(), "the given-up connect sent its request after all");
+                client.dispose();
+                assertTrue(FaultRig.await(() -> client.openConnections() == 0, T), "the connections were not closed");
+                client.onDispose().block(T);
+                assertTrue(nativeClosed(client), "the client's domain was not freed after the given-up set-up ended");
+            }
+            assertTrue(FaultRig.await(() -> s.stats().connections() == 0 && s.stats().pendingHandshakes() == 0, T),
+                    "server " + s.stats());
+        }
+    }
+
+    /**
+     * The instance's shutdown waits for a given-up set-up that is still running: the transport is
+     * freed only after it ended.
+     */
+    @Test
+    void theInstancesShutdown_waitsForAGivenUpSetup() throws Exception {
+        try (Arena arena = Arena.ofShared(); Cqflux server = Cqflux.builder().transport(TransportChoice.FABRIC)
+                .localAddress(LO).loops(1).build()) {
+            Region exposed = server.register(arena.allocate(4096, 4096), RegionAccess.WRITE_DST);
             RdmaServer s = server.bind(new InetSocketAddress(LO, 0), exposed).block(T);
             assertNotNull(s);
-            List<RdmaConnection> served = new CopyOnWriteArrayList<>();
-            Disposable sub = s.connections().subscribe(served::add);
             CountDownLatch entered = new CountDownLatch(1);
             CountDownLatch release = new CountDownLatch(1);
             try (Cqflux client = Cqflux.builder().transport(TransportChoice.FABRIC).localAddress(LO).loops(1)
@@ -139,28 +191,28 @@ class SetupThreadGiveUpTest {
                 })).subscribe(c -> { }, e -> { });
                 try {
                     assertTrue(entered.await(T.toSeconds(), TimeUnit.SECONDS), "the stuck connect's set-up began");
-                    stuck.dispose(); // given up while its set-up runs
-                    // Well within the stuck set-up's hold (T): without the give-up this waits for it.
-                    RdmaConnection next = client.connect(s.address()).block(Duration.ofSeconds(10));
-                    assertNotNull(next, "the next connect waited for the given-up set-up");
-                    next.write(next.remoteRegion(0), 0, new byte[8]).block(T);
+                    stuck.dispose();
                     client.dispose();
-                    assertTrue(FaultRig.await(() -> client.openConnections() == 0, T),
-                            "the next connection was not closed");
+                    assertFalse(client.onDispose().toFuture().isDone(), "the shutdown did not wait");
+                    Thread.sleep(300); // past the shutdown's 200 ms budget: the loops have ended meanwhile
                     assertFalse(nativeClosed(client), "the transport was freed while a given-up set-up still ran");
                 } finally {
                     release.countDown();
                 }
                 client.onDispose().block(T);
                 assertTrue(nativeClosed(client), "the client's domain was not freed after the given-up set-up ended");
-            } finally {
-                sub.dispose();
             }
-            assertTrue(FaultRig.await(() -> s.stats().connections() == 0 && s.stats().pendingHandshakes() == 0, T),
-                    "server " + s.stats());
-            // Given up on in its credentials: no connect request was sent for it.
-            assertEquals(1, served.size(), "the server served the given-up connect too: " + served);
         }
+    }
+
+    @Test
+    void aTasksInterrupt_doesNotReachTheNextTask() throws Exception {
+        SetupThread t = new SetupThread("giveup-interrupt");
+        CompletableFuture<Boolean> nextSawInterrupt = new CompletableFuture<>();
+        t.execute(() -> Thread.currentThread().interrupt());
+        t.execute(() -> nextSawInterrupt.complete(Thread.currentThread().isInterrupted()));
+        assertFalse(nextSawInterrupt.get(T.toSeconds(), TimeUnit.SECONDS), "the next task ran interrupted");
+        t.shutdown().get(T.toSeconds(), TimeUnit.SECONDS);
     }
 
     /** Whether the instance's fabric domain and fabric are closed (FabricTransport#nativeClosed). */

@@ -97,13 +97,13 @@ public final class SetupThread {
             if (shutdown) {
                 throw new ResourceClosedException(name + " is shut down");
             }
-            queue.add(task);
-            started = true;
             if (worker == null) {
-                worker = startWorker();
+                worker = startWorker(); // before the task is queued: a start that throws leaves nothing
             } else {
                 notifyAll();
             }
+            queue.add(task);
+            started = true;
         }
     }
 
@@ -150,9 +150,14 @@ public final class SetupThread {
         return true;
     }
 
+    /**
+     * A daemon worker that inherits nothing of the thread that happens to start it (a canceller's
+     * or a finishing worker's inheritable thread-locals, its context class loader).
+     */
     private Thread startWorker() {
-        Thread t = new Thread(this::work, name);
-        t.setDaemon(true);
+        Thread t = Thread.ofPlatform().name(name).daemon(true).inheritInheritableThreadLocals(false)
+                .unstarted(this::work);
+        t.setContextClassLoader(SetupThread.class.getClassLoader());
         t.start();
         return t;
     }
