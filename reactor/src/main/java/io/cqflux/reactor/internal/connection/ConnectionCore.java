@@ -410,6 +410,23 @@ public final class ConnectionCore {
         }
     }
 
+    /** {@return whether an ended connection's native close still waits for the goodbye} Loop thread. */
+    boolean goodbyePending() {
+        return goodbye.pending();
+    }
+
+    /**
+     * Loop thread: the peer disconnected while this side's goodbye was pending, so no answer to
+     * the goodbye write can come any more (see {@link EventIntake}): the teardown goes on
+     * without it, as after the goodbye's bound.
+     */
+    void goodbyeUnanswerable() {
+        if (state == State.ENDED && goodbye.pending()) {
+            goodbye.drop();
+            afterDrain(this::finishEnd);
+        }
+    }
+
     /** Loop thread: posts the goodbye write if one is wanted and a send credit is free. */
     void postGoodbye() {
         goodbye.post();

@@ -92,6 +92,35 @@ public final class EventIntake {
             }
             onEvent(e);
         }
+        pollWhileGoodbyePending();
+    }
+
+    /**
+     * Loop thread, after the end: while this side's close waits for its goodbye write, the
+     * peer's disconnect still matters. A peer that closed at the same moment may have finished
+     * its own close first: rdma_disconnect(3) moves its queue pair to the error state (and its
+     * close then destroys it), and a queue pair in the error state, or one that is gone, answers
+     * nothing, so the goodbye write is neither acknowledged nor failed before its retries run
+     * out (the retry count and the local ACK timeout of ibv_modify_qp(3), far beyond the
+     * goodbye's bound). The peer's disconnect says exactly that: the goodbye is given up at once
+     * and the teardown goes on. The end's verdict stays what it was (this side closed in order).
+     */
+    private void pollWhileGoodbyePending() {
+        while (core.state() == State.ENDED && core.goodbyePending()) {
+            ConnectionEvent e;
+            try {
+                e = conn.events().nextEvent();
+            } catch (RuntimeException ex) {
+                return; // the bound still ends the wait
+            }
+            if (e == null) {
+                return;
+            }
+            if (e.isTerminal()) {
+                core.goodbyeUnanswerable();
+                return;
+            }
+        }
     }
 
     private void onEvent(ConnectionEvent e) {
