@@ -188,7 +188,7 @@ abstract class ReactiveContract {
         }
         List<Mono<Void>> ours = new ArrayList<>();
         // The client's side first, as Cqflux.close() of the client would: its orderly close ends
-        // the server's side. Both closing at once would each wait out the goodbye's bound.
+        // the server's side.
         if (conn != null) {
             conn.dispose();
             ours.add(conn.onDispose());

@@ -9,6 +9,8 @@ import io.cqflux.reactor.RdmaConnection;
 import io.cqflux.reactor.internal.connection.ConnectionCore.State;
 import io.cqflux.reactor.internal.resources.Instrumentation;
 import java.util.function.Consumer;
+import reactor.util.Logger;
+import reactor.util.Loggers;
 
 /**
  * The intake of one connection's connection-management events (the transport's
@@ -20,6 +22,7 @@ import java.util.function.Consumer;
  * connection. Loop thread, except the accessors so marked.
  */
 public final class EventIntake {
+    private static final Logger LOG = Loggers.getLogger(ConnectionCore.class);
     private final ConnectionCore core;
     private final EventLoop loop;
     private final Transport transport;
@@ -76,7 +79,11 @@ public final class EventIntake {
         poll();
     }
 
-    /** Loop thread: takes the events waiting on the channel, until there are none or the connection ended. */
+    /**
+     * Loop thread: takes the events waiting on the channel, until there are none or the
+     * connection ended; after the end, while its goodbye is pending, it still reads them for the
+     * peer's disconnect (pollWhileGoodbyePending).
+     */
     void poll() {
         ConnectionEvent e;
         while (core.state().compareTo(State.ENDED) < 0) {
@@ -111,7 +118,9 @@ public final class EventIntake {
             try {
                 e = conn.events().nextEvent();
             } catch (RuntimeException ex) {
-                return; // the bound still ends the wait
+                LOG.debug("connection " + description + ": reading its events while its goodbye is pending"
+                        + " failed; the goodbye's bound ends the wait", ex);
+                return;
             }
             if (e == null) {
                 return;

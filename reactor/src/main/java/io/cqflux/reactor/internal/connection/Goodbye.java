@@ -12,7 +12,8 @@ import reactor.util.Loggers;
  * ({@link PeerControl}), posted after every earlier operation so that it also completes after
  * them, and before the native close, so that a cqflux peer reports CLOSED rather than LOST. It
  * waits for a send credit like any operation, and at most {@link #boundMillis()}: a peer that
- * stopped answering never completes it, and then the native connection is freed without it.
+ * stopped answering never completes it, and then the native connection is freed without it. A
+ * peer's disconnect ends the wait at once (its queue pair answers nothing any more: EventIntake).
  *
  * <p>Its two flags are written on the loop only, and only while the connection closes; they are
  * volatile because {@code disposeNow}'s waiting thread reads them to say what the release still
@@ -57,7 +58,7 @@ final class Goodbye {
         return wanted || inFlight;
     }
 
-    /** The native close no longer waits for it (the bound passed, or a forced close). */
+    /** The native close no longer waits for it (the bound passed, the peer disconnected, or a forced close). */
     void drop() {
         wanted = false;
         inFlight = false;
