@@ -10,9 +10,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * The registrations one accepted connection's peer was given: one per exposed {@link Region},
  * each with a key of its own ({@link Region#expose()}). Owned by the connection's server until
- * the connection ends (a lost connection's when the loop lets it go, an orderly one's after its
- * native close), then {@link #close() closed}, so that a key dies with its connection: a peer
- * that kept it, or handed it on, reaches nothing with it afterwards.
+ * the connection's native side is gone, then {@link #close() closed}, so that a key dies with its
+ * connection: a peer that kept it, or handed it on, reaches nothing with it afterwards.
  *
  * <p>Why per connection: on libfabric a key is valid on every endpoint of its domain, and neither
  * tcp nor verbs can bind a registration to one endpoint ({@code fi_mr_bind(3)} returns

@@ -231,11 +231,9 @@ final class ServerAccepts {
         loop.noteSetup("cqflux.accept");
         ConnectionCore core = owner.adopt(target, spi, config, control, raw);
         core.onPeerViolation(admission::peerViolation);
-        // No key of its exposures outlives the connection: a lost one's go as soon as the loop
-        // lets it go, before its native close waits its turn on the close thread; an orderly
-        // one's once the native connection is gone (ConnectionCore's design comment says why).
-        core.revokeIfLost(() -> closeExposures(exposures));
         core.closed.whenComplete((v, t) -> {
+            // The native connection is gone: no key of its exposures may outlive it (and none goes
+            // before it: ConnectionCore's design comment says why).
             closeExposures(exposures);
             if (h.end() == ServerAdmission.Handshake.ESTABLISHED) {
                 admission.released();

@@ -213,42 +213,6 @@ class CloseThreadTest {
         }
     }
 
-    /**
-     * A server connection that ends lost (here ended by the test, as a peer violation or a timeout
-     * ends one) loses its exposures as soon as its loop lets it go, while its native close still
-     * waits for the held close thread; the keys are dead before the queue pair is.
-     */
-    @Test
-    void aLostServerConnection_losesItsExposuresBeforeItsNativeClose() throws Exception {
-        try (Arena arena = Arena.ofShared(); Cqflux server = fabric(); Cqflux client = fabric()) {
-            Region exposed = server.register(arena.allocate(4096, 4096), RegionAccess.WRITE_DST);
-            RdmaServer s = server.bind(new InetSocketAddress(LO, 0), exposed).block(T);
-            assertNotNull(s);
-            List<RdmaConnection> served = new java.util.concurrent.CopyOnWriteArrayList<>();
-            reactor.core.Disposable sub = s.connections().subscribe(served::add);
-            RdmaConnection c = client.connect(s.address()).block(T);
-            assertNotNull(c);
-            assertTrue(FaultRig.await(() -> served.size() == 1, T), "not served");
-            assertEquals(1, s.stats().exposures());
-            CountDownLatch release = new CountDownLatch(1);
-            hold(server, release);
-            ConnectionCore core = served.get(0).core();
-            try {
-                core.runOnLoop(() -> core.end(new io.cqflux.core.ConnectionException(io.cqflux.core.ConnectionEvent.LOST,
-                        "ended by the test"), io.cqflux.core.ConnectionEvent.LOST));
-                assertTrue(FaultRig.await(() -> s.stats().exposures() == 0, T),
-                        "the lost connection's exposure outlived the loop's hold: " + s.stats());
-                assertNull(core.nativeCloseThread(), "closed natively while the close thread was held");
-            } finally {
-                release.countDown();
-                sub.dispose();
-            }
-            served.get(0).onDispose().onErrorResume(e -> reactor.core.publisher.Mono.empty()).block(T);
-            assertNotNull(core.nativeCloseThread(), "never closed natively");
-            c.dispose();
-        }
-    }
-
     /** Occupies {@code c}'s close thread until {@code release}; returns once the holding task runs. */
     private static void hold(Cqflux c, CountDownLatch release) throws InterruptedException {
         CountDownLatch entered = new CountDownLatch(1);

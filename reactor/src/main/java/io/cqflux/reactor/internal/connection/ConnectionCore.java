@@ -76,14 +76,10 @@ import reactor.util.Loggers;
  *     pool and the control words, and closes the peer's regions (the transport's own scratch is
  *     freed by its close, after its fi_close: DeferredArena).
  *   - closed (onDispose()) completes only in that hand-back, after the native close returned.
- *   - What is registered for remote access only (a server's exposures: no local post uses them)
- *     is revoked at the let-go of a connection that did not end in order (LOST: a peer violation,
- *     a timeout, a silent peer), before the hand-off (revokeIfLost), so that a peer being ended
- *     keeps no access while its native close waits its turn; deregistering memory while its queue
- *     pair lives is allowed (fi_mr(3), ibv_dereg_mr(3)), the peer's accesses then fail. Not after
- *     an orderly close: there the peer's operations still in flight must end CLOSED, by the
- *     disconnect, not by a remote access error (on verbs and rxe a live queue pair answers a
- *     revoked key with one), so those registrations go after the native close, as the rest.
+ *   - A server's registrations for remote access (its exposures) also go only after the native
+ *     close, never at the let-go: on verbs and rxe a live queue pair answers a revoked key with a
+ *     remote access error, so the peer's operations still in flight would fail with that instead
+ *     of ending CLOSED or LOST by the disconnect, as the error model says they do.
  *   - The instance's shutdown waits for the queued closes after the loops ended and before it
  *     frees the transport (Shutdown); a close handed over once the close thread no longer takes
  *     any, or asked for after the loop ended (forceClose), runs where it is asked.
@@ -170,8 +166,6 @@ public final class ConnectionCore {
     private final SetupThread closes;
     /** The thread that ran the native close, once it returned (tests). */
     private volatile Thread nativeCloseThread;
-    /** Runs at the let-go of a connection that did not end in order (revokeIfLost); guarded by this. */
-    private Runnable revokeIfLost;
 
     /**
      * A connection of an instance, not started yet ({@link #start}).
@@ -392,16 +386,6 @@ public final class ConnectionCore {
         violations.listener(listener);
     }
 
-    /**
-     * Loop thread, before the start: {@code task} runs once a connection that did not end in
-     * order (not CLOSED) is let go (nothing posts any more, its fds are out of epoll), before its
-     * native close is handed over or run; after an orderly end it does not run (see the design
-     * comment). Only for what no posted operation uses: a server's registrations for remote
-     * access, which the owner also revokes after the native close.
-     */
-    public synchronized void revokeIfLost(Runnable task) {
-        revokeIfLost = task;
-    }
 
     /** Loop thread: the goodbye write completed; an ended connection's teardown can go on. */
     void goodbyeCompleted() {
@@ -498,15 +482,6 @@ public final class ConnectionCore {
             safely(r::close); // on the loop: out of epoll when it returns
         }
         registrations.clear();
-        if (revokeIfLost != null) {
-            // See the design comment: a lost connection's peer keeps no access meanwhile; an
-            // orderly close keeps its registrations until after the native close.
-            Runnable r = revokeIfLost;
-            revokeIfLost = null;
-            if (!(terminal instanceof ConnectionException ce && ce.event() == ConnectionEvent.CLOSED)) {
-                safely(r);
-            }
-        }
         if (closes != null && loop.inEventLoop()) {
             try {
                 closes.execute(this::closeOffLoop);
