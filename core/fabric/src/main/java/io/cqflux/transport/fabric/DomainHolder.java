@@ -1,7 +1,5 @@
 package io.cqflux.transport.fabric;
 
-import java.lang.foreign.MemorySegment;
-
 /**
  * A libfabric domain that endpoints, completion queues and memory regions are opened in: the
  * transport's own (every connection of it by default), or one accepted connection's
@@ -12,14 +10,8 @@ import java.lang.foreign.MemorySegment;
  */
 interface DomainHolder {
 
-    /** {@return the {@code struct fid_domain *}} */
-    MemorySegment domain();
-
-    /** {@return the domain's {@code fi_endpoint} op} */
-    MemorySegment endpointFp();
-
-    /** {@return the domain's {@code fi_cq_open} op} */
-    MemorySegment cqOpenFp();
+    /** {@return the domain and its ops} */
+    DomainOps ops();
 
     /**
      * Holds the domain open for a child being created.

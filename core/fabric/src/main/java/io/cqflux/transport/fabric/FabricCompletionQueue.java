@@ -61,7 +61,7 @@ final class FabricCompletionQueue implements CompletionQueue {
             fi_cq_attr.format(attr, FI_CQ_FORMAT_DATA());
             fi_cq_attr.wait_obj(attr, FI_WAIT_FD());
             MemorySegment out = arena.allocate(C_POINTER);
-            FabricLibrary.check("fi_cq_open", fi_ops_domain.cq_open.invoke(home.cqOpenFp(), home.domain(), attr,
+            FabricLibrary.check("fi_cq_open", fi_ops_domain.cq_open.invoke(home.ops().cqOpenFp(), home.ops().domain(), attr,
                     out, MemorySegment.NULL), "size " + size);
             this.cq = out.get(C_POINTER, 0);
         } catch (RuntimeException e) {

@@ -128,7 +128,7 @@ final class FabricConnection implements Connection {
             fi_tx_attr.size(fi_info.tx_attr(info), config.sendQueueSize());
             fi_rx_attr.size(fi_info.rx_attr(info), Math.max(1, config.receiveQueueSize()));
             MemorySegment out = arena.allocate(C_POINTER);
-            FabricLibrary.check("fi_endpoint", fi_ops_domain.endpoint.invoke(home.endpointFp(), home.domain(),
+            FabricLibrary.check("fi_endpoint", fi_ops_domain.endpoint.invoke(home.ops().endpointFp(), home.ops().domain(),
                     info, out, MemorySegment.NULL), description);
             endpoint = out.get(C_POINTER, 0);
             FabricLibrary.check("fi_ep_bind(eq)", FabricLibrary.bind(endpoint, e.eq().eq(), 0), description);

@@ -12,11 +12,9 @@ import io.cqflux.transport.fabric.ffm.fi_domain_attr;
 import io.cqflux.transport.fabric.ffm.fi_ep_attr;
 import io.cqflux.transport.fabric.ffm.fi_fabric_attr;
 import io.cqflux.transport.fabric.ffm.fi_info;
-import io.cqflux.transport.fabric.ffm.fi_ops_domain;
 import io.cqflux.transport.fabric.ffm.fi_ops_fabric;
 import io.cqflux.transport.fabric.ffm.fi_ops_mr;
 import io.cqflux.transport.fabric.ffm.fi_rx_attr;
-import io.cqflux.transport.fabric.ffm.fid_domain;
 import io.cqflux.transport.fabric.ffm.fid_fabric;
 import io.cqflux.transport.fabric.ffm.fid_mr;
 import io.cqflux.core.internal.Checks;
@@ -66,9 +64,8 @@ final class FabricTransport implements Transport, DomainHolder {
     final MemorySegment eqOpenFp;
     final MemorySegment passiveEpFp;
     final MemorySegment trywaitFp;
-    final MemorySegment cqOpenFp;
-    final MemorySegment endpointFp;
-    private final MemorySegment mrRegFp;
+    /** The domain's ops (DomainOps). */
+    private final DomainOps ops;
     private final long mrMode;
     private final long caps;
     private final long cqDataSize;
@@ -130,10 +127,7 @@ final class FabricTransport implements Transport, DomainHolder {
         this.eqOpenFp = fi_ops_fabric.eq_open(fops);
         this.passiveEpFp = fi_ops_fabric.passive_ep(fops);
         this.trywaitFp = fi_ops_fabric.trywait(fops);
-        MemorySegment dops = fid_domain.ops(domain);
-        this.cqOpenFp = fi_ops_domain.cq_open(dops);
-        this.endpointFp = fi_ops_domain.endpoint(dops);
-        this.mrRegFp = fi_ops_mr.reg(fid_domain.mr(domain));
+        this.ops = DomainOps.of(domain);
         this.mrMode = fi_domain_attr.mr_mode(dattr);
         this.caps = fi_info.caps(info);
         this.cqDataSize = fi_domain_attr.cq_data_size(dattr);
@@ -278,24 +272,13 @@ final class FabricTransport implements Transport, DomainHolder {
         return fabric;
     }
 
-    @Override
-    public MemorySegment domain() {
+    MemorySegment domain() {
         return domain;
     }
 
     @Override
-    public MemorySegment endpointFp() {
-        return endpointFp;
-    }
-
-    @Override
-    public MemorySegment cqOpenFp() {
-        return cqOpenFp;
-    }
-
-    /** {@return the fi_mr_reg op of {@code domain}'s MR ops} */
-    static MemorySegment mrRegFp(MemorySegment domain) {
-        return fi_ops_mr.reg(fid_domain.mr(domain));
+    public DomainOps ops() {
+        return ops;
     }
 
     MemorySegment fabricName() {
@@ -381,7 +364,7 @@ final class FabricTransport implements Transport, DomainHolder {
     public synchronized FabricLocalRegion flushSink() {
         ensureOpen();
         if (flushSink == null) {
-            flushSink = register(this, mrRegFp, arena.allocate(8, 8), EnumSet.of(RegionAccess.READ_DST));
+            flushSink = register(this, arena.allocate(8, 8), EnumSet.of(RegionAccess.READ_DST));
         }
         return flushSink;
     }
@@ -457,7 +440,7 @@ final class FabricTransport implements Transport, DomainHolder {
 
     @Override
     public LocalRegion register(MemorySegment memory, Set<RegionAccess> access) {
-        return register(this, mrRegFp, memory, access);
+        return register(this, memory, access);
     }
 
     /**
@@ -465,9 +448,8 @@ final class FabricTransport implements Transport, DomainHolder {
      * domain), with a key from this transport's sequence: keys stay unique across all of them.
      *
      * @param home the domain, held by the region until it is closed
-     * @param regFp that domain's {@code fi_mr_reg} op
      */
-    FabricLocalRegion register(DomainHolder home, MemorySegment regFp, MemorySegment memory, Set<RegionAccess> access) {
+    FabricLocalRegion register(DomainHolder home, MemorySegment memory, Set<RegionAccess> access) {
         Checks.registration(memory, access);
         ensureOpen();
         // Refused, never registered at VISIBILITY: a peer's durable write to it would otherwise
@@ -491,6 +473,7 @@ final class FabricTransport implements Transport, DomainHolder {
         boolean registered = false;
         try (Arena tmp = Arena.ofConfined()) {
             MemorySegment out = tmp.allocate(C_POINTER);
+            DomainOps d = home.ops();
             long key = 0;
             long rc = -FabricErrno.ENOKEY.code();
             // fi_mr_reg(3): requested_key is ignored when the provider sets FI_MR_PROV_KEY; where
@@ -498,8 +481,8 @@ final class FabricTransport implements Transport, DomainHolder {
             // registration in the domain could in principle hold one: draw the next.
             for (int attempt = 0; attempt < KEY_ATTEMPTS && rc == -FabricErrno.ENOKEY.code(); attempt++) {
                 key = keys == null ? 0 : keys.next();
-                rc = fi_ops_mr.reg.invoke(regFp, home.domain(), memory, memory.byteSize(), fiAccess, 0L, key, 0L, out,
-                        MemorySegment.NULL);
+                rc = fi_ops_mr.reg.invoke(d.mrRegFp(), d.domain(), memory, memory.byteSize(), fiAccess, 0L, key, 0L,
+                        out, MemorySegment.NULL);
                 if (keys == null) {
                     break;
                 }

@@ -8,9 +8,7 @@ import io.cqflux.core.spi.KeyScope;
 import io.cqflux.core.spi.LocalRegion;
 import io.cqflux.transport.fabric.ffm.fi_domain_attr;
 import io.cqflux.transport.fabric.ffm.fi_info;
-import io.cqflux.transport.fabric.ffm.fi_ops_domain;
 import io.cqflux.transport.fabric.ffm.fi_ops_fabric;
-import io.cqflux.transport.fabric.ffm.fid_domain;
 import io.cqflux.transport.fabric.ffm.fid_fabric;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -45,10 +43,7 @@ import java.util.Set;
 final class ScopedDomain implements DomainHolder, KeyScope {
 
     private final FabricTransport transport;
-    private final MemorySegment domain;
-    private final MemorySegment endpointFp;
-    private final MemorySegment cqOpenFp;
-    private final MemorySegment mrRegFp;
+    private final DomainOps ops;
     private final String label;
     /** Its children (guarded by this); the request's hold is one of them until {@link #close()}. */
     private int children = 1;
@@ -60,11 +55,7 @@ final class ScopedDomain implements DomainHolder, KeyScope {
 
     private ScopedDomain(FabricTransport transport, MemorySegment domain, String label) {
         this.transport = transport;
-        this.domain = domain;
-        MemorySegment dops = fid_domain.ops(domain);
-        this.endpointFp = fi_ops_domain.endpoint(dops);
-        this.cqOpenFp = fi_ops_domain.cq_open(dops);
-        this.mrRegFp = FabricTransport.mrRegFp(domain);
+        this.ops = DomainOps.of(domain);
         this.label = label;
     }
 
@@ -94,18 +85,8 @@ final class ScopedDomain implements DomainHolder, KeyScope {
     }
 
     @Override
-    public MemorySegment domain() {
-        return domain;
-    }
-
-    @Override
-    public MemorySegment endpointFp() {
-        return endpointFp;
-    }
-
-    @Override
-    public MemorySegment cqOpenFp() {
-        return cqOpenFp;
+    public DomainOps ops() {
+        return ops;
     }
 
     @Override
@@ -126,13 +107,13 @@ final class ScopedDomain implements DomainHolder, KeyScope {
     /** Registers memory in this domain: its key works on the connection opened in it only. */
     @Override
     public LocalRegion register(MemorySegment memory, Set<RegionAccess> access) {
-        return transport.register(this, mrRegFp, memory, access);
+        return transport.register(this, memory, access);
     }
 
     @Override
     public synchronized FabricLocalRegion flushSink() {
         if (flushSink == null) {
-            flushSink = transport.register(this, mrRegFp, arena.allocate(8, 8), EnumSet.of(RegionAccess.READ_DST));
+            flushSink = transport.register(this, arena.allocate(8, 8), EnumSet.of(RegionAccess.READ_DST));
         }
         return flushSink;
     }
@@ -167,7 +148,7 @@ final class ScopedDomain implements DomainHolder, KeyScope {
         if (children == 0) {
             nativeClosed = true;
             try {
-                FabricLibrary.close(domain, "domain", label);
+                FabricLibrary.close(ops.domain(), "domain", label);
             } finally {
                 arena.close();
                 transport.release();

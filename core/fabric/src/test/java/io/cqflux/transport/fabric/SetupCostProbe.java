@@ -128,7 +128,7 @@ final class SetupCostProbe {
             fi_tx_attr.size(fi_info.tx_attr(info), config.sendQueueSize());
             fi_rx_attr.size(fi_info.rx_attr(info), Math.max(1, config.receiveQueueSize()));
             MemorySegment out = tmp.allocate(C_POINTER);
-            FabricLibrary.check("fi_endpoint", fi_ops_domain.endpoint.invoke(t.endpointFp, t.domain(), info, out,
+            FabricLibrary.check("fi_endpoint", fi_ops_domain.endpoint.invoke(t.ops().endpointFp(), t.domain(), info, out,
                     MemorySegment.NULL), "probe");
             MemorySegment ep = out.get(C_POINTER, 0);
             t0 = time("fi_endpoint", t0);
@@ -162,13 +162,13 @@ final class SetupCostProbe {
         io.cqflux.transport.fabric.ffm.fi_cq_attr.wait_obj(attr, FI_WAIT_FD());
         MemorySegment out = tmp.allocate(C_POINTER);
         long t0 = System.nanoTime();
-        FabricLibrary.check("fi_cq_open", fi_ops_domain.cq_open.invoke(t.cqOpenFp, t.domain(), attr, out,
+        FabricLibrary.check("fi_cq_open", fi_ops_domain.cq_open.invoke(t.ops().cqOpenFp(), t.domain(), attr, out,
                 MemorySegment.NULL), "probe");
         t0 = time("fi_cq_open alone (FI_WAIT_FD)", t0);
         MemorySegment cq = out.get(C_POINTER, 0);
         FabricLibrary.close(cq, "cq", "probe");
         t0 = time("fi_close cq alone", t0);
-        FabricLibrary.check("fi_cq_open", fi_ops_domain.cq_open.invoke(t.cqOpenFp, t.domain(), attr, out,
+        FabricLibrary.check("fi_cq_open", fi_ops_domain.cq_open.invoke(t.ops().cqOpenFp(), t.domain(), attr, out,
                 MemorySegment.NULL), "probe");
         cq = out.get(C_POINTER, 0);
         MemorySegment fd = tmp.allocate(java.lang.foreign.ValueLayout.JAVA_INT);
