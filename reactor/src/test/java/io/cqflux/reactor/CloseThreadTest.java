@@ -70,18 +70,7 @@ class CloseThreadTest {
             CountDownLatch entered = new CountDownLatch(1);
             CountDownLatch release = new CountDownLatch(1);
             CompletableFuture<RdmaConnection> held = client.connect(s.address(), ConnectOptions.defaults()
-                    .credentials(() -> {
-                        entered.countDown();
-                        try {
-                            if (!release.await(T.toSeconds(), TimeUnit.SECONDS)) {
-                                throw new IllegalStateException("the test never released the set-up");
-                            }
-                        } catch (InterruptedException e) {
-                            Thread.currentThread().interrupt();
-                            throw new IllegalStateException(e);
-                        }
-                        return new byte[] {1};
-                    })).toFuture();
+                    .credentials(SetupThreadTest.heldCredentials(entered, release, new AtomicReference<>()))).toFuture();
             try {
                 assertTrue(entered.await(T.toSeconds(), TimeUnit.SECONDS), "the holding set-up began");
                 c.dispose();

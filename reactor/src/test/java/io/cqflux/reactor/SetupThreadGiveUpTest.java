@@ -136,10 +136,8 @@ class SetupThreadGiveUpTest {
             CountDownLatch release = new CountDownLatch(1);
             try (Cqflux client = Cqflux.builder().transport(TransportChoice.FABRIC).localAddress(LO).loops(1)
                     .threadNamePrefix("giveup-client").shutdownTimeout(Duration.ofMillis(200)).build()) {
-                Disposable stuck = client.connect(s.address(), ConnectOptions.defaults().credentials(() -> {
-                    held(entered, release).run();
-                    return new byte[] {1};
-                })).subscribe(c -> { }, e -> { });
+                Disposable stuck = client.connect(s.address(), ConnectOptions.defaults()
+                        .credentials(SetupThreadTest.heldCredentials(entered, release, new AtomicReference<>()))).subscribe(c -> { }, e -> { });
                 try {
                     assertTrue(entered.await(T.toSeconds(), TimeUnit.SECONDS), "the stuck connect's set-up began");
                     stuck.dispose(); // given up while its set-up runs
@@ -185,10 +183,8 @@ class SetupThreadGiveUpTest {
             CountDownLatch release = new CountDownLatch(1);
             try (Cqflux client = Cqflux.builder().transport(TransportChoice.FABRIC).localAddress(LO).loops(1)
                     .shutdownTimeout(Duration.ofMillis(200)).build()) {
-                Disposable stuck = client.connect(s.address(), ConnectOptions.defaults().credentials(() -> {
-                    held(entered, release).run();
-                    return new byte[] {1};
-                })).subscribe(c -> { }, e -> { });
+                Disposable stuck = client.connect(s.address(), ConnectOptions.defaults()
+                        .credentials(SetupThreadTest.heldCredentials(entered, release, new AtomicReference<>()))).subscribe(c -> { }, e -> { });
                 try {
                     assertTrue(entered.await(T.toSeconds(), TimeUnit.SECONDS), "the stuck connect's set-up began");
                     stuck.dispose();

@@ -41,7 +41,7 @@ class SetupThreadTest {
     }
 
     /** Credentials that hold the set-up until {@code release}, telling {@code entered} and the thread's name. */
-    private static Supplier<byte[]> heldCredentials(CountDownLatch entered, CountDownLatch release,
+    static Supplier<byte[]> heldCredentials(CountDownLatch entered, CountDownLatch release,
                                                     AtomicReference<String> thread) {
         return () -> {
             thread.set(Thread.currentThread().getName());
