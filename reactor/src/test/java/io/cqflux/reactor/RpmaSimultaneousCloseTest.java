@@ -11,8 +11,10 @@ import java.lang.foreign.Arena;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -63,18 +65,11 @@ class RpmaSimultaneousCloseTest {
     @Test
     void close_afterThePeerFinishedItsOwnClose_endsWithoutWaitingOutTheGoodbyeBound() throws Exception {
         try (Arena arena = Arena.ofShared(); Cqflux server = rpma(); Cqflux client = rpma()) {
-            Region exposed = server.register(arena.allocate(4096, 4096), RegionAccess.WRITE_DST);
-            RdmaServer s = server.bind(new InetSocketAddress(RpmaReactiveContractTest.address(),
-                    ReactiveContract.freePort()), exposed).block(T);
-            assertNotNull(s);
-            java.util.concurrent.BlockingQueue<RdmaConnection> accepted = new java.util.concurrent.LinkedBlockingQueue<>();
-            s.connections().subscribe(accepted::add);
+            Bound s = bind(server, arena);
             for (int round = 0; round < 3; round++) {
-                RdmaConnection c = client.connect(s.address()).block(T);
-                assertNotNull(c);
-                RdmaConnection sc = accepted.poll(T.toMillis(), TimeUnit.MILLISECONDS);
-                assertNotNull(sc);
-                c.write(c.remoteRegion(0), 0, new byte[8]).block(T);
+                RdmaConnection[] pair = s.connectAndWrite(client);
+                RdmaConnection c = pair[0];
+                RdmaConnection sc = pair[1];
                 CompletableFuture<Long> clientDone = new CompletableFuture<>();
                 CompletableFuture<Void> held = new CompletableFuture<>();
                 long[] start = new long[1];
@@ -133,18 +128,11 @@ class RpmaSimultaneousCloseTest {
     private static void closeBothSidesAtOnce(Cqflux server, Cqflux client, String how, int inFlight)
             throws Exception {
         try (Arena arena = Arena.ofShared()) {
-            Region exposed = server.register(arena.allocate(4096, 4096), RegionAccess.WRITE_DST);
-            RdmaServer s = server.bind(new InetSocketAddress(RpmaReactiveContractTest.address(),
-                    ReactiveContract.freePort()), exposed).block(T);
-            assertNotNull(s);
-            java.util.concurrent.BlockingQueue<RdmaConnection> accepted = new java.util.concurrent.LinkedBlockingQueue<>();
-            s.connections().subscribe(accepted::add);
+            Bound s = bind(server, arena);
             for (int round = 0; round < 5; round++) {
-                RdmaConnection c = client.connect(s.address()).block(T);
-                assertNotNull(c);
-                RdmaConnection sc = accepted.poll(T.toMillis(), TimeUnit.MILLISECONDS);
-                assertNotNull(sc);
-                c.write(c.remoteRegion(0), 0, new byte[8]).block(T);
+                RdmaConnection[] pair = s.connectAndWrite(client);
+                RdmaConnection c = pair[0];
+                RdmaConnection sc = pair[1];
 
                 long t0 = System.nanoTime();
                 List<String> seen = new CopyOnWriteArrayList<>();
@@ -186,6 +174,30 @@ class RpmaSimultaneousCloseTest {
                         "a write ended otherwise: " + outcomes);
             }
         }
+    }
+
+    /** A server exposing 4 KiB on a free port of the lane's address, and its accepted connections in order. */
+    private record Bound(RdmaServer server, BlockingQueue<RdmaConnection> accepted) {
+
+        /** {@return a new connection and the server's side of it, after one write through it: {client, server side}} */
+        RdmaConnection[] connectAndWrite(Cqflux client) throws InterruptedException {
+            RdmaConnection c = client.connect(server.address()).block(T);
+            assertNotNull(c);
+            RdmaConnection sc = accepted.poll(T.toMillis(), TimeUnit.MILLISECONDS);
+            assertNotNull(sc);
+            c.write(c.remoteRegion(0), 0, new byte[8]).block(T);
+            return new RdmaConnection[] {c, sc};
+        }
+    }
+
+    private static Bound bind(Cqflux server, Arena arena) {
+        Region exposed = server.register(arena.allocate(4096, 4096), RegionAccess.WRITE_DST);
+        RdmaServer s = server.bind(new InetSocketAddress(RpmaReactiveContractTest.address(),
+                ReactiveContract.freePort()), exposed).block(T);
+        assertNotNull(s);
+        BlockingQueue<RdmaConnection> accepted = new LinkedBlockingQueue<>();
+        s.connections().subscribe(accepted::add);
+        return new Bound(s, accepted);
     }
 
     private static List<ConnectionEvent> terminal(RdmaConnection c) {
