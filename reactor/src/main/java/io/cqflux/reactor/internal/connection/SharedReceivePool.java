@@ -91,9 +91,10 @@ import reactor.util.Loggers;
  * receive operations are posted to the CQs bound to the endpoint"); each fabric connection here
  * has a CQ of its own (only the EQ is shared), so that would hold, but the per-connection credit
  * would not. Nor would an srx make an idle fabric/tcp connection cheap: the provider allocates
- * its transfer entries per endpoint on its first post of anything, a credit write or keep-alive
- * read as much as a receive (srx_probe.c; the size is in docs/performance.md), so an endpoint
- * that writes pays it with or without an srx.
+ * its transfer entries per completion queue, on the first operation through any endpoint bound
+ * to it, a credit write, a keep-alive read or a peer's incoming write as much as a receive
+ * (srx_probe.c, cq_pool_probe.c; the size is in docs/performance.md), so a connection with a CQ
+ * of its own pays it with or without an srx.
  */
 
 /**
