@@ -5,6 +5,7 @@ import io.cqflux.core.ConnectionEvent;
 import io.cqflux.core.FlushType;
 import io.cqflux.reactor.internal.connection.ConnectionCore;
 import io.cqflux.reactor.internal.connection.Lifecycle;
+import io.cqflux.reactor.internal.op.LoopSafeMono;
 import io.cqflux.reactor.internal.op.OpKind;
 import io.cqflux.reactor.internal.op.OpMono;
 import io.cqflux.reactor.internal.op.ReceiveFlux;
@@ -550,7 +551,9 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
     private Mono<Void> leased(OpKind kind, PeerRegion remote, long remoteOffset, BufferLease lease, int length,
                               FlushType type) {
         Objects.requireNonNull(lease, "lease");
-        return Mono.deferContextual(ctx -> {
+        // LoopSafeMono: Reactor's block() subscribes before it refuses an event-loop thread, and
+        // this subscription takes the lease over and posts; a refused block() must post nothing.
+        return LoopSafeMono.of(Mono.deferContextual(ctx -> {
             Region region;
             try {
                 if (lease.pool() != core.buffers) {
@@ -570,7 +573,7 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
             }
             return OpMono.assemble(new OpMono(core, kind, remote, remoteOffset, region, lease.offset(), length, 0, type,
                     lease, null));
-        });
+        }));
     }
 
     /**
