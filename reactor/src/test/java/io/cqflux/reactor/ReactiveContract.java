@@ -280,6 +280,35 @@ abstract class ReactiveContract {
         assertEquals(-1, serverMem.asSlice(100, 1000).mismatch(localMem.asSlice(0, 1000)));
     }
 
+    /**
+     * A durable write of a region's last bytes: librpma's emulated flush reads 8 bytes at the
+     * flushed offset (rpma_flush(3)), past the end of such a range, so rpma must refuse it before
+     * its write is posted; fabric's read-back stays inside the range and completes it. Either way
+     * the connection carries on.
+     */
+    @Test
+    void durableWrite_ofTheRegionsLastBytes_completesOrIsRefusedBeforeAnythingIsPosted_andTheConnectionCarriesOn() {
+        long size = remote().size();
+        localMem.asSlice(0, 4).fill((byte) 0x5a);
+        serverMem.asSlice(size - 4, 4).fill((byte) 0);
+        Throwable refused;
+        try {
+            conn.durableWrite(remote(), size - 4, local, 0, 4).block(T);
+            refused = null;
+        } catch (IllegalArgumentException e) {
+            refused = e;
+        }
+        if (refused == null) {
+            assertEquals(-1, serverMem.asSlice(size - 4, 4).mismatch(localMem.asSlice(0, 4)), "the data did not land");
+        } else {
+            assertTrue(refused.getMessage().contains(String.valueOf(size)), refused.getMessage());
+            assertEquals(0, serverMem.get(ValueLayout.JAVA_INT_UNALIGNED, size - 4), "the refused write was posted");
+        }
+        StepVerifier.create(conn.durableWrite(remote(), 0, local, 0, 8)).expectComplete().verify(T);
+        StepVerifier.create(conn.flush(remote(), size - 8, 8, FlushType.VISIBILITY)).expectComplete().verify(T);
+        assertFalse(conn.isDisposed());
+    }
+
     @Test
     void register_persistentWithoutDeliverablePersistence_failsNamingTransportAndDeliverableTypes() {
         // Neither side declared direct write to persistent memory (fabric never delivers it):
