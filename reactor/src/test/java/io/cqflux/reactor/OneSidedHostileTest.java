@@ -463,4 +463,17 @@ class OneSidedHostileTest {
         assertEquals(io.cqflux.core.ConnectionEvent.LOST, rig.conn.events().blockLast(Duration.ofSeconds(1)));
     }
 
+
+    @Test
+    void disposeNow_andShutdownTimeout_ofTheLongestDuration_returnOnceReleased_withoutOverflow() {
+        Duration forever = java.time.temporal.ChronoUnit.FOREVER.getDuration();
+        RdmaConnection c = rig.conn;
+        c.disposeNow(forever);
+        Cqflux extra = FaultRig.fabric().shutdownTimeout(forever).build();
+        Region r = extra.register(rig.arena.allocate(64), RegionAccess.WRITE_SRC);
+        extra.close();
+        assertFalse(r.isOpen());
+        rig.client.disposeNow(forever);
+        rig.server.disposeNow(Duration.ofSeconds(Long.MAX_VALUE));
+    }
 }
