@@ -93,6 +93,8 @@ class OneSidedHostileTest {
         assertIae(failureOf(() -> rig.conn.flush(r, 0, -1, FlushType.VISIBILITY)), "-1");
         assertIae(failureOf(() -> rig.conn.durableWrite(r, 0, l, 0, 8, FlushType.PERSISTENT)), "PERSISTENT");
         assertIae(failureOf(() -> rig.conn.writeWithImmediate(r, -8, l, 0, 8, 1)), "-8");
+        assertIae(failureOf(() -> rig.conn.writeWithImmediate(r, 0, l, 0, 0, 1)), "0");
+        assertIae(failureOf(() -> rig.conn.writeWithImmediate(r, 0, l, s, 1, -1)), String.valueOf(s));
         Throwable a = failureOf(() -> rig.conn.atomicWrite(r, 3, 1));
         assertTrue(a instanceof IllegalArgumentException || a instanceof UnsupportedCapabilityException, a.toString());
         assertInstanceOf(UnsupportedCapabilityException.class, failureOf(() -> rig.conn.atomicWrite(r, 8, 1)));
@@ -276,6 +278,11 @@ class OneSidedHostileTest {
         assertInstanceOf(ResourceClosedException.class, failureOf(() -> c.read(rig.remote(), 0, 8)));
         assertInstanceOf(ResourceClosedException.class,
                 failureOf(() -> c.flush(rig.remote(), 0, 8, FlushType.VISIBILITY)));
+        assertInstanceOf(ResourceClosedException.class,
+                failureOf(() -> c.writeWithImmediate(rig.remote(), 0, rig.local, 0, 8, 7)));
+        assertInstanceOf(ResourceClosedException.class, failureOf(() -> c.atomicWrite(rig.remote(), 0, 7)));
+        assertInstanceOf(ResourceClosedException.class,
+                failureOf(() -> c.durableWrite(rig.remote(), 0, rig.local, 0, 8)));
         assertEquals(0, rig.client.buffers().leased());
         RdmaConnection c2 = rig.connectOne();
         rig.client.disposeNow(FaultRig.T);
