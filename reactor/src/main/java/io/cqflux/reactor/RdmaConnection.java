@@ -5,6 +5,7 @@ import io.cqflux.core.ConnectionEvent;
 import io.cqflux.core.FlushType;
 import io.cqflux.reactor.internal.connection.ConnectionCore;
 import io.cqflux.reactor.internal.connection.Lifecycle;
+import io.cqflux.reactor.internal.op.LoopSafeMono;
 import io.cqflux.reactor.internal.op.OpKind;
 import io.cqflux.reactor.internal.op.OpMono;
 import io.cqflux.reactor.internal.op.ReceiveFlux;
@@ -117,7 +118,10 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
      * is checked against them: an access the peer did not grant is refused here, naming both,
      * rather than failing at the NIC after posting; a narrower {@code access} limits what this
      * side may do. {@link #remoteRegion(byte[])} takes the access from the descriptor. On fabric
-     * the raw descriptor carries no access, and {@code access} is taken as stated.
+     * the raw descriptor carries no access, and {@code access} is taken as stated; a flush there
+     * reads the range back, so the region offers {@link FlushType#VISIBILITY} (for
+     * {@link #flush} and {@link #durableWrite}) only when {@code access} names
+     * {@code READ_SRC} or a {@code FLUSH_TYPE_*}, and refuses it before posting otherwise.
      *
      * @param rawDescriptor the descriptor bytes, exactly
      * @param access what the peer granted, at least one: operations outside it are refused before
@@ -550,7 +554,9 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
     private Mono<Void> leased(OpKind kind, PeerRegion remote, long remoteOffset, BufferLease lease, int length,
                               FlushType type) {
         Objects.requireNonNull(lease, "lease");
-        return Mono.deferContextual(ctx -> {
+        // LoopSafeMono: Reactor's block() subscribes before it refuses an event-loop thread, and
+        // this subscription takes the lease over and posts; a refused block() must post nothing.
+        return LoopSafeMono.of(Mono.deferContextual(ctx -> {
             Region region;
             try {
                 if (lease.pool() != core.buffers) {
@@ -570,7 +576,7 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
             }
             return OpMono.assemble(new OpMono(core, kind, remote, remoteOffset, region, lease.offset(), length, 0, type,
                     lease, null));
-        });
+        }));
     }
 
     /**

@@ -280,6 +280,35 @@ abstract class ReactiveContract {
         assertEquals(-1, serverMem.asSlice(100, 1000).mismatch(localMem.asSlice(0, 1000)));
     }
 
+    /**
+     * A durable write of a region's last bytes: librpma's emulated flush reads 8 bytes at the
+     * flushed offset (rpma_flush(3)), past the end of such a range, so rpma must refuse it before
+     * its write is posted; fabric's read-back stays inside the range and completes it. Either way
+     * the connection carries on.
+     */
+    @Test
+    void durableWrite_ofTheRegionsLastBytes_completesOrIsRefusedBeforeAnythingIsPosted_andTheConnectionCarriesOn() {
+        long size = remote().size();
+        localMem.asSlice(0, 4).fill((byte) 0x5a);
+        serverMem.asSlice(size - 4, 4).fill((byte) 0);
+        Throwable refused;
+        try {
+            conn.durableWrite(remote(), size - 4, local, 0, 4).block(T);
+            refused = null;
+        } catch (IllegalArgumentException e) {
+            refused = e;
+        }
+        if (refused == null) {
+            assertEquals(-1, serverMem.asSlice(size - 4, 4).mismatch(localMem.asSlice(0, 4)), "the data did not land");
+        } else {
+            assertTrue(refused.getMessage().contains(String.valueOf(size)), refused.getMessage());
+            assertEquals(0, serverMem.get(ValueLayout.JAVA_INT_UNALIGNED, size - 4), "the refused write was posted");
+        }
+        StepVerifier.create(conn.durableWrite(remote(), 0, local, 0, 8)).expectComplete().verify(T);
+        StepVerifier.create(conn.flush(remote(), size - 8, 8, FlushType.VISIBILITY)).expectComplete().verify(T);
+        assertFalse(conn.isDisposed());
+    }
+
     @Test
     void register_persistentWithoutDeliverablePersistence_failsNamingTransportAndDeliverableTypes() {
         // Neither side declared direct write to persistent memory (fabric never delivers it):
@@ -1407,10 +1436,13 @@ abstract class ReactiveContract {
 
     @Test
     void block_onTheLoopThread_ofAcquireConnectOrBind_refusesBeforeSubscribing_soNothingIsLeftOwnerless() {
+        long marker = 0x5eed_0f_b10c_0bL;
+        // The lease forms take their lease over and post at subscription, as the others post.
+        BufferLease lease = client.buffers().acquire().block(T);
+        lease.segment().set(ValueLayout.JAVA_LONG, 0, marker);
         int leased = client.buffers().leased();
         int connections = client.openConnections();
         int servers = client.openServers();
-        long marker = 0x5eed_0f_b10c_0bL;
         localMem.set(ValueLayout.JAVA_LONG, 1024, marker);
         List<Throwable> refusals = new ArrayList<>();
         StepVerifier.create(conn.write(remote(), 0, local, 0, 8).then(Mono.fromRunnable(() -> {
@@ -1421,7 +1453,10 @@ abstract class ReactiveContract {
                             () -> client.connect(srv.address()).block(T),
                             () -> client.connect(srv.address()).blockOptional(T),
                             () -> client.bind(listenAddress()).block(T),
-                            () -> conn.write(remote(), 1024, local, 1024, 8).blockOptional(T))) {
+                            () -> conn.write(remote(), 1024, local, 1024, 8).blockOptional(T),
+                            () -> conn.write(remote(), 1024, lease, 8).block(T),
+                            () -> conn.durableWrite(remote(), 1024, lease, 8).blockOptional(T),
+                            () -> conn.send(lease, 8).block())) {
                         try {
                             blocking.run();
                         } catch (IllegalStateException e) {
@@ -1430,7 +1465,7 @@ abstract class ReactiveContract {
                     }
                 })))
                 .expectComplete().verify(T);
-        assertEquals(6, refusals.size(), refusals.toString());
+        assertEquals(9, refusals.size(), refusals.toString());
         refusals.forEach(e -> assertTrue(e.getMessage().contains("not supported in thread"), e.getMessage()));
         // Given the time a started connect or acquire would take to land.
         StepVerifier.create(Mono.delay(Duration.ofMillis(300))).expectNextCount(1).expectComplete().verify(T);
@@ -1438,6 +1473,8 @@ abstract class ReactiveContract {
         assertEquals(connections, client.openConnections(), "a connection made by a refused block()");
         assertEquals(servers, client.openServers(), "a server bound by a refused block()");
         assertEquals(0, serverMem.get(ValueLayout.JAVA_LONG, 1024), "a write posted by a refused blockOptional()");
+        assertTrue(lease.isHeld(), "a lease taken over by a refused block()");
+        lease.release();
     }
 
     @Test

@@ -73,6 +73,11 @@ final class FaultyTransport implements Transport {
     }
 
     @Override
+    public int flushReadBytes() {
+        return inner.flushReadBytes();
+    }
+
+    @Override
     public int maxConnectPrivateData() {
         return inner.maxConnectPrivateData();
     }

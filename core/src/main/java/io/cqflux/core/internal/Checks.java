@@ -184,6 +184,13 @@ public final class Checks {
         capability(t.name(), t.capabilities(),
                 type == FlushType.PERSISTENT ? Capability.FLUSH_PERSISTENT : Capability.FLUSH_VISIBILITY, "");
         range("flush remote range", dstOffset, length, dst.size(), 0);
+        int reads = t.flushReadBytes();
+        if (length < reads) {
+            // The flush reads a fixed span at its offset (Transport#flushReadBytes): past the
+            // region's end that read would fail at the peer's NIC, after posting.
+            range("flush remote range (the transport's flush reads " + reads + " bytes at the offset)", dstOffset,
+                    reads, dst.size(), 0);
+        }
     }
 
     /**

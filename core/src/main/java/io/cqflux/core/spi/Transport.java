@@ -40,6 +40,18 @@ public interface Transport extends Registrar, AutoCloseable {
         return true;
     }
 
+    /**
+     * {@return how many bytes a flush reads at its offset whatever its length, or 0 where a
+     * flush touches nothing outside its range} librpma emulates a flush, on NICs without a native
+     * one, with a read of 8 bytes at the flushed offset ({@code rpma_flush(3)}): a range that
+     * starts nearer the region's end reads past it, and the read fails at the peer's NIC after
+     * posting. The argument check of a flush ({@code Checks.flush}) refuses such a range before
+     * anything is posted, a durable write's included, whose write would otherwise go out first.
+     */
+    default int flushReadBytes() {
+        return 0;
+    }
+
     /** {@return the most private-data bytes a connection request may carry: the transport's true limit} */
     int maxConnectPrivateData();
 

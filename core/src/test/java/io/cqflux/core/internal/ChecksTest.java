@@ -11,8 +11,11 @@ import io.cqflux.core.RegionAccess;
 import io.cqflux.core.ResourceClosedException;
 import io.cqflux.core.UnsupportedCapabilityException;
 import io.cqflux.core.spi.LocalRegion;
+import io.cqflux.core.spi.RemoteRegion;
+import io.cqflux.core.spi.Transport;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.reflect.Proxy;
 import java.time.Duration;
 import java.util.EnumSet;
 import java.util.List;
@@ -20,6 +23,71 @@ import java.util.Set;
 import org.junit.jupiter.api.Test;
 
 class ChecksTest {
+
+    /** A transport that has every capability and whose flush reads {@code reads} bytes at its offset. */
+    private static Transport flushReading(int reads) {
+        return (Transport) Proxy.newProxyInstance(Transport.class.getClassLoader(), new Class<?>[] {Transport.class},
+                (proxy, m, args) -> switch (m.getName()) {
+                    case "name" -> "test";
+                    case "capabilities" -> EnumSet.allOf(Capability.class);
+                    case "maxMessageSize" -> Long.MAX_VALUE;
+                    case "flushReadBytes" -> reads;
+                    default -> throw new UnsupportedOperationException(m.getName());
+                });
+    }
+
+    private static RemoteRegion peerRegion(long size) {
+        return new RemoteRegion() {
+            @Override
+            public long size() {
+                return size;
+            }
+
+            @Override
+            public Set<FlushType> flushTypes() {
+                return Set.of(FlushType.VISIBILITY);
+            }
+
+            @Override
+            public Set<RegionAccess> access() {
+                return Set.of(RegionAccess.WRITE_DST, RegionAccess.READ_SRC);
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+    }
+
+    /**
+     * librpma's emulated flush reads 8 bytes at its offset: a flush (a durable write's too) whose
+     * offset is nearer the region's end is refused by the check, before the durable write's write
+     * is posted, naming the read and the region size.
+     */
+    @Test
+    void flush_whoseFixedReadWouldPassTheRegionsEnd_isRefusedNamingTheReadAndTheSize() {
+        Transport rpmaLike = flushReading(8);
+        RemoteRegion r = peerRegion(64);
+        for (long[] offLen : new long[][] {{60, 4}, {57, 0}, {64, 0}, {63, 1}}) {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                    () -> Checks.flush(rpmaLike, r, offLen[0], offLen[1], FlushType.VISIBILITY));
+            assertTrue(e.getMessage().contains("reads 8 bytes") && e.getMessage().contains("region size 64"),
+                    e.getMessage());
+        }
+        try (Arena arena = Arena.ofConfined()) {
+            LocalRegion src = new UnregisteredTestRegion(arena.allocate(64), EnumSet.of(RegionAccess.WRITE_SRC));
+            assertDoesNotThrow(() -> Checks.write(rpmaLike, r, 60, src, 0, 4));
+            assertTrue(assertThrows(IllegalArgumentException.class,
+                    () -> Checks.durableWrite(rpmaLike, r, 60, src, 0, 4, FlushType.VISIBILITY))
+                    .getMessage().contains("reads 8 bytes"));
+        }
+        assertDoesNotThrow(() -> Checks.flush(rpmaLike, r, 56, 0, FlushType.VISIBILITY));
+        assertDoesNotThrow(() -> Checks.flush(rpmaLike, r, 56, 8, FlushType.VISIBILITY));
+        assertDoesNotThrow(() -> Checks.flush(rpmaLike, r, 0, 64, FlushType.VISIBILITY));
+        // a flush that reads only inside its range (fabric's) may end at the region's end
+        assertDoesNotThrow(() -> Checks.flush(flushReading(0), r, 60, 4, FlushType.VISIBILITY));
+        assertDoesNotThrow(() -> Checks.flush(flushReading(0), r, 64, 0, FlushType.VISIBILITY));
+    }
 
     @Test
     void timeout_outsideZeroToOneDay_namesTheSettingTheValueAndTheBound() {

@@ -289,12 +289,8 @@ final class RpmaConnection implements Connection {
     public boolean flush(RemoteRegion dst, long dstOffset, long length, FlushType type, long context,
                          boolean signaled) {
         MemorySegment c = live();
+        // Also refuses a range librpma's 8-byte read would overrun (RpmaTransport#flushReadBytes).
         Checks.flush(transport, dst, dstOffset, length, type);
-        // librpma's emulated flush (no native flush on the NIC) reads RAW_SIZE = 8 bytes at
-        // dst_offset whatever the length: a flush whose offset is within 8 bytes of the region's
-        // end would read past it, fail with REM_ACCESS_ERR and take the QP into the error state.
-        Checks.range("flush remote range (librpma reads " + FLUSH_READ_BYTES + " bytes at the offset)", dstOffset,
-                Math.max(length, FLUSH_READ_BYTES), dst.size(), 0);
         if (type == FlushType.PERSISTENT && !directWriteToPmem) {
             throw new IllegalStateException("flush type PERSISTENT on " + description + " needs the peer's declaration"
                     + " of direct write to persistent memory (rpma_conn_apply_remote_peer_cfg(3)), and its handshake"

@@ -245,6 +245,16 @@ final class RpmaTransport implements Transport {
         return RpmaConnection.MAX_MESSAGE;
     }
 
+    /**
+     * librpma's emulated flush reads 8 bytes at the flushed offset whatever the length; it is
+     * applied whether or not the NIC flushes natively, so that a range is refused or taken alike
+     * on every device.
+     */
+    @Override
+    public int flushReadBytes() {
+        return RpmaConnection.FLUSH_READ_BYTES;
+    }
+
     /** RDMA CM connect private data on IB/RoCE: 56 bytes, passed verbatim ({@link PrivateData}). */
     @Override
     public int maxConnectPrivateData() {
