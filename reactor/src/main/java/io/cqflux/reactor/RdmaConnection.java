@@ -118,10 +118,7 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
      * is checked against them: an access the peer did not grant is refused here, naming both,
      * rather than failing at the NIC after posting; a narrower {@code access} limits what this
      * side may do. {@link #remoteRegion(byte[])} takes the access from the descriptor. On fabric
-     * the raw descriptor carries no access, and {@code access} is taken as stated; a flush there
-     * reads the range back, so the region offers {@link FlushType#VISIBILITY} (for
-     * {@link #flush} and {@link #durableWrite}) only when {@code access} names
-     * {@code READ_SRC} or a {@code FLUSH_TYPE_*}, and refuses it before posting otherwise.
+     * the raw descriptor carries no access, and {@code access} is taken as stated.
      *
      * @param rawDescriptor the descriptor bytes, exactly
      * @param access what the peer granted, at least one: operations outside it are refused before

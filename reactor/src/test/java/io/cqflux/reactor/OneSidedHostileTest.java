@@ -434,24 +434,6 @@ class OneSidedHostileTest {
         rig.conn.disposeNow(Duration.ZERO);
     }
 
-    /**
-     * A flush on fabric reads the range back: on a raw region whose stated access grants no read,
-     * it would fail at the peer after the durable write's write was posted, ending the connection.
-     */
-    @Test
-    void durableWriteAndFlush_toARawFabricRegionStatedWriteOnly_areRefusedBeforePosting_andTheConnectionLivesOn() {
-        Region writeOnly = rig.server.register(rig.arena.allocate(4096), RegionAccess.WRITE_DST);
-        PeerRegion p = rig.conn.remoteRegion(writeOnly.rawDescriptor(), RegionAccess.WRITE_DST);
-        assertEquals(java.util.Set.of(), p.flushTypes());
-        assertIae(failureOf(() -> rig.conn.durableWrite(p, 0, rig.local, 0, 8)), "VISIBILITY");
-        assertIae(failureOf(() -> rig.conn.flush(p, 0, 8, FlushType.VISIBILITY)), "VISIBILITY");
-        rig.local.segment().set(ValueLayout.JAVA_LONG, 0, 0x0bad_cafeL);
-        rig.conn.write(p, 0, rig.local, 0, 8).block(FaultRig.T);
-        assertEquals(0x0bad_cafeL, writeOnly.segment().get(ValueLayout.JAVA_LONG, 0));
-        assertFalse(rig.conn.isDisposed());
-        assertEquals(0, rig.conn.inFlight());
-    }
-
     @Test
     void write_cancelledInFlight_stillEndsItsConnectionAtTheOperationTimeout_andThenReleasesItsRegion() throws Exception {
         rig.close();

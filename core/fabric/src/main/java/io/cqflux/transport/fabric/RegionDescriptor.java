@@ -105,13 +105,10 @@ final class RegionDescriptor {
     }
 
     /**
-     * Parses the raw form with the access the caller states. Such a region offers
-     * {@link FlushType#VISIBILITY} flushes exactly when that access lets a flush through: this
-     * transport's flush is a read-back of the range, which the peer's provider answers only where
-     * it registered the region for remote reads (READ_SRC or a flush type,
-     * FabricTransport#remoteAccess). Offered without it, a durable write would pass every check,
-     * post its write and then fail its read at the peer, ending the connection; refused here, it
-     * fails before anything is posted, as a read of the region does.
+     * Parses the raw form with the access the caller states; such a region offers
+     * {@link FlushType#VISIBILITY} flushes (this transport's flush is a read-back, which succeeds
+     * where the peer registered the region with a flush type or READ_SRC, and fails like any
+     * access the peer did not grant otherwise).
      */
     static Remote parseRaw(byte[] d, Set<RegionAccess> access) {
         if (d == null || (d.length != RAW_LENGTH && d.length != RAW_LENGTH_SHORT_KEY)) {
@@ -127,10 +124,8 @@ final class RegionDescriptor {
         long base = b.getLong();
         long length = b.getLong();
         checkRange(base, length);
-        boolean readable = access.contains(RegionAccess.READ_SRC) || access.contains(RegionAccess.FLUSH_TYPE_VISIBILITY)
-                || access.contains(RegionAccess.FLUSH_TYPE_PERSISTENT);
         return new Remote(key, base, length, Collections.unmodifiableSet(EnumSet.copyOf(access)),
-                Collections.unmodifiableSet(readable ? EnumSet.of(FlushType.VISIBILITY) : EnumSet.noneOf(FlushType.class)));
+                Collections.unmodifiableSet(EnumSet.of(FlushType.VISIBILITY)));
     }
 
     private static void checkRange(long base, long length) {

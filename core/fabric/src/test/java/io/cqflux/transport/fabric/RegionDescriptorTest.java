@@ -31,18 +31,6 @@ class RegionDescriptorTest {
         assertEquals(RegionDescriptor.LENGTH, valid().length);
     }
 
-    /** A flush is a read-back: offered on a raw region only where the stated access lets a read through. */
-    @Test
-    void rawForm_offersAVisibilityFlush_onlyWhereTheStatedAccessAllowsItsReadBack() {
-        byte[] raw = RegionDescriptor.encodeRaw(7, 0x7f00_0000_1000L, 4096);
-        assertEquals(Set.of(), RegionDescriptor.parseRaw(raw, Set.of(RegionAccess.WRITE_DST)).flushTypes());
-        for (RegionAccess a : Set.of(RegionAccess.READ_SRC, RegionAccess.FLUSH_TYPE_VISIBILITY,
-                RegionAccess.FLUSH_TYPE_PERSISTENT)) {
-            assertEquals(Set.of(FlushType.VISIBILITY),
-                    RegionDescriptor.parseRaw(raw, EnumSet.of(RegionAccess.WRITE_DST, a)).flushTypes(), a.toString());
-        }
-    }
-
     @Test
     void shortKeyProvider_encodesVersion2Of24Bytes_andRawOf20_roundTrippingEveryField() {
         Set<RegionAccess> access = EnumSet.of(RegionAccess.WRITE_DST, RegionAccess.READ_SRC,
