@@ -185,11 +185,13 @@ public final class Checks {
                 type == FlushType.PERSISTENT ? Capability.FLUSH_PERSISTENT : Capability.FLUSH_VISIBILITY, "");
         range("flush remote range", dstOffset, length, dst.size(), 0);
         int reads = t.flushReadBytes();
-        if (length < reads) {
-            // The flush reads a fixed span at its offset (Transport#flushReadBytes): past the
-            // region's end that read would fail at the peer's NIC, after posting.
-            range("flush remote range (the transport's flush reads " + reads + " bytes at the offset)", dstOffset,
-                    reads, dst.size(), 0);
+        if (dst.size() < reads) {
+            // The flush reads a fixed span inside the region (Transport#flushReadBytes): a region
+            // smaller than that span has no room for it, and the read would fail at the peer's
+            // NIC after posting.
+            throw new IllegalArgumentException("flush of a remote region of size " + dst.size() + ": " + t.name()
+                    + "'s flush reads " + reads + " bytes inside the region, so the region needs at least " + reads
+                    + " bytes");
         }
     }
 

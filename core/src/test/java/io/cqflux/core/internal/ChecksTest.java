@@ -60,33 +60,36 @@ class ChecksTest {
     }
 
     /**
-     * librpma's emulated flush reads 8 bytes at its offset: a flush (a durable write's too) whose
-     * offset is nearer the region's end is refused by the check, before the durable write's write
-     * is posted, naming the read and the region size.
+     * librpma's emulated flush reads 8 bytes inside the region (the transport moves it there from
+     * the region's last bytes): every range of a region of at least 8 bytes passes, a durable
+     * write's too, and a smaller region is refused before anything is posted, naming its size and
+     * the read.
      */
     @Test
-    void flush_whoseFixedReadWouldPassTheRegionsEnd_isRefusedNamingTheReadAndTheSize() {
+    void flush_ofARegionSmallerThanTheTransportsFixedRead_isRefusedNamingTheReadAndTheSize_andEveryRangeOfALargerOnePasses() {
         Transport rpmaLike = flushReading(8);
         RemoteRegion r = peerRegion(64);
-        for (long[] offLen : new long[][] {{60, 4}, {57, 0}, {64, 0}, {63, 1}}) {
+        for (long[] offLen : new long[][] {{60, 4}, {57, 0}, {64, 0}, {63, 1}, {56, 8}, {0, 64}, {0, 0}}) {
+            assertDoesNotThrow(() -> Checks.flush(rpmaLike, r, offLen[0], offLen[1], FlushType.VISIBILITY));
+        }
+        RemoteRegion tiny = peerRegion(4);
+        for (long[] offLen : new long[][] {{0, 4}, {4, 0}, {0, 0}}) {
             IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                    () -> Checks.flush(rpmaLike, r, offLen[0], offLen[1], FlushType.VISIBILITY));
-            assertTrue(e.getMessage().contains("reads 8 bytes") && e.getMessage().contains("region size 64"),
-                    e.getMessage());
+                    () -> Checks.flush(rpmaLike, tiny, offLen[0], offLen[1], FlushType.VISIBILITY));
+            assertTrue(e.getMessage().contains("reads 8 bytes") && e.getMessage().contains("size 4"), e.getMessage());
         }
         try (Arena arena = Arena.ofConfined()) {
             LocalRegion src = new UnregisteredTestRegion(arena.allocate(64), EnumSet.of(RegionAccess.WRITE_SRC));
-            assertDoesNotThrow(() -> Checks.write(rpmaLike, r, 60, src, 0, 4));
+            assertDoesNotThrow(() -> Checks.durableWrite(rpmaLike, r, 60, src, 0, 4, FlushType.VISIBILITY));
+            assertDoesNotThrow(() -> Checks.write(rpmaLike, tiny, 0, src, 0, 4));
             assertTrue(assertThrows(IllegalArgumentException.class,
-                    () -> Checks.durableWrite(rpmaLike, r, 60, src, 0, 4, FlushType.VISIBILITY))
+                    () -> Checks.durableWrite(rpmaLike, tiny, 0, src, 0, 4, FlushType.VISIBILITY))
                     .getMessage().contains("reads 8 bytes"));
         }
-        assertDoesNotThrow(() -> Checks.flush(rpmaLike, r, 56, 0, FlushType.VISIBILITY));
-        assertDoesNotThrow(() -> Checks.flush(rpmaLike, r, 56, 8, FlushType.VISIBILITY));
-        assertDoesNotThrow(() -> Checks.flush(rpmaLike, r, 0, 64, FlushType.VISIBILITY));
-        // a flush that reads only inside its range (fabric's) may end at the region's end
-        assertDoesNotThrow(() -> Checks.flush(flushReading(0), r, 60, 4, FlushType.VISIBILITY));
-        assertDoesNotThrow(() -> Checks.flush(flushReading(0), r, 64, 0, FlushType.VISIBILITY));
+        // a flush that reads only inside its range (fabric's) needs no room beyond it
+        assertDoesNotThrow(() -> Checks.flush(flushReading(0), tiny, 0, 4, FlushType.VISIBILITY));
+        // the range itself is still checked first
+        assertThrows(IllegalArgumentException.class, () -> Checks.flush(rpmaLike, r, 60, 8, FlushType.VISIBILITY));
     }
 
     @Test

@@ -289,7 +289,7 @@ final class RpmaConnection implements Connection {
     public boolean flush(RemoteRegion dst, long dstOffset, long length, FlushType type, long context,
                          boolean signaled) {
         MemorySegment c = live();
-        // Also refuses a range librpma's 8-byte read would overrun (RpmaTransport#flushReadBytes).
+        // Also refuses a region smaller than librpma's 8-byte read (RpmaTransport#flushReadBytes).
         Checks.flush(transport, dst, dstOffset, length, type);
         if (type == FlushType.PERSISTENT && !directWriteToPmem) {
             throw new IllegalStateException("flush type PERSISTENT on " + description + " needs the peer's declaration"
@@ -299,7 +299,20 @@ final class RpmaConnection implements Connection {
         }
         int t = type == FlushType.PERSISTENT ? librpma_h.RPMA_FLUSH_TYPE_PERSISTENT() : librpma_h.RPMA_FLUSH_TYPE_VISIBILITY();
         MemorySegment rmr = remote(dst).mr();
-        return posted(librpma_h.rpma_flush(c, rmr, dstOffset, length, t, flags(signaled),
+        // librpma's emulated flush reads FLUSH_READ_BYTES at the offset it is given, whatever the
+        // length (rpma_flush(3); RAW_SIZE in its flush code); near the region's end that read
+        // would pass it and fail with REM_ACCESS_ERR. What makes the earlier writes visible is
+        // the read's place after them on the queue pair, not its address (a responder answers a
+        // read only after the writes before it), so such a range is flushed as the range that
+        // ends at the same place and starts FLUSH_READ_BYTES before the region's end: a superset
+        // of it, read inside the region. Checks.flush refused regions smaller than the read.
+        long offset = dstOffset;
+        long span = length;
+        if (dstOffset > dst.size() - FLUSH_READ_BYTES) {
+            offset = dst.size() - FLUSH_READ_BYTES;
+            span = dstOffset + length - offset;
+        }
+        return posted(librpma_h.rpma_flush(c, rmr, offset, span, t, flags(signaled),
                 MemorySegment.ofAddress(context)), "rpma_flush", context);
     }
 
