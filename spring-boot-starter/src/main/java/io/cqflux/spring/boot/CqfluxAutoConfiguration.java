@@ -251,6 +251,11 @@ public class CqfluxAutoConfiguration {
     @ConditionalOnProperty(name = "cqflux.server.port")
     public CqfluxServer cqfluxServer(Cqflux cqflux, CqfluxProperties properties) {
         CqfluxServerProperties cfg = properties.getServer();
+        if (cfg.getPort() == null) {
+            // Present but empty: @ConditionalOnProperty matches it, the binder leaves the port unset.
+            throw new CqfluxPropertyException("cqflux.server.port", "''",
+                    new IllegalArgumentException("the port is empty: give one in [0, 65535] (0: a free one)"));
+        }
         int port = cfg.getPort();
         if (port < 0 || port > 65535) {
             throw new CqfluxPropertyException("cqflux.server.port", port,

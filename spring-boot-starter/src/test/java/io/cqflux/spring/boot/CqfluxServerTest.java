@@ -162,6 +162,15 @@ class CqfluxServerTest {
     }
 
     @Test
+    void anEmptyServerPort_failsTheStartNamingTheProperty_notWithANullPointer() {
+        // Present but empty, the property still turns the server on (@ConditionalOnProperty).
+        runner.withPropertyValues("cqflux.server.port=", "cqflux.server.regions.data.size=4KB")
+                .run(ctx -> assertThat(ctx).hasFailed().getFailure().rootCause()
+                        .isInstanceOf(CqfluxPropertyException.class)
+                        .hasMessageContaining("cqflux.server.port='' is refused"));
+    }
+
+    @Test
     void noServerPort_noServer() {
         runner.run(ctx -> assertThat(ctx).hasNotFailed().doesNotHaveBean(CqfluxServer.class));
     }
