@@ -263,9 +263,9 @@ public class CqfluxAutoConfiguration {
         }
         InetAddress host;
         if (cfg.getAddress() != null) {
-            host = host("cqflux.server.address", cfg.getAddress());
+            host = ownHost("cqflux.server.address", cfg.getAddress());
         } else if (properties.getLocalAddress() != null) {
-            host = host("cqflux.local-address", properties.getLocalAddress());
+            host = ownHost("cqflux.local-address", properties.getLocalAddress());
         } else {
             host = InetAddress.getLoopbackAddress(); // nothing beyond this host unless asked
         }
@@ -429,6 +429,24 @@ public class CqfluxAutoConfiguration {
             return checked("cqflux.web.error-mapping.retry-after", retryAfter,
                     () -> new CqfluxErrorWebExceptionHandler(retryAfter, includeMessage));
         }
+    }
+
+    /**
+     * {@return the address a server listens on, refused naming its property before anything is
+     * registered when this host has no interface with it} The listen would fail later with the
+     * transport's EADDRNOTAVAIL, naming no property; an application's own {@link Cqflux} bean never
+     * checked {@code cqflux.local-address}.
+     */
+    private static InetAddress ownHost(String property, String value) {
+        InetAddress a = host(property, value);
+        try {
+            Cqflux.builder().localAddress(a); // the library's one check of an address of this host
+        } catch (IllegalArgumentException e) {
+            throw new CqfluxPropertyException(property, value, new IllegalArgumentException(a.getHostAddress()
+                    + " is not an address of this host (no network interface has it): a server listens on one of"
+                    + " its own, or on 0.0.0.0", e));
+        }
+        return a;
     }
 
     private static InetAddress host(String property, String value) {

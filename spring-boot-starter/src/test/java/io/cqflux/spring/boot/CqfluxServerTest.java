@@ -171,6 +171,16 @@ class CqfluxServerTest {
     }
 
     @Test
+    void aServerAddressThisHostDoesNotHave_failsTheStartNamingTheProperty_beforeAnythingIsRegistered() {
+        runner.withPropertyValues("cqflux.server.port=0", "cqflux.server.regions.data.size=4KB",
+                        "cqflux.server.address=192.0.2.123")
+                .run(ctx -> assertThat(ctx).hasFailed().getFailure().rootCause()
+                        .isInstanceOf(CqfluxPropertyException.class)
+                        .hasMessageContaining("cqflux.server.address=192.0.2.123 is refused")
+                        .hasMessageContaining("not an address of this host"));
+    }
+
+    @Test
     void noServerPort_noServer() {
         runner.run(ctx -> assertThat(ctx).hasNotFailed().doesNotHaveBean(CqfluxServer.class));
     }
