@@ -125,11 +125,26 @@ public final class CqfluxServer implements SmartLifecycle {
                 }
             }
             AcceptOptions options = acceptOptions.apply(AcceptOptions.exposing(regions.values().toArray(Region[]::new)));
-            server = cqflux.bind(address, options, c -> c.onDispose()).block(timeout);
+            try {
+                server = cqflux.bind(address, options, c -> c.onDispose()).block(timeout);
+            } catch (io.cqflux.core.NativeCallException e) {
+                if (addressInUse(e)) {
+                    // Another listener holds the port: the start fails naming the property to
+                    // change, as Spring Boot's own web server does for its port.
+                    throw new CqfluxPropertyException("cqflux.server.port", address.getPort(), e);
+                }
+                throw e;
+            }
         } catch (RuntimeException e) {
             release();
             throw e;
         }
+    }
+
+    /** {@return whether a listen failed because the address and port are taken (EADDRINUSE, bind(2))} */
+    private static boolean addressInUse(io.cqflux.core.NativeCallException e) {
+        // fabric names the errno itself (FI_EADDRINUSE); rpma reports RPMA_E_PROVIDER with the errno in its text.
+        return String.valueOf(e.codeName()).contains("EADDRINUSE") || String.valueOf(e.nativeText()).contains("EADDRINUSE");
     }
 
     private MemorySegment memory(Spec s) {

@@ -181,6 +181,23 @@ class CqfluxServerTest {
     }
 
     @Test
+    void aServerPortInUse_failsTheStartNamingThePort() throws Exception {
+        try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            runner.withPropertyValues("cqflux.server.port=" + taken.getLocalPort(), "cqflux.server.regions.data.size=4KB")
+                    .run(ctx -> {
+                        assertThat(ctx).hasFailed().getFailure().rootCause()
+                                .isInstanceOf(CqfluxPropertyException.class)
+                                .hasMessageContaining("cqflux.server.port=" + taken.getLocalPort())
+                                .hasMessageContaining("EADDRINUSE");
+                        org.springframework.boot.diagnostics.FailureAnalysis a =
+                                new CqfluxPropertyFailureAnalyzer().analyze(ctx.getStartupFailure());
+                        assertThat(a).isNotNull();
+                        assertThat(a.getAction()).contains("cqflux.server.port");
+                    });
+        }
+    }
+
+    @Test
     void noServerPort_noServer() {
         runner.run(ctx -> assertThat(ctx).hasNotFailed().doesNotHaveBean(CqfluxServer.class));
     }
