@@ -149,8 +149,16 @@ public final class CqfluxServer implements SmartLifecycle {
 
     private MemorySegment memory(Spec s) {
         if (s.file() == null) {
-            // Page-aligned, as a NIC registration prefers (ibv_reg_mr(3) pins whole pages).
-            return arena.allocate(s.size(), 4096);
+            try {
+                // Page-aligned, as a NIC registration prefers (ibv_reg_mr(3) pins whole pages).
+                return arena.allocate(s.size(), 4096);
+            } catch (OutOfMemoryError e) {
+                // The arena's native allocation failed (malloc(3) returned NULL); the Java heap is
+                // untouched, so the size is what to report, naming its property.
+                throw new CqfluxPropertyException("cqflux.server.regions." + s.name() + ".size", s.size() + " bytes",
+                        new IllegalArgumentException("cannot allocate " + s.size() + " bytes of anonymous memory: "
+                                + e.getMessage()));
+            }
         }
         String at = "cqflux.server.regions." + s.name() + ".file";
         try (FileChannel ch = FileChannel.open(s.file(), StandardOpenOption.CREATE, StandardOpenOption.READ,

@@ -198,6 +198,15 @@ class CqfluxServerTest {
     }
 
     @Test
+    void anAnonymousRegionTooLargeToAllocate_failsTheStartNamingItsSize_notWithAnOutOfMemoryError() {
+        // About 2^60 bytes: beyond any machine's address space, so the allocation always fails.
+        runner.withPropertyValues("cqflux.server.port=0", "cqflux.server.regions.data.size=1048576TB")
+                .run(ctx -> assertThat(ctx).hasFailed().getFailure().rootCause()
+                        .isInstanceOf(CqfluxPropertyException.class)
+                        .hasMessageContaining("cqflux.server.regions.data.size=1152921504606846976 bytes is refused"));
+    }
+
+    @Test
     void noServerPort_noServer() {
         runner.run(ctx -> assertThat(ctx).hasNotFailed().doesNotHaveBean(CqfluxServer.class));
     }
