@@ -568,6 +568,26 @@ class PeerPoolTest {
     }
 
     /**
+     * Fixed credentials whose hello is over the transport's limit (255 bytes on fabric/tcp's 256):
+     * every connect of the pool would fail before sending anything, so the pool is refused when it
+     * is made, naming the sizes, as a raw request over the limit is; it kept retrying.
+     */
+    @Test
+    void peerPool_withFixedCredentialsTheHelloCannotCarry_isRefusedAtOnce_notRetriedForever() {
+        int open = rig.client.openConnections();
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> rig.client.peerPool(
+                rig.srv.address(), PeerPoolOptions.builder()
+                        .connectOptions(ConnectOptions.defaults().credentials(new byte[255])).build()));
+        assertTrue(e.getMessage().contains("255 bytes of credentials")
+                && e.getMessage().contains(String.valueOf(rig.client.maxConnectPrivateData())), e.getMessage());
+        assertEquals(open, rig.client.openConnections(), "nothing was started");
+        // Credentials that fit are taken.
+        pool(rig.srv.address(), PeerPoolOptions.builder()
+                .connectOptions(ConnectOptions.defaults().credentials(new byte[16])).build());
+        assertEquals(42L, readFirstWord(pool).block(T));
+    }
+
+    /**
      * A region the pool exposes, closed after the pool was made: the reconnect cannot send its
      * request, nor could any later one, so the pool ends as a dispose ends it, with the reason:
      * a waiting acquire and a later one fail with ResourceClosedException naming the region, no
