@@ -117,6 +117,9 @@ public class CqfluxAutoConfiguration {
         set("cqflux.shutdown-timeout", p.getShutdownTimeout(), () -> b.shutdownTimeout(p.getShutdownTimeout()));
         CqfluxKeepAliveProperties keepAlive = p.getKeepAlive();
         if (keepAlive.getInterval() != null && keepAlive.getInterval().isZero()) {
+            // Unused with the keep-alive off, but checked: a later interval would meet it.
+            set("cqflux.keep-alive.misses", keepAlive.getMisses(), () -> Cqflux.builder()
+                    .keepAlive(Cqflux.Builder.DEFAULT_KEEP_ALIVE_INTERVAL, keepAlive.getMisses()));
             b.noKeepAlive();
         } else {
             set("cqflux.keep-alive.interval", keepAlive.getInterval(),
@@ -125,11 +128,13 @@ public class CqfluxAutoConfiguration {
                     () -> b.keepAlive(keepAlive.getInterval(), keepAlive.getMisses()));
         }
         b.directWriteToPersistentMemory(p.isDirectWriteToPersistentMemory());
+        // Checked whatever the strategy (used by adaptive only): a later wait-strategy=adaptive would meet it.
+        WaitStrategy adaptive = checked("cqflux.adaptive-spins", p.getAdaptiveSpins(),
+                () -> WaitStrategy.adaptive(p.getAdaptiveSpins()));
         switch (p.getWaitStrategy()) {
             case BLOCKING -> b.waitStrategy(WaitStrategy.BLOCKING);
             case BUSY_POLL -> b.waitStrategy(WaitStrategy.BUSY_POLL);
-            case ADAPTIVE -> set("cqflux.adaptive-spins", p.getAdaptiveSpins(),
-                    () -> b.waitStrategy(WaitStrategy.adaptive(p.getAdaptiveSpins())));
+            case ADAPTIVE -> b.waitStrategy(adaptive);
         }
         ConnectionConfig timed = checked("cqflux.connect-timeout", p.getConnectTimeout(),
                 () -> ConnectionConfig.DEFAULT.withTimeout(p.getConnectTimeout()));
@@ -289,7 +294,12 @@ public class CqfluxAutoConfiguration {
         java.util.List<java.util.function.UnaryOperator<AcceptOptions>> steps = new ArrayList<>();
         AcceptOptions probe = AcceptOptions.exposing();
         String secret = cfg.getAuth().getSharedSecret();
-        if (secret != null) {
+        if (secret == null) {
+            // Unused without a secret, but checked: a later secret would meet it. The key is a
+            // throwaway that authenticates nobody.
+            set("cqflux.server.auth.max-skew", cfg.getAuth().getMaxSkew(),
+                    () -> SharedSecretAuthenticator.of(new byte[16]).withMaxSkew(cfg.getAuth().getMaxSkew()));
+        } else {
             SharedSecretAuthenticator a = checked("cqflux.server.auth.shared-secret",
                     "(" + secret.length() + " characters, not shown)",
                     () -> SharedSecretAuthenticator.of(secret.getBytes(java.nio.charset.StandardCharsets.UTF_8)));

@@ -150,6 +150,20 @@ class CqfluxServerTest {
     }
 
     @Test
+    void aMaxSkewOutOfRange_failsTheStart_withOrWithoutASharedSecret() {
+        // Without a secret the skew is not used, but a later secret would meet it: refused alike.
+        for (String other : new String[] {"cqflux.server.auth.shared-secret=a secret of twenty-odd bytes",
+                "cqflux.server.max-connections=4"}) {
+            runner.withPropertyValues("cqflux.server.port=0", "cqflux.server.regions.data.size=4KB",
+                            "cqflux.server.auth.max-skew=2h", other)
+                    .run(ctx -> assertThat(ctx).as(other).hasFailed().getFailure().rootCause()
+                            .isInstanceOf(CqfluxPropertyException.class)
+                            .hasMessageContaining("cqflux.server.auth.max-skew=PT2H is refused: max skew PT2H is outside"
+                                    + " (0, 1 h]"));
+        }
+    }
+
+    @Test
     void keysScopedToConnection_areOffByDefault_andThePropertyTurnsThemOnOnFabricTcp() {
         runner.withPropertyValues("cqflux.server.port=0", "cqflux.server.regions.data.size=4KB")
                 .run(ctx -> assertThat(ctx.getBean(CqfluxServer.class).keysScopedToConnection()).isFalse());
