@@ -90,6 +90,27 @@ class ServerContractTest {
     }
 
     /**
+     * A listener that takes the TCP connection but never answers the handshake (a plain socket):
+     * the connect fails UNREACHABLE once its connect timeout passed, naming it, and holds nothing
+     * afterwards.
+     */
+    @Test
+    void connect_toAListenerThatNeverAnswers_failsUnreachableAfterTheConnectTimeout_andHoldsNothing() throws Exception {
+        try (Cqflux quick = FaultRig.fabric().connectionConfig(io.cqflux.core.ConnectionConfig.DEFAULT
+                     .withTimeout(Duration.ofMillis(300))).build();
+             ServerSocket mute = new ServerSocket(0, 4, FaultRig.LO)) {
+            long t0 = System.nanoTime();
+            ConnectionException e = assertInstanceOf(ConnectionException.class,
+                    failure(quick.connect(new InetSocketAddress(FaultRig.LO, mute.getLocalPort()))));
+            long ms = (System.nanoTime() - t0) / 1_000_000;
+            assertEquals(ConnectionEvent.UNREACHABLE, e.event(), e.getMessage());
+            assertTrue(e.getMessage().contains("timed out after 300 ms"), e.getMessage());
+            assertTrue(ms >= 250 && ms < 5_000, ms + " ms");
+            assertTrue(FaultRig.await(() -> quick.openConnections() == 0, T), "the timed-out connect holds a connection");
+        }
+    }
+
+    /**
      * A server whose exposed region was closed refuses every later client (it never hands out a
      * dead region), and on a transport whose reject carries data the client reads why, rather than
      * "nothing listens at that address".
