@@ -67,17 +67,6 @@ class ServerContractTest {
     }
 
     @Test
-    void bindAndConnect_toAnUnresolvedAddress_failInTheirMonoNamingTheHost() {
-        InetSocketAddress unresolved = InetSocketAddress.createUnresolved("nosuchhost.invalid", 7000);
-        Mono<RdmaServer> bind = rig.server.bind(unresolved); // cold: nothing thrown at assembly
-        Mono<RdmaConnection> connect = rig.client.connect(unresolved);
-        for (Mono<?> m : java.util.List.of(bind, connect)) {
-            IllegalArgumentException e = assertInstanceOf(IllegalArgumentException.class, failure(m));
-            assertTrue(e.getMessage().contains("nosuchhost.invalid"), e.getMessage());
-        }
-    }
-
-    @Test
     void connect_whereNothingListens_failsRejectedAtOnce() {
         RdmaServer gone = rig.server.bind(anyPort()).block(T);
         InetSocketAddress dead = gone.address();
@@ -126,6 +115,28 @@ class ServerContractTest {
         assertTrue(e.getMessage().contains("refused by the server: ") && e.getMessage().contains("closed"),
                 e.getMessage());
         assertEquals(0, s.stats().exposures());
+    }
+
+    /**
+     * The authenticator is asked with the client's credentials, byte for byte, and on fabric/tcp
+     * the client's address (Authenticator.Request: null only where the transport cannot tell it).
+     */
+    @Test
+    void authenticator_isAskedWithTheClientsCredentialsAndAddress() {
+        java.util.concurrent.atomic.AtomicReference<Authenticator.Request> seen = new java.util.concurrent.atomic.AtomicReference<>();
+        RdmaServer s = rig.server.bind(anyPort(), AcceptOptions.exposing(rig.serverRegion).authenticatedBy(req -> {
+            seen.set(req);
+            return Mono.just(Authenticator.Decision.allow());
+        })).block(T);
+        s.connections().subscribe();
+        byte[] token = {7, 1, 2, 3, 5, 8, 13, 21};
+        rig.client.connect(s.address(), ConnectOptions.defaults().credentials(token)).block(T);
+        Authenticator.Request req = seen.get();
+        org.junit.jupiter.api.Assertions.assertArrayEquals(token, req.credentials());
+        // The client's own end: loopback, an ephemeral port of its own.
+        assertTrue(req.peerAddress() != null && req.peerAddress().getAddress().isLoopbackAddress()
+                && req.peerAddress().getPort() > 0 && req.peerAddress().getPort() != s.address().getPort(),
+                String.valueOf(req.peerAddress()));
     }
 
     /**
