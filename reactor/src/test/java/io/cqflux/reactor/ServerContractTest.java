@@ -66,6 +66,32 @@ class ServerContractTest {
         assertTrue(e.codeName().contains("EADDRNOTAVAIL") && e.getMessage().contains("192.0.2.1"), e.getMessage());
     }
 
+    /**
+     * The getting-started guide's bound: on fabric/tcp a hello carries six exposed regions each
+     * way; a seventh fails the bind (and the connect) with an IllegalArgumentException naming the
+     * size and the limit, before anything listens or is sent.
+     */
+    @Test
+    void sixExposedRegions_fitTheHelloEachWay_aSeventhFailsBindAndConnectNamingTheLimit() {
+        Region[] server = new Region[7];
+        Region[] client = new Region[7];
+        for (int i = 0; i < 7; i++) {
+            server[i] = rig.server.register(rig.arena.allocate(4096, 64), RegionAccess.WRITE_DST);
+            client[i] = rig.client.register(rig.arena.allocate(4096, 64), RegionAccess.WRITE_DST);
+        }
+        Region[] six = java.util.Arrays.copyOf(server, 6);
+        RdmaServer s = rig.server.bind(anyPort(), six).block(T);
+        s.connections().subscribe();
+        RdmaConnection c = rig.client.connect(s.address(), java.util.Arrays.copyOf(client, 6)).block(T);
+        assertEquals(6, c.remoteRegions().size());
+        int max = rig.server.maxAcceptPrivateData();
+        for (Mono<?> m : java.util.List.of(rig.server.bind(anyPort(), server), rig.client.connect(s.address(), client))) {
+            IllegalArgumentException e = assertInstanceOf(IllegalArgumentException.class, failure(m));
+            assertTrue(e.getMessage().contains("7 exposed regions") && e.getMessage().contains("maximum " + max),
+                    e.getMessage());
+        }
+    }
+
     @Test
     void connect_whereNothingListens_failsRejectedAtOnce() {
         RdmaServer gone = rig.server.bind(anyPort()).block(T);
