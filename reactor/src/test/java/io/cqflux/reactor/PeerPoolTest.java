@@ -121,6 +121,29 @@ class PeerPoolTest {
         ev.assertInOrder();
     }
 
+    /**
+     * The pool's connection is shared: an action that disposes it anyway does not break the pool.
+     * The slot reconnects (LOST with this side's CLOSED, then CONNECTED again) and a waiting
+     * operation gets the new connection, never the disposed one.
+     */
+    @Test
+    void actionThatDisposesTheSharedConnection_isReplaced_andTheNextOperationGetsTheNewOne() {
+        pool(rig.srv.address(), PeerPoolOptions.builder().reconnectBackoff(Duration.ofMillis(20), Duration.ofMillis(200))
+                .whenUnavailable(PeerPoolOptions.WhenUnavailable.WAIT).build());
+        RdmaConnection first = pool.withConnection(c -> {
+            c.dispose();
+            return Mono.just(c);
+        }).block(T);
+        RdmaConnection next = pool.acquire().block(T);
+        assertTrue(next != first && !next.isDisposed(), next + " after " + first);
+        StepVerifier.create(readFirstWord(pool)).expectNext(42L).expectComplete().verify(T);
+        ev.await(2, e -> e.kind() == PeerPoolEvent.Kind.CONNECTED, T, "the replacement");
+        PeerPoolEvent lost = ev.seen.stream().filter(e -> e.kind() == PeerPoolEvent.Kind.LOST).findFirst().orElseThrow();
+        assertEquals(ConnectionEvent.CLOSED, ((ConnectionException) lost.cause()).event(), lost.toString());
+        assertEquals(PeerPool.State.CONNECTED, pool.state());
+        ev.assertInOrder();
+    }
+
     @Test
     void serverRestartedOnTheSamePort_poolReconnects_andLearnsTheNewRegions() {
         InetSocketAddress address = rig.srv.address();
