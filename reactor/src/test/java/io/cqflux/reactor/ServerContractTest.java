@@ -67,6 +67,22 @@ class ServerContractTest {
     }
 
     /**
+     * connections() is for one subscriber: a second one, while the first is subscribed or after it
+     * cancelled, fails with an IllegalStateException naming the server, and the first keeps
+     * receiving.
+     */
+    @Test
+    void connections_aSecondSubscriber_failsNamingTheServer_andTheFirstKeepsItsConnections() {
+        RdmaServer s = rig.server.bind(anyPort()).block(T);
+        java.util.List<RdmaConnection> got = new java.util.concurrent.CopyOnWriteArrayList<>();
+        s.connections().subscribe(got::add);
+        IllegalStateException e = assertInstanceOf(IllegalStateException.class, failure(s.connections().next()));
+        assertTrue(e.getMessage().contains(s.toString()) && e.getMessage().contains("one subscriber"), e.getMessage());
+        rig.client.connect(s.address()).block(T);
+        assertTrue(FaultRig.await(() -> got.size() == 1, T), "the first subscriber got " + got);
+    }
+
+    /**
      * The getting-started guide's bound: on fabric/tcp a hello carries six exposed regions each
      * way; a seventh fails the bind (and the connect) with an IllegalArgumentException naming the
      * size and the limit, before anything listens or is sent.
