@@ -134,6 +134,14 @@ public final class CqfluxServer implements SmartLifecycle {
                     throw new CqfluxPropertyException("cqflux.server.port", address.getPort(), e);
                 }
                 throw e;
+            } catch (IllegalArgumentException e) {
+                // The bind refused, before listening, what the properties describe: the regions'
+                // descriptors over the transport's accept data (too many regions), or on rpma a
+                // port 0, which librpma cannot bind.
+                if (address.getPort() == 0 && String.valueOf(e.getMessage()).contains("port 0")) {
+                    throw new CqfluxPropertyException("cqflux.server.port", 0, e);
+                }
+                throw new CqfluxPropertyException("cqflux.server.regions", List.copyOf(regions.keySet()), e);
             }
         } catch (RuntimeException e) {
             release();

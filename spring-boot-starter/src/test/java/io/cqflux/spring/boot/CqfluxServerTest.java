@@ -212,6 +212,22 @@ class CqfluxServerTest {
     }
 
     @Test
+    void moreRegionsThanTheHelloCarries_failTheStartNamingTheRegionsProperty() {
+        // fabric/tcp's 256-byte accept carries six regions' descriptors (getting-started guide).
+        String[] props = new String[8];
+        props[0] = "cqflux.server.port=0";
+        for (int i = 1; i <= 7; i++) {
+            props[i] = "cqflux.server.regions.r" + i + ".size=4KB";
+        }
+        runner.withPropertyValues(props).run(ctx -> assertThat(ctx).hasFailed().getFailure().rootCause()
+                .isInstanceOf(CqfluxPropertyException.class)
+                .hasMessageContaining("cqflux.server.regions=[r1, r2, r3, r4, r5, r6, r7] is refused")
+                .hasMessageContaining("7 exposed regions"));
+        props[7] = "cqflux.server.regions.r6.access=write-dst";
+        runner.withPropertyValues(props).run(ctx -> assertThat(ctx).hasNotFailed());
+    }
+
+    @Test
     void anAnonymousRegionTooLargeToAllocate_failsTheStartNamingItsSize_notWithAnOutOfMemoryError() {
         // About 2^60 bytes: beyond any machine's address space, so the allocation always fails.
         runner.withPropertyValues("cqflux.server.port=0", "cqflux.server.regions.data.size=1048576TB")
