@@ -86,7 +86,7 @@ public final class CqfluxServer implements SmartLifecycle {
 
     /**
      * @param cqflux the instance that listens
-     * @param address where to listen (port 0: a free one)
+     * @param address where to listen (port 0: a free one, on fabric; rpma binds only the port given)
      * @param specs the regions, in the order they are exposed
      * @param timeout the bind's and the stop's budget
      */
@@ -96,7 +96,7 @@ public final class CqfluxServer implements SmartLifecycle {
 
     /**
      * @param cqflux the instance that listens
-     * @param address where to listen (port 0: a free one)
+     * @param address where to listen (port 0: a free one, on fabric; rpma binds only the port given)
      * @param specs the regions, in the order they are exposed
      * @param timeout the bind's and the stop's budget
      * @param acceptOptions completes {@code AcceptOptions.exposing(regions)}: an authenticator, limits
