@@ -343,6 +343,29 @@ class PeerPoolTest {
         assertTrue(System.nanoTime() - t0 >= Duration.ofMillis(300).toNanos(), "it waited the bound");
     }
 
+    /**
+     * A pool to a server that refuses it (an authenticator, no credentials): an operation's
+     * UNREACHABLE names the last failure, so the server's reason reaches the caller; the server
+     * registered nothing for any of the attempts.
+     */
+    @Test
+    void poolToAServerThatRefusesIt_operationFailsUnreachable_namingTheServersReason() {
+        RdmaServer guarded = rig.server.bind(new InetSocketAddress(FaultRig.LO, 0), AcceptOptions.exposing(rig.serverRegion)
+                .authenticatedBy(SharedSecretAuthenticator.of(new byte[32]))).block(T);
+        pool(guarded.address(), PeerPoolOptions.builder().maxAcquireTime(Duration.ofMillis(300))
+                .reconnectBackoff(Duration.ofMillis(20), Duration.ofMillis(100)).build());
+        StepVerifier.create(readFirstWord(pool))
+                .expectErrorSatisfies(e -> {
+                    ConnectionException c = assertInstanceOf(ConnectionException.class, e);
+                    assertEquals(ConnectionEvent.UNREACHABLE, c.event());
+                    assertTrue(e.getMessage().contains("refused by the server: no credentials"), e.getMessage());
+                })
+                .verify(T);
+        assertTrue(guarded.stats().refusedByAuthenticator() >= 1, guarded.stats().toString());
+        assertEquals(0, guarded.stats().exposures(), guarded.stats().toString());
+        guarded.disposeNow(T);
+    }
+
     @Test
     void waiting_beyondMaxPendingAcquires_failsWithQueueFull_namingTheLimit() {
         pool(deadAddress(), PeerPoolOptions.builder().maxPendingAcquires(1).maxAcquireTime(T).build());
