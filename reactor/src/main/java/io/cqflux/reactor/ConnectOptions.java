@@ -48,21 +48,27 @@ import java.util.function.Supplier;
  * <p>Immutable and thread-safe.
  */
 public final class ConnectOptions {
-    private static final ConnectOptions DEFAULT = new ConnectOptions(List.of(), null, -1, null, true);
+    private static final ConnectOptions DEFAULT = new ConnectOptions(List.of(), null, -1, null, 0, true);
 
     private final List<Region> exposed;
     private final byte[] raw;
     private final int receivePrefetch;
     /** Asked once per connect for the credentials the hello carries; null: none. */
     private final Supplier<byte[]> credentials;
+    /**
+     * The length of fixed credentials ({@link #credentials(byte[])}), known before any connect so
+     * that a PeerPool can refuse a hello they do not fit at once; 0: none, or a supplier's.
+     */
+    private final int fixedCredentials;
     private final boolean endOnReceiveOverflow;
 
     private ConnectOptions(List<Region> exposed, byte[] raw, int receivePrefetch, Supplier<byte[]> credentials,
-                           boolean endOnReceiveOverflow) {
+                           int fixedCredentials, boolean endOnReceiveOverflow) {
         this.exposed = exposed;
         this.raw = raw;
         this.receivePrefetch = receivePrefetch;
         this.credentials = credentials;
+        this.fixedCredentials = fixedCredentials;
         this.endOnReceiveOverflow = endOnReceiveOverflow;
     }
 
@@ -80,7 +86,7 @@ public final class ConnectOptions {
      */
     public static ConnectOptions exposing(Region... regions) {
         List<Region> checked = Cqflux.exposedRegions(regions); // one check, one wording, for every entry point
-        return new ConnectOptions(checked, null, -1, null, true);
+        return new ConnectOptions(checked, null, -1, null, 0, true);
     }
 
     /**
@@ -90,7 +96,7 @@ public final class ConnectOptions {
      * @return the options
      */
     public static ConnectOptions rawPrivateData(byte[] data) {
-        return new ConnectOptions(List.of(), Objects.requireNonNull(data, "data").clone(), -1, null, true);
+        return new ConnectOptions(List.of(), Objects.requireNonNull(data, "data").clone(), -1, null, 0, true);
     }
 
     /**
@@ -106,7 +112,7 @@ public final class ConnectOptions {
         if (receives < 0) {
             throw new IllegalArgumentException("receive prefetch " + receives + " is negative (0 turns it off)");
         }
-        return new ConnectOptions(exposed, raw, receives, credentials, endOnReceiveOverflow);
+        return new ConnectOptions(exposed, raw, receives, credentials, fixedCredentials, endOnReceiveOverflow);
     }
 
     /**
@@ -120,7 +126,7 @@ public final class ConnectOptions {
      * @return new options
      */
     public ConnectOptions withEndOnReceiveOverflow(boolean end) {
-        return new ConnectOptions(exposed, raw, receivePrefetch, credentials, end);
+        return new ConnectOptions(exposed, raw, receivePrefetch, credentials, fixedCredentials, end);
     }
 
     /** {@return whether a full receive pool ends a raw connection (the default) or holds the peer back} */
@@ -143,7 +149,7 @@ public final class ConnectOptions {
      */
     public ConnectOptions credentials(byte[] token) {
         byte[] copy = checkCredentials(Objects.requireNonNull(token, "token").clone());
-        return credentials(() -> copy.clone());
+        return credentials(() -> copy.clone(), copy.length);
     }
 
     /**
@@ -163,12 +169,17 @@ public final class ConnectOptions {
      * @throws IllegalStateException on options with raw private data, which carry no hello
      */
     public ConnectOptions credentials(Supplier<byte[]> supplier) {
+        return credentials(supplier, 0);
+    }
+
+    /** @param fixed the length of fixed credentials, or 0 for a supplier's (unknown before each connect) */
+    private ConnectOptions credentials(Supplier<byte[]> supplier, int fixed) {
         Objects.requireNonNull(supplier, "supplier");
         if (raw != null) {
             throw new IllegalStateException("credentials travel in a cqflux hello; options with raw private data"
                     + " send none");
         }
-        return new ConnectOptions(exposed, raw, receivePrefetch, () -> checkCredentials(supplier.get()),
+        return new ConnectOptions(exposed, raw, receivePrefetch, () -> checkCredentials(supplier.get()), fixed,
                 endOnReceiveOverflow);
     }
 
@@ -189,6 +200,11 @@ public final class ConnectOptions {
 
     Supplier<byte[]> credentialsSupplier() {
         return credentials;
+    }
+
+    /** {@return the length of fixed credentials ({@link #credentials(byte[])}), or 0 for none or a supplier's} */
+    int fixedCredentialsLength() {
+        return fixedCredentials;
     }
 
     /**

@@ -434,7 +434,8 @@ public final class Cqflux implements Disposable, AutoCloseable {
 
     /**
      * Refuses a connect request that cannot be sent: raw private data over the transport's limit,
-     * or a hello over it or exposing a region that is closed or of another instance. A
+     * or a hello over it (fixed credentials included) or exposing a region that is closed or of
+     * another instance. A
      * {@link PeerPool}'s one check of its request: at its creation, and again when a connect of
      * its fails before anything was sent (a region closed since then never opens again).
      *
@@ -447,7 +448,9 @@ public final class Cqflux implements Disposable, AutoCloseable {
         if (co.raw() != null) {
             factory.checkRawConnectData(co.raw());
         } else {
-            factory.checkHelloFits(co.exposed(), transport.maxConnectPrivateData());
+            // Fixed credentials travel in every hello: their length is known now. A supplier's
+            // are asked for at each connect only, and checked there.
+            factory.checkHelloFits(co.exposed(), new byte[co.fixedCredentialsLength()], transport.maxConnectPrivateData());
         }
     }
 

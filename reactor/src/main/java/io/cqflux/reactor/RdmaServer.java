@@ -547,7 +547,8 @@ public final class RdmaServer implements Disposable, AutoCloseable {
      *     region once per connection that was accepted and whose native side is not gone yet)
      * @param refusedOverMaxConnections requests rejected by {@link AcceptOptions#withMaxConnections}
      * @param refusedOverMaxPending requests rejected by {@link AcceptOptions#withMaxPendingHandshakes}
-     * @param refusedByAuthenticator requests the authenticator refused (or did not decide on in time)
+     * @param refusedByAuthenticator requests the authenticator refused, answered with no decision or
+     *     failed on (one it did not decide on in time counts in {@code handshakeTimeouts})
      * @param handshakeTimeouts handshakes ended by {@link AcceptOptions#withHandshakeTimeout}
      * @param malformedHellos requests rejected because their private data was not a well-formed hello
      * @param controlWordViolations connections ended because their peer wrote into its control

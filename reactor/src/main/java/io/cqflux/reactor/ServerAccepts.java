@@ -150,7 +150,12 @@ final class ServerAccepts {
             closeExposures(exposures);
             closeScope(scope);
             LOG.warn("refusing a connection on " + server.address() + ": " + e.getMessage());
-            server.rejectQuietly(req);
+            // Nothing was accepted: the client reads a short reason where the reject carries one
+            // (fi_reject(3)), not the transport's "nothing listens"; the detail, which names the
+            // server's regions, stays in the log line above.
+            server.rejectBeforeAccept(req, e instanceof io.cqflux.core.ResourceClosedException
+                    ? "a region this server exposes is closed; the server's log has the detail"
+                    : "the server could not set up the connection; the server's log has the cause");
             back(() -> failed(h, shared));
             return;
         }

@@ -26,6 +26,8 @@ final class ServerOutlet {
     private final Function<? super RdmaConnection, ? extends Publisher<Void>> handler;
     private final int bufferSize;
     private final Sinks.Many<RdmaConnection> connections;
+    /** Whether {@link #flux()} was subscribed once: the connections have one subscriber, ever. */
+    private final java.util.concurrent.atomic.AtomicBoolean claimed = new java.util.concurrent.atomic.AtomicBoolean();
 
     /**
      * @param server the server, as messages name it
@@ -48,9 +50,14 @@ final class ServerOutlet {
 
     /** {@return the buffered connections, for one subscriber; those it cancels with are closed} */
     Flux<RdmaConnection> flux() {
-        // The sink discards what it still buffers when its subscriber cancels: close those.
-        return connections.asFlux().doOnDiscard(RdmaConnection.class,
-                c -> refuse(c, "the connections() subscriber cancelled with it still buffered"));
+        // A later subscriber is refused here, naming the server, rather than by the unicast sink's
+        // own message, which names neither it nor connections().
+        return Flux.defer(() -> claimed.compareAndSet(false, true)
+                // The sink discards what it still buffers when its subscriber cancels: close those.
+                ? connections.asFlux().doOnDiscard(RdmaConnection.class,
+                        c -> refuse(c, "the connections() subscriber cancelled with it still buffered"))
+                : Flux.error(new IllegalStateException(server + ": connections() takes one subscriber, and it had"
+                        + " one already (share it, e.g. with publish(), to hand the connections to several)")));
     }
 
     /** Loop thread of the connection: an incoming connection is established. */

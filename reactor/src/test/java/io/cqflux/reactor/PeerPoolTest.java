@@ -121,6 +121,29 @@ class PeerPoolTest {
         ev.assertInOrder();
     }
 
+    /**
+     * The pool's connection is shared: an action that disposes it anyway does not break the pool.
+     * The slot reconnects (LOST with this side's CLOSED, then CONNECTED again) and a waiting
+     * operation gets the new connection, never the disposed one.
+     */
+    @Test
+    void actionThatDisposesTheSharedConnection_isReplaced_andTheNextOperationGetsTheNewOne() {
+        pool(rig.srv.address(), PeerPoolOptions.builder().reconnectBackoff(Duration.ofMillis(20), Duration.ofMillis(200))
+                .whenUnavailable(PeerPoolOptions.WhenUnavailable.WAIT).build());
+        RdmaConnection first = pool.withConnection(c -> {
+            c.dispose();
+            return Mono.just(c);
+        }).block(T);
+        RdmaConnection next = pool.acquire().block(T);
+        assertTrue(next != first && !next.isDisposed(), next + " after " + first);
+        StepVerifier.create(readFirstWord(pool)).expectNext(42L).expectComplete().verify(T);
+        ev.await(2, e -> e.kind() == PeerPoolEvent.Kind.CONNECTED, T, "the replacement");
+        PeerPoolEvent lost = ev.seen.stream().filter(e -> e.kind() == PeerPoolEvent.Kind.LOST).findFirst().orElseThrow();
+        assertEquals(ConnectionEvent.CLOSED, ((ConnectionException) lost.cause()).event(), lost.toString());
+        assertEquals(PeerPool.State.CONNECTED, pool.state());
+        ev.assertInOrder();
+    }
+
     @Test
     void serverRestartedOnTheSamePort_poolReconnects_andLearnsTheNewRegions() {
         InetSocketAddress address = rig.srv.address();
@@ -318,6 +341,29 @@ class PeerPoolTest {
                 })
                 .verify(T);
         assertTrue(System.nanoTime() - t0 >= Duration.ofMillis(300).toNanos(), "it waited the bound");
+    }
+
+    /**
+     * A pool to a server that refuses it (an authenticator, no credentials): an operation's
+     * UNREACHABLE names the last failure, so the server's reason reaches the caller; the server
+     * registered nothing for any of the attempts.
+     */
+    @Test
+    void poolToAServerThatRefusesIt_operationFailsUnreachable_namingTheServersReason() {
+        RdmaServer guarded = rig.server.bind(new InetSocketAddress(FaultRig.LO, 0), AcceptOptions.exposing(rig.serverRegion)
+                .authenticatedBy(SharedSecretAuthenticator.of(new byte[32]))).block(T);
+        pool(guarded.address(), PeerPoolOptions.builder().maxAcquireTime(Duration.ofMillis(300))
+                .reconnectBackoff(Duration.ofMillis(20), Duration.ofMillis(100)).build());
+        StepVerifier.create(readFirstWord(pool))
+                .expectErrorSatisfies(e -> {
+                    ConnectionException c = assertInstanceOf(ConnectionException.class, e);
+                    assertEquals(ConnectionEvent.UNREACHABLE, c.event());
+                    assertTrue(e.getMessage().contains("refused by the server: no credentials"), e.getMessage());
+                })
+                .verify(T);
+        assertTrue(guarded.stats().refusedByAuthenticator() >= 1, guarded.stats().toString());
+        assertEquals(0, guarded.stats().exposures(), guarded.stats().toString());
+        guarded.disposeNow(T);
     }
 
     @Test
@@ -565,6 +611,26 @@ class PeerPoolTest {
         assertThrows(IllegalArgumentException.class, () -> rig.client.peerPool(rig.srv.address(),
                 PeerPoolOptions.builder().connectOptions(ConnectOptions.exposing(many)).build()));
         assertEquals(open, rig.client.openConnections(), "nothing was started");
+    }
+
+    /**
+     * Fixed credentials whose hello is over the transport's limit (255 bytes on fabric/tcp's 256):
+     * every connect of the pool would fail before sending anything, so the pool is refused when it
+     * is made, naming the sizes, as a raw request over the limit is; it kept retrying.
+     */
+    @Test
+    void peerPool_withFixedCredentialsTheHelloCannotCarry_isRefusedAtOnce_notRetriedForever() {
+        int open = rig.client.openConnections();
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> rig.client.peerPool(
+                rig.srv.address(), PeerPoolOptions.builder()
+                        .connectOptions(ConnectOptions.defaults().credentials(new byte[255])).build()));
+        assertTrue(e.getMessage().contains("255 bytes of credentials")
+                && e.getMessage().contains(String.valueOf(rig.client.maxConnectPrivateData())), e.getMessage());
+        assertEquals(open, rig.client.openConnections(), "nothing was started");
+        // Credentials that fit are taken.
+        pool(rig.srv.address(), PeerPoolOptions.builder()
+                .connectOptions(ConnectOptions.defaults().credentials(new byte[16])).build());
+        assertEquals(42L, readFirstWord(pool).block(T));
     }
 
     /**

@@ -117,6 +117,9 @@ public class CqfluxAutoConfiguration {
         set("cqflux.shutdown-timeout", p.getShutdownTimeout(), () -> b.shutdownTimeout(p.getShutdownTimeout()));
         CqfluxKeepAliveProperties keepAlive = p.getKeepAlive();
         if (keepAlive.getInterval() != null && keepAlive.getInterval().isZero()) {
+            // Unused with the keep-alive off, but checked: a later interval would meet it.
+            set("cqflux.keep-alive.misses", keepAlive.getMisses(), () -> Cqflux.builder()
+                    .keepAlive(Cqflux.Builder.DEFAULT_KEEP_ALIVE_INTERVAL, keepAlive.getMisses()));
             b.noKeepAlive();
         } else {
             set("cqflux.keep-alive.interval", keepAlive.getInterval(),
@@ -125,11 +128,13 @@ public class CqfluxAutoConfiguration {
                     () -> b.keepAlive(keepAlive.getInterval(), keepAlive.getMisses()));
         }
         b.directWriteToPersistentMemory(p.isDirectWriteToPersistentMemory());
+        // Checked whatever the strategy (used by adaptive only): a later wait-strategy=adaptive would meet it.
+        WaitStrategy adaptive = checked("cqflux.adaptive-spins", p.getAdaptiveSpins(),
+                () -> WaitStrategy.adaptive(p.getAdaptiveSpins()));
         switch (p.getWaitStrategy()) {
             case BLOCKING -> b.waitStrategy(WaitStrategy.BLOCKING);
             case BUSY_POLL -> b.waitStrategy(WaitStrategy.BUSY_POLL);
-            case ADAPTIVE -> set("cqflux.adaptive-spins", p.getAdaptiveSpins(),
-                    () -> b.waitStrategy(WaitStrategy.adaptive(p.getAdaptiveSpins())));
+            case ADAPTIVE -> b.waitStrategy(adaptive);
         }
         ConnectionConfig timed = checked("cqflux.connect-timeout", p.getConnectTimeout(),
                 () -> ConnectionConfig.DEFAULT.withTimeout(p.getConnectTimeout()));
@@ -251,6 +256,11 @@ public class CqfluxAutoConfiguration {
     @ConditionalOnProperty(name = "cqflux.server.port")
     public CqfluxServer cqfluxServer(Cqflux cqflux, CqfluxProperties properties) {
         CqfluxServerProperties cfg = properties.getServer();
+        if (cfg.getPort() == null) {
+            // Present but empty: @ConditionalOnProperty matches it, the binder leaves the port unset.
+            throw new CqfluxPropertyException("cqflux.server.port", "''",
+                    new IllegalArgumentException("the port is empty: give one in [0, 65535] (0: a free one)"));
+        }
         int port = cfg.getPort();
         if (port < 0 || port > 65535) {
             throw new CqfluxPropertyException("cqflux.server.port", port,
@@ -258,9 +268,9 @@ public class CqfluxAutoConfiguration {
         }
         InetAddress host;
         if (cfg.getAddress() != null) {
-            host = host("cqflux.server.address", cfg.getAddress());
+            host = ownHost("cqflux.server.address", cfg.getAddress());
         } else if (properties.getLocalAddress() != null) {
-            host = host("cqflux.local-address", properties.getLocalAddress());
+            host = ownHost("cqflux.local-address", properties.getLocalAddress());
         } else {
             host = InetAddress.getLoopbackAddress(); // nothing beyond this host unless asked
         }
@@ -284,7 +294,12 @@ public class CqfluxAutoConfiguration {
         java.util.List<java.util.function.UnaryOperator<AcceptOptions>> steps = new ArrayList<>();
         AcceptOptions probe = AcceptOptions.exposing();
         String secret = cfg.getAuth().getSharedSecret();
-        if (secret != null) {
+        if (secret == null) {
+            // Unused without a secret, but checked: a later secret would meet it. The key is a
+            // throwaway that authenticates nobody.
+            set("cqflux.server.auth.max-skew", cfg.getAuth().getMaxSkew(),
+                    () -> SharedSecretAuthenticator.of(new byte[16]).withMaxSkew(cfg.getAuth().getMaxSkew()));
+        } else {
             SharedSecretAuthenticator a = checked("cqflux.server.auth.shared-secret",
                     "(" + secret.length() + " characters, not shown)",
                     () -> SharedSecretAuthenticator.of(secret.getBytes(java.nio.charset.StandardCharsets.UTF_8)));
@@ -424,6 +439,24 @@ public class CqfluxAutoConfiguration {
             return checked("cqflux.web.error-mapping.retry-after", retryAfter,
                     () -> new CqfluxErrorWebExceptionHandler(retryAfter, includeMessage));
         }
+    }
+
+    /**
+     * {@return the address a server listens on, refused naming its property before anything is
+     * registered when this host has no interface with it} The listen would fail later with the
+     * transport's EADDRNOTAVAIL, naming no property; an application's own {@link Cqflux} bean never
+     * checked {@code cqflux.local-address}.
+     */
+    private static InetAddress ownHost(String property, String value) {
+        InetAddress a = host(property, value);
+        try {
+            Cqflux.builder().localAddress(a); // the library's one check of an address of this host
+        } catch (IllegalArgumentException e) {
+            throw new CqfluxPropertyException(property, value, new IllegalArgumentException(a.getHostAddress()
+                    + " is not an address of this host (no network interface has it): a server listens on one of"
+                    + " its own, or on 0.0.0.0", e));
+        }
+        return a;
     }
 
     private static InetAddress host(String property, String value) {

@@ -193,7 +193,7 @@ public final class CqfluxDataBuffers {
             BufferPool pool = cqflux.buffers();
             int n = data.readableByteCount();
             if (n < 1 || n > pool.bufferSize()) {
-                return Mono.error(new IllegalArgumentException("a data buffer of " + n + " bytes does not fit a"
+                return Mono.error(new DataBufferSizeException("a data buffer of " + n + " bytes does not fit a"
                         + " pooled buffer: 1.." + pool.bufferSize() + " bytes (buffer size " + pool.bufferSize()
                         + ", cqflux.buffer-pool.buffer-size)"));
             }
@@ -258,6 +258,19 @@ public final class CqfluxDataBuffers {
         if (at != n) {
             throw new IllegalStateException("the data buffer shrank from " + n + " to " + at + " readable bytes"
                     + " while waiting for a pooled buffer; keep it unchanged until the write ends");
+        }
+    }
+
+    /**
+     * A data buffer refused for its size before anything was posted: the caller's value, as the
+     * library's own argument checks refuse theirs, so that {@link CqfluxErrorWebExceptionHandler}
+     * answers it {@code 400} (a request body above the pooled buffer is the HTTP client's).
+     */
+    static final class DataBufferSizeException extends IllegalArgumentException {
+        private static final long serialVersionUID = 1L;
+
+        DataBufferSizeException(String message) {
+            super(message);
         }
     }
 }

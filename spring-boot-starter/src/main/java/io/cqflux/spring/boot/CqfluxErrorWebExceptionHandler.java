@@ -34,7 +34,8 @@ import reactor.core.publisher.Mono;
  *   <li>a value the library's argument checks refused before anything was posted (an offset or
  *       length outside a region, a length above the per-operation maximum or the buffer pool's
  *       buffer size, and every other {@link IllegalArgumentException} thrown by
- *       {@code io.cqflux.core.internal.Checks}, the one check per operation): {@code 400};</li>
+ *       {@code io.cqflux.core.internal.Checks}, the one check per operation), or a data buffer
+ *       {@link CqfluxDataBuffers} refused for not fitting a pooled buffer: {@code 400};</li>
  *   <li>any other cqflux error: {@code 500}.</li>
  * </ul>
  *
@@ -165,8 +166,14 @@ public final class CqfluxErrorWebExceptionHandler implements WebExceptionHandler
         return null;
     }
 
-    /** A value the library's argument checks refused: an IllegalArgumentException thrown in Checks. */
+    /**
+     * A value the library's argument checks refused: an IllegalArgumentException thrown in Checks,
+     * or CqfluxDataBuffers' refusal of a data buffer larger than a pooled buffer.
+     */
     static boolean isArgumentRefusal(Throwable e) {
+        if (e instanceof CqfluxDataBuffers.DataBufferSizeException) {
+            return true;
+        }
         if (!(e instanceof IllegalArgumentException)) {
             return false;
         }

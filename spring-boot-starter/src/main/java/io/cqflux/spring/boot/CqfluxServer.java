@@ -86,7 +86,7 @@ public final class CqfluxServer implements SmartLifecycle {
 
     /**
      * @param cqflux the instance that listens
-     * @param address where to listen (port 0: a free one)
+     * @param address where to listen (port 0: a free one, on fabric; rpma binds only the port given)
      * @param specs the regions, in the order they are exposed
      * @param timeout the bind's and the stop's budget
      */
@@ -96,7 +96,7 @@ public final class CqfluxServer implements SmartLifecycle {
 
     /**
      * @param cqflux the instance that listens
-     * @param address where to listen (port 0: a free one)
+     * @param address where to listen (port 0: a free one, on fabric; rpma binds only the port given)
      * @param specs the regions, in the order they are exposed
      * @param timeout the bind's and the stop's budget
      * @param acceptOptions completes {@code AcceptOptions.exposing(regions)}: an authenticator, limits
@@ -125,17 +125,48 @@ public final class CqfluxServer implements SmartLifecycle {
                 }
             }
             AcceptOptions options = acceptOptions.apply(AcceptOptions.exposing(regions.values().toArray(Region[]::new)));
-            server = cqflux.bind(address, options, c -> c.onDispose()).block(timeout);
+            try {
+                server = cqflux.bind(address, options, c -> c.onDispose()).block(timeout);
+            } catch (io.cqflux.core.NativeCallException e) {
+                if (addressInUse(e)) {
+                    // Another listener holds the port: the start fails naming the property to
+                    // change, as Spring Boot's own web server does for its port.
+                    throw new CqfluxPropertyException("cqflux.server.port", address.getPort(), e);
+                }
+                throw e;
+            } catch (IllegalArgumentException e) {
+                // The bind refused, before listening, what the properties describe: the regions'
+                // descriptors over the transport's accept data (too many regions), or on rpma a
+                // port 0, which librpma cannot bind.
+                if (address.getPort() == 0 && String.valueOf(e.getMessage()).contains("port 0")) {
+                    throw new CqfluxPropertyException("cqflux.server.port", 0, e);
+                }
+                throw new CqfluxPropertyException("cqflux.server.regions", List.copyOf(regions.keySet()), e);
+            }
         } catch (RuntimeException e) {
             release();
             throw e;
         }
     }
 
+    /** {@return whether a listen failed because the address and port are taken (EADDRINUSE, bind(2))} */
+    private static boolean addressInUse(io.cqflux.core.NativeCallException e) {
+        // fabric names the errno itself (FI_EADDRINUSE); rpma reports RPMA_E_PROVIDER with the errno in its text.
+        return String.valueOf(e.codeName()).contains("EADDRINUSE") || String.valueOf(e.nativeText()).contains("EADDRINUSE");
+    }
+
     private MemorySegment memory(Spec s) {
         if (s.file() == null) {
-            // Page-aligned, as a NIC registration prefers (ibv_reg_mr(3) pins whole pages).
-            return arena.allocate(s.size(), 4096);
+            try {
+                // Page-aligned, as a NIC registration prefers (ibv_reg_mr(3) pins whole pages).
+                return arena.allocate(s.size(), 4096);
+            } catch (OutOfMemoryError e) {
+                // The arena's native allocation failed (malloc(3) returned NULL); the Java heap is
+                // untouched, so the size is what to report, naming its property.
+                throw new CqfluxPropertyException("cqflux.server.regions." + s.name() + ".size", s.size() + " bytes",
+                        new IllegalArgumentException("cannot allocate " + s.size() + " bytes of anonymous memory: "
+                                + e.getMessage()));
+            }
         }
         String at = "cqflux.server.regions." + s.name() + ".file";
         try (FileChannel ch = FileChannel.open(s.file(), StandardOpenOption.CREATE, StandardOpenOption.READ,

@@ -9,7 +9,7 @@ import java.util.Map;
  * started with the application, exposing regions, and which clients it serves.
  */
 public class CqfluxServerProperties {
-    /** Listen on this port (0: a free one); setting it turns the server on. */
+    /** Listen on this port (0: a free one, on fabric; rpma binds only the port given); setting it turns the server on. */
     private Integer port;
 
     /** Listen on this address; unset: cqflux.local-address, or the loopback address. */

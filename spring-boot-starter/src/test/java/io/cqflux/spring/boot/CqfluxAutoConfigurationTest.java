@@ -166,6 +166,10 @@ class CqfluxAutoConfigurationTest {
                 {"cqflux.connect-timeout=0s", "cqflux.connect-timeout"},
                 {"cqflux.keep-alive.interval=1ms", "cqflux.keep-alive.interval"},
                 {"cqflux.keep-alive.misses=0", "cqflux.keep-alive.misses"},
+                // Checked even where the configuration does not use them (a keep-alive switched
+                // off, a wait strategy other than adaptive): a later change would meet them.
+                {"cqflux.keep-alive.interval=0s\ncqflux.keep-alive.misses=-4", "cqflux.keep-alive.misses"},
+                {"cqflux.adaptive-spins=0", "cqflux.adaptive-spins"},
                 {"cqflux.send-credits=1", "cqflux.send-credits"},
                 {"cqflux.buffer-pool.buffers=0", "cqflux.buffer-pool.buffers"},
                 {"cqflux.buffer-pool.max-waiters=-1", "cqflux.buffer-pool.max-waiters"},

@@ -35,9 +35,20 @@ class CqfluxErrorMappingTest {
     @RestController
     static class App {
         private final CqfluxPeers peers;
+        private final CqfluxDataBuffers buffers;
 
-        App(CqfluxPeers peers) {
+        App(CqfluxPeers peers, CqfluxDataBuffers buffers) {
             this.peers = peers;
+            this.buffers = buffers;
+        }
+
+        /** A request body written as the guide's handler does: through CqfluxDataBuffers' pooled copy. */
+        @org.springframework.web.bind.annotation.PostMapping("/body")
+        Mono<String> body(org.springframework.http.server.reactive.ServerHttpRequest request) {
+            return org.springframework.core.io.buffer.DataBufferUtils.join(request.getBody(), 8 * BUFFER)
+                    .flatMap(b -> peers.get("store").withConnection(c -> buffers.write(c, c.remoteRegion(0), 0, b))
+                            .doFinally(x -> org.springframework.core.io.buffer.DataBufferUtils.release(b)))
+                    .thenReturn("written");
         }
 
         @GetMapping("/inside")
@@ -109,6 +120,12 @@ class CqfluxErrorMappingTest {
                     .expectBody().jsonPath("$.status").isEqualTo(400)
                     .jsonPath("$.detail").value(d -> assertThat((String) d).contains("exceeds the buffer pool's buffer size "
                             + BUFFER));
+            // A request body above a pooled buffer, through CqfluxDataBuffers: the client's value too.
+            web.post().uri("/body").bodyValue(new byte[BUFFER]).exchange().expectStatus().isOk();
+            web.post().uri("/body").bodyValue(new byte[2 * BUFFER]).exchange().expectStatus().isBadRequest()
+                    .expectBody().jsonPath("$.status").isEqualTo(400)
+                    .jsonPath("$.detail").value(d -> assertThat((String) d).contains("a data buffer of " + 2 * BUFFER
+                            + " bytes does not fit a pooled buffer"));
             // 5xx: a generic detail by default, not the exception's message.
             web.get().uri("/full").exchange().expectStatus().isEqualTo(503)
                     .expectHeader().doesNotExist("Retry-After")

@@ -150,6 +150,20 @@ class CqfluxServerTest {
     }
 
     @Test
+    void aMaxSkewOutOfRange_failsTheStart_withOrWithoutASharedSecret() {
+        // Without a secret the skew is not used, but a later secret would meet it: refused alike.
+        for (String other : new String[] {"cqflux.server.auth.shared-secret=a secret of twenty-odd bytes",
+                "cqflux.server.max-connections=4"}) {
+            runner.withPropertyValues("cqflux.server.port=0", "cqflux.server.regions.data.size=4KB",
+                            "cqflux.server.auth.max-skew=2h", other)
+                    .run(ctx -> assertThat(ctx).as(other).hasFailed().getFailure().rootCause()
+                            .isInstanceOf(CqfluxPropertyException.class)
+                            .hasMessageContaining("cqflux.server.auth.max-skew=PT2H is refused: max skew PT2H is outside"
+                                    + " (0, 1 h]"));
+        }
+    }
+
+    @Test
     void keysScopedToConnection_areOffByDefault_andThePropertyTurnsThemOnOnFabricTcp() {
         runner.withPropertyValues("cqflux.server.port=0", "cqflux.server.regions.data.size=4KB")
                 .run(ctx -> assertThat(ctx.getBean(CqfluxServer.class).keysScopedToConnection()).isFalse());
@@ -159,6 +173,67 @@ class CqfluxServerTest {
                     assertThat(ctx).hasNotFailed();
                     assertThat(ctx.getBean(CqfluxServer.class).keysScopedToConnection()).isTrue();
                 });
+    }
+
+    @Test
+    void anEmptyServerPort_failsTheStartNamingTheProperty_notWithANullPointer() {
+        // Present but empty, the property still turns the server on (@ConditionalOnProperty).
+        runner.withPropertyValues("cqflux.server.port=", "cqflux.server.regions.data.size=4KB")
+                .run(ctx -> assertThat(ctx).hasFailed().getFailure().rootCause()
+                        .isInstanceOf(CqfluxPropertyException.class)
+                        .hasMessageContaining("cqflux.server.port='' is refused"));
+    }
+
+    @Test
+    void aServerAddressThisHostDoesNotHave_failsTheStartNamingTheProperty_beforeAnythingIsRegistered() {
+        runner.withPropertyValues("cqflux.server.port=0", "cqflux.server.regions.data.size=4KB",
+                        "cqflux.server.address=192.0.2.123")
+                .run(ctx -> assertThat(ctx).hasFailed().getFailure().rootCause()
+                        .isInstanceOf(CqfluxPropertyException.class)
+                        .hasMessageContaining("cqflux.server.address=192.0.2.123 is refused")
+                        .hasMessageContaining("not an address of this host"));
+    }
+
+    @Test
+    void aServerPortInUse_failsTheStartNamingThePort() throws Exception {
+        try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            runner.withPropertyValues("cqflux.server.port=" + taken.getLocalPort(), "cqflux.server.regions.data.size=4KB")
+                    .run(ctx -> {
+                        assertThat(ctx).hasFailed().getFailure().rootCause()
+                                .isInstanceOf(CqfluxPropertyException.class)
+                                .hasMessageContaining("cqflux.server.port=" + taken.getLocalPort())
+                                .hasMessageContaining("EADDRINUSE");
+                        org.springframework.boot.diagnostics.FailureAnalysis a =
+                                new CqfluxPropertyFailureAnalyzer().analyze(ctx.getStartupFailure());
+                        assertThat(a).isNotNull();
+                        assertThat(a.getAction()).contains("cqflux.server.port");
+                    });
+        }
+    }
+
+    @Test
+    void moreRegionsThanTheHelloCarries_failTheStartNamingTheRegionsProperty() {
+        // fabric/tcp's 256-byte accept carries six regions' descriptors (getting-started guide).
+        String[] props = new String[8];
+        props[0] = "cqflux.server.port=0";
+        for (int i = 1; i <= 7; i++) {
+            props[i] = "cqflux.server.regions.r" + i + ".size=4KB";
+        }
+        runner.withPropertyValues(props).run(ctx -> assertThat(ctx).hasFailed().getFailure().rootCause()
+                .isInstanceOf(CqfluxPropertyException.class)
+                .hasMessageContaining("cqflux.server.regions=[r1, r2, r3, r4, r5, r6, r7] is refused")
+                .hasMessageContaining("7 exposed regions"));
+        props[7] = "cqflux.server.regions.r6.access=write-dst";
+        runner.withPropertyValues(props).run(ctx -> assertThat(ctx).hasNotFailed());
+    }
+
+    @Test
+    void anAnonymousRegionTooLargeToAllocate_failsTheStartNamingItsSize_notWithAnOutOfMemoryError() {
+        // About 2^60 bytes: beyond any machine's address space, so the allocation always fails.
+        runner.withPropertyValues("cqflux.server.port=0", "cqflux.server.regions.data.size=1048576TB")
+                .run(ctx -> assertThat(ctx).hasFailed().getFailure().rootCause()
+                        .isInstanceOf(CqfluxPropertyException.class)
+                        .hasMessageContaining("cqflux.server.regions.data.size=1152921504606846976 bytes is refused"));
     }
 
     @Test

@@ -421,8 +421,13 @@ public final class ConnectionFactory {
      * that would send it many times (every accept of a server, every connect of a pool).
      */
     public void checkHelloFits(List<Region> exposed, int max) {
+        checkHelloFits(exposed, new byte[0], max);
+    }
+
+    /** As {@link #checkHelloFits(List, int)}, for a hello that carries credentials of that length (empty: none). */
+    public void checkHelloFits(List<Region> exposed, byte[] credentials, int max) {
         try (PeerControl probe = PeerControl.register(transport)) {
-            hello(exposed, probe, max);
+            hello(exposed, probe, credentials, max);
         }
     }
 
