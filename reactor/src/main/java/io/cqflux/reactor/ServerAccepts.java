@@ -153,7 +153,9 @@ final class ServerAccepts {
             // Nothing was accepted: the client reads a short reason where the reject carries one
             // (fi_reject(3)), not the transport's "nothing listens"; the detail, which names the
             // server's regions, stays in the log line above.
-            server.rejectBeforeAccept(req, e instanceof io.cqflux.core.ResourceClosedException
+            // Told from the regions' state, not the exception's type: a transport that is
+            // closing throws ResourceClosedException too, and no region was closed then.
+            server.rejectBeforeAccept(req, exposed.stream().anyMatch(r -> !r.isOpen())
                     ? "a region this server exposes is closed; the server's log has the detail"
                     : "the server could not set up the connection; the server's log has the cause");
             back(() -> failed(h, shared));

@@ -67,9 +67,8 @@ class ServerContractTest {
     }
 
     /**
-     * connections() is for one subscriber: a second one, while the first is subscribed or after it
-     * cancelled, fails with an IllegalStateException naming the server, and the first keeps
-     * receiving.
+     * connections() is for one subscriber: a second one, while the first is subscribed, fails
+     * with an IllegalStateException naming the server, and the first keeps receiving.
      */
     @Test
     void connections_aSecondSubscriber_failsNamingTheServer_andTheFirstKeepsItsConnections() {

@@ -268,7 +268,9 @@ public class CqfluxAutoConfiguration {
         }
         InetAddress host;
         if (cfg.getAddress() != null) {
-            host = ownHost("cqflux.server.address", cfg.getAddress());
+            // Not checked against this host's interfaces: the listen decides, and its refusal
+            // names the property (CqfluxServer).
+            host = host("cqflux.server.address", cfg.getAddress());
         } else if (properties.getLocalAddress() != null) {
             host = ownHost("cqflux.local-address", properties.getLocalAddress());
         } else {
@@ -442,10 +444,9 @@ public class CqfluxAutoConfiguration {
     }
 
     /**
-     * {@return the address a server listens on, refused naming its property before anything is
-     * registered when this host has no interface with it} The listen would fail later with the
-     * transport's EADDRNOTAVAIL, naming no property; an application's own {@link Cqflux} bean never
-     * checked {@code cqflux.local-address}.
+     * {@return {@code cqflux.local-address}, refused naming the property when this host has no
+     * interface with it} It is the instance's own address, which the library's builder checks the
+     * same way ({@code Cqflux.Builder.localAddress}); the exception names the property.
      */
     private static InetAddress ownHost(String property, String value) {
         InetAddress a = host(property, value);
@@ -453,8 +454,7 @@ public class CqfluxAutoConfiguration {
             Cqflux.builder().localAddress(a); // the library's one check of an address of this host
         } catch (IllegalArgumentException e) {
             throw new CqfluxPropertyException(property, value, new IllegalArgumentException(a.getHostAddress()
-                    + " is not an address of this host (no network interface has it): a server listens on one of"
-                    + " its own, or on 0.0.0.0", e));
+                    + " is not an address of this host (no network interface has it)", e));
         }
         return a;
     }

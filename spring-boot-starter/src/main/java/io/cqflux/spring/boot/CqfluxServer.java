@@ -128,20 +128,34 @@ public final class CqfluxServer implements SmartLifecycle {
             try {
                 server = cqflux.bind(address, options, c -> c.onDispose()).block(timeout);
             } catch (io.cqflux.core.NativeCallException e) {
-                if (addressInUse(e)) {
+                if (errno(e, "EADDRINUSE")) {
                     // Another listener holds the port: the start fails naming the property to
                     // change, as Spring Boot's own web server does for its port.
                     throw new CqfluxPropertyException("cqflux.server.port", address.getPort(), e);
                 }
+                if (errno(e, "EADDRNOTAVAIL")) {
+                    // The kernel decides whether this host may listen there (a virtual address
+                    // with ip_nonlocal_bind may), so the address is not checked before: its
+                    // refusal names the property.
+                    throw new CqfluxPropertyException("cqflux.server.address", address.getAddress().getHostAddress(), e);
+                }
                 throw e;
             } catch (IllegalArgumentException e) {
-                // The bind refused, before listening, what the properties describe: the regions'
-                // descriptors over the transport's accept data (too many regions), or on rpma a
-                // port 0, which librpma cannot bind.
-                if (address.getPort() == 0 && String.valueOf(e.getMessage()).contains("port 0")) {
+                // Only refusals the properties explain are blamed on one: the regions'
+                // descriptors over the transport's accept data (too many regions), a port 0 on
+                // rpma, which librpma cannot bind, or an address the provider cannot listen on.
+                // Anything else (options the application added) stays as it was thrown.
+                String m = String.valueOf(e.getMessage());
+                if (address.getPort() == 0 && m.contains("port 0")) {
                     throw new CqfluxPropertyException("cqflux.server.port", 0, e);
                 }
-                throw new CqfluxPropertyException("cqflux.server.regions", List.copyOf(regions.keySet()), e);
+                if (m.contains("exposed regions")) {
+                    throw new CqfluxPropertyException("cqflux.server.regions", List.copyOf(regions.keySet()), e);
+                }
+                if (m.contains("cannot listen on")) {
+                    throw new CqfluxPropertyException("cqflux.server.address", address.getAddress().getHostAddress(), e);
+                }
+                throw e;
             }
         } catch (RuntimeException e) {
             release();
@@ -149,10 +163,10 @@ public final class CqfluxServer implements SmartLifecycle {
         }
     }
 
-    /** {@return whether a listen failed because the address and port are taken (EADDRINUSE, bind(2))} */
-    private static boolean addressInUse(io.cqflux.core.NativeCallException e) {
+    /** {@return whether a listen failed with that errno (bind(2): EADDRINUSE, EADDRNOTAVAIL)} */
+    private static boolean errno(io.cqflux.core.NativeCallException e, String name) {
         // fabric names the errno itself (FI_EADDRINUSE); rpma reports RPMA_E_PROVIDER with the errno in its text.
-        return String.valueOf(e.codeName()).contains("EADDRINUSE") || String.valueOf(e.nativeText()).contains("EADDRINUSE");
+        return String.valueOf(e.codeName()).contains(name) || String.valueOf(e.nativeText()).contains(name);
     }
 
     private MemorySegment memory(Spec s) {

@@ -185,13 +185,14 @@ class CqfluxServerTest {
     }
 
     @Test
-    void aServerAddressThisHostDoesNotHave_failsTheStartNamingTheProperty_beforeAnythingIsRegistered() {
+    void aServerAddressThisHostDoesNotHave_failsTheStartNamingTheProperty() {
+        // Not checked before the listen (a virtual address with ip_nonlocal_bind may be listened
+        // on): the listen's refusal names the property.
         runner.withPropertyValues("cqflux.server.port=0", "cqflux.server.regions.data.size=4KB",
                         "cqflux.server.address=192.0.2.123")
                 .run(ctx -> assertThat(ctx).hasFailed().getFailure().rootCause()
                         .isInstanceOf(CqfluxPropertyException.class)
-                        .hasMessageContaining("cqflux.server.address=192.0.2.123 is refused")
-                        .hasMessageContaining("not an address of this host"));
+                        .hasMessageContaining("cqflux.server.address=192.0.2.123 is refused"));
     }
 
     @Test
