@@ -23,6 +23,16 @@ public record TransportOptions(InetAddress localAddress, boolean directWriteToPe
     /** The libfabric provider to use ({@code tcp} by default). */
     public static final String FABRIC_PROVIDER = "fabric.provider";
 
+    /**
+     * How many connections of one event loop share a completion queue on libfabric's tcp
+     * provider, from 1 to 65536 ({@code 2^}{@link Connection#TRANSPORT_CONTEXT_BITS}): a group
+     * fills up, then the next one opens; it closes after its last connection. Unset or 1: a
+     * completion queue per connection. Fewer descriptors and less provider memory per
+     * connection, for a read that costs O(group size) (docs/performance.md, "Many
+     * connections"). Refused on other providers.
+     */
+    public static final String FABRIC_COMPLETION_QUEUE_GROUP = "fabric.completionQueueGroup";
+
     /** Validates and copies. */
     public TransportOptions {
         Objects.requireNonNull(localAddress, "localAddress");

@@ -24,6 +24,11 @@ import java.util.Set;
  * through the hub's touch (asked before the sleep) and by a spinning one through its askAgain
  * list (a busy round asks only readable sources). The hub says it is safe to sleep only when no member
  * is listed and the shared source itself says so.
+ *
+ * A member may be a completion queue (libfabric endpoints sharing one CQ): it is never in the
+ * loop's table of queues, so no spinning round polls it and no sleep asks it; the hub drains it
+ * (QueueDrainer.drain, with its per-turn budget and cut-off list) when the dispatch routed
+ * entries to it, and the hub's prepareToSleep is the shared queue's.
  */
 
 /**
@@ -202,7 +207,11 @@ final class SharedSources {
                 LoopSource m = ready.poll();
                 m.sharedReady = false;
                 if (m.isActive()) {
-                    io.handleReadable(m);
+                    if (m.cq != null) {
+                        io.drainer.drain(m); // what the dispatch routed to it; a cut-off one goes on
+                    } else {
+                        io.handleReadable(m);
+                    }
                 }
             }
             if (failure != null && failures >= MAX_FAILURES && source.isActive()) {
