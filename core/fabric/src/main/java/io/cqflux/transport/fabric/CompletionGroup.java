@@ -100,11 +100,20 @@ final class CompletionGroup implements SharedSource {
 
     private static final Member AMBIGUOUS = null;
 
+    /** The largest queue a group opens: past it a group takes fewer members than asked. */
+    static final int MAX_QUEUE_ENTRIES = 1 << 20;
+
+    /**
+     * @param capacity the members asked for; the group takes fewer when their queue entries
+     *     would pass {@link #MAX_QUEUE_ENTRIES}, so that the members' credits never overrun it
+     * @param perMember the queue entries one member needs (its CQ sizes: its credits bound them)
+     */
     CompletionGroup(FabricTransport transport, Object affinity, int capacity, int perMember) {
         this.affinity = affinity;
-        this.capacity = capacity;
+        this.capacity = (int) Math.max(1, Math.min(capacity, MAX_QUEUE_ENTRIES / Math.max(1, perMember)));
         this.perMember = perMember;
-        long size = Math.min((long) capacity * perMember, 1L << 20);
+        long size = (long) this.capacity * perMember;
+        capacity = this.capacity;
         try {
             this.scratch = arena.allocate((long) BATCH * fi_cq_data_entry.sizeof(), 8);
             this.cq = new FabricCompletionQueue(transport, this, (int) size, false);
@@ -351,6 +360,11 @@ final class CompletionGroup implements SharedSource {
     /** A member posted or shut down: the next sleep asks fi_trywait again (TrywaitAnswer). */
     void touched() {
         cq.touched();
+    }
+
+    /** {@return the group queue's fi_trywait answer (tests)} */
+    TrywaitAnswer trywaitAnswer() {
+        return cq.trywaitAnswer();
     }
 
     /** After the last endpoint's fi_close (LoopQueues counts them). */

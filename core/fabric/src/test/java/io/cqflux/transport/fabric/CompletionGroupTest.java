@@ -168,6 +168,52 @@ class CompletionGroupTest extends TransportFixture {
     }
 
     @Test
+    void theSleepQuestion_isFiTrywaitOnTheGroupsQueue_andPostsAndRoutedEntriesTellTheLoop() {
+        Pairs p = connectMany(2, new Object(), new Object());
+        FabricConnection c = p.client(0);
+        CompletionGroup g = c.groupMember().group();
+        assertSame(g, p.client(1).groupMember().group());
+        // The loop's part for the client group is played here; the pump serves the server's side.
+        pump.remove(p.clients.get(0));
+        pump.remove(p.clients.get(1));
+        CompletionGroup.Member m = c.groupMember();
+        assertSame(g, m.sharedBy(), "the loop registers the group, not the member");
+        int[] groupTouches = {0};
+        int[] memberTouches = {0};
+        assertTrue(g.watchTouches(() -> groupTouches[0]++), "tcp 1.17: a yes of fi_trywait stands until touched");
+        assertTrue(m.watchTouches(() -> memberTouches[0]++));
+        long end = System.nanoTime() + DEADLINE.toNanos();
+        while (!g.prepareToSleep()) {
+            g.dispatch();
+            pump.pollOnce();
+            assertTrue(System.nanoTime() < end, "the group's queue never said it may sleep");
+        }
+        int calls = g.trywaitAnswer().calls();
+        assertTrue(calls > 0, "fi_trywait was asked of the group's queue");
+        LocalRegion target = region(server, 4096, RegionAccess.WRITE_DST);
+        LocalRegion src = region(client, 4096, RegionAccess.WRITE_SRC);
+        RemoteRegion remote = closeLater(client.remoteRegion(target.descriptor()));
+        int before = groupTouches[0];
+        post("write", () -> c.write(remote, 0, src, 0, 8, ctx(0, 0), true));
+        assertTrue(groupTouches[0] > before, "a member's post clears the group's standing answer and tells the loop");
+        List<CompletionRecord> got = new ArrayList<>();
+        while (got.isEmpty()) {
+            pump.pollOnce();
+            g.dispatch();
+            m.poll(null, 16, r -> got.add(r.snapshot()));
+            assertTrue(System.nanoTime() < end, "no completion for the member");
+        }
+        assertTrue(memberTouches[0] > 0, "a routed entry tells the loop to run the member");
+        assertEquals(List.of(ctx(0, 0)), got.stream().map(CompletionRecord::context).toList());
+        g.prepareToSleep();
+        assertTrue(g.trywaitAnswer().calls() > calls, "after a read the group's queue is asked fi_trywait again");
+        g.watchTouches(null);
+        m.watchTouches(null);
+        pump.add("client 0", c);
+        pump.add("client 1", p.client(1));
+    }
+
+    @Test
     void anErrorCompletion_signaledOrNot_reachesItsConnectionOnly_andTheNeighboursKeepWorking() {
         Object clientLoop = new Object();
         Pairs p = connectMany(3, clientLoop, new Object());
