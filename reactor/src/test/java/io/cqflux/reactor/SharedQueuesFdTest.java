@@ -116,14 +116,17 @@ class SharedQueuesFdTest {
      * per queue by its first operation (core/fabric/src/test/c/cq_pool_probe.c), are paid once
      * per group. Every connection here carried traffic, so each queue has its entries. K = 1 is
      * today's layout (a queue per connection), measured beside it; the bound is checked for K.
+     * BUSY_POLL: a spinning loop finds the group's members through the group's hub alone (no
+     * member is in its table of queues).
      */
     @ParameterizedTest
-    @ValueSource(ints = {1, GROUP})
-    void connectionsThatCarriedTraffic_inCompletionQueueGroups_costASocketAndAShareOfTheQueue(int k) {
+    @org.junit.jupiter.params.provider.CsvSource({"1, BLOCKING", GROUP + ", BLOCKING", GROUP + ", BUSY_POLL"})
+    void connectionsThatCarriedTraffic_inCompletionQueueGroups_costASocketAndAShareOfTheQueue(int k, String strategy) {
         InetAddress lo = InetAddress.getLoopbackAddress();
+        WaitStrategy wait = strategy.equals("BUSY_POLL") ? WaitStrategy.BUSY_POLL : WaitStrategy.BLOCKING;
         try (Arena arena = Arena.ofShared();
-             Cqflux server = grouped(lo, k).build();
-             Cqflux client = grouped(lo, k).build()) {
+             Cqflux server = grouped(lo, k, wait).build();
+             Cqflux client = grouped(lo, k, wait).build()) {
             long bytes = (long) CONNECTIONS * Long.BYTES;
             Region exposed = server.register(arena.allocate(bytes, 64), RegionAccess.WRITE_DST, RegionAccess.READ_SRC);
             Region local = client.register(arena.allocate(bytes, 64), RegionAccess.WRITE_SRC, RegionAccess.READ_DST);
@@ -150,7 +153,7 @@ class SharedQueuesFdTest {
             long malloc = mallocBytes() - mallocBefore;
             double perSide = (open - baseline) / 2.0 / CONNECTIONS;
             double kibPerPair = malloc / 1024.0 / CONNECTIONS;
-            System.out.printf("SharedQueuesFdTest group %d: %d connections that carried traffic, %.3f fds per connection"
+            System.out.printf("SharedQueuesFdTest group %d " + strategy + ": %d connections that carried traffic, %.3f fds per connection"
                     + " per side, %.1f KiB malloc per connection pair (both ends in this process)%n", k, CONNECTIONS,
                     perSide, kibPerPair);
             int groups = (CONNECTIONS + k - 1) / k;
@@ -173,9 +176,9 @@ class SharedQueuesFdTest {
         }
     }
 
-    private static Cqflux.Builder grouped(InetAddress lo, int k) {
+    private static Cqflux.Builder grouped(InetAddress lo, int k, WaitStrategy wait) {
         Cqflux.Builder b = Cqflux.builder().transport(TransportChoice.FABRIC).localAddress(lo).loops(1)
-                .waitStrategy(WaitStrategy.BLOCKING);
+                .waitStrategy(wait);
         return k == 1 ? b : b.transportProperty(TransportOptions.FABRIC_COMPLETION_QUEUE_GROUP, Integer.toString(k));
     }
 
