@@ -29,7 +29,10 @@ public record TransportOptions(InetAddress localAddress, boolean directWriteToPe
      * fills up, then the next one opens; it closes after its last connection. Unset or 1: a
      * completion queue per connection. Fewer descriptors and less provider memory per
      * connection, for a read that costs O(group size) (docs/performance.md, "Many
-     * connections"). Refused on other providers.
+     * connections"). A member has one queue for sends and receives: a separate receive queue
+     * ({@code ConnectionConfig.withReceiveCompletionQueueSize}) only adds to the entries its group
+     * reserves for it. Connections with keys scoped to their connection (a domain of their own)
+     * keep queues of their own. Refused on other providers.
      */
     public static final String FABRIC_COMPLETION_QUEUE_GROUP = "fabric.completionQueueGroup";
 

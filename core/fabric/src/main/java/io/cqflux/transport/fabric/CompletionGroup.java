@@ -306,12 +306,15 @@ final class CompletionGroup implements SharedSource {
                 m = tags.get(tag);
             }
         } else {
-            m = members[(int) ((ctx & Connection.TRANSPORT_CONTEXT_MASK) >>> Connection.TRANSPORT_CONTEXT_SHIFT)];
+            int slot = (int) ((ctx & Connection.TRANSPORT_CONTEXT_MASK) >>> Connection.TRANSPORT_CONTEXT_SHIFT);
+            m = slot < members.length ? members[slot] : null;
         }
         if (m == null) {
             dropped++;
-            LOG.log(System.Logger.Level.DEBUG, "completion of context 0x{0} for no member of {1} dropped",
-                    Long.toHexString(ctx), this);
+            // A closed member's late entry is normal; an entry of no context that no tag names is
+            // a notification lost (a peer that sends no tag, or two members with one tag).
+            LOG.log(ctx == 0 ? System.Logger.Level.WARNING : System.Logger.Level.DEBUG,
+                    "completion of context 0x{0} for no member of {1} dropped", Long.toHexString(ctx), this);
             return;
         }
         m.add(c, ctx & ~Connection.TRANSPORT_CONTEXT_MASK);

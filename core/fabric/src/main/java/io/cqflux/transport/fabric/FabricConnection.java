@@ -28,7 +28,8 @@ import java.net.InetSocketAddress;
 import java.util.List;
 
 /**
- * A connected {@code FI_EP_MSG} endpoint with its own completion queue(s); its events come
+ * A connected {@code FI_EP_MSG} endpoint with its own completion queue(s), or (opted in on tcp)
+ * a slot in a completion queue its loop's connections share in groups (CompletionGroup); its events come
  * through the event queue of its loop (on tcp, shared with the loop's other connections and
  * routed by fid: SharedEventQueue, LoopQueues) or, without a loop, its own.
  *
