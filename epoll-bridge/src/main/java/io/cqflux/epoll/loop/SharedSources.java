@@ -28,7 +28,8 @@ import java.util.Set;
  * A member may be a completion queue (libfabric endpoints sharing one CQ): it is never in the
  * loop's table of queues, so no spinning round polls it and no sleep asks it; the hub drains it
  * (QueueDrainer.drain, with its per-turn budget and cut-off list) when the dispatch routed
- * entries to it, and the hub's prepareToSleep is the shared queue's.
+ * entries to it, and the hub's prepareToSleep is the shared queue's. The graceful shutdown's last
+ * drain reads such a shared source once more and drains its queue members (dispatchForLastDrain).
  */
 
 /**
@@ -119,6 +120,36 @@ final class SharedSources {
             hubs.remove(h.shared);
             io.registry.unregister(h.source, false);
         }
+    }
+
+    /**
+     * The graceful shutdown's last drain: reads each shared source that serves completion queues
+     * once more (a failure is logged: nothing else runs on the loop any more) and returns those
+     * queues, for the drainer to drain.
+     *
+     * @return the completion-queue members of the shared sources
+     */
+    java.util.List<LoopSource> dispatchForLastDrain() {
+        assert loop.inEventLoop();
+        java.util.List<LoopSource> queues = new ArrayList<>();
+        for (Hub h : new ArrayList<>(hubs.values())) {
+            java.util.List<LoopSource> mine = new ArrayList<>();
+            for (LoopSource m : h.members) {
+                if (m.cq != null) {
+                    mine.add(m);
+                }
+            }
+            if (mine.isEmpty()) {
+                continue;
+            }
+            try {
+                h.shared.dispatch();
+            } catch (RuntimeException e) {
+                EventLoop.LOG.log(System.Logger.Level.WARNING, "the last dispatch of " + h + " failed", e);
+            }
+            queues.addAll(mine);
+        }
+        return queues;
     }
 
     /** {@return how many shared sources are registered (tests)} */

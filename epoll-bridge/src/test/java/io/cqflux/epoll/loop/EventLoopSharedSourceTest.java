@@ -93,6 +93,24 @@ class EventLoopSharedSourceTest {
     }
 
     @Test
+    void aGracefulShutdown_readsTheSharedSourceOnceMore_andDrainsItsQueueMembers() {
+        try (TestShared shared = new TestShared()) {
+            EventLoop loop = EventLoop.start(new LoopConfig("shared-cq-last", WaitStrategy.BLOCKING, 32, null));
+            TestQueue q = shared.queue();
+            ConcurrentLinkedQueue<Long> delivered = new ConcurrentLinkedQueue<>();
+            loop.register(q, c -> delivered.add(c.context()));
+            Await.until(() -> q.polls.get() >= 1, "the queue's first drain");
+            CompletableFuture<Void> release = Await.blockLoop(loop);
+            shared.queueInbox.add(new long[] {0, 41}); // in the shared source, never signalled
+            shared.queueInbox.add(new long[] {0, 42});
+            CompletableFuture<Void> terminated = loop.shutdownGracefully(java.time.Duration.ofSeconds(30));
+            release.complete(null);
+            Await.done(terminated, "graceful termination");
+            assertEquals(List.of(41L, 42L), List.copyOf(delivered), "the last drain delivered what the source held");
+        }
+    }
+
+    @Test
     void aMemberThatTouchesItself_runsWithoutTheSharedFd() {
         try (TestShared shared = new TestShared();
              EventLoop loop = EventLoop.start(new LoopConfig("shared-touch", WaitStrategy.BLOCKING, 32, null))) {
