@@ -44,8 +44,9 @@ import java.util.concurrent.atomic.AtomicReference;
  * its peer's, which on the receiving side are the endpoint's peer port and its own
  * ({@code fi_getname(3)}, {@code fi_getpeer(3)}). Two members of one group with the same pair
  * (peers on different hosts using the same source port) make the tag ambiguous: such entries
- * are dropped and logged, never guessed. A peer that sends no tag (another implementation)
- * gets its notifications dropped likewise. The tag is not a secret: a peer that forges one can
+ * are dropped and logged, never guessed. A peer that sends no tag (another implementation), or
+ * one that sees other ports than this side (a NAT or a TCP proxy between them), gets its
+ * notifications dropped likewise. The tag is not a secret: a peer that forges one can
  * hand a notification to a neighbour in the group, which is why docs/security.md keeps groups
  * for peers of one trust domain.
  *

@@ -87,9 +87,10 @@ final class FabricConnection implements Connection {
     private final List<CompletionQueue> queues;
     /**
      * The high half of a write-with-immediate's CQ data: the tag by which a receiver whose CQ is
-     * shared routes it (CompletionGroup); -1 until computed at the first such write (tcp only).
+     * shared routes it (CompletionGroup); computed at the first such write (tcp only).
      */
-    private long sendingTag = -1;
+    private long sendingTag;
+    private boolean sendingTagKnown;
     private final MemorySegment ep;
     private final FabricEvents events;
     private final MemorySegment shutdownFp;
@@ -365,13 +366,15 @@ final class FabricConnection implements Connection {
         Checks.writeWithImmediate(transport, dst, dstOffset, src, srcOffset, length);
         requireEstablished();
         // fi_rma(3) fi_writedata == fi_writemsg with FI_REMOTE_CQ_DATA; data is host order.
-        if (sendingTag < 0) {
+        if (!sendingTagKnown) {
             // tcp carries all 64 bits of the CQ data (cq_data_size 8): the high half tells a
             // receiver whose CQ is shared which connection it is for (CompletionGroup).
             sendingTag = transport.isTcp() ? CompletionGroup.sendingTag(ep) : 0;
+            sendingTagKnown = true;
         }
         return rma(false, local(src), srcOffset, remote(dst), dstOffset, length,
-                sendingTag | Integer.toUnsignedLong(immediate), writeLevel | FI_REMOTE_CQ_DATA() | (signaled ? FI_COMPLETION() : 0), context,
+                sendingTag | Integer.toUnsignedLong(immediate),
+                writeLevel | FI_REMOTE_CQ_DATA() | (signaled ? FI_COMPLETION() : 0), context,
                 Opcode.WRITE_WITH_IMMEDIATE);
     }
 
