@@ -341,11 +341,28 @@ class CompletionGroupTest extends TransportFixture {
     }
 
     @Test
-    void aConnectionWithoutALoop_keepsItsOwnQueue() {
+    void aConnectionWithoutALoop_orWithKeysScopedToIt_keepsItsOwnQueue() {
         FabricConnection own = closeLater((FabricConnection) ((FabricTransport) client).connect(
                 nowhere(), config(), new byte[0], null));
         assertNull(own.groupMember());
         assertEquals(0, ((FabricTransport) client).loopQueues().completionGroups());
+        // A scoped accept opens its endpoint in a domain of its own, whose CQ it must use
+        // (fi_endpoint(3)): no group of the transport's domain can serve it.
+        Object serverLoop = new Object();
+        Listener l = closeLater(server.listen(listenAddress(), config()));
+        Deque<ConnectionRequest> reqs = pump.add(l);
+        TransportPump.Side c = pump.add("client", closeLater(((FabricTransport) client).connect(l.address(), config(),
+                new byte[0], new Object())));
+        pump.until("a request", DEADLINE, () -> !reqs.isEmpty());
+        ConnectionRequest r = reqs.poll();
+        r.scopeKeys();
+        FabricConnection scoped = (FabricConnection) closeLater(r.accept(new byte[0], serverLoop));
+        TransportPump.Side s = pump.add("scoped server", scoped);
+        pump.until("established", DEADLINE, () -> c.events.contains(ConnectionEvent.ESTABLISHED)
+                && s.events.contains(ConnectionEvent.ESTABLISHED));
+        assertNull(scoped.groupMember(), "a connection with keys scoped to it has a queue of its own");
+        assertNotNull(((FabricConnection) c.connection()).groupMember(), "its client, on a loop, is in a group");
+        assertEquals(0, ((FabricTransport) server).loopQueues().completionGroups());
     }
 
     @Test
