@@ -78,4 +78,56 @@ class FabricCompletionQueueGroupReactiveContractTest extends FabricReactiveContr
             }).then().block(T);
         }
     }
+
+    /**
+     * A member that ends with operations in flight: its own fail (or complete, if they were
+     * done), its late entries reach no one, and its neighbour in the group goes on, every one of
+     * its operations completing; its group's queue stays open for the neighbour.
+     */
+    @Test
+    void aMemberThatEndsMidFlight_leavesItsGroupNeighbourWorking() {
+        List<RdmaConnection> pair = new ArrayList<>();
+        // Connect until two of this client's connections share a queue (a slot may be retiring).
+        for (int i = 0; i < 4 && pair.size() < 2; i++) {
+            RdmaConnection c = client.connect(srv.address()).block(T);
+            assertNotNull(c);
+            if (pair.isEmpty() || group(pair.get(0)) == group(c)) {
+                pair.add(c);
+            } else {
+                pair.clear();
+                pair.add(c);
+            }
+        }
+        assertEquals(2, pair.size(), "two connections of the loop in one group");
+        RdmaConnection leaving = pair.get(0);
+        RdmaConnection staying = pair.get(1);
+        SharedSource shared = group(staying);
+        try {
+            int n = 200;
+            java.util.concurrent.atomic.AtomicInteger leavingDone = new java.util.concurrent.atomic.AtomicInteger();
+            java.util.concurrent.atomic.AtomicInteger leavingFailed = new java.util.concurrent.atomic.AtomicInteger();
+            Flux.range(0, n).flatMap(i -> leaving.write(leaving.remoteRegion(0), 0, local, 0, 8)
+                    .doOnSuccess(v -> leavingDone.incrementAndGet())
+                    .onErrorResume(e -> {
+                        leavingFailed.incrementAndGet();
+                        return Mono.empty();
+                    }), 16).subscribe();
+            StepVerifier.create(Flux.range(0, n).flatMap(i -> {
+                long at = 64 + 8L * (i % 16);
+                if (i == n / 4) {
+                    leaving.dispose(); // ends while both have writes in flight
+                }
+                return staying.write(staying.remoteRegion(0), at, local, at, 8);
+            }, 16)).expectComplete().verify(T);
+            leaving.onDispose().block(T);
+            assertTrue(FaultRig.await(() -> leavingDone.get() + leavingFailed.get() == n, T),
+                    "every write of the ended member settled: " + leavingDone + " done, " + leavingFailed + " failed");
+            StepVerifier.create(staying.write(staying.remoteRegion(0), 0, local, 0, 8)).expectComplete().verify(T);
+            assertTrue(shared == group(staying), "the neighbour keeps its group's queue");
+        } finally {
+            staying.dispose();
+            staying.onDispose().block(T);
+            leaving.dispose();
+        }
+    }
 }
