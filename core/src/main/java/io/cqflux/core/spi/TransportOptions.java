@@ -32,7 +32,10 @@ public record TransportOptions(InetAddress localAddress, boolean directWriteToPe
      * connections"). A member has one queue for sends and receives: a separate receive queue
      * ({@code ConnectionConfig.withReceiveCompletionQueueSize}) only adds to the entries its group
      * reserves for it. Connections with keys scoped to their connection (a domain of their own)
-     * keep queues of their own. Refused on other providers.
+     * keep queues of their own. A peer's write with immediate reaches a grouped connection by a
+     * tag that a sender with this option on puts in its CQ data: set it on both sides when peers
+     * write with immediate (a notification from a peer without it is dropped and logged).
+     * Refused on other providers.
      */
     public static final String FABRIC_COMPLETION_QUEUE_GROUP = "fabric.completionQueueGroup";
 

@@ -40,11 +40,12 @@ import java.util.concurrent.atomic.AtomicReference;
  * tcp's target entry for a peer's write with CQ data ({@code FI_REMOTE_WRITE|FI_REMOTE_CQ_DATA},
  * {@code op_context} NULL; it consumes no posted receive): for it the sending fabric transport
  * puts a tag into the high 32 bits of the 64-bit CQ data, whose low 32 bits are the immediate
- * (tcp's {@code cq_data_size} is 8, and the provider carries all 64 bits): its own TCP port and
- * its peer's, which on the receiving side are the endpoint's peer port and its own
+ * (tcp's {@code cq_data_size} is 8, and the provider carries all 64 bits), when its own
+ * transport has the groups on (without them the wire is unchanged): its own TCP port and its
+ * peer's, which on the receiving side are the endpoint's peer port and its own
  * ({@code fi_getname(3)}, {@code fi_getpeer(3)}). Two members of one group with the same pair
  * (peers on different hosts using the same source port) make the tag ambiguous: such entries
- * are dropped and logged, never guessed. A peer that sends no tag (another implementation), or
+ * are dropped and logged, never guessed. A peer that sends no tag (without the option, or another implementation), or
  * one that sees other ports than this side (a NAT or a TCP proxy between them), gets its
  * notifications dropped likewise. The tag is not a secret: a peer that forges one can
  * hand a notification to a neighbour in the group, which is why docs/security.md keeps groups

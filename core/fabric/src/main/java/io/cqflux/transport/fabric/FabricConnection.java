@@ -87,7 +87,8 @@ final class FabricConnection implements Connection {
     private final List<CompletionQueue> queues;
     /**
      * The high half of a write-with-immediate's CQ data: the tag by which a receiver whose CQ is
-     * shared routes it (CompletionGroup); computed at the first such write (tcp only).
+     * shared routes it (CompletionGroup); computed at the first such write, on tcp with the
+     * groups opted in (else 0: the wire stays as without the option).
      */
     private long sendingTag;
     private boolean sendingTagKnown;
@@ -369,7 +370,8 @@ final class FabricConnection implements Connection {
         if (!sendingTagKnown) {
             // tcp carries all 64 bits of the CQ data (cq_data_size 8): the high half tells a
             // receiver whose CQ is shared which connection it is for (CompletionGroup).
-            sendingTag = transport.isTcp() ? CompletionGroup.sendingTag(ep) : 0;
+            sendingTag = transport.isTcp() && transport.loopQueues().groupSize() > 1
+                    ? CompletionGroup.sendingTag(ep) : 0;
             sendingTagKnown = true;
         }
         return rma(false, local(src), srcOffset, remote(dst), dstOffset, length,

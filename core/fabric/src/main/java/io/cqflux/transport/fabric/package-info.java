@@ -64,6 +64,7 @@
  * O(K). Entries are routed by the member's slot in the context bits that belong to the
  * transport ({@link io.cqflux.core.spi.Connection#TRANSPORT_CONTEXT_SHIFT}); a peer's write
  * with immediate, whose entry has no context, by a port tag in the high half of its 64-bit CQ
- * data, which this transport always sends on tcp.
+ * data, which this transport sends when the option is on (so peers that write with immediate
+ * to a grouped side set it too; without it the wire is unchanged).
  */
 package io.cqflux.transport.fabric;

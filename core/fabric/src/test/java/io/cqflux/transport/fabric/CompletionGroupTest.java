@@ -213,6 +213,42 @@ class CompletionGroupTest extends TransportFixture {
         pump.add("client 1", p.client(1));
     }
 
+    /**
+     * A sender without the setting puts no tag in its CQ data (its wire is as without the
+     * option): the grouped receiver cannot tell which connection the notification is for, so it
+     * drops and counts it rather than guess. This is why both sides set the option.
+     */
+    @Test
+    void aPeerWithoutTheSetting_sendsNoTag_andItsNotificationToAGroupedSideIsDroppedNotMisrouted() {
+        FabricTransport plain = closeLater(FabricTransport.open("tcp", LOOPBACK, 1));
+        Listener l = closeLater(server.listen(listenAddress(), config()));
+        Deque<ConnectionRequest> reqs = pump.add(l);
+        Object serverLoop = new Object();
+        List<TransportPump.Side> clients = new ArrayList<>();
+        List<TransportPump.Side> servers = new ArrayList<>();
+        for (int i = 0; i < 2; i++) {
+            clients.add(pump.add("plain client " + i, closeLater(plain.connect(l.address(), config(), new byte[0],
+                    new Object()))));
+            pump.until("request " + i, DEADLINE, () -> !reqs.isEmpty());
+            servers.add(pump.add("server " + i, closeLater(reqs.poll().accept(new byte[0], serverLoop))));
+        }
+        pump.until("established", DEADLINE, () -> Stream.concat(clients.stream(), servers.stream())
+                .allMatch(s -> s.events.contains(ConnectionEvent.ESTABLISHED)));
+        assertNull(((FabricConnection) clients.get(0).connection()).groupMember(), "the plain side has no groups");
+        CompletionGroup g = ((FabricConnection) servers.get(0).connection()).groupMember().group();
+        assertSame(g, ((FabricConnection) servers.get(1).connection()).groupMember().group());
+        LocalRegion target = region(server, 4096, RegionAccess.WRITE_DST);
+        LocalRegion src = closeLater(plain.register(arena.allocate(4096, 4096), EnumSet.of(RegionAccess.WRITE_SRC)));
+        RemoteRegion remote = closeLater(plain.remoteRegion(target.descriptor()));
+        Connection c = clients.get(0).connection();
+        post("untagged write-with-immediate", () -> c.writeWithImmediate(remote, 0, src, 0, 8, 0x77, 1, true));
+        assertTrue(await(clients.get(0), 1).isSuccess());
+        pump.until("the group's drop", DEADLINE, () -> g.dropped() == 1);
+        pump.drainFor(java.time.Duration.ofMillis(50));
+        assertEquals(List.of(), servers.get(0).completions, "the notification reached no member");
+        assertEquals(List.of(), servers.get(1).completions, "the notification reached no member");
+    }
+
     @Test
     void anErrorCompletion_signaledOrNot_reachesItsConnectionOnly_andTheNeighboursKeepWorking() {
         Object clientLoop = new Object();
