@@ -96,6 +96,8 @@ final class CompletionGroup implements SharedSource {
     private final CompletionSink router = this::route;
     /** Entries that found no member (tests). */
     private long dropped;
+    /** Whether an unroutable entry without a context was logged at WARNING already. */
+    private boolean warnedUnrouted;
     private boolean closed;
     /** Endpoints bound to it, counted by its {@link LoopQueues} (guarded by that). */
     int endpoints;
@@ -106,16 +108,16 @@ final class CompletionGroup implements SharedSource {
     static final int MAX_QUEUE_ENTRIES = 1 << 20;
 
     /**
-     * @param capacity the members asked for; the group takes fewer when their queue entries
+     * @param asked the members asked for; the group takes fewer when their queue entries
      *     would pass {@link #MAX_QUEUE_ENTRIES}, so that the members' credits never overrun it
      * @param perMember the queue entries one member needs (its CQ sizes: its credits bound them)
      */
-    CompletionGroup(FabricTransport transport, Object affinity, int capacity, int perMember) {
+    CompletionGroup(FabricTransport transport, Object affinity, int asked, int perMember) {
         this.affinity = affinity;
-        this.capacity = (int) Math.max(1, Math.min(capacity, MAX_QUEUE_ENTRIES / Math.max(1, perMember)));
+        int capacity = (int) Math.max(1, Math.min(asked, MAX_QUEUE_ENTRIES / Math.max(1, perMember)));
+        this.capacity = capacity;
         this.perMember = perMember;
-        long size = (long) this.capacity * perMember;
-        capacity = this.capacity;
+        long size = (long) capacity * perMember;
         try {
             this.scratch = arena.allocate((long) BATCH * fi_cq_data_entry.sizeof(), 8);
             this.cq = new FabricCompletionQueue(transport, this, (int) size, false);
@@ -136,7 +138,7 @@ final class CompletionGroup implements SharedSource {
         return cq.cq();
     }
 
-    /** {@return whether a new member fits (guarded by the LoopQueues)} */
+    /** {@return whether a new member fits now (a retiring slot does not)} */
     boolean hasRoom() {
         synchronized (readLock) {
             return freeTop > 0;
@@ -216,17 +218,15 @@ final class CompletionGroup implements SharedSource {
         if (p == null) {
             return;
         }
-        int t = (p[1] << 16) | p[0];
-        {
-            m.tag = t;
-            if (tags.containsKey(t)) {
-                LOG.log(System.Logger.Level.WARNING, "{0} and another connection of {1} have the same ports (0x{2}):"
-                        + " a peer's write-with-immediate to either cannot be routed and is dropped", m, this,
-                        Integer.toHexString(t));
-                tags.put(t, AMBIGUOUS);
-            } else {
-                tags.put(t, m);
-            }
+        int t = (p[1] << 16) | p[0]; // never 0: both ports are
+        m.tag = t;
+        if (tags.containsKey(t)) {
+            LOG.log(System.Logger.Level.WARNING, "{0} and another connection of {1} have the same ports (0x{2}):"
+                    + " a peer's write-with-immediate to either cannot be routed and is dropped", m, this,
+                    Integer.toHexString(t));
+            tags.put(t, AMBIGUOUS);
+        } else {
+            tags.put(t, m);
         }
     }
 
@@ -298,7 +298,7 @@ final class CompletionGroup implements SharedSource {
                 m = null;
             } else {
                 int tag = (int) (v.data() >>> 32);
-                if (!tags.containsKey(tag)) {
+                if (tag != 0 && !tags.containsKey(tag)) { // 0: an untagged sender, which no member matches
                     for (Member u : members) {
                         if (u != null && u.tag == 0) {
                             tagLocked(u);
@@ -314,9 +314,14 @@ final class CompletionGroup implements SharedSource {
         if (m == null) {
             dropped++;
             // A closed member's late entry is normal; an entry of no context that no tag names is
-            // a notification lost (a peer that sends no tag, or two members with one tag).
-            LOG.log(ctx == 0 ? System.Logger.Level.WARNING : System.Logger.Level.DEBUG,
-                    "completion of context 0x{0} for no member of {1} dropped", Long.toHexString(ctx), this);
+            // a notification lost (a peer that sends no tag, or two members with one tag): the
+            // first such at WARNING, the rest at DEBUG, so that a chatty peer does not flood the log.
+            boolean warn = ctx == 0 && !warnedUnrouted;
+            warnedUnrouted |= warn;
+            LOG.log(warn ? System.Logger.Level.WARNING : System.Logger.Level.DEBUG,
+                    "completion of context 0x{0} for no member of {1} dropped{2}", Long.toHexString(ctx), this,
+                    warn ? ": a peer's write-with-immediate without a tag this group knows (is"
+                            + " fabric.completionQueueGroup set on the sending side too?)" : "");
             return;
         }
         m.add(c, ctx & ~Connection.TRANSPORT_CONTEXT_MASK);

@@ -235,6 +235,12 @@ final class FabricTransport implements Transport, DomainHolder {
      *     for a queue per connection; above 1 only on tcp
      */
     static FabricTransport open(String requested, InetAddress localAddress, int group) {
+        // FabricLibrary's probe first: it sets IPATH_NO_BACKTRACE and guards the JVM's signal
+        // handlers before the first dlopen of libfabric (the bindings below would load it bare,
+        // and libinfinipath's SIGSEGV handler then kills the JVM at a later trap: FabricLibrary).
+        if (!Fabric.isAvailable()) {
+            throw new TransportUnavailableException("fabric", Fabric.unavailabilityCause(), null);
+        }
         MemorySegment info = MemorySegment.NULL;
         MemorySegment fabric = MemorySegment.NULL;
         MemorySegment domain = MemorySegment.NULL;

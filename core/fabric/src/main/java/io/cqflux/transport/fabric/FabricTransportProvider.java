@@ -36,11 +36,8 @@ public final class FabricTransportProvider implements TransportProvider {
     @Override
     public Transport open(TransportOptions options) {
         int group = completionQueueGroup(options.property(TransportOptions.FABRIC_COMPLETION_QUEUE_GROUP, null));
-        String provider = options.property(TransportOptions.FABRIC_PROVIDER, Fabric.DEFAULT_PROVIDER);
-        if (!Fabric.isAvailable()) {
-            return Fabric.open(provider, options.localAddress()); // throws, naming what to install
-        }
-        return FabricTransport.open(provider, options.localAddress(), group);
+        return FabricTransport.open(options.property(TransportOptions.FABRIC_PROVIDER, Fabric.DEFAULT_PROVIDER),
+                options.localAddress(), group);
     }
 
     /**
