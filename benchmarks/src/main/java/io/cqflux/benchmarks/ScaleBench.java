@@ -102,6 +102,7 @@ public final class ScaleBench {
         Path cProgram = null;
         int cIterations = 5_000;
         int perChild = 0;
+        group = null; // set by -G for this run only
         for (int i = 0; i < args.length; i++) {
             if (i + 1 == args.length) {
                 throw new IllegalArgumentException(args[i] + " wants a value (-n, -s, -o, -i, -w, -t, -G, -P, -C, -I, -c, -p, -q)");
@@ -142,6 +143,11 @@ public final class ScaleBench {
         }
         if (cProgram != null && !Files.isExecutable(cProgram)) {
             throw new IllegalArgumentException("-C " + cProgram + ": want the compiled fabric_scale_bench (or none)");
+        }
+        if (group != null && !group.matches("[1-9][0-9]{0,4}")) {
+            // The transport checks the bound (fabric.completionQueueGroup); this only keeps a bad
+            // -G from failing after the header is out.
+            throw new IllegalArgumentException("-G " + group + " wants connections per completion queue, 1 or more");
         }
         if (perChild < 0) {
             throw new IllegalArgumentException("-P " + perChild + " must be >= 0 (0: the idle clients in this process)");
