@@ -40,20 +40,23 @@ public final class IdleClients {
     }
 
     /**
-     * @param args {@code <host> <port> <count>}
+     * @param args {@code <host> <port> <count> [<connections per completion queue>]}
      * @throws IOException when standard input cannot be read
      */
     public static void main(String[] args) throws IOException {
-        if (args.length != 3) {
-            throw new IllegalArgumentException("usage: IdleClients <host> <port> <count>, got " + List.of(args));
+        if (args.length != 3 && args.length != 4) {
+            throw new IllegalArgumentException("usage: IdleClients <host> <port> <count> [<cq group>], got "
+                    + List.of(args));
         }
+        String group = args.length == 4 ? args[3] : "1";
         InetSocketAddress server = new InetSocketAddress(InetAddress.getByName(args[0]), Integer.parseInt(args[1]));
         int count = Integer.parseInt(args[2]);
         if (count < 1) {
             throw new IllegalArgumentException("count " + count + " must be >= 1");
         }
         try (Cqflux client = Cqflux.builder().transport(TransportChoice.FABRIC)
-                .localAddress(InetAddress.getLoopbackAddress()).waitStrategy(WaitStrategy.BLOCKING).loops(1).build()) {
+                .localAddress(InetAddress.getLoopbackAddress()).waitStrategy(WaitStrategy.BLOCKING).loops(1)
+                .transportProperty(io.cqflux.core.spi.TransportOptions.FABRIC_COMPLETION_QUEUE_GROUP, group).build()) {
             List<RdmaConnection> idle;
             try {
                 idle = Flux.range(0, count).flatMap(i -> client.connect(server), IN_FLIGHT).collectList().block(TIMEOUT);

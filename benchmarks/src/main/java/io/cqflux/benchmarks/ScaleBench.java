@@ -1,6 +1,7 @@
 package io.cqflux.benchmarks;
 
 import io.cqflux.core.RegionAccess;
+import io.cqflux.core.spi.TransportOptions;
 import io.cqflux.epoll.WaitStrategy;
 import io.cqflux.reactor.Cqflux;
 import io.cqflux.reactor.PeerRegion;
@@ -64,8 +65,12 @@ import java.util.stream.Stream;
  * resident KiB, heap KiB (heap in use after a full collection, against the busy pair alone) and
  * native KiB (bytes from {@code malloc}: {@link MallocStats}).
  *
+ * <p>With {@code -G k} both instances (and the {@code -P} children) share completion queues in
+ * groups of {@code k} connections per loop ({@code fabric.completionQueueGroup}, TransportOptions):
+ * the busy connection then shares its queue, and each read of it, with up to {@code k - 1} idle ones.
+ *
  * <p>Usage: {@code ScaleBench [-n 0,10,100,1000] [-s BLOCKING,ADAPTIVE,BUSY_POLL]
- * [-o write.8,read.8,write.4096,read.4096] [-i max-ops] [-w warm-up] [-t seconds]
+ * [-o write.8,read.8,write.4096,read.4096] [-i max-ops] [-w warm-up] [-t seconds] [-G group]
  * [-P per-child] [-C fabric_scale_bench|none [-I c-iterations]] [-c connects [-p in-flight] [-q sequential]]}.
  */
 public final class ScaleBench {
@@ -74,6 +79,8 @@ public final class ScaleBench {
     private static final long REGION = 1 << 16;
     private static final int PILOT = 200;
     private static final int MIN_OPS = 500;
+    /** {@code -G}: connections per completion queue, or null for a queue per connection. */
+    private static String group;
 
     private ScaleBench() {
     }
@@ -95,9 +102,10 @@ public final class ScaleBench {
         Path cProgram = null;
         int cIterations = 5_000;
         int perChild = 0;
+        group = null; // set by -G for this run only
         for (int i = 0; i < args.length; i++) {
             if (i + 1 == args.length) {
-                throw new IllegalArgumentException(args[i] + " wants a value (-n, -s, -o, -i, -w, -t, -P, -C, -I, -c, -p, -q)");
+                throw new IllegalArgumentException(args[i] + " wants a value (-n, -s, -o, -i, -w, -t, -G, -P, -C, -I, -c, -p, -q)");
             }
             switch (args[i]) {
                 case "-n" -> counts = Arrays.stream(args[++i].split(",")).mapToInt(Integer::parseInt).sorted().toArray();
@@ -112,8 +120,9 @@ public final class ScaleBench {
                 case "-C" -> cProgram = args[++i].equals("none") ? null : Path.of(args[i]);
                 case "-I" -> cIterations = Integer.parseInt(args[++i]);
                 case "-P" -> perChild = Integer.parseInt(args[++i]);
+                case "-G" -> group = args[++i];
                 default -> throw new IllegalArgumentException("unknown argument " + args[i]
-                        + " (-n, -s, -o, -i, -w, -t, -P, -C, -I, -c, -p, -q)");
+                        + " (-n, -s, -o, -i, -w, -t, -G, -P, -C, -I, -c, -p, -q)");
             }
         }
         if (counts.length == 0 || counts[0] < 0) {
@@ -135,6 +144,11 @@ public final class ScaleBench {
         if (cProgram != null && !Files.isExecutable(cProgram)) {
             throw new IllegalArgumentException("-C " + cProgram + ": want the compiled fabric_scale_bench (or none)");
         }
+        if (group != null && !group.matches("[1-9][0-9]{0,4}")) {
+            // The transport checks the bound (fabric.completionQueueGroup); this only keeps a bad
+            // -G from failing after the header is out.
+            throw new IllegalArgumentException("-G " + group + " wants connections per completion queue, 1 or more");
+        }
         if (perChild < 0) {
             throw new IllegalArgumentException("-P " + perChild + " must be >= 0 (0: the idle clients in this process)");
         }
@@ -150,8 +164,9 @@ public final class ScaleBench {
                     storm, parallel, seconds, sequential);
             return;
         }
-        System.out.printf(Locale.ROOT, "# %s java=%s cpus=%d load=%s fd-limit=%s%n", Instant.now(), Runtime.version(),
-                Runtime.getRuntime().availableProcessors(), LoadAverage.read(3, " "), fdLimit());
+        System.out.printf(Locale.ROOT, "# %s java=%s cpus=%d load=%s fd-limit=%s cq-group=%s%n", Instant.now(),
+                Runtime.version(), Runtime.getRuntime().availableProcessors(), LoadAverage.read(3, " "), fdLimit(),
+                group == null ? "none" : group);
         if (perChild > 0) {
             System.out.printf(Locale.ROOT, "# idle clients in child processes, at most %d connections each%n", perChild);
             System.out.printf(Locale.ROOT, "%-10s %-10s %6s %10s %10s %9s %7s %9s %9s %12s %12s %12s%n",
@@ -374,7 +389,8 @@ public final class ScaleBench {
                 .orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         List<String> command = List.of(java, "--enable-native-access=ALL-UNNAMED", "-XX:TieredStopAtLevel=1",
                 "-cp", System.getProperty("java.class.path"), IdleClients.class.getName(),
-                server.getAddress().getHostAddress(), Integer.toString(server.getPort()), Integer.toString(count));
+                server.getAddress().getHostAddress(), Integer.toString(server.getPort()), Integer.toString(count),
+                group == null ? "1" : group);
         Process p = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT).start();
         String line;
         // The JVM prints its own warnings on standard output: pass them on, wait for the answer.
@@ -416,8 +432,9 @@ public final class ScaleBench {
     }
 
     private static Cqflux.Builder builder(WaitStrategy strategy) {
-        return Cqflux.builder().transport(TransportChoice.FABRIC).localAddress(InetAddress.getLoopbackAddress())
+        Cqflux.Builder b = Cqflux.builder().transport(TransportChoice.FABRIC).localAddress(InetAddress.getLoopbackAddress())
                 .waitStrategy(strategy).loops(1);
+        return group == null ? b : b.transportProperty(TransportOptions.FABRIC_COMPLETION_QUEUE_GROUP, group);
     }
 
     /** {@return {kind, size} of an operation named {@code write.8}, {@code read.4096}, ...} */

@@ -41,6 +41,13 @@ class ScaleBenchTest {
     }
 
     @Test
+    void main_withABadGroupSize_failsNamingIt_beforeAnyOutput() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> ScaleBench.main(new String[] {"-C", "none", "-G", "0"}));
+        assertTrue(e.getMessage().contains("-G 0"), e.getMessage());
+    }
+
+    @Test
     void main_withANegativePerChildCount_failsNamingIt() {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                 () -> ScaleBench.main(new String[] {"-C", "none", "-P", "-1"}));

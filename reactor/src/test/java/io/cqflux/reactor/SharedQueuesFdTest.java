@@ -5,9 +5,17 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.cqflux.core.RegionAccess;
+import io.cqflux.core.spi.TransportOptions;
 import io.cqflux.epoll.WaitStrategy;
 import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemoryLayout;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.SegmentAllocator;
+import java.lang.foreign.StructLayout;
 import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandle;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.time.Duration;
@@ -95,6 +103,103 @@ class SharedQueuesFdTest {
             boolean back = FaultRig.await(() -> FaultRig.openFds() == baseline, Duration.ofSeconds(20));
             assertTrue(back, "after closing every connection the process holds " + FaultRig.openFds()
                     + " fds, against " + baseline + " before the first connect");
+        }
+    }
+
+    /** Connections per completion queue in the grouped case: this machine's 20,000 fds then hold 10,000 connections. */
+    static final int GROUP = 32;
+
+    /**
+     * With {@link TransportOptions#FABRIC_COMPLETION_QUEUE_GROUP} a loop's connections share a
+     * completion queue in groups: per side, a connection adds its socket and a group's share of
+     * the queue's wait object (3 fds per group), and the provider's transfer entries, allocated
+     * per queue by its first operation (core/fabric/src/test/c/cq_pool_probe.c), are paid once
+     * per group. Every connection here carried traffic, so each queue has its entries. K = 1 is
+     * today's layout (a queue per connection), measured beside it; the bound is checked for K.
+     * BUSY_POLL: a spinning loop finds the group's members through the group's hub alone (no
+     * member is in its table of queues).
+     */
+    @ParameterizedTest
+    @org.junit.jupiter.params.provider.CsvSource({"1, BLOCKING", GROUP + ", BLOCKING", GROUP + ", BUSY_POLL"})
+    void connectionsThatCarriedTraffic_inCompletionQueueGroups_costASocketAndAShareOfTheQueue(int k, String strategy) {
+        InetAddress lo = InetAddress.getLoopbackAddress();
+        WaitStrategy wait = strategy.equals("BUSY_POLL") ? WaitStrategy.BUSY_POLL : WaitStrategy.BLOCKING;
+        try (Arena arena = Arena.ofShared();
+             Cqflux server = grouped(lo, k, wait).build();
+             Cqflux client = grouped(lo, k, wait).build()) {
+            long bytes = (long) CONNECTIONS * Long.BYTES;
+            Region exposed = server.register(arena.allocate(bytes, 64), RegionAccess.WRITE_DST, RegionAccess.READ_SRC);
+            Region local = client.register(arena.allocate(bytes, 64), RegionAccess.WRITE_SRC, RegionAccess.READ_DST);
+            RdmaServer listening = server.bind(new InetSocketAddress(lo, 0), RdmaConnection::onDispose, exposed)
+                    .block(T);
+            assertNotNull(listening);
+            int baseline = FaultRig.openFds();
+            long mallocBefore = mallocBytes();
+            List<RdmaConnection> conns = Flux.range(0, CONNECTIONS)
+                    .flatMap(i -> client.connect(listening.address()), 16)
+                    .collectList().block(T);
+            assertNotNull(conns);
+            Flux.range(0, CONNECTIONS).flatMap(i -> {
+                RdmaConnection c = conns.get(i);
+                long at = (long) i * Long.BYTES;
+                local.segment().set(ValueLayout.JAVA_LONG, at, 5000L + i);
+                return c.write(c.remoteRegion(0), at, local, at, Long.BYTES)
+                        .then(c.read(local, at, c.remoteRegion(0), at, Long.BYTES));
+            }, 32).then().block(T);
+            for (int i = 0; i < CONNECTIONS; i++) {
+                assertEquals(5000L + i, exposed.segment().getAtIndex(ValueLayout.JAVA_LONG, i), "server slot " + i);
+            }
+            int open = FaultRig.openFds();
+            long malloc = mallocBytes() - mallocBefore;
+            double perSide = (open - baseline) / 2.0 / CONNECTIONS;
+            double kibPerPair = malloc / 1024.0 / CONNECTIONS;
+            System.out.printf("SharedQueuesFdTest group %d " + strategy + ": %d connections that carried traffic, %.3f fds per connection"
+                    + " per side, %.1f KiB malloc per connection pair (both ends in this process)%n", k, CONNECTIONS,
+                    perSide, kibPerPair);
+            int groups = (CONNECTIONS + k - 1) / k;
+            int bound = k == 1 ? 2 * (CONNECTIONS * MAX_FDS_PER_SIDE + SHARED_FDS_PER_LOOP)
+                    : 2 * (CONNECTIONS + groups * SHARED_FDS_PER_LOOP + SHARED_FDS_PER_LOOP);
+            assertTrue(open - baseline <= bound, CONNECTIONS + " connections in groups of " + k + " added "
+                    + (open - baseline) + " fds, over " + bound);
+            if (k > 1) {
+                // A queue's transfer entries (about 452 KiB on tcp 1.17) per group, not per connection:
+                // a pair of ends with a queue each would hold over 900 KiB.
+                assertTrue(kibPerPair < 300, kibPerPair + " KiB of malloc per connection pair in groups of " + k);
+            }
+            Flux.fromIterable(conns).flatMap(c -> {
+                c.dispose();
+                return c.onDispose();
+            }).then().block(T);
+            boolean back = FaultRig.await(() -> FaultRig.openFds() == baseline, Duration.ofSeconds(20));
+            assertTrue(back, "after closing every connection the process holds " + FaultRig.openFds()
+                    + " fds, against " + baseline + " before the first connect: the last member closes its group");
+        }
+    }
+
+    private static Cqflux.Builder grouped(InetAddress lo, int k, WaitStrategy wait) {
+        Cqflux.Builder b = Cqflux.builder().transport(TransportChoice.FABRIC).localAddress(lo).loops(1)
+                .waitStrategy(wait);
+        return k == 1 ? b : b.transportProperty(TransportOptions.FABRIC_COMPLETION_QUEUE_GROUP, Integer.toString(k));
+    }
+
+    /** {@code struct mallinfo2}: ten {@code size_t} fields, in the order of {@code malloc.h}. */
+    private static final StructLayout MALLINFO2 = MemoryLayout.structLayout(
+            ValueLayout.JAVA_LONG.withName("arena"), ValueLayout.JAVA_LONG.withName("ordblks"),
+            ValueLayout.JAVA_LONG.withName("smblks"), ValueLayout.JAVA_LONG.withName("hblks"),
+            ValueLayout.JAVA_LONG.withName("hblkhd"), ValueLayout.JAVA_LONG.withName("usmblks"),
+            ValueLayout.JAVA_LONG.withName("fsmblks"), ValueLayout.JAVA_LONG.withName("uordblks"),
+            ValueLayout.JAVA_LONG.withName("fordblks"), ValueLayout.JAVA_LONG.withName("keepcost"));
+
+    /** {@return malloc's bytes in use over every arena: {@code mallinfo2(3)} uordblks + hblkhd} */
+    static long mallocBytes() {
+        try (Arena a = Arena.ofConfined()) {
+            MethodHandle h = Linker.nativeLinker().downcallHandle(
+                    Linker.nativeLinker().defaultLookup().find("mallinfo2").orElseThrow(), FunctionDescriptor.of(MALLINFO2));
+            MemorySegment m = (MemorySegment) h.invokeExact((SegmentAllocator) a);
+            return m.get(ValueLayout.JAVA_LONG, MALLINFO2.byteOffset(MemoryLayout.PathElement.groupElement("uordblks")))
+                    + m.get(ValueLayout.JAVA_LONG, MALLINFO2.byteOffset(MemoryLayout.PathElement.groupElement("hblkhd")));
+        } catch (Throwable t) {
+            throw new IllegalStateException("mallinfo2 failed", t);
         }
     }
 }

@@ -21,13 +21,28 @@ import java.util.List;
  * {@link io.cqflux.core.NativeCallException}. {@code context} comes back as the completion's
  * {@link io.cqflux.core.Completion#context()}; do not use 0, which transports use for completions
  * that belong to no posted operation (libfabric tcp reports a peer's write-with-immediate with a
- * NULL {@code op_context}). An unsignaled operation produces a completion only on error.
+ * NULL {@code op_context}). An unsignaled operation produces a completion only on error. The
+ * context bits from {@link #TRANSPORT_CONTEXT_SHIFT} up, {@link #TRANSPORT_CONTEXT_BITS} of them,
+ * belong to the transport: the caller leaves them 0, a transport may carry its own routing there
+ * on the wire and clears them again before the completion reaches the sink.
  *
  * <p><b>Lifetime.</b> {@link #disconnect()} starts an orderly close (a {@code CLOSED} event
  * follows); {@link #close()} frees the native objects and is idempotent. Buffers of operations
  * still in flight must stay alive until their completions (or the queue's destruction).
  */
 public interface Connection extends AutoCloseable {
+
+    /**
+     * The lowest context bit that belongs to the transport (see "Posting" above): bits 47 to 62.
+     * Bit 63 stays the caller's, and 0 (contexts are never negative).
+     */
+    int TRANSPORT_CONTEXT_SHIFT = 47;
+
+    /** How many context bits, from {@link #TRANSPORT_CONTEXT_SHIFT} up, belong to the transport. */
+    int TRANSPORT_CONTEXT_BITS = 16;
+
+    /** The transport's context bits as a mask. */
+    long TRANSPORT_CONTEXT_MASK = ((1L << TRANSPORT_CONTEXT_BITS) - 1) << TRANSPORT_CONTEXT_SHIFT;
 
     /** {@return a human-readable description: transport, local and peer address; thread-safe} */
     String description();

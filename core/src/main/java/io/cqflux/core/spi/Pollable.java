@@ -58,7 +58,10 @@ public interface Pollable {
      * when something waits for its handler (an entry the dispatch routed to it, an event of its
      * own). So the work per wake-up follows the members that got something, however many share
      * the source. The loop does not ask a member {@link #prepareToSleep()}; it asks the shared
-     * source. Asked once, at registration.
+     * source. A member may be a {@link CompletionQueue} (libfabric endpoints that share one CQ):
+     * its "handler" is then a drain through {@link CompletionQueue#poll}, which hands over what the
+     * dispatch routed to it; the loop never polls it otherwise, not even when spinning.
+     * Asked once, at registration.
      *
      * @return the shared source, or {@code null} (the default) when this source has its own fd
      */

@@ -23,6 +23,22 @@ public record TransportOptions(InetAddress localAddress, boolean directWriteToPe
     /** The libfabric provider to use ({@code tcp} by default). */
     public static final String FABRIC_PROVIDER = "fabric.provider";
 
+    /**
+     * How many connections of one event loop share a completion queue on libfabric's tcp
+     * provider, from 1 to 65536 ({@code 2^}{@link Connection#TRANSPORT_CONTEXT_BITS}): a group
+     * fills up, then the next one opens; it closes after its last connection. Unset or 1: a
+     * completion queue per connection. Fewer descriptors and less provider memory per
+     * connection, for a read that costs O(group size) (docs/performance.md, "Many
+     * connections"). A member has one queue for sends and receives: a separate receive queue
+     * ({@code ConnectionConfig.withReceiveCompletionQueueSize}) only adds to the entries its group
+     * reserves for it. Connections with keys scoped to their connection (a domain of their own)
+     * keep queues of their own. A peer's write with immediate reaches a grouped connection by a
+     * tag that a sender with this option on puts in its CQ data: set it on both sides when peers
+     * write with immediate (a notification from a peer without it is dropped and logged).
+     * Refused on other providers.
+     */
+    public static final String FABRIC_COMPLETION_QUEUE_GROUP = "fabric.completionQueueGroup";
+
     /** Validates and copies. */
     public TransportOptions {
         Objects.requireNonNull(localAddress, "localAddress");

@@ -123,6 +123,13 @@ public final class TransportPump implements AutoCloseable {
             if (shared != null && dispatched.add(shared)) {
                 shared.dispatch();
             }
+            // Completion queues that several connections share: read once, routed to the members.
+            for (CompletionQueue q : s.connection.completionQueues()) {
+                SharedSource sq = q.sharedBy();
+                if (sq != null && dispatched.add(sq)) {
+                    sq.dispatch();
+                }
+            }
         }
         for (Side s : sides) {
             for (CompletionQueue q : s.connection.completionQueues()) {
@@ -199,7 +206,9 @@ public final class TransportPump implements AutoCloseable {
         all.addAll(listeners);
         int n = 0;
         for (Pollable p : all) {
-            if (!p.prepareToSleep()) {
+            // A shared completion queue's member is not asked: its shared source is (as the loop does).
+            Pollable asked = p instanceof CompletionQueue q && q.sharedBy() != null ? q.sharedBy() : p;
+            if (!asked.prepareToSleep()) {
                 return; // work pending that the fd will not signal: poll again first
             }
             if (n < 64) {

@@ -92,6 +92,12 @@ final class QueueDrainer {
                 drainAll(s);
             }
         }
+        // Queues that share a native one (SharedSources): it is read once more, then they are.
+        for (LoopSource s : io.shared.dispatchForLastDrain()) {
+            if (s.isActive()) {
+                drainAll(s);
+            }
+        }
     }
 
     /** Acknowledges a ready queue before its drain; false when it failed (it is unregistered). */

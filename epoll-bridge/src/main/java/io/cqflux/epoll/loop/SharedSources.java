@@ -24,6 +24,12 @@ import java.util.Set;
  * through the hub's touch (asked before the sleep) and by a spinning one through its askAgain
  * list (a busy round asks only readable sources). The hub says it is safe to sleep only when no member
  * is listed and the shared source itself says so.
+ *
+ * A member may be a completion queue (libfabric endpoints sharing one CQ): it is never in the
+ * loop's table of queues, so no spinning round polls it and no sleep asks it; the hub drains it
+ * (QueueDrainer.drain, with its per-turn budget and cut-off list) when the dispatch routed
+ * entries to it, and the hub's prepareToSleep is the shared queue's. The graceful shutdown's last
+ * drain reads such a shared source once more and drains its queue members (dispatchForLastDrain).
  */
 
 /**
@@ -116,6 +122,36 @@ final class SharedSources {
         }
     }
 
+    /**
+     * The graceful shutdown's last drain: reads each shared source that serves completion queues
+     * once more (a failure is logged: nothing else runs on the loop any more) and returns those
+     * queues, for the drainer to drain.
+     *
+     * @return the completion-queue members of the shared sources
+     */
+    java.util.List<LoopSource> dispatchForLastDrain() {
+        assert loop.inEventLoop();
+        java.util.List<LoopSource> queues = new ArrayList<>();
+        for (Hub h : new ArrayList<>(hubs.values())) {
+            java.util.List<LoopSource> mine = new ArrayList<>();
+            for (LoopSource m : h.members) {
+                if (m.cq != null) {
+                    mine.add(m);
+                }
+            }
+            if (mine.isEmpty()) {
+                continue;
+            }
+            try {
+                h.shared.dispatch();
+            } catch (RuntimeException e) {
+                EventLoop.LOG.log(System.Logger.Level.WARNING, "the last dispatch of " + h + " failed", e);
+            }
+            queues.addAll(mine);
+        }
+        return queues;
+    }
+
     /** {@return how many shared sources are registered (tests)} */
     int size() {
         return hubs.size();
@@ -202,7 +238,11 @@ final class SharedSources {
                 LoopSource m = ready.poll();
                 m.sharedReady = false;
                 if (m.isActive()) {
-                    io.handleReadable(m);
+                    if (m.cq != null) {
+                        io.drainer.drain(m); // what the dispatch routed to it; a cut-off one goes on
+                    } else {
+                        io.handleReadable(m);
+                    }
                 }
             }
             if (failure != null && failures >= MAX_FAILURES && source.isActive()) {

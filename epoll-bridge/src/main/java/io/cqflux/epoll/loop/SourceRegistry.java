@@ -113,7 +113,9 @@ final class SourceRegistry {
         if (s.phase != LoopSource.PENDING) {
             return; // closed before the hand-over ran
         }
-        SharedSource shared = s.cq == null ? s.pollable.sharedBy() : null;
+        // A completion queue may be a member too (a CQ that several connections share): the
+        // hub then drains it when the shared source's dispatch routed entries to it.
+        SharedSource shared = s.pollable.sharedBy();
         if (shared != null) {
             io.shared.add(s, shared); // no fd of its own in epoll: its shared source's
             return;

@@ -51,6 +51,65 @@ class EventLoopSharedSourceTest {
         }
     }
 
+    /**
+     * A member may be a completion queue (libfabric endpoints sharing one CQ): it is drained when
+     * the dispatch routed entries to it, in order, and never polled otherwise, not even by a
+     * spinning loop (it is in no table of queues); its neighbours are not polled for its entries.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"BLOCKING", "BUSY_POLL"})
+    void completionQueueMembers_areDrainedWhenTheDispatchRoutesToThem_andPolledNoOtherTime(String strategy) {
+        try (TestShared shared = new TestShared();
+             EventLoop loop = EventLoop.start(new LoopConfig("shared-cq-" + strategy, strategy(strategy), 32, null))) {
+            List<TestQueue> queues = new ArrayList<>();
+            List<List<Long>> got = new ArrayList<>();
+            for (int i = 0; i < 5; i++) {
+                TestQueue q = shared.queue();
+                List<Long> into = java.util.Collections.synchronizedList(new ArrayList<>());
+                queues.add(q);
+                got.add(into);
+                loop.register(q, c -> into.add(c.context()));
+            }
+            Await.until(() -> queues.stream().allMatch(q -> q.polls.get() >= 1), "the first drain of every queue");
+            int[] before = queues.stream().mapToInt(q -> q.polls.get()).toArray();
+            for (int i = 1; i <= 100; i++) {
+                shared.postQueue(3, i);
+                int want = i;
+                Await.until(() -> got.get(3).size() == want, "completion " + want + " of queue 3");
+            }
+            List<Long> expected = new ArrayList<>();
+            for (long i = 1; i <= 100; i++) {
+                expected.add(i);
+            }
+            assertEquals(expected, got.get(3), "queue 3's completions, in order");
+            for (int i = 0; i < queues.size(); i++) {
+                if (i != 3) {
+                    assertEquals(before[i], queues.get(i).polls.get(), "polls of queue " + i
+                            + " while queue 3 got 100 completions");
+                    assertEquals(List.of(), got.get(i), "completions of queue " + i);
+                }
+            }
+        }
+    }
+
+    @Test
+    void aGracefulShutdown_readsTheSharedSourceOnceMore_andDrainsItsQueueMembers() {
+        try (TestShared shared = new TestShared()) {
+            EventLoop loop = EventLoop.start(new LoopConfig("shared-cq-last", WaitStrategy.BLOCKING, 32, null));
+            TestQueue q = shared.queue();
+            ConcurrentLinkedQueue<Long> delivered = new ConcurrentLinkedQueue<>();
+            loop.register(q, c -> delivered.add(c.context()));
+            Await.until(() -> q.polls.get() >= 1, "the queue's first drain");
+            CompletableFuture<Void> release = Await.blockLoop(loop);
+            shared.queueInbox.add(new long[] {0, 41}); // in the shared source, never signalled
+            shared.queueInbox.add(new long[] {0, 42});
+            CompletableFuture<Void> terminated = loop.shutdownGracefully(java.time.Duration.ofSeconds(30));
+            release.complete(null);
+            Await.done(terminated, "graceful termination");
+            assertEquals(List.of(41L, 42L), List.copyOf(delivered), "the last drain delivered what the source held");
+        }
+    }
+
     @Test
     void aMemberThatTouchesItself_runsWithoutTheSharedFd() {
         try (TestShared shared = new TestShared();
@@ -192,6 +251,21 @@ class EventLoopSharedSourceTest {
             fd.signal();
         }
 
+        final List<TestQueue> queues = new ArrayList<>();
+        final ConcurrentLinkedQueue<long[]> queueInbox = new ConcurrentLinkedQueue<>();
+
+        TestQueue queue() {
+            TestQueue q = new TestQueue(this);
+            queues.add(q);
+            return q;
+        }
+
+        /** A completion of context {@code context} for queue member {@code i}; any thread. */
+        void postQueue(int i, long context) {
+            queueInbox.add(new long[] {i, context});
+            fd.signal();
+        }
+
         /** Dispatches that throw before reading anything (a failing fi_eq_read). */
         final AtomicInteger failuresLeft = new AtomicInteger();
         private final AtomicReference<Object> loop = new AtomicReference<>();
@@ -212,6 +286,10 @@ class EventLoopSharedSourceTest {
             while ((i = inbox.poll()) != null) {
                 members.get(i).deliver();
             }
+            long[] q;
+            while ((q = queueInbox.poll()) != null) {
+                queues.get((int) q[0]).deliver(q[1]);
+            }
         }
 
         @Override
@@ -221,7 +299,7 @@ class EventLoopSharedSourceTest {
 
         @Override
         public boolean prepareToSleep() {
-            return inbox.isEmpty();
+            return inbox.isEmpty() && queueInbox.isEmpty();
         }
 
         @Override
@@ -273,6 +351,63 @@ class EventLoopSharedSourceTest {
         public boolean watchTouches(Runnable t) {
             touched = t;
             return true;
+        }
+    }
+
+    /** A completion-queue member: hands over what the dispatch routed to it, counting its polls. Loop thread. */
+    private static final class TestQueue implements io.cqflux.core.spi.CompletionQueue {
+        final TestShared shared;
+        final AtomicInteger polls = new AtomicInteger();
+        private final java.util.ArrayDeque<Long> routed = new java.util.ArrayDeque<>();
+        private Runnable touched;
+
+        TestQueue(TestShared shared) {
+            this.shared = shared;
+        }
+
+        void deliver(long context) {
+            routed.add(context);
+            if (touched != null) {
+                touched.run();
+            }
+        }
+
+        @Override
+        public int poll(java.lang.foreign.MemorySegment scratch, int max, io.cqflux.core.spi.CompletionSink sink) {
+            polls.incrementAndGet();
+            int n = 0;
+            Long c;
+            while (n < max && (c = routed.poll()) != null) {
+                sink.onCompletion(io.cqflux.core.CompletionRecord.builder(c, io.cqflux.core.CompletionStatus.SUCCESS)
+                        .opcode(io.cqflux.core.Opcode.WRITE).build());
+                n++;
+            }
+            return n;
+        }
+
+        @Override
+        public void acknowledge() {
+            throw new AssertionError("a member is never acknowledged: the shared source is read");
+        }
+
+        @Override
+        public SharedSource sharedBy() {
+            return shared;
+        }
+
+        @Override
+        public int fd() {
+            return shared.fd();
+        }
+
+        @Override
+        public boolean watchTouches(Runnable t) {
+            touched = t;
+            return true;
+        }
+
+        @Override
+        public void close() {
         }
     }
 }

@@ -28,7 +28,8 @@ import java.lang.foreign.ValueLayout;
 final class FabricCompletionQueue implements CompletionQueue {
 
     private final FabricTransport transport;
-    private final FabricConnection owner;
+    /** Its connection, or its CompletionGroup: named in errors and logs. */
+    private final Object owner;
     private final boolean receive;
     private final Arena arena = io.cqflux.core.internal.DeferredArena.ofShared(); // closed after fi_close: DeferredArena
     private final MemorySegment cq;
@@ -44,12 +45,12 @@ final class FabricCompletionQueue implements CompletionQueue {
     private final TrywaitAnswer trywait;
     private boolean closed;
 
-    FabricCompletionQueue(FabricTransport transport, FabricConnection owner, int size, boolean receive) {
+    FabricCompletionQueue(FabricTransport transport, Object owner, int size, boolean receive) {
         this(transport, transport, owner, size, receive);
     }
 
     /** A CQ opened in {@code home}'s domain: the one its connection's endpoint is opened in ({@code fi_endpoint(3)}). */
-    FabricCompletionQueue(FabricTransport transport, DomainHolder home, FabricConnection owner, int size,
+    FabricCompletionQueue(FabricTransport transport, DomainHolder home, Object owner, int size,
                           boolean receive) {
         this.transport = transport;
         this.owner = owner;
@@ -200,7 +201,7 @@ final class FabricCompletionQueue implements CompletionQueue {
                 view.error(errEntry);
                 sink.onCompletion(view);
                 delivered++;
-            } else if (FabricLibrary.result("fi_cq_read", n, owner.description()) == FabricLibrary.AGAIN) {
+            } else if (FabricLibrary.result("fi_cq_read", n, String.valueOf(owner)) == FabricLibrary.AGAIN) {
                 break; // fi_cq_read(3): the queue is empty
             }
         }
@@ -218,7 +219,7 @@ final class FabricCompletionQueue implements CompletionQueue {
     }
 
     /** The flyweight over one native entry (a fi_cq_data_entry of the batch, or the error entry). */
-    private final class View extends Completion {
+    final class View extends Completion {
         private MemorySegment seg;
         private long off;
         private boolean isError;
@@ -282,6 +283,11 @@ final class FabricCompletionQueue implements CompletionQueue {
         @Override
         public long context() {
             return seg.get(ValueLayout.JAVA_LONG, off + fi_cq_data_entry.op_context$offset());
+        }
+
+        /** {@return a success entry's whole 64-bit CQ data, the immediate in its low half (CompletionGroup)} */
+        long data() {
+            return isError ? 0 : seg.get(ValueLayout.JAVA_LONG, off + fi_cq_data_entry.data$offset());
         }
 
         @Override

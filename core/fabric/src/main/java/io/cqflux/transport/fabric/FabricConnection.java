@@ -28,7 +28,8 @@ import java.net.InetSocketAddress;
 import java.util.List;
 
 /**
- * A connected {@code FI_EP_MSG} endpoint with its own completion queue(s); its events come
+ * A connected {@code FI_EP_MSG} endpoint with its own completion queue(s), or (opted in on tcp)
+ * a slot in a completion queue its loop's connections share in groups (CompletionGroup); its events come
  * through the event queue of its loop (on tcp, shared with the loop's other connections and
  * routed by fid: SharedEventQueue, LoopQueues) or, without a loop, its own.
  *
@@ -78,9 +79,19 @@ final class FabricConnection implements Connection {
     private final boolean client;
     private final Arena arena = io.cqflux.core.internal.DeferredArena.ofShared(); // closed after fi_close: DeferredArena
     private final SharedEventQueue queue;
+    /** Its own CQ, or null when it is a member of a completion-queue group. */
     private final FabricCompletionQueue cq;
     private final FabricCompletionQueue rcq;
+    /** Its slot in a completion-queue group (CompletionGroup), or null when it has its own CQ. */
+    private final CompletionGroup.Member member;
     private final List<CompletionQueue> queues;
+    /**
+     * The high half of a write-with-immediate's CQ data: the tag by which a receiver whose CQ is
+     * shared routes it (CompletionGroup); computed at the first such write, on tcp with the
+     * groups opted in (else 0: the wire stays as without the option).
+     */
+    private long sendingTag;
+    private boolean sendingTagKnown;
     private final MemorySegment ep;
     private final FabricEvents events;
     private final MemorySegment shutdownFp;
@@ -109,6 +120,7 @@ final class FabricConnection implements Connection {
         this.writeLevel = config.writeCompletion() == CompletionLevel.TRANSMIT ? 0 : FI_DELIVERY_COMPLETE();
         this.shutdownOnPeerEnd = !transport.isTcp();
         SharedEventQueue e = null;
+        CompletionGroup.Member m = null;
         FabricCompletionQueue c = null;
         FabricCompletionQueue r = null;
         FabricLocalRegion sink = null;
@@ -117,13 +129,18 @@ final class FabricConnection implements Connection {
         try {
             sink = home.flushSink(); // the domain's: closed with the domain, not here
             e = transport.loopQueues().acquire(affinity);
-            // The events are shared per loop, the CQ is not: tcp's CQ progress walks every
-            // endpoint bound to the CQ on each fi_cq_read (prov/tcp, tcpx_cq_progress), so a CQ
-            // shared by a loop's connections would cost each read O(connections) where a CQ of
+            // The events are shared per loop, the CQ is not by default: tcp's CQ progress walks
+            // every endpoint bound to the CQ on each fi_cq_read (prov/tcp, tcpx_cq_progress), so a
+            // CQ shared by a loop's connections would cost each read O(connections) where a CQ of
             // its own costs O(ready) (benchmarks/c/fabric_scale_bench.c, the scale results README).
-            c = new FabricCompletionQueue(transport, home, this, config.completionQueueSize(), false);
-            if (config.receiveCompletionQueueSize() > 0) {
-                r = new FabricCompletionQueue(transport, home, this, config.receiveCompletionQueueSize(), true);
+            // Opted in, groups of K connections share one (CompletionGroup): O(K) per read.
+            m = transport.loopQueues().join(affinity, home == transport,
+                    config.completionQueueSize() + config.receiveCompletionQueueSize(), description);
+            if (m == null) {
+                c = new FabricCompletionQueue(transport, home, this, config.completionQueueSize(), false);
+                if (config.receiveCompletionQueueSize() > 0) {
+                    r = new FabricCompletionQueue(transport, home, this, config.receiveCompletionQueueSize(), true);
+                }
             }
             fi_tx_attr.size(fi_info.tx_attr(info), config.sendQueueSize());
             fi_rx_attr.size(fi_info.rx_attr(info), Math.max(1, config.receiveQueueSize()));
@@ -133,7 +150,8 @@ final class FabricConnection implements Connection {
             endpoint = out.get(C_POINTER, 0);
             FabricLibrary.check("fi_ep_bind(eq)", FabricLibrary.bind(endpoint, e.eq().eq(), 0), description);
             long txFlags = FI_TRANSMIT() | FI_SELECTIVE_COMPLETION() | (r == null ? FI_RECV() : 0);
-            FabricLibrary.check("fi_ep_bind(cq)", FabricLibrary.bind(endpoint, c.cq(), txFlags), description);
+            FabricLibrary.check("fi_ep_bind(cq)", FabricLibrary.bind(endpoint, m != null ? m.group().cq() : c.cq(),
+                    txFlags), description);
             if (r != null) {
                 FabricLibrary.check("fi_ep_bind(rcq)", FabricLibrary.bind(endpoint, r.cq(), FI_RECV()), description);
             }
@@ -151,6 +169,10 @@ final class FabricConnection implements Connection {
                 if (c != null) {
                     c.close();
                 }
+                if (m != null) {
+                    m.close();
+                    transport.loopQueues().release(m.group());
+                }
                 if (e != null) {
                     transport.loopQueues().release(e);
                 }
@@ -166,10 +188,14 @@ final class FabricConnection implements Connection {
         this.events = new FabricEvents(this, e, shutdownOnPeerEnd);
         this.cq = c;
         this.rcq = r;
-        this.queues = r == null ? List.of(c) : List.of(c, r);
+        this.member = m;
+        this.queues = m != null ? List.of(m) : r == null ? List.of(c) : List.of(c, r);
         this.ep = endpoint;
         this.shutdownFp = fi_ops_cm.shutdown(fid_ep.cm(ep));
-        this.poster = new FabricPoster(ep, arena, c, r, description);
+        this.poster = new FabricPoster(ep, arena, this::queuesTouched, m == null ? 0 : m.contextBits, description);
+        if (m != null) {
+            m.group().endpoint(m, endpoint);
+        }
         // Last, with every field set (the loop's handler of an event reads them), and before
         // fi_connect/fi_accept: the first event may follow at once.
         e.route(endpoint, events);
@@ -204,6 +230,7 @@ final class FabricConnection implements Connection {
                         c.close();
                         throw e;
                     }
+                    c.tagMember(); // the socket has its ports once connect(2) started
                 }
             } finally {
                 fi_freeinfo(info);
@@ -228,6 +255,8 @@ final class FabricConnection implements Connection {
                 throw e;
             }
         }
+        // Before the peer hears of the accept, so before its first write-with-immediate.
+        c.tagMember();
         return c;
     }
 
@@ -338,7 +367,15 @@ final class FabricConnection implements Connection {
         Checks.writeWithImmediate(transport, dst, dstOffset, src, srcOffset, length);
         requireEstablished();
         // fi_rma(3) fi_writedata == fi_writemsg with FI_REMOTE_CQ_DATA; data is host order.
-        return rma(false, local(src), srcOffset, remote(dst), dstOffset, length, Integer.toUnsignedLong(immediate),
+        if (!sendingTagKnown) {
+            // tcp carries all 64 bits of the CQ data (cq_data_size 8): the high half tells a
+            // receiver whose CQ is shared which connection it is for (CompletionGroup).
+            sendingTag = transport.isTcp() && transport.loopQueues().groupSize() > 1
+                    ? CompletionGroup.sendingTag(ep) : 0;
+            sendingTagKnown = true;
+        }
+        return rma(false, local(src), srcOffset, remote(dst), dstOffset, length,
+                sendingTag | Integer.toUnsignedLong(immediate),
                 writeLevel | FI_REMOTE_CQ_DATA() | (signaled ? FI_COMPLETION() : 0), context,
                 Opcode.WRITE_WITH_IMMEDIATE);
     }
@@ -454,6 +491,31 @@ final class FabricConnection implements Connection {
         if (client) {
             peerData = cmData;
         }
+        tagMember(); // where the ports were not known yet at fi_connect
+    }
+
+    /** A group member registers its receiving tag once its socket has its ports (CompletionGroup). */
+    private void tagMember() {
+        if (member != null) {
+            member.group().tag(member);
+        }
+    }
+
+    /** A post or a shutdown ran the provider's progress: its queues ask fi_trywait again (TrywaitAnswer). */
+    private void queuesTouched() {
+        if (member != null) {
+            member.group().touched();
+            return;
+        }
+        cq.touched();
+        if (rcq != null) {
+            rcq.touched();
+        }
+    }
+
+    /** {@return its completion-queue group member, or null (tests)} */
+    CompletionGroup.Member groupMember() {
+        return member;
     }
 
     /** A refused connect: a client keeps the server's reject data (the error entry's err_data), possibly none. */
@@ -470,7 +532,7 @@ final class FabricConnection implements Connection {
     void shutdown() {
         fi_ops_cm.shutdown.invoke(shutdownFp, ep, 0L);
         queue.touched();
-        poster.touchedQueues();
+        queuesTouched();
     }
 
     @Override
@@ -516,12 +578,20 @@ final class FabricConnection implements Connection {
         // closeEndpoint also unroutes it, atomically against the loop's read of the EQ (its
         // queued events went with the endpoint: SharedEventQueue).
         boolean unbound = false;
+        if (member != null) {
+            member.group().endpoint(member, null); // a read asks its ports no more: it is being closed
+        }
         try {
             unbound = queue.closeEndpoint(ep, description, KEPT_ON_FAILED_CLOSE);
             if (unbound) {
-                cq.close();
-                if (rcq != null) {
-                    rcq.close();
+                if (member != null) {
+                    member.close(); // its slot retires until the group's next read to empty
+                    transport.loopQueues().release(member.group());
+                } else {
+                    cq.close();
+                    if (rcq != null) {
+                        rcq.close();
+                    }
                 }
                 transport.loopQueues().release(queue);
             }

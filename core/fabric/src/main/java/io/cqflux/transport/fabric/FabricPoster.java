@@ -31,8 +31,10 @@ import java.lang.foreign.ValueLayout;
 final class FabricPoster {
     private final MemorySegment ep;
     private final String description;
-    private final FabricCompletionQueue cq;
-    private final FabricCompletionQueue rcq;
+    /** Tells the endpoint's queues that a post ran the provider's progress. */
+    private final Runnable touched;
+    /** Or-ed into every context: the connection's slot in its completion-queue group, else 0. */
+    private final long contextBits;
     // fid ops resolved once per endpoint
     private final MemorySegment writemsgFp;
     private final MemorySegment readmsgFp;
@@ -48,16 +50,16 @@ final class FabricPoster {
     /**
      * @param ep the enabled endpoint
      * @param arena the connection's arena, closed after the endpoint
-     * @param cq the endpoint's completion queue
-     * @param rcq its receive completion queue, or null
+     * @param touched tells the endpoint's completion queues of a post (see {@link #touchedQueues})
+     * @param contextBits the connection's slot in its completion-queue group, in the transport's
+     *     context bits (CompletionGroup), or 0
      * @param description the connection's, for errors
      */
-    FabricPoster(MemorySegment ep, Arena arena, FabricCompletionQueue cq, FabricCompletionQueue rcq,
-                 String description) {
+    FabricPoster(MemorySegment ep, Arena arena, Runnable touched, long contextBits, String description) {
         this.ep = ep;
         this.description = description;
-        this.cq = cq;
-        this.rcq = rcq;
+        this.touched = touched;
+        this.contextBits = contextBits;
         this.writemsgFp = fi_ops_rma.writemsg(fid_ep.rma(ep));
         this.readmsgFp = fi_ops_rma.readmsg(fid_ep.rma(ep));
         this.sendmsgFp = fi_ops_msg.sendmsg(fid_ep.msg(ep));
@@ -94,7 +96,7 @@ final class FabricPoster {
         // desc[0] is NULL there -- the SIGSEGV at libfabric.so.1+0x7da50 (a load from NULL+0x50,
         // the descriptor's hmem iface). fi_rma(3): desc may be NULL when no local buffer needs one.
         fi_msg_rma.desc(msgRma, len == 0 ? MemorySegment.NULL : desc);
-        msgRma.set(ValueLayout.JAVA_LONG, fi_msg_rma.context$offset(), context);
+        msgRma.set(ValueLayout.JAVA_LONG, fi_msg_rma.context$offset(), context | contextBits);
         fi_msg_rma.data(msgRma, data);
         return posted(read ? fi_ops_rma.readmsg.invoke(readmsgFp, ep, msgRma, flags)
                 : fi_ops_rma.writemsg.invoke(writemsgFp, ep, msgRma, flags), read ? "fi_readmsg" : "fi_writemsg",
@@ -109,7 +111,7 @@ final class FabricPoster {
         // overrun. The caller's credits bound what is in flight (Connection's "Posting" contract);
         // the transport keeps no count of its own.
         buffer(l.segment().address() + off, len, l.desc());
-        msg.set(ValueLayout.JAVA_LONG, fi_msg.context$offset(), context);
+        msg.set(ValueLayout.JAVA_LONG, fi_msg.context$offset(), context | contextBits);
         fi_msg.data(msg, data);
         return posted(receive ? fi_ops_msg.recvmsg.invoke(recvmsgFp, ep, msg, flags)
                 : fi_ops_msg.sendmsg.invoke(sendmsgFp, ep, msg, flags), receive ? "fi_recvmsg" : "fi_sendmsg",
@@ -122,10 +124,7 @@ final class FabricPoster {
      * (TrywaitAnswer). Both queues call fi_trywait again before the loop sleeps.
      */
     void touchedQueues() {
-        cq.touched();
-        if (rcq != null) {
-            rcq.touched();
-        }
+        touched.run();
     }
 
     /** The local buffer of the next post: the one iovec and its descriptor. */

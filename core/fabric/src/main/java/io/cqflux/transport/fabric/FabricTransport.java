@@ -227,6 +227,20 @@ final class FabricTransport implements Transport, DomainHolder {
     }
 
     static FabricTransport open(String requested, InetAddress localAddress) {
+        return open(requested, localAddress, 1);
+    }
+
+    /**
+     * @param group connections per completion queue (TransportOptions#FABRIC_COMPLETION_QUEUE_GROUP): 1
+     *     for a queue per connection; above 1 only on tcp
+     */
+    static FabricTransport open(String requested, InetAddress localAddress, int group) {
+        // FabricLibrary's probe first: it sets IPATH_NO_BACKTRACE and guards the JVM's signal
+        // handlers before the first dlopen of libfabric (the bindings below would load it bare,
+        // and libinfinipath's SIGSEGV handler then kills the JVM at a later trap: FabricLibrary).
+        if (!Fabric.isAvailable()) {
+            throw new TransportUnavailableException("fabric", Fabric.unavailabilityCause(), null);
+        }
         MemorySegment info = MemorySegment.NULL;
         MemorySegment fabric = MemorySegment.NULL;
         MemorySegment domain = MemorySegment.NULL;
@@ -244,6 +258,14 @@ final class FabricTransport implements Transport, DomainHolder {
             // check of the provider (isTcp, the trywait answers, the MR cache rule) compares names.
             String provider = FabricLibrary.string(fi_fabric_attr.prov_name(fi_info.fabric_attr(info)));
             FabricLibrary.refuseMrCache(provider);
+            if (group > 1 && !"tcp".equals(provider)) {
+                // The groups rest on tcp's CQ: entries routed by context, trywait answers, the
+                // peer's write-with-immediate tag (CompletionGroup). verbs has FI_MR_LOCAL, its
+                // own CQ semantics and drops the "no completion" context's errors: not checked there.
+                throw new IllegalArgumentException(io.cqflux.core.spi.TransportOptions.FABRIC_COMPLETION_QUEUE_GROUP
+                        + "=" + group + " is supported on the tcp provider only, not on " + provider
+                        + ": leave it unset (a completion queue per connection)");
+            }
             MemorySegment pp = tmp.allocate(ValueLayout.ADDRESS);
             FabricLibrary.check("fi_fabric", fi_fabric(fi_info.fabric_attr(info), pp, MemorySegment.NULL), provider);
             fabric = pp.get(C_POINTER, 0);
@@ -251,7 +273,9 @@ final class FabricTransport implements Transport, DomainHolder {
             FabricLibrary.check("fi_domain", fi_ops_fabric.domain.invoke(domainFp, fabric, info, pp, MemorySegment.NULL),
                     provider);
             domain = pp.get(C_POINTER, 0);
-            return new FabricTransport(provider, info, fabric, domain);
+            FabricTransport t = new FabricTransport(provider, info, fabric, domain);
+            t.loopQueues.groupSize(group);
+            return t;
         } catch (RuntimeException e) {
             // A half-built transport (the constructor failed after fi_domain) closes its domain
             // before the fabric: fi_close(3) of a fabric with an open domain fails with -FI_EBUSY.

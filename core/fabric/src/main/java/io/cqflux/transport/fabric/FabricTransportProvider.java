@@ -35,8 +35,34 @@ public final class FabricTransportProvider implements TransportProvider {
 
     @Override
     public Transport open(TransportOptions options) {
-        return Fabric.open(options.property(TransportOptions.FABRIC_PROVIDER, Fabric.DEFAULT_PROVIDER),
-                options.localAddress());
+        int group = completionQueueGroup(options.property(TransportOptions.FABRIC_COMPLETION_QUEUE_GROUP, null));
+        return FabricTransport.open(options.property(TransportOptions.FABRIC_PROVIDER, Fabric.DEFAULT_PROVIDER),
+                options.localAddress(), group);
+    }
+
+    /**
+     * Parses {@link TransportOptions#FABRIC_COMPLETION_QUEUE_GROUP}.
+     *
+     * @param value the property's value, or {@code null} when unset
+     * @return the group size, 1 (a queue per connection) when unset
+     * @throws IllegalArgumentException when it is no number or outside 1 to {@link CompletionGroup#MAX_MEMBERS}
+     */
+    static int completionQueueGroup(String value) {
+        if (value == null) {
+            return 1;
+        }
+        long k;
+        try {
+            k = Long.parseLong(value.trim());
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(TransportOptions.FABRIC_COMPLETION_QUEUE_GROUP + "='" + value
+                    + "' is not a whole number from 1 to " + CompletionGroup.MAX_MEMBERS);
+        }
+        if (k < 1 || k > CompletionGroup.MAX_MEMBERS) {
+            throw new IllegalArgumentException(TransportOptions.FABRIC_COMPLETION_QUEUE_GROUP + "=" + k
+                    + " is outside 1 to " + CompletionGroup.MAX_MEMBERS + " connections per completion queue");
+        }
+        return (int) k;
     }
 
     @Override

@@ -1,6 +1,8 @@
 package io.cqflux.transport.fabric;
 
+import java.util.ArrayList;
 import java.util.IdentityHashMap;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -21,6 +23,10 @@ final class LoopQueues {
 
     private final FabricTransport transport;
     private final Map<Object, SharedEventQueue> eventQueues = new IdentityHashMap<>();
+    /** Each loop's open completion-queue groups (CompletionGroup), the one filling up last. */
+    private final Map<Object, List<CompletionGroup>> groups = new IdentityHashMap<>();
+    /** Connections per completion queue (TransportOptions#FABRIC_COMPLETION_QUEUE_GROUP); 1: none shared. */
+    private int groupSize = 1;
 
     LoopQueues(FabricTransport transport) {
         this.transport = transport;
@@ -54,6 +60,71 @@ final class LoopQueues {
             eventQueues.remove(q.affinity, q);
         }
         q.close();
+    }
+
+    /** Set once, when the transport opens. */
+    synchronized void groupSize(int k) {
+        this.groupSize = k;
+    }
+
+    /** {@return connections per completion queue; 1 when none share one} */
+    synchronized int groupSize() {
+        return groupSize;
+    }
+
+    /**
+     * {@return a slot in a completion-queue group of {@code affinity}'s loop for a new endpoint,
+     * counting the endpoint, or {@code null} when its connection gets a queue of its own} Groups
+     * exist on tcp only, for connections of a loop in the transport's own domain (a scoped
+     * domain's endpoint needs a CQ of that domain: fi_endpoint(3)), when the group size is above
+     * 1. A group that is full (its closed members' slots retire until its next read) leaves the
+     * endpoint to the next one, or to a new one. Pair with {@link #release(CompletionGroup)}.
+     *
+     * @param perMember the main-queue entries the connection needs
+     */
+    synchronized CompletionGroup.Member join(Object affinity, boolean ownDomain, int perMember, String description) {
+        if (groupSize <= 1 || affinity == null || !ownDomain || !transport.isTcp()) {
+            return null;
+        }
+        List<CompletionGroup> open = groups.computeIfAbsent(affinity, a -> new ArrayList<>());
+        CompletionGroup g = null;
+        for (CompletionGroup c : open) {
+            if (c.perMember >= perMember && c.hasRoom()) {
+                g = c;
+                break;
+            }
+        }
+        if (g == null) {
+            g = new CompletionGroup(transport, affinity, groupSize, perMember);
+            open.add(g);
+        }
+        CompletionGroup.Member m = g.join(description);
+        g.endpoints++;
+        return m;
+    }
+
+    /** An endpoint of {@code g} was closed (or never bound): the last one closes the group's queue. */
+    synchronized void release(CompletionGroup g) {
+        if (--g.endpoints > 0) {
+            return;
+        }
+        List<CompletionGroup> open = groups.get(g.affinity);
+        if (open != null) {
+            open.remove(g);
+            if (open.isEmpty()) {
+                groups.remove(g.affinity);
+            }
+        }
+        g.close();
+    }
+
+    /** {@return how many completion-queue groups are open (tests)} */
+    synchronized int completionGroups() {
+        int n = 0;
+        for (List<CompletionGroup> l : groups.values()) {
+            n += l.size();
+        }
+        return n;
     }
 
     /** {@return how many shared event queues are open (tests)} */

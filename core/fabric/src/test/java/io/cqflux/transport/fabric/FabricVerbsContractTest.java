@@ -76,6 +76,19 @@ class FabricVerbsContractTest extends TransportContract {
         r.reject();
     }
 
+    /**
+     * Completion queues shared by groups of connections rest on tcp's queue (routing by context,
+     * its trywait answers, the write-with-immediate tag): verbs, with FI_MR_LOCAL and CQ
+     * semantics of its own, refuses the setting when the transport opens, naming both.
+     */
+    @Test
+    void completionQueueGroups_areRefusedOnVerbs_namingTcpAndVerbs() {
+        IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+                () -> FabricTransport.open("verbs", laneAddress(), 32));
+        org.junit.jupiter.api.Assertions.assertTrue(e.getMessage().contains("fabric.completionQueueGroup=32")
+                && e.getMessage().contains("tcp provider only") && e.getMessage().contains("verbs"), e::getMessage);
+    }
+
     static InetAddress laneAddress() {
         String a = System.getenv("CQFLUX_RPMA_ADDRESS");
         if (a == null || a.isBlank()) {

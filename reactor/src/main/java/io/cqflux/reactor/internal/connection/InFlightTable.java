@@ -1,5 +1,6 @@
 package io.cqflux.reactor.internal.connection;
 
+import io.cqflux.core.spi.Connection;
 import io.cqflux.reactor.internal.op.OpKind;
 import io.cqflux.reactor.internal.op.OpMono;
 
@@ -17,10 +18,17 @@ import io.cqflux.reactor.internal.op.OpMono;
  *                "completion on error", rpma_write(3) RPMA_F_COMPLETION_ON_ERROR; libfabric
  *                FI_SELECTIVE_COMPLETION without FI_COMPLETION), and such an error never frees
  *                the slot: the signaled second half still owns it.
- *   bits 21..62  the slot's generation, incremented on every acquire and never 0. A late or
- *                stale completion for a slot that has been reused misses instead of completing
- *                the new owner; and no context is ever 0, which libfabric's tcp provider reports
- *                for a peer's write-with-immediate that consumed no posted receive.
+ *   bits 21..46  the slot's generation, incremented on every acquire and never 0 (26 bits: it
+ *                repeats after 2^26 - 1 reuses of one slot). A late or stale completion for a
+ *                slot that has been reused misses instead of completing the new owner; and no
+ *                context is ever 0, which libfabric's tcp provider reports for a peer's
+ *                write-with-immediate that consumed no posted receive.
+ *   bits 47..62  TRANSPORT: always 0 here. They belong to the transport (the SPI's
+ *                Connection.TRANSPORT_CONTEXT_SHIFT and TRANSPORT_CONTEXT_BITS): the fabric
+ *                transport's completion-queue groups put the connection's member index there,
+ *                so that an entry of a CQ that several connections share, which names no
+ *                endpoint, reaches its connection; the transport clears them again before the
+ *                completion comes back here.
  *   bit  63      0: contexts are never negative.
  *
  * Sends and receives share the table: a slot's owner is an OpMono (send side: read, write, flush,
@@ -58,7 +66,7 @@ public final class InFlightTable {
     public static final int MAX_CAPACITY = 1 << INDEX_BITS;
     private static final long PART_BIT = 1L << INDEX_BITS;
     private static final int GEN_SHIFT = INDEX_BITS + 1;
-    private static final long GEN_MASK = (1L << (63 - GEN_SHIFT)) - 1;
+    private static final long GEN_MASK = (1L << (Connection.TRANSPORT_CONTEXT_SHIFT - GEN_SHIFT)) - 1;
     private static final long INDEX_MASK = MAX_CAPACITY - 1;
 
     /** Slots a new table holds before it first grows. */
@@ -170,8 +178,8 @@ public final class InFlightTable {
      * @return the owner, or {@code null} when the context is stale, foreign, 0 or malformed
      */
     public Object lookup(long context) {
-        if (context <= 0) {
-            return null;
+        if (context <= 0 || (context & Connection.TRANSPORT_CONTEXT_MASK) != 0) {
+            return null; // the transport's bits left set: not a context this table handed out
         }
         int index = (int) (context & INDEX_MASK);
         if (index >= owners.length) {

@@ -143,6 +143,27 @@ class InFlightTableTest {
     }
 
     @Test
+    void contexts_leaveTheTransportBitsClear_andAContextWithThemSetMisses() {
+        InFlightTable t = new InFlightTable(4, 4);
+        Object owner = new Object();
+        long c = t.acquire(owner);
+        long part = InFlightTable.part(c);
+        assertEquals(0, c & io.cqflux.core.spi.Connection.TRANSPORT_CONTEXT_MASK);
+        assertEquals(0, part & io.cqflux.core.spi.Connection.TRANSPORT_CONTEXT_MASK);
+        // A transport that left its routing bits on the context: no owner, not a wrong one.
+        long routed = c | (5L << io.cqflux.core.spi.Connection.TRANSPORT_CONTEXT_SHIFT);
+        assertNull(t.lookup(routed));
+        assertSame(owner, t.lookup(c));
+        // The generation wraps below the transport bits: many reuses of one slot never reach them.
+        InFlightTable one = new InFlightTable(1, 0);
+        for (int i = 0; i < 10_000; i++) {
+            long x = one.acquire(i);
+            assertEquals(0, x & io.cqflux.core.spi.Connection.TRANSPORT_CONTEXT_MASK, "reuse " + i);
+            one.release(x);
+        }
+    }
+
+    @Test
     void capacity_outsideBounds_isRejectedNamingTheBound() {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> new InFlightTable(0, 0));
         assertTrue(e.getMessage().contains(String.valueOf(InFlightTable.MAX_CAPACITY)), e.getMessage());

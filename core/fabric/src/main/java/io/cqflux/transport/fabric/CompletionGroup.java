@@ -1,0 +1,619 @@
+package io.cqflux.transport.fabric;
+
+import io.cqflux.core.Completion;
+import io.cqflux.core.CompletionRecord;
+import io.cqflux.core.CompletionStatus;
+import io.cqflux.core.Opcode;
+import io.cqflux.core.spi.CompletionQueue;
+import io.cqflux.core.spi.CompletionSink;
+import io.cqflux.core.spi.Connection;
+import io.cqflux.core.spi.SharedSource;
+import io.cqflux.transport.fabric.ffm.fi_cq_data_entry;
+import io.cqflux.transport.fabric.ffm.fi_ops_cm;
+import io.cqflux.transport.fabric.ffm.fid_ep;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * One completion queue bound to up to {@link LoopQueues#groupSize()} endpoints of one event loop
+ * (TransportOptions#FABRIC_COMPLETION_QUEUE_GROUP), and the routing of its entries to their
+ * connections' {@link Member}s. Opened and closed by {@link LoopQueues}, which counts its
+ * endpoints, like the loop's {@link SharedEventQueue}.
+ *
+ * <p>Why: on tcp (libfabric 1.17) a completion queue costs 3 descriptors for its wait object (an
+ * epoll fd and a signal socketpair) and about 452 KiB of transfer entries, which belong to the
+ * queue and are allocated by the first operation through any endpoint bound to it
+ * ({@code core/fabric/src/test/c/cq_pool_probe.c}). Sharing it among K connections divides both
+ * by K; the price is that every {@code fi_cq_read} progresses every endpoint bound to the queue
+ * ({@code tcpx_cq_progress} walks the queue's endpoint list), O(K) per read.
+ *
+ * <p>Routing. A {@code fi_cq_data_entry} names no endpoint ({@code fi_cq(3)}), so every post of
+ * a member carries the member's slot in the context bits that belong to the transport
+ * ({@link Connection#TRANSPORT_CONTEXT_SHIFT}); {@code fi_cq_readerr} gives the failed
+ * operation's {@code op_context} too, the unsignaled half of a durable write included. The slot
+ * is cleared before the member's sink sees the context. The one entry without a context is
+ * tcp's target entry for a peer's write with CQ data ({@code FI_REMOTE_WRITE|FI_REMOTE_CQ_DATA},
+ * {@code op_context} NULL; it consumes no posted receive): for it the sending fabric transport
+ * puts a tag into the high 32 bits of the 64-bit CQ data, whose low 32 bits are the immediate
+ * (tcp's {@code cq_data_size} is 8, and the provider carries all 64 bits), when its own
+ * transport has the groups on (without them the wire is unchanged): its own TCP port and its
+ * peer's, which on the receiving side are the endpoint's peer port and its own
+ * ({@code fi_getname(3)}, {@code fi_getpeer(3)}). Two members of one group with the same pair
+ * (peers on different hosts using the same source port) make the tag ambiguous: such entries
+ * are dropped and logged, never guessed. A peer that sends no tag (without the option, or another implementation), or
+ * one that sees other ports than this side (a NAT or a TCP proxy between them), gets its
+ * notifications dropped likewise. The tag is not a secret: a peer that forges one can
+ * hand a notification to a neighbour in the group, which is why docs/security.md keeps groups
+ * for peers of one trust domain.
+ *
+ * <p>Late entries. A closed member's slot is not reused until a read of the queue to empty ran
+ * after the member's endpoint was closed: {@code fi_close} of the endpoint takes it off the
+ * queue's endpoint list, so that read has taken every entry the endpoint left. Until then its
+ * entries find no member and are dropped; a new member never gets them.
+ *
+ * <p>Threading: {@link #dispatch()} and the members' {@link Member#poll} run on the loop thread;
+ * {@link #join} and {@link #leave} may come from another thread (connects, accepts and closes
+ * off the loop, FabricTransport#connectsOffLoop). A read with its routing and a join or leave
+ * are one step apart (one lock, uncontended but for those).
+ */
+@SuppressWarnings("restricted") // FFM: this package is the native-access boundary of the fabric transport
+final class CompletionGroup implements SharedSource {
+
+    private static final System.Logger LOG = System.getLogger(CompletionGroup.class.getName());
+
+    /** The most members a group may have: one per value of the transport's context bits. */
+    static final int MAX_MEMBERS = 1 << Connection.TRANSPORT_CONTEXT_BITS;
+    /** Entries read per {@code fi_cq_read} of a dispatch. */
+    static final int BATCH = 64;
+    /** Batches one dispatch reads at most; the rest waits for the next (the queue says not empty). */
+    static final int MAX_BATCHES = 16;
+
+    final Object affinity;
+    /** Members it holds at most. */
+    final int capacity;
+    /** Main-queue entries each member was sized for. */
+    final int perMember;
+    private final FabricCompletionQueue cq;
+    private final Arena arena = io.cqflux.core.internal.DeferredArena.ofShared(); // closed after fi_close
+    private final MemorySegment scratch;
+    private final Object readLock = new Object();
+    /** By slot (guarded by readLock). */
+    private final Member[] members;
+    /** Free slots, the next on top (guarded by readLock). */
+    private final int[] free;
+    private int freeTop;
+    /** Slots of closed members whose entries may still be queued (guarded by readLock). */
+    private final int[] retiring;
+    private int retiringCount;
+    /** Receiving tags of the members (guarded by readLock); AMBIGUOUS where two share one. */
+    private final Map<Integer, Member> tags = new HashMap<>();
+    private final AtomicReference<Object> loop = new AtomicReference<>();
+    private final CompletionSink router = this::route;
+    /** Entries that found no member (tests). */
+    private long dropped;
+    /** Whether an unroutable entry without a context was logged at WARNING already. */
+    private boolean warnedUnrouted;
+    private boolean closed;
+    /** Endpoints bound to it, counted by its {@link LoopQueues} (guarded by that). */
+    int endpoints;
+
+    private static final Member AMBIGUOUS = null;
+
+    /** The largest queue a group opens: past it a group takes fewer members than asked. */
+    static final int MAX_QUEUE_ENTRIES = 1 << 20;
+
+    /**
+     * @param asked the members asked for; the group takes fewer when their queue entries
+     *     would pass {@link #MAX_QUEUE_ENTRIES}, so that the members' credits never overrun it
+     * @param perMember the queue entries one member needs (its CQ sizes: its credits bound them)
+     */
+    CompletionGroup(FabricTransport transport, Object affinity, int asked, int perMember) {
+        this.affinity = affinity;
+        int capacity = (int) Math.max(1, Math.min(asked, MAX_QUEUE_ENTRIES / Math.max(1, perMember)));
+        this.capacity = capacity;
+        this.perMember = perMember;
+        long size = (long) capacity * perMember;
+        try {
+            this.scratch = arena.allocate((long) BATCH * fi_cq_data_entry.sizeof(), 8);
+            this.cq = new FabricCompletionQueue(transport, this, (int) size, false);
+        } catch (RuntimeException e) {
+            arena.close();
+            throw e;
+        }
+        this.members = new Member[capacity];
+        this.free = new int[capacity];
+        for (int i = capacity - 1; i >= 0; i--) {
+            free[freeTop++] = i;
+        }
+        this.retiring = new int[capacity];
+    }
+
+    /** {@return the native queue} */
+    MemorySegment cq() {
+        return cq.cq();
+    }
+
+    /** {@return whether a new member fits now (a retiring slot does not)} */
+    boolean hasRoom() {
+        synchronized (readLock) {
+            return freeTop > 0;
+        }
+    }
+
+    /**
+     * Takes a slot for a new member, before its endpoint is bound to the queue.
+     *
+     * @param description its connection's, for logs
+     * @return the member
+     */
+    Member join(String description) {
+        synchronized (readLock) {
+            if (freeTop == 0) {
+                throw new IllegalStateException(this + " has no free slot for " + description);
+            }
+            Member m = new Member(free[--freeTop], description);
+            members[m.slot] = m;
+            return m;
+        }
+    }
+
+    /** The member's endpoint is closed (or was never bound): its slot retires (class comment). */
+    void leave(Member m) {
+        synchronized (readLock) {
+            if (members[m.slot] != m) {
+                return;
+            }
+            members[m.slot] = null;
+            if (m.tag != 0) {
+                unTag(m);
+            }
+            retiring[retiringCount++] = m.slot;
+        }
+    }
+
+    private void unTag(Member m) {
+        Member held = tags.get(m.tag);
+        if (held == m) {
+            tags.remove(m.tag);
+        } else if (held == AMBIGUOUS && tags.containsKey(m.tag)) {
+            // Still ambiguous for the one left? It stays dropped: the other member can no longer
+            // tell its entries from the closed one's that may still be queued.
+            LOG.log(System.Logger.Level.DEBUG, "tag 0x{0} of {1} stays ambiguous", Integer.toHexString(m.tag), m);
+        }
+    }
+
+    /**
+     * The member's endpoint, bound to the queue: its ports make its receiving tag.
+     *
+     * @param ep the endpoint, or {@code null} right before its fi_close (no read may ask it then)
+     */
+    void endpoint(Member m, MemorySegment ep) {
+        synchronized (readLock) {
+            m.ep = ep;
+        }
+    }
+
+    /**
+     * Registers the member's receiving tag (its endpoint's peer port and own port) once its
+     * socket knows both, so that a peer's write-with-immediate finds it. Any thread. A read that
+     * finds an entry of no known tag asks the untagged members again (a client's peer port may be
+     * unknown until its connect completes).
+     */
+    void tag(Member m) {
+        synchronized (readLock) {
+            tagLocked(m);
+        }
+    }
+
+    private void tagLocked(Member m) {
+        if (members[m.slot] != m || m.tag != 0 || m.ep == null) {
+            return;
+        }
+        int[] p = ports(m.ep);
+        if (p == null) {
+            return;
+        }
+        int t = (p[1] << 16) | p[0]; // never 0: both ports are
+        m.tag = t;
+        if (tags.containsKey(t)) {
+            LOG.log(System.Logger.Level.WARNING, "{0} and another connection of {1} have the same ports (0x{2}):"
+                    + " a peer's write-with-immediate to either cannot be routed and is dropped", m, this,
+                    Integer.toHexString(t));
+            tags.put(t, AMBIGUOUS);
+        } else {
+            tags.put(t, m);
+        }
+    }
+
+    /**
+     * {@return the tag a sender puts in the high 32 bits of its write-with-immediate's CQ data:
+     * its own port, then its peer's; 0 when the endpoint cannot tell}
+     */
+    static long sendingTag(MemorySegment ep) {
+        int[] p = ports(ep);
+        return p == null ? 0 : Integer.toUnsignedLong((p[0] << 16) | p[1]) << 32;
+    }
+
+    /** {@return the endpoint's own port and its peer's ({@code fi_getname}, {@code fi_getpeer}), or null} */
+    private static int[] ports(MemorySegment ep) {
+        try (Arena tmp = Arena.ofConfined()) {
+            MemorySegment addr = tmp.allocate(128, 8);
+            MemorySegment len = tmp.allocate(ValueLayout.JAVA_LONG);
+            MemorySegment cm = fid_ep.cm(ep);
+            len.set(ValueLayout.JAVA_LONG, 0, addr.byteSize());
+            if (fi_ops_cm.getname.invoke(fi_ops_cm.getname(cm), ep, addr, len) != 0) {
+                return null;
+            }
+            int local = port(addr);
+            len.set(ValueLayout.JAVA_LONG, 0, addr.byteSize());
+            if (fi_ops_cm.getpeer.invoke(fi_ops_cm.getpeer(cm), ep, addr, len) != 0) {
+                return null;
+            }
+            int peer = port(addr);
+            return local <= 0 || peer <= 0 ? null : new int[] {local, peer};
+        }
+    }
+
+    /** The port of a sockaddr_in or sockaddr_in6 (the same offset, big-endian), or -1. */
+    private static int port(MemorySegment sa) {
+        int family = Short.toUnsignedInt(sa.get(ValueLayout.JAVA_SHORT_UNALIGNED, 0));
+        if (family != 2 && family != 10) {
+            return -1;
+        }
+        return Short.toUnsignedInt(sa.get(ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(java.nio.ByteOrder.BIG_ENDIAN), 2));
+    }
+
+    @Override
+    public void dispatch() {
+        synchronized (readLock) {
+            if (closed) {
+                return;
+            }
+            int n = BATCH;
+            for (int b = 0; b < MAX_BATCHES && n == BATCH; b++) {
+                n = cq.poll(scratch, BATCH, router);
+            }
+            if (n < BATCH) {
+                // Read to empty after every retiring member's fi_close (they took this lock): its
+                // entries are all gone, so its slot may serve a new member (class comment).
+                while (retiringCount > 0) {
+                    free[freeTop++] = retiring[--retiringCount];
+                }
+            }
+        }
+    }
+
+    /** One entry of the queue, on its way to its member (under the read lock). */
+    private void route(Completion c) {
+        long ctx = c.context();
+        Member m;
+        if (ctx == 0) {
+            // A peer's write with CQ data: routed by the sender's tag (class comment).
+            if (!(c.isSuccess() && c.hasImmediate() && c instanceof FabricCompletionQueue.View v)) {
+                m = null;
+            } else {
+                int tag = (int) (v.data() >>> 32);
+                if (tag != 0 && !tags.containsKey(tag)) { // 0: an untagged sender, which no member matches
+                    for (Member u : members) {
+                        if (u != null && u.tag == 0) {
+                            tagLocked(u);
+                        }
+                    }
+                }
+                m = tags.get(tag);
+            }
+        } else {
+            int slot = (int) ((ctx & Connection.TRANSPORT_CONTEXT_MASK) >>> Connection.TRANSPORT_CONTEXT_SHIFT);
+            m = slot < members.length ? members[slot] : null;
+        }
+        if (m == null) {
+            dropped++;
+            // A closed member's late entry is normal; an entry of no context that no tag names is
+            // a notification lost (a peer that sends no tag, or two members with one tag): the
+            // first such at WARNING, the rest at DEBUG, so that a chatty peer does not flood the log.
+            boolean warn = ctx == 0 && !warnedUnrouted;
+            warnedUnrouted |= warn;
+            LOG.log(warn ? System.Logger.Level.WARNING : System.Logger.Level.DEBUG,
+                    "completion of context 0x{0} for no member of {1} dropped{2}", Long.toHexString(ctx), this,
+                    warn ? ": a peer's write-with-immediate without a tag this group knows (is"
+                            + " fabric.completionQueueGroup set on the sending side too?)" : "");
+            return;
+        }
+        m.add(c, ctx & ~Connection.TRANSPORT_CONTEXT_MASK);
+    }
+
+    /** {@return entries that found no member (tests)} */
+    long dropped() {
+        synchronized (readLock) {
+            return dropped;
+        }
+    }
+
+    /** {@return members now (tests)} */
+    int members() {
+        synchronized (readLock) {
+            int n = 0;
+            for (Member m : members) {
+                n += m == null ? 0 : 1;
+            }
+            return n;
+        }
+    }
+
+    @Override
+    public Object claimLoop(Object l) {
+        loop.compareAndSet(null, l);
+        return loop.get();
+    }
+
+    @Override
+    public int fd() {
+        return cq.fd();
+    }
+
+    /** {@code fi_trywait(3)} on the group's queue: one question for all its members. */
+    @Override
+    public boolean prepareToSleep() {
+        return cq.prepareToSleep();
+    }
+
+    @Override
+    public boolean watchTouches(Runnable touched) {
+        return cq.watchTouches(touched);
+    }
+
+    /** A member posted or shut down: the next sleep asks fi_trywait again (TrywaitAnswer). */
+    void touched() {
+        cq.touched();
+    }
+
+    /** {@return the group queue's fi_trywait answer (tests)} */
+    TrywaitAnswer trywaitAnswer() {
+        return cq.trywaitAnswer();
+    }
+
+    /** After the last endpoint's fi_close (LoopQueues counts them). */
+    void close() {
+        synchronized (readLock) {
+            closed = true;
+            cq.close();
+        }
+        arena.close();
+    }
+
+    @Override
+    public String toString() {
+        return "fabric completion queue group (fd " + cq.fd() + ", up to " + capacity + " connections)";
+    }
+
+    /**
+     * One connection's view of the group: a {@link CompletionQueue} served by the group
+     * ({@link #sharedBy()}), whose {@link #poll} hands over what the group's dispatch routed to
+     * it, in queue order. Loop-confined but for its connection's close.
+     */
+    final class Member implements CompletionQueue {
+        final int slot;
+        /** The slot in the transport's context bits. */
+        final long contextBits;
+        private final String description;
+        /** Its receiving tag, 0 until known (guarded by readLock). */
+        int tag;
+        /** Its endpoint while open (guarded by readLock). */
+        MemorySegment ep;
+        private Runnable onTouched;
+        // A ring of routed entries: success fields in the arrays, an error as its record.
+        private long[] contexts = new long[8];
+        private long[] flags = new long[8];
+        private long[] lengths = new long[8];
+        private long[] buffers = new long[8];
+        private long[] immediates = new long[8]; // bit 32 set: has one
+        private Opcode[] opcodes = new Opcode[8];
+        private CompletionRecord[] errors = new CompletionRecord[8];
+        private int head;
+        private int count;
+        private final View view = new View();
+
+        Member(int slot, String description) {
+            this.slot = slot;
+            this.contextBits = (long) slot << Connection.TRANSPORT_CONTEXT_SHIFT;
+            this.description = description;
+        }
+
+        /** {@return the group} */
+        CompletionGroup group() {
+            return CompletionGroup.this;
+        }
+
+        /** Copies one routed entry (dispatch, under the read lock). */
+        void add(Completion c, long context) {
+            if (count == contexts.length) {
+                grow();
+            }
+            int i = (head + count) & (contexts.length - 1);
+            contexts[i] = context;
+            if (c.isSuccess()) {
+                errors[i] = null;
+                opcodes[i] = c.opcode();
+                flags[i] = c.flags();
+                lengths[i] = c.byteLength();
+                buffers[i] = c.bufferAddress();
+                immediates[i] = c.hasImmediate() ? (1L << 32) | Integer.toUnsignedLong(c.immediate()) : 0;
+            } else {
+                errors[i] = CompletionRecord.builder(context, c.status()).vendorError(c.vendorError())
+                        .error(c.errorNumber(), c.overflowLength(), c.errorText()).build();
+            }
+            count++;
+            Runnable t = onTouched;
+            if (t != null) {
+                t.run(); // the loop runs its handler after the dispatch (once however many came)
+            }
+        }
+
+        private void grow() {
+            int n = contexts.length * 2;
+            contexts = unwrap(contexts, n);
+            flags = unwrap(flags, n);
+            lengths = unwrap(lengths, n);
+            buffers = unwrap(buffers, n);
+            immediates = unwrap(immediates, n);
+            Opcode[] o = new Opcode[n];
+            CompletionRecord[] e = new CompletionRecord[n];
+            for (int k = 0; k < count; k++) {
+                int from = (head + k) & (opcodes.length - 1);
+                o[k] = opcodes[from];
+                e[k] = errors[from];
+            }
+            opcodes = o;
+            errors = e;
+            head = 0;
+        }
+
+        private long[] unwrap(long[] a, int n) {
+            long[] b = new long[n];
+            for (int k = 0; k < count; k++) {
+                b[k] = a[(head + k) & (a.length - 1)];
+            }
+            return b;
+        }
+
+        /** {@return entries waiting for its poll (tests)} */
+        int pending() {
+            return count;
+        }
+
+        @Override
+        public int poll(MemorySegment unusedScratch, int max, CompletionSink sink) {
+            int n = 0;
+            while (n < max && count > 0) {
+                int i = head;
+                head = (head + 1) & (contexts.length - 1);
+                count--;
+                n++;
+                CompletionRecord e = errors[i];
+                if (e != null) {
+                    errors[i] = null;
+                    sink.onCompletion(e);
+                } else {
+                    view.at(i);
+                    sink.onCompletion(view);
+                }
+            }
+            return n;
+        }
+
+        @Override
+        public void acknowledge() {
+            // Nothing native: the group's dispatch read the queue.
+        }
+
+        @Override
+        public int fd() {
+            return cq.fd(); // never registered: the loop registers the group (sharedBy)
+        }
+
+        @Override
+        public SharedSource sharedBy() {
+            return CompletionGroup.this;
+        }
+
+        /** The loop's callback for entries routed here (SharedSource's member contract). */
+        @Override
+        public boolean watchTouches(Runnable touched) {
+            onTouched = touched;
+            if (touched != null && count > 0) {
+                touched.run();
+            }
+            return true;
+        }
+
+        /** Its connection's close, after the endpoint's fi_close: see {@link CompletionGroup#leave}. */
+        @Override
+        public void close() {
+            leave(this);
+        }
+
+        @Override
+        public String toString() {
+            return description + " (slot " + slot + " of " + CompletionGroup.this + ")";
+        }
+
+        /** A flyweight over one ring slot of a success entry. */
+        private final class View extends Completion {
+            private int i;
+
+            void at(int index) {
+                i = index;
+            }
+
+            @Override
+            public long context() {
+                return contexts[i];
+            }
+
+            @Override
+            public CompletionStatus status() {
+                return CompletionStatus.SUCCESS;
+            }
+
+            @Override
+            public int vendorError() {
+                return 0;
+            }
+
+            @Override
+            public int queuePair() {
+                return 0;
+            }
+
+            @Override
+            public int errorNumber() {
+                return 0;
+            }
+
+            @Override
+            public long overflowLength() {
+                return 0;
+            }
+
+            @Override
+            public String errorText() {
+                return "";
+            }
+
+            @Override
+            protected Opcode rawOpcode() {
+                return opcodes[i];
+            }
+
+            @Override
+            protected long rawByteLength() {
+                return lengths[i];
+            }
+
+            @Override
+            protected long rawFlags() {
+                return flags[i];
+            }
+
+            @Override
+            protected boolean rawHasImmediate() {
+                return (immediates[i] & (1L << 32)) != 0;
+            }
+
+            @Override
+            protected int rawImmediate() {
+                return (int) immediates[i];
+            }
+
+            @Override
+            protected long rawBufferAddress() {
+                return buffers[i];
+            }
+        }
+    }
+}

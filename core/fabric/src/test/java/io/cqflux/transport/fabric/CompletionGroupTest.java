@@ -1,0 +1,443 @@
+package io.cqflux.transport.fabric;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNotSame;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.cqflux.core.CompletionRecord;
+import io.cqflux.core.ConnectionEvent;
+import io.cqflux.core.Opcode;
+import io.cqflux.core.RegionAccess;
+import io.cqflux.core.spi.Connection;
+import io.cqflux.core.spi.ConnectionRequest;
+import io.cqflux.core.spi.Listener;
+import io.cqflux.core.spi.LocalRegion;
+import io.cqflux.core.spi.RemoteRegion;
+import io.cqflux.core.spi.Transport;
+import io.cqflux.core.spi.TransportOptions;
+import io.cqflux.core.testing.TransportFixture;
+import io.cqflux.core.testing.TransportPump;
+import java.io.IOException;
+import java.lang.foreign.ValueLayout;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Completion queues shared by groups of a loop's connections (CompletionGroup,
+ * TransportOptions#FABRIC_COMPLETION_QUEUE_GROUP) on libfabric's tcp provider over 127.0.0.1:
+ * every entry, error entries and a peer's write-with-immediate included, reaches its own
+ * connection and no other; a closed member's late entries reach no one; the last member closes
+ * the group's queue. Driven without a loop: the pump dispatches each group as the loop would.
+ */
+class CompletionGroupTest extends TransportFixture {
+
+    private static final InetAddress LOOPBACK = InetAddress.getLoopbackAddress();
+    /** Small groups, so that a handful of connections fill several. */
+    private static final int K = 4;
+    /** Six per side: a full group and a second one with two. */
+    private static final int N = 6;
+
+    @Override
+    protected Transport openTransport() {
+        return FabricTransport.open("tcp", LOOPBACK, K);
+    }
+
+    @Override
+    protected InetSocketAddress listenAddress() {
+        return new InetSocketAddress(LOOPBACK, 0);
+    }
+
+    /** Six connected pairs, the clients on one loop and the accepted ends on another. */
+    private record Pairs(List<TransportPump.Side> clients, List<TransportPump.Side> servers) {
+        FabricConnection client(int i) {
+            return (FabricConnection) clients.get(i).connection();
+        }
+
+        FabricConnection server(int i) {
+            return (FabricConnection) servers.get(i).connection();
+        }
+    }
+
+    private Pairs connectMany(int n, Object clientLoop, Object serverLoop) {
+        return connectMany(closeLater(server.listen(listenAddress(), config())), n, clientLoop, serverLoop);
+    }
+
+    private Pairs connectMany(Listener l, int n, Object clientLoop, Object serverLoop) {
+        Deque<ConnectionRequest> reqs = pump.add(l);
+        List<TransportPump.Side> clients = new ArrayList<>();
+        List<TransportPump.Side> servers = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            Connection c = closeLater(((FabricTransport) client).connect(l.address(), config(), new byte[] {(byte) i},
+                    clientLoop));
+            clients.add(pump.add("client " + i, c));
+            pump.until("request " + i, DEADLINE, () -> !reqs.isEmpty());
+            ConnectionRequest r = reqs.poll();
+            assertEquals(i, r.privateData()[0], "requests in connect order");
+            servers.add(pump.add("server " + i, closeLater(r.accept(new byte[0], serverLoop))));
+        }
+        pump.until("all established", DEADLINE, () -> Stream.concat(clients.stream(), servers.stream())
+                .allMatch(s -> s.events.contains(ConnectionEvent.ESTABLISHED)));
+        return new Pairs(clients, servers);
+    }
+
+    /** Context of connection {@code i}'s {@code j}-th operation: the caller's bits only, never the transport's. */
+    private static long ctx(int i, int j) {
+        return ((long) (i + 1) << 24) | (j + 1);
+    }
+
+    @Test
+    void groupsOfK_fillUp_andEveryCompletionReachesItsOwnConnectionOnly() {
+        Object clientLoop = new Object();
+        Object serverLoop = new Object();
+        Pairs p = connectMany(N, clientLoop, serverLoop);
+        FabricTransport ct = (FabricTransport) client;
+        assertEquals(2, ct.loopQueues().completionGroups(), "six connections in groups of four");
+        CompletionGroup first = p.client(0).groupMember().group();
+        for (int i = 0; i < N; i++) {
+            assertSame(i < K ? first : p.client(K).groupMember().group(), p.client(i).groupMember().group(),
+                    "client " + i);
+            assertEquals(1, p.client(i).completionQueues().size());
+        }
+        assertNotSame(first, p.client(K).groupMember().group());
+
+        LocalRegion target = region(server, 4096L * N, RegionAccess.WRITE_DST, RegionAccess.READ_SRC);
+        LocalRegion src = region(client, 4096L * N, RegionAccess.WRITE_SRC, RegionAccess.READ_DST);
+        RemoteRegion remote = closeLater(client.remoteRegion(target.descriptor()));
+        for (int i = 0; i < N; i++) {
+            src.segment().set(ValueLayout.JAVA_LONG, 4096L * i, 7000L + i);
+        }
+        // Every client writes its own page, writes with an immediate naming itself, and reads back.
+        for (int i = 0; i < N; i++) {
+            FabricConnection c = p.client(i);
+            long at = 4096L * i;
+            int ii = i;
+            post("write " + i, () -> c.write(remote, at, src, at, 8, ctx(ii, 0), true));
+            post("write-with-immediate " + i, () -> c.writeWithImmediate(remote, at + 8, src, at, 8, 0x100 + ii,
+                    ctx(ii, 1), true));
+            post("read " + i, () -> c.read(src, at + 16, remote, at, 8, ctx(ii, 2), true));
+        }
+        for (int i = 0; i < N; i++) {
+            TransportPump.Side s = p.clients.get(i);
+            for (int j = 0; j < 3; j++) {
+                CompletionRecord r = await(s, ctx(i, j));
+                assertTrue(r.isSuccess(), r::toString);
+            }
+            TransportPump.Side t = p.servers.get(i);
+            int ii = i;
+            pump.until("server " + i + "'s notification", DEADLINE, () -> !t.completions.isEmpty());
+            CompletionRecord n = t.completions.remove(0);
+            assertEquals(Opcode.RECEIVE_WRITE_WITH_IMMEDIATE, n.opcode(), n::toString);
+            assertEquals(0x100 + ii, n.immediate(), "server " + i + " got another connection's immediate");
+            assertEquals(0, n.context(), "the sink sees no transport bits");
+            assertEquals(7000L + i, src.segment().get(ValueLayout.JAVA_LONG, 4096L * i + 16), "read-back " + i);
+        }
+        // The other way: each accepted end writes with an immediate to its client (the client's tag).
+        LocalRegion back = region(client, 4096, RegionAccess.WRITE_DST);
+        LocalRegion srvSrc = region(server, 4096, RegionAccess.WRITE_SRC);
+        RemoteRegion backRemote = closeLater(server.remoteRegion(back.descriptor()));
+        for (int i = 0; i < N; i++) {
+            FabricConnection s = p.server(i);
+            int ii = i;
+            post("reverse " + i, () -> s.writeWithImmediate(backRemote, 8L * ii, srvSrc, 0, 8, 0x200 + ii,
+                    ctx(ii, 3), true));
+        }
+        for (int i = 0; i < N; i++) {
+            await(p.servers.get(i), ctx(i, 3));
+            TransportPump.Side c = p.clients.get(i);
+            pump.until("client " + i + "'s notification", DEADLINE, () -> !c.completions.isEmpty());
+            assertEquals(0x200 + i, c.completions.remove(0).immediate(), "client " + i);
+        }
+        pump.drainFor(java.time.Duration.ofMillis(50));
+        for (TransportPump.Side s : Stream.concat(p.clients.stream(), p.servers.stream()).toList()) {
+            assertEquals(List.of(), s.completions, s + " got completions of another connection");
+        }
+        assertEquals(0, first.dropped(), "entries that found no member");
+    }
+
+    @Test
+    void theSleepQuestion_isFiTrywaitOnTheGroupsQueue_andPostsAndRoutedEntriesTellTheLoop() {
+        Pairs p = connectMany(2, new Object(), new Object());
+        FabricConnection c = p.client(0);
+        CompletionGroup g = c.groupMember().group();
+        assertSame(g, p.client(1).groupMember().group());
+        // The loop's part for the client group is played here; the pump serves the server's side.
+        pump.remove(p.clients.get(0));
+        pump.remove(p.clients.get(1));
+        CompletionGroup.Member m = c.groupMember();
+        assertSame(g, m.sharedBy(), "the loop registers the group, not the member");
+        int[] groupTouches = {0};
+        int[] memberTouches = {0};
+        assertTrue(g.watchTouches(() -> groupTouches[0]++), "tcp 1.17: a yes of fi_trywait stands until touched");
+        assertTrue(m.watchTouches(() -> memberTouches[0]++));
+        long end = System.nanoTime() + DEADLINE.toNanos();
+        while (!g.prepareToSleep()) {
+            g.dispatch();
+            pump.pollOnce();
+            assertTrue(System.nanoTime() < end, "the group's queue never said it may sleep");
+        }
+        int calls = g.trywaitAnswer().calls();
+        assertTrue(calls > 0, "fi_trywait was asked of the group's queue");
+        LocalRegion target = region(server, 4096, RegionAccess.WRITE_DST);
+        LocalRegion src = region(client, 4096, RegionAccess.WRITE_SRC);
+        RemoteRegion remote = closeLater(client.remoteRegion(target.descriptor()));
+        int before = groupTouches[0];
+        post("write", () -> c.write(remote, 0, src, 0, 8, ctx(0, 0), true));
+        assertTrue(groupTouches[0] > before, "a member's post clears the group's standing answer and tells the loop");
+        List<CompletionRecord> got = new ArrayList<>();
+        while (got.isEmpty()) {
+            pump.pollOnce();
+            g.dispatch();
+            m.poll(null, 16, r -> got.add(r.snapshot()));
+            assertTrue(System.nanoTime() < end, "no completion for the member");
+        }
+        assertTrue(memberTouches[0] > 0, "a routed entry tells the loop to run the member");
+        assertEquals(List.of(ctx(0, 0)), got.stream().map(CompletionRecord::context).toList());
+        g.prepareToSleep();
+        assertTrue(g.trywaitAnswer().calls() > calls, "after a read the group's queue is asked fi_trywait again");
+        g.watchTouches(null);
+        m.watchTouches(null);
+        pump.add("client 0", c);
+        pump.add("client 1", p.client(1));
+    }
+
+    /**
+     * A sender without the setting puts no tag in its CQ data (its wire is as without the
+     * option): the grouped receiver cannot tell which connection the notification is for, so it
+     * drops and counts it rather than guess. This is why both sides set the option.
+     */
+    @Test
+    void aPeerWithoutTheSetting_sendsNoTag_andItsNotificationToAGroupedSideIsDroppedNotMisrouted() {
+        FabricTransport plain = closeLater(FabricTransport.open("tcp", LOOPBACK, 1));
+        Listener l = closeLater(server.listen(listenAddress(), config()));
+        Deque<ConnectionRequest> reqs = pump.add(l);
+        Object serverLoop = new Object();
+        List<TransportPump.Side> clients = new ArrayList<>();
+        List<TransportPump.Side> servers = new ArrayList<>();
+        for (int i = 0; i < 2; i++) {
+            clients.add(pump.add("plain client " + i, closeLater(plain.connect(l.address(), config(), new byte[0],
+                    new Object()))));
+            pump.until("request " + i, DEADLINE, () -> !reqs.isEmpty());
+            servers.add(pump.add("server " + i, closeLater(reqs.poll().accept(new byte[0], serverLoop))));
+        }
+        pump.until("established", DEADLINE, () -> Stream.concat(clients.stream(), servers.stream())
+                .allMatch(s -> s.events.contains(ConnectionEvent.ESTABLISHED)));
+        assertNull(((FabricConnection) clients.get(0).connection()).groupMember(), "the plain side has no groups");
+        CompletionGroup g = ((FabricConnection) servers.get(0).connection()).groupMember().group();
+        assertSame(g, ((FabricConnection) servers.get(1).connection()).groupMember().group());
+        LocalRegion target = region(server, 4096, RegionAccess.WRITE_DST);
+        LocalRegion src = closeLater(plain.register(arena.allocate(4096, 4096), EnumSet.of(RegionAccess.WRITE_SRC)));
+        RemoteRegion remote = closeLater(plain.remoteRegion(target.descriptor()));
+        Connection c = clients.get(0).connection();
+        post("untagged write-with-immediate", () -> c.writeWithImmediate(remote, 0, src, 0, 8, 0x77, 1, true));
+        assertTrue(await(clients.get(0), 1).isSuccess());
+        pump.until("the group's drop", DEADLINE, () -> g.dropped() == 1);
+        pump.drainFor(java.time.Duration.ofMillis(50));
+        assertEquals(List.of(), servers.get(0).completions, "the notification reached no member");
+        assertEquals(List.of(), servers.get(1).completions, "the notification reached no member");
+    }
+
+    @Test
+    void anErrorCompletion_signaledOrNot_reachesItsConnectionOnly_andTheNeighboursKeepWorking() {
+        Object clientLoop = new Object();
+        Pairs p = connectMany(3, clientLoop, new Object());
+        LocalRegion target = region(server, 4096, RegionAccess.WRITE_DST);
+        LocalRegion src = region(client, 4096, RegionAccess.WRITE_SRC);
+        RemoteRegion remote = closeLater(client.remoteRegion(target.descriptor()));
+        // A key the server no longer has: tcp's target drops the connection; the initiator's
+        // operations fail with error entries (fi_cq_readerr), the unsignaled one included.
+        LocalRegion gone = server.register(arena.allocate(4096, 4096), EnumSet.of(RegionAccess.WRITE_DST));
+        byte[] stale = gone.descriptor();
+        gone.close();
+        RemoteRegion bad = closeLater(client.remoteRegion(stale));
+        FabricConnection victim = p.client(1);
+        post("unsignaled bad write", () -> victim.write(bad, 0, src, 0, 8, ctx(1, 0), false));
+        post("signaled bad write", () -> victim.write(bad, 0, src, 0, 8, ctx(1, 1), true));
+        CompletionRecord failed = await(p.clients.get(1), ctx(1, 1));
+        assertTrue(!failed.isSuccess(), failed::toString);
+        pump.until("client 1 ends", DEADLINE, () -> p.clients.get(1).events.stream().anyMatch(
+                e -> e == ConnectionEvent.CLOSED || e == ConnectionEvent.LOST));
+        // Its neighbours in the group go on, and none of them saw its entries.
+        for (int i : new int[] {0, 2}) {
+            FabricConnection c = p.client(i);
+            int ii = i;
+            post("write " + i, () -> c.write(remote, 8L * ii, src, 0, 8, ctx(ii, 5), true));
+            assertTrue(await(p.clients.get(i), ctx(i, 5)).isSuccess());
+        }
+        pump.drainFor(java.time.Duration.ofMillis(50));
+        for (int i : new int[] {0, 2}) {
+            TransportPump.Side s = p.clients.get(i);
+            assertEquals(List.of(), s.completions, "client " + i + " got another connection's entries");
+            assertTrue(s.events.stream().noneMatch(e -> e == ConnectionEvent.CLOSED || e == ConnectionEvent.LOST),
+                    "client " + i + " " + s.events);
+        }
+        // The unsignaled write reports only its failure (fi_cq_readerr, with its own context):
+        // it too reaches client 1, with the transport's bits cleared, and nothing else does.
+        CompletionRecord unsignaled = await(p.clients.get(1), ctx(1, 0));
+        assertTrue(!unsignaled.isSuccess(), unsignaled::toString);
+        pump.drainFor(java.time.Duration.ofMillis(50));
+        assertEquals(List.of(), p.clients.get(1).completions, "client 1 got entries that are not its own");
+    }
+
+    @Test
+    void aClosedMembersLateEntries_reachNoOne_itsSlotWaitsForARead_andTheLastMemberClosesTheQueue() throws IOException {
+        Listener l = closeLater(server.listen(listenAddress(), config()));
+        long before = openFds();
+        Object clientLoop = new Object();
+        Pairs p = connectMany(l, K, clientLoop, new Object());
+        FabricTransport ct = (FabricTransport) client;
+        CompletionGroup g = p.client(0).groupMember().group();
+        LocalRegion target = region(server, 4096, RegionAccess.WRITE_DST);
+        LocalRegion src = region(client, 4096, RegionAccess.WRITE_SRC);
+        RemoteRegion remote = closeLater(client.remoteRegion(target.descriptor()));
+        // Client 2 posts and is closed before anyone reads its completions.
+        FabricConnection leaving = p.client(2);
+        int slot = leaving.groupMember().slot;
+        for (int j = 0; j < 4; j++) {
+            int jj = j;
+            post("write " + j, () -> leaving.write(remote, 0, src, 0, 8, ctx(2, jj), true));
+        }
+        pump.remove(p.clients.get(2));
+        leaving.close();
+        assertEquals(K - 1, g.members());
+        // A new connection of the loop finds the group full (the slot retires until a read) and opens another.
+        FabricConnection fresh = closeLater((FabricConnection) ct.connect(nowhere(), config(), new byte[0],
+                clientLoop));
+        assertNotSame(g, fresh.groupMember().group(), "a retiring slot is not reused before a read");
+        fresh.close();
+        // The others keep working; the closed one's entries are dropped, not delivered.
+        for (int i : new int[] {0, 1, 3}) {
+            FabricConnection c = p.client(i);
+            int ii = i;
+            post("write " + i, () -> c.write(remote, 8, src, 0, 8, ctx(ii, 9), true));
+            assertTrue(await(p.clients.get(i), ctx(i, 9)).isSuccess());
+        }
+        pump.drainFor(java.time.Duration.ofMillis(50));
+        for (int i : new int[] {0, 1, 3}) {
+            assertEquals(List.of(), p.clients.get(i).completions, "client " + i);
+        }
+        assertTrue(g.hasRoom(), "the retired slot is free after a read to empty");
+        FabricConnection again = closeLater((FabricConnection) ct.connect(nowhere(), config(), new byte[0],
+                clientLoop));
+        assertSame(g, again.groupMember().group());
+        assertEquals(slot, again.groupMember().slot, "the freed slot serves the next member");
+        again.close();
+        for (int i = 0; i < K; i++) {
+            pump.remove(p.clients.get(i));
+            pump.remove(p.servers.get(i));
+            p.client(i).close();
+            p.server(i).close();
+        }
+        assertEquals(0, ct.loopQueues().completionGroups(), "the client loop's group after its last endpoint");
+        assertEquals(0, ((FabricTransport) server).loopQueues().completionGroups());
+        assertEquals(before, openFds(), "fds back to the baseline");
+    }
+
+    /** {@return a loopback port where nothing listens: a connect there is refused, its endpoint stays} */
+    private static InetSocketAddress nowhere() {
+        try (java.net.ServerSocket free = new java.net.ServerSocket(0, 1, LOOPBACK)) {
+            return new InetSocketAddress(LOOPBACK, free.getLocalPort());
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+
+    @Test
+    void fdsPerConnection_withGroups_areItsSocketAndAShareOfTheQueue() throws IOException {
+        InetSocketAddress nowhere = nowhere();
+        Object loop = new Object();
+        FabricTransport ct = (FabricTransport) client;
+        long before = openFds();
+        List<FabricConnection> cs = new ArrayList<>();
+        for (int i = 0; i < 2 * K; i++) {
+            cs.add(closeLater((FabricConnection) ct.connect(nowhere, config(), new byte[0], loop)));
+        }
+        long added = openFds() - before;
+        // Per connection its socket; per group its CQ's wait object (epoll fd + socketpair); the
+        // loop's EQ once (3). Without groups it would be 2K * 4 + 3.
+        assertEquals(2 * K + 2 * 3 + 3, added, "fds of " + 2 * K + " connections in groups of " + K);
+        assertEquals(2, ct.loopQueues().completionGroups());
+        for (FabricConnection c : cs) {
+            c.close();
+        }
+        assertEquals(0, ct.loopQueues().completionGroups());
+        assertEquals(before, openFds());
+    }
+
+    @Test
+    void aConnectionWithoutALoop_orWithKeysScopedToIt_keepsItsOwnQueue() {
+        FabricConnection own = closeLater((FabricConnection) ((FabricTransport) client).connect(
+                nowhere(), config(), new byte[0], null));
+        assertNull(own.groupMember());
+        assertEquals(0, ((FabricTransport) client).loopQueues().completionGroups());
+        // A scoped accept opens its endpoint in a domain of its own, whose CQ it must use
+        // (fi_endpoint(3)): no group of the transport's domain can serve it.
+        Object serverLoop = new Object();
+        Listener l = closeLater(server.listen(listenAddress(), config()));
+        Deque<ConnectionRequest> reqs = pump.add(l);
+        TransportPump.Side c = pump.add("client", closeLater(((FabricTransport) client).connect(l.address(), config(),
+                new byte[0], new Object())));
+        pump.until("a request", DEADLINE, () -> !reqs.isEmpty());
+        ConnectionRequest r = reqs.poll();
+        r.scopeKeys();
+        FabricConnection scoped = (FabricConnection) closeLater(r.accept(new byte[0], serverLoop));
+        TransportPump.Side s = pump.add("scoped server", scoped);
+        pump.until("established", DEADLINE, () -> c.events.contains(ConnectionEvent.ESTABLISHED)
+                && s.events.contains(ConnectionEvent.ESTABLISHED));
+        assertNull(scoped.groupMember(), "a connection with keys scoped to it has a queue of its own");
+        assertNotNull(((FabricConnection) c.connection()).groupMember(), "its client, on a loop, is in a group");
+        assertEquals(0, ((FabricTransport) server).loopQueues().completionGroups());
+    }
+
+    @Test
+    void theSetting_outsideItsBounds_orNotANumber_isRefusedNamingValueAndBound() {
+        IllegalArgumentException zero = assertThrows(IllegalArgumentException.class,
+                () -> FabricTransportProvider.completionQueueGroup("0"));
+        assertTrue(zero.getMessage().contains("=0") && zero.getMessage().contains("1 to 65536"), zero.getMessage());
+        IllegalArgumentException big = assertThrows(IllegalArgumentException.class,
+                () -> FabricTransportProvider.completionQueueGroup("65537"));
+        assertTrue(big.getMessage().contains("65537") && big.getMessage().contains("65536"), big.getMessage());
+        IllegalArgumentException word = assertThrows(IllegalArgumentException.class,
+                () -> FabricTransportProvider.completionQueueGroup("many"));
+        assertTrue(word.getMessage().contains("'many'") && word.getMessage().contains(
+                TransportOptions.FABRIC_COMPLETION_QUEUE_GROUP), word.getMessage());
+        assertEquals(1, FabricTransportProvider.completionQueueGroup(null));
+        assertEquals(32, FabricTransportProvider.completionQueueGroup("32"));
+        Transport t = new FabricTransportProvider().open(new TransportOptions(LOOPBACK, false,
+                Map.of(TransportOptions.FABRIC_COMPLETION_QUEUE_GROUP, "32")));
+        try {
+            assertEquals(32, ((FabricTransport) t).loopQueues().groupSize());
+        } finally {
+            t.close();
+        }
+    }
+
+    @Test
+    void theSetting_onAnotherProvider_isRefused() {
+        // sockets offers FI_EP_MSG with RMA here (native-facts), so the refusal is the setting's.
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> FabricTransport.open("sockets", LOOPBACK, 32));
+        assertTrue(e.getMessage().contains("tcp provider only") && e.getMessage().contains("sockets"), e.getMessage());
+        FabricTransport same = FabricTransport.open("sockets", LOOPBACK, 1);
+        assertNotNull(same, "the same provider opens without the setting");
+        same.close();
+    }
+
+    static long openFds() throws IOException {
+        try (Stream<Path> s = Files.list(Path.of("/proc/self/fd"))) {
+            return s.count();
+        }
+    }
+}

@@ -1,0 +1,133 @@
+package io.cqflux.reactor;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.cqflux.core.spi.CompletionQueue;
+import io.cqflux.core.spi.SharedSource;
+import io.cqflux.core.spi.TransportOptions;
+import java.lang.foreign.ValueLayout;
+import java.util.ArrayList;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.test.StepVerifier;
+
+/**
+ * The reactive contract on libfabric's tcp provider again, with the connections of each loop
+ * sharing completion queues in groups ({@link TransportOptions#FABRIC_COMPLETION_QUEUE_GROUP}):
+ * every completion comes through the group's dispatch, routed by the context's transport bits
+ * (a peer's write-with-immediate by its tag), and the loop sleeps on the group's fd after
+ * {@code fi_trywait} on the group's queue. Groups of 2 on one loop per side, so that the
+ * contract's tests with several connections put neighbours in one queue and open more.
+ */
+class FabricCompletionQueueGroupReactiveContractTest extends FabricReactiveContractTest {
+
+    @Override
+    Cqflux.Builder builder() {
+        return super.builder().loops(1).transportProperty(TransportOptions.FABRIC_COMPLETION_QUEUE_GROUP, "2");
+    }
+
+    /** {@return the shared queue its one completion queue belongs to} */
+    private static SharedSource group(RdmaConnection c) {
+        List<CompletionQueue> qs = c.core().conn.completionQueues();
+        assertEquals(1, qs.size(), "a group member has one queue for sends and receives: " + qs);
+        SharedSource s = qs.get(0).sharedBy();
+        assertNotNull(s, c + " has a completion queue of its own");
+        return s;
+    }
+
+    @Test
+    void aLoopsConnections_shareCompletionQueuesInGroupsOfTwo_andEachGetsItsOwnCompletions() {
+        group(serverConn);
+        List<RdmaConnection> all = new ArrayList<>(List.of(conn));
+        List<RdmaConnection> more = Flux.range(0, 3).concatMap(i -> client.connect(srv.address())).collectList()
+                .block(T);
+        assertNotNull(more);
+        all.addAll(more);
+        try {
+            Map<SharedSource, Integer> members = new IdentityHashMap<>();
+            for (RdmaConnection c : all) {
+                members.merge(group(c), 1, Integer::sum);
+            }
+            assertTrue(members.values().stream().allMatch(n -> n <= 2), "groups of at most 2: " + members.values());
+            assertTrue(members.size() < all.size(), "four connections of one loop, none sharing: " + members.values());
+            // Each writes its own 8 bytes and reads them back: every completion reaches its Mono.
+            for (int i = 0; i < all.size(); i++) {
+                localMem.set(ValueLayout.JAVA_LONG, 8L * i, 0x6000L + i);
+            }
+            StepVerifier.create(Flux.range(0, all.size()).flatMap(i -> {
+                RdmaConnection c = all.get(i);
+                long at = 8L * i;
+                return c.write(c.remoteRegion(0), at, local, at, 8)
+                        .then(Mono.fromRunnable(() -> localMem.set(ValueLayout.JAVA_LONG, at, 0L)))
+                        .then(c.read(local, at, c.remoteRegion(0), at, 8));
+            })).expectComplete().verify(T);
+            for (int i = 0; i < all.size(); i++) {
+                assertEquals(0x6000L + i, serverMem.get(ValueLayout.JAVA_LONG, 8L * i), "server slot " + i);
+                assertEquals(0x6000L + i, localMem.get(ValueLayout.JAVA_LONG, 8L * i), "read-back " + i);
+            }
+        } finally {
+            Flux.fromIterable(more).flatMap(c -> {
+                c.dispose();
+                return c.onDispose();
+            }).then().block(T);
+        }
+    }
+
+    /**
+     * A member that ends with operations in flight: its own fail (or complete, if they were
+     * done), its late entries reach no one, and its neighbour in the group goes on, every one of
+     * its operations completing; its group's queue stays open for the neighbour.
+     */
+    @Test
+    void aMemberThatEndsMidFlight_leavesItsGroupNeighbourWorking() {
+        List<RdmaConnection> pair = new ArrayList<>();
+        // Connect until two of this client's connections share a queue (a slot may be retiring).
+        for (int i = 0; i < 4 && pair.size() < 2; i++) {
+            RdmaConnection c = client.connect(srv.address()).block(T);
+            assertNotNull(c);
+            if (pair.isEmpty() || group(pair.get(0)) == group(c)) {
+                pair.add(c);
+            } else {
+                pair.clear();
+                pair.add(c);
+            }
+        }
+        assertEquals(2, pair.size(), "two connections of the loop in one group");
+        RdmaConnection leaving = pair.get(0);
+        RdmaConnection staying = pair.get(1);
+        SharedSource shared = group(staying);
+        try {
+            int n = 200;
+            java.util.concurrent.atomic.AtomicInteger leavingDone = new java.util.concurrent.atomic.AtomicInteger();
+            java.util.concurrent.atomic.AtomicInteger leavingFailed = new java.util.concurrent.atomic.AtomicInteger();
+            Flux.range(0, n).flatMap(i -> leaving.write(leaving.remoteRegion(0), 0, local, 0, 8)
+                    .doOnSuccess(v -> leavingDone.incrementAndGet())
+                    .onErrorResume(e -> {
+                        leavingFailed.incrementAndGet();
+                        return Mono.empty();
+                    }), 16).subscribe();
+            StepVerifier.create(Flux.range(0, n).flatMap(i -> {
+                long at = 64 + 8L * (i % 16);
+                if (i == n / 4) {
+                    leaving.dispose(); // ends while both have writes in flight
+                }
+                return staying.write(staying.remoteRegion(0), at, local, at, 8);
+            }, 16)).expectComplete().verify(T);
+            leaving.onDispose().block(T);
+            assertTrue(FaultRig.await(() -> leavingDone.get() + leavingFailed.get() == n, T),
+                    "every write of the ended member settled: " + leavingDone + " done, " + leavingFailed + " failed");
+            StepVerifier.create(staying.write(staying.remoteRegion(0), 0, local, 0, 8)).expectComplete().verify(T);
+            assertTrue(shared == group(staying), "the neighbour keeps its group's queue");
+        } finally {
+            staying.dispose();
+            staying.onDispose().block(T);
+            leaving.dispose();
+        }
+    }
+}
