@@ -14,15 +14,18 @@
  *   "own"    the server's endpoint binds a CQ of its own;
  *   "shared" the server's endpoint binds the client's CQ (one CQ, two endpoints).
  * In each: the client posts one receive first (its pool, measured), then writes 8 bytes into
- * the server's region three times and reads them back three times; the server posts nothing.
+ * the server's region three times and reads them back three times (argv[2] "reads-first": the
+ * reads before the writes); the server posts nothing.
  * Printed: malloc's bytes in use (mallinfo2) across each step, and whether the write landed.
  *
  * Build and run (Debian 12, libfabric 1.17):
- *   gcc -O2 -o /tmp/cq_pool_probe cq_pool_probe.c -lfabric && /tmp/cq_pool_probe own && /tmp/cq_pool_probe shared
+ *   gcc -O2 -o /tmp/cq_pool_probe cq_pool_probe.c -lfabric
+ *   /tmp/cq_pool_probe own; /tmp/cq_pool_probe own reads-first; /tmp/cq_pool_probe shared
  *
  * Result (libfabric 1.17, tcp 117.0):
  *   own:    the client's first receive 462,944 bytes; its first write 462,928-462,976 more (the
  *           server's endpoint taking it, with nothing posted there); every later write and read 0.
+ *   own reads-first: the client's first read 462,928 more (the server's endpoint answering it).
  *   shared: the client's first receive 462,944; its first write -48 to -96 (nothing more), every
  *           later one 0; every write landed.
  * So the pool belongs to the CQ: it is allocated by the first operation through any endpoint
@@ -84,6 +87,7 @@ static int await_completion(struct fid_cq *client, struct fid_cq *server) {
 
 int main(int argc, char **argv) {
     int shared = argc > 1 && strcmp(argv[1], "shared") == 0;
+    int reads_first = argc > 2 && strcmp(argv[2], "reads-first") == 0;
     static char region[4096];
     static char source[8] = "cqflux!";
     static char sink[64];
@@ -170,6 +174,14 @@ int main(int argc, char **argv) {
     long before = heap_in_use();
     MUST("fi_recv(client)", fi_recv(client, sink, sizeof(sink), NULL, FI_ADDR_UNSPEC, (void *) 1));
     printf("client_first_receive_bytes %ld\n", heap_in_use() - before);
+    for (int i = 0; i < 3 && reads_first; i++) {
+        before = heap_in_use();
+        MUST("fi_read", fi_read(client, sink, sizeof(source), NULL, 0, 8, 7, (void *) 3));
+        if (await_completion(client_cq, server_cq) != 0) {
+            return 1;
+        }
+        printf("read_%d_bytes %ld\n", i, heap_in_use() - before);
+    }
     for (int i = 0; i < 3; i++) {
         before = heap_in_use();
         MUST("fi_write", fi_write(client, source, sizeof(source), NULL, 0, 8, 7, (void *) 2));
@@ -179,7 +191,7 @@ int main(int argc, char **argv) {
         printf("write_%d_bytes %ld landed %s\n", i, heap_in_use() - before,
                memcmp(region + 8, source, sizeof(source)) == 0 ? "yes" : "no");
     }
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < 3 && !reads_first; i++) {
         before = heap_in_use();
         MUST("fi_read", fi_read(client, sink, sizeof(source), NULL, 0, 8, 7, (void *) 3));
         if (await_completion(client_cq, server_cq) != 0) {

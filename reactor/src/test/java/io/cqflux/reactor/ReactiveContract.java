@@ -283,7 +283,7 @@ abstract class ReactiveContract {
     /**
      * A durable write of a region's last bytes completes on every transport, and so do flushes
      * ending there: librpma's emulated flush reads 8 bytes at the offset it is given
-     * (rpma_flush(3)), which for such a range would pass the region's end, so the transport moves
+     * (its src/flush.c), which for such a range would pass the region's end, so the transport moves
      * that read inside the region; fabric's read-back stays inside the range.
      */
     @Test

@@ -201,8 +201,6 @@ final class RpmaConnection implements Connection {
 
     // ---- operations
 
-    /** Bytes librpma's emulated flush reads at the flush offset ({@code RAW_SIZE} in its flush code). */
-    static final int FLUSH_READ_BYTES = 8;
 
     private static RpmaLocalRegion local(LocalRegion r) {
         if (r instanceof RpmaLocalRegion l) {
@@ -278,8 +276,8 @@ final class RpmaConnection implements Connection {
     }
 
     /**
-     * librpma emulates a flush with a read of the flushed range unless the NIC flushes natively;
-     * the completion then carries {@code IBV_WC_RDMA_READ} and is reported as
+     * librpma emulates a flush with a read of 8 bytes at the flushed offset, which
+     * {@link FlushSpan} keeps inside the region; the completion then carries {@code IBV_WC_RDMA_READ} and is reported as
      * {@link Opcode#READ} (the layer that posted it owns what it was). {@link FlushType#PERSISTENT} needs both a persistent remote region and
      * the peer's configuration (direct write to pmem) applied to this connection; librpma would
      * otherwise refuse it with {@code RPMA_E_NOSUPP} ({@code rpma_flush(3)}), so it is refused
@@ -289,7 +287,7 @@ final class RpmaConnection implements Connection {
     public boolean flush(RemoteRegion dst, long dstOffset, long length, FlushType type, long context,
                          boolean signaled) {
         MemorySegment c = live();
-        // Also refuses a region smaller than librpma's 8-byte read (RpmaTransport#flushReadBytes).
+        // Also refuses a region smaller than librpma's 8-byte read (FlushSpan).
         Checks.flush(transport, dst, dstOffset, length, type);
         if (type == FlushType.PERSISTENT && !directWriteToPmem) {
             throw new IllegalStateException("flush type PERSISTENT on " + description + " needs the peer's declaration"
@@ -299,20 +297,9 @@ final class RpmaConnection implements Connection {
         }
         int t = type == FlushType.PERSISTENT ? librpma_h.RPMA_FLUSH_TYPE_PERSISTENT() : librpma_h.RPMA_FLUSH_TYPE_VISIBILITY();
         MemorySegment rmr = remote(dst).mr();
-        // librpma's emulated flush reads FLUSH_READ_BYTES at the offset it is given, whatever the
-        // length (rpma_flush(3); RAW_SIZE in its flush code); near the region's end that read
-        // would pass it and fail with REM_ACCESS_ERR. What makes the earlier writes visible is
-        // the read's place after them on the queue pair, not its address (a responder answers a
-        // read only after the writes before it), so such a range is flushed as the range that
-        // ends at the same place and starts FLUSH_READ_BYTES before the region's end: a superset
-        // of it, read inside the region. Checks.flush refused regions smaller than the read.
-        long offset = dstOffset;
-        long span = length;
-        if (dstOffset > dst.size() - FLUSH_READ_BYTES) {
-            offset = dst.size() - FLUSH_READ_BYTES;
-            span = dstOffset + length - offset;
-        }
-        return posted(librpma_h.rpma_flush(c, rmr, offset, span, t, flags(signaled),
+        // librpma's flush reads 8 bytes at the offset: FlushSpan keeps that read inside the region.
+        FlushSpan span = FlushSpan.of(dst.size(), dstOffset, length);
+        return posted(librpma_h.rpma_flush(c, rmr, span.offset(), span.length(), t, flags(signaled),
                 MemorySegment.ofAddress(context)), "rpma_flush", context);
     }
 

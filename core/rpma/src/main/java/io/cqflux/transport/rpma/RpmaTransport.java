@@ -252,7 +252,7 @@ final class RpmaTransport implements Transport {
      */
     @Override
     public int flushReadBytes() {
-        return RpmaConnection.FLUSH_READ_BYTES;
+        return FlushSpan.READ_BYTES;
     }
 
     /** RDMA CM connect private data on IB/RoCE: 56 bytes, passed verbatim ({@link PrivateData}). */
