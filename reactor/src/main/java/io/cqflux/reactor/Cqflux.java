@@ -815,7 +815,10 @@ public final class Cqflux implements Disposable, AutoCloseable {
         }
 
         /**
-         * Sets a transport-specific option ({@link TransportOptions#properties()}).
+         * Sets a transport-specific option ({@link TransportOptions#properties()}). A name in the
+         * namespace of the transport that opens ({@code fabric.}, {@code rpma.}) which that
+         * transport does not know fails {@link #build()} with an {@code IllegalArgumentException}
+         * naming it; another transport's names are ignored.
          *
          * @param name the option, e.g. {@code fabric.provider}
          * @param value its value

@@ -468,4 +468,12 @@ class OneSidedHostileTest {
         rig.client.disposeNow(forever);
         rig.server.disposeNow(Duration.ofSeconds(Long.MAX_VALUE));
     }
+
+    /** A misspelt option of the transport that opens fails the build instead of leaving its default. */
+    @Test
+    void aMisspeltFabricProperty_failsTheBuildNamingIt() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> Cqflux.builder().transport("fabric").transportProperty("fabric.provder", "verbs").build());
+        assertTrue(e.getMessage().contains("fabric.provder") && e.getMessage().contains("fabric.provider"), e.getMessage());
+    }
 }

@@ -39,6 +39,7 @@ public final class FaultyTransportProvider implements TransportProvider {
 
     @Override
     public Transport open(TransportOptions options) {
+        options.checkNames("faulty", java.util.Set.of(Faults.WRAPS, Faults.ID));
         String wrapped = options.property(Faults.WRAPS, "fabric");
         Faults faults = Faults.lookup(options.properties().get(Faults.ID));
         List<TransportProvider> all = others();

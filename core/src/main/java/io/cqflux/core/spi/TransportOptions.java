@@ -14,8 +14,10 @@ import java.util.Objects;
  *     Only then can a peer make writes to this side persistent ({@code FlushType.PERSISTENT}):
  *     librpma sends it to the peer as its peer configuration
  *     ({@code rpma_peer_cfg_set_direct_write_to_pmem(3)}), and librpma trusts the declaration.
- * @param properties transport-specific options by name, e.g. {@code fabric.provider=tcp};
- *     names a transport does not know are ignored by it
+ * @param properties transport-specific options by name, e.g. {@code fabric.provider=tcp}; a
+ *     name is {@code <transport>.<option>}: a transport ignores the names of other transports
+ *     (an automatic choice may open either) and refuses a name of its own it does not know
+ *     ({@link #checkNames}), so a misspelt option fails the open instead of leaving a default
  */
 public record TransportOptions(InetAddress localAddress, boolean directWriteToPersistentMemory,
                                Map<String, String> properties) {
@@ -43,6 +45,26 @@ public record TransportOptions(InetAddress localAddress, boolean directWriteToPe
     public TransportOptions {
         Objects.requireNonNull(localAddress, "localAddress");
         properties = Map.copyOf(Objects.requireNonNull(properties, "properties"));
+    }
+
+    /**
+     * Refuses a property in a transport's own namespace that the transport does not know: a
+     * misspelt {@code fabric.provder} would otherwise leave the default provider in place without
+     * a word. Names of other namespaces are left alone.
+     *
+     * @param transport the transport's name, the namespace of its properties ({@code fabric})
+     * @param known every property name of that transport
+     * @throws IllegalArgumentException naming the property and the names the transport knows
+     */
+    public void checkNames(String transport, java.util.Set<String> known) {
+        String prefix = transport + ".";
+        for (String name : new java.util.TreeSet<>(properties.keySet())) {
+            if (name.startsWith(prefix) && !known.contains(name)) {
+                throw new IllegalArgumentException("unknown " + transport + " transport property '" + name + "'"
+                        + (known.isEmpty() ? ": the " + transport + " transport has none"
+                                : "; the " + transport + " transport knows " + new java.util.TreeSet<>(known)));
+            }
+        }
     }
 
     /**

@@ -35,6 +35,8 @@ public final class FabricTransportProvider implements TransportProvider {
 
     @Override
     public Transport open(TransportOptions options) {
+        options.checkNames(name(), java.util.Set.of(TransportOptions.FABRIC_PROVIDER,
+                TransportOptions.FABRIC_COMPLETION_QUEUE_GROUP));
         int group = completionQueueGroup(options.property(TransportOptions.FABRIC_COMPLETION_QUEUE_GROUP, null));
         return FabricTransport.open(options.property(TransportOptions.FABRIC_PROVIDER, Fabric.DEFAULT_PROVIDER),
                 options.localAddress(), group);

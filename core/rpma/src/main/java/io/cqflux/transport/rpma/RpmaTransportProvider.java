@@ -34,6 +34,7 @@ public final class RpmaTransportProvider implements TransportProvider {
 
     @Override
     public Transport open(TransportOptions options) {
+        options.checkNames(name(), java.util.Set.of());
         return Rpma.open(options);
     }
 
