@@ -1,5 +1,6 @@
 package io.cqflux.test;
 
+import io.cqflux.core.Capability;
 import io.cqflux.core.CompletionStatus;
 import io.cqflux.core.Opcode;
 import io.cqflux.reactor.Cqflux;
@@ -92,6 +93,9 @@ public final class Faults {
     private final String id;
     private final List<Fault> rules = new CopyOnWriteArrayList<>();
 
+    /** Capabilities the transports of these rules do not report ({@link #withoutCapabilities}). */
+    private final Set<Capability> hidden = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
     private Faults(String id) {
         this.id = id;
         REGISTRY.put(id, this);
@@ -153,6 +157,27 @@ public final class Faults {
      */
     public Cqflux.Builder configure(Cqflux.Builder builder) {
         return configure(builder, "fabric");
+    }
+
+    /**
+     * Makes the faulty transports of these rules report the wrapped transport's capabilities
+     * without {@code missing}, as a transport or device that lacks them would: what asks for one
+     * is refused as it would be there (a bind asking for keys scoped to its connections without
+     * {@link Capability#CONNECTION_SCOPED_KEYS}, say). Applies to transports opened afterwards.
+     *
+     * @param missing the capabilities to hide
+     * @return these rules
+     */
+    public Faults withoutCapabilities(Capability... missing) {
+        for (Capability c : missing) {
+            hidden.add(Objects.requireNonNull(c, "capability"));
+        }
+        return this;
+    }
+
+    /** {@return the capabilities hidden by {@link #withoutCapabilities}} */
+    Set<Capability> hiddenCapabilities() {
+        return Set.copyOf(hidden);
     }
 
     /**

@@ -59,7 +59,14 @@ final class FaultyTransport implements Transport {
 
     @Override
     public Set<Capability> capabilities() {
-        return inner.capabilities();
+        Set<Capability> hidden = faults.hiddenCapabilities();
+        if (hidden.isEmpty()) {
+            return inner.capabilities();
+        }
+        Set<Capability> shown = java.util.EnumSet.noneOf(Capability.class);
+        shown.addAll(inner.capabilities());
+        shown.removeAll(hidden);
+        return java.util.Collections.unmodifiableSet(shown);
     }
 
     @Override

@@ -127,6 +127,13 @@ public final class CqfluxServer implements SmartLifecycle {
             AcceptOptions options = acceptOptions.apply(AcceptOptions.exposing(regions.values().toArray(Region[]::new)));
             try {
                 server = cqflux.bind(address, options, c -> c.onDispose()).block(timeout);
+            } catch (UnsupportedCapabilityException e) {
+                if (options.keysScopedToConnection()) {
+                    // The only capability a bind asks for (RdmaServer#keysScopedToConnection):
+                    // refused on rpma and fabric/verbs, named by its property.
+                    throw new CqfluxPropertyException("cqflux.server.keys-scoped-to-connection", true, e);
+                }
+                throw e;
             } catch (io.cqflux.core.NativeCallException e) {
                 if (errno(e, "EADDRINUSE")) {
                     // Another listener holds the port: the start fails naming the property to

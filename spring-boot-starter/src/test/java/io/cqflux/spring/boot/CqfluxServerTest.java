@@ -196,6 +196,20 @@ class CqfluxServerTest {
     }
 
     @Test
+    void keysScopedToConnection_onATransportWithoutThem_failsTheStartNamingTheProperty() {
+        // The test kit's faulty transport over fabric/tcp, told to report no scoped keys, as rpma
+        // and fabric/verbs do not.
+        io.cqflux.test.Faults faults = io.cqflux.test.Faults.create()
+                .withoutCapabilities(io.cqflux.core.Capability.CONNECTION_SCOPED_KEYS);
+        runner.withPropertyValues("cqflux.transport=faulty", "cqflux.transport-properties[faulty.id]=" + faults.id(),
+                        "cqflux.server.port=0", "cqflux.server.regions.data.size=4KB",
+                        "cqflux.server.keys-scoped-to-connection=true")
+                .run(ctx -> assertThat(ctx).hasFailed().getFailure().rootCause()
+                        .isInstanceOf(CqfluxPropertyException.class)
+                        .hasMessageContaining("cqflux.server.keys-scoped-to-connection=true is refused"));
+    }
+
+    @Test
     void aServerPortInUse_failsTheStartNamingThePort() throws Exception {
         try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
             runner.withPropertyValues("cqflux.server.port=" + taken.getLocalPort(), "cqflux.server.regions.data.size=4KB")
