@@ -1,8 +1,11 @@
 package io.cqflux.reactor;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Duration;
@@ -47,5 +50,31 @@ class MessagingHostileTest {
                     assertFalse(e.getMessage().endsWith("null"), e.getMessage());
                 })
                 .verify(T);
+    }
+
+    @Test
+    void receive_messageIsAnImmutableCopy_neitherItsArrayNorAReturnedOneChangesIt() throws Exception {
+        rig = new FaultRig();
+        java.util.concurrent.BlockingQueue<Message> got = new java.util.concurrent.LinkedBlockingQueue<>();
+        reactor.core.Disposable d = rig.serverConn.receive().subscribe(got::add);
+        try {
+            rig.conn.send(new byte[] {1, 2, 3}).block(T);
+            rig.conn.send(new byte[] {1, 2, 3}).block(T);
+            Message m = got.poll(T.toSeconds(), java.util.concurrent.TimeUnit.SECONDS);
+            Message same = got.poll(T.toSeconds(), java.util.concurrent.TimeUnit.SECONDS);
+            assertNotNull(m);
+            assertNotNull(same);
+            m.data()[0] = 9;
+            assertArrayEquals(new byte[] {1, 2, 3}, m.data(), "a returned array is a copy");
+            assertEquals(same, m, "two messages with the same bytes");
+            assertEquals(same.hashCode(), m.hashCode());
+        } finally {
+            d.dispose();
+        }
+        byte[] given = {4, 5};
+        Message built = new Message(io.cqflux.core.Opcode.RECEIVE, given, false, 0, 2);
+        given[0] = 0;
+        assertArrayEquals(new byte[] {4, 5}, built.data(), "the constructor copies");
+        assertNotEquals(built, new Message(io.cqflux.core.Opcode.RECEIVE, new byte[] {4, 6}, false, 0, 2));
     }
 }
