@@ -77,4 +77,41 @@ class MessagingHostileTest {
         assertArrayEquals(new byte[] {4, 5}, built.data(), "the constructor copies");
         assertNotEquals(built, new Message(io.cqflux.core.Opcode.RECEIVE, new byte[] {4, 6}, false, 0, 2));
     }
+
+    /** Runs {@code read} on the connection's loop, where the receive side lives, and returns what it read. */
+    private static int onLoop(RdmaConnection c, java.util.function.IntSupplier read) {
+        java.util.concurrent.atomic.AtomicInteger v = new java.util.concurrent.atomic.AtomicInteger(-1);
+        c.core().runOnLoop(() -> v.set(read.getAsInt()));
+        FaultRig.drainLoop(c);
+        return v.get();
+    }
+
+    @Test
+    void receive_decoderThatClosesTheConnection_getsEveryKeptMessageInOrder_thenResourceClosed() {
+        rig = new FaultRig();
+        RdmaConnection rx = rig.serverConn;
+        // Three receives posted for a subscriber that leaves before the messages land: they wait
+        // in their buffers for the next subscriber.
+        reactor.core.Disposable first = rx.receive().limitRate(3).subscribe(m -> { }, e -> { });
+        assertTrue(FaultRig.await(() -> onLoop(rx, () -> rx.core().receiver.posted()) >= 3, T));
+        first.dispose();
+        FaultRig.drainLoop(rx);
+        for (int i = 1; i <= 3; i++) {
+            rig.conn.send(new byte[] {(byte) i}).block(T);
+        }
+        assertTrue(FaultRig.await(() -> onLoop(rx, () -> rx.core().receiver.backlog()) == 3, T));
+
+        java.util.List<Object> got = new java.util.concurrent.CopyOnWriteArrayList<>();
+        rx.receive(in -> {
+            int value = in.data().get(java.lang.foreign.ValueLayout.JAVA_BYTE, 0);
+            if (value == 1) {
+                rx.dispose(); // on the loop, inside the decoder: the end runs here
+            }
+            return in.data().get(java.lang.foreign.ValueLayout.JAVA_BYTE, 0) * 10 + value;
+        }).subscribe(got::add, got::add, () -> got.add("complete"));
+
+        assertTrue(FaultRig.await(() -> got.size() == 4, T), got.toString());
+        assertEquals(java.util.List.of(11, 22, 33), got.subList(0, 3), "every kept message, once, in order");
+        assertInstanceOf(io.cqflux.core.ResourceClosedException.class, got.get(3));
+    }
 }

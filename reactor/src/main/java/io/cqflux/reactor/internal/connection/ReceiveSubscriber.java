@@ -24,6 +24,13 @@ final class ReceiveSubscriber {
     private final InboundMessage view = API.newInboundMessage();
     private ReceiveFlux.Inbound<Object> sink;
     private long demand;
+    /**
+     * A decoder call is under way. What it sets off on the loop runs inline (a decoder that
+     * closes the connection ends it there, and the end serves what is kept): a delivery from that
+     * would overtake the message being decoded and reuse its {@link #view}, so nothing is handed
+     * over until the call returns; what is kept then waits for the next serve.
+     */
+    private boolean decoding;
 
     /** {@return whether a subscriber is attached} */
     boolean attached() {
@@ -73,7 +80,7 @@ final class ReceiveSubscriber {
      */
     boolean wanted() {
         detachCancelled();
-        return sink != null && demand > 0;
+        return sink != null && demand > 0 && !decoding;
     }
 
     /**
@@ -120,14 +127,17 @@ final class ReceiveSubscriber {
         demand = demand == Long.MAX_VALUE ? demand : demand - 1;
         API.set(view, data, length, opcode, imm, immediate);
         Object value;
+        decoding = true;
         try {
             value = s.decoder.apply(view);
         } catch (Throwable t) {
             Exceptions.throwIfJvmFatal(t);
+            decoding = false;
             sink = null;
             s.error(t);
             return;
         } finally {
+            decoding = false;
             API.invalidate(view);
         }
         if (value == null) {
