@@ -86,20 +86,26 @@ class MessagingHostileTest {
         return v.get();
     }
 
+    /**
+     * Leaves messages 1..n kept for the next subscriber of {@code rx}'s receive side: n receives
+     * posted for a subscriber that leaves before the client's messages land in them.
+     */
+    private void keepForTheNextSubscriber(RdmaConnection rx, int n) {
+        reactor.core.Disposable first = rx.receive().limitRate(n).subscribe(m -> { }, e -> { });
+        assertTrue(FaultRig.await(() -> onLoop(rx, () -> rx.core().receiver.posted()) >= n, T));
+        first.dispose();
+        FaultRig.drainLoop(rx);
+        for (int i = 1; i <= n; i++) {
+            rig.conn.send(new byte[] {(byte) i}).block(T);
+        }
+        assertTrue(FaultRig.await(() -> onLoop(rx, () -> rx.core().receiver.backlog()) == n, T));
+    }
+
     @Test
     void receive_decoderThatClosesTheConnection_getsEveryKeptMessageInOrder_thenResourceClosed() {
         rig = new FaultRig();
         RdmaConnection rx = rig.serverConn;
-        // Three receives posted for a subscriber that leaves before the messages land: they wait
-        // in their buffers for the next subscriber.
-        reactor.core.Disposable first = rx.receive().limitRate(3).subscribe(m -> { }, e -> { });
-        assertTrue(FaultRig.await(() -> onLoop(rx, () -> rx.core().receiver.posted()) >= 3, T));
-        first.dispose();
-        FaultRig.drainLoop(rx);
-        for (int i = 1; i <= 3; i++) {
-            rig.conn.send(new byte[] {(byte) i}).block(T);
-        }
-        assertTrue(FaultRig.await(() -> onLoop(rx, () -> rx.core().receiver.backlog()) == 3, T));
+        keepForTheNextSubscriber(rx, 3);
 
         java.util.List<Object> got = new java.util.concurrent.CopyOnWriteArrayList<>();
         rx.receive(in -> {
@@ -113,5 +119,52 @@ class MessagingHostileTest {
         assertTrue(FaultRig.await(() -> got.size() == 4, T), got.toString());
         assertEquals(java.util.List.of(11, 22, 33), got.subList(0, 3), "every kept message, once, in order");
         assertInstanceOf(io.cqflux.core.ResourceClosedException.class, got.get(3));
+    }
+
+    @Test
+    void receive_subscriberThatClosesTheConnectionInOnNext_getsTheKeptMessagesAfterIt_neverInsideIt() {
+        rig = new FaultRig();
+        RdmaConnection rx = rig.serverConn;
+        keepForTheNextSubscriber(rx, 3);
+
+        java.util.List<Object> got = new java.util.concurrent.CopyOnWriteArrayList<>();
+        rx.receive().subscribe(m -> {
+            got.add("in " + m.data()[0]);
+            if (m.data()[0] == 1) {
+                rx.dispose(); // on the loop: the end, which serves what is kept, runs here
+            }
+            got.add("out " + m.data()[0]);
+        }, got::add, () -> got.add("complete"));
+
+        assertTrue(FaultRig.await(() -> got.size() == 7, T), got.toString());
+        assertEquals(java.util.List.of("in 1", "out 1", "in 2", "out 2", "in 3", "out 3"), got.subList(0, 6),
+                "Reactive Streams §1.3: one onNext at a time, in order");
+        assertInstanceOf(io.cqflux.core.ResourceClosedException.class, got.get(6));
+    }
+
+    @Test
+    void receive_subscriberRequestingFirstThingInOnNext_getsTheKeptMessagesOneAtATime_inOrder() {
+        rig = new FaultRig();
+        RdmaConnection rx = rig.serverConn;
+        keepForTheNextSubscriber(rx, 3);
+
+        java.util.List<String> got = new java.util.concurrent.CopyOnWriteArrayList<>();
+        rx.receive().subscribe(new reactor.core.publisher.BaseSubscriber<Message>() {
+            @Override
+            protected void hookOnSubscribe(org.reactivestreams.Subscription s) {
+                s.request(1);
+            }
+
+            @Override
+            protected void hookOnNext(Message m) {
+                got.add("in " + m.data()[0]);
+                request(1); // runs on the loop, where the messages are kept
+                got.add("out " + m.data()[0]);
+            }
+        });
+
+        assertTrue(FaultRig.await(() -> got.size() == 6, T), got.toString());
+        assertEquals(java.util.List.of("in 1", "out 1", "in 2", "out 2", "in 3", "out 3"), got,
+                "Reactive Streams §1.3: one onNext at a time, in order");
     }
 }

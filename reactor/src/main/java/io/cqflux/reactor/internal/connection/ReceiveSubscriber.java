@@ -25,12 +25,15 @@ final class ReceiveSubscriber {
     private ReceiveFlux.Inbound<Object> sink;
     private long demand;
     /**
-     * A decoder call is under way. What it sets off on the loop runs inline (a decoder that
-     * closes the connection ends it there, and the end serves what is kept): a delivery from that
-     * would overtake the message being decoded and reuse its {@link #view}, so nothing is handed
-     * over until the call returns; what is kept then waits for the next serve.
+     * A message is being handed over: its decoder or the subscriber's {@code onNext} runs. What
+     * they set off on the loop runs inline (a {@code request(n)}; a {@code dispose()}, whose end
+     * serves what is kept): a delivery from there would overtake the message being handed over,
+     * reuse the decoder's {@link #view} and nest one {@code onNext} in another (Reactive Streams
+     * §1.3: signals are serial). So nothing is handed over meanwhile; the loop that called
+     * {@link #deliver} (the backlog's, the leftovers') goes on once it returns, and what the end
+     * keeps waits for the next serve.
      */
-    private boolean decoding;
+    private boolean delivering;
 
     /** {@return whether a subscriber is attached} */
     boolean attached() {
@@ -80,7 +83,7 @@ final class ReceiveSubscriber {
      */
     boolean wanted() {
         detachCancelled();
-        return sink != null && demand > 0 && !decoding;
+        return sink != null && demand > 0 && !delivering;
     }
 
     /**
@@ -123,21 +126,27 @@ final class ReceiveSubscriber {
      * @param data the message's bytes, or {@link MemorySegment#NULL} for a notification
      */
     void deliver(long length, Opcode opcode, boolean imm, int immediate, MemorySegment data) {
+        delivering = true;
+        try {
+            handOver(length, opcode, imm, immediate, data);
+        } finally {
+            delivering = false;
+        }
+    }
+
+    private void handOver(long length, Opcode opcode, boolean imm, int immediate, MemorySegment data) {
         ReceiveFlux.Inbound<Object> s = sink;
         demand = demand == Long.MAX_VALUE ? demand : demand - 1;
         API.set(view, data, length, opcode, imm, immediate);
         Object value;
-        decoding = true;
         try {
             value = s.decoder.apply(view);
         } catch (Throwable t) {
             Exceptions.throwIfJvmFatal(t);
-            decoding = false;
             sink = null;
             s.error(t);
             return;
         } finally {
-            decoding = false;
             API.invalidate(view);
         }
         if (value == null) {
