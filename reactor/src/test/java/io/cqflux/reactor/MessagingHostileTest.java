@@ -167,4 +167,42 @@ class MessagingHostileTest {
         assertEquals(java.util.List.of("in 1", "out 1", "in 2", "out 2", "in 3", "out 3"), got,
                 "Reactive Streams §1.3: one onNext at a time, in order");
     }
+
+    @Test
+    void receive_afterThePeerClosedInOrder_aSubscriberRequestingInOnNext_getsTheKeptMessagesThenCompletion_serially() {
+        rig = new FaultRig();
+        RdmaConnection rx = rig.serverConn;
+        keepForTheNextSubscriber(rx, 3);
+        rig.conn.dispose();
+        rx.onDispose().block(T); // released: nothing more can arrive, the kept messages were copied out
+
+        java.util.List<String> got = new java.util.concurrent.CopyOnWriteArrayList<>();
+        rx.receive().subscribe(new reactor.core.publisher.BaseSubscriber<Message>() {
+            @Override
+            protected void hookOnSubscribe(org.reactivestreams.Subscription s) {
+                s.request(1);
+            }
+
+            @Override
+            protected void hookOnNext(Message m) {
+                got.add("in " + m.data()[0]);
+                request(1);
+                got.add("out " + m.data()[0]);
+            }
+
+            @Override
+            protected void hookOnComplete() {
+                got.add("complete");
+            }
+
+            @Override
+            protected void hookOnError(Throwable t) {
+                got.add(t.toString());
+            }
+        });
+
+        assertTrue(FaultRig.await(() -> got.size() == 7, T), got.toString());
+        assertEquals(java.util.List.of("in 1", "out 1", "in 2", "out 2", "in 3", "out 3", "complete"), got,
+                "Reactive Streams §1.3: the messages one at a time, then the completion");
+    }
 }

@@ -35,6 +35,11 @@ final class ReceiveSubscriber {
      */
     private boolean delivering;
 
+    /** {@return whether a message is being handed over now (see {@link #delivering})} */
+    boolean delivering() {
+        return delivering;
+    }
+
     /** {@return whether a subscriber is attached} */
     boolean attached() {
         return sink != null;
