@@ -205,4 +205,19 @@ class MessagingHostileTest {
         assertEquals(java.util.List.of("in 1", "out 1", "in 2", "out 2", "in 3", "out 3", "complete"), got,
                 "Reactive Streams §1.3: the messages one at a time, then the completion");
     }
+
+    @Test
+    void build_withAConnectionsReceivePoolBeyond16GiB_isRefusedNamingBothSizesAndTheBound() {
+        // 32,768 receives of 16 MiB: 512 GiB a connection, which the first receive() subscription
+        // would ask of the loop that allocates it.
+        Cqflux.Builder huge = FaultRig.fabric().receiveBufferSize(1 << 24)
+                .connectionConfig(io.cqflux.core.ConnectionConfig.DEFAULT.withReceiveQueueSize(32_768));
+        IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+                () -> huge.build().close());
+        assertTrue(e.getMessage().contains("32768") && e.getMessage().contains("16777216")
+                && e.getMessage().contains(Long.toString(1L << 34)), e.getMessage());
+        // At the bound it builds (nothing is allocated before a connection receives).
+        FaultRig.fabric().receiveBufferSize(1 << 24)
+                .connectionConfig(io.cqflux.core.ConnectionConfig.DEFAULT.withReceiveQueueSize(1024)).build().close();
+    }
 }
