@@ -220,4 +220,74 @@ class MessagingHostileTest {
         FaultRig.fabric().receiveBufferSize(1 << 24)
                 .connectionConfig(io.cqflux.core.ConnectionConfig.DEFAULT.withReceiveQueueSize(1024)).build().close();
     }
+
+    @Test
+    void receive_decoderThatThrowsOrReturnsNull_failsOnlyItsSubscriber_theNextOneGetsTheNextMessage() {
+        rig = new FaultRig();
+        RdmaConnection rx = rig.serverConn;
+        IllegalStateException boom = new IllegalStateException("boom");
+        StepVerifier.create(rx.receive(in -> {
+                    throw boom;
+                }))
+                .then(() -> rig.conn.send(new byte[] {1}).subscribe())
+                .expectErrorMatches(e -> e == boom)
+                .verify(T);
+        StepVerifier.create(rx.receive(in -> null))
+                .then(() -> rig.conn.send(new byte[] {2}).subscribe())
+                .expectErrorSatisfies(e -> {
+                    assertInstanceOf(NullPointerException.class, e);
+                    assertTrue(e.getMessage().contains("decoder returned null"), e.getMessage());
+                })
+                .verify(T);
+        StepVerifier.create(rx.receive().map(m -> m.data()[0]).take(1))
+                .then(() -> rig.conn.send(new byte[] {3}).subscribe())
+                .expectNext((byte) 3)
+                .verifyComplete();
+        assertFalse(rx.isDisposed(), "the connection carries on");
+    }
+
+    @Test
+    void eventsAndCompletions_ofAReleasedConnection_replayTheEventsAndComplete_forLateSubscribers() {
+        rig = new FaultRig();
+        rig.conn.disposeNow(T);
+        rig.serverConn.onDispose().block(T);
+        for (RdmaConnection c : new RdmaConnection[] {rig.conn, rig.serverConn}) {
+            StepVerifier.create(c.events())
+                    .expectNext(io.cqflux.core.ConnectionEvent.ESTABLISHED, io.cqflux.core.ConnectionEvent.CLOSED)
+                    .expectComplete()
+                    .verify(T);
+            StepVerifier.create(c.completions()).expectComplete().verify(T);
+        }
+        // The peer closed the server's side in order: its receive() completes; this side's fails.
+        StepVerifier.create(rig.serverConn.receive()).expectComplete().verify(T);
+        StepVerifier.create(rig.conn.receive()).expectError(io.cqflux.core.ResourceClosedException.class).verify(T);
+    }
+
+    @Test
+    void lease_refusedByItsOperationsCheck_orHeldPastItsInstancesDispose_goesBackToThePool() {
+        rig = new FaultRig(b -> b, b -> b.bufferPool(4, 4096));
+        BufferPool pool = rig.client.buffers();
+        BufferLease outside = pool.acquire().block(T);
+        StepVerifier.create(rig.conn.write(rig.remote(), FaultRig.SIZE, outside, 10))
+                .expectError(IllegalArgumentException.class)
+                .verify(T);
+        assertFalse(outside.isHeld(), "the subscription took the lease over");
+        assertEquals(0, pool.leased(), "a refused operation gives its lease back");
+
+        BufferLease held = pool.acquire().block(T);
+        held.segment().set(java.lang.foreign.ValueLayout.JAVA_BYTE, 0, (byte) 1);
+        RdmaConnection c = rig.conn;
+        PeerRegion remote = rig.remote();
+        rig.client.dispose();
+        rig.client.onDispose().block(T);
+        // The pool's memory is freed with its instance: the lease's view of it is closed, not dangling.
+        org.junit.jupiter.api.Assertions.assertThrows(IllegalStateException.class,
+                () -> held.segment().get(java.lang.foreign.ValueLayout.JAVA_BYTE, 0));
+        StepVerifier.create(c.write(remote, 0, held, 1))
+                .expectError(io.cqflux.core.ResourceClosedException.class)
+                .verify(T);
+        assertFalse(held.isHeld());
+        assertEquals(0, pool.leased());
+        StepVerifier.create(pool.acquire()).expectError(io.cqflux.core.ResourceClosedException.class).verify(T);
+    }
 }
