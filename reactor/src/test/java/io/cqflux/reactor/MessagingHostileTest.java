@@ -290,4 +290,32 @@ class MessagingHostileTest {
         assertEquals(0, pool.leased());
         StepVerifier.create(pool.acquire()).expectError(io.cqflux.core.ResourceClosedException.class).verify(T);
     }
+
+    @Test
+    void writeAll_withNothingInFlight_whenThePeerClosesOrThisSideCloses_failsWithTheEnd_andCancelsUpstream() {
+        rig = new FaultRig();
+        RdmaConnection second = rig.connectOne();
+        for (boolean peerCloses : new boolean[] {true, false}) {
+            RdmaConnection c = peerCloses ? rig.conn : second;
+            reactor.core.publisher.Sinks.Many<WriteRequest> requests =
+                    reactor.core.publisher.Sinks.many().unicast().onBackpressureBuffer();
+            java.util.concurrent.atomic.AtomicBoolean upstreamCancelled = new java.util.concurrent.atomic.AtomicBoolean();
+            java.util.List<Object> got = new java.util.concurrent.CopyOnWriteArrayList<>();
+            c.writeAll(requests.asFlux().doOnCancel(() -> upstreamCancelled.set(true)))
+                    .subscribe(got::add, got::add, () -> got.add("complete"));
+            requests.tryEmitNext(new WriteRequest(c.remoteRegion(0), 0, rig.local, 0, 8, false));
+            assertTrue(FaultRig.await(() -> got.size() == 1, T), got.toString());
+            // Upstream is quiet now: nothing is in flight when the connection ends.
+            if (peerCloses) {
+                rig.serverConn.dispose();
+            } else {
+                c.dispose();
+            }
+            assertTrue(FaultRig.await(() -> got.size() == 2, T), "peer closes " + peerCloses + ": " + got);
+            io.cqflux.core.ConnectionException end = assertInstanceOf(io.cqflux.core.ConnectionException.class,
+                    got.get(1));
+            assertEquals(io.cqflux.core.ConnectionEvent.CLOSED, end.event());
+            assertTrue(upstreamCancelled.get(), "upstream is let go");
+        }
+    }
 }
