@@ -908,8 +908,29 @@ public final class Cqflux implements Disposable, AutoCloseable {
             return this;
         }
 
+        /** The most memory one connection's receive pool may take: receiveQueueSize x receiveBufferSize. */
+        private static final long MAX_RECEIVE_POOL_BYTES = 1L << 34;
+
         /**
-         * @param n bytes per receive buffer, 1..16 MiB
+         * Checks the memory of one connection's receive pool, allocated and registered at once on
+         * its first subscription (or at establishment with a receive prefetch): a size no memory
+         * can give is refused here, naming it, rather than failing on the loop that allocates it.
+         *
+         * @throws IllegalArgumentException naming both sizes and the bound
+         */
+        private static void checkReceivePool(int receiveQueueSize, int receiveBufferSize) {
+            long bytes = (long) receiveQueueSize * receiveBufferSize;
+            if (bytes > MAX_RECEIVE_POOL_BYTES) {
+                throw new IllegalArgumentException("a connection's receive pool of receiveQueueSize " + receiveQueueSize
+                        + " x receiveBufferSize " + receiveBufferSize + " bytes is " + bytes + " bytes, above the bound "
+                        + MAX_RECEIVE_POOL_BYTES + " (16 GiB); lower either");
+            }
+        }
+
+        /**
+         * @param n bytes per receive buffer, 1..16 MiB; times the receive queue's depth
+         *     ({@link ConnectionConfig#receiveQueueSize()}) at most 16 GiB, the receive pool of one
+         *     connection, checked by {@link #build()}
          * @return this
          */
         public Builder receiveBufferSize(int n) {
@@ -1031,8 +1052,12 @@ public final class Cqflux implements Disposable, AutoCloseable {
          * @throws io.cqflux.core.UnsupportedCapabilityException when
          *     {@link #directWriteToPersistentMemory(boolean)} was declared and the transport cannot
          *     deliver a PERSISTENT flush (fabric)
+         * @throws IllegalArgumentException when a connection's receive pool, the receive queue's
+         *     depth times {@link #receiveBufferSize(int)}, exceeds 16 GiB (both sizes and the bound
+         *     named)
          */
         public Cqflux build() {
+            checkReceivePool(config.receiveQueueSize(), receiveBufferSize);
             Transport t = Startup.openTransport(transportName,
                     new TransportOptions(localAddress, directWriteToPmem, transportProperties));
             String prefix = threadNamePrefix != null ? threadNamePrefix : "cqflux-" + INSTANCES.incrementAndGet();

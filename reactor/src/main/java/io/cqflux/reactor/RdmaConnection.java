@@ -589,7 +589,9 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
      * methods' checks. The first failure of a write (a check, its completion, the connection's end,
      * which fails it with a {@link io.cqflux.core.ConnectionException}) fails the stream at once and
      * cancels {@code requests}; an error of {@code requests} fails the stream at once too, without
-     * waiting for the writes in flight. Cancelling the stream cancels {@code requests}; writes
+     * waiting for the writes in flight. The connection's end fails a stream with no write in flight
+     * as well (its {@code requests} quiet, not completed), with the end's
+     * {@link io.cqflux.core.ConnectionException}, instead of waiting for the next request. Cancelling the stream cancels {@code requests}; writes
      * already posted keep their regions and credits until their completions arrive, as a cancelled
      * {@code write()} does. A subscriber whose {@code onNext} throws (Reactive Streams §2.13 forbids
      * it) fails the stream in the same way: {@code requests} is cancelled, the writes in flight are

@@ -27,7 +27,6 @@ public final class Admission {
     private static final ApiAccess API = ApiAccess.get();
 
     private final ConnectionCore core;
-    private final String description;
     private volatile List<PeerRegion> peerRegions = List.of();
     /**
      * The peer's receive buffer size from its hello (PeerHello), 0 where it did not tell it (an
@@ -47,8 +46,9 @@ public final class Admission {
     private final Set<StagedMono.Staged<?>> stagedWaiters = ConcurrentHashMap.newKeySet();
 
     Admission(ConnectionCore core) {
+        // Made by the core's field initializer, before its constructor sets core.description:
+        // the messages below read the description when they are built, never a copy taken here.
         this.core = core;
-        this.description = core.description;
     }
 
     /** Any thread: throws if the connection can no longer take operations. */
@@ -71,7 +71,7 @@ public final class Admission {
      * {@link ConnectionCore#closeAsync} set it.
      */
     private ResourceClosedException closedByThisSide() {
-        return new ResourceClosedException("connection " + description + " is closed");
+        return new ResourceClosedException("connection " + core.description + " is closed");
     }
 
     /**
@@ -91,7 +91,7 @@ public final class Admission {
             }
         }
         r.close();
-        throw new ResourceClosedException("connection " + description + " is closed");
+        throw new ResourceClosedException("connection " + core.description + " is closed");
     }
 
     /** Refuses a message longer than the peer's receive buffer, where the peer told its size. */
@@ -99,7 +99,7 @@ public final class Admission {
         int max = peerReceiveBufferSize;
         if (max > 0 && length > max && kind.carriesDataToReceiveBuffer()) {
             throw new IllegalArgumentException("a " + kind.opcode + " of " + length + " bytes exceeds the peer's"
-                    + " receive buffer of " + max + " bytes (its receiveBufferSize) on connection " + description
+                    + " receive buffer of " + max + " bytes (its receiveBufferSize) on connection " + core.description
                     + ": the peer's receive would fail and end the connection; split the message");
         }
     }
@@ -114,7 +114,7 @@ public final class Admission {
             foreign = foreignRegions.contains(region);
         }
         if (!foreign) {
-            throw new IllegalArgumentException(region + " is not a region of the peer of " + description);
+            throw new IllegalArgumentException(region + " is not a region of the peer of " + core.description);
         }
     }
 

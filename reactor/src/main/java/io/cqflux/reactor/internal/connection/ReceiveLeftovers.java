@@ -83,7 +83,9 @@ final class ReceiveLeftovers {
             Kept k = kept.poll();
             subscriber.deliver(k.length(), k.opcode(), k.hasImmediate(), k.immediate(), k.segment());
         }
-        if (kept.isEmpty() && finished) {
+        // Not from inside a hand-over (a request(n) made in onNext runs this inline): the serve
+        // that made it ends the stream once the onNext returned, so the end never overlaps it.
+        if (kept.isEmpty() && finished && !subscriber.delivering()) {
             subscriber.end(endCause);
         }
     }

@@ -48,6 +48,13 @@ public final class ReceivePool {
         try {
             MemorySegment mem = a.allocate((long) count * bufferSize, 64);
             return new ReceivePool(a, t.register(mem, EnumSet.of(RegionAccess.RECV)), count, bufferSize);
+        } catch (OutOfMemoryError e) {
+            // Native memory refused: the receiver refuses what needed it (its subscriber's error,
+            // the prefetch's end of the connection); a loop thread must not end on it, since its
+            // lifecycle treats errors as fatal (as SharedReceivePool's growth does).
+            a.close();
+            throw new IllegalStateException("the receive pool of " + count + " buffers of " + bufferSize
+                    + " bytes (receiveQueueSize x receiveBufferSize) could not be allocated: " + e.getMessage(), e);
         } catch (RuntimeException | Error e) {
             a.close();
             throw e;

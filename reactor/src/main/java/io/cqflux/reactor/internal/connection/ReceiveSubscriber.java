@@ -24,6 +24,21 @@ final class ReceiveSubscriber {
     private final InboundMessage view = API.newInboundMessage();
     private ReceiveFlux.Inbound<Object> sink;
     private long demand;
+    /**
+     * A message is being handed over: its decoder or the subscriber's {@code onNext} runs. What
+     * they set off on the loop runs inline (a {@code request(n)}; a {@code dispose()}, whose end
+     * serves what is kept): a delivery from there would overtake the message being handed over,
+     * reuse the decoder's {@link #view} and nest one {@code onNext} in another (Reactive Streams
+     * §1.3: signals are serial). So nothing is handed over meanwhile; the loop that called
+     * {@link #deliver} (the backlog's, the leftovers') goes on once it returns, and what the end
+     * keeps waits for the next serve.
+     */
+    private boolean delivering;
+
+    /** {@return whether a message is being handed over now (see {@link #delivering})} */
+    boolean delivering() {
+        return delivering;
+    }
 
     /** {@return whether a subscriber is attached} */
     boolean attached() {
@@ -73,7 +88,7 @@ final class ReceiveSubscriber {
      */
     boolean wanted() {
         detachCancelled();
-        return sink != null && demand > 0;
+        return sink != null && demand > 0 && !delivering;
     }
 
     /**
@@ -116,6 +131,15 @@ final class ReceiveSubscriber {
      * @param data the message's bytes, or {@link MemorySegment#NULL} for a notification
      */
     void deliver(long length, Opcode opcode, boolean imm, int immediate, MemorySegment data) {
+        delivering = true;
+        try {
+            handOver(length, opcode, imm, immediate, data);
+        } finally {
+            delivering = false;
+        }
+    }
+
+    private void handOver(long length, Opcode opcode, boolean imm, int immediate, MemorySegment data) {
         ReceiveFlux.Inbound<Object> s = sink;
         demand = demand == Long.MAX_VALUE ? demand : demand - 1;
         API.set(view, data, length, opcode, imm, immediate);

@@ -39,7 +39,7 @@ import reactor.util.annotation.Nullable;
  * cancelling it only detaches the slot, the operation keeps its buffers until the NIC is done.
  *
  * <p><b>Failures.</b> The first failure of a write (its check, its completion, the connection's
- * end) fails the stream at once: upstream is cancelled, the other writes in flight are cancelled,
+ * end; with no write in flight and upstream not completed, the end itself) fails the stream at once: upstream is cancelled, the other writes in flight are cancelled,
  * which only detaches them (they still finish at the NIC and keep their credits and regions until
  * then; a later failure of their own goes to {@link Operators#onErrorDropped}, the connection's
  * end, which the stream has reported or the connection reports, does not). An upstream error does

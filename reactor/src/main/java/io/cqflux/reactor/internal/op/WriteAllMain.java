@@ -1,5 +1,6 @@
 package io.cqflux.reactor.internal.op;
 
+import io.cqflux.core.ConnectionEvent;
 import io.cqflux.epoll.loop.EventLoop;
 import io.cqflux.reactor.RdmaConnection;
 import io.cqflux.reactor.WriteRequest;
@@ -12,6 +13,7 @@ import java.util.Objects;
 import java.util.concurrent.atomic.AtomicLongFieldUpdater;
 import org.reactivestreams.Subscription;
 import reactor.core.CoreSubscriber;
+import reactor.core.Disposable;
 import reactor.core.Exceptions;
 import reactor.core.Scannable;
 import reactor.core.publisher.Operators;
@@ -89,6 +91,11 @@ final class WriteAllMain implements CoreSubscriber<WriteRequest>, Subscription, 
     private final WriteAllPosting posting;
     /** Results emitted so far: the next result's sequence. Drain loop only. */
     private long emitted;
+    /**
+     * Watches the connection's events for its end ({@link #watchTheEnd}): disposed when the
+     * stream ends ({@link #unwatch}); null before it is made or after the connection ended.
+     */
+    private volatile Disposable endWatch;
 
     WriteAllMain(CoreSubscriber<? super WriteResult> actual, RdmaConnection connection, int window) {
         this.actual = actual;
@@ -115,8 +122,47 @@ final class WriteAllMain implements CoreSubscriber<WriteRequest>, Subscription, 
         if (Operators.validate(upstream, s)) {
             upstream = s;
             actual.onSubscribe(this);
+            watchTheEnd();
             // Exactly one request per free slot: the window bounds what upstream may send.
             s.request(ring.length);
+        }
+    }
+
+    /**
+     * The connection's end fails the writes in flight, and with them the stream; a stream with
+     * none in flight (its upstream quiet, a sink fed now and then) would otherwise outlive its
+     * connection until upstream's next request, and keep upstream subscribed meanwhile. So the
+     * end fails it too, with the end's {@code ConnectionException}, unless upstream has completed
+     * (the writes left end it then). A stream subscribed after the connection ended is left to
+     * its first write, which fails as a {@code write()} subscribed then does.
+     */
+    private void watchTheEnd() {
+        if (core.terminal() != null || core.closeRequested()) {
+            return;
+        }
+        Disposable d = core.monitor.events()
+                .filter(e -> e != ConnectionEvent.ESTABLISHED)
+                // After the end's own work: a write in flight fails the stream first, with its own
+                // error where it has one (an error completion ends the connection, then fails its
+                // operation), as without this watch.
+                .subscribe(e -> core.loop.executeLaterOrAfterTermination(() -> {
+                    Throwable end = core.terminal();
+                    if (end != null && !done && !stopped) {
+                        innerError(end);
+                    }
+                }));
+        endWatch = d;
+        if (stopped) {
+            unwatch();
+        }
+    }
+
+    /** Stops watching the connection's end: the stream ended. Any thread; idempotent. */
+    private void unwatch() {
+        Disposable d = endWatch;
+        if (d != null) {
+            endWatch = null;
+            d.dispose();
         }
     }
 
@@ -341,6 +387,7 @@ final class WriteAllMain implements CoreSubscriber<WriteRequest>, Subscription, 
             }
         }
         discards.discardEnded();
+        unwatch();
     }
 
     /**
@@ -440,6 +487,7 @@ final class WriteAllMain implements CoreSubscriber<WriteRequest>, Subscription, 
                     if (d && st == WriteAllSlot.EMPTY) {
                         finished = true;
                         stopped = true;
+                        unwatch();
                         terminate(a, null);
                     }
                     break;
