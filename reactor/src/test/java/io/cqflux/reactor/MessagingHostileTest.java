@@ -318,4 +318,27 @@ class MessagingHostileTest {
             assertTrue(upstreamCancelled.get(), "upstream is let go");
         }
     }
+
+    /** A writeAll subscribed once the connection has ended, or while it closes, fails with the end too. */
+    @Test
+    void writeAll_subscribedAfterTheConnectionEnded_orWhileItCloses_failsWithTheEnd_andCancelsUpstream() {
+        rig = new FaultRig();
+        RdmaConnection closing = rig.connectOne();
+        rig.conn.dispose();
+        rig.conn.onDispose().block(T);
+        for (RdmaConnection c : new RdmaConnection[] {rig.conn, closing}) {
+            java.util.concurrent.atomic.AtomicBoolean upstreamCancelled = new java.util.concurrent.atomic.AtomicBoolean();
+            java.util.List<Object> got = new java.util.concurrent.CopyOnWriteArrayList<>();
+            if (c == closing) {
+                c.dispose(); // the stream subscribes while the close is under way
+            }
+            c.writeAll(reactor.core.publisher.Flux.<WriteRequest>never().doOnCancel(() -> upstreamCancelled.set(true)))
+                    .subscribe(got::add, got::add, () -> got.add("complete"));
+            assertTrue(FaultRig.await(() -> got.size() == 1, T), got.toString());
+            assertInstanceOf(io.cqflux.core.ConnectionException.class, got.get(0), got.toString());
+            assertTrue(upstreamCancelled.get(), "upstream is let go");
+            FaultRig.await(() -> got.size() > 1, java.time.Duration.ofMillis(100));
+            assertEquals(1, got.size(), "exactly one terminal signal: " + got);
+        }
+    }
 }

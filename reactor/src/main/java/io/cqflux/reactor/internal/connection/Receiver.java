@@ -301,6 +301,18 @@ public final class Receiver {
                 subscriber.deliver(m.length(), m.opcode(), m.hasImmediate(), m.immediate(), MemorySegment.NULL);
             }
         }
+        serveLeftoversIfEnded();
+    }
+
+    /**
+     * An end made from inside a hand-over (an onNext or a decoder that disposed the connection)
+     * moved the rest into the leftovers, which that hand-over could not serve (one onNext at a
+     * time): serve them once it returned, rather than when the native release finishes the end.
+     */
+    private void serveLeftoversIfEnded() {
+        if (leftovers.ended() && !subscriber.delivering()) {
+            leftovers.serve(subscriber);
+        }
     }
 
     private void repost() {
@@ -405,6 +417,7 @@ public final class Receiver {
         if (backlog.isEmpty() && subscriber.wanted()) {
             subscriber.deliver(len, opcode, imm, immediate, slice(b));
             recycle(b);
+            serveLeftoversIfEnded();
             return;
         }
         // Nobody asks for it now: keep it in its buffer, in order, for the next subscriber.

@@ -93,7 +93,7 @@ final class WriteAllMain implements CoreSubscriber<WriteRequest>, Subscription, 
     private long emitted;
     /**
      * Watches the connection's events for its end ({@link #watchTheEnd}): disposed when the
-     * stream ends ({@link #unwatch}); null before it is made or after the connection ended.
+     * stream ends ({@link #unwatch}); null before it is made and after that.
      */
     private volatile Disposable endWatch;
 
@@ -133,13 +133,10 @@ final class WriteAllMain implements CoreSubscriber<WriteRequest>, Subscription, 
      * none in flight (its upstream quiet, a sink fed now and then) would otherwise outlive its
      * connection until upstream's next request, and keep upstream subscribed meanwhile. So the
      * end fails it too, with the end's {@code ConnectionException}, unless upstream has completed
-     * (the writes left end it then). A stream subscribed after the connection ended is left to
-     * its first write, which fails as a {@code write()} subscribed then does.
+     * (the writes left end it then). A stream subscribed after the connection ended, or while it
+     * is closing, is failed the same way: the events replay the end to a late subscriber.
      */
     private void watchTheEnd() {
-        if (core.terminal() != null || core.closeRequested()) {
-            return;
-        }
         Disposable d = core.monitor.events()
                 .filter(e -> e != ConnectionEvent.ESTABLISHED)
                 // After the end's own work: a write in flight fails the stream first, with its own
