@@ -10,7 +10,6 @@ import io.cqflux.reactor.internal.connection.ConnectionCore.State;
 import io.cqflux.reactor.internal.op.OpKind;
 import io.cqflux.reactor.internal.op.StagedMono;
 import io.cqflux.reactor.internal.resources.ApiAccess;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -34,8 +33,12 @@ public final class Admission {
      * fail the peer's receive and end the connection, so it is refused before posting.
      */
     private volatile int peerReceiveBufferSize;
-    /** Peer regions made from raw descriptors ({@link RdmaConnection#remoteRegion(byte[], RegionAccess...)}); guarded by itself. */
-    private final List<PeerRegion> foreignRegions = new ArrayList<>();
+    /**
+     * Peer regions made from raw descriptors ({@link RdmaConnection#remoteRegion(byte[], RegionAccess...)});
+     * guarded by itself. A set (PeerRegion has identity equality): every operation on such a region
+     * checks it is here, and an application may make many.
+     */
+    private final java.util.Set<PeerRegion> foreignRegions = new java.util.HashSet<>();
     /** Set under {@link #foreignRegions}' lock when the native connection is closed. */
     private boolean foreignClosed;
     /**
