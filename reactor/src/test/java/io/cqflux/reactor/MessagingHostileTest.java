@@ -341,4 +341,33 @@ class MessagingHostileTest {
             assertEquals(1, got.size(), "exactly one terminal signal: " + got);
         }
     }
+
+    /** Reactive Streams §3.9 and §1.3: request(0) made in onNext fails the stream after that onNext returned. */
+    @Test
+    void receive_requestOfZeroInsideOnNext_failsTheStreamAfterThatOnNextReturned_neverInsideIt() {
+        rig = new FaultRig();
+        RdmaConnection rx = rig.serverConn;
+        keepForTheNextSubscriber(rx, 2);
+        java.util.List<String> got = new java.util.concurrent.CopyOnWriteArrayList<>();
+        rx.receive().subscribe(new reactor.core.publisher.BaseSubscriber<Message>() {
+            @Override
+            protected void hookOnSubscribe(org.reactivestreams.Subscription s) {
+                s.request(1);
+            }
+
+            @Override
+            protected void hookOnNext(Message m) {
+                got.add("in " + m.data()[0]);
+                upstream().request(0); // runs on the loop, inside this onNext
+                got.add("out " + m.data()[0]);
+            }
+
+            @Override
+            protected void hookOnError(Throwable t) {
+                got.add("error " + t.getClass().getSimpleName());
+            }
+        });
+        assertTrue(FaultRig.await(() -> got.size() == 3, T), got.toString());
+        assertEquals(java.util.List.of("in 1", "out 1", "error IllegalArgumentException"), got);
+    }
 }

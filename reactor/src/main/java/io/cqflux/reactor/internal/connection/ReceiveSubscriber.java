@@ -34,6 +34,8 @@ final class ReceiveSubscriber {
      * keeps waits for the next serve.
      */
     private boolean delivering;
+    /** A failure of the subscriber raised during a hand-over, signalled once it returned ({@link #fail}). */
+    private Throwable pendingFailure;
 
     /** {@return whether a message is being handed over now (see {@link #delivering})} */
     boolean delivering() {
@@ -97,6 +99,12 @@ final class ReceiveSubscriber {
      * @return whether there was one
      */
     boolean fail(Throwable e) {
+        if (delivering && sink != null) {
+            // From inside the hand-over (a request(n) in onNext whose receive post failed): the
+            // error follows once onNext returned, never inside it (§1.3).
+            pendingFailure = e;
+            return true;
+        }
         ReceiveFlux.Inbound<Object> s = sink;
         sink = null;
         if (s == null) {
@@ -136,6 +144,11 @@ final class ReceiveSubscriber {
             handOver(length, opcode, imm, immediate, data);
         } finally {
             delivering = false;
+            Throwable failed = pendingFailure;
+            if (failed != null) {
+                pendingFailure = null;
+                fail(failed);
+            }
         }
     }
 

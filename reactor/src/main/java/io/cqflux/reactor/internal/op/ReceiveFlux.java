@@ -82,8 +82,9 @@ public final class ReceiveFlux<T> extends Flux<T> {
                 }
                 // Reactive Streams §3.9: the subscriber hears of its protocol error, unless its
                 // stream already ended (§1.7: nothing after the terminal signal; done is read on
-                // the loop, which sends every signal).
-                core.runOnLoop(() -> {
+                // the loop, which sends every signal). Always as a later loop task: a request made
+                // in onNext runs on the loop, and the error must not land inside that onNext (§1.3).
+                core.loop.executeLaterOrAfterTermination(() -> {
                     core.receiver.detach(this);
                     if (!done) {
                         error(Exceptions.nullOrNegativeRequestException(n));
