@@ -174,14 +174,16 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
     public Mono<Void> applyPeerConfiguration(byte[] descriptor) {
         Objects.requireNonNull(descriptor, "descriptor");
         byte[] d = descriptor.clone();
-        return Mono.create(sink -> core.runOnLoop(() -> {
+        // LoopSafeMono: block() on an event-loop thread refuses before subscribing, so nothing is
+        // applied for a caller that gets the refusal.
+        return LoopSafeMono.of(Mono.create(sink -> core.runOnLoop(() -> {
             try {
                 core.intake.applyPeerConfiguration(d);
                 sink.success();
             } catch (RuntimeException e) {
                 sink.error(e);
             }
-        }));
+        })));
     }
 
     /**
