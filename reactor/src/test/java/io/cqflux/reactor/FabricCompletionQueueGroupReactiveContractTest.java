@@ -80,6 +80,38 @@ class FabricCompletionQueueGroupReactiveContractTest extends FabricReactiveContr
     }
 
     /**
+     * An idle member keeps its group's queue open; a neighbour that connects and closes leaves a
+     * slot that must serve the next connection, though nothing reads the queue for traffic: the
+     * leave itself asks the loop for the read that frees the slot. Without it every reconnect
+     * would open a new group (its queue's wait object, 3 fds per side) beside the idle one.
+     */
+    @Test
+    void anIdleMembersGroup_takesTheNextConnectionIntoAClosedNeighboursSlot_soReconnectsKeepTheFdsFlat() {
+        SharedSource home = group(conn);
+        int firstAdded = -1;
+        for (int round = 0; round < 4; round++) {
+            int before = FaultRig.openFds();
+            RdmaConnection b = client.connect(srv.address()).block(T);
+            assertNotNull(b);
+            int added = FaultRig.openFds() - before;
+            try {
+                assertTrue(home == group(b), "round " + round + ": the new connection joins the idle one's group");
+            } finally {
+                b.dispose();
+                b.onDispose().block(T);
+            }
+            if (round == 0) {
+                firstAdded = added;
+            } else {
+                assertEquals(firstAdded, added, "round " + round + ": fds a connected neighbour adds");
+            }
+            int baseline = before;
+            assertTrue(FaultRig.await(() -> FaultRig.openFds() == baseline, T), "round " + round + ": "
+                    + FaultRig.openFds() + " fds after the neighbour's close, against " + baseline + " before it");
+        }
+    }
+
+    /**
      * A member that ends with operations in flight: its own fail (or complete, if they were
      * done), its late entries reach no one, and its neighbour in the group goes on, every one of
      * its operations completing; its group's queue stays open for the neighbour.

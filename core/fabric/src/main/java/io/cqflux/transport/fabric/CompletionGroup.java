@@ -54,7 +54,12 @@ import java.util.concurrent.atomic.AtomicReference;
  * <p>Late entries. A closed member's slot is not reused until a read of the queue to empty ran
  * after the member's endpoint was closed: {@code fi_close} of the endpoint takes it off the
  * queue's endpoint list, so that read has taken every entry the endpoint left. Until then its
- * entries find no member and are dropped; a new member never gets them.
+ * entries find no member and are dropped; a new member never gets them. The read must not wait
+ * for traffic: {@code fi_close} of an idle endpoint signals nothing on the queue's fd, so a group
+ * whose other members are idle would keep the slot retiring, and every new connection of the
+ * loop would open a new group. So {@link #leave} asks for the read itself: {@link #prepareToSleep}
+ * answers no while a slot retires (the loop then dispatches), and the loop's touch listener is
+ * told, which wakes a loop that sleeps on a standing {@code fi_trywait} answer.
  *
  * <p>Threading: {@link #dispatch()} and the members' {@link Member#poll} run on the loop thread;
  * {@link #join} and {@link #leave} may come from another thread (connects, accepts and closes
@@ -93,6 +98,10 @@ final class CompletionGroup implements SharedSource {
     /** Receiving tags of the members (guarded by readLock); AMBIGUOUS where two share one. */
     private final Map<Integer, Member> tags = new HashMap<>();
     private final AtomicReference<Object> loop = new AtomicReference<>();
+    /** A slot retires: the next sleep question answers no, so that a dispatch frees it (class comment). */
+    private volatile boolean readWanted;
+    /** The loop's touch listener for the group ({@link #watchTouches}), or {@code null}. */
+    private volatile Runnable loopTouched;
     private final CompletionSink router = this::route;
     /** Entries that found no member (tests). */
     private long dropped;
@@ -162,7 +171,10 @@ final class CompletionGroup implements SharedSource {
         }
     }
 
-    /** The member's endpoint is closed (or was never bound): its slot retires (class comment). */
+    /**
+     * The member's endpoint is closed (or was never bound): its slot retires until the next read
+     * to empty, which this asks the loop for (class comment). Any thread.
+     */
     void leave(Member m) {
         synchronized (readLock) {
             if (members[m.slot] != m) {
@@ -173,6 +185,11 @@ final class CompletionGroup implements SharedSource {
                 unTag(m);
             }
             retiring[retiringCount++] = m.slot;
+            readWanted = true;
+        }
+        Runnable t = loopTouched;
+        if (t != null) {
+            t.run(); // the loop's listener hands over to the loop from any thread
         }
     }
 
@@ -284,6 +301,7 @@ final class CompletionGroup implements SharedSource {
                 while (retiringCount > 0) {
                     free[freeTop++] = retiring[--retiringCount];
                 }
+                readWanted = false;
             }
         }
     }
@@ -356,15 +374,25 @@ final class CompletionGroup implements SharedSource {
         return cq.fd();
     }
 
-    /** {@code fi_trywait(3)} on the group's queue: one question for all its members. */
+    /**
+     * {@code fi_trywait(3)} on the group's queue: one question for all its members; no while a
+     * closed member's slot waits for a read to empty (class comment).
+     */
     @Override
     public boolean prepareToSleep() {
-        return cq.prepareToSleep();
+        return !readWanted && cq.prepareToSleep();
     }
 
+    /** The queue's trywait answer watch; the listener is also told when a slot retires ({@link #leave}). */
     @Override
     public boolean watchTouches(Runnable touched) {
+        loopTouched = touched;
         return cq.watchTouches(touched);
+    }
+
+    /** {@return whether a retiring slot waits for a read of the queue to empty (tests)} */
+    boolean readWanted() {
+        return readWanted;
     }
 
     /** A member posted or shut down: the next sleep asks fi_trywait again (TrywaitAnswer). */
@@ -381,6 +409,7 @@ final class CompletionGroup implements SharedSource {
     void close() {
         synchronized (readLock) {
             closed = true;
+            readWanted = false;
             cq.close();
         }
         arena.close();

@@ -1,6 +1,7 @@
 package io.cqflux.transport.fabric;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNotSame;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -294,6 +295,7 @@ class CompletionGroupTest extends TransportFixture {
     @Test
     void aClosedMembersLateEntries_reachNoOne_itsSlotWaitsForARead_andTheLastMemberClosesTheQueue() throws IOException {
         Listener l = closeLater(server.listen(listenAddress(), config()));
+        nowhere(); // its first use opens what the JDK keeps for sockets: before the baseline
         long before = openFds();
         Object clientLoop = new Object();
         Pairs p = connectMany(l, K, clientLoop, new Object());
@@ -310,14 +312,31 @@ class CompletionGroupTest extends TransportFixture {
             post("write " + j, () -> leaving.write(remote, 0, src, 0, 8, ctx(2, jj), true));
         }
         pump.remove(p.clients.get(2));
+        pump.remove(p.clients.get(0)); // the group is not read until the test says so
+        pump.remove(p.clients.get(1));
+        pump.remove(p.clients.get(3));
+        int[] touches = {0};
+        g.watchTouches(() -> touches[0]++);
         leaving.close();
         assertEquals(K - 1, g.members());
-        // A new connection of the loop finds the group full (the slot retires until a read) and opens another.
+        assertTrue(touches[0] > 0, "the leave tells the loop, which may sleep on a standing answer");
+        assertTrue(g.readWanted(), "the retiring slot asks for a read");
+        assertFalse(g.prepareToSleep(), "no sleep while a slot waits for a read to empty");
+        assertFalse(g.hasRoom(), "the slot retires until the read");
+        g.dispatch(); // what the loop does when the group says it may not sleep
+        g.watchTouches(null);
+        assertFalse(g.readWanted());
+        assertTrue(g.hasRoom(), "the read to empty frees the slot, though every other member is idle");
+        assertEquals(4, g.dropped(), "the closed member's four late completions were dropped");
         FabricConnection fresh = closeLater((FabricConnection) ct.connect(nowhere(), config(), new byte[0],
                 clientLoop));
-        assertNotSame(g, fresh.groupMember().group(), "a retiring slot is not reused before a read");
+        assertSame(g, fresh.groupMember().group(), "the freed slot serves the next connection of the loop");
+        assertEquals(slot, fresh.groupMember().slot);
         fresh.close();
-        // The others keep working; the closed one's entries are dropped, not delivered.
+        for (int i : new int[] {0, 1, 3}) {
+            p.clients.set(i, pump.add("client " + i, p.client(i)));
+        }
+        // The others keep working; the closed one's entries went to no one.
         for (int i : new int[] {0, 1, 3}) {
             FabricConnection c = p.client(i);
             int ii = i;
