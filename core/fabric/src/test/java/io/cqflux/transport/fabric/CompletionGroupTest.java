@@ -113,6 +113,12 @@ class CompletionGroupTest extends TransportFixture {
             assertEquals(1, p.client(i).completionQueues().size());
         }
         assertNotSame(first, p.client(K).groupMember().group());
+        for (int i = 0; i < N; i++) {
+            // The accepted end's tag (from the request, before fi_accept) is its client's, ports swapped.
+            int clientTag = p.client(i).groupMember().tag;
+            assertTrue(clientTag != 0, "client " + i + " is tagged");
+            assertEquals(Integer.rotateLeft(clientTag, 16), p.server(i).groupMember().tag, "server " + i + "'s tag");
+        }
 
         LocalRegion target = region(server, 4096L * N, RegionAccess.WRITE_DST, RegionAccess.READ_SRC);
         LocalRegion src = region(client, 4096L * N, RegionAccess.WRITE_SRC, RegionAccess.READ_DST);
@@ -245,6 +251,7 @@ class CompletionGroupTest extends TransportFixture {
         post("untagged write-with-immediate", () -> c.writeWithImmediate(remote, 0, src, 0, 8, 0x77, 1, true));
         assertTrue(await(clients.get(0), 1).isSuccess());
         pump.until("the group's drop", DEADLINE, () -> g.dropped() == 1);
+        assertEquals(1, ((FabricTransport) server).droppedNotifications(), "the transport counts the lost notification");
         pump.drainFor(java.time.Duration.ofMillis(50));
         assertEquals(List.of(), servers.get(0).completions, "the notification reached no member");
         assertEquals(List.of(), servers.get(1).completions, "the notification reached no member");
@@ -362,6 +369,35 @@ class CompletionGroupTest extends TransportFixture {
         assertEquals(0, ct.loopQueues().completionGroups(), "the client loop's group after its last endpoint");
         assertEquals(0, ((FabricTransport) server).loopQueues().completionGroups());
         assertEquals(before, openFds(), "fds back to the baseline");
+    }
+
+    /**
+     * Two clients from different hosts may use one source port: their accepted ends would hold one
+     * tag. The accept knows the tag before its endpoint (the client's port and the listening port),
+     * so the second goes to a group where the tag is free; a left member's tag stays taken until a
+     * read to empty, like its slot.
+     */
+    @Test
+    void anAcceptedEndsTag_isNeverHeldTwiceInOneGroup_andALeftMembersTagRetiresLikeItsSlot() {
+        LoopQueues q = ((FabricTransport) server).loopQueues();
+        Object loop = new Object();
+        int tag = CompletionGroup.receivingTag(40000, 5000);
+        CompletionGroup.Member a = q.join(loop, true, 64, "a", tag);
+        CompletionGroup.Member b = q.join(loop, true, 64, "b", tag);
+        CompletionGroup.Member c = q.join(loop, true, 64, "c", CompletionGroup.receivingTag(40001, 5000));
+        assertNotSame(a.group(), b.group(), "the same tag twice in one group");
+        assertSame(a.group(), c.group(), "another tag shares the group");
+        CompletionGroup g = a.group();
+        g.leave(a);
+        q.release(g);
+        assertFalse(g.hasRoomFor(tag), "a left member's tag retires until a read to empty");
+        g.dispatch();
+        assertTrue(g.hasRoomFor(tag), "the read to empty settles the left member's tag");
+        for (CompletionGroup.Member m : List.of(b, c)) {
+            m.group().leave(m);
+            q.release(m.group());
+        }
+        assertEquals(0, q.completionGroups());
     }
 
     /** {@return a loopback port where nothing listens: a connect there is refused, its endpoint stays} */
