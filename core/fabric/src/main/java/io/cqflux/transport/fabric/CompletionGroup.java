@@ -44,10 +44,15 @@ import java.util.concurrent.atomic.AtomicReference;
  * transport has the groups on (without them the wire is unchanged): its own TCP port and its
  * peer's, which on the receiving side are the endpoint's peer port and its own
  * ({@code fi_getname(3)}, {@code fi_getpeer(3)}). Two members of one group with the same pair
- * (peers on different hosts using the same source port) make the tag ambiguous: such entries
- * are dropped and logged, never guessed. A peer that sends no tag (without the option, or another implementation), or
- * one that sees other ports than this side (a NAT or a TCP proxy between them), gets its
- * notifications dropped likewise. The tag is not a secret: a peer that forges one can
+ * would make the tag ambiguous. An accepted end knows its tag from the connection request,
+ * before its endpoint exists, and joins only a group where no one holds it, so clients on
+ * different hosts with one source port land in different groups; a client cannot choose (Linux
+ * may reuse one local port for connections to different destinations), so there an ambiguous
+ * tag's entries are dropped and logged, never guessed. A peer that sends no tag (without the
+ * option, or another implementation), or one that sees other ports than this side (a NAT, port
+ * mapping or a TCP proxy between them), gets its notifications dropped likewise: each tag is
+ * logged at WARNING once, and FabricTransport#droppedNotifications counts them. A left member's
+ * tag retires with its slot (below): its late notifications reach no one. The tag is not a secret: a peer that forges one can
  * hand a notification to a neighbour in the group, which is why docs/security.md keeps groups
  * for peers of one trust domain.
  *
