@@ -175,6 +175,22 @@ class CompletionGroupTest extends TransportFixture {
     }
 
     @Test
+    void aContextWithTheTransportsBits_isRefusedNamingItAndTheMask() {
+        Pairs p = connectMany(1, new Object(), new Object());
+        FabricConnection c = p.client(0);
+        LocalRegion target = region(server, 4096, RegionAccess.WRITE_DST);
+        LocalRegion src = region(client, 4096, RegionAccess.WRITE_SRC);
+        RemoteRegion remote = closeLater(client.remoteRegion(target.descriptor()));
+        long bad = 1L << Connection.TRANSPORT_CONTEXT_SHIFT | 5;
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> c.write(remote, 0, src, 0, 8, bad, true));
+        assertTrue(e.getMessage().contains(Long.toHexString(bad))
+                && e.getMessage().contains(Long.toHexString(Connection.TRANSPORT_CONTEXT_MASK)), e.getMessage());
+        post("a write with the caller's bits only", () -> c.write(remote, 0, src, 0, 8, ctx(0, 0), true));
+        assertTrue(await(p.clients.get(0), ctx(0, 0)).isSuccess(), "the connection goes on");
+    }
+
+    @Test
     void theSleepQuestion_isFiTrywaitOnTheGroupsQueue_andPostsAndRoutedEntriesTellTheLoop() {
         Pairs p = connectMany(2, new Object(), new Object());
         FabricConnection c = p.client(0);
