@@ -709,10 +709,22 @@ final class CompletionGroup implements SharedSource {
             return true;
         }
 
-        /** Its connection's close, after the endpoint's fi_close: see {@link CompletionGroup#leave}. */
+        /**
+         * Its connection's close, after the endpoint's fi_close (and only then: the slot must not
+         * retire while the endpoint is bound to the queue): see {@link CompletionGroup#leave}.
+         */
+        void leave() {
+            CompletionGroup.this.leave(this);
+        }
+
+        /**
+         * Nothing: the slot belongs to its connection, whose close leaves the group after the
+         * endpoint's fi_close ({@link #leave()}). An owner that closed the queue first would
+         * otherwise retire the slot while the endpoint is still bound, and a read to empty
+         * would hand it to a new member that then gets the old endpoint's entries.
+         */
         @Override
         public void close() {
-            leave(this);
         }
 
         @Override

@@ -174,7 +174,7 @@ final class FabricConnection implements Connection {
                     c.close();
                 }
                 if (m != null) {
-                    m.close();
+                    m.leave();
                     transport.loopQueues().release(m.group());
                 }
                 if (e != null) {
@@ -613,7 +613,7 @@ final class FabricConnection implements Connection {
             unbound = queue.closeEndpoint(ep, description, KEPT_ON_FAILED_CLOSE);
             if (unbound) {
                 if (member != null) {
-                    member.close(); // its slot retires until the group's next read to empty
+                    member.leave(); // its slot retires until the group's next read to empty
                     transport.loopQueues().release(member.group());
                 } else {
                     cq.close();
