@@ -87,7 +87,38 @@ class FabricCompletionQueueGroupReactiveContractTest extends FabricReactiveContr
      */
     @Test
     void anIdleMembersGroup_takesTheNextConnectionIntoAClosedNeighboursSlot_soReconnectsKeepTheFdsFlat() {
-        SharedSource home = group(conn);
+        reconnectBesideAnIdleOne(client, srv, conn, serverConn);
+    }
+
+    /** The same with spinning loops, which do not ask the group whether they may sleep. */
+    @Test
+    void anIdleMembersGroup_reusesAClosedNeighboursSlot_alsoOnSpinningLoops() {
+        try (Cqflux s = builder().waitStrategy(io.cqflux.epoll.WaitStrategy.BUSY_POLL).build();
+             Cqflux c = builder().waitStrategy(io.cqflux.epoll.WaitStrategy.BUSY_POLL).build()) {
+            RdmaServer listening = s.bind(listenAddress(), s.register(serverMem, io.cqflux.core.RegionAccess.WRITE_DST))
+                    .block(T);
+            assertNotNull(listening);
+            java.util.concurrent.CompletableFuture<RdmaConnection> accepted = new java.util.concurrent.CompletableFuture<>();
+            listening.connections().subscribe(accepted::complete);
+            RdmaConnection idle = c.connect(listening.address()).block(T);
+            assertNotNull(idle);
+            RdmaConnection idleServerEnd = accepted.orTimeout(T.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS)
+                    .join();
+            reconnectBesideAnIdleOne(c, listening, idle, idleServerEnd);
+            idle.dispose();
+            idle.onDispose().block(T);
+        }
+    }
+
+    /**
+     * Connects and closes a neighbour of an idle connection four times: each time the closed
+     * neighbour's slot, on both sides, must be freed without any traffic, and the next neighbour
+     * must take it.
+     */
+    private static void reconnectBesideAnIdleOne(Cqflux client, RdmaServer srv, RdmaConnection idle,
+                                                 RdmaConnection idleServerEnd) {
+        SharedSource home = group(idle);
+        SharedSource serverHome = group(idleServerEnd);
         int firstAdded = -1;
         for (int round = 0; round < 4; round++) {
             int before = FaultRig.openFds();
@@ -108,6 +139,22 @@ class FabricCompletionQueueGroupReactiveContractTest extends FabricReactiveContr
             int baseline = before;
             assertTrue(FaultRig.await(() -> FaultRig.openFds() == baseline, T), "round " + round + ": "
                     + FaultRig.openFds() + " fds after the neighbour's close, against " + baseline + " before it");
+            int r = round;
+            for (SharedSource g : List.of(home, serverHome)) {
+                assertTrue(FaultRig.await(() -> hasRoom(g), T), "round " + r + ": the closed neighbour's slot in " + g
+                        + " was not freed, though nothing else happens on the group");
+            }
+        }
+    }
+
+    /** {@return whether the group (fabric's CompletionGroup, package-private) takes a new member now} */
+    private static boolean hasRoom(SharedSource group) {
+        try {
+            java.lang.reflect.Method m = group.getClass().getDeclaredMethod("hasRoom");
+            m.setAccessible(true);
+            return (boolean) m.invoke(group);
+        } catch (ReflectiveOperationException e) {
+            throw new AssertionError("CompletionGroup.hasRoom()", e);
         }
     }
 

@@ -63,8 +63,9 @@ import java.util.concurrent.atomic.AtomicReference;
  * for traffic: {@code fi_close} of an idle endpoint signals nothing on the queue's fd, so a group
  * whose other members are idle would keep the slot retiring, and every new connection of the
  * loop would open a new group. So {@link #leave} asks for the read itself: {@link #prepareToSleep}
- * answers no while a slot retires (the loop then dispatches), and the loop's touch listener is
- * told, which wakes a loop that sleeps on a standing {@code fi_trywait} answer.
+ * answers no while a slot retires (the loop then dispatches), the loop's touch listener is told,
+ * which wakes a loop that sleeps on a standing {@code fi_trywait} answer, and so is a remaining
+ * neighbour's, which reaches a spinning loop (it reads only readable sources).
  *
  * <p>Threading: {@link #dispatch()} and the members' {@link Member#poll} run on the loop thread;
  * {@link #join} and {@link #leave} may come from another thread (connects, accepts and closes
@@ -214,6 +215,7 @@ final class CompletionGroup implements SharedSource {
      * to empty, which this asks the loop for (class comment). Any thread.
      */
     void leave(Member m) {
+        Runnable neighbour = null;
         synchronized (readLock) {
             if (members[m.slot] != m) {
                 return;
@@ -232,10 +234,24 @@ final class CompletionGroup implements SharedSource {
             }
             retiring[retiringCount++] = m.slot;
             readWanted = true;
+            for (Member x : members) {
+                if (x != null && x.onTouched != null) {
+                    neighbour = x.onTouched;
+                    break;
+                }
+            }
         }
+        // Both callbacks hand over to the loop from any thread. The group's listener wakes a
+        // loop that sleeps on a standing fi_trywait answer (prepareToSleep then says no); a
+        // spinning loop asks no source whether it may sleep and reads only readable ones, so a
+        // neighbour's touch, which has the loop run the group's dispatch and that neighbour's
+        // (empty) drain, is what reaches it. With no neighbour left the group closes instead.
         Runnable t = loopTouched;
         if (t != null) {
-            t.run(); // the loop's listener hands over to the loop from any thread
+            t.run();
+        }
+        if (neighbour != null) {
+            neighbour.run();
         }
     }
 
@@ -583,7 +599,8 @@ final class CompletionGroup implements SharedSource {
         boolean tagConfirmed;
         /** Its endpoint while open (guarded by readLock). */
         MemorySegment ep;
-        private Runnable onTouched;
+        /** The loop's callback for entries routed here; also run by a neighbour's leave (any thread). */
+        private volatile Runnable onTouched;
         // A ring of routed entries: success fields in the arrays, an error as its record.
         private long[] contexts = new long[8];
         private long[] flags = new long[8];
