@@ -52,9 +52,9 @@ import java.util.concurrent.atomic.AtomicReference;
  * option, or another implementation), or one that sees other ports than this side (a NAT, port
  * mapping or a TCP proxy between them), gets its notifications dropped likewise: each tag is
  * logged at WARNING once, and FabricTransport#droppedNotifications counts them. A left member's
- * tag retires with its slot (below): its late notifications reach no one. The tag is not a secret: a peer that forges one can
- * hand a notification to a neighbour in the group, which is why docs/security.md keeps groups
- * for peers of one trust domain.
+ * tag retires with its slot (below): its late notifications reach no one. The tag is not a
+ * secret: a peer that forges one can hand notifications to a neighbour in the group, enough to
+ * overflow its backlog, which is why docs/security.md keeps groups for peers of one trust domain.
  *
  * <p>Late entries. A closed member's slot is not reused until a read of the queue to empty ran
  * after the member's endpoint was closed: {@code fi_close} of the endpoint takes it off the
@@ -297,8 +297,8 @@ final class CompletionGroup implements SharedSource {
     }
 
     private void warnAmbiguous(int t, Member m) {
-        LOG.log(warnOnce(Integer.toUnsignedLong(t)), "{0} and another connection of {1} have the same ports (tag 0x{2}):"
-                + " a peer''s write-with-immediate to either cannot be routed and is dropped", m, this,
+        LOG.log(warnOnce(Integer.toUnsignedLong(t)), "{0} and another connection of {1} have the same ports"
+                + " (tag 0x{2}): a peer''s write-with-immediate to either cannot be routed and is dropped", m, this,
                 Integer.toHexString(t));
     }
 

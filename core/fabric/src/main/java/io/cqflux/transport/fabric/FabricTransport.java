@@ -109,7 +109,8 @@ final class FabricTransport implements Transport, DomainHolder {
     /** The event queues shared per loop by this domain's connections. */
     private final LoopQueues loopQueues = new LoopQueues(this);
     /** Entries without a context that no completion-queue group member could take (CompletionGroup). */
-    private final java.util.concurrent.atomic.AtomicLong droppedNotifications = new java.util.concurrent.atomic.AtomicLong();
+    private final java.util.concurrent.atomic.AtomicLong droppedNotifications =
+            new java.util.concurrent.atomic.AtomicLong();
     /** The domain and fabric are closed (guarded by this). */
     private boolean nativeClosed;
 
