@@ -80,6 +80,85 @@ class FabricCompletionQueueGroupReactiveContractTest extends FabricReactiveContr
     }
 
     /**
+     * An idle member keeps its group's queue open; a neighbour that connects and closes leaves a
+     * slot that must serve the next connection, though nothing reads the queue for traffic: the
+     * leave itself asks the loop for the read that frees the slot. Without it every reconnect
+     * would open a new group (its queue's wait object, 3 fds per side) beside the idle one.
+     */
+    @Test
+    void anIdleMembersGroup_takesTheNextConnectionIntoAClosedNeighboursSlot_soReconnectsKeepTheFdsFlat() {
+        reconnectBesideAnIdleOne(client, srv, conn, serverConn);
+    }
+
+    /** The same with spinning loops, which do not ask the group whether they may sleep. */
+    @Test
+    void anIdleMembersGroup_reusesAClosedNeighboursSlot_alsoOnSpinningLoops() {
+        try (Cqflux s = builder().waitStrategy(io.cqflux.epoll.WaitStrategy.BUSY_POLL).build();
+             Cqflux c = builder().waitStrategy(io.cqflux.epoll.WaitStrategy.BUSY_POLL).build()) {
+            RdmaServer listening = s.bind(listenAddress(), s.register(serverMem, io.cqflux.core.RegionAccess.WRITE_DST))
+                    .block(T);
+            assertNotNull(listening);
+            java.util.concurrent.CompletableFuture<RdmaConnection> accepted = new java.util.concurrent.CompletableFuture<>();
+            listening.connections().subscribe(accepted::complete);
+            RdmaConnection idle = c.connect(listening.address()).block(T);
+            assertNotNull(idle);
+            RdmaConnection idleServerEnd = accepted.orTimeout(T.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS)
+                    .join();
+            reconnectBesideAnIdleOne(c, listening, idle, idleServerEnd);
+            idle.dispose();
+            idle.onDispose().block(T);
+        }
+    }
+
+    /**
+     * Connects and closes a neighbour of an idle connection four times: each time the closed
+     * neighbour's slot, on both sides, must be freed without any traffic, and the next neighbour
+     * must take it.
+     */
+    private static void reconnectBesideAnIdleOne(Cqflux client, RdmaServer srv, RdmaConnection idle,
+                                                 RdmaConnection idleServerEnd) {
+        SharedSource home = group(idle);
+        SharedSource serverHome = group(idleServerEnd);
+        int firstAdded = -1;
+        for (int round = 0; round < 4; round++) {
+            int before = FaultRig.openFds();
+            RdmaConnection b = client.connect(srv.address()).block(T);
+            assertNotNull(b);
+            int added = FaultRig.openFds() - before;
+            try {
+                assertTrue(home == group(b), "round " + round + ": the new connection joins the idle one's group");
+            } finally {
+                b.dispose();
+                b.onDispose().block(T);
+            }
+            if (round == 0) {
+                firstAdded = added;
+            } else {
+                assertEquals(firstAdded, added, "round " + round + ": fds a connected neighbour adds");
+            }
+            int baseline = before;
+            assertTrue(FaultRig.await(() -> FaultRig.openFds() == baseline, T), "round " + round + ": "
+                    + FaultRig.openFds() + " fds after the neighbour's close, against " + baseline + " before it");
+            int r = round;
+            for (SharedSource g : List.of(home, serverHome)) {
+                assertTrue(FaultRig.await(() -> hasRoom(g), T), "round " + r + ": the closed neighbour's slot in " + g
+                        + " was not freed, though nothing else happens on the group");
+            }
+        }
+    }
+
+    /** {@return whether the group (fabric's CompletionGroup, package-private) takes a new member now} */
+    private static boolean hasRoom(SharedSource group) {
+        try {
+            java.lang.reflect.Method m = group.getClass().getDeclaredMethod("hasRoom");
+            m.setAccessible(true);
+            return (boolean) m.invoke(group);
+        } catch (ReflectiveOperationException e) {
+            throw new AssertionError("CompletionGroup.hasRoom()", e);
+        }
+    }
+
+    /**
      * A member that ends with operations in flight: its own fail (or complete, if they were
      * done), its late entries reach no one, and its neighbour in the group goes on, every one of
      * its operations completing; its group's queue stays open for the neighbour.

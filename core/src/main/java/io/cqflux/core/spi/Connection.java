@@ -23,8 +23,10 @@ import java.util.List;
  * that belong to no posted operation (libfabric tcp reports a peer's write-with-immediate with a
  * NULL {@code op_context}). An unsignaled operation produces a completion only on error. The
  * context bits from {@link #TRANSPORT_CONTEXT_SHIFT} up, {@link #TRANSPORT_CONTEXT_BITS} of them,
- * belong to the transport: the caller leaves them 0, a transport may carry its own routing there
- * on the wire and clears them again before the completion reaches the sink.
+ * belong to the transport: the caller leaves them 0 (a transport may refuse a context that sets
+ * them), a transport may carry its own routing there from its post to its completion queue (a
+ * context never leaves this process: it is no part of what goes on the wire), and it clears them
+ * again before the completion reaches the sink.
  *
  * <p><b>Lifetime.</b> {@link #disconnect()} starts an orderly close (a {@code CLOSED} event
  * follows); {@link #close()} frees the native objects and is idempotent. Buffers of operations
@@ -33,8 +35,9 @@ import java.util.List;
 public interface Connection extends AutoCloseable {
 
     /**
-     * The lowest context bit that belongs to the transport (see "Posting" above): bits 47 to 62.
-     * Bit 63 stays the caller's, and 0 (contexts are never negative).
+     * The lowest context bit that belongs to the transport (see "Posting" above); the transport's
+     * bits are {@link #TRANSPORT_CONTEXT_MASK}. The bit above them stays the caller's, and 0
+     * (contexts are never negative).
      */
     int TRANSPORT_CONTEXT_SHIFT = 47;
 

@@ -34,10 +34,28 @@ public record TransportOptions(InetAddress localAddress, boolean directWriteToPe
      * connections"). A member has one queue for sends and receives: a separate receive queue
      * ({@code ConnectionConfig.withReceiveCompletionQueueSize}) only adds to the entries its group
      * reserves for it. Connections with keys scoped to their connection (a domain of their own)
-     * keep queues of their own. A peer's write with immediate reaches a grouped connection by a
-     * tag that a sender with this option on puts in its CQ data: set it on both sides when peers
-     * write with immediate (a notification from a peer without it is dropped and logged).
-     * Refused on other providers.
+     * keep queues of their own. A group holds at most {@code 2^20 / (CQ size + receive CQ size)}
+     * connections (its queue's entries are capped at {@code 2^20}), fewer than asked when the
+     * queues are large. Refused on other providers.
+     *
+     * <p>A peer's write with immediate reaches a grouped connection by a tag that a sender with
+     * this option on puts in the high 32 bits of its 64-bit CQ data: the TCP ports of the
+     * connection as each side sees them. So:
+     * <ul>
+     *   <li>set it on both sides when peers write with immediate: a notification from a peer
+     *       without it is dropped and logged;</li>
+     *   <li>anything between the peers that changes the ports they see (NAT, port mapping such
+     *       as Docker's {@code -p} or a Kubernetes Service, a TCP proxy) makes every notification
+     *       unroutable: they are all dropped;</li>
+     *   <li>with it on, every write with immediate carries the tag, also to a peer that is not
+     *       grouped or not cqflux: one that reads the CQ data's 64 bits sees the tag above the
+     *       immediate;</li>
+     *   <li>two clients that reach a grouped client from one port pair (Linux may reuse a local
+     *       port for connections to different destinations) make the tag ambiguous in a group
+     *       holding both: their notifications are dropped and logged, never guessed (an
+     *       accepting side places such clients in different groups).</li>
+     * </ul>
+     * The tag is not a secret (docs/security.md).
      */
     public static final String FABRIC_COMPLETION_QUEUE_GROUP = "fabric.completionQueueGroup";
 

@@ -29,7 +29,9 @@ import java.util.Set;
  * loop's table of queues, so no spinning round polls it and no sleep asks it; the hub drains it
  * (QueueDrainer.drain, with its per-turn budget and cut-off list) when the dispatch routed
  * entries to it, and the hub's prepareToSleep is the shared queue's. The graceful shutdown's last
- * drain reads such a shared source once more and drains its queue members (dispatchForLastDrain).
+ * drain reads such a shared source again and again while a dispatch routed anything (a dispatch
+ * may read a bounded batch and leave the rest for the next wake-up, which will not come), then
+ * drains its queue members (dispatchForLastDrain).
  */
 
 /**
@@ -49,6 +51,11 @@ final class SharedSources {
      * in between leave no doubt, and end such a spin within a few loop turns.
      */
     static final int MAX_FAILURES = 16;
+    /**
+     * Dispatches of one shared source in the graceful shutdown's last drain at most: it repeats
+     * while a dispatch routed anything, and this bounds it where a peer keeps sending.
+     */
+    static final int MAX_LAST_DISPATCHES = 1024;
     /** The least time between two WARNINGs about one hub's failed dispatches. */
     static final long LOG_INTERVAL_NANOS = 10_000_000_000L;
 
@@ -124,7 +131,8 @@ final class SharedSources {
 
     /**
      * The graceful shutdown's last drain: reads each shared source that serves completion queues
-     * once more (a failure is logged: nothing else runs on the loop any more) and returns those
+     * again while a dispatch routed anything to a member (up to {@link #MAX_LAST_DISPATCHES}; a
+     * failure is logged and ends it: nothing else runs on the loop any more) and returns those
      * queues, for the drainer to drain.
      *
      * @return the completion-queue members of the shared sources
@@ -142,10 +150,17 @@ final class SharedSources {
             if (mine.isEmpty()) {
                 continue;
             }
-            try {
-                h.shared.dispatch();
-            } catch (RuntimeException e) {
-                EventLoop.LOG.log(System.Logger.Level.WARNING, "the last dispatch of " + h + " failed", e);
+            for (int round = 0; round < MAX_LAST_DISPATCHES; round++) {
+                long before = h.touches;
+                try {
+                    h.shared.dispatch();
+                } catch (RuntimeException e) {
+                    EventLoop.LOG.log(System.Logger.Level.WARNING, "the last dispatch of " + h + " failed", e);
+                    break;
+                }
+                if (h.touches == before) {
+                    break; // it routed nothing: what it holds is read
+                }
             }
             queues.addAll(mine);
         }
@@ -170,6 +185,8 @@ final class SharedSources {
         long loggedAt;
         /** The loop's touched callback for {@link #source}, while it watches. */
         Runnable hubTouched;
+        /** Members' touches seen on the loop thread: the last drain's sign that a dispatch routed something. */
+        long touches;
 
         Hub(SharedSource shared) {
             this.shared = shared;
@@ -194,6 +211,7 @@ final class SharedSources {
         /** A member's touched callback: any thread. */
         void touched(LoopSource member) {
             if (loop.inEventLoop()) {
+                touches++;
                 ready(member);
                 return;
             }

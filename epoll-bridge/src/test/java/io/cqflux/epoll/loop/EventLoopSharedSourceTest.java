@@ -110,6 +110,29 @@ class EventLoopSharedSourceTest {
         }
     }
 
+    /** A dispatch that reads a bounded batch (CompletionGroup's) leaves the rest: the last drain reads again. */
+    @Test
+    void aGracefulShutdown_dispatchesAgainWhileADispatchRoutedSomething() {
+        try (TestShared shared = new TestShared()) {
+            EventLoop loop = EventLoop.start(new LoopConfig("shared-cq-last-batches", WaitStrategy.BLOCKING, 32, null));
+            TestQueue q = shared.queue();
+            ConcurrentLinkedQueue<Long> delivered = new ConcurrentLinkedQueue<>();
+            loop.register(q, c -> delivered.add(c.context()));
+            Await.until(() -> q.polls.get() >= 1, "the queue's first drain");
+            CompletableFuture<Void> release = Await.blockLoop(loop);
+            shared.perDispatch = 2;
+            List<Long> held = new ArrayList<>();
+            for (long i = 1; i <= 7; i++) {
+                shared.queueInbox.add(new long[] {0, i}); // in the shared source, never signalled
+                held.add(i);
+            }
+            CompletableFuture<Void> terminated = loop.shutdownGracefully(java.time.Duration.ofSeconds(30));
+            release.complete(null);
+            Await.done(terminated, "graceful termination");
+            assertEquals(held, List.copyOf(delivered), "the last drain delivered all the source held, two per dispatch");
+        }
+    }
+
     @Test
     void aMemberThatTouchesItself_runsWithoutTheSharedFd() {
         try (TestShared shared = new TestShared();
@@ -253,6 +276,8 @@ class EventLoopSharedSourceTest {
 
         final List<TestQueue> queues = new ArrayList<>();
         final ConcurrentLinkedQueue<long[]> queueInbox = new ConcurrentLinkedQueue<>();
+        /** Queue entries one dispatch routes at most (a bounded read, like CompletionGroup's). */
+        volatile int perDispatch = Integer.MAX_VALUE;
 
         TestQueue queue() {
             TestQueue q = new TestQueue(this);
@@ -287,7 +312,7 @@ class EventLoopSharedSourceTest {
                 members.get(i).deliver();
             }
             long[] q;
-            while ((q = queueInbox.poll()) != null) {
+            for (int n = perDispatch; n > 0 && (q = queueInbox.poll()) != null; n--) {
                 queues.get((int) q[0]).deliver(q[1]);
             }
         }

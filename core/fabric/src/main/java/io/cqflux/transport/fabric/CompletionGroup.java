@@ -44,17 +44,28 @@ import java.util.concurrent.atomic.AtomicReference;
  * transport has the groups on (without them the wire is unchanged): its own TCP port and its
  * peer's, which on the receiving side are the endpoint's peer port and its own
  * ({@code fi_getname(3)}, {@code fi_getpeer(3)}). Two members of one group with the same pair
- * (peers on different hosts using the same source port) make the tag ambiguous: such entries
- * are dropped and logged, never guessed. A peer that sends no tag (without the option, or another implementation), or
- * one that sees other ports than this side (a NAT or a TCP proxy between them), gets its
- * notifications dropped likewise. The tag is not a secret: a peer that forges one can
- * hand a notification to a neighbour in the group, which is why docs/security.md keeps groups
- * for peers of one trust domain.
+ * would make the tag ambiguous. An accepted end knows its tag from the connection request,
+ * before its endpoint exists, and joins only a group where no one holds it, so clients on
+ * different hosts with one source port land in different groups; a client cannot choose (Linux
+ * may reuse one local port for connections to different destinations), so there an ambiguous
+ * tag's entries are dropped and logged, never guessed. A peer that sends no tag (without the
+ * option, or another implementation), or one that sees other ports than this side (a NAT, port
+ * mapping or a TCP proxy between them), gets its notifications dropped likewise: each tag is
+ * logged at WARNING once, and FabricTransport#droppedNotifications counts them. A left member's
+ * tag retires with its slot (below): its late notifications reach no one. The tag is not a
+ * secret: a peer that forges one can hand notifications to a neighbour in the group, enough to
+ * overflow its backlog, which is why docs/security.md keeps groups for peers of one trust domain.
  *
  * <p>Late entries. A closed member's slot is not reused until a read of the queue to empty ran
  * after the member's endpoint was closed: {@code fi_close} of the endpoint takes it off the
  * queue's endpoint list, so that read has taken every entry the endpoint left. Until then its
- * entries find no member and are dropped; a new member never gets them.
+ * entries find no member and are dropped; a new member never gets them. The read must not wait
+ * for traffic: {@code fi_close} of an idle endpoint signals nothing on the queue's fd, so a group
+ * whose other members are idle would keep the slot retiring, and every new connection of the
+ * loop would open a new group. So {@link #leave} asks for the read itself: {@link #prepareToSleep}
+ * answers no while a slot retires (the loop then dispatches), the loop's touch listener is told,
+ * which wakes a loop that sleeps on a standing {@code fi_trywait} answer, and so is a remaining
+ * neighbour's, which reaches a spinning loop (it reads only readable sources).
  *
  * <p>Threading: {@link #dispatch()} and the members' {@link Member#poll} run on the loop thread;
  * {@link #join} and {@link #leave} may come from another thread (connects, accepts and closes
@@ -90,19 +101,38 @@ final class CompletionGroup implements SharedSource {
     /** Slots of closed members whose entries may still be queued (guarded by readLock). */
     private final int[] retiring;
     private int retiringCount;
-    /** Receiving tags of the members (guarded by readLock); AMBIGUOUS where two share one. */
+    /**
+     * Receiving tags of the members (guarded by readLock): the member, {@link #ambiguous} where
+     * two hold one, {@link #tombstone} where a holder left and its entries may still be queued.
+     */
     private final Map<Integer, Member> tags = new HashMap<>();
+    /** Tags of left members, settled by the next read to empty (guarded by readLock). */
+    private final java.util.Set<Integer> retiringTags = new java.util.HashSet<>();
+    /** Members whose tag is not known yet (guarded by readLock). */
+    private int untagged;
+    /** What was logged at WARNING once: a tag, or {@link #NO_CONTEXT_ERROR} (guarded by readLock). */
+    private final java.util.Set<Long> warned = new java.util.HashSet<>();
+    private final FabricTransport transport;
     private final AtomicReference<Object> loop = new AtomicReference<>();
+    /** A slot retires: the next sleep question answers no, so that a dispatch frees it (class comment). */
+    private volatile boolean readWanted;
+    /** The loop's touch listener for the group ({@link #watchTouches}), or {@code null}. */
+    private volatile Runnable loopTouched;
     private final CompletionSink router = this::route;
     /** Entries that found no member (tests). */
     private long dropped;
-    /** Whether an unroutable entry without a context was logged at WARNING already. */
-    private boolean warnedUnrouted;
     private boolean closed;
     /** Endpoints bound to it, counted by its {@link LoopQueues} (guarded by that). */
     int endpoints;
 
-    private static final Member AMBIGUOUS = null;
+    /** The tag's value where two members hold one: its entries are dropped, never guessed. */
+    private final Member ambiguous = new Member(0, "a tag two members hold");
+    /** The tag's value where its holder left, until the next read to empty (class comment). */
+    private final Member tombstone = new Member(0, "a closed member's tag");
+    /** The key of {@link #warned} for an error entry without a context. */
+    private static final long NO_CONTEXT_ERROR = -1;
+    /** How many distinct tags are warned about at most; the rest go to DEBUG. */
+    private static final int MAX_WARNED = 1024;
 
     /** The largest queue a group opens: past it a group takes fewer members than asked. */
     static final int MAX_QUEUE_ENTRIES = 1 << 20;
@@ -113,6 +143,7 @@ final class CompletionGroup implements SharedSource {
      * @param perMember the queue entries one member needs (its CQ sizes: its credits bound them)
      */
     CompletionGroup(FabricTransport transport, Object affinity, int asked, int perMember) {
+        this.transport = transport;
         this.affinity = affinity;
         int capacity = (int) Math.max(1, Math.min(asked, MAX_QUEUE_ENTRIES / Math.max(1, perMember)));
         this.capacity = capacity;
@@ -140,8 +171,18 @@ final class CompletionGroup implements SharedSource {
 
     /** {@return whether a new member fits now (a retiring slot does not)} */
     boolean hasRoom() {
+        return hasRoomFor(0);
+    }
+
+    /**
+     * {@return whether a new member with receiving tag {@code tag} fits now: a free slot, and no
+     * member (nor a left one whose entries may still be queued) holds the tag}
+     *
+     * @param tag the member's receiving tag, or 0 when it is not known before its endpoint
+     */
+    boolean hasRoomFor(int tag) {
         synchronized (readLock) {
-            return freeTop > 0;
+            return freeTop > 0 && (tag == 0 || !tags.containsKey(tag));
         }
     }
 
@@ -149,42 +190,121 @@ final class CompletionGroup implements SharedSource {
      * Takes a slot for a new member, before its endpoint is bound to the queue.
      *
      * @param description its connection's, for logs
+     * @param tag its receiving tag when known before its endpoint (an accepted connection: the
+     *     client's port and the listening port), registered at once; 0 when it is not
      * @return the member
      */
-    Member join(String description) {
+    Member join(String description, int tag) {
         synchronized (readLock) {
             if (freeTop == 0) {
                 throw new IllegalStateException(this + " has no free slot for " + description);
             }
             Member m = new Member(free[--freeTop], description);
             members[m.slot] = m;
+            if (tag != 0) {
+                holdTag(m, tag);
+            } else {
+                untagged++;
+            }
             return m;
         }
     }
 
-    /** The member's endpoint is closed (or was never bound): its slot retires (class comment). */
+    /**
+     * The member's endpoint is closed (or was never bound): its slot retires until the next read
+     * to empty, which this asks the loop for (class comment). Any thread.
+     */
     void leave(Member m) {
+        Runnable neighbour = null;
         synchronized (readLock) {
             if (members[m.slot] != m) {
                 return;
             }
             members[m.slot] = null;
-            if (m.tag != 0) {
-                unTag(m);
+            if (m.tag == 0) {
+                untagged--;
+            } else {
+                // Like its slot, its tag retires until a read to empty: a notification of its
+                // peer may still be queued, and must reach no one (class comment).
+                Member held = tags.get(m.tag);
+                if (held == m || held == ambiguous) {
+                    tags.put(m.tag, tombstone);
+                }
+                retiringTags.add(m.tag);
             }
             retiring[retiringCount++] = m.slot;
+            readWanted = true;
+            for (Member x : members) {
+                if (x != null && x.onTouched != null) {
+                    neighbour = x.onTouched;
+                    break;
+                }
+            }
+        }
+        // Both callbacks hand over to the loop from any thread. The group's listener wakes a
+        // loop that sleeps on a standing fi_trywait answer (prepareToSleep then says no); a
+        // spinning loop asks no source whether it may sleep and reads only readable ones, so a
+        // neighbour's touch, which has the loop run the group's dispatch and that neighbour's
+        // (empty) drain, is what reaches it. With no neighbour left the group closes instead.
+        Runnable t = loopTouched;
+        if (t != null) {
+            t.run();
+        }
+        if (neighbour != null) {
+            neighbour.run();
         }
     }
 
-    private void unTag(Member m) {
-        Member held = tags.get(m.tag);
-        if (held == m) {
-            tags.remove(m.tag);
-        } else if (held == AMBIGUOUS && tags.containsKey(m.tag)) {
-            // Still ambiguous for the one left? It stays dropped: the other member can no longer
-            // tell its entries from the closed one's that may still be queued.
-            LOG.log(System.Logger.Level.DEBUG, "tag 0x{0} of {1} stays ambiguous", Integer.toHexString(m.tag), m);
+    /** A member takes tag {@code t} (under the read lock). */
+    private void holdTag(Member m, int t) {
+        m.tag = t;
+        Member held = tags.get(t);
+        if (held == null) {
+            tags.put(t, m);
+        } else if (held != tombstone) {
+            // A left holder's tombstone stays until the read to empty, which settles the tag.
+            tags.put(t, ambiguous);
+            warnAmbiguous(t, m);
         }
+    }
+
+    /**
+     * The read to empty has taken every entry of the left members: their tags go to the members
+     * that still hold them, one or (ambiguous) several, or away (under the read lock).
+     */
+    private void settleTags() {
+        for (int t : retiringTags) {
+            Member only = null;
+            int holders = 0;
+            for (Member x : members) {
+                if (x != null && x.tag == t) {
+                    only = x;
+                    holders++;
+                }
+            }
+            if (holders == 0) {
+                tags.remove(t);
+            } else if (holders == 1) {
+                tags.put(t, only);
+            } else {
+                if (tags.get(t) != ambiguous) {
+                    warnAmbiguous(t, only);
+                }
+                tags.put(t, ambiguous);
+            }
+        }
+        retiringTags.clear();
+    }
+
+    private void warnAmbiguous(int t, Member m) {
+        LOG.log(warnOnce(Integer.toUnsignedLong(t)), "{0} and another connection of {1} have the same ports"
+                + " (tag 0x{2}): a peer''s write-with-immediate to either cannot be routed and is dropped", m, this,
+                Integer.toHexString(t));
+    }
+
+    /** {@return WARNING the first time for {@code key} (a tag, or {@link #NO_CONTEXT_ERROR}), else DEBUG} */
+    private System.Logger.Level warnOnce(long key) {
+        return warned.size() < MAX_WARNED && warned.add(key) ? System.Logger.Level.WARNING : System.Logger.Level.DEBUG;
     }
 
     /**
@@ -198,6 +318,11 @@ final class CompletionGroup implements SharedSource {
         }
     }
 
+    /** {@return the receiving tag of a peer's port and one's own: the peer's in the high 16 bits} */
+    static int receivingTag(int peerPort, int ownPort) {
+        return peerPort <= 0 || ownPort <= 0 ? 0 : (peerPort << 16) | ownPort;
+    }
+
     /**
      * Registers the member's receiving tag (its endpoint's peer port and own port) once its
      * socket knows both, so that a peer's write-with-immediate finds it. Any thread. A read that
@@ -206,8 +331,41 @@ final class CompletionGroup implements SharedSource {
      */
     void tag(Member m) {
         synchronized (readLock) {
-            tagLocked(m);
+            if (m.tag == 0) {
+                tagLocked(m);
+            } else {
+                confirmTag(m);
+            }
         }
+    }
+
+    /**
+     * A tag taken at {@link #join} from the connection request is checked once against the
+     * endpoint's ports, which are what the peer puts in its notifications; where they differ the
+     * ports win (under the read lock).
+     */
+    private void confirmTag(Member m) {
+        if (members[m.slot] != m || m.ep == null || m.tagConfirmed) {
+            return;
+        }
+        int[] p = ports(m.ep);
+        if (p == null) {
+            return;
+        }
+        m.tagConfirmed = true;
+        int t = receivingTag(p[1], p[0]);
+        if (t == m.tag) {
+            return;
+        }
+        LOG.log(System.Logger.Level.DEBUG, "{0}: tag 0x{1} from its request, 0x{2} from its socket", m,
+                Integer.toHexString(m.tag), Integer.toHexString(t));
+        int old = m.tag;
+        if (tags.get(old) == m) {
+            tags.remove(old);
+        } else {
+            retiringTags.add(old); // ambiguous or retiring: the next read to empty settles it
+        }
+        holdTag(m, t);
     }
 
     private void tagLocked(Member m) {
@@ -218,16 +376,11 @@ final class CompletionGroup implements SharedSource {
         if (p == null) {
             return;
         }
-        int t = (p[1] << 16) | p[0]; // never 0: both ports are
-        m.tag = t;
-        if (tags.containsKey(t)) {
-            LOG.log(System.Logger.Level.WARNING, "{0} and another connection of {1} have the same ports (0x{2}):"
-                    + " a peer's write-with-immediate to either cannot be routed and is dropped", m, this,
-                    Integer.toHexString(t));
-            tags.put(t, AMBIGUOUS);
-        } else {
-            tags.put(t, m);
-        }
+        // A client's tag: its peer may accept another client with the same pair (Linux reuses a
+        // local port for connections to different destinations), which no choice of group here
+        // can avoid: holdTag marks it ambiguous, and its notifications are dropped and logged.
+        untagged--;
+        holdTag(m, receivingTag(p[1], p[0]));
     }
 
     /**
@@ -284,6 +437,8 @@ final class CompletionGroup implements SharedSource {
                 while (retiringCount > 0) {
                     free[freeTop++] = retiring[--retiringCount];
                 }
+                settleTags();
+                readWanted = false;
             }
         }
     }
@@ -291,40 +446,66 @@ final class CompletionGroup implements SharedSource {
     /** One entry of the queue, on its way to its member (under the read lock). */
     private void route(Completion c) {
         long ctx = c.context();
-        Member m;
-        if (ctx == 0) {
-            // A peer's write with CQ data: routed by the sender's tag (class comment).
-            if (!(c.isSuccess() && c.hasImmediate() && c instanceof FabricCompletionQueue.View v)) {
-                m = null;
-            } else {
-                int tag = (int) (v.data() >>> 32);
-                if (tag != 0 && !tags.containsKey(tag)) { // 0: an untagged sender, which no member matches
-                    for (Member u : members) {
-                        if (u != null && u.tag == 0) {
-                            tagLocked(u);
-                        }
-                    }
-                }
-                m = tags.get(tag);
-            }
-        } else {
+        if (ctx != 0) {
             int slot = (int) ((ctx & Connection.TRANSPORT_CONTEXT_MASK) >>> Connection.TRANSPORT_CONTEXT_SHIFT);
-            m = slot < members.length ? members[slot] : null;
-        }
-        if (m == null) {
-            dropped++;
-            // A closed member's late entry is normal; an entry of no context that no tag names is
-            // a notification lost (a peer that sends no tag, or two members with one tag): the
-            // first such at WARNING, the rest at DEBUG, so that a chatty peer does not flood the log.
-            boolean warn = ctx == 0 && !warnedUnrouted;
-            warnedUnrouted |= warn;
-            LOG.log(warn ? System.Logger.Level.WARNING : System.Logger.Level.DEBUG,
-                    "completion of context 0x{0} for no member of {1} dropped{2}", Long.toHexString(ctx), this,
-                    warn ? ": a peer's write-with-immediate without a tag this group knows (is"
-                            + " fabric.completionQueueGroup set on the sending side too?)" : "");
+            Member m = slot < members.length ? members[slot] : null;
+            if (m == null) {
+                // A closed member's late entry: normal (class comment).
+                dropped++;
+                LOG.log(System.Logger.Level.DEBUG, "a late completion (context 0x{0}) of a closed member of {1}"
+                        + " dropped", Long.toHexString(ctx), this);
+                return;
+            }
+            m.add(c, ctx & ~Connection.TRANSPORT_CONTEXT_MASK);
             return;
         }
-        m.add(c, ctx & ~Connection.TRANSPORT_CONTEXT_MASK);
+        if (!(c.isSuccess() && c.hasImmediate() && c instanceof FabricCompletionQueue.View v)) {
+            // No context and no peer's notification: nothing names its member.
+            lost();
+            LOG.log(warnOnce(NO_CONTEXT_ERROR), "a completion without a context ({0}) in {1} names no member and"
+                    + " is dropped", c.isSuccess() ? c.opcode() : c.status(), this);
+            return;
+        }
+        // A peer's write with CQ data: routed by the sender's tag (class comment). Every member
+        // not tagged yet is asked its ports first, so that no tag is taken as known (or unknown)
+        // while a member that would hold it has not said so yet.
+        if (untagged > 0) {
+            for (Member u : members) {
+                if (u != null && u.tag == 0) {
+                    tagLocked(u);
+                }
+            }
+        }
+        int tag = (int) (v.data() >>> 32);
+        Member held = tag == 0 ? null : tags.get(tag);
+        if (held != null && held != ambiguous && held != tombstone) {
+            held.add(c, 0);
+            return;
+        }
+        if (held == tombstone) {
+            // The late notification of a member that left: normal, like its late entries.
+            dropped++;
+            LOG.log(System.Logger.Level.DEBUG, "a late notification (tag 0x{0}) of a closed member of {1} dropped",
+                    Integer.toHexString(tag), this);
+            return;
+        }
+        lost();
+        String why = tag == 0
+                ? "carries no tag (is " + io.cqflux.core.spi.TransportOptions.FABRIC_COMPLETION_QUEUE_GROUP
+                        + " set on the sending side too?)"
+                : held == ambiguous
+                        ? "carries tag 0x" + Integer.toHexString(tag) + ", which two members hold (peers with the"
+                                + " same ports)"
+                        : "carries tag 0x" + Integer.toHexString(tag) + ", which no member holds (a NAT, port"
+                                + " mapping or TCP proxy between the peers changes the ports)";
+        LOG.log(warnOnce(Integer.toUnsignedLong(tag)), "a peer''s write-with-immediate to {0} {1}: dropped ({2} so far"
+                + " on this transport)", this, why, transport.droppedNotifications());
+    }
+
+    /** A notification or error entry that no member could take: counted here and on the transport. */
+    private void lost() {
+        dropped++;
+        transport.notificationDropped();
     }
 
     /** {@return entries that found no member (tests)} */
@@ -356,15 +537,25 @@ final class CompletionGroup implements SharedSource {
         return cq.fd();
     }
 
-    /** {@code fi_trywait(3)} on the group's queue: one question for all its members. */
+    /**
+     * {@code fi_trywait(3)} on the group's queue: one question for all its members; no while a
+     * closed member's slot waits for a read to empty (class comment).
+     */
     @Override
     public boolean prepareToSleep() {
-        return cq.prepareToSleep();
+        return !readWanted && cq.prepareToSleep();
     }
 
+    /** The queue's trywait answer watch; the listener is also told when a slot retires ({@link #leave}). */
     @Override
     public boolean watchTouches(Runnable touched) {
+        loopTouched = touched;
         return cq.watchTouches(touched);
+    }
+
+    /** {@return whether a retiring slot waits for a read of the queue to empty (tests)} */
+    boolean readWanted() {
+        return readWanted;
     }
 
     /** A member posted or shut down: the next sleep asks fi_trywait again (TrywaitAnswer). */
@@ -381,6 +572,7 @@ final class CompletionGroup implements SharedSource {
     void close() {
         synchronized (readLock) {
             closed = true;
+            readWanted = false;
             cq.close();
         }
         arena.close();
@@ -403,9 +595,12 @@ final class CompletionGroup implements SharedSource {
         private final String description;
         /** Its receiving tag, 0 until known (guarded by readLock). */
         int tag;
+        /** Whether its tag was checked against its endpoint's ports (guarded by readLock). */
+        boolean tagConfirmed;
         /** Its endpoint while open (guarded by readLock). */
         MemorySegment ep;
-        private Runnable onTouched;
+        /** The loop's callback for entries routed here; also run by a neighbour's leave (any thread). */
+        private volatile Runnable onTouched;
         // A ring of routed entries: success fields in the arrays, an error as its record.
         private long[] contexts = new long[8];
         private long[] flags = new long[8];
@@ -531,10 +726,22 @@ final class CompletionGroup implements SharedSource {
             return true;
         }
 
-        /** Its connection's close, after the endpoint's fi_close: see {@link CompletionGroup#leave}. */
+        /**
+         * Its connection's close, after the endpoint's fi_close (and only then: the slot must not
+         * retire while the endpoint is bound to the queue): see {@link CompletionGroup#leave}.
+         */
+        void leave() {
+            CompletionGroup.this.leave(this);
+        }
+
+        /**
+         * Nothing: the slot belongs to its connection, whose close leaves the group after the
+         * endpoint's fi_close ({@link #leave()}). An owner that closed the queue first would
+         * otherwise retire the slot while the endpoint is still bound, and a read to empty
+         * would hand it to a new member that then gets the old endpoint's entries.
+         */
         @Override
         public void close() {
-            leave(this);
         }
 
         @Override

@@ -106,8 +106,12 @@ final class FabricConnection implements Connection {
     private boolean refusedAtConnect;
     private boolean closed;
 
+    /**
+     * @param tag the receiving tag of a completion-queue group member when known before its
+     *     endpoint (an accepted connection's: CompletionGroup#join), else 0
+     */
     private FabricConnection(FabricTransport transport, DomainHolder home, ConnectionConfig config, MemorySegment info,
-                             boolean client, String description, Object affinity) {
+                             boolean client, String description, Object affinity, int tag) {
         this.transport = transport;
         this.home = home;
         this.config = config;
@@ -135,7 +139,7 @@ final class FabricConnection implements Connection {
             // its own costs O(ready) (benchmarks/c/fabric_scale_bench.c, the scale results README).
             // Opted in, groups of K connections share one (CompletionGroup): O(K) per read.
             m = transport.loopQueues().join(affinity, home == transport,
-                    config.completionQueueSize() + config.receiveCompletionQueueSize(), description);
+                    config.completionQueueSize() + config.receiveCompletionQueueSize(), description, tag);
             if (m == null) {
                 c = new FabricCompletionQueue(transport, home, this, config.completionQueueSize(), false);
                 if (config.receiveCompletionQueueSize() > 0) {
@@ -170,7 +174,7 @@ final class FabricConnection implements Connection {
                     c.close();
                 }
                 if (m != null) {
-                    m.close();
+                    m.leave();
                     transport.loopQueues().release(m.group());
                 }
                 if (e != null) {
@@ -214,7 +218,7 @@ final class FabricConnection implements Connection {
             }
             FabricConnection c;
             try {
-                c = new FabricConnection(transport, transport, config, info, true, desc, affinity);
+                c = new FabricConnection(transport, transport, config, info, true, desc, affinity, 0);
                 MemorySegment param = data.length == 0 ? MemorySegment.NULL : tmp.allocateFrom(ValueLayout.JAVA_BYTE, data);
                 int rc = fi_ops_cm.connect.invoke(fi_ops_cm.connect(fid_ep.cm(c.ep)), c.ep, fi_info.dest_addr(info),
                         param, (long) data.length);
@@ -239,12 +243,22 @@ final class FabricConnection implements Connection {
         }
     }
 
+    /**
+     * @param listenPort the listener's port: with the client's port from the request, the
+     *     receiving tag of a completion-queue group member, known before its endpoint
+     *     (CompletionGroup#join), or 0
+     */
     static FabricConnection accept(FabricTransport transport, MemorySegment info, byte[] requestData,
-                                   ConnectionConfig config, byte[] data, Object affinity, ScopedDomain scope) {
+                                   ConnectionConfig config, byte[] data, Object affinity, ScopedDomain scope,
+                                   int listenPort) {
         String desc = transport.name() + " server connection from " + peerAddress(info);
+        int tag = CompletionGroup.receivingTag(peerPort(info), listenPort);
         FabricConnection c = new FabricConnection(transport, scope == null ? transport : scope, config, info, false,
-                desc, affinity);
+                desc, affinity, tag);
         c.peerData = requestData.clone();
+        // Before fi_accept, so before the peer's first write-with-immediate: a tag from the
+        // request is checked against the socket's ports (the endpoint has its socket already).
+        c.tagMember();
         try (Arena tmp = Arena.ofConfined()) {
             MemorySegment param = data.length == 0 ? MemorySegment.NULL : tmp.allocateFrom(ValueLayout.JAVA_BYTE, data);
             try {
@@ -255,9 +269,23 @@ final class FabricConnection implements Connection {
                 throw e;
             }
         }
-        // Before the peer hears of the accept, so before its first write-with-immediate.
-        c.tagMember();
         return c;
+    }
+
+    /**
+     * The requester's port from a connection request's info, as {@link #peerAddress}.
+     *
+     * @param info the request's info
+     * @return its port, or 0 when the provider gives none we can read
+     */
+    static int peerPort(MemorySegment info) {
+        MemorySegment a = fi_info.dest_addr(info);
+        long len = fi_info.dest_addrlen(info);
+        if (a.equals(MemorySegment.NULL) || len < 8) {
+            return 0;
+        }
+        java.net.InetSocketAddress peer = FabricListener.sockaddr(a.reinterpret(len));
+        return peer == null ? 0 : peer.getPort();
     }
 
     /**
@@ -585,7 +613,7 @@ final class FabricConnection implements Connection {
             unbound = queue.closeEndpoint(ep, description, KEPT_ON_FAILED_CLOSE);
             if (unbound) {
                 if (member != null) {
-                    member.close(); // its slot retires until the group's next read to empty
+                    member.leave(); // its slot retires until the group's next read to empty
                     transport.loopQueues().release(member.group());
                 } else {
                     cq.close();

@@ -343,7 +343,7 @@ final class FabricListener implements Listener {
                     d = scope;
                 }
                 io.cqflux.core.spi.Connection c = FabricConnection.accept(transport, info, data, config,
-                        privateData == null ? new byte[0] : privateData, affinity, d);
+                        privateData == null ? new byte[0] : privateData, affinity, d, bound.getPort());
                 accepted = true;
                 return c;
             } finally {

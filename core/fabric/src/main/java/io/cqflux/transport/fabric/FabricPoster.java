@@ -3,6 +3,7 @@ package io.cqflux.transport.fabric;
 import static io.cqflux.transport.fabric.ffm.fabric_h.*;
 
 import io.cqflux.core.Opcode;
+import io.cqflux.core.spi.Connection;
 import io.cqflux.transport.fabric.ffm.fi_msg;
 import io.cqflux.transport.fabric.ffm.fi_msg_rma;
 import io.cqflux.transport.fabric.ffm.fi_ops_msg;
@@ -86,6 +87,7 @@ final class FabricPoster {
     /** {@code fi_readmsg} or {@code fi_writemsg}; {@return false when the provider said again} */
     boolean rma(boolean read, long localAddress, MemorySegment localDesc, long remoteAddress, long len,
                 long key, long data, long flags, long context, Opcode op) {
+        callersOnly(context, op);
         buffer(localAddress, len, localDesc);
         fi_rma_iov.addr(rmaIov, remoteAddress);
         fi_rma_iov.len(rmaIov, len);
@@ -106,6 +108,7 @@ final class FabricPoster {
     /** {@code fi_recvmsg} or {@code fi_sendmsg}; {@return false when the provider said again} */
     boolean message(boolean receive, FabricLocalRegion l, long off, long len, long data, long flags, long context,
                     Opcode op) {
+        callersOnly(context, op);
         // tcp (1.17) never returns -FI_EAGAIN for a full queue: it ignores tx_attr/rx_attr size
         // (10000 writes were accepted on an endpoint opened with size 2) and would let the CQ
         // overrun. The caller's credits bound what is in flight (Connection's "Posting" contract);
@@ -116,6 +119,19 @@ final class FabricPoster {
         return posted(receive ? fi_ops_msg.recvmsg.invoke(recvmsgFp, ep, msg, flags)
                 : fi_ops_msg.sendmsg.invoke(sendmsgFp, ep, msg, flags), receive ? "fi_recvmsg" : "fi_sendmsg",
                 context, op);
+    }
+
+    /**
+     * The caller's context must leave the transport's bits clear (Connection's contract): they
+     * carry the connection's slot in its completion-queue group, which an or-ed caller bit would
+     * turn into another connection's slot, its completion routed there.
+     */
+    private void callersOnly(long context, Opcode op) {
+        if ((context & Connection.TRANSPORT_CONTEXT_MASK) != 0) {
+            throw new IllegalArgumentException(description + ": " + op + " context 0x" + Long.toHexString(context)
+                    + " sets bits of the transport's mask 0x" + Long.toHexString(Connection.TRANSPORT_CONTEXT_MASK)
+                    + " (Connection.TRANSPORT_CONTEXT_MASK), which callers leave clear");
+        }
     }
 
     /**

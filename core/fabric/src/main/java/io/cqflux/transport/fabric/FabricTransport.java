@@ -108,6 +108,9 @@ final class FabricTransport implements Transport, DomainHolder {
     private FabricLocalRegion flushSink;
     /** The event queues shared per loop by this domain's connections. */
     private final LoopQueues loopQueues = new LoopQueues(this);
+    /** Entries without a context that no completion-queue group member could take (CompletionGroup). */
+    private final java.util.concurrent.atomic.AtomicLong droppedNotifications =
+            new java.util.concurrent.atomic.AtomicLong();
     /** The domain and fabric are closed (guarded by this). */
     private boolean nativeClosed;
 
@@ -580,6 +583,22 @@ final class FabricTransport implements Transport, DomainHolder {
     /** {@return the domain's threading level as the provider granted it (fi_domain(3) enum fi_threading)} */
     int threading() {
         return threading;
+    }
+
+    /**
+     * {@return how many completions without a context the completion-queue groups of this
+     * transport (TransportOptions#FABRIC_COMPLETION_QUEUE_GROUP) have dropped because no member
+     * could take them: above all peers' writes-with-immediate whose tag no member holds (a peer
+     * without the setting, a NAT, port mapping or TCP proxy between the peers) or two members
+     * hold; each tag is also logged at WARNING once} Always 0 without the setting.
+     */
+    public long droppedNotifications() {
+        return droppedNotifications.get();
+    }
+
+    /** A group dropped an entry without a context (CompletionGroup). */
+    void notificationDropped() {
+        droppedNotifications.incrementAndGet();
     }
 
     LoopQueues loopQueues() {

@@ -81,15 +81,19 @@ final class LoopQueues {
      * endpoint to the next one, or to a new one. Pair with {@link #release(CompletionGroup)}.
      *
      * @param perMember the main-queue entries the connection needs
+     * @param tag its receiving tag when known before its endpoint (CompletionGroup#join), else 0:
+     *     a group in which another member holds it is passed over, so that two accepted clients
+     *     with the same source port (from different hosts) never make the tag ambiguous
      */
-    synchronized CompletionGroup.Member join(Object affinity, boolean ownDomain, int perMember, String description) {
+    synchronized CompletionGroup.Member join(Object affinity, boolean ownDomain, int perMember, String description,
+                                             int tag) {
         if (groupSize <= 1 || affinity == null || !ownDomain || !transport.isTcp()) {
             return null;
         }
         List<CompletionGroup> open = groups.computeIfAbsent(affinity, a -> new ArrayList<>());
         CompletionGroup g = null;
         for (CompletionGroup c : open) {
-            if (c.perMember >= perMember && c.hasRoom()) {
+            if (c.perMember >= perMember && c.hasRoomFor(tag)) {
                 g = c;
                 break;
             }
@@ -98,7 +102,7 @@ final class LoopQueues {
             g = new CompletionGroup(transport, affinity, groupSize, perMember);
             open.add(g);
         }
-        CompletionGroup.Member m = g.join(description);
+        CompletionGroup.Member m = g.join(description, tag);
         g.endpoints++;
         return m;
     }

@@ -1,6 +1,7 @@
 package io.cqflux.transport.fabric;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNotSame;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -112,6 +113,12 @@ class CompletionGroupTest extends TransportFixture {
             assertEquals(1, p.client(i).completionQueues().size());
         }
         assertNotSame(first, p.client(K).groupMember().group());
+        for (int i = 0; i < N; i++) {
+            // The accepted end's tag (from the request, before fi_accept) is its client's, ports swapped.
+            int clientTag = p.client(i).groupMember().tag;
+            assertTrue(clientTag != 0, "client " + i + " is tagged");
+            assertEquals(Integer.rotateLeft(clientTag, 16), p.server(i).groupMember().tag, "server " + i + "'s tag");
+        }
 
         LocalRegion target = region(server, 4096L * N, RegionAccess.WRITE_DST, RegionAccess.READ_SRC);
         LocalRegion src = region(client, 4096L * N, RegionAccess.WRITE_SRC, RegionAccess.READ_DST);
@@ -165,6 +172,22 @@ class CompletionGroupTest extends TransportFixture {
             assertEquals(List.of(), s.completions, s + " got completions of another connection");
         }
         assertEquals(0, first.dropped(), "entries that found no member");
+    }
+
+    @Test
+    void aContextWithTheTransportsBits_isRefusedNamingItAndTheMask() {
+        Pairs p = connectMany(1, new Object(), new Object());
+        FabricConnection c = p.client(0);
+        LocalRegion target = region(server, 4096, RegionAccess.WRITE_DST);
+        LocalRegion src = region(client, 4096, RegionAccess.WRITE_SRC);
+        RemoteRegion remote = closeLater(client.remoteRegion(target.descriptor()));
+        long bad = 1L << Connection.TRANSPORT_CONTEXT_SHIFT | 5;
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> c.write(remote, 0, src, 0, 8, bad, true));
+        assertTrue(e.getMessage().contains(Long.toHexString(bad))
+                && e.getMessage().contains(Long.toHexString(Connection.TRANSPORT_CONTEXT_MASK)), e.getMessage());
+        post("a write with the caller's bits only", () -> c.write(remote, 0, src, 0, 8, ctx(0, 0), true));
+        assertTrue(await(p.clients.get(0), ctx(0, 0)).isSuccess(), "the connection goes on");
     }
 
     @Test
@@ -244,6 +267,7 @@ class CompletionGroupTest extends TransportFixture {
         post("untagged write-with-immediate", () -> c.writeWithImmediate(remote, 0, src, 0, 8, 0x77, 1, true));
         assertTrue(await(clients.get(0), 1).isSuccess());
         pump.until("the group's drop", DEADLINE, () -> g.dropped() == 1);
+        assertEquals(1, ((FabricTransport) server).droppedNotifications(), "the transport counts the lost notification");
         pump.drainFor(java.time.Duration.ofMillis(50));
         assertEquals(List.of(), servers.get(0).completions, "the notification reached no member");
         assertEquals(List.of(), servers.get(1).completions, "the notification reached no member");
@@ -294,6 +318,7 @@ class CompletionGroupTest extends TransportFixture {
     @Test
     void aClosedMembersLateEntries_reachNoOne_itsSlotWaitsForARead_andTheLastMemberClosesTheQueue() throws IOException {
         Listener l = closeLater(server.listen(listenAddress(), config()));
+        nowhere(); // its first use opens what the JDK keeps for sockets: before the baseline
         long before = openFds();
         Object clientLoop = new Object();
         Pairs p = connectMany(l, K, clientLoop, new Object());
@@ -310,14 +335,31 @@ class CompletionGroupTest extends TransportFixture {
             post("write " + j, () -> leaving.write(remote, 0, src, 0, 8, ctx(2, jj), true));
         }
         pump.remove(p.clients.get(2));
+        pump.remove(p.clients.get(0)); // the group is not read until the test says so
+        pump.remove(p.clients.get(1));
+        pump.remove(p.clients.get(3));
+        int[] touches = {0};
+        g.watchTouches(() -> touches[0]++);
         leaving.close();
         assertEquals(K - 1, g.members());
-        // A new connection of the loop finds the group full (the slot retires until a read) and opens another.
+        assertTrue(touches[0] > 0, "the leave tells the loop, which may sleep on a standing answer");
+        assertTrue(g.readWanted(), "the retiring slot asks for a read");
+        assertFalse(g.prepareToSleep(), "no sleep while a slot waits for a read to empty");
+        assertFalse(g.hasRoom(), "the slot retires until the read");
+        g.dispatch(); // what the loop does when the group says it may not sleep
+        g.watchTouches(null);
+        assertFalse(g.readWanted());
+        assertTrue(g.hasRoom(), "the read to empty frees the slot, though every other member is idle");
+        assertEquals(4, g.dropped(), "the closed member's four late completions were dropped");
         FabricConnection fresh = closeLater((FabricConnection) ct.connect(nowhere(), config(), new byte[0],
                 clientLoop));
-        assertNotSame(g, fresh.groupMember().group(), "a retiring slot is not reused before a read");
+        assertSame(g, fresh.groupMember().group(), "the freed slot serves the next connection of the loop");
+        assertEquals(slot, fresh.groupMember().slot);
         fresh.close();
-        // The others keep working; the closed one's entries are dropped, not delivered.
+        for (int i : new int[] {0, 1, 3}) {
+            p.clients.set(i, pump.add("client " + i, p.client(i)));
+        }
+        // The others keep working; the closed one's entries went to no one.
         for (int i : new int[] {0, 1, 3}) {
             FabricConnection c = p.client(i);
             int ii = i;
@@ -343,6 +385,37 @@ class CompletionGroupTest extends TransportFixture {
         assertEquals(0, ct.loopQueues().completionGroups(), "the client loop's group after its last endpoint");
         assertEquals(0, ((FabricTransport) server).loopQueues().completionGroups());
         assertEquals(before, openFds(), "fds back to the baseline");
+    }
+
+    /**
+     * Two clients from different hosts may use one source port: their accepted ends would hold one
+     * tag. The accept knows the tag before its endpoint (the client's port and the listening port),
+     * so the second goes to a group where the tag is free; a left member's tag stays taken until a
+     * read to empty, like its slot.
+     */
+    @Test
+    void anAcceptedEndsTag_isNeverHeldTwiceInOneGroup_andALeftMembersTagRetiresLikeItsSlot() {
+        LoopQueues q = ((FabricTransport) server).loopQueues();
+        Object loop = new Object();
+        int tag = CompletionGroup.receivingTag(40000, 5000);
+        CompletionGroup.Member a = q.join(loop, true, 64, "a", tag);
+        CompletionGroup.Member b = q.join(loop, true, 64, "b", tag);
+        CompletionGroup.Member c = q.join(loop, true, 64, "c", CompletionGroup.receivingTag(40001, 5000));
+        assertNotSame(a.group(), b.group(), "the same tag twice in one group");
+        assertSame(a.group(), c.group(), "another tag shares the group");
+        CompletionGroup g = a.group();
+        a.close(); // the owner's CompletionQueue.close(): the slot stays until the connection leaves
+        assertEquals(2, g.members(), "CompletionQueue.close() leaves the member in its group");
+        a.leave();
+        q.release(g);
+        assertFalse(g.hasRoomFor(tag), "a left member's tag retires until a read to empty");
+        g.dispatch();
+        assertTrue(g.hasRoomFor(tag), "the read to empty settles the left member's tag");
+        for (CompletionGroup.Member m : List.of(b, c)) {
+            m.leave();
+            q.release(m.group());
+        }
+        assertEquals(0, q.completionGroups());
     }
 
     /** {@return a loopback port where nothing listens: a connect there is refused, its endpoint stays} */

@@ -23,8 +23,9 @@ import io.cqflux.reactor.internal.op.OpMono;
  *                slot that has been reused misses instead of completing the new owner; and no
  *                context is ever 0, which libfabric's tcp provider reports for a peer's
  *                write-with-immediate that consumed no posted receive.
- *   bits 47..62  TRANSPORT: always 0 here. They belong to the transport (the SPI's
- *                Connection.TRANSPORT_CONTEXT_SHIFT and TRANSPORT_CONTEXT_BITS): the fabric
+ *   bits 47..62  TRANSPORT: always 0 here. They belong to the transport: the SPI defines them
+ *                as Connection.TRANSPORT_CONTEXT_SHIFT and TRANSPORT_CONTEXT_BITS (the code
+ *                uses those names; this table is the one place that spells them out). The fabric
  *                transport's completion-queue groups put the connection's member index there,
  *                so that an entry of a CQ that several connections share, which names no
  *                endpoint, reaches its connection; the transport clears them again before the

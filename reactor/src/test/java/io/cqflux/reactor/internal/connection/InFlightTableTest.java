@@ -154,13 +154,22 @@ class InFlightTableTest {
         long routed = c | (5L << io.cqflux.core.spi.Connection.TRANSPORT_CONTEXT_SHIFT);
         assertNull(t.lookup(routed));
         assertSame(owner, t.lookup(c));
-        // The generation wraps below the transport bits: many reuses of one slot never reach them.
+        // The generation wraps below the transport bits: every reuse of one slot until it wraps
+        // (2^26 acquires: generations 1 to 2^26 - 1, then 1 again) leaves them clear.
         InFlightTable one = new InFlightTable(1, 0);
-        for (int i = 0; i < 10_000; i++) {
-            long x = one.acquire(i);
-            assertEquals(0, x & io.cqflux.core.spi.Connection.TRANSPORT_CONTEXT_MASK, "reuse " + i);
-            one.release(x);
+        long first = one.acquire(one);
+        one.release(first);
+        long seen = first;
+        long last = first;
+        for (int i = 1; i < 1 << 26; i++) {
+            last = one.acquire(one);
+            seen |= last;
+            one.release(last);
         }
+        assertEquals(1L << (InFlightTable.INDEX_BITS + 1), first, "the first generation is 1, at slot 0");
+        assertEquals(0, seen & io.cqflux.core.spi.Connection.TRANSPORT_CONTEXT_MASK,
+                "a bit of the transport's in some context: 0x" + Long.toHexString(seen));
+        assertEquals(first, last, "the 2^26-th acquire wraps the generation to 1");
     }
 
     @Test
