@@ -1054,7 +1054,8 @@ public final class Cqflux implements Disposable, AutoCloseable {
          *     deliver a PERSISTENT flush (fabric)
          * @throws IllegalArgumentException when a connection's receive pool, the receive queue's
          *     depth times {@link #receiveBufferSize(int)}, exceeds 16 GiB (both sizes and the bound
-         *     named)
+         *     named); or when a {@link #transportProperty} in the opening transport's namespace is
+         *     one it does not know, or has a value it refuses (named)
          */
         public Cqflux build() {
             checkReceivePool(config.receiveQueueSize(), receiveBufferSize);

@@ -322,7 +322,7 @@ class OneSidedHostileTest {
         reactor.core.Disposable d2 = rig.conn.read(rig.remote(), 0, 64).subscribe();
         // Both posted (they hold their credits), not only subscribed: a read cancelled before its
         // post is discarded unposted, which is not what this test is about.
-        FaultRig.await(() -> rig.conn.inFlight() == 2, FaultRig.T);
+        assertTrue(FaultRig.await(() -> rig.conn.inFlight() == 2, FaultRig.T), "the reads were never posted");
         d.dispose();
         d2.dispose();
         dst.close();

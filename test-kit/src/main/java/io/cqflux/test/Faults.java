@@ -163,7 +163,8 @@ public final class Faults {
      * Makes the faulty transports of these rules report the wrapped transport's capabilities
      * without {@code missing}, as a transport or device that lacks them would: what asks for one
      * is refused as it would be there (a bind asking for keys scoped to its connections without
-     * {@link Capability#CONNECTION_SCOPED_KEYS}, say). Applies to transports opened afterwards.
+     * {@link Capability#CONNECTION_SCOPED_KEYS}, say). Applies at once, to the transports of these
+     * rules already open too.
      *
      * @param missing the capabilities to hide
      * @return these rules

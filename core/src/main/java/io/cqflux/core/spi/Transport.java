@@ -44,8 +44,9 @@ public interface Transport extends Registrar, AutoCloseable {
      * {@return how many bytes a flush reads inside the region whatever its length, or 0 where a
      * flush touches nothing outside its range} librpma 1.2 flushes with a read of 8 bytes at the
      * offset it is given (its {@code src/flush.c}, {@code RAW_SIZE}); the rpma transport places
-     * that read inside the region (a range starting within the region's last 8 bytes is flushed
-     * from 8 bytes before the end), so only a region smaller than the read cannot be flushed. The argument check of a flush ({@code Checks.flush}) refuses such a region before
+     * that read inside the region (a range starting within the region's last 8 bytes, or at its
+     * end, is flushed from 8 bytes before the end), so only a region smaller than the read cannot
+     * be flushed. The argument check of a flush ({@code Checks.flush}) refuses such a region before
      * anything is posted, a durable write's included, whose write would otherwise go out first.
      */
     default int flushReadBytes() {

@@ -66,7 +66,8 @@ public record TransportOptions(InetAddress localAddress, boolean directWriteToPe
     }
 
     /**
-     * Refuses a property in a transport's own namespace that the transport does not know: a
+     * Refuses a property in a transport's own namespace that the transport does not know, in any
+     * case ({@link #property} matches names ignoring case): a
      * misspelt {@code fabric.provder} would otherwise leave the default provider in place without
      * a word. Names of other namespaces are left alone.
      *
@@ -77,7 +78,7 @@ public record TransportOptions(InetAddress localAddress, boolean directWriteToPe
     public void checkNames(String transport, java.util.Set<String> known) {
         String prefix = transport + ".";
         for (String name : new java.util.TreeSet<>(properties.keySet())) {
-            if (name.startsWith(prefix) && !known.contains(name)) {
+            if (name.startsWith(prefix) && known.stream().noneMatch(name::equalsIgnoreCase)) {
                 throw new IllegalArgumentException("unknown " + transport + " transport property '" + name + "'"
                         + (known.isEmpty() ? ": the " + transport + " transport has none"
                                 : "; the " + transport + " transport knows " + new java.util.TreeSet<>(known)));
@@ -91,6 +92,17 @@ public record TransportOptions(InetAddress localAddress, boolean directWriteToPe
      * @return the property's value, or {@code fallback}
      */
     public String property(String name, String fallback) {
-        return properties.getOrDefault(name, fallback);
+        String exact = properties.get(name);
+        if (exact != null) {
+            return exact;
+        }
+        // Names are matched ignoring case too: Spring Boot binds an environment variable's map
+        // keys in lower case (CQFLUX_TRANSPORTPROPERTIES_FABRIC_COMPLETIONQUEUEGROUP).
+        for (Map.Entry<String, String> e : properties.entrySet()) {
+            if (e.getKey().equalsIgnoreCase(name)) {
+                return e.getValue();
+            }
+        }
+        return fallback;
     }
 }

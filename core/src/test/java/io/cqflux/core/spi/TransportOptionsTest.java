@@ -34,4 +34,12 @@ class TransportOptionsTest {
         assertDoesNotThrow(() -> o.checkNames("fabric", Set.of(TransportOptions.FABRIC_PROVIDER)));
         assertThrows(IllegalArgumentException.class, () -> o.checkNames("rpma", Set.of()));
     }
+
+    @Test
+    void names_matchIgnoringCase_asSpringBindsEnvironmentVariables() {
+        TransportOptions o = with(Map.of("fabric.completionqueuegroup", "32"));
+        assertDoesNotThrow(() -> o.checkNames("fabric", Set.of(TransportOptions.FABRIC_COMPLETION_QUEUE_GROUP)));
+        assertTrue("32".equals(o.property(TransportOptions.FABRIC_COMPLETION_QUEUE_GROUP, null)));
+        assertTrue("x".equals(o.property("fabric.other", "x")));
+    }
 }

@@ -98,6 +98,16 @@ public class CqfluxAutoConfiguration {
                 throw new CqfluxPropertyException("cqflux.direct-write-to-persistent-memory", true, e);
             }
             throw e;
+        } catch (IllegalArgumentException e) {
+            // A transport property the opening transport does not know, or refuses the value of
+            // (TransportOptions.checkNames names it in quotes): named as the property set here.
+            for (Map.Entry<String, String> t : properties.getTransportProperties().entrySet()) {
+                if (String.valueOf(e.getMessage()).contains("'" + t.getKey() + "'")
+                        || String.valueOf(e.getMessage()).startsWith(t.getKey() + "=")) {
+                    throw new CqfluxPropertyException("cqflux.transport-properties." + t.getKey(), t.getValue(), e);
+                }
+            }
+            throw e;
         }
     }
 
@@ -285,7 +295,8 @@ public class CqfluxAutoConfiguration {
         cfg.getRegions().forEach((name, r) -> specs.add(new CqfluxServer.Spec(name,
                 r.getSize() == null ? 0 : r.getSize().toBytes(), r.getFile(), r.getAccess())));
         return new CqfluxServer(cqflux, new InetSocketAddress(host, port), specs, properties.getConnectTimeout(),
-                acceptOptions(cfg));
+                acceptOptions(cfg)).addressFrom(cfg.getAddress() != null ? "cqflux.server.address"
+                        : properties.getLocalAddress() != null ? "cqflux.local-address" : null);
     }
 
     /**

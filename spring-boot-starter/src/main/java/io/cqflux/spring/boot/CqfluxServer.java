@@ -79,6 +79,12 @@ public final class CqfluxServer implements SmartLifecycle {
     /** Completes the accept options (authenticator, limits) of the exposed regions. */
     private final UnaryOperator<AcceptOptions> acceptOptions;
 
+    /**
+     * The property the listen address came from, for an error that names it: {@code null} when
+     * none was set (the loopback default).
+     */
+    private String addressProperty = "cqflux.server.address";
+
     private Arena arena;
     private final Map<String, Region> regions = new LinkedHashMap<>();
     private final List<MemorySegment> mapped = new ArrayList<>();
@@ -144,7 +150,7 @@ public final class CqfluxServer implements SmartLifecycle {
                     // The kernel decides whether this host may listen there (a virtual address
                     // with ip_nonlocal_bind may), so the address is not checked before: its
                     // refusal names the property.
-                    throw new CqfluxPropertyException("cqflux.server.address", address.getAddress().getHostAddress(), e);
+                    throw addressRefused(e);
                 }
                 throw e;
             } catch (IllegalArgumentException e) {
@@ -160,7 +166,7 @@ public final class CqfluxServer implements SmartLifecycle {
                     throw new CqfluxPropertyException("cqflux.server.regions", List.copyOf(regions.keySet()), e);
                 }
                 if (m.contains("cannot listen on")) {
-                    throw new CqfluxPropertyException("cqflux.server.address", address.getAddress().getHostAddress(), e);
+                    throw addressRefused(e);
                 }
                 throw e;
             }
@@ -168,6 +174,18 @@ public final class CqfluxServer implements SmartLifecycle {
             release();
             throw e;
         }
+    }
+
+    /** Names the property the address came from ({@link #addressFrom}); for none, the one that would set it. */
+    synchronized CqfluxServer addressFrom(String property) {
+        this.addressProperty = property;
+        return this;
+    }
+
+    private CqfluxPropertyException addressRefused(RuntimeException e) {
+        String host = address.getAddress().getHostAddress();
+        return addressProperty != null ? new CqfluxPropertyException(addressProperty, host, e)
+                : new CqfluxPropertyException("cqflux.server.address", "(unset: " + host + ", the loopback default)", e);
     }
 
     /** {@return whether a listen failed with that errno (bind(2): EADDRINUSE, EADDRNOTAVAIL)} */

@@ -266,4 +266,16 @@ class CqfluxAutoConfigurationTest {
             return Cqflux.builder().transport("fabric").loops(3).build();
         }
     }
+
+    @Test
+    void aMisspeltTransportProperty_failsTheStartNamingIt_andALowerCaseKnownOneIsTaken() {
+        runner.withPropertyValues("cqflux.transport=fabric", "cqflux.transport-properties[fabric.provder]=verbs")
+                .run(ctx -> assertThat(ctx).hasFailed().getFailure().rootCause()
+                        .isInstanceOf(CqfluxPropertyException.class)
+                        .hasMessageContaining("cqflux.transport-properties.fabric.provder=verbs is refused"));
+        // As an environment variable binds it (CQFLUX_TRANSPORTPROPERTIES_FABRIC_COMPLETIONQUEUEGROUP).
+        runner.withPropertyValues("cqflux.transport=fabric", "cqflux.transport-properties[fabric.completionqueuegroup]=0")
+                .run(ctx -> assertThat(ctx).hasFailed().getFailure().rootCause()
+                        .hasMessageContaining("fabric.completionQueueGroup=0 is outside"));
+    }
 }

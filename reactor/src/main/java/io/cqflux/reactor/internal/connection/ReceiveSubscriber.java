@@ -36,6 +36,8 @@ final class ReceiveSubscriber {
     private boolean delivering;
     /** A failure of the subscriber raised during a hand-over, signalled once it returned ({@link #fail}). */
     private Throwable pendingFailure;
+    /** The subscriber {@link #pendingFailure} is for. */
+    private ReceiveFlux.Inbound<Object> pendingFor;
 
     /** {@return whether a message is being handed over now (see {@link #delivering})} */
     boolean delivering() {
@@ -101,8 +103,14 @@ final class ReceiveSubscriber {
     boolean fail(Throwable e) {
         if (delivering && sink != null) {
             // From inside the hand-over (a request(n) in onNext whose receive post failed): the
-            // error follows once onNext returned, never inside it (§1.3).
-            pendingFailure = e;
+            // error follows once onNext returned, never inside it (§1.3), and only to the
+            // subscriber it was meant for (that onNext may cancel and subscribe anew).
+            if (pendingFailure == null) {
+                pendingFailure = e;
+                pendingFor = sink;
+            } else {
+                pendingFailure.addSuppressed(e);
+            }
             return true;
         }
         ReceiveFlux.Inbound<Object> s = sink;
@@ -146,8 +154,15 @@ final class ReceiveSubscriber {
             delivering = false;
             Throwable failed = pendingFailure;
             if (failed != null) {
+                ReceiveFlux.Inbound<Object> meant = pendingFor;
                 pendingFailure = null;
-                fail(failed);
+                pendingFor = null;
+                if (sink == meant) {
+                    fail(failed);
+                } else {
+                    // Its subscriber has gone (it cancelled, or its onNext threw and ended it).
+                    reactor.core.publisher.Operators.onErrorDropped(failed, meant.currentContext());
+                }
             }
         }
     }

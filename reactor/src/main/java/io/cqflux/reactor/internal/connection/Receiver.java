@@ -453,6 +453,7 @@ public final class Receiver {
         }
         if (backlog.isEmpty() && subscriber.wanted()) {
             subscriber.deliver(c.byteLength(), c.opcode(), imm, immediate, MemorySegment.NULL);
+            serveLeftoversIfEnded();
             return;
         }
         boolean overflow = backlog.notifications() >= notificationLimit;
