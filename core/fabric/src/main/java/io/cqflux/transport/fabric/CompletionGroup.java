@@ -262,8 +262,12 @@ final class CompletionGroup implements SharedSource {
         if (held == null) {
             tags.put(t, m);
         } else if (held != tombstone) {
-            // A left holder's tombstone stays until the read to empty, which settles the tag.
             tags.put(t, ambiguous);
+            warnAmbiguous(t, m);
+        } else {
+            // A left holder's tombstone stays until the read to empty, which settles the tag; until
+            // then a notification for this live member cannot be told from the left one's late
+            // notifications, and is dropped like an ambiguous tag's (route counts and logs it).
             warnAmbiguous(t, m);
         }
     }
@@ -300,6 +304,13 @@ final class CompletionGroup implements SharedSource {
         LOG.log(warnOnce(Integer.toUnsignedLong(t)), "{0} and another connection of {1} have the same ports"
                 + " (tag 0x{2}): a peer''s write-with-immediate to either cannot be routed and is dropped", m, this,
                 Integer.toHexString(t));
+    }
+
+    /** {@return whether tag {@code t} was logged at WARNING (tests)} */
+    boolean warnedAbout(int t) {
+        synchronized (readLock) {
+            return warned.contains(Integer.toUnsignedLong(t));
+        }
     }
 
     /** {@return WARNING the first time for {@code key} (a tag, or {@link #NO_CONTEXT_ERROR}), else DEBUG} */
@@ -476,30 +487,54 @@ final class CompletionGroup implements SharedSource {
                 }
             }
         }
-        int tag = (int) (v.data() >>> 32);
+        routeNotification((int) (v.data() >>> 32), c);
+    }
+
+    /** A peer's write with CQ data carrying {@code tag}, to its member or dropped (under the read lock). */
+    private void routeNotification(int tag, Completion c) {
         Member held = tag == 0 ? null : tags.get(tag);
         if (held != null && held != ambiguous && held != tombstone) {
             held.add(c, 0);
             return;
         }
-        if (held == tombstone) {
+        boolean liveHolder = held == tombstone && holder(tag) != null;
+        if (held == tombstone && !liveHolder) {
             // The late notification of a member that left: normal, like its late entries.
             dropped++;
             LOG.log(System.Logger.Level.DEBUG, "a late notification (tag 0x{0}) of a closed member of {1} dropped",
                     Integer.toHexString(tag), this);
             return;
         }
+        // A tombstone over a live member's tag: the notification may be the live member's, which
+        // cannot be told from the left one's, so it is lost like an ambiguous tag's.
         lost();
         String why = tag == 0
                 ? "carries no tag (is " + io.cqflux.core.spi.TransportOptions.FABRIC_COMPLETION_QUEUE_GROUP
                         + " set on the sending side too?)"
-                : held == ambiguous
-                        ? "carries tag 0x" + Integer.toHexString(tag) + ", which two members hold (peers with the"
-                                + " same ports)"
+                : held == ambiguous || liveHolder
+                        ? "carries tag 0x" + Integer.toHexString(tag) + ", which two members hold or held (peers"
+                                + " with the same ports)"
                         : "carries tag 0x" + Integer.toHexString(tag) + ", which no member holds (a NAT, port"
                                 + " mapping or TCP proxy between the peers changes the ports)";
         LOG.log(warnOnce(Integer.toUnsignedLong(tag)), "a peer''s write-with-immediate to {0} {1}: dropped ({2} so far"
                 + " on this transport)", this, why, transport.droppedNotifications());
+    }
+
+    /** {@return a member that holds {@code tag} now, or null (under the read lock)} */
+    private Member holder(int tag) {
+        for (Member x : members) {
+            if (x != null && x.tag == tag) {
+                return x;
+            }
+        }
+        return null;
+    }
+
+    /** Routes a peer's write with CQ data carrying {@code tag} as a read of the queue would (tests). */
+    void routeNotificationForTest(int tag, Completion c) {
+        synchronized (readLock) {
+            routeNotification(tag, c);
+        }
     }
 
     /** A notification or error entry that no member could take: counted here and on the transport. */

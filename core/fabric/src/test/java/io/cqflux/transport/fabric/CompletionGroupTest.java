@@ -418,6 +418,55 @@ class CompletionGroupTest extends TransportFixture {
         assertEquals(0, q.completionGroups());
     }
 
+    @Test
+    void aLiveMembersTag_underALeftMembersTombstone_isWarnedAndItsNotificationsCountedAsLost() {
+        FabricTransport st = (FabricTransport) server;
+        LoopQueues q = st.loopQueues();
+        Object loop = new Object();
+        int reused = CompletionGroup.receivingTag(40000, 5000);
+        int shared = CompletionGroup.receivingTag(40001, 5000);
+        int gone = CompletionGroup.receivingTag(40002, 5000);
+        CompletionGroup.Member a = q.join(loop, true, 64, "a", reused);
+        CompletionGroup.Member c = q.join(loop, true, 64, "c", gone);
+        CompletionGroup g = a.group();
+        assertSame(g, c.group());
+        a.leave(); // its tag is a tombstone until a read to empty
+        assertFalse(g.warnedAbout(reused), "one holder, no warning yet");
+        // A member tagged (like a client whose tag comes from its socket) while the tombstone stands.
+        CompletionGroup.Member b = g.join("b", reused);
+        assertTrue(g.warnedAbout(reused), "a tag taken over a tombstone is warned as ambiguous");
+        long lost = st.droppedNotifications();
+        long dropped = g.dropped();
+        g.routeNotificationForTest(reused, null);
+        assertEquals(lost + 1, st.droppedNotifications(), "a notification a live member may own is counted lost");
+        assertEquals(dropped + 1, g.dropped());
+
+        g.dispatch(); // the read to empty frees a's slot and settles its tag on b
+        assertTrue(g.hasRoom());
+
+        // One of two ambiguous holders leaves: the other still holds the tag under the tombstone.
+        CompletionGroup.Member x = g.join("x", shared);
+        CompletionGroup.Member y = g.join("y", shared);
+        x.leave();
+        g.routeNotificationForTest(shared, null);
+        assertEquals(lost + 2, st.droppedNotifications(), "the remaining holder's notification is counted lost");
+        assertTrue(g.warnedAbout(shared));
+
+        // No live holder: a left member's late notification, dropped quietly and not counted.
+        c.leave();
+        g.routeNotificationForTest(gone, null);
+        assertEquals(lost + 2, st.droppedNotifications(), "a closed member's late notification is not lost");
+        assertEquals(dropped + 3, g.dropped());
+        assertFalse(g.warnedAbout(gone), "a closed member's late notification is not warned");
+
+        for (CompletionGroup.Member m : List.of(b, y)) {
+            m.leave();
+        }
+        q.release(g);
+        q.release(g);
+        assertEquals(0, q.completionGroups());
+    }
+
     /** {@return a loopback port where nothing listens: a connect there is refused, its endpoint stays} */
     private static InetSocketAddress nowhere() {
         try (java.net.ServerSocket free = new java.net.ServerSocket(0, 1, LOOPBACK)) {
