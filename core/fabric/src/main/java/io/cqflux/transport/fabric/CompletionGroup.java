@@ -222,7 +222,9 @@ final class CompletionGroup implements SharedSource {
             }
             members[m.slot] = null;
             if (m.tag == 0) {
-                untagged--;
+                if (!m.portless) {
+                    untagged--;
+                }
             } else {
                 // Like its slot, its tag retires until a read to empty: a notification of its
                 // peer may still be queued, and must reach no one (class comment).
@@ -351,6 +353,33 @@ final class CompletionGroup implements SharedSource {
     }
 
     /**
+     * The member's connect ended (established, refused, unreachable or closed): its socket has
+     * its ports now or never. A member still without ports is asked no more, so that no read
+     * pays for its {@code fi_getname}/{@code fi_getpeer} per notification; no peer can send it
+     * one. Any thread.
+     */
+    void connectEnded(Member m) {
+        synchronized (readLock) {
+            if (m.tag == 0) {
+                tagLocked(m);
+            } else {
+                confirmTag(m);
+            }
+            if (members[m.slot] == m && m.tag == 0 && !m.portless) {
+                m.portless = true;
+                untagged--;
+            }
+        }
+    }
+
+    /** {@return members a read still asks for their ports (tests)} */
+    int untagged() {
+        synchronized (readLock) {
+            return untagged;
+        }
+    }
+
+    /**
      * A tag taken at {@link #join} from the connection request is checked once against the
      * endpoint's ports, which are what the peer puts in its notifications; where they differ the
      * ports win (under the read lock).
@@ -380,7 +409,7 @@ final class CompletionGroup implements SharedSource {
     }
 
     private void tagLocked(Member m) {
-        if (members[m.slot] != m || m.tag != 0 || m.ep == null) {
+        if (members[m.slot] != m || m.tag != 0 || m.portless || m.ep == null) {
             return;
         }
         int[] p = ports(m.ep);
@@ -479,10 +508,11 @@ final class CompletionGroup implements SharedSource {
         }
         // A peer's write with CQ data: routed by the sender's tag (class comment). Every member
         // not tagged yet is asked its ports first, so that no tag is taken as known (or unknown)
-        // while a member that would hold it has not said so yet.
+        // while a member that would hold it has not said so yet; a member whose connect ended
+        // without ports can hold none and is not asked (connectEnded).
         if (untagged > 0) {
             for (Member u : members) {
-                if (u != null && u.tag == 0) {
+                if (u != null && u.tag == 0 && !u.portless) {
                     tagLocked(u);
                 }
             }
@@ -630,6 +660,8 @@ final class CompletionGroup implements SharedSource {
         private final String description;
         /** Its receiving tag, 0 until known (guarded by readLock). */
         int tag;
+        /** Whether its connect ended without ports: it is asked no more (guarded by readLock). */
+        boolean portless;
         /** Whether its tag was checked against its endpoint's ports (guarded by readLock). */
         boolean tagConfirmed;
         /** Its endpoint while open (guarded by readLock). */

@@ -467,6 +467,24 @@ class CompletionGroupTest extends TransportFixture {
         assertEquals(0, q.completionGroups());
     }
 
+    @Test
+    void aMemberWhoseConnectFailed_isNoLongerAskedItsPortsByReads() {
+        Object loop = new Object();
+        FabricConnection refused = closeLater((FabricConnection) ((FabricTransport) client).connect(nowhere(),
+                config(), new byte[0], loop));
+        CompletionGroup g = refused.groupMember().group();
+        TransportPump.Side s = pump.add("refused", refused);
+        pump.until("the connect ends", DEADLINE, () -> s.events.contains(ConnectionEvent.REJECTED)
+                || s.events.contains(ConnectionEvent.UNREACHABLE));
+        assertEquals(1, g.members(), "the failed connection keeps its slot until it is closed");
+        CompletionGroup.Member m = refused.groupMember();
+        assertTrue(m.portless, "a refused socket has no peer port (fi_getpeer fails)");
+        assertEquals(0, g.untagged(), "no read asks a member whose connect ended for its ports");
+        pump.remove(s);
+        refused.close();
+        assertEquals(0, ((FabricTransport) client).loopQueues().completionGroups());
+    }
+
     /** {@return a loopback port where nothing listens: a connect there is refused, its endpoint stays} */
     private static InetSocketAddress nowhere() {
         try (java.net.ServerSocket free = new java.net.ServerSocket(0, 1, LOOPBACK)) {
