@@ -119,6 +119,8 @@ final class CompletionGroup implements SharedSource {
     /** The loop's touch listener for the group ({@link #watchTouches}), or {@code null}. */
     private volatile Runnable loopTouched;
     private final CompletionSink router = this::route;
+    /** Whether the last dispatch read the queue to empty (guarded by readLock). */
+    private boolean lastReadEmptied = true;
     /** Entries that found no member (tests). */
     private long dropped;
     private boolean closed;
@@ -471,6 +473,7 @@ final class CompletionGroup implements SharedSource {
             for (int b = 0; b < MAX_BATCHES && n == BATCH; b++) {
                 n = cq.poll(scratch, BATCH, router);
             }
+            lastReadEmptied = n < BATCH;
             if (n < BATCH) {
                 // Read to empty after every retiring member's fi_close (they took this lock): its
                 // entries are all gone, so its slot may serve a new member (class comment).
@@ -480,6 +483,14 @@ final class CompletionGroup implements SharedSource {
                 settleTags();
                 readWanted = false;
             }
+        }
+    }
+
+    /** Whether the last dispatch's last read came back short: the queue was read to empty. */
+    @Override
+    public boolean lastReadEmptied() {
+        synchronized (readLock) {
+            return lastReadEmptied || closed;
         }
     }
 
