@@ -204,6 +204,7 @@ final class CompletionGroup implements SharedSource {
             Member m = new Member(free[--freeTop], description);
             members[m.slot] = m;
             if (tag != 0) {
+                m.heldAtJoin = true;
                 holdTag(m, tag);
             } else {
                 untagged++;
@@ -362,11 +363,7 @@ final class CompletionGroup implements SharedSource {
      */
     void connectEnded(Member m) {
         synchronized (readLock) {
-            if (m.tag == 0) {
-                tagLocked(m);
-            } else {
-                confirmTag(m);
-            }
+            tagLocked(m);
             if (members[m.slot] == m && m.tag == 0 && !m.portless) {
                 m.portless = true;
                 untagged--;
@@ -422,6 +419,7 @@ final class CompletionGroup implements SharedSource {
         // local port for connections to different destinations), which no choice of group here
         // can avoid: holdTag marks it ambiguous, and its notifications are dropped and logged.
         untagged--;
+        m.tagConfirmed = true; // taken from the ports themselves
         holdTag(m, receivingTag(p[1], p[0]));
     }
 
@@ -673,6 +671,8 @@ final class CompletionGroup implements SharedSource {
         int tag;
         /** Whether its connect ended without ports: it is asked no more (guarded by readLock). */
         boolean portless;
+        /** Whether it holds a tag from its join, known before its endpoint (guarded by readLock). */
+        boolean heldAtJoin;
         /** Whether its tag was checked against its endpoint's ports (guarded by readLock). */
         boolean tagConfirmed;
         /** Its endpoint while open (guarded by readLock). */

@@ -519,7 +519,8 @@ final class FabricConnection implements Connection {
         if (client) {
             peerData = cmData;
         }
-        connectEnded(); // where the ports were not known yet at fi_connect
+        tagMember(); // where the ports were not known yet at fi_connect
+        connectEnded();
     }
 
     /**

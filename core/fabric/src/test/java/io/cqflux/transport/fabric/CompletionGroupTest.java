@@ -114,10 +114,14 @@ class CompletionGroupTest extends TransportFixture {
         }
         assertNotSame(first, p.client(K).groupMember().group());
         for (int i = 0; i < N; i++) {
-            // The accepted end's tag (from the request, before fi_accept) is its client's, ports swapped.
+            // The accepted end's tag is its client's, ports swapped. It was held from the join, taken
+            // from the request before the endpoint existed (the socket would give the same ports).
             int clientTag = p.client(i).groupMember().tag;
             assertTrue(clientTag != 0, "client " + i + " is tagged");
             assertEquals(Integer.rotateLeft(clientTag, 16), p.server(i).groupMember().tag, "server " + i + "'s tag");
+            assertTrue(p.server(i).groupMember().heldAtJoin, "server " + i + "'s tag was held at its join");
+            assertTrue(p.server(i).groupMember().tagConfirmed, "server " + i + "'s tag was checked against its socket");
+            assertFalse(p.client(i).groupMember().heldAtJoin, "client " + i + "'s tag came from its socket");
         }
 
         LocalRegion target = region(server, 4096L * N, RegionAccess.WRITE_DST, RegionAccess.READ_SRC);
