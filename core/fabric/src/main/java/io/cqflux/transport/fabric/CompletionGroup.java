@@ -46,13 +46,17 @@ import java.util.concurrent.atomic.AtomicReference;
  * ({@code fi_getname(3)}, {@code fi_getpeer(3)}). Two members of one group with the same pair
  * would make the tag ambiguous. An accepted end knows its tag from the connection request,
  * before its endpoint exists, and joins only a group where no one holds it, so clients on
- * different hosts with one source port land in different groups; a client cannot choose (Linux
- * may reuse one local port for connections to different destinations), so there an ambiguous
- * tag's entries are dropped and logged, never guessed. A peer that sends no tag (without the
- * option, or another implementation), or one that sees other ports than this side (a NAT, port
- * mapping or a TCP proxy between them), gets its notifications dropped likewise: each tag is
- * logged at WARNING once, and FabricTransport#droppedNotifications counts them. A left member's
- * tag retires with its slot (below): its late notifications reach no one. The tag is not a
+ * different hosts with one source port land in different groups. A client cannot choose: Linux
+ * may reuse one local port for connections to different destinations, so two connections of one
+ * client to servers listening on one port can have one tag; there an ambiguous tag's entries are
+ * dropped and logged, never guessed, and so are those of a tag that a member takes while a left
+ * member's tag retires (below), which cannot be told from the left one's. A peer that sends no
+ * tag (without the option, or another implementation), or one that sees other ports than this
+ * side (a NAT, port mapping or a TCP proxy between them), gets its notifications dropped
+ * likewise: each tag is logged at WARNING once per group (for the first {@link #MAX_WARNED}
+ * tags a group warns about, at DEBUG after that), and FabricTransport#droppedNotifications
+ * counts them. A left member's tag retires with its slot (below): its late notifications reach
+ * no one, and are not counted while no live member holds the tag. The tag is not a
  * secret: a peer that forges one can hand notifications to a neighbour in the group, enough to
  * overflow its backlog, which is why docs/security.md keeps groups for peers of one trust domain.
  *
@@ -250,7 +254,9 @@ final class CompletionGroup implements SharedSource {
         // loop that sleeps on a standing fi_trywait answer (prepareToSleep then says no); a
         // spinning loop asks no source whether it may sleep and reads only readable ones, so a
         // neighbour's touch, which has the loop run the group's dispatch and that neighbour's
-        // (empty) drain, is what reaches it. With no neighbour left the group closes instead.
+        // (empty) drain, is what reaches it. Without a registered neighbour (none left, or the
+        // rest joined but not registered with the loop yet) a spinning loop is not reached: the
+        // slot retires until the group's next read, which a registered member's entry brings.
         Runnable t = loopTouched;
         if (t != null) {
             t.run();
