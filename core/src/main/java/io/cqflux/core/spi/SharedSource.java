@@ -23,6 +23,20 @@ public interface SharedSource extends Pollable {
     void dispatch();
 
     /**
+     * Whether the last {@link #dispatch()} read the native source to empty, or stopped at its
+     * budget with entries possibly left. The graceful shutdown's last drain dispatches again
+     * while this says no, draining the members between rounds, since no wake-up will come for
+     * what is left; a dispatch whose whole budget went to entries of no current member (dropped)
+     * still left the rest behind. Loop thread.
+     *
+     * @return true when the last dispatch read everything the source held (the default: a
+     *     source that reads without a budget)
+     */
+    default boolean lastReadEmptied() {
+        return true;
+    }
+
+    /**
      * Remembers the first loop that registers this source and answers it from then on. Two loops
      * must never dispatch one native source (its entry buffer and routing are loop-confined), so a
      * loop that is answered another loop refuses the member. Called by a loop each time it

@@ -50,10 +50,13 @@ public record TransportOptions(InetAddress localAddress, boolean directWriteToPe
      *   <li>with it on, every write with immediate carries the tag, also to a peer that is not
      *       grouped or not cqflux: one that reads the CQ data's 64 bits sees the tag above the
      *       immediate;</li>
-     *   <li>two clients that reach a grouped client from one port pair (Linux may reuse a local
-     *       port for connections to different destinations) make the tag ambiguous in a group
-     *       holding both: their notifications are dropped and logged, never guessed (an
-     *       accepting side places such clients in different groups).</li>
+     *   <li>two connections of one grouped client that share a local port (Linux may reuse one
+     *       for connections to different destinations), to servers that listen on one port,
+     *       have the same tag: in a group holding both, their notifications are dropped and
+     *       logged, never guessed;</li>
+     *   <li>an accepting side knows the tag from the connection request and places two accepted
+     *       connections with one tag (clients on different hosts with one source port) in
+     *       different groups.</li>
      * </ul>
      * The tag is not a secret (docs/security.md).
      */

@@ -92,12 +92,13 @@ final class QueueDrainer {
                 drainAll(s);
             }
         }
-        // Queues that share a native one (SharedSources): it is read once more, then they are.
-        for (LoopSource s : io.shared.dispatchForLastDrain()) {
+        // Queues that share a native one (SharedSources): it is read again, and they are drained
+        // after each read, until it is empty.
+        io.shared.dispatchForLastDrain(s -> {
             if (s.isActive()) {
                 drainAll(s);
             }
-        }
+        });
     }
 
     /** Acknowledges a ready queue before its drain; false when it failed (it is unregistered). */

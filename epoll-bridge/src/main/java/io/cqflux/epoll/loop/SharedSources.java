@@ -29,9 +29,9 @@ import java.util.Set;
  * loop's table of queues, so no spinning round polls it and no sleep asks it; the hub drains it
  * (QueueDrainer.drain, with its per-turn budget and cut-off list) when the dispatch routed
  * entries to it, and the hub's prepareToSleep is the shared queue's. The graceful shutdown's last
- * drain reads such a shared source again and again while a dispatch routed anything (a dispatch
- * may read a bounded batch and leave the rest for the next wake-up, which will not come), then
- * drains its queue members (dispatchForLastDrain).
+ * drain reads such a shared source and drains its queue members, again while the source says its
+ * read did not empty it (a dispatch may read a bounded batch and leave the rest for the next
+ * wake-up, which will not come; dispatchForLastDrain).
  */
 
 /**
@@ -53,7 +53,8 @@ final class SharedSources {
     static final int MAX_FAILURES = 16;
     /**
      * Dispatches of one shared source in the graceful shutdown's last drain at most: it repeats
-     * while a dispatch routed anything, and this bounds it where a peer keeps sending.
+     * while a dispatch did not read the source to empty, and this bounds it where a peer keeps
+     * sending.
      */
     static final int MAX_LAST_DISPATCHES = 1024;
     /** The least time between two WARNINGs about one hub's failed dispatches. */
@@ -131,15 +132,16 @@ final class SharedSources {
 
     /**
      * The graceful shutdown's last drain: reads each shared source that serves completion queues
-     * again while a dispatch routed anything to a member (up to {@link #MAX_LAST_DISPATCHES}; a
-     * failure is logged and ends it: nothing else runs on the loop any more) and returns those
-     * queues, for the drainer to drain.
+     * and drains its queue members (with {@code drain}) after each read, again while the source
+     * says its last read did not empty it ({@link SharedSource#lastReadEmptied()}; up to
+     * {@link #MAX_LAST_DISPATCHES} rounds). Draining between rounds keeps what the members buffer
+     * to one dispatch's reading. A failure is logged and ends that source's rounds: nothing else
+     * runs on the loop any more.
      *
-     * @return the completion-queue members of the shared sources
+     * @param drain drains one completion-queue member to empty
      */
-    java.util.List<LoopSource> dispatchForLastDrain() {
+    void dispatchForLastDrain(java.util.function.Consumer<LoopSource> drain) {
         assert loop.inEventLoop();
-        java.util.List<LoopSource> queues = new ArrayList<>();
         for (Hub h : new ArrayList<>(hubs.values())) {
             java.util.List<LoopSource> mine = new ArrayList<>();
             for (LoopSource m : h.members) {
@@ -151,20 +153,22 @@ final class SharedSources {
                 continue;
             }
             for (int round = 0; round < MAX_LAST_DISPATCHES; round++) {
-                long before = h.touches;
+                boolean emptied;
                 try {
                     h.shared.dispatch();
+                    emptied = h.shared.lastReadEmptied();
                 } catch (RuntimeException e) {
                     EventLoop.LOG.log(System.Logger.Level.WARNING, "the last dispatch of " + h + " failed", e);
+                    emptied = true;
+                }
+                for (LoopSource m : mine) {
+                    drain.accept(m);
+                }
+                if (emptied) {
                     break;
                 }
-                if (h.touches == before) {
-                    break; // it routed nothing: what it holds is read
-                }
             }
-            queues.addAll(mine);
         }
-        return queues;
     }
 
     /** {@return how many shared sources are registered (tests)} */
@@ -185,8 +189,6 @@ final class SharedSources {
         long loggedAt;
         /** The loop's touched callback for {@link #source}, while it watches. */
         Runnable hubTouched;
-        /** Members' touches seen on the loop thread: the last drain's sign that a dispatch routed something. */
-        long touches;
 
         Hub(SharedSource shared) {
             this.shared = shared;
@@ -211,7 +213,6 @@ final class SharedSources {
         /** A member's touched callback: any thread. */
         void touched(LoopSource member) {
             if (loop.inEventLoop()) {
-                touches++;
                 ready(member);
                 return;
             }

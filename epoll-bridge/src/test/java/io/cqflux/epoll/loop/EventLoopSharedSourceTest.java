@@ -133,6 +133,39 @@ class EventLoopSharedSourceTest {
         }
     }
 
+    /**
+     * A bounded dispatch whose whole budget went to a closed member's late entries (dropped) has
+     * routed nothing, yet left live entries: the last drain reads again while the source says its
+     * read did not empty it, and drains the members after each read.
+     */
+    @Test
+    void aGracefulShutdown_readsPastDispatchesThatRoutedNothing_andDrainsBetweenThem() {
+        try (TestShared shared = new TestShared()) {
+            EventLoop loop = EventLoop.start(new LoopConfig("shared-cq-last-dropped", WaitStrategy.BLOCKING, 32,
+                    null));
+            TestQueue q = shared.queue();
+            ConcurrentLinkedQueue<Long> delivered = new ConcurrentLinkedQueue<>();
+            loop.register(q, c -> delivered.add(c.context()));
+            Await.until(() -> q.polls.get() >= 1, "the queue's first drain");
+            CompletableFuture<Void> release = Await.blockLoop(loop);
+            shared.perDispatch = 2;
+            for (long i = 1; i <= 4; i++) {
+                shared.queueInbox.add(new long[] {-1, 100 + i}); // a closed member's, never signalled
+            }
+            List<Long> held = new ArrayList<>();
+            for (long i = 1; i <= 7; i++) {
+                shared.queueInbox.add(new long[] {0, i});
+                held.add(i);
+            }
+            CompletableFuture<Void> terminated = loop.shutdownGracefully(java.time.Duration.ofSeconds(30));
+            release.complete(null);
+            Await.done(terminated, "graceful termination");
+            assertEquals(held, List.copyOf(delivered), "the live entries behind the dropped ones were delivered");
+            assertTrue(q.mostBuffered <= 2, "the member was drained after each dispatch, held at most one"
+                    + " dispatch's entries: " + q.mostBuffered);
+        }
+    }
+
     @Test
     void aMemberThatTouchesItself_runsWithoutTheSharedFd() {
         try (TestShared shared = new TestShared();
@@ -312,9 +345,20 @@ class EventLoopSharedSourceTest {
                 members.get(i).deliver();
             }
             long[] q;
-            for (int n = perDispatch; n > 0 && (q = queueInbox.poll()) != null; n--) {
-                queues.get((int) q[0]).deliver(q[1]);
+            int read = 0;
+            for (; read < perDispatch && (q = queueInbox.poll()) != null; read++) {
+                if (q[0] >= 0) { // an entry of index -1 is a closed member's: dropped
+                    queues.get((int) q[0]).deliver(q[1]);
+                }
             }
+            lastReadEmptied = read < perDispatch;
+        }
+
+        private volatile boolean lastReadEmptied = true;
+
+        @Override
+        public boolean lastReadEmptied() {
+            return lastReadEmptied;
         }
 
         @Override
@@ -390,8 +434,12 @@ class EventLoopSharedSourceTest {
             this.shared = shared;
         }
 
+        /** The most entries routed to it and not yet polled at any time. */
+        int mostBuffered;
+
         void deliver(long context) {
             routed.add(context);
+            mostBuffered = Math.max(mostBuffered, routed.size());
             if (touched != null) {
                 touched.run();
             }

@@ -46,13 +46,17 @@ import java.util.concurrent.atomic.AtomicReference;
  * ({@code fi_getname(3)}, {@code fi_getpeer(3)}). Two members of one group with the same pair
  * would make the tag ambiguous. An accepted end knows its tag from the connection request,
  * before its endpoint exists, and joins only a group where no one holds it, so clients on
- * different hosts with one source port land in different groups; a client cannot choose (Linux
- * may reuse one local port for connections to different destinations), so there an ambiguous
- * tag's entries are dropped and logged, never guessed. A peer that sends no tag (without the
- * option, or another implementation), or one that sees other ports than this side (a NAT, port
- * mapping or a TCP proxy between them), gets its notifications dropped likewise: each tag is
- * logged at WARNING once, and FabricTransport#droppedNotifications counts them. A left member's
- * tag retires with its slot (below): its late notifications reach no one. The tag is not a
+ * different hosts with one source port land in different groups. A client cannot choose: Linux
+ * may reuse one local port for connections to different destinations, so two connections of one
+ * client to servers listening on one port can have one tag; there an ambiguous tag's entries are
+ * dropped and logged, never guessed, and so are those of a tag that a member takes while a left
+ * member's tag retires (below), which cannot be told from the left one's. A peer that sends no
+ * tag (without the option, or another implementation), or one that sees other ports than this
+ * side (a NAT, port mapping or a TCP proxy between them), gets its notifications dropped
+ * likewise: each tag is logged at WARNING once per group (for the first {@link #MAX_WARNED}
+ * tags a group warns about, at DEBUG after that), and FabricTransport#droppedNotifications
+ * counts them. A left member's tag retires with its slot (below): its late notifications reach
+ * no one, and are not counted while no live member holds the tag. The tag is not a
  * secret: a peer that forges one can hand notifications to a neighbour in the group, enough to
  * overflow its backlog, which is why docs/security.md keeps groups for peers of one trust domain.
  *
@@ -119,6 +123,8 @@ final class CompletionGroup implements SharedSource {
     /** The loop's touch listener for the group ({@link #watchTouches}), or {@code null}. */
     private volatile Runnable loopTouched;
     private final CompletionSink router = this::route;
+    /** Whether the last dispatch read the queue to empty (guarded by readLock). */
+    private boolean lastReadEmptied = true;
     /** Entries that found no member (tests). */
     private long dropped;
     private boolean closed;
@@ -202,6 +208,7 @@ final class CompletionGroup implements SharedSource {
             Member m = new Member(free[--freeTop], description);
             members[m.slot] = m;
             if (tag != 0) {
+                m.heldAtJoin = true;
                 holdTag(m, tag);
             } else {
                 untagged++;
@@ -222,7 +229,9 @@ final class CompletionGroup implements SharedSource {
             }
             members[m.slot] = null;
             if (m.tag == 0) {
-                untagged--;
+                if (!m.portless) {
+                    untagged--;
+                }
             } else {
                 // Like its slot, its tag retires until a read to empty: a notification of its
                 // peer may still be queued, and must reach no one (class comment).
@@ -245,7 +254,9 @@ final class CompletionGroup implements SharedSource {
         // loop that sleeps on a standing fi_trywait answer (prepareToSleep then says no); a
         // spinning loop asks no source whether it may sleep and reads only readable ones, so a
         // neighbour's touch, which has the loop run the group's dispatch and that neighbour's
-        // (empty) drain, is what reaches it. With no neighbour left the group closes instead.
+        // (empty) drain, is what reaches it. Without a registered neighbour (none left, or the
+        // rest joined but not registered with the loop yet) a spinning loop is not reached: the
+        // slot retires until the group's next read, which a registered member's entry brings.
         Runnable t = loopTouched;
         if (t != null) {
             t.run();
@@ -262,8 +273,12 @@ final class CompletionGroup implements SharedSource {
         if (held == null) {
             tags.put(t, m);
         } else if (held != tombstone) {
-            // A left holder's tombstone stays until the read to empty, which settles the tag.
             tags.put(t, ambiguous);
+            warnAmbiguous(t, m);
+        } else {
+            // A left holder's tombstone stays until the read to empty, which settles the tag; until
+            // then a notification for this live member cannot be told from the left one's late
+            // notifications, and is dropped like an ambiguous tag's (route counts and logs it).
             warnAmbiguous(t, m);
         }
     }
@@ -300,6 +315,13 @@ final class CompletionGroup implements SharedSource {
         LOG.log(warnOnce(Integer.toUnsignedLong(t)), "{0} and another connection of {1} have the same ports"
                 + " (tag 0x{2}): a peer''s write-with-immediate to either cannot be routed and is dropped", m, this,
                 Integer.toHexString(t));
+    }
+
+    /** {@return whether tag {@code t} was logged at WARNING (tests)} */
+    boolean warnedAbout(int t) {
+        synchronized (readLock) {
+            return warned.contains(Integer.toUnsignedLong(t));
+        }
     }
 
     /** {@return WARNING the first time for {@code key} (a tag, or {@link #NO_CONTEXT_ERROR}), else DEBUG} */
@@ -340,6 +362,29 @@ final class CompletionGroup implements SharedSource {
     }
 
     /**
+     * The member's connect ended (established, refused, unreachable or closed): its socket has
+     * its ports now or never. A member still without ports is asked no more, so that no read
+     * pays for its {@code fi_getname}/{@code fi_getpeer} per notification; no peer can send it
+     * one. Any thread.
+     */
+    void connectEnded(Member m) {
+        synchronized (readLock) {
+            tagLocked(m);
+            if (members[m.slot] == m && m.tag == 0 && !m.portless) {
+                m.portless = true;
+                untagged--;
+            }
+        }
+    }
+
+    /** {@return members a read still asks for their ports (tests)} */
+    int untagged() {
+        synchronized (readLock) {
+            return untagged;
+        }
+    }
+
+    /**
      * A tag taken at {@link #join} from the connection request is checked once against the
      * endpoint's ports, which are what the peer puts in its notifications; where they differ the
      * ports win (under the read lock).
@@ -369,7 +414,7 @@ final class CompletionGroup implements SharedSource {
     }
 
     private void tagLocked(Member m) {
-        if (members[m.slot] != m || m.tag != 0 || m.ep == null) {
+        if (members[m.slot] != m || m.tag != 0 || m.portless || m.ep == null) {
             return;
         }
         int[] p = ports(m.ep);
@@ -380,6 +425,7 @@ final class CompletionGroup implements SharedSource {
         // local port for connections to different destinations), which no choice of group here
         // can avoid: holdTag marks it ambiguous, and its notifications are dropped and logged.
         untagged--;
+        m.tagConfirmed = true; // taken from the ports themselves
         holdTag(m, receivingTag(p[1], p[0]));
     }
 
@@ -431,6 +477,7 @@ final class CompletionGroup implements SharedSource {
             for (int b = 0; b < MAX_BATCHES && n == BATCH; b++) {
                 n = cq.poll(scratch, BATCH, router);
             }
+            lastReadEmptied = n < BATCH;
             if (n < BATCH) {
                 // Read to empty after every retiring member's fi_close (they took this lock): its
                 // entries are all gone, so its slot may serve a new member (class comment).
@@ -440,6 +487,14 @@ final class CompletionGroup implements SharedSource {
                 settleTags();
                 readWanted = false;
             }
+        }
+    }
+
+    /** Whether the last dispatch's last read came back short: the queue was read to empty. */
+    @Override
+    public boolean lastReadEmptied() {
+        synchronized (readLock) {
+            return lastReadEmptied || closed;
         }
     }
 
@@ -468,38 +523,63 @@ final class CompletionGroup implements SharedSource {
         }
         // A peer's write with CQ data: routed by the sender's tag (class comment). Every member
         // not tagged yet is asked its ports first, so that no tag is taken as known (or unknown)
-        // while a member that would hold it has not said so yet.
+        // while a member that would hold it has not said so yet; a member whose connect ended
+        // without ports can hold none and is not asked (connectEnded).
         if (untagged > 0) {
             for (Member u : members) {
-                if (u != null && u.tag == 0) {
+                if (u != null && u.tag == 0 && !u.portless) {
                     tagLocked(u);
                 }
             }
         }
-        int tag = (int) (v.data() >>> 32);
+        routeNotification((int) (v.data() >>> 32), c);
+    }
+
+    /** A peer's write with CQ data carrying {@code tag}, to its member or dropped (under the read lock). */
+    private void routeNotification(int tag, Completion c) {
         Member held = tag == 0 ? null : tags.get(tag);
         if (held != null && held != ambiguous && held != tombstone) {
             held.add(c, 0);
             return;
         }
-        if (held == tombstone) {
+        boolean liveHolder = held == tombstone && holder(tag) != null;
+        if (held == tombstone && !liveHolder) {
             // The late notification of a member that left: normal, like its late entries.
             dropped++;
             LOG.log(System.Logger.Level.DEBUG, "a late notification (tag 0x{0}) of a closed member of {1} dropped",
                     Integer.toHexString(tag), this);
             return;
         }
+        // A tombstone over a live member's tag: the notification may be the live member's, which
+        // cannot be told from the left one's, so it is lost like an ambiguous tag's.
         lost();
         String why = tag == 0
                 ? "carries no tag (is " + io.cqflux.core.spi.TransportOptions.FABRIC_COMPLETION_QUEUE_GROUP
                         + " set on the sending side too?)"
-                : held == ambiguous
-                        ? "carries tag 0x" + Integer.toHexString(tag) + ", which two members hold (peers with the"
-                                + " same ports)"
+                : held == ambiguous || liveHolder
+                        ? "carries tag 0x" + Integer.toHexString(tag) + ", which two members hold or held (peers"
+                                + " with the same ports)"
                         : "carries tag 0x" + Integer.toHexString(tag) + ", which no member holds (a NAT, port"
                                 + " mapping or TCP proxy between the peers changes the ports)";
         LOG.log(warnOnce(Integer.toUnsignedLong(tag)), "a peer''s write-with-immediate to {0} {1}: dropped ({2} so far"
                 + " on this transport)", this, why, transport.droppedNotifications());
+    }
+
+    /** {@return a member that holds {@code tag} now, or null (under the read lock)} */
+    private Member holder(int tag) {
+        for (Member x : members) {
+            if (x != null && x.tag == tag) {
+                return x;
+            }
+        }
+        return null;
+    }
+
+    /** Routes a peer's write with CQ data carrying {@code tag} as a read of the queue would (tests). */
+    void routeNotificationForTest(int tag, Completion c) {
+        synchronized (readLock) {
+            routeNotification(tag, c);
+        }
     }
 
     /** A notification or error entry that no member could take: counted here and on the transport. */
@@ -595,6 +675,10 @@ final class CompletionGroup implements SharedSource {
         private final String description;
         /** Its receiving tag, 0 until known (guarded by readLock). */
         int tag;
+        /** Whether its connect ended without ports: it is asked no more (guarded by readLock). */
+        boolean portless;
+        /** Whether it holds a tag from its join, known before its endpoint (guarded by readLock). */
+        boolean heldAtJoin;
         /** Whether its tag was checked against its endpoint's ports (guarded by readLock). */
         boolean tagConfirmed;
         /** Its endpoint while open (guarded by readLock). */

@@ -520,6 +520,17 @@ final class FabricConnection implements Connection {
             peerData = cmData;
         }
         tagMember(); // where the ports were not known yet at fi_connect
+        connectEnded();
+    }
+
+    /**
+     * Its connect ended, established or not: a group member registers its receiving tag now or
+     * never, so that the group stops asking its ports (CompletionGroup#connectEnded).
+     */
+    void connectEnded() {
+        if (member != null) {
+            member.group().connectEnded(member);
+        }
     }
 
     /** A group member registers its receiving tag once its socket has its ports (CompletionGroup). */

@@ -114,10 +114,14 @@ class CompletionGroupTest extends TransportFixture {
         }
         assertNotSame(first, p.client(K).groupMember().group());
         for (int i = 0; i < N; i++) {
-            // The accepted end's tag (from the request, before fi_accept) is its client's, ports swapped.
+            // The accepted end's tag is its client's, ports swapped. It was held from the join, taken
+            // from the request before the endpoint existed (the socket would give the same ports).
             int clientTag = p.client(i).groupMember().tag;
             assertTrue(clientTag != 0, "client " + i + " is tagged");
             assertEquals(Integer.rotateLeft(clientTag, 16), p.server(i).groupMember().tag, "server " + i + "'s tag");
+            assertTrue(p.server(i).groupMember().heldAtJoin, "server " + i + "'s tag was held at its join");
+            assertTrue(p.server(i).groupMember().tagConfirmed, "server " + i + "'s tag was checked against its socket");
+            assertFalse(p.client(i).groupMember().heldAtJoin, "client " + i + "'s tag came from its socket");
         }
 
         LocalRegion target = region(server, 4096L * N, RegionAccess.WRITE_DST, RegionAccess.READ_SRC);
@@ -416,6 +420,73 @@ class CompletionGroupTest extends TransportFixture {
             q.release(m.group());
         }
         assertEquals(0, q.completionGroups());
+    }
+
+    @Test
+    void aLiveMembersTag_underALeftMembersTombstone_isWarnedAndItsNotificationsCountedAsLost() {
+        FabricTransport st = (FabricTransport) server;
+        LoopQueues q = st.loopQueues();
+        Object loop = new Object();
+        int reused = CompletionGroup.receivingTag(40000, 5000);
+        int shared = CompletionGroup.receivingTag(40001, 5000);
+        int gone = CompletionGroup.receivingTag(40002, 5000);
+        CompletionGroup.Member a = q.join(loop, true, 64, "a", reused);
+        CompletionGroup.Member c = q.join(loop, true, 64, "c", gone);
+        CompletionGroup g = a.group();
+        assertSame(g, c.group());
+        a.leave(); // its tag is a tombstone until a read to empty
+        assertFalse(g.warnedAbout(reused), "one holder, no warning yet");
+        // A member tagged (like a client whose tag comes from its socket) while the tombstone stands.
+        CompletionGroup.Member b = g.join("b", reused);
+        assertTrue(g.warnedAbout(reused), "a tag taken over a tombstone is warned as ambiguous");
+        long lost = st.droppedNotifications();
+        long dropped = g.dropped();
+        g.routeNotificationForTest(reused, null);
+        assertEquals(lost + 1, st.droppedNotifications(), "a notification a live member may own is counted lost");
+        assertEquals(dropped + 1, g.dropped());
+
+        g.dispatch(); // the read to empty frees a's slot and settles its tag on b
+        assertTrue(g.hasRoom());
+
+        // One of two ambiguous holders leaves: the other still holds the tag under the tombstone.
+        CompletionGroup.Member x = g.join("x", shared);
+        CompletionGroup.Member y = g.join("y", shared);
+        x.leave();
+        g.routeNotificationForTest(shared, null);
+        assertEquals(lost + 2, st.droppedNotifications(), "the remaining holder's notification is counted lost");
+        assertTrue(g.warnedAbout(shared));
+
+        // No live holder: a left member's late notification, dropped quietly and not counted.
+        c.leave();
+        g.routeNotificationForTest(gone, null);
+        assertEquals(lost + 2, st.droppedNotifications(), "a closed member's late notification is not lost");
+        assertEquals(dropped + 3, g.dropped());
+        assertFalse(g.warnedAbout(gone), "a closed member's late notification is not warned");
+
+        for (CompletionGroup.Member m : List.of(b, y)) {
+            m.leave();
+        }
+        q.release(g);
+        q.release(g);
+        assertEquals(0, q.completionGroups());
+    }
+
+    @Test
+    void aMemberWhoseConnectFailed_isNoLongerAskedItsPortsByReads() {
+        Object loop = new Object();
+        FabricConnection refused = closeLater((FabricConnection) ((FabricTransport) client).connect(nowhere(),
+                config(), new byte[0], loop));
+        CompletionGroup g = refused.groupMember().group();
+        TransportPump.Side s = pump.add("refused", refused);
+        pump.until("the connect ends", DEADLINE, () -> s.events.contains(ConnectionEvent.REJECTED)
+                || s.events.contains(ConnectionEvent.UNREACHABLE));
+        assertEquals(1, g.members(), "the failed connection keeps its slot until it is closed");
+        CompletionGroup.Member m = refused.groupMember();
+        assertTrue(m.portless, "a refused socket has no peer port (fi_getpeer fails)");
+        assertEquals(0, g.untagged(), "no read asks a member whose connect ended for its ports");
+        pump.remove(s);
+        refused.close();
+        assertEquals(0, ((FabricTransport) client).loopQueues().completionGroups());
     }
 
     /** {@return a loopback port where nothing listens: a connect there is refused, its endpoint stays} */
