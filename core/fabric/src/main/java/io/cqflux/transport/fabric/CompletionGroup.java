@@ -1,9 +1,6 @@
 package io.cqflux.transport.fabric;
 
 import io.cqflux.core.Completion;
-import io.cqflux.core.CompletionRecord;
-import io.cqflux.core.CompletionStatus;
-import io.cqflux.core.Opcode;
 import io.cqflux.core.spi.CompletionQueue;
 import io.cqflux.core.spi.CompletionSink;
 import io.cqflux.core.spi.Connection;
@@ -685,17 +682,8 @@ final class CompletionGroup implements SharedSource {
         MemorySegment ep;
         /** The loop's callback for entries routed here; also run by a neighbour's leave (any thread). */
         private volatile Runnable onTouched;
-        // A ring of routed entries: success fields in the arrays, an error as its record.
-        private long[] contexts = new long[8];
-        private long[] flags = new long[8];
-        private long[] lengths = new long[8];
-        private long[] buffers = new long[8];
-        private long[] immediates = new long[8]; // bit 32 set: has one
-        private Opcode[] opcodes = new Opcode[8];
-        private CompletionRecord[] errors = new CompletionRecord[8];
-        private int head;
-        private int count;
-        private final View view = new View();
+        /** What the group's dispatch routed here and its poll has not handed over yet. */
+        private final RoutedEntries entries = new RoutedEntries();
 
         Member(int slot, String description) {
             this.slot = slot;
@@ -710,79 +698,21 @@ final class CompletionGroup implements SharedSource {
 
         /** Copies one routed entry (dispatch, under the read lock). */
         void add(Completion c, long context) {
-            if (count == contexts.length) {
-                grow();
-            }
-            int i = (head + count) & (contexts.length - 1);
-            contexts[i] = context;
-            if (c.isSuccess()) {
-                errors[i] = null;
-                opcodes[i] = c.opcode();
-                flags[i] = c.flags();
-                lengths[i] = c.byteLength();
-                buffers[i] = c.bufferAddress();
-                immediates[i] = c.hasImmediate() ? (1L << 32) | Integer.toUnsignedLong(c.immediate()) : 0;
-            } else {
-                errors[i] = CompletionRecord.builder(context, c.status()).vendorError(c.vendorError())
-                        .error(c.errorNumber(), c.overflowLength(), c.errorText()).build();
-            }
-            count++;
+            entries.add(c, context);
             Runnable t = onTouched;
             if (t != null) {
                 t.run(); // the loop runs its handler after the dispatch (once however many came)
             }
         }
 
-        private void grow() {
-            int n = contexts.length * 2;
-            contexts = unwrap(contexts, n);
-            flags = unwrap(flags, n);
-            lengths = unwrap(lengths, n);
-            buffers = unwrap(buffers, n);
-            immediates = unwrap(immediates, n);
-            Opcode[] o = new Opcode[n];
-            CompletionRecord[] e = new CompletionRecord[n];
-            for (int k = 0; k < count; k++) {
-                int from = (head + k) & (opcodes.length - 1);
-                o[k] = opcodes[from];
-                e[k] = errors[from];
-            }
-            opcodes = o;
-            errors = e;
-            head = 0;
-        }
-
-        private long[] unwrap(long[] a, int n) {
-            long[] b = new long[n];
-            for (int k = 0; k < count; k++) {
-                b[k] = a[(head + k) & (a.length - 1)];
-            }
-            return b;
-        }
-
         /** {@return entries waiting for its poll (tests)} */
         int pending() {
-            return count;
+            return entries.size();
         }
 
         @Override
         public int poll(MemorySegment unusedScratch, int max, CompletionSink sink) {
-            int n = 0;
-            while (n < max && count > 0) {
-                int i = head;
-                head = (head + 1) & (contexts.length - 1);
-                count--;
-                n++;
-                CompletionRecord e = errors[i];
-                if (e != null) {
-                    errors[i] = null;
-                    sink.onCompletion(e);
-                } else {
-                    view.at(i);
-                    sink.onCompletion(view);
-                }
-            }
-            return n;
+            return entries.drain(max, sink);
         }
 
         @Override
@@ -804,7 +734,7 @@ final class CompletionGroup implements SharedSource {
         @Override
         public boolean watchTouches(Runnable touched) {
             onTouched = touched;
-            if (touched != null && count > 0) {
+            if (touched != null && entries.size() > 0) {
                 touched.run();
             }
             return true;
@@ -831,80 +761,6 @@ final class CompletionGroup implements SharedSource {
         @Override
         public String toString() {
             return description + " (slot " + slot + " of " + CompletionGroup.this + ")";
-        }
-
-        /** A flyweight over one ring slot of a success entry. */
-        private final class View extends Completion {
-            private int i;
-
-            void at(int index) {
-                i = index;
-            }
-
-            @Override
-            public long context() {
-                return contexts[i];
-            }
-
-            @Override
-            public CompletionStatus status() {
-                return CompletionStatus.SUCCESS;
-            }
-
-            @Override
-            public int vendorError() {
-                return 0;
-            }
-
-            @Override
-            public int queuePair() {
-                return 0;
-            }
-
-            @Override
-            public int errorNumber() {
-                return 0;
-            }
-
-            @Override
-            public long overflowLength() {
-                return 0;
-            }
-
-            @Override
-            public String errorText() {
-                return "";
-            }
-
-            @Override
-            protected Opcode rawOpcode() {
-                return opcodes[i];
-            }
-
-            @Override
-            protected long rawByteLength() {
-                return lengths[i];
-            }
-
-            @Override
-            protected long rawFlags() {
-                return flags[i];
-            }
-
-            @Override
-            protected boolean rawHasImmediate() {
-                return (immediates[i] & (1L << 32)) != 0;
-            }
-
-            @Override
-            protected int rawImmediate() {
-                return (int) immediates[i];
-            }
-
-            @Override
-            protected long rawBufferAddress() {
-                return buffers[i];
-            }
         }
     }
 }
