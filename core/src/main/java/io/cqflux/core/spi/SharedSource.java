@@ -29,8 +29,9 @@ public interface SharedSource extends Pollable {
      * what is left; a dispatch whose whole budget went to entries of no current member (dropped)
      * still left the rest behind. Loop thread.
      *
-     * @return true when the last dispatch read everything the source held (the default: a
-     *     source that reads without a budget)
+     * @return true when the last dispatch read everything the source held (the default, right
+     *     only for a source that reads without a budget: one whose dispatch stops at a budget
+     *     must override this, or the last drain leaves what is past its budget)
      */
     default boolean lastReadEmptied() {
         return true;

@@ -251,9 +251,10 @@ final class CompletionGroup implements SharedSource {
         // loop that sleeps on a standing fi_trywait answer (prepareToSleep then says no); a
         // spinning loop asks no source whether it may sleep and reads only readable ones, so a
         // neighbour's touch, which has the loop run the group's dispatch and that neighbour's
-        // (empty) drain, is what reaches it. Without a registered neighbour (none left, or the
-        // rest joined but not registered with the loop yet) a spinning loop is not reached: the
-        // slot retires until the group's next read, which a registered member's entry brings.
+        // (empty) drain, is what reaches it. With no member left the group closes (LoopQueues);
+        // with the rest joined but not registered with the loop yet a spinning loop is not
+        // reached: the slot retires until the group's next read, which a registered member's
+        // entry brings.
         Runnable t = loopTouched;
         if (t != null) {
             t.run();
@@ -273,10 +274,13 @@ final class CompletionGroup implements SharedSource {
             tags.put(t, ambiguous);
             warnAmbiguous(t, m);
         } else {
-            // A left holder's tombstone stays until the read to empty, which settles the tag; until
-            // then a notification for this live member cannot be told from the left one's late
-            // notifications, and is dropped like an ambiguous tag's (route counts and logs it).
-            warnAmbiguous(t, m);
+            // A left holder's tombstone stays until the read to empty (which the leave asked for)
+            // settles the tag; until then a notification for this live member cannot be told from
+            // the left one's late notifications and is dropped, which route counts and warns of
+            // when it happens. Usually nothing is lost: only noted here, and the once-per-tag
+            // warning is left for a real loss.
+            LOG.log(System.Logger.Level.DEBUG, "{0} takes tag 0x{1} while a left member''s tombstone stands:"
+                    + " its notifications wait for the group''s next read to empty", m, Integer.toHexString(t));
         }
     }
 
@@ -674,7 +678,7 @@ final class CompletionGroup implements SharedSource {
         int tag;
         /** Whether its connect ended without ports: it is asked no more (guarded by readLock). */
         boolean portless;
-        /** Whether it holds a tag from its join, known before its endpoint (guarded by readLock). */
+        /** Whether it took a tag at its join, known before its endpoint (guarded by readLock). */
         boolean heldAtJoin;
         /** Whether its tag was checked against its endpoint's ports (guarded by readLock). */
         boolean tagConfirmed;

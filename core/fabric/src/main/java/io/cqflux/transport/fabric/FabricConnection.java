@@ -519,13 +519,16 @@ final class FabricConnection implements Connection {
         if (client) {
             peerData = cmData;
         }
-        tagMember(); // where the ports were not known yet at fi_connect
-        connectEnded();
+        // Where the ports were not known yet at fi_connect. A member that still has none (its
+        // socket reset before this event) stays asked on each notification: only a connect that
+        // ends stops that (FabricEvents.end, connectEnded).
+        tagMember();
     }
 
     /**
-     * Its connect ended, established or not: a group member registers its receiving tag now or
-     * never, so that the group stops asking its ports (CompletionGroup#connectEnded).
+     * Its connection ended (FabricEvents.end: a connect that never established, or any later
+     * end): a group member registers its receiving tag now or never, so that the group stops
+     * asking its ports (CompletionGroup#connectEnded).
      */
     void connectEnded() {
         if (member != null) {
