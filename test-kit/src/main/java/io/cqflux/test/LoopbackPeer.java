@@ -207,6 +207,8 @@ public final class LoopbackPeer implements AutoCloseable {
      *
      * @return the client's end; {@link #serverEndOf} gives the server's
      * @throws IllegalStateException when it is not established within the builder's timeout
+     * @throws io.cqflux.core.ResourceClosedException when the peer is closed (its client disposed)
+     * @throws io.cqflux.core.ConnectionException when the client's connect fails
      */
     public RdmaConnection connectAnother() {
         synchronized (connectLock) {

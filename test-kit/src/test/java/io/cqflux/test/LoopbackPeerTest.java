@@ -130,4 +130,11 @@ class LoopbackPeerTest {
         assertTrue(!freed || ended, "the memory was freed while an instance was still ending");
         assertTrue(Await.until(() -> !peer.localMemory().scope().isAlive(), T), "the memory was not freed");
     }
+
+    @Test
+    void connectAnother_afterClose_failsWithResourceClosed() {
+        LoopbackPeer peer = CqfluxTest.loopback().start();
+        peer.close();
+        assertThrows(io.cqflux.core.ResourceClosedException.class, peer::connectAnother);
+    }
 }
