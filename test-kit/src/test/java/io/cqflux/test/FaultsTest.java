@@ -161,6 +161,17 @@ class FaultsTest {
     }
 
     @Test
+    void hang_thenPeerClosed_failsTheHungOperationInsteadOfLeavingItPending() {
+        faults.on(Opcode.WRITE).hang();
+        java.util.concurrent.CompletableFuture<Void> write =
+                peer.connection().write(peer.remote(), 0, peer.local(), 0, 64).toFuture();
+        peer.close();
+        java.util.concurrent.ExecutionException e = assertThrows(java.util.concurrent.ExecutionException.class,
+                () -> write.get(T.toSeconds(), java.util.concurrent.TimeUnit.SECONDS));
+        assertInstanceOf(io.cqflux.core.CqfluxException.class, e.getCause());
+    }
+
+    @Test
     void hang_withVirtualTime_timeoutFires() {
         Fault f = faults.on(Opcode.READ).hang();
         StepVerifier.withVirtualTime(() -> peer.connection().read(peer.local(), 0, peer.remote(), 0, 64)
