@@ -296,12 +296,17 @@ public final class Faults {
 
         /**
          * Narrows the rule to the operations {@code p} accepts; only those count as occurrences.
+         * Called again, it narrows further: the rule selects what every predicate accepts.
          *
          * @param p the predicate, called on the loop thread: keep it fast, let it not throw
          * @return this
          */
         public Selector matching(Predicate<? super Operation> p) {
-            this.predicate = Objects.requireNonNull(p, "predicate");
+            Objects.requireNonNull(p, "predicate");
+            // Narrowing composes: a second call that replaced the first would silently widen the
+            // rule to operations the first predicate excluded.
+            Predicate<? super Operation> before = this.predicate;
+            this.predicate = op -> before.test(op) && p.test(op);
             return this;
         }
 

@@ -207,6 +207,8 @@ public final class LoopbackPeer implements AutoCloseable {
      *
      * @return the client's end; {@link #serverEndOf} gives the server's
      * @throws IllegalStateException when it is not established within the builder's timeout
+     * @throws io.cqflux.core.ResourceClosedException when the peer is closed (its client disposed)
+     * @throws io.cqflux.core.ConnectionException when the client's connect fails
      */
     public RdmaConnection connectAnother() {
         synchronized (connectLock) {
@@ -249,7 +251,9 @@ public final class LoopbackPeer implements AutoCloseable {
      * Disposes the client and the server (waiting for both, each bounded by the builder's
      * timeout) and frees the regions' memory. Idempotent. On a Reactor {@code NonBlocking} thread
      * (an event loop, running a subscriber's callback) it starts the shutdown and returns, as
-     * {@code Cqflux.close()} does there, and the memory is freed once both instances have ended.
+     * {@code Cqflux.close()} does there, and the memory is freed once both instances have ended;
+     * so it is too when the calling thread is interrupted or the wait reaches its bound (the
+     * interrupt flag is kept).
      */
     @Override
     public void close() {
@@ -273,10 +277,17 @@ public final class LoopbackPeer implements AutoCloseable {
         try {
             both.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
         } catch (InterruptedException e) {
+            // The instances are still ending: their transports may still use the memory, so it
+            // is freed only once both have ended, as on an event loop.
             Thread.currentThread().interrupt();
-        } catch (Exception e) {
-            // Bounded: a shutdown that does not finish in time is the instances' business, and
-            // the memory must not be freed under a transport that may still use it.
+            both.thenRun(arena::close);
+            return;
+        } catch (java.util.concurrent.TimeoutException e) {
+            // Bounded: a shutdown that does not finish in time is the instances' business; the
+            // memory waits for it, never freed under a transport that may still use it.
+            both.thenRun(arena::close);
+            return;
+        } catch (java.util.concurrent.ExecutionException e) {
             return;
         }
         arena.close();

@@ -139,6 +139,39 @@ class FaultsTest {
     }
 
     @Test
+    void matching_calledTwice_selectsOnlyWhatBothPredicatesAccept() {
+        Fault f = faults.on(Opcode.READ)
+                .matching(op -> op.remoteOffset() >= 4096)
+                .matching(op -> op.length() == 64)
+                .fail(CompletionStatus.REM_OP_ERR);
+        // Accepted by the second predicate only: not selected.
+        StepVerifier.create(peer.connection().read(peer.local(), 0, peer.remote(), 0, 64))
+                .expectComplete()
+                .verify(T);
+        // Accepted by the first only: not selected either.
+        StepVerifier.create(peer.connection().read(peer.local(), 0, peer.remote(), 4096, 128))
+                .expectComplete()
+                .verify(T);
+        assertEquals(0, f.seen());
+        StepVerifier.create(peer.connection().read(peer.local(), 0, peer.remote(), 4096, 64))
+                .expectErrorSatisfies(e -> assertEquals(CompletionStatus.REM_OP_ERR,
+                        assertInstanceOf(OperationFailedException.class, e).status()))
+                .verify(T);
+        assertEquals(1, f.hits());
+    }
+
+    @Test
+    void hang_thenPeerClosed_failsTheHungOperationInsteadOfLeavingItPending() {
+        faults.on(Opcode.WRITE).hang();
+        java.util.concurrent.CompletableFuture<Void> write =
+                peer.connection().write(peer.remote(), 0, peer.local(), 0, 64).toFuture();
+        peer.close();
+        java.util.concurrent.ExecutionException e = assertThrows(java.util.concurrent.ExecutionException.class,
+                () -> write.get(T.toSeconds(), java.util.concurrent.TimeUnit.SECONDS));
+        assertInstanceOf(io.cqflux.core.CqfluxException.class, e.getCause());
+    }
+
+    @Test
     void hang_withVirtualTime_timeoutFires() {
         Fault f = faults.on(Opcode.READ).hang();
         StepVerifier.withVirtualTime(() -> peer.connection().read(peer.local(), 0, peer.remote(), 0, 64)

@@ -112,4 +112,29 @@ class LoopbackPeerTest {
         assertTrue(peer.client().isDisposed());
         assertTrue(peer.server().isDisposed());
     }
+
+    @Test
+    void close_onAnInterruptedThread_freesTheMemoryOnlyOnceBothInstancesEnded() {
+        LoopbackPeer peer = CqfluxTest.loopback().start();
+        Thread.currentThread().interrupt();
+        try {
+            peer.close();
+            assertTrue(Thread.currentThread().isInterrupted(), "close() cleared the interrupt flag");
+        } finally {
+            Thread.interrupted();
+        }
+        // The memory is checked before the instances: freed memory with an instance still
+        // running is memory a transport may still use.
+        boolean freed = !peer.localMemory().scope().isAlive();
+        boolean ended = peer.client().onDispose().toFuture().isDone() && peer.server().onDispose().toFuture().isDone();
+        assertTrue(!freed || ended, "the memory was freed while an instance was still ending");
+        assertTrue(Await.until(() -> !peer.localMemory().scope().isAlive(), T), "the memory was not freed");
+    }
+
+    @Test
+    void connectAnother_afterClose_failsWithResourceClosed() {
+        LoopbackPeer peer = CqfluxTest.loopback().start();
+        peer.close();
+        assertThrows(io.cqflux.core.ResourceClosedException.class, peer::connectAnother);
+    }
 }
