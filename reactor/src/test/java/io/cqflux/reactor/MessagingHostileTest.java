@@ -148,20 +148,8 @@ class MessagingHostileTest {
         RdmaConnection rx = rig.serverConn;
         keepForTheNextSubscriber(rx, 3);
 
-        java.util.List<String> got = new java.util.concurrent.CopyOnWriteArrayList<>();
-        rx.receive().subscribe(new reactor.core.publisher.BaseSubscriber<Message>() {
-            @Override
-            protected void hookOnSubscribe(org.reactivestreams.Subscription s) {
-                s.request(1);
-            }
-
-            @Override
-            protected void hookOnNext(Message m) {
-                got.add("in " + m.data()[0]);
-                request(1); // runs on the loop, where the messages are kept
-                got.add("out " + m.data()[0]);
-            }
-        });
+        // request(1) inside onNext runs on the loop, where the messages are kept
+        java.util.List<String> got = recordInAndOut(rx, s -> s.request(1));
 
         assertTrue(FaultRig.await(() -> got.size() == 6, T), got.toString());
         assertEquals(java.util.List.of("in 1", "out 1", "in 2", "out 2", "in 3", "out 3"), got,
@@ -176,30 +164,7 @@ class MessagingHostileTest {
         rig.conn.dispose();
         rx.onDispose().block(T); // released: nothing more can arrive, the kept messages were copied out
 
-        java.util.List<String> got = new java.util.concurrent.CopyOnWriteArrayList<>();
-        rx.receive().subscribe(new reactor.core.publisher.BaseSubscriber<Message>() {
-            @Override
-            protected void hookOnSubscribe(org.reactivestreams.Subscription s) {
-                s.request(1);
-            }
-
-            @Override
-            protected void hookOnNext(Message m) {
-                got.add("in " + m.data()[0]);
-                request(1);
-                got.add("out " + m.data()[0]);
-            }
-
-            @Override
-            protected void hookOnComplete() {
-                got.add("complete");
-            }
-
-            @Override
-            protected void hookOnError(Throwable t) {
-                got.add(t.toString());
-            }
-        });
+        java.util.List<String> got = recordInAndOut(rx, s -> s.request(1));
 
         assertTrue(FaultRig.await(() -> got.size() == 7, T), got.toString());
         assertEquals(java.util.List.of("in 1", "out 1", "in 2", "out 2", "in 3", "out 3", "complete"), got,
@@ -348,6 +313,20 @@ class MessagingHostileTest {
         rig = new FaultRig();
         RdmaConnection rx = rig.serverConn;
         keepForTheNextSubscriber(rx, 2);
+        // request(0) runs on the loop, inside the onNext that makes it
+        java.util.List<String> got = recordInAndOut(rx, s -> s.request(0));
+        assertTrue(FaultRig.await(() -> got.size() == 3, T), got.toString());
+        assertEquals(java.util.List.of("in 1", "out 1", "error IllegalArgumentException"), got);
+    }
+
+    /**
+     * Subscribes to {@code rx.receive()} asking for one message, and records every signal in
+     * order: "in n" when an onNext starts, "out n" when it returns (after {@code insideOnNext}
+     * ran on the subscription), "complete", and "error" with the exception's simple name. A
+     * signal inside an onNext shows between its "in" and its "out".
+     */
+    private static java.util.List<String> recordInAndOut(RdmaConnection rx,
+            java.util.function.Consumer<org.reactivestreams.Subscription> insideOnNext) {
         java.util.List<String> got = new java.util.concurrent.CopyOnWriteArrayList<>();
         rx.receive().subscribe(new reactor.core.publisher.BaseSubscriber<Message>() {
             @Override
@@ -358,8 +337,13 @@ class MessagingHostileTest {
             @Override
             protected void hookOnNext(Message m) {
                 got.add("in " + m.data()[0]);
-                upstream().request(0); // runs on the loop, inside this onNext
+                insideOnNext.accept(upstream());
                 got.add("out " + m.data()[0]);
+            }
+
+            @Override
+            protected void hookOnComplete() {
+                got.add("complete");
             }
 
             @Override
@@ -367,7 +351,6 @@ class MessagingHostileTest {
                 got.add("error " + t.getClass().getSimpleName());
             }
         });
-        assertTrue(FaultRig.await(() -> got.size() == 3, T), got.toString());
-        assertEquals(java.util.List.of("in 1", "out 1", "error IllegalArgumentException"), got);
+        return got;
     }
 }
