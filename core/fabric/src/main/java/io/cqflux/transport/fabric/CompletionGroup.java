@@ -459,13 +459,10 @@ final class CompletionGroup implements SharedSource {
         }
     }
 
-    /** The port of a sockaddr_in or sockaddr_in6 (the same offset, big-endian), or -1. */
+    /** The port of a sockaddr_in or sockaddr_in6 (FabricListener#sockaddr), or -1. */
     private static int port(MemorySegment sa) {
-        int family = Short.toUnsignedInt(sa.get(ValueLayout.JAVA_SHORT_UNALIGNED, 0));
-        if (family != 2 && family != 10) {
-            return -1;
-        }
-        return Short.toUnsignedInt(sa.get(ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(java.nio.ByteOrder.BIG_ENDIAN), 2));
+        java.net.InetSocketAddress a = FabricListener.sockaddr(sa);
+        return a == null ? -1 : a.getPort();
     }
 
     @Override

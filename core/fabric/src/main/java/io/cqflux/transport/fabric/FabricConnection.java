@@ -279,12 +279,7 @@ final class FabricConnection implements Connection {
      * @return its port, or 0 when the provider gives none we can read
      */
     static int peerPort(MemorySegment info) {
-        MemorySegment a = fi_info.dest_addr(info);
-        long len = fi_info.dest_addrlen(info);
-        if (a.equals(MemorySegment.NULL) || len < 8) {
-            return 0;
-        }
-        java.net.InetSocketAddress peer = FabricListener.sockaddr(a.reinterpret(len));
+        java.net.InetSocketAddress peer = FabricListener.requester(info);
         return peer == null ? 0 : peer.getPort();
     }
 
