@@ -167,8 +167,25 @@ $discovered"
         | awk '!seen[$0]++')
     [ ${#selection[@]} -gt 0 ] || die "the class-path scan found no test class tagged rpma or fabric-verbs:
 $discovered"
+    # The network classes first: they share one rxe link rig (a JUnit resource lock, RxeRigTest),
+    # so they run one after another, and they mostly wait on timeouts. JUnit's fork-join pool has
+    # its second worker take classes from the front of the list while the first works from the
+    # back: the rig's chain starts at once and the other classes run beside it.
+    mapfile -t selection < <(printf '%s\n' "${selection[@]}" | grep -F 'io.cqflux.test.network.' || true
+        printf '%s\n' "${selection[@]}" | grep -vF 'io.cqflux.test.network.' || true)
     say "${#selection[@]} test classes to run"
 fi
+
+# Two test classes at a time in the guest's JVM (its two vCPUs). Methods of one class stay on one
+# thread. A class that shares state with others says so with a JUnit resource lock: the rig
+# (RxeRigTest), ReactiveContract's static instances, and its global-hook tests (Resources.GLOBAL,
+# which JUnit runs alone, after the concurrent classes); RpmaPartitionCycleLeakTest counts the
+# process's descriptors and runs @Isolated.
+parallel=(--config=junit.jupiter.execution.parallel.enabled=true
+    --config=junit.jupiter.execution.parallel.mode.default=same_thread
+    --config=junit.jupiter.execution.parallel.mode.classes.default=concurrent
+    --config=junit.jupiter.execution.parallel.config.strategy=fixed
+    --config=junit.jupiter.execution.parallel.config.fixed.parallelism=2)
 
 say "prepared in $(elapsed) s; booting the VM"
 # The rxe link rig of test-kit's network tests is made before the JVM starts, not by the first
@@ -181,7 +198,7 @@ say "prepared in $(elapsed) s; booting the VM"
     "-Djava.util.logging.config.file=$repo/.mvn/test-logging.properties" \
     -jar "$console_jar" execute \
     --disable-banner --details=tree --fail-if-no-tests "${colors[@]}" "${engines[@]}" \
-    --class-path "$cp" "${selection[@]}" "${tags[@]}" \
+    --class-path "$cp" "${selection[@]}" "${tags[@]}" "${parallel[@]}" \
     --reports-dir /run/cqflux/out \
     "${extra[@]}" && rc=0 || rc=$?
 

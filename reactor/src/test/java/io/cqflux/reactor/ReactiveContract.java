@@ -38,6 +38,9 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.ResourceAccessMode;
+import org.junit.jupiter.api.parallel.ResourceLock;
+import org.junit.jupiter.api.parallel.Resources;
 import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Hooks;
@@ -49,8 +52,17 @@ import reactor.util.context.Context;
 /**
  * The reactive contract every transport must pass: each operation and failure path, through
  * StepVerifier, over a real connection. Subclasses pick the transport and the address.
+ *
+ * <p>Where classes run concurrently (the Soft-RoCE lane), two subclasses never run at once: the
+ * shared instances are static ({@link #sharesInstances()}). The tests that set Reactor's global
+ * {@code Hooks.onErrorDropped} or install virtual time (which replaces every scheduler) hold the
+ * global lock: nothing else runs beside their class.
  */
+@ResourceLock(ReactiveContract.SHARED_INSTANCES)
 abstract class ReactiveContract {
+    /** The lock over {@link #sharedServer} and {@link #sharedClient}, held by every subclass. */
+    static final String SHARED_INSTANCES = "io.cqflux.reactor.ReactiveContract.sharedInstances";
+
     static final Duration T = Duration.ofSeconds(15);
     static final int SIZE = 64 * 1024;
 
@@ -1353,6 +1365,7 @@ abstract class ReactiveContract {
     // ------------------------------------------------------------------ races, cancellation, callbacks
 
     @Test
+    @ResourceLock(value = Resources.GLOBAL, mode = ResourceAccessMode.READ_WRITE)
     void subscribeCancelComplete_race_repeated_keepsEveryCreditAndSlot() {
         AtomicReference<Throwable> dropped = new AtomicReference<>();
         Hooks.onErrorDropped(dropped::set);
@@ -1403,6 +1416,7 @@ abstract class ReactiveContract {
     }
 
     @Test
+    @ResourceLock(value = Resources.GLOBAL, mode = ResourceAccessMode.READ_WRITE)
     void throwingSubscriber_neverKillsTheLoop_errorGoesToOnErrorDropped() {
         AtomicReference<Throwable> dropped = new AtomicReference<>();
         Hooks.onErrorDropped(dropped::set);
@@ -1479,6 +1493,7 @@ abstract class ReactiveContract {
     }
 
     @Test
+    @ResourceLock(value = Resources.GLOBAL, mode = ResourceAccessMode.READ_WRITE)
     void timeout_usesReactorSchedulers_soVirtualTimeWorks() {
         StepVerifier.withVirtualTime(() -> serverConn.receive().next().timeout(Duration.ofHours(1)))
                 .expectSubscription()

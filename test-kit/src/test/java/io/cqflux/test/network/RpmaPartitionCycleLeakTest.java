@@ -19,6 +19,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.Isolated;
 
 /**
  * {@link PartitionCycleLeakTest}'s check on librpma over Soft-RoCE: partition/heal cycles, each
@@ -35,8 +36,12 @@ import org.junit.jupiter.api.Test;
  * ends, more than the host's 100) with a twenty-fifth of its partitions. The file-descriptor count
  * is exact, so one leaked descriptor per connection shows after any number of cycles; the native
  * bound per half is the host's, over 64 connection ends per half against its 50.
+ *
+ * <p>{@link Isolated}: the counts are the whole process's, and the lane runs its other classes
+ * concurrently; beside them their own descriptors and allocations would be counted.
  */
 @Tag("rpma")
+@Isolated
 class RpmaPartitionCycleLeakTest extends RxeRigTest {
     static final Duration OP_TIMEOUT = Duration.ofSeconds(1);
     static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(3);
