@@ -179,13 +179,16 @@ fi
 # Two test classes at a time in the guest's JVM (its two vCPUs). Methods of one class stay on one
 # thread. A class that shares state with others says so with a JUnit resource lock: the rig
 # (RxeRigTest), ReactiveContract's static instances, and its global-hook tests (Resources.GLOBAL,
-# which JUnit runs alone, after the concurrent classes); RpmaPartitionCycleLeakTest counts the
-# process's descriptors and runs @Isolated.
+# which JUnit runs alone, after the concurrent classes); a class whose assertions count the
+# process's descriptors or hold only with the CPUs to itself is @Isolated. The pool never grows
+# past two threads: JUnit's fork-join pool would otherwise add a worker, and start another class,
+# for each test blocked in a CompletableFuture.
 parallel=(--config=junit.jupiter.execution.parallel.enabled=true
     --config=junit.jupiter.execution.parallel.mode.default=same_thread
     --config=junit.jupiter.execution.parallel.mode.classes.default=concurrent
     --config=junit.jupiter.execution.parallel.config.strategy=fixed
-    --config=junit.jupiter.execution.parallel.config.fixed.parallelism=2)
+    --config=junit.jupiter.execution.parallel.config.fixed.parallelism=2
+    --config=junit.jupiter.execution.parallel.config.fixed.max-pool-size=2)
 
 say "prepared in $(elapsed) s; booting the VM"
 # The rxe link rig of test-kit's network tests is made before the JVM starts, not by the first

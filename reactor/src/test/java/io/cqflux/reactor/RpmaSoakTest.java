@@ -6,6 +6,7 @@ import java.net.InetSocketAddress;
 import java.time.Duration;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.Isolated;
 
 /**
  * {@link SoakTest}'s soak on librpma over Soft-RoCE (tag {@code rpma}, the lane only): mixed
@@ -15,8 +16,12 @@ import org.junit.jupiter.api.Test;
  * <p>Bounded by time, not by count: under TCG an operation costs tens of times what it costs on
  * the host, and the lane's whole budget for this class is about ten seconds, so the
  * connections start no new round after {@link #BUDGET}; what ran is checked in full.
+ *
+ * <p>{@link Isolated}: the least number of rounds it asks for within the budget holds only while
+ * no other class shares the guest's CPUs.
  */
 @Tag("rpma")
+@Isolated
 class RpmaSoakTest {
     static final int CONNECTIONS = 4;
     static final Duration BUDGET = Duration.ofSeconds(8);
