@@ -252,7 +252,7 @@ final class FabricConnection implements Connection {
                                    ConnectionConfig config, byte[] data, Object affinity, ScopedDomain scope,
                                    int listenPort) {
         String desc = transport.name() + " server connection from " + peerAddress(info);
-        int tag = CompletionGroup.receivingTag(peerPort(info), listenPort);
+        int tag = GroupRoster.receivingTag(peerPort(info), listenPort);
         FabricConnection c = new FabricConnection(transport, scope == null ? transport : scope, config, info, false,
                 desc, affinity, tag);
         c.peerData = requestData.clone();
@@ -394,7 +394,7 @@ final class FabricConnection implements Connection {
             // tcp carries all 64 bits of the CQ data (cq_data_size 8): the high half tells a
             // receiver whose CQ is shared which connection it is for (CompletionGroup).
             sendingTag = transport.isTcp() && transport.loopQueues().groupSize() > 1
-                    ? CompletionGroup.sendingTag(ep) : 0;
+                    ? GroupRoster.sendingTag(ep) : 0;
             sendingTagKnown = true;
         }
         return rma(false, local(src), srcOffset, remote(dst), dstOffset, length,
