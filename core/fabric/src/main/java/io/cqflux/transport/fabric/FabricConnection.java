@@ -420,7 +420,7 @@ final class FabricConnection implements Connection {
      * <p>Why a read, not a zero-length write: a write, even of zero bytes, needs the region
      * registered with {@code FI_REMOTE_WRITE}, so a region granted READ_SRC and a flush would be
      * writable by every peer that holds its key. A read needs {@code FI_REMOTE_READ} only
-     * (FabricTransport#remoteAccess).
+     * (RegionRegistrar#remoteAccess).
      *
      * <p>Why a read proves visibility: on tcp (libfabric 1.17) one endpoint is one TCP stream
      * whose messages the target handles in order, placing a write's payload before it reads the
