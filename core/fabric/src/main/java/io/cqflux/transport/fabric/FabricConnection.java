@@ -344,7 +344,7 @@ final class FabricConnection implements Connection {
      * we read back up to 8 bytes of the range into the domain's flush sink, as librpma's
      * VISIBILITY flush does ({@code rpma_flush(3)}). PERSISTENT is refused before posting:
      * regions of this transport never offer it (registering one with FLUSH_TYPE_PERSISTENT fails
-     * with UnsupportedCapabilityException; see FabricTransport's capabilities).
+     * with UnsupportedCapabilityException; see ProviderProfile's capabilities).
      *
      * <p>Why a read, not a zero-length write: a write, even of zero bytes, needs the region
      * registered with {@code FI_REMOTE_WRITE}, so a region granted READ_SRC and a flush would be
@@ -360,7 +360,7 @@ final class FabricConnection implements Connection {
      * FI_ORDER_RAW), and a non-empty read makes the target's NIC fetch from memory behind them.
      * FI_FENCE is not needed for read-after-write. The ordering is not assumed: the hints ask for
      * FI_ORDER_RAW and FLUSH_VISIBILITY is offered only where the returned info has it
-     * ({@code FabricTransport#readAfterWriteOrdered}), so a flush never gets here without it.
+     * ({@code ProviderProfile#readAfterWriteOrdered}), so a flush never gets here without it.
      *
      * <p>A flush of 0 bytes (which {@code Checks.flush} allows) still reads 1 byte: a read of 0
      * bytes may complete without touching the target's memory and so proves nothing. It reads the

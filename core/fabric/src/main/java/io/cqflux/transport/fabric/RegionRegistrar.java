@@ -76,7 +76,7 @@ final class RegionRegistrar {
         Checks.registration(memory, access);
         transport.ensureOpen();
         // Refused, never registered at VISIBILITY: a peer's durable write to it would otherwise
-        // complete without the data being persistent (see the capabilities in FabricTransport's constructor).
+        // complete without the data being persistent (see the capabilities in ProviderProfile).
         Checks.registerFlushAccess(name, access, providerFlushTypes, readAfterWriteOrdered
                 ? "FI_COMMIT_COMPLETE commits only the bytes of the operation that carries it, so no flush can make"
                 + " earlier writes persistent; register with FLUSH_TYPE_VISIBILITY, or use the rpma transport with"
