@@ -45,13 +45,13 @@ import java.util.concurrent.atomic.AtomicReference;
  *
  * <p>Late entries. A closed member's slot and tag retire until a read of the queue to empty ran
  * after the member's endpoint was closed ({@link GroupRoster}): until then its entries find no
- * member and are dropped; a new member never gets them. The read must not wait
- * for traffic: {@code fi_close} of an idle endpoint signals nothing on the queue's fd, so a group
- * whose other members are idle would keep the slot retiring, and every new connection of the
- * loop would open a new group. So {@link #leave} asks for the read itself: {@link #prepareToSleep}
- * answers no while a slot retires (the loop then dispatches), the loop's touch listener is told,
- * which wakes a loop that sleeps on a standing {@code fi_trywait} answer, and so is a remaining
- * neighbour's, which reaches a spinning loop (it reads only readable sources).
+ * member and are dropped; a new member never gets them. The read must not wait for traffic:
+ * {@code fi_close} of an idle endpoint signals nothing on the queue's fd, so a group whose other
+ * members are idle would keep the slot retiring, and every new connection of the loop would open
+ * a new group. So {@link #leave} asks for the read itself: {@link #prepareToSleep} answers no
+ * while a slot retires (the loop then dispatches), the loop's touch listener is told, which wakes
+ * a loop that sleeps on a standing {@code fi_trywait} answer, and so is a remaining neighbour's,
+ * which reaches a spinning loop (it reads only readable sources).
  *
  * <p>Threading: {@link #dispatch()} and the members' {@link Member#poll} run on the loop thread;
  * {@link #join} and {@link #leave} may come from another thread (connects, accepts and closes

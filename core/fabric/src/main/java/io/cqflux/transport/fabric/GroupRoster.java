@@ -39,6 +39,7 @@ import java.util.Map;
 @SuppressWarnings("restricted") // FFM: this package is the native-access boundary of the fabric transport
 final class GroupRoster {
 
+    /** The group's logger: what the roster logs is the group's, under the name it always had. */
     private static final System.Logger LOG = System.getLogger(CompletionGroup.class.getName());
 
     private final CompletionGroup group;
