@@ -53,20 +53,11 @@ import java.util.List;
  * routes its events already; {@link #description()} is thread-safe.
  * Lifetime: {@link #close()} closes the endpoint, then the CQs, then releases the EQ, which its
  * LoopQueues closes after its last endpoint ({@code fi_endpoint(3)}: an endpoint must be closed
- * before the objects bound to it); an endpoint that fails to close keeps them all, logged once
- * ({@link #KEPT_ON_FAILED_CLOSE}); idempotent.
+ * before the objects bound to it: ConnectionQueues); an endpoint that fails to close keeps them
+ * all, logged once ({@link ConnectionQueues#KEPT_ON_FAILED_CLOSE}); idempotent.
  */
 @SuppressWarnings("restricted") // FFM: this package is the native-access boundary of the fabric transport
 final class FabricConnection implements Connection {
-
-    /**
-     * What a connection keeps when fi_close of its endpoint fails: everything the endpoint may
-     * still be bound to. fi_close of a CQ with an endpoint bound damages it on tcp 1.17 (see
-     * LoopQueues), the EQ's count must not drop while the endpoint is bound to it, the route
-     * stays with the endpoint's entries, and the domain (the transport's count) stays open.
-     */
-    private static final String KEPT_ON_FAILED_CLOSE =
-            "its completion queues, its route and count in the event queue, and the domain";
 
     private final FabricTransport transport;
     /**
@@ -78,20 +69,8 @@ final class FabricConnection implements Connection {
     private final String description;
     private final boolean client;
     private final Arena arena = io.cqflux.core.internal.DeferredArena.ofShared(); // closed after fi_close: DeferredArena
-    private final SharedEventQueue queue;
-    /** Its own CQ, or null when it is a member of a completion-queue group. */
-    private final FabricCompletionQueue cq;
-    private final FabricCompletionQueue rcq;
-    /** Its slot in a completion-queue group (CompletionGroup), or null when it has its own CQ. */
-    private final CompletionGroup.Member member;
-    private final List<CompletionQueue> queues;
-    /**
-     * The high half of a write-with-immediate's CQ data: the tag by which a receiver whose CQ is
-     * shared routes it (CompletionGroup); computed at the first such write, on tcp with the
-     * groups opted in (else 0: the wire stays as without the option).
-     */
-    private long sendingTag;
-    private boolean sendingTagKnown;
+    /** Its event queue and its completion queues (own, or a slot in a group). */
+    private final ConnectionQueues queues;
     private final MemorySegment ep;
     private final FabricEvents events;
     private final MemorySegment shutdownFp;
@@ -123,64 +102,27 @@ final class FabricConnection implements Connection {
         // completes once the data is queued on the socket.
         this.writeLevel = config.writeCompletion() == CompletionLevel.TRANSMIT ? 0 : FI_DELIVERY_COMPLETE();
         this.shutdownOnPeerEnd = !transport.isTcp();
-        SharedEventQueue e = null;
-        CompletionGroup.Member m = null;
-        FabricCompletionQueue c = null;
-        FabricCompletionQueue r = null;
+        ConnectionQueues q = null;
         FabricLocalRegion sink = null;
         MemorySegment endpoint = MemorySegment.NULL;
         home.retain(); // released by close(), or below when construction fails
         try {
             sink = home.flushSink(); // the domain's: closed with the domain, not here
-            e = transport.loopQueues().acquire(affinity);
-            // The events are shared per loop, the CQ is not by default: tcp's CQ progress walks
-            // every endpoint bound to the CQ on each fi_cq_read (prov/tcp, tcpx_cq_progress), so a
-            // CQ shared by a loop's connections would cost each read O(connections) where a CQ of
-            // its own costs O(ready) (benchmarks/c/fabric_scale_bench.c, the scale results README).
-            // Opted in, groups of K connections share one (CompletionGroup): O(K) per read.
-            m = transport.loopQueues().join(affinity, home == transport,
-                    config.completionQueueSize() + config.receiveCompletionQueueSize(), description, tag);
-            if (m == null) {
-                c = new FabricCompletionQueue(transport, home, this, config.completionQueueSize(), false);
-                if (config.receiveCompletionQueueSize() > 0) {
-                    r = new FabricCompletionQueue(transport, home, this, config.receiveCompletionQueueSize(), true);
-                }
-            }
+            q = new ConnectionQueues(transport, home, this, config, affinity, description, tag);
             fi_tx_attr.size(fi_info.tx_attr(info), config.sendQueueSize());
             fi_rx_attr.size(fi_info.rx_attr(info), Math.max(1, config.receiveQueueSize()));
             MemorySegment out = arena.allocate(C_POINTER);
             FabricLibrary.check("fi_endpoint", fi_ops_domain.endpoint.invoke(home.ops().endpointFp(), home.ops().domain(),
                     info, out, MemorySegment.NULL), description);
             endpoint = out.get(C_POINTER, 0);
-            FabricLibrary.check("fi_ep_bind(eq)", FabricLibrary.bind(endpoint, e.eq().eq(), 0), description);
-            long txFlags = FI_TRANSMIT() | FI_SELECTIVE_COMPLETION() | (r == null ? FI_RECV() : 0);
-            FabricLibrary.check("fi_ep_bind(cq)", FabricLibrary.bind(endpoint, m != null ? m.group().cq() : c.cq(),
-                    txFlags), description);
-            if (r != null) {
-                FabricLibrary.check("fi_ep_bind(rcq)", FabricLibrary.bind(endpoint, r.cq(), FI_RECV()), description);
-            }
+            q.bind(endpoint);
             FabricLibrary.check("fi_enable", FabricLibrary.control(endpoint, FI_ENABLE(), MemorySegment.NULL),
                     description);
         } catch (RuntimeException ex) {
             // fi_endpoint(3): the endpoint first, then the CQs and the EQ it was bound to. An
             // endpoint that fails to close keeps them all (see close()).
-            boolean unbound = endpoint.equals(MemorySegment.NULL)
-                    || e.closeEndpoint(endpoint, description, KEPT_ON_FAILED_CLOSE);
-            if (unbound) {
-                if (r != null) {
-                    r.close();
-                }
-                if (c != null) {
-                    c.close();
-                }
-                if (m != null) {
-                    m.leave();
-                    transport.loopQueues().release(m.group());
-                }
-                if (e != null) {
-                    transport.loopQueues().release(e);
-                }
-            }
+            // (Queues that failed to be taken gave back what they took themselves.)
+            boolean unbound = q == null || q.releaseAfterFailedSetup(endpoint);
             arena.close();
             if (unbound) {
                 home.release();
@@ -188,21 +130,15 @@ final class FabricConnection implements Connection {
             throw ex;
         }
         this.flushSink = sink;
-        this.queue = e;
-        this.events = new FabricEvents(this, e, shutdownOnPeerEnd);
-        this.cq = c;
-        this.rcq = r;
-        this.member = m;
-        this.queues = m != null ? List.of(m) : r == null ? List.of(c) : List.of(c, r);
+        this.queues = q;
+        this.events = new FabricEvents(this, q.eventQueue(), shutdownOnPeerEnd);
         this.ep = endpoint;
         this.shutdownFp = fi_ops_cm.shutdown(fid_ep.cm(ep));
-        this.poster = new FabricPoster(ep, arena, this::queuesTouched, m == null ? 0 : m.contextBits, description);
-        if (m != null) {
-            m.group().endpoint(m, endpoint);
-        }
+        this.poster = new FabricPoster(ep, arena, q::touched, q.contextBits(), description);
+        q.bound(endpoint);
         // Last, with every field set (the loop's handler of an event reads them), and before
         // fi_connect/fi_accept: the first event may follow at once.
-        e.route(endpoint, events);
+        q.eventQueue().route(endpoint, events);
     }
 
     static FabricConnection connect(FabricTransport transport, InetSocketAddress address, ConnectionConfig config,
@@ -234,7 +170,7 @@ final class FabricConnection implements Connection {
                         c.close();
                         throw e;
                     }
-                    c.tagMember(); // the socket has its ports once connect(2) started
+                    c.queues.tagMember(); // the socket has its ports once connect(2) started
                 }
             } finally {
                 fi_freeinfo(info);
@@ -252,13 +188,13 @@ final class FabricConnection implements Connection {
                                    ConnectionConfig config, byte[] data, Object affinity, ScopedDomain scope,
                                    int listenPort) {
         String desc = transport.name() + " server connection from " + peerAddress(info);
-        int tag = CompletionGroup.receivingTag(peerPort(info), listenPort);
+        int tag = GroupRoster.receivingTag(peerPort(info), listenPort);
         FabricConnection c = new FabricConnection(transport, scope == null ? transport : scope, config, info, false,
                 desc, affinity, tag);
         c.peerData = requestData.clone();
         // Before fi_accept, so before the peer's first write-with-immediate: a tag from the
         // request is checked against the socket's ports (the endpoint has its socket already).
-        c.tagMember();
+        c.queues.tagMember();
         try (Arena tmp = Arena.ofConfined()) {
             MemorySegment param = data.length == 0 ? MemorySegment.NULL : tmp.allocateFrom(ValueLayout.JAVA_BYTE, data);
             try {
@@ -334,7 +270,7 @@ final class FabricConnection implements Connection {
 
     @Override
     public List<CompletionQueue> completionQueues() {
-        return queues;
+        return queues.completionQueues();
     }
 
     // ---- posting ---------------------------------------------------------------------------
@@ -390,15 +326,8 @@ final class FabricConnection implements Connection {
         Checks.writeWithImmediate(transport, dst, dstOffset, src, srcOffset, length);
         requireEstablished();
         // fi_rma(3) fi_writedata == fi_writemsg with FI_REMOTE_CQ_DATA; data is host order.
-        if (!sendingTagKnown) {
-            // tcp carries all 64 bits of the CQ data (cq_data_size 8): the high half tells a
-            // receiver whose CQ is shared which connection it is for (CompletionGroup).
-            sendingTag = transport.isTcp() && transport.loopQueues().groupSize() > 1
-                    ? CompletionGroup.sendingTag(ep) : 0;
-            sendingTagKnown = true;
-        }
         return rma(false, local(src), srcOffset, remote(dst), dstOffset, length,
-                sendingTag | Integer.toUnsignedLong(immediate),
+                queues.sendingTag(ep) | Integer.toUnsignedLong(immediate),
                 writeLevel | FI_REMOTE_CQ_DATA() | (signaled ? FI_COMPLETION() : 0), context,
                 Opcode.WRITE_WITH_IMMEDIATE);
     }
@@ -415,12 +344,12 @@ final class FabricConnection implements Connection {
      * we read back up to 8 bytes of the range into the domain's flush sink, as librpma's
      * VISIBILITY flush does ({@code rpma_flush(3)}). PERSISTENT is refused before posting:
      * regions of this transport never offer it (registering one with FLUSH_TYPE_PERSISTENT fails
-     * with UnsupportedCapabilityException; see FabricTransport's capabilities).
+     * with UnsupportedCapabilityException; see ProviderProfile's capabilities).
      *
      * <p>Why a read, not a zero-length write: a write, even of zero bytes, needs the region
      * registered with {@code FI_REMOTE_WRITE}, so a region granted READ_SRC and a flush would be
      * writable by every peer that holds its key. A read needs {@code FI_REMOTE_READ} only
-     * (FabricTransport#remoteAccess).
+     * (RegionRegistrar#remoteAccess).
      *
      * <p>Why a read proves visibility: on tcp (libfabric 1.17) one endpoint is one TCP stream
      * whose messages the target handles in order, placing a write's payload before it reads the
@@ -431,7 +360,7 @@ final class FabricConnection implements Connection {
      * FI_ORDER_RAW), and a non-empty read makes the target's NIC fetch from memory behind them.
      * FI_FENCE is not needed for read-after-write. The ordering is not assumed: the hints ask for
      * FI_ORDER_RAW and FLUSH_VISIBILITY is offered only where the returned info has it
-     * ({@code FabricTransport#readAfterWriteOrdered}), so a flush never gets here without it.
+     * ({@code ProviderProfile#readAfterWriteOrdered}), so a flush never gets here without it.
      *
      * <p>A flush of 0 bytes (which {@code Checks.flush} allows) still reads 1 byte: a read of 0
      * bytes may complete without touching the target's memory and so proves nothing. It reads the
@@ -497,12 +426,12 @@ final class FabricConnection implements Connection {
 
     /** {@return the connection's event queue (tests)} */
     FabricEventQueue eventQueue() {
-        return queue.eq();
+        return queues.eventQueue().eq();
     }
 
     /** {@return the shared queue its events come through (tests)} */
     SharedEventQueue sharedEventQueue() {
-        return queue;
+        return queues.eventQueue();
     }
 
     boolean isClosed() {
@@ -517,42 +446,17 @@ final class FabricConnection implements Connection {
         // Where the ports were not known yet at fi_connect. A member that still has none (its
         // socket reset before this event) stays asked on each notification: only a connect that
         // ends stops that (FabricEvents.end, connectEnded).
-        tagMember();
+        queues.tagMember();
     }
 
-    /**
-     * Its connection ended (FabricEvents.end: a connect that never established, or any later
-     * end): a group member registers its receiving tag now or never, so that the group stops
-     * asking its ports (CompletionGroup#connectEnded).
-     */
+    /** Its connection ended (FabricEvents.end): see ConnectionQueues#connectEnded. */
     void connectEnded() {
-        if (member != null) {
-            member.group().connectEnded(member);
-        }
-    }
-
-    /** A group member registers its receiving tag once its socket has its ports (CompletionGroup). */
-    private void tagMember() {
-        if (member != null) {
-            member.group().tag(member);
-        }
-    }
-
-    /** A post or a shutdown ran the provider's progress: its queues ask fi_trywait again (TrywaitAnswer). */
-    private void queuesTouched() {
-        if (member != null) {
-            member.group().touched();
-            return;
-        }
-        cq.touched();
-        if (rcq != null) {
-            rcq.touched();
-        }
+        queues.connectEnded();
     }
 
     /** {@return its completion-queue group member, or null (tests)} */
     CompletionGroup.Member groupMember() {
-        return member;
+        return queues.member();
     }
 
     /** A refused connect: a client keeps the server's reject data (the error entry's err_data), possibly none. */
@@ -568,8 +472,8 @@ final class FabricConnection implements Connection {
      */
     void shutdown() {
         fi_ops_cm.shutdown.invoke(shutdownFp, ep, 0L);
-        queue.touched();
-        queuesTouched();
+        queues.eventQueue().touched();
+        queues.touched();
     }
 
     @Override
@@ -584,7 +488,7 @@ final class FabricConnection implements Connection {
         // fi_cm(3): FI_SHUTDOWN is reported to the peer; the side that calls fi_shutdown gets no
         // event of its own on tcp, so we report CLOSED ourselves.
         if (events.queueTerminal(ConnectionEvent.CLOSED)) {
-            queue.touched(); // a loop that watches the queue asks it again
+            queues.eventQueue().touched(); // a loop that watches the queue asks it again
             events.tell(); // and runs this connection's handler, which reports the CLOSED
         }
     }
@@ -615,23 +519,8 @@ final class FabricConnection implements Connection {
         // closeEndpoint also unroutes it, atomically against the loop's read of the EQ (its
         // queued events went with the endpoint: SharedEventQueue).
         boolean unbound = false;
-        if (member != null) {
-            member.group().endpoint(member, null); // a read asks its ports no more: it is being closed
-        }
         try {
-            unbound = queue.closeEndpoint(ep, description, KEPT_ON_FAILED_CLOSE);
-            if (unbound) {
-                if (member != null) {
-                    member.leave(); // its slot retires until the group's next read to empty
-                    transport.loopQueues().release(member.group());
-                } else {
-                    cq.close();
-                    if (rcq != null) {
-                        rcq.close();
-                    }
-                }
-                transport.loopQueues().release(queue);
-            }
+            unbound = queues.closeEndpoint(ep);
         } finally {
             arena.close(); // scratch for posts, which `closed` stops: nothing native points into it
             if (unbound) {

@@ -171,7 +171,7 @@ final class FabricListener implements Listener {
 
     /** {@return the largest private data the provider carries, fi_getopt FI_OPT_CM_DATA_SIZE} */
     long cmDataSize() {
-        return FabricTransport.cmDataSize(pep);
+        return ProviderProfile.cmDataSize(pep);
     }
 
     @Override

@@ -4,19 +4,14 @@ import static io.cqflux.transport.fabric.ffm.fabric_h.*;
 
 import io.cqflux.core.Capability;
 import io.cqflux.core.ConnectionConfig;
-import io.cqflux.core.FlushType;
 import io.cqflux.core.RegionAccess;
 import io.cqflux.core.ResourceClosedException;
 import io.cqflux.core.TransportUnavailableException;
 import io.cqflux.transport.fabric.ffm.fi_domain_attr;
-import io.cqflux.transport.fabric.ffm.fi_ep_attr;
 import io.cqflux.transport.fabric.ffm.fi_fabric_attr;
 import io.cqflux.transport.fabric.ffm.fi_info;
 import io.cqflux.transport.fabric.ffm.fi_ops_fabric;
-import io.cqflux.transport.fabric.ffm.fi_ops_mr;
-import io.cqflux.transport.fabric.ffm.fi_rx_attr;
 import io.cqflux.transport.fabric.ffm.fid_fabric;
-import io.cqflux.transport.fabric.ffm.fid_mr;
 import io.cqflux.core.internal.Checks;
 import io.cqflux.core.spi.Connection;
 import io.cqflux.core.spi.Listener;
@@ -28,8 +23,6 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.security.SecureRandom;
-import java.util.Collections;
 import java.util.EnumSet;
 import java.util.Objects;
 import java.util.Set;
@@ -54,7 +47,6 @@ final class FabricTransport implements Transport, DomainHolder {
     private final MemorySegment info;      // fi_dupinfo of the chosen entry, ours to free
     private final MemorySegment fabric;    // struct fid_fabric *
     private final MemorySegment domain;    // struct fid_domain *
-    private final int threading;           // read at open: closeNative frees the info
     private final MemorySegment fabricName;
     private final MemorySegment domainName;
     /** The domain's name as a Java string: toString() must work after close() freed the arena. */
@@ -66,34 +58,10 @@ final class FabricTransport implements Transport, DomainHolder {
     final MemorySegment trywaitFp;
     /** The domain's ops (DomainOps). */
     private final DomainOps ops;
-    private final long mrMode;
-    private final long caps;
-    private final long cqDataSize;
-    /** fi_domain(3) mr_key_size: 8 on tcp, 4 on verbs (rkeys); chooses the descriptor form. */
-    private final long keyBytes;
-    /** fi_getinfo(3) FI_RX_CQ_DATA: remote CQ data consumes a posted receive (verbs), or not (tcp). */
-    private final boolean rxCqData;
-    private final long maxMessageSize;
-    private final Set<Capability> capabilities;
-    private final Set<FlushType> providerFlushTypes;
-    /** Whether the info orders an RMA read after earlier RMA writes (FI_ORDER_RAW, tx and rx). */
-    private final boolean readAfterWriteOrdered;
-    private final int maxPrivateData;
-    /**
-     * The keys this domain requests (tcp); null where the provider chooses them (FI_MR_PROV_KEY:
-     * verbs, whose rkeys come from the NIC). Never sequential: see KeySequence for why and how.
-     *
-     * <p>Facts about the keys we do not choose (kernel sources): on Soft-RoCE an rkey is
-     * {@code index << 8 | rxe_get_next_key(-1)} ({@code rxe_mr.c}): one random byte over the
-     * MR's slot in the device pool, which {@code xa_alloc_cyclic} hands out in turn, so 8 bits of
-     * entropy; the responder ({@code lookup_mr}) also checks the protection domain (this
-     * domain). mlx5's low byte is a per-device counter ({@code assign_mkey_variant}). A peer of
-     * this domain that knows one verbs key finds a neighbour's in about 256 tries, one connection
-     * each. Neither tcp nor verbs (1.17) can bind a key to one endpoint: tcp drops
-     * FI_MR_ENDPOINT from the hints and answers fi_mr_bind with -FI_ENOSYS (mr_isolation_probe.c),
-     * verbs' MR ops have fi_no_bind. See docs/security.md.
-     */
-    private final KeySequence keys;
+    /** What the provider's info offers: capabilities, flush types, limits, modes. */
+    private final ProviderProfile profile;
+    /** Registers regions in its domain and the scoped ones, with its keys. */
+    private final RegionRegistrar regions;
     private volatile boolean closed;
     /** Open listeners, connections and regions (guarded by this): the domain outlives them. */
     private int children;
@@ -131,102 +99,9 @@ final class FabricTransport implements Transport, DomainHolder {
         this.passiveEpFp = fi_ops_fabric.passive_ep(fops);
         this.trywaitFp = fi_ops_fabric.trywait(fops);
         this.ops = DomainOps.of(domain);
-        this.mrMode = fi_domain_attr.mr_mode(dattr);
-        this.caps = fi_info.caps(info);
-        this.cqDataSize = fi_domain_attr.cq_data_size(dattr);
-        this.threading = fi_domain_attr.threading(dattr);
-        long kb = fi_domain_attr.mr_key_size(dattr);
-        this.keyBytes = kb <= 0 ? 8 : kb;
-        this.keys = (mrMode & FI_MR_PROV_KEY()) != 0 ? null
-                : new KeySequence((int) Math.min(8, Math.max(2, keyBytes)), new SecureRandom());
-        this.rxCqData = ((fi_info.mode(info) | fi_rx_attr.mode(fi_info.rx_attr(info))) & FI_RX_CQ_DATA()) != 0;
-        long mms = fi_ep_attr.max_msg_size(fi_info.ep_attr(info));
-        // size_t: tcp reports SIZE_MAX, which reads as -1 in a Java long.
-        this.maxMessageSize = mms < 0 ? Long.MAX_VALUE : mms;
-        EnumSet<Capability> c = EnumSet.noneOf(Capability.class);
-        this.readAfterWriteOrdered = FabricInfo.readAfterWriteOrdered(info);
-        if ((caps & FI_RMA()) != 0) {
-            c.add(Capability.RMA);
-        }
-        if ((caps & FI_RMA()) != 0 && readAfterWriteOrdered) {
-            // Flush is a read-back of the flushed range (see FabricConnection#flush): it proves
-            // visibility only because the read is ordered after the earlier writes, which the
-            // hints request (FI_ORDER_RAW) and the returned info must confirm; without it no
-            // flush type is offered and a FLUSH_TYPE_VISIBILITY registration is refused. FLUSH_PERSISTENT is never offered, although tcp advertises FI_RMA_PMEM:
-            // its FI_COMMIT_COMPLETE commits only the byte ranges of the operation that carries the
-            // flag (fi_cq(3) "completion levels"; measured on 1.17), so a flush cannot make
-            // EARLIER writes persistent. Durable writes on pmem would need the writes themselves
-            // posted at FI_COMMIT_COMPLETE.
-            c.add(Capability.FLUSH_VISIBILITY);
-        }
-        if ((caps & FI_MSG()) != 0) {
-            c.add(Capability.MESSAGES);
-        }
-        // 1.17's tcp does not list FI_REMOTE_CQ_DATA among its caps: remote CQ data is available
-        // when the domain has cq_data_size > 0 (fi_domain(3)); we need 4 bytes for the immediate.
-        // verbs reports cq_data_size 4 only when the hints accept the FI_RX_CQ_DATA mode (0
-        // otherwise; measured on 1.17 over rxe): see getinfo.
-        if (cqDataSize >= 4) {
-            if (c.contains(Capability.RMA)) {
-                c.add(Capability.WRITE_WITH_IMMEDIATE);
-            }
-            if (c.contains(Capability.MESSAGES)) {
-                c.add(Capability.SEND_WITH_IMMEDIATE);
-            }
-        }
-        if ((mrMode & FI_MR_LOCAL()) == 0) {
-            // A domain per accepted connection (ScopedDomain); the instance's own registrations
-            // (the application's regions, receive buffers) stay in this domain, which only a
-            // provider that needs no local descriptor allows (fi_mr(3) FI_MR_LOCAL).
-            c.add(Capability.CONNECTION_SCOPED_KEYS);
-        }
-        // ATOMIC_WRITE: not offered. tcp has no FI_ATOMIC at all; verbs lists FI_ATOMIC when
-        // asked, but this transport does not bind fi_ops_atomic (fi_atomic(3)), so the capability
-        // check refuses atomicWrite with UnsupportedCapabilityException on every provider.
-        this.capabilities = Collections.unmodifiableSet(c);
-        this.providerFlushTypes = Collections.unmodifiableSet(readAfterWriteOrdered
-                ? EnumSet.of(FlushType.VISIBILITY) : EnumSet.noneOf(FlushType.class));
-        this.maxPrivateData = (int) Math.min(PRIVATE_DATA_BOUND, queryCmDataSize());
-    }
-
-    /**
-     * The provider's private-data limit: {@code fi_getopt(FI_OPT_ENDPOINT, FI_OPT_CM_DATA_SIZE)}
-     * on a passive endpoint opened (and closed again, never listening) from our info; tcp says
-     * 256. Falls back to 56, the smallest limit fi_cm(3) lets a provider have, if it cannot tell.
-     */
-    private long queryCmDataSize() {
-        try (Arena tmp = Arena.ofConfined()) {
-            MemorySegment out = tmp.allocate(C_POINTER);
-            int rc = fi_ops_fabric.passive_ep.invoke(passiveEpFp, fabric, info, out, MemorySegment.NULL);
-            if (rc != 0) {
-                return 56;
-            }
-            MemorySegment pep = out.get(C_POINTER, 0);
-            try {
-                long size = cmDataSize(pep);
-                return size >= 0 ? size : 56;
-            } finally {
-                FabricLibrary.close(pep, "passive endpoint", "cm data size probe");
-            }
-        }
-    }
-
-    /**
-     * {@code fi_getopt(pep, FI_OPT_ENDPOINT, FI_OPT_CM_DATA_SIZE)}.
-     *
-     * @param pep a passive endpoint
-     * @return the provider's private-data limit, or the negative return code when it cannot tell
-     */
-    static long cmDataSize(MemorySegment pep) {
-        try (Arena tmp = Arena.ofConfined()) {
-            MemorySegment v = tmp.allocate(ValueLayout.JAVA_LONG);
-            MemorySegment l = tmp.allocate(ValueLayout.JAVA_LONG);
-            l.set(ValueLayout.JAVA_LONG, 0, 8);
-            int rc = io.cqflux.transport.fabric.ffm.fi_ops_ep.getopt.invoke(
-                    io.cqflux.transport.fabric.ffm.fi_ops_ep.getopt(io.cqflux.transport.fabric.ffm.fid_pep.ops(pep)), pep,
-                    FI_OPT_ENDPOINT(), FI_OPT_CM_DATA_SIZE(), v, l);
-            return rc == 0 ? v.get(ValueLayout.JAVA_LONG, 0) : rc;
-        }
+        this.profile = new ProviderProfile(info, fabric, passiveEpFp);
+        this.regions = new RegionRegistrar(this, name, profile.mrMode(), profile.keyBytes(),
+                profile.flushTypes(), profile.readAfterWriteOrdered());
     }
 
     static FabricTransport open(String requested, InetAddress localAddress) {
@@ -321,7 +196,7 @@ final class FabricTransport implements Transport, DomainHolder {
     }
 
     long caps() {
-        return caps;
+        return profile.caps();
     }
 
     /**
@@ -335,7 +210,7 @@ final class FabricTransport implements Transport, DomainHolder {
 
     /** {@return the provider's key size in bytes (fi_domain(3) mr_key_size), 8 when it says none} */
     long keyBytes() {
-        return keyBytes;
+        return profile.keyBytes();
     }
 
     /**
@@ -349,7 +224,7 @@ final class FabricTransport implements Transport, DomainHolder {
 
     @Override
     public long maxMessageSize() {
-        return maxMessageSize;
+        return profile.maxMessageSize();
     }
 
     void ensureOpen() {
@@ -417,12 +292,12 @@ final class FabricTransport implements Transport, DomainHolder {
      */
     @Override
     public boolean writeWithImmediateConsumesReceive() {
-        return rxCqData;
+        return profile.rxCqData();
     }
 
     @Override
     public Set<Capability> capabilities() {
-        return capabilities;
+        return profile.capabilities();
     }
 
     /**
@@ -434,7 +309,7 @@ final class FabricTransport implements Transport, DomainHolder {
      */
     @Override
     public String connectionScopedKeysRefusal() {
-        return capabilities.contains(Capability.CONNECTION_SCOPED_KEYS) ? null : scopedKeysRefusal(provider);
+        return profile.capabilities().contains(Capability.CONNECTION_SCOPED_KEYS) ? null : scopedKeysRefusal(provider);
     }
 
     /** {@return the reason {@link #connectionScopedKeysRefusal()} gives for a provider with FI_MR_LOCAL} */
@@ -446,12 +321,12 @@ final class FabricTransport implements Transport, DomainHolder {
 
     @Override
     public int maxConnectPrivateData() {
-        return maxPrivateData;
+        return profile.maxPrivateData();
     }
 
     @Override
     public int maxAcceptPrivateData() {
-        return maxPrivateData;
+        return profile.maxPrivateData();
     }
 
     /**
@@ -462,7 +337,7 @@ final class FabricTransport implements Transport, DomainHolder {
      */
     @Override
     public int maxRejectPrivateData() {
-        return "tcp".equals(provider) ? maxPrivateData : 0;
+        return "tcp".equals(provider) ? profile.maxPrivateData() : 0;
     }
 
     @Override
@@ -472,94 +347,13 @@ final class FabricTransport implements Transport, DomainHolder {
 
     /**
      * Registers memory in {@code home}'s domain (this transport's, or one connection's scoped
-     * domain), with a key from this transport's sequence: keys stay unique across all of them.
+     * domain), with a key from this transport's sequence: keys stay unique across all of them
+     * (RegionRegistrar).
      *
      * @param home the domain, held by the region until it is closed
      */
     FabricLocalRegion register(DomainHolder home, MemorySegment memory, Set<RegionAccess> access) {
-        Checks.registration(memory, access);
-        ensureOpen();
-        // Refused, never registered at VISIBILITY: a peer's durable write to it would otherwise
-        // complete without the data being persistent (see the capabilities in the constructor).
-        Checks.registerFlushAccess(name, access, providerFlushTypes, readAfterWriteOrdered
-                ? "FI_COMMIT_COMPLETE commits only the bytes of the operation that carries it, so no flush can make"
-                + " earlier writes persistent; register with FLUSH_TYPE_VISIBILITY, or use the rpma transport with"
-                + " directWriteToPersistentMemory"
-                : "the provider does not order a read after earlier writes (no FI_ORDER_RAW in its tx_attr and"
-                + " rx_attr msg_order), so the read-back that is this transport's flush would prove nothing;"
-                + " use the rpma transport, or a provider with FI_ORDER_RAW");
-        long fiAccess = remoteAccess(access);
-        EnumSet<FlushType> flush = EnumSet.noneOf(FlushType.class);
-        if (access.contains(RegionAccess.FLUSH_TYPE_VISIBILITY)) {
-            flush.add(FlushType.VISIBILITY);
-        }
-        if (access.contains(RegionAccess.FLUSH_TYPE_PERSISTENT)) {
-            flush.add(FlushType.PERSISTENT); // only where the provider delivers it (checked above)
-        }
-        home.retain(); // released by the region's close, or below when registration fails
-        boolean registered = false;
-        try (Arena tmp = Arena.ofConfined()) {
-            MemorySegment out = tmp.allocate(C_POINTER);
-            DomainOps d = home.ops();
-            long key = 0;
-            long rc = -FabricErrno.ENOKEY.code();
-            // fi_mr_reg(3): requested_key is ignored when the provider sets FI_MR_PROV_KEY; where
-            // it is ours, a key already in use answers -FI_ENOKEY. Ours never repeat, but another
-            // registration in the domain could in principle hold one: draw the next.
-            for (int attempt = 0; attempt < KEY_ATTEMPTS && rc == -FabricErrno.ENOKEY.code(); attempt++) {
-                key = keys == null ? 0 : keys.next();
-                rc = fi_ops_mr.reg.invoke(d.mrRegFp(), d.domain(), memory, memory.byteSize(), fiAccess, 0L, key, 0L,
-                        out, MemorySegment.NULL);
-                if (keys == null) {
-                    break;
-                }
-            }
-            FabricLibrary.check("fi_mr_reg", rc, memory.byteSize() + " bytes, access " + access);
-            MemorySegment mr = out.get(C_POINTER, 0);
-            long actualKey = keys == null ? fid_mr.key(mr) : key;
-            // FI_MR_VIRT_ADDR: the peer addresses the region by virtual address; else by offset.
-            long base = (mrMode & FI_MR_VIRT_ADDR()) != 0 ? memory.address() : 0;
-            FabricLocalRegion region = new FabricLocalRegion(this, home, memory, EnumSet.copyOf(access), mr,
-                    fid_mr.mem_desc(mr), actualKey, base, flush);
-            registered = true;
-            return region;
-        } finally {
-            if (!registered) {
-                home.release();
-            }
-        }
-    }
-
-    /** How many keys {@link #register} draws before it gives up on -FI_ENOKEY. */
-    static final int KEY_ATTEMPTS = 8;
-
-    /**
-     * The {@code fi_mr_reg(3)} access bits for what a region grants, and not one more remote
-     * right: a region granted no WRITE_DST is never registered with {@code FI_REMOTE_WRITE},
-     * whatever else it grants, so no peer can write it, with a forged descriptor or otherwise.
-     * A flush grant adds {@code FI_REMOTE_READ} only: a flush reads back 1 to 8 bytes at the
-     * flushed offset (FabricConnection#flush), the way librpma's VISIBILITY flush does
-     * ({@code rpma_flush(3)}; librpma registers a flushable region with
-     * {@code IBV_ACCESS_REMOTE_READ} for the same reason). So a flushable region is remotely
-     * readable: that is the price of a flush, and docs/security.md says so.
-     *
-     * @param access what the region grants
-     * @return the libfabric access bits
-     */
-    static long remoteAccess(Set<RegionAccess> access) {
-        long fiAccess = 0;
-        for (RegionAccess a : access) {
-            fiAccess |= switch (a) {
-                case READ_SRC -> FI_REMOTE_READ();
-                case READ_DST -> FI_READ();
-                case WRITE_SRC -> FI_WRITE();
-                case WRITE_DST -> FI_REMOTE_WRITE();
-                case FLUSH_TYPE_VISIBILITY, FLUSH_TYPE_PERSISTENT -> FI_REMOTE_READ();
-                case SEND -> FI_SEND();
-                case RECV -> FI_RECV();
-            };
-        }
-        return fiAccess;
+        return regions.register(home, memory, access);
     }
 
     @Override
@@ -582,7 +376,7 @@ final class FabricTransport implements Transport, DomainHolder {
 
     /** {@return the domain's threading level as the provider granted it (fi_domain(3) enum fi_threading)} */
     int threading() {
-        return threading;
+        return profile.threading();
     }
 
     /**

@@ -401,10 +401,10 @@ class CompletionGroupTest extends TransportFixture {
     void anAcceptedEndsTag_isNeverHeldTwiceInOneGroup_andALeftMembersTagRetiresLikeItsSlot() {
         LoopQueues q = ((FabricTransport) server).loopQueues();
         Object loop = new Object();
-        int tag = CompletionGroup.receivingTag(40000, 5000);
+        int tag = GroupRoster.receivingTag(40000, 5000);
         CompletionGroup.Member a = q.join(loop, true, 64, "a", tag);
         CompletionGroup.Member b = q.join(loop, true, 64, "b", tag);
-        CompletionGroup.Member c = q.join(loop, true, 64, "c", CompletionGroup.receivingTag(40001, 5000));
+        CompletionGroup.Member c = q.join(loop, true, 64, "c", GroupRoster.receivingTag(40001, 5000));
         assertNotSame(a.group(), b.group(), "the same tag twice in one group");
         assertSame(a.group(), c.group(), "another tag shares the group");
         CompletionGroup g = a.group();
@@ -427,9 +427,9 @@ class CompletionGroupTest extends TransportFixture {
         FabricTransport st = (FabricTransport) server;
         LoopQueues q = st.loopQueues();
         Object loop = new Object();
-        int reused = CompletionGroup.receivingTag(40000, 5000);
-        int shared = CompletionGroup.receivingTag(40001, 5000);
-        int gone = CompletionGroup.receivingTag(40002, 5000);
+        int reused = GroupRoster.receivingTag(40000, 5000);
+        int shared = GroupRoster.receivingTag(40001, 5000);
+        int gone = GroupRoster.receivingTag(40002, 5000);
         CompletionGroup.Member a = q.join(loop, true, 64, "a", reused);
         CompletionGroup.Member c = q.join(loop, true, 64, "c", gone);
         CompletionGroup g = a.group();

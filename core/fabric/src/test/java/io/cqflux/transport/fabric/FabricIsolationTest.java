@@ -105,13 +105,13 @@ class FabricIsolationTest extends TransportFixture {
 
     @Test
     void remoteAccess_ofAFlushableReadOnlyRegion_grantsNoRemoteWrite() {
-        long ro = FabricTransport.remoteAccess(EnumSet.of(RegionAccess.READ_SRC, RegionAccess.FLUSH_TYPE_VISIBILITY));
+        long ro = RegionRegistrar.remoteAccess(EnumSet.of(RegionAccess.READ_SRC, RegionAccess.FLUSH_TYPE_VISIBILITY));
         assertEquals(FI_REMOTE_READ(), ro);
-        long flushOnly = FabricTransport.remoteAccess(EnumSet.of(RegionAccess.FLUSH_TYPE_VISIBILITY));
+        long flushOnly = RegionRegistrar.remoteAccess(EnumSet.of(RegionAccess.FLUSH_TYPE_VISIBILITY));
         assertEquals(0, flushOnly & FI_REMOTE_WRITE());
-        long rw = FabricTransport.remoteAccess(EnumSet.of(RegionAccess.WRITE_DST, RegionAccess.FLUSH_TYPE_VISIBILITY));
+        long rw = RegionRegistrar.remoteAccess(EnumSet.of(RegionAccess.WRITE_DST, RegionAccess.FLUSH_TYPE_VISIBILITY));
         assertEquals(FI_REMOTE_WRITE() | FI_REMOTE_READ(), rw);
-        long local = FabricTransport.remoteAccess(EnumSet.of(RegionAccess.READ_DST, RegionAccess.WRITE_SRC,
+        long local = RegionRegistrar.remoteAccess(EnumSet.of(RegionAccess.READ_DST, RegionAccess.WRITE_SRC,
                 RegionAccess.SEND, RegionAccess.RECV));
         assertEquals(0, local & (FI_REMOTE_WRITE() | FI_REMOTE_READ()), "local-only access grants no remote right");
     }

@@ -1,0 +1,233 @@
+package io.cqflux.transport.fabric;
+
+import static io.cqflux.transport.fabric.ffm.fabric_h.*;
+
+import io.cqflux.core.ConnectionConfig;
+import io.cqflux.core.spi.CompletionQueue;
+import java.lang.foreign.MemorySegment;
+import java.util.List;
+
+/**
+ * The queues one {@link FabricConnection}'s endpoint is bound to: the event queue of its loop
+ * (on tcp, shared with the loop's other connections and routed by fid: SharedEventQueue,
+ * LoopQueues) or, without a loop, its own; and its own completion queue(s) or (opted in on tcp) a
+ * slot in a completion queue its loop's connections share in groups (CompletionGroup), whose
+ * tags it registers and sends. Taken before the endpoint exists, bound to it, and given back
+ * after its {@code fi_close} ({@code fi_endpoint(3)}: an endpoint must be closed before the
+ * objects bound to it); an endpoint that fails to close keeps them all, logged once
+ * ({@link #KEPT_ON_FAILED_CLOSE}).
+ *
+ * <p>Threading: as its connection (loop-confined once handed to its loop; built, and closed, on
+ * another thread where the transport allows it).
+ */
+final class ConnectionQueues {
+
+    /**
+     * What a connection keeps when fi_close of its endpoint fails: everything the endpoint may
+     * still be bound to. fi_close of a CQ with an endpoint bound damages it on tcp 1.17 (see
+     * LoopQueues), the EQ's count must not drop while the endpoint is bound to it, the route
+     * stays with the endpoint's entries, and the domain (the transport's count) stays open.
+     */
+    static final String KEPT_ON_FAILED_CLOSE =
+            "its completion queues, its route and count in the event queue, and the domain";
+
+    private final FabricTransport transport;
+    private final String description;
+    private final SharedEventQueue queue;
+    /** Its own CQ, or null when it is a member of a completion-queue group. */
+    private final FabricCompletionQueue cq;
+    private final FabricCompletionQueue rcq;
+    /** Its slot in a completion-queue group (CompletionGroup), or null when it has its own CQ. */
+    private final CompletionGroup.Member member;
+    private final List<CompletionQueue> queues;
+    /**
+     * The high half of a write-with-immediate's CQ data: the tag by which a receiver whose CQ is
+     * shared routes it (CompletionGroup); computed at the first such write, on tcp with the
+     * groups opted in (else 0: the wire stays as without the option).
+     */
+    private long sendingTag;
+    private boolean sendingTagKnown;
+
+    /**
+     * Takes the loop's event queue and a group slot or CQs of its own, giving back what it took
+     * when one of them fails.
+     *
+     * @param home the domain the endpoint and its own CQs are opened in
+     * @param owner the connection, which its own CQs name
+     * @param tag the receiving tag of a completion-queue group member when known before its
+     *     endpoint (an accepted connection's: CompletionGroup#join), else 0
+     */
+    ConnectionQueues(FabricTransport transport, DomainHolder home, FabricConnection owner, ConnectionConfig config,
+                     Object affinity, String description, int tag) {
+        this.transport = transport;
+        this.description = description;
+        SharedEventQueue e = null;
+        CompletionGroup.Member m = null;
+        FabricCompletionQueue c = null;
+        FabricCompletionQueue r = null;
+        try {
+            e = transport.loopQueues().acquire(affinity);
+            // The events are shared per loop, the CQ is not by default: tcp's CQ progress walks
+            // every endpoint bound to the CQ on each fi_cq_read (prov/tcp, tcpx_cq_progress), so a
+            // CQ shared by a loop's connections would cost each read O(connections) where a CQ of
+            // its own costs O(ready) (benchmarks/c/fabric_scale_bench.c, the scale results README).
+            // Opted in, groups of K connections share one (CompletionGroup): O(K) per read.
+            m = transport.loopQueues().join(affinity, home == transport,
+                    config.completionQueueSize() + config.receiveCompletionQueueSize(), description, tag);
+            if (m == null) {
+                c = new FabricCompletionQueue(transport, home, owner, config.completionQueueSize(), false);
+                if (config.receiveCompletionQueueSize() > 0) {
+                    r = new FabricCompletionQueue(transport, home, owner, config.receiveCompletionQueueSize(), true);
+                }
+            }
+        } catch (RuntimeException ex) {
+            release(transport, e, m, c, r);
+            throw ex;
+        }
+        this.queue = e;
+        this.cq = c;
+        this.rcq = r;
+        this.member = m;
+        this.queues = m != null ? List.of(m) : r == null ? List.of(c) : List.of(c, r);
+    }
+
+    /** Binds the endpoint to the event queue, then the CQ (or the group's), then the receive CQ. */
+    void bind(MemorySegment endpoint) {
+        FabricLibrary.check("fi_ep_bind(eq)", FabricLibrary.bind(endpoint, queue.eq().eq(), 0), description);
+        long txFlags = FI_TRANSMIT() | FI_SELECTIVE_COMPLETION() | (rcq == null ? FI_RECV() : 0);
+        FabricLibrary.check("fi_ep_bind(cq)", FabricLibrary.bind(endpoint, member != null ? member.group().cq() : cq.cq(),
+                txFlags), description);
+        if (rcq != null) {
+            FabricLibrary.check("fi_ep_bind(rcq)", FabricLibrary.bind(endpoint, rcq.cq(), FI_RECV()), description);
+        }
+    }
+
+    /** The endpoint is bound and enabled: a group member's ports make its receiving tag (CompletionGroup#endpoint). */
+    void bound(MemorySegment endpoint) {
+        if (member != null) {
+            member.group().endpoint(member, endpoint);
+        }
+    }
+
+    /**
+     * The connection's set-up failed after these were taken: the endpoint, if one was opened,
+     * is closed first, then the CQs, the group slot and the event queue are given back.
+     *
+     * @param endpoint the endpoint, or {@code NULL} when none was opened
+     * @return whether they were given back: not when the endpoint failed to close (they stay with it)
+     */
+    boolean releaseAfterFailedSetup(MemorySegment endpoint) {
+        boolean unbound = endpoint.equals(MemorySegment.NULL)
+                || queue.closeEndpoint(endpoint, description, KEPT_ON_FAILED_CLOSE);
+        if (unbound) {
+            release(transport, queue, member, cq, rcq);
+        }
+        return unbound;
+    }
+
+    /** fi_endpoint(3)'s order, what was taken given back last to first. */
+    private static void release(FabricTransport transport, SharedEventQueue e, CompletionGroup.Member m,
+                                FabricCompletionQueue c, FabricCompletionQueue r) {
+        if (r != null) {
+            r.close();
+        }
+        if (c != null) {
+            c.close();
+        }
+        if (m != null) {
+            m.leave();
+            transport.loopQueues().release(m.group());
+        }
+        if (e != null) {
+            transport.loopQueues().release(e);
+        }
+    }
+
+    /**
+     * The connection's close: closes the endpoint, which also unroutes it (SharedEventQueue),
+     * then closes its CQs or leaves its group, then gives back the event queue.
+     *
+     * @return whether the endpoint closed: otherwise everything stays with it ({@link #KEPT_ON_FAILED_CLOSE})
+     */
+    boolean closeEndpoint(MemorySegment ep) {
+        if (member != null) {
+            member.group().endpoint(member, null); // a read asks its ports no more: it is being closed
+        }
+        boolean unbound = queue.closeEndpoint(ep, description, KEPT_ON_FAILED_CLOSE);
+        if (unbound) {
+            if (member != null) {
+                member.leave(); // its slot retires until the group's next read to empty
+                transport.loopQueues().release(member.group());
+            } else {
+                cq.close();
+                if (rcq != null) {
+                    rcq.close();
+                }
+            }
+            transport.loopQueues().release(queue);
+        }
+        return unbound;
+    }
+
+    /** {@return the event queue its events come through} */
+    SharedEventQueue eventQueue() {
+        return queue;
+    }
+
+    /** {@return its completion queues, as the connection hands them to its loop} */
+    List<CompletionQueue> completionQueues() {
+        return queues;
+    }
+
+    /** {@return its completion-queue group member, or null} */
+    CompletionGroup.Member member() {
+        return member;
+    }
+
+    /** {@return its slot in its group's context bits, or 0 (FabricPoster)} */
+    long contextBits() {
+        return member == null ? 0 : member.contextBits;
+    }
+
+    /** A post or a shutdown ran the provider's progress: its CQs ask fi_trywait again (TrywaitAnswer). */
+    void touched() {
+        if (member != null) {
+            member.group().touched();
+            return;
+        }
+        cq.touched();
+        if (rcq != null) {
+            rcq.touched();
+        }
+    }
+
+    /** A group member registers its receiving tag once its socket has its ports (CompletionGroup). */
+    void tagMember() {
+        if (member != null) {
+            member.group().tag(member);
+        }
+    }
+
+    /**
+     * Its connection ended (FabricEvents.end: a connect that never established, or any later
+     * end): a group member registers its receiving tag now or never, so that the group stops
+     * asking its ports (CompletionGroup#connectEnded).
+     */
+    void connectEnded() {
+        if (member != null) {
+            member.group().connectEnded(member);
+        }
+    }
+
+    /** {@return the high half of a write-with-immediate's CQ data: the sending tag, computed at the first call} */
+    long sendingTag(MemorySegment ep) {
+        if (!sendingTagKnown) {
+            // tcp carries all 64 bits of the CQ data (cq_data_size 8): the high half tells a
+            // receiver whose CQ is shared which connection it is for (CompletionGroup).
+            sendingTag = transport.isTcp() && transport.loopQueues().groupSize() > 1
+                    ? GroupRoster.sendingTag(ep) : 0;
+            sendingTagKnown = true;
+        }
+        return sendingTag;
+    }
+}
