@@ -178,16 +178,8 @@ public final class Cqflux implements Disposable, AutoCloseable {
      * read one after another, not as one snapshot}
      */
     public RdmaServer.Stats serverStats() {
-        int connections = 0;
-        int pending = 0;
-        int exposures = 0;
-        for (RdmaServer s : servers) {
-            int[] l = s.live();
-            connections += l[0];
-            pending += l[1];
-            exposures += l[2];
-        }
-        return ServerAdmission.stats(connections, pending, exposures, refusalCounts);
+        int[] live = holdings.sum(3, RdmaServer::live);
+        return ServerAdmission.stats(live[0], live[1], live[2], refusalCounts);
     }
 
     /**
@@ -433,10 +425,8 @@ public final class Cqflux implements Disposable, AutoCloseable {
     }
 
     /**
-     * Refuses a connect request that cannot be sent: raw private data over the transport's limit,
-     * or a hello over it (fixed credentials included) or exposing a region that is closed or of
-     * another instance. A
-     * {@link PeerPool}'s one check of its request: at its creation, and again when a connect of
+     * Refuses a connect request that cannot be sent ({@link ConnectionFactory#checkConnectRequest}).
+     * A {@link PeerPool}'s one check of its request: at its creation, and again when a connect of
      * its fails before anything was sent (a region closed since then never opens again).
      *
      * @param co what each connect of the pool sends
@@ -445,13 +435,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
      * @throws ResourceClosedException when an exposed region is closed
      */
     void checkConnectRequest(ConnectOptions co) {
-        if (co.raw() != null) {
-            factory.checkRawConnectData(co.raw());
-        } else {
-            // Fixed credentials travel in every hello: their length is known now. A supplier's
-            // are asked for at each connect only, and checked there.
-            factory.checkHelloFits(co.exposed(), new byte[co.fixedCredentialsLength()], transport.maxConnectPrivateData());
-        }
+        factory.checkConnectRequest(co.raw(), co.exposed(), co.fixedCredentialsLength());
     }
 
     /** Copies the exposed regions, refusing a null array or element with the position named ({@link Arguments}). */

@@ -69,13 +69,13 @@ final class CompletionDispatch {
             } else if (w == SendQueue.Internal.PROBE) {
                 keepAlive.probeCompleted();
             } else {
-                core.goodbyeCompleted();
+                core.teardown.goodbyeCompleted();
             }
             if (!c.isSuccess()) {
                 core.errorCompletion(c, w == SendQueue.Internal.PROBE ? Opcode.READ : Opcode.WRITE);
             }
             sendQueue.drainWaiting();
-            core.postGoodbye();
+            core.teardown.postGoodbye();
         } else if (o instanceof ReceiveBuffer b) {
             sendQueue.retire(ctx, 0);
             if (!c.isSuccess()) {
@@ -132,7 +132,7 @@ final class CompletionDispatch {
         if (c.isSuccess()) {
             op.complete();
             sendQueue.drainWaiting();
-            core.postGoodbye();
+            core.teardown.postGoodbye();
         } else {
             // The connection ends first (LOST: an error completion), then the subscriber hears of
             // its own error: nothing it does in its callback can turn the end into an orderly one.

@@ -11,7 +11,6 @@ import io.cqflux.core.spi.CompletionQueue;
 import io.cqflux.core.spi.Connection;
 import io.cqflux.core.spi.Transport;
 import io.cqflux.epoll.loop.EventLoop;
-import io.cqflux.epoll.loop.Registration;
 import io.cqflux.reactor.BufferPool;
 import io.cqflux.reactor.CqfluxListener;
 import io.cqflux.reactor.RdmaConnection;
@@ -21,8 +20,6 @@ import io.cqflux.reactor.internal.op.SpinThenParkSubscriber;
 import io.cqflux.reactor.internal.resources.ApiAccess;
 import io.cqflux.reactor.internal.resources.Instrumentation;
 import io.cqflux.reactor.internal.resources.SetupThread;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
@@ -54,49 +51,21 @@ import reactor.util.Loggers;
  *
  * end() runs once: it emits the event on events(), fails every subscriber of an operation in
  * flight with the ConnectionException at once (CLOSED for an orderly close by either side, LOST
- * otherwise), and defers the rest to loop tasks that run after the current drain, so that no
- * native object is ever destroyed inside its own poll: queued operations are failed a chunk per
- * task (one dying connection with a huge backlog never stalls its neighbours), then the native
- * connection is closed, and only then are the slots, credits and region references of operations
- * that never completed released (the NIC may use their buffers until the queue pair is gone).
- *
- * The native close (Connection.close(): fi_shutdown and the fi_close of the endpoint and its CQs,
- * or rpma_conn_delete) runs on the instance's close thread where the transport allows it
- * (Transport.closesOffLoop()), so that a storm of closes costs the loop's other connections only
- * the loop's own part. What must hold, and how:
- *   - Before the hand-off the loop has let go of the connection: its CQs and event channel are
- *     out of epoll (their registrations closed on the loop, which takes effect at once), the
- *     state is CLOSED (nothing posts: canPost() is false, the deadlines and the keep-alive are
- *     stopped), and no completion is read from its CQs any more. What was still in them is
- *     discarded with the queues by the native close; every operation still in the in-flight
- *     table is released after it, as on the loop.
- *   - Nothing the NIC or the provider may still touch is freed before the native close returned:
- *     the close thread runs conn.close() alone and hands the rest back to the loop, which then
- *     releases the in-flight operations' regions and the posted receive buffers, frees the receive
- *     pool and the control words, and closes the peer's regions (the transport's own scratch is
- *     freed by its close, after its fi_close: DeferredArena).
- *   - closed (onDispose()) completes only in that hand-back, after the native close returned.
- *   - A server's registrations for remote access (its exposures) also go only after the native
- *     close, never at the let-go: on verbs and rxe a live queue pair answers a revoked key with a
- *     remote access error, so the peer's operations still in flight would fail with that instead
- *     of ending CLOSED or LOST by the disconnect, as the error model says they do.
- *   - The instance's shutdown waits for the queued closes after the loops ended and before it
- *     frees the transport (Shutdown); a close handed over once the close thread no longer takes
- *     any, or asked for after the loop ended (forceClose), runs where it is asked.
- *   - Idempotent: closeNative() runs once (state CLOSED), under this object's lock.
- *   - Bounded: closes have a thread of their own, so a close never waits behind a connect that
- *     holds the set-up thread; each close task is one connection's native close, and the queue
- *     holds at most the instance's connections.
+ * otherwise), and defers the rest to the Teardown's loop tasks after the current drain: queued
+ * operations failed a chunk per task, the goodbye's wait, the native close (off the loop where
+ * the transport allows it), then the release of what operations in flight held. Teardown's
+ * design comment says what must hold there.
  */
 
 /**
- * The loop-side state of one connection: its lifecycle (the transitions, the end, the native
- * close; see the design comment at the top of this file), and the parts it is made of, each of
+ * The loop-side state of one connection: its lifecycle (the transitions and the end; see the
+ * design comment at the top of this file), and the parts it is made of, each of
  * which reads the lifecycle through {@link #state()} and ends the connection through
  * {@link #end}: the {@link EventIntake} (the transport's events and the handshake, which
  * establish the connection through {@link #establish}), {@link Admission} (what an operation
  * must pass, the peer's regions), {@link SendQueue} (credits, queues, posting),
  * {@link CompletionDispatch}, {@link Deadlines}, {@link KeepAlive}, {@link Goodbye}, the
+ * {@link Teardown} (what follows the end, the native close), the
  * {@link Receiver}, {@link PeerViolations} (the peer's protocol), and the
  * {@link ConnectionMonitor} (events, completions, metrics).
  */
@@ -104,9 +73,6 @@ public final class ConnectionCore {
     private static final ApiAccess API = ApiAccess.get();
 
     private static final Logger LOG = Loggers.getLogger(ConnectionCore.class);
-
-    /** Queued operations failed per loop task after the end. */
-    public static final int FAIL_CHUNK = 1024;
 
     public enum State { CONNECTING, ESTABLISHED, ENDING, ENDED, CLOSED }
 
@@ -131,7 +97,6 @@ public final class ConnectionCore {
     private final Goodbye goodbye;
     /** Ends the connection when the peer breaks the control-word or credit protocol. */
     final PeerViolations violations;
-    private final List<Registration> registrations = new ArrayList<>();
     /** Opened with raw private data: no hello, no control words, no transport handshake of its own. */
     public final boolean raw;
     private volatile State state = State.CONNECTING;
@@ -151,21 +116,14 @@ public final class ConnectionCore {
     public final BufferPool buffers;
     /** The owner's listeners ({@link CqfluxListener}). */
     public final Instrumentation instrumentation;
-    /**
-     * The owner's bookkeeping for a released connection (it forgets it), run just before
-     * {@link #closed} completes, so that whoever sees {@code onDispose()} complete also sees the
-     * connection forgotten.
-     */
-    private final Consumer<ConnectionCore> onReleased;
     /** What the connection shows to whoever watches it: events, completions, metrics. */
     public final ConnectionMonitor monitor;
     /** The transport's connection-management events and the handshake. */
     public final EventIntake intake;
-    public final CompletableFuture<Void> closed = new CompletableFuture<>();
-    /** The instance's close thread where the transport closes off the loop, else {@code null}. */
-    private final SetupThread closes;
-    /** The thread that ran the native close, once it returned (tests). */
-    private volatile Thread nativeCloseThread;
+    /** What follows the end: the queued operations' failures, the goodbye's wait, the native close, the release. */
+    final Teardown teardown;
+    /** Completes once the native objects are freed and what they held is released ({@link Teardown}). */
+    public final CompletableFuture<Void> closed;
 
     /**
      * A connection of an instance, not started yet ({@link #start}).
@@ -186,11 +144,9 @@ public final class ConnectionCore {
     public ConnectionCore(EventLoop loop, Transport transport, Connection conn, ConnectionConfig config,
                    Limits limits, PeerControl control, boolean raw, BufferPool buffers,
                    Instrumentation instrumentation, Consumer<ConnectionCore> onReleased, SetupThread closes) {
-        this.closes = closes;
         this.raw = raw;
         this.buffers = buffers;
         this.instrumentation = instrumentation;
-        this.onReleased = onReleased;
         this.loop = loop;
         this.transport = transport;
         this.conn = conn;
@@ -217,6 +173,8 @@ public final class ConnectionCore {
         this.violations = new PeerViolations(this, control);
         this.monitor = new ConnectionMonitor(this, sendQueue, dispatch, deadlines, keepAlive, goodbye);
         this.intake = new EventIntake(this, control, monitor);
+        this.teardown = new Teardown(this, sendQueue, receiver, control, dispatch, goodbye, closes, onReleased);
+        this.closed = teardown.closed();
         this.api = API.newConnection(this);
     }
 
@@ -250,9 +208,9 @@ public final class ConnectionCore {
                 }
             };
             for (CompletionQueue cq : conn.completionQueues()) {
-                registrations.add(loop.register(cq, dispatch::onCompletion, lost));
+                teardown.registered(loop.register(cq, dispatch::onCompletion, lost));
             }
-            registrations.add(loop.register(conn.events(), intake::onReadable, lost));
+            teardown.registered(loop.register(conn.events(), intake::onReadable, lost));
         } catch (RuntimeException e) {
             end(e, null);
             return;
@@ -336,7 +294,7 @@ public final class ConnectionCore {
             // Scheduled after the subscribers were failed (a close that runs at once, after the
             // loop ended, must not free what they still refer to) and whatever a subscriber's
             // callback threw: the queued operations are failed and the native objects freed.
-            afterDrain(this::finishEnd);
+            teardown.afterDrain();
         }
     }
 
@@ -372,7 +330,7 @@ public final class ConnectionCore {
         admission.failStaged(cause);
         safely(() -> receiver.terminate(closedLocally
                 ? new ResourceClosedException("connection " + description + " was closed by this side") : cause));
-        goodbye.startBounded(() -> afterDrain(this::finishEnd));
+        teardown.startGoodbye();
     }
 
     /**
@@ -387,184 +345,15 @@ public final class ConnectionCore {
     }
 
 
-    /** Loop thread: the goodbye write completed; an ended connection's teardown can go on. */
-    void goodbyeCompleted() {
-        if (goodbye.completed()) {
-            afterDrain(this::finishEnd);
-        }
-    }
-
-    /** {@return whether an ended connection's native close still waits for the goodbye} Loop thread. */
-    boolean goodbyePending() {
-        return goodbye.pending();
-    }
-
-    /**
-     * Loop thread: the peer disconnected while this side's goodbye was pending, so no answer to
-     * the goodbye write can come any more (see {@link EventIntake}): the teardown goes on
-     * without it, as after the goodbye's bound.
-     */
-    void goodbyeUnanswerable() {
-        if (state == State.ENDED && goodbye.pending()) {
-            goodbye.drop();
-            afterDrain(this::finishEnd);
-        }
-    }
-
-    /** Loop thread: posts the goodbye write if one is wanted and a send credit is free. */
-    void postGoodbye() {
-        goodbye.post();
-    }
-
     /**
      * After the loops ended (the entry point's shutdown): ends the connection if it has not
      * ended, fails what is queued and frees the native objects now, without waiting for a
-     * goodbye. Any thread.
+     * goodbye ({@link Teardown#forceClose}). Any thread.
      *
      * @param cause what the subscribers get
      */
-    public synchronized void forceClose(Throwable cause) {
-        end(cause, ConnectionEvent.CLOSED);
-        goodbye.drop();
-        while (sendQueue.hasQueued()) {
-            finishEnd();
-        }
-        closeNative();
-    }
-
-    /**
-     * Fails the queued operations a chunk at a time, then closes the native connection. Loop
-     * task (synchronized for the one case that is not: {@link #forceClose} after the loop ended).
-     */
-    private synchronized void finishEnd() {
-        // A task of its own: it fails queued operations (subscriber code), then closes natively.
-        loop.noteOperation("cqflux.connectionEnd");
-        Throwable cause = terminal;
-        for (int i = 0; i < FAIL_CHUNK; i++) {
-            OpMono op = sendQueue.pollQueued();
-            if (op == null) {
-                sendQueue.noteWaiting();
-                if (!goodbye.pending()) {
-                    closeNative();
-                }
-                return;
-            }
-            // A durable write waiting for its flush has its write on the wire and a slot in the
-            // table: its regions stay held until the native close.
-            if (op.stage() == OpMono.NEW) {
-                op.failUnpostedOnConnectionEnd(cause);
-            } else if (op.ownError() != null) {
-                op.fail(op.ownError());
-            } else {
-                op.failOnConnectionEnd(cause);
-            }
-        }
-        afterDrain(this::finishEnd);
-    }
-
-    /**
-     * Unregisters and frees the native connection, then releases what operations in flight held:
-     * after the queue pair is destroyed nothing can touch their buffers any more. On the loop,
-     * where the transport allows it, the native close is handed to the close thread and the rest
-     * follows on the loop once it returned (see the design comment at the top of this file).
-     */
-    private synchronized void closeNative() {
-        if (state == State.CLOSED) {
-            return;
-        }
-        state = State.CLOSED;
-        // The library's own teardown (deregistration, the native close, freeing regions): a slow
-        // one is not a blocked-loop WARN about subscriber code. The releases of what operations
-        // held (a pooled buffer goes to a waiter) and the completion of events() and closed run
-        // subscriber code: named as such around them.
-        loop.noteSetup("cqflux.connectionClose");
-        for (Registration r : registrations) {
-            safely(r::close); // on the loop: out of epoll when it returns
-        }
-        registrations.clear();
-        if (closes != null && loop.inEventLoop()) {
-            try {
-                closes.execute(this::closeOffLoop);
-                return;
-            } catch (RuntimeException e) {
-                // The close thread takes no more (the instance's shutdown is past its loops): here.
-            }
-        }
-        released(closeConnection());
-    }
-
-    /**
-     * The close thread: the native close, then the rest handed back to the loop (or after its
-     * end), whatever the close threw: an error the JVM cannot go on from still releases what
-     * cannot be touched any more, and keeps (leaks) the buffers the queue pair might still use.
-     */
-    private void closeOffLoop() {
-        assert closes.inSetupThread() && state == State.CLOSED && registrations.isEmpty();
-        boolean nativeClosed = false;
-        try {
-            nativeClosed = closeConnection();
-        } finally {
-            boolean ok = nativeClosed;
-            runOnLoop(() -> released(ok));
-        }
-    }
-
-    /** {@return whether the transport's connection was closed} Failures are logged. */
-    private boolean closeConnection() {
-        try {
-            conn.close();
-            nativeCloseThread = Thread.currentThread();
-            return true;
-        } catch (Throwable t) {
-            Exceptions.throwIfJvmFatal(t);
-            // The queue pair may still be alive: keep every buffer it could touch (a leak,
-            // reported) rather than free memory under the NIC.
-            LOG.warn("connection " + description + ": closing the native connection failed; its buffers are"
-                    + " kept (leaked) since the NIC may still use them", t);
-            return false;
-        }
-    }
-
-    /**
-     * After the native close returned: releases what operations in flight held, frees the
-     * receive pool and the control words, completes {@code events()} and {@link #closed}. The
-     * loop, or any thread once the loop ended.
-     */
-    private synchronized void released(boolean nativeClosed) {
-        loop.noteSetup("cqflux.connectionClose");
-        if (nativeClosed) {
-            loop.noteOperation("cqflux.connectionEnd"); // releases grant pooled buffers: subscriber code
-            sendQueue.forEachInFlight((ctx, o) -> {
-                if (o instanceof OpMono op) {
-                    safely(op::releaseRegions);
-                } else if (o instanceof ReceiveBuffer b) {
-                    receiver.postedAtClose(b); // a shared pool's buffer is free again with its queue pair gone
-                }
-                sendQueue.forget(ctx);
-            });
-            loop.noteSetup("cqflux.connectionClose");
-            safely(receiver::freePool);
-            safely(control::close);
-        } else {
-            safely(receiver::finish);
-        }
-        sendQueue.clearInFlight();
-        admission.closeRegions();
-        loop.noteOperation("cqflux.connectionEnd"); // the subscribers of events() and closed
-        monitor.completeEvents();
-        dispatch.complete();
-        // Before the completion, not as one of its dependents: CompletableFuture runs those in no
-        // promised order, and onDispose()'s subscriber could see it before the owner forgot it.
-        safely(() -> onReleased.accept(this));
-        closed.complete(null);
-    }
-
-    /**
-     * Runs a task after the current drain; if the loop no longer takes tasks, or drops it in a
-     * forced shutdown, once the loop has ended.
-     */
-    private void afterDrain(Runnable task) {
-        loop.executeLaterOrAfterTermination(task);
+    public void forceClose(Throwable cause) {
+        teardown.forceClose(cause);
     }
 
     // ---------------------------------------------------------------- operations
@@ -592,6 +381,19 @@ public final class ConnectionCore {
     /** {@return the lifecycle state} Any thread (a volatile read). */
     State state() {
         return state;
+    }
+
+    /**
+     * The native close begins: the state turns CLOSED, once. {@link Teardown} only, under its lock.
+     *
+     * @return whether it began now, {@code false} when it had already begun
+     */
+    boolean closing() {
+        if (state == State.CLOSED) {
+            return false;
+        }
+        state = State.CLOSED;
+        return true;
     }
 
     /** {@return what ended the connection, or null before its end} Any thread (a volatile read). */
@@ -649,7 +451,7 @@ public final class ConnectionCore {
 
     /** {@return the thread that ran the native close once it returned, else {@code null} (tests)} */
     public Thread nativeCloseThread() {
-        return nativeCloseThread;
+        return teardown.nativeCloseThread();
     }
 
     /** {@return whether this side asked to close it ({@link #closeAsync}); any thread} */

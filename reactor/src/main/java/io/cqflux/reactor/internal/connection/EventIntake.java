@@ -113,7 +113,7 @@ public final class EventIntake {
      * and the teardown goes on. The end's verdict stays what it was (this side closed in order).
      */
     private void pollWhileGoodbyePending() {
-        while (core.state() == State.ENDED && core.goodbyePending()) {
+        while (core.state() == State.ENDED && core.teardown.goodbyePending()) {
             ConnectionEvent e;
             try {
                 e = conn.events().nextEvent();
@@ -126,7 +126,7 @@ public final class EventIntake {
                 return;
             }
             if (e.isTerminal()) {
-                core.goodbyeUnanswerable();
+                core.teardown.goodbyeUnanswerable();
                 return;
             }
         }

@@ -431,6 +431,28 @@ public final class ConnectionFactory {
         }
     }
 
+    /**
+     * Refuses a connect request that cannot be sent: raw private data over the transport's limit,
+     * or a hello over it (fixed credentials included) or exposing a region that is closed or of
+     * another instance.
+     *
+     * @param raw the raw private data, or {@code null} for a cqflux hello
+     * @param exposed the hello's regions (unused with raw private data)
+     * @param fixedCredentialsLength the length of the hello's fixed credentials, 0 for none
+     * @throws IllegalArgumentException when the request is over the limit or names a region of
+     *     another instance
+     * @throws ResourceClosedException when an exposed region is closed
+     */
+    public void checkConnectRequest(byte[] raw, List<Region> exposed, int fixedCredentialsLength) {
+        if (raw != null) {
+            checkRawConnectData(raw);
+        } else {
+            // Fixed credentials travel in every hello: their length is known now. A supplier's
+            // are asked for at each connect only, and checked there.
+            checkHelloFits(exposed, new byte[fixedCredentialsLength], transport.maxConnectPrivateData());
+        }
+    }
+
     /** Refuses raw connect private data over the transport's limit, naming both. */
     public void checkRawConnectData(byte[] raw) {
         if (raw.length > transport.maxConnectPrivateData()) {

@@ -71,6 +71,26 @@ public final class Holdings<S> implements Shutdown.Owned {
         return closes;
     }
 
+    /**
+     * Sums what each server still listening holds now, position by position (an instance's
+     * total over its servers). Any thread: the servers are read one after another, not as one
+     * snapshot.
+     *
+     * @param n how many counts each server gives
+     * @param counts a server's counts, at least {@code n} of them
+     * @return the {@code n} sums
+     */
+    public int[] sum(int n, Function<? super S, int[]> counts) {
+        int[] sums = new int[n];
+        for (S s : servers) {
+            int[] c = counts.apply(s);
+            for (int i = 0; i < n; i++) {
+                sums[i] += c[i];
+            }
+        }
+        return sums;
+    }
+
     /** {@return the servers still listening (a live, mutable view: servers add and remove themselves)} */
     @Override
     public Set<S> servers() {
