@@ -17,6 +17,7 @@ import io.cqflux.core.QueueFullException;
 import io.cqflux.core.RegionAccess;
 import io.cqflux.core.ResourceClosedException;
 import io.cqflux.core.UnsupportedCapabilityException;
+import io.cqflux.core.testing.FreePorts;
 import io.cqflux.reactor.internal.connection.ConnectionCore;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -1686,12 +1687,9 @@ abstract class ReactiveContract {
         assertTrue(FaultRig.await(() -> pool.leased() == 0, T), pool.toString());
     }
 
+    /** {@return a port to listen on where the transport needs one named ({@link FreePorts})} */
     static int freePort() {
-        try (java.net.ServerSocket s = new java.net.ServerSocket(0)) {
-            return s.getLocalPort();
-        } catch (java.io.IOException e) {
-            throw new IllegalStateException(e);
-        }
+        return FreePorts.next();
     }
 
     static boolean awaitLatch(CountDownLatch l) {

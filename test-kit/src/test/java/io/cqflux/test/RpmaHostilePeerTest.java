@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.cqflux.core.RegionAccess;
+import io.cqflux.core.testing.FreePorts;
 import io.cqflux.reactor.AcceptOptions;
 import io.cqflux.reactor.ConnectOptions;
 import io.cqflux.reactor.Cqflux;
@@ -14,10 +15,8 @@ import io.cqflux.reactor.Region;
 import io.cqflux.reactor.SharedSecretAuthenticator;
 import io.cqflux.reactor.TransportChoice;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.net.UnknownHostException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -125,25 +124,12 @@ class RpmaHostilePeerTest extends HostilePeerContract {
 
     /**
      * librpma listens on exactly the port given and cannot report a chosen one
-     * ({@code rpma_ep_listen(3)}): one the TCP stack has free. RDMA CM's ports are not the TCP
-     * stack's, so it may offer one this class's listeners already hold (an {@code EADDRINUSE} from
-     * {@code rpma_ep_listen}): a port handed out once is never handed out again.
+     * ({@code rpma_ep_listen(3)}): one {@link FreePorts} never handed out before in this JVM.
      */
     @Override
     InetSocketAddress listenAddress() {
-        for (int attempt = 0; attempt < 100; attempt++) {
-            try (ServerSocket s = new ServerSocket(0)) {
-                if (handedOut.add(s.getLocalPort())) {
-                    return new InetSocketAddress(address(), s.getLocalPort());
-                }
-            } catch (IOException e) {
-                throw new UncheckedIOException(e);
-            }
-        }
-        throw new IllegalStateException("no fresh port in 100 tries; handed out " + handedOut);
+        return new InetSocketAddress(address(), FreePorts.next());
     }
-
-    private final java.util.Set<Integer> handedOut = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
     /**
      * The rpma descriptor in a hello: a 3-byte header (magic, access, length) before librpma's own

@@ -26,7 +26,6 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayDeque;
@@ -358,10 +357,7 @@ public abstract class TransportContract extends TransportFixture {
 
     @Test
     void connectToPortWithoutListener_reportsRejectedOrUnreachable() throws IOException {
-        int port;
-        try (ServerSocket s = new ServerSocket(0, 1, listenAddress().getAddress())) {
-            port = s.getLocalPort();
-        }
+        int port = FreePorts.next(listenAddress().getAddress());
         Connection c = closeLater(client.connect(new InetSocketAddress(listenAddress().getAddress(), port), config(),
                 new byte[0]));
         TransportPump.Side cs = pump.add("client", c);

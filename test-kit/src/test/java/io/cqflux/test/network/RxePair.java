@@ -1,17 +1,15 @@
 package io.cqflux.test.network;
 
 import io.cqflux.core.RegionAccess;
+import io.cqflux.core.testing.FreePorts;
 import io.cqflux.reactor.Cqflux;
 import io.cqflux.reactor.RdmaConnection;
 import io.cqflux.reactor.RdmaServer;
 import io.cqflux.reactor.Region;
 import io.cqflux.reactor.TransportChoice;
-import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.time.Duration;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -56,15 +54,12 @@ final class RxePair implements AutoCloseable {
     }
 
     /**
-     * librpma listens on exactly the port given (rpma_ep_listen(3)): one free right now, asked of
-     * the wildcard address (a socket cannot bind the rig's addresses, see {@link RxeLinkRig}).
+     * librpma listens on exactly the port given (rpma_ep_listen(3)): one {@link FreePorts} never
+     * handed out before in this JVM, asked of the wildcard address (a socket cannot bind the rig's
+     * addresses, see {@link RxeLinkRig}).
      */
     static int freePort() {
-        try (ServerSocket s = new ServerSocket(0)) {
-            return s.getLocalPort();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
+        return FreePorts.next();
     }
 
     /** A connect whose timing is not under test, tried up to three times on a timeout (see PartitionTest). */

@@ -7,6 +7,7 @@ import io.cqflux.core.spi.Connection;
 import io.cqflux.core.spi.ConnectionRequest;
 import io.cqflux.core.spi.Listener;
 import io.cqflux.core.spi.Pollable;
+import io.cqflux.core.testing.FreePorts;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
@@ -16,7 +17,6 @@ import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -47,11 +47,9 @@ final class LaneSupport {
         return InetAddress.getByName(a);
     }
 
-    /** A port that is free right now (TCP and the RDMA CM port space are both empty in the guest). */
-    static InetSocketAddress freePort(InetAddress a) throws IOException {
-        try (ServerSocket s = new ServerSocket(0, 1, a)) {
-            return new InetSocketAddress(a, s.getLocalPort());
-        }
+    /** {@return an address on {@code a} with a port no listener of this JVM holds ({@link FreePorts})} */
+    static InetSocketAddress freePort(InetAddress a) {
+        return new InetSocketAddress(a, FreePorts.next(a));
     }
 
     /** Waits until {@code fd} is readable or the timeout passes. */

@@ -3,6 +3,7 @@ package io.cqflux.samples.pipeline;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.cqflux.core.testing.FreePorts;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -32,7 +33,7 @@ class PipelineRpmaTest {
         ByteArrayOutputStream err = new ByteArrayOutputStream();
         // The lane's VM emulates its CPU (TCG): fewer records than on the host, the same shape.
         Pipeline.Result r = Pipeline.run(Options.parse(new String[] {"--transport", "rpma", "--address", address,
-                        "--records", "20000", "--ring-slots", "512", "--batch", "32", "--interval-ms", "250",
+                        "--port", Integer.toString(FreePorts.next()), "--records", "20000", "--ring-slots", "512", "--batch", "32", "--interval-ms", "250",
                         "--out", dir.toString()}),
                 new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8));
         String log = out.toString(StandardCharsets.UTF_8) + err.toString(StandardCharsets.UTF_8);

@@ -3,6 +3,7 @@ package io.cqflux.samples.quickstart;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.cqflux.core.testing.FreePorts;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -25,7 +26,7 @@ class QuickstartVerbsTest {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         ByteArrayOutputStream err = new ByteArrayOutputStream();
         int status = Quickstart.run(new String[] {"--transport", "fabric", "--provider", "verbs", "--address", address,
-                        "--count", "200", "--size", "1000", "--concurrency", "8", "--quiet"},
+                        "--port", Integer.toString(FreePorts.next()), "--count", "200", "--size", "1000", "--concurrency", "8", "--quiet"},
                 new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8));
         String log = out.toString(StandardCharsets.UTF_8) + err.toString(StandardCharsets.UTF_8);
         assertEquals(0, status, log);
