@@ -240,7 +240,7 @@ final class ServerAccepts {
         core.onPeerViolation(admission::peerViolation);
         core.closed.whenComplete((v, t) -> {
             // The native connection is gone: no key of its exposures may outlive it (and none goes
-            // before it: ConnectionCore's design comment says why).
+            // before it: Teardown's design comment says why).
             closeExposures(exposures);
             if (h.end() == ServerAdmission.Handshake.ESTABLISHED) {
                 admission.released();

@@ -144,29 +144,39 @@ final class ConnectionQueues {
     }
 
     /**
-     * The connection's close: closes the endpoint, which also unroutes it (SharedEventQueue),
-     * then closes its CQs or leaves its group, then gives back the event queue.
+     * The close's first half: a group's read asks this member's ports no more (it is being
+     * closed). Runs before {@link #closeEndpoint}.
+     */
+    void forgetEndpoint() {
+        if (member != null) {
+            member.group().endpoint(member, null);
+        }
+    }
+
+    /**
+     * Closes the endpoint, which also unroutes it (SharedEventQueue).
      *
      * @return whether the endpoint closed: otherwise everything stays with it ({@link #KEPT_ON_FAILED_CLOSE})
      */
     boolean closeEndpoint(MemorySegment ep) {
+        return queue.closeEndpoint(ep, description, KEPT_ON_FAILED_CLOSE);
+    }
+
+    /**
+     * After the endpoint closed: closes its CQs or leaves its group, then gives back the event
+     * queue.
+     */
+    void giveBack() {
         if (member != null) {
-            member.group().endpoint(member, null); // a read asks its ports no more: it is being closed
-        }
-        boolean unbound = queue.closeEndpoint(ep, description, KEPT_ON_FAILED_CLOSE);
-        if (unbound) {
-            if (member != null) {
-                member.leave(); // its slot retires until the group's next read to empty
-                transport.loopQueues().release(member.group());
-            } else {
-                cq.close();
-                if (rcq != null) {
-                    rcq.close();
-                }
+            member.leave(); // its slot retires until the group's next read to empty
+            transport.loopQueues().release(member.group());
+        } else {
+            cq.close();
+            if (rcq != null) {
+                rcq.close();
             }
-            transport.loopQueues().release(queue);
         }
-        return unbound;
+        transport.loopQueues().release(queue);
     }
 
     /** {@return the event queue its events come through} */

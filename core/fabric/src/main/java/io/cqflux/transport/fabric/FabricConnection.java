@@ -518,9 +518,14 @@ final class FabricConnection implements Connection {
         // with -FI_EBUSY while bound), and all of them before the domain (home.release()).
         // closeEndpoint also unroutes it, atomically against the loop's read of the EQ (its
         // queued events went with the endpoint: SharedEventQueue).
+        // The domain is given back once the endpoint closed, also when a step after it throws.
         boolean unbound = false;
+        queues.forgetEndpoint();
         try {
             unbound = queues.closeEndpoint(ep);
+            if (unbound) {
+                queues.giveBack();
+            }
         } finally {
             arena.close(); // scratch for posts, which `closed` stops: nothing native points into it
             if (unbound) {

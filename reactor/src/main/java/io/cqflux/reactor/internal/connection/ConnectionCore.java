@@ -139,7 +139,7 @@ public final class ConnectionCore {
      * @param instrumentation the instance's listeners
      * @param onReleased the instance's bookkeeping once the connection is released
      * @param closes where its native close runs off the loop (the transport allows it), or
-     *     {@code null} for the loop (see the design comment at the top of this file)
+     *     {@code null} for the loop (see Teardown's design comment)
      */
     public ConnectionCore(EventLoop loop, Transport transport, Connection conn, ConnectionConfig config,
                    Limits limits, PeerControl control, boolean raw, BufferPool buffers,

@@ -62,7 +62,8 @@ import reactor.util.Loggers;
  * goodbye's wait, the loop's let-go of the connection, the native close (on the close thread
  * where the transport allows it), and the release of what operations in flight held; completes
  * {@link #closed()} last. See the design comment at the top of this file. Loop tasks, except
- * {@link #forceClose} (any thread once the loop ended).
+ * the native close (on the close thread, {@code closeOffLoop}) and, once the loop ended,
+ * {@link #forceClose}, {@code finishEnd} and {@code released} (any thread).
  */
 final class Teardown {
     private static final Logger LOG = Loggers.getLogger(ConnectionCore.class);

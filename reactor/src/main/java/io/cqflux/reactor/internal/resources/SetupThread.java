@@ -23,7 +23,7 @@ import reactor.util.Loggers;
  *
  * <p><b>The close thread.</b> The same class, named {@code <prefix>-close} ({@link #forCloses}),
  * runs the native close of connections whose transport allows it off the loop
- * ({@code Transport.closesOffLoop()}; ConnectionCore's design comment): a thread of its own, so
+ * ({@code Transport.closesOffLoop()}; Teardown's design comment): a thread of its own, so
  * that a close never waits behind a connect that holds the set-up thread (an address that takes
  * seconds to resolve), and so that the instance's shutdown can end the set-ups first and the
  * closes only after the loops, which hand over closes until they end.
