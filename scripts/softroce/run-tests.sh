@@ -35,6 +35,7 @@ while [ $# -gt 0 ]; do
         --ready-file) ready_file=${2:?--ready-file needs a path}; shift 2 ;;
         --timeout) vm_args+=(--timeout "${2:?--timeout needs seconds}"); shift 2 ;;
         --keep) vm_args+=(--keep); shift ;;
+        --smp) vm_args+=(--smp "${2:?--smp needs a count}"); shift 2 ;;
         --) shift; break ;;
         -h | --help) sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//' >&2; exit 2 ;;
         *) printf 'softroce/tests: unknown option %s\n' "$1" >&2; exit 2 ;;
@@ -176,19 +177,25 @@ $discovered"
     say "${#selection[@]} test classes to run"
 fi
 
-# Two test classes at a time in the guest's JVM (its two vCPUs). Methods of one class stay on one
+# Two test classes at a time in the guest's JVM (its two vCPUs) by default. Methods of one class stay on one
 # thread. A class that shares state with others says so with a JUnit resource lock: the rig
 # (RxeRigTest), ReactiveContract's static instances, and its global-hook tests (Resources.GLOBAL,
 # which JUnit runs alone, after the concurrent classes); a class whose assertions count the
 # process's descriptors or hold only with the CPUs to itself is @Isolated. The pool never grows
 # past two threads: JUnit's fork-join pool would otherwise add a worker, and start another class,
 # for each test blocked in a CompletableFuture.
-parallel=(--config=junit.jupiter.execution.parallel.enabled=true
+# CQFLUX_LANE_CLASSES=1 runs them one after another.
+lane_classes=${CQFLUX_LANE_CLASSES:-2}
+case $lane_classes in
+    [1-9]) ;;
+    *) die "CQFLUX_LANE_CLASSES must be 1 to 9, not '$lane_classes'" ;;
+esac
+parallel=(--config=junit.jupiter.execution.parallel.enabled=$([ "$lane_classes" -gt 1 ] && echo true || echo false)
     --config=junit.jupiter.execution.parallel.mode.default=same_thread
     --config=junit.jupiter.execution.parallel.mode.classes.default=concurrent
     --config=junit.jupiter.execution.parallel.config.strategy=fixed
-    --config=junit.jupiter.execution.parallel.config.fixed.parallelism=2
-    --config=junit.jupiter.execution.parallel.config.fixed.max-pool-size=2)
+    --config=junit.jupiter.execution.parallel.config.fixed.parallelism=$lane_classes
+    --config=junit.jupiter.execution.parallel.config.fixed.max-pool-size=$lane_classes)
 
 say "prepared in $(elapsed) s; booting the VM"
 # The rxe link rig of test-kit's network tests is made before the JVM starts, not by the first
