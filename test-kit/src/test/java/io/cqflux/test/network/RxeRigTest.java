@@ -2,6 +2,8 @@ package io.cqflux.test.network;
 
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 import org.junit.jupiter.api.parallel.ResourceLock;
 
 /**
@@ -11,10 +13,12 @@ import org.junit.jupiter.api.parallel.ResourceLock;
  * until the guest powers off. JUnit runs a superclass's {@code @BeforeAll} first: a subclass's own
  * set-up finds the rig standing.
  *
- * <p>The rig is one link that every class shapes (netem, link down, routes): the lane runs its
- * classes concurrently, and {@link #RIG} keeps two classes of the rig from running at once. It is
- * inherited, so every subclass holds it; other lane classes run beside it.
+ * <p>Where the lane runs classes concurrently, these are the ones it runs beside the others
+ * ({@link Execution}: their time is mostly partitions and timeouts, waiting, while the others
+ * keep the guest's CPU busy). The rig is one link that every class shapes (netem, link down,
+ * routes): {@link #RIG} keeps two classes of the rig from running at once. Both are inherited.
  */
+@Execution(ExecutionMode.CONCURRENT)
 @ResourceLock(RxeRigTest.RIG)
 abstract class RxeRigTest {
     /** The lock every class on the rig holds for its whole run. */
