@@ -213,6 +213,13 @@ public final class Cqflux implements Disposable, AutoCloseable {
         LocalRegion r = transport.register(memory, rights);
         Region region = new Region(r, transport);
         holdings.add(region);
+        // A dispose() that began after checkOpen may have swept the regions before this one was
+        // added: the shutdown sets `closing` before its sweep, and this reads it after the add,
+        // so either the sweep sees the region or this sees the flag (the pool's rule, below).
+        if (closing.get()) {
+            region.close();
+            throw new ResourceClosedException(this + " is disposed");
+        }
         return region;
     }
 

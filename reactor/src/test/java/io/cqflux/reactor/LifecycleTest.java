@@ -220,6 +220,48 @@ class LifecycleTest {
     }
 
     @Test
+    void register_racingDispose_everyRegionItReturnedIsClosedByTheShutdown_orItRefuses() throws Exception {
+        // Registering threads race the shutdown's start: a register that passed its open check
+        // before dispose() began may add its region after the shutdown looked at the regions.
+        // Whatever register returned must be closed once onDispose completes, and the instance
+        // must count none left; a register that lost the race refuses as closed.
+        for (int round = 0; round < 40; round++) {
+            Cqflux cq = build(builder());
+            List<Region> returned = java.util.Collections.synchronizedList(new ArrayList<>());
+            List<Throwable> unexpected = java.util.Collections.synchronizedList(new ArrayList<>());
+            CountDownLatch started = new CountDownLatch(2);
+            List<Thread> threads = new ArrayList<>();
+            for (int t = 0; t < 2; t++) {
+                threads.add(Thread.ofPlatform().start(() -> {
+                    started.countDown();
+                    while (true) {
+                        try {
+                            returned.add(cq.register(arena.allocate(256, 64), RegionAccess.WRITE_DST));
+                        } catch (ResourceClosedException closed) {
+                            return;
+                        } catch (Throwable e) {
+                            unexpected.add(e);
+                            return;
+                        }
+                    }
+                }));
+            }
+            assertTrue(started.await(T.toMillis(), TimeUnit.MILLISECONDS));
+            Thread.sleep(round % 3);
+            cq.disposeNow(T);
+            for (Thread t : threads) {
+                t.join(T.toMillis());
+                assertFalse(t.isAlive(), "a register never ended after the shutdown");
+            }
+            assertEquals(List.of(), unexpected);
+            for (Region r : List.copyOf(returned)) {
+                assertFalse(r.isOpen(), "round " + round + ": " + r + " outlived the shutdown");
+            }
+            assertEquals(0, cq.openRegions(), "round " + round);
+        }
+    }
+
+    @Test
     void disposeNow_withNegativeTimeout_isRejectedNamingTheValue() {
         Cqflux cq = build(builder());
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
