@@ -262,6 +262,46 @@ class LifecycleTest {
     }
 
     @Test
+    void bind_racingDispose_everyServerItReturnedIsClosedByTheShutdown_orItRefuses() throws Exception {
+        // As register_racingDispose: a bind whose listen ran before the shutdown began may add its
+        // server after the shutdown closed the servers it saw.
+        for (int round = 0; round < 20; round++) {
+            Cqflux cq = build(builder());
+            List<RdmaServer> returned = java.util.Collections.synchronizedList(new ArrayList<>());
+            List<Throwable> unexpected = java.util.Collections.synchronizedList(new ArrayList<>());
+            CountDownLatch started = new CountDownLatch(2);
+            List<Thread> threads = new ArrayList<>();
+            for (int t = 0; t < 2; t++) {
+                threads.add(Thread.ofPlatform().start(() -> {
+                    started.countDown();
+                    while (true) {
+                        try {
+                            returned.add(cq.bind(new InetSocketAddress(LO, 0)).block(T));
+                        } catch (ResourceClosedException closed) {
+                            return;
+                        } catch (Throwable e) {
+                            unexpected.add(e);
+                            return;
+                        }
+                    }
+                }));
+            }
+            assertTrue(started.await(T.toMillis(), TimeUnit.MILLISECONDS));
+            Thread.sleep(round % 3);
+            cq.disposeNow(T);
+            for (Thread t : threads) {
+                t.join(T.toMillis());
+                assertFalse(t.isAlive(), "a bind never ended after the shutdown");
+            }
+            assertEquals(List.of(), unexpected);
+            for (RdmaServer s : List.copyOf(returned)) {
+                assertTrue(s.isDisposed(), "round " + round + ": " + s + " outlived the shutdown");
+            }
+            assertEquals(0, cq.openServers(), "round " + round);
+        }
+    }
+
+    @Test
     void disposeNow_withNegativeTimeout_isRejectedNamingTheValue() {
         Cqflux cq = build(builder());
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
