@@ -4,7 +4,7 @@
 # core/fabric, reactor, test-kit, samples/quickstart and samples/pipeline inside the Soft-RoCE VM,
 # with the JUnit Platform console launcher, after rxe-link-rig.sh has made test-kit's rxe link rig.
 #
-# Usage: run-tests.sh [--build] [--ready-file FILE] [--timeout SEC] [--keep] [-- EXTRA CONSOLE LAUNCHER ARGS...]
+# Usage: run-tests.sh [--build] [--ready-file FILE] [--timeout SEC] [--keep] [--smp N] [-- EXTRA CONSOLE LAUNCHER ARGS...]
 #   --build        run `mvnw test-compile` first even if the classes exist (otherwise only when
 #                  core/rpma/target/test-classes is missing)
 #   --ready-file FILE  create FILE once nothing more is read from the modules' target/ folders
@@ -13,8 +13,12 @@
 #                  at that point, beside the lane)
 #   --timeout SEC  hard limit for the VM run (default 900)
 #   --keep         keep the VM run folder (kernel console log)
+#   --smp N        the guest's CPUs (default 2)
 #   after --       passed to the console launcher, e.g. -- --select-class=io.cqflux.transport.rpma.SoftRoceLaneTest
 #                  (a --select-* replaces the class-path scan)
+# CQFLUX_LANE_CLASSES=1 runs the test classes one after another; 2 (the default) runs the rxe link
+# rig's classes beside the others (README.md: "One class at a time, or the rig's classes beside
+# the others").
 #
 # Expects the host build to have compiled main and test classes (./mvnw ... verify or
 # test-compile) with the JDK 25 that JAVA_HOME points at (or one found under /usr/lib/jvm).
