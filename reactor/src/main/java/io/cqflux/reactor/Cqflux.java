@@ -217,8 +217,13 @@ public final class Cqflux implements Disposable, AutoCloseable {
         // added: the shutdown sets `closing` before its sweep, and this reads it after the add,
         // so either the sweep sees the region or this sees the flag (the pool's rule, below).
         if (closing.get()) {
-            region.close();
-            throw new ResourceClosedException(this + " is disposed");
+            ResourceClosedException closed = new ResourceClosedException(this + " is disposed");
+            try {
+                region.close();
+            } catch (RuntimeException e) {
+                closed.addSuppressed(e);
+            }
+            throw closed;
         }
         return region;
     }

@@ -54,10 +54,11 @@ import reactor.util.context.Context;
  * The reactive contract every transport must pass: each operation and failure path, through
  * StepVerifier, over a real connection. Subclasses pick the transport and the address.
  *
- * <p>Where classes run concurrently (the Soft-RoCE lane), two subclasses never run at once: the
- * shared instances are static ({@link #sharesInstances()}). The tests that set Reactor's global
- * {@code Hooks.onErrorDropped} or install virtual time (which replaces every scheduler) hold the
- * global lock: nothing else runs beside their class.
+ * <p>Where classes run concurrently (the Soft-RoCE lane), each subclass runs alone: the tests that
+ * set Reactor's global {@code Hooks.onErrorDropped} or install virtual time (which replaces every
+ * scheduler) hold JUnit's global lock, which JUnit takes for their whole class. The lock on the
+ * static shared instances ({@link #sharesInstances()}) says what two subclasses must not share
+ * should those tests move.
  */
 @ResourceLock(ReactiveContract.SHARED_INSTANCES)
 abstract class ReactiveContract {

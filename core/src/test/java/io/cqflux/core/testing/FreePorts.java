@@ -17,7 +17,9 @@ import java.util.concurrent.ConcurrentHashMap;
  * and its {@code rpma_ep_listen} then fails with {@code EADDRINUSE}. So a port handed out once in
  * this JVM is never handed out again; test classes that run concurrently (the Soft-RoCE lane runs
  * two at a time) never get the same one. A JVM hands out some hundreds of the stack's tens of
- * thousands of ephemeral ports.
+ * thousands of ephemeral ports. What it cannot see: the source port RDMA CM binds for a client's
+ * connect comes from the same range, so a port handed out here may, rarely, be one a live rdma_cm
+ * client of this address holds.
  */
 public final class FreePorts {
     private static final Set<Integer> HANDED_OUT = ConcurrentHashMap.newKeySet();
