@@ -221,55 +221,32 @@ class LifecycleTest {
 
     @Test
     void register_racingDispose_everyRegionItReturnedIsClosedByTheShutdown_orItRefuses() throws Exception {
-        // Registering threads race the shutdown's start: a register that passed its open check
-        // before dispose() began may add its region after the shutdown looked at the regions.
-        // Whatever register returned must be closed once onDispose completes, and the instance
-        // must count none left; a register that lost the race refuses as closed.
-        for (int round = 0; round < 40; round++) {
-            Cqflux cq = build(builder());
-            List<Region> returned = java.util.Collections.synchronizedList(new ArrayList<>());
-            List<Throwable> unexpected = java.util.Collections.synchronizedList(new ArrayList<>());
-            CountDownLatch started = new CountDownLatch(2);
-            List<Thread> threads = new ArrayList<>();
-            for (int t = 0; t < 2; t++) {
-                threads.add(Thread.ofPlatform().start(() -> {
-                    started.countDown();
-                    while (true) {
-                        try {
-                            returned.add(cq.register(arena.allocate(256, 64), RegionAccess.WRITE_DST));
-                        } catch (ResourceClosedException closed) {
-                            return;
-                        } catch (Throwable e) {
-                            unexpected.add(e);
-                            return;
-                        }
-                    }
-                }));
-            }
-            assertTrue(started.await(T.toMillis(), TimeUnit.MILLISECONDS));
-            Thread.sleep(round % 3);
-            cq.disposeNow(T);
-            for (Thread t : threads) {
-                t.join(T.toMillis());
-                assertFalse(t.isAlive(), "a register never ended after the shutdown");
-            }
-            assertEquals(List.of(), unexpected);
-            for (Region r : List.copyOf(returned)) {
-                assertFalse(r.isOpen(), "round " + round + ": " + r + " outlived the shutdown");
-            }
-            assertEquals(0, cq.openRegions(), "round " + round);
-        }
+        // A register that passed its open check before dispose() began may add its region after
+        // the shutdown looked at the regions: it closes it and refuses then.
+        raceAgainstDispose(40, cq -> cq.register(arena.allocate(256, 64), RegionAccess.WRITE_DST),
+                r -> !r.isOpen(), Cqflux::openRegions);
     }
 
     @Test
     void bind_racingDispose_everyServerItReturnedIsClosedByTheShutdown_orItRefuses() throws Exception {
-        // As register_racingDispose: a bind whose listen ran before the shutdown began may add its
-        // server after the shutdown closed the servers it saw; it refuses then. The outcome checked
-        // here holds even without that refusal (a started server also closes itself when its loop
+        // As for register: a bind whose listen ran before the shutdown began may add its server
+        // after the shutdown closed the servers it saw; it refuses then. The outcome checked here
+        // holds even without that refusal (a started server also closes itself when its loop
         // shuts down), so this guards the outcome, not the refusal.
-        for (int round = 0; round < 20; round++) {
+        raceAgainstDispose(20, cq -> cq.bind(new InetSocketAddress(LO, 0)).block(T), RdmaServer::isDisposed,
+                Cqflux::openServers);
+    }
+
+    /**
+     * Two threads make {@code make} in a loop while the instance is disposed, {@code rounds}
+     * times: whatever they were given must be closed once {@code disposeNow} returned, the instance
+     * must count none left ({@code open}), and a make that lost the race refuses as closed.
+     */
+    private <R> void raceAgainstDispose(int rounds, java.util.function.Function<Cqflux, R> make,
+            java.util.function.Predicate<R> closed, java.util.function.ToIntFunction<Cqflux> open) throws Exception {
+        for (int round = 0; round < rounds; round++) {
             Cqflux cq = build(builder());
-            List<RdmaServer> returned = java.util.Collections.synchronizedList(new ArrayList<>());
+            List<R> returned = java.util.Collections.synchronizedList(new ArrayList<>());
             List<Throwable> unexpected = java.util.Collections.synchronizedList(new ArrayList<>());
             CountDownLatch started = new CountDownLatch(2);
             List<Thread> threads = new ArrayList<>();
@@ -278,8 +255,8 @@ class LifecycleTest {
                     started.countDown();
                     while (true) {
                         try {
-                            returned.add(cq.bind(new InetSocketAddress(LO, 0)).block(T));
-                        } catch (ResourceClosedException closed) {
+                            returned.add(make.apply(cq));
+                        } catch (ResourceClosedException refused) {
                             return;
                         } catch (Throwable e) {
                             unexpected.add(e);
@@ -293,13 +270,13 @@ class LifecycleTest {
             cq.disposeNow(T);
             for (Thread t : threads) {
                 t.join(T.toMillis());
-                assertFalse(t.isAlive(), "a bind never ended after the shutdown");
+                assertFalse(t.isAlive(), "a call never ended after the shutdown");
             }
             assertEquals(List.of(), unexpected);
-            for (RdmaServer s : List.copyOf(returned)) {
-                assertTrue(s.isDisposed(), "round " + round + ": " + s + " outlived the shutdown");
+            for (R r : List.copyOf(returned)) {
+                assertTrue(closed.test(r), "round " + round + ": " + r + " outlived the shutdown");
             }
-            assertEquals(0, cq.openServers(), "round " + round);
+            assertEquals(0, open.applyAsInt(cq), "round " + round);
         }
     }
 
