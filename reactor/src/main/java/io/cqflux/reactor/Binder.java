@@ -60,10 +60,7 @@ final class Binder {
                     }
                     RdmaServer server = new RdmaServer(owner, loop, listener, regionList, owner.config, handler,
                             rawAccept, owner.acceptBufferSize, options);
-                    owner.servers.add(server);
-                    if (owner.closing.get()) {
-                        // The shutdown may have closed the servers before this one was added: it
-                        // sets `closing` before, and this reads it after the add (Cqflux.register).
+                    if (!owner.keep(server)) { // the shutdown may have closed the servers already
                         server.dispose();
                         loop.noteOperation("cqflux.bind");
                         sink.error(new ResourceClosedException("cqflux is closed: cannot bind " + address));

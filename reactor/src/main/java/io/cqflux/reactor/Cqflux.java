@@ -110,7 +110,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
         this.factory = new ConnectionFactory(this, transport, config, limits, this.loops, buffers, instrumentation,
                 closing, new SetupThread(threadNamePrefix), SetupThread.forCloses(threadNamePrefix));
         this.connections = factory.connections();
-        this.holdings = new Holdings<>(RdmaServer::closeAsync, buffers::close);
+        this.holdings = new Holdings<>(RdmaServer::closeAsync, buffers::close, closing);
         this.servers = holdings.servers();
         this.shutdown = new Shutdown(this, this.loops, connections, transport, closing, holdings, factory.setups(),
                 factory.closes());
@@ -212,11 +212,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
         checkOpen(); // the memory is checked by the transport (Checks.registration), once
         LocalRegion r = transport.register(memory, rights);
         Region region = new Region(r, transport);
-        holdings.add(region);
-        // A dispose() that began after checkOpen may have swept the regions before this one was
-        // added: the shutdown sets `closing` before its sweep, and this reads it after the add,
-        // so either the sweep sees the region or this sees the flag (the pool's rule, below).
-        if (closing.get()) {
+        if (!holdings.add(region)) { // dispose() began after checkOpen (Holdings says why this holds)
             ResourceClosedException closed = new ResourceClosedException(this + " is disposed");
             try {
                 region.close();
@@ -411,9 +407,8 @@ public final class Cqflux implements Disposable, AutoCloseable {
         checkConnectRequest(options.connectOptions());
         PeerPool pool = PeerPool.start(this, (a, o, r) -> factory.connect(a, o.exposed(), o.raw(), o.receivePrefetch(),
                 o.credentialsSupplier(), o.endsOnReceiveOverflow(), r), address, options);
-        holdings.addPool(pool);
-        if (closing.get()) {
-            pool.dispose(); // raced with dispose(), which may not have seen it
+        if (!holdings.addPool(pool)) {
+            pool.dispose(); // raced with dispose(), which may not have seen it (Holdings)
         }
         return pool;
     }
@@ -575,6 +570,11 @@ public final class Cqflux implements Disposable, AutoCloseable {
     /** {@return the number of regions registered through {@link #register} and not yet deregistered (diagnostics, tests)} */
     int openRegions() {
         return holdings.regions().size();
+    }
+
+    /** {@return whether the server is kept; {@code false} when the shutdown began ({@link Holdings#addServer})} */
+    boolean keep(RdmaServer server) {
+        return holdings.addServer(server);
     }
 
     /** {@return the number of listening servers (diagnostics, tests)} */

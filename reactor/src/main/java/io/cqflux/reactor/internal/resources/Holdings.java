@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Function;
 import reactor.core.Disposable;
 
@@ -18,6 +19,12 @@ import reactor.core.Disposable;
  * to the backoff's maximum later, and its waiting operations would fail UNREACHABLE instead of
  * closed.
  *
+ * <p>Each add races the shutdown's start: a call that passed its open check just before
+ * {@code dispose()} may add after the shutdown read the set. The shutdown sets the instance's
+ * {@code closing} flag before it reads any set, and every add reads the flag after it added, so
+ * either the shutdown sees the item or the add sees the flag; an add that answers {@code false}
+ * leaves the item for its caller to close and refuse.
+ *
  * @param <S> the server type, whose close only the public side can start
  */
 public final class Holdings<S> implements Shutdown.Owned {
@@ -28,25 +35,49 @@ public final class Holdings<S> implements Shutdown.Owned {
     private final Function<S, CompletableFuture<Void>> closeServer;
     /** What else stops before anything closes, after the pools (the buffer pool's takers). */
     private final Runnable afterPools;
+    /** The instance's shutdown flag, which the shutdown sets before it reads these sets. */
+    private final AtomicBoolean closing;
 
     /**
      * @param closeServer starts a server's close
      * @param afterPools what else stops first, after the pools
+     * @param closing the instance's shutdown flag
      */
-    public Holdings(Function<S, CompletableFuture<Void>> closeServer, Runnable afterPools) {
+    public Holdings(Function<S, CompletableFuture<Void>> closeServer, Runnable afterPools, AtomicBoolean closing) {
         this.closeServer = closeServer;
         this.afterPools = afterPools;
+        this.closing = closing;
     }
 
-    /** Keeps a registered region until it closes. */
-    public void add(Region region) {
+    /**
+     * Keeps a registered region until it closes.
+     *
+     * @return {@code false} when the shutdown began: the caller closes the region
+     */
+    public boolean add(Region region) {
         regions.add(region);
         region.onClose().subscribe(null, null, () -> regions.remove(region));
+        return !closing.get();
     }
 
-    /** Keeps a peer pool until it is disposed ({@link #forgetPool}). */
-    public void addPool(Disposable pool) {
+    /**
+     * Keeps a peer pool until it is disposed ({@link #forgetPool}).
+     *
+     * @return {@code false} when the shutdown began: the caller disposes the pool
+     */
+    public boolean addPool(Disposable pool) {
         pools.add(pool);
+        return !closing.get();
+    }
+
+    /**
+     * Keeps a listening server until it removes itself.
+     *
+     * @return {@code false} when the shutdown began: the caller disposes the server
+     */
+    public boolean addServer(S server) {
+        servers.add(server);
+        return !closing.get();
     }
 
     /** A pool was disposed: nothing left to dispose of it. */
