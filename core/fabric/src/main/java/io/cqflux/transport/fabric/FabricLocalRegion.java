@@ -5,12 +5,21 @@ import io.cqflux.core.RegionAccess;
 import io.cqflux.core.spi.LocalRegion;
 import java.lang.foreign.MemorySegment;
 import java.util.Collections;
+import java.util.List;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * Memory registered with {@code fi_mr_reg(3)}. Thread-safe to read; {@link #close()} (idempotent)
  * closes the MR with {@code fi_close}; call it only when no operation using it is in flight, and
  * before the transport is closed.
+ *
+ * <p>Where the provider needs local descriptors ({@code FI_MR_LOCAL}: verbs), a region of the
+ * transport's domain used by a connection that lives in a scoped domain of its own gets a
+ * registration there too, on that connection's first post with it ({@link #descIn}); the close
+ * closes those first (ScopedLocalMr says who else may, and why that is safe). Lock order: this
+ * region, then a scoped domain (a registration in it is made holding both); nothing that holds a
+ * domain's lock takes a region's.
  */
 final class FabricLocalRegion implements LocalRegion {
 
@@ -25,6 +34,12 @@ final class FabricLocalRegion implements LocalRegion {
     private final long base;
     private final Set<FlushType> flushTypes;
     private volatile boolean open = true;
+    /**
+     * Its registrations in scoped domains (FI_MR_LOCAL only), made on first use; null until the
+     * first. Added to holding this region's lock and the domain's, removed by the registration's
+     * close under neither: a map that needs no lock to read or remove from.
+     */
+    private volatile ConcurrentHashMap<ScopedDomain, ScopedLocalMr> scoped;
 
     FabricLocalRegion(FabricTransport transport, DomainHolder home, MemorySegment memory, Set<RegionAccess> access,
                       MemorySegment mr, MemorySegment desc, long key, long base, Set<FlushType> flushTypes) {
@@ -55,6 +70,56 @@ final class FabricLocalRegion implements LocalRegion {
 
     long key() {
         return key;
+    }
+
+    /**
+     * {@return the descriptor of this region for a post on an endpoint of {@code scope}} The
+     * region's registration in that domain, made on the first call (a pinning kernel call, on the
+     * caller's thread: the loop's), then looked up without a lock or an allocation.
+     *
+     * @throws io.cqflux.core.ResourceClosedException when this region or the domain is closed
+     * @throws io.cqflux.core.NativeCallException when the registration fails: the one post fails
+     */
+    MemorySegment descIn(ScopedDomain scope) {
+        ConcurrentHashMap<ScopedDomain, ScopedLocalMr> m = scoped;
+        ScopedLocalMr r = m == null ? null : m.get(scope);
+        if (r == null) {
+            r = registerIn(scope);
+        }
+        if (!r.isOpen()) {
+            throw new io.cqflux.core.ResourceClosedException(r + " is closed: the region or its connection was closed");
+        }
+        return r.desc();
+    }
+
+    private synchronized ScopedLocalMr registerIn(ScopedDomain scope) {
+        if (!open) {
+            throw new io.cqflux.core.ResourceClosedException(this + " is closed");
+        }
+        if (scoped == null) {
+            scoped = new ConcurrentHashMap<>();
+        }
+        ScopedLocalMr r = scoped.get(scope);
+        return r != null ? r : scope.registerLocal(this);
+    }
+
+    /** The domain's half of {@link #registerIn}: called with this region's lock and the domain's held. */
+    void adopt(ScopedDomain scope, ScopedLocalMr r) {
+        scoped.put(scope, r);
+    }
+
+    /** A registration of it in {@code scope} was closed. */
+    void forget(ScopedDomain scope, ScopedLocalMr r) {
+        ConcurrentHashMap<ScopedDomain, ScopedLocalMr> m = scoped;
+        if (m != null) {
+            m.remove(scope, r);
+        }
+    }
+
+    /** {@return how many scoped domains hold a registration of it} (tests) */
+    int scopedRegistrations() {
+        ConcurrentHashMap<ScopedDomain, ScopedLocalMr> m = scoped;
+        return m == null ? 0 : m.size();
     }
 
     @Override
@@ -89,9 +154,20 @@ final class FabricLocalRegion implements LocalRegion {
         }
         open = false;
         try {
-            FabricLibrary.close(mr, "mr", this);
+            // Its registrations in scoped domains first: no operation using this region is in
+            // flight (the caller's rule), so none uses them either.
+            ConcurrentHashMap<ScopedDomain, ScopedLocalMr> m = scoped;
+            if (m != null) {
+                for (ScopedLocalMr r : List.copyOf(m.values())) {
+                    r.close();
+                }
+            }
         } finally {
-            home.release();
+            try {
+                FabricLibrary.close(mr, "mr", this);
+            } finally {
+                home.release();
+            }
         }
     }
 

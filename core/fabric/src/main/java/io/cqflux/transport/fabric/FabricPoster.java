@@ -106,14 +106,14 @@ final class FabricPoster {
     }
 
     /** {@code fi_recvmsg} or {@code fi_sendmsg}; {@return false when the provider said again} */
-    boolean message(boolean receive, FabricLocalRegion l, long off, long len, long data, long flags, long context,
-                    Opcode op) {
+    boolean message(boolean receive, long localAddress, MemorySegment localDesc, long len, long data, long flags,
+                    long context, Opcode op) {
         callersOnly(context, op);
         // tcp (1.17) never returns -FI_EAGAIN for a full queue: it ignores tx_attr/rx_attr size
         // (10000 writes were accepted on an endpoint opened with size 2) and would let the CQ
         // overrun. The caller's credits bound what is in flight (Connection's "Posting" contract);
         // the transport keeps no count of its own.
-        buffer(l.segment().address() + off, len, l.desc());
+        buffer(localAddress, len, localDesc);
         msg.set(ValueLayout.JAVA_LONG, fi_msg.context$offset(), context | contextBits);
         fi_msg.data(msg, data);
         return posted(receive ? fi_ops_msg.recvmsg.invoke(recvmsgFp, ep, msg, flags)

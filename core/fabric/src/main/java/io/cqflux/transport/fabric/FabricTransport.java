@@ -81,6 +81,8 @@ final class FabricTransport implements Transport, DomainHolder {
             new java.util.concurrent.atomic.AtomicLong();
     /** The domain and fabric are closed (guarded by this). */
     private boolean nativeClosed;
+    /** Open registrations of its regions in scoped domains (ScopedLocalMr). */
+    private final java.util.concurrent.atomic.AtomicLong scopedLocals = new java.util.concurrent.atomic.AtomicLong();
 
     private FabricTransport(String provider, MemorySegment info, MemorySegment fabric, MemorySegment domain) {
         this.provider = provider;
@@ -301,22 +303,47 @@ final class FabricTransport implements Transport, DomainHolder {
     }
 
     /**
-     * Scoped keys are a domain per accepted connection (ScopedDomain). A provider with
-     * {@code FI_MR_LOCAL} (verbs) needs every local buffer of a post registered in the
-     * endpoint's own domain (its protection domain), and the application's regions and the
-     * receive buffers are registered in this one: posts on a scoped connection would carry
-     * descriptors of another protection domain, so the option is refused there.
+     * Scoped keys are a domain per accepted connection (ScopedDomain), on every provider this
+     * transport opens: tcp needs no local descriptor, and where one is needed ({@code FI_MR_LOCAL}:
+     * verbs) a connection's posts register the transport's regions they use in its domain
+     * (ScopedLocalMr). So this transport never refuses them; ProviderProfile says so in its
+     * capabilities.
      */
     @Override
     public String connectionScopedKeysRefusal() {
-        return profile.capabilities().contains(Capability.CONNECTION_SCOPED_KEYS) ? null : scopedKeysRefusal(provider);
+        return profile.capabilities().contains(Capability.CONNECTION_SCOPED_KEYS) ? null
+                : "provider " + provider + " was not offered scoped keys";
     }
 
-    /** {@return the reason {@link #connectionScopedKeysRefusal()} gives for a provider with FI_MR_LOCAL} */
-    static String scopedKeysRefusal(String provider) {
-        return "provider " + provider + " needs every local buffer registered in the connection's own domain"
-                + " (FI_MR_LOCAL), and the application's regions and receive buffers are registered in the instance's"
-                + " domain: use a separate Cqflux instance per trust group instead";
+    /**
+     * {@return whether every local buffer of a post needs a descriptor of its endpoint's own
+     * domain ({@code fi_mr(3)} FI_MR_LOCAL: verbs), so that a connection of a scoped domain
+     * registers the transport's regions it posts from in its domain (ScopedLocalMr)}
+     */
+    boolean needsLocalDescriptors() {
+        return (profile.mrMode() & FI_MR_LOCAL()) != 0;
+    }
+
+    /** Registers {@code parent} in {@code scope} for that connection's posts (RegionRegistrar#registerLocal). */
+    ScopedLocalMr registerLocal(ScopedDomain scope, FabricLocalRegion parent) {
+        return regions.registerLocal(scope, parent);
+    }
+
+    void scopedLocalRegistered() {
+        scopedLocals.incrementAndGet();
+    }
+
+    void scopedLocalClosed() {
+        scopedLocals.decrementAndGet();
+    }
+
+    /**
+     * {@return how many registrations of this transport's regions in connections' scoped domains
+     * are open (FI_MR_LOCAL only; ScopedLocalMr)} (tests: each closes with its region or its
+     * connection's domain)
+     */
+    long scopedLocalRegistrations() {
+        return scopedLocals.get();
     }
 
     @Override

@@ -89,12 +89,13 @@ final class ProviderProfile {
                 c.add(Capability.SEND_WITH_IMMEDIATE);
             }
         }
-        if ((mrMode & FI_MR_LOCAL()) == 0) {
-            // A domain per accepted connection (ScopedDomain); the instance's own registrations
-            // (the application's regions, receive buffers) stay in this domain, which only a
-            // provider that needs no local descriptor allows (fi_mr(3) FI_MR_LOCAL).
-            c.add(Capability.CONNECTION_SCOPED_KEYS);
-        }
+        // A domain per accepted connection (ScopedDomain); the instance's own registrations (the
+        // application's regions, receive buffers) stay in this domain. A provider that needs no
+        // local descriptor (tcp) posts from them as they are; one with FI_MR_LOCAL (verbs: a
+        // post's lkey must belong to the queue pair's protection domain) gets them registered in
+        // the connection's domain on first use (ScopedLocalMr). Both measured in the lane and on
+        // the host: ScopedDomain's facts.
+        c.add(Capability.CONNECTION_SCOPED_KEYS);
         // ATOMIC_WRITE: not offered. tcp has no FI_ATOMIC at all; verbs lists FI_ATOMIC when
         // asked, but this transport does not bind fi_ops_atomic (fi_atomic(3)), so the capability
         // check refuses atomicWrite with UnsupportedCapabilityException on every provider.

@@ -21,9 +21,12 @@ import java.util.Set;
  * the target of a remote access looks the key up in the domain of the endpoint it arrived on.
  * The connection's endpoint, its CQs, its flush sink and what the server registers for it (its
  * exposures and control words) are opened in it; the instance's other registrations (the
- * application's regions, receive buffers) stay in the transport's domain, which is correct only
- * where local buffers need no descriptor of the endpoint's domain (no {@code FI_MR_LOCAL}: tcp),
- * so the transport offers scoped keys only there (FabricTransport#connectionScopedKeysRefusal).
+ * application's regions, receive buffers, the shared receive pool's chunks) stay in the
+ * transport's domain. Where a post's local buffers need no descriptor of the endpoint's domain
+ * (no {@code FI_MR_LOCAL}: tcp) the connection posts from those as they are; where they do
+ * (verbs: a work request's lkey must belong to the queue pair's protection domain), the
+ * connection registers each of the transport's regions it posts from in this domain, once, on
+ * first use ({@link #registerLocal}, ScopedLocalMr), and this domain closes those before itself.
  *
  * <p>Facts measured on libfabric 1.17's tcp over 127.0.0.1
  * ({@code core/fabric/src/test/c/scoped_domain_probe.c}): a domain costs no file descriptor and
@@ -33,11 +36,24 @@ import java.util.Set;
  * {@code FI_SHUTDOWN}), exactly as a key unknown to the whole domain does, while the connection
  * of domain A goes on working.
  *
+ * <p>Facts measured on libfabric 1.17's verbs over Soft-RoCE (rxe, kernel 6.1) in the lane
+ * (FabricVerbsScopedKeysTest): {@code fi_domain} with an {@code FI_CONNREQ}'s info opens a
+ * domain (a protection domain, {@code ibv_alloc_pd}) on the passive endpoint's device other
+ * than the one the passive endpoint was opened from, and the request's endpoint opened and
+ * accepted in it works; a write with a key of domain A presented on B's queue pair fails on the
+ * initiator with {@code REM_ACCESS_ERR} (rxe's responder looks the rkey up in the queue pair's
+ * protection domain: {@code rxe_resp.c} check_rkey, {@code rxe_mr.c} lookup_mr), B's queue pair
+ * is in the error state afterwards (its next operation is flushed), A's memory is unchanged and
+ * A goes on writing with its key. The same write on two connections of one domain succeeds.
+ *
  * <p><b>Lifetime.</b> Holds one count of its transport from its open until its native close.
  * Its children (the connection, every region registered in it, and the request's own hold,
- * {@link #close()}) each hold it; the last to go closes the flush sink, then the domain, then
- * gives the transport's count back ({@code fi_domain(3)}: a domain's objects before it).
- * Thread-safe.
+ * {@link #close()}) each hold it; the last to go closes the flush sink, then the transport's
+ * regions registered in it for the connection's posts (which are not children: the application's
+ * regions outlive connections, and the connection's endpoint, closed by then, was their only
+ * user), then the domain, then gives the transport's count back ({@code fi_domain(3)}: a domain's
+ * objects before it). Thread-safe; lock order: a transport region, then this domain, then one of
+ * the registrations in it (FabricLocalRegion, ScopedLocalMr).
  */
 @SuppressWarnings("restricted") // FFM: this package is the native-access boundary of the fabric transport
 final class ScopedDomain implements DomainHolder, KeyScope {
@@ -52,6 +68,12 @@ final class ScopedDomain implements DomainHolder, KeyScope {
     /** The flush sink, registered on first use (guarded by this); one of {@link #children} while open. */
     private FabricLocalRegion flushSink;
     private final Arena arena = Arena.ofShared();
+    /**
+     * The transport's regions registered in it for the connection's posts (FI_MR_LOCAL only;
+     * guarded by this): not children, since the application's regions outlive connections; closed
+     * before the domain.
+     */
+    private final Set<ScopedLocalMr> locals = new java.util.HashSet<>();
 
     private ScopedDomain(FabricTransport transport, MemorySegment domain, String label) {
         this.transport = transport;
@@ -110,6 +132,37 @@ final class ScopedDomain implements DomainHolder, KeyScope {
         return transport.register(this, memory, access);
     }
 
+    /**
+     * Registers a region of the transport's domain in this one for the connection's posts
+     * (FabricLocalRegion#descIn, which holds the region's lock).
+     *
+     * @throws ResourceClosedException when the domain is closed
+     */
+    synchronized ScopedLocalMr registerLocal(FabricLocalRegion parent) {
+        if (nativeClosed) {
+            throw new ResourceClosedException("the " + this + " is closed: " + parent + " cannot be registered in it");
+        }
+        ScopedLocalMr r = transport.registerLocal(this, parent);
+        locals.add(r);
+        parent.adopt(this, r);
+        return r;
+    }
+
+    /** A registration of {@link #registerLocal} was closed (by its region, or below). */
+    synchronized void forget(ScopedLocalMr r) {
+        locals.remove(r);
+    }
+
+    /** {@return how many regions of the transport are registered in it} (tests) */
+    synchronized int localRegistrations() {
+        return locals.size();
+    }
+
+    /** {@return what it is, for messages} */
+    String label() {
+        return label;
+    }
+
     @Override
     public synchronized FabricLocalRegion flushSink() {
         if (flushSink == null) {
@@ -148,6 +201,13 @@ final class ScopedDomain implements DomainHolder, KeyScope {
         if (children == 0) {
             nativeClosed = true;
             try {
+                // The transport's regions registered here go first (fi_domain(3): a domain's
+                // objects before it). A region closing one of them on another thread meanwhile
+                // holds that registration's lock until its fi_close returned: close() waits.
+                for (ScopedLocalMr r : java.util.List.copyOf(locals)) {
+                    r.close();
+                }
+                locals.clear();
                 FabricLibrary.close(ops.domain(), "domain", label);
             } finally {
                 arena.close();

@@ -205,10 +205,22 @@ class FabricScopedKeysTest extends TransportFixture {
     }
 
     @Test
-    void verbsLikeProviders_areRefused_withTheReason() {
-        // FI_MR_LOCAL: the transport's answer without the capability names the provider and why.
-        String why = FabricTransport.scopedKeysRefusal("verbs");
-        assertTrue(why.contains("verbs") && why.contains("FI_MR_LOCAL"), why);
+    void tcp_postsFromTheTransportsRegions_withoutRegisteringThemInTheConnectionsDomain() {
+        // No FI_MR_LOCAL on tcp: a scoped connection's posts pass the instance's descriptors as
+        // they are, so nothing of the transport's is registered again per connection (verbs does:
+        // FabricVerbsScopedKeysTest).
+        FabricTransport t = (FabricTransport) server;
+        assertFalse(t.needsLocalDescriptors());
+        Listener l = closeLater(server.listen(listenAddress(), config()));
+        Deque<ConnectionRequest> reqs = pump.add(l);
+        LocalRegion target = region(client, 4096, RegionAccess.WRITE_DST);
+        Accepted a = accept(l, reqs, true, (byte) 0x11);
+        RemoteRegion dst = closeLater(server.remoteRegion(target.descriptor()));
+        LocalRegion src = region(server, 64, RegionAccess.WRITE_SRC);
+        post("server write", () -> a.server().connection().write(dst, 0, src, 0, 64, 1, true));
+        assertTrue(await(a.server(), 1).isSuccess());
+        assertEquals(0, t.scopedLocalRegistrations());
+        assertEquals(0, ((FabricLocalRegion) src).scopedRegistrations());
     }
 
     private static long openFds() throws IOException {
