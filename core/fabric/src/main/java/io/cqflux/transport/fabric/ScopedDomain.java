@@ -44,7 +44,10 @@ import java.util.Set;
  * initiator with {@code REM_ACCESS_ERR} (rxe's responder looks the rkey up in the queue pair's
  * protection domain: {@code rxe_resp.c} check_rkey, {@code rxe_mr.c} lookup_mr), B's queue pair
  * is in the error state afterwards (its next operation is flushed), A's memory is unchanged and
- * A goes on writing with its key. The same write on two connections of one domain succeeds.
+ * A goes on writing with its key. The same write on two connections of one domain succeeds. And
+ * a write on a scoped connection from a region of the transport's domain, posted with that
+ * registration's descriptor (as on tcp), fails locally with {@code LOC_PROT_ERR}: its lkey
+ * belongs to another protection domain; hence ScopedLocalMr.
  *
  * <p><b>Lifetime.</b> Holds one count of its transport from its open until its native close.
  * Its children (the connection, every region registered in it, and the request's own hold,

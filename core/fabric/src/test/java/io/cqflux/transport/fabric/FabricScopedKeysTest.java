@@ -223,6 +223,84 @@ class FabricScopedKeysTest extends TransportFixture {
         assertEquals(0, ((FabricLocalRegion) src).scopedRegistrations());
     }
 
+    @Test
+    void aLocalRegistration_inAClosedScope_failsWithTheReason_andTheRegionGoesOn() {
+        // The verbs path (ScopedLocalMr) at its edges, on tcp's domains: a post that would need
+        // the region registered in a scope already closed fails with a clear error, not a crash.
+        Listener l = closeLater(server.listen(listenAddress(), config()));
+        Deque<ConnectionRequest> reqs = pump.add(l);
+        pump.add("client", closeLater(client.connect(l.address(), config(), new byte[0])));
+        pump.until("a connection request", DEADLINE, () -> !reqs.isEmpty());
+        ConnectionRequest r = reqs.poll();
+        ScopedDomain scope = (ScopedDomain) r.scopeKeys();
+        r.reject();
+        scope.close();
+        FabricLocalRegion src = (FabricLocalRegion) region(server, 64, RegionAccess.WRITE_SRC);
+        io.cqflux.core.ResourceClosedException e = assertThrows(io.cqflux.core.ResourceClosedException.class,
+                () -> src.descIn(scope));
+        assertTrue(e.getMessage().contains("key scope of") && e.getMessage().contains("cannot be registered"),
+                e::getMessage);
+        assertEquals(0, src.scopedRegistrations());
+        assertTrue(src.isOpen());
+    }
+
+    @Test
+    void localRegistrations_closeWithTheirRegionOrTheirScope_onceEach_evenAtOnce() throws Exception {
+        FabricTransport t = (FabricTransport) server;
+        Listener l = closeLater(server.listen(listenAddress(), config()));
+        Deque<ConnectionRequest> reqs = pump.add(l);
+        long closeFailures = FabricLibrary.closeFailures();
+        for (int i = 0; i < 16; i++) {
+            Accepted a = accept(l, reqs, true, (byte) i);
+            ScopedDomain scope = (ScopedDomain) a.scope();
+            FabricLocalRegion src = (FabricLocalRegion) server.register(arena.allocate(4096, 4096),
+                    EnumSet.of(RegionAccess.WRITE_SRC, RegionAccess.RECV));
+            assertSame(src.descIn(scope), src.descIn(scope), "registered once, then looked up");
+            assertEquals(1, t.scopedLocalRegistrations());
+            assertEquals(1, scope.localRegistrations());
+            a.region().close();
+            pump.remove(a.server());
+            pump.remove(a.client());
+            // The region and the scope's last child close on two threads at once (odd rounds), or
+            // the region first and then the scope (even rounds).
+            java.util.concurrent.CountDownLatch go = new java.util.concurrent.CountDownLatch(1);
+            Runnable closeRegion = src::close;
+            Runnable closeConnection = () -> a.server().connection().close();
+            if (i % 2 == 0) {
+                closeRegion.run();
+                assertEquals(0, t.scopedLocalRegistrations(), "the region's close left its registration");
+                assertFalse(scope.nativeClosed());
+                closeConnection.run();
+            } else {
+                Thread x = Thread.ofPlatform().start(() -> {
+                    awaitQuietly(go);
+                    closeRegion.run();
+                });
+                Thread y = Thread.ofPlatform().start(() -> {
+                    awaitQuietly(go);
+                    closeConnection.run();
+                });
+                go.countDown();
+                x.join();
+                y.join();
+            }
+            a.client().connection().close();
+            assertTrue(scope.nativeClosed());
+            assertEquals(0, t.scopedLocalRegistrations(), "round " + i);
+            assertEquals(0, src.scopedRegistrations());
+        }
+        assertEquals(closeFailures, FabricLibrary.closeFailures(), "an fi_close failed: twice, or a domain before"
+                + " a registration in it");
+    }
+
+    private static void awaitQuietly(java.util.concurrent.CountDownLatch l) {
+        try {
+            l.await();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
     private static long openFds() throws IOException {
         try (Stream<Path> s = Files.list(Path.of("/proc/self/fd"))) {
             return s.count();

@@ -1,0 +1,137 @@
+package io.cqflux.transport.fabric;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.cqflux.core.ConnectionEvent;
+import io.cqflux.core.RegionAccess;
+import io.cqflux.core.spi.Connection;
+import io.cqflux.core.spi.ConnectionRequest;
+import io.cqflux.core.spi.KeyScope;
+import io.cqflux.core.spi.Listener;
+import io.cqflux.core.spi.LocalRegion;
+import io.cqflux.core.spi.RemoteRegion;
+import io.cqflux.core.spi.Transport;
+import io.cqflux.core.testing.TransportFixture;
+import io.cqflux.core.testing.TransportPump;
+import java.net.InetSocketAddress;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Deque;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Locale;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.Isolated;
+
+/**
+ * What keys scoped to their connection cost per connection on fabric/verbs over rxe, at the
+ * transport: the registration of one of the transport's regions in a connection's domain (the
+ * first post's extra {@code fi_mr_reg}), beside a registration in the transport's domain; and the
+ * time from the client's connect to the server's first write from each of {@link #LOCAL_REGIONS}
+ * regions of the transport's domain completing, with and without scoping, alternating. Prints
+ * FACT lines for docs/security.md; asserts only that every operation succeeded and that nothing
+ * is left registered. Tagged {@code fabric-verbs-bench}: not run by the lane unless asked,
+ * {@code scripts/softroce/run-tests.sh --build -- --select-class=<this> --include-tag fabric-verbs-bench}.
+ */
+@Tag("fabric-verbs-bench")
+@Isolated
+class FabricVerbsScopedKeysCostTest extends TransportFixture {
+
+    static final int LOCAL_REGIONS = 4;
+    static final int CONNECTIONS = 40;
+
+    @Override
+    protected Transport openTransport() {
+        return Fabric.open("verbs", FabricVerbsContractTest.laneAddress());
+    }
+
+    @Override
+    protected InetSocketAddress listenAddress() {
+        return new InetSocketAddress(FabricVerbsContractTest.laneAddress(), 0);
+    }
+
+    @Test
+    void scopedConnections_costOneRegistrationPerLocalRegionUsed_measured() {
+        FabricTransport t = (FabricTransport) server;
+        Listener l = closeLater(server.listen(listenAddress(), config()));
+        Deque<ConnectionRequest> reqs = pump.add(l);
+        LocalRegion target = region(client, 4096, RegionAccess.WRITE_DST);
+        RemoteRegion dst = closeLater(server.remoteRegion(target.descriptor()));
+        LocalRegion[] src = new LocalRegion[LOCAL_REGIONS];
+        for (int i = 0; i < src.length; i++) {
+            src[i] = region(server, 4096, RegionAccess.WRITE_SRC);
+        }
+        // Registration in the transport's domain, for comparison: 4 KiB, registered and closed.
+        long[] plainReg = new long[CONNECTIONS];
+        for (int i = 0; i < plainReg.length; i++) {
+            long t0 = System.nanoTime();
+            LocalRegion r = server.register(arena.allocate(4096, 4096), EnumSet.of(RegionAccess.WRITE_SRC));
+            plainReg[i] = System.nanoTime() - t0;
+            r.close();
+        }
+        List<Long> scopedReg = new ArrayList<>();
+        long[][] connect = new long[2][CONNECTIONS];
+        for (int i = 0; i < CONNECTIONS; i++) {
+            for (int mode = 0; mode < 2; mode++) {
+                boolean scoped = mode == 1;
+                long t0 = System.nanoTime();
+                Connection c = client.connect(l.address(), config(), new byte[0]);
+                TransportPump.Side cs = pump.add("client", c);
+                pump.until("a connection request", DEADLINE, () -> !reqs.isEmpty());
+                ConnectionRequest r = reqs.poll();
+                KeyScope scope = scoped ? r.scopeKeys() : null;
+                Connection s = r.accept(new byte[0]);
+                if (scope != null) {
+                    scope.close();
+                }
+                TransportPump.Side ss = pump.add("server", s);
+                pump.until("both ends established", DEADLINE, () -> cs.events.contains(ConnectionEvent.ESTABLISHED)
+                        && ss.events.contains(ConnectionEvent.ESTABLISHED));
+                for (int k = 0; k < LOCAL_REGIONS; k++) {
+                    LocalRegion from = src[k];
+                    long ctx = k + 1;
+                    long r0 = System.nanoTime();
+                    if (scoped) {
+                        ((FabricLocalRegion) from).descIn((ScopedDomain) scope); // the first post's registration
+                        scopedReg.add(System.nanoTime() - r0);
+                    }
+                    post("write", () -> s.write(dst, 0, from, 0, 64, ctx, true));
+                    assertTrue(await(ss, ctx).isSuccess());
+                }
+                connect[mode][i] = System.nanoTime() - t0;
+                pump.remove(ss);
+                pump.remove(cs);
+                s.close();
+                c.close();
+                if (scope != null) {
+                    assertTrue(((ScopedDomain) scope).nativeClosed());
+                }
+            }
+        }
+        assertEquals(0, t.scopedLocalRegistrations(), "registrations left in closed domains");
+        long[] sr = scopedReg.stream().mapToLong(Long::longValue).toArray();
+        System.out.println(String.format(Locale.ROOT, "FACT verbs scoped keys: fi_mr_reg of 4 KiB in the transport's"
+                + " domain p50 %s us mean %s us; in a connection's domain (first post) p50 %s us mean %s us (%d)",
+                us(p50(plainReg)), us(mean(plainReg)), us(p50(sr)), us(mean(sr)), sr.length));
+        System.out.println(String.format(Locale.ROOT, "FACT verbs scoped keys: connect to the %d-th write from %d"
+                + " local regions completed, %d connections each: unscoped p50 %s us mean %s us; scoped p50 %s us"
+                + " mean %s us", LOCAL_REGIONS, LOCAL_REGIONS, CONNECTIONS, us(p50(connect[0])), us(mean(connect[0])),
+                us(p50(connect[1])), us(mean(connect[1]))));
+    }
+
+    private static long p50(long[] v) {
+        long[] s = v.clone();
+        Arrays.sort(s);
+        return s[s.length / 2];
+    }
+
+    private static long mean(long[] v) {
+        return (long) Arrays.stream(v).average().orElse(0);
+    }
+
+    private static String us(long nanos) {
+        return String.format(Locale.ROOT, "%.1f", nanos / 1000.0);
+    }
+}
