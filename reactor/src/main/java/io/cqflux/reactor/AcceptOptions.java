@@ -59,7 +59,7 @@ import java.util.function.Function;
  * a larger one fails the bind. {@link #withSharedReceivePool(int)} sizes the chunk. A client with
  * raw private data sends without credits and keeps a pool of its own (above).
  *
- * <p><b>Keys scoped to their connection</b> (opt-in, fabric/tcp only:
+ * <p><b>Keys scoped to their connection</b> (opt-in, fabric only:
  * {@link #withKeysScopedToConnection(boolean)}). The server always registers what an
  * accepted connection is exposed to, and the connection's control words, once more for that
  * connection, so its keys die with it (docs/security.md, section 5). With scoped keys each
@@ -69,9 +69,8 @@ import java.util.function.Function;
  * ending or revoking the connection closes the domain after its last object. Without them (the
  * default) those registrations live in the instance's one domain, so while connection A lives,
  * A's key also works when a peer presents it on another connection of the instance (it reaches
- * only what A was granted, with A's rights). Only fabric/tcp can: verbs needs every local buffer
- * registered in the endpoint's own protection domain ({@code FI_MR_LOCAL}) and librpma creates a
- * request's queue pair in the listening peer's protection domain; there
+ * only what A was granted, with A's rights). fabric/tcp and fabric/verbs can; rpma cannot: librpma
+ * creates a request's queue pair in the listening peer's protection domain, so there
  * {@code withKeysScopedToConnection(true)} fails the bind with
  * {@link io.cqflux.core.UnsupportedCapabilityException} naming the transport and why.
  *
@@ -81,11 +80,17 @@ import java.util.function.Function;
  * access to it fails and ends the connection, as a forged key does. That is why it is not the
  * default: servers that hand out raw descriptors would break. Locally the application's regions
  * and the receive buffers (the shared receive pool's included) stay in the instance's domain and
- * work on a scoped connection, since tcp needs no local descriptor. The cost measured on
- * libfabric 1.17's tcp is one domain per connection: no file descriptor, well under a KiB of
- * native heap, and no accept time that shows beside the connection's own (docs/security.md has
- * the figures); later libfabric versions' tcp provider may give each domain progress objects of
- * its own, so measure there before turning it on for many clients.
+ * work on a scoped connection: tcp needs no local descriptor; verbs needs one of the connection's
+ * own protection domain ({@code FI_MR_LOCAL}), so on verbs each of the instance's regions a scoped
+ * connection posts from (a source or destination of its operations, its receive buffers, its
+ * sends' buffers) is registered once more in that connection's domain, locally only, on the
+ * connection's first operation with it, and that registration is closed with the region or the
+ * connection, whichever ends first. The cost measured on libfabric 1.17's tcp is one domain per
+ * connection: no file descriptor, well under a KiB of native heap, and no accept time that shows
+ * beside the connection's own; on verbs add one memory registration (a pinning kernel call) per
+ * such region per connection (docs/security.md has the figures); later libfabric versions' tcp
+ * provider may give each domain progress objects of its own, so measure there before turning it
+ * on for many clients.
  *
  * <p>Immutable and thread-safe.
  */
@@ -404,7 +409,7 @@ public final class AcceptOptions {
      *
      * @param scoped {@code true}: each accepted connection gets a domain of its own for what the
      *     server registers for it, and the bind fails, naming the transport and why, where the
-     *     transport cannot ({@code rpma}, {@code fabric/verbs}); {@code false}: the instance's one
+     *     transport cannot ({@code rpma}); {@code false}: the instance's one
      *     domain for every connection (a key of a live connection then works on its neighbours
      *     too)
      * @return new options
