@@ -50,10 +50,12 @@ import reactor.test.StepVerifier;
  * server, trusted client and attacker are three instances of this JVM on the guest's one rxe
  * device.
  *
- * <p>Why not a {@link HostilePeerContract} subclass: the contract's other cases (key sweeps,
- * hellos, credits, limits) were never run on fabric/verbs and are not what this class proves; its
- * scoped-keys case is repeated here with the leaked key of a real connection, and the cases
- * verbs adds (posts from the instance's regions, the registrations' lifetimes) beside it.
+ * <p>Why not a {@link HostilePeerContract} subclass: the contract's fixture binds an endpoint
+ * exposing two regions, and that accept's hello (two 24-byte descriptors beside the control
+ * words') does not fit fabric/verbs' private data: 56 bytes of RDMA CM less libfabric's header,
+ * for the accept as for the connect (VERBS_CM_DATA_SIZE in the provider's source). So its
+ * scoped-keys case is repeated here with the leaked key of a real connection, beside the cases
+ * verbs adds (posts from the instance's regions, the registrations' lifetimes).
  *
  * <p>Counts the process's descriptors and rxe0's protection domains and memory regions
  * ({@code rdma resource show}): {@link Isolated}, and nothing else may use rxe0 meanwhile.
