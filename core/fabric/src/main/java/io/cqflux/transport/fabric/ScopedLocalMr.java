@@ -10,6 +10,15 @@ import java.lang.foreign.MemorySegment;
  * protection domain, whose lkeys alone it accepts). Registered with the parent's local rights
  * only, never a remote one, and its key is told to no peer.
  *
+ * <p><b>Why on first use, not at the accept.</b> Which of the instance's regions a connection
+ * will post from is not known when it is accepted (the application's regions, the send buffers,
+ * the receive pool's chunks as they grow), and registering every region of the instance in every
+ * scoped domain would pin each once per connection whether used there or not. So the cost is one
+ * registration per region a connection does use, paid by its first operation with it, on the
+ * thread that posts (the loop's): a pinning kernel call, about a millisecond per 4 KiB on rxe under
+ * emulation in the lane (docs/security.md), far less on a NIC; a failure fails that operation with
+ * {@code fi_mr_reg}'s error.
+ *
  * <p><b>Lifetime.</b> Made on the connection's first post that uses the parent
  * (FabricLocalRegion#descIn) and kept for the next ones: one per (parent, scoped domain). Two
  * owners may close it, whichever comes first, and the other finds it closed: the parent's close
