@@ -18,8 +18,9 @@ import java.util.concurrent.ConcurrentHashMap;
  * transport's domain used by a connection that lives in a scoped domain of its own gets a
  * registration there too, on that connection's first post with it ({@link #descIn}); the close
  * closes those first (ScopedLocalMr says who else may, and why that is safe). Lock order: this
- * region, then a scoped domain (a registration in it is made holding both); nothing that holds a
- * domain's lock takes a region's.
+ * region, then a scoped domain (a registration made in it is kept holding both; it is made under
+ * neither); nothing that holds a domain's lock takes a transport-domain region's (a scoped
+ * domain's close closes its own flush sink, a region of that domain, holding its lock).
  */
 final class FabricLocalRegion implements LocalRegion {
 
@@ -36,8 +37,9 @@ final class FabricLocalRegion implements LocalRegion {
     private volatile boolean open = true;
     /**
      * Its registrations in scoped domains (FI_MR_LOCAL only), made on first use; null until the
-     * first. Added to holding this region's lock and the domain's, removed by the registration's
-     * close under neither: a map that needs no lock to read or remove from.
+     * first. Added to holding this region's lock and the domain's (after the registration, made
+     * under neither), removed by the registration's close under neither: a map that needs no lock
+     * to read or remove from.
      */
     private volatile ConcurrentHashMap<ScopedDomain, ScopedLocalMr> scoped;
 
@@ -74,8 +76,9 @@ final class FabricLocalRegion implements LocalRegion {
 
     /**
      * {@return the descriptor of this region for a post on an endpoint of {@code scope}} The
-     * region's registration in that domain, made on the first call (a pinning kernel call, on the
-     * caller's thread: the loop's), then looked up without a lock or an allocation.
+     * region's registration in that domain, made on the first call (a kernel call that pins the
+     * whole region, on the caller's thread: the loop's; under no lock, see {@link #registerIn}),
+     * then looked up without a lock or an allocation.
      *
      * @throws io.cqflux.core.ResourceClosedException when this region or the domain is closed
      * @throws io.cqflux.core.NativeCallException when the registration fails: the one post fails
@@ -92,20 +95,53 @@ final class FabricLocalRegion implements LocalRegion {
         return r.desc();
     }
 
-    private synchronized ScopedLocalMr registerIn(ScopedDomain scope) {
+    /**
+     * Registers this region in {@code scope} and keeps the registration, or the one another
+     * thread kept first. The {@code fi_mr_reg} (which pins the whole region) runs under no lock,
+     * so that first uses on other loops and this region's close do not wait behind it; the
+     * domain is held open meanwhile ({@link ScopedDomain#holdForLocal}), so that it cannot close
+     * under the call. Then, under this region's lock and the domain's, the registration is kept
+     * unless this region was closed meanwhile or another thread kept one first; a registration
+     * not kept is closed here.
+     */
+    private ScopedLocalMr registerIn(ScopedDomain scope) {
         if (!open) {
             throw new io.cqflux.core.ResourceClosedException(this + " is closed");
         }
-        if (scoped == null) {
-            scoped = new ConcurrentHashMap<>();
+        scope.holdForLocal(this);
+        try {
+            ScopedLocalMr made = transport.registerLocal(scope, this);
+            ScopedLocalMr kept;
+            synchronized (this) {
+                if (open) {
+                    if (scoped == null) {
+                        scoped = new ConcurrentHashMap<>();
+                    }
+                    kept = scope.adopt(this, made);
+                } else {
+                    kept = null;
+                }
+            }
+            if (kept != made) {
+                made.close();
+            }
+            if (kept == null) {
+                throw new io.cqflux.core.ResourceClosedException(this + " was closed while it was registered in the "
+                        + scope);
+            }
+            return kept;
+        } finally {
+            scope.release(); // may close the domain, and the registration kept in it, when it was the last hold
         }
-        ScopedLocalMr r = scoped.get(scope);
-        return r != null ? r : scope.registerLocal(this);
     }
 
-    /** The domain's half of {@link #registerIn}: called with this region's lock and the domain's held. */
-    void adopt(ScopedDomain scope, ScopedLocalMr r) {
-        scoped.put(scope, r);
+    /**
+     * The domain's half of {@link #registerIn}, called holding this region's lock and the
+     * domain's: keeps {@code r} unless one is kept already. {@return the one kept}
+     */
+    ScopedLocalMr keep(ScopedDomain scope, ScopedLocalMr r) {
+        ScopedLocalMr prior = scoped.putIfAbsent(scope, r);
+        return prior == null ? r : prior;
     }
 
     /** A registration of it in {@code scope} was closed. */

@@ -26,7 +26,7 @@ import java.util.Set;
  * (no {@code FI_MR_LOCAL}: tcp) the connection posts from those as they are; where they do
  * (verbs: a work request's lkey must belong to the queue pair's protection domain), the
  * connection registers each of the transport's regions it posts from in this domain, once, on
- * first use ({@link #registerLocal}, ScopedLocalMr), and this domain closes those before itself.
+ * first use ({@link #holdForLocal}, {@link #adopt}, ScopedLocalMr), and this domain closes those before itself.
  *
  * <p>Facts measured on libfabric 1.17's tcp over 127.0.0.1
  * ({@code core/fabric/src/test/c/scoped_domain_probe.c}): a domain costs no file descriptor and
@@ -136,22 +136,35 @@ final class ScopedDomain implements DomainHolder, KeyScope {
     }
 
     /**
-     * Registers a region of the transport's domain in this one for the connection's posts
-     * (FabricLocalRegion#descIn, which holds the region's lock).
+     * Holds this domain open while a region of the transport's domain is registered in it for
+     * the connection's posts (FabricLocalRegion#registerIn, which gives the hold back with
+     * {@link #release()} once it kept or closed the registration): the registration runs under no
+     * lock, and the domain must not close under it.
      *
-     * @throws ResourceClosedException when the domain is closed
+     * @throws ResourceClosedException when the domain is closed, or closing (its last child gone)
      */
-    synchronized ScopedLocalMr registerLocal(FabricLocalRegion parent) {
-        if (nativeClosed) {
+    synchronized void holdForLocal(FabricLocalRegion parent) {
+        if (nativeClosed || !held && children == 0) {
             throw new ResourceClosedException("the " + this + " is closed: " + parent + " cannot be registered in it");
         }
-        ScopedLocalMr r = transport.registerLocal(this, parent);
-        locals.add(r);
-        parent.adopt(this, r);
-        return r;
+        transport.ensureOpen();
+        children++;
     }
 
-    /** A registration of {@link #registerLocal} was closed (by its region, or below). */
+    /**
+     * Keeps a registration of {@code parent} made in this domain, unless one is kept already
+     * (FabricLocalRegion#registerIn, which holds the region's lock and this domain's hold, so the
+     * domain is open). {@return the registration kept}
+     */
+    synchronized ScopedLocalMr adopt(FabricLocalRegion parent, ScopedLocalMr made) {
+        ScopedLocalMr kept = parent.keep(this, made);
+        if (kept == made) {
+            locals.add(made);
+        }
+        return kept;
+    }
+
+    /** A registration of {@link #adopt} was closed (by its region, or below). */
     synchronized void forget(ScopedLocalMr r) {
         locals.remove(r);
     }
