@@ -15,13 +15,14 @@ import java.lang.foreign.MemorySegment;
  * the receive pool's chunks as they grow), and registering every region of the instance in every
  * scoped domain would pin each once per connection whether used there or not. So the cost is one
  * registration per region a connection does use, paid by its first operation with it, on the
- * thread that posts (the loop's): a pinning kernel call, about a millisecond per 4 KiB on rxe under
- * emulation in the lane (docs/security.md), far less on a NIC; a failure fails that operation with
- * {@code fi_mr_reg}'s error.
+ * thread that posts (the loop's): a kernel call that pins the whole region, however little of it
+ * the operation uses (the figures, and what it adds to {@code RLIMIT_MEMLOCK}, are in
+ * docs/security.md, section 5); a failure fails that operation with {@code fi_mr_reg}'s error.
  *
  * <p><b>Lifetime.</b> Made on the connection's first post that uses the parent
- * (FabricLocalRegion#descIn) and kept for the next ones: one per (parent, scoped domain). Two
- * owners may close it, whichever comes first, and the other finds it closed: the parent's close
+ * (FabricLocalRegion#descIn) and kept for the next ones: one per (parent, scoped domain); where
+ * two threads made one at once, the one not kept is closed by the thread that made it. Two
+ * owners may close a kept one, whichever comes first, and the other finds it closed: the parent's close
  * (the reactive core closes a region only when no operation using it is in flight) and the
  * domain's close after its last child (ScopedDomain: its children, the connection's endpoint
  * first, are closed by then, so no post can use it; {@code fi_domain(3)}: a domain's objects
@@ -63,16 +64,18 @@ final class ScopedLocalMr {
         return scope;
     }
 
-    /** Closes the registration once, then lets both owners forget it; idempotent. */
+    /**
+     * Closes the registration once, then lets both owners forget it; idempotent. The transport's
+     * count of open registrations drops only when {@code fi_close} succeeded: one that failed
+     * (logged and counted by FabricLibrary) stays counted, so that a leak check sees it.
+     */
     void close() {
         synchronized (this) {
             if (!open) {
                 return;
             }
             open = false;
-            try {
-                FabricLibrary.close(mr, "mr", this);
-            } finally {
+            if (FabricLibrary.close(mr, "mr", this)) {
                 transport.scopedLocalClosed();
             }
         }
