@@ -101,7 +101,7 @@ final class FabricTransport implements Transport, DomainHolder {
         this.passiveEpFp = fi_ops_fabric.passive_ep(fops);
         this.trywaitFp = fi_ops_fabric.trywait(fops);
         this.ops = DomainOps.of(domain);
-        this.profile = new ProviderProfile(info, fabric, passiveEpFp);
+        this.profile = new ProviderProfile(provider, info, fabric, passiveEpFp);
         this.regions = new RegionRegistrar(this, name, profile.mrMode(), profile.keyBytes(),
                 profile.flushTypes(), profile.readAfterWriteOrdered());
     }
@@ -303,16 +303,22 @@ final class FabricTransport implements Transport, DomainHolder {
     }
 
     /**
-     * Scoped keys are a domain per accepted connection (ScopedDomain), on every provider this
-     * transport opens: tcp needs no local descriptor, and where one is needed ({@code FI_MR_LOCAL}:
-     * verbs) a connection's posts register the transport's regions they use in its domain
-     * (ScopedLocalMr). So this transport never refuses them; ProviderProfile says so in its
-     * capabilities.
+     * Scoped keys are a domain per accepted connection (ScopedDomain), offered on the providers
+     * they were measured on: tcp (needs no local descriptor) and verbs (FI_MR_LOCAL: a
+     * connection's posts register the transport's regions they use in its domain, ScopedLocalMr).
+     * ProviderProfile#scopedKeysMeasured decides; another provider is refused with
+     * {@link #scopedKeysRefusal}.
      */
     @Override
     public String connectionScopedKeysRefusal() {
-        return profile.capabilities().contains(Capability.CONNECTION_SCOPED_KEYS) ? null
-                : "provider " + provider + " was not offered scoped keys";
+        return profile.capabilities().contains(Capability.CONNECTION_SCOPED_KEYS) ? null : scopedKeysRefusal(provider);
+    }
+
+    /** {@return the reason {@link #connectionScopedKeysRefusal()} gives for a provider they were not measured on} */
+    static String scopedKeysRefusal(String provider) {
+        return "provider " + provider + " was not measured with keys scoped to their connection (a domain per accepted"
+                + " connection, opened with the request's fi_info, that keeps its keys to that connection): they are"
+                + " offered on tcp and verbs only; use a separate Cqflux instance per trust group instead";
     }
 
     /**
