@@ -392,7 +392,7 @@ final class FabricConnection implements Connection {
         Checks.send(transport, src, offset, length, false);
         FabricLocalRegion l = local(src);
         requireEstablished();
-        return poster.message(false, l.segment().address() + offset, desc(l), length, 0,
+        return poster.message(false, l.segment().address() + offset, desc(l, length), length, 0,
                 (signaled ? FI_COMPLETION() : 0) | writeLevel, context, Opcode.SEND);
     }
 
@@ -402,7 +402,8 @@ final class FabricConnection implements Connection {
         Checks.send(transport, src, offset, length, true);
         FabricLocalRegion l = local(src);
         requireEstablished();
-        return poster.message(false, l.segment().address() + offset, desc(l), length, Integer.toUnsignedLong(immediate),
+        return poster.message(false, l.segment().address() + offset, desc(l, length), length,
+                Integer.toUnsignedLong(immediate),
                 FI_REMOTE_CQ_DATA() | (signaled ? FI_COMPLETION() : 0) | writeLevel, context,
                 Opcode.SEND_WITH_IMMEDIATE);
     }
@@ -418,13 +419,13 @@ final class FabricConnection implements Connection {
             throw new IllegalStateException(description + " is no longer connected: cannot post a receive");
         }
         // Receives may be posted once the endpoint is enabled, before the connection is up.
-        return poster.message(true, l.segment().address() + offset, desc(l), length, 0, FI_COMPLETION(), context,
+        return poster.message(true, l.segment().address() + offset, desc(l, length), length, 0, FI_COMPLETION(), context,
                 Opcode.RECEIVE);
     }
 
     private boolean rma(boolean read, FabricLocalRegion l, long lOff, RegionDescriptor.Remote r, long rOff, long len,
                         long data, long flags, long context, Opcode op) {
-        return poster.rma(read, l.segment().address() + lOff, desc(l), r.base() + rOff, len, r.key(), data, flags,
+        return poster.rma(read, l.segment().address() + lOff, desc(l, len), r.base() + rOff, len, r.key(), data, flags,
                 context, op);
     }
 
@@ -434,9 +435,13 @@ final class FabricConnection implements Connection {
      * from a registration in the endpoint's own domain ({@code fi_mr(3)}; on verbs the lkey of
      * the queue pair's protection domain): a region of the transport's domain used on a
      * connection of a scoped domain is registered there on its first use (FabricLocalRegion#descIn).
-     * A failing registration fails this post only, with the reason.
+     * A failing registration fails this post only, with the reason. A zero-length post passes
+     * no descriptor (FabricPoster), so it registers nothing: NULL.
      */
-    private MemorySegment desc(FabricLocalRegion l) {
+    private MemorySegment desc(FabricLocalRegion l, long length) {
+        if (length == 0) {
+            return MemorySegment.NULL;
+        }
         DomainHolder at = l.home();
         if (at == home || !localDescriptors) {
             return l.desc();

@@ -114,6 +114,11 @@ final class FabricPoster {
         // overrun. The caller's credits bound what is in flight (Connection's "Posting" contract);
         // the transport keeps no count of its own.
         buffer(localAddress, len, localDesc);
+        // A zero-length message passes no buffer and no descriptor array, as a zero-length RMA
+        // does (above, and why NULL and not an array holding NULL): no local buffer needs a
+        // descriptor then (fi_msg(3)), so a scoped connection registers nothing for it.
+        fi_msg.iov_count(msg, len == 0 ? 0 : 1);
+        fi_msg.desc(msg, len == 0 ? MemorySegment.NULL : desc);
         msg.set(ValueLayout.JAVA_LONG, fi_msg.context$offset(), context | contextBits);
         fi_msg.data(msg, data);
         return posted(receive ? fi_ops_msg.recvmsg.invoke(recvmsgFp, ep, msg, flags)
