@@ -115,9 +115,23 @@ final class RegionRegistrar {
      * Registers {@code parent}'s memory once more in a connection's scoped domain, for that
      * connection's posts only ({@code FI_MR_LOCAL}: a local buffer's descriptor must come from the
      * endpoint's own domain): with the parent's local rights and no remote right, so the
-     * registration's key, which no peer is told, reaches nothing either (ScopedLocalMr).
+     * registration's key, which no peer is told, reaches nothing either (ScopedLocalMr), except
+     * on an iWARP device, below.
      *
-     * @param scope the connection's domain; the caller holds its lock and keeps the registration
+     * <p>Fact (libfabric 1.17, {@code prov/verbs/src/verbs_mr.c}, {@code vrb_mr_ofi2ibv_access}):
+     * under {@code if (ofi_access & FI_READ)} the provider adds
+     * {@code if (domain->verbs->device->transport_type == IBV_TRANSPORT_IWARP) ibv_access |=
+     * IBV_ACCESS_REMOTE_WRITE;}, since iWARP places a read's response into its sink as a
+     * remote write. So on iWARP the registration here of a {@code READ_DST} region carries a
+     * remotely writable key in the connection's domain, as the region's own registration does in
+     * the transport's domain (where a peer of any connection may present it). FI_READ is kept:
+     * without it the sink would lack the right iWARP requires, and the connection's reads into
+     * the region would fail. What it adds is a key of that one connection's domain, which only
+     * that connection's peer can present; over RoCE and InfiniBand (rxe in the lane) no remote
+     * right is added. docs/security.md, section 5, says so.
+     *
+     * @param scope the connection's domain; the caller holds it open (ScopedDomain#holdForLocal),
+     *     under no lock, and keeps or closes the registration
      * @param parent the instance's region
      * @return the registration
      * @throws IllegalArgumentException when {@code parent} grants no local use
