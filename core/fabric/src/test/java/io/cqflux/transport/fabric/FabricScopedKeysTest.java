@@ -293,6 +293,65 @@ class FabricScopedKeysTest extends TransportFixture {
                 + " a registration in it");
     }
 
+    @Test
+    void aLocalRegistration_askedOnFourThreadsAtOnce_isKeptOnce_andTheOthersAreClosed() throws Exception {
+        // The registration runs under no lock (FabricLocalRegion#registerIn): threads that made one
+        // at once keep the first and close theirs, and every caller gets the kept one's descriptor.
+        FabricTransport t = (FabricTransport) server;
+        Listener l = closeLater(server.listen(listenAddress(), config()));
+        Deque<ConnectionRequest> reqs = pump.add(l);
+        Accepted a = accept(l, reqs, true, (byte) 1);
+        ScopedDomain scope = (ScopedDomain) a.scope();
+        long closeFailures = FabricLibrary.closeFailures();
+        for (int round = 0; round < 8; round++) {
+            FabricLocalRegion src = (FabricLocalRegion) server.register(arena.allocate(4096, 4096),
+                    EnumSet.of(RegionAccess.WRITE_SRC));
+            int n = 4;
+            java.util.concurrent.CountDownLatch go = new java.util.concurrent.CountDownLatch(1);
+            long[] got = new long[n];
+            Throwable[] failed = new Throwable[n];
+            Thread[] threads = new Thread[n];
+            for (int i = 0; i < n; i++) {
+                int k = i;
+                threads[i] = Thread.ofPlatform().start(() -> {
+                    awaitQuietly(go);
+                    try {
+                        got[k] = src.descIn(scope).address();
+                    } catch (Throwable e) {
+                        failed[k] = e;
+                    }
+                });
+            }
+            go.countDown();
+            for (Thread x : threads) {
+                x.join();
+            }
+            for (int i = 0; i < n; i++) {
+                assertNull(failed[i], "thread " + i + " of round " + round);
+                assertEquals(got[0], got[i], "thread " + i + " got another registration's descriptor");
+            }
+            assertEquals(1, src.scopedRegistrations(), "round " + round);
+            assertEquals(1, scope.localRegistrations(), "round " + round);
+            assertEquals(1, t.scopedLocalRegistrations(), "registrations not kept were left open, round " + round);
+            src.close();
+            assertEquals(0, t.scopedLocalRegistrations());
+            assertEquals(0, scope.localRegistrations());
+        }
+        assertEquals(closeFailures, FabricLibrary.closeFailures(), "an fi_close failed");
+    }
+
+    @Test
+    void scopedKeys_areOfferedOnTcpAndVerbsOnly_andAnotherProviderIsRefused_namingItAndWhy() {
+        assertTrue(ProviderProfile.scopedKeysMeasured("tcp"));
+        assertTrue(ProviderProfile.scopedKeysMeasured("verbs"));
+        for (String p : new String[] {"sockets", "psm3", "shm", "ofi_rxm"}) {
+            assertFalse(ProviderProfile.scopedKeysMeasured(p), p);
+            String why = FabricTransport.scopedKeysRefusal(p);
+            assertTrue(why.contains("provider " + p + " ") && why.contains("not measured")
+                    && why.contains("tcp and verbs only"), why);
+        }
+    }
+
     private static void awaitQuietly(java.util.concurrent.CountDownLatch l) {
         try {
             l.await();
