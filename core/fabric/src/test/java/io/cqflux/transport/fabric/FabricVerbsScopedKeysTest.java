@@ -201,6 +201,70 @@ class FabricVerbsScopedKeysTest extends TransportFixture {
     }
 
     @Test
+    void aWriteWithTheTransportDomainsDescriptor_onAScopedConnection_failsWithLocProtErr() throws Exception {
+        // The fact ScopedLocalMr rests on: posted as tcp's path does (the region's own descriptor,
+        // of the transport's protection domain), past FabricConnection#desc, the write fails
+        // locally: the lkey belongs to another protection domain than the queue pair's.
+        Listener l = closeLater(server.listen(listenAddress(), config()));
+        Deque<ConnectionRequest> reqs = pump.add(l);
+        LocalRegion target = region(client, 4096, RegionAccess.WRITE_DST);
+        RegionDescriptor.Remote dst = (RegionDescriptor.Remote) closeLater(server.remoteRegion(target.descriptor()));
+        Accepted a = accept(l, reqs, true, (byte) 1);
+        FabricLocalRegion src = (FabricLocalRegion) region(server, 4096, RegionAccess.WRITE_SRC);
+        src.segment().fill((byte) 0x5a);
+        java.lang.reflect.Field posterField = FabricConnection.class.getDeclaredField("poster");
+        posterField.setAccessible(true);
+        FabricPoster poster = (FabricPoster) posterField.get(a.server().connection());
+        post("write with the transport domain's descriptor", () -> poster.rma(false, src.segment().address(),
+                src.desc(), dst.base(), 64, dst.key(), 0, io.cqflux.transport.fabric.ffm.fabric_h.FI_COMPLETION(), 1,
+                io.cqflux.core.Opcode.WRITE));
+        CompletionRecord w = await(a.server(), 1);
+        assertEquals(CompletionStatus.LOC_PROT_ERR, w.status(), "the transport's lkey on a scoped queue pair: " + w);
+        assertEquals(0, target.segment().get(ValueLayout.JAVA_BYTE, 0), "the write landed");
+        assertEquals(0, src.scopedRegistrations(), "the post went past the connection's registration");
+
+        // The same write through the connection registers the region in its domain first: it lands.
+        Accepted b = accept(l, reqs, true, (byte) 2);
+        post("write through the connection", () -> b.server().connection().write(dst, 0, src, 0, 64, 2, true));
+        assertEquals(CompletionStatus.SUCCESS, await(b.server(), 2).status());
+        assertEquals(0x5a, target.segment().get(ValueLayout.JAVA_BYTE, 63) & 0xff, "the write did not land");
+    }
+
+    @Test
+    void zeroLengthSendsAndReceives_onAScopedConnection_registerNothing() {
+        // A zero-length message passes no descriptor (FabricPoster): nothing of the transport's is
+        // registered in the connection's domain for it.
+        FabricTransport t = serverTransport();
+        Listener l = closeLater(server.listen(listenAddress(), config()));
+        Deque<ConnectionRequest> reqs = pump.add(l);
+        LocalRegion clientRx = region(client, 4096, RegionAccess.RECV);
+        LocalRegion clientTx = region(client, 4096, RegionAccess.SEND);
+        long before = t.scopedLocalRegistrations();
+        Accepted a = accept(l, reqs, true, (byte) 1);
+        Connection s = a.server().connection();
+        FabricLocalRegion rx = (FabricLocalRegion) region(server, 4096, RegionAccess.RECV);
+        FabricLocalRegion tx = (FabricLocalRegion) region(server, 4096, RegionAccess.SEND);
+
+        post("server zero-length receive", () -> s.receive(rx, 0, 0, 1));
+        post("client zero-length send", () -> a.client().connection().send(clientTx, 0, 0, 2, true));
+        assertEquals(CompletionStatus.SUCCESS, await(a.client(), 2).status());
+        CompletionRecord got = await(a.server(), 1);
+        assertEquals(CompletionStatus.SUCCESS, got.status(), got::toString);
+        assertEquals(0, got.byteLength());
+
+        post("client receive", () -> a.client().connection().receive(clientRx, 0, 4096, 3));
+        post("server zero-length send", () -> s.send(tx, 0, 0, 4, true));
+        assertEquals(CompletionStatus.SUCCESS, await(a.server(), 4).status());
+        CompletionRecord recv = await(a.client(), 3);
+        assertEquals(CompletionStatus.SUCCESS, recv.status(), recv::toString);
+        assertEquals(0, recv.byteLength());
+
+        assertEquals(0, rx.scopedRegistrations(), "a zero-length receive registered its region");
+        assertEquals(0, tx.scopedRegistrations(), "a zero-length send registered its region");
+        assertEquals(before, t.scopedLocalRegistrations());
+    }
+
+    @Test
     void anUnscopedConnection_postsFromTheTransportsRegions_andRegistersNothingAgain() {
         Listener l = closeLater(server.listen(listenAddress(), config()));
         Deque<ConnectionRequest> reqs = pump.add(l);
@@ -223,6 +287,7 @@ class FabricVerbsScopedKeysTest extends TransportFixture {
         Accepted a = accept(l, reqs, true, (byte) 1);
         Accepted b = accept(l, reqs, true, (byte) 2);
         long before = t.scopedLocalRegistrations();
+        long closeFailures = FabricLibrary.closeFailures();
         LocalRegion src = server.register(arena.allocate(4096, 4096), EnumSet.of(RegionAccess.WRITE_SRC));
         post("a", () -> a.server().connection().write(dst, 0, src, 0, 64, 1, true));
         post("b", () -> b.server().connection().write(dst, 0, src, 0, 64, 2, true));
@@ -240,6 +305,7 @@ class FabricVerbsScopedKeysTest extends TransportFixture {
         LocalRegion other = region(server, 4096, RegionAccess.WRITE_SRC);
         post("a again", () -> a.server().connection().write(dst, 0, other, 0, 64, 3, true));
         assertTrue(await(a.server(), 3).isSuccess());
+        assertEquals(closeFailures, FabricLibrary.closeFailures(), "an fi_close of a registration failed");
     }
 
     @Test
@@ -251,6 +317,7 @@ class FabricVerbsScopedKeysTest extends TransportFixture {
         RemoteRegion dst = closeLater(server.remoteRegion(target.descriptor()));
         LocalRegion src = region(server, 4096, RegionAccess.WRITE_SRC);
         long before = t.scopedLocalRegistrations();
+        long closeFailures = FabricLibrary.closeFailures();
         Accepted a = accept(l, reqs, true, (byte) 1);
         post("a", () -> a.server().connection().write(dst, 0, src, 0, 64, 1, true));
         assertTrue(await(a.server(), 1).isSuccess());
@@ -269,6 +336,7 @@ class FabricVerbsScopedKeysTest extends TransportFixture {
         Accepted b = accept(l, reqs, true, (byte) 2);
         post("b", () -> b.server().connection().write(dst, 0, src, 0, 64, 2, true));
         assertTrue(await(b.server(), 2).isSuccess(), "the region serves the next scoped connection");
+        assertEquals(closeFailures, FabricLibrary.closeFailures(), "an fi_close of a registration or domain failed");
     }
 
     @Test
@@ -322,6 +390,7 @@ class FabricVerbsScopedKeysTest extends TransportFixture {
         Accepted warm = accept(l, reqs, true, (byte) 1);
         long before = openFds();
         long registrations = t.scopedLocalRegistrations();
+        long closeFailures = FabricLibrary.closeFailures();
         for (int i = 0; i < 16; i++) {
             Accepted a = accept(l, reqs, true, (byte) i);
             long ctx = 100 + i;
@@ -338,6 +407,8 @@ class FabricVerbsScopedKeysTest extends TransportFixture {
         assertEquals(registrations, t.scopedLocalRegistrations(), "registrations left behind by 16 scoped connections");
         assertEquals(0, ((FabricLocalRegion) src).scopedRegistrations());
         assertEquals(before, openFds(), "file descriptors left behind by 16 scoped connections");
+        assertEquals(closeFailures, FabricLibrary.closeFailures(), "an fi_close failed: the count above would not"
+                + " show a registration whose close failed");
         assertNotEquals(null, warm);
     }
 
