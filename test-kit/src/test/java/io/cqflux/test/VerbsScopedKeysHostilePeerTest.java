@@ -303,7 +303,12 @@ class VerbsScopedKeysHostilePeerTest {
             return during;
         } finally {
             clients.forEach(c -> c.disposeNow(T));
-            awaitTrue(() -> served.stream().allMatch(RdmaConnection::isDisposed), () -> "server sides still open");
+            // isDisposed() turns true before the native close; onDispose() completes after it, so
+            // that the next count of rxe0's objects sees none of this round's.
+            for (RdmaConnection sc : served) {
+                StepVerifier.create(sc.onDispose()).expectComplete().verify(T);
+            }
+            awaitTrue(() -> s.stats().exposures() == 0, () -> "exposures left after the round: " + s.stats());
             appSrc.close();
             other.close();
         }
