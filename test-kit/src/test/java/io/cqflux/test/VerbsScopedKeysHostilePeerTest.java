@@ -235,6 +235,58 @@ class VerbsScopedKeysHostilePeerTest {
     }
 
     @Test
+    void aScopedConnectionsOwnReceivePool_isRegisteredOnce_inItsScope() {
+        // Without the shared pool each connection that receives makes a pool of its own: on a
+        // scoped connection it is registered in the connection's scope, so verbs posts its
+        // receives as they are. Counted on rxe0 beside an unscoped connection of the same
+        // instance: what a scoped one adds is its registration of the buffer pool its echo is
+        // sent from, not a second one of its receive pool.
+        Region exposed = server.register(filled(0x33), RegionAccess.READ_SRC);
+        List<RdmaConnection> served = new CopyOnWriteArrayList<>();
+        java.util.function.Function<RdmaConnection, org.reactivestreams.Publisher<Void>> echo = c -> {
+            served.add(c);
+            return c.receive().concatMap(m -> c.send(m.data())).then();
+        };
+        RdmaServer plain = server.bind(listenAddress(), AcceptOptions.exposing(exposed), echo).block(T);
+        RdmaServer scoped = server.bind(listenAddress(), AcceptOptions.exposing(exposed)
+                .withKeysScopedToConnection(true), echo).block(T);
+        List<RdmaConnection> clients = new ArrayList<>();
+        try {
+            clients.add(echoed(plain)); // what the instances register once (buffer pools) is there before counting
+            awaitTrue(() -> served.size() == 1, () -> "the server's side: " + served);
+            int[] before = rxe0();
+            clients.add(echoed(plain));
+            awaitTrue(() -> served.size() == 2, () -> "the server's sides: " + served);
+            int[] withPlain = rxe0();
+            clients.add(echoed(scoped));
+            awaitTrue(() -> served.size() == 3, () -> "the server's sides: " + served);
+            int[] withScoped = rxe0();
+            int plainMrs = withPlain[1] - before[1];
+            int scopedMrs = withScoped[1] - withPlain[1];
+            System.out.println("FACT verbs scoped keys: rxe0 memory regions per connection that echoed a message"
+                    + " (both sides, one instance each): unscoped " + plainMrs + ", scoped " + scopedMrs);
+            assertEquals(plainMrs + 1, scopedMrs, () -> "memory regions of an unscoped connection " + plainMrs
+                    + ", of a scoped one " + scopedMrs + ": a scoped one should add only its buffer pool's"
+                    + " registration in its scope");
+        } finally {
+            clients.forEach(c -> c.disposeNow(T));
+            served.forEach(RdmaConnection::dispose);
+            plain.disposeNow(T);
+            scoped.disposeNow(T);
+            exposed.close();
+        }
+    }
+
+    /** A trusted client of {@code s} that sent a message and got it back. */
+    RdmaConnection echoed(RdmaServer s) {
+        RdmaConnection c = trustedSide.connect(s.address()).block(T);
+        byte[] hello = "echo".getBytes(StandardCharsets.UTF_8);
+        StepVerifier.create(c.send(hello).thenMany(c.receive().take(1)))
+                .assertNext(m -> assertArrayEquals(hello, m.data())).expectComplete().verify(T);
+        return c;
+    }
+
+    @Test
     void closingARegionUsedOnScopedConnections_andEndingThem_leavesNoDescriptorDomainOrRegistration() {
         Region exposed = server.register(filled(0x33), RegionAccess.READ_SRC);
         List<RdmaConnection> served = new CopyOnWriteArrayList<>();
