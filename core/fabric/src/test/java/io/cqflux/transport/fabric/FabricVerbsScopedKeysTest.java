@@ -201,10 +201,13 @@ class FabricVerbsScopedKeysTest extends TransportFixture {
     }
 
     @Test
-    void aWriteWithTheTransportDomainsDescriptor_onAScopedConnection_failsWithLocProtErr() throws Exception {
+    void aWriteWithTheTransportDomainsDescriptor_onAScopedConnection_failsWithLocProtErr_unlessInline()
+            throws Exception {
         // The fact ScopedLocalMr rests on: posted as tcp's path does (the region's own descriptor,
-        // of the transport's protection domain), past FabricConnection#desc, the write fails
-        // locally: the lkey belongs to another protection domain than the queue pair's.
+        // of the transport's protection domain), past FabricConnection#desc. A write the provider
+        // posts inline (at most tx_attr->inject_size bytes: verbs copies the data into the work
+        // request, IBV_SEND_INLINE, and no lkey is looked at) succeeds; a larger one fails locally
+        // with LOC_PROT_ERR: the lkey belongs to another protection domain than the queue pair's.
         Listener l = closeLater(server.listen(listenAddress(), config()));
         Deque<ConnectionRequest> reqs = pump.add(l);
         LocalRegion target = region(client, 4096, RegionAccess.WRITE_DST);
@@ -215,19 +218,28 @@ class FabricVerbsScopedKeysTest extends TransportFixture {
         java.lang.reflect.Field posterField = FabricConnection.class.getDeclaredField("poster");
         posterField.setAccessible(true);
         FabricPoster poster = (FabricPoster) posterField.get(a.server().connection());
-        post("write with the transport domain's descriptor", () -> poster.rma(false, src.segment().address(),
-                src.desc(), dst.base(), 64, dst.key(), 0, io.cqflux.transport.fabric.ffm.fabric_h.FI_COMPLETION(), 1,
-                io.cqflux.core.Opcode.WRITE));
-        CompletionRecord w = await(a.server(), 1);
+        long completion = io.cqflux.transport.fabric.ffm.fabric_h.FI_COMPLETION();
+
+        post("inline write with the transport domain's descriptor", () -> poster.rma(false, src.segment().address(),
+                src.desc(), dst.base(), 64, dst.key(), 0, completion, 1, io.cqflux.core.Opcode.WRITE));
+        CompletionRecord inline = await(a.server(), 1);
+        assertEquals(CompletionStatus.SUCCESS, inline.status(), "64 bytes, posted inline: " + inline);
+        assertEquals(0x5a, target.segment().get(ValueLayout.JAVA_BYTE, 63) & 0xff, "the inline write did not land");
+
+        target.segment().fill((byte) 0);
+        post("4 KiB write with the transport domain's descriptor", () -> poster.rma(false, src.segment().address(),
+                src.desc(), dst.base(), 4096, dst.key(), 0, completion, 2, io.cqflux.core.Opcode.WRITE));
+        CompletionRecord w = await(a.server(), 2);
         assertEquals(CompletionStatus.LOC_PROT_ERR, w.status(), "the transport's lkey on a scoped queue pair: " + w);
-        assertEquals(0, target.segment().get(ValueLayout.JAVA_BYTE, 0), "the write landed");
+        assertEquals(0, target.segment().get(ValueLayout.JAVA_BYTE, 4095), "the write landed");
         assertEquals(0, src.scopedRegistrations(), "the post went past the connection's registration");
 
         // The same write through the connection registers the region in its domain first: it lands.
         Accepted b = accept(l, reqs, true, (byte) 2);
-        post("write through the connection", () -> b.server().connection().write(dst, 0, src, 0, 64, 2, true));
-        assertEquals(CompletionStatus.SUCCESS, await(b.server(), 2).status());
-        assertEquals(0x5a, target.segment().get(ValueLayout.JAVA_BYTE, 63) & 0xff, "the write did not land");
+        post("write through the connection", () -> b.server().connection().write(dst, 0, src, 0, 4096, 3, true));
+        assertEquals(CompletionStatus.SUCCESS, await(b.server(), 3).status());
+        assertEquals(0x5a, target.segment().get(ValueLayout.JAVA_BYTE, 4095) & 0xff, "the write did not land");
+        assertEquals(1, src.scopedRegistrations());
     }
 
     @Test
