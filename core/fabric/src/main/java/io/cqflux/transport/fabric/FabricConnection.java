@@ -40,8 +40,8 @@ import java.util.List;
  * <p>Facts about libfabric 1.17's {@code verbs} provider this class depends on (measured over
  * rxe in the Soft-RoCE lane; FabricVerbsContractTest): local buffers need their {@code fi_mr_desc}
  * (FI_MR_LOCAL), from a registration in the endpoint's own domain (a scoped connection's: see
- * {@link #desc}; the transport's registration fails there with LOC_PROT_ERR, but for a post the
- * provider makes inline, FabricVerbsScopedKeysTest),
+ * {@link #desc}; the transport's registration fails there, LOC_QP_OP_ERR on rxe, but for a post
+ * the provider makes inline, FabricVerbsScopedKeysTest),
  * and a zero-length post must pass {@code desc == NULL} (see {@link FabricPoster#rma});
  * it ignores completion-level flags (tx op_flags empty); a peer's disconnect leaves posted
  * receives pending until we shut down (see FabricEvents#peerEnded); the op context

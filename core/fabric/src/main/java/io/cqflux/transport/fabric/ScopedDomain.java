@@ -46,8 +46,8 @@ import java.util.Set;
  * is in the error state afterwards (its next operation is flushed), A's memory is unchanged and
  * A goes on writing with its key. The same write on two connections of one domain succeeds. And
  * a write on a scoped connection from a region of the transport's domain, posted with that
- * registration's descriptor (as on tcp), fails locally with {@code LOC_PROT_ERR} (its lkey
- * belongs to another protection domain) unless the provider posts it inline (at most
+ * registration's descriptor (as on tcp), fails locally (its lkey belongs to another protection
+ * domain; rxe completes it with {@code IBV_WC_LOC_QP_OP_ERR}) unless the provider posts it inline (at most
  * {@code tx_attr->inject_size} bytes, {@code IBV_SEND_INLINE}: the data is copied into the work
  * request and no lkey is looked at), which succeeds; hence ScopedLocalMr, for every length.
  *

@@ -201,13 +201,14 @@ class FabricVerbsScopedKeysTest extends TransportFixture {
     }
 
     @Test
-    void aWriteWithTheTransportDomainsDescriptor_onAScopedConnection_failsWithLocProtErr_unlessInline()
+    void aWriteWithTheTransportDomainsDescriptor_onAScopedConnection_failsLocally_unlessInline()
             throws Exception {
         // The fact ScopedLocalMr rests on: posted as tcp's path does (the region's own descriptor,
         // of the transport's protection domain), past FabricConnection#desc. A write the provider
         // posts inline (at most tx_attr->inject_size bytes: verbs copies the data into the work
-        // request, IBV_SEND_INLINE, and no lkey is looked at) succeeds; a larger one fails locally
-        // with LOC_PROT_ERR: the lkey belongs to another protection domain than the queue pair's.
+        // request, IBV_SEND_INLINE, and no lkey is looked at) succeeds; a larger one fails locally,
+        // the lkey belonging to another protection domain than the queue pair's: rxe (kernel 6.1)
+        // completes it with IBV_WC_LOC_QP_OP_ERR (prov_errno 2), not LOC_PROT_ERR.
         Listener l = closeLater(server.listen(listenAddress(), config()));
         Deque<ConnectionRequest> reqs = pump.add(l);
         LocalRegion target = region(client, 4096, RegionAccess.WRITE_DST);
@@ -230,7 +231,7 @@ class FabricVerbsScopedKeysTest extends TransportFixture {
         post("4 KiB write with the transport domain's descriptor", () -> poster.rma(false, src.segment().address(),
                 src.desc(), dst.base(), 4096, dst.key(), 0, completion, 2, io.cqflux.core.Opcode.WRITE));
         CompletionRecord w = await(a.server(), 2);
-        assertEquals(CompletionStatus.LOC_PROT_ERR, w.status(), "the transport's lkey on a scoped queue pair: " + w);
+        assertEquals(CompletionStatus.LOC_QP_OP_ERR, w.status(), "the transport's lkey on a scoped queue pair: " + w);
         assertEquals(0, target.segment().get(ValueLayout.JAVA_BYTE, 4095), "the write landed");
         assertEquals(0, src.scopedRegistrations(), "the post went past the connection's registration");
 
