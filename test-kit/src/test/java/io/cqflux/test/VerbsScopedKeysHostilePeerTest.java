@@ -239,8 +239,9 @@ class VerbsScopedKeysHostilePeerTest {
         // Without the shared pool each connection that receives makes a pool of its own: on a
         // scoped connection it is registered in the connection's scope, so verbs posts its
         // receives as they are. Counted on rxe0 beside an unscoped connection of the same
-        // instance: what a scoped one adds is its registration of the buffer pool its echo is
-        // sent from, not a second one of its receive pool.
+        // instance: what a scoped one adds is its flush sink (the domain's, registered with the
+        // connection; an unscoped one uses the instance's) and its registration of the buffer
+        // pool its echo is sent from, not a second one of its receive pool.
         Region exposed = server.register(filled(0x33), RegionAccess.READ_SRC);
         List<RdmaConnection> served = new CopyOnWriteArrayList<>();
         java.util.function.Function<RdmaConnection, org.reactivestreams.Publisher<Void>> echo = c -> {
@@ -265,9 +266,9 @@ class VerbsScopedKeysHostilePeerTest {
             int scopedMrs = withScoped[1] - withPlain[1];
             System.out.println("FACT verbs scoped keys: rxe0 memory regions per connection that echoed a message"
                     + " (both sides, one instance each): unscoped " + plainMrs + ", scoped " + scopedMrs);
-            assertEquals(plainMrs + 1, scopedMrs, () -> "memory regions of an unscoped connection " + plainMrs
-                    + ", of a scoped one " + scopedMrs + ": a scoped one should add only its buffer pool's"
-                    + " registration in its scope");
+            assertEquals(plainMrs + 2, scopedMrs, () -> "memory regions of an unscoped connection " + plainMrs
+                    + ", of a scoped one " + scopedMrs + ": a scoped one should add only its flush sink and its"
+                    + " buffer pool's registration in its scope");
         } finally {
             clients.forEach(c -> c.disposeNow(T));
             served.forEach(RdmaConnection::dispose);
