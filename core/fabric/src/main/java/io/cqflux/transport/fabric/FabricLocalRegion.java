@@ -8,6 +8,7 @@ import java.util.Collections;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.BiConsumer;
 
 /**
  * Memory registered with {@code fi_mr_reg(3)}. Thread-safe to read; {@link #close()} (idempotent)
@@ -42,6 +43,14 @@ final class FabricLocalRegion implements LocalRegion {
      * to read or remove from.
      */
     private volatile ConcurrentHashMap<ScopedDomain, ScopedLocalMr> scoped;
+
+    /**
+     * Tests only, null otherwise: called by {@link #registerIn} on the registering thread right
+     * after the registration in a scoped domain was made and before it is kept (under no lock,
+     * holding the domain), so that a test can close the region or the connection at that point,
+     * or hold threads there until they all made one.
+     */
+    static volatile BiConsumer<FabricLocalRegion, ScopedDomain> afterScopedRegistrationForTests;
 
     FabricLocalRegion(FabricTransport transport, DomainHolder home, MemorySegment memory, Set<RegionAccess> access,
                       MemorySegment mr, MemorySegment desc, long key, long base, Set<FlushType> flushTypes) {
@@ -111,6 +120,15 @@ final class FabricLocalRegion implements LocalRegion {
         scope.holdForLocal(this);
         try {
             ScopedLocalMr made = transport.registerLocal(scope, this);
+            BiConsumer<FabricLocalRegion, ScopedDomain> hook = afterScopedRegistrationForTests;
+            if (hook != null) {
+                try {
+                    hook.accept(this, scope);
+                } catch (RuntimeException | Error e) {
+                    made.close();
+                    throw e;
+                }
+            }
             ScopedLocalMr kept;
             synchronized (this) {
                 if (open) {

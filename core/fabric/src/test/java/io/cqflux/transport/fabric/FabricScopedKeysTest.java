@@ -297,6 +297,8 @@ class FabricScopedKeysTest extends TransportFixture {
     void aLocalRegistration_askedOnFourThreadsAtOnce_isKeptOnce_andTheOthersAreClosed() throws Exception {
         // The registration runs under no lock (FabricLocalRegion#registerIn): threads that made one
         // at once keep the first and close theirs, and every caller gets the kept one's descriptor.
+        // The hook holds each thread after its registration until all four made one, so that the
+        // four collide in every round.
         FabricTransport t = (FabricTransport) server;
         Listener l = closeLater(server.listen(listenAddress(), config()));
         Deque<ConnectionRequest> reqs = pump.add(l);
@@ -307,6 +309,18 @@ class FabricScopedKeysTest extends TransportFixture {
             FabricLocalRegion src = (FabricLocalRegion) server.register(arena.allocate(4096, 4096),
                     EnumSet.of(RegionAccess.WRITE_SRC));
             int n = 4;
+            java.util.concurrent.CyclicBarrier allMade = new java.util.concurrent.CyclicBarrier(n);
+            java.util.concurrent.atomic.AtomicInteger made = new java.util.concurrent.atomic.AtomicInteger();
+            FabricLocalRegion.afterScopedRegistrationForTests = (region, in) -> {
+                if (region == src && in == scope) {
+                    made.incrementAndGet();
+                    try {
+                        allMade.await(DEADLINE.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+                    } catch (Exception e) {
+                        throw new AssertionError("the four registering threads did not all arrive", e);
+                    }
+                }
+            };
             java.util.concurrent.CountDownLatch go = new java.util.concurrent.CountDownLatch(1);
             long[] got = new long[n];
             Throwable[] failed = new Throwable[n];
@@ -323,13 +337,18 @@ class FabricScopedKeysTest extends TransportFixture {
                 });
             }
             go.countDown();
-            for (Thread x : threads) {
-                x.join();
+            try {
+                for (Thread x : threads) {
+                    x.join();
+                }
+            } finally {
+                FabricLocalRegion.afterScopedRegistrationForTests = null;
             }
             for (int i = 0; i < n; i++) {
                 assertNull(failed[i], "thread " + i + " of round " + round);
                 assertEquals(got[0], got[i], "thread " + i + " got another registration's descriptor");
             }
+            assertEquals(n, made.get(), "registrations made at once, round " + round);
             assertEquals(1, src.scopedRegistrations(), "round " + round);
             assertEquals(1, scope.localRegistrations(), "round " + round);
             assertEquals(1, t.scopedLocalRegistrations(), "registrations not kept were left open, round " + round);
@@ -337,6 +356,92 @@ class FabricScopedKeysTest extends TransportFixture {
             assertEquals(0, t.scopedLocalRegistrations());
             assertEquals(0, scope.localRegistrations());
         }
+        assertEquals(closeFailures, FabricLibrary.closeFailures(), "an fi_close failed");
+    }
+
+    @Test
+    void aLocalRegistration_whoseRegionClosesWhileItIsMade_failsNamingTheClose_andLeavesNothing() {
+        // FabricLocalRegion#registerIn: the region closes between fi_mr_reg and keeping the
+        // registration; the registration made is closed, not kept, and the domain goes on.
+        FabricTransport t = (FabricTransport) server;
+        Listener l = closeLater(server.listen(listenAddress(), config()));
+        Deque<ConnectionRequest> reqs = pump.add(l);
+        Accepted a = accept(l, reqs, true, (byte) 1);
+        ScopedDomain scope = (ScopedDomain) a.scope();
+        long closeFailures = FabricLibrary.closeFailures();
+        FabricLocalRegion src = (FabricLocalRegion) server.register(arena.allocate(4096, 4096),
+                EnumSet.of(RegionAccess.WRITE_SRC));
+        int[] inHook = new int[1];
+        FabricLocalRegion.afterScopedRegistrationForTests = (region, in) -> {
+            if (region == src && in == scope) {
+                inHook[0]++;
+                assertEquals(1, t.scopedLocalRegistrations(), "the registration was not made before the hook");
+                src.close();
+            }
+        };
+        io.cqflux.core.ResourceClosedException e;
+        try {
+            e = assertThrows(io.cqflux.core.ResourceClosedException.class, () -> src.descIn(scope));
+        } finally {
+            FabricLocalRegion.afterScopedRegistrationForTests = null;
+        }
+        assertEquals(1, inHook[0], "the hook did not run once");
+        assertTrue(e.getMessage().contains("was closed while it was registered in the " + scope), e::getMessage);
+        assertFalse(src.isOpen());
+        assertEquals(0, src.scopedRegistrations());
+        assertEquals(0, scope.localRegistrations());
+        assertEquals(0, t.scopedLocalRegistrations(), "the registration made was left open");
+        assertFalse(scope.nativeClosed(), "the domain closed with a region of the transport's");
+        assertEquals(closeFailures, FabricLibrary.closeFailures(), "an fi_close failed");
+        // The connection still works through its domain.
+        LocalRegion target = region(client, 4096, RegionAccess.WRITE_DST);
+        RemoteRegion dst = closeLater(server.remoteRegion(target.descriptor()));
+        LocalRegion other = region(server, 64, RegionAccess.WRITE_SRC);
+        post("server write", () -> a.server().connection().write(dst, 0, other, 0, 64, 1, true));
+        assertTrue(await(a.server(), 1).isSuccess());
+    }
+
+    @Test
+    void aLocalRegistration_whoseConnectionClosesWhileItIsMade_holdsTheDomainOpen_thenClosesWithIt() {
+        // FabricLocalRegion#registerIn: the scope's last child (the connection) closes while the
+        // hold of ScopedDomain#holdForLocal is out; the domain closes when the hold is given back,
+        // and closes the registration kept in it first.
+        FabricTransport t = (FabricTransport) server;
+        Listener l = closeLater(server.listen(listenAddress(), config()));
+        Deque<ConnectionRequest> reqs = pump.add(l);
+        Accepted a = accept(l, reqs, true, (byte) 1);
+        ScopedDomain scope = (ScopedDomain) a.scope();
+        a.region().close(); // the connection is the scope's last child
+        pump.remove(a.server());
+        pump.remove(a.client());
+        long closeFailures = FabricLibrary.closeFailures();
+        FabricLocalRegion src = (FabricLocalRegion) server.register(arena.allocate(4096, 4096),
+                EnumSet.of(RegionAccess.WRITE_SRC));
+        boolean[] openInHook = new boolean[2];
+        FabricLocalRegion.afterScopedRegistrationForTests = (region, in) -> {
+            if (region == src && in == scope) {
+                a.server().connection().close();
+                openInHook[0] = true;
+                openInHook[1] = !scope.nativeClosed();
+            }
+        };
+        io.cqflux.core.ResourceClosedException e;
+        try {
+            e = assertThrows(io.cqflux.core.ResourceClosedException.class, () -> src.descIn(scope));
+        } finally {
+            FabricLocalRegion.afterScopedRegistrationForTests = null;
+        }
+        assertTrue(openInHook[0], "the hook did not run");
+        assertTrue(openInHook[1], "the domain closed under the registration's hold");
+        assertTrue(e.getMessage().contains("is closed"), e::getMessage);
+        assertTrue(scope.nativeClosed(), "the domain outlived the hold given back after its last child");
+        assertEquals(0, scope.localRegistrations());
+        assertEquals(0, src.scopedRegistrations(), "the domain's close left its registration in the region");
+        assertEquals(0, t.scopedLocalRegistrations(), "the registration kept was not closed by the domain");
+        assertTrue(src.isOpen(), "the region closed with the domain");
+        assertThrows(io.cqflux.core.ResourceClosedException.class, () -> src.descIn(scope));
+        src.close();
+        assertEquals(0, t.scopedLocalRegistrations());
         assertEquals(closeFailures, FabricLibrary.closeFailures(), "an fi_close failed");
     }
 
