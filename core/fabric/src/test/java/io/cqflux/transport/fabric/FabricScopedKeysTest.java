@@ -457,6 +457,20 @@ class FabricScopedKeysTest extends TransportFixture {
         }
     }
 
+    @Test
+    void sockets_offersNoScopedKeys_andRefusesThemNamingItself() {
+        // A provider other than tcp and verbs, opened for real (sockets is on the host, as
+        // CompletionGroupTest relies on too): the capability is absent and the refusal names it.
+        try (Transport sockets = Fabric.open("sockets", LOOPBACK)) {
+            assertEquals("fabric/sockets", sockets.name());
+            assertFalse(sockets.capabilities().contains(Capability.CONNECTION_SCOPED_KEYS),
+                    sockets.capabilities()::toString);
+            String why = sockets.connectionScopedKeysRefusal();
+            assertNotNull(why, "no refusal on sockets");
+            assertTrue(why.contains("provider sockets ") && why.contains("not measured"), why);
+        }
+    }
+
     private static void awaitQuietly(java.util.concurrent.CountDownLatch l) {
         try {
             l.await();
