@@ -52,8 +52,10 @@ import java.util.Set;
  * request and no lkey is looked at), which succeeds; hence ScopedLocalMr, for every length.
  *
  * <p><b>Lifetime.</b> Holds one count of its transport from its open until its native close.
- * Its children (the connection, every region registered in it, and the request's own hold,
- * {@link #close()}) each hold it; the last to go closes the flush sink, then the transport's
+ * Its children (the connection, every region registered in it, the request's own hold,
+ * {@link #close()}, and, for as long as each lasts, the transient hold of a transport region
+ * being registered in it, {@link #holdForLocal}, given back with {@link #release()} once that
+ * registration is kept or closed) each hold it; the last to go closes the flush sink, then the transport's
  * regions registered in it for the connection's posts (which are not children: the application's
  * regions outlive connections, and the connection's endpoint, closed by then, was their only
  * user), then the domain, then gives the transport's count back ({@code fi_domain(3)}: a domain's
