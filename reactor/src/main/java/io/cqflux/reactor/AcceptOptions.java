@@ -59,7 +59,7 @@ import java.util.function.Function;
  * a larger one fails the bind. {@link #withSharedReceivePool(int)} sizes the chunk. A client with
  * raw private data sends without credits and keeps a pool of its own (above).
  *
- * <p><b>Keys scoped to their connection</b> (opt-in, fabric/tcp only:
+ * <p><b>Keys scoped to their connection</b> (opt-in, fabric on tcp and verbs only:
  * {@link #withKeysScopedToConnection(boolean)}). The server always registers what an
  * accepted connection is exposed to, and the connection's control words, once more for that
  * connection, so its keys die with it (docs/security.md, section 5). With scoped keys each
@@ -69,23 +69,37 @@ import java.util.function.Function;
  * ending or revoking the connection closes the domain after its last object. Without them (the
  * default) those registrations live in the instance's one domain, so while connection A lives,
  * A's key also works when a peer presents it on another connection of the instance (it reaches
- * only what A was granted, with A's rights). Only fabric/tcp can: verbs needs every local buffer
- * registered in the endpoint's own protection domain ({@code FI_MR_LOCAL}) and librpma creates a
- * request's queue pair in the listening peer's protection domain; there
- * {@code withKeysScopedToConnection(true)} fails the bind with
+ * only what A was granted, with A's rights). fabric/tcp and fabric/verbs can; rpma cannot (librpma
+ * creates a request's queue pair in the listening peer's protection domain), nor fabric on another
+ * provider (not measured), so there {@code withKeysScopedToConnection(true)} fails the bind with
  * {@link io.cqflux.core.UnsupportedCapabilityException} naming the transport and why.
  *
  * <p>What a scoped connection's peer can reach is exactly what its hello named: a region the
  * application registered with {@link Cqflux#register} and handed to that peer some other way (its
  * {@link Region#rawDescriptor()} in a message, say) lives in the instance's domain, so the peer's
  * access to it fails and ends the connection, as a forged key does. That is why it is not the
- * default: servers that hand out raw descriptors would break. Locally the application's regions
- * and the receive buffers (the shared receive pool's included) stay in the instance's domain and
- * work on a scoped connection, since tcp needs no local descriptor. The cost measured on
- * libfabric 1.17's tcp is one domain per connection: no file descriptor, well under a KiB of
- * native heap, and no accept time that shows beside the connection's own (docs/security.md has
- * the figures); later libfabric versions' tcp provider may give each domain progress objects of
- * its own, so measure there before turning it on for many clients.
+ * default: servers that hand out raw descriptors would break. Locally the application's regions,
+ * the buffer pool and the shared receive pool stay in the instance's domain and work on a scoped
+ * connection (a connection's own receive pool is registered in its scope): tcp needs no local
+ * descriptor; verbs needs one of the connection's own protection domain ({@code FI_MR_LOCAL}), so
+ * on verbs each of the instance's regions a scoped connection posts from (a source or destination
+ * of its operations, the shared pool's chunks it receives into, the buffer pool its
+ * {@code send(byte[])} and {@code write(byte[])} copy into) is registered once more in that
+ * connection's domain, whole and locally only, on the connection's first operation with it, and
+ * that registration is closed with the region or the connection, whichever ends first.
+ *
+ * <p>The cost measured on libfabric 1.17's tcp is one domain per connection: no file descriptor,
+ * well under a KiB of native heap, and no accept time that shows beside the connection's own;
+ * later libfabric versions' tcp provider may give each domain progress objects of its own, so
+ * measure there before turning it on for many clients. On verbs each of those registrations pins
+ * its whole region again and counts against {@code RLIMIT_MEMLOCK} again: allow roughly the
+ * instance's own registrations plus, per scoped connection, the buffer pool (4 MiB by default)
+ * if it sends or writes from {@code byte[]}, each shared pool chunk it received into (2 MiB by
+ * default), its own receive pool if it has one, a page for its flush sink and each application
+ * region it posted from (about 6 MiB per connection with the defaults; a registration the limit
+ * refuses fails that operation). Each registration runs on the connection's event loop, which
+ * serves nothing else meanwhile: over Soft-RoCE under emulation 0.6-1.0 ms for 4 KiB, 4 MiB or
+ * 2 MiB alike (docs/security.md, section 5, has the figures; a NIC's differ).
  *
  * <p>Immutable and thread-safe.
  */
@@ -404,9 +418,9 @@ public final class AcceptOptions {
      *
      * @param scoped {@code true}: each accepted connection gets a domain of its own for what the
      *     server registers for it, and the bind fails, naming the transport and why, where the
-     *     transport cannot ({@code rpma}, {@code fabric/verbs}); {@code false}: the instance's one
-     *     domain for every connection (a key of a live connection then works on its neighbours
-     *     too)
+     *     transport cannot ({@code rpma}, and fabric on a provider other than tcp and verbs, where
+     *     it was not measured); {@code false}: the instance's one domain for every connection (a
+     *     key of a live connection then works on its neighbours too)
      * @return new options
      * @throws IllegalStateException when {@code scoped} is asked of options with raw private data:
      *     the server registers nothing for such a connection, so there is no key to scope

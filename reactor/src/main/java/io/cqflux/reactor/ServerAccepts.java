@@ -195,7 +195,8 @@ final class ServerAccepts {
         closeScope(scope);
         PeerControl c = control;
         ExposureSet x = exposures;
-        back(() -> adoptAndStart(h, spi, c, x, early, shared, target));
+        KeyScope sc = scope;
+        back(() -> adoptAndStart(h, spi, c, x, early, shared, target, sc));
     }
 
     /** Runs {@code step} on the server's loop: inline when already there, else through its task queue. */
@@ -211,9 +212,12 @@ final class ServerAccepts {
     /**
      * Adopts an accepted connection for its loop and starts it there; its exposures are revoked
      * with its native side (keys die too). Server loop (or after it ended, in a shutdown).
+     *
+     * @param scope the connection's key scope (its hold given up: it lives with the connection),
+     *     or null when its keys are not scoped
      */
     private void adoptAndStart(ServerAdmission.Handshake h, Connection spi, PeerControl control, ExposureSet exposures,
-                               ReceivePool early, SharedReceivePool shared, EventLoop target) {
+                               ReceivePool early, SharedReceivePool shared, EventLoop target, KeyScope scope) {
         if (owner.closing.get() || server.closing()) {
             // The instance or the server was closed while the accept ran off the loop (the
             // server's shared pool may be released already): nothing of the connection is
@@ -263,6 +267,13 @@ final class ServerAccepts {
                 core.receiver.prefetch(receivePrefetch, raw); // AcceptOptions.withReceivePrefetch
             }
             core.receiver.endOnOverflow(endOnReceiveOverflow);
+            if (scope != null) {
+                // Its own receive pool, if it makes one, in its scope: on verbs (FI_MR_LOCAL) a
+                // pool of the instance's domain would be registered once more there on its first
+                // receive. (Receives before the accept never meet a scope: only a raw-accept
+                // server posts them, and that one does not scope its keys.)
+                core.receiver.registerPoolIn(scope);
+            }
             if (early != null) {
                 core.receiver.adopt(early); // before start: the table's first contexts are its receives'
             }

@@ -84,6 +84,27 @@ class IsolationOptionsTest {
         RdmaServer.checkScopedKeys(AcceptOptions.exposing().withKeysScopedToConnection(true), transport("fabric/tcp", null));
     }
 
+    @Test
+    void keysScopedToTheirConnection_onFabricsSocketsProvider_failTheBindNamingIt() {
+        // A real transport that cannot: libfabric's sockets provider (on the host; tcp and verbs
+        // are the measured ones). The bind fails; a bind without the option serves.
+        java.net.InetAddress lo = java.net.InetAddress.getLoopbackAddress();
+        try (Cqflux sockets = Cqflux.builder().transport(TransportChoice.FABRIC).fabricProvider("sockets")
+                .localAddress(lo).build()) {
+            java.net.InetSocketAddress any = new java.net.InetSocketAddress(lo, 0);
+            io.cqflux.core.UnsupportedCapabilityException e = assertThrows(
+                    io.cqflux.core.UnsupportedCapabilityException.class,
+                    () -> sockets.bind(any, AcceptOptions.exposing().withKeysScopedToConnection(true))
+                            .block(Duration.ofSeconds(15)));
+            assertEquals(io.cqflux.core.Capability.CONNECTION_SCOPED_KEYS, e.capability());
+            assertTrue(e.getMessage().startsWith("fabric/sockets does not support CONNECTION_SCOPED_KEYS")
+                    && e.getMessage().contains("provider sockets was not measured"), e.getMessage());
+            RdmaServer plain = sockets.bind(any, AcceptOptions.exposing()).block(Duration.ofSeconds(15));
+            assertFalse(plain.keysScopedToConnection());
+            plain.close();
+        }
+    }
+
     /** A transport that answers its name and its refusal of scoped keys, and nothing else. */
     private static io.cqflux.core.spi.Transport transport(String name, String refusal) {
         return (io.cqflux.core.spi.Transport) java.lang.reflect.Proxy.newProxyInstance(

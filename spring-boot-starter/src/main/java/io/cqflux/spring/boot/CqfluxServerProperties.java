@@ -32,8 +32,9 @@ public class CqfluxServerProperties {
 
     /**
      * Whether each accepted connection's keys work on that connection only (a libfabric domain per
-     * connection; fabric/tcp only, the server fails to start on a transport that cannot: rpma,
-     * fabric/verbs). Off by default: a region handed to a peer by its raw descriptor is then not
+     * connection; fabric on tcp and verbs only, the server fails to start on a transport that
+     * cannot: rpma, fabric on another provider). Off
+     * by default: a region handed to a peer by its raw descriptor is then not
      * reachable on such a connection (AcceptOptions.withKeysScopedToConnection).
      */
     private boolean keysScopedToConnection;

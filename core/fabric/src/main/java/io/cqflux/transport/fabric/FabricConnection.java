@@ -39,7 +39,10 @@ import java.util.List;
  *
  * <p>Facts about libfabric 1.17's {@code verbs} provider this class depends on (measured over
  * rxe in the Soft-RoCE lane; FabricVerbsContractTest): local buffers need their {@code fi_mr_desc}
- * (FI_MR_LOCAL), and a zero-length post must pass {@code desc == NULL} (see {@link FabricPoster#rma});
+ * (FI_MR_LOCAL), from a registration in the endpoint's own domain (a scoped connection's: see
+ * {@link #desc}; the transport's registration fails there, LOC_QP_OP_ERR on rxe, but for a post
+ * the provider makes inline, FabricVerbsScopedKeysTest),
+ * and a zero-length post must pass {@code desc == NULL} (see {@link FabricPoster#rma});
  * it ignores completion-level flags (tx op_flags empty); a peer's disconnect leaves posted
  * receives pending until we shut down (see FabricEvents#peerEnded); the op context
  * {@code (uint64_t) -1} is its "no completion" marker, and a completion carrying it is dropped
@@ -79,6 +82,8 @@ final class FabricConnection implements Connection {
     private final long writeLevel;
     /** Where a flush reads back into (see {@link #flush}): the domain's, 8 bytes, READ_DST. */
     private final FabricLocalRegion flushSink;
+    /** Whether a post's local buffers need descriptors of the endpoint's own domain (FI_MR_LOCAL: verbs). */
+    private final boolean localDescriptors;
     /** Whether the endpoint must be shut down by us when the peer ends (see FabricEvents#peerEnded). */
     private final boolean shutdownOnPeerEnd;
     private byte[] peerData;
@@ -102,6 +107,7 @@ final class FabricConnection implements Connection {
         // completes once the data is queued on the socket.
         this.writeLevel = config.writeCompletion() == CompletionLevel.TRANSMIT ? 0 : FI_DELIVERY_COMPLETE();
         this.shutdownOnPeerEnd = !transport.isTcp();
+        this.localDescriptors = transport.needsLocalDescriptors();
         ConnectionQueues q = null;
         FabricLocalRegion sink = null;
         MemorySegment endpoint = MemorySegment.NULL;
@@ -387,8 +393,8 @@ final class FabricConnection implements Connection {
         Checks.send(transport, src, offset, length, false);
         FabricLocalRegion l = local(src);
         requireEstablished();
-        return poster.message(false, l, offset, length, 0, (signaled ? FI_COMPLETION() : 0) | writeLevel,
-                context, Opcode.SEND);
+        return poster.message(false, l.segment().address() + offset, desc(l, length), length, 0,
+                (signaled ? FI_COMPLETION() : 0) | writeLevel, context, Opcode.SEND);
     }
 
     @Override
@@ -397,7 +403,8 @@ final class FabricConnection implements Connection {
         Checks.send(transport, src, offset, length, true);
         FabricLocalRegion l = local(src);
         requireEstablished();
-        return poster.message(false, l, offset, length, Integer.toUnsignedLong(immediate),
+        return poster.message(false, l.segment().address() + offset, desc(l, length), length,
+                Integer.toUnsignedLong(immediate),
                 FI_REMOTE_CQ_DATA() | (signaled ? FI_COMPLETION() : 0) | writeLevel, context,
                 Opcode.SEND_WITH_IMMEDIATE);
     }
@@ -413,13 +420,39 @@ final class FabricConnection implements Connection {
             throw new IllegalStateException(description + " is no longer connected: cannot post a receive");
         }
         // Receives may be posted once the endpoint is enabled, before the connection is up.
-        return poster.message(true, l, offset, length, 0, FI_COMPLETION(), context, Opcode.RECEIVE);
+        return poster.message(true, l.segment().address() + offset, desc(l, length), length, 0, FI_COMPLETION(), context,
+                Opcode.RECEIVE);
     }
 
     private boolean rma(boolean read, FabricLocalRegion l, long lOff, RegionDescriptor.Remote r, long rOff, long len,
                         long data, long flags, long context, Opcode op) {
-        return poster.rma(read, l.segment().address() + lOff, l.desc(), r.base() + rOff, len, r.key(), data, flags,
+        return poster.rma(read, l.segment().address() + lOff, desc(l, len), r.base() + rOff, len, r.key(), data, flags,
                 context, op);
+    }
+
+    /**
+     * The local descriptor of {@code l} for a post on this endpoint. A provider without
+     * {@code FI_MR_LOCAL} (tcp) takes any registration's, or none. With it (verbs) it must come
+     * from a registration in the endpoint's own domain ({@code fi_mr(3)}; on verbs the lkey of
+     * the queue pair's protection domain): a region of the transport's domain used on a
+     * connection of a scoped domain is registered there on its first use (FabricLocalRegion#descIn).
+     * A failing registration fails this post only, with the reason. A zero-length post passes
+     * no descriptor (FabricPoster), so it registers nothing: NULL.
+     */
+    private MemorySegment desc(FabricLocalRegion l, long length) {
+        if (length == 0) {
+            return MemorySegment.NULL;
+        }
+        DomainHolder at = l.home();
+        if (at == home || !localDescriptors) {
+            return l.desc();
+        }
+        if (home instanceof ScopedDomain scope && at == transport) {
+            return l.descIn(scope);
+        }
+        throw new IllegalArgumentException("local region " + l + " is registered in the " + at + ", not usable on "
+                + description + ": " + transport.provider() + " needs a local buffer registered in the connection's"
+                + " own domain (FI_MR_LOCAL)");
     }
 
     // ---- lifecycle -------------------------------------------------------------------------

@@ -96,7 +96,8 @@ final class FabricPoster {
         // A zero-length post (a flush of length 0) passes no descriptor array at all: verbs 1.17
         // (vrb_send_iov) reads desc[0] whenever desc is non-NULL, even for iov_count 0, and
         // desc[0] is NULL there -- the SIGSEGV at libfabric.so.1+0x7da50 (a load from NULL+0x50,
-        // the descriptor's hmem iface). fi_rma(3): desc may be NULL when no local buffer needs one.
+        // the descriptor's hmem iface). fi_mr(3), FI_MR_LOCAL: descriptors are required for the data
+        // buffers the local hardware accesses, and a zero-length post has none.
         fi_msg_rma.desc(msgRma, len == 0 ? MemorySegment.NULL : desc);
         msgRma.set(ValueLayout.JAVA_LONG, fi_msg_rma.context$offset(), context | contextBits);
         fi_msg_rma.data(msgRma, data);
@@ -106,14 +107,22 @@ final class FabricPoster {
     }
 
     /** {@code fi_recvmsg} or {@code fi_sendmsg}; {@return false when the provider said again} */
-    boolean message(boolean receive, FabricLocalRegion l, long off, long len, long data, long flags, long context,
-                    Opcode op) {
+    boolean message(boolean receive, long localAddress, MemorySegment localDesc, long len, long data, long flags,
+                    long context, Opcode op) {
         callersOnly(context, op);
         // tcp (1.17) never returns -FI_EAGAIN for a full queue: it ignores tx_attr/rx_attr size
         // (10000 writes were accepted on an endpoint opened with size 2) and would let the CQ
         // overrun. The caller's credits bound what is in flight (Connection's "Posting" contract);
         // the transport keeps no count of its own.
-        buffer(l.segment().address() + off, len, l.desc());
+        buffer(localAddress, len, localDesc);
+        // A zero-length message passes no buffer and no descriptor array, as a zero-length RMA
+        // does (above, and why NULL and not an array holding NULL). fi_mr(3), FI_MR_LOCAL: the
+        // descriptors required are those of the data buffers the local hardware accesses, and
+        // with iov_count 0 there is none; what this relies on of the providers: verbs 1.17 reads
+        // desc only when it is non-NULL (vrb_send_iov, above) and tcp (no FI_MR_LOCAL) ignores
+        // it. So a scoped connection registers nothing for it.
+        fi_msg.iov_count(msg, len == 0 ? 0 : 1);
+        fi_msg.desc(msg, len == 0 ? MemorySegment.NULL : desc);
         msg.set(ValueLayout.JAVA_LONG, fi_msg.context$offset(), context | contextBits);
         fi_msg.data(msg, data);
         return posted(receive ? fi_ops_msg.recvmsg.invoke(recvmsgFp, ep, msg, flags)

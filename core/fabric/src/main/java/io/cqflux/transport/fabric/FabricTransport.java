@@ -81,6 +81,8 @@ final class FabricTransport implements Transport, DomainHolder {
             new java.util.concurrent.atomic.AtomicLong();
     /** The domain and fabric are closed (guarded by this). */
     private boolean nativeClosed;
+    /** Open registrations of its regions in scoped domains (ScopedLocalMr). */
+    private final java.util.concurrent.atomic.AtomicLong scopedLocals = new java.util.concurrent.atomic.AtomicLong();
 
     private FabricTransport(String provider, MemorySegment info, MemorySegment fabric, MemorySegment domain) {
         this.provider = provider;
@@ -99,7 +101,7 @@ final class FabricTransport implements Transport, DomainHolder {
         this.passiveEpFp = fi_ops_fabric.passive_ep(fops);
         this.trywaitFp = fi_ops_fabric.trywait(fops);
         this.ops = DomainOps.of(domain);
-        this.profile = new ProviderProfile(info, fabric, passiveEpFp);
+        this.profile = new ProviderProfile(provider, info, fabric, passiveEpFp);
         this.regions = new RegionRegistrar(this, name, profile.mrMode(), profile.keyBytes(),
                 profile.flushTypes(), profile.readAfterWriteOrdered());
     }
@@ -301,22 +303,53 @@ final class FabricTransport implements Transport, DomainHolder {
     }
 
     /**
-     * Scoped keys are a domain per accepted connection (ScopedDomain). A provider with
-     * {@code FI_MR_LOCAL} (verbs) needs every local buffer of a post registered in the
-     * endpoint's own domain (its protection domain), and the application's regions and the
-     * receive buffers are registered in this one: posts on a scoped connection would carry
-     * descriptors of another protection domain, so the option is refused there.
+     * Scoped keys are a domain per accepted connection (ScopedDomain), offered on the providers
+     * they were measured on: tcp (needs no local descriptor) and verbs (FI_MR_LOCAL: a
+     * connection's posts register the transport's regions they use in its domain, ScopedLocalMr).
+     * ProviderProfile#scopedKeysMeasured decides; another provider is refused with
+     * {@link #scopedKeysRefusal}.
      */
     @Override
     public String connectionScopedKeysRefusal() {
         return profile.capabilities().contains(Capability.CONNECTION_SCOPED_KEYS) ? null : scopedKeysRefusal(provider);
     }
 
-    /** {@return the reason {@link #connectionScopedKeysRefusal()} gives for a provider with FI_MR_LOCAL} */
+    /** {@return the reason {@link #connectionScopedKeysRefusal()} gives for a provider they were not measured on} */
     static String scopedKeysRefusal(String provider) {
-        return "provider " + provider + " needs every local buffer registered in the connection's own domain"
-                + " (FI_MR_LOCAL), and the application's regions and receive buffers are registered in the instance's"
-                + " domain: use a separate Cqflux instance per trust group instead";
+        return "provider " + provider + " was not measured with keys scoped to their connection (a domain per accepted"
+                + " connection, opened with the request's fi_info, that keeps its keys to that connection): they are"
+                + " offered on tcp and verbs only; use a separate Cqflux instance per trust group instead";
+    }
+
+    /**
+     * {@return whether every local buffer of a post needs a descriptor of its endpoint's own
+     * domain ({@code fi_mr(3)} FI_MR_LOCAL: verbs), so that a connection of a scoped domain
+     * registers the transport's regions it posts from in its domain (ScopedLocalMr)}
+     */
+    boolean needsLocalDescriptors() {
+        return (profile.mrMode() & FI_MR_LOCAL()) != 0;
+    }
+
+    /** Registers {@code parent} in {@code scope} for that connection's posts (RegionRegistrar#registerLocal). */
+    ScopedLocalMr registerLocal(ScopedDomain scope, FabricLocalRegion parent) {
+        return regions.registerLocal(scope, parent);
+    }
+
+    void scopedLocalRegistered() {
+        scopedLocals.incrementAndGet();
+    }
+
+    void scopedLocalClosed() {
+        scopedLocals.decrementAndGet();
+    }
+
+    /**
+     * {@return how many registrations of this transport's regions in connections' scoped domains
+     * are open (FI_MR_LOCAL only; ScopedLocalMr)} (tests: each closes with its region or its
+     * connection's domain)
+     */
+    long scopedLocalRegistrations() {
+        return scopedLocals.get();
     }
 
     @Override

@@ -42,11 +42,12 @@ final class ProviderProfile {
     private final int maxPrivateData;
 
     /**
+     * @param provider the provider's name, for what only some providers were measured to do
      * @param info the chosen entry
      * @param fabric the fabric opened from it, where the private-data limit is asked
      * @param passiveEpFp the fabric's {@code fi_passive_ep} op
      */
-    ProviderProfile(MemorySegment info, MemorySegment fabric, MemorySegment passiveEpFp) {
+    ProviderProfile(String provider, MemorySegment info, MemorySegment fabric, MemorySegment passiveEpFp) {
         MemorySegment dattr = fi_info.domain_attr(info);
         this.mrMode = fi_domain_attr.mr_mode(dattr);
         this.caps = fi_info.caps(info);
@@ -89,10 +90,7 @@ final class ProviderProfile {
                 c.add(Capability.SEND_WITH_IMMEDIATE);
             }
         }
-        if ((mrMode & FI_MR_LOCAL()) == 0) {
-            // A domain per accepted connection (ScopedDomain); the instance's own registrations
-            // (the application's regions, receive buffers) stay in this domain, which only a
-            // provider that needs no local descriptor allows (fi_mr(3) FI_MR_LOCAL).
+        if (scopedKeysMeasured(provider)) {
             c.add(Capability.CONNECTION_SCOPED_KEYS);
         }
         // ATOMIC_WRITE: not offered. tcp has no FI_ATOMIC at all; verbs lists FI_ATOMIC when
@@ -103,6 +101,21 @@ final class ProviderProfile {
                 ? EnumSet.of(FlushType.VISIBILITY) : EnumSet.noneOf(FlushType.class));
         this.maxPrivateData = (int) Math.min(FabricTransport.PRIVATE_DATA_BOUND,
                 queryCmDataSize(info, fabric, passiveEpFp));
+    }
+
+    /**
+     * {@return whether keys scoped to their connection are offered on {@code provider}} A domain
+     * per accepted connection (ScopedDomain); the instance's own registrations (the application's
+     * regions, receive buffers) stay in the transport's domain. A provider that needs no local
+     * descriptor (tcp) posts from them as they are; one with FI_MR_LOCAL (verbs: a post's lkey
+     * must belong to the queue pair's protection domain) gets them registered in the
+     * connection's domain on first use (ScopedLocalMr). Only tcp and verbs were measured to keep
+     * a key to the domain of the endpoint it arrives on and to open a domain with a connection
+     * request's info (ScopedDomain's facts); another provider may do either differently, so it is
+     * not offered there (FabricTransport#scopedKeysRefusal says so).
+     */
+    static boolean scopedKeysMeasured(String provider) {
+        return "tcp".equals(provider) || "verbs".equals(provider);
     }
 
     /**

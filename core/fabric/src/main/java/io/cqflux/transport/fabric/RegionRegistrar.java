@@ -94,11 +94,94 @@ final class RegionRegistrar {
         }
         home.retain(); // released by the region's close, or below when registration fails
         boolean registered = false;
+        try {
+            Registered reg = mrReg(home.ops(), memory, fiAccess, memory.byteSize() + " bytes, access " + access);
+            MemorySegment mr = reg.mr();
+            long actualKey = reg.key();
+            // FI_MR_VIRT_ADDR: the peer addresses the region by virtual address; else by offset.
+            long base = (mrMode & FI_MR_VIRT_ADDR()) != 0 ? memory.address() : 0;
+            FabricLocalRegion region = new FabricLocalRegion(transport, home, memory, EnumSet.copyOf(access), mr,
+                    fid_mr.mem_desc(mr), actualKey, base, flush);
+            registered = true;
+            return region;
+        } finally {
+            if (!registered) {
+                home.release();
+            }
+        }
+    }
+
+    /**
+     * Registers {@code parent}'s memory once more in a connection's scoped domain, for that
+     * connection's posts only ({@code FI_MR_LOCAL}: a local buffer's descriptor must come from the
+     * endpoint's own domain): with the parent's local rights and no remote right, so the
+     * registration's key, which no peer is told, reaches nothing either (ScopedLocalMr), except
+     * on an iWARP device, below.
+     *
+     * <p>Fact (libfabric 1.17, {@code prov/verbs/src/verbs_mr.c}, {@code vrb_mr_ofi2ibv_access}):
+     * under {@code if (ofi_access & FI_READ)} the provider adds
+     * {@code if (domain->verbs->device->transport_type == IBV_TRANSPORT_IWARP) ibv_access |=
+     * IBV_ACCESS_REMOTE_WRITE;}, since iWARP places a read's response into its sink as a
+     * remote write. So on iWARP the registration here of a {@code READ_DST} region carries a
+     * remotely writable key in the connection's domain, as the region's own registration does in
+     * the transport's domain (where a peer of any connection may present it). FI_READ is kept:
+     * without it the sink would lack the right iWARP requires, and the connection's reads into
+     * the region would fail. What it adds is a key of that one connection's domain, which only
+     * that connection's peer can present; over RoCE and InfiniBand (rxe in the lane) no remote
+     * right is added. docs/security.md, section 5, says so.
+     *
+     * @param scope the connection's domain; the caller holds it open (ScopedDomain#holdForLocal),
+     *     under no lock, and keeps or closes the registration
+     * @param parent the instance's region
+     * @return the registration
+     * @throws IllegalArgumentException when {@code parent} grants no local use
+     * @throws io.cqflux.core.NativeCallException when {@code fi_mr_reg} fails
+     */
+    ScopedLocalMr registerLocal(ScopedDomain scope, FabricLocalRegion parent) {
+        long fiAccess = remoteAccess(localRights(parent.access()));
+        if (fiAccess == 0) {
+            throw new IllegalArgumentException(parent + " grants no local use (" + parent.access()
+                    + "): it cannot be a local buffer of a post on " + scope.label());
+        }
+        MemorySegment memory = parent.segment();
+        MemorySegment mr = mrReg(scope.ops(), memory, fiAccess, parent + " for the posts of " + scope.label()
+                + " (a local registration in that connection's own domain, FI_MR_LOCAL)").mr();
+        return new ScopedLocalMr(transport, scope, parent, mr, fid_mr.mem_desc(mr));
+    }
+
+    /** {@return the local rights of {@code access}: what a post's own buffer uses} */
+    static Set<RegionAccess> localRights(Set<RegionAccess> access) {
+        EnumSet<RegionAccess> local = EnumSet.noneOf(RegionAccess.class);
+        for (RegionAccess a : access) {
+            switch (a) {
+                case READ_DST, WRITE_SRC, SEND, RECV -> local.add(a);
+                default -> { } // remote rights and flush grants: never on a local-only registration
+            }
+        }
+        return local;
+    }
+
+    /**
+     * A registration and its key: the one requested (tcp), or the provider's (FI_MR_PROV_KEY).
+     *
+     * @param mr the {@code struct fid_mr *}
+     * @param key its key
+     */
+    private record Registered(MemorySegment mr, long key) {
+    }
+
+    /**
+     * {@code fi_mr_reg(3)} in {@code d}, with a key from this transport's sequence where the
+     * provider takes requested keys.
+     *
+     * @param detail names what is registered, for the error
+     * @return the {@code struct fid_mr *} and its key
+     */
+    private Registered mrReg(DomainOps d, MemorySegment memory, long fiAccess, String detail) {
         try (Arena tmp = Arena.ofConfined()) {
             MemorySegment out = tmp.allocate(C_POINTER);
-            DomainOps d = home.ops();
-            long key = 0;
             long rc = -FabricErrno.ENOKEY.code();
+            long key = 0;
             // fi_mr_reg(3): requested_key is ignored when the provider sets FI_MR_PROV_KEY; where
             // it is ours, a key already in use answers -FI_ENOKEY. Ours never repeat, but another
             // registration in the domain could in principle hold one: draw the next.
@@ -110,19 +193,9 @@ final class RegionRegistrar {
                     break;
                 }
             }
-            FabricLibrary.check("fi_mr_reg", rc, memory.byteSize() + " bytes, access " + access);
+            FabricLibrary.check("fi_mr_reg", rc, detail);
             MemorySegment mr = out.get(C_POINTER, 0);
-            long actualKey = keys == null ? fid_mr.key(mr) : key;
-            // FI_MR_VIRT_ADDR: the peer addresses the region by virtual address; else by offset.
-            long base = (mrMode & FI_MR_VIRT_ADDR()) != 0 ? memory.address() : 0;
-            FabricLocalRegion region = new FabricLocalRegion(transport, home, memory, EnumSet.copyOf(access), mr,
-                    fid_mr.mem_desc(mr), actualKey, base, flush);
-            registered = true;
-            return region;
-        } finally {
-            if (!registered) {
-                home.release();
-            }
+            return new Registered(mr, keys == null ? fid_mr.key(mr) : key);
         }
     }
 

@@ -21,9 +21,12 @@ import java.util.Set;
  * the target of a remote access looks the key up in the domain of the endpoint it arrived on.
  * The connection's endpoint, its CQs, its flush sink and what the server registers for it (its
  * exposures and control words) are opened in it; the instance's other registrations (the
- * application's regions, receive buffers) stay in the transport's domain, which is correct only
- * where local buffers need no descriptor of the endpoint's domain (no {@code FI_MR_LOCAL}: tcp),
- * so the transport offers scoped keys only there (FabricTransport#connectionScopedKeysRefusal).
+ * application's regions, receive buffers, the shared receive pool's chunks) stay in the
+ * transport's domain. Where a post's local buffers need no descriptor of the endpoint's domain
+ * (no {@code FI_MR_LOCAL}: tcp) the connection posts from those as they are; where they do
+ * (verbs: a work request's lkey must belong to the queue pair's protection domain), the
+ * connection registers each of the transport's regions it posts from in this domain, once, on
+ * first use ({@link #holdForLocal}, {@link #adopt}, ScopedLocalMr), and this domain closes those before itself.
  *
  * <p>Facts measured on libfabric 1.17's tcp over 127.0.0.1
  * ({@code core/fabric/src/test/c/scoped_domain_probe.c}): a domain costs no file descriptor and
@@ -33,11 +36,31 @@ import java.util.Set;
  * {@code FI_SHUTDOWN}), exactly as a key unknown to the whole domain does, while the connection
  * of domain A goes on working.
  *
+ * <p>Facts measured on libfabric 1.17's verbs over Soft-RoCE (rxe, kernel 6.1) in the lane
+ * (FabricVerbsScopedKeysTest): {@code fi_domain} with an {@code FI_CONNREQ}'s info opens a
+ * domain (a protection domain, {@code ibv_alloc_pd}) on the passive endpoint's device other
+ * than the one the passive endpoint was opened from, and the request's endpoint opened and
+ * accepted in it works; a write with a key of domain A presented on B's queue pair fails on the
+ * initiator with {@code REM_ACCESS_ERR} (rxe's responder looks the rkey up in the queue pair's
+ * protection domain: {@code rxe_resp.c} check_rkey, {@code rxe_mr.c} lookup_mr), B's queue pair
+ * is in the error state afterwards (its next operation is flushed), A's memory is unchanged and
+ * A goes on writing with its key. The same write on two connections of one domain succeeds. And
+ * a write on a scoped connection from a region of the transport's domain, posted with that
+ * registration's descriptor (as on tcp), fails locally (its lkey belongs to another protection
+ * domain; rxe completes it with {@code IBV_WC_LOC_QP_OP_ERR}) unless the provider posts it inline (at most
+ * {@code tx_attr->inject_size} bytes, {@code IBV_SEND_INLINE}: the data is copied into the work
+ * request and no lkey is looked at), which succeeds; hence ScopedLocalMr, for every length.
+ *
  * <p><b>Lifetime.</b> Holds one count of its transport from its open until its native close.
- * Its children (the connection, every region registered in it, and the request's own hold,
- * {@link #close()}) each hold it; the last to go closes the flush sink, then the domain, then
- * gives the transport's count back ({@code fi_domain(3)}: a domain's objects before it).
- * Thread-safe.
+ * Its children (the connection, every region registered in it, the request's own hold,
+ * {@link #close()}, and, for as long as each lasts, the transient hold of a transport region
+ * being registered in it, {@link #holdForLocal}, given back with {@link #release()} once that
+ * registration is kept or closed) each hold it; the last to go closes the flush sink, then the transport's
+ * regions registered in it for the connection's posts (which are not children: the application's
+ * regions outlive connections, and the connection's endpoint, closed by then, was their only
+ * user), then the domain, then gives the transport's count back ({@code fi_domain(3)}: a domain's
+ * objects before it). Thread-safe; lock order: a transport region, then this domain, then one of
+ * the registrations in it (FabricLocalRegion, ScopedLocalMr).
  */
 @SuppressWarnings("restricted") // FFM: this package is the native-access boundary of the fabric transport
 final class ScopedDomain implements DomainHolder, KeyScope {
@@ -52,6 +75,12 @@ final class ScopedDomain implements DomainHolder, KeyScope {
     /** The flush sink, registered on first use (guarded by this); one of {@link #children} while open. */
     private FabricLocalRegion flushSink;
     private final Arena arena = Arena.ofShared();
+    /**
+     * The transport's regions registered in it for the connection's posts (FI_MR_LOCAL only;
+     * guarded by this): not children, since the application's regions outlive connections; closed
+     * before the domain.
+     */
+    private final Set<ScopedLocalMr> locals = new java.util.HashSet<>();
 
     private ScopedDomain(FabricTransport transport, MemorySegment domain, String label) {
         this.transport = transport;
@@ -110,6 +139,50 @@ final class ScopedDomain implements DomainHolder, KeyScope {
         return transport.register(this, memory, access);
     }
 
+    /**
+     * Holds this domain open while a region of the transport's domain is registered in it for
+     * the connection's posts (FabricLocalRegion#registerIn, which gives the hold back with
+     * {@link #release()} once it kept or closed the registration): the registration runs under no
+     * lock, and the domain must not close under it.
+     *
+     * @throws ResourceClosedException when the domain is closed, or closing (its last child gone)
+     */
+    synchronized void holdForLocal(FabricLocalRegion parent) {
+        if (nativeClosed || !held && children == 0) {
+            throw new ResourceClosedException("the " + this + " is closed: " + parent + " cannot be registered in it");
+        }
+        transport.ensureOpen();
+        children++;
+    }
+
+    /**
+     * Keeps a registration of {@code parent} made in this domain, unless one is kept already
+     * (FabricLocalRegion#registerIn, which holds the region's lock and this domain's hold, so the
+     * domain is open). {@return the registration kept}
+     */
+    synchronized ScopedLocalMr adopt(FabricLocalRegion parent, ScopedLocalMr made) {
+        ScopedLocalMr kept = parent.keep(this, made);
+        if (kept == made) {
+            locals.add(made);
+        }
+        return kept;
+    }
+
+    /** A registration of {@link #adopt} was closed (by its region, or below). */
+    synchronized void forget(ScopedLocalMr r) {
+        locals.remove(r);
+    }
+
+    /** {@return how many regions of the transport are registered in it} (tests) */
+    synchronized int localRegistrations() {
+        return locals.size();
+    }
+
+    /** {@return what it is, for messages} */
+    String label() {
+        return label;
+    }
+
     @Override
     public synchronized FabricLocalRegion flushSink() {
         if (flushSink == null) {
@@ -148,6 +221,13 @@ final class ScopedDomain implements DomainHolder, KeyScope {
         if (children == 0) {
             nativeClosed = true;
             try {
+                // The transport's regions registered here go first (fi_domain(3): a domain's
+                // objects before it). A region closing one of them on another thread meanwhile
+                // holds that registration's lock until its fi_close returned: close() waits.
+                for (ScopedLocalMr r : java.util.List.copyOf(locals)) {
+                    r.close();
+                }
+                locals.clear();
                 FabricLibrary.close(ops.domain(), "domain", label);
             } finally {
                 arena.close();

@@ -205,10 +205,278 @@ class FabricScopedKeysTest extends TransportFixture {
     }
 
     @Test
-    void verbsLikeProviders_areRefused_withTheReason() {
-        // FI_MR_LOCAL: the transport's answer without the capability names the provider and why.
-        String why = FabricTransport.scopedKeysRefusal("verbs");
-        assertTrue(why.contains("verbs") && why.contains("FI_MR_LOCAL"), why);
+    void tcp_postsFromTheTransportsRegions_withoutRegisteringThemInTheConnectionsDomain() {
+        // No FI_MR_LOCAL on tcp: a scoped connection's posts pass the instance's descriptors as
+        // they are, so nothing of the transport's is registered again per connection (verbs does:
+        // FabricVerbsScopedKeysTest).
+        FabricTransport t = (FabricTransport) server;
+        assertFalse(t.needsLocalDescriptors());
+        Listener l = closeLater(server.listen(listenAddress(), config()));
+        Deque<ConnectionRequest> reqs = pump.add(l);
+        LocalRegion target = region(client, 4096, RegionAccess.WRITE_DST);
+        Accepted a = accept(l, reqs, true, (byte) 0x11);
+        RemoteRegion dst = closeLater(server.remoteRegion(target.descriptor()));
+        LocalRegion src = region(server, 64, RegionAccess.WRITE_SRC);
+        post("server write", () -> a.server().connection().write(dst, 0, src, 0, 64, 1, true));
+        assertTrue(await(a.server(), 1).isSuccess());
+        assertEquals(0, t.scopedLocalRegistrations());
+        assertEquals(0, ((FabricLocalRegion) src).scopedRegistrations());
+    }
+
+    @Test
+    void aLocalRegistration_inAClosedScope_failsWithTheReason_andTheRegionGoesOn() {
+        // The verbs path (ScopedLocalMr) at its edges, on tcp's domains: a post that would need
+        // the region registered in a scope already closed fails with a clear error, not a crash.
+        Listener l = closeLater(server.listen(listenAddress(), config()));
+        Deque<ConnectionRequest> reqs = pump.add(l);
+        pump.add("client", closeLater(client.connect(l.address(), config(), new byte[0])));
+        pump.until("a connection request", DEADLINE, () -> !reqs.isEmpty());
+        ConnectionRequest r = reqs.poll();
+        ScopedDomain scope = (ScopedDomain) r.scopeKeys();
+        r.reject();
+        scope.close();
+        FabricLocalRegion src = (FabricLocalRegion) region(server, 64, RegionAccess.WRITE_SRC);
+        io.cqflux.core.ResourceClosedException e = assertThrows(io.cqflux.core.ResourceClosedException.class,
+                () -> src.descIn(scope));
+        assertTrue(e.getMessage().contains("key scope of") && e.getMessage().contains("cannot be registered"),
+                e::getMessage);
+        assertEquals(0, src.scopedRegistrations());
+        assertTrue(src.isOpen());
+    }
+
+    @Test
+    void localRegistrations_closeWithTheirRegionOrTheirScope_onceEach_evenAtOnce() throws Exception {
+        FabricTransport t = (FabricTransport) server;
+        Listener l = closeLater(server.listen(listenAddress(), config()));
+        Deque<ConnectionRequest> reqs = pump.add(l);
+        long closeFailures = FabricLibrary.closeFailures();
+        for (int i = 0; i < 16; i++) {
+            Accepted a = accept(l, reqs, true, (byte) i);
+            ScopedDomain scope = (ScopedDomain) a.scope();
+            FabricLocalRegion src = (FabricLocalRegion) server.register(arena.allocate(4096, 4096),
+                    EnumSet.of(RegionAccess.WRITE_SRC, RegionAccess.RECV));
+            assertSame(src.descIn(scope), src.descIn(scope), "registered once, then looked up");
+            assertEquals(1, t.scopedLocalRegistrations());
+            assertEquals(1, scope.localRegistrations());
+            a.region().close();
+            pump.remove(a.server());
+            pump.remove(a.client());
+            // The region and the scope's last child close on two threads at once (odd rounds), or
+            // the region first and then the scope (even rounds).
+            java.util.concurrent.CountDownLatch go = new java.util.concurrent.CountDownLatch(1);
+            Runnable closeRegion = src::close;
+            Runnable closeConnection = () -> a.server().connection().close();
+            if (i % 2 == 0) {
+                closeRegion.run();
+                assertEquals(0, t.scopedLocalRegistrations(), "the region's close left its registration");
+                assertFalse(scope.nativeClosed());
+                closeConnection.run();
+            } else {
+                Thread x = Thread.ofPlatform().start(() -> {
+                    awaitQuietly(go);
+                    closeRegion.run();
+                });
+                Thread y = Thread.ofPlatform().start(() -> {
+                    awaitQuietly(go);
+                    closeConnection.run();
+                });
+                go.countDown();
+                x.join();
+                y.join();
+            }
+            a.client().connection().close();
+            assertTrue(scope.nativeClosed());
+            assertEquals(0, t.scopedLocalRegistrations(), "round " + i);
+            assertEquals(0, src.scopedRegistrations());
+        }
+        assertEquals(closeFailures, FabricLibrary.closeFailures(), "an fi_close failed: twice, or a domain before"
+                + " a registration in it");
+    }
+
+    @Test
+    void aLocalRegistration_askedOnFourThreadsAtOnce_isKeptOnce_andTheOthersAreClosed() throws Exception {
+        // The registration runs under no lock (FabricLocalRegion#registerIn): threads that made one
+        // at once keep the first and close theirs, and every caller gets the kept one's descriptor.
+        // The hook holds each thread after its registration until all four made one, so that the
+        // four collide in every round.
+        FabricTransport t = (FabricTransport) server;
+        Listener l = closeLater(server.listen(listenAddress(), config()));
+        Deque<ConnectionRequest> reqs = pump.add(l);
+        Accepted a = accept(l, reqs, true, (byte) 1);
+        ScopedDomain scope = (ScopedDomain) a.scope();
+        long closeFailures = FabricLibrary.closeFailures();
+        for (int round = 0; round < 8; round++) {
+            FabricLocalRegion src = (FabricLocalRegion) server.register(arena.allocate(4096, 4096),
+                    EnumSet.of(RegionAccess.WRITE_SRC));
+            int n = 4;
+            java.util.concurrent.CyclicBarrier allMade = new java.util.concurrent.CyclicBarrier(n);
+            java.util.concurrent.atomic.AtomicInteger made = new java.util.concurrent.atomic.AtomicInteger();
+            FabricLocalRegion.afterScopedRegistrationForTests = (region, in) -> {
+                if (region == src && in == scope) {
+                    made.incrementAndGet();
+                    try {
+                        allMade.await(DEADLINE.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+                    } catch (Exception e) {
+                        throw new AssertionError("the four registering threads did not all arrive", e);
+                    }
+                }
+            };
+            java.util.concurrent.CountDownLatch go = new java.util.concurrent.CountDownLatch(1);
+            long[] got = new long[n];
+            Throwable[] failed = new Throwable[n];
+            Thread[] threads = new Thread[n];
+            for (int i = 0; i < n; i++) {
+                int k = i;
+                threads[i] = Thread.ofPlatform().start(() -> {
+                    awaitQuietly(go);
+                    try {
+                        got[k] = src.descIn(scope).address();
+                    } catch (Throwable e) {
+                        failed[k] = e;
+                    }
+                });
+            }
+            go.countDown();
+            try {
+                for (Thread x : threads) {
+                    x.join();
+                }
+            } finally {
+                FabricLocalRegion.afterScopedRegistrationForTests = null;
+            }
+            for (int i = 0; i < n; i++) {
+                assertNull(failed[i], "thread " + i + " of round " + round);
+                assertEquals(got[0], got[i], "thread " + i + " got another registration's descriptor");
+            }
+            assertEquals(n, made.get(), "registrations made at once, round " + round);
+            assertEquals(1, src.scopedRegistrations(), "round " + round);
+            assertEquals(1, scope.localRegistrations(), "round " + round);
+            assertEquals(1, t.scopedLocalRegistrations(), "registrations not kept were left open, round " + round);
+            src.close();
+            assertEquals(0, t.scopedLocalRegistrations());
+            assertEquals(0, scope.localRegistrations());
+        }
+        assertEquals(closeFailures, FabricLibrary.closeFailures(), "an fi_close failed");
+    }
+
+    @Test
+    void aLocalRegistration_whoseRegionClosesWhileItIsMade_failsNamingTheClose_andLeavesNothing() {
+        // FabricLocalRegion#registerIn: the region closes between fi_mr_reg and keeping the
+        // registration; the registration made is closed, not kept, and the domain goes on.
+        FabricTransport t = (FabricTransport) server;
+        Listener l = closeLater(server.listen(listenAddress(), config()));
+        Deque<ConnectionRequest> reqs = pump.add(l);
+        Accepted a = accept(l, reqs, true, (byte) 1);
+        ScopedDomain scope = (ScopedDomain) a.scope();
+        long closeFailures = FabricLibrary.closeFailures();
+        FabricLocalRegion src = (FabricLocalRegion) server.register(arena.allocate(4096, 4096),
+                EnumSet.of(RegionAccess.WRITE_SRC));
+        int[] inHook = new int[1];
+        FabricLocalRegion.afterScopedRegistrationForTests = (region, in) -> {
+            if (region == src && in == scope) {
+                inHook[0]++;
+                assertEquals(1, t.scopedLocalRegistrations(), "the registration was not made before the hook");
+                src.close();
+            }
+        };
+        io.cqflux.core.ResourceClosedException e;
+        try {
+            e = assertThrows(io.cqflux.core.ResourceClosedException.class, () -> src.descIn(scope));
+        } finally {
+            FabricLocalRegion.afterScopedRegistrationForTests = null;
+        }
+        assertEquals(1, inHook[0], "the hook did not run once");
+        assertTrue(e.getMessage().contains("was closed while it was registered in the " + scope), e::getMessage);
+        assertFalse(src.isOpen());
+        assertEquals(0, src.scopedRegistrations());
+        assertEquals(0, scope.localRegistrations());
+        assertEquals(0, t.scopedLocalRegistrations(), "the registration made was left open");
+        assertFalse(scope.nativeClosed(), "the domain closed with a region of the transport's");
+        assertEquals(closeFailures, FabricLibrary.closeFailures(), "an fi_close failed");
+        // The connection still works through its domain.
+        LocalRegion target = region(client, 4096, RegionAccess.WRITE_DST);
+        RemoteRegion dst = closeLater(server.remoteRegion(target.descriptor()));
+        LocalRegion other = region(server, 64, RegionAccess.WRITE_SRC);
+        post("server write", () -> a.server().connection().write(dst, 0, other, 0, 64, 1, true));
+        assertTrue(await(a.server(), 1).isSuccess());
+    }
+
+    @Test
+    void aLocalRegistration_whoseConnectionClosesWhileItIsMade_holdsTheDomainOpen_thenClosesWithIt() {
+        // FabricLocalRegion#registerIn: the scope's last child (the connection) closes while the
+        // hold of ScopedDomain#holdForLocal is out; the domain closes when the hold is given back,
+        // and closes the registration kept in it first.
+        FabricTransport t = (FabricTransport) server;
+        Listener l = closeLater(server.listen(listenAddress(), config()));
+        Deque<ConnectionRequest> reqs = pump.add(l);
+        Accepted a = accept(l, reqs, true, (byte) 1);
+        ScopedDomain scope = (ScopedDomain) a.scope();
+        a.region().close(); // the connection is the scope's last child
+        pump.remove(a.server());
+        pump.remove(a.client());
+        long closeFailures = FabricLibrary.closeFailures();
+        FabricLocalRegion src = (FabricLocalRegion) server.register(arena.allocate(4096, 4096),
+                EnumSet.of(RegionAccess.WRITE_SRC));
+        boolean[] openInHook = new boolean[2];
+        FabricLocalRegion.afterScopedRegistrationForTests = (region, in) -> {
+            if (region == src && in == scope) {
+                a.server().connection().close();
+                openInHook[0] = true;
+                openInHook[1] = !scope.nativeClosed();
+            }
+        };
+        io.cqflux.core.ResourceClosedException e;
+        try {
+            e = assertThrows(io.cqflux.core.ResourceClosedException.class, () -> src.descIn(scope));
+        } finally {
+            FabricLocalRegion.afterScopedRegistrationForTests = null;
+        }
+        assertTrue(openInHook[0], "the hook did not run");
+        assertTrue(openInHook[1], "the domain closed under the registration's hold");
+        assertTrue(e.getMessage().contains("is closed"), e::getMessage);
+        assertTrue(scope.nativeClosed(), "the domain outlived the hold given back after its last child");
+        assertEquals(0, scope.localRegistrations());
+        assertEquals(0, src.scopedRegistrations(), "the domain's close left its registration in the region");
+        assertEquals(0, t.scopedLocalRegistrations(), "the registration kept was not closed by the domain");
+        assertTrue(src.isOpen(), "the region closed with the domain");
+        assertThrows(io.cqflux.core.ResourceClosedException.class, () -> src.descIn(scope));
+        src.close();
+        assertEquals(0, t.scopedLocalRegistrations());
+        assertEquals(closeFailures, FabricLibrary.closeFailures(), "an fi_close failed");
+    }
+
+    @Test
+    void scopedKeys_areOfferedOnTcpAndVerbsOnly_andAnotherProviderIsRefused_namingItAndWhy() {
+        assertTrue(ProviderProfile.scopedKeysMeasured("tcp"));
+        assertTrue(ProviderProfile.scopedKeysMeasured("verbs"));
+        for (String p : new String[] {"sockets", "psm3", "shm", "ofi_rxm"}) {
+            assertFalse(ProviderProfile.scopedKeysMeasured(p), p);
+            String why = FabricTransport.scopedKeysRefusal(p);
+            assertTrue(why.contains("provider " + p + " ") && why.contains("not measured")
+                    && why.contains("tcp and verbs only"), why);
+        }
+    }
+
+    @Test
+    void sockets_offersNoScopedKeys_andRefusesThemNamingItself() {
+        // A provider other than tcp and verbs, opened for real (sockets is on the host, as
+        // CompletionGroupTest relies on too): the capability is absent and the refusal names it.
+        try (Transport sockets = Fabric.open("sockets", LOOPBACK)) {
+            assertEquals("fabric/sockets", sockets.name());
+            assertFalse(sockets.capabilities().contains(Capability.CONNECTION_SCOPED_KEYS),
+                    sockets.capabilities()::toString);
+            String why = sockets.connectionScopedKeysRefusal();
+            assertNotNull(why, "no refusal on sockets");
+            assertTrue(why.contains("provider sockets ") && why.contains("not measured"), why);
+        }
+    }
+
+    private static void awaitQuietly(java.util.concurrent.CountDownLatch l) {
+        try {
+            l.await();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     private static long openFds() throws IOException {

@@ -54,26 +54,24 @@ class FabricVerbsContractTest extends TransportContract {
     }
 
     /**
-     * verbs has FI_MR_LOCAL: a post's local buffers need descriptors of the endpoint's own
-     * protection domain, so a domain per connection would not serve the instance's regions and
-     * receive buffers. The transport says so, and a request refuses to scope its keys, naming why.
+     * verbs has FI_MR_LOCAL, and scoped keys are offered all the same: a scoped connection
+     * registers the transport's regions it posts from in its own domain (FabricVerbsScopedKeysTest).
      */
     @Test
-    void keysScopedToTheirConnection_areRefused_namingFiMrLocal() {
-        org.junit.jupiter.api.Assertions.assertFalse(server.capabilities().contains(
+    void keysScopedToTheirConnection_areOffered_andARequestScopesItsKeys() {
+        org.junit.jupiter.api.Assertions.assertTrue(server.capabilities().contains(
                 io.cqflux.core.Capability.CONNECTION_SCOPED_KEYS), server.capabilities()::toString);
-        String why = server.connectionScopedKeysRefusal();
-        org.junit.jupiter.api.Assertions.assertTrue(why != null && why.contains("FI_MR_LOCAL"), why);
+        org.junit.jupiter.api.Assertions.assertNull(server.connectionScopedKeysRefusal());
         io.cqflux.core.spi.Listener l = closeLater(server.listen(listenAddress(), config()));
         java.util.Deque<io.cqflux.core.spi.ConnectionRequest> reqs = pump.add(l);
         pump.add("client", closeLater(client.connect(l.address(), config(), new byte[0])));
         pump.until("a connection request", DEADLINE, () -> !reqs.isEmpty());
         io.cqflux.core.spi.ConnectionRequest r = reqs.poll();
-        io.cqflux.core.UnsupportedCapabilityException e = org.junit.jupiter.api.Assertions.assertThrows(
-                io.cqflux.core.UnsupportedCapabilityException.class, r::scopeKeys);
-        org.junit.jupiter.api.Assertions.assertTrue(e.getMessage().startsWith("fabric/verbs does not support"
-                + " CONNECTION_SCOPED_KEYS") && e.getMessage().contains("FI_MR_LOCAL"), e::getMessage);
+        io.cqflux.core.spi.KeyScope scope = r.scopeKeys();
         r.reject();
+        scope.close();
+        org.junit.jupiter.api.Assertions.assertTrue(((ScopedDomain) scope).nativeClosed(),
+                "a rejected request's scope closes with its hold");
     }
 
     /**

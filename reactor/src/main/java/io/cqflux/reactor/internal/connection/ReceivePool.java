@@ -3,7 +3,7 @@ package io.cqflux.reactor.internal.connection;
 import io.cqflux.core.RegionAccess;
 import io.cqflux.core.spi.ConnectionRequest;
 import io.cqflux.core.spi.LocalRegion;
-import io.cqflux.core.spi.Transport;
+import io.cqflux.core.spi.Registrar;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.EnumSet;
@@ -41,9 +41,10 @@ public final class ReceivePool {
      * Allocates {@code count} buffers of {@code bufferSize} bytes in one shared arena and
      * registers them for receives; the memory is freed again when the registration fails.
      *
+     * @param t where to register: the transport, or a scoped connection's key scope
      * @return the pool, with nothing posted
      */
-    public static ReceivePool allocate(Transport t, int count, int bufferSize) {
+    public static ReceivePool allocate(Registrar t, int count, int bufferSize) {
         Arena a = io.cqflux.core.internal.DeferredArena.ofShared(); // closed after the deregistration: DeferredArena
         try {
             MemorySegment mem = a.allocate((long) count * bufferSize, 64);

@@ -70,6 +70,8 @@ public final class Receiver {
     private final ReceiveBacklog backlog = new ReceiveBacklog();
     /** The connection's own buffers; null: none yet, or it takes part in a server's pool. */
     private ReceivePool pool;
+    /** Where its own pool is registered when it makes one: null for the transport (see {@link #registerPoolIn}). */
+    private io.cqflux.core.spi.Registrar poolRegistrar;
     /** Its share of the server's pool its buffers come from; null: a pool of its own. */
     private PoolShare share;
     private int posted;
@@ -195,11 +197,25 @@ public final class Receiver {
             return null;
         }
         try {
-            pool = ReceivePool.allocate(core.transport, count, bufferSize);
+            pool = ReceivePool.allocate(poolRegistrar != null ? poolRegistrar : core.transport, count, bufferSize);
             return null;
         } catch (RuntimeException e) {
             return e;
         }
+    }
+
+    /**
+     * Registers the pool it makes of its own (none when it shares the server's) in {@code r}: a
+     * scoped connection's key scope, where its keys and its connection live. A transport whose
+     * posts need a local descriptor of the connection's own domain (libfabric verbs,
+     * {@code FI_MR_LOCAL}) then posts the pool's receives as they are, instead of registering the
+     * pool, made in the transport's domain, once more in the connection's. Before the connection
+     * starts.
+     *
+     * @param r the connection's key scope; it takes registrations while the connection lives
+     */
+    public void registerPoolIn(io.cqflux.core.spi.Registrar r) {
+        this.poolRegistrar = r;
     }
 
     /**
