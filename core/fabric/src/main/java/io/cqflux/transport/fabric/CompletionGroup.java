@@ -103,12 +103,42 @@ final class CompletionGroup implements SharedSource {
     /** How many distinct tags are warned about at most; the rest go to DEBUG. */
     private static final int MAX_WARNED = 1024;
 
-    /** The largest queue a group opens: past it a group takes fewer members than asked. */
+    /** The members' entries a group holds at most: past it a group takes fewer members than asked. */
     static final int MAX_QUEUE_ENTRIES = 1 << 20;
 
+    /*
+     * Design: why a group's queue is opened smaller than its members' credits.
+     *
+     * The queue's ring costs malloc up front, about 48 bytes per entry on tcp (libfabric 1.17:
+     * 394 KiB for the 8,192 entries of 32 members of 256; fi_cq_open, measured), which with K = 32
+     * was 12 KiB per idle connection, most of what the project itself made libfabric hold. A
+     * queue sized to every member's credits exists so that it cannot overrun; on tcp it cannot
+     * overrun anyway: the provider's queue keeps the entries past its ring in a list it grows and
+     * frees per entry (core/fabric/src/test/c/idle_ep_probe.c: a queue of 1 entry delivered 1,000
+     * write completions of 1,000 endpoints, each exactly once), and groups are tcp only. So the
+     * ring holds what one dispatch reads (BATCH x MAX_BATCHES) or one member's entries, whichever
+     * is more, never more than the members' sum: a burst past that costs the provider a small
+     * allocation per entry, never an entry. What must hold: groups stay on providers whose queue
+     * keeps entries past its size (tcp); a provider that overruns instead needs the full size.
+     */
+    /** The entries of a group's ring at least, when its members' sum is more: one dispatch's reads. */
+    static final int RING_ENTRIES = BATCH * MAX_BATCHES;
+
     /**
-     * @param asked the members asked for; the group takes fewer when their queue entries
-     *     would pass {@link #MAX_QUEUE_ENTRIES}, so that the members' credits never overrun it
+     * {@return the entries a group's queue is opened with: its members' sum, capped at the larger
+     * of one dispatch's reads and one member's entries (design comment above)}
+     *
+     * @param capacity the members it holds
+     * @param perMember the entries one member needs
+     */
+    static int ringEntries(int capacity, int perMember) {
+        long sum = (long) capacity * perMember;
+        return (int) Math.min(sum, Math.max(perMember, RING_ENTRIES));
+    }
+
+    /**
+     * @param asked the members asked for; the group takes fewer when their entries together
+     *     would pass {@link #MAX_QUEUE_ENTRIES}; its queue's ring is {@link #ringEntries} of them
      * @param perMember the queue entries one member needs (its CQ sizes: its credits bound them)
      */
     CompletionGroup(FabricTransport transport, Object affinity, int asked, int perMember) {
@@ -117,10 +147,10 @@ final class CompletionGroup implements SharedSource {
         int capacity = (int) Math.max(1, Math.min(asked, MAX_QUEUE_ENTRIES / Math.max(1, perMember)));
         this.capacity = capacity;
         this.perMember = perMember;
-        long size = (long) capacity * perMember;
+        int size = ringEntries(capacity, perMember);
         try {
             this.scratch = arena.allocate((long) BATCH * fi_cq_data_entry.sizeof(), 8);
-            this.cq = new FabricCompletionQueue(transport, this, (int) size, false);
+            this.cq = new FabricCompletionQueue(transport, this, size, false);
         } catch (RuntimeException e) {
             arena.close();
             throw e;
