@@ -109,13 +109,13 @@ final class CompletionGroup implements SharedSource {
     /*
      * Design: why a group's queue is opened smaller than its members' credits.
      *
-     * The queue's ring costs malloc up front, about 48 bytes per entry on tcp (libfabric 1.17:
-     * 394 KiB for the 8,192 entries of 32 members of 256; fi_cq_open, measured), which with K = 32
-     * was 12 KiB per idle connection, most of what the project itself made libfabric hold. A
-     * queue sized to every member's credits exists so that it cannot overrun; on tcp it cannot
-     * overrun anyway: the provider's queue keeps the entries past its ring in a list it grows and
-     * frees per entry (core/fabric/src/test/c/idle_ep_probe.c: a queue of 1 entry delivered 1,000
-     * write completions of 1,000 endpoints, each exactly once), and groups are tcp only. So the
+     * fi_cq_open allocates the queue's ring up front, about 48 bytes per entry on tcp (libfabric
+     * 1.17, idle_ep_probe.c): a ring of every member's entries, divided among them, was most of
+     * what the project itself made libfabric hold for an idle member (docs/performance.md has
+     * the figures). A queue sized to every member's credits exists so that it cannot overrun; on
+     * tcp it cannot overrun anyway: the provider's queue keeps the entries past its ring in a list
+     * it grows and frees per entry (idle_ep_probe.c: a queue of 1 entry delivered the write
+     * completions of 1,000 endpoints, each exactly once), and groups are tcp only. So the
      * ring holds what one dispatch reads (BATCH x MAX_BATCHES) or one member's entries, whichever
      * is more, never more than the members' sum: a burst past that costs the provider a small
      * allocation per entry, never an entry. What must hold: groups stay on providers whose queue

@@ -111,7 +111,9 @@ final class FabricConnection implements Connection {
             q = new ConnectionQueues(transport, home, this, config, affinity, description, tag);
             fi_tx_attr.size(fi_info.tx_attr(info), config.sendQueueSize());
             fi_rx_attr.size(fi_info.rx_attr(info), Math.max(1, config.receiveQueueSize()));
-            try (Arena tmp = Arena.ofConfined()) { // the answer is read at once: kept, it would be one more block per connection
+            // fi_endpoint's answer is read at once: in the connection's arena it would stay, one
+            // more native block per connection.
+            try (Arena tmp = Arena.ofConfined()) {
                 MemorySegment out = tmp.allocate(C_POINTER);
                 FabricLibrary.check("fi_endpoint", fi_ops_domain.endpoint.invoke(home.ops().endpointFp(),
                         home.ops().domain(), info, out, MemorySegment.NULL), description);

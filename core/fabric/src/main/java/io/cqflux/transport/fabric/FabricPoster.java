@@ -23,8 +23,8 @@ import java.lang.foreign.ValueLayout;
  * {@code fi_recvmsg}), so that the flags are per operation: the CQ is bound with
  * {@code FI_SELECTIVE_COMPLETION} ({@code fi_endpoint(3)}), so only posts carrying
  * {@code FI_COMPLETION} produce a success entry. The message structs, the iovec, the rma_iov and
- * the descriptor array are allocated once per connection, in one block, and refilled per post; the ops are
- * resolved once per endpoint. Its {@link FabricConnection} checks the arguments and the
+ * the descriptor array are allocated once per connection, in one block, and refilled per post;
+ * the ops are resolved once per endpoint. Its {@link FabricConnection} checks the arguments and the
  * connection's state before each call, and closes the arena only after the endpoint.
  *
  * <p>Threading: confined as its connection is (the loop thread once handed to it): the scratch is
