@@ -31,8 +31,8 @@ import reactor.core.publisher.Flux;
  * 452 KiB, cq_pool_probe.c) and of the queue's ring (about 48 bytes an entry, CompletionGroup's
  * design comment); the registration of the connection's control words (about 255 bytes); and
  * the project's arenas (the posting scratch and the control words, under 1 KiB). With the test
- * JVM run with {@code -XX:NativeMemoryTracking=summary}, the JVM's share ("Other" is the
- * arenas') is printed too.
+ * JVM run with {@code -XX:NativeMemoryTracking=summary} ({@code -Dcqflux.test.argLine=...}), the
+ * JVM's share ("Other" is the arenas') is printed and left out of the bound, which is then tight.
  */
 class IdleConnectionMemoryTest {
 
@@ -40,12 +40,19 @@ class IdleConnectionMemoryTest {
     static final int GROUP = 32;
     static final Duration T = Duration.ofSeconds(60);
     /**
-     * malloc per connection pair, both ends: twice the endpoint's 18.5 KiB, a 32nd of the
-     * transfer entries' 452 KiB and of a ring of 1,024 entries, the registration and the arenas
-     * (about 70 KiB), with room for the JVM's own growth over the run. A group's ring sized to
-     * its members' credits (8,192 entries of 48 bytes) adds 24 KiB per pair.
+     * malloc per connection pair outside the JVM's own (known with NMT), both ends: twice the
+     * endpoint's 18.5 KiB, a 32nd of the transfer entries' 452 KiB and of a ring of 1,024
+     * entries, the registration and the arenas: 69.2 KiB measured. A group's ring sized to its
+     * members' credits (8,192 entries of 48 bytes) made it 90.3.
      */
-    static final double MAX_MALLOC_KIB_PER_PAIR = 80;
+    static final double MAX_NATIVE_KIB_PER_PAIR = 80;
+    /**
+     * malloc per connection pair, the JVM's included, when the JVM does not track its own: its
+     * share moved between 2.6 and 24.4 KiB per pair from run to run (the compilers' memory
+     * among it), so this bound catches only a gross regression, such as a queue per connection
+     * (over 1,000 KiB per pair); ringEntries' own test holds the ring.
+     */
+    static final double MAX_MALLOC_KIB_PER_PAIR = 120;
 
     @Test
     void idleConnectionsInGroupsOf32_holdTheirEndpointsAndAShareOfTheirQueues() {
@@ -87,12 +94,16 @@ class IdleConnectionMemoryTest {
             connected.print("connected", base);
             used.print("after one write each", base);
             double kibPerPair = (used.malloc - base.malloc) / 1024.0 / CONNECTIONS;
+            boolean tracked = used.jvmMalloc >= 0 && base.jvmMalloc >= 0;
+            double nativePerPair = tracked
+                    ? (used.malloc - base.malloc - (used.jvmMalloc - base.jvmMalloc)) / 1024.0 / CONNECTIONS : kibPerPair;
             Flux.fromIterable(conns).flatMap(c -> {
                 c.dispose();
                 return c.onDispose();
             }).then().block(T);
-            assertTrue(kibPerPair <= MAX_MALLOC_KIB_PER_PAIR, CONNECTIONS + " idle connection pairs in groups of "
-                    + GROUP + " hold " + kibPerPair + " KiB of malloc each, over " + MAX_MALLOC_KIB_PER_PAIR);
+            double bound = tracked ? MAX_NATIVE_KIB_PER_PAIR : MAX_MALLOC_KIB_PER_PAIR;
+            assertTrue(nativePerPair <= bound, CONNECTIONS + " idle connection pairs in groups of " + GROUP + " hold "
+                    + nativePerPair + " KiB of malloc each" + (tracked ? " outside the JVM's own" : "") + ", over " + bound);
         }
     }
 
@@ -102,11 +113,14 @@ class IdleConnectionMemoryTest {
                 .transportProperty(TransportOptions.FABRIC_COMPLETION_QUEUE_GROUP, Integer.toString(GROUP));
     }
 
-    /** One reading, after the heap settled: malloc, the JVM's tracked malloc and its "Other" (-1 without NMT), the heap. */
-    private record Stage(long malloc, long jvmMalloc, long arenas, long heap) {
+    /**
+     * One reading, after the heap settled: malloc, the JVM's tracked malloc, its "Other" (the
+     * arenas) in bytes and blocks (-1 without NMT), the heap.
+     */
+    private record Stage(long malloc, long jvmMalloc, long arenas, long arenaBlocks, long heap) {
 
         private static final Pattern TOTAL = Pattern.compile("malloc: (\\d+)KB");
-        private static final Pattern OTHER = Pattern.compile("\\(malloc=(\\d+)KB tag=Other ");
+        private static final Pattern OTHER = Pattern.compile("\\(malloc=(\\d+)KB tag=Other #(\\d+)");
 
         static Stage now() {
             for (int i = 0; i < 3; i++) {
@@ -114,7 +128,11 @@ class IdleConnectionMemoryTest {
             }
             long heap = ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
             String nmt = nmt();
-            return new Stage(SharedQueuesFdTest.mallocBytes(), kib(TOTAL.matcher(nmt)), kib(OTHER.matcher(nmt)), heap);
+            Matcher other = OTHER.matcher(nmt);
+            boolean tracked = other.find();
+            return new Stage(SharedQueuesFdTest.mallocBytes(), kib(TOTAL.matcher(nmt)),
+                    tracked ? Long.parseLong(other.group(1)) * 1024 : -1, tracked ? Long.parseLong(other.group(2)) : -1,
+                    heap);
         }
 
         private static long kib(Matcher m) {
@@ -135,11 +153,14 @@ class IdleConnectionMemoryTest {
         void print(String what, Stage base) {
             double n = CONNECTIONS;
             String jvm = jvmMalloc < 0 ? " (the JVM's share: run with -XX:NativeMemoryTracking=summary)"
-                    : String.format(" of which the JVM's %.1f KiB, the arenas' %.0f bytes", (jvmMalloc - base.jvmMalloc)
-                    / 1024.0 / n, (arenas - base.arenas) / n);
+                    : String.format(" of which the JVM's %.1f KiB, the arenas' %.0f bytes in %.1f blocks",
+                    (jvmMalloc - base.jvmMalloc) / 1024.0 / n, (arenas - base.arenas) / n,
+                    (arenaBlocks - base.arenaBlocks) / n);
+            String outside = jvmMalloc < 0 ? "" : String.format(" (%.1f KiB outside the JVM's own)",
+                    (malloc - base.malloc - (jvmMalloc - base.jvmMalloc)) / 1024.0 / n);
             System.out.printf("IdleConnectionMemoryTest %s: %d connections in groups of %d, per connection pair: malloc"
-                            + " %.1f KiB%s; heap %.1f KiB%n", what, CONNECTIONS, GROUP,
-                    (malloc - base.malloc) / 1024.0 / n, jvm, (heap - base.heap) / 1024.0 / n);
+                            + " %.1f KiB%s%s; heap %.1f KiB%n", what, CONNECTIONS, GROUP,
+                    (malloc - base.malloc) / 1024.0 / n, jvm, outside, (heap - base.heap) / 1024.0 / n);
         }
     }
 }
