@@ -48,9 +48,14 @@
  *
  * The CQ (one-off here, a group's in cqflux): fi_cq_open allocates its ring up front, about 48
  * bytes per entry (server_cq_open_bytes: 2,704 at cq=1, 5,728 at 64, 51,808 at 1,024, 399,920
- * at 8,192, 3,152,432 at 65,536). A CQ smaller than what is in flight loses
+ * at 8,192, 3,152,432 at 65,536). A ring past malloc's mmap threshold (glibc: 128 KiB at
+ * first) is a block of its own, counted whole in hblkhd but resident only as completions are
+ * written; a smaller one comes from the heap. A CQ smaller than what is in flight loses
  * nothing on tcp: with cq=1 and cq=16 at N = 1,000, each side's 1,000 write completions all
- * came, each exactly once (await_completions checks), the provider keeping those past the ring.
+ * came, each exactly once (await_completions checks), the provider keeping those past the ring
+ * in the util CQ's overflow list. But it is slow to read: once the ring's entries are read,
+ * every fi_cq_read returns a single overflow entry, each read progressing every endpoint on the
+ * CQ, which is why cqflux sizes a group's CQ to every member's credits all the same.
  */
 #include <rdma/fabric.h>
 #include <rdma/fi_cm.h>

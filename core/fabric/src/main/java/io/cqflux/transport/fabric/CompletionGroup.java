@@ -103,42 +103,38 @@ final class CompletionGroup implements SharedSource {
     /** How many distinct tags are warned about at most; the rest go to DEBUG. */
     private static final int MAX_WARNED = 1024;
 
-    /** The members' entries a group holds at most: past it a group takes fewer members than asked. */
+    /** The largest queue a group opens: past it a group takes fewer members than asked. */
     static final int MAX_QUEUE_ENTRIES = 1 << 20;
 
     /*
-     * Design: why a group's queue is opened smaller than its members' credits.
+     * Design: why a group's queue holds every member's credits.
      *
-     * fi_cq_open allocates the queue's ring up front, about 48 bytes per entry on tcp (libfabric
-     * 1.17, idle_ep_probe.c): a ring of every member's entries, divided among them, was most of
-     * what the project itself made libfabric hold for an idle member (docs/performance.md has
-     * the figures). A queue sized to every member's credits exists so that it cannot overrun; on
-     * tcp it cannot overrun anyway: the provider's queue keeps the entries past its ring in a list
-     * it grows and frees per entry (idle_ep_probe.c: a queue of 1 entry delivered the write
-     * completions of 1,000 endpoints, each exactly once), and groups are tcp only. So the
-     * ring holds what one dispatch reads (BATCH x MAX_BATCHES) or one member's entries, whichever
-     * is more, never more than the members' sum: a burst past that costs the provider a small
-     * allocation per entry, never an entry. What must hold: groups stay on providers whose queue
-     * keeps entries past its size (tcp); a provider that overruns instead needs the full size.
+     * The members' credits bound what is in flight, and the queue is opened with room for all of
+     * it, so that no completion ever lands past the queue's ring (fi_cq(3) calls an overrun
+     * fatal). On tcp (libfabric 1.17) a smaller ring would lose no entry, but costs more than it
+     * saves: the entries past the ring go to the util CQ's overflow list, and once the ring's
+     * entries are read every fi_cq_read returns one overflow entry, each read running the
+     * provider's progress over every endpoint on the queue, so a burst costs a native read per
+     * completion. That was checked on 1.17 only; a provider that reports a full queue instead
+     * would fail the posting path, which does not expect it. And the saving is malloc's count,
+     * not resident memory: the ring (about 48 bytes an entry, idle_ep_probe.c) is one large
+     * block whose pages become resident only as completions are written (docs/performance.md).
+     * What must hold: ringEntries is the members' sum, never less.
      */
-    /** The entries of a group's ring at least, when its members' sum is more: one dispatch's reads. */
-    static final int RING_ENTRIES = BATCH * MAX_BATCHES;
 
     /**
-     * {@return the entries a group's queue is opened with: its members' sum, capped at the larger
-     * of one dispatch's reads and one member's entries (design comment above)}
+     * {@return the entries a group's queue is opened with: every member's (design comment above)}
      *
      * @param capacity the members it holds
      * @param perMember the entries one member needs
      */
     static int ringEntries(int capacity, int perMember) {
-        long sum = (long) capacity * perMember;
-        return (int) Math.min(sum, Math.max(perMember, RING_ENTRIES));
+        return Math.multiplyExact(capacity, perMember);
     }
 
     /**
-     * @param asked the members asked for; the group takes fewer when their entries together
-     *     would pass {@link #MAX_QUEUE_ENTRIES}; its queue's ring is {@link #ringEntries} of them
+     * @param asked the members asked for; the group takes fewer when their queue entries
+     *     would pass {@link #MAX_QUEUE_ENTRIES}, so that the members' credits never overrun it
      * @param perMember the queue entries one member needs (its CQ sizes: its credits bound them)
      */
     CompletionGroup(FabricTransport transport, Object affinity, int asked, int perMember) {

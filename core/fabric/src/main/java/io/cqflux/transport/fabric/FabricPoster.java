@@ -129,9 +129,10 @@ final class FabricPoster {
                     Opcode op) {
         callersOnly(context, op);
         // tcp (1.17) never returns -FI_EAGAIN for a full queue: it ignores tx_attr/rx_attr size
-        // (10000 writes were accepted on an endpoint opened with size 2) and would let the CQ
-        // overrun. The caller's credits bound what is in flight (Connection's "Posting" contract);
-        // the transport keeps no count of its own.
+        // (10000 writes were accepted on an endpoint opened with size 2), and keeps the CQ's
+        // entries past its ring in the util CQ's overflow list. The caller's credits bound what
+        // is in flight (Connection's "Posting" contract) and the CQ is sized to hold every
+        // credit; the transport keeps no count of its own.
         buffer(l.segment().address() + off, len, l.desc());
         msg.set(ValueLayout.JAVA_LONG, fi_msg.context$offset(), context | contextBits);
         fi_msg.data(msg, data);

@@ -184,26 +184,24 @@ class CompletionGroupTest extends TransportFixture {
     }
 
     @Test
-    void aGroupsRing_isItsMembersSum_cappedAtOneDispatchOrOneMember() {
-        assertEquals(1024, CompletionGroup.ringEntries(32, 256), "32 members of the default 256");
-        assertEquals(1024, CompletionGroup.ringEntries(4, 256), "the sum, when it is no more than the cap");
-        assertEquals(512, CompletionGroup.ringEntries(2, 256), "never more than the sum");
-        assertEquals(1152, CompletionGroup.ringEntries(4, 1152), "one member's entries, when they pass the cap");
-        assertEquals(CompletionGroup.BATCH * CompletionGroup.MAX_BATCHES, CompletionGroup.RING_ENTRIES);
-        assertEquals(2 * 65536, CompletionGroup.ringEntries(1, 2 * 65536), "a lone member of the largest queues");
+    void aGroupsRing_isItsMembersSum() {
+        assertEquals(8192, CompletionGroup.ringEntries(32, 256), "32 members of the default 256");
+        assertEquals(256, CompletionGroup.ringEntries(1, 256), "a lone member");
+        assertEquals(4 * 1152, CompletionGroup.ringEntries(4, 1152), "4 members of 1,152");
+        assertThrows(ArithmeticException.class, () -> CompletionGroup.ringEntries(1 << 16, 1 << 16), "past an int");
     }
 
     /**
-     * The ring is smaller than what the members' credits allow in flight; tcp keeps the entries
-     * past it (CompletionGroup's design comment): two members with 1,024 signaled writes each in
-     * flight on a ring of 1,152 get every completion, each once.
+     * The ring holds every member's credits (CompletionGroup's design comment): two members with
+     * all their signaled writes in flight at once get every completion, each once, on their own
+     * connection.
      */
     @Test
-    void moreCompletionsInFlightThanTheGroupsRing_eachReachesItsConnectionOnce() {
+    void everyMembersCreditsInFlight_eachCompletionReachesItsConnectionOnce() {
         ConnectionConfig cfg = ConnectionConfig.DEFAULT.withSendQueueSize(1024);
         int perMember = cfg.completionQueueSize() + cfg.receiveCompletionQueueSize();
         int writes = cfg.sendQueueSize();
-        assertTrue(2 * writes > CompletionGroup.ringEntries(K, perMember), "the test outgrows the ring");
+        assertTrue(2 * writes <= CompletionGroup.ringEntries(K, perMember), "the ring holds both members' writes");
         Pairs p = connectMany(closeLater(server.listen(listenAddress(), cfg)), 2, new Object(), new Object(), cfg);
         assertSame(p.client(0).groupMember().group(), p.client(1).groupMember().group(), "one group");
         LocalRegion target = region(server, 4096, RegionAccess.WRITE_DST);
