@@ -106,6 +106,32 @@ final class CompletionGroup implements SharedSource {
     /** The largest queue a group opens: past it a group takes fewer members than asked. */
     static final int MAX_QUEUE_ENTRIES = 1 << 20;
 
+    /*
+     * Design: why a group's queue holds every member's credits.
+     *
+     * The members' credits bound what is in flight, and the queue is opened with room for all of
+     * it, so that no completion ever lands past the queue's ring (fi_cq(3) calls an overrun
+     * fatal). On tcp (libfabric 1.17) a smaller ring would lose no entry, but costs more than it
+     * saves: the entries past the ring go to the util CQ's overflow list, and once the ring's
+     * entries are read every fi_cq_read returns one overflow entry, each read running the
+     * provider's progress over every endpoint on the queue, so a burst costs a native read per
+     * completion. That was checked on 1.17 only; a provider that reports a full queue instead
+     * would fail the posting path, which does not expect it. And the saving is malloc's count,
+     * not resident memory: the ring (about 48 bytes an entry, idle_ep_probe.c) is one large
+     * block whose pages become resident only as completions are written (docs/performance.md).
+     * What must hold: ringEntries is the members' sum, never less.
+     */
+
+    /**
+     * {@return the entries a group's queue is opened with: every member's (design comment above)}
+     *
+     * @param capacity the members it holds
+     * @param perMember the entries one member needs
+     */
+    static int ringEntries(int capacity, int perMember) {
+        return Math.multiplyExact(capacity, perMember);
+    }
+
     /**
      * @param asked the members asked for; the group takes fewer when their queue entries
      *     would pass {@link #MAX_QUEUE_ENTRIES}, so that the members' credits never overrun it
@@ -117,10 +143,10 @@ final class CompletionGroup implements SharedSource {
         int capacity = (int) Math.max(1, Math.min(asked, MAX_QUEUE_ENTRIES / Math.max(1, perMember)));
         this.capacity = capacity;
         this.perMember = perMember;
-        long size = (long) capacity * perMember;
+        int size = ringEntries(capacity, perMember);
         try {
             this.scratch = arena.allocate((long) BATCH * fi_cq_data_entry.sizeof(), 8);
-            this.cq = new FabricCompletionQueue(transport, this, (int) size, false);
+            this.cq = new FabricCompletionQueue(transport, this, size, false);
         } catch (RuntimeException e) {
             arena.close();
             throw e;

@@ -117,10 +117,14 @@ final class FabricConnection implements Connection {
             q = new ConnectionQueues(transport, home, this, config, affinity, description, tag);
             fi_tx_attr.size(fi_info.tx_attr(info), config.sendQueueSize());
             fi_rx_attr.size(fi_info.rx_attr(info), Math.max(1, config.receiveQueueSize()));
-            MemorySegment out = arena.allocate(C_POINTER);
-            FabricLibrary.check("fi_endpoint", fi_ops_domain.endpoint.invoke(home.ops().endpointFp(), home.ops().domain(),
-                    info, out, MemorySegment.NULL), description);
-            endpoint = out.get(C_POINTER, 0);
+            // fi_endpoint's answer is read at once: in the connection's arena it would stay, one
+            // more native block per connection.
+            try (Arena tmp = Arena.ofConfined()) {
+                MemorySegment out = tmp.allocate(C_POINTER);
+                FabricLibrary.check("fi_endpoint", fi_ops_domain.endpoint.invoke(home.ops().endpointFp(),
+                        home.ops().domain(), info, out, MemorySegment.NULL), description);
+                endpoint = out.get(C_POINTER, 0);
+            }
             q.bind(endpoint);
             FabricLibrary.check("fi_enable", FabricLibrary.control(endpoint, FI_ENABLE(), MemorySegment.NULL),
                     description);

@@ -12,7 +12,9 @@ import io.cqflux.transport.fabric.ffm.fi_rma_iov;
 import io.cqflux.transport.fabric.ffm.fid_ep;
 import io.cqflux.transport.fabric.ffm.iovec;
 import java.lang.foreign.Arena;
+import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.StructLayout;
 import java.lang.foreign.ValueLayout;
 
 /**
@@ -21,8 +23,8 @@ import java.lang.foreign.ValueLayout;
  * {@code fi_recvmsg}), so that the flags are per operation: the CQ is bound with
  * {@code FI_SELECTIVE_COMPLETION} ({@code fi_endpoint(3)}), so only posts carrying
  * {@code FI_COMPLETION} produce a success entry. The message structs, the iovec, the rma_iov and
- * the descriptor array are allocated once per connection and refilled per post; the ops are
- * resolved once per endpoint. Its {@link FabricConnection} checks the arguments and the
+ * the descriptor array are allocated once per connection, in one block, and refilled per post;
+ * the ops are resolved once per endpoint. Its {@link FabricConnection} checks the arguments and the
  * connection's state before each call, and closes the arena only after the endpoint.
  *
  * <p>Threading: confined as its connection is (the loop thread once handed to it): the scratch is
@@ -67,21 +69,38 @@ final class FabricPoster {
         this.recvmsgFp = fi_ops_msg.recvmsg(fid_ep.msg(ep));
         // Posting scratch, written and passed to the provider after requireEstablished() or
         // receive()'s own check of `closed`, before close(): unscoped (FabricLibrary.unscoped).
-        this.iov = FabricLibrary.unscoped(iovec.allocate(arena));
-        this.desc = FabricLibrary.unscoped(arena.allocate(C_POINTER));
-        this.rmaIov = FabricLibrary.unscoped(fi_rma_iov.allocate(arena));
-        this.msgRma = FabricLibrary.unscoped(fi_msg_rma.allocate(arena));
+        // One allocation sliced in five: each allocation is a malloc chunk of its own, with its
+        // header and rounding, paid by every connection, idle ones included.
+        MemorySegment slab = FabricLibrary.unscoped(arena.allocate(SCRATCH));
+        this.iov = slice(slab, "iov");
+        this.desc = slice(slab, "desc");
+        this.rmaIov = slice(slab, "rmaIov");
+        this.msgRma = slice(slab, "msgRma");
         fi_msg_rma.msg_iov(msgRma, iov);
         fi_msg_rma.desc(msgRma, desc);
         fi_msg_rma.iov_count(msgRma, 1);
         fi_msg_rma.addr(msgRma, 0);
         fi_msg_rma.rma_iov(msgRma, rmaIov);
         fi_msg_rma.rma_iov_count(msgRma, 1);
-        this.msg = FabricLibrary.unscoped(fi_msg.allocate(arena));
+        this.msg = slice(slab, "msg");
         fi_msg.msg_iov(msg, iov);
         fi_msg.desc(msg, desc);
         fi_msg.iov_count(msg, 1);
         fi_msg.addr(msg, 0);
+    }
+
+    /**
+     * The posting scratch of one connection, in one allocation: the iovec, the descriptor array,
+     * the rma_iov and the two message structs ({@link MemoryLayout#structLayout} checks that each
+     * lies at its alignment: all are multiples of 8 bytes).
+     */
+    static final StructLayout SCRATCH = MemoryLayout.structLayout(
+            iovec.layout().withName("iov"), C_POINTER.withName("desc"), fi_rma_iov.layout().withName("rmaIov"),
+            fi_msg_rma.layout().withName("msgRma"), fi_msg.layout().withName("msg"));
+
+    private static MemorySegment slice(MemorySegment slab, String name) {
+        MemoryLayout.PathElement at = MemoryLayout.PathElement.groupElement(name);
+        return slab.asSlice(SCRATCH.byteOffset(at), SCRATCH.select(at).byteSize());
     }
 
     /** {@code fi_readmsg} or {@code fi_writemsg}; {@return false when the provider said again} */
@@ -111,9 +130,10 @@ final class FabricPoster {
                     long context, Opcode op) {
         callersOnly(context, op);
         // tcp (1.17) never returns -FI_EAGAIN for a full queue: it ignores tx_attr/rx_attr size
-        // (10000 writes were accepted on an endpoint opened with size 2) and would let the CQ
-        // overrun. The caller's credits bound what is in flight (Connection's "Posting" contract);
-        // the transport keeps no count of its own.
+        // (10000 writes were accepted on an endpoint opened with size 2), and keeps the CQ's
+        // entries past its ring in the util CQ's overflow list. The caller's credits bound what
+        // is in flight (Connection's "Posting" contract) and the CQ is sized to hold every
+        // credit; the transport keeps no count of its own.
         buffer(localAddress, len, localDesc);
         // A zero-length message passes no buffer and no descriptor array, as a zero-length RMA
         // does (above, and why NULL and not an array holding NULL). fi_mr(3), FI_MR_LOCAL: the

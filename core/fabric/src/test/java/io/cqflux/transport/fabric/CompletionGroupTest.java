@@ -10,6 +10,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.cqflux.core.CompletionRecord;
+import io.cqflux.core.ConnectionConfig;
 import io.cqflux.core.ConnectionEvent;
 import io.cqflux.core.Opcode;
 import io.cqflux.core.RegionAccess;
@@ -77,11 +78,15 @@ class CompletionGroupTest extends TransportFixture {
     }
 
     private Pairs connectMany(Listener l, int n, Object clientLoop, Object serverLoop) {
+        return connectMany(l, n, clientLoop, serverLoop, config());
+    }
+
+    private Pairs connectMany(Listener l, int n, Object clientLoop, Object serverLoop, ConnectionConfig cfg) {
         Deque<ConnectionRequest> reqs = pump.add(l);
         List<TransportPump.Side> clients = new ArrayList<>();
         List<TransportPump.Side> servers = new ArrayList<>();
         for (int i = 0; i < n; i++) {
-            Connection c = closeLater(((FabricTransport) client).connect(l.address(), config(), new byte[] {(byte) i},
+            Connection c = closeLater(((FabricTransport) client).connect(l.address(), cfg, new byte[] {(byte) i},
                     clientLoop));
             clients.add(pump.add("client " + i, c));
             pump.until("request " + i, DEADLINE, () -> !reqs.isEmpty());
@@ -176,6 +181,53 @@ class CompletionGroupTest extends TransportFixture {
             assertEquals(List.of(), s.completions, s + " got completions of another connection");
         }
         assertEquals(0, first.dropped(), "entries that found no member");
+    }
+
+    @Test
+    void aGroupsRing_isItsMembersSum() {
+        assertEquals(8192, CompletionGroup.ringEntries(32, 256), "32 members of the default 256");
+        assertEquals(256, CompletionGroup.ringEntries(1, 256), "a lone member");
+        assertEquals(4 * 1152, CompletionGroup.ringEntries(4, 1152), "4 members of 1,152");
+        assertThrows(ArithmeticException.class, () -> CompletionGroup.ringEntries(1 << 16, 1 << 16), "past an int");
+    }
+
+    /**
+     * The ring holds every member's credits (CompletionGroup's design comment): two members with
+     * all their signaled writes in flight at once get every completion, each once, on their own
+     * connection.
+     */
+    @Test
+    void everyMembersCreditsInFlight_eachCompletionReachesItsConnectionOnce() {
+        ConnectionConfig cfg = ConnectionConfig.DEFAULT.withSendQueueSize(1024);
+        int perMember = cfg.completionQueueSize() + cfg.receiveCompletionQueueSize();
+        int writes = cfg.sendQueueSize();
+        assertTrue(2 * writes <= CompletionGroup.ringEntries(K, perMember), "the ring holds both members' writes");
+        Pairs p = connectMany(closeLater(server.listen(listenAddress(), cfg)), 2, new Object(), new Object(), cfg);
+        assertSame(p.client(0).groupMember().group(), p.client(1).groupMember().group(), "one group");
+        LocalRegion target = region(server, 4096, RegionAccess.WRITE_DST);
+        LocalRegion src = region(client, 4096, RegionAccess.WRITE_SRC);
+        RemoteRegion remote = closeLater(client.remoteRegion(target.descriptor()));
+        for (int j = 0; j < writes; j++) {
+            for (int i = 0; i < 2; i++) {
+                FabricConnection c = p.client(i);
+                int ii = i;
+                int jj = j;
+                post("write " + i + "." + j, () -> c.write(remote, 8L * ii, src, 0, 8, ctx(ii, jj), true));
+            }
+        }
+        for (int i = 0; i < 2; i++) {
+            TransportPump.Side s = p.clients.get(i);
+            pump.until("client " + i + "'s " + writes + " completions", DEADLINE, () -> s.completions.size() >= writes);
+            pump.drainFor(java.time.Duration.ofMillis(20));
+            java.util.Set<Long> seen = new java.util.HashSet<>();
+            for (CompletionRecord r : s.completions) {
+                assertTrue(r.isSuccess(), r::toString);
+                assertTrue(seen.add(r.context()), "client " + i + " got 0x" + Long.toHexString(r.context()) + " twice");
+                assertEquals(i, (int) (r.context() >>> 24) - 1, "client " + i + " got another connection's completion");
+            }
+            assertEquals(writes, seen.size(), "client " + i + "'s completions");
+        }
+        assertEquals(0, p.client(0).groupMember().group().dropped(), "entries that found no member");
     }
 
     @Test
