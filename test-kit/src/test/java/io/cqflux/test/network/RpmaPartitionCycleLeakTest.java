@@ -63,10 +63,10 @@ import org.junit.jupiter.api.parallel.Isolated;
 @Isolated
 class RpmaPartitionCycleLeakTest extends RxeRigTest {
     /** The client's operation deadline: what ends the client's side of a cut connection. */
-    static final Duration OP_TIMEOUT = Duration.ofMillis(200);
+    static final Duration OP_TIMEOUT = Duration.ofMillis(150);
     static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(3);
     /** The server side's keep-alive: what ends the server's side of a cut connection. */
-    static final Duration INTERVAL = Duration.ofMillis(50);
+    static final Duration INTERVAL = Duration.ofMillis(40);
     static final int MISSES = 3;
     static final Duration SLACK = RxePartitionContract.SLACK;
     /** Warm-up cycles before the counts: the first cycle loads and compiles the paths. */
