@@ -424,7 +424,9 @@ final class RxeLinkRig implements AutoCloseable {
                 throw new UncheckedIOException("tc -force -batch - could not be started", e);
             }
             in = new OutputStreamWriter(process.getOutputStream(), StandardCharsets.UTF_8);
-            Thread.ofVirtual().name("rxe-rig-tc-stderr").start(() -> {
+            // A platform thread: it blocks in read for the rig's whole life, which would hold one of
+            // the few carriers of the virtual threads (NetworkRig.run reads through those).
+            Thread.ofPlatform().daemon().name("rxe-rig-tc-stderr").start(() -> {
                 try (var r = new BufferedReader(new InputStreamReader(process.getErrorStream(),
                         StandardCharsets.UTF_8))) {
                     for (String l = r.readLine(); l != null; l = r.readLine()) {
