@@ -61,8 +61,8 @@ import java.util.regex.Pattern;
  *   not name (tc sends the reorder attribute only when given); a fault therefore replaces the
  *   qdisc (delete, add), which resets its drop counter.
  * - Under TCG starting a process (tc) can take seconds beside the host's builds, while the
- *   kernel's own work for a netem change (delete and add of both ends' root qdiscs) is a few
- *   milliseconds: the rig keeps one `tc -force -batch -` running and writes each change to its
+ *   kernel's own work for a netem change (delete and add of both ends' root qdiscs) is small
+ *   next to it: the rig keeps one `tc -force -batch -` running and writes each change to its
  *   stdin (TcBatch), so a fault or a heal costs what the kernel does, not a process start.
  * - A tc command naming a link that does not exist makes the kernel try to load a module of
  *   that name (dev_load: request_module("netdev-NAME") on the SIOCGIFINDEX that resolves the
@@ -401,11 +401,11 @@ final class RxeLinkRig implements AutoCloseable {
      * number in the batch, then reads on. When the fence's report arrives every line before it has
      * been applied; a report of an earlier line is a command that failed. The fence must not be a
      * command on a link that does not exist: looking a missing link's name up makes the kernel try
-     * to load a module of that name (dev_load: a modprobe process per fence, most of a second of
-     * guest time under TCG). Stdout (nothing, for these commands) is discarded.
+     * to load a module of that name (dev_load: a modprobe process per fence, as costly as starting
+     * tc itself under TCG). Stdout (nothing, for these commands) is discarded.
      */
     static final class TcBatch implements AutoCloseable {
-        /** What one batch of commands may take: tc's own work is milliseconds, the bound is for a stuck tc. */
+        /** What one batch of commands may take: far more than tc's own work, a bound for a stuck tc. */
         private static final Duration TC_BOUND = Duration.ofSeconds(10);
         /** The fence: no object of tc's has this name, so the line fails in tc's parser. */
         static final String FENCE = "cqfx-fence";
@@ -442,7 +442,7 @@ final class RxeLinkRig implements AutoCloseable {
 
         /**
          * Applies {@code commands} in order and returns once tc has, bounded by
-         * {@link NetworkRig#COMMAND_BOUND}; fails naming what tc reported when one of them failed
+         * {@link #TC_BOUND}; fails naming what tc reported when one of them failed
          * (tc went on with the others: {@code -force}).
          */
         synchronized void run(List<String> commands) {
