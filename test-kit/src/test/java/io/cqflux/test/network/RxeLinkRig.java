@@ -1,6 +1,9 @@
 package io.cqflux.test.network;
 
+import java.io.BufferedReader;
 import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.OutputStreamWriter;
 import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
@@ -10,6 +13,8 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -55,8 +60,14 @@ import java.util.regex.Pattern;
  * - `tc qdisc change ... netem` keeps a `reorder` that an earlier change set and the new one does
  *   not name (tc sends the reorder attribute only when given); a fault therefore replaces the
  *   qdisc (delete, add), which resets its drop counter.
- * - Under TCG starting a process (tc) can take seconds beside the host's builds: a fault takes
- *   effect somewhere inside that call, both ends from one `tc -batch` file.
+ * - Under TCG starting a process (tc) can take seconds beside the host's builds, while the
+ *   kernel's own work for a netem change (delete and add of both ends' root qdiscs) is small
+ *   next to it: the rig keeps one `tc -force -batch -` running and writes each change to its
+ *   stdin (TcBatch), so a fault or a heal costs what the kernel does, not a process start.
+ * - A tc command naming a link that does not exist makes the kernel try to load a module of
+ *   that name (dev_load: request_module("netdev-NAME") on the SIOCGIFINDEX that resolves the
+ *   name), which starts a modprobe process: as costly as a tc process of its own under TCG. The
+ *   fence TcBatch waits for after each change is therefore a line tc's own parser rejects.
  * - rxe retransmits a lost packet after a fixed timeout of seconds, without backoff (the writes
  *   slowed by netem loss took that timeout or a multiple of it; figures in docs/reliability.md);
  *   a lost packet with nothing behind it, which would provoke a sequence NAK, costs the whole
@@ -120,6 +131,8 @@ final class RxeLinkRig implements AutoCloseable {
     private boolean closed;
     /** A fault may be set: true at first (a rig found standing may carry an earlier JVM's). */
     private boolean faulted = true;
+    /** The rig's tc, started at the first change; closed with the rig. */
+    private TcBatch tc;
 
     private RxeLinkRig() {
     }
@@ -246,7 +259,7 @@ final class RxeLinkRig implements AutoCloseable {
      * Removes every fault; nothing to do (no tc process) when none was set since the last heal,
      * which each test's clean-up relies on to cost nothing after a test that healed already.
      */
-    void heal() {
+    synchronized void heal() {
         if (faulted) {
             netem();
             faulted = false;
@@ -346,47 +359,166 @@ final class RxeLinkRig implements AutoCloseable {
     }
 
     /**
-     * Sets both ends' netem to {@code options} alone (none: no fault), in one {@code tc -batch}
-     * process: under TCG a process start takes a sizeable part of a second, and the two ends should
-     * change together. The qdisc is replaced, not changed: `tc qdisc change ... netem` keeps a
+     * Sets both ends' netem to {@code options} alone (none: no fault), through the rig's one
+     * {@link TcBatch} (a process start costs a sizeable part of a second under TCG, a line to a
+     * running tc almost nothing), both ends in one call so that they change together; returns once
+     * tc has applied both. The qdisc is replaced, not changed: `tc qdisc change ... netem` keeps a
      * reordering left by an earlier change that does not name one. Replacing resets the drop
      * counters: read {@link #drops()} before the next change.
      */
-    private void netem(String... options) {
+    private synchronized void netem(String... options) {
         if (closed) {
             throw new IllegalStateException("the rig is closed");
         }
-        StringBuilder batch = new StringBuilder();
+        List<String> commands = new ArrayList<>();
         for (String link : List.of(CLIENT_LINK, SERVER_LINK)) {
-            batch.append("qdisc del dev ").append(link).append(" root\n");
-            batch.append("qdisc add dev ").append(link).append(" root netem");
-            for (String o : options) {
-                batch.append(' ').append(o);
-            }
-            batch.append('\n');
+            commands.add("qdisc del dev " + link + " root");
+            commands.add("qdisc add dev " + link + " root netem" + (options.length == 0 ? "" : " " + String.join(" ", options)));
         }
         if (options.length > 0) {
             faulted = true; // before tc runs: a failed change may have set half of it
         }
+        if (tc == null) {
+            tc = new TcBatch();
+        }
         try {
-            Path file = Files.createTempFile("cqflux-netem", ".tc");
+            tc.run(commands);
+        } catch (AssertionError | UncheckedIOException e) {
+            tc.close(); // a tc that failed is not trusted with the next change: a fresh one then
+            tc = null;
+            throw e;
+        }
+    }
+
+    /**
+     * One long-lived {@code tc -force -batch -} process fed commands over its stdin: tc reads and
+     * applies one line at a time as it arrives (the look-ahead of tc's batch mode, which joins
+     * consecutive lines into one netlink message, is for {@code filter} and {@code action}
+     * commands only), and each qdisc command waits for the kernel's acknowledgement before tc
+     * reads the next line. What tells that a command finished is a fence after it: a line naming
+     * an object tc does not know, which tc rejects in its own parser (no system call), and, with
+     * {@code -force}, reports on stderr, unbuffered, as "Command failed -:N" with N the line's
+     * number in the batch, then reads on. When the fence's report arrives every line before it has
+     * been applied; a report of an earlier line is a command that failed. The fence must not be a
+     * command on a link that does not exist: looking a missing link's name up makes the kernel try
+     * to load a module of that name (dev_load: a modprobe process per fence, as costly as starting
+     * tc itself under TCG). Stdout (nothing, for these commands) is discarded.
+     */
+    static final class TcBatch implements AutoCloseable {
+        /** What one batch of commands may take: far more than tc's own work, a bound for a stuck tc. */
+        private static final Duration TC_BOUND = Duration.ofSeconds(10);
+        /** The fence: no object of tc's has this name, so the line fails in tc's parser. */
+        static final String FENCE = "cqfx-fence";
+        private static final String EOF = new String("(tc closed its stderr)");
+        private final Process process;
+        private final OutputStreamWriter in;
+        private final BlockingQueue<String> stderr = new LinkedBlockingQueue<>();
+        /** Lines written to tc so far: the next line's number is one more. */
+        private int lines;
+
+        TcBatch() {
             try {
-                Files.writeString(file, batch);
-                NetworkRig.run(List.of("tc", "-batch", file.toString()), true);
-            } finally {
-                Files.deleteIfExists(file);
+                process = new ProcessBuilder("tc", "-force", "-batch", "-")
+                        .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+            } catch (IOException e) {
+                throw new UncheckedIOException("tc -force -batch - could not be started", e);
             }
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot write the tc batch", e);
+            in = new OutputStreamWriter(process.getOutputStream(), StandardCharsets.UTF_8);
+            // A platform thread: it blocks in read for the rig's whole life, which would hold one of
+            // the few carriers of the virtual threads (NetworkRig.run reads through those).
+            Thread.ofPlatform().daemon().name("rxe-rig-tc-stderr").start(() -> {
+                try (var r = new BufferedReader(new InputStreamReader(process.getErrorStream(),
+                        StandardCharsets.UTF_8))) {
+                    for (String l = r.readLine(); l != null; l = r.readLine()) {
+                        stderr.add(l);
+                    }
+                } catch (IOException e) {
+                    stderr.add("(reading tc's stderr failed: " + e + ")");
+                } finally {
+                    stderr.add(EOF);
+                }
+            });
+        }
+
+        /**
+         * Applies {@code commands} in order and returns once tc has, bounded by
+         * {@link #TC_BOUND}; fails naming what tc reported when one of them failed
+         * (tc went on with the others: {@code -force}).
+         */
+        synchronized void run(List<String> commands) {
+            StringBuilder batch = new StringBuilder();
+            int first = lines + 1;
+            for (String c : commands) {
+                batch.append(c).append('\n');
+                lines++;
+            }
+            batch.append(FENCE).append('\n');
+            int fence = ++lines;
+            List<String> said = new ArrayList<>();
+            boolean failed = false;
+            try {
+                in.write(batch.toString());
+                in.flush();
+                String done = "Command failed -:" + fence;
+                long end = System.nanoTime() + TC_BOUND.toNanos();
+                for (;;) {
+                    String l = stderr.poll(end - System.nanoTime(), TimeUnit.NANOSECONDS);
+                    if (l == null || l == EOF) { // NOSONAR: identity, the sentinel
+                        throw new AssertionError("tc " + (l == null ? "did not apply " + commands + " within "
+                                + TC_BOUND : "exited while applying " + commands) + "; it said: " + said);
+                    }
+                    if (l.equals(done)) {
+                        break;
+                    }
+                    if (!l.startsWith("Object \"" + FENCE + "\" is unknown")) {
+                        said.add(l);
+                        failed |= l.startsWith("Command failed -:");
+                    }
+                }
+            } catch (IOException e) {
+                throw new UncheckedIOException("writing to tc failed (it said: " + said + ")", e);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new AssertionError("interrupted while tc applied " + commands, e);
+            }
+            if (failed) {
+                throw new AssertionError("tc failed on " + commands + " (lines " + first + "-" + (fence - 1)
+                        + " of its batch): " + said);
+            }
+        }
+
+        /** Closes tc's stdin (it exits at the end of its batch), bounded; destroys it if it lingers. */
+        @Override
+        public void close() {
+            try {
+                in.close();
+            } catch (IOException e) {
+                // the process is gone already
+            }
+            try {
+                if (!process.waitFor(TC_BOUND.toMillis(), TimeUnit.MILLISECONDS)) {
+                    process.destroyForcibly();
+                }
+            } catch (InterruptedException e) {
+                process.destroyForcibly();
+                Thread.currentThread().interrupt();
+            }
         }
     }
 
     /** Removes the faults; the rig itself stays up (see the facts). */
     @Override
-    public void close() {
+    public synchronized void close() {
         if (!closed) {
-            heal();
-            closed = true;
+            try {
+                heal();
+            } finally {
+                closed = true;
+                if (tc != null) {
+                    tc.close();
+                    tc = null;
+                }
+            }
         }
     }
 }

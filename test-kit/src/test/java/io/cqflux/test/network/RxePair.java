@@ -11,6 +11,8 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.net.InetSocketAddress;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
@@ -79,6 +81,18 @@ final class RxePair implements AutoCloseable {
             Thread.currentThread().interrupt();
             throw new AssertionError(e);
         }
+    }
+
+    /**
+     * {@return the server's sides of the connections it accepted that {@link #accepted()} has not
+     * handed out yet, without waiting}: a connect retried after its timeout (see
+     * {@link #connectPatiently()}) may have been accepted too, and its side would otherwise be
+     * handed out as the next connection's
+     */
+    List<RdmaConnection> acceptedSoFar() {
+        List<RdmaConnection> all = new ArrayList<>();
+        accepted.drainTo(all);
+        return all;
     }
 
     /** Heals the link, disposes both instances (bounded) and frees the memory. */
