@@ -256,7 +256,7 @@ final class RxeLinkRig implements AutoCloseable {
     }
 
     /**
-     * Removes every fault; nothing to do (no tc process) when none was set since the last heal,
+     * Removes every fault; nothing to do (no tc change) when none was set since the last heal,
      * which each test's clean-up relies on to cost nothing after a test that healed already.
      */
     synchronized void heal() {
@@ -391,11 +391,13 @@ final class RxeLinkRig implements AutoCloseable {
     }
 
     /**
-     * One long-lived {@code tc -force -batch -} process fed commands over its stdin: tc reads and
-     * applies one line at a time as it arrives (the look-ahead of tc's batch mode, which joins
-     * consecutive lines into one netlink message, is for {@code filter} and {@code action}
-     * commands only), and each qdisc command waits for the kernel's acknowledgement before tc
-     * reads the next line. What tells that a command finished is a fence after it: a line naming
+     * One long-lived {@code tc -force -batch -} process fed commands over its stdin. What this
+     * depends on: tc runs each line before it reads the next (iproute2 6.1, the host's userland,
+     * which the guest uses too; RxeLinkRigTcBatchTest checks it on that binary). The iproute2
+     * releases from 4.16 into the 5.x series whose batch mode read one line ahead for every
+     * command would leave the last line, the fence below, unread until the next batch, and every
+     * call would fail at its bound. Each qdisc command waits for the kernel's acknowledgement
+     * before tc reads the next line. What tells that a command finished is a fence after it: a line naming
      * an object tc does not know, which tc rejects in its own parser (no system call), and, with
      * {@code -force}, reports on stderr, unbuffered, as "Command failed -:N" with N the line's
      * number in the batch, then reads on. When the fence's report arrives every line before it has
@@ -415,6 +417,11 @@ final class RxeLinkRig implements AutoCloseable {
         private final BlockingQueue<String> stderr = new LinkedBlockingQueue<>();
         /** Lines written to tc so far: the next line's number is one more. */
         private int lines;
+        /**
+         * A call ran out of its bound or tc exited: reports of that batch may still come, and would
+         * be taken for the next call's, so the session takes no more calls and close() kills tc.
+         */
+        private boolean broken;
 
         TcBatch() {
             try {
@@ -446,6 +453,9 @@ final class RxeLinkRig implements AutoCloseable {
          * (tc went on with the others: {@code -force}).
          */
         synchronized void run(List<String> commands) {
+            if (broken) {
+                throw new IllegalStateException("this tc session timed out or tc exited: start a new one");
+            }
             StringBuilder batch = new StringBuilder();
             int first = lines + 1;
             for (String c : commands) {
@@ -464,6 +474,7 @@ final class RxeLinkRig implements AutoCloseable {
                 for (;;) {
                     String l = stderr.poll(end - System.nanoTime(), TimeUnit.NANOSECONDS);
                     if (l == null || l == EOF) { // NOSONAR: identity, the sentinel
+                        broken = true;
                         throw new AssertionError("tc " + (l == null ? "did not apply " + commands + " within "
                                 + TC_BOUND : "exited while applying " + commands) + "; it said: " + said);
                     }
@@ -476,8 +487,10 @@ final class RxeLinkRig implements AutoCloseable {
                     }
                 }
             } catch (IOException e) {
+                broken = true;
                 throw new UncheckedIOException("writing to tc failed (it said: " + said + ")", e);
             } catch (InterruptedException e) {
+                broken = true;
                 Thread.currentThread().interrupt();
                 throw new AssertionError("interrupted while tc applied " + commands, e);
             }
@@ -487,9 +500,16 @@ final class RxeLinkRig implements AutoCloseable {
             }
         }
 
-        /** Closes tc's stdin (it exits at the end of its batch), bounded; destroys it if it lingers. */
+        /**
+         * Closes tc's stdin (it exits at the end of its batch), bounded; destroys it if it lingers,
+         * and at once when the session is broken (a tc that did not answer within the bound).
+         */
         @Override
-        public void close() {
+        public synchronized void close() {
+            if (broken) {
+                process.destroyForcibly();
+                return;
+            }
             try {
                 in.close();
             } catch (IOException e) {

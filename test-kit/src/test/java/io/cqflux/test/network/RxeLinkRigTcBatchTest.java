@@ -1,5 +1,6 @@
 package io.cqflux.test.network;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -28,6 +29,30 @@ class RxeLinkRigTcBatchTest {
             assertFalse(e.getMessage().contains("-:11") || e.getMessage().contains("-:13"), e.getMessage());
             tc.run(List.of()); // a fence alone: tc read on past the failure
             tc.run(List.of("qdisc show dev lo"));
+        }
+    }
+
+    @Test
+    void aTcThatExits_failsTheCallNamingIt_thenTheSessionRefusesMoreCalls_andClosesAtOnce() {
+        RxeLinkRig.TcBatch tc = new RxeLinkRig.TcBatch();
+        try {
+            tc.run(List.of("qdisc show dev lo"));
+            List<ProcessHandle> tcs = ProcessHandle.current().children()
+                    .filter(p -> p.info().command().map(c -> c.endsWith("/tc")).orElse(false)).toList();
+            assertEquals(1, tcs.size(), "this JVM's tc processes: " + tcs);
+            tcs.get(0).destroyForcibly();
+            tcs.get(0).onExit().join();
+            Throwable e = assertThrows(Throwable.class, () -> tc.run(List.of("qdisc show dev lo")));
+            assertTrue(e.getMessage().contains("exited while applying") || e.getMessage().contains("writing to tc failed"),
+                    e.toString());
+            // Its batch's reports may still come: they must not be taken for a later call's.
+            IllegalStateException again = assertThrows(IllegalStateException.class,
+                    () -> tc.run(List.of("qdisc show dev lo")));
+            assertTrue(again.getMessage().contains("start a new one"), again.getMessage());
+        } finally {
+            long t0 = System.nanoTime();
+            tc.close();
+            assertTrue(System.nanoTime() - t0 < 5_000_000_000L, "close() of a broken session waited for tc");
         }
     }
 }
