@@ -384,7 +384,11 @@ final class RxeLinkRig implements AutoCloseable {
         try {
             tc.run(commands);
         } catch (AssertionError | UncheckedIOException e) {
-            tc.close(); // a tc that failed is not trusted with the next change: a fresh one then
+            try {
+                tc.close(); // a tc that failed is not trusted with the next change: a fresh one then
+            } catch (IllegalStateException stuck) {
+                e.addSuppressed(stuck);
+            }
             tc = null;
             throw e;
         }
@@ -409,6 +413,7 @@ final class RxeLinkRig implements AutoCloseable {
     static final class TcBatch implements AutoCloseable {
         /** What one batch of commands may take: far more than tc's own work, a bound for a stuck tc. */
         private static final Duration TC_BOUND = Duration.ofSeconds(10);
+        private final Duration bound;
         /** The fence: no object of tc's has this name, so the line fails in tc's parser. */
         static final String FENCE = "cqfx-fence";
         private static final String EOF = new String("(tc closed its stderr)");
@@ -424,6 +429,12 @@ final class RxeLinkRig implements AutoCloseable {
         private boolean broken;
 
         TcBatch() {
+            this(TC_BOUND);
+        }
+
+        /** @param bound what one batch may take, and what a killed tc may take to exit (tests: shorter) */
+        TcBatch(Duration bound) {
+            this.bound = bound;
             try {
                 process = new ProcessBuilder("tc", "-force", "-batch", "-")
                         .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
@@ -447,9 +458,14 @@ final class RxeLinkRig implements AutoCloseable {
             });
         }
 
+        /** {@return tc's process id} (tests) */
+        long pid() {
+            return process.pid();
+        }
+
         /**
          * Applies {@code commands} in order and returns once tc has, bounded by
-         * {@link #TC_BOUND}; fails naming what tc reported when one of them failed
+         * {@link #TC_BOUND} (or the bound it was made with); fails naming what tc reported when one of them failed
          * (tc went on with the others: {@code -force}).
          */
         synchronized void run(List<String> commands) {
@@ -470,13 +486,13 @@ final class RxeLinkRig implements AutoCloseable {
                 in.write(batch.toString());
                 in.flush();
                 String done = "Command failed -:" + fence;
-                long end = System.nanoTime() + TC_BOUND.toNanos();
+                long end = System.nanoTime() + bound.toNanos();
                 for (;;) {
                     String l = stderr.poll(end - System.nanoTime(), TimeUnit.NANOSECONDS);
                     if (l == null || l == EOF) { // NOSONAR: identity, the sentinel
                         broken = true;
                         throw new AssertionError("tc " + (l == null ? "did not apply " + commands + " within "
-                                + TC_BOUND : "exited while applying " + commands) + "; it said: " + said);
+                                + bound : "exited while applying " + commands) + "; it said: " + said);
                     }
                     if (l.equals(done)) {
                         break;
@@ -502,12 +518,24 @@ final class RxeLinkRig implements AutoCloseable {
 
         /**
          * Closes tc's stdin (it exits at the end of its batch), bounded; destroys it if it lingers,
-         * and at once when the session is broken (a tc that did not answer within the bound).
+         * and at once when the session is broken (a tc that did not answer within the bound). A
+         * killed tc is waited for: one stuck inside a netlink request could still apply its change
+         * after the kill, over the rig's next heal.
+         *
+         * @throws IllegalStateException when a killed tc did not exit within the bound
          */
         @Override
         public synchronized void close() {
             if (broken) {
                 process.destroyForcibly();
+                try {
+                    if (!process.waitFor(bound.toMillis(), TimeUnit.MILLISECONDS)) {
+                        throw new IllegalStateException("tc (pid " + process.pid() + ") did not exit within " + bound
+                                + " of its kill: a change it was applying may still land");
+                    }
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
                 return;
             }
             try {
@@ -516,7 +544,7 @@ final class RxeLinkRig implements AutoCloseable {
                 // the process is gone already
             }
             try {
-                if (!process.waitFor(TC_BOUND.toMillis(), TimeUnit.MILLISECONDS)) {
+                if (!process.waitFor(bound.toMillis(), TimeUnit.MILLISECONDS)) {
                     process.destroyForcibly();
                 }
             } catch (InterruptedException e) {

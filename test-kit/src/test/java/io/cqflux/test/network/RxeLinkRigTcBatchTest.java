@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
@@ -33,26 +34,41 @@ class RxeLinkRigTcBatchTest {
     }
 
     @Test
-    void aTcThatExits_failsTheCallNamingIt_thenTheSessionRefusesMoreCalls_andClosesAtOnce() {
-        RxeLinkRig.TcBatch tc = new RxeLinkRig.TcBatch();
-        try {
+    void aTcThatExits_failsTheCallNamingIt_thenTheSessionRefusesMoreCalls() {
+        try (RxeLinkRig.TcBatch tc = new RxeLinkRig.TcBatch()) {
             tc.run(List.of("qdisc show dev lo"));
-            List<ProcessHandle> tcs = ProcessHandle.current().children()
-                    .filter(p -> p.info().command().map(c -> c.endsWith("/tc")).orElse(false)).toList();
-            assertEquals(1, tcs.size(), "this JVM's tc processes: " + tcs);
-            tcs.get(0).destroyForcibly();
-            tcs.get(0).onExit().join();
+            ProcessHandle p = ProcessHandle.of(tc.pid()).orElseThrow();
+            p.destroyForcibly();
+            p.onExit().join();
             Throwable e = assertThrows(Throwable.class, () -> tc.run(List.of("qdisc show dev lo")));
             assertTrue(e.getMessage().contains("exited while applying") || e.getMessage().contains("writing to tc failed"),
                     e.toString());
-            // Its batch's reports may still come: they must not be taken for a later call's.
             IllegalStateException again = assertThrows(IllegalStateException.class,
                     () -> tc.run(List.of("qdisc show dev lo")));
             assertTrue(again.getMessage().contains("start a new one"), again.getMessage());
+        }
+    }
+
+    @Test
+    void aTcThatDoesNotAnswer_failsTheCallAtItsBound_andCloseKillsItWithoutWaitingTheBoundAgain() throws Exception {
+        Duration bound = Duration.ofMillis(1500);
+        RxeLinkRig.TcBatch tc = new RxeLinkRig.TcBatch(bound);
+        long closeNanos;
+        try {
+            tc.run(List.of("qdisc show dev lo"));
+            // A stopped tc reads nothing and answers nothing, as one stuck in the kernel would.
+            assertEquals(0, new ProcessBuilder("kill", "-STOP", Long.toString(tc.pid())).start().waitFor());
+            AssertionError e = assertThrows(AssertionError.class, () -> tc.run(List.of("qdisc show dev lo")));
+            assertTrue(e.getMessage().contains("did not apply") && e.getMessage().contains(bound.toString()),
+                    e.getMessage());
+            assertThrows(IllegalStateException.class, () -> tc.run(List.of("qdisc show dev lo")));
         } finally {
             long t0 = System.nanoTime();
             tc.close();
-            assertTrue(System.nanoTime() - t0 < 5_000_000_000L, "close() of a broken session waited for tc");
+            closeNanos = System.nanoTime() - t0;
         }
+        // Waiting for a tc that reads nothing would have taken the bound again.
+        assertTrue(closeNanos < bound.toNanos() / 2, "close() took " + closeNanos / 1_000_000 + " ms");
+        assertFalse(ProcessHandle.of(tc.pid()).map(ProcessHandle::isAlive).orElse(false), "tc still runs");
     }
 }
