@@ -31,6 +31,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.Function;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -38,6 +39,7 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.parallel.Isolated;
+import org.reactivestreams.Publisher;
 import reactor.core.Disposable;
 import reactor.core.publisher.Mono;
 import reactor.test.StepVerifier;
@@ -196,10 +198,7 @@ class VerbsScopedKeysHostilePeerTest {
         List<RdmaConnection> served = new CopyOnWriteArrayList<>();
         // The server echoes every message: receives from its shared pool, sends from its buffers.
         RdmaServer s = server.bind(listenAddress(), AcceptOptions.exposing(exposed).withKeysScopedToConnection(true)
-                .withSharedReceivePool(), c -> {
-                    served.add(c);
-                    return c.receive().concatMap(m -> c.send(m.data())).then();
-                }).block(T);
+                .withSharedReceivePool(), echoKeeping(served)).block(T);
         RdmaConnection c = trustedSide.connect(s.address(), ConnectOptions.exposing(clientSide)).block(T);
         try {
             assertTrue(s.keysScopedToConnection());
@@ -244,10 +243,7 @@ class VerbsScopedKeysHostilePeerTest {
         // pool its echo is sent from, not a second one of its receive pool.
         Region exposed = server.register(filled(0x33), RegionAccess.READ_SRC);
         List<RdmaConnection> served = new CopyOnWriteArrayList<>();
-        java.util.function.Function<RdmaConnection, org.reactivestreams.Publisher<Void>> echo = c -> {
-            served.add(c);
-            return c.receive().concatMap(m -> c.send(m.data())).then();
-        };
+        Function<RdmaConnection, Publisher<Void>> echo = echoKeeping(served);
         RdmaServer plain = server.bind(listenAddress(), AcceptOptions.exposing(exposed), echo).block(T);
         RdmaServer scoped = server.bind(listenAddress(), AcceptOptions.exposing(exposed)
                 .withKeysScopedToConnection(true), echo).block(T);
@@ -278,6 +274,14 @@ class VerbsScopedKeysHostilePeerTest {
         }
     }
 
+    /** {@return a handler that keeps the server's side of each connection in {@code served} and echoes what it receives} */
+    static Function<RdmaConnection, Publisher<Void>> echoKeeping(List<RdmaConnection> served) {
+        return c -> {
+            served.add(c);
+            return c.receive().concatMap(m -> c.send(m.data())).then();
+        };
+    }
+
     /** A trusted client of {@code s} that sent a message and got it back. */
     RdmaConnection echoed(RdmaServer s) {
         RdmaConnection c = trustedSide.connect(s.address()).block(T);
@@ -292,10 +296,7 @@ class VerbsScopedKeysHostilePeerTest {
         Region exposed = server.register(filled(0x33), RegionAccess.READ_SRC);
         List<RdmaConnection> served = new CopyOnWriteArrayList<>();
         RdmaServer s = server.bind(listenAddress(), AcceptOptions.exposing(exposed).withKeysScopedToConnection(true)
-                .withSharedReceivePool(), c -> {
-                    served.add(c);
-                    return c.receive().concatMap(m -> c.send(m.data())).then();
-                }).block(T);
+                .withSharedReceivePool(), echoKeeping(served)).block(T);
         Region target = trustedSide.register(filled(0), RegionAccess.WRITE_DST);
         try {
             // A round first: what stays for the instances' lives (event queues, buffer pools, the

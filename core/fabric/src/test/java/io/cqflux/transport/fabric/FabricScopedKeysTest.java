@@ -17,77 +17,25 @@ import io.cqflux.core.RegionAccess;
 import io.cqflux.core.spi.Connection;
 import io.cqflux.core.spi.ConnectionRequest;
 import io.cqflux.core.spi.KeyScope;
-import io.cqflux.core.spi.Listener;
 import io.cqflux.core.spi.LocalRegion;
-import io.cqflux.core.spi.Registrar;
 import io.cqflux.core.spi.RemoteRegion;
 import io.cqflux.core.spi.Transport;
-import io.cqflux.core.testing.TransportFixture;
-import io.cqflux.core.testing.TransportPump;
 import java.io.IOException;
 import java.lang.foreign.ValueLayout;
 import java.net.InetAddress;
-import java.net.InetSocketAddress;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.util.Deque;
 import java.util.EnumSet;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 
 /**
  * Keys scoped to their connection at the transport (fabric/tcp on loopback): a domain per
  * accepted connection (ScopedDomain), and what a key of one presented on another does.
  */
-class FabricScopedKeysTest extends TransportFixture {
+class FabricScopedKeysTest extends ScopedKeysFixture {
 
     private static final InetAddress LOOPBACK = InetAddress.getLoopbackAddress();
 
-    @Override
-    protected Transport openTransport() {
-        return Fabric.open("tcp", LOOPBACK);
-    }
-
-    @Override
-    protected InetSocketAddress listenAddress() {
-        return new InetSocketAddress(LOOPBACK, 0);
-    }
-
-    /** One accepted connection, the region registered for it, and the scope (null: the transport's domain). */
-    private record Accepted(TransportPump.Side client, TransportPump.Side server, LocalRegion region, KeyScope scope) {
-    }
-
-    /**
-     * Connects a client to {@code l}; the server registers 4 KiB (remote read and write), filled
-     * with {@code fill}, in the request's own scope when {@code scoped}, else in its domain.
-     */
-    private Accepted accept(Listener l, Deque<ConnectionRequest> reqs, boolean scoped, byte fill) {
-        Connection c = closeLater(client.connect(l.address(), config(), new byte[0]));
-        TransportPump.Side cs = pump.add("client", c);
-        pump.until("a connection request", DEADLINE, () -> !reqs.isEmpty());
-        ConnectionRequest r = reqs.poll();
-        KeyScope scope = scoped ? r.scopeKeys() : null;
-        Registrar into = scoped ? scope : server;
-        LocalRegion region = closeLater(into.register(arena.allocate(4096, 4096),
-                EnumSet.of(RegionAccess.WRITE_DST, RegionAccess.READ_SRC)));
-        region.segment().fill(fill);
-        Connection s = closeLater(r.accept(new byte[0]));
-        if (scope != null) {
-            scope.close(); // the request's hold: the domain lives on with the connection and the region
-        }
-        TransportPump.Side ss = pump.add("server", s);
-        pump.until("both ends established", DEADLINE,
-                () -> cs.events.contains(ConnectionEvent.ESTABLISHED) && ss.events.contains(ConnectionEvent.ESTABLISHED));
-        return new Accepted(cs, ss, region, scope);
-    }
-
-    /** B writes 64 bytes with A's key through B's own connection; returns the completion. */
-    private CompletionRecord writeWithItsKey(Accepted a, Accepted b, long ctx) {
-        RemoteRegion aKey = closeLater(client.remoteRegion(a.region().descriptor()));
-        LocalRegion src = region(client, 64, RegionAccess.WRITE_SRC);
-        src.segment().fill((byte) 0x66);
-        post("write", () -> b.client().connection().write(aKey, 0, src, 0, 64, ctx, true));
-        return await(b.client(), ctx);
+    FabricScopedKeysTest() {
+        super("tcp", () -> LOOPBACK);
     }
 
     @Test
@@ -98,19 +46,18 @@ class FabricScopedKeysTest extends TransportFixture {
 
     @Test
     void aScopedKey_presentedOnAnotherConnection_reachesNothing_andItsOwnerGoesOn() {
-        Listener l = closeLater(server.listen(listenAddress(), config()));
-        Deque<ConnectionRequest> reqs = pump.add(l);
-        Accepted a = accept(l, reqs, true, (byte) 0x11);
-        Accepted b = accept(l, reqs, true, (byte) 0x22);
+        Listening in = listen();
+        Accepted a = accept(in, true, (byte) 0x11);
+        Accepted b = accept(in, true, (byte) 0x22);
         byte[] aBefore = a.region().segment().toArray(ValueLayout.JAVA_BYTE);
 
-        CompletionRecord w = writeWithItsKey(a, b, 7);
+        CompletionRecord w = writeWithKeyOf(a, b, 7);
         assertFalse(w.isSuccess(), "A's key worked on B's connection: " + w);
         assertArrayEquals(aBefore, a.region().segment().toArray(ValueLayout.JAVA_BYTE), "A's region changed");
         pump.until("B's connection ends", DEADLINE, () -> b.client().events.stream().anyMatch(ConnectionEvent::isTerminal));
 
         // A's own key still works on A's connection.
-        CompletionRecord own = writeWithItsKey(a, a, 8);
+        CompletionRecord own = writeWithKeyOf(a, a, 8);
         assertTrue(own.isSuccess(), own::toString);
         assertEquals(0x66, a.region().segment().get(ValueLayout.JAVA_BYTE, 0) & 0xff, "A's write did not land");
     }
@@ -118,24 +65,17 @@ class FabricScopedKeysTest extends TransportFixture {
     @Test
     void anUnscopedKey_presentedOnAnotherConnection_works_whileItsConnectionLives() {
         // The same as above in the transport's one domain: what the scope changes.
-        Listener l = closeLater(server.listen(listenAddress(), config()));
-        Deque<ConnectionRequest> reqs = pump.add(l);
-        Accepted a = accept(l, reqs, false, (byte) 0x11);
-        Accepted b = accept(l, reqs, false, (byte) 0x22);
-        CompletionRecord w = writeWithItsKey(a, b, 9);
-        assertTrue(w.isSuccess(), w::toString);
-        assertEquals(0x66, a.region().segment().get(ValueLayout.JAVA_BYTE, 0) & 0xff);
+        assertAnUnscopedKeyWorksOnAnotherConnection();
     }
 
     @Test
     void aScopedConnection_postsFromTheTransportsRegions_andFlushesIntoItsOwnSink() {
         // tcp needs no local descriptor (mr_mode 0): the application's regions, registered in the
         // transport's domain, serve the server's posts on a connection opened in another domain.
-        Listener l = closeLater(server.listen(listenAddress(), config()));
-        Deque<ConnectionRequest> reqs = pump.add(l);
+        Listening in = listen();
         LocalRegion target = region(client, 4096, RegionAccess.WRITE_DST, RegionAccess.READ_SRC,
                 RegionAccess.FLUSH_TYPE_VISIBILITY);
-        Accepted a = accept(l, reqs, true, (byte) 0x11);
+        Accepted a = accept(in, true, (byte) 0x11);
         RemoteRegion dst = closeLater(server.remoteRegion(target.descriptor()));
         LocalRegion src = region(server, 64, RegionAccess.WRITE_SRC, RegionAccess.READ_DST);
         src.segment().fill((byte) 0x5a);
@@ -154,9 +94,8 @@ class FabricScopedKeysTest extends TransportFixture {
 
     @Test
     void aScopedDomain_closesAfterItsLastChild_connectionAndRegionsInAnyOrder() {
-        Listener l = closeLater(server.listen(listenAddress(), config()));
-        Deque<ConnectionRequest> reqs = pump.add(l);
-        Accepted a = accept(l, reqs, true, (byte) 0x11);
+        Listening in = listen();
+        Accepted a = accept(in, true, (byte) 0x11);
         ScopedDomain d = (ScopedDomain) a.scope();
         assertFalse(d.nativeClosed(), "closed while its connection and region live");
         a.region().close();
@@ -170,12 +109,8 @@ class FabricScopedKeysTest extends TransportFixture {
 
     @Test
     void scopeKeys_isOnePerRequest_andRefusedOnceAnswered() {
-        Listener l = closeLater(server.listen(listenAddress(), config()));
-        Deque<ConnectionRequest> reqs = pump.add(l);
-        Connection c = closeLater(client.connect(l.address(), config(), new byte[0]));
-        pump.add("client", c);
-        pump.until("a connection request", DEADLINE, () -> !reqs.isEmpty());
-        ConnectionRequest r = reqs.poll();
+        Listening in = listen();
+        ConnectionRequest r = request(in);
         KeyScope first = r.scopeKeys();
         assertSame(first, r.scopeKeys());
         r.reject();
@@ -186,18 +121,13 @@ class FabricScopedKeysTest extends TransportFixture {
 
     @Test
     void scopedConnections_leaveNoFileDescriptorsBehind() throws IOException {
-        Listener l = closeLater(server.listen(listenAddress(), config()));
-        Deque<ConnectionRequest> reqs = pump.add(l);
+        Listening in = listen();
         // One first, so that what stays for the transport's life (the loop's event queue) is counted before.
-        Accepted warm = accept(l, reqs, true, (byte) 1);
+        Accepted warm = accept(in, true, (byte) 1);
         long before = openFds();
         for (int i = 0; i < 16; i++) {
-            Accepted a = accept(l, reqs, true, (byte) i);
-            pump.remove(a.server());
-            pump.remove(a.client());
-            a.server().connection().close();
-            a.client().connection().close();
-            a.region().close();
+            Accepted a = accept(in, true, (byte) i);
+            end(a);
             assertTrue(((ScopedDomain) a.scope()).nativeClosed());
         }
         assertEquals(before, openFds(), "file descriptors left behind by 16 scoped connections");
@@ -209,12 +139,11 @@ class FabricScopedKeysTest extends TransportFixture {
         // No FI_MR_LOCAL on tcp: a scoped connection's posts pass the instance's descriptors as
         // they are, so nothing of the transport's is registered again per connection (verbs does:
         // FabricVerbsScopedKeysTest).
-        FabricTransport t = (FabricTransport) server;
+        FabricTransport t = serverTransport();
         assertFalse(t.needsLocalDescriptors());
-        Listener l = closeLater(server.listen(listenAddress(), config()));
-        Deque<ConnectionRequest> reqs = pump.add(l);
+        Listening in = listen();
         LocalRegion target = region(client, 4096, RegionAccess.WRITE_DST);
-        Accepted a = accept(l, reqs, true, (byte) 0x11);
+        Accepted a = accept(in, true, (byte) 0x11);
         RemoteRegion dst = closeLater(server.remoteRegion(target.descriptor()));
         LocalRegion src = region(server, 64, RegionAccess.WRITE_SRC);
         post("server write", () -> a.server().connection().write(dst, 0, src, 0, 64, 1, true));
@@ -227,11 +156,8 @@ class FabricScopedKeysTest extends TransportFixture {
     void aLocalRegistration_inAClosedScope_failsWithTheReason_andTheRegionGoesOn() {
         // The verbs path (ScopedLocalMr) at its edges, on tcp's domains: a post that would need
         // the region registered in a scope already closed fails with a clear error, not a crash.
-        Listener l = closeLater(server.listen(listenAddress(), config()));
-        Deque<ConnectionRequest> reqs = pump.add(l);
-        pump.add("client", closeLater(client.connect(l.address(), config(), new byte[0])));
-        pump.until("a connection request", DEADLINE, () -> !reqs.isEmpty());
-        ConnectionRequest r = reqs.poll();
+        Listening in = listen();
+        ConnectionRequest r = request(in);
         ScopedDomain scope = (ScopedDomain) r.scopeKeys();
         r.reject();
         scope.close();
@@ -246,12 +172,11 @@ class FabricScopedKeysTest extends TransportFixture {
 
     @Test
     void localRegistrations_closeWithTheirRegionOrTheirScope_onceEach_evenAtOnce() throws Exception {
-        FabricTransport t = (FabricTransport) server;
-        Listener l = closeLater(server.listen(listenAddress(), config()));
-        Deque<ConnectionRequest> reqs = pump.add(l);
+        FabricTransport t = serverTransport();
+        Listening in = listen();
         long closeFailures = FabricLibrary.closeFailures();
         for (int i = 0; i < 16; i++) {
-            Accepted a = accept(l, reqs, true, (byte) i);
+            Accepted a = accept(in, true, (byte) i);
             ScopedDomain scope = (ScopedDomain) a.scope();
             FabricLocalRegion src = (FabricLocalRegion) server.register(arena.allocate(4096, 4096),
                     EnumSet.of(RegionAccess.WRITE_SRC, RegionAccess.RECV));
@@ -263,7 +188,6 @@ class FabricScopedKeysTest extends TransportFixture {
             pump.remove(a.client());
             // The region and the scope's last child close on two threads at once (odd rounds), or
             // the region first and then the scope (even rounds).
-            java.util.concurrent.CountDownLatch go = new java.util.concurrent.CountDownLatch(1);
             Runnable closeRegion = src::close;
             Runnable closeConnection = () -> a.server().connection().close();
             if (i % 2 == 0) {
@@ -272,17 +196,7 @@ class FabricScopedKeysTest extends TransportFixture {
                 assertFalse(scope.nativeClosed());
                 closeConnection.run();
             } else {
-                Thread x = Thread.ofPlatform().start(() -> {
-                    awaitQuietly(go);
-                    closeRegion.run();
-                });
-                Thread y = Thread.ofPlatform().start(() -> {
-                    awaitQuietly(go);
-                    closeConnection.run();
-                });
-                go.countDown();
-                x.join();
-                y.join();
+                atOnce(closeRegion, closeConnection);
             }
             a.client().connection().close();
             assertTrue(scope.nativeClosed());
@@ -299,10 +213,9 @@ class FabricScopedKeysTest extends TransportFixture {
         // at once keep the first and close theirs, and every caller gets the kept one's descriptor.
         // The hook holds each thread after its registration until all four made one, so that the
         // four collide in every round.
-        FabricTransport t = (FabricTransport) server;
-        Listener l = closeLater(server.listen(listenAddress(), config()));
-        Deque<ConnectionRequest> reqs = pump.add(l);
-        Accepted a = accept(l, reqs, true, (byte) 1);
+        FabricTransport t = serverTransport();
+        Listening in = listen();
+        Accepted a = accept(in, true, (byte) 1);
         ScopedDomain scope = (ScopedDomain) a.scope();
         long closeFailures = FabricLibrary.closeFailures();
         for (int round = 0; round < 8; round++) {
@@ -311,8 +224,8 @@ class FabricScopedKeysTest extends TransportFixture {
             int n = 4;
             java.util.concurrent.CyclicBarrier allMade = new java.util.concurrent.CyclicBarrier(n);
             java.util.concurrent.atomic.AtomicInteger made = new java.util.concurrent.atomic.AtomicInteger();
-            FabricLocalRegion.afterScopedRegistrationForTests = (region, in) -> {
-                if (region == src && in == scope) {
+            FabricLocalRegion.afterScopedRegistrationForTests = (region, into) -> {
+                if (region == src && into == scope) {
                     made.incrementAndGet();
                     try {
                         allMade.await(DEADLINE.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
@@ -363,28 +276,19 @@ class FabricScopedKeysTest extends TransportFixture {
     void aLocalRegistration_whoseRegionClosesWhileItIsMade_failsNamingTheClose_andLeavesNothing() {
         // FabricLocalRegion#registerIn: the region closes between fi_mr_reg and keeping the
         // registration; the registration made is closed, not kept, and the domain goes on.
-        FabricTransport t = (FabricTransport) server;
-        Listener l = closeLater(server.listen(listenAddress(), config()));
-        Deque<ConnectionRequest> reqs = pump.add(l);
-        Accepted a = accept(l, reqs, true, (byte) 1);
+        FabricTransport t = serverTransport();
+        Listening in = listen();
+        Accepted a = accept(in, true, (byte) 1);
         ScopedDomain scope = (ScopedDomain) a.scope();
         long closeFailures = FabricLibrary.closeFailures();
         FabricLocalRegion src = (FabricLocalRegion) server.register(arena.allocate(4096, 4096),
                 EnumSet.of(RegionAccess.WRITE_SRC));
         int[] inHook = new int[1];
-        FabricLocalRegion.afterScopedRegistrationForTests = (region, in) -> {
-            if (region == src && in == scope) {
-                inHook[0]++;
-                assertEquals(1, t.scopedLocalRegistrations(), "the registration was not made before the hook");
-                src.close();
-            }
-        };
-        io.cqflux.core.ResourceClosedException e;
-        try {
-            e = assertThrows(io.cqflux.core.ResourceClosedException.class, () -> src.descIn(scope));
-        } finally {
-            FabricLocalRegion.afterScopedRegistrationForTests = null;
-        }
+        io.cqflux.core.ResourceClosedException e = descInFails(src, scope, () -> {
+            inHook[0]++;
+            assertEquals(1, t.scopedLocalRegistrations(), "the registration was not made before the hook");
+            src.close();
+        });
         assertEquals(1, inHook[0], "the hook did not run once");
         assertTrue(e.getMessage().contains("was closed while it was registered in the " + scope), e::getMessage);
         assertFalse(src.isOpen());
@@ -394,8 +298,7 @@ class FabricScopedKeysTest extends TransportFixture {
         assertFalse(scope.nativeClosed(), "the domain closed with a region of the transport's");
         assertEquals(closeFailures, FabricLibrary.closeFailures(), "an fi_close failed");
         // The connection still works through its domain.
-        LocalRegion target = region(client, 4096, RegionAccess.WRITE_DST);
-        RemoteRegion dst = closeLater(server.remoteRegion(target.descriptor()));
+        RemoteRegion dst = clientTarget();
         LocalRegion other = region(server, 64, RegionAccess.WRITE_SRC);
         post("server write", () -> a.server().connection().write(dst, 0, other, 0, 64, 1, true));
         assertTrue(await(a.server(), 1).isSuccess());
@@ -406,10 +309,9 @@ class FabricScopedKeysTest extends TransportFixture {
         // FabricLocalRegion#registerIn: the scope's last child (the connection) closes while the
         // hold of ScopedDomain#holdForLocal is out; the domain closes when the hold is given back,
         // and closes the registration kept in it first.
-        FabricTransport t = (FabricTransport) server;
-        Listener l = closeLater(server.listen(listenAddress(), config()));
-        Deque<ConnectionRequest> reqs = pump.add(l);
-        Accepted a = accept(l, reqs, true, (byte) 1);
+        FabricTransport t = serverTransport();
+        Listening in = listen();
+        Accepted a = accept(in, true, (byte) 1);
         ScopedDomain scope = (ScopedDomain) a.scope();
         a.region().close(); // the connection is the scope's last child
         pump.remove(a.server());
@@ -418,19 +320,11 @@ class FabricScopedKeysTest extends TransportFixture {
         FabricLocalRegion src = (FabricLocalRegion) server.register(arena.allocate(4096, 4096),
                 EnumSet.of(RegionAccess.WRITE_SRC));
         boolean[] openInHook = new boolean[2];
-        FabricLocalRegion.afterScopedRegistrationForTests = (region, in) -> {
-            if (region == src && in == scope) {
-                a.server().connection().close();
-                openInHook[0] = true;
-                openInHook[1] = !scope.nativeClosed();
-            }
-        };
-        io.cqflux.core.ResourceClosedException e;
-        try {
-            e = assertThrows(io.cqflux.core.ResourceClosedException.class, () -> src.descIn(scope));
-        } finally {
-            FabricLocalRegion.afterScopedRegistrationForTests = null;
-        }
+        io.cqflux.core.ResourceClosedException e = descInFails(src, scope, () -> {
+            a.server().connection().close();
+            openInHook[0] = true;
+            openInHook[1] = !scope.nativeClosed();
+        });
         assertTrue(openInHook[0], "the hook did not run");
         assertTrue(openInHook[1], "the domain closed under the registration's hold");
         assertTrue(e.getMessage().contains("is closed"), e::getMessage);
@@ -471,17 +365,21 @@ class FabricScopedKeysTest extends TransportFixture {
         }
     }
 
-    private static void awaitQuietly(java.util.concurrent.CountDownLatch l) {
+    /**
+     * {@return the failure of registering {@code src} in {@code scope} with {@code hook} run right
+     * after the registration is made (FabricLocalRegion#registerIn), the hook removed after}
+     */
+    private static io.cqflux.core.ResourceClosedException descInFails(FabricLocalRegion src, ScopedDomain scope,
+                                                                      Runnable hook) {
+        FabricLocalRegion.afterScopedRegistrationForTests = (region, into) -> {
+            if (region == src && into == scope) {
+                hook.run();
+            }
+        };
         try {
-            l.await();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
-    }
-
-    private static long openFds() throws IOException {
-        try (Stream<Path> s = Files.list(Path.of("/proc/self/fd"))) {
-            return s.count();
+            return assertThrows(io.cqflux.core.ResourceClosedException.class, () -> src.descIn(scope));
+        } finally {
+            FabricLocalRegion.afterScopedRegistrationForTests = null;
         }
     }
 }

@@ -3,21 +3,13 @@ package io.cqflux.transport.fabric;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.cqflux.core.ConnectionEvent;
 import io.cqflux.core.RegionAccess;
 import io.cqflux.core.spi.Connection;
-import io.cqflux.core.spi.ConnectionRequest;
 import io.cqflux.core.spi.KeyScope;
-import io.cqflux.core.spi.Listener;
 import io.cqflux.core.spi.LocalRegion;
 import io.cqflux.core.spi.RemoteRegion;
-import io.cqflux.core.spi.Transport;
-import io.cqflux.core.testing.TransportFixture;
-import io.cqflux.core.testing.TransportPump;
-import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Deque;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.Locale;
@@ -38,28 +30,20 @@ import org.junit.jupiter.api.parallel.Isolated;
  */
 @Tag("fabric-verbs-bench")
 @Isolated
-class FabricVerbsScopedKeysCostTest extends TransportFixture {
+class FabricVerbsScopedKeysCostTest extends ScopedKeysFixture {
 
     static final int LOCAL_REGIONS = 4;
     static final int CONNECTIONS = 40;
 
-    @Override
-    protected Transport openTransport() {
-        return Fabric.open("verbs", FabricVerbsContractTest.laneAddress());
-    }
-
-    @Override
-    protected InetSocketAddress listenAddress() {
-        return new InetSocketAddress(FabricVerbsContractTest.laneAddress(), 0);
+    FabricVerbsScopedKeysCostTest() {
+        super("verbs", FabricVerbsContractTest::laneAddress);
     }
 
     @Test
     void scopedConnections_costOneRegistrationPerLocalRegionUsed_measured() {
-        FabricTransport t = (FabricTransport) server;
-        Listener l = closeLater(server.listen(listenAddress(), config()));
-        Deque<ConnectionRequest> reqs = pump.add(l);
-        LocalRegion target = region(client, 4096, RegionAccess.WRITE_DST);
-        RemoteRegion dst = closeLater(server.remoteRegion(target.descriptor()));
+        FabricTransport t = serverTransport();
+        Listening in = listen();
+        RemoteRegion dst = clientTarget();
         LocalRegion[] src = new LocalRegion[LOCAL_REGIONS];
         for (int i = 0; i < src.length; i++) {
             src[i] = region(server, 4096, RegionAccess.WRITE_SRC);
@@ -81,18 +65,9 @@ class FabricVerbsScopedKeysCostTest extends TransportFixture {
             for (int mode = 0; mode < 2; mode++) {
                 boolean scoped = mode == 1;
                 long t0 = System.nanoTime();
-                Connection c = client.connect(l.address(), config(), new byte[0]);
-                TransportPump.Side cs = pump.add("client", c);
-                pump.until("a connection request", DEADLINE, () -> !reqs.isEmpty());
-                ConnectionRequest r = reqs.poll();
-                KeyScope scope = scoped ? r.scopeKeys() : null;
-                Connection s = r.accept(new byte[0]);
-                if (scope != null) {
-                    scope.close();
-                }
-                TransportPump.Side ss = pump.add("server", s);
-                pump.until("both ends established", DEADLINE, () -> cs.events.contains(ConnectionEvent.ESTABLISHED)
-                        && ss.events.contains(ConnectionEvent.ESTABLISHED));
+                Accepted a = acceptWithoutRegion(in, scoped);
+                Connection s = a.server().connection();
+                KeyScope scope = a.scope();
                 for (int k = 0; k < LOCAL_REGIONS; k++) {
                     LocalRegion from = src[k];
                     long ctx = k + 1;
@@ -102,13 +77,10 @@ class FabricVerbsScopedKeysCostTest extends TransportFixture {
                         scopedReg.add(System.nanoTime() - r0);
                     }
                     post("write", () -> s.write(dst, 0, from, 0, 64, ctx, true));
-                    assertTrue(await(ss, ctx).isSuccess());
+                    assertTrue(await(a.server(), ctx).isSuccess());
                 }
                 connect[mode][i] = System.nanoTime() - t0;
-                pump.remove(ss);
-                pump.remove(cs);
-                s.close();
-                c.close();
+                end(a);
                 if (scope != null) {
                     assertTrue(((ScopedDomain) scope).nativeClosed());
                 }
@@ -141,9 +113,8 @@ class FabricVerbsScopedKeysCostTest extends TransportFixture {
      */
     @Test
     void firstUseOfTheBufferPoolAndASharedPoolChunk_onAScopedConnection_measured() throws Exception {
-        FabricTransport t = (FabricTransport) server;
-        Listener l = closeLater(server.listen(listenAddress(), config()));
-        Deque<ConnectionRequest> reqs = pump.add(l);
+        FabricTransport t = serverTransport();
+        Listening in = listen();
         long[] plainPool = new long[LARGE_CONNECTIONS];
         long[] plainChunk = new long[LARGE_CONNECTIONS];
         for (int i = 0; i < LARGE_CONNECTIONS; i++) {
@@ -167,26 +138,18 @@ class FabricVerbsScopedKeysCostTest extends TransportFixture {
         List<Connection> open = new ArrayList<>();
         long pinnedBefore = vmPinKiB();
         for (int i = 0; i < LARGE_CONNECTIONS; i++) {
-            Connection c = client.connect(l.address(), config(), new byte[0]);
-            open.add(c);
-            TransportPump.Side cs = pump.add("client", c);
-            pump.until("a connection request", DEADLINE, () -> !reqs.isEmpty());
-            ConnectionRequest r = reqs.poll();
-            KeyScope scope = r.scopeKeys();
-            Connection s = r.accept(new byte[0]);
-            open.add(s);
-            scope.close();
-            TransportPump.Side ss = pump.add("server", s);
-            pump.until("both ends established", DEADLINE, () -> cs.events.contains(ConnectionEvent.ESTABLISHED)
-                    && ss.events.contains(ConnectionEvent.ESTABLISHED));
+            Accepted a = acceptWithoutRegion(in, true);
+            open.add(a.client().connection());
+            open.add(a.server().connection());
+            KeyScope scope = a.scope();
             long t0 = System.nanoTime();
             pool.descIn((ScopedDomain) scope);
             scopedPool[i] = System.nanoTime() - t0;
             t0 = System.nanoTime();
             chunk.descIn((ScopedDomain) scope);
             scopedChunk[i] = System.nanoTime() - t0;
-            pump.remove(ss);
-            pump.remove(cs);
+            pump.remove(a.server());
+            pump.remove(a.client());
         }
         long pinnedWith = vmPinKiB();
         assertEquals(2L * LARGE_CONNECTIONS, t.scopedLocalRegistrations());
