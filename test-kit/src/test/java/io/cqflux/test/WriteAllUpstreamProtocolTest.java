@@ -122,9 +122,12 @@ class WriteAllUpstreamProtocolTest {
     @Test
     void writeAll_upstreamWhoseRequestThrows_failsWithIt_andCancelsUpstreamOnce() {
         Faults faults = Faults.create();
-        // A rule that changes nothing (no delay): its count is the writes posted at or past the
-        // offset where the requests emitted with the throw begin (set once the window is known).
+        // Rules that change nothing (no delay): their counts are the writes posted below, and at
+        // or past, the offset where the requests emitted with the throw begin (set once the
+        // window is known).
         AtomicLong extraFrom = new AtomicLong(Long.MAX_VALUE);
+        Fault postedFirst = faults.on(Opcode.WRITE).matching(o -> o.remoteOffset() < extraFrom.get())
+                .delay(Duration.ZERO);
         Fault postedExtra = faults.on(Opcode.WRITE).matching(o -> o.remoteOffset() >= extraFrom.get())
                 .delay(Duration.ZERO);
         try (LoopbackPeer peer = CqfluxTest.loopback().faults(faults).start()) {
@@ -143,10 +146,25 @@ class WriteAllUpstreamProtocolTest {
             // fails with it instead of stalling, and those requests are discarded, never posted.
             Publisher<WriteRequest> rude = s -> s.onSubscribe(new Subscription() {
                 int next;
+                /** The first request's emissions are over: it runs on the subscribing thread. */
+                volatile boolean firstDone;
+                volatile Thread firstThread;
 
                 @Override
                 public void request(long n) {
                     boolean second = requests.incrementAndGet() == 2;
+                    if (!second) {
+                        firstThread = Thread.currentThread();
+                    } else if (Thread.currentThread() != firstThread) { // inside the first: serial already
+                        // The stream may ask again from its loop while the first request is still
+                        // emitting on the test's thread (it posts in turns, and asks once a turn's
+                        // results went out): emit serially, as Reactive Streams §1.3 wants, so the
+                        // extras come after the whole window. The first request's emissions never
+                        // wait for the loop.
+                        while (!firstDone) {
+                            Thread.onSpinWait();
+                        }
+                    }
                     long emit = second ? Math.min(3, n) : n;
                     for (long i = 0; i < emit && cancelled.get() == 0; i++, next++) {
                         if (second) {
@@ -157,6 +175,7 @@ class WriteAllUpstreamProtocolTest {
                     if (second) {
                         throw boom;
                     }
+                    firstDone = true;
                 }
 
                 @Override
@@ -165,7 +184,7 @@ class WriteAllUpstreamProtocolTest {
                 }
             });
             int window = conn.sendCredits() / 2;
-            // The first window writes offsets 0 to 8 (window - 1), those emitted with the throw
+            // The first window writes offsets 0 to 8 * (window - 1), those emitted with the throw
             // the next three: distinct while they fit before the offsets wrap at 512 requests.
             assertTrue(window + 3 <= 512, "window " + window);
             extraFrom.set(8L * window);
@@ -186,6 +205,9 @@ class WriteAllUpstreamProtocolTest {
             // and the second request may come from the drain of an early turn's results, when
             // the stream's failure discards what it has not posted yet.
             assertEquals(0, postedExtra.seen(), "a request that came with the throw was posted");
+            assertTrue(results.get() <= postedFirst.seen() && postedFirst.seen() <= window,
+                    "results " + results.get() + ", first-window writes posted " + postedFirst.seen() + ", window "
+                            + window);
         }
     }
 
