@@ -27,7 +27,7 @@ import reactor.core.publisher.Flux;
  * until its standard input ends, then closes them all, prints {@code closed} and exits 0. Any
  * failure prints {@code failed <reason>} and exits 1.
  *
- * <p>Usage: {@code IdleClients <host> <port> <count>}.
+ * <p>Usage: {@code IdleClients <host> <port> <count> [<cq group> [<keep-alive ms, 0: off, or default>]]}.
  */
 public final class IdleClients {
 
@@ -40,23 +40,25 @@ public final class IdleClients {
     }
 
     /**
-     * @param args {@code <host> <port> <count> [<connections per completion queue>]}
+     * @param args {@code <host> <port> <count> [<connections per completion queue> [<keep-alive ms>]]}
      * @throws IOException when standard input cannot be read
      */
     public static void main(String[] args) throws IOException {
-        if (args.length != 3 && args.length != 4) {
-            throw new IllegalArgumentException("usage: IdleClients <host> <port> <count> [<cq group>], got "
-                    + List.of(args));
+        if (args.length < 3 || args.length > 5) {
+            throw new IllegalArgumentException("usage: IdleClients <host> <port> <count> [<cq group> [<keep-alive ms>]],"
+                    + " got " + List.of(args));
         }
-        String group = args.length == 4 ? args[3] : "1";
+        String group = args.length >= 4 ? args[3] : "1";
         InetSocketAddress server = new InetSocketAddress(InetAddress.getByName(args[0]), Integer.parseInt(args[1]));
         int count = Integer.parseInt(args[2]);
         if (count < 1) {
             throw new IllegalArgumentException("count " + count + " must be >= 1");
         }
-        try (Cqflux client = Cqflux.builder().transport(TransportChoice.FABRIC)
+        Cqflux.Builder builder = Cqflux.builder().transport(TransportChoice.FABRIC)
                 .localAddress(InetAddress.getLoopbackAddress()).waitStrategy(WaitStrategy.BLOCKING).loops(1)
-                .transportProperty(io.cqflux.core.spi.TransportOptions.FABRIC_COMPLETION_QUEUE_GROUP, group).build()) {
+                .transportProperty(io.cqflux.core.spi.TransportOptions.FABRIC_COMPLETION_QUEUE_GROUP, group);
+        ScaleBench.keepAlive(builder, args.length == 5 ? args[4] : null);
+        try (Cqflux client = builder.build()) {
             List<RdmaConnection> idle;
             try {
                 idle = Flux.range(0, count).flatMap(i -> client.connect(server), IN_FLIGHT).collectList().block(TIMEOUT);

@@ -69,8 +69,12 @@ import java.util.stream.Stream;
  * groups of {@code k} connections per loop ({@code fabric.completionQueueGroup}, TransportOptions):
  * the busy connection then shares its queue, and each read of it, with up to {@code k - 1} idle ones.
  *
+ * <p>With {@code -K ms} every side (the {@code -P} children too) keeps connections alive every
+ * {@code ms} milliseconds with the default misses, or not at all with {@code -K 0}
+ * ({@code Cqflux.Builder#keepAlive}); without it, the default interval.
+ *
  * <p>Usage: {@code ScaleBench [-n 0,10,100,1000] [-s BLOCKING,ADAPTIVE,BUSY_POLL]
- * [-o write.8,read.8,write.4096,read.4096] [-i max-ops] [-w warm-up] [-t seconds] [-G group]
+ * [-o write.8,read.8,write.4096,read.4096] [-i max-ops] [-w warm-up] [-t seconds] [-G group] [-K keep-alive-ms]
  * [-P per-child] [-C fabric_scale_bench|none [-I c-iterations]] [-c connects [-p in-flight] [-q sequential]]}.
  */
 public final class ScaleBench {
@@ -81,6 +85,8 @@ public final class ScaleBench {
     private static final int MIN_OPS = 500;
     /** {@code -G}: connections per completion queue, or null for a queue per connection. */
     private static String group;
+    /** {@code -K}: the keep-alive interval in ms on every side (0: off), or null for the default. */
+    private static String keepAliveMillis;
 
     private ScaleBench() {
     }
@@ -103,9 +109,10 @@ public final class ScaleBench {
         int cIterations = 5_000;
         int perChild = 0;
         group = null; // set by -G for this run only
+        keepAliveMillis = null; // set by -K for this run only
         for (int i = 0; i < args.length; i++) {
             if (i + 1 == args.length) {
-                throw new IllegalArgumentException(args[i] + " wants a value (-n, -s, -o, -i, -w, -t, -G, -P, -C, -I, -c, -p, -q)");
+                throw new IllegalArgumentException(args[i] + " wants a value (-n, -s, -o, -i, -w, -t, -G, -K, -P, -C, -I, -c, -p, -q)");
             }
             switch (args[i]) {
                 case "-n" -> counts = Arrays.stream(args[++i].split(",")).mapToInt(Integer::parseInt).sorted().toArray();
@@ -121,8 +128,9 @@ public final class ScaleBench {
                 case "-I" -> cIterations = Integer.parseInt(args[++i]);
                 case "-P" -> perChild = Integer.parseInt(args[++i]);
                 case "-G" -> group = args[++i];
+                case "-K" -> keepAliveMillis = args[++i];
                 default -> throw new IllegalArgumentException("unknown argument " + args[i]
-                        + " (-n, -s, -o, -i, -w, -t, -G, -P, -C, -I, -c, -p, -q)");
+                        + " (-n, -s, -o, -i, -w, -t, -G, -K, -P, -C, -I, -c, -p, -q)");
             }
         }
         if (counts.length == 0 || counts[0] < 0) {
@@ -390,7 +398,7 @@ public final class ScaleBench {
         List<String> command = List.of(java, "--enable-native-access=ALL-UNNAMED", "-XX:TieredStopAtLevel=1",
                 "-cp", System.getProperty("java.class.path"), IdleClients.class.getName(),
                 server.getAddress().getHostAddress(), Integer.toString(server.getPort()), Integer.toString(count),
-                group == null ? "1" : group);
+                group == null ? "1" : group, keepAliveMillis == null ? "default" : keepAliveMillis);
         Process p = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT).start();
         String line;
         // The JVM prints its own warnings on standard output: pass them on, wait for the answer.
@@ -434,7 +442,25 @@ public final class ScaleBench {
     private static Cqflux.Builder builder(WaitStrategy strategy) {
         Cqflux.Builder b = Cqflux.builder().transport(TransportChoice.FABRIC).localAddress(InetAddress.getLoopbackAddress())
                 .waitStrategy(strategy).loops(1);
+        keepAlive(b, keepAliveMillis);
         return group == null ? b : b.transportProperty(TransportOptions.FABRIC_COMPLETION_QUEUE_GROUP, group);
+    }
+
+    /**
+     * Sets {@code -K}'s keep-alive on a builder.
+     *
+     * @param millis the interval in ms, "0" for none, null or "default" for the default
+     */
+    static void keepAlive(Cqflux.Builder b, String millis) {
+        if (millis == null || millis.equals("default")) {
+            return;
+        }
+        long ms = Long.parseLong(millis);
+        if (ms == 0) {
+            b.noKeepAlive();
+        } else {
+            b.keepAlive(Duration.ofMillis(ms), Cqflux.Builder.DEFAULT_KEEP_ALIVE_MISSES);
+        }
     }
 
     /** {@return {kind, size} of an operation named {@code write.8}, {@code read.4096}, ...} */
