@@ -546,4 +546,64 @@ public class libc_h extends libc_h$shared {
            throw new AssertionError("should not reach here", ex$);
         }
     }
+
+    private static class nice {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            libc_h.C_INT,
+            libc_h.C_INT
+        );
+
+        public static final MemorySegment ADDR = libc_h.findOrThrow("nice");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * int nice(int __inc)
+     * }
+     */
+    public static FunctionDescriptor nice$descriptor() {
+        return nice.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * int nice(int __inc)
+     * }
+     */
+    public static MethodHandle nice$handle() {
+        return nice.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * int nice(int __inc)
+     * }
+     */
+    public static MemorySegment nice$address() {
+        return nice.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * int nice(int __inc)
+     * }
+     */
+    public static int nice(int __inc) {
+        var mh$ = nice.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("nice", __inc);
+            }
+            return (int)mh$.invokeExact(__inc);
+        } catch (Error | RuntimeException ex) {
+           throw ex;
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
 }

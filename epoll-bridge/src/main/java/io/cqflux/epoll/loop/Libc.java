@@ -51,6 +51,7 @@ final class Libc {
     private static final MethodHandle READ = capturing(libc_h.read$address(), libc_h.read$descriptor());
     private static final MethodHandle WRITE = capturing(libc_h.write$address(), libc_h.write$descriptor());
     private static final MethodHandle CLOSE = capturing(libc_h.close$address(), libc_h.close$descriptor());
+    private static final MethodHandle NICE = capturing(libc_h.nice$address(), libc_h.nice$descriptor());
 
     private Libc() {
     }
@@ -256,6 +257,31 @@ final class Libc {
             throw rethrow(t);
         }
         return rc == 0 ? 0 : errno(capture);
+    }
+
+    /**
+     * nice(2): adds {@code increment} to the calling thread's nice value (on Linux a per-thread
+     * attribute, setpriority(2) NOTES; glibc's nice is getpriority then setpriority with
+     * {@code PRIO_PROCESS, 0}, the calling thread). The kernel caps the result at 19.
+     *
+     * @param capture the caller's errno segment
+     * @param increment what to add, in [0, 39]: only ever lowers the priority, which needs no privilege
+     * @return the new nice value, or {@code -1 - errno} when it failed (a new value of -1 reads as
+     *     a failure with errno 0: only a thread that ran at -11 can get there)
+     * @throws IllegalArgumentException when the increment is outside [0, 39]
+     */
+    static int nice(MemorySegment capture, int increment) {
+        if (increment < 0 || increment > 39) {
+            throw new IllegalArgumentException("nice increment " + increment + " is outside [0, 39]: a thread only"
+                    + " ever lowers its own priority here");
+        }
+        int rc;
+        try {
+            rc = (int) NICE.invokeExact(capture, increment);
+        } catch (Throwable t) {
+            throw rethrow(t);
+        }
+        return rc != -1 ? rc : -1 - (int) ERRNO.get(capture, 0L);
     }
 
     /** An eventfd increment of 1 shared by every writer thread; written once here, only read by write(2). */

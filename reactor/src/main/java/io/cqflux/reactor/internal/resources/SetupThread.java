@@ -1,6 +1,7 @@
 package io.cqflux.reactor.internal.resources;
 
 import io.cqflux.core.ResourceClosedException;
+import io.cqflux.epoll.loop.BackgroundPriority;
 import java.util.ArrayDeque;
 import java.util.concurrent.CompletableFuture;
 import reactor.util.Logger;
@@ -13,6 +14,12 @@ import reactor.util.Loggers;
  * waits for none of it. A daemon platform thread, {@code <prefix>-setup}, started with the first
  * task and ended by {@link #shutdown()}; tasks run one at a time in the order given, except that
  * a task given up on finishes beside the queue on the thread it ran on (below).
+ *
+ * <p><b>Priority.</b> Its work is throughput, the loops' is latency: the thread lowers its own CPU
+ * priority when it starts ({@link BackgroundPriority}), so that a loop that wakes preempts it, and
+ * a storm of connects or closes takes from the established connections only the CPU their loops
+ * leave. Under a saturated host set-ups slow down rather than the operations of connections
+ * already up.
  *
  * <p><b>Threading contract.</b> A task builds native objects no loop knows yet, then hands them
  * to their loop through the loop's task queue ({@code EventLoop.execute}): the queue's hand-off
@@ -165,6 +172,10 @@ public final class SetupThread {
     /** A worker: takes tasks while it is the worker; a given-up task's worker ends after it. */
     private void work() {
         CURRENT.set(this);
+        if (BackgroundPriority.lowerCallingThread() == Integer.MIN_VALUE) {
+            LOG.debug(name + ": the kernel refused to lower this thread's CPU priority (nice(2)); it runs at the"
+                    + " loops' priority");
+        }
         Thread me = Thread.currentThread();
         boolean last = false;
         while (true) {

@@ -1,0 +1,157 @@
+package io.cqflux.reactor;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.cqflux.core.RegionAccess;
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.Test;
+import reactor.core.Disposable;
+
+/**
+ * An instance's set-up and close threads run at a lower CPU priority than its loops (the set-up
+ * thread's "Priority" paragraph), and nothing else does: a thread inherits the nice value of the
+ * thread that starts it (sched(7)), so a library thread or a Reactor scheduler's worker first
+ * started from a set-up task would serve latency work at background priority for the rest of
+ * its life. The set-up paths are walked (connects, accepts, a refused connect, a connect given
+ * up on during its set-up, closes, the instances' shutdown), then every thread of the JVM is
+ * read from /proc (proc(5): /proc/self/task/TID/comm and stat field 19).
+ */
+class BackgroundPriorityThreadsTest {
+    private static final InetAddress LO = InetAddress.getLoopbackAddress();
+    private static final Duration T = Duration.ofSeconds(30);
+    /** The most a nice value can be (setpriority(2)). */
+    private static final int MAX_NICE = 19;
+
+    /** A background thread of an instance: its name is {@code <prefix>-setup} or {@code <prefix>-close}. */
+    private static boolean background(String comm) {
+        return comm.endsWith("-setup") || comm.endsWith("-close");
+    }
+
+    /** {@return the nice value of every thread of this process, by "tid name"} */
+    private static Map<String, Integer> niceByThread() throws IOException {
+        Map<String, Integer> out = new TreeMap<>();
+        try (DirectoryStream<Path> tasks = Files.newDirectoryStream(Path.of("/proc/self/task"))) {
+            for (Path task : tasks) {
+                String comm;
+                String stat;
+                try {
+                    comm = Files.readString(task.resolve("comm"), StandardCharsets.UTF_8).strip();
+                    stat = Files.readString(task.resolve("stat"), StandardCharsets.UTF_8);
+                } catch (java.nio.file.NoSuchFileException gone) {
+                    continue; // the thread ended while we listed
+                }
+                String[] after = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+                out.put(task.getFileName() + " " + comm, Integer.parseInt(after[19 - 3]));
+            }
+        }
+        return out;
+    }
+
+    private static int niceOfCallingThread() throws IOException {
+        String stat = Files.readString(Path.of("/proc/thread-self/stat"));
+        return Integer.parseInt(stat.substring(stat.lastIndexOf(')') + 2).split(" ")[19 - 3]);
+    }
+
+    @Test
+    void setupAndCloseThreads_runLowered_andNoThreadTheyMightStartInheritsIt() throws Exception {
+        int base = niceOfCallingThread();
+        int lowered = Math.min(MAX_NICE, base + io.cqflux.epoll.loop.BackgroundPriority.INCREMENT);
+        Map<String, Integer> seenBackground = new TreeMap<>();
+        AtomicReference<Integer> niceInSetup = new AtomicReference<>();
+        try (Arena arena = Arena.ofShared();
+             Cqflux server = Cqflux.builder().transport(TransportChoice.FABRIC).localAddress(LO).loops(1).build();
+             Cqflux client = Cqflux.builder().transport(TransportChoice.FABRIC).localAddress(LO).loops(1).build()) {
+            Region exposed = server.register(arena.allocate(4096, 4096), RegionAccess.WRITE_DST);
+            RdmaServer s = server.bind(new InetSocketAddress(LO, 0), exposed).block(T);
+            assertNotNull(s);
+            List<RdmaConnection> made = new ArrayList<>();
+            for (int i = 0; i < 4; i++) {
+                RdmaConnection c = client.connect(s.address(), ConnectOptions.defaults().credentials(() -> {
+                    try {
+                        niceInSetup.set(niceOfCallingThread());
+                    } catch (IOException e) {
+                        throw new java.io.UncheckedIOException(e);
+                    }
+                    return new byte[] {1};
+                })).block(T);
+                assertNotNull(c);
+                c.write(c.remoteRegion(0), 0, new byte[8]).block(T);
+                made.add(c);
+            }
+            assertEquals(lowered, niceInSetup.get(), "the credentials ran on the lowered set-up thread");
+            // A connect refused by the peer's host (nothing listens there): its failure path.
+            int closedPort;
+            try (ServerSocket free = new ServerSocket(0, 1, LO)) {
+                closedPort = free.getLocalPort();
+            }
+            Throwable refused = assertThrows(RuntimeException.class,
+                    () -> client.connect(new InetSocketAddress(LO, closedPort)).block(T));
+            assertNotNull(refused.getMessage());
+            // A connect given up on during its set-up: the queue goes on on a fresh worker.
+            CountDownLatch entered = new CountDownLatch(1);
+            CountDownLatch release = new CountDownLatch(1);
+            Disposable given = client.connect(s.address(), ConnectOptions.defaults()
+                    .credentials(SetupThreadTest.heldCredentials(entered, release, new AtomicReference<>())))
+                    .subscribe(c -> c.dispose(), e -> { });
+            assertTrue(entered.await(T.toSeconds(), TimeUnit.SECONDS), "the held connect's set-up began");
+            given.dispose();
+            RdmaConnection after = client.connect(s.address()).block(T); // on the fresh worker
+            assertNotNull(after);
+            release.countDown();
+            made.add(after);
+            for (RdmaConnection c : made) {
+                c.disposeNow(T);
+            }
+            Map<String, Integer> during = niceByThread();
+            during.forEach((thread, nice) -> {
+                if (background(thread)) {
+                    seenBackground.put(thread, nice);
+                }
+            });
+            assertOnlyBackgroundLowered(during, base, lowered);
+        }
+        assertTrue(seenBackground.keySet().stream().anyMatch(t -> t.endsWith("-setup")),
+                "a set-up thread was alive to look at: " + seenBackground);
+        assertTrue(seenBackground.keySet().stream().anyMatch(t -> t.endsWith("-close")),
+                "a close thread was alive to look at: " + seenBackground);
+        seenBackground.forEach((thread, nice) -> assertEquals(lowered, nice, thread + " runs lowered"));
+        assertOnlyBackgroundLowered(niceByThread(), base, lowered);
+    }
+
+    /**
+     * Every thread but the instances' background ones runs at {@code base}. The arena closer
+     * (DeferredArena's daemon, started by whichever thread first frees an arena off the loop) does
+     * background work too and may be either.
+     */
+    private static void assertOnlyBackgroundLowered(Map<String, Integer> nice, int base, int lowered) {
+        List<String> wrong = new ArrayList<>();
+        nice.forEach((thread, n) -> {
+            boolean ok = background(thread) ? n == lowered
+                    : thread.endsWith(" cqflux-arena-cl") ? n == base || n == lowered : n == base;
+            if (!ok) {
+                wrong.add(thread + " at nice " + n);
+            }
+        });
+        assertEquals(List.of(), wrong, "threads at the wrong priority (base " + base + ", background " + lowered
+                + "); all: " + nice);
+    }
+}
