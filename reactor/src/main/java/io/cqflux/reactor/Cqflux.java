@@ -470,7 +470,10 @@ public final class Cqflux implements Disposable, AutoCloseable {
     /**
      * {@return a Mono that completes once everything is released: servers and connections closed,
      * event-loop threads ended, regions deregistered, the transport freed. It never fails; late
-     * subscribers complete at once}
+     * subscribers complete at once} It completes on the thread that released the last of them,
+     * often the instance's close thread ({@code <prefix>-close}), which runs at a lower CPU priority
+     * than the loops and passes it on to any thread it starts: hand more than a signal to a
+     * scheduler of your own ({@code publishOn}).
      */
     public Mono<Void> onDispose() {
         return Mono.fromFuture(shutdown.terminated(), true);
