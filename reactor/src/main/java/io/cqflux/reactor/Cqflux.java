@@ -108,7 +108,8 @@ public final class Cqflux implements Disposable, AutoCloseable {
         this.shutdownTimeout = b.shutdownTimeout;
         this.threadNamePrefix = threadNamePrefix;
         this.factory = new ConnectionFactory(this, transport, config, limits, this.loops, buffers, instrumentation,
-                closing, new SetupThread(threadNamePrefix), SetupThread.forCloses(threadNamePrefix));
+                closing, new SetupThread(threadNamePrefix, SetupThread.backgroundBeside(b.waitStrategy)),
+                SetupThread.forCloses(threadNamePrefix, SetupThread.backgroundBeside(b.waitStrategy)));
         this.connections = factory.connections();
         this.holdings = new Holdings<>(RdmaServer::closeAsync, buffers::close, closing);
         this.servers = holdings.servers();

@@ -33,7 +33,8 @@ import reactor.core.Disposable;
  * started from a set-up task would serve latency work at background priority for the rest of
  * its life. The set-up paths are walked (connects, accepts, a refused connect, a connect given
  * up on during its set-up, closes, the instances' shutdown), then every thread of the JVM is
- * read from /proc (proc(5): /proc/self/task/TID/comm and stat field 19).
+ * read from /proc (proc(5): /proc/self/task/TID/comm and stat field 19). Beside BUSY_POLL loops,
+ * which never sleep, the two threads keep the loops' priority.
  */
 class BackgroundPriorityThreadsTest {
     private static final InetAddress LO = InetAddress.getLoopbackAddress();
@@ -41,9 +42,12 @@ class BackgroundPriorityThreadsTest {
     /** The most a nice value can be (setpriority(2)). */
     private static final int MAX_NICE = 19;
 
-    /** A background thread of an instance: its name is {@code <prefix>-setup} or {@code <prefix>-close}. */
+    /**
+     * A background thread of an instance: its name is {@code <prefix>-setup} or {@code <prefix>-close}
+     * (the BUSY_POLL case's prefixes excepted: those keep the loops' priority).
+     */
     private static boolean background(String comm) {
-        return comm.endsWith("-setup") || comm.endsWith("-close");
+        return (comm.endsWith("-setup") || comm.endsWith("-close")) && !comm.contains(" bpbusy-");
     }
 
     /** {@return the nice value of every thread of this process, by "tid name"} */
@@ -135,6 +139,40 @@ class BackgroundPriorityThreadsTest {
                 "a close thread was alive to look at: " + seenBackground);
         seenBackground.forEach((thread, nice) -> assertEquals(lowered, nice, thread + " runs lowered"));
         assertOnlyBackgroundLowered(niceByThread(), base, lowered);
+    }
+
+    @Test
+    void besideBusyPollLoops_setupAndCloseThreadsKeepTheLoopsPriority() throws Exception {
+        int base = niceOfCallingThread();
+        AtomicReference<Integer> niceInSetup = new AtomicReference<>();
+        Map<String, Integer> closeThreads = new TreeMap<>();
+        try (Arena arena = Arena.ofShared();
+             Cqflux server = Cqflux.builder().transport(TransportChoice.FABRIC).localAddress(LO).loops(1)
+                     .waitStrategy(io.cqflux.epoll.WaitStrategy.BUSY_POLL).threadNamePrefix("bpbusy-s").build();
+             Cqflux client = Cqflux.builder().transport(TransportChoice.FABRIC).localAddress(LO).loops(1)
+                     .waitStrategy(io.cqflux.epoll.WaitStrategy.BUSY_POLL).threadNamePrefix("bpbusy-c").build()) {
+            Region exposed = server.register(arena.allocate(4096, 4096), RegionAccess.WRITE_DST);
+            RdmaServer s = server.bind(new InetSocketAddress(LO, 0), exposed).block(T);
+            assertNotNull(s);
+            RdmaConnection c = client.connect(s.address(), ConnectOptions.defaults().credentials(() -> {
+                try {
+                    niceInSetup.set(niceOfCallingThread());
+                } catch (IOException e) {
+                    throw new java.io.UncheckedIOException(e);
+                }
+                return new byte[] {1};
+            })).block(T);
+            assertNotNull(c);
+            c.disposeNow(T);
+            niceByThread().forEach((thread, nice) -> {
+                if (thread.endsWith(" bpbusy-c-close") || thread.endsWith(" bpbusy-s-close")) {
+                    closeThreads.put(thread, nice);
+                }
+            });
+        }
+        assertEquals(base, niceInSetup.get(), "the set-up thread beside BUSY_POLL loops keeps their priority");
+        assertTrue(!closeThreads.isEmpty(), "a close thread was alive to look at");
+        closeThreads.forEach((thread, nice) -> assertEquals(base, nice, thread + " keeps the loops' priority"));
     }
 
     /**

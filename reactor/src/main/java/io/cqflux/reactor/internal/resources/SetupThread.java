@@ -1,6 +1,7 @@
 package io.cqflux.reactor.internal.resources;
 
 import io.cqflux.core.ResourceClosedException;
+import io.cqflux.epoll.WaitStrategy;
 import io.cqflux.epoll.loop.BackgroundPriority;
 import java.util.ArrayDeque;
 import java.util.concurrent.CompletableFuture;
@@ -19,7 +20,9 @@ import reactor.util.Loggers;
  * priority when it starts ({@link BackgroundPriority}), so that a loop that wakes preempts it, and
  * a storm of connects or closes takes from the established connections only the CPU their loops
  * leave. Under a saturated host set-ups slow down rather than the operations of connections
- * already up.
+ * already up. Not so beside {@code BUSY_POLL} loops: they never sleep, so their spinning, not their
+ * work, would take the cores, and a lowered thread would get a few percent of one for as long as
+ * the instance lives; there it keeps the loops' priority and shares the cores as any thread does.
  *
  * <p><b>Threading contract.</b> A task builds native objects no loop knows yet, then hands them
  * to their loop through the loop's task queue ({@code EventLoop.execute}): the queue's hand-off
@@ -60,6 +63,8 @@ public final class SetupThread {
     private static final ThreadLocal<SetupThread> CURRENT = new ThreadLocal<>();
 
     private final String name;
+    /** Whether its workers lower their CPU priority (the class comment's "Priority"). */
+    private final boolean background;
     private final CompletableFuture<Void> terminated = new CompletableFuture<>();
     /** Tasks not yet taken (guarded by this). */
     private final ArrayDeque<Runnable> queue = new ArrayDeque<>();
@@ -74,13 +79,26 @@ public final class SetupThread {
     private boolean started;
     private boolean shutdown;
 
-    /** @param prefix the instance's thread-name prefix; the thread is {@code <prefix>-setup} */
+    /**
+     * A set-up thread at background priority.
+     *
+     * @param prefix the instance's thread-name prefix; the thread is {@code <prefix>-setup}
+     */
     public SetupThread(String prefix) {
-        this.name = prefix + "-setup";
+        this(prefix, "setup", true);
     }
 
-    private SetupThread(String prefix, String role) {
+    /**
+     * @param prefix the instance's thread-name prefix; the thread is {@code <prefix>-setup}
+     * @param background whether it lowers its priority (the class comment's "Priority")
+     */
+    public SetupThread(String prefix, boolean background) {
+        this(prefix, "setup", background);
+    }
+
+    private SetupThread(String prefix, String role, boolean background) {
         this.name = prefix + "-" + role;
+        this.background = background;
     }
 
     /**
@@ -88,9 +106,24 @@ public final class SetupThread {
      * connections runs (see the class comment)}
      *
      * @param prefix the instance's thread-name prefix
+     * @param background whether it lowers its priority (the class comment's "Priority")
      */
-    public static SetupThread forCloses(String prefix) {
-        return new SetupThread(prefix, "close");
+    public static SetupThread forCloses(String prefix, boolean background) {
+        return new SetupThread(prefix, "close", background);
+    }
+
+    /**
+     * {@return whether an instance's set-up and close threads run at background priority beside
+     * loops that wait with {@code w}}: not beside loops that never sleep (the class comment's
+     * "Priority").
+     */
+    public static boolean backgroundBeside(WaitStrategy w) {
+        return !(w instanceof WaitStrategy.BusyPoll);
+    }
+
+    /** {@return whether its workers run at background priority} */
+    public boolean background() {
+        return background;
     }
 
     /**
@@ -172,7 +205,7 @@ public final class SetupThread {
     /** A worker: takes tasks while it is the worker; a given-up task's worker ends after it. */
     private void work() {
         CURRENT.set(this);
-        if (BackgroundPriority.lowerCallingThread() == Integer.MIN_VALUE) {
+        if (background && BackgroundPriority.lowerCallingThread() == Integer.MIN_VALUE) {
             LOG.debug(name + ": the kernel refused to lower this thread's CPU priority (nice(2)); it runs at the"
                     + " loops' priority");
         }
