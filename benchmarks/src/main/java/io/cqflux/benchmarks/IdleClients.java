@@ -23,8 +23,8 @@ import reactor.core.publisher.Flux;
  * that their file descriptors count against this process's limit and not the server's: one
  * {@link Cqflux} (fabric/tcp, one loop, {@link WaitStrategy#BLOCKING}: an idle client must not
  * take CPU from the measured pair) connects {@code count} connections to {@code host:port},
- * {@value #IN_FLIGHT} at a time, prints {@code connected <count> fds <open fds>} and holds them
- * until its standard input ends, then closes them all, prints {@code closed} and exits 0. Any
+ * {@value #IN_FLIGHT} at a time, prints {@code connected <count> fds <open fds> ms <connect time>}
+ * and holds them until its standard input ends, then closes them all, prints {@code closed} and exits 0. Any
  * failure prints {@code failed <reason>} and exits 1.
  *
  * <p>Usage: {@code IdleClients <host> <port> <count> [<cq group> [<keep-alive ms, 0: off, or default>]]}.
@@ -60,14 +60,17 @@ public final class IdleClients {
         ScaleBench.keepAlive(builder, args.length == 5 ? args[4] : null);
         try (Cqflux client = builder.build()) {
             List<RdmaConnection> idle;
+            long connectNanos;
             try {
+                long t0 = System.nanoTime();
                 idle = Flux.range(0, count).flatMap(i -> client.connect(server), IN_FLIGHT).collectList().block(TIMEOUT);
+                connectNanos = System.nanoTime() - t0;
             } catch (RuntimeException e) {
                 System.out.println("failed " + e);
                 System.exit(1);
                 return;
             }
-            System.out.printf(Locale.ROOT, "connected %d fds %d%n", idle.size(), openFds());
+            System.out.printf(Locale.ROOT, "connected %d fds %d ms %.1f%n", idle.size(), openFds(), connectNanos / 1e6);
             System.out.flush();
             try (BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.US_ASCII))) {
                 while (in.readLine() != null) {

@@ -411,6 +411,12 @@ public final class ScaleBench {
             p.waitFor();
             throw new IOException("idle-client process for " + count + " connections said " + line);
         }
+        String[] w = line.split(" ");
+        if (w.length == 6 && w[4].equals("ms")) {
+            double ms = Double.parseDouble(w[5]);
+            System.out.printf(Locale.ROOT, "# idle-client process: %d connects in %.0f ms, %.0f/s (%d in flight)%n",
+                    count, ms, count * 1000 / ms, IdleClients.IN_FLIGHT);
+        }
         return p;
     }
 
