@@ -73,8 +73,11 @@ import java.util.stream.Stream;
  * {@code ms} milliseconds with the default misses, or not at all with {@code -K 0}
  * ({@code Cqflux.Builder#keepAlive}); without it, the default interval.
  *
+ * <p>With {@code -B true} every instance of this process (the storm mode's too) runs its set-up
+ * and close threads at background priority ({@code Cqflux.Builder#backgroundPriority}).
+ *
  * <p>Usage: {@code ScaleBench [-n 0,10,100,1000] [-s BLOCKING,ADAPTIVE,BUSY_POLL]
- * [-o write.8,read.8,write.4096,read.4096] [-i max-ops] [-w warm-up] [-t seconds] [-G group] [-K keep-alive-ms]
+ * [-o write.8,read.8,write.4096,read.4096] [-i max-ops] [-w warm-up] [-t seconds] [-G group] [-K keep-alive-ms] [-B true|false]
  * [-P per-child] [-C fabric_scale_bench|none [-I c-iterations]] [-c connects [-p in-flight] [-q sequential]]}.
  */
 public final class ScaleBench {
@@ -87,6 +90,8 @@ public final class ScaleBench {
     private static String group;
     /** {@code -K}: the keep-alive interval in ms on every side (0: off), or null for the default. */
     private static String keepAliveMillis;
+    /** {@code -B}: every instance's set-up and close threads at background priority. */
+    static boolean backgroundPriority;
 
     private ScaleBench() {
     }
@@ -110,9 +115,10 @@ public final class ScaleBench {
         int perChild = 0;
         group = null; // set by -G for this run only
         keepAliveMillis = null; // set by -K for this run only
+        backgroundPriority = false; // set by -B for this run only
         for (int i = 0; i < args.length; i++) {
             if (i + 1 == args.length) {
-                throw new IllegalArgumentException(args[i] + " wants a value (-n, -s, -o, -i, -w, -t, -G, -K, -P, -C, -I, -c, -p, -q)");
+                throw new IllegalArgumentException(args[i] + " wants a value (-n, -s, -o, -i, -w, -t, -G, -K, -B, -P, -C, -I, -c, -p, -q)");
             }
             switch (args[i]) {
                 case "-n" -> counts = Arrays.stream(args[++i].split(",")).mapToInt(Integer::parseInt).sorted().toArray();
@@ -129,8 +135,9 @@ public final class ScaleBench {
                 case "-P" -> perChild = Integer.parseInt(args[++i]);
                 case "-G" -> group = args[++i];
                 case "-K" -> keepAliveMillis = args[++i];
+                case "-B" -> backgroundPriority = parseFlag("-B", args[++i]);
                 default -> throw new IllegalArgumentException("unknown argument " + args[i]
-                        + " (-n, -s, -o, -i, -w, -t, -G, -K, -P, -C, -I, -c, -p, -q)");
+                        + " (-n, -s, -o, -i, -w, -t, -G, -K, -B, -P, -C, -I, -c, -p, -q)");
             }
         }
         if (counts.length == 0 || counts[0] < 0) {
@@ -449,7 +456,17 @@ public final class ScaleBench {
         Cqflux.Builder b = Cqflux.builder().transport(TransportChoice.FABRIC).localAddress(InetAddress.getLoopbackAddress())
                 .waitStrategy(strategy).loops(1);
         keepAlive(b, keepAliveMillis);
+        b.backgroundPriority(backgroundPriority);
         return group == null ? b : b.transportProperty(TransportOptions.FABRIC_COMPLETION_QUEUE_GROUP, group);
+    }
+
+    /** {@return {@code true} or {@code false}, else an error naming the option} */
+    private static boolean parseFlag(String option, String value) {
+        return switch (value) {
+            case "true" -> true;
+            case "false" -> false;
+            default -> throw new IllegalArgumentException(option + " wants true or false, got " + value);
+        };
     }
 
     /**

@@ -443,7 +443,8 @@ final class StormBench {
 
     static Cqflux.Builder builder(WaitStrategy strategy) {
         Cqflux.Builder b = Cqflux.builder().transport(TransportChoice.FABRIC)
-                .localAddress(InetAddress.getLoopbackAddress()).waitStrategy(strategy).loops(1);
+                .localAddress(InetAddress.getLoopbackAddress()).waitStrategy(strategy).loops(1)
+                .backgroundPriority(ScaleBench.backgroundPriority);
         return BLOCKED_MS > 0 ? b.blockedLoopThreshold(Duration.ofMillis(BLOCKED_MS)) : b;
     }
 

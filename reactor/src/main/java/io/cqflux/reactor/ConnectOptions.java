@@ -162,9 +162,9 @@ public final class ConnectOptions {
      *     the instance's servers whose native part runs on that same thread (fabric's); it may be
      *     called from several threads at once (a connect given up on finishes beside the next, such
      *     as a PeerPool's abandoned attempt and its next attempt; on the loops, where a transport
-     *     connects there), so it must be thread-safe; the set-up thread runs at a lower CPU
-     *     priority than the loops, and a thread the supplier starts inherits that priority
-     *     (sched(7)), so it should start none; its
+     *     connects there), so it must be thread-safe; with {@code Cqflux.Builder.backgroundPriority}
+     *     the set-up thread runs at background CPU priority, which a thread first started from
+     *     the supplier (a lazily started pool's or client's) inherits for good; its
      *     bytes must be 1 to 255 long, or
      *     the connect fails with an {@link IllegalArgumentException}
      * @return new options

@@ -108,8 +108,8 @@ public final class Cqflux implements Disposable, AutoCloseable {
         this.shutdownTimeout = b.shutdownTimeout;
         this.threadNamePrefix = threadNamePrefix;
         this.factory = new ConnectionFactory(this, transport, config, limits, this.loops, buffers, instrumentation,
-                closing, new SetupThread(threadNamePrefix, SetupThread.backgroundBeside(b.waitStrategy)),
-                SetupThread.forCloses(threadNamePrefix, SetupThread.backgroundBeside(b.waitStrategy)));
+                closing, new SetupThread(threadNamePrefix, b.backgroundPriority),
+                SetupThread.forCloses(threadNamePrefix, b.backgroundPriority));
         this.connections = factory.connections();
         this.holdings = new Holdings<>(RdmaServer::closeAsync, buffers::close, closing);
         this.servers = holdings.servers();
@@ -472,9 +472,11 @@ public final class Cqflux implements Disposable, AutoCloseable {
      * {@return a Mono that completes once everything is released: servers and connections closed,
      * event-loop threads ended, regions deregistered, the transport freed. It never fails; late
      * subscribers complete at once} It completes on the thread that released the last of them,
-     * often the instance's close thread ({@code <prefix>-close}), which runs at a lower CPU priority
-     * than the loops and passes it on to any thread it starts: hand more than a signal to a
-     * scheduler of your own ({@code publishOn}).
+     * often the instance's close thread ({@code <prefix>-close}); with
+     * {@link Builder#backgroundPriority(boolean) backgroundPriority(true)} that thread runs at
+     * background priority, which a thread first started from it (a lazily started scheduler's
+     * worker, after a {@code publishOn}) inherits for good: wait for it from a thread of your own
+     * instead ({@code block()}, {@code toFuture().get()}).
      */
     public Mono<Void> onDispose() {
         return Mono.fromFuture(shutdown.terminated(), true);
@@ -617,6 +619,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
         private boolean directWriteToPmem;
         private InetAddress localAddress = InetAddress.getLoopbackAddress();
         private WaitStrategy waitStrategy = WaitStrategy.BLOCKING;
+        private boolean backgroundPriority;
         private int batchSize = 32;
         private int loopCount = 1;
         private int pendingLimit = 4096;
@@ -872,6 +875,30 @@ public final class Cqflux implements Disposable, AutoCloseable {
         }
 
         /**
+         * Runs the instance's set-up and close threads at background CPU priority (each adds 19 to
+         * its own nice value, nice(2)), so that a loop that wakes preempts them: a storm of
+         * connects or closes then takes from established connections only the CPU their loops
+         * leave, and under a saturated host set-ups and closes slow down instead (figures in
+         * docs/performance.md). Off by default, because a thread inherits the nice value of the
+         * thread that starts it (sched(7)) and cannot raise it back: a thread pool or event loop
+         * that first starts a worker from code running on those threads (a connect's credentials
+         * supplier; {@link Cqflux#onDispose()}'s subscribers, which may be signalled there) keeps that
+         * worker at background priority, as do threads a native provider starts during a set-up.
+         * Beside {@link WaitStrategy#adaptive adaptive} loops under steady traffic, which spin
+         * rather than sleep, set-ups and closes get little CPU; connect and shutdown bounds
+         * include that wait.
+         *
+         * @param enabled whether to
+         * @return this
+         * @throws IllegalArgumentException at {@link #build()} when enabled beside
+         *     {@link WaitStrategy#BUSY_POLL} loops, which never sleep
+         */
+        public Builder backgroundPriority(boolean enabled) {
+            this.backgroundPriority = enabled;
+            return this;
+        }
+
+        /**
          * @param n completions read per native call, 1..{@value LoopConfig#MAX_BATCH}
          * @return this
          */
@@ -1059,6 +1086,15 @@ public final class Cqflux implements Disposable, AutoCloseable {
          */
         public Cqflux build() {
             checkReceivePool(config.receiveQueueSize(), receiveBufferSize);
+            if (backgroundPriority && waitStrategy instanceof WaitStrategy.BusyPoll) {
+                throw new IllegalArgumentException("backgroundPriority(true) beside " + waitStrategy + " loops: they"
+                        + " never sleep, so set-ups and closes would get about 1.5 % of a core for the instance's life;"
+                        + " use BLOCKING or adaptive loops, or leave it off");
+            }
+            // The library's shared threads start here, on the builder's thread, never from a
+            // lowered set-up or close thread whose priority they would inherit.
+            io.cqflux.reactor.internal.resources.LibraryTimer.prestart();
+            io.cqflux.core.internal.DeferredArena.ensureStarted();
             Transport t = Startup.openTransport(transportName,
                     new TransportOptions(localAddress, directWriteToPmem, transportProperties));
             String prefix = threadNamePrefix != null ? threadNamePrefix : "cqflux-" + INSTANCES.incrementAndGet();

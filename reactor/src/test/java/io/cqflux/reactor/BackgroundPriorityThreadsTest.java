@@ -27,14 +27,16 @@ import org.junit.jupiter.api.Test;
 import reactor.core.Disposable;
 
 /**
- * An instance's set-up and close threads run at a lower CPU priority than its loops (the set-up
- * thread's "Priority" paragraph), and nothing else does: a thread inherits the nice value of the
- * thread that starts it (sched(7)), so a library thread or a Reactor scheduler's worker first
- * started from a set-up task would serve latency work at background priority for the rest of
- * its life. The set-up paths are walked (connects, accepts, a refused connect, a connect given
- * up on during its set-up, closes, the instances' shutdown), then every thread of the JVM is
- * read from /proc (proc(5): /proc/self/task/TID/comm and stat field 19). Beside BUSY_POLL loops,
- * which never sleep, the two threads keep the loops' priority.
+ * With {@code backgroundPriority(true)} an instance's set-up and close threads run at a lower CPU
+ * priority than its loops (the set-up thread's "Priority" paragraph), and nothing else does: a
+ * thread inherits the nice value of the thread that starts it (sched(7)), so a library thread or a
+ * Reactor scheduler's worker first started from a set-up task would serve latency work at
+ * background priority for the rest of its life. The set-up paths are walked (connects, accepts, a
+ * refused connect, a connect given up on during its set-up, closes, the instances' shutdown),
+ * then every thread of the JVM is read from /proc (proc(5): /proc/self/task/TID/comm and stat
+ * field 19). A native thread a provider starts from a set-up thread would carry that thread's
+ * name too, so the threads named so are counted against the Java threads of those names. Without
+ * the option the two threads keep the loops' priority, and beside BUSY_POLL loops it is refused.
  */
 class BackgroundPriorityThreadsTest {
     private static final InetAddress LO = InetAddress.getLoopbackAddress();
@@ -42,12 +44,12 @@ class BackgroundPriorityThreadsTest {
     /** The most a nice value can be (setpriority(2)). */
     private static final int MAX_NICE = 19;
 
-    /**
-     * A background thread of an instance: its name is {@code <prefix>-setup} or {@code <prefix>-close}
-     * (the BUSY_POLL case's prefixes excepted: those keep the loops' priority).
-     */
+    /** The prefix of the instances that ask for background priority here. */
+    private static final String LOWERED = "bplow";
+
+    /** A background thread of this test's lowered instances: {@code bplow-?-setup} or {@code -close}. */
     private static boolean background(String comm) {
-        return (comm.endsWith("-setup") || comm.endsWith("-close")) && !comm.contains(" bpbusy-");
+        return comm.contains(" " + LOWERED + "-") && (comm.endsWith("-setup") || comm.endsWith("-close"));
     }
 
     /** {@return the nice value of every thread of this process, by "tid name"} */
@@ -76,14 +78,16 @@ class BackgroundPriorityThreadsTest {
     }
 
     @Test
-    void setupAndCloseThreads_runLowered_andNoThreadTheyMightStartInheritsIt() throws Exception {
+    void withBackgroundPriority_setupAndCloseThreadsRunLowered_andNoOtherThreadInheritsIt() throws Exception {
         int base = niceOfCallingThread();
         int lowered = Math.min(MAX_NICE, base + io.cqflux.epoll.loop.BackgroundPriority.INCREMENT);
         Map<String, Integer> seenBackground = new TreeMap<>();
         AtomicReference<Integer> niceInSetup = new AtomicReference<>();
         try (Arena arena = Arena.ofShared();
-             Cqflux server = Cqflux.builder().transport(TransportChoice.FABRIC).localAddress(LO).loops(1).build();
-             Cqflux client = Cqflux.builder().transport(TransportChoice.FABRIC).localAddress(LO).loops(1).build()) {
+             Cqflux server = Cqflux.builder().transport(TransportChoice.FABRIC).localAddress(LO).loops(1)
+                     .backgroundPriority(true).threadNamePrefix(LOWERED + "-s").build();
+             Cqflux client = Cqflux.builder().transport(TransportChoice.FABRIC).localAddress(LO).loops(1)
+                     .backgroundPriority(true).threadNamePrefix(LOWERED + "-c").build()) {
             Region exposed = server.register(arena.allocate(4096, 4096), RegionAccess.WRITE_DST);
             RdmaServer s = server.bind(new InetSocketAddress(LO, 0), exposed).block(T);
             assertNotNull(s);
@@ -131,6 +135,11 @@ class BackgroundPriorityThreadsTest {
                     seenBackground.put(thread, nice);
                 }
             });
+            long javaBackground = Thread.getAllStackTraces().keySet().stream()
+                    .filter(t -> background("0 " + t.getName())).count();
+            assertEquals(javaBackground, during.keySet().stream().filter(BackgroundPriorityThreadsTest::background)
+                    .count(), "threads named like a set-up or close thread that are no Java thread of that name"
+                    + " (a native thread started from one): " + during);
             assertOnlyBackgroundLowered(during, base, lowered);
         }
         assertTrue(seenBackground.keySet().stream().anyMatch(t -> t.endsWith("-setup")),
@@ -142,15 +151,15 @@ class BackgroundPriorityThreadsTest {
     }
 
     @Test
-    void besideBusyPollLoops_setupAndCloseThreadsKeepTheLoopsPriority() throws Exception {
+    void byDefault_setupAndCloseThreadsKeepTheLoopsPriority() throws Exception {
         int base = niceOfCallingThread();
         AtomicReference<Integer> niceInSetup = new AtomicReference<>();
         Map<String, Integer> closeThreads = new TreeMap<>();
         try (Arena arena = Arena.ofShared();
              Cqflux server = Cqflux.builder().transport(TransportChoice.FABRIC).localAddress(LO).loops(1)
-                     .waitStrategy(io.cqflux.epoll.WaitStrategy.BUSY_POLL).threadNamePrefix("bpbusy-s").build();
+                     .threadNamePrefix("bpdef-s").build();
              Cqflux client = Cqflux.builder().transport(TransportChoice.FABRIC).localAddress(LO).loops(1)
-                     .waitStrategy(io.cqflux.epoll.WaitStrategy.BUSY_POLL).threadNamePrefix("bpbusy-c").build()) {
+                     .threadNamePrefix("bpdef-c").build()) {
             Region exposed = server.register(arena.allocate(4096, 4096), RegionAccess.WRITE_DST);
             RdmaServer s = server.bind(new InetSocketAddress(LO, 0), exposed).block(T);
             assertNotNull(s);
@@ -165,26 +174,35 @@ class BackgroundPriorityThreadsTest {
             assertNotNull(c);
             c.disposeNow(T);
             niceByThread().forEach((thread, nice) -> {
-                if (thread.endsWith(" bpbusy-c-close") || thread.endsWith(" bpbusy-s-close")) {
+                if (thread.endsWith(" bpdef-c-close") || thread.endsWith(" bpdef-s-close")) {
                     closeThreads.put(thread, nice);
                 }
             });
         }
-        assertEquals(base, niceInSetup.get(), "the set-up thread beside BUSY_POLL loops keeps their priority");
+        assertEquals(base, niceInSetup.get(), "the set-up thread keeps the loops' priority");
         assertTrue(!closeThreads.isEmpty(), "a close thread was alive to look at");
         closeThreads.forEach((thread, nice) -> assertEquals(base, nice, thread + " keeps the loops' priority"));
     }
 
+    @Test
+    void besideBusyPollLoops_backgroundPriorityIsRefused_namingWhy() {
+        Cqflux.Builder b = Cqflux.builder().transport(TransportChoice.FABRIC).localAddress(LO).loops(1)
+                .waitStrategy(io.cqflux.epoll.WaitStrategy.BUSY_POLL).backgroundPriority(true);
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, b::build);
+        assertEquals("backgroundPriority(true) beside BUSY_POLL loops: they never sleep, so set-ups and closes would"
+                + " get about 1.5 % of a core for the instance's life; use BLOCKING or adaptive loops, or leave it"
+                + " off", e.getMessage());
+    }
+
     /**
-     * Every thread but the instances' background ones runs at {@code base}. The arena closer
-     * (DeferredArena's daemon, started by whichever thread first frees an arena off the loop) does
-     * background work too and may be either.
+     * Every thread but the lowered instances' background ones runs at {@code base}: the loops, the
+     * library's timer and arena closer (started by {@code build()} on the builder's thread), the
+     * schedulers' workers.
      */
     private static void assertOnlyBackgroundLowered(Map<String, Integer> nice, int base, int lowered) {
         List<String> wrong = new ArrayList<>();
         nice.forEach((thread, n) -> {
-            boolean ok = background(thread) ? n == lowered
-                    : thread.endsWith(" cqflux-arena-cl") ? n == base || n == lowered : n == base;
+            boolean ok = background(thread) ? n == lowered : n == base;
             if (!ok) {
                 wrong.add(thread + " at nice " + n);
             }

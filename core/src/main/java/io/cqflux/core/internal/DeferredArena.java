@@ -90,6 +90,15 @@ public final class DeferredArena implements Arena {
         }
     }
 
+    /**
+     * Starts the closer thread, if no caller did yet, on the calling thread: a thread inherits
+     * its creator's CPU priority (sched(7)), so a library that lowers some of its threads calls
+     * this first from one that is not lowered. Any thread.
+     */
+    public static void ensureStarted() {
+        // Nothing to do: calling a static method initialises the class, whose initialiser starts it.
+    }
+
     /** {@return arenas handed to the closer thread and not closed yet} (tests, diagnostics) */
     public static long pending() {
         return PENDING.get();

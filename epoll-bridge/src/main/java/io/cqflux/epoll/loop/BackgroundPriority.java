@@ -2,7 +2,7 @@ package io.cqflux.epoll.loop;
 
 /*
  * Design: the threads that do an instance's background work (its set-up thread, its close
- * thread) run at a lower CPU priority than its event loops.
+ * thread) may run at a lower CPU priority than its event loops, where the instance asks for it.
  *
  * Why: a storm of connects or closes is throughput work, an established connection's operation
  * is latency work. Where the runnable threads outnumber the free cores (a server loop, the set-up
@@ -20,6 +20,8 @@ package io.cqflux.epoll.loop;
  *  - any thread may raise its own nice value (lower its priority) without privilege; lowering it
  *    again needs CAP_SYS_NICE or RLIMIT_NICE. So a thread lowered stays lowered: only a thread
  *    that does background work for its whole life is lowered, never a pooled or borrowed one;
+ *  - a thread starts at its creator's nice value (sched(7)), so whatever runs on a lowered thread
+ *    passes the priority on to any thread it starts; which is why it is the instance's choice;
  *  - the increment is relative, so a JVM started under nice(1) keeps its offset; the kernel caps
  *    the result at 19.
  *
@@ -47,11 +49,11 @@ public final class BackgroundPriority {
      * Lowers the calling thread's CPU priority by {@link #INCREMENT} (nice(2)). Call it first
      * thing on a thread that does background work for the rest of its life: it cannot be undone.
      *
-     * @return the thread's nice value afterwards, or {@code Integer.MIN_VALUE} when the kernel
-     *     refused (nothing changed then; the thread runs on at its priority)
+     * @return the thread's nice value afterwards, as nice(2) tells it: -1 for a thread that ran at
+     *     -20, or when the kernel refused (it has no reason to for an increment that lowers the
+     *     priority; nothing changed then)
      */
     public static int lowerCallingThread() {
-        int rc = Libc.nice(Libc.threadErrno(), INCREMENT);
-        return rc >= 0 ? rc : rc == -1 ? -1 : Integer.MIN_VALUE;
+        return Libc.nice(Libc.threadErrno(), INCREMENT);
     }
 }

@@ -264,10 +264,14 @@ final class Libc {
      * attribute, setpriority(2) NOTES; glibc's nice is getpriority then setpriority with
      * {@code PRIO_PROCESS, 0}, the calling thread). The kernel caps the result at 19.
      *
+     * <p>Its result is ambiguous by design (nice(2) RETURN VALUE): -1 is both a legitimate new
+     * value and the failure, and glibc restores errno on success, so the errno captured then is
+     * whatever the thread held before. Only {@code EPERM} (an increment that raises the priority
+     * without the right to) is a failure, and a non-negative increment never asks for that.
+     *
      * @param capture the caller's errno segment
      * @param increment what to add, in [0, 39]: only ever lowers the priority, which needs no privilege
-     * @return the new nice value, or {@code -1 - errno} when it failed (a new value of -1 reads as
-     *     a failure with errno 0: only a thread that ran at -11 can get there)
+     * @return nice(2)'s result: the new nice value, or -1 (see above)
      * @throws IllegalArgumentException when the increment is outside [0, 39]
      */
     static int nice(MemorySegment capture, int increment) {
@@ -275,13 +279,11 @@ final class Libc {
             throw new IllegalArgumentException("nice increment " + increment + " is outside [0, 39]: a thread only"
                     + " ever lowers its own priority here");
         }
-        int rc;
         try {
-            rc = (int) NICE.invokeExact(capture, increment);
+            return (int) NICE.invokeExact(capture, increment);
         } catch (Throwable t) {
             throw rethrow(t);
         }
-        return rc != -1 ? rc : -1 - (int) ERRNO.get(capture, 0L);
     }
 
     /** An eventfd increment of 1 shared by every writer thread; written once here, only read by write(2). */

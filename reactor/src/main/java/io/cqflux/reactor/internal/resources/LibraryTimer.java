@@ -51,6 +51,15 @@ public final class LibraryTimer {
     }
 
     /**
+     * Starts the timer thread now, from the caller's thread, if it is not running yet: a thread
+     * inherits its creator's CPU priority (sched(7)), and the timer must not inherit a lowered
+     * set-up thread's ({@code Cqflux.Builder.backgroundPriority}). Any thread.
+     */
+    public static void prestart() {
+        EXECUTOR.prestartAllCoreThreads();
+    }
+
+    /**
      * Runs {@code task} once after {@code delay}, in real time.
      *
      * @return a handle that cancels it

@@ -1,7 +1,6 @@
 package io.cqflux.reactor.internal.resources;
 
 import io.cqflux.core.ResourceClosedException;
-import io.cqflux.epoll.WaitStrategy;
 import io.cqflux.epoll.loop.BackgroundPriority;
 import java.util.ArrayDeque;
 import java.util.concurrent.CompletableFuture;
@@ -16,13 +15,14 @@ import reactor.util.Loggers;
  * task and ended by {@link #shutdown()}; tasks run one at a time in the order given, except that
  * a task given up on finishes beside the queue on the thread it ran on (below).
  *
- * <p><b>Priority.</b> Its work is throughput, the loops' is latency: the thread lowers its own CPU
- * priority when it starts ({@link BackgroundPriority}), so that a loop that wakes preempts it, and
- * a storm of connects or closes takes from the established connections only the CPU their loops
- * leave. Under a saturated host set-ups slow down rather than the operations of connections
- * already up. Not so beside {@code BUSY_POLL} loops: they never sleep, so their spinning, not their
- * work, would take the cores, and a lowered thread would get a few percent of one for as long as
- * the instance lives; there it keeps the loops' priority and shares the cores as any thread does.
+ * <p><b>Priority.</b> Its work is throughput, the loops' is latency. Where the instance asks for it
+ * ({@code Cqflux.Builder.backgroundPriority}), each worker lowers its own CPU priority when it
+ * starts ({@link BackgroundPriority}), so that a loop that wakes preempts it, and a storm of
+ * connects or closes takes from the established connections only the CPU their loops leave; under
+ * a saturated host set-ups slow down rather than the operations of connections already up. It is
+ * the instance's choice because whatever runs here passes the lowered priority on to any thread
+ * it starts (sched(7)): the credentials supplier, a completion that finds its loop ended, the end
+ * of the instance's shutdown (the close thread).
  *
  * <p><b>Threading contract.</b> A task builds native objects no loop knows yet, then hands them
  * to their loop through the loop's task queue ({@code EventLoop.execute}): the queue's hand-off
@@ -80,12 +80,12 @@ public final class SetupThread {
     private boolean shutdown;
 
     /**
-     * A set-up thread at background priority.
+     * A set-up thread at the priority of the threads that start it.
      *
      * @param prefix the instance's thread-name prefix; the thread is {@code <prefix>-setup}
      */
     public SetupThread(String prefix) {
-        this(prefix, "setup", true);
+        this(prefix, "setup", false);
     }
 
     /**
@@ -110,15 +110,6 @@ public final class SetupThread {
      */
     public static SetupThread forCloses(String prefix, boolean background) {
         return new SetupThread(prefix, "close", background);
-    }
-
-    /**
-     * {@return whether an instance's set-up and close threads run at background priority beside
-     * loops that wait with {@code w}}: not beside loops that never sleep (the class comment's
-     * "Priority").
-     */
-    public static boolean backgroundBeside(WaitStrategy w) {
-        return !(w instanceof WaitStrategy.BusyPoll);
     }
 
     /** {@return whether its workers run at background priority} */
@@ -205,9 +196,8 @@ public final class SetupThread {
     /** A worker: takes tasks while it is the worker; a given-up task's worker ends after it. */
     private void work() {
         CURRENT.set(this);
-        if (background && BackgroundPriority.lowerCallingThread() == Integer.MIN_VALUE) {
-            LOG.debug(name + ": the kernel refused to lower this thread's CPU priority (nice(2)); it runs at the"
-                    + " loops' priority");
+        if (background) {
+            LOG.debug(name + ": background priority, nice " + BackgroundPriority.lowerCallingThread());
         }
         Thread me = Thread.currentThread();
         boolean last = false;
