@@ -55,10 +55,12 @@ import reactor.test.StepVerifier;
  *
  * <p>Left out, and why: the keys 0-15 of fabric/tcp's sequential case (rxe never issues them: its
  * pool starts at index 1 and a key is {@code index << 8 | random byte}); raw TCP sockets on the
- * listener (an RDMA CM listener has no TCP port). A reject carries no reason on verbs (the
- * transport rejects without data there, {@code FabricTransport#maxRejectPrivateData}), so a
- * client refused at admission or for a malformed hello reads the plain refusal; an
- * authenticator's reason arrives in an accept ended at once, as on rpma.
+ * listener (an RDMA CM listener has no TCP port). A reject carries no reason on verbs: the
+ * transport rejects without data there ({@code FabricTransport#maxRejectPrivateData}), although
+ * the provider's {@code fi_reject} does deliver its data to the client's error entry
+ * ({@code verbs_cm_data_probe.c}); so a client refused at admission or for a malformed hello
+ * reads the plain refusal, and an authenticator's reason arrives in an accept ended at once, as
+ * on rpma.
  *
  * <p>The attacker is given every address (verbs addresses a region by virtual address,
  * {@code FI_MR_VIRT_ADDR}): only the key stands between it and the memory. Bounded: one attacker
