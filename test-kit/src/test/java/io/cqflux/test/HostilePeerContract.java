@@ -40,7 +40,8 @@ import reactor.test.StepVerifier;
  * A hostile client, through the public API only, shared by the transports (the subclasses pick
  * the transport, the address, the descriptor format and the key space): a server exposes a region
  * on one {@code bind()} for a trusted peer and read-only regions on a second {@code bind()} for
- * everyone; the attacker, a client of the second, forges peer regions from raw descriptors
+ * everyone (each on a {@code bind()} of its own where one accept cannot carry both: {@link
+ * #acceptCarriesTwoRegions()}); the attacker, a client of the second, forges peer regions from raw descriptors
  * ({@link RdmaConnection#remoteRegion(byte[], RegionAccess...)}: key, address, length, in the
  * transport's format) and writes to each. Whatever the key, nothing outside what its connection was granted may change, the
  * forging connection must end with a clear error, and the trusted peer's connection must keep
@@ -73,6 +74,12 @@ abstract class HostilePeerContract {
     Region readOnlyFlushable;
     RdmaServer trustedServer;
     RdmaServer publicServer;
+    /**
+     * Where the read-only flushable region is exposed: {@link #publicServer} itself, or a
+     * {@code bind()} of its own where one accept cannot carry both regions
+     * ({@link #acceptCarriesTwoRegions()}).
+     */
+    RdmaServer flushableServer;
     RdmaConnection neighbour;
     private long neighbourWrites;
     /** Forged descriptors written through (every one must fail and change nothing). */
@@ -142,6 +149,17 @@ abstract class HostilePeerContract {
         return "";
     }
 
+    /**
+     * {@return whether one accept's private data carries the hello of the public endpoint's two
+     * read-only regions} Where it does not, the read-only flushable region is exposed on a
+     * {@code bind()} of its own with the same options ({@link #flushableServer}), and the cases that
+     * need the keys of both take each from a connection of its endpoint: the keys, rights and
+     * addresses are those of the same registrations either way.
+     */
+    boolean acceptCarriesTwoRegions() {
+        return true;
+    }
+
     /** {@return how many concurrent connects the flood makes} */
     int floodSize() {
         return 32;
@@ -158,10 +176,16 @@ abstract class HostilePeerContract {
         trustedServer = server.bind(listenAddress(), trusted).block(T);
         // The public endpoint keeps its keys in the instance's one domain (the default, said here
         // because it is what aLeakedKey_worksOnlyWhileItsConnectionLives measures).
-        publicServer = server.bind(listenAddress(), AcceptOptions.exposing(readOnly, readOnlyFlushable)
+        boolean both = acceptCarriesTwoRegions();
+        publicServer = server.bind(listenAddress(), (both ? AcceptOptions.exposing(readOnly, readOnlyFlushable)
+                : AcceptOptions.exposing(readOnly)).withKeysScopedToConnection(false)).block(T);
+        flushableServer = both ? publicServer : server.bind(listenAddress(), AcceptOptions.exposing(readOnlyFlushable)
                 .withKeysScopedToConnection(false)).block(T);
         subscriptions.add(trustedServer.connections().subscribe(accepted::add));
         subscriptions.add(publicServer.connections().subscribe(accepted::add));
+        if (!both) {
+            subscriptions.add(flushableServer.connections().subscribe(accepted::add));
+        }
         neighbour = trustedSide.connect(trustedServer.address()).block(T);
         neighbourStillWorks();
     }
@@ -181,12 +205,17 @@ abstract class HostilePeerContract {
     void forgedKeysNearTheIssuedOnes_changeNothing() {
         // The attacker knows the keys of what it was exposed to (its hello carries them).
         RdmaConnection mine = attacker.connect(publicServer.address()).block(T);
+        RdmaConnection mineFlushable = null;
         try {
+            mineFlushable = flushableGrant(mine);
             long known = exposedKey(mine, 0);
-            long flushable = exposedKey(mine, 1);
+            long flushable = exposedKey(mineFlushable, flushableIndex());
             forgeMany(nearKeys(known, flushable), readOnly, publicServer.address(), 4);
         } finally {
             mine.dispose();
+            if (mineFlushable != null) {
+                mineFlushable.dispose();
+            }
         }
     }
 
@@ -208,12 +237,31 @@ abstract class HostilePeerContract {
         // region's bytes, so the write is refused for its missing right, not a wrong address. The
         // connection they were issued to stays open, so the keys are live.
         RdmaConnection mine = attacker.connect(publicServer.address()).block(T);
+        RdmaConnection mineFlushable = null;
         try {
+            mineFlushable = flushableGrant(mine);
             writeWithTheRealKey(exposedKey(mine, 0), readOnly, 0x22);
-            writeWithTheRealKey(exposedKey(mine, 1), readOnlyFlushable, 0x33);
+            writeWithTheRealKey(exposedKey(mineFlushable, flushableIndex()), readOnlyFlushable, 0x33);
         } finally {
             mine.dispose();
+            if (mineFlushable != null) {
+                mineFlushable.dispose();
+            }
         }
+    }
+
+    /**
+     * {@return the attacker's connection that holds the read-only flushable region's descriptor}
+     * {@code mine}, a connection of the public endpoint, where that endpoint exposes both regions;
+     * else a new connection of {@link #flushableServer}, for the caller to dispose.
+     */
+    private RdmaConnection flushableGrant(RdmaConnection mine) {
+        return flushableServer == publicServer ? mine : attacker.connect(flushableServer.address()).block(T);
+    }
+
+    /** {@return the index of the read-only flushable region in its endpoint's hello} */
+    private int flushableIndex() {
+        return flushableServer == publicServer ? 1 : 0;
     }
 
     /**
@@ -265,9 +313,9 @@ abstract class HostilePeerContract {
 
     @Test
     void readOnlyFlushableExposure_canStillBeFlushedAndRead() {
-        RdmaConnection c = attacker.connect(publicServer.address()).block(T);
+        RdmaConnection c = attacker.connect(flushableServer.address()).block(T);
         try {
-            PeerRegion flushable = c.remoteRegions().get(1);
+            PeerRegion flushable = c.remoteRegions().get(flushableIndex());
             assertEquals(java.util.Set.of(FlushType.VISIBILITY), flushable.flushTypes());
             StepVerifier.create(c.flush(flushable, 0, 64, FlushType.VISIBILITY)).expectComplete().verify(T);
             StepVerifier.create(c.read(flushable, 0, 8))

@@ -100,6 +100,11 @@ class RpmaHostilePeerTest extends HostilePeerContract {
      */
     @Override
     String receiverNotReadyCounters() {
+        return rxeReceiverNotReadyCounters();
+    }
+
+    /** {@return rxe's counters of "receiver not ready", as {@link #receiverNotReadyCounters()} reads them} */
+    static String rxeReceiverNotReadyCounters() {
         StringBuilder s = new StringBuilder();
         java.io.File[] devices = new java.io.File("/sys/class/infiniband").listFiles();
         for (java.io.File d : devices == null ? new java.io.File[0] : devices) {

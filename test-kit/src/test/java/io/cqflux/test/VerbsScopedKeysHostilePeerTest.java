@@ -52,12 +52,10 @@ import reactor.test.StepVerifier;
  * server, trusted client and attacker are three instances of this JVM on the guest's one rxe
  * device.
  *
- * <p>Why not a {@link HostilePeerContract} subclass: the contract's fixture binds an endpoint
- * exposing two regions, and that accept's hello (two 24-byte descriptors beside the control
- * words') does not fit fabric/verbs' private data: 56 bytes of RDMA CM less libfabric's header,
- * for the accept as for the connect (VERBS_CM_DATA_SIZE in the provider's source). So its
- * scoped-keys case is repeated here with the leaked key of a real connection, beside the cases
- * verbs adds (posts from the instance's regions, the registrations' lifetimes).
+ * <p>The contract itself, its scoped-keys case included, runs on fabric/verbs in {@link
+ * VerbsHostilePeerTest}; this class has what verbs adds beside a scoped-keys case of its own:
+ * posts from the instance's regions on scoped connections, and the registrations' lifetimes,
+ * counted on rxe0.
  *
  * <p>Counts the process's descriptors and rxe0's protection domains and memory regions
  * ({@code rdma resource show}): {@link Isolated}, and nothing else may use rxe0 meanwhile.
