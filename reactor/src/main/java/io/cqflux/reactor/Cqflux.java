@@ -1086,15 +1086,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
          */
         public Cqflux build() {
             checkReceivePool(config.receiveQueueSize(), receiveBufferSize);
-            if (backgroundPriority && waitStrategy instanceof WaitStrategy.BusyPoll) {
-                throw new IllegalArgumentException("backgroundPriority(true) beside " + waitStrategy + " loops: they"
-                        + " never sleep, so set-ups and closes would get about 1.5 % of a core for the instance's life;"
-                        + " use BLOCKING or adaptive loops, or leave it off");
-            }
-            // The library's shared threads start here, on the builder's thread, never from a
-            // lowered set-up or close thread whose priority they would inherit.
-            io.cqflux.reactor.internal.resources.LibraryTimer.prestart();
-            io.cqflux.core.internal.DeferredArena.ensureStarted();
+            Startup.startSharedThreads(backgroundPriority, waitStrategy);
             Transport t = Startup.openTransport(transportName,
                     new TransportOptions(localAddress, directWriteToPmem, transportProperties));
             String prefix = threadNamePrefix != null ? threadNamePrefix : "cqflux-" + INSTANCES.incrementAndGet();

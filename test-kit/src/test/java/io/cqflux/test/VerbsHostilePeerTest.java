@@ -55,12 +55,10 @@ import reactor.test.StepVerifier;
  *
  * <p>Left out, and why: the keys 0-15 of fabric/tcp's sequential case (rxe never issues them: its
  * pool starts at index 1 and a key is {@code index << 8 | random byte}); raw TCP sockets on the
- * listener (an RDMA CM listener has no TCP port). A reject carries no reason on verbs: the
- * transport rejects without data there ({@code FabricTransport#maxRejectPrivateData}), although
- * the provider's {@code fi_reject} does deliver its data to the client's error entry
- * ({@code verbs_cm_data_probe.c}); so a client refused at admission or for a malformed hello
- * reads the plain refusal, and an authenticator's reason arrives in an accept ended at once, as
- * on rpma.
+ * listener (an RDMA CM listener has no TCP port). A reject carries the server's reason on verbs
+ * as on tcp: the provider's {@code fi_reject} delivers its data to the client's error entry
+ * ({@code verbs_cm_data_probe.c}), so the transport rejects with it
+ * ({@code FabricTransport#maxRejectPrivateData}) and nothing is accepted for a refused client.
  *
  * <p>The attacker is given every address (verbs addresses a region by virtual address,
  * {@code FI_MR_VIRT_ADDR}): only the key stands between it and the memory. Bounded: one attacker
@@ -163,10 +161,15 @@ class VerbsHostilePeerTest extends HostilePeerContract {
             flushable - 0x100, flushable ^ 1, flushable ^ 0x80};
     }
 
-    /** The transport rejects without data on verbs ({@code FabricTransport#maxRejectPrivateData}). */
+    /**
+     * fi_reject(3) carries it on verbs too ({@code FabricTransport#maxRejectPrivateData}), cut to
+     * what verbs' 55 bytes hold beside the refusal's 3-byte frame ({@code PeerHello.encodeRefusal}).
+     */
     @Override
     String rejectReasonPrefix(String reason) {
-        return null;
+        byte[] b = reason.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        int room = PRIVATE_DATA - 3;
+        return b.length <= room ? reason : new String(b, 0, room, java.nio.charset.StandardCharsets.UTF_8);
     }
 
     /** fabric/tcp's ten: the provider delivers exactly what was sent, so the truncated ones stay truncated. */

@@ -363,14 +363,15 @@ final class FabricTransport implements Transport, DomainHolder {
     }
 
     /**
-     * tcp: the provider's private-data limit. fi_reject(3)'s data reaches the client's error
-     * entry there ({@code core/fabric/src/test/c/reject_data_probe.c}; {@code FabricTransportTest}).
-     * Other providers: 0, not measured (verbs passes it to rdma_reject(3), whether its client's
-     * error entry carries it was not checked), so a server accepts to say why it refuses.
+     * tcp and verbs: the provider's private-data limit. fi_reject(3)'s data reaches the client's
+     * error entry on both, byte for byte ({@code core/fabric/src/test/c/reject_data_probe.c} and
+     * {@code FabricTransportTest} on tcp; {@code verbs_cm_data_probe.c} and
+     * {@code VerbsHostilePeerTest} over rxe, where verbs hands it to rdma_reject(3)). Other
+     * providers: 0, not measured, so a server accepts to say why it refuses.
      */
     @Override
     public int maxRejectPrivateData() {
-        return "tcp".equals(provider) ? profile.maxPrivateData() : 0;
+        return "tcp".equals(provider) || "verbs".equals(provider) ? profile.maxPrivateData() : 0;
     }
 
     @Override

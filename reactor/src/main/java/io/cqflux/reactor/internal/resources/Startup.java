@@ -73,6 +73,26 @@ public final class Startup {
     }
 
     /**
+     * Starts the library's shared threads (the timer, the arena closer) now, on the builder's
+     * thread, if they are not running yet: a thread inherits its creator's CPU priority
+     * (sched(7)), and they must never be started from a lowered set-up or close thread.
+     *
+     * @param backgroundPriority whether the instance asks for its set-up and close threads at
+     *     background priority
+     * @param waitStrategy how its loops wait
+     * @throws IllegalArgumentException for background priority beside loops that never sleep
+     */
+    public static void startSharedThreads(boolean backgroundPriority, WaitStrategy waitStrategy) {
+        if (backgroundPriority && waitStrategy instanceof WaitStrategy.BusyPoll) {
+            throw new IllegalArgumentException("backgroundPriority(true) beside " + waitStrategy + " loops: they never"
+                    + " sleep, so set-ups and closes would get about 1.5 % of a core for the instance's life; use"
+                    + " BLOCKING or adaptive loops, or leave it off");
+        }
+        LibraryTimer.prestart();
+        io.cqflux.core.internal.DeferredArena.ensureStarted();
+    }
+
+    /**
      * Starts {@code count} event loops named {@code <prefix>-loop-<n>}, one thread each. When one
      * fails to start, those started are stopped and awaited within {@code shutdownTimeout}, and
      * the transport is closed, before the failure is rethrown: no loop thread may still run once
