@@ -72,6 +72,18 @@ class BackgroundPriorityThreadsTest {
         return out;
     }
 
+    /** Credentials that note the nice value of the thread that asks for them (the set-up thread). */
+    private static java.util.function.Supplier<byte[]> notingNice(AtomicReference<Integer> nice) {
+        return () -> {
+            try {
+                nice.set(niceOfCallingThread());
+            } catch (IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+            return new byte[] {1};
+        };
+    }
+
     private static int niceOfCallingThread() throws IOException {
         String stat = Files.readString(Path.of("/proc/thread-self/stat"));
         return Integer.parseInt(stat.substring(stat.lastIndexOf(')') + 2).split(" ")[19 - 3]);
@@ -93,14 +105,7 @@ class BackgroundPriorityThreadsTest {
             assertNotNull(s);
             List<RdmaConnection> made = new ArrayList<>();
             for (int i = 0; i < 4; i++) {
-                RdmaConnection c = client.connect(s.address(), ConnectOptions.defaults().credentials(() -> {
-                    try {
-                        niceInSetup.set(niceOfCallingThread());
-                    } catch (IOException e) {
-                        throw new java.io.UncheckedIOException(e);
-                    }
-                    return new byte[] {1};
-                })).block(T);
+                RdmaConnection c = client.connect(s.address(), ConnectOptions.defaults().credentials(notingNice(niceInSetup))).block(T);
                 assertNotNull(c);
                 c.write(c.remoteRegion(0), 0, new byte[8]).block(T);
                 made.add(c);
@@ -163,14 +168,7 @@ class BackgroundPriorityThreadsTest {
             Region exposed = server.register(arena.allocate(4096, 4096), RegionAccess.WRITE_DST);
             RdmaServer s = server.bind(new InetSocketAddress(LO, 0), exposed).block(T);
             assertNotNull(s);
-            RdmaConnection c = client.connect(s.address(), ConnectOptions.defaults().credentials(() -> {
-                try {
-                    niceInSetup.set(niceOfCallingThread());
-                } catch (IOException e) {
-                    throw new java.io.UncheckedIOException(e);
-                }
-                return new byte[] {1};
-            })).block(T);
+            RdmaConnection c = client.connect(s.address(), ConnectOptions.defaults().credentials(notingNice(niceInSetup))).block(T);
             assertNotNull(c);
             c.disposeNow(T);
             niceByThread().forEach((thread, nice) -> {

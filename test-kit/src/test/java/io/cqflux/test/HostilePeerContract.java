@@ -134,6 +134,53 @@ abstract class HostilePeerContract {
     abstract byte[][] malformedHellos();
 
     /**
+     * The malformed hellos of a transport that delivers exactly the bytes sent (fabric/tcp,
+     * fabric/verbs, whose header carries their length): the truncated ones stay truncated.
+     */
+    static byte[][] malformedHellosAsSent() {
+        return new byte[][] {
+            new byte[16],                                                   // no hello: all zero
+            {'X', 'Q', 3, 0, 0, 0},                                         // wrong magic
+            {'C', 'Q', 9, 0, 0, 0},                                         // unknown version
+            {'C', 'Q', 3},                                                  // truncated header
+            {'C', 'Q', 3, 1, 0},                                            // truncated region length
+            {'C', 'Q', 3, 1, (byte) 0xff, (byte) 0xff, 1, 2, 3},            // region beyond the bytes sent
+            {'C', 'Q', 3, (byte) 0xff, 0, 24},                              // 255 regions, 2 bytes
+            {'C', 'Q', 3, 0, (byte) 0xff, 1, 2},                            // handshake beyond the bytes
+            {'C', 'Q', 3, 0, 0, (byte) 0xff, 1, 2},                         // control words beyond the bytes
+            {'C', 'Q', 3, 0, 0},                                            // truncated before the control length
+        };
+    }
+
+    /**
+     * rxe keys ({@code index << 8 | byte}) at the {@code span} pool indices on either side of
+     * {@code index}, {@code perIndex} random bytes each: where a server registers the next and
+     * previous connections' exposures and control words.
+     */
+    static long[] rxeKeysAround(long index, int span, int perIndex, java.util.Random r) {
+        long[] around = new long[2 * span * perIndex];
+        int n = 0;
+        for (int d = 1; d <= span; d++) {
+            for (long i : new long[] {index + d, index - d}) {
+                for (int k = 0; k < perIndex; k++) {
+                    around[n++] = i << 8 | r.nextInt(256);
+                }
+            }
+        }
+        return around;
+    }
+
+    /** Prints the FACT line of an rxe key sweep: forgers since {@code tries}, from {@code t0}. */
+    void printSweepFact(String transport, long tries, long issued, int group, long t0) {
+        long n = forgedTries.get() - tries;
+        System.out.println(String.format("FACT %s: %d forged keys around the issued rxe key 0x%x, ends awaited"
+                + " in groups of %d, none changed server memory, %d ms; per forger on average: connect %d ms, failed"
+                + " write %d ms, wait for its end %d ms", transport, n, issued, group,
+                (System.nanoTime() - t0) / 1_000_000, forgeNanos[0].get() / n / 1_000_000,
+                forgeNanos[1].get() / n / 1_000_000, forgeNanos[2].get() / n / 1_000_000));
+    }
+
+    /**
      * {@return the text a client refused at admission or for a malformed hello reads after
      * "refused by the server: ", where the transport's reject carries the server's reason
      * (fabric/tcp: fi_reject(3)); null where it carries none (rpma: rpma_conn_req_delete(3)), so

@@ -87,18 +87,7 @@ class HostilePeerTest extends HostilePeerContract {
 
     @Override
     byte[][] malformedHellos() {
-        return new byte[][] {
-            new byte[16],                                                   // no hello: all zero
-            {'X', 'Q', 3, 0, 0, 0},                                         // wrong magic
-            {'C', 'Q', 9, 0, 0, 0},                                         // unknown version
-            {'C', 'Q', 3},                                                  // truncated header
-            {'C', 'Q', 3, 1, 0},                                            // truncated region length
-            {'C', 'Q', 3, 1, (byte) 0xff, (byte) 0xff, 1, 2, 3},            // region beyond the bytes sent
-            {'C', 'Q', 3, (byte) 0xff, 0, 24},                              // 255 regions, 2 bytes
-            {'C', 'Q', 3, 0, (byte) 0xff, 1, 2},                            // handshake beyond the bytes
-            {'C', 'Q', 3, 0, 0, (byte) 0xff, 1, 2},                         // control words beyond the bytes
-            {'C', 'Q', 3, 0, 0},                                            // truncated before the control length
-        };
+        return malformedHellosAsSent();
     }
 
     @Test

@@ -234,26 +234,12 @@ class RpmaHostilePeerTest extends HostilePeerContract {
             }
             forgeMany(variants, readOnly, bare.address(), GROUP);
             SecureRandom r = new SecureRandom();
-            long[] around = new long[2 * INDEX_SPAN * PER_INDEX];
-            int n = 0;
-            for (int d = 1; d <= INDEX_SPAN; d++) {
-                for (long i : new long[] {index + d, index - d}) {
-                    for (int k = 0; k < PER_INDEX; k++) {
-                        around[n++] = i << 8 | r.nextInt(VARIANTS);
-                    }
-                }
-            }
-            forgeMany(around, trusted, bare.address(), GROUP);
+            forgeMany(rxeKeysAround(index, INDEX_SPAN, PER_INDEX, r), trusted, bare.address(), GROUP);
         } finally {
             mine.dispose();
             bare.disposeNow(T);
         }
-        long n = forgedTries.get() - tries;
-        System.out.println(String.format("FACT rpma: %d forged keys around the issued rxe key 0x%x, ends awaited"
-                + " in groups of %d, none changed server memory, %d ms; per forger on average: connect %d ms, failed"
-                + " write %d ms, wait for its end %d ms", n, issued, GROUP, (System.nanoTime() - t0) / 1_000_000,
-                forgeNanos[0].get() / n / 1_000_000, forgeNanos[1].get() / n / 1_000_000,
-                forgeNanos[2].get() / n / 1_000_000));
+        printSweepFact("rpma", tries, issued, GROUP, t0);
     }
 
     /**

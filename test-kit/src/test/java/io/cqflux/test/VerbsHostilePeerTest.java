@@ -175,18 +175,7 @@ class VerbsHostilePeerTest extends HostilePeerContract {
     /** fabric/tcp's ten: the provider delivers exactly what was sent, so the truncated ones stay truncated. */
     @Override
     byte[][] malformedHellos() {
-        return new byte[][] {
-            new byte[16],                                                   // no hello: all zero
-            {'X', 'Q', 3, 0, 0, 0},                                         // wrong magic
-            {'C', 'Q', 9, 0, 0, 0},                                         // unknown version
-            {'C', 'Q', 3},                                                  // truncated header
-            {'C', 'Q', 3, 1, 0},                                            // truncated region length
-            {'C', 'Q', 3, 1, (byte) 0xff, (byte) 0xff, 1, 2, 3},            // region beyond the bytes sent
-            {'C', 'Q', 3, (byte) 0xff, 0, 24},                              // 255 regions, 2 bytes
-            {'C', 'Q', 3, 0, (byte) 0xff, 1, 2},                            // handshake beyond the bytes
-            {'C', 'Q', 3, 0, 0, (byte) 0xff, 1, 2},                         // control words beyond the bytes
-            {'C', 'Q', 3, 0, 0},                                            // truncated before the control length
-        };
+        return malformedHellosAsSent();
     }
 
     /** Soft-RoCE under TCG, as for rpma: half the fabric/tcp flood. */
@@ -304,26 +293,12 @@ class VerbsHostilePeerTest extends HostilePeerContract {
                 variants[v] = k;
             }
             forgeMany(variants, readOnly, bare.address(), GROUP);
-            long[] around = new long[2 * INDEX_SPAN * PER_INDEX];
-            int n = 0;
-            for (int d = 1; d <= INDEX_SPAN; d++) {
-                for (long i : new long[] {index + d, index - d}) {
-                    for (int k = 0; k < PER_INDEX; k++) {
-                        around[n++] = i << 8 | r.nextInt(VARIANTS);
-                    }
-                }
-            }
-            forgeMany(around, trusted, bare.address(), GROUP);
+            forgeMany(rxeKeysAround(index, INDEX_SPAN, PER_INDEX, r), trusted, bare.address(), GROUP);
         } finally {
             mine.dispose();
             sub.dispose();
             bare.disposeNow(T);
         }
-        long n = forgedTries.get() - tries;
-        System.out.println(String.format("FACT verbs: %d forged keys around the issued rxe key 0x%x, ends awaited"
-                + " in groups of %d, none changed server memory, %d ms; per forger on average: connect %d ms, failed"
-                + " write %d ms, wait for its end %d ms", n, issued, GROUP, (System.nanoTime() - t0) / 1_000_000,
-                forgeNanos[0].get() / n / 1_000_000, forgeNanos[1].get() / n / 1_000_000,
-                forgeNanos[2].get() / n / 1_000_000));
+        printSweepFact("verbs", tries, issued, GROUP, t0);
     }
 }
