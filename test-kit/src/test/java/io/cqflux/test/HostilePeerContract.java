@@ -170,6 +170,15 @@ abstract class HostilePeerContract {
         return around;
     }
 
+    /**
+     * rxe's keys near two issued ones: the next and previous pool index of each, and the variant
+     * bytes next to the issued one.
+     */
+    static long[] rxeNearKeys(long known, long flushable) {
+        return new long[] {known + 0x100, known - 0x100, known ^ 1, known ^ 0x80, flushable + 0x100,
+            flushable - 0x100, flushable ^ 1, flushable ^ 0x80};
+    }
+
     /** Prints the FACT line of an rxe key sweep: forgers since {@code tries}, from {@code t0}. */
     void printSweepFact(String transport, long tries, long issued, int group, long t0) {
         long n = forgedTries.get() - tries;

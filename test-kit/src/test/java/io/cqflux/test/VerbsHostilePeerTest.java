@@ -154,11 +154,9 @@ class VerbsHostilePeerTest extends HostilePeerContract {
         return r.nextInt() & 0xffff_ffffL;
     }
 
-    /** The next and previous pool index of each issued key, and the variant bytes next to the issued one. */
     @Override
     long[] nearKeys(long known, long flushable) {
-        return new long[] {known + 0x100, known - 0x100, known ^ 1, known ^ 0x80, flushable + 0x100,
-            flushable - 0x100, flushable ^ 1, flushable ^ 0x80};
+        return rxeNearKeys(known, flushable);
     }
 
     /**
