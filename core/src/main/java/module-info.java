@@ -7,7 +7,6 @@
  * leaves the loop).
  */
 module io.cqflux.core {
-    requires java.management;
     exports io.cqflux.core;
     exports io.cqflux.core.spi;
     exports io.cqflux.core.internal to

@@ -221,15 +221,6 @@ public final class RdmaServer implements Disposable, AutoCloseable {
     }
 
     private void onReadable() {
-        long t0 = io.cqflux.core.internal.Probe.t();
-        try {
-            onReadable0();
-        } finally {
-            io.cqflux.core.internal.Probe.add(0, t0);
-        }
-    }
-
-    private void onReadable0() {
         loop.noteSetup("cqflux.accept"); // the library's own work: not a blocked-loop WARN
         for (int taken = 0; !closing; taken++) {
             if (taken == ACCEPTS_PER_CALL) {
@@ -239,9 +230,7 @@ public final class RdmaServer implements Disposable, AutoCloseable {
             loop.noteSetup("cqflux.accept"); // after a previous request's subscriber code
             ConnectionRequest req;
             try {
-                long tn = io.cqflux.core.internal.Probe.t();
                 req = listener.nextRequest();
-                io.cqflux.core.internal.Probe.add(req == null ? 26 : 21, tn);
             } catch (RuntimeException e) {
                 // Its fd stays readable (level-triggered): keeping it registered would spin.
                 LOG.warn("listener on " + address + " failed; the server closes", e);
@@ -251,7 +240,6 @@ public final class RdmaServer implements Disposable, AutoCloseable {
             if (req == null) {
                 return;
             }
-            long ta = io.cqflux.core.internal.Probe.t();
             String refused = admission.admit(req);
             if (refused != null) {
                 rejectBeforeAccept(req, refused);
@@ -282,11 +270,8 @@ public final class RdmaServer implements Disposable, AutoCloseable {
                 h.done();
                 continue;
             }
-            io.cqflux.core.internal.Probe.add(25, ta);
             if (authentication == null) {
-                long ts = io.cqflux.core.internal.Probe.t();
                 serve(h);
-                io.cqflux.core.internal.Probe.add(22, ts);
             } else {
                 authentication.authenticate(h, hello.credentials());
             }

@@ -218,16 +218,6 @@ final class ServerAccepts {
      */
     private void adoptAndStart(ServerAdmission.Handshake h, Connection spi, PeerControl control, ExposureSet exposures,
                                ReceivePool early, SharedReceivePool shared, EventLoop target, KeyScope scope) {
-        long t0 = io.cqflux.core.internal.Probe.t();
-        try {
-            adoptAndStart0(h, spi, control, exposures, early, shared, target, scope);
-        } finally {
-            io.cqflux.core.internal.Probe.add(1, t0);
-        }
-    }
-
-    private void adoptAndStart0(ServerAdmission.Handshake h, Connection spi, PeerControl control, ExposureSet exposures,
-                               ReceivePool early, SharedReceivePool shared, EventLoop target, KeyScope scope) {
         if (owner.closing.get() || server.closing()) {
             // The instance or the server was closed while the accept ran off the loop (the
             // server's shared pool may be released already): nothing of the connection is
@@ -250,11 +240,8 @@ final class ServerAccepts {
         }
         assert loop.inEventLoop() : "an accepted connection is adopted on the server's loop " + loop.name();
         loop.noteSetup("cqflux.accept");
-        long t1 = io.cqflux.core.internal.Probe.t();
         ConnectionCore core = owner.adopt(target, spi, config, control, raw);
         core.onPeerViolation(admission::peerViolation);
-        io.cqflux.core.internal.Probe.add(2, t1);
-        t1 = io.cqflux.core.internal.Probe.t();
         core.closed.whenComplete((v, t) -> {
             // The native connection is gone: no key of its exposures may outlive it (and none goes
             // before it: Teardown's design comment says why).
@@ -263,8 +250,6 @@ final class ServerAccepts {
                 admission.released();
             }
         });
-        io.cqflux.core.internal.Probe.add(20, t1);
-        t1 = io.cqflux.core.internal.Probe.t();
         // The handshake's time runs from the request's arrival (the authenticator's included).
         Duration left = handshakeTimeout.minusNanos(System.nanoTime() - h.arrived);
         h.timeout(loop.schedule(left.isNegative() ? Duration.ZERO : left, () -> {
@@ -277,8 +262,6 @@ final class ServerAccepts {
                 core.closeAsync();
             }
         }));
-        io.cqflux.core.internal.Probe.add(3, t1);
-        t1 = io.cqflux.core.internal.Probe.t();
         try {
             if (receivePrefetch >= 0) {
                 core.receiver.prefetch(receivePrefetch, raw); // AcceptOptions.withReceivePrefetch
@@ -308,7 +291,6 @@ final class ServerAccepts {
             return;
         }
         letGo(shared); // the connection's share holds the pool now
-        io.cqflux.core.internal.Probe.add(4, t1);
         Runnable start = () -> core.start(c -> {
             if (h.establish()) {
                 admission.established();

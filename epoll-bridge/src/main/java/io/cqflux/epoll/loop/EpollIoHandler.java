@@ -1,6 +1,5 @@
 package io.cqflux.epoll.loop;
 
-import io.cqflux.core.internal.Probe;
 import io.cqflux.core.spi.CompletionQueue;
 import io.cqflux.core.spi.Pollable;
 import java.lang.foreign.MemorySegment;
@@ -275,9 +274,7 @@ final class EpollIoHandler {
             poller.cancelSleep();
             return 1;
         }
-        long q0 = Probe.t();
         int work = settled.prepareToSleep();
-        Probe.add(18, q0);
         if (work > 0) {
             poller.cancelSleep();
             return work;
@@ -296,9 +293,7 @@ final class EpollIoHandler {
             // epoll_wait(2) counts whole milliseconds: rounded up, so the loop never wakes early.
             timeout = (int) Math.min(Integer.MAX_VALUE, (wait + 999_999) / 1_000_000);
         }
-        long q1 = Probe.t();
         int n = poller.sleep(timeout);
-        Probe.add(17, q1);
         if (blockedThresholdNanos != 0) {
             detector.restart(); // the sleep is not a blocked unit
         }

@@ -1,6 +1,5 @@
 package io.cqflux.epoll.loop;
 
-import io.cqflux.core.internal.Probe;
 import io.cqflux.core.ResourceClosedException;
 import io.cqflux.core.spi.CompletionQueue;
 import io.cqflux.core.spi.CompletionSink;
@@ -397,13 +396,10 @@ public final class EventLoop implements AutoCloseable {
             if (blockedThresholdNanos != 0) {
                 detector.turnStarted();
             }
-            long p0 = Probe.t();
             int work = tasks.run();
             if (!timers.isEmpty()) {
                 work += timers.runExpired(System.nanoTime(), this::runTimer);
             }
-            Probe.add(15, p0);
-            long p1 = Probe.t();
             if (tasks.cutOff()) {
                 long ioStart = System.nanoTime();
                 io.runIo(work);
@@ -412,8 +408,6 @@ public final class EventLoop implements AutoCloseable {
                 io.runIo(work);
                 tasks.ioTook(0);
             }
-            Probe.add(16, p1);
-            Probe.add(14, p0);
         }
     }
 

@@ -195,17 +195,13 @@ final class FabricListener implements Listener {
             return null; // the Listener contract: nothing pending once closed (as on rpma)
         }
         while (true) {
-            long tq = io.cqflux.core.internal.Probe.t();
             int ev = eq.read();
-            io.cqflux.core.internal.Probe.add(28, tq);
             if (ev == FabricEventQueue.NONE) {
                 return null;
             }
             if (ev == FI_CONNREQ()) {
-                tq = io.cqflux.core.internal.Probe.t();
                 Request r = new Request(fi_eq_cm_entry.info(eq.entry()), eq.cmData());
                 pending.add(r);
-                io.cqflux.core.internal.Probe.add(29, tq);
                 return r;
             }
             if (ev == FabricEventQueue.ERROR) {

@@ -109,23 +109,12 @@ final class SharedEventQueue implements SharedSource {
 
     @Override
     public void dispatch() {
-        long t0 = io.cqflux.core.internal.Probe.t();
-        try {
-            dispatch0();
-        } finally {
-            io.cqflux.core.internal.Probe.add(13, t0);
-        }
-    }
-
-    private void dispatch0() {
         while (true) {
             int ev;
             long fid;
             Member m;
             synchronized (readLock) { // the read and its lookup against a close (class comment)
-                long tr = io.cqflux.core.internal.Probe.t();
                 ev = eq.read();
-                io.cqflux.core.internal.Probe.add(ev == FabricEventQueue.NONE ? 27 : 23, tr);
                 if (ev == FabricEventQueue.NONE) {
                     return;
                 }

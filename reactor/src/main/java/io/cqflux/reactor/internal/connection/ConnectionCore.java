@@ -188,17 +188,7 @@ public final class ConnectionCore {
      * @param failed called if the connection fails before that
      */
     public void start(Consumer<RdmaConnection> established, Consumer<Throwable> failed) {
-        long t0 = io.cqflux.core.internal.Probe.t();
-        try {
-            start0(established, failed);
-        } finally {
-            io.cqflux.core.internal.Probe.add(5, t0);
-        }
-    }
-
-    private void start0(Consumer<RdmaConnection> established, Consumer<Throwable> failed) {
         assert loop.inEventLoop();
-        long t1 = io.cqflux.core.internal.Probe.t();
         intake.await(established, failed);
         try {
             // The hook: the loop let go of a source on its own (shutdown, fatal error, a queue that
@@ -206,8 +196,6 @@ public final class ConnectionCore {
             // When this side's close was asked for first (a Cqflux shutdown whose budget ran out
             // before the loop ran the close task, disposeNow(Duration.ZERO) say), that is still
             // a close by this side: CLOSED, as the shutdown's forceClose would say, not LOST.
-            io.cqflux.core.internal.Probe.add(19, t1);
-            t1 = io.cqflux.core.internal.Probe.t();
             Runnable lost = () -> {
                 if (closeRequested) {
                     closedLocally = true;
@@ -227,13 +215,8 @@ public final class ConnectionCore {
             end(e, null);
             return;
         }
-        io.cqflux.core.internal.Probe.add(6, t1);
-        t1 = io.cqflux.core.internal.Probe.t();
         deadlines.start();
-        io.cqflux.core.internal.Probe.add(24, t1);
-        t1 = io.cqflux.core.internal.Probe.t();
         intake.poll();
-        io.cqflux.core.internal.Probe.add(7, t1);
     }
 
     /**

@@ -198,15 +198,6 @@ public final class EventIntake {
      * connection gets it. A hello that is refused or unusable ends the connection instead.
      */
     private void onEstablished() {
-        long t0 = io.cqflux.core.internal.Probe.t();
-        try {
-            onEstablished0();
-        } finally {
-            io.cqflux.core.internal.Probe.add(8, t0);
-        }
-    }
-
-    private void onEstablished0() {
         if (core.state() != State.CONNECTING) {
             return;
         }
@@ -217,7 +208,6 @@ public final class EventIntake {
                     + ": reading the peer's private data failed", ex), ConnectionEvent.LOST);
             return;
         }
-        long t1 = io.cqflux.core.internal.Probe.t();
         if (!raw) {
             try {
                 PeerHello.Accepted hello = PeerHello.accept(transport, conn, control);
@@ -234,19 +224,12 @@ public final class EventIntake {
                 return;
             }
         }
-        io.cqflux.core.internal.Probe.add(9, t1);
-        t1 = io.cqflux.core.internal.Probe.t();
-        boolean est = core.establish();
-        io.cqflux.core.internal.Probe.add(10, t1);
-        t1 = io.cqflux.core.internal.Probe.t();
-        if (!est) {
+        if (!core.establish()) {
             return; // starting a part failed and ended the connection: nothing to announce
         }
         monitor.announce(); // before the listeners hear of it (Instrumentation.add reads it)
         instrumentation.opened(core);
         monitor.emit(ConnectionEvent.ESTABLISHED);
-        io.cqflux.core.internal.Probe.add(12, t1);
-        t1 = io.cqflux.core.internal.Probe.t();
         Consumer<RdmaConnection> cb = onEstablished;
         onEstablished = null;
         onFailed = null;
@@ -254,7 +237,6 @@ public final class EventIntake {
             loop.noteOperation("cqflux.established"); // subscriber code: reported if it blocks
             ConnectionCore.safely(() -> cb.accept(core.api));
         }
-        io.cqflux.core.internal.Probe.add(11, t1);
     }
 
     /** Loop thread: applies a peer configuration descriptor ({@link Connection#applyPeerHandshake(byte[])}). */
