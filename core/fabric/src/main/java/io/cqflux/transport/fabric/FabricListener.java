@@ -150,10 +150,10 @@ final class FabricListener implements Listener {
         int port = Short.toUnsignedInt(sa.get(NET_SHORT, 2));
         try {
             if (family == 2 && sa.byteSize() >= 8) { // AF_INET
-                return new InetSocketAddress(InetAddress.getByAddress(sa.asSlice(4, 4).toArray(ValueLayout.JAVA_BYTE)), port);
+                return new InetSocketAddress(InetAddress.getByAddress(FabricEventQueue.copyOut(sa, 4, 4)), port);
             }
             if (family == 10 && sa.byteSize() >= 24) { // AF_INET6
-                return new InetSocketAddress(InetAddress.getByAddress(sa.asSlice(8, 16).toArray(ValueLayout.JAVA_BYTE)), port);
+                return new InetSocketAddress(InetAddress.getByAddress(FabricEventQueue.copyOut(sa, 8, 16)), port);
             }
         } catch (UnknownHostException e) {
             // a 4- or 16-byte address always parses
