@@ -554,6 +554,16 @@ public final class Cqflux implements Disposable, AutoCloseable {
         return factory.adopt(loop, spi, cfg, control, raw);
     }
 
+    /** {@return a connection's loop-side state, built on any thread and known to no one yet} (ConnectionFactory#newConnection) */
+    ConnectionCore newConnection(EventLoop loop, Connection spi, ConnectionConfig cfg, PeerControl control, boolean raw) {
+        return factory.newConnection(loop, spi, cfg, control, raw);
+    }
+
+    /** Counts a connection built by {@link #newConnection} among the open ones; on its adopting loop. */
+    void adopt(ConnectionCore core) {
+        factory.adopt(core);
+    }
+
     /** {@return the per-connection limits (a server's receives before the accept use its buffer size)} */
     Limits limits() {
         return limits;

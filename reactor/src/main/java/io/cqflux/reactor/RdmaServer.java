@@ -167,18 +167,22 @@ public final class RdmaServer implements Disposable, AutoCloseable {
     }
 
     /**
-     * The most requests one readiness call of the listener takes. Why: each accept is set-up
+     * The most requests one readiness call of the listener takes: one. Why: each accept is set-up
      * work on this loop (the request's read and admission, the adoption; and the native accept
      * itself where the transport keeps it on the loop, ServerAccepts), and a burst of clients
      * queues many requests at once; taken all in one call, every other connection of the loop
-     * waits for the whole burst (docs/performance.md, "Connection set-up"). What must hold: no
+     * waits for the whole burst (docs/performance.md, "Connection set-up"). And a call that read
+     * on until the listener answered "none" would pay a whole read for that answer: on fabric/tcp
+     * an empty fi_eq_read drives the provider's progress as a full one does, while the loop asks
+     * the listener before its next sleep anyway (fi_trywait(3), far cheaper). What must hold: no
      * request is stranded by the early return. The listener stays ready while requests are
-     * queued: its fd is level-triggered; before any sleep the loop asks it ({@code prepareToSleep},
-     * fi_trywait(3): -FI_EAGAIN while its event queue holds entries) and calls this again on a
-     * "not yet", and a spinning loop asks again after each call while the answer stays so
-     * (SpinRound's design comment, "A readable source in a busy round"). AcceptBurstTest.
+     * queued: its fd is level-triggered; before any sleep the loop asks it
+     * ({@code prepareToSleep}, fi_trywait(3): -FI_EAGAIN while its event queue holds entries)
+     * and calls this again on a "not yet", and a spinning loop asks again after each call while
+     * the answer stays so (SpinRound's design comment, "A readable source in a busy round").
+     * AcceptBurstTest.
      */
-    static final int ACCEPTS_PER_CALL = 4;
+    static final int ACCEPTS_PER_CALL = 1;
 
     /** Readiness calls that stopped at {@link #ACCEPTS_PER_CALL} (loop thread writes; tests read). */
     private volatile long callsAtTheCap;

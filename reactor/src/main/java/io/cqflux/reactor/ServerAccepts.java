@@ -6,6 +6,7 @@ import io.cqflux.core.spi.ConnectionRequest;
 import io.cqflux.core.spi.KeyScope;
 import io.cqflux.core.spi.Registrar;
 import io.cqflux.epoll.loop.EventLoop;
+import io.cqflux.epoll.loop.LoopTimer;
 import io.cqflux.reactor.internal.connection.ConnectionCore;
 import io.cqflux.reactor.internal.connection.PeerControl;
 import io.cqflux.reactor.internal.connection.ReceivePool;
@@ -23,11 +24,17 @@ import reactor.util.Loggers;
  *
  * <p><b>Where each step runs.</b> The native part ({@link #build}) runs on the instance's set-up
  * thread where the transport allows it ({@code Transport.acceptsOffLoop()}), else on the server's
- * loop; everything else on the server's loop (admission, handshake, timers: loop-only state), and
- * the connection's start on its own loop. The native part touches nothing of the server but the
- * request it was handed (answered by that one thread only) and the admission's atomic exposure
- * count; its result comes back through the server loop's task queue (happens-before), and only
- * then does any loop know the connection. A request waiting for the set-up thread still counts as
+ * loop, and so does the building of the connection's loop-side objects, which no loop knows yet
+ * (plain objects, nothing native: ConnectionFactory#newConnection); everything else on the
+ * server's loop (admission, the adoption, handshake, timers: loop-only state), and the
+ * connection's start on its own loop. The handshake's timer is set only for a handshake that its
+ * start did not finish (most are finished there: the transport's event often arrives while the
+ * native part runs), and cancelled at the establishment on the server's loop: an accepted
+ * connection then leaves no timer behind to fire for nothing. The native part touches nothing of
+ * the server but the request it was handed (answered by that one thread only) and the admission's
+ * atomic exposure count (the loop-side objects only keep references to the server's hooks, run
+ * later by their loop); its result comes back through the server loop's task queue
+ * (happens-before), and only then does any loop know the connection. A request waiting for the set-up thread still counts as
  * a pending handshake, so {@link AcceptOptions#withMaxPendingHandshakes} bounds that queue: past
  * it, requests are rejected at admission, on the loop, before anything is opened for them.
  *
@@ -196,7 +203,51 @@ final class ServerAccepts {
         PeerControl c = control;
         ExposureSet x = exposures;
         KeyScope sc = scope;
-        back(() -> adoptAndStart(h, spi, c, x, early, shared, target, sc));
+        ConnectionCore core;
+        try {
+            core = newConnection(h, spi, c, x, target);
+        } catch (RuntimeException e) {
+            // Nothing of it is registered with a loop: closed as a closing server's would be,
+            // on the server's loop, the connection before what it used.
+            LOG.warn("setting up a connection accepted on " + server.address() + " failed; it is closed", e);
+            back(() -> {
+                letGo(shared);
+                try {
+                    closeQuietly(spi::close);
+                    closeQuietly(c::close);
+                    closeQuietly(() -> closeExposures(x));
+                    if (early != null) {
+                        closeQuietly(early::close);
+                    }
+                } finally {
+                    h.done();
+                }
+            });
+            return;
+        }
+        back(() -> adoptAndStart(h, spi, core, c, x, early, shared, target, sc));
+    }
+
+    /**
+     * Builds the connection's loop-side state where the native part ran (the set-up thread, or
+     * the server's loop): plain objects that no loop knows yet (ConnectionFactory#newConnection),
+     * with the server's hooks on them; the hand-back through the loop's task queue publishes them.
+     * Adopting it stays the loop's: until then a closing instance or server drops it as garbage,
+     * and its hooks never run (only its end completes {@code closed}, and it never starts).
+     */
+    private ConnectionCore newConnection(ServerAdmission.Handshake h, Connection spi, PeerControl control,
+                                         ExposureSet exposures, EventLoop target) {
+        ConnectionCore core = owner.newConnection(target, spi, config, control, raw);
+        core.onPeerViolation(admission::peerViolation);
+        core.closed.whenComplete((v, t) -> {
+            // The native connection is gone: no key of its exposures may outlive it (and none goes
+            // before it: Teardown's design comment says why).
+            closeExposures(exposures);
+            if (h.end() == ServerAdmission.Handshake.ESTABLISHED) {
+                admission.released();
+            }
+        });
+        return core;
     }
 
     /** Runs {@code step} on the server's loop: inline when already there, else through its task queue. */
@@ -216,8 +267,9 @@ final class ServerAccepts {
      * @param scope the connection's key scope (its hold given up: it lives with the connection),
      *     or null when its keys are not scoped
      */
-    private void adoptAndStart(ServerAdmission.Handshake h, Connection spi, PeerControl control, ExposureSet exposures,
-                               ReceivePool early, SharedReceivePool shared, EventLoop target, KeyScope scope) {
+    private void adoptAndStart(ServerAdmission.Handshake h, Connection spi, ConnectionCore core, PeerControl control,
+                               ExposureSet exposures, ReceivePool early, SharedReceivePool shared, EventLoop target,
+                               KeyScope scope) {
         if (owner.closing.get() || server.closing()) {
             // The instance or the server was closed while the accept ran off the loop (the
             // server's shared pool may be released already): nothing of the connection is
@@ -240,28 +292,7 @@ final class ServerAccepts {
         }
         assert loop.inEventLoop() : "an accepted connection is adopted on the server's loop " + loop.name();
         loop.noteSetup("cqflux.accept");
-        ConnectionCore core = owner.adopt(target, spi, config, control, raw);
-        core.onPeerViolation(admission::peerViolation);
-        core.closed.whenComplete((v, t) -> {
-            // The native connection is gone: no key of its exposures may outlive it (and none goes
-            // before it: Teardown's design comment says why).
-            closeExposures(exposures);
-            if (h.end() == ServerAdmission.Handshake.ESTABLISHED) {
-                admission.released();
-            }
-        });
-        // The handshake's time runs from the request's arrival (the authenticator's included).
-        Duration left = handshakeTimeout.minusNanos(System.nanoTime() - h.arrived);
-        h.timeout(loop.schedule(left.isNegative() ? Duration.ZERO : left, () -> {
-            // The timer must claim the handshake: establishment on the target loop may win
-            // the race, and a connection already handed out is not the timer's to close.
-            if (h.timeOut()) {
-                admission.timedOut("incoming connection on " + server.address() + " from "
-                        + ServerAdmission.peerOf(h.req) + " was not established within "
-                        + handshakeTimeout.toMillis() + " ms; it is closed");
-                core.closeAsync();
-            }
-        }));
+        owner.adopt(core);
         try {
             if (receivePrefetch >= 0) {
                 core.receiver.prefetch(receivePrefetch, raw); // AcceptOptions.withReceivePrefetch
@@ -293,6 +324,9 @@ final class ServerAccepts {
         letGo(shared); // the connection's share holds the pool now
         Runnable start = () -> core.start(c -> {
             if (h.establish()) {
+                if (target == loop) {
+                    h.cancelTimeout(); // its own loop's timer (none when it is established in its start)
+                }
                 admission.established();
                 outlet.emit(c);
             } else {
@@ -302,13 +336,36 @@ final class ServerAccepts {
                 + e.getMessage()));
         if (target == loop) {
             start.run();
+            // Most connections are established by their start: the transport's event often
+            // arrives while the native part runs. Only a handshake still pending needs its timer.
+            if (h.pending()) {
+                h.timeout(handshakeTimer(h, core));
+            }
         } else {
+            // Its start runs on another loop: the timer, this loop's, is set first.
+            h.timeout(handshakeTimer(h, core));
             try {
                 target.execute(start);
             } catch (RuntimeException e) {
                 core.end(e, null);
             }
         }
+    }
+
+    /** The handshake's timer: closes the connection unless it was established in time. Server loop. */
+    private LoopTimer.Timeout handshakeTimer(ServerAdmission.Handshake h, ConnectionCore core) {
+        // The handshake's time runs from the request's arrival (the authenticator's included).
+        Duration left = handshakeTimeout.minusNanos(System.nanoTime() - h.arrived);
+        return loop.schedule(left.isNegative() ? Duration.ZERO : left, () -> {
+            // The timer must claim the handshake: establishment on the target loop may win
+            // the race, and a connection already handed out is not the timer's to close.
+            if (h.timeOut()) {
+                admission.timedOut("incoming connection on " + server.address() + " from "
+                        + ServerAdmission.peerOf(h.req) + " was not established within "
+                        + handshakeTimeout.toMillis() + " ms; it is closed");
+                core.closeAsync();
+            }
+        });
     }
 
     /** An accept that built no connection ends: the pool's hold goes, then the handshake. Server loop. */

@@ -193,9 +193,17 @@ final class ServerAdmission {
             timer = t;
         }
 
-        /** Cancels its timeout. Server loop only. */
+        /** Cancels its timeout, if one was set. Server loop only. */
         void cancelTimeout() {
-            timer.cancel();
+            if (timer != null) {
+                timer.cancel();
+                timer = null;
+            }
+        }
+
+        /** {@return whether it is neither established nor ended yet} */
+        boolean pending() {
+            return state.get() == PENDING;
         }
 
         /** Keeps the authenticator's subscription, for {@link #dropDecision()}. Server loop only. */

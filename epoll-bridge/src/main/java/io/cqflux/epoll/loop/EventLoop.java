@@ -338,6 +338,20 @@ public final class EventLoop implements AutoCloseable {
         return io.registry.register(s);
     }
 
+    /**
+     * {@return the timers pending on this loop ({@link #schedule}): diagnostics and tests} Loop
+     * thread only.
+     *
+     * @throws IllegalStateException off the loop thread
+     */
+    public int pendingTimers() {
+        if (!inEventLoop()) {
+            throw new IllegalStateException("pendingTimers is for the loop thread of " + name + ", called on "
+                    + Thread.currentThread().getName());
+        }
+        return timers.size();
+    }
+
     /** {@return a snapshot of the counters; any thread (each counter is exact, the set is not atomic)} */
     public LoopStats stats() {
         return counters.snapshot();

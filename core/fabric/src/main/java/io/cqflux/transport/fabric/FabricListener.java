@@ -53,6 +53,12 @@ import java.util.Set;
 final class FabricListener implements Listener {
 
     private static final System.Logger LOG = System.getLogger(FabricListener.class.getName());
+    /**
+     * A sockaddr's port (network byte order). One instance: a layout made per call (withOrder)
+     * would have its var handle built again at every use, on the loop, for every request.
+     */
+    private static final ValueLayout.OfShort NET_SHORT =
+            ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(java.nio.ByteOrder.BIG_ENDIAN);
 
     private final FabricTransport transport;
     private final ConnectionConfig config;
@@ -129,7 +135,7 @@ final class FabricListener implements Listener {
         if (a != null) {
             return a;
         }
-        int port = Short.toUnsignedInt(sa.get(ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(java.nio.ByteOrder.BIG_ENDIAN), 2));
+        int port = Short.toUnsignedInt(sa.get(NET_SHORT, 2));
         return new InetSocketAddress(fallback.getAddress(), port);
     }
 
@@ -141,13 +147,13 @@ final class FabricListener implements Listener {
      */
     static InetSocketAddress sockaddr(MemorySegment sa) {
         int family = Short.toUnsignedInt(sa.get(ValueLayout.JAVA_SHORT_UNALIGNED, 0));
-        int port = Short.toUnsignedInt(sa.get(ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(java.nio.ByteOrder.BIG_ENDIAN), 2));
+        int port = Short.toUnsignedInt(sa.get(NET_SHORT, 2));
         try {
             if (family == 2 && sa.byteSize() >= 8) { // AF_INET
-                return new InetSocketAddress(InetAddress.getByAddress(sa.asSlice(4, 4).toArray(ValueLayout.JAVA_BYTE)), port);
+                return new InetSocketAddress(InetAddress.getByAddress(FabricEventQueue.copyOut(sa, 4, 4)), port);
             }
             if (family == 10 && sa.byteSize() >= 24) { // AF_INET6
-                return new InetSocketAddress(InetAddress.getByAddress(sa.asSlice(8, 16).toArray(ValueLayout.JAVA_BYTE)), port);
+                return new InetSocketAddress(InetAddress.getByAddress(FabricEventQueue.copyOut(sa, 8, 16)), port);
             }
         } catch (UnknownHostException e) {
             // a 4- or 16-byte address always parses
@@ -166,7 +172,10 @@ final class FabricListener implements Listener {
         if (a.equals(MemorySegment.NULL) || len < 8) {
             return null;
         }
-        return sockaddr(a.reinterpret(len));
+        // The binding's pointer layout targets an unbounded byte sequence: a slice bounds it
+        // without reinterpret, a restricted method whose caller check walks the stack
+        // (Reflection.getCallerClass) at every call, here on the loop for every request.
+        return sockaddr(a.byteSize() >= len ? a.asSlice(0, len) : a.reinterpret(len));
     }
 
     /** {@return the largest private data the provider carries, fi_getopt FI_OPT_CM_DATA_SIZE} */

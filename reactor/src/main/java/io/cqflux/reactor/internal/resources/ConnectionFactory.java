@@ -374,10 +374,37 @@ public final class ConnectionFactory {
      * @param raw whether it was opened with raw private data
      */
     public ConnectionCore adopt(EventLoop loop, Connection spi, ConnectionConfig cfg, PeerControl control, boolean raw) {
-        ConnectionCore core = new ConnectionCore(loop, transport, spi, cfg, limits, control, raw, buffers,
-                instrumentation, connections::remove, transport.closesOffLoop() ? closes : null);
-        connections.add(core);
+        ConnectionCore core = newConnection(loop, spi, cfg, control, raw);
+        adopt(core);
         return core;
+    }
+
+    /**
+     * Builds the loop-side state of a connection without making it known to anyone: plain Java
+     * objects, nothing native, nothing of its loop's (its timers, its registrations) until
+     * {@link ConnectionCore#start}. Any thread, so that an accept's set-up thread can build it
+     * beside the native part and hand it to the loop with the rest (the task queue's
+     * happens-before publishes it); one never adopted ({@link #adopt(ConnectionCore)}) is
+     * garbage and holds nothing.
+     *
+     * @param loop the loop that will own it
+     * @param spi the transport's connection
+     * @param cfg its configuration
+     * @param control its control words
+     * @param raw whether it was opened with raw private data
+     */
+    public ConnectionCore newConnection(EventLoop loop, Connection spi, ConnectionConfig cfg, PeerControl control,
+                                        boolean raw) {
+        return new ConnectionCore(loop, transport, spi, cfg, limits, control, raw, buffers,
+                instrumentation, connections::remove, transport.closesOffLoop() ? closes : null);
+    }
+
+    /**
+     * Counts a connection built by {@link #newConnection} among the instance's open ones (its
+     * shutdown closes it from then on). On the loop that adopts it, before its start.
+     */
+    public void adopt(ConnectionCore core) {
+        connections.add(core);
     }
 
     /**

@@ -24,10 +24,12 @@ import reactor.util.Loggers;
  * it starts (sched(7)): the credentials supplier, a completion that finds its loop ended, the end
  * of the instance's shutdown (the close thread).
  *
- * <p><b>Threading contract.</b> A task builds native objects no loop knows yet, then hands them
- * to their loop through the loop's task queue ({@code EventLoop.execute}): the queue's hand-off
- * is the happens-before edge, and from then on only the loop touches them (its loop-only methods
- * assert it). What a task may call off the loop is the transport's to say
+ * <p><b>Threading contract.</b> A task builds native objects no loop knows yet (an accept also
+ * the connection's loop-side objects around them: plain objects that touch nothing of any loop,
+ * ConnectionFactory#newConnection), then hands them to their loop through the loop's task queue
+ * ({@code EventLoop.execute}): the queue's hand-off is the happens-before edge, and from then on
+ * only the loop touches them (its loop-only methods assert it); adopting them, registering them
+ * with the loop's epoll set and setting their timers stay the loop's. What a task may call off the loop is the transport's to say
  * ({@code Transport.connectsOffLoop()}, {@code Transport.acceptsOffLoop()}); where it says no,
  * the work stays on the loop.
  *
