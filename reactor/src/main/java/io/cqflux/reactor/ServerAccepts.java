@@ -322,28 +322,28 @@ final class ServerAccepts {
             return;
         }
         letGo(shared); // the connection's share holds the pool now
-        Runnable start = () -> core.start(c -> {
-            if (h.establish()) {
-                if (target == loop) {
-                    h.cancelTimeout(); // its own loop's timer (none when it is established in its start)
+        // The start, the handshake's timer and its cancel all run on the connection's own loop
+        // (the timer's heap is that loop's alone). Most connections are established by their
+        // start, since the transport's event often arrives while the native part runs: only a
+        // handshake still pending then gets its timer, which the establishment cancels.
+        Runnable start = () -> {
+            core.start(c -> {
+                if (h.establish()) {
+                    h.cancelTimeout(); // none when it is established in its start
+                    admission.established();
+                    outlet.emit(c);
+                } else {
+                    c.dispose(); // its handshake timed out just now
                 }
-                admission.established();
-                outlet.emit(c);
-            } else {
-                c.dispose(); // its handshake timed out just now
+            }, e -> LOG.warn("incoming connection on " + server.address() + " failed before it was established: "
+                    + e.getMessage()));
+            if (h.pending()) {
+                h.timeout(handshakeTimer(h, core, target));
             }
-        }, e -> LOG.warn("incoming connection on " + server.address() + " failed before it was established: "
-                + e.getMessage()));
+        };
         if (target == loop) {
             start.run();
-            // Most connections are established by their start: the transport's event often
-            // arrives while the native part runs. Only a handshake still pending needs its timer.
-            if (h.pending()) {
-                h.timeout(handshakeTimer(h, core));
-            }
         } else {
-            // Its start runs on another loop: the timer, this loop's, is set first.
-            h.timeout(handshakeTimer(h, core));
             try {
                 target.execute(start);
             } catch (RuntimeException e) {
@@ -352,11 +352,14 @@ final class ServerAccepts {
         }
     }
 
-    /** The handshake's timer: closes the connection unless it was established in time. Server loop. */
-    private LoopTimer.Timeout handshakeTimer(ServerAdmission.Handshake h, ConnectionCore core) {
+    /**
+     * The handshake's timer: closes the connection unless it was established in time. On the
+     * connection's loop ({@code on}), which alone may cancel it.
+     */
+    private LoopTimer.Timeout handshakeTimer(ServerAdmission.Handshake h, ConnectionCore core, EventLoop on) {
         // The handshake's time runs from the request's arrival (the authenticator's included).
         Duration left = handshakeTimeout.minusNanos(System.nanoTime() - h.arrived);
-        return loop.schedule(left.isNegative() ? Duration.ZERO : left, () -> {
+        return on.schedule(left.isNegative() ? Duration.ZERO : left, () -> {
             // The timer must claim the handshake: establishment on the target loop may win
             // the race, and a connection already handed out is not the timer's to close.
             if (h.timeOut()) {

@@ -176,7 +176,7 @@ final class ServerAdmission {
         final ConnectionRequest req;
         final long arrived = System.nanoTime();
         private final AtomicInteger pending;
-        /** Its timeout; server loop only. */
+        /** Its timeout; the loop that set it only (the server's, or the accepted connection's). */
         private LoopTimer.Timeout timer;
         /** The authenticator's subscription, or null. Server loop only. */
         private Disposable decision;
@@ -188,12 +188,12 @@ final class ServerAdmission {
             pending.incrementAndGet();
         }
 
-        /** Sets its timeout. Server loop only. */
+        /** Sets its timeout. The loop whose timer it is only. */
         void timeout(LoopTimer.Timeout t) {
             timer = t;
         }
 
-        /** Cancels its timeout, if one was set. Server loop only. */
+        /** Cancels its timeout, if one was set. The loop that set it only. */
         void cancelTimeout() {
             if (timer != null) {
                 timer.cancel();

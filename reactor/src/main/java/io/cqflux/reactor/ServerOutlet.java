@@ -115,7 +115,14 @@ final class ServerOutlet {
         }, c::dispose);
         // Straight on the release's future, not through onDispose(): a Mono over it and its
         // subscription cost the server's loop more than the callback, for every connection.
-        API.core(c).closed.whenComplete((v, t) -> d.dispose());
+        API.core(c).closed.whenComplete((v, t) -> {
+            try {
+                d.dispose();
+            } catch (Throwable e) { // a handler whose cancel throws: logged, as Reactor would drop it
+                Exceptions.throwIfJvmFatal(e);
+                LOG.warn("cancelling the handler of " + server + " for " + c + " failed", e);
+            }
+        });
     }
 
     private void refuse(RdmaConnection c, String reason) {
