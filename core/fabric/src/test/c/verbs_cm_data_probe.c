@@ -10,8 +10,8 @@
  * One process on the rxe address given (the Soft-RoCE lane's eth0: 10.0.2.15): a passive endpoint
  * listens; client endpoints connect with 56 bytes (over the reported size), then 55 (the size);
  * the server accepts the 55-byte request first with 56 bytes, then 55, and reads what arrived on
- * each side; a second client's request is rejected with 24 bytes of data, and the client's error
- * entry is read with a buffer of its own for err_data.
+ * each side; a second client's request is rejected with 25 bytes of data (24 characters and the
+ * NUL), and the client's error entry is read with a buffer of its own for err_data.
  *
  * One thread drives both sides: the provider processes RDMA CM's events (route resolved, then
  * its rdma_connect) when the endpoint's EQ is read.

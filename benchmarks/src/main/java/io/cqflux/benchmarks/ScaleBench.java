@@ -150,7 +150,10 @@ public final class ScaleBench {
             parseOp(op); // a bad -o fails before any output
         }
         for (String s : strategies) {
-            Strategies.of(s); // a bad -s fails before any output
+            if (backgroundPriority && Strategies.of(s) instanceof io.cqflux.epoll.WaitStrategy.BusyPoll) {
+                throw new IllegalArgumentException("-B true beside -s " + s + ": the builder refuses background"
+                        + " priority beside loops that never sleep; leave " + s + " out of -s");
+            }
         }
         if (storm < 0 || parallel < 1 || sequential < 1) {
             throw new IllegalArgumentException("-c " + storm + " must be >= 0, -p " + parallel + " and -q " + sequential
@@ -172,16 +175,18 @@ public final class ScaleBench {
         }
         if (storm > 0) {
             Object[] o = parseOp(ops.getFirst());
-            System.out.printf(Locale.ROOT, "# %s java=%s cpus=%d load=%s fd-limit=%s storm: -c %d -p %d -s %s -o %s -t %s%n",
-                    Instant.now(), Runtime.version(), Runtime.getRuntime().availableProcessors(), LoadAverage.read(3, " "),
-                    fdLimit(), storm, parallel, strategies.getFirst(), ops.getFirst(), seconds);
+            System.out.printf(Locale.ROOT, "# %s java=%s cpus=%d load=%s fd-limit=%s storm: -c %d -p %d -s %s -o %s -t %s"
+                    + " background-priority=%b%n", Instant.now(), Runtime.version(),
+                    Runtime.getRuntime().availableProcessors(), LoadAverage.read(3, " "), fdLimit(), storm, parallel,
+                    strategies.getFirst(), ops.getFirst(), seconds, backgroundPriority);
             StormBench.run(Strategies.of(strategies.getFirst()), strategies.getFirst(), (String) o[0], (Integer) o[1],
                     storm, parallel, seconds, sequential);
             return;
         }
-        System.out.printf(Locale.ROOT, "# %s java=%s cpus=%d load=%s fd-limit=%s cq-group=%s%n", Instant.now(),
-                Runtime.version(), Runtime.getRuntime().availableProcessors(), LoadAverage.read(3, " "), fdLimit(),
-                group == null ? "none" : group);
+        System.out.printf(Locale.ROOT, "# %s java=%s cpus=%d load=%s fd-limit=%s cq-group=%s keep-alive=%s"
+                + " background-priority=%b%n", Instant.now(), Runtime.version(), Runtime.getRuntime().availableProcessors(),
+                LoadAverage.read(3, " "), fdLimit(), group == null ? "none" : group,
+                keepAliveMillis == null ? "default" : keepAliveMillis + " ms", backgroundPriority);
         if (perChild > 0) {
             System.out.printf(Locale.ROOT, "# idle clients in child processes, at most %d connections each%n", perChild);
             System.out.printf(Locale.ROOT, "%-10s %-10s %6s %10s %10s %9s %7s %9s %9s %12s %12s %12s%n",

@@ -891,9 +891,11 @@ public final class Cqflux implements Disposable, AutoCloseable {
          * leave, and under a saturated host set-ups and closes slow down instead (figures in
          * docs/performance.md). Off by default, because a thread inherits the nice value of the
          * thread that starts it (sched(7)) and cannot raise it back: a thread pool or event loop
-         * that first starts a worker from code running on those threads (a connect's credentials
-         * supplier; {@link Cqflux#onDispose()}'s subscribers, which may be signalled there) keeps that
-         * worker at background priority, as do threads a native provider starts during a set-up.
+         * that first starts a worker from code running on those threads keeps that worker at
+         * background priority, as do threads a native provider starts during a set-up. The code
+         * that runs there: a connect's credentials supplier; {@link Cqflux#onDispose()}'s
+         * subscribers; and once a loop has ended (an instance's shutdown), the signals that loop
+         * would have delivered: a connect's error, a connection's {@code events()} and close.
          * Beside {@link WaitStrategy#adaptive adaptive} loops under steady traffic, which spin
          * rather than sleep, set-ups and closes get little CPU; connect and shutdown bounds
          * include that wait.
@@ -1092,7 +1094,9 @@ public final class Cqflux implements Disposable, AutoCloseable {
          * @throws IllegalArgumentException when a connection's receive pool, the receive queue's
          *     depth times {@link #receiveBufferSize(int)}, exceeds 16 GiB (both sizes and the bound
          *     named); or when a {@link #transportProperty} in the opening transport's namespace is
-         *     one it does not know, or has a value it refuses (named)
+         *     one it does not know, or has a value it refuses (named); or for
+         *     {@link #backgroundPriority(boolean) backgroundPriority(true)} beside
+         *     {@link WaitStrategy#BUSY_POLL} loops
          */
         public Cqflux build() {
             checkReceivePool(config.receiveQueueSize(), receiveBufferSize);

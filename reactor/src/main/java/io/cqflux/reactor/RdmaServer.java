@@ -284,7 +284,7 @@ public final class RdmaServer implements Disposable, AutoCloseable {
 
     /**
      * Refuses an authenticated request with a reason the client reads. Where the transport's
-     * reject carries private data to the client (fabric/tcp: {@code fi_reject(3)}), the refusal
+     * reject carries private data to the client (fabric, tcp and verbs: {@code fi_reject(3)}), the refusal
      * ({@link PeerHello#encodeRefusal}) is the reject's data: nothing is opened for the request,
      * and it costs this loop what a refusal at admission does. Elsewhere (rpma: librpma rejects
      * with no data, {@code rpma_conn_req_delete(3)}) it is accepted with the refusal in place of a
@@ -414,7 +414,7 @@ public final class RdmaServer implements Disposable, AutoCloseable {
 
     /**
      * Rejects a request with a reason its client reads where the transport's reject carries data
-     * ({@code fi_reject(3)} on fabric/tcp), else without one (rpma: {@code rpma_conn_req_delete(3)}
+     * ({@code fi_reject(3)} on fabric, tcp and verbs), else without one (rpma: {@code rpma_conn_req_delete(3)}
      * has none; a refusal that must be read there is {@link #refuse}'s accept). Nothing is opened
      * for the request either way.
      */

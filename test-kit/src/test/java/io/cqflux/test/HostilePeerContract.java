@@ -192,7 +192,7 @@ abstract class HostilePeerContract {
     /**
      * {@return the text a client refused at admission or for a malformed hello reads after
      * "refused by the server: ", where the transport's reject carries the server's reason
-     * (fabric/tcp: fi_reject(3)); null where it carries none (rpma: rpma_conn_req_delete(3)), so
+     * (fabric, tcp and verbs: fi_reject(3), within its budget); null where it carries none (rpma: rpma_conn_req_delete(3)), so
      * that such a client reads the plain refusal}
      */
     abstract String rejectReasonPrefix(String reason);

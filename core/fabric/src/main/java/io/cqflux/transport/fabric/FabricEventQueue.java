@@ -143,8 +143,9 @@ final class FabricEventQueue implements AutoCloseable {
         if (rc == -FI_EAVAIL()) {
             // fi_eq(3): err_data_size is an input, the room at err_data, and comes back as what was
             // copied there; reset what the previous call returned. A buffer of our own, not the
-            // provider's (err_data_size 0 on input): tcp copies a refused connect's fi_reject(3)
-            // data into it, and only then (core/fabric/src/test/c/reject_data_probe.c).
+            // provider's (err_data_size 0 on input): tcp and verbs copy a refused connect's
+            // fi_reject(3) data into it, and only then (core/fabric/src/test/c/reject_data_probe.c,
+            // verbs_cm_data_probe.c).
             fi_eq_err_entry.err_data(errEntry, errData);
             fi_eq_err_entry.err_data_size(errEntry, errData.byteSize());
             long r = fi_ops_eq.readerr.invoke(readerrFp, eq, errEntry, 0L);
@@ -200,7 +201,7 @@ final class FabricEventQueue implements AutoCloseable {
 
     /**
      * {@return the provider's error data of the last error entry, a copy, possibly empty: for a
-     * refused connect on tcp, the private data the server passed to fi_reject(3)}
+     * refused connect on tcp and verbs, the private data the server passed to fi_reject(3)}
      */
     byte[] lastErrorData() {
         long n = fi_eq_err_entry.err_data_size(errEntry);

@@ -412,10 +412,10 @@ final class FabricListener implements Listener {
         }
 
         /**
-         * {@code fi_reject(pep, info->handle, param, paramlen)} (fi_cm(3)): on tcp the client's
-         * connect ends with an {@code FI_ECONNREFUSED} error entry whose {@code err_data} holds
-         * these bytes (FabricEventQueue#read), and nothing was opened for the request here: the
-         * provider answers on the request's socket and closes it.
+         * {@code fi_reject(pep, info->handle, param, paramlen)} (fi_cm(3)): on tcp and verbs the
+         * client's connect ends with an {@code FI_ECONNREFUSED} error entry whose {@code err_data}
+         * holds these bytes (FabricEventQueue#read), and nothing was opened for the request here:
+         * tcp answers on the request's socket and closes it, verbs with rdma_reject(3).
          */
         @Override
         public void reject(byte[] privateData) {

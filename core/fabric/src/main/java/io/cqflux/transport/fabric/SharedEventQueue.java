@@ -48,7 +48,7 @@ final class SharedEventQueue implements SharedSource {
          * @param event the event ({@code FI_CONNECTED}, {@code FI_SHUTDOWN}, ...) or
          *     {@link FabricEventQueue#ERROR}
          * @param cmData a CM event's private data (a copy, possibly empty); for an error, the
-         *     entry's error data (a refused connect's reject data on tcp), possibly empty
+         *     entry's error data (a refused connect's reject data on tcp and verbs), possibly empty
          * @param error an error entry's positive {@code err}, else 0
          */
         void deliver(int event, byte[] cmData, int error);

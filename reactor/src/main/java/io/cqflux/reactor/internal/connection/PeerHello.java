@@ -43,7 +43,7 @@ import java.util.List;
  * <p><b>Refusal.</b> A server that refuses an authenticated client for a reason it wants the
  * client to read sends a refusal instead of a hello ({@link #encodeRefusal}):
  * {@code 'C' 'X' u8 length, reason (UTF-8)}: as the private data of its reject where the
- * transport carries that to the client (fabric/tcp, {@code fi_reject(3)}), else of an accept it
+ * transport carries that to the client (fabric, tcp and verbs: {@code fi_reject(3)}), else of an accept it
  * ends at once (rpma: librpma's reject carries none). The client's decoder turns it into a
  * {@link Refused} exception naming the reason. Nothing of the server's is registered for such a
  * client.

@@ -199,7 +199,8 @@ public final class SetupThread {
     private void work() {
         CURRENT.set(this);
         if (background) {
-            LOG.debug(name + ": background priority, nice " + BackgroundPriority.lowerCallingThread());
+            int nice = BackgroundPriority.lowerCallingThread();
+            LOG.debug(name + ": background priority, nice " + nice);
         }
         Thread me = Thread.currentThread();
         boolean last = false;
