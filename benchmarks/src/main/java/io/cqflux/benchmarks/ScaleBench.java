@@ -77,7 +77,8 @@ import java.util.stream.Stream;
  * and close threads at background priority ({@code Cqflux.Builder#backgroundPriority}).
  *
  * <p>Usage: {@code ScaleBench [-n 0,10,100,1000] [-s BLOCKING,ADAPTIVE,BUSY_POLL]
- * [-o write.8,read.8,write.4096,read.4096] [-i max-ops] [-w warm-up] [-t seconds] [-G group] [-K keep-alive-ms] [-B true|false]
+ * [-o write.8,read.8,write.4096,read.4096] [-i max-ops] [-w warm-up] [-t seconds] [-G group]
+ * [-K keep-alive-ms] [-B true|false]
  * [-P per-child] [-C fabric_scale_bench|none [-I c-iterations]] [-c connects [-p in-flight] [-q sequential]]}.
  */
 public final class ScaleBench {
@@ -118,7 +119,8 @@ public final class ScaleBench {
         backgroundPriority = false; // set by -B for this run only
         for (int i = 0; i < args.length; i++) {
             if (i + 1 == args.length) {
-                throw new IllegalArgumentException(args[i] + " wants a value (-n, -s, -o, -i, -w, -t, -G, -K, -B, -P, -C, -I, -c, -p, -q)");
+                throw new IllegalArgumentException(args[i] + " wants a value (-n, -s, -o, -i, -w, -t, -G, -K, -B, -P, -C, -I,"
+                        + " -c, -p, -q)");
             }
             switch (args[i]) {
                 case "-n" -> counts = Arrays.stream(args[++i].split(",")).mapToInt(Integer::parseInt).sorted().toArray();

@@ -554,8 +554,12 @@ public final class Cqflux implements Disposable, AutoCloseable {
         return factory.adopt(loop, spi, cfg, control, raw);
     }
 
-    /** {@return a connection's loop-side state, built on any thread and known to no one yet} (ConnectionFactory#newConnection) */
-    ConnectionCore newConnection(EventLoop loop, Connection spi, ConnectionConfig cfg, PeerControl control, boolean raw) {
+    /**
+     * {@return a connection's loop-side state, built on any thread and known to no one yet}
+     * (ConnectionFactory#newConnection)
+     */
+    ConnectionCore newConnection(EventLoop loop, Connection spi, ConnectionConfig cfg, PeerControl control,
+                                 boolean raw) {
         return factory.newConnection(loop, spi, cfg, control, raw);
     }
 

@@ -29,13 +29,13 @@ import reactor.util.Loggers;
  * server's loop (admission, the adoption, handshake, timers: loop-only state), and the
  * connection's start on its own loop. The handshake's timer is set only for a handshake that its
  * start did not finish (most are finished there: the transport's event often arrives while the
- * native part runs), and cancelled at the establishment on the server's loop: an accepted
- * connection then leaves no timer behind to fire for nothing. The native part touches nothing of
- * the server but the request it was handed (answered by that one thread only) and the admission's
- * atomic exposure count (the loop-side objects only keep references to the server's hooks, run
- * later by their loop); its result comes back through the server loop's task queue
- * (happens-before), and only then does any loop know the connection. A request waiting for the set-up thread still counts as
- * a pending handshake, so {@link AcceptOptions#withMaxPendingHandshakes} bounds that queue: past
+ * native part runs), on the connection's loop, and cancelled at the establishment there: an
+ * accepted connection then leaves no timer behind to fire for nothing. The native part touches
+ * nothing of the server but the request it was handed (answered by that one thread only) and the
+ * admission's atomic exposure count (the loop-side objects only keep references to the server's
+ * hooks, run later by their loop); its result comes back through the server loop's task queue
+ * (happens-before), and only then does any loop know the connection. A request waiting for the
+ * set-up thread still counts as a pending handshake, so {@link AcceptOptions#withMaxPendingHandshakes} bounds that queue: past
  * it, requests are rejected at admission, on the loop, before anything is opened for them.
  *
  * <p><b>What must hold on close.</b> The listener may close while a request's accept runs on the

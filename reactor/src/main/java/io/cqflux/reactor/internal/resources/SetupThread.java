@@ -29,9 +29,9 @@ import reactor.util.Loggers;
  * ConnectionFactory#newConnection), then hands them to their loop through the loop's task queue
  * ({@code EventLoop.execute}): the queue's hand-off is the happens-before edge, and from then on
  * only the loop touches them (its loop-only methods assert it); adopting them, registering them
- * with the loop's epoll set and setting their timers stay the loop's. What a task may call off the loop is the transport's to say
- * ({@code Transport.connectsOffLoop()}, {@code Transport.acceptsOffLoop()}); where it says no,
- * the work stays on the loop.
+ * with the loop's epoll set and setting their timers stay the loop's. What a task may call off
+ * the loop is the transport's to say ({@code Transport.connectsOffLoop()},
+ * {@code Transport.acceptsOffLoop()}); where it says no, the work stays on the loop.
  *
  * <p><b>The close thread.</b> The same class, named {@code <prefix>-close} ({@link #forCloses}),
  * runs the native close of connections whose transport allows it off the loop
