@@ -22,19 +22,34 @@ import reactor.core.publisher.Mono;
 /**
  * A refusal by the authenticator on fabric/tcp is a reject that carries the reason
  * ({@code fi_reject(3)}'s private data): the client reads the reason, and the server opens no
- * endpoint for the refused request (RdmaServer#refuse), as for a refusal at admission.
+ * endpoint for the refused request (RdmaServer#refuse), as for a refusal at admission. The same
+ * on fabric/verbs in the lane ({@link FabricVerbsAuthenticatedRefusalTest}).
  */
 class AuthenticatedRefusalTest {
 
     private static final Duration T = Duration.ofSeconds(30);
     private static final byte[] GOOD = "good".getBytes(StandardCharsets.US_ASCII);
 
+    /** {@return a builder of the transport under test} */
+    Cqflux.Builder builder() {
+        return Cqflux.builder().transport(TransportChoice.FABRIC).localAddress(InetAddress.getLoopbackAddress())
+                .loops(1);
+    }
+
+    /** {@return the address servers bind to} */
+    InetAddress address() {
+        return InetAddress.getLoopbackAddress();
+    }
+
+    /** {@return how many bytes of a reason the reject carries: 200 at most, less on a small budget} */
+    int reasonBudget() {
+        return 200;
+    }
+
     @Test
     void refusedClients_readTheReason_andTheServerOpensNoEndpointForThem() {
-        InetAddress lo = InetAddress.getLoopbackAddress();
-        try (Arena arena = Arena.ofShared();
-             Cqflux server = Cqflux.builder().transport(TransportChoice.FABRIC).localAddress(lo).loops(1).build();
-             Cqflux client = Cqflux.builder().transport(TransportChoice.FABRIC).localAddress(lo).loops(1).build()) {
+        InetAddress lo = address();
+        try (Arena arena = Arena.ofShared(); Cqflux server = builder().build(); Cqflux client = builder().build()) {
             Region exposed = server.register(arena.allocate(4096, 4096), RegionAccess.READ_SRC);
             RdmaServer s = server.bind(new InetSocketAddress(lo, 0), AcceptOptions.exposing(exposed)
                     .authenticatedBy(r -> Mono.just(Arrays.equals(r.credentials(), GOOD) ? Authenticator.Decision.allow()
@@ -73,10 +88,8 @@ class AuthenticatedRefusalTest {
 
     @Test
     void anAuthenticatorThatAnswersLaterOnAnotherThread_isHeardOnTheLoop_bothWays() {
-        InetAddress lo = InetAddress.getLoopbackAddress();
-        try (Arena arena = Arena.ofShared();
-             Cqflux server = Cqflux.builder().transport(TransportChoice.FABRIC).localAddress(lo).loops(1).build();
-             Cqflux client = Cqflux.builder().transport(TransportChoice.FABRIC).localAddress(lo).loops(1).build()) {
+        InetAddress lo = address();
+        try (Arena arena = Arena.ofShared(); Cqflux server = builder().build(); Cqflux client = builder().build()) {
             Region exposed = server.register(arena.allocate(4096, 4096), RegionAccess.READ_SRC);
             RdmaServer s = server.bind(new InetSocketAddress(lo, 0), AcceptOptions.exposing(exposed)
                     .authenticatedBy(r -> Mono.delay(Duration.ofMillis(50)).map(x -> Arrays.equals(r.credentials(), GOOD)
@@ -98,12 +111,10 @@ class AuthenticatedRefusalTest {
     }
 
     @Test
-    void aLongReason_isCutToTwoHundredBytes_whichTheClientReads() {
-        InetAddress lo = InetAddress.getLoopbackAddress();
+    void aLongReason_isCutToTheRejectsBudget_whichTheClientReads() {
+        InetAddress lo = address();
         String reason = "r".repeat(150) + "s".repeat(50) + "t".repeat(100);
-        try (Arena arena = Arena.ofShared();
-             Cqflux server = Cqflux.builder().transport(TransportChoice.FABRIC).localAddress(lo).loops(1).build();
-             Cqflux client = Cqflux.builder().transport(TransportChoice.FABRIC).localAddress(lo).loops(1).build()) {
+        try (Arena arena = Arena.ofShared(); Cqflux server = builder().build(); Cqflux client = builder().build()) {
             Region exposed = server.register(arena.allocate(4096, 4096), RegionAccess.READ_SRC);
             RdmaServer s = server.bind(new InetSocketAddress(lo, 0), AcceptOptions.exposing(exposed)
                     .authenticatedBy(r -> Mono.just(Authenticator.Decision.deny(reason))), c -> c.onDispose()).block(T);
@@ -116,7 +127,7 @@ class AuthenticatedRefusalTest {
             String m = c.getMessage();
             String marker = "refused by the server: ";
             assertTrue(m.contains(marker), m);
-            assertEquals(reason.substring(0, 200), m.substring(m.indexOf(marker) + marker.length()),
+            assertEquals(reason.substring(0, reasonBudget()), m.substring(m.indexOf(marker) + marker.length()),
                     "the reason as the client read it");
             assertEquals(0, s.refusedByAccept());
         }
