@@ -90,7 +90,7 @@ public final class ScaleBench {
     /** {@code -G}: connections per completion queue, or null for a queue per connection. */
     private static String group;
     /** {@code -K}: the keep-alive interval in ms on every side (0: off), or null for the default. */
-    private static String keepAliveMillis;
+    static String keepAliveMillis;
     /** {@code -B}: every instance's set-up and close threads at background priority. */
     static boolean backgroundPriority;
 
@@ -169,6 +169,10 @@ public final class ScaleBench {
             // -G from failing after the header is out.
             throw new IllegalArgumentException("-G " + group + " wants connections per completion queue, 1 or more");
         }
+        if (keepAliveMillis != null && !keepAliveMillis.equals("default") && !keepAliveMillis.matches("[0-9]{1,11}")) {
+            // The builder checks the bound; this keeps a bad -K from failing after the header is out.
+            throw new IllegalArgumentException("-K " + keepAliveMillis + " wants milliseconds >= 0 (0: off) or default");
+        }
         if (perChild < 0) {
             throw new IllegalArgumentException("-P " + perChild + " must be >= 0 (0: the idle clients in this process)");
         }
@@ -178,9 +182,10 @@ public final class ScaleBench {
         if (storm > 0) {
             Object[] o = parseOp(ops.getFirst());
             System.out.printf(Locale.ROOT, "# %s java=%s cpus=%d load=%s fd-limit=%s storm: -c %d -p %d -s %s -o %s -t %s"
-                    + " background-priority=%b%n", Instant.now(), Runtime.version(),
+                    + " keep-alive=%s background-priority=%b%n", Instant.now(), Runtime.version(),
                     Runtime.getRuntime().availableProcessors(), LoadAverage.read(3, " "), fdLimit(), storm, parallel,
-                    strategies.getFirst(), ops.getFirst(), seconds, backgroundPriority);
+                    strategies.getFirst(), ops.getFirst(), seconds,
+                    keepAliveMillis == null ? "default" : keepAliveMillis + " ms", backgroundPriority);
             StormBench.run(Strategies.of(strategies.getFirst()), strategies.getFirst(), (String) o[0], (Integer) o[1],
                     storm, parallel, seconds, sequential);
             return;

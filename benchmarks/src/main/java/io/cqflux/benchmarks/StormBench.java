@@ -445,6 +445,7 @@ final class StormBench {
         Cqflux.Builder b = Cqflux.builder().transport(TransportChoice.FABRIC)
                 .localAddress(InetAddress.getLoopbackAddress()).waitStrategy(strategy).loops(1)
                 .backgroundPriority(ScaleBench.backgroundPriority);
+        ScaleBench.keepAlive(b, ScaleBench.keepAliveMillis);
         return BLOCKED_MS > 0 ? b.blockedLoopThreshold(Duration.ofMillis(BLOCKED_MS)) : b;
     }
 

@@ -26,7 +26,8 @@ import java.util.function.Supplier;
  * credits (the peer must have posted its receives), and the end is what the transport reports
  * (an orderly close by the peer is {@code CLOSED}). The server's private data, as delivered, is
  * {@link RdmaConnection#peerPrivateData()}. A cqflux server that refuses the request (a malformed
- * hello, a limit reached) still says why where the transport's reject carries data (fabric):
+ * hello, a limit reached) still says why where the transport's reject carries data (fabric/tcp,
+ * fabric/verbs):
  * the connect fails {@code REJECTED} with "refused by the server: " and the reason.
  *
  * <p><b>Receives for a peer without credits.</b> A peer not written with cqflux sends whenever it

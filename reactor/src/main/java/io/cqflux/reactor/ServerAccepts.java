@@ -25,9 +25,9 @@ import reactor.util.Loggers;
  * <p><b>Where each step runs.</b> The native part ({@link #build}) runs on the instance's set-up
  * thread where the transport allows it ({@code Transport.acceptsOffLoop()}), else on the server's
  * loop, and so does the building of the connection's loop-side objects, which no loop knows yet
- * (plain objects, nothing native: ConnectionFactory#newConnection); everything else on the
- * server's loop (admission, the adoption, handshake, timers: loop-only state), and the
- * connection's start on its own loop. The handshake's timer is set only for a handshake that its
+ * (plain objects, nothing native: ConnectionFactory#newConnection); admission and the adoption
+ * on the server's loop (loop-only state), and the connection's start, with its handshake timer,
+ * on its own loop. The handshake's timer is set only for a handshake that its
  * start did not finish (most are finished there: the transport's event often arrives while the
  * native part runs), on the connection's loop, and cancelled at the establishment there: an
  * accepted connection then leaves no timer behind to fire for nothing. The native part touches
@@ -344,11 +344,17 @@ final class ServerAccepts {
         if (target == loop) {
             start.run();
         } else {
-            try {
-                target.execute(start);
-            } catch (RuntimeException e) {
-                core.end(e, null);
-            }
+            // Exactly once, whatever the other loop's fate: a loop that ended (a fatal error, a
+            // forced shutdown) would drop a plain task, and its handshake would stay pending with
+            // no timer; ending the connection instead ends the handshake through its closed hook.
+            target.executeLaterOrAfterTermination(() -> {
+                if (target.terminationFuture().isDone()) {
+                    core.end(new io.cqflux.core.ResourceClosedException("event loop " + target.name()
+                            + " ended before the connection accepted on " + server.address() + " started"), null);
+                } else {
+                    start.run();
+                }
+            });
         }
     }
 
@@ -360,8 +366,9 @@ final class ServerAccepts {
         // The handshake's time runs from the request's arrival (the authenticator's included).
         Duration left = handshakeTimeout.minusNanos(System.nanoTime() - h.arrived);
         return on.schedule(left.isNegative() ? Duration.ZERO : left, () -> {
-            // The timer must claim the handshake: establishment on the target loop may win
-            // the race, and a connection already handed out is not the timer's to close.
+            // The timer must claim the handshake: it may have ended meanwhile (its connection's
+            // close ends it from another thread), and a connection already handed out is not the
+            // timer's to close.
             if (h.timeOut()) {
                 admission.timedOut("incoming connection on " + server.address() + " from "
                         + ServerAdmission.peerOf(h.req) + " was not established within "

@@ -147,11 +147,16 @@ class BackgroundPriorityThreadsTest {
             // The given-up task's worker ends after it (SetupThread), so the two views are compared
             // once they agree or the bound passes: a native thread named after a set-up thread
             // keeps them apart for good.
+            // The Java count is taken before and after /proc's, so that a Java thread starting in
+            // between cannot make up for a native one.
+            long javaBefore = javaBackgroundThreads();
             Map<String, Integer> during = niceByThread();
             long javaBackground = javaBackgroundThreads();
             long deadline = System.nanoTime() + T.toNanos() / 3;
-            while (javaBackground != countBackground(during) && System.nanoTime() < deadline) {
+            while ((javaBefore != javaBackground || javaBackground != countBackground(during))
+                    && System.nanoTime() < deadline) {
                 Thread.sleep(20);
+                javaBefore = javaBackgroundThreads();
                 during = niceByThread();
                 javaBackground = javaBackgroundThreads();
             }
