@@ -1,6 +1,7 @@
 package io.cqflux.reactor;
 
 import io.cqflux.core.ConnectionConfig;
+import io.cqflux.core.ResourceClosedException;
 import io.cqflux.core.spi.Connection;
 import io.cqflux.core.spi.ConnectionRequest;
 import io.cqflux.core.spi.KeyScope;
@@ -35,8 +36,9 @@ import reactor.util.Loggers;
  * admission's atomic exposure count (the loop-side objects only keep references to the server's
  * hooks, run later by their loop); its result comes back through the server loop's task queue
  * (happens-before), and only then does any loop know the connection. A request waiting for the
- * set-up thread still counts as a pending handshake, so {@link AcceptOptions#withMaxPendingHandshakes} bounds that queue: past
- * it, requests are rejected at admission, on the loop, before anything is opened for them.
+ * set-up thread still counts as a pending handshake, so {@link AcceptOptions#withMaxPendingHandshakes}
+ * bounds that queue: past it, requests are rejected at admission, on the loop, before anything is
+ * opened for them.
  *
  * <p><b>What must hold on close.</b> The listener may close while a request's accept runs on the
  * set-up thread: the transports make a request's accept and the listener's close one step apart
@@ -210,19 +212,7 @@ final class ServerAccepts {
             // Nothing of it is registered with a loop: closed as a closing server's would be,
             // on the server's loop, the connection before what it used.
             LOG.warn("setting up a connection accepted on " + server.address() + " failed; it is closed", e);
-            back(() -> {
-                letGo(shared);
-                try {
-                    closeQuietly(spi::close);
-                    closeQuietly(c::close);
-                    closeQuietly(() -> closeExposures(x));
-                    if (early != null) {
-                        closeQuietly(early::close);
-                    }
-                } finally {
-                    h.done();
-                }
-            });
+            back(() -> discardUnadopted(h, spi, c, x, early, shared));
             return;
         }
         back(() -> adoptAndStart(h, spi, core, c, x, early, shared, target, sc));
@@ -272,22 +262,8 @@ final class ServerAccepts {
                                KeyScope scope) {
         if (owner.closing.get() || server.closing()) {
             // The instance or the server was closed while the accept ran off the loop (the
-            // server's shared pool may be released already): nothing of the connection is
-            // registered with a loop, so it is closed here, the connection before what it used,
-            // and its client sees the connection end.
-            // The pool first: this connection never took a share of it. Then each close on its
-            // own, so that one that throws skips none of the others, nor the handshake's end.
-            letGo(shared);
-            try {
-                closeQuietly(spi::close);
-                closeQuietly(control::close);
-                closeQuietly(() -> closeExposures(exposures));
-                if (early != null) {
-                    closeQuietly(early::close);
-                }
-            } finally {
-                h.done();
-            }
+            // server's shared pool may be released already): its client sees the connection end.
+            discardUnadopted(h, spi, control, exposures, early, shared);
             return;
         }
         assert loop.inEventLoop() : "an accepted connection is adopted on the server's loop " + loop.name();
@@ -349,12 +325,34 @@ final class ServerAccepts {
             // no timer; ending the connection instead ends the handshake through its closed hook.
             target.executeLaterOrAfterTermination(() -> {
                 if (target.terminationFuture().isDone()) {
-                    core.end(new io.cqflux.core.ResourceClosedException("event loop " + target.name()
+                    core.end(new ResourceClosedException("event loop " + target.name()
                             + " ended before the connection accepted on " + server.address() + " started"), null);
                 } else {
                     start.run();
                 }
             });
+        }
+    }
+
+    /**
+     * Closes an accepted connection that no loop adopted (its server or instance closing, or its
+     * loop-side state failing to build): nothing of it is registered with a loop, so it is closed
+     * here, the connection before what it used. The pool's hold goes first (this connection never
+     * took a share of it); then each close on its own, so that one that throws skips none of the
+     * others, nor the handshake's end. Server loop.
+     */
+    private void discardUnadopted(ServerAdmission.Handshake h, Connection spi, PeerControl control,
+                                  ExposureSet exposures, ReceivePool early, SharedReceivePool shared) {
+        letGo(shared);
+        try {
+            closeQuietly(spi::close);
+            closeQuietly(control::close);
+            closeQuietly(() -> closeExposures(exposures));
+            if (early != null) {
+                closeQuietly(early::close);
+            }
+        } finally {
+            h.done();
         }
     }
 
