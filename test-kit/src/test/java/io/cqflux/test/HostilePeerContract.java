@@ -248,10 +248,18 @@ abstract class HostilePeerContract {
 
     @AfterAll
     void stop() {
+        tearDown(T, subscriptions, arena, attacker, trustedSide, server);
+    }
+
+    /**
+     * Ends a hostile-peer fixture: its subscriptions, then its instances in the order given (those
+     * built, each within {@code timeout}), then its arena.
+     */
+    static void tearDown(Duration timeout, List<Disposable> subscriptions, Arena arena, Cqflux... instances) {
         subscriptions.forEach(Disposable::dispose);
-        for (Cqflux c : new Cqflux[] {attacker, trustedSide, server}) {
+        for (Cqflux c : instances) {
             if (c != null) {
-                c.disposeNow(T);
+                c.disposeNow(timeout);
             }
         }
         arena.close();

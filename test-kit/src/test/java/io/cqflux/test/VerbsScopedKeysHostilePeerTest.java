@@ -94,13 +94,7 @@ class VerbsScopedKeysHostilePeerTest {
 
     @AfterAll
     void stop() {
-        subscriptions.forEach(Disposable::dispose);
-        for (Cqflux c : new Cqflux[] {attacker, trustedSide, server}) {
-            if (c != null) {
-                c.disposeNow(T);
-            }
-        }
-        arena.close();
+        HostilePeerContract.tearDown(T, subscriptions, arena, attacker, trustedSide, server);
     }
 
     MemorySegment filled(int b) {
