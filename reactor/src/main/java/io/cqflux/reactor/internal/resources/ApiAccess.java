@@ -29,9 +29,10 @@ import org.reactivestreams.Publisher;
 
 /**
  * What the internal packages may do to the public API's objects beyond their public methods: make
- * them, reach the native object they wrap, and move their reference counts. The public package
- * implements it in one package-private class and {@link #install installs} it from that class's
- * static initializer, so the public types gain no public member. On the module path nothing
+ * them, reach the native object they wrap or the instance's parts, and move their reference
+ * counts. The public package implements it in one package-private class and
+ * {@link #install installs} it from that class's static initializer, so the public types gain no
+ * public member. On the module path nothing
  * outside the project's modules reaches this interface (its package is exported to them only);
  * on the class path any code can call it, so it guards itself: the first use installs the
  * library's implementation before anything else can, and {@link #install} refuses every
