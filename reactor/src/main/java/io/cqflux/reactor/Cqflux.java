@@ -6,7 +6,6 @@ import io.cqflux.core.RegionAccess;
 import io.cqflux.core.ResourceClosedException;
 import io.cqflux.core.internal.Checks;
 import io.cqflux.core.internal.Transports;
-import io.cqflux.core.spi.Connection;
 import io.cqflux.core.spi.LocalRegion;
 import io.cqflux.core.spi.Transport;
 import io.cqflux.core.spi.TransportOptions;
@@ -26,6 +25,8 @@ import io.cqflux.reactor.internal.resources.LoopGroup;
 import io.cqflux.reactor.internal.resources.SetupThread;
 import io.cqflux.reactor.internal.resources.Shutdown;
 import io.cqflux.reactor.internal.resources.Startup;
+import io.cqflux.reactor.internal.server.Binder;
+import io.cqflux.reactor.internal.server.ServerAdmission;
 import java.lang.foreign.MemorySegment;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -542,30 +543,6 @@ public final class Cqflux implements Disposable, AutoCloseable {
     /** {@return this side's hello ({@link ConnectionFactory#hello})} */
     byte[] hello(List<Region> exposed, PeerControl control, int max) {
         return factory.hello(exposed, control, max);
-    }
-
-    /** {@return a server's hello for one connection ({@link ConnectionFactory#acceptHello})} */
-    byte[] acceptHello(List<byte[]> descriptors, PeerControl control, int max) {
-        return factory.acceptHello(descriptors, control, max);
-    }
-
-    /** {@return a new connection of this instance ({@link ConnectionFactory#adopt})} */
-    ConnectionCore adopt(EventLoop loop, Connection spi, ConnectionConfig cfg, PeerControl control, boolean raw) {
-        return factory.adopt(loop, spi, cfg, control, raw);
-    }
-
-    /**
-     * {@return a connection's loop-side state, built on any thread and known to no one yet}
-     * (ConnectionFactory#newConnection)
-     */
-    ConnectionCore newConnection(EventLoop loop, Connection spi, ConnectionConfig cfg, PeerControl control,
-                                 boolean raw) {
-        return factory.newConnection(loop, spi, cfg, control, raw);
-    }
-
-    /** Counts a connection built by {@link #newConnection} among the open ones; on its adopting loop. */
-    void adopt(ConnectionCore core) {
-        factory.adopt(core);
     }
 
     /** {@return the per-connection limits (a server's receives before the accept use its buffer size)} */

@@ -1,14 +1,24 @@
 package io.cqflux.reactor;
 
+import io.cqflux.core.ConnectionConfig;
 import io.cqflux.core.Opcode;
 import io.cqflux.core.ResourceClosedException;
+import io.cqflux.core.spi.Listener;
 import io.cqflux.core.spi.LocalRegion;
+import io.cqflux.core.spi.Registrar;
 import io.cqflux.core.spi.RemoteRegion;
 import io.cqflux.core.spi.Transport;
+import io.cqflux.epoll.loop.EventLoop;
 import io.cqflux.reactor.internal.connection.ConnectionCore;
+import io.cqflux.reactor.internal.connection.Limits;
 import io.cqflux.reactor.internal.resources.ApiAccess;
+import io.cqflux.reactor.internal.resources.ConnectionFactory;
 import io.cqflux.reactor.internal.resources.LeaseTaker;
+import io.cqflux.reactor.internal.server.ServerCore;
 import java.lang.foreign.MemorySegment;
+import java.util.List;
+import java.util.function.Function;
+import org.reactivestreams.Publisher;
 
 /**
  * The internal packages' way to the package-private members of this package's types
@@ -118,5 +128,69 @@ final class InternalAccess implements ApiAccess {
     @Override
     public void invalidate(InboundMessage message) {
         message.invalidate();
+    }
+
+    // the server (internal.server)
+
+    @Override
+    public RdmaServer newServer(Cqflux owner, EventLoop loop, Listener listener, List<Region> exposed,
+                                Function<? super RdmaConnection, ? extends Publisher<Void>> handler,
+                                Function<byte[], AcceptDecision> rawAccept, AcceptOptions options) {
+        return new RdmaServer(owner, loop, listener, exposed, handler, rawAccept, options);
+    }
+
+    @Override
+    public ServerCore core(RdmaServer server) {
+        return server.core();
+    }
+
+    @Override
+    public byte[] data(AcceptDecision decision) {
+        return decision.data();
+    }
+
+    @Override
+    public boolean keep(Cqflux owner, RdmaServer server) {
+        return owner.keep(server);
+    }
+
+    @Override
+    public void checkOpen(Cqflux owner) {
+        owner.checkOpen();
+    }
+
+    @Override
+    public ConnectionFactory factory(Cqflux owner) {
+        return owner.factory;
+    }
+
+    @Override
+    public Transport transport(Cqflux owner) {
+        return owner.transport();
+    }
+
+    @Override
+    public ConnectionConfig config(Cqflux owner) {
+        return owner.config;
+    }
+
+    @Override
+    public Limits limits(Cqflux owner) {
+        return owner.limits();
+    }
+
+    @Override
+    public EventLoop firstLoop(Cqflux owner) {
+        return owner.firstLoop();
+    }
+
+    @Override
+    public LocalRegion expose(Region region, Registrar into, Runnable onRevoke) {
+        return region.expose(into, onRevoke);
+    }
+
+    @Override
+    public void unexpose(Region region, LocalRegion registration) {
+        region.unexpose(registration);
     }
 }

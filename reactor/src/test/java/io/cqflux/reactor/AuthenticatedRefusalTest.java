@@ -22,7 +22,7 @@ import reactor.core.publisher.Mono;
 /**
  * A refusal by the authenticator on fabric/tcp is a reject that carries the reason
  * ({@code fi_reject(3)}'s private data): the client reads the reason, and the server opens no
- * endpoint for the refused request (RdmaServer#refuse), as for a refusal at admission. The same
+ * endpoint for the refused request (ServerCore#refuse), as for a refusal at admission. The same
  * on fabric/verbs in the lane ({@link FabricVerbsAuthenticatedRefusalTest}).
  */
 class AuthenticatedRefusalTest {
@@ -75,7 +75,7 @@ class AuthenticatedRefusalTest {
                 java.util.concurrent.locks.LockSupport.parkNanos(1_000_000);
             }
             assertEquals(n, s.stats().refusedByAuthenticator(), () -> "" + s.stats());
-            assertEquals(0, s.refusedByAccept(), "a refusal opened an endpoint to carry its reason");
+            assertEquals(0, s.core().refusedByAccept(), "a refusal opened an endpoint to carry its reason");
             assertEquals(0, s.stats().pendingHandshakes(), () -> "a refusal is still pending: " + s.stats());
             assertEquals(0, s.stats().exposures(), () -> "" + s.stats());
 
@@ -105,7 +105,7 @@ class AuthenticatedRefusalTest {
             RdmaConnection ok = client.connect(s.address(), ConnectOptions.defaults().credentials(GOOD)).block(T);
             assertNotNull(ok);
             assertEquals(1, s.stats().refusedByAuthenticator(), () -> "" + s.stats());
-            assertEquals(0, s.refusedByAccept());
+            assertEquals(0, s.core().refusedByAccept());
             ok.dispose();
         }
     }
@@ -129,7 +129,7 @@ class AuthenticatedRefusalTest {
             assertTrue(m.contains(marker), m);
             assertEquals(reason.substring(0, reasonBudget()), m.substring(m.indexOf(marker) + marker.length()),
                     "the reason as the client read it");
-            assertEquals(0, s.refusedByAccept());
+            assertEquals(0, s.core().refusedByAccept());
         }
     }
 }

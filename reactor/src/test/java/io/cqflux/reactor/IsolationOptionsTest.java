@@ -70,21 +70,6 @@ class IsolationOptionsTest {
     }
 
     @Test
-    void keysScopedToTheirConnection_askedOfATransportThatCannot_failTheBindNamingItAndWhy() {
-        io.cqflux.core.spi.Transport rpma = transport("rpma", "librpma creates each request's queue pair in the"
-                + " listening peer's protection domain");
-        io.cqflux.core.UnsupportedCapabilityException e = assertThrows(io.cqflux.core.UnsupportedCapabilityException.class,
-                () -> RdmaServer.checkScopedKeys(AcceptOptions.exposing().withKeysScopedToConnection(true), rpma));
-        assertEquals(io.cqflux.core.Capability.CONNECTION_SCOPED_KEYS, e.capability());
-        assertTrue(e.getMessage().startsWith("rpma does not support CONNECTION_SCOPED_KEYS")
-                && e.getMessage().contains("listening peer's protection domain"), e.getMessage());
-        // The default and asking for none bind there; a transport that can takes the request.
-        RdmaServer.checkScopedKeys(AcceptOptions.exposing(), rpma);
-        RdmaServer.checkScopedKeys(AcceptOptions.exposing().withKeysScopedToConnection(false), rpma);
-        RdmaServer.checkScopedKeys(AcceptOptions.exposing().withKeysScopedToConnection(true), transport("fabric/tcp", null));
-    }
-
-    @Test
     void keysScopedToTheirConnection_onFabricsSocketsProvider_failTheBindNamingIt() {
         // A real transport that cannot: libfabric's sockets provider (on the host; tcp and verbs
         // are the measured ones). The bind fails; a bind without the option serves.
@@ -103,16 +88,5 @@ class IsolationOptionsTest {
             assertFalse(plain.keysScopedToConnection());
             plain.close();
         }
-    }
-
-    /** A transport that answers its name and its refusal of scoped keys, and nothing else. */
-    private static io.cqflux.core.spi.Transport transport(String name, String refusal) {
-        return (io.cqflux.core.spi.Transport) java.lang.reflect.Proxy.newProxyInstance(
-                IsolationOptionsTest.class.getClassLoader(), new Class<?>[] {io.cqflux.core.spi.Transport.class},
-                (proxy, m, args) -> switch (m.getName()) {
-                    case "name" -> name;
-                    case "connectionScopedKeysRefusal" -> refusal;
-                    default -> throw new UnsupportedOperationException(m.getName());
-                });
     }
 }

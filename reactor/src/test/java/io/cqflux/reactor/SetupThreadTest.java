@@ -210,7 +210,7 @@ class SetupThreadTest {
             assertNull(handed.get(), "a disposed server hands over no connection");
             assertEquals(0, s.stats().connections(), "server " + s.stats());
             assertEquals(0, s.stats().exposures(), "server " + s.stats());
-            assertFalse(s.sharedReceivePool().isOpen(), "the shared pool is freed with the server's last hold");
+            assertFalse(s.core().sharedReceivePool().isOpen(), "the shared pool is freed with the server's last hold");
             // The client's connect fails, or the connection it got ends: it does not hang.
             try {
                 RdmaConnection c = connect.get(T.toSeconds(), TimeUnit.SECONDS);

@@ -66,7 +66,7 @@ class SharedReceivePoolTest {
     }
 
     private static SharedReceivePool pool(RdmaServer s) {
-        SharedReceivePool p = s.sharedReceivePool();
+        SharedReceivePool p = s.core().sharedReceivePool();
         assertNotNull(p, s + " has no shared receive pool");
         return p;
     }
@@ -207,7 +207,7 @@ class SharedReceivePoolTest {
             int window = onLoop(sc, () -> core(sc).receiver.window());
             // With a pool of its own the window is the depth from the start.
             assertEquals(depth, window, "the busy connection's window after " + n + " messages");
-            assertEquals(expectShared, server.sharedReceivePool() != null, "whether the server has a shared pool");
+            assertEquals(expectShared, server.core().sharedReceivePool() != null, "whether the server has a shared pool");
             client.dispose();
             return n / (nanos / 1e9);
         }

@@ -2,23 +2,37 @@ package io.cqflux.reactor.internal.resources;
 
 import io.cqflux.core.Opcode;
 import io.cqflux.core.ResourceClosedException;
+import io.cqflux.core.ConnectionConfig;
+import io.cqflux.core.spi.Listener;
 import io.cqflux.core.spi.LocalRegion;
+import io.cqflux.core.spi.Registrar;
 import io.cqflux.core.spi.RemoteRegion;
 import io.cqflux.core.spi.Transport;
+import io.cqflux.epoll.loop.EventLoop;
+import io.cqflux.reactor.AcceptDecision;
+import io.cqflux.reactor.AcceptOptions;
 import io.cqflux.reactor.BufferLease;
 import io.cqflux.reactor.BufferPool;
+import io.cqflux.reactor.Cqflux;
 import io.cqflux.reactor.InboundMessage;
 import io.cqflux.reactor.PeerRegion;
 import io.cqflux.reactor.RdmaConnection;
+import io.cqflux.reactor.RdmaServer;
 import io.cqflux.reactor.Region;
 import io.cqflux.reactor.internal.connection.ConnectionCore;
+import io.cqflux.reactor.internal.connection.Limits;
+import io.cqflux.reactor.internal.server.ServerCore;
 import java.lang.foreign.MemorySegment;
+import java.util.List;
+import java.util.function.Function;
+import org.reactivestreams.Publisher;
 
 /**
  * What the internal packages may do to the public API's objects beyond their public methods: make
- * them, reach the native object they wrap, and move their reference counts. The public package
- * implements it in one package-private class and {@link #install installs} it from that class's
- * static initializer, so the public types gain no public member. On the module path nothing
+ * them, reach the native object they wrap or the instance's parts, and move their reference
+ * counts. The public package implements it in one package-private class and
+ * {@link #install installs} it from that class's static initializer, so the public types gain no
+ * public member. On the module path nothing
  * outside the project's modules reaches this interface (its package is exported to them only);
  * on the class path any code can call it, so it guards itself: the first use installs the
  * library's implementation before anything else can, and {@link #install} refuses every
@@ -164,6 +178,85 @@ public interface ApiAccess {
 
     /** Ends a received-message view's validity. @param message the view */
     void invalidate(InboundMessage message);
+
+    // the server (internal.server)
+
+    /**
+     * {@return a server over a bound listener, which it owns from now on; it watches nothing yet}
+     *
+     * @param owner the instance that binds it
+     * @param loop the loop the listener is watched on
+     * @param listener the listener
+     * @param exposed the regions each accepted connection is given registrations of
+     * @param handler where every connection goes, or null: to {@link RdmaServer#connections()}
+     * @param rawAccept the accept function of a raw private data server, or null: a hello server
+     * @param options the bind's options, or null: the defaults
+     */
+    RdmaServer newServer(Cqflux owner, EventLoop loop, Listener listener, List<Region> exposed,
+                         Function<? super RdmaConnection, ? extends Publisher<Void>> handler,
+                         Function<byte[], AcceptDecision> rawAccept, AcceptOptions options);
+
+    /** {@return what a server is behind its public methods} @param server the server */
+    ServerCore core(RdmaServer server);
+
+    /**
+     * {@return the private data a raw accept function's decision answers with, not copied (the
+     * decision keeps its own copy); null for a rejection}
+     *
+     * @param decision the decision
+     */
+    byte[] data(AcceptDecision decision);
+
+    /**
+     * {@return whether the instance keeps the server, to close it in its shutdown; false when the
+     * shutdown began}
+     *
+     * @param owner the instance
+     * @param server the server
+     */
+    boolean keep(Cqflux owner, RdmaServer server);
+
+    /**
+     * Refuses what a disposed instance cannot do.
+     *
+     * @param owner the instance
+     * @throws ResourceClosedException when it is disposed
+     */
+    void checkOpen(Cqflux owner);
+
+    /** {@return how the instance makes, adopts and counts connections} @param owner the instance */
+    ConnectionFactory factory(Cqflux owner);
+
+    /** {@return the instance's transport} @param owner the instance */
+    Transport transport(Cqflux owner);
+
+    /** {@return the instance's connection configuration} @param owner the instance */
+    ConnectionConfig config(Cqflux owner);
+
+    /** {@return the instance's per-connection limits} @param owner the instance */
+    Limits limits(Cqflux owner);
+
+    /** {@return the instance's first loop, where its servers listen} @param owner the instance */
+    EventLoop firstLoop(Cqflux owner);
+
+    /**
+     * {@return a registration of its own of a region, for one accepted connection, revoked with
+     * the region at the latest}
+     *
+     * @param region the region
+     * @param into where to register (the connection's key scope), or null: the region's transport
+     * @param onRevoke run once when the registration is revoked, by whichever revokes it
+     * @throws ResourceClosedException when the region is closed
+     */
+    LocalRegion expose(Region region, Registrar into, Runnable onRevoke);
+
+    /**
+     * Revokes one registration of {@link #expose}; idempotent.
+     *
+     * @param region the region
+     * @param registration the registration
+     */
+    void unexpose(Region region, LocalRegion registration);
 
     /** Where the installed implementation is kept; loads the public package's class on first use. */
     final class Holder {

@@ -1,7 +1,9 @@
-package io.cqflux.reactor;
+package io.cqflux.reactor.internal.server;
 
 import io.cqflux.core.spi.LocalRegion;
 import io.cqflux.core.spi.Registrar;
+import io.cqflux.reactor.Region;
+import io.cqflux.reactor.internal.resources.ApiAccess;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -9,7 +11,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * The registrations one accepted connection's peer was given: one per exposed {@link Region},
- * each with a key of its own ({@link Region#expose()}). Owned by the connection's server until
+ * each with a key of its own ({@code Region.expose}). Owned by the connection's server until
  * the connection's native side is gone, then {@link #close() closed}, so that a key dies with its
  * connection: a peer that kept it, or handed it on, reaches nothing with it afterwards.
  *
@@ -19,9 +21,11 @@ import java.util.concurrent.atomic.AtomicInteger;
  * any peer that learned the key reach the region from any connection, for the region's life.
  *
  * <p>Not thread-safe in building; {@link #close()} is idempotent and may race a region's own close
- * (each registration is revoked once, {@link Region#unexpose}).
+ * (each registration is revoked once, {@code Region.unexpose}).
  */
 final class ExposureSet implements AutoCloseable {
+    private static final ApiAccess API = ApiAccess.get();
+
     private final List<Region> regions = new ArrayList<>();
     private final List<LocalRegion> registrations = new ArrayList<>();
     private volatile boolean closed;
@@ -62,7 +66,7 @@ final class ExposureSet implements AutoCloseable {
                 live.incrementAndGet();
                 LocalRegion reg;
                 try {
-                    reg = r.expose(into, revoked);
+                    reg = API.expose(r, into, revoked);
                 } catch (RuntimeException | Error e) {
                     revoked.run();
                     throw e;
@@ -101,7 +105,7 @@ final class ExposureSet implements AutoCloseable {
         RuntimeException first = null;
         for (int i = 0; i < registrations.size(); i++) {
             try {
-                regions.get(i).unexpose(registrations.get(i));
+                API.unexpose(regions.get(i), registrations.get(i));
             } catch (RuntimeException e) {
                 if (first == null) {
                     first = e;

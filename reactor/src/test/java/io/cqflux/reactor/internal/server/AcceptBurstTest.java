@@ -1,4 +1,4 @@
-package io.cqflux.reactor;
+package io.cqflux.reactor.internal.server;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
@@ -6,6 +6,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.cqflux.core.RegionAccess;
 import io.cqflux.epoll.WaitStrategy;
+import io.cqflux.reactor.Cqflux;
+import io.cqflux.reactor.RdmaConnection;
+import io.cqflux.reactor.RdmaServer;
+import io.cqflux.reactor.Region;
+import io.cqflux.reactor.TransportChoice;
+import io.cqflux.reactor.internal.resources.ApiAccess;
 import java.lang.foreign.Arena;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -19,14 +25,14 @@ import reactor.core.publisher.Flux;
 
 /**
  * A burst of connects larger than what one readiness call of the listener takes
- * (RdmaServer.ACCEPTS_PER_CALL): the requests left queued after a call are taken in later turns
+ * (ServerCore.ACCEPTS_PER_CALL): the requests left queued after a call are taken in later turns
  * (the listener stays ready while its event queue holds requests), on a sleeping loop and on
  * spinning ones, so none waits for its connect timeout.
  */
 class AcceptBurstTest {
 
     /** Many requests queued at once, and more than ten calls' share whatever the cap. */
-    private static final int BURST = Math.max(41, 10 * RdmaServer.ACCEPTS_PER_CALL + 1);
+    private static final int BURST = Math.max(41, 10 * ServerCore.ACCEPTS_PER_CALL + 1);
 
     @ParameterizedTest
     @ValueSource(strings = {"BLOCKING", "BUSY_POLL", "ADAPTIVE"})
@@ -56,13 +62,13 @@ class AcceptBurstTest {
             assertEquals(BURST, served.size());
             assertEquals(BURST, s.stats().connections());
             assertTrue(connected.stream().allMatch(c -> c.remoteRegion(0) != null));
-            long capped = s.callsAtTheCap();
+            long capped = ApiAccess.get().core(s).callsAtTheCap();
             System.out.printf("FACT %s: %d connects in one burst, %d readiness calls stopped at %d accepts%n",
-                    strategy, BURST, capped, RdmaServer.ACCEPTS_PER_CALL);
+                    strategy, BURST, capped, ServerCore.ACCEPTS_PER_CALL);
             if (w == WaitStrategy.BLOCKING) {
                 // A sleeping loop wakes to a queue of requests: the cap must have cut a call short,
                 // or this test proves nothing about the requests left queued after one.
-                assertTrue(capped > 0, "no readiness call reached the cap of " + RdmaServer.ACCEPTS_PER_CALL);
+                assertTrue(capped > 0, "no readiness call reached the cap of " + ServerCore.ACCEPTS_PER_CALL);
             }
             connected.forEach(RdmaConnection::dispose);
         }

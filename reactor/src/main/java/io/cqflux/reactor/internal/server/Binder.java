@@ -1,8 +1,15 @@
-package io.cqflux.reactor;
+package io.cqflux.reactor.internal.server;
 
 import io.cqflux.core.ResourceClosedException;
 import io.cqflux.core.spi.Listener;
 import io.cqflux.epoll.loop.EventLoop;
+import io.cqflux.reactor.AcceptDecision;
+import io.cqflux.reactor.AcceptOptions;
+import io.cqflux.reactor.Cqflux;
+import io.cqflux.reactor.RdmaConnection;
+import io.cqflux.reactor.RdmaServer;
+import io.cqflux.reactor.Region;
+import io.cqflux.reactor.internal.resources.ApiAccess;
 import io.cqflux.reactor.internal.op.LoopSafeMono;
 import java.net.InetSocketAddress;
 import java.util.List;
@@ -13,14 +20,25 @@ import reactor.core.publisher.Mono;
 
 /**
  * Binds a server for a {@link Cqflux}: the listener comes up on the instance's first loop, and a
- * server that no subscriber takes is disposed. Package-private: {@link Cqflux#bind} is the API.
+ * server that no subscriber takes is disposed. Internal: {@link Cqflux#bind} is the API.
  */
-final class Binder {
+public final class Binder {
+    private static final ApiAccess API = ApiAccess.get();
 
     private Binder() {
     }
 
-    static Mono<RdmaServer> bind(Cqflux owner, InetSocketAddress address,
+    /**
+     * {@return a cold Mono of a server bound to {@code address}: {@code Cqflux.bind}'s}
+     *
+     * @param owner the instance
+     * @param address where to listen
+     * @param handler where every connection goes, or null: to {@link RdmaServer#connections()}
+     * @param rawAccept the accept function of a raw private data server, or null: a hello server
+     * @param regionList the exposed regions
+     * @param options the bind's options, or null: the defaults
+     */
+    public static Mono<RdmaServer> bind(Cqflux owner, InetSocketAddress address,
                                  Function<? super RdmaConnection, ? extends Publisher<Void>> handler,
                                  Function<byte[], AcceptDecision> rawAccept, List<Region> regionList,
                                  AcceptOptions options) {
@@ -31,20 +49,21 @@ final class Binder {
         // disposed. listen()'s "cancelling the Flux stops listening" rests on it too.
         return LoopSafeMono.of(Mono.<RdmaServer>create(sink -> {
             try {
-                owner.checkOpen();
+                API.checkOpen(owner);
                 // Every accept carries its own hello (its connection's control words); encode
                 // one now so that a hello that cannot fit fails the bind, not every accept.
                 if (rawAccept == null) {
-                    owner.factory.checkHelloFits(regionList, owner.transport.maxAcceptPrivateData());
+                    API.factory(owner).checkHelloFits(regionList, API.transport(owner).maxAcceptPrivateData());
                 }
                 // A shared receive pool's chunk too large fails the bind, not its first accept.
-                RdmaServer.sharedReceiveChunk(options, owner.config, rawAccept != null, owner.limits().receiveBufferSize());
+                ServerCore.sharedReceiveChunk(options, API.config(owner), rawAccept != null,
+                        API.limits(owner).receiveBufferSize());
                 // Keys scoped to their connection that the transport cannot give fail the bind.
-                RdmaServer.checkScopedKeys(options, owner.transport);
-                EventLoop loop = owner.firstLoop();
+                checkScopedKeys(options, API.transport(owner));
+                EventLoop loop = API.firstLoop(owner);
                 Runnable task = () -> {
                     loop.noteSetup("cqflux.bind"); // the library's own work: not a blocked-loop WARN
-                    if (owner.closing.get()) {
+                    if (owner.isDisposed()) {
                         // A hand-over that the loop dropped in its shutdown runs after it ended.
                         loop.noteOperation("cqflux.bind"); // subscriber code: reported if it blocks
                         sink.error(new ResourceClosedException("cqflux is closed: cannot bind " + address));
@@ -52,22 +71,22 @@ final class Binder {
                     }
                     Listener listener;
                     try {
-                        listener = owner.transport.listen(address, owner.config);
+                        listener = API.transport(owner).listen(address, API.config(owner));
                     } catch (RuntimeException e) {
                         loop.noteOperation("cqflux.bind");
                         sink.error(e);
                         return;
                     }
-                    RdmaServer server = new RdmaServer(owner, loop, listener, regionList, owner.config, handler,
-                            rawAccept, owner.acceptBufferSize, options);
-                    if (!owner.keep(server)) { // the shutdown may have closed the servers already
+                    RdmaServer server = API.newServer(owner, loop, listener, regionList, handler, rawAccept,
+                            options);
+                    if (!API.keep(owner, server)) { // the shutdown may have closed the servers already
                         server.dispose();
                         loop.noteOperation("cqflux.bind");
                         sink.error(new ResourceClosedException("cqflux is closed: cannot bind " + address));
                         return;
                     }
                     try {
-                        server.start();
+                        API.core(server).start();
                     } catch (RuntimeException e) {
                         server.dispose();
                         loop.noteOperation("cqflux.bind");
@@ -82,5 +101,24 @@ final class Binder {
                 sink.error(e);
             }
         }).doOnDiscard(RdmaServer.class, RdmaServer::dispose), RdmaServer.class, RdmaServer::dispose);
+    }
+
+    /**
+     * Refuses, at the bind, keys scoped to their connection on a transport that cannot scope them,
+     * naming the transport and why.
+     *
+     * @throws io.cqflux.core.UnsupportedCapabilityException when {@code options} ask for them and the
+     *     transport cannot
+     */
+    static void checkScopedKeys(AcceptOptions options, io.cqflux.core.spi.Transport transport) {
+        if (options == null || !options.keysScopedToConnection()) {
+            return; // not asked for
+        }
+        String why = transport.connectionScopedKeysRefusal();
+        if (why != null) {
+            throw new io.cqflux.core.UnsupportedCapabilityException(transport.name(),
+                    io.cqflux.core.Capability.CONNECTION_SCOPED_KEYS,
+                    "AcceptOptions.withKeysScopedToConnection cannot be served: " + why);
+        }
     }
 }

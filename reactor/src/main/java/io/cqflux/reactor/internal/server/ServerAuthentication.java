@@ -1,6 +1,9 @@
-package io.cqflux.reactor;
+package io.cqflux.reactor.internal.server;
 
 import io.cqflux.epoll.loop.EventLoop;
+import io.cqflux.reactor.AcceptOptions;
+import io.cqflux.reactor.Authenticator;
+import io.cqflux.reactor.RdmaServer;
 import java.time.Duration;
 import java.util.HashSet;
 import java.util.Objects;
@@ -16,7 +19,7 @@ import reactor.util.Loggers;
  * authenticator, and until it answers (or the handshake timeout passes) nothing is registered for
  * the request. The answer is taken on the server's loop: an allowed request is served, a refused
  * one is rejected with the refusal's reason as the reject's data, or, on a transport whose reject
- * carries none to the client, accepted with it and closed ({@link RdmaServer#refuse}). Whatever is
+ * carries none to the client, accepted with it and closed ({@link ServerCore#refuse}). Whatever is
  * still undecided when the server closes is rejected, since a request must not outlive its
  * listener ({@code fi_reject(3)} names the passive endpoint). Loop-confined, as the server's
  * accept path is; only {@link #authenticate}'s answer arrives on any thread.
@@ -25,7 +28,7 @@ final class ServerAuthentication {
     /** The server's logger: what it refuses is the server's to say. */
     private static final Logger LOG = Loggers.getLogger(RdmaServer.class);
 
-    private final RdmaServer server;
+    private final ServerCore server;
     private final EventLoop loop;
     private final Authenticator authenticator;
     private final ServerAdmission admission;
@@ -33,7 +36,7 @@ final class ServerAuthentication {
     /** Requests the authenticator has not decided on: neither accepted nor rejected yet. Loop thread only. */
     private final Set<ServerAdmission.Handshake> undecided = new HashSet<>();
 
-    ServerAuthentication(RdmaServer server, EventLoop loop, Authenticator authenticator, ServerAdmission admission,
+    ServerAuthentication(ServerCore server, EventLoop loop, Authenticator authenticator, ServerAdmission admission,
                          Duration handshakeTimeout) {
         this.server = server;
         this.loop = loop;

@@ -1,5 +1,7 @@
-package io.cqflux.reactor;
+package io.cqflux.reactor.internal.server;
 
+import io.cqflux.reactor.RdmaConnection;
+import io.cqflux.reactor.RdmaServer;
 import io.cqflux.reactor.internal.op.Emissions;
 import io.cqflux.reactor.internal.resources.ApiAccess;
 import java.util.Objects;

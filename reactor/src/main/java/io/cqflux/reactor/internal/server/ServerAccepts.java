@@ -1,4 +1,4 @@
-package io.cqflux.reactor;
+package io.cqflux.reactor.internal.server;
 
 import io.cqflux.core.ConnectionConfig;
 import io.cqflux.core.ResourceClosedException;
@@ -8,6 +8,9 @@ import io.cqflux.core.spi.KeyScope;
 import io.cqflux.core.spi.Registrar;
 import io.cqflux.epoll.loop.EventLoop;
 import io.cqflux.epoll.loop.LoopTimer;
+import io.cqflux.reactor.AcceptOptions;
+import io.cqflux.reactor.RdmaServer;
+import io.cqflux.reactor.Region;
 import io.cqflux.reactor.internal.connection.ConnectionCore;
 import io.cqflux.reactor.internal.connection.PeerControl;
 import io.cqflux.reactor.internal.connection.ReceivePool;
@@ -53,8 +56,8 @@ import reactor.util.Loggers;
 final class ServerAccepts {
     private static final Logger LOG = Loggers.getLogger(RdmaServer.class);
 
-    private final RdmaServer server;
-    private final Cqflux owner;
+    private final ServerCore server;
+    private final ServerHost host;
     private final EventLoop loop;
     private final ConnectionConfig config;
     private final List<Region> exposed;
@@ -70,14 +73,13 @@ final class ServerAccepts {
     /** Null where the transport's accepts stay on the loop. */
     private final SetupThread setups;
 
-    ServerAccepts(RdmaServer server, Cqflux owner, EventLoop loop, ConnectionConfig config, List<Region> exposed,
-                  ServerAdmission admission, ServerOutlet outlet, Duration handshakeTimeout, boolean raw,
-                  int receivePrefetch, boolean endOnReceiveOverflow, boolean receivesBeforeAccept,
-                  boolean scopedKeys) {
+    ServerAccepts(ServerCore server, ServerHost host, EventLoop loop, List<Region> exposed, ServerAdmission admission,
+                  ServerOutlet outlet, Duration handshakeTimeout, boolean raw, int receivePrefetch,
+                  boolean endOnReceiveOverflow, boolean receivesBeforeAccept, boolean scopedKeys) {
         this.server = server;
-        this.owner = owner;
+        this.host = host;
         this.loop = loop;
-        this.config = config;
+        this.config = host.config();
         this.exposed = exposed;
         this.admission = admission;
         this.outlet = outlet;
@@ -87,7 +89,7 @@ final class ServerAccepts {
         this.endOnReceiveOverflow = endOnReceiveOverflow;
         this.receivesBeforeAccept = receivesBeforeAccept;
         this.scopedKeys = scopedKeys;
-        this.setups = owner.transport().acceptsOffLoop() ? owner.factory.setups() : null;
+        this.setups = host.transport().acceptsOffLoop() ? host.factory().setups() : null;
     }
 
     /**
@@ -142,15 +144,15 @@ final class ServerAccepts {
                 // of the exposed regions, never a region that was closed since the bind: such a
                 // request is refused, not served a dead region. With scoped keys they go into the
                 // request's own scope (its domain), which the accept opens the connection in.
-                Registrar into = owner.transport();
+                Registrar into = host.transport();
                 if (scopedKeys) {
                     scope = req.scopeKeys();
                     into = scope;
                 }
                 control = PeerControl.register(into);
                 exposures = ExposureSet.register(exposed, admission.liveExposures(), into);
-                acceptData = owner.acceptHello(exposures.descriptors(), control,
-                        owner.transport().maxAcceptPrivateData());
+                acceptData = host.factory().acceptHello(exposures.descriptors(), control,
+                        host.transport().maxAcceptPrivateData());
             }
         } catch (RuntimeException e) {
             if (control != null) {
@@ -184,7 +186,7 @@ final class ServerAccepts {
             return;
         }
         // Chosen first: the transport may bind the connection to that loop's queues.
-        EventLoop target = owner.nextLoop();
+        EventLoop target = host.nextLoop().get();
         Connection spi;
         try {
             spi = req.accept(acceptData, target);
@@ -227,7 +229,7 @@ final class ServerAccepts {
      */
     private ConnectionCore newConnection(ServerAdmission.Handshake h, Connection spi, PeerControl control,
                                          ExposureSet exposures, EventLoop target) {
-        ConnectionCore core = owner.newConnection(target, spi, config, control, raw);
+        ConnectionCore core = host.factory().newConnection(target, spi, config, control, raw);
         core.onPeerViolation(admission::peerViolation);
         core.closed.whenComplete((v, t) -> {
             // The native connection is gone: no key of its exposures may outlive it (and none goes
@@ -260,7 +262,7 @@ final class ServerAccepts {
     private void adoptAndStart(ServerAdmission.Handshake h, Connection spi, ConnectionCore core, PeerControl control,
                                ExposureSet exposures, ReceivePool early, SharedReceivePool shared, EventLoop target,
                                KeyScope scope) {
-        if (owner.closing.get() || server.closing()) {
+        if (host.closing().getAsBoolean() || server.closing()) {
             // The instance or the server was closed while the accept ran off the loop (the
             // server's shared pool may be released already): its client sees the connection end.
             discardUnadopted(h, spi, control, exposures, early, shared);
@@ -268,7 +270,7 @@ final class ServerAccepts {
         }
         assert loop.inEventLoop() : "an accepted connection is adopted on the server's loop " + loop.name();
         loop.noteSetup("cqflux.accept");
-        owner.adopt(core);
+        host.factory().adopt(core);
         try {
             if (receivePrefetch >= 0) {
                 core.receiver.prefetch(receivePrefetch, raw); // AcceptOptions.withReceivePrefetch
@@ -382,7 +384,7 @@ final class ServerAccepts {
         h.done();
     }
 
-    /** Releases an accept's hold of the shared pool ({@link RdmaServer#serve}); null: none. */
+    /** Releases an accept's hold of the shared pool ({@link ServerCore#serve}); null: none. */
     private static void letGo(SharedReceivePool shared) {
         if (shared != null) {
             try {
@@ -429,7 +431,7 @@ final class ServerAccepts {
         }
         ReceivePool p;
         try {
-            p = ReceivePool.allocate(owner.transport(), count, owner.limits().receiveBufferSize());
+            p = ReceivePool.allocate(host.transport(), count, host.receiveBufferSize());
         } catch (RuntimeException e) {
             server.rejectQuietly(req);
             throw e;

@@ -1,7 +1,10 @@
-package io.cqflux.reactor;
+package io.cqflux.reactor.internal.server;
 
 import io.cqflux.core.spi.ConnectionRequest;
 import io.cqflux.epoll.loop.LoopTimer;
+import io.cqflux.reactor.AcceptOptions;
+import io.cqflux.reactor.RdmaServer;
+import io.cqflux.reactor.RefusalKind;
 import java.net.InetSocketAddress;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -16,7 +19,7 @@ import reactor.util.Loggers;
  * and the counters {@link RdmaServer#stats()} reads. Refusals and timeouts are logged at WARN,
  * at most once a second per kind, so that a flood of refused requests is not a flood of lines.
  */
-final class ServerAdmission {
+public final class ServerAdmission {
     /** The server's logger: what is refused is the server's to say. */
     private static final Logger LOG = Loggers.getLogger(RdmaServer.class);
 
@@ -140,7 +143,15 @@ final class ServerAdmission {
         return stats(established.get(), pending.get(), liveExposures.get(), counts);
     }
 
-    static RdmaServer.Stats stats(int connections, int pending, int exposures, Counts c) {
+    /**
+     * {@return the counters of a server, or of an instance's servers together}
+     *
+     * @param connections established connections not yet released
+     * @param pending handshakes in progress
+     * @param exposures live per-connection registrations
+     * @param c the refusal counts
+     */
+    public static RdmaServer.Stats stats(int connections, int pending, int exposures, Counts c) {
         return new RdmaServer.Stats(connections, pending, exposures, c.get(RefusalKind.MAX_CONNECTIONS),
                 c.get(RefusalKind.MAX_PENDING), c.get(RefusalKind.AUTHENTICATOR), c.get(RefusalKind.HANDSHAKE_TIMEOUT),
                 c.get(RefusalKind.MALFORMED_HELLO), c.get(RefusalKind.CONTROL_WORD),
@@ -153,7 +164,7 @@ final class ServerAdmission {
     }
 
     /** Monotonic counts by {@link RefusalKind}; any thread. */
-    static final class Counts {
+    public static final class Counts {
         private final java.util.concurrent.atomic.AtomicLongArray n =
                 new java.util.concurrent.atomic.AtomicLongArray(RefusalKind.values().length);
 

@@ -1,0 +1,503 @@
+package io.cqflux.reactor.internal.server;
+
+import io.cqflux.core.ConnectionConfig;
+import io.cqflux.core.spi.Connection;
+import io.cqflux.core.spi.ConnectionRequest;
+import io.cqflux.core.spi.Listener;
+import io.cqflux.epoll.loop.EventLoop;
+import io.cqflux.epoll.loop.Registration;
+import io.cqflux.reactor.AcceptDecision;
+import io.cqflux.reactor.AcceptOptions;
+import io.cqflux.reactor.RdmaConnection;
+import io.cqflux.reactor.RdmaServer;
+import io.cqflux.reactor.Region;
+import io.cqflux.reactor.internal.connection.ConnectionCore;
+import io.cqflux.reactor.internal.connection.PeerControl;
+import io.cqflux.reactor.internal.connection.PeerHello;
+import io.cqflux.reactor.internal.connection.SharedReceivePool;
+import io.cqflux.reactor.internal.resources.ApiAccess;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Function;
+import org.reactivestreams.Publisher;
+import reactor.core.Exceptions;
+import reactor.core.publisher.Flux;
+import reactor.util.Logger;
+import reactor.util.Loggers;
+
+/**
+ * What an {@link RdmaServer} is behind its public methods: its listener, watched on the loop it
+ * was bound on, and each request's way from there: the admission's limits
+ * ({@link ServerAdmission}), a hello's decoding or the raw accept function's decision, the
+ * authenticator ({@link ServerAuthentication}), a refusal the client reads, and the accept
+ * ({@link ServerAccepts}), whose connections go to the server's outlet ({@link ServerOutlet}).
+ * It owns the server's close: the listener, the undecided requests, the shared receive pool's
+ * hold and the outlet's end, once, on its loop.
+ *
+ * <p>Loop-confined, as the accept path is: what runs off the loop (the public methods that read
+ * the counters or close it, the set-up thread's accepts) goes through atomics or the loop's task
+ * queue, as each method says.
+ */
+public final class ServerCore {
+    /** The server's logger: what it accepts and refuses is the server's to say. */
+    private static final Logger LOG = Loggers.getLogger(RdmaServer.class);
+    private static final ApiAccess API = ApiAccess.get();
+
+    private final ServerHost host;
+    private final EventLoop loop;
+    private final Listener listener;
+    private final ConnectionConfig config;
+    private final InetSocketAddress address;
+    /** Decides on each request from its raw private data; null: a cqflux hello server. */
+    private final Function<byte[], AcceptDecision> rawAccept;
+    /** Buffers of the shared receive pool; 0: each connection has its own (AcceptOptions.withSharedReceivePool). */
+    private final int sharedReceiveBuffers;
+    /** The connections' shared receive pool, registered on the first accept (written by the loop thread). */
+    private volatile SharedReceivePool sharedReceives;
+    /** Where established connections go: the handler, or {@link #connections()}. */
+    private final ServerOutlet outlet;
+    /** How admitted requests are accepted (their native part off the loop where the transport allows it). */
+    private final ServerAccepts accepts;
+    /** The instance forgets the server: run once, by the close. */
+    private final Runnable forget;
+    private final CompletableFuture<Void> closed = new CompletableFuture<>();
+    private final AtomicBoolean disposed = new AtomicBoolean();
+    private Registration registration;
+    private boolean closing;
+
+    /** The limits, the handshakes and the counters of {@link #stats()}. */
+    private final ServerAdmission admission;
+    private final Duration handshakeTimeout;
+    /** The authenticator's questions and the requests it has not decided on; null: none. */
+    private final ServerAuthentication authentication;
+    /** Whether accepted connections get a key scope of their own (AcceptOptions#withKeysScopedToConnection). */
+    private final boolean scopedKeys;
+
+    /**
+     * @param host what the server uses of its instance
+     * @param loop the loop the listener is watched on
+     * @param listener the bound listener, which the server owns from now on
+     * @param exposed the regions each accepted connection is given registrations of
+     * @param handler where every connection goes, or null: to {@link #connections()}
+     * @param rawAccept the accept function of a raw private data server, or null: a hello server
+     * @param bufferSize how many connections {@link #connections()} buffers
+     * @param options the bind's options (a bind without options: {@code AcceptOptions.defaults})
+     * @param forget tells the instance the server closed; run once, by the close
+     */
+    public ServerCore(ServerHost host, EventLoop loop, Listener listener, List<Region> exposed,
+                      Function<? super RdmaConnection, ? extends Publisher<Void>> handler,
+                      Function<byte[], AcceptDecision> rawAccept, int bufferSize, AcceptOptions options,
+                      Runnable forget) {
+        this.host = host;
+        this.loop = loop;
+        this.listener = listener;
+        this.config = host.config();
+        this.address = listener.address();
+        this.rawAccept = rawAccept;
+        this.forget = forget;
+        this.sharedReceiveBuffers = sharedReceiveChunk(options, config, rawAccept != null, host.receiveBufferSize());
+        this.admission = new ServerAdmission(address, options.maxConnections(), options.maxPendingHandshakes(),
+                host.instanceCounts());
+        this.handshakeTimeout = options.handshakeTimeout() != null ? options.handshakeTimeout() : config.timeout();
+        this.authentication = options.authenticator() == null ? null
+                : new ServerAuthentication(this, loop, options.authenticator(), admission, handshakeTimeout);
+        this.outlet = new ServerOutlet(toString(), handler, bufferSize);
+        // Scoped keys only when asked for; the bind refused a request the transport cannot serve.
+        this.scopedKeys = rawAccept == null && options.keysScopedToConnection();
+        // Receives kept posted ahead of demand on each connection (-1, the default: the
+        // connection's own); posted before each accept only with raw private data.
+        this.accepts = new ServerAccepts(this, host, loop, exposed, admission, outlet, handshakeTimeout,
+                rawAccept != null, options.receivePrefetch(), options.endsOnReceiveOverflow(),
+                rawAccept != null && options.receivesBeforeAccept(), scopedKeys);
+    }
+
+    /**
+     * {@return whether each accepted connection gets a key scope of its own
+     * ({@link RdmaServer#keysScopedToConnection()})}
+     */
+    public boolean keysScopedToConnection() {
+        return scopedKeys;
+    }
+
+    /** Loop thread: starts watching the listener. */
+    public void start() {
+        registration = loop.register(listener, this::onReadable, this::closeAsync);
+        onReadable();
+    }
+
+    /** {@return the address it listens on, with the port actually bound} */
+    public InetSocketAddress address() {
+        return address;
+    }
+
+    /** {@return the established incoming connections ({@link RdmaServer#connections()})} */
+    public Flux<RdmaConnection> connections() {
+        if (outlet.hasHandler()) {
+            return Flux.error(new IllegalStateException(this + " hands every connection to the handler given to"
+                    + " Cqflux.bind; connections() has none"));
+        }
+        return outlet.flux();
+    }
+
+    /**
+     * The most requests one readiness call of the listener takes: one. Why: each accept is set-up
+     * work on this loop (the request's read and admission, the adoption; and the native accept
+     * itself where the transport keeps it on the loop, ServerAccepts), and a burst of clients
+     * queues many requests at once; taken all in one call, every other connection of the loop
+     * waits for the whole burst (docs/performance.md, "Connection set-up"). And a call that read
+     * on until the listener answered "none" would pay a whole read for that answer: on fabric/tcp
+     * an empty fi_eq_read drives the provider's progress as a full one does, while the loop asks
+     * the listener before its next sleep anyway (fi_trywait(3), far cheaper). What must hold: no
+     * request is stranded by the early return. The listener stays ready while requests are
+     * queued: its fd is level-triggered; before any sleep the loop asks it
+     * ({@code prepareToSleep}, fi_trywait(3): -FI_EAGAIN while its event queue holds entries)
+     * and calls this again on a "not yet", and a spinning loop asks again after each call while
+     * the answer stays so (SpinRound's design comment, "A readable source in a busy round").
+     * AcceptBurstTest.
+     */
+    static final int ACCEPTS_PER_CALL = 1;
+
+    /** Readiness calls that stopped at {@link #ACCEPTS_PER_CALL} (loop thread writes; tests read). */
+    private volatile long callsAtTheCap;
+
+    /** Refusals that accepted a connection to carry their reason (loop thread writes; tests read). */
+    private volatile long refusedByAccept;
+
+    /** {@return how many refusals accepted a connection to carry their reason, i.e. opened an endpoint} (tests) */
+    public long refusedByAccept() {
+        return refusedByAccept;
+    }
+
+    /**
+     * The shared receive pool's chunk of a server bound with these options, checked against
+     * {@link SharedReceivePool#MAX_CHUNK_BYTES} so that a chunk too large fails the bind, not an accept.
+     *
+     * @return buffers per chunk; 0: no shared pool
+     * @throws IllegalArgumentException naming the chunk, the buffer size and the bound when it is too large
+     */
+    static int sharedReceiveChunk(AcceptOptions options, ConnectionConfig config, boolean raw, int bufferSize) {
+        int shared = options == null ? 0 : options.sharedReceivePool();
+        int chunk = raw || config.receiveQueueSize() == 0 ? 0
+                : shared >= 0 ? shared
+                : (int) Math.min(AcceptOptions.MAX_SHARED_RECEIVE_POOL,
+                        (long) AcceptOptions.SHARED_POOL_DEPTHS * config.receiveQueueSize());
+        if (chunk > 0) {
+            SharedReceivePool.checkChunkBytes(chunk, bufferSize);
+        }
+        return chunk;
+    }
+
+    /** {@return the shared receive pool, or {@code null} before the first accept or without one} (tests) */
+    public SharedReceivePool sharedReceivePool() {
+        return sharedReceives;
+    }
+
+    /** {@return how many readiness calls of the listener stopped at the cap} (tests) */
+    long callsAtTheCap() {
+        return callsAtTheCap;
+    }
+
+    private void onReadable() {
+        loop.noteSetup("cqflux.accept"); // the library's own work: not a blocked-loop WARN
+        for (int taken = 0; !closing; taken++) {
+            if (taken == ACCEPTS_PER_CALL) {
+                callsAtTheCap++; // NOSONAR: written by the loop thread only
+                return;
+            }
+            loop.noteSetup("cqflux.accept"); // after a previous request's subscriber code
+            ConnectionRequest req;
+            try {
+                req = listener.nextRequest();
+            } catch (RuntimeException e) {
+                // Its fd stays readable (level-triggered): keeping it registered would spin.
+                LOG.warn("listener on " + address + " failed; the server closes", e);
+                closeAsync();
+                return;
+            }
+            if (req == null) {
+                return;
+            }
+            String refused = admission.admit(req);
+            if (refused != null) {
+                rejectBeforeAccept(req, refused);
+                continue;
+            }
+            ServerAdmission.Handshake h = admission.handshake(req);
+            if (rawAccept != null) {
+                byte[] acceptData = decideRaw(req);
+                if (acceptData == null) {
+                    h.done();
+                    continue;
+                }
+                accepts.accept(h, acceptData, null);
+                continue;
+            }
+            // A request that is not a cqflux hello is refused before anything is accepted,
+            // loudly: the client's connect fails with REJECTED and the reason is logged here.
+            PeerHello hello;
+            try {
+                hello = PeerHello.decode(req.privateData());
+            } catch (RuntimeException e) {
+                admission.malformedHello("rejecting a connection request on " + address + " from "
+                        + ServerAdmission.peerOf(req) + ": " + e.getMessage());
+                // The client reads a short reason; the detail, which names the server's options,
+                // is in the log line above.
+                rejectWithReason(req, "malformed hello: the private data is not a cqflux hello of a version this"
+                        + " server reads (1 to 4)");
+                h.done();
+                continue;
+            }
+            if (authentication == null) {
+                serve(h);
+            } else {
+                authentication.authenticate(h, hello.credentials());
+            }
+        }
+    }
+
+    /**
+     * Refuses an authenticated request with a reason the client reads. Where the transport's
+     * reject carries private data to the client (fabric, tcp and verbs: {@code fi_reject(3)}), the refusal
+     * ({@link PeerHello#encodeRefusal}) is the reject's data: nothing is opened for the request,
+     * and it costs this loop what a refusal at admission does. Elsewhere (rpma: librpma rejects
+     * with no data, {@code rpma_conn_req_delete(3)}) it is accepted with the refusal in place of a
+     * hello and closed once established, so that the client still reads why; neither control
+     * words nor exposures are registered for it, it receives nothing (prefetch 0), and it counts
+     * as a pending handshake until closed, bounded by the timeout. Loop thread
+     * ({@link ServerAuthentication}).
+     */
+    void refuse(ServerAdmission.Handshake h, String reason) {
+        if (closing) {
+            rejectQuietly(h.req);
+            h.done();
+            return;
+        }
+        if (host.transport().maxRejectPrivateData() >= PeerHello.MIN_REFUSAL) {
+            rejectWithReason(h.req, reason);
+            h.done();
+            return;
+        }
+        refusedByAccept++; // NOSONAR: written by the loop thread only
+        byte[] data;
+        try {
+            data = PeerHello.encodeRefusal(reason, host.transport().maxAcceptPrivateData());
+        } catch (RuntimeException e) {
+            rejectQuietly(h.req);
+            h.done();
+            return;
+        }
+        Connection spi;
+        try {
+            spi = h.req.accept(data, loop);
+        } catch (RuntimeException e) {
+            LOG.warn("refusing a connection on " + address + " failed", e);
+            h.done();
+            return;
+        }
+        ConnectionCore core = host.factory().adopt(loop, spi, config, PeerControl.none(), true);
+        core.receiver.prefetch(0, true);
+        core.closed.whenComplete((v, t) -> h.done());
+        // The handshake's time runs from the request's arrival (docs/security.md), a refusal's too.
+        Duration left = handshakeTimeout.minusNanos(System.nanoTime() - h.arrived);
+        h.timeout(loop.schedule(left.isNegative() ? Duration.ZERO : left, core::closeAsync));
+        core.start(RdmaConnection::dispose, e -> { });
+    }
+
+    /**
+     * Accepts a hello request the admission (and the authenticator) let in: its control words,
+     * exposures and the accept are {@link ServerAccepts}'s (on the set-up thread where the
+     * transport allows it). Loop thread.
+     */
+    void serve(ServerAdmission.Handshake h) {
+        if (closing) {
+            // The shared pool may be released already: nothing is built for a disposed server.
+            rejectQuietly(h.req);
+            h.done();
+            return;
+        }
+        SharedReceivePool held = null;
+        try {
+            if (sharedReceiveBuffers > 0) {
+                if (sharedReceives == null) {
+                    sharedReceives = SharedReceivePool.allocate(host.transport(), sharedReceiveBuffers,
+                            host.receiveBufferSize());
+                }
+                sharedReceives.ensureRoom(); // this connection's starting window, however many idle ones hold theirs
+                // The accept in flight holds the pool until its connection took its share (or the
+                // accept failed): a close meanwhile releases only the server's own hold.
+                sharedReceives.retain();
+                held = sharedReceives;
+            }
+        } catch (RuntimeException e) {
+            LOG.warn("refusing a connection on " + address + ": " + e.getMessage());
+            rejectQuietly(h.req);
+            h.done();
+            return;
+        }
+        accepts.accept(h, null, held);
+    }
+
+    /**
+     * {@return whether the server is closing (disposed, or its listener ended)} Its loop's thread,
+     * or any thread once that loop ended.
+     */
+    boolean closing() {
+        return closing;
+    }
+
+    /**
+     * Asks the accept function about a request with raw private data.
+     *
+     * @return the accept's private data, or {@code null} when the request was rejected (and
+     *     freed): by the function, or because it threw, returned null or answered too much (WARN)
+     */
+    private byte[] decideRaw(ConnectionRequest req) {
+        AcceptDecision d;
+        try {
+            loop.noteOperation("cqflux.acceptDecision"); // the application's accept function
+            d = rawAccept.apply(req.privateData());
+        } catch (Throwable t) {
+            Exceptions.throwIfJvmFatal(t);
+            LOG.warn("the accept function of " + this + " threw; the request is rejected", t);
+            rejectQuietly(req);
+            return null;
+        } finally {
+            loop.noteSetup("cqflux.accept"); // the library's own work again
+        }
+        if (d == null) {
+            LOG.warn("the accept function of " + this + " returned null; the request is rejected");
+            rejectQuietly(req);
+            return null;
+        }
+        if (!d.isAccept()) {
+            LOG.debug("the accept function of " + this + " rejected a request");
+            rejectQuietly(req);
+            return null;
+        }
+        byte[] data = API.data(d);
+        int max = host.transport().maxAcceptPrivateData();
+        if (data.length > max) {
+            LOG.warn("the accept function of " + this + " answered " + data.length + " bytes of private data, above"
+                    + " the transport's maximum " + max + " for an accept; the request is rejected");
+            rejectQuietly(req);
+            return null;
+        }
+        return data;
+    }
+
+    /**
+     * Rejects a request with a reason its client reads where the transport's reject carries data
+     * ({@code fi_reject(3)} on fabric, tcp and verbs), else without one (rpma: {@code rpma_conn_req_delete(3)}
+     * has none; a refusal that must be read there is {@link #refuse}'s accept). Nothing is opened
+     * for the request either way.
+     */
+    void rejectWithReason(ConnectionRequest req, String reason) {
+        int max = host.transport().maxRejectPrivateData();
+        if (max < PeerHello.MIN_REFUSAL) {
+            rejectQuietly(req);
+            return;
+        }
+        try {
+            req.reject(PeerHello.encodeRefusal(reason, max));
+        } catch (RuntimeException e) {
+            // Not answered with the reason: answer it without one, so that neither the request
+            // nor the client's connect waits for the listener's close.
+            LOG.warn("refusing a connection request on " + address + " with its reason failed", e);
+            rejectQuietly(req);
+        }
+    }
+
+    /**
+     * Rejects a request nothing was opened for: with {@code reason} where this server speaks the
+     * cqflux hello ({@link #rejectWithReason}), plainly where it takes raw private data, whose
+     * clients are no cqflux peers. Any thread that answers the request (the loop, the set-up thread).
+     */
+    void rejectBeforeAccept(ConnectionRequest req, String reason) {
+        if (rawAccept == null) {
+            rejectWithReason(req, reason);
+        } else {
+            rejectQuietly(req);
+        }
+    }
+
+    void rejectQuietly(ConnectionRequest req) {
+        try {
+            req.reject();
+        } catch (RuntimeException re) {
+            LOG.warn("rejecting a connection request on " + address + " failed", re);
+        }
+    }
+
+    /** {@return whether the server was disposed or its listener ended ({@link RdmaServer#isDisposed()})} */
+    public boolean isDisposed() {
+        return disposed.get();
+    }
+
+    /** {@return completed once the listener is freed and {@link #connections()} completed; it never fails} */
+    public CompletableFuture<Void> closed() {
+        return closed;
+    }
+
+    /** {@return what a wait for {@link #closed()} that ran out says is not done} */
+    public String unreleased() {
+        return "the listener is not freed yet (its loop " + loop.name()
+                + " has not run the close task: it is busy or blocked)";
+    }
+
+    /**
+     * Stops listening: on the loop, once; idempotent, non-blocking, any thread. Accepted
+     * connections live on.
+     *
+     * @return {@link #closed()}
+     */
+    public CompletableFuture<Void> closeAsync() {
+        disposed.set(true);
+        Runnable task = () -> {
+            if (closing) {
+                return;
+            }
+            closing = true;
+            try {
+                if (registration != null) {
+                    registration.close();
+                }
+                if (authentication != null) {
+                    authentication.rejectUndecided();
+                }
+            } finally {
+                if (sharedReceives != null) {
+                    sharedReceives.release(); // freed once its last connection's native side is gone
+                }
+                listener.close();
+                // A raw subscriber that throws from onComplete: the server is still forgotten and
+                // onDispose() completes.
+                outlet.complete();
+                forget.run();
+                closed.complete(null);
+            }
+        };
+        // Inline on the loop, else handed over; when the loop is shutting down, once it ended
+        // (never beside its last round).
+        loop.executeOrAfterTermination(task);
+        return closed;
+    }
+
+    /** {@return the server's counters ({@link RdmaServer#stats()})} */
+    public RdmaServer.Stats stats() {
+        return admission.stats();
+    }
+
+    /** {@return what this server holds now (connections, handshakes, exposures), for the instance's sum} */
+    public int[] live() {
+        return admission.live();
+    }
+
+    /** {@return the server's name, as its messages and {@link RdmaServer#toString()} give it} */
+    @Override
+    public String toString() {
+        return "RdmaServer[" + address + "]";
+    }
+}
