@@ -482,7 +482,7 @@ final class PoolSlots {
             attempt = s.pending;
             attemptEnded(s); // the timer that runs this is spent
             cause = new ConnectionException(ConnectionEvent.UNREACHABLE, "connect attempt " + s.attempt + " to "
-                    + PeerPool.hostAndPort(address) + " abandoned: not established within its "
+                    + PoolCore.hostAndPort(address) + " abandoned: not established within its "
                     + TimeUnit.NANOSECONDS.toMillis(a.windowNanos()) + " ms (the backoff delay before it, at least"
                     + " minAttemptTime " + options.minAttemptTime().toMillis() + " ms); the next attempt starts at once");
             status.failed(cause);
