@@ -18,6 +18,7 @@ import io.cqflux.reactor.internal.connection.ConnectionCore;
 import io.cqflux.reactor.internal.connection.Lifecycle;
 import io.cqflux.reactor.internal.connection.Limits;
 import io.cqflux.reactor.internal.connection.PeerControl;
+import io.cqflux.reactor.internal.pool.PoolCore;
 import io.cqflux.reactor.internal.resources.Arguments;
 import io.cqflux.reactor.internal.resources.ConnectionFactory;
 import io.cqflux.reactor.internal.resources.Holdings;

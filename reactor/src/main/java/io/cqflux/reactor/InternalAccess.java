@@ -5,10 +5,15 @@ import io.cqflux.core.ResourceClosedException;
 import io.cqflux.core.spi.LocalRegion;
 import io.cqflux.core.spi.RemoteRegion;
 import io.cqflux.core.spi.Transport;
+import io.cqflux.epoll.loop.EventLoop;
 import io.cqflux.reactor.internal.connection.ConnectionCore;
+import io.cqflux.reactor.internal.pool.PoolCore;
 import io.cqflux.reactor.internal.resources.ApiAccess;
 import io.cqflux.reactor.internal.resources.LeaseTaker;
 import java.lang.foreign.MemorySegment;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import reactor.util.Logger;
 
 /**
  * The internal packages' way to the package-private members of this package's types
@@ -118,5 +123,48 @@ final class InternalAccess implements ApiAccess {
     @Override
     public void invalidate(InboundMessage message) {
         message.invalidate();
+    }
+
+    // the peer pool (internal.pool)
+
+    @Override
+    public PeerPool newPeerPool(PoolCore core) {
+        return new PeerPool(core);
+    }
+
+    @Override
+    public PeerPoolEvent newPeerPoolEvent(PeerPoolEvent.Kind kind, InetSocketAddress address, int slot, int attempt,
+                                          Duration delay, Throwable cause, String connection) {
+        return new PeerPoolEvent(kind, address, slot, attempt, delay, cause, connection);
+    }
+
+    @Override
+    public Logger peerPoolLog() {
+        return PeerPool.log;
+    }
+
+    @Override
+    public void forget(Cqflux cq, PeerPool pool) {
+        cq.forget(pool);
+    }
+
+    @Override
+    public EventLoop firstLoop(Cqflux cq) {
+        return cq.firstLoop();
+    }
+
+    @Override
+    public void checkConnectRequest(Cqflux cq, ConnectOptions options) {
+        cq.checkConnectRequest(options);
+    }
+
+    @Override
+    public Duration nominalBackoff(PeerPoolOptions options, int attempt) {
+        return options.nominalBackoff(attempt);
+    }
+
+    @Override
+    public Duration longestAttemptGap(PeerPoolOptions options, Duration connectTimeout) {
+        return options.longestAttemptGap(connectTimeout);
     }
 }

@@ -2,6 +2,7 @@ package io.cqflux.reactor;
 
 import io.cqflux.core.ResourceClosedException;
 import io.cqflux.reactor.internal.connection.Lifecycle;
+import io.cqflux.reactor.internal.pool.PoolCore;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.Objects;

@@ -5,14 +5,24 @@ import io.cqflux.core.ResourceClosedException;
 import io.cqflux.core.spi.LocalRegion;
 import io.cqflux.core.spi.RemoteRegion;
 import io.cqflux.core.spi.Transport;
+import io.cqflux.epoll.loop.EventLoop;
 import io.cqflux.reactor.BufferLease;
 import io.cqflux.reactor.BufferPool;
+import io.cqflux.reactor.ConnectOptions;
+import io.cqflux.reactor.Cqflux;
 import io.cqflux.reactor.InboundMessage;
+import io.cqflux.reactor.PeerPool;
+import io.cqflux.reactor.PeerPoolEvent;
+import io.cqflux.reactor.PeerPoolOptions;
 import io.cqflux.reactor.PeerRegion;
 import io.cqflux.reactor.RdmaConnection;
 import io.cqflux.reactor.Region;
 import io.cqflux.reactor.internal.connection.ConnectionCore;
+import io.cqflux.reactor.internal.pool.PoolCore;
 import java.lang.foreign.MemorySegment;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import reactor.util.Logger;
 
 /**
  * What the internal packages may do to the public API's objects beyond their public methods: make
@@ -164,6 +174,66 @@ public interface ApiAccess {
 
     /** Ends a received-message view's validity. @param message the view */
     void invalidate(InboundMessage message);
+
+    // ---------------------------------------------------------------- the peer pool (internal.pool)
+
+    /** {@return the public face of a new peer pool} @param core the pool's state */
+    PeerPool newPeerPool(PoolCore core);
+
+    /**
+     * {@return a pool's event}
+     *
+     * @param kind what happened
+     * @param address the peer's address
+     * @param slot which of the pool's connections, -1 for the whole pool
+     * @param attempt the connect attempt, 0 when none
+     * @param delay the wait before the next attempt, or null
+     * @param cause why, or null
+     * @param connection the connection's description, or null
+     */
+    PeerPoolEvent newPeerPoolEvent(PeerPoolEvent.Kind kind, InetSocketAddress address, int slot, int attempt,
+                                   Duration delay, Throwable cause, String connection);
+
+    /** {@return the pool's logger as it is now (a test may replace it)} */
+    Logger peerPoolLog();
+
+    /**
+     * Tells the instance that a pool ended: nothing is left for its shutdown to dispose.
+     *
+     * @param cq the instance
+     * @param pool the pool
+     */
+    void forget(Cqflux cq, PeerPool pool);
+
+    /** {@return the instance's first loop, which runs a pool's timer tasks} @param cq the instance */
+    EventLoop firstLoop(Cqflux cq);
+
+    /**
+     * Refuses a pool's connect request that cannot be sent.
+     *
+     * @param cq the instance
+     * @param options what each connect of the pool sends
+     * @throws IllegalArgumentException when the request is over the limit or names a region of
+     *     another instance
+     * @throws ResourceClosedException when an exposed region is closed
+     */
+    void checkConnectRequest(Cqflux cq, ConnectOptions options);
+
+    /**
+     * {@return the backoff delay before a reconnect attempt, without jitter}
+     *
+     * @param options the pool's options
+     * @param attempt the attempt's number, from 1
+     */
+    Duration nominalBackoff(PeerPoolOptions options, int attempt);
+
+    /**
+     * {@return the longest time between the starts of two attempts of a reconnect}
+     *
+     * @param options the pool's options
+     * @param connectTimeout the instance's connect timeout
+     */
+    Duration longestAttemptGap(PeerPoolOptions options, Duration connectTimeout);
 
     /** Where the installed implementation is kept; loads the public package's class on first use. */
     final class Holder {

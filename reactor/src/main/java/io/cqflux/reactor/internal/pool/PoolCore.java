@@ -1,9 +1,15 @@
-package io.cqflux.reactor;
+package io.cqflux.reactor.internal.pool;
 
 import io.cqflux.core.ConnectionEvent;
 import io.cqflux.core.ConnectionException;
 import io.cqflux.core.QueueFullException;
 import io.cqflux.core.ResourceClosedException;
+import io.cqflux.reactor.Cqflux;
+import io.cqflux.reactor.PeerPool;
+import io.cqflux.reactor.PeerPoolEvent;
+import io.cqflux.reactor.PeerPoolOptions;
+import io.cqflux.reactor.RdmaConnection;
+import io.cqflux.reactor.internal.resources.ApiAccess;
 import io.cqflux.reactor.internal.resources.Connector;
 import io.cqflux.reactor.internal.resources.LibraryTimer;
 import java.net.InetSocketAddress;
@@ -52,7 +58,9 @@ import reactor.util.Logger;
  * methods forward here; {@link #start} makes the pool and starts connecting. Thread-safe, as the
  * pool's javadoc says.
  */
-final class PoolCore {
+public final class PoolCore {
+    private static final ApiAccess API = ApiAccess.get();
+
     private final Cqflux cq;
     private final InetSocketAddress address;
     private final PeerPoolOptions options;
@@ -64,7 +72,7 @@ final class PoolCore {
     private final PoolStatus status = new PoolStatus();
     private final PoolSlots slots;
     private final ArrayDeque<PoolWaiter> waiters = new ArrayDeque<>();
-    /** The public face, made with the core: what {@link Cqflux#forget(PeerPool)} is told of at the end. */
+    /** The public face, made with the core: what its instance is told of at the end ({@code Cqflux.forget}). */
     private final PeerPool pool;
 
     private PoolCore(Cqflux cq, Connector connector, InetSocketAddress address, PeerPoolOptions options) {
@@ -84,7 +92,7 @@ final class PoolCore {
                 PoolCore.this.end(reason);
             }
         });
-        this.pool = new PeerPool(this);
+        this.pool = API.newPeerPool(this);
     }
 
     /**
@@ -97,14 +105,14 @@ final class PoolCore {
      * @param options the pool's options, its connect request checked
      * @return the pool, already connecting
      */
-    static PeerPool start(Cqflux cq, Connector connector, InetSocketAddress address, PeerPoolOptions options) {
+    public static PeerPool start(Cqflux cq, Connector connector, InetSocketAddress address, PeerPoolOptions options) {
         PoolCore core = new PoolCore(cq, connector, address, options);
         core.slots.start();
         return core.pool;
     }
 
     private static Logger log() {
-        return PeerPool.log;
+        return API.peerPoolLog();
     }
 
     /** {@return the address as given, with the IP where the name is not one: {@code host/ip:port}} */
@@ -118,47 +126,47 @@ final class PoolCore {
     }
 
     /** {@return the peer's address} */
-    InetSocketAddress address() {
+    public InetSocketAddress address() {
         return address;
     }
 
     /** {@return the options the pool was made with} */
-    PeerPoolOptions options() {
+    public PeerPoolOptions options() {
         return options;
     }
 
     /** {@return the state now ({@link PeerPool#state()}): {@code CONNECTED} only while a connection is live} */
-    PeerPool.State state() {
+    public PeerPool.State state() {
         return slots.state();
     }
 
     /** {@return the state as last recorded, not checked against the connections} */
-    PeerPool.State recordedState() {
+    public PeerPool.State recordedState() {
         return status.recorded();
     }
 
     /** {@return how many connections are live now} */
-    int liveConnections() {
+    public int liveConnections() {
         return slots.liveCount();
     }
 
     /** {@return the events ({@link PeerPool#events()})} */
-    Flux<PeerPoolEvent> events() {
+    public Flux<PeerPoolEvent> events() {
         return events.flux();
     }
 
     /** {@return the future that completes once the pool is closed and everything it started released} */
-    CompletableFuture<Void> terminated() {
+    public CompletableFuture<Void> terminated() {
         return releases.terminated();
     }
 
     /** {@return what is left to release, for a timeout's message} */
-    String pending() {
+    public String pending() {
         return releases.pending();
     }
 
     /** {@return a cold Mono of a live connection, as {@link PeerPool#acquire()} says} */
-    Mono<RdmaConnection> acquire() {
+    public Mono<RdmaConnection> acquire() {
         return Mono.create(sink -> {
             RdmaConnection c = pick();
             if (c != null) {
@@ -279,7 +287,7 @@ final class PoolCore {
      * @param reason null for a dispose; else why the pool ends on its own (its connect request can
      *     no longer be sent), which waiting and later acquires fail with and the CLOSED event carries
      */
-    void end(String reason) {
+    public void end(String reason) {
         List<Disposable> pendings = new ArrayList<>();
         List<RdmaConnection> conns = new ArrayList<>();
         List<PoolWaiter> ws;
@@ -294,7 +302,7 @@ final class PoolCore {
             events.emit(PeerPoolEvent.Kind.CLOSED, -1, 0, null, why, null);
             events.complete();
         }
-        cq.forget(pool);
+        API.forget(cq, pool);
         for (Disposable d : pendings) {
             d.dispose();
         }
