@@ -15,7 +15,7 @@ module io.cqflux.reactor {
     requires static reactor.blockhound;
 
     exports io.cqflux.reactor;
-    // io.cqflux.reactor.internal.{resources,connection,op,server} are exported to no module: none of the
+    // io.cqflux.reactor.internal.{resources,connection,op,server,pool} are exported to no module: none of the
     // project's other modules (test-kit, micrometer, the starter, samples, benchmarks) uses them;
     // they reach the library through its public API only. Add a qualified export (exports ... to)
     // for a module that comes to need one.

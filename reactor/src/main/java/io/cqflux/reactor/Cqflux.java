@@ -17,6 +17,7 @@ import io.cqflux.reactor.internal.connection.ConnectionCore;
 import io.cqflux.reactor.internal.connection.Lifecycle;
 import io.cqflux.reactor.internal.connection.Limits;
 import io.cqflux.reactor.internal.connection.PeerControl;
+import io.cqflux.reactor.internal.pool.PoolCore;
 import io.cqflux.reactor.internal.resources.Arguments;
 import io.cqflux.reactor.internal.resources.ConnectionFactory;
 import io.cqflux.reactor.internal.resources.Holdings;
@@ -407,7 +408,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
         // What every connect of the pool would send, checked once now: a request that cannot be
         // sent would otherwise fail each attempt, and the pool would retry it forever.
         checkConnectRequest(options.connectOptions());
-        PeerPool pool = PeerPool.start(this, (a, o, r) -> factory.connect(a, o.exposed(), o.raw(), o.receivePrefetch(),
+        PeerPool pool = PoolCore.start(this, (a, o, r) -> factory.connect(a, o.exposed(), o.raw(), o.receivePrefetch(),
                 o.credentialsSupplier(), o.endsOnReceiveOverflow(), r), address, options);
         if (!holdings.addPool(pool)) {
             pool.dispose(); // raced with dispose(), which may not have seen it (Holdings)

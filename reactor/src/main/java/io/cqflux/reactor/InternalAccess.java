@@ -11,14 +11,18 @@ import io.cqflux.core.spi.Transport;
 import io.cqflux.epoll.loop.EventLoop;
 import io.cqflux.reactor.internal.connection.ConnectionCore;
 import io.cqflux.reactor.internal.connection.Limits;
+import io.cqflux.reactor.internal.pool.PoolCore;
 import io.cqflux.reactor.internal.resources.ApiAccess;
 import io.cqflux.reactor.internal.resources.ConnectionFactory;
 import io.cqflux.reactor.internal.resources.LeaseTaker;
 import io.cqflux.reactor.internal.server.ServerCore;
 import java.lang.foreign.MemorySegment;
+import java.net.InetSocketAddress;
+import java.time.Duration;
 import java.util.List;
 import java.util.function.Function;
 import org.reactivestreams.Publisher;
+import reactor.util.Logger;
 
 /**
  * The internal packages' way to the package-private members of this package's types
@@ -192,5 +196,43 @@ final class InternalAccess implements ApiAccess {
     @Override
     public void unexpose(Region region, LocalRegion registration) {
         region.unexpose(registration);
+    }
+
+    // the peer pool (internal.pool)
+
+    @Override
+    public PeerPool newPeerPool(PoolCore core) {
+        return new PeerPool(core);
+    }
+
+    @Override
+    public PeerPoolEvent newPeerPoolEvent(PeerPoolEvent.Kind kind, InetSocketAddress address, int slot, int attempt,
+                                          Duration delay, Throwable cause, String connection) {
+        return new PeerPoolEvent(kind, address, slot, attempt, delay, cause, connection);
+    }
+
+    @Override
+    public Logger peerPoolLog() {
+        return PeerPool.log;
+    }
+
+    @Override
+    public void forget(Cqflux cq, PeerPool pool) {
+        cq.forget(pool);
+    }
+
+    @Override
+    public void checkConnectRequest(Cqflux cq, ConnectOptions options) {
+        cq.checkConnectRequest(options);
+    }
+
+    @Override
+    public Duration nominalBackoff(PeerPoolOptions options, int attempt) {
+        return options.nominalBackoff(attempt);
+    }
+
+    @Override
+    public Duration longestAttemptGap(PeerPoolOptions options, Duration connectTimeout) {
+        return options.longestAttemptGap(connectTimeout);
     }
 }

@@ -1,51 +1,24 @@
 package io.cqflux.reactor;
 
-import io.cqflux.core.ConnectionEvent;
-import io.cqflux.core.ConnectionException;
-import io.cqflux.core.QueueFullException;
 import io.cqflux.core.ResourceClosedException;
 import io.cqflux.reactor.internal.connection.Lifecycle;
-import io.cqflux.reactor.internal.resources.Connector;
-import io.cqflux.reactor.internal.resources.LibraryTimer;
+import io.cqflux.reactor.internal.pool.PoolCore;
 import java.net.InetSocketAddress;
 import java.time.Duration;
-import java.util.ArrayDeque;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Objects;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 import reactor.core.Disposable;
-import reactor.core.Exceptions;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.util.Logger;
 import reactor.util.Loggers;
 
 /*
- * Design: connections that heal.
+ * Design: the public face of a pool.
  *
- * The pool is a facade over its parts, all sharing its `lock`: PoolSlots (each slot's connect and
- * reconnect; its design block has the state machine), with AttemptSchedule (when each attempt
- * starts and how long it may run) and OutageLog (each slot's per-outage logging), PoolStatus (the
- * state PoolSlots records), PoolEvents (the ordered event stream), PoolReleases (what onDispose
- * waits for) and the queue of PoolWaiters here. Nothing slow or user-supplied runs under the lock (connect subscriptions,
- * disposals, waiters' signals, the validation and the event sink all run after it is released).
- *
- * A connection is shared, not leased: RDMA connections multiplex (every operation is its own
- * Mono), so acquire() hands the same live connection to many callers, the least loaded first.
- * Regions are re-learned on each reconnect because each new connection carries the peer's hello:
- * callers look regions up on the connection they are given, never keep a PeerRegion across calls.
- *
- * Operations already posted on a connection that ends fail as they always do
- * (ConnectionException): the pool never replays them — a write may or may not have landed.
- *
- * The pool's onDispose waits for the release of every connection it started, a cancelled
- * connect's too: the Connector it connects through hands it each new connection's release
- * future (PoolReleases).
- *
- * The pool ends in one way, end(reason): dispose() (no reason), or the pool itself when its
- * connect request can no longer be sent (PoolSlots finds that out and asks for the end).
+ * What the pool is and does (its parts, its lock, its state machine, how it ends) is PoolCore's,
+ * whose design block describes it; this class holds the pool's public contract, its logger and
+ * the address check, and forwards the rest.
  */
 
 /**
@@ -136,35 +109,12 @@ public final class PeerPool implements Disposable, AutoCloseable {
         CLOSED
     }
 
-    private final Cqflux cq;
-    private final InetSocketAddress address;
-    private final PeerPoolOptions options;
-    private final String name;
-    /** Guards {@code waiters} and everything of {@link PoolSlots} and {@link PoolStatus}. */
-    private final Object lock = new Object();
-    private final PoolEvents events;
-    private final PoolReleases releases = new PoolReleases();
-    private final PoolStatus status = new PoolStatus();
-    private final PoolSlots slots;
-    private final ArrayDeque<PoolWaiter> waiters = new ArrayDeque<>();
+    /** Everything the pool is and does: this class is its public face. */
+    private final PoolCore core;
 
-    private PeerPool(Cqflux cq, Connector connector, InetSocketAddress address, PeerPoolOptions options) {
-        this.cq = cq;
-        this.address = address;
-        this.options = options;
-        this.name = "peer pool " + hostAndPort(address);
-        this.events = new PoolEvents(address);
-        this.slots = new PoolSlots(cq, connector, address, options, name, lock, status, events, releases, new PoolSlots.Host() {
-            @Override
-            public void serveWaiters() {
-                PeerPool.this.serveWaiters();
-            }
-
-            @Override
-            public void end(String reason) {
-                PeerPool.this.end(reason);
-            }
-        });
+    /** Made by its core ({@link PoolCore#start}), once. */
+    PeerPool(PoolCore core) {
+        this.core = core;
     }
 
     /**
@@ -184,31 +134,14 @@ public final class PeerPool implements Disposable, AutoCloseable {
         }
     }
 
-    /** {@return the address as given, with the IP where the name is not one: {@code host/ip:port}} */
-    static String hostAndPort(InetSocketAddress a) {
-        String host = a.getHostString();
-        java.net.InetAddress ip = a.getAddress();
-        if (ip != null && !host.equals(ip.getHostAddress())) {
-            host = host + "/" + ip.getHostAddress();
-        }
-        return host + ":" + a.getPort();
-    }
-
-    /** Creates a pool and starts connecting every slot. */
-    static PeerPool start(Cqflux cq, Connector connector, InetSocketAddress address, PeerPoolOptions options) {
-        PeerPool p = new PeerPool(cq, connector, address, options);
-        p.slots.start();
-        return p;
-    }
-
     /** {@return the peer's address} */
     public InetSocketAddress address() {
-        return address;
+        return core.address();
     }
 
     /** {@return the options the pool was made with} */
     public PeerPoolOptions options() {
-        return options;
+        return core.options();
     }
 
     /**
@@ -217,12 +150,12 @@ public final class PeerPool implements Disposable, AutoCloseable {
      * operation deadline deciding) says {@link State#RECONNECTING} before that end is reported
      */
     public State state() {
-        return slots.state();
+        return core.state();
     }
 
     /** {@return how many connections are live now, 0..{@link PeerPoolOptions#size()}; for metrics} */
     public int liveConnections() {
-        return slots.liveCount();
+        return core.liveConnections();
     }
 
     /**
@@ -232,7 +165,7 @@ public final class PeerPool implements Disposable, AutoCloseable {
      * loop, a subscriber's or the disposing thread): don't block in them}
      */
     public Flux<PeerPoolEvent> events() {
-        return events.flux();
+        return core.events();
     }
 
     /**
@@ -272,116 +205,7 @@ public final class PeerPool implements Disposable, AutoCloseable {
      * @return a cold Mono of a live connection, failing as {@link #withConnection(Function)} says
      */
     public Mono<RdmaConnection> acquire() {
-        return Mono.create(sink -> {
-            RdmaConnection c = pick();
-            if (c != null) {
-                sink.success(c);
-                return;
-            }
-            PoolWaiter w = new PoolWaiter(sink);
-            Throwable refused = null;
-            synchronized (lock) {
-                Throwable lastFailure = status.lastFailure();
-                if (status.closed()) {
-                    String closedFor = status.closedFor();
-                    refused = new ResourceClosedException(closedFor != null ? closedFor : name + " is disposed");
-                } else if (options.whenUnavailable() == PeerPoolOptions.WhenUnavailable.FAIL_FAST
-                        && (status.recorded() != State.CONNECTING || lastFailure != null)) {
-                    // The pool's very first attempts, before any failed, are waited for (bounded):
-                    // an operation right after peerPool() is not "during a gap".
-                    refused = new ConnectionException(ConnectionEvent.UNREACHABLE, name + ": no live connection"
-                            + " (pool " + status.recorded() + ", failing fast as configured)" + status.lastFailureText(),
-                            lastFailure);
-                } else if (waiters.size() >= options.maxPendingAcquires()) {
-                    refused = new QueueFullException(name + ": " + waiters.size() + " operations wait for a connection"
-                            + " already, the limit (PeerPoolOptions.maxPendingAcquires)", options.maxPendingAcquires());
-                } else {
-                    waiters.add(w);
-                }
-            }
-            if (refused != null) {
-                sink.error(refused);
-                return;
-            }
-            sink.onCancel(() -> {
-                if (w.claim()) {
-                    synchronized (lock) {
-                        waiters.remove(w);
-                    }
-                }
-            });
-            Duration max = options.maxAcquireTime();
-            // The library's real-time timer, not Reactor's (LibraryTimer: virtual time); the
-            // expiry signals the waiter, so it runs on a loop, as the pool's other signals do.
-            w.expireWith(LibraryTimer.schedule(() -> slots.onLoop(() -> expire(w)), max.toNanos(), TimeUnit.NANOSECONDS));
-            // A connection may have become live between pick() and joining the queue.
-            serveWaiters();
-        });
-    }
-
-    private void expire(PoolWaiter w) {
-        synchronized (lock) {
-            if (!waiters.remove(w)) {
-                return;
-            }
-        }
-        long waited = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - w.since());
-        w.fail(new ConnectionException(ConnectionEvent.UNREACHABLE, name + ": no live connection within "
-                + options.maxAcquireTime() + " (waited " + waited + " ms; pool " + status.recorded() + ")"
-                + status.lastFailureText(), status.lastFailure()));
-    }
-
-    /**
-     * {@return the live connection with the least work, or null}; evicts connections that fail
-     * the validation (outside the lock: it is the user's code).
-     */
-    private RdmaConnection pick() {
-        while (true) {
-            PoolSlots.Pick best = slots.leastLoaded();
-            if (best == null) {
-                return null;
-            }
-            boolean valid;
-            Throwable why = null;
-            try {
-                valid = options.validation().test(best.conn());
-            } catch (Throwable e) {
-                // Any non-fatal throwable (an AssertionError included) fails the validation: one
-                // that escaped would fail the connect that delivered this connection and leave it
-                // open behind the pool's back.
-                Exceptions.throwIfJvmFatal(e);
-                valid = false;
-                why = e;
-            }
-            if (valid) {
-                return best.conn();
-            }
-            slots.evict(best, new IllegalStateException("connection " + best.conn().description()
-                    + " failed the pool's validation and was evicted", why));
-        }
-    }
-
-    /** Hands live connections to waiting operations, first come first served. */
-    private void serveWaiters() {
-        while (true) {
-            PoolWaiter w;
-            synchronized (lock) {
-                w = waiters.peek();
-                if (w == null) {
-                    return;
-                }
-            }
-            RdmaConnection c = pick();
-            if (c == null) {
-                return;
-            }
-            synchronized (lock) {
-                if (!waiters.remove(w)) {
-                    continue; // expired or cancelled meanwhile
-                }
-            }
-            w.succeed(c);
-        }
+        return core.acquire();
     }
 
     // ---------------------------------------------------------------- lifetime
@@ -395,49 +219,7 @@ public final class PeerPool implements Disposable, AutoCloseable {
      */
     @Override
     public void dispose() {
-        end(null);
-    }
-
-    /**
-     * Ends the pool, once, as {@link #dispose()} says: the one way it ends.
-     *
-     * @param reason null for a dispose; else why the pool ends on its own (its connect request can
-     *     no longer be sent), which waiting and later acquires fail with and the CLOSED event carries
-     */
-    private void end(String reason) {
-        List<Disposable> pendings = new ArrayList<>();
-        List<RdmaConnection> conns = new ArrayList<>();
-        List<PoolWaiter> ws;
-        ResourceClosedException why = reason == null ? null : new ResourceClosedException(reason);
-        synchronized (lock) {
-            if (!slots.close(reason, pendings, conns)) {
-                return;
-            }
-            releases.close();
-            ws = new ArrayList<>(waiters);
-            waiters.clear();
-            events.emit(PeerPoolEvent.Kind.CLOSED, -1, 0, null, why, null);
-            events.complete();
-        }
-        cq.forget(this);
-        for (Disposable d : pendings) {
-            d.dispose();
-        }
-        for (RdmaConnection c : conns) {
-            c.dispose();
-        }
-        ResourceClosedException gone = why != null ? why
-                : new ResourceClosedException(name + " was disposed while waiting for a connection");
-        for (PoolWaiter w : ws) {
-            w.fail(gone);
-        }
-        events.drain();
-        if (reason != null) {
-            log.warn(reason);
-        } else if (log.isDebugEnabled()) {
-            log.debug(name + ": disposed");
-        }
-        releases.checkTerminated();
+        core.end(null);
     }
 
     /**
@@ -446,7 +228,7 @@ public final class PeerPool implements Disposable, AutoCloseable {
      */
     @Override
     public boolean isDisposed() {
-        return status.recorded() == State.CLOSED;
+        return core.recordedState() == State.CLOSED;
     }
 
     /**
@@ -454,7 +236,7 @@ public final class PeerPool implements Disposable, AutoCloseable {
      * released (native objects freed); it never fails; late subscribers complete at once}
      */
     public Mono<Void> onDispose() {
-        return Mono.fromFuture(releases.terminated(), true);
+        return Mono.fromFuture(core.terminated(), true);
     }
 
     /**
@@ -470,7 +252,7 @@ public final class PeerPool implements Disposable, AutoCloseable {
         Lifecycle.checkTimeout(timeout, "timeout");
         Lifecycle.checkMayBlock(this);
         dispose();
-        Lifecycle.await(this, releases.terminated(), timeout, releases::pending);
+        Lifecycle.await(this, core.terminated(), timeout, core::pending);
     }
 
     /**
@@ -484,6 +266,6 @@ public final class PeerPool implements Disposable, AutoCloseable {
 
     @Override
     public String toString() {
-        return "PeerPool[" + address + ", " + status.recorded() + "]";
+        return "PeerPool[" + core.address() + ", " + core.recordedState() + "]";
     }
 }

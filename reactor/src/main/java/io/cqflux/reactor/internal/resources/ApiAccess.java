@@ -13,19 +13,27 @@ import io.cqflux.reactor.AcceptDecision;
 import io.cqflux.reactor.AcceptOptions;
 import io.cqflux.reactor.BufferLease;
 import io.cqflux.reactor.BufferPool;
+import io.cqflux.reactor.ConnectOptions;
 import io.cqflux.reactor.Cqflux;
 import io.cqflux.reactor.InboundMessage;
+import io.cqflux.reactor.PeerPool;
+import io.cqflux.reactor.PeerPoolEvent;
+import io.cqflux.reactor.PeerPoolOptions;
 import io.cqflux.reactor.PeerRegion;
 import io.cqflux.reactor.RdmaConnection;
 import io.cqflux.reactor.RdmaServer;
 import io.cqflux.reactor.Region;
 import io.cqflux.reactor.internal.connection.ConnectionCore;
 import io.cqflux.reactor.internal.connection.Limits;
+import io.cqflux.reactor.internal.pool.PoolCore;
 import io.cqflux.reactor.internal.server.ServerCore;
 import java.lang.foreign.MemorySegment;
+import java.net.InetSocketAddress;
+import java.time.Duration;
 import java.util.List;
 import java.util.function.Function;
 import org.reactivestreams.Publisher;
+import reactor.util.Logger;
 
 /**
  * What the internal packages may do to the public API's objects beyond their public methods: make
@@ -236,7 +244,7 @@ public interface ApiAccess {
     /** {@return the instance's per-connection limits} @param owner the instance */
     Limits limits(Cqflux owner);
 
-    /** {@return the instance's first loop, where its servers listen} @param owner the instance */
+    /** {@return the instance's first loop: its servers listen there, its pools run their timer tasks there} @param owner the instance */
     EventLoop firstLoop(Cqflux owner);
 
     /**
@@ -257,6 +265,63 @@ public interface ApiAccess {
      * @param registration the registration
      */
     void unexpose(Region region, LocalRegion registration);
+
+    // ---------------------------------------------------------------- the peer pool (internal.pool)
+
+    /** {@return the public face of a new peer pool} @param core the pool's state */
+    PeerPool newPeerPool(PoolCore core);
+
+    /**
+     * {@return a pool's event}
+     *
+     * @param kind what happened
+     * @param address the peer's address
+     * @param slot which of the pool's connections, -1 for the whole pool
+     * @param attempt the connect attempt, 0 when none
+     * @param delay the wait before the next attempt, or null
+     * @param cause why, or null
+     * @param connection the connection's description, or null
+     */
+    PeerPoolEvent newPeerPoolEvent(PeerPoolEvent.Kind kind, InetSocketAddress address, int slot, int attempt,
+                                   Duration delay, Throwable cause, String connection);
+
+    /** {@return the pool's logger as it is now (a test may replace it)} */
+    Logger peerPoolLog();
+
+    /**
+     * Tells the instance that a pool ended: nothing is left for its shutdown to dispose.
+     *
+     * @param cq the instance
+     * @param pool the pool
+     */
+    void forget(Cqflux cq, PeerPool pool);
+
+    /**
+     * Refuses a pool's connect request that cannot be sent.
+     *
+     * @param cq the instance
+     * @param options what each connect of the pool sends
+     * @throws IllegalArgumentException when the request is over the limit or names a region of
+     *     another instance
+     * @throws ResourceClosedException when an exposed region is closed
+     */
+    void checkConnectRequest(Cqflux cq, ConnectOptions options);
+
+    /**
+     * {@return the backoff delay before a reconnect attempt, without jitter}
+     *
+     * @param options the pool's options
+     * @param attempt the attempt's number, from 1
+     */
+    Duration nominalBackoff(PeerPoolOptions options, int attempt);
+
+    /**
+     * {@return the longest time between the starts of two attempts of a reconnect}
+     *
+     * @param options the pool's options
+     * @param connectTimeout the instance's connect timeout
+     */
+    Duration longestAttemptGap(PeerPoolOptions options, Duration connectTimeout);
 
     /** Where the installed implementation is kept; loads the public package's class on first use. */
     final class Holder {

@@ -1,9 +1,10 @@
-package io.cqflux.reactor;
+package io.cqflux.reactor.internal.pool;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.cqflux.reactor.PeerPoolOptions;
 import java.time.Duration;
 import java.util.function.DoubleSupplier;
 import org.junit.jupiter.api.Test;

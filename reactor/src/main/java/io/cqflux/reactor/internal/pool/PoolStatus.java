@@ -1,4 +1,6 @@
-package io.cqflux.reactor;
+package io.cqflux.reactor.internal.pool;
+
+import io.cqflux.reactor.PeerPool;
 
 /**
  * What a {@link PeerPool} reports of itself: its state as last recorded, whether and why it

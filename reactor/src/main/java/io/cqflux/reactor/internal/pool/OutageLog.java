@@ -1,7 +1,10 @@
-package io.cqflux.reactor;
+package io.cqflux.reactor.internal.pool;
 
 import io.cqflux.core.ConnectionEvent;
 import io.cqflux.core.ConnectionException;
+import io.cqflux.reactor.PeerPool;
+import io.cqflux.reactor.PeerPoolOptions;
+import io.cqflux.reactor.internal.resources.ApiAccess;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import reactor.util.Logger;
@@ -25,6 +28,7 @@ import reactor.util.Logger;
  * logger's appenders are not the pool's to run under its lock).
  */
 final class OutageLog {
+    private static final ApiAccess API = ApiAccess.get();
 
     private final String name;
     private final int slot;
@@ -50,7 +54,7 @@ final class OutageLog {
     }
 
     private static Logger log() {
-        return PeerPool.log;
+        return API.peerPoolLog();
     }
 
     /**

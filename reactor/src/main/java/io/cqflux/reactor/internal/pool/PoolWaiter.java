@@ -1,5 +1,7 @@
-package io.cqflux.reactor;
+package io.cqflux.reactor.internal.pool;
 
+import io.cqflux.reactor.PeerPool;
+import io.cqflux.reactor.RdmaConnection;
 import java.util.concurrent.atomic.AtomicBoolean;
 import reactor.core.Disposable;
 import reactor.core.publisher.MonoSink;

@@ -1,6 +1,9 @@
-package io.cqflux.reactor;
+package io.cqflux.reactor.internal.pool;
 
+import io.cqflux.reactor.PeerPool;
+import io.cqflux.reactor.PeerPoolEvent;
 import io.cqflux.reactor.internal.op.Emissions;
+import io.cqflux.reactor.internal.resources.ApiAccess;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.Queue;
@@ -15,8 +18,9 @@ import reactor.core.publisher.Sinks;
  * lock, since Reactor sinks need serialized calls and a subscriber's code must not run under it.
  */
 final class PoolEvents {
+    private static final ApiAccess API = ApiAccess.get();
     /** Marks the end of the stream in the outbox: it completes the sink. */
-    private static final PeerPoolEvent END = new PeerPoolEvent(PeerPoolEvent.Kind.CLOSED, null, -1, 0, null, null, null);
+    private static final PeerPoolEvent END = API.newPeerPoolEvent(PeerPoolEvent.Kind.CLOSED, null, -1, 0, null, null, null);
 
     private final InetSocketAddress address;
     private final Sinks.Many<PeerPoolEvent> sink = Sinks.many().replay().limit(PeerPool.EVENT_HISTORY);
@@ -38,7 +42,7 @@ final class PoolEvents {
      * {@link #drain()} after releasing it.
      */
     void emit(PeerPoolEvent.Kind kind, int slot, int attempt, Duration delay, Throwable cause, String conn) {
-        outbox.add(new PeerPoolEvent(kind, address, slot, attempt, delay, cause, conn));
+        outbox.add(API.newPeerPoolEvent(kind, address, slot, attempt, delay, cause, conn));
     }
 
     /** Queues the end of the stream, after the pool's last event; call under the pool's lock. */

@@ -1,8 +1,14 @@
-package io.cqflux.reactor;
+package io.cqflux.reactor.internal.pool;
 
 import io.cqflux.core.ConnectionEvent;
 import io.cqflux.core.ConnectionException;
 import io.cqflux.core.ResourceClosedException;
+import io.cqflux.reactor.Cqflux;
+import io.cqflux.reactor.PeerPool;
+import io.cqflux.reactor.PeerPoolEvent;
+import io.cqflux.reactor.PeerPoolOptions;
+import io.cqflux.reactor.RdmaConnection;
+import io.cqflux.reactor.internal.resources.ApiAccess;
 import io.cqflux.reactor.internal.resources.Connector;
 import io.cqflux.reactor.internal.resources.LibraryTimer;
 import java.net.InetSocketAddress;
@@ -69,6 +75,7 @@ import reactor.util.Logger;
  * pool or serves its waiters is the pool's ({@link Host}).
  */
 final class PoolSlots {
+    private static final ApiAccess API = ApiAccess.get();
 
     /** What the slots ask of their pool: called outside the lock. */
     interface Host {
@@ -154,7 +161,7 @@ final class PoolSlots {
     }
 
     private static Logger log() {
-        return PeerPool.log;
+        return API.peerPoolLog();
     }
 
     /** Starts connecting every slot. */
@@ -229,7 +236,7 @@ final class PoolSlots {
      * pending) is still open but takes no new operation, so it is not live for the pool.
      */
     private static boolean usable(RdmaConnection c) {
-        return c != null && !c.isDisposed() && c.core().canPost();
+        return c != null && !c.isDisposed() && API.core(c).canPost();
     }
 
     private boolean anyLive() {
@@ -294,7 +301,7 @@ final class PoolSlots {
      * of, so that reconnects are spread over the loops as first connects are.
      */
     void onLoop(Runnable task) {
-        cq.firstLoop().executeOrAfterTermination(task);
+        API.firstLoop(cq).executeOrAfterTermination(task);
     }
 
     /**
@@ -482,7 +489,7 @@ final class PoolSlots {
             attempt = s.pending;
             attemptEnded(s); // the timer that runs this is spent
             cause = new ConnectionException(ConnectionEvent.UNREACHABLE, "connect attempt " + s.attempt + " to "
-                    + PeerPool.hostAndPort(address) + " abandoned: not established within its "
+                    + PoolCore.hostAndPort(address) + " abandoned: not established within its "
                     + TimeUnit.NANOSECONDS.toMillis(a.windowNanos()) + " ms (the backoff delay before it, at least"
                     + " minAttemptTime " + options.minAttemptTime().toMillis() + " ms); the next attempt starts at once");
             status.failed(cause);
@@ -499,12 +506,13 @@ final class PoolSlots {
 
     /**
      * {@return why the pool's connect request can no longer be sent, or null when it can}: the
-     * check that {@link Cqflux#peerPool} ran when the pool was made ({@link Cqflux#checkConnectRequest}),
-     * run again; what it refuses stays refused (a region closed since then never opens again)
+     * check that {@link Cqflux#peerPool} ran when the pool was made ({@code Cqflux.checkConnectRequest},
+     * reached through {@link ApiAccess}), run again; what it refuses stays refused (a region closed
+     * since then never opens again)
      */
     private String unsendableRequest() {
         try {
-            cq.checkConnectRequest(options.connectOptions());
+            API.checkConnectRequest(cq, options.connectOptions());
             return null;
         } catch (IllegalArgumentException | ResourceClosedException refused) {
             return name + ": its connect request can no longer be sent (" + refused.getMessage() + "), so the pool"
@@ -531,7 +539,7 @@ final class PoolSlots {
             if (status.closed()) {
                 return;
             }
-            Throwable end = c.core().endCause();
+            Throwable end = API.core(c).endCause();
             cause = s.evictedFor != null ? s.evictedFor
                     : end != null ? end
                     : new ConnectionException(ConnectionEvent.LOST, "connection " + c.description() + " ended");

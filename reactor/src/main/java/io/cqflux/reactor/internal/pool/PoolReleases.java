@@ -1,5 +1,6 @@
-package io.cqflux.reactor;
+package io.cqflux.reactor.internal.pool;
 
+import io.cqflux.reactor.PeerPool;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;

@@ -1,5 +1,8 @@
-package io.cqflux.reactor;
+package io.cqflux.reactor.internal.pool;
 
+import io.cqflux.reactor.PeerPool;
+import io.cqflux.reactor.PeerPoolOptions;
+import io.cqflux.reactor.internal.resources.ApiAccess;
 import java.time.Duration;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.DoubleSupplier;
@@ -36,7 +39,8 @@ import java.util.function.DoubleSupplier;
  * again. Pure arithmetic over the options and the clock readings it is given (the jitter's draw
  * aside, which a test may supply); immutable, so shared by the slots with no lock.
  */
-final class AttemptSchedule {
+public final class AttemptSchedule {
+    private static final ApiAccess API = ApiAccess.get();
 
     /**
      * The next attempt of a slot, as a failure or an abandoned attempt schedules it.
@@ -70,7 +74,7 @@ final class AttemptSchedule {
     AttemptSchedule(PeerPoolOptions options, Duration connectTimeout, DoubleSupplier random) {
         this.options = options;
         this.connectTimeoutNanos = connectTimeout.toNanos();
-        this.gapNanos = options.longestAttemptGap(connectTimeout).toNanos();
+        this.gapNanos = API.longestAttemptGap(options, connectTimeout).toNanos();
         this.random = random;
     }
 
@@ -84,7 +88,7 @@ final class AttemptSchedule {
      * ({@link PeerPoolOptions#nominalBackoff}) times 1 ± jitter, within the backoff's bounds
      */
     Duration delay(int attempt) {
-        Duration nominal = options.nominalBackoff(attempt);
+        Duration nominal = API.nominalBackoff(options, attempt);
         double j = options.jitter();
         if (j == 0) {
             return nominal;
@@ -140,7 +144,7 @@ final class AttemptSchedule {
      * the next attempt starts no later than {@code gapNanos} after the failed one started
      * ({@code spentNanos} ago), never negative
      */
-    static long waitAfter(long delayNanos, long spentNanos, long gapNanos) {
+    public static long waitAfter(long delayNanos, long spentNanos, long gapNanos) {
         return Math.clamp(gapNanos - spentNanos, 0, delayNanos);
     }
 }
