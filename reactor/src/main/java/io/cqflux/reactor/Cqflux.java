@@ -234,7 +234,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
      * @return a cold Mono of the listening server
      */
     public Mono<RdmaServer> bind(InetSocketAddress address, Region... exposed) {
-        return Binder.bind(this, address, null, null, exposedRegions(exposed), null);
+        return Binder.bind(this, address, null, null, Arguments.exposedRegions(exposed), null);
     }
 
     /**
@@ -253,8 +253,8 @@ public final class Cqflux implements Disposable, AutoCloseable {
     public Mono<RdmaServer> bind(InetSocketAddress address,
                                  Function<? super RdmaConnection, ? extends Publisher<Void>> handler,
                                  Region... exposed) {
-        return Binder.bind(this, address, Objects.requireNonNull(handler, "handler"), null, exposedRegions(exposed),
-                null);
+        return Binder.bind(this, address, Objects.requireNonNull(handler, "handler"), null,
+                Arguments.exposedRegions(exposed), null);
     }
 
     /**
@@ -333,7 +333,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
      */
     public Mono<RdmaConnection> connect(InetSocketAddress address, Region... exposed) {
         Objects.requireNonNull(address, "address");
-        return factory.connect(address, exposedRegions(exposed), null, -1, null, true, null);
+        return factory.connect(address, Arguments.exposedRegions(exposed), null, -1, null, true, null);
     }
 
     /**
@@ -446,11 +446,6 @@ public final class Cqflux implements Disposable, AutoCloseable {
         factory.checkConnectRequest(co.raw(), co.exposed(), co.fixedCredentialsLength());
     }
 
-    /** Copies the exposed regions, refusing a null array or element with the position named ({@link Arguments}). */
-    static List<Region> exposedRegions(Region[] exposed) {
-        return Arguments.exposedRegions(exposed);
-    }
-
     /**
      * Starts the shutdown with the {@linkplain Builder#shutdownTimeout(Duration) configured budget}
      * and returns at once; idempotent (a later call, or a {@link #disposeNow(Duration)}, neither
@@ -537,11 +532,6 @@ public final class Cqflux implements Disposable, AutoCloseable {
     /** {@return the first loop ({@link LoopGroup#first()})} */
     EventLoop firstLoop() {
         return loops.first();
-    }
-
-    /** {@return this side's hello ({@link ConnectionFactory#hello})} */
-    byte[] hello(List<Region> exposed, PeerControl control, int max) {
-        return factory.hello(exposed, control, max);
     }
 
     /** {@return a server's hello for one connection ({@link ConnectionFactory#acceptHello})} */
@@ -684,10 +674,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
          */
         public Builder blockSpin(Duration spin) {
             Objects.requireNonNull(spin, "blockSpin");
-            if (spin.isNegative() || spin.compareTo(MAX_BLOCK_SPIN) > 0) {
-                throw new IllegalArgumentException("blockSpin " + spin + " is outside [PT0S, " + MAX_BLOCK_SPIN + "]");
-            }
-            this.blockSpin = spin;
+            this.blockSpin = Arguments.inRange("blockSpin", spin, Duration.ZERO, MAX_BLOCK_SPIN);
             return this;
         }
 
@@ -780,11 +767,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
          * @throws IllegalArgumentException when {@code n} is outside that range
          */
         public Builder acceptBufferSize(int n) {
-            if (n < 1 || n > MAX_ACCEPT_BUFFER_SIZE) {
-                throw new IllegalArgumentException("acceptBufferSize " + n + " is outside [1, "
-                        + MAX_ACCEPT_BUFFER_SIZE + "]");
-            }
-            this.acceptBufferSize = n;
+            this.acceptBufferSize = Arguments.inRange("acceptBufferSize", n, 1, MAX_ACCEPT_BUFFER_SIZE);
             return this;
         }
 
@@ -799,10 +782,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
          */
         public Builder threadNamePrefix(String prefix) {
             Objects.requireNonNull(prefix, "threadNamePrefix");
-            if (prefix.isBlank()) {
-                throw new IllegalArgumentException("threadNamePrefix \"" + prefix + "\" is blank");
-            }
-            this.threadNamePrefix = prefix;
+            this.threadNamePrefix = Arguments.notBlank("threadNamePrefix", prefix);
             return this;
         }
 
@@ -919,10 +899,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
          * @return this
          */
         public Builder batchSize(int n) {
-            if (n < 1 || n > LoopConfig.MAX_BATCH) {
-                throw new IllegalArgumentException("batchSize " + n + " is outside [1, " + LoopConfig.MAX_BATCH + "]");
-            }
-            this.batchSize = n;
+            this.batchSize = Arguments.inRange("batchSize", n, 1, LoopConfig.MAX_BATCH);
             return this;
         }
 
@@ -931,10 +908,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
          * @return this
          */
         public Builder loops(int n) {
-            if (n < 1 || n > 64) {
-                throw new IllegalArgumentException("loops " + n + " is outside [1, 64]");
-            }
-            this.loopCount = n;
+            this.loopCount = Arguments.inRange("loops", n, 1, 64);
             return this;
         }
 
@@ -944,30 +918,8 @@ public final class Cqflux implements Disposable, AutoCloseable {
          * @return this
          */
         public Builder pendingLimit(int n) {
-            if (n < 0 || n > 1 << 20) {
-                throw new IllegalArgumentException("pendingLimit " + n + " is outside [0, " + (1 << 20) + "]");
-            }
-            this.pendingLimit = n;
+            this.pendingLimit = Arguments.inRange("pendingLimit", n, 0, 1 << 20);
             return this;
-        }
-
-        /** The most memory one connection's receive pool may take: receiveQueueSize x receiveBufferSize. */
-        private static final long MAX_RECEIVE_POOL_BYTES = 1L << 34;
-
-        /**
-         * Checks the memory of one connection's receive pool, allocated and registered at once on
-         * its first subscription (or at establishment with a receive prefetch): a size no memory
-         * can give is refused here, naming it, rather than failing on the loop that allocates it.
-         *
-         * @throws IllegalArgumentException naming both sizes and the bound
-         */
-        private static void checkReceivePool(int receiveQueueSize, int receiveBufferSize) {
-            long bytes = (long) receiveQueueSize * receiveBufferSize;
-            if (bytes > MAX_RECEIVE_POOL_BYTES) {
-                throw new IllegalArgumentException("a connection's receive pool of receiveQueueSize " + receiveQueueSize
-                        + " x receiveBufferSize " + receiveBufferSize + " bytes is " + bytes + " bytes, above the bound "
-                        + MAX_RECEIVE_POOL_BYTES + " (16 GiB); lower either");
-            }
         }
 
         /**
@@ -977,10 +929,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
          * @return this
          */
         public Builder receiveBufferSize(int n) {
-            if (n < 1 || n > 1 << 24) {
-                throw new IllegalArgumentException("receiveBufferSize " + n + " is outside [1, " + (1 << 24) + "]");
-            }
-            this.receiveBufferSize = n;
+            this.receiveBufferSize = Arguments.inRange("receiveBufferSize", n, 1, 1 << 24);
             return this;
         }
 
@@ -1032,16 +981,9 @@ public final class Cqflux implements Disposable, AutoCloseable {
          */
         public Builder keepAlive(Duration interval, int misses) {
             Objects.requireNonNull(interval, "keepAlive interval (noKeepAlive() switches it off)");
-            if (interval.compareTo(MIN_KEEP_ALIVE_INTERVAL) < 0 || interval.compareTo(Duration.ofDays(1)) > 0) {
-                throw new IllegalArgumentException("keepAlive interval " + interval + " is outside ["
-                        + MIN_KEEP_ALIVE_INTERVAL + ", " + Duration.ofDays(1) + "]"
-                        + (interval.isZero() || interval.isNegative() ? "; noKeepAlive() switches it off" : ""));
-            }
-            if (misses < 1 || misses > 1000) {
-                throw new IllegalArgumentException("keepAlive misses " + misses + " is outside [1, 1000]");
-            }
+            Startup.checkKeepAliveInterval(interval, MIN_KEEP_ALIVE_INTERVAL);
+            this.keepAliveMisses = Arguments.inRange("keepAlive misses", misses, 1, 1000);
             this.keepAliveInterval = interval;
-            this.keepAliveMisses = misses;
             return this;
         }
 
@@ -1065,10 +1007,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
          * @return this
          */
         public Builder notificationBacklog(int n) {
-            if (n < 1 || n > 1 << 20) {
-                throw new IllegalArgumentException("notificationBacklog " + n + " is outside [1, " + (1 << 20) + "]");
-            }
-            this.notificationBacklog = n;
+            this.notificationBacklog = Arguments.inRange("notificationBacklog", n, 1, 1 << 20);
             return this;
         }
 
@@ -1079,11 +1018,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
          */
         public Builder connectionConfig(ConnectionConfig c) {
             Objects.requireNonNull(c, "connectionConfig");
-            if (c.sendQueueSize() < 2) {
-                throw new IllegalArgumentException("sendQueueSize " + c.sendQueueSize()
-                        + " is below 2: a durable write holds two send-queue slots");
-            }
-            this.config = c;
+            this.config = Startup.checkConnectionConfig(c);
             return this;
         }
 
@@ -1103,7 +1038,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
          *     {@link WaitStrategy#BUSY_POLL} loops
          */
         public Cqflux build() {
-            checkReceivePool(config.receiveQueueSize(), receiveBufferSize);
+            Startup.checkReceivePool(config.receiveQueueSize(), receiveBufferSize);
             Startup.startSharedThreads(backgroundPriority, waitStrategy);
             Transport t = Startup.openTransport(transportName,
                     new TransportOptions(localAddress, directWriteToPmem, transportProperties));
