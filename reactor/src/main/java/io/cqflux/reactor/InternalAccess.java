@@ -119,4 +119,11 @@ final class InternalAccess implements ApiAccess {
     public void invalidate(InboundMessage message) {
         message.invalidate();
     }
+
+    // the facade (Cqflux)
+
+    @Override
+    public BufferPool pool(BufferLease lease) {
+        return lease.pool();
+    }
 }

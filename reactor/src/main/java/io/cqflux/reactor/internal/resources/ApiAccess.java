@@ -165,6 +165,11 @@ public interface ApiAccess {
     /** Ends a received-message view's validity. @param message the view */
     void invalidate(InboundMessage message);
 
+    // the facade (Cqflux)
+
+    /** {@return the pool a lease is of} @param lease the lease */
+    BufferPool pool(BufferLease lease);
+
     /** Where the installed implementation is kept; loads the public package's class on first use. */
     final class Holder {
         private static ApiAccess installed;
