@@ -5,7 +5,6 @@ import io.cqflux.core.ConnectionEvent;
 import io.cqflux.core.FlushType;
 import io.cqflux.reactor.internal.connection.ConnectionCore;
 import io.cqflux.reactor.internal.connection.Lifecycle;
-import io.cqflux.reactor.internal.op.LoopSafeMono;
 import io.cqflux.reactor.internal.op.OpKind;
 import io.cqflux.reactor.internal.op.OpMono;
 import io.cqflux.reactor.internal.op.ReceiveFlux;
@@ -123,10 +122,8 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
     }
 
     /**
-     * Makes a peer region from librpma's own descriptor of it, with the access the descriptor
-     * names: {@code rpma_mr_get_descriptor(3)} writes the usage the peer registered the region
-     * with as its last byte, so nothing needs restating (see
-     * {@link #remoteRegion(byte[], io.cqflux.core.RegionAccess...)} for the rest).
+     * Makes a peer region from librpma's own descriptor of it with the access the descriptor
+     * names (its last byte), as {@link #remoteRegion(byte[], io.cqflux.core.RegionAccess...)}.
      *
      * @param rawDescriptor the descriptor bytes, exactly, e.g. {@link RpmaCommonData#mrDescriptor()}
      * @return the peer region, whose {@link PeerRegion#access()} is the descriptor's usage
@@ -155,17 +152,7 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
      */
     public Mono<Void> applyPeerConfiguration(byte[] descriptor) {
         Objects.requireNonNull(descriptor, "descriptor");
-        byte[] d = descriptor.clone();
-        // LoopSafeMono: block() on an event-loop thread refuses before subscribing, so nothing is
-        // applied for a caller that gets the refusal.
-        return LoopSafeMono.of(Mono.create(sink -> core.runOnLoop(() -> {
-            try {
-                core.intake.applyPeerConfiguration(d);
-                sink.success();
-            } catch (RuntimeException e) {
-                sink.error(e);
-            }
-        })));
+        return core.intake.applyOnLoop(descriptor.clone());
     }
 
     /**
@@ -177,36 +164,32 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
     }
 
     /**
-     * {@return the send-queue credits held right now by posted operations whose completion has
-     * not arrived (cancelled ones included: the NIC may still use their buffers); for metrics,
-     * read from any thread}
+     * {@return the send-queue credits held now by posted operations without their completion yet
+     * (cancelled ones included); for metrics, any thread}
      */
     public int inFlight() {
         return core.monitor.inFlightOps();
     }
 
     /**
-     * {@return the operations waiting right now for a send-queue credit or, for a message, for a
-     * credit from the peer's receiver; bounded by {@link Cqflux.Builder#pendingLimit(int)}; for
-     * metrics, read from any thread}
+     * {@return the operations waiting now for a send-queue credit (a message: for the peer's),
+     * at most {@link Cqflux.Builder#pendingLimit(int)}; for metrics, any thread}
      */
     public int waiting() {
         return core.monitor.waitingOps();
     }
 
     /**
-     * {@return the keep-alive probes this connection has sent to its peer so far}
-     * ({@link Cqflux.Builder#keepAlive}): 0 on a connection that was never idle for a whole
-     * interval, with the keep-alive off, and with a peer not written with cqflux. Any thread.
+     * {@return the keep-alive probes ({@link Cqflux.Builder#keepAlive}) sent to the peer so far}
+     * 0 on a connection never idle for an interval, or without a keep-alive. Any thread.
      */
     public long keepAliveProbes() {
         return core.monitor.keepAliveProbes();
     }
 
     /**
-     * {@return the operations refused on this connection because {@link Cqflux.Builder#pendingLimit(int)}
-     * operations already waited for a credit (each failed with a
-     * {@link io.cqflux.core.QueueFullException}); for metrics, read from any thread}
+     * {@return the operations refused with a {@link io.cqflux.core.QueueFullException} because
+     * {@link Cqflux.Builder#pendingLimit(int)} already waited; for metrics, any thread}
      */
     public long rejections() {
         return core.monitor.rejections();
@@ -328,10 +311,9 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
 
     /**
      * Sends a message into one of the peer's posted receives. Between cqflux peers it waits for a
-     * receive the peer posted (its credits), and it is refused before posting when it is longer
-     * than the receive buffer the peer told in its hello ({@link IllegalArgumentException}) or
-     * when the peer posts no receives at all ({@link IllegalStateException}); see the guide,
-     * "Message credits between cqflux peers".
+     * receive the peer posted, and is refused before posting when longer than the peer's receive
+     * buffer ({@link IllegalArgumentException}) or when the peer posts none
+     * ({@link IllegalStateException}); see the guide, "Message credits between cqflux peers".
      *
      * @param src local source ({@code SEND})
      * @param offset offset in {@code src}
@@ -367,11 +349,10 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
      */
 
     /**
-     * Writes {@code data} to the peer's memory through a pooled staging buffer (see
-     * {@link BufferPool}): {@link #write(PeerRegion, long, Region, long, long)} without a region of
-     * your own. The array is copied when a buffer is leased, at or after subscription and before
-     * anything is posted: leave it unchanged until the Mono signals. Cancelling detaches the
-     * subscriber; the buffer stays leased until the write is terminal at the NIC.
+     * Writes {@code data} to the peer's memory through a pooled staging buffer ({@link BufferPool}),
+     * as {@link #write(PeerRegion, long, Region, long, long)} without a region of your own. The
+     * array is copied when a buffer is leased, after subscription: leave it unchanged until the
+     * Mono signals. The buffer stays leased until the write is terminal at the NIC.
      *
      * @param dst the peer's region ({@code WRITE_DST})
      * @param dstOffset offset in {@code dst}
@@ -388,10 +369,8 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
     }
 
     /**
-     * Writes the bytes of {@code data} between its position and limit, as
-     * {@link #write(PeerRegion, long, byte[])}: one copy into the staging buffer, from heap or
-     * direct memory alike; the buffer's position and limit are read at subscription and never
-     * moved. Leave its content unchanged until the Mono signals.
+     * Writes the bytes of {@code data} between its position and limit (read at subscription,
+     * never moved), as {@link #write(PeerRegion, long, byte[])}: one copy, heap or direct alike.
      *
      * @param dst the peer's region ({@code WRITE_DST})
      * @param dstOffset offset in {@code dst}
@@ -405,10 +384,8 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
     }
 
     /**
-     * Writes {@code data} durably through a pooled staging buffer, as
-     * {@link #durableWrite(PeerRegion, long, Region, long, long)}: flushed at
-     * {@link PeerRegion#strongestFlush()}; the buffer stays leased until the flush is terminal at
-     * the NIC.
+     * Writes {@code data} durably (flushed at {@link PeerRegion#strongestFlush()}) through a pooled
+     * staging buffer, as {@link #durableWrite(PeerRegion, long, Region, long, long)}.
      *
      * @param dst the peer's region
      * @param dstOffset offset in {@code dst}
@@ -467,9 +444,9 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
     }
 
     /**
-     * Reads {@code length} bytes of the peer's memory into a new array, through a pooled staging
-     * buffer: the data is copied out of the buffer once the read's completion arrived, then the
-     * buffer goes back. A cancelled read keeps its buffer until the read is terminal at the NIC.
+     * Reads {@code length} bytes of the peer's memory into a new array through a pooled staging
+     * buffer, copied out once the read's completion arrived (a cancelled read keeps the buffer
+     * until then).
      *
      * @param src the peer's region ({@code READ_SRC})
      * @param srcOffset offset in {@code src}
@@ -482,9 +459,9 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
 
     /**
      * Writes the first {@code length} bytes of a leased buffer you filled
-     * ({@link BufferPool#acquire()}), without a copy. The subscription takes the lease over: it
-     * goes back to the pool when the write is terminal at the NIC, never on cancel, and a second
-     * subscription fails with {@link IllegalStateException}.
+     * ({@link BufferPool#acquire()}) without a copy. The subscription takes the lease over (a
+     * second one fails with {@link IllegalStateException}); it goes back to the pool when the
+     * write is terminal at the NIC, never on cancel.
      *
      * @param dst the peer's region ({@code WRITE_DST})
      * @param dstOffset offset in {@code dst}
@@ -546,10 +523,9 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
      * to a pool from the hook; keep it short (it may run on the loop thread) and idempotent, as
      * Reactor asks of discard hooks.
      *
-     * <p>Threads: results are emitted, the next requests asked for, and the writes posted on the
-     * connection's loop thread, so a synchronous upstream's operators run there: keep them short or
-     * move them off ({@code subscribeOn}, {@code publishOn}); a producer on another thread hands
-     * over to the loop once per burst. Details: the guide's "Bulk writes"
+     * <p>Threads: results are emitted, the next requests asked for and the writes posted on the
+     * connection's loop thread, so a synchronous upstream's operators run there: keep them short
+     * or move them off ({@code subscribeOn}, {@code publishOn}). See the guide's "Bulk writes"
      * ({@code docs/guide/operations.md}).
      *
      * @param requests the writes
@@ -561,10 +537,8 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
     }
 
     /**
-     * Receives messages (and write-with-immediate notifications) as immutable copies. See
-     * {@link #receive(Function)}.
-     *
-     * @return the messages
+     * {@return the messages (and write-with-immediate notifications) as immutable copies; see
+     * {@link #receive(Function)}}
      */
     public Flux<Message> receive() {
         return receive(InboundMessage::copy);
@@ -598,11 +572,9 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
 
     /**
      * {@return a hot Flux of snapshots of every completion of this connection's queues, for
-     * monitoring; it costs nothing while nobody subscribes (no snapshot is taken then). It
-     * buffers nothing: a subscriber without outstanding demand misses the completions of that
-     * moment (so a slow monitor never holds the loop or memory; put
-     * {@code onBackpressureBuffer(...)} in front of a slow consumer that must see every one). It
-     * completes once the connection is released}
+     * monitoring; free while nobody subscribes. It buffers nothing: a subscriber without demand
+     * misses the completions of that moment (put {@code onBackpressureBuffer(...)} in front of one
+     * that must see every one). It completes once the connection is released}
      */
     public Flux<CompletionRecord> completions() {
         return core.monitor.completions();
@@ -642,10 +614,8 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
      *
      * @param timeout how long to wait, at least zero
      * @throws IllegalStateException when the connection was not released within {@code timeout}
-     *     (the message says what it still waits for: its loop to run the close task, the goodbye
-     *     write to a cqflux peer, awaited at most the shorter of 1 s and the connect timeout, or
-     *     the teardown after it), or when called on a Reactor {@code NonBlocking} thread such as an
-     *     event loop (nothing is disposed then)
+     *     (the message names what it still waits for), or when called on a Reactor
+     *     {@code NonBlocking} thread such as an event loop (nothing is disposed then)
      * @throws IllegalArgumentException when {@code timeout} is negative
      */
     public void disposeNow(Duration timeout) {
@@ -655,10 +625,7 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
         Lifecycle.await(this, core.closed, timeout, core.monitor::releasePending);
     }
 
-    /**
-     * The same as {@link #dispose()}: starts closing and returns at once; for try-with-resources.
-     * Use {@link #disposeNow(Duration)} to wait for the release.
-     */
+    /** The same as {@link #dispose()}, for try-with-resources; {@link #disposeNow(Duration)} waits. */
     @Override
     public void close() {
         dispose();
