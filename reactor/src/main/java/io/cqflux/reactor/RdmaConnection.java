@@ -47,10 +47,10 @@ import reactor.core.publisher.Mono;
  * own is dropped, the connection's end is reported once ({@link #events()}). See the guide's
  * "Cancellation" ({@code docs/guide/operations.md}).
  *
- * <p><b>Lifetime and thread safety.</b> Thread-safe. {@link #dispose()} (or {@link #close()}) is
- * idempotent, does not block, and frees the native connection on its loop; {@link #onDispose()}
- * tells when that is done and {@link #disposeNow(Duration)} waits for it. The connection also ends
- * when the peer closes it, when it is lost, and when its {@link Cqflux} is disposed.
+ * <p><b>Lifetime and thread safety.</b> Thread-safe. {@link #dispose()} closes without blocking;
+ * {@link #onDispose()} tells when the native connection is freed, {@link #disposeNow(Duration)}
+ * waits for it. The connection also ends when the peer closes it, it is lost, or its
+ * {@link Cqflux} is disposed.
  */
 public final class RdmaConnection implements Disposable, AutoCloseable {
     private final ConnectionCore core;
@@ -341,11 +341,9 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
     // ---------------------------------------------------------------- data as the application holds it
 
     /*
-     * The forms below stage data through the instance's BufferPool (Cqflux.buffers()): on each
-     * subscription the arguments are checked (the operation's own check and the buffer size), a
-     * buffer is leased (waiting FIFO while all are leased), the data copied in, and the operation
-     * posted as its Region form would be. The buffer goes back when the operation is terminal at
-     * the NIC (OpMono.releaseRegions), never when the subscriber cancels.
+     * The forms below stage data through the instance's BufferPool (Cqflux.buffers()), checked,
+     * leased (FIFO), copied in and posted as their Region forms; the buffer goes back when the
+     * operation is terminal at the NIC, never on cancel (StagedMono has the details).
      */
 
     /**
