@@ -700,7 +700,8 @@ public final class Cqflux implements Disposable, AutoCloseable {
         /**
          * Sets the shutdown budget of {@link Cqflux#dispose()} and {@link Cqflux#close()}: how long
          * connections get to close and the loops to run their queued work before the shutdown
-         * forces them ({@link Cqflux#disposeNow(Duration)} takes its own). Default 30 s.
+         * forces them, and how long {@code close()} waits ({@link Cqflux#disposeNow(Duration)}
+         * takes its own). Default 30 s.
          *
          * @param timeout the budget, at least zero
          * @return this
@@ -748,7 +749,8 @@ public final class Cqflux implements Disposable, AutoCloseable {
         /**
          * Chooses a transport by its provider's name ({@code rpma}, {@code fabric}, or
          * {@code auto}: the available one of the highest priority), found with
-         * {@link java.util.ServiceLoader} from {@code cqflux-transport-rpma} or {@code -fabric}.
+         * {@link java.util.ServiceLoader}: put {@code cqflux-transport-rpma} and/or
+         * {@code cqflux-transport-fabric} on the class path or module path.
          *
          * @param name the provider's name
          * @return this
@@ -819,9 +821,10 @@ public final class Cqflux implements Disposable, AutoCloseable {
          * that a storm of connects or closes takes from established connections only the CPU their
          * loops leave (docs/performance.md). Off by default: a thread inherits the priority of the
          * thread that starts it and cannot raise it back, so a worker first started from code
-         * running there stays at background priority. That code: a connect's credentials
-         * supplier, {@link Cqflux#onDispose()}'s subscribers, and, once a loop has ended, the
-         * signals it would have delivered (a connect's error, a connection's {@code events()}).
+         * running there stays at background priority, as do threads a native provider starts
+         * during a set-up. The code that runs there: a connect's credentials supplier,
+         * {@link Cqflux#onDispose()}'s subscribers, and, once a loop has ended, the signals it
+         * would have delivered (a connect's error, a connection's {@code events()} and close).
          * Beside {@link WaitStrategy#adaptive adaptive} loops under steady traffic set-ups and
          * closes get little CPU, and connect and shutdown bounds include that wait.
          *
@@ -879,7 +882,8 @@ public final class Cqflux implements Disposable, AutoCloseable {
          * declared {@code LOST} and every operation on it fails with a {@link ConnectionException}:
          * the bound on waiting for a peer that stopped answering without closing. 30 s by default.
          * From a second up an operation's age counts from the loop's last clock reading before its
-         * post, so a loop held by one callback for about the timeout may declare it lost early.
+         * post, so a loop held by one callback for about the timeout may declare the connection
+         * lost early.
          *
          * @param timeout a positive duration, at most one day
          * @return this
