@@ -1,5 +1,6 @@
 package io.cqflux.reactor;
 
+import io.cqflux.reactor.internal.resources.Arguments;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
@@ -173,7 +174,7 @@ public final class AcceptOptions {
      * @return the options
      */
     public static AcceptOptions exposing(Region... regions) {
-        List<Region> checked = Cqflux.exposedRegions(regions); // one check, one wording, for every entry point
+        List<Region> checked = Arguments.exposedRegions(regions); // one check, one wording, for every entry point
         return new AcceptOptions(checked, null, -1, false);
     }
 

@@ -1,5 +1,6 @@
 package io.cqflux.reactor;
 
+import io.cqflux.reactor.internal.resources.Arguments;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
@@ -86,7 +87,7 @@ public final class ConnectOptions {
      * @return the options
      */
     public static ConnectOptions exposing(Region... regions) {
-        List<Region> checked = Cqflux.exposedRegions(regions); // one check, one wording, for every entry point
+        List<Region> checked = Arguments.exposedRegions(regions); // one check, one wording, for every entry point
         return new ConnectOptions(checked, null, -1, null, 0, true);
     }
 

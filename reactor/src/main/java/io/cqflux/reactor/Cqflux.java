@@ -38,7 +38,6 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
@@ -60,15 +59,12 @@ import reactor.core.scheduler.Schedulers;
  * }
  * }</pre>
  *
- * <p><b>Lifetime.</b> {@link #dispose()} stops the servers, closes every connection — failing
- * whatever is pending on them — shuts the loops down, deregisters the regions and frees the
- * transport; it is idempotent and returns at once. {@link #onDispose()} completes once all of that
- * is done; {@link #disposeNow(Duration)} waits for it. The shutdown has a budget
- * ({@link Builder#shutdownTimeout(Duration)}, or the one given to {@code disposeNow}): connections
- * that have not closed by its end are failed and freed after the loops are stopped, and a loop's
- * queued work that has not run by then is dropped. {@link #close()} (try-with-resources) is
- * {@code disposeNow(shutdownTimeout)}, except on a {@code NonBlocking} thread, where it is
- * {@code dispose()}.
+ * <p><b>Lifetime.</b> {@link #dispose()} stops the servers, closes every connection (failing what
+ * is pending on it), stops the loops, deregisters the regions and frees the transport, within the
+ * {@linkplain Builder#shutdownTimeout(Duration) shutdown budget}, after which what is left is
+ * forced; it is idempotent and returns at once. {@link #onDispose()} tells when it is done,
+ * {@link #disposeNow(Duration)} waits, and {@link #close()} is {@code disposeNow(shutdownTimeout)}
+ * ({@code dispose()} on a {@code NonBlocking} thread). See {@code docs/guide/getting-started.md}.
  *
  * <p><b>Thread safety.</b> Thread-safe. The event-loop threads are named
  * {@code <threadNamePrefix>-loop-<n>} ({@link Builder#threadNamePrefix(String)}).
@@ -150,10 +146,10 @@ public final class Cqflux implements Disposable, AutoCloseable {
     }
 
     /**
-     * Installs a listener for metrics or tracing: it hears of every connection established from
-     * now on (and at once of those already open), every connection's end and every operation's
-     * outcome (see {@link CqfluxListener} for threads and cost). The {@code cqflux-micrometer}
-     * module's {@code CqfluxMetrics} is such a listener.
+     * Installs a listener for metrics or tracing (the {@code cqflux-micrometer} module's
+     * {@code CqfluxMetrics} is one): it hears of every connection established from now on (and at
+     * once of those already open), every connection's end and every operation's outcome; threads
+     * and cost: {@link CqfluxListener}.
      *
      * @param listener the listener
      * @return disposing it removes the listener (operations subscribed before may still report)
@@ -236,16 +232,16 @@ public final class Cqflux implements Disposable, AutoCloseable {
      * @return a cold Mono of the listening server
      */
     public Mono<RdmaServer> bind(InetSocketAddress address, Region... exposed) {
-        return Binder.bind(this, address, null, null, exposedRegions(exposed), null);
+        return Binder.bind(this, address, null, null, Arguments.exposedRegions(exposed), null);
     }
 
     /**
-     * Starts listening and hands each established connection to {@code handler}, in the manner of
-     * reactor-netty: the handler is called on the connection's event-loop thread (don't block in
-     * it) and its publisher is subscribed at once; when that publisher completes or fails the
-     * connection is disposed (a failure is logged at WARN), and when the connection ends first
-     * (peer closed, lost) the subscription is cancelled. {@code c -> c.onDispose()} keeps each
-     * connection until the peer closes it. {@link RdmaServer#connections()} is not used then.
+     * Starts listening and hands each established connection to {@code handler}, as reactor-netty
+     * does: the handler is called on the connection's event-loop thread (don't block in it) and
+     * its publisher subscribed at once; when that ends the connection is disposed (a failure
+     * logged at WARN), and when the connection ends first the subscription is cancelled.
+     * {@code c -> c.onDispose()} keeps each connection until the peer closes it.
+     * {@link RdmaServer#connections()} is not used then.
      *
      * @param address local address; port 0 picks a free port ({@link RdmaServer#address()})
      * @param handler what to do with each connection
@@ -255,14 +251,13 @@ public final class Cqflux implements Disposable, AutoCloseable {
     public Mono<RdmaServer> bind(InetSocketAddress address,
                                  Function<? super RdmaConnection, ? extends Publisher<Void>> handler,
                                  Region... exposed) {
-        return Binder.bind(this, address, Objects.requireNonNull(handler, "handler"), null, exposedRegions(exposed),
-                null);
+        return Binder.bind(this, address, Objects.requireNonNull(handler, "handler"), null,
+                Arguments.exposedRegions(exposed), null);
     }
 
     /**
      * Starts listening with options: a cqflux hello exposing regions
-     * ({@link AcceptOptions#exposing(Region...)}, the same as
-     * {@link #bind(InetSocketAddress, Region...)}), or raw private data decided per request
+     * ({@link AcceptOptions#exposing(Region...)}), or raw private data decided per request
      * ({@link AcceptOptions#rawPrivateData(Function)}) for clients not written with cqflux.
      * Connections go to {@link RdmaServer#connections()}.
      *
@@ -305,16 +300,9 @@ public final class Cqflux implements Disposable, AutoCloseable {
     /**
      * Connects to a server. The connection knows the regions the server exposed
      * ({@link RdmaConnection#remoteRegions()}). The configured connection timeout applies, on
-     * Reactor's parallel scheduler (virtual time works).
-     *
-     * <p>A connection that reaches a subscriber which has cancelled is closed. The limit: when a
-     * {@code subscribe(Consumer)} is disposed from another thread as the connection arrives,
-     * Reactor's lambda subscriber drops the connection itself; that drop is recognised (and the
-     * connection closed) only when nothing but {@code map}, {@code doOnNext} and the other peeks,
-     * {@code log()} or the context-restoring wrappers of
-     * {@code Hooks.enableAutomaticContextPropagation()} stands between this Mono and the
-     * subscriber. Behind any other operator such a dropped connection stays open until this
-     * entry point is disposed (the guide's "Cancellation" section).
+     * Reactor's parallel scheduler (virtual time works). A connection that reaches a subscriber
+     * which has cancelled is closed; the one race where it may stay open until this instance is
+     * disposed is in the guide's "Cancellation" ({@code docs/guide/operations.md}).
      *
      * @param address the server
      * @return a cold Mono of the established connection; fails with a {@link ConnectionException}
@@ -325,9 +313,8 @@ public final class Cqflux implements Disposable, AutoCloseable {
     }
 
     /**
-     * Connects to a server and exposes regions to it: their descriptors travel in the connection
-     * request's private data (bounded by the transport's limit, checked), so the server's
-     * {@link RdmaConnection#remoteRegions()} lists them and it can write to this side too.
+     * Connects to a server and exposes regions to it in the request's private data (bounded by
+     * the transport's limit, checked): the server's {@link RdmaConnection#remoteRegions()}.
      *
      * @param address the server
      * @param exposed regions the server may access
@@ -335,15 +322,14 @@ public final class Cqflux implements Disposable, AutoCloseable {
      */
     public Mono<RdmaConnection> connect(InetSocketAddress address, Region... exposed) {
         Objects.requireNonNull(address, "address");
-        return factory.connect(address, exposedRegions(exposed), null, -1, null, true, null);
+        return factory.connect(address, Arguments.exposedRegions(exposed), null, -1, null, true, null);
     }
 
     /**
      * Connects to a server with options: a cqflux hello exposing regions
-     * ({@link ConnectOptions#exposing(Region...)}, the same as
-     * {@link #connect(InetSocketAddress, Region...)}), or raw private data for a server not
-     * written with cqflux ({@link ConnectOptions#rawPrivateData(byte[])}: sent verbatim, no
-     * hello; the server's answer is {@link RdmaConnection#peerPrivateData()}).
+     * ({@link ConnectOptions#exposing(Region...)}), or raw private data for a server not written
+     * with cqflux ({@link ConnectOptions#rawPrivateData(byte[])}: sent verbatim; the server's
+     * answer is {@link RdmaConnection#peerPrivateData()}).
      *
      * @param address the server
      * @param options what the request carries
@@ -374,12 +360,10 @@ public final class Cqflux implements Disposable, AutoCloseable {
     }
 
     /**
-     * {@return this side's peer configuration descriptor, for a peer not written with cqflux:
-     * on rpma the bytes of {@code rpma_peer_cfg_get_descriptor(3)} with direct write to persistent
-     * memory as {@link Builder#directWriteToPersistentMemory(boolean)} declared (a librpma peer
-     * applies them with {@code rpma_peer_cfg_from_descriptor(3)} and
-     * {@code rpma_conn_apply_remote_peer_cfg(3)}, see {@link RpmaCommonData}); empty on transports
-     * without one (fabric). A copy}
+     * {@return a copy of this side's peer configuration descriptor, for a peer not written with
+     * cqflux: on rpma the bytes of {@code rpma_peer_cfg_get_descriptor(3)} as
+     * {@link Builder#directWriteToPersistentMemory(boolean)} declared (see {@link RpmaCommonData});
+     * empty on transports without one (fabric)}
      */
     public byte[] peerConfigurationDescriptor() {
         return transport.handshake();
@@ -448,11 +432,6 @@ public final class Cqflux implements Disposable, AutoCloseable {
         factory.checkConnectRequest(co.raw(), co.exposed(), co.fixedCredentialsLength());
     }
 
-    /** Copies the exposed regions, refusing a null array or element with the position named ({@link Arguments}). */
-    static List<Region> exposedRegions(Region[] exposed) {
-        return Arguments.exposedRegions(exposed);
-    }
-
     /**
      * Starts the shutdown with the {@linkplain Builder#shutdownTimeout(Duration) configured budget}
      * and returns at once; idempotent (a later call, or a {@link #disposeNow(Duration)}, neither
@@ -461,7 +440,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
      */
     @Override
     public void dispose() {
-        shutdown(shutdownTimeout);
+        shutdown.start(shutdownTimeout);
     }
 
     /** {@return whether the shutdown has started} */
@@ -474,11 +453,8 @@ public final class Cqflux implements Disposable, AutoCloseable {
      * {@return a Mono that completes once everything is released: servers and connections closed,
      * event-loop threads ended, regions deregistered, the transport freed. It never fails; late
      * subscribers complete at once} It completes on the thread that released the last of them,
-     * often the instance's close thread ({@code <prefix>-close}); with
-     * {@link Builder#backgroundPriority(boolean) backgroundPriority(true)} that thread runs at
-     * background priority, which a thread first started from it (a lazily started scheduler's
-     * worker, after a {@code publishOn}) inherits for good: wait for it from a thread of your own
-     * instead ({@code block()}, {@code toFuture().get()}).
+     * often {@code <prefix>-close}, which with {@link Builder#backgroundPriority(boolean)} passes
+     * its background priority on to a thread first started from it: wait from a thread of your own.
      */
     public Mono<Void> onDispose() {
         return Mono.fromFuture(shutdown.terminated(), true);
@@ -497,7 +473,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
     public void disposeNow(Duration timeout) {
         Lifecycle.checkTimeout(timeout, "timeout");
         Lifecycle.checkMayBlock(this);
-        Lifecycle.await(this, shutdown(timeout), timeout, this::unreleased);
+        Lifecycle.await(this, shutdown.start(timeout), timeout, shutdown::unreleased);
     }
 
     /**
@@ -515,16 +491,6 @@ public final class Cqflux implements Disposable, AutoCloseable {
         disposeNow(shutdownTimeout);
     }
 
-    /** Runs the shutdown once, within {@code budget} ({@link Shutdown}). */
-    private CompletableFuture<Void> shutdown(Duration budget) {
-        return shutdown.start(budget);
-    }
-
-    /** {@return what the shutdown has not released yet, for {@link #disposeNow(Duration)}'s error} */
-    private String unreleased() {
-        return shutdown.unreleased();
-    }
-
     void checkOpen() {
         if (closing.get()) {
             throw new ResourceClosedException(this + " is disposed");
@@ -539,11 +505,6 @@ public final class Cqflux implements Disposable, AutoCloseable {
     /** {@return the first loop ({@link LoopGroup#first()})} */
     EventLoop firstLoop() {
         return loops.first();
-    }
-
-    /** {@return this side's hello ({@link ConnectionFactory#hello})} */
-    byte[] hello(List<Region> exposed, PeerControl control, int max) {
-        return factory.hello(exposed, control, max);
     }
 
     /** {@return the per-connection limits (a server's receives before the accept use its buffer size)} */
@@ -637,24 +598,15 @@ public final class Cqflux implements Disposable, AutoCloseable {
 
         /**
          * How long a thread blocked in an operation's {@code block()} or {@code block(Duration)}
-         * ({@code conn.write(...).block()}) spins, watching for the completion, before it parks
-         * as Reactor's {@code block()} does. A parked caller costs the loop a
-         * {@code LockSupport.unpark} (a futex system call) and itself a scheduler wake-up, which
-         * on a virtual machine is several microseconds, comparable to a whole operation; a
-         * spinning caller finds the completion without either. Everything else is Reactor's
-         * {@code block()}: the refusal on a {@code NonBlocking} thread, the exceptions, the
-         * cancel on timeout or interrupt; only the thread-local context that Reactor's
-         * {@code block()} captures under {@code Hooks.enableAutomaticContextPropagation()} is not
-         * captured (nothing in an operation reads it). Only the Monos the region and the
-         * {@code byte[]}/{@code ByteBuffer} operation methods return spin: the
-         * {@link BufferLease} forms, and a Mono built on any of them ({@code write(...).then(...)},
-         * {@code tap(...)}, an assembly hook's wrapper), block as Reactor's does.
-         *
-         * <p>Spinning helps only where the caller has a core to itself. By default, therefore,
-         * the budget is {@value #DEFAULT_BLOCK_SPIN_MICROS} µs when the machine has more
-         * processors than this instance has spinning loops ({@link WaitStrategy#BUSY_POLL} or
-         * adaptive) plus one, and zero otherwise: on two processors with two busy-polling loops
-         * a spinning caller only delays the loop that would complete it.
+         * spins, watching for the completion, before it parks as Reactor's {@code block()} does
+         * (a parked caller costs a futex wake-up, on a virtual machine about a whole operation).
+         * Otherwise it is Reactor's {@code block()}: the refusal on a {@code NonBlocking} thread,
+         * the exceptions, the cancel on timeout or interrupt. Only the Monos the region and the
+         * {@code byte[]}/{@code ByteBuffer} operation methods return spin; the {@link BufferLease}
+         * forms, and a Mono built on any of them ({@code write(...).then(...)}), block as
+         * Reactor's does. By default {@value #DEFAULT_BLOCK_SPIN_MICROS} µs when the machine has
+         * more processors than this instance's spinning loops ({@link WaitStrategy#BUSY_POLL} or
+         * adaptive) plus one, else zero; see {@code docs/guide/threads-and-metrics.md}.
          *
          * @param spin zero to park at once, at most one millisecond
          * @return this
@@ -662,10 +614,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
          */
         public Builder blockSpin(Duration spin) {
             Objects.requireNonNull(spin, "blockSpin");
-            if (spin.isNegative() || spin.compareTo(MAX_BLOCK_SPIN) > 0) {
-                throw new IllegalArgumentException("blockSpin " + spin + " is outside [PT0S, " + MAX_BLOCK_SPIN + "]");
-            }
-            this.blockSpin = spin;
+            this.blockSpin = Arguments.inRange("blockSpin", spin, Duration.ZERO, MAX_BLOCK_SPIN);
             return this;
         }
 
@@ -676,11 +625,10 @@ public final class Cqflux implements Disposable, AutoCloseable {
 
         /**
          * Sizes the registered staging buffers ({@link Cqflux#buffers()}) through which the
-         * {@code byte[]} and {@code ByteBuffer} operation forms copy: a fixed number of buffers
-         * that never grows, each carrying at most {@code bufferSize} bytes per operation. Default
-         * {@value BufferPool#DEFAULT_BUFFERS} buffers of {@value BufferPool#DEFAULT_BUFFER_SIZE}
-         * bytes; the memory ({@code buffers} times {@code bufferSize} rounded up to 64) is
-         * allocated and registered on first use only.
+         * {@code byte[]} and {@code ByteBuffer} operation forms copy: a fixed number, each carrying
+         * at most {@code bufferSize} bytes per operation, allocated and registered on first use.
+         * Default {@value BufferPool#DEFAULT_BUFFERS} buffers of
+         * {@value BufferPool#DEFAULT_BUFFER_SIZE} bytes.
          *
          * @param buffers the number of buffers, 1..{@value BufferPool#MAX_BUFFERS}
          * @param bufferSize bytes per buffer, 1..{@value BufferPool#MAX_BUFFER_SIZE}; all buffers
@@ -694,9 +642,8 @@ public final class Cqflux implements Disposable, AutoCloseable {
 
         /**
          * Sizes the staging buffers as {@link #bufferPool(int, int)} and bounds the takers that
-         * may wait for one when all are leased (FIFO); one more fails with
-         * {@link io.cqflux.core.QueueFullException}. Default
-         * {@value BufferPool#DEFAULT_MAX_WAITERS}.
+         * may wait (FIFO) while all are leased: one more fails with
+         * {@link io.cqflux.core.QueueFullException}. Default {@value BufferPool#DEFAULT_MAX_WAITERS}.
          *
          * @param buffers the number of buffers, 1..{@value BufferPool#MAX_BUFFERS}
          * @param bufferSize bytes per buffer, 1..{@value BufferPool#MAX_BUFFER_SIZE}
@@ -714,13 +661,9 @@ public final class Cqflux implements Disposable, AutoCloseable {
 
         /**
          * Sets how long subscriber code (or any task) may hold an event-loop thread before the
-         * loop reports it: a WARN log naming the thread, the duration and the operation kind (at
-         * most once per 10 s per loop), and the {@link LoopStats#blocked()} count (the
-         * {@code cqflux.loop.blocked} meter). Code that runs on the loop — a Mono's
-         * {@code onComplete}, a {@code receive()} subscriber's {@code onNext} — delays every other
-         * connection on it; move heavy work off with {@code publishOn(Schedulers.boundedElastic())}.
-         * The loop reads the clock once per task or completion batch (none when off). Default
-         * 100 ms.
+         * loop reports it: a WARN line naming the thread, the duration and the operation kind (at
+         * most once per 10 s per loop) and {@link LoopStats#blocked()}. Code on the loop delays
+         * every other connection on it: move heavy work off with {@code publishOn}. Default 100 ms.
          *
          * @param threshold at least zero, at most one hour; {@link Duration#ZERO} turns the
          *     detection off
@@ -735,8 +678,8 @@ public final class Cqflux implements Disposable, AutoCloseable {
         /**
          * Sets the shutdown budget of {@link Cqflux#dispose()} and {@link Cqflux#close()}: how long
          * connections get to close and the loops to run their queued work before the shutdown
-         * forces them, and how long {@code close()} waits. {@link Cqflux#disposeNow(Duration)}
-         * takes its own. Default {@link #DEFAULT_SHUTDOWN_TIMEOUT} (30 s).
+         * forces them, and how long {@code close()} waits ({@link Cqflux#disposeNow(Duration)}
+         * takes its own). Default 30 s.
          *
          * @param timeout the budget, at least zero
          * @return this
@@ -749,27 +692,21 @@ public final class Cqflux implements Disposable, AutoCloseable {
 
         /**
          * Sets how many accepted connections {@link RdmaServer#connections()} holds for its
-         * subscriber (before it subscribes, or beyond its demand); a connection arriving when that
-         * many wait is closed and logged at WARN. Servers bound with a handler do not buffer.
-         * Default {@link #DEFAULT_ACCEPT_BUFFER_SIZE} (64).
+         * subscriber (before it subscribes, or beyond its demand); one more is closed and logged
+         * at WARN. Servers bound with a handler do not buffer. Default 64.
          *
          * @param n connections, 1..{@value #MAX_ACCEPT_BUFFER_SIZE}
          * @return this
          * @throws IllegalArgumentException when {@code n} is outside that range
          */
         public Builder acceptBufferSize(int n) {
-            if (n < 1 || n > MAX_ACCEPT_BUFFER_SIZE) {
-                throw new IllegalArgumentException("acceptBufferSize " + n + " is outside [1, "
-                        + MAX_ACCEPT_BUFFER_SIZE + "]");
-            }
-            this.acceptBufferSize = n;
+            this.acceptBufferSize = Arguments.inRange("acceptBufferSize", n, 1, MAX_ACCEPT_BUFFER_SIZE);
             return this;
         }
 
         /**
-         * Names the event-loop threads {@code <prefix>-loop-<n>}. By default each instance built
-         * in the JVM gets its own, {@code cqflux-1}, {@code cqflux-2}, ..., so that thread dumps
-         * tell instances apart.
+         * Names the event-loop threads {@code <prefix>-loop-<n>}; by default each instance of the
+         * JVM gets its own prefix, {@code cqflux-1}, {@code cqflux-2}, ...
          *
          * @param prefix the prefix, not blank
          * @return this
@@ -777,10 +714,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
          */
         public Builder threadNamePrefix(String prefix) {
             Objects.requireNonNull(prefix, "threadNamePrefix");
-            if (prefix.isBlank()) {
-                throw new IllegalArgumentException("threadNamePrefix \"" + prefix + "\" is blank");
-            }
-            this.threadNamePrefix = prefix;
+            this.threadNamePrefix = Arguments.notBlank("threadNamePrefix", prefix);
             return this;
         }
 
@@ -792,8 +726,8 @@ public final class Cqflux implements Disposable, AutoCloseable {
 
         /**
          * Chooses a transport by its provider's name ({@code rpma}, {@code fabric}, or
-         * {@code auto}: the available provider of the highest priority). Providers are found
-         * with {@link java.util.ServiceLoader}: put {@code cqflux-transport-rpma} and/or
+         * {@code auto}: the available one of the highest priority), found with
+         * {@link java.util.ServiceLoader}: put {@code cqflux-transport-rpma} and/or
          * {@code cqflux-transport-fabric} on the class path or module path.
          *
          * @param name the provider's name
@@ -826,16 +760,11 @@ public final class Cqflux implements Disposable, AutoCloseable {
 
         /**
          * Declares that this side's registered memory is persistent and takes RDMA writes directly
-         * (no volatile cache in between), so that peers may make their writes to it persistent
-         * ({@link io.cqflux.core.FlushType#PERSISTENT}). Off by default. The transport tells
-         * peers at connection time (rpma: its peer configuration,
-         * {@code rpma_peer_cfg_set_direct_write_to_pmem(3)}); regions registered with
-         * {@link RegionAccess#FLUSH_TYPE_PERSISTENT} need it, and a transport that cannot deliver
-         * persistence refuses them.
-         *
-         * <p>{@link #build()} refuses it, with an
-         * {@link io.cqflux.core.UnsupportedCapabilityException}, on a transport that cannot give a
-         * PERSISTENT flush (fabric): the declaration is never silently dropped.
+         * (no volatile cache in between), so that peers may flush their writes to it
+         * {@link io.cqflux.core.FlushType#PERSISTENT}; regions registered with
+         * {@link RegionAccess#FLUSH_TYPE_PERSISTENT} need it. Off by default. {@link #build()}
+         * refuses it on a transport that cannot give a PERSISTENT flush (fabric): see the guide's
+         * "Durable writes" ({@code docs/guide/operations.md}).
          *
          * @param enabled the declaration; the library trusts it
          * @return this
@@ -849,10 +778,9 @@ public final class Cqflux implements Disposable, AutoCloseable {
          * @param a the local interface address the transport binds to: one of this host's (a
          *     loopback address, or one a network interface has)
          * @return this
-         * @throws IllegalArgumentException when no interface of this host has {@code a}: libfabric's
-         *     tcp provider would accept it and then bind where the route says, not where asked. (A
-         *     virtual address this host does not hold yet, bound through {@code ip_nonlocal_bind}
-         *     or an AnyIP route, is refused too: give the address to an interface first.)
+         * @throws IllegalArgumentException when no interface of this host has {@code a} (libfabric's
+         *     tcp provider would bind where the route says, not where asked), a virtual address
+         *     not given to an interface yet included
          */
         public Builder localAddress(InetAddress a) {
             Objects.requireNonNull(a, "localAddress");
@@ -867,20 +795,16 @@ public final class Cqflux implements Disposable, AutoCloseable {
         }
 
         /**
-         * Runs the instance's set-up and close threads at background CPU priority (each adds 19 to
-         * its own nice value, nice(2)), so that a loop that wakes preempts them: a storm of
-         * connects or closes then takes from established connections only the CPU their loops
-         * leave, and under a saturated host set-ups and closes slow down instead (figures in
-         * docs/performance.md). Off by default, because a thread inherits the nice value of the
-         * thread that starts it (sched(7)) and cannot raise it back: a thread pool or event loop
-         * that first starts a worker from code running on those threads keeps that worker at
-         * background priority, as do threads a native provider starts during a set-up. The code
-         * that runs there: a connect's credentials supplier; {@link Cqflux#onDispose()}'s
-         * subscribers; and once a loop has ended (an instance's shutdown), the signals that loop
-         * would have delivered: a connect's error, a connection's {@code events()} and close.
-         * Beside {@link WaitStrategy#adaptive adaptive} loops under steady traffic, which spin
-         * rather than sleep, set-ups and closes get little CPU; connect and shutdown bounds
-         * include that wait.
+         * Runs the instance's set-up and close threads at background CPU priority (nice +19), so
+         * that a storm of connects or closes takes from established connections only the CPU their
+         * loops leave (docs/performance.md). Off by default: a thread inherits the priority of the
+         * thread that starts it and cannot raise it back, so a worker first started from code
+         * running there stays at background priority, as do threads a native provider starts
+         * during a set-up. The code that runs there: a connect's credentials supplier,
+         * {@link Cqflux#onDispose()}'s subscribers, and, once a loop has ended, the signals it
+         * would have delivered (a connect's error, a connection's {@code events()} and close).
+         * Beside {@link WaitStrategy#adaptive adaptive} loops under steady traffic set-ups and
+         * closes get little CPU, and connect and shutdown bounds include that wait.
          *
          * @param enabled whether to
          * @return this
@@ -897,10 +821,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
          * @return this
          */
         public Builder batchSize(int n) {
-            if (n < 1 || n > LoopConfig.MAX_BATCH) {
-                throw new IllegalArgumentException("batchSize " + n + " is outside [1, " + LoopConfig.MAX_BATCH + "]");
-            }
-            this.batchSize = n;
+            this.batchSize = Arguments.inRange("batchSize", n, 1, LoopConfig.MAX_BATCH);
             return this;
         }
 
@@ -909,10 +830,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
          * @return this
          */
         public Builder loops(int n) {
-            if (n < 1 || n > 64) {
-                throw new IllegalArgumentException("loops " + n + " is outside [1, 64]");
-            }
-            this.loopCount = n;
+            this.loopCount = Arguments.inRange("loops", n, 1, 64);
             return this;
         }
 
@@ -922,30 +840,8 @@ public final class Cqflux implements Disposable, AutoCloseable {
          * @return this
          */
         public Builder pendingLimit(int n) {
-            if (n < 0 || n > 1 << 20) {
-                throw new IllegalArgumentException("pendingLimit " + n + " is outside [0, " + (1 << 20) + "]");
-            }
-            this.pendingLimit = n;
+            this.pendingLimit = Arguments.inRange("pendingLimit", n, 0, 1 << 20);
             return this;
-        }
-
-        /** The most memory one connection's receive pool may take: receiveQueueSize x receiveBufferSize. */
-        private static final long MAX_RECEIVE_POOL_BYTES = 1L << 34;
-
-        /**
-         * Checks the memory of one connection's receive pool, allocated and registered at once on
-         * its first subscription (or at establishment with a receive prefetch): a size no memory
-         * can give is refused here, naming it, rather than failing on the loop that allocates it.
-         *
-         * @throws IllegalArgumentException naming both sizes and the bound
-         */
-        private static void checkReceivePool(int receiveQueueSize, int receiveBufferSize) {
-            long bytes = (long) receiveQueueSize * receiveBufferSize;
-            if (bytes > MAX_RECEIVE_POOL_BYTES) {
-                throw new IllegalArgumentException("a connection's receive pool of receiveQueueSize " + receiveQueueSize
-                        + " x receiveBufferSize " + receiveBufferSize + " bytes is " + bytes + " bytes, above the bound "
-                        + MAX_RECEIVE_POOL_BYTES + " (16 GiB); lower either");
-            }
         }
 
         /**
@@ -955,22 +851,17 @@ public final class Cqflux implements Disposable, AutoCloseable {
          * @return this
          */
         public Builder receiveBufferSize(int n) {
-            if (n < 1 || n > 1 << 24) {
-                throw new IllegalArgumentException("receiveBufferSize " + n + " is outside [1, " + (1 << 24) + "]");
-            }
-            this.receiveBufferSize = n;
+            this.receiveBufferSize = Arguments.inRange("receiveBufferSize", n, 1, 1 << 24);
             return this;
         }
 
         /**
          * How long a posted operation may go without a completion before its connection is
-         * declared {@code LOST} and every operation on it fails with a
-         * {@link ConnectionException}: the bound on waiting for a peer that stopped answering
-         * without closing (its process stopped, its link silently gone). 30 s by default. From a
-         * second up, an operation's age may count from up to the posting unit of work's time
-         * before its post (the loop's last clock reading; no clock read per operation, and exact
-         * with the blocked-loop detection off), so a loop held by one callback for about the
-         * timeout may declare the connection lost early; below a second it counts from the post.
+         * declared {@code LOST} and every operation on it fails with a {@link ConnectionException}:
+         * the bound on waiting for a peer that stopped answering without closing. 30 s by default.
+         * From a second up an operation's age counts from the loop's last clock reading before its
+         * post, so a loop held by one callback for about the timeout may declare the connection
+         * lost early.
          *
          * @param timeout a positive duration, at most one day
          * @return this
@@ -983,23 +874,14 @@ public final class Cqflux implements Disposable, AutoCloseable {
         }
 
         /**
-         * Checks that an idle connection's peer is still there: every {@code interval} without a
-         * completion on the connection, a small probe asks the peer for a sign of life (an 8-byte
-         * RDMA read of a word the library registered for it, which needs nothing from the peer's
-         * application: on rpma/verbs the peer's NIC answers it; on fabric/tcp the peer's own event
-         * loop does, so a peer whose loop is blocked for about {@code misses} intervals or more
-         * counts as gone too), and after {@code misses} probes in a row left unanswered for an interval the
-         * connection ends {@code LOST} with a {@link ConnectionException} that names the
-         * keep-alive. Any completion counts as life, so a busy connection sends no probe; a
-         * connection with operations in flight is left to {@link #operationTimeout}. It
-         * covers what {@link #operationTimeout} cannot: a connection with nothing in flight (a
-         * receive-only side, a client between requests) learns of a silent outage within about
-         * {@code (misses + 1) x interval}, on both sides, instead of at its next write. On by
-         * default, {@value #DEFAULT_KEEP_ALIVE_MISSES} x 10 s. It applies between cqflux peers
-         * only: a connection opened with raw private data (a peer not written with cqflux) is
-         * never probed, since it must receive nothing it did not ask for, and has no keep-alive;
-         * nor has a connection to a cqflux peer from before the keep-alive, whose hello does not
-         * say that its control words may be read.
+         * Checks that an idle connection's peer is still there, which {@link #operationTimeout}
+         * cannot see while nothing is in flight: every {@code interval} without a completion, an
+         * 8-byte RDMA read asks the peer for a sign of life (its NIC answers on rpma/verbs, its
+         * event loop on fabric/tcp), and after {@code misses} probes in a row unanswered the
+         * connection ends {@code LOST} with a {@link ConnectionException} naming the keep-alive,
+         * within about {@code (misses + 1) x interval}, on both sides. A busy connection sends no
+         * probe. On by default, {@value #DEFAULT_KEEP_ALIVE_MISSES} x 10 s; between cqflux peers
+         * only (never with raw private data). Details: {@code docs/guide/getting-started.md}.
          *
          * @param interval how often an idle connection is checked, in [10 ms, 1 day]
          * @param misses probes in a row left unanswered before the connection ends, in
@@ -1010,16 +892,9 @@ public final class Cqflux implements Disposable, AutoCloseable {
          */
         public Builder keepAlive(Duration interval, int misses) {
             Objects.requireNonNull(interval, "keepAlive interval (noKeepAlive() switches it off)");
-            if (interval.compareTo(MIN_KEEP_ALIVE_INTERVAL) < 0 || interval.compareTo(Duration.ofDays(1)) > 0) {
-                throw new IllegalArgumentException("keepAlive interval " + interval + " is outside ["
-                        + MIN_KEEP_ALIVE_INTERVAL + ", " + Duration.ofDays(1) + "]"
-                        + (interval.isZero() || interval.isNegative() ? "; noKeepAlive() switches it off" : ""));
-            }
-            if (misses < 1 || misses > 1000) {
-                throw new IllegalArgumentException("keepAlive misses " + misses + " is outside [1, 1000]");
-            }
+            Startup.checkKeepAliveInterval(interval, MIN_KEEP_ALIVE_INTERVAL);
+            this.keepAliveMisses = Arguments.inRange("keepAlive misses", misses, 1, 1000);
             this.keepAliveInterval = interval;
-            this.keepAliveMisses = misses;
             return this;
         }
 
@@ -1035,18 +910,15 @@ public final class Cqflux implements Disposable, AutoCloseable {
         }
 
         /**
-         * How many write-with-immediate notifications that consumed no receive buffer are kept
-         * per connection while nobody receives (libfabric's tcp provider delivers them so);
-         * beyond it the connection ends with an error rather than drop one. 4096 by default.
+         * How many write-with-immediate notifications that consumed no receive buffer (fabric/tcp)
+         * are kept per connection while nobody receives; one more ends the connection rather than
+         * be dropped. 4096 by default.
          *
          * @param n 1..1,048,576
          * @return this
          */
         public Builder notificationBacklog(int n) {
-            if (n < 1 || n > 1 << 20) {
-                throw new IllegalArgumentException("notificationBacklog " + n + " is outside [1, " + (1 << 20) + "]");
-            }
-            this.notificationBacklog = n;
+            this.notificationBacklog = Arguments.inRange("notificationBacklog", n, 1, 1 << 20);
             return this;
         }
 
@@ -1057,11 +929,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
          */
         public Builder connectionConfig(ConnectionConfig c) {
             Objects.requireNonNull(c, "connectionConfig");
-            if (c.sendQueueSize() < 2) {
-                throw new IllegalArgumentException("sendQueueSize " + c.sendQueueSize()
-                        + " is below 2: a durable write holds two send-queue slots");
-            }
-            this.config = c;
+            this.config = Startup.checkConnectionConfig(c);
             return this;
         }
 
@@ -1073,15 +941,14 @@ public final class Cqflux implements Disposable, AutoCloseable {
          * @throws io.cqflux.core.UnsupportedCapabilityException when
          *     {@link #directWriteToPersistentMemory(boolean)} was declared and the transport cannot
          *     deliver a PERSISTENT flush (fabric)
-         * @throws IllegalArgumentException when a connection's receive pool, the receive queue's
-         *     depth times {@link #receiveBufferSize(int)}, exceeds 16 GiB (both sizes and the bound
-         *     named); or when a {@link #transportProperty} in the opening transport's namespace is
-         *     one it does not know, or has a value it refuses (named); or for
-         *     {@link #backgroundPriority(boolean) backgroundPriority(true)} beside
+         * @throws IllegalArgumentException when a connection's receive pool (receive queue depth
+         *     times {@link #receiveBufferSize(int)}) exceeds 16 GiB; when a {@link #transportProperty}
+         *     in the opening transport's namespace is unknown to it or has a value it refuses (named);
+         *     or for {@link #backgroundPriority(boolean) backgroundPriority(true)} beside
          *     {@link WaitStrategy#BUSY_POLL} loops
          */
         public Cqflux build() {
-            checkReceivePool(config.receiveQueueSize(), receiveBufferSize);
+            Startup.checkReceivePool(config.receiveQueueSize(), receiveBufferSize);
             Startup.startSharedThreads(backgroundPriority, waitStrategy);
             Transport t = Startup.openTransport(transportName,
                     new TransportOptions(localAddress, directWriteToPmem, transportProperties));

@@ -235,4 +235,11 @@ final class InternalAccess implements ApiAccess {
     public Duration longestAttemptGap(PeerPoolOptions options, Duration connectTimeout) {
         return options.longestAttemptGap(connectTimeout);
     }
+
+    // the facade (Cqflux)
+
+    @Override
+    public BufferPool pool(BufferLease lease) {
+        return lease.pool();
+    }
 }

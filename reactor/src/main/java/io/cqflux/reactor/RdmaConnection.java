@@ -5,7 +5,6 @@ import io.cqflux.core.ConnectionEvent;
 import io.cqflux.core.FlushType;
 import io.cqflux.reactor.internal.connection.ConnectionCore;
 import io.cqflux.reactor.internal.connection.Lifecycle;
-import io.cqflux.reactor.internal.op.LoopSafeMono;
 import io.cqflux.reactor.internal.op.OpKind;
 import io.cqflux.reactor.internal.op.OpMono;
 import io.cqflux.reactor.internal.op.ReceiveFlux;
@@ -27,37 +26,30 @@ import reactor.core.publisher.Mono;
  *
  * <p><b>Operations are cold.</b> Nothing is posted before subscription; each subscription posts
  * again. Arguments are checked at subscription, before posting: a bad offset, length, access or
- * flush type is signalled as the Mono's {@link IllegalArgumentException} naming the value and the
- * bound. An operation takes a send-queue credit; without one it waits in a bounded queue
- * ({@link Cqflux.Builder#pendingLimit}); when that is full the operation fails with
- * {@link io.cqflux.core.QueueFullException}. No thread ever blocks.
+ * flush type fails the Mono with an {@link IllegalArgumentException} naming the value and the
+ * bound. An operation takes a send-queue credit, or waits for one in a bounded queue
+ * ({@link Cqflux.Builder#pendingLimit}, beyond it {@link io.cqflux.core.QueueFullException}); no
+ * thread ever blocks.
  *
  * <p><b>Signals and threads.</b> Operations complete on the connection's event-loop thread, a
- * {@link reactor.core.scheduler.NonBlocking} thread: {@code block()} there fails fast. Move heavy
- * work off it with {@code publishOn(Schedulers.boundedElastic())}. A failed completion fails its
- * own Mono with {@link io.cqflux.core.OperationFailedException} (and ends the connection: an error
- * completion puts the queue pair in the error state). Every end of the connection fails every
- * pending and queued operation with {@link io.cqflux.core.ConnectionException}: {@code CLOSED} for
- * an orderly close by either side, {@code LOST} otherwise (a peer that ended without its orderly
- * close, an error completion, an operation without a completion for
- * {@link Cqflux.Builder#operationTimeout(java.time.Duration)}). An operation subscribed after a
- * close by this side (once {@link #dispose()} returned, or the {@link Cqflux} began its shutdown)
- * fails with {@link io.cqflux.core.ResourceClosedException}; so does one that an earlier
- * subscription starts in the moment between the close call and its run on the loop (a staged
- * form that gets its buffer, the next write of a {@link #writeAll} stream). Timeouts are
- * Reactor's: {@code .timeout(...)} (virtual time works).
+ * {@link reactor.core.scheduler.NonBlocking} thread ({@code block()} there fails fast; move heavy
+ * work off with {@code publishOn}). A failed completion fails its Mono with
+ * {@link io.cqflux.core.OperationFailedException} and ends the connection. Every end of the
+ * connection fails what is pending with a {@link io.cqflux.core.ConnectionException}:
+ * {@code CLOSED} for an orderly close by either side, {@code LOST} otherwise (the peer gone, an
+ * error completion, {@link Cqflux.Builder#operationTimeout(java.time.Duration)}). An operation
+ * started after this side's close fails with {@link io.cqflux.core.ResourceClosedException}.
+ * Timeouts are Reactor's {@code .timeout(...)}. See {@code docs/guide/errors.md}.
  *
- * <p><b>Cancellation</b> detaches the subscriber only: the NIC may still use the buffers, so the
- * operation keeps its credit and its regions until its completion arrives; a late failure of its
- * own is dropped ({@code Operators.onErrorDropped}), the connection's end is not (the connection
- * reports it once: {@link #events()}, and a WARN line when it is lost). The forms on
- * {@code byte[]} and {@code ByteBuffer} stage the data through the instance's {@link BufferPool}, whose buffer is likewise released only
- * then; for regions of your own, {@link Region#inFlight()} tells when a range may be reused.
+ * <p><b>Cancellation</b> detaches the subscriber only: the operation keeps its credit, its regions
+ * and a staging buffer until its completion arrives, since the NIC may still use them
+ * ({@link Region#inFlight()} tells when a range of your own may be reused); a late failure of its
+ * own is dropped, the connection's end is reported once ({@link #events()}). See the guide's
+ * "Cancellation" ({@code docs/guide/operations.md}).
  *
- * <p><b>Lifetime and thread safety.</b> Thread-safe. {@link #dispose()} (or {@link #close()}, the
- * same for try-with-resources) is idempotent, does not block, and frees the native connection on
- * its loop; {@link #onDispose()} tells when that is done and {@link #disposeNow(Duration)} waits for
- * it. The connection also ends on its own when the peer closes it or it is lost, and when its
+ * <p><b>Lifetime and thread safety.</b> Thread-safe. {@link #dispose()} closes without blocking;
+ * {@link #onDispose()} tells when the native connection is freed, {@link #disposeNow(Duration)}
+ * waits for it. The connection also ends when the peer closes it, it is lost, or its
  * {@link Cqflux} is disposed.
  */
 public final class RdmaConnection implements Disposable, AutoCloseable {
@@ -93,13 +85,11 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
     }
 
     /**
-     * {@return the private data the peer sent, exactly as the transport delivered it (a copy): on
-     * the client the server's accept data, on the server the client's request data. RDMA CM pads
-     * it with zeros (to 56 bytes in a connect, 196 in an accept, on rpma), and nothing is
-     * removed: for a connection opened with raw private data
-     * ({@link ConnectOptions#rawPrivateData(byte[])}, {@link AcceptOptions#rawPrivateData}) it is
-     * the foreign peer's format, e.g. {@link RpmaCommonData#decode(byte[])}; for a cqflux peer, its
-     * hello}
+     * {@return a copy of the private data the peer sent, as the transport delivered it (RDMA CM's
+     * zero padding included): on the client the server's accept data, on the server the client's
+     * request. With raw private data ({@link ConnectOptions#rawPrivateData(byte[])},
+     * {@link AcceptOptions#rawPrivateData}) the foreign peer's format, e.g.
+     * {@link RpmaCommonData#decode(byte[])}; from a cqflux peer, its hello}
      */
     public byte[] peerPrivateData() {
         return core.intake.peerPrivateData();
@@ -107,18 +97,12 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
 
     /**
      * Makes a peer region from the transport's own descriptor of it, as a peer not written with
-     * cqflux gives it out (librpma: the bytes of its {@code rpma_mr_get_descriptor(3)}, e.g.
-     * {@link RpmaCommonData#mrDescriptor()}; fabric: key, base address and length,
-     * {@link Region#rawDescriptor()} of a cqflux peer), with the access you state. The region
-     * belongs to this connection: every operation takes it (durable writes included, with the
-     * flush types the descriptor names), and it is freed when the connection closes. Its
-     * {@link PeerRegion#index()} is -1: it is not in {@link #remoteRegions()}.
-     *
-     * <p>On rpma the descriptor carries the peer's usage bits (its last byte), and {@code access}
-     * is checked against them: an access the peer did not grant is refused here, naming both,
-     * rather than failing at the NIC after posting; a narrower {@code access} limits what this
-     * side may do. {@link #remoteRegion(byte[])} takes the access from the descriptor. On fabric
-     * the raw descriptor carries no access, and {@code access} is taken as stated.
+     * cqflux gives it out (librpma: its {@code rpma_mr_get_descriptor(3)} bytes, e.g.
+     * {@link RpmaCommonData#mrDescriptor()}; fabric: key, base address and length, as
+     * {@link Region#rawDescriptor()}), with the access you state. It belongs to this connection
+     * and is freed when it closes; its {@link PeerRegion#index()} is -1. On rpma {@code access} is
+     * checked against the descriptor's usage bits (a narrower one limits this side); on fabric it
+     * is taken as stated. See the guide's interop section ({@code docs/guide/messaging.md}).
      *
      * @param rawDescriptor the descriptor bytes, exactly
      * @param access what the peer granted, at least one: operations outside it are refused before
@@ -138,10 +122,8 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
     }
 
     /**
-     * Makes a peer region from librpma's own descriptor of it, with the access the descriptor
-     * names: {@code rpma_mr_get_descriptor(3)} writes the usage the peer registered the region
-     * with as its last byte, so nothing needs restating (see
-     * {@link #remoteRegion(byte[], io.cqflux.core.RegionAccess...)} for the rest).
+     * Makes a peer region from librpma's own descriptor of it with the access the descriptor
+     * names (its last byte), as {@link #remoteRegion(byte[], io.cqflux.core.RegionAccess...)}.
      *
      * @param rawDescriptor the descriptor bytes, exactly, e.g. {@link RpmaCommonData#mrDescriptor()}
      * @return the peer region, whose {@link PeerRegion#access()} is the descriptor's usage
@@ -156,13 +138,10 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
     }
 
     /**
-     * Applies a peer configuration descriptor to this connection, as a librpma peer gives it out
-     * ({@code rpma_peer_cfg_get_descriptor(3)}, e.g. {@link RpmaCommonData#peerConfigDescriptor()}):
-     * on rpma {@code rpma_peer_cfg_from_descriptor(3)} and
-     * {@code rpma_conn_apply_remote_peer_cfg(3)}, which {@link FlushType#PERSISTENT} flushes to a
-     * peer with direct write to persistent memory need. A connection with a cqflux hello applies
-     * its peer's on its own; one opened with raw private data has librpma's default (no direct
-     * write to persistent memory, so PERSISTENT flushes are refused) until this is applied. On
+     * Applies a librpma peer's configuration descriptor ({@code rpma_peer_cfg_get_descriptor(3)},
+     * e.g. {@link RpmaCommonData#peerConfigDescriptor()}) to this connection, which
+     * {@link FlushType#PERSISTENT} flushes to it need: a cqflux peer's is applied on its own, while
+     * a connection with raw private data refuses PERSISTENT flushes until this is applied. On
      * fabric only an empty descriptor is accepted.
      *
      * @param descriptor the peer's descriptor bytes, exactly
@@ -173,17 +152,7 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
      */
     public Mono<Void> applyPeerConfiguration(byte[] descriptor) {
         Objects.requireNonNull(descriptor, "descriptor");
-        byte[] d = descriptor.clone();
-        // LoopSafeMono: block() on an event-loop thread refuses before subscribing, so nothing is
-        // applied for a caller that gets the refusal.
-        return LoopSafeMono.of(Mono.create(sink -> core.runOnLoop(() -> {
-            try {
-                core.intake.applyPeerConfiguration(d);
-                sink.success();
-            } catch (RuntimeException e) {
-                sink.error(e);
-            }
-        })));
+        return core.intake.applyOnLoop(descriptor.clone());
     }
 
     /**
@@ -195,36 +164,32 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
     }
 
     /**
-     * {@return the send-queue credits held right now by posted operations whose completion has
-     * not arrived (cancelled ones included: the NIC may still use their buffers); for metrics,
-     * read from any thread}
+     * {@return the send-queue credits held now by posted operations without their completion yet
+     * (cancelled ones included); for metrics, any thread}
      */
     public int inFlight() {
         return core.monitor.inFlightOps();
     }
 
     /**
-     * {@return the operations waiting right now for a send-queue credit or, for a message, for a
-     * credit from the peer's receiver; bounded by {@link Cqflux.Builder#pendingLimit(int)}; for
-     * metrics, read from any thread}
+     * {@return the operations waiting now for a send-queue credit (a message: for the peer's),
+     * at most {@link Cqflux.Builder#pendingLimit(int)}; for metrics, any thread}
      */
     public int waiting() {
         return core.monitor.waitingOps();
     }
 
     /**
-     * {@return the keep-alive probes this connection has sent to its peer so far}
-     * ({@link Cqflux.Builder#keepAlive}): 0 on a connection that was never idle for a whole
-     * interval, with the keep-alive off, and with a peer not written with cqflux. Any thread.
+     * {@return the keep-alive probes ({@link Cqflux.Builder#keepAlive}) sent to the peer so far}
+     * 0 on a connection never idle for an interval, or without a keep-alive. Any thread.
      */
     public long keepAliveProbes() {
         return core.monitor.keepAliveProbes();
     }
 
     /**
-     * {@return the operations refused on this connection because {@link Cqflux.Builder#pendingLimit(int)}
-     * operations already waited for a credit (each failed with a
-     * {@link io.cqflux.core.QueueFullException}); for metrics, read from any thread}
+     * {@return the operations refused with a {@link io.cqflux.core.QueueFullException} because
+     * {@link Cqflux.Builder#pendingLimit(int)} already waited; for metrics, any thread}
      */
     public long rejections() {
         return core.monitor.rejections();
@@ -265,11 +230,10 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
     }
 
     /**
-     * Writes durably: the write is posted unsignaled and followed by a signaled flush of the same
-     * range of exactly the type {@link PeerRegion#strongestFlush()} reports: PERSISTENT on a
-     * region the peer registered with {@link io.cqflux.core.RegionAccess#FLUSH_TYPE_PERSISTENT},
-     * else VISIBILITY. The Mono completes when the flush did, and an error of either fails it; a
-     * flush type the connection cannot honour fails it too (never a weaker one instead).
+     * Writes durably: the write, then a flush of the same range at exactly
+     * {@link PeerRegion#strongestFlush()} (never a weaker type instead); the Mono completes when
+     * the flush did, and an error of either fails it. See the guide's "Durable writes"
+     * ({@code docs/guide/operations.md}).
      *
      * @param dst the peer's region
      * @param dstOffset offset in {@code dst}
@@ -283,14 +247,11 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
     }
 
     /**
-     * Writes and flushes with an explicit flush type, which is never downgraded: the Mono fails,
-     * before anything is posted, with an {@link IllegalArgumentException} when the region does
-     * not offer {@code type} ({@link PeerRegion#flushTypes()}; fabric regions never offer
-     * PERSISTENT). On rpma a PERSISTENT flush also needs the peer's handshake to declare direct
-     * write to persistent memory; peers of this version always do for the regions they register
-     * as persistent, a peer that sent no handshake (an older version) does not, and the flush then
-     * fails with an {@link IllegalStateException} naming the missing declaration (its write being
-     * already posted, the connection closes).
+     * Writes and flushes with an explicit flush type, which is never downgraded: the Mono fails
+     * before posting with an {@link IllegalArgumentException} when the region does not offer
+     * {@code type} ({@link PeerRegion#flushTypes()}). On rpma a PERSISTENT flush to a peer whose
+     * handshake declared no direct write to persistent memory (an older version) fails with an
+     * {@link IllegalStateException}, and the connection closes, its write being posted already.
      *
      * @param dst the peer's region
      * @param dstOffset offset in {@code dst}
@@ -350,10 +311,9 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
 
     /**
      * Sends a message into one of the peer's posted receives. Between cqflux peers it waits for a
-     * receive the peer posted (its credits), and it is refused before posting when it is longer
-     * than the receive buffer the peer told in its hello ({@link IllegalArgumentException}) or
-     * when the peer posts no receives at all ({@link IllegalStateException}); see the guide,
-     * "Message credits between cqflux peers".
+     * receive the peer posted, and is refused before posting when longer than the peer's receive
+     * buffer ({@link IllegalArgumentException}) or when the peer posts none
+     * ({@link IllegalStateException}); see the guide, "Message credits between cqflux peers".
      *
      * @param src local source ({@code SEND})
      * @param offset offset in {@code src}
@@ -381,19 +341,16 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
     // ---------------------------------------------------------------- data as the application holds it
 
     /*
-     * The forms below stage data through the instance's BufferPool (Cqflux.buffers()): on each
-     * subscription the arguments are checked (the operation's own check and the buffer size), a
-     * buffer is leased (waiting FIFO while all are leased), the data copied in, and the operation
-     * posted as its Region form would be. The buffer goes back when the operation is terminal at
-     * the NIC (OpMono.releaseRegions), never when the subscriber cancels.
+     * The forms below stage data through the instance's BufferPool (Cqflux.buffers()), checked,
+     * leased (FIFO), copied in and posted as their Region forms; the buffer goes back when the
+     * operation is terminal at the NIC, never on cancel (StagedMono has the details).
      */
 
     /**
-     * Writes {@code data} to the peer's memory through a pooled staging buffer (see
-     * {@link BufferPool}): {@link #write(PeerRegion, long, Region, long, long)} without a region of
-     * your own. The array is copied when a buffer is leased, at or after subscription and before
-     * anything is posted: leave it unchanged until the Mono signals. Cancelling detaches the
-     * subscriber; the buffer stays leased until the write is terminal at the NIC.
+     * Writes {@code data} to the peer's memory through a pooled staging buffer ({@link BufferPool}),
+     * as {@link #write(PeerRegion, long, Region, long, long)} without a region of your own. The
+     * array is copied when a buffer is leased, after subscription: leave it unchanged until the
+     * Mono signals. The buffer stays leased until the write is terminal at the NIC.
      *
      * @param dst the peer's region ({@code WRITE_DST})
      * @param dstOffset offset in {@code dst}
@@ -410,10 +367,8 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
     }
 
     /**
-     * Writes the bytes of {@code data} between its position and limit, as
-     * {@link #write(PeerRegion, long, byte[])}: one copy into the staging buffer, from heap or
-     * direct memory alike; the buffer's position and limit are read at subscription and never
-     * moved. Leave its content unchanged until the Mono signals.
+     * Writes the bytes of {@code data} between its position and limit (read at subscription,
+     * never moved), as {@link #write(PeerRegion, long, byte[])}: one copy, heap or direct alike.
      *
      * @param dst the peer's region ({@code WRITE_DST})
      * @param dstOffset offset in {@code dst}
@@ -427,10 +382,8 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
     }
 
     /**
-     * Writes {@code data} durably through a pooled staging buffer, as
-     * {@link #durableWrite(PeerRegion, long, Region, long, long)}: flushed at
-     * {@link PeerRegion#strongestFlush()}; the buffer stays leased until the flush is terminal at
-     * the NIC.
+     * Writes {@code data} durably (flushed at {@link PeerRegion#strongestFlush()}) through a pooled
+     * staging buffer, as {@link #durableWrite(PeerRegion, long, Region, long, long)}.
      *
      * @param dst the peer's region
      * @param dstOffset offset in {@code dst}
@@ -489,9 +442,9 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
     }
 
     /**
-     * Reads {@code length} bytes of the peer's memory into a new array, through a pooled staging
-     * buffer: the data is copied out of the buffer once the read's completion arrived, then the
-     * buffer goes back. A cancelled read keeps its buffer until the read is terminal at the NIC.
+     * Reads {@code length} bytes of the peer's memory into a new array through a pooled staging
+     * buffer, copied out once the read's completion arrived (a cancelled read keeps the buffer
+     * until then).
      *
      * @param src the peer's region ({@code READ_SRC})
      * @param srcOffset offset in {@code src}
@@ -504,9 +457,9 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
 
     /**
      * Writes the first {@code length} bytes of a leased buffer you filled
-     * ({@link BufferPool#acquire()}), without a copy. The subscription takes the lease over: it
-     * goes back to the pool when the write is terminal at the NIC, never on cancel, and a second
-     * subscription fails with {@link IllegalStateException}.
+     * ({@link BufferPool#acquire()}) without a copy. The subscription takes the lease over (a
+     * second one fails with {@link IllegalStateException}); it goes back to the pool when the
+     * write is terminal at the NIC, never on cancel.
      *
      * @param dst the peer's region ({@code WRITE_DST})
      * @param dstOffset offset in {@code dst}
@@ -518,7 +471,7 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
      * @throws NullPointerException when {@code src} is null
      */
     public Mono<Void> write(PeerRegion dst, long dstOffset, BufferLease src, int length) {
-        return leased(OpKind.WRITE, dst, dstOffset, src, length, null);
+        return StagedMono.leased(core, OpKind.WRITE, dst, dstOffset, src, length, null);
     }
 
     /**
@@ -534,7 +487,8 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
      * @throws NullPointerException when {@code src} is null
      */
     public Mono<Void> durableWrite(PeerRegion dst, long dstOffset, BufferLease src, int length) {
-        return leased(OpKind.DURABLE_WRITE, dst, dstOffset, src, length, dst == null ? null : dst.strongestFlush());
+        return StagedMono.leased(core, OpKind.DURABLE_WRITE, dst, dstOffset, src, length,
+                dst == null ? null : dst.strongestFlush());
     }
 
     /**
@@ -547,90 +501,30 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
      * @throws NullPointerException when {@code src} is null
      */
     public Mono<Void> send(BufferLease src, int length) {
-        return leased(OpKind.SEND, null, 0, src, length, null);
-    }
-
-    private Mono<Void> leased(OpKind kind, PeerRegion remote, long remoteOffset, BufferLease lease, int length,
-                              FlushType type) {
-        Objects.requireNonNull(lease, "lease");
-        // LoopSafeMono: Reactor's block() subscribes before it refuses an event-loop thread, and
-        // this subscription takes the lease over and posts; a refused block() must post nothing.
-        return LoopSafeMono.of(Mono.deferContextual(ctx -> {
-            Region region;
-            try {
-                if (lease.pool() != core.buffers) {
-                    throw new IllegalArgumentException(lease + " is from another Cqflux's pool than "
-                            + description() + "'s");
-                }
-                // The buffer, not the pool's region, bounds the length.
-                io.cqflux.core.internal.Checks.staged(kind == OpKind.SEND ? "send data" : "write data", length,
-                        kind == OpKind.SEND ? 0 : 1, lease.size());
-                region = lease.region();
-            } catch (RuntimeException e) {
-                // The subscription owns the lease whatever the outcome: nothing was posted, it goes
-                // back (to its own pool, for a lease of another one).
-                lease.release();
-                StagedMono.reportRefused(core, kind, e, reactor.util.context.Context.of(ctx));
-                throw e;
-            }
-            return OpMono.assemble(new OpMono(core, kind, remote, remoteOffset, region, lease.offset(), length, 0, type,
-                    lease, null));
-        }));
+        return StagedMono.leased(core, OpKind.SEND, null, 0, src, length, null);
     }
 
     /**
      * Streams writes with demand tied to the send queue: at most {@code sendCredits() / 2}
-     * requests (at least one) are in flight at once — half the credits, because a durable write
-     * holds two — and no more are taken from {@code requests} until one completes, so nothing is
-     * buffered without bound. Results come in request order; the first failure fails the stream.
+     * requests (at least one; a durable write holds two credits) are in flight at once, and
+     * requests are taken from {@code requests} only as results are emitted, so nothing is buffered
+     * without bound. Durable requests run as {@link #durableWrite(PeerRegion, long, Region, long,
+     * long)}, the others as {@link #write(PeerRegion, long, Region, long, long)}, with their checks.
+     * Results come in request order. The first failure of a write, an error of {@code requests}, a
+     * throwing {@code onNext}, or the connection's end (also with no write in flight) fails the
+     * stream at once and cancels {@code requests}; cancelling the stream cancels it too, and
+     * posted writes keep their regions and credits until their completions arrive.
      *
-     * <p>In detail: requests are taken from {@code requests} only as results are emitted, so a
-     * downstream that requests slowly holds at most that many completed results and upstream is
-     * never asked beyond them. Durable requests run as {@link #durableWrite(PeerRegion, long, Region,
-     * long, long)}, the others as {@link #write(PeerRegion, long, Region, long, long)}, with those
-     * methods' checks. The first failure of a write (a check, its completion, the connection's end,
-     * which fails it with a {@link io.cqflux.core.ConnectionException}) fails the stream at once and
-     * cancels {@code requests}; an error of {@code requests} fails the stream at once too, without
-     * waiting for the writes in flight. The connection's end fails a stream with no write in flight
-     * as well (its {@code requests} quiet, not completed), with the end's
-     * {@link io.cqflux.core.ConnectionException}, instead of waiting for the next request. Cancelling the stream cancels {@code requests}; writes
-     * already posted keep their regions and credits until their completions arrive, as a cancelled
-     * {@code write()} does. A subscriber whose {@code onNext} throws (Reactive Streams §2.13 forbids
-     * it) fails the stream in the same way: {@code requests} is cancelled, the writes in flight are
-     * cancelled, and the subscriber gets {@code onError} with its own exception (passed through
-     * {@link reactor.core.publisher.Operators#onOperatorError}, so {@code Hooks.onOperatorError}
-     * applies).
+     * <p>Discards: once the stream is cancelled or failed, every request taken and not emitted goes
+     * to the discard hook ({@code doOnDiscard(WriteRequest.class, ...)} downstream), exactly once,
+     * and never while the NIC may still read its buffer, so buffers wrapped in requests can go back
+     * to a pool from the hook; keep it short (it may run on the loop thread) and idempotent, as
+     * Reactor asks of discard hooks.
      *
-     * <p>Discards: once the stream is cancelled or failed, every request taken from
-     * {@code requests} that is not emitted as a result goes to the discard hook
-     * ({@code doOnDiscard(WriteRequest.class, ...)} downstream of this stream), exactly once, and
-     * never while the NIC may still read its buffer: at once for a result held for lack of
-     * demand or a write never posted; for a write that failed or was in flight, once its local
-     * regions are released: at its completion, or, when the connection's end failed it, after
-     * the native close destroyed the queue pair (later than the stream's {@code onError}; never,
-     * if that close failed and the buffers are kept). Every request taken is thus either emitted
-     * or discarded,
-     * so buffers a caller wraps in requests can go back to its pool from the hook. The hook may
-     * run on the connection's loop thread: keep it short. It also sees what {@code requests}'s own
-     * operators discard (the context reaches upstream). Reactor's unicast sink can discard a
-     * request it delivers, when an emission on another thread races the cancel; such a
-     * discard of a request this stream took (the one taken last, or one still in flight) is kept
-     * from the hook, and, from a single producer, a request it discarded and then delivered is
-     * not discarded again (with several producers, one held between its offer and its drain may
-     * still see such a request discarded twice). Reactor asks discard hooks to be idempotent in
-     * general.
-     *
-     * <p>Threads: results are usually emitted on the connection's loop thread (once per batch of
-     * completions: the results the batch completed go out together, right after it), and the
-     * next requests are then asked of {@code requests} from there, as many at once, so a
-     * synchronous upstream's operators run on the loop too: keep them short, or move the source to
-     * another scheduler ({@code subscribeOn}), and move slow downstream work off the loop with
-     * {@code publishOn}. The writes are posted from the loop thread (once the loop has ended, from
-     * the thread that closes it or emits, and they fail with the connection's end): a request emitted on
-     * another thread waits in the window until one loop task posts every request waiting, so such
-     * a producer costs one hand-over to the loop per burst, not one per write. Each write's checks,
-     * assembly hooks and listener callbacks therefore run on the loop thread, and its time
-     * (listener, metrics) counts from its post, not from the request's arrival.
+     * <p>Threads: results are emitted, the next requests asked for and the writes posted on the
+     * connection's loop thread, so a synchronous upstream's operators run there: keep them short
+     * or move them off ({@code subscribeOn}, {@code publishOn}). See the guide's "Bulk writes"
+     * ({@code docs/guide/operations.md}).
      *
      * @param requests the writes
      * @return the results
@@ -641,10 +535,8 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
     }
 
     /**
-     * Receives messages (and write-with-immediate notifications) as immutable copies. See
-     * {@link #receive(Function)}.
-     *
-     * @return the messages
+     * {@return the messages (and write-with-immediate notifications) as immutable copies; see
+     * {@link #receive(Function)}}
      */
     public Flux<Message> receive() {
         return receive(InboundMessage::copy);
@@ -652,22 +544,15 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
 
     /**
      * Receives messages, decoding each in place. Demand posts receive buffers: {@code request(n)}
-     * posts up to {@code n} (at most the receive queue depth) from a registered pool, so a slow
-     * subscriber makes the peer's sends wait. A connection with a receive prefetch keeps that many
-     * more posted from establishment on, subscriber or not, and what lands in them waits for the
-     * next subscriber: on by default for raw private data, whose peer sends without credits
-     * ({@link ConnectOptions}, {@link AcceptOptions}). The {@link InboundMessage} is valid only during the
-     * {@code decoder} call; its buffer is reposted right after. One subscriber at a time; it
-     * completes when the peer closes the connection in order, fails with a
-     * {@link io.cqflux.core.ConnectionException} when it is lost, and with a
-     * {@link io.cqflux.core.ResourceClosedException} when this side closes it.
-     *
-     * <p>A peer's write-with-immediate normally consumes a posted receive; on libfabric's tcp
-     * provider it does not (the notification arrives without one), so such notifications are
-     * delivered even without demand, buffered until requested; they are the only thing a
-     * connection built with a {@code receiveQueueSize} of 0 receives. Where nothing can arrive (that
-     * size 0, and a write with immediate consumes a receive: rpma) the subscriber gets an
-     * {@link IllegalStateException}, as a second subscriber does.
+     * posts up to {@code n} (at most the receive queue depth), so a slow subscriber makes the
+     * peer's sends wait; a receive prefetch ({@link ConnectOptions}, {@link AcceptOptions}) keeps
+     * more posted, subscriber or not. The {@link InboundMessage} is valid only during the
+     * {@code decoder} call. One subscriber at a time (a second one gets an
+     * {@link IllegalStateException}, as does one where nothing can arrive); it completes when the
+     * peer closes the connection in order, fails with a {@link io.cqflux.core.ConnectionException}
+     * when it is lost and with a {@link io.cqflux.core.ResourceClosedException} when this side
+     * closes it. The guide's "Receiving" ({@code docs/guide/messaging.md}) has the rest, such as
+     * fabric/tcp's write-with-immediate notifications, which arrive without demand.
      *
      * @param decoder turns a message into a value (must not keep the message)
      * @param <T> the value type
@@ -685,11 +570,9 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
 
     /**
      * {@return a hot Flux of snapshots of every completion of this connection's queues, for
-     * monitoring; it costs nothing while nobody subscribes (no snapshot is taken then). It
-     * buffers nothing: a subscriber without outstanding demand misses the completions of that
-     * moment (so a slow monitor never holds the loop or memory; put
-     * {@code onBackpressureBuffer(...)} in front of a slow consumer that must see every one). It
-     * completes once the connection is released}
+     * monitoring; free while nobody subscribes. It buffers nothing: a subscriber without demand
+     * misses the completions of that moment (put {@code onBackpressureBuffer(...)} in front of one
+     * that must see every one). It completes once the connection is released}
      */
     public Flux<CompletionRecord> completions() {
         return core.monitor.completions();
@@ -729,10 +612,8 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
      *
      * @param timeout how long to wait, at least zero
      * @throws IllegalStateException when the connection was not released within {@code timeout}
-     *     (the message says what it still waits for: its loop to run the close task, the goodbye
-     *     write to a cqflux peer, awaited at most the shorter of 1 s and the connect timeout, or
-     *     the teardown after it), or when called on a Reactor {@code NonBlocking} thread such as an
-     *     event loop (nothing is disposed then)
+     *     (the message names what it still waits for), or when called on a Reactor
+     *     {@code NonBlocking} thread such as an event loop (nothing is disposed then)
      * @throws IllegalArgumentException when {@code timeout} is negative
      */
     public void disposeNow(Duration timeout) {
@@ -742,10 +623,7 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
         Lifecycle.await(this, core.closed, timeout, core.monitor::releasePending);
     }
 
-    /**
-     * The same as {@link #dispose()}: starts closing and returns at once; for try-with-resources.
-     * Use {@link #disposeNow(Duration)} to wait for the release.
-     */
+    /** The same as {@link #dispose()}, for try-with-resources; {@link #disposeNow(Duration)} waits. */
     @Override
     public void close() {
         dispose();

@@ -9,6 +9,7 @@ import io.cqflux.reactor.CqfluxListener;
 import io.cqflux.reactor.OperationOutcome;
 import io.cqflux.reactor.PeerRegion;
 import io.cqflux.reactor.RdmaConnection;
+import io.cqflux.reactor.Region;
 import io.cqflux.reactor.internal.connection.ConnectionCore;
 import io.cqflux.reactor.internal.resources.ApiAccess;
 import io.cqflux.reactor.internal.resources.Instrumentation;
@@ -18,6 +19,7 @@ import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
+import java.util.Objects;
 import org.reactivestreams.Subscription;
 import reactor.core.CoreSubscriber;
 import reactor.core.Exceptions;
@@ -35,7 +37,9 @@ import reactor.util.context.Context;
  * waiting for a buffer, so that a refused operation registers no staging memory), leases a buffer, copies the data in and subscribes an
  * {@link OpMono} that owns the lease. The lease comes back when that operation is terminal at the
  * NIC ({@link OpMono#releaseRegions}), never on cancel. A read copies the data out of the buffer at
- * that moment, right before the lease is given back, and emits the copy.
+ * that moment, right before the lease is given back, and emits the copy. The forms on a buffer
+ * the caller leased and filled ({@link #leased}) stage nothing but are checked, handed over and
+ * reported here too.
  *
  * <p>While it waits for a buffer, the connection knows it ({@link io.cqflux.reactor.internal.connection.Admission#addStagedWaiter}):
  * the connection's end withdraws it from the pool's queue and fails it, as it fails queued
@@ -167,16 +171,62 @@ public final class StagedMono<T> extends Mono<T> implements Scannable {
     }
 
     /**
-     * Tells the listener, if any, of an operation of a lease form ({@link RdmaConnection}'s
-     * {@code BufferLease} forms) refused at its subscription, before the subscriber's error: like
-     * the staged forms' refusals, it never reaches an {@link OpMono} to report it.
+     * An operation on the first {@code length} bytes of a leased buffer the caller filled
+     * ({@link RdmaConnection}'s {@code BufferLease} forms): nothing is copied, and the subscription
+     * takes the lease over, giving it back when the operation is terminal at the NIC, or at once
+     * when the operation is refused at subscription (a lease of another instance's pool, a length
+     * outside the buffer), which is reported to the listener here since no {@link OpMono} ever
+     * sees it.
+     *
+     * @param core the connection
+     * @param kind a write, durable write or send
+     * @param remote the peer's region, or null for a send
+     * @param remoteOffset offset in {@code remote}
+     * @param lease the lease, held
+     * @param length bytes of the buffer, from its start
+     * @param type the flush type of a durable write, else null
+     * @return a cold Mono, for one subscription
+     * @throws NullPointerException when {@code lease} is null
+     */
+    public static Mono<Void> leased(ConnectionCore core, OpKind kind, @Nullable PeerRegion remote, long remoteOffset,
+                                    BufferLease lease, int length, @Nullable FlushType type) {
+        Objects.requireNonNull(lease, "lease");
+        // LoopSafeMono: Reactor's block() subscribes before it refuses an event-loop thread, and
+        // this subscription takes the lease over and posts; a refused block() must post nothing.
+        return LoopSafeMono.of(Mono.deferContextual(ctx -> {
+            Region region;
+            try {
+                if (API.pool(lease) != core.buffers) {
+                    throw new IllegalArgumentException(lease + " is from another Cqflux's pool than "
+                            + core.description + "'s");
+                }
+                // The buffer, not the pool's region, bounds the length.
+                Checks.staged(kind == OpKind.SEND ? "send data" : "write data", length,
+                        kind == OpKind.SEND ? 0 : 1, lease.size());
+                region = API.region(lease);
+            } catch (RuntimeException e) {
+                // The subscription owns the lease whatever the outcome: nothing was posted, it goes
+                // back (to its own pool, for a lease of another one).
+                lease.release();
+                reportRefused(core, kind, e, Context.of(ctx));
+                throw e;
+            }
+            return OpMono.assemble(new OpMono(core, kind, remote, remoteOffset, region, API.offset(lease), length, 0,
+                    type, lease, null));
+        }));
+    }
+
+    /**
+     * Tells the listener, if any, of an operation of a lease form refused at its subscription,
+     * before the subscriber's error: like the staged forms' refusals, it never reaches an
+     * {@link OpMono} to report it.
      *
      * @param core the connection
      * @param kind what it was
      * @param error why
      * @param ctx the subscriber's context (for a listener that throws)
      */
-    public static void reportRefused(ConnectionCore core, OpKind kind, Throwable error, Context ctx) {
+    private static void reportRefused(ConnectionCore core, OpKind kind, Throwable error, Context ctx) {
         CqfluxListener l = core.instrumentation.listener;
         if (l != null) {
             l = Instrumentation.started(l, core, kind.publicKind(), 0, ctx);

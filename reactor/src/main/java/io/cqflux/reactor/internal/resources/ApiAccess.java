@@ -323,6 +323,11 @@ public interface ApiAccess {
      */
     Duration longestAttemptGap(PeerPoolOptions options, Duration connectTimeout);
 
+    // the facade (Cqflux)
+
+    /** {@return the pool a lease is of} @param lease the lease */
+    BufferPool pool(BufferLease lease);
+
     /** Where the installed implementation is kept; loads the public package's class on first use. */
     final class Holder {
         private static ApiAccess installed;

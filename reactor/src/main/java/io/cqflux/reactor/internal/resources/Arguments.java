@@ -1,12 +1,14 @@
 package io.cqflux.reactor.internal.resources;
 
 import io.cqflux.reactor.Region;
+import java.time.Duration;
 import java.util.List;
 
 /**
  * Argument checks that several public entry points share (the entry point's connect and bind,
- * the connect and accept options), so that each has one wording wherever it is reached from.
- * Stateless; any thread.
+ * the connect and accept options, the builder's bounded settings), so that each has one wording
+ * wherever it is reached from: a bound is refused as {@code "<name> <value> is outside [<min>,
+ * <max>]"}, which users and tests match on. Stateless; any thread.
  */
 public final class Arguments {
     private Arguments() {
@@ -29,5 +31,69 @@ public final class Arguments {
             }
         }
         return List.of(exposed);
+    }
+
+    /**
+     * Refuses a value outside a closed range.
+     *
+     * @param name the setting, as the message names it
+     * @param value the value given
+     * @param min the least value allowed
+     * @param max the most value allowed
+     * @return {@code value}
+     * @throws IllegalArgumentException {@code "<name> <value> is outside [<min>, <max>]"}
+     */
+    public static long inRange(String name, long value, long min, long max) {
+        if (value < min || value > max) {
+            throw new IllegalArgumentException(name + " " + value + " is outside [" + min + ", " + max + "]");
+        }
+        return value;
+    }
+
+    /**
+     * Refuses an {@code int} outside a closed range, as {@link #inRange(String, long, long, long)}.
+     *
+     * @param name the setting, as the message names it
+     * @param value the value given
+     * @param min the least value allowed
+     * @param max the most value allowed
+     * @return {@code value}
+     * @throws IllegalArgumentException {@code "<name> <value> is outside [<min>, <max>]"}
+     */
+    public static int inRange(String name, int value, int min, int max) {
+        return (int) inRange(name, (long) value, min, max);
+    }
+
+    /**
+     * Refuses a duration outside a closed range, the durations named in ISO-8601 as
+     * {@link Duration#toString()} writes them.
+     *
+     * @param name the setting, as the message names it
+     * @param value the duration given, not null
+     * @param min the shortest allowed
+     * @param max the longest allowed
+     * @return {@code value}
+     * @throws IllegalArgumentException {@code "<name> <value> is outside [<min>, <max>]"}
+     */
+    public static Duration inRange(String name, Duration value, Duration min, Duration max) {
+        if (value.compareTo(min) < 0 || value.compareTo(max) > 0) {
+            throw new IllegalArgumentException(name + " " + value + " is outside [" + min + ", " + max + "]");
+        }
+        return value;
+    }
+
+    /**
+     * Refuses a blank string.
+     *
+     * @param name the setting, as the message names it
+     * @param value the string given, not null
+     * @return {@code value}
+     * @throws IllegalArgumentException {@code "<name> \"<value>\" is blank"}
+     */
+    public static String notBlank(String name, String value) {
+        if (value.isBlank()) {
+            throw new IllegalArgumentException(name + " \"" + value + "\" is blank");
+        }
+        return value;
     }
 }
