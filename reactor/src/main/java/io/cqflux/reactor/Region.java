@@ -136,19 +136,14 @@ public final class Region implements AutoCloseable {
      * Registers this region's memory once more, with its rights, for one accepted connection: a
      * key of its own, which {@link #unexpose} or this region's {@link #close()} revokes. On
      * libfabric a key works on every endpoint of the domain ({@code fi_mr_bind} is not supported
-     * by tcp or verbs), so a registration per connection is what scopes a key to one peer.
+     * by tcp or verbs), so a registration per connection is what scopes a key to one peer; in
+     * {@code into}, one connection's own key scope, its keys work on that connection only.
      *
+     * @param into where to register: a connection's own key scope, or {@code null}: the region's
+     *     transport
      * @param onRevoke run once when the registration is revoked, by whichever revokes it
      * @return the new registration
      * @throws ResourceClosedException when the region is closed
-     */
-    LocalRegion expose(Runnable onRevoke) {
-        return expose(null, onRevoke);
-    }
-
-    /**
-     * As {@link #expose(Runnable)}, registered in {@code into}: one connection's own key scope
-     * (its keys then work on that connection only), or the region's transport when {@code null}.
      */
     LocalRegion expose(io.cqflux.core.spi.Registrar into, Runnable onRevoke) {
         if (!isOpen()) {

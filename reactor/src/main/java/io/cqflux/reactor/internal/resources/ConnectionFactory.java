@@ -408,17 +408,13 @@ public final class ConnectionFactory {
     }
 
     /**
-     * This side's hello: the exposed regions (each must still be open), the transport's handshake
-     * and the connection's control words.
+     * This side's hello: the exposed regions (each must still be open), the transport's handshake,
+     * the connection's control words and the credentials for the server's authenticator (empty
+     * for none).
      *
      * @throws ResourceClosedException when an exposed region is closed
      * @throws IllegalArgumentException when it does not fit {@code max}
      */
-    public byte[] hello(List<Region> exposed, PeerControl control, int max) {
-        return hello(exposed, control, new byte[0], max);
-    }
-
-    /** This side's hello with credentials for the server's authenticator (see {@link #hello(List, PeerControl, int)}). */
     public byte[] hello(List<Region> exposed, PeerControl control, byte[] credentials, int max) {
         List<byte[]> descriptors = new ArrayList<>();
         for (int i = 0; i < exposed.size(); i++) {

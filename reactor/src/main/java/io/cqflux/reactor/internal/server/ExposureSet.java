@@ -31,25 +31,16 @@ final class ExposureSet implements AutoCloseable {
     private volatile boolean closed;
 
     /**
-     * Registers each region again for one connection, in order.
+     * Registers each region again for one connection, in order, in {@code into}: the instance's
+     * transport, or the connection's own key scope (AcceptOptions#withKeysScopedToConnection).
      *
      * @param exposed the server's regions
      * @param live counts the live registrations: incremented for each, decremented when it is
      *     revoked (by this set's close or by its region's)
+     * @param into where to register; {@code null}: each region's own transport
      * @return the set, whose {@link #descriptors()} go into that connection's hello
      * @throws RuntimeException when a region is closed or a registration fails (what was
      *     registered before it is closed again)
-     */
-    static ExposureSet register(List<Region> exposed, AtomicInteger live) {
-        return register(exposed, live, null);
-    }
-
-    /**
-     * Registers each region again for one connection, in order, in {@code into}: the instance's
-     * transport, or the connection's own key scope (AcceptOptions#withKeysScopedToConnection).
-     *
-     * @param into where to register; {@code null}: each region's own transport
-     * @see #register(List, AtomicInteger)
      */
     static ExposureSet register(List<Region> exposed, AtomicInteger live, Registrar into) {
         ExposureSet set = new ExposureSet();
