@@ -16,8 +16,8 @@ import io.cqflux.epoll.loop.LoopConfig;
 import io.cqflux.reactor.internal.connection.ConnectionCore;
 import io.cqflux.reactor.internal.connection.Lifecycle;
 import io.cqflux.reactor.internal.connection.Limits;
-import io.cqflux.reactor.internal.connection.PeerControl;
 import io.cqflux.reactor.internal.pool.PoolCore;
+import io.cqflux.reactor.internal.pool.PoolHost;
 import io.cqflux.reactor.internal.resources.Arguments;
 import io.cqflux.reactor.internal.resources.ConnectionFactory;
 import io.cqflux.reactor.internal.resources.Holdings;
@@ -392,8 +392,10 @@ public final class Cqflux implements Disposable, AutoCloseable {
         // What every connect of the pool would send, checked once now: a request that cannot be
         // sent would otherwise fail each attempt, and the pool would retry it forever.
         checkConnectRequest(options.connectOptions());
-        PeerPool pool = PoolCore.start(this, (a, o, r) -> factory.connect(a, o.exposed(), o.raw(), o.receivePrefetch(),
-                o.credentialsSupplier(), o.endsOnReceiveOverflow(), r), address, options);
+        PoolHost host = new PoolHost((a, o, r) -> factory.connect(a, o.exposed(), o.raw(), o.receivePrefetch(),
+                o.credentialsSupplier(), o.endsOnReceiveOverflow(), r), loops.first(), config.timeout(),
+                this::isDisposed, this::checkConnectRequest, holdings::forgetPool);
+        PeerPool pool = PoolCore.start(host, address, options);
         if (!holdings.addPool(pool)) {
             pool.dispose(); // raced with dispose(), which may not have seen it (Holdings)
         }
@@ -411,11 +413,6 @@ public final class Cqflux implements Disposable, AutoCloseable {
      */
     public PeerPool peerPool(InetSocketAddress address) {
         return peerPool(address, PeerPoolOptions.defaults());
-    }
-
-    /** A pool was disposed: nothing left to dispose of it (the shutdown disposes the rest first: {@link Holdings}). */
-    void forget(PeerPool pool) {
-        holdings.forgetPool(pool);
     }
 
     /**

@@ -109,6 +109,11 @@ final class InternalAccess implements ApiAccess {
     }
 
     @Override
+    public BufferPool pool(BufferLease lease) {
+        return lease.pool();
+    }
+
+    @Override
     public void handOver(BufferLease lease) {
         lease.handOver();
     }
@@ -217,16 +222,6 @@ final class InternalAccess implements ApiAccess {
     }
 
     @Override
-    public void forget(Cqflux cq, PeerPool pool) {
-        cq.forget(pool);
-    }
-
-    @Override
-    public void checkConnectRequest(Cqflux cq, ConnectOptions options) {
-        cq.checkConnectRequest(options);
-    }
-
-    @Override
     public Duration nominalBackoff(PeerPoolOptions options, int attempt) {
         return options.nominalBackoff(attempt);
     }
@@ -234,12 +229,5 @@ final class InternalAccess implements ApiAccess {
     @Override
     public Duration longestAttemptGap(PeerPoolOptions options, Duration connectTimeout) {
         return options.longestAttemptGap(connectTimeout);
-    }
-
-    // the facade (Cqflux)
-
-    @Override
-    public BufferPool pool(BufferLease lease) {
-        return lease.pool();
     }
 }

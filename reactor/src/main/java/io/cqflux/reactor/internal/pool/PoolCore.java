@@ -4,13 +4,11 @@ import io.cqflux.core.ConnectionEvent;
 import io.cqflux.core.ConnectionException;
 import io.cqflux.core.QueueFullException;
 import io.cqflux.core.ResourceClosedException;
-import io.cqflux.reactor.Cqflux;
 import io.cqflux.reactor.PeerPool;
 import io.cqflux.reactor.PeerPoolEvent;
 import io.cqflux.reactor.PeerPoolOptions;
 import io.cqflux.reactor.RdmaConnection;
 import io.cqflux.reactor.internal.resources.ApiAccess;
-import io.cqflux.reactor.internal.resources.Connector;
 import io.cqflux.reactor.internal.resources.LibraryTimer;
 import java.net.InetSocketAddress;
 import java.time.Duration;
@@ -61,7 +59,7 @@ import reactor.util.Logger;
 public final class PoolCore {
     private static final ApiAccess API = ApiAccess.get();
 
-    private final Cqflux cq;
+    private final PoolHost host;
     private final InetSocketAddress address;
     private final PeerPoolOptions options;
     private final String name;
@@ -72,16 +70,16 @@ public final class PoolCore {
     private final PoolStatus status = new PoolStatus();
     private final PoolSlots slots;
     private final ArrayDeque<PoolWaiter> waiters = new ArrayDeque<>();
-    /** The public face, made with the core: what its instance is told of at the end ({@code Cqflux.forget}). */
+    /** The public face, made with the core: what its instance is told of at the end ({@link PoolHost#forget}). */
     private final PeerPool pool;
 
-    private PoolCore(Cqflux cq, Connector connector, InetSocketAddress address, PeerPoolOptions options) {
-        this.cq = cq;
+    private PoolCore(PoolHost host, InetSocketAddress address, PeerPoolOptions options) {
+        this.host = host;
         this.address = address;
         this.options = options;
         this.name = "peer pool " + hostAndPort(address);
         this.events = new PoolEvents(address);
-        this.slots = new PoolSlots(cq, connector, address, options, name, lock, status, events, releases, new PoolSlots.Host() {
+        this.slots = new PoolSlots(host, address, options, name, lock, status, events, releases, new PoolSlots.Host() {
             @Override
             public void serveWaiters() {
                 PoolCore.this.serveWaiters();
@@ -98,15 +96,13 @@ public final class PoolCore {
     /**
      * Creates a pool and starts connecting every slot.
      *
-     * @param cq the instance the pool belongs to
-     * @param connector how the pool connects: {@code cq}'s connect, which also hands over each
-     *     connection's release
+     * @param host what the pool uses of its instance
      * @param address the peer, checked ({@link PeerPool#checkAddress})
      * @param options the pool's options, its connect request checked
      * @return the pool, already connecting
      */
-    public static PeerPool start(Cqflux cq, Connector connector, InetSocketAddress address, PeerPoolOptions options) {
-        PoolCore core = new PoolCore(cq, connector, address, options);
+    public static PeerPool start(PoolHost host, InetSocketAddress address, PeerPoolOptions options) {
+        PoolCore core = new PoolCore(host, address, options);
         core.slots.start();
         return core.pool;
     }
@@ -302,7 +298,7 @@ public final class PoolCore {
             events.emit(PeerPoolEvent.Kind.CLOSED, -1, 0, null, why, null);
             events.complete();
         }
-        API.forget(cq, pool);
+        host.forget().accept(pool);
         for (Disposable d : pendings) {
             d.dispose();
         }

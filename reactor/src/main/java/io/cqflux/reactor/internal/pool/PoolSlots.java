@@ -9,7 +9,6 @@ import io.cqflux.reactor.PeerPoolEvent;
 import io.cqflux.reactor.PeerPoolOptions;
 import io.cqflux.reactor.RdmaConnection;
 import io.cqflux.reactor.internal.resources.ApiAccess;
-import io.cqflux.reactor.internal.resources.Connector;
 import io.cqflux.reactor.internal.resources.LibraryTimer;
 import java.net.InetSocketAddress;
 import java.time.Duration;
@@ -71,8 +70,8 @@ import reactor.util.Logger;
  * The connection slots of one {@link PeerPool}: each slot's connect and reconnect, and the pool's
  * state that follows from them (recorded in its {@link PoolStatus}); when each attempt starts and
  * how long it may run is the {@link AttemptSchedule}'s, the per-outage logging each slot's
- * {@link OutageLog}'s. Guarded by the pool's lock, which the pool shares with it; what ends the
- * pool or serves its waiters is the pool's ({@link Host}).
+ * {@link OutageLog}'s. Guarded by the {@link PoolCore}'s lock, which it shares with it; what ends the
+ * pool or serves its waiters is the core's ({@link Host}).
  */
 final class PoolSlots {
     private static final ApiAccess API = ApiAccess.get();
@@ -125,9 +124,8 @@ final class PoolSlots {
     record Pick(RdmaConnection conn, Slot slot) {
     }
 
-    private final Cqflux cq;
-    /** How the pool connects: {@code cq}'s connect, which also hands over each connection's release. */
-    private final Connector connector;
+    /** What the pool uses of its instance: its connect, its first loop, its shutdown's start. */
+    private final PoolHost instance;
     private final InetSocketAddress address;
     private final PeerPoolOptions options;
     private final String name;
@@ -141,10 +139,9 @@ final class PoolSlots {
     /** The pool's state, written here only. */
     private final PoolStatus status;
 
-    PoolSlots(Cqflux cq, Connector connector, InetSocketAddress address, PeerPoolOptions options, String name,
+    PoolSlots(PoolHost instance, InetSocketAddress address, PeerPoolOptions options, String name,
               Object lock, PoolStatus status, PoolEvents events, PoolReleases releases, Host host) {
-        this.cq = cq;
-        this.connector = connector;
+        this.instance = instance;
         this.address = address;
         this.options = options;
         this.name = name;
@@ -153,7 +150,7 @@ final class PoolSlots {
         this.events = events;
         this.releases = releases;
         this.host = host;
-        this.schedule = new AttemptSchedule(options, cq.connectionConfig().timeout());
+        this.schedule = new AttemptSchedule(options, instance.connectTimeout());
         this.slots = new Slot[options.size()];
         for (int i = 0; i < slots.length; i++) {
             slots[i] = new Slot(i, new OutageLog(name, i, options));
@@ -301,7 +298,7 @@ final class PoolSlots {
      * of, so that reconnects are spread over the loops as first connects are.
      */
     void onLoop(Runnable task) {
-        API.firstLoop(cq).executeOrAfterTermination(task);
+        instance.timerLoop().executeOrAfterTermination(task);
     }
 
     /**
@@ -332,7 +329,7 @@ final class PoolSlots {
             // recognises Reactor's lambda subscriber (an operator in between would hide the late
             // cancel that tells it the connection was dropped). The attempt stops counting after
             // its outcome was handled, or when it is disposed.
-            Disposable attempt = connector.connect(address, options.connectOptions(), releases::track).subscribe(c -> {
+            Disposable attempt = instance.connector().connect(address, options.connectOptions(), releases::track).subscribe(c -> {
                 try {
                     onConnected(s, a, c);
                 } finally {
@@ -459,7 +456,7 @@ final class PoolSlots {
         // ConnectionException) may have a request that can no longer be sent: then no retry can
         // succeed. Checked before the instance's state: its shutdown also fails the check.
         String unsendable = e instanceof ConnectionException ? null : unsendableRequest();
-        if (cq.isDisposed()) {
+        if (instance.closing().getAsBoolean()) {
             host.end(null);
             return;
         }
@@ -512,7 +509,7 @@ final class PoolSlots {
      */
     private String unsendableRequest() {
         try {
-            API.checkConnectRequest(cq, options.connectOptions());
+            instance.checkConnectRequest().accept(options.connectOptions());
             return null;
         } catch (IllegalArgumentException | ResourceClosedException refused) {
             return name + ": its connect request can no longer be sent (" + refused.getMessage() + "), so the pool"
@@ -558,7 +555,7 @@ final class PoolSlots {
             status.record(anyLive() ? PeerPool.State.CONNECTED : PeerPool.State.RECONNECTING);
         }
         events.drain();
-        if (cq.isDisposed()) {
+        if (instance.closing().getAsBoolean()) {
             host.end(null);
             return;
         }

@@ -1,8 +1,8 @@
 package io.cqflux.reactor.internal.resources;
 
+import io.cqflux.core.ConnectionConfig;
 import io.cqflux.core.Opcode;
 import io.cqflux.core.ResourceClosedException;
-import io.cqflux.core.ConnectionConfig;
 import io.cqflux.core.spi.Listener;
 import io.cqflux.core.spi.LocalRegion;
 import io.cqflux.core.spi.Registrar;
@@ -13,7 +13,6 @@ import io.cqflux.reactor.AcceptDecision;
 import io.cqflux.reactor.AcceptOptions;
 import io.cqflux.reactor.BufferLease;
 import io.cqflux.reactor.BufferPool;
-import io.cqflux.reactor.ConnectOptions;
 import io.cqflux.reactor.Cqflux;
 import io.cqflux.reactor.InboundMessage;
 import io.cqflux.reactor.PeerPool;
@@ -155,6 +154,9 @@ public interface ApiAccess {
     /** {@return the lease's offset in its region} @param lease the lease */
     long offset(BufferLease lease);
 
+    /** {@return the pool a lease is of} @param lease the lease */
+    BufferPool pool(BufferLease lease);
+
     /**
      * Makes an operation the owner of a lease.
      *
@@ -187,7 +189,7 @@ public interface ApiAccess {
     /** Ends a received-message view's validity. @param message the view */
     void invalidate(InboundMessage message);
 
-    // the server (internal.server)
+    // ---------------------------------------------------------------- the server (internal.server)
 
     /**
      * {@return a server over a bound listener, which it owns from now on; it watches nothing yet}
@@ -244,7 +246,7 @@ public interface ApiAccess {
     /** {@return the instance's per-connection limits} @param owner the instance */
     Limits limits(Cqflux owner);
 
-    /** {@return the instance's first loop: its servers listen there, its pools run their timer tasks there} @param owner the instance */
+    /** {@return the instance's first loop, where its servers listen} @param owner the instance */
     EventLoop firstLoop(Cqflux owner);
 
     /**
@@ -289,25 +291,6 @@ public interface ApiAccess {
     Logger peerPoolLog();
 
     /**
-     * Tells the instance that a pool ended: nothing is left for its shutdown to dispose.
-     *
-     * @param cq the instance
-     * @param pool the pool
-     */
-    void forget(Cqflux cq, PeerPool pool);
-
-    /**
-     * Refuses a pool's connect request that cannot be sent.
-     *
-     * @param cq the instance
-     * @param options what each connect of the pool sends
-     * @throws IllegalArgumentException when the request is over the limit or names a region of
-     *     another instance
-     * @throws ResourceClosedException when an exposed region is closed
-     */
-    void checkConnectRequest(Cqflux cq, ConnectOptions options);
-
-    /**
      * {@return the backoff delay before a reconnect attempt, without jitter}
      *
      * @param options the pool's options
@@ -322,11 +305,6 @@ public interface ApiAccess {
      * @param connectTimeout the instance's connect timeout
      */
     Duration longestAttemptGap(PeerPoolOptions options, Duration connectTimeout);
-
-    // the facade (Cqflux)
-
-    /** {@return the pool a lease is of} @param lease the lease */
-    BufferPool pool(BufferLease lease);
 
     /** Where the installed implementation is kept; loads the public package's class on first use. */
     final class Holder {
