@@ -559,6 +559,10 @@ public final class Cqflux implements Disposable, AutoCloseable {
         public static final int MAX_ACCEPT_BUFFER_SIZE = 65_536;
         /** The default of {@link #blockSpin(Duration)} where a core is free: 50 µs. */
         public static final int DEFAULT_BLOCK_SPIN_MICROS = 50;
+        /** The longest interval of {@link #keepAlive(Duration, int)}: one day. */
+        private static final Duration MAX_KEEP_ALIVE_INTERVAL = Duration.ofDays(1);
+        /** The most memory one connection's receive pool may take (receive queue depth x receive buffer size). */
+        private static final long MAX_RECEIVE_POOL_BYTES = 1L << 34;
         /** The most {@link #blockSpin(Duration)} allows. */
         private static final Duration MAX_BLOCK_SPIN = Duration.ofMillis(1);
         /** Numbers the instances built with the default thread-name prefix, from 1. */
@@ -889,7 +893,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
          */
         public Builder keepAlive(Duration interval, int misses) {
             Objects.requireNonNull(interval, "keepAlive interval (noKeepAlive() switches it off)");
-            Startup.checkKeepAliveInterval(interval, MIN_KEEP_ALIVE_INTERVAL);
+            Arguments.keepAliveInterval(interval, MIN_KEEP_ALIVE_INTERVAL, MAX_KEEP_ALIVE_INTERVAL);
             this.keepAliveMisses = Arguments.inRange("keepAlive misses", misses, 1, 1000);
             this.keepAliveInterval = interval;
             return this;
@@ -926,7 +930,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
          */
         public Builder connectionConfig(ConnectionConfig c) {
             Objects.requireNonNull(c, "connectionConfig");
-            this.config = Startup.checkConnectionConfig(c);
+            this.config = Arguments.connectionConfig(c);
             return this;
         }
 
@@ -945,7 +949,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
          *     {@link WaitStrategy#BUSY_POLL} loops
          */
         public Cqflux build() {
-            Startup.checkReceivePool(config.receiveQueueSize(), receiveBufferSize);
+            Arguments.receivePool(config.receiveQueueSize(), receiveBufferSize, MAX_RECEIVE_POOL_BYTES);
             Startup.startSharedThreads(backgroundPriority, waitStrategy);
             Transport t = Startup.openTransport(transportName,
                     new TransportOptions(localAddress, directWriteToPmem, transportProperties));

@@ -5,6 +5,7 @@ import io.cqflux.core.ConnectionEvent;
 import io.cqflux.core.FlushType;
 import io.cqflux.reactor.internal.connection.ConnectionCore;
 import io.cqflux.reactor.internal.connection.Lifecycle;
+import io.cqflux.reactor.internal.op.LoopSafeMono;
 import io.cqflux.reactor.internal.op.OpKind;
 import io.cqflux.reactor.internal.op.OpMono;
 import io.cqflux.reactor.internal.op.ReceiveFlux;
@@ -152,7 +153,8 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
      */
     public Mono<Void> applyPeerConfiguration(byte[] descriptor) {
         Objects.requireNonNull(descriptor, "descriptor");
-        return core.intake.applyOnLoop(descriptor.clone());
+        byte[] d = descriptor.clone();
+        return LoopSafeMono.onLoop(core, () -> core.intake.applyPeerConfiguration(d));
     }
 
     /**

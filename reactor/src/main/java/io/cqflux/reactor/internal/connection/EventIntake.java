@@ -7,10 +7,8 @@ import io.cqflux.core.spi.Transport;
 import io.cqflux.epoll.loop.EventLoop;
 import io.cqflux.reactor.RdmaConnection;
 import io.cqflux.reactor.internal.connection.ConnectionCore.State;
-import io.cqflux.reactor.internal.op.LoopSafeMono;
 import io.cqflux.reactor.internal.resources.Instrumentation;
 import java.util.function.Consumer;
-import reactor.core.publisher.Mono;
 import reactor.util.Logger;
 import reactor.util.Loggers;
 
@@ -249,25 +247,6 @@ public final class EventIntake {
             throw new IllegalStateException("connection " + description + " is not established");
         }
         conn.applyPeerHandshake(descriptor);
-    }
-
-    /**
-     * {@return a cold Mono that applies a peer configuration descriptor on the loop
-     * ({@link #applyPeerConfiguration}) and completes there, or fails with its error} Any thread.
-     *
-     * @param descriptor the descriptor, a copy no one else holds
-     */
-    public Mono<Void> applyOnLoop(byte[] descriptor) {
-        // LoopSafeMono: block() on an event-loop thread refuses before subscribing, so nothing is
-        // applied for a caller that gets the refusal.
-        return LoopSafeMono.of(Mono.create(sink -> core.runOnLoop(() -> {
-            try {
-                applyPeerConfiguration(descriptor);
-                sink.success();
-            } catch (RuntimeException e) {
-                sink.error(e);
-            }
-        })));
     }
 
     /** {@return a copy of the peer's private data as delivered, empty before it is established} Any thread. */

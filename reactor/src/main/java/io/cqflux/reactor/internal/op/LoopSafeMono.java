@@ -1,5 +1,6 @@
 package io.cqflux.reactor.internal.op;
 
+import io.cqflux.reactor.internal.connection.ConnectionCore;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.time.Duration;
@@ -125,6 +126,25 @@ public final class LoopSafeMono<T> extends MonoOperator<T, T> {
     public static <T> Mono<T> of(Mono<? extends T> source, Class<T> type, Consumer<? super T> release) {
         return onAssembly(new LoopSafeMono<>(source, Objects.requireNonNull(type, "type"),
                 Objects.requireNonNull(release, "release")));
+    }
+
+    /**
+     * {@return a cold Mono that runs {@code action} on the connection's loop and completes there,
+     * or fails with what it threw} A {@code block()} on an event-loop thread refuses before
+     * subscribing, so the action never runs for a caller that gets the refusal.
+     *
+     * @param core the connection whose loop runs it
+     * @param action what to run there
+     */
+    public static Mono<Void> onLoop(ConnectionCore core, Runnable action) {
+        return of(Mono.create(sink -> core.runOnLoop(() -> {
+            try {
+                action.run();
+                sink.success();
+            } catch (RuntimeException e) {
+                sink.error(e);
+            }
+        })));
     }
 
     /**

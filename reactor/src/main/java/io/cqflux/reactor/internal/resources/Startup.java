@@ -1,7 +1,6 @@
 package io.cqflux.reactor.internal.resources;
 
 import io.cqflux.core.Capability;
-import io.cqflux.core.ConnectionConfig;
 import io.cqflux.core.UnsupportedCapabilityException;
 import io.cqflux.core.internal.Transports;
 import io.cqflux.core.spi.Transport;
@@ -23,75 +22,16 @@ import reactor.util.Loggers;
 
 /**
  * How a {@link Cqflux} comes up, for {@link Cqflux.Builder}: the transport opened and held to what
- * the builder declared, the event loops started (and stopped again when one fails to start), the
- * builder's checks and defaults that ask the host (its interface addresses, its processors), and
- * those of its checks that are more than a range ({@link Arguments} has those): the receive
- * pool's bound, the keep-alive's interval, the send queue's least depth. The builder keeps the
- * public settings and their documented bounds; nothing here is API.
+ * the builder declared, the event loops started (and stopped again when one fails to start), and the
+ * builder's checks and defaults that ask the host (its interface addresses, its processors); its
+ * other checks are {@link Arguments}'. The builder keeps the public settings and their documented
+ * bounds; nothing here is API.
  */
 public final class Startup {
     /** The entry point's logger: the line naming the transport chosen is {@code Cqflux}'s. */
     private static final Logger LOG = Loggers.getLogger(Cqflux.class);
 
-    /** The most memory one connection's receive pool may take: receiveQueueSize x receiveBufferSize. */
-    private static final long MAX_RECEIVE_POOL_BYTES = 1L << 34;
-    /** The longest keep-alive interval. */
-    private static final Duration MAX_KEEP_ALIVE_INTERVAL = Duration.ofDays(1);
-
     private Startup() {
-    }
-
-    /**
-     * Checks the memory of one connection's receive pool, allocated and registered at once on
-     * its first subscription (or at establishment with a receive prefetch): a size no memory
-     * can give is refused at {@code build()}, naming it, rather than failing on the loop that
-     * allocates it.
-     *
-     * @param receiveQueueSize the receive queue's depth
-     * @param receiveBufferSize bytes per receive buffer
-     * @throws IllegalArgumentException naming both sizes and the bound (16 GiB)
-     */
-    public static void checkReceivePool(int receiveQueueSize, int receiveBufferSize) {
-        long bytes = (long) receiveQueueSize * receiveBufferSize;
-        if (bytes > MAX_RECEIVE_POOL_BYTES) {
-            throw new IllegalArgumentException("a connection's receive pool of receiveQueueSize " + receiveQueueSize
-                    + " x receiveBufferSize " + receiveBufferSize + " bytes is " + bytes + " bytes, above the bound "
-                    + MAX_RECEIVE_POOL_BYTES + " (16 GiB); lower either");
-        }
-    }
-
-    /**
-     * Checks the keep-alive's interval; one of zero or below is refused with the way to switch
-     * the keep-alive off, since that is what such a value usually means.
-     *
-     * @param interval the interval given, not null
-     * @param min the shortest interval allowed
-     * @return {@code interval}
-     * @throws IllegalArgumentException when it is outside [{@code min}, 1 day]
-     */
-    public static Duration checkKeepAliveInterval(Duration interval, Duration min) {
-        if (interval.compareTo(min) < 0 || interval.compareTo(MAX_KEEP_ALIVE_INTERVAL) > 0) {
-            throw new IllegalArgumentException("keepAlive interval " + interval + " is outside [" + min + ", "
-                    + MAX_KEEP_ALIVE_INTERVAL + "]"
-                    + (interval.isZero() || interval.isNegative() ? "; noKeepAlive() switches it off" : ""));
-        }
-        return interval;
-    }
-
-    /**
-     * Checks the connection configuration: a durable write holds two send-queue slots, so a
-     * send queue of fewer could never post one.
-     *
-     * @param c the configuration, not null
-     * @return {@code c}
-     * @throws IllegalArgumentException when its send queue has fewer than 2 entries
-     */
-    public static ConnectionConfig checkConnectionConfig(ConnectionConfig c) {
-        if (c.sendQueueSize() < 2) {
-            throw new IllegalArgumentException("sendQueueSize " + c.sendQueueSize()
-                    + " is below 2: a durable write holds two send-queue slots");
-        }
-        return c;
     }
 
     /**

@@ -57,6 +57,7 @@ final class ServerAccepts {
     private static final Logger LOG = Loggers.getLogger(RdmaServer.class);
 
     private final ServerCore server;
+    private final ServerRefusals refusals;
     private final ServerHost host;
     private final EventLoop loop;
     private final ConnectionConfig config;
@@ -73,10 +74,11 @@ final class ServerAccepts {
     /** Null where the transport's accepts stay on the loop. */
     private final SetupThread setups;
 
-    ServerAccepts(ServerCore server, ServerHost host, EventLoop loop, List<Region> exposed, ServerAdmission admission,
-                  ServerOutlet outlet, Duration handshakeTimeout, boolean raw, int receivePrefetch,
+    ServerAccepts(ServerCore server, ServerRefusals refusals, ServerHost host, EventLoop loop, List<Region> exposed,
+                  ServerAdmission admission, ServerOutlet outlet, Duration handshakeTimeout, boolean raw, int receivePrefetch,
                   boolean endOnReceiveOverflow, boolean receivesBeforeAccept, boolean scopedKeys) {
         this.server = server;
+        this.refusals = refusals;
         this.host = host;
         this.loop = loop;
         this.config = host.config();
@@ -109,7 +111,7 @@ final class ServerAccepts {
             setups.execute(() -> build(h, rawData, shared));
         } catch (RuntimeException e) {
             // The instance is shutting down: nothing was opened for the request.
-            server.rejectQuietly(h.req);
+            refusals.rejectQuietly(h.req);
             letGo(shared);
             h.done();
         }
@@ -122,7 +124,7 @@ final class ServerAccepts {
             // Its time ran out while it waited for this thread: accepting it would open an
             // endpoint, control words and exposures only for the timer to close them at once.
             // (The request is this thread's to answer.)
-            server.rejectBeforeAccept(req, "the handshake timed out on a busy server; try again later");
+            refusals.rejectBeforeAccept(req, "the handshake timed out on a busy server; try again later");
             back(() -> {
                 admission.timedOut("incoming connection on " + server.address() + " from "
                         + ServerAdmission.peerOf(req) + " waited " + handshakeTimeout.toMillis()
@@ -166,7 +168,7 @@ final class ServerAccepts {
             // server's regions, stays in the log line above.
             // Told from the regions' state, not the exception's type: a transport that is
             // closing throws ResourceClosedException too, and no region was closed then.
-            server.rejectBeforeAccept(req, exposed.stream().anyMatch(r -> !r.isOpen())
+            refusals.rejectBeforeAccept(req, exposed.stream().anyMatch(r -> !r.isOpen())
                     ? "a region this server exposes is closed; the server's log has the detail"
                     : "the server could not set up the connection; the server's log has the cause");
             back(() -> failed(h, shared));
@@ -433,7 +435,7 @@ final class ServerAccepts {
         try {
             p = ReceivePool.allocate(host.transport(), count, host.receiveBufferSize());
         } catch (RuntimeException e) {
-            server.rejectQuietly(req);
+            refusals.rejectQuietly(req);
             throw e;
         }
         try {
@@ -441,7 +443,7 @@ final class ServerAccepts {
         } catch (RuntimeException | Error e) {
             // The receives posted so far point into the pool's registered memory: the request
             // (and with it those receives) goes first, the memory after.
-            server.rejectQuietly(req);
+            refusals.rejectQuietly(req);
             p.close();
             throw e;
         }

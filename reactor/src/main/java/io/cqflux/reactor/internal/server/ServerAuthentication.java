@@ -19,7 +19,7 @@ import reactor.util.Loggers;
  * authenticator, and until it answers (or the handshake timeout passes) nothing is registered for
  * the request. The answer is taken on the server's loop: an allowed request is served, a refused
  * one is rejected with the refusal's reason as the reject's data, or, on a transport whose reject
- * carries none to the client, accepted with it and closed ({@link ServerCore#refuse}). Whatever is
+ * carries none to the client, accepted with it and closed ({@link ServerRefusals#refuse}). Whatever is
  * still undecided when the server closes is rejected, since a request must not outlive its
  * listener ({@code fi_reject(3)} names the passive endpoint). Loop-confined, as the server's
  * accept path is; only {@link #authenticate}'s answer arrives on any thread.
@@ -29,6 +29,7 @@ final class ServerAuthentication {
     private static final Logger LOG = Loggers.getLogger(RdmaServer.class);
 
     private final ServerCore server;
+    private final ServerRefusals refusals;
     private final EventLoop loop;
     private final Authenticator authenticator;
     private final ServerAdmission admission;
@@ -36,9 +37,10 @@ final class ServerAuthentication {
     /** Requests the authenticator has not decided on: neither accepted nor rejected yet. Loop thread only. */
     private final Set<ServerAdmission.Handshake> undecided = new HashSet<>();
 
-    ServerAuthentication(ServerCore server, EventLoop loop, Authenticator authenticator, ServerAdmission admission,
+    ServerAuthentication(ServerCore server, ServerRefusals refusals, EventLoop loop, Authenticator authenticator, ServerAdmission admission,
                          Duration handshakeTimeout) {
         this.server = server;
+        this.refusals = refusals;
         this.loop = loop;
         this.authenticator = authenticator;
         this.admission = admission;
@@ -57,7 +59,7 @@ final class ServerAuthentication {
                 admission.timedOut("the authenticator of " + server + " did not decide on "
                         + ServerAdmission.peerOf(h.req) + " within " + handshakeTimeout.toMillis()
                         + " ms; the request is refused");
-                server.refuse(h, "authentication timed out after " + handshakeTimeout.toMillis() + " ms");
+                refusals.refuse(h, "authentication timed out after " + handshakeTimeout.toMillis() + " ms");
             }
         }));
         Mono<Authenticator.Decision> m;
@@ -92,7 +94,7 @@ final class ServerAuthentication {
                 String reason = d == null ? "the authenticator gave no decision" : d.reason();
                 admission.refusedByAuthenticator("the authenticator of " + server + " refused "
                         + ServerAdmission.peerOf(h.req) + ": " + reason);
-                server.refuse(h, reason);
+                refusals.refuse(h, reason);
                 return;
             }
             server.serve(h);
@@ -111,7 +113,7 @@ final class ServerAuthentication {
     void rejectUndecided() {
         for (ServerAdmission.Handshake h : undecided) {
             h.dropDecision();
-            server.rejectQuietly(h.req);
+            refusals.rejectQuietly(h.req);
             h.done();
         }
         undecided.clear();

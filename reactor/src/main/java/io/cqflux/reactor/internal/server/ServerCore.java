@@ -11,8 +11,6 @@ import io.cqflux.reactor.AcceptOptions;
 import io.cqflux.reactor.RdmaConnection;
 import io.cqflux.reactor.RdmaServer;
 import io.cqflux.reactor.Region;
-import io.cqflux.reactor.internal.connection.ConnectionCore;
-import io.cqflux.reactor.internal.connection.PeerControl;
 import io.cqflux.reactor.internal.connection.PeerHello;
 import io.cqflux.reactor.internal.connection.SharedReceivePool;
 import io.cqflux.reactor.internal.resources.ApiAccess;
@@ -32,7 +30,7 @@ import reactor.util.Loggers;
  * What an {@link RdmaServer} is behind its public methods: its listener, watched on the loop it
  * was bound on, and each request's way from there: the admission's limits
  * ({@link ServerAdmission}), a hello's decoding or the raw accept function's decision, the
- * authenticator ({@link ServerAuthentication}), a refusal the client reads, and the accept
+ * authenticator ({@link ServerAuthentication}), a refusal ({@link ServerRefusals}), and the accept
  * ({@link ServerAccepts}), whose connections go to the server's outlet ({@link ServerOutlet}).
  * It owns the server's close: the listener, the undecided requests, the shared receive pool's
  * hold and the outlet's end, once, on its loop.
@@ -73,6 +71,8 @@ public final class ServerCore {
     private final Duration handshakeTimeout;
     /** The authenticator's questions and the requests it has not decided on; null: none. */
     private final ServerAuthentication authentication;
+    /** How it says no to a request. */
+    private final ServerRefusals refusals;
     /** Whether accepted connections get a key scope of their own (AcceptOptions#withKeysScopedToConnection). */
     private final boolean scopedKeys;
 
@@ -102,14 +102,15 @@ public final class ServerCore {
         this.admission = new ServerAdmission(address, options.maxConnections(), options.maxPendingHandshakes(),
                 host.instanceCounts());
         this.handshakeTimeout = options.handshakeTimeout() != null ? options.handshakeTimeout() : config.timeout();
+        this.refusals = new ServerRefusals(host, loop, address, handshakeTimeout, rawAccept != null, this::closing);
         this.authentication = options.authenticator() == null ? null
-                : new ServerAuthentication(this, loop, options.authenticator(), admission, handshakeTimeout);
+                : new ServerAuthentication(this, refusals, loop, options.authenticator(), admission, handshakeTimeout);
         this.outlet = new ServerOutlet(toString(), handler, bufferSize);
         // Scoped keys only when asked for; the bind refused a request the transport cannot serve.
         this.scopedKeys = rawAccept == null && options.keysScopedToConnection();
         // Receives kept posted ahead of demand on each connection (-1, the default: the
         // connection's own); posted before each accept only with raw private data.
-        this.accepts = new ServerAccepts(this, host, loop, exposed, admission, outlet, handshakeTimeout,
+        this.accepts = new ServerAccepts(this, refusals, host, loop, exposed, admission, outlet, handshakeTimeout,
                 rawAccept != null, options.receivePrefetch(), options.endsOnReceiveOverflow(),
                 rawAccept != null && options.receivesBeforeAccept(), scopedKeys);
     }
@@ -163,12 +164,9 @@ public final class ServerCore {
     /** Readiness calls that stopped at {@link #ACCEPTS_PER_CALL} (loop thread writes; tests read). */
     private volatile long callsAtTheCap;
 
-    /** Refusals that accepted a connection to carry their reason (loop thread writes; tests read). */
-    private volatile long refusedByAccept;
-
     /** {@return how many refusals accepted a connection to carry their reason, i.e. opened an endpoint} (tests) */
     public long refusedByAccept() {
-        return refusedByAccept;
+        return refusals.refusedByAccept();
     }
 
     /**
@@ -222,7 +220,7 @@ public final class ServerCore {
             }
             String refused = admission.admit(req);
             if (refused != null) {
-                rejectBeforeAccept(req, refused);
+                refusals.rejectBeforeAccept(req, refused);
                 continue;
             }
             ServerAdmission.Handshake h = admission.handshake(req);
@@ -245,7 +243,7 @@ public final class ServerCore {
                         + ServerAdmission.peerOf(req) + ": " + e.getMessage());
                 // The client reads a short reason; the detail, which names the server's options,
                 // is in the log line above.
-                rejectWithReason(req, "malformed hello: the private data is not a cqflux hello of a version this"
+                refusals.rejectWithReason(req, "malformed hello: the private data is not a cqflux hello of a version this"
                         + " server reads (1 to 4)");
                 h.done();
                 continue;
@@ -259,54 +257,6 @@ public final class ServerCore {
     }
 
     /**
-     * Refuses an authenticated request with a reason the client reads. Where the transport's
-     * reject carries private data to the client (fabric, tcp and verbs: {@code fi_reject(3)}), the refusal
-     * ({@link PeerHello#encodeRefusal}) is the reject's data: nothing is opened for the request,
-     * and it costs this loop what a refusal at admission does. Elsewhere (rpma: librpma rejects
-     * with no data, {@code rpma_conn_req_delete(3)}) it is accepted with the refusal in place of a
-     * hello and closed once established, so that the client still reads why; neither control
-     * words nor exposures are registered for it, it receives nothing (prefetch 0), and it counts
-     * as a pending handshake until closed, bounded by the timeout. Loop thread
-     * ({@link ServerAuthentication}).
-     */
-    void refuse(ServerAdmission.Handshake h, String reason) {
-        if (closing) {
-            rejectQuietly(h.req);
-            h.done();
-            return;
-        }
-        if (host.transport().maxRejectPrivateData() >= PeerHello.MIN_REFUSAL) {
-            rejectWithReason(h.req, reason);
-            h.done();
-            return;
-        }
-        refusedByAccept++; // NOSONAR: written by the loop thread only
-        byte[] data;
-        try {
-            data = PeerHello.encodeRefusal(reason, host.transport().maxAcceptPrivateData());
-        } catch (RuntimeException e) {
-            rejectQuietly(h.req);
-            h.done();
-            return;
-        }
-        Connection spi;
-        try {
-            spi = h.req.accept(data, loop);
-        } catch (RuntimeException e) {
-            LOG.warn("refusing a connection on " + address + " failed", e);
-            h.done();
-            return;
-        }
-        ConnectionCore core = host.factory().adopt(loop, spi, config, PeerControl.none(), true);
-        core.receiver.prefetch(0, true);
-        core.closed.whenComplete((v, t) -> h.done());
-        // The handshake's time runs from the request's arrival (docs/security.md), a refusal's too.
-        Duration left = handshakeTimeout.minusNanos(System.nanoTime() - h.arrived);
-        h.timeout(loop.schedule(left.isNegative() ? Duration.ZERO : left, core::closeAsync));
-        core.start(RdmaConnection::dispose, e -> { });
-    }
-
-    /**
      * Accepts a hello request the admission (and the authenticator) let in: its control words,
      * exposures and the accept are {@link ServerAccepts}'s (on the set-up thread where the
      * transport allows it). Loop thread.
@@ -314,7 +264,7 @@ public final class ServerCore {
     void serve(ServerAdmission.Handshake h) {
         if (closing) {
             // The shared pool may be released already: nothing is built for a disposed server.
-            rejectQuietly(h.req);
+            refusals.rejectQuietly(h.req);
             h.done();
             return;
         }
@@ -333,7 +283,7 @@ public final class ServerCore {
             }
         } catch (RuntimeException e) {
             LOG.warn("refusing a connection on " + address + ": " + e.getMessage());
-            rejectQuietly(h.req);
+            refusals.rejectQuietly(h.req);
             h.done();
             return;
         }
@@ -362,19 +312,19 @@ public final class ServerCore {
         } catch (Throwable t) {
             Exceptions.throwIfJvmFatal(t);
             LOG.warn("the accept function of " + this + " threw; the request is rejected", t);
-            rejectQuietly(req);
+            refusals.rejectQuietly(req);
             return null;
         } finally {
             loop.noteSetup("cqflux.accept"); // the library's own work again
         }
         if (d == null) {
             LOG.warn("the accept function of " + this + " returned null; the request is rejected");
-            rejectQuietly(req);
+            refusals.rejectQuietly(req);
             return null;
         }
         if (!d.isAccept()) {
             LOG.debug("the accept function of " + this + " rejected a request");
-            rejectQuietly(req);
+            refusals.rejectQuietly(req);
             return null;
         }
         byte[] data = API.data(d);
@@ -382,53 +332,10 @@ public final class ServerCore {
         if (data.length > max) {
             LOG.warn("the accept function of " + this + " answered " + data.length + " bytes of private data, above"
                     + " the transport's maximum " + max + " for an accept; the request is rejected");
-            rejectQuietly(req);
+            refusals.rejectQuietly(req);
             return null;
         }
         return data;
-    }
-
-    /**
-     * Rejects a request with a reason its client reads where the transport's reject carries data
-     * ({@code fi_reject(3)} on fabric, tcp and verbs), else without one (rpma: {@code rpma_conn_req_delete(3)}
-     * has none; a refusal that must be read there is {@link #refuse}'s accept). Nothing is opened
-     * for the request either way.
-     */
-    void rejectWithReason(ConnectionRequest req, String reason) {
-        int max = host.transport().maxRejectPrivateData();
-        if (max < PeerHello.MIN_REFUSAL) {
-            rejectQuietly(req);
-            return;
-        }
-        try {
-            req.reject(PeerHello.encodeRefusal(reason, max));
-        } catch (RuntimeException e) {
-            // Not answered with the reason: answer it without one, so that neither the request
-            // nor the client's connect waits for the listener's close.
-            LOG.warn("refusing a connection request on " + address + " with its reason failed", e);
-            rejectQuietly(req);
-        }
-    }
-
-    /**
-     * Rejects a request nothing was opened for: with {@code reason} where this server speaks the
-     * cqflux hello ({@link #rejectWithReason}), plainly where it takes raw private data, whose
-     * clients are no cqflux peers. Any thread that answers the request (the loop, the set-up thread).
-     */
-    void rejectBeforeAccept(ConnectionRequest req, String reason) {
-        if (rawAccept == null) {
-            rejectWithReason(req, reason);
-        } else {
-            rejectQuietly(req);
-        }
-    }
-
-    void rejectQuietly(ConnectionRequest req) {
-        try {
-            req.reject();
-        } catch (RuntimeException re) {
-            LOG.warn("rejecting a connection request on " + address + " failed", re);
-        }
     }
 
     /** {@return whether the server was disposed or its listener ended ({@link RdmaServer#isDisposed()})} */
