@@ -90,6 +90,12 @@ public class CqfluxAutoConfiguration {
     public Cqflux cqflux(CqfluxProperties properties, ObjectProvider<CqfluxBuilderCustomizer> customizers) {
         Cqflux.Builder b = builder(properties);
         customizers.orderedStream().forEach(c -> c.customize(b));
+        if (properties.isBackgroundPriority() && properties.getWaitStrategy() == CqfluxProperties.WaitMode.BUSY_POLL) {
+            // The builder refuses the pair at build(); named here by both properties.
+            throw new CqfluxPropertyException("cqflux.background-priority", true, new IllegalArgumentException(
+                    "beside cqflux.wait-strategy=busy-poll, whose loops never sleep, threads at background priority"
+                            + " would wait behind them without end; use blocking or adaptive loops, or leave it off"));
+        }
         try {
             return b.build();
         } catch (io.cqflux.core.UnsupportedCapabilityException e) {
@@ -138,6 +144,7 @@ public class CqfluxAutoConfiguration {
                     () -> b.keepAlive(keepAlive.getInterval(), keepAlive.getMisses()));
         }
         b.directWriteToPersistentMemory(p.isDirectWriteToPersistentMemory());
+        b.backgroundPriority(p.isBackgroundPriority());
         // Checked whatever the strategy (used by adaptive only): a later wait-strategy=adaptive would meet it.
         WaitStrategy adaptive = checked("cqflux.adaptive-spins", p.getAdaptiveSpins(),
                 () -> WaitStrategy.adaptive(p.getAdaptiveSpins()));

@@ -59,6 +59,14 @@ public class CqfluxProperties {
      */
     private boolean directWriteToPersistentMemory = false;
 
+    /**
+     * Runs the instance's set-up and close threads at background priority (nice +19), so that a
+     * storm of connects or closes takes from established connections only the CPU their loops
+     * leave ({@code Cqflux.Builder.backgroundPriority}: what else then runs at that priority, and
+     * why it is off by default). Refused beside {@code wait-strategy=busy-poll}.
+     */
+    private boolean backgroundPriority = false;
+
     /** How the event loops wait for completions. */
     private WaitMode waitStrategy = WaitMode.BLOCKING;
 
@@ -322,6 +330,16 @@ public class CqfluxProperties {
     /** @param directWriteToPersistentMemory the declaration */
     public void setDirectWriteToPersistentMemory(boolean directWriteToPersistentMemory) {
         this.directWriteToPersistentMemory = directWriteToPersistentMemory;
+    }
+
+    /** @return whether the set-up and close threads run at background priority */
+    public boolean isBackgroundPriority() {
+        return backgroundPriority;
+    }
+
+    /** @param backgroundPriority whether the set-up and close threads run at background priority */
+    public void setBackgroundPriority(boolean backgroundPriority) {
+        this.backgroundPriority = backgroundPriority;
     }
 
     /** @return how the loops wait */

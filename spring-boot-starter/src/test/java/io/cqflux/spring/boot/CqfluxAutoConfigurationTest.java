@@ -4,8 +4,17 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.cqflux.core.TransportUnavailableException;
 import io.cqflux.reactor.Cqflux;
-import io.cqflux.test.LoopbackPeer;
+import io.cqflux.reactor.RdmaServer;
 import io.cqflux.test.CqfluxTest;
+import io.cqflux.test.LoopbackPeer;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.NoSuchElementException;
 import org.junit.jupiter.api.Test;
@@ -277,5 +286,42 @@ class CqfluxAutoConfigurationTest {
         runner.withPropertyValues("cqflux.transport=fabric", "cqflux.transport-properties[fabric.completionqueuegroup]=0")
                 .run(ctx -> assertThat(ctx).hasFailed().getFailure().rootCause()
                         .hasMessageContaining("fabric.completionQueueGroup=0 is outside"));
+    }
+
+    @Test
+    void backgroundPriority_lowersTheSetupThreadOnly_andBesideBusyPollFailsTheStartNamingIt() {
+        runner.withPropertyValues("cqflux.background-priority=true", "cqflux.thread-name-prefix=bgprio")
+                .run(ctx -> {
+                    assertThat(ctx).hasNotFailed();
+                    Cqflux cq = ctx.getBean(Cqflux.class);
+                    InetAddress lo = InetAddress.getLoopbackAddress();
+                    RdmaServer server = cq.bind(new InetSocketAddress(lo, 0)).block(Duration.ofSeconds(10));
+                    // A connect's native part runs on the instance's set-up thread, which starts here.
+                    cq.connect(server.address()).block(Duration.ofSeconds(10)).dispose();
+                    assertThat(niceOfThread("bgprio-setup")).isEqualTo(19);
+                    assertThat(niceOfThread("bgprio-loop-0")).isZero();
+                });
+        runner.withPropertyValues("cqflux.background-priority=true", "cqflux.wait-strategy=busy-poll")
+                .run(ctx -> assertThat(ctx).hasFailed().getFailure().rootCause()
+                        .isInstanceOf(CqfluxPropertyException.class)
+                        .hasMessageContaining("cqflux.background-priority=true is refused")
+                        .hasMessageContaining("cqflux.wait-strategy=busy-poll"));
+    }
+
+    /** {@return the nice value of this process's thread named {@code name} (proc(5): stat field 19)} */
+    private static int niceOfThread(String name) throws IOException {
+        try (DirectoryStream<Path> tasks = Files.newDirectoryStream(Path.of("/proc/self/task"))) {
+            for (Path task : tasks) {
+                try {
+                    if (Files.readString(task.resolve("comm"), StandardCharsets.UTF_8).strip().equals(name)) {
+                        String stat = Files.readString(task.resolve("stat"), StandardCharsets.UTF_8);
+                        return Integer.parseInt(stat.substring(stat.lastIndexOf(')') + 2).split(" ")[19 - 3]);
+                    }
+                } catch (NoSuchFileException gone) {
+                    // the thread ended while we listed
+                }
+            }
+        }
+        throw new AssertionError("no thread named " + name);
     }
 }

@@ -19,7 +19,7 @@ import org.junit.jupiter.api.Test;
 class CqfluxPropertiesMetadataTest {
 
     private static final List<String> PROPERTIES = List.of(
-            "cqflux.adaptive-spins", "cqflux.batch-size", "cqflux.buffer-pool.buffer-size",
+            "cqflux.adaptive-spins", "cqflux.background-priority", "cqflux.batch-size", "cqflux.buffer-pool.buffer-size",
             "cqflux.buffer-pool.buffers", "cqflux.buffer-pool.max-waiters", "cqflux.connect-timeout",
             "cqflux.direct-write-to-persistent-memory", "cqflux.enabled", "cqflux.fabric-provider",
             "cqflux.keep-alive.interval", "cqflux.keep-alive.misses", "cqflux.local-address", "cqflux.loops",
