@@ -62,8 +62,10 @@ class BackgroundPriorityThreadsTest {
                 try {
                     comm = Files.readString(task.resolve("comm"), StandardCharsets.UTF_8).strip();
                     stat = Files.readString(task.resolve("stat"), StandardCharsets.UTF_8);
-                } catch (java.nio.file.NoSuchFileException gone) {
-                    continue; // the thread ended while we listed
+                } catch (IOException gone) {
+                    // The thread ended while we listed: its directory is gone (NoSuchFileException),
+                    // or it was still there and its files answer ESRCH ("No such process").
+                    continue;
                 }
                 String[] after = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
                 out.put(task.getFileName() + " " + comm, Integer.parseInt(after[19 - 3]));

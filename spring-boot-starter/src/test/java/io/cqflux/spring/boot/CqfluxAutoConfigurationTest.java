@@ -13,7 +13,6 @@ import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.NoSuchElementException;
@@ -317,8 +316,9 @@ class CqfluxAutoConfigurationTest {
                         String stat = Files.readString(task.resolve("stat"), StandardCharsets.UTF_8);
                         return Integer.parseInt(stat.substring(stat.lastIndexOf(')') + 2).split(" ")[19 - 3]);
                     }
-                } catch (NoSuchFileException gone) {
-                    // the thread ended while we listed
+                } catch (IOException gone) {
+                    // The thread ended while we listed: its directory is gone (NoSuchFileException),
+                    // or it was still there and its files answer ESRCH ("No such process").
                 }
             }
         }
