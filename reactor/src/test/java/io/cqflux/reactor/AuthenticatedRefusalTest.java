@@ -22,7 +22,7 @@ import reactor.core.publisher.Mono;
 /**
  * A refusal by the authenticator on fabric/tcp is a reject that carries the reason
  * ({@code fi_reject(3)}'s private data): the client reads the reason, and the server opens no
- * endpoint for the refused request (ServerCore#refuse), as for a refusal at admission. The same
+ * endpoint for the refused request (ServerRefusals#refuse), as for a refusal at admission. The same
  * on fabric/verbs in the lane ({@link FabricVerbsAuthenticatedRefusalTest}).
  */
 class AuthenticatedRefusalTest {

@@ -90,12 +90,6 @@ public class CqfluxAutoConfiguration {
     public Cqflux cqflux(CqfluxProperties properties, ObjectProvider<CqfluxBuilderCustomizer> customizers) {
         Cqflux.Builder b = builder(properties);
         customizers.orderedStream().forEach(c -> c.customize(b));
-        if (properties.isBackgroundPriority() && properties.getWaitStrategy() == CqfluxProperties.WaitMode.BUSY_POLL) {
-            // The builder refuses the pair at build(); named here by both properties.
-            throw new CqfluxPropertyException("cqflux.background-priority", true, new IllegalArgumentException(
-                    "beside cqflux.wait-strategy=busy-poll, whose loops never sleep, threads at background priority"
-                            + " would wait behind them without end; use blocking or adaptive loops, or leave it off"));
-        }
         try {
             return b.build();
         } catch (io.cqflux.core.UnsupportedCapabilityException e) {
@@ -105,6 +99,13 @@ public class CqfluxAutoConfiguration {
             }
             throw e;
         } catch (IllegalArgumentException e) {
+            // The background priority beside busy-polling loops, as the properties set them (a
+            // customizer that changed either one is the application's own setting): the
+            // builder's refusal, named as the property.
+            if (properties.isBackgroundPriority() && properties.getWaitStrategy() == CqfluxProperties.WaitMode.BUSY_POLL
+                    && String.valueOf(e.getMessage()).startsWith("backgroundPriority(true) beside")) {
+                throw new CqfluxPropertyException("cqflux.background-priority", "true with cqflux.wait-strategy=busy-poll", e);
+            }
             // A transport property the opening transport does not know, or refuses the value of
             // (TransportOptions.checkNames names it in quotes): named as the property set here.
             for (Map.Entry<String, String> t : properties.getTransportProperties().entrySet()) {

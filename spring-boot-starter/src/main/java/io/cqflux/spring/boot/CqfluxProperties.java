@@ -62,8 +62,9 @@ public class CqfluxProperties {
     /**
      * Runs the instance's set-up and close threads at background priority (nice +19), so that a
      * storm of connects or closes takes from established connections only the CPU their loops
-     * leave ({@code Cqflux.Builder.backgroundPriority}: what else then runs at that priority, and
-     * why it is off by default). Refused beside {@code wait-strategy=busy-poll}.
+     * leave. Code that runs there (a connect's credentials supplier, the instance's onDispose
+     * subscribers) and every thread it starts runs at that priority too. Refused beside
+     * {@code wait-strategy=busy-poll}.
      */
     private boolean backgroundPriority = false;
 

@@ -10,14 +10,14 @@ import java.util.function.Consumer;
 
 /**
  * What a peer pool uses of the {@link io.cqflux.reactor.Cqflux} instance it belongs to, handed to
- * it once at its creation (by {@code Cqflux.peerPool}, which reads the instance's package-private
- * members): the pool's objects keep these and never reach into the instance.
+ * it once at its creation (by {@code Cqflux.peerPool}, from the instance's own state): the pool's
+ * objects keep these and never reach into the instance.
  *
  * @param connector how the pool connects: the instance's connect, which also hands over each
  *     connection's release
  * @param timerLoop the loop that runs the pool's timer tasks (the instance's first loop)
  * @param connectTimeout the instance's connect timeout, which bounds each attempt's window
- * @param closing whether the instance's shutdown began (read only here)
+ * @param closing whether the instance's shutdown began (the pool only asks)
  * @param checkConnectRequest refuses a connect request that cannot be sent (over the private
  *     data limit, or naming a region of another instance)
  * @param forget tells the instance that the pool ended: nothing is left for its shutdown to dispose

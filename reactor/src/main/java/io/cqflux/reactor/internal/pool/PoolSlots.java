@@ -124,7 +124,7 @@ final class PoolSlots {
     record Pick(RdmaConnection conn, Slot slot) {
     }
 
-    /** What the pool uses of its instance: its connect, its first loop, its shutdown's start. */
+    /** What the pool uses of its instance ({@link PoolHost}). */
     private final PoolHost instance;
     private final InetSocketAddress address;
     private final PeerPoolOptions options;
@@ -503,9 +503,9 @@ final class PoolSlots {
 
     /**
      * {@return why the pool's connect request can no longer be sent, or null when it can}: the
-     * check that {@link Cqflux#peerPool} ran when the pool was made ({@code Cqflux.checkConnectRequest},
-     * reached through {@link ApiAccess}), run again; what it refuses stays refused (a region closed
-     * since then never opens again)
+     * check that {@link Cqflux#peerPool} ran when the pool was made
+     * ({@link PoolHost#checkConnectRequest}), run again; what it refuses stays refused (a region
+     * closed since then never opens again)
      */
     private String unsendableRequest() {
         try {

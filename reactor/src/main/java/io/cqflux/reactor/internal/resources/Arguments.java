@@ -6,10 +6,11 @@ import java.time.Duration;
 import java.util.List;
 
 /**
- * Argument checks that several public entry points share (the entry point's connect and bind,
- * the connect and accept options, the builder's bounded settings and the checks that are more than a range), so that each has one wording
- * wherever it is reached from: a bound is refused as {@code "<name> <value> is outside [<min>,
- * <max>]"}, which users and tests match on. Stateless; any thread.
+ * The public entry points' argument checks that have one wording wherever they are reached from:
+ * the exposed regions of the entry point's connect and bind and of the connect and accept options,
+ * the builder's bounded settings (refused as {@code "<name> <value> is outside [<min>, <max>]"},
+ * which users and tests match on) and its checks that are more than a range. Stateless; any
+ * thread.
  */
 public final class Arguments {
     private Arguments() {

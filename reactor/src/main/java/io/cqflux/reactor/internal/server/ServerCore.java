@@ -47,7 +47,6 @@ public final class ServerCore {
     private final ServerHost host;
     private final EventLoop loop;
     private final Listener listener;
-    private final ConnectionConfig config;
     private final InetSocketAddress address;
     /** Decides on each request from its raw private data; null: a cqflux hello server. */
     private final Function<byte[], AcceptDecision> rawAccept;
@@ -68,7 +67,7 @@ public final class ServerCore {
 
     /** The limits, the handshakes and the counters of {@link #stats()}. */
     private final ServerAdmission admission;
-    private final Duration handshakeTimeout;
+
     /** The authenticator's questions and the requests it has not decided on; null: none. */
     private final ServerAuthentication authentication;
     /** How it says no to a request. */
@@ -94,14 +93,14 @@ public final class ServerCore {
         this.host = host;
         this.loop = loop;
         this.listener = listener;
-        this.config = host.config();
+        ConnectionConfig config = host.config();
         this.address = listener.address();
         this.rawAccept = rawAccept;
         this.forget = forget;
         this.sharedReceiveBuffers = sharedReceiveChunk(options, config, rawAccept != null, host.receiveBufferSize());
         this.admission = new ServerAdmission(address, options.maxConnections(), options.maxPendingHandshakes(),
                 host.instanceCounts());
-        this.handshakeTimeout = options.handshakeTimeout() != null ? options.handshakeTimeout() : config.timeout();
+        Duration handshakeTimeout = options.handshakeTimeout() != null ? options.handshakeTimeout() : config.timeout();
         this.refusals = new ServerRefusals(host, loop, address, handshakeTimeout, rawAccept != null, this::closing);
         this.authentication = options.authenticator() == null ? null
                 : new ServerAuthentication(this, refusals, loop, options.authenticator(), admission, handshakeTimeout);

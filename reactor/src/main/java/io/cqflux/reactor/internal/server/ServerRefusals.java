@@ -18,8 +18,11 @@ import reactor.util.Loggers;
 /**
  * How one server says no to a connection request: plainly, with a reason its client reads in the
  * transport's reject where that carries data, or, where it does not (rpma), with the reason in
- * place of a hello on a connection accepted only to carry it and closed again. The admission, the
- * authenticator, the accepts and the listener's reads all refuse through here.
+ * place of a hello on a connection accepted only to carry it and closed again. The server's
+ * reads of its listener (with the admission's verdict), its authenticator and its accepts all
+ * refuse through here. {@link #refuse} runs on the server's loop; the rejects run on whichever
+ * thread answers the request (the loop, or the set-up thread for an accept), and read only
+ * final fields.
  */
 final class ServerRefusals {
     /** The server's logger: what it refuses is the server's to say. */
@@ -53,7 +56,6 @@ final class ServerRefusals {
     public long refusedByAccept() {
         return refusedByAccept;
     }
-
 
     /**
      * Refuses an authenticated request with a reason the client reads. Where the transport's
@@ -103,7 +105,6 @@ final class ServerRefusals {
         core.start(RdmaConnection::dispose, e -> { });
     }
 
-
     /**
      * Rejects a request with a reason its client reads where the transport's reject carries data
      * ({@code fi_reject(3)} on fabric, tcp and verbs), else without one (rpma: {@code rpma_conn_req_delete(3)}
@@ -125,7 +126,6 @@ final class ServerRefusals {
             rejectQuietly(req);
         }
     }
-
 
     /**
      * Rejects a request nothing was opened for: with {@code reason} where this server speaks the
