@@ -298,6 +298,27 @@ final class NetworkRig implements AutoCloseable {
     }
 
     /**
+     * Lowers the floor of TCP's retransmission timer between the two ends, both ways, to
+     * {@code millis} (a /32 route to the other end with ip-route(8)'s {@code rto_min}, in the root
+     * namespace and in the peer's; both go with the links). Under heavy loss one segment can be
+     * dropped several times in a row, and each timeout doubles the timer (tcp(7)): from the
+     * default floor of 200 ms, or from more while a loaded machine inflates the round-trip
+     * variance, seven or eight drops in a row take a minute, from a few milliseconds a few
+     * seconds.
+     *
+     * @param millis the floor, 1..200
+     */
+    void retransmitFloor(int millis) {
+        if (millis < 1 || millis > 200) {
+            throw new IllegalArgumentException("retransmit floor " + millis + " ms is outside [1, 200]");
+        }
+        ip("route", "replace", peerAddress.getHostAddress() + "/32", "dev", rootLink, "src",
+                rootAddress.getHostAddress(), "rto_min", millis + "ms");
+        ip("-n", namespace, "route", "replace", rootAddress.getHostAddress() + "/32", "dev", peerLink, "src",
+                peerAddress.getHostAddress(), "rto_min", millis + "ms");
+    }
+
+    /**
      * Puts the loss filter on {@code dev}'s ingress, redirecting its matches to {@code sink}, a
      * veth made (once) in the same namespace and kept down.
      *

@@ -156,7 +156,9 @@ class NetworkRigTest {
      * <p>Why 60 writes: about 42 full segments each way, so the chance that no data segment of a
      * direction is dropped (and its stack has nothing to retransmit) is 0.8^42, below 1e-4; more
      * bytes only add the exponential back-off chains of TCP's retransmission timer (tcp(7)
-     * {@code tcp_retries2}), which made the case's time grow with the bytes sent.
+     * {@code tcp_retries2}), which made the case's time grow with the bytes sent. The timer's floor
+     * is 5 ms here ({@link NetworkRig#retransmitFloor}), so that such a chain takes seconds, not
+     * the minute the client's bytes are awaited.
      */
     @Test
     void lossBothWays_dropsWhatEachSideSendsOnTheWire_bothStacksRetransmit_andEveryByteArrives() throws IOException {
@@ -166,6 +168,9 @@ class NetworkRigTest {
             src.bind(new InetSocketAddress(rig.rootAddress, 0));
             src.connect(peer.sourceAddress(), 5_000);
             src.setSoTimeout(60_000);
+            // At 20 % each way a segment or its acknowledgement is lost about a third of the time,
+            // and a run of such losses backs the timer off exponentially (NetworkRig#retransmitFloor).
+            rig.retransmitFloor(5);
             rig.loss(20, 20);
             long r0 = retransSegs();
             long p0 = peerRetransSegs(rig);
