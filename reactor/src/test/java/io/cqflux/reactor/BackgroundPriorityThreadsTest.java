@@ -60,12 +60,15 @@ class BackgroundPriorityThreadsTest {
                 String comm;
                 String stat;
                 try {
-                    comm = Files.readString(task.resolve("comm"), StandardCharsets.UTF_8).strip();
+                    comm = new String(Files.readAllBytes(task.resolve("comm")), StandardCharsets.ISO_8859_1).strip();
                     stat = Files.readString(task.resolve("stat"), StandardCharsets.UTF_8);
-                } catch (IOException gone) {
+                } catch (IOException e) {
                     // The thread ended while we listed: its directory is gone (NoSuchFileException),
                     // or it was still there and its files answer ESRCH ("No such process").
-                    continue;
+                    if (e instanceof java.nio.file.NoSuchFileException || "No such process".equals(e.getMessage())) {
+                        continue;
+                    }
+                    throw e;
                 }
                 String[] after = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
                 out.put(task.getFileName() + " " + comm, Integer.parseInt(after[19 - 3]));

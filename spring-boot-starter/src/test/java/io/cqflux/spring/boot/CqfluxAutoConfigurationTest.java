@@ -334,13 +334,16 @@ class CqfluxAutoConfigurationTest {
         try (DirectoryStream<Path> tasks = Files.newDirectoryStream(Path.of("/proc/self/task"))) {
             for (Path task : tasks) {
                 try {
-                    if (Files.readString(task.resolve("comm"), StandardCharsets.UTF_8).strip().equals(name)) {
+                    if (new String(Files.readAllBytes(task.resolve("comm")), StandardCharsets.ISO_8859_1).strip().equals(name)) {
                         String stat = Files.readString(task.resolve("stat"), StandardCharsets.UTF_8);
                         return Integer.parseInt(stat.substring(stat.lastIndexOf(')') + 2).split(" ")[19 - 3]);
                     }
-                } catch (IOException gone) {
+                } catch (IOException e) {
                     // The thread ended while we listed: its directory is gone (NoSuchFileException),
                     // or it was still there and its files answer ESRCH ("No such process").
+                    if (!(e instanceof java.nio.file.NoSuchFileException) && !"No such process".equals(e.getMessage())) {
+                        throw e;
+                    }
                 }
             }
         }

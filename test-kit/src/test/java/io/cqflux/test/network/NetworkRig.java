@@ -79,7 +79,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  *   `cqfxnf-<pid>-<n>`; links `cqfxnf<pid36>-<n36><role>`, the pid and the rig's index in base 36
  *   (IFNAMSIZ is 16, so a name has at most 15 characters: 6 + 5 for a pid up to 2^22, Linux's
  *   largest pid_max, + 1 + 2 + 1); addresses from 198.18.0.0/15, the block RFC 2544 sets aside
- *   for benchmarking tests, a /30 per rig; blackhole routes with the JVM's pid as metric and the
+ *   for benchmarking tests, a /30 per rig from a random start per JVM (two JVMs' rigs meet on
+ *   one block about once in 16,384 pairs of live rigs); blackhole routes with the JVM's pid as metric and the
  *   routing protocol number ROUTE_PROTO (rtnetlink(7)'s rtm_protocol; one that
  *   /etc/iproute2/rt_protos and the kernel's RTPROT_* values leave unassigned). Leftovers of a
  *   run that was killed are removed when the first rig of a JVM starts: namespaces and links whose
@@ -102,6 +103,8 @@ final class NetworkRig implements AutoCloseable {
     static final String ROUTE_PROTO = "207";
     /** This JVM's token in link names: its pid in base 36 (see the facts). */
     static final String TOKEN = Long.toString(ProcessHandle.current().pid(), 36);
+    /** Where this JVM's rigs start in the /30 blocks of 198.18.0.0/15 (see the constructor). */
+    private static final int BLOCK_BASE = java.util.concurrent.ThreadLocalRandom.current().nextInt(16_384);
     private static final Duration COMMAND_BOUND = Duration.ofSeconds(10);
     private static final AtomicInteger NEXT = new AtomicInteger();
     private static boolean swept;
@@ -120,8 +123,10 @@ final class NetworkRig implements AutoCloseable {
         this.namespace = PREFIX + "-" + ProcessHandle.current().pid() + "-" + index;
         this.rootLink = link(TOKEN, index, 'r');
         this.peerLink = link(TOKEN, index, 'p');
-        // A /30 per rig: 198.18.<hi>.<lo*4 + 1 | 2>, 16,384 rigs before the range wraps.
-        int block = (int) ((ProcessHandle.current().pid() * 64 + index) % 16_384);
+        // A /30 per rig: 198.18.<hi>.<lo*4 + 1 | 2>, 16,384 rigs before the range wraps, from a
+        // random start per JVM: test JVMs started together (Surefire's forks) have pids close to
+        // each other, and pid-derived blocks collided whenever two pids were equal mod 256.
+        int block = (BLOCK_BASE + index) % 16_384;
         this.rootAddress = address(198, 18 + (block >> 13), (block >> 6) & 0x7f, ((block & 0x3f) << 2) + 1);
         this.peerAddress = address(198, 18 + (block >> 13), (block >> 6) & 0x7f, ((block & 0x3f) << 2) + 2);
     }
@@ -300,11 +305,12 @@ final class NetworkRig implements AutoCloseable {
     /**
      * Lowers the floor of TCP's retransmission timer between the two ends, both ways, to
      * {@code millis} (a /32 route to the other end with ip-route(8)'s {@code rto_min}, in the root
-     * namespace and in the peer's; both go with the links). Under heavy loss one segment can be
+     * namespace and in the peer's; both go with the links, and a {@link #partition()} takes the
+     * peer's with it, which its heal does not bring back). Under heavy loss one segment can be
      * dropped several times in a row, and each timeout doubles the timer (tcp(7)): from the
      * default floor of 200 ms, or from more while a loaded machine inflates the round-trip
-     * variance, seven or eight drops in a row take a minute, from a few milliseconds a few
-     * seconds.
+     * variance, eight drops in a row take most of a minute. Sockets already connected take the
+     * floor at their next transmission (the route cache is invalidated by the change).
      *
      * @param millis the floor, 1..200
      */
