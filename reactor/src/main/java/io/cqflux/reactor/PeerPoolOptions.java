@@ -1,6 +1,7 @@
 package io.cqflux.reactor;
 
 import io.cqflux.core.internal.Checks;
+import io.cqflux.reactor.internal.resources.Arguments;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.function.Predicate;
@@ -230,10 +231,7 @@ public final class PeerPoolOptions {
          * @throws IllegalArgumentException when {@code n} is outside that range
          */
         public Builder size(int n) {
-            if (n < 1 || n > MAX_SIZE) {
-                throw new IllegalArgumentException("size " + n + " is outside [1, " + MAX_SIZE + "]");
-            }
-            this.size = n;
+            this.size = Arguments.inRange("size", n, 1, MAX_SIZE);
             return this;
         }
 
@@ -267,11 +265,8 @@ public final class PeerPoolOptions {
             if (min.isNegative() || min.isZero()) {
                 throw new IllegalArgumentException("reconnect backoff min " + min + " must be positive");
             }
-            if (max.compareTo(min) < 0 || max.compareTo(Duration.ofDays(1)) > 0) {
-                throw new IllegalArgumentException("reconnect backoff max " + max + " is outside [" + min + ", PT24H]");
-            }
+            this.backoffMax = Arguments.inRange("reconnect backoff max", max, min, Duration.ofDays(1));
             this.backoffMin = min;
-            this.backoffMax = max;
             return this;
         }
 
@@ -290,10 +285,7 @@ public final class PeerPoolOptions {
          */
         public Builder backoffResetAfter(Duration stable) {
             Objects.requireNonNull(stable, "backoffResetAfter");
-            if (stable.isNegative() || stable.compareTo(Duration.ofDays(1)) > 0) {
-                throw new IllegalArgumentException("backoffResetAfter " + stable + " is outside [PT0S, PT24H]");
-            }
-            this.backoffResetAfter = stable;
+            this.backoffResetAfter = Arguments.inRange("backoffResetAfter", stable, Duration.ZERO, Duration.ofDays(1));
             return this;
         }
 
@@ -386,10 +378,7 @@ public final class PeerPoolOptions {
          * @throws IllegalArgumentException when {@code n} is outside that range
          */
         public Builder maxPendingAcquires(int n) {
-            if (n < 0 || n > 1 << 20) {
-                throw new IllegalArgumentException("maxPendingAcquires " + n + " is outside [0, " + (1 << 20) + "]");
-            }
-            this.maxPendingAcquires = n;
+            this.maxPendingAcquires = Arguments.inRange("maxPendingAcquires", n, 0, 1 << 20);
             return this;
         }
 
