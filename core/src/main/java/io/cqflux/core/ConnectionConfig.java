@@ -1,5 +1,6 @@
 package io.cqflux.core;
 
+import io.cqflux.core.internal.Checks;
 import java.time.Duration;
 import java.util.Objects;
 
@@ -66,9 +67,7 @@ public record ConnectionConfig(int sendQueueSize, int receiveQueueSize, int comp
     }
 
     private static void checkSize(String name, int v, int min) {
-        if (v < min || v > MAX_QUEUE_SIZE) {
-            throw new IllegalArgumentException(name + " " + v + " is outside [" + min + ", " + MAX_QUEUE_SIZE + "]");
-        }
+        Checks.inRange(name, v, min, MAX_QUEUE_SIZE);
     }
 
     /**

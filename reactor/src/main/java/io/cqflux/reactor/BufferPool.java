@@ -3,6 +3,7 @@ package io.cqflux.reactor;
 import io.cqflux.core.QueueFullException;
 import io.cqflux.core.RegionAccess;
 import io.cqflux.core.ResourceClosedException;
+import io.cqflux.core.internal.Checks;
 import io.cqflux.core.spi.LocalRegion;
 import io.cqflux.core.spi.Transport;
 import io.cqflux.reactor.internal.op.LoopSafeMono;
@@ -142,22 +143,14 @@ public final class BufferPool {
      * @throws IllegalArgumentException naming the value and its bound
      */
     static void checkConfig(int buffers, int bufferSize, int maxWaiters) {
-        if (buffers < 1 || buffers > MAX_BUFFERS) {
-            throw new IllegalArgumentException("buffer pool buffers " + buffers + " is outside [1, " + MAX_BUFFERS + "]");
-        }
-        if (bufferSize < 1 || bufferSize > MAX_BUFFER_SIZE) {
-            throw new IllegalArgumentException("buffer pool bufferSize " + bufferSize + " is outside [1, "
-                    + MAX_BUFFER_SIZE + "]");
-        }
+        Checks.inRange("buffer pool buffers", buffers, 1, MAX_BUFFERS);
+        Checks.inRange("buffer pool bufferSize", bufferSize, 1, MAX_BUFFER_SIZE);
         long total = (long) buffers * ((bufferSize + ALIGNMENT - 1L) & -ALIGNMENT);
         if (total > MAX_POOL_BYTES) {
             throw new IllegalArgumentException("buffer pool of " + buffers + " buffers of " + bufferSize + " bytes needs "
                     + total + " bytes, above the limit " + MAX_POOL_BYTES);
         }
-        if (maxWaiters < 0 || maxWaiters > MAX_WAITERS) {
-            throw new IllegalArgumentException("buffer pool maxWaiters " + maxWaiters + " is outside [0, "
-                    + MAX_WAITERS + "]");
-        }
+        Checks.inRange("buffer pool maxWaiters", maxWaiters, 0, MAX_WAITERS);
     }
 
     /** {@return the number of buffers; fixed} */

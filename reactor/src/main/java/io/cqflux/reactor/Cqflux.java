@@ -615,7 +615,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
          */
         public Builder blockSpin(Duration spin) {
             Objects.requireNonNull(spin, "blockSpin");
-            this.blockSpin = Arguments.inRange("blockSpin", spin, Duration.ZERO, MAX_BLOCK_SPIN);
+            this.blockSpin = Checks.inRange("blockSpin", spin, Duration.ZERO, MAX_BLOCK_SPIN);
             return this;
         }
 
@@ -701,7 +701,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
          * @throws IllegalArgumentException when {@code n} is outside that range
          */
         public Builder acceptBufferSize(int n) {
-            this.acceptBufferSize = Arguments.inRange("acceptBufferSize", n, 1, MAX_ACCEPT_BUFFER_SIZE);
+            this.acceptBufferSize = Checks.inRange("acceptBufferSize", n, 1, MAX_ACCEPT_BUFFER_SIZE);
             return this;
         }
 
@@ -822,7 +822,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
          * @return this
          */
         public Builder batchSize(int n) {
-            this.batchSize = Arguments.inRange("batchSize", n, 1, LoopConfig.MAX_BATCH);
+            this.batchSize = Checks.inRange("batchSize", n, 1, LoopConfig.MAX_BATCH);
             return this;
         }
 
@@ -831,7 +831,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
          * @return this
          */
         public Builder loops(int n) {
-            this.loopCount = Arguments.inRange("loops", n, 1, 64);
+            this.loopCount = Checks.inRange("loops", n, 1, 64);
             return this;
         }
 
@@ -841,7 +841,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
          * @return this
          */
         public Builder pendingLimit(int n) {
-            this.pendingLimit = Arguments.inRange("pendingLimit", n, 0, 1 << 20);
+            this.pendingLimit = Checks.inRange("pendingLimit", n, 0, 1 << 20);
             return this;
         }
 
@@ -852,7 +852,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
          * @return this
          */
         public Builder receiveBufferSize(int n) {
-            this.receiveBufferSize = Arguments.inRange("receiveBufferSize", n, 1, 1 << 24);
+            this.receiveBufferSize = Checks.inRange("receiveBufferSize", n, 1, 1 << 24);
             return this;
         }
 
@@ -894,7 +894,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
         public Builder keepAlive(Duration interval, int misses) {
             Objects.requireNonNull(interval, "keepAlive interval (noKeepAlive() switches it off)");
             Arguments.keepAliveInterval(interval, MIN_KEEP_ALIVE_INTERVAL, MAX_KEEP_ALIVE_INTERVAL);
-            this.keepAliveMisses = Arguments.inRange("keepAlive misses", misses, 1, 1000);
+            this.keepAliveMisses = Checks.inRange("keepAlive misses", misses, 1, 1000);
             this.keepAliveInterval = interval;
             return this;
         }
@@ -919,7 +919,7 @@ public final class Cqflux implements Disposable, AutoCloseable {
          * @return this
          */
         public Builder notificationBacklog(int n) {
-            this.notificationBacklog = Arguments.inRange("notificationBacklog", n, 1, 1 << 20);
+            this.notificationBacklog = Checks.inRange("notificationBacklog", n, 1, 1 << 20);
             return this;
         }
 

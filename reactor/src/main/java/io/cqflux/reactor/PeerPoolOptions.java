@@ -1,7 +1,6 @@
 package io.cqflux.reactor;
 
 import io.cqflux.core.internal.Checks;
-import io.cqflux.reactor.internal.resources.Arguments;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.function.Predicate;
@@ -231,7 +230,7 @@ public final class PeerPoolOptions {
          * @throws IllegalArgumentException when {@code n} is outside that range
          */
         public Builder size(int n) {
-            this.size = Arguments.inRange("size", n, 1, MAX_SIZE);
+            this.size = Checks.inRange("size", n, 1, MAX_SIZE);
             return this;
         }
 
@@ -265,7 +264,7 @@ public final class PeerPoolOptions {
             if (min.isNegative() || min.isZero()) {
                 throw new IllegalArgumentException("reconnect backoff min " + min + " must be positive");
             }
-            this.backoffMax = Arguments.inRange("reconnect backoff max", max, min, Duration.ofDays(1));
+            this.backoffMax = Checks.inRange("reconnect backoff max", max, min, Duration.ofDays(1));
             this.backoffMin = min;
             return this;
         }
@@ -285,7 +284,7 @@ public final class PeerPoolOptions {
          */
         public Builder backoffResetAfter(Duration stable) {
             Objects.requireNonNull(stable, "backoffResetAfter");
-            this.backoffResetAfter = Arguments.inRange("backoffResetAfter", stable, Duration.ZERO, Duration.ofDays(1));
+            this.backoffResetAfter = Checks.inRange("backoffResetAfter", stable, Duration.ZERO, Duration.ofDays(1));
             return this;
         }
 
@@ -378,7 +377,7 @@ public final class PeerPoolOptions {
          * @throws IllegalArgumentException when {@code n} is outside that range
          */
         public Builder maxPendingAcquires(int n) {
-            this.maxPendingAcquires = Arguments.inRange("maxPendingAcquires", n, 0, 1 << 20);
+            this.maxPendingAcquires = Checks.inRange("maxPendingAcquires", n, 0, 1 << 20);
             return this;
         }
 

@@ -354,10 +354,7 @@ public final class LoopbackPeer implements AutoCloseable {
          * @return this
          */
         public Builder regionSize(long bytes) {
-            if (bytes < 64 || bytes > (1L << 30)) {
-                throw new IllegalArgumentException("regionSize " + bytes + " is outside [64, 1073741824]");
-            }
-            this.regionSize = bytes;
+            this.regionSize = Checks.inRange("regionSize", bytes, 64, 1L << 30);
             return this;
         }
 

@@ -310,6 +310,56 @@ public final class Checks {
     }
 
     /**
+     * Refuses a setting outside a closed range, in the one wording every module uses for it:
+     * {@code "<name> <value> is outside [<min>, <max>]"} (users and tests match on it).
+     *
+     * @param name the setting, as the message names it
+     * @param value the value given
+     * @param min the least value allowed
+     * @param max the most value allowed
+     * @return {@code value}
+     * @throws IllegalArgumentException when {@code value} is below {@code min} or above {@code max}
+     */
+    public static long inRange(String name, long value, long min, long max) {
+        if (value < min || value > max) {
+            throw new IllegalArgumentException(name + " " + value + " is outside [" + min + ", " + max + "]");
+        }
+        return value;
+    }
+
+    /**
+     * Refuses an {@code int} setting outside a closed range, as {@link #inRange(String, long, long, long)}.
+     *
+     * @param name the setting, as the message names it
+     * @param value the value given
+     * @param min the least value allowed
+     * @param max the most value allowed
+     * @return {@code value}
+     * @throws IllegalArgumentException when {@code value} is below {@code min} or above {@code max}
+     */
+    public static int inRange(String name, int value, int min, int max) {
+        return (int) inRange(name, (long) value, min, max);
+    }
+
+    /**
+     * Refuses a duration outside a closed range, the durations written in ISO-8601 as
+     * {@link Duration#toString()} writes them ({@code PT0S}, {@code PT24H}).
+     *
+     * @param name the setting, as the message names it
+     * @param value the duration given, not null
+     * @param min the shortest allowed
+     * @param max the longest allowed
+     * @return {@code value}
+     * @throws IllegalArgumentException when {@code value} is shorter than {@code min} or longer than {@code max}
+     */
+    public static Duration inRange(String name, Duration value, Duration min, Duration max) {
+        if (value.compareTo(min) < 0 || value.compareTo(max) > 0) {
+            throw new IllegalArgumentException(name + " " + value + " is outside [" + min + ", " + max + "]");
+        }
+        return value;
+    }
+
+    /**
      * Checks a timeout the library keeps itself (an operation's, a pool's acquire, the test kit's
      * waits): positive, and at most one day, so that it is never 0 in whole milliseconds and its
      * nanoseconds never overflow a {@code long}.

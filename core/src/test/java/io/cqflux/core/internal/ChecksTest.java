@@ -104,6 +104,27 @@ class ChecksTest {
     }
 
     @Test
+    void inRange_justOutsideEitherEnd_namesTheSettingTheValueAndBothBounds_andBothEndsPass() {
+        for (long v : new long[] {-1, 11}) {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                    () -> Checks.inRange("sendQueueSize", v, 0, 10));
+            assertEquals("sendQueueSize " + v + " is outside [0, 10]", e.getMessage());
+        }
+        IllegalArgumentException wide = assertThrows(IllegalArgumentException.class,
+                () -> Checks.inRange("batchSize", Integer.MIN_VALUE, 1, 1024));
+        assertEquals("batchSize -2147483648 is outside [1, 1024]", wide.getMessage());
+        for (Duration d : List.of(Duration.ofNanos(-1), Duration.ofHours(1).plusNanos(1))) {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                    () -> Checks.inRange("timer delay", d, Duration.ZERO, Duration.ofHours(1)));
+            assertEquals("timer delay " + d + " is outside [PT0S, PT1H]", e.getMessage());
+        }
+        assertEquals(0, Checks.inRange("sendQueueSize", 0L, 0, 10));
+        assertEquals(10, Checks.inRange("sendQueueSize", 10, 0, 10));
+        assertEquals(Duration.ofHours(1), Checks.inRange("timer delay", Duration.ofHours(1), Duration.ZERO,
+                Duration.ofHours(1)));
+    }
+
+    @Test
     void range_outsideRegion_namesValueAndBound() {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                 () -> Checks.range("remote destination", 4000, 200, 4096, 1));

@@ -1,6 +1,7 @@
 package io.cqflux.epoll.loop;
 
 import io.cqflux.core.ResourceClosedException;
+import io.cqflux.core.internal.Checks;
 import io.cqflux.core.spi.CompletionQueue;
 import io.cqflux.core.spi.CompletionSink;
 import io.cqflux.core.spi.Pollable;
@@ -475,10 +476,7 @@ public final class EventLoop implements AutoCloseable {
             throw new IllegalStateException("schedule is for the loop thread of " + name + ", called on "
                     + Thread.currentThread().getName());
         }
-        if (delay.isNegative() || delay.compareTo(Duration.ofNanos(LoopTimer.MAX_DELAY_NANOS)) > 0) {
-            throw new IllegalArgumentException("timer delay " + delay + " is outside [PT0S, "
-                    + Duration.ofNanos(LoopTimer.MAX_DELAY_NANOS) + "]");
-        }
+        Checks.inRange("timer delay", delay, Duration.ZERO, Duration.ofNanos(LoopTimer.MAX_DELAY_NANOS));
         return timers.schedule(System.nanoTime(), delay.toNanos(), task);
     }
 

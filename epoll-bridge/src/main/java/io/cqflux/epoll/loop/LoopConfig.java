@@ -1,5 +1,6 @@
 package io.cqflux.epoll.loop;
 
+import io.cqflux.core.internal.Checks;
 import io.cqflux.epoll.WaitStrategy;
 import java.time.Duration;
 import java.util.Objects;
@@ -35,9 +36,7 @@ public record LoopConfig(String name, WaitStrategy waitStrategy, int batchSize, 
         Objects.requireNonNull(name, "name");
         Objects.requireNonNull(waitStrategy, "waitStrategy");
         Objects.requireNonNull(blockedThreshold, "blockedThreshold");
-        if (batchSize < 1 || batchSize > MAX_BATCH) {
-            throw new IllegalArgumentException("batchSize " + batchSize + " is outside [1, " + MAX_BATCH + "]");
-        }
+        Checks.inRange("batchSize", batchSize, 1, MAX_BATCH);
         checkBlockedThreshold(blockedThreshold);
     }
 

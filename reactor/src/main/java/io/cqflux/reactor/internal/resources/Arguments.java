@@ -8,9 +8,9 @@ import java.util.List;
 /**
  * The public entry points' argument checks that have one wording wherever they are reached from:
  * the exposed regions of the entry point's connect and bind and of the connect and accept options,
- * the builder's bounded settings (refused as {@code "<name> <value> is outside [<min>, <max>]"},
- * which users and tests match on) and its checks that are more than a range. Stateless; any
- * thread.
+ * and the builder's checks that are more than a range (its ranges go through
+ * {@link io.cqflux.core.internal.Checks#inRange}, every module's one wording for them).
+ * Stateless; any thread.
  */
 public final class Arguments {
     private Arguments() {
@@ -33,55 +33,6 @@ public final class Arguments {
             }
         }
         return List.of(exposed);
-    }
-
-    /**
-     * Refuses a value outside a closed range.
-     *
-     * @param name the setting, as the message names it
-     * @param value the value given
-     * @param min the least value allowed
-     * @param max the most value allowed
-     * @return {@code value}
-     * @throws IllegalArgumentException {@code "<name> <value> is outside [<min>, <max>]"}
-     */
-    public static long inRange(String name, long value, long min, long max) {
-        if (value < min || value > max) {
-            throw new IllegalArgumentException(name + " " + value + " is outside [" + min + ", " + max + "]");
-        }
-        return value;
-    }
-
-    /**
-     * Refuses an {@code int} outside a closed range, as {@link #inRange(String, long, long, long)}.
-     *
-     * @param name the setting, as the message names it
-     * @param value the value given
-     * @param min the least value allowed
-     * @param max the most value allowed
-     * @return {@code value}
-     * @throws IllegalArgumentException {@code "<name> <value> is outside [<min>, <max>]"}
-     */
-    public static int inRange(String name, int value, int min, int max) {
-        return (int) inRange(name, (long) value, min, max);
-    }
-
-    /**
-     * Refuses a duration outside a closed range, the durations named in ISO-8601 as
-     * {@link Duration#toString()} writes them.
-     *
-     * @param name the setting, as the message names it
-     * @param value the duration given, not null
-     * @param min the shortest allowed
-     * @param max the longest allowed
-     * @return {@code value}
-     * @throws IllegalArgumentException {@code "<name> <value> is outside [<min>, <max>]"}
-     */
-    public static Duration inRange(String name, Duration value, Duration min, Duration max) {
-        if (value.compareTo(min) < 0 || value.compareTo(max) > 0) {
-            throw new IllegalArgumentException(name + " " + value + " is outside [" + min + ", " + max + "]");
-        }
-        return value;
     }
 
     /**
