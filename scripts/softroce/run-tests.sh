@@ -184,10 +184,10 @@ fi
 # one after another: the rig's classes spend most of their time in partitions and timeouts,
 # waiting, while the others keep the emulated CPUs busy; two busy classes at once cost the
 # emulation more CPU for the same tests (README.md's table). The rig's classes hold one resource
-# lock among themselves. What must run alone says so: ReactiveContract's global-hook and
-# virtual-time tests take JUnit's global lock (for their whole class), and a class whose
-# assertions count the process's descriptors or hold only with the CPUs to itself is @Isolated;
-# JUnit runs those after the others. The pool never grows past two threads: JUnit's fork-join
+# lock among themselves. What must run alone says so: the reactive contract's global-hook and
+# virtual-time tests take JUnit's global lock (ReactiveGlobalStateContract, a class of their own,
+# since JUnit takes it for the whole class), and a class whose assertions count the process's
+# descriptors or hold only with the CPUs to itself is @Isolated; JUnit runs those after the others. The pool never grows past two threads: JUnit's fork-join
 # pool would otherwise add a worker, and start another class, for each test blocked in a
 # CompletableFuture. CQFLUX_LANE_CLASSES=1 runs every class one after another.
 parallel=(--config=junit.jupiter.execution.parallel.enabled=$([ "$lane_classes" = 2 ] && echo true || echo false)

@@ -30,7 +30,6 @@ import java.util.Random;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.atomic.AtomicLong;
@@ -39,12 +38,9 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.parallel.ResourceAccessMode;
 import org.junit.jupiter.api.parallel.ResourceLock;
-import org.junit.jupiter.api.parallel.Resources;
 import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
-import reactor.core.publisher.Hooks;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
 import reactor.test.StepVerifier;
@@ -54,11 +50,12 @@ import reactor.util.context.Context;
  * The reactive contract every transport must pass: each operation and failure path, through
  * StepVerifier, over a real connection. Subclasses pick the transport and the address.
  *
- * <p>Where classes run concurrently (the Soft-RoCE lane), each subclass runs alone: the tests that
- * set Reactor's global {@code Hooks.onErrorDropped} or install virtual time (which replaces every
- * scheduler) hold JUnit's global lock, which JUnit takes for their whole class. The lock on the
- * static shared instances ({@link #sharesInstances()}) says what two subclasses must not share
- * should those tests move.
+ * <p>Its tests that set Reactor's global {@code Hooks.onErrorDropped} or install virtual time
+ * (which replaces every scheduler) are {@link ReactiveGlobalStateContract}'s, run on this class's
+ * fixture: they hold JUnit's global lock, which JUnit takes for the whole class of a test that
+ * holds it, so here they would make every subclass run alone where classes run concurrently (the
+ * Soft-RoCE lane). The lock on the static shared instances ({@link #sharesInstances()}) keeps two
+ * subclasses, or a subclass and a global-state class, from using them at once.
  */
 @ResourceLock(ReactiveContract.SHARED_INSTANCES)
 abstract class ReactiveContract {
@@ -1367,32 +1364,6 @@ abstract class ReactiveContract {
     // ------------------------------------------------------------------ races, cancellation, callbacks
 
     @Test
-    @ResourceLock(value = Resources.GLOBAL, mode = ResourceAccessMode.READ_WRITE)
-    void subscribeCancelComplete_race_repeated_keepsEveryCreditAndSlot() {
-        AtomicReference<Throwable> dropped = new AtomicReference<>();
-        Hooks.onErrorDropped(dropped::set);
-        try {
-            for (int i = 0; i < rounds(1000); i++) {
-                Disposable d = conn.write(remote(), 8L * (i % 100), local, 0, 8).subscribeOn(Schedulers.parallel())
-                        .subscribe();
-                if ((i & 1) == 0) {
-                    d.dispose();
-                }
-            }
-            // Everything posted before this operation completed before it (queue order), and its
-            // completion means the earlier slots were all retired again.
-            for (int k = 0; k < conn.sendCredits() + 5; k++) {
-                StepVerifier.create(conn.read(local, 0, remote(), 0, 8)).expectComplete().verify(T);
-            }
-            StepVerifier.create(Flux.range(0, conn.sendCredits() * 2)
-                    .flatMap(k -> conn.write(remote(), 0, local, 0, 8), conn.sendCredits() * 2)).expectComplete().verify(T);
-            assertEquals(null, dropped.get(), "successful late completions are dropped quietly");
-        } finally {
-            Hooks.resetOnErrorDropped();
-        }
-    }
-
-    @Test
     void cancelRacingCompletion_fromAnotherThread_repeated_signalsAtMostOnce_andLeaksNoSlot() throws Exception {
         int rounds = rounds(1000);
         AtomicIntegerArray signals = new AtomicIntegerArray(rounds);
@@ -1415,24 +1386,6 @@ abstract class ReactiveContract {
         }
         assertEquals(0, conn.inFlight(), "every slot retired after cancellation");
         assertTrue(conn.maxInFlight() <= conn.sendCredits());
-    }
-
-    @Test
-    @ResourceLock(value = Resources.GLOBAL, mode = ResourceAccessMode.READ_WRITE)
-    void throwingSubscriber_neverKillsTheLoop_errorGoesToOnErrorDropped() {
-        AtomicReference<Throwable> dropped = new AtomicReference<>();
-        Hooks.onErrorDropped(dropped::set);
-        try {
-            CountDownLatch thrown = new CountDownLatch(1);
-            conn.write(remote(), 0, local, 0, 8).subscribe(null, null, () -> {
-                thrown.countDown();
-                throw new IllegalStateException("user bug");
-            });
-            assertTrue(awaitLatch(thrown));
-            StepVerifier.create(conn.write(remote(), 0, local, 0, 8)).expectComplete().verify(T);
-        } finally {
-            Hooks.resetOnErrorDropped();
-        }
     }
 
     @Test
@@ -1492,16 +1445,6 @@ abstract class ReactiveContract {
                         .then(Mono.deferContextual(ctx -> Mono.just(ctx.<String>get("request-id"))))
                         .contextWrite(Context.of("request-id", "r-42")))
                 .expectNext("r-42").expectComplete().verify(T);
-    }
-
-    @Test
-    @ResourceLock(value = Resources.GLOBAL, mode = ResourceAccessMode.READ_WRITE)
-    void timeout_usesReactorSchedulers_soVirtualTimeWorks() {
-        StepVerifier.withVirtualTime(() -> serverConn.receive().next().timeout(Duration.ofHours(1)))
-                .expectSubscription()
-                .thenAwait(Duration.ofHours(1))
-                .expectError(TimeoutException.class)
-                .verify(T);
     }
 
     // ------------------------------------------------------------------ lifecycle and failures
