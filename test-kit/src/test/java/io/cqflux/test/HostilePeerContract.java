@@ -639,6 +639,93 @@ abstract class HostilePeerContract {
         neighbourStillWorks();
     }
 
+    /**
+     * {@return whether a client whose loop stands still has sent its connection request, and the
+     * server's side then waits for its answer} rpma: librpma resolves the address and the route and
+     * sends the request inside the connect calls, on the client's set-up thread
+     * (rpma_conn_req_new(3), rpma_conn_req_connect(3)); the client's rdma_get_cm_event(3), on its
+     * loop, handles the server's connect response and sends the ready-to-use message that
+     * establishes the server's side (rdma_accept(3)). libfabric (tcp, verbs) makes progress on a
+     * connect as the client's event queue is read, so such a client has sent the server nothing.
+     */
+    abstract boolean stalledRequestReachesTheServer();
+
+    /**
+     * A peer that stops right after its request, as a process stopped between its request and the
+     * server's answer: the only loop of its instance is held in a completion's callback, so nothing of
+     * it reads its connection's events while its set-up thread makes the connect calls. Where the
+     * request goes out and the server's side then waits for the client's answer
+     * ({@link #stalledRequestReachesTheServer()}), the handshake timeout ends what the server
+     * accepted, counted, with nothing left registered for it, and the client's connect ends once
+     * its loop runs again (it does not hang). Where nothing goes out, the stalled client costs the
+     * server no handshake in progress, and once its loop runs it is an ordinary client. Either way
+     * the server and its neighbours go on.
+     */
+    @Test
+    void aPeerThatStallsAfterItsRequest_leavesNoHandshakeOpen_andNothingBehind() throws Exception {
+        Duration timeout = Duration.ofMillis(500);
+        RdmaServer s = server.bind(listenAddress(), AcceptOptions.exposing(readOnly).withHandshakeTimeout(timeout))
+                .block(T);
+        List<RdmaConnection> served = new CopyOnWriteArrayList<>();
+        Disposable sub = s.connections().subscribe(served::add);
+        Cqflux staller = instance("staller");
+        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CompletableFuture<RdmaConnection> stalled = null;
+        try {
+            RdmaConnection first = staller.connect(publicServer.address()).block(T);
+            java.util.concurrent.CountDownLatch holding = new java.util.concurrent.CountDownLatch(1);
+            first.read(first.remoteRegion(0), 0, 8).doOnSuccess(b -> {
+                holding.countDown();
+                try {
+                    release.await(30, java.util.concurrent.TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }).subscribe();
+            assertTrue(holding.await(T.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS),
+                    "the staller's loop was not held");
+            stalled = staller.connect(s.address()).toFuture();
+            if (stalledRequestReachesTheServer()) {
+                awaitTrue(() -> s.stats().handshakeTimeouts() == 1, () -> "no handshake timeout: " + s.stats());
+            } else {
+                // Time for a request to arrive and be answered, had it been sent.
+                java.util.concurrent.locks.LockSupport.parkNanos(timeout.multipliedBy(2).toNanos());
+                assertEquals(0, s.stats().handshakeTimeouts(), () -> "" + s.stats());
+            }
+            awaitTrue(() -> s.stats().pendingHandshakes() == 0 && s.stats().connections() == 0
+                    && s.stats().exposures() == 0, () -> "the stalled peer left something on the server: " + s.stats());
+            assertTrue(served.isEmpty(), "the stalled peer's connection was served");
+            release.countDown();
+            if (stalledRequestReachesTheServer()) {
+                // Its answer now finds the server's side gone: an error, or a connection that ends.
+                try {
+                    stalled.get(T.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS).dispose();
+                } catch (java.util.concurrent.ExecutionException e) {
+                    assertTrue(e.getCause() instanceof ConnectionException, () -> "the stalled connect failed with " + e);
+                }
+                assertTrue(served.isEmpty(), "the connection whose handshake timed out was served");
+                assertEquals(1, s.stats().handshakeTimeouts(), () -> "" + s.stats());
+            } else {
+                // Its request goes out now, and it is an ordinary client.
+                stalled.get(T.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS).dispose();
+                awaitTrue(() -> served.size() == 1, () -> "the late request was not served: " + s.stats());
+                served.forEach(RdmaConnection::dispose);
+            }
+            awaitTrue(() -> s.stats().connections() == 0 && s.stats().exposures() == 0,
+                    () -> "after the staller ran again: " + s.stats());
+        } finally {
+            release.countDown();
+            if (stalled != null) {
+                stalled.thenAccept(RdmaConnection::dispose);
+            }
+            staller.disposeNow(T);
+            sub.dispose();
+            served.forEach(RdmaConnection::dispose);
+            s.disposeNow(T);
+        }
+        neighbourStillWorks();
+    }
+
     @Test
     void aConnectFloodPastTheLimits_isRefused_countedAndSparesTheConnectionsWithin() {
         RdmaServer s = server.bind(listenAddress(), AcceptOptions.exposing(readOnly).withMaxConnections(4)).block(T);
