@@ -27,14 +27,17 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * One hundred short partition/heal cycles on fabric/tcp, each with its own connection that carries
- * a durable write, is cut by a partition under a pending write (which fails
+ * One hundred connections on fabric/tcp cut in short partition/heal cycles, {@link #PER_CYCLE} at a
+ * time: each carries a durable write, is cut by a partition under a pending write (which fails
  * {@code ConnectionException(LOST)} by the operation deadline) and is replaced after the heal:
  * the test process ends with as many open file descriptors as it started with (counted in
  * {@code /proc/self/fd}) and without native-heap growth beyond a coarse bound (glibc's
@@ -45,14 +48,20 @@ class PartitionCycleLeakTest {
     static final Duration T = Duration.ofSeconds(10);
     static final Duration OP_TIMEOUT = Duration.ofMillis(200);
     static final Duration SLACK = Duration.ofMillis(1500);
-    static final int WARM_UP = 20;
-    static final int CYCLES = 100;
+    /** Warm-up cycles before the counts: the first ones load and compile the paths. */
+    static final int WARM_UP = 5;
+    static final int CYCLES = 25;
     /**
-     * Native bytes in use that 100 cycles may add. The reading moves by several MB either way
-     * between runs without any cycle (the JVM's own mallocs: compiler arenas, GC and thread
-     * structures), more than the about 40 KB an open connection holds times 100; so each half of
-     * the run may add half of this bound, and only growth in both halves fails: that catches a
-     * leak of about 160 KB or more per cycle (a receive-buffer pool, a completion array per
+     * Connections cut in each cycle, together: {@link #CYCLES} x this = 100 connections through the
+     * fault, with one deadline's wait (most of a cycle) per cycle rather than per connection.
+     */
+    static final int PER_CYCLE = 4;
+    /**
+     * Native bytes in use that the 100 connections of the cycles may add. The reading moves by
+     * several MB either way between runs without any cycle (the JVM's own mallocs: compiler arenas,
+     * GC and thread structures), more than the about 40 KB an open connection holds times 100; so
+     * each half of the run may add half of this bound, and only growth in both halves fails: that
+     * catches a leak of about 160 KB or more per connection (a receive-buffer pool, a completion array per
      * connection) and not a one-off growth in one half; the file-descriptor count, exact, catches a
      * leaked endpoint, queue or connection (each holds descriptors).
      */
@@ -120,38 +129,57 @@ class PartitionCycleLeakTest {
         }
     }
 
-    /** One cycle: connect, a durable write, partition under a pending write (it fails LOST), heal. */
+    /**
+     * One cycle: {@link #PER_CYCLE} connections, a durable write on each, a partition under one
+     * more write on each (they fail LOST by the deadline, together), the heal.
+     */
     final long[] stepNanos = new long[5];
 
-    private boolean cycle(Region local) {
+    /** {@return how many of the cycle's healthy writes completed} */
+    private int cycle(Region local) {
         long s0 = System.nanoTime();
-        RdmaConnection conn = PartitionTest.connectPatiently(client, peer);
+        List<RdmaConnection> conns = new ArrayList<>();
+        for (int i = 0; i < PER_CYCLE; i++) {
+            conns.add(PartitionTest.connectPatiently(client, peer));
+        }
         long s1 = System.nanoTime();
-        boolean healthyOk = true;
-        try {
-            conn.durableWrite(conn.remoteRegion(0), 0, local, 0, Records.SIZE).block(T);
-        } catch (ConnectionException e) {
-            // a deadline this short may fire on a loaded machine: still a connection made and ended
-            assertEquals(ConnectionEvent.LOST, e.event(), e.toString());
-            healthyOk = false;
+        List<RdmaConnection> healthy = new ArrayList<>();
+        for (RdmaConnection conn : conns) {
+            try {
+                conn.durableWrite(conn.remoteRegion(0), 0, local, 0, Records.SIZE).block(T);
+                healthy.add(conn);
+            } catch (ConnectionException e) {
+                // a deadline this short may fire on a loaded machine: still a connection made and ended
+                assertEquals(ConnectionEvent.LOST, e.event(), e.toString());
+            }
         }
         long s2 = System.nanoTime();
         rig.partition();
         long s3 = System.nanoTime();
         try {
-            Throwable error = null;
-            try {
-                conn.durableWrite(conn.remoteRegion(0), Records.SIZE, local, Records.SIZE, Records.SIZE)
-                        .block(OP_TIMEOUT.plus(SLACK));
-            } catch (RuntimeException e) {
-                error = e;
+            // The writes into the partition run at once, so that the cycle waits for one deadline.
+            List<CompletableFuture<Void>> writes = new ArrayList<>();
+            for (RdmaConnection conn : conns) {
+                writes.add(conn.durableWrite(conn.remoteRegion(0), Records.SIZE, local, Records.SIZE, Records.SIZE)
+                        .toFuture());
             }
-            if (healthyOk) {
-                ConnectionException ce = assertInstanceOf(ConnectionException.class, error,
-                        "a write across the partition did not fail with a ConnectionException: " + error);
-                assertEquals(ConnectionEvent.LOST, ce.event(), ce.toString());
+            for (int i = 0; i < conns.size(); i++) {
+                Throwable error = null;
+                try {
+                    writes.get(i).get(OP_TIMEOUT.plus(SLACK).toMillis(), TimeUnit.MILLISECONDS);
+                } catch (ExecutionException e) {
+                    error = e.getCause();
+                } catch (TimeoutException | InterruptedException e) {
+                    error = e;
+                }
+                if (healthy.contains(conns.get(i))) {
+                    ConnectionException ce = assertInstanceOf(ConnectionException.class, error,
+                            "a write across the partition did not fail with a ConnectionException: " + error);
+                    assertEquals(ConnectionEvent.LOST, ce.event(), ce.toString());
+                }
             }
-            assertTrue(PartitionTest.await(conn::isDisposed, SLACK), "the lost connection is not disposed");
+            assertTrue(PartitionTest.await(() -> conns.stream().allMatch(RdmaConnection::isDisposed), SLACK),
+                    "a lost connection is not disposed");
         } finally {
             long s4 = System.nanoTime();
             rig.heal();
@@ -162,11 +190,11 @@ class PartitionCycleLeakTest {
             stepNanos[3] += s4 - s3;
             stepNanos[4] += s5 - s4;
         }
-        return healthyOk;
+        return healthy.size();
     }
 
     @Test
-    void hundredPartitionHealCycles_leaveNoFileDescriptor_andNoNativeGrowth() {
+    void hundredConnectionsCutInPartitionHealCycles_leaveNoFileDescriptor_andNoNativeGrowth() {
         rig = NetworkRig.create();
         peer = rig.startPeer(4 * Records.SIZE);
         client = Cqflux.builder().transport(TransportChoice.FABRIC).localAddress(rig.rootAddress)
@@ -196,14 +224,14 @@ class PartitionCycleLeakTest {
         int healthy = 0;
         long memMid = 0;
         for (int i = 0; i < CYCLES; i++) {
-            healthy += cycle(local) ? 1 : 0;
+            healthy += cycle(local);
             if (i == CYCLES / 2 - 1) {
                 memMid = settledNativeInUse();
             }
         }
         long took = System.nanoTime() - t0;
-        System.out.printf("FACT per cycle (ms, mean): connect %.1f, healthy write %.1f, partition %.1f, write to LOST %.1f,"
-                + " heal %.1f%n", stepNanos[0] / 1e6 / (CYCLES + WARM_UP), stepNanos[1] / 1e6 / (CYCLES + WARM_UP),
+        System.out.printf("FACT per cycle of %d connections (ms, mean): connect %.1f, healthy writes %.1f, partition %.1f,"
+                + " writes to LOST %.1f, heal %.1f%n", PER_CYCLE, stepNanos[0] / 1e6 / (CYCLES + WARM_UP), stepNanos[1] / 1e6 / (CYCLES + WARM_UP),
                 stepNanos[2] / 1e6 / (CYCLES + WARM_UP), stepNanos[3] / 1e6 / (CYCLES + WARM_UP),
                 stepNanos[4] / 1e6 / (CYCLES + WARM_UP));
         // Native closes are deferred to loop tasks: give the last cycle's a moment.
@@ -212,20 +240,22 @@ class PartitionCycleLeakTest {
         PartitionTest.sleep(Duration.ofMillis(300));
         long fd1 = openFds();
         long mem1 = settledNativeInUse();
-        System.out.printf("FACT %d partition/heal cycles (operationTimeout %d ms) in %.1f s, %d with the healthy write"
-                        + " completing: file descriptors %d -> %d, native in use (mallinfo2) %d -> %d bytes (%+d); one open connection"
-                        + " holds %d bytes%n", CYCLES, OP_TIMEOUT.toMillis(), took / 1e9, healthy, fd0, fd1, mem0, mem1,
+        System.out.printf("FACT %d partition/heal cycles of %d connections (operationTimeout %d ms) in %.1f s, %d with"
+                        + " the healthy write completing: file descriptors %d -> %d, native in use (mallinfo2) %d -> %d bytes (%+d); one open connection"
+                        + " holds %d bytes%n", CYCLES, PER_CYCLE, OP_TIMEOUT.toMillis(), took / 1e9, healthy, fd0, fd1, mem0, mem1,
                 mem1 - mem0, perConnection);
-        assertTrue(fd1 <= fd0, "file descriptors grew over " + CYCLES + " cycles: " + fd0 + " -> " + fd1);
+        assertTrue(fd1 <= fd0, "file descriptors grew over " + CYCLES + " cycles of " + PER_CYCLE + " connections: "
+                + fd0 + " -> " + fd1);
         // mallinfo2 counts the whole process: a one-off growth elsewhere (the JIT's arenas, a
         // malloc arena for a new thread of another test's leftovers) lands in one half of the
-        // run; a leak per cycle grows both halves alike. So each half is held to half the bound.
+        // run; a leak per connection grows both halves alike. So each half is held to half the bound.
         long first = memMid - mem0;
         long second = mem1 - memMid;
         System.out.printf("FACT native growth by half: %+d bytes over the first %d cycles, %+d over the last %d%n",
                 first, CYCLES / 2, second, CYCLES - CYCLES / 2);
         assertTrue(Math.min(first, second) < NATIVE_GROWTH_BOUND / 2, "native memory in use grew in both halves of "
                 + CYCLES + " cycles (" + first + " and " + second + " bytes), each beyond " + NATIVE_GROWTH_BOUND / 2);
-        assertTrue(healthy >= CYCLES / 2, "most healthy writes failed: the cycles did not test a working connection");
+        assertTrue(healthy >= CYCLES * PER_CYCLE / 2,
+                "most healthy writes failed: the cycles did not test working connections");
     }
 }

@@ -31,17 +31,18 @@ import org.junit.jupiter.api.parallel.Isolated;
 
 /**
  * {@link PartitionCycleLeakTest}'s check on librpma over Soft-RoCE: {@link #CYCLES} partition/heal
- * cycles, as on the host, each cutting {@link #PER_CYCLE} fresh connection under a pending durable
+ * cycles, as on the host, each cutting {@link #PER_CYCLE} fresh connections under a pending durable
  * write (the client's side ends {@code LOST} by the operation deadline, the server's, which only
  * receives one-sided writes, by its keep-alive), leave the process with as many open file
  * descriptors as before and without native-heap growth beyond the host's bound per half of the
  * run. Client and server are both in this JVM (an {@link RxePair}), so both sides' releases are
  * counted.
  *
- * <p>Why these numbers: as many cycles as on the host, of one connection each (the least that
- * cuts a connection through the fault; every connection more costs connect and end work of the
- * emulated CPU). A cycle's time is then mostly its partition, which must last until both sides
- * ended: the longer of the operation deadline and the keep-alive's detection (within
+ * <p>Why these numbers: as many connections through the fault as on the host, 100, cut in as
+ * many cycles of as many connections (every connection costs connect and end work of the
+ * emulated CPU, however they are grouped). A cycle's time is mostly its partition, which must last
+ * until both sides of each of its connections ended, so the connections of a cycle share one
+ * wait: the longer of the operation deadline and the keep-alive's detection (within
  * (misses + 1) x interval of the last sign of life). Both bounds are this class's own, far below
  * {@link RpmaKeepAliveTest}'s, which asserts detection within its bound beside busy classes. They
  * must not end a healthy connection, and here a connection is healthy only from its connect
@@ -71,8 +72,8 @@ class RpmaPartitionCycleLeakTest extends RxeRigTest {
     static final Duration SLACK = RxePartitionContract.SLACK;
     /** Warm-up cycles before the counts: the first cycle loads and compiles the paths. */
     static final int WARM_UP_CYCLES = 1;
-    static final int CYCLES = 100;
-    static final int PER_CYCLE = 1;
+    static final int CYCLES = PartitionCycleLeakTest.CYCLES;
+    static final int PER_CYCLE = PartitionCycleLeakTest.PER_CYCLE;
     /** Connections held open at once to measure what one costs. */
     static final int HELD = 8;
     static final long NATIVE_GROWTH_BOUND = PartitionCycleLeakTest.NATIVE_GROWTH_BOUND;
