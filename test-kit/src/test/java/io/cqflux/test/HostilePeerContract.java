@@ -689,7 +689,7 @@ abstract class HostilePeerContract {
                 awaitTrue(() -> s.stats().handshakeTimeouts() == 1, () -> "no handshake timeout: " + s.stats());
             } else {
                 // Time for a request to arrive and be answered, had it been sent.
-                java.util.concurrent.locks.LockSupport.parkNanos(timeout.multipliedBy(2).toNanos());
+                pause(timeout.multipliedBy(2));
                 assertEquals(0, s.stats().handshakeTimeouts(), () -> "" + s.stats());
             }
             awaitTrue(() -> s.stats().pendingHandshakes() == 0 && s.stats().connections() == 0
@@ -945,6 +945,20 @@ abstract class HostilePeerContract {
         byte[] d = new byte[hello.getShort() & 0xffff];
         hello.get(d);
         return d;
+    }
+
+    /**
+     * Waits {@code d}: a sleep, not {@code LockSupport.parkNanos}, which returns at once when the
+     * thread holds a permit, as a test thread may after a future completed while it waited
+     * (LockSupport's class comment), and would skip the wait.
+     */
+    static void pause(Duration d) {
+        try {
+            Thread.sleep(d);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError("interrupted in a pause of " + d, e);
+        }
     }
 
     static void awaitTrue(java.util.function.BooleanSupplier cond, java.util.function.Supplier<String> what) {
@@ -1238,7 +1252,7 @@ abstract class HostilePeerContract {
                     // A keep-alive tick (every 100 ms) has read the honest count before the lie: the
                     // lie "no receives after a count" is one only to a server that saw the count.
                     // A second is room for a loop that a loaded host holds up.
-                    java.util.concurrent.locks.LockSupport.parkNanos(1_000_000_000L);
+                    pause(Duration.ofSeconds(1));
                     // A liar keeps lying: the server ends a connection whose words read impossible at
                     // two checks in a row (PeerControl), and the forger's own cqflux may write an honest
                     // count in between, so the forgery is written again until the connection ends.
@@ -1289,9 +1303,11 @@ abstract class HostilePeerContract {
                 PeerRegion words = c.remoteRegion(controlWordsDescriptor(c), RegionAccess.WRITE_DST,
                         RegionAccess.READ_SRC);
                 awaitTrue(() -> readWord(c, words, 0) > 0, () -> "the client's cqflux granted no receive");
+                // The server's side established first, so that a count of 0 below means it ended.
+                awaitTrue(() -> rig.publicSide.stats().connections() == 1, () -> "" + rig.publicSide.stats());
                 long h = readWord(c, words, 0);
                 StepVerifier.create(c.write(words, 0, le(h + 10))).expectComplete().verify(T);
-                java.util.concurrent.locks.LockSupport.parkNanos(500_000_000L); // several 100 ms ticks
+                pause(Duration.ofMillis(500)); // several 100 ms ticks
                 StepVerifier.create(c.read(c.remoteRegion(0), 0, 8)).assertNext(b -> assertEquals(0x66, b[0] & 0xff))
                         .expectComplete().verify(T);
                 assertEquals(0, rig.srv.serverStats().controlWordViolations(), "" + rig.srv.serverStats());
@@ -1442,7 +1458,7 @@ abstract class HostilePeerContract {
                 for (int i = 0; i < 50; i++) {
                     assertEquals(0x600D_0000_0000_0000L | i, fromNeighbour.get(i), "the neighbour's message " + i);
                 }
-                java.util.concurrent.locks.LockSupport.parkNanos(300_000_000L); // the offender meets the full queue
+                pause(Duration.ofMillis(300)); // the offender meets the full queue
                 assertTrue(offender.isEmpty(), "delivered without demand: " + offender.size());
                 String countersHeld = receiverNotReadyCounters();
                 long sentWhileHeld = sent.get();

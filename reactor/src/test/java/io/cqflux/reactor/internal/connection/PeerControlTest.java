@@ -47,11 +47,24 @@ class PeerControlTest {
         mem.get().set(ValueLayout.JAVA_LONG, offset, v);
     }
 
+    /**
+     * Waits two confirmation intervals: a sleep, since {@code LockSupport.parkNanos} returns at once
+     * for a thread that holds a permit and would skip the wait.
+     */
+    private static void pauseTwiceTheConfirmation() {
+        try {
+            Thread.sleep(java.time.Duration.ofNanos(2 * PeerControl.CONFIRM_NANOS));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError(e);
+        }
+    }
+
     /** The check twice, CONFIRM_NANOS apart: an impossible value counts only when it stays. */
     private String confirmed() {
         String first = pc.violation();
         assertNull(first, "a value read once is only a suspect: " + first);
-        java.util.concurrent.locks.LockSupport.parkNanos(2 * PeerControl.CONFIRM_NANOS);
+        pauseTwiceTheConfirmation();
         return pc.violation();
     }
 
@@ -123,10 +136,10 @@ class PeerControlTest {
         // went back, but only until the rest of the word lands.
         word(CREDIT, 0);
         assertNull(pc.violation(), "a value read once is only a suspect");
-        java.util.concurrent.locks.LockSupport.parkNanos(2 * PeerControl.CONFIRM_NANOS);
+        pauseTwiceTheConfirmation();
         word(CREDIT, 0x100);
         assertNull(pc.violation(), "the whole word is plausible");
-        java.util.concurrent.locks.LockSupport.parkNanos(2 * PeerControl.CONFIRM_NANOS);
+        pauseTwiceTheConfirmation();
         assertNull(pc.violation());
     }
 
@@ -136,7 +149,7 @@ class PeerControlTest {
         assertNull(pc.violation());
         word(CREDIT, -1);
         assertNull(pc.violation(), "the first impossible read is a suspect");
-        java.util.concurrent.locks.LockSupport.parkNanos(2 * PeerControl.CONFIRM_NANOS);
+        pauseTwiceTheConfirmation();
         word(CREDIT, -2);
         String v = pc.violation();
         assertTrue(v != null && v.contains("negative count -2"), v);
@@ -152,10 +165,10 @@ class PeerControlTest {
             assertNull(pc.violation(), "the count before the carry, " + carry[0]);
             word(CREDIT, carry[1]);
             assertNull(pc.violation(), "a torn read, " + carry[1] + ", is only a suspect");
-            java.util.concurrent.locks.LockSupport.parkNanos(2 * PeerControl.CONFIRM_NANOS);
+            pauseTwiceTheConfirmation();
             word(CREDIT, carry[2]);
             assertNull(pc.violation(), "the whole word " + carry[2]);
-            java.util.concurrent.locks.LockSupport.parkNanos(2 * PeerControl.CONFIRM_NANOS);
+            pauseTwiceTheConfirmation();
         }
     }
 
