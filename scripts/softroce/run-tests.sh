@@ -83,10 +83,12 @@ fi
 # ---------------------------------------------------------------------------- classes
 # A missing class path is resolved below by a Maven run that test-compiles the lane's modules
 # too, so a fresh checkout pays one Maven run here, not two.
-# Only the lane's modules (the ones copied below): ./cqflux lane passes --build (./cqflux test
-# compiles every module itself first) and the host build starts once this is done, so compiling
-# the rest here would only delay it.
-lane_modules=core,core/rpma,core/fabric,epoll-bridge,reactor,test-kit,samples/quickstart,samples/pipeline
+# Only the lane's modules (lane-modules.sh, the ones copied below): ./cqflux lane passes --build
+# (./cqflux test compiles them itself first) and the host build starts once this is done, so
+# compiling the rest here would only delay it.
+# shellcheck source=lane-modules.sh
+. "$here/lane-modules.sh"
+lane_modules=$(IFS=,; echo "${LANE_MODULES[*]}")
 if [ "$cp_ok" = 1 ] && { [ "$build" = 1 ] || [ ! -d core/rpma/target/classes ] || [ ! -d core/rpma/target/test-classes ]; }; then
     say "compiling (mvnw test-compile)"
     mvn -DskipTests -pl "$lane_modules" test-compile
@@ -102,7 +104,7 @@ if [ "$cp_ok" = 0 ]; then
         -DexcludeGroupIds=io.cqflux,org.junit.jupiter,org.junit.platform,org.opentest4j,org.apiguardian
     # The cache is shared by every checkout on the machine: two lanes resolving at once each
     # write a file of their own and rename it (the same content, whichever rename wins).
-    for m in core core/rpma core/fabric epoll-bridge reactor test-kit samples/quickstart samples/pipeline; do
+    for m in "${LANE_MODULES[@]}"; do
         [ ! -s "$m/target/softroce.classpath" ] || { tr ':' '\n' <"$m/target/softroce.classpath"; echo; }
     done | awk 'NF && !seen[$0]++' >"$cp_file.tmp.$$"
     mv "$cp_file.tmp.$$" "$cp_file"
@@ -114,7 +116,7 @@ snap=$repo/target/softroce-classes
 rm -rf "$snap"
 cp=
 scan=
-for m in core core/rpma core/fabric epoll-bridge reactor test-kit samples/quickstart samples/pipeline; do
+for m in "${LANE_MODULES[@]}"; do
     for k in classes test-classes; do
         [ -d "$repo/$m/target/$k" ] || continue
         mkdir -p "$snap/$m"
