@@ -84,8 +84,8 @@ fi
 # A missing class path is resolved below by a Maven run that test-compiles the lane's modules
 # too, so a fresh checkout pays one Maven run here, not two.
 # Only the lane's modules (lane-modules.sh, the ones copied below): ./cqflux lane passes --build
-# (./cqflux test compiles them itself first) and the host build starts once this is done, so
-# compiling the rest here would only delay it.
+# (./cqflux test compiles every module itself first) and the host build starts once this is done,
+# so compiling the rest here would only delay it.
 # shellcheck source=lane-modules.sh
 . "$here/lane-modules.sh"
 lane_modules=$(IFS=,; echo "${LANE_MODULES[*]}")
