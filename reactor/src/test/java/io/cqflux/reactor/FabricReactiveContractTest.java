@@ -12,6 +12,9 @@ import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.ResourceAccessMode;
+import org.junit.jupiter.api.parallel.ResourceLock;
+import org.junit.jupiter.api.parallel.Resources;
 import reactor.core.publisher.Mono;
 import reactor.test.StepVerifier;
 
@@ -60,6 +63,9 @@ class FabricReactiveContractTest extends ReactiveContract {
      * connect timeout ends the attempt, on Reactor's scheduler, so virtual time drives it.
      */
     @Test
+    // Virtual time replaces every scheduler: the global lock, which JUnit lifts to this class (the
+    // fabric/tcp contracts run on the host, one class at a time, so it costs nothing there).
+    @ResourceLock(value = Resources.GLOBAL, mode = ResourceAccessMode.READ_WRITE)
     void connect_toPeerThatNeverAnswers_timesOutInVirtualTime_andLeavesNoConnection() throws Exception {
         try (ServerSocket silent = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
             InetSocketAddress a = new InetSocketAddress(InetAddress.getLoopbackAddress(), silent.getLocalPort());

@@ -54,8 +54,8 @@ import reactor.util.context.Context;
  * (which replaces every scheduler) are {@link ReactiveGlobalStateContract}'s, run on this class's
  * fixture: they hold JUnit's global lock, which JUnit takes for the whole class of a test that
  * holds it, so here they would make every subclass run alone where classes run concurrently (the
- * Soft-RoCE lane). The lock on the static shared instances ({@link #sharesInstances()}) keeps two
- * subclasses, or a subclass and a global-state class, from using them at once.
+ * Soft-RoCE lane). The lock on the static shared instances ({@link #sharesInstances()}), which
+ * the global-state classes hold too, keeps two classes from using them at once.
  */
 @ResourceLock(ReactiveContract.SHARED_INSTANCES)
 abstract class ReactiveContract {

@@ -32,6 +32,7 @@ import reactor.test.StepVerifier;
  * contract run alone where classes run concurrently (the Soft-RoCE lane); here only these tests do.
  */
 @ResourceLock(value = Resources.GLOBAL, mode = ResourceAccessMode.READ_WRITE)
+@ResourceLock(ReactiveContract.SHARED_INSTANCES)
 abstract class ReactiveGlobalStateContract {
     static final Duration T = ReactiveContract.T;
 

@@ -668,7 +668,7 @@ abstract class HostilePeerContract {
                 .block(T);
         List<RdmaConnection> served = new CopyOnWriteArrayList<>();
         Disposable sub = s.connections().subscribe(served::add);
-        Cqflux staller = instance("staller");
+        Cqflux staller = builder("staller").loops(1).build();
         java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
         java.util.concurrent.CompletableFuture<RdmaConnection> stalled = null;
         try {

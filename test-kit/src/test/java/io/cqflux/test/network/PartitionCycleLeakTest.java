@@ -61,9 +61,10 @@ class PartitionCycleLeakTest {
      * several MB either way between runs without any cycle (the JVM's own mallocs: compiler arenas,
      * GC and thread structures), more than the about 40 KB an open connection holds times 100; so
      * each half of the run may add half of this bound, and only growth in both halves fails: that
-     * catches a leak of about 160 KB or more per connection (a receive-buffer pool, a completion array per
-     * connection) and not a one-off growth in one half; the file-descriptor count, exact, catches a
-     * leaked endpoint, queue or connection (each holds descriptors).
+     * catches a leak of about 170 KB or more per connection (8 MiB over the first half's 48: a
+     * receive-buffer pool, a completion array per connection) and not a one-off growth in one
+     * half; the file-descriptor count, exact, catches a leaked endpoint, queue or connection (each
+     * holds descriptors).
      */
     static final long NATIVE_GROWTH_BOUND = 16L << 20;
 
@@ -129,13 +130,15 @@ class PartitionCycleLeakTest {
         }
     }
 
+    /** Per step, summed over the cycles: connect, healthy writes, partition, writes to LOST, heal. */
+    final long[] stepNanos = new long[5];
+
     /**
      * One cycle: {@link #PER_CYCLE} connections, a durable write on each, a partition under one
      * more write on each (they fail LOST by the deadline, together), the heal.
+     *
+     * @return how many of the cycle's healthy writes completed
      */
-    final long[] stepNanos = new long[5];
-
-    /** {@return how many of the cycle's healthy writes completed} */
     private int cycle(Region local) {
         long s0 = System.nanoTime();
         List<RdmaConnection> conns = new ArrayList<>();
@@ -169,8 +172,11 @@ class PartitionCycleLeakTest {
                     writes.get(i).get(OP_TIMEOUT.plus(SLACK).toMillis(), TimeUnit.MILLISECONDS);
                 } catch (ExecutionException e) {
                     error = e.getCause();
-                } catch (TimeoutException | InterruptedException e) {
+                } catch (TimeoutException e) {
                     error = e;
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new AssertionError("interrupted waiting for a write into the partition", e);
                 }
                 if (healthy.contains(conns.get(i))) {
                     ConnectionException ce = assertInstanceOf(ConnectionException.class, error,
