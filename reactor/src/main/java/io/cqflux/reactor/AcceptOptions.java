@@ -1,5 +1,6 @@
 package io.cqflux.reactor;
 
+import io.cqflux.core.internal.Checks;
 import io.cqflux.reactor.internal.resources.Arguments;
 import java.time.Duration;
 import java.util.List;
@@ -294,9 +295,7 @@ public final class AcceptOptions {
      */
     public AcceptOptions withHandshakeTimeout(Duration timeout) {
         Objects.requireNonNull(timeout, "timeout");
-        if (timeout.isNegative() || timeout.isZero() || timeout.compareTo(Duration.ofDays(1)) > 0) {
-            throw new IllegalArgumentException("handshake timeout " + timeout + " is outside (0, 1 day]");
-        }
+        Checks.timeout("handshake timeout", timeout);
         return new AcceptOptions(exposed, accept, receivePrefetch, beforeAccept, authenticator, maxConnections,
                 maxPendingHandshakes, timeout, endOnReceiveOverflow, sharedReceivePool, scopedKeys);
     }
