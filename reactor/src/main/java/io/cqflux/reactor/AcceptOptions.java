@@ -291,7 +291,7 @@ public final class AcceptOptions {
      *
      * @param timeout more than zero, at most one day
      * @return new options
-     * @throws IllegalArgumentException when {@code timeout} is outside that range
+     * @throws IllegalArgumentException when {@code timeout} is outside (0, PT24H]
      */
     public AcceptOptions withHandshakeTimeout(Duration timeout) {
         Objects.requireNonNull(timeout, "timeout");

@@ -63,8 +63,9 @@ class FabricReactiveContractTest extends ReactiveContract {
      * connect timeout ends the attempt, on Reactor's scheduler, so virtual time drives it.
      */
     @Test
-    // Virtual time replaces every scheduler: the global lock, which JUnit lifts to this class (the
-    // fabric/tcp contracts run on the host, one class at a time, so it costs nothing there).
+    // Virtual time replaces every scheduler: the global lock, which JUnit lifts to this class and
+    // its subclasses (the fabric/tcp contracts run on the host, one class at a time, so it costs
+    // nothing there).
     @ResourceLock(value = Resources.GLOBAL, mode = ResourceAccessMode.READ_WRITE)
     void connect_toPeerThatNeverAnswers_timesOutInVirtualTime_andLeavesNoConnection() throws Exception {
         try (ServerSocket silent = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {

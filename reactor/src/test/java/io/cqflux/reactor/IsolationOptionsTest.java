@@ -22,7 +22,9 @@ class IsolationOptionsTest {
         assertEquals("handshake timeout PT0S is outside (0, PT24H]",
                 assertThrows(IllegalArgumentException.class, () -> o.withHandshakeTimeout(Duration.ZERO)).getMessage());
         assertEquals("handshake timeout PT48H is outside (0, PT24H]",
-                assertThrows(IllegalArgumentException.class, () -> o.withHandshakeTimeout(Duration.ofDays(2))).getMessage());
+                assertThrows(IllegalArgumentException.class, () -> o.withHandshakeTimeout(Duration.ofDays(2)))
+                        .getMessage());
+        assertEquals(Duration.ofDays(1), o.withHandshakeTimeout(Duration.ofDays(1)).handshakeTimeout());
         AcceptOptions set = o.withMaxConnections(3).withMaxPendingHandshakes(2).withHandshakeTimeout(Duration.ofSeconds(1))
                 .withReceivePrefetch(4);
         assertEquals(3, set.maxConnections());
