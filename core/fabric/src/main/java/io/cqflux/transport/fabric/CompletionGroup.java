@@ -19,8 +19,11 @@ import java.util.concurrent.atomic.AtomicReference;
  * <p>Why: on tcp (libfabric 1.17) a completion queue costs 3 descriptors for its wait object (an
  * epoll fd and a signal socketpair) and about 452 KiB of transfer entries, which belong to the
  * queue and are allocated by the first operation through any endpoint bound to it
- * ({@code core/fabric/src/test/c/cq_pool_probe.c}). Sharing it among K connections divides both
- * by K; the price is that every {@code fi_cq_read} progresses every endpoint bound to the queue
+ * ({@code core/fabric/src/test/c/cq_pool_probe.c}). No other wait object costs fewer: a queue
+ * opened with {@code FI_WAIT_NONE}, {@code FI_WAIT_POLLFD} or {@code FI_WAIT_UNSPEC} costs 4
+ * ({@code core/fabric/src/test/c/cq_wait_fd_probe.c}), so a connection with a queue of its own
+ * holds at least 4 descriptors. Sharing the queue among K connections divides both by K; the
+ * price is that every {@code fi_cq_read} progresses every endpoint bound to the queue
  * ({@code tcpx_cq_progress} walks the queue's endpoint list), O(K) per read.
  *
  * <p>Routing. A {@code fi_cq_data_entry} names no endpoint ({@code fi_cq(3)}), so every post of
