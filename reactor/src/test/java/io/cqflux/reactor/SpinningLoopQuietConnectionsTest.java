@@ -17,7 +17,6 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 import reactor.core.publisher.Flux;
@@ -75,7 +74,7 @@ class SpinningLoopQuietConnectionsTest {
             for (int round = 0; round < ROUNDS; round++) {
                 // Idle long enough for every queue on both loops to have turned quiet, and, from
                 // the second round on, for their answers to have outlived the 1 ms they stand.
-                LockSupport.parkNanos(Duration.ofMillis(round == 0 ? 20 : 3).toNanos());
+                Thread.sleep(Duration.ofMillis(round == 0 ? 20 : 3)); // a sleep: parkNanos returns at once on a held permit
                 for (int i = 0; i < CONNECTIONS; i++) {
                     RdmaConnection c = bSide.get(i);
                     long mark = (long) round << 32 | i;
@@ -111,7 +110,7 @@ class SpinningLoopQuietConnectionsTest {
             // A transfer far larger than the sockets' buffers, each way, after a pause: the
             // target of the read pushes 4 MiB out through a full socket buffer, progressed by
             // polls its loop makes only while the queue is not quiet or its fd is readable.
-            LockSupport.parkNanos(Duration.ofMillis(5).toNanos());
+            Thread.sleep(Duration.ofMillis(5));
             RdmaConnection big = bSide.get(1);
             long half = BIG / 2;
             for (long k = 0; k < half; k += 8) {
@@ -128,12 +127,12 @@ class SpinningLoopQuietConnectionsTest {
             // accepted connection receives, one of them is the sender's peer.
             CompletableFuture<byte[]> got = Flux.merge(aSide.stream().map(RdmaConnection::receive).toList())
                     .next().map(Message::data).toFuture();
-            LockSupport.parkNanos(Duration.ofMillis(5).toNanos());
+            Thread.sleep(Duration.ofMillis(5));
             byte[] payload = {1, 2, 3, 4, 5, 6, 7, 8, 9};
             bSide.get(CONNECTIONS - 1).send(payload).block(TIMEOUT);
             assertArrayEquals(payload, got.get(TIMEOUT.toSeconds(), TimeUnit.SECONDS), strategy + ": message");
             // A peer's close of a quiet connection reaches the other side's quiet loop.
-            LockSupport.parkNanos(Duration.ofMillis(5).toNanos());
+            Thread.sleep(Duration.ofMillis(5));
             RdmaConnection first = bSide.get(0);
             first.close();
             first.onDispose().block(TIMEOUT);

@@ -689,7 +689,7 @@ abstract class HostilePeerContract {
                 awaitTrue(() -> s.stats().handshakeTimeouts() == 1, () -> "no handshake timeout: " + s.stats());
             } else {
                 // Time for a request to arrive and be answered, had it been sent.
-                pause(timeout.multipliedBy(2));
+                Await.pause(timeout.multipliedBy(2));
                 assertEquals(0, s.stats().handshakeTimeouts(), () -> "" + s.stats());
             }
             awaitTrue(() -> s.stats().pendingHandshakes() == 0 && s.stats().connections() == 0
@@ -945,20 +945,6 @@ abstract class HostilePeerContract {
         byte[] d = new byte[hello.getShort() & 0xffff];
         hello.get(d);
         return d;
-    }
-
-    /**
-     * Waits {@code d}: a sleep, not {@code LockSupport.parkNanos}, which returns at once when the
-     * thread holds a permit, as a test thread may after a future completed while it waited
-     * (LockSupport's class comment), and would skip the wait.
-     */
-    static void pause(Duration d) {
-        try {
-            Thread.sleep(d);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new AssertionError("interrupted in a pause of " + d, e);
-        }
     }
 
     static void awaitTrue(java.util.function.BooleanSupplier cond, java.util.function.Supplier<String> what) {
@@ -1252,7 +1238,7 @@ abstract class HostilePeerContract {
                     // A keep-alive tick (every 100 ms) has read the honest count before the lie: the
                     // lie "no receives after a count" is one only to a server that saw the count.
                     // A second is room for a loop that a loaded host holds up.
-                    pause(Duration.ofSeconds(1));
+                    Await.pause(Duration.ofSeconds(1));
                     // A liar keeps lying: the server ends a connection whose words read impossible at
                     // two checks in a row (PeerControl), and the forger's own cqflux may write an honest
                     // count in between, so the forgery is written again until the connection ends.
@@ -1307,7 +1293,7 @@ abstract class HostilePeerContract {
                 awaitTrue(() -> rig.publicSide.stats().connections() == 1, () -> "" + rig.publicSide.stats());
                 long h = readWord(c, words, 0);
                 StepVerifier.create(c.write(words, 0, le(h + 10))).expectComplete().verify(T);
-                pause(Duration.ofMillis(500)); // several 100 ms ticks
+                Await.pause(Duration.ofMillis(500)); // several 100 ms ticks
                 StepVerifier.create(c.read(c.remoteRegion(0), 0, 8)).assertNext(b -> assertEquals(0x66, b[0] & 0xff))
                         .expectComplete().verify(T);
                 assertEquals(0, rig.srv.serverStats().controlWordViolations(), "" + rig.srv.serverStats());
@@ -1458,7 +1444,7 @@ abstract class HostilePeerContract {
                 for (int i = 0; i < 50; i++) {
                     assertEquals(0x600D_0000_0000_0000L | i, fromNeighbour.get(i), "the neighbour's message " + i);
                 }
-                pause(Duration.ofMillis(300)); // the offender meets the full queue
+                Await.pause(Duration.ofMillis(300)); // the offender meets the full queue
                 assertTrue(offender.isEmpty(), "delivered without demand: " + offender.size());
                 String countersHeld = receiverNotReadyCounters();
                 long sentWhileHeld = sent.get();

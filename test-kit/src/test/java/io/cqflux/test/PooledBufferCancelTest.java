@@ -9,7 +9,6 @@ import io.cqflux.reactor.BufferPool;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
 import java.time.Duration;
-import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -65,7 +64,7 @@ class PooledBufferCancelTest {
         // test thread descheduled past that may see 0, which is then right).
         assertTrue(pool().leased() == 1 || System.nanoTime() - t0 >= DELAY.toNanos(),
                 "cancel must not give the buffer back: the NIC may still use it");
-        LockSupport.parkNanos(DELAY.toNanos() / 2);
+        Await.pause(DELAY.dividedBy(2));
         assertTrue(pool().leased() == 1 || System.nanoTime() - t0 >= DELAY.toNanos(),
                 "still in flight, still leased");
         assertTrue(Await.until(() -> pool().leased() == 0, T), "the completion did not give the buffer back: " + pool());
@@ -103,7 +102,7 @@ class PooledBufferCancelTest {
         Disposable d = peer.connection().write(peer.remote(), 0, pattern(64, 3)).subscribe();
         FaultsTest.awaitHit(f);
         d.dispose();
-        LockSupport.parkNanos(200_000_000);
+        Await.pause(Duration.ofMillis(200));
         assertEquals(1, pool().leased(), "no completion yet: still leased");
         peer.connection().disposeNow(T);
         assertEquals(0, pool().leased(), "the native connection is freed: nothing can use the buffer any more");
