@@ -19,12 +19,14 @@ import java.util.concurrent.atomic.AtomicReference;
  * <p>Why: on tcp (libfabric 1.17) a completion queue costs 3 descriptors for its wait object (an
  * epoll fd and a signal socketpair) and about 452 KiB of transfer entries, which belong to the
  * queue and are allocated by the first operation through any endpoint bound to it
- * ({@code core/fabric/src/test/c/cq_pool_probe.c}). No other wait object costs fewer: a queue
- * opened with {@code FI_WAIT_NONE}, {@code FI_WAIT_POLLFD} or {@code FI_WAIT_UNSPEC} costs 4
- * ({@code core/fabric/src/test/c/cq_wait_fd_probe.c}), so a connection with a queue of its own
- * holds at least 4 descriptors. Sharing the queue among K connections divides both by K; the
- * price is that every {@code fi_cq_read} progresses every endpoint bound to the queue
- * ({@code tcpx_cq_progress} walks the queue's endpoint list), O(K) per read.
+ * ({@code core/fabric/src/test/c/cq_pool_probe.c}). A wait object of the queue's own costs no
+ * fewer: 4 descriptors with {@code FI_WAIT_NONE}, {@code FI_WAIT_POLLFD} or {@code FI_WAIT_UNSPEC}
+ * (tcp refuses {@code FI_WAIT_YIELD} and {@code FI_WAIT_MUTEX_COND}); queues opened on one shared
+ * wait set ({@code FI_WAIT_SET}) cost none beyond the set's 3, but the set's fd then does not say
+ * which queue is ready ({@code core/fabric/src/test/c/cq_wait_fd_probe.c}; not used here). Sharing
+ * the queue among K connections divides both by K; the price is that every {@code fi_cq_read}
+ * progresses every endpoint bound to the queue ({@code tcpx_cq_progress} walks the queue's
+ * endpoint list), O(K) per read.
  *
  * <p>Routing. A {@code fi_cq_data_entry} names no endpoint ({@code fi_cq(3)}), so every post of
  * a member carries the member's slot in the context bits that belong to the transport
