@@ -53,8 +53,8 @@ public interface ConnectionRequest {
 
     /**
      * {@return the address the request came from, or {@code null} where the transport cannot tell
-     * it (librpma 1.2 has no getter for a request's peer address). For an authenticator and for
-     * log lines, not an identity: anything on the path can claim an address}
+     * it. For an authenticator and for log lines, not an identity: anything on the path can claim
+     * an address}
      */
     default java.net.InetSocketAddress peerAddress() {
         return null;

@@ -130,6 +130,9 @@ final class RpmaListener implements Listener {
             return null;
         }
         MemorySegment req = reqOut.get(ValueLayout.ADDRESS, 0);
+        // Read before anything can free the request; librpma leaves the id of a request it rejects.
+        MemorySegment cmId = RpmaConnectionRequest.cmIdOf(req, transport.device());
+        String description = "rpma " + address + " <- client";
         byte[] data;
         try {
             RpmaNative.check("rpma_conn_req_get_private_data", librpma_h.rpma_conn_req_get_private_data(req, pdata), "");
@@ -137,11 +140,10 @@ final class RpmaListener implements Listener {
             data = RpmaNative.copyBytes(rpma_conn_private_data.ptr(pdata),
                     Byte.toUnsignedInt(rpma_conn_private_data.len(pdata)));
         } catch (RuntimeException ex) {
-            RpmaConnectionRequest.deleteQuietly(req);
+            RpmaConnectionRequest.deleteQuietly(req, cmId, description);
             throw ex;
         }
-        RpmaConnectionRequest r = new RpmaConnectionRequest(this, transport, req, data, config,
-                "rpma " + address + " <- client");
+        RpmaConnectionRequest r = new RpmaConnectionRequest(this, transport, req, cmId, data, config, description);
         pending.add(r);
         return r;
     }

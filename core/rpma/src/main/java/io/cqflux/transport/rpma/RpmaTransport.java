@@ -68,15 +68,18 @@ final class RpmaTransport implements Transport {
     private final int nativeDescriptorSize;
     /** This side's peer configuration descriptor: the handshake every connection carries. */
     private final byte[] handshake;
+    /** The device's {@code struct ibv_context} that {@code rpma_utils_get_ibv_context(3)} gave the peer. */
+    private final MemorySegment device;
     private volatile MemorySegment peer;
     /** Open listeners, regions and connections: they keep using the peer (guarded by this). */
     private int children;
     /** close() was called; the peer goes when the last child does (guarded by this). */
     private volatile boolean closeRequested;
 
-    private RpmaTransport(InetAddress address, MemorySegment peer, Set<Capability> capabilities, int nativeDescriptorSize,
-                          boolean directWriteToPmem, byte[] handshake) {
+    private RpmaTransport(InetAddress address, MemorySegment device, MemorySegment peer, Set<Capability> capabilities,
+                          int nativeDescriptorSize, boolean directWriteToPmem, byte[] handshake) {
         this.address = address;
+        this.device = device;
         this.directWriteToPmem = directWriteToPmem;
         this.handshake = handshake;
         this.peer = peer;
@@ -125,7 +128,7 @@ final class RpmaTransport implements Transport {
                     caps.add(Capability.SHARED_COMPLETION_CHANNEL);
                 }
                 int descSize = probeDescriptorSize(peer);
-                return new RpmaTransport(address, peer, Set.copyOf(caps), descSize, directWriteToPmem,
+                return new RpmaTransport(address, ctx, peer, Set.copyOf(caps), descSize, directWriteToPmem,
                         RpmaPeerConfig.descriptor(directWriteToPmem));
             } catch (RuntimeException | Error e) {
                 peerOut.set(ValueLayout.ADDRESS, 0, peer);
@@ -193,6 +196,11 @@ final class RpmaTransport implements Transport {
         } catch (IOException e) {
             return List.of();
         }
+    }
+
+    /** {@return the device's {@code struct ibv_context}: what every {@code rdma_cm_id} of this transport's requests points at} */
+    MemorySegment device() {
+        return device;
     }
 
     MemorySegment peer() {

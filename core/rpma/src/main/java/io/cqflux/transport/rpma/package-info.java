@@ -32,6 +32,9 @@
  *       the reactive layer, which owns every posted context, knows what it posted.</li>
  *   <li>{@code rpma_utils_get_ibv_context} can return 0 with a NULL context (127.0.0.1 over
  *       Soft-RoCE).</li>
+ *   <li>{@code rpma_conn_req_delete} of an incoming request never destroys its {@code rdma_cm_id},
+ *       nor does a failed accept; the transport does ({@code RpmaConnectionRequest}), and reads
+ *       the requester's address from it, which librpma has no getter for.</li>
  * </ul>
  */
 package io.cqflux.transport.rpma;

@@ -28,6 +28,7 @@ import io.cqflux.core.spi.LocalRegion;
 import io.cqflux.core.spi.RemoteRegion;
 import io.cqflux.core.spi.Transport;
 import io.cqflux.core.spi.TransportOptions;
+import io.cqflux.core.testing.RdmaResources;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -308,6 +309,43 @@ class RpmaLaneTest {
             ConnectionEvent e = awaitEvent(client);
             assertTrue(e == ConnectionEvent.REJECTED || e == ConnectionEvent.UNREACHABLE, e::toString);
         }
+    }
+
+    /**
+     * librpma's {@code rpma_conn_req_delete(3)} rejects an incoming request and leaves its
+     * {@code rdma_cm_id}, one per rejection until the listener closes
+     * ({@code core/rpma/src/test/c/reject_cm_id_probe.c}); the transport destroys it
+     * ({@code RpmaConnectionRequest}'s fact). Counted by the kernel, {@code rdma resource show cm_id}:
+     * the ids whose source is the listener's address, with the listener open.
+     */
+    @Test
+    void rejectedRequests_leaveNoCmIdBehind_whileTheListenerStaysOpen() throws Exception {
+        InetSocketAddress where = LaneSupport.freePort(address);
+        Listener listener = keep(transport.listen(where, ConnectionConfig.DEFAULT));
+        assertEquals(1, RdmaResources.cmIdsFrom(where), "the listener's own id");
+        int rejections = 10;
+        for (int i = 0; i < rejections; i++) {
+            try (Connection client = transport.connect(where, ConnectionConfig.DEFAULT, new byte[] {(byte) i})) {
+                awaitRequest(listener).reject();
+                assertEquals(ConnectionEvent.REJECTED, awaitEvent(client));
+            }
+        }
+        assertEquals(1, RdmaResources.cmIdsFrom(where), "ids from " + where + " after " + rejections + " rejections, the listener's"
+                + " included: each left by a rejection stays until the listener closes");
+    }
+
+    /** librpma has no getter for it; the request's RDMA CM id holds it (RpmaConnectionRequest#peerAddress). */
+    @Test
+    void request_tellsTheRequestersAddress() throws Exception {
+        InetSocketAddress where = LaneSupport.freePort(address);
+        Listener listener = keep(transport.listen(where, ConnectionConfig.DEFAULT));
+        Connection client = keep(transport.connect(where, ConnectionConfig.DEFAULT, new byte[] {1}));
+        ConnectionRequest req = awaitRequest(listener);
+        InetSocketAddress peer = req.peerAddress();
+        assertTrue(peer != null && peer.getAddress().equals(address) && peer.getPort() > 0
+                && peer.getPort() != where.getPort(), "the requester's address: " + peer);
+        req.reject();
+        assertEquals(ConnectionEvent.REJECTED, awaitEvent(client));
     }
 
     @Test

@@ -1,13 +1,15 @@
-// Generated in the shape of jextract (JDK 22+) from /usr/include/librpma.h (librpma 1.2.0) and
-// <infiniband/verbs.h> with the symbol list scripts/jextract/librpma.symbols; regenerate with
-// scripts/jextract/librpma.sh where jextract is installed.
+// Generated in the shape of jextract (JDK 22+) from /usr/include/librpma.h (librpma 1.2.0),
+// <infiniband/verbs.h> and <rdma/rdma_cma.h> with the symbol list
+// scripts/jextract/librpma.symbols; regenerate with scripts/jextract/librpma.sh where jextract is
+// installed.
 //
 // One documented deviation from jextract's output: jextract's SYMBOL_LOOKUP is
-// SymbolLookup.libraryLookup(name, arena), which throws at class initialisation when the library
-// is missing. Here the loader probes the sonames in LIBRARY_NAMES (newest first) and falls back
-// to an empty lookup, so that the header class always initialises; every function holder still
-// resolves its symbol lazily with findOrThrow, and isPresent(symbol) lets callers check an
-// optional (newer) symbol before touching its holder.
+// SymbolLookup.libraryLookup(name, arena) for each --library, joined with or(), which throws at
+// class initialisation when a library is missing. Here the loader probes the sonames in
+// LIBRARY_NAMES (newest first), adds librdmacm's where it loads, and falls back to an empty
+// lookup, so that the header class always initialises; every function holder still resolves its
+// symbol lazily with findOrThrow, and isPresent(symbol) lets callers check an optional (newer)
+// symbol before touching its holder.
 
 package io.cqflux.transport.rpma.ffm;
 
@@ -51,6 +53,9 @@ public class librpma_h$shared {
     /** The sonames probed, newest first: a later librpma would ship {@code librpma.so.1}. */
     public static final List<String> LIBRARY_NAMES = List.of("librpma.so.1", "librpma.so.0");
 
+    /** librdmacm's soname (rdma-core's, unchanged since its first release). */
+    static final String RDMACM_NAME = "librdmacm.so.1";
+
     static final Arena LIBRARY_ARENA = Arena.ofAuto();
 
     private static final String LOADED_NAME;
@@ -73,7 +78,18 @@ public class librpma_h$shared {
         }
         LOADED_NAME = loaded;
         LOAD_FAILURE = loaded == null ? failure.toString() : "";
-        SYMBOL_LOOKUP = lookup != null ? lookup : symbol -> Optional.empty();
+        // jextract's second --library (librdmacm, for rdma_destroy_id): a dependency of librpma,
+        // so it is there wherever librpma is.
+        SYMBOL_LOOKUP = lookup == null ? symbol -> Optional.empty() : lookup.or(rdmacm());
+    }
+
+    /** The librdmacm lookup, or an empty one when it cannot be loaded (its symbols then fail as unresolved). */
+    private static SymbolLookup rdmacm() {
+        try {
+            return SymbolLookup.libraryLookup(RDMACM_NAME, LIBRARY_ARENA);
+        } catch (IllegalArgumentException | IllegalCallerException e) {
+            return symbol -> Optional.empty();
+        }
     }
 
     /** {@return the soname that was loaded, or {@code null} when none could be} */

@@ -1,7 +1,7 @@
-// Generated in the shape of jextract (JDK 22+) from /usr/include/librpma.h (librpma 1.2.0) and
-// <infiniband/verbs.h> with the symbol list scripts/jextract/librpma.symbols; regenerate with
-// scripts/jextract/librpma.sh where jextract is installed. DO NOT EDIT by hand beyond the documented
-// loader deviation in librpma_h$shared.
+// Generated in the shape of jextract (JDK 22+) from /usr/include/librpma.h (librpma 1.2.0),
+// <infiniband/verbs.h> and <rdma/rdma_cma.h> with the symbol list
+// scripts/jextract/librpma.symbols; regenerate with scripts/jextract/librpma.sh where jextract is
+// installed. DO NOT EDIT by hand beyond the documented loader deviation in librpma_h$shared.
 
 package io.cqflux.transport.rpma.ffm;
 
@@ -5046,6 +5046,66 @@ public class librpma_h extends librpma_h$shared {
                 traceDowncall("rpma_utils_conn_event_2str", conn_event);
             }
             return (MemorySegment)mh$.invokeExact(conn_event);
+        } catch (Error | RuntimeException ex) {
+           throw ex;
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class rdma_destroy_id {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            librpma_h.C_INT,
+            librpma_h.C_POINTER
+        );
+
+        public static final MemorySegment ADDR = librpma_h.findOrThrow("rdma_destroy_id");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * int rdma_destroy_id(struct rdma_cm_id *id)
+     * }
+     */
+    public static FunctionDescriptor rdma_destroy_id$descriptor() {
+        return rdma_destroy_id.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * int rdma_destroy_id(struct rdma_cm_id *id)
+     * }
+     */
+    public static MethodHandle rdma_destroy_id$handle() {
+        return rdma_destroy_id.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * int rdma_destroy_id(struct rdma_cm_id *id)
+     * }
+     */
+    public static MemorySegment rdma_destroy_id$address() {
+        return rdma_destroy_id.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * int rdma_destroy_id(struct rdma_cm_id *id)
+     * }
+     */
+    public static int rdma_destroy_id(MemorySegment id) {
+        var mh$ = rdma_destroy_id.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("rdma_destroy_id", id);
+            }
+            return (int)mh$.invokeExact(id);
         } catch (Error | RuntimeException ex) {
            throw ex;
         } catch (Throwable ex$) {
