@@ -22,7 +22,8 @@ PKG = "io.cqflux.transport.fabric.ffm"
 OUT = os.path.join(ROOT, "core/fabric/src/main/java/io/cqflux/transport/fabric/ffm")
 HDR = "fabric_h"
 INCLUDES = ["rdma/fabric.h", "rdma/fi_domain.h", "rdma/fi_endpoint.h", "rdma/fi_cm.h",
-            "rdma/fi_eq.h", "rdma/fi_rma.h", "rdma/fi_errno.h", "sys/uio.h", "stddef.h", "stdio.h"]
+            "rdma/fi_eq.h", "rdma/fi_rma.h", "rdma/fi_errno.h", "rdma/rdma_cma.h", "sys/uio.h", "stddef.h",
+            "stdio.h"]
 # C prototypes of the exported functions (fi_allocinfo is static inline: fi_dupinfo(NULL)).
 FUNCS = {
     "fi_getinfo": ("int", ["uint32_t version", "const char *node", "const char *service",
@@ -33,6 +34,8 @@ FUNCS = {
     "fi_version": ("uint32_t", []),
     "fi_strerror": ("const char *", ["int errnum"]),
     "fi_tostr": ("char *", ["const void *data", "enum fi_type datatype"]),
+    # librdmacm's, found through libfabric's own dependencies where its verbs provider is built in.
+    "rdma_destroy_id": ("int", ["struct rdma_cm_id *id"]),
 }
 
 LONG_T = {"uint64_t", "int64_t", "size_t", "ssize_t", "fi_addr_t", "long", "unsigned long"}

@@ -22,6 +22,7 @@ cat > "$HDR" <<'H'
 #include <rdma/fi_cm.h>
 #include <rdma/fi_eq.h>
 #include <rdma/fi_rma.h>
+#include <rdma/rdma_cma.h>
 #include <rdma/fi_errno.h>
 H
 set --

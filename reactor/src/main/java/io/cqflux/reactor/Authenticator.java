@@ -32,7 +32,7 @@ public interface Authenticator {
      * What a client presented.
      *
      * @param credentials the bytes from its hello (a copy; empty when it sent none)
-     * @param peerAddress its address, or {@code null} where the transport cannot tell it (rpma)
+     * @param peerAddress its address, or {@code null} where the transport cannot tell it
      */
     record Request(byte[] credentials, InetSocketAddress peerAddress) {
         /** Copies the credentials. */

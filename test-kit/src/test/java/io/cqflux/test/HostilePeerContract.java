@@ -405,6 +405,7 @@ abstract class HostilePeerContract {
     @Test
     void malformedHellos_areRejected_andTheServerKeepsServing() {
         byte[][] hellos = malformedHellos();
+        int idsBefore = cmIdsFrom(publicServer.address());
         for (byte[] hello : hellos) {
             StepVerifier.create(attacker.connect(publicServer.address(), ConnectOptions.rawPrivateData(hello)))
                     .expectErrorSatisfies(e -> {
@@ -414,6 +415,13 @@ abstract class HostilePeerContract {
                         assertRefusalReads(c, "malformed hello: ");
                     })
                     .verify(T);
+        }
+        if (idsBefore >= 0) {
+            // The client reads its refusal as the server rejects, a moment before the server's
+            // transport has destroyed what it rejected.
+            awaitTrue(() -> cmIdsFrom(publicServer.address()) == idsBefore, () -> hellos.length
+                    + " rejected requests left RDMA CM ids behind: " + idsBefore + " before, "
+                    + cmIdsFrom(publicServer.address()) + " after");
         }
         aProperClientIsStillServed();
         neighbourStillWorks();
@@ -638,6 +646,14 @@ abstract class HostilePeerContract {
         }
         neighbourStillWorks();
     }
+
+    /**
+     * {@return the kernel's RDMA CM ids with {@code server} as their source (its listener's, its
+     * requests' and its accepted connections'), or -1 on a transport without RDMA CM (tcp)} A
+     * request the server rejected must leave none: librpma leaves the id of every request it rejects
+     * unless the transport destroys it (core/rpma's reject_cm_id_probe.c).
+     */
+    abstract int cmIdsFrom(InetSocketAddress server);
 
     /**
      * {@return whether a client whose loop stands still has sent its connection request, and the

@@ -40,6 +40,12 @@ class HostilePeerTest extends HostilePeerContract {
         return true;
     }
 
+    /** None: tcp has no RDMA CM. */
+    @Override
+    int cmIdsFrom(InetSocketAddress server) {
+        return -1;
+    }
+
     /**
      * No: libfabric 1.17's tcp sends a connect's request as the client's event queue is read
      * (fi_connect(3) starts the socket's connect and returns); measured here, nothing reaches the

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.cqflux.core.RegionAccess;
 import io.cqflux.core.testing.FreePorts;
+import io.cqflux.core.testing.RdmaResources;
 import io.cqflux.reactor.AcceptOptions;
 import io.cqflux.reactor.ConnectOptions;
 import io.cqflux.reactor.Cqflux;
@@ -101,6 +102,11 @@ class RpmaHostilePeerTest extends HostilePeerContract {
     @Override
     String receiverNotReadyCounters() {
         return rxeReceiverNotReadyCounters();
+    }
+
+    @Override
+    int cmIdsFrom(InetSocketAddress server) {
+        return RdmaResources.cmIdsFrom(server);
     }
 
     /** Yes: librpma sends the request on the client's set-up thread (see the contract's method). */

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.cqflux.core.ConnectionConfig;
 import io.cqflux.core.RegionAccess;
+import io.cqflux.core.testing.RdmaResources;
 import io.cqflux.reactor.AcceptDecision;
 import io.cqflux.reactor.AcceptOptions;
 import io.cqflux.reactor.ConnectOptions;
@@ -108,6 +109,11 @@ class VerbsHostilePeerTest extends HostilePeerContract {
     @Override
     boolean acceptCarriesTwoRegions() {
         return false;
+    }
+
+    @Override
+    int cmIdsFrom(InetSocketAddress server) {
+        return RdmaResources.cmIdsFrom(server);
     }
 
     /**

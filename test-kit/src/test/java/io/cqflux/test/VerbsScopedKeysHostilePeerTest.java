@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.cqflux.core.ConnectionException;
 import io.cqflux.core.OperationFailedException;
 import io.cqflux.core.RegionAccess;
+import io.cqflux.core.testing.RdmaResources;
 import io.cqflux.reactor.AcceptOptions;
 import io.cqflux.reactor.ConnectOptions;
 import io.cqflux.reactor.Cqflux;
@@ -368,40 +369,8 @@ class VerbsScopedKeysHostilePeerTest {
         }
     }
 
-    /**
-     * {@return rxe0's protection domains and memory regions, {@code rdma resource show}'s pd and
-     * mr counts} Every instance of this JVM opens its domains on it.
-     */
+    /** {@return rxe0's protection domains and memory regions} Every instance of this JVM opens its domains on it. */
     static int[] rxe0() {
-        try {
-            Process p = new ProcessBuilder("rdma", "resource", "show").redirectErrorStream(true).start();
-            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-            if (p.waitFor() != 0) {
-                throw new IllegalStateException("rdma resource show failed: " + out);
-            }
-            for (String line : out.split("\n")) {
-                if (line.contains(" rxe0: ")) {
-                    String[] w = line.trim().split("\\s+");
-                    int pd = -1;
-                    int mr = -1;
-                    for (int i = 0; i + 1 < w.length; i++) {
-                        if (w[i].equals("pd")) {
-                            pd = Integer.parseInt(w[i + 1]);
-                        } else if (w[i].equals("mr")) {
-                            mr = Integer.parseInt(w[i + 1]);
-                        }
-                    }
-                    if (pd >= 0 && mr >= 0) {
-                        return new int[] {pd, mr};
-                    }
-                }
-            }
-            throw new IllegalStateException("no rxe0 line with pd and mr counts in: " + out);
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException(e);
-        }
+        return RdmaResources.protectionDomainsAndRegions("rxe0");
     }
 }

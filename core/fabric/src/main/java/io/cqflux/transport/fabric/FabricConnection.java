@@ -243,7 +243,7 @@ final class FabricConnection implements Connection {
         if (a.equals(MemorySegment.NULL) || len < 8) {
             return "an unknown address";
         }
-        java.net.InetSocketAddress peer = FabricListener.sockaddr(a.reinterpret(len));
+        java.net.InetSocketAddress peer = io.cqflux.core.internal.SocketAddresses.decode(a.reinterpret(len));
         return peer == null ? "an address of another family" : peer.getAddress().getHostAddress() + ":" + peer.getPort();
     }
 

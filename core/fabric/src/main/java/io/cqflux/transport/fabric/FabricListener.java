@@ -4,19 +4,20 @@ import static io.cqflux.transport.fabric.ffm.fabric_h.*;
 
 import io.cqflux.core.ConnectionConfig;
 import io.cqflux.core.ResourceClosedException;
+import io.cqflux.core.internal.RdmaCmIds;
+import io.cqflux.core.internal.SocketAddresses;
 import io.cqflux.transport.fabric.ffm.fi_eq_cm_entry;
 import io.cqflux.transport.fabric.ffm.fi_info;
 import io.cqflux.transport.fabric.ffm.fi_ops_cm;
 import io.cqflux.transport.fabric.ffm.fi_ops_fabric;
+import io.cqflux.transport.fabric.ffm.fid;
 import io.cqflux.transport.fabric.ffm.fid_pep;
 import io.cqflux.core.spi.ConnectionRequest;
 import io.cqflux.core.spi.Listener;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.net.UnknownHostException;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -53,19 +54,14 @@ import java.util.Set;
 final class FabricListener implements Listener {
 
     private static final System.Logger LOG = System.getLogger(FabricListener.class.getName());
-    /**
-     * A sockaddr's port (network byte order). One instance: a layout made per call (withOrder)
-     * would have its var handle built again at every use, on the loop, for every request.
-     */
-    private static final ValueLayout.OfShort NET_SHORT =
-            ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(java.nio.ByteOrder.BIG_ENDIAN);
-
     private final FabricTransport transport;
     private final ConnectionConfig config;
     private final FabricEventQueue eq;
     private final MemorySegment pep;
     private final MemorySegment rejectFp;
     private final InetSocketAddress bound;
+    /** Whether this library's reject leaves the request's RDMA CM id ({@link #reject}'s fact). */
+    private final boolean rejectLeavesCmId;
     /** Requests handed out by {@link #nextRequest()} and not yet answered (guarded by this). */
     private final Set<Request> pending = new LinkedHashSet<>();
     private boolean closed;
@@ -82,6 +78,7 @@ final class FabricListener implements Listener {
         this.pep = pep;
         this.rejectFp = fi_ops_cm.reject(fid_pep.cm(pep));
         this.bound = bound;
+        this.rejectLeavesCmId = ProviderProfile.rejectLeavesCmId(transport.provider(), FabricLibrary.libraryVersion());
     }
 
     static FabricListener open(FabricTransport transport, InetSocketAddress address, ConnectionConfig config) {
@@ -131,34 +128,8 @@ final class FabricListener implements Listener {
 
     /** Decodes a sockaddr_in / sockaddr_in6; another family keeps {@code fallback}'s address. */
     static InetSocketAddress sockaddr(MemorySegment sa, InetSocketAddress fallback) {
-        InetSocketAddress a = sockaddr(sa);
-        if (a != null) {
-            return a;
-        }
-        int port = Short.toUnsignedInt(sa.get(NET_SHORT, 2));
-        return new InetSocketAddress(fallback.getAddress(), port);
-    }
-
-    /**
-     * Decodes a sockaddr_in / sockaddr_in6 (family, big-endian port, address).
-     *
-     * @param sa at least 8 bytes (24 for AF_INET6)
-     * @return the address, or {@code null} for another family or a too short segment
-     */
-    static InetSocketAddress sockaddr(MemorySegment sa) {
-        int family = Short.toUnsignedInt(sa.get(ValueLayout.JAVA_SHORT_UNALIGNED, 0));
-        int port = Short.toUnsignedInt(sa.get(NET_SHORT, 2));
-        try {
-            if (family == 2 && sa.byteSize() >= 8) { // AF_INET
-                return new InetSocketAddress(InetAddress.getByAddress(FabricEventQueue.copyOut(sa, 4, 4)), port);
-            }
-            if (family == 10 && sa.byteSize() >= 24) { // AF_INET6
-                return new InetSocketAddress(InetAddress.getByAddress(FabricEventQueue.copyOut(sa, 8, 16)), port);
-            }
-        } catch (UnknownHostException e) {
-            // a 4- or 16-byte address always parses
-        }
-        return null;
+        InetSocketAddress a = SocketAddresses.decode(sa);
+        return a != null ? a : new InetSocketAddress(fallback.getAddress(), SocketAddresses.port(sa));
     }
 
     /**
@@ -175,7 +146,7 @@ final class FabricListener implements Listener {
         // The binding's pointer layout targets an unbounded byte sequence: a slice bounds it
         // without reinterpret, a restricted method whose caller check walks the stack
         // (Reflection.getCallerClass) at every call, here on the loop for every request.
-        return sockaddr(a.byteSize() >= len ? a.asSlice(0, len) : a.reinterpret(len));
+        return SocketAddresses.decode(a.byteSize() >= len ? a.asSlice(0, len) : a.reinterpret(len));
     }
 
     /** {@return the largest private data the provider carries, fi_getopt FI_OPT_CM_DATA_SIZE} */
@@ -276,7 +247,7 @@ final class FabricListener implements Listener {
                 return;
             }
             if (ev == FI_CONNREQ()) {
-                rejectAndFree(fi_eq_cm_entry.info(eq.entry()));
+                rejectAndFree(fi_eq_cm_entry.info(eq.entry()), true);
             }
         }
     }
@@ -285,9 +256,9 @@ final class FabricListener implements Listener {
      * {@code fi_reject(pep, info->handle, NULL, 0)} then {@code fi_freeinfo(info)}; a failing
      * reject is logged, never thrown (it runs on close and on a failed accept).
      */
-    private void rejectAndFree(MemorySegment info) {
+    private void rejectAndFree(MemorySegment info, boolean untouched) {
         try {
-            reject(info, MemorySegment.NULL, 0);
+            reject(info, MemorySegment.NULL, 0, untouched);
         } catch (RuntimeException e) {
             LOG.log(System.Logger.Level.WARNING, "listener " + bound + ": rejecting a connection request failed", e);
         } finally {
@@ -297,11 +268,62 @@ final class FabricListener implements Listener {
 
     /**
      * {@code fi_reject(pep, info->handle, param, paramlen)} (fi_cm(3)), its failure thrown; the
-     * caller frees {@code info}.
+     * caller frees {@code info}. {@code untouched}: nothing but this reject used the request's
+     * handle (an accept that failed may have opened an endpoint with it, which then owns its id).
+     *
+     * <p><b>Fact: libfabric 1.17's verbs provider leaves the RDMA CM id of every request it
+     * rejects.</b> Its reject calls {@code rdma_reject(3)} and frees its request
+     * ({@code struct vrb_connreq}) without {@code rdma_destroy_id(3)}, which {@code rdma_cm(7)}
+     * leaves to whoever rejects; fixed in libfabric 1.21. Measured over Soft-RoCE in the lane
+     * ({@code VerbsHostilePeerTest}'s malformed hellos, which the server refuses with fi_reject):
+     * 10 refused requests left 10 more ids in {@code rdma resource show cm_id}, each until the
+     * listener closes. So where the loaded library does that ({@link ProviderProfile#rejectLeavesCmId})
+     * the id is taken from the request before the reject and destroyed after it: the request handle
+     * is the {@code struct fid} at the head of libfabric's {@code vrb_connreq}, and the id pointer
+     * follows it ({@link #VRB_CONNREQ_ID}); it is used only when the handle's class is
+     * {@code FI_CLASS_CONNREQ} and the id's own address is this listener's port, else left.
      */
-    private void reject(MemorySegment info, MemorySegment param, long length) {
-        FabricLibrary.check("fi_reject", fi_ops_cm.reject.invoke(rejectFp, pep, fi_info.handle(info), param, length),
-                bound.toString());
+    private void reject(MemorySegment info, MemorySegment param, long length, boolean untouched) {
+        MemorySegment handle = fi_info.handle(info);
+        MemorySegment cmId = untouched && rejectLeavesCmId ? verbsCmId(handle) : MemorySegment.NULL;
+        try {
+            FabricLibrary.check("fi_reject", fi_ops_cm.reject.invoke(rejectFp, pep, handle, param, length),
+                    bound.toString());
+        } finally {
+            if (!cmId.equals(MemorySegment.NULL) && rdma_destroy_id(cmId) != 0) {
+                LOG.log(System.Logger.Level.WARNING, "listener " + bound + ": rdma_destroy_id of a rejected request"
+                        + " failed");
+            }
+        }
+    }
+
+    /**
+     * Offset of {@code id} in libfabric 1.17's {@code struct vrb_connreq}: after its
+     * {@code struct fid handle} (fclass, context, ops).
+     */
+    static final long VRB_CONNREQ_ID = fid.sizeof();
+
+    /** {@return the RDMA CM id of a verbs request, or NULL where {@code handle} is not recognised as one of this listener's} */
+    private MemorySegment verbsCmId(MemorySegment handle) {
+        if (handle.equals(MemorySegment.NULL)) {
+            return MemorySegment.NULL;
+        }
+        MemorySegment h = handle.reinterpret(VRB_CONNREQ_ID + C_POINTER.byteSize());
+        if (fid.fclass(h) != FI_CLASS_CONNREQ()) {
+            return MemorySegment.NULL;
+        }
+        MemorySegment id = h.get(C_POINTER, VRB_CONNREQ_ID);
+        if (id.equals(MemorySegment.NULL)) {
+            return MemorySegment.NULL;
+        }
+        InetSocketAddress own = RdmaCmIds.source(id.reinterpret(RdmaCmIds.READ_SIZE));
+        if (own == null || own.getPort() != bound.getPort()) {
+            LOG.log(System.Logger.Level.WARNING, "listener " + bound + ": a rejected request's handle holds no RDMA CM"
+                    + " id of this listener where libfabric 1.17's verbs provider keeps it; it stays until the"
+                    + " listener closes");
+            return MemorySegment.NULL;
+        }
+        return id;
     }
 
     /** {@return how many requests were handed out and not yet answered (tests)} */
@@ -361,7 +383,7 @@ final class FabricListener implements Listener {
                         fi_freeinfo(info);
                     } else {
                         // do not leave the client waiting for an answer until its timeout
-                        rejectAndFree(info);
+                        rejectAndFree(info, false);
                     }
                 } finally {
                     end();
@@ -435,7 +457,7 @@ final class FabricListener implements Listener {
                     param = a.allocate(n, 8);
                     MemorySegment.copy(privateData, 0, param, ValueLayout.JAVA_BYTE, 0, n);
                 }
-                FabricListener.this.reject(info, param, n);
+                FabricListener.this.reject(info, param, n, true);
             } finally {
                 try {
                     fi_freeinfo(info);
@@ -449,7 +471,7 @@ final class FabricListener implements Listener {
         void rejectOnClose() {
             if (!done) {
                 done = true;
-                rejectAndFree(info);
+                rejectAndFree(info, true);
             }
         }
 

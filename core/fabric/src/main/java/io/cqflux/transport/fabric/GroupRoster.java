@@ -345,9 +345,9 @@ final class GroupRoster {
         }
     }
 
-    /** The port of a sockaddr_in or sockaddr_in6 (FabricListener#sockaddr), or -1. */
+    /** The port of a sockaddr_in or sockaddr_in6, or -1. */
     private static int port(MemorySegment sa) {
-        java.net.InetSocketAddress a = FabricListener.sockaddr(sa);
+        java.net.InetSocketAddress a = io.cqflux.core.internal.SocketAddresses.decode(sa);
         return a == null ? -1 : a.getPort();
     }
 }

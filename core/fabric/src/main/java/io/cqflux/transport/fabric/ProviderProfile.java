@@ -119,6 +119,20 @@ final class ProviderProfile {
     }
 
     /**
+     * {@return whether {@code fi_reject(3)} on {@code provider} leaves the request's RDMA CM id to
+     * the caller} libfabric's verbs provider before 1.21 rejects with {@code rdma_reject(3)} and
+     * frees its request without {@code rdma_destroy_id(3)} ("Address cm_id resource leak in
+     * rdma_reject path", libfabric 1.21's release notes; FabricListener's fact); 1.21 destroys it
+     * itself, where a second destroy would be a use after free.
+     *
+     * @param provider the provider's name
+     * @param libraryVersion the loaded libfabric's {@code fi_version()}
+     */
+    static boolean rejectLeavesCmId(String provider, int libraryVersion) {
+        return "verbs".equals(provider) && libraryVersion > 0 && libraryVersion < FI_VERSION(1, 21);
+    }
+
+    /**
      * The provider's private-data limit: {@code fi_getopt(FI_OPT_ENDPOINT, FI_OPT_CM_DATA_SIZE)}
      * on a passive endpoint opened (and closed again, never listening) from our info; tcp says
      * 256. Falls back to 56, the smallest limit fi_cm(3) lets a provider have, if it cannot tell.

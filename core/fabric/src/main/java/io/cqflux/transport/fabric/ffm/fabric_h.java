@@ -549,6 +549,16 @@ public class fabric_h extends fabric_h$shared {
         return FI_ECONNREFUSED;
     }
 
+    private static final int FI_CLASS_CONNREQ = (int)18L;
+    /**
+     * {@snippet lang=c :
+     * FI_CLASS_CONNREQ = 18
+     * }
+     */
+    public static int FI_CLASS_CONNREQ() {
+        return FI_CLASS_CONNREQ;
+    }
+
     /**
      * {@snippet lang=c :
      * #define FI_VERSION(major, minor) (((major) << 16) | (minor))
@@ -966,6 +976,64 @@ public class fabric_h extends fabric_h$shared {
                 traceDowncall("fi_tostr", data, datatype);
             }
             return (MemorySegment)mh$.invokeExact(data, datatype);
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class rdma_destroy_id {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            fabric_h.C_INT,
+            fabric_h.C_POINTER
+        );
+
+        public static final MemorySegment ADDR = fabric_h.findOrThrow("rdma_destroy_id");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * int rdma_destroy_id(struct rdma_cm_id *id)
+     * }
+     */
+    public static FunctionDescriptor rdma_destroy_id$descriptor() {
+        return rdma_destroy_id.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * int rdma_destroy_id(struct rdma_cm_id *id)
+     * }
+     */
+    public static MethodHandle rdma_destroy_id$handle() {
+        return rdma_destroy_id.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * int rdma_destroy_id(struct rdma_cm_id *id)
+     * }
+     */
+    public static MemorySegment rdma_destroy_id$address() {
+        return rdma_destroy_id.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * int rdma_destroy_id(struct rdma_cm_id *id)
+     * }
+     */
+    public static int rdma_destroy_id(MemorySegment id) {
+        var mh$ = rdma_destroy_id.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("rdma_destroy_id", id);
+            }
+            return (int)mh$.invokeExact(id);
         } catch (Throwable ex$) {
            throw new AssertionError("should not reach here", ex$);
         }
