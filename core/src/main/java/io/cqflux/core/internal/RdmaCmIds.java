@@ -10,8 +10,9 @@ import java.net.InetSocketAddress;
  * {@code RpmaConnectionRequest} and {@code FabricListener}), so each transport reaches the id to
  * destroy it, and rpma to read the requester's address, which librpma has no getter for. The
  * offsets are the public header's on 64-bit Linux; {@code RdmaCmIdsTest} checks them against
- * the installed header. A transport reads an id through a segment of {@link #READ_SIZE} bytes
- * (its own {@code reinterpret}: this module has no native access).
+ * the installed header. A transport passes an id as a segment of at least {@link #READ_SIZE}
+ * bytes: one read with its bindings' {@code C_POINTER}, whose target is an unbounded byte sequence
+ * (this module has no native access of its own).
  */
 public final class RdmaCmIds {
 

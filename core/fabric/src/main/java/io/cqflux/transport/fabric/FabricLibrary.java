@@ -210,6 +210,23 @@ final class FabricLibrary {
         return CAUSE;
     }
 
+    /**
+     * {@return whether {@code symbol} resolves through the bindings' lookup (libfabric and what it
+     * links)}
+     *
+     * @param symbol a function name
+     */
+    static boolean hasSymbol(String symbol) {
+        try {
+            // What fabric_h's lookup searches first: libfabric's handle, which dlsym(3) searches with
+            // the libraries it links; then the process's default libraries.
+            return SymbolLookup.libraryLookup(LIBRARY, Arena.global()).or(java.lang.foreign.Linker.nativeLinker()
+                    .defaultLookup()).find(symbol).isPresent();
+        } catch (IllegalArgumentException | IllegalCallerException e) {
+            return false;
+        }
+    }
+
     /** {@return the loaded library's own version, {@code FI_VERSION(major, minor)}; 0 when unusable} */
     static int libraryVersion() {
         return LIBRARY_VERSION;

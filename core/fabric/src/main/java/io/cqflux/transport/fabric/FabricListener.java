@@ -60,8 +60,11 @@ final class FabricListener implements Listener {
     private final MemorySegment pep;
     private final MemorySegment rejectFp;
     private final InetSocketAddress bound;
-    /** Whether this library's reject leaves the request's RDMA CM id ({@link #reject}'s fact). */
-    private final boolean rejectLeavesCmId;
+    /** Whether a reject destroys the RDMA CM id the library leaves ({@link #reject}'s fact). */
+    private final boolean destroysRejectedCmId;
+    /** Whether the warning that a rejected request's id was not recognised was given (once per JVM). */
+    private static final java.util.concurrent.atomic.AtomicBoolean UNRECOGNISED =
+            new java.util.concurrent.atomic.AtomicBoolean();
     /** Requests handed out by {@link #nextRequest()} and not yet answered (guarded by this). */
     private final Set<Request> pending = new LinkedHashSet<>();
     private boolean closed;
@@ -78,7 +81,8 @@ final class FabricListener implements Listener {
         this.pep = pep;
         this.rejectFp = fi_ops_cm.reject(fid_pep.cm(pep));
         this.bound = bound;
-        this.rejectLeavesCmId = ProviderProfile.rejectLeavesCmId(transport.provider(), FabricLibrary.libraryVersion());
+        this.destroysRejectedCmId = ProviderProfile.destroysRejectedCmId(transport.provider(),
+                FabricLibrary.libraryVersion(), FabricLibrary.hasSymbol("rdma_destroy_id"));
     }
 
     static FabricListener open(FabricTransport transport, InetSocketAddress address, ConnectionConfig config) {
@@ -276,16 +280,18 @@ final class FabricListener implements Listener {
      * ({@code struct vrb_connreq}) without {@code rdma_destroy_id(3)}, which {@code rdma_cm(7)}
      * leaves to whoever rejects; fixed in libfabric 1.21. Measured over Soft-RoCE in the lane
      * ({@code VerbsHostilePeerTest}'s malformed hellos, which the server refuses with fi_reject):
-     * 10 refused requests left 10 more ids in {@code rdma resource show cm_id}, each until the
-     * listener closes. So where the loaded library does that ({@link ProviderProfile#rejectLeavesCmId})
-     * the id is taken from the request before the reject and destroyed after it: the request handle
-     * is the {@code struct fid} at the head of libfabric's {@code vrb_connreq}, and the id pointer
-     * follows it ({@link #VRB_CONNREQ_ID}); it is used only when the handle's class is
-     * {@code FI_CLASS_CONNREQ} and the id's own address is this listener's port, else left.
+     * 10 refused requests left 10 more ids in {@code rdma resource show cm_id}, in the kernel until
+     * the listener closes (libfabric's part in the heap for good). So on the library measured
+     * ({@link ProviderProfile#destroysRejectedCmId}) the id is taken from the request before the
+     * reject and destroyed after it: the request handle is the {@code struct fid} at the head of
+     * libfabric's {@code vrb_connreq}, and the id pointer follows it ({@link #VRB_CONNREQ_ID}); it
+     * is used only when the handle's class is {@code FI_CLASS_CONNREQ} and the id's own port is this
+     * listener's, else left (and said once). Not after an accept that failed: its endpoint may have
+     * taken the id already (fi_endpoint(3) with the request's info).
      */
     private void reject(MemorySegment info, MemorySegment param, long length, boolean untouched) {
         MemorySegment handle = fi_info.handle(info);
-        MemorySegment cmId = untouched && rejectLeavesCmId ? verbsCmId(handle) : MemorySegment.NULL;
+        MemorySegment cmId = untouched && destroysRejectedCmId ? verbsCmId(handle) : MemorySegment.NULL;
         try {
             FabricLibrary.check("fi_reject", fi_ops_cm.reject.invoke(rejectFp, pep, handle, param, length),
                     bound.toString());
@@ -303,27 +309,27 @@ final class FabricListener implements Listener {
      */
     static final long VRB_CONNREQ_ID = fid.sizeof();
 
-    /** {@return the RDMA CM id of a verbs request, or NULL where {@code handle} is not recognised as one of this listener's} */
+    /**
+     * {@return the RDMA CM id of a verbs request, or NULL where {@code handle} is not recognised as
+     * one of this listener's} The binding's pointers target an unbounded byte sequence, so the
+     * reads need no {@code reinterpret} (whose caller check walks the stack).
+     */
     private MemorySegment verbsCmId(MemorySegment handle) {
-        if (handle.equals(MemorySegment.NULL)) {
-            return MemorySegment.NULL;
+        if (!handle.equals(MemorySegment.NULL) && fid.fclass(handle) == FI_CLASS_CONNREQ()) {
+            MemorySegment id = handle.get(C_POINTER, VRB_CONNREQ_ID);
+            if (!id.equals(MemorySegment.NULL)) {
+                InetSocketAddress own = RdmaCmIds.source(id);
+                if (own != null && own.getPort() == bound.getPort()) {
+                    return id;
+                }
+            }
         }
-        MemorySegment h = handle.reinterpret(VRB_CONNREQ_ID + C_POINTER.byteSize());
-        if (fid.fclass(h) != FI_CLASS_CONNREQ()) {
-            return MemorySegment.NULL;
-        }
-        MemorySegment id = h.get(C_POINTER, VRB_CONNREQ_ID);
-        if (id.equals(MemorySegment.NULL)) {
-            return MemorySegment.NULL;
-        }
-        InetSocketAddress own = RdmaCmIds.source(id.reinterpret(RdmaCmIds.READ_SIZE));
-        if (own == null || own.getPort() != bound.getPort()) {
+        if (UNRECOGNISED.compareAndSet(false, true)) {
             LOG.log(System.Logger.Level.WARNING, "listener " + bound + ": a rejected request's handle holds no RDMA CM"
-                    + " id of this listener where libfabric 1.17's verbs provider keeps it; it stays until the"
-                    + " listener closes");
-            return MemorySegment.NULL;
+                    + " id of this listener where libfabric 1.17's verbs provider keeps it; the id of each request"
+                    + " rejected stays until its listener closes");
         }
-        return id;
+        return MemorySegment.NULL;
     }
 
     /** {@return how many requests were handed out and not yet answered (tests)} */

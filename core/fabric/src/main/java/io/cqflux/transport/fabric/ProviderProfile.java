@@ -119,17 +119,23 @@ final class ProviderProfile {
     }
 
     /**
-     * {@return whether {@code fi_reject(3)} on {@code provider} leaves the request's RDMA CM id to
-     * the caller} libfabric's verbs provider before 1.21 rejects with {@code rdma_reject(3)} and
-     * frees its request without {@code rdma_destroy_id(3)} ("Address cm_id resource leak in
-     * rdma_reject path", libfabric 1.21's release notes; FabricListener's fact); 1.21 destroys it
-     * itself, where a second destroy would be a use after free.
+     * {@return whether the transport destroys the RDMA CM id that {@code fi_reject(3)} on
+     * {@code provider} leaves} libfabric's verbs provider before 1.21 rejects with
+     * {@code rdma_reject(3)} and frees its request without {@code rdma_destroy_id(3)} ("Address
+     * cm_id resource leak in rdma_reject path", libfabric 1.21's release notes; FabricListener's
+     * fact); 1.21 destroys it itself, and so may an older build with that fix backported, where a
+     * second destroy would be a use after free. {@code fi_version()} tells major and minor only,
+     * so the transport does it on the release it was measured on, 1.17, alone; 1.18 to 1.20 keep
+     * the leak (until the listener closes) rather than risk that. It also needs
+     * {@code rdma_destroy_id} reachable from libfabric (a verbs provider built as a plugin does not
+     * link librdmacm into libfabric itself).
      *
      * @param provider the provider's name
      * @param libraryVersion the loaded libfabric's {@code fi_version()}
+     * @param destroyIdFound whether {@code rdma_destroy_id} resolves
      */
-    static boolean rejectLeavesCmId(String provider, int libraryVersion) {
-        return "verbs".equals(provider) && libraryVersion > 0 && libraryVersion < FI_VERSION(1, 21);
+    static boolean destroysRejectedCmId(String provider, int libraryVersion, boolean destroyIdFound) {
+        return "verbs".equals(provider) && libraryVersion == FI_VERSION(1, 17) && destroyIdFound;
     }
 
     /**

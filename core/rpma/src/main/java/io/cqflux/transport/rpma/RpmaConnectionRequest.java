@@ -66,7 +66,7 @@ final class RpmaConnectionRequest implements ConnectionRequest {
         this.transport = transport;
         this.req = req;
         this.cmId = cmId;
-        this.peer = cmId.equals(MemorySegment.NULL) ? null : requester(cmId);
+        this.peer = cmId.equals(MemorySegment.NULL) ? null : RdmaCmIds.destination(cmId);
         this.privateData = privateData;
         this.config = config;
         this.description = description;
@@ -75,17 +75,21 @@ final class RpmaConnectionRequest implements ConnectionRequest {
     /**
      * {@return the {@code rdma_cm_id} of an incoming request, or {@code NULL} when the request's
      * second word is no id of {@code device}} Before the request is answered: answering frees it.
+     * The segments are read with {@code C_POINTER}, whose target is an unbounded byte sequence: no
+     * {@code reinterpret} (whose caller check walks the stack) for each request on the loop.
      *
-     * @param req a request from {@code rpma_ep_next_conn_req(3)}
+     * @param req a request from {@code rpma_ep_next_conn_req(3)}, read with {@code C_POINTER}
      * @param device the transport's {@code ibv_context}
      */
-    @SuppressWarnings("restricted") // reinterpret: two words of librpma's request, one of RDMA CM's id
     static MemorySegment cmIdOf(MemorySegment req, MemorySegment device) {
-        long word = ValueLayout.ADDRESS.byteSize();
-        MemorySegment id = req.reinterpret(2 * word).get(ValueLayout.ADDRESS, word);
-        if (!id.equals(MemorySegment.NULL)
-                && id.reinterpret(word).get(ValueLayout.ADDRESS, RdmaCmIds.VERBS).address() == device.address()) {
-            return id;
+        long word = librpma_h.C_POINTER.byteSize();
+        // librpma.so.0 is every librpma release (0.x and 1.x: the layout above); a later soname
+        // might lay its request out otherwise, and its word is then not read at all.
+        if ("librpma.so.0".equals(librpma_h.loadedLibrary()) && req.byteSize() >= 2 * word) {
+            MemorySegment id = req.get(librpma_h.C_POINTER, word);
+            if (!id.equals(MemorySegment.NULL) && id.get(librpma_h.C_POINTER, RdmaCmIds.VERBS).address() == device.address()) {
+                return id;
+            }
         }
         if (UNRECOGNISED.compareAndSet(false, true)) {
             LOG.log(System.Logger.Level.WARNING, "this librpma's connection request does not hold its rdma_cm_id where"
@@ -93,11 +97,6 @@ final class RpmaConnectionRequest implements ConnectionRequest {
                     + " (librpma does not destroy it, rpma_conn_req_delete(3))");
         }
         return MemorySegment.NULL;
-    }
-
-    @SuppressWarnings("restricted") // reinterpret: the id's address fields (RdmaCmIds.READ_SIZE bytes)
-    private static java.net.InetSocketAddress requester(MemorySegment cmId) {
-        return RdmaCmIds.destination(cmId.reinterpret(RdmaCmIds.READ_SIZE));
     }
 
     /** Destroys the id librpma left of a request it rejected or failed to accept ({@code rdma_destroy_id(3)}). */

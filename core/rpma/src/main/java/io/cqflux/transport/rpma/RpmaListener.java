@@ -129,21 +129,22 @@ final class RpmaListener implements Listener {
         if (!RpmaNative.result("rpma_ep_next_conn_req", rc, "listener " + address)) {
             return null;
         }
-        MemorySegment req = reqOut.get(ValueLayout.ADDRESS, 0);
-        // Read before anything can free the request; librpma leaves the id of a request it rejects.
-        MemorySegment cmId = RpmaConnectionRequest.cmIdOf(req, transport.device());
+        MemorySegment req = reqOut.get(librpma_h.C_POINTER, 0);
         String description = "rpma " + address + " <- client";
-        byte[] data;
+        // Read before anything can free the request; librpma leaves the id of a request it rejects.
+        MemorySegment cmId = MemorySegment.NULL;
+        RpmaConnectionRequest r;
         try {
+            cmId = RpmaConnectionRequest.cmIdOf(req, transport.device());
             RpmaNative.check("rpma_conn_req_get_private_data", librpma_h.rpma_conn_req_get_private_data(req, pdata), "");
             // verbatim, padded by RDMA CM (PrivateData)
-            data = RpmaNative.copyBytes(rpma_conn_private_data.ptr(pdata),
+            byte[] data = RpmaNative.copyBytes(rpma_conn_private_data.ptr(pdata),
                     Byte.toUnsignedInt(rpma_conn_private_data.len(pdata)));
+            r = new RpmaConnectionRequest(this, transport, req, cmId, data, config, description);
         } catch (RuntimeException ex) {
             RpmaConnectionRequest.deleteQuietly(req, cmId, description);
             throw ex;
         }
-        RpmaConnectionRequest r = new RpmaConnectionRequest(this, transport, req, cmId, data, config, description);
         pending.add(r);
         return r;
     }
