@@ -139,11 +139,13 @@ public final class AcceptOptions {
     private final int sharedReceivePool;
     /** Whether each accepted connection gets a key scope of its own (withKeysScopedToConnection). */
     private final boolean scopedKeys;
+    /** The bound on connections from one IP address; Integer.MAX_VALUE: none. */
+    private final int maxConnectionsPerAddress;
 
     private AcceptOptions(List<Region> exposed, Function<byte[], AcceptDecision> accept, int receivePrefetch,
                           boolean beforeAccept, Authenticator authenticator, int maxConnections,
                           int maxPendingHandshakes, Duration handshakeTimeout, boolean endOnReceiveOverflow,
-                          int sharedReceivePool, boolean scopedKeys) {
+                          int sharedReceivePool, boolean scopedKeys, int maxConnectionsPerAddress) {
         this.exposed = exposed;
         this.accept = accept;
         this.receivePrefetch = receivePrefetch;
@@ -155,12 +157,13 @@ public final class AcceptOptions {
         this.endOnReceiveOverflow = endOnReceiveOverflow;
         this.sharedReceivePool = sharedReceivePool;
         this.scopedKeys = scopedKeys;
+        this.maxConnectionsPerAddress = maxConnectionsPerAddress;
     }
 
     private AcceptOptions(List<Region> exposed, Function<byte[], AcceptDecision> accept, int receivePrefetch,
                           boolean beforeAccept) {
         this(exposed, accept, receivePrefetch, beforeAccept, null, Integer.MAX_VALUE, DEFAULT_MAX_PENDING_HANDSHAKES,
-                null, true, 0, false);
+                null, true, 0, false, Integer.MAX_VALUE);
     }
 
     /** {@return the defaults of a server bound without options: {@code exposing(regions)}} */
@@ -205,7 +208,7 @@ public final class AcceptOptions {
             throw new IllegalArgumentException("receive prefetch " + receives + " is negative (0 turns it off)");
         }
         return new AcceptOptions(exposed, accept, receives, beforeAccept, authenticator, maxConnections,
-                maxPendingHandshakes, handshakeTimeout, endOnReceiveOverflow, sharedReceivePool, scopedKeys);
+                maxPendingHandshakes, handshakeTimeout, endOnReceiveOverflow, sharedReceivePool, scopedKeys, maxConnectionsPerAddress);
     }
 
     /**
@@ -223,7 +226,7 @@ public final class AcceptOptions {
                     + " sends only into receives this side granted");
         }
         return new AcceptOptions(exposed, accept, receivePrefetch, before, authenticator, maxConnections,
-                maxPendingHandshakes, handshakeTimeout, endOnReceiveOverflow, sharedReceivePool, scopedKeys);
+                maxPendingHandshakes, handshakeTimeout, endOnReceiveOverflow, sharedReceivePool, scopedKeys, maxConnectionsPerAddress);
     }
 
     /**
@@ -245,7 +248,7 @@ public final class AcceptOptions {
                     + " data the accept function decides");
         }
         return new AcceptOptions(exposed, accept, receivePrefetch, beforeAccept, authenticator, maxConnections,
-                maxPendingHandshakes, handshakeTimeout, endOnReceiveOverflow, sharedReceivePool, scopedKeys);
+                maxPendingHandshakes, handshakeTimeout, endOnReceiveOverflow, sharedReceivePool, scopedKeys, maxConnectionsPerAddress);
     }
 
     /**
@@ -262,7 +265,28 @@ public final class AcceptOptions {
             throw new IllegalArgumentException("max connections " + max + " is below 1");
         }
         return new AcceptOptions(exposed, accept, receivePrefetch, beforeAccept, authenticator, max,
-                maxPendingHandshakes, handshakeTimeout, endOnReceiveOverflow, sharedReceivePool, scopedKeys);
+                maxPendingHandshakes, handshakeTimeout, endOnReceiveOverflow, sharedReceivePool, scopedKeys, maxConnectionsPerAddress);
+    }
+
+    /**
+     * These options with a bound on the connections from one IP address (established ones plus
+     * handshakes in progress, whatever their port), so that one client host cannot take every
+     * connection and handshake the other bounds allow. A request beyond it is rejected before
+     * anything is registered for it, its client reading "refused by the server: too many
+     * connections from your address; try again later" where the transport's reject carries a
+     * reason (WARN, rate-limited; {@link RdmaServer#stats()}, {@link RefusalKind#MAX_PER_ADDRESS}).
+     * The address is the one the request came from ({@code ConnectionRequest.peerAddress()}: what the
+     * network says, so clients behind one NAT share a bound); requests whose address the transport
+     * cannot tell share one bound among themselves. Unbounded by default.
+     *
+     * @param max at least 1
+     * @return new options
+     * @throws IllegalArgumentException when {@code max} is below 1
+     */
+    public AcceptOptions withMaxConnectionsPerAddress(int max) {
+        Checks.inRange("max connections per address", max, 1, Integer.MAX_VALUE);
+        return new AcceptOptions(exposed, accept, receivePrefetch, beforeAccept, authenticator, maxConnections,
+                maxPendingHandshakes, handshakeTimeout, endOnReceiveOverflow, sharedReceivePool, scopedKeys, max);
     }
 
     /**
@@ -280,7 +304,7 @@ public final class AcceptOptions {
             throw new IllegalArgumentException("max pending handshakes " + max + " is below 1");
         }
         return new AcceptOptions(exposed, accept, receivePrefetch, beforeAccept, authenticator, maxConnections, max,
-                handshakeTimeout, endOnReceiveOverflow, sharedReceivePool, scopedKeys);
+                handshakeTimeout, endOnReceiveOverflow, sharedReceivePool, scopedKeys, maxConnectionsPerAddress);
     }
 
     /**
@@ -297,7 +321,7 @@ public final class AcceptOptions {
         Objects.requireNonNull(timeout, "timeout");
         Checks.timeout("handshake timeout", timeout);
         return new AcceptOptions(exposed, accept, receivePrefetch, beforeAccept, authenticator, maxConnections,
-                maxPendingHandshakes, timeout, endOnReceiveOverflow, sharedReceivePool, scopedKeys);
+                maxPendingHandshakes, timeout, endOnReceiveOverflow, sharedReceivePool, scopedKeys, maxConnectionsPerAddress);
     }
 
     /** {@return the authenticator, or {@code null} for none} */
@@ -308,6 +332,11 @@ public final class AcceptOptions {
     /** {@return the bound on connections (established plus handshaking)} */
     public int maxConnections() {
         return maxConnections;
+    }
+
+    /** {@return the bound on connections from one IP address ({@link Integer#MAX_VALUE}: none)} */
+    public int maxConnectionsPerAddress() {
+        return maxConnectionsPerAddress;
     }
 
     /** {@return the bound on handshakes in progress} */
@@ -357,7 +386,7 @@ public final class AcceptOptions {
      */
     public AcceptOptions withEndOnReceiveOverflow(boolean end) {
         return new AcceptOptions(exposed, accept, receivePrefetch, beforeAccept, authenticator, maxConnections,
-                maxPendingHandshakes, handshakeTimeout, end, sharedReceivePool, scopedKeys);
+                maxPendingHandshakes, handshakeTimeout, end, sharedReceivePool, scopedKeys, maxConnectionsPerAddress);
     }
 
     /**
@@ -401,7 +430,7 @@ public final class AcceptOptions {
                     + " raw private data sends without credits, so each of its connections keeps a pool of its own");
         }
         return new AcceptOptions(exposed, accept, receivePrefetch, beforeAccept, authenticator, maxConnections,
-                maxPendingHandshakes, handshakeTimeout, endOnReceiveOverflow, buffers, scopedKeys);
+                maxPendingHandshakes, handshakeTimeout, endOnReceiveOverflow, buffers, scopedKeys, maxConnectionsPerAddress);
     }
 
     /**
@@ -431,7 +460,7 @@ public final class AcceptOptions {
                     + " control words): with raw private data the server registers nothing for a connection");
         }
         return new AcceptOptions(exposed, accept, receivePrefetch, beforeAccept, authenticator, maxConnections,
-                maxPendingHandshakes, handshakeTimeout, endOnReceiveOverflow, sharedReceivePool, scoped);
+                maxPendingHandshakes, handshakeTimeout, endOnReceiveOverflow, sharedReceivePool, scoped, maxConnectionsPerAddress);
     }
 
     /** {@return whether {@link #withKeysScopedToConnection(boolean)} asked for keys scoped to their connection} */
@@ -451,6 +480,8 @@ public final class AcceptOptions {
                 : "AcceptOptions[hello, " + exposed.size() + " exposed regions" + prefetch
                 + (authenticator != null ? ", authenticated by " + authenticator : "")
                 + (maxConnections != Integer.MAX_VALUE ? ", max connections " + maxConnections : "")
+                + (maxConnectionsPerAddress != Integer.MAX_VALUE ? ", max connections per address "
+                        + maxConnectionsPerAddress : "")
                 + ", max pending handshakes " + maxPendingHandshakes
                 + (handshakeTimeout != null ? ", handshake timeout " + handshakeTimeout.toMillis() + " ms" : "")
                 + (sharedReceivePool != 0 ? ", shared receive pool" + (sharedReceivePool > 0 ? " of " + sharedReceivePool

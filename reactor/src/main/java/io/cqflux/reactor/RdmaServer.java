@@ -159,10 +159,13 @@ public final class RdmaServer implements Disposable, AutoCloseable {
      *     words (credits, goodbye) what no cqflux peer can
      * @param beyondCredits connections ended because their peer sent a message it was granted no
      *     receive for
+     * @param refusedOverMaxPerAddress requests rejected by
+     *     {@link AcceptOptions#withMaxConnectionsPerAddress}
      */
     public record Stats(int connections, int pendingHandshakes, int exposures, long refusedOverMaxConnections,
                         long refusedOverMaxPending, long refusedByAuthenticator, long handshakeTimeouts,
-                        long malformedHellos, long controlWordViolations, long beyondCredits) {
+                        long malformedHellos, long controlWordViolations, long beyondCredits,
+                        long refusedOverMaxPerAddress) {
 
         /**
          * {@return the counter of {@code kind}}
@@ -173,6 +176,7 @@ public final class RdmaServer implements Disposable, AutoCloseable {
             return switch (kind) {
                 case MAX_CONNECTIONS -> refusedOverMaxConnections;
                 case MAX_PENDING -> refusedOverMaxPending;
+                case MAX_PER_ADDRESS -> refusedOverMaxPerAddress;
                 case AUTHENTICATOR -> refusedByAuthenticator;
                 case MALFORMED_HELLO -> malformedHellos;
                 case HANDSHAKE_TIMEOUT -> handshakeTimeouts;

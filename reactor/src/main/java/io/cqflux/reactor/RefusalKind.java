@@ -11,6 +11,11 @@ public enum RefusalKind {
     MAX_CONNECTIONS("max_connections"),
     /** Rejected at arrival: {@link AcceptOptions#withMaxPendingHandshakes} reached. Nothing was opened. */
     MAX_PENDING("max_pending"),
+    /**
+     * Rejected at arrival: {@link AcceptOptions#withMaxConnectionsPerAddress} reached for the
+     * request's address. Nothing was opened.
+     */
+    MAX_PER_ADDRESS("max_per_address"),
     /** Refused by the {@link Authenticator} (or given no decision). */
     AUTHENTICATOR("authenticator"),
     /** Rejected at arrival: its private data was not a well-formed hello. Nothing was opened. */

@@ -333,6 +333,11 @@ public class CqfluxAutoConfiguration {
             set("cqflux.server.max-connections", max, () -> probe.withMaxConnections(max));
             steps.add(o -> o.withMaxConnections(max));
         }
+        if (cfg.getMaxConnectionsPerAddress() != null) {
+            int max = cfg.getMaxConnectionsPerAddress();
+            set("cqflux.server.max-connections-per-address", max, () -> probe.withMaxConnectionsPerAddress(max));
+            steps.add(o -> o.withMaxConnectionsPerAddress(max));
+        }
         int pending = cfg.getMaxPendingHandshakes();
         set("cqflux.server.max-pending-handshakes", pending, () -> probe.withMaxPendingHandshakes(pending));
         steps.add(o -> o.withMaxPendingHandshakes(pending));

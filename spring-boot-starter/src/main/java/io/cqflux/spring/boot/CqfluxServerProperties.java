@@ -24,6 +24,9 @@ public class CqfluxServerProperties {
     /** At most this many connections (established plus handshaking); unset: unbounded. */
     private Integer maxConnections;
 
+    /** At most this many connections (established plus handshaking) from one IP address; unset: unbounded. */
+    private Integer maxConnectionsPerAddress;
+
     /** At most this many handshakes in progress; more are rejected at once. */
     private int maxPendingHandshakes = io.cqflux.reactor.AcceptOptions.DEFAULT_MAX_PENDING_HANDSHAKES;
 
@@ -56,6 +59,16 @@ public class CqfluxServerProperties {
     /** @param maxConnections the bound on connections */
     public void setMaxConnections(Integer maxConnections) {
         this.maxConnections = maxConnections;
+    }
+
+    /** @return the bound on connections from one IP address, or null for none */
+    public Integer getMaxConnectionsPerAddress() {
+        return maxConnectionsPerAddress;
+    }
+
+    /** @param maxConnectionsPerAddress the bound on connections from one IP address */
+    public void setMaxConnectionsPerAddress(Integer maxConnectionsPerAddress) {
+        this.maxConnectionsPerAddress = maxConnectionsPerAddress;
     }
 
     /** @return the bound on handshakes in progress */

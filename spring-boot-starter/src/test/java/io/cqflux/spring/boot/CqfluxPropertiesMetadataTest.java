@@ -26,7 +26,7 @@ class CqfluxPropertiesMetadataTest {
             "cqflux.observations.enabled", "cqflux.operation-timeout", "cqflux.peers", "cqflux.pending-limit",
             "cqflux.readiness", "cqflux.send-credits", "cqflux.server.address", "cqflux.server.auth.max-skew",
             "cqflux.server.auth.shared-secret", "cqflux.server.handshake-timeout", "cqflux.server.keys-scoped-to-connection",
-            "cqflux.server.max-connections",
+            "cqflux.server.max-connections", "cqflux.server.max-connections-per-address",
             "cqflux.server.max-pending-handshakes", "cqflux.server.port", "cqflux.server.regions",
             "cqflux.shutdown-timeout", "cqflux.thread-name-prefix", "cqflux.transport",
             "cqflux.transport-properties", "cqflux.wait-strategy", "cqflux.web.error-mapping.enabled",

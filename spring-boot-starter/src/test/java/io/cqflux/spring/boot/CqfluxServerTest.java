@@ -134,6 +134,31 @@ class CqfluxServerTest {
     }
 
     @Test
+    void maxConnectionsPerAddress_refusesTheClientsHostPastIt_andZeroFailsTheStart() {
+        runner.withPropertyValues("cqflux.server.port=0", "cqflux.server.regions.data.size=4KB",
+                        "cqflux.server.max-connections-per-address=1")
+                .run(ctx -> {
+                    assertThat(ctx).hasNotFailed();
+                    CqfluxServer server = ctx.getBean(CqfluxServer.class);
+                    Cqflux cq = ctx.getBean(Cqflux.class);
+                    io.cqflux.reactor.RdmaConnection first = cq.connect(server.address()).block(Duration.ofSeconds(10));
+                    try {
+                        assertThatThrownBy(() -> cq.connect(server.address()).block(Duration.ofSeconds(10)))
+                                .isInstanceOf(io.cqflux.core.ConnectionException.class)
+                                .hasMessageContaining("too many connections from your address");
+                        assertThat(server.stats().refusedOverMaxPerAddress()).isEqualTo(1);
+                    } finally {
+                        first.dispose();
+                    }
+                });
+        runner.withPropertyValues("cqflux.server.port=0", "cqflux.server.regions.data.size=4KB",
+                        "cqflux.server.max-connections-per-address=0")
+                .run(ctx -> assertThat(ctx).hasFailed().getFailure().rootCause()
+                        .isInstanceOf(CqfluxPropertyException.class)
+                        .hasMessageContaining("cqflux.server.max-connections-per-address=0 is refused"));
+    }
+
+    @Test
     void aShortSharedSecret_failsTheStartNamingThePropertyButNotTheSecret() {
         runner.withPropertyValues("cqflux.server.port=0", "cqflux.server.regions.data.size=4KB",
                         "cqflux.server.auth.shared-secret=short")

@@ -6,6 +6,7 @@ import io.cqflux.reactor.AcceptOptions;
 import io.cqflux.reactor.RdmaServer;
 import io.cqflux.reactor.RefusalKind;
 import java.net.InetSocketAddress;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import reactor.core.Disposable;
@@ -13,8 +14,9 @@ import reactor.util.Logger;
 import reactor.util.Loggers;
 
 /**
- * What an {@link RdmaServer} admits and counts: the limits on connections and pending handshakes
- * ({@link AcceptOptions#withMaxConnections}, {@link AcceptOptions#withMaxPendingHandshakes})
+ * What an {@link RdmaServer} admits and counts: the limits on connections, on connections from one
+ * address and on pending handshakes ({@link AcceptOptions#withMaxConnections},
+ * {@link AcceptOptions#withMaxConnectionsPerAddress}, {@link AcceptOptions#withMaxPendingHandshakes})
  * applied to each new request, each request's handshake from arrival to establishment or end,
  * and the counters {@link RdmaServer#stats()} reads. Refusals and timeouts are logged at WARN,
  * at most once a second per kind, so that a flood of refused requests is not a flood of lines.
@@ -26,6 +28,15 @@ public final class ServerAdmission {
     private final InetSocketAddress address;
     private final int maxConnections;
     private final int maxPending;
+    private final int maxPerAddress;
+    /**
+     * Connections and handshakes by the address they came from ({@link #UNKNOWN} where the
+     * transport cannot tell it), while there are any: an entry goes with its last slot. Taken on the
+     * server's loop at admission, given back from any thread.
+     */
+    private final ConcurrentHashMap<Object, Integer> perAddress = new ConcurrentHashMap<>();
+    /** The key of the requests whose address the transport cannot tell. */
+    private static final Object UNKNOWN = new Object();
     /** Requests taken from the listener and not yet established or ended. */
     private final AtomicInteger pending = new AtomicInteger();
     /** Established connections not yet released. */
@@ -41,11 +52,13 @@ public final class ServerAdmission {
     private final RateLimitedWarn helloWarn = new RateLimitedWarn();
     private final RateLimitedWarn controlWarn = new RateLimitedWarn();
 
-    ServerAdmission(InetSocketAddress address, int maxConnections, int maxPending, Counts instanceCounts) {
+    ServerAdmission(InetSocketAddress address, int maxConnections, int maxPending, int maxPerAddress,
+                    Counts instanceCounts) {
         this.instanceCounts = instanceCounts;
         this.address = address;
         this.maxConnections = maxConnections;
         this.maxPending = maxPending;
+        this.maxPerAddress = maxPerAddress;
     }
 
     /**
@@ -69,6 +82,11 @@ public final class ServerAdmission {
             why = (pending.get() + established.get()) + " connections, the maximum (AcceptOptions.withMaxConnections "
                     + maxConnections + ")";
             forClient = "the server has its maximum of connections; try again later";
+        } else if (maxPerAddress != Integer.MAX_VALUE && perAddress.getOrDefault(addressKey(req), 0) >= maxPerAddress) {
+            count(RefusalKind.MAX_PER_ADDRESS);
+            why = perAddress.getOrDefault(addressKey(req), 0) + " connections from that address, the maximum"
+                    + " (AcceptOptions.withMaxConnectionsPerAddress " + maxPerAddress + ")";
+            forClient = "too many connections from your address; try again later";
         } else {
             return null;
         }
@@ -87,9 +105,35 @@ public final class ServerAdmission {
         return a == null ? "an unknown address" : a.toString();
     }
 
-    /** {@return the handshake of an admitted request, counted as pending until it ends} */
+    /**
+     * {@return the handshake of an admitted request, counted as pending until it ends, and against
+     * its address until its connection is released or it ends without one} The server's loop,
+     * right after {@link #admit}: nothing else takes a slot of an address meanwhile.
+     */
     Handshake handshake(ConnectionRequest req) {
-        return new Handshake(req, pending);
+        Runnable giveBack = null;
+        if (maxPerAddress != Integer.MAX_VALUE) {
+            Object key = addressKey(req);
+            perAddress.merge(key, 1, Integer::sum);
+            giveBack = () -> perAddress.computeIfPresent(key, (k, n) -> n > 1 ? n - 1 : null);
+        }
+        return new Handshake(req, pending, giveBack);
+    }
+
+    /** {@return the key a request counts under in {@link #perAddress}: its IP address, else {@link #UNKNOWN}} */
+    private static Object addressKey(ConnectionRequest req) {
+        InetSocketAddress a;
+        try {
+            a = req.peerAddress();
+        } catch (RuntimeException e) {
+            a = null;
+        }
+        return a == null || a.getAddress() == null ? UNKNOWN : a.getAddress();
+    }
+
+    /** {@return how many connections and handshakes an address holds now (tests)} */
+    int fromAddress(java.net.InetAddress a) {
+        return perAddress.getOrDefault(a == null ? UNKNOWN : a, 0);
     }
 
     /** {@return the count of live per-connection exposures, which each connection's ExposureSet keeps} */
@@ -155,7 +199,7 @@ public final class ServerAdmission {
         return new RdmaServer.Stats(connections, pending, exposures, c.get(RefusalKind.MAX_CONNECTIONS),
                 c.get(RefusalKind.MAX_PENDING), c.get(RefusalKind.AUTHENTICATOR), c.get(RefusalKind.HANDSHAKE_TIMEOUT),
                 c.get(RefusalKind.MALFORMED_HELLO), c.get(RefusalKind.CONTROL_WORD),
-                c.get(RefusalKind.BEYOND_CREDITS));
+                c.get(RefusalKind.BEYOND_CREDITS), c.get(RefusalKind.MAX_PER_ADDRESS));
     }
 
     /** {@return the connections, handshakes and exposures this server holds now: 0 1 2 of an int[3]} */
@@ -187,16 +231,30 @@ public final class ServerAdmission {
         final ConnectionRequest req;
         final long arrived = System.nanoTime();
         private final AtomicInteger pending;
+        /** Gives its address's slot back (withMaxConnectionsPerAddress), once; null without the bound. */
+        private final java.util.concurrent.atomic.AtomicReference<Runnable> addressSlot;
         /** Its timeout; the loop that set it only (the server's, or the accepted connection's). */
         private LoopTimer.Timeout timer;
         /** The authenticator's subscription, or null. Server loop only. */
         private Disposable decision;
         private final AtomicInteger state = new AtomicInteger(PENDING);
 
-        private Handshake(ConnectionRequest req, AtomicInteger pending) {
+        private Handshake(ConnectionRequest req, AtomicInteger pending, Runnable giveBackAddressSlot) {
             this.req = req;
             this.pending = pending;
+            this.addressSlot = giveBackAddressSlot == null ? null
+                    : new java.util.concurrent.atomic.AtomicReference<>(giveBackAddressSlot);
             pending.incrementAndGet();
+        }
+
+        /** Gives the address's slot back, the first time only. */
+        private void releaseAddressSlot() {
+            if (addressSlot != null) {
+                Runnable r = addressSlot.getAndSet(null);
+                if (r != null) {
+                    r.run();
+                }
+            }
         }
 
         /** Sets its timeout. The loop whose timer it is only. */
@@ -245,17 +303,22 @@ public final class ServerAdmission {
         boolean timeOut() {
             if (state.compareAndSet(PENDING, TIMED_OUT)) {
                 pending.decrementAndGet();
+                releaseAddressSlot();
                 return true;
             }
             return false;
         }
 
-        /** Ends it; {@return the state it was in} */
+        /**
+         * Ends it: a handshake that never got its connection, or the released connection of one
+         * that did; {@return the state it was in}
+         */
         int end() {
             int prev = state.getAndSet(ENDED);
             if (prev == PENDING) {
                 pending.decrementAndGet();
             }
+            releaseAddressSlot();
             return prev;
         }
 

@@ -99,7 +99,7 @@ public final class ServerCore {
         this.forget = forget;
         this.sharedReceiveBuffers = sharedReceiveChunk(options, config, rawAccept != null, host.receiveBufferSize());
         this.admission = new ServerAdmission(address, options.maxConnections(), options.maxPendingHandshakes(),
-                host.instanceCounts());
+                options.maxConnectionsPerAddress(), host.instanceCounts());
         Duration handshakeTimeout = options.handshakeTimeout() != null ? options.handshakeTimeout() : config.timeout();
         this.refusals = new ServerRefusals(host, loop, address, handshakeTimeout, rawAccept != null, this::closing);
         this.authentication = options.authenticator() == null ? null
