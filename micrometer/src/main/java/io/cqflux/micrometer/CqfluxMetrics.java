@@ -66,7 +66,8 @@ import reactor.core.Disposable;
  *     <td>requests the instance's servers refused, and connections they ended for what the peer
  *     did, by {@link RefusalKind#tagValue()}: {@code max_connections}, {@code max_pending},
  *     {@code authenticator}, {@code malformed_hello}, {@code handshake_timeout},
- *     {@code control_word}, {@code beyond_credits} ({@link Cqflux#serverStats()}; disposed servers' counts stay)</td></tr>
+ *     {@code control_word}, {@code beyond_credits}, {@code max_per_address} ({@link Cqflux#serverStats()};
+ *     disposed servers' counts stay)</td></tr>
  * <tr><td>{@code cqflux.server.connections}</td><td>gauge</td><td>connections</td><td></td>
  *     <td>established connections of the live servers ({@link RdmaServer.Stats#connections()})</td></tr>
  * <tr><td>{@code cqflux.server.handshakes.pending}</td><td>gauge</td><td>handshakes</td><td></td>

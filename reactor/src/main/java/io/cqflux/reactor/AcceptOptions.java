@@ -276,15 +276,19 @@ public final class AcceptOptions {
      * connections from your address; try again later" where the transport's reject carries a
      * reason (WARN, rate-limited; {@link RdmaServer#stats()}, {@link RefusalKind#MAX_PER_ADDRESS}).
      * The address is the one the request came from ({@code ConnectionRequest.peerAddress()}: what the
-     * network says, so clients behind one NAT share a bound); requests whose address the transport
-     * cannot tell share one bound among themselves. Unbounded by default.
+     * network says, so clients behind one NAT share a bound, and an IPv6 host with a prefix of its
+     * own can use many). A request whose address the transport cannot tell is not counted (the
+     * server says so once, at WARN): fabric reads it from the request on tcp and verbs, rpma from the
+     * RDMA CM id inside librpma's request (docs/security.md, section 7). Unbounded by default.
      *
      * @param max at least 1
      * @return new options
      * @throws IllegalArgumentException when {@code max} is below 1
      */
     public AcceptOptions withMaxConnectionsPerAddress(int max) {
-        Checks.inRange("max connections per address", max, 1, Integer.MAX_VALUE);
+        if (max < 1) {
+            throw new IllegalArgumentException("max connections per address " + max + " is below 1");
+        }
         return new AcceptOptions(exposed, accept, receivePrefetch, beforeAccept, authenticator, maxConnections,
                 maxPendingHandshakes, handshakeTimeout, endOnReceiveOverflow, sharedReceivePool, scopedKeys, max);
     }

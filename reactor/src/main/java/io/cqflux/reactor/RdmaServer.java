@@ -24,6 +24,7 @@ import reactor.core.publisher.Mono;
  * or the region is closed: a key outlives neither. With
  * {@link AcceptOptions#authenticatedBy(Authenticator)} nothing is registered for a request
  * before its authenticator allowed it. {@link AcceptOptions#withMaxConnections(int)},
+ * {@link AcceptOptions#withMaxConnectionsPerAddress(int)},
  * {@link AcceptOptions#withMaxPendingHandshakes(int)} and
  * {@link AcceptOptions#withHandshakeTimeout(Duration)} bound what clients can hold; what they
  * refused is in {@link #stats()}. See {@code docs/security.md}.
@@ -166,6 +167,28 @@ public final class RdmaServer implements Disposable, AutoCloseable {
                         long refusedOverMaxPending, long refusedByAuthenticator, long handshakeTimeouts,
                         long malformedHellos, long controlWordViolations, long beyondCredits,
                         long refusedOverMaxPerAddress) {
+
+        /**
+         * The counters without {@code refusedOverMaxPerAddress} (0), as they were before that
+         * bound existed.
+         *
+         * @param connections established connections not yet released
+         * @param pendingHandshakes requests between their arrival and their establishment or end
+         * @param exposures live per-connection registrations of the exposed regions
+         * @param refusedOverMaxConnections requests rejected by {@link AcceptOptions#withMaxConnections}
+         * @param refusedOverMaxPending requests rejected by {@link AcceptOptions#withMaxPendingHandshakes}
+         * @param refusedByAuthenticator requests the authenticator refused
+         * @param handshakeTimeouts handshakes ended by {@link AcceptOptions#withHandshakeTimeout}
+         * @param malformedHellos requests whose private data was not a well-formed hello
+         * @param controlWordViolations connections ended for their peer's control words
+         * @param beyondCredits connections ended for messages beyond their credits
+         */
+        public Stats(int connections, int pendingHandshakes, int exposures, long refusedOverMaxConnections,
+                     long refusedOverMaxPending, long refusedByAuthenticator, long handshakeTimeouts,
+                     long malformedHellos, long controlWordViolations, long beyondCredits) {
+            this(connections, pendingHandshakes, exposures, refusedOverMaxConnections, refusedOverMaxPending,
+                    refusedByAuthenticator, handshakeTimeouts, malformedHellos, controlWordViolations, beyondCredits, 0);
+        }
 
         /**
          * {@return the counter of {@code kind}}

@@ -11,11 +11,6 @@ public enum RefusalKind {
     MAX_CONNECTIONS("max_connections"),
     /** Rejected at arrival: {@link AcceptOptions#withMaxPendingHandshakes} reached. Nothing was opened. */
     MAX_PENDING("max_pending"),
-    /**
-     * Rejected at arrival: {@link AcceptOptions#withMaxConnectionsPerAddress} reached for the
-     * request's address. Nothing was opened.
-     */
-    MAX_PER_ADDRESS("max_per_address"),
     /** Refused by the {@link Authenticator} (or given no decision). */
     AUTHENTICATOR("authenticator"),
     /** Rejected at arrival: its private data was not a well-formed hello. Nothing was opened. */
@@ -32,7 +27,12 @@ public enum RefusalKind {
      * found a receive posted but not yet granted (one that finds none is held back by the
      * transport: docs/security.md).
      */
-    BEYOND_CREDITS("beyond_credits");
+    BEYOND_CREDITS("beyond_credits"),
+    /**
+     * Rejected at arrival: {@link AcceptOptions#withMaxConnectionsPerAddress} reached for the
+     * request's address. Nothing was opened.
+     */
+    MAX_PER_ADDRESS("max_per_address");
 
     private final String tag;
 

@@ -19,6 +19,8 @@ class IsolationOptionsTest {
                 assertThrows(IllegalArgumentException.class, () -> o.withMaxConnections(0)).getMessage());
         assertEquals("max pending handshakes -1 is below 1",
                 assertThrows(IllegalArgumentException.class, () -> o.withMaxPendingHandshakes(-1)).getMessage());
+        assertEquals("max connections per address 0 is below 1",
+                assertThrows(IllegalArgumentException.class, () -> o.withMaxConnectionsPerAddress(0)).getMessage());
         assertEquals("handshake timeout PT0S is outside (0, PT24H]",
                 assertThrows(IllegalArgumentException.class, () -> o.withHandshakeTimeout(Duration.ZERO)).getMessage());
         assertEquals("handshake timeout PT48H is outside (0, PT24H]",
@@ -26,8 +28,11 @@ class IsolationOptionsTest {
                         .getMessage());
         assertEquals(Duration.ofDays(1), o.withHandshakeTimeout(Duration.ofDays(1)).handshakeTimeout());
         AcceptOptions set = o.withMaxConnections(3).withMaxPendingHandshakes(2).withHandshakeTimeout(Duration.ofSeconds(1))
-                .withReceivePrefetch(4);
+                .withMaxConnectionsPerAddress(2).withReceivePrefetch(4).withKeysScopedToConnection(false);
         assertEquals(3, set.maxConnections());
+        assertEquals(2, set.maxConnectionsPerAddress(), "kept through the options set after it");
+        assertTrue(set.toString().contains("max connections per address 2"), set::toString);
+        assertEquals(Integer.MAX_VALUE, o.maxConnectionsPerAddress());
         assertEquals(2, set.maxPendingHandshakes());
         assertEquals(Duration.ofSeconds(1), set.handshakeTimeout());
         assertEquals(Integer.MAX_VALUE, o.maxConnections());

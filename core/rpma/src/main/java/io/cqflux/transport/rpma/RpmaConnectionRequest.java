@@ -66,7 +66,7 @@ final class RpmaConnectionRequest implements ConnectionRequest {
         this.transport = transport;
         this.req = req;
         this.cmId = cmId;
-        this.peer = cmId.equals(MemorySegment.NULL) ? null : RdmaCmIds.destination(cmId);
+        this.peer = peerOf(cmId);
         this.privateData = privateData;
         this.config = config;
         this.description = description;
@@ -97,6 +97,11 @@ final class RpmaConnectionRequest implements ConnectionRequest {
                     + " (librpma does not destroy it, rpma_conn_req_delete(3))");
         }
         return MemorySegment.NULL;
+    }
+
+    /** {@return the requester's address an id of {@link #cmIdOf} tells, or null ({@code NULL} id, or no IP address)} */
+    static java.net.InetSocketAddress peerOf(MemorySegment cmId) {
+        return cmId.equals(MemorySegment.NULL) ? null : RdmaCmIds.destination(cmId);
     }
 
     /** Destroys the id librpma left of a request it rejected or failed to accept ({@code rdma_destroy_id(3)}). */

@@ -136,6 +136,10 @@ final class RpmaListener implements Listener {
         RpmaConnectionRequest r;
         try {
             cmId = RpmaConnectionRequest.cmIdOf(req, transport.device());
+            java.net.InetSocketAddress peer = RpmaConnectionRequest.peerOf(cmId);
+            if (peer != null) {
+                description = "rpma " + address + " <- " + peer.getAddress().getHostAddress() + ":" + peer.getPort();
+            }
             RpmaNative.check("rpma_conn_req_get_private_data", librpma_h.rpma_conn_req_get_private_data(req, pdata), "");
             // verbatim, padded by RDMA CM (PrivateData)
             byte[] data = RpmaNative.copyBytes(rpma_conn_private_data.ptr(pdata),

@@ -30,13 +30,15 @@ public final class ServerAdmission {
     private final int maxPending;
     private final int maxPerAddress;
     /**
-     * Connections and handshakes by the address they came from ({@link #UNKNOWN} where the
-     * transport cannot tell it), while there are any: an entry goes with its last slot. Taken on the
-     * server's loop at admission, given back from any thread.
+     * Connections and handshakes by the IP address they came from, while there are any: an entry
+     * goes with its last slot. Taken on the server's loop at admission, given back from any thread.
+     * A request whose address the transport cannot tell is not counted (one bucket for all of them
+     * would turn the bound into a bound on the whole server): said once, at WARN.
      */
-    private final ConcurrentHashMap<Object, Integer> perAddress = new ConcurrentHashMap<>();
-    /** The key of the requests whose address the transport cannot tell. */
-    private static final Object UNKNOWN = new Object();
+    private final ConcurrentHashMap<java.net.InetAddress, Integer> perAddress = new ConcurrentHashMap<>();
+    /** Whether the server said that a request's address was unknown to its bound per address. */
+    private final java.util.concurrent.atomic.AtomicBoolean unknownAddressSaid =
+            new java.util.concurrent.atomic.AtomicBoolean();
     /** Requests taken from the listener and not yet established or ended. */
     private final AtomicInteger pending = new AtomicInteger();
     /** Established connections not yet released. */
@@ -47,6 +49,7 @@ public final class ServerAdmission {
     private final Counts counts = new Counts();
     private final Counts instanceCounts;
     private final RateLimitedWarn limitWarn = new RateLimitedWarn();
+    private final RateLimitedWarn perAddressWarn = new RateLimitedWarn();
     private final RateLimitedWarn authWarn = new RateLimitedWarn();
     private final RateLimitedWarn timeoutWarn = new RateLimitedWarn();
     private final RateLimitedWarn helloWarn = new RateLimitedWarn();
@@ -82,16 +85,25 @@ public final class ServerAdmission {
             why = (pending.get() + established.get()) + " connections, the maximum (AcceptOptions.withMaxConnections "
                     + maxConnections + ")";
             forClient = "the server has its maximum of connections; try again later";
-        } else if (maxPerAddress != Integer.MAX_VALUE && perAddress.getOrDefault(addressKey(req), 0) >= maxPerAddress) {
-            count(RefusalKind.MAX_PER_ADDRESS);
-            why = perAddress.getOrDefault(addressKey(req), 0) + " connections from that address, the maximum"
-                    + " (AcceptOptions.withMaxConnectionsPerAddress " + maxPerAddress + ")";
-            forClient = "too many connections from your address; try again later";
         } else {
-            return null;
+            return admitFromItsAddress(req);
         }
         limitWarn.warn("rejecting a connection request on " + address + " from " + peerOf(req) + ": " + why);
         return forClient;
+    }
+
+    /** {@link #admit}'s bound per address: null when {@code req} is within it (or not counted). */
+    private String admitFromItsAddress(ConnectionRequest req) {
+        java.net.InetAddress a = maxPerAddress == Integer.MAX_VALUE ? null : addressOf(req);
+        int held = a == null ? 0 : perAddress.getOrDefault(a, 0);
+        if (held < maxPerAddress) {
+            return null;
+        }
+        count(RefusalKind.MAX_PER_ADDRESS);
+        perAddressWarn.warn("rejecting a connection request on " + address + " from " + peerOf(req) + ": " + held
+                + " connections from that address, the maximum (AcceptOptions.withMaxConnectionsPerAddress "
+                + maxPerAddress + ")");
+        return "too many connections from your address; try again later";
     }
 
     /** {@return the request's peer as text, or "an unknown address"} */
@@ -112,28 +124,39 @@ public final class ServerAdmission {
      */
     Handshake handshake(ConnectionRequest req) {
         Runnable giveBack = null;
-        if (maxPerAddress != Integer.MAX_VALUE) {
-            Object key = addressKey(req);
-            perAddress.merge(key, 1, Integer::sum);
-            giveBack = () -> perAddress.computeIfPresent(key, (k, n) -> n > 1 ? n - 1 : null);
+        java.net.InetAddress a = maxPerAddress == Integer.MAX_VALUE ? null : addressOf(req);
+        if (a != null) {
+            perAddress.merge(a, 1, Integer::sum);
+            giveBack = () -> perAddress.computeIfPresent(a, (k, n) -> n > 1 ? n - 1 : null);
         }
         return new Handshake(req, pending, giveBack);
     }
 
-    /** {@return the key a request counts under in {@link #perAddress}: its IP address, else {@link #UNKNOWN}} */
-    private static Object addressKey(ConnectionRequest req) {
+    /**
+     * {@return the IP address a request came from, or null when the transport cannot tell it}
+     * The bound per address is on: an unknown one is said once.
+     */
+    private java.net.InetAddress addressOf(ConnectionRequest req) {
         InetSocketAddress a;
         try {
             a = req.peerAddress();
         } catch (RuntimeException e) {
             a = null;
         }
-        return a == null || a.getAddress() == null ? UNKNOWN : a.getAddress();
+        if (a == null || a.getAddress() == null) {
+            if (unknownAddressSaid.compareAndSet(false, true)) {
+                LOG.warn("the server on " + address + " cannot tell where a connection request came from (its"
+                        + " transport gave no IP address), so AcceptOptions.withMaxConnectionsPerAddress does not"
+                        + " count it, nor any other such request; the server's other bounds apply");
+            }
+            return null;
+        }
+        return a.getAddress();
     }
 
     /** {@return how many connections and handshakes an address holds now (tests)} */
     int fromAddress(java.net.InetAddress a) {
-        return perAddress.getOrDefault(a == null ? UNKNOWN : a, 0);
+        return a == null ? 0 : perAddress.getOrDefault(a, 0);
     }
 
     /** {@return the count of live per-connection exposures, which each connection's ExposureSet keeps} */

@@ -14,8 +14,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * {@link ServerAdmission}'s bound per address ({@code AcceptOptions.withMaxConnectionsPerAddress})
- * with test doubles for the requests: what it counts per address and when each way a handshake
- * ends gives the slot back. Through a real transport: {@code HostilePeerContract}.
+ * with test doubles for the requests: what it counts per address and that each way a handshake
+ * can end gives the slot back. Through a real transport: {@code HostilePeerContract}.
  */
 class ServerAdmissionPerAddressTest {
 
@@ -91,12 +91,21 @@ class ServerAdmissionPerAddressTest {
     }
 
     @Test
-    void requestsWhoseAddressIsUnknown_shareOneBound() throws Exception {
+    void requestsWhoseAddressIsUnknown_areNotCounted() throws Exception {
         ServerAdmission a = admission(1);
-        admitted(a, new RequestFrom(null));
-        assertEquals("too many connections from your address; try again later", a.admit(new RequestFrom(null)));
-        assertEquals(1, a.fromAddress(null));
-        assertNull(a.admit(from("10.0.0.1", 1)), "a known address is not among the unknown");
+        for (int i = 0; i < 3; i++) {
+            admitted(a, new RequestFrom(null)); // one bucket for them all would make it a bound on the server
+        }
+        admitted(a, from("10.0.0.1", 1));
+        assertEquals("too many connections from your address; try again later", a.admit(from("10.0.0.1", 2)));
+    }
+
+    @Test
+    void anIpv4MappedIpv6Address_countsAsItsIpv4Address() throws Exception {
+        ServerAdmission a = admission(1);
+        admitted(a, from("10.0.0.1", 1));
+        assertEquals("too many connections from your address; try again later",
+                a.admit(from("::ffff:10.0.0.1", 2)));
     }
 
     @Test
