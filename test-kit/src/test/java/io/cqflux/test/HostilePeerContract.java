@@ -785,10 +785,7 @@ abstract class HostilePeerContract {
             awaitTrue(() -> s.stats().connections() == 3, () -> "" + s.stats());
             held.add(attacker.connect(s.address()).block(T));
         } finally {
-            held.forEach(RdmaConnection::dispose);
-            sub.dispose();
-            served.forEach(RdmaConnection::dispose);
-            s.disposeNow(T);
+            closeAll(held, sub, served, s);
         }
         neighbourStillWorks();
     }
@@ -823,12 +820,17 @@ abstract class HostilePeerContract {
             held.add(attacker.connect(s.address()).block(T));
             assertEquals(1, s.stats().refusedOverMaxPerAddress(), () -> "" + s.stats());
         } finally {
-            held.forEach(RdmaConnection::dispose);
-            sub.dispose();
-            served.forEach(RdmaConnection::dispose);
-            s.disposeNow(T);
+            closeAll(held, sub, served, s);
         }
         neighbourStillWorks();
+    }
+
+    /** Ends a limit case: its clients, the subscription to the server's connections, those, the server. */
+    static void closeAll(List<RdmaConnection> held, Disposable sub, List<RdmaConnection> served, RdmaServer s) {
+        held.forEach(RdmaConnection::dispose);
+        sub.dispose();
+        served.forEach(RdmaConnection::dispose);
+        s.disposeNow(T);
     }
 
     @Test
