@@ -48,7 +48,9 @@ public final class ServerAdmission {
     /** This server's counts by {@link RefusalKind}, and the instance's, which outlive the server. */
     private final Counts counts = new Counts();
     private final Counts instanceCounts;
+    /** One per kind, as docs/security.md says: a flood of one kind does not hide another's line. */
     private final RateLimitedWarn limitWarn = new RateLimitedWarn();
+    private final RateLimitedWarn pendingWarn = new RateLimitedWarn();
     private final RateLimitedWarn perAddressWarn = new RateLimitedWarn();
     private final RateLimitedWarn authWarn = new RateLimitedWarn();
     private final RateLimitedWarn timeoutWarn = new RateLimitedWarn();
@@ -73,23 +75,21 @@ public final class ServerAdmission {
      *     without the server's figures (those go to the log)
      */
     String admit(ConnectionRequest req) {
-        String why;
-        String forClient;
         if (pending.get() >= maxPending) {
             count(RefusalKind.MAX_PENDING);
-            why = pending.get() + " handshakes in progress, the maximum (AcceptOptions.withMaxPendingHandshakes "
-                    + maxPending + ")";
-            forClient = "too many handshakes in progress; try again later";
-        } else if (pending.get() + established.get() >= maxConnections) {
-            count(RefusalKind.MAX_CONNECTIONS);
-            why = (pending.get() + established.get()) + " connections, the maximum (AcceptOptions.withMaxConnections "
-                    + maxConnections + ")";
-            forClient = "the server has its maximum of connections; try again later";
-        } else {
-            return admitFromItsAddress(req);
+            pendingWarn.warn("rejecting a connection request on " + address + " from " + peerOf(req) + ": "
+                    + pending.get() + " handshakes in progress, the maximum (AcceptOptions.withMaxPendingHandshakes "
+                    + maxPending + ")");
+            return "too many handshakes in progress; try again later";
         }
-        limitWarn.warn("rejecting a connection request on " + address + " from " + peerOf(req) + ": " + why);
-        return forClient;
+        if (pending.get() + established.get() >= maxConnections) {
+            count(RefusalKind.MAX_CONNECTIONS);
+            limitWarn.warn("rejecting a connection request on " + address + " from " + peerOf(req) + ": "
+                    + (pending.get() + established.get()) + " connections, the maximum"
+                    + " (AcceptOptions.withMaxConnections " + maxConnections + ")");
+            return "the server has its maximum of connections; try again later";
+        }
+        return admitFromItsAddress(req);
     }
 
     /** {@link #admit}'s bound per address: null when {@code req} is within it (or not counted). */

@@ -96,7 +96,19 @@ final class ServerRefusals {
             h.done();
             return;
         }
-        ConnectionCore core = host.factory().adopt(loop, spi, config, PeerControl.none(), true);
+        ConnectionCore core;
+        try {
+            core = host.factory().adopt(loop, spi, config, PeerControl.none(), true);
+        } catch (RuntimeException e) {
+            // Nothing else would end the handshake (nor give its address's slot back).
+            LOG.warn("refusing a connection on " + address + " failed", e);
+            try {
+                spi.close();
+            } finally {
+                h.done();
+            }
+            return;
+        }
         core.receiver.prefetch(0, true);
         core.closed.whenComplete((v, t) -> h.done());
         // The handshake's time runs from the request's arrival (docs/security.md), a refusal's too.
