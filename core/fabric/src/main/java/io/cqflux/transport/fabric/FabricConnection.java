@@ -95,7 +95,7 @@ final class FabricConnection implements Connection {
      *     endpoint (an accepted connection's: CompletionGroup#join), else 0
      */
     private FabricConnection(FabricTransport transport, DomainHolder home, ConnectionConfig config, MemorySegment info,
-                             boolean client, String description, Object affinity, int tag) {
+                             boolean client, String description, Object affinity, int tag, Runnable endpointOpened) {
         this.transport = transport;
         this.home = home;
         this.config = config;
@@ -124,6 +124,9 @@ final class FabricConnection implements Connection {
                 FabricLibrary.check("fi_endpoint", fi_ops_domain.endpoint.invoke(home.ops().endpointFp(),
                         home.ops().domain(), info, out, MemorySegment.NULL), description);
                 endpoint = out.get(C_POINTER, 0);
+            }
+            if (endpointOpened != null) {
+                endpointOpened.run();
             }
             q.bind(endpoint);
             FabricLibrary.check("fi_enable", FabricLibrary.control(endpoint, FI_ENABLE(), MemorySegment.NULL),
@@ -164,7 +167,7 @@ final class FabricConnection implements Connection {
             }
             FabricConnection c;
             try {
-                c = new FabricConnection(transport, transport, config, info, true, desc, affinity, 0);
+                c = new FabricConnection(transport, transport, config, info, true, desc, affinity, 0, null);
                 MemorySegment param = data.length == 0 ? MemorySegment.NULL : tmp.allocateFrom(ValueLayout.JAVA_BYTE, data);
                 int rc = fi_ops_cm.connect.invoke(fi_ops_cm.connect(fid_ep.cm(c.ep)), c.ep, fi_info.dest_addr(info),
                         param, (long) data.length);
@@ -193,14 +196,17 @@ final class FabricConnection implements Connection {
      * @param listenPort the listener's port: with the client's port from the request, the
      *     receiving tag of a completion-queue group member, known before its endpoint
      *     (CompletionGroup#join), or 0
+     * @param endpointOpened run once {@code fi_endpoint(3)} opened the endpoint with the request's
+     *     info: from then on the endpoint owns what the request's handle held (its RDMA CM id on
+     *     verbs), even if the accept fails afterwards
      */
     static FabricConnection accept(FabricTransport transport, MemorySegment info, byte[] requestData,
                                    ConnectionConfig config, byte[] data, Object affinity, ScopedDomain scope,
-                                   int listenPort) {
+                                   int listenPort, Runnable endpointOpened) {
         String desc = transport.name() + " server connection from " + peerAddress(info);
         int tag = GroupRoster.receivingTag(peerPort(info), listenPort);
         FabricConnection c = new FabricConnection(transport, scope == null ? transport : scope, config, info, false,
-                desc, affinity, tag);
+                desc, affinity, tag, endpointOpened);
         c.peerData = requestData.clone();
         // Before fi_accept, so before the peer's first write-with-immediate: a tag from the
         // request is checked against the socket's ports (the endpoint has its socket already).

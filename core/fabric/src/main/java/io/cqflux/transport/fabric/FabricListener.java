@@ -286,8 +286,9 @@ final class FabricListener implements Listener {
      * reject and destroyed after it: the request handle is the {@code struct fid} at the head of
      * libfabric's {@code vrb_connreq}, and the id pointer follows it ({@link #VRB_CONNREQ_ID}); it
      * is used only when the handle's class is {@code FI_CLASS_CONNREQ} and the id's own port is this
-     * listener's, else left (and said once). Not after an accept that failed: its endpoint may have
-     * taken the id already (fi_endpoint(3) with the request's info).
+     * listener's, else left (and said once). Not after an accept that failed once its endpoint was
+     * opened: the endpoint took the id then (fi_endpoint(3) with the request's info), and its
+     * close destroys it.
      */
     private void reject(MemorySegment info, MemorySegment param, long length, boolean untouched) {
         MemorySegment handle = fi_info.handle(info);
@@ -373,6 +374,7 @@ final class FabricListener implements Listener {
             io.cqflux.core.internal.Checks.privateData(privateData, transport.maxAcceptPrivateData(), "accept");
             begin();
             boolean accepted = false;
+            boolean[] endpointOpened = {false};
             try {
                 hook();
                 ScopedDomain d;
@@ -380,7 +382,8 @@ final class FabricListener implements Listener {
                     d = scope;
                 }
                 io.cqflux.core.spi.Connection c = FabricConnection.accept(transport, info, data, config,
-                        privateData == null ? new byte[0] : privateData, affinity, d, bound.getPort());
+                        privateData == null ? new byte[0] : privateData, affinity, d, bound.getPort(),
+                        () -> endpointOpened[0] = true);
                 accepted = true;
                 return c;
             } finally {
@@ -388,8 +391,9 @@ final class FabricListener implements Listener {
                     if (accepted) {
                         fi_freeinfo(info);
                     } else {
-                        // do not leave the client waiting for an answer until its timeout
-                        rejectAndFree(info, false);
+                        // Do not leave the client waiting for an answer until its timeout. Until
+                        // fi_endpoint took the request, its RDMA CM id is still the request's.
+                        rejectAndFree(info, !endpointOpened[0]);
                     }
                 } finally {
                     end();

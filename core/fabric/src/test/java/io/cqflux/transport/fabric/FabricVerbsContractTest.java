@@ -8,6 +8,7 @@ import io.cqflux.core.RegionAccess;
 import io.cqflux.core.spi.LocalRegion;
 import io.cqflux.core.spi.RemoteRegion;
 import io.cqflux.core.spi.Transport;
+import io.cqflux.core.testing.RdmaResources;
 import io.cqflux.core.testing.TransportContract;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -72,6 +73,39 @@ class FabricVerbsContractTest extends TransportContract {
         scope.close();
         org.junit.jupiter.api.Assertions.assertTrue(((ScopedDomain) scope).nativeClosed(),
                 "a rejected request's scope closes with its hold");
+    }
+
+    /**
+     * libfabric 1.17's verbs reject leaves the request's RDMA CM id (FabricListener#reject's fact):
+     * the transport destroys it after a reject and after an accept that failed before its
+     * endpoint took the request (a test hook throws there, as a failed queue would). Counted by
+     * the kernel, {@code rdma resource show cm_id}: the listener's own id only, after each.
+     */
+    @Test
+    void rejectedRequests_andAcceptsFailedBeforeTheirEndpoint_leaveNoCmIdBehind() {
+        FabricListener l = (FabricListener) closeLater(server.listen(listenAddress(), config()));
+        java.util.Deque<io.cqflux.core.spi.ConnectionRequest> reqs = pump.add(l);
+        org.junit.jupiter.api.Assertions.assertEquals(1, RdmaResources.cmIdsFrom(l.address()), "the listener's own");
+        for (int i = 0; i < 4; i++) {
+            pump.add("client " + i, closeLater(client.connect(l.address(), config(), new byte[0])));
+            pump.until("a connection request", DEADLINE, () -> !reqs.isEmpty());
+            io.cqflux.core.spi.ConnectionRequest r = reqs.poll();
+            if (i % 2 == 0) {
+                r.reject();
+            } else {
+                l.duringAnswer = () -> {
+                    throw new IllegalStateException("an accept that fails before its endpoint (test)");
+                };
+                try {
+                    org.junit.jupiter.api.Assertions.assertThrows(IllegalStateException.class,
+                            () -> r.accept(new byte[0]));
+                } finally {
+                    l.duringAnswer = null;
+                }
+            }
+            org.junit.jupiter.api.Assertions.assertEquals(1, RdmaResources.cmIdsFrom(l.address()),
+                    "ids from " + l.address() + " after request " + i + (i % 2 == 0 ? " (rejected)" : " (its accept failed)"));
+        }
     }
 
     /**
