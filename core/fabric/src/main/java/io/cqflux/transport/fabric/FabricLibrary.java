@@ -217,6 +217,14 @@ final class FabricLibrary {
      * @param symbol a function name
      */
     static boolean hasSymbol(String symbol) {
+        return SYMBOLS.computeIfAbsent(symbol, FabricLibrary::findSymbol);
+    }
+
+    /** {@link #hasSymbol}'s answers: a lookup is a dlopen(3), needed once per name. */
+    private static final java.util.concurrent.ConcurrentHashMap<String, Boolean> SYMBOLS =
+            new java.util.concurrent.ConcurrentHashMap<>();
+
+    private static boolean findSymbol(String symbol) {
         try {
             // What fabric_h's lookup searches first: libfabric's handle, which dlsym(3) searches with
             // the libraries it links; then the process's default libraries.

@@ -24,7 +24,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * {@code rdma_reject(3)} and frees the request, and that is all: the id that RDMA CM created for
  * the request stays, which {@code rdma_cm(7)} leaves to the application to destroy
  * ({@code rdma_destroy_id(3)}); so does the id of a request whose {@code rpma_conn_req_connect(3)}
- * fails. Measured in the Soft-RoCE lane with librpma 1.2 ({@code core/rpma/src/test/c/reject_cm_id_probe.c},
+ * fails (in 1.2's code and in librpma's last source: the oldest releases deleted the new
+ * connection, its id with it, when storing the private data failed). Measured in the Soft-RoCE lane with librpma 1.2 ({@code core/rpma/src/test/c/reject_cm_id_probe.c},
  * and {@code RpmaLaneTest}): each rejected request left one more cm_id in
  * {@code rdma resource show cm_id} and 736 bytes of malloc, until {@code rpma_ep_shutdown(3)}
  * closed the listener's event channel (the kernel's part; the malloc stays). A client that keeps

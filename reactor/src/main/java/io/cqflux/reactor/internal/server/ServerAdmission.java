@@ -49,7 +49,7 @@ public final class ServerAdmission {
     private final Counts counts = new Counts();
     private final Counts instanceCounts;
     /** One per kind, as docs/security.md says: a flood of one kind does not hide another's line. */
-    private final RateLimitedWarn limitWarn = new RateLimitedWarn();
+    private final RateLimitedWarn connectionsWarn = new RateLimitedWarn();
     private final RateLimitedWarn pendingWarn = new RateLimitedWarn();
     private final RateLimitedWarn perAddressWarn = new RateLimitedWarn();
     private final RateLimitedWarn authWarn = new RateLimitedWarn();
@@ -84,7 +84,7 @@ public final class ServerAdmission {
         }
         if (pending.get() + established.get() >= maxConnections) {
             count(RefusalKind.MAX_CONNECTIONS);
-            limitWarn.warn("rejecting a connection request on " + address + " from " + peerOf(req) + ": "
+            connectionsWarn.warn("rejecting a connection request on " + address + " from " + peerOf(req) + ": "
                     + (pending.get() + established.get()) + " connections, the maximum"
                     + " (AcceptOptions.withMaxConnections " + maxConnections + ")");
             return "the server has its maximum of connections; try again later";

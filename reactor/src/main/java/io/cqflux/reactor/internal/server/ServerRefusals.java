@@ -104,6 +104,8 @@ final class ServerRefusals {
             LOG.warn("refusing a connection on " + address + " failed", e);
             try {
                 spi.close();
+            } catch (RuntimeException ce) {
+                LOG.warn("closing a connection whose refusal failed on " + address + " failed", ce);
             } finally {
                 h.done();
             }
