@@ -51,6 +51,10 @@ import java.util.stream.Stream;
  * this process spins while C is measured: the two alternate per strategy, in one run.
  * {@code -I} sets C's iterations per figure ({@code -I / 10} of warm-up).
  *
+ * <p>With {@code -R N} it runs the connect-rate mode instead ({@link ConnectRateBench}): rounds of
+ * N connects ({@code -p} in flight) and their closes, with the first {@code -s} strategy, the
+ * first round the JVM's warm-up.
+ *
  * <p>With {@code -c N} it runs the storm mode instead ({@link StormBench}): the busy connection's
  * latency while N connects arrive at its server ({@code -p} in flight), while they close, and
  * while N refused clients flood it; with the first {@code -s} strategy and the first {@code -o}
@@ -109,6 +113,7 @@ public final class ScaleBench {
         int warmup = 2_000;
         double seconds = 2;
         int storm = 0;
+        int rate = 0;
         int parallel = 64;
         int sequential = 200;
         Path cProgram = null;
@@ -120,7 +125,7 @@ public final class ScaleBench {
         for (int i = 0; i < args.length; i++) {
             if (i + 1 == args.length) {
                 throw new IllegalArgumentException(args[i] + " wants a value (-n, -s, -o, -i, -w, -t, -G, -K, -B, -P, -C, -I,"
-                        + " -c, -p, -q)");
+                        + " -c, -R, -p, -q)");
             }
             switch (args[i]) {
                 case "-n" -> counts = Arrays.stream(args[++i].split(",")).mapToInt(Integer::parseInt).sorted().toArray();
@@ -130,6 +135,7 @@ public final class ScaleBench {
                 case "-w" -> warmup = Integer.parseInt(args[++i]);
                 case "-t" -> seconds = Double.parseDouble(args[++i]);
                 case "-c" -> storm = Integer.parseInt(args[++i]);
+                case "-R" -> rate = Integer.parseInt(args[++i]);
                 case "-p" -> parallel = Integer.parseInt(args[++i]);
                 case "-q" -> sequential = Integer.parseInt(args[++i]);
                 case "-C" -> cProgram = args[++i].equals("none") ? null : Path.of(args[i]);
@@ -139,7 +145,7 @@ public final class ScaleBench {
                 case "-K" -> keepAliveMillis = args[++i];
                 case "-B" -> backgroundPriority = parseFlag("-B", args[++i]);
                 default -> throw new IllegalArgumentException("unknown argument " + args[i]
-                        + " (-n, -s, -o, -i, -w, -t, -G, -K, -B, -P, -C, -I, -c, -p, -q)");
+                        + " (-n, -s, -o, -i, -w, -t, -G, -K, -B, -P, -C, -I, -c, -R, -p, -q)");
             }
         }
         if (counts.length == 0 || counts[0] < 0) {
@@ -157,9 +163,9 @@ public final class ScaleBench {
                         + " priority beside loops that never sleep; leave " + s + " out of -s");
             }
         }
-        if (storm < 0 || parallel < 1 || sequential < 1) {
-            throw new IllegalArgumentException("-c " + storm + " must be >= 0, -p " + parallel + " and -q " + sequential
-                    + " >= 1");
+        if (storm < 0 || rate < 0 || parallel < 1 || sequential < 1) {
+            throw new IllegalArgumentException("-c " + storm + " and -R " + rate + " must be >= 0, -p " + parallel
+                    + " and -q " + sequential + " >= 1");
         }
         if (cProgram != null && !Files.isExecutable(cProgram)) {
             throw new IllegalArgumentException("-C " + cProgram + ": want the compiled fabric_scale_bench (or none)");
@@ -178,6 +184,15 @@ public final class ScaleBench {
         }
         if (cIterations < C_MIN_ITERATIONS) {
             throw new IllegalArgumentException("-I " + cIterations + " is below " + C_MIN_ITERATIONS);
+        }
+        if (rate > 0) {
+            System.out.printf(Locale.ROOT, "# %s java=%s cpus=%d load=%s fd-limit=%s connect rate: -R %d -p %d -s %s"
+                    + " cq-group=%s keep-alive=%s background-priority=%b%n", Instant.now(), Runtime.version(),
+                    Runtime.getRuntime().availableProcessors(), LoadAverage.read(3, " "), fdLimit(), rate, parallel,
+                    strategies.getFirst(), group == null ? "none" : group,
+                    keepAliveMillis == null ? "default" : keepAliveMillis + " ms", backgroundPriority);
+            ConnectRateBench.run(Strategies.of(strategies.getFirst()), rate, parallel);
+            return;
         }
         if (storm > 0) {
             Object[] o = parseOp(ops.getFirst());
@@ -464,7 +479,7 @@ public final class ScaleBench {
         return java.lang.management.ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
     }
 
-    private static Cqflux.Builder builder(WaitStrategy strategy) {
+    static Cqflux.Builder builder(WaitStrategy strategy) {
         Cqflux.Builder b = Cqflux.builder().transport(TransportChoice.FABRIC).localAddress(InetAddress.getLoopbackAddress())
                 .waitStrategy(strategy).loops(1);
         keepAlive(b, keepAliveMillis);

@@ -48,6 +48,13 @@ class ScaleBenchTest {
     }
 
     @Test
+    void main_withANegativeConnectRate_failsNamingIt_beforeAnyOutput() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> ScaleBench.main(new String[] {"-C", "none", "-R", "-1"}));
+        assertTrue(e.getMessage().contains("-R -1"), e.getMessage());
+    }
+
+    @Test
     void main_withANegativePerChildCount_failsNamingIt() {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                 () -> ScaleBench.main(new String[] {"-C", "none", "-P", "-1"}));

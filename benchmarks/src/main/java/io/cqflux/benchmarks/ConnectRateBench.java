@@ -1,0 +1,78 @@
+package io.cqflux.benchmarks;
+
+import io.cqflux.core.RegionAccess;
+import io.cqflux.epoll.WaitStrategy;
+import io.cqflux.reactor.AcceptOptions;
+import io.cqflux.reactor.Cqflux;
+import io.cqflux.reactor.RdmaConnection;
+import io.cqflux.reactor.RdmaServer;
+import io.cqflux.reactor.Region;
+import java.lang.foreign.Arena;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import reactor.core.publisher.Flux;
+
+/**
+ * How many connections a server sets up per second ({@code ./cqflux bench scale -R N}): one
+ * server and one client {@link Cqflux} (one loop each, {@code ScaleBench}'s builder: its {@code -s},
+ * {@code -G}, {@code -K} and {@code -B}), fabric/tcp on 127.0.0.1, nothing else running in them.
+ * Each round connects N clients, {@code -p} in flight, each establishment counted when the
+ * client's connect completes (the server's side is established by then or a moment after), then
+ * closes them all, {@code 64} at a time. The first {@link #WARMUP} rounds are the JVM's warm-up
+ * (linking the bindings, the JIT): they are printed, and left out of the median. Both ends share
+ * the machine's CPUs: a server with clients elsewhere has them to itself.
+ */
+final class ConnectRateBench {
+    /** Rounds printed but not in the median: the first is the cold JVM's. */
+    static final int WARMUP = 1;
+    /** Measured rounds. */
+    static final int ROUNDS = 4;
+    private static final Duration TIMEOUT = Duration.ofMinutes(2);
+
+    private ConnectRateBench() {
+    }
+
+    static void run(WaitStrategy strategy, int connects, int inFlight) {
+        try (Arena arena = Arena.ofShared();
+             Cqflux server = ScaleBench.builder(strategy).build();
+             Cqflux client = ScaleBench.builder(strategy).build()) {
+            Region exposed = server.register(arena.allocate(4096, 4096), RegionAccess.WRITE_DST, RegionAccess.READ_SRC);
+            // Connections arrive faster than a subscriber of connections() could be asked for
+            // them: a handler keeps each until it closes; the handshakes in progress may reach the
+            // client's in-flight count.
+            RdmaServer s = server.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0),
+                    AcceptOptions.exposing(exposed).withMaxPendingHandshakes(Math.max(inFlight,
+                            AcceptOptions.DEFAULT_MAX_PENDING_HANDSHAKES)), c -> c.onDispose()).block(TIMEOUT);
+            System.out.printf(Locale.ROOT, "%-7s %8s %10s %12s %10s %12s%n", "round", "connects", "ms", "connects/s",
+                    "close_ms", "closes/s");
+            double[] rates = new double[ROUNDS];
+            for (int round = 0; round < WARMUP + ROUNDS; round++) {
+                long t0 = System.nanoTime();
+                List<RdmaConnection> cs = Flux.range(0, connects).flatMap(i -> client.connect(s.address()), inFlight)
+                        .collectList().block(TIMEOUT);
+                long t1 = System.nanoTime();
+                Flux.fromIterable(cs).flatMap(c -> {
+                    c.dispose();
+                    return c.onDispose();
+                }, 64).blockLast(TIMEOUT);
+                long t2 = System.nanoTime();
+                double rate = connects / ((t1 - t0) / 1e9);
+                if (round >= WARMUP) {
+                    rates[round - WARMUP] = rate;
+                }
+                System.out.printf(Locale.ROOT, "%-7s %8d %10.0f %12.0f %10.0f %12.0f%n",
+                        round < WARMUP ? "warm-up" : Integer.toString(round - WARMUP + 1), connects, (t1 - t0) / 1e6,
+                        rate, (t2 - t1) / 1e6, connects / ((t2 - t1) / 1e9));
+            }
+            Arrays.sort(rates);
+            System.out.printf(Locale.ROOT, "# connects/s over the %d measured rounds: median %.0f, min %.0f, max %.0f;"
+                    + " server %s%n", ROUNDS, (rates[ROUNDS / 2 - 1] + rates[ROUNDS / 2]) / 2, rates[0],
+                    rates[ROUNDS - 1], s.stats());
+            s.disposeNow(TIMEOUT);
+        }
+    }
+}
