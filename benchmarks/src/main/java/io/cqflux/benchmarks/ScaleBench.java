@@ -163,6 +163,9 @@ public final class ScaleBench {
                         + " priority beside loops that never sleep; leave " + s + " out of -s");
             }
         }
+        if (rate > 0 && storm > 0) {
+            throw new IllegalArgumentException("-R " + rate + " and -c " + storm + " are two modes: one at a time");
+        }
         if (storm < 0 || rate < 0 || parallel < 1 || sequential < 1) {
             throw new IllegalArgumentException("-c " + storm + " and -R " + rate + " must be >= 0, -p " + parallel
                     + " and -q " + sequential + " >= 1");

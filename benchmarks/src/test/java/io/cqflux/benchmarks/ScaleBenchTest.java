@@ -52,6 +52,9 @@ class ScaleBenchTest {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                 () -> ScaleBench.main(new String[] {"-C", "none", "-R", "-1"}));
         assertTrue(e.getMessage().contains("-R -1"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class,
+                () -> ScaleBench.main(new String[] {"-C", "none", "-R", "10", "-c", "10"}));
+        assertTrue(e.getMessage().contains("two modes"), e.getMessage());
     }
 
     @Test

@@ -770,7 +770,8 @@ abstract class HostilePeerContract {
                     }).onErrorResume(e -> Mono.just(e)))
                     .collectList().block(Duration.ofSeconds(30));
             for (Throwable e : errors) {
-                ConnectionException c = org.junit.jupiter.api.Assertions.assertInstanceOf(ConnectionException.class, e);
+                ConnectionException c = org.junit.jupiter.api.Assertions.assertInstanceOf(ConnectionException.class, e,
+                        e::toString);
                 assertEquals(ConnectionEvent.REJECTED, c.event(), c::toString);
                 assertRefusalReads(c, "the server has its maximum of connections; try again later");
             }
@@ -812,7 +813,7 @@ abstract class HostilePeerContract {
             held.add(attacker.connect(s.address()).block(T));
             StepVerifier.create(attacker.connect(s.address()))
                     .expectErrorSatisfies(e -> {
-                        ConnectionException c = org.junit.jupiter.api.Assertions.assertInstanceOf(ConnectionException.class, e);
+                        ConnectionException c = org.junit.jupiter.api.Assertions.assertInstanceOf(ConnectionException.class, e, e::toString);
                         assertEquals(ConnectionEvent.REJECTED, c.event(), c::toString);
                         assertRefusalReads(c, "too many connections from your address; try again later");
                     })
