@@ -866,6 +866,33 @@ abstract class HostilePeerContract {
     }
 
     /**
+     * What an operator's authenticator sees of a client besides its credentials: the address it
+     * connected from, on every transport (rpma reads it from the RDMA CM id inside librpma's
+     * request, which has no getter for it).
+     */
+    @Test
+    void theAuthenticator_seesTheAddressTheClientConnectedFrom() {
+        java.util.concurrent.atomic.AtomicReference<InetSocketAddress> seen = new java.util.concurrent.atomic.AtomicReference<>();
+        RdmaServer s = server.bind(listenAddress(), AcceptOptions.exposing(readOnly).authenticatedBy(r -> {
+            seen.set(r.peerAddress());
+            return Mono.just(io.cqflux.reactor.Authenticator.Decision.allow());
+        })).block(T);
+        try {
+            RdmaConnection c = attacker.connect(s.address()).block(T);
+            try {
+                InetSocketAddress a = seen.get();
+                assertTrue(a != null && a.getAddress().equals(s.address().getAddress()) && a.getPort() > 0
+                        && a.getPort() != s.address().getPort(), () -> "the authenticator saw " + a + " for a client of "
+                        + s.address() + " on the same host");
+            } finally {
+                c.disposeNow(T);
+            }
+        } finally {
+            s.disposeNow(T);
+        }
+    }
+
+    /**
      * The shared secret's credentials on this transport: a client that exposes no region presents
      * them within its connect's private data ({@code SharedSecretAuthenticator}: 22 bytes, which fit
      * rpma's 56 beside the rest of the hello). The valid client tells a receive buffer size above
