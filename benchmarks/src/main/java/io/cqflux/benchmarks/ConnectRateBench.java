@@ -67,6 +67,10 @@ final class ConnectRateBench {
                 while ((s.stats().connections() > 0 || s.stats().pendingHandshakes() > 0) && System.nanoTime() < drain) {
                     Thread.sleep(1);
                 }
+                if (s.stats().connections() > 0 || s.stats().pendingHandshakes() > 0) {
+                    System.out.printf(Locale.ROOT, "# the server still holds connections after %s: %s%n", TIMEOUT,
+                            s.stats());
+                }
                 double rate = connects / ((t1 - t0) / 1e9);
                 if (round >= WARMUP) {
                     rates[round - WARMUP] = rate;
