@@ -36,26 +36,15 @@ public final class SocketAddresses {
         int port = port(sa);
         try {
             if (family == AF_INET) {
-                return new InetSocketAddress(InetAddress.getByAddress(bytes(sa, 4, 4)), port);
+                return new InetSocketAddress(InetAddress.getByAddress(Segments.copyOut(sa, 4, 4)), port);
             }
             if (family == AF_INET6 && sa.byteSize() >= 24) {
-                return new InetSocketAddress(InetAddress.getByAddress(bytes(sa, 8, 16)), port);
+                return new InetSocketAddress(InetAddress.getByAddress(Segments.copyOut(sa, 8, 16)), port);
             }
         } catch (UnknownHostException e) {
             // a 4- or 16-byte address always parses
         }
         return null;
-    }
-
-    /**
-     * {@return {@code n} bytes of {@code sa} at {@code offset}, copied} Not
-     * {@code MemorySegment.toArray}, which builds an element layout ({@code withOrder}) at every
-     * call: this runs for every connection request, on a loop.
-     */
-    private static byte[] bytes(MemorySegment sa, long offset, int n) {
-        byte[] b = new byte[n];
-        MemorySegment.copy(sa, ValueLayout.JAVA_BYTE, offset, b, 0, n);
-        return b;
     }
 
     /**

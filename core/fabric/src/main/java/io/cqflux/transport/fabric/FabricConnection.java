@@ -249,7 +249,7 @@ final class FabricConnection implements Connection {
         if (a.equals(MemorySegment.NULL) || len < 8) {
             return "an unknown address";
         }
-        java.net.InetSocketAddress peer = io.cqflux.core.internal.SocketAddresses.decode(a.reinterpret(len));
+        java.net.InetSocketAddress peer = FabricListener.requester(info);
         return peer == null ? "an address of another family" : peer.getAddress().getHostAddress() + ":" + peer.getPort();
     }
 

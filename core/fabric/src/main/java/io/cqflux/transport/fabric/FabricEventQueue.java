@@ -2,6 +2,7 @@ package io.cqflux.transport.fabric;
 
 import static io.cqflux.transport.fabric.ffm.fabric_h.*;
 
+import io.cqflux.core.internal.Segments;
 import io.cqflux.transport.fabric.ffm.fi_eq_attr;
 import io.cqflux.transport.fabric.ffm.fi_eq_cm_entry;
 import io.cqflux.transport.fabric.ffm.fi_eq_err_entry;
@@ -169,18 +170,7 @@ final class FabricEventQueue implements AutoCloseable {
         if (n <= 0) {
             return new byte[0];
         }
-        return copyOut(entry, fi_eq_cm_entry.data$offset(), Math.min(n, entry.byteSize() - fi_eq_cm_entry.sizeof()));
-    }
-
-    /**
-     * {@return {@code n} bytes of {@code from} at {@code offset}, copied} Not
-     * {@code MemorySegment.toArray}: it builds a new element layout (withOrder) at every call,
-     * which in code that runs once per connection, on the loop, is far from free.
-     */
-    static byte[] copyOut(MemorySegment from, long offset, long n) {
-        byte[] b = new byte[Math.toIntExact(n)];
-        MemorySegment.copy(from, ValueLayout.JAVA_BYTE, offset, b, 0, b.length);
-        return b;
+        return Segments.copyOut(entry, fi_eq_cm_entry.data$offset(), Math.min(n, entry.byteSize() - fi_eq_cm_entry.sizeof()));
     }
 
     /**
@@ -210,7 +200,7 @@ final class FabricEventQueue implements AutoCloseable {
         if (n <= 0 || fi_eq_err_entry.err_data(errEntry).address() != errData.address()) {
             return new byte[0];
         }
-        return copyOut(errData, 0, Math.min(n, errData.byteSize()));
+        return Segments.copyOut(errData, 0, Math.min(n, errData.byteSize()));
     }
 
     @Override

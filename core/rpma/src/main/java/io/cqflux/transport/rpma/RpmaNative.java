@@ -350,6 +350,6 @@ final class RpmaNative {
         if (ptr.equals(MemorySegment.NULL) || len <= 0) {
             return new byte[0];
         }
-        return ptr.reinterpret(len).toArray(ValueLayout.JAVA_BYTE);
+        return io.cqflux.core.internal.Segments.copyOut(ptr.reinterpret(len), 0, len);
     }
 }

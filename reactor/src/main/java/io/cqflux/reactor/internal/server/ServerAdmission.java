@@ -108,13 +108,17 @@ public final class ServerAdmission {
 
     /** {@return the request's peer as text, or "an unknown address"} */
     static String peerOf(ConnectionRequest req) {
-        InetSocketAddress a;
-        try {
-            a = req.peerAddress();
-        } catch (RuntimeException e) {
-            a = null;
-        }
+        InetSocketAddress a = requester(req);
         return a == null ? "an unknown address" : a.toString();
+    }
+
+    /** {@return the address a request came from, or null where the transport cannot tell it (or fails to)} */
+    private static InetSocketAddress requester(ConnectionRequest req) {
+        try {
+            return req.peerAddress();
+        } catch (RuntimeException e) {
+            return null;
+        }
     }
 
     /**
@@ -137,12 +141,7 @@ public final class ServerAdmission {
      * The bound per address is on: an unknown one is said once.
      */
     private java.net.InetAddress addressOf(ConnectionRequest req) {
-        InetSocketAddress a;
-        try {
-            a = req.peerAddress();
-        } catch (RuntimeException e) {
-            a = null;
-        }
+        InetSocketAddress a = requester(req);
         if (a == null || a.getAddress() == null) {
             if (unknownAddressSaid.compareAndSet(false, true)) {
                 LOG.warn("the server on " + address + " cannot tell where a connection request came from (its"
