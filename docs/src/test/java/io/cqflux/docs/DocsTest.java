@@ -125,6 +125,40 @@ class DocsTest {
         return ids;
     }
 
+    /**
+     * The architecture page's module table is the map of the tree: every package of main code, in
+     * every module, is named there in full, and has a {@code package-info.java} that says its role.
+     */
+    @Test
+    void everyMainPackage_hasAPackageInfo_andIsNamedOnTheArchitecturePage() throws IOException {
+        String architecture = Files.readString(ROOT.resolve("docs/architecture.md"));
+        List<String> unnamed = new ArrayList<>();
+        List<String> undocumented = new ArrayList<>();
+        Set<String> packages = new HashSet<>();
+        try (Stream<Path> roots = Files.walk(ROOT, 6)) {
+            for (Path root : roots.filter(p -> p.endsWith(Path.of("src", "main", "java")))
+                    .filter(p -> !p.toString().contains("/target/")).toList()) {
+                try (Stream<Path> files = Files.walk(root)) {
+                    for (Path dir : files.filter(f -> f.toString().endsWith(".java"))
+                            .filter(f -> !f.endsWith("module-info.java"))
+                            .map(Path::getParent).distinct().toList()) {
+                        String name = root.relativize(dir).toString().replace('/', '.');
+                        packages.add(name);
+                        if (!Pattern.compile("`" + Pattern.quote(name) + "[`(]").matcher(architecture).find()) {
+                            unnamed.add(name);
+                        }
+                        if (!Files.exists(dir.resolve("package-info.java"))) {
+                            undocumented.add(ROOT.relativize(dir).toString());
+                        }
+                    }
+                }
+            }
+        }
+        assertTrue(packages.size() > 20, "found " + packages.size() + " main packages; expected more: " + packages);
+        assertEquals(List.of(), unnamed, "main packages docs/architecture.md does not name (in backticks)");
+        assertEquals(List.of(), undocumented, "main packages without a package-info.java");
+    }
+
     @Test
     void namedClassesAndPackages_existInTheModules() throws IOException {
         List<String> missing = new ArrayList<>();
