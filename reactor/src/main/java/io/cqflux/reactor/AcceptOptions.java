@@ -139,13 +139,22 @@ public final class AcceptOptions {
     private final int sharedReceivePool;
     /** Whether each accepted connection gets a key scope of its own (withKeysScopedToConnection). */
     private final boolean scopedKeys;
-    /** The bound on connections from one IP address; Integer.MAX_VALUE: none. */
-    private final int maxConnectionsPerAddress;
+    /** The bound on connections from one address or network (withMaxConnectionsPerAddress). */
+    private final PerAddress perAddress;
+
+    /**
+     * The bound on connections from one client network: at most {@code max}, counted per IPv4
+     * address's first {@code ipv4Prefix} bits and per IPv6 address's first {@code ipv6Prefix}
+     * bits; {@code max} {@link Integer#MAX_VALUE}: none.
+     */
+    private record PerAddress(int max, int ipv4Prefix, int ipv6Prefix) {
+        static final PerAddress NONE = new PerAddress(Integer.MAX_VALUE, 32, 128);
+    }
 
     private AcceptOptions(List<Region> exposed, Function<byte[], AcceptDecision> accept, int receivePrefetch,
                           boolean beforeAccept, Authenticator authenticator, int maxConnections,
                           int maxPendingHandshakes, Duration handshakeTimeout, boolean endOnReceiveOverflow,
-                          int sharedReceivePool, boolean scopedKeys, int maxConnectionsPerAddress) {
+                          int sharedReceivePool, boolean scopedKeys, PerAddress perAddress) {
         this.exposed = exposed;
         this.accept = accept;
         this.receivePrefetch = receivePrefetch;
@@ -157,13 +166,13 @@ public final class AcceptOptions {
         this.endOnReceiveOverflow = endOnReceiveOverflow;
         this.sharedReceivePool = sharedReceivePool;
         this.scopedKeys = scopedKeys;
-        this.maxConnectionsPerAddress = maxConnectionsPerAddress;
+        this.perAddress = perAddress;
     }
 
     private AcceptOptions(List<Region> exposed, Function<byte[], AcceptDecision> accept, int receivePrefetch,
                           boolean beforeAccept) {
         this(exposed, accept, receivePrefetch, beforeAccept, null, Integer.MAX_VALUE, DEFAULT_MAX_PENDING_HANDSHAKES,
-                null, true, 0, false, Integer.MAX_VALUE);
+                null, true, 0, false, PerAddress.NONE);
     }
 
     /** {@return the defaults of a server bound without options: {@code exposing(regions)}} */
@@ -208,7 +217,7 @@ public final class AcceptOptions {
             throw new IllegalArgumentException("receive prefetch " + receives + " is negative (0 turns it off)");
         }
         return new AcceptOptions(exposed, accept, receives, beforeAccept, authenticator, maxConnections,
-                maxPendingHandshakes, handshakeTimeout, endOnReceiveOverflow, sharedReceivePool, scopedKeys, maxConnectionsPerAddress);
+                maxPendingHandshakes, handshakeTimeout, endOnReceiveOverflow, sharedReceivePool, scopedKeys, perAddress);
     }
 
     /**
@@ -226,7 +235,7 @@ public final class AcceptOptions {
                     + " sends only into receives this side granted");
         }
         return new AcceptOptions(exposed, accept, receivePrefetch, before, authenticator, maxConnections,
-                maxPendingHandshakes, handshakeTimeout, endOnReceiveOverflow, sharedReceivePool, scopedKeys, maxConnectionsPerAddress);
+                maxPendingHandshakes, handshakeTimeout, endOnReceiveOverflow, sharedReceivePool, scopedKeys, perAddress);
     }
 
     /**
@@ -248,7 +257,7 @@ public final class AcceptOptions {
                     + " data the accept function decides");
         }
         return new AcceptOptions(exposed, accept, receivePrefetch, beforeAccept, authenticator, maxConnections,
-                maxPendingHandshakes, handshakeTimeout, endOnReceiveOverflow, sharedReceivePool, scopedKeys, maxConnectionsPerAddress);
+                maxPendingHandshakes, handshakeTimeout, endOnReceiveOverflow, sharedReceivePool, scopedKeys, perAddress);
     }
 
     /**
@@ -265,7 +274,7 @@ public final class AcceptOptions {
             throw new IllegalArgumentException("max connections " + max + " is below 1");
         }
         return new AcceptOptions(exposed, accept, receivePrefetch, beforeAccept, authenticator, max,
-                maxPendingHandshakes, handshakeTimeout, endOnReceiveOverflow, sharedReceivePool, scopedKeys, maxConnectionsPerAddress);
+                maxPendingHandshakes, handshakeTimeout, endOnReceiveOverflow, sharedReceivePool, scopedKeys, perAddress);
     }
 
     /**
@@ -277,20 +286,48 @@ public final class AcceptOptions {
      * reason (WARN, rate-limited; {@link RdmaServer#stats()}, {@link RefusalKind#MAX_PER_ADDRESS}).
      * The address is the one the request came from ({@code ConnectionRequest.peerAddress()}: what the
      * network says, so clients behind one NAT share a bound, and an IPv6 host with a prefix of its
-     * own can use many). A request whose address the transport cannot tell is not counted (the
-     * server says so once, at WARN): fabric reads it from the request on tcp and verbs, rpma from the
-     * RDMA CM id inside librpma's request (docs/security.md, section 7). Unbounded by default.
+     * own can use many: {@link #withMaxConnectionsPerAddress(int, int, int)} bounds a network). A
+     * request whose address the transport cannot tell is not counted (the server says so once, at
+     * WARN): fabric reads it from the request on tcp and verbs, rpma from the RDMA CM id inside
+     * librpma's request (docs/security.md, section 7). Unbounded by default.
      *
      * @param max at least 1
      * @return new options
      * @throws IllegalArgumentException when {@code max} is below 1
      */
     public AcceptOptions withMaxConnectionsPerAddress(int max) {
+        return withMaxConnectionsPerAddress(max, 32, 128);
+    }
+
+    /**
+     * These options with a bound on the connections from one client network, as
+     * {@link #withMaxConnectionsPerAddress(int)} bounds one address: the addresses whose first
+     * {@code ipv4PrefixLength} bits (IPv4) or first {@code ipv6PrefixLength} bits (IPv6) are the
+     * same count together. An IPv6 host is usually given a whole /64 (RFC 4291's interface
+     * identifiers, SLAAC, privacy addresses that change by the hour), so a bound per single IPv6
+     * address lets one host open as many connections as it picks addresses;
+     * {@code withMaxConnectionsPerAddress(n, 32, 64)} bounds each IPv4 address and each /64. An
+     * IPv4-mapped IPv6 address ({@code ::ffff:a.b.c.d}) counts as its IPv4 address. The log line
+     * of a refusal names the network ({@code 2001:db8:1:2::/64}); the client reads the same reason
+     * as for one address.
+     *
+     * @param max at least 1
+     * @param ipv4PrefixLength the bits of an IPv4 address that name its network, 1..32 (32: each
+     *     address alone)
+     * @param ipv6PrefixLength the bits of an IPv6 address that name its network, 1..128 (128: each
+     *     address alone)
+     * @return new options
+     * @throws IllegalArgumentException when a value is outside its range (named, with the range)
+     */
+    public AcceptOptions withMaxConnectionsPerAddress(int max, int ipv4PrefixLength, int ipv6PrefixLength) {
         if (max < 1) {
             throw new IllegalArgumentException("max connections per address " + max + " is below 1");
         }
+        Checks.inRange("ipv4PrefixLength", ipv4PrefixLength, 1, 32);
+        Checks.inRange("ipv6PrefixLength", ipv6PrefixLength, 1, 128);
         return new AcceptOptions(exposed, accept, receivePrefetch, beforeAccept, authenticator, maxConnections,
-                maxPendingHandshakes, handshakeTimeout, endOnReceiveOverflow, sharedReceivePool, scopedKeys, max);
+                maxPendingHandshakes, handshakeTimeout, endOnReceiveOverflow, sharedReceivePool, scopedKeys,
+                new PerAddress(max, ipv4PrefixLength, ipv6PrefixLength));
     }
 
     /**
@@ -308,7 +345,7 @@ public final class AcceptOptions {
             throw new IllegalArgumentException("max pending handshakes " + max + " is below 1");
         }
         return new AcceptOptions(exposed, accept, receivePrefetch, beforeAccept, authenticator, maxConnections, max,
-                handshakeTimeout, endOnReceiveOverflow, sharedReceivePool, scopedKeys, maxConnectionsPerAddress);
+                handshakeTimeout, endOnReceiveOverflow, sharedReceivePool, scopedKeys, perAddress);
     }
 
     /**
@@ -325,7 +362,7 @@ public final class AcceptOptions {
         Objects.requireNonNull(timeout, "timeout");
         Checks.timeout("handshake timeout", timeout);
         return new AcceptOptions(exposed, accept, receivePrefetch, beforeAccept, authenticator, maxConnections,
-                maxPendingHandshakes, timeout, endOnReceiveOverflow, sharedReceivePool, scopedKeys, maxConnectionsPerAddress);
+                maxPendingHandshakes, timeout, endOnReceiveOverflow, sharedReceivePool, scopedKeys, perAddress);
     }
 
     /** {@return the authenticator, or {@code null} for none} */
@@ -338,9 +375,25 @@ public final class AcceptOptions {
         return maxConnections;
     }
 
-    /** {@return the bound on connections from one IP address ({@link Integer#MAX_VALUE}: none)} */
+    /** {@return the bound on connections from one IP address or network ({@link Integer#MAX_VALUE}: none)} */
     public int maxConnectionsPerAddress() {
-        return maxConnectionsPerAddress;
+        return perAddress.max();
+    }
+
+    /**
+     * {@return the bits of an IPv4 address that name the network {@link #maxConnectionsPerAddress()}
+     * bounds (32, each address alone, unless {@link #withMaxConnectionsPerAddress(int, int, int)} said)}
+     */
+    public int ipv4PrefixLength() {
+        return perAddress.ipv4Prefix();
+    }
+
+    /**
+     * {@return the bits of an IPv6 address that name the network {@link #maxConnectionsPerAddress()}
+     * bounds (128, each address alone, unless {@link #withMaxConnectionsPerAddress(int, int, int)} said)}
+     */
+    public int ipv6PrefixLength() {
+        return perAddress.ipv6Prefix();
     }
 
     /** {@return the bound on handshakes in progress} */
@@ -390,7 +443,7 @@ public final class AcceptOptions {
      */
     public AcceptOptions withEndOnReceiveOverflow(boolean end) {
         return new AcceptOptions(exposed, accept, receivePrefetch, beforeAccept, authenticator, maxConnections,
-                maxPendingHandshakes, handshakeTimeout, end, sharedReceivePool, scopedKeys, maxConnectionsPerAddress);
+                maxPendingHandshakes, handshakeTimeout, end, sharedReceivePool, scopedKeys, perAddress);
     }
 
     /**
@@ -434,7 +487,7 @@ public final class AcceptOptions {
                     + " raw private data sends without credits, so each of its connections keeps a pool of its own");
         }
         return new AcceptOptions(exposed, accept, receivePrefetch, beforeAccept, authenticator, maxConnections,
-                maxPendingHandshakes, handshakeTimeout, endOnReceiveOverflow, buffers, scopedKeys, maxConnectionsPerAddress);
+                maxPendingHandshakes, handshakeTimeout, endOnReceiveOverflow, buffers, scopedKeys, perAddress);
     }
 
     /**
@@ -464,7 +517,7 @@ public final class AcceptOptions {
                     + " control words): with raw private data the server registers nothing for a connection");
         }
         return new AcceptOptions(exposed, accept, receivePrefetch, beforeAccept, authenticator, maxConnections,
-                maxPendingHandshakes, handshakeTimeout, endOnReceiveOverflow, sharedReceivePool, scoped, maxConnectionsPerAddress);
+                maxPendingHandshakes, handshakeTimeout, endOnReceiveOverflow, sharedReceivePool, scoped, perAddress);
     }
 
     /** {@return whether {@link #withKeysScopedToConnection(boolean)} asked for keys scoped to their connection} */
@@ -484,8 +537,9 @@ public final class AcceptOptions {
                 : "AcceptOptions[hello, " + exposed.size() + " exposed regions" + prefetch
                 + (authenticator != null ? ", authenticated by " + authenticator : "")
                 + (maxConnections != Integer.MAX_VALUE ? ", max connections " + maxConnections : "")
-                + (maxConnectionsPerAddress != Integer.MAX_VALUE ? ", max connections per address "
-                        + maxConnectionsPerAddress : "")
+                + (perAddress.max() != Integer.MAX_VALUE ? ", max connections per address " + perAddress.max()
+                        + (perAddress.ipv4Prefix() != 32 || perAddress.ipv6Prefix() != 128 ? " (IPv4 /"
+                        + perAddress.ipv4Prefix() + ", IPv6 /" + perAddress.ipv6Prefix() + ")" : "") : "")
                 + ", max pending handshakes " + maxPendingHandshakes
                 + (handshakeTimeout != null ? ", handshake timeout " + handshakeTimeout.toMillis() + " ms" : "")
                 + (sharedReceivePool != 0 ? ", shared receive pool" + (sharedReceivePool > 0 ? " of " + sharedReceivePool

@@ -40,6 +40,27 @@ class IsolationOptionsTest {
     }
 
     @Test
+    void theBoundPerNetwork_checksItsPrefixLengths_andKeepsThemThroughTheOptionsSetAfterIt() {
+        AcceptOptions o = AcceptOptions.exposing();
+        assertEquals("ipv4PrefixLength 0 is outside [1, 32]",
+                assertThrows(IllegalArgumentException.class, () -> o.withMaxConnectionsPerAddress(2, 0, 64)).getMessage());
+        assertEquals("ipv6PrefixLength 129 is outside [1, 128]",
+                assertThrows(IllegalArgumentException.class, () -> o.withMaxConnectionsPerAddress(2, 32, 129))
+                        .getMessage());
+        assertEquals("max connections per address 0 is below 1",
+                assertThrows(IllegalArgumentException.class, () -> o.withMaxConnectionsPerAddress(0, 24, 64))
+                        .getMessage());
+        AcceptOptions set = o.withMaxConnectionsPerAddress(4, 24, 64).withMaxConnections(9).withReceivePrefetch(2);
+        assertEquals(4, set.maxConnectionsPerAddress());
+        assertEquals(24, set.ipv4PrefixLength());
+        assertEquals(64, set.ipv6PrefixLength());
+        assertTrue(set.toString().contains("max connections per address 4 (IPv4 /24, IPv6 /64)"), set::toString);
+        assertEquals(32, o.ipv4PrefixLength(), "each address alone by default");
+        assertEquals(128, o.ipv6PrefixLength());
+        assertEquals(32, o.withMaxConnectionsPerAddress(3).ipv4PrefixLength());
+    }
+
+    @Test
     void anAuthenticator_needsAHello_andCredentialsNeedOneToo() {
         Authenticator yes = r -> Mono.just(Authenticator.Decision.allow());
         assertThrows(IllegalStateException.class,

@@ -333,10 +333,14 @@ public class CqfluxAutoConfiguration {
             set("cqflux.server.max-connections", max, () -> probe.withMaxConnections(max));
             steps.add(o -> o.withMaxConnections(max));
         }
+        int v4 = cfg.getPerAddressIpv4PrefixLength();
+        int v6 = cfg.getPerAddressIpv6PrefixLength();
+        set("cqflux.server.per-address-ipv4-prefix-length", v4, () -> probe.withMaxConnectionsPerAddress(1, v4, 128));
+        set("cqflux.server.per-address-ipv6-prefix-length", v6, () -> probe.withMaxConnectionsPerAddress(1, 32, v6));
         if (cfg.getMaxConnectionsPerAddress() != null) {
             int max = cfg.getMaxConnectionsPerAddress();
             set("cqflux.server.max-connections-per-address", max, () -> probe.withMaxConnectionsPerAddress(max));
-            steps.add(o -> o.withMaxConnectionsPerAddress(max));
+            steps.add(o -> o.withMaxConnectionsPerAddress(max, v4, v6));
         }
         int pending = cfg.getMaxPendingHandshakes();
         set("cqflux.server.max-pending-handshakes", pending, () -> probe.withMaxPendingHandshakes(pending));

@@ -27,6 +27,18 @@ public class CqfluxServerProperties {
     /** At most this many connections (established plus handshaking) from one IP address; unset: unbounded. */
     private Integer maxConnectionsPerAddress;
 
+    /**
+     * The bits of a client's IPv4 address that name its network for max-connections-per-address
+     * (1-32; 32: each address alone).
+     */
+    private int perAddressIpv4PrefixLength = 32;
+
+    /**
+     * The bits of a client's IPv6 address that name its network for max-connections-per-address
+     * (1-128; 128: each address alone; 64 bounds each /64, what one IPv6 host usually holds).
+     */
+    private int perAddressIpv6PrefixLength = 128;
+
     /** At most this many handshakes in progress; more are rejected at once. */
     private int maxPendingHandshakes = io.cqflux.reactor.AcceptOptions.DEFAULT_MAX_PENDING_HANDSHAKES;
 
@@ -69,6 +81,26 @@ public class CqfluxServerProperties {
     /** @param maxConnectionsPerAddress the bound on connections from one IP address */
     public void setMaxConnectionsPerAddress(Integer maxConnectionsPerAddress) {
         this.maxConnectionsPerAddress = maxConnectionsPerAddress;
+    }
+
+    /** @return the bits of an IPv4 address that name its network for the bound per address */
+    public int getPerAddressIpv4PrefixLength() {
+        return perAddressIpv4PrefixLength;
+    }
+
+    /** @param length the bits of an IPv4 address that name its network for the bound per address */
+    public void setPerAddressIpv4PrefixLength(int length) {
+        this.perAddressIpv4PrefixLength = length;
+    }
+
+    /** @return the bits of an IPv6 address that name its network for the bound per address */
+    public int getPerAddressIpv6PrefixLength() {
+        return perAddressIpv6PrefixLength;
+    }
+
+    /** @param length the bits of an IPv6 address that name its network for the bound per address */
+    public void setPerAddressIpv6PrefixLength(int length) {
+        this.perAddressIpv6PrefixLength = length;
     }
 
     /** @return the bound on handshakes in progress */

@@ -159,6 +159,25 @@ class CqfluxServerTest {
     }
 
     @Test
+    void perAddressPrefixLengths_reachTheServersOptions_andOneOutOfRangeFailsTheStart() {
+        CqfluxServerProperties props = new CqfluxServerProperties();
+        props.setMaxConnectionsPerAddress(3);
+        props.setPerAddressIpv4PrefixLength(24);
+        props.setPerAddressIpv6PrefixLength(64);
+        io.cqflux.reactor.AcceptOptions o = CqfluxAutoConfiguration.acceptOptions(props)
+                .apply(io.cqflux.reactor.AcceptOptions.exposing());
+        assertThat(o.maxConnectionsPerAddress()).isEqualTo(3);
+        assertThat(o.ipv4PrefixLength()).isEqualTo(24);
+        assertThat(o.ipv6PrefixLength()).isEqualTo(64);
+        runner.withPropertyValues("cqflux.server.port=0", "cqflux.server.regions.data.size=4KB",
+                        "cqflux.server.max-connections-per-address=2", "cqflux.server.per-address-ipv6-prefix-length=0")
+                .run(ctx -> assertThat(ctx).hasFailed().getFailure().rootCause()
+                        .isInstanceOf(CqfluxPropertyException.class)
+                        .hasMessageContaining("cqflux.server.per-address-ipv6-prefix-length=0 is refused")
+                        .hasMessageContaining("ipv6PrefixLength 0 is outside [1, 128]"));
+    }
+
+    @Test
     void aShortSharedSecret_failsTheStartNamingThePropertyButNotTheSecret() {
         runner.withPropertyValues("cqflux.server.port=0", "cqflux.server.regions.data.size=4KB",
                         "cqflux.server.auth.shared-secret=short")

@@ -29,13 +29,17 @@ public final class ServerAdmission {
     private final int maxConnections;
     private final int maxPending;
     private final int maxPerAddress;
+    /** The bits of a client's IPv4 and IPv6 address that name its network for {@link #maxPerAddress}. */
+    private final int ipv4Prefix;
+    private final int ipv6Prefix;
     /**
-     * Connections and handshakes by the IP address they came from, while there are any: an entry
-     * goes with its last slot. Taken on the server's loop at admission, given back from any thread.
-     * A request whose address the transport cannot tell is not counted (one bucket for all of them
-     * would turn the bound into a bound on the whole server): said once, at WARN.
+     * Connections and handshakes by the client network they came from (a single address unless
+     * the bound names prefixes), while there are any: an entry goes with its last slot. Taken on
+     * the server's loop at admission, given back from any thread. A request whose address the
+     * transport cannot tell is not counted (one bucket for all of them would turn the bound into a
+     * bound on the whole server): said once, at WARN.
      */
-    private final ConcurrentHashMap<java.net.InetAddress, Integer> perAddress = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<ClientNetwork, Integer> perAddress = new ConcurrentHashMap<>();
     /** Whether the server said that a request's address was unknown to its bound per address. */
     private final java.util.concurrent.atomic.AtomicBoolean unknownAddressSaid =
             new java.util.concurrent.atomic.AtomicBoolean();
@@ -58,12 +62,14 @@ public final class ServerAdmission {
     private final RateLimitedWarn controlWarn = new RateLimitedWarn();
 
     ServerAdmission(InetSocketAddress address, int maxConnections, int maxPending, int maxPerAddress,
-                    Counts instanceCounts) {
+                    int ipv4Prefix, int ipv6Prefix, Counts instanceCounts) {
         this.instanceCounts = instanceCounts;
         this.address = address;
         this.maxConnections = maxConnections;
         this.maxPending = maxPending;
         this.maxPerAddress = maxPerAddress;
+        this.ipv4Prefix = ipv4Prefix;
+        this.ipv6Prefix = ipv6Prefix;
     }
 
     /**
@@ -94,15 +100,16 @@ public final class ServerAdmission {
 
     /** {@link #admit}'s bound per address: null when {@code req} is within it (or not counted). */
     private String admitFromItsAddress(ConnectionRequest req) {
-        java.net.InetAddress a = maxPerAddress == Integer.MAX_VALUE ? null : addressOf(req);
-        int held = a == null ? 0 : perAddress.getOrDefault(a, 0);
+        ClientNetwork n = maxPerAddress == Integer.MAX_VALUE ? null : networkOf(req);
+        int held = n == null ? 0 : perAddress.getOrDefault(n, 0);
         if (held < maxPerAddress) {
             return null;
         }
         count(RefusalKind.MAX_PER_ADDRESS);
+        boolean single = n.prefix() == (n.ipv6() ? 128 : 32);
         perAddressWarn.warn("rejecting a connection request on " + address + " from " + peerOf(req) + ": " + held
-                + " connections from that address, the maximum (AcceptOptions.withMaxConnectionsPerAddress "
-                + maxPerAddress + ")");
+                + " connections from " + (single ? "that address" : "its network " + n) + ", the maximum"
+                + " (AcceptOptions.withMaxConnectionsPerAddress " + maxPerAddress + ")");
         return "too many connections from your address; try again later";
     }
 
@@ -128,7 +135,7 @@ public final class ServerAdmission {
      */
     Handshake handshake(ConnectionRequest req) {
         Runnable giveBack = null;
-        java.net.InetAddress a = maxPerAddress == Integer.MAX_VALUE ? null : addressOf(req);
+        ClientNetwork a = maxPerAddress == Integer.MAX_VALUE ? null : networkOf(req);
         if (a != null) {
             perAddress.merge(a, 1, Integer::sum);
             giveBack = () -> perAddress.computeIfPresent(a, (k, n) -> n > 1 ? n - 1 : null);
@@ -137,10 +144,10 @@ public final class ServerAdmission {
     }
 
     /**
-     * {@return the IP address a request came from, or null when the transport cannot tell it}
-     * The bound per address is on: an unknown one is said once.
+     * {@return the client network a request came from, or null when the transport cannot tell its
+     * address} The bound per address is on: an unknown one is said once.
      */
-    private java.net.InetAddress addressOf(ConnectionRequest req) {
+    private ClientNetwork networkOf(ConnectionRequest req) {
         InetSocketAddress a = requester(req);
         if (a == null || a.getAddress() == null) {
             if (unknownAddressSaid.compareAndSet(false, true)) {
@@ -150,12 +157,12 @@ public final class ServerAdmission {
             }
             return null;
         }
-        return a.getAddress();
+        return ClientNetwork.of(a.getAddress(), ipv4Prefix, ipv6Prefix);
     }
 
-    /** {@return how many connections and handshakes an address holds now (tests)} */
+    /** {@return how many connections and handshakes the network of address {@code a} holds now (tests)} */
     int fromAddress(java.net.InetAddress a) {
-        return a == null ? 0 : perAddress.getOrDefault(a, 0);
+        return a == null ? 0 : perAddress.getOrDefault(ClientNetwork.of(a, ipv4Prefix, ipv6Prefix), 0);
     }
 
     /** {@return the count of live per-connection exposures, which each connection's ExposureSet keeps} */

@@ -99,7 +99,8 @@ public final class ServerCore {
         this.forget = forget;
         this.sharedReceiveBuffers = sharedReceiveChunk(options, config, rawAccept != null, host.receiveBufferSize());
         this.admission = new ServerAdmission(address, options.maxConnections(), options.maxPendingHandshakes(),
-                options.maxConnectionsPerAddress(), host.instanceCounts());
+                options.maxConnectionsPerAddress(), options.ipv4PrefixLength(), options.ipv6PrefixLength(),
+                host.instanceCounts());
         Duration handshakeTimeout = options.handshakeTimeout() != null ? options.handshakeTimeout() : config.timeout();
         this.refusals = new ServerRefusals(host, loop, address, handshakeTimeout, rawAccept != null, this::closing);
         this.authentication = options.authenticator() == null ? null

@@ -41,8 +41,12 @@ class ServerAdmissionPerAddressTest {
     }
 
     private static ServerAdmission admission(int perAddress) throws Exception {
+        return admission(perAddress, 32, 128);
+    }
+
+    private static ServerAdmission admission(int perAddress, int ipv4Prefix, int ipv6Prefix) throws Exception {
         return new ServerAdmission(new InetSocketAddress(InetAddress.getLoopbackAddress(), 7000), Integer.MAX_VALUE,
-                1000, perAddress, new ServerAdmission.Counts());
+                1000, perAddress, ipv4Prefix, ipv6Prefix, new ServerAdmission.Counts());
     }
 
     /** Admits {@code req} as the server does: the check, then the handshake that holds its slot. */
@@ -115,5 +119,26 @@ class ServerAdmissionPerAddressTest {
             admitted(a, from("10.0.0.1", i + 1));
         }
         assertEquals(0, a.fromAddress(InetAddress.getByName("10.0.0.1")));
+    }
+
+    @Test
+    void withPrefixes_theAddressesOfOneNetworkShareTheBound_andOtherNetworksDoNot() throws Exception {
+        ServerAdmission a = admission(2, 24, 64);
+        // One IPv6 host picking fresh addresses in its /64: the third is refused.
+        admitted(a, from("2001:db8:1:2::1", 1));
+        admitted(a, from("2001:db8:1:2:ffff:ffff:ffff:ffff", 1));
+        assertEquals("too many connections from your address; try again later",
+                a.admit(from("2001:db8:1:2:1234::7", 1)));
+        // The next /64 and another IPv4 /24 are other networks.
+        admitted(a, from("2001:db8:1:3::1", 1));
+        admitted(a, from("10.0.0.1", 1));
+        ServerAdmission.Handshake last = admitted(a, from("10.0.0.254", 1));
+        assertNotNull(a.admit(from("10.0.0.77", 1)), "a third from 10.0.0.0/24");
+        assertNull(a.admit(from("10.0.1.1", 1)), "10.0.1.0/24 is another network");
+        assertEquals(2, a.fromAddress(InetAddress.getByName("10.0.0.9")));
+        assertEquals(2, a.stats().count(RefusalKind.MAX_PER_ADDRESS));
+        // A slot given back is the network's again.
+        last.done();
+        assertNull(a.admit(from("10.0.0.77", 1)));
     }
 }
