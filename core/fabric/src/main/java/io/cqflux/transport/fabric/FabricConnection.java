@@ -158,6 +158,11 @@ final class FabricConnection implements Connection {
                                     byte[] data, Object affinity) {
         String host = address.getAddress() == null ? address.getHostString() : address.getAddress().getHostAddress();
         String desc = transport.name() + " client to " + host + ":" + address.getPort();
+        // Held across the whole set-up, from before fi_getinfo: its hints point at the fabric's
+        // and the domain's names, which live in the transport's arena, and a close of the
+        // transport on another thread frees that arena once no child holds it (the connection's
+        // own hold begins only in its constructor, after fi_getinfo).
+        transport.retain();
         try (Arena tmp = Arena.ofConfined()) {
             MemorySegment info = FabricInfo.getinfo(tmp, transport.provider(), transport.fabricName(),
                     transport.domainName(), host, Integer.toString(address.getPort()), 0);
@@ -167,8 +172,9 @@ final class FabricConnection implements Connection {
             }
             FabricConnection c;
             try {
-                c = new FabricConnection(transport, transport, config, info, true, desc, affinity, 0, null);
+                // Before the connection: nothing after its construction may throw without closing it.
                 MemorySegment param = data.length == 0 ? MemorySegment.NULL : tmp.allocateFrom(ValueLayout.JAVA_BYTE, data);
+                c = new FabricConnection(transport, transport, config, info, true, desc, affinity, 0, null);
                 int rc = fi_ops_cm.connect.invoke(fi_ops_cm.connect(fid_ep.cm(c.ep)), c.ep, fi_info.dest_addr(info),
                         param, (long) data.length);
                 if (rc == -FabricErrno.ECONNREFUSED.code()) {
@@ -179,16 +185,18 @@ final class FabricConnection implements Connection {
                 } else {
                     try {
                         FabricLibrary.check("fi_connect", rc, desc);
+                        c.queues.tagMember(); // the socket has its ports once connect(2) started
                     } catch (RuntimeException e) {
                         c.close();
                         throw e;
                     }
-                    c.queues.tagMember(); // the socket has its ports once connect(2) started
                 }
             } finally {
                 fi_freeinfo(info);
             }
             return c;
+        } finally {
+            transport.release(); // the connection holds the transport itself from its constructor on
         }
     }
 
@@ -207,19 +215,18 @@ final class FabricConnection implements Connection {
         int tag = GroupRoster.receivingTag(peerPort(info), listenPort);
         FabricConnection c = new FabricConnection(transport, scope == null ? transport : scope, config, info, false,
                 desc, affinity, tag, endpointOpened);
-        c.peerData = requestData.clone();
-        // Before fi_accept, so before the peer's first write-with-immediate: a tag from the
-        // request is checked against the socket's ports (the endpoint has its socket already).
-        c.queues.tagMember();
+        // Nothing after the construction may throw without closing the connection.
         try (Arena tmp = Arena.ofConfined()) {
+            c.peerData = requestData.clone();
+            // Before fi_accept, so before the peer's first write-with-immediate: a tag from the
+            // request is checked against the socket's ports (the endpoint has its socket already).
+            c.queues.tagMember();
             MemorySegment param = data.length == 0 ? MemorySegment.NULL : tmp.allocateFrom(ValueLayout.JAVA_BYTE, data);
-            try {
-                FabricLibrary.check("fi_accept", fi_ops_cm.accept.invoke(fi_ops_cm.accept(fid_ep.cm(c.ep)), c.ep, param,
-                        (long) data.length), desc);
-            } catch (RuntimeException e) {
-                c.close();
-                throw e;
-            }
+            FabricLibrary.check("fi_accept", fi_ops_cm.accept.invoke(fi_ops_cm.accept(fid_ep.cm(c.ep)), c.ep, param,
+                    (long) data.length), desc);
+        } catch (RuntimeException e) {
+            c.close();
+            throw e;
         }
         return c;
     }

@@ -99,7 +99,14 @@ final class LoopQueues {
             }
         }
         if (g == null) {
-            g = new CompletionGroup(transport, affinity, groupSize, perMember);
+            try {
+                g = new CompletionGroup(transport, affinity, groupSize, perMember);
+            } catch (RuntimeException e) {
+                if (open.isEmpty()) {
+                    groups.remove(affinity); // no entry that would keep the loop reachable for nothing
+                }
+                throw e;
+            }
             open.add(g);
         }
         CompletionGroup.Member m = g.join(description, tag);

@@ -31,7 +31,10 @@ import java.util.concurrent.atomic.AtomicReference;
  * connection before its loop knows it), hence the concurrent map. A read and the lookup of its endpoint's route are one step
  * against an endpoint's fi_close and the removal of its route (one lock, uncontended but for such
  * a close): otherwise the loop could read an entry of endpoint X, X be closed and unrouted, a new
- * endpoint be routed at X's address, and the lookup hand it X's event.
+ * endpoint be routed at X's address, and the lookup hand it X's event. A route is taken under the
+ * same lock: otherwise a new endpoint at X's address, routed between X's fi_close and its unroute,
+ * would lose its route to X's unroute, and with it every event of its own (its connection would
+ * wait for an FI_CONNECTED dropped as "of no connection").
  */
 final class SharedEventQueue implements SharedSource {
 
@@ -74,9 +77,16 @@ final class SharedEventQueue implements SharedSource {
         return eq;
     }
 
-    /** Routes the events of {@code ep} to {@code member}: before {@code fi_connect}/{@code fi_accept}. */
+    /**
+     * Routes the events of {@code ep} to {@code member}: before {@code fi_connect}/{@code fi_accept}.
+     * Under the read lock, as an endpoint's close with its unroute is: {@code ep} may sit at the
+     * address of an endpoint that another thread has just closed (malloc hands the freed block
+     * out again at once), and that close's unroute would otherwise remove this route instead.
+     */
     void route(MemorySegment ep, Member member) {
-        routes.put(ep.address(), member);
+        synchronized (readLock) {
+            routes.put(ep.address(), member);
+        }
     }
 
     /**

@@ -212,6 +212,62 @@ class SharedEventQueueTest extends TransportFixture {
         assertEquals(0, q.routes(), "routes after the close");
     }
 
+    /**
+     * A route waits while another thread closes an endpoint of the queue, between its fi_close and
+     * its unroute: fi_close frees the endpoint, and malloc hands its block to the next endpoint at
+     * once (on any thread), so a new endpoint routed in that window at the same address would lose
+     * its route to the old one's unroute, and its connection every event of its own.
+     */
+    @Test
+    void aRoute_waitsForAnEndpointsCloseAndUnroute_soItCannotBeTheOneRemoved() throws Exception {
+        int port;
+        try (java.net.ServerSocket free = new java.net.ServerSocket(0, 1, LOOPBACK)) {
+            port = free.getLocalPort();
+        }
+        FabricConnection a = (FabricConnection) ((FabricTransport) client).connect(
+                new InetSocketAddress(LOOPBACK, port), config(), new byte[0], new Object());
+        SharedEventQueue q = a.sharedEventQueue();
+        MemorySegment reused = MemorySegment.ofAddress(0x5eed_0000L); // stands for a reused address
+        java.util.concurrent.atomic.AtomicInteger delivered = new java.util.concurrent.atomic.AtomicInteger();
+        Thread router;
+        synchronized (q.readLock()) { // another thread's close, between fi_close and the unroute
+            router = Thread.ofPlatform().name("router").start(
+                    () -> q.route(reused, (ev, data, err) -> delivered.incrementAndGet()));
+            long deadline = System.nanoTime() + DEADLINE.toNanos();
+            while (router.getState() != Thread.State.BLOCKED && router.isAlive() && System.nanoTime() < deadline) {
+                Thread.onSpinWait();
+            }
+            assertEquals(Thread.State.BLOCKED, router.getState(), "the route did not wait for the close's unroute");
+            assertEquals(1, q.routes(), "routes while the close runs: the closing endpoint's only");
+        }
+        router.join(DEADLINE.toMillis());
+        assertFalse(router.isAlive(), "the route after the close");
+        assertEquals(2, q.routes(), "the new route, taken after the close's unroute, stays");
+        a.close();
+        assertEquals(1, q.routes(), "the closed connection's route went, the other stays");
+    }
+
+    /**
+     * A connect on a transport that another thread has closed fails at its first step, before
+     * fi_getinfo: that call's hints point at the fabric's and domain's names in the transport's
+     * arena, which the close freed (no child held the transport).
+     */
+    @Test
+    void aConnectToAClosedTransport_failsBeforeAnyNativeCall() {
+        FabricTransport t = (FabricTransport) Fabric.open("tcp", LOOPBACK);
+        t.close();
+        assertTrue(t.nativeClosed(), "nothing held the transport: its arena is freed");
+        io.cqflux.core.ResourceClosedException e = org.junit.jupiter.api.Assertions.assertThrows(
+                io.cqflux.core.ResourceClosedException.class, () -> FabricConnection.connect(t,
+                        new InetSocketAddress(LOOPBACK, 9), config(), new byte[0], null));
+        // Thrown by the connect's own hold of the transport, not by the connection's constructor,
+        // which runs after fi_getinfo.
+        boolean fromTheConstructor = Arrays.stream(e.getStackTrace()).anyMatch(
+                f -> f.getClassName().equals(FabricConnection.class.getName()) && f.getMethodName().equals("<init>"));
+        assertFalse(fromTheConstructor,
+                () -> "thrown after fi_getinfo: " + Arrays.toString(Arrays.copyOf(e.getStackTrace(), 4)));
+    }
+
     private static final MethodHandle POLL = Linker.nativeLinker().downcallHandle(
             Linker.nativeLinker().defaultLookup().find("poll").orElseThrow(),
             FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT));
