@@ -27,7 +27,8 @@ class CqfluxPropertiesMetadataTest {
             "cqflux.readiness", "cqflux.send-credits", "cqflux.server.address", "cqflux.server.auth.max-skew",
             "cqflux.server.auth.shared-secret", "cqflux.server.handshake-timeout", "cqflux.server.keys-scoped-to-connection",
             "cqflux.server.max-connections", "cqflux.server.max-connections-per-address",
-            "cqflux.server.max-pending-handshakes", "cqflux.server.port", "cqflux.server.regions",
+            "cqflux.server.max-pending-handshakes", "cqflux.server.per-address-ipv4-prefix-length",
+            "cqflux.server.per-address-ipv6-prefix-length", "cqflux.server.port", "cqflux.server.regions",
             "cqflux.shutdown-timeout", "cqflux.thread-name-prefix", "cqflux.transport",
             "cqflux.transport-properties", "cqflux.wait-strategy", "cqflux.web.error-mapping.enabled",
             "cqflux.web.error-mapping.include-message", "cqflux.web.error-mapping.retry-after");
