@@ -117,12 +117,19 @@ class CqfluxMetricsTest {
     @Test
     void anErrorOutcome_isTaggedWithItsCause() {
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
-        try (LoopbackPeer peer = CqfluxTest.loopback().client(b -> b.pendingLimit(0)).start();
+        try (LoopbackPeer peer = CqfluxTest.loopback().client(b -> b.pendingLimit(0)
+                        .connectionConfig(io.cqflux.core.ConnectionConfig.DEFAULT.withSendQueueSize(2))).start();
                 CqfluxMetrics metrics = new CqfluxMetrics(peer.client())) {
             metrics.bindTo(registry);
             RdmaConnection c = peer.connection();
-            CqfluxTest.verify(StepVerifier.create(c.write(peer.remote(), 0, peer.local(), 0, 64))
-                    .expectError(QueueFullException.class));
+            // Inside one loop callback: two writes take the two send credits; the third would
+            // wait, which pendingLimit 0 refuses.
+            java.util.List<String> outcomes = c.read(peer.local(), 0, peer.remote(), 0, 8)
+                    .thenMany(reactor.core.publisher.Flux.range(0, 3).flatMap(i -> c.write(peer.remote(), 64L * i,
+                            peer.local(), 0, 64).thenReturn("ok").onErrorResume(QueueFullException.class,
+                            e -> reactor.core.publisher.Mono.just("full")), 3))
+                    .collectList().block(T);
+            assertEquals(java.util.List.of("full", "ok", "ok"), outcomes.stream().sorted().toList());
             assertEquals(1, registry.get("cqflux.operation").tags("kind", "write", "outcome", "error",
                     "error", "QueueFullException").timer().count());
             assertEquals(1, registry.get("cqflux.connection.rejections").tag("connection", c.description())

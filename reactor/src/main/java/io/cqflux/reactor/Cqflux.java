@@ -837,7 +837,8 @@ public final class Cqflux implements Disposable, AutoCloseable {
 
         /**
          * @param n operations that may wait for a send-queue credit per connection, 0..1,048,576;
-         *     beyond it an operation fails with {@link io.cqflux.core.QueueFullException}
+         *     beyond it an operation fails with {@link io.cqflux.core.QueueFullException} (one that
+         *     finds a credit is posted at once whatever the limit: with 0, nothing waits)
          * @return this
          */
         public Builder pendingLimit(int n) {

@@ -8,6 +8,7 @@ import io.cqflux.core.spi.Transport;
 import io.cqflux.epoll.loop.EventLoop;
 import io.cqflux.reactor.internal.connection.ConnectionCore.State;
 import io.cqflux.reactor.internal.op.OpMono;
+import io.cqflux.reactor.internal.op.StagedMono;
 import io.cqflux.reactor.internal.resources.LibraryTimer;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
@@ -60,6 +61,29 @@ final class SendQueue {
     private final ArrayDeque<OpMono> waiting = new ArrayDeque<>(4);
     /** Messages waiting for a credit from the peer's receiver (PeerControl), in order. */
     private final ArrayDeque<OpMono> messages = new ArrayDeque<>(4);
+    /**
+     * Staged messages ({@code send(byte[])} and its kin) held back, without a staging buffer,
+     * while messages wait for the peer's credit. A staged message takes its buffer from the
+     * instance's pool before it reaches this queue; one waiting here for a peer that takes no
+     * messages would keep it, and once such messages held every buffer, every staged operation of
+     * every connection of the instance would wait. So while a message waits, the next staged ones
+     * wait here instead, in order, counted against pendingLimit, and leave one at a time
+     * ({@link #releaseHeld}): the next once no message waits and the one before reached this
+     * queue. Loop only; {@link #holding} is its count for the stagings on other threads.
+     */
+    private final ArrayDeque<StagedMono.Staged<?>> held = new ArrayDeque<>(4);
+    /**
+     * Stagings that asked to be held and have not left the hold (released or dropped): counted
+     * from the asking thread on, so that a staged message subscribed after a held one is held
+     * behind it even before the loop has taken the first in.
+     */
+    private final java.util.concurrent.atomic.AtomicInteger holding = new java.util.concurrent.atomic.AtomicInteger();
+    /** Whether a staged message released from {@link #held} has not reached this queue yet. */
+    private boolean heldReleased;
+    /** Whether {@link #releaseHeld} runs (the release of one can reach {@link #submit} inline). */
+    private boolean releasing;
+    /** Messages waiting for the peer's credit: a mirror the stagings read on any thread. */
+    private volatile int waitingMessages;
     private boolean creditPollScheduled;
     private boolean retryScheduled;
     private volatile int maxInFlight;
@@ -97,14 +121,107 @@ final class SendQueue {
 
     /** Loop thread: queues or posts an operation handed over by {@link #enqueue}. */
     void submit(OpMono op) {
+        if (op.stagedBy != null && op.stagedBy.reachedQueue()) {
+            heldReleased = false; // the staged message released from the hold is here
+        }
         enqueueOrPost(op);
         noteWaiting();
     }
 
     void noteWaiting() {
-        int w = waiting.size() + messages.size();
+        mirrorWaiting();
+        if (messages.isEmpty() && !heldReleased && !held.isEmpty()) {
+            releaseHeld();
+        }
+    }
+
+    private void mirrorWaiting() {
+        int w = waiting.size() + messages.size() + held.size();
         if (w != (int) MIRROR_WAITING.getOpaque(this)) {
             MIRROR_WAITING.setOpaque(this, w); // a metrics mirror, as in noteInFlight
+        }
+        int m = messages.size();
+        if (m != waitingMessages) {
+            waitingMessages = m;
+        }
+    }
+
+    /**
+     * Any thread: whether a staged message waits in the hold, without a buffer, before it leases
+     * one: while messages wait, while others are held (they go in order), and while the peer has
+     * granted no credit. The last is read off the loop, as a hint: a message that passes on a
+     * stale reading waits in {@link #messages} with its buffer, as every message did before the
+     * hold; what is exact is the send queue's own count, on the loop.
+     */
+    boolean holdsStagedMessages() {
+        return control.enabled() && (waitingMessages > 0 || holding.get() > 0 || !control.mayPost());
+    }
+
+    /** Any thread: holds a staged message back until no message waits ({@link #held}). */
+    void hold(StagedMono.Staged<?> s) {
+        holding.incrementAndGet();
+        core.runOnLoop(() -> admitHeld(s));
+    }
+
+    /** Loop: takes a staged message into the hold, or refuses it past pendingLimit, as a waiting operation is. */
+    private void admitHeld(StagedMono.Staged<?> s) {
+        if (!s.isHeld()) {
+            return; // left before it got here (cancelled, failed): dropHeld counted it out
+        }
+        if (waiting.size() + messages.size() + held.size() >= pendingLimit) {
+            if (s.refuseFromHold(queueFull())) {
+                holding.decrementAndGet();
+                rejections++; // NOSONAR: written by the loop thread only
+            }
+            return;
+        }
+        held.add(s);
+        noteWaiting();
+    }
+
+    /** Any thread: a held staged message left before its release (cancelled, failed). */
+    void dropHeld(StagedMono.Staged<?> s) {
+        holding.decrementAndGet();
+        core.runOnLoop(() -> {
+            held.remove(s);
+            mirrorWaiting();
+        });
+    }
+
+    /** Any thread: a staged message released from the hold ended before it reached this queue. */
+    void heldGone() {
+        core.runOnLoop(() -> {
+            heldReleased = false;
+            releaseHeld();
+        });
+    }
+
+    /**
+     * Releases held staged messages, one at a time: while no message waits for the peer's credit
+     * and the one released before has reached this queue. A release asks the pool for a buffer,
+     * which can bring the message here inline; the loop below, not a nested call, goes on.
+     */
+    private void releaseHeld() {
+        if (releasing) {
+            return;
+        }
+        releasing = true;
+        try {
+            while (!heldReleased && messages.isEmpty()) {
+                StagedMono.Staged<?> s = held.poll();
+                if (s == null) {
+                    return;
+                }
+                heldReleased = true;
+                if (s.releaseFromHold()) {
+                    holding.decrementAndGet();
+                } else {
+                    heldReleased = false; // left meanwhile (dropHeld counted it out): the next
+                }
+            }
+        } finally {
+            releasing = false;
+            mirrorWaiting();
         }
     }
 
@@ -123,22 +240,42 @@ final class SendQueue {
             return;
         }
         // ESTABLISHED or ENDING: ENDING posts nothing, its operations wait for the end's verdict.
-        if (waiting.size() + messages.size() >= pendingLimit) {
-            rejections++; // NOSONAR: written by the loop thread only
-            op.failUnposted(new QueueFullException("connection " + description + ": " + pendingLimit
-                    + " operations already wait for a send-queue credit (pendingLimit " + pendingLimit
-                    + ", send queue " + table.creditLimit()
-                    + "); apply backpressure or raise Cqflux.Builder.pendingLimit", pendingLimit));
-        } else if (op.kind.isMessage(transport) && control.enabled()) {
+        // pendingLimit bounds the operations that wait: one that can go out at once is posted
+        // whatever it is (with pendingLimit 0, nothing waits and everything else is refused).
+        boolean message = op.kind.isMessage(transport) && control.enabled();
+        if (!message && s == State.ESTABLISHED && waiting.isEmpty() && table.tryTakeCredits(op.kind.credits)) {
+            post(op);
+        } else if (message && messages.isEmpty()) {
             // A message waits for the peer's credit in its own queue, so that it never holds up
-            // the operations behind it.
+            // the operations behind it. Nothing ahead of it: it may go out at once, and it waits,
+            // within the bound, only if it stays.
             messages.add(op);
             pumpMessages();
-        } else if (s == State.ESTABLISHED && waiting.isEmpty() && table.tryTakeCredits(op.kind.credits)) {
-            post(op);
+            if (messages.peekLast() == op && waiting.size() + messages.size() > pendingLimit) {
+                messages.pollLast();
+                refuse(op);
+            }
+        } else if (waiting.size() + messages.size() >= pendingLimit) {
+            refuse(op);
+        } else if (message) {
+            messages.add(op);
+            pumpMessages();
         } else {
             waiting.add(op);
         }
+    }
+
+    /** Refuses an operation that would wait beyond pendingLimit. Loop thread. */
+    private void refuse(OpMono op) {
+        rejections++; // NOSONAR: written by the loop thread only
+        op.failUnposted(queueFull());
+    }
+
+    private QueueFullException queueFull() {
+        return new QueueFullException("connection " + description + ": " + pendingLimit
+                + " operations already wait for a send-queue credit (pendingLimit " + pendingLimit
+                + ", send queue " + table.creditLimit()
+                + "); apply backpressure or raise Cqflux.Builder.pendingLimit", pendingLimit);
     }
 
     /**

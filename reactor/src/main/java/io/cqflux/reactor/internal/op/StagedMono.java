@@ -41,6 +41,14 @@ import reactor.util.context.Context;
  * the caller leased and filled ({@link #leased}) stage nothing but are checked, handed over and
  * reported here too.
  *
+ * <p>A message to a cqflux peer asks for its buffer only once the messages before it went out
+ * (the connection's hold, {@code SendQueue}): while messages wait for the peer's receive
+ * credits, the next staged ones wait in the hold without a buffer and leave it one at a time, so
+ * that a peer that takes no messages keeps one of the pool's buffers (a few, for a burst sent as
+ * its credits ran out: the hold reads the credit off the loop, as a hint). Every way such a
+ * subscription ends before its operation reaches the send queue tells the hold once
+ * ({@code leaveHold}).
+ *
  * <p>While it waits for a buffer, the connection knows it ({@link io.cqflux.reactor.internal.connection.Admission#addStagedWaiter}):
  * the connection's end withdraws it from the pool's queue and fails it, as it fails queued
  * operations. Outcomes that never reach an {@link OpMono} (a failed check, a refusal of the pool,
@@ -276,10 +284,20 @@ public final class StagedMono<T> extends Mono<T> implements Scannable {
         private static final int VALUE = 2;
         private static final int EMITTED = 3;
 
+        /** Its place in the connection's hold of staged messages (ConnectionCore#holdStaged): never held. */
+        private static final int NOT_HELD = 0;
+        /** Held: waits, without a buffer, for the messages before it. */
+        private static final int HELD = 1;
+        /** Released by the loop: it asks the pool for a buffer, and its operation is on its way to the send queue. */
+        private static final int RELEASED = 2;
+        /** Out of the hold: its operation reached the send queue, or it ended first (the loop was told). */
+        private static final int LEFT = 3;
+
         private static final VarHandle STATE;
         private static final VarHandle DEMAND;
         private static final VarHandle DONE;
         private static final VarHandle REPORTED;
+        private static final VarHandle HOLD;
 
         static {
             try {
@@ -288,6 +306,7 @@ public final class StagedMono<T> extends Mono<T> implements Scannable {
                 DEMAND = l.findVarHandle(Staged.class, "demand", int.class);
                 DONE = l.findVarHandle(Staged.class, "done", int.class);
                 REPORTED = l.findVarHandle(Staged.class, "reported", int.class);
+                HOLD = l.findVarHandle(Staged.class, "hold", int.class);
             } catch (ReflectiveOperationException e) {
                 throw new ExceptionInInitializerError(e);
             }
@@ -322,6 +341,9 @@ public final class StagedMono<T> extends Mono<T> implements Scannable {
          */
         @SuppressWarnings("unused") // through REPORTED
         private volatile int reported;
+        /** {@link #NOT_HELD}, {@link #HELD}, {@link #RELEASED} or {@link #LEFT} (through HOLD). */
+        @SuppressWarnings("unused")
+        private volatile int hold;
 
         public Staged(StagedMono<T> spec, CoreSubscriber<? super T> actual) {
             this.spec = spec;
@@ -372,12 +394,86 @@ public final class StagedMono<T> extends Mono<T> implements Scannable {
                 refused(ended);
                 return;
             }
+            if (spec.kind.isMessage(spec.core.transport) && spec.core.holdsStagedMessages()) {
+                // Messages wait for the peer's credit: this one waits behind them without a
+                // buffer, so that a peer that takes no messages holds none of the pool's
+                // (SendQueue's hold); the loop asks the pool for it (releaseFromHold).
+                hold = HELD;
+                spec.core.holdStaged(this);
+                return;
+            }
+            requestLease();
+        }
+
+        private void requestLease() {
             API.request(spec.pool, this);
             int s = state;
             if (s == CANCELLED || s == FAILED) {
                 // Cancelled or withdrawn by the end while the request was on its way to the
                 // queue (their withdraw found nothing yet): leave it now, never hold a place.
                 API.withdraw(spec.pool, this);
+            }
+        }
+
+        /**
+         * Loop thread: the connection's hold releases this held message: it asks the pool for a
+         * buffer now. {@return false when it left the hold already (cancelled, failed): the loop
+         * releases the next}
+         */
+        public boolean releaseFromHold() {
+            if (!HOLD.compareAndSet(this, HELD, RELEASED)) {
+                return false;
+            }
+            requestLease();
+            return true;
+        }
+
+        /** {@return whether it waits in its connection's hold (not released, not left)} */
+        public boolean isHeld() {
+            return hold == HELD;
+        }
+
+        /**
+         * Loop thread: the hold refuses it (pendingLimit, as a waiting operation is refused).
+         * {@return false when it left the hold already}
+         */
+        public boolean refuseFromHold(Throwable error) {
+            if (!HOLD.compareAndSet(this, HELD, LEFT)) {
+                return false;
+            }
+            refused(error);
+            return true;
+        }
+
+        /**
+         * Loop thread: its operation reached the send queue. {@return whether it came from the
+         * hold (the loop may release the next)}
+         */
+        public boolean reachedQueue() {
+            return hold == RELEASED && HOLD.compareAndSet(this, RELEASED, LEFT);
+        }
+
+        /**
+         * Any thread: it ends before its operation reached the send queue (or after: then a
+         * no-op): a held one leaves the hold, a released one tells the loop, which releases the
+         * next. Once.
+         */
+        private void leaveHold() {
+            for (;;) {
+                int h = hold;
+                if (h == HELD) {
+                    if (HOLD.compareAndSet(this, HELD, LEFT)) {
+                        spec.core.dropHeld(this);
+                        return;
+                    }
+                } else if (h == RELEASED) {
+                    if (HOLD.compareAndSet(this, RELEASED, LEFT)) {
+                        spec.core.heldGone();
+                        return;
+                    }
+                } else {
+                    return;
+                }
             }
         }
 
@@ -391,6 +487,7 @@ public final class StagedMono<T> extends Mono<T> implements Scannable {
          */
         public void connectionEnded(Throwable cause) {
             if (STATE.compareAndSet(this, WAITING, FAILED)) {
+                leaveHold();
                 API.withdraw(spec.pool, this);
                 spec.core.admission.removeStagedWaiter(this);
                 report(OperationOutcome.ERROR, cause);
@@ -433,6 +530,7 @@ public final class StagedMono<T> extends Mono<T> implements Scannable {
         @Override
         public void cancel() {
             cancelled = true;
+            leaveHold();
             int s = state;
             if ((s == NEW || s == WAITING) && STATE.compareAndSet(this, s, CANCELLED)) {
                 if (s == WAITING) {
@@ -470,6 +568,7 @@ public final class StagedMono<T> extends Mono<T> implements Scannable {
                 // Nothing posted. A no-op once the operation took the lease over: it gives the
                 // buffer back itself and signals its own failure, which comes first.
                 lease.release();
+                leaveHold();
                 // A no-op once the operation exists: it reports (a cancel included) itself.
                 report(cancelled ? OperationOutcome.CANCELLED : OperationOutcome.ERROR, cancelled ? null : e);
                 terminateWithError(e, false);
@@ -497,6 +596,7 @@ public final class StagedMono<T> extends Mono<T> implements Scannable {
         /** The pool refused it (full, closed), or a check did before it asked: it never gets a lease. */
         @Override
         public void refused(Throwable error) {
+            leaveHold();
             for (;;) {
                 int s = state;
                 if (s != NEW && s != WAITING) {
@@ -538,11 +638,13 @@ public final class StagedMono<T> extends Mono<T> implements Scannable {
 
         @Override
         public void onError(Throwable t) {
+            leaveHold(); // a no-op once its operation reached the send queue
             terminateWithError(t, false);
         }
 
         @Override
         public void onComplete() {
+            leaveHold();
             if (!DONE.compareAndSet(this, 0, 1)) {
                 return;
             }
