@@ -190,25 +190,11 @@ class SharedEventQueueTest extends TransportFixture {
      */
     @Test
     void aCloseOffTheLoop_waitsForTheLoopsReadAndLookup_thenUnroutes() throws Exception {
-        int port;
-        try (java.net.ServerSocket free = new java.net.ServerSocket(0, 1, LOOPBACK)) {
-            port = free.getLocalPort();
-        }
-        FabricConnection a = (FabricConnection) ((FabricTransport) client).connect(
-                new InetSocketAddress(LOOPBACK, port), config(), new byte[0], new Object());
+        FabricConnection a = connectingToAClosedPort();
         SharedEventQueue q = a.sharedEventQueue();
-        Thread closer;
-        synchronized (q.readLock()) { // the loop, between fi_eq_read and the lookup
-            closer = Thread.ofPlatform().name("closer").start(a::close);
-            long deadline = System.nanoTime() + DEADLINE.toNanos();
-            while (closer.getState() != Thread.State.BLOCKED && closer.isAlive() && System.nanoTime() < deadline) {
-                Thread.onSpinWait();
-            }
-            assertEquals(Thread.State.BLOCKED, closer.getState(), "the close did not wait for the read and lookup");
-            assertEquals(1, q.routes(), "routes while the loop reads");
-        }
-        closer.join(DEADLINE.toMillis());
-        assertFalse(closer.isAlive(), "the close after the read");
+        // The lock held here: the loop, between fi_eq_read and the lookup.
+        runBehindTheReadLock(q, "closer", a::close, "the close did not wait for the read and lookup",
+                () -> assertEquals(1, q.routes(), "routes while the loop reads"));
         assertEquals(0, q.routes(), "routes after the close");
     }
 
@@ -220,31 +206,46 @@ class SharedEventQueueTest extends TransportFixture {
      */
     @Test
     void aRoute_waitsForAnEndpointsCloseAndUnroute_soItCannotBeTheOneRemoved() throws Exception {
+        FabricConnection a = connectingToAClosedPort();
+        SharedEventQueue q = a.sharedEventQueue();
+        MemorySegment reused = MemorySegment.ofAddress(0x5eed_0000L); // stands for a reused address
+        // The lock held here: another thread's close, between fi_close and the unroute.
+        runBehindTheReadLock(q, "router", () -> q.route(reused, (ev, data, err) -> { }),
+                "the route did not wait for the close's unroute",
+                () -> assertEquals(1, q.routes(), "routes while the close runs: the closing endpoint's only"));
+        assertEquals(2, q.routes(), "the new route, taken after the close's unroute, stays");
+        a.close();
+        assertEquals(1, q.routes(), "the closed connection's route went, the other stays");
+    }
+
+    /** {@return a connection of the client's loop queues, connecting to a port nothing listens on} */
+    private FabricConnection connectingToAClosedPort() throws IOException {
         int port;
         try (java.net.ServerSocket free = new java.net.ServerSocket(0, 1, LOOPBACK)) {
             port = free.getLocalPort();
         }
-        FabricConnection a = (FabricConnection) ((FabricTransport) client).connect(
+        return (FabricConnection) ((FabricTransport) client).connect(
                 new InetSocketAddress(LOOPBACK, port), config(), new byte[0], new Object());
-        SharedEventQueue q = a.sharedEventQueue();
-        MemorySegment reused = MemorySegment.ofAddress(0x5eed_0000L); // stands for a reused address
-        java.util.concurrent.atomic.AtomicInteger delivered = new java.util.concurrent.atomic.AtomicInteger();
-        Thread router;
-        synchronized (q.readLock()) { // another thread's close, between fi_close and the unroute
-            router = Thread.ofPlatform().name("router").start(
-                    () -> q.route(reused, (ev, data, err) -> delivered.incrementAndGet()));
+    }
+
+    /**
+     * Holds {@code q}'s read lock while {@code task} starts on a thread of its own, asserts that
+     * the thread blocks on the lock and runs {@code whileHeld}, then lets it go and waits for it.
+     */
+    private static void runBehindTheReadLock(SharedEventQueue q, String name, Runnable task, String notBlocked,
+                                             Runnable whileHeld) throws InterruptedException {
+        Thread t;
+        synchronized (q.readLock()) {
+            t = Thread.ofPlatform().name(name).start(task);
             long deadline = System.nanoTime() + DEADLINE.toNanos();
-            while (router.getState() != Thread.State.BLOCKED && router.isAlive() && System.nanoTime() < deadline) {
+            while (t.getState() != Thread.State.BLOCKED && t.isAlive() && System.nanoTime() < deadline) {
                 Thread.onSpinWait();
             }
-            assertEquals(Thread.State.BLOCKED, router.getState(), "the route did not wait for the close's unroute");
-            assertEquals(1, q.routes(), "routes while the close runs: the closing endpoint's only");
+            assertEquals(Thread.State.BLOCKED, t.getState(), notBlocked);
+            whileHeld.run();
         }
-        router.join(DEADLINE.toMillis());
-        assertFalse(router.isAlive(), "the route after the close");
-        assertEquals(2, q.routes(), "the new route, taken after the close's unroute, stays");
-        a.close();
-        assertEquals(1, q.routes(), "the closed connection's route went, the other stays");
+        t.join(DEADLINE.toMillis());
+        assertFalse(t.isAlive(), name + " after the lock was let go");
     }
 
     /**
