@@ -246,6 +246,30 @@ class PeerPoolTest {
     }
 
     /**
+     * FAIL_FAST waits only for the pool's very first connect, before any attempt failed: an
+     * operation that joined the queue then fails as soon as that attempt fails, not at the end of
+     * maxAcquireTime (it waited it out whole, as WAIT does).
+     */
+    @Test
+    void failFast_anOperationWaitingForTheFirstConnect_failsWhenThatAttemptFails_notAtMaxAcquireTime() {
+        InetSocketAddress dead = deadAddress();
+        Duration max = Duration.ofSeconds(20);
+        pool(dead, PeerPoolOptions.builder().whenUnavailable(PeerPoolOptions.WhenUnavailable.FAIL_FAST)
+                .reconnectBackoff(Duration.ofSeconds(5), Duration.ofSeconds(5)).maxAcquireTime(max).build());
+        long t0 = System.nanoTime();
+        StepVerifier.create(pool.acquire())
+                .expectErrorSatisfies(e -> {
+                    assertInstanceOf(ConnectionException.class, e);
+                    assertEquals(ConnectionEvent.UNREACHABLE, ((ConnectionException) e).event());
+                    assertTrue(e.getMessage().contains("failing fast"), e.getMessage());
+                })
+                .verify(T);
+        long ms = (System.nanoTime() - t0) / 1_000_000;
+        assertTrue(ms < max.toMillis() / 2, "failed after " + ms + " ms, maxAcquireTime " + max.toMillis() + " ms");
+        ev.await(1, e -> e.kind() == PeerPoolEvent.Kind.RETRYING, T, "the failed attempt was reported");
+    }
+
+    /**
      * {@code StepVerifier.withVirtualTime} swaps Reactor's schedulers for a virtual clock while it
      * runs: the pool's own timers (its reconnect backoff, an acquire's bound) must stay real time,
      * or a reconnect scheduled in the window waits for a clock nothing advances and the acquire

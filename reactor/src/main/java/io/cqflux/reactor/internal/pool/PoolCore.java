@@ -89,6 +89,11 @@ public final class PoolCore {
             public void end(String reason) {
                 PoolCore.this.end(reason);
             }
+
+            @Override
+            public void attemptFailed() {
+                PoolCore.this.failFastWaiters();
+            }
         });
         this.pool = API.newPeerPool(this);
     }
@@ -179,10 +184,9 @@ public final class PoolCore {
                 } else if (options.whenUnavailable() == PeerPoolOptions.WhenUnavailable.FAIL_FAST
                         && (status.recorded() != PeerPool.State.CONNECTING || lastFailure != null)) {
                     // The pool's very first attempts, before any failed, are waited for (bounded):
-                    // an operation right after peerPool() is not "during a gap".
-                    refused = new ConnectionException(ConnectionEvent.UNREACHABLE, name + ": no live connection"
-                            + " (pool " + status.recorded() + ", failing fast as configured)" + status.lastFailureText(),
-                            lastFailure);
+                    // an operation right after peerPool() is not "during a gap". Those waiters
+                    // fail once an attempt fails (failFastWaiters).
+                    refused = failingFast();
                 } else if (waiters.size() >= options.maxPendingAcquires()) {
                     refused = new QueueFullException(name + ": " + waiters.size() + " operations wait for a connection"
                             + " already, the limit (PeerPoolOptions.maxPendingAcquires)", options.maxPendingAcquires());
@@ -208,6 +212,37 @@ public final class PoolCore {
             // A connection may have become live between pick() and joining the queue.
             serveWaiters();
         });
+    }
+
+    /** {@return the error of an operation that fails fast: no live connection, and why (under the lock)} */
+    private ConnectionException failingFast() {
+        return new ConnectionException(ConnectionEvent.UNREACHABLE, name + ": no live connection (pool "
+                + status.recorded() + ", failing fast as configured)" + status.lastFailureText(), status.lastFailure());
+    }
+
+    /**
+     * An attempt failed: with FAIL_FAST, the operations that joined the queue while the pool's
+     * first connect was on its way (the only ones FAIL_FAST lets wait) fail now, as one arriving
+     * now would; a live connection of another slot serves them first.
+     */
+    private void failFastWaiters() {
+        if (options.whenUnavailable() != PeerPoolOptions.WhenUnavailable.FAIL_FAST) {
+            return;
+        }
+        serveWaiters();
+        List<PoolWaiter> ws;
+        ConnectionException e;
+        synchronized (lock) {
+            if (waiters.isEmpty() || status.closed()) {
+                return;
+            }
+            ws = new ArrayList<>(waiters);
+            waiters.clear();
+            e = failingFast();
+        }
+        for (PoolWaiter w : ws) {
+            w.fail(e);
+        }
     }
 
     private void expire(PoolWaiter w) {

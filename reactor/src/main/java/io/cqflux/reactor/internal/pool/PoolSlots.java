@@ -83,6 +83,9 @@ final class PoolSlots {
 
         /** Ends the pool; {@code reason} null for a dispose, else why it ends on its own. */
         void end(String reason);
+
+        /** An attempt failed (recorded in the status): waiters that must not wait through a gap fail now. */
+        void attemptFailed();
     }
 
     /** One connection of the pool. Guarded by {@code lock}; written only by {@link PoolSlots}. */
@@ -468,6 +471,7 @@ final class PoolSlots {
         if (next != null) {
             s.outage.logFailedAttempt(e, report, status.recorded() == PeerPool.State.CONNECTING, next);
         }
+        host.attemptFailed();
     }
 
     /**
@@ -499,6 +503,7 @@ final class PoolSlots {
         dispose(attempt);
         s.outage.logFailedAttempt(cause, report, status.recorded() == PeerPool.State.CONNECTING, next.pause());
         connect(s, next.windowNanos());
+        host.attemptFailed();
     }
 
     /**
