@@ -152,4 +152,78 @@ class SendBacklogTest {
             assertEquals(List.of("sent:0", "sent:1", "sent:2"), outcomes.subList(3, 6).stream().sorted().toList());
         }
     }
+
+    /**
+     * A cancel from another thread can come while a staged send is being held (between its
+     * subscription and its place in the hold): each side sees the other, and the hold goes on.
+     */
+    @Test
+    void sendsCancelledFromAnotherThreadAsTheySubscribe_neverStallTheHold() throws Exception {
+        try (FaultRig rig = new FaultRig(b -> b, b -> b.bufferPool(4, 64))) {
+            RdmaConnection c = rig.conn;
+            java.util.concurrent.atomic.AtomicReference<org.reactivestreams.Subscription> toCancel =
+                    new java.util.concurrent.atomic.AtomicReference<>();
+            Thread canceller = Thread.ofPlatform().daemon().name("canceller").start(() -> {
+                int spins = 0;
+                while (!Thread.currentThread().isInterrupted()) {
+                    org.reactivestreams.Subscription s = toCancel.getAndSet(null);
+                    if (s != null) {
+                        for (int i = 0, n = spins++ % 64; i < n; i++) {
+                            Thread.onSpinWait(); // lands at different points of the subscription
+                        }
+                        s.cancel();
+                    }
+                }
+            });
+            try {
+                c.send(new byte[] {0}).subscribe(); // waits for the peer, which takes nothing yet
+                for (int i = 0; i < 2000; i++) {
+                    c.send(new byte[] {1}).subscribe(new reactor.core.publisher.BaseSubscriber<Void>() {
+                        @Override
+                        protected void hookOnSubscribe(org.reactivestreams.Subscription s) {
+                            toCancel.set(s);
+                        }
+                    });
+                    long until = System.nanoTime() + T.toNanos();
+                    while (toCancel.get() != null && System.nanoTime() < until) {
+                        Thread.onSpinWait();
+                    }
+                }
+            } finally {
+                canceller.interrupt();
+            }
+            FaultRig.drainLoop(c);
+            List<Integer> got = new CopyOnWriteArrayList<>();
+            Disposable rx = rig.serverConn.receive().subscribe(m -> got.add((int) m.data()[0]));
+            try {
+                c.send(new byte[] {42}).block(T);
+                assertTrue(FaultRig.await(() -> got.contains(42), T), "received: " + got);
+                assertEquals(0, got.get(0), "the first send first");
+                assertTrue(FaultRig.await(() -> c.waiting() == 0, T), "waiting: " + c.waiting());
+                assertTrue(FaultRig.await(() -> rig.client.buffers().leased() == 0, T));
+            } finally {
+                rx.dispose();
+            }
+        }
+    }
+
+    @Test
+    void theConnectionsEnd_failsTheHeldMessagesWithIt_andLeavesNoBufferLeased() {
+        try (FaultRig rig = new FaultRig(b -> b, b -> b.bufferPool(4, 64))) {
+            RdmaConnection c = rig.conn;
+            List<Throwable> errors = new CopyOnWriteArrayList<>();
+            for (int i = 0; i < 6; i++) {
+                c.send(new byte[] {(byte) i}).subscribe(null, errors::add);
+            }
+            FaultRig.drainLoop(c);
+            assertEquals(6, c.waiting());
+            rig.serverConn.disposeNow(T); // the peer closes: every waiting message fails with the end
+            assertTrue(FaultRig.await(() -> errors.size() == 6, T), "failed: " + errors);
+            for (Throwable e : errors) {
+                assertTrue(e instanceof io.cqflux.core.ConnectionException, e::toString);
+            }
+            assertTrue(FaultRig.await(() -> rig.client.buffers().leased() == 0, T),
+                    "leased: " + rig.client.buffers().leased());
+        }
+    }
 }

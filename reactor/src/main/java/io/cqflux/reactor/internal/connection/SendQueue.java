@@ -84,6 +84,13 @@ final class SendQueue {
     private boolean releasing;
     /** Messages waiting for the peer's credit: a mirror the stagings read on any thread. */
     private volatile int waitingMessages;
+    /**
+     * Whether the peer had no receive credit for this side the last time the loop looked (its
+     * credit word is native memory the loop reads while the connection is established; a
+     * staging on another thread reads this mirror instead, since the word may be freed by then).
+     * Starts true: the first staged message goes through the loop, which knows.
+     */
+    private volatile boolean creditStarved = true;
     private boolean creditPollScheduled;
     private boolean retryScheduled;
     private volatile int maxInFlight;
@@ -144,17 +151,22 @@ final class SendQueue {
         if (m != waitingMessages) {
             waitingMessages = m;
         }
+        boolean starved = core.state() != State.ESTABLISHED || !control.mayPost();
+        if (starved != creditStarved) {
+            creditStarved = starved;
+        }
     }
 
     /**
      * Any thread: whether a staged message waits in the hold, without a buffer, before it leases
-     * one: while messages wait, while others are held (they go in order), and while the peer has
-     * granted no credit. The last is read off the loop, as a hint: a message that passes on a
+     * one: while messages wait, while others are held (they go in order), and while the peer had
+     * no credit when the loop last looked. Mirrors, read as a hint: a message that passes on a
      * stale reading waits in {@link #messages} with its buffer, as every message did before the
-     * hold; what is exact is the send queue's own count, on the loop.
+     * hold, and one held needlessly is released at once ({@link #admitHeld}); what is exact is the
+     * send queue's own count, on the loop.
      */
     boolean holdsStagedMessages() {
-        return control.enabled() && (waitingMessages > 0 || holding.get() > 0 || !control.mayPost());
+        return control.enabled() && (waitingMessages > 0 || holding.get() > 0 || creditStarved);
     }
 
     /** Any thread: holds a staged message back until no message waits ({@link #held}). */
@@ -168,7 +180,10 @@ final class SendQueue {
         if (!s.isHeld()) {
             return; // left before it got here (cancelled, failed): dropHeld counted it out
         }
-        if (waiting.size() + messages.size() + held.size() >= pendingLimit) {
+        // Nothing ahead of it: it is released at once and, like any operation that can go out at
+        // once, is not refused here (the send queue refuses it if it stays beyond the limit).
+        boolean ahead = !messages.isEmpty() || !held.isEmpty() || heldReleased;
+        if (ahead && waiting.size() + messages.size() + held.size() + (heldReleased ? 1 : 0) >= pendingLimit) {
             if (s.refuseFromHold(queueFull())) {
                 holding.decrementAndGet();
                 rejections++; // NOSONAR: written by the loop thread only
@@ -251,11 +266,11 @@ final class SendQueue {
             // within the bound, only if it stays.
             messages.add(op);
             pumpMessages();
-            if (messages.peekLast() == op && waiting.size() + messages.size() > pendingLimit) {
+            if (messages.peekLast() == op && waiting.size() + messages.size() + held.size() > pendingLimit) {
                 messages.pollLast();
                 refuse(op);
             }
-        } else if (waiting.size() + messages.size() >= pendingLimit) {
+        } else if (waiting.size() + messages.size() + held.size() >= pendingLimit) {
             refuse(op);
         } else if (message) {
             messages.add(op);

@@ -400,6 +400,14 @@ public final class StagedMono<T> extends Mono<T> implements Scannable {
                 // (SendQueue's hold); the loop asks the pool for it (releaseFromHold).
                 hold = HELD;
                 spec.core.holdStaged(this);
+                // A cancel or the connection's end from another thread since the subscription
+                // may have looked at the hold before it was HELD: one of the two sides sees the
+                // other (hold written before state is read here, state before hold there), and
+                // leaveHold counts it out once.
+                int s = state;
+                if (s == CANCELLED || s == FAILED) {
+                    leaveHold();
+                }
                 return;
             }
             requestLease();
@@ -425,6 +433,10 @@ public final class StagedMono<T> extends Mono<T> implements Scannable {
                 return false;
             }
             requestLease();
+            int s = state;
+            if (s == CANCELLED || s == FAILED) {
+                leaveHold(); // ended while released: no operation will reach the send queue for it
+            }
             return true;
         }
 
@@ -441,7 +453,9 @@ public final class StagedMono<T> extends Mono<T> implements Scannable {
             if (!HOLD.compareAndSet(this, HELD, LEFT)) {
                 return false;
             }
-            refused(error);
+            if (state == WAITING) {
+                refused(error); // not when a cancel or the end got here first: it has its outcome
+            }
             return true;
         }
 
@@ -487,7 +501,7 @@ public final class StagedMono<T> extends Mono<T> implements Scannable {
          */
         public void connectionEnded(Throwable cause) {
             if (STATE.compareAndSet(this, WAITING, FAILED)) {
-                leaveHold();
+                leaveHold(); // after the state, as in cancel()
                 API.withdraw(spec.pool, this);
                 spec.core.admission.removeStagedWaiter(this);
                 report(OperationOutcome.ERROR, cause);
@@ -533,6 +547,7 @@ public final class StagedMono<T> extends Mono<T> implements Scannable {
             leaveHold();
             int s = state;
             if ((s == NEW || s == WAITING) && STATE.compareAndSet(this, s, CANCELLED)) {
+                leaveHold(); // again, after the state: a start() holding it meanwhile sees one or the other
                 if (s == WAITING) {
                     API.withdraw(spec.pool, this);
                     spec.core.admission.removeStagedWaiter(this);
