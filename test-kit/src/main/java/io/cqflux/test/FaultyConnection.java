@@ -89,6 +89,20 @@ final class FaultyConnection implements Connection {
     private final Map<Long, Long> delayedContexts = new HashMap<>();
     /** Completions held back, earliest due first. */
     private final PriorityQueue<Held> held = new PriorityQueue<>();
+    /**
+     * Contexts of signaled operations whose real completion is dropped: each covers an unsignaled
+     * operation that hung before it (see {@link #coverHang}).
+     */
+    private final java.util.Set<Long> hungContexts = new java.util.HashSet<>();
+    /**
+     * An unsignaled operation (a durable write's WRITE) hung, and the signaled operation that
+     * covers it has not been posted yet: on a reliable connection the completion of the next
+     * signaled operation (the durable write's FLUSH) says that every operation before it
+     * completed, so it never comes. Loop thread.
+     */
+    private boolean coverHang;
+    /** As {@link #coverHang}, for a delayed unsignaled operation: the due time it gives its cover, or 0. */
+    private long coverDue;
 
     /** A completion held until {@code due}; {@code order} breaks ties in the order they were held. */
     private record Held(long due, long order, CompletionRecord record) implements Comparable<Held> {
@@ -175,13 +189,19 @@ final class FaultyConnection implements Connection {
                 }
             }
             case HANG -> {
-                // Never posted, never completed.
+                // Never posted, never completed; an unsignaled one shows it on its cover.
+                if (!signaled) {
+                    coverHang = true;
+                }
             }
             case DELAY -> {
                 boolean ok = posted(post.getAsBoolean(), signaled, context, seq);
-                // An unsignaled operation reports nothing on success: nothing to hold back.
+                long due = System.nanoTime() + f.delay().toNanos();
                 if (ok && signaled) {
-                    delayedContexts.put(context, System.nanoTime() + f.delay().toNanos());
+                    delayedContexts.merge(context, due, Math::max);
+                } else if (ok) {
+                    // An unsignaled operation reports nothing on success: its cover is held back.
+                    coverDue = Math.max(coverDue, due);
                 }
                 return ok;
             }
@@ -197,10 +217,21 @@ final class FaultyConnection implements Connection {
         return true;
     }
 
-    /** Notes a signaled operation posted for real: an injected failure after it waits for its completion. */
+    /**
+     * Notes a signaled operation posted for real: an injected failure after it waits for its
+     * completion; and it covers the unsignaled operations before it that hung or were delayed.
+     */
     private boolean posted(boolean ok, boolean signaled, long context, long seq) {
         if (ok && signaled) {
             postSeq.put(context, seq);
+            if (coverHang) {
+                hungContexts.add(context);
+                coverHang = false;
+            }
+            if (coverDue != 0) {
+                delayedContexts.merge(context, coverDue, Math::max);
+                coverDue = 0;
+            }
         }
         return ok;
     }
@@ -307,6 +338,9 @@ final class FaultyConnection implements Connection {
         injected.clear();
         held.clear();
         delayedContexts.clear();
+        hungContexts.clear();
+        coverHang = false;
+        coverDue = 0;
         behindInjected.clear();
         postSeq.clear();
         events.injected.clear();
@@ -378,6 +412,10 @@ final class FaultyConnection implements Connection {
             }
             if (n < max) {
                 n += real.poll(scratch, max - n, c -> {
+                    if (!hungContexts.isEmpty() && hungContexts.remove(c.context())) {
+                        completed(c.context()); // it covers a hung operation: its completion never comes
+                        return;
+                    }
                     Long due = delayedContexts.isEmpty() ? null : delayedContexts.remove(c.context());
                     if (due != null) {
                         held.add(new Held(due, heldCount++, c.snapshot()));

@@ -184,6 +184,31 @@ class FaultsTest {
         assertEquals(1, f.hits());
     }
 
+    /**
+     * A durable write is an unsignaled WRITE and its FLUSH: a hung WRITE shows on the FLUSH that
+     * covers it (it never completes: the data is never reported durable), a delayed one delays it,
+     * and the connection carries on with what comes after.
+     */
+    @Test
+    void hangOrDelayOfADurableWritesWrite_holdsBackItsFlush_andTheDataIsNeverReportedDurableEarly() {
+        peer.localMemory().set(ValueLayout.JAVA_LONG, 0, 0x1234L);
+        Fault hung = faults.on(Opcode.WRITE).once().hang();
+        StepVerifier.create(peer.connection().durableWrite(peer.remote(), 0, peer.local(), 0, 8)
+                        .timeout(Duration.ofMillis(500)))
+                .expectError(TimeoutException.class)
+                .verify(T);
+        assertEquals(1, hung.hits());
+        assertEquals(0L, peer.memory().get(ValueLayout.JAVA_LONG, 0), "the hung write never landed");
+        faults.on(Opcode.WRITE).once().delay(Duration.ofMillis(300));
+        long t0 = System.nanoTime();
+        StepVerifier.create(peer.connection().durableWrite(peer.remote(), 8, peer.local(), 0, 8))
+                .expectComplete()
+                .verify(T);
+        long ms = (System.nanoTime() - t0) / 1_000_000;
+        assertTrue(ms >= 300, "the durable write completed " + ms + " ms after it began, before its write's delay");
+        assertEquals(0x1234L, peer.memory().get(ValueLayout.JAVA_LONG, 8));
+    }
+
     @Test
     void hang_removed_laterOperationsComplete() {
         Fault f = faults.on(Opcode.WRITE).once().hang();
