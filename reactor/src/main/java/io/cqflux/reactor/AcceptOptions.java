@@ -308,8 +308,8 @@ public final class AcceptOptions {
      * address lets one host open as many connections as it picks addresses;
      * {@code withMaxConnectionsPerAddress(n, 32, 64)} bounds each IPv4 address and each /64. An
      * IPv4-mapped IPv6 address ({@code ::ffff:a.b.c.d}) counts as its IPv4 address. The log line
-     * of a refusal names the network ({@code 2001:db8:1:2::/64}); the client reads the same reason
-     * as for one address.
+     * of a refusal names the network ({@code 10.1.2.0/24}, {@code 2001:db8:1:2:0:0:0:0/64}); the
+     * client reads the same reason as for one address.
      *
      * @param max at least 1
      * @param ipv4PrefixLength the bits of an IPv4 address that name its network, 1..32 (32: each

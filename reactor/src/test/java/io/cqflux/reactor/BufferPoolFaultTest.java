@@ -9,7 +9,7 @@ import io.cqflux.core.ConnectionEvent;
 import io.cqflux.core.ConnectionException;
 import io.cqflux.core.QueueFullException;
 import io.cqflux.core.ResourceClosedException;
-import io.cqflux.reactor.internal.op.StagedMono;
+import io.cqflux.reactor.internal.op.StagedSubscription;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -124,7 +124,7 @@ class BufferPoolFaultTest {
         Outcome out = new Outcome();
         rig.conn.write(rig.remote(), 0, new byte[64]).subscribe(out);
         assertEquals(1, pool().waiters());
-        StagedMono.Staged<?> waiter = (StagedMono.Staged<?>) out.subscription.get();
+        StagedSubscription<?> waiter = (StagedSubscription<?>) out.subscription.get();
 
         assertTrue(pool().withdraw(waiter)); // what the grant does under the lock
         pool().close();                       // what Cqflux.dispose does first

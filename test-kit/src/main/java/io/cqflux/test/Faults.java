@@ -63,10 +63,11 @@ import java.util.function.Predicate;
  * </ul>
  * An operation posted without a completion of its own (the {@code WRITE} of a durable write)
  * shows a hang or a delay on the operation that covers it, the next one posted on its connection
- * that reports a completion (the durable write's {@code FLUSH}), as on a reliable connection,
- * whose completions come in the order of posting: that one never completes, or completes no
- * sooner than the delay. So a durable write whose {@code WRITE} hangs never reports its data
- * durable.
+ * that reports a completion (the durable write's {@code FLUSH}): that one never completes, or
+ * completes no sooner than the delay, since on a reliable connection its completion says that
+ * everything posted before it completed. So a durable write whose {@code WRITE} hangs never
+ * reports its data durable. (Only the cover is held back: operations posted after it complete
+ * as they would, which a reliable connection, completing in order, would not let them.)
  * Occurrences are counted per rule over every connection of the instances that use these rules,
  * in the order the operations are posted. The words two cqflux peers write to each other for
  * flow control and an orderly goodbye are never selected; operations on a peer region made from

@@ -29,13 +29,14 @@ public class CqfluxServerProperties {
 
     /**
      * The bits of a client's IPv4 address that name its network for max-connections-per-address
-     * (1-32; 32: each address alone).
+     * (1-32; 32: each address alone). Checked always, used only with max-connections-per-address.
      */
     private int perAddressIpv4PrefixLength = 32;
 
     /**
      * The bits of a client's IPv6 address that name its network for max-connections-per-address
      * (1-128; 128: each address alone; 64 bounds each /64, what one IPv6 host usually holds).
+     * Checked always, used only with max-connections-per-address.
      */
     private int perAddressIpv6PrefixLength = 128;
 

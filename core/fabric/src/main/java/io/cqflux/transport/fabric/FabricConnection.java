@@ -142,6 +142,8 @@ final class FabricConnection implements Connection {
             }
             throw ex;
         }
+        // From here on no native step and nothing that throws but an Error (allocations in the
+        // connection's arena, map puts): the try above covers every step that can fail.
         this.flushSink = sink;
         this.queues = q;
         this.events = new FabricEvents(this, q.eventQueue(), shutdownOnPeerEnd);

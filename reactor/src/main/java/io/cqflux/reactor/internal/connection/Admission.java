@@ -9,6 +9,7 @@ import io.cqflux.reactor.RdmaConnection;
 import io.cqflux.reactor.internal.connection.ConnectionCore.State;
 import io.cqflux.reactor.internal.op.OpKind;
 import io.cqflux.reactor.internal.op.StagedMono;
+import io.cqflux.reactor.internal.op.StagedSubscription;
 import io.cqflux.reactor.internal.resources.ApiAccess;
 import java.util.List;
 import java.util.Set;
@@ -46,7 +47,7 @@ public final class Admission {
      * waiting for a pooled buffer; any thread. The end withdraws and fails them
      * ({@link #failStaged}), the one place that does.
      */
-    private final Set<StagedMono.Staged<?>> stagedWaiters = ConcurrentHashMap.newKeySet();
+    private final Set<StagedSubscription<?>> stagedWaiters = ConcurrentHashMap.newKeySet();
 
     Admission(ConnectionCore core) {
         // Made by the core's field initializer, before its constructor sets core.description:
@@ -123,11 +124,11 @@ public final class Admission {
 
     /**
      * Any thread: a staged operation starts waiting for a pooled buffer; the end fails it
-     * ({@link StagedMono.Staged#connectionEnded}).
+     * ({@link StagedSubscription#connectionEnded}).
      *
      * @return false when the connection has ended (then it is not kept and must not wait)
      */
-    public boolean addStagedWaiter(StagedMono.Staged<?> s) {
+    public boolean addStagedWaiter(StagedSubscription<?> s) {
         stagedWaiters.add(s);
         // Added before the core.state() is read, while the end writes the core.state() before it reads the
         // set (both volatile): an operation either sees the end here or is seen by it.
@@ -139,7 +140,7 @@ public final class Admission {
     }
 
     /** Any thread: a staged operation stopped waiting (leased, cancelled, refused, failed). */
-    public void removeStagedWaiter(StagedMono.Staged<?> s) {
+    public void removeStagedWaiter(StagedSubscription<?> s) {
         stagedWaiters.remove(s);
     }
 
@@ -167,7 +168,7 @@ public final class Admission {
 
     /** The end: fails the staged operations still waiting for a pooled buffer (after the state is ENDED). */
     void failStaged(Throwable cause) {
-        for (StagedMono.Staged<?> s : stagedWaiters) {
+        for (StagedSubscription<?> s : stagedWaiters) {
             ConnectionCore.safely(() -> s.connectionEnded(cause));
         }
     }

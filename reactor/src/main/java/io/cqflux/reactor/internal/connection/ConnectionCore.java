@@ -16,7 +16,7 @@ import io.cqflux.reactor.CqfluxListener;
 import io.cqflux.reactor.RdmaConnection;
 import io.cqflux.reactor.RefusalKind;
 import io.cqflux.reactor.internal.op.OpMono;
-import io.cqflux.reactor.internal.op.StagedMono;
+import io.cqflux.reactor.internal.op.StagedSubscription;
 import io.cqflux.reactor.internal.op.SpinThenParkSubscriber;
 import io.cqflux.reactor.internal.resources.ApiAccess;
 import io.cqflux.reactor.internal.resources.Instrumentation;
@@ -372,25 +372,25 @@ public final class ConnectionCore {
     /**
      * Any thread: whether a staged message (one that copies through the instance's buffer pool)
      * must first wait, without a buffer, for the messages waiting for the peer's credit
-     * ({@link SendQueue}'s hold).
+     * ({@link MessageHold}).
      */
     public boolean holdsStagedMessages() {
         return sendQueue.holdsStagedMessages();
     }
 
     /** Any thread: holds a staged message back until no message waits; the loop releases it. */
-    public void holdStaged(StagedMono.Staged<?> s) {
-        sendQueue.hold(s);
+    public void holdStaged(StagedSubscription<?> s) {
+        sendQueue.hold().hold(s);
     }
 
     /** Any thread: a held staged message left before its release. */
-    public void dropHeld(StagedMono.Staged<?> s) {
-        sendQueue.dropHeld(s);
+    public void dropHeld(StagedSubscription<?> s) {
+        sendQueue.hold().drop(s);
     }
 
     /** Any thread: a staged message released from the hold ended before it reached the send queue. */
     public void heldGone() {
-        sendQueue.heldGone();
+        sendQueue.hold().gone();
     }
 
     /** Loop thread: an operation was posted; its deadline is armed unless one is. */

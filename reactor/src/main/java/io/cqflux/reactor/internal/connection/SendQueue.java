@@ -8,7 +8,7 @@ import io.cqflux.core.spi.Transport;
 import io.cqflux.epoll.loop.EventLoop;
 import io.cqflux.reactor.internal.connection.ConnectionCore.State;
 import io.cqflux.reactor.internal.op.OpMono;
-import io.cqflux.reactor.internal.op.StagedMono;
+import io.cqflux.reactor.internal.op.StagedSubscription;
 import io.cqflux.reactor.internal.resources.LibraryTimer;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
@@ -61,27 +61,8 @@ final class SendQueue {
     private final ArrayDeque<OpMono> waiting = new ArrayDeque<>(4);
     /** Messages waiting for a credit from the peer's receiver (PeerControl), in order. */
     private final ArrayDeque<OpMono> messages = new ArrayDeque<>(4);
-    /**
-     * Staged messages ({@code send(byte[])} and its kin) held back, without a staging buffer,
-     * while messages wait for the peer's credit. A staged message takes its buffer from the
-     * instance's pool before it reaches this queue; one waiting here for a peer that takes no
-     * messages would keep it, and once such messages held every buffer, every staged operation of
-     * every connection of the instance would wait. So while a message waits, the next staged ones
-     * wait here instead, in order, counted against pendingLimit, and leave one at a time
-     * ({@link #releaseHeld}): the next once no message waits and the one before reached this
-     * queue. Loop only; {@link #holding} is its count for the stagings on other threads.
-     */
-    private final ArrayDeque<StagedMono.Staged<?>> held = new ArrayDeque<>(4);
-    /**
-     * Stagings that asked to be held and have not left the hold (released or dropped): counted
-     * from the asking thread on, so that a staged message subscribed after a held one is held
-     * behind it even before the loop has taken the first in.
-     */
-    private final java.util.concurrent.atomic.AtomicInteger holding = new java.util.concurrent.atomic.AtomicInteger();
-    /** Whether a staged message released from {@link #held} has not reached this queue yet. */
-    private boolean heldReleased;
-    /** Whether {@link #releaseHeld} runs (the release of one can reach {@link #submit} inline). */
-    private boolean releasing;
+    /** Staged messages held back, without a staging buffer, while messages wait (MessageHold). */
+    private final MessageHold hold;
     /** Messages waiting for the peer's credit: a mirror the stagings read on any thread. */
     private volatile int waitingMessages;
     /**
@@ -112,6 +93,7 @@ final class SendQueue {
         this.control = control;
         this.pendingLimit = pendingLimit;
         this.coarsePostClock = coarsePostClock;
+        this.hold = new MessageHold(core, this);
     }
 
     /** Any thread: hands an operation to the loop. */
@@ -128,22 +110,18 @@ final class SendQueue {
 
     /** Loop thread: queues or posts an operation handed over by {@link #enqueue}. */
     void submit(OpMono op) {
-        if (op.stagedBy != null && op.stagedBy.reachedQueue()) {
-            heldReleased = false; // the staged message released from the hold is here
-        }
+        hold.reached(op);
         enqueueOrPost(op);
         noteWaiting();
     }
 
     void noteWaiting() {
         mirrorWaiting();
-        if (messages.isEmpty() && !heldReleased && !held.isEmpty()) {
-            releaseHeld();
-        }
+        hold.releaseIfNoMessageWaits();
     }
 
-    private void mirrorWaiting() {
-        int w = waiting.size() + messages.size() + held.size();
+    void mirrorWaiting() {
+        int w = waiting.size() + messages.size() + hold.waiting();
         if (w != (int) MIRROR_WAITING.getOpaque(this)) {
             MIRROR_WAITING.setOpaque(this, w); // a metrics mirror, as in noteInFlight
         }
@@ -161,83 +139,53 @@ final class SendQueue {
      * Any thread: whether a staged message waits in the hold, without a buffer, before it leases
      * one: while messages wait, while others are held (they go in order), and while the peer had
      * no credit when the loop last looked. Mirrors, read as a hint: a message that passes on a
-     * stale reading waits in {@link #messages} with its buffer, as every message did before the
-     * hold, and one held needlessly is released at once ({@link #admitHeld}); what is exact is the
-     * send queue's own count, on the loop.
+     * stale reading waits in {@link #messages} holding its buffer, and one held needlessly is
+     * released at once (MessageHold); what is exact is the send queue's own count, on the loop.
      */
     boolean holdsStagedMessages() {
-        return control.enabled() && (waitingMessages > 0 || holding.get() > 0 || creditStarved);
-    }
-
-    /** Any thread: holds a staged message back until no message waits ({@link #held}). */
-    void hold(StagedMono.Staged<?> s) {
-        holding.incrementAndGet();
-        core.runOnLoop(() -> admitHeld(s));
-    }
-
-    /** Loop: takes a staged message into the hold, or refuses it past pendingLimit, as a waiting operation is. */
-    private void admitHeld(StagedMono.Staged<?> s) {
-        if (!s.isHeld()) {
-            return; // left before it got here (cancelled, failed): dropHeld counted it out
-        }
-        // Nothing ahead of it: it is released at once and, like any operation that can go out at
-        // once, is not refused here (the send queue refuses it if it stays beyond the limit).
-        boolean ahead = !messages.isEmpty() || !held.isEmpty() || heldReleased;
-        if (ahead && waiting.size() + messages.size() + held.size() + (heldReleased ? 1 : 0) >= pendingLimit) {
-            if (s.refuseFromHold(queueFull())) {
-                holding.decrementAndGet();
-                rejections++; // NOSONAR: written by the loop thread only
-            }
-            return;
-        }
-        held.add(s);
-        noteWaiting();
-    }
-
-    /** Any thread: a held staged message left before its release (cancelled, failed). */
-    void dropHeld(StagedMono.Staged<?> s) {
-        holding.decrementAndGet();
-        core.runOnLoop(() -> {
-            held.remove(s);
-            mirrorWaiting();
-        });
-    }
-
-    /** Any thread: a staged message released from the hold ended before it reached this queue. */
-    void heldGone() {
-        core.runOnLoop(() -> {
-            heldReleased = false;
-            releaseHeld();
-        });
+        return control.enabled() && (waitingMessages > 0 || hold.anyHeld() || creditStarved);
     }
 
     /**
-     * Releases held staged messages, one at a time: while no message waits for the peer's credit
-     * and the one released before has reached this queue. A release asks the pool for a buffer,
-     * which can bring the message here inline; the loop below, not a nested call, goes on.
+     * Loop thread: {@return whether a message let out of the hold now would get the send queue's
+     * verdict at once}: the peer has a receive credit for it, or said it never will (then it fails
+     * at once, as a message to such a peer does). Otherwise the credit word is re-read in 1 ms.
      */
-    private void releaseHeld() {
-        if (releasing) {
-            return;
+    boolean messageMayGo() {
+        if (core.state() != State.ESTABLISHED) {
+            return false; // posts nothing now: the end's verdict, or the establishment, first
         }
-        releasing = true;
-        try {
-            while (!heldReleased && messages.isEmpty()) {
-                StagedMono.Staged<?> s = held.poll();
-                if (s == null) {
-                    return;
-                }
-                heldReleased = true;
-                if (s.releaseFromHold()) {
-                    holding.decrementAndGet();
-                } else {
-                    heldReleased = false; // left meanwhile (dropHeld counted it out): the next
-                }
-            }
-        } finally {
-            releasing = false;
-            mirrorWaiting();
+        if (control.mayPost() || control.peerNeverReceives()) {
+            return true;
         }
+        scheduleCreditPoll();
+        return false;
+    }
+
+    /** {@return the hold of staged messages} */
+    MessageHold hold() {
+        return hold;
+    }
+
+    /** Loop thread: {@return whether no message waits for the peer's credit} */
+    boolean noMessageWaits() {
+        return messages.isEmpty();
+    }
+
+    /** Loop thread: {@return the operations that wait in the send queue itself (not the hold)} */
+    int waitingHere() {
+        return waiting.size() + messages.size();
+    }
+
+    /** {@return the bound on waiting operations} */
+    int pendingLimit() {
+        return pendingLimit;
+    }
+
+    /** Loop thread: {@return the error of an operation refused for pendingLimit}, counted */
+    QueueFullException refusal() {
+        rejections++; // NOSONAR: written by the loop thread only
+        return queueFull();
     }
 
     private void enqueueOrPost(OpMono op) {
@@ -266,11 +214,11 @@ final class SendQueue {
             // within the bound, only if it stays.
             messages.add(op);
             pumpMessages();
-            if (messages.peekLast() == op && waiting.size() + messages.size() + held.size() > pendingLimit) {
+            if (messages.peekLast() == op && waiting.size() + messages.size() + hold.waiting() > pendingLimit) {
                 messages.pollLast();
                 refuse(op);
             }
-        } else if (waiting.size() + messages.size() + held.size() >= pendingLimit) {
+        } else if (waiting.size() + messages.size() + hold.waiting() >= pendingLimit) {
             refuse(op);
         } else if (message) {
             messages.add(op);
@@ -282,8 +230,7 @@ final class SendQueue {
 
     /** Refuses an operation that would wait beyond pendingLimit. Loop thread. */
     private void refuse(OpMono op) {
-        rejections++; // NOSONAR: written by the loop thread only
-        op.failUnposted(queueFull());
+        op.failUnposted(refusal());
     }
 
     private QueueFullException queueFull() {

@@ -110,7 +110,7 @@ public final class OpMono extends OpRequest implements Subscription, Scannable, 
     }
 
     public OpMono(ConnectionCore core, OpKind kind, PeerRegion remote, long remoteOffset, Region local, long localOffset,
-           long length, long value, FlushType flushType, BufferLease lease, StagedMono.Staged<?> readBack) {
+           long length, long value, FlushType flushType, BufferLease lease, StagedSubscription<?> readBack) {
         this(core, kind, remote, remoteOffset, local, localOffset, length, value, flushType, lease, readBack, null);
     }
 
@@ -119,8 +119,8 @@ public final class OpMono extends OpRequest implements Subscription, Scannable, 
      *     subscription the operation runs for ({@code stagedBy}, or {@code stagedBy} is null)
      */
     public OpMono(ConnectionCore core, OpKind kind, PeerRegion remote, long remoteOffset, Region local, long localOffset,
-           long length, long value, FlushType flushType, BufferLease lease, StagedMono.Staged<?> readBack,
-           StagedMono.Staged<?> stagedBy) {
+           long length, long value, FlushType flushType, BufferLease lease, StagedSubscription<?> readBack,
+           StagedSubscription<?> stagedBy) {
         super(core, kind, remote, remoteOffset, local, localOffset, length, value, flushType, lease, readBack, stagedBy);
     }
 

@@ -64,7 +64,7 @@ public abstract sealed class OpRequest extends Mono<Void> permits OpMono {
      * subscription time, not this one's, starts the time the listener hears of (the wait for a
      * buffer counts), and it may have reported the outcome itself.
      */
-    public final StagedMono.Staged<?> stagedBy;
+    public final StagedSubscription<?> stagedBy;
 
     // ------------------------------------------------------------ how far it was posted (loop thread)
 
@@ -89,8 +89,8 @@ public abstract sealed class OpRequest extends Mono<Void> permits OpMono {
      *     subscription the operation runs for ({@code stagedBy}, or {@code stagedBy} is null)
      */
     OpRequest(ConnectionCore core, OpKind kind, PeerRegion remote, long remoteOffset, Region local, long localOffset,
-              long length, long value, FlushType flushType, BufferLease lease, StagedMono.Staged<?> readBack,
-              StagedMono.Staged<?> stagedBy) {
+              long length, long value, FlushType flushType, BufferLease lease, StagedSubscription<?> readBack,
+              StagedSubscription<?> stagedBy) {
         if (readBack != null && stagedBy != null && readBack != stagedBy) {
             throw new IllegalArgumentException("a staged read copies out to the subscription it runs for");
         }

@@ -7,8 +7,9 @@ import java.net.InetAddress;
  * The network a client address belongs to, for the server's bound per address
  * ({@code AcceptOptions.withMaxConnectionsPerAddress}): the address's first {@code prefix} bits,
  * the rest zero, so that two addresses of one network are equal keys. A /32 (IPv4) or /128 (IPv6)
- * is the address itself. Java already reads an IPv4-mapped IPv6 address ({@code ::ffff:a.b.c.d})
- * as its {@link Inet4Address}, so such a client counts with its IPv4 network. Immutable.
+ * is the address itself. An IPv4-mapped IPv6 address ({@code ::ffff:a.b.c.d}, what a dual-stack
+ * socket reports for an IPv4 client) counts with its IPv4 network, whichever way the transport
+ * built the {@link InetAddress}. Immutable.
  *
  * @param ipv6 whether the address is IPv6
  * @param high the first 64 bits of an IPv6 network; 0 for IPv4
@@ -26,6 +27,9 @@ record ClientNetwork(boolean ipv6, long high, long low, int prefix) {
      */
     static ClientNetwork of(InetAddress a, int ipv4Prefix, int ipv6Prefix) {
         byte[] b = a.getAddress();
+        if (b.length == 16 && isIpv4Mapped(b)) {
+            b = java.util.Arrays.copyOfRange(b, 12, 16);
+        }
         if (b.length == 4) {
             long v = Integer.toUnsignedLong(((b[0] & 0xff) << 24) | ((b[1] & 0xff) << 16) | ((b[2] & 0xff) << 8)
                     | (b[3] & 0xff));
@@ -44,7 +48,20 @@ record ClientNetwork(boolean ipv6, long high, long low, int prefix) {
         return new ClientNetwork(true, high & highMask, low & lowMask, ipv6Prefix);
     }
 
-    /** {@return the network as an operator writes it: {@code 10.1.2.0/24}, {@code 2001:db8::/64}, or the address alone} */
+    /** {@return whether the 16 bytes are {@code ::ffff:a.b.c.d}} */
+    private static boolean isIpv4Mapped(byte[] b) {
+        for (int i = 0; i < 10; i++) {
+            if (b[i] != 0) {
+                return false;
+            }
+        }
+        return b[10] == (byte) 0xff && b[11] == (byte) 0xff;
+    }
+
+    /**
+     * {@return the network as an operator reads it: {@code 10.1.2.0/24},
+     * {@code 2001:db8:1:2:0:0:0:0/64} (Java's form of an IPv6 address), or the address alone}
+     */
     @Override
     public String toString() {
         byte[] b;

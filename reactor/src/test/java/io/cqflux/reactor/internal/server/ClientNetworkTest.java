@@ -41,6 +41,11 @@ class ClientNetworkTest {
             ClientNetwork n = ClientNetwork.of(all4, p, 128);
             assertEquals(p, Long.bitCount(n.low()), "IPv4 /" + p);
             assertEquals(0, n.high());
+            if (p < 32) {
+                byte[] b = all4.getAddress();
+                b[p / 8] ^= (byte) (0x80 >>> (p % 8));
+                assertEquals(n, ClientNetwork.of(InetAddress.getByAddress(b), p, 128), "IPv4 /" + p);
+            }
         }
     }
 
@@ -52,7 +57,12 @@ class ClientNetworkTest {
     }
 
     @Test
-    void anIpv4MappedAddress_isItsIpv4Network() throws Exception {
+    void anIpv4MappedAddress_isItsIpv4Network_howeverTheAddressWasBuilt() throws Exception {
         assertEquals(net("10.1.2.3", 24, 64), net("::ffff:10.1.2.99", 24, 64));
+        // An Inet6Address that keeps the mapped form (not what getByName or getByAddress give).
+        byte[] mapped = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, (byte) 0xff, (byte) 0xff, 10, 1, 2, 99};
+        InetAddress kept = java.net.Inet6Address.getByAddress(null, mapped, -1);
+        assertEquals(16, kept.getAddress().length);
+        assertEquals(net("10.1.2.3", 24, 64), ClientNetwork.of(kept, 24, 64));
     }
 }

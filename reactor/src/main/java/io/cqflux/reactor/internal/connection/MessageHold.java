@@ -1,0 +1,140 @@
+package io.cqflux.reactor.internal.connection;
+
+import io.cqflux.reactor.internal.op.OpMono;
+import io.cqflux.reactor.internal.op.StagedSubscription;
+import java.util.ArrayDeque;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * One connection's staged messages ({@code send(byte[])} and its kin) held back, without a
+ * staging buffer, while messages wait for the peer's receive credits in its {@link SendQueue}.
+ *
+ * <p>Why. A staged message takes its buffer from the instance's pool before it reaches the send
+ * queue. Waiting there for a peer that takes no messages, it would keep that buffer, and once such
+ * messages held every buffer, every staged operation of every connection of the instance would
+ * wait for one. So while a message waits, or the peer has no receive credit, the next staged ones
+ * wait here instead, in order, counted against pendingLimit, and leave one at a time: the next
+ * once no message waits, the peer has a credit (re-read every millisecond while it has none, as
+ * for a waiting message) and the one released before reached the send queue ({@link #reached})
+ * or ended without reaching it ({@link #gone}). A peer that takes no messages then keeps none of
+ * the pool's buffers. A released one leases and copies on the loop (the pool grants it there
+ * when a buffer is free): the price of the hold, paid only by messages that had to wait.
+ *
+ * <p>Threads. The queue and the release are the loop's; {@link #hold}, {@link #drop} and
+ * {@link #gone} come from any thread and hand their part to the loop. {@link #anyHeld} is read on
+ * any thread: it counts a staging from the moment it asks to be held, so that one subscribed
+ * after it on the same thread is held behind it even before the loop took the first in. Each
+ * staging leaves the hold once, by its own compare-and-set (StagedSubscription's hold states):
+ * released here, refused here, or dropped by its cancel or its connection's end.
+ */
+final class MessageHold {
+    private final ConnectionCore core;
+    private final SendQueue queue;
+    /** Held stagings, in order (loop only). */
+    private final ArrayDeque<StagedSubscription<?>> held = new ArrayDeque<>(4);
+    /** Stagings that asked to be held and have not left the hold. */
+    private final AtomicInteger holding = new AtomicInteger();
+    /** Whether a staging released from the hold has not reached the send queue yet (loop only). */
+    private boolean released;
+    /** Whether {@link #release} runs: the release of one can reach the send queue inline (loop only). */
+    private boolean releasing;
+
+    MessageHold(ConnectionCore core, SendQueue queue) {
+        this.core = core;
+        this.queue = queue;
+    }
+
+    /** Any thread: {@return whether a staging is held or on its way into the hold} */
+    boolean anyHeld() {
+        return holding.get() > 0;
+    }
+
+    /** Loop thread: {@return how many stagings wait here: held, or released and not at the send queue yet} */
+    int waiting() {
+        return held.size() + (released ? 1 : 0);
+    }
+
+    /** Any thread: holds a staged message back until no message waits. */
+    void hold(StagedSubscription<?> s) {
+        holding.incrementAndGet();
+        core.runOnLoop(() -> admit(s));
+    }
+
+    /** Loop thread: takes a staged message in, or refuses it past pendingLimit as a waiting operation is. */
+    private void admit(StagedSubscription<?> s) {
+        if (!s.isHeld()) {
+            return; // left before it got here (cancelled, failed): drop counted it out
+        }
+        // Nothing ahead of it and a credit for it: it is released at once and, like any operation
+        // that can go out at once, is not refused here (the send queue refuses it if it stays).
+        boolean atOnce = queue.noMessageWaits() && held.isEmpty() && !released && queue.messageMayGo();
+        if (!atOnce && queue.waitingHere() + waiting() >= queue.pendingLimit()) {
+            if (s.refuseFromHold(queue.refusal())) {
+                holding.decrementAndGet();
+            }
+            return;
+        }
+        held.add(s);
+        queue.noteWaiting();
+    }
+
+    /** Any thread: a held staged message left before its release (cancelled, failed). */
+    void drop(StagedSubscription<?> s) {
+        holding.decrementAndGet();
+        core.runOnLoop(() -> {
+            held.remove(s);
+            queue.mirrorWaiting();
+        });
+    }
+
+    /** Any thread: a staged message released from the hold ended before it reached the send queue. */
+    void gone() {
+        core.runOnLoop(() -> {
+            released = false;
+            releaseIfNoMessageWaits();
+        });
+    }
+
+    /** Loop thread: an operation reached the send queue; one released from here frees the way for the next. */
+    void reached(OpMono op) {
+        if (op.stagedBy != null && op.stagedBy.reachedQueue()) {
+            released = false;
+        }
+    }
+
+    /** Loop thread: releases held stagings while no message waits and the peer has a credit (SendQueue#noteWaiting). */
+    void releaseIfNoMessageWaits() {
+        if (!released && !held.isEmpty() && queue.noMessageWaits() && queue.messageMayGo()) {
+            release();
+        }
+    }
+
+    /**
+     * Releases held stagings, one at a time: while no message waits, the peer has a credit and
+     * the one released before has reached the send queue. A release asks the pool for a buffer,
+     * which can bring the message to the send queue inline; this loop, not a nested call, goes on.
+     */
+    private void release() {
+        if (releasing) {
+            return;
+        }
+        releasing = true;
+        try {
+            while (!released && queue.noMessageWaits() && !held.isEmpty() && queue.messageMayGo()) {
+                StagedSubscription<?> s = held.poll();
+                if (s == null) {
+                    return;
+                }
+                released = true;
+                if (s.releaseFromHold()) {
+                    holding.decrementAndGet();
+                } else {
+                    released = false; // left meanwhile (drop counted it out): the next
+                }
+            }
+        } finally {
+            releasing = false;
+            queue.mirrorWaiting();
+        }
+    }
+}
