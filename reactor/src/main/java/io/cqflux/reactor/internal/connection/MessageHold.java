@@ -2,7 +2,8 @@ package io.cqflux.reactor.internal.connection;
 
 import io.cqflux.reactor.internal.op.OpMono;
 import io.cqflux.reactor.internal.op.StagedSubscription;
-import java.util.ArrayDeque;
+import java.util.Iterator;
+import java.util.LinkedHashSet;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -17,8 +18,14 @@ import java.util.concurrent.atomic.AtomicInteger;
  * once no message waits, the peer has a credit (re-read every millisecond while it has none, as
  * for a waiting message) and the one released before reached the send queue ({@link #reached})
  * or ended without reaching it ({@link #gone}). A peer that takes no messages then keeps none of
- * the pool's buffers. A released one leases and copies on the loop (the pool grants it there
- * when a buffer is free): the price of the hold, paid only by messages that had to wait.
+ * the pool's buffers but those of a burst that leased just as its credits ran out: whether to
+ * hold is decided off the loop, on mirrors, and a staging that waited for a buffer asks again
+ * when it gets one. A released one leases and copies on the loop (the pool grants it there when
+ * a buffer is free): the price of the hold, paid only by messages that had to wait. A message to
+ * a peer that posts no receives fails from here, without a buffer.
+ *
+ * <p>After the loop has ended, its tasks run on the calling thread (ConnectionCore#runOnLoop):
+ * the connection is ended then, and what is held has failed with it.
  *
  * <p>Threads. The queue and the release are the loop's; {@link #hold}, {@link #drop} and
  * {@link #gone} come from any thread and hand their part to the loop. {@link #anyHeld} is read on
@@ -30,8 +37,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 final class MessageHold {
     private final ConnectionCore core;
     private final SendQueue queue;
-    /** Held stagings, in order (loop only). */
-    private final ArrayDeque<StagedSubscription<?>> held = new ArrayDeque<>(4);
+    /** Held stagings, in order (loop only); a set, so that one that leaves is removed at once. */
+    private final LinkedHashSet<StagedSubscription<?>> held = new LinkedHashSet<>(4);
     /** Stagings that asked to be held and have not left the hold. */
     private final AtomicInteger holding = new AtomicInteger();
     /** Whether a staging released from the hold has not reached the send queue yet (loop only). */
@@ -54,7 +61,7 @@ final class MessageHold {
         return held.size() + (released ? 1 : 0);
     }
 
-    /** Any thread: holds a staged message back until no message waits. */
+    /** Any thread: holds a staged message back until the peer can take it and no message waits before it. */
     void hold(StagedSubscription<?> s) {
         holding.incrementAndGet();
         core.runOnLoop(() -> admit(s));
@@ -67,10 +74,11 @@ final class MessageHold {
         }
         // Nothing ahead of it and a credit for it: it is released at once and, like any operation
         // that can go out at once, is not refused here (the send queue refuses it if it stays).
-        boolean atOnce = queue.noMessageWaits() && held.isEmpty() && !released && queue.messageMayGo();
+        boolean atOnce = queue.noMessageWaits() && held.isEmpty() && !released && queue.messageMayGoElsePoll();
         if (!atOnce && queue.waitingHere() + waiting() >= queue.pendingLimit()) {
-            if (s.refuseFromHold(queue.refusal())) {
+            if (s.refuseFromHold(queue.queueFull())) {
                 holding.decrementAndGet();
+                queue.countRefusal();
             }
             return;
         }
@@ -104,7 +112,7 @@ final class MessageHold {
 
     /** Loop thread: releases held stagings while no message waits and the peer has a credit (SendQueue#noteWaiting). */
     void releaseIfNoMessageWaits() {
-        if (!released && !held.isEmpty() && queue.noMessageWaits() && queue.messageMayGo()) {
+        if (!released && !held.isEmpty() && queue.noMessageWaits() && queue.messageMayGoElsePoll()) {
             release();
         }
     }
@@ -120,10 +128,18 @@ final class MessageHold {
         }
         releasing = true;
         try {
-            while (!released && queue.noMessageWaits() && !held.isEmpty() && queue.messageMayGo()) {
-                StagedSubscription<?> s = held.poll();
-                if (s == null) {
-                    return;
+            while (!released && queue.noMessageWaits() && !held.isEmpty() && queue.messageMayGoElsePoll()) {
+                Iterator<StagedSubscription<?>> first = held.iterator();
+                StagedSubscription<?> s = first.next();
+                first.remove();
+                if (queue.peerNeverReceives()) {
+                    // Its message could never be received: it fails now, without a buffer (the
+                    // count first, so that the subscriber who hears of it sees it gone).
+                    queue.mirrorWaiting();
+                    if (s.refuseFromHold(queue.neverReceived(s.spec.kind.opcode))) {
+                        holding.decrementAndGet();
+                    }
+                    continue;
                 }
                 released = true;
                 if (s.releaseFromHold()) {

@@ -8,7 +8,6 @@ import io.cqflux.core.spi.Transport;
 import io.cqflux.epoll.loop.EventLoop;
 import io.cqflux.reactor.internal.connection.ConnectionCore.State;
 import io.cqflux.reactor.internal.op.OpMono;
-import io.cqflux.reactor.internal.op.StagedSubscription;
 import io.cqflux.reactor.internal.resources.LibraryTimer;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
@@ -61,7 +60,7 @@ final class SendQueue {
     private final ArrayDeque<OpMono> waiting = new ArrayDeque<>(4);
     /** Messages waiting for a credit from the peer's receiver (PeerControl), in order. */
     private final ArrayDeque<OpMono> messages = new ArrayDeque<>(4);
-    /** Staged messages held back, without a staging buffer, while messages wait (MessageHold). */
+    /** Staged messages held back, without a staging buffer, until the peer can take them (MessageHold). */
     private final MessageHold hold;
     /** Messages waiting for the peer's credit: a mirror the stagings read on any thread. */
     private volatile int waitingMessages;
@@ -77,7 +76,7 @@ final class SendQueue {
     private volatile int maxInFlight;
     /** Send credits in use by posted operations; a volatile mirror for metrics. */
     private volatile int inFlightOps;
-    /** Operations waiting for a credit (either queue); a volatile mirror for metrics. */
+    /** Operations waiting for a credit (either queue, and the hold); a volatile mirror for metrics. */
     private volatile int waitingOps;
     /** Operations refused for the pending limit; written on the loop only, read anywhere. */
     private volatile long rejections;
@@ -148,12 +147,13 @@ final class SendQueue {
 
     /**
      * Loop thread: {@return whether a message let out of the hold now would get the send queue's
-     * verdict at once}: the peer has a receive credit for it, or said it never will (then it fails
-     * at once, as a message to such a peer does). Otherwise the credit word is re-read in 1 ms.
+     * verdict at once}: the peer has a receive credit for it, or said it never will (MessageHold
+     * fails it then). When not, and only then, it arms the re-read of the credit word in 1 ms,
+     * which comes back through {@link #noteWaiting}: so call it last in a condition.
      */
-    boolean messageMayGo() {
+    boolean messageMayGoElsePoll() {
         if (core.state() != State.ESTABLISHED) {
-            return false; // posts nothing now: the end's verdict, or the establishment, first
+            return false; // posts nothing now: the end's verdict first
         }
         if (control.mayPost() || control.peerNeverReceives()) {
             return true;
@@ -182,10 +182,9 @@ final class SendQueue {
         return pendingLimit;
     }
 
-    /** Loop thread: {@return the error of an operation refused for pendingLimit}, counted */
-    QueueFullException refusal() {
+    /** Loop thread: an operation (a held staging) was refused for pendingLimit. */
+    void countRefusal() {
         rejections++; // NOSONAR: written by the loop thread only
-        return queueFull();
     }
 
     private void enqueueOrPost(OpMono op) {
@@ -230,10 +229,12 @@ final class SendQueue {
 
     /** Refuses an operation that would wait beyond pendingLimit. Loop thread. */
     private void refuse(OpMono op) {
-        op.failUnposted(refusal());
+        countRefusal();
+        op.failUnposted(queueFull());
     }
 
-    private QueueFullException queueFull() {
+    /** {@return the error of an operation refused for pendingLimit} */
+    QueueFullException queueFull() {
         return new QueueFullException("connection " + description + ": " + pendingLimit
                 + " operations already wait for a send-queue credit (pendingLimit " + pendingLimit
                 + ", send queue " + table.creditLimit()
@@ -294,10 +295,20 @@ final class SendQueue {
                 op.discard();
                 op.releaseRegions();
             } else {
-                op.failUnposted(new IllegalStateException("the peer of connection " + description + " posts no"
-                        + " receives (its receiveQueueSize is 0): a " + op.kind.opcode + " to it could never be received"));
+                op.failUnposted(neverReceived(op.kind.opcode));
             }
         }
+    }
+
+    /** {@return the error of a message to a peer that posts no receives} */
+    IllegalStateException neverReceived(io.cqflux.core.Opcode opcode) {
+        return new IllegalStateException("the peer of connection " + description + " posts no receives (its"
+                + " receiveQueueSize is 0): a " + opcode + " to it could never be received");
+    }
+
+    /** Loop thread: {@return whether the peer said it can never post a receive} */
+    boolean peerNeverReceives() {
+        return control.peerNeverReceives();
     }
 
     private void scheduleCreditPoll() {

@@ -1,7 +1,6 @@
 package io.cqflux.reactor.internal.op;
 
 import io.cqflux.core.FlushType;
-import io.cqflux.core.ResourceClosedException;
 import io.cqflux.core.internal.Checks;
 import io.cqflux.reactor.BufferLease;
 import io.cqflux.reactor.BufferPool;
@@ -13,19 +12,12 @@ import io.cqflux.reactor.Region;
 import io.cqflux.reactor.internal.connection.ConnectionCore;
 import io.cqflux.reactor.internal.resources.ApiAccess;
 import io.cqflux.reactor.internal.resources.Instrumentation;
-import io.cqflux.reactor.internal.resources.LeaseTaker;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
 import java.util.Objects;
-import org.reactivestreams.Subscription;
 import reactor.core.CoreSubscriber;
-import reactor.core.Exceptions;
 import reactor.core.Scannable;
 import reactor.core.publisher.Mono;
-import reactor.core.publisher.Operators;
 import reactor.util.annotation.Nullable;
 import reactor.util.context.Context;
 

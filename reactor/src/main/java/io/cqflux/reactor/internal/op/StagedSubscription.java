@@ -1,15 +1,9 @@
 package io.cqflux.reactor.internal.op;
 
-import io.cqflux.core.FlushType;
 import io.cqflux.core.ResourceClosedException;
-import io.cqflux.core.internal.Checks;
 import io.cqflux.reactor.BufferLease;
-import io.cqflux.reactor.BufferPool;
 import io.cqflux.reactor.CqfluxListener;
 import io.cqflux.reactor.OperationOutcome;
-import io.cqflux.reactor.PeerRegion;
-import io.cqflux.reactor.RdmaConnection;
-import io.cqflux.reactor.Region;
 import io.cqflux.reactor.internal.connection.ConnectionCore;
 import io.cqflux.reactor.internal.resources.ApiAccess;
 import io.cqflux.reactor.internal.resources.Instrumentation;
@@ -19,12 +13,9 @@ import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
-import java.util.Objects;
 import org.reactivestreams.Subscription;
 import reactor.core.CoreSubscriber;
 import reactor.core.Exceptions;
-import reactor.core.Scannable;
-import reactor.core.publisher.Mono;
 import reactor.core.publisher.Operators;
 import reactor.util.annotation.Nullable;
 import reactor.util.context.Context;
@@ -161,23 +152,31 @@ public final class StagedSubscription<T> implements Subscription, LeaseTaker, Co
             refused(ended);
             return;
         }
-        if (spec.kind.isMessage(spec.core.transport) && spec.core.holdsStagedMessages()) {
-            // Messages wait for the peer's credit: this one waits behind them without a
-            // buffer, so that a peer that takes no messages holds none of the pool's
-            // (MessageHold); the loop asks the pool for it (releaseFromHold).
-            hold = HELD;
-            spec.core.holdStaged(this);
-            // A cancel or the connection's end from another thread since the subscription
-            // may have looked at the hold before it was HELD: one of the two sides sees the
-            // other (hold written before state is read here, state before hold there), and
-            // leaveHold counts it out once.
-            int s = state;
-            if (s == CANCELLED || s == FAILED) {
-                leaveHold();
-            }
+        if (holdIfMessagesWait()) {
             return;
         }
         requestLease();
+    }
+
+    /**
+     * Puts a message in its connection's hold when messages wait there or the peer has no credit
+     * (MessageHold): it then waits without a buffer, and the loop asks the pool for one for it
+     * (releaseFromHold). {@return whether it was held}
+     */
+    private boolean holdIfMessagesWait() {
+        if (!spec.kind.isMessage(spec.core.transport) || !spec.core.holdsStagedMessages()) {
+            return false;
+        }
+        hold = HELD;
+        spec.core.holdStaged(this);
+        // A cancel or the connection's end from another thread may have looked at the hold
+        // before it was HELD: one of the two sides sees the other (hold written before state is
+        // read here, state before hold there), and leaveHold counts it out once.
+        int s = state;
+        if (s == CANCELLED || s == FAILED) {
+            leaveHold();
+        }
+        return true;
     }
 
     private void requestLease() {
@@ -332,6 +331,11 @@ public final class StagedSubscription<T> implements Subscription, LeaseTaker, Co
 
     @Override
     public boolean take(BufferLease lease) {
+        if (hold == NOT_HELD && state == WAITING && holdIfMessagesWait()) {
+            // Messages began to wait for the peer while this one waited for a buffer: it waits
+            // in the hold instead, and the pool offers the buffer to the next taker.
+            return false;
+        }
         if (!STATE.compareAndSet(this, WAITING, RUNNING)) {
             return false;
         }
