@@ -371,14 +371,14 @@ public final class ConnectionCore {
 
     /**
      * Any thread: whether a staged message (one that copies through the instance's buffer pool)
-     * must first wait, without a buffer, for the messages waiting for the peer's credit
+     * must first wait, without a buffer, for the peer's credit and the messages before it
      * ({@link MessageHold}).
      */
     public boolean holdsStagedMessages() {
         return sendQueue.holdsStagedMessages();
     }
 
-    /** Any thread: holds a staged message back until no message waits; the loop releases it. */
+    /** Any thread: holds a staged message back until the peer can take it; the loop releases it. */
     public void holdStaged(StagedSubscription<?> s) {
         sendQueue.hold().hold(s);
     }

@@ -44,7 +44,7 @@ public final class StagedSubscription<T> implements Subscription, LeaseTaker, Co
 
     /** Its place in the connection's hold of staged messages (ConnectionCore#holdStaged): never held. */
     private static final int NOT_HELD = 0;
-    /** Held: waits, without a buffer, for the messages before it. */
+    /** Held: waits, without a buffer, for the peer's credit and the messages before it. */
     private static final int HELD = 1;
     /** Released by the loop: it asks the pool for a buffer, and its operation is on its way to the send queue. */
     private static final int RELEASED = 2;
