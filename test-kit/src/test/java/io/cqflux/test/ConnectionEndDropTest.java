@@ -105,6 +105,38 @@ class ConnectionEndDropTest {
         assertEquals(List.of(), dropped, "the connection's end, once per cancelled write, queued ones included");
     }
 
+    /**
+     * Writes cancelled while their hand-over still waits in the loop's task queue, then a close:
+     * the loop meets them after the close took effect, and fails them with the connection's end,
+     * which their cancelled subscribers must not hear of through onErrorDropped either.
+     */
+    @Test
+    void writesCancelledOnTheirWayToTheLoop_thenTheClose_dropNothing() throws Exception {
+        RdmaConnection conn = peer.connection();
+        java.util.concurrent.CountDownLatch onLoop = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch letGo = new java.util.concurrent.CountDownLatch(1);
+        // Holds the connection's loop in a subscriber callback (a few milliseconds).
+        conn.write(peer.remote(), 0, peer.local(), 0, 8).doOnSuccess(v -> {
+            onLoop.countDown();
+            try {
+                letGo.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }).subscribe();
+        assertTrue(onLoop.await(T.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS), "the loop never ran the callback");
+        List<Disposable> writes = new ArrayList<>();
+        for (int i = 0; i < WRITES; i++) {
+            writes.add(conn.write(peer.remote(), 64L * i, peer.local(), 0, 64).subscribe());
+        }
+        writes.forEach(Disposable::dispose);
+        conn.dispose(); // the close request, ahead of the loop meeting the hand-overs
+        letGo.countDown();
+        assertTrue(Await.until(conn::isDisposed, T));
+        conn.disposeNow(T);
+        assertEquals(List.of(), dropped, "the connection's end, dropped by writes cancelled on their way to the loop");
+    }
+
     @Test
     void writeAll_failedByAWritesOwnStatus_thenTheEnd_dropsNothing() {
         faults.on(Opcode.WRITE).nth(1).fail(CompletionStatus.REM_ACCESS_ERR, Duration.ofMillis(300));

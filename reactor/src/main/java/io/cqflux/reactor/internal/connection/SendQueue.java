@@ -195,10 +195,14 @@ final class SendQueue {
             core.closeRequestedNow();
         }
         State s = core.state();
-        if (s == State.CONNECTING || s.compareTo(State.ENDED) >= 0) {
-            Throwable t = s == State.CONNECTING
-                    ? new IllegalStateException("connection " + description + " is not established") : core.terminal();
-            op.failUnposted(t);
+        if (s == State.CONNECTING) {
+            op.failUnposted(new IllegalStateException("connection " + description + " is not established"));
+            return;
+        }
+        if (s.compareTo(State.ENDED) >= 0) {
+            // The end, as the queued operations get it: one cancelled on its way here (its
+            // hand-over still in the loop's queue when the close came) does not drop it.
+            op.failUnpostedOnConnectionEnd(core.terminal());
             return;
         }
         // ESTABLISHED or ENDING: ENDING posts nothing, its operations wait for the end's verdict.
