@@ -116,7 +116,9 @@ class ConnectionEndDropTest {
         java.util.concurrent.CountDownLatch onLoop = new java.util.concurrent.CountDownLatch(1);
         java.util.concurrent.CountDownLatch letGo = new java.util.concurrent.CountDownLatch(1);
         // Holds the connection's loop in a subscriber callback (a few milliseconds).
+        AtomicReference<String> callbackThread = new AtomicReference<>();
         conn.write(peer.remote(), 0, peer.local(), 0, 8).doOnSuccess(v -> {
+            callbackThread.set(Thread.currentThread().getName());
             onLoop.countDown();
             try {
                 letGo.await();
@@ -124,14 +126,19 @@ class ConnectionEndDropTest {
                 Thread.currentThread().interrupt();
             }
         }).subscribe();
-        assertTrue(onLoop.await(T.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS), "the loop never ran the callback");
-        List<Disposable> writes = new ArrayList<>();
-        for (int i = 0; i < WRITES; i++) {
-            writes.add(conn.write(peer.remote(), 64L * i, peer.local(), 0, 64).subscribe());
+        try {
+            assertTrue(onLoop.await(T.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS),
+                    "the loop never ran the callback");
+            assertTrue(callbackThread.get().contains("-loop-"), "the callback ran on " + callbackThread.get());
+            List<Disposable> writes = new ArrayList<>();
+            for (int i = 0; i < WRITES; i++) {
+                writes.add(conn.write(peer.remote(), 64L * i, peer.local(), 0, 64).subscribe());
+            }
+            writes.forEach(Disposable::dispose);
+            conn.dispose(); // the close request, ahead of the loop meeting the hand-overs
+        } finally {
+            letGo.countDown();
         }
-        writes.forEach(Disposable::dispose);
-        conn.dispose(); // the close request, ahead of the loop meeting the hand-overs
-        letGo.countDown();
         assertTrue(Await.until(conn::isDisposed, T));
         conn.disposeNow(T);
         assertEquals(List.of(), dropped, "the connection's end, dropped by writes cancelled on their way to the loop");

@@ -18,9 +18,11 @@ import java.util.concurrent.atomic.AtomicInteger;
  * once no message waits, the peer has a credit (re-read every millisecond while it has none, as
  * for a waiting message) and the one released before reached the send queue ({@link #reached})
  * or ended without reaching it ({@link #gone}). A peer that takes no messages then keeps none of
- * the pool's buffers but those of a burst that leased just as its credits ran out: whether to
- * hold is decided off the loop, on mirrors, and a staging that waited for a buffer asks again
- * when it gets one. A released one leases and copies on the loop (the pool grants it there when
+ * the pool's buffers but those of a burst that asked for them just as its credits ran out:
+ * whether to hold is decided at subscription, off the loop, on mirrors, and a staging that is in
+ * the pool's queue keeps its place there, so that the messages of a connection keep their order
+ * (the pool's queue and the hold are each in order, and a staging is held only behind every one
+ * of its connection's that is held or released). A released one leases and copies on the loop (the pool grants it there when
  * a buffer is free): the price of the hold, paid only by messages that had to wait. A message to
  * a peer that posts no receives fails from here, without a buffer.
  *
@@ -39,7 +41,11 @@ final class MessageHold {
     private final SendQueue queue;
     /** Held stagings, in order (loop only); a set, so that one that leaves is removed at once. */
     private final LinkedHashSet<StagedSubscription<?>> held = new LinkedHashSet<>(4);
-    /** Stagings that asked to be held and have not left the hold. */
+    /**
+     * Stagings that asked to be held and have not reached the send queue nor ended: a staged
+     * message subscribed, or offered a buffer, while one is counted here is held behind it, even
+     * before the loop took the first in or while a released one is on its way (read on any thread).
+     */
     private final AtomicInteger holding = new AtomicInteger();
     /** Whether a staging released from the hold has not reached the send queue yet (loop only). */
     private boolean released;
@@ -51,7 +57,7 @@ final class MessageHold {
         this.queue = queue;
     }
 
-    /** Any thread: {@return whether a staging is held or on its way into the hold} */
+    /** Any thread: {@return whether a staging is held, on its way into the hold, or released and on its way out} */
     boolean anyHeld() {
         return holding.get() > 0;
     }
@@ -76,9 +82,10 @@ final class MessageHold {
         // that can go out at once, is not refused here (the send queue refuses it if it stays).
         boolean atOnce = queue.noMessageWaits() && held.isEmpty() && !released && queue.messageMayGoElsePoll();
         if (!atOnce && queue.waitingHere() + waiting() >= queue.pendingLimit()) {
-            if (s.refuseFromHold(queue.queueFull())) {
-                holding.decrementAndGet();
+            if (s.leaveHoldRefused()) {
+                holding.decrementAndGet(); // counted out before its subscriber hears of it
                 queue.countRefusal();
+                s.refuseHeld(queue.queueFull());
             }
             return;
         }
@@ -97,6 +104,7 @@ final class MessageHold {
 
     /** Any thread: a staged message released from the hold ended before it reached the send queue. */
     void gone() {
+        holding.decrementAndGet();
         core.runOnLoop(() -> {
             released = false;
             releaseIfNoMessageWaits();
@@ -106,6 +114,7 @@ final class MessageHold {
     /** Loop thread: an operation reached the send queue; one released from here frees the way for the next. */
     void reached(OpMono op) {
         if (op.stagedBy != null && op.stagedBy.reachedQueue()) {
+            holding.decrementAndGet();
             released = false;
         }
     }
@@ -136,17 +145,18 @@ final class MessageHold {
                     // Its message could never be received: it fails now, without a buffer (the
                     // count first, so that the subscriber who hears of it sees it gone).
                     queue.mirrorWaiting();
-                    if (s.refuseFromHold(queue.neverReceived(s.spec.kind.opcode))) {
+                    if (s.leaveHoldRefused()) {
                         holding.decrementAndGet();
+                        s.refuseHeld(queue.neverReceived(s.spec.kind.opcode));
                     }
                     continue;
                 }
                 released = true;
-                if (s.releaseFromHold()) {
-                    holding.decrementAndGet();
-                } else {
+                if (!s.releaseFromHold()) {
                     released = false; // left meanwhile (drop counted it out): the next
                 }
+                // A released one stays counted in holding until it reaches the send queue or
+                // ends (reached, gone): a staging offered a buffer meanwhile is held behind it.
             }
         } finally {
             releasing = false;

@@ -36,8 +36,8 @@ import reactor.util.context.Context;
  * <p>A message to a cqflux peer asks for its buffer only once the peer has a receive credit for
  * it and the messages before it went out (the connection's {@code MessageHold}): until then it
  * waits in the hold without a buffer, so that a peer that takes no messages keeps none of the
- * pool's buffers (a burst sent as its credits ran out may hold a few: whether to hold is decided
- * off the loop, on a mirror). Every way such a subscription ends before its operation reaches the
+ * pool's buffers (a burst sent as its credits ran out keeps those it had asked for: whether to
+ * hold is decided at subscription, off the loop, on mirrors). Every way such a subscription ends before its operation reaches the
  * send queue tells the hold once ({@code leaveHold}).
  *
  * <p>While it waits for a buffer, the connection knows it ({@link io.cqflux.reactor.internal.connection.Admission#addStagedWaiter}):

@@ -167,6 +167,12 @@ public final class StagedSubscription<T> implements Subscription, LeaseTaker, Co
         if (!spec.kind.isMessage(spec.core.transport) || !spec.core.holdsStagedMessages()) {
             return false;
         }
+        enterHold();
+        return true;
+    }
+
+    /** Enters its connection's hold (holdIfMessagesWait). */
+    private void enterHold() {
         hold = HELD;
         spec.core.holdStaged(this);
         // A cancel or the connection's end from another thread may have looked at the hold
@@ -176,7 +182,6 @@ public final class StagedSubscription<T> implements Subscription, LeaseTaker, Co
         if (s == CANCELLED || s == FAILED) {
             leaveHold();
         }
-        return true;
     }
 
     private void requestLease() {
@@ -212,18 +217,21 @@ public final class StagedSubscription<T> implements Subscription, LeaseTaker, Co
     }
 
     /**
-     * Loop thread: the hold refuses it (pendingLimit, as a waiting operation is refused).
-     * {@return false when it left the hold already}
+     * Loop thread: takes it out of the hold to refuse it (then {@link #refuseHeld}), so that the
+     * hold counts it out before its subscriber hears of it. {@return false when it left the hold
+     * already}
      */
-    public boolean refuseFromHold(Throwable error) {
-        if (!HOLD.compareAndSet(this, HELD, LEFT)) {
-            return false;
-        }
-        if (state == WAITING) {
-            refused(error); // not when a cancel or the end got here first: it has its outcome
-        }
-        return true;
+    public boolean leaveHoldRefused() {
+        return HOLD.compareAndSet(this, HELD, LEFT);
     }
+
+    /** Loop thread: fails it, out of the hold ({@link #leaveHoldRefused}), unless a cancel or the end came first. */
+    public void refuseHeld(Throwable error) {
+        if (state == WAITING) {
+            refused(error);
+        }
+    }
+
 
     /**
      * Loop thread: its operation reached the send queue. {@return whether it came from the
@@ -331,11 +339,6 @@ public final class StagedSubscription<T> implements Subscription, LeaseTaker, Co
 
     @Override
     public boolean take(BufferLease lease) {
-        if (hold == NOT_HELD && state == WAITING && holdIfMessagesWait()) {
-            // Messages began to wait for the peer while this one waited for a buffer: it waits
-            // in the hold instead, and the pool offers the buffer to the next taker.
-            return false;
-        }
         if (!STATE.compareAndSet(this, WAITING, RUNNING)) {
             return false;
         }
