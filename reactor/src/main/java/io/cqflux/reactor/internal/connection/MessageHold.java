@@ -31,8 +31,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  *
  * <p>Threads. The queue and the release are the loop's; {@link #hold}, {@link #drop} and
  * {@link #gone} come from any thread and hand their part to the loop. {@link #anyHeld} is read on
- * any thread: it counts a staging from the moment it asks to be held, so that one subscribed
- * after it on the same thread is held behind it even before the loop took the first in. Each
+ * any thread: it counts a staging from the moment it asks to be held until it reaches the send
+ * queue or ends, so that one subscribed after it is held behind it, even before the loop took the
+ * first in and while a released one is on its way. Each
  * staging leaves the hold once, by its own compare-and-set (StagedSubscription's hold states):
  * released here, refused here, or dropped by its cancel or its connection's end.
  */
@@ -156,7 +157,7 @@ final class MessageHold {
                     released = false; // left meanwhile (drop counted it out): the next
                 }
                 // A released one stays counted in holding until it reaches the send queue or
-                // ends (reached, gone): a staging offered a buffer meanwhile is held behind it.
+                // ends (reached, gone): a staging subscribed meanwhile is held behind it.
             }
         } finally {
             releasing = false;
