@@ -82,7 +82,7 @@ final class MessageHold {
         // Nothing ahead of it and a credit for it: it is released at once and, like any operation
         // that can go out at once, is not refused here (the send queue refuses it if it stays).
         boolean atOnce = queue.noMessageWaits() && held.isEmpty() && !released && queue.messageMayGoElsePoll();
-        if (!atOnce && queue.waitingHere() + waiting() >= queue.pendingLimit()) {
+        if (!atOnce && queue.waitingOperations() >= queue.pendingLimit()) {
             if (s.leaveHoldRefused()) {
                 holding.decrementAndGet(); // counted out before its subscriber hears of it
                 queue.countRefusal();

@@ -120,7 +120,7 @@ final class SendQueue {
     }
 
     void mirrorWaiting() {
-        int w = waiting.size() + messages.size() + hold.waiting();
+        int w = waitingOperations();
         if (w != (int) MIRROR_WAITING.getOpaque(this)) {
             MIRROR_WAITING.setOpaque(this, w); // a metrics mirror, as in noteInFlight
         }
@@ -172,9 +172,12 @@ final class SendQueue {
         return messages.isEmpty();
     }
 
-    /** Loop thread: {@return the operations that wait in the send queue itself (not the hold)} */
-    int waitingHere() {
-        return waiting.size() + messages.size();
+    /**
+     * Loop thread: {@return the operations that wait, the count pendingLimit bounds: for a send
+     * credit, for the peer's receive credit, and in the hold}
+     */
+    int waitingOperations() {
+        return waiting.size() + messages.size() + hold.waiting();
     }
 
     /** {@return the bound on waiting operations} */
@@ -217,11 +220,11 @@ final class SendQueue {
             // within the bound, only if it stays.
             messages.add(op);
             pumpMessages();
-            if (messages.peekLast() == op && waiting.size() + messages.size() + hold.waiting() > pendingLimit) {
+            if (messages.peekLast() == op && waitingOperations() > pendingLimit) {
                 messages.pollLast();
                 refuse(op);
             }
-        } else if (waiting.size() + messages.size() + hold.waiting() >= pendingLimit) {
+        } else if (waitingOperations() >= pendingLimit) {
             refuse(op);
         } else if (message) {
             messages.add(op);
