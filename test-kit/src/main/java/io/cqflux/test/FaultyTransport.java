@@ -153,6 +153,11 @@ final class FaultyTransport implements Transport {
                     }
 
                     @Override
+                    public byte[] handshake() {
+                        return r.handshake();
+                    }
+
+                    @Override
                     public void reject() {
                         r.reject();
                     }

@@ -74,8 +74,10 @@ public interface Connection extends AutoCloseable {
      * {@link FlushType#PERSISTENT} flush) is refused until then. rpma:
      * {@code rpma_peer_cfg_from_descriptor(3)} and {@code rpma_conn_apply_remote_peer_cfg(3)};
      * empty bytes (a peer that sent no handshake) leave librpma's default configuration, which
-     * has no direct write to persistent memory. The default, for transports without a handshake
-     * (fabric), accepts only empty bytes.
+     * has no direct write to persistent memory. fabric/tcp: the tag the peer's connection asks
+     * this side to put in the high half of each write-with-immediate's CQ data (0, or empty bytes:
+     * none). The default, for transports without a handshake (fabric on other providers), accepts
+     * only empty bytes.
      *
      * @param handshake the peer's bytes, possibly empty
      * @throws IllegalArgumentException when the bytes are malformed (named with their length and

@@ -34,6 +34,31 @@ public interface ConnectionRequest {
     }
 
     /**
+     * Accepts the request with a hello: private data that carries the accepted connection's
+     * handshake, which the transport hands to {@code hello} once the connection exists and before
+     * anything is sent (see {@link Transport#connectWithHello}); the bytes have the length of
+     * {@link #handshake()}. A connection accepted with private data that does not carry its
+     * handshake ({@link #accept(byte[], Object)}) gets nothing that needs the peer to learn it.
+     * The default builds the hello with {@link #handshake()}.
+     *
+     * @param hello builds the private data from the connection's handshake bytes; its result as
+     *     for {@link #accept(byte[])}
+     * @param affinity as for {@link #accept(byte[], Object)}
+     * @return the new connection (not yet established)
+     */
+    default Connection acceptWithHello(java.util.function.UnaryOperator<byte[]> hello, Object affinity) {
+        return accept(hello.apply(handshake()), affinity);
+    }
+
+    /**
+     * {@return the handshake template of the transport the request came to
+     * ({@link Transport#handshake()}), for a hello's size; a copy} The default is empty.
+     */
+    default byte[] handshake() {
+        return new byte[0];
+    }
+
+    /**
      * Posts a receive on the request's queue pair before it is accepted, so that a peer which
      * sends as soon as it is connected (with no credits to wait for) finds it posted
      * ({@code rpma_conn_req_recv(3)}). Its completion arrives on the accepted connection's

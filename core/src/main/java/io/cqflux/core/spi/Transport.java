@@ -76,10 +76,14 @@ public interface Transport extends Registrar, AutoCloseable {
      * rpma: its peer configuration descriptor ({@code rpma_peer_cfg_get_descriptor(3)}) with
      * direct write to persistent memory as {@link TransportOptions#directWriteToPersistentMemory()}
      * declared, which the peer needs for {@link io.cqflux.core.FlushType#PERSISTENT} flushes
-     * ({@code rpma_conn_apply_remote_peer_cfg(3)}). The default, for transports without
-     * parameters of their own (fabric), is empty.
+     * ({@code rpma_conn_apply_remote_peer_cfg(3)}). fabric/tcp: a connection's receiving tag
+     * (5 bytes; the template's tag is 0). The default, for transports without parameters of
+     * their own (fabric on other providers), is empty.
      *
-     * <p>Thread-safe; the same bytes for every connection of this transport, at most 255.
+     * <p>A transport whose connections have parameters of their own returns a template here, of
+     * the length every connection's handshake has ({@link #connectWithHello}).
+     *
+     * <p>Thread-safe; the same bytes for every call, at most 255.
      *
      * @return a copy of the bytes, possibly empty
      */
@@ -178,6 +182,30 @@ public interface Transport extends Registrar, AutoCloseable {
     default Connection connect(InetSocketAddress address, ConnectionConfig config, byte[] privateData,
                                Object affinity) {
         return connect(address, config, privateData);
+    }
+
+    /**
+     * Starts connecting with a hello: private data that carries this connection's handshake
+     * ({@link Connection#applyPeerHandshake(byte[])} on the server's side), which the transport
+     * hands to {@code hello} once the connection exists and before anything is sent. A
+     * transport whose connections have parameters of their own puts them there (fabric/tcp: the
+     * tag by which the connection's shared completion queue routes the peer's write-with-immediate
+     * notifications); the bytes always have the length of {@link #handshake()}, so that a caller
+     * may check its hello's size with those first. A connection started with private data that
+     * does not carry its handshake ({@link #connect(InetSocketAddress, ConnectionConfig, byte[],
+     * Object)}: raw private data) gets nothing that needs the peer to learn it. The default
+     * builds the hello with {@link #handshake()}.
+     *
+     * @param address the server
+     * @param config queue sizes and options
+     * @param hello builds the private data from the connection's handshake bytes; its result as
+     *     for {@link #connect(InetSocketAddress, ConnectionConfig, byte[])}
+     * @param affinity as for {@link #connect(InetSocketAddress, ConnectionConfig, byte[], Object)}
+     * @return the connection, not yet established
+     */
+    default Connection connectWithHello(InetSocketAddress address, ConnectionConfig config,
+                                        java.util.function.UnaryOperator<byte[]> hello, Object affinity) {
+        return connect(address, config, hello.apply(handshake()), affinity);
     }
 
     /**

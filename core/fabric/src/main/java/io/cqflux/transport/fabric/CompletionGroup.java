@@ -35,18 +35,15 @@ import java.util.concurrent.atomic.AtomicReference;
  * is cleared before the member's sink sees the context. The one entry without a context is
  * tcp's target entry for a peer's write with CQ data ({@code FI_REMOTE_WRITE|FI_REMOTE_CQ_DATA},
  * {@code op_context} NULL; it consumes no posted receive): it goes to the member that holds the
- * tag its sender put in the high half of the CQ data ({@link GroupRoster}, which says how tags
- * are made and held). An ambiguous tag's entries are dropped and logged, never guessed, and so
- * are those of a tag that a member takes while a left member's tag retires (below), which cannot
- * be told from the left one's. A peer that sends no tag (without the option, or another
- * implementation), or one that sees other ports than this side (a NAT, port mapping or a TCP
- * proxy between them), gets its notifications dropped likewise: each tag is logged at WARNING
- * once per group (for the first {@link #MAX_WARNED} tags a group warns about, at DEBUG after
- * that), and FabricTransport#droppedNotifications counts them. A left member's tag retires with
- * its slot (below): its late notifications reach no one, and are not counted while no live
- * member holds the tag. The tag is not a secret: a peer that forges one can hand notifications
- * to a neighbour in the group, enough to overflow its backlog, which is why docs/security.md
- * keeps groups for peers of one trust domain.
+ * tag its sender put in the high half of the CQ data, the tag this side drew for the member and
+ * told the peer in its handshake ({@link GroupRoster}, which says how tags are made and held).
+ * A notification with no tag (a peer that did not apply this side's handshake) or a tag no member
+ * holds (a forged one) is dropped, never guessed: each tag is logged at WARNING once per group
+ * (for the first {@link #MAX_WARNED} tags a group warns about, at DEBUG after that), and
+ * FabricTransport#droppedNotifications counts them. A left member's tag retires with its slot
+ * (below): its late notifications reach no one, and are not counted. A peer learns only its own
+ * connection's tag, drawn at random: to hand a notification to a neighbour in its group it must
+ * guess a 32-bit value, each wrong guess counted (docs/security.md).
  *
  * <p>Late entries. A closed member's slot and tag retire until a read of the queue to empty ran
  * after the member's endpoint was closed ({@link GroupRoster}): until then its entries find no
@@ -166,32 +163,21 @@ final class CompletionGroup implements SharedSource {
 
     /** {@return whether a new member fits now (a retiring slot does not)} */
     boolean hasRoom() {
-        return hasRoomFor(0);
-    }
-
-    /**
-     * {@return whether a new member with receiving tag {@code tag} fits now: a free slot, and no
-     * member (nor a left one whose entries may still be queued) holds the tag}
-     *
-     * @param tag the member's receiving tag, or 0 when it is not known before its endpoint
-     */
-    boolean hasRoomFor(int tag) {
         synchronized (readLock) {
-            return roster.hasRoomFor(tag);
+            return roster.hasRoom();
         }
     }
 
     /**
-     * Takes a slot for a new member, before its endpoint is bound to the queue.
+     * Takes a slot for a new member, before its endpoint is bound to the queue, with a receiving
+     * tag of its own ({@link GroupRoster}).
      *
      * @param description its connection's, for logs
-     * @param tag its receiving tag when known before its endpoint (an accepted connection: the
-     *     client's port and the listening port), registered at once; 0 when it is not
      * @return the member
      */
-    Member join(String description, int tag) {
+    Member join(String description) {
         synchronized (readLock) {
-            return roster.join(description, tag);
+            return roster.join(description);
         }
     }
 
@@ -225,13 +211,6 @@ final class CompletionGroup implements SharedSource {
         }
     }
 
-    /** Tag {@code t} is held by {@code m} and another member (GroupRoster, under the read lock): warned once. */
-    void warnAmbiguous(int t, Member m) {
-        LOG.log(warnOnce(Integer.toUnsignedLong(t)), "{0} and another connection of {1} have the same ports"
-                + " (tag 0x{2}): a peer''s write-with-immediate to either cannot be routed and is dropped", m, this,
-                Integer.toHexString(t));
-    }
-
     /** {@return whether tag {@code t} was logged at WARNING (tests)} */
     boolean warnedAbout(int t) {
         synchronized (readLock) {
@@ -242,48 +221,6 @@ final class CompletionGroup implements SharedSource {
     /** {@return WARNING the first time for {@code key} (a tag, or {@link #NO_CONTEXT_ERROR}), else DEBUG} */
     private System.Logger.Level warnOnce(long key) {
         return warned.size() < MAX_WARNED && warned.add(key) ? System.Logger.Level.WARNING : System.Logger.Level.DEBUG;
-    }
-
-    /**
-     * The member's endpoint, bound to the queue: its ports make its receiving tag.
-     *
-     * @param ep the endpoint, or {@code null} right before its fi_close (no read may ask it then)
-     */
-    void endpoint(Member m, MemorySegment ep) {
-        synchronized (readLock) {
-            m.ep = ep;
-        }
-    }
-
-    /**
-     * Registers the member's receiving tag (its endpoint's peer port and own port) once its
-     * socket knows both, so that a peer's write-with-immediate finds it. Any thread. A read that
-     * finds an entry of no known tag asks the untagged members again (a client's peer port may be
-     * unknown until its connect completes).
-     */
-    void tag(Member m) {
-        synchronized (readLock) {
-            roster.tag(m);
-        }
-    }
-
-    /**
-     * The member's connect ended (established, refused, unreachable or closed): its socket has
-     * its ports now or never. A member still without ports is asked no more, so that no read
-     * pays for its {@code fi_getname}/{@code fi_getpeer} per notification; no peer can send it
-     * one. Any thread.
-     */
-    void connectEnded(Member m) {
-        synchronized (readLock) {
-            roster.connectEnded(m);
-        }
-    }
-
-    /** {@return members a read still asks for their ports (tests)} */
-    int untagged() {
-        synchronized (readLock) {
-            return roster.untagged();
-        }
     }
 
     @Override
@@ -337,40 +274,30 @@ final class CompletionGroup implements SharedSource {
                     + " is dropped", c.isSuccess() ? c.opcode() : c.status(), this);
             return;
         }
-        // A peer's write with CQ data: routed by the sender's tag (class comment). Every member
-        // not tagged yet is asked its ports first, so that no tag is taken as known (or unknown)
-        // while a member that would hold it has not said so yet; a member whose connect ended
-        // without ports can hold none and is not asked (connectEnded).
-        roster.tagUntagged();
+        // A peer's write with CQ data: routed by the tag in its high half (class comment).
         routeNotification((int) (v.data() >>> 32), c);
     }
 
     /** A peer's write with CQ data carrying {@code tag}, to its member or dropped (under the read lock). */
     private void routeNotification(int tag, Completion c) {
         Member held = tag == 0 ? null : roster.tagged(tag);
-        if (held != null && held != roster.ambiguous && held != roster.tombstone) {
+        if (held != null && held != roster.tombstone) {
             held.add(c, 0);
             return;
         }
-        boolean liveHolder = held == roster.tombstone && roster.holder(tag) != null;
-        if (held == roster.tombstone && !liveHolder) {
+        if (held == roster.tombstone) {
             // The late notification of a member that left: normal, like its late entries.
             dropped++;
             LOG.log(System.Logger.Level.DEBUG, "a late notification (tag 0x{0}) of a closed member of {1} dropped",
                     Integer.toHexString(tag), this);
             return;
         }
-        // A tombstone over a live member's tag: the notification may be the live member's, which
-        // cannot be told from the left one's, so it is lost like an ambiguous tag's.
         lost();
         String why = tag == 0
-                ? "carries no tag (is " + io.cqflux.core.spi.TransportOptions.FABRIC_COMPLETION_QUEUE_GROUP
-                        + " set on the sending side too?)"
-                : held == roster.ambiguous || liveHolder
-                        ? "carries tag 0x" + Integer.toHexString(tag) + ", which two members hold or held (peers"
-                                + " with the same ports)"
-                        : "carries tag 0x" + Integer.toHexString(tag) + ", which no member holds (a NAT, port"
-                                + " mapping or TCP proxy between the peers changes the ports)";
+                ? "carries no tag (its sender did not apply this side's handshake: not a cqflux peer, or one"
+                        + " connected with raw private data to a connection that has a shared queue)"
+                : "carries tag 0x" + Integer.toHexString(tag) + ", which no member of the group holds (forged,"
+                        + " or for a connection that left before the group's last read)";
         LOG.log(warnOnce(Integer.toUnsignedLong(tag)), "a peer''s write-with-immediate to {0} {1}: dropped ({2} so far"
                 + " on this transport)", this, why, transport.droppedNotifications());
     }
@@ -469,44 +396,19 @@ final class CompletionGroup implements SharedSource {
         /** The slot in the transport's context bits. */
         final long contextBits;
         private final String description;
-        // Its tag state, read by the group's GroupRoster, which changes it only through the
-        // methods below (the group itself sets ep: endpoint).
-        /** Its receiving tag, 0 until known (guarded by readLock). */
-        int tag;
-        /** Whether its connect ended without ports: it is asked no more (guarded by readLock). */
-        boolean portless;
-        /** Whether it took a tag at its join, known before its endpoint. */
-        final boolean heldAtJoin;
-        /** Whether its tag was checked against its endpoint's ports (guarded by readLock). */
-        boolean tagConfirmed;
-        /** Its endpoint while open (guarded by readLock). */
-        MemorySegment ep;
+        /** Its receiving tag, drawn at its join (GroupRoster), which its peer puts in its notifications. */
+        final int tag;
         /** The loop's callback for entries routed here; also run by a neighbour's leave (any thread). */
         volatile Runnable onTouched;
         /** What the group's dispatch routed here and its poll has not handed over yet. */
         private final RoutedEntries entries = new RoutedEntries();
 
-        /** @param heldAtJoin whether it takes a tag at its join (GroupRoster#join) */
-        Member(int slot, String description, boolean heldAtJoin) {
+        /** @param tag its receiving tag (GroupRoster#join) */
+        Member(int slot, String description, int tag) {
             this.slot = slot;
             this.contextBits = (long) slot << Connection.TRANSPORT_CONTEXT_SHIFT;
             this.description = description;
-            this.heldAtJoin = heldAtJoin;
-        }
-
-        /** It holds tag {@code t} now (GroupRoster, under the read lock). */
-        void takeTag(int t) {
-            tag = t;
-        }
-
-        /** Its tag is the one its endpoint's ports make (GroupRoster, under the read lock). */
-        void markTagConfirmed() {
-            tagConfirmed = true;
-        }
-
-        /** Its connect ended without ports: it is asked no more (GroupRoster, under the read lock). */
-        void markPortless() {
-            portless = true;
+            this.tag = tag;
         }
 
         /** {@return the group} */

@@ -11,8 +11,8 @@ import java.util.List;
  * The queues one {@link FabricConnection}'s endpoint is bound to: the event queue of its loop
  * (on tcp, shared with the loop's other connections and routed by fid: SharedEventQueue,
  * LoopQueues) or, without a loop, its own; and its own completion queue(s) or (opted in on tcp) a
- * slot in a completion queue its loop's connections share in groups (CompletionGroup), whose
- * tags it registers and sends. Taken before the endpoint exists, bound to it, and given back
+ * slot in a completion queue its loop's connections share in groups (CompletionGroup); the tag
+ * its peer asked it to send with each write with immediate. Taken before the endpoint exists, bound to it, and given back
  * after its {@code fi_close} ({@code fi_endpoint(3)}: an endpoint must be closed before the
  * objects bound to it); an endpoint that fails to close keeps them all, logged once
  * ({@link #KEPT_ON_FAILED_CLOSE}).
@@ -41,12 +41,10 @@ final class ConnectionQueues {
     private final CompletionGroup.Member member;
     private final List<CompletionQueue> queues;
     /**
-     * The high half of a write-with-immediate's CQ data: the tag by which a receiver whose CQ is
-     * shared routes it (CompletionGroup); computed at the first such write, on tcp with the
-     * groups opted in (else 0: the wire stays as without the option).
+     * The high half of a write-with-immediate's CQ data: the tag by which the peer's shared
+     * queue routes it (CompletionGroup), as its handshake asked; 0 where it asked for none.
      */
     private long sendingTag;
-    private boolean sendingTagKnown;
 
     /**
      * Takes the loop's event queue and a group slot or CQs of its own, giving back what it took
@@ -54,11 +52,11 @@ final class ConnectionQueues {
      *
      * @param home the domain the endpoint and its own CQs are opened in
      * @param owner the connection, which its own CQs name
-     * @param tag the receiving tag of a completion-queue group member when known before its
-     *     endpoint (an accepted connection's: CompletionGroup#join), else 0
+     * @param groupable whether its peer will learn its receiving tag (its private data carries
+     *     its handshake): only then may it share a queue
      */
     ConnectionQueues(FabricTransport transport, DomainHolder home, FabricConnection owner, ConnectionConfig config,
-                     Object affinity, String description, int tag) {
+                     Object affinity, String description, boolean groupable) {
         this.transport = transport;
         this.description = description;
         SharedEventQueue e = null;
@@ -71,9 +69,10 @@ final class ConnectionQueues {
             // every endpoint bound to the CQ on each fi_cq_read (prov/tcp, tcpx_cq_progress), so a
             // CQ shared by a loop's connections would cost each read O(connections) where a CQ of
             // its own costs O(ready) (benchmarks/c/fabric_scale_bench.c, the scale results README).
-            // Opted in, groups of K connections share one (CompletionGroup): O(K) per read.
-            m = transport.loopQueues().join(affinity, home == transport,
-                    config.completionQueueSize() + config.receiveCompletionQueueSize(), description, tag);
+            // Opted in, groups of K connections share one (CompletionGroup): O(K) per read. A
+            // peer's notifications reach a member only by the tag its handshake tells the peer.
+            m = transport.loopQueues().join(groupable ? affinity : null, home == transport,
+                    config.completionQueueSize() + config.receiveCompletionQueueSize(), description);
             if (m == null) {
                 c = new FabricCompletionQueue(transport, home, owner, config.completionQueueSize(), false);
                 if (config.receiveCompletionQueueSize() > 0) {
@@ -99,13 +98,6 @@ final class ConnectionQueues {
                 txFlags), description);
         if (rcq != null) {
             FabricLibrary.check("fi_ep_bind(rcq)", FabricLibrary.bind(endpoint, rcq.cq(), FI_RECV()), description);
-        }
-    }
-
-    /** The endpoint is bound and enabled: a group member's ports make its receiving tag (CompletionGroup#endpoint). */
-    void bound(MemorySegment endpoint) {
-        if (member != null) {
-            member.group().endpoint(member, endpoint);
         }
     }
 
@@ -140,16 +132,6 @@ final class ConnectionQueues {
         }
         if (e != null) {
             transport.loopQueues().release(e);
-        }
-    }
-
-    /**
-     * The close's first half: a group's read asks this member's ports no more (it is being
-     * closed). Runs before {@link #closeEndpoint}.
-     */
-    void forgetEndpoint() {
-        if (member != null) {
-            member.group().endpoint(member, null);
         }
     }
 
@@ -211,33 +193,18 @@ final class ConnectionQueues {
         }
     }
 
-    /** A group member registers its receiving tag once its socket has its ports (CompletionGroup). */
-    void tagMember() {
-        if (member != null) {
-            member.group().tag(member);
-        }
+    /** {@return the tag its peer is to put in notifications to it: its group member's, or 0} */
+    int receivingTag() {
+        return member == null ? 0 : member.tag;
     }
 
-    /**
-     * Its connection ended (FabricEvents.end: a connect that never established, or any later
-     * end): a group member registers its receiving tag now or never, so that the group stops
-     * asking its ports (CompletionGroup#connectEnded).
-     */
-    void connectEnded() {
-        if (member != null) {
-            member.group().connectEnded(member);
-        }
+    /** Its peer's handshake asked for {@code tag} (0: none) in the high half of each write with immediate. */
+    void peerTag(int tag) {
+        sendingTag = Integer.toUnsignedLong(tag) << 32;
     }
 
-    /** {@return the high half of a write-with-immediate's CQ data: the sending tag, computed at the first call} */
-    long sendingTag(MemorySegment ep) {
-        if (!sendingTagKnown) {
-            // tcp carries all 64 bits of the CQ data (cq_data_size 8): the high half tells a
-            // receiver whose CQ is shared which connection it is for (CompletionGroup).
-            sendingTag = transport.isTcp() && transport.loopQueues().groupSize() > 1
-                    ? GroupRoster.sendingTag(ep) : 0;
-            sendingTagKnown = true;
-        }
+    /** {@return the high half of a write-with-immediate's CQ data: the peer's tag, or 0} */
+    long sendingTag() {
         return sendingTag;
     }
 }

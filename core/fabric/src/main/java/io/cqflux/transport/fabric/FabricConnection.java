@@ -26,6 +26,7 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.net.InetSocketAddress;
 import java.util.List;
+import java.util.function.UnaryOperator;
 
 /**
  * A connected {@code FI_EP_MSG} endpoint with its own completion queue(s), or (opted in on tcp)
@@ -91,11 +92,12 @@ final class FabricConnection implements Connection {
     private boolean closed;
 
     /**
-     * @param tag the receiving tag of a completion-queue group member when known before its
-     *     endpoint (an accepted connection's: CompletionGroup#join), else 0
+     * @param groupable whether its private data carries its handshake, so that the peer learns
+     *     its receiving tag: only then may it share a completion queue (ConnectionQueues)
      */
     private FabricConnection(FabricTransport transport, DomainHolder home, ConnectionConfig config, MemorySegment info,
-                             boolean client, String description, Object affinity, int tag, Runnable endpointOpened) {
+                             boolean client, String description, Object affinity, boolean groupable,
+                             Runnable endpointOpened) {
         this.transport = transport;
         this.home = home;
         this.config = config;
@@ -114,7 +116,7 @@ final class FabricConnection implements Connection {
         home.retain(); // released by close(), or below when construction fails
         try {
             sink = home.flushSink(); // the domain's: closed with the domain, not here
-            q = new ConnectionQueues(transport, home, this, config, affinity, description, tag);
+            q = new ConnectionQueues(transport, home, this, config, affinity, description, groupable);
             fi_tx_attr.size(fi_info.tx_attr(info), config.sendQueueSize());
             fi_rx_attr.size(fi_info.rx_attr(info), Math.max(1, config.receiveQueueSize()));
             // fi_endpoint's answer is read at once: in the connection's arena it would stay, one
@@ -150,14 +152,17 @@ final class FabricConnection implements Connection {
         this.ep = endpoint;
         this.shutdownFp = fi_ops_cm.shutdown(fid_ep.cm(ep));
         this.poster = new FabricPoster(ep, arena, q::touched, q.contextBits(), description);
-        q.bound(endpoint);
         // Last, with every field set (the loop's handler of an event reads them), and before
         // fi_connect/fi_accept: the first event may follow at once.
         q.eventQueue().route(endpoint, events);
     }
 
+    /**
+     * @param hello the private data, built from the connection's handshake ({@link #handshake()})
+     * @param groupable whether that private data carries the handshake (a hello; not raw bytes)
+     */
     static FabricConnection connect(FabricTransport transport, InetSocketAddress address, ConnectionConfig config,
-                                    byte[] data, Object affinity) {
+                                    UnaryOperator<byte[]> hello, boolean groupable, Object affinity) {
         String host = address.getAddress() == null ? address.getHostString() : address.getAddress().getHostAddress();
         String desc = transport.name() + " client to " + host + ":" + address.getPort();
         // Held across the whole set-up, from before fi_getinfo: its hints point at the fabric's
@@ -174,11 +179,20 @@ final class FabricConnection implements Connection {
             }
             FabricConnection c;
             try {
-                // Before the connection: nothing after its construction may throw without closing it.
-                MemorySegment param = data.length == 0 ? MemorySegment.NULL : tmp.allocateFrom(ValueLayout.JAVA_BYTE, data);
-                c = new FabricConnection(transport, transport, config, info, true, desc, affinity, 0, null);
-                int rc = fi_ops_cm.connect.invoke(fi_ops_cm.connect(fid_ep.cm(c.ep)), c.ep, fi_info.dest_addr(info),
-                        param, (long) data.length);
+                c = new FabricConnection(transport, transport, config, info, true, desc, affinity, groupable, null);
+                // Nothing after the construction may throw without closing the connection.
+                int rc;
+                try {
+                    byte[] data = privateData(hello.apply(c.handshake()), transport.maxConnectPrivateData(),
+                            "connect");
+                    MemorySegment param = data.length == 0 ? MemorySegment.NULL
+                            : tmp.allocateFrom(ValueLayout.JAVA_BYTE, data);
+                    rc = fi_ops_cm.connect.invoke(fi_ops_cm.connect(fid_ep.cm(c.ep)), c.ep, fi_info.dest_addr(info),
+                            param, (long) data.length);
+                } catch (RuntimeException e) {
+                    c.close();
+                    throw e;
+                }
                 if (rc == -FabricErrno.ECONNREFUSED.code()) {
                     // fi_cm(3) lets fi_connect fail at once when the peer refuses: that is the
                     // REJECTED event, not an exception (tcp reports it through the EQ instead).
@@ -187,7 +201,6 @@ final class FabricConnection implements Connection {
                 } else {
                     try {
                         FabricLibrary.check("fi_connect", rc, desc);
-                        c.queues.tagMember(); // the socket has its ports once connect(2) started
                     } catch (RuntimeException e) {
                         c.close();
                         throw e;
@@ -203,26 +216,23 @@ final class FabricConnection implements Connection {
     }
 
     /**
-     * @param listenPort the listener's port: with the client's port from the request, the
-     *     receiving tag of a completion-queue group member, known before its endpoint
-     *     (CompletionGroup#join), or 0
+     * @param hello the accept's private data, built from the connection's handshake ({@link #handshake()})
+     * @param groupable whether that private data carries the handshake (a hello; not raw bytes)
      * @param endpointOpened run once {@code fi_endpoint(3)} opened the endpoint with the request's
      *     info: from then on the endpoint owns what the request's handle held (its RDMA CM id on
      *     verbs), even if the accept fails afterwards
      */
     static FabricConnection accept(FabricTransport transport, MemorySegment info, byte[] requestData,
-                                   ConnectionConfig config, byte[] data, Object affinity, ScopedDomain scope,
-                                   int listenPort, Runnable endpointOpened) {
+                                   ConnectionConfig config, UnaryOperator<byte[]> hello, boolean groupable,
+                                   Object affinity, ScopedDomain scope, Runnable endpointOpened) {
         String desc = transport.name() + " server connection from " + peerAddress(info);
-        int tag = GroupRoster.receivingTag(peerPort(info), listenPort);
         FabricConnection c = new FabricConnection(transport, scope == null ? transport : scope, config, info, false,
-                desc, affinity, tag, endpointOpened);
+                desc, affinity, groupable, endpointOpened);
         // Nothing after the construction may throw without closing the connection.
         try (Arena tmp = Arena.ofConfined()) {
             c.peerData = requestData.clone();
-            // Before fi_accept, so before the peer's first write-with-immediate: a tag from the
-            // request is checked against the socket's ports (the endpoint has its socket already).
-            c.queues.tagMember();
+            byte[] data = privateData(hello.apply(c.handshake()), transport.maxAcceptPrivateData(),
+                    "accept");
             MemorySegment param = data.length == 0 ? MemorySegment.NULL : tmp.allocateFrom(ValueLayout.JAVA_BYTE, data);
             FabricLibrary.check("fi_accept", fi_ops_cm.accept.invoke(fi_ops_cm.accept(fid_ep.cm(c.ep)), c.ep, param,
                     (long) data.length), desc);
@@ -233,15 +243,29 @@ final class FabricConnection implements Connection {
         return c;
     }
 
+    /** {@return {@code data} (empty for null) once it fits {@code max}: Checks#privateData's check} */
+    private static byte[] privateData(byte[] data, int max, String what) {
+        Checks.privateData(data, max, what);
+        return data == null ? new byte[0] : data;
+    }
+
     /**
-     * The requester's port from a connection request's info, as {@link #peerAddress}.
-     *
-     * @param info the request's info
-     * @return its port, or 0 when the provider gives none we can read
+     * {@return this connection's handshake, which its hello carries to the peer: on tcp its
+     * receiving tag, 0 where its completion queue is its own (GroupRoster#handshake); empty on
+     * other providers} Any thread, before the connection is handed to its loop.
      */
-    static int peerPort(MemorySegment info) {
-        java.net.InetSocketAddress peer = FabricListener.requester(info);
-        return peer == null ? 0 : peer.getPort();
+    byte[] handshake() {
+        return transport.isTcp() ? GroupRoster.handshake(queues.receivingTag()) : new byte[0];
+    }
+
+    /**
+     * The peer's handshake: the tag it asked for, which each write with immediate then carries in
+     * the high half of its CQ data (tcp; elsewhere nothing), or none (0, or empty bytes).
+     */
+    @Override
+    public void applyPeerHandshake(byte[] handshake) {
+        int tag = GroupRoster.peerTag(handshake, description);
+        queues.peerTag(transport.isTcp() ? tag : 0);
     }
 
     /**
@@ -352,7 +376,7 @@ final class FabricConnection implements Connection {
         requireEstablished();
         // fi_rma(3) fi_writedata == fi_writemsg with FI_REMOTE_CQ_DATA; data is host order.
         return rma(false, local(src), srcOffset, remote(dst), dstOffset, length,
-                queues.sendingTag(ep) | Integer.toUnsignedLong(immediate),
+                queues.sendingTag() | Integer.toUnsignedLong(immediate),
                 writeLevel | FI_REMOTE_CQ_DATA() | (signaled ? FI_COMPLETION() : 0), context,
                 Opcode.WRITE_WITH_IMMEDIATE);
     }
@@ -495,15 +519,6 @@ final class FabricConnection implements Connection {
         if (client) {
             peerData = cmData;
         }
-        // Where the ports were not known yet at fi_connect. A member that still has none (its
-        // socket reset before this event) stays asked on each notification: only a connect that
-        // ends stops that (FabricEvents.end, connectEnded).
-        queues.tagMember();
-    }
-
-    /** Its connection ended (FabricEvents.end): see ConnectionQueues#connectEnded. */
-    void connectEnded() {
-        queues.connectEnded();
     }
 
     /** {@return its completion-queue group member, or null (tests)} */
@@ -572,7 +587,6 @@ final class FabricConnection implements Connection {
         // queued events went with the endpoint: SharedEventQueue).
         // The domain is given back once the endpoint closed, also when a step after it throws.
         boolean unbound = false;
-        queues.forgetEndpoint();
         try {
             unbound = queues.closeEndpoint(ep);
             if (unbound) {

@@ -211,7 +211,6 @@ final class FabricEvents implements EventChannel, SharedEventQueue.Member {
     }
 
     private ConnectionEvent end(ConnectionEvent e) {
-        conn.connectEnded(); // a grouped member's ports are known now or never (CompletionGroup)
         state = State.ENDED;
         pendingTerminal = null;
         routed.clear();

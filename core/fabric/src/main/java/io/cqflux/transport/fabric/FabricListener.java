@@ -372,6 +372,26 @@ final class FabricListener implements Listener {
         @Override
         public io.cqflux.core.spi.Connection accept(byte[] privateData, Object affinity) {
             io.cqflux.core.internal.Checks.privateData(privateData, transport.maxAcceptPrivateData(), "accept");
+            byte[] data = privateData == null ? new byte[0] : privateData;
+            // Raw bytes carry no handshake: the peer never learns a tag, so the queue is its own.
+            return accept(hs -> data, false, affinity);
+        }
+
+        /** tcp: the connection may share its loop's completion queue, whose tag the hello carries. */
+        @Override
+        public io.cqflux.core.spi.Connection acceptWithHello(java.util.function.UnaryOperator<byte[]> hello,
+                                                             Object affinity) {
+            java.util.Objects.requireNonNull(hello, "hello");
+            return accept(hello, true, affinity);
+        }
+
+        @Override
+        public byte[] handshake() {
+            return transport.handshake();
+        }
+
+        private io.cqflux.core.spi.Connection accept(java.util.function.UnaryOperator<byte[]> hello,
+                                                      boolean groupable, Object affinity) {
             begin();
             boolean accepted = false;
             boolean[] endpointOpened = {false};
@@ -381,9 +401,8 @@ final class FabricListener implements Listener {
                 synchronized (FabricListener.this) {
                     d = scope;
                 }
-                io.cqflux.core.spi.Connection c = FabricConnection.accept(transport, info, data, config,
-                        privateData == null ? new byte[0] : privateData, affinity, d, bound.getPort(),
-                        () -> endpointOpened[0] = true);
+                io.cqflux.core.spi.Connection c = FabricConnection.accept(transport, info, data, config, hello,
+                        groupable, affinity, d, () -> endpointOpened[0] = true);
                 accepted = true;
                 return c;
             } finally {

@@ -446,8 +446,32 @@ final class FabricTransport implements Transport, DomainHolder {
         Objects.requireNonNull(config, "config");
         Checks.privateData(privateData, maxConnectPrivateData(), "connect");
         ensureOpen();
-        return FabricConnection.connect(this, address, config, privateData == null ? new byte[0] : privateData,
-                affinity);
+        byte[] data = privateData == null ? new byte[0] : privateData;
+        // Raw bytes carry no handshake: the peer never learns a tag, so the queue is its own.
+        return FabricConnection.connect(this, address, config, hs -> data, false, affinity);
+    }
+
+    /**
+     * tcp: the connection may share its loop's completion queue in a group (LoopQueues), whose
+     * tag {@code hello} carries to the server in the connection's handshake.
+     */
+    @Override
+    public Connection connectWithHello(InetSocketAddress address, ConnectionConfig config,
+                                       java.util.function.UnaryOperator<byte[]> hello, Object affinity) {
+        Objects.requireNonNull(address, "address");
+        Objects.requireNonNull(config, "config");
+        Objects.requireNonNull(hello, "hello");
+        ensureOpen();
+        return FabricConnection.connect(this, address, config, hello, true, affinity);
+    }
+
+    /**
+     * tcp: a connection's receiving tag (GroupRoster#handshake), here the template with tag 0,
+     * as long as every connection's; empty on other providers, which share no completion queue.
+     */
+    @Override
+    public byte[] handshake() {
+        return isTcp() ? GroupRoster.handshake(0) : new byte[0];
     }
 
     /**

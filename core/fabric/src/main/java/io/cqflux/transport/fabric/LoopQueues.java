@@ -80,20 +80,18 @@ final class LoopQueues {
      * 1. A group that is full (its closed members' slots retire until its next read) leaves the
      * endpoint to the next one, or to a new one. Pair with {@link #release(CompletionGroup)}.
      *
+     * @param affinity the loop, or {@code null} for a queue of its own (also a connection whose
+     *     peer will not learn its tag: FabricConnection#handshake)
      * @param perMember the main-queue entries the connection needs
-     * @param tag its receiving tag when known before its endpoint (CompletionGroup#join), else 0:
-     *     a group in which another member holds it is passed over, so that two accepted clients
-     *     with the same source port (from different hosts) never make the tag ambiguous
      */
-    synchronized CompletionGroup.Member join(Object affinity, boolean ownDomain, int perMember, String description,
-                                             int tag) {
+    synchronized CompletionGroup.Member join(Object affinity, boolean ownDomain, int perMember, String description) {
         if (groupSize <= 1 || affinity == null || !ownDomain || !transport.isTcp()) {
             return null;
         }
         List<CompletionGroup> open = groups.computeIfAbsent(affinity, a -> new ArrayList<>());
         CompletionGroup g = null;
         for (CompletionGroup c : open) {
-            if (c.perMember >= perMember && c.hasRoomFor(tag)) {
+            if (c.perMember >= perMember && c.hasRoom()) {
                 g = c;
                 break;
             }
@@ -109,7 +107,7 @@ final class LoopQueues {
             }
             open.add(g);
         }
-        CompletionGroup.Member m = g.join(description, tag);
+        CompletionGroup.Member m = g.join(description);
         g.endpoints++;
         return m;
     }

@@ -1,5 +1,6 @@
 package io.cqflux.transport.fabric;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
@@ -30,6 +31,7 @@ import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Deque;
 import java.util.EnumSet;
 import java.util.List;
@@ -86,17 +88,39 @@ class CompletionGroupTest extends TransportFixture {
         List<TransportPump.Side> clients = new ArrayList<>();
         List<TransportPump.Side> servers = new ArrayList<>();
         for (int i = 0; i < n; i++) {
-            Connection c = closeLater(((FabricTransport) client).connect(l.address(), cfg, new byte[] {(byte) i},
-                    clientLoop));
+            byte first = (byte) i;
+            // The test's own hello: a byte naming the connection, then the connection's handshake.
+            Connection c = closeLater(((FabricTransport) client).connectWithHello(l.address(), cfg,
+                    hs -> prefixed(first, hs), clientLoop));
             clients.add(pump.add("client " + i, c));
             pump.until("request " + i, DEADLINE, () -> !reqs.isEmpty());
             ConnectionRequest r = reqs.poll();
-            assertEquals(i, r.privateData()[0], "requests in connect order");
-            servers.add(pump.add("server " + i, closeLater(r.accept(new byte[0], serverLoop))));
+            byte[] hello = r.privateData();
+            assertEquals(i, hello[0], "requests in connect order");
+            Connection s = closeLater(r.acceptWithHello(hs -> hs, serverLoop));
+            s.applyPeerHandshake(Arrays.copyOfRange(hello, 1, 1 + GroupRoster.HANDSHAKE_LENGTH));
+            servers.add(pump.add("server " + i, s));
         }
         pump.until("all established", DEADLINE, () -> Stream.concat(clients.stream(), servers.stream())
                 .allMatch(s -> s.events.contains(ConnectionEvent.ESTABLISHED)));
+        for (TransportPump.Side c : clients) {
+            // What the reactive layer does on ESTABLISHED, before anything is posted (PeerHello).
+            c.connection().applyPeerHandshake(Arrays.copyOf(c.connection().peerPrivateData(),
+                    GroupRoster.HANDSHAKE_LENGTH));
+        }
         return new Pairs(clients, servers);
+    }
+
+    private static byte[] prefixed(byte first, byte[] rest) {
+        byte[] b = new byte[1 + rest.length];
+        b[0] = first;
+        System.arraycopy(rest, 0, b, 1, rest.length);
+        return b;
+    }
+
+    /** A connect whose hello is its handshake alone: one that may share its loop's queue. */
+    private FabricConnection connectWithHello(InetSocketAddress to, Object loop) {
+        return closeLater((FabricConnection) ((FabricTransport) client).connectWithHello(to, config(), hs -> hs, loop));
     }
 
     /** Context of connection {@code i}'s {@code j}-th operation: the caller's bits only, never the transport's. */
@@ -118,15 +142,15 @@ class CompletionGroupTest extends TransportFixture {
             assertEquals(1, p.client(i).completionQueues().size());
         }
         assertNotSame(first, p.client(K).groupMember().group());
+        java.util.Set<Integer> tags = new java.util.HashSet<>();
         for (int i = 0; i < N; i++) {
-            // The accepted end's tag is its client's, ports swapped. It was held from the join, taken
-            // from the request before the endpoint existed (the socket would give the same ports).
-            int clientTag = p.client(i).groupMember().tag;
-            assertTrue(clientTag != 0, "client " + i + " is tagged");
-            assertEquals(Integer.rotateLeft(clientTag, 16), p.server(i).groupMember().tag, "server " + i + "'s tag");
-            assertTrue(p.server(i).groupMember().heldAtJoin, "server " + i + "'s tag was held at its join");
-            assertTrue(p.server(i).groupMember().tagConfirmed, "server " + i + "'s tag was checked against its socket");
-            assertFalse(p.client(i).groupMember().heldAtJoin, "client " + i + "'s tag came from its socket");
+            // Each end drew its own tag, and its handshake (which its hello carried) names it.
+            for (FabricConnection c : List.of(p.client(i), p.server(i))) {
+                int tag = c.groupMember().tag;
+                assertTrue(tag != 0, c + " is tagged");
+                assertTrue(tags.add(tag), c + "'s tag 0x" + Integer.toHexString(tag) + " was drawn twice");
+                assertArrayEquals(GroupRoster.handshake(tag), c.handshake(), c + "'s handshake");
+            }
         }
 
         LocalRegion target = region(server, 4096L * N, RegionAccess.WRITE_DST, RegionAccess.READ_SRC);
@@ -293,40 +317,83 @@ class CompletionGroupTest extends TransportFixture {
     }
 
     /**
-     * A sender without the setting puts no tag in its CQ data (its wire is as without the
-     * option): the grouped receiver cannot tell which connection the notification is for, so it
-     * drops and counts it rather than guess. This is why both sides set the option.
+     * The tag is the receiver's to choose and the sender's to apply: a peer without groups of its
+     * own that applies the grouped side's handshake reaches its connection; one that applies none,
+     * or a tag no member holds, sends a notification the grouped side cannot route, which it
+     * drops, counts and warns of rather than guess.
      */
     @Test
-    void aPeerWithoutTheSetting_sendsNoTag_andItsNotificationToAGroupedSideIsDroppedNotMisrouted() {
+    void aPeerWithoutGroups_reachesItsGroupedConnectionByTheTagItWasTold_andAnUntaggedOrForgedOneIsDropped() {
         FabricTransport plain = closeLater(FabricTransport.open("tcp", LOOPBACK, 1));
         Listener l = closeLater(server.listen(listenAddress(), config()));
         Deque<ConnectionRequest> reqs = pump.add(l);
         Object serverLoop = new Object();
         List<TransportPump.Side> clients = new ArrayList<>();
         List<TransportPump.Side> servers = new ArrayList<>();
-        for (int i = 0; i < 2; i++) {
-            clients.add(pump.add("plain client " + i, closeLater(plain.connect(l.address(), config(), new byte[0],
-                    new Object()))));
+        for (int i = 0; i < 3; i++) {
+            clients.add(pump.add("plain client " + i, closeLater(plain.connectWithHello(l.address(), config(),
+                    hs -> hs, new Object()))));
             pump.until("request " + i, DEADLINE, () -> !reqs.isEmpty());
-            servers.add(pump.add("server " + i, closeLater(reqs.poll().accept(new byte[0], serverLoop))));
+            servers.add(pump.add("server " + i, closeLater(reqs.poll().acceptWithHello(hs -> hs, serverLoop))));
         }
         pump.until("established", DEADLINE, () -> Stream.concat(clients.stream(), servers.stream())
                 .allMatch(s -> s.events.contains(ConnectionEvent.ESTABLISHED)));
         assertNull(((FabricConnection) clients.get(0).connection()).groupMember(), "the plain side has no groups");
         CompletionGroup g = ((FabricConnection) servers.get(0).connection()).groupMember().group();
         assertSame(g, ((FabricConnection) servers.get(1).connection()).groupMember().group());
+        assertSame(g, ((FabricConnection) servers.get(2).connection()).groupMember().group());
+        // Client 0 applies its server's handshake; client 1 none; client 2 a tag no member holds.
+        Connection told = clients.get(0).connection();
+        told.applyPeerHandshake(Arrays.copyOf(told.peerPrivateData(), GroupRoster.HANDSHAKE_LENGTH));
+        int forged = ((FabricConnection) servers.get(0).connection()).groupMember().tag ^ 0x5A5A_0001;
+        clients.get(2).connection().applyPeerHandshake(GroupRoster.handshake(forged));
         LocalRegion target = region(server, 4096, RegionAccess.WRITE_DST);
         LocalRegion src = closeLater(plain.register(arena.allocate(4096, 4096), EnumSet.of(RegionAccess.WRITE_SRC)));
         RemoteRegion remote = closeLater(plain.remoteRegion(target.descriptor()));
-        Connection c = clients.get(0).connection();
-        post("untagged write-with-immediate", () -> c.writeWithImmediate(remote, 0, src, 0, 8, 0x77, 1, true));
+        post("tagged write-with-immediate", () -> told.writeWithImmediate(remote, 0, src, 0, 8, 0x76, 1, true));
         assertTrue(await(clients.get(0), 1).isSuccess());
-        pump.until("the group's drop", DEADLINE, () -> g.dropped() == 1);
-        assertEquals(1, ((FabricTransport) server).droppedNotifications(), "the transport counts the lost notification");
+        pump.until("server 0's notification", DEADLINE, () -> !servers.get(0).completions.isEmpty());
+        assertEquals(0x76, servers.get(0).completions.remove(0).immediate());
+        for (int i : new int[] {1, 2}) {
+            Connection c = clients.get(i).connection();
+            long before = g.dropped();
+            post("write-with-immediate " + i, () -> c.writeWithImmediate(remote, 0, src, 0, 8, 0x77, 1, true));
+            assertTrue(await(clients.get(i), 1).isSuccess());
+            pump.until("the group's drop", DEADLINE, () -> g.dropped() == before + 1);
+            assertEquals(i, ((FabricTransport) server).droppedNotifications(), "the transport counts the lost one");
+        }
+        assertTrue(g.warnedAbout(0), "an untagged notification is warned of");
+        assertTrue(g.warnedAbout(forged), "a forged tag is warned of");
         pump.drainFor(java.time.Duration.ofMillis(50));
-        assertEquals(List.of(), servers.get(0).completions, "the notification reached no member");
-        assertEquals(List.of(), servers.get(1).completions, "the notification reached no member");
+        for (TransportPump.Side s : servers) {
+            assertEquals(List.of(), s.completions, "a dropped notification reached " + s);
+        }
+    }
+
+    /** Raw private data carries no handshake: such a connection's peer never learns a tag, so its queue is its own. */
+    @Test
+    void aConnectionWithRawPrivateData_keepsItsOwnQueue_andItsHandshakeSaysSo() {
+        FabricTransport ct = (FabricTransport) client;
+        FabricConnection raw = closeLater((FabricConnection) ct.connect(nowhere(), config(), new byte[] {1, 2},
+                new Object()));
+        assertNull(raw.groupMember(), "raw private data: a queue of its own");
+        assertArrayEquals(GroupRoster.handshake(0), raw.handshake(), "tag 0: send it none");
+        assertEquals(0, ct.loopQueues().completionGroups());
+        assertArrayEquals(GroupRoster.handshake(0), ct.handshake(), "the template is as long as any connection's");
+    }
+
+    @Test
+    void aMalformedPeerHandshake_isRefusedNamingItsLengthAndWhatWasExpected() {
+        FabricConnection c = connectWithHello(nowhere(), new Object());
+        for (byte[] bad : new byte[][] {{1}, {1, 0, 0, 0, 0, 0}, {2, 0, 0, 0, 1}, {0, 0, 0, 0, 1}}) {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> c.applyPeerHandshake(bad));
+            assertTrue(e.getMessage().contains(bad.length + " bytes") && e.getMessage().contains("expected 0 bytes, or 5"),
+                    e.getMessage());
+        }
+        assertThrows(IllegalArgumentException.class, () -> c.applyPeerHandshake(null));
+        c.applyPeerHandshake(new byte[0]);
+        c.applyPeerHandshake(GroupRoster.handshake(0));
+        c.applyPeerHandshake(GroupRoster.handshake(-7));
     }
 
     @Test
@@ -407,8 +474,7 @@ class CompletionGroupTest extends TransportFixture {
         assertFalse(g.readWanted());
         assertTrue(g.hasRoom(), "the read to empty frees the slot, though every other member is idle");
         assertEquals(4, g.dropped(), "the closed member's four late completions were dropped");
-        FabricConnection fresh = closeLater((FabricConnection) ct.connect(nowhere(), config(), new byte[0],
-                clientLoop));
+        FabricConnection fresh = connectWithHello(nowhere(), clientLoop);
         assertSame(g, fresh.groupMember().group(), "the freed slot serves the next connection of the loop");
         assertEquals(slot, fresh.groupMember().slot);
         fresh.close();
@@ -427,8 +493,7 @@ class CompletionGroupTest extends TransportFixture {
             assertEquals(List.of(), p.clients.get(i).completions, "client " + i);
         }
         assertTrue(g.hasRoom(), "the retired slot is free after a read to empty");
-        FabricConnection again = closeLater((FabricConnection) ct.connect(nowhere(), config(), new byte[0],
-                clientLoop));
+        FabricConnection again = connectWithHello(nowhere(), clientLoop);
         assertSame(g, again.groupMember().group());
         assertEquals(slot, again.groupMember().slot, "the freed slot serves the next member");
         again.close();
@@ -444,103 +509,46 @@ class CompletionGroupTest extends TransportFixture {
     }
 
     /**
-     * Two clients from different hosts may use one source port: their accepted ends would hold one
-     * tag. The accept knows the tag before its endpoint (the client's port and the listening port),
-     * so the second goes to a group where the tag is free; a left member's tag stays taken until a
-     * read to empty, like its slot.
+     * Each member draws its tag: nonzero, never one another member of the group holds; a left
+     * member's tag retires with its slot, its late notifications dropped quietly (not lost), and
+     * once the read to empty settled it, a notification carrying it is one no member holds.
      */
     @Test
-    void anAcceptedEndsTag_isNeverHeldTwiceInOneGroup_andALeftMembersTagRetiresLikeItsSlot() {
-        LoopQueues q = ((FabricTransport) server).loopQueues();
+    void tagsAreDrawnPerMember_neverHeldTwice_andALeftMembersTagRetiresLikeItsSlot() {
+        FabricTransport st = (FabricTransport) server;
+        LoopQueues q = st.loopQueues();
         Object loop = new Object();
-        int tag = GroupRoster.receivingTag(40000, 5000);
-        CompletionGroup.Member a = q.join(loop, true, 64, "a", tag);
-        CompletionGroup.Member b = q.join(loop, true, 64, "b", tag);
-        CompletionGroup.Member c = q.join(loop, true, 64, "c", GroupRoster.receivingTag(40001, 5000));
-        assertNotSame(a.group(), b.group(), "the same tag twice in one group");
-        assertSame(a.group(), c.group(), "another tag shares the group");
-        CompletionGroup g = a.group();
+        List<CompletionGroup.Member> ms = new ArrayList<>();
+        for (int i = 0; i < 2 * K; i++) {
+            ms.add(q.join(loop, true, 64, "m" + i));
+        }
+        CompletionGroup g = ms.get(0).group();
+        java.util.Set<Integer> tags = new java.util.HashSet<>();
+        for (CompletionGroup.Member m : ms) {
+            assertTrue(m.tag != 0, m + " is tagged");
+            assertTrue(tags.add(m.tag), m + "'s tag drawn twice");
+        }
+        CompletionGroup.Member a = ms.get(0);
+        long lost = st.droppedNotifications();
+        long dropped = g.dropped();
         a.close(); // the owner's CompletionQueue.close(): the slot stays until the connection leaves
-        assertEquals(2, g.members(), "CompletionQueue.close() leaves the member in its group");
+        assertEquals(K, g.members(), "CompletionQueue.close() leaves the member in its group");
         a.leave();
-        q.release(g);
-        assertFalse(g.hasRoomFor(tag), "a left member's tag retires until a read to empty");
+        g.routeNotificationForTest(a.tag, null);
+        assertEquals(lost, st.droppedNotifications(), "a left member's late notification is not lost");
+        assertEquals(dropped + 1, g.dropped());
+        assertFalse(g.warnedAbout(a.tag), "nor warned of");
+        assertFalse(g.hasRoom(), "its slot retires until a read to empty");
         g.dispatch();
-        assertTrue(g.hasRoomFor(tag), "the read to empty settles the left member's tag");
-        for (CompletionGroup.Member m : List.of(b, c)) {
+        assertTrue(g.hasRoom(), "the read to empty frees it");
+        g.routeNotificationForTest(a.tag, null);
+        assertEquals(lost + 1, st.droppedNotifications(), "after the read its tag is one no member holds: lost");
+        assertTrue(g.warnedAbout(a.tag));
+        for (CompletionGroup.Member m : ms) {
             m.leave();
             q.release(m.group());
         }
         assertEquals(0, q.completionGroups());
-    }
-
-    @Test
-    void aLiveMembersTag_underALeftMembersTombstone_itsDroppedNotificationsWarnedAndCountedAsLost() {
-        FabricTransport st = (FabricTransport) server;
-        LoopQueues q = st.loopQueues();
-        Object loop = new Object();
-        int reused = GroupRoster.receivingTag(40000, 5000);
-        int shared = GroupRoster.receivingTag(40001, 5000);
-        int gone = GroupRoster.receivingTag(40002, 5000);
-        CompletionGroup.Member a = q.join(loop, true, 64, "a", reused);
-        CompletionGroup.Member c = q.join(loop, true, 64, "c", gone);
-        CompletionGroup g = a.group();
-        assertSame(g, c.group());
-        a.leave(); // its tag is a tombstone until a read to empty
-        assertFalse(g.warnedAbout(reused), "one holder, no warning yet");
-        // A member tagged (like a client whose tag comes from its socket) while the tombstone stands.
-        CompletionGroup.Member b = g.join("b", reused);
-        // Usually nothing is lost (the read to empty settles the tag): the warning waits for a loss.
-        assertFalse(g.warnedAbout(reused), "a tag taken over a tombstone is not yet a loss");
-        long lost = st.droppedNotifications();
-        long dropped = g.dropped();
-        g.routeNotificationForTest(reused, null);
-        assertEquals(lost + 1, st.droppedNotifications(), "a notification a live member may own is counted lost");
-        assertEquals(dropped + 1, g.dropped());
-        assertTrue(g.warnedAbout(reused), "a live member's dropped notification is warned");
-
-        g.dispatch(); // the read to empty frees a's slot and settles its tag on b
-        assertTrue(g.hasRoom());
-
-        // One of two ambiguous holders leaves: the other still holds the tag under the tombstone.
-        CompletionGroup.Member x = g.join("x", shared);
-        CompletionGroup.Member y = g.join("y", shared);
-        x.leave();
-        g.routeNotificationForTest(shared, null);
-        assertEquals(lost + 2, st.droppedNotifications(), "the remaining holder's notification is counted lost");
-        assertTrue(g.warnedAbout(shared));
-
-        // No live holder: a left member's late notification, dropped quietly and not counted.
-        c.leave();
-        g.routeNotificationForTest(gone, null);
-        assertEquals(lost + 2, st.droppedNotifications(), "a closed member's late notification is not lost");
-        assertEquals(dropped + 3, g.dropped());
-        assertFalse(g.warnedAbout(gone), "a closed member's late notification is not warned");
-
-        for (CompletionGroup.Member m : List.of(b, y)) {
-            m.leave();
-        }
-        q.release(g);
-        q.release(g);
-        assertEquals(0, q.completionGroups());
-    }
-
-    @Test
-    void aMemberWhoseConnectFailed_isNoLongerAskedItsPortsByReads() {
-        Object loop = new Object();
-        FabricConnection refused = closeLater((FabricConnection) ((FabricTransport) client).connect(nowhere(),
-                config(), new byte[0], loop));
-        CompletionGroup g = refused.groupMember().group();
-        TransportPump.Side s = pump.add("refused", refused);
-        pump.until("the connect ends", DEADLINE, () -> s.events.contains(ConnectionEvent.REJECTED)
-                || s.events.contains(ConnectionEvent.UNREACHABLE));
-        assertEquals(1, g.members(), "the failed connection keeps its slot until it is closed");
-        CompletionGroup.Member m = refused.groupMember();
-        assertTrue(m.portless, "a refused socket has no peer port (fi_getpeer fails)");
-        assertEquals(0, g.untagged(), "no read asks a member whose connect ended for its ports");
-        pump.remove(s);
-        refused.close();
-        assertEquals(0, ((FabricTransport) client).loopQueues().completionGroups());
     }
 
     /** {@return a loopback port where nothing listens: a connect there is refused, its endpoint stays} */
@@ -560,7 +568,7 @@ class CompletionGroupTest extends TransportFixture {
         long before = openFds();
         List<FabricConnection> cs = new ArrayList<>();
         for (int i = 0; i < 2 * K; i++) {
-            cs.add(closeLater((FabricConnection) ct.connect(nowhere, config(), new byte[0], loop)));
+            cs.add(connectWithHello(nowhere, loop));
         }
         long added = openFds() - before;
         // Per connection its socket; per group its CQ's wait object (epoll fd + socketpair); the
@@ -576,8 +584,8 @@ class CompletionGroupTest extends TransportFixture {
 
     @Test
     void aConnectionWithoutALoop_orWithKeysScopedToIt_keepsItsOwnQueue() {
-        FabricConnection own = closeLater((FabricConnection) ((FabricTransport) client).connect(
-                nowhere(), config(), new byte[0], null));
+        FabricConnection own = closeLater((FabricConnection) ((FabricTransport) client).connectWithHello(
+                nowhere(), config(), hs -> hs, null));
         assertNull(own.groupMember());
         assertEquals(0, ((FabricTransport) client).loopQueues().completionGroups());
         // A scoped accept opens its endpoint in a domain of its own, whose CQ it must use
@@ -585,12 +593,11 @@ class CompletionGroupTest extends TransportFixture {
         Object serverLoop = new Object();
         Listener l = closeLater(server.listen(listenAddress(), config()));
         Deque<ConnectionRequest> reqs = pump.add(l);
-        TransportPump.Side c = pump.add("client", closeLater(((FabricTransport) client).connect(l.address(), config(),
-                new byte[0], new Object())));
+        TransportPump.Side c = pump.add("client", connectWithHello(l.address(), new Object()));
         pump.until("a request", DEADLINE, () -> !reqs.isEmpty());
         ConnectionRequest r = reqs.poll();
         r.scopeKeys();
-        FabricConnection scoped = (FabricConnection) closeLater(r.accept(new byte[0], serverLoop));
+        FabricConnection scoped = (FabricConnection) closeLater(r.acceptWithHello(hs -> hs, serverLoop));
         TransportPump.Side s = pump.add("scoped server", scoped);
         pump.until("established", DEADLINE, () -> c.events.contains(ConnectionEvent.ESTABLISHED)
                 && s.events.contains(ConnectionEvent.ESTABLISHED));

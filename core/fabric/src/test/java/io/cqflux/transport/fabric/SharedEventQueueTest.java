@@ -260,7 +260,7 @@ class SharedEventQueueTest extends TransportFixture {
         assertTrue(t.nativeClosed(), "nothing held the transport: its arena is freed");
         io.cqflux.core.ResourceClosedException e = org.junit.jupiter.api.Assertions.assertThrows(
                 io.cqflux.core.ResourceClosedException.class, () -> FabricConnection.connect(t,
-                        new InetSocketAddress(LOOPBACK, 9), config(), new byte[0], null));
+                        new InetSocketAddress(LOOPBACK, 9), config(), hs -> hs, true, null));
         // Thrown by the connect's own hold of the transport, not by the connection's constructor,
         // which runs after fi_getinfo.
         boolean fromTheConstructor = Arrays.stream(e.getStackTrace()).anyMatch(

@@ -215,7 +215,19 @@ public record PeerHello(List<byte[]> regions, byte[] handshake, byte[] control, 
      */
     public static byte[] encode(Transport t, List<byte[]> descriptors, PeerControl control, int receiveBufferSize,
                                 byte[] credentials, int max) {
-        return new PeerHello(descriptors, t.handshake(), control.descriptor(), receiveBufferSize, credentials)
+        return encode(t.handshake(), descriptors, control, receiveBufferSize, credentials, max);
+    }
+
+    /**
+     * This side's hello with the connection's own handshake bytes
+     * ({@link Transport#connectWithHello}), which have the length of the transport's template.
+     *
+     * @param handshake the connection's handshake
+     * @see #encode(Transport, List, PeerControl, int, byte[], int)
+     */
+    public static byte[] encode(byte[] handshake, List<byte[]> descriptors, PeerControl control,
+                                int receiveBufferSize, byte[] credentials, int max) {
+        return new PeerHello(descriptors, handshake, control.descriptor(), receiveBufferSize, credentials)
                 .encode(max);
     }
 

@@ -291,18 +291,19 @@ public final class ConnectionFactory {
         private Built nativePart() {
             PeerControl control = null;
             try {
-                byte[] requestData;
+                byte[] cred = null;
                 if (raw != null) {
                     control = PeerControl.none();
                     checkRawConnectData(raw);
-                    requestData = raw;
                 } else {
                     control = PeerControl.register(transport);
-                    byte[] cred = credentials == null ? new byte[0] : credentials.get();
+                    cred = credentials == null ? new byte[0] : credentials.get();
                     if (cred == null) {
                         throw new IllegalArgumentException("the credentials supplier returned null");
                     }
-                    requestData = hello(regionList, control, cred, transport.maxConnectPrivateData());
+                    // Checked before anything native is made: the connection's own handshake,
+                    // which the transport hands the hello below, is as long as the template.
+                    hello(regionList, control, cred, transport.maxConnectPrivateData());
                 }
                 if (handedOver.get()) {
                     // Given up on meanwhile (the credentials can take their time): nothing is sent
@@ -310,7 +311,13 @@ public final class ConnectionFactory {
                     control.close();
                     return null;
                 }
-                return new Built(transport.connect(address, config, requestData, loop), control); // the loop that serves it
+                if (raw != null) {
+                    return new Built(transport.connect(address, config, raw, loop), control); // the loop that serves it
+                }
+                PeerControl words = control;
+                byte[] c = cred;
+                return new Built(transport.connectWithHello(address, config,
+                        hs -> hello(hs, regionList, words, c, transport.maxConnectPrivateData()), loop), control);
             } catch (RuntimeException e) {
                 if (control != null) {
                     control.close();
@@ -416,6 +423,14 @@ public final class ConnectionFactory {
      * @throws IllegalArgumentException when it does not fit {@code max}
      */
     public byte[] hello(List<Region> exposed, PeerControl control, byte[] credentials, int max) {
+        return hello(transport.handshake(), exposed, control, credentials, max);
+    }
+
+    /**
+     * As {@link #hello(List, PeerControl, byte[], int)}, with the connection's own handshake
+     * ({@link io.cqflux.core.spi.Transport#connectWithHello}).
+     */
+    private byte[] hello(byte[] handshake, List<Region> exposed, PeerControl control, byte[] credentials, int max) {
         List<byte[]> descriptors = new ArrayList<>();
         for (int i = 0; i < exposed.size(); i++) {
             Region r = exposed.get(i);
@@ -425,7 +440,7 @@ public final class ConnectionFactory {
             }
             descriptors.add(API.nativeRegion(r).descriptor());
         }
-        return PeerHello.encode(transport, descriptors, control, limits.receiveBufferSize(), credentials, max);
+        return PeerHello.encode(handshake, descriptors, control, limits.receiveBufferSize(), credentials, max);
     }
 
     /**
@@ -435,7 +450,15 @@ public final class ConnectionFactory {
      * @throws IllegalArgumentException when it does not fit {@code max}
      */
     public byte[] acceptHello(List<byte[]> descriptors, PeerControl control, int max) {
-        return PeerHello.encode(transport, descriptors, control, limits.receiveBufferSize(), max);
+        return acceptHello(transport.handshake(), descriptors, control, max);
+    }
+
+    /**
+     * As {@link #acceptHello(List, PeerControl, int)}, with the accepted connection's own
+     * handshake ({@link io.cqflux.core.spi.ConnectionRequest#acceptWithHello}).
+     */
+    public byte[] acceptHello(byte[] handshake, List<byte[]> descriptors, PeerControl control, int max) {
+        return PeerHello.encode(handshake, descriptors, control, limits.receiveBufferSize(), new byte[0], max);
     }
 
     /**

@@ -191,7 +191,16 @@ final class ServerAccepts {
         EventLoop target = host.nextLoop().get();
         Connection spi;
         try {
-            spi = req.accept(acceptData, target);
+            if (rawData != null) {
+                spi = req.accept(acceptData, target);
+            } else {
+                // The connection's own handshake is as long as the template the hello above was
+                // checked with (ConnectionRequest#acceptWithHello): this cannot outgrow it.
+                List<byte[]> descriptors = exposures.descriptors();
+                PeerControl words = control;
+                spi = req.acceptWithHello(hs -> host.factory().acceptHello(hs, descriptors, words,
+                        host.transport().maxAcceptPrivateData()), target);
+            }
         } catch (RuntimeException e) {
             control.close();
             closeExposures(exposures);
