@@ -28,37 +28,24 @@ public record TransportOptions(InetAddress localAddress, boolean directWriteToPe
     /**
      * How many connections of one event loop share a completion queue on libfabric's tcp
      * provider, from 1 to 65536 ({@code 2^}{@link Connection#TRANSPORT_CONTEXT_BITS}): a group
-     * fills up, then the next one opens; it closes after its last connection. Unset or 1: a
+     * fills up, then the next one opens; it closes after its last connection. Unset: 32. 1: a
      * completion queue per connection. Fewer descriptors and less provider memory per
      * connection, for a read that costs O(group size) (docs/performance.md, "Many
      * connections"). A member has one queue for sends and receives: a separate receive queue
      * ({@code ConnectionConfig.withReceiveCompletionQueueSize}) only adds to the entries its group
-     * reserves for it. Connections with keys scoped to their connection (a domain of their own)
-     * keep queues of their own. A group holds at most {@code 2^20 / (CQ size + receive CQ size)}
+     * reserves for it. A group holds at most {@code 2^20 / (CQ size + receive CQ size)}
      * connections (its queue's entries are capped at {@code 2^20}), fewer than asked when the
-     * queues are large. Refused on other providers.
+     * queues are large. Other than 1, refused on other providers (unset, they keep a queue per
+     * connection).
      *
-     * <p>A peer's write with immediate reaches a grouped connection by a tag that a sender with
-     * this option on puts in the high 32 bits of its 64-bit CQ data: the TCP ports of the
-     * connection as each side sees them. So:
-     * <ul>
-     *   <li>set it on both sides when peers write with immediate: a notification from a peer
-     *       without it is dropped and logged;</li>
-     *   <li>anything between the peers that changes the ports they see (NAT, port mapping such
-     *       as Docker's {@code -p} or a Kubernetes Service, a TCP proxy) makes every notification
-     *       unroutable: they are all dropped;</li>
-     *   <li>with it on, every write with immediate carries the tag, also to a peer that is not
-     *       grouped or not cqflux: one that reads the CQ data's 64 bits sees the tag above the
-     *       immediate;</li>
-     *   <li>two connections of one grouped client that share a local port (Linux may reuse one
-     *       for connections to different destinations), to servers that listen on one port,
-     *       have the same tag: in a group holding both, their notifications are dropped and
-     *       logged, never guessed;</li>
-     *   <li>an accepting side knows the tag from the connection request and places two accepted
-     *       connections with one tag (clients on different hosts with one source port) in
-     *       different groups.</li>
-     * </ul>
-     * The tag is not a secret (docs/security.md).
+     * <p>Only connections whose private data is a cqflux hello share a queue: a connection with
+     * raw private data, one without an event loop, and one with keys scoped to it (a domain of
+     * its own) keep queues of their own. A peer's write with immediate reaches a grouped
+     * connection by a tag in the high 32 bits of its 64-bit CQ data, which the receiving
+     * connection draws at random and tells its peer in the connection's handshake; the peer
+     * puts it there, whatever its own setting, and a peer that was told no tag sends none. A
+     * notification with no tag, or a tag its group does not hold, is dropped and logged
+     * (docs/security.md says what a forged tag can and cannot do).
      */
     public static final String FABRIC_COMPLETION_QUEUE_GROUP = "fabric.completionQueueGroup";
 

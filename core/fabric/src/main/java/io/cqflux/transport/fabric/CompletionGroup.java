@@ -65,6 +65,12 @@ final class CompletionGroup implements SharedSource {
 
     private static final System.Logger LOG = System.getLogger(CompletionGroup.class.getName());
 
+    /**
+     * Members per group where the option is unset, on tcp: 32 makes an idle connection cost its
+     * socket and a 32nd of a queue's 3 fds and 452 KiB, for about 4 µs more per read of a busy
+     * member beside 31 idle ones (docs/performance.md).
+     */
+    static final int DEFAULT_SIZE = 32;
     /** The most members a group may have: one per value of the transport's context bits. */
     static final int MAX_MEMBERS = 1 << Connection.TRANSPORT_CONTEXT_BITS;
     /** Entries read per {@code fi_cq_read} of a dispatch. */

@@ -112,7 +112,8 @@ final class FabricTransport implements Transport, DomainHolder {
 
     /**
      * @param group connections per completion queue (TransportOptions#FABRIC_COMPLETION_QUEUE_GROUP): 1
-     *     for a queue per connection; above 1 only on tcp
+     *     for a queue per connection; above 1 only on tcp; 0 for the default, which is
+     *     {@link CompletionGroup#DEFAULT_SIZE} on tcp and 1 elsewhere
      */
     static FabricTransport open(String requested, InetAddress localAddress, int group) {
         // FabricLibrary's probe first: it sets IPATH_NO_BACKTRACE and guards the JVM's signal
@@ -138,6 +139,9 @@ final class FabricTransport implements Transport, DomainHolder {
             // check of the provider (isTcp, the trywait answers, the MR cache rule) compares names.
             String provider = FabricLibrary.string(fi_fabric_attr.prov_name(fi_info.fabric_attr(info)));
             FabricLibrary.refuseMrCache(provider);
+            if (group == 0) {
+                group = "tcp".equals(provider) ? CompletionGroup.DEFAULT_SIZE : 1;
+            }
             if (group > 1 && !"tcp".equals(provider)) {
                 // The groups rest on tcp's CQ: entries routed by context, trywait answers, the
                 // peer's write-with-immediate tag (CompletionGroup). verbs has FI_MR_LOCAL, its

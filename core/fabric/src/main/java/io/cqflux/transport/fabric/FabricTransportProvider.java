@@ -46,12 +46,13 @@ public final class FabricTransportProvider implements TransportProvider {
      * Parses {@link TransportOptions#FABRIC_COMPLETION_QUEUE_GROUP}.
      *
      * @param value the property's value, or {@code null} when unset
-     * @return the group size, 1 (a queue per connection) when unset
+     * @return the group size, or 0 when unset: the provider's default
+     *     ({@link CompletionGroup#DEFAULT_SIZE} on tcp, 1 elsewhere: FabricTransport#open)
      * @throws IllegalArgumentException when it is no number or outside 1 to {@link CompletionGroup#MAX_MEMBERS}
      */
     static int completionQueueGroup(String value) {
         if (value == null) {
-            return 1;
+            return 0;
         }
         long k;
         try {

@@ -618,7 +618,15 @@ class CompletionGroupTest extends TransportFixture {
                 () -> FabricTransportProvider.completionQueueGroup("many"));
         assertTrue(word.getMessage().contains("'many'") && word.getMessage().contains(
                 TransportOptions.FABRIC_COMPLETION_QUEUE_GROUP), word.getMessage());
-        assertEquals(1, FabricTransportProvider.completionQueueGroup(null));
+        assertEquals(0, FabricTransportProvider.completionQueueGroup(null), "unset: the provider's default");
+        assertEquals(1, FabricTransportProvider.completionQueueGroup("1"));
+        Transport byDefault = new FabricTransportProvider().open(new TransportOptions(LOOPBACK, false, Map.of()));
+        try {
+            assertEquals(CompletionGroup.DEFAULT_SIZE, ((FabricTransport) byDefault).loopQueues().groupSize(),
+                    "tcp shares its queues by default");
+        } finally {
+            byDefault.close();
+        }
         assertEquals(32, FabricTransportProvider.completionQueueGroup("32"));
         Transport t = new FabricTransportProvider().open(new TransportOptions(LOOPBACK, false,
                 Map.of(TransportOptions.FABRIC_COMPLETION_QUEUE_GROUP, "32")));
@@ -638,6 +646,9 @@ class CompletionGroupTest extends TransportFixture {
         FabricTransport same = FabricTransport.open("sockets", LOOPBACK, 1);
         assertNotNull(same, "the same provider opens without the setting");
         same.close();
+        FabricTransport unset = FabricTransport.open("sockets", LOOPBACK, 0);
+        assertEquals(1, unset.loopQueues().groupSize(), "unset, another provider keeps a queue per connection");
+        unset.close();
     }
 
     static long openFds() throws IOException {
