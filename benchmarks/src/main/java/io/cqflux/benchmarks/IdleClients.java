@@ -27,7 +27,7 @@ import reactor.core.publisher.Flux;
  * and holds them until its standard input ends, then closes them all, prints {@code closed} and exits 0. Any
  * failure prints {@code failed <reason>} and exits 1.
  *
- * <p>Usage: {@code IdleClients <host> <port> <count> [<cq group> [<keep-alive ms, 0: off, or default>]]}.
+ * <p>Usage: {@code IdleClients <host> <port> <count> [<cq group, or default> [<keep-alive ms, 0: off, or default>]]}.
  */
 public final class IdleClients {
 
@@ -48,15 +48,17 @@ public final class IdleClients {
             throw new IllegalArgumentException("usage: IdleClients <host> <port> <count> [<cq group> [<keep-alive ms>]],"
                     + " got " + List.of(args));
         }
-        String group = args.length >= 4 ? args[3] : "1";
+        String group = args.length >= 4 ? args[3] : "default";
         InetSocketAddress server = new InetSocketAddress(InetAddress.getByName(args[0]), Integer.parseInt(args[1]));
         int count = Integer.parseInt(args[2]);
         if (count < 1) {
             throw new IllegalArgumentException("count " + count + " must be >= 1");
         }
         Cqflux.Builder builder = Cqflux.builder().transport(TransportChoice.FABRIC)
-                .localAddress(InetAddress.getLoopbackAddress()).waitStrategy(WaitStrategy.BLOCKING).loops(1)
-                .transportProperty(io.cqflux.core.spi.TransportOptions.FABRIC_COMPLETION_QUEUE_GROUP, group);
+                .localAddress(InetAddress.getLoopbackAddress()).waitStrategy(WaitStrategy.BLOCKING).loops(1);
+        if (!group.equals("default")) {
+            builder.transportProperty(io.cqflux.core.spi.TransportOptions.FABRIC_COMPLETION_QUEUE_GROUP, group);
+        }
         ScaleBench.keepAlive(builder, args.length == 5 ? args[4] : null);
         try (Cqflux client = builder.build()) {
             List<RdmaConnection> idle;

@@ -69,9 +69,10 @@ import java.util.stream.Stream;
  * resident KiB, heap KiB (heap in use after a full collection, against the busy pair alone) and
  * native KiB (bytes from {@code malloc}: {@link MallocStats}).
  *
- * <p>With {@code -G k} both instances (and the {@code -P} children) share completion queues in
- * groups of {@code k} connections per loop ({@code fabric.completionQueueGroup}, TransportOptions):
- * the busy connection then shares its queue, and each read of it, with up to {@code k - 1} idle ones.
+ * <p>Both instances (and the {@code -P} children) share completion queues in groups of {@code k}
+ * connections per loop ({@code fabric.completionQueueGroup}, TransportOptions): 32, the
+ * transport's default, or {@code -G k}; {@code -G 1} gives each connection a queue of its own. The
+ * busy connection shares its queue, and each read of it, with up to {@code k - 1} idle ones.
  *
  * <p>With {@code -K ms} every side (the {@code -P} children too) keeps connections alive every
  * {@code ms} milliseconds with the default misses, or not at all with {@code -K 0}
@@ -91,7 +92,7 @@ public final class ScaleBench {
     private static final long REGION = 1 << 16;
     private static final int PILOT = 200;
     private static final int MIN_OPS = 500;
-    /** {@code -G}: connections per completion queue, or null for a queue per connection. */
+    /** {@code -G}: connections per completion queue, or null for the transport's default (32 on tcp). */
     private static String group;
     /** {@code -K}: the keep-alive interval in ms on every side (0: off), or null for the default. */
     static String keepAliveMillis;
@@ -192,7 +193,7 @@ public final class ScaleBench {
             System.out.printf(Locale.ROOT, "# %s java=%s cpus=%d load=%s fd-limit=%s connect rate: -R %d -p %d -s %s"
                     + " cq-group=%s keep-alive=%s background-priority=%b%n", Instant.now(), Runtime.version(),
                     Runtime.getRuntime().availableProcessors(), LoadAverage.read(3, " "), fdLimit(), rate, parallel,
-                    strategies.getFirst(), group == null ? "none" : group,
+                    strategies.getFirst(), group == null ? "default" : group,
                     keepAliveMillis == null ? "default" : keepAliveMillis + " ms", backgroundPriority);
             ConnectRateBench.run(Strategies.of(strategies.getFirst()), rate, parallel);
             return;
@@ -210,7 +211,7 @@ public final class ScaleBench {
         }
         System.out.printf(Locale.ROOT, "# %s java=%s cpus=%d load=%s fd-limit=%s cq-group=%s keep-alive=%s"
                 + " background-priority=%b%n", Instant.now(), Runtime.version(), Runtime.getRuntime().availableProcessors(),
-                LoadAverage.read(3, " "), fdLimit(), group == null ? "none" : group,
+                LoadAverage.read(3, " "), fdLimit(), group == null ? "default" : group,
                 keepAliveMillis == null ? "default" : keepAliveMillis + " ms", backgroundPriority);
         if (perChild > 0) {
             System.out.printf(Locale.ROOT, "# idle clients in child processes, at most %d connections each%n", perChild);
@@ -435,7 +436,7 @@ public final class ScaleBench {
         List<String> command = List.of(java, "--enable-native-access=ALL-UNNAMED", "-XX:TieredStopAtLevel=1",
                 "-cp", System.getProperty("java.class.path"), IdleClients.class.getName(),
                 server.getAddress().getHostAddress(), Integer.toString(server.getPort()), Integer.toString(count),
-                group == null ? "1" : group, keepAliveMillis == null ? "default" : keepAliveMillis);
+                group == null ? "default" : group, keepAliveMillis == null ? "default" : keepAliveMillis);
         Process p = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT).start();
         String line;
         // The JVM prints its own warnings on standard output: pass them on, wait for the answer.

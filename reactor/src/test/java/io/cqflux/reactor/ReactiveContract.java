@@ -613,6 +613,44 @@ abstract class ReactiveContract {
                 .expectComplete().verify(T);
     }
 
+    /**
+     * Memory of a confined arena may be accessed by its owner thread only, but the library
+     * registers an exposed region again for each accepted connection, and posts, on threads of
+     * its own: a region of such memory serves every operation as any other (the NIC never asks
+     * which thread owns it).
+     */
+    @Test
+    void regionsOfConfinedArenas_serveExposuresAndOperationsOnTheLibrarysThreads() {
+        try (Arena confined = Arena.ofConfined()) {
+            MemorySegment exposedMem = confined.allocate(4096, 64);
+            MemorySegment localConfined = confined.allocate(4096, 64);
+            Region exposed = server.register(exposedMem, RegionAccess.WRITE_DST, RegionAccess.READ_SRC);
+            Region mine = client.register(localConfined, RegionAccess.WRITE_SRC, RegionAccess.READ_DST,
+                    RegionAccess.SEND, RegionAccess.RECV);
+            RdmaServer s = server.bind(listenAddress(), exposed).block(T);
+            assertNotNull(s);
+            CompletableFuture<RdmaConnection> accepted = new CompletableFuture<>();
+            s.connections().subscribe(accepted::complete);
+            RdmaConnection c = client.connect(s.address()).block(T);
+            assertNotNull(c);
+            RdmaConnection sc = accepted.orTimeout(T.toMillis(), TimeUnit.MILLISECONDS).join();
+            localConfined.set(ValueLayout.JAVA_LONG, 0, 0x0C0F_13EDL);
+            c.write(c.remoteRegion(0), 64, mine, 0, 8).then(c.read(mine, 8, c.remoteRegion(0), 64, 8)).block(T);
+            assertEquals(0x0C0F_13EDL, exposedMem.get(ValueLayout.JAVA_LONG, 64), "the write landed");
+            assertEquals(0x0C0F_13EDL, localConfined.get(ValueLayout.JAVA_LONG, 8), "the read landed");
+            StepVerifier.create(sc.receive(InboundMessage::length).take(1))
+                    .then(() -> c.send(mine, 0, 16).subscribe())
+                    .expectNext(16L).expectComplete().verify(T);
+            c.dispose();
+            c.onDispose().block(T);
+            s.dispose();
+            exposed.close();
+            mine.close();
+            exposed.onClose().block(T);
+            mine.onClose().block(T);
+        }
+    }
+
     @Test
     void sendWithImmediate_andWriteWithImmediate_deliverTheValueInHostOrder() {
         fillRandom(localMem.asSlice(0, 64), 5);

@@ -157,6 +157,12 @@ final class FaultyTransport implements Transport {
                         return r.handshake();
                     }
 
+                    /** The wrapped request's, for the same hello on the wire (a queue of its own: no affinity). */
+                    @Override
+                    public Connection acceptWithHello(java.util.function.UnaryOperator<byte[]> hello, Object affinity) {
+                        return new FaultyConnection(r.acceptWithHello(hello, null), FaultyTransport.this);
+                    }
+
                     @Override
                     public void reject() {
                         r.reject();
@@ -184,6 +190,18 @@ final class FaultyTransport implements Transport {
     @Override
     public Connection connect(InetSocketAddress address, ConnectionConfig config, byte[] privateData) {
         return new FaultyConnection(inner.connect(address, config, privateData), this);
+    }
+
+    /** The wrapped transport's, for the same hello on the wire (a queue of its own: no affinity). */
+    @Override
+    public Connection connectWithHello(InetSocketAddress address, ConnectionConfig config,
+                                       java.util.function.UnaryOperator<byte[]> hello, Object affinity) {
+        return new FaultyConnection(inner.connectWithHello(address, config, hello, null), this);
+    }
+
+    @Override
+    public byte[] connectionHandshakeTemplate() {
+        return inner.connectionHandshakeTemplate();
     }
 
     /** As the wrapped transport: a connection and its wrapper are made on one thread and handed to the loop together. */

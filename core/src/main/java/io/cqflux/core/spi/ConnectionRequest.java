@@ -37,7 +37,7 @@ public interface ConnectionRequest {
      * Accepts the request with a hello: private data that carries the accepted connection's
      * handshake, which the transport hands to {@code hello} once the connection exists and before
      * anything is sent (see {@link Transport#connectWithHello}); the bytes have the length of
-     * {@link #handshake()}. A connection accepted with private data that does not carry its
+     * {@link Transport#connectionHandshakeTemplate()}. A connection accepted with private data that does not carry its
      * handshake ({@link #accept(byte[], Object)}) gets nothing that needs the peer to learn it.
      * The default builds the hello with {@link #handshake()}.
      *
@@ -51,8 +51,8 @@ public interface ConnectionRequest {
     }
 
     /**
-     * {@return the handshake template of the transport the request came to
-     * ({@link Transport#handshake()}), for a hello's size; a copy} The default is empty.
+     * {@return the handshake of the transport the request came to ({@link Transport#handshake()}),
+     * which the default {@link #acceptWithHello} hands to the hello; a copy} The default is empty.
      */
     default byte[] handshake() {
         return new byte[0];

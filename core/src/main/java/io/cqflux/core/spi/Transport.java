@@ -76,19 +76,26 @@ public interface Transport extends Registrar, AutoCloseable {
      * rpma: its peer configuration descriptor ({@code rpma_peer_cfg_get_descriptor(3)}) with
      * direct write to persistent memory as {@link TransportOptions#directWriteToPersistentMemory()}
      * declared, which the peer needs for {@link io.cqflux.core.FlushType#PERSISTENT} flushes
-     * ({@code rpma_conn_apply_remote_peer_cfg(3)}). fabric/tcp: a connection's receiving tag
-     * (5 bytes; the template's tag is 0). The default, for transports without parameters of
-     * their own (fabric on other providers), is empty.
+     * ({@code rpma_conn_apply_remote_peer_cfg(3)}). The default, for transports without
+     * parameters of their own (fabric), is empty: a fabric/tcp connection's handshake is its own
+     * ({@link #connectWithHello}).
      *
-     * <p>A transport whose connections have parameters of their own returns a template here, of
-     * the length every connection's handshake has ({@link #connectWithHello}).
-     *
-     * <p>Thread-safe; the same bytes for every call, at most 255.
+     * <p>Thread-safe; the same bytes for every connection of this transport, at most 255.
      *
      * @return a copy of the bytes, possibly empty
      */
     default byte[] handshake() {
         return new byte[0];
+    }
+
+    /**
+     * {@return bytes as long as the handshake of every connection of this transport, which
+     * {@link #connectWithHello} and {@link ConnectionRequest#acceptWithHello} hand to the hello:
+     * so that a caller can check a hello's size before the connection exists} The default is
+     * {@link #handshake()}; fabric/tcp: 5 bytes (a receiving tag, here 0); a copy.
+     */
+    default byte[] connectionHandshakeTemplate() {
+        return handshake();
     }
 
     /**
@@ -190,8 +197,8 @@ public interface Transport extends Registrar, AutoCloseable {
      * hands to {@code hello} once the connection exists and before anything is sent. A
      * transport whose connections have parameters of their own puts them there (fabric/tcp: the
      * tag by which the connection's shared completion queue routes the peer's write-with-immediate
-     * notifications); the bytes always have the length of {@link #handshake()}, so that a caller
-     * may check its hello's size with those first. A connection started with private data that
+     * notifications); the bytes always have the length of {@link #connectionHandshakeTemplate()},
+     * so that a caller may check its hello's size with those first. A connection started with private data that
      * does not carry its handshake ({@link #connect(InetSocketAddress, ConnectionConfig, byte[],
      * Object)}: raw private data) gets nothing that needs the peer to learn it. The default
      * builds the hello with {@link #handshake()}.

@@ -385,11 +385,6 @@ final class FabricListener implements Listener {
             return accept(hello, true, affinity);
         }
 
-        @Override
-        public byte[] handshake() {
-            return transport.handshake();
-        }
-
         private io.cqflux.core.spi.Connection accept(java.util.function.UnaryOperator<byte[]> hello,
                                                       boolean groupable, Object affinity) {
             begin();

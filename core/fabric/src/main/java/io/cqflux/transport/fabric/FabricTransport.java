@@ -470,11 +470,12 @@ final class FabricTransport implements Transport, DomainHolder {
     }
 
     /**
-     * tcp: a connection's receiving tag (GroupRoster#handshake), here the template with tag 0,
-     * as long as every connection's; empty on other providers, which share no completion queue.
+     * tcp: as long as a connection's receiving tag (GroupRoster#handshake), here 0; empty on
+     * other providers, which share no completion queue. The transport itself has no handshake
+     * ({@link #handshake()} is empty: nothing a peer not written with cqflux needs).
      */
     @Override
-    public byte[] handshake() {
+    public byte[] connectionHandshakeTemplate() {
         return isTcp() ? GroupRoster.handshake(0) : new byte[0];
     }
 

@@ -178,6 +178,11 @@ final class RegionRegistrar {
      * @return the {@code struct fid_mr *} and its key
      */
     private Registered mrReg(DomainOps d, MemorySegment memory, long fiAccess, String detail) {
+        // The address alone, not the segment: a downcall given a segment of a confined arena
+        // checks that it runs on the owner's thread, and an exposure is registered again for
+        // each accepted connection on the library's set-up thread (Checks#registration checked
+        // the memory alive; keeping it so while registered is the caller's, as for the NIC).
+        MemorySegment at = MemorySegment.ofAddress(memory.address());
         try (Arena tmp = Arena.ofConfined()) {
             MemorySegment out = tmp.allocate(C_POINTER);
             long rc = -FabricErrno.ENOKEY.code();
@@ -187,7 +192,7 @@ final class RegionRegistrar {
             // registration in the domain could in principle hold one: draw the next.
             for (int attempt = 0; attempt < KEY_ATTEMPTS && rc == -FabricErrno.ENOKEY.code(); attempt++) {
                 key = keys == null ? 0 : keys.next();
-                rc = fi_ops_mr.reg.invoke(d.mrRegFp(), d.domain(), memory, memory.byteSize(), fiAccess, 0L, key, 0L,
+                rc = fi_ops_mr.reg.invoke(d.mrRegFp(), d.domain(), at, memory.byteSize(), fiAccess, 0L, key, 0L,
                         out, MemorySegment.NULL);
                 if (keys == null) {
                     break;

@@ -55,16 +55,18 @@
  *       {@code FI_RMA_PMEM}, not {@code FI_ATOMIC}, not {@code FI_REMOTE_CQ_DATA}.</li>
  * </ul>
  *
- * <p>Completion queues: a connection has its own by default, since tcp's {@code fi_cq_read}
- * progresses every endpoint bound to the queue. With
- * {@link io.cqflux.core.spi.TransportOptions#FABRIC_COMPLETION_QUEUE_GROUP} = K (tcp only) a
- * loop's connections share one in groups of at most K ({@code CompletionGroup}, counted and
- * closed by {@code LoopQueues} like the shared event queue): a connection then costs its socket
- * and a K-th of the queue's 3 fds and of its ~452 KiB of transfer entries, and each read costs
- * O(K). Entries are routed by the member's slot in the context bits that belong to the
- * transport ({@link io.cqflux.core.spi.Connection#TRANSPORT_CONTEXT_SHIFT}); a peer's write
- * with immediate, whose entry has no context, by a port tag in the high half of its 64-bit CQ
- * data, which this transport sends when the option is on (so peers that write with immediate
- * to a grouped side set it too; without it the wire is unchanged).
+ * <p>Completion queues: on tcp a loop's connections share one in groups of at most K
+ * ({@link io.cqflux.core.spi.TransportOptions#FABRIC_COMPLETION_QUEUE_GROUP}, 32 when unset; 1
+ * gives each its own), {@code CompletionGroup}, counted and closed by {@code LoopQueues} like the
+ * shared event queue: a connection then costs its socket and a K-th of the queue's 3 fds and of
+ * its ~452 KiB of transfer entries, and each read costs O(K), since tcp's {@code fi_cq_read}
+ * progresses every endpoint bound to the queue. Entries are routed by the member's slot in the
+ * context bits that belong to the transport
+ * ({@link io.cqflux.core.spi.Connection#TRANSPORT_CONTEXT_SHIFT}); a peer's write with
+ * immediate, whose entry has no context, by a tag in the high half of its 64-bit CQ data, which
+ * the receiving connection drew and told its peer in its handshake ({@code GroupRoster}). Only a
+ * connection whose private data carries its handshake (a hello:
+ * {@link io.cqflux.core.spi.Transport#connectWithHello}) joins a group; one with raw private
+ * data, without a loop or with keys scoped to it keeps queues of its own.
  */
 package io.cqflux.transport.fabric;

@@ -379,7 +379,9 @@ class CompletionGroupTest extends TransportFixture {
         assertNull(raw.groupMember(), "raw private data: a queue of its own");
         assertArrayEquals(GroupRoster.handshake(0), raw.handshake(), "tag 0: send it none");
         assertEquals(0, ct.loopQueues().completionGroups());
-        assertArrayEquals(GroupRoster.handshake(0), ct.handshake(), "the template is as long as any connection's");
+        assertArrayEquals(GroupRoster.handshake(0), ct.connectionHandshakeTemplate(),
+                "the template is as long as any connection's handshake");
+        assertArrayEquals(new byte[0], ct.handshake(), "the transport itself has none (nothing for a foreign peer)");
     }
 
     @Test

@@ -215,12 +215,13 @@ public record PeerHello(List<byte[]> regions, byte[] handshake, byte[] control, 
      */
     public static byte[] encode(Transport t, List<byte[]> descriptors, PeerControl control, int receiveBufferSize,
                                 byte[] credentials, int max) {
-        return encode(t.handshake(), descriptors, control, receiveBufferSize, credentials, max);
+        return encode(t.connectionHandshakeTemplate(), descriptors, control, receiveBufferSize, credentials, max);
     }
 
     /**
      * This side's hello with the connection's own handshake bytes
-     * ({@link Transport#connectWithHello}), which have the length of the transport's template.
+     * ({@link Transport#connectWithHello}), which have the length of
+     * {@link Transport#connectionHandshakeTemplate()}.
      *
      * @param handshake the connection's handshake
      * @see #encode(Transport, List, PeerControl, int, byte[], int)

@@ -423,7 +423,7 @@ public final class ConnectionFactory {
      * @throws IllegalArgumentException when it does not fit {@code max}
      */
     public byte[] hello(List<Region> exposed, PeerControl control, byte[] credentials, int max) {
-        return hello(transport.handshake(), exposed, control, credentials, max);
+        return hello(transport.connectionHandshakeTemplate(), exposed, control, credentials, max);
     }
 
     /**
@@ -450,7 +450,7 @@ public final class ConnectionFactory {
      * @throws IllegalArgumentException when it does not fit {@code max}
      */
     public byte[] acceptHello(List<byte[]> descriptors, PeerControl control, int max) {
-        return acceptHello(transport.handshake(), descriptors, control, max);
+        return acceptHello(transport.connectionHandshakeTemplate(), descriptors, control, max);
     }
 
     /**
