@@ -71,6 +71,16 @@ final class CompletionGroup implements SharedSource {
      * member beside 31 idle ones (docs/performance.md).
      */
     static final int DEFAULT_SIZE = 32;
+    /**
+     * Where the option is unset, on tcp: how many connections of a loop keep queues of their own
+     * before the next ones share (LoopQueues#takeOwn). A member's completions take a way round
+     * its group's dispatch that costs a lone connection about 1.5 µs of its 16 per 8-byte round
+     * trip on this host, and each read progresses every member; a server's or client's first
+     * connections, usually its busiest, keep neither, and an idle crowd beyond them costs about
+     * 1 + 3/32 fds and a 32nd of a queue each. At most this many queues per loop (their 452 KiB
+     * each), so what the crowd saves is bounded by the crowd, not by the first ones.
+     */
+    static final int DEFAULT_OWN_PER_LOOP = 16;
     /** The most members a group may have: one per value of the transport's context bits. */
     static final int MAX_MEMBERS = 1 << Connection.TRANSPORT_CONTEXT_BITS;
     /** Entries read per {@code fi_cq_read} of a dispatch. */

@@ -39,6 +39,8 @@ final class ConnectionQueues {
     private final FabricCompletionQueue rcq;
     /** Its slot in a completion-queue group (CompletionGroup), or null when it has its own CQ. */
     private final CompletionGroup.Member member;
+    /** Its loop, when LoopQueues#takeOwn counted its own CQ there, else null. */
+    private final Object countedOwn;
     private final List<CompletionQueue> queues;
     /**
      * The high half of a write-with-immediate's CQ data: the tag by which the peer's shared
@@ -60,6 +62,7 @@ final class ConnectionQueues {
         this.transport = transport;
         this.description = description;
         SharedEventQueue e = null;
+        Object counted = null;
         CompletionGroup.Member m = null;
         FabricCompletionQueue c = null;
         FabricCompletionQueue r = null;
@@ -69,10 +72,14 @@ final class ConnectionQueues {
             // every endpoint bound to the CQ on each fi_cq_read (prov/tcp, tcpx_cq_progress), so a
             // CQ shared by a loop's connections would cost each read O(connections) where a CQ of
             // its own costs O(ready) (benchmarks/c/fabric_scale_bench.c, the scale results README).
-            // Opted in, groups of K connections share one (CompletionGroup): O(K) per read. A
-            // peer's notifications reach a member only by the tag its handshake tells the peer.
-            m = transport.loopQueues().join(groupable ? affinity : null, home == transport,
-                    config.completionQueueSize() + config.receiveCompletionQueueSize(), description);
+            // Groups of K connections share one (CompletionGroup): O(K) per read. By default a
+            // loop's first connections keep their own (LoopQueues#takeOwn). A peer's
+            // notifications reach a member only by the tag its handshake tells the peer.
+            counted = groupable ? transport.loopQueues().takeOwn(affinity, home == transport) : null;
+            if (counted == null) {
+                m = transport.loopQueues().join(groupable ? affinity : null, home == transport,
+                        config.completionQueueSize() + config.receiveCompletionQueueSize(), description);
+            }
             if (m == null) {
                 c = new FabricCompletionQueue(transport, home, owner, config.completionQueueSize(), false);
                 if (config.receiveCompletionQueueSize() > 0) {
@@ -80,9 +87,10 @@ final class ConnectionQueues {
                 }
             }
         } catch (RuntimeException ex) {
-            release(transport, e, m, c, r);
+            release(transport, e, counted, m, c, r);
             throw ex;
         }
+        this.countedOwn = counted;
         this.queue = e;
         this.cq = c;
         this.rcq = r;
@@ -112,19 +120,22 @@ final class ConnectionQueues {
         boolean unbound = endpoint.equals(MemorySegment.NULL)
                 || queue.closeEndpoint(endpoint, description, KEPT_ON_FAILED_CLOSE);
         if (unbound) {
-            release(transport, queue, member, cq, rcq);
+            release(transport, queue, countedOwn, member, cq, rcq);
         }
         return unbound;
     }
 
     /** fi_endpoint(3)'s order, what was taken given back last to first. */
-    private static void release(FabricTransport transport, SharedEventQueue e, CompletionGroup.Member m,
-                                FabricCompletionQueue c, FabricCompletionQueue r) {
+    private static void release(FabricTransport transport, SharedEventQueue e, Object counted,
+                                CompletionGroup.Member m, FabricCompletionQueue c, FabricCompletionQueue r) {
         if (r != null) {
             r.close();
         }
         if (c != null) {
             c.close();
+        }
+        if (counted != null) {
+            transport.loopQueues().giveBackOwn(counted);
         }
         if (m != null) {
             m.leave();
@@ -156,6 +167,9 @@ final class ConnectionQueues {
             cq.close();
             if (rcq != null) {
                 rcq.close();
+            }
+            if (countedOwn != null) {
+                transport.loopQueues().giveBackOwn(countedOwn);
             }
         }
         transport.loopQueues().release(queue);

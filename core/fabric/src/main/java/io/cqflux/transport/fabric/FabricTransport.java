@@ -113,7 +113,9 @@ final class FabricTransport implements Transport, DomainHolder {
     /**
      * @param group connections per completion queue (TransportOptions#FABRIC_COMPLETION_QUEUE_GROUP): 1
      *     for a queue per connection; above 1 only on tcp; 0 for the default, which is
-     *     {@link CompletionGroup#DEFAULT_SIZE} on tcp and 1 elsewhere
+     *     {@link CompletionGroup#DEFAULT_SIZE} on tcp after the first
+     *     {@link CompletionGroup#DEFAULT_OWN_PER_LOOP} connections of each loop, which keep
+     *     queues of their own, and 1 elsewhere
      */
     static FabricTransport open(String requested, InetAddress localAddress, int group) {
         // FabricLibrary's probe first: it sets IPATH_NO_BACKTRACE and guards the JVM's signal
@@ -139,8 +141,10 @@ final class FabricTransport implements Transport, DomainHolder {
             // check of the provider (isTcp, the trywait answers, the MR cache rule) compares names.
             String provider = FabricLibrary.string(fi_fabric_attr.prov_name(fi_info.fabric_attr(info)));
             FabricLibrary.refuseMrCache(provider);
+            int ownPerLoop = 0;
             if (group == 0) {
                 group = "tcp".equals(provider) ? CompletionGroup.DEFAULT_SIZE : 1;
+                ownPerLoop = CompletionGroup.DEFAULT_OWN_PER_LOOP;
             }
             if (group > 1 && !"tcp".equals(provider)) {
                 // The groups rest on tcp's CQ: entries routed by context, trywait answers, the
@@ -158,7 +162,7 @@ final class FabricTransport implements Transport, DomainHolder {
                     provider);
             domain = pp.get(C_POINTER, 0);
             FabricTransport t = new FabricTransport(provider, info, fabric, domain);
-            t.loopQueues.groupSize(group);
+            t.loopQueues.groupSize(group, ownPerLoop);
             return t;
         } catch (RuntimeException e) {
             // A half-built transport (the constructor failed after fi_domain) closes its domain

@@ -27,6 +27,10 @@ final class LoopQueues {
     private final Map<Object, List<CompletionGroup>> groups = new IdentityHashMap<>();
     /** Connections per completion queue (TransportOptions#FABRIC_COMPLETION_QUEUE_GROUP); 1: none shared. */
     private int groupSize = 1;
+    /** How many connections of a loop keep queues of their own before the next ones share (#takeOwn). */
+    private int ownPerLoop;
+    /** Per loop, its connections counted by #takeOwn and not given back yet. */
+    private final Map<Object, int[]> own = new IdentityHashMap<>();
 
     LoopQueues(FabricTransport transport) {
         this.transport = transport;
@@ -62,9 +66,48 @@ final class LoopQueues {
         q.close();
     }
 
-    /** Set once, when the transport opens. */
-    synchronized void groupSize(int k) {
+    /**
+     * Set once, when the transport opens.
+     *
+     * @param k connections per completion queue
+     * @param ownPerLoop how many connections of a loop keep queues of their own before the next
+     *     ones share (0: all share)
+     */
+    synchronized void groupSize(int k, int ownPerLoop) {
         this.groupSize = k;
+        this.ownPerLoop = ownPerLoop;
+    }
+
+    /**
+     * {@return {@code affinity}, counted, when a new connection of that loop that could share a
+     * queue gets one of its own as one of the loop's first {@code ownPerLoop} (pair with
+     * {@link #giveBackOwn}); else {@code null}: it shares one ({@link #join}), or groups do not
+     * apply to it}
+     */
+    synchronized Object takeOwn(Object affinity, boolean ownDomain) {
+        if (ownPerLoop == 0 || groupSize <= 1 || affinity == null || !ownDomain || !transport.isTcp()) {
+            return null;
+        }
+        int[] n = own.computeIfAbsent(affinity, a -> new int[1]);
+        if (n[0] >= ownPerLoop) {
+            return null;
+        }
+        n[0]++;
+        return affinity;
+    }
+
+    /** A connection counted by {@link #takeOwn} closed its queues (or never opened them). */
+    synchronized void giveBackOwn(Object affinity) {
+        int[] n = own.get(affinity);
+        if (n != null && --n[0] == 0) {
+            own.remove(affinity); // no entry that would keep the loop reachable for nothing
+        }
+    }
+
+    /** {@return connections of {@code affinity}'s loop counted by #takeOwn now (tests)} */
+    synchronized int ownQueues(Object affinity) {
+        int[] n = own.get(affinity);
+        return n == null ? 0 : n[0];
     }
 
     /** {@return connections per completion queue; 1 when none share one} */

@@ -608,6 +608,42 @@ class CompletionGroupTest extends TransportFixture {
         assertEquals(0, ((FabricTransport) server).loopQueues().completionGroups());
     }
 
+    /**
+     * Unset, the setting keeps queues of their own for a loop's first connections (a lone or busy
+     * first connection pays neither the group's dispatch nor its neighbours' progress) and groups
+     * the rest; a closed one's place serves the next connection; the count goes back to 0.
+     */
+    @Test
+    void byDefault_aLoopsFirstConnectionsKeepQueuesOfTheirOwn_andTheRestShare() throws IOException {
+        FabricTransport t = closeLater(FabricTransport.open("tcp", LOOPBACK, 0));
+        InetSocketAddress nowhere = nowhere();
+        Object loop = new Object();
+        int own = CompletionGroup.DEFAULT_OWN_PER_LOOP;
+        long before = openFds();
+        List<FabricConnection> cs = new ArrayList<>();
+        for (int i = 0; i < own + 4; i++) {
+            cs.add(closeLater((FabricConnection) t.connectWithHello(nowhere, config(), hs -> hs, loop)));
+        }
+        for (int i = 0; i < cs.size(); i++) {
+            assertEquals(i >= own, cs.get(i).groupMember() != null, "connection " + i);
+        }
+        assertEquals(own, t.loopQueues().ownQueues(loop));
+        assertEquals(1, t.loopQueues().completionGroups());
+        assertEquals(own * 4 + 4 + 3 + 3, openFds() - before, "own queues 4 fds each, then a socket each, the group's"
+                + " queue and the loop's event queue 3 each");
+        assertNull(closeLater((FabricConnection) t.connectWithHello(nowhere, config(), hs -> hs, new Object()))
+                .groupMember(), "another loop counts its own");
+        cs.get(3).close();
+        FabricConnection next = closeLater((FabricConnection) t.connectWithHello(nowhere, config(), hs -> hs, loop));
+        assertNull(next.groupMember(), "a closed one's place serves the next connection");
+        next.close();
+        for (FabricConnection c : cs) {
+            c.close();
+        }
+        assertEquals(0, t.loopQueues().ownQueues(loop));
+        assertEquals(0, t.loopQueues().completionGroups());
+    }
+
     @Test
     void theSetting_outsideItsBounds_orNotANumber_isRefusedNamingValueAndBound() {
         IllegalArgumentException zero = assertThrows(IllegalArgumentException.class,
