@@ -28,7 +28,10 @@ public record TransportOptions(InetAddress localAddress, boolean directWriteToPe
     /**
      * How many connections of one event loop share a completion queue on libfabric's tcp
      * provider, from 1 to 65536 ({@code 2^}{@link Connection#TRANSPORT_CONTEXT_BITS}): a group
-     * fills up, then the next one opens; it closes after its last connection. Unset: 32. 1: a
+     * fills up, then the next one opens; it closes after its last connection. Unset: each loop's
+     * first 16 connections keep queues of their own and the rest share in groups of 32 (a
+     * member's completions take a way round its group that costs a lone connection about 1.5 µs
+     * per round trip, which a loop's first, usually busiest, connections are spared). 1: a
      * completion queue per connection. Fewer descriptors and less provider memory per
      * connection, for a read that costs O(group size) (docs/performance.md, "Many
      * connections"). A member has one queue for sends and receives: a separate receive queue

@@ -56,9 +56,9 @@
  * </ul>
  *
  * <p>Completion queues: on tcp a loop's connections share one in groups of at most K
- * ({@link io.cqflux.core.spi.TransportOptions#FABRIC_COMPLETION_QUEUE_GROUP}, 32 when unset; 1
- * gives each its own), {@code CompletionGroup}, counted and closed by {@code LoopQueues} like the
- * shared event queue: a connection then costs its socket and a K-th of the queue's 3 fds and of
+ * ({@link io.cqflux.core.spi.TransportOptions#FABRIC_COMPLETION_QUEUE_GROUP}; when unset, 32
+ * after each loop's first 16 connections, which keep their own; 1 gives each its own),
+ * {@code CompletionGroup}, counted and closed by {@code LoopQueues} like the shared event queue: a connection then costs its socket and a K-th of the queue's 3 fds and of
  * its ~452 KiB of transfer entries, and each read costs O(K), since tcp's {@code fi_cq_read}
  * progresses every endpoint bound to the queue. Entries are routed by the member's slot in the
  * context bits that belong to the transport
