@@ -67,10 +67,10 @@ class ScaleBenchTest {
     /**
      * The split mode for real: two idle-client processes (3 and 2 connections) connect to this
      * process's server, the busy pair runs its operations beside them, and the row names what one
-     * idle connection costs the server: 1 fd on fabric/tcp (its socket: it joins the completion
-     * queue the busy connection's group opened, by default 32 connections to a queue), asserted
-     * loosely (0.6-2) as the JVM may open a file meanwhile. With a queue per connection it would
-     * be 4 (its epoll fd and socketpair besides).
+     * idle connection costs the server: with {@code -G 32} 1 fd on fabric/tcp (its socket: it
+     * joins the completion queue the busy connection's group opened), asserted loosely (0.6-2) as
+     * the JVM may open a file meanwhile. With a queue of its own (as a loop's first 16 have by
+     * default) it would be 4 (its epoll fd and socketpair besides).
      */
     @Test
     void splitMode_idleClientsFromChildProcesses_rowGivesTheServersFdsPerConnection() throws Exception {
@@ -79,7 +79,7 @@ class ScaleBenchTest {
         System.setOut(new PrintStream(captured, true, StandardCharsets.UTF_8));
         try {
             ScaleBench.main(new String[] {"-P", "3", "-n", "0,5", "-s", "BLOCKING", "-o", "write.8", "-i", "500",
-                "-w", "100", "-t", "0.05", "-C", "none"});
+                "-w", "100", "-t", "0.05", "-C", "none", "-G", "32"});
         } finally {
             System.setOut(out);
         }

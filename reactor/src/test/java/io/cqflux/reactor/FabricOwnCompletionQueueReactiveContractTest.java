@@ -36,14 +36,15 @@ class FabricOwnCompletionQueueReactiveContractTest extends FabricReactiveContrac
     }
 
     /**
-     * The tag is the receiver's to choose: a grouped server (the default) and a client with queues
+     * The tag is the receiver's to choose: a grouped server (K = 32: its first connection too) and a client with queues
      * of its own exchange writes with immediate both ways, each side putting in its CQ data the tag
      * the other side's hello asked for (none, from the client), whatever its own setting.
      */
     @Test
     void aGroupedServerAndAnUngroupedClient_deliverEachOthersWritesWithImmediate() {
         try (Arena a = Arena.ofConfined();
-             Cqflux grouped = super.builder().loops(1).build();
+             Cqflux grouped = super.builder().loops(1).transportProperty(TransportOptions.FABRIC_COMPLETION_QUEUE_GROUP,
+                     "32").build();
              Cqflux own = builder().loops(1).build()) {
             MemorySegment sm = a.allocate(4096, 64);
             MemorySegment cm = a.allocate(4096, 64);
