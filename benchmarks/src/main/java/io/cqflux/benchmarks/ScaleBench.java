@@ -69,10 +69,11 @@ import java.util.stream.Stream;
  * resident KiB, heap KiB (heap in use after a full collection, against the busy pair alone) and
  * native KiB (bytes from {@code malloc}: {@link MallocStats}).
  *
- * <p>Both instances (and the {@code -P} children) share completion queues in groups of {@code k}
- * connections per loop ({@code fabric.completionQueueGroup}, TransportOptions): 32, the
- * transport's default, or {@code -G k}; {@code -G 1} gives each connection a queue of its own. The
- * busy connection shares its queue, and each read of it, with up to {@code k - 1} idle ones.
+ * <p>Completion queues ({@code fabric.completionQueueGroup}, TransportOptions): by default, the
+ * transport's, each loop's first 16 connections (the busy one among them) have their own and the
+ * rest share in groups of 32; with {@code -G k} every connection of a loop, the busy one too, shares
+ * its queue, and each read of it, with up to {@code k - 1} others; {@code -G 1} gives each
+ * connection a queue of its own. Both instances and the {@code -P} children take the setting.
  *
  * <p>With {@code -K ms} every side (the {@code -P} children too) keeps connections alive every
  * {@code ms} milliseconds with the default misses, or not at all with {@code -K 0}

@@ -80,6 +80,54 @@ class FabricCompletionQueueGroupReactiveContractTest extends FabricReactiveContr
     }
 
     /**
+     * A client whose hello tells no connection parameters (a cqflux from before them; here its
+     * hello, sent as raw private data) cannot learn a tag: the server gives its connection a queue
+     * of its own, beside a current client's grouped one, and its accept tells no parameters
+     * either, so the older client reads the hello it always read.
+     */
+    @Test
+    void aClientWhoseHelloTellsNoParameters_getsAQueueOfItsOwn_andAHelloWithoutThem() {
+        try (Cqflux s = builder().build(); Cqflux c = builder().build()) {
+            RdmaServer listening = s.bind(listenAddress(), s.register(serverMem, io.cqflux.core.RegionAccess.WRITE_DST))
+                    .block(T);
+            assertNotNull(listening);
+            java.util.concurrent.BlockingQueue<RdmaConnection> accepted = new java.util.concurrent.LinkedBlockingQueue<>();
+            listening.connections().subscribe(accepted::add);
+            RdmaConnection current = c.connect(listening.address()).block(T);
+            assertNotNull(current);
+            // Credentials the server, which has no authenticator, ignores: a hello of nothing else
+            // would encode to no bytes at all.
+            byte[] older = new io.cqflux.reactor.internal.connection.PeerHello(List.of(), new byte[0], new byte[0],
+                    4096, new byte[] {1}).encode(c.maxConnectPrivateData());
+            RdmaConnection old = c.connect(listening.address(), ConnectOptions.rawPrivateData(older)).block(T);
+            assertNotNull(old);
+            RdmaConnection first = poll(accepted);
+            RdmaConnection second = poll(accepted);
+            group(first);
+            assertEquals(null, second.core().conn.completionQueues().get(0).sharedBy(),
+                    "the older client's server end shares no queue");
+            io.cqflux.reactor.internal.connection.PeerHello reply =
+                    io.cqflux.reactor.internal.connection.PeerHello.decode(old.peerPrivateData());
+            assertEquals(null, reply.parameters(), "the server told the older client no parameters");
+            assertTrue(reply.controlReadable(), "and the rest of its hello as before");
+            old.dispose();
+            current.dispose();
+            old.onDispose().block(T);
+            current.onDispose().block(T);
+        }
+    }
+
+    private static RdmaConnection poll(java.util.concurrent.BlockingQueue<RdmaConnection> q) {
+        try {
+            RdmaConnection r = q.poll(T.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+            assertNotNull(r, "no accepted connection");
+            return r;
+        } catch (InterruptedException e) {
+            throw new AssertionError(e);
+        }
+    }
+
+    /**
      * An idle member keeps its group's queue open; a neighbour that connects and closes leaves a
      * slot that must serve the next connection, though nothing reads the queue for traffic: the
      * leave itself asks the loop for the read that frees the slot. Without it every reconnect

@@ -148,6 +148,11 @@ final class FaultyConnection implements Connection {
     }
 
     @Override
+    public void applyPeerParameters(byte[] parameters) {
+        inner.applyPeerParameters(parameters);
+    }
+
+    @Override
     public List<CompletionQueue> completionQueues() {
         if (queues == null) {
             List<CompletionQueue> real = inner.completionQueues();

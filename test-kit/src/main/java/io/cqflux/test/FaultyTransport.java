@@ -152,11 +152,6 @@ final class FaultyTransport implements Transport {
                         return new FaultyConnection(r.accept(privateData), FaultyTransport.this);
                     }
 
-                    @Override
-                    public byte[] handshake() {
-                        return r.handshake();
-                    }
-
                     /** The wrapped request's, for the same hello on the wire (a queue of its own: no affinity). */
                     @Override
                     public Connection acceptWithHello(java.util.function.UnaryOperator<byte[]> hello, Object affinity) {
@@ -200,8 +195,8 @@ final class FaultyTransport implements Transport {
     }
 
     @Override
-    public byte[] connectionHandshakeTemplate() {
-        return inner.connectionHandshakeTemplate();
+    public byte[] connectionParametersTemplate() {
+        return inner.connectionParametersTemplate();
     }
 
     /** As the wrapped transport: a connection and its wrapper are made on one thread and handed to the loop together. */

@@ -74,10 +74,8 @@ public interface Connection extends AutoCloseable {
      * {@link FlushType#PERSISTENT} flush) is refused until then. rpma:
      * {@code rpma_peer_cfg_from_descriptor(3)} and {@code rpma_conn_apply_remote_peer_cfg(3)};
      * empty bytes (a peer that sent no handshake) leave librpma's default configuration, which
-     * has no direct write to persistent memory. fabric/tcp: the tag the peer's connection asks
-     * this side to put in the high half of each write-with-immediate's CQ data (0, or empty bytes:
-     * none). The default, for transports without a handshake (fabric on other providers), accepts
-     * only empty bytes.
+     * has no direct write to persistent memory. The default, for transports without a handshake
+     * (fabric), accepts only empty bytes.
      *
      * @param handshake the peer's bytes, possibly empty
      * @throws IllegalArgumentException when the bytes are malformed (named with their length and
@@ -88,6 +86,25 @@ public interface Connection extends AutoCloseable {
             throw new IllegalArgumentException("peer handshake of "
                     + (handshake == null ? "null" : handshake.length + " bytes") + " for " + description()
                     + ": this transport has no handshake, expected 0 bytes");
+        }
+    }
+
+    /**
+     * Applies the peer connection's parameters ({@link Transport#connectWithHello}), as they
+     * arrived in its hello: called at most once, with {@link #applyPeerHandshake}, before any
+     * operation is posted. fabric/tcp: the tag the peer's connection asks this side to put in the
+     * high half of each write-with-immediate's CQ data (4 bytes; empty, or 0: none). The default,
+     * for transports whose connections have none, accepts only empty bytes.
+     *
+     * @param parameters the peer's bytes, possibly empty (a peer that told none)
+     * @throws IllegalArgumentException when the bytes are malformed (named with their length and
+     *     the expected one)
+     */
+    default void applyPeerParameters(byte[] parameters) {
+        if (parameters == null || parameters.length != 0) {
+            throw new IllegalArgumentException("peer connection parameters of "
+                    + (parameters == null ? "null" : parameters.length + " bytes") + " for " + description()
+                    + ": this transport has none, expected 0 bytes");
         }
     }
 

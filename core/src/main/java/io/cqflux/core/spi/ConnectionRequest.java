@@ -35,27 +35,19 @@ public interface ConnectionRequest {
 
     /**
      * Accepts the request with a hello: private data that carries the accepted connection's
-     * handshake, which the transport hands to {@code hello} once the connection exists and before
-     * anything is sent (see {@link Transport#connectWithHello}); the bytes have the length of
-     * {@link Transport#connectionHandshakeTemplate()}. A connection accepted with private data that does not carry its
-     * handshake ({@link #accept(byte[], Object)}) gets nothing that needs the peer to learn it.
-     * The default builds the hello with {@link #handshake()}.
+     * parameters, which the transport hands to {@code hello} once the connection exists and
+     * before anything is sent (see {@link Transport#connectWithHello}). A caller uses it only for
+     * a client that told its own parameters (it reads the server's); a connection accepted with
+     * private data that does not carry them ({@link #accept(byte[], Object)}) gets nothing that
+     * needs its peer to know them. The default passes none.
      *
-     * @param hello builds the private data from the connection's handshake bytes; its result as
-     *     for {@link #accept(byte[])}
+     * @param hello builds the private data from the connection's parameters; its result as for
+     *     {@link #accept(byte[])}
      * @param affinity as for {@link #accept(byte[], Object)}
      * @return the new connection (not yet established)
      */
     default Connection acceptWithHello(java.util.function.UnaryOperator<byte[]> hello, Object affinity) {
-        return accept(hello.apply(handshake()), affinity);
-    }
-
-    /**
-     * {@return the handshake of the transport the request came to ({@link Transport#handshake()}),
-     * which the default {@link #acceptWithHello} hands to the hello; a copy} The default is empty.
-     */
-    default byte[] handshake() {
-        return new byte[0];
+        return accept(hello.apply(new byte[0]), affinity);
     }
 
     /**

@@ -77,8 +77,7 @@ public interface Transport extends Registrar, AutoCloseable {
      * direct write to persistent memory as {@link TransportOptions#directWriteToPersistentMemory()}
      * declared, which the peer needs for {@link io.cqflux.core.FlushType#PERSISTENT} flushes
      * ({@code rpma_conn_apply_remote_peer_cfg(3)}). The default, for transports without
-     * parameters of their own (fabric), is empty: a fabric/tcp connection's handshake is its own
-     * ({@link #connectWithHello}).
+     * parameters of their own (fabric), is empty.
      *
      * <p>Thread-safe; the same bytes for every connection of this transport, at most 255.
      *
@@ -86,16 +85,6 @@ public interface Transport extends Registrar, AutoCloseable {
      */
     default byte[] handshake() {
         return new byte[0];
-    }
-
-    /**
-     * {@return bytes as long as the handshake of every connection of this transport, which
-     * {@link #connectWithHello} and {@link ConnectionRequest#acceptWithHello} hand to the hello:
-     * so that a caller can check a hello's size before the connection exists} The default is
-     * {@link #handshake()}; fabric/tcp: 5 bytes (a receiving tag, here 0); a copy.
-     */
-    default byte[] connectionHandshakeTemplate() {
-        return handshake();
     }
 
     /**
@@ -192,27 +181,38 @@ public interface Transport extends Registrar, AutoCloseable {
     }
 
     /**
-     * Starts connecting with a hello: private data that carries this connection's handshake
-     * ({@link Connection#applyPeerHandshake(byte[])} on the server's side), which the transport
-     * hands to {@code hello} once the connection exists and before anything is sent. A
-     * transport whose connections have parameters of their own puts them there (fabric/tcp: the
-     * tag by which the connection's shared completion queue routes the peer's write-with-immediate
-     * notifications); the bytes always have the length of {@link #connectionHandshakeTemplate()},
-     * so that a caller may check its hello's size with those first. A connection started with private data that
-     * does not carry its handshake ({@link #connect(InetSocketAddress, ConnectionConfig, byte[],
-     * Object)}: raw private data) gets nothing that needs the peer to learn it. The default
-     * builds the hello with {@link #handshake()}.
+     * Starts connecting with a hello: private data that carries this connection's parameters,
+     * which the transport hands to {@code hello} once the connection exists and before anything is
+     * sent, and which the server's connection is given with
+     * {@link Connection#applyPeerParameters(byte[])}. Unlike {@link #handshake()}, which is the
+     * same for every connection, they are the connection's own (fabric/tcp: the tag by which a
+     * completion queue it shares with other connections routes the peer's write-with-immediate
+     * notifications to it). They have the length of {@link #connectionParametersTemplate()}, so
+     * that a caller may check its hello's size with those first. A connection started with
+     * private data that does not carry them ({@link #connect(InetSocketAddress, ConnectionConfig,
+     * byte[], Object)}: raw private data, or a hello without room for them) gets nothing that
+     * needs its peer to know them. The default passes none.
      *
      * @param address the server
      * @param config queue sizes and options
-     * @param hello builds the private data from the connection's handshake bytes; its result as
-     *     for {@link #connect(InetSocketAddress, ConnectionConfig, byte[])}
+     * @param hello builds the private data from the connection's parameters; its result as for
+     *     {@link #connect(InetSocketAddress, ConnectionConfig, byte[])}
      * @param affinity as for {@link #connect(InetSocketAddress, ConnectionConfig, byte[], Object)}
      * @return the connection, not yet established
      */
     default Connection connectWithHello(InetSocketAddress address, ConnectionConfig config,
                                         java.util.function.UnaryOperator<byte[]> hello, Object affinity) {
-        return connect(address, config, hello.apply(handshake()), affinity);
+        return connect(address, config, hello.apply(new byte[0]), affinity);
+    }
+
+    /**
+     * {@return bytes as long as the parameters of every connection of this transport
+     * ({@link #connectWithHello}, {@link ConnectionRequest#acceptWithHello}), so that a caller can
+     * check a hello's size before the connection exists; a copy} The default is empty (no
+     * parameters); fabric/tcp: 4 bytes (a receiving tag).
+     */
+    default byte[] connectionParametersTemplate() {
+        return new byte[0];
     }
 
     /**

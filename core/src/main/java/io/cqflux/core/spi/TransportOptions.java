@@ -28,8 +28,9 @@ public record TransportOptions(InetAddress localAddress, boolean directWriteToPe
     /**
      * How many connections of one event loop share a completion queue on libfabric's tcp
      * provider, from 1 to 65536 ({@code 2^}{@link Connection#TRANSPORT_CONTEXT_BITS}): a group
-     * fills up, then the next one opens; it closes after its last connection. Unset: each loop's
-     * first 16 connections keep queues of their own and the rest share in groups of 32 (a
+     * fills up, then the next one opens; it closes after its last connection. Unset: up to 16
+     * connections of each loop at a time keep queues of their own and the rest share in groups of
+     * 32 (a
      * member's completions take a way round its group that costs a lone connection about 1.5 µs
      * per round trip, which a loop's first, usually busiest, connections are spared). 1: a
      * completion queue per connection. Fewer descriptors and less provider memory per
@@ -45,8 +46,12 @@ public record TransportOptions(InetAddress localAddress, boolean directWriteToPe
      * raw private data, one without an event loop, and one with keys scoped to it (a domain of
      * its own) keep queues of their own. A peer's write with immediate reaches a grouped
      * connection by a tag in the high 32 bits of its 64-bit CQ data, which the receiving
-     * connection draws at random and tells its peer in the connection's handshake; the peer
-     * puts it there, whatever its own setting, and a peer that was told no tag sends none. A
+     * connection draws at random and tells its peer in its hello (its connection parameters);
+     * the peer puts it there, whatever its own setting, and a peer that was told no tag sends
+     * none. An accepted connection shares a queue only when its client's hello told the client's
+     * own parameters (a cqflux from before them gets a queue of its own); a connecting one whose
+     * server is older is not told a tag, so a grouped client connection of this version loses
+     * that server's writes with immediate (upgrade servers first, or set 1 on such clients). A
      * notification with no tag, or a tag its group does not hold, is dropped and logged
      * (docs/security.md says what a forged tag can and cannot do).
      */

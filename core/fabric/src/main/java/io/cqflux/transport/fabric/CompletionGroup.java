@@ -36,8 +36,8 @@ import java.util.concurrent.atomic.AtomicReference;
  * tcp's target entry for a peer's write with CQ data ({@code FI_REMOTE_WRITE|FI_REMOTE_CQ_DATA},
  * {@code op_context} NULL; it consumes no posted receive): it goes to the member that holds the
  * tag its sender put in the high half of the CQ data, the tag this side drew for the member and
- * told the peer in its handshake ({@link GroupRoster}, which says how tags are made and held).
- * A notification with no tag (a peer that did not apply this side's handshake) or a tag no member
+ * told the peer in its connection's parameters ({@link GroupRoster}, which says how tags are made
+ * and held). A notification with no tag (a peer that was not told one) or a tag no member
  * holds (a forged one) is dropped, never guessed: each tag is logged at WARNING once per group
  * (for the first {@link #MAX_WARNED} tags a group warns about, at DEBUG after that), and
  * FabricTransport#droppedNotifications counts them. A left member's tag retires with its slot
@@ -192,8 +192,9 @@ final class CompletionGroup implements SharedSource {
      * @return the member
      */
     Member join(String description) {
+        int drawn = GroupRoster.drawTag(); // SecureRandom outside the lock a read of the queue takes
         synchronized (readLock) {
-            return roster.join(description);
+            return roster.join(description, drawn);
         }
     }
 
@@ -310,8 +311,8 @@ final class CompletionGroup implements SharedSource {
         }
         lost();
         String why = tag == 0
-                ? "carries no tag (its sender did not apply this side's handshake: not a cqflux peer, or one"
-                        + " connected with raw private data to a connection that has a shared queue)"
+                ? "carries no tag (its sender was not told this side's: a cqflux peer from before the tags, or"
+                        + " one that did not apply them)"
                 : "carries tag 0x" + Integer.toHexString(tag) + ", which no member of the group holds (forged,"
                         + " or for a connection that left before the group's last read)";
         LOG.log(warnOnce(Integer.toUnsignedLong(tag)), "a peer''s write-with-immediate to {0} {1}: dropped ({2} so far"

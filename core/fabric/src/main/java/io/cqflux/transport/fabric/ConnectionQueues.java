@@ -44,7 +44,7 @@ final class ConnectionQueues {
     private final List<CompletionQueue> queues;
     /**
      * The high half of a write-with-immediate's CQ data: the tag by which the peer's shared
-     * queue routes it (CompletionGroup), as its handshake asked; 0 where it asked for none.
+     * queue routes it (CompletionGroup), as its parameters asked; 0 where it asked for none.
      */
     private long sendingTag;
 
@@ -55,7 +55,7 @@ final class ConnectionQueues {
      * @param home the domain the endpoint and its own CQs are opened in
      * @param owner the connection, which its own CQs name
      * @param groupable whether its peer will learn its receiving tag (its private data carries
-     *     its handshake): only then may it share a queue
+     *     its parameters): only then may it share a queue
      */
     ConnectionQueues(FabricTransport transport, DomainHolder home, FabricConnection owner, ConnectionConfig config,
                      Object affinity, String description, boolean groupable) {
@@ -74,7 +74,7 @@ final class ConnectionQueues {
             // its own costs O(ready) (benchmarks/c/fabric_scale_bench.c, the scale results README).
             // Groups of K connections share one (CompletionGroup): O(K) per read. By default a
             // loop's first connections keep their own (LoopQueues#takeOwn). A peer's
-            // notifications reach a member only by the tag its handshake tells the peer.
+            // notifications reach a member only by the tag its parameters tell the peer.
             counted = groupable ? transport.loopQueues().takeOwn(affinity, home == transport) : null;
             if (counted == null) {
                 m = transport.loopQueues().join(groupable ? affinity : null, home == transport,
@@ -212,7 +212,7 @@ final class ConnectionQueues {
         return member == null ? 0 : member.tag;
     }
 
-    /** Its peer's handshake asked for {@code tag} (0: none) in the high half of each write with immediate. */
+    /** Its peer's parameters asked for {@code tag} (0: none) in the high half of each write with immediate. */
     void peerTag(int tag) {
         sendingTag = Integer.toUnsignedLong(tag) << 32;
     }

@@ -92,7 +92,7 @@ final class FabricConnection implements Connection {
     private boolean closed;
 
     /**
-     * @param groupable whether its private data carries its handshake, so that the peer learns
+     * @param groupable whether its private data carries its parameters, so that the peer learns
      *     its receiving tag: only then may it share a completion queue (ConnectionQueues)
      */
     private FabricConnection(FabricTransport transport, DomainHolder home, ConnectionConfig config, MemorySegment info,
@@ -158,8 +158,8 @@ final class FabricConnection implements Connection {
     }
 
     /**
-     * @param hello the private data, built from the connection's handshake ({@link #handshake()})
-     * @param groupable whether that private data carries the handshake (a hello; not raw bytes)
+     * @param hello the private data, built from the connection's parameters ({@link #parameters()})
+     * @param groupable whether that private data carries them (a hello with room for them)
      */
     static FabricConnection connect(FabricTransport transport, InetSocketAddress address, ConnectionConfig config,
                                     UnaryOperator<byte[]> hello, boolean groupable, Object affinity) {
@@ -183,7 +183,7 @@ final class FabricConnection implements Connection {
                 // Nothing after the construction may throw without closing the connection.
                 int rc;
                 try {
-                    byte[] data = privateData(hello.apply(c.handshake()), transport.maxConnectPrivateData(),
+                    byte[] data = privateData(hello.apply(c.parameters()), transport.maxConnectPrivateData(),
                             "connect");
                     MemorySegment param = data.length == 0 ? MemorySegment.NULL
                             : tmp.allocateFrom(ValueLayout.JAVA_BYTE, data);
@@ -216,8 +216,9 @@ final class FabricConnection implements Connection {
     }
 
     /**
-     * @param hello the accept's private data, built from the connection's handshake ({@link #handshake()})
-     * @param groupable whether that private data carries the handshake (a hello; not raw bytes)
+     * @param hello the accept's private data, built from the connection's parameters ({@link #parameters()})
+     * @param groupable whether that private data carries them (a hello with room for them, to a
+     *     client that told its own)
      * @param endpointOpened run once {@code fi_endpoint(3)} opened the endpoint with the request's
      *     info: from then on the endpoint owns what the request's handle held (its RDMA CM id on
      *     verbs), even if the accept fails afterwards
@@ -231,7 +232,7 @@ final class FabricConnection implements Connection {
         // Nothing after the construction may throw without closing the connection.
         try (Arena tmp = Arena.ofConfined()) {
             c.peerData = requestData.clone();
-            byte[] data = privateData(hello.apply(c.handshake()), transport.maxAcceptPrivateData(),
+            byte[] data = privateData(hello.apply(c.parameters()), transport.maxAcceptPrivateData(),
                     "accept");
             MemorySegment param = data.length == 0 ? MemorySegment.NULL : tmp.allocateFrom(ValueLayout.JAVA_BYTE, data);
             FabricLibrary.check("fi_accept", fi_ops_cm.accept.invoke(fi_ops_cm.accept(fid_ep.cm(c.ep)), c.ep, param,
@@ -250,21 +251,21 @@ final class FabricConnection implements Connection {
     }
 
     /**
-     * {@return this connection's handshake, which its hello carries to the peer: on tcp its
-     * receiving tag, 0 where its completion queue is its own (GroupRoster#handshake); empty on
+     * {@return this connection's parameters, which its hello carries to the peer: on tcp its
+     * receiving tag, 0 where its completion queue is its own (GroupRoster#parameters); empty on
      * other providers} Any thread, before the connection is handed to its loop.
      */
-    byte[] handshake() {
-        return transport.isTcp() ? GroupRoster.handshake(queues.receivingTag()) : new byte[0];
+    byte[] parameters() {
+        return transport.isTcp() ? GroupRoster.parameters(queues.receivingTag()) : new byte[0];
     }
 
     /**
-     * The peer's handshake: the tag it asked for, which each write with immediate then carries in
-     * the high half of its CQ data (tcp; elsewhere nothing), or none (0, or empty bytes).
+     * The peer's parameters: the tag it asked for, which each write with immediate then carries
+     * in the high half of its CQ data (tcp; elsewhere nothing), or none (0, or empty bytes).
      */
     @Override
-    public void applyPeerHandshake(byte[] handshake) {
-        int tag = GroupRoster.peerTag(handshake, description);
+    public void applyPeerParameters(byte[] parameters) {
+        int tag = GroupRoster.peerTag(parameters, description);
         queues.peerTag(transport.isTcp() ? tag : 0);
     }
 

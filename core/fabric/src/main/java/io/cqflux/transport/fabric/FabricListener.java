@@ -373,7 +373,7 @@ final class FabricListener implements Listener {
         public io.cqflux.core.spi.Connection accept(byte[] privateData, Object affinity) {
             io.cqflux.core.internal.Checks.privateData(privateData, transport.maxAcceptPrivateData(), "accept");
             byte[] data = privateData == null ? new byte[0] : privateData;
-            // Raw bytes carry no handshake: the peer never learns a tag, so the queue is its own.
+            // Raw bytes carry no parameters: the peer never learns a tag, so the queue is its own.
             return accept(hs -> data, false, affinity);
         }
 

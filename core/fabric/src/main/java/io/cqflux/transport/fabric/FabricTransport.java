@@ -455,13 +455,13 @@ final class FabricTransport implements Transport, DomainHolder {
         Checks.privateData(privateData, maxConnectPrivateData(), "connect");
         ensureOpen();
         byte[] data = privateData == null ? new byte[0] : privateData;
-        // Raw bytes carry no handshake: the peer never learns a tag, so the queue is its own.
+        // Raw bytes carry no parameters: the peer never learns a tag, so the queue is its own.
         return FabricConnection.connect(this, address, config, hs -> data, false, affinity);
     }
 
     /**
      * tcp: the connection may share its loop's completion queue in a group (LoopQueues), whose
-     * tag {@code hello} carries to the server in the connection's handshake.
+     * tag {@code hello} carries to the server in the connection's parameters.
      */
     @Override
     public Connection connectWithHello(InetSocketAddress address, ConnectionConfig config,
@@ -474,13 +474,12 @@ final class FabricTransport implements Transport, DomainHolder {
     }
 
     /**
-     * tcp: as long as a connection's receiving tag (GroupRoster#handshake), here 0; empty on
-     * other providers, which share no completion queue. The transport itself has no handshake
-     * ({@link #handshake()} is empty: nothing a peer not written with cqflux needs).
+     * tcp: as long as a connection's receiving tag (GroupRoster#parameters), here 0; empty on
+     * other providers, which share no completion queue.
      */
     @Override
-    public byte[] connectionHandshakeTemplate() {
-        return isTcp() ? GroupRoster.handshake(0) : new byte[0];
+    public byte[] connectionParametersTemplate() {
+        return isTcp() ? GroupRoster.parameters(0) : new byte[0];
     }
 
     /**

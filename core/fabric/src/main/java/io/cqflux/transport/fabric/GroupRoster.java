@@ -18,9 +18,9 @@ import java.util.Map;
  * bits). The receiver chooses the tag: each member draws one at its join, at random
  * ({@link SecureRandom}) among the 32-bit values other than 0 that no member of its group holds
  * and no left member's retiring entries may still carry, and its connection tells its peer in the
- * connection's handshake ({@link #handshake}, carried in the hello: FabricConnection#handshake),
+ * connection's parameters ({@link #parameters}, carried in the hello: FabricConnection#parameters),
  * which the peer's connection then puts in every write with immediate to it
- * (FabricConnection#applyPeerHandshake). So a tag is never ambiguous, whatever the addresses and
+ * (FabricConnection#applyPeerParameters). So a tag is never ambiguous, whatever the addresses and
  * ports between the peers (NAT, port mapping, proxies), and a peer learns only its own
  * connection's tag: to hand a notification to a neighbour of its group it must guess that
  * neighbour's, and each wrong guess is dropped and counted (CompletionGroup).
@@ -37,10 +37,8 @@ import java.util.Map;
  */
 final class GroupRoster {
 
-    /** The length of a tcp connection's handshake: its kind, then its tag (u32, big-endian). */
-    static final int HANDSHAKE_LENGTH = 5;
-    /** The handshake's first byte: what follows is the receiving tag (0: none, its queue is its own). */
-    static final byte HANDSHAKE_TAG = 1;
+    /** The length of a tcp connection's parameters: its receiving tag, u32 big-endian (0: its queue is its own). */
+    static final int PARAMETERS_LENGTH = 4;
     /** Where tags come from: a peer must not predict its neighbours' from its own (class comment). */
     private static final SecureRandom TAGS = new SecureRandom();
 
@@ -80,15 +78,25 @@ final class GroupRoster {
         return freeTop > 0;
     }
 
-    /** Takes a slot for a new member, with a tag of its own (CompletionGroup#join). */
-    Member join(String description) {
+    /** {@return a candidate tag, drawn before the group's lock is taken (CompletionGroup#join)} */
+    static int drawTag() {
+        return TAGS.nextInt();
+    }
+
+    /**
+     * Takes a slot for a new member, with a tag of its own (CompletionGroup#join).
+     *
+     * @param drawn a tag drawn outside the lock ({@link #drawTag}), drawn again here only when it
+     *     is 0 or taken
+     */
+    Member join(String description, int drawn) {
         if (freeTop == 0) {
             throw new IllegalStateException(group + " has no free slot for " + description);
         }
-        int t;
-        do {
+        int t = drawn;
+        while (t == 0 || tags.containsKey(t)) {
             t = TAGS.nextInt();
-        } while (t == 0 || tags.containsKey(t));
+        }
         Member m = group.new Member(free[--freeTop], description, t);
         members[m.slot] = m;
         tags.put(t, m);
@@ -154,34 +162,29 @@ final class GroupRoster {
         return n;
     }
 
-    /**
-     * {@return a tcp connection's handshake: {@link #HANDSHAKE_TAG} and its receiving tag, 0 where
-     * its queue is its own}
-     */
-    static byte[] handshake(int tag) {
-        return ByteBuffer.allocate(HANDSHAKE_LENGTH).put(HANDSHAKE_TAG).putInt(tag).array();
+    /** {@return a tcp connection's parameters: its receiving tag, 0 where its queue is its own} */
+    static byte[] parameters(int tag) {
+        return ByteBuffer.allocate(PARAMETERS_LENGTH).putInt(tag).array();
     }
 
     /**
-     * {@return the receiving tag a peer's handshake asks for, 0 for none (also for an empty
-     * handshake: a peer on another provider, or one that sends no tag)}
+     * {@return the receiving tag a peer's parameters ask for, 0 for none (also for empty ones: a
+     * peer that told none, such as a cqflux from before the tags)}
      *
-     * @throws IllegalArgumentException when the bytes are neither empty nor a tag handshake,
-     *     naming their length and what was expected
+     * @throws IllegalArgumentException when the bytes are neither empty nor a tag, naming their
+     *     length and what was expected
      */
-    static int peerTag(byte[] handshake, String description) {
-        if (handshake == null) {
-            throw new IllegalArgumentException("peer handshake null for " + description);
+    static int peerTag(byte[] parameters, String description) {
+        if (parameters == null) {
+            throw new IllegalArgumentException("peer connection parameters null for " + description);
         }
-        if (handshake.length == 0) {
+        if (parameters.length == 0) {
             return 0;
         }
-        if (handshake.length != HANDSHAKE_LENGTH || handshake[0] != HANDSHAKE_TAG) {
-            throw new IllegalArgumentException("peer handshake of " + handshake.length + " bytes"
-                    + (handshake.length > 0 ? " starting 0x" + Integer.toHexString(handshake[0] & 0xFF) : "")
-                    + " for " + description + ": expected 0 bytes, or " + HANDSHAKE_LENGTH + " starting 0x0"
-                    + HANDSHAKE_TAG + " (a receiving tag)");
+        if (parameters.length != PARAMETERS_LENGTH) {
+            throw new IllegalArgumentException("peer connection parameters of " + parameters.length + " bytes for "
+                    + description + ": expected 0 bytes, or " + PARAMETERS_LENGTH + " (a receiving tag)");
         }
-        return ByteBuffer.wrap(handshake, 1, 4).getInt();
+        return ByteBuffer.wrap(parameters).getInt();
     }
 }

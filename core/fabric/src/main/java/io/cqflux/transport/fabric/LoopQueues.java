@@ -124,7 +124,7 @@ final class LoopQueues {
      * endpoint to the next one, or to a new one. Pair with {@link #release(CompletionGroup)}.
      *
      * @param affinity the loop, or {@code null} for a queue of its own (also a connection whose
-     *     peer will not learn its tag: FabricConnection#handshake)
+     *     peer will not learn its tag: FabricConnection#parameters)
      * @param perMember the main-queue entries the connection needs
      */
     synchronized CompletionGroup.Member join(Object affinity, boolean ownDomain, int perMember, String description) {

@@ -57,16 +57,17 @@
  *
  * <p>Completion queues: on tcp a loop's connections share one in groups of at most K
  * ({@link io.cqflux.core.spi.TransportOptions#FABRIC_COMPLETION_QUEUE_GROUP}; when unset, 32
- * after each loop's first 16 connections, which keep their own; 1 gives each its own),
- * {@code CompletionGroup}, counted and closed by {@code LoopQueues} like the shared event queue: a connection then costs its socket and a K-th of the queue's 3 fds and of
- * its ~452 KiB of transfer entries, and each read costs O(K), since tcp's {@code fi_cq_read}
- * progresses every endpoint bound to the queue. Entries are routed by the member's slot in the
- * context bits that belong to the transport
- * ({@link io.cqflux.core.spi.Connection#TRANSPORT_CONTEXT_SHIFT}); a peer's write with
- * immediate, whose entry has no context, by a tag in the high half of its 64-bit CQ data, which
- * the receiving connection drew and told its peer in its handshake ({@code GroupRoster}). Only a
- * connection whose private data carries its handshake (a hello:
- * {@link io.cqflux.core.spi.Transport#connectWithHello}) joins a group; one with raw private
- * data, without a loop or with keys scoped to it keeps queues of its own.
+ * beyond the (at most) 16 connections of each loop that keep their own; 1 gives each its own),
+ * {@code CompletionGroup}, counted and closed by {@code LoopQueues} like the shared event queue:
+ * a connection then costs its socket and a K-th of the queue's 3 fds and of its ~452 KiB of
+ * transfer entries, and each read costs O(K), since tcp's {@code fi_cq_read} progresses every
+ * endpoint bound to the queue. Entries are routed by the member's slot in the context bits that
+ * belong to the transport ({@link io.cqflux.core.spi.Connection#TRANSPORT_CONTEXT_SHIFT}); a
+ * peer's write with immediate, whose entry has no context, by a tag in the high half of its
+ * 64-bit CQ data, which the receiving connection drew and told its peer in its connection
+ * parameters ({@code GroupRoster}), which the hello carries. Only a connection whose private data
+ * carries them ({@link io.cqflux.core.spi.Transport#connectWithHello}; an accepted one only for a
+ * client that told its own) joins a group; one with raw private data, without a loop or with keys
+ * scoped to it keeps queues of its own.
  */
 package io.cqflux.transport.fabric;

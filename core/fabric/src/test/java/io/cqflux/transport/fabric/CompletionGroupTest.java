@@ -89,7 +89,7 @@ class CompletionGroupTest extends TransportFixture {
         List<TransportPump.Side> servers = new ArrayList<>();
         for (int i = 0; i < n; i++) {
             byte first = (byte) i;
-            // The test's own hello: a byte naming the connection, then the connection's handshake.
+            // The test's own hello: a byte naming the connection, then the connection's parameters.
             Connection c = closeLater(((FabricTransport) client).connectWithHello(l.address(), cfg,
                     hs -> prefixed(first, hs), clientLoop));
             clients.add(pump.add("client " + i, c));
@@ -98,15 +98,15 @@ class CompletionGroupTest extends TransportFixture {
             byte[] hello = r.privateData();
             assertEquals(i, hello[0], "requests in connect order");
             Connection s = closeLater(r.acceptWithHello(hs -> hs, serverLoop));
-            s.applyPeerHandshake(Arrays.copyOfRange(hello, 1, 1 + GroupRoster.HANDSHAKE_LENGTH));
+            s.applyPeerParameters(Arrays.copyOfRange(hello, 1, 1 + GroupRoster.PARAMETERS_LENGTH));
             servers.add(pump.add("server " + i, s));
         }
         pump.until("all established", DEADLINE, () -> Stream.concat(clients.stream(), servers.stream())
                 .allMatch(s -> s.events.contains(ConnectionEvent.ESTABLISHED)));
         for (TransportPump.Side c : clients) {
             // What the reactive layer does on ESTABLISHED, before anything is posted (PeerHello).
-            c.connection().applyPeerHandshake(Arrays.copyOf(c.connection().peerPrivateData(),
-                    GroupRoster.HANDSHAKE_LENGTH));
+            c.connection().applyPeerParameters(Arrays.copyOf(c.connection().peerPrivateData(),
+                    GroupRoster.PARAMETERS_LENGTH));
         }
         return new Pairs(clients, servers);
     }
@@ -144,12 +144,12 @@ class CompletionGroupTest extends TransportFixture {
         assertNotSame(first, p.client(K).groupMember().group());
         java.util.Set<Integer> tags = new java.util.HashSet<>();
         for (int i = 0; i < N; i++) {
-            // Each end drew its own tag, and its handshake (which its hello carried) names it.
+            // Each end drew its own tag, and its parameters (which its hello carried) name it.
             for (FabricConnection c : List.of(p.client(i), p.server(i))) {
                 int tag = c.groupMember().tag;
                 assertTrue(tag != 0, c + " is tagged");
                 assertTrue(tags.add(tag), c + "'s tag 0x" + Integer.toHexString(tag) + " was drawn twice");
-                assertArrayEquals(GroupRoster.handshake(tag), c.handshake(), c + "'s handshake");
+                assertArrayEquals(GroupRoster.parameters(tag), c.parameters(), c + "'s parameters");
             }
         }
 
@@ -318,7 +318,7 @@ class CompletionGroupTest extends TransportFixture {
 
     /**
      * The tag is the receiver's to choose and the sender's to apply: a peer without groups of its
-     * own that applies the grouped side's handshake reaches its connection; one that applies none,
+     * own that applies the grouped side's parameters reaches its connection; one that applies none,
      * or a tag no member holds, sends a notification the grouped side cannot route, which it
      * drops, counts and warns of rather than guess.
      */
@@ -342,11 +342,11 @@ class CompletionGroupTest extends TransportFixture {
         CompletionGroup g = ((FabricConnection) servers.get(0).connection()).groupMember().group();
         assertSame(g, ((FabricConnection) servers.get(1).connection()).groupMember().group());
         assertSame(g, ((FabricConnection) servers.get(2).connection()).groupMember().group());
-        // Client 0 applies its server's handshake; client 1 none; client 2 a tag no member holds.
+        // Client 0 applies its server's parameters; client 1 none; client 2 a tag no member holds.
         Connection told = clients.get(0).connection();
-        told.applyPeerHandshake(Arrays.copyOf(told.peerPrivateData(), GroupRoster.HANDSHAKE_LENGTH));
+        told.applyPeerParameters(Arrays.copyOf(told.peerPrivateData(), GroupRoster.PARAMETERS_LENGTH));
         int forged = ((FabricConnection) servers.get(0).connection()).groupMember().tag ^ 0x5A5A_0001;
-        clients.get(2).connection().applyPeerHandshake(GroupRoster.handshake(forged));
+        clients.get(2).connection().applyPeerParameters(GroupRoster.parameters(forged));
         LocalRegion target = region(server, 4096, RegionAccess.WRITE_DST);
         LocalRegion src = closeLater(plain.register(arena.allocate(4096, 4096), EnumSet.of(RegionAccess.WRITE_SRC)));
         RemoteRegion remote = closeLater(plain.remoteRegion(target.descriptor()));
@@ -370,32 +370,35 @@ class CompletionGroupTest extends TransportFixture {
         }
     }
 
-    /** Raw private data carries no handshake: such a connection's peer never learns a tag, so its queue is its own. */
+    /** Raw private data carries no parameters: such a connection's peer never learns a tag, so its queue is its own. */
     @Test
-    void aConnectionWithRawPrivateData_keepsItsOwnQueue_andItsHandshakeSaysSo() {
+    void aConnectionWithRawPrivateData_keepsItsOwnQueue_andItsParametersSaySo() {
         FabricTransport ct = (FabricTransport) client;
         FabricConnection raw = closeLater((FabricConnection) ct.connect(nowhere(), config(), new byte[] {1, 2},
                 new Object()));
         assertNull(raw.groupMember(), "raw private data: a queue of its own");
-        assertArrayEquals(GroupRoster.handshake(0), raw.handshake(), "tag 0: send it none");
+        assertArrayEquals(GroupRoster.parameters(0), raw.parameters(), "tag 0: send it none");
         assertEquals(0, ct.loopQueues().completionGroups());
-        assertArrayEquals(GroupRoster.handshake(0), ct.connectionHandshakeTemplate(),
-                "the template is as long as any connection's handshake");
-        assertArrayEquals(new byte[0], ct.handshake(), "the transport itself has none (nothing for a foreign peer)");
+        assertArrayEquals(GroupRoster.parameters(0), ct.connectionParametersTemplate(),
+                "the template is as long as any connection's parameters");
+        assertArrayEquals(new byte[0], ct.handshake(), "the transport's handshake stays empty (what an older peer reads)");
     }
 
     @Test
-    void aMalformedPeerHandshake_isRefusedNamingItsLengthAndWhatWasExpected() {
+    void aMalformedPeerParameters_areRefusedNamingTheirLengthAndWhatWasExpected_andTheHandshakeStaysEmpty() {
         FabricConnection c = connectWithHello(nowhere(), new Object());
-        for (byte[] bad : new byte[][] {{1}, {1, 0, 0, 0, 0, 0}, {2, 0, 0, 0, 1}, {0, 0, 0, 0, 1}}) {
-            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> c.applyPeerHandshake(bad));
-            assertTrue(e.getMessage().contains(bad.length + " bytes") && e.getMessage().contains("expected 0 bytes, or 5"),
+        for (byte[] bad : new byte[][] {{1}, {1, 0, 0, 0, 0}, {0, 0, 1}}) {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> c.applyPeerParameters(bad));
+            assertTrue(e.getMessage().contains(bad.length + " bytes") && e.getMessage().contains("expected 0 bytes, or 4"),
                     e.getMessage());
         }
-        assertThrows(IllegalArgumentException.class, () -> c.applyPeerHandshake(null));
+        assertThrows(IllegalArgumentException.class, () -> c.applyPeerParameters(null));
+        c.applyPeerParameters(new byte[0]);
+        c.applyPeerParameters(GroupRoster.parameters(0));
+        c.applyPeerParameters(GroupRoster.parameters(-7));
+        // The handshake is the transport's, as an older cqflux sends and reads it: none on fabric.
+        assertThrows(IllegalArgumentException.class, () -> c.applyPeerHandshake(GroupRoster.parameters(5)));
         c.applyPeerHandshake(new byte[0]);
-        c.applyPeerHandshake(GroupRoster.handshake(0));
-        c.applyPeerHandshake(GroupRoster.handshake(-7));
     }
 
     @Test

@@ -124,12 +124,6 @@ final class RpmaConnectionRequest implements ConnectionRequest {
         return privateData.clone();
     }
 
-    /** The transport's peer configuration descriptor: the same for every connection (RpmaTransport#handshake). */
-    @Override
-    public byte[] handshake() {
-        return transport.handshake();
-    }
-
     /**
      * {@return the requester's address, or {@code null} where the request's id was not recognised}
      * librpma has no getter for it; the {@code rdma_cm_id} the request wraps holds it

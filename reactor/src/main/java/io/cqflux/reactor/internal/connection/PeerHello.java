@@ -23,8 +23,18 @@ import java.util.List;
  *   version 3 and 4: u8 length, the transport's raw descriptor of the control words (0: none)
  *   version 4:       u8 length, the client's credentials for the server's authenticator
  *   then, if it fits: the side's receive buffer size, u16 or u32 big-endian (see below)
- *   then, if it fits too and the hello names control words: u8 flags (see below)
+ *   then, if it fits too and a flag is set: u8 flags (see below)
+ *   then, with flag bit 1 and if it fits: u8 length, the connection's parameters
  * </pre>
+ *
+ * <p><b>Connection parameters.</b> Bit 1 ({@link #CONNECTION_PARAMETERS}): the connection's own
+ * parameters follow ({@link Transport#connectWithHello}; fabric/tcp: the tag by which a completion
+ * queue this side's connection shares routes the peer's writes with immediate), given to the
+ * peer's connection with {@link Connection#applyPeerParameters(byte[])}. They trail everything an
+ * older peer reads, which ignores them (as it ignores unknown flag bits), and a hello that has no
+ * room for them leaves them out, where the connection then does not share its queue. A server
+ * shares an accepted connection's queue only with a client that told its own parameters, which
+ * so reads the server's.
  *
  * <p><b>Flags.</b> Bit 0 ({@link #CONTROL_READABLE}): this side's control words are registered for
  * remote reading, so the peer's keep-alive may probe them by RDMA read. A peer from before the
@@ -68,9 +78,10 @@ import java.util.List;
  * @param regions the exposed regions' descriptors, in order
  * @param handshake the transport's handshake bytes, possibly empty
  * @param control the raw descriptor of the control words, or empty when the side has none
+ * @param parameters the connection's own parameters, or {@code null} when not told
  */
 public record PeerHello(List<byte[]> regions, byte[] handshake, byte[] control, int receiveBufferSize,
-                        byte[] credentials, boolean controlReadable) {
+                        byte[] credentials, boolean controlReadable, byte[] parameters) {
     private static final ApiAccess API = ApiAccess.get();
 
     private static final byte M0 = 'C';
@@ -86,6 +97,8 @@ public record PeerHello(List<byte[]> regions, byte[] handshake, byte[] control, 
     private static final int HEADER = 4;
     /** Flag: the control words may be read remotely (the keep-alive's probe). */
     public static final int CONTROL_READABLE = 0x01;
+    /** Flag: the connection's parameters follow the flags (see the class comment). */
+    public static final int CONNECTION_PARAMETERS = 0x02;
     /** The second magic byte of a refusal ({@link #encodeRefusal}). */
     private static final byte REFUSED = 'X';
     /** The bytes of a refusal with an empty reason: the smallest private data that carries one. */
@@ -102,6 +115,15 @@ public record PeerHello(List<byte[]> regions, byte[] handshake, byte[] control, 
         if (receiveBufferSize < 0) {
             throw new IllegalArgumentException("receive buffer size " + receiveBufferSize + " is negative");
         }
+        if (parameters != null && parameters.length > 255) {
+            throw new IllegalArgumentException("connection parameters of " + parameters.length + " bytes exceed 255");
+        }
+    }
+
+    /** A hello without connection parameters (null: not told). */
+    public PeerHello(List<byte[]> regions, byte[] handshake, byte[] control, int receiveBufferSize,
+                     byte[] credentials, boolean controlReadable) {
+        this(regions, handshake, control, receiveBufferSize, credentials, controlReadable, null);
     }
 
     /** A hello whose control words (if any) are remotely readable, as this version registers them. */
@@ -162,13 +184,12 @@ public record PeerHello(List<byte[]> regions, byte[] handshake, byte[] control, 
                     + " bytes of private data, above the transport's maximum " + max
                     + ": expose fewer regions" + (credentials.length > 0 ? " or send shorter credentials" : ""));
         }
-        int trailer = receiveBufferSize > 0 && size + bufferSizeBytes(receiveBufferSize) <= max
-                ? bufferSizeBytes(receiveBufferSize) : 0;
-        boolean flags = control.length > 0 && controlReadable
-                && size + bufferSizeBytes(receiveBufferSize) + 1 <= max;
-        if (flags) {
-            trailer = bufferSizeBytes(receiveBufferSize) + 1;
-        }
+        int buf = bufferSizeBytes(receiveBufferSize);
+        boolean readable = control.length > 0 && controlReadable;
+        boolean params = parametersFit(size, max);
+        boolean flags = (readable || params) && size + buf + 1 <= max;
+        int trailer = flags ? buf + 1 + (params ? 1 + parameters.length : 0)
+                : receiveBufferSize > 0 && size + buf <= max ? buf : 0;
         ByteBuffer b = ByteBuffer.allocate(size + trailer);
         b.put(M0).put(M1).put(credentials.length > 0 ? V4 : V3).put((byte) regions.size());
         for (byte[] d : regions) {
@@ -179,15 +200,42 @@ public record PeerHello(List<byte[]> regions, byte[] handshake, byte[] control, 
         if (credentials.length > 0) {
             b.put((byte) credentials.length).put(credentials);
         }
-        if (trailer - (flags ? 1 : 0) == 2) {
+        if (trailer > 0 && buf == 2) {
             b.putShort((short) receiveBufferSize);
-        } else if (trailer - (flags ? 1 : 0) == 4) {
+        } else if (trailer > 0) {
             b.putInt(0x8000_0000 | receiveBufferSize);
         }
         if (flags) {
-            b.put((byte) CONTROL_READABLE);
+            b.put((byte) ((readable ? CONTROL_READABLE : 0) | (params ? CONNECTION_PARAMETERS : 0)));
+        }
+        if (params) {
+            b.put((byte) parameters.length).put(parameters);
         }
         return b.array();
+    }
+
+    /** {@return the size of what precedes the trailer (see the class comment)} */
+    private int coreSize() {
+        int size = HEADER + 1 + handshake.length + 1 + control.length
+                + (credentials.length > 0 ? 1 + credentials.length : 0);
+        for (byte[] d : regions) {
+            size += 2 + d.length;
+        }
+        return size;
+    }
+
+    /** {@return whether non-empty parameters fit behind a core of {@code size} bytes within {@code max}} */
+    private boolean parametersFit(int size, int max) {
+        return parameters != null && parameters.length > 0
+                && size + bufferSizeBytes(receiveBufferSize) + 1 + 1 + parameters.length <= max;
+    }
+
+    /**
+     * {@return whether {@link #encode(int)} carries the connection's parameters within {@code max}:
+     * only then may the connection share a queue that needs its peer to know them}
+     */
+    public boolean carriesParameters(int max) {
+        return parametersFit(coreSize(), max);
     }
 
     /**
@@ -215,21 +263,20 @@ public record PeerHello(List<byte[]> regions, byte[] handshake, byte[] control, 
      */
     public static byte[] encode(Transport t, List<byte[]> descriptors, PeerControl control, int receiveBufferSize,
                                 byte[] credentials, int max) {
-        return encode(t.connectionHandshakeTemplate(), descriptors, control, receiveBufferSize, credentials, max);
+        return of(t, null, descriptors, control, receiveBufferSize, credentials).encode(max);
     }
 
     /**
-     * This side's hello with the connection's own handshake bytes
-     * ({@link Transport#connectWithHello}), which have the length of
-     * {@link Transport#connectionHandshakeTemplate()}.
+     * This side's hello with the connection's own parameters ({@link Transport#connectWithHello}),
+     * not yet encoded.
      *
-     * @param handshake the connection's handshake
+     * @param parameters the connection's parameters, or {@code null} (none)
      * @see #encode(Transport, List, PeerControl, int, byte[], int)
      */
-    public static byte[] encode(byte[] handshake, List<byte[]> descriptors, PeerControl control,
-                                int receiveBufferSize, byte[] credentials, int max) {
-        return new PeerHello(descriptors, handshake, control.descriptor(), receiveBufferSize, credentials)
-                .encode(max);
+    public static PeerHello of(Transport t, byte[] parameters, List<byte[]> descriptors, PeerControl control,
+                               int receiveBufferSize, byte[] credentials) {
+        return new PeerHello(descriptors, t.handshake(), control.descriptor(), receiveBufferSize, credentials, true,
+                parameters);
     }
 
     /**
@@ -397,6 +444,7 @@ public record PeerHello(List<byte[]> regions, byte[] handshake, byte[] control, 
         }
         int size = 0;
         int flags = 0;
+        byte[] params = null;
         if (pos + 2 <= data.length) {
             if ((data[pos] & 0x80) == 0) {
                 size = ((data[pos] & 0xFF) << 8) | (data[pos + 1] & 0xFF);
@@ -409,9 +457,23 @@ public record PeerHello(List<byte[]> regions, byte[] handshake, byte[] control, 
             }
             if (pos < data.length) {
                 flags = data[pos] & 0xFF;
+                pos++;
+            }
+            if ((flags & CONNECTION_PARAMETERS) != 0) {
+                if (pos >= data.length) {
+                    throw new IllegalArgumentException("hello truncated before the connection parameters' length"
+                            + " (offset " + pos + " of " + data.length + ")");
+                }
+                int plen = data[pos] & 0xFF;
+                pos++;
+                if (plen > data.length - pos) {
+                    throw new IllegalArgumentException("connection parameters length " + plen + " exceeds the "
+                            + (data.length - pos) + " bytes left");
+                }
+                params = java.util.Arrays.copyOfRange(data, pos, pos + plen);
             }
         }
-        return new PeerHello(out, h, c, size, cred, c.length > 0 && (flags & CONTROL_READABLE) != 0);
+        return new PeerHello(out, h, c, size, cred, c.length > 0 && (flags & CONTROL_READABLE) != 0, params);
     }
 
     private static boolean isZero(byte[] data) {
@@ -442,6 +504,7 @@ public record PeerHello(List<byte[]> regions, byte[] handshake, byte[] control, 
     public static Accepted accept(Transport t, Connection c, PeerControl control) {
         PeerHello hello = decode(c.peerPrivateData());
         c.applyPeerHandshake(hello.handshake());
+        c.applyPeerParameters(hello.parameters() == null ? new byte[0] : hello.parameters());
         List<PeerRegion> peers = new ArrayList<>();
         try {
             if (hello.control().length > 0) {

@@ -292,6 +292,8 @@ public final class ConnectionFactory {
             PeerControl control = null;
             try {
                 byte[] cred = null;
+                byte[] requestData = raw;
+                boolean tells = false;
                 if (raw != null) {
                     control = PeerControl.none();
                     checkRawConnectData(raw);
@@ -301,9 +303,13 @@ public final class ConnectionFactory {
                     if (cred == null) {
                         throw new IllegalArgumentException("the credentials supplier returned null");
                     }
-                    // Checked before anything native is made: the connection's own handshake,
-                    // which the transport hands the hello below, is as long as the template.
-                    hello(regionList, control, cred, transport.maxConnectPrivateData());
+                    // Checked before anything native is made, with parameters as long as the
+                    // connection's own, which the transport hands the hello below. A hello with
+                    // no room for them goes without, and its connection shares no queue.
+                    byte[] template = transport.connectionParametersTemplate();
+                    PeerHello h = hello(template.length > 0 ? template : null, regionList, control, cred);
+                    requestData = h.encode(transport.maxConnectPrivateData());
+                    tells = h.carriesParameters(transport.maxConnectPrivateData());
                 }
                 if (handedOver.get()) {
                     // Given up on meanwhile (the credentials can take their time): nothing is sent
@@ -311,13 +317,13 @@ public final class ConnectionFactory {
                     control.close();
                     return null;
                 }
-                if (raw != null) {
-                    return new Built(transport.connect(address, config, raw, loop), control); // the loop that serves it
+                if (!tells) {
+                    return new Built(transport.connect(address, config, requestData, loop), control); // the loop that serves it
                 }
                 PeerControl words = control;
                 byte[] c = cred;
                 return new Built(transport.connectWithHello(address, config,
-                        hs -> hello(hs, regionList, words, c, transport.maxConnectPrivateData()), loop), control);
+                        p -> hello(p, regionList, words, c).encode(transport.maxConnectPrivateData()), loop), control);
             } catch (RuntimeException e) {
                 if (control != null) {
                     control.close();
@@ -423,14 +429,14 @@ public final class ConnectionFactory {
      * @throws IllegalArgumentException when it does not fit {@code max}
      */
     public byte[] hello(List<Region> exposed, PeerControl control, byte[] credentials, int max) {
-        return hello(transport.connectionHandshakeTemplate(), exposed, control, credentials, max);
+        return hello(null, exposed, control, credentials).encode(max);
     }
 
     /**
-     * As {@link #hello(List, PeerControl, byte[], int)}, with the connection's own handshake
-     * ({@link io.cqflux.core.spi.Transport#connectWithHello}).
+     * As {@link #hello(List, PeerControl, byte[], int)}, not yet encoded, with the connection's own
+     * parameters ({@link io.cqflux.core.spi.Transport#connectWithHello}), or {@code null} for none.
      */
-    private byte[] hello(byte[] handshake, List<Region> exposed, PeerControl control, byte[] credentials, int max) {
+    private PeerHello hello(byte[] parameters, List<Region> exposed, PeerControl control, byte[] credentials) {
         List<byte[]> descriptors = new ArrayList<>();
         for (int i = 0; i < exposed.size(); i++) {
             Region r = exposed.get(i);
@@ -440,7 +446,7 @@ public final class ConnectionFactory {
             }
             descriptors.add(API.nativeRegion(r).descriptor());
         }
-        return PeerHello.encode(handshake, descriptors, control, limits.receiveBufferSize(), credentials, max);
+        return PeerHello.of(transport, parameters, descriptors, control, limits.receiveBufferSize(), credentials);
     }
 
     /**
@@ -450,15 +456,16 @@ public final class ConnectionFactory {
      * @throws IllegalArgumentException when it does not fit {@code max}
      */
     public byte[] acceptHello(List<byte[]> descriptors, PeerControl control, int max) {
-        return acceptHello(transport.connectionHandshakeTemplate(), descriptors, control, max);
+        return acceptHello(null, descriptors, control).encode(max);
     }
 
     /**
-     * As {@link #acceptHello(List, PeerControl, int)}, with the accepted connection's own
-     * handshake ({@link io.cqflux.core.spi.ConnectionRequest#acceptWithHello}).
+     * As {@link #acceptHello(List, PeerControl, int)}, not yet encoded, with the accepted
+     * connection's own parameters ({@link io.cqflux.core.spi.ConnectionRequest#acceptWithHello}),
+     * or {@code null} for none.
      */
-    public byte[] acceptHello(byte[] handshake, List<byte[]> descriptors, PeerControl control, int max) {
-        return PeerHello.encode(handshake, descriptors, control, limits.receiveBufferSize(), new byte[0], max);
+    public PeerHello acceptHello(byte[] parameters, List<byte[]> descriptors, PeerControl control) {
+        return PeerHello.of(transport, parameters, descriptors, control, limits.receiveBufferSize(), new byte[0]);
     }
 
     /**

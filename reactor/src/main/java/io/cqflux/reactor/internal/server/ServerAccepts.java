@@ -137,6 +137,7 @@ final class ServerAccepts {
         ExposureSet exposures = null;
         KeyScope scope = null;
         byte[] acceptData;
+        boolean tells = false;
         try {
             if (rawData != null) {
                 control = PeerControl.none();
@@ -153,8 +154,14 @@ final class ServerAccepts {
                 }
                 control = PeerControl.register(into);
                 exposures = ExposureSet.register(exposed, admission.liveExposures(), into);
-                acceptData = host.factory().acceptHello(exposures.descriptors(), control,
-                        host.transport().maxAcceptPrivateData());
+                // With parameters as long as the connection's own, where the client told its own
+                // (so it reads the server's): only then may the connection share a queue.
+                byte[] template = host.transport().connectionParametersTemplate();
+                io.cqflux.reactor.internal.connection.PeerHello hello = host.factory().acceptHello(
+                        h.peerToldParameters() && template.length > 0 ? template : null, exposures.descriptors(),
+                        control);
+                acceptData = hello.encode(host.transport().maxAcceptPrivateData());
+                tells = hello.carriesParameters(host.transport().maxAcceptPrivateData());
             }
         } catch (RuntimeException e) {
             if (control != null) {
@@ -191,15 +198,15 @@ final class ServerAccepts {
         EventLoop target = host.nextLoop().get();
         Connection spi;
         try {
-            if (rawData != null) {
+            if (!tells) {
                 spi = req.accept(acceptData, target);
             } else {
-                // The connection's own handshake is as long as the template the hello above was
+                // The connection's own parameters are as long as the template the hello above was
                 // checked with (ConnectionRequest#acceptWithHello): this cannot outgrow it.
                 List<byte[]> descriptors = exposures.descriptors();
                 PeerControl words = control;
-                spi = req.acceptWithHello(hs -> host.factory().acceptHello(hs, descriptors, words,
-                        host.transport().maxAcceptPrivateData()), target);
+                spi = req.acceptWithHello(p -> host.factory().acceptHello(p, descriptors, words)
+                        .encode(host.transport().maxAcceptPrivateData()), target);
             }
         } catch (RuntimeException e) {
             control.close();

@@ -267,6 +267,8 @@ public final class ServerAdmission {
         /** The authenticator's subscription, or null. Server loop only. */
         private Disposable decision;
         private final AtomicInteger state = new AtomicInteger(PENDING);
+        /** Whether the client's hello told its connection's parameters (PeerHello): set on the server's loop before the accept. */
+        private volatile boolean peerToldParameters;
 
         private Handshake(ConnectionRequest req, AtomicInteger pending, Runnable giveBackAddressSlot) {
             this.req = req;
@@ -274,6 +276,16 @@ public final class ServerAdmission {
             this.addressSlot = giveBackAddressSlot == null ? null
                     : new java.util.concurrent.atomic.AtomicReference<>(giveBackAddressSlot);
             pending.incrementAndGet();
+        }
+
+        /** The client's hello told its connection's parameters: its accept may tell the server's. */
+        void peerToldParameters(boolean told) {
+            peerToldParameters = told;
+        }
+
+        /** {@return whether the client's hello told its connection's parameters} */
+        boolean peerToldParameters() {
+            return peerToldParameters;
         }
 
         /** Gives the address's slot back, the first time only. */

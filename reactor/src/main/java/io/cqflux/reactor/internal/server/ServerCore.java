@@ -248,6 +248,7 @@ public final class ServerCore {
                 h.done();
                 continue;
             }
+            h.peerToldParameters(hello.parameters() != null && hello.parameters().length > 0);
             if (authentication == null) {
                 serve(h);
             } else {

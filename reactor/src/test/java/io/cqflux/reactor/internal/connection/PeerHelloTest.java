@@ -299,6 +299,47 @@ class PeerHelloTest {
         assertEquals(0, untold.receiveBufferSize());
     }
 
+    /**
+     * The connection's parameters trail the flags (bit 1), after everything an older peer reads:
+     * they round-trip, an older peer's bytes (no bit 1, zero padding) tell none, a hello with no
+     * room for them leaves them out and says so, and a truncated length is malformed.
+     */
+    @Test
+    void connectionParameters_trailTheFlags_roundTrip_andAreLeftOutWithoutRoom() {
+        byte[] control = {3, 3};
+        byte[] tag = {0x12, 0x34, 0x56, 0x78};
+        PeerHello h = new PeerHello(List.of(), NONE, control, 4096, NONE, true, tag);
+        byte[] enc = h.encode(1000);
+        assertTrue(h.carriesParameters(1000));
+        assertArrayEquals(tag, Arrays.copyOfRange(enc, enc.length - 4, enc.length), "they trail the hello");
+        assertEquals(PeerHello.CONTROL_READABLE | PeerHello.CONNECTION_PARAMETERS, enc[enc.length - 6]);
+        PeerHello d = PeerHello.decode(Arrays.copyOf(enc, enc.length + 10)); // RDMA CM's padding
+        assertArrayEquals(tag, d.parameters());
+        assertTrue(d.controlReadable());
+        assertEquals(4096, d.receiveBufferSize());
+        // What an older peer sends: no parameters, also behind zero padding.
+        byte[] older = new PeerHello(List.of(), NONE, control, 4096).encode(1000);
+        assertEquals(null, PeerHello.decode(Arrays.copyOf(older, 56)).parameters());
+        // What an older peer reads of this hello is what it read before: the same bytes up to the
+        // flags, whose bit 0 it alone checks.
+        assertArrayEquals(Arrays.copyOf(older, older.length - 1), Arrays.copyOf(enc, older.length - 1),
+                "the same hello before the flags");
+        // No room: the hello goes without them (and the connection without a shared queue).
+        int exact = enc.length;
+        assertTrue(h.carriesParameters(exact));
+        assertFalse(h.carriesParameters(exact - 1));
+        byte[] without = h.encode(exact - 1);
+        assertEquals(null, PeerHello.decode(without).parameters());
+        assertTrue(PeerHello.decode(without).controlReadable(), "the flags still fit");
+        // Malformed: bit 1 set and the length missing or past the end.
+        byte[] cut = Arrays.copyOf(enc, enc.length - 5);
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> PeerHello.decode(cut)).getMessage()
+                .contains("connection parameters' length"));
+        byte[] shortened = Arrays.copyOf(enc, enc.length - 1);
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> PeerHello.decode(shortened)).getMessage()
+                .contains("connection parameters length 4 exceeds the 3 bytes left"));
+    }
+
     @Test
     void oldFormatHello_withoutFlags_isNotReadable_evenWithPaddingOrASizeTrailer() {
         byte[] control = {3, 3};
@@ -332,7 +373,7 @@ class PeerHelloTest {
         });
         Connection c = proxy(Connection.class, (m, a) -> switch (m) {
             case "peerPrivateData" -> old;
-            case "applyPeerHandshake" -> null;
+            case "applyPeerHandshake", "applyPeerParameters" -> null;
             default -> throw new UnsupportedOperationException(m);
         });
         PeerControl pc = PeerControl.none();
