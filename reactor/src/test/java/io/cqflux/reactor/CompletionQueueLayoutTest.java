@@ -60,6 +60,72 @@ class CompletionQueueLayoutTest {
         assertEquals(24, grouped[1]);
     }
 
+    /** An authenticated client shares queues as any other: the server reads its tag before deciding. */
+    @Test
+    void anAuthenticatedClientInGroups_reachesItsServerEndAndBack() throws Exception {
+        byte[] secret = "a secret of the test".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+        pair(r -> AcceptOptions.exposing(r).authenticatedBy(SharedSecretAuthenticator.of(secret)),
+                r -> ConnectOptions.exposing(r).credentials(SharedSecretAuthenticator.credentials(secret)), true);
+    }
+
+    /**
+     * A hello with no room left for the connection's parameters (here long credentials, which a
+     * server without an authenticator ignores) goes without them: neither end shares a queue,
+     * since neither peer could learn a tag, and writes with immediate arrive both ways.
+     */
+    @Test
+    void aHelloWithoutRoomForTheTag_leavesBothEndsOnQueuesOfTheirOwn() throws Exception {
+        pair(AcceptOptions::exposing, r -> ConnectOptions.exposing(r).credentials(new byte[186]), false);
+    }
+
+    /**
+     * Parameters of another length than the transport's are a malformed hello: refused before
+     * anything is accepted, and counted.
+     */
+    @Test
+    void parametersOfTheWrongLength_areAMalformedHello_refusedAndCounted() {
+        try (Cqflux server = builder().build(); Cqflux client = builder().build()) {
+            RdmaServer srv = server.bind(new InetSocketAddress(LO, 0)).block(T);
+            assertNotNull(srv);
+            srv.connections().subscribe();
+            byte[] hello = new io.cqflux.reactor.internal.connection.PeerHello(List.of(), new byte[0], new byte[0],
+                    4096, new byte[] {1}, true, new byte[] {1, 2, 3}).encode(client.maxConnectPrivateData());
+            Throwable e = org.junit.jupiter.api.Assertions.assertThrows(RuntimeException.class,
+                    () -> client.connect(srv.address(), ConnectOptions.rawPrivateData(hello)).block(T));
+            assertTrue(String.valueOf(e.getMessage()).contains("malformed hello"), String.valueOf(e));
+            assertEquals(1, srv.stats().malformedHellos());
+        }
+    }
+
+    /** One pair with K = 2 on both sides, writes with immediate both ways; {@code grouped}: both ends share queues. */
+    private static void pair(java.util.function.Function<Region, AcceptOptions> accept,
+                             java.util.function.Function<Region, ConnectOptions> connect, boolean grouped)
+            throws Exception {
+        Cqflux.Builder k2 = builder().transportProperty(TransportOptions.FABRIC_COMPLETION_QUEUE_GROUP, "2");
+        try (Arena a = Arena.ofShared(); Cqflux server = k2.build(); Cqflux client = k2.build()) {
+            Region sMem = server.register(a.allocate(4096, 64), ALL);
+            Region cMem = client.register(a.allocate(4096, 64), ALL);
+            RdmaServer srv = server.bind(new InetSocketAddress(LO, 0), accept.apply(sMem)).block(T);
+            assertNotNull(srv);
+            LinkedBlockingQueue<RdmaConnection> accepted = new LinkedBlockingQueue<>();
+            srv.connections().subscribe(accepted::add);
+            RdmaConnection c = client.connect(srv.address(), connect.apply(cMem)).block(T);
+            assertNotNull(c);
+            RdmaConnection s = accepted.poll(T.toMillis(), TimeUnit.MILLISECONDS);
+            assertNotNull(s);
+            assertEquals(grouped, grouped(c), "client end");
+            assertEquals(grouped, grouped(s), "server end");
+            reactor.test.StepVerifier.create(s.receive(m -> m.immediate()).take(1))
+                    .then(() -> c.writeWithImmediate(c.remoteRegion(0), 0, cMem, 64, 8, 0x1234).subscribe())
+                    .expectNext(0x1234).expectComplete().verify(T);
+            reactor.test.StepVerifier.create(c.receive(m -> m.immediate()).take(1))
+                    .then(() -> s.writeWithImmediate(s.remoteRegion(0), 0, sMem, 64, 8, 0x4321).subscribe())
+                    .expectNext(0x4321).expectComplete().verify(T);
+            c.dispose();
+            c.onDispose().block(T);
+        }
+    }
+
     /** {@return how many client and server ends share a queue} after the exchange on {@code n} connections */
     private static int[] exchange(Cqflux.Builder serverBuilder, Cqflux.Builder clientBuilder, int n, int rounds)
             throws Exception {

@@ -10,8 +10,8 @@ import java.util.List;
 /**
  * The queues one {@link FabricConnection}'s endpoint is bound to: the event queue of its loop
  * (on tcp, shared with the loop's other connections and routed by fid: SharedEventQueue,
- * LoopQueues) or, without a loop, its own; and its own completion queue(s) or (opted in on tcp) a
- * slot in a completion queue its loop's connections share in groups (CompletionGroup); the tag
+ * LoopQueues) or, without a loop, its own; and its own completion queue(s) or (on tcp, beyond a
+ * loop's first connections by default) a slot in a completion queue its loop's connections share in groups (CompletionGroup); the tag
  * its peer asked it to send with each write with immediate. Taken before the endpoint exists, bound to it, and given back
  * after its {@code fi_close} ({@code fi_endpoint(3)}: an endpoint must be closed before the
  * objects bound to it); an endpoint that fails to close keeps them all, logged once
@@ -68,7 +68,7 @@ final class ConnectionQueues {
         FabricCompletionQueue r = null;
         try {
             e = transport.loopQueues().acquire(affinity);
-            // The events are shared per loop, the CQ is not by default: tcp's CQ progress walks
+            // The events are shared per loop, the CQ only in groups: tcp's CQ progress walks
             // every endpoint bound to the CQ on each fi_cq_read (prov/tcp, tcpx_cq_progress), so a
             // CQ shared by a loop's connections would cost each read O(connections) where a CQ of
             // its own costs O(ready) (benchmarks/c/fabric_scale_bench.c, the scale results README).

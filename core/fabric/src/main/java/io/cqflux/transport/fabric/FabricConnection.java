@@ -29,8 +29,9 @@ import java.util.List;
 import java.util.function.UnaryOperator;
 
 /**
- * A connected {@code FI_EP_MSG} endpoint with its own completion queue(s), or (opted in on tcp)
- * a slot in a completion queue its loop's connections share in groups (CompletionGroup); its events come
+ * A connected {@code FI_EP_MSG} endpoint with its own completion queue(s), or (on tcp, beyond a
+ * loop's first connections by default) a slot in a completion queue its loop's connections share
+ * in groups (CompletionGroup); its events come
  * through the event queue of its loop (on tcp, shared with the loop's other connections and
  * routed by fid: SharedEventQueue, LoopQueues) or, without a loop, its own.
  *
@@ -62,6 +63,8 @@ import java.util.function.UnaryOperator;
  */
 @SuppressWarnings("restricted") // FFM: this package is the native-access boundary of the fabric transport
 final class FabricConnection implements Connection {
+
+    private static final System.Logger LOG = System.getLogger(FabricConnection.class.getName());
 
     private final FabricTransport transport;
     /**
@@ -267,6 +270,16 @@ final class FabricConnection implements Connection {
     public void applyPeerParameters(byte[] parameters) {
         int tag = GroupRoster.peerTag(parameters, description);
         queues.peerTag(transport.isTcp() ? tag : 0);
+        if (parameters.length == 0 && queues.member() != null) {
+            // A peer that told no parameters did not read this side's either (a server tells its
+            // own to every client that told its own, where its hello has room): an older cqflux.
+            // Its writes with immediate to this connection will carry no tag and be dropped.
+            LOG.log(System.Logger.Level.WARNING, "{0} shares a completion queue, but its peer told no connection"
+                    + " parameters (a cqflux from before them, or a hello without room for them): the peer did not"
+                    + " read this connection''s tag, so its writes with immediate to it will be dropped; set "
+                    + io.cqflux.core.spi.TransportOptions.FABRIC_COMPLETION_QUEUE_GROUP + "=1 on this side to give"
+                    + " every connection a queue of its own", description);
+        }
     }
 
     /**

@@ -178,11 +178,13 @@ final class RegionRegistrar {
      * @return the {@code struct fid_mr *} and its key
      */
     private Registered mrReg(DomainOps d, MemorySegment memory, long fiAccess, String detail) {
-        // The address alone, not the segment: a downcall given a segment of a confined arena
-        // checks that it runs on the owner's thread, and an exposure is registered again for
-        // each accepted connection on the library's set-up thread (Checks#registration checked
-        // the memory alive; keeping it so while registered is the caller's, as for the NIC).
-        MemorySegment at = MemorySegment.ofAddress(memory.address());
+        // A downcall given a segment keeps its arena open for the call, but checks that a
+        // confined arena's owner makes it; an exposure is registered again for each accepted
+        // connection on the library's set-up thread. Memory this thread may not touch goes by
+        // its address (Checks#registration checked it alive; keeping it so while registered is
+        // the caller's, as for the NIC).
+        MemorySegment at = memory.isAccessibleBy(Thread.currentThread()) ? memory
+                : MemorySegment.ofAddress(memory.address());
         try (Arena tmp = Arena.ofConfined()) {
             MemorySegment out = tmp.allocate(C_POINTER);
             long rc = -FabricErrno.ENOKEY.code();

@@ -38,11 +38,13 @@ final class RpmaLocalRegion implements LocalRegion {
         boolean registered = false;
         try (Arena a = Arena.ofConfined()) {
             MemorySegment mrPtr = a.allocate(ValueLayout.ADDRESS);
-            // The address alone, not the segment: a downcall given a segment of a confined arena
-            // checks that it runs on the owner's thread, and the library registers on threads of
-            // its own (an exposure, for each accepted connection).
-            long r = RpmaTransport.MR_REG.call(a, peer, MemorySegment.ofAddress(memory.address()), memory.byteSize(),
-                    RegionAccess.bits(access), mrPtr);
+            // A downcall given a segment keeps its arena open for the call, but checks that a
+            // confined arena's owner makes it; the library registers on threads of its own (an
+            // exposure, for each accepted connection): memory this thread may not touch goes by
+            // its address.
+            MemorySegment at = memory.isAccessibleBy(Thread.currentThread()) ? memory
+                    : MemorySegment.ofAddress(memory.address());
+            long r = RpmaTransport.MR_REG.call(a, peer, at, memory.byteSize(), RegionAccess.bits(access), mrPtr);
             if (RpmaNative.rc(r) != 0) {
                 throw RpmaNative.failure("rpma_mr_reg", RpmaNative.rc(r), RpmaNative.errno(r),
                         memory.byteSize() + " bytes, usage " + access);

@@ -166,7 +166,8 @@ public record PeerHello(List<byte[]> regions, byte[] handshake, byte[] control, 
         if (credentials.length > 255) {
             throw new IllegalArgumentException("credentials of " + credentials.length + " bytes exceed 255");
         }
-        if (regions.isEmpty() && handshake.length == 0 && control.length == 0 && credentials.length == 0) {
+        if (regions.isEmpty() && handshake.length == 0 && control.length == 0 && credentials.length == 0
+                && (parameters == null || parameters.length == 0)) {
             return new byte[0];
         }
         int size = HEADER + 1 + handshake.length + 1 + control.length

@@ -238,6 +238,7 @@ public final class ServerCore {
             PeerHello hello;
             try {
                 hello = PeerHello.decode(req.privateData());
+                checkParameters(hello);
             } catch (RuntimeException e) {
                 admission.malformedHello("rejecting a connection request on " + address + " from "
                         + ServerAdmission.peerOf(req) + ": " + e.getMessage());
@@ -254,6 +255,20 @@ public final class ServerCore {
             } else {
                 authentication.authenticate(h, hello.credentials());
             }
+        }
+    }
+
+    /**
+     * Connection parameters of another length than this transport's connections have are
+     * malformed: refused before anything is accepted, like any malformed hello, rather than found
+     * by the connection's {@code applyPeerParameters} once established.
+     */
+    private void checkParameters(PeerHello hello) {
+        byte[] p = hello.parameters();
+        int want = host.transport().connectionParametersTemplate().length;
+        if (p != null && p.length != 0 && p.length != want) {
+            throw new IllegalArgumentException("connection parameters of " + p.length + " bytes, where this transport's"
+                    + " have " + want);
         }
     }
 
