@@ -49,9 +49,10 @@ public record TransportOptions(InetAddress localAddress, boolean directWriteToPe
      * connection draws at random and tells its peer in its hello (its connection parameters);
      * the peer puts it there, whatever its own setting, and a peer that was told no tag sends
      * none. An accepted connection shares a queue only when its client's hello told the client's
-     * own parameters (a cqflux from before them gets a queue of its own); a connecting one whose
-     * server is older is not told a tag, so a grouped client connection of this version loses
-     * that server's writes with immediate (upgrade servers first, or set 1 on such clients). A
+     * own parameters (a cqflux from before them gets a queue of its own); an older server does not
+     * read a connecting one's tag, so a grouped client connection of this version loses that
+     * server's writes with immediate, and warns when established (upgrade servers first, or set 1
+     * on such clients). A
      * notification with no tag, or a tag its group does not hold, is dropped and logged
      * (docs/security.md says what a forged tag can and cannot do).
      */
