@@ -430,18 +430,8 @@ public record PeerHello(List<byte[]> regions, byte[] handshake, byte[] control, 
         pos += clen;
         byte[] cred = new byte[0];
         if (version == V4) {
-            if (pos >= data.length) {
-                throw new IllegalArgumentException("hello truncated before the credentials' length (offset "
-                        + pos + " of " + data.length + ")");
-            }
-            int crlen = data[pos] & 0xFF;
-            pos++;
-            if (crlen > data.length - pos) {
-                throw new IllegalArgumentException("credentials length " + crlen + " exceeds the "
-                        + (data.length - pos) + " bytes left");
-            }
-            cred = java.util.Arrays.copyOfRange(data, pos, pos + crlen);
-            pos += crlen;
+            cred = lengthPrefixed(data, pos, "credentials");
+            pos += 1 + cred.length;
         }
         int size = 0;
         int flags = 0;
@@ -461,20 +451,29 @@ public record PeerHello(List<byte[]> regions, byte[] handshake, byte[] control, 
                 pos++;
             }
             if ((flags & CONNECTION_PARAMETERS) != 0) {
-                if (pos >= data.length) {
-                    throw new IllegalArgumentException("hello truncated before the connection parameters' length"
-                            + " (offset " + pos + " of " + data.length + ")");
-                }
-                int plen = data[pos] & 0xFF;
-                pos++;
-                if (plen > data.length - pos) {
-                    throw new IllegalArgumentException("connection parameters length " + plen + " exceeds the "
-                            + (data.length - pos) + " bytes left");
-                }
-                params = java.util.Arrays.copyOfRange(data, pos, pos + plen);
+                params = lengthPrefixed(data, pos, "connection parameters");
             }
         }
         return new PeerHello(out, h, c, size, cred, c.length > 0 && (flags & CONTROL_READABLE) != 0, params);
+    }
+
+    /**
+     * {@return the bytes of the u8-length-prefixed field at {@code pos}}
+     *
+     * @throws IllegalArgumentException when the length or the bytes run past the data, naming the
+     *     field, the offset and the bound
+     */
+    private static byte[] lengthPrefixed(byte[] data, int pos, String what) {
+        if (pos >= data.length) {
+            throw new IllegalArgumentException("hello truncated before the " + what + "' length (offset " + pos
+                    + " of " + data.length + ")");
+        }
+        int len = data[pos] & 0xFF;
+        if (len > data.length - pos - 1) {
+            throw new IllegalArgumentException(what + " length " + len + " exceeds the " + (data.length - pos - 1)
+                    + " bytes left");
+        }
+        return java.util.Arrays.copyOfRange(data, pos + 1, pos + 1 + len);
     }
 
     private static boolean isZero(byte[] data) {
