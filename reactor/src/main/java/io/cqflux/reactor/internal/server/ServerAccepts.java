@@ -13,6 +13,7 @@ import io.cqflux.reactor.RdmaServer;
 import io.cqflux.reactor.Region;
 import io.cqflux.reactor.internal.connection.ConnectionCore;
 import io.cqflux.reactor.internal.connection.PeerControl;
+import io.cqflux.reactor.internal.connection.PeerHello;
 import io.cqflux.reactor.internal.connection.ReceivePool;
 import io.cqflux.reactor.internal.connection.SharedReceivePool;
 import io.cqflux.reactor.internal.resources.SetupThread;
@@ -157,7 +158,7 @@ final class ServerAccepts {
                 // With parameters as long as the connection's own, where the client told its own
                 // (so it reads the server's): only then may the connection share a queue.
                 byte[] template = host.transport().connectionParametersTemplate();
-                io.cqflux.reactor.internal.connection.PeerHello hello = host.factory().acceptHello(
+                PeerHello hello = host.factory().acceptHello(
                         h.peerToldParameters() && template.length > 0 ? template : null, exposures.descriptors(),
                         control);
                 acceptData = hello.encode(host.transport().maxAcceptPrivateData());
