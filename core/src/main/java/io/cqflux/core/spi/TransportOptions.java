@@ -32,7 +32,8 @@ public record TransportOptions(InetAddress localAddress, boolean directWriteToPe
      * connections of each loop at a time keep queues of their own and the rest share in groups of
      * 32 (a
      * member's completions take a way round its group that costs a lone connection about 1.5 µs
-     * per round trip, which a loop's first, usually busiest, connections are spared). 1: a
+     * per round trip, which a loop's first connections are spared: on a client usually its busiest,
+     * on a server the first to arrive). 1: a
      * completion queue per connection. Fewer descriptors and less provider memory per
      * connection, for a read that costs O(group size) (docs/performance.md, "Many
      * connections"). A member has one queue for sends and receives: a separate receive queue

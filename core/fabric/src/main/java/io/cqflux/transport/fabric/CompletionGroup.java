@@ -75,10 +75,10 @@ final class CompletionGroup implements SharedSource {
      * Where the option is unset, on tcp: how many connections of a loop keep queues of their own
      * before the next ones share (LoopQueues#takeOwn). A member's completions take a way round
      * its group's dispatch that costs a lone connection about 1.5 µs of its 16 per 8-byte round
-     * trip on this host, and each read progresses every member; a server's or client's first
-     * connections, usually its busiest, keep neither, and an idle crowd beyond them costs about
-     * 1 + 3/32 fds and a 32nd of a queue each. At most this many queues per loop (their 452 KiB
-     * each), so what the crowd saves is bounded by the crowd, not by the first ones.
+     * trip on this host, and each read progresses every member. A loop's first connections (a
+     * client's usually its busiest; a server's the first to arrive) keep neither, and an idle
+     * crowd beyond them costs about 1 + 3/32 fds and a 32nd of a queue each. At most this many
+     * queues per loop (their 452 KiB each), so what the crowd saves is bounded by the crowd.
      */
     static final int DEFAULT_OWN_PER_LOOP = 16;
     /** The most members a group may have: one per value of the transport's context bits. */
