@@ -407,11 +407,13 @@ public final class Checks {
     }
 
     /**
-     * Checks that a local region is open and has an access right.
+     * Checks that a local region is open, that its memory was not freed, and that it has an
+     * access right.
      *
      * @param what which region, for the message
      * @param region the region
-     * @param needed the access the operation needs
+     * @param needed the access the operation needs, or {@code null} for none (an exposure: its
+     *     rights are what it grants)
      */
     public static void local(String what, LocalRegion region, RegionAccess needed) {
         if (region == null) {
@@ -426,7 +428,7 @@ public final class Checks {
             throw new ResourceClosedException(what + " region's memory was freed (its arena is closed)"
                     + " while still registered: close the region before its arena");
         }
-        if (!region.access().contains(needed)) {
+        if (needed != null && !region.access().contains(needed)) {
             throw new IllegalArgumentException(what + " region lacks access " + needed + " (it has " + region.access() + ")");
         }
     }

@@ -145,7 +145,7 @@ public final class Admission {
     }
 
     /**
-     * {@return null when {@code receive()} may attach; otherwise what its subscriber gets: a
+     * {@return null when {@code receive()} (or {@code writeAll}) may attach; otherwise what its subscriber gets: a
      * {@link ResourceClosedException} after a close by this side, else the connection's end}
      */
     public Throwable receiveRefusal() {

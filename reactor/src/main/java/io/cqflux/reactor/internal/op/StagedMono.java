@@ -143,6 +143,29 @@ public final class StagedMono<T> extends Mono<T> implements Scannable {
         return super.blockOptional(timeout);
     }
 
+    /** A thread that owns no arena: memory it may not access is confined to one thread. */
+    private static final Thread NO_OWNER = new Thread(() -> { });
+
+    /**
+     * {@return the source itself, or a heap copy of it where its memory is confined to this
+     * thread} The copy into a leased buffer may run on another thread (the one that hands the
+     * lease over, usually a loop), which may not read a confined arena's memory.
+     *
+     * @throws IllegalArgumentException when this thread may not read it either (another thread's
+     *     confined arena)
+     */
+    private static MemorySegment confinedCopy(MemorySegment source) {
+        if (source.isAccessibleBy(NO_OWNER)) {
+            return source;
+        }
+        if (!source.isAccessibleBy(Thread.currentThread())) {
+            throw new IllegalArgumentException("the ByteBuffer's memory belongs to a confined arena of another thread"
+                    + " than " + Thread.currentThread().getName() + ", which may not read it: subscribe on the arena's"
+                    + " thread, or use a shared or automatic arena");
+        }
+        return MemorySegment.ofArray(source.toArray(java.lang.foreign.ValueLayout.JAVA_BYTE));
+    }
+
     @Override
     public void subscribe(CoreSubscriber<? super T> actual) {
         StagedSubscription<T> s = new StagedSubscription<>(this, actual);
@@ -153,7 +176,7 @@ public final class StagedMono<T> extends Mono<T> implements Scannable {
                 s.length = array.length;
             } else if (buffer != null) {
                 // The bytes between position and limit now; the buffer's position is not moved.
-                s.source = MemorySegment.ofBuffer(buffer);
+                s.source = confinedCopy(MemorySegment.ofBuffer(buffer));
                 s.length = (int) s.source.byteSize();
             } else {
                 s.length = readLength;

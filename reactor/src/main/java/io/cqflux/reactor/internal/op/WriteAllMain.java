@@ -122,6 +122,12 @@ final class WriteAllMain implements CoreSubscriber<WriteRequest>, Subscription, 
         if (Operators.validate(upstream, s)) {
             upstream = s;
             actual.onSubscribe(this);
+            if (core.closeRequested()) {
+                // Started after this side's close: refused as every operation then is, with the
+                // ResourceClosedException Admission makes, not with the end's replay below.
+                innerError(core.admission.receiveRefusal());
+                return;
+            }
             watchTheEnd();
             // Exactly one request per free slot: the window bounds what upstream may send.
             s.request(ring.length);

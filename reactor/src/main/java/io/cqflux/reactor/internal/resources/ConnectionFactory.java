@@ -4,6 +4,7 @@ import io.cqflux.core.ConnectionConfig;
 import io.cqflux.core.ConnectionEvent;
 import io.cqflux.core.ConnectionException;
 import io.cqflux.core.ResourceClosedException;
+import io.cqflux.core.internal.Checks;
 import io.cqflux.core.spi.Connection;
 import io.cqflux.core.spi.Transport;
 import io.cqflux.epoll.loop.EventLoop;
@@ -444,6 +445,9 @@ public final class ConnectionFactory {
             if (!r.isOpen()) {
                 throw new ResourceClosedException("exposed " + r + " is closed");
             }
+            // The peer would write and read it by RDMA: freed memory must not be handed out
+            // (the registration does not keep the arena open).
+            Checks.local("exposed region " + i, API.nativeRegion(r), null);
             descriptors.add(API.nativeRegion(r).descriptor());
         }
         return PeerHello.of(transport, parameters, descriptors, control, limits.receiveBufferSize(), credentials);

@@ -178,6 +178,8 @@ final class ServerAccepts {
             // closing throws ResourceClosedException too, and no region was closed then.
             refusals.rejectBeforeAccept(req, exposed.stream().anyMatch(r -> !r.isOpen())
                     ? "a region this server exposes is closed; the server's log has the detail"
+                    : exposed.stream().anyMatch(r -> !r.segment().scope().isAlive())
+                    ? "the memory of a region this server exposes was freed; the server's log has the detail"
                     : "the server could not set up the connection; the server's log has the cause");
             back(() -> failed(h, shared));
             return;
