@@ -38,7 +38,11 @@ import reactor.core.publisher.Mono;
  * <p><b>Lifetime and thread safety.</b> Thread-safe. {@link #dispose()} (or {@link #close()}, the
  * same for try-with-resources) stops listening: idempotent and non-blocking; {@link #onDispose()}
  * completes once the native listener is freed, {@link #disposeNow(Duration)} waits for it.
- * Connections already accepted live on. Disposing the {@link Cqflux} disposes the server too.
+ * Connections already accepted live on; one whose accept was under way is closed in order once
+ * established (its client sees {@code CLOSED}). On fabric/tcp (libfabric 1.17) a request the
+ * provider had taken but not yet reported when the listener closes gets no answer: its client's
+ * connect fails {@code UNREACHABLE} after its timeout, and the provider keeps that request's
+ * socket. Disposing the {@link Cqflux} disposes the server too.
  */
 public final class RdmaServer implements Disposable, AutoCloseable {
     /** The listener and each request's way from it to a connection (io.cqflux.reactor.internal.server). */

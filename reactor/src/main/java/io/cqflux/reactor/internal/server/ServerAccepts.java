@@ -283,12 +283,15 @@ final class ServerAccepts {
     private void adoptAndStart(ServerAdmission.Handshake h, Connection spi, ConnectionCore core, PeerControl control,
                                ExposureSet exposures, ReceivePool early, SharedReceivePool shared, EventLoop target,
                                KeyScope scope) {
-        if (host.closing().getAsBoolean() || server.closing()) {
-            // The instance or the server was closed while the accept ran off the loop (the
-            // server's shared pool may be released already): its client sees the connection end.
+        if (host.closing().getAsBoolean()) {
+            // The instance was closed while the accept ran off the loop: its shutdown takes the
+            // loops down, and its client sees the connection end.
             discardUnadopted(h, spi, control, exposures, early, shared);
             return;
         }
+        // A server disposed meanwhile still adopts it (the accept's own hold keeps the shared
+        // pool) and closes it in order once established (below): its client, whose connect may
+        // have completed already, sees CLOSED, an orderly close, not a peer that vanished.
         assert loop.inEventLoop() : "an accepted connection is adopted on the server's loop " + loop.name();
         loop.noteSetup("cqflux.accept");
         host.factory().adopt(core);
@@ -330,7 +333,11 @@ final class ServerAccepts {
                 if (h.establish()) {
                     h.cancelTimeout(); // none when it is established in its start
                     admission.established();
-                    outlet.emit(c);
+                    if (server.closing()) {
+                        outlet.refuse(c, "the server was disposed while it was accepted");
+                    } else {
+                        outlet.emit(c);
+                    }
                 } else {
                     c.dispose(); // its handshake timed out just now
                 }

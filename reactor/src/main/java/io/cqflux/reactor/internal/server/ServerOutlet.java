@@ -127,7 +127,7 @@ final class ServerOutlet {
         });
     }
 
-    private void refuse(RdmaConnection c, String reason) {
+    void refuse(RdmaConnection c, String reason) {
         LOG.warn("closing incoming connection " + c.description() + " on " + server + ": " + reason);
         c.dispose();
     }
