@@ -370,7 +370,9 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
 
     /**
      * Writes the bytes of {@code data} between its position and limit (read at subscription,
-     * never moved), as {@link #write(PeerRegion, long, byte[])}: one copy, heap or direct alike.
+     * never moved), as {@link #write(PeerRegion, long, byte[])}: one copy, heap or direct alike
+     * (two for a confined arena's memory: the first at subscription, which another thread than the
+     * arena's fails with {@code IllegalArgumentException}; docs/guide/buffers.md).
      *
      * @param dst the peer's region ({@code WRITE_DST})
      * @param dstOffset offset in {@code dst}

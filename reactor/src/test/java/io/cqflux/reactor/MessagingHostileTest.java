@@ -284,9 +284,12 @@ class MessagingHostileTest {
         }
     }
 
-    /** A writeAll subscribed once the connection has ended, or while it closes, fails with the end too. */
+    /**
+     * A writeAll subscribed once this side closed the connection, or while it closes, fails as
+     * every operation started after this side's close does ({@code ResourceClosedException}).
+     */
     @Test
-    void writeAll_subscribedAfterTheConnectionEnded_orWhileItCloses_failsWithTheEnd_andCancelsUpstream() {
+    void writeAll_subscribedAfterThisSidesClose_orWhileItCloses_failsWithResourceClosed_andCancelsUpstream() {
         rig = new FaultRig();
         RdmaConnection closing = rig.connectOne();
         rig.conn.dispose();
@@ -300,7 +303,7 @@ class MessagingHostileTest {
             c.writeAll(reactor.core.publisher.Flux.<WriteRequest>never().doOnCancel(() -> upstreamCancelled.set(true)))
                     .subscribe(got::add, got::add, () -> got.add("complete"));
             assertTrue(FaultRig.await(() -> got.size() == 1, T), got.toString());
-            assertInstanceOf(io.cqflux.core.ConnectionException.class, got.get(0), got.toString());
+            assertInstanceOf(io.cqflux.core.ResourceClosedException.class, got.get(0), got.toString());
             assertTrue(upstreamCancelled.get(), "upstream is let go");
             FaultRig.await(() -> got.size() > 1, java.time.Duration.ofMillis(100));
             assertEquals(1, got.size(), "exactly one terminal signal: " + got);

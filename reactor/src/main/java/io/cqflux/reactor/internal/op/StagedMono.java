@@ -144,7 +144,7 @@ public final class StagedMono<T> extends Mono<T> implements Scannable {
     }
 
     /** A thread that owns no arena: memory it may not access is confined to one thread. */
-    private static final Thread NO_OWNER = new Thread(() -> { });
+    private static final Thread NO_OWNER = Thread.ofVirtual().inheritInheritableThreadLocals(false).unstarted(() -> { });
 
     /**
      * {@return the source itself, or a heap copy of it where its memory is confined to this
@@ -176,7 +176,7 @@ public final class StagedMono<T> extends Mono<T> implements Scannable {
                 s.length = array.length;
             } else if (buffer != null) {
                 // The bytes between position and limit now; the buffer's position is not moved.
-                s.source = confinedCopy(MemorySegment.ofBuffer(buffer));
+                s.source = MemorySegment.ofBuffer(buffer);
                 s.length = (int) s.source.byteSize();
             } else {
                 s.length = readLength;
@@ -185,6 +185,9 @@ public final class StagedMono<T> extends Mono<T> implements Scannable {
             // The operation's own check, before waiting for a buffer and before the pool registers
             // its memory: against the region the pool will register, described, not registered.
             new OpMono(core, kind, remote, remoteOffset, API.describedRegion(pool), 0, s.length, 0, flushType).validate();
+            if (buffer != null) {
+                s.source = confinedCopy(s.source); // checked first: a refused size is never copied
+            }
         } catch (RuntimeException e) {
             s.refused(e);
             return;

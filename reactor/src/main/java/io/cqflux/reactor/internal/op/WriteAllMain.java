@@ -124,8 +124,11 @@ final class WriteAllMain implements CoreSubscriber<WriteRequest>, Subscription, 
             actual.onSubscribe(this);
             if (core.closeRequested()) {
                 // Started after this side's close: refused as every operation then is, with the
-                // ResourceClosedException Admission makes, not with the end's replay below.
-                innerError(core.admission.receiveRefusal());
+                // ResourceClosedException Admission makes, not with the end's replay below (unless
+                // downstream cancelled in its onSubscribe: nothing to tell then).
+                if (!stopped) {
+                    innerError(core.admission.receiveRefusal());
+                }
                 return;
             }
             watchTheEnd();
@@ -140,7 +143,8 @@ final class WriteAllMain implements CoreSubscriber<WriteRequest>, Subscription, 
      * connection until upstream's next request, and keep upstream subscribed meanwhile. So the
      * end fails it too, with the end's {@code ConnectionException}, unless upstream has completed
      * (the writes left end it then). A stream subscribed after the connection ended, or while it
-     * is closing, is failed the same way: the events replay the end to a late subscriber.
+     * is ending, is failed the same way: the events replay the end to a late subscriber; one
+     * subscribed after this side's close never gets here (onSubscribe refuses it).
      */
     private void watchTheEnd() {
         Disposable d = core.monitor.events()

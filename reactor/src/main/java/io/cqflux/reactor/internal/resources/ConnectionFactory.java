@@ -447,7 +447,7 @@ public final class ConnectionFactory {
             }
             // The peer would write and read it by RDMA: freed memory must not be handed out
             // (the registration does not keep the arena open).
-            Checks.local("exposed region " + i, API.nativeRegion(r), null);
+            Checks.local("exposed #" + i, API.nativeRegion(r), null);
             descriptors.add(API.nativeRegion(r).descriptor());
         }
         return PeerHello.of(transport, parameters, descriptors, control, limits.receiveBufferSize(), credentials);

@@ -46,11 +46,12 @@ import reactor.util.Loggers;
  *
  * <p><b>What must hold on close.</b> The listener may close while a request's accept runs on the
  * set-up thread: the transports make a request's accept and the listener's close one step apart
- * (an accept after the close throws, and is handled as a failed accept). When the instance or the
- * server is closing by the time the loop would adopt a connection, the connection is closed there
- * and then (nothing of it is registered with a loop yet, no receive was posted but those the accept
- * took, which go with its queue pair), and the instance's shutdown waits for the set-up thread
- * before it frees the transport. Each accept in flight holds the server's shared receive pool from
+ * (an accept after the close throws, and is handled as a failed accept). When the instance is
+ * closing by the time the loop would adopt a connection, the connection is closed there and then
+ * (nothing of it is registered with a loop yet, no receive was posted but those the accept took,
+ * which go with its queue pair), and the instance's shutdown waits for the set-up thread before
+ * it frees the transport. When only the server is, the connection is adopted and, once
+ * established, closed in order (its client, whose connect may have completed, sees CLOSED). Each accept in flight holds the server's shared receive pool from
  * its hand-off until its connection took its share or the accept ended, so that a server closed
  * meanwhile frees the pool only after its last accept let go.
  */
@@ -245,7 +246,7 @@ final class ServerAccepts {
      * Builds the connection's loop-side state where the native part ran (the set-up thread, or
      * the server's loop): plain objects that no loop knows yet (ConnectionFactory#newConnection),
      * with the server's hooks on them; the hand-back through the loop's task queue publishes them.
-     * Adopting it stays the loop's: until then a closing instance or server drops it as garbage,
+     * Adopting it stays the loop's: until then a closing instance drops it as garbage,
      * and its hooks never run (only its end completes {@code closed}, and it never starts).
      */
     private ConnectionCore newConnection(ServerAdmission.Handshake h, Connection spi, PeerControl control,
@@ -333,7 +334,7 @@ final class ServerAccepts {
                 if (h.establish()) {
                     h.cancelTimeout(); // none when it is established in its start
                     admission.established();
-                    if (server.closing()) {
+                    if (server.isDisposed()) { // this connection's loop: the thread-safe flag
                         outlet.refuse(c, "the server was disposed while it was accepted");
                     } else {
                         outlet.emit(c);
