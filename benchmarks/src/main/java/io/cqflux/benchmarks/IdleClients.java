@@ -45,7 +45,8 @@ public final class IdleClients {
      */
     public static void main(String[] args) throws IOException {
         if (args.length < 3 || args.length > 5) {
-            throw new IllegalArgumentException("usage: IdleClients <host> <port> <count> [<cq group, or default> [<keep-alive ms>]],"
+            throw new IllegalArgumentException("usage: IdleClients <host> <port> <count>"
+                    + " [<cq group, or default> [<keep-alive ms>]],"
                     + " got " + List.of(args));
         }
         String group = args.length >= 4 ? args[3] : "default";

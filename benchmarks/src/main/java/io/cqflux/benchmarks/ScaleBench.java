@@ -93,7 +93,7 @@ public final class ScaleBench {
     private static final long REGION = 1 << 16;
     private static final int PILOT = 200;
     private static final int MIN_OPS = 500;
-    /** {@code -G}: connections per completion queue, or null for the transport's default (on tcp, 16 own per loop, then groups of 32). */
+    /** {@code -G}: connections per completion queue, or null for the transport's default (16 own per loop, then 32). */
     private static String group;
     /** {@code -K}: the keep-alive interval in ms on every side (0: off), or null for the default. */
     static String keepAliveMillis;

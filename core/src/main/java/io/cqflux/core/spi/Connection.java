@@ -92,9 +92,10 @@ public interface Connection extends AutoCloseable {
     /**
      * Applies the peer connection's parameters ({@link Transport#connectWithHello}), as they
      * arrived in its hello: called at most once, on the loop thread right after
-     * {@link #applyPeerHandshake}, before anything but receives is posted. fabric/tcp: the tag the peer's connection asks this side to put in the
-     * high half of each write-with-immediate's CQ data (4 bytes; empty, or 0: none). The default,
-     * for transports whose connections have none, accepts only empty bytes.
+     * {@link #applyPeerHandshake}, before anything but receives is posted. fabric/tcp: the tag the
+     * peer's connection asks this side to put in the high half of each write-with-immediate's CQ
+     * data (4 bytes; empty, or 0: none). The default, for transports whose connections have none,
+     * accepts only empty bytes.
      *
      * @param parameters the peer's bytes, possibly empty (a peer that told none)
      * @throws IllegalArgumentException when the bytes are malformed (named with their length and

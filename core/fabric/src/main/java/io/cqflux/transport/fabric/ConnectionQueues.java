@@ -11,8 +11,9 @@ import java.util.List;
  * The queues one {@link FabricConnection}'s endpoint is bound to: the event queue of its loop
  * (on tcp, shared with the loop's other connections and routed by fid: SharedEventQueue,
  * LoopQueues) or, without a loop, its own; and its own completion queue(s) or (on tcp, beyond a
- * loop's first connections by default) a slot in a completion queue its loop's connections share in groups (CompletionGroup); the tag
- * its peer asked it to send with each write with immediate. Taken before the endpoint exists, bound to it, and given back
+ * loop's first connections by default) a slot in a completion queue its loop's connections share
+ * in groups (CompletionGroup); the tag its peer asked it to send with each write with immediate.
+ * Taken before the endpoint exists, bound to it, and given back
  * after its {@code fi_close} ({@code fi_endpoint(3)}: an endpoint must be closed before the
  * objects bound to it); an endpoint that fails to close keeps them all, logged once
  * ({@link #KEPT_ON_FAILED_CLOSE}).

@@ -319,7 +319,8 @@ public final class ConnectionFactory {
                     return null;
                 }
                 if (!tells) {
-                    return new Built(transport.connect(address, config, requestData, loop), control); // the loop that serves it
+                    // The loop that serves it: its affinity.
+                    return new Built(transport.connect(address, config, requestData, loop), control);
                 }
                 PeerControl words = control;
                 byte[] c = cred;

@@ -51,9 +51,10 @@ import reactor.util.Loggers;
  * (nothing of it is registered with a loop yet, no receive was posted but those the accept took,
  * which go with its queue pair), and the instance's shutdown waits for the set-up thread before
  * it frees the transport. When only the server is, the connection is adopted and, once
- * established, closed in order (its client, whose connect may have completed, sees CLOSED). Each accept in flight holds the server's shared receive pool from
- * its hand-off until its connection took its share or the accept ended, so that a server closed
- * meanwhile frees the pool only after its last accept let go.
+ * established, closed in order (its client, whose connect may have completed, sees CLOSED). Each
+ * accept in flight holds the server's shared receive pool from its hand-off until its connection
+ * took its share or the accept ended, so that a server closed meanwhile frees the pool only after
+ * its last accept let go.
  */
 final class ServerAccepts {
     private static final Logger LOG = Loggers.getLogger(RdmaServer.class);

@@ -267,7 +267,7 @@ public final class ServerAdmission {
         /** The authenticator's subscription, or null. Server loop only. */
         private Disposable decision;
         private final AtomicInteger state = new AtomicInteger(PENDING);
-        /** Whether the client's hello told its connection's parameters (PeerHello): set on the server's loop before the accept. */
+        /** Whether the client's hello told its connection's parameters (PeerHello); set on the server's loop. */
         private volatile boolean peerToldParameters;
 
         private Handshake(ConnectionRequest req, AtomicInteger pending, Runnable giveBackAddressSlot) {
