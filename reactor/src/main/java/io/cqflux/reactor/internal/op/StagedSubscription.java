@@ -297,15 +297,24 @@ public final class StagedSubscription<T> implements Subscription, LeaseTaker, Co
             terminateWithError(e, true);
             return;
         }
+        meet(VALUE, REQUESTED);
+    }
+
+    /**
+     * One side of the demand handshake (downstream's request, or the read's value): emits when
+     * the other side arrived first ({@code other}), else records this side's arrival
+     * ({@code mine}); whichever comes second emits, once.
+     */
+    private void meet(int other, int mine) {
         for (;;) {
             int d = demand;
-            if (d == VALUE) {
-                if (DEMAND.compareAndSet(this, VALUE, EMITTED)) {
+            if (d == other) {
+                if (DEMAND.compareAndSet(this, other, EMITTED)) {
                     emit();
                 }
                 return;
             }
-            if (d != NO_REQUEST_NO_VALUE || DEMAND.compareAndSet(this, NO_REQUEST_NO_VALUE, REQUESTED)) {
+            if (d != NO_REQUEST_NO_VALUE || DEMAND.compareAndSet(this, NO_REQUEST_NO_VALUE, mine)) {
                 return;
             }
         }
@@ -444,18 +453,7 @@ public final class StagedSubscription<T> implements Subscription, LeaseTaker, Co
             actual.onComplete();
             return;
         }
-        for (;;) {
-            int d = demand;
-            if (d == REQUESTED) {
-                if (DEMAND.compareAndSet(this, REQUESTED, EMITTED)) {
-                    emit();
-                }
-                return;
-            }
-            if (d != NO_REQUEST_NO_VALUE || DEMAND.compareAndSet(this, NO_REQUEST_NO_VALUE, VALUE)) {
-                return;
-            }
-        }
+        meet(REQUESTED, VALUE);
     }
 
     @Override

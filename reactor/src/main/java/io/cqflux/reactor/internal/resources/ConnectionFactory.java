@@ -307,8 +307,7 @@ public final class ConnectionFactory {
                     // Checked before anything native is made, with parameters as long as the
                     // connection's own, which the transport hands the hello below. A hello with
                     // no room for them goes without, and its connection shares no queue.
-                    byte[] template = transport.connectionParametersTemplate();
-                    PeerHello h = hello(template.length > 0 ? template : null, regionList, control, cred);
+                    PeerHello h = hello(parametersTemplate(), regionList, control, cred);
                     requestData = h.encode(transport.maxConnectPrivateData());
                     tells = h.carriesParameters(transport.maxConnectPrivateData());
                 }
@@ -420,6 +419,16 @@ public final class ConnectionFactory {
      */
     public void adopt(ConnectionCore core) {
         connections.add(core);
+    }
+
+    /**
+     * {@return parameters as long as this transport's connections' own
+     * (Transport#connectionParametersTemplate), for a hello's size, or {@code null} where they
+     * have none}
+     */
+    public byte[] parametersTemplate() {
+        byte[] t = transport.connectionParametersTemplate();
+        return t.length > 0 ? t : null;
     }
 
     /**

@@ -159,9 +159,8 @@ final class ServerAccepts {
                 exposures = ExposureSet.register(exposed, admission.liveExposures(), into);
                 // With parameters as long as the connection's own, where the client told its own
                 // (so it reads the server's): only then may the connection share a queue.
-                byte[] template = host.transport().connectionParametersTemplate();
                 PeerHello hello = host.factory().acceptHello(
-                        h.peerToldParameters() && template.length > 0 ? template : null, exposures.descriptors(),
+                        h.peerToldParameters() ? host.factory().parametersTemplate() : null, exposures.descriptors(),
                         control);
                 acceptData = hello.encode(host.transport().maxAcceptPrivateData());
                 tells = hello.carriesParameters(host.transport().maxAcceptPrivateData());
