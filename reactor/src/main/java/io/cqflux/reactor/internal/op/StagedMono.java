@@ -163,7 +163,7 @@ public final class StagedMono<T> extends Mono<T> implements Scannable {
                     + " than " + Thread.currentThread().getName() + ", which may not read it: subscribe on the arena's"
                     + " thread, or use a shared or automatic arena");
         }
-        return MemorySegment.ofArray(source.toArray(java.lang.foreign.ValueLayout.JAVA_BYTE));
+        return MemorySegment.ofArray(io.cqflux.core.internal.Segments.copyOut(source, 0, source.byteSize()));
     }
 
     @Override

@@ -1,6 +1,7 @@
 package io.cqflux.reactor.internal.op;
 
 import io.cqflux.core.ResourceClosedException;
+import io.cqflux.core.internal.Segments;
 import io.cqflux.reactor.BufferLease;
 import io.cqflux.reactor.CqfluxListener;
 import io.cqflux.reactor.OperationOutcome;
@@ -9,7 +10,6 @@ import io.cqflux.reactor.internal.resources.ApiAccess;
 import io.cqflux.reactor.internal.resources.Instrumentation;
 import io.cqflux.reactor.internal.resources.LeaseTaker;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
@@ -416,7 +416,7 @@ public final class StagedSubscription<T> implements Subscription, LeaseTaker, Co
      * read is terminal at the NIC, right before the lease goes back (loop thread).
      */
     public void copyOut(MemorySegment buffer) {
-        readBack = buffer.asSlice(0, length).toArray(ValueLayout.JAVA_BYTE);
+        readBack = Segments.copyOut(buffer, 0, length); // not toArray, which builds a layout per call
     }
 
     // ------------------------------------------------------------ CoreSubscriber<Void> (the OpMono)
