@@ -189,6 +189,24 @@ public final class Faults {
     }
 
     /**
+     * What the next accept of a server on these rules throws, after it rejected its request (as a
+     * transport's accept that fails does), or null. A seam for the test kit's own tests of how a
+     * server survives a transport whose accept fails with an {@code Error}; not part of the rules.
+     */
+    private final java.util.concurrent.atomic.AtomicReference<Error> nextAcceptFailure =
+            new java.util.concurrent.atomic.AtomicReference<>();
+
+    /** Makes the next accept reject its request and throw {@code e} (the test kit's own tests). */
+    void failNextAccept(Error e) {
+        nextAcceptFailure.set(java.util.Objects.requireNonNull(e, "e"));
+    }
+
+    /** {@return the failure the next accept throws, taken (at most one accept gets it), or null} */
+    Error takeAcceptFailure() {
+        return nextAcceptFailure.getAndSet(null);
+    }
+
+    /**
      * Starts a rule for operations of the given kinds.
      *
      * @param kinds what was posted: {@link Opcode#READ}, {@link Opcode#WRITE},

@@ -149,13 +149,24 @@ final class FaultyTransport implements Transport {
 
                     @Override
                     public Connection accept(byte[] privateData) {
+                        failIfAsked();
                         return new FaultyConnection(r.accept(privateData), FaultyTransport.this);
                     }
 
                     /** The wrapped request's, for the same hello on the wire (a queue of its own: no affinity). */
                     @Override
                     public Connection acceptWithHello(java.util.function.UnaryOperator<byte[]> hello, Object affinity) {
+                        failIfAsked();
                         return new FaultyConnection(r.acceptWithHello(hello, null), FaultyTransport.this);
+                    }
+
+                    /** Faults#failNextAccept: answered first, as a real transport's failed accept is. */
+                    private void failIfAsked() {
+                        Error e = faults.takeAcceptFailure();
+                        if (e != null) {
+                            r.reject();
+                            throw e;
+                        }
                     }
 
                     @Override

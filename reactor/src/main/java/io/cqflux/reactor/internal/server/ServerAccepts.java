@@ -120,7 +120,13 @@ final class ServerAccepts {
         }
     }
 
-    /** The native part, on the set-up thread or the server's loop; its outcome goes back to the loop. */
+    /**
+     * The native part, on the set-up thread or the server's loop; its outcome goes back to the loop.
+     * Each step's {@code Error} is handled as its exceptions are: the bindings wrap a downcall's
+     * unexpected {@code Throwable} in an {@code AssertionError}, and a step that let it pass would
+     * leave the request unanswered (its client waiting out its connect timeout) and its pending
+     * handshake's slot held for the server's life.
+     */
     private void build(ServerAdmission.Handshake h, byte[] rawData, SharedReceivePool shared) {
         ConnectionRequest req = h.req;
         if (System.nanoTime() - h.arrived >= handshakeTimeout.toNanos()) {
@@ -165,7 +171,7 @@ final class ServerAccepts {
                 acceptData = hello.encode(host.transport().maxAcceptPrivateData());
                 tells = hello.carriesParameters(host.transport().maxAcceptPrivateData());
             }
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | Error e) {
             if (control != null) {
                 control.close();
             }
@@ -188,7 +194,7 @@ final class ServerAccepts {
         ReceivePool early;
         try {
             early = receivesBeforeAccept(req);
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | Error e) {
             control.close();
             closeExposures(exposures);
             closeScope(scope);
@@ -212,7 +218,7 @@ final class ServerAccepts {
                 spi = req.acceptWithHello(p -> host.factory().acceptHello(p, descriptors, words)
                         .encode(host.transport().maxAcceptPrivateData()), target);
             }
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | Error e) {
             control.close();
             closeExposures(exposures);
             closeScope(scope);
@@ -232,7 +238,7 @@ final class ServerAccepts {
         ConnectionCore core;
         try {
             core = newConnection(h, spi, c, x, target);
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | Error e) {
             // Nothing of it is registered with a loop: closed as a closing server's would be,
             // on the server's loop, the connection before what it used.
             LOG.warn("setting up a connection accepted on " + server.address() + " failed; it is closed", e);
@@ -461,7 +467,7 @@ final class ServerAccepts {
         ReceivePool p;
         try {
             p = ReceivePool.allocate(host.transport(), count, host.receiveBufferSize());
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | Error e) {
             refusals.rejectQuietly(req);
             throw e;
         }
