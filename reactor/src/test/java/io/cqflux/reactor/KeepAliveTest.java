@@ -160,6 +160,46 @@ class KeepAliveTest {
         assertEquals(0, rig.serverConn.keepAliveProbes());
     }
 
+    /**
+     * The documented bound, (misses + 1) x interval of the peer's last sign of life, where that sign
+     * was the answer to a probe: the peer goes silent right after it answered (its loop, which
+     * answers probes on fabric/tcp, is held). The next probe goes out one interval after that
+     * answer, and each miss takes one more. A keep-alive on a fixed beat took one interval more: its
+     * tick after the answer found life and probed nothing.
+     */
+    @Test
+    void keepAlive_peerSilentRightAfterAnsweringAProbe_isFoundLostWithinMissesPlusOneIntervals() throws Exception {
+        Duration interval = Duration.ofMillis(300);
+        int misses = 1;
+        rig = new FaultRig(b -> b.keepAlive(interval, misses).loops(1), b -> b.keepAlive(interval, misses).loops(1));
+        RdmaConnection c = rig.conn;
+        CompletableFuture<Long> lost = new CompletableFuture<>();
+        c.events().filter(e -> e == ConnectionEvent.LOST).subscribe(e -> lost.complete(System.nanoTime()));
+        long probes = c.keepAliveProbes();
+        assertTrue(FaultRig.await(() -> c.keepAliveProbes() > probes, T), "no probe went out");
+        sleep(Duration.ofMillis(10)); // its answer is back (loopback); the peer's last sign of life
+        CompletableFuture<Void> held = new CompletableFuture<>();
+        CompletableFuture<Void> release = new CompletableFuture<>();
+        rig.serverConn.core().runOnLoop(() -> {
+            held.complete(null);
+            release.completeOnTimeout(null, T.toMillis(), TimeUnit.MILLISECONDS).join();
+        });
+        try {
+            held.get(T.toMillis(), TimeUnit.MILLISECONDS);
+            long t0 = System.nanoTime();
+            long took = (lost.get(T.toMillis(), TimeUnit.MILLISECONDS) - t0) / 1_000_000;
+            long bound = interval.multipliedBy(misses + 1L).toMillis();
+            System.out.printf("FACT keep-alive %d ms x %d: lost %d ms after the peer's last answer (bound %d ms)%n",
+                    interval.toMillis(), misses, took, bound);
+            // Slack for a late timer on a loaded host, well under the interval a fixed beat added.
+            assertTrue(took <= bound + interval.toMillis() / 2, "found after " + took + " ms, beyond (misses + 1) x "
+                    + interval.toMillis() + " ms = " + bound + " ms and slack");
+            assertTrue(took >= interval.toMillis() * misses, "found after " + took + " ms: a probe was judged early");
+        } finally {
+            release.complete(null);
+        }
+    }
+
     @Test
     void keepAlive_idleConnection_peerStopped_endsLostNamingTheKeepAlive_withinTwiceIntervalTimesMisses()
             throws Exception {

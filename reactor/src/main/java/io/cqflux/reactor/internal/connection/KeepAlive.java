@@ -17,18 +17,23 @@ import java.util.concurrent.TimeUnit;
  * outage (a partition, a peer host that froze) until its next write, and a pool built on it would
  * report CONNECTED throughout.
  *
- * How: one timer of the loop's heap per connection, every interval. Every completion of the
- * connection (an operation's, a receive's, a control write's) counts as life: the dispatch bumps
- * a plain counter, nothing more, so a busy connection pays one increment per completion and its
- * timer finds the counter moved and probes nothing. A tick that finds it unmoved posts a probe if
- * none is in flight: an 8-byte RDMA read of the peer's credit word (PeerControl). On rpma/verbs
- * the peer's NIC answers it; on fabric/tcp the peer's own event loop does (the provider makes
- * progress there), so a peer loop blocked for about `misses` intervals ends the connection too.
- * The probe's completion is itself life. Only unanswered probes count: a tick that finds no life
- * while the probe is still outstanding is a miss, and after `misses` of them in a row the
- * connection ends LOST, naming the keep-alive. Quiet alone is no miss, so misses = 1 does not end
- * an idle healthy connection. A silent peer is so found within (misses + 1) x interval of its
- * last sign of life; a live idle one costs one read every other interval.
+ * How: one timer of the loop's heap per connection. Every completion of the connection (an
+ * operation's, a receive's, a control write's, the probe's own) is life: the dispatch stores the
+ * loop's clock of the unit it runs in (EventLoop#unitClock: no clock read while the blocked-loop
+ * detection is on), nothing more. A tick comes one interval after the last life it knows of: one
+ * that finds life since then waits out the interval from that life and probes nothing, so a busy
+ * connection probes nothing; one that finds a whole interval quiet posts a probe if none is in
+ * flight: an 8-byte RDMA read of the peer's credit word (PeerControl). On rpma/verbs the peer's
+ * NIC answers it; on fabric/tcp the peer's own event loop does (the provider makes progress
+ * there), so a peer loop blocked for about `misses` intervals ends the connection too. Only
+ * unanswered probes count: each interval that a probe stays outstanding with no life at all is a
+ * miss, and after `misses` of them in a row the connection ends LOST, naming the keep-alive. Quiet
+ * alone is no miss, so misses = 1 does not end an idle healthy connection. A silent peer is so
+ * found within (misses + 1) x interval of its last sign of life, whatever that was: the probe
+ * goes out one interval after it, and each miss takes one more. So a live idle connection costs
+ * one read per interval: a tick counted from the last life, not on a fixed beat, is what keeps
+ * the bound when that life was the previous probe's answer (on a fixed beat the tick after an
+ * answer finds life, and the next probe waits one interval more).
  *
  * A tick that finds operations in flight resets the misses and probes nothing: a probe would
  * queue behind them, so their silence says nothing about the peer, and the operation deadline
@@ -60,13 +65,13 @@ final class KeepAlive {
     private final String description;
     private final long intervalNanos;
     private final int misses;
-    /** Completions of the connection, in total: life. A plain field, loop thread only. */
-    private long life;
-    /** {@link #life} at the previous tick. */
-    private long lifeAtTick;
+    /** The loop's clock ({@link EventLoop#unitClock}) at the connection's last completion: life. Loop thread only. */
+    private long lastLife;
     /** Ticks in a row that found no life while a probe was outstanding: probes unanswered. */
     private int missed;
     private boolean probeInFlight;
+    /** {@link #lastLife} when the outstanding probe was posted. */
+    private long lifeAtProbe;
     private LoopTimer.Timeout timer;
     private volatile boolean stopped;
     /** Probes posted, in total: a metric, written on the loop only. */
@@ -90,14 +95,16 @@ final class KeepAlive {
     /** Loop thread: the connection is established; ticks begin when the peer takes part and keep-alive is on. */
     void established() {
         if (intervalNanos > 0 && control.enabled() && control.peerReadable() && !stopped) {
-            lifeAtTick = life;
-            arm();
+            lastLife = loop.unitClock();
+            arm(intervalNanos);
         }
     }
 
     /** Loop thread, per completion of the connection: a sign of life. */
     void life() {
-        life++;
+        if (intervalNanos != 0) { // off: no clock for nothing (a read per completion without the detection)
+            lastLife = loop.unitClock();
+        }
     }
 
     /** Loop thread: the probe's read completed (successfully or not: the dispatch judges an error). */
@@ -124,8 +131,8 @@ final class KeepAlive {
         return probes;
     }
 
-    private void arm() {
-        timer = loop.schedule(Duration.ofNanos(intervalNanos), this::tick);
+    private void arm(long delayNanos) {
+        timer = loop.schedule(Duration.ofNanos(delayNanos), this::tick);
     }
 
     private void tick() {
@@ -136,33 +143,44 @@ final class KeepAlive {
         if (core.violations.checkControlWords()) {
             return; // the peer wrote what no cqflux peer can: it ended
         }
-        if (life != lifeAtTick) {
-            lifeAtTick = life;
-            missed = 0;
-            arm();
-            return;
-        }
-        if (sendQueue.longestInFlight(System.nanoTime()) >= 0) {
+        long now = System.nanoTime();
+        if (sendQueue.longestInFlight(now) >= 0) {
             // Operations in flight: a probe would queue behind them, so their silence says
             // nothing; the operation deadline (Deadlines) judges them.
             missed = 0;
-            arm();
+            arm(intervalNanos);
             return;
         }
-        if (probeInFlight && ++missed >= misses) {
-            long silentMillis = TimeUnit.NANOSECONDS.toMillis(intervalNanos * missed);
-            core.end(new ConnectionException(ConnectionEvent.LOST, "connection " + description + " lost: the"
-                    + " keep-alive had no sign of life from the peer (no completion, no answer to its probe) for "
-                    + missed + " intervals of " + TimeUnit.NANOSECONDS.toMillis(intervalNanos) + " ms (~"
-                    + silentMillis + " ms): the peer or the path to it is gone"), ConnectionEvent.LOST);
+        if (probeInFlight) {
+            if (lastLife != lifeAtProbe) {
+                // Life since the probe went out: the peer is there; the probe's answer is awaited.
+                lifeAtProbe = lastLife;
+                missed = 0;
+            } else if (++missed >= misses) {
+                long silentMillis = TimeUnit.NANOSECONDS.toMillis(now - lastLife);
+                core.end(new ConnectionException(ConnectionEvent.LOST, "connection " + description + " lost: the"
+                        + " keep-alive had no sign of life from the peer (no completion, no answer to its probe) for ~"
+                        + silentMillis + " ms (" + missed + " unanswered " + (missed == 1 ? "interval" : "intervals")
+                        + " of " + TimeUnit.NANOSECONDS.toMillis(intervalNanos) + " ms after a quiet one): the peer"
+                        + " or the path to it is gone"), ConnectionEvent.LOST);
+                return;
+            }
+            arm(intervalNanos);
             return;
         }
-        if (!probeInFlight) {
-            missed = 0;
-            probe();
+        missed = 0;
+        long quiet = now - lastLife;
+        if (quiet < intervalNanos - (intervalNanos >> 4)) {
+            arm(intervalNanos - quiet); // one interval after the last life
+            return;
         }
+        // Quiet for (nearly) an interval: a tick armed when the previous probe went out comes a
+        // round trip less than an interval after its answer, and waiting out that rest would take
+        // a second timer per interval on every idle connection; a probe up to a sixteenth of an
+        // interval early keeps the bound.
+        probe();
         if (core.state() == State.ESTABLISHED) {
-            arm();
+            arm(intervalNanos);
         }
     }
 
@@ -177,6 +195,7 @@ final class KeepAlive {
         }
         if (p == SendQueue.Posted.YES) {
             probeInFlight = true;
+            lifeAtProbe = lastLife;
             probes++; // NOSONAR: written by the loop thread only
         }
     }
