@@ -60,6 +60,18 @@ public final class Admission {
         if (core.closeRequested()) {
             throw closedByThisSide();
         }
+        checkNotEnded();
+    }
+
+    /**
+     * Any thread: the check of an operation that was admitted before ({@link #checkOpen} at the
+     * subscription of the staged operation it runs for) and reaches the connection only now, its
+     * pooled buffer granted: a close this side asked for since is no refusal of it. It goes to the
+     * loop, which fails it with the close's verdict as it does an operation handed over before the
+     * close ({@code ConnectionException(CLOSED)}), the javadoc's promise for operations pending at
+     * a close; an end already reached fails it here with that end's verdict.
+     */
+    public void checkNotEnded() {
         if (core.state().compareTo(State.ENDED) >= 0) {
             if (core.terminal() instanceof ConnectionException ce) {
                 throw new ConnectionException(ce.event(), ce.getMessage());

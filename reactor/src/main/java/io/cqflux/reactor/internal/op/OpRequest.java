@@ -121,7 +121,11 @@ public abstract sealed class OpRequest extends Mono<Void> permits OpMono {
      * runs before its native call ({@link OpKind#check}); throws what the Mono signals.
      */
     public void validate() {
-        core.admission.checkOpen();
+        if (stagedBy == null) {
+            core.admission.checkOpen();
+        } else {
+            core.admission.checkNotEnded(); // admitted at the staged operation's subscription
+        }
         if (remote != null) {
             core.admission.checkOwns(remote);
         }

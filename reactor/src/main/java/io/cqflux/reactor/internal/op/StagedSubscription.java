@@ -144,7 +144,7 @@ public final class StagedSubscription<T> implements Subscription, LeaseTaker, Co
         if (!spec.core.admission.addStagedWaiter(this)) {
             RuntimeException ended;
             try {
-                spec.core.admission.checkOpen();
+                spec.core.admission.checkNotEnded(); // admitted at its subscription: the end's verdict
                 ended = new IllegalStateException("connection " + spec.core.description + " ended");
             } catch (RuntimeException e) {
                 ended = e;
