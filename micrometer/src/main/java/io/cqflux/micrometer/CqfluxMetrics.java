@@ -139,9 +139,13 @@ public final class CqfluxMetrics implements MeterBinder, AutoCloseable {
 
     /**
      * Registers the loop meters and the operation timer, and installs the listener that adds and
-     * removes the connection meters.
+     * removes the connection meters. The check and the registration are one step under the lock
+     * {@link #close()} takes too: two threads binding the same registry bind it once, and a close
+     * that runs meanwhile finds either nothing yet or every meter of the binding.
      *
      * @param registry the registry
+     * @throws IllegalStateException when another binder of the same instance with equal tags is
+     *     bound to {@code registry}
      */
     @Override
     public void bindTo(MeterRegistry registry) {
@@ -160,10 +164,17 @@ public final class CqfluxMetrics implements MeterBinder, AutoCloseable {
                         + cqflux + " with tags " + tags + " by another CqfluxMetrics: each operation would be counted"
                         + " twice; bind one CqfluxMetrics per instance and registry (or give them different tags)");
             }
+            Binding b = new Binding(registry);
+            bindings.add(b);
+            try {
+                b.start();
+            } catch (RuntimeException | Error e) {
+                bindings.remove(b);
+                b.close();
+                keys.remove(key());
+                throw e;
+            }
         }
-        Binding b = new Binding(registry);
-        bindings.add(b);
-        b.start();
     }
 
     /** What {@link #BOUND} tells binders apart by. */
@@ -181,7 +192,7 @@ public final class CqfluxMetrics implements MeterBinder, AutoCloseable {
     private record Key(Cqflux cqflux, Tags tags) {
     }
 
-    /** Removes every meter this binder registered and its listeners; idempotent. */
+    /** Removes every meter this binder registered and its listeners; idempotent. It may be bound again afterwards. */
     @Override
     public void close() {
         synchronized (BOUND) {

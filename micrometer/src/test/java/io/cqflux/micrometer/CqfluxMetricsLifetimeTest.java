@@ -75,6 +75,51 @@ class CqfluxMetricsLifetimeTest {
         }
     }
 
+    /**
+     * "Thread-safe" (CqfluxMetrics' class comment), with two calls at once: one binder bound to one
+     * registry from two threads binds it once and neither call throws (the second is the
+     * documented no-op); a bind racing the close leaves, after one more close, nothing behind.
+     * Before, the check and the registration were two steps: the second thread found the registry
+     * taken by "another" binder, or the close ran between them and the meters stayed.
+     */
+    @Test
+    void bindingFromTwoThreadsAtOnce_bindsOnce_andABindRacingTheCloseLeavesNothingAfterTheNextClose() throws Exception {
+        try (LoopbackPeer peer = CqfluxTest.loopback().start()) {
+            for (int round = 0; round < 100; round++) {
+                SimpleMeterRegistry registry = new SimpleMeterRegistry();
+                CqfluxMetrics metrics = new CqfluxMetrics(peer.client());
+                CyclicBarrier both = new CyclicBarrier(2);
+                AtomicReference<Throwable> failed = new AtomicReference<>();
+                Thread other = Thread.ofPlatform().start(() -> {
+                    await(both);
+                    try {
+                        metrics.bindTo(registry);
+                    } catch (RuntimeException e) {
+                        failed.set(e);
+                    }
+                });
+                await(both);
+                metrics.bindTo(registry);
+                other.join();
+                assertEquals(null, failed.get(), "round " + round + ": the second bind of the same binder threw");
+                assertEquals(1, registry.find("cqflux.server.connections").gauges().size(), "round " + round);
+
+                CyclicBarrier race = new CyclicBarrier(2);
+                SimpleMeterRegistry second = new SimpleMeterRegistry();
+                Thread closer = Thread.ofPlatform().start(() -> {
+                    await(race);
+                    metrics.close();
+                });
+                await(race);
+                metrics.bindTo(second);
+                closer.join();
+                metrics.close();
+                assertEquals(List.of(), cqfluxMeters(registry), "round " + round);
+                assertEquals(List.of(), cqfluxMeters(second), "round " + round + ": a bind raced the close");
+            }
+        }
+    }
+
     private static List<String> cqfluxMeters(SimpleMeterRegistry registry) {
         return registry.getMeters().stream().map(Meter::getId).filter(id -> id.getName().startsWith("cqflux."))
                 .map(Object::toString).toList();
