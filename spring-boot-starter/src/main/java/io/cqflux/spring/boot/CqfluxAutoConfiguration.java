@@ -200,6 +200,24 @@ public class CqfluxAutoConfiguration {
         });
     }
 
+    /**
+     * {@return {@code cqflux.connect-timeout}, checked against the instance's own bound} The
+     * lifecycle and the server read it beside an application's own instance too, for which
+     * {@link #builder} (where the starter's instance checks it) never runs.
+     */
+    static Duration connectTimeout(CqfluxProperties p) {
+        checked("cqflux.connect-timeout", p.getConnectTimeout(),
+                () -> ConnectionConfig.DEFAULT.withTimeout(p.getConnectTimeout()));
+        return p.getConnectTimeout();
+    }
+
+    /** {@return {@code cqflux.shutdown-timeout}, checked as {@link #connectTimeout} is, against the builder's bound} */
+    static Duration shutdownTimeout(CqfluxProperties p) {
+        checked("cqflux.shutdown-timeout", p.getShutdownTimeout(),
+                () -> Cqflux.builder().shutdownTimeout(p.getShutdownTimeout()));
+        return p.getShutdownTimeout();
+    }
+
     /** {@return what {@code make} makes of a property's value; a refusal names the property, as in {@link #set}} */
     private static <T> T checked(String property, Object value, java.util.function.Supplier<T> make) {
         try {
@@ -302,7 +320,7 @@ public class CqfluxAutoConfiguration {
         List<CqfluxServer.Spec> specs = new ArrayList<>();
         cfg.getRegions().forEach((name, r) -> specs.add(new CqfluxServer.Spec(name,
                 r.getSize() == null ? 0 : r.getSize().toBytes(), r.getFile(), r.getAccess())));
-        return new CqfluxServer(cqflux, new InetSocketAddress(host, port), specs, properties.getConnectTimeout(),
+        return new CqfluxServer(cqflux, new InetSocketAddress(host, port), specs, connectTimeout(properties),
                 acceptOptions(cfg)).addressFrom(cfg.getAddress() != null ? "cqflux.server.address"
                         : properties.getLocalAddress() != null ? "cqflux.local-address" : null);
     }
@@ -376,7 +394,7 @@ public class CqfluxAutoConfiguration {
     @ConditionalOnMissingBean
     public CqfluxLifecycle cqfluxLifecycle(Cqflux cqflux, CqfluxPeers peers, CqfluxProperties properties,
             ObjectProvider<CqfluxRequestGate> gate) {
-        return new CqfluxLifecycle(cqflux, peers, properties.getConnectTimeout(), properties.getShutdownTimeout(),
+        return new CqfluxLifecycle(cqflux, peers, connectTimeout(properties), shutdownTimeout(properties),
                 gate.getIfUnique());
     }
 

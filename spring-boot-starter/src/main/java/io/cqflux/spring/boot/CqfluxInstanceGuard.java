@@ -25,7 +25,8 @@ import org.springframework.core.env.Environment;
  * application's bean and every ignored property. The properties that the starter's other beans
  * read, and that therefore still apply beside an application's instance, are not counted:
  * {@code cqflux.enabled}, {@code cqflux.readiness}, {@code cqflux.peers.*}, {@code cqflux.server.*},
- * {@code cqflux.web.*}, {@code cqflux.shutdown-timeout} (the lifecycle's stop budget, which
+ * {@code cqflux.web.*}, {@code cqflux.observations.*} (the observations of whichever instance the
+ * context holds), {@code cqflux.shutdown-timeout} (the lifecycle's stop budget, which
  * disposes the application's instance too), {@code cqflux.connect-timeout} (how long the lifecycle
  * waits for the peers at start, and the server's bind and stop budget; the instance's own
  * connection timeout stays the application's) and {@code cqflux.local-address} (the server's
@@ -39,7 +40,8 @@ public final class CqfluxInstanceGuard implements BeanFactoryPostProcessor, Envi
     /** Properties that do not configure the instance, so apply to an application's own one as well. */
     private static final Set<String> NOT_INSTANCE = Set.of("cqflux.enabled", "cqflux.readiness",
             "cqflux.shutdown-timeout", "cqflux.connect-timeout", "cqflux.local-address");
-    private static final List<String> NOT_INSTANCE_PREFIXES = List.of("cqflux.peers", "cqflux.server", "cqflux.web");
+    private static final List<String> NOT_INSTANCE_PREFIXES = List.of("cqflux.peers", "cqflux.server", "cqflux.web",
+            "cqflux.observations");
 
     private Environment environment;
 
@@ -126,7 +128,7 @@ public final class CqfluxInstanceGuard implements BeanFactoryPostProcessor, Envi
                     + ". Either remove the bean and adjust the starter's instance with a CqfluxBuilderCustomizer"
                     + " bean, or remove those properties (or set cqflux.enabled=false to turn the starter off)."
                     + " The starter's other beans still read cqflux.enabled, cqflux.readiness, cqflux.peers.*,"
-                    + " cqflux.server.*, cqflux.web.*, cqflux.shutdown-timeout (the stop budget),"
+                    + " cqflux.server.*, cqflux.web.*, cqflux.observations.*, cqflux.shutdown-timeout (the stop budget),"
                     + " cqflux.connect-timeout (the wait for the peers at start, the server's bind) and"
                     + " cqflux.local-address (the server's default address)");
         }

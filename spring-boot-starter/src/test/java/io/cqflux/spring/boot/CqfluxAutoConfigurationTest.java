@@ -16,6 +16,7 @@ import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.NoSuchElementException;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
@@ -136,6 +137,23 @@ class CqfluxAutoConfigurationTest {
                     assertThat(lifecycle).extracting("shutdownTimeout").isEqualTo(Duration.ofSeconds(7));
                     assertThat(lifecycle).extracting("startWait").isEqualTo(Duration.ofSeconds(3));
                 });
+    }
+
+    /**
+     * The timeouts that apply beside an application's own instance are checked there too, with the
+     * bound the starter's instance checks them against: the starter's builder, where that check
+     * lives, does not run for an application's instance.
+     */
+    @Test
+    void applicationsOwnCqflux_withABadConnectOrShutdownTimeout_failsTheStartNamingTheProperty() {
+        for (String bad : List.of("cqflux.connect-timeout=-1s", "cqflux.connect-timeout=0s",
+                "cqflux.shutdown-timeout=-1s")) {
+            new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(CqfluxAutoConfiguration.class))
+                    .withPropertyValues("cqflux.readiness=false", bad)
+                    .withUserConfiguration(OwnCqflux.class).run(ctx -> assertThat(ctx).as(bad).hasFailed()
+                            .getFailure().rootCause().isInstanceOf(CqfluxPropertyException.class)
+                            .hasMessageContaining(bad.substring(0, bad.indexOf('='))));
+        }
     }
 
     @Test

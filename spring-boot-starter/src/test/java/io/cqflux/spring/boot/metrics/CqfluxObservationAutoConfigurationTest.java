@@ -31,6 +31,19 @@ class CqfluxObservationAutoConfigurationTest {
                 .run(ctx -> assertThat(ctx).hasNotFailed().doesNotHaveBean(CqfluxObservations.class));
     }
 
+    /** The property is the observations' own, whichever instance the context holds: the guard does not count it. */
+    @Test
+    void enabled_besideTheApplicationsOwnInstance_observesThatInstance() {
+        new ApplicationContextRunner()
+                .withConfiguration(AutoConfigurations.of(CqfluxAutoConfiguration.class,
+                        CqfluxObservationAutoConfiguration.class))
+                .withBean("cqflux", io.cqflux.reactor.Cqflux.class,
+                        () -> io.cqflux.reactor.Cqflux.builder().transport("fabric").loops(1).build())
+                .withBean(ObservationRegistry.class, ObservationRegistry::create)
+                .withPropertyValues("cqflux.observations.enabled=true", "cqflux.readiness=false")
+                .run(ctx -> assertThat(ctx).hasNotFailed().hasSingleBean(CqfluxObservations.class));
+    }
+
     @Test
     void enabled_withoutARegistry_noObservations() {
         runner.withPropertyValues("cqflux.observations.enabled=true")
