@@ -30,6 +30,14 @@ public final class CqfluxWiringReport implements SmartInitializingSingleton {
     static final String METER_REGISTRY = "io.micrometer.core.instrument.MeterRegistry";
     /** The starter's meter binder (module {@code cqflux-micrometer}). */
     static final String CQFLUX_METRICS = "io.cqflux.micrometer.CqfluxMetrics";
+    /**
+     * What binds {@code MeterBinder} beans to the registries in Spring Boot 4: a bean that its
+     * metrics auto-configuration ({@code MetricsAutoConfiguration}, module
+     * {@code spring-boot-micrometer-metrics}) declares. Without it a registry bean and the binder
+     * bean are both there and nothing joins them.
+     */
+    static final String BOOT_METER_BINDING =
+            "org.springframework.boot.micrometer.metrics.autoconfigure.MeterRegistryPostProcessor";
 
     private static final Log LOG = LogFactory.getLog(LOGGER);
 
@@ -103,10 +111,17 @@ public final class CqfluxWiringReport implements SmartInitializingSingleton {
         String[] registries = beans.getBeanNamesForType(
                 ClassUtils.resolveClassName(METER_REGISTRY, classLoader), false, false);
         if (registries.length == 0) {
-            return "none (no MeterRegistry bean: add spring-boot-starter-actuator, or declare a MeterRegistry)";
+            return "none (no MeterRegistry bean: add spring-boot-starter-actuator, whose metrics auto-configuration"
+                    + " makes one and binds the meters to it)";
         }
         if (binders.length == 0) {
             return "none (no CqfluxMetrics bean: cqflux's metrics auto-configuration did not match)";
+        }
+        if (!present(BOOT_METER_BINDING) || beans.getBeanNamesForType(
+                ClassUtils.resolveClassName(BOOT_METER_BINDING, classLoader), false, false).length == 0) {
+            return "none bound by Spring Boot (a MeterRegistry and the CqfluxMetrics binder exist, but Spring Boot's"
+                    + " metrics auto-configuration, which binds MeterBinder beans to the registries, is not active:"
+                    + " add spring-boot-starter-actuator, or call CqfluxMetrics.bindTo(registry) yourself)";
         }
         return "cqflux.* bound";
     }

@@ -34,6 +34,23 @@ class CqfluxWiringReportTest {
                 });
     }
 
+    /**
+     * A registry bean of the application's own without Spring Boot's metrics auto-configuration:
+     * nothing binds the binder to it, and the report says so instead of "bound".
+     */
+    @Test
+    void aRegistryOfItsOwn_withoutBootsMetricsAutoConfiguration_theLogSaysNothingBindsTheMeters(CapturedOutput out) {
+        runner.withBean(io.micrometer.core.instrument.MeterRegistry.class,
+                        io.micrometer.core.instrument.simple.SimpleMeterRegistry::new)
+                .run(ctx -> {
+                    assertThat(ctx).hasNotFailed();
+                    assertThat(ctx.getBean(io.micrometer.core.instrument.MeterRegistry.class).getMeters())
+                            .as("what the report must not call bound").isEmpty();
+                    assertThat(out).contains("meters: none bound by Spring Boot (a MeterRegistry and the"
+                            + " CqfluxMetrics binder exist").doesNotContain("cqflux.* bound");
+                });
+    }
+
     @Test
     void withoutSpringBootHealth_theLogSaysThereIsNoHealthComponentAndWhatToAdd(CapturedOutput out) {
         runner.withClassLoader(new FilteredClassLoader("org.springframework.boot.health"))
@@ -57,8 +74,8 @@ class CqfluxWiringReportTest {
     void withoutAMeterRegistryBean_theLogSaysSoAndWhatToAdd(CapturedOutput out) {
         runner.run(ctx -> {
             assertThat(ctx).hasNotFailed();
-            assertThat(out).contains("meters: none (no MeterRegistry bean: add spring-boot-starter-actuator,"
-                    + " or declare a MeterRegistry)");
+            assertThat(out).contains("meters: none (no MeterRegistry bean: add spring-boot-starter-actuator, whose"
+                    + " metrics auto-configuration makes one and binds the meters to it)");
         });
     }
 
