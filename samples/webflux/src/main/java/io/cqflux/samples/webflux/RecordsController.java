@@ -24,6 +24,8 @@ import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RestController;
 import org.springframework.web.server.ResponseStatusException;
 import reactor.core.publisher.Mono;
+import reactor.util.Logger;
+import reactor.util.Loggers;
 
 /**
  * {@code POST /records/{id}}: {@code 201 Created} once the record is durable at the storage peer.
@@ -48,6 +50,7 @@ import reactor.core.publisher.Mono;
  */
 @RestController
 public class RecordsController {
+    private static final Logger LOG = Loggers.getLogger(RecordsController.class);
     private static final int ID_SHOWN = 32;
 
     private final RecordStore store;
@@ -176,16 +179,27 @@ public class RecordsController {
         return problem(e.getStatusCode(), e.getReason());
     }
 
-    /** @param e the peer is away, or this side is closing @return {@code 503} */
+    /**
+     * @param e the peer is away, or this side is closing
+     * @return {@code 503} with a generic detail (the exception's message names peer addresses and
+     *     native calls, for the operator's log, not for the client: the starter's error mapping
+     *     answers the same way)
+     */
     @ExceptionHandler({ ConnectionException.class, ResourceClosedException.class, QueueFullException.class })
     public ResponseEntity<ProblemDetail> unavailable(RuntimeException e) {
-        return problem(HttpStatus.SERVICE_UNAVAILABLE, e.getMessage());
+        LOG.warn("503: " + e);
+        return problem(HttpStatus.SERVICE_UNAVAILABLE, switch (e) {
+            case QueueFullException q -> "too many requests wait for the storage peer; try again later";
+            case ResourceClosedException r -> "the storage connection is closing; try again later";
+            default -> "the storage peer is unavailable; try again later";
+        });
     }
 
-    /** @param e no completion within {@code records.timeout} @return {@code 504} */
+    /** @param e no completion within {@code records.timeout} @return {@code 504}, with a generic detail */
     @ExceptionHandler(TimeoutException.class)
     public ResponseEntity<ProblemDetail> timeout(TimeoutException e) {
-        return problem(HttpStatus.GATEWAY_TIMEOUT, e.getMessage());
+        LOG.warn("504: " + e);
+        return problem(HttpStatus.GATEWAY_TIMEOUT, "the storage peer did not answer in time");
     }
 
     /** An RFC 9457 problem, as JSON whatever the client accepts (its detail may echo the request). */

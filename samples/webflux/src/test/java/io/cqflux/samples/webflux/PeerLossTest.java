@@ -60,7 +60,9 @@ class PeerLossTest {
 
         storage.stop();
         Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> !peers.get("store").isAvailable());
-        web.post().uri("/records/2").bodyValue(new byte[] { 4 }).exchange().expectStatus().isEqualTo(503);
+        web.post().uri("/records/2").bodyValue(new byte[] { 4 }).exchange().expectStatus().isEqualTo(503)
+                // A generic detail: the exception's message names the peer's address, for the log only.
+                .expectBody().jsonPath("$.detail").isEqualTo("the storage peer is unavailable; try again later");
         web.get().uri("/records/1").exchange().expectStatus().isEqualTo(503);
         Awaitility.await().atMost(Duration.ofSeconds(10))
                 .until(() -> availability.getReadinessState() == ReadinessState.REFUSING_TRAFFIC);
