@@ -103,7 +103,11 @@ import reactor.core.Disposable;
  * <p><b>Thread safety and lifetime.</b> Thread-safe. {@link #bindTo} may be called for several
  * registries; again for a registry it is bound to, it does nothing, and for a registry that
  * another binder of the same instance with equal tags is bound to, it throws an
- * {@link IllegalStateException}: both would count each operation. {@link #close()} is idempotent;
+ * {@link IllegalStateException}: both would count each operation. So it does for a registry that
+ * holds another instance's meters with equal tags: their meter ids would be the same, so the
+ * registry would keep the first instance's gauges for both (its server counts, and its loop meters
+ * where the loops' names are the same) and add both instances' operations into one timer; give
+ * each instance a tag of its own ({@code Tags.of("instance", name)}). {@link #close()} is idempotent;
  * meters of a {@link Cqflux} that was disposed keep their last values until then.
  */
 public final class CqfluxMetrics implements MeterBinder, AutoCloseable {
@@ -163,6 +167,16 @@ public final class CqfluxMetrics implements MeterBinder, AutoCloseable {
                 throw new IllegalStateException("registry " + registry + " is bound already to the meters of "
                         + cqflux + " with tags " + tags + " by another CqfluxMetrics: each operation would be counted"
                         + " twice; bind one CqfluxMetrics per instance and registry (or give them different tags)");
+            }
+            for (Key k : keys) {
+                if (k.cqflux() != cqflux && k.tags().equals(tags)) {
+                    keys.remove(key());
+                    throw new IllegalStateException("registry " + registry + " holds the meters of another instance, "
+                            + k.cqflux() + ", with the same tags " + tags + ": the meters of " + cqflux + " would have"
+                            + " the same ids, so the registry would show that instance's gauges for both and add both"
+                            + " instances' operations into one timer; give each instance a tag of its own (new"
+                            + " CqfluxMetrics(cqflux, Tags.of(\"instance\", name)))");
+                }
             }
             Binding b = new Binding(registry);
             bindings.add(b);

@@ -55,6 +55,31 @@ class CqfluxMetricsTest {
         }
     }
 
+    /**
+     * Two instances with equal tags in one registry would share meter ids: the registry would keep
+     * the first one's gauges for both. Refused, naming the remedy; with a tag each, both bind.
+     */
+    @Test
+    void twoInstancesWithEqualTagsInOneRegistry_areRefused_andWithATagEachBothBind() {
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        try (LoopbackPeer peer = CqfluxTest.loopback().start();
+                CqfluxMetrics client = new CqfluxMetrics(peer.client());
+                CqfluxMetrics server = new CqfluxMetrics(peer.server())) {
+            client.bindTo(registry);
+            IllegalStateException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalStateException.class,
+                    () -> server.bindTo(registry));
+            assertTrue(e.getMessage().contains("another instance") && e.getMessage().contains("a tag of its own"),
+                    e.getMessage());
+            client.close();
+            try (CqfluxMetrics a = new CqfluxMetrics(peer.client(), Tags.of("instance", "client"));
+                    CqfluxMetrics b = new CqfluxMetrics(peer.server(), Tags.of("instance", "server"))) {
+                a.bindTo(registry);
+                b.bindTo(registry);
+                assertEquals(2, registry.find("cqflux.server.connections").gauges().size());
+            }
+        }
+    }
+
     @Test
     void afterWritesAndReads_loopAndOperationMetersCountThem() {
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
