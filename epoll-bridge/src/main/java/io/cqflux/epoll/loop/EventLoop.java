@@ -436,6 +436,14 @@ public final class EventLoop implements AutoCloseable {
         return lifecycle.isRunning();
     }
 
+    /**
+     * {@return whether the loop ends, or ended, on a fatal error: true from the start of that end,
+     * before it fails what it owns (and before {@link #terminationFuture()} completes); any thread}
+     */
+    public boolean endedOnFatalError() {
+        return lifecycle.failed();
+    }
+
     /** {@return whether the loop has ended; any thread} */
     boolean isTerminated() {
         return lifecycle.isTerminated();

@@ -49,6 +49,8 @@ final class LoopLifecycle {
     private final CompletableFuture<Void> termination = new CompletableFuture<>();
     private final Object lock = new Object();
     private volatile int state = RUNNING;
+    /** The loop ends, or ended, on a fatal error ({@link #end}); set before what it owns is failed. */
+    private volatile boolean failed;
     /** Written under {@link #lock} before the state leaves RUNNING, read by the loop thread after. */
     private long gracefulDeadline;
 
@@ -76,6 +78,11 @@ final class LoopLifecycle {
         if (t instanceof LinkageError l) {
             throw l;
         }
+    }
+
+    /** {@return whether the loop ends, or ended, on a fatal error; any thread} */
+    boolean failed() {
+        return failed;
     }
 
     /** {@return whether the loop still runs (no shutdown requested); any thread} */
@@ -177,6 +184,10 @@ final class LoopLifecycle {
         assert loop.inEventLoop();
         try {
             if (fatal != null) {
+                // Told before anything it owns hears of the end: the connection failed here may
+                // be replaced at once, and the replacement must not be handed to this loop
+                // (LoopGroup#next in the reactive module reads it).
+                failed = true;
                 failEverything();
             }
         } catch (Throwable t) {

@@ -342,6 +342,16 @@ public final class ConnectionFactory {
                 sink.error(closed());
                 return;
             }
+            if (!loop.inEventLoop() || loop.endedOnFatalError()) {
+                // The loop ended on a fatal error while the native part ran (this runs after its
+                // end: on the loop's thread as it ends, or on the one that handed it over):
+                // nothing will adopt it.
+                b.release();
+                sink.error(new ConnectionException(ConnectionEvent.LOST, "connect to " + address + ": its event loop "
+                        + loop.name() + " ended before it could start the connection (on a fatal error that code"
+                        + " running on it threw; the log names it)"));
+                return;
+            }
             assert loop.inEventLoop() : "a connection is adopted on its loop " + loop.name();
             loop.noteSetup("cqflux.connect");
             ConnectionCore core = adopt(loop, b.spi, config, b.control, raw != null);

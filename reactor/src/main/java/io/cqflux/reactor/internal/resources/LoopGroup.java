@@ -1,5 +1,6 @@
 package io.cqflux.reactor.internal.resources;
 
+import io.cqflux.core.ResourceClosedException;
 import io.cqflux.epoll.LoopStats;
 import io.cqflux.epoll.loop.EventLoop;
 import java.time.Duration;
@@ -25,9 +26,24 @@ public final class LoopGroup {
         this.loops = loops.clone();
     }
 
-    /** {@return the loop for the next connection: round-robin over the group} */
+    /**
+     * {@return the loop for the next connection: round-robin over the group's loops, less those
+     * that ended on a fatal error} Such a loop (a JVM-fatal {@code Error} that subscriber code threw
+     * on it: docs/architecture.md, "Failure") is passed over: a connection handed to it would wait
+     * out its connect timeout for a thread that is gone.
+     *
+     * @throws ResourceClosedException when every loop of the group ended on a fatal error
+     */
     public EventLoop next() {
-        return loops[Math.floorMod(next.getAndIncrement(), loops.length)];
+        for (int tries = 0; tries < loops.length; tries++) {
+            EventLoop l = loops[Math.floorMod(next.getAndIncrement(), loops.length)];
+            if (!l.endedOnFatalError()) {
+                return l;
+            }
+        }
+        throw new ResourceClosedException("every event loop of this instance (" + names() + ") has ended, on a"
+                + " fatal error that code running on it threw (the log names it): the instance can serve no new"
+                + " connection; dispose it and build another");
     }
 
     /**
@@ -75,7 +91,7 @@ public final class LoopGroup {
     public List<String> stillRunning() {
         List<String> left = new ArrayList<>();
         for (EventLoop l : loops) {
-            if (!l.terminationFuture().isDone()) {
+            if (!l.endedOnFatalError()) {
                 left.add("event loop " + l.name() + " still running (a handler may block its thread)");
             }
         }
