@@ -1,6 +1,7 @@
 package io.cqflux.test;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.cqflux.core.RegionAccess;
 import io.cqflux.reactor.Cqflux;
@@ -140,6 +141,55 @@ class HostilePeerTest extends HostilePeerContract {
             }
         }
         aProperClientIsStillServed();
+    }
+
+    /**
+     * Clients that send part of a connection request (libfabric 1.17 tcp's 32-byte header, which
+     * announces 4 bytes of private data) and then nothing, their sockets kept open. The provider
+     * reads requests with a blocking recv inside the listener's event-queue read, which the
+     * server's loop makes: before RequestReadBound one such socket held that loop, and every
+     * connection it served, for as long as the socket stayed open. Now each holds it at most the
+     * bound (10 ms): the neighbour and a proper client are served at once, and once the sockets
+     * close the loop does not spin on them.
+     */
+    @Test
+    void partialConnectionRequests_holdTheServersLoopNoLongerThanTheBound() throws Exception {
+        byte[] header = new byte[32];
+        header[0] = 3;
+        header[3] = 4;
+        header[24] = 1;
+        List<Socket> partial = new ArrayList<>();
+        long fds0 = openFds();
+        try {
+            for (int i = 0; i < 16; i++) {
+                Socket k = new Socket(publicServer.address().getAddress(), publicServer.address().getPort());
+                partial.add(k);
+                k.getOutputStream().write(header);
+                k.getOutputStream().flush();
+            }
+            Thread.sleep(100);
+            long t0 = System.nanoTime();
+            neighbourStillWorks();
+            aProperClientIsStillServed();
+            long ms = (System.nanoTime() - t0) / 1_000_000;
+            System.out.printf("FACT fabric/tcp: beside 16 partial connection requests, the neighbour and a proper"
+                    + " client were served in %d ms%n", ms);
+            assertTrue(ms < 3_000, "served after " + ms + " ms");
+        } finally {
+            for (Socket k : partial) {
+                k.close();
+            }
+        }
+        Thread.sleep(200);
+        io.cqflux.epoll.LoopStats before = server.loopStats().getFirst();
+        Thread.sleep(500);
+        io.cqflux.epoll.LoopStats after = server.loopStats().getFirst();
+        long wakeups = after.wakeups() - before.wakeups();
+        System.out.printf("FACT fabric/tcp: after the partial requests' sockets closed, the server's first loop woke %d"
+                + " times in 500 ms; open fds %d before, %d after%n", wakeups, fds0, openFds());
+        assertTrue(wakeups < 200, "the server's loop spins on closed sockets: " + wakeups + " wake-ups in 500 ms");
+        aProperClientIsStillServed();
+        neighbourStillWorks();
     }
 
     @Test

@@ -116,6 +116,9 @@ final class FabricListener implements Listener {
             FabricLibrary.check("fi_getname", fi_ops_cm.getname.invoke(fi_ops_cm.getname(cm), pep, addr, len),
                     address.toString());
             InetSocketAddress bound = sockaddr(addr, address);
+            if (transport.isTcp()) {
+                RequestReadBound.apply(bound); // a client that stops mid-request must not hold the reader
+            }
             return new FabricListener(transport, config, eq, pep, bound);
         } catch (RuntimeException e) {
             // fi_endpoint(3): the passive endpoint before the EQ it is bound to.

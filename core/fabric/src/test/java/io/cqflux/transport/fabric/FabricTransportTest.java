@@ -3,6 +3,7 @@ package io.cqflux.transport.fabric;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -317,6 +318,54 @@ class FabricTransportTest extends TransportFixture {
         pump.until("REJECTED", DEADLINE, () -> !s.events.isEmpty());
         assertEquals(java.util.List.of(ConnectionEvent.REJECTED), s.events);
         assertArrayEquals(reason, c.peerPrivateData(), "the reject's data, byte for byte");
+    }
+
+    /**
+     * A client that sends part of a connection request (libfabric 1.17 tcp's 32-byte header, which
+     * announces 4 bytes of private data) and then nothing, its socket kept open: the listener's read
+     * returns within RequestReadBound's bound (the provider reads requests with a blocking recv, so
+     * without it this read waited for as long as the socket stayed open, and with it the server's
+     * loop), and a well-formed client after it is reported. cm_stall_probe.c shows the same in C.
+     */
+    @Test
+    void aPartialConnectionRequest_holdsTheListenersReadNoLongerThanTheBound_andAClientAfterItIsReported()
+            throws Exception {
+        io.cqflux.core.spi.Listener l = closeLater(server.listen(listenAddress(), config()));
+        assertTrue(RequestReadBound.listeningFd(l.address()) >= 0, "the listening socket is found");
+        byte[] header = new byte[32];
+        header[0] = 3; // version
+        header[3] = 4; // 4 bytes of private data announced (big-endian u16 at 2)
+        header[24] = 1;
+        try (java.net.Socket raw = new java.net.Socket(l.address().getAddress(), l.address().getPort())) {
+            raw.getOutputStream().write(header);
+            raw.getOutputStream().flush();
+            // Without the bound the read below would wait for as long as this socket is open: the
+            // socket closes after 2 s whatever happens, so that such a read fails the test, not hangs it.
+            java.util.concurrent.CompletableFuture.delayedExecutor(2, java.util.concurrent.TimeUnit.SECONDS)
+                    .execute(() -> {
+                        try {
+                            raw.close();
+                        } catch (java.io.IOException e) {
+                            // closed already
+                        }
+                    });
+            Thread.sleep(50); // the header is there: the listener's queue sees the socket readable
+            long longest = 0;
+            long end = System.nanoTime() + 300_000_000L;
+            while (System.nanoTime() < end) {
+                long t0 = System.nanoTime();
+                assertNull(l.nextRequest(), "the partial request is never reported");
+                longest = Math.max(longest, System.nanoTime() - t0);
+            }
+            System.out.printf("FACT fabric/tcp: a partial connection request held the listener's read at most %.1f ms"
+                    + " (bound %d ms)%n", longest / 1e6, RequestReadBound.BOUND.toMillis());
+            assertTrue(longest < 200_000_000L, "the listener's read was held " + longest / 1_000_000 + " ms");
+            java.util.Deque<io.cqflux.core.spi.ConnectionRequest> reqs = pump.add(l);
+            io.cqflux.core.spi.Connection c = closeLater(client.connect(l.address(), config(), bytes("after")));
+            pump.add("client", c);
+            pump.until("the well-formed request", DEADLINE, () -> !reqs.isEmpty());
+            reqs.poll().reject();
+        }
     }
 
     @Test
