@@ -100,6 +100,11 @@ final class FaultyTransport implements Transport {
     }
 
     @Override
+    public void checkPeerHandshake(byte[] handshake) {
+        inner.checkPeerHandshake(handshake);
+    }
+
+    @Override
     public LocalRegion register(MemorySegment memory, Set<RegionAccess> access) {
         return inner.register(memory, access);
     }

@@ -144,6 +144,54 @@ class HostilePeerTest extends HostilePeerContract {
     }
 
     /**
+     * Hellos well-formed as hellos whose parts are not: a region descriptor of 3 bytes, 32 bytes of
+     * garbage as one, a control-words descriptor of 5 bytes, a handshake of 7 bytes on a transport
+     * that has none. They are refused before anything is accepted and counted as malformed hellos;
+     * before, each was accepted (control words and exposures registered for it, the authenticator
+     * asked) and then ended once established, counted nowhere.
+     */
+    @Test
+    void wellFormedHellosWithMalformedParts_areRefusedBeforeTheAccept_andCounted() {
+        byte[] garbage = new byte[32];
+        new java.util.Random(11).nextBytes(garbage);
+        byte[] garbageRegion = new byte[4 + 2 + 32 + 2];
+        garbageRegion[0] = 'C';
+        garbageRegion[1] = 'Q';
+        garbageRegion[2] = 3;
+        garbageRegion[3] = 1;
+        garbageRegion[5] = 32;
+        System.arraycopy(garbage, 0, garbageRegion, 6, 32);
+        byte[][] hellos = {
+            {'C', 'Q', 3, 1, 0, 3, 1, 2, 3, 0, 0},          // one region of 3 bytes, no handshake, no control words
+            garbageRegion,                                  // one region of 32 random bytes
+            {'C', 'Q', 3, 0, 0, 5, 1, 2, 3, 4, 5},          // control words' descriptor of 5 bytes
+            {'C', 'Q', 3, 0, 7, 1, 2, 3, 4, 5, 6, 7, 0},    // a handshake of 7 bytes: fabric has none
+        };
+        io.cqflux.reactor.RdmaServer s = server.bind(listenAddress(), io.cqflux.reactor.AcceptOptions.exposing(readOnly))
+                .block(T);
+        try {
+            for (byte[] hello : hellos) {
+                reactor.test.StepVerifier.create(attacker.connect(s.address(),
+                                io.cqflux.reactor.ConnectOptions.rawPrivateData(hello)))
+                        .expectErrorSatisfies(e -> {
+                            io.cqflux.core.ConnectionException c = org.junit.jupiter.api.Assertions.assertInstanceOf(
+                                    io.cqflux.core.ConnectionException.class, e,
+                                    () -> "hello " + java.util.HexFormat.of().formatHex(hello));
+                            assertEquals(io.cqflux.core.ConnectionEvent.REJECTED, c.event(), c::toString);
+                            assertTrue(c.getMessage().contains("malformed hello: "), c::getMessage);
+                        })
+                        .verify(T);
+            }
+            assertEquals(hellos.length, s.stats().malformedHellos(), () -> "" + s.stats());
+            assertEquals(0, s.stats().exposures(), () -> "" + s.stats());
+            aProperClientIsServedBy(s.address());
+        } finally {
+            s.disposeNow(T);
+        }
+        neighbourStillWorks();
+    }
+
+    /**
      * Clients that send part of a connection request (libfabric 1.17 tcp's 32-byte header, which
      * announces 4 bytes of private data) and then nothing, their sockets kept open. The provider
      * reads requests with a blocking recv inside the listener's event-queue read, which the

@@ -127,6 +127,23 @@ public interface Transport extends Registrar, AutoCloseable {
     RemoteRegion remoteRegion(byte[] descriptor);
 
     /**
+     * Checks a peer's handshake bytes as its connection's {@link Connection#applyPeerHandshake}
+     * will take them in, before any connection exists: a server refuses a request whose handshake
+     * is malformed before it accepts anything. The default, for transports without a handshake
+     * (fabric), accepts only empty bytes.
+     *
+     * @param handshake the bytes, possibly empty
+     * @throws IllegalArgumentException when they are malformed, naming their length and the expected one
+     */
+    default void checkPeerHandshake(byte[] handshake) {
+        if (handshake == null || handshake.length != 0) {
+            throw new IllegalArgumentException("peer handshake of "
+                    + (handshake == null ? "null" : handshake.length + " bytes") + ": transport " + name()
+                    + " has no handshake, expected 0 bytes");
+        }
+    }
+
+    /**
      * Makes a peer region from the transport's own descriptor ({@link LocalRegion#rawDescriptor()}
      * on a cqflux peer, or what a peer not written with cqflux sends), with the access the caller
      * states. Where the raw form carries the owner's usage (rpma: the last byte of librpma's

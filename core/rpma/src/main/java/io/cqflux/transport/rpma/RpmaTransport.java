@@ -310,6 +310,18 @@ final class RpmaTransport implements Transport {
     }
 
     /**
+     * Empty (a peer that sent none keeps librpma's default configuration) or a peer configuration
+     * descriptor of this library's size, as RpmaPeerConfig#apply takes it once established.
+     */
+    @Override
+    public void checkPeerHandshake(byte[] peer) {
+        if (peer == null || (peer.length != 0 && peer.length != handshake.length)) {
+            throw new IllegalArgumentException("peer configuration descriptor of "
+                    + (peer == null ? "null" : peer.length + " bytes") + ", expected 0 or exactly " + handshake.length);
+        }
+    }
+
+    /**
      * Registers memory ({@code rpma_mr_reg(3)}). {@link RegionAccess#FLUSH_TYPE_PERSISTENT} only
      * where this side declared direct write to persistent memory: librpma trusts the declaration
      * (its peer configuration is all a peer's {@code rpma_flush} checks), so without it a

@@ -11,6 +11,7 @@ import io.cqflux.reactor.AcceptOptions;
 import io.cqflux.reactor.RdmaConnection;
 import io.cqflux.reactor.RdmaServer;
 import io.cqflux.reactor.Region;
+import io.cqflux.reactor.internal.connection.PeerControl;
 import io.cqflux.reactor.internal.connection.PeerHello;
 import io.cqflux.reactor.internal.connection.SharedReceivePool;
 import io.cqflux.reactor.internal.resources.ApiAccess;
@@ -239,6 +240,7 @@ public final class ServerCore {
             try {
                 hello = PeerHello.decode(req.privateData());
                 checkParameters(hello);
+                checkParts(hello);
             } catch (RuntimeException e) {
                 admission.malformedHello("rejecting a connection request on " + address + " from "
                         + ServerAdmission.peerOf(req) + ": " + e.getMessage());
@@ -269,6 +271,31 @@ public final class ServerCore {
         if (p != null && p.length != 0 && p.length != want) {
             throw new IllegalArgumentException("connection parameters of " + p.length + " bytes, where this transport's"
                     + " have " + want);
+        }
+    }
+
+    /**
+     * Checks the parts of a hello that the connection takes in only once established
+     * (PeerHello#accept): the transport handshake, the control words' descriptor and the regions'
+     * descriptors, each parsed as that step will parse it, and what was made of it closed at once.
+     * A malformed part is so refused before anything is accepted (the authenticator asked, the
+     * control words and exposures registered), and counted as a malformed hello, rather than
+     * accepted and then ended once established, uncounted. Loop thread.
+     */
+    private void checkParts(PeerHello hello) {
+        io.cqflux.core.spi.Transport t = host.transport();
+        t.checkPeerHandshake(hello.handshake());
+        if (hello.control().length > 0) {
+            t.remoteRegion(hello.control(), PeerControl.PEER_WRITE_ONLY).close();
+        }
+        int i = 0;
+        for (byte[] d : hello.regions()) {
+            try {
+                t.remoteRegion(d).close();
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("region " + i + "'s descriptor: " + e.getMessage(), e);
+            }
+            i++;
         }
     }
 
