@@ -113,6 +113,20 @@ public final class Pipeline {
             out.print(Options.USAGE);
             return failed(OK, null);
         }
+        if (o.out != null) {
+            // The report is written after the run: a directory that cannot take it fails now,
+            // not after the whole run (Options' check of the nearest ancestor cannot tell, e.g.
+            // root under /proc).
+            try {
+                Files.createDirectories(o.out);
+                Path probe = Files.createTempFile(o.out, ".pipeline", ".probe");
+                Files.delete(probe);
+            } catch (IOException | RuntimeException e) {
+                String why = "--out " + o.out + " cannot take the report: " + e;
+                err.println("pipeline: " + why);
+                return failed(USAGE, why);
+            }
+        }
         return run(o, out, err);
     }
 

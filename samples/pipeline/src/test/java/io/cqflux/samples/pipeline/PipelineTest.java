@@ -38,6 +38,23 @@ class PipelineTest {
         return new Run(r, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
     }
 
+    /**
+     * An --out directory that cannot take the report fails before the run, not after it: /proc
+     * passes the options' check of the nearest existing ancestor (root may write there, by its
+     * permission bits) and takes no new file.
+     */
+    @Test
+    void anOutDirectoryThatCannotTakeTheReport_failsBeforeTheRun() {
+        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+        java.io.ByteArrayOutputStream err = new java.io.ByteArrayOutputStream();
+        long t0 = System.nanoTime();
+        Pipeline.Result r = Pipeline.run(new String[] {"--records", "2000000", "--quiet", "--out", "/proc/cqflux-x"},
+                new java.io.PrintStream(out, true), new java.io.PrintStream(err, true));
+        assertEquals(Pipeline.USAGE, r.status(), err.toString());
+        assertTrue(err.toString().contains("--out /proc/cqflux-x cannot take the report"), err.toString());
+        assertTrue(System.nanoTime() - t0 < 5_000_000_000L, "failed only after the run");
+    }
+
     @Test
     void twoHundredThousandRecords_throughASmallRing_allVerified_sourceHeldBackToTheRing() throws IOException {
         // A ring of 1024 slots for 200k records: it wraps about 200 times. The consumer sleeps

@@ -90,6 +90,16 @@ public final class Quickstart {
                 Path dir = Files.createTempDirectory("cqflux-quickstart");
                 file = dir.resolve("records.dat");
                 deleteFile = true;
+                // Also on Ctrl-C and SIGTERM, which run the JVM's shutdown hooks but not the finally
+                // below; deleted in reverse order: the file, then its directory.
+                dir.toFile().deleteOnExit();
+                file.toFile().deleteOnExit();
+            }
+            try {
+                checkSpace(o, file);
+            } catch (IllegalArgumentException e) {
+                err.println("quickstart: " + e.getMessage());
+                return USAGE;
             }
             return new Demo(o, file, out, err).run();
         } catch (Throwable t) {
@@ -109,6 +119,28 @@ public final class Quickstart {
                     // best effort clean-up of a temp file
                 }
             }
+        }
+    }
+
+    /**
+     * Refuses a run whose records do not fit where the file goes, before anything is written: the
+     * demo writes every byte of its {@code --count} x {@code --size} records there.
+     */
+    static void checkSpace(Options o, Path file) throws IOException {
+        Path dir = file.toAbsolutePath().getParent();
+        checkSpace(o, file, Files.getFileStore(dir).getUsableSpace());
+    }
+
+    /** {@link #checkSpace(Options, Path)} with the usable bytes given. */
+    static void checkSpace(Options o, Path file, long usable) throws IOException {
+        long total = (long) o.count * o.size;
+        long have = Files.exists(file) ? Files.size(file) : 0;
+        Path dir = file.toAbsolutePath().getParent();
+        if (total - have > usable) {
+            throw new IllegalArgumentException("--count " + o.count + " x --size " + o.size + " = " + total
+                    + " bytes of records do not fit in " + dir + " (" + usable + " bytes usable"
+                    + (have > 0 ? ", the file holds " + have : "") + "): choose fewer or smaller records, or --file"
+                    + " elsewhere");
         }
     }
 
@@ -163,8 +195,11 @@ public final class Quickstart {
                          StandardOpenOption.WRITE);
                  Cqflux server = builder().build();
                  Cqflux client = builder().build()) {
+                boolean fresh = ch.size() == 0;
                 MemorySegment mapped = ch.map(FileChannel.MapMode.READ_WRITE, 0, total, arena);
-                mapped.fill((byte) 0);
+                if (!fresh) {
+                    mapped.fill((byte) 0); // a fresh file reads as zeros already: no pass over it
+                }
                 // A PERSISTENT flush needs persistent memory at the server, declared with
                 // Cqflux.Builder.directWriteToPersistentMemory(true) (on rpma its handshake tells the
                 // client, rpma_flush(3)), and a transport that can make earlier writes persistent

@@ -43,6 +43,38 @@ class QuickstartTest {
         assertTrue(err.toString(StandardCharsets.UTF_8).contains("record 32 differs"), err.toString(StandardCharsets.UTF_8));
     }
 
+    /**
+     * Records within the options' bounds that do not fit where the file goes are refused before
+     * anything is written, naming the options and the space; before, the run wrote until the disk
+     * was full, then failed with an InternalError from the mapped memory. The check with a given
+     * free space (1 MiB), so that it holds on a machine of any disk; and the run's own path, with
+     * about 0.95 TiB of records where this machine's temp directory holds less.
+     */
+    @Test
+    void recordsThatDoNotFitTheDisk_areRefusedBeforeAnythingIsWritten_andExitTwo() throws Exception {
+        java.nio.file.Path dir = java.nio.file.Files.createTempDirectory("cqflux-quickstart-test");
+        java.nio.file.Path file = dir.resolve("big.dat");
+        try {
+            Options o = Options.parse(new String[] {"--count", "64", "--size", "65536"});
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                    () -> Quickstart.checkSpace(o, file, 1 << 20));
+            assertTrue(e.getMessage().contains("--count 64 x --size 65536 = 4194304 bytes")
+                    && e.getMessage().contains("1048576 bytes usable"), e.getMessage());
+            Quickstart.checkSpace(o, file, 8 << 20); // fits
+            long total = 1_000_000L * 1_048_576L;
+            if (java.nio.file.Files.getFileStore(dir).getUsableSpace() < total) {
+                Run r = run("--transport", "fabric", "--count", "1000000", "--size", "1048576", "--quiet",
+                        "--file", file.toString());
+                assertEquals(2, r.status(), r.out() + r.err());
+                assertTrue(r.err().contains("do not fit"), r.err());
+                assertTrue(!java.nio.file.Files.exists(file), "nothing was written");
+            }
+        } finally {
+            java.nio.file.Files.deleteIfExists(file);
+            java.nio.file.Files.delete(dir);
+        }
+    }
+
     @Test
     void invalidOption_printsUsage_andExitsTwo() {
         Run r = run("--count", "zero");
