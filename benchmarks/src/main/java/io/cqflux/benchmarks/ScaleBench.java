@@ -82,9 +82,14 @@ import java.util.stream.Stream;
  * <p>With {@code -B true} every instance of this process (the storm mode's too) runs its set-up
  * and close threads at background priority ({@code Cqflux.Builder#backgroundPriority}).
  *
+ * <p>With {@code -N true} the storm mode's connecting client (every thread of its instance, and
+ * the thread that subscribes its connects) runs at the lowest CPU priority, nice +19: on this one
+ * host it stands for clients on other hosts, which take none of the server's cores, as far as a
+ * shared host can show that (what it leaves the server is what two cores leave).
+ *
  * <p>Usage: {@code ScaleBench [-n 0,10,100,1000] [-s BLOCKING,ADAPTIVE,BUSY_POLL]
  * [-o write.8,read.8,write.4096,read.4096] [-i max-ops] [-w warm-up] [-t seconds] [-G group]
- * [-K keep-alive-ms] [-B true|false]
+ * [-K keep-alive-ms] [-B true|false] [-N true|false]
  * [-P per-child] [-C fabric_scale_bench|none [-I c-iterations]] [-c connects [-p in-flight] [-q sequential]]}.
  */
 public final class ScaleBench {
@@ -99,6 +104,8 @@ public final class ScaleBench {
     static String keepAliveMillis;
     /** {@code -B}: every instance's set-up and close threads at background priority. */
     static boolean backgroundPriority;
+    /** {@code -N}: the storm's connecting client at the lowest CPU priority (StormBench). */
+    static boolean nicedStormClient;
 
     private ScaleBench() {
     }
@@ -124,9 +131,10 @@ public final class ScaleBench {
         group = null; // set by -G for this run only
         keepAliveMillis = null; // set by -K for this run only
         backgroundPriority = false; // set by -B for this run only
+        nicedStormClient = false; // set by -N for this run only
         for (int i = 0; i < args.length; i++) {
             if (i + 1 == args.length) {
-                throw new IllegalArgumentException(args[i] + " wants a value (-n, -s, -o, -i, -w, -t, -G, -K, -B, -P, -C, -I,"
+                throw new IllegalArgumentException(args[i] + " wants a value (-n, -s, -o, -i, -w, -t, -G, -K, -B, -N, -P, -C, -I,"
                         + " -c, -R, -p, -q)");
             }
             switch (args[i]) {
@@ -146,8 +154,9 @@ public final class ScaleBench {
                 case "-G" -> group = args[++i];
                 case "-K" -> keepAliveMillis = args[++i];
                 case "-B" -> backgroundPriority = parseFlag("-B", args[++i]);
+                case "-N" -> nicedStormClient = parseFlag("-N", args[++i]);
                 default -> throw new IllegalArgumentException("unknown argument " + args[i]
-                        + " (-n, -s, -o, -i, -w, -t, -G, -K, -B, -P, -C, -I, -c, -R, -p, -q)");
+                        + " (-n, -s, -o, -i, -w, -t, -G, -K, -B, -N, -P, -C, -I, -c, -R, -p, -q)");
             }
         }
         if (counts.length == 0 || counts[0] < 0) {
@@ -202,10 +211,10 @@ public final class ScaleBench {
         if (storm > 0) {
             Object[] o = parseOp(ops.getFirst());
             System.out.printf(Locale.ROOT, "# %s java=%s cpus=%d load=%s fd-limit=%s storm: -c %d -p %d -s %s -o %s -t %s"
-                    + " keep-alive=%s background-priority=%b%n", Instant.now(), Runtime.version(),
+                    + " keep-alive=%s background-priority=%b niced-storm-client=%b%n", Instant.now(), Runtime.version(),
                     Runtime.getRuntime().availableProcessors(), LoadAverage.read(3, " "), fdLimit(), storm, parallel,
                     strategies.getFirst(), ops.getFirst(), seconds,
-                    keepAliveMillis == null ? "default" : keepAliveMillis + " ms", backgroundPriority);
+                    keepAliveMillis == null ? "default" : keepAliveMillis + " ms", backgroundPriority, nicedStormClient);
             StormBench.run(Strategies.of(strategies.getFirst()), strategies.getFirst(), (String) o[0], (Integer) o[1],
                     storm, parallel, seconds, sequential);
             return;

@@ -3,6 +3,7 @@ package io.cqflux.benchmarks;
 import io.cqflux.core.RegionAccess;
 import io.cqflux.epoll.LoopStats;
 import io.cqflux.epoll.WaitStrategy;
+import io.cqflux.epoll.loop.BackgroundPriority;
 import io.cqflux.reactor.AcceptOptions;
 import io.cqflux.reactor.Authenticator;
 import io.cqflux.reactor.ConnectOptions;
@@ -116,7 +117,7 @@ final class StormBench {
         try (Arena arena = Arena.ofShared();
              Cqflux server = builder(strategy).build();
              Cqflux busyClient = builder(strategy).build();
-             Cqflux stormClient = builder(strategy).build()) {
+             Cqflux stormClient = clientBuilt(builder(strategy))) {
             Region exposed = server.register(arena.allocate(REGION, 4096), RegionAccess.WRITE_DST,
                     RegionAccess.READ_SRC);
             RdmaServer listening = server.bind(new InetSocketAddress(lo, 0), c -> c.onDispose(), exposed)
@@ -190,7 +191,7 @@ final class StormBench {
         try (Arena arena = Arena.ofShared();
              Cqflux server = builder(strategy).build();
              Cqflux busyClient = builder(strategy).build();
-             Cqflux floodClient = builder(strategy).build()) {
+             Cqflux floodClient = clientBuilt(builder(strategy))) {
             Region exposed = server.register(arena.allocate(REGION, 4096), RegionAccess.WRITE_DST,
                     RegionAccess.READ_SRC);
             AcceptOptions options = AcceptOptions.exposing(exposed);
@@ -267,6 +268,9 @@ final class StormBench {
                                Runnable work) {
         long t0 = System.nanoTime();
         CompletableFuture<Long> done = CompletableFuture.supplyAsync(() -> {
+            if (ScaleBench.nicedStormClient) {
+                BackgroundPriority.lowerCallingThread(); // it subscribes the client's connects
+            }
             work.run();
             return System.nanoTime();
         }, r -> Thread.ofPlatform().name("storm").start(r));
@@ -439,6 +443,28 @@ final class StormBench {
             }
         }
         return s;
+    }
+
+    /**
+     * Builds the connecting client's instance; with {@code -N true} on a thread of its own whose
+     * CPU priority is lowered first (nice +19), so that every thread the instance starts (its
+     * loop, its set-up and close threads) inherits it (sched(7)): clients that take only what the
+     * server and the busy pair leave of the host, as clients on other hosts would take nothing.
+     */
+    private static Cqflux clientBuilt(Cqflux.Builder b) {
+        if (!ScaleBench.nicedStormClient) {
+            return b.build();
+        }
+        CompletableFuture<Cqflux> built = new CompletableFuture<>();
+        Thread.ofPlatform().name("storm-client-builder").start(() -> {
+            try {
+                BackgroundPriority.lowerCallingThread();
+                built.complete(b.build());
+            } catch (RuntimeException | Error e) {
+                built.completeExceptionally(e);
+            }
+        });
+        return built.join();
     }
 
     static Cqflux.Builder builder(WaitStrategy strategy) {
