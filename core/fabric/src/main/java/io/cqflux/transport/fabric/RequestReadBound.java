@@ -35,7 +35,8 @@ import java.time.Duration;
  *       provider's read of them never waits.</li>
  *   <li>On Linux an accepted socket takes over its listening socket's {@code SO_RCVTIMEO}
  *       (socket(7)). With it set on the passive endpoint's socket, the read above returns after
- *       that time, the provider drops the request, and the client's connect is never answered;
+ *       that time, the provider stops reading that request (the client's connect is never
+ *       answered; the socket is closed once the client closes it), and
  *       a well-formed request is still reported.</li>
  * </ul>
  * The provider does not say which fd is its listening socket: it is found among

@@ -72,6 +72,8 @@ final class KeepAlive {
     private boolean probeInFlight;
     /** {@link #lastLife} when the outstanding probe was posted. */
     private long lifeAtProbe;
+    /** Ticks were armed ({@link #established}): only then is life recorded. Loop thread only. */
+    private boolean active;
     private LoopTimer.Timeout timer;
     private volatile boolean stopped;
     /** Probes posted, in total: a metric, written on the loop only. */
@@ -95,6 +97,7 @@ final class KeepAlive {
     /** Loop thread: the connection is established; ticks begin when the peer takes part and keep-alive is on. */
     void established() {
         if (intervalNanos > 0 && control.enabled() && control.peerReadable() && !stopped) {
+            active = true;
             lastLife = loop.unitClock();
             arm(intervalNanos);
         }
@@ -102,7 +105,7 @@ final class KeepAlive {
 
     /** Loop thread, per completion of the connection: a sign of life. */
     void life() {
-        if (intervalNanos != 0) { // off: no clock for nothing (a read per completion without the detection)
+        if (active) { // no keep-alive: no clock for nothing (a read per completion without the detection)
             lastLife = loop.unitClock();
         }
     }

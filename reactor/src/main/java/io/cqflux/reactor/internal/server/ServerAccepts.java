@@ -19,6 +19,7 @@ import io.cqflux.reactor.internal.connection.SharedReceivePool;
 import io.cqflux.reactor.internal.resources.SetupThread;
 import java.time.Duration;
 import java.util.List;
+import reactor.core.Exceptions;
 import reactor.util.Logger;
 import reactor.util.Loggers;
 
@@ -125,7 +126,10 @@ final class ServerAccepts {
      * Each step's {@code Error} is handled as its exceptions are: the bindings wrap a downcall's
      * unexpected {@code Throwable} in an {@code AssertionError}, and a step that let it pass would
      * leave the request unanswered (its client waiting out its connect timeout) and its pending
-     * handshake's slot held for the server's life.
+     * handshake's slot held for the server's life. A JVM-fatal one ({@code VirtualMachineError},
+     * {@code LinkageError}) is rethrown once the request is answered and let go, as the rest of the
+     * library does (Reactor's {@code Exceptions.throwIfJvmFatal}): on the server's loop it ends the
+     * loop; on the set-up thread it is logged there.
      */
     private void build(ServerAdmission.Handshake h, byte[] rawData, SharedReceivePool shared) {
         ConnectionRequest req = h.req;
@@ -177,7 +181,11 @@ final class ServerAccepts {
             }
             closeExposures(exposures);
             closeScope(scope);
-            LOG.warn("refusing a connection on " + server.address() + ": " + e.getMessage());
+            if (e instanceof Error) {
+                LOG.warn("refusing a connection on " + server.address(), e); // its cause, not only its message
+            } else {
+                LOG.warn("refusing a connection on " + server.address() + ": " + e.getMessage());
+            }
             // Nothing was accepted: the client reads a short reason where the reject carries one
             // (fi_reject(3)), not the transport's "nothing listens"; the detail, which names the
             // server's regions, stays in the log line above.
@@ -189,6 +197,7 @@ final class ServerAccepts {
                     ? "the memory of a region this server exposes was freed; the server's log has the detail"
                     : "the server could not set up the connection; the server's log has the cause");
             back(() -> failed(h, shared));
+            Exceptions.throwIfJvmFatal(e); // answered and let go: a fatal one goes on as elsewhere
             return;
         }
         ReceivePool early;
@@ -202,10 +211,27 @@ final class ServerAccepts {
             LOG.warn("posting receives before accepting a connection on " + server.address() + " failed; the request"
                     + " is rejected", e);
             back(() -> failed(h, shared));
+            Exceptions.throwIfJvmFatal(e);
             return;
         }
         // Chosen first: the transport may bind the connection to that loop's queues.
-        EventLoop target = host.nextLoop().get();
+        EventLoop target;
+        try {
+            target = host.nextLoop().get();
+        } catch (RuntimeException e) {
+            // Every loop ended on a fatal error (LoopGroup#next): the request goes first, with the
+            // receives posted on it, then what was built for it.
+            refusals.rejectQuietly(req);
+            if (early != null) {
+                early.close();
+            }
+            control.close();
+            closeExposures(exposures);
+            closeScope(scope);
+            LOG.warn("no loop to accept a connection on " + server.address() + "; the request is rejected", e);
+            back(() -> failed(h, shared));
+            return;
+        }
         Connection spi;
         try {
             if (!tells) {
@@ -227,6 +253,7 @@ final class ServerAccepts {
             }
             LOG.warn("accepting a connection on " + server.address() + " failed", e);
             back(() -> failed(h, shared));
+            Exceptions.throwIfJvmFatal(e);
             return;
         }
         // The scope's own hold goes: its domain now lives as long as the connection, the control
@@ -243,6 +270,7 @@ final class ServerAccepts {
             // on the server's loop, the connection before what it used.
             LOG.warn("setting up a connection accepted on " + server.address() + " failed; it is closed", e);
             back(() -> discardUnadopted(h, spi, c, x, early, shared));
+            Exceptions.throwIfJvmFatal(e);
             return;
         }
         back(() -> adoptAndStart(h, spi, core, c, x, early, shared, target, sc));

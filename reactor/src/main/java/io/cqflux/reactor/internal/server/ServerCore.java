@@ -242,6 +242,16 @@ public final class ServerCore {
                 checkParameters(hello);
                 checkParts(hello);
             } catch (RuntimeException e) {
+                if (!(e instanceof IllegalArgumentException)) {
+                    // Not the peer's fault (the transport closing, a native failure parsing a
+                    // descriptor): not a malformed hello, and not counted as one.
+                    LOG.warn("rejecting a connection request on " + address + " from " + ServerAdmission.peerOf(req)
+                            + ": checking its hello failed", e);
+                    refusals.rejectWithReason(req, "the server could not set up the connection; the server's log has"
+                            + " the cause");
+                    h.done();
+                    continue;
+                }
                 admission.malformedHello("rejecting a connection request on " + address + " from "
                         + ServerAdmission.peerOf(req) + ": " + e.getMessage());
                 // The client reads a short reason; the detail, which names the server's options,

@@ -39,9 +39,9 @@ class PipelineTest {
     }
 
     /**
-     * An --out directory that cannot take the report fails before the run, not after it: /proc
-     * passes the options' check of the nearest existing ancestor (root may write there, by its
-     * permission bits) and takes no new file.
+     * An --out directory that cannot take the report fails before the run, not after it: for root,
+     * /proc passes the options' check of the nearest existing ancestor (permission bits do not
+     * bind root) and takes no new file.
      */
     @Test
     void anOutDirectoryThatCannotTakeTheReport_failsBeforeTheRun() {
@@ -51,7 +51,9 @@ class PipelineTest {
         Pipeline.Result r = Pipeline.run(new String[] {"--records", "2000000", "--quiet", "--out", "/proc/cqflux-x"},
                 new java.io.PrintStream(out, true), new java.io.PrintStream(err, true));
         assertEquals(Pipeline.USAGE, r.status(), err.toString());
-        assertTrue(err.toString().contains("--out /proc/cqflux-x cannot take the report"), err.toString());
+        // Root passes the options' check of /proc (its permission bits do not bind root) and meets
+        // the probe; anyone else is refused by the options' check already.
+        assertTrue(err.toString().contains("--out /proc/cqflux-x"), err.toString());
         assertTrue(System.nanoTime() - t0 < 5_000_000_000L, "failed only after the run");
     }
 
