@@ -197,8 +197,8 @@ class HostilePeerTest extends HostilePeerContract {
      * reads requests with a blocking recv inside the listener's event-queue read, which the
      * server's loop makes: before RequestReadBound one such socket held that loop, and every
      * connection it served, for as long as the socket stayed open. Now each holds it at most the
-     * bound (2 ms, rounded up to the kernel's tick): the neighbour and a proper client are served at once, and once the sockets
-     * close the loop does not spin on them.
+     * bound (2 ms, rounded up to the kernel's tick): the neighbour and a proper client are served
+     * at once, and once the sockets close the loop does not spin on them.
      */
     @Test
     void partialConnectionRequests_holdTheServersLoopNoLongerThanTheBound() throws Exception {
