@@ -74,6 +74,26 @@ class MemoryOwnershipTest {
     }
 
     /**
+     * A ByteBuffer whose arena was closed is refused at subscription, naming that, for a write and a
+     * send alike; before, it failed only at the lease's copy with a bare "Already closed".
+     */
+    @Test
+    void aByteBufferOfAClosedArena_isRefusedAtSubscription_namingIt() {
+        try (FaultRig rig = new FaultRig()) {
+            ByteBuffer freed;
+            try (Arena shared = Arena.ofShared()) {
+                freed = shared.allocate(64).asByteBuffer();
+            }
+            for (reactor.core.publisher.Mono<?> m : java.util.List.of(rig.conn.write(rig.remote(), 0, freed),
+                    rig.conn.send(freed))) {
+                IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> m.block(T));
+                assertTrue(e.getMessage().contains("memory was freed"), e.getMessage());
+            }
+            assertEquals(0, rig.client.buffers().leased(), "no lease was taken");
+        }
+    }
+
+    /**
      * A region whose memory was freed (its arena closed, against the docs' rule) would hand the
      * peer freed memory to write: a connect or bind that exposes it fails before anything is sent,
      * as its local use does; a server whose exposed region's memory was freed later refuses each

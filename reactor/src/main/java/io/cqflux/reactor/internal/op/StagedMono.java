@@ -151,10 +151,14 @@ public final class StagedMono<T> extends Mono<T> implements Scannable {
      * thread} The copy into a leased buffer may run on another thread (the one that hands the
      * lease over, usually a loop), which may not read a confined arena's memory.
      *
-     * @throws IllegalArgumentException when this thread may not read it either (another thread's
-     *     confined arena)
+     * @throws IllegalArgumentException when its memory was freed, or this thread may not read it
+     *     either (another thread's confined arena)
      */
     private static MemorySegment confinedCopy(MemorySegment source) {
+        if (!source.scope().isAlive()) {
+            // Told now, by name, rather than as the bare "Already closed" of the copy at the lease.
+            throw new IllegalArgumentException("the ByteBuffer's memory was freed (its arena is closed)");
+        }
         if (source.isAccessibleBy(NO_OWNER)) {
             return source;
         }
