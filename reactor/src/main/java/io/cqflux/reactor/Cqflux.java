@@ -306,7 +306,10 @@ public final class Cqflux implements Disposable, AutoCloseable {
      *
      * @param address the server
      * @return a cold Mono of the established connection; fails with a {@link ConnectionException}
-     *     ({@code REJECTED}, {@code UNREACHABLE}) when it cannot be established
+     *     ({@code REJECTED}, {@code UNREACHABLE}) when it cannot be established, with one of
+     *     {@code CLOSED} when this instance is disposed while it connects, and with a
+     *     {@link ResourceClosedException} when it was disposed before (or every one of its event
+     *     loops ended on a fatal error: docs/guide/threads-and-metrics.md)
      */
     public Mono<RdmaConnection> connect(InetSocketAddress address) {
         return connect(address, new Region[0]);

@@ -64,7 +64,7 @@ class FatalCallbackErrorTest {
     }
 
     @Test
-    void aFatalErrorInACallback_onTheOnlyLoop_makesTheNextConnectFailAtOnce_namingWhy() {
+    void aFatalErrorInACallback_onTheOnlyLoop_makesTheNextConnectAndBindFailAtOnce_namingWhy() {
         rig = new FaultRig(b -> b, b -> b.loops(1));
         endItsLoop(rig.conn);
         long t0 = System.nanoTime();
@@ -74,6 +74,11 @@ class FatalCallbackErrorTest {
         assertInstanceOf(ResourceClosedException.class, e, e.toString());
         assertTrue(e.getMessage().contains("every event loop"), e.getMessage());
         assertTrue(ms < 2_000, "failed after " + ms + " ms, not at once");
+        // A bind, whose server would listen on that (first) loop, says why it cannot.
+        RuntimeException b = assertThrows(RuntimeException.class, () -> rig.client.bind(
+                new java.net.InetSocketAddress(java.net.InetAddress.getLoopbackAddress(), 0)).block(T));
+        assertInstanceOf(ResourceClosedException.class, b, b.toString());
+        assertTrue(b.getMessage().contains("ended on a fatal error"), b.getMessage());
         // The connection of the ended loop failed with its loop's end.
         ConnectionException ended = assertInstanceOf(ConnectionException.class, assertThrows(RuntimeException.class,
                 () -> rig.conn.write(rig.conn.remoteRegion(0), 0, rig.local, 0, 8).block(T)));

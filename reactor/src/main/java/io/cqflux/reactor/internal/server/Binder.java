@@ -61,6 +61,12 @@ public final class Binder {
                 // Keys scoped to their connection that the transport cannot give fail the bind.
                 checkScopedKeys(options, API.transport(owner));
                 EventLoop loop = API.firstLoop(owner);
+                if (loop.endedOnFatalError()) {
+                    // Servers listen on the first loop (LoopGroup#first): said why, not "shut down".
+                    throw new ResourceClosedException("cannot bind " + address + ": the first event loop of this"
+                            + " instance, " + loop.name() + ", where servers listen, ended on a fatal error that code"
+                            + " running on it threw (the log names it); dispose the instance and build another");
+                }
                 Runnable task = () -> {
                     loop.noteSetup("cqflux.bind"); // the library's own work: not a blocked-loop WARN
                     if (owner.isDisposed()) {
