@@ -500,11 +500,13 @@ public final class Checks {
      * @param data the bytes (null means none)
      * @param max the bound
      * @param what "connect" or "accept"
+     * @return {@code data}, or empty bytes for null: what a transport sends
      */
-    public static void privateData(byte[] data, int max, String what) {
+    public static byte[] privateData(byte[] data, int max, String what) {
         if (data != null && data.length > max) {
             throw new IllegalArgumentException(what + " private data of " + data.length
                     + " bytes exceeds the transport's maximum " + max);
         }
+        return data == null ? new byte[0] : data;
     }
 }

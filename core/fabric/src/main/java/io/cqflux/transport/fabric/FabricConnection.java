@@ -186,7 +186,7 @@ final class FabricConnection implements Connection {
                 // Nothing after the construction may throw without closing the connection.
                 int rc;
                 try {
-                    byte[] data = privateData(hello.apply(c.parameters()), transport.maxConnectPrivateData(),
+                    byte[] data = Checks.privateData(hello.apply(c.parameters()), transport.maxConnectPrivateData(),
                             "connect");
                     MemorySegment param = data.length == 0 ? MemorySegment.NULL
                             : tmp.allocateFrom(ValueLayout.JAVA_BYTE, data);
@@ -235,7 +235,7 @@ final class FabricConnection implements Connection {
         // Nothing after the construction may throw without closing the connection.
         try (Arena tmp = Arena.ofConfined()) {
             c.peerData = requestData.clone();
-            byte[] data = privateData(hello.apply(c.parameters()), transport.maxAcceptPrivateData(),
+            byte[] data = Checks.privateData(hello.apply(c.parameters()), transport.maxAcceptPrivateData(),
                     "accept");
             MemorySegment param = data.length == 0 ? MemorySegment.NULL : tmp.allocateFrom(ValueLayout.JAVA_BYTE, data);
             FabricLibrary.check("fi_accept", fi_ops_cm.accept.invoke(fi_ops_cm.accept(fid_ep.cm(c.ep)), c.ep, param,
@@ -245,12 +245,6 @@ final class FabricConnection implements Connection {
             throw e;
         }
         return c;
-    }
-
-    /** {@return {@code data} (empty for null) once it fits {@code max}: Checks#privateData's check} */
-    private static byte[] privateData(byte[] data, int max, String what) {
-        Checks.privateData(data, max, what);
-        return data == null ? new byte[0] : data;
     }
 
     /**

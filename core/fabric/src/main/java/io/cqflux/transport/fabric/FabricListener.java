@@ -374,8 +374,8 @@ final class FabricListener implements Listener {
 
         @Override
         public io.cqflux.core.spi.Connection accept(byte[] privateData, Object affinity) {
-            io.cqflux.core.internal.Checks.privateData(privateData, transport.maxAcceptPrivateData(), "accept");
-            byte[] data = privateData == null ? new byte[0] : privateData;
+            byte[] data = io.cqflux.core.internal.Checks.privateData(privateData, transport.maxAcceptPrivateData(),
+                    "accept");
             // Raw bytes carry no parameters: the peer never learns a tag, so the queue is its own.
             return accept(hs -> data, false, affinity);
         }

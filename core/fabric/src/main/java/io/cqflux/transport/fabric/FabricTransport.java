@@ -452,9 +452,8 @@ final class FabricTransport implements Transport, DomainHolder {
                               Object affinity) {
         Objects.requireNonNull(address, "address");
         Objects.requireNonNull(config, "config");
-        Checks.privateData(privateData, maxConnectPrivateData(), "connect");
+        byte[] data = Checks.privateData(privateData, maxConnectPrivateData(), "connect");
         ensureOpen();
-        byte[] data = privateData == null ? new byte[0] : privateData;
         // Raw bytes carry no parameters: the peer never learns a tag, so the queue is its own.
         return FabricConnection.connect(this, address, config, hs -> data, false, affinity);
     }
