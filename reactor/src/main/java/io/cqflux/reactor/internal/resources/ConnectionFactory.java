@@ -342,10 +342,10 @@ public final class ConnectionFactory {
                 sink.error(closed());
                 return;
             }
-            if (!loop.inEventLoop() || loop.endedOnFatalError()) {
+            if (loop.endedOnFatalError()) {
                 // The loop ended on a fatal error while the native part ran (this runs after its
-                // end: on the loop's thread as it ends, or on the one that handed it over):
-                // nothing will adopt it.
+                // end: on the loop's thread as it ends, or on the one that handed it over; an end
+                // by shutdown is the instance closing, above): nothing will adopt it.
                 b.release();
                 sink.error(new ConnectionException(ConnectionEvent.LOST, "connect to " + address + ": its event loop "
                         + loop.name() + " ended before it could start the connection (on a fatal error that code"

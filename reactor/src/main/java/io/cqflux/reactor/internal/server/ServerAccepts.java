@@ -146,6 +146,18 @@ final class ServerAccepts {
             });
             return;
         }
+        // Chosen first, before anything is built for the request: the transport may bind the
+        // connection to that loop's queues.
+        EventLoop target;
+        try {
+            target = host.nextLoop().get();
+        } catch (RuntimeException e) {
+            // Every loop ended on a fatal error (LoopGroup#next).
+            refusals.rejectQuietly(req);
+            LOG.warn("no loop to accept a connection on " + server.address() + "; the request is rejected", e);
+            back(() -> failed(h, shared));
+            return;
+        }
         PeerControl control = null;
         ExposureSet exposures = null;
         KeyScope scope = null;
@@ -176,11 +188,7 @@ final class ServerAccepts {
                 tells = hello.carriesParameters(host.transport().maxAcceptPrivateData());
             }
         } catch (RuntimeException | Error e) {
-            if (control != null) {
-                control.close();
-            }
-            closeExposures(exposures);
-            closeScope(scope);
+            closeBuilt(control, exposures, scope);
             if (e instanceof Error) {
                 LOG.warn("refusing a connection on " + server.address(), e); // its cause, not only its message
             } else {
@@ -204,32 +212,12 @@ final class ServerAccepts {
         try {
             early = receivesBeforeAccept(req);
         } catch (RuntimeException | Error e) {
-            control.close();
-            closeExposures(exposures);
-            closeScope(scope);
+            closeBuilt(control, exposures, scope);
             // receivesBeforeAccept rejected the request before it freed the pool.
             LOG.warn("posting receives before accepting a connection on " + server.address() + " failed; the request"
                     + " is rejected", e);
             back(() -> failed(h, shared));
             Exceptions.throwIfJvmFatal(e);
-            return;
-        }
-        // Chosen first: the transport may bind the connection to that loop's queues.
-        EventLoop target;
-        try {
-            target = host.nextLoop().get();
-        } catch (RuntimeException e) {
-            // Every loop ended on a fatal error (LoopGroup#next): the request goes first, with the
-            // receives posted on it, then what was built for it.
-            refusals.rejectQuietly(req);
-            if (early != null) {
-                early.close();
-            }
-            control.close();
-            closeExposures(exposures);
-            closeScope(scope);
-            LOG.warn("no loop to accept a connection on " + server.address() + "; the request is rejected", e);
-            back(() -> failed(h, shared));
             return;
         }
         Connection spi;
@@ -245,9 +233,7 @@ final class ServerAccepts {
                         .encode(host.transport().maxAcceptPrivateData()), target);
             }
         } catch (RuntimeException | Error e) {
-            control.close();
-            closeExposures(exposures);
-            closeScope(scope);
+            closeBuilt(control, exposures, scope);
             if (early != null) {
                 early.close(); // its receives went with the request
             }
@@ -456,6 +442,18 @@ final class ServerAccepts {
                 LOG.warn("freeing the shared receive pool failed", e);
             }
         }
+    }
+
+    /**
+     * Closes what an accept built before it failed: the control words, the exposures and the key
+     * scope's hold, each where there is one (the last two log a failure rather than throw it).
+     */
+    private static void closeBuilt(PeerControl control, ExposureSet exposures, KeyScope scope) {
+        if (control != null) {
+            control.close();
+        }
+        closeExposures(exposures);
+        closeScope(scope);
     }
 
     /** Gives up an accept's hold of its key scope; null: none. A failure is logged, not thrown. */
