@@ -3,6 +3,7 @@ package io.cqflux.transport.fabric;
 import static io.cqflux.transport.fabric.ffm.socket_h.SOL_SOCKET;
 import static io.cqflux.transport.fabric.ffm.socket_h.SO_ACCEPTCONN;
 import static io.cqflux.transport.fabric.ffm.socket_h.SO_RCVTIMEO;
+import static java.lang.foreign.MemoryLayout.PathElement.groupElement;
 
 import io.cqflux.core.internal.SocketAddresses;
 import io.cqflux.transport.fabric.ffm.socket_h;
@@ -58,31 +59,26 @@ final class RequestReadBound {
     private RequestReadBound() {
     }
 
-    /**
-     * Sets {@link #BOUND} as the receive timeout of the socket listening on {@code bound}.
-     *
-     * @return the socket's fd, or -1 when none was found (logged)
-     */
-    static int apply(InetSocketAddress bound) {
+    /** Sets {@link #BOUND} as the receive timeout of the socket listening on {@code bound}; where it cannot, says so. */
+    static void apply(InetSocketAddress bound) {
         int fd = listeningFd(bound);
         if (fd < 0) {
             LOG.log(System.Logger.Level.WARNING, "listener {0}: its listening socket was not found among"
                     + " /proc/self/fd, so a client that sends part of a connection request and then nothing can hold"
                     + " the server''s event loop for as long as it keeps its socket open (libfabric 1.17 tcp reads"
                     + " requests with a blocking recv)", bound);
-            return -1;
+            return;
         }
         try (Arena a = Arena.ofConfined()) {
             MemorySegment tv = a.allocate(socket_h.timeval$LAYOUT);
-            tv.set(ValueLayout.JAVA_LONG, 0, 0);
-            tv.set(ValueLayout.JAVA_LONG, 8, BOUND.toNanos() / 1_000);
+            tv.set(ValueLayout.JAVA_LONG, socket_h.timeval$LAYOUT.byteOffset(groupElement("tv_sec")), 0);
+            tv.set(ValueLayout.JAVA_LONG, socket_h.timeval$LAYOUT.byteOffset(groupElement("tv_usec")),
+                    BOUND.toNanos() / 1_000);
             if (socket_h.setsockopt(fd, SOL_SOCKET(), SO_RCVTIMEO(), tv, (int) tv.byteSize()) != 0) {
                 LOG.log(System.Logger.Level.WARNING, "listener {0}: setsockopt(SO_RCVTIMEO) on fd {1} failed; a"
                         + " client that stops mid-request can hold the server''s event loop", bound, fd);
-                return -1;
             }
         }
-        return fd;
     }
 
     /** {@return the fd of the socket that listens on {@code bound}'s address and port, or -1} */
