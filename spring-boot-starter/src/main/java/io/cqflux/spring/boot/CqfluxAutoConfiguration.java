@@ -131,7 +131,7 @@ public class CqfluxAutoConfiguration {
         set("cqflux.batch-size", p.getBatchSize(), () -> b.batchSize(p.getBatchSize()));
         set("cqflux.pending-limit", p.getPendingLimit(), () -> b.pendingLimit(p.getPendingLimit()));
         set("cqflux.operation-timeout", p.getOperationTimeout(), () -> b.operationTimeout(p.getOperationTimeout()));
-        set("cqflux.shutdown-timeout", p.getShutdownTimeout(), () -> b.shutdownTimeout(p.getShutdownTimeout()));
+        b.shutdownTimeout(shutdownTimeout(p));
         CqfluxKeepAliveProperties keepAlive = p.getKeepAlive();
         if (keepAlive.getInterval() != null && keepAlive.getInterval().isZero()) {
             // Unused with the keep-alive off, but checked: a later interval would meet it.
@@ -154,8 +154,7 @@ public class CqfluxAutoConfiguration {
             case BUSY_POLL -> b.waitStrategy(WaitStrategy.BUSY_POLL);
             case ADAPTIVE -> b.waitStrategy(adaptive);
         }
-        ConnectionConfig timed = checked("cqflux.connect-timeout", p.getConnectTimeout(),
-                () -> ConnectionConfig.DEFAULT.withTimeout(p.getConnectTimeout()));
+        ConnectionConfig timed = ConnectionConfig.DEFAULT.withTimeout(connectTimeout(p));
         if (p.getSendCredits() == null) {
             set("cqflux.connect-timeout", p.getConnectTimeout(), () -> b.connectionConfig(timed));
         } else {
@@ -201,9 +200,9 @@ public class CqfluxAutoConfiguration {
     }
 
     /**
-     * {@return {@code cqflux.connect-timeout}, checked against the instance's own bound} The
-     * lifecycle and the server read it beside an application's own instance too, for which
-     * {@link #builder} (where the starter's instance checks it) never runs.
+     * {@return {@code cqflux.connect-timeout}, checked against the instance's own bound} The one
+     * check of it: {@link #builder} takes it from here, and the lifecycle and the server read it
+     * beside an application's own instance too, for which the builder never runs.
      */
     static Duration connectTimeout(CqfluxProperties p) {
         checked("cqflux.connect-timeout", p.getConnectTimeout(),
