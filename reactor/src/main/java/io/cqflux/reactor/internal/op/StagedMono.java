@@ -148,13 +148,14 @@ public final class StagedMono<T> extends Mono<T> implements Scannable {
 
     /**
      * {@return the source itself, or a heap copy of it where its memory is confined to this
-     * thread} The copy into a leased buffer may run on another thread (the one that hands the
-     * lease over, usually a loop), which may not read a confined arena's memory.
+     * thread: bytes the copy into a leased buffer can read} That copy may run on another thread
+     * (the one that hands the lease over, usually a loop), which may not read a confined arena's
+     * memory, and memory freed by then fails it without a name.
      *
      * @throws IllegalArgumentException when its memory was freed, or this thread may not read it
      *     either (another thread's confined arena)
      */
-    private static MemorySegment confinedCopy(MemorySegment source) {
+    private static MemorySegment readableSource(MemorySegment source) {
         if (!source.scope().isAlive()) {
             // Told now, by name, rather than as the bare "Already closed" of the copy at the lease.
             throw new IllegalArgumentException("the ByteBuffer's memory was freed (its arena is closed)");
@@ -190,7 +191,7 @@ public final class StagedMono<T> extends Mono<T> implements Scannable {
             // its memory: against the region the pool will register, described, not registered.
             new OpMono(core, kind, remote, remoteOffset, API.describedRegion(pool), 0, s.length, 0, flushType).validate();
             if (buffer != null) {
-                s.source = confinedCopy(s.source); // checked first: a refused size is never copied
+                s.source = readableSource(s.source); // checked first: a refused size is never copied
             }
         } catch (RuntimeException e) {
             s.refused(e);
