@@ -76,9 +76,9 @@ final class ConnectionQueues {
             // Groups of K connections share one (CompletionGroup): O(K) per read. By default a
             // loop's first connections keep their own (LoopQueues#takeOwn). A peer's
             // notifications reach a member only by the tag its parameters tell the peer.
-            counted = groupable ? transport.loopQueues().takeOwn(affinity, home == transport) : null;
+            counted = groupable ? transport.loopQueues().takeOwn(affinity, transport.mayShareQueues(home)) : null;
             if (counted == null) {
-                m = transport.loopQueues().join(groupable ? affinity : null, home == transport,
+                m = transport.loopQueues().join(groupable ? affinity : null, transport.mayShareQueues(home),
                         config.completionQueueSize() + config.receiveCompletionQueueSize(), description);
             }
             if (m == null) {

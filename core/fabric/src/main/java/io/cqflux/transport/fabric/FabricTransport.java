@@ -60,6 +60,8 @@ final class FabricTransport implements Transport, DomainHolder {
     private final DomainOps ops;
     /** What the provider's info offers: capabilities, flush types, limits, modes. */
     private final ProviderProfile profile;
+    /** ProviderProfile#sharesQueuesAcrossDomains, for #mayShareQueues. */
+    private final boolean sharesQueuesAcrossDomains;
     /** Registers regions in its domain and the scoped ones, with its keys. */
     private final RegionRegistrar regions;
     private volatile boolean closed;
@@ -102,6 +104,8 @@ final class FabricTransport implements Transport, DomainHolder {
         this.trywaitFp = fi_ops_fabric.trywait(fops);
         this.ops = DomainOps.of(domain);
         this.profile = new ProviderProfile(provider, info, fabric, passiveEpFp);
+        this.sharesQueuesAcrossDomains = ProviderProfile.sharesQueuesAcrossDomains(provider,
+                FabricLibrary.libraryVersion());
         this.regions = new RegionRegistrar(this, name, profile.mrMode(), profile.keyBytes(),
                 profile.flushTypes(), profile.readAfterWriteOrdered());
     }
@@ -216,6 +220,15 @@ final class FabricTransport implements Transport, DomainHolder {
      */
     boolean isTcp() {
         return "tcp".equals(provider);
+    }
+
+    /**
+     * {@return whether an endpoint opened in {@code home} may share a completion queue of this
+     * transport's domain (LoopQueues)} Always in its own domain; in a connection's own
+     * (ScopedDomain) where that was measured to work ({@link ProviderProfile#sharesQueuesAcrossDomains}).
+     */
+    boolean mayShareQueues(DomainHolder home) {
+        return home == this || sharesQueuesAcrossDomains;
     }
 
     /** {@return the provider's key size in bytes (fi_domain(3) mr_key_size), 8 when it says none} */

@@ -84,8 +84,8 @@ final class LoopQueues {
      * {@link #giveBackOwn}); else {@code null}: it shares one ({@link #join}), or groups do not
      * apply to it}
      */
-    synchronized Object takeOwn(Object affinity, boolean ownDomain) {
-        if (ownPerLoop == 0 || groupSize <= 1 || affinity == null || !ownDomain || !transport.isTcp()) {
+    synchronized Object takeOwn(Object affinity, boolean mayShare) {
+        if (ownPerLoop == 0 || groupSize <= 1 || affinity == null || !mayShare || !transport.isTcp()) {
             return null;
         }
         int[] n = own.computeIfAbsent(affinity, a -> new int[1]);
@@ -118,17 +118,17 @@ final class LoopQueues {
     /**
      * {@return a slot in a completion-queue group of {@code affinity}'s loop for a new endpoint,
      * counting the endpoint, or {@code null} when its connection gets a queue of its own} Groups
-     * exist on tcp only, for connections of a loop in the transport's own domain (a scoped
-     * domain's endpoint needs a CQ of that domain: fi_endpoint(3)), when the group size is above
-     * 1. A group that is full (its closed members' slots retire until its next read) leaves the
+     * exist on tcp only, for connections of a loop whose endpoint may be bound to a CQ of the
+     * transport's domain (FabricTransport#mayShareQueues: its own, and a scoped one's on the
+     * libfabric measured), when the group size is above 1. A group that is full (its closed members' slots retire until its next read) leaves the
      * endpoint to the next one, or to a new one. Pair with {@link #release(CompletionGroup)}.
      *
      * @param affinity the loop, or {@code null} for a queue of its own (also a connection whose
      *     peer will not learn its tag: FabricConnection#parameters)
      * @param perMember the main-queue entries the connection needs
      */
-    synchronized CompletionGroup.Member join(Object affinity, boolean ownDomain, int perMember, String description) {
-        if (groupSize <= 1 || affinity == null || !ownDomain || !transport.isTcp()) {
+    synchronized CompletionGroup.Member join(Object affinity, boolean mayShare, int perMember, String description) {
+        if (groupSize <= 1 || affinity == null || !mayShare || !transport.isTcp()) {
             return null;
         }
         List<CompletionGroup> open = groups.computeIfAbsent(affinity, a -> new ArrayList<>());

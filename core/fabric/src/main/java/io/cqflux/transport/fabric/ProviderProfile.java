@@ -119,6 +119,29 @@ final class ProviderProfile {
     }
 
     /**
+     * {@return whether an endpoint opened in a domain of its own (ScopedDomain) may be bound to a
+     * completion queue of the transport's domain, so that a connection with keys scoped to it
+     * shares its loop's completion queues in groups (CompletionGroup) as the transport's own
+     * connections do} fi_domain(3) calls a domain "the boundary for associating different
+     * resources together" and fi_endpoint(3) names no rule for a CQ of another domain, so this
+     * rests on what was measured: libfabric 1.17's tcp
+     * ({@code core/fabric/src/test/c/scoped_shared_cq_probe.c}, FabricScopedKeysTest) accepts
+     * the binding ({@code fi_ep_bind} returns 0; ofi_ep_bind_cq checks no domain), progresses the
+     * endpoint when the CQ is read (its CQ progress walks the endpoints bound to it, whatever
+     * their domain) and wakes the CQ's wait fd for it, delivers its completions there, and still
+     * looks a key up in the endpoint's own domain: a key of another scope presented on it fails
+     * and ends that connection alone. Later tcp providers give each domain progress objects of
+     * their own, which was not measured, so there, and on other providers, a scoped connection
+     * keeps CQs of its own domain.
+     *
+     * @param provider the provider's name
+     * @param libraryVersion the loaded libfabric's {@code fi_version()}
+     */
+    static boolean sharesQueuesAcrossDomains(String provider, int libraryVersion) {
+        return "tcp".equals(provider) && libraryVersion == FI_VERSION(1, 17);
+    }
+
+    /**
      * {@return whether the transport destroys the RDMA CM id that {@code fi_reject(3)} on
      * {@code provider} leaves} libfabric's verbs provider before 1.21 rejects with
      * {@code rdma_reject(3)} and frees its request without {@code rdma_destroy_id(3)} ("Address

@@ -19,8 +19,10 @@ import java.util.Set;
  * One accepted connection's own domain ({@code fi_domain(3)} opened with the connection
  * request's {@code fi_info}), so that the keys registered in it work on that connection only:
  * the target of a remote access looks the key up in the domain of the endpoint it arrived on.
- * The connection's endpoint, its CQs, its flush sink and what the server registers for it (its
- * exposures and control words) are opened in it; the instance's other registrations (the
+ * The connection's endpoint, its own CQs (where it has them: on tcp of the libfabric measured it
+ * shares its loop's group queue of the transport's domain, ProviderProfile#sharesQueuesAcrossDomains),
+ * its flush sink and what the server registers for it (its exposures and control words) are
+ * opened in it; the instance's other registrations (the
  * application's regions, receive buffers, the shared receive pool's chunks) stay in the
  * transport's domain. Where a post's local buffers need no descriptor of the endpoint's domain
  * (no {@code FI_MR_LOCAL}: tcp) the connection posts from those as they are; where they do

@@ -24,6 +24,7 @@ import io.cqflux.core.spi.Transport;
 import io.cqflux.core.spi.TransportOptions;
 import io.cqflux.core.testing.TransportFixture;
 import io.cqflux.core.testing.TransportPump;
+import io.cqflux.transport.fabric.ffm.fabric_h;
 import java.io.IOException;
 import java.lang.foreign.ValueLayout;
 import java.net.InetAddress;
@@ -588,27 +589,111 @@ class CompletionGroupTest extends TransportFixture {
     }
 
     @Test
-    void aConnectionWithoutALoop_orWithKeysScopedToIt_keepsItsOwnQueue() {
+    void aConnectionWithoutALoop_keepsItsOwnQueue() {
         FabricConnection own = closeLater((FabricConnection) ((FabricTransport) client).connectWithHello(
                 nowhere(), config(), hs -> hs, null));
         assertNull(own.groupMember());
         assertEquals(0, ((FabricTransport) client).loopQueues().completionGroups());
-        // A scoped accept opens its endpoint in a domain of its own, whose CQ it must use
-        // (fi_endpoint(3)): no group of the transport's domain can serve it.
+    }
+
+    /** The fact {@link FabricTransport#mayShareQueues} rests on: measured on tcp of libfabric 1.17 only. */
+    @Test
+    void queuesAreSharedAcrossDomains_onTcpOfTheLibfabricMeasured_only() {
+        assertTrue(ProviderProfile.sharesQueuesAcrossDomains("tcp", fabric_h.FI_VERSION(1, 17)));
+        assertFalse(ProviderProfile.sharesQueuesAcrossDomains("tcp", fabric_h.FI_VERSION(1, 18)), "not measured");
+        assertFalse(ProviderProfile.sharesQueuesAcrossDomains("verbs", fabric_h.FI_VERSION(1, 17)), "no groups on verbs");
+        assertFalse(ProviderProfile.sharesQueuesAcrossDomains("tcp", 0), "no usable library");
+        assertEquals(fabric_h.FI_VERSION(1, 17), FabricLibrary.libraryVersion(),
+                "the libfabric the project installs (Debian 12's) is the one measured: the tests below assume it");
+    }
+
+    /**
+     * A connection with keys scoped to it opens its endpoint in a domain of its own, bound to
+     * its loop's group queue of the transport's domain (scoped_shared_cq_probe.c): both scoped
+     * connections of one loop are members of one group, their entries reach them, and a key of
+     * one presented on the other still reaches nothing (the key is looked up in the endpoint's
+     * domain, not the queue's) and ends the forger's connection alone.
+     */
+    @Test
+    void scopedConnections_shareTheirLoopsGroupQueue_andAKeyOfOneReachesNothingOnTheOther() {
         Object serverLoop = new Object();
+        Object clientLoop = new Object();
         Listener l = closeLater(server.listen(listenAddress(), config()));
         Deque<ConnectionRequest> reqs = pump.add(l);
-        TransportPump.Side c = pump.add("client", connectWithHello(l.address(), new Object()));
-        pump.until("a request", DEADLINE, () -> !reqs.isEmpty());
-        ConnectionRequest r = reqs.poll();
-        r.scopeKeys();
-        FabricConnection scoped = (FabricConnection) closeLater(r.acceptWithHello(hs -> hs, serverLoop));
-        TransportPump.Side s = pump.add("scoped server", scoped);
-        pump.until("established", DEADLINE, () -> c.events.contains(ConnectionEvent.ESTABLISHED)
-                && s.events.contains(ConnectionEvent.ESTABLISHED));
-        assertNull(scoped.groupMember(), "a connection with keys scoped to it has a queue of its own");
-        assertNotNull(((FabricConnection) c.connection()).groupMember(), "its client, on a loop, is in a group");
-        assertEquals(0, ((FabricTransport) server).loopQueues().completionGroups());
+        List<TransportPump.Side> clients = new ArrayList<>();
+        List<TransportPump.Side> servers = new ArrayList<>();
+        List<LocalRegion> regions = new ArrayList<>();
+        List<io.cqflux.core.spi.KeyScope> scopes = new ArrayList<>();
+        for (int i = 0; i < 2; i++) {
+            Connection c = closeLater(((FabricTransport) client).connectWithHello(l.address(), config(), hs -> hs,
+                    clientLoop));
+            clients.add(pump.add("client " + i, c));
+            pump.until("request " + i, DEADLINE, () -> !reqs.isEmpty());
+            ConnectionRequest r = reqs.poll();
+            io.cqflux.core.spi.KeyScope scope = r.scopeKeys();
+            scopes.add(scope);
+            LocalRegion region = closeLater(scope.register(arena.allocate(4096, 4096),
+                    java.util.EnumSet.of(RegionAccess.WRITE_DST, RegionAccess.READ_SRC)));
+            region.segment().fill((byte) (0x11 * (i + 1)));
+            regions.add(region);
+            byte[] hello = r.privateData();
+            Connection s = closeLater(r.acceptWithHello(hs -> hs, serverLoop));
+            scope.close(); // the request's hold: the domain lives on with the connection and the region
+            s.applyPeerParameters(Arrays.copyOf(hello, GroupRoster.PARAMETERS_LENGTH));
+            servers.add(pump.add("server " + i, s));
+        }
+        pump.until("all established", DEADLINE, () -> Stream.concat(clients.stream(), servers.stream())
+                .allMatch(x -> x.events.contains(ConnectionEvent.ESTABLISHED)));
+        for (TransportPump.Side c : clients) {
+            c.connection().applyPeerParameters(Arrays.copyOf(c.connection().peerPrivateData(),
+                    GroupRoster.PARAMETERS_LENGTH));
+        }
+        FabricConnection a = (FabricConnection) servers.get(0).connection();
+        FabricConnection b = (FabricConnection) servers.get(1).connection();
+        assertNotNull(a.groupMember(), "a scoped connection on a loop is in a group");
+        assertSame(a.groupMember().group(), b.groupMember().group(), "one group for the loop's scoped connections");
+        assertEquals(1, ((FabricTransport) server).loopQueues().completionGroups());
+
+        // Each reaches its own with its own key, through the shared queue (the client's completion
+        // needs the server's progress, which only the group's queue drives).
+        LocalRegion src = region(client, 64, RegionAccess.WRITE_SRC);
+        src.segment().fill((byte) 0x66);
+        for (int i = 0; i < 2; i++) {
+            int n = i;
+            RemoteRegion own = closeLater(client.remoteRegion(regions.get(i).descriptor()));
+            post("write", () -> clients.get(n).connection().write(own, 8, src, 0, 8, 10 + n, true));
+            CompletionRecord w = await(clients.get(i), 10 + i);
+            assertTrue(w.isSuccess(), w::toString);
+            assertEquals(0x66, regions.get(i).segment().get(ValueLayout.JAVA_BYTE, 8) & 0xff, "write " + i);
+        }
+        byte[] aBefore = regions.get(0).segment().toArray(ValueLayout.JAVA_BYTE);
+
+        // B's client presents A's key on B's connection.
+        RemoteRegion aKey = closeLater(client.remoteRegion(regions.get(0).descriptor()));
+        post("forged write", () -> clients.get(1).connection().write(aKey, 0, src, 0, 64, 20, true));
+        pump.until("B's connection ends", DEADLINE, () -> clients.get(1).events.stream().anyMatch(ConnectionEvent::isTerminal)
+                && servers.get(1).events.stream().anyMatch(ConnectionEvent::isTerminal));
+        assertArrayEquals(aBefore, regions.get(0).segment().toArray(ValueLayout.JAVA_BYTE), "A's region changed");
+
+        // A goes on, in the group B left.
+        RemoteRegion own = closeLater(client.remoteRegion(regions.get(0).descriptor()));
+        post("write", () -> clients.get(0).connection().write(own, 0, src, 0, 64, 21, true));
+        CompletionRecord w = await(clients.get(0), 21);
+        assertTrue(w.isSuccess(), w::toString);
+        assertEquals(0x66, regions.get(0).segment().get(ValueLayout.JAVA_BYTE, 0) & 0xff, "A's write did not land");
+        assertTrue(servers.get(0).events.stream().noneMatch(ConnectionEvent::isTerminal), servers.get(0).events::toString);
+
+        for (TransportPump.Side x : Stream.concat(clients.stream(), servers.stream()).toList()) {
+            pump.remove(x);
+            x.connection().close();
+        }
+        for (LocalRegion r : regions) {
+            r.close();
+        }
+        assertEquals(0, ((FabricTransport) server).loopQueues().completionGroups(), "the group closed with its last member");
+        for (io.cqflux.core.spi.KeyScope sc : scopes) {
+            assertTrue(((ScopedDomain) sc).nativeClosed(), "a scope closes after its connection and region");
+        }
     }
 
     /**
