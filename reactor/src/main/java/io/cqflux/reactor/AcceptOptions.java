@@ -61,26 +61,28 @@ import java.util.function.Function;
  * a larger one fails the bind. {@link #withSharedReceivePool(int)} sizes the chunk. A client with
  * raw private data sends without credits and keeps a pool of its own (above).
  *
- * <p><b>Keys scoped to their connection</b> (opt-in, fabric on tcp and verbs only:
- * {@link #withKeysScopedToConnection(boolean)}). The server always registers what an
- * accepted connection is exposed to, and the connection's control words, once more for that
- * connection, so its keys die with it (docs/security.md, section 5). With scoped keys each
- * accepted connection also gets a libfabric domain of its own: its endpoint, its completion
- * queues and what the server registers for it are opened there, so a key presented on any other
+ * <p><b>Keys scoped to their connection</b> (by default where the transport can: fabric on tcp
+ * and verbs; {@link #withKeysScopedToConnection(boolean)} requires them or turns them off). The
+ * server always registers what an accepted connection is exposed to, and the connection's control
+ * words, once more for that connection, so its keys die with it (docs/security.md, section 5).
+ * With scoped keys each accepted connection also gets a libfabric domain of its own: its endpoint
+ * and what the server registers for it are opened there, so a key presented on any other
  * connection reaches nothing (the provider ends the connection it came on, as for a forged key);
- * ending or revoking the connection closes the domain after its last object. Without them (the
- * default) those registrations live in the instance's one domain, so while connection A lives,
- * A's key also works when a peer presents it on another connection of the instance (it reaches
- * only what A was granted, with A's rights). fabric/tcp and fabric/verbs can; rpma cannot (librpma
- * creates a request's queue pair in the listening peer's protection domain), nor fabric on another
- * provider (not measured), so there {@code withKeysScopedToConnection(true)} fails the bind with
- * {@link io.cqflux.core.UnsupportedCapabilityException} naming the transport and why.
+ * ending or revoking the connection closes the domain after its last object. Without them those
+ * registrations live in the instance's one domain, so while connection A lives, A's key also works
+ * when a peer presents it on another connection of the instance (it reaches only what A was
+ * granted, with A's rights). rpma cannot scope them (librpma creates a request's queue pair in the
+ * listening peer's protection domain), nor fabric on another provider (not measured): there the
+ * default binds unscoped and says so at WARNING, naming why, {@code withKeysScopedToConnection(true)}
+ * fails the bind with {@link io.cqflux.core.UnsupportedCapabilityException} naming the transport and
+ * why, and {@code withKeysScopedToConnection(false)} acknowledges it without a warning.
+ * {@link RdmaServer#keysScopedToConnection()} tells what a bound server got.
  *
  * <p>What a scoped connection's peer can reach is exactly what its hello named: a region the
  * application registered with {@link Cqflux#register} and handed to that peer some other way (its
  * {@link Region#rawDescriptor()} in a message, say) lives in the instance's domain, so the peer's
- * access to it fails and ends the connection, as a forged key does. That is why it is not the
- * default: servers that hand out raw descriptors would break. Locally the application's regions,
+ * access to it fails and ends the connection, as a forged key does. A server that hands regions out
+ * that way exposes them in its hello instead, or turns scoping off. Locally the application's regions,
  * the buffer pool and the shared receive pool stay in the instance's domain and work on a scoped
  * connection (a connection's own receive pool is registered in its scope): tcp needs no local
  * descriptor; verbs needs one of the connection's own protection domain ({@code FI_MR_LOCAL}), so
@@ -90,14 +92,15 @@ import java.util.function.Function;
  * connection's domain, whole and locally only, on the connection's first operation with it, and
  * that registration is closed with the region or the connection, whichever ends first.
  *
- * <p>The cost measured on libfabric 1.17's tcp is one domain per connection: no file descriptor,
- * well under a KiB of native heap, and no accept time that shows beside the connection's own;
- * later libfabric versions' tcp provider may give each domain progress objects of its own, so
- * measure there before turning it on for many clients. On verbs each of those registrations pins
- * its whole region again and counts against {@code RLIMIT_MEMLOCK} again: allow roughly the
- * instance's own registrations plus, per scoped connection, the buffer pool (4 MiB by default)
- * if it sends or writes from {@code byte[]}, each shared pool chunk it received into (2 MiB by
- * default), its own receive pool if it has one, a page for its flush sink and each application
+ * <p>The cost measured on libfabric 1.17's tcp is one domain per connection: no file descriptor
+ * (the connection shares its loop's completion queues as an unscoped one does), well under a KiB
+ * of native heap, and no accept time that shows beside the connection's own; on later libfabric
+ * versions (not measured) a scoped connection keeps completion queues of its own domain (3 more
+ * file descriptors each). On verbs the cost is real, and the reason for the opt-out: each of those
+ * registrations pins its whole region again and counts against {@code RLIMIT_MEMLOCK} again: allow
+ * roughly the instance's own registrations plus, per scoped connection, the buffer pool (4 MiB by
+ * default) if it sends or writes from {@code byte[]}, each shared pool chunk it received into (2 MiB
+ * by default), its own receive pool if it has one, a page for its flush sink and each application
  * region it posted from (about 6 MiB per connection with the defaults; a registration the limit
  * refuses fails that operation). Each registration runs on the connection's event loop, which
  * serves nothing else meanwhile: over Soft-RoCE under emulation 0.6-1.0 ms for 4 KiB, 4 MiB or
@@ -138,7 +141,7 @@ public final class AcceptOptions {
     /** Buffers per chunk of the server's shared receive pool; 0: off (the default); -1: SHARED_POOL_DEPTHS depths. */
     private final int sharedReceivePool;
     /** Whether each accepted connection gets a key scope of its own (withKeysScopedToConnection). */
-    private final boolean scopedKeys;
+    private final KeyScoping scopedKeys;
     /** The bound on connections from one address or network (withMaxConnectionsPerAddress). */
     private final PerAddress perAddress;
 
@@ -154,7 +157,7 @@ public final class AcceptOptions {
     private AcceptOptions(List<Region> exposed, Function<byte[], AcceptDecision> accept, int receivePrefetch,
                           boolean beforeAccept, Authenticator authenticator, int maxConnections,
                           int maxPendingHandshakes, Duration handshakeTimeout, boolean endOnReceiveOverflow,
-                          int sharedReceivePool, boolean scopedKeys, PerAddress perAddress) {
+                          int sharedReceivePool, KeyScoping scopedKeys, PerAddress perAddress) {
         this.exposed = exposed;
         this.accept = accept;
         this.receivePrefetch = receivePrefetch;
@@ -172,7 +175,7 @@ public final class AcceptOptions {
     private AcceptOptions(List<Region> exposed, Function<byte[], AcceptDecision> accept, int receivePrefetch,
                           boolean beforeAccept) {
         this(exposed, accept, receivePrefetch, beforeAccept, null, Integer.MAX_VALUE, DEFAULT_MAX_PENDING_HANDSHAKES,
-                null, true, 0, false, PerAddress.NONE);
+                null, true, 0, KeyScoping.WHERE_SUPPORTED, PerAddress.NONE);
     }
 
     /** {@return the defaults of a server bound without options: {@code exposing(regions)}} */
@@ -499,14 +502,38 @@ public final class AcceptOptions {
     }
 
     /**
-     * These options with keys scoped to their connection, or not (the default): see the class
-     * comment.
+     * What a server does about keys scoped to their connection (the class comment;
+     * docs/security.md, section 5).
+     */
+    public enum KeyScoping {
+        /**
+         * The default: scoped where the transport can scope them (fabric on tcp and verbs);
+         * where it cannot (rpma, fabric on another provider) the server's keys work on every
+         * connection of the instance while their own connection lives, which the bind says at
+         * WARNING, naming why, and {@link RdmaServer#keysScopedToConnection()} tells.
+         */
+        WHERE_SUPPORTED,
+        /** Scoped, or the bind fails naming the transport and why ({@code withKeysScopedToConnection(true)}). */
+        REQUIRED,
+        /**
+         * Not scoped: the instance's one domain for every connection, for a trusted single-tenant
+         * server or one that hands out {@link Region#rawDescriptor()}s
+         * ({@code withKeysScopedToConnection(false)}); no warning.
+         */
+        OFF
+    }
+
+    /**
+     * These options with keys scoped to their connection required, or turned off; without this
+     * call they are scoped where the transport can ({@link KeyScoping#WHERE_SUPPORTED}): see the
+     * class comment.
      *
      * @param scoped {@code true}: each accepted connection gets a domain of its own for what the
      *     server registers for it, and the bind fails, naming the transport and why, where the
      *     transport cannot ({@code rpma}, and fabric on a provider other than tcp and verbs, where
      *     it was not measured); {@code false}: the instance's one domain for every connection (a
-     *     key of a live connection then works on its neighbours too)
+     *     key of a live connection then works on its neighbours too), the opt-out for a trusted
+     *     single-tenant server or one that hands regions out by their raw descriptor
      * @return new options
      * @throws IllegalStateException when {@code scoped} is asked of options with raw private data:
      *     the server registers nothing for such a connection, so there is no key to scope
@@ -517,11 +544,21 @@ public final class AcceptOptions {
                     + " control words): with raw private data the server registers nothing for a connection");
         }
         return new AcceptOptions(exposed, accept, receivePrefetch, beforeAccept, authenticator, maxConnections,
-                maxPendingHandshakes, handshakeTimeout, endOnReceiveOverflow, sharedReceivePool, scoped, perAddress);
+                maxPendingHandshakes, handshakeTimeout, endOnReceiveOverflow, sharedReceivePool,
+                scoped ? KeyScoping.REQUIRED : KeyScoping.OFF, perAddress);
     }
 
-    /** {@return whether {@link #withKeysScopedToConnection(boolean)} asked for keys scoped to their connection} */
+    /**
+     * {@return whether {@link #withKeysScopedToConnection(boolean)} required keys scoped to their
+     * connection} {@code false} by default, where they are still scoped if the transport can
+     * ({@link #keyScoping()}); what a bound server got, {@link RdmaServer#keysScopedToConnection()} tells.
+     */
     public boolean keysScopedToConnection() {
+        return scopedKeys == KeyScoping.REQUIRED;
+    }
+
+    /** {@return what these options do about keys scoped to their connection: {@link KeyScoping#WHERE_SUPPORTED} unless set} */
+    public KeyScoping keyScoping() {
         return scopedKeys;
     }
 
@@ -543,6 +580,6 @@ public final class AcceptOptions {
                 + ", max pending handshakes " + maxPendingHandshakes
                 + (handshakeTimeout != null ? ", handshake timeout " + handshakeTimeout.toMillis() + " ms" : "")
                 + (sharedReceivePool != 0 ? ", shared receive pool" + (sharedReceivePool > 0 ? " of " + sharedReceivePool
-                        + " buffers a chunk" : "") : "") + (scopedKeys ? ", keys scoped to their connection" : "") + "]";
+                        + " buffers a chunk" : "") : "") + (scopedKeys == KeyScoping.WHERE_SUPPORTED ? "" : ", keys scoped to their connection " + scopedKeys) + "]";
     }
 }

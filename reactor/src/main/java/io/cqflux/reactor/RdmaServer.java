@@ -63,8 +63,8 @@ public final class RdmaServer implements Disposable, AutoCloseable {
 
     /**
      * {@return whether each connection this server accepts gets keys that work on it only
-     * ({@link AcceptOptions#withKeysScopedToConnection(boolean)}; off by default, never with raw
-     * private data: nothing is registered for such a connection)}
+     * ({@link AcceptOptions#keyScoping()}: by default where the transport can, fabric on tcp and
+     * verbs; never with raw private data: nothing is registered for such a connection)}
      */
     public boolean keysScopedToConnection() {
         return core.keysScopedToConnection();

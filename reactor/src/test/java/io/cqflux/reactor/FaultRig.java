@@ -55,11 +55,21 @@ final class FaultRig implements AutoCloseable {
      * @param clientB adjusts the client's builder
      */
     FaultRig(UnaryOperator<Cqflux.Builder> serverB, UnaryOperator<Cqflux.Builder> clientB) {
+        this(serverB, clientB, UnaryOperator.identity());
+    }
+
+    /**
+     * @param serverB adjusts the server's builder
+     * @param clientB adjusts the client's builder
+     * @param options adjusts the bind's options ({@code AcceptOptions.exposing(serverRegion)})
+     */
+    FaultRig(UnaryOperator<Cqflux.Builder> serverB, UnaryOperator<Cqflux.Builder> clientB,
+             UnaryOperator<AcceptOptions> options) {
         server = serverB.apply(fabric()).build();
         client = clientB.apply(fabric()).build();
         serverRegion = server.register(arena.allocate(SIZE, 64), ALL);
         local = client.register(arena.allocate(SIZE, 64), ALL);
-        srv = server.bind(new InetSocketAddress(LO, 0), serverRegion).block(T);
+        srv = server.bind(new InetSocketAddress(LO, 0), options.apply(AcceptOptions.exposing(serverRegion))).block(T);
         srv.connections().subscribe(accepted::add);
         conn = connectOne();
         serverConn = accepted.get(accepted.size() - 1);

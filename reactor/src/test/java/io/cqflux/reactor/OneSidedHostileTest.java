@@ -20,6 +20,7 @@ import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
+import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -216,6 +217,11 @@ class OneSidedHostileTest {
 
     @Test
     void remoteRegion_malformedRawDescriptors_areRefused_andAGoodOneWorksUntilTheConnectionCloses() {
+        // A region handed out by its raw descriptor is reachable where keys are not scoped to
+        // their connection (the opt-out); on a default (scoped) fabric/tcp server it is not
+        // (HostilePeerTest.aRegionHandedOutByItsRawDescriptor_...).
+        rig.close();
+        rig = new FaultRig(UnaryOperator.identity(), UnaryOperator.identity(), o -> o.withKeysScopedToConnection(false));
         byte[] good = rig.serverRegion.rawDescriptor();
         assertEquals(24, good.length);
         assertThrows(IllegalArgumentException.class, () -> rig.conn.remoteRegion(new byte[0], RegionAccess.WRITE_DST));

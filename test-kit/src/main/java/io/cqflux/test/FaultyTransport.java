@@ -69,6 +69,13 @@ final class FaultyTransport implements Transport {
         return java.util.Collections.unmodifiableSet(shown);
     }
 
+    /** The wrapped transport's, unless the test hid the capability (Faults#withoutCapabilities). */
+    @Override
+    public String connectionScopedKeysRefusal() {
+        return capabilities().contains(Capability.CONNECTION_SCOPED_KEYS) ? inner.connectionScopedKeysRefusal()
+                : "the test's Faults hide it (test double)";
+    }
+
     @Override
     public long maxMessageSize() {
         return inner.maxMessageSize();
@@ -163,6 +170,12 @@ final class FaultyTransport implements Transport {
                     public Connection acceptWithHello(java.util.function.UnaryOperator<byte[]> hello, Object affinity) {
                         failIfAsked();
                         return new FaultyConnection(r.acceptWithHello(hello, null), FaultyTransport.this);
+                    }
+
+                    /** The wrapped request's: a server scopes keys by default where the transport can. */
+                    @Override
+                    public io.cqflux.core.spi.KeyScope scopeKeys() {
+                        return r.scopeKeys();
                     }
 
                     /** Faults#failNextAccept: answered first, as a real transport's failed accept is. */

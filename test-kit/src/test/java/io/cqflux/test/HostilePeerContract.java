@@ -230,8 +230,9 @@ abstract class HostilePeerContract {
         readOnly = server.register(filled(0x22), RegionAccess.READ_SRC);
         readOnlyFlushable = server.register(filled(0x33), RegionAccess.READ_SRC, RegionAccess.FLUSH_TYPE_VISIBILITY);
         trustedServer = server.bind(listenAddress(), trusted).block(T);
-        // The public endpoint keeps its keys in the instance's one domain (the default, said here
-        // because it is what aLeakedKey_worksOnlyWhileItsConnectionLives measures).
+        // The public endpoint keeps its keys in the instance's one domain (scoping turned off,
+        // which aLeakedKey_worksOnlyWhileItsConnectionLives measures); the trusted one has the
+        // default, scoped where the transport can.
         boolean both = acceptCarriesTwoRegions();
         publicServer = server.bind(listenAddress(), (both ? AcceptOptions.exposing(readOnly, readOnlyFlushable)
                 : AcceptOptions.exposing(readOnly)).withKeysScopedToConnection(false)).block(T);
@@ -479,7 +480,7 @@ abstract class HostilePeerContract {
     @Test
     void aLeakedKey_worksOnlyWhileItsConnectionLives() {
         // libfabric 1.17 cannot bind a key to an endpoint (fi_mr_bind is -FI_ENOSYS on tcp): on a
-        // server without keys scoped to their connection (the default; rpma cannot scope them)
+        // server without keys scoped to their connection (turned off here; rpma cannot scope them)
         // a key handed to connection A is valid on every connection of the server's domain while A
         // lives. What per-connection exposure adds is that it dies with A, and that it reaches
         // only what A was granted (read-only here).
@@ -511,10 +512,11 @@ abstract class HostilePeerContract {
 
     @Test
     void keysScopedToTheirConnection_workOnlyThere_onTheSameBindAndAnother_orTheBindIsRefused() {
-        // The default: not scoped, on every transport (a region handed out by its raw descriptor
-        // must stay reachable: aRegionHandedOutByItsRawDescriptor_...).
-        assertFalse(trustedServer.keysScopedToConnection(), "the default on " + server.transportName());
-        assertFalse(publicServer.keysScopedToConnection(), "asked for: not scoped");
+        // The default: scoped where the transport can (then a region handed out by its raw
+        // descriptor is out of reach: aRegionHandedOutByItsRawDescriptor_...), not where it cannot.
+        assertEquals(offersScopedKeys(), trustedServer.keysScopedToConnection(), "the default on "
+                + server.transportName());
+        assertFalse(publicServer.keysScopedToConnection(), "turned off: not scoped");
         Region scopedRegion = server.register(filled(0x55), RegionAccess.WRITE_DST, RegionAccess.READ_SRC);
         AcceptOptions scoped = AcceptOptions.exposing(scopedRegion).withKeysScopedToConnection(true);
         if (!offersScopedKeys()) {
@@ -571,19 +573,33 @@ abstract class HostilePeerContract {
 
     /**
      * A region the server's application registered and hands to a peer by its raw descriptor (not
-     * in the hello) is reachable on a connection of a default server; with keys scoped to their
-     * connection it is not, since it lives in the instance's domain: the access fails and ends
-     * that connection, as a forged key does (AcceptOptions' class comment says so).
+     * in the hello) is reachable on a connection of a server without keys scoped to their
+     * connection (turned off, or where the transport cannot scope them); where they are scoped,
+     * by default or required, it is not, since it lives in the instance's domain: the access fails
+     * and ends that connection, as a forged key does (AcceptOptions' class comment says so).
      */
     @Test
-    void aRegionHandedOutByItsRawDescriptor_isReachableOnADefaultServersConnection_andNotOnAScopedOnes() {
+    void aRegionHandedOutByItsRawDescriptor_isReachableWhereKeysAreNotScoped_andNotOnAScopedConnection() {
         Region handedOut = server.register(filled(0x66), RegionAccess.READ_SRC);
         try {
-            PeerRegion raw = neighbour.remoteRegion(handedOut.rawDescriptor(), RegionAccess.READ_SRC);
-            StepVerifier.create(neighbour.read(raw, 0, 8)).assertNext(b -> assertEquals(0x66, b[0] & 0xff))
-                    .expectComplete().verify(T);
+            // The public endpoint turned scoping off.
+            RdmaConnection c = trustedSide.connect(publicServer.address()).block(T);
+            try {
+                PeerRegion raw = c.remoteRegion(handedOut.rawDescriptor(), RegionAccess.READ_SRC);
+                StepVerifier.create(c.read(raw, 0, 8)).assertNext(b -> assertEquals(0x66, b[0] & 0xff))
+                        .expectComplete().verify(T);
+            } finally {
+                c.disposeNow(T);
+            }
             if (offersScopedKeys()) {
-                readOnAScopedConnection_failsAndEndsIt(handedOut);
+                readOnAScopedConnection_failsAndEndsIt(handedOut, AcceptOptions.exposing());
+                readOnAScopedConnection_failsAndEndsIt(handedOut,
+                        AcceptOptions.exposing().withKeysScopedToConnection(true));
+            } else {
+                // The default cannot scope them here: reachable there too.
+                PeerRegion raw = neighbour.remoteRegion(handedOut.rawDescriptor(), RegionAccess.READ_SRC);
+                StepVerifier.create(neighbour.read(raw, 0, 8)).assertNext(b -> assertEquals(0x66, b[0] & 0xff))
+                        .expectComplete().verify(T);
             }
         } finally {
             handedOut.close();
@@ -591,11 +607,11 @@ abstract class HostilePeerContract {
         neighbourStillWorks();
     }
 
-    /** The read of {@code handedOut} by its raw descriptor on a connection of a scoped server. */
-    private void readOnAScopedConnection_failsAndEndsIt(Region handedOut) {
+    /** The read of {@code handedOut} by its raw descriptor on a connection of a server bound with {@code options}. */
+    private void readOnAScopedConnection_failsAndEndsIt(Region handedOut, AcceptOptions options) {
         {
-            RdmaServer s = server.bind(listenAddress(), AcceptOptions.exposing().withKeysScopedToConnection(true))
-                    .block(T);
+            RdmaServer s = server.bind(listenAddress(), options).block(T);
+            assertTrue(s.keysScopedToConnection(), options::toString);
             List<RdmaConnection> served = new CopyOnWriteArrayList<>();
             Disposable sub = s.connections().subscribe(served::add);
             RdmaConnection c = trustedSide.connect(s.address()).block(T);

@@ -367,8 +367,9 @@ public class CqfluxAutoConfiguration {
             set("cqflux.server.handshake-timeout", t, () -> probe.withHandshakeTimeout(t));
             steps.add(o -> o.withHandshakeTimeout(t));
         }
-        if (cfg.isKeysScopedToConnection()) {
-            steps.add(o -> o.withKeysScopedToConnection(true));
+        Boolean scoped = cfg.getKeysScopedToConnection();
+        if (scoped != null) { // unset: the options' default, scoped where the transport can
+            steps.add(o -> o.withKeysScopedToConnection(scoped));
         }
         return o -> {
             AcceptOptions out = o;

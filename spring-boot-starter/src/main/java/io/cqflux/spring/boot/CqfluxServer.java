@@ -135,8 +135,8 @@ public final class CqfluxServer implements SmartLifecycle {
                 server = cqflux.bind(address, options, c -> c.onDispose()).block(timeout);
             } catch (UnsupportedCapabilityException e) {
                 if (options.keysScopedToConnection()) {
-                    // The only capability a bind asks for (RdmaServer#keysScopedToConnection):
-                    // refused on rpma and fabric/verbs, named by its property.
+                    // The only capability a bind requires (RdmaServer#keysScopedToConnection):
+                    // refused on rpma and fabric on providers other than tcp and verbs, named by its property.
                     throw new CqfluxPropertyException("cqflux.server.keys-scoped-to-connection", true, e);
                 }
                 throw e;

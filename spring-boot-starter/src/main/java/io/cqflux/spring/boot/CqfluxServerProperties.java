@@ -48,12 +48,14 @@ public class CqfluxServerProperties {
 
     /**
      * Whether each accepted connection's keys work on that connection only (a libfabric domain per
-     * connection; fabric on tcp and verbs only, the server fails to start on a transport that
-     * cannot: rpma, fabric on another provider). Off
-     * by default: a region handed to a peer by its raw descriptor is then not
-     * reachable on such a connection (AcceptOptions.withKeysScopedToConnection).
+     * connection). Unset, the default: where the transport can (fabric on tcp and verbs), and on a
+     * transport that cannot (rpma, fabric on another provider) the server starts with keys of the
+     * instance and says so at WARNING. true: required, the server fails to start where the
+     * transport cannot. false: off, for a trusted single-tenant server or one that hands regions out
+     * by their raw descriptor, which a scoped connection cannot reach
+     * (AcceptOptions.withKeysScopedToConnection).
      */
-    private boolean keysScopedToConnection;
+    private Boolean keysScopedToConnection;
 
     /** Created by the binder. */
     public CqfluxServerProperties() {
@@ -124,13 +126,13 @@ public class CqfluxServerProperties {
         this.handshakeTimeout = handshakeTimeout;
     }
 
-    /** @return whether keys are scoped to their connection */
-    public boolean isKeysScopedToConnection() {
+    /** @return whether keys are scoped to their connection: required, off, or unset (where the transport can) */
+    public Boolean getKeysScopedToConnection() {
         return keysScopedToConnection;
     }
 
-    /** @param keysScopedToConnection whether keys are scoped to their connection */
-    public void setKeysScopedToConnection(boolean keysScopedToConnection) {
+    /** @param keysScopedToConnection true: required; false: off; null: where the transport can */
+    public void setKeysScopedToConnection(Boolean keysScopedToConnection) {
         this.keysScopedToConnection = keysScopedToConnection;
     }
 

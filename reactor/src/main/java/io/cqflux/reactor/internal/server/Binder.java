@@ -110,15 +110,15 @@ public final class Binder {
     }
 
     /**
-     * Refuses, at the bind, keys scoped to their connection on a transport that cannot scope them,
-     * naming the transport and why.
+     * Refuses, at the bind, keys scoped to their connection that the options require on a
+     * transport that cannot scope them, naming the transport and why.
      *
-     * @throws io.cqflux.core.UnsupportedCapabilityException when {@code options} ask for them and the
+     * @throws io.cqflux.core.UnsupportedCapabilityException when {@code options} require them and the
      *     transport cannot
      */
     static void checkScopedKeys(AcceptOptions options, io.cqflux.core.spi.Transport transport) {
-        if (options == null || !options.keysScopedToConnection()) {
-            return; // not asked for
+        if (options == null || options.keyScoping() != AcceptOptions.KeyScoping.REQUIRED) {
+            return; // not required
         }
         String why = transport.connectionScopedKeysRefusal();
         if (why != null) {
@@ -126,5 +126,25 @@ public final class Binder {
                     io.cqflux.core.Capability.CONNECTION_SCOPED_KEYS,
                     "AcceptOptions.withKeysScopedToConnection cannot be served: " + why);
         }
+    }
+
+    /**
+     * {@return whether a server bound with {@code options} gives each accepted connection keys of
+     * its own} The one decision (RdmaServer#keysScopedToConnection): never with raw private data
+     * (nothing is registered for such a connection), not when turned off, and by default where
+     * the transport can; a requirement the transport cannot meet failed the bind already
+     * ({@link #checkScopedKeys}).
+     *
+     * @param raw whether the server accepts with raw private data
+     */
+    static boolean scopesKeys(AcceptOptions options, boolean raw, io.cqflux.core.spi.Transport transport) {
+        if (raw) {
+            return false;
+        }
+        return switch (options.keyScoping()) {
+            case OFF -> false;
+            case REQUIRED -> true;
+            case WHERE_SUPPORTED -> transport.connectionScopedKeysRefusal() == null;
+        };
     }
 }

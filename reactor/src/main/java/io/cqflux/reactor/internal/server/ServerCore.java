@@ -107,8 +107,14 @@ public final class ServerCore {
         this.authentication = options.authenticator() == null ? null
                 : new ServerAuthentication(this, refusals, loop, options.authenticator(), admission, handshakeTimeout);
         this.outlet = new ServerOutlet(toString(), handler, bufferSize);
-        // Scoped keys only when asked for; the bind refused a request the transport cannot serve.
-        this.scopedKeys = rawAccept == null && options.keysScopedToConnection();
+        this.scopedKeys = Binder.scopesKeys(options, rawAccept != null, host.transport());
+        if (rawAccept == null && !scopedKeys && options.keyScoping() == AcceptOptions.KeyScoping.WHERE_SUPPORTED) {
+            // The default could not be given: said, not silently downgraded (docs/security.md, section 5).
+            LOG.warn("server on " + address + ": keys are not scoped to their connection, so while a connection"
+                    + " lives its keys work on this instance's other connections too (each reaches only what its"
+                    + " connection was granted): " + host.transport().connectionScopedKeysRefusal()
+                    + ". AcceptOptions.withKeysScopedToConnection(false) acknowledges it (docs/security.md, section 5)");
+        }
         // Receives kept posted ahead of demand on each connection (-1, the default: the
         // connection's own); posted before each accept only with raw private data.
         this.accepts = new ServerAccepts(this, refusals, host, loop, exposed, admission, outlet, handshakeTimeout,

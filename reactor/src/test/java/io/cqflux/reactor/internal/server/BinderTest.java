@@ -1,6 +1,7 @@
 package io.cqflux.reactor.internal.server;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -23,6 +24,22 @@ class BinderTest {
         Binder.checkScopedKeys(AcceptOptions.exposing(), rpma);
         Binder.checkScopedKeys(AcceptOptions.exposing().withKeysScopedToConnection(false), rpma);
         Binder.checkScopedKeys(AcceptOptions.exposing().withKeysScopedToConnection(true), transport("fabric/tcp", null));
+    }
+
+    @Test
+    void keysAreScopedByDefaultWhereTheTransportCan_requiredOrTurnedOffByTheOption_andNeverWithRawPrivateData() {
+        io.cqflux.core.spi.Transport rpma = transport("rpma", "cannot");
+        io.cqflux.core.spi.Transport tcp = transport("fabric/tcp", null);
+        assertEquals(AcceptOptions.KeyScoping.WHERE_SUPPORTED, AcceptOptions.exposing().keyScoping());
+        assertTrue(Binder.scopesKeys(AcceptOptions.exposing(), false, tcp), "the default, where the transport can");
+        assertFalse(Binder.scopesKeys(AcceptOptions.exposing(), false, rpma), "the default, where it cannot");
+        assertTrue(Binder.scopesKeys(AcceptOptions.exposing().withKeysScopedToConnection(true), false, tcp));
+        assertFalse(Binder.scopesKeys(AcceptOptions.exposing().withKeysScopedToConnection(false), false, tcp), "turned off");
+        assertFalse(Binder.scopesKeys(AcceptOptions.rawPrivateData(d -> null), true, tcp), "raw: nothing registered");
+        assertEquals(AcceptOptions.KeyScoping.OFF,
+                AcceptOptions.exposing().withKeysScopedToConnection(false).keyScoping());
+        assertTrue(AcceptOptions.exposing().withKeysScopedToConnection(true).keysScopedToConnection());
+        assertFalse(AcceptOptions.exposing().keysScopedToConnection(), "required only when asked for");
     }
 
     /** A transport that answers its name and its refusal of scoped keys, and nothing else. */
