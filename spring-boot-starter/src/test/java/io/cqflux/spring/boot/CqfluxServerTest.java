@@ -208,14 +208,20 @@ class CqfluxServerTest {
     }
 
     @Test
-    void keysScopedToConnection_areOffByDefault_andThePropertyTurnsThemOnOnFabricTcp() {
+    void keysScopedToConnection_areOnByDefaultOnFabricTcp_requiredByTrue_andTurnedOffByFalse() {
         runner.withPropertyValues("cqflux.server.port=0", "cqflux.server.regions.data.size=4KB")
-                .run(ctx -> assertThat(ctx.getBean(CqfluxServer.class).keysScopedToConnection()).isFalse());
+                .run(ctx -> assertThat(ctx.getBean(CqfluxServer.class).keysScopedToConnection()).isTrue());
         runner.withPropertyValues("cqflux.server.port=0", "cqflux.server.regions.data.size=4KB",
                         "cqflux.server.keys-scoped-to-connection=true")
                 .run(ctx -> {
                     assertThat(ctx).hasNotFailed();
                     assertThat(ctx.getBean(CqfluxServer.class).keysScopedToConnection()).isTrue();
+                });
+        runner.withPropertyValues("cqflux.server.port=0", "cqflux.server.regions.data.size=4KB",
+                        "cqflux.server.keys-scoped-to-connection=false")
+                .run(ctx -> {
+                    assertThat(ctx).hasNotFailed();
+                    assertThat(ctx.getBean(CqfluxServer.class).keysScopedToConnection()).isFalse();
                 });
     }
 
