@@ -46,9 +46,14 @@ final class ConnectRateBench {
             // Connections arrive faster than a subscriber of connections() could be asked for
             // them: a handler keeps each until it closes; the handshakes in progress may reach the
             // client's in-flight count.
-            RdmaServer s = server.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0),
-                    AcceptOptions.exposing(exposed).withMaxPendingHandshakes(Math.max(inFlight,
-                            AcceptOptions.DEFAULT_MAX_PENDING_HANDSHAKES)), c -> c.onDispose()).block(TIMEOUT);
+            AcceptOptions options = AcceptOptions.exposing(exposed).withMaxPendingHandshakes(Math.max(inFlight,
+                    AcceptOptions.DEFAULT_MAX_PENDING_HANDSHAKES));
+            if (ScaleBench.scopedKeys != null) {
+                options = options.withKeysScopedToConnection(ScaleBench.scopedKeys);
+            }
+            RdmaServer s = server.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), options,
+                    c -> c.onDispose()).block(TIMEOUT);
+            System.out.println("# keys scoped to their connection: " + s.keysScopedToConnection());
             System.out.printf(Locale.ROOT, "%-9s %8s %10s %12s %10s %12s%n", "round", "connects", "ms", "connects/s",
                     "close_ms", "closes/s");
             double[] rates = new double[ROUNDS];

@@ -89,7 +89,7 @@ import java.util.stream.Stream;
  *
  * <p>Usage: {@code ScaleBench [-n 0,10,100,1000] [-s BLOCKING,ADAPTIVE,BUSY_POLL]
  * [-o write.8,read.8,write.4096,read.4096] [-i max-ops] [-w warm-up] [-t seconds] [-G group]
- * [-K keep-alive-ms] [-B true|false] [-N true|false]
+ * [-K keep-alive-ms] [-B true|false] [-N true|false] [-k true|false]
  * [-P per-child] [-C fabric_scale_bench|none [-I c-iterations]] [-c connects [-p in-flight] [-q sequential]]}.
  */
 public final class ScaleBench {
@@ -106,6 +106,12 @@ public final class ScaleBench {
     static boolean backgroundPriority;
     /** {@code -N}: the storm's connecting client at the lowest CPU priority (StormBench). */
     static boolean nicedStormClient;
+    /**
+     * {@code -k}: the connect-rate server's keys scoped to their connection
+     * ({@code AcceptOptions.withKeysScopedToConnection}), or null for the default (scoped where the
+     * transport can: so on fabric/tcp).
+     */
+    static Boolean scopedKeys;
 
     private ScaleBench() {
     }
@@ -132,9 +138,10 @@ public final class ScaleBench {
         keepAliveMillis = null; // set by -K for this run only
         backgroundPriority = false; // set by -B for this run only
         nicedStormClient = false; // set by -N for this run only
+        scopedKeys = null; // set by -k for this run only
         for (int i = 0; i < args.length; i++) {
             if (i + 1 == args.length) {
-                throw new IllegalArgumentException(args[i] + " wants a value (-n, -s, -o, -i, -w, -t, -G, -K, -B, -N, -P, -C, -I,"
+                throw new IllegalArgumentException(args[i] + " wants a value (-n, -s, -o, -i, -w, -t, -G, -K, -B, -N, -k, -P, -C, -I,"
                         + " -c, -R, -p, -q)");
             }
             switch (args[i]) {
@@ -155,6 +162,7 @@ public final class ScaleBench {
                 case "-K" -> keepAliveMillis = args[++i];
                 case "-B" -> backgroundPriority = parseFlag("-B", args[++i]);
                 case "-N" -> nicedStormClient = parseFlag("-N", args[++i]);
+                case "-k" -> scopedKeys = parseFlag("-k", args[++i]);
                 default -> throw new IllegalArgumentException("unknown argument " + args[i]
                         + " (-n, -s, -o, -i, -w, -t, -G, -K, -B, -N, -P, -C, -I, -c, -R, -p, -q)");
             }
@@ -201,10 +209,11 @@ public final class ScaleBench {
         }
         if (rate > 0) {
             System.out.printf(Locale.ROOT, "# %s java=%s cpus=%d load=%s fd-limit=%s connect rate: -R %d -p %d -s %s"
-                    + " cq-group=%s keep-alive=%s background-priority=%b%n", Instant.now(), Runtime.version(),
-                    Runtime.getRuntime().availableProcessors(), LoadAverage.read(3, " "), fdLimit(), rate, parallel,
-                    strategies.getFirst(), group == null ? "default" : group,
-                    keepAliveMillis == null ? "default" : keepAliveMillis + " ms", backgroundPriority);
+                    + " cq-group=%s keep-alive=%s background-priority=%b keys-scoped=%s%n", Instant.now(),
+                    Runtime.version(), Runtime.getRuntime().availableProcessors(), LoadAverage.read(3, " "), fdLimit(),
+                    rate, parallel, strategies.getFirst(), group == null ? "default" : group,
+                    keepAliveMillis == null ? "default" : keepAliveMillis + " ms", backgroundPriority,
+                    scopedKeys == null ? "default" : scopedKeys);
             ConnectRateBench.run(Strategies.of(strategies.getFirst()), rate, parallel);
             return;
         }

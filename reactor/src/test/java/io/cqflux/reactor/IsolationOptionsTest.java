@@ -99,10 +99,38 @@ class IsolationOptionsTest {
     }
 
     @Test
-    void keysScopedToTheirConnection_onFabricsSocketsProvider_failTheBindNamingIt() {
+    void keysScopedToTheirConnection_onFabricsSocketsProvider_failTheBindNamingIt_andTheDefaultSaysItIsUnscoped() {
         // A real transport that cannot: libfabric's sockets provider (on the host; tcp and verbs
-        // are the measured ones). The bind fails; a bind without the option serves.
+        // are the measured ones). A bind that requires them fails; the default binds unscoped and
+        // says so at WARNING, naming why; a bind that turned them off says nothing.
         java.net.InetAddress lo = java.net.InetAddress.getLoopbackAddress();
+        // Reactor's logger without SLF4J is its console logger, which writes a WARN to System.err
+        // (and was made when ServerCore loaded): the test reads a copy of that stream.
+        java.io.PrintStream err = System.err;
+        java.io.ByteArrayOutputStream copy = new java.io.ByteArrayOutputStream();
+        System.setErr(new java.io.PrintStream(new java.io.OutputStream() {
+            @Override
+            public void write(int b) {
+                err.write(b);
+                synchronized (copy) {
+                    copy.write(b);
+                }
+            }
+
+            @Override
+            public void write(byte[] b, int off, int len) {
+                err.write(b, off, len);
+                synchronized (copy) {
+                    copy.write(b, off, len);
+                }
+            }
+        }, true));
+        java.util.function.Supplier<java.util.List<String>> warned = () -> {
+            synchronized (copy) {
+                return copy.toString(java.nio.charset.StandardCharsets.UTF_8).lines()
+                        .filter(l -> l.contains("WARN") && l.contains("keys are not scoped to their connection")).toList();
+            }
+        };
         try (Cqflux sockets = Cqflux.builder().transport(TransportChoice.FABRIC).fabricProvider("sockets")
                 .localAddress(lo).build()) {
             java.net.InetSocketAddress any = new java.net.InetSocketAddress(lo, 0);
@@ -115,7 +143,19 @@ class IsolationOptionsTest {
                     && e.getMessage().contains("provider sockets was not measured"), e.getMessage());
             RdmaServer plain = sockets.bind(any, AcceptOptions.exposing()).block(Duration.ofSeconds(15));
             assertFalse(plain.keysScopedToConnection());
+            System.err.flush();
+            assertEquals(1, warned.get().size(), () -> warned.get().toString());
+            String w = warned.get().getFirst();
+            assertTrue(w.contains("provider sockets was not measured") && w.contains("withKeysScopedToConnection(false)"), w);
             plain.close();
+            RdmaServer off = sockets.bind(any, AcceptOptions.exposing().withKeysScopedToConnection(false))
+                    .block(Duration.ofSeconds(15));
+            assertFalse(off.keysScopedToConnection());
+            System.err.flush();
+            assertEquals(1, warned.get().size(), () -> "turned off: no warning " + warned.get());
+            off.close();
+        } finally {
+            System.setErr(err);
         }
     }
 }

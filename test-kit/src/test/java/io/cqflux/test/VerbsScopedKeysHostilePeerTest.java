@@ -150,7 +150,7 @@ class VerbsScopedKeysHostilePeerTest {
         AcceptOptions scoped = AcceptOptions.exposing(scopedRegion).withKeysScopedToConnection(true);
         RdmaServer s = bind(scoped, served);
         RdmaServer other = bind(scoped, served);
-        RdmaServer unscoped = bind(AcceptOptions.exposing(publicRegion), served);
+        RdmaServer unscoped = bind(AcceptOptions.exposing(publicRegion).withKeysScopedToConnection(false), served);
         RdmaConnection a = trustedSide.connect(s.address()).block(T);
         try {
             assertTrue(s.keysScopedToConnection(), "fabric/verbs offers scoped keys");
@@ -237,7 +237,8 @@ class VerbsScopedKeysHostilePeerTest {
         Region exposed = server.register(filled(0x33), RegionAccess.READ_SRC);
         List<RdmaConnection> served = new CopyOnWriteArrayList<>();
         Function<RdmaConnection, Publisher<Void>> echo = echoKeeping(served);
-        RdmaServer plain = server.bind(listenAddress(), AcceptOptions.exposing(exposed), echo).block(T);
+        RdmaServer plain = server.bind(listenAddress(), AcceptOptions.exposing(exposed)
+                .withKeysScopedToConnection(false), echo).block(T);
         RdmaServer scoped = server.bind(listenAddress(), AcceptOptions.exposing(exposed)
                 .withKeysScopedToConnection(true), echo).block(T);
         List<RdmaConnection> clients = new ArrayList<>();
