@@ -240,6 +240,50 @@ class HostilePeerTest extends HostilePeerContract {
         neighbourStillWorks();
     }
 
+    /**
+     * A flood of partial connection requests: 128 sockets opened at once, each sending the 32-byte
+     * header and then nothing. Each holds the provider's read of the request up to the bound
+     * (above), and that read now runs on the listener's own thread (RequestReader), not on the
+     * server's loop: the loop serves its connections meanwhile, with few units of work over 1 ms
+     * (a preempted loop thread's), where reading the flood on the loop held it over 1 ms about once
+     * per two sockets (33 of 64 measured with the reads on the loop).
+     */
+    @Test
+    void aFloodOfPartialConnectionRequests_isReadOffTheServersLoop() throws Exception {
+        final int flood = 128;
+        byte[] header = new byte[32];
+        header[0] = 3;
+        header[3] = 4;
+        header[24] = 1;
+        List<Socket> partial = new ArrayList<>();
+        io.cqflux.epoll.LoopStats before = server.loopStats().getFirst();
+        try {
+            for (int i = 0; i < flood; i++) {
+                Socket k = new Socket(publicServer.address().getAddress(), publicServer.address().getPort());
+                partial.add(k);
+                k.getOutputStream().write(header);
+                k.getOutputStream().flush();
+            }
+            long t0 = System.nanoTime();
+            aProperClientIsStillServed();
+            long ms = (System.nanoTime() - t0) / 1_000_000;
+            neighbourStillWorks();
+            io.cqflux.epoll.LoopStats after = server.loopStats().getFirst();
+            long over10 = after.unitsOver10ms() - before.unitsOver10ms();
+            long over1 = after.unitsOver1ms() - before.unitsOver1ms();
+            System.out.printf("FACT fabric/tcp: %d partial connection requests at once: a proper client served after"
+                    + " %d ms; the server's listening loop held over 10 ms %d times, over 1 ms %d times%n", flood, ms,
+                    over10, over1);
+            assertTrue(over1 < flood / 4, "the server's loop was held over 1 ms " + over1 + " times by " + flood
+                    + " partial requests");
+            assertTrue(over10 <= 2, "the server's loop was held over 10 ms " + over10 + " times by the flood");
+        } finally {
+            for (Socket k : partial) {
+                k.close();
+            }
+        }
+    }
+
     @Test
     void scopedConnections_leaveNoFileDescriptorsBehind_andServeMessagesFromTheSharedReceivePool() throws Exception {
         // Each scoped connection's domain closes after its endpoint, CQs, control words and

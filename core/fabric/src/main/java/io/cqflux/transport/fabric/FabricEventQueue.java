@@ -16,7 +16,10 @@ import java.lang.foreign.ValueLayout;
 /**
  * One event queue ({@code fi_eq(3)}) opened with {@code FI_WAIT_FD}, with its read/readerr ops
  * and the fabric's trywait resolved once, and one preallocated entry buffer large enough for a
- * CM entry with the provider's largest private data. Confined to one thread after construction.
+ * CM entry with the provider's largest private data. Its reads ({@link #read}, {@link #sread})
+ * are confined to one thread after construction; {@link #write} may be called by one other
+ * thread at a time, with a buffer of its own ({@code fi_eq(3)}: an event queue serialises its
+ * own reads and writes).
  */
 @SuppressWarnings("restricted") // FFM: this package is the native-access boundary of the fabric transport
 final class FabricEventQueue implements AutoCloseable {
@@ -31,6 +34,10 @@ final class FabricEventQueue implements AutoCloseable {
     private final MemorySegment eq;
     private final MemorySegment readFp;
     private final MemorySegment readerrFp;
+    private final MemorySegment sreadFp;
+    private final MemorySegment writeFp;
+    /** {@link #write}'s entry, apart from the reader's. */
+    private final MemorySegment written;
     private final MemorySegment eventOut;
     private final MemorySegment entry;
     private final MemorySegment errEntry;
@@ -72,6 +79,9 @@ final class FabricEventQueue implements AutoCloseable {
             MemorySegment ops = fid_eq.ops(eq);
             this.readFp = fi_ops_eq.read(ops);
             this.readerrFp = fi_ops_eq.readerr(ops);
+            this.sreadFp = fi_ops_eq.sread(ops);
+            this.writeFp = fi_ops_eq.write(ops);
+            this.written = io.cqflux.transport.fabric.ffm.fi_eq_entry.allocate(arena);
             this.eventOut = arena.allocate(ValueLayout.JAVA_INT);
             this.entry = arena.allocate(fi_eq_cm_entry.sizeof() + FabricTransport.PRIVATE_DATA_BOUND + 64, 8);
             this.errEntry = fi_eq_err_entry.allocate(arena);
@@ -157,6 +167,48 @@ final class FabricEventQueue implements AutoCloseable {
         }
         lastLength = rc;
         return eventOut.get(ValueLayout.JAVA_INT, 0);
+    }
+
+    /**
+     * Reads one event, waiting up to {@code timeoutMillis} for one ({@code fi_eq_sread(3)}, flags
+     * 0); as {@link #read()} otherwise.
+     *
+     * <p>Facts (libfabric 1.17, tcp; {@code core/fabric/src/test/c/eq_sread_probe.c}): on a passive
+     * endpoint's queue it returns the {@code FI_CONNREQ} of a client that connects meanwhile, and
+     * {@code -FI_EAGAIN} (not {@code -FI_ETIMEDOUT}) after the timeout with nothing; an entry
+     * another thread writes ({@link #write}) wakes it at once.
+     *
+     * @return the event, {@link #NONE} (the timeout passed) or {@link #ERROR}
+     */
+    int sread(int timeoutMillis) {
+        if (closed) {
+            return NONE;
+        }
+        trywait.clear();
+        long rc = fi_ops_eq.sread.invoke(sreadFp, eq, eventOut, entry, entry.byteSize(), timeoutMillis, 0L);
+        if (rc == -FI_EAVAIL()) {
+            fi_eq_err_entry.err_data(errEntry, errData);
+            fi_eq_err_entry.err_data_size(errEntry, errData.byteSize());
+            long r = fi_ops_eq.readerr.invoke(readerrFp, eq, errEntry, 0L);
+            return FabricLibrary.result("fi_eq_readerr", r, "event queue") == FabricLibrary.AGAIN ? NONE : ERROR;
+        }
+        if (FabricLibrary.result("fi_eq_sread", rc, "event queue") == FabricLibrary.AGAIN) {
+            return NONE;
+        }
+        lastLength = rc;
+        return eventOut.get(ValueLayout.JAVA_INT, 0);
+    }
+
+    /**
+     * Writes one {@code FI_NOTIFY} entry naming this queue ({@code fi_eq_write(3)}): its fd turns
+     * readable and {@link #trywait} says no until a {@link #read} takes it (eq_sread_probe.c).
+     * One thread besides the reader at a time.
+     */
+    void write() {
+        io.cqflux.transport.fabric.ffm.fi_eq_entry.fid(written, eq);
+        long rc = fi_ops_eq.write.invoke(writeFp, eq, FI_NOTIFY(), written,
+                io.cqflux.transport.fabric.ffm.fi_eq_entry.sizeof(), 0L);
+        FabricLibrary.check("fi_eq_write", rc, "event queue");
     }
 
     /** {@return the entry buffer of the last event (a fi_eq_cm_entry for CM events)} */

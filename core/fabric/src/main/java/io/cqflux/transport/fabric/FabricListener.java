@@ -25,7 +25,8 @@ import java.util.Set;
 
 /**
  * A passive endpoint ({@code fi_endpoint(3)} {@code fi_passive_ep}) listening with its own event
- * queue. Its reads are loop-confined after construction; a request it handed out may be
+ * queue. Its reads are loop-confined after construction, except on tcp, where a thread of its own
+ * reads the queue and hands the requests to the loop (RequestReader); a request it handed out may be
  * answered (accepted or rejected) by one other thread, the reactive layer's set-up thread
  * (FabricTransport#acceptsOffLoop), while the loop goes on reading and answering others.
  * What the listener's lock excludes is a close against an answer, not reads against answers: an
@@ -72,6 +73,8 @@ final class FabricListener implements Listener {
     private int answering;
     /** Tests: runs inside an answer after its request was claimed, before its native calls; null: none. */
     volatile Runnable duringAnswer;
+    /** tcp: reads the queue on a thread of its own (RequestReader); null: the loop reads it. */
+    private final RequestReader reader;
 
     private FabricListener(FabricTransport transport, ConnectionConfig config, FabricEventQueue eq, MemorySegment pep,
                            InetSocketAddress bound) {
@@ -83,6 +86,17 @@ final class FabricListener implements Listener {
         this.bound = bound;
         this.destroysRejectedCmId = ProviderProfile.destroysRejectedCmId(transport.provider(),
                 FabricLibrary.libraryVersion(), FabricLibrary.hasSymbol("rdma_destroy_id"));
+        // tcp reads a request with a blocking recv inside the queue's read (RequestReader): off the
+        // loop. verbs reads RDMA CM's events, which never wait on a peer.
+        this.reader = transport.isTcp() ? new RequestReader(transport, eq, bound) : null;
+        if (reader != null) {
+            try {
+                reader.start();
+            } catch (RuntimeException | Error e) {
+                reader.close();
+                throw e;
+            }
+        }
     }
 
     static FabricListener open(FabricTransport transport, InetSocketAddress address, ConnectionConfig config) {
@@ -163,12 +177,12 @@ final class FabricListener implements Listener {
 
     @Override
     public int fd() {
-        return eq.fd();
+        return reader != null ? reader.fd() : eq.fd();
     }
 
     @Override
     public boolean prepareToSleep() {
-        return eq.trywait();
+        return reader != null ? reader.prepareToSleep() : eq.trywait();
     }
 
     @Override
@@ -180,6 +194,15 @@ final class FabricListener implements Listener {
     public synchronized ConnectionRequest nextRequest() {
         if (closed) {
             return null; // the Listener contract: nothing pending once closed (as on rpma)
+        }
+        if (reader != null) {
+            RequestReader.Item it = reader.next();
+            if (it == null) {
+                return null;
+            }
+            Request r = new Request(it.info(), it.data());
+            pending.add(r);
+            return r;
         }
         while (true) {
             int ev = eq.read();
@@ -222,10 +245,19 @@ final class FabricListener implements Listener {
             Thread.currentThread().interrupt();
         }
         try {
+            if (reader != null) {
+                // Its thread ends first: from here on the queue is this thread's to read.
+                reader.stop();
+            }
             List<Request> unanswered = new ArrayList<>(pending);
             pending.clear();
             for (Request r : unanswered) {
                 r.rejectOnClose();
+            }
+            if (reader != null) {
+                for (RequestReader.Item it : reader.drain()) {
+                    rejectAndFree(it.info(), true);
+                }
             }
             drainQueuedRequests();
         } finally {
@@ -233,6 +265,9 @@ final class FabricListener implements Listener {
                 // fi_endpoint(3): the passive endpoint before the EQ it is bound to.
                 FabricLibrary.close(pep, "passive endpoint", bound);
                 eq.close();
+                if (reader != null) {
+                    reader.close();
+                }
             } finally {
                 transport.release();
             }
@@ -334,6 +369,11 @@ final class FabricListener implements Listener {
                     + " rejected stays until its listener closes");
         }
         return MemorySegment.NULL;
+    }
+
+    /** {@return the thread that reads the requests (tcp), or null where the loop reads them (tests)} */
+    Thread readerThread() {
+        return reader == null ? null : reader.thread();
     }
 
     /** {@return how many requests were handed out and not yet answered (tests)} */

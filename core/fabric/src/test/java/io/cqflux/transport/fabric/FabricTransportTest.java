@@ -3,6 +3,7 @@ package io.cqflux.transport.fabric;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -322,10 +323,12 @@ class FabricTransportTest extends TransportFixture {
 
     /**
      * A client that sends part of a connection request (libfabric 1.17 tcp's 32-byte header, which
-     * announces 4 bytes of private data) and then nothing, its socket kept open: the listener's read
-     * returns within RequestReadBound's bound (the provider reads requests with a blocking recv, so
-     * without it this read waited for as long as the socket stayed open, and with it the server's
-     * loop), and a well-formed client after it is reported. cm_stall_probe.c shows the same in C.
+     * announces 4 bytes of private data) and then nothing, its socket kept open. The provider reads
+     * requests with a blocking recv inside the queue's read: the loop's read of the listener
+     * ({@code nextRequest}) never waits on it, since a thread of the listener's own makes that read
+     * (RequestReader), and that thread's read returns within RequestReadBound's bound (without it,
+     * it waited for as long as the socket stayed open), so a well-formed client after it is
+     * reported within a second, before the socket closes. cm_stall_probe.c shows the bound in C.
      */
     @Test
     void aPartialConnectionRequest_holdsTheListenersReadNoLongerThanTheBound_andAClientAfterItIsReported()
@@ -360,12 +363,43 @@ class FabricTransportTest extends TransportFixture {
             System.out.printf("FACT fabric/tcp: a partial connection request held the listener's read at most %.1f ms"
                     + " (bound %d ms)%n", longest / 1e6, RequestReadBound.BOUND.toMillis());
             assertTrue(longest < 200_000_000L, "the listener's read was held " + longest / 1_000_000 + " ms");
+            // The reader's own read of the partial request is bounded too: a well-formed client
+            // after it is reported long before the raw socket closes (2 s).
             java.util.Deque<io.cqflux.core.spi.ConnectionRequest> reqs = pump.add(l);
+            long t1 = System.nanoTime();
             io.cqflux.core.spi.Connection c = closeLater(client.connect(l.address(), config(), bytes("after")));
             pump.add("client", c);
             pump.until("the well-formed request", DEADLINE, () -> !reqs.isEmpty());
+            long reported = (System.nanoTime() - t1) / 1_000_000;
+            assertTrue(reported < 1_000, "the well-formed request was reported after " + reported + " ms");
             reqs.poll().reject();
         }
+    }
+
+    /**
+     * On tcp a listener's requests are read on a thread of its own (RequestReader): the loop only
+     * takes them. Its close ends that thread promptly, waiting in fi_eq_sread or not, and rejects
+     * a request the thread read that the loop never took: its client sees REJECTED, not a timeout.
+     */
+    @Test
+    void aTcpListenersRequests_areReadOnAThreadOfItsOwn_whichItsCloseEnds_rejectingWhatWasReadAndNotTaken()
+            throws Exception {
+        FabricListener l = (FabricListener) server.listen(listenAddress(), config());
+        Thread reader = l.readerThread();
+        assertNotNull(reader, "tcp reads requests off the loop");
+        assertTrue(reader.isAlive() && reader.isDaemon(), reader::toString);
+        io.cqflux.core.spi.Connection c = closeLater(client.connect(l.address(), config(), bytes("x")));
+        io.cqflux.core.testing.TransportPump.Side s = pump.add("client", c);
+        // Read by the reader, never taken: the listener's fd turns readable (its signal queue).
+        pump.until("the request is read", DEADLINE, () -> !l.prepareToSleep());
+        long t0 = System.nanoTime();
+        l.close();
+        long ms = (System.nanoTime() - t0) / 1_000_000;
+        assertFalse(reader.isAlive(), "the reader's thread outlived its listener");
+        assertTrue(ms < 1_000, "the close took " + ms + " ms");
+        pump.until("REJECTED", DEADLINE, () -> !s.events.isEmpty());
+        assertEquals(java.util.List.of(ConnectionEvent.REJECTED), s.events);
+        l.close(); // idempotent
     }
 
     @Test

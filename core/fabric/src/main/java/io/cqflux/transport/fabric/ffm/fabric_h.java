@@ -429,6 +429,16 @@ public class fabric_h extends fabric_h$shared {
         return FI_ENABLE;
     }
 
+    private static final int FI_NOTIFY = (int)0L;
+    /**
+     * {@snippet lang=c :
+     * FI_NOTIFY = 0
+     * }
+     */
+    public static int FI_NOTIFY() {
+        return FI_NOTIFY;
+    }
+
     private static final int FI_CONNREQ = (int)1L;
     /**
      * {@snippet lang=c :
