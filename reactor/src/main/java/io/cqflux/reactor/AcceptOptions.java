@@ -61,8 +61,9 @@ import java.util.function.Function;
  * a larger one fails the bind. {@link #withSharedReceivePool(int)} sizes the chunk. A client with
  * raw private data sends without credits and keeps a pool of its own (above).
  *
- * <p><b>Keys scoped to their connection</b> (by default where the transport can: fabric on tcp
- * and verbs; {@link #withKeysScopedToConnection(boolean)} requires them or turns them off). The
+ * <p><b>Keys scoped to their connection</b> (by default where the transport scopes them by
+ * default: {@link KeyScoping#WHERE_SUPPORTED}; {@link #withKeysScopedToConnection(boolean)}
+ * requires them or turns them off). The
  * server always registers what an accepted connection is exposed to, and the connection's control
  * words, once more for that connection, so its keys die with it (docs/security.md, section 5).
  * With scoped keys each accepted connection also gets a libfabric domain of its own: its endpoint
@@ -72,9 +73,11 @@ import java.util.function.Function;
  * registrations live in the instance's one domain, so while connection A lives, A's key also works
  * when a peer presents it on another connection of the instance (it reaches only what A was
  * granted, with A's rights). rpma cannot scope them (librpma creates a request's queue pair in the
- * listening peer's protection domain), nor fabric on another provider (not measured): there the
- * default binds unscoped and says so at WARNING, naming why, {@code withKeysScopedToConnection(true)}
- * fails the bind with {@link io.cqflux.core.UnsupportedCapabilityException} naming the transport and
+ * listening peer's protection domain), nor fabric on another provider (not measured): there
+ * {@code withKeysScopedToConnection(true)} fails the bind with
+ * {@link io.cqflux.core.UnsupportedCapabilityException} naming the transport and why. fabric/tcp on
+ * a libfabric other than 1.17 and fabric/verbs under a finite {@code RLIMIT_MEMLOCK} (below) can,
+ * but do not by default. Where the default does not scope them the bind says so at WARNING, naming
  * why, and {@code withKeysScopedToConnection(false)} acknowledges it without a warning.
  * {@link RdmaServer#keysScopedToConnection()} tells what a bound server got.
  *
@@ -94,15 +97,18 @@ import java.util.function.Function;
  *
  * <p>The cost measured on libfabric 1.17's tcp is one domain per connection: no file descriptor
  * (the connection shares its loop's completion queues as an unscoped one does), well under a KiB
- * of native heap, and no accept time that shows beside the connection's own; on later libfabric
- * versions (not measured) a scoped connection keeps completion queues of its own domain (3 more
- * file descriptors each). On verbs the cost is real, and the reason for the opt-out: each of those
+ * of native heap, and no accept time that shows beside the connection's own; on other libfabric
+ * versions (not measured) a scoped connection would keep completion queues of its own domain (3
+ * more file descriptors each, and the domain's progress), so there it is not the default. On verbs
+ * the cost is real, and the reason for the opt-out and for the default's condition: each of those
  * registrations pins its whole region again and counts against {@code RLIMIT_MEMLOCK} again: allow
  * roughly the instance's own registrations plus, per scoped connection, the buffer pool (4 MiB by
  * default) if it sends or writes from {@code byte[]}, each shared pool chunk it received into (2 MiB
  * by default), its own receive pool if it has one, a page for its flush sink and each application
  * region it posted from (about 6 MiB per connection with the defaults; a registration the limit
- * refuses fails that operation). Each registration runs on the connection's event loop, which
+ * refuses fails that operation). So verbs scopes them by default only where the process may pin
+ * without bound: an unlimited soft {@code RLIMIT_MEMLOCK}, or {@code CAP_IPC_LOCK}, which memory
+ * registration does not count against the limit. Each registration runs on the connection's event loop, which
  * serves nothing else meanwhile: over Soft-RoCE under emulation 0.6-1.0 ms for 4 KiB, 4 MiB or
  * 2 MiB alike (docs/security.md, section 5, has the figures; a NIC's differ).
  *
@@ -507,10 +513,12 @@ public final class AcceptOptions {
      */
     public enum KeyScoping {
         /**
-         * The default: scoped where the transport can scope them (fabric on tcp and verbs);
-         * where it cannot (rpma, fabric on another provider) the server's keys work on every
-         * connection of the instance while their own connection lives, which the bind says at
-         * WARNING, naming why, and {@link RdmaServer#keysScopedToConnection()} tells.
+         * The default: scoped where the transport scopes them by default (fabric/tcp on
+         * libfabric 1.17, the release measured; fabric/verbs where this process may pin memory
+         * without bound: an unlimited {@code RLIMIT_MEMLOCK} or {@code CAP_IPC_LOCK}); elsewhere
+         * (rpma, which cannot, fabric on another provider, those cases not met) the server's keys
+         * work on every connection of the instance while their own connection lives, which the
+         * bind says at WARNING, naming why, and {@link RdmaServer#keysScopedToConnection()} tells.
          */
         WHERE_SUPPORTED,
         /** Scoped, or the bind fails naming the transport and why ({@code withKeysScopedToConnection(true)}). */
@@ -549,6 +557,24 @@ public final class AcceptOptions {
     }
 
     /**
+     * These options with {@code scoping}: {@link #withKeysScopedToConnection(boolean)}'s two
+     * choices and the default ({@link KeyScoping#WHERE_SUPPORTED}) back.
+     *
+     * @param scoping what to do about keys scoped to their connection
+     * @return new options
+     * @throws IllegalStateException when {@link KeyScoping#REQUIRED} is asked of options with raw
+     *     private data (as {@link #withKeysScopedToConnection(boolean)})
+     */
+    public AcceptOptions withKeyScoping(KeyScoping scoping) {
+        Objects.requireNonNull(scoping, "scoping");
+        if (scoping == KeyScoping.REQUIRED) {
+            return withKeysScopedToConnection(true);
+        }
+        return new AcceptOptions(exposed, accept, receivePrefetch, beforeAccept, authenticator, maxConnections,
+                maxPendingHandshakes, handshakeTimeout, endOnReceiveOverflow, sharedReceivePool, scoping, perAddress);
+    }
+
+    /**
      * {@return whether {@link #withKeysScopedToConnection(boolean)} required keys scoped to their
      * connection} {@code false} by default, where they are still scoped if the transport can
      * ({@link #keyScoping()}); what a bound server got, {@link RdmaServer#keysScopedToConnection()} tells.
@@ -580,6 +606,7 @@ public final class AcceptOptions {
                 + ", max pending handshakes " + maxPendingHandshakes
                 + (handshakeTimeout != null ? ", handshake timeout " + handshakeTimeout.toMillis() + " ms" : "")
                 + (sharedReceivePool != 0 ? ", shared receive pool" + (sharedReceivePool > 0 ? " of " + sharedReceivePool
-                        + " buffers a chunk" : "") : "") + (scopedKeys == KeyScoping.WHERE_SUPPORTED ? "" : ", keys scoped to their connection " + scopedKeys) + "]";
+                        + " buffers a chunk" : "") : "") + (scopedKeys == KeyScoping.REQUIRED ? ", keys scoped to their connection required"
+                : scopedKeys == KeyScoping.OFF ? ", keys not scoped to their connection" : "") + "]";
     }
 }

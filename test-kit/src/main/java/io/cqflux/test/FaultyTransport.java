@@ -72,8 +72,19 @@ final class FaultyTransport implements Transport {
     /** The wrapped transport's, unless the test hid the capability (Faults#withoutCapabilities). */
     @Override
     public String connectionScopedKeysRefusal() {
-        return capabilities().contains(Capability.CONNECTION_SCOPED_KEYS) ? inner.connectionScopedKeysRefusal()
-                : "the test's Faults hide it (test double)";
+        return hidesScopedKeys() ? HIDDEN_SCOPED_KEYS : inner.connectionScopedKeysRefusal();
+    }
+
+    /** The wrapped transport's, unless the test hid the capability (Faults#withoutCapabilities). */
+    @Override
+    public String connectionScopedKeysDefaultRefusal() {
+        return hidesScopedKeys() ? HIDDEN_SCOPED_KEYS : inner.connectionScopedKeysDefaultRefusal();
+    }
+
+    private static final String HIDDEN_SCOPED_KEYS = "the test's Faults hide it (test double)";
+
+    private boolean hidesScopedKeys() {
+        return faults.hiddenCapabilities().contains(Capability.CONNECTION_SCOPED_KEYS);
     }
 
     @Override

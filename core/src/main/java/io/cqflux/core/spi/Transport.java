@@ -118,6 +118,18 @@ public interface Transport extends Registrar, AutoCloseable {
     }
 
     /**
+     * {@return why a server of this transport does not scope its connections' keys by default
+     * (AcceptOptions' {@code KeyScoping.WHERE_SUPPORTED}), or {@code null} where it does} Where it
+     * cannot ({@link #connectionScopedKeysRefusal()}), that reason; a transport that can at a cost
+     * it was not measured at, or one this process cannot bear, says so here, and a server may
+     * still require them. The server logs the reason at WARNING when it binds unscoped by default.
+     * The default: {@link #connectionScopedKeysRefusal()}.
+     */
+    default String connectionScopedKeysDefaultRefusal() {
+        return connectionScopedKeysRefusal();
+    }
+
+    /**
      * Parses a peer's region descriptor, with bounds checks: malformed bytes throw
      * {@link IllegalArgumentException}.
      *

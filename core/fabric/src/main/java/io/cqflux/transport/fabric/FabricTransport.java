@@ -335,6 +335,38 @@ final class FabricTransport implements Transport, DomainHolder {
         return profile.capabilities().contains(Capability.CONNECTION_SCOPED_KEYS) ? null : scopedKeysRefusal(provider);
     }
 
+    /**
+     * Scoped by default where their cost was measured and this process can bear it: tcp on the
+     * libfabric measured (1.17: a domain per connection costs no fd and shares its loop's queues,
+     * {@link ProviderProfile#sharesQueuesAcrossDomains}); verbs where pinning is unbounded
+     * ({@link LockedMemory}: each scoped connection pins its own registrations of the instance's
+     * buffers, about 6 MiB with the defaults). Elsewhere a server may still require them.
+     */
+    @Override
+    public String connectionScopedKeysDefaultRefusal() {
+        String cannot = connectionScopedKeysRefusal();
+        if (cannot != null) {
+            return cannot;
+        }
+        if (isTcp() && !sharesQueuesAcrossDomains) {
+            int v = FabricLibrary.libraryVersion();
+            return "libfabric " + (v >>> 16) + "." + (v & 0xffff) + "'s tcp was not measured with a domain per"
+                    + " connection (1.17 was: there it costs no file descriptor and shares its loop's completion"
+                    + " queues); AcceptOptions.withKeysScopedToConnection(true) scopes them anyway";
+        }
+        if (needsLocalDescriptors()) {
+            Long bound = LockedMemory.boundOrNull();
+            if (bound != null) {
+                return "on " + provider + " each connection with keys of its own registers the instance's buffer pool"
+                        + " and receive chunks again, about 6 MiB more of locked memory per connection with the"
+                        + " defaults, and this process's RLIMIT_MEMLOCK is "
+                        + (bound < 0 ? "unknown" : bound / 1024 + " KiB") + " without CAP_IPC_LOCK: raise it to"
+                        + " unlimited, or AcceptOptions.withKeysScopedToConnection(true) scopes them anyway";
+            }
+        }
+        return null;
+    }
+
     /** {@return the reason {@link #connectionScopedKeysRefusal()} gives for a provider they were not measured on} */
     static String scopedKeysRefusal(String provider) {
         return "provider " + provider + " was not measured with keys scoped to their connection (a domain per accepted"

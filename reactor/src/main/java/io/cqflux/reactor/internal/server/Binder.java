@@ -132,7 +132,8 @@ public final class Binder {
      * {@return whether a server bound with {@code options} gives each accepted connection keys of
      * its own} The one decision (RdmaServer#keysScopedToConnection): never with raw private data
      * (nothing is registered for such a connection), not when turned off, and by default where
-     * the transport can; a requirement the transport cannot meet failed the bind already
+     * the transport scopes them by default (Transport#connectionScopedKeysDefaultRefusal: where it
+     * can at a cost measured and bearable); a requirement the transport cannot meet failed the bind already
      * ({@link #checkScopedKeys}).
      *
      * @param raw whether the server accepts with raw private data
@@ -144,7 +145,7 @@ public final class Binder {
         return switch (options.keyScoping()) {
             case OFF -> false;
             case REQUIRED -> true;
-            case WHERE_SUPPORTED -> transport.connectionScopedKeysRefusal() == null;
+            case WHERE_SUPPORTED -> transport.connectionScopedKeysDefaultRefusal() == null;
         };
     }
 }

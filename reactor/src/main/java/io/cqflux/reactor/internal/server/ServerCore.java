@@ -73,7 +73,7 @@ public final class ServerCore {
     private final ServerAuthentication authentication;
     /** How it says no to a request. */
     private final ServerRefusals refusals;
-    /** Whether accepted connections get a key scope of their own (AcceptOptions#withKeysScopedToConnection). */
+    /** Whether accepted connections get a key scope of their own (Binder#scopesKeys: the options and the transport). */
     private final boolean scopedKeys;
 
     /**
@@ -112,7 +112,7 @@ public final class ServerCore {
             // The default could not be given: said, not silently downgraded (docs/security.md, section 5).
             LOG.warn("server on " + address + ": keys are not scoped to their connection, so while a connection"
                     + " lives its keys work on this instance's other connections too (each reaches only what its"
-                    + " connection was granted): " + host.transport().connectionScopedKeysRefusal()
+                    + " connection was granted): " + host.transport().connectionScopedKeysDefaultRefusal()
                     + ". AcceptOptions.withKeysScopedToConnection(false) acknowledges it (docs/security.md, section 5)");
         }
         // Receives kept posted ahead of demand on each connection (-1, the default: the

@@ -40,6 +40,20 @@ class BinderTest {
                 AcceptOptions.exposing().withKeysScopedToConnection(false).keyScoping());
         assertTrue(AcceptOptions.exposing().withKeysScopedToConnection(true).keysScopedToConnection());
         assertFalse(AcceptOptions.exposing().keysScopedToConnection(), "required only when asked for");
+        assertEquals(AcceptOptions.KeyScoping.WHERE_SUPPORTED, AcceptOptions.exposing().withKeysScopedToConnection(false)
+                .withKeyScoping(AcceptOptions.KeyScoping.WHERE_SUPPORTED).keyScoping(), "the default back");
+        // A transport that can, but not by default (another libfabric, a bounded RLIMIT_MEMLOCK on verbs).
+        io.cqflux.core.spi.Transport canButNotByDefault = (io.cqflux.core.spi.Transport) java.lang.reflect.Proxy
+                .newProxyInstance(BinderTest.class.getClassLoader(), new Class<?>[] {io.cqflux.core.spi.Transport.class},
+                        (proxy, m, args) -> switch (m.getName()) {
+                            case "name" -> "fabric/verbs";
+                            case "connectionScopedKeysRefusal" -> null;
+                            case "connectionScopedKeysDefaultRefusal" -> "RLIMIT_MEMLOCK";
+                            default -> throw new UnsupportedOperationException(m.getName());
+                        });
+        assertFalse(Binder.scopesKeys(AcceptOptions.exposing(), false, canButNotByDefault));
+        assertTrue(Binder.scopesKeys(AcceptOptions.exposing().withKeysScopedToConnection(true), false, canButNotByDefault));
+        Binder.checkScopedKeys(AcceptOptions.exposing().withKeysScopedToConnection(true), canButNotByDefault);
     }
 
     /** A transport that answers its name and its refusal of scoped keys, and nothing else. */
@@ -48,7 +62,7 @@ class BinderTest {
                 BinderTest.class.getClassLoader(), new Class<?>[] {io.cqflux.core.spi.Transport.class},
                 (proxy, m, args) -> switch (m.getName()) {
                     case "name" -> name;
-                    case "connectionScopedKeysRefusal" -> refusal;
+                    case "connectionScopedKeysRefusal", "connectionScopedKeysDefaultRefusal" -> refusal;
                     default -> throw new UnsupportedOperationException(m.getName());
                 });
     }
