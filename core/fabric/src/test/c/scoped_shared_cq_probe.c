@@ -24,8 +24,9 @@
  *   gcc -O2 -o /tmp/scoped_shared_cq_probe scoped_shared_cq_probe.c -lfabric && /tmp/scoped_shared_cq_probe
  * Measured (1.17): every fi_ep_bind 0; A_read_own and B_read_own ok; server_send completes on the
  * shared CQ and A receives it; poll on the CQ fd 1 after B's send, which lands in the server's
- * receive; C_read_instance_key -125 (FI_ECANCELED) and C's EQ FI_SHUTDOWN; B's forged write never
- * lands (A's memory intact) and A reads on; every close 0 in that order.
+ * receive; C_read_instance_key -125 (FI_ECANCELED) and C's EQ FI_SHUTDOWN; B's forged write
+ * completes at B (tcp completes a write once sent) but never lands (A's memory intact), and B's EQ
+ * then reports FI_SHUTDOWN (3): the server dropped B; A reads on; every close 0 in that order.
  */
 #define _GNU_SOURCE
 #include <rdma/fabric.h>
@@ -196,7 +197,18 @@ int main(void) {
     rc = read_with(c, 0x1111, ceq, &ev); printf("C_read_instance_key rc %d eq_event %d\n", rc, ev);
     /* B writes with A's key */
     memset(b->buf, 'X', 8);
-    rc = write_with(b, servers[0]->key, beq, &ev); printf("B_write_A_key rc %d eq_event %d (SHUTDOWN=%d) A_mem_intact %d\n", rc, ev, FI_SHUTDOWN, servers[0]->buf[0] == 'a');
+    rc = write_with(b, servers[0]->key, beq, &ev);
+    /* tcp completes a write at the initiator once sent: B's end shows on B's EQ, once the server's
+       progress (its shared CQ read) met the unknown key and dropped B's socket */
+    int b_end = 0;
+    for (int i = 0; i < 20000 && b_end == 0; i++) {
+        uint32_t bev; char bb[256]; struct fi_cq_entry ce;
+        progress_servers(); fi_cq_read(b->cq, &ce, 1);
+        ssize_t m = fi_eq_read(beq, &bev, bb, sizeof bb, 0);
+        if (m >= 0) b_end = (int) bev; else if (m == -FI_EAVAIL) b_end = -1;
+        usleep(100);
+    }
+    printf("B_write_A_key rc %d B_eq_after %d (SHUTDOWN=%d) A_mem_intact %d\n", rc, b_end, FI_SHUTDOWN, servers[0]->buf[0] == 'a');
     /* A still goes on */
     memset(a->buf, 0, 8);
     rc = read_with(a, servers[0]->key, aeq, &ev); printf("A_read_own_after rc %d ok %d\n", rc, rc == 0 && a->buf[0] == 'a');

@@ -46,11 +46,8 @@ final class ConnectRateBench {
             // Connections arrive faster than a subscriber of connections() could be asked for
             // them: a handler keeps each until it closes; the handshakes in progress may reach the
             // client's in-flight count.
-            AcceptOptions options = AcceptOptions.exposing(exposed).withMaxPendingHandshakes(Math.max(inFlight,
+            AcceptOptions options = ScaleBench.exposing(exposed).withMaxPendingHandshakes(Math.max(inFlight,
                     AcceptOptions.DEFAULT_MAX_PENDING_HANDSHAKES));
-            if (ScaleBench.scopedKeys != null) {
-                options = options.withKeysScopedToConnection(ScaleBench.scopedKeys);
-            }
             RdmaServer s = server.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), options,
                     c -> c.onDispose()).block(TIMEOUT);
             System.out.println("# keys scoped to their connection: " + s.keysScopedToConnection());

@@ -107,9 +107,9 @@ public final class ScaleBench {
     /** {@code -N}: the storm's connecting client at the lowest CPU priority (StormBench). */
     static boolean nicedStormClient;
     /**
-     * {@code -k}: the connect-rate server's keys scoped to their connection
-     * ({@code AcceptOptions.withKeysScopedToConnection}), or null for the default (scoped where the
-     * transport can: so on fabric/tcp).
+     * {@code -k}: every bench server's keys scoped to their connection
+     * ({@code AcceptOptions.withKeysScopedToConnection}), or null for the default (scoped on
+     * fabric/tcp of libfabric 1.17).
      */
     static Boolean scopedKeys;
 
@@ -220,18 +220,20 @@ public final class ScaleBench {
         if (storm > 0) {
             Object[] o = parseOp(ops.getFirst());
             System.out.printf(Locale.ROOT, "# %s java=%s cpus=%d load=%s fd-limit=%s storm: -c %d -p %d -s %s -o %s -t %s"
-                    + " keep-alive=%s background-priority=%b niced-storm-client=%b%n", Instant.now(), Runtime.version(),
-                    Runtime.getRuntime().availableProcessors(), LoadAverage.read(3, " "), fdLimit(), storm, parallel,
-                    strategies.getFirst(), ops.getFirst(), seconds,
-                    keepAliveMillis == null ? "default" : keepAliveMillis + " ms", backgroundPriority, nicedStormClient);
+                    + " keep-alive=%s background-priority=%b niced-storm-client=%b keys-scoped=%s%n", Instant.now(),
+                    Runtime.version(), Runtime.getRuntime().availableProcessors(), LoadAverage.read(3, " "), fdLimit(),
+                    storm, parallel, strategies.getFirst(), ops.getFirst(), seconds,
+                    keepAliveMillis == null ? "default" : keepAliveMillis + " ms", backgroundPriority, nicedStormClient,
+                    scopedKeys == null ? "default" : scopedKeys);
             StormBench.run(Strategies.of(strategies.getFirst()), strategies.getFirst(), (String) o[0], (Integer) o[1],
                     storm, parallel, seconds, sequential);
             return;
         }
         System.out.printf(Locale.ROOT, "# %s java=%s cpus=%d load=%s fd-limit=%s cq-group=%s keep-alive=%s"
-                + " background-priority=%b%n", Instant.now(), Runtime.version(), Runtime.getRuntime().availableProcessors(),
-                LoadAverage.read(3, " "), fdLimit(), group == null ? "default" : group,
-                keepAliveMillis == null ? "default" : keepAliveMillis + " ms", backgroundPriority);
+                + " background-priority=%b keys-scoped=%s%n", Instant.now(), Runtime.version(),
+                Runtime.getRuntime().availableProcessors(), LoadAverage.read(3, " "), fdLimit(),
+                group == null ? "default" : group, keepAliveMillis == null ? "default" : keepAliveMillis + " ms",
+                backgroundPriority, scopedKeys == null ? "default" : scopedKeys);
         if (perChild > 0) {
             System.out.printf(Locale.ROOT, "# idle clients in child processes, at most %d connections each%n", perChild);
             System.out.printf(Locale.ROOT, "%-10s %-10s %6s %10s %10s %9s %7s %9s %9s %12s %12s %12s%n",
@@ -358,7 +360,7 @@ public final class ScaleBench {
             Region exposed = server.register(arena.allocate(REGION, 4096),
                     RegionAccess.WRITE_DST, RegionAccess.READ_SRC);
             RdmaServer listening = server.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0),
-                    c -> c.onDispose(), exposed).block(TIMEOUT);
+                    exposing(exposed), c -> c.onDispose()).block(TIMEOUT);
             Region local = client.register(arena.allocate(REGION, 4096), RegionAccess.WRITE_SRC, RegionAccess.READ_DST);
             RdmaConnection busy = client.connect(listening.address()).block(TIMEOUT);
             return new BusyPair(listening, local, busy, busy.remoteRegion(0));
@@ -511,6 +513,12 @@ public final class ScaleBench {
     }
 
     /** {@return {@code true} or {@code false}, else an error naming the option} */
+    /** {@return the options a bench's server binds with: exposing {@code exposed}, with {@code -k} applied} */
+    static io.cqflux.reactor.AcceptOptions exposing(Region exposed) {
+        io.cqflux.reactor.AcceptOptions o = io.cqflux.reactor.AcceptOptions.exposing(exposed);
+        return scopedKeys == null ? o : o.withKeysScopedToConnection(scopedKeys);
+    }
+
     private static boolean parseFlag(String option, String value) {
         return switch (value) {
             case "true" -> true;

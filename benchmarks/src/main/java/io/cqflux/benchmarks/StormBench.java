@@ -120,8 +120,8 @@ final class StormBench {
              Cqflux stormClient = clientBuilt(builder(strategy))) {
             Region exposed = server.register(arena.allocate(REGION, 4096), RegionAccess.WRITE_DST,
                     RegionAccess.READ_SRC);
-            RdmaServer listening = server.bind(new InetSocketAddress(lo, 0), c -> c.onDispose(), exposed)
-                    .block(TIMEOUT);
+            RdmaServer listening = server.bind(new InetSocketAddress(lo, 0), ScaleBench.exposing(exposed),
+                    c -> c.onDispose()).block(TIMEOUT);
             Region local = busyClient.register(arena.allocate(REGION, 4096), RegionAccess.WRITE_SRC,
                     RegionAccess.READ_DST);
             RdmaConnection busy = busyClient.connect(listening.address()).block(TIMEOUT);
@@ -194,7 +194,7 @@ final class StormBench {
              Cqflux floodClient = clientBuilt(builder(strategy))) {
             Region exposed = server.register(arena.allocate(REGION, 4096), RegionAccess.WRITE_DST,
                     RegionAccess.READ_SRC);
-            AcceptOptions options = AcceptOptions.exposing(exposed);
+            AcceptOptions options = ScaleBench.exposing(exposed);
             options = scene.equals("deny")
                     ? options.authenticatedBy(r -> Mono.just(Arrays.equals(r.credentials(), GOOD)
                             ? Authenticator.Decision.allow() : Authenticator.Decision.deny("not on the list")))
@@ -399,8 +399,8 @@ final class StormBench {
              Cqflux client = builder(strategy).build()) {
             Region exposed = server.register(arena.allocate(REGION, 4096), RegionAccess.WRITE_DST,
                     RegionAccess.READ_SRC);
-            RdmaServer listening = server.bind(new InetSocketAddress(lo, 0), c -> c.onDispose(), exposed)
-                    .block(TIMEOUT);
+            RdmaServer listening = server.bind(new InetSocketAddress(lo, 0), ScaleBench.exposing(exposed),
+                    c -> c.onDispose()).block(TIMEOUT);
             Region local = client.register(arena.allocate(REGION, 4096), RegionAccess.WRITE_SRC,
                     RegionAccess.READ_DST);
             List<RdmaConnection> cs = Flux.range(0, 200).flatMap(i -> client.connect(listening.address())

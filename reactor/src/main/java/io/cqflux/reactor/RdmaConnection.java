@@ -103,7 +103,10 @@ public final class RdmaConnection implements Disposable, AutoCloseable {
      * {@link Region#rawDescriptor()}), with the access you state. It belongs to this connection
      * and is freed when it closes; its {@link PeerRegion#index()} is -1. On rpma {@code access} is
      * checked against the descriptor's usage bits (a narrower one limits this side); on fabric it
-     * is taken as stated. See the guide's interop section ({@code docs/guide/messaging.md}).
+     * is taken as stated. See the guide's interop section ({@code docs/guide/messaging.md}). A
+     * region handed out by its {@link Region#rawDescriptor()} by a server whose connections have
+     * keys scoped to them (its default on fabric/tcp: {@link AcceptOptions.KeyScoping}) is out of
+     * reach here: the access fails and the server ends this connection, as for a forged key.
      *
      * @param rawDescriptor the descriptor bytes, exactly
      * @param access what the peer granted, at least one: operations outside it are refused before

@@ -102,7 +102,11 @@ public final class Region implements AutoCloseable {
      * key, base address and length as three big-endian 64-bit values, and carry no access rights:
      * the peer must know them. A cqflux peer makes a {@link PeerRegion} of it with
      * {@link RdmaConnection#remoteRegion(byte[])} (rpma) or
-     * {@link RdmaConnection#remoteRegion(byte[], RegionAccess...)}}
+     * {@link RdmaConnection#remoteRegion(byte[], RegionAccess...)}. This descriptor is the
+     * instance's registration: a connection this instance accepted with keys scoped to it (a
+     * server's default on fabric/tcp, {@link AcceptOptions.KeyScoping}) cannot reach it, and an
+     * access with it there ends that connection as a forged key does; expose the region in the
+     * bind's hello instead, or bind with {@code withKeysScopedToConnection(false)}}
      */
     public byte[] rawDescriptor() {
         return native_.rawDescriptor();

@@ -44,8 +44,9 @@ public record TransportOptions(InetAddress localAddress, boolean directWriteToPe
      * connection).
      *
      * <p>Only connections whose private data is a cqflux hello share a queue: a connection with
-     * raw private data, one without an event loop, and one with keys scoped to it (a domain of
-     * its own) keep queues of their own. A peer's write with immediate reaches a grouped
+     * raw private data and one without an event loop keep queues of their own. One with keys
+     * scoped to it (a domain of its own) shares its loop's on libfabric 1.17, the release
+     * measured, and keeps queues of its own on others. A peer's write with immediate reaches a grouped
      * connection by a tag in the high 32 bits of its 64-bit CQ data, which the receiving
      * connection draws at random and tells its peer in its hello (its connection parameters);
      * the peer puts it there, whatever its own setting, and a peer that was told no tag sends

@@ -3,9 +3,11 @@ package io.cqflux.transport.fabric;
 /**
  * A libfabric domain that endpoints, completion queues and memory regions are opened in: the
  * transport's own (every connection of it by default), or one accepted connection's
- * ({@link ScopedDomain}). {@code fi_domain(3)}: an endpoint binds only to CQs of its own domain,
- * and the target of a remote access looks the key up in its endpoint's domain; every object
- * opened in a domain must be closed before it, so each child holds the domain
+ * ({@link ScopedDomain}). {@code fi_domain(3)} calls a domain the boundary for associating
+ * resources, so an endpoint is bound to CQs of its own domain, except where binding one of a
+ * scoped domain to a CQ of the transport's was measured to work
+ * ({@link ProviderProfile#sharesQueuesAcrossDomains}); the target of a remote access looks the key
+ * up in its endpoint's domain; every object opened in a domain must be closed before it, so each child holds the domain
  * ({@link #retain()}) until it closed ({@link #release()}).
  */
 interface DomainHolder {

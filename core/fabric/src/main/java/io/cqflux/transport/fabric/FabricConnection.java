@@ -68,8 +68,9 @@ final class FabricConnection implements Connection {
 
     private final FabricTransport transport;
     /**
-     * The domain the endpoint, its CQs and its flush sink are opened in: the transport's, or the
-     * connection's own (ScopedDomain, keys scoped to the connection); held until close.
+     * The domain the endpoint, its own CQs (where it has them) and its flush sink are opened in:
+     * the transport's, or the connection's own (ScopedDomain, keys scoped to the connection);
+     * held until close.
      */
     private final DomainHolder home;
     private final ConnectionConfig config;

@@ -125,7 +125,7 @@ final class ProviderProfile {
      * connections do} fi_domain(3) calls a domain "the boundary for associating different
      * resources together" and fi_endpoint(3) names no rule for a CQ of another domain, so this
      * rests on what was measured: libfabric 1.17's tcp
-     * ({@code core/fabric/src/test/c/scoped_shared_cq_probe.c}, FabricScopedKeysTest) accepts
+     * ({@code core/fabric/src/test/c/scoped_shared_cq_probe.c}, CompletionGroupTest) accepts
      * the binding ({@code fi_ep_bind} returns 0; ofi_ep_bind_cq checks no domain), progresses the
      * endpoint when the CQ is read (its CQ progress walks the endpoints bound to it, whatever
      * their domain) and wakes the CQ's wait fd for it, delivers its completions there, and still
