@@ -17,8 +17,8 @@ import java.lang.foreign.ValueLayout;
  * One event queue ({@code fi_eq(3)}) opened with {@code FI_WAIT_FD}, with its read/readerr ops
  * and the fabric's trywait resolved once, and one preallocated entry buffer large enough for a
  * CM entry with the provider's largest private data. Its reads ({@link #read}, {@link #sread})
- * are confined to one thread after construction; {@link #write} may be called by one other
- * thread at a time, with a buffer of its own ({@code fi_eq(3)}: an event queue serialises its
+ * are confined to one thread after construction; {@link #write} may be called by any thread
+ * (it is synchronized), with a buffer of its own ({@code fi_eq(3)}: an event queue serialises its
  * own reads and writes).
  */
 @SuppressWarnings("restricted") // FFM: this package is the native-access boundary of the fabric transport
@@ -28,6 +28,8 @@ final class FabricEventQueue implements AutoCloseable {
     static final int NONE = -1;
     /** {@link #read()} result: an error entry was read (its error via {@link #lastError()}). */
     static final int ERROR = -2;
+    /** {@code -FI_EINTR}: {@link #sread}'s wait ended by a signal. */
+    private static final long INTERRUPTED = -FabricErrno.EINTR.code();
 
     private final FabricTransport transport;
     private final Arena arena = io.cqflux.core.internal.DeferredArena.ofShared(); // closed after fi_close: DeferredArena
@@ -176,9 +178,12 @@ final class FabricEventQueue implements AutoCloseable {
      * <p>Facts (libfabric 1.17, tcp; {@code core/fabric/src/test/c/eq_sread_probe.c}): on a passive
      * endpoint's queue it returns the {@code FI_CONNREQ} of a client that connects meanwhile, and
      * {@code -FI_EAGAIN} (not {@code -FI_ETIMEDOUT}) after the timeout with nothing; an entry
-     * another thread writes ({@link #write}) wakes it at once.
+     * another thread writes ({@link #write}) wakes it at once; a signal delivered to the waiting
+     * thread ends the wait with {@code -FI_EINTR} (epoll_wait(2) returns EINTR whatever the
+     * handler's SA_RESTART, and after a SIGSTOP and SIGCONT of the process too), which is no event:
+     * {@link #NONE}.
      *
-     * @return the event, {@link #NONE} (the timeout passed) or {@link #ERROR}
+     * @return the event, {@link #NONE} (the timeout passed, or a signal ended the wait) or {@link #ERROR}
      */
     int sread(int timeoutMillis) {
         if (closed) {
@@ -186,6 +191,9 @@ final class FabricEventQueue implements AutoCloseable {
         }
         trywait.clear();
         long rc = fi_ops_eq.sread.invoke(sreadFp, eq, eventOut, entry, entry.byteSize(), timeoutMillis, 0L);
+        if (rc == INTERRUPTED) {
+            return NONE;
+        }
         if (rc == -FI_EAVAIL()) {
             fi_eq_err_entry.err_data(errEntry, errData);
             fi_eq_err_entry.err_data_size(errEntry, errData.byteSize());
@@ -202,9 +210,9 @@ final class FabricEventQueue implements AutoCloseable {
     /**
      * Writes one {@code FI_NOTIFY} entry naming this queue ({@code fi_eq_write(3)}): its fd turns
      * readable and {@link #trywait} says no until a {@link #read} takes it (eq_sread_probe.c).
-     * One thread besides the reader at a time.
+     * Any thread; writers take turns on the one entry buffer.
      */
-    void write() {
+    synchronized void write() {
         io.cqflux.transport.fabric.ffm.fi_eq_entry.fid(written, eq);
         long rc = fi_ops_eq.write.invoke(writeFp, eq, FI_NOTIFY(), written,
                 io.cqflux.transport.fabric.ffm.fi_eq_entry.sizeof(), 0L);

@@ -376,6 +376,11 @@ final class FabricListener implements Listener {
         return reader == null ? null : reader.thread();
     }
 
+    /** {@return how many requests the reader read that wait to be taken (tests; tcp)} */
+    int readerWaiting() {
+        return reader.waiting();
+    }
+
     /** {@return how many requests were handed out and not yet answered (tests)} */
     synchronized int pendingRequests() {
         return pending.size();

@@ -24,8 +24,10 @@ import java.util.concurrent.ConcurrentLinkedQueue;
  * takes) and writes one {@code FI_NOTIFY} entry into a second queue, the signal queue, whose fd
  * the loop watches in the listener's stead ({@link #fd()}, {@link #prepareToSleep()}): one entry
  * per item, written after the item, so the loop that reads an entry finds its item
- * ({@link #next()}). A failure of the thread is handed over the same way: {@link #next()} throws
- * it on the loop, which closes the server, as a failing read on the loop did.
+ * ({@link #next()}). At most {@link #MAX_READY} requests wait so; beyond them the thread waits for
+ * the loop to take one. A failure of the thread is handed over the same way: {@link #next()} throws
+ * it on the loop, which closes the server, as a failing read on the loop did. A signal that ends
+ * the thread's wait is no failure ({@link FabricEventQueue#sread}).
  *
  * <p>Facts the code depends on (libfabric 1.17, tcp; {@code core/fabric/src/test/c/eq_sread_probe.c}):
  * {@code fi_eq_sread} on a passive endpoint's queue returns a client's {@code FI_CONNREQ}, and
@@ -43,6 +45,12 @@ final class RequestReader {
 
     /** How long one {@code fi_eq_sread} waits before the thread looks at {@link #stopping} again. */
     static final int WAIT_MILLIS = 1_000;
+    /**
+     * The most requests read and not yet taken. Each holds the socket the provider accepted for it;
+     * beyond this the thread reads no more until the loop takes one, and new clients wait in the
+     * kernel's listen backlog, as they did when the loop read the queue itself.
+     */
+    static final int MAX_READY = 256;
 
     /** A connection request read from the listener's queue: its info (owned until answered) and private data. */
     record Item(MemorySegment info, byte[] data) {
@@ -55,6 +63,8 @@ final class RequestReader {
     private final InetSocketAddress bound;
     /** Requests read and not yet taken: the reader adds, the loop takes ({@link #next()}), the close drains. */
     private final ConcurrentLinkedQueue<Item> ready = new ConcurrentLinkedQueue<>();
+    /** How many {@link #ready} holds: the reader waits at {@link #MAX_READY}, the loop's take wakes it. */
+    private final java.util.concurrent.atomic.AtomicInteger readyCount = new java.util.concurrent.atomic.AtomicInteger();
     private final Thread thread;
     private volatile boolean stopping;
     /** What ended the thread other than {@link #stop()}, for the loop to throw ({@link #next()}). */
@@ -103,6 +113,14 @@ final class RequestReader {
             if (f != null) {
                 throw f;
             }
+            return null;
+        }
+        if (readyCount.getAndDecrement() == MAX_READY) {
+            java.util.concurrent.locks.LockSupport.unpark(thread); // room again
+        }
+        if (failure != null && ready.isEmpty()) {
+            // The thread ended after queueing this one: the next call throws its failure.
+            signal.write();
         }
         return it;
     }
@@ -110,9 +128,15 @@ final class RequestReader {
     private void run() {
         try {
             while (!stopping) {
+                if (readyCount.get() >= MAX_READY) {
+                    // Full: the loop's next take unparks (stop() too); the timeout is a backstop.
+                    java.util.concurrent.locks.LockSupport.parkNanos(this, WAIT_MILLIS * 1_000_000L);
+                    continue;
+                }
                 int ev = source.sread(WAIT_MILLIS);
                 if (ev == FI_CONNREQ()) {
                     ready.add(new Item(fi_eq_cm_entry.info(source.entry()), source.cmData()));
+                    readyCount.incrementAndGet();
                     signal.write();
                 } else if (ev == FabricEventQueue.ERROR) {
                     LOG.log(System.Logger.Level.DEBUG, "listener {0}: event queue error {1}", bound, source.lastError());
@@ -144,12 +168,14 @@ final class RequestReader {
     }
 
     /**
-     * Stops the thread: wakes its {@code fi_eq_sread} with an entry of its own and waits for it to
-     * end (at most one read of a request beyond that, which RequestReadBound bounds). The listener
-     * reads its queue itself afterwards.
+     * Stops the thread: wakes its {@code fi_eq_sread} with an entry of its own (or its wait for
+     * room) and waits for it to end: the read in progress, which on tcp takes every request that is
+     * ready, each bounded by RequestReadBound, so a flood of partial requests can hold this call
+     * (the listener's close) tens of milliseconds. The listener reads its queue itself afterwards.
      */
     void stop() {
         stopping = true;
+        java.util.concurrent.locks.LockSupport.unpark(thread);
         try {
             source.write();
         } catch (RuntimeException e) {
@@ -181,6 +207,11 @@ final class RequestReader {
     /** After {@link #stop()} (or a thread that never started): closes the signal queue; idempotent. */
     void close() {
         signal.close();
+    }
+
+    /** {@return how many requests wait to be taken (tests)} */
+    int waiting() {
+        return readyCount.get();
     }
 
     /** {@return the reader's thread (tests)} */

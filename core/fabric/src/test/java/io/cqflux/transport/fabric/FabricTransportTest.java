@@ -402,6 +402,112 @@ class FabricTransportTest extends TransportFixture {
         l.close(); // idempotent
     }
 
+    /**
+     * A signal delivered to the listener's reader thread ends its fi_eq_sread with -FI_EINTR
+     * (epoll_wait(2) returns EINTR whatever SA_RESTART; a Ctrl-Z and fg, a debugger or a profiler
+     * do it): no failure, the thread reads on. SIGPIPE, whose handler the JVM installs and which
+     * does nothing, sent with tgkill(2) to that thread alone. Before, the thread ended and the
+     * loop's next read threw, which closes a server.
+     */
+    @Test
+    void aSignalToTheListenersReader_isNoFailure_andItReadsOn() throws Throwable {
+        FabricListener l = closeLater((FabricListener) server.listen(listenAddress(), config()));
+        Thread reader = l.readerThread();
+        int tid = nativeTid(reader);
+        java.lang.foreign.Linker linker = java.lang.foreign.Linker.nativeLinker();
+        java.lang.invoke.MethodHandle tgkill = linker.downcallHandle(linker.defaultLookup().find("tgkill").orElseThrow(),
+                java.lang.foreign.FunctionDescriptor.of(java.lang.foreign.ValueLayout.JAVA_INT,
+                        java.lang.foreign.ValueLayout.JAVA_INT, java.lang.foreign.ValueLayout.JAVA_INT,
+                        java.lang.foreign.ValueLayout.JAVA_INT));
+        Thread.sleep(100); // in its fi_eq_sread
+        for (int i = 0; i < 3; i++) {
+            assertEquals(0, (int) tgkill.invokeExact((int) ProcessHandle.current().pid(), tid, 13 /* SIGPIPE */));
+            Thread.sleep(50);
+        }
+        assertTrue(reader.isAlive(), "the reader ended on a signal");
+        java.util.Deque<io.cqflux.core.spi.ConnectionRequest> reqs = pump.add(l);
+        io.cqflux.core.spi.Connection c = closeLater(client.connect(l.address(), config(), bytes("after")));
+        pump.add("client", c);
+        pump.until("a request after the signals", DEADLINE, () -> !reqs.isEmpty());
+        reqs.poll().reject();
+    }
+
+    /**
+     * {@return the kernel's id of {@code t}: the task of this process whose name its name begins}
+     * A thread names its task itself once it runs, so this looks for up to 2 s.
+     */
+    private static int nativeTid(Thread t) throws java.io.IOException, InterruptedException {
+        for (int i = 0; i < 100; i++) {
+            int tid = nativeTidNow(t);
+            if (tid > 0) {
+                return tid;
+            }
+            Thread.sleep(20);
+        }
+        throw new AssertionError("no task named as " + t.getName());
+    }
+
+    private static int nativeTidNow(Thread t) throws java.io.IOException {
+        String comm = t.getName().substring(0, Math.min(15, t.getName().length())); // TASK_COMM_LEN - 1
+        int found = -1;
+        try (java.util.stream.Stream<java.nio.file.Path> tasks = java.nio.file.Files.list(java.nio.file.Path.of(
+                "/proc/self/task"))) {
+            for (java.nio.file.Path task : tasks.toList()) {
+                if (java.nio.file.Files.readString(task.resolve("comm")).trim().equals(comm)) {
+                    assertEquals(-1, found, "two tasks named " + comm);
+                    found = Integer.parseInt(task.getFileName().toString());
+                }
+            }
+        }
+        return found;
+    }
+
+    /**
+     * The reader holds at most RequestReader.MAX_READY requests the loop has not taken (each holds
+     * a socket the provider accepted for it); beyond that it reads no more until the loop takes
+     * one, and the clients behind wait in the kernel's listen backlog. 300 raw clients send a
+     * request without private data (its 32-byte header, as a real client's, length 0): at most 256
+     * wait, and all 300 are taken as the loop takes them.
+     */
+    @Test
+    void aListenersReader_holdsAtMostMaxReadyRequests_andReadsOnAsTheyAreTaken() throws Exception {
+        FabricListener l = closeLater((FabricListener) server.listen(listenAddress(), config()));
+        byte[] header = new byte[32];
+        header[0] = 3; // version
+        header[24] = 1;
+        int n = RequestReader.MAX_READY + 44;
+        java.util.List<java.net.Socket> raw = new java.util.ArrayList<>();
+        try {
+            for (int i = 0; i < n; i++) {
+                java.net.Socket k = new java.net.Socket(l.address().getAddress(), l.address().getPort());
+                raw.add(k);
+                k.getOutputStream().write(header);
+                k.getOutputStream().flush();
+            }
+            long deadline = System.nanoTime() + 10_000_000_000L;
+            while (l.readerWaiting() < RequestReader.MAX_READY && System.nanoTime() < deadline) {
+                Thread.sleep(20);
+            }
+            Thread.sleep(200); // would it read on?
+            assertEquals(RequestReader.MAX_READY, l.readerWaiting(), "requests read and not taken");
+            int taken = 0;
+            while (taken < n && System.nanoTime() < deadline + 10_000_000_000L) {
+                io.cqflux.core.spi.ConnectionRequest r = l.nextRequest();
+                if (r == null) {
+                    Thread.sleep(5);
+                    continue;
+                }
+                r.reject();
+                taken++;
+            }
+            assertEquals(n, taken, "requests taken");
+        } finally {
+            for (java.net.Socket k : raw) {
+                k.close();
+            }
+        }
+    }
+
     @Test
     void rejectWithDataBeyondTheBound_isRefusedNamingTheBound_andTheRequestStaysAnswerable() {
         io.cqflux.core.spi.Listener l = closeLater(server.listen(listenAddress(), config()));
