@@ -42,6 +42,24 @@ class BlockHoundTest {
         }
     }
 
+    /**
+     * A fabric/tcp server's dispose: its listener's close joins the listener's own thread (its
+     * request reader), so the server runs that close on the instance's close thread, never on the
+     * loop, where BlockHound would refuse the join and the server would never be released.
+     */
+    @Test
+    void aServersDispose_passesUnderBlockHound() {
+        java.net.InetAddress lo = java.net.InetAddress.getLoopbackAddress();
+        try (io.cqflux.reactor.Cqflux server = io.cqflux.reactor.Cqflux.builder().transport("fabric")
+                .fabricProvider("tcp").localAddress(lo).threadNamePrefix("cqflux-blockhound-server").build()) {
+            for (int i = 0; i < 3; i++) {
+                io.cqflux.reactor.RdmaServer s = server.bind(new java.net.InetSocketAddress(lo, 0))
+                        .block(java.time.Duration.ofSeconds(10));
+                s.disposeNow(java.time.Duration.ofSeconds(5));
+            }
+        }
+    }
+
     @Test
     void busyPollingLoops_passUnderBlockHound() {
         try (LoopbackPeer peer = CqfluxTest.loopback()

@@ -22,4 +22,13 @@ public interface Listener extends Pollable, AutoCloseable {
     /** Stops listening and frees the endpoint; idempotent. */
     @Override
     void close();
+
+    /**
+     * {@return whether {@link #close()} may wait (for a thread of the listener's own, say), so that
+     * the server calls it off its event loop, on the instance's close thread} Otherwise it is
+     * called on the loop. Any thread; a constant.
+     */
+    default boolean closesOffLoop() {
+        return false;
+    }
 }

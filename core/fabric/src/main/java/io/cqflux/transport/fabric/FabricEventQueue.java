@@ -153,6 +153,11 @@ final class FabricEventQueue implements AutoCloseable {
         }
         trywait.clear(); // a read: fi_trywait(3) asks for the call again before blocking
         long rc = fi_ops_eq.read.invoke(readFp, eq, eventOut, entry, entry.byteSize(), 0L);
+        return event("fi_eq_read", rc);
+    }
+
+    /** What a read's {@code rc} says: the event read, {@link #NONE} or {@link #ERROR} (its entry read). */
+    private int event(String call, long rc) {
         if (rc == -FI_EAVAIL()) {
             // fi_eq(3): err_data_size is an input, the room at err_data, and comes back as what was
             // copied there; reset what the previous call returned. A buffer of our own, not the
@@ -164,7 +169,7 @@ final class FabricEventQueue implements AutoCloseable {
             long r = fi_ops_eq.readerr.invoke(readerrFp, eq, errEntry, 0L);
             return FabricLibrary.result("fi_eq_readerr", r, "event queue") == FabricLibrary.AGAIN ? NONE : ERROR;
         }
-        if (FabricLibrary.result("fi_eq_read", rc, "event queue") == FabricLibrary.AGAIN) {
+        if (FabricLibrary.result(call, rc, "event queue") == FabricLibrary.AGAIN) {
             return NONE;
         }
         lastLength = rc;
@@ -191,20 +196,7 @@ final class FabricEventQueue implements AutoCloseable {
         }
         trywait.clear();
         long rc = fi_ops_eq.sread.invoke(sreadFp, eq, eventOut, entry, entry.byteSize(), timeoutMillis, 0L);
-        if (rc == INTERRUPTED) {
-            return NONE;
-        }
-        if (rc == -FI_EAVAIL()) {
-            fi_eq_err_entry.err_data(errEntry, errData);
-            fi_eq_err_entry.err_data_size(errEntry, errData.byteSize());
-            long r = fi_ops_eq.readerr.invoke(readerrFp, eq, errEntry, 0L);
-            return FabricLibrary.result("fi_eq_readerr", r, "event queue") == FabricLibrary.AGAIN ? NONE : ERROR;
-        }
-        if (FabricLibrary.result("fi_eq_sread", rc, "event queue") == FabricLibrary.AGAIN) {
-            return NONE;
-        }
-        lastLength = rc;
-        return eventOut.get(ValueLayout.JAVA_INT, 0);
+        return rc == INTERRUPTED ? NONE : event("fi_eq_sread", rc);
     }
 
     /**

@@ -190,6 +190,12 @@ final class FabricListener implements Listener {
         return bound;
     }
 
+    /** tcp: the close waits for the request reader's thread to end (RequestReader#stop). */
+    @Override
+    public boolean closesOffLoop() {
+        return reader != null;
+    }
+
     @Override
     public synchronized ConnectionRequest nextRequest() {
         if (closed) {

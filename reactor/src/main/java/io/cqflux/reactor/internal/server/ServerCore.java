@@ -439,18 +439,76 @@ public final class ServerCore {
                 if (sharedReceives != null) {
                     sharedReceives.release(); // freed once its last connection's native side is gone
                 }
-                listener.close();
-                // A raw subscriber that throws from onComplete: the server is still forgotten and
-                // onDispose() completes.
-                outlet.complete();
-                forget.run();
-                closed.complete(null);
+                if (!closeListenerOffLoop()) {
+                    closeListener();
+                }
             }
         };
         // Inline on the loop, else handed over; when the loop is shutting down, once it ended
         // (never beside its last round).
         loop.executeOrAfterTermination(task);
         return closed;
+    }
+
+    /**
+     * Loop thread, once its readiness is unregistered: where the listener's close may wait
+     * (Listener#closesOffLoop: on fabric/tcp it joins its request reader's thread), completes the
+     * connections' Flux here, hands the native close to the instance's close thread, and the rest
+     * (the server forgotten, {@link #closed()}) back to the loop, so that the loop never waits on
+     * it and no subscriber code runs on the close thread. {@return whether it was handed over}
+     * Not once that thread is shut down (the instance's last steps): then the caller closes it.
+     */
+    private boolean closeListenerOffLoop() {
+        io.cqflux.reactor.internal.resources.SetupThread closes = host.factory().closes();
+        if (closes == null || !listener.closesOffLoop()) {
+            return false;
+        }
+        Runnable nativeClose = () -> {
+            try {
+                listener.close();
+            } catch (RuntimeException e) {
+                LOG.warn("listener on " + address + ": its close failed", e);
+            } finally {
+                loop.executeOrAfterTermination(this::released);
+            }
+        };
+        try {
+            closes.execute(nativeClose);
+        } catch (io.cqflux.core.ResourceClosedException e) {
+            return false;
+        }
+        completeOutlet();
+        return true;
+    }
+
+    /** Closes the listener here, then what follows it ({@link #completeOutlet()}, {@link #released()}). */
+    private void closeListener() {
+        try {
+            listener.close();
+        } finally {
+            try {
+                completeOutlet();
+            } finally {
+                released();
+            }
+        }
+    }
+
+    /** The connections' Flux completes (subscriber code: on the loop). */
+    private void completeOutlet() {
+        outlet.complete();
+    }
+
+    /**
+     * The listener is freed: the server is forgotten and {@link #closed()} completes, whatever a
+     * raw subscriber's onComplete threw.
+     */
+    private void released() {
+        try {
+            forget.run();
+        } finally {
+            closed.complete(null);
+        }
     }
 
     /** {@return the server's counters ({@link RdmaServer#stats()})} */
