@@ -441,10 +441,12 @@ class PeerPoolTest {
         Set<String> added = threadNames();
         added.removeAll(threads);
         // Reactor's shared timers and the library's one (LibraryTimer), each started on first use,
-        // and the client instance's close thread (the instance's, not the pool's: started with its
-        // first connection's native close, a failed connect's here, and ended with the instance).
-        String instanceCloseThread = rig.client.factory.closes().toString();
-        added.removeIf(n -> n.startsWith("parallel-") || n.equals("cqflux-timer") || n.equals(instanceCloseThread));
+        // and the instances' close threads (the instances', not the pool's: the client's started
+        // with its first connection's native close, a failed connect's here; the server's with
+        // the close of deadAddress()'s listener; each ended with its instance).
+        Set<String> instanceCloseThreads = Set.of(rig.client.factory.closes().toString(),
+                rig.server.factory.closes().toString());
+        added.removeIf(n -> n.startsWith("parallel-") || n.equals("cqflux-timer") || instanceCloseThreads.contains(n));
         assertEquals(Set.of(), added, "threads the pool left behind");
     }
 
