@@ -219,6 +219,12 @@ final class FaultyTransport implements Transport {
             public void close() {
                 l.close();
             }
+
+            /** The wrapped listener's: its close may wait, so the server calls it off the loop. */
+            @Override
+            public boolean closesOffLoop() {
+                return l.closesOffLoop();
+            }
         };
     }
 
