@@ -112,9 +112,10 @@ public final class ServerCore {
             // The default could not be given: said, not silently downgraded (docs/security.md, section 5).
             // The logger is looked up here, once per bind, not kept: IsolationOptionsTest reads this
             // warning through Loggers.useCustomLoggers, which a logger made earlier would not see.
-            Loggers.getLogger(RdmaServer.class).warn("server on " + address + ": keys are not scoped to their connection, so while a connection"
-                    + " lives its keys work on this instance's other connections too (each reaches only what its"
-                    + " connection was granted): " + host.transport().connectionScopedKeysDefaultRefusal()
+            Loggers.getLogger(RdmaServer.class).warn("server on " + address + ": keys are not scoped to their"
+                    + " connection, so while a connection lives its keys work on this instance's other connections"
+                    + " too (each reaches only what its connection was granted): "
+                    + host.transport().connectionScopedKeysDefaultRefusal()
                     + ". AcceptOptions.withKeysScopedToConnection(false) acknowledges it (docs/security.md, section 5)");
         }
         // Receives kept posted ahead of demand on each connection (-1, the default: the
