@@ -19,9 +19,17 @@ import reactor.test.StepVerifier;
  */
 class BlockHoundTest {
 
+    /** Every blocking call BlockHound refused, whatever caught its error afterwards. */
+    static final java.util.List<String> REFUSED = new java.util.concurrent.CopyOnWriteArrayList<>();
+
     @BeforeAll
     static void install() {
-        BlockHound.install(); // finds CqfluxBlockHoundIntegration and Reactor's through ServiceLoader
+        // Finds CqfluxBlockHoundIntegration and Reactor's through ServiceLoader; the callback
+        // records each refusal, then refuses as BlockHound does.
+        BlockHound.install(b -> b.blockingMethodCallback(m -> {
+            REFUSED.add(m + " on " + Thread.currentThread().getName());
+            throw new BlockingOperationError(m);
+        }));
     }
 
     @Test
@@ -52,11 +60,14 @@ class BlockHoundTest {
         java.net.InetAddress lo = java.net.InetAddress.getLoopbackAddress();
         try (io.cqflux.reactor.Cqflux server = io.cqflux.reactor.Cqflux.builder().transport("fabric")
                 .fabricProvider("tcp").localAddress(lo).threadNamePrefix("cqflux-blockhound-server").build()) {
+            int before = REFUSED.size();
             for (int i = 0; i < 3; i++) {
                 io.cqflux.reactor.RdmaServer s = server.bind(new java.net.InetSocketAddress(lo, 0))
                         .block(java.time.Duration.ofSeconds(10));
                 s.disposeNow(java.time.Duration.ofSeconds(5));
             }
+            assertTrue(REFUSED.size() == before, () -> "blocking calls refused: " + REFUSED.subList(before,
+                    REFUSED.size()));
         }
     }
 

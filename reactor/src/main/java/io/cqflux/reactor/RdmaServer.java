@@ -88,7 +88,12 @@ public final class RdmaServer implements Disposable, AutoCloseable {
         return core.connections();
     }
 
-    /** Stops listening; idempotent, non-blocking, any thread. Accepted connections live on. */
+    /**
+     * Stops listening; idempotent, non-blocking, any thread. Accepted connections live on. The
+     * port is free once {@link #onDispose()} completed ({@link #disposeNow(Duration)} waits for
+     * it): a bind of the same port right after this call may still find it taken (on fabric/tcp
+     * the listener is closed on the instance's close thread).
+     */
     @Override
     public void dispose() {
         core.closeAsync();

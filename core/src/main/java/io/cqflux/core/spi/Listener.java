@@ -26,7 +26,10 @@ public interface Listener extends Pollable, AutoCloseable {
     /**
      * {@return whether {@link #close()} may wait (for a thread of the listener's own, say), so that
      * the server calls it off its event loop, on the instance's close thread} Otherwise it is
-     * called on the loop. Any thread; a constant.
+     * called on the loop (or, in the instance's last steps, on the thread that runs the shutdown).
+     * The close may then run while requests handed out are answered on the loop or the set-up
+     * thread: it must wait for answers in progress, as it must anyway where answers run off the
+     * loop ({@link Transport#acceptsOffLoop()}). Any thread; a constant.
      */
     default boolean closesOffLoop() {
         return false;

@@ -42,9 +42,9 @@ public final class CqfluxBlockHoundIntegration implements BlockHoundIntegration 
         // close): a CPU pause, not a blocking call; BlockHound counts Thread.onSpinWait as one.
         builder.allowBlockingCallsInside("io.cqflux.epoll.loop.SpinWait", "pause");
         // A fabric/tcp listener's close joins its request reader's thread (a bounded wait). A
-        // server runs it on the instance's close thread; only in the instance's last steps, once
-        // that thread is gone, on the loop's.
-        builder.allowBlockingCallsInside("io.cqflux.transport.fabric.RequestReader", "stop");
+        // server runs it on the instance's close thread; only where that thread takes nothing any
+        // more (the instance's last steps), here, after the loop's end.
+        builder.allowBlockingCallsInside("io.cqflux.reactor.internal.server.ServerCore", "closeNatively");
         builder.allowBlockingCallsInside("java.util.logging.Logger", "log");
         builder.allowBlockingCallsInside("java.util.logging.Logger", "logp");
         builder.allowBlockingCallsInside("reactor.util.Loggers$ConsoleLogger", "warn");

@@ -412,13 +412,15 @@ public final class ServerCore {
 
     /** {@return what a wait for {@link #closed()} that ran out says is not done} */
     public String unreleased() {
-        return "the listener is not freed yet (its loop " + loop.name()
-                + " has not run the close task: it is busy or blocked)";
+        return "the listener is not freed yet (its loop " + loop.name() + " has not run the close task: it is busy"
+                + " or blocked" + (listener.closesOffLoop() ? "; or the instance's close thread has not closed it yet,"
+                + " behind the connections' closes queued before it" : "") + ")";
     }
 
     /**
-     * Stops listening: on the loop, once; idempotent, non-blocking, any thread. Accepted
-     * connections live on.
+     * Stops listening: on the loop, once (the native close on the instance's close thread where
+     * the listener's close may wait, Listener#closesOffLoop); idempotent, non-blocking, any
+     * thread. Accepted connections live on.
      *
      * @return {@link #closed()}
      */
@@ -456,35 +458,70 @@ public final class ServerCore {
      * (Listener#closesOffLoop: on fabric/tcp it joins its request reader's thread), completes the
      * connections' Flux here, hands the native close to the instance's close thread, and the rest
      * (the server forgotten, {@link #closed()}) back to the loop, so that the loop never waits on
-     * it and no subscriber code runs on the close thread. {@return whether it was handed over}
-     * Not once that thread is shut down (the instance's last steps): then the caller closes it.
+     * it and no subscriber code runs on the close thread. {@return whether it took the close on}
+     * Where the close thread takes nothing (shut down in the instance's last steps, or its worker
+     * could not start), the listener is closed here, after the Flux, as {@link #closeListener()}.
      */
     private boolean closeListenerOffLoop() {
         io.cqflux.reactor.internal.resources.SetupThread closes = host.factory().closes();
         if (closes == null || !listener.closesOffLoop()) {
             return false;
         }
-        Runnable nativeClose = () -> {
-            try {
-                listener.close();
-            } catch (RuntimeException e) {
-                LOG.warn("listener on " + address + ": its close failed", e);
-            } finally {
-                loop.executeOrAfterTermination(this::released);
-            }
-        };
         try {
-            closes.execute(nativeClose);
-        } catch (io.cqflux.core.ResourceClosedException e) {
-            return false;
+            completeOutlet();
+        } finally {
+            Runnable nativeClose = () -> {
+                try {
+                    closeNatively();
+                } finally {
+                    loop.executeOrAfterTermination(this::released);
+                }
+            };
+            boolean handedOver = false;
+            try {
+                closes.execute(nativeClose);
+                handedOver = true;
+            } catch (RuntimeException e) {
+                LOG.debug("listener on " + address + ": the close thread takes nothing; closing it here", e);
+            }
+            if (!handedOver) {
+                try {
+                    closeNatively();
+                } finally {
+                    released();
+                }
+            }
         }
-        completeOutlet();
         return true;
     }
 
-    /** Closes the listener here, then what follows it ({@link #completeOutlet()}, {@link #released()}). */
+    /** The listener's native close; a failure is logged (the server is released all the same). */
+    private void closeNatively() {
+        Runnable hook = beforeListenerClose;
+        if (hook != null) {
+            hook.run();
+        }
+        try {
+            listener.close();
+        } catch (RuntimeException e) {
+            LOG.warn("listener on " + address + ": its close failed", e);
+        }
+    }
+
+    /** Tests: runs on the thread that closes the listener, just before; null: none. */
+    volatile Runnable beforeListenerClose;
+
+    /**
+     * Closes the listener here (on the loop, or after its end where the shutdown runs it), then
+     * what follows it ({@link #completeOutlet()}, {@link #released()}): a listener whose close
+     * never waits.
+     */
     private void closeListener() {
         try {
+            Runnable hook = beforeListenerClose;
+            if (hook != null) {
+                hook.run();
+            }
             listener.close();
         } finally {
             try {
