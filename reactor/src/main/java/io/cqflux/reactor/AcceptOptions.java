@@ -533,8 +533,8 @@ public final class AcceptOptions {
 
     /**
      * These options with keys scoped to their connection required, or turned off; without this
-     * call they are scoped where the transport can ({@link KeyScoping#WHERE_SUPPORTED}): see the
-     * class comment.
+     * call they are scoped where the transport scopes them by default
+     * ({@link KeyScoping#WHERE_SUPPORTED}): see the class comment.
      *
      * @param scoped {@code true}: each accepted connection gets a domain of its own for what the
      *     server registers for it, and the bind fails, naming the transport and why, where the
@@ -606,7 +606,8 @@ public final class AcceptOptions {
                 + ", max pending handshakes " + maxPendingHandshakes
                 + (handshakeTimeout != null ? ", handshake timeout " + handshakeTimeout.toMillis() + " ms" : "")
                 + (sharedReceivePool != 0 ? ", shared receive pool" + (sharedReceivePool > 0 ? " of " + sharedReceivePool
-                        + " buffers a chunk" : "") : "") + (scopedKeys == KeyScoping.REQUIRED ? ", keys scoped to their connection required"
-                : scopedKeys == KeyScoping.OFF ? ", keys not scoped to their connection" : "") + "]";
+                        + " buffers a chunk" : "") : "")
+                + (scopedKeys == KeyScoping.REQUIRED ? ", keys scoped to their connection required"
+                        : scopedKeys == KeyScoping.OFF ? ", keys not scoped to their connection" : "") + "]";
     }
 }
